@@ -1,0 +1,7 @@
+"""`python -m capcliff`."""
+
+import sys
+
+from capcliff.cli import main
+
+sys.exit(main())

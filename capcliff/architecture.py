@@ -1,0 +1,305 @@
+"""A model's architecture, normalised from the fields of a Hugging Face `config.json`.
+
+Field names follow `config.json`. Where a config leaves a field out, the default is the one the
+model's `transformers` config class uses (named per family below); a field with no such default is
+an error naming the field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from capcliff.errors import CatalogError
+from capcliff.units import WeightDType, parse_weight_dtype
+
+# transformers' defaults for fields a config.json may omit, per `model_type`
+# (e.g. LlamaConfig.tie_word_embeddings = False, Gemma3TextConfig.tie_word_embeddings = True).
+_TIE_DEFAULT: dict[str, bool] = {
+    "llama": False,
+    "mistral": False,
+    "mixtral": False,
+    "qwen2": False,
+    "qwen3": False,
+    "qwen2_moe": False,
+    "qwen3_moe": False,
+    "deepseek_v2": False,
+    "deepseek_v3": False,
+    "gpt_oss": False,
+    "gemma3_text": True,
+    "gemma2": True,
+}
+_ARCH_TO_TYPE: dict[str, str] = {
+    "LlamaForCausalLM": "llama",
+    "MistralForCausalLM": "mistral",
+    "MixtralForCausalLM": "mixtral",
+    "Qwen2ForCausalLM": "qwen2",
+    "Qwen3ForCausalLM": "qwen3",
+    "Qwen2MoeForCausalLM": "qwen2_moe",
+    "Qwen3MoeForCausalLM": "qwen3_moe",
+    "DeepseekV2ForCausalLM": "deepseek_v2",
+    "DeepseekV3ForCausalLM": "deepseek_v3",
+    "GptOssForCausalLM": "gpt_oss",
+    "Gemma3ForCausalLM": "gemma3_text",
+    "Gemma3ForConditionalGeneration": "gemma3_text",
+    "Gemma2ForCausalLM": "gemma2",
+}
+# Families whose q, k, v projections always carry a bias (Qwen2Attention: bias=True on q/k/v, none
+# on o).
+_QKV_BIAS_FAMILIES = {"qwen2", "qwen2_moe"}
+# Families with a per-head RMSNorm on q and k (Qwen3Attention.q_norm/k_norm, Gemma3Attention).
+_QK_NORM_FAMILIES = {"qwen3", "qwen3_moe", "gemma3_text"}
+# Gemma 2/3 decoder layers hold four RMSNorms (input, post-attention, pre- and post-feedforward).
+_FOUR_NORM_FAMILIES = {"gemma2", "gemma3_text"}
+
+
+@dataclass(frozen=True)
+class MLA:
+    """Multi-head latent attention (DeepSeek-V2/V3): ranks and head dims from config.json."""
+
+    kv_lora_rank: int
+    q_lora_rank: int | None
+    qk_rope_head_dim: int
+    qk_nope_head_dim: int
+    v_head_dim: int
+
+
+@dataclass(frozen=True)
+class MoE:
+    """Mixture-of-experts feed-forward blocks."""
+
+    num_experts: int
+    experts_per_token: int
+    expert_intermediate_size: int
+    shared_intermediate_size: int  # total width of the shared expert(s); 0 when none
+    is_moe_layer: tuple[bool, ...]  # one flag per decoder layer
+    router_bias: bool  # gpt-oss router bias, or DeepSeek's e_score_correction_bias
+    expert_bias: bool  # gpt-oss experts carry biases
+
+    @property
+    def num_moe_layers(self) -> int:
+        """Decoder layers whose MLP is a routed MoE block."""
+        return sum(self.is_moe_layer)
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """Everything the memory calculators need to know about a decoder-only model."""
+
+    model_type: str
+    hidden_size: int
+    num_layers: int
+    num_attention_heads: int
+    num_kv_heads: int
+    head_dim: int
+    intermediate_size: int
+    vocab_size: int
+    tie_word_embeddings: bool
+    qkv_bias: bool
+    o_bias: bool
+    mlp_bias: bool
+    qk_norm: bool
+    attention_sinks: bool
+    norms_per_layer: int
+    sliding_window_per_layer: tuple[int | None, ...]  # window in tokens, None = full attention
+    mla: MLA | None
+    moe: MoE | None
+    linear_dtype: WeightDType  # attention and dense/shared MLP linear weights as shipped
+    expert_dtype: WeightDType  # routed-expert weights as shipped
+    activation_dtype: WeightDType  # dtype of unquantised tensors (embeddings, norms, router)
+    max_position_embeddings: int | None
+    num_mtp_layers: int  # DeepSeek multi-token-prediction layers (not loaded unless speculating)
+
+    @property
+    def has_sliding_window(self) -> bool:
+        """Whether any layer attends over a sliding window only."""
+        return any(w is not None for w in self.sliding_window_per_layer)
+
+
+class _Fields:
+    """Typed access to a config dict that reports bad fields as `path: field: message`."""
+
+    def __init__(self, raw: dict[str, Any], path: str, prefix: str) -> None:
+        self.raw = raw
+        self.path = path
+        self.prefix = prefix
+
+    def error(self, field: str, message: str) -> CatalogError:
+        return CatalogError(f"{self.path}: {self.prefix}{field}: {message}")
+
+    def has(self, field: str) -> bool:
+        return self.raw.get(field) is not None
+
+    def int_(self, field: str, default: int | None = None, *, minimum: int = 1) -> int:
+        value = self.raw.get(field, default)
+        if value is None:
+            raise self.error(field, "missing (required to size the model)")
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(field, f"must be an integer, got {value!r}")
+        if value < minimum:
+            raise self.error(field, f"must be >= {minimum}, got {value}")
+        return value
+
+    def opt_int(self, field: str) -> int | None:
+        return self.int_(field) if self.has(field) else None
+
+    def bool_(self, field: str, default: bool | None) -> bool:
+        value = self.raw.get(field, default)
+        if not isinstance(value, bool):
+            raise self.error(field, f"must be true or false, got {value!r}")
+        return value
+
+
+def _model_type(fields: _Fields) -> str:
+    archs = fields.raw.get("architectures") or []
+    if not isinstance(archs, list):
+        raise fields.error("architectures", "must be a list of class names")
+    for arch in archs:
+        if arch in _ARCH_TO_TYPE:
+            return _ARCH_TO_TYPE[arch]
+    model_type = fields.raw.get("model_type")
+    if isinstance(model_type, str) and model_type:
+        return "gemma3_text" if model_type == "gemma3" else model_type
+    raise fields.error("architectures", "missing; cannot tell the model family")
+
+
+def _sliding_windows(fields: _Fields, model_type: str, num_layers: int) -> tuple[int | None, ...]:
+    """Per-layer sliding window, from `layer_types` when the config lists it, else the family
+    rule."""
+    window = fields.raw.get("sliding_window")
+    layer_types = fields.raw.get("layer_types")
+    if layer_types is not None:
+        if not isinstance(layer_types, list) or len(layer_types) != num_layers:
+            raise fields.error("layer_types", f"must list one type per layer ({num_layers})")
+        if "sliding_attention" in layer_types and not isinstance(window, int):
+            raise fields.error("sliding_window", "missing while layer_types has sliding layers")
+        return tuple(window if t == "sliding_attention" else None for t in layer_types)
+    if not isinstance(window, int) or window <= 0:
+        return (None,) * num_layers
+    if model_type == "gpt_oss":  # gpt-oss: even layers slide (openai/gpt-oss model.py)
+        return tuple(window if i % 2 == 0 else None for i in range(num_layers))
+    if model_type in ("gemma3_text", "gemma2"):
+        pattern = fields.int_("sliding_window_pattern", 6 if model_type == "gemma3_text" else 2)
+        return tuple(None if (i + 1) % pattern == 0 else window for i in range(num_layers))
+    if model_type in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe"):
+        if not fields.bool_("use_sliding_window", False):
+            return (None,) * num_layers
+        full_layers = fields.int_("max_window_layers", num_layers, minimum=0)
+        return tuple(None if i < full_layers else window for i in range(num_layers))
+    return (window,) * num_layers  # Mistral-style: every layer slides
+
+
+def _moe(fields: _Fields, model_type: str, num_layers: int) -> MoE | None:
+    expert_field = next(
+        (f for f in ("n_routed_experts", "num_local_experts", "num_experts") if fields.has(f)), None
+    )
+    if expert_field is None:
+        return None
+    num_experts = fields.int_(expert_field)
+    top_k = fields.int_("num_experts_per_tok")
+    if top_k > num_experts:
+        raise fields.error("num_experts_per_tok", f"{top_k} exceeds {expert_field}={num_experts}")
+    if fields.has("moe_intermediate_size"):
+        width = fields.int_("moe_intermediate_size")
+    else:
+        width = fields.int_("intermediate_size")
+    if model_type in ("deepseek_v2", "deepseek_v3"):
+        first_dense = fields.int_("first_k_dense_replace", 0, minimum=0)
+        freq = fields.int_("moe_layer_freq", 1)
+        flags = tuple(i >= first_dense and i % freq == 0 for i in range(num_layers))
+        shared = fields.int_("n_shared_experts", 0, minimum=0) * width
+    else:
+        step = fields.int_("decoder_sparse_step", 1)
+        dense_layers = set(fields.raw.get("mlp_only_layers") or [])
+        flags = tuple(i not in dense_layers and (i + 1) % step == 0 for i in range(num_layers))
+        shared = fields.int_("shared_expert_intermediate_size", 0, minimum=0)
+    router_bias = model_type == "gpt_oss" or fields.raw.get("topk_method") == "noaux_tc"
+    return MoE(
+        num_experts=num_experts,
+        experts_per_token=top_k,
+        expert_intermediate_size=width,
+        shared_intermediate_size=shared,
+        is_moe_layer=flags,
+        router_bias=router_bias,
+        expert_bias=model_type == "gpt_oss",
+    )
+
+
+def _mla(fields: _Fields) -> MLA | None:
+    if not fields.has("kv_lora_rank"):
+        return None
+    return MLA(
+        kv_lora_rank=fields.int_("kv_lora_rank"),
+        q_lora_rank=fields.opt_int("q_lora_rank"),
+        qk_rope_head_dim=fields.int_("qk_rope_head_dim"),
+        qk_nope_head_dim=fields.int_("qk_nope_head_dim"),
+        v_head_dim=fields.int_("v_head_dim"),
+    )
+
+
+def _dtypes(fields: _Fields, top: dict[str, Any]) -> tuple[WeightDType, WeightDType, WeightDType]:
+    """(linear, expert, activation) dtypes as shipped, from torch_dtype and quantization_config."""
+    torch_dtype = top.get("torch_dtype") or top.get("dtype") or fields.raw.get("torch_dtype")
+    base = parse_weight_dtype(str(torch_dtype or "bfloat16"), field=f"{fields.path}: torch_dtype")
+    if base not in (WeightDType.BF16, WeightDType.FP16):
+        base = WeightDType.BF16
+    quant = top.get("quantization_config")
+    if not isinstance(quant, dict):
+        return base, base, base
+    method = str(quant.get("quant_method", ""))
+    qpath = f"{fields.path}: quantization_config.quant_method"
+    if method in ("fp8", "awq", "gptq", "mxfp4", "modelopt_fp4"):
+        qtype = parse_weight_dtype(method, field=qpath)
+    else:
+        raise CatalogError(f"{qpath}: unsupported {method!r}; supported: fp8, awq, gptq, mxfp4")
+    skipped = " ".join(str(m) for m in quant.get("modules_to_not_convert") or [])
+    linear = base if "self_attn" in skipped else qtype
+    return linear, qtype, base
+
+
+def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
+    """Normalise an HF config dict (the text model of a multimodal config) into an Architecture."""
+    top = raw
+    text = raw.get("text_config")
+    fields = (
+        _Fields(text, path, "text_config.") if isinstance(text, dict) else _Fields(raw, path, "")
+    )
+    model_type = _model_type(_Fields(raw, path, ""))
+    hidden = fields.int_("hidden_size")
+    layers = fields.int_("num_hidden_layers")
+    heads = fields.int_("num_attention_heads")
+    kv_heads = fields.int_("num_key_value_heads", heads)
+    if heads % kv_heads:
+        raise fields.error("num_key_value_heads", f"{kv_heads} does not divide {heads} heads")
+    head_dim = fields.int_("head_dim") if fields.has("head_dim") else hidden // heads
+    if not fields.has("head_dim") and hidden % heads:
+        raise fields.error("head_dim", f"missing and hidden_size {hidden} % heads {heads} != 0")
+    tie_default = _TIE_DEFAULT.get(model_type)
+    tie_source = fields if fields.has("tie_word_embeddings") else _Fields(top, path, "")
+    attention_bias = fields.bool_("attention_bias", False)
+    linear, expert, activation = _dtypes(fields, top)
+    return Architecture(
+        model_type=model_type,
+        hidden_size=hidden,
+        num_layers=layers,
+        num_attention_heads=heads,
+        num_kv_heads=kv_heads,
+        head_dim=head_dim,
+        intermediate_size=fields.int_("intermediate_size"),
+        vocab_size=fields.int_("vocab_size"),
+        tie_word_embeddings=tie_source.bool_("tie_word_embeddings", tie_default),
+        qkv_bias=model_type in _QKV_BIAS_FAMILIES or attention_bias,
+        o_bias=attention_bias,
+        mlp_bias=fields.bool_("mlp_bias", False),
+        qk_norm=model_type in _QK_NORM_FAMILIES,
+        attention_sinks=model_type == "gpt_oss",
+        norms_per_layer=4 if model_type in _FOUR_NORM_FAMILIES else 2,
+        sliding_window_per_layer=_sliding_windows(fields, model_type, layers),
+        mla=_mla(fields),
+        moe=_moe(fields, model_type, layers),
+        linear_dtype=linear,
+        expert_dtype=expert,
+        activation_dtype=activation,
+        max_position_embeddings=fields.opt_int("max_position_embeddings"),
+        num_mtp_layers=fields.int_("num_nextn_predict_layers", 0, minimum=0),
+    )

@@ -1,0 +1,190 @@
+"""The `capcliff` command line: parse, call the core, render, map errors to exit codes.
+
+Exit codes: 0 ok, 1 a sizing check failed, 2 usage or invalid input, 4 internal error.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from capcliff.errors import CapcliffError, InputError
+
+DEFAULT_MODEL = "deepseek-r1-distill-qwen-32b"
+DEFAULT_GPU = "h200-sxm"
+DEFAULT_GPUS = 8
+EXIT_INPUT = 2
+EXIT_INTERNAL = 4
+
+app = typer.Typer(
+    name="capcliff",
+    help="Capacity planner for LLM inference serving: KV cache, the reasoning cliff, layouts.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+class OutputFormat(StrEnum):
+    """How a command prints its result."""
+
+    TABLE = "table"
+    JSON = "json"
+
+
+def _resolve_gpus(gpus: int | None, layout: str, gpus_per_node: int) -> int:
+    from capcliff.layout import parse_layout
+
+    count = gpus if gpus is not None else DEFAULT_GPUS
+    if layout != "all":
+        from_layout = parse_layout(layout).gpus
+        if gpus is not None and gpus != from_layout:
+            raise InputError(f"gpus: --gpus {gpus} but layout {layout!r} uses {from_layout} GPUs")
+        count = from_layout
+    if count < 1 or (count > gpus_per_node and count % gpus_per_node):
+        raise InputError(
+            f"gpus: {count} is neither at most one node ({gpus_per_node}) nor a multiple of it"
+        )
+    return count
+
+
+@app.command()
+def memory(
+    model: Annotated[
+        str, typer.Argument(help="Catalog id, a config.json path, or a model directory.")
+    ] = DEFAULT_MODEL,
+    gpu: Annotated[str, typer.Option(help="Hardware id (see `capcliff hardware`).")] = DEFAULT_GPU,
+    gpus: Annotated[
+        int | None, typer.Option(help="GPUs to lay out (default 8; multiples of a node).")
+    ] = None,
+    layout: Annotated[str, typer.Option(help="A layout such as dp4-tp2, or 'all'.")] = "all",
+    weight_dtype: Annotated[
+        str | None,
+        typer.Option(help="bf16, fp16, fp8, int4, mxfp4, nvfp4 (default: as shipped)."),
+    ] = None,
+    kv_dtype: Annotated[str, typer.Option(help="KV cache dtype: bf16, fp16, fp8.")] = "bf16",
+    gpu_memory_utilization: Annotated[
+        float, typer.Option(help="Fraction of device memory the engine may use.")
+    ] = 0.9,
+    max_model_len: Annotated[
+        int | None, typer.Option(help="Longest request, tokens (default: the model's context).")
+    ] = None,
+    gpu_total_memory: Annotated[
+        str | None, typer.Option(help="Override the driver-reported memory, e.g. 139.81GiB.")
+    ] = None,
+    max_num_seqs: Annotated[int, typer.Option(help="Engine max_num_seqs.")] = 256,
+    max_num_batched_tokens: Annotated[
+        int, typer.Option(help="Engine max_num_batched_tokens (prefill chunk budget).")
+    ] = 8192,
+    output: Annotated[OutputFormat, typer.Option("--format", help="table or json.")] = (
+        OutputFormat.TABLE
+    ),
+) -> None:
+    """Weights, KV bytes per token and KV capacity per GPU for every layout of a model."""
+    from capcliff.budget import BudgetSettings
+    from capcliff.catalog import get_hardware, get_model
+    from capcliff.layout import parse_layout
+    from capcliff.memory_report import build_memory_report
+    from capcliff.units import parse_bytes, parse_kv_dtype, parse_weight_dtype
+    from capcliff.weights import WeightScheme
+
+    spec = get_hardware(gpu)
+    resolved = get_model(model)
+    count = _resolve_gpus(gpus, layout, spec.gpus_per_node)
+    arch = resolved.arch
+    scheme = (
+        WeightScheme.as_shipped(arch)
+        if weight_dtype is None
+        else WeightScheme.quantised(arch, parse_weight_dtype(weight_dtype))
+    )
+    length = max_model_len or arch.max_position_embeddings
+    if length is None or length < 1:
+        raise InputError("max_model_len: the model config has no max_position_embeddings; pass one")
+    settings = BudgetSettings(
+        gpu_memory_utilization=gpu_memory_utilization,
+        gpu_total_memory_bytes=parse_bytes(gpu_total_memory, field="gpu_total_memory")
+        if gpu_total_memory
+        else None,
+        max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=max_num_batched_tokens,
+    )
+    report = build_memory_report(
+        resolved,
+        spec,
+        gpus=count,
+        layouts=None if layout == "all" else [parse_layout(layout)],
+        scheme=scheme,
+        kv_dtype=parse_kv_dtype(kv_dtype),
+        max_model_len=length,
+        settings=settings,
+    )
+    if output is OutputFormat.JSON:
+        typer.echo(report.model_dump_json(indent=2))
+        return
+    from capcliff.render import make_console, memory_view
+
+    make_console().print(memory_view(report))
+
+
+@app.command()
+def models(
+    output: Annotated[OutputFormat, typer.Option("--format", help="table or json.")] = (
+        OutputFormat.TABLE
+    ),
+) -> None:
+    """List the model catalog."""
+    from capcliff.catalog import model_catalog
+
+    cards = list(model_catalog().values())
+    if output is OutputFormat.JSON:
+        import json
+
+        typer.echo(json.dumps([c.model_dump(mode="json") for c in cards], indent=2))
+        return
+    from capcliff.render import make_console, models_table
+
+    make_console().print(models_table(cards))
+
+
+@app.command()
+def hardware(
+    output: Annotated[OutputFormat, typer.Option("--format", help="table or json.")] = (
+        OutputFormat.TABLE
+    ),
+) -> None:
+    """List the hardware catalog."""
+    from capcliff.catalog import hardware_catalog
+
+    specs = list(hardware_catalog().values())
+    if output is OutputFormat.JSON:
+        import json
+
+        typer.echo(json.dumps([s.model_dump(mode="json") for s in specs], indent=2))
+        return
+    from capcliff.render import hardware_table, make_console
+
+    make_console().print(hardware_table(specs))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: run the app; domain errors become one line on stderr and exit code 2."""
+    try:
+        app(args=argv, prog_name="capcliff")  # usage errors: click prints them, exits 2
+    except CapcliffError as exc:
+        for line in str(exc).splitlines() or [type(exc).__name__]:
+            typer.echo(f"error: {line}", err=True)
+        return EXIT_INPUT
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except Exception:
+        traceback.print_exc(file=sys.stderr)
+        return EXIT_INTERNAL
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

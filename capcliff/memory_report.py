@@ -1,0 +1,167 @@
+"""The result of `capcliff memory`: a model's parameters, KV cost and memory for each layout."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from capcliff.budget import BudgetSettings
+from capcliff.catalog import Model
+from capcliff.kv import kv_bytes_per_token
+from capcliff.layout import Layout, enumerate_layouts
+from capcliff.memory import LayoutMemory, layout_memory
+from capcliff.params import param_count
+from capcliff.specs import HardwareSpec
+from capcliff.units import KVDType
+from capcliff.weights import WeightScheme, total_weight_bytes
+
+SCHEMA_VERSION = 1
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class StageResult(_Result):
+    """One pipeline stage's GPU budget, bytes."""
+
+    total_memory_bytes: int
+    usable_bytes: int
+    weights_bytes: int
+    activation_bytes: int
+    non_torch_bytes: int
+    kv_bytes: int
+    kv_bytes_per_token: int
+    kv_blocks: int
+
+
+class LayoutResult(_Result):
+    """One layout's memory verdict."""
+
+    name: str
+    dp: int
+    tp: int
+    pp: int
+    ep: int
+    valid: bool
+    reason: str
+    fits: bool
+    weights_bytes_per_gpu: int | None
+    kv_bytes_per_token_per_gpu: int | None
+    kv_capacity_tokens_per_replica: int | None
+    kv_capacity_tokens_total: int | None
+    max_concurrency_at_max_model_len: int | None
+    stages: list[StageResult]
+    warnings: list[str]
+
+
+class MemoryReport(_Result):
+    """Everything `capcliff memory` prints."""
+
+    schema_version: int
+    model: str
+    model_source: str
+    hardware: str
+    gpus: int
+    weight_dtype: str
+    kv_dtype: str
+    gpu_memory_utilization: float
+    max_model_len: int
+    block_size: int
+    params_total: int
+    params_active: int
+    params_by_component: dict[str, int]
+    published_params_total: int | None
+    weights_bytes_total: int
+    checkpoint_bytes: int | None
+    kv_bytes_per_token: int
+    layouts: list[LayoutResult]
+
+
+def _layout_result(mem: LayoutMemory) -> LayoutResult:
+    lay = mem.layout
+    stages = [
+        StageResult(
+            total_memory_bytes=s.total_memory_bytes,
+            usable_bytes=s.requested_bytes,
+            weights_bytes=s.weights_bytes,
+            activation_bytes=s.activation_bytes,
+            non_torch_bytes=s.non_torch_bytes,
+            kv_bytes=s.kv_bytes,
+            kv_bytes_per_token=s.kv_bytes_per_token,
+            kv_blocks=s.blocks,
+        )
+        for s in mem.stages
+    ]
+    return LayoutResult(
+        name=lay.name,
+        dp=lay.dp,
+        tp=lay.tp,
+        pp=lay.pp,
+        ep=lay.ep,
+        valid=mem.valid,
+        reason=mem.reason,
+        fits=mem.fits,
+        weights_bytes_per_gpu=mem.weights_bytes_per_gpu if mem.valid else None,
+        kv_bytes_per_token_per_gpu=mem.kv_bytes_per_token_per_gpu if mem.valid else None,
+        kv_capacity_tokens_per_replica=mem.kv_capacity_tokens_per_replica if mem.valid else None,
+        kv_capacity_tokens_total=mem.kv_capacity_tokens_total if mem.valid else None,
+        max_concurrency_at_max_model_len=mem.max_concurrency(mem.max_model_len)
+        if mem.valid
+        else None,
+        stages=stages,
+        warnings=list(mem.warnings),
+    )
+
+
+def build_memory_report(
+    model: Model,
+    hardware: HardwareSpec,
+    *,
+    gpus: int,
+    layouts: list[Layout] | None,
+    scheme: WeightScheme,
+    kv_dtype: KVDType,
+    max_model_len: int,
+    settings: BudgetSettings,
+) -> MemoryReport:
+    """Compute the memory report for `layouts` (every layout of `gpus` GPUs when None)."""
+    arch = model.arch
+    counts = param_count(arch)
+    chosen = layouts if layouts is not None else enumerate_layouts(gpus, arch=arch)
+    results = [
+        _layout_result(
+            layout_memory(
+                arch,
+                hardware,
+                lay,
+                scheme=scheme,
+                kv_dtype=kv_dtype,
+                max_model_len=max_model_len,
+                settings=settings,
+            )
+        )
+        for lay in chosen
+    ]
+    dtype = scheme.linear.value
+    if scheme.expert != scheme.linear:
+        dtype = f"{scheme.linear.value} (experts {scheme.expert.value})"
+    return MemoryReport(
+        schema_version=SCHEMA_VERSION,
+        model=model.id,
+        model_source=model.source,
+        hardware=hardware.id,
+        gpus=gpus,
+        weight_dtype=dtype,
+        kv_dtype=kv_dtype.value,
+        gpu_memory_utilization=settings.gpu_memory_utilization,
+        max_model_len=max_model_len,
+        block_size=settings.block_size,
+        params_total=counts.total,
+        params_active=counts.active,
+        params_by_component={c.value: n for c, n in counts.by_component.items() if n},
+        published_params_total=model.published.total if model.published else None,
+        weights_bytes_total=total_weight_bytes(arch, scheme),
+        checkpoint_bytes=model.checkpoint_bytes,
+        kv_bytes_per_token=kv_bytes_per_token(arch, kv_dtype=kv_dtype),
+        layouts=results,
+    )

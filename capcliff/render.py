@@ -1,0 +1,136 @@
+"""Results to terminal tables and JSON. Knows only result types, never computes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from capcliff.memory_report import LayoutResult, MemoryReport
+from capcliff.specs import HardwareSpec, ModelCard
+from capcliff.units import GB, format_bytes
+
+TABLE_WIDTH = 100  # the widest terminal the table views must fit
+
+
+def _gb(n_bytes: int | None) -> str:
+    return "-" if n_bytes is None else f"{n_bytes / GB:,.1f}"
+
+
+def _count(n: int | None) -> str:
+    return "-" if n is None else f"{n:,}"
+
+
+def _params(n: int) -> str:
+    return f"{n / 1e9:,.2f}B"
+
+
+def memory_header(report: MemoryReport) -> Text:
+    """The lines above the layout table: model, hardware, totals."""
+    lines = [
+        f"{report.model} on {report.gpus} x {report.hardware}  "
+        f"(weights {report.weight_dtype}, KV {report.kv_dtype}, "
+        f"gpu_memory_utilization {report.gpu_memory_utilization}, "
+        f"max_model_len {report.max_model_len:,})",
+        f"parameters: {_params(report.params_total)} total, {_params(report.params_active)} active"
+        + (
+            f" (published {_params(report.published_params_total)})"
+            if report.published_params_total
+            else ""
+        ),
+        f"weights: {format_bytes(report.weights_bytes_total)} in all"
+        + (
+            f"; checkpoint files {format_bytes(report.checkpoint_bytes)} (safetensors headers)"
+            if report.checkpoint_bytes
+            else ""
+        ),
+        f"KV cache: {report.kv_bytes_per_token:,} bytes per token (all layers, whole model)",
+    ]
+    return Text("\n".join(lines))
+
+
+def memory_table(layouts: Iterable[LayoutResult], *, max_model_len: int) -> Table:
+    """One row per valid layout: weights, KV cost and capacity, fit."""
+    table = Table(title="Memory per layout (GB = 10^9 bytes; capacity in tokens)", expand=False)
+    table.add_column("layout", no_wrap=True)
+    for header in ("weights GB/GPU", "KV B/tok/GPU", "KV tok/replica", "KV tok total"):
+        table.add_column(header, justify="right")
+    table.add_column(f"conc@{max_model_len:,}", justify="right")
+    table.add_column("fits")
+    for lay in layouts:
+        table.add_row(
+            lay.name,
+            _gb(lay.weights_bytes_per_gpu),
+            _count(lay.kv_bytes_per_token_per_gpu),
+            _count(lay.kv_capacity_tokens_per_replica),
+            _count(lay.kv_capacity_tokens_total),
+            _count(lay.max_concurrency_at_max_model_len),
+            "yes" if lay.fits else "no",
+        )
+    return table
+
+
+def memory_view(report: MemoryReport) -> RenderableType:
+    """The full `capcliff memory` screen: header, table, reasons, warnings, invalid layouts."""
+    valid = [lay for lay in report.layouts if lay.valid]
+    parts: list[RenderableType] = [memory_header(report)]
+    if valid:
+        parts.append(memory_table(valid, max_model_len=report.max_model_len))
+    notes = [f"{lay.name}: {lay.reason}" for lay in valid if lay.reason]
+    notes += [f"{lay.name}: {w}" for lay in valid for w in lay.warnings]
+    if notes:
+        parts.append(Text("\n".join(notes)))
+    invalid = [f"{lay.name}: {lay.reason}" for lay in report.layouts if not lay.valid]
+    if invalid:
+        parts.append(Text("invalid layouts:\n  " + "\n  ".join(invalid), style="dim"))
+    return Group(*parts)
+
+
+def models_table(cards: Iterable[ModelCard]) -> Table:
+    """The model catalog."""
+    table = Table(title="Model cards")
+    table.add_column("id", no_wrap=True)
+    table.add_column("weights")
+    table.add_column("published total", justify="right")
+    table.add_column("active", justify="right")
+    table.add_column("HF repo", overflow="fold")
+    for card in cards:
+        pub = card.published_params
+        table.add_row(
+            card.id,
+            card.native_dtype.value,
+            _params(pub.total) if pub else "-",
+            _params(pub.active) if pub and pub.active else "-",
+            card.hf_repo,
+        )
+    return table
+
+
+def hardware_table(specs: Iterable[HardwareSpec]) -> Table:
+    """The hardware catalog."""
+    table = Table(title="Hardware")
+    table.add_column("id", no_wrap=True)
+    for header in ("name", "HBM GB", "driver GiB", "TB/s", "BF16 TF", "FP8 TF", "GPUs/node"):
+        table.add_column(header, justify="left" if header == "name" else "right")
+    for spec in specs:
+        table.add_row(
+            spec.id,
+            spec.name,
+            f"{spec.hbm_nominal_gb:g}",
+            f"{spec.hbm_driver_mib / 1024:.2f}",
+            f"{spec.hbm_bandwidth_tb_s:g}",
+            f"{spec.dense_tflops_bf16:g}",
+            f"{spec.dense_tflops_fp8:g}",
+            str(spec.gpus_per_node),
+        )
+    return table
+
+
+def make_console(width: int | None = None) -> Console:
+    """A console for command output: `width` columns, or the terminal's, or 100 when piped."""
+    console = Console(width=width, soft_wrap=False, highlight=False)
+    if width is None and not console.is_terminal:
+        console.width = TABLE_WIDTH
+    return console

@@ -1,0 +1,114 @@
+"""Pydantic models of the catalog files: a hardware spec and a model card.
+
+Human units live in the data files (`hbm_driver_mib`, `hbm_bandwidth_tb_s`); the properties convert
+them
+once into bytes, bytes/s and FLOP/s for the calculators.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from capcliff.units import GB, MIB, TB, TERA, WeightDType
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class HardwareSpec(_Frozen):
+    """One accelerator kind and the node it usually comes in. Every figure has a source."""
+
+    id: str
+    name: str
+    vendor: str
+    form_factor: str
+    hbm_type: str
+    hbm_nominal_gb: float = Field(gt=0)
+    hbm_driver_mib: int = Field(gt=0)
+    hbm_bandwidth_tb_s: float = Field(gt=0)
+    dense_tflops_bf16: float = Field(gt=0)
+    dense_tflops_fp8: float = Field(gt=0)
+    dense_tflops_fp4: float | None = Field(default=None, gt=0)
+    scaleup_fabric: str
+    scaleup_bw_gb_s_bidir: float = Field(gt=0)
+    scaleup_domain_gpus: int = Field(gt=0)
+    host_link: str
+    host_link_bw_gb_s_bidir: float = Field(gt=0)
+    gpus_per_node: int = Field(gt=0)
+    host_dram_tb_per_node: float = Field(gt=0)
+    allreduce_busbw_gb_s: float | None = Field(default=None, gt=0)
+    tdp_w: float | None = Field(default=None, gt=0)
+    notes: str = ""
+    sources: dict[str, str]
+
+    @model_validator(mode="after")
+    def _every_figure_has_a_source(self) -> HardwareSpec:
+        numeric = [
+            name
+            for name, value in self
+            if isinstance(value, int | float) and not isinstance(value, bool)
+        ]
+        missing = [name for name in numeric if not self.sources.get(name, "").strip()]
+        if missing:
+            raise ValueError(f"no source for {', '.join(missing)} (add it under [sources])")
+        unknown = sorted(set(self.sources) - set(type(self).model_fields))
+        if unknown:
+            raise ValueError(f"[sources] names unknown fields: {', '.join(unknown)}")
+        if self.scaleup_domain_gpus < self.gpus_per_node and self.scaleup_domain_gpus != 1:
+            raise ValueError("scaleup_domain_gpus is smaller than gpus_per_node")
+        return self
+
+    @property
+    def hbm_driver_bytes(self) -> int:
+        """Total device memory as the driver reports it (nvidia-smi / rocm-smi), bytes."""
+        return self.hbm_driver_mib * MIB
+
+    @property
+    def hbm_nominal_bytes(self) -> int:
+        """Marketing HBM capacity, bytes (decimal GB)."""
+        return round(self.hbm_nominal_gb * GB)
+
+    @property
+    def hbm_bandwidth_bytes_per_s(self) -> float:
+        """Peak HBM bandwidth, bytes/s."""
+        return self.hbm_bandwidth_tb_s * TB
+
+    def dense_flops_per_s(self, dtype: str) -> float | None:
+        """Dense peak FLOP/s for a compute dtype (bf16, fp8, fp4); None where the GPU has none."""
+        tflops = {
+            "bf16": self.dense_tflops_bf16,
+            "fp16": self.dense_tflops_bf16,
+            "fp8": self.dense_tflops_fp8,
+            "fp4": self.dense_tflops_fp4,
+        }.get(dtype)
+        return None if tflops is None else tflops * TERA
+
+
+class PublishedParams(_Frozen):
+    """A parameter count as its publisher states it."""
+
+    total: int = Field(gt=0)
+    active: int | None = Field(default=None, gt=0)
+    rounded_to: int = Field(default=1, gt=0)
+    # Publishers differ on what "active" means: DeepSeek and OpenAI leave the input embedding out
+    # (a table lookup, not a matmul); Mistral and Qwen count it.
+    active_counts_input_embedding: bool = True
+    counts_vision_tower: bool = False  # the total includes a vision encoder capcliff does not model
+    scope: str = ""
+    source: str = Field(min_length=1)
+
+
+class ModelCard(_Frozen):
+    """A catalog model: metadata plus its HF `config.json` fields, verbatim, under `config`."""
+
+    id: str
+    name: str
+    hf_repo: str
+    native_dtype: WeightDType
+    source: str = Field(min_length=1)
+    notes: str = ""
+    published_params: PublishedParams | None = None
+    config: dict[str, Any]

@@ -1,0 +1,157 @@
+"""Byte and time units, and the sizes of the data types capcliff reasons about.
+
+This is the only module where unit conversions live: every other module works in bytes,
+seconds, FLOP/s and bytes/s, with the unit in the name of the quantity.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from enum import StrEnum
+from fractions import Fraction
+
+from capcliff.errors import InputError
+
+KIB = 1024
+MIB = 1024**2
+GIB = 1024**3
+TIB = 1024**4
+KB = 1000
+MB = 1000**2
+GB = 1000**3
+TB = 1000**4
+TERA = 10**12
+
+_BYTE_UNITS: dict[str, int] = {
+    "b": 1,
+    "kib": KIB,
+    "mib": MIB,
+    "gib": GIB,
+    "tib": TIB,
+    "kb": KB,
+    "mb": MB,
+    "gb": GB,
+    "tb": TB,
+}
+_BYTES_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+
+# Bits of one element of a plain (unscaled) tensor, per dtype name.
+BITS_PER_ELEMENT = {"fp32": 32, "bf16": 16, "fp16": 16, "fp8": 8}
+
+
+class KVDType(StrEnum):
+    """Data type of the KV cache (vLLM `--kv-cache-dtype`)."""
+
+    BF16 = "bf16"
+    FP16 = "fp16"
+    FP8 = "fp8"
+
+    @property
+    def bytes_per_element(self) -> int:
+        """Bytes of one cached K or V element."""
+        return BITS_PER_ELEMENT[self.value] // 8
+
+
+class WeightDType(StrEnum):
+    """Storage format of the linear-layer weights of a checkpoint."""
+
+    BF16 = "bf16"
+    FP16 = "fp16"
+    FP8 = "fp8"
+    INT4 = "int4"
+    MXFP4 = "mxfp4"
+    NVFP4 = "nvfp4"
+
+
+# Effective bytes per weight element, scales included, as an exact fraction.
+#   bf16/fp16: 2 bytes, no scales.
+#   fp8: 1 byte + one fp32 scale per 128x128 block (DeepSeek-V3 `weight_block_size = [128, 128]`,
+#        the layout vLLM's block-FP8 kernels load): 1 + 4/16384.
+#   int4 (AWQ/GPTQ, group 128): 4 bits + per group an fp16 scale (16 bits) and a packed 4-bit zero
+#        point (4 bits): (128*4 + 16 + 4) / (128*8) bytes.
+#   mxfp4 (OCP MX spec, as gpt-oss ships its experts): 4 bits + one 8-bit E8M0 scale per 32.
+#   nvfp4: 4 bits + one FP8 E4M3 scale per 16 (the per-tensor fp32 global scale is negligible).
+_WEIGHT_BYTES_PER_ELEMENT: dict[WeightDType, Fraction] = {
+    WeightDType.BF16: Fraction(2),
+    WeightDType.FP16: Fraction(2),
+    WeightDType.FP8: Fraction(1) + Fraction(4, 128 * 128),
+    WeightDType.INT4: Fraction(128 * 4 + 16 + 4, 128 * 8),
+    WeightDType.MXFP4: Fraction(32 * 4 + 8, 32 * 8),
+    WeightDType.NVFP4: Fraction(16 * 4 + 8, 16 * 8),
+}
+
+
+def weight_bytes_per_element(dtype: WeightDType) -> Fraction:
+    """Bytes per stored weight element in `dtype`, including its quantization scales."""
+    return _WEIGHT_BYTES_PER_ELEMENT[dtype]
+
+
+_DTYPE_ALIASES: dict[str, str] = {
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "half": "fp16",
+    "fp8_e4m3": "fp8",
+    "fp8_e5m2": "fp8",
+    "float8_e4m3fn": "fp8",
+    "f8_e4m3": "fp8",
+    "awq": "int4",
+    "gptq": "int4",
+    "modelopt_fp4": "nvfp4",
+}
+
+
+def parse_weight_dtype(text: str, *, field: str = "weight_dtype") -> WeightDType:
+    """Read a weight dtype name (bf16, fp16, fp8, int4, mxfp4, nvfp4, or an engine alias)."""
+    key = _DTYPE_ALIASES.get(text.strip().lower(), text.strip().lower())
+    try:
+        return WeightDType(key)
+    except ValueError:
+        valid = ", ".join(d.value for d in WeightDType)
+        raise InputError(f"{field}: unknown dtype {text!r}; valid: {valid}") from None
+
+
+def parse_kv_dtype(text: str, *, field: str = "kv_dtype") -> KVDType:
+    """Read a KV cache dtype name (bf16, fp16, fp8, fp8_e4m3, fp8_e5m2)."""
+    key = _DTYPE_ALIASES.get(text.strip().lower(), text.strip().lower())
+    try:
+        return KVDType(key)
+    except ValueError:
+        valid = ", ".join(d.value for d in KVDType)
+        raise InputError(f"{field}: unknown KV cache dtype {text!r}; valid: {valid}") from None
+
+
+def parse_bytes(text: str, *, field: str) -> int:
+    """Read a byte count such as `21.43GiB`, `80GB` or `1073741824` (bare numbers are bytes)."""
+    match = _BYTES_RE.match(text)
+    unit = match.group(2).lower() if match else ""
+    if match is None or unit not in {"", *_BYTE_UNITS}:
+        raise InputError(
+            f"{field}: cannot read {text!r} as bytes; write e.g. 21.43GiB, 80GB or 1e9"
+        )
+    return int(float(match.group(1)) * _BYTE_UNITS[unit or "b"])
+
+
+def ceil_div(numerator: int, denominator: int) -> int:
+    """Integer ceiling of numerator / denominator for non-negative integers."""
+    return -(-numerator // denominator)
+
+
+def round_up(value: int, multiple: int) -> int:
+    """Smallest multiple of `multiple` that is >= value."""
+    return ceil_div(value, multiple) * multiple
+
+
+def format_bytes(n_bytes: float) -> str:
+    """Human-readable bytes in decimal GB (how vendors and most users quote HBM)."""
+    if not math.isfinite(n_bytes):
+        return str(n_bytes)
+    if abs(n_bytes) >= TB:
+        return f"{n_bytes / TB:.2f} TB"
+    if abs(n_bytes) >= GB:
+        return f"{n_bytes / GB:.1f} GB"
+    if abs(n_bytes) >= MB:
+        return f"{n_bytes / MB:.1f} MB"
+    if abs(n_bytes) >= KB:
+        return f"{n_bytes / KB:.1f} KB"
+    return f"{n_bytes:.0f} B"

@@ -1,0 +1,131 @@
+"""KV capacity and fit: the budget arithmetic worked out by hand, and its invariants."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from capcliff.budget import BudgetSettings, FirstOrderBudget, StageBudget, activation_peak_bytes
+from capcliff.catalog import get_hardware
+from capcliff.layout import Layout
+from capcliff.memory import layout_memory
+from capcliff.units import GB, GIB, MIB, KVDType
+from capcliff.weights import WeightScheme
+from tests.conftest import arch_of
+
+H200_BYTES = 143_771 * MIB  # nvidia-smi total for H200 SXM
+
+
+def _memory(model_id: str, layout: Layout, *, max_model_len: int = 32_768, **settings: int):
+    arch = arch_of(model_id)
+    return layout_memory(
+        arch,
+        get_hardware("h200-sxm"),
+        layout,
+        scheme=WeightScheme.as_shipped(arch),
+        kv_dtype=KVDType.BF16,
+        max_model_len=max_model_len,
+        settings=BudgetSettings(**settings),  # type: ignore[arg-type]
+    )
+
+
+def test_capacity_is_usable_minus_weights_minus_reserves_in_16_token_blocks() -> None:
+    # llama-3.1-8b on one H200 with the reserves pinned to 1 GiB activation + 0.5 GiB non-torch:
+    # usable = floor(150,754,820,096 * 0.9) = 135,679,338,086 B; weights 16,060,522,496 B;
+    # kv = 135,679,338,086 - 16,060,522,496 - 1,610,612,736 = 118,008,202,854 B;
+    # blocks = floor(118,008,202,854 / (16 * 131,072)) = 56,270; tokens = 900,320.
+    mem = _memory("llama-3.1-8b", Layout(), activation_bytes=GIB, non_torch_bytes=GIB // 2)
+    assert mem.stages[0].requested_bytes == 135_679_338_086
+    assert mem.weights_bytes_per_gpu == 16_060_522_496
+    assert mem.blocks_per_replica == 56_270
+    assert mem.kv_capacity_tokens_per_replica == 900_320
+
+
+def test_max_concurrency_is_blocks_over_blocks_per_request() -> None:
+    # 56,270 blocks; a 10,000-token request needs ceil(10,000 / 16) = 625 blocks: 90 requests.
+    mem = _memory("llama-3.1-8b", Layout(), activation_bytes=GIB, non_torch_bytes=GIB // 2)
+    assert mem.max_concurrency(10_000) == 90
+
+
+def test_dp_replicas_do_not_pool_capacity() -> None:
+    one = _memory("llama-3.1-8b", Layout(), activation_bytes=GIB)
+    dp8 = _memory("llama-3.1-8b", Layout(dp=8), activation_bytes=GIB)
+    assert dp8.kv_capacity_tokens_per_replica == one.kv_capacity_tokens_per_replica
+    assert dp8.kv_capacity_tokens_total == 8 * one.kv_capacity_tokens_per_replica
+
+
+def test_the_smallest_stage_binds_the_replica() -> None:
+    mem = _memory("llama-3.1-405b", Layout(tp=2, pp=4), activation_bytes=GIB)
+    assert mem.blocks_per_replica == min(s.blocks for s in mem.stages)
+
+
+def test_405b_bf16_does_not_fit_one_gpu_and_says_by_how_much() -> None:
+    mem = _memory("llama-3.1-405b", Layout())
+    assert not mem.fits
+    # 405.85B * 2 B = 811.7 GB of weights against 0.9 * 150.75 GB = 135.7 GB usable.
+    assert mem.reason == "does not fit: weights 811.7 GB > 1 x 135.7 GB usable"
+
+
+def test_too_long_max_model_len_is_a_fit_failure() -> None:
+    # llama-3.1-70b on TP=2: ~70 GB of weights per GPU leave ~64 GB: ~1.57M tokens at 40,960 B/token
+    # on each of the two ranks; a 2M-token request cannot fit.
+    mem = _memory("llama-3.1-70b", Layout(tp=2), max_model_len=2_000_000)
+    assert not mem.fits
+    assert mem.reason.startswith("does not fit: one request of max_model_len=2000000 needs")
+
+
+def test_activation_peak_formula_for_llama_8b() -> None:
+    # T=8192 tokens * (2 * 4096 + 3 * 14336) * 2 B + 256 seqs * 128,256 vocab * 4 B (fp32 logits).
+    expected = 8192 * (2 * 4096 + 3 * 14336) * 2 + 256 * 128_256 * 4
+    arch = arch_of("llama-3.1-8b")
+    assert activation_peak_bytes(arch, Layout(), max_num_batched_tokens=8192, max_num_seqs=256) == (
+        expected
+    )
+
+
+def test_fp8_kv_doubles_capacity_in_tokens() -> None:
+    arch = arch_of("llama-3.1-8b")
+    caps = []
+    for kv in (KVDType.BF16, KVDType.FP8):
+        caps.append(
+            layout_memory(
+                arch,
+                get_hardware("h200-sxm"),
+                Layout(),
+                scheme=WeightScheme.as_shipped(arch),
+                kv_dtype=kv,
+                max_model_len=8192,
+                settings=BudgetSettings(),
+            ).kv_capacity_tokens_per_replica
+        )
+    assert caps[1] == pytest.approx(2 * caps[0], abs=16)
+
+
+def _stage(weights: int, memory: int = 141 * GB, per_token: int = 131_072) -> StageBudget:
+    return FirstOrderBudget().stage_budget(
+        arch=arch_of("llama-3.1-8b"),
+        layout=Layout(),
+        total_memory_bytes=memory,
+        weights_bytes=weights,
+        kv_bytes_per_token=per_token,
+        settings=BudgetSettings(),
+    )
+
+
+@given(w1=st.integers(0, 200 * GB), w2=st.integers(0, 200 * GB))
+def test_capacity_never_increases_when_weights_grow(w1: int, w2: int) -> None:
+    small, large = sorted((w1, w2))
+    assert _stage(large).blocks <= _stage(small).blocks
+
+
+@given(m1=st.integers(10 * GB, 300 * GB), m2=st.integers(10 * GB, 300 * GB))
+def test_more_hbm_never_lowers_capacity(m1: int, m2: int) -> None:
+    small, large = sorted((m1, m2))
+    assert _stage(16 * GB, memory=small).blocks <= _stage(16 * GB, memory=large).blocks
+
+
+@given(weights=st.integers(0, 200 * GB), per_token=st.integers(1, 2_000_000))
+def test_kv_blocks_never_exceed_the_kv_budget(weights: int, per_token: int) -> None:
+    stage = _stage(weights, per_token=per_token)
+    assert stage.blocks * stage.block_size * per_token <= max(0, stage.kv_bytes)
