@@ -92,21 +92,25 @@ class StageBudget:
         return max(0, self.kv_bytes) // block_bytes if block_bytes else 0
 
 
+@dataclass(frozen=True)
+class StageDemand:
+    """What one GPU of a pipeline stage must hold, before the engine's budget rule splits memory."""
+
+    arch: Architecture
+    layout: Layout
+    total_memory_bytes: int
+    weights_bytes: int
+    kv_bytes_per_token: int
+
+
 class BudgetRule(Protocol):
     """An engine's rule for turning device memory into a KV budget."""
 
     name: str
 
-    def stage_budget(
-        self,
-        *,
-        arch: Architecture,
-        layout: Layout,
-        total_memory_bytes: int,
-        weights_bytes: int,
-        kv_bytes_per_token: int,
-        settings: BudgetSettings,
-    ) -> StageBudget: ...
+    def stage_budget(self, demand: StageDemand, settings: BudgetSettings) -> StageBudget:
+        """Split one GPU's memory into weights, reserves and KV cache."""
+        ...
 
 
 def activation_peak_bytes(
@@ -138,31 +142,22 @@ class FirstOrderBudget:
 
     name = "first-order"
 
-    def stage_budget(
-        self,
-        *,
-        arch: Architecture,
-        layout: Layout,
-        total_memory_bytes: int,
-        weights_bytes: int,
-        kv_bytes_per_token: int,
-        settings: BudgetSettings,
-    ) -> StageBudget:
+    def stage_budget(self, demand: StageDemand, settings: BudgetSettings) -> StageBudget:
         """Split one GPU's memory into weights, reserves and KV cache."""
         activation = settings.activation_bytes
         if activation is None:
             activation = activation_peak_bytes(
-                arch,
-                layout,
+                demand.arch,
+                demand.layout,
                 max_num_batched_tokens=settings.max_num_batched_tokens,
                 max_num_seqs=settings.max_num_seqs,
             )
         return StageBudget(
-            total_memory_bytes=total_memory_bytes,
-            requested_bytes=int(total_memory_bytes * settings.gpu_memory_utilization),
-            weights_bytes=weights_bytes,
+            total_memory_bytes=demand.total_memory_bytes,
+            requested_bytes=int(demand.total_memory_bytes * settings.gpu_memory_utilization),
+            weights_bytes=demand.weights_bytes,
             activation_bytes=activation,
             non_torch_bytes=settings.non_torch_bytes,
-            kv_bytes_per_token=kv_bytes_per_token,
+            kv_bytes_per_token=demand.kv_bytes_per_token,
             block_size=settings.block_size,
         )

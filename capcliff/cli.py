@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 import traceback
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -34,6 +34,9 @@ class OutputFormat(StrEnum):
 
     TABLE = "table"
     JSON = "json"
+
+
+FormatOption = Annotated[OutputFormat, typer.Option("--format", help="table or json.")]
 
 
 def _resolve_gpus(gpus: int | None, layout: str, gpus_per_node: int) -> int:
@@ -80,9 +83,7 @@ def memory(
     max_num_batched_tokens: Annotated[
         int, typer.Option(help="Engine max_num_batched_tokens (prefill chunk budget).")
     ] = 8192,
-    output: Annotated[OutputFormat, typer.Option("--format", help="table or json.")] = (
-        OutputFormat.TABLE
-    ),
+    output: FormatOption = OutputFormat.TABLE,
 ) -> None:
     """Weights, KV bytes per token and KV capacity per GPU for every layout of a model."""
     from capcliff.budget import BudgetSettings
@@ -130,44 +131,31 @@ def memory(
     make_console().print(memory_view(report))
 
 
+def _print_catalog(entries: list[Any], output: OutputFormat, table: str) -> None:
+    if output is OutputFormat.JSON:
+        import json
+
+        typer.echo(json.dumps([e.model_dump(mode="json") for e in entries], indent=2))
+        return
+    from capcliff import render
+
+    render.make_console().print(getattr(render, table)(entries))
+
+
 @app.command()
-def models(
-    output: Annotated[OutputFormat, typer.Option("--format", help="table or json.")] = (
-        OutputFormat.TABLE
-    ),
-) -> None:
+def models(output: FormatOption = OutputFormat.TABLE) -> None:
     """List the model catalog."""
     from capcliff.catalog import model_catalog
 
-    cards = list(model_catalog().values())
-    if output is OutputFormat.JSON:
-        import json
-
-        typer.echo(json.dumps([c.model_dump(mode="json") for c in cards], indent=2))
-        return
-    from capcliff.render import make_console, models_table
-
-    make_console().print(models_table(cards))
+    _print_catalog(list(model_catalog().values()), output, "models_table")
 
 
 @app.command()
-def hardware(
-    output: Annotated[OutputFormat, typer.Option("--format", help="table or json.")] = (
-        OutputFormat.TABLE
-    ),
-) -> None:
+def hardware(output: FormatOption = OutputFormat.TABLE) -> None:
     """List the hardware catalog."""
     from capcliff.catalog import hardware_catalog
 
-    specs = list(hardware_catalog().values())
-    if output is OutputFormat.JSON:
-        import json
-
-        typer.echo(json.dumps([s.model_dump(mode="json") for s in specs], indent=2))
-        return
-    from capcliff.render import hardware_table, make_console
-
-    make_console().print(hardware_table(specs))
+    _print_catalog(list(hardware_catalog().values()), output, "hardware_table")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from capcliff.architecture import Architecture
-from capcliff.budget import BudgetRule, BudgetSettings, FirstOrderBudget, StageBudget
+from capcliff.budget import (
+    BudgetRule,
+    BudgetSettings,
+    FirstOrderBudget,
+    StageBudget,
+    StageDemand,
+)
 from capcliff.kv import kv_bytes_per_token_per_gpu, kv_heads_replicated
 from capcliff.layout import Layout, invalid_reason
 from capcliff.specs import HardwareSpec
@@ -132,14 +138,7 @@ def layout_memory(
     )
     weights = weight_bytes_per_gpu_by_stage(arch, layout, scheme)
     stages = tuple(
-        rule.stage_budget(
-            arch=arch,
-            layout=layout,
-            total_memory_bytes=total_memory,
-            weights_bytes=w,
-            kv_bytes_per_token=k,
-            settings=settings,
-        )
+        rule.stage_budget(StageDemand(arch, layout, total_memory, w, k), settings)
         for w, k in zip(weights, kv_per_token, strict=True)
     )
     return LayoutMemory(

@@ -10,6 +10,7 @@ import math
 import re
 from enum import StrEnum
 from fractions import Fraction
+from typing import TypeVar
 
 from capcliff.errors import InputError
 
@@ -87,6 +88,8 @@ def weight_bytes_per_element(dtype: WeightDType) -> Fraction:
     return _WEIGHT_BYTES_PER_ELEMENT[dtype]
 
 
+_E = TypeVar("_E", bound=StrEnum)
+
 _DTYPE_ALIASES: dict[str, str] = {
     "bfloat16": "bf16",
     "float16": "fp16",
@@ -101,24 +104,23 @@ _DTYPE_ALIASES: dict[str, str] = {
 }
 
 
-def parse_weight_dtype(text: str, *, field: str = "weight_dtype") -> WeightDType:
-    """Read a weight dtype name (bf16, fp16, fp8, int4, mxfp4, nvfp4, or an engine alias)."""
+def _parse_dtype(kind: type[_E], text: str, *, field: str, what: str) -> _E:
     key = _DTYPE_ALIASES.get(text.strip().lower(), text.strip().lower())
     try:
-        return WeightDType(key)
+        return kind(key)
     except ValueError:
-        valid = ", ".join(d.value for d in WeightDType)
-        raise InputError(f"{field}: unknown dtype {text!r}; valid: {valid}") from None
+        valid = ", ".join(d.value for d in kind)
+        raise InputError(f"{field}: unknown {what} {text!r}; valid: {valid}") from None
+
+
+def parse_weight_dtype(text: str, *, field: str = "weight_dtype") -> WeightDType:
+    """Read a weight dtype name (bf16, fp16, fp8, int4, mxfp4, nvfp4, or an engine alias)."""
+    return _parse_dtype(WeightDType, text, field=field, what="dtype")
 
 
 def parse_kv_dtype(text: str, *, field: str = "kv_dtype") -> KVDType:
     """Read a KV cache dtype name (bf16, fp16, fp8, fp8_e4m3, fp8_e5m2)."""
-    key = _DTYPE_ALIASES.get(text.strip().lower(), text.strip().lower())
-    try:
-        return KVDType(key)
-    except ValueError:
-        valid = ", ".join(d.value for d in KVDType)
-        raise InputError(f"{field}: unknown KV cache dtype {text!r}; valid: {valid}") from None
+    return _parse_dtype(KVDType, text, field=field, what="KV cache dtype")
 
 
 def parse_bytes(text: str, *, field: str) -> int:

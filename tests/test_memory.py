@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from capcliff.budget import BudgetSettings, FirstOrderBudget, StageBudget, activation_peak_bytes
+from capcliff.budget import (
+    BudgetSettings,
+    FirstOrderBudget,
+    StageBudget,
+    StageDemand,
+    activation_peak_bytes,
+)
 from capcliff.catalog import get_hardware
 from capcliff.layout import Layout
 from capcliff.memory import layout_memory
@@ -103,14 +109,8 @@ def test_fp8_kv_doubles_capacity_in_tokens() -> None:
 
 
 def _stage(weights: int, memory: int = 141 * GB, per_token: int = 131_072) -> StageBudget:
-    return FirstOrderBudget().stage_budget(
-        arch=arch_of("llama-3.1-8b"),
-        layout=Layout(),
-        total_memory_bytes=memory,
-        weights_bytes=weights,
-        kv_bytes_per_token=per_token,
-        settings=BudgetSettings(),
-    )
+    demand = StageDemand(arch_of("llama-3.1-8b"), Layout(), memory, weights, per_token)
+    return FirstOrderBudget().stage_budget(demand, BudgetSettings())
 
 
 @given(w1=st.integers(0, 200 * GB), w2=st.integers(0, 200 * GB))
