@@ -69,16 +69,15 @@ class LayoutMemory:
         return self.valid and not self.reason
 
 
-def fit_reason(stages: tuple[StageBudget, ...], *, max_model_len: int, gpus: int) -> str:
+def fit_reason(stages: tuple[StageBudget, ...], *, max_model_len: int) -> str:
     """Empty when the stages fit; otherwise why not, in plain words with the numbers."""
     worst = min(stages, key=lambda s: s.kv_bytes)
+    if worst.weights_bytes > worst.requested_bytes:
+        return (
+            f"does not fit: weights {format_bytes(worst.weights_bytes)}/GPU > "
+            f"{format_bytes(worst.requested_bytes)} usable"
+        )
     if worst.kv_bytes <= 0:
-        if worst.weights_bytes > worst.requested_bytes and len(stages) == 1:
-            total = worst.weights_bytes * gpus
-            return (
-                f"does not fit: weights {format_bytes(total)} > {gpus} x "
-                f"{format_bytes(worst.requested_bytes)} usable"
-            )
         return (
             f"does not fit: weights {format_bytes(worst.weights_bytes)}/GPU + reserves "
             f"{format_bytes(worst.reserves_bytes)} > {format_bytes(worst.requested_bytes)} usable"
@@ -144,7 +143,7 @@ def layout_memory(
     return LayoutMemory(
         layout=layout,
         valid=True,
-        reason=fit_reason(stages, max_model_len=max_model_len, gpus=layout.gpus),
+        reason=fit_reason(stages, max_model_len=max_model_len),
         stages=stages,
         max_model_len=max_model_len,
         warnings=layout_warnings(arch, layout),

@@ -6,12 +6,13 @@ from pydantic import BaseModel, ConfigDict
 
 from capcliff.budget import BudgetSettings
 from capcliff.catalog import Model
+from capcliff.fit import largest_max_model_len, utilization_needed
 from capcliff.kv import kv_bytes_per_token
 from capcliff.layout import Layout, enumerate_layouts
 from capcliff.memory import LayoutMemory, layout_memory
 from capcliff.params import param_count
 from capcliff.specs import HardwareSpec
-from capcliff.units import KVDType
+from capcliff.units import KVDType, format_bytes
 from capcliff.weights import WeightScheme, total_weight_bytes
 
 SCHEMA_VERSION = 1
@@ -50,6 +51,8 @@ class LayoutResult(_Result):
     kv_capacity_tokens_per_replica: int | None
     kv_capacity_tokens_total: int | None
     max_concurrency_at_max_model_len: int | None
+    largest_max_model_len: int | None
+    utilization_needed: float | None  # when one max_model_len request does not fit; None if none
     stages: list[StageResult]
     warnings: list[str]
 
@@ -75,6 +78,24 @@ class MemoryReport(_Result):
     checkpoint_bytes: int | None
     kv_bytes_per_token: int
     layouts: list[LayoutResult]
+
+    @property
+    def verdict(self) -> str:
+        """One line when no layout fits: the whole model against all GPUs, or a pointer."""
+        if any(lay.fits for lay in self.layouts):
+            return ""
+        usable = [s.usable_bytes for lay in self.layouts for s in lay.stages]
+        if usable and self.weights_bytes_total > self.gpus * usable[0]:
+            return (
+                f"does not fit: weights {format_bytes(self.weights_bytes_total)} > "
+                f"{self.gpus} x {format_bytes(usable[0])} usable"
+            )
+        return f"no layout of {self.gpus} GPUs fits; see the reasons per layout"
+
+    @property
+    def fitting_layouts(self) -> list[str]:
+        """Names of the layouts that fit."""
+        return [lay.name for lay in self.layouts if lay.fits]
 
 
 def _layout_result(mem: LayoutMemory) -> LayoutResult:
@@ -107,6 +128,10 @@ def _layout_result(mem: LayoutMemory) -> LayoutResult:
         kv_capacity_tokens_total=mem.kv_capacity_tokens_total if mem.valid else None,
         max_concurrency_at_max_model_len=mem.max_concurrency(mem.max_model_len)
         if mem.valid
+        else None,
+        largest_max_model_len=largest_max_model_len(mem) if mem.valid else None,
+        utilization_needed=utilization_needed(mem, mem.max_model_len)
+        if mem.valid and not mem.fits
         else None,
         stages=stages,
         warnings=list(mem.warnings),

@@ -72,16 +72,30 @@ def memory_table(layouts: Iterable[LayoutResult], *, max_model_len: int) -> Tabl
     return table
 
 
+def _fixes(lay: LayoutResult, report: MemoryReport) -> str:
+    """What would make a layout that fails the one-request check start."""
+    if lay.weights_bytes_per_gpu is None or not lay.largest_max_model_len:
+        return ""
+    fixes = [f"--max-model-len {lay.largest_max_model_len}"]
+    if lay.utilization_needed is not None:
+        fixes.append(f"--gpu-memory-utilization {lay.utilization_needed:.2f}")
+    if report.fitting_layouts:
+        fixes.append("layouts " + ", ".join(report.fitting_layouts[:4]))
+    return "\n    fits with: " + "; or ".join(fixes)
+
+
 def memory_view(report: MemoryReport) -> RenderableType:
     """The full `capcliff memory` screen: header, table, reasons, warnings, invalid layouts."""
     valid = [lay for lay in report.layouts if lay.valid]
     parts: list[RenderableType] = [memory_header(report)]
     if valid:
         parts.append(memory_table(valid, max_model_len=report.max_model_len))
-    notes = [f"{lay.name}: {lay.reason}" for lay in valid if lay.reason]
+    notes = [f"{lay.name}: {lay.reason}{_fixes(lay, report)}" for lay in valid if lay.reason]
     notes += [f"{lay.name}: {w}" for lay in valid for w in lay.warnings]
     if notes:
         parts.append(Text("\n".join(notes)))
+    if report.verdict:
+        parts.append(Text(report.verdict, style="bold"))
     invalid = [f"{lay.name}: {lay.reason}" for lay in report.layouts if not lay.valid]
     if invalid:
         parts.append(Text("invalid layouts:\n  " + "\n  ".join(invalid), style="dim"))

@@ -74,7 +74,7 @@ def test_memory_mla_model_warns_about_replication() -> None:
 def test_405b_bf16_on_one_gpu_is_an_answer_not_an_error() -> None:
     result = runner.invoke(app, ["memory", "llama-3.1-405b", "--layout", "tp1"])
     assert result.exit_code == 0
-    assert "does not fit: weights 811.7 GB > 1 x 135.7 GB usable" in result.output
+    assert "does not fit: weights 811.7 GB/GPU > 135.7 GB usable" in result.output
 
 
 def test_memory_table_lists_layouts_and_invalid_ones() -> None:

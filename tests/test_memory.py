@@ -70,7 +70,7 @@ def test_405b_bf16_does_not_fit_one_gpu_and_says_by_how_much() -> None:
     mem = _memory("llama-3.1-405b", Layout())
     assert not mem.fits
     # 405.85B * 2 B = 811.7 GB of weights against 0.9 * 150.75 GB = 135.7 GB usable.
-    assert mem.reason == "does not fit: weights 811.7 GB > 1 x 135.7 GB usable"
+    assert mem.reason == "does not fit: weights 811.7 GB/GPU > 135.7 GB usable"
 
 
 def test_too_long_max_model_len_is_a_fit_failure() -> None:

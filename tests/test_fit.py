@@ -1,0 +1,47 @@
+"""Fixes for a layout that fails vLLM's one-request check, worked out by hand."""
+
+from __future__ import annotations
+
+from capcliff.budget import BudgetSettings
+from capcliff.catalog import get_hardware
+from capcliff.fit import largest_max_model_len, utilization_needed
+from capcliff.layout import Layout
+from capcliff.memory import LayoutMemory, layout_memory
+from capcliff.units import GIB, KVDType
+from capcliff.weights import WeightScheme
+from tests.conftest import arch_of
+
+
+def _llama_8b(max_model_len: int) -> LayoutMemory:
+    arch = arch_of("llama-3.1-8b")
+    return layout_memory(
+        arch,
+        get_hardware("h200-sxm"),
+        Layout(),
+        scheme=WeightScheme.as_shipped(arch),
+        kv_dtype=KVDType.BF16,
+        max_model_len=max_model_len,
+        settings=BudgetSettings(activation_bytes=GIB, non_torch_bytes=GIB // 2),
+    )
+
+
+def test_one_million_tokens_do_not_fit_at_0_9() -> None:
+    mem = _llama_8b(1_000_000)
+    assert not mem.fits
+    assert "max_model_len=1000000" in mem.reason
+
+
+def test_largest_max_model_len_is_the_replica_capacity() -> None:
+    # 56,270 blocks of 16 tokens (see test_memory): 900,320 tokens.
+    assert largest_max_model_len(_llama_8b(1_000_000)) == 900_320
+
+
+def test_utilization_that_would_fit_one_million_tokens() -> None:
+    # weights 16,060,522,496 + reserves 1,610,612,736 + 1,000,000 * 131,072 = 148,743,135,232 B
+    # over 150,754,820,096 B = 0.9867 -> 0.99.
+    assert utilization_needed(_llama_8b(1_000_000), 1_000_000) == 0.99
+
+
+def test_no_utilization_fits_two_million_tokens() -> None:
+    # 2,000,000 * 131,072 = 262 GB of KV alone exceeds the 150.8 GB GPU.
+    assert utilization_needed(_llama_8b(2_000_000), 2_000_000) is None
