@@ -8,12 +8,13 @@ from __future__ import annotations
 import sys
 import traceback
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 
 from capcliff.errors import CapcliffError, InputError
 
+E = TypeVar("E", bound=StrEnum)
 DEFAULT_MODEL = "deepseek-r1-distill-qwen-32b"
 DEFAULT_GPU = "h200-sxm"
 DEFAULT_GPUS = 8
@@ -65,32 +66,49 @@ def memory(
         int | None, typer.Option(help="GPUs to lay out (default 8; multiples of a node).")
     ] = None,
     layout: Annotated[str, typer.Option(help="A layout such as dp4-tp2, or 'all'.")] = "all",
+    engine: Annotated[str, typer.Option(help="vllm, vllm-v0, sglang or trtllm.")] = "vllm",
     weight_dtype: Annotated[
         str | None,
-        typer.Option(help="bf16, fp16, fp8, int4, mxfp4, nvfp4 (default: as shipped)."),
+        typer.Option(
+            "--weight-dtype",
+            "--quantization",
+            help="bf16, fp16, fp8, int4 (awq/gptq), mxfp4, nvfp4 (default: as shipped).",
+        ),
     ] = None,
-    kv_dtype: Annotated[str, typer.Option(help="KV cache dtype: bf16, fp16, fp8.")] = "bf16",
-    gpu_memory_utilization: Annotated[
-        float, typer.Option(help="Fraction of device memory the engine may use.")
-    ] = 0.9,
+    kv_dtype: Annotated[
+        str, typer.Option("--kv-dtype", "--kv-cache-dtype", help="bf16, fp16, fp8.")
+    ] = "bf16",
     max_model_len: Annotated[
         int | None, typer.Option(help="Longest request, tokens (default: the model's context).")
     ] = None,
     gpu_total_memory: Annotated[
         str | None, typer.Option(help="Override the driver-reported memory, e.g. 139.81GiB.")
     ] = None,
-    max_num_seqs: Annotated[int, typer.Option(help="Engine max_num_seqs.")] = 256,
+    gpu_memory_utilization: Annotated[float, typer.Option(help="vLLM's memory fraction.")] = 0.9,
+    max_num_seqs: Annotated[int | None, typer.Option(help="Engine max_num_seqs.")] = None,
     max_num_batched_tokens: Annotated[
-        int, typer.Option(help="Engine max_num_batched_tokens (prefill chunk budget).")
-    ] = 8192,
+        int | None, typer.Option(help="Engine max_num_batched_tokens (prefill chunk budget).")
+    ] = None,
+    block_size: Annotated[int | None, typer.Option(help="KV block (page) size, tokens.")] = None,
+    kv_cache_memory: Annotated[
+        str | None, typer.Option(help="vLLM --kv-cache-memory: KV bytes per GPU, e.g. 21.43GiB.")
+    ] = None,
+    enforce_eager: Annotated[bool, typer.Option(help="No CUDA graphs.")] = False,
+    mem_fraction_static: Annotated[float | None, typer.Option(help="SGLang's fraction.")] = None,
+    free_gpu_memory_fraction: Annotated[
+        float, typer.Option(help="TensorRT-LLM's KV fraction of free memory.")
+    ] = 0.9,
+    calibration: Annotated[
+        str | None, typer.Option(help="A calibration file written by `capcliff calibrate`.")
+    ] = None,
     output: FormatOption = OutputFormat.TABLE,
 ) -> None:
-    """Weights, KV bytes per token and KV capacity per GPU for every layout of a model."""
-    from capcliff.budget import BudgetSettings
+    """Weights, KV bytes per token, the engine's budget and KV capacity for every layout."""
+    from capcliff.budget import BudgetSettings, EngineName
     from capcliff.catalog import get_hardware, get_model
     from capcliff.layout import parse_layout
     from capcliff.memory_report import build_memory_report
-    from capcliff.units import parse_bytes, parse_kv_dtype, parse_weight_dtype
+    from capcliff.units import parse_kv_dtype, parse_weight_dtype
     from capcliff.weights import WeightScheme
 
     spec = get_hardware(gpu)
@@ -105,13 +123,20 @@ def memory(
     length = max_model_len or arch.max_position_embeddings
     if length is None or length < 1:
         raise InputError("max_model_len: the model config has no max_position_embeddings; pass one")
+    overrides, calibrated = _calibration_terms(calibration)
     settings = BudgetSettings(
+        engine=_choice(EngineName, engine, "engine"),
         gpu_memory_utilization=gpu_memory_utilization,
-        gpu_total_memory_bytes=parse_bytes(gpu_total_memory, field="gpu_total_memory")
-        if gpu_total_memory
-        else None,
+        gpu_total_memory_bytes=_bytes_or_none(gpu_total_memory, "gpu_total_memory"),
         max_num_seqs=max_num_seqs,
         max_num_batched_tokens=max_num_batched_tokens,
+        block_size=block_size,
+        kv_cache_memory_bytes=_bytes_or_none(kv_cache_memory, "kv_cache_memory"),
+        enforce_eager=enforce_eager,
+        mem_fraction_static=mem_fraction_static,
+        free_gpu_memory_fraction=free_gpu_memory_fraction,
+        term_overrides=overrides,
+        calibrated_terms=calibrated,
     )
     report = build_memory_report(
         resolved,
@@ -129,6 +154,31 @@ def memory(
     from capcliff.render import make_console, memory_view
 
     make_console().print(memory_view(report))
+
+
+def _choice(kind: type[E], text: str, field: str) -> E:
+    try:
+        return kind(text)
+    except ValueError:
+        valid = ", ".join(str(v.value) for v in kind)
+        raise InputError(f"{field}: unknown {text!r}; valid: {valid}") from None
+
+
+def _bytes_or_none(text: str | None, field: str) -> int | None:
+    from capcliff.units import parse_bytes
+
+    return None if text is None else parse_bytes(text, field=field)
+
+
+def _calibration_terms(path: str | None) -> tuple[dict[str, int], frozenset[str]]:
+    if path is None:
+        return {}, frozenset()
+    from pathlib import Path
+
+    from capcliff.calibration import load_calibration
+
+    terms = load_calibration(Path(path)).terms_bytes
+    return terms, frozenset(terms)
 
 
 def _print_catalog(entries: list[Any], output: OutputFormat, table: str) -> None:

@@ -5,13 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from capcliff.architecture import Architecture
-from capcliff.budget import (
-    BudgetRule,
-    BudgetSettings,
-    FirstOrderBudget,
-    StageBudget,
-    StageDemand,
-)
+from capcliff.budget import BudgetSettings, Provenance, StageBudget, StageDemand
+from capcliff.engines import stage_budget
 from capcliff.kv import kv_bytes_per_token_per_gpu, kv_heads_replicated
 from capcliff.layout import Layout, invalid_reason
 from capcliff.specs import HardwareSpec
@@ -123,13 +118,12 @@ def layout_memory(
     kv_dtype: KVDType,
     max_model_len: int,
     settings: BudgetSettings,
-    rule: BudgetRule | None = None,
+    weights_provenance: Provenance = Provenance.MODELED,
 ) -> LayoutMemory:
     """Weights, KV budget and fit of `layout` for `arch` on `hardware`."""
     reason = invalid_reason(layout, arch=arch, hardware=hardware)
     if reason is not None:
         return LayoutMemory(layout=layout, valid=False, reason=reason, max_model_len=max_model_len)
-    rule = rule or FirstOrderBudget()
     total_memory = settings.gpu_total_memory_bytes or hardware.hbm_driver_bytes
     context = max_model_len if arch.has_sliding_window else None
     kv_per_token = kv_bytes_per_token_per_gpu(
@@ -137,8 +131,20 @@ def layout_memory(
     )
     weights = weight_bytes_per_gpu_by_stage(arch, layout, scheme)
     stages = tuple(
-        rule.stage_budget(StageDemand(arch, layout, total_memory, w, k), settings)
-        for w, k in zip(weights, kv_per_token, strict=True)
+        stage_budget(
+            StageDemand(
+                arch=arch,
+                layout=layout,
+                stage=i,
+                total_memory_bytes=total_memory,
+                weights_bytes=w,
+                kv_bytes_per_token=k,
+                max_model_len=max_model_len,
+                weights_provenance=weights_provenance,
+            ),
+            settings,
+        )
+        for i, (w, k) in enumerate(zip(weights, kv_per_token, strict=True))
     )
     return LayoutMemory(
         layout=layout,

@@ -22,17 +22,28 @@ class _Result(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class TermResult(_Result):
+    """One named use of a GPU's memory."""
+
+    name: str
+    bytes: int
+    provenance: str
+    source: str
+    inside_budget: bool
+
+
 class StageResult(_Result):
     """One pipeline stage's GPU budget, bytes."""
 
     total_memory_bytes: int
     usable_bytes: int
     weights_bytes: int
-    activation_bytes: int
-    non_torch_bytes: int
+    terms: list[TermResult]
     kv_bytes: int
     kv_bytes_per_token: int
+    block_size: int
     kv_blocks: int
+    headroom_bytes: int
 
 
 class LayoutResult(_Result):
@@ -67,9 +78,9 @@ class MemoryReport(_Result):
     gpus: int
     weight_dtype: str
     kv_dtype: str
+    engine: str
     gpu_memory_utilization: float
     max_model_len: int
-    block_size: int
     params_total: int
     params_active: int
     params_by_component: dict[str, int]
@@ -105,11 +116,22 @@ def _layout_result(mem: LayoutMemory) -> LayoutResult:
             total_memory_bytes=s.total_memory_bytes,
             usable_bytes=s.requested_bytes,
             weights_bytes=s.weights_bytes,
-            activation_bytes=s.activation_bytes,
-            non_torch_bytes=s.non_torch_bytes,
+            terms=[
+                TermResult(
+                    name=t.name,
+                    bytes=t.bytes,
+                    provenance=t.provenance.value,
+                    source=t.source,
+                    inside_budget=inside,
+                )
+                for inside, group in ((True, s.terms), (False, s.outside_terms))
+                for t in group
+            ],
             kv_bytes=s.kv_bytes,
             kv_bytes_per_token=s.kv_bytes_per_token,
+            block_size=s.block_size,
             kv_blocks=s.blocks,
+            headroom_bytes=s.headroom_bytes,
         )
         for s in mem.stages
     ]
@@ -131,7 +153,7 @@ def _layout_result(mem: LayoutMemory) -> LayoutResult:
         else None,
         largest_max_model_len=largest_max_model_len(mem) if mem.valid else None,
         utilization_needed=utilization_needed(mem, mem.max_model_len)
-        if mem.valid and not mem.fits
+        if mem.valid and not mem.fits and mem.stages[0].engine.value.startswith("vllm")
         else None,
         stages=stages,
         warnings=list(mem.warnings),
@@ -178,9 +200,9 @@ def build_memory_report(
         gpus=gpus,
         weight_dtype=dtype,
         kv_dtype=kv_dtype.value,
+        engine=settings.engine.value,
         gpu_memory_utilization=settings.gpu_memory_utilization,
         max_model_len=max_model_len,
-        block_size=settings.block_size,
         params_total=counts.total,
         params_active=counts.active,
         params_by_component={c.value: n for c, n in counts.by_component.items() if n},

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from capcliff.memory_report import LayoutResult, MemoryReport
 from capcliff.specs import HardwareSpec, ModelCard
-from capcliff.units import GB, format_bytes
+from capcliff.units import GB, GIB, format_bytes
 
 TABLE_WIDTH = 100  # the widest terminal the table views must fit
 
@@ -30,9 +30,8 @@ def _params(n: int) -> str:
 def memory_header(report: MemoryReport) -> Text:
     """The lines above the layout table: model, hardware, totals."""
     lines = [
-        f"{report.model} on {report.gpus} x {report.hardware}  "
+        f"{report.model} on {report.gpus} x {report.hardware}, engine {report.engine}  "
         f"(weights {report.weight_dtype}, KV {report.kv_dtype}, "
-        f"gpu_memory_utilization {report.gpu_memory_utilization}, "
         f"max_model_len {report.max_model_len:,})",
         f"parameters: {_params(report.params_total)} total, {_params(report.params_active)} active"
         + (
@@ -72,6 +71,38 @@ def memory_table(layouts: Iterable[LayoutResult], *, max_model_len: int) -> Tabl
     return table
 
 
+def _gib(n_bytes: int) -> str:
+    return f"{n_bytes / GIB:,.2f}"
+
+
+def budget_table(lay: LayoutResult, engine: str) -> Table:
+    """Where one GPU's memory goes under the engine's rule, term by term (the fullest stage)."""
+    stage = max(lay.stages, key=lambda s: s.weights_bytes)
+    table = Table(title=f"{engine} budget per GPU, {lay.name} (GiB = 2^30 bytes)")
+    for header, justify in (("term", "left"), ("GiB", "right"), ("label", "left")):
+        table.add_column(header, justify=justify)  # type: ignore[arg-type]
+    table.add_column("source", overflow="fold")
+    table.add_row(
+        "device total", _gib(stage.total_memory_bytes), "", "driver (or --gpu-total-memory)"
+    )
+    table.add_row("budget", _gib(stage.usable_bytes), "", "what the engine lets weights + KV use")
+    for term in stage.terms:
+        if term.inside_budget:
+            table.add_row(f"  - {term.name}", _gib(term.bytes), term.provenance, term.source)
+    table.add_row(
+        "= KV cache",
+        _gib(stage.kv_bytes),
+        "",
+        f"{stage.kv_blocks:,} blocks x {stage.block_size} tokens x "
+        f"{stage.kv_bytes_per_token:,} B/token",
+    )
+    for term in stage.terms:
+        if not term.inside_budget:
+            table.add_row(f"outside: {term.name}", _gib(term.bytes), term.provenance, term.source)
+    table.add_row("headroom outside", _gib(stage.headroom_bytes), "", "total - budget - outside")
+    return table
+
+
 def _fixes(lay: LayoutResult, report: MemoryReport) -> str:
     """What would make a layout that fails the one-request check start."""
     if lay.weights_bytes_per_gpu is None or not lay.largest_max_model_len:
@@ -90,6 +121,8 @@ def memory_view(report: MemoryReport) -> RenderableType:
     parts: list[RenderableType] = [memory_header(report)]
     if valid:
         parts.append(memory_table(valid, max_model_len=report.max_model_len))
+        best = max(valid, key=lambda lay: lay.kv_capacity_tokens_total or 0)
+        parts.append(budget_table(best, report.engine))
     notes = [f"{lay.name}: {lay.reason}{_fixes(lay, report)}" for lay in valid if lay.reason]
     notes += [f"{lay.name}: {w}" for lay in valid for w in lay.warnings]
     if notes:

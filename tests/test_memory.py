@@ -6,16 +6,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from capcliff.budget import (
-    BudgetSettings,
-    FirstOrderBudget,
-    StageBudget,
-    StageDemand,
-    activation_peak_bytes,
-)
+from capcliff.budget import BudgetSettings, EngineName, StageBudget, StageDemand
 from capcliff.catalog import get_hardware
+from capcliff.engines import stage_budget
 from capcliff.layout import Layout
-from capcliff.memory import layout_memory
+from capcliff.memory import LayoutMemory, layout_memory
+from capcliff.overheads import activation_peak_bytes
 from capcliff.units import GB, GIB, MIB, KVDType
 from capcliff.weights import WeightScheme
 from tests.conftest import arch_of
@@ -23,7 +19,12 @@ from tests.conftest import arch_of
 H200_BYTES = 143_771 * MIB  # nvidia-smi total for H200 SXM
 
 
-def _memory(model_id: str, layout: Layout, *, max_model_len: int = 32_768, **settings: int):
+PINNED = {"activation_peak": GIB, "non_torch": GIB // 2}
+
+
+def _memory(
+    model_id: str, layout: Layout, *, max_model_len: int = 32_768, pinned: bool = True
+) -> LayoutMemory:
     arch = arch_of(model_id)
     return layout_memory(
         arch,
@@ -32,37 +33,37 @@ def _memory(model_id: str, layout: Layout, *, max_model_len: int = 32_768, **set
         scheme=WeightScheme.as_shipped(arch),
         kv_dtype=KVDType.BF16,
         max_model_len=max_model_len,
-        settings=BudgetSettings(**settings),  # type: ignore[arg-type]
+        settings=BudgetSettings(enforce_eager=True, term_overrides=PINNED if pinned else {}),
     )
 
 
-def test_capacity_is_usable_minus_weights_minus_reserves_in_16_token_blocks() -> None:
-    # llama-3.1-8b on one H200 with the reserves pinned to 1 GiB activation + 0.5 GiB non-torch:
-    # usable = floor(150,754,820,096 * 0.9) = 135,679,338,086 B; weights 16,060,522,496 B;
-    # kv = 135,679,338,086 - 16,060,522,496 - 1,610,612,736 = 118,008,202,854 B;
-    # blocks = floor(118,008,202,854 / (16 * 131,072)) = 56,270; tokens = 900,320.
-    mem = _memory("llama-3.1-8b", Layout(), activation_bytes=GIB, non_torch_bytes=GIB // 2)
+def test_vllm_capacity_is_usable_minus_weights_minus_reserves_in_16_token_blocks() -> None:
+    # llama-3.1-8b on one H200, vLLM, eager (no CUDA graphs), reserves pinned to 1 GiB activation +
+    # 0.5 GiB non-torch: usable = floor(150,754,820,096 * 0.9) = 135,679,338,086 B; weights
+    # 16,060,522,496 B; RoPE cache 131,072 * 128 * 2 = 33,554,432 B;
+    # kv = 135,679,338,086 - 16,060,522,496 - 33,554,432 - 1,073,741,824 - 536,870,912
+    #    = 117,974,648,422 B; blocks = floor(kv / (16 * 131,072)) = 56,254; tokens = 900,064.
+    mem = _memory("llama-3.1-8b", Layout())
     assert mem.stages[0].requested_bytes == 135_679_338_086
-    assert mem.weights_bytes_per_gpu == 16_060_522_496
-    assert mem.blocks_per_replica == 56_270
-    assert mem.kv_capacity_tokens_per_replica == 900_320
+    assert mem.stages[0].kv_bytes == 117_974_648_422
+    assert mem.blocks_per_replica == 56_254
+    assert mem.kv_capacity_tokens_per_replica == 900_064
 
 
 def test_max_concurrency_is_blocks_over_blocks_per_request() -> None:
-    # 56,270 blocks; a 10,000-token request needs ceil(10,000 / 16) = 625 blocks: 90 requests.
-    mem = _memory("llama-3.1-8b", Layout(), activation_bytes=GIB, non_torch_bytes=GIB // 2)
-    assert mem.max_concurrency(10_000) == 90
+    # 56,254 blocks; a 10,000-token request needs ceil(10,000 / 16) = 625 blocks: 90 requests.
+    assert _memory("llama-3.1-8b", Layout()).max_concurrency(10_000) == 90
 
 
 def test_dp_replicas_do_not_pool_capacity() -> None:
-    one = _memory("llama-3.1-8b", Layout(), activation_bytes=GIB)
-    dp8 = _memory("llama-3.1-8b", Layout(dp=8), activation_bytes=GIB)
+    one = _memory("llama-3.1-8b", Layout())
+    dp8 = _memory("llama-3.1-8b", Layout(dp=8))
     assert dp8.kv_capacity_tokens_per_replica == one.kv_capacity_tokens_per_replica
     assert dp8.kv_capacity_tokens_total == 8 * one.kv_capacity_tokens_per_replica
 
 
 def test_the_smallest_stage_binds_the_replica() -> None:
-    mem = _memory("llama-3.1-405b", Layout(tp=2, pp=4), activation_bytes=GIB)
+    mem = _memory("llama-3.1-405b", Layout(tp=2, pp=4))
     assert mem.blocks_per_replica == min(s.blocks for s in mem.stages)
 
 
@@ -82,8 +83,9 @@ def test_too_long_max_model_len_is_a_fit_failure() -> None:
 
 
 def test_activation_peak_formula_for_llama_8b() -> None:
-    # T=8192 tokens * (2 * 4096 + 3 * 14336) * 2 B + 256 seqs * 128,256 vocab * 4 B (fp32 logits).
-    expected = 8192 * (2 * 4096 + 3 * 14336) * 2 + 256 * 128_256 * 4
+    # T=8192 tokens * (qkv (32 + 2*8) * 128 + MLP 3 * 14336 + h 4096) * 2 B
+    # + 256 seqs * 128,256 vocab * 4 B (fp32 logits).
+    expected = 8192 * (48 * 128 + 3 * 14336 + 4096) * 2 + 256 * 128_256 * 4
     arch = arch_of("llama-3.1-8b")
     assert activation_peak_bytes(arch, Layout(), max_num_batched_tokens=8192, max_num_seqs=256) == (
         expected
@@ -108,24 +110,45 @@ def test_fp8_kv_doubles_capacity_in_tokens() -> None:
     assert caps[1] == pytest.approx(2 * caps[0], abs=16)
 
 
-def _stage(weights: int, memory: int = 141 * GB, per_token: int = 131_072) -> StageBudget:
-    demand = StageDemand(arch_of("llama-3.1-8b"), Layout(), memory, weights, per_token)
-    return FirstOrderBudget().stage_budget(demand, BudgetSettings())
+def _stage(
+    weights: int,
+    memory: int = 141 * GB,
+    per_token: int = 131_072,
+    engine: EngineName = EngineName.VLLM,
+) -> StageBudget:
+    demand = StageDemand(
+        arch=arch_of("llama-3.1-8b"),
+        layout=Layout(),
+        stage=0,
+        total_memory_bytes=memory,
+        weights_bytes=weights,
+        kv_bytes_per_token=per_token,
+        max_model_len=8192,
+    )
+    return stage_budget(demand, BudgetSettings(engine=engine))
 
 
-@given(w1=st.integers(0, 200 * GB), w2=st.integers(0, 200 * GB))
-def test_capacity_never_increases_when_weights_grow(w1: int, w2: int) -> None:
+ENGINES = st.sampled_from(list(EngineName))
+
+
+@given(w1=st.integers(0, 200 * GB), w2=st.integers(0, 200 * GB), engine=ENGINES)
+def test_capacity_never_increases_when_weights_grow(w1: int, w2: int, engine: EngineName) -> None:
     small, large = sorted((w1, w2))
-    assert _stage(large).blocks <= _stage(small).blocks
+    assert _stage(large, engine=engine).blocks <= _stage(small, engine=engine).blocks
 
 
-@given(m1=st.integers(10 * GB, 300 * GB), m2=st.integers(10 * GB, 300 * GB))
-def test_more_hbm_never_lowers_capacity(m1: int, m2: int) -> None:
+@given(m1=st.integers(10 * GB, 300 * GB), m2=st.integers(10 * GB, 300 * GB), engine=ENGINES)
+def test_more_hbm_never_lowers_capacity(m1: int, m2: int, engine: EngineName) -> None:
     small, large = sorted((m1, m2))
-    assert _stage(16 * GB, memory=small).blocks <= _stage(16 * GB, memory=large).blocks
+    low = _stage(16 * GB, memory=small, engine=engine).blocks
+    assert low <= _stage(16 * GB, memory=large, engine=engine).blocks
 
 
-@given(weights=st.integers(0, 200 * GB), per_token=st.integers(1, 2_000_000))
-def test_kv_blocks_never_exceed_the_kv_budget(weights: int, per_token: int) -> None:
-    stage = _stage(weights, per_token=per_token)
+@given(weights=st.integers(0, 200 * GB), per_token=st.integers(1, 2_000_000), engine=ENGINES)
+def test_kv_blocks_never_exceed_the_kv_pool(
+    weights: int, per_token: int, engine: EngineName
+) -> None:
+    stage = _stage(weights, per_token=per_token, engine=engine)
     assert stage.blocks * stage.block_size * per_token <= max(0, stage.kv_bytes)
+    used = sum(t.bytes for t in stage.terms) + max(0, stage.kv_bytes)
+    assert stage.kv_bytes < 0 or used <= stage.total_memory_bytes
