@@ -181,6 +181,66 @@ def _calibration_terms(path: str | None) -> tuple[dict[str, int], frozenset[str]
     return terms, frozenset(terms)
 
 
+@app.command()
+def calibrate(
+    logfile: Annotated[str, typer.Argument(help="An engine start-up log (vLLM, SGLang, TRT-LLM).")],
+    model: Annotated[
+        str | None, typer.Option(help="Catalog id or config.json (default: from the log).")
+    ] = None,
+    gpu: Annotated[str, typer.Option(help="Hardware id, for what the log leaves out.")] = (
+        DEFAULT_GPU
+    ),
+    kv_dtype: Annotated[
+        str, typer.Option("--kv-dtype", "--kv-cache-dtype", help="KV dtype if the log omits it.")
+    ] = "bf16",
+    output: Annotated[
+        str | None, typer.Option("--output", "-o", help="Calibration file to write.")
+    ] = None,
+    force: Annotated[bool, typer.Option(help="Replace an existing output file.")] = False,
+    fmt: FormatOption = OutputFormat.TABLE,
+) -> None:
+    """Compare a start-up log with capcliff's prediction and write the fitted overhead terms."""
+    from pathlib import Path
+
+    from capcliff.budget import BudgetSettings
+    from capcliff.calibrate import calibrate as run_calibration
+    from capcliff.calibrate import model_id_from_log
+    from capcliff.calibration import calibration_toml
+    from capcliff.catalog import get_hardware, get_model, model_catalog
+    from capcliff.files import read_text, write_text_atomic
+    from capcliff.startup_logs import parse_startup_log
+    from capcliff.units import parse_kv_dtype
+
+    log = parse_startup_log(read_text(Path(logfile), field="logfile"))
+    repos = {mid: card.hf_repo for mid, card in model_catalog().items()}
+    model_id = model or model_id_from_log(log, repos)
+    if model_id is None:
+        raise InputError(
+            f"model: cannot tell the model from the log ({log.config.get('model', 'not named')}); "
+            "pass --model with a catalog id or a config.json"
+        )
+    result = run_calibration(
+        log,
+        get_model(model_id),
+        get_hardware(gpu),
+        base=BudgetSettings(),
+        kv_dtype=parse_kv_dtype(kv_dtype),
+        source=logfile,
+    )
+    target = Path(output) if output else Path(logfile).with_suffix(".calibration.toml")
+    write_text_atomic(target, calibration_toml(result.calibration), overwrite=force)
+    if fmt is OutputFormat.JSON:
+        import json
+
+        from capcliff.render import calibration_dict
+
+        typer.echo(json.dumps(calibration_dict(result, str(target)), indent=2))
+        return
+    from capcliff.render import calibration_view, make_console
+
+    make_console().print(calibration_view(result, str(target)))
+
+
 def _print_catalog(entries: list[Any], output: OutputFormat, table: str) -> None:
     if output is OutputFormat.JSON:
         import json

@@ -117,8 +117,11 @@ def sglang_mem_fraction_static(total_memory_bytes: int, *, tp: int, pp: int) -> 
 
 def _overhead(settings: BudgetSettings, name: str, modeled: int, source: str) -> BudgetTerm:
     pinned = settings.override(name)
-    value = modeled if pinned is None else pinned
-    return BudgetTerm(name, value, settings.provenance_of(name), source)
+    provenance = settings.provenance_of(name)
+    if pinned is None:
+        return BudgetTerm(name, modeled, provenance, source)
+    origin = "a start-up log (--calibration)" if provenance is Provenance.CALIBRATED else "a flag"
+    return BudgetTerm(name, pinned, provenance, f"from {origin}; modeled: {source}")
 
 
 def _weights_terms(demand: StageDemand, settings: BudgetSettings) -> list[BudgetTerm]:

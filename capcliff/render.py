@@ -8,6 +8,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from capcliff.calibrate import CalibrationResult
 from capcliff.memory_report import LayoutResult, MemoryReport
 from capcliff.specs import HardwareSpec, ModelCard
 from capcliff.units import GB, GIB, format_bytes
@@ -173,6 +174,55 @@ def hardware_table(specs: Iterable[HardwareSpec]) -> Table:
             str(spec.gpus_per_node),
         )
     return table
+
+
+def _figure(value: float) -> str:
+    return f"{value:,.0f}" if value >= 1000 else f"{value:,.3f}"
+
+
+def calibration_view(result: CalibrationResult, written: str) -> RenderableType:
+    """The log against capcliff's prediction, before and after the fitted terms."""
+    table = Table(
+        title=f"{result.engine.value} start-up log vs capcliff ({result.layout.name}, "
+        f"max_model_len {result.max_model_len:,})"
+    )
+    for header in ("figure", "logged", "modeled", "error", "calibrated"):
+        table.add_column(header, justify="left" if header == "figure" else "right")
+    for fig in result.figures:
+        table.add_row(
+            fig.name,
+            _figure(fig.logged),
+            _figure(fig.predicted),
+            f"{fig.error * 100:+.1f} %",
+            _figure(fig.calibrated),
+        )
+    terms = ", ".join(f"{k} {v:.2f} GiB" for k, v in sorted(result.calibration.terms_gib.items()))
+    lines = [f"fitted: {terms or 'nothing to fit'}", f"written: {written}"]
+    lines += [f"note: {note}" for note in result.notes]
+    return Group(table, Text("\n".join(lines)))
+
+
+def calibration_dict(result: CalibrationResult, written: str) -> dict[str, object]:
+    """The calibration result as a JSON-ready object."""
+    return {
+        "schema_version": 1,
+        "engine": result.engine.value,
+        "layout": result.layout.name,
+        "max_model_len": result.max_model_len,
+        "figures": [
+            {
+                "name": f.name,
+                "logged": f.logged,
+                "modeled": f.predicted,
+                "error": f.error,
+                "calibrated": f.calibrated,
+            }
+            for f in result.figures
+        ],
+        "terms_gib": result.calibration.terms_gib,
+        "written": written,
+        "notes": list(result.notes),
+    }
 
 
 def make_console(width: int | None = None) -> Console:
