@@ -195,19 +195,25 @@ def calibrate(
     *,
     base: BudgetSettings,
     kv_dtype: KVDType = KVDType.BF16,
+    scheme: WeightScheme | None = None,
+    max_model_len: int | None = None,
     source: str = "",
 ) -> CalibrationResult:
-    """Predict the log's figures, fit the overheads, and predict again with them applied."""
+    """Predict the log's figures, fit the overheads, and predict again with them applied.
+
+    `scheme` and `max_model_len` stand in for what the log does not say (weight formats of a
+    prebuilt engine; the context length when the log omits it).
+    """
     settings = log_settings(log, base)
     layout = log_layout(log, model)
-    length = log_max_model_len(log, model.arch.max_position_embeddings)
+    length = log_max_model_len(log, max_model_len or model.arch.max_position_embeddings)
 
     def predict(s: BudgetSettings) -> LayoutMemory:
         return layout_memory(
             model.arch,
             hardware,
             layout,
-            scheme=log_scheme(log, model),
+            scheme=scheme or log_scheme(log, model),
             kv_dtype=log_kv_dtype(log, kv_dtype),
             max_model_len=length,
             settings=s,

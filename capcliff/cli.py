@@ -193,6 +193,12 @@ def calibrate(
     kv_dtype: Annotated[
         str, typer.Option("--kv-dtype", "--kv-cache-dtype", help="KV dtype if the log omits it.")
     ] = "bf16",
+    weight_dtype: Annotated[
+        str | None, typer.Option(help="Weight dtype if the log omits it (e.g. a prebuilt engine).")
+    ] = None,
+    max_model_len: Annotated[
+        int | None, typer.Option(help="Context length if the log omits it.")
+    ] = None,
     output: Annotated[
         str | None, typer.Option("--output", "-o", help="Calibration file to write.")
     ] = None,
@@ -209,7 +215,8 @@ def calibrate(
     from capcliff.catalog import get_hardware, get_model, model_catalog
     from capcliff.files import read_text, write_text_atomic
     from capcliff.startup_logs import parse_startup_log
-    from capcliff.units import parse_kv_dtype
+    from capcliff.units import parse_kv_dtype, parse_weight_dtype
+    from capcliff.weights import WeightScheme
 
     log = parse_startup_log(read_text(Path(logfile), field="logfile"))
     repos = {mid: card.hf_repo for mid, card in model_catalog().items()}
@@ -219,12 +226,17 @@ def calibrate(
             f"model: cannot tell the model from the log ({log.config.get('model', 'not named')}); "
             "pass --model with a catalog id or a config.json"
         )
+    resolved = get_model(model_id)
     result = run_calibration(
         log,
-        get_model(model_id),
+        resolved,
         get_hardware(gpu),
         base=BudgetSettings(),
         kv_dtype=parse_kv_dtype(kv_dtype),
+        scheme=None
+        if weight_dtype is None
+        else WeightScheme.quantised(resolved.arch, parse_weight_dtype(weight_dtype)),
+        max_model_len=max_model_len,
         source=logfile,
     )
     target = Path(output) if output else Path(logfile).with_suffix(".calibration.toml")
