@@ -109,6 +109,19 @@ def layout_warnings(arch: Architecture, layout: Layout) -> tuple[str, ...]:
     return tuple(notes)
 
 
+def headroom_warning(stages: tuple[StageBudget, ...]) -> str | None:
+    """A warning when what lives outside the engine's budget will not fit there."""
+    worst = min(stages, key=lambda s: s.headroom_bytes)
+    if worst.headroom_bytes >= 0:
+        return None
+    names = " + ".join(t.name for t in worst.outside_terms)
+    room = worst.total_memory_bytes - worst.requested_bytes
+    return (
+        f"{names} need {format_bytes(room - worst.headroom_bytes)} outside the budget but only "
+        f"{format_bytes(room)} is left there: lower the memory fraction or use --enforce-eager"
+    )
+
+
 def layout_memory(
     arch: Architecture,
     hardware: HardwareSpec,
@@ -152,5 +165,6 @@ def layout_memory(
         reason=fit_reason(stages, max_model_len=max_model_len),
         stages=stages,
         max_model_len=max_model_len,
-        warnings=layout_warnings(arch, layout),
+        warnings=layout_warnings(arch, layout)
+        + tuple(w for w in (headroom_warning(stages),) if w is not None),
     )

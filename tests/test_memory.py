@@ -125,7 +125,9 @@ def _stage(
         kv_bytes_per_token=per_token,
         max_model_len=8192,
     )
-    return stage_budget(demand, BudgetSettings(engine=engine))
+    # SGLang's default mem_fraction_static steps at GPU-memory tiers (server_args.py), so capacity can
+    # dip by a few blocks across a tier boundary; the invariants hold for a fixed fraction.
+    return stage_budget(demand, BudgetSettings(engine=engine, mem_fraction_static=0.85))
 
 
 ENGINES = st.sampled_from(list(EngineName))
@@ -152,3 +154,19 @@ def test_kv_blocks_never_exceed_the_kv_pool(
     assert stage.blocks * stage.block_size * per_token <= max(0, stage.kv_bytes)
     used = sum(t.bytes for t in stage.terms) + max(0, stage.kv_bytes)
     assert stage.kv_bytes < 0 or used <= stage.total_memory_bytes
+
+
+def test_graphs_and_context_that_cannot_fit_outside_the_budget_warn() -> None:
+    # vLLM V0 keeps CUDA graphs outside the budget: at utilisation 0.99 only 1 % of 140.4 GiB
+    # (1.40 GiB) is left for the 0.86 GiB context and ~1.2 GiB of graphs.
+    arch = arch_of("llama-3.1-8b")
+    mem = layout_memory(
+        arch,
+        get_hardware("h200-sxm"),
+        Layout(),
+        scheme=WeightScheme.as_shipped(arch),
+        kv_dtype=KVDType.BF16,
+        max_model_len=8192,
+        settings=BudgetSettings(engine=EngineName.VLLM_V0, gpu_memory_utilization=0.99),
+    )
+    assert any("outside the budget" in w for w in mem.warnings)
