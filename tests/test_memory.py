@@ -125,8 +125,8 @@ def _stage(
         kv_bytes_per_token=per_token,
         max_model_len=8192,
     )
-    # SGLang's default mem_fraction_static steps at GPU-memory tiers (server_args.py), so capacity can
-    # dip by a few blocks across a tier boundary; the invariants hold for a fixed fraction.
+    # SGLang's default mem_fraction_static steps at GPU-memory tiers (server_args.py), so capacity
+    # can dip by a few blocks across a tier boundary; the invariants hold for a fixed fraction.
     return stage_budget(demand, BudgetSettings(engine=engine, mem_fraction_static=0.85))
 
 
