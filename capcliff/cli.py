@@ -38,6 +38,13 @@ class OutputFormat(StrEnum):
 
 
 FormatOption = Annotated[OutputFormat, typer.Option("--format", help="table or json.")]
+KvDtypeOption = Annotated[
+    str, typer.Option("--kv-dtype", "--kv-cache-dtype", help="KV cache dtype: bf16, fp16, fp8.")
+]
+MaxModelLenOption = Annotated[
+    int | None,
+    typer.Option(help="Longest request, tokens (default: the log's, else the model's context)."),
+]
 
 
 def _resolve_gpus(gpus: int | None, layout: str, gpus_per_node: int) -> int:
@@ -75,12 +82,8 @@ def memory(
             help="bf16, fp16, fp8, int4 (awq/gptq), mxfp4, nvfp4 (default: as shipped).",
         ),
     ] = None,
-    kv_dtype: Annotated[
-        str, typer.Option("--kv-dtype", "--kv-cache-dtype", help="bf16, fp16, fp8.")
-    ] = "bf16",
-    max_model_len: Annotated[
-        int | None, typer.Option(help="Longest request, tokens (default: the model's context).")
-    ] = None,
+    kv_dtype: KvDtypeOption = "bf16",
+    max_model_len: MaxModelLenOption = None,
     gpu_total_memory: Annotated[
         str | None, typer.Option(help="Override the driver-reported memory, e.g. 139.81GiB.")
     ] = None,
@@ -190,15 +193,11 @@ def calibrate(
     gpu: Annotated[str, typer.Option(help="Hardware id, for what the log leaves out.")] = (
         DEFAULT_GPU
     ),
-    kv_dtype: Annotated[
-        str, typer.Option("--kv-dtype", "--kv-cache-dtype", help="KV dtype if the log omits it.")
-    ] = "bf16",
+    kv_dtype: KvDtypeOption = "bf16",
     weight_dtype: Annotated[
         str | None, typer.Option(help="Weight dtype if the log omits it (e.g. a prebuilt engine).")
     ] = None,
-    max_model_len: Annotated[
-        int | None, typer.Option(help="Context length if the log omits it.")
-    ] = None,
+    max_model_len: MaxModelLenOption = None,
     output: Annotated[
         str | None, typer.Option("--output", "-o", help="Calibration file to write.")
     ] = None,
