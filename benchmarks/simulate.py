@@ -1,0 +1,81 @@
+"""Simulator speed on the study's single-GPU scenario: prints figures, asserts nothing.
+
+DeepSeek-R1-Distill-Llama-8B on 1 x H200, a batch of 10,000 `reasoning` requests, vLLM V1 policy.
+Targets: one simulation at concurrency 2,048 under 0.3 s; a 32-point concurrency sweep under 5 s.
+
+Run: python benchmarks/simulate.py [--quick]
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from capcliff.budget import BudgetSettings
+from capcliff.catalog import get_hardware, get_model
+from capcliff.layout import Layout
+from capcliff.memory import layout_memory
+from capcliff.perf import step_time_model
+from capcliff.simconfig import KVCapacity, SimConfig
+from capcliff.simulate import simulate
+from capcliff.solver import sweep, sweet_spot
+from capcliff.units import KVDType
+from capcliff.weights import WeightScheme
+from capcliff.workload import generate_requests, preset
+
+
+def scenario() -> tuple[object, ...]:
+    """Requests, step-time model and KV capacity of the 8B-on-one-H200 study scenario."""
+    arch = get_model("deepseek-r1-distill-llama-8b").arch
+    hardware = get_hardware("h200-sxm")
+    scheme = WeightScheme.as_shipped(arch)
+    memory = layout_memory(
+        arch,
+        hardware,
+        Layout(),
+        scheme=scheme,
+        kv_dtype=KVDType.BF16,
+        max_model_len=32_768,
+        settings=BudgetSettings(),
+    )
+    model = step_time_model(arch, hardware, Layout(), scheme=scheme, kv_dtype=KVDType.BF16)
+    capacity = KVCapacity.of_layout(memory, hardware)
+    requests = generate_requests(preset("reasoning", num_requests=10_000), np.random.default_rng(0))
+    return requests, model, capacity
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    requests, model, capacity = scenario()
+    print(f"KV capacity: {capacity.blocks} blocks x {capacity.block_size} tokens per replica")
+    times, result = [], None
+    for _ in range(1 if quick else 3):
+        start = time.perf_counter()
+        result = simulate(requests, model, capacity, SimConfig(max_num_seqs=2_048))  # type: ignore[arg-type]
+        times.append(time.perf_counter() - start)
+    assert result is not None
+    best = min(times)
+    print(
+        f"one simulation (concurrency 2,048): {best:.2f} s (best of {len(times)}, median "
+        f"{statistics.median(times):.2f} s), {result.events:,} events = "
+        f"{result.events / best:,.0f} events/s, {result.steps:,} engine steps, "
+        f"{result.total_preemptions:,} preemptions, makespan {result.makespan_s:,.0f} s"
+    )
+    concurrencies = np.unique(np.geomspace(32, 10_240, 8 if quick else 32).astype(int)).tolist()
+    start = time.perf_counter()
+    points = sweep(requests, model, capacity, SimConfig(), concurrencies)  # type: ignore[arg-type]
+    elapsed = time.perf_counter() - start
+    events = sum(p.result.events for p in points if p.result is not None)
+    best_point = sweet_spot(points)
+    print(
+        f"{len(points)}-point sweep (32 .. 10,240): {elapsed:.2f} s, {events:,} events = "
+        f"{events / elapsed:,.0f} events/s; sweet spot {best_point.concurrency} "
+        f"({best_point.makespan_s:,.0f} s)"
+    )
+
+
+if __name__ == "__main__":
+    main()

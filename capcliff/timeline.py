@@ -1,0 +1,152 @@
+"""What a replica simulation records as it runs, and the per-replica result it yields."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class ReplicaResult:
+    """One replica's run. Times in seconds from t = 0; arrays per request of this replica."""
+
+    arrival_s: FloatArray
+    first_token_s: FloatArray
+    finish_s: FloatArray
+    output_tokens: IntArray
+    preemptions: IntArray
+    recomputed_tokens: IntArray
+    total_blocks: int
+    steps: int
+    events: int
+    scheduled_tokens: int  # all tokens of every step (prefill, recompute and decode)
+    swapped_tokens: int  # tokens of KV moved out to the host (and back)
+    swap_s: float
+    first_preemption: tuple[int, float] | None  # (step, time)
+    first_saturation: tuple[int, float] | None
+    blocked_steps: int  # steps in which a waiting request was refused for lack of KV
+    blocked_s: float
+    peak_used_blocks: int
+    used_block_seconds: float  # time integral of blocks in use
+    preemption_times_s: FloatArray
+    series_s: FloatArray  # event times (end of a step or of a run of decode steps)
+    series_used_blocks: FloatArray
+    series_running: FloatArray
+    series_waiting: FloatArray
+    series_hbm_utilization: FloatArray
+
+    @property
+    def makespan_s(self) -> float:
+        """Time the last request finished."""
+        return float(self.finish_s.max()) if len(self.finish_s) else 0.0
+
+
+class Recorder:
+    """Counters and event samples of one replica run."""
+
+    def __init__(self, total_blocks: int, peak_hbm_bytes_per_s: float) -> None:
+        self.total_blocks = total_blocks
+        self.peak_hbm = peak_hbm_bytes_per_s
+        self.steps = 0
+        self.events = 0
+        self.scheduled_tokens = 0
+        self.swapped_tokens = 0
+        self.swap_s = 0.0
+        self.first_preemption: tuple[int, float] | None = None
+        self.first_saturation: tuple[int, float] | None = None
+        self.blocked_steps = 0
+        self.blocked_s = 0.0
+        self.peak_used = 0
+        self.used_block_seconds = 0.0
+        self.preemption_times: list[float] = []
+        self.series: tuple[list[float], ...] = ([], [], [], [], [])  # time, used, running, ...
+
+    def preemption(self, step: int, time_s: float) -> None:
+        """A running request was preempted in `step`, which started at `time_s`."""
+        self.preemption_times.append(time_s)
+        if self.first_preemption is None:
+            self.first_preemption = (step, time_s)
+
+    def saturation(self, step: int, time_s: float) -> None:
+        """KV ran out (or hit zero free blocks) in `step`, which ended at `time_s`."""
+        if self.first_saturation is None:
+            self.first_saturation = (step, time_s)
+
+    def run(
+        self,
+        *,
+        steps: int,
+        start_s: float,
+        duration_s: float,
+        used_blocks: tuple[int, int],
+        counts: tuple[int, int],
+        hbm_bytes: float,
+        blocked: bool,
+        tokens: int,
+    ) -> None:
+        """`steps` steps (one, or a run of decode steps) from `start_s`; used_blocks at the
+        first and last step (after allocation); counts = (running, waiting)."""
+        self.steps += steps
+        self.events += 1
+        self.scheduled_tokens += tokens
+        first, last = used_blocks
+        self.peak_used = max(self.peak_used, first, last)
+        self.used_block_seconds += (first + last) / 2 * duration_s
+        if blocked:
+            self.blocked_steps += steps
+            self.blocked_s += duration_s
+        util = hbm_bytes / (duration_s * self.peak_hbm) if duration_s > 0 else 0.0
+        times, used, running, waiting, hbm = self.series
+        times.append(start_s + duration_s)
+        used.append(last)
+        running.append(counts[0])
+        waiting.append(counts[1])
+        hbm.append(util)
+
+    def series_arrays(self) -> tuple[FloatArray, ...]:
+        """The event samples as arrays (time, used blocks, running, waiting, HBM utilisation)."""
+        return tuple(np.asarray(values, dtype=np.float64) for values in self.series)
+
+    def result(
+        self,
+        *,
+        arrival_s: list[float],
+        first_token_s: list[float],
+        finish_s: list[float],
+        output_tokens: list[int],
+        preemptions: list[int],
+        recomputed_tokens: list[int],
+    ) -> ReplicaResult:
+        """The replica's result: these per-request lists plus what was recorded."""
+        times, used, running, waiting, hbm = self.series_arrays()
+        return ReplicaResult(
+            arrival_s=np.asarray(arrival_s, dtype=np.float64),
+            first_token_s=np.asarray(first_token_s, dtype=np.float64),
+            finish_s=np.asarray(finish_s, dtype=np.float64),
+            output_tokens=np.asarray(output_tokens, dtype=np.int64),
+            preemptions=np.asarray(preemptions, dtype=np.int64),
+            recomputed_tokens=np.asarray(recomputed_tokens, dtype=np.int64),
+            total_blocks=self.total_blocks,
+            steps=self.steps,
+            events=self.events,
+            scheduled_tokens=self.scheduled_tokens,
+            swapped_tokens=self.swapped_tokens,
+            swap_s=self.swap_s,
+            first_preemption=self.first_preemption,
+            first_saturation=self.first_saturation,
+            blocked_steps=self.blocked_steps,
+            blocked_s=self.blocked_s,
+            peak_used_blocks=self.peak_used,
+            used_block_seconds=self.used_block_seconds,
+            preemption_times_s=np.asarray(self.preemption_times, dtype=np.float64),
+            series_s=times,
+            series_used_blocks=used,
+            series_running=running,
+            series_waiting=waiting,
+            series_hbm_utilization=hbm,
+        )

@@ -1,0 +1,332 @@
+"""Workloads: a spec (lengths, arrivals) -> a set of requests. Randomness comes in as a Generator.
+
+Arrival patterns:
+- `batch`: every request is there at t = 0 (the study's offline batches).
+- `clients`: N closed-loop users; each sends its next request when its last one finishes (plus an
+  optional think time). The simulator decides those arrival times, so a request carries its client
+  and `arrival_s` is NaN for every request but each client's first.
+- `poisson`: open loop at a rate (exponential gaps).
+- `trace`: the `arrival_s` of a JSONL trace, replayed as given.
+
+Lengths: fixed, uniform, normal, lognormal (given its mean and p99) or empirical (sampled from given
+values). Every length is clipped to [1, max].
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+import numpy.typing as npt
+
+from capcliff.errors import InputError
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+# z such that Phi(z) = 0.99: the 99th percentile of a standard normal.
+Z_P99 = 2.3263478740408408
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """Every request has exactly `tokens` tokens."""
+
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Uniform:
+    """Integers drawn uniformly from [low, high], both included."""
+
+    low: int
+    high: int
+
+
+@dataclass(frozen=True)
+class Normal:
+    """A normal distribution of `mean` and `std` tokens, rounded and clipped to [1, max]."""
+
+    mean: float
+    std: float
+
+
+@dataclass(frozen=True)
+class LogNormal:
+    """A lognormal distribution named by its mean and 99th percentile, in tokens.
+
+    mean = exp(mu + sigma^2 / 2) and p99 = exp(mu + z sigma) with z = 2.3263, so
+    sigma = z - sqrt(z^2 - 2 ln(p99 / mean)) (the root with sigma < z) and
+    mu = ln(mean) - sigma^2 / 2.
+    A solution needs mean < p99 <= mean x exp(z^2 / 2) (about 15 x the mean).
+    """
+
+    mean: float
+    p99: float
+
+    def __post_init__(self) -> None:
+        if not 0 < self.mean < self.p99:
+            raise InputError(f"lognormal: need 0 < mean < p99, got {self.mean}, {self.p99}")
+        if 2 * math.log(self.p99 / self.mean) > Z_P99**2:
+            raise InputError(f"lognormal: p99 {self.p99} is over 15 x the mean {self.mean}")
+
+    @property
+    def sigma(self) -> float:
+        """Standard deviation of ln(tokens)."""
+        return Z_P99 - math.sqrt(Z_P99**2 - 2 * math.log(self.p99 / self.mean))
+
+    @property
+    def mu(self) -> float:
+        """Mean of ln(tokens)."""
+        return math.log(self.mean) - self.sigma**2 / 2
+
+
+@dataclass(frozen=True)
+class Empirical:
+    """Lengths sampled with replacement from observed `values`."""
+
+    values: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        if not self.values or min(self.values) < 1:
+            raise InputError("empirical: needs at least one length, all >= 1")
+
+
+LengthDist = Fixed | Uniform | Normal | LogNormal | Empirical
+
+
+def sample_lengths(
+    dist: LengthDist, n: int, rng: np.random.Generator, *, max_tokens: int
+) -> IntArray:
+    """`n` token counts drawn from `dist`, rounded and clipped to [1, max_tokens]."""
+    if isinstance(dist, Fixed):
+        raw: npt.NDArray[np.float64] = np.full(n, float(dist.tokens))
+    elif isinstance(dist, Uniform):
+        raw = rng.integers(dist.low, dist.high, size=n, endpoint=True).astype(np.float64)
+    elif isinstance(dist, Normal):
+        raw = rng.normal(dist.mean, dist.std, size=n)
+    elif isinstance(dist, LogNormal):
+        raw = rng.lognormal(dist.mu, dist.sigma, size=n)
+    else:
+        raw = rng.choice(np.asarray(dist.values, dtype=np.float64), size=n)
+    return np.clip(np.rint(raw), 1, max_tokens).astype(np.int64)
+
+
+class Arrival(StrEnum):
+    """How requests arrive."""
+
+    BATCH = "batch"
+    CLIENTS = "clients"
+    POISSON = "poisson"
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """What to generate: how many requests, their lengths and how they arrive."""
+
+    num_requests: int
+    input: LengthDist
+    output: LengthDist
+    arrival: Arrival = Arrival.BATCH
+    rate_per_s: float | None = None  # poisson only
+    clients: int | None = None  # closed-loop clients only
+    think_time_s: float = 0.0
+    max_input_tokens: int = 131_072
+    max_output_tokens: int = 32_768  # the engine's max_tokens: outputs are cut there
+
+    def __post_init__(self) -> None:
+        if self.num_requests < 1:
+            raise InputError(f"num_requests: must be >= 1, got {self.num_requests}")
+        if self.arrival is Arrival.POISSON and not (self.rate_per_s or 0) > 0:
+            raise InputError("rate_per_s: a Poisson workload needs a rate > 0")
+        if self.arrival is Arrival.CLIENTS and not (self.clients or 0) >= 1:
+            raise InputError("clients: a closed-loop workload needs at least one client")
+
+
+@dataclass(frozen=True)
+class Requests:
+    """A set of requests as parallel arrays, one entry per request.
+
+    `arrival_s` is NaN for a closed-loop request that is sent when its client's previous one ends.
+    `max_output_tokens` is the limit the engine sees (max_tokens); `output_tokens` is what it
+    generates.
+    """
+
+    input_tokens: IntArray
+    output_tokens: IntArray
+    max_output_tokens: IntArray
+    arrival_s: FloatArray
+    client: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    closed_loop: bool = False
+    think_time_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        n = len(self.input_tokens)
+        if not len(self.client):
+            object.__setattr__(self, "client", np.full(n, -1, dtype=np.int64))
+        arrays = (self.output_tokens, self.max_output_tokens, self.arrival_s, self.client)
+        if any(len(a) != n for a in arrays):
+            raise InputError("requests: every field needs one entry per request")
+        if n and (self.input_tokens.min() < 1 or self.output_tokens.min() < 1):
+            raise InputError("requests: input and output lengths must be >= 1 token")
+        if n and (self.output_tokens > self.max_output_tokens).any():
+            raise InputError("requests: an output is longer than its max_output_tokens")
+
+    def __len__(self) -> int:
+        return len(self.input_tokens)
+
+    def subset(self, indices: IntArray) -> Requests:
+        """The requests at `indices`, in that order."""
+        return Requests(
+            input_tokens=self.input_tokens[indices],
+            output_tokens=self.output_tokens[indices],
+            max_output_tokens=self.max_output_tokens[indices],
+            arrival_s=self.arrival_s[indices],
+            client=self.client[indices],
+            closed_loop=self.closed_loop,
+            think_time_s=self.think_time_s,
+        )
+
+
+def arrival_times_s(spec: WorkloadSpec, rng: np.random.Generator) -> FloatArray:
+    """Arrival time of each request (NaN where a closed-loop client decides it)."""
+    n = spec.num_requests
+    if spec.arrival is Arrival.POISSON:
+        assert spec.rate_per_s is not None
+        return np.cumsum(rng.exponential(1.0 / spec.rate_per_s, size=n))
+    times = np.zeros(n)
+    if spec.arrival is Arrival.CLIENTS:
+        assert spec.clients is not None
+        times[spec.clients :] = np.nan
+    return times
+
+
+def generate_requests(spec: WorkloadSpec, rng: np.random.Generator) -> Requests:
+    """Draw the requests of `spec`: inputs, then outputs, then arrivals (same seed, same
+    requests)."""
+    n = spec.num_requests
+    inputs = sample_lengths(spec.input, n, rng, max_tokens=spec.max_input_tokens)
+    outputs = sample_lengths(spec.output, n, rng, max_tokens=spec.max_output_tokens)
+    arrivals = arrival_times_s(spec, rng)
+    clients = spec.clients if spec.arrival is Arrival.CLIENTS else None
+    return Requests(
+        input_tokens=inputs,
+        output_tokens=outputs,
+        max_output_tokens=np.full(n, spec.max_output_tokens, dtype=np.int64),
+        arrival_s=arrivals,
+        client=np.arange(n, dtype=np.int64) % clients if clients else np.full(n, -1, np.int64),
+        closed_loop=clients is not None,
+        think_time_s=spec.think_time_s,
+    )
+
+
+@dataclass(frozen=True)
+class TraceRow:
+    """One request of a trace: its lengths and, optionally, when it arrived."""
+
+    input_tokens: int
+    output_tokens: int
+    arrival_s: float | None = None
+
+
+def _trace_int(row: dict[str, object], key: str, line: int) -> int:
+    value = row.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InputError(f"trace line {line}: {key}: must be an integer >= 1, got {value!r}")
+    return value
+
+
+def parse_trace(lines: Iterable[str]) -> list[TraceRow]:
+    """Rows of a JSONL trace `{"input_tokens": .., "output_tokens": .., "arrival_s": ..}`.
+
+    `arrival_s` is optional; blank lines are skipped. The caller reads the file.
+    """
+    rows: list[TraceRow] = []
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"trace line {number}: (json): {exc.msg}") from None
+        if not isinstance(row, dict):
+            raise InputError(f"trace line {number}: expected a JSON object")
+        arrival = row.get("arrival_s")
+        if arrival is not None and (
+            isinstance(arrival, bool) or not isinstance(arrival, int | float)
+        ):
+            raise InputError(f"trace line {number}: arrival_s: must be a number, got {arrival!r}")
+        inputs = _trace_int(row, "input_tokens", number)
+        outputs = _trace_int(row, "output_tokens", number)
+        rows.append(TraceRow(inputs, outputs, None if arrival is None else float(arrival)))
+    if not rows:
+        raise InputError("trace: no requests")
+    return rows
+
+
+def empirical_lengths(rows: list[TraceRow]) -> tuple[Empirical, Empirical]:
+    """(input, output) length distributions of a trace, to resample from. Each is sampled on its
+    own, so any correlation between a row's input and output is not kept."""
+    return (
+        Empirical(tuple(r.input_tokens for r in rows)),
+        Empirical(tuple(r.output_tokens for r in rows)),
+    )
+
+
+def requests_from_trace(rows: list[TraceRow], *, max_output_tokens: int | None = None) -> Requests:
+    """The trace replayed as given: arrivals from the trace (0 where a row has none)."""
+    outputs = np.array([r.output_tokens for r in rows], dtype=np.int64)
+    limit = int(outputs.max()) if max_output_tokens is None else max_output_tokens
+    arrivals = np.array([0.0 if r.arrival_s is None else r.arrival_s for r in rows])
+    order = np.argsort(arrivals, kind="stable")
+    return Requests(
+        input_tokens=np.array([r.input_tokens for r in rows], dtype=np.int64)[order],
+        output_tokens=np.minimum(outputs, limit)[order],
+        max_output_tokens=np.full(len(rows), limit, dtype=np.int64),
+        arrival_s=arrivals[order],
+    )
+
+
+# Presets. `reasoning` is modelled on NaturalReasoning as the study describes it
+# (shared/reference/paper_findings.md): about 77 % of prompts are 50-150 tokens, about 45 % of
+# answers exceed 5,000 tokens.
+# - prompts: lognormal, mean 110, p99 272 -> sigma = 0.4286, mu = 4.6087 (median 100.4 tokens);
+#   P(50 <= x <= 150) = Phi(ln(150/100.4)/0.4286) - Phi(ln(50/100.4)/0.4286)
+#                     = Phi(0.937) - Phi(-1.627) = 0.826 - 0.052 = 0.774.
+# - answers: lognormal, mean 7,300, p99 45,000 -> sigma = 0.9944, mu = 8.4012 (median 4,452);
+#   P(x > 5,000) = 1 - Phi((ln 5000 - 8.4012)/0.9944) = 1 - Phi(0.117) = 0.454;
+#   answers are cut at max_tokens = 32,768, which P(x > 32,768) = 1 - Phi(2.007) = 2.2 % reach.
+# `chat` and `chat-short` are named assumptions (no chat trace ships with capcliff): a
+# ShareGPT-like conversation turn and a short question-answer turn.
+PRESETS: dict[str, tuple[LengthDist, LengthDist, int]] = {
+    "reasoning": (LogNormal(110, 272), LogNormal(7_300, 45_000), 32_768),
+    "chat": (LogNormal(300, 2_000), LogNormal(250, 1_200), 4_096),
+    "chat-short": (LogNormal(128, 512), LogNormal(128, 512), 1_024),
+}
+
+
+def preset(
+    name: str,
+    *,
+    num_requests: int,
+    arrival: Arrival = Arrival.BATCH,
+    rate_per_s: float | None = None,
+    clients: int | None = None,
+) -> WorkloadSpec:
+    """A named workload (`reasoning`, `chat`, `chat-short`) of `num_requests` requests."""
+    if name not in PRESETS:
+        raise InputError(f"workload: unknown preset {name!r}; known: {', '.join(PRESETS)}")
+    inputs, outputs, max_output = PRESETS[name]
+    return WorkloadSpec(
+        num_requests=num_requests,
+        input=inputs,
+        output=outputs,
+        arrival=arrival,
+        rate_per_s=rate_per_s,
+        clients=clients,
+        max_output_tokens=max_output,
+    )

@@ -1,0 +1,377 @@
+"""A plain step-by-step serving simulator: one loop iteration = one engine step, Python objects,
+no cleverness. The event-driven simulator (capcliff.replica) must agree with it exactly.
+
+It follows the engines' own loops: vLLM's `schedule` walks the running list in order, allocating
+each request's blocks and popping victims from the end when one does not fit; SGLang checks the
+whole decode batch and retracts in its order until it fits. Admission decisions come from the
+policy functions of capcliff.scheduler (tested on their own in test_scheduler.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from capcliff.perf import StepTimeModel
+from capcliff.scheduler import Candidate, Policy, Requeue, RunningState, VictimOrder
+from capcliff.simconfig import KVCapacity, PreemptionMode, SimConfig
+from capcliff.workload import Requests
+
+
+def blocks_for(tokens: int, block_size: int) -> int:
+    return -(-tokens // block_size)
+
+
+@dataclass
+class Req:
+    idx: int
+    prompt: int
+    output: int
+    max_output: int
+    arrival: float
+    client: int
+    context: int = 0
+    generated: int = 0
+    blocks: int = 0
+    host_kv: int = 0
+    decoding: bool = False
+    admit_seq: int = 0
+    first_token: float = math.nan
+    finish: float = math.nan
+    preemptions: int = 0
+    recomputed: int = 0
+
+    @property
+    def prefill_target(self) -> int:
+        return self.prompt + self.generated
+
+
+@dataclass
+class RefResult:
+    first_token_s: list[float]
+    finish_s: list[float]
+    arrival_s: list[float]
+    preemptions: list[int]
+    recomputed: list[int]
+    steps: int
+    scheduled_tokens: int
+    swapped_tokens: int
+    swap_s: float
+    first_preemption: tuple[int, float] | None
+    first_saturation: tuple[int, float] | None
+    blocked_steps: int
+    blocked_s: float
+    peak_used: int
+    max_used: int
+
+
+class ReferenceSim:
+    def __init__(
+        self,
+        requests: Requests,
+        model: StepTimeModel,
+        capacity: KVCapacity,
+        config: SimConfig,
+        rule: Policy,
+    ) -> None:
+        self.model, self.cap, self.cfg, self.rule = model, capacity, config, rule
+        self.reqs = [
+            Req(
+                i,
+                int(requests.input_tokens[i]),
+                int(requests.output_tokens[i]),
+                int(requests.max_output_tokens[i]),
+                math.inf if math.isnan(requests.arrival_s[i]) else float(requests.arrival_s[i]),
+                int(requests.client[i]),
+            )
+            for i in range(len(requests))
+        ]
+        self.think = requests.think_time_s
+        self.B = capacity.block_size
+        self.free = capacity.blocks
+        self.running: list[Req] = []
+        self.waiting: deque[Req] = deque()
+        self.not_arrived = [r for r in self.reqs if r.arrival < math.inf]
+        self.later = [r for r in self.reqs if r.arrival == math.inf]
+        self.t = 0.0
+        self.step = 0
+        self.seq = 0
+        self.done = 0
+        self.ratio_base = rule.ratio.init if rule.ratio else 0.0
+        self.ratio_steps = 0
+        self.dirty = True
+        self.host_used = 0
+        self.new_this_step: list[Req] = []
+        self.scheduled_tokens = self.swapped_tokens = 0
+        self.swap_s = 0.0
+        self.first_preemption: tuple[int, float] | None = None
+        self.first_saturation: tuple[int, float] | None = None
+        self.blocked_steps = 0
+        self.blocked_s = 0.0
+        self.peak_used = 0
+
+    # the view the policy functions read
+    @property
+    def free_blocks(self) -> int:
+        return self.free
+
+    @property
+    def total_blocks(self) -> int:
+        return self.cap.blocks
+
+    @property
+    def block_size(self) -> int:
+        return self.B
+
+    @property
+    def new_token_ratio(self) -> float:
+        if self.rule.ratio is None:
+            return 0.0
+        return self.rule.ratio.value(self.ratio_base, self.ratio_steps)
+
+    def _old_running(self) -> list[Req]:
+        return [r for r in self.running if r not in self.new_this_step]
+
+    def full_length_blocks(self) -> int:
+        return sum(blocks_for(r.prompt + r.max_output, self.B) for r in self._old_running())
+
+    def running_state(self) -> RunningState:
+        old = self._old_running()
+        return RunningState(
+            np.array([r.prompt for r in old], dtype=np.int64),
+            np.array([r.generated for r in old], dtype=np.int64),
+            np.array([r.output for r in old], dtype=np.int64),
+            np.array([r.max_output for r in old], dtype=np.int64),
+            np.array([not r.decoding for r in old], dtype=bool),
+        )
+
+    # the loop
+    def run(self) -> RefResult:
+        while self.done < len(self.reqs):
+            for r in sorted(self.not_arrived, key=lambda q: (q.arrival, q.idx)):
+                if r.arrival <= self.t:
+                    self.not_arrived.remove(r)
+                    self.waiting.append(r)
+                    self.dirty = True
+            if not self.running and not self.waiting:
+                self.t = max(self.t, min(r.arrival for r in self.not_arrived))
+                if self.rule.ratio:
+                    self.ratio_base, self.ratio_steps = self.rule.ratio.init, 0
+                continue
+            self.one_step()
+        return RefResult(
+            [r.first_token for r in self.reqs],
+            [r.finish for r in self.reqs],
+            [r.arrival for r in self.reqs],
+            [r.preemptions for r in self.reqs],
+            [r.recomputed for r in self.reqs],
+            self.step,
+            self.scheduled_tokens,
+            self.swapped_tokens,
+            self.swap_s,
+            self.first_preemption,
+            self.first_saturation,
+            self.blocked_steps,
+            self.blocked_s,
+            self.peak_used,
+            self.peak_used,
+        )
+
+    def preempt(self, v: Req, swap_out: list[int]) -> None:
+        self.running.remove(v)
+        self.free += v.blocks
+        room = self.cap.host_kv_tokens - self.host_used
+        if self.cfg.preemption is PreemptionMode.SWAP and v.decoding and v.context <= room:
+            v.host_kv = v.context
+            self.host_used += v.context
+            swap_out.append(v.context)
+        else:
+            v.recomputed += v.context
+        v.context, v.blocks, v.decoding = 0, 0, False
+        if self.rule.requeue is Requeue.FRONT:
+            self.waiting.appendleft(v)
+        else:
+            self.waiting.append(v)
+        v.preemptions += 1
+        self.dirty = True
+        if self.first_preemption is None:
+            self.first_preemption = (self.step, self.t)
+
+    def tokens_for(self, r: Req, budget: int) -> int:
+        return 1 if r.decoding else min(r.prefill_target - r.context, budget)
+
+    def need_for(self, r: Req, n: int) -> int:
+        return max(0, blocks_for(r.context + n, self.B) - r.blocks)
+
+    def schedule_running_vllm(self, swap_out: list[int]) -> tuple[list[tuple[Req, int]], bool]:
+        """vLLM: walk the running list; pop victims from its end when blocks do not fit."""
+        budget = self.cfg.max_num_batched_tokens
+        scheduled: list[tuple[Req, int]] = []
+        preempted = False
+        i = 0
+        while i < len(self.running) and budget > 0:
+            r = self.running[i]
+            n = self.tokens_for(r, budget)
+            need = self.need_for(r, n)
+            while need > self.free:
+                if self.rule.victim_order is VictimOrder.NONE:
+                    raise AssertionError("a no-evict policy ran out of blocks")
+                victim = self.running[-1]
+                self.preempt(victim, swap_out)
+                preempted = True
+                if victim is r:
+                    break
+            if r not in self.running:
+                break
+            self.free -= need
+            r.blocks += need
+            scheduled.append((r, n))
+            budget -= n
+            i += 1
+        return scheduled, preempted
+
+    def schedule_running_sglang(self, swap_out: list[int]) -> tuple[list[tuple[Req, int]], bool]:
+        """SGLang: if the whole batch's next tokens do not fit, retract fewest-generated first."""
+        preempted = False
+        while True:
+            plan = self.plan_all()
+            if sum(self.need_for(r, n) for r, n in plan) <= self.free:
+                break
+            victim = min(self.running, key=lambda q: (q.generated, -q.prompt, -q.admit_seq))
+            self.preempt(victim, swap_out)
+            preempted = True
+        plan = self.plan_all()
+        for r, n in plan:
+            need = self.need_for(r, n)
+            self.free -= need
+            r.blocks += need
+        return [(r, n) for r, n in plan if n > 0], preempted
+
+    def plan_all(self) -> list[tuple[Req, int]]:
+        budget = self.cfg.max_num_batched_tokens
+        plan = []
+        for r in self.running:
+            n = self.tokens_for(r, budget)
+            plan.append((r, n))
+            budget -= n
+        return plan
+
+    def candidate(self, r: Req, budget: int) -> Candidate:
+        if r.host_kv:
+            return Candidate(
+                r.prompt,
+                r.generated,
+                r.output,
+                r.max_output,
+                r.host_kv,
+                1,
+                blocks_for(r.host_kv + 1, self.B),
+            )
+        todo = r.prefill_target
+        chunk = min(todo, budget)
+        blocks = blocks_for(todo if self.rule.whole_prompt_blocks else chunk, self.B)
+        return Candidate(r.prompt, r.generated, r.output, r.max_output, 0, chunk, blocks)
+
+    def admit(self, budget: int, swap_in: list[int]) -> tuple[list[tuple[Req, int]], bool]:
+        admitted: list[tuple[Req, int]] = []
+        cands: list[Candidate] = []
+        while self.waiting and budget > 0 and len(self.running) < self.cfg.max_num_seqs:
+            r = self.waiting[0]
+            cand = self.candidate(r, budget)
+            if not self.running:
+                ok = True
+            elif self.rule.event_triggered and not self.dirty:
+                ok = False
+            else:
+                ok = self.rule.admit(self, cand, cands)
+                if not ok:
+                    self.dirty = False
+            if not ok:
+                return admitted, True
+            self.waiting.popleft()
+            self.free -= cand.blocks_now
+            r.blocks = cand.blocks_now
+            self.seq += 1
+            r.admit_seq = self.seq
+            if r.host_kv:
+                r.context, r.decoding = r.host_kv, True
+                swap_in.append(r.host_kv)
+                self.host_used -= r.host_kv
+                r.host_kv = 0
+            self.running.append(r)
+            self.new_this_step.append(r)
+            admitted.append((r, cand.chunk_tokens))
+            cands.append(cand)
+            budget -= cand.chunk_tokens
+        return admitted, False
+
+    def one_step(self) -> None:
+        swap_out: list[int] = []
+        swap_in: list[int] = []
+        self.new_this_step = []
+        if self.rule.victim_order is VictimOrder.FEWEST_GENERATED:
+            scheduled, preempted = self.schedule_running_sglang(swap_out)
+        else:
+            scheduled, preempted = self.schedule_running_vllm(swap_out)
+        if preempted and self.rule.ratio:
+            old = self.running
+            self.ratio_base = self.rule.ratio.after_retraction(
+                sum(r.generated for r in old), sum(r.max_output for r in old), len(old)
+            )
+            self.ratio_steps = 0
+        budget = self.cfg.max_num_batched_tokens - sum(n for _, n in scheduled)
+        admitted: list[tuple[Req, int]] = []
+        blocked = False
+        if not (preempted and not self.rule.admits_after_preemption):
+            admitted, blocked = self.admit(budget, swap_in)
+        work = scheduled + admitted
+        tokens = sum(n for _, n in work)
+        ctx = sum(r.context + n for r, n in work)
+        pairs = sum(n * r.context + n * (n + 1) // 2 for r, n in work)
+        moved = sum(swap_out) + sum(swap_in)
+        dt = self.model.step_time_s(tokens, len(work), ctx, pairs)
+        dt += self.cap.swap_seconds(moved)
+        self.account(dt, preempted=preempted, blocked=blocked, tokens=tokens)
+        self.swapped_tokens += sum(swap_out)
+        self.swap_s += self.cap.swap_seconds(moved)
+        self.t += dt
+        for r, n in work:
+            self.advance(r, n)
+        if admitted:
+            self.dirty = True
+        if not preempted and self.rule.ratio:
+            self.ratio_steps += 1
+        self.step += 1
+
+    def account(self, dt: float, *, preempted: bool, blocked: bool, tokens: int) -> None:
+        self.peak_used = max(self.peak_used, self.cap.blocks - self.free)
+        if (preempted or self.free == 0) and self.first_saturation is None:
+            self.first_saturation = (self.step, self.t + dt)
+        if blocked:
+            self.blocked_steps += 1
+            self.blocked_s += dt
+        self.scheduled_tokens += tokens
+
+    def advance(self, r: Req, n: int) -> None:
+        r.context += n
+        if not r.decoding:
+            if r.context < r.prefill_target:
+                return
+            r.decoding = True
+            if math.isnan(r.first_token):
+                r.first_token = self.t
+        r.generated += 1
+        if r.generated == r.output:
+            self.free += r.blocks
+            self.running.remove(r)
+            r.finish = self.t
+            self.done += 1
+            self.dirty = True
+            nxt = next((q for q in self.later if q.client == r.client), None)
+            if nxt is not None:
+                self.later.remove(nxt)
+                nxt.arrival = self.t + self.think
+                self.not_arrived.append(nxt)

@@ -1,0 +1,103 @@
+"""Small models and workloads for simulator tests, with numbers easy to work out by hand."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from capcliff.perf import StepTimeModel
+from capcliff.simconfig import KVCapacity, PreemptionMode, SimConfig
+from capcliff.workload import Requests
+
+
+def toy_model(*, step_overhead_s: float = 1e-3, pp: int = 1) -> StepTimeModel:
+    """1 GB of weights at 1 TB/s, 100 kB of KV per token, 10 GFLOP per token at 100 TFLOP/s."""
+    return StepTimeModel(
+        pp=pp,
+        weight_bytes=1e9,
+        expert_bytes=0.0,
+        expert_choice_fraction=0.0,
+        kv_bytes_per_token=1e5,
+        flops_per_token=1e10,
+        flops_per_sequence=1e8,
+        attention_flops_per_pair=1e6,
+        bandwidth_bytes_per_s=1e12,
+        peak_bandwidth_bytes_per_s=1.25e12,
+        flops_per_s=1e14,
+        step_overhead_s=step_overhead_s,
+    )
+
+
+def constant_model(step_s: float) -> StepTimeModel:
+    """Every step that schedules anything takes exactly `step_s` seconds."""
+    return dataclasses.replace(
+        toy_model(step_overhead_s=step_s),
+        weight_bytes=0.0,
+        kv_bytes_per_token=0.0,
+        flops_per_token=0.0,
+        flops_per_sequence=0.0,
+        attention_flops_per_pair=0.0,
+    )
+
+
+def fixed_batch(n: int, prompt: int, output: int, *, max_output: int | None = None) -> Requests:
+    """n requests of fixed lengths, all there at t = 0."""
+    return Requests(
+        input_tokens=np.full(n, prompt, dtype=np.int64),
+        output_tokens=np.full(n, output, dtype=np.int64),
+        max_output_tokens=np.full(n, max_output or output, dtype=np.int64),
+        arrival_s=np.zeros(n),
+    )
+
+
+POLICIES = ("vllm", "vllm-v0", "sglang", "trtllm-no-evict", "trtllm-max-util", "kv-aware")
+
+
+def random_case(
+    seed: int, policy: str, mode: PreemptionMode, arrival: str
+) -> tuple[Requests, KVCapacity, SimConfig]:
+    """A small random workload, KV cache and engine config (tens of requests, short lengths)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 30))
+    block = int(rng.choice([1, 2, 4, 16]))
+    prompts = rng.integers(1, 60, n)
+    outputs = rng.integers(1, 80, n)
+    limits = outputs + rng.integers(0, 40, n)
+    client = np.full(n, -1)
+    if arrival == "batch":
+        arrivals = np.zeros(n)
+    elif arrival == "poisson":
+        arrivals = np.cumsum(rng.exponential(0.01, n))
+    else:
+        clients = int(rng.integers(1, 6))
+        client = np.arange(n) % clients
+        arrivals = np.where(np.arange(n) < clients, 0.0, np.nan)
+    requests = Requests(
+        prompts.astype(np.int64),
+        outputs.astype(np.int64),
+        limits.astype(np.int64),
+        arrivals.astype(np.float64),
+        client.astype(np.int64),
+        closed_loop=arrival == "clients",
+        think_time_s=0.001 if arrival == "clients" else 0.0,
+    )
+    need = (prompts + (limits if policy == "trtllm-no-evict" else outputs - 1)).max()
+    blocks = max(-(-int(need) // block), int(rng.integers(1, 400)) // block + 1)
+    capacity = KVCapacity(
+        blocks=blocks,
+        block_size=block,
+        kv_bytes_per_token=1000,
+        host_link_bytes_per_s=1e9,
+        host_kv_tokens=int(rng.integers(0, 200)),
+    )
+    seqs = int(rng.integers(1, 20))
+    config = SimConfig(
+        policy=policy,
+        max_num_seqs=seqs,
+        max_num_batched_tokens=int(rng.integers(seqs, 100)),
+        preemption=mode,
+        output_quantile=0.5 if policy == "kv-aware" and seed % 2 else None,
+        kv_margin=0.0 if seed % 3 == 0 else 0.1,
+    )
+    return requests, capacity, config
