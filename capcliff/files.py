@@ -18,7 +18,12 @@ def read_text(path: Path, *, field: str) -> str:
 
 
 def write_text_atomic(path: Path, text: str, *, overwrite: bool) -> None:
-    """Write `text` to `path` via a temporary file and a rename: a reader never sees half a file.
+    """Write `text` to `path` atomically (see `write_bytes_atomic`)."""
+    write_bytes_atomic(path, text.encode("utf-8"), overwrite=overwrite)
+
+
+def write_bytes_atomic(path: Path, data: bytes, *, overwrite: bool) -> None:
+    """Write `data` to `path` via a temporary file and a rename: a reader never sees half a file.
 
     An existing file is kept unless `overwrite` is set.
     """
@@ -27,8 +32,11 @@ def write_text_atomic(path: Path, text: str, *, overwrite: bool) -> None:
     directory = path.parent if str(path.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual mode
         os.replace(tmp, path)
     except OSError as exc:
         raise InputError(f"output: cannot write {path}: {exc.strerror}") from None

@@ -11,6 +11,7 @@ from rich.text import Text
 from capcliff.calibrate import CalibrationResult
 from capcliff.memory_report import LayoutResult, MemoryReport
 from capcliff.specs import HardwareSpec, ModelCard
+from capcliff.sweep_report import PointResult, SeriesResult, SweepReport
 from capcliff.units import GB, GIB, format_bytes
 
 TABLE_WIDTH = 100  # the widest terminal the table views must fit
@@ -231,3 +232,135 @@ def make_console(width: int | None = None) -> Console:
     if width is None and not console.is_terminal:
         console.width = TABLE_WIDTH
     return console
+
+
+def _bar(value: float, top: float, width: int = 10) -> str:
+    filled = round(width * value / top) if top > 0 else 0
+    return "█" * filled + "·" * (width - filled)
+
+
+def _marks(point: PointResult, series: SeriesResult) -> str:
+    marks = []
+    if point.concurrency == series.sweet_spot.concurrency:
+        marks.append("sweet")
+    if point.concurrency == series.cliff.simulated_concurrency:
+        marks.append("cliff")
+    return "+".join(marks)
+
+
+def _secs(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
+
+
+def series_table(series: SeriesResult) -> Table:
+    """One series: throughput (with a bar), latency percentiles, preemptions, peak KV, marks."""
+    title = (
+        f"{series.layout}, {series.output_tokens_label}: {series.kv_blocks_per_replica:,} blocks "
+        f"x {series.block_size} per replica (latencies p50/p99)"
+    )
+    table = Table(title=title)
+    table.add_column("conc", justify="right", no_wrap=True)
+    table.add_column("tok/s", justify="right", no_wrap=True)
+    table.add_column("", no_wrap=True)
+    for header in ("TTFT s", "TPOT ms", "makespan s", "preempt", "KV peak"):
+        table.add_column(header, justify="right", no_wrap=True)
+    table.add_column("mark", no_wrap=True)
+    top = max((p.output_throughput_tok_s for p in series.points), default=0.0)
+    for p in series.points:
+        table.add_row(
+            f"{p.concurrency:,}",
+            f"{p.output_throughput_tok_s:,.0f}",
+            _bar(p.output_throughput_tok_s, top),
+            f"{_secs(p.ttft_p50_s)}/{_secs(p.ttft_p99_s)}",
+            f"{p.tpot_p50_s * 1000:.1f}/{p.tpot_p99_s * 1000:.1f}",
+            _secs(p.makespan_s),
+            f"{p.preemptions:,}",
+            f"{p.peak_kv_utilization:.0%}",
+            _marks(p, series),
+        )
+    return table
+
+
+def series_summary(series: SeriesResult) -> Text:
+    """The cliff, the sweet spot and the collapse of one series in words."""
+    simulated = series.cliff.simulated_concurrency
+    lines = [
+        f"analytic cliff: {series.cliff.analytic_concurrency:,} concurrent requests "
+        f"(p99 request peak KV vs {series.kv_blocks_per_replica:,} blocks per replica)",
+        "simulated cliff: "
+        + (
+            f"{simulated:,} (first preemption or blocked admission)" if simulated else "not reached"
+        ),
+        f"sweet spot: {series.sweet_spot.concurrency:,} ({series.sweet_spot.objective}); "
+        f"throughput lost past it: up to {series.sweet_spot.collapse_worst_loss:.0%}",
+    ]
+    return Text("\n".join(lines))
+
+
+def sweep_view(report: SweepReport) -> RenderableType:
+    """The full `capcliff sweep` screen."""
+    header = Text(
+        f"{report.model} on {report.gpus} x {report.hardware}, engine {report.engine}, policy "
+        f"{report.policy}; workload {report.workload}, {report.num_requests:,} requests, seed "
+        f"{report.seed}"
+    )
+    parts: list[RenderableType] = [header]
+    for series in report.series:
+        parts += [series_table(series), series_summary(series)]
+    return Group(*parts)
+
+
+def sweep_csv(report: SweepReport) -> str:
+    """One row per (series, concurrency)."""
+    import csv
+    import io
+
+    buffer = io.StringIO()
+    fields = list(PointResult.model_fields)
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["layout", "output_tokens", *fields])
+    for series in report.series:
+        for point in series.points:
+            row = point.model_dump()
+            writer.writerow([series.layout, series.output_tokens_label, *(row[f] for f in fields)])
+    return buffer.getvalue()
+
+
+def sweep_figure_bytes(report: SweepReport, fmt: str) -> bytes:
+    """Throughput, TTFT and TPOT against concurrency (cliff and sweet spot marked) and KV
+    utilisation over time, as PNG or SVG bytes. Needs matplotlib (`pip install capcliff[plot]`)."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7))
+    for series in report.series:
+        label = f"{series.layout} {series.output_tokens_label}"
+        xs = [p.concurrency for p in series.points]
+        for ax, values in (
+            (axes[0][0], [p.output_throughput_tok_s for p in series.points]),
+            (axes[0][1], [p.ttft_p99_s for p in series.points]),
+            (axes[1][0], [p.tpot_p99_s * 1000 for p in series.points]),
+        ):
+            ax.plot(xs, values, marker="o", label=label)
+            ax.axvline(series.sweet_spot.concurrency, linestyle=":", color="green")
+            if series.cliff.simulated_concurrency:
+                ax.axvline(series.cliff.simulated_concurrency, linestyle="--", color="red")
+        for name, samples in series.kv_over_time.items():
+            axes[1][1].plot([t for t, _ in samples], [u for _, u in samples], label=name)
+    titles = ("output tok/s", "TTFT p99 (s)", "TPOT p99 (ms)", "KV utilisation over time")
+    for ax, title in zip((axes[0][0], axes[0][1], axes[1][0], axes[1][1]), titles, strict=True):
+        ax.set_title(title)
+        ax.legend(fontsize=7)
+    for ax in (axes[0][0], axes[0][1], axes[1][0]):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("concurrency (green: sweet spot, red: simulated cliff)")
+    axes[1][1].set_xlabel("time (s)")
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=fmt)
+    plt.close(fig)
+    return buffer.getvalue()

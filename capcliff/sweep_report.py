@@ -1,0 +1,411 @@
+"""The result of `capcliff sweep`: simulated serving across concurrency, output lengths and layouts.
+
+For each series (a layout and an output length) the report holds one point per concurrency, the
+analytic cliff (peak KV of the requests at their p99 length against the replica's blocks), the
+simulated cliff (the first concurrency that preempted or refused a waiting request for lack of KV),
+the sweet spot (least makespan for a batch, most throughput within the SLO for online serving) and
+the collapse (throughput lost past the sweet spot).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from capcliff.budget import BudgetSettings, EngineName
+from capcliff.catalog import Model
+from capcliff.engines import engine_defaults
+from capcliff.errors import InputError
+from capcliff.layout import Layout
+from capcliff.memory import layout_memory
+from capcliff.perf import step_time_model
+from capcliff.simconfig import KVCapacity, SimConfig
+from capcliff.solver import (
+    Slo,
+    SweepPoint,
+    analytic_cliff_percentile,
+    collapse,
+    simulated_cliff,
+    slo_sweet_spot,
+    sweep,
+    sweet_spot,
+)
+from capcliff.specs import HardwareSpec
+from capcliff.units import KVDType
+from capcliff.weights import WeightScheme
+from capcliff.workload import (
+    Arrival,
+    Fixed,
+    Requests,
+    WorkloadSpec,
+    generate_requests,
+    parse_trace,
+    preset,
+    requests_from_trace,
+)
+
+SCHEMA_VERSION = 1
+# The scheduling policy each engine runs by default (TensorRT-LLM's CapacitySchedulerPolicy defaults
+# to GUARANTEED_NO_EVICT).
+ENGINE_POLICY = {
+    EngineName.VLLM: "vllm",
+    EngineName.VLLM_V0: "vllm-v0",
+    EngineName.SGLANG: "sglang",
+    EngineName.TRTLLM: "trtllm-no-evict",
+}
+CLIFF_PERCENTILE = 99.0
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PointResult(_Result):
+    """One concurrency of a series."""
+
+    concurrency: int
+    output_throughput_tok_s: float
+    request_throughput_req_s: float
+    ttft_p50_s: float
+    ttft_p99_s: float
+    tpot_p50_s: float
+    tpot_p99_s: float
+    e2e_p50_s: float
+    e2e_p99_s: float
+    makespan_s: float
+    preemptions: int
+    recomputed_tokens: int
+    peak_kv_utilization: float
+    mean_kv_utilization: float
+    first_preemption_s: float | None
+    first_saturation_s: float | None
+    admission_blocked: bool
+    blocked_s: float
+    stranded_kv_fraction: float
+
+
+class CliffResult(_Result):
+    """Where the KV cache runs out, analytically and in the simulation."""
+
+    analytic_concurrency: int
+    simulated_concurrency: int | None
+
+
+class SweetSpotResult(_Result):
+    """The best concurrency and what is lost past it."""
+
+    concurrency: int
+    objective: str  # "makespan" or "goodput"
+    collapse_worst_loss: float  # 1 - worst throughput past the sweet spot / the sweet spot's
+
+
+class SeriesResult(_Result):
+    """One layout at one output-length setting, swept over concurrency."""
+
+    layout: str
+    dp: int
+    tp: int
+    pp: int
+    ep: int
+    output_tokens_label: str
+    kv_blocks_per_replica: int
+    block_size: int
+    points: list[PointResult]
+    cliff: CliffResult
+    sweet_spot: SweetSpotResult
+    kv_over_time: dict[str, list[tuple[float, float]]]  # (s, KV utilisation) at named points
+
+
+class SweepReport(_Result):
+    """Everything `capcliff sweep` prints. Top-level points/cliff/sweet_spot: the first series."""
+
+    schema_version: int
+    model: str
+    hardware: str
+    gpus: int
+    engine: str
+    policy: str
+    workload: str
+    num_requests: int
+    seed: int
+    series: list[SeriesResult]
+    points: list[PointResult]
+    cliff: CliffResult
+    sweet_spot: SweetSpotResult
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """What to sweep: the layouts, the workloads (one per output-length setting), concurrencies."""
+
+    layouts: tuple[Layout, ...]
+    workloads: tuple[tuple[str, Requests], ...]  # (label, requests)
+    concurrencies: tuple[int, ...]
+    workload_label: str
+    seed: int
+    slo: Slo | None = None
+
+
+def _finite(value: float) -> float:
+    return value if math.isfinite(value) else 0.0
+
+
+def point_result(point: SweepPoint) -> PointResult:
+    """A sweep point in report form."""
+    r = point.result
+    assert r is not None
+    return PointResult(
+        concurrency=point.concurrency,
+        output_throughput_tok_s=r.output_tokens_per_s,
+        request_throughput_req_s=r.requests_per_s,
+        ttft_p50_s=_finite(r.ttft.p50),
+        ttft_p99_s=_finite(r.ttft.p99),
+        tpot_p50_s=_finite(r.tpot.p50),
+        tpot_p99_s=_finite(r.tpot.p99),
+        e2e_p50_s=_finite(r.e2e.p50),
+        e2e_p99_s=_finite(r.e2e.p99),
+        makespan_s=r.makespan_s,
+        preemptions=r.total_preemptions,
+        recomputed_tokens=r.total_recomputed_tokens,
+        peak_kv_utilization=r.peak_kv_utilization,
+        mean_kv_utilization=r.mean_kv_utilization,
+        first_preemption_s=None if r.first_preemption is None else r.first_preemption[1],
+        first_saturation_s=None if r.first_saturation is None else r.first_saturation[1],
+        admission_blocked=r.admission_blocked,
+        blocked_s=r.blocked_s,
+        stranded_kv_fraction=r.stranded_kv_fraction,
+    )
+
+
+def _sweet(points: tuple[SweepPoint, ...], slo: Slo | None, online: bool) -> SweetSpotResult:
+    if online and slo is not None:
+        best = slo_sweet_spot(points, slo)
+        objective = "goodput"
+        if best is None:  # nothing meets the SLO: fall back to throughput alone
+            best = max(points, key=lambda p: (p.output_tokens_per_s, -p.concurrency))
+            objective = "throughput (no point meets the SLO)"
+    else:
+        best, objective = sweet_spot(points), "makespan"
+    loss = collapse(points, best).worst_loss
+    return SweetSpotResult(
+        concurrency=best.concurrency, objective=objective, collapse_worst_loss=loss
+    )
+
+
+ProgressFn = Callable[[int, int], None]
+KV_SERIES_POINTS = 128
+
+
+def _is_online(requests: Requests) -> bool:
+    return bool(requests.closed_loop) or bool(np.any(requests.arrival_s > 0))
+
+
+def _kv_over_time(
+    points: tuple[SweepPoint, ...], sweet: int
+) -> dict[str, list[tuple[float, float]]]:
+    """KV utilisation over time at the sweet spot and at the largest concurrency past it."""
+    chosen = {"sweet spot": next(p for p in points if p.concurrency == sweet)}
+    past = [p for p in points if p.concurrency > sweet and p.hit_cliff]
+    if past:
+        chosen["past the cliff"] = past[-1]
+    out = {}
+    for name, point in chosen.items():
+        assert point.result is not None
+        series = point.result.series
+        step = max(1, len(series.time_s) // KV_SERIES_POINTS)
+        out[f"{name} ({point.concurrency})"] = [
+            (float(t), float(u))
+            for t, u in zip(series.time_s[::step], series.kv_utilization[::step], strict=True)
+        ]
+    return out
+
+
+def parse_concurrency(text: str) -> tuple[int, ...]:
+    """`64,128,256`, `64..8192` (doubling) or `64..8192:16` (16 log-spaced values)."""
+    try:
+        if ".." not in text:
+            values = [int(v) for v in text.split(",") if v.strip()]
+        else:
+            span, _, count = text.partition(":")
+            low, high = (int(v) for v in span.split(".."))
+            if count:
+                grid = np.geomspace(low, high, int(count))
+                values = sorted({round(v) for v in grid})
+            else:
+                values = [low * 2**i for i in range(64) if low * 2**i <= high]
+    except ValueError:
+        values = []
+    if not values or min(values) < 1:
+        raise InputError(
+            f"concurrency: cannot read {text!r}; write 64,128,256 or 64..8192 or 64..8192:16"
+        )
+    return tuple(sorted(set(values)))
+
+
+def _series(
+    model: Model,
+    hardware: HardwareSpec,
+    layout: Layout,
+    label: str,
+    requests: Requests,
+    *,
+    plan: SweepPlan,
+    scheme: WeightScheme,
+    kv_dtype: KVDType,
+    max_model_len: int,
+    settings: BudgetSettings,
+    config: SimConfig,
+) -> SeriesResult | None:
+    memory = layout_memory(
+        model.arch,
+        hardware,
+        layout,
+        scheme=scheme,
+        kv_dtype=kv_dtype,
+        max_model_len=max_model_len,
+        settings=settings,
+    )
+    if not memory.fits:
+        return None
+    capacity = KVCapacity.of_layout(memory, hardware)
+    steps = step_time_model(model.arch, hardware, layout, scheme=scheme, kv_dtype=kv_dtype)
+    points = sweep(requests, steps, capacity, config, plan.concurrencies, dp=layout.dp)
+    analytic = analytic_cliff_percentile(
+        requests,
+        blocks_per_replica=capacity.blocks,
+        block_size=capacity.block_size,
+        percentile=CLIFF_PERCENTILE,
+        dp=layout.dp,
+    )
+    first = simulated_cliff(points)
+    sweet = _sweet(points, plan.slo, online=_is_online(requests))
+    return SeriesResult(
+        layout=layout.name,
+        dp=layout.dp,
+        tp=layout.tp,
+        pp=layout.pp,
+        ep=layout.ep,
+        output_tokens_label=label,
+        kv_blocks_per_replica=capacity.blocks,
+        block_size=capacity.block_size,
+        points=[point_result(p) for p in points],
+        cliff=CliffResult(
+            analytic_concurrency=analytic,
+            simulated_concurrency=None if first is None else first.concurrency,
+        ),
+        sweet_spot=sweet,
+        kv_over_time=_kv_over_time(points, sweet.concurrency),
+    )
+
+
+def sim_config_for(
+    settings: BudgetSettings, hardware: HardwareSpec, *, policy: str | None, max_model_len: int
+) -> SimConfig:
+    """The simulator's engine settings: the engine's policy and batch defaults unless given."""
+    defaults = engine_defaults(
+        settings,
+        total_memory_bytes=settings.gpu_total_memory_bytes or hardware.hbm_driver_bytes,
+        max_model_len=max_model_len,
+        mla=False,
+        tp=1,
+    )
+    return SimConfig(
+        policy=policy or ENGINE_POLICY[settings.engine],
+        max_num_seqs=defaults.max_num_seqs,
+        max_num_batched_tokens=defaults.max_num_batched_tokens,
+    )
+
+
+def build_sweep_report(
+    model: Model,
+    hardware: HardwareSpec,
+    plan: SweepPlan,
+    *,
+    scheme: WeightScheme,
+    kv_dtype: KVDType,
+    max_model_len: int,
+    settings: BudgetSettings,
+    policy: str | None = None,
+    progress: ProgressFn | None = None,
+) -> SweepReport:
+    """Simulate every (layout, workload) series of `plan` across its concurrencies."""
+    config = sim_config_for(settings, hardware, policy=policy, max_model_len=max_model_len)
+    jobs = [(lay, label, req) for lay in plan.layouts for label, req in plan.workloads]
+    series: list[SeriesResult] = []
+    for i, (lay, label, requests) in enumerate(jobs):
+        found = _series(
+            model, hardware, lay, label, requests, plan=plan, scheme=scheme, kv_dtype=kv_dtype,
+            max_model_len=max_model_len, settings=settings, config=config,
+        )  # fmt: skip
+        if found is not None:
+            series.append(found)
+        if progress is not None:
+            progress(i + 1, len(jobs))
+    if not series:
+        raise InputError("layout: no requested layout fits this model; run `capcliff memory`")
+    first = series[0]
+    return SweepReport(
+        schema_version=SCHEMA_VERSION,
+        model=model.id,
+        hardware=hardware.id,
+        gpus=plan.layouts[0].gpus,
+        engine=settings.engine.value,
+        policy=config.policy,
+        workload=plan.workload_label,
+        num_requests=len(plan.workloads[0][1].input_tokens),
+        seed=plan.seed,
+        series=series,
+        points=first.points,
+        cliff=first.cliff,
+        sweet_spot=first.sweet_spot,
+    )
+
+
+@dataclass(frozen=True)
+class WorkloadChoice:
+    """The workload flags of `capcliff sweep`."""
+
+    num_requests: int
+    isl: int | None = None
+    osl: tuple[int, ...] = ()
+    preset_name: str | None = None
+    trace_lines: tuple[str, ...] | None = None
+    arrival: Arrival = Arrival.BATCH
+    rate_per_s: float | None = None
+    clients: int | None = None
+
+
+def plan_workloads(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[str, Requests]]]:
+    """(label, [(series label, requests)]) for fixed lengths, a preset or a trace."""
+    rng = np.random.default_rng(seed)
+    if choice.trace_lines is not None:
+        return "trace", [("trace", requests_from_trace(parse_trace(choice.trace_lines)))]
+    if choice.preset_name is not None:
+        spec = preset(
+            choice.preset_name,
+            num_requests=choice.num_requests,
+            arrival=choice.arrival,
+            rate_per_s=choice.rate_per_s,
+            clients=choice.clients,
+        )
+        return choice.preset_name, [(choice.preset_name, generate_requests(spec, rng))]
+    if choice.isl is None or not choice.osl:
+        raise InputError("workload: give --isl and --osl, or --workload PRESET|trace.jsonl")
+    series = []
+    for osl in choice.osl:
+        spec = WorkloadSpec(
+            num_requests=choice.num_requests,
+            input=Fixed(choice.isl),
+            output=Fixed(osl),
+            arrival=choice.arrival,
+            rate_per_s=choice.rate_per_s,
+            clients=choice.clients,
+            max_input_tokens=max(choice.isl, 1),
+            max_output_tokens=max(osl, 1),
+        )
+        series.append((f"osl {osl}", generate_requests(spec, np.random.default_rng(seed))))
+    return f"isl {choice.isl}, osl {'/'.join(map(str, choice.osl))}", series

@@ -1,0 +1,129 @@
+"""`capcliff sweep`: concurrency parsing, the report's cliff and sweet spot, formats, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from capcliff.cli import app, main
+from capcliff.errors import InputError
+from capcliff.sweep_report import parse_concurrency
+from capcliff.units import ceil_div
+
+runner = CliRunner()
+SMALL = ["--isl", "100", "--osl", "4000", "--num-requests", "300", "--concurrency", "32..512"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("64,128,256", (64, 128, 256)),
+        ("64..512", (64, 128, 256, 512)),
+        ("1..1000:4", (1, 10, 100, 1000)),  # 4 log-spaced values: 10^0 .. 10^3
+        ("256,64,64", (64, 256)),
+    ],
+)
+def test_parse_concurrency(text: str, expected: tuple[int, ...]) -> None:
+    assert parse_concurrency(text) == expected
+
+
+@pytest.mark.parametrize("bad", ["", "0,4", "a..b", "64..", "-4"])
+def test_bad_concurrency_names_the_field(bad: str) -> None:
+    with pytest.raises(InputError, match=r"^concurrency: "):
+        parse_concurrency(bad)
+
+
+def _sweep_json(*extra: str) -> dict:  # type: ignore[type-arg]
+    result = runner.invoke(app, ["sweep", *SMALL, *extra, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)  # type: ignore[no-any-return]
+
+
+def test_json_has_the_documented_fields() -> None:
+    report = _sweep_json()
+    assert report["schema_version"] == 1
+    for point in report["points"]:
+        for key in (
+            "concurrency", "output_throughput_tok_s", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s",
+            "tpot_p99_s", "e2e_p50_s", "makespan_s", "preemptions", "peak_kv_utilization",
+            "first_preemption_s",
+        ):  # fmt: skip
+            assert key in point
+    assert {"analytic_concurrency", "simulated_concurrency"} <= set(report["cliff"])
+    assert "concurrency" in report["sweet_spot"]
+
+
+def test_analytic_cliff_is_blocks_over_a_requests_peak_blocks() -> None:
+    # Fixed lengths: a request's KV peaks at 100 + 4000 - 1 tokens = ceil(4099 / 16) = 257 blocks.
+    series = _sweep_json()["series"][0]
+    expected = series["kv_blocks_per_replica"] // ceil_div(100 + 4000 - 1, 16)
+    assert series["cliff"]["analytic_concurrency"] == expected
+
+
+def test_no_preemption_below_the_simulated_cliff() -> None:
+    report = _sweep_json()
+    cliff = report["cliff"]["simulated_concurrency"]
+    assert cliff is not None
+    for point in report["points"]:
+        hit = point["preemptions"] > 0 or point["admission_blocked"]
+        assert hit == (point["concurrency"] >= cliff)
+
+
+def test_same_seed_gives_identical_json() -> None:
+    args = ["sweep", "--workload", "reasoning", "--num-requests", "200", "--concurrency", "64,256"]
+    first = runner.invoke(app, [*args, "--format", "json", "--seed", "7"]).output
+    again = runner.invoke(app, [*args, "--format", "json", "--seed", "7"]).output
+    other = runner.invoke(app, [*args, "--format", "json", "--seed", "8"]).output
+    assert first == again
+    assert first != other
+
+
+def test_output_lengths_make_series() -> None:
+    args = ["sweep", "--isl", "100", "--osl", "1000,4000", "--num-requests", "100"]
+    report = json.loads(
+        runner.invoke(app, [*args, "--concurrency", "64", "--format", "json"]).output
+    )
+    assert [s["output_tokens_label"] for s in report["series"]] == ["osl 1000", "osl 4000"]
+
+
+def test_csv_has_a_row_per_point() -> None:
+    result = runner.invoke(app, ["sweep", *SMALL, "--format", "csv"])
+    lines = result.output.strip().splitlines()
+    assert lines[0].startswith("layout,output_tokens,concurrency,")
+    assert len(lines) == 1 + 5  # 32, 64, 128, 256, 512
+
+
+def test_table_marks_cliff_and_sweet_spot() -> None:
+    result = runner.invoke(app, ["sweep", *SMALL])
+    assert result.exit_code == 0
+    assert "analytic cliff:" in result.output
+    assert "sweet" in result.output
+
+
+def test_missing_workload_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sweep", "--isl", "100"]) == 2
+    assert capsys.readouterr().err.startswith("error: workload: give --isl and --osl")
+
+
+def test_plot_writes_a_figure_or_says_what_is_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "sweep.png"
+    code = main(["sweep", *SMALL, "--plot", str(target), "--format", "json"])
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert code == 2
+        assert "pip install 'capcliff[plot]'" in capsys.readouterr().err
+        assert not target.exists()
+        return
+    assert code == 0
+    assert target.read_bytes().startswith(b"\x89PNG")
+
+
+def test_plot_needs_png_or_svg(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sweep", *SMALL, "--plot", "out.pdf"]) == 2
+    assert "must end in .png or .svg" in capsys.readouterr().err
