@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from capcliff.calibrate import CalibrationResult
 from capcliff.memory_report import LayoutResult, MemoryReport
 from capcliff.specs import HardwareSpec, ModelCard
-from capcliff.sweep_report import PointResult, SeriesResult, SweepReport
 from capcliff.units import GB, GIB, format_bytes
+
+if TYPE_CHECKING:  # the simulator stack loads only for the commands that render it
+    from capcliff.calibrate import CalibrationResult
+    from capcliff.sweep_report import PointResult, SeriesResult, SweepReport
 
 TABLE_WIDTH = 100  # the widest terminal the table views must fit
 
@@ -314,6 +317,8 @@ def sweep_csv(report: SweepReport) -> str:
     """One row per (series, concurrency)."""
     import csv
     import io
+
+    from capcliff.sweep_report import PointResult
 
     buffer = io.StringIO()
     fields = list(PointResult.model_fields)
