@@ -116,13 +116,19 @@ class Model:
     arch: Architecture
     published: PublishedParams | None = None
     checkpoint_bytes: int | None = None  # exact, from safetensors headers, when available
+    hf_repo: str = ""  # what an engine loads (catalog cards); a path for user configs
 
 
 def model_from_card(card: ModelCard, *, path: str) -> Model:
     """Turn a validated card into a Model (validating its config fields)."""
     arch = architecture_from_config(card.config, path=f"{path}: config")
     return Model(
-        id=card.id, name=card.name, source=card.source, arch=arch, published=card.published_params
+        id=card.id,
+        name=card.name,
+        source=card.source,
+        arch=arch,
+        published=card.published_params,
+        hf_repo=card.hf_repo,
     )
 
 
@@ -177,6 +183,7 @@ def model_from_path(path: Path) -> Model:
         source=str(config_path),
         arch=arch,
         checkpoint_bytes=safetensors_bytes(path) if path.is_dir() else None,
+        hf_repo=str(path),
     )
 
 

@@ -21,7 +21,7 @@ def _blocks(section: str) -> list[str]:
 
 def test_readme_has_exactly_two_setup_commands() -> None:
     commands = [line for block in _blocks("Set-up") for line in block.splitlines() if line.strip()]
-    assert commands == ["pip install . && capcliff memory", "pip install -e '.[dev]' && pytest"]
+    assert commands == ["pip install . && capcliff plan", "pip install -e '.[dev]' && pytest"]
 
 
 def test_ci_runs_the_readme_commands() -> None:

@@ -1,0 +1,357 @@
+"""`capcliff plan`: every layout of the GPUs, simulated across concurrency, ranked, with reasons.
+
+For each valid layout: memory (weights per GPU, KV capacity per replica), the analytic and
+simulated cliff, the sweet spot by the objective, and stranded KV under DP. The best layout is
+recommended with the reasons in numbers against the pure data-parallel layout (or the runner-up),
+an admission cap, what KV-aware admission would gain, and engine flags.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from capcliff.budget import BudgetSettings
+from capcliff.catalog import Model
+from capcliff.layout import Layout, enumerate_layouts
+from capcliff.memory import LayoutMemory, layout_memory
+from capcliff.perf import step_time_model
+from capcliff.plan_advice import NOISE, ranked, recommendation_reasons, within_noise
+from capcliff.plan_types import (
+    SCHEMA_VERSION,
+    Objective,
+    PlanCliff,
+    PlanLayout,
+    PlanReport,
+    PlanSweetSpot,
+    Recommendation,
+)
+from capcliff.simconfig import KVCapacity, SimConfig
+from capcliff.solver import Slo, SweepPoint, analytic_cliff_percentile, simulated_cliff, sweep
+from capcliff.specs import HardwareSpec
+from capcliff.sweep_report import WorkloadChoice, plan_workloads, sim_config_for
+from capcliff.units import KVDType, round_up
+from capcliff.weights import WeightScheme
+from capcliff.workload import Requests
+
+CLIFF_PERCENTILE = 99.0
+CONTEXT_ROUNDING = 1024  # a derived max_model_len is rounded up to whole KiB of tokens
+
+
+@dataclass(frozen=True)
+class _Evaluated:
+    memory: LayoutMemory
+    points: tuple[SweepPoint, ...]
+    sweet: SweepPoint
+    cliff: PlanCliff
+    capacity: KVCapacity
+
+
+def concurrency_grid(analytic_cliff: int, num_requests: int, dp: int) -> tuple[int, ...]:
+    """Caps around the analytic cliff: a quarter, a half, 1x, 2x, 4x, and every request at once."""
+    base = max(analytic_cliff, dp)
+    grid = {max(dp, round(base * f)) for f in (0.25, 0.5, 1.0, 2.0, 4.0)}
+    return tuple(sorted(c for c in grid | {num_requests} if c <= num_requests))
+
+
+def score(point: SweepPoint, objective: Objective, slo: Slo | None) -> float:
+    """Higher is better: -makespan, goodput (requests/s in SLO), or -cost."""
+    if objective is Objective.GOODPUT:
+        assert point.result is not None
+        limits = slo or Slo(ttft_s=float("inf"), tpot_s=float("inf"))
+        return point.result.goodput_requests_per_s(ttft_s=limits.ttft_s, tpot_s=limits.tpot_s)
+    return -point.makespan_s
+
+
+def _evaluate(
+    model: Model,
+    hardware: HardwareSpec,
+    memory: LayoutMemory,
+    requests: Requests,
+    *,
+    scheme: WeightScheme,
+    kv_dtype: KVDType,
+    config: SimConfig,
+    objective: Objective,
+    slo: Slo | None,
+) -> _Evaluated:
+    layout = memory.layout
+    capacity = KVCapacity.of_layout(memory, hardware)
+    steps = step_time_model(model.arch, hardware, layout, scheme=scheme, kv_dtype=kv_dtype)
+    analytic = analytic_cliff_percentile(
+        requests,
+        blocks_per_replica=capacity.blocks,
+        block_size=capacity.block_size,
+        percentile=CLIFF_PERCENTILE,
+        dp=layout.dp,
+    )
+    grid = concurrency_grid(analytic, len(requests.input_tokens), layout.dp)
+    points = sweep(requests, steps, capacity, config, grid, dp=layout.dp)
+    sweet = max(points, key=lambda p: (score(p, objective, slo), -p.concurrency))
+    first = simulated_cliff(points)
+    cliff = PlanCliff(
+        analytic_concurrency=analytic,
+        simulated_concurrency=None if first is None else first.concurrency,
+    )
+    return _Evaluated(memory, points, sweet, cliff, capacity)
+
+
+def _sweet_result(ev: _Evaluated, gpus: int, slo: Slo | None) -> PlanSweetSpot:
+    r = ev.sweet.result
+    assert r is not None
+    tokens = max(1, int(r.output_tokens.sum()))
+    limits = slo or Slo(ttft_s=float("inf"), tpot_s=float("inf"))
+    return PlanSweetSpot(
+        concurrency=ev.sweet.concurrency,
+        output_throughput_tok_s=r.output_tokens_per_s,
+        ttft_p99_s=r.ttft.p99,
+        tpot_p99_s=r.tpot.p99 if r.tpot.p99 == r.tpot.p99 else 0.0,
+        makespan_s=r.makespan_s,
+        goodput_req_s=r.goodput_requests_per_s(ttft_s=limits.ttft_s, tpot_s=limits.tpot_s),
+        gpu_hours_per_mtok=gpus * r.makespan_s / 3600 / tokens * 1e6,
+    )
+
+
+def _layout_row(
+    memory: LayoutMemory, ev: _Evaluated | None, gpus: int, slo: Slo | None
+) -> PlanLayout:
+    lay = memory.layout
+    stranded = None
+    if ev is not None and lay.dp > 1:
+        stranded = max(p.result.stranded_kv_fraction for p in ev.points if p.result is not None)
+    return PlanLayout(
+        name=lay.name,
+        dp=lay.dp,
+        tp=lay.tp,
+        pp=lay.pp,
+        ep=lay.ep,
+        valid=memory.valid,
+        reason=memory.reason,
+        fits=memory.fits,
+        weights_bytes_per_gpu=memory.weights_bytes_per_gpu if memory.valid else None,
+        kv_capacity_tokens_per_replica=memory.kv_capacity_tokens_per_replica
+        if memory.valid
+        else None,
+        kv_capacity_tokens_total=memory.kv_capacity_tokens_total if memory.valid else None,
+        cliff=None if ev is None else ev.cliff,
+        sweet_spot=None if ev is None else _sweet_result(ev, gpus, slo),
+        stranded_kv_fraction=stranded,
+    )
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    """The fixed inputs of a plan, resolved once."""
+
+    requests: Requests
+    workload_label: str
+    max_model_len: int
+    scheme: WeightScheme
+    config: SimConfig
+
+
+def resolve_inputs(
+    model: Model,
+    hardware: HardwareSpec,
+    workload: WorkloadChoice,
+    *,
+    settings: BudgetSettings,
+    max_model_len: int | None,
+    policy: str | None,
+    seed: int,
+) -> PlanInputs:
+    """Requests, context length, weight formats and simulator settings of a plan."""
+    label, series = plan_workloads(workload, seed)
+    requests = series[0][1]
+    longest = int((requests.input_tokens + requests.max_output_tokens).max())
+    length = max_model_len or round_up(longest, CONTEXT_ROUNDING)
+    config = sim_config_for(settings, hardware, policy=policy, max_model_len=length)
+    return PlanInputs(requests, label, length, WeightScheme.as_shipped(model.arch), config)
+
+
+def kv_aware_gain(
+    model: Model,
+    hardware: HardwareSpec,
+    ev: _Evaluated,
+    inputs: PlanInputs,
+    kv_dtype: KVDType,
+) -> tuple[float, float] | None:
+    """(makespan, gain) of KV-aware admission with a generous cap, against the chosen cap."""
+    from capcliff.simulate import simulate
+    from capcliff.solver import config_at
+
+    layout = ev.memory.layout
+    steps = step_time_model(model.arch, hardware, layout, scheme=inputs.scheme, kv_dtype=kv_dtype)
+    cap = max(p.concurrency for p in ev.points)
+    aware = replace(
+        config_at(inputs.config, cap, layout.dp), policy="kv-aware", output_quantile=0.9
+    )
+    result = simulate(inputs.requests, steps, ev.capacity, aware, dp=layout.dp)
+    base = ev.sweet.makespan_s
+    return result.makespan_s, 1 - result.makespan_s / base if base else 0.0
+
+
+def fit_fixes(
+    model: Model,
+    hardware: HardwareSpec,
+    gpus: int,
+    inputs: PlanInputs,
+    *,
+    settings: BudgetSettings,
+    kv_dtype: KVDType,
+) -> list[str]:
+    """When nothing fits: what would (FP8 weights, FP8 KV, a shorter context, more GPUs)."""
+    from capcliff.fit import largest_max_model_len
+    from capcliff.units import WeightDType
+
+    def fitting(scheme: WeightScheme, kv: KVDType, length: int, count: int) -> list[LayoutMemory]:
+        mems = [
+            layout_memory(model.arch, hardware, lay, scheme=scheme, kv_dtype=kv,
+                          max_model_len=length, settings=settings)
+            for lay in enumerate_layouts(count, arch=model.arch)
+        ]  # fmt: skip
+        return [m for m in mems if m.fits]
+
+    fixes = []
+    length = inputs.max_model_len
+    fp8 = WeightScheme.quantised(model.arch, WeightDType.FP8)
+    if inputs.scheme.linear is not WeightDType.FP8 and (ok := fitting(fp8, kv_dtype, length, gpus)):
+        fixes.append(f"FP8 weights (--quantization fp8) fit as {ok[0].layout.name}")
+    if kv_dtype is not KVDType.FP8 and (ok := fitting(inputs.scheme, KVDType.FP8, length, gpus)):
+        fixes.append(f"an FP8 KV cache (--kv-cache-dtype fp8) fits as {ok[0].layout.name}")
+    valid = [
+        layout_memory(model.arch, hardware, lay, scheme=inputs.scheme, kv_dtype=kv_dtype,
+                      max_model_len=length, settings=settings)
+        for lay in enumerate_layouts(gpus, arch=model.arch)
+    ]  # fmt: skip
+    longest = max((largest_max_model_len(m) for m in valid if m.valid), default=0)
+    if 0 < longest < length:
+        fixes.append(f"--max-model-len {longest} (the longest one request that fits)")
+    node = hardware.gpus_per_node
+    for count in (node * k for k in (2, 4, 8) if node * k > gpus):
+        if ok := fitting(inputs.scheme, kv_dtype, length, count):
+            fixes.append(f"{count} GPUs ({count // node} nodes) fit as {ok[0].layout.name}")
+            break
+    return fixes or ["no change tried here fits: the model needs a larger deployment"]
+
+
+def _recommend(
+    rows: list[PlanLayout], evaluated: dict[str, _Evaluated], objective: Objective
+) -> tuple[PlanLayout, Recommendation] | None:
+    order = ranked(rows, objective)
+    if not order:
+        return None
+    best = order[0]
+    dp_only = next((r for r in order if r.tp == 1 and r.pp == 1 and r.ep == 1), None)
+    other = dp_only if dp_only is not None and dp_only is not best else next(iter(order[1:]), None)
+    reasons = recommendation_reasons(best, other, objective) if other else []
+    ties = [r.name for r in order[1:] if within_noise(best, r, objective)]
+    if ties:
+        reasons.append(f"within {NOISE:.0%} of it: {', '.join(ties)} (a tie within model noise)")
+    ev = evaluated[best.name]
+    cap = _admission_cap(ev)
+    rec = Recommendation(
+        layout=best.name, dp=best.dp, tp=best.tp, pp=best.pp, ep=best.ep,
+        max_num_seqs=-(-cap // best.dp), reasons=reasons, tie=ties,
+        kv_aware_makespan_s=None, kv_aware_gain=None,
+    )  # fmt: skip
+    return best, rec
+
+
+def _admission_cap(ev: _Evaluated) -> int:
+    """The sweet spot's concurrency when it runs clean; else the largest clean swept cap."""
+    if not ev.sweet.hit_cliff:
+        return ev.sweet.concurrency
+    clean = [p.concurrency for p in ev.points if not p.hit_cliff]
+    return max(clean) if clean else ev.sweet.concurrency
+
+
+def build_plan_report(
+    model: Model,
+    hardware: HardwareSpec,
+    *,
+    gpus: int,
+    workload: WorkloadChoice,
+    settings: BudgetSettings,
+    kv_dtype: KVDType,
+    max_model_len: int | None,
+    policy: str | None,
+    objective: str,
+    slo: Slo | None,
+    seed: int,
+) -> PlanReport:
+    """Evaluate every layout of `gpus` GPUs and recommend one."""
+    goal = Objective(objective)
+    inputs = resolve_inputs(
+        model, hardware, workload, settings=settings, max_model_len=max_model_len,
+        policy=policy, seed=seed,
+    )  # fmt: skip
+    rows, evaluated = [], {}
+    for lay in enumerate_layouts(gpus, arch=model.arch):
+        memory = layout_memory(
+            model.arch, hardware, lay, scheme=inputs.scheme, kv_dtype=kv_dtype,
+            max_model_len=inputs.max_model_len, settings=settings,
+        )  # fmt: skip
+        ev = None
+        if memory.fits:
+            ev = _evaluate(
+                model, hardware, memory, inputs.requests, scheme=inputs.scheme,
+                kv_dtype=kv_dtype, config=inputs.config, objective=goal, slo=slo,
+            )  # fmt: skip
+            evaluated[lay.name] = ev
+        rows.append(_layout_row(memory, ev, gpus, slo))
+    chosen = _recommend(rows, evaluated, goal)
+    fixes: list[str] = []
+    flags: dict[str, str] = {}
+    warnings: list[str] = []
+    rec = None
+    if chosen is None:
+        fixes = fit_fixes(model, hardware, gpus, inputs, settings=settings, kv_dtype=kv_dtype)
+    else:
+        best, rec = chosen
+        gain = kv_aware_gain(model, hardware, evaluated[best.name], inputs, kv_dtype)
+        if gain is not None:
+            rec = rec.model_copy(update={"kv_aware_makespan_s": gain[0], "kv_aware_gain": gain[1]})
+        flags, warnings = engine_flags(model, evaluated[best.name], rec, inputs, settings, kv_dtype)
+    return PlanReport(
+        schema_version=SCHEMA_VERSION, model=model.id, hardware=hardware.id, gpus=gpus,
+        engine=settings.engine.value, policy=inputs.config.policy, objective=goal.value,
+        workload=inputs.workload_label, num_requests=len(inputs.requests.input_tokens),
+        max_model_len=inputs.max_model_len, layouts=rows, recommended=rec, fixes=fixes,
+        engine_flags=flags, flag_warnings=warnings,
+    )  # fmt: skip
+
+
+def engine_flags(
+    model: Model,
+    ev: _Evaluated,
+    rec: Recommendation,
+    inputs: PlanInputs,
+    settings: BudgetSettings,
+    kv_dtype: KVDType,
+) -> tuple[dict[str, str], list[str]]:
+    """vLLM and SGLang command lines for the recommendation, and the traps they contain."""
+    from capcliff.engines import sglang_mem_fraction_static
+    from capcliff.flags import Deployment, flag_warnings, sglang_command, vllm_command
+
+    layout = Layout(dp=rec.dp, tp=rec.tp, pp=rec.pp, ep=rec.ep)
+    stage = ev.memory.stages[0]
+    dep = Deployment(
+        model=model.hf_repo or model.id,
+        layout=layout,
+        max_num_seqs=rec.max_num_seqs,
+        max_num_batched_tokens=max(inputs.config.max_num_batched_tokens, rec.max_num_seqs),
+        max_model_len=inputs.max_model_len,
+        gpu_memory_utilization=settings.gpu_memory_utilization,
+        mem_fraction_static=settings.mem_fraction_static
+        or sglang_mem_fraction_static(stage.total_memory_bytes, tp=layout.tp, pp=layout.pp),
+        kv_cache_dtype="fp8" if kv_dtype is KVDType.FP8 else "auto",
+        moe=model.arch.moe is not None,
+        mla=model.arch.mla is not None,
+    )
+    warnings = flag_warnings(
+        dep,
+        sweet_spot=ev.sweet.concurrency,
+        one_request_fits=ev.memory.fits,
+        graphs_fit=all(s.headroom_bytes >= 0 for s in ev.memory.stages),
+    )
+    return {"vllm": vllm_command(dep), "sglang": sglang_command(dep)}, warnings

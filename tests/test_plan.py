@@ -1,0 +1,146 @@
+"""`capcliff plan`: the JSON contract, clear-cut choices, flags that parse back, fit failures."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import pytest
+from typer.testing import CliRunner
+
+from capcliff.cli import app, main
+from capcliff.plan_advice import within_noise
+from capcliff.plan_types import Objective, PlanLayout, PlanSweetSpot
+
+runner = CliRunner()
+
+
+def _plan(*args: str) -> dict:  # type: ignore[type-arg]
+    result = runner.invoke(app, ["plan", *args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def short_8b() -> dict:  # type: ignore[type-arg]
+    # Fixed, short requests: no long tail, so the makespan is set by aggregate throughput.
+    return _plan("llama-3.1-8b", "--isl", "512", "--osl", "256", "--num-requests", "2000")
+
+
+def test_json_contract(short_8b: dict) -> None:  # type: ignore[type-arg]
+    assert short_8b["schema_version"] == 1
+    assert {"model", "hardware", "workload", "layouts", "recommended", "engine_flags"} <= set(
+        short_8b
+    )
+    for lay in short_8b["layouts"]:
+        for key in ("dp", "tp", "pp", "ep"):
+            assert isinstance(lay[key], int)
+        for key in ("valid", "reason", "weights_bytes_per_gpu", "kv_capacity_tokens_per_replica"):
+            assert key in lay
+        if lay["sweet_spot"] is not None:
+            assert {"analytic_concurrency", "simulated_concurrency"} <= set(lay["cliff"])
+            for key in (
+                "concurrency", "output_throughput_tok_s", "ttft_p99_s", "tpot_p99_s", "makespan_s",
+            ):  # fmt: skip
+                assert key in lay["sweet_spot"]
+    rec = short_8b["recommended"]
+    assert {"dp", "tp", "pp", "ep", "max_num_seqs", "reasons"} <= set(rec)
+    assert set(short_8b["engine_flags"]) == {"vllm", "sglang"}
+
+
+def test_every_layout_of_eight_gpus_is_listed(short_8b: dict) -> None:  # type: ignore[type-arg]
+    # Dense model: the 10 ordered factorisations of 8 into dp x tp x pp.
+    assert len(short_8b["layouts"]) == 10
+
+
+def test_a_small_model_with_short_requests_prefers_pure_dp(short_8b: dict) -> None:  # type: ignore[type-arg]
+    # 8B fits one H200 with ~110 GB to spare; short fixed requests never fill its KV cache, so TP
+    # only adds all-reduces: eight independent replicas finish first.
+    rec = short_8b["recommended"]
+    assert (rec["dp"], rec["tp"], rec["pp"]) == (8, 1, 1)
+
+
+def test_a_model_that_needs_all_eight_gpus_gets_tp8() -> None:
+    # 405B in BF16 is 811.7 GB: only 8-way splits fit (101.5 GB/GPU); TP=8 reads each GPU's
+    # weights in parallel every step, PP=8 serialises eight stages.
+    report = _plan("llama-3.1-405b", "--isl", "100", "--osl", "1000", "--num-requests", "200")
+    assert report["recommended"]["tp"] == 8
+    fitting = {lay["name"] for lay in report["layouts"] if lay["fits"]}
+    assert fitting <= {"tp8", "tp4-pp2", "tp2-pp4", "pp8"}
+
+
+def test_vllm_flags_parse_back(short_8b: dict) -> None:  # type: ignore[type-arg]
+    args = shlex.split(short_8b["engine_flags"]["vllm"])
+    assert args[:3] == ["vllm", "serve", "meta-llama/Llama-3.1-8B"]
+    value = {args[i]: args[i + 1] for i in range(3, len(args) - 1) if args[i].startswith("--")}
+    rec = short_8b["recommended"]
+    assert int(value["--tensor-parallel-size"]) == rec["tp"]
+    assert int(value["--data-parallel-size"]) == rec["dp"]
+    assert int(value["--max-num-seqs"]) == rec["max_num_seqs"]
+    assert int(value["--max-model-len"]) == short_8b["max_model_len"]
+
+
+def test_sglang_flags_parse_back(short_8b: dict) -> None:  # type: ignore[type-arg]
+    args = shlex.split(short_8b["engine_flags"]["sglang"])
+    value = {args[i]: args[i + 1] for i in range(len(args) - 1) if args[i].startswith("--")}
+    rec = short_8b["recommended"]
+    assert int(value["--dp"]) == rec["dp"]
+    assert int(value["--max-running-requests"]) == rec["max_num_seqs"] * rec["dp"]
+    assert 0 < float(value["--mem-fraction-static"]) < 1
+
+
+def test_mla_model_on_dp_gets_dp_attention_flags() -> None:
+    from capcliff.flags import Deployment, sglang_command, vllm_command
+    from capcliff.layout import Layout
+
+    dep = Deployment(
+        model="deepseek-ai/DeepSeek-R1", layout=Layout(dp=8, ep=8), max_num_seqs=64,
+        max_num_batched_tokens=8192, max_model_len=32768, gpu_memory_utilization=0.9,
+        mem_fraction_static=0.85, kv_cache_dtype="auto", moe=True, mla=True,
+    )  # fmt: skip
+    sglang = shlex.split(sglang_command(dep))
+    assert "--enable-dp-attention" in sglang
+    assert (
+        sglang[sglang.index("--tp") + 1] == "8"
+    )  # SGLang counts every GPU in --tp with DP attention
+    assert "--enable-expert-parallel" in shlex.split(vllm_command(dep))
+
+
+def test_nothing_fits_is_an_answer_with_fixes() -> None:
+    # 405B BF16 on 4 GPUs: 811.7 GB of weights > 4 x 135.7 GB usable.
+    report = _plan("llama-3.1-405b", "--gpus", "4", "--isl", "100", "--osl", "100")
+    assert report["recommended"] is None
+    assert any("GPUs" in fix for fix in report["fixes"])
+
+
+def test_markdown_has_the_table_and_flags() -> None:
+    result = runner.invoke(
+        app, ["plan", "llama-3.1-8b", "--isl", "100", "--osl", "100", "--num-requests", "200",
+              "--format", "markdown"],
+    )  # fmt: skip
+    assert result.exit_code == 0
+    assert "| layout |" in result.output
+    assert "```bash" in result.output
+
+
+def _row(name: str, makespan: float) -> PlanLayout:
+    sweet = PlanSweetSpot(
+        concurrency=1, output_throughput_tok_s=1, ttft_p99_s=1, tpot_p99_s=1,
+        makespan_s=makespan, goodput_req_s=1, gpu_hours_per_mtok=1,
+    )  # fmt: skip
+    return PlanLayout(
+        name=name, dp=1, tp=1, pp=1, ep=1, valid=True, reason="", fits=True,
+        weights_bytes_per_gpu=1, kv_capacity_tokens_per_replica=1, kv_capacity_tokens_total=1,
+        cliff=None, sweet_spot=sweet, stranded_kv_fraction=None,
+    )  # fmt: skip
+
+
+def test_layouts_within_three_percent_are_a_tie() -> None:
+    best = _row("a", 100.0)
+    assert within_noise(best, _row("b", 102.9), Objective.MAKESPAN)
+    assert not within_noise(best, _row("c", 103.1), Objective.MAKESPAN)
+
+
+def test_bad_objective_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "--objective", "fastest"]) == 2
+    assert capsys.readouterr().err.startswith("error: objective: unknown 'fastest'")
