@@ -1,0 +1,58 @@
+"""`capcliff plan` rankings against the study's layout results (shared/reference/paper_findings.md).
+
+Prints Markdown for docs/validation.md; asserts nothing. Run: python benchmarks/plan_vs_study.py
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from capcliff.budget import BudgetSettings
+from capcliff.catalog import get_hardware, get_model
+from capcliff.plan_report import build_plan_report
+from capcliff.sweep_report import WorkloadChoice
+from capcliff.units import KVDType
+
+CASES = [
+    ("deepseek-r1-distill-qwen-14b", "best at DP=8 (332 s); PP=2+TP=4 3.5x slower"),
+    ("deepseek-r1-distill-qwen-32b", "best at DP=4+TP=2 (484 s); TP=8 beats DP=8"),
+    ("llama-3.1-405b", "TP=8 986 s, far ahead of PP=8 7,537 s"),
+    ("deepseek-r1", "PP=4+TP=2 1,663 s ahead of TP=8 2,047 s"),
+]
+
+
+def main() -> None:
+    requests = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    print(f"Reasoning preset, a batch of {requests:,} requests, vLLM, 8 x H200, by makespan.\n")
+    print("| model | capcliff's top three (makespan s) | the study's layouts in capcliff | study |")
+    print("|---|---|---|---|")
+    for model_id, study in CASES:
+        start = time.perf_counter()
+        report = build_plan_report(
+            get_model(model_id), get_hardware("h200-sxm"), gpus=8,
+            workload=WorkloadChoice(num_requests=requests, preset_name="reasoning"),
+            settings=BudgetSettings(), kv_dtype=KVDType.BF16, max_model_len=None, policy=None,
+            objective="makespan", slo=None, seed=0,
+        )  # fmt: skip
+        rows = sorted(
+            (r for r in report.layouts if r.sweet_spot is not None),
+            key=lambda r: r.sweet_spot.makespan_s if r.sweet_spot else 0.0,
+        )
+        rank = {r.name: i + 1 for i, r in enumerate(rows)}
+        top = ", ".join(
+            f"{r.name} {r.sweet_spot.makespan_s:,.0f}" for r in rows[:3] if r.sweet_spot
+        )
+        named = ("dp8", "tp4-pp2", "dp4-tp2", "tp8", "pp8", "tp2-pp4")
+        where = ", ".join(
+            f"{n} #{rank[n]} ({r.sweet_spot.makespan_s:,.0f})"
+            for n in named
+            for r in rows
+            if r.name == n and r.sweet_spot
+        )
+        elapsed = time.perf_counter() - start
+        print(f"| {model_id} | {top} | {where} | {study} | <!-- {elapsed:.0f} s -->")
+
+
+if __name__ == "__main__":
+    main()
