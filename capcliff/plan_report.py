@@ -14,7 +14,7 @@ from capcliff.budget import BudgetSettings
 from capcliff.catalog import Model
 from capcliff.layout import Layout, enumerate_layouts
 from capcliff.memory import LayoutMemory, layout_memory
-from capcliff.perf import step_time_model
+from capcliff.perf import StepTimeModel
 from capcliff.plan_advice import NOISE, ranked, recommendation_reasons, within_noise
 from capcliff.plan_types import (
     SCHEMA_VERSION,
@@ -26,14 +26,19 @@ from capcliff.plan_types import (
     Recommendation,
 )
 from capcliff.simconfig import KVCapacity, SimConfig
-from capcliff.solver import Slo, SweepPoint, analytic_cliff_percentile, simulated_cliff, sweep
+from capcliff.solver import Slo, SweepPoint, simulated_cliff, sweep
 from capcliff.specs import HardwareSpec
-from capcliff.sweep_report import WorkloadChoice, plan_workloads, sim_config_for
+from capcliff.sweep_report import (
+    WorkloadChoice,
+    p99_analytic_cliff,
+    plan_workloads,
+    replica_models,
+    sim_config_for,
+)
 from capcliff.units import KVDType, round_up
 from capcliff.weights import WeightScheme
 from capcliff.workload import Requests
 
-CLIFF_PERCENTILE = 99.0
 CONTEXT_ROUNDING = 1024  # a derived max_model_len is rounded up to whole KiB of tokens
 
 
@@ -44,6 +49,7 @@ class _Evaluated:
     sweet: SweepPoint
     cliff: PlanCliff
     capacity: KVCapacity
+    steps: StepTimeModel
 
 
 def concurrency_grid(analytic_cliff: int, num_requests: int, dp: int) -> tuple[int, ...]:
@@ -75,15 +81,8 @@ def _evaluate(
     slo: Slo | None,
 ) -> _Evaluated:
     layout = memory.layout
-    capacity = KVCapacity.of_layout(memory, hardware)
-    steps = step_time_model(model.arch, hardware, layout, scheme=scheme, kv_dtype=kv_dtype)
-    analytic = analytic_cliff_percentile(
-        requests,
-        blocks_per_replica=capacity.blocks,
-        block_size=capacity.block_size,
-        percentile=CLIFF_PERCENTILE,
-        dp=layout.dp,
-    )
+    capacity, steps = replica_models(model, hardware, memory, scheme=scheme, kv_dtype=kv_dtype)
+    analytic = p99_analytic_cliff(requests, capacity, layout.dp)
     grid = concurrency_grid(analytic, len(requests.input_tokens), layout.dp)
     points = sweep(requests, steps, capacity, config, grid, dp=layout.dp)
     sweet = max(points, key=lambda p: (score(p, objective, slo), -p.concurrency))
@@ -92,7 +91,7 @@ def _evaluate(
         analytic_concurrency=analytic,
         simulated_concurrency=None if first is None else first.concurrency,
     )
-    return _Evaluated(memory, points, sweet, cliff, capacity)
+    return _Evaluated(memory, points, sweet, cliff, capacity, steps)
 
 
 def _sweet_result(ev: _Evaluated, gpus: int, slo: Slo | None) -> PlanSweetSpot:
@@ -168,24 +167,17 @@ def resolve_inputs(
     return PlanInputs(requests, label, length, WeightScheme.as_shipped(model.arch), config)
 
 
-def kv_aware_gain(
-    model: Model,
-    hardware: HardwareSpec,
-    ev: _Evaluated,
-    inputs: PlanInputs,
-    kv_dtype: KVDType,
-) -> tuple[float, float] | None:
+def kv_aware_gain(ev: _Evaluated, inputs: PlanInputs) -> tuple[float, float]:
     """(makespan, gain) of KV-aware admission with a generous cap, against the chosen cap."""
     from capcliff.simulate import simulate
     from capcliff.solver import config_at
 
     layout = ev.memory.layout
-    steps = step_time_model(model.arch, hardware, layout, scheme=inputs.scheme, kv_dtype=kv_dtype)
     cap = max(p.concurrency for p in ev.points)
     aware = replace(
         config_at(inputs.config, cap, layout.dp), policy="kv-aware", output_quantile=0.9
     )
-    result = simulate(inputs.requests, steps, ev.capacity, aware, dp=layout.dp)
+    result = simulate(inputs.requests, ev.steps, ev.capacity, aware, dp=layout.dp)
     base = ev.sweet.makespan_s
     return result.makespan_s, 1 - result.makespan_s / base if base else 0.0
 
@@ -308,9 +300,8 @@ def build_plan_report(
         fixes = fit_fixes(model, hardware, gpus, inputs, settings=settings, kv_dtype=kv_dtype)
     else:
         best, rec = chosen
-        gain = kv_aware_gain(model, hardware, evaluated[best.name], inputs, kv_dtype)
-        if gain is not None:
-            rec = rec.model_copy(update={"kv_aware_makespan_s": gain[0], "kv_aware_gain": gain[1]})
+        makespan, gain = kv_aware_gain(evaluated[best.name], inputs)
+        rec = rec.model_copy(update={"kv_aware_makespan_s": makespan, "kv_aware_gain": gain})
         flags, warnings = engine_flags(model, evaluated[best.name], rec, inputs, settings, kv_dtype)
     return PlanReport(
         schema_version=SCHEMA_VERSION, model=model.id, hardware=hardware.id, gpus=gpus,

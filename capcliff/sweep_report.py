@@ -21,8 +21,8 @@ from capcliff.catalog import Model
 from capcliff.engines import engine_defaults
 from capcliff.errors import InputError
 from capcliff.layout import Layout
-from capcliff.memory import layout_memory
-from capcliff.perf import step_time_model
+from capcliff.memory import LayoutMemory, layout_memory
+from capcliff.perf import StepTimeModel, step_time_model
 from capcliff.simconfig import KVCapacity, SimConfig
 from capcliff.solver import (
     Slo,
@@ -196,6 +196,31 @@ def _sweet(points: tuple[SweepPoint, ...], slo: Slo | None, online: bool) -> Swe
     )
 
 
+def replica_models(
+    model: Model,
+    hardware: HardwareSpec,
+    memory: LayoutMemory,
+    *,
+    scheme: WeightScheme,
+    kv_dtype: KVDType,
+) -> tuple[KVCapacity, StepTimeModel]:
+    """A fitting layout's KV capacity per replica and its step-time model."""
+    capacity = KVCapacity.of_layout(memory, hardware)
+    steps = step_time_model(model.arch, hardware, memory.layout, scheme=scheme, kv_dtype=kv_dtype)
+    return capacity, steps
+
+
+def p99_analytic_cliff(requests: Requests, capacity: KVCapacity, dp: int) -> int:
+    """Requests at their p99 peak KV that all replicas hold at once."""
+    return analytic_cliff_percentile(
+        requests,
+        blocks_per_replica=capacity.blocks,
+        block_size=capacity.block_size,
+        percentile=CLIFF_PERCENTILE,
+        dp=dp,
+    )
+
+
 ProgressFn = Callable[[int, int], None]
 KV_SERIES_POINTS = 128
 
@@ -271,16 +296,9 @@ def _series(
     )
     if not memory.fits:
         return None
-    capacity = KVCapacity.of_layout(memory, hardware)
-    steps = step_time_model(model.arch, hardware, layout, scheme=scheme, kv_dtype=kv_dtype)
+    capacity, steps = replica_models(model, hardware, memory, scheme=scheme, kv_dtype=kv_dtype)
     points = sweep(requests, steps, capacity, config, plan.concurrencies, dp=layout.dp)
-    analytic = analytic_cliff_percentile(
-        requests,
-        blocks_per_replica=capacity.blocks,
-        block_size=capacity.block_size,
-        percentile=CLIFF_PERCENTILE,
-        dp=layout.dp,
-    )
+    analytic = p99_analytic_cliff(requests, capacity, layout.dp)
     first = simulated_cliff(points)
     sweet = _sweet(points, plan.slo, online=_is_online(requests))
     return SeriesResult(
