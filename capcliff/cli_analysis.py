@@ -360,6 +360,12 @@ def plan(
         str | None, typer.Option(help="Admission policy (default: the engine's own).")
     ] = None,
     kv_dtype: KvDtypeOption = "bf16",
+    weight_dtype: Annotated[
+        str | None,
+        typer.Option(
+            "--weight-dtype", "--quantization", help="Weight dtype (default: as shipped)."
+        ),
+    ] = None,
     max_model_len: MaxModelLenOption = None,
     slo_ttft: Annotated[float | None, typer.Option(help="TTFT p99 limit, s.")] = None,
     slo_tpot: Annotated[float | None, typer.Option(help="TPOT p99 limit, s.")] = None,
@@ -375,9 +381,14 @@ def plan(
     from capcliff.plan_report import build_plan_report
     from capcliff.plan_types import Objective
     from capcliff.solver import Slo
-    from capcliff.units import parse_kv_dtype
+    from capcliff.units import parse_kv_dtype, parse_weight_dtype
+    from capcliff.weights import WeightScheme
 
     spec = get_hardware(gpu)
+    resolved = get_model(model)
+    scheme = None
+    if weight_dtype is not None:
+        scheme = WeightScheme.quantised(resolved.arch, parse_weight_dtype(weight_dtype))
     if gpus is not None and nodes is not None:
         raise InputError("gpus: give --gpus or --nodes, not both")
     count = gpus or (nodes or 1) * spec.gpus_per_node
@@ -390,7 +401,7 @@ def plan(
     if slo_ttft is not None or slo_tpot is not None:
         slo = Slo(ttft_s=slo_ttft or float("inf"), tpot_s=slo_tpot or float("inf"))
     report = build_plan_report(
-        get_model(model),
+        resolved,
         spec,
         gpus=count,
         workload=choice,
@@ -401,6 +412,7 @@ def plan(
         objective=_choice(Objective, objective, "objective").value,
         slo=slo,
         seed=seed,
+        scheme=scheme,
     )
     if output is PlanFormat.JSON:
         typer.echo(report.model_dump_json(indent=2))
@@ -413,3 +425,51 @@ def plan(
         from capcliff.render_plan import plan_view
 
         make_console().print(plan_view(report))
+
+
+class CheckFormat(StrEnum):
+    """How `check` prints its result."""
+
+    TABLE = "table"
+    JSON = "json"
+
+
+@app.command()
+def check(
+    spec: Annotated[str, typer.Argument(help="The sizing spec (TOML).")] = "capcliff.toml",
+    output: Annotated[CheckFormat, typer.Option("--format", help="table or json.")] = (
+        CheckFormat.TABLE
+    ),
+    junit: Annotated[str | None, typer.Option(help="Write JUnit XML here.")] = None,
+    markdown: Annotated[str | None, typer.Option(help="Write a Markdown summary here.")] = None,
+    baseline: Annotated[
+        str | None, typer.Option(help="Fail on capacity regressions against this stored run.")
+    ] = None,
+    write_baseline: Annotated[
+        str | None, typer.Option(help="Store this run's capacity figures here.")
+    ] = None,
+) -> None:
+    """Run a sizing spec's scenarios and assertions: exit 0 pass, 1 fail, 2 invalid, 4 crash."""
+    from pathlib import Path
+
+    from capcliff.check_output import (
+        baseline_json,
+        check_json,
+        check_junit,
+        check_markdown,
+        check_text,
+    )
+    from capcliff.checks import check_file
+    from capcliff.files import write_text_atomic
+
+    report = check_file(Path(spec), baseline=Path(baseline) if baseline else None)
+    # Outputs are reports this command owns (a CI summary file may already exist): replace them.
+    for target, render in (
+        (junit, check_junit),
+        (markdown, check_markdown),
+        (write_baseline, baseline_json),
+    ):
+        if target:
+            write_text_atomic(Path(target), render(report), overwrite=True)
+    typer.echo(check_json(report) if output is CheckFormat.JSON else check_text(report), nl=False)
+    raise typer.Exit(int(report.exit_code))

@@ -157,6 +157,7 @@ def resolve_inputs(
     max_model_len: int | None,
     policy: str | None,
     seed: int,
+    scheme: WeightScheme | None = None,
 ) -> PlanInputs:
     """Requests, context length, weight formats and simulator settings of a plan."""
     label, series = plan_workloads(workload, seed)
@@ -164,7 +165,8 @@ def resolve_inputs(
     longest = int((requests.input_tokens + requests.max_output_tokens).max())
     length = max_model_len or round_up(longest, CONTEXT_ROUNDING)
     config = sim_config_for(settings, hardware, policy=policy, max_model_len=length)
-    return PlanInputs(requests, label, length, WeightScheme.as_shipped(model.arch), config)
+    chosen = scheme or WeightScheme.as_shipped(model.arch)
+    return PlanInputs(requests, label, length, chosen, config)
 
 
 def kv_aware_gain(ev: _Evaluated, inputs: PlanInputs) -> tuple[float, float]:
@@ -270,12 +272,13 @@ def build_plan_report(
     objective: str,
     slo: Slo | None,
     seed: int,
+    scheme: WeightScheme | None = None,
 ) -> PlanReport:
-    """Evaluate every layout of `gpus` GPUs and recommend one."""
+    """Evaluate every layout of `gpus` GPUs and recommend one (weights as shipped by default)."""
     goal = Objective(objective)
     inputs = resolve_inputs(
         model, hardware, workload, settings=settings, max_model_len=max_model_len,
-        policy=policy, seed=seed,
+        policy=policy, seed=seed, scheme=scheme,
     )  # fmt: skip
     rows, evaluated = [], {}
     for lay in enumerate_layouts(gpus, arch=model.arch):

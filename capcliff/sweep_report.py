@@ -225,7 +225,8 @@ ProgressFn = Callable[[int, int], None]
 KV_SERIES_POINTS = 128
 
 
-def _is_online(requests: Requests) -> bool:
+def is_online(requests: Requests) -> bool:
+    """Whether requests arrive over time (closed-loop clients, Poisson, a timed trace)."""
     return bool(requests.closed_loop) or bool(np.any(requests.arrival_s > 0))
 
 
@@ -300,7 +301,7 @@ def _series(
     points = sweep(requests, steps, capacity, config, plan.concurrencies, dp=layout.dp)
     analytic = p99_analytic_cliff(requests, capacity, layout.dp)
     first = simulated_cliff(points)
-    sweet = _sweet(points, plan.slo, online=_is_online(requests))
+    sweet = _sweet(points, plan.slo, online=is_online(requests))
     return SeriesResult(
         layout=layout.name,
         dp=layout.dp,

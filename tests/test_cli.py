@@ -134,7 +134,7 @@ def test_unknown_flag_is_a_usage_error_exit_2(capsys: pytest.CaptureFixture[str]
 
 
 def test_every_command_has_help() -> None:
-    for command in ("memory", "models", "hardware", "calibrate", "sweep", "plan"):
+    for command in ("memory", "models", "hardware", "calibrate", "sweep", "plan", "check"):
         result = runner.invoke(app, [command, "--help"])
         assert result.exit_code == 0
         assert result.output.strip()
@@ -142,7 +142,7 @@ def test_every_command_has_help() -> None:
 
 def test_every_command_appears_in_readme() -> None:
     readme = (Path(__file__).parent.parent / "README.md").read_text()
-    for command in ("memory", "models", "hardware", "calibrate", "sweep", "plan"):
+    for command in ("memory", "models", "hardware", "calibrate", "sweep", "plan", "check"):
         assert f"capcliff {command}" in readme
 
 
