@@ -17,6 +17,7 @@ from capcliff.cli import (
     KvDtypeOption,
     MaxModelLenOption,
     OutputFormat,
+    _calibration_terms,
     _choice,
     app,
 )
@@ -32,6 +33,9 @@ if TYPE_CHECKING:  # types only: the commands import their modules lazily to kee
     from capcliff.weights import WeightScheme
     from capcliff.workload import Requests
 
+CalibrationOption = Annotated[
+    str | None, typer.Option(help="Overhead terms fitted by `capcliff calibrate` (a TOML file).")
+]
 DEFAULT_SWEEP_MODEL = "deepseek-r1-distill-llama-8b"  # the study's single-GPU scenario
 
 
@@ -216,6 +220,7 @@ def sweep(
     kv_dtype: KvDtypeOption = "bf16",
     max_model_len: MaxModelLenOption = None,
     gpu_memory_utilization: Annotated[float, typer.Option(help="vLLM's memory fraction.")] = 0.9,
+    calibration: CalibrationOption = None,
     slo_ttft: Annotated[float | None, typer.Option(help="TTFT p99 limit, s (online).")] = None,
     slo_tpot: Annotated[float | None, typer.Option(help="TPOT p99 limit, s (online).")] = None,
     seed: Annotated[int, typer.Option(help="Random seed for the workload.")] = 0,
@@ -235,8 +240,12 @@ def sweep(
 
     spec = get_hardware(gpu)
     resolved = get_model(model)
+    overrides, calibrated = _calibration_terms(calibration)
     settings = BudgetSettings(
-        engine=_choice(EngineName, engine, "engine"), gpu_memory_utilization=gpu_memory_utilization
+        engine=_choice(EngineName, engine, "engine"),
+        gpu_memory_utilization=gpu_memory_utilization,
+        term_overrides=overrides,
+        calibrated_terms=calibrated,
     )
     choice = _workload_choice(isl, osl, workload, num_requests, arrival, rate, clients)
     label, workloads = plan_workloads(choice, seed)
@@ -370,6 +379,7 @@ def plan(
     slo_ttft: Annotated[float | None, typer.Option(help="TTFT p99 limit, s.")] = None,
     slo_tpot: Annotated[float | None, typer.Option(help="TPOT p99 limit, s.")] = None,
     objective: Annotated[str, typer.Option(help="makespan, goodput or cost.")] = "makespan",
+    calibration: CalibrationOption = None,
     seed: Annotated[int, typer.Option(help="Random seed for the workload.")] = 0,
     output: Annotated[PlanFormat, typer.Option("--format", help="table, json or markdown.")] = (
         PlanFormat.TABLE
@@ -386,6 +396,7 @@ def plan(
 
     spec = get_hardware(gpu)
     resolved = get_model(model)
+    overrides, calibrated = _calibration_terms(calibration)
     scheme = None
     if weight_dtype is not None:
         scheme = WeightScheme.quantised(resolved.arch, parse_weight_dtype(weight_dtype))
@@ -405,7 +416,11 @@ def plan(
         spec,
         gpus=count,
         workload=choice,
-        settings=BudgetSettings(engine=_choice(EngineName, engine, "engine")),
+        settings=BudgetSettings(
+            engine=_choice(EngineName, engine, "engine"),
+            term_overrides=overrides,
+            calibrated_terms=calibrated,
+        ),
         kv_dtype=parse_kv_dtype(kv_dtype),
         max_model_len=max_model_len,
         policy=policy,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,22 @@ def test_bad_calibration_file_names_the_field(
     bad.write_text('engine = "vllm"\nsource = "x"\n[terms_gib]\nwarp_drive = 1.0\n')
     assert main(["memory", "llama-3.1-8b", "--calibration", str(bad)]) == 2
     assert "bad.toml: terms_gib: " in capsys.readouterr().err
+
+
+def test_sweep_and_plan_apply_a_calibration(tmp_path: Path) -> None:
+    # Row V24's fitted activation peak (9.37 GiB) is ~8.4 GiB above the modeled one: with it
+    # applied, the same GPU holds fewer KV blocks.
+    written = tmp_path / "v24.toml"
+    log = LOGS / "vllm_v0_v24_llama3_8b_a100_40gb.txt"
+    assert main(["calibrate", str(log), "--model", "llama-3.1-8b", "-o", str(written)]) == 0
+    args = ["--isl", "100", "--osl", "200", "--num-requests", "50", "--format", "json"]
+    plain = runner.invoke(app, ["sweep", *args, "--concurrency", "16"])
+    calibrated = runner.invoke(
+        app, ["sweep", *args, "--concurrency", "16", "--calibration", str(written)]
+    )
+    blocks = [
+        json.loads(r.output)["series"][0]["kv_blocks_per_replica"] for r in (plain, calibrated)
+    ]
+    assert blocks[1] < blocks[0]
+    plan = runner.invoke(app, ["plan", "llama-3.1-8b", *args, "--calibration", str(written)])
+    assert plan.exit_code == 0, plan.output
