@@ -46,8 +46,8 @@ class StageResult(_Result):
     headroom_bytes: int
 
 
-class LayoutResult(_Result):
-    """One layout's memory verdict."""
+class LayoutSummary(_Result):
+    """A layout, whether it is valid and fits, and its headline memory figures."""
 
     name: str
     dp: int
@@ -58,9 +58,32 @@ class LayoutResult(_Result):
     reason: str
     fits: bool
     weights_bytes_per_gpu: int | None
-    kv_bytes_per_token_per_gpu: int | None
     kv_capacity_tokens_per_replica: int | None
     kv_capacity_tokens_total: int | None
+
+
+def summary_fields(mem: LayoutMemory) -> dict[str, object]:
+    """The `LayoutSummary` fields of a layout's memory (figures None when the layout is invalid)."""
+    lay, valid = mem.layout, mem.valid
+    return {
+        "name": lay.name,
+        "dp": lay.dp,
+        "tp": lay.tp,
+        "pp": lay.pp,
+        "ep": lay.ep,
+        "valid": valid,
+        "reason": mem.reason,
+        "fits": mem.fits,
+        "weights_bytes_per_gpu": mem.weights_bytes_per_gpu if valid else None,
+        "kv_capacity_tokens_per_replica": mem.kv_capacity_tokens_per_replica if valid else None,
+        "kv_capacity_tokens_total": mem.kv_capacity_tokens_total if valid else None,
+    }
+
+
+class LayoutResult(LayoutSummary):
+    """One layout's memory verdict."""
+
+    kv_bytes_per_token_per_gpu: int | None
     max_concurrency_at_max_model_len: int | None
     largest_max_model_len: int | None
     utilization_needed: float | None  # when one max_model_len request does not fit; None if none
@@ -110,7 +133,6 @@ class MemoryReport(_Result):
 
 
 def _layout_result(mem: LayoutMemory) -> LayoutResult:
-    lay = mem.layout
     stages = [
         StageResult(
             total_memory_bytes=s.total_memory_bytes,
@@ -136,18 +158,8 @@ def _layout_result(mem: LayoutMemory) -> LayoutResult:
         for s in mem.stages
     ]
     return LayoutResult(
-        name=lay.name,
-        dp=lay.dp,
-        tp=lay.tp,
-        pp=lay.pp,
-        ep=lay.ep,
-        valid=mem.valid,
-        reason=mem.reason,
-        fits=mem.fits,
-        weights_bytes_per_gpu=mem.weights_bytes_per_gpu if mem.valid else None,
+        **summary_fields(mem),
         kv_bytes_per_token_per_gpu=mem.kv_bytes_per_token_per_gpu if mem.valid else None,
-        kv_capacity_tokens_per_replica=mem.kv_capacity_tokens_per_replica if mem.valid else None,
-        kv_capacity_tokens_total=mem.kv_capacity_tokens_total if mem.valid else None,
         max_concurrency_at_max_model_len=mem.max_concurrency(mem.max_model_len)
         if mem.valid
         else None,

@@ -14,6 +14,7 @@ from capcliff.budget import BudgetSettings
 from capcliff.catalog import Model
 from capcliff.layout import Layout, enumerate_layouts
 from capcliff.memory import LayoutMemory, layout_memory
+from capcliff.memory_report import summary_fields
 from capcliff.perf import StepTimeModel
 from capcliff.plan_advice import NOISE, ranked, recommendation_reasons, within_noise
 from capcliff.plan_types import (
@@ -118,19 +119,7 @@ def _layout_row(
     if ev is not None and lay.dp > 1:
         stranded = max(p.result.stranded_kv_fraction for p in ev.points if p.result is not None)
     return PlanLayout(
-        name=lay.name,
-        dp=lay.dp,
-        tp=lay.tp,
-        pp=lay.pp,
-        ep=lay.ep,
-        valid=memory.valid,
-        reason=memory.reason,
-        fits=memory.fits,
-        weights_bytes_per_gpu=memory.weights_bytes_per_gpu if memory.valid else None,
-        kv_capacity_tokens_per_replica=memory.kv_capacity_tokens_per_replica
-        if memory.valid
-        else None,
-        kv_capacity_tokens_total=memory.kv_capacity_tokens_total if memory.valid else None,
+        **summary_fields(memory),
         cliff=None if ev is None else ev.cliff,
         sweet_spot=None if ev is None else _sweet_result(ev, gpus, slo),
         stranded_kv_fraction=stranded,

@@ -6,6 +6,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from capcliff.memory_report import LayoutSummary
+
 SCHEMA_VERSION = 1
 
 
@@ -40,20 +42,9 @@ class PlanSweetSpot(_Result):
     gpu_hours_per_mtok: float
 
 
-class PlanLayout(_Result):
+class PlanLayout(LayoutSummary):
     """One layout's row of the plan."""
 
-    name: str
-    dp: int
-    tp: int
-    pp: int
-    ep: int
-    valid: bool
-    reason: str
-    fits: bool
-    weights_bytes_per_gpu: int | None
-    kv_capacity_tokens_per_replica: int | None
-    kv_capacity_tokens_total: int | None
     cliff: PlanCliff | None
     sweet_spot: PlanSweetSpot | None
     stranded_kv_fraction: float | None
