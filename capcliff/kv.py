@@ -67,13 +67,19 @@ def kv_bytes_for_context(
 
 
 def kv_bytes_per_token_per_gpu(
-    arch: Architecture, layout: Layout, *, kv_dtype: KVDType, context_tokens: int | None = None
+    arch: Architecture,
+    layout: Layout,
+    *,
+    kv_dtype: KVDType,
+    context_tokens: int | None = None,
+    chunk_tokens: int = 0,
 ) -> list[int]:
     """KV bytes per token of context on one GPU of each pipeline stage.
 
     Without `context_tokens` every layer counts as attending fully (exact for models without
     sliding windows, an upper bound otherwise). With it, sliding-window layers count only the
-    tokens they keep, averaged over a request of that length (rounded up to whole bytes).
+    tokens they keep (the window plus the prefill chunk in flight, `chunk_tokens`), averaged over a
+    request of that length (rounded up to whole bytes).
     """
     result = []
     for stage, layers in enumerate(stage_layer_ranges(arch.num_layers, layout.pp)):
@@ -83,7 +89,12 @@ def kv_bytes_per_token_per_gpu(
             )
         else:
             total = kv_bytes_for_context(
-                arch, context_tokens, kv_dtype=kv_dtype, layout=layout, stage=stage
+                arch,
+                context_tokens,
+                kv_dtype=kv_dtype,
+                layout=layout,
+                stage=stage,
+                chunk_tokens=chunk_tokens,
             )
             result.append(-(-total // context_tokens))
     return result

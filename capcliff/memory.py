@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from capcliff.architecture import Architecture
 from capcliff.budget import BudgetSettings, Provenance, StageBudget, StageDemand
-from capcliff.engines import stage_budget
+from capcliff.engines import engine_defaults, stage_budget
 from capcliff.kv import kv_bytes_per_token_per_gpu, kv_heads_replicated
 from capcliff.layout import Layout, invalid_reason
 from capcliff.specs import HardwareSpec
@@ -139,8 +139,17 @@ def layout_memory(
         return LayoutMemory(layout=layout, valid=False, reason=reason, max_model_len=max_model_len)
     total_memory = settings.gpu_total_memory_bytes or hardware.hbm_driver_bytes
     context = max_model_len if arch.has_sliding_window else None
+    # A sliding-window layer keeps its window plus the prefill chunk in flight (vLLM's
+    # SlidingWindowSpec.max_memory_usage_bytes: min(window - 1 + max_num_batched_tokens, L)).
+    chunk = engine_defaults(
+        settings,
+        total_memory_bytes=total_memory,
+        max_model_len=max_model_len,
+        mla=arch.mla is not None,
+        tp=layout.tp,
+    ).max_num_batched_tokens
     kv_per_token = kv_bytes_per_token_per_gpu(
-        arch, layout, kv_dtype=kv_dtype, context_tokens=context
+        arch, layout, kv_dtype=kv_dtype, context_tokens=context, chunk_tokens=chunk
     )
     weights = weight_bytes_per_gpu_by_stage(arch, layout, scheme)
     stages = tuple(

@@ -120,3 +120,15 @@ def test_per_gpu_kv_times_tp_covers_the_whole_model(model_id: str, tp: int) -> N
     whole = kv_bytes_per_token(arch, kv_dtype=BF16)
     assert per_gpu * tp >= whole
     assert (per_gpu * tp == whole) == (not kv_heads_replicated(arch, tp))
+
+
+def test_sliding_layers_average_their_window_plus_the_chunk() -> None:
+    # gpt-oss-120b at TP=2: 4 KV heads per rank, 2 * 4 * 64 * 2 = 1,024 B per layer per token.
+    # At L = 131,072 with an 8,192-token prefill chunk: 18 full layers store every token, 18
+    # sliding layers min(L, 128 + 8,192) = 8,320 tokens:
+    # (18 * 1,024 * 131,072 + 18 * 1,024 * 8,320) / 131,072 = 18,432 + 1,170 = 19,602 B/token.
+    arch = arch_of("gpt-oss-120b")
+    per_token = kv_bytes_per_token_per_gpu(
+        arch, Layout(tp=2), kv_dtype=BF16, context_tokens=131_072, chunk_tokens=8_192
+    )
+    assert per_token == [19_602]
