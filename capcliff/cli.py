@@ -37,6 +37,23 @@ class OutputFormat(StrEnum):
     JSON = "json"
 
 
+def _version(show: bool) -> None:
+    if show:
+        from capcliff import __version__
+
+        typer.echo(f"capcliff {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    """Capacity planner for LLM inference serving: KV cache, the reasoning cliff, layouts."""
+
+
 FormatOption = Annotated[OutputFormat, typer.Option("--format", help="table or json.")]
 KvDtypeOption = Annotated[
     str, typer.Option("--kv-dtype", "--kv-cache-dtype", help="KV cache dtype: bf16, fp16, fp8.")

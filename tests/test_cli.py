@@ -155,3 +155,11 @@ def test_python_dash_m_runs() -> None:
     )
     assert result.returncode == 0
     assert {"h200-sxm", "b200"} <= {spec["id"] for spec in json.loads(result.stdout)}
+
+
+def test_version_prints_the_package_version() -> None:
+    from capcliff import __version__
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.strip() == f"capcliff {__version__}"
