@@ -53,11 +53,26 @@ class _Evaluated:
     steps: StepTimeModel
 
 
-def concurrency_grid(analytic_cliff: int, num_requests: int, dp: int) -> tuple[int, ...]:
-    """Caps around the analytic cliff: a quarter, a half, 1x, 2x, 4x, and every request at once."""
+# Coarse-to-fine search: every layout is simulated at its analytic cliff, 4x past it and with every
+# request at once; the REFINE_TOP leaders are then refined at 1/4, 1/2 and 2x the cliff.
+COARSE_FACTORS = (1.0, 4.0)
+FINE_FACTORS = (0.25, 0.5, 2.0)
+REFINE_TOP = 3
+
+
+def concurrency_grid(
+    analytic_cliff: int,
+    num_requests: int,
+    dp: int,
+    factors: tuple[float, ...] = COARSE_FACTORS + FINE_FACTORS,
+    *,
+    everything: bool = True,
+) -> tuple[int, ...]:
+    """Caps at `factors` x the analytic cliff (at least one request per replica), plus every
+    request at once when `everything`; none above the number of requests."""
     base = max(analytic_cliff, dp)
-    grid = {max(dp, round(base * f)) for f in (0.25, 0.5, 1.0, 2.0, 4.0)}
-    return tuple(sorted(c for c in grid | {num_requests} if c <= num_requests))
+    grid = {max(dp, round(base * f)) for f in factors} | ({num_requests} if everything else set())
+    return tuple(sorted(c for c in grid if c <= num_requests))
 
 
 def score(point: SweepPoint, objective: Objective, slo: Slo | None) -> float:
@@ -69,30 +84,64 @@ def score(point: SweepPoint, objective: Objective, slo: Slo | None) -> float:
     return -point.makespan_s
 
 
-def _evaluate(
-    model: Model,
-    hardware: HardwareSpec,
+@dataclass(frozen=True)
+class _Sim:
+    """What one layout's simulations need besides the concurrency."""
+
+    requests: Requests
+    config: SimConfig
+    objective: Objective
+    slo: Slo | None
+
+
+def _judge(
     memory: LayoutMemory,
-    requests: Requests,
-    *,
-    scheme: WeightScheme,
-    kv_dtype: KVDType,
-    config: SimConfig,
-    objective: Objective,
-    slo: Slo | None,
+    points: tuple[SweepPoint, ...],
+    analytic: int,
+    models: tuple[KVCapacity, StepTimeModel],
+    sim: _Sim,
 ) -> _Evaluated:
-    layout = memory.layout
-    capacity, steps = replica_models(model, hardware, memory, scheme=scheme, kv_dtype=kv_dtype)
-    analytic = p99_analytic_cliff(requests, capacity, layout.dp)
-    grid = concurrency_grid(analytic, len(requests.input_tokens), layout.dp)
-    points = sweep(requests, steps, capacity, config, grid, dp=layout.dp)
-    sweet = max(points, key=lambda p: (score(p, objective, slo), -p.concurrency))
+    sweet = max(points, key=lambda p: (score(p, sim.objective, sim.slo), -p.concurrency))
     first = simulated_cliff(points)
     cliff = PlanCliff(
         analytic_concurrency=analytic,
         simulated_concurrency=None if first is None else first.concurrency,
     )
-    return _Evaluated(memory, points, sweet, cliff, capacity, steps)
+    return _Evaluated(memory, points, sweet, cliff, *models)
+
+
+def _evaluate(
+    model: Model,
+    hardware: HardwareSpec,
+    memory: LayoutMemory,
+    sim: _Sim,
+    *,
+    scheme: WeightScheme,
+    kv_dtype: KVDType,
+) -> _Evaluated:
+    """The coarse pass over one layout."""
+    layout = memory.layout
+    capacity, steps = replica_models(model, hardware, memory, scheme=scheme, kv_dtype=kv_dtype)
+    analytic = p99_analytic_cliff(sim.requests, capacity, layout.dp)
+    grid = concurrency_grid(analytic, len(sim.requests.input_tokens), layout.dp, COARSE_FACTORS)
+    points = sweep(sim.requests, steps, capacity, sim.config, grid, dp=layout.dp)
+    return _judge(memory, points, analytic, (capacity, steps), sim)
+
+
+def _refine(ev: _Evaluated, sim: _Sim) -> _Evaluated:
+    """The fine pass: more caps below the coarse ones, merged with them."""
+    layout = ev.memory.layout
+    analytic = ev.cliff.analytic_concurrency or 0
+    n = len(sim.requests.input_tokens)
+    done = {p.concurrency for p in ev.points}
+    extra = [
+        c
+        for c in concurrency_grid(analytic, n, layout.dp, FINE_FACTORS, everything=False)
+        if c not in done
+    ]
+    more = sweep(sim.requests, ev.steps, ev.capacity, sim.config, extra, dp=layout.dp)
+    points = tuple(sorted((*ev.points, *more), key=lambda p: p.concurrency))
+    return _judge(ev.memory, points, analytic, (ev.capacity, ev.steps), sim)
 
 
 def _sweet_result(ev: _Evaluated, gpus: int, slo: Slo | None) -> PlanSweetSpot:
@@ -269,20 +318,23 @@ def build_plan_report(
         model, hardware, workload, settings=settings, max_model_len=max_model_len,
         policy=policy, seed=seed, scheme=scheme,
     )  # fmt: skip
-    rows, evaluated = [], {}
-    for lay in enumerate_layouts(gpus, arch=model.arch):
-        memory = layout_memory(
+    sim = _Sim(inputs.requests, inputs.config, goal, slo)
+    memories = [
+        layout_memory(
             model.arch, hardware, lay, scheme=inputs.scheme, kv_dtype=kv_dtype,
             max_model_len=inputs.max_model_len, settings=settings,
-        )  # fmt: skip
-        ev = None
-        if memory.fits:
-            ev = _evaluate(
-                model, hardware, memory, inputs.requests, scheme=inputs.scheme,
-                kv_dtype=kv_dtype, config=inputs.config, objective=goal, slo=slo,
-            )  # fmt: skip
-            evaluated[lay.name] = ev
-        rows.append(_layout_row(memory, ev, gpus, slo))
+        )
+        for lay in enumerate_layouts(gpus, arch=model.arch)
+    ]  # fmt: skip
+    evaluated = {
+        m.layout.name: _evaluate(model, hardware, m, sim, scheme=inputs.scheme, kv_dtype=kv_dtype)
+        for m in memories
+        if m.fits
+    }
+    leaders = sorted(evaluated.values(), key=lambda ev: -score(ev.sweet, goal, slo))[:REFINE_TOP]
+    for ev in leaders:
+        evaluated[ev.memory.layout.name] = _refine(ev, sim)
+    rows = [_layout_row(m, evaluated.get(m.layout.name), gpus, slo) for m in memories]
     chosen = _recommend(rows, evaluated, goal)
     fixes: list[str] = []
     flags: dict[str, str] = {}
