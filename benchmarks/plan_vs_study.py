@@ -11,7 +11,7 @@ import time
 from capcliff.budget import BudgetSettings
 from capcliff.catalog import get_hardware, get_model
 from capcliff.plan_report import build_plan_report
-from capcliff.sweep_report import WorkloadChoice
+from capcliff.sim_inputs import WorkloadChoice
 from capcliff.units import KVDType
 
 CASES = [

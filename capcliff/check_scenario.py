@@ -22,18 +22,10 @@ from capcliff.errors import InputError
 from capcliff.layout import Layout, parse_layout
 from capcliff.memory import LayoutMemory, layout_memory
 from capcliff.plan_types import Recommendation
+from capcliff.sim_inputs import WorkloadChoice, is_online, plan_workloads, sim_config_for
 from capcliff.solver import Slo
 from capcliff.specs import HardwareSpec
-from capcliff.sweep_report import (
-    PointResult,
-    SeriesResult,
-    SweepPlan,
-    WorkloadChoice,
-    build_sweep_report,
-    is_online,
-    plan_workloads,
-    sim_config_for,
-)
+from capcliff.sweep_report import PointResult, SeriesResult, SweepPlan, build_sweep_report
 from capcliff.units import KVDType, parse_kv_dtype, parse_weight_dtype, round_up
 from capcliff.weights import WeightScheme
 from capcliff.workload import Arrival, Requests

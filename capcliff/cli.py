@@ -228,9 +228,9 @@ def hardware(output: FormatOption = OutputFormat.TABLE) -> None:
     _print_catalog(list(hardware_catalog().values()), output, "hardware_table")
 
 
-# The analysis commands (sweep, plan, calibrate) live in their own module; importing it
-# registers them on `app`.
-from capcliff import cli_analysis  # noqa: E402, F401
+# The analysis commands (sweep, plan) and the checking ones (calibrate, check) live in their own
+# modules; importing them registers them on `app`.
+from capcliff import cli_analysis, cli_checks  # noqa: E402, F401
 
 
 def main(argv: list[str] | None = None) -> int:

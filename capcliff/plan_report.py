@@ -26,16 +26,11 @@ from capcliff.plan_types import (
     PlanSweetSpot,
     Recommendation,
 )
+from capcliff.sim_inputs import WorkloadChoice, plan_workloads, sim_config_for
 from capcliff.simconfig import KVCapacity, SimConfig
 from capcliff.solver import Slo, SweepPoint, simulated_cliff, sweep
 from capcliff.specs import HardwareSpec
-from capcliff.sweep_report import (
-    WorkloadChoice,
-    p99_analytic_cliff,
-    plan_workloads,
-    replica_models,
-    sim_config_for,
-)
+from capcliff.sweep_report import p99_analytic_cliff, replica_models
 from capcliff.units import KVDType, round_up
 from capcliff.weights import WeightScheme
 from capcliff.workload import Requests

@@ -13,16 +13,15 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from capcliff.budget import BudgetSettings, EngineName
+from capcliff.budget import BudgetSettings
 from capcliff.catalog import Model
-from capcliff.engines import engine_defaults
 from capcliff.errors import InputError
 from capcliff.layout import Layout
 from capcliff.memory import LayoutMemory, layout_memory
 from capcliff.perf import StepTimeModel, step_time_model
+from capcliff.sim_inputs import is_online, sim_config_for
 from capcliff.simconfig import KVCapacity, SimConfig
 from capcliff.solver import (
     Slo,
@@ -38,25 +37,10 @@ from capcliff.specs import HardwareSpec
 from capcliff.units import KVDType
 from capcliff.weights import WeightScheme
 from capcliff.workload import (
-    Arrival,
-    Fixed,
     Requests,
-    WorkloadSpec,
-    generate_requests,
-    parse_trace,
-    preset,
-    requests_from_trace,
 )
 
 SCHEMA_VERSION = 1
-# The scheduling policy each engine runs by default (TensorRT-LLM's CapacitySchedulerPolicy defaults
-# to GUARANTEED_NO_EVICT).
-ENGINE_POLICY = {
-    EngineName.VLLM: "vllm",
-    EngineName.VLLM_V0: "vllm-v0",
-    EngineName.SGLANG: "sglang",
-    EngineName.TRTLLM: "trtllm-no-evict",
-}
 CLIFF_PERCENTILE = 99.0
 
 
@@ -225,11 +209,6 @@ ProgressFn = Callable[[int, int], None]
 KV_SERIES_POINTS = 128
 
 
-def is_online(requests: Requests) -> bool:
-    """Whether requests arrive over time (closed-loop clients, Poisson, a timed trace)."""
-    return bool(requests.closed_loop) or bool(np.any(requests.arrival_s > 0))
-
-
 def _kv_over_time(
     points: tuple[SweepPoint, ...], sweet: int
 ) -> dict[str, list[tuple[float, float]]]:
@@ -248,28 +227,6 @@ def _kv_over_time(
             for t, u in zip(series.time_s[::step], series.kv_utilization[::step], strict=True)
         ]
     return out
-
-
-def parse_concurrency(text: str) -> tuple[int, ...]:
-    """`64,128,256`, `64..8192` (doubling) or `64..8192:16` (16 log-spaced values)."""
-    try:
-        if ".." not in text:
-            values = [int(v) for v in text.split(",") if v.strip()]
-        else:
-            span, _, count = text.partition(":")
-            low, high = (int(v) for v in span.split(".."))
-            if count:
-                grid = np.geomspace(low, high, int(count))
-                values = sorted({round(v) for v in grid})
-            else:
-                values = [low * 2**i for i in range(64) if low * 2**i <= high]
-    except ValueError:
-        values = []
-    if not values or min(values) < 1:
-        raise InputError(
-            f"concurrency: cannot read {text!r}; write 64,128,256 or 64..8192 or 64..8192:16"
-        )
-    return tuple(sorted(set(values)))
 
 
 def _series(
@@ -321,24 +278,6 @@ def _series(
     )
 
 
-def sim_config_for(
-    settings: BudgetSettings, hardware: HardwareSpec, *, policy: str | None, max_model_len: int
-) -> SimConfig:
-    """The simulator's engine settings: the engine's policy and batch defaults unless given."""
-    defaults = engine_defaults(
-        settings,
-        total_memory_bytes=settings.gpu_total_memory_bytes or hardware.hbm_driver_bytes,
-        max_model_len=max_model_len,
-        mla=False,
-        tp=1,
-    )
-    return SimConfig(
-        policy=policy or ENGINE_POLICY[settings.engine],
-        max_num_seqs=defaults.max_num_seqs,
-        max_num_batched_tokens=defaults.max_num_batched_tokens,
-    )
-
-
 def build_sweep_report(
     model: Model,
     hardware: HardwareSpec,
@@ -382,49 +321,3 @@ def build_sweep_report(
         cliff=first.cliff,
         sweet_spot=first.sweet_spot,
     )
-
-
-@dataclass(frozen=True)
-class WorkloadChoice:
-    """The workload flags of `capcliff sweep`."""
-
-    num_requests: int
-    isl: int | None = None
-    osl: tuple[int, ...] = ()
-    preset_name: str | None = None
-    trace_lines: tuple[str, ...] | None = None
-    arrival: Arrival = Arrival.BATCH
-    rate_per_s: float | None = None
-    clients: int | None = None
-
-
-def plan_workloads(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[str, Requests]]]:
-    """(label, [(series label, requests)]) for fixed lengths, a preset or a trace."""
-    rng = np.random.default_rng(seed)
-    if choice.trace_lines is not None:
-        return "trace", [("trace", requests_from_trace(parse_trace(choice.trace_lines)))]
-    if choice.preset_name is not None:
-        spec = preset(
-            choice.preset_name,
-            num_requests=choice.num_requests,
-            arrival=choice.arrival,
-            rate_per_s=choice.rate_per_s,
-            clients=choice.clients,
-        )
-        return choice.preset_name, [(choice.preset_name, generate_requests(spec, rng))]
-    if choice.isl is None or not choice.osl:
-        raise InputError("workload: give --isl and --osl, or --workload PRESET|trace.jsonl")
-    series = []
-    for osl in choice.osl:
-        spec = WorkloadSpec(
-            num_requests=choice.num_requests,
-            input=Fixed(choice.isl),
-            output=Fixed(osl),
-            arrival=choice.arrival,
-            rate_per_s=choice.rate_per_s,
-            clients=choice.clients,
-            max_input_tokens=max(choice.isl, 1),
-            max_output_tokens=max(osl, 1),
-        )
-        series.append((f"osl {osl}", generate_requests(spec, np.random.default_rng(seed))))
-    return f"isl {choice.isl}, osl {'/'.join(map(str, choice.osl))}", series

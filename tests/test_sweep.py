@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from capcliff.cli import app, main
 from capcliff.errors import InputError
-from capcliff.sweep_report import parse_concurrency
+from capcliff.sim_inputs import parse_concurrency
 from capcliff.units import ceil_div
 
 runner = CliRunner()
