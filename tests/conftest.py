@@ -17,3 +17,16 @@ def arch_of(model_id: str) -> Architecture:
 @pytest.fixture
 def h200() -> HardwareSpec:
     return get_hardware("h200-sxm")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        help="Rewrite tests/golden/*.txt from the current output instead of comparing.",
+    )
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-golden"))
