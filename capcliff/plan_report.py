@@ -344,7 +344,8 @@ def build_plan_report(
         flags, warnings = engine_flags(model, evaluated[best.name], rec, inputs, settings, kv_dtype)
     return PlanReport(
         schema_version=SCHEMA_VERSION, model=model.id, hardware=hardware.id, gpus=gpus,
-        engine=settings.engine.value, policy=inputs.config.policy, objective=goal.value,
+        engine=settings.engine.value, policy=inputs.config.policy,
+        overheads="calibrated" if settings.calibrated_terms else "modeled", objective=goal.value,
         workload=inputs.workload_label, num_requests=len(inputs.requests.input_tokens),
         max_model_len=inputs.max_model_len, layouts=rows, recommended=rec, fixes=fixes,
         engine_flags=flags, flag_warnings=warnings,

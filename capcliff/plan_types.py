@@ -74,6 +74,7 @@ class PlanReport(_Result):
     gpus: int
     engine: str
     policy: str
+    overheads: str  # "modeled" or "calibrated": where the KV budget's overhead terms come from
     objective: str
     workload: str
     num_requests: int

@@ -303,9 +303,9 @@ def series_summary(series: SeriesResult) -> Text:
 def sweep_view(report: SweepReport) -> RenderableType:
     """The full `capcliff sweep` screen."""
     header = Text(
-        f"{report.model} on {report.gpus} x {report.hardware}, engine {report.engine}, policy "
-        f"{report.policy}; workload {report.workload}, {report.num_requests:,} requests, seed "
-        f"{report.seed}"
+        f"{report.model} on {report.gpus} x {report.hardware}, engine {report.engine} "
+        f"({report.overheads} overheads), policy {report.policy}; workload {report.workload}, "
+        f"{report.num_requests:,} requests, seed {report.seed}"
     )
     parts: list[RenderableType] = [header]
     for series in report.series:

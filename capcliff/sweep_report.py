@@ -113,6 +113,7 @@ class SweepReport(_Result):
     gpus: int
     engine: str
     policy: str
+    overheads: str  # "modeled" or "calibrated": where the KV budget's overhead terms come from
     workload: str
     num_requests: int
     seed: int
@@ -313,6 +314,7 @@ def build_sweep_report(
         gpus=plan.layouts[0].gpus,
         engine=settings.engine.value,
         policy=config.policy,
+        overheads="calibrated" if settings.calibrated_terms else "modeled",
         workload=plan.workload_label,
         num_requests=len(plan.workloads[0][1].input_tokens),
         seed=plan.seed,
