@@ -32,39 +32,43 @@ class DecodeCohort:
         self.context_base = np.zeros(size, dtype=np.int64)  # c0 - s0
         self.generated_base = np.zeros(size, dtype=np.int64)  # g0 - s0
         self.member = np.zeros(size, dtype=bool)
+        self._context_bases = [0] * size  # the same bases as Python ints, for scalar reads
+        self._generated_bases = [0] * size
         self._context_base_sum = 0
         self._generated_base_sum = 0
         self._version = [0] * size
         self._finish_heap: list[tuple[int, int, int]] = []  # (last step, request, version)
         self._victim_heap: list[tuple[tuple[int, int, int], int, int]] = []
-        self._prefix_cache: dict[int, list[int]] = {}
+        self._prefix_phase = -1  # the phase whose prefix sums are cached (-1: none)
+        self._prefix_sums: list[int] = []
 
     def add(self, i: int, *, context: int, generated: int, output: int, step: int) -> None:
         """Start decoding request i at `step` with `context` KV tokens and `generated` tokens."""
         base_c, base_g = context - step, generated - step
         self.context_base[i], self.generated_base[i] = base_c, base_g
+        self._context_bases[i], self._generated_bases[i] = base_c, base_g
         self.member[i] = True
         self.count += 1
         self.phase_counts[-base_c % self.block_size] += 1
-        self._prefix_cache.clear()
+        self._prefix_phase = -1
         self._context_base_sum += base_c
         self._generated_base_sum += base_g
-        self._version[i] += 1
-        last_step = step + output - generated - 1
-        heapq.heappush(self._finish_heap, (last_step, i, self._version[i]))
+        version = self._version[i] + 1
+        self._version[i] = version
+        heapq.heappush(self._finish_heap, (step + output - generated - 1, i, version))
 
     def track_victims(self, i: int, *, prompt: int, admit_seq: int) -> None:
         """Also keep i in the fewest-generated retraction order (SGLang)."""
-        key = victim_key(int(self.generated_base[i]), prompt, admit_seq)
+        key = victim_key(self._generated_bases[i], prompt, admit_seq)
         heapq.heappush(self._victim_heap, (key, i, self._version[i]))
 
     def remove(self, i: int, step: int) -> tuple[int, int]:
         """Take i out at the start of `step`; returns its (context, generated) then."""
-        base_c, base_g = int(self.context_base[i]), int(self.generated_base[i])
+        base_c, base_g = self._context_bases[i], self._generated_bases[i]
         self.member[i] = False
         self.count -= 1
         self.phase_counts[-base_c % self.block_size] -= 1
-        self._prefix_cache.clear()
+        self._prefix_phase = -1
         self._context_base_sum -= base_c
         self._generated_base_sum -= base_g
         self._version[i] += 1
@@ -72,7 +76,7 @@ class DecodeCohort:
 
     def context(self, i: int, step: int) -> int:
         """Context tokens of member i at the start of `step`."""
-        return int(self.context_base[i]) + step
+        return self._context_bases[i] + step
 
     def context_sum(self, step: int) -> int:
         """Sum of the members' contexts at the start of `step`."""
@@ -90,17 +94,18 @@ class DecodeCohort:
         """pre[j]: blocks needed over steps step .. step + j - 1, for j = 0 .. B (cached until the
         membership changes)."""
         r = step % self.block_size
-        cached = self._prefix_cache.get(r)
-        if cached is None:
-            counts = self.phase_counts
-            cached = list(accumulate(counts[r:] + counts[:r], initial=0))
-            self._prefix_cache[r] = cached
+        if r == self._prefix_phase:
+            return self._prefix_sums
+        counts = self.phase_counts
+        cached = list(accumulate(counts[r:] + counts[:r], initial=0))
+        self._prefix_phase, self._prefix_sums = r, cached
         return cached
 
     def blocks_needed(self, step: int, k: int) -> int:
         """N(k): new blocks the members need over steps step .. step + k - 1."""
-        pre = self._prefix(step)
-        return (k // self.block_size) * self.count + pre[k % self.block_size]
+        size = self.block_size
+        pre = self._prefix_sums if step % size == self._prefix_phase else self._prefix(step)
+        return (k // size) * self.count + pre[k % size]
 
     def blocks_needed_by_step(self, step: int, k: int) -> IntArray:
         """N(1) .. N(k) as an array."""
@@ -116,9 +121,10 @@ class DecodeCohort:
         target = blocks + 1 if strictly_more else blocks
         if target <= 0:
             return 1
-        cycles = (target - 1) // self.count  # N(cycles x B) = cycles x n < target
-        j = bisect_left(self._prefix(step), target - cycles * self.count, 1)
-        return cycles * self.block_size + j
+        count, size = self.count, self.block_size
+        cycles = (target - 1) // count  # N(cycles x B) = cycles x n < target
+        pre = self._prefix_sums if step % size == self._prefix_phase else self._prefix(step)
+        return cycles * size + bisect_left(pre, target - cycles * count, 1)
 
     def next_finish_step(self) -> int | None:
         """The step in which the next member generates its last token."""
@@ -130,8 +136,16 @@ class DecodeCohort:
     def pop_finishing(self, step: int) -> list[int]:
         """Members whose last token is generated in `step` (they stay members until removed)."""
         done: list[int] = []
-        while (top := self.next_finish_step()) is not None and top == step:
-            done.append(heapq.heappop(self._finish_heap)[1])
+        heap, version = self._finish_heap, self._version
+        while heap:
+            last, i, v = heap[0]
+            if v != version[i]:
+                heapq.heappop(heap)
+            elif last == step:
+                done.append(i)
+                heapq.heappop(heap)
+            else:
+                break
         return done
 
     def fewest_generated(self) -> tuple[tuple[int, int, int], int] | None:

@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
+from typing import NamedTuple
 
 from capcliff.architecture import Architecture
 from capcliff.kv import kv_bytes_per_token_per_gpu
@@ -79,11 +81,11 @@ class Efficiency:
     step_overhead_s: float = DEFAULT_STEP_OVERHEAD_S
 
 
-@dataclass(frozen=True)
-class DecodeLine:
+class DecodeLine(NamedTuple):
     """Decode step j of a run of identical steps: max(mem0 + mem1 j, cmp0 + cmp1 j) + fixed_s.
 
-    Bytes each GPU reads in step j: bytes0 + bytes1 j. Units: seconds and bytes.
+    Bytes each GPU reads in step j: bytes0 + bytes1 j. Units: seconds and bytes. (A tuple: the
+    simulator makes one per event.)
     """
 
     mem0: float
@@ -239,19 +241,43 @@ class StepTimeModel:
     def decode_line(self, seqs: int, context0_tokens: float) -> DecodeLine:
         """Steps of `seqs` decoding sequences whose summed context (each counting the token it
         writes) is context0_tokens at step 0 and grows by `seqs` per step."""
+        line = self._decode_lines.get(seqs)
+        if line is None:
+            line = self._decode_lines[seqs] = self._decode_coefficients(seqs)
+        mem0, per_ctx_mem, mem1, cmp0, per_ctx_cmp, cmp1, fixed_s, bytes0, bytes1 = line
+        return DecodeLine(
+            mem0 + per_ctx_mem * context0_tokens,
+            mem1,
+            cmp0 + per_ctx_cmp * context0_tokens,
+            cmp1,
+            fixed_s,
+            bytes0 + self.kv_bytes_per_token * context0_tokens,
+            bytes1,
+        )
+
+    @cached_property
+    def _decode_lines(self) -> dict[int, tuple[float, ...]]:
+        """`_decode_coefficients` by number of sequences, filled as the simulator asks."""
+        return {}
+
+    def _decode_coefficients(self, seqs: int) -> tuple[float, ...]:
+        """The parts of `decode_line` that depend only on `seqs` (the context terms are added to
+        them in the same order, so the line is the same to the last bit)."""
         m = self._microbatches(seqs)
         per_ctx_mem = self.pp * self.kv_bytes_per_token / m / self.bandwidth_bytes_per_s
         per_ctx_cmp = self.pp * self.attention_flops_per_pair / m / self.flops_per_s
         weights = self._weights_read(seqs / m)
         fixed_flops = (self.flops_per_token + self.flops_per_sequence) * seqs / m
-        return DecodeLine(
-            mem0=self.pp * weights / self.bandwidth_bytes_per_s + per_ctx_mem * context0_tokens,
-            mem1=per_ctx_mem * seqs,
-            cmp0=self.pp * fixed_flops / self.flops_per_s + per_ctx_cmp * context0_tokens,
-            cmp1=per_ctx_cmp * seqs,
-            fixed_s=self.pp * self._comm_s(seqs / m) + self.step_overhead_s,
-            bytes0=m * weights + self.kv_bytes_per_token * context0_tokens,
-            bytes1=self.kv_bytes_per_token * seqs,
+        return (
+            self.pp * weights / self.bandwidth_bytes_per_s,
+            per_ctx_mem,
+            per_ctx_mem * seqs,
+            self.pp * fixed_flops / self.flops_per_s,
+            per_ctx_cmp,
+            per_ctx_cmp * seqs,
+            self.pp * self._comm_s(seqs / m) + self.step_overhead_s,
+            m * weights,
+            self.kv_bytes_per_token * seqs,
         )
 
 

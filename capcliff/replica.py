@@ -59,6 +59,14 @@ class ReplicaSim:
         self.max_output_sum = 0
         self.swap_out_tokens = self.swap_in_tokens = 0
         self.rec = Recorder(capacity.blocks, model.peak_bandwidth_bytes_per_s)
+        self.whole_prompt_blocks = rule.whole_prompt_blocks
+        # gives up its latest admissions, drops their KV, admits nobody in that step
+        self.preempts_latest_and_waits = (
+            rule.victim_order is VictimOrder.LIFO
+            and not rule.admits_after_preemption
+            and config.preemption is PreemptionMode.RECOMPUTE
+        )
+        self.max_num_seqs = config.max_num_seqs
         self.arrivals: list[tuple[float, int]] = []
         self.client_queue: dict[int, deque[int]] = {}
         self._queue_arrivals(requests)
@@ -133,15 +141,21 @@ class ReplicaSim:
     # --- the loop ---------------------------------------------------------------------------
     def run(self) -> ReplicaResult:
         """Simulate until every request has finished."""
-        n = len(self.prompt)
+        n, rec, max_steps, arrivals = (
+            len(self.prompt),
+            self.rec,
+            self.config.max_steps,
+            self.arrivals,
+        )
         while self.done < n:
-            self._take_arrivals()
+            if arrivals and arrivals[0][0] <= self.now_s:
+                self._take_arrivals()
             if not self.running and not self.waiting:
                 self._idle()
             elif not fast_forward(self):
                 self.run_step()
-            if self.rec.steps > self.config.max_steps:
-                raise RuntimeError(f"simulation did not finish in {self.config.max_steps} steps")
+            if rec.steps > max_steps:
+                raise RuntimeError(f"simulation did not finish in {max_steps} steps")
         return self._result()
 
     def _take_arrivals(self) -> None:
@@ -160,25 +174,30 @@ class ReplicaSim:
         """One engine step, exactly."""
         budget = self.config.max_num_batched_tokens
         self.swap_out_tokens = self.swap_in_tokens = 0
-        preempted = self.resolve_exhaustion(budget)
-        decoders = self.cohort.count
+        cohort = self.cohort
+        if self.partial is None and cohort.needs_at(self.step) <= self.free:
+            preempted = False  # resolve_exhaustion would give up nobody
+        else:
+            preempted = self.resolve_exhaustion(budget)
+        decoders = cohort.count
         chunk_x, need_x = self._partial_plan(budget - decoders)
-        self.free -= self.cohort.needs_at(self.step) + need_x
+        self.free -= cohort.needs_at(self.step) + need_x
         if self.partial is not None:
             self.held[self.partial] += need_x
         admitted, blocked = self._admit(budget - decoders - chunk_x, preempted)
         tokens, seqs, ctx, pairs = self._load(chunk_x, admitted)
         swapped = self.swap_out_tokens + self.swap_in_tokens
-        duration = self.model.step_time_s(tokens, seqs, ctx, pairs)
-        duration += self.capacity.swap_seconds(swapped)
+        swap_s = self.capacity.swap_seconds(swapped) if swapped else 0.0
+        duration = self.model.step_time_s(tokens, seqs, ctx, pairs) + swap_s
         used = self.total - self.free
+        rec = self.rec
         if preempted or self.free == 0:
-            self.rec.saturation(self.step, self.now_s + duration)
+            rec.saturation(self.step, self.now_s + duration)
         start, self.now_s = self.now_s, self.now_s + duration
         self._end_step(chunk_x, admitted, preempted)
-        self.rec.swapped_tokens += self.swap_out_tokens
-        self.rec.swap_s += self.capacity.swap_seconds(swapped)
-        self.rec.run(
+        rec.swapped_tokens += self.swap_out_tokens
+        rec.swap_s += swap_s
+        rec.run(
             steps=1,
             start_s=start,
             duration_s=duration,
@@ -195,9 +214,9 @@ class ReplicaSim:
         n = self.cohort.count
         ctx = self.cohort.context_sum(self.step) + n
         tokens, seqs, pairs = n, n, ctx
-        prefills = list(admitted)
+        prefills = admitted
         if self.partial is not None and chunk_x:
-            prefills.append((self.partial, self.context[self.partial], chunk_x))
+            prefills = [*admitted, (self.partial, self.context[self.partial], chunk_x)]
         for _, before, chunk in prefills:
             tokens += chunk
             seqs += 1
@@ -253,47 +272,50 @@ class ReplicaSim:
 
     def _preempt(self, v: int) -> None:
         decoding = v != self.partial
+        step = self.step
         if decoding:
-            ctx, self.generated[v] = self.cohort.remove(v, self.step)
-            held = ceil_div(ctx, self.block_size)
+            ctx, self.generated[v] = self.cohort.remove(v, step)
+            held = -(-ctx // self.block_size)
         else:
             ctx, held, self.partial = self.context[v], self.held[v], None
         self.free += held
         self._leave_running(v)
-        host_room = self.capacity.host_kv_tokens - self.host_used
-        if self.config.preemption is PreemptionMode.SWAP and decoding and ctx <= host_room:
+        if (
+            decoding
+            and self.config.preemption is PreemptionMode.SWAP
+            and ctx <= self.capacity.host_kv_tokens - self.host_used
+        ):
             self.host_kv[v] = ctx
             self.host_used += ctx
             self.swap_out_tokens += ctx
         else:
             self.recomputed[v] += ctx
-        self.context[v], self.held[v] = 0, 0
+        self.context[v] = self.held[v] = 0
         if self.rule.requeue is Requeue.FRONT:
             self.waiting.appendleft(v)
         else:
             self.waiting.append(v)
         self.preemptions[v] += 1
-        self.rec.preemption(self.step, self.now_s)
+        self.rec.preemption(step, self.now_s)
 
     def _leave_running(self, i: int) -> None:
         del self.running[i]
-        self.full_blocks_sum -= ceil_div(self.prompt[i] + self.max_output[i], self.block_size)
-        self.max_output_sum -= self.max_output[i]
+        max_output = self.max_output[i]
+        self.full_blocks_sum -= -(-(self.prompt[i] + max_output) // self.block_size)
+        self.max_output_sum -= max_output
         self.dirty = True
 
     # --- admission --------------------------------------------------------------------------
     def candidate(self, i: int, budget: int) -> Candidate:
         """Waiting request i as the admission rule sees it, with `budget` tokens left."""
-        kv = self.host_kv[i]
+        kv, prompt, generated = self.host_kv[i], self.prompt[i], self.generated[i]
         if kv:
-            chunk, blocks = 1, ceil_div(kv + 1, self.block_size)
+            chunk, blocks = 1, -(-(kv + 1) // self.block_size)
         else:
-            todo = self.prompt[i] + self.generated[i]
-            chunk = min(todo, budget)
-            blocks = ceil_div(todo if self.rule.whole_prompt_blocks else chunk, self.block_size)
-        return Candidate(
-            self.prompt[i], self.generated[i], self.output[i], self.max_output[i], kv, chunk, blocks
-        )
+            todo = prompt + generated
+            chunk = todo if todo < budget else budget
+            blocks = -(-(todo if self.whole_prompt_blocks else chunk) // self.block_size)
+        return Candidate(prompt, generated, self.output[i], self.max_output[i], kv, chunk, blocks)
 
     def head_admissible(self, cand: Candidate, admitted: list[Candidate]) -> bool:
         """The policy's verdict on the head of the queue (an idle replica always admits)."""
@@ -306,49 +328,55 @@ class ReplicaSim:
             self.dirty = False
         return ok
 
-    def can_admit_more(self, budget: int) -> bool:
-        """Whether the queue, the token budget and max_num_seqs allow another admission."""
-        return bool(self.waiting) and budget > 0 and len(self.running) < self.config.max_num_seqs
-
     def _admit(self, budget: int, preempted: bool) -> tuple[list[tuple[int, int, int]], bool]:
         """Admit FCFS; returns [(request, context before, chunk)] and whether KV refused one."""
         started: list[tuple[int, int, int]] = []
         cands: list[Candidate] = []
         if preempted and not self.rule.admits_after_preemption:
             return started, False
-        while self.can_admit_more(budget):
-            i = self.waiting[0]
+        waiting, running, max_seqs = self.waiting, self.running, self.max_num_seqs
+        while waiting and budget > 0 and len(running) < max_seqs:  # room for another
+            i = waiting[0]
             cand = self.candidate(i, budget)
             if not self.head_admissible(cand, cands):
                 return started, True
-            self.waiting.popleft()
-            self.free -= cand.blocks_now
-            self.running[i] = None
+            waiting.popleft()
+            kv, chunk, blocks = cand.kv_tokens, cand.chunk_tokens, cand.blocks_now
+            self.free -= blocks
+            running[i] = None
             self.seq += 1
-            self.admit_seq[i], self.held[i] = self.seq, cand.blocks_now
-            self.context[i] = cand.kv_tokens
-            self.swap_in_tokens += cand.kv_tokens
-            self.host_used -= cand.kv_tokens
-            started.append((i, cand.kv_tokens, cand.chunk_tokens))
+            self.admit_seq[i], self.held[i] = self.seq, blocks
+            self.context[i] = kv
+            if kv:
+                self.swap_in_tokens += kv
+                self.host_used -= kv
+            started.append((i, kv, chunk))
             cands.append(cand)
-            budget -= cand.chunk_tokens
+            budget -= chunk
         return started, False
 
     # --- end of a step ----------------------------------------------------------------------
     def _end_step(
         self, chunk_x: int, admitted: list[tuple[int, int, int]], preempted: bool
     ) -> None:
-        for i in self.cohort.pop_finishing(self.step):
-            ctx, _ = self.cohort.remove(i, self.step + 1)
-            self.complete(i, ceil_div(ctx, self.block_size))
+        cohort, size = self.cohort, self.block_size
+        for i in cohort.pop_finishing(self.step):
+            ctx, _ = cohort.remove(i, self.step + 1)
+            self.complete(i, -(-ctx // size))
         x, self.partial = self.partial, None
         if x is not None:
             self._advance(x, chunk_x)
+        prompt, max_output, host_kv, advance = (
+            self.prompt,
+            self.max_output,
+            self.host_kv,
+            self._advance,
+        )
         for i, _, chunk in admitted:
-            self.full_blocks_sum += ceil_div(self.prompt[i] + self.max_output[i], self.block_size)
-            self.max_output_sum += self.max_output[i]
-            self.host_kv[i] = 0
-            self._advance(i, chunk)
+            self.full_blocks_sum += -(-(prompt[i] + max_output[i]) // size)
+            self.max_output_sum += max_output[i]
+            host_kv[i] = 0
+            advance(i, chunk)
         if admitted:
             self.dirty = True
         if not preempted and self.rule.ratio:
@@ -356,25 +384,21 @@ class ReplicaSim:
 
     def _advance(self, i: int, chunk: int) -> None:
         """Request i computed `chunk` tokens this step (a prefill chunk or a swapped-in decode)."""
-        self.context[i] += chunk
-        if not self.rule.whole_prompt_blocks:
-            self.held[i] = ceil_div(self.context[i], self.block_size)
-        if self.context[i] < self.prompt[i] + self.generated[i]:
+        self.context[i] = context = self.context[i] + chunk
+        if not self.whole_prompt_blocks:
+            self.held[i] = -(-context // self.block_size)
+        generated = self.generated[i]
+        if context < self.prompt[i] + generated:
             self.partial = i
             return
-        self.generated[i] += 1
+        self.generated[i] = generated = generated + 1
         if math.isnan(self.first_token_s[i]):
             self.first_token_s[i] = self.now_s
-        if self.generated[i] == self.output[i]:
-            self.complete(i, ceil_div(self.context[i], self.block_size))
+        output = self.output[i]
+        if generated == output:
+            self.complete(i, -(-context // self.block_size))
             return
-        self.cohort.add(
-            i,
-            context=self.context[i],
-            generated=self.generated[i],
-            output=self.output[i],
-            step=self.step + 1,
-        )
+        self.cohort.add(i, context=context, generated=generated, output=output, step=self.step + 1)
         if self.rule.victim_order is VictimOrder.FEWEST_GENERATED:
             self.cohort.track_victims(i, prompt=self.prompt[i], admit_seq=self.admit_seq[i])
 

@@ -18,11 +18,8 @@ from capcliff.perf import DecodeLine
 from capcliff.scheduler import (
     SGLANG_CLIP_MAX_NEW_TOKENS,
     Candidate,
-    VictimOrder,
     sglang_first_admissible_step,
 )
-from capcliff.simconfig import PreemptionMode
-from capcliff.units import ceil_div
 
 if TYPE_CHECKING:
     from capcliff.replica import ReplicaSim
@@ -32,49 +29,74 @@ def fast_forward(sim: ReplicaSim) -> bool:
     """Jump over the run of identical decode steps starting now; False if the next step is not
     one (then the caller runs it exactly)."""
     co = sim.cohort
-    if sim.partial is not None or co.count == 0 or len(sim.running) != co.count:
+    count = co.count
+    if sim.partial is not None or count == 0 or len(sim.running) != count:
         return False
-    if co.first_step_needing(sim.step, sim.free, strictly_more=True) == 1:
+    if co.needs_at(sim.step) > sim.free:  # the next step needs more blocks than are free
         return _preempt_then_decode(sim)
-    limit = _steps_that_fit(sim)
-    verdict = _admission_horizon(sim, limit)
-    if verdict is None:
+    head = _head_verdict(sim)
+    if head is True:
         return False
-    blocked, limit = verdict
-    line = sim.model.decode_line(co.count, co.context_sum(sim.step) + co.count)
+    limit = _steps_that_fit(sim)
+    if head is not False and sim.rule.ratio is not None:
+        limit = _sglang_limit(sim, head, limit)
+    line = sim.model.decode_line(count, co.context_sum(sim.step) + count)
     if sim.arrivals and (not sim.waiting or sim.rule.event_triggered):
         limit = line.steps_before(sim.arrivals[0][0] - sim.now_s, limit)
-    _advance(sim, limit, line, blocked)
+    _advance(sim, limit, line, head is not False)
     return True
 
 
 def _preempt_then_decode(sim: ReplicaSim) -> bool:
     """The next step runs out of blocks. Where the policy gives up its latest admissions, drops
     their KV and admits nobody in that step (vLLM V1, TensorRT-LLM, kv-aware), the step is a
-    decode step of the survivors: give up the victims and start the run with it."""
-    rule = sim.rule
-    if (
-        rule.victim_order is not VictimOrder.LIFO
-        or rule.admits_after_preemption
-        or sim.config.preemption is not PreemptionMode.RECOMPUTE
-    ):
+    decode step of the survivors: give up the victims and start the run with it. Repeats while
+    the step after the run runs out of blocks again and nothing arrives (a thrashing cache)."""
+    if not sim.preempts_latest_and_waits:
         return False
+    co, rec, arrivals, running = sim.cohort, sim.rec, sim.arrivals, sim.running
+    size, needs, max_steps = co.block_size, co.phase_counts, sim.config.max_steps
+    while True:
+        _preempt_then_decode_once(sim)
+        count = co.count
+        if (
+            count == 0
+            or len(running) != count
+            or needs[sim.step % size] <= sim.free
+            or (arrivals and arrivals[0][0] <= sim.now_s)
+            or rec.steps > max_steps
+        ):
+            return True  # the caller's loop takes it from here, as after any event
+
+
+def _preempt_then_decode_once(sim: ReplicaSim) -> None:
+    """One event of `_preempt_then_decode`: the victims, then the run of decode steps."""
     step, co = sim.step, sim.cohort
-    sim.resolve_exhaustion(sim.config.max_num_batched_tokens)
-    if co.count == 0:
+    # resolve_exhaustion with no request part way through its prefill and no SGLang ratio
+    phase = step % co.block_size
+    needs, running, preempt = co.phase_counts, sim.running, sim._preempt
+    while needs[phase] > sim.free:
+        preempt(next(reversed(running)))
+    count = co.count
+    if count == 0:
         _empty_step(sim)
-        return True
-    line = sim.model.decode_line(co.count, co.context_sum(step) + co.count)
+        return
+    line = sim.model.decode_line(count, co.context_sum(step) + count)
     first_s = line.step_s(0)
-    sim.rec.saturation(step, sim.now_s + first_s)
-    blocked, limit = _admission_after_preemption(sim, _steps_that_fit(sim))
-    if limit > 1 and sim.arrivals and rule.event_triggered:
+    rec = sim.rec
+    if rec.first_saturation is None:
+        rec.saturation(step, sim.now_s + first_s)
+    over = co.first_step_needing(step, sim.free, strictly_more=True)
+    finish = co.next_finish_step()
+    assert over is not None and finish is not None
+    limit = min(over - 1, finish - step + 1)  # _steps_that_fit
+    blocked, limit = _admission_after_preemption(sim, limit if limit > 1 else 1)
+    if limit > 1 and sim.arrivals and sim.rule.event_triggered:
         limit = line.steps_before(sim.arrivals[0][0] - sim.now_s, limit)
     duration = _advance(sim, limit, line, False)
     if blocked:
-        sim.rec.blocked_steps += limit - 1
-        sim.rec.blocked_s += duration - first_s
-    return True
+        rec.blocked_steps += limit - 1
+        rec.blocked_s += duration - first_s
 
 
 def _empty_step(sim: ReplicaSim) -> None:
@@ -119,20 +141,31 @@ def _steps_that_fit(sim: ReplicaSim) -> int:
 
 def _admission_horizon(sim: ReplicaSim, limit: int) -> tuple[bool, int] | None:
     """None if the policy admits the head now; else (refused for KV, steps it stays refused)."""
-    budget = sim.config.max_num_batched_tokens - sim.cohort.count
-    if not sim.can_admit_more(budget):
+    head = _head_verdict(sim)
+    if head is True:
+        return None
+    if head is False:
         return False, limit
+    if sim.rule.ratio is not None:
+        limit = _sglang_limit(sim, head, limit)
+    return True, limit
+
+
+def _head_verdict(sim: ReplicaSim) -> Candidate | bool:
+    """True if the policy admits the head of the queue in the next step; False if nobody could
+    be admitted (empty queue, no token budget or no seat); else the refused candidate."""
+    budget = sim.config.max_num_batched_tokens - sim.cohort.count
+    if not (sim.waiting and budget > 0 and len(sim.running) < sim.max_num_seqs):
+        return False
     need = sim.cohort.needs_at(sim.step)
     sim.free -= need  # admission is decided after the running requests' blocks are allocated
     try:
         cand = sim.candidate(sim.waiting[0], budget)
         if sim.head_admissible(cand, []):
-            return None
+            return True
     finally:
         sim.free += need
-    if sim.rule.ratio is not None:
-        limit = _sglang_limit(sim, cand, limit)
-    return True, limit
+    return cand
 
 
 def _sglang_limit(sim: ReplicaSim, cand: Candidate, limit: int) -> int:
@@ -158,32 +191,35 @@ def _sglang_limit(sim: ReplicaSim, cand: Candidate, limit: int) -> int:
 
 def _advance(sim: ReplicaSim, k: int, line: DecodeLine, blocked: bool) -> float:
     """Run k decode steps: blocks, clock, finishing requests, records. Returns their time."""
-    co, step, free0 = sim.cohort, sim.step, sim.free
-    used_first = sim.total - free0 + co.needs_at(step)
+    co, step, free0, rec = sim.cohort, sim.step, sim.free, sim.rec
+    count = co.count
+    used_first = sim.total - free0 + co.phase_counts[step % co.block_size]  # + needs_at(step)
     blocks = co.blocks_needed(step, k)
-    if blocks >= free0 and sim.rec.first_saturation is None:
+    if blocks >= free0 and rec.first_saturation is None:
         saturated = co.first_step_needing(step, free0, strictly_more=False)
         assert saturated is not None
-        sim.rec.saturation(step + saturated - 1, sim.now_s + line.total_s(saturated))
-    sim.free -= blocks
-    used_last = sim.total - sim.free
+        rec.saturation(step + saturated - 1, sim.now_s + line.total_s(saturated))
+    sim.free = free = free0 - blocks
     duration = line.total_s(k)
-    start, sim.now_s = sim.now_s, sim.now_s + duration
-    tokens = co.count * k
+    start = sim.now_s
+    sim.now_s = start + duration
     last = step + k - 1
-    for i in co.pop_finishing(last):
-        ctx, _ = co.remove(i, last + 1)
-        sim.complete(i, ceil_div(ctx, sim.block_size))
+    finishing = co.pop_finishing(last)
+    if finishing:
+        size = sim.block_size
+        for i in finishing:
+            ctx, _ = co.remove(i, last + 1)
+            sim.complete(i, -(-ctx // size))
     sim.step = last + 1
     sim.ratio_steps += k
-    sim.rec.run(
+    rec.run(
         steps=k,
         start_s=start,
         duration_s=duration,
-        used_blocks=(used_first, used_last),
+        used_blocks=(used_first, sim.total - free),
         counts=(len(sim.running), len(sim.waiting)),
         hbm_bytes=line.total_bytes(k),
         blocked=blocked,
-        tokens=tokens,
+        tokens=count * k,
     )
     return duration

@@ -65,6 +65,7 @@ class Recorder:
         self.used_block_seconds = 0.0
         self.preemption_times: list[float] = []
         self.series: tuple[list[float], ...] = ([], [], [], [], [])  # time, used, running, ...
+        self._times, self._used, self._running, self._waiting, self._hbm = self.series
 
     def preemption(self, step: int, time_s: float) -> None:
         """A running request was preempted in `step`, which started at `time_s`."""
@@ -95,18 +96,19 @@ class Recorder:
         self.events += 1
         self.scheduled_tokens += tokens
         first, last = used_blocks
-        self.peak_used = max(self.peak_used, first, last)
+        peak = self.peak_used
+        if first > peak or last > peak:
+            self.peak_used = first if first > last else last
         self.used_block_seconds += (first + last) / 2 * duration_s
         if blocked:
             self.blocked_steps += steps
             self.blocked_s += duration_s
         util = hbm_bytes / (duration_s * self.peak_hbm) if duration_s > 0 else 0.0
-        times, used, running, waiting, hbm = self.series
-        times.append(start_s + duration_s)
-        used.append(last)
-        running.append(counts[0])
-        waiting.append(counts[1])
-        hbm.append(util)
+        self._times.append(start_s + duration_s)
+        self._used.append(last)
+        self._running.append(counts[0])
+        self._waiting.append(counts[1])
+        self._hbm.append(util)
 
     def series_arrays(self) -> tuple[FloatArray, ...]:
         """The event samples as arrays (time, used blocks, running, waiting, HBM utilisation)."""

@@ -141,6 +141,16 @@ def test_decode_line_matches_step_by_step_times(seqs: int, context: int, j: int)
     assert line.bytes0 + line.bytes1 * j == pytest.approx(model.hbm_bytes(seqs, seqs, ctx))
 
 
+@settings(max_examples=50, deadline=None)
+@given(st.integers(1, 4096), st.integers(0, 10**7), st.integers(0, 10**7))
+def test_decode_line_is_bit_identical_from_its_cache(seqs: int, first: int, second: int) -> None:
+    # decode_line keeps the terms that depend only on `seqs`; a model built afresh has none.
+    model = _model("llama-3.1-8b")
+    model.decode_line(seqs, first)
+    fresh = dataclasses.replace(model)
+    assert model.decode_line(seqs, second) == fresh.decode_line(seqs, second)
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.floats(1e-3, 10), st.integers(1, 5_000))
 def test_steps_before_finds_the_first_step_at_or_past_a_time(duration: float, k_max: int) -> None:
