@@ -9,7 +9,6 @@ concurrency) for KV headroom, latency and throughput.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -115,11 +114,7 @@ def recommendation(dep: Deployment, max_model_len: int, online: bool) -> Recomme
     from capcliff.plan_report import build_plan_report  # the plan stack only where needed
 
     expect = dep.scenario.expect
-    slo = None
-    if expect.ttft_p99_max_s is not None or expect.tpot_p99_max_s is not None:
-        slo = Slo(
-            ttft_s=expect.ttft_p99_max_s or math.inf, tpot_s=expect.tpot_p99_max_s or math.inf
-        )
+    slo = Slo.of(expect.ttft_p99_max_s, expect.tpot_p99_max_s)
     return build_plan_report(
         dep.model, dep.hardware, gpus=dep.scenario.gpu_count, workload=dep.choice(None),
         settings=dep.settings, kv_dtype=dep.kv_dtype, max_model_len=max_model_len, policy=None,

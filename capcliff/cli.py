@@ -55,6 +55,8 @@ def _root(
 
 
 FormatOption = Annotated[OutputFormat, typer.Option("--format", help="table or json.")]
+GpuOption = Annotated[str, typer.Option(help="Hardware id (see `capcliff hardware`).")]
+EngineOption = Annotated[str, typer.Option(help="vllm, vllm-v0, sglang or trtllm.")]
 KvDtypeOption = Annotated[
     str, typer.Option("--kv-dtype", "--kv-cache-dtype", help="KV cache dtype: bf16, fp16, fp8.")
 ]
@@ -85,12 +87,12 @@ def memory(
     model: Annotated[
         str, typer.Argument(help="Catalog id, a config.json path, or a model directory.")
     ] = DEFAULT_MODEL,
-    gpu: Annotated[str, typer.Option(help="Hardware id (see `capcliff hardware`).")] = DEFAULT_GPU,
+    gpu: GpuOption = DEFAULT_GPU,
     gpus: Annotated[
         int | None, typer.Option(help="GPUs to lay out (default 8; multiples of a node).")
     ] = None,
     layout: Annotated[str, typer.Option(help="A layout such as dp4-tp2, or 'all'.")] = "all",
-    engine: Annotated[str, typer.Option(help="vllm, vllm-v0, sglang or trtllm.")] = "vllm",
+    engine: EngineOption = "vllm",
     weight_dtype: Annotated[
         str | None,
         typer.Option(

@@ -13,6 +13,8 @@ import typer
 from capcliff.cli import (
     DEFAULT_GPU,
     DEFAULT_MODEL,
+    EngineOption,
+    GpuOption,
     KvDtypeOption,
     MaxModelLenOption,
     _calibration_terms,
@@ -32,6 +34,19 @@ if TYPE_CHECKING:  # types only: the commands import their modules lazily to kee
     from capcliff.weights import WeightScheme
     from capcliff.workload import Requests
 
+IslOption = Annotated[int | None, typer.Option(help="Input tokens per request (fixed).")]
+WorkloadOption = Annotated[
+    str | None, typer.Option(help="A preset (reasoning, chat, chat-short) or a trace.jsonl.")
+]
+ArrivalOption = Annotated[str, typer.Option(help="batch, clients or poisson.")]
+RateOption = Annotated[float | None, typer.Option(help="Poisson arrival rate, requests/s.")]
+ClientsOption = Annotated[int | None, typer.Option(help="Closed-loop clients.")]
+PolicyOption = Annotated[
+    str | None, typer.Option(help="Admission policy (default: the engine's own).")
+]
+SloTtftOption = Annotated[float | None, typer.Option(help="TTFT p99 limit, s (online serving).")]
+SloTpotOption = Annotated[float | None, typer.Option(help="TPOT p99 limit, s (online serving).")]
+SeedOption = Annotated[int, typer.Option(help="Random seed for the workload.")]
 CalibrationOption = Annotated[
     str | None, typer.Option(help="Overhead terms fitted by `capcliff calibrate` (a TOML file).")
 ]
@@ -193,36 +208,32 @@ def sweep(
     model: Annotated[
         str, typer.Argument(help="Catalog id, a config.json path, or a model directory.")
     ] = DEFAULT_SWEEP_MODEL,
-    gpu: Annotated[str, typer.Option(help="Hardware id (see `capcliff hardware`).")] = DEFAULT_GPU,
+    gpu: GpuOption = DEFAULT_GPU,
     gpus: Annotated[int | None, typer.Option(help="GPUs (default: the layout's, else 1).")] = None,
     layout: Annotated[
         str | None, typer.Option(help="Layouts, comma-separated (default: most KV per replica).")
     ] = None,
-    isl: Annotated[int | None, typer.Option(help="Input tokens per request (fixed).")] = None,
+    isl: IslOption = None,
     osl: Annotated[
         str | None, typer.Option(help="Output tokens per request; a comma list sweeps them.")
     ] = None,
-    workload: Annotated[
-        str | None, typer.Option(help="A preset (reasoning, chat, chat-short) or a trace.jsonl.")
-    ] = None,
+    workload: WorkloadOption = None,
     num_requests: Annotated[int, typer.Option(help="Requests to simulate.")] = 2000,
-    arrival: Annotated[str, typer.Option(help="batch, clients or poisson.")] = "batch",
-    rate: Annotated[float | None, typer.Option(help="Poisson arrival rate, requests/s.")] = None,
-    clients: Annotated[int | None, typer.Option(help="Closed-loop clients.")] = None,
+    arrival: ArrivalOption = "batch",
+    rate: RateOption = None,
+    clients: ClientsOption = None,
     concurrency: Annotated[
         str, typer.Option(help="64,128,256 or 64..8192 (doubling) or 64..8192:16.")
     ] = "32..2048",
-    policy: Annotated[
-        str | None, typer.Option(help="Admission policy (default: the engine's own).")
-    ] = None,
-    engine: Annotated[str, typer.Option(help="vllm, vllm-v0, sglang or trtllm.")] = "vllm",
+    policy: PolicyOption = None,
+    engine: EngineOption = "vllm",
     kv_dtype: KvDtypeOption = "bf16",
     max_model_len: MaxModelLenOption = None,
     gpu_memory_utilization: Annotated[float, typer.Option(help="vLLM's memory fraction.")] = 0.9,
     calibration: CalibrationOption = None,
-    slo_ttft: Annotated[float | None, typer.Option(help="TTFT p99 limit, s (online).")] = None,
-    slo_tpot: Annotated[float | None, typer.Option(help="TPOT p99 limit, s (online).")] = None,
-    seed: Annotated[int, typer.Option(help="Random seed for the workload.")] = 0,
+    slo_ttft: SloTtftOption = None,
+    slo_tpot: SloTpotOption = None,
+    seed: SeedOption = 0,
     plot: Annotated[str | None, typer.Option(help="Write a figure: FILE.png or FILE.svg.")] = None,
     force: Annotated[bool, typer.Option(help="Replace an existing plot file.")] = False,
     output: Annotated[SweepFormat, typer.Option("--format", help="table, json or csv.")] = (
@@ -253,9 +264,7 @@ def sweep(
     kv = parse_kv_dtype(kv_dtype)
     scheme = WeightScheme.as_shipped(resolved.arch)
     layouts = _sweep_layouts(layout, gpus, resolved, spec, settings, kv, length)
-    slo = None
-    if slo_ttft is not None or slo_tpot is not None:
-        slo = Slo(ttft_s=slo_ttft or float("inf"), tpot_s=slo_tpot or float("inf"))
+    slo = Slo.of(slo_ttft, slo_tpot)
     plan = SweepPlan(
         layouts=tuple(layouts),
         workloads=tuple(workloads),
@@ -284,22 +293,18 @@ def plan(
     model: Annotated[
         str, typer.Argument(help="Catalog id, a config.json path, or a model directory.")
     ] = DEFAULT_MODEL,
-    gpu: Annotated[str, typer.Option(help="Hardware id (see `capcliff hardware`).")] = DEFAULT_GPU,
+    gpu: GpuOption = DEFAULT_GPU,
     gpus: Annotated[int | None, typer.Option(help="GPUs (default: one node).")] = None,
     nodes: Annotated[int | None, typer.Option(help="Nodes of the GPU's node size.")] = None,
-    isl: Annotated[int | None, typer.Option(help="Input tokens per request (fixed).")] = None,
+    isl: IslOption = None,
     osl: Annotated[int | None, typer.Option(help="Output tokens per request (fixed).")] = None,
-    workload: Annotated[
-        str | None, typer.Option(help="A preset (reasoning, chat, chat-short) or a trace.jsonl.")
-    ] = None,
+    workload: WorkloadOption = None,
     num_requests: Annotated[int, typer.Option(help="Requests to simulate.")] = 500,
-    arrival: Annotated[str, typer.Option(help="batch, clients or poisson.")] = "batch",
-    rate: Annotated[float | None, typer.Option(help="Poisson arrival rate, requests/s.")] = None,
-    clients: Annotated[int | None, typer.Option(help="Closed-loop clients.")] = None,
-    engine: Annotated[str, typer.Option(help="vllm, vllm-v0, sglang or trtllm.")] = "vllm",
-    policy: Annotated[
-        str | None, typer.Option(help="Admission policy (default: the engine's own).")
-    ] = None,
+    arrival: ArrivalOption = "batch",
+    rate: RateOption = None,
+    clients: ClientsOption = None,
+    engine: EngineOption = "vllm",
+    policy: PolicyOption = None,
     kv_dtype: KvDtypeOption = "bf16",
     weight_dtype: Annotated[
         str | None,
@@ -308,11 +313,11 @@ def plan(
         ),
     ] = None,
     max_model_len: MaxModelLenOption = None,
-    slo_ttft: Annotated[float | None, typer.Option(help="TTFT p99 limit, s.")] = None,
-    slo_tpot: Annotated[float | None, typer.Option(help="TPOT p99 limit, s.")] = None,
+    slo_ttft: SloTtftOption = None,
+    slo_tpot: SloTpotOption = None,
     objective: Annotated[str, typer.Option(help="makespan, goodput or cost.")] = "makespan",
     calibration: CalibrationOption = None,
-    seed: Annotated[int, typer.Option(help="Random seed for the workload.")] = 0,
+    seed: SeedOption = 0,
     output: Annotated[PlanFormat, typer.Option("--format", help="table, json or markdown.")] = (
         PlanFormat.TABLE
     ),
@@ -340,9 +345,7 @@ def plan(
     choice = _workload_choice(
         isl, lengths, workload or preset_default, num_requests, arrival, rate, clients
     )
-    slo = None
-    if slo_ttft is not None or slo_tpot is not None:
-        slo = Slo(ttft_s=slo_ttft or float("inf"), tpot_s=slo_tpot or float("inf"))
+    slo = Slo.of(slo_ttft, slo_tpot)
     report = build_plan_report(
         resolved,
         spec,

@@ -74,7 +74,7 @@ def score(point: SweepPoint, objective: Objective, slo: Slo | None) -> float:
     """Higher is better: -makespan, goodput (requests/s in SLO), or -cost."""
     if objective is Objective.GOODPUT:
         assert point.result is not None
-        limits = slo or Slo(ttft_s=float("inf"), tpot_s=float("inf"))
+        limits = slo or Slo.unlimited()
         return point.result.goodput_requests_per_s(ttft_s=limits.ttft_s, tpot_s=limits.tpot_s)
     return -point.makespan_s
 
@@ -143,7 +143,7 @@ def _sweet_result(ev: _Evaluated, gpus: int, slo: Slo | None) -> PlanSweetSpot:
     r = ev.sweet.result
     assert r is not None
     tokens = max(1, int(r.output_tokens.sum()))
-    limits = slo or Slo(ttft_s=float("inf"), tpot_s=float("inf"))
+    limits = slo or Slo.unlimited()
     return PlanSweetSpot(
         concurrency=ev.sweet.concurrency,
         output_throughput_tok_s=r.output_tokens_per_s,

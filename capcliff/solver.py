@@ -130,6 +130,21 @@ class Slo:
     tpot_s: float
     percentile: float = 99.0
 
+    @classmethod
+    def unlimited(cls) -> Slo:
+        """No latency limit at all."""
+        return cls(ttft_s=float("inf"), tpot_s=float("inf"))
+
+    @classmethod
+    def of(cls, ttft_s: float | None, tpot_s: float | None) -> Slo | None:
+        """Limits from optional p99 bounds (a missing one is unbounded); None when both are."""
+        if ttft_s is None and tpot_s is None:
+            return None
+        inf = float("inf")
+        return cls(
+            ttft_s=inf if ttft_s is None else ttft_s, tpot_s=inf if tpot_s is None else tpot_s
+        )
+
 
 def meets(point: SweepPoint, slo: Slo) -> bool:
     """Whether the point's TTFT and TPOT percentiles are within the limits."""

@@ -89,3 +89,11 @@ def test_collapse_measures_throughput_lost_past_the_sweet_spot() -> None:
     assert [c for c, _ in result.losses] == [4, 8]
     assert result.losses[0][1] == pytest.approx(5 / 17)
     assert result.worst_loss == pytest.approx(0.5)
+
+
+def test_slo_of_treats_a_missing_bound_as_unbounded_and_zero_as_zero() -> None:
+    from capcliff.solver import Slo
+
+    assert Slo.of(None, None) is None
+    assert Slo.of(2.0, None) == Slo(ttft_s=2.0, tpot_s=float("inf"))
+    assert Slo.of(0.0, 0.05) == Slo(ttft_s=0.0, tpot_s=0.05)
