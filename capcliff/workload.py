@@ -142,7 +142,7 @@ class WorkloadSpec:
         if self.num_requests < 1:
             raise InputError(f"num_requests: must be >= 1, got {self.num_requests}")
         if self.arrival is Arrival.POISSON and not (self.rate_per_s or 0) > 0:
-            raise InputError("rate: a Poisson workload needs a rate > 0 (requests/s)")
+            raise InputError("rate_per_s: a Poisson workload needs a rate > 0")
         if self.arrival is Arrival.CLIENTS and not (self.clients or 0) >= 1:
             raise InputError("clients: a closed-loop workload needs at least one client")
 
