@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from capcliff.budget import BudgetSettings
-from capcliff.calibrate import calibrate
-from capcliff.catalog import get_hardware, get_model
-from capcliff.startup_logs import parse_startup_log
+from capcliff.calibrate.compare import calibrate
+from capcliff.calibrate.startup_logs import parse_startup_log
+from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.memory.budget import BudgetSettings
 from capcliff.units import GIB, KVDType
 
 LOGS = Path(__file__).parent.parent / "tests" / "fixtures" / "logs"

@@ -8,10 +8,10 @@ from __future__ import annotations
 import sys
 import time
 
-from capcliff.budget import BudgetSettings
-from capcliff.catalog import get_hardware, get_model
-from capcliff.plan_report import build_plan_report
-from capcliff.sim_inputs import WorkloadChoice
+from capcliff.analysis.deployment import WorkloadChoice
+from capcliff.analysis.plan import build_plan_report
+from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.memory.budget import BudgetSettings
 from capcliff.units import KVDType
 
 CASES = [

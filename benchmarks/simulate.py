@@ -14,17 +14,17 @@ import time
 
 import numpy as np
 
-from capcliff.budget import BudgetSettings
-from capcliff.catalog import get_hardware, get_model
-from capcliff.layout import Layout
-from capcliff.memory import layout_memory
-from capcliff.perf import step_time_model
-from capcliff.simconfig import KVCapacity, SimConfig
-from capcliff.simulate import simulate
-from capcliff.solver import sweep, sweet_spot
+from capcliff.analysis.solver import sweep, sweet_spot
+from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.catalog.layout import Layout
+from capcliff.memory.budget import BudgetSettings
+from capcliff.memory.layout_memory import layout_memory
+from capcliff.memory.weights import WeightScheme
+from capcliff.perf.step_time import step_time_model
+from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.sim.simulate import simulate
+from capcliff.sim.workload import generate_requests, preset
 from capcliff.units import KVDType
-from capcliff.weights import WeightScheme
-from capcliff.workload import generate_requests, preset
 
 
 def scenario() -> tuple[object, ...]:

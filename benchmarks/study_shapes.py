@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from capcliff.budget import BudgetSettings
-from capcliff.catalog import get_hardware, get_model
-from capcliff.layout import Layout, parse_layout
-from capcliff.memory import layout_memory
-from capcliff.perf import step_time_model
-from capcliff.simconfig import KVCapacity, SimConfig
-from capcliff.simresult import SimResult
-from capcliff.simulate import simulate
-from capcliff.solver import config_at
+from capcliff.analysis.solver import config_at
+from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.catalog.layout import Layout, parse_layout
+from capcliff.memory.budget import BudgetSettings
+from capcliff.memory.layout_memory import layout_memory
+from capcliff.memory.weights import WeightScheme
+from capcliff.perf.step_time import step_time_model
+from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.sim.result import SimResult
+from capcliff.sim.simulate import simulate
+from capcliff.sim.workload import Requests, generate_requests, preset
 from capcliff.units import KVDType
-from capcliff.weights import WeightScheme
-from capcliff.workload import Requests, generate_requests, preset
 
 H200 = get_hardware("h200-sxm")
 MAX_MODEL_LEN = 32_768

@@ -2,6 +2,6 @@
 
 import sys
 
-from capcliff.cli import main
+from capcliff.cli.main import main
 
 sys.exit(main())

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from capcliff.architecture import Architecture
-from capcliff.catalog import get_hardware, get_model
-from capcliff.specs import HardwareSpec
+from capcliff.catalog.architecture import Architecture
+from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.catalog.specs import HardwareSpec
 
 
 def arch_of(model_id: str) -> Architecture:

@@ -1,10 +1,10 @@
 """A plain step-by-step serving simulator: one loop iteration = one engine step, Python objects,
-no cleverness. The event-driven simulator (capcliff.replica) must agree with it exactly.
+no cleverness. The event-driven simulator (capcliff.sim.replica) must agree with it exactly.
 
 It follows the engines' own loops: vLLM's `schedule` walks the running list in order, allocating
 each request's blocks and popping victims from the end when one does not fit; SGLang checks the
 whole decode batch and retracts in its order until it fits. Admission decisions come from the
-policy functions of capcliff.scheduler (tested on their own in test_scheduler.py).
+policy functions of capcliff.sim.policies (tested on their own in test_scheduler.py).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from capcliff.perf import StepTimeModel
-from capcliff.scheduler import Candidate, Policy, Requeue, RunningState, VictimOrder
-from capcliff.simconfig import KVCapacity, PreemptionMode, SimConfig
-from capcliff.workload import Requests
+from capcliff.perf.step_time import StepTimeModel
+from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
+from capcliff.sim.policies import Candidate, Policy, Requeue, RunningState, VictimOrder
+from capcliff.sim.workload import Requests
 
 
 def blocks_for(tokens: int, block_size: int) -> int:

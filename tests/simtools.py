@@ -6,9 +6,9 @@ import dataclasses
 
 import numpy as np
 
-from capcliff.perf import StepTimeModel
-from capcliff.simconfig import KVCapacity, PreemptionMode, SimConfig
-from capcliff.workload import Requests
+from capcliff.perf.step_time import StepTimeModel
+from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
+from capcliff.sim.workload import Requests
 
 
 def toy_model(*, step_overhead_s: float = 1e-3, pp: int = 1) -> StepTimeModel:

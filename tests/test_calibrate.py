@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from capcliff.budget import BudgetSettings, EngineName
-from capcliff.calibrate import calibrate
-from capcliff.calibration import load_calibration
-from capcliff.catalog import get_hardware, get_model
+from capcliff.calibrate.calibration_file import load_calibration
+from capcliff.calibrate.compare import calibrate
+from capcliff.calibrate.startup_logs import parse_startup_log
+from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.cli import app, main
-from capcliff.startup_logs import parse_startup_log
+from capcliff.memory.budget import BudgetSettings, EngineName
 from capcliff.units import KVDType
 
 LOGS = Path(__file__).parent / "fixtures" / "logs"

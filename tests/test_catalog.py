@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from capcliff.catalog import (
+from capcliff.catalog.catalogs import (
     catalog_dir,
     get_hardware,
     get_model,
@@ -18,8 +18,8 @@ from capcliff.catalog import (
     model_catalog,
     model_from_card,
 )
+from capcliff.catalog.specs import HardwareSpec, ModelCard
 from capcliff.errors import CatalogError, UnknownIdError
-from capcliff.specs import HardwareSpec, ModelCard
 
 REQUIRED_MODELS = {
     "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "deepseek-r1-distill-llama-8b",

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from capcliff.catalog import model_catalog
-from capcliff.check_output import baseline_json, check_json, check_junit, check_markdown, check_text
-from capcliff.check_report import (
+from capcliff.catalog.catalogs import model_catalog
+from capcliff.check.output import baseline_json, check_json, check_junit, check_markdown, check_text
+from capcliff.check.report import (
     AssertionResult,
     CheckReport,
     ExitCode,
@@ -22,8 +22,8 @@ from capcliff.check_report import (
     load_baseline,
     parse_baseline,
 )
-from capcliff.check_spec import CheckSpec, CheckWorkload, Expectations, Scenario, parse_spec
-from capcliff.checks import check_file, run_checks
+from capcliff.check.runner import check_file, run_checks
+from capcliff.check.spec import CheckSpec, CheckWorkload, Expectations, Scenario, parse_spec
 from capcliff.cli import main
 from capcliff.errors import CatalogError, InputError
 from capcliff.files import write_text_atomic

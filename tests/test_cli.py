@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from capcliff.catalog import model_catalog
+from capcliff.catalog.catalogs import model_catalog
 from capcliff.cli import app, main
 
 runner = CliRunner()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from capcliff.budget import BudgetSettings, EngineName, Provenance, StageDemand
-from capcliff.engines import engine_defaults, sglang_mem_fraction_static, stage_budget
-from capcliff.layout import Layout
+from capcliff.catalog.layout import Layout
+from capcliff.memory.budget import BudgetSettings, EngineName, Provenance, StageDemand
+from capcliff.memory.engines import engine_defaults, sglang_mem_fraction_static, stage_budget
 from capcliff.units import GIB, MIB
 from tests.conftest import arch_of
 

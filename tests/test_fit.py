@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from capcliff.budget import BudgetSettings
-from capcliff.catalog import get_hardware
-from capcliff.fit import largest_max_model_len, utilization_needed
-from capcliff.layout import Layout
-from capcliff.memory import LayoutMemory, layout_memory
+from capcliff.catalog.catalogs import get_hardware
+from capcliff.catalog.layout import Layout
+from capcliff.memory.budget import BudgetSettings
+from capcliff.memory.fit import largest_max_model_len, utilization_needed
+from capcliff.memory.layout_memory import LayoutMemory, layout_memory
+from capcliff.memory.weights import WeightScheme
 from capcliff.units import GIB, KVDType
-from capcliff.weights import WeightScheme
 from tests.conftest import arch_of
 
 

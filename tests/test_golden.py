@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from capcliff.cli import app
+from capcliff.cli.app import app
 
 GOLDEN = Path(__file__).parent / "golden"
 SCREENS = {

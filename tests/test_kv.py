@@ -6,14 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from capcliff.catalog import model_catalog
-from capcliff.kv import (
+from capcliff.catalog.catalogs import model_catalog
+from capcliff.catalog.layout import Layout
+from capcliff.memory.kv import (
     kv_bytes_for_context,
     kv_bytes_per_token,
     kv_bytes_per_token_per_gpu,
     kv_heads_replicated,
 )
-from capcliff.layout import Layout
 from capcliff.units import KVDType
 from tests.conftest import arch_of
 

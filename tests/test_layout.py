@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from capcliff.catalog import get_hardware
+from capcliff.catalog.catalogs import get_hardware
+from capcliff.catalog.layout import Layout, enumerate_layouts, invalid_reason, parse_layout
 from capcliff.errors import InputError
-from capcliff.layout import Layout, enumerate_layouts, invalid_reason, parse_layout
 from tests.conftest import arch_of
 
 

@@ -6,14 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from capcliff.budget import BudgetSettings, EngineName, StageBudget, StageDemand
-from capcliff.catalog import get_hardware
-from capcliff.engines import stage_budget
-from capcliff.layout import Layout
-from capcliff.memory import LayoutMemory, layout_memory
-from capcliff.overheads import activation_peak_bytes
+from capcliff.catalog.catalogs import get_hardware
+from capcliff.catalog.layout import Layout
+from capcliff.memory.budget import BudgetSettings, EngineName, StageBudget, StageDemand
+from capcliff.memory.engines import stage_budget
+from capcliff.memory.layout_memory import LayoutMemory, layout_memory
+from capcliff.memory.overheads import activation_peak_bytes
+from capcliff.memory.weights import WeightScheme
 from capcliff.units import GB, GIB, MIB, KVDType
-from capcliff.weights import WeightScheme
 from tests.conftest import arch_of
 
 H200_BYTES = 143_771 * MIB  # nvidia-smi total for H200 SXM

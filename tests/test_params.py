@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from capcliff.catalog import model_catalog
-from capcliff.params import Component, param_count
+from capcliff.catalog.catalogs import model_catalog
+from capcliff.memory.params import Component, param_count
 from tests.conftest import arch_of
 
 CARDS = model_catalog()

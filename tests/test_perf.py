@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from capcliff.catalog import get_hardware
-from capcliff.layout import Layout
-from capcliff.perf import (
+from capcliff.catalog.catalogs import get_hardware
+from capcliff.catalog.layout import Layout
+from capcliff.memory.weights import WeightScheme
+from capcliff.perf.step_time import (
     DecodeLine,
     Efficiency,
     StepTimeModel,
@@ -20,7 +21,6 @@ from capcliff.perf import (
     step_time_model,
 )
 from capcliff.units import KVDType
-from capcliff.weights import WeightScheme
 from tests.conftest import arch_of
 from tests.simtools import toy_model
 

@@ -8,9 +8,9 @@ import shlex
 import pytest
 from typer.testing import CliRunner
 
+from capcliff.analysis.plan_advice import within_noise
+from capcliff.analysis.plan_types import Objective, PlanLayout, PlanSweetSpot
 from capcliff.cli import app, main
-from capcliff.plan_advice import within_noise
-from capcliff.plan_types import Objective, PlanLayout, PlanSweetSpot
 
 runner = CliRunner()
 
@@ -90,8 +90,8 @@ def test_sglang_flags_parse_back(short_8b: dict) -> None:  # type: ignore[type-a
 
 
 def test_mla_model_on_dp_gets_dp_attention_flags() -> None:
-    from capcliff.flags import Deployment, sglang_command, vllm_command
-    from capcliff.layout import Layout
+    from capcliff.analysis.flags import Deployment, sglang_command, vllm_command
+    from capcliff.catalog.layout import Layout
 
     dep = Deployment(
         model="deepseek-ai/DeepSeek-R1", layout=Layout(dp=8, ep=8), max_num_seqs=64,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from capcliff.errors import InputError
-from capcliff.scheduler import (
+from capcliff.sim.policies import (
     POLICY_NAMES,
     Candidate,
     NewTokenRatio,

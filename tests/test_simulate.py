@@ -10,15 +10,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from capcliff.catalog import get_hardware, get_model
-from capcliff.layout import Layout
-from capcliff.perf import step_time_model
-from capcliff.replica import ReplicaSim
-from capcliff.simconfig import KVCapacity, PreemptionMode, Routing, SimConfig
-from capcliff.simulate import make_policy, route, simulate
+from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.catalog.layout import Layout
+from capcliff.memory.weights import WeightScheme
+from capcliff.perf.step_time import step_time_model
+from capcliff.sim.config import KVCapacity, PreemptionMode, Routing, SimConfig
+from capcliff.sim.replica import ReplicaSim
+from capcliff.sim.simulate import make_policy, route, simulate
+from capcliff.sim.workload import Requests, generate_requests, preset
 from capcliff.units import KVDType
-from capcliff.weights import WeightScheme
-from capcliff.workload import Requests, generate_requests, preset
 from tests.reference_sim import ReferenceSim
 from tests.simtools import POLICIES, constant_model, fixed_batch, random_case, toy_model
 

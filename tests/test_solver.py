@@ -5,9 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from capcliff.errors import InputError
-from capcliff.simconfig import KVCapacity, SimConfig
-from capcliff.solver import (
+from capcliff.analysis.solver import (
     Slo,
     SweepPoint,
     analytic_cliff,
@@ -19,7 +17,9 @@ from capcliff.solver import (
     sweep,
     sweet_spot,
 )
-from capcliff.workload import Requests
+from capcliff.errors import InputError
+from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.sim.workload import Requests
 from tests.simtools import fixed_batch, toy_model
 
 
@@ -92,7 +92,7 @@ def test_collapse_measures_throughput_lost_past_the_sweet_spot() -> None:
 
 
 def test_slo_of_treats_a_missing_bound_as_unbounded_and_zero_as_zero() -> None:
-    from capcliff.solver import Slo
+    from capcliff.analysis.solver import Slo
 
     assert Slo.of(None, None) is None
     assert Slo.of(2.0, None) == Slo(ttft_s=2.0, tpot_s=float("inf"))

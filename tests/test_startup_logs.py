@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from capcliff.calibrate.startup_logs import LogFormat, StartupLog, detect_format, parse_startup_log
 from capcliff.errors import InputError
-from capcliff.startup_logs import LogFormat, StartupLog, detect_format, parse_startup_log
 from capcliff.units import GIB
 
 LOGS = Path(__file__).parent / "fixtures" / "logs"

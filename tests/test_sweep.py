@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from capcliff.analysis.deployment import parse_concurrency
 from capcliff.cli import app, main
 from capcliff.errors import InputError
-from capcliff.sim_inputs import parse_concurrency
 from capcliff.units import ceil_div
 
 runner = CliRunner()

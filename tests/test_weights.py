@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from capcliff.layout import Layout
-from capcliff.params import param_count
-from capcliff.units import GB, WeightDType
-from capcliff.weights import (
+from capcliff.catalog.layout import Layout
+from capcliff.memory.params import param_count
+from capcliff.memory.weights import (
     WeightScheme,
     pp_layer_counts,
     total_weight_bytes,
     weight_bytes_per_gpu_by_stage,
 )
+from capcliff.units import GB, WeightDType
 from tests.conftest import arch_of
 
 
@@ -68,8 +68,8 @@ def test_tp_shards_all_but_norms() -> None:
 def test_vocab_is_padded_to_64_before_tp_split() -> None:
     # gemma-3: vocab 262,208 = 64 * 4097 needs no pad; qwen2.5 152,064 = 64 * 2376 neither;
     # gpt-oss 201,088 = 64 * 3142 neither. mixtral 32,000 = 64 * 500. Use a synthetic check instead:
-    from capcliff.params import Component, ParamGroup, Shard, Storage
-    from capcliff.weights import elements_per_rank
+    from capcliff.memory.params import Component, ParamGroup, Shard, Storage
+    from capcliff.memory.weights import elements_per_rank
 
     group = ParamGroup(Component.EMBEDDING, 1000 * 16, Shard.VOCAB, Storage.NATIVE, None, 16)
     # 1000 rows pad to 1024; at TP=8 each rank holds 128 rows of 16.

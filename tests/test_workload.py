@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from capcliff.errors import InputError
-from capcliff.workload import (
+from capcliff.sim.workload import (
     Arrival,
     Empirical,
     Fixed,

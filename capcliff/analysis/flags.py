@@ -1,0 +1,104 @@
+"""A recommended deployment as ready-to-paste engine command lines, with warnings on known traps.
+
+Flag names are the engines' own: `vllm serve` (vllm/engine/arg_utils.py) and
+`python -m sglang.launch_server` (python/sglang/srt/server_args.py).
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+from capcliff.catalog.layout import Layout
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """What the flags must say: the model, the layout and the engine settings."""
+
+    model: str  # the HF repo (or path) the engine loads
+    layout: Layout
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    max_model_len: int
+    gpu_memory_utilization: float
+    mem_fraction_static: float
+    kv_cache_dtype: str  # "auto" or "fp8"
+    moe: bool
+    mla: bool
+
+
+def vllm_command(dep: Deployment) -> str:
+    """`vllm serve MODEL ...` for the deployment."""
+    lay = dep.layout
+    args = [
+        "vllm", "serve", dep.model,
+        "--tensor-parallel-size", str(lay.tp),
+        "--pipeline-parallel-size", str(lay.pp),
+        "--data-parallel-size", str(lay.dp),
+    ]  # fmt: skip
+    if dep.moe and lay.ep > 1:
+        args.append("--enable-expert-parallel")
+    args += [
+        "--max-num-seqs", str(dep.max_num_seqs),
+        "--max-num-batched-tokens", str(dep.max_num_batched_tokens),
+        "--gpu-memory-utilization", f"{dep.gpu_memory_utilization:.2f}",
+        "--max-model-len", str(dep.max_model_len),
+        "--kv-cache-dtype", dep.kv_cache_dtype,
+    ]  # fmt: skip
+    return shlex.join(args)
+
+
+def sglang_command(dep: Deployment) -> str:
+    """`python -m sglang.launch_server ...` for the deployment.
+
+    Pipeline stages map to `--pp-size` (SGLang >= 0.4.9). DP attention (`--enable-dp-attention`)
+    is how SGLang runs an MLA model's attention data-parallel while its experts stay sharded.
+    """
+    lay = dep.layout
+    args = [
+        "python", "-m", "sglang.launch_server",
+        "--model-path", dep.model,
+        "--tp", str(lay.tp * lay.dp if dep.mla and lay.dp > 1 else lay.tp),
+        "--dp", str(lay.dp),
+    ]  # fmt: skip
+    if lay.pp > 1:
+        args += ["--pp-size", str(lay.pp)]
+    if dep.mla and lay.dp > 1:
+        args.append("--enable-dp-attention")
+    if dep.moe and lay.ep > 1:
+        args += ["--ep-size", str(lay.ep)]
+    args += [
+        "--mem-fraction-static", f"{dep.mem_fraction_static:.3f}",
+        "--max-running-requests", str(dep.max_num_seqs * lay.dp),
+        "--context-length", str(dep.max_model_len),
+        "--chunked-prefill-size", str(dep.max_num_batched_tokens),
+    ]  # fmt: skip
+    if dep.kv_cache_dtype == "fp8":
+        args += ["--kv-cache-dtype", "fp8_e4m3"]
+    return shlex.join(args)
+
+
+def flag_warnings(
+    dep: Deployment, *, sweet_spot: int, one_request_fits: bool, graphs_fit: bool
+) -> list[str]:
+    """Known traps in the settings: a cap far below the sweet spot, a context that cannot fit one
+    request, a utilisation that leaves no room for CUDA graphs."""
+    warnings = []
+    per_replica_sweet = -(-sweet_spot // dep.layout.dp)
+    if dep.max_num_seqs * 2 <= per_replica_sweet:
+        warnings.append(
+            f"--max-num-seqs {dep.max_num_seqs} is far below the sweet spot "
+            f"({per_replica_sweet} per replica): throughput is left on the table"
+        )
+    if not one_request_fits:
+        warnings.append(
+            f"--max-model-len {dep.max_model_len} cannot fit one request in the KV cache: "
+            "the engine will refuse to start"
+        )
+    if not graphs_fit:
+        warnings.append(
+            f"--gpu-memory-utilization {dep.gpu_memory_utilization:.2f} leaves no room for CUDA "
+            "graphs and the CUDA context: lower it or add --enforce-eager"
+        )
+    return warnings

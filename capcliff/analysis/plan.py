@@ -1,0 +1,388 @@
+"""`capcliff plan`: every layout of the GPUs, simulated across concurrency, ranked, with reasons.
+
+For each valid layout: memory (weights per GPU, KV capacity per replica), the analytic and
+simulated cliff, the sweet spot by the objective, and stranded KV under DP. The best layout is
+recommended with the reasons in numbers against the pure data-parallel layout (or the runner-up),
+an admission cap, what KV-aware admission would gain, and engine flags.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from capcliff.analysis.deployment import WorkloadChoice, plan_workloads, sim_config_for
+from capcliff.analysis.plan_advice import NOISE, ranked, recommendation_reasons, within_noise
+from capcliff.analysis.plan_types import (
+    SCHEMA_VERSION,
+    Objective,
+    PlanCliff,
+    PlanLayout,
+    PlanReport,
+    PlanSweetSpot,
+    Recommendation,
+)
+from capcliff.analysis.solver import Slo, SweepPoint, simulated_cliff, sweep
+from capcliff.analysis.sweep import p99_analytic_cliff, replica_models
+from capcliff.catalog.catalogs import Model
+from capcliff.catalog.layout import Layout, enumerate_layouts
+from capcliff.catalog.specs import HardwareSpec
+from capcliff.memory.budget import BudgetSettings
+from capcliff.memory.layout_memory import LayoutMemory, layout_memory
+from capcliff.memory.report import summary_fields
+from capcliff.memory.weights import WeightScheme
+from capcliff.perf.step_time import StepTimeModel
+from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.sim.workload import Requests
+from capcliff.units import KVDType, round_up
+
+CONTEXT_ROUNDING = 1024  # a derived max_model_len is rounded up to whole KiB of tokens
+
+
+@dataclass(frozen=True)
+class _Evaluated:
+    memory: LayoutMemory
+    points: tuple[SweepPoint, ...]
+    sweet: SweepPoint
+    cliff: PlanCliff
+    capacity: KVCapacity
+    steps: StepTimeModel
+
+
+# Coarse-to-fine search: every layout is simulated at its analytic cliff, 4x past it and with every
+# request at once; the REFINE_TOP leaders are then refined at 1/4, 1/2 and 2x the cliff.
+COARSE_FACTORS = (1.0, 4.0)
+FINE_FACTORS = (0.25, 0.5, 2.0)
+REFINE_TOP = 3
+
+
+def concurrency_grid(
+    analytic_cliff: int,
+    num_requests: int,
+    dp: int,
+    factors: tuple[float, ...] = COARSE_FACTORS + FINE_FACTORS,
+    *,
+    everything: bool = True,
+) -> tuple[int, ...]:
+    """Caps at `factors` x the analytic cliff (at least one request per replica), plus every
+    request at once when `everything`; none above the number of requests."""
+    base = max(analytic_cliff, dp)
+    grid = {max(dp, round(base * f)) for f in factors} | ({num_requests} if everything else set())
+    return tuple(sorted(c for c in grid if c <= num_requests))
+
+
+def score(point: SweepPoint, objective: Objective, slo: Slo | None) -> float:
+    """Higher is better: -makespan, goodput (requests/s in SLO), or -cost."""
+    if objective is Objective.GOODPUT:
+        assert point.result is not None
+        limits = slo or Slo.unlimited()
+        return point.result.goodput_requests_per_s(ttft_s=limits.ttft_s, tpot_s=limits.tpot_s)
+    return -point.makespan_s
+
+
+@dataclass(frozen=True)
+class _Sim:
+    """What one layout's simulations need besides the concurrency."""
+
+    requests: Requests
+    config: SimConfig
+    objective: Objective
+    slo: Slo | None
+
+
+def _judge(
+    memory: LayoutMemory,
+    points: tuple[SweepPoint, ...],
+    analytic: int,
+    models: tuple[KVCapacity, StepTimeModel],
+    sim: _Sim,
+) -> _Evaluated:
+    sweet = max(points, key=lambda p: (score(p, sim.objective, sim.slo), -p.concurrency))
+    first = simulated_cliff(points)
+    cliff = PlanCliff(
+        analytic_concurrency=analytic,
+        simulated_concurrency=None if first is None else first.concurrency,
+    )
+    return _Evaluated(memory, points, sweet, cliff, *models)
+
+
+def _evaluate(
+    model: Model,
+    hardware: HardwareSpec,
+    memory: LayoutMemory,
+    sim: _Sim,
+    *,
+    scheme: WeightScheme,
+    kv_dtype: KVDType,
+) -> _Evaluated:
+    """The coarse pass over one layout."""
+    layout = memory.layout
+    capacity, steps = replica_models(model, hardware, memory, scheme=scheme, kv_dtype=kv_dtype)
+    analytic = p99_analytic_cliff(sim.requests, capacity, layout.dp)
+    grid = concurrency_grid(analytic, len(sim.requests.input_tokens), layout.dp, COARSE_FACTORS)
+    points = sweep(sim.requests, steps, capacity, sim.config, grid, dp=layout.dp)
+    return _judge(memory, points, analytic, (capacity, steps), sim)
+
+
+def _refine(ev: _Evaluated, sim: _Sim) -> _Evaluated:
+    """The fine pass: more caps below the coarse ones, merged with them."""
+    layout = ev.memory.layout
+    analytic = ev.cliff.analytic_concurrency or 0
+    n = len(sim.requests.input_tokens)
+    done = {p.concurrency for p in ev.points}
+    extra = [
+        c
+        for c in concurrency_grid(analytic, n, layout.dp, FINE_FACTORS, everything=False)
+        if c not in done
+    ]
+    more = sweep(sim.requests, ev.steps, ev.capacity, sim.config, extra, dp=layout.dp)
+    points = tuple(sorted((*ev.points, *more), key=lambda p: p.concurrency))
+    return _judge(ev.memory, points, analytic, (ev.capacity, ev.steps), sim)
+
+
+def _sweet_result(ev: _Evaluated, gpus: int, slo: Slo | None) -> PlanSweetSpot:
+    r = ev.sweet.result
+    assert r is not None
+    tokens = max(1, int(r.output_tokens.sum()))
+    limits = slo or Slo.unlimited()
+    return PlanSweetSpot(
+        concurrency=ev.sweet.concurrency,
+        output_throughput_tok_s=r.output_tokens_per_s,
+        ttft_p99_s=r.ttft.p99,
+        tpot_p99_s=r.tpot.p99 if r.tpot.p99 == r.tpot.p99 else 0.0,
+        makespan_s=r.makespan_s,
+        goodput_req_s=r.goodput_requests_per_s(ttft_s=limits.ttft_s, tpot_s=limits.tpot_s),
+        gpu_hours_per_mtok=gpus * r.makespan_s / 3600 / tokens * 1e6,
+    )
+
+
+def _layout_row(
+    memory: LayoutMemory, ev: _Evaluated | None, gpus: int, slo: Slo | None
+) -> PlanLayout:
+    lay = memory.layout
+    stranded = None
+    if ev is not None and lay.dp > 1:
+        stranded = max(p.result.stranded_kv_fraction for p in ev.points if p.result is not None)
+    return PlanLayout(
+        **summary_fields(memory),
+        cliff=None if ev is None else ev.cliff,
+        sweet_spot=None if ev is None else _sweet_result(ev, gpus, slo),
+        stranded_kv_fraction=stranded,
+    )
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    """The fixed inputs of a plan, resolved once."""
+
+    requests: Requests
+    workload_label: str
+    max_model_len: int
+    scheme: WeightScheme
+    config: SimConfig
+
+
+def resolve_inputs(
+    model: Model,
+    hardware: HardwareSpec,
+    workload: WorkloadChoice,
+    *,
+    settings: BudgetSettings,
+    max_model_len: int | None,
+    policy: str | None,
+    seed: int,
+    scheme: WeightScheme | None = None,
+) -> PlanInputs:
+    """Requests, context length, weight formats and simulator settings of a plan."""
+    label, series = plan_workloads(workload, seed)
+    requests = series[0][1]
+    longest = int((requests.input_tokens + requests.max_output_tokens).max())
+    length = max_model_len or round_up(longest, CONTEXT_ROUNDING)
+    config = sim_config_for(settings, hardware, policy=policy, max_model_len=length)
+    chosen = scheme or WeightScheme.as_shipped(model.arch)
+    return PlanInputs(requests, label, length, chosen, config)
+
+
+def kv_aware_gain(ev: _Evaluated, inputs: PlanInputs) -> tuple[float, float]:
+    """(makespan, gain) of KV-aware admission with a generous cap, against the chosen cap."""
+    from capcliff.analysis.solver import config_at
+    from capcliff.sim.simulate import simulate
+
+    layout = ev.memory.layout
+    cap = max(p.concurrency for p in ev.points)
+    aware = replace(
+        config_at(inputs.config, cap, layout.dp), policy="kv-aware", output_quantile=0.9
+    )
+    result = simulate(inputs.requests, ev.steps, ev.capacity, aware, dp=layout.dp)
+    base = ev.sweet.makespan_s
+    return result.makespan_s, 1 - result.makespan_s / base if base else 0.0
+
+
+def fit_fixes(
+    model: Model,
+    hardware: HardwareSpec,
+    gpus: int,
+    inputs: PlanInputs,
+    *,
+    settings: BudgetSettings,
+    kv_dtype: KVDType,
+) -> list[str]:
+    """When nothing fits: what would (FP8 weights, FP8 KV, a shorter context, more GPUs)."""
+    from capcliff.memory.fit import largest_max_model_len
+    from capcliff.units import WeightDType
+
+    def fitting(scheme: WeightScheme, kv: KVDType, length: int, count: int) -> list[LayoutMemory]:
+        mems = [
+            layout_memory(model.arch, hardware, lay, scheme=scheme, kv_dtype=kv,
+                          max_model_len=length, settings=settings)
+            for lay in enumerate_layouts(count, arch=model.arch)
+        ]  # fmt: skip
+        return [m for m in mems if m.fits]
+
+    fixes = []
+    length = inputs.max_model_len
+    fp8 = WeightScheme.quantised(model.arch, WeightDType.FP8)
+    if inputs.scheme.linear is not WeightDType.FP8 and (ok := fitting(fp8, kv_dtype, length, gpus)):
+        fixes.append(f"FP8 weights (--quantization fp8) fit as {ok[0].layout.name}")
+    if kv_dtype is not KVDType.FP8 and (ok := fitting(inputs.scheme, KVDType.FP8, length, gpus)):
+        fixes.append(f"an FP8 KV cache (--kv-cache-dtype fp8) fits as {ok[0].layout.name}")
+    valid = [
+        layout_memory(model.arch, hardware, lay, scheme=inputs.scheme, kv_dtype=kv_dtype,
+                      max_model_len=length, settings=settings)
+        for lay in enumerate_layouts(gpus, arch=model.arch)
+    ]  # fmt: skip
+    longest = max((largest_max_model_len(m) for m in valid if m.valid), default=0)
+    if 0 < longest < length:
+        fixes.append(f"--max-model-len {longest} (the longest one request that fits)")
+    node = hardware.gpus_per_node
+    for count in (node * k for k in (2, 4, 8) if node * k > gpus):
+        if ok := fitting(inputs.scheme, kv_dtype, length, count):
+            fixes.append(f"{count} GPUs ({count // node} nodes) fit as {ok[0].layout.name}")
+            break
+    return fixes or ["no change tried here fits: the model needs a larger deployment"]
+
+
+def _recommend(
+    rows: list[PlanLayout], evaluated: dict[str, _Evaluated], objective: Objective
+) -> tuple[PlanLayout, Recommendation] | None:
+    order = ranked(rows, objective)
+    if not order:
+        return None
+    best = order[0]
+    dp_only = next((r for r in order if r.tp == 1 and r.pp == 1 and r.ep == 1), None)
+    other = dp_only if dp_only is not None and dp_only is not best else next(iter(order[1:]), None)
+    reasons = recommendation_reasons(best, other, objective) if other else []
+    ties = [r.name for r in order[1:] if within_noise(best, r, objective)]
+    if ties:
+        reasons.append(f"within {NOISE:.0%} of it: {', '.join(ties)} (a tie within model noise)")
+    ev = evaluated[best.name]
+    cap = _admission_cap(ev)
+    rec = Recommendation(
+        layout=best.name, dp=best.dp, tp=best.tp, pp=best.pp, ep=best.ep,
+        max_num_seqs=-(-cap // best.dp), reasons=reasons, tie=ties,
+        kv_aware_makespan_s=None, kv_aware_gain=None,
+    )  # fmt: skip
+    return best, rec
+
+
+def _admission_cap(ev: _Evaluated) -> int:
+    """The sweet spot's concurrency when it runs clean; else the largest clean swept cap."""
+    if not ev.sweet.hit_cliff:
+        return ev.sweet.concurrency
+    clean = [p.concurrency for p in ev.points if not p.hit_cliff]
+    return max(clean) if clean else ev.sweet.concurrency
+
+
+def build_plan_report(
+    model: Model,
+    hardware: HardwareSpec,
+    *,
+    gpus: int,
+    workload: WorkloadChoice,
+    settings: BudgetSettings,
+    kv_dtype: KVDType,
+    max_model_len: int | None,
+    policy: str | None,
+    objective: str,
+    slo: Slo | None,
+    seed: int,
+    scheme: WeightScheme | None = None,
+) -> PlanReport:
+    """Evaluate every layout of `gpus` GPUs and recommend one (weights as shipped by default)."""
+    goal = Objective(objective)
+    inputs = resolve_inputs(
+        model, hardware, workload, settings=settings, max_model_len=max_model_len,
+        policy=policy, seed=seed, scheme=scheme,
+    )  # fmt: skip
+    sim = _Sim(inputs.requests, inputs.config, goal, slo)
+    memories = [
+        layout_memory(
+            model.arch, hardware, lay, scheme=inputs.scheme, kv_dtype=kv_dtype,
+            max_model_len=inputs.max_model_len, settings=settings,
+        )
+        for lay in enumerate_layouts(gpus, arch=model.arch)
+    ]  # fmt: skip
+    evaluated = {
+        m.layout.name: _evaluate(model, hardware, m, sim, scheme=inputs.scheme, kv_dtype=kv_dtype)
+        for m in memories
+        if m.fits
+    }
+    leaders = sorted(evaluated.values(), key=lambda ev: -score(ev.sweet, goal, slo))[:REFINE_TOP]
+    for ev in leaders:
+        evaluated[ev.memory.layout.name] = _refine(ev, sim)
+    rows = [_layout_row(m, evaluated.get(m.layout.name), gpus, slo) for m in memories]
+    chosen = _recommend(rows, evaluated, goal)
+    fixes: list[str] = []
+    flags: dict[str, str] = {}
+    warnings: list[str] = []
+    rec = None
+    if chosen is None:
+        fixes = fit_fixes(model, hardware, gpus, inputs, settings=settings, kv_dtype=kv_dtype)
+    else:
+        best, rec = chosen
+        makespan, gain = kv_aware_gain(evaluated[best.name], inputs)
+        rec = rec.model_copy(update={"kv_aware_makespan_s": makespan, "kv_aware_gain": gain})
+        flags, warnings = engine_flags(model, evaluated[best.name], rec, inputs, settings, kv_dtype)
+    return PlanReport(
+        schema_version=SCHEMA_VERSION, model=model.id, hardware=hardware.id, gpus=gpus,
+        engine=settings.engine.value, policy=inputs.config.policy,
+        overheads="calibrated" if settings.calibrated_terms else "modeled", objective=goal.value,
+        workload=inputs.workload_label, num_requests=len(inputs.requests.input_tokens),
+        max_model_len=inputs.max_model_len, layouts=rows, recommended=rec, fixes=fixes,
+        engine_flags=flags, flag_warnings=warnings,
+    )  # fmt: skip
+
+
+def engine_flags(
+    model: Model,
+    ev: _Evaluated,
+    rec: Recommendation,
+    inputs: PlanInputs,
+    settings: BudgetSettings,
+    kv_dtype: KVDType,
+) -> tuple[dict[str, str], list[str]]:
+    """vLLM and SGLang command lines for the recommendation, and the traps they contain."""
+    from capcliff.analysis.flags import Deployment, flag_warnings, sglang_command, vllm_command
+    from capcliff.memory.engines import sglang_mem_fraction_static
+
+    layout = Layout(dp=rec.dp, tp=rec.tp, pp=rec.pp, ep=rec.ep)
+    stage = ev.memory.stages[0]
+    dep = Deployment(
+        model=model.hf_repo or model.id,
+        layout=layout,
+        max_num_seqs=rec.max_num_seqs,
+        max_num_batched_tokens=max(inputs.config.max_num_batched_tokens, rec.max_num_seqs),
+        max_model_len=inputs.max_model_len,
+        gpu_memory_utilization=settings.gpu_memory_utilization,
+        mem_fraction_static=settings.mem_fraction_static
+        or sglang_mem_fraction_static(stage.total_memory_bytes, tp=layout.tp, pp=layout.pp),
+        kv_cache_dtype="fp8" if kv_dtype is KVDType.FP8 else "auto",
+        moe=model.arch.moe is not None,
+        mla=model.arch.mla is not None,
+    )
+    warnings = flag_warnings(
+        dep,
+        sweet_spot=ev.sweet.concurrency,
+        one_request_fits=ev.memory.fits,
+        graphs_fit=all(s.headroom_bytes >= 0 for s in ev.memory.stages),
+    )
+    return {"vllm": vllm_command(dep), "sglang": sglang_command(dep)}, warnings

@@ -1,0 +1,255 @@
+"""Compare an engine's start-up log with capcliff's prediction, and fit the overhead terms.
+
+The prediction uses the configuration the log states (total memory, utilisation, parallel sizes,
+max_model_len, quantisation, batch settings); the fitted terms are the log's own figures for the
+overheads capcliff can only model (activation peak, non-PyTorch memory, CUDA graphs, load-time
+buffers), written to a calibration file that `--calibration` applies to later commands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from capcliff.calibrate.calibration_file import Calibration
+from capcliff.calibrate.startup_logs import LogFormat, StartupLog
+from capcliff.catalog.catalogs import Model
+from capcliff.catalog.layout import Layout
+from capcliff.catalog.specs import HardwareSpec
+from capcliff.errors import InputError
+from capcliff.memory.budget import BudgetSettings, EngineName
+from capcliff.memory.layout_memory import LayoutMemory, layout_memory
+from capcliff.memory.overheads import DEFAULT_CUDA_CONTEXT_BYTES
+from capcliff.memory.weights import WeightScheme
+from capcliff.units import GIB, KVDType, WeightDType, parse_weight_dtype
+
+ENGINE_OF_FORMAT = {
+    LogFormat.VLLM_V1: EngineName.VLLM,
+    LogFormat.VLLM_V0: EngineName.VLLM_V0,
+    LogFormat.SGLANG: EngineName.SGLANG,
+    LogFormat.TRTLLM: EngineName.TRTLLM,
+}
+
+
+@dataclass(frozen=True)
+class ComparedFigure:
+    """One figure of the log next to capcliff's prediction, before and after calibration."""
+
+    name: str
+    logged: float
+    predicted: float
+    calibrated: float
+
+    @property
+    def error(self) -> float:
+        """Relative error of the uncalibrated prediction (0.05 = 5 % high)."""
+        return (self.predicted - self.logged) / self.logged if self.logged else 0.0
+
+
+@dataclass(frozen=True)
+class CalibrationResult:
+    """What `capcliff calibrate` reports and writes."""
+
+    engine: EngineName
+    layout: Layout
+    max_model_len: int
+    figures: tuple[ComparedFigure, ...]
+    calibration: Calibration
+    notes: tuple[str, ...] = ()
+
+
+def _config_int(log: StartupLog, key: str, default: int) -> int:
+    value = log.config.get(key)
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
+
+
+def _fig(log: StartupLog, name: str) -> float | None:
+    figure = log.figures.get(name)
+    return None if figure is None else figure.value
+
+
+def log_layout(log: StartupLog, model: Model) -> Layout:
+    """The parallel layout the log ran with (EP when the log enabled expert parallelism)."""
+    tp = _config_int(log, "tensor_parallel_size", 1)
+    pp = _config_int(log, "pipeline_parallel_size", 1)
+    dp = _config_int(log, "data_parallel_size", 1)
+    ep = dp * tp if log.config.get("enable_expert_parallel") and model.arch.moe else 1
+    return Layout(dp=dp, tp=tp, pp=pp, ep=ep)
+
+
+def log_max_model_len(log: StartupLog, fallback: int | None) -> int:
+    """max_model_len from the log's config, its concurrency line or its failure."""
+    for value in (
+        log.config.get("max_model_len"),
+        _fig(log, "max_concurrency_len"),
+        _fig(log, "failed_max_model_len"),
+        fallback,
+    ):
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+            return int(value)
+    return 8192
+
+
+def log_kv_dtype(log: StartupLog, default: KVDType) -> KVDType:
+    """The KV cache dtype the log names ('auto' keeps the model's)."""
+    value = str(log.config.get("kv_cache_dtype", "auto"))
+    return KVDType.FP8 if value.startswith("fp8") else default
+
+
+def log_scheme(log: StartupLog, model: Model) -> WeightScheme:
+    """The weight formats the log's quantisation implies."""
+    quant = log.config.get("quantization")
+    if isinstance(quant, str) and quant not in ("None", "none", ""):
+        dtype: WeightDType = parse_weight_dtype(quant, field="quantization")
+        return WeightScheme.quantised(model.arch, dtype)
+    return WeightScheme.as_shipped(model.arch)
+
+
+def _graphs_in_budget(log: StartupLog) -> bool:
+    """vLLM subtracts its CUDA-graph estimate from the budget from v0.21.0 on."""
+    version = str(log.config.get("engine_version", "0"))
+    parts = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
+    return parts >= (0, 21)
+
+
+def log_settings(log: StartupLog, base: BudgetSettings) -> BudgetSettings:
+    """`base` with every setting the log states (engine, memory, utilisation, batch sizes)."""
+    total_bytes = base.gpu_total_memory_bytes
+    total = _fig(log, "total_memory_gib")
+    before = _fig(log, "avail_before_load_gib")
+    if total is not None:
+        total_bytes = round(total * GIB)
+    elif before is not None and total_bytes is None:
+        # SGLang logs the memory free before weights load: the device total less the CUDA context.
+        total_bytes = round(before * GIB) + DEFAULT_CUDA_CONTEXT_BYTES
+    return replace(
+        base,
+        engine=ENGINE_OF_FORMAT[log.format],
+        gpu_total_memory_bytes=total_bytes,
+        gpu_memory_utilization=_fig(log, "gpu_memory_utilization") or base.gpu_memory_utilization,
+        mem_fraction_static=_fig(log, "mem_fraction_static") or base.mem_fraction_static,
+        max_num_batched_tokens=_config_int(log, "max_num_batched_tokens", 0)
+        or base.max_num_batched_tokens,
+        enforce_eager=bool(log.config.get("enforce_eager", base.enforce_eager)),
+        cudagraph_in_budget=_graphs_in_budget(log),
+        block_size=int(_fig(log, "tokens_per_block") or 0) or base.block_size,
+    )
+
+
+def fitted_terms_gib(log: StartupLog, mem: LayoutMemory) -> dict[str, float]:
+    """The overhead terms the log measures, GiB per GPU, as `--calibration` would pin them."""
+    stage = max(mem.stages, key=lambda s: s.weights_bytes)
+    modeled_weights = stage.term("weights") / GIB
+    terms: dict[str, float] = {}
+    weights = _fig(log, "weights_gib")
+    if weights is not None:
+        terms["weights_overhead"] = max(0.0, weights - modeled_weights)
+    for name in ("activation_peak", "non_torch", "cudagraph"):
+        value = _fig(log, f"{name}_gib")
+        if value is not None:
+            terms[name] = value
+    peak_torch = _fig(log, "peak_torch_gib")
+    if "activation_peak" not in terms and peak_torch is not None and weights is not None:
+        terms["activation_peak"] = max(0.0, peak_torch - weights)  # V0, Nov 2024 format
+    total, available = _fig(log, "total_memory_gib"), _fig(log, "avail_before_kv_gib")
+    if log.format is LogFormat.TRTLLM and total is not None and available is not None:
+        # TensorRT-LLM logs the memory free once everything but the KV cache is in place; what is
+        # not weights or the CUDA context is its runtime buffers (pinned as the activation term).
+        context = stage.term("cuda_context") / GIB
+        terms["activation_peak"] = total - available - modeled_weights - context
+        terms["weights_overhead"] = 0.0
+    return terms
+
+
+def _predicted(name: str, mem: LayoutMemory) -> float:
+    stage = min(mem.stages, key=lambda s: s.blocks)
+    block = stage.block_size
+    values = {
+        "weights_gib": stage.weights_bytes / GIB,
+        "activation_peak_gib": stage.term("activation_peak") / GIB,
+        "non_torch_gib": stage.term("non_torch") / GIB,
+        "cudagraph_gib": stage.term("cudagraph") / GIB,
+        "kv_cache_gib": stage.kv_bytes / GIB,
+        "gpu_blocks": float(mem.blocks_per_replica),
+        "kv_tokens": float(mem.kv_capacity_tokens_per_replica),
+        "max_concurrency": mem.blocks_per_replica / -(-mem.max_model_len // block),
+    }
+    return values[name]
+
+
+COMPARED = (
+    "weights_gib",
+    "activation_peak_gib",
+    "non_torch_gib",
+    "cudagraph_gib",
+    "kv_cache_gib",
+    "gpu_blocks",
+    "kv_tokens",
+    "max_concurrency",
+)
+
+
+def calibrate(
+    log: StartupLog,
+    model: Model,
+    hardware: HardwareSpec,
+    *,
+    base: BudgetSettings,
+    kv_dtype: KVDType = KVDType.BF16,
+    scheme: WeightScheme | None = None,
+    max_model_len: int | None = None,
+    source: str = "",
+) -> CalibrationResult:
+    """Predict the log's figures, fit the overheads, and predict again with them applied.
+
+    `scheme` and `max_model_len` stand in for what the log does not say (weight formats of a
+    prebuilt engine; the context length when the log omits it).
+    """
+    settings = log_settings(log, base)
+    layout = log_layout(log, model)
+    length = log_max_model_len(log, max_model_len or model.arch.max_position_embeddings)
+
+    def predict(s: BudgetSettings) -> LayoutMemory:
+        return layout_memory(
+            model.arch,
+            hardware,
+            layout,
+            scheme=scheme or log_scheme(log, model),
+            kv_dtype=log_kv_dtype(log, kv_dtype),
+            max_model_len=length,
+            settings=s,
+        )
+
+    modeled = predict(settings)
+    if not modeled.valid:
+        raise InputError(f"layout: the log's {layout.name} is invalid here: {modeled.reason}")
+    terms = fitted_terms_gib(log, modeled)
+    notes = [
+        f"{name}: the log implies {value:.2f} GiB < 0; the modeled weights are larger than the "
+        "engine's (check --weight-dtype)"
+        for name, value in terms.items()
+        if value < 0
+    ]
+    terms = {name: max(0.0, value) for name, value in terms.items()}
+    cal = Calibration(engine=settings.engine, source=source, model=model.id, terms_gib=terms)
+    calibrated = predict(
+        replace(settings, term_overrides=cal.terms_bytes, calibrated_terms=frozenset(terms))
+    )
+    figures = tuple(
+        ComparedFigure(
+            name, log.figures[name].value, _predicted(name, modeled), _predicted(name, calibrated)
+        )
+        for name in COMPARED
+        if name in log.figures
+    )
+    return CalibrationResult(settings.engine, layout, length, figures, cal, tuple(notes))
+
+
+def model_id_from_log(log: StartupLog, catalog_repos: dict[str, str]) -> str | None:
+    """The catalog id whose HF repo the log's model name starts with (longest match wins)."""
+    name = str(log.config.get("model", "")).rstrip("/").split("/")[-1].lower()
+    matches = [
+        (len(repo), model_id)
+        for model_id, repo in catalog_repos.items()
+        if name and name.startswith(repo.split("/")[-1].lower())
+    ]
+    return max(matches)[1] if matches else None

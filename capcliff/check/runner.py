@@ -1,0 +1,233 @@
+"""`capcliff check`: a sizing spec's scenarios and assertions -> CheckReport.
+
+Each scenario is resolved and simulated by `check_scenario`; here its assertions are judged and a
+baseline compared. Pure: no printing, no files (`check_output` renders the report; the CLI writes
+it). Exit codes (the CLI maps them): 0 every assertion holds, 1 one fails, 2 the spec or its
+inputs are invalid (an InputError), 4 an internal error: a crash never reads as a failed check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from capcliff.analysis.sweep import PointResult
+from capcliff.check.report import (
+    SCHEMA_VERSION,
+    AssertionResult,
+    Baseline,
+    CheckReport,
+    ScenarioResult,
+    Value,
+    assertion,
+    bound,
+    compare_baseline,
+    load_baseline,
+)
+from capcliff.check.scenario import Deployment, Outcome, deployment, outcome
+from capcliff.check.spec import DEFAULT_SPEC, Expectations, SpecFile, field_line, load_spec
+from capcliff.errors import InputError
+from capcliff.memory.fit import largest_max_model_len
+
+
+def _unsimulated(
+    name: str, comparison: str, expected: Value, unit: str, o: Outcome
+) -> AssertionResult:
+    return assertion(
+        name, comparison, expected, None, unit, passed=False, detail=f"not simulated: {o.reason}"
+    )
+
+
+def check_fits(o: Outcome, expected: bool) -> AssertionResult:
+    """The layout fits: weights, reserves and one max_model_len request."""
+    fits = o.sims is not None
+    detail = o.reason or f"{o.figures.kv_capacity_tokens_per_replica:,} tokens of KV per replica"
+    return assertion("fits", "==", expected, fits, "", passed=fits == expected, detail=detail)
+
+
+# Assertions on the workload as stated, at the scenario's concurrency: (unit, whether the value
+# is a minimum, the value from the simulated point).
+STATED: dict[str, tuple[str, bool, Callable[[PointResult], float]]] = {
+    "kv_headroom_min": ("fraction", True, lambda p: 1 - p.peak_kv_utilization),
+    "ttft_p99_max_s": ("s", False, lambda p: p.ttft_p99_s),
+    "tpot_p99_max_s": ("s", False, lambda p: p.tpot_p99_s),
+    "output_throughput_min_tok_s": ("tok/s", True, lambda p: p.output_throughput_tok_s),
+}
+
+
+def check_stated(o: Outcome, name: str, expected: float) -> AssertionResult:
+    """KV headroom (1 - peak utilisation), TTFT / TPOT p99 or output throughput of the workload
+    as stated, against a minimum or a maximum."""
+    unit, at_least, value = STATED[name]
+    if o.sims is None:
+        return _unsimulated(name, ">=" if at_least else "<=", expected, unit, o)
+    point = o.sims.stated_point(o.concurrency)
+    detail = (
+        f"at {o.concurrency} running requests: peak KV {point.peak_kv_utilization:.1%}, "
+        f"makespan {point.makespan_s:,.1f} s"
+    )
+    return bound(name, expected, value(point), unit, at_least=at_least, detail=detail)
+
+
+def check_no_preemption(o: Outcome, at: int) -> AssertionResult:
+    """No preemption when `at` requests may run at once (expected: 0 preemptions)."""
+    name = "no_preemption_at"
+    if o.sims is None:
+        return _unsimulated(name, "==", 0, "preemptions", o)
+    point = o.sims.stated_point(at)
+    detail = f"at {at} running requests; peak KV {point.peak_kv_utilization:.1%}"
+    if point.admission_blocked:
+        detail += "; admission waited for KV"
+    return assertion(
+        name, "==", 0, point.preemptions, "preemptions", passed=point.preemptions == 0,
+        detail=detail,
+    )  # fmt: skip
+
+
+def check_cliff(o: Outcome, expected: int) -> AssertionResult:
+    """The simulated cliff (first concurrency that ran out of KV) is at least `expected`.
+
+    With no cliff in the sweep it holds. When the sweep cannot tell (its last clean point is
+    below expected - 1 and its cliff above), the batch runs at expected - 1 too.
+    """
+    name, f = "cliff_concurrency_min", o.figures
+    if o.sims is None:
+        return _unsimulated(name, ">=", expected, "requests", o)
+    cliff = f.simulated_cliff_concurrency
+    if cliff is None:
+        detail = f"no cliff up to {f.swept_concurrency_max} running requests"
+        return assertion(name, ">=", expected, None, "requests", passed=True, detail=detail)
+    if cliff >= expected > 1 and o.sims.batch_runs_short(expected - 1):
+        cliff = expected - 1
+    detail = (
+        f"KV ran short at {cliff} running requests (analytic cliff {f.analytic_cliff_concurrency})"
+    )
+    return bound(name, expected, cliff, "requests", at_least=True, detail=detail)
+
+
+def check_recommended(o: Outcome, expected: str) -> AssertionResult:
+    """`capcliff plan` recommends `expected` for the scenario's GPUs."""
+    rec = o.recommended
+    actual = None if rec is None else rec.layout
+    detail = "nothing fits" if rec is None else "; ".join(rec.reasons[:1]) or "recommended"
+    return assertion(
+        "recommended_layout", "==", expected, actual, "", passed=actual == expected, detail=detail
+    )
+
+
+def check_max_model_len(o: Outcome, expected: int) -> AssertionResult:
+    """One request of `expected` tokens fits a replica's KV cache (the engine would start)."""
+    name = "max_model_len_fits"
+    if o.layout is None:
+        return _unsimulated(name, ">=", expected, "tokens", o)
+    memory = o.dep.memory(o.layout, expected)
+    actual = largest_max_model_len(memory) if memory.valid else 0
+    detail = memory.reason or f"{o.layout.name} holds {actual:,} tokens per replica"
+    return assertion(
+        name,
+        ">=",
+        expected,
+        actual,
+        "tokens",
+        passed=memory.fits,
+        detail=detail,
+        margin=actual - expected,
+    )
+
+
+def assertions_of(o: Outcome, e: Expectations) -> list[AssertionResult]:
+    """The results of the assertions the spec states, in the spec's key order."""
+    found = [
+        None if e.fits is None else check_fits(o, e.fits),
+        None
+        if e.kv_headroom_min is None
+        else check_stated(o, "kv_headroom_min", e.kv_headroom_min),
+        None if e.no_preemption_at is None else check_no_preemption(o, e.no_preemption_at),
+        None if e.cliff_concurrency_min is None else check_cliff(o, e.cliff_concurrency_min),
+        None if e.ttft_p99_max_s is None else check_stated(o, "ttft_p99_max_s", e.ttft_p99_max_s),
+        None if e.tpot_p99_max_s is None else check_stated(o, "tpot_p99_max_s", e.tpot_p99_max_s),
+        None
+        if e.output_throughput_min_tok_s is None
+        else check_stated(o, "output_throughput_min_tok_s", e.output_throughput_min_tok_s),
+        None if e.recommended_layout is None else check_recommended(o, e.recommended_layout),
+        None if e.max_model_len_fits is None else check_max_model_len(o, e.max_model_len_fits),
+    ]
+    return [a for a in found if a is not None]
+
+
+def scenario_result(
+    dep: Deployment, *, baseline: Baseline | None, tolerance: float
+) -> ScenarioResult:
+    """Evaluate one scenario's assertions (and its baseline comparison)."""
+    o, s = outcome(dep), dep.scenario
+    checks = assertions_of(o, s.expect)
+    if baseline is not None:
+        before = baseline.scenarios.get(s.name)
+        checks += compare_baseline(o.figures, before, tolerance=tolerance)
+    return ScenarioResult(
+        name=s.name,
+        model=s.model,
+        gpu=s.gpu,
+        gpus=s.gpu_count,
+        engine=s.engine.value,
+        layout=o.figures.layout,
+        layout_source="spec" if s.layout != "auto" else "plan",
+        workload=o.workload,
+        num_requests=o.num_requests,
+        concurrency=o.concurrency,
+        max_model_len=o.max_model_len,
+        seed=s.seed,
+        fits=o.sims is not None,
+        reason=o.reason,
+        figures=o.figures,
+        assertions=checks,
+    )
+
+
+def _scenario_checked(
+    spec_file: SpecFile, index: int, baseline: Baseline | None, tolerance: float
+) -> ScenarioResult:
+    """`scenario_result`, with input errors named by the spec file and the scenario."""
+    scenario = spec_file.spec.scenario[index]
+    try:
+        dep = deployment(spec_file, scenario)
+        return scenario_result(dep, baseline=baseline, tolerance=tolerance)
+    except InputError as exc:
+        where = f"scenario[{index}]"
+        lines = [f"{spec_file.path}: {field_line(where, m)}" for m in str(exc).splitlines()]
+        raise InputError("\n".join(lines)) from None
+
+
+def run_checks(
+    spec_file: SpecFile, *, baseline: Baseline | None = None, tolerance: float | None = None
+) -> CheckReport:
+    """Evaluate every scenario of a loaded spec; compare with `baseline` when given.
+
+    `tolerance` (relative; default the spec's `baseline_tolerance`, 5 %) is how much a baseline
+    figure may worsen. Raises InputError (exit 2) for inputs the spec loader could not catch.
+    """
+    tol = spec_file.spec.baseline_tolerance if tolerance is None else tolerance
+    if not 0 < tol < 1:
+        raise InputError(f"tolerance: must be in (0, 1), got {tol}")
+    results = [
+        _scenario_checked(spec_file, i, baseline, tol) for i in range(len(spec_file.spec.scenario))
+    ]
+    return CheckReport(
+        schema_version=SCHEMA_VERSION,
+        spec=str(spec_file.path),
+        baseline_compared=baseline is not None,
+        tolerance=tol,
+        scenarios=results,
+    )
+
+
+def check_file(
+    spec: Path = DEFAULT_SPEC, *, baseline: Path | None = None, tolerance: float | None = None
+) -> CheckReport:
+    """What `capcliff check` computes: load the spec (and the baseline), run every scenario.
+
+    Raises InputError (exit 2) for an invalid spec, baseline or input; the report's exit_code
+    says 0 or 1.
+    """
+    stored = None if baseline is None else load_baseline(baseline)
+    return run_checks(load_spec(spec), baseline=stored, tolerance=tolerance)

@@ -1,0 +1,308 @@
+"""A `capcliff check` scenario resolved into the core's inputs, simulated, and its figures.
+
+The layout is the spec's, or what `capcliff plan` recommends for `auto`. Two kinds of simulation,
+each run once: a batch sweep of the workload's requests (all there at t = 0) over 16, 32, ... up
+to 4 x the scenario's concurrency (never past the number of requests) for the analytic and
+simulated cliff and the sweet spot; and the workload as stated (its arrivals, capped at a
+concurrency) for KV headroom, latency and throughput.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from capcliff.analysis.deployment import WorkloadChoice, is_online, plan_workloads, sim_config_for
+from capcliff.analysis.plan_types import Recommendation
+from capcliff.analysis.solver import Slo
+from capcliff.analysis.sweep import PointResult, SeriesResult, SweepPlan, build_sweep_report
+from capcliff.catalog.catalogs import Model, get_hardware, get_model
+from capcliff.catalog.layout import Layout, parse_layout
+from capcliff.catalog.specs import HardwareSpec
+from capcliff.check.report import Figures, significant
+from capcliff.check.spec import Scenario, SpecFile
+from capcliff.errors import InputError
+from capcliff.memory.budget import BudgetSettings
+from capcliff.memory.layout_memory import LayoutMemory, layout_memory
+from capcliff.memory.weights import WeightScheme
+from capcliff.sim.workload import Arrival, Requests
+from capcliff.units import KVDType, parse_kv_dtype, parse_weight_dtype, round_up
+
+GRID_START = 16  # the cliff sweep's smallest concurrency (running requests)
+GRID_SPAN = 4  # ... and its largest: this many times the scenario's concurrency
+CONTEXT_ROUNDING = 1024  # a derived max_model_len is the longest request rounded up to this
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """A scenario's resolved inputs: model, hardware, engine settings and workload."""
+
+    scenario: Scenario
+    model: Model
+    hardware: HardwareSpec
+    settings: BudgetSettings
+    scheme: WeightScheme
+    kv_dtype: KVDType
+    trace: tuple[str, ...] | None
+
+    def choice(self, concurrency: int | None) -> WorkloadChoice:
+        """The workload; closed-loop clients default to `concurrency` (then to the spec's)."""
+        w = self.scenario.workload
+        arrival = w.arrival or Arrival.BATCH
+        clients = w.clients or concurrency or w.concurrency
+        return WorkloadChoice(
+            num_requests=w.request_count or len(self.trace or ()),
+            isl=w.isl,
+            osl=(w.osl,) if w.osl else (),
+            preset_name=w.preset,
+            trace_lines=self.trace,
+            arrival=arrival,
+            rate_per_s=w.rate,
+            clients=clients if arrival is Arrival.CLIENTS else None,
+        )
+
+    def requests(self, concurrency: int | None = None) -> tuple[str, Requests]:
+        """(label, requests) of the workload (lengths do not depend on `concurrency`)."""
+        label, series = plan_workloads(self.choice(concurrency), self.scenario.seed)
+        return label, series[0][1]
+
+    def memory(self, layout: Layout, max_model_len: int) -> LayoutMemory:
+        """The memory verdict of `layout` for requests up to `max_model_len` tokens."""
+        return layout_memory(
+            self.model.arch, self.hardware, layout, scheme=self.scheme, kv_dtype=self.kv_dtype,
+            max_model_len=max_model_len, settings=self.settings,
+        )  # fmt: skip
+
+
+def deployment(spec_file: SpecFile, scenario: Scenario) -> Deployment:
+    """Resolve a scenario's catalog ids, dtypes and engine settings."""
+    model = get_model(spec_file.model_ref(scenario))
+    s = scenario
+    settings = BudgetSettings(
+        engine=s.engine, gpu_memory_utilization=s.gpu_memory_utilization,
+        max_num_batched_tokens=s.max_num_batched_tokens, max_num_seqs=s.max_num_seqs,
+        enforce_eager=s.enforce_eager, mem_fraction_static=s.mem_fraction_static,
+        free_gpu_memory_fraction=s.free_gpu_memory_fraction,
+    )  # fmt: skip
+    scheme = (
+        WeightScheme.as_shipped(model.arch)
+        if s.weight_dtype is None
+        else WeightScheme.quantised(model.arch, parse_weight_dtype(s.weight_dtype))
+    )
+    return Deployment(
+        scenario=s, model=model, hardware=get_hardware(s.gpu), settings=settings, scheme=scheme,
+        kv_dtype=parse_kv_dtype(s.kv_cache_dtype), trace=spec_file.traces.get(s.name),
+    )  # fmt: skip
+
+
+def context_tokens(scenario: Scenario, requests: Requests) -> int:
+    """max_model_len: as given (at least the longest request), else the longest rounded up."""
+    longest = int((requests.input_tokens + requests.max_output_tokens).max())
+    if scenario.max_model_len is None:
+        return round_up(longest, CONTEXT_ROUNDING)
+    if scenario.max_model_len < longest:
+        raise InputError(
+            f"max_model_len: {scenario.max_model_len} is shorter than the longest request "
+            f"({longest} tokens, input + max output)"
+        )
+    return scenario.max_model_len
+
+
+def recommendation(dep: Deployment, max_model_len: int, online: bool) -> Recommendation | None:
+    """What `capcliff plan` recommends for the scenario's GPUs (None: nothing fits)."""
+    from capcliff.analysis.plan import build_plan_report  # the plan stack only where needed
+
+    expect = dep.scenario.expect
+    slo = Slo.of(expect.ttft_p99_max_s, expect.tpot_p99_max_s)
+    return build_plan_report(
+        dep.model, dep.hardware, gpus=dep.scenario.gpu_count, workload=dep.choice(None),
+        settings=dep.settings, kv_dtype=dep.kv_dtype, max_model_len=max_model_len, policy=None,
+        objective="goodput" if online else "makespan", slo=slo, seed=dep.scenario.seed,
+        scheme=dep.scheme,
+    ).recommended  # fmt: skip
+
+
+def concurrency_grid(concurrency: int, num_requests: int) -> tuple[int, ...]:
+    """16, 32, ... below GRID_SPAN x `concurrency`, that bound and `concurrency` itself; capped
+    at `num_requests` (a batch never runs more than all of its requests at once)."""
+    top = min(GRID_SPAN * concurrency, num_requests)
+    grid = {top, min(concurrency, top)}
+    grid.update(c for c in (GRID_START * 2**k for k in range(64)) if c < top)
+    return tuple(sorted(grid))
+
+
+def as_batch(requests: Requests) -> Requests:
+    """The same requests, all there at t = 0."""
+    n = len(requests)
+    return Requests(
+        input_tokens=requests.input_tokens,
+        output_tokens=requests.output_tokens,
+        max_output_tokens=requests.max_output_tokens,
+        arrival_s=np.zeros(n),
+    )
+
+
+def _short(point: PointResult) -> bool:
+    return point.preemptions > 0 or point.admission_blocked
+
+
+@dataclass
+class Simulations:
+    """The simulations of one scenario on one fitting layout, each run once."""
+
+    dep: Deployment
+    layout: Layout
+    max_model_len: int
+    online: bool
+    _stated: dict[int, PointResult] = field(default_factory=dict)
+    _batch: dict[int, PointResult] = field(default_factory=dict)
+
+    def series(self, requests: Requests, concurrencies: tuple[int, ...]) -> SeriesResult:
+        """`requests` simulated at each concurrency (the cap on running requests)."""
+        plan = SweepPlan(
+            layouts=(self.layout,), workloads=(("", requests),), concurrencies=concurrencies,
+            workload_label="", seed=self.dep.scenario.seed,
+        )  # fmt: skip
+        return build_sweep_report(
+            self.dep.model, self.dep.hardware, plan, scheme=self.dep.scheme,
+            kv_dtype=self.dep.kv_dtype, max_model_len=self.max_model_len,
+            settings=self.dep.settings,
+        ).series[0]  # fmt: skip
+
+    def batch_sweep(self, concurrencies: tuple[int, ...]) -> SeriesResult:
+        """The batch sweep behind the cliff and the sweet spot."""
+        found = self.series(as_batch(self.dep.requests()[1]), concurrencies)
+        self._batch.update((p.concurrency, p) for p in found.points)
+        if not self.online:  # the stated workload is this batch
+            self._stated.update(self._batch)
+        return found
+
+    def batch_runs_short(self, concurrency: int) -> bool:
+        """Whether the batch runs out of KV (preempts, or refuses a waiting request for lack of
+        KV) at `concurrency`. A clean point at a larger concurrency answers without simulating:
+        fewer running requests never hold more KV."""
+        if any(c >= concurrency and not _short(p) for c, p in self._batch.items()):
+            return False
+        if concurrency not in self._batch:
+            self.batch_sweep((concurrency,))
+        return _short(self._batch[concurrency])
+
+    def stated_point(self, concurrency: int) -> PointResult:
+        """The workload as stated (closed-loop clients following `concurrency` unless given)."""
+        if concurrency not in self._stated:
+            found = self.series(self.dep.requests(concurrency)[1], (concurrency,))
+            self._stated[concurrency] = found.points[0]
+        return self._stated[concurrency]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a scenario's assertions are judged on."""
+
+    dep: Deployment
+    workload: str  # the workload's label
+    num_requests: int
+    max_model_len: int
+    layout: Layout | None
+    memory: LayoutMemory | None
+    sims: Simulations | None  # None when the layout does not fit
+    concurrency: int
+    figures: Figures
+    recommended: Recommendation | None  # None when no plan ran, or nothing fits
+
+    @property
+    def reason(self) -> str:
+        """Why the scenario does not fit ("" when it does)."""
+        if self.memory is None:
+            return f"no layout of {self.dep.scenario.gpu_count} GPUs fits (capcliff plan)"
+        return self.memory.reason
+
+
+def default_concurrency(
+    dep: Deployment, layout: Layout | None, rec: Recommendation | None, *, max_model_len: int,
+    num_requests: int,
+) -> int:  # fmt: skip
+    """The spec's concurrency (or clients); else max_num_seqs x dp (the plan's cap for `auto`,
+    the engine's setting or default otherwise), at most every request at once."""
+    w = dep.scenario.workload
+    if w.concurrency is not None or w.clients is not None:
+        return w.concurrency or w.clients or 0
+    if layout is None:
+        return num_requests
+    if rec is not None and dep.scenario.layout == "auto":
+        per_replica = rec.max_num_seqs
+    else:
+        config = sim_config_for(
+            dep.settings, dep.hardware, policy=None, max_model_len=max_model_len
+        )
+        per_replica = config.max_num_seqs
+    return min(layout.dp * per_replica, num_requests)
+
+
+def figures_of(
+    layout: Layout | None,
+    memory: LayoutMemory | None,
+    sims: Simulations | None,
+    grid: tuple[int, ...],
+    concurrency: int,
+) -> Figures:
+    """The scenario's capacity figures (the batch sweep runs here)."""
+    name = None if layout is None else layout.name
+    if sims is None:
+        capacity = memory.kv_capacity_tokens_per_replica if memory and memory.valid else None
+        return Figures(layout=name, kv_capacity_tokens_per_replica=capacity)
+    assert memory is not None
+    series = sims.batch_sweep(grid)
+    sweet = next(p for p in series.points if p.concurrency == series.sweet_spot.concurrency)
+    stated = sims.stated_point(concurrency)
+    return Figures(
+        layout=name,
+        kv_capacity_tokens_per_replica=memory.kv_capacity_tokens_per_replica,
+        analytic_cliff_concurrency=series.cliff.analytic_concurrency,
+        simulated_cliff_concurrency=series.cliff.simulated_concurrency,
+        swept_concurrency_max=max(grid),
+        sweet_spot_concurrency=sweet.concurrency,
+        sweet_spot_output_tok_s=significant(sweet.output_throughput_tok_s),
+        output_throughput_tok_s=significant(stated.output_throughput_tok_s),
+        ttft_p99_s=significant(stated.ttft_p99_s),
+        tpot_p99_s=significant(stated.tpot_p99_s),
+        peak_kv_utilization=significant(stated.peak_kv_utilization),
+        preemptions=stated.preemptions,
+    )
+
+
+def chosen_layout(
+    dep: Deployment, max_model_len: int, online: bool
+) -> tuple[Layout | None, Recommendation | None]:
+    """The spec's layout, or the plan's for `auto` (the plan runs only when needed)."""
+    s = dep.scenario
+    rec = None
+    if s.layout == "auto" or s.expect.recommended_layout is not None:
+        rec = recommendation(dep, max_model_len, online)
+    if s.layout != "auto":
+        return parse_layout(s.layout), rec
+    if rec is None:
+        return None, None
+    return Layout(dp=rec.dp, tp=rec.tp, pp=rec.pp, ep=rec.ep), rec
+
+
+def outcome(dep: Deployment) -> Outcome:
+    """Everything a scenario's assertions are judged on."""
+    label, requests = dep.requests()
+    max_len = context_tokens(dep.scenario, requests)
+    online = is_online(requests)
+    layout, rec = chosen_layout(dep, max_len, online)
+    memory = None if layout is None else dep.memory(layout, max_len)
+    concurrency = default_concurrency(
+        dep, layout, rec, max_model_len=max_len, num_requests=len(requests)
+    )
+    sims = None
+    if layout is not None and memory is not None and memory.fits:
+        sims = Simulations(dep, layout, max_len, online)
+    grid = concurrency_grid(concurrency, len(requests))
+    return Outcome(
+        dep=dep, workload=label, num_requests=len(requests), max_model_len=max_len,
+        layout=layout, memory=memory, sims=sims, concurrency=concurrency,
+        figures=figures_of(layout, memory, sims, grid, concurrency), recommended=rec,
+    )  # fmt: skip

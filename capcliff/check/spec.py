@@ -1,0 +1,372 @@
+"""The sizing spec `capcliff check` reads (TOML).
+
+A spec holds one or more `[[scenario]]` tables: a deployment (model, GPUs, layout, engine and its
+settings), a `[scenario.workload]` and the `[scenario.expect]` assertions. Loading validates the
+shape with pydantic (`extra="forbid"`: an unknown key names the nearest valid one), then the
+references (catalog ids, config paths, trace files, relative to the spec's folder). Every problem
+is one line `path: field: message`, all of them at once.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
+
+from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
+from capcliff.catalog.layout import parse_layout
+from capcliff.errors import CatalogError, InputError
+from capcliff.files import read_text
+from capcliff.memory.budget import EngineName
+from capcliff.sim.workload import PRESETS, Arrival, parse_trace
+from capcliff.units import parse_kv_dtype, parse_weight_dtype
+
+DEFAULT_SPEC = Path("capcliff.toml")
+DEFAULT_NUM_REQUESTS = 1000
+DEFAULT_TOLERANCE = 0.05  # a baseline figure may worsen by 5 % before the check fails
+_FIELD_PREFIX = re.compile(r"^([A-Za-z_][\w.\[\]]*): (.*)$", flags=re.DOTALL)
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def _parsed(parse: Callable[[str], object], text: str) -> str:
+    """`text` if `parse` accepts it; else a ValueError carrying the parser's message."""
+    try:
+        parse(text)
+    except InputError as exc:
+        raise ValueError(str(exc).split(": ", 1)[-1]) from None
+    return text
+
+
+class Expectations(_Spec):
+    """`[scenario.expect]`: the assertions; each is checked only when given."""
+
+    fits: bool | None = None
+    kv_headroom_min: float | None = Field(default=None, ge=0, lt=1)  # fraction of KV capacity
+    no_preemption_at: int | None = Field(default=None, ge=1)  # running requests
+    cliff_concurrency_min: int | None = Field(default=None, ge=1)  # running requests
+    ttft_p99_max_s: float | None = Field(default=None, gt=0)
+    tpot_p99_max_s: float | None = Field(default=None, gt=0)
+    output_throughput_min_tok_s: float | None = Field(default=None, gt=0)
+    recommended_layout: str | None = None
+    max_model_len_fits: int | None = Field(default=None, ge=1)  # tokens
+
+    @field_validator("recommended_layout")
+    @classmethod
+    def _layout_name(cls, value: str | None) -> str | None:
+        return None if value is None else parse_layout(_parsed(parse_layout, value)).name
+
+
+class CheckWorkload(_Spec):
+    """`[scenario.workload]`: fixed lengths (isl + osl), a preset or a trace; the arrivals."""
+
+    isl: int | None = Field(default=None, ge=1)  # input tokens per request
+    osl: int | None = Field(default=None, ge=1)  # output tokens per request
+    preset: str | None = None  # reasoning, chat, chat-short
+    trace: str | None = None  # a JSONL file, relative to the spec file
+    arrival: Arrival | None = None  # batch (default), clients, poisson
+    rate: float | None = Field(default=None, gt=0)  # requests/s (poisson)
+    clients: int | None = Field(default=None, ge=1)  # closed-loop users (default: concurrency)
+    num_requests: int | None = Field(default=None, ge=1)  # default 1000; a trace has its own
+    concurrency: int | None = Field(default=None, ge=1)  # the cap on running requests
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, value: str | None) -> str | None:
+        if value is not None and value not in PRESETS:
+            raise ValueError(f"unknown preset {value!r}; known: {', '.join(PRESETS)}")
+        return value
+
+    @model_validator(mode="after")
+    def _one_source(self) -> CheckWorkload:
+        sources = [s for s, on in (("isl/osl", self.isl or self.osl), ("preset", self.preset),
+                                   ("trace", self.trace)) if on]  # fmt: skip
+        if len(sources) != 1:
+            raise ValueError("give isl and osl, or preset, or trace (exactly one)")
+        if sources == ["isl/osl"] and not (self.isl and self.osl):
+            raise ValueError(
+                f"{'osl' if self.isl else 'isl'}: needed with {'isl' if self.isl else 'osl'}"
+            )
+        if self.trace is not None and (self.arrival or self.rate or self.clients):
+            raise ValueError("arrival: a trace replays its own arrival times")
+        if self.trace is not None and self.num_requests is not None:
+            raise ValueError("num_requests: a trace has as many requests as lines")
+        if self.arrival is Arrival.POISSON and self.rate is None:
+            raise ValueError("rate: a poisson arrival needs a rate (requests/s)")
+        if self.rate is not None and self.arrival is not Arrival.POISSON:
+            raise ValueError("rate: only a poisson arrival has a rate")
+        if self.clients is not None and self.arrival is not Arrival.CLIENTS:
+            raise ValueError("clients: only a clients arrival has clients")
+        if self.arrival is Arrival.CLIENTS and self.clients is None and self.concurrency is None:
+            raise ValueError("clients: a clients arrival needs clients or concurrency")
+        return self
+
+    @property
+    def request_count(self) -> int | None:
+        """Requests to generate (None for a trace: its line count)."""
+        return None if self.trace else self.num_requests or DEFAULT_NUM_REQUESTS
+
+
+class Scenario(_Spec):
+    """One `[[scenario]]`: a deployment, its workload and what must hold."""
+
+    name: str = Field(min_length=1)
+    model: str  # catalog id, or a config.json path / model folder relative to the spec
+    gpu: str  # hardware catalog id
+    gpus: int | None = Field(default=None, ge=1)  # default: the layout's
+    layout: str = "auto"  # "auto" (what `capcliff plan` recommends) or e.g. "dp4-tp2"
+    engine: EngineName = EngineName.VLLM
+    gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)  # vLLM
+    max_model_len: int | None = Field(default=None, ge=1)  # tokens; default: the longest request
+    kv_cache_dtype: str = "bf16"
+    weight_dtype: str | None = None  # default: as the checkpoint ships
+    max_num_seqs: int | None = Field(default=None, ge=1)  # per replica
+    max_num_batched_tokens: int | None = Field(default=None, ge=1)
+    mem_fraction_static: float | None = Field(default=None, gt=0, le=1)  # SGLang
+    free_gpu_memory_fraction: float = Field(default=0.9, gt=0, le=1)  # TensorRT-LLM
+    enforce_eager: bool = False
+    seed: int = 0  # the workload's random seed
+    workload: CheckWorkload
+    expect: Expectations = Field(default_factory=Expectations)
+
+    @field_validator("layout")
+    @classmethod
+    def _layout(cls, value: str) -> str:
+        return value if value == "auto" else parse_layout(_parsed(parse_layout, value)).name
+
+    @field_validator("kv_cache_dtype")
+    @classmethod
+    def _kv_dtype(cls, value: str) -> str:
+        return _parsed(parse_kv_dtype, value)
+
+    @field_validator("weight_dtype")
+    @classmethod
+    def _weight_dtype(cls, value: str | None) -> str | None:
+        return None if value is None else _parsed(parse_weight_dtype, value)
+
+    @model_validator(mode="after")
+    def _gpus_and_counts(self) -> Scenario:
+        if self.layout == "auto" and self.gpus is None:
+            raise ValueError("gpus: needed when layout is auto")
+        if self.layout != "auto":
+            used = parse_layout(self.layout).gpus
+            if self.gpus is not None and self.gpus != used:
+                raise ValueError(f"gpus: {self.gpus}, but layout {self.layout} uses {used}")
+        requests = self.workload.request_count
+        if requests is not None:
+            for problem in running_problems(self, requests):
+                raise ValueError(problem)
+        return self
+
+    @property
+    def gpu_count(self) -> int:
+        """GPUs the scenario deploys on."""
+        return self.gpus if self.gpus is not None else parse_layout(self.layout).gpus
+
+
+def running_problems(scenario: Scenario, requests: int) -> list[str]:
+    """A concurrency the workload cannot reach: it has fewer requests than that in all."""
+    asked = (
+        ("workload.concurrency", scenario.workload.concurrency),
+        ("expect.no_preemption_at", scenario.expect.no_preemption_at),
+        ("expect.cliff_concurrency_min", scenario.expect.cliff_concurrency_min),
+    )
+    return [
+        f"{name}: {value} running requests need at least as many requests; the workload has "
+        f"{requests}"
+        for name, value in asked
+        if value is not None and value > requests
+    ]
+
+
+class CheckSpec(_Spec):
+    """A whole spec file."""
+
+    scenario: list[Scenario] = Field(min_length=1)
+    baseline_tolerance: float = Field(default=DEFAULT_TOLERANCE, gt=0, lt=1)  # relative
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> CheckSpec:
+        seen: set[str] = set()
+        for i, scenario in enumerate(self.scenario):
+            if scenario.name in seen:
+                raise ValueError(f"scenario[{i}].name: duplicate {scenario.name!r}")
+            seen.add(scenario.name)
+        return self
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return next((m for a in get_args(annotation) if (m := _model_in(a)) is not None), None)
+
+
+def _keys_at(root: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
+    """The valid keys of the table at `loc` (list indices skipped)."""
+    model: type[BaseModel] | None = root
+    for part in loc:
+        if isinstance(part, str) and model is not None:
+            found = model.model_fields.get(part)
+            model = None if found is None else _model_in(found.annotation)
+    return list(model.model_fields) if model is not None else []
+
+
+def location(loc: tuple[int | str, ...]) -> str:
+    """`("scenario", 0, "expect", "fits")` -> `scenario[0].expect.fits`."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def nearest_key(key: str, valid: list[str]) -> str | None:
+    """The valid key `key` most likely meant: the closest spelling, else one it contains or
+    that contains it (the longest)."""
+    close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
+    if close:
+        return close[0]
+    inside = [v for v in valid if v in key or key in v]
+    return max(inside, key=len) if inside else None
+
+
+def _unknown_key(root: type[BaseModel], loc: tuple[int | str, ...]) -> str:
+    valid = _keys_at(root, loc[:-1])
+    near = nearest_key(str(loc[-1]), valid)
+    if near is not None:
+        return f"unknown key; did you mean {near}?"
+    return f"unknown key; valid: {', '.join(valid)}"
+
+
+def _problem(root: type[BaseModel], error: ErrorDetails) -> str:
+    """One pydantic error as `field.path: message`."""
+    loc = tuple(error["loc"])
+    if error["type"] == "extra_forbidden":
+        return f"{location(loc)}: {_unknown_key(root, loc)}"
+    return field_line(location(loc), error["msg"].removeprefix("Value error, "))
+
+
+def field_line(where: str, message: str) -> str:
+    """`where: message`, or `where.field: rest` when the message starts by naming a field."""
+    match = _FIELD_PREFIX.match(message)
+    if match:
+        sub, message = match.groups()
+        where = f"{where}.{sub}" if where else sub
+    return f"{where or '(file)'}: {message}"
+
+
+def validation_lines(root: type[BaseModel], data: Any) -> list[str]:
+    """Every problem of `data` against `root`, one `field.path: message` each ([] if none)."""
+    try:
+        root.model_validate(data)
+    except ValidationError as exc:
+        return [_problem(root, e) for e in exc.errors()]
+    return []
+
+
+def model_reference(text: str, base_dir: Path) -> str:
+    """A catalog id as written; a config path resolved against the spec's folder."""
+    if text in model_catalog() or Path(text).is_absolute():
+        return text
+    candidate = base_dir / text
+    if Path(text).suffix == ".json" or "/" in text or candidate.exists():
+        return str(candidate)
+    return text
+
+
+@dataclass(frozen=True)
+class SpecFile:
+    """A validated spec, where it was read from, and the trace lines it names (by scenario)."""
+
+    path: Path
+    spec: CheckSpec
+    traces: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def base_dir(self) -> Path:
+        """The folder relative paths in the spec start from."""
+        return self.path.parent
+
+    def model_ref(self, scenario: Scenario) -> str:
+        """What `catalog.get_model` should load for `scenario`."""
+        return model_reference(scenario.model, self.base_dir)
+
+
+def _reference_problems(scenario: Scenario, base_dir: Path) -> list[str]:
+    """Unknown ids and unreadable model configs, as `field: message` lines."""
+    problems = []
+    try:
+        hardware = get_hardware(scenario.gpu)
+        count, node = scenario.gpu_count, hardware.gpus_per_node
+        if count > node and count % node:
+            problems.append(f"gpus: {count} is neither at most one node ({node}) nor a multiple")
+    except InputError as exc:
+        problems.append(str(exc))
+    try:
+        get_model(model_reference(scenario.model, base_dir))
+    except CatalogError as exc:
+        problems += [f"model: {line}" for line in str(exc).splitlines()]
+    except InputError as exc:
+        problems.append(str(exc))
+    return problems
+
+
+def _trace(scenario: Scenario, base_dir: Path) -> tuple[tuple[str, ...], list[str]]:
+    """The trace's lines and any problem with it (unreadable, malformed, too short)."""
+    assert scenario.workload.trace is not None
+    try:
+        text = read_text(base_dir / scenario.workload.trace, field="workload.trace")
+        lines = tuple(text.splitlines())
+        rows = parse_trace(lines)
+    except InputError as exc:
+        message = str(exc)
+        return (), [message if message.startswith("workload.") else f"workload.trace: {message}"]
+    return lines, running_problems(scenario, len(rows))
+
+
+def _spec_problems(spec: CheckSpec, base_dir: Path) -> tuple[dict[str, tuple[str, ...]], list[str]]:
+    traces: dict[str, tuple[str, ...]] = {}
+    lines: list[str] = []
+    for i, scenario in enumerate(spec.scenario):
+        problems = _reference_problems(scenario, base_dir)
+        if scenario.workload.trace is not None:
+            traces[scenario.name], more = _trace(scenario, base_dir)
+            problems += more
+        lines += [field_line(f"scenario[{i}]", p) for p in problems]
+    return traces, lines
+
+
+def _toml(text: str, path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogError(f"{path}: (toml): {exc}") from None
+
+
+def parse_spec(text: str, *, path: Path) -> SpecFile:
+    """Validate a spec's TOML `text` read from `path` (relative paths start at its folder).
+
+    Raises CatalogError listing every problem, one `path: field: message` line each.
+    """
+    data = _toml(text, path)
+    problems = validation_lines(CheckSpec, data)
+    if problems:
+        raise CatalogError("\n".join(f"{path}: {p}" for p in problems))
+    spec = CheckSpec.model_validate(data)
+    traces, problems = _spec_problems(spec, path.parent)
+    if problems:
+        raise CatalogError("\n".join(f"{path}: {p}" for p in problems))
+    return SpecFile(path=path, spec=spec, traces=traces)
+
+
+def load_spec(path: Path = DEFAULT_SPEC) -> SpecFile:
+    """Read and validate the spec at `path` (see `parse_spec`)."""
+    return parse_spec(read_text(path, field="spec"), path=path)

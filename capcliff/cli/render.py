@@ -1,0 +1,371 @@
+"""Results to terminal tables and JSON. Knows only result types, never computes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from capcliff.catalog.specs import HardwareSpec, ModelCard
+from capcliff.memory.report import LayoutResult, MemoryReport
+from capcliff.units import GB, GIB, format_bytes
+
+if TYPE_CHECKING:  # the simulator stack loads only for the commands that render it
+    from capcliff.analysis.sweep import PointResult, SeriesResult, SweepReport
+    from capcliff.calibrate.compare import CalibrationResult
+
+TABLE_WIDTH = 100  # the widest terminal the table views must fit
+
+
+def _gb(n_bytes: int | None) -> str:
+    return "-" if n_bytes is None else f"{n_bytes / GB:,.1f}"
+
+
+def _count(n: int | None) -> str:
+    return "-" if n is None else f"{n:,}"
+
+
+def _params(n: int) -> str:
+    return f"{n / 1e9:,.2f}B"
+
+
+def memory_header(report: MemoryReport) -> Text:
+    """The lines above the layout table: model, hardware, totals."""
+    lines = [
+        f"{report.model} on {report.gpus} x {report.hardware}, engine {report.engine}  "
+        f"(weights {report.weight_dtype}, KV {report.kv_dtype}, "
+        f"max_model_len {report.max_model_len:,})",
+        f"parameters: {_params(report.params_total)} total, {_params(report.params_active)} active"
+        + (
+            f" (published {_params(report.published_params_total)})"
+            if report.published_params_total
+            else ""
+        ),
+        f"weights: {format_bytes(report.weights_bytes_total)} in all"
+        + (
+            f"; checkpoint files {format_bytes(report.checkpoint_bytes)} (safetensors headers)"
+            if report.checkpoint_bytes
+            else ""
+        ),
+        f"KV cache: {report.kv_bytes_per_token:,} bytes per token (all layers, whole model)",
+    ]
+    return Text("\n".join(lines))
+
+
+def memory_table(layouts: Iterable[LayoutResult], *, max_model_len: int) -> Table:
+    """One row per valid layout: weights, KV cost and capacity, fit."""
+    table = Table(title="Memory per layout (GB = 10^9 bytes; capacity in tokens)", expand=False)
+    table.add_column("layout", no_wrap=True)
+    for header in ("weights GB/GPU", "KV B/tok/GPU", "KV tok/replica", "KV tok total"):
+        table.add_column(header, justify="right")
+    table.add_column(f"conc@{max_model_len:,}", justify="right")
+    table.add_column("fits")
+    for lay in layouts:
+        table.add_row(
+            lay.name,
+            _gb(lay.weights_bytes_per_gpu),
+            _count(lay.kv_bytes_per_token_per_gpu),
+            _count(lay.kv_capacity_tokens_per_replica),
+            _count(lay.kv_capacity_tokens_total),
+            _count(lay.max_concurrency_at_max_model_len),
+            "yes" if lay.fits else "no",
+        )
+    return table
+
+
+def _gib(n_bytes: int) -> str:
+    return f"{n_bytes / GIB:,.2f}"
+
+
+def budget_table(lay: LayoutResult, engine: str) -> Table:
+    """Where one GPU's memory goes under the engine's rule, term by term (the fullest stage)."""
+    stage = max(lay.stages, key=lambda s: s.weights_bytes)
+    table = Table(title=f"{engine} budget per GPU, {lay.name} (GiB = 2^30 bytes)")
+    for header, justify in (("term", "left"), ("GiB", "right"), ("label", "left")):
+        table.add_column(header, justify=justify)  # type: ignore[arg-type]
+    table.add_column("source", overflow="fold")
+    table.add_row(
+        "device total", _gib(stage.total_memory_bytes), "", "driver (or --gpu-total-memory)"
+    )
+    table.add_row("budget", _gib(stage.usable_bytes), "", "what the engine lets weights + KV use")
+    for term in stage.terms:
+        if term.inside_budget:
+            table.add_row(f"  - {term.name}", _gib(term.bytes), term.provenance, term.source)
+    table.add_row(
+        "= KV cache",
+        _gib(stage.kv_bytes),
+        "",
+        f"{stage.kv_blocks:,} blocks x {stage.block_size} tokens x "
+        f"{stage.kv_bytes_per_token:,} B/token",
+    )
+    for term in stage.terms:
+        if not term.inside_budget:
+            table.add_row(f"outside: {term.name}", _gib(term.bytes), term.provenance, term.source)
+    table.add_row("headroom outside", _gib(stage.headroom_bytes), "", "total - budget - outside")
+    return table
+
+
+def _fixes(lay: LayoutResult, report: MemoryReport) -> str:
+    """What would make a layout that fails the one-request check start."""
+    if lay.weights_bytes_per_gpu is None or not lay.largest_max_model_len:
+        return ""
+    fixes = [f"--max-model-len {lay.largest_max_model_len}"]
+    if lay.utilization_needed is not None:
+        fixes.append(f"--gpu-memory-utilization {lay.utilization_needed:.2f}")
+    if report.fitting_layouts:
+        fixes.append("layouts " + ", ".join(report.fitting_layouts[:4]))
+    return "\n    fits with: " + "; or ".join(fixes)
+
+
+def memory_view(report: MemoryReport) -> RenderableType:
+    """The full `capcliff memory` screen: header, table, reasons, warnings, invalid layouts."""
+    valid = [lay for lay in report.layouts if lay.valid]
+    parts: list[RenderableType] = [memory_header(report)]
+    if valid:
+        parts.append(memory_table(valid, max_model_len=report.max_model_len))
+        best = max(valid, key=lambda lay: lay.kv_capacity_tokens_total or 0)
+        parts.append(budget_table(best, report.engine))
+    notes = [f"{lay.name}: {lay.reason}{_fixes(lay, report)}" for lay in valid if lay.reason]
+    notes += [f"{lay.name}: {w}" for lay in valid for w in lay.warnings]
+    if notes:
+        parts.append(Text("\n".join(notes)))
+    if report.verdict:
+        parts.append(Text(report.verdict, style="bold"))
+    invalid = [f"{lay.name}: {lay.reason}" for lay in report.layouts if not lay.valid]
+    if invalid:
+        parts.append(Text("invalid layouts:\n  " + "\n  ".join(invalid), style="dim"))
+    return Group(*parts)
+
+
+def models_table(cards: Iterable[ModelCard]) -> Table:
+    """The model catalog."""
+    table = Table(title="Model cards")
+    table.add_column("id", no_wrap=True)
+    table.add_column("weights")
+    table.add_column("published total", justify="right")
+    table.add_column("active", justify="right")
+    table.add_column("HF repo", overflow="fold")
+    for card in cards:
+        pub = card.published_params
+        table.add_row(
+            card.id,
+            card.native_dtype.value,
+            _params(pub.total) if pub else "-",
+            _params(pub.active) if pub and pub.active else "-",
+            card.hf_repo,
+        )
+    return table
+
+
+def hardware_table(specs: Iterable[HardwareSpec]) -> Table:
+    """The hardware catalog."""
+    table = Table(title="Hardware")
+    table.add_column("id", no_wrap=True)
+    for header in ("name", "HBM GB", "driver GiB", "TB/s", "BF16 TF", "FP8 TF", "GPUs/node"):
+        table.add_column(header, justify="left" if header == "name" else "right")
+    for spec in specs:
+        table.add_row(
+            spec.id,
+            spec.name,
+            f"{spec.hbm_nominal_gb:g}",
+            f"{spec.hbm_driver_mib / 1024:.2f}",
+            f"{spec.hbm_bandwidth_tb_s:g}",
+            f"{spec.dense_tflops_bf16:g}",
+            f"{spec.dense_tflops_fp8:g}",
+            str(spec.gpus_per_node),
+        )
+    return table
+
+
+def _figure(value: float) -> str:
+    return f"{value:,.0f}" if value >= 1000 else f"{value:,.3f}"
+
+
+def calibration_view(result: CalibrationResult, written: str) -> RenderableType:
+    """The log against capcliff's prediction, before and after the fitted terms."""
+    table = Table(
+        title=f"{result.engine.value} start-up log vs capcliff ({result.layout.name}, "
+        f"max_model_len {result.max_model_len:,})"
+    )
+    for header in ("figure", "logged", "modeled", "error", "calibrated"):
+        table.add_column(header, justify="left" if header == "figure" else "right")
+    for fig in result.figures:
+        table.add_row(
+            fig.name,
+            _figure(fig.logged),
+            _figure(fig.predicted),
+            f"{fig.error * 100:+.1f} %",
+            _figure(fig.calibrated),
+        )
+    terms = ", ".join(f"{k} {v:.2f} GiB" for k, v in sorted(result.calibration.terms_gib.items()))
+    lines = [f"fitted: {terms or 'nothing to fit'}", f"written: {written}"]
+    lines += [f"note: {note}" for note in result.notes]
+    return Group(table, Text("\n".join(lines)))
+
+
+def calibration_dict(result: CalibrationResult, written: str) -> dict[str, object]:
+    """The calibration result as a JSON-ready object."""
+    return {
+        "schema_version": 1,
+        "engine": result.engine.value,
+        "layout": result.layout.name,
+        "max_model_len": result.max_model_len,
+        "figures": [
+            {
+                "name": f.name,
+                "logged": f.logged,
+                "modeled": f.predicted,
+                "error": f.error,
+                "calibrated": f.calibrated,
+            }
+            for f in result.figures
+        ],
+        "terms_gib": result.calibration.terms_gib,
+        "written": written,
+        "notes": list(result.notes),
+    }
+
+
+def make_console(width: int | None = None) -> Console:
+    """A console for command output: `width` columns, or the terminal's, or 100 when piped."""
+    console = Console(width=width, soft_wrap=False, highlight=False)
+    if width is None and not console.is_terminal:
+        console.width = TABLE_WIDTH
+    return console
+
+
+def _bar(value: float, top: float, width: int = 10) -> str:
+    filled = round(width * value / top) if top > 0 else 0
+    return "█" * filled + "·" * (width - filled)
+
+
+def _marks(point: PointResult, series: SeriesResult) -> str:
+    marks = []
+    if point.concurrency == series.sweet_spot.concurrency:
+        marks.append("sweet")
+    if point.concurrency == series.cliff.simulated_concurrency:
+        marks.append("cliff")
+    return "+".join(marks)
+
+
+def _secs(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
+
+
+def series_table(series: SeriesResult) -> Table:
+    """One series: throughput (with a bar), latency percentiles, preemptions, peak KV, marks."""
+    title = (
+        f"{series.layout}, {series.output_tokens_label}: {series.kv_blocks_per_replica:,} blocks "
+        f"x {series.block_size} per replica (latencies p50/p99)"
+    )
+    table = Table(title=title)
+    table.add_column("conc", justify="right", no_wrap=True)
+    table.add_column("tok/s", justify="right", no_wrap=True)
+    table.add_column("", no_wrap=True)
+    for header in ("TTFT s", "TPOT ms", "makespan s", "preempt", "KV peak"):
+        table.add_column(header, justify="right", no_wrap=True)
+    table.add_column("mark", no_wrap=True)
+    top = max((p.output_throughput_tok_s for p in series.points), default=0.0)
+    for p in series.points:
+        table.add_row(
+            f"{p.concurrency:,}",
+            f"{p.output_throughput_tok_s:,.0f}",
+            _bar(p.output_throughput_tok_s, top),
+            f"{_secs(p.ttft_p50_s)}/{_secs(p.ttft_p99_s)}",
+            f"{p.tpot_p50_s * 1000:.1f}/{p.tpot_p99_s * 1000:.1f}",
+            _secs(p.makespan_s),
+            f"{p.preemptions:,}",
+            f"{p.peak_kv_utilization:.0%}",
+            _marks(p, series),
+        )
+    return table
+
+
+def series_summary(series: SeriesResult) -> Text:
+    """The cliff, the sweet spot and the collapse of one series in words."""
+    simulated = series.cliff.simulated_concurrency
+    lines = [
+        f"analytic cliff: {series.cliff.analytic_concurrency:,} concurrent requests "
+        f"(p99 request peak KV vs {series.kv_blocks_per_replica:,} blocks per replica)",
+        "simulated cliff: "
+        + (
+            f"{simulated:,} (first preemption or blocked admission)" if simulated else "not reached"
+        ),
+        f"sweet spot: {series.sweet_spot.concurrency:,} ({series.sweet_spot.objective}); "
+        f"throughput lost past it: up to {series.sweet_spot.collapse_worst_loss:.0%}",
+    ]
+    return Text("\n".join(lines))
+
+
+def sweep_view(report: SweepReport) -> RenderableType:
+    """The full `capcliff sweep` screen."""
+    header = Text(
+        f"{report.model} on {report.gpus} x {report.hardware}, engine {report.engine} "
+        f"({report.overheads} overheads), policy {report.policy}; workload {report.workload}, "
+        f"{report.num_requests:,} requests, seed {report.seed}"
+    )
+    parts: list[RenderableType] = [header]
+    for series in report.series:
+        parts += [series_table(series), series_summary(series)]
+    return Group(*parts)
+
+
+def sweep_csv(report: SweepReport) -> str:
+    """One row per (series, concurrency)."""
+    import csv
+    import io
+
+    from capcliff.analysis.sweep import PointResult
+
+    buffer = io.StringIO()
+    fields = list(PointResult.model_fields)
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["layout", "output_tokens", *fields])
+    for series in report.series:
+        for point in series.points:
+            row = point.model_dump()
+            writer.writerow([series.layout, series.output_tokens_label, *(row[f] for f in fields)])
+    return buffer.getvalue()
+
+
+def sweep_figure_bytes(report: SweepReport, fmt: str) -> bytes:
+    """Throughput, TTFT and TPOT against concurrency (cliff and sweet spot marked) and KV
+    utilisation over time, as PNG or SVG bytes. Needs matplotlib (`pip install capcliff[plot]`)."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7))
+    for series in report.series:
+        label = f"{series.layout} {series.output_tokens_label}"
+        xs = [p.concurrency for p in series.points]
+        for ax, values in (
+            (axes[0][0], [p.output_throughput_tok_s for p in series.points]),
+            (axes[0][1], [p.ttft_p99_s for p in series.points]),
+            (axes[1][0], [p.tpot_p99_s * 1000 for p in series.points]),
+        ):
+            ax.plot(xs, values, marker="o", label=label)
+            ax.axvline(series.sweet_spot.concurrency, linestyle=":", color="green")
+            if series.cliff.simulated_concurrency:
+                ax.axvline(series.cliff.simulated_concurrency, linestyle="--", color="red")
+        for name, samples in series.kv_over_time.items():
+            axes[1][1].plot([t for t, _ in samples], [u for _, u in samples], label=name)
+    titles = ("output tok/s", "TTFT p99 (s)", "TPOT p99 (ms)", "KV utilisation over time")
+    for ax, title in zip((axes[0][0], axes[0][1], axes[1][0], axes[1][1]), titles, strict=True):
+        ax.set_title(title)
+        ax.legend(fontsize=7)
+    for ax in (axes[0][0], axes[0][1], axes[1][0]):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("concurrency (green: sweet spot, red: simulated cliff)")
+    axes[1][1].set_xlabel("time (s)")
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=fmt)
+    plt.close(fig)
+    return buffer.getvalue()

@@ -1,0 +1,107 @@
+"""`capcliff plan` results as a terminal screen or a Markdown summary. Renders, never computes."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from capcliff.analysis.plan_types import PlanLayout, PlanReport
+from capcliff.units import GB
+
+HEADERS = (
+    "layout", "GB/GPU", "KV tok/rep", "cliff a/s", "best conc", "tok/s", "TTFT p99",
+    "TPOT p99", "makespan",
+)  # fmt: skip
+
+
+def _cells(row: PlanLayout) -> list[str]:
+    s, c = row.sweet_spot, row.cliff
+    assert s is not None and c is not None
+    simulated = "-" if c.simulated_concurrency is None else f"{c.simulated_concurrency:,}"
+    return [
+        row.name,
+        f"{(row.weights_bytes_per_gpu or 0) / GB:,.1f}",
+        f"{row.kv_capacity_tokens_per_replica or 0:,}",
+        f"{c.analytic_concurrency or 0:,}/{simulated}",
+        f"{s.concurrency:,}",
+        f"{s.output_throughput_tok_s:,.0f}",
+        f"{s.ttft_p99_s:,.1f} s",
+        f"{s.tpot_p99_s * 1000:,.0f} ms",
+        f"{s.makespan_s:,.0f} s",
+    ]
+
+
+def _ranked(report: PlanReport) -> list[PlanLayout]:
+    rows = [r for r in report.layouts if r.sweet_spot is not None]
+    if report.objective == "goodput":
+        return sorted(rows, key=lambda r: -(r.sweet_spot.goodput_req_s if r.sweet_spot else 0))
+    return sorted(rows, key=lambda r: r.sweet_spot.makespan_s if r.sweet_spot else 0)
+
+
+def _header(report: PlanReport) -> str:
+    return (
+        f"{report.model} on {report.gpus} x {report.hardware}, engine {report.engine} (policy "
+        f"{report.policy}, {report.overheads} overheads); workload {report.workload}, "
+        f"{report.num_requests:,} requests, max_model_len {report.max_model_len:,}; "
+        f"ranked by {report.objective}"
+    )
+
+
+def _left_out(report: PlanReport) -> list[str]:
+    return [f"{r.name}: {r.reason}" for r in report.layouts if not r.fits]
+
+
+def _recommendation_lines(report: PlanReport) -> list[str]:
+    rec = report.recommended
+    if rec is None:
+        return ["Nothing fits. What would:", *[f"  - {fix}" for fix in report.fixes]]
+    lines = [f"Recommended: {rec.layout}, max_num_seqs {rec.max_num_seqs:,} per replica"]
+    lines += [f"  - {reason}" for reason in rec.reasons]
+    if rec.kv_aware_gain is not None and rec.kv_aware_makespan_s is not None:
+        verdict = "would gain" if rec.kv_aware_gain > 0 else "would not help:"
+        lines.append(
+            f"  - KV-aware admission {verdict} {abs(rec.kv_aware_gain):.0%} "
+            f"(makespan {rec.kv_aware_makespan_s:,.0f} s)"
+        )
+    return lines
+
+
+def plan_view(report: PlanReport) -> RenderableType:
+    """The `capcliff plan` screen: ranking, layouts left out, recommendation, flags."""
+    parts: list[RenderableType] = [Text(_header(report))]
+    rows = _ranked(report)
+    if rows:
+        table = Table(title="Layouts by the objective (cliff: analytic/simulated concurrency)")
+        for header in HEADERS:
+            table.add_column(
+                header, justify="left" if header == "layout" else "right", no_wrap=True
+            )
+        for row in rows:
+            table.add_row(*_cells(row))
+        parts.append(table)
+    if left := _left_out(report):
+        parts.append(Text("left out:\n  " + "\n  ".join(left), style="dim"))
+    parts.append(Text("\n".join(_recommendation_lines(report)), style="bold"))
+    for engine, command in report.engine_flags.items():
+        parts.append(Text(f"{engine}: {command}"))
+    for warning in report.flag_warnings:
+        parts.append(Text(f"warning: {warning}", style="yellow"))
+    return Group(*parts)
+
+
+def plan_markdown(report: PlanReport) -> str:
+    """The same as a Markdown document (a pull-request comment)."""
+    out = [f"### capcliff plan: {report.model}", "", _header(report), ""]
+    rows = _ranked(report)
+    if rows:
+        out.append("| " + " | ".join(HEADERS) + " |")
+        out.append("|" + "|".join("---" if h == "layout" else "---:" for h in HEADERS) + "|")
+        out += ["| " + " | ".join(_cells(row)) + " |" for row in rows]
+        out.append("")
+    out += [f"- {line}" for line in _left_out(report)]
+    out += ["", *(_recommendation_lines(report)), ""]
+    for engine, command in report.engine_flags.items():
+        out += [f"{engine}:", "", "```bash", command, "```", ""]
+    out += [f"> warning: {w}" for w in report.flag_warnings]
+    return "\n".join(out).rstrip() + "\n"

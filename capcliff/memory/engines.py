@@ -1,0 +1,298 @@
+"""Each serving engine's memory budget, defaults and block rounding, named for the engine.
+
+- vLLM V1 (`vllm`): requested = total x gpu_memory_utilization; KV = requested - weights (with the
+  RoPE cache built at load) - activation peak of the profile run - non-PyTorch growth - the
+  CUDA-graph
+  estimate (subtracted by default since v0.21.0; before that graphs lived outside the budget).
+  Blocks = floor(KV / (block_size x KV bytes per token)); the minimum over ranks binds.
+  Source: vllm/v1/worker/gpu_worker.py `determine_available_memory`, vllm/utils/mem_utils.py
+  `memory_profiling`, vllm/v1/core/kv_cache_utils.py.
+- vLLM V0 (`vllm-v0`): the same split (vllm/worker/worker.py `determine_num_available_blocks`,
+  Jan 2025 format), CUDA graphs outside the budget, V0 batch defaults.
+- SGLang (`sglang`): the static pool (weights + KV) is mem_fraction_static x the memory free before
+  weights load; max_total_num_tokens = floor(KV / cell size), page-aligned. Source:
+  python/sglang/srt/model_executor/model_runner.py `profile_max_num_token`, server_args.py.
+- TensorRT-LLM (`trtllm`): free_gpu_memory_fraction (0.9) of the memory free once weights and
+  runtime
+  buffers are in place, optionally capped by max_tokens; blocks = ceil(tokens / tokens_per_block).
+  Source: cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp `calculateMaxNumBlocks`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from capcliff.memory.budget import (
+    BudgetSettings,
+    BudgetTerm,
+    EngineName,
+    Provenance,
+    StageBudget,
+    StageDemand,
+)
+from capcliff.memory.overheads import (
+    DEFAULT_CUDA_CONTEXT_BYTES,
+    DEFAULT_NON_TORCH_BYTES,
+    activation_peak_bytes,
+    cudagraph_bytes,
+    rope_cache_bytes,
+)
+from capcliff.units import GIB, MIB
+
+# vLLM EngineArgs batch defaults for `vllm serve` (vllm/engine/arg_utils.py, get_batch_defaults):
+# GPUs with >= 70 GiB (not A100) get max_num_batched_tokens 8192 and max_num_seqs 1024, others
+# 2048/256.
+VLLM_LARGE_GPU_BYTES = 70 * GIB
+# vLLM V0: max_num_seqs 256; chunked prefill (2048-token budget) is switched on above 32K context.
+VLLM_V0_CHUNKED_PREFILL_ABOVE = 32_768
+# SGLang: max_running_requests from the pool (model_runner.py): clamp(tokens / context x 512, 2048,
+# 4096).
+SGLANG_MIN_REQUESTS, SGLANG_MAX_REQUESTS = 2048, 4096
+# TensorRT-LLM LLM-API defaults: KvCacheConfig.tokens_per_block 32, max_num_tokens 8192,
+# max_batch_size 2048.
+TRTLLM_TOKENS_PER_BLOCK, TRTLLM_MAX_NUM_TOKENS, TRTLLM_MAX_BATCH_SIZE = 32, 8192, 2048
+
+
+@dataclass(frozen=True)
+class EngineDefaults:
+    """Batch and block settings after the engine's defaults are applied."""
+
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    block_size: int
+
+
+def _sglang_tier(total_mib: float, tp: int) -> tuple[int, int]:
+    """(chunked_prefill_size, cuda_graph_max_bs) by GPU memory (server_args.py, late 2025)."""
+    gib = total_mib / 1024
+    if gib < 20:
+        return 2048, 8
+    if gib < 35:
+        return 2048, 24 if tp < 4 else 80
+    if gib < 60:
+        return 4096, 32 if tp < 4 else 160
+    if gib < 160:
+        return 8192, 256 if tp < 4 else 512
+    return 16384, 512
+
+
+def engine_defaults(
+    settings: BudgetSettings, *, total_memory_bytes: int, max_model_len: int, mla: bool, tp: int
+) -> EngineDefaults:
+    """The engine's defaults for the settings the user left unset."""
+    engine = settings.engine
+    if engine is EngineName.VLLM:
+        large = total_memory_bytes >= VLLM_LARGE_GPU_BYTES
+        batched, seqs = (8192, 1024) if large else (2048, 256)
+        block = 64 if mla else 16  # vLLM's MLA backends (FlashMLA) need 64-token blocks
+    elif engine is EngineName.VLLM_V0:
+        long = max_model_len > VLLM_V0_CHUNKED_PREFILL_ABOVE
+        batched, seqs, block = (2048 if long else max(max_model_len, 2048)), 256, 16
+    elif engine is EngineName.SGLANG:
+        batched = _sglang_tier(total_memory_bytes / MIB, tp)[0]
+        seqs, block = SGLANG_MAX_REQUESTS, 1
+    else:
+        batched, seqs, block = TRTLLM_MAX_NUM_TOKENS, TRTLLM_MAX_BATCH_SIZE, TRTLLM_TOKENS_PER_BLOCK
+    return EngineDefaults(
+        max_num_batched_tokens=settings.max_num_batched_tokens or batched,
+        max_num_seqs=settings.max_num_seqs or seqs,
+        block_size=settings.block_size or block,
+    )
+
+
+def sglang_mem_fraction_static(total_memory_bytes: int, *, tp: int, pp: int) -> float:
+    """SGLang's default: (gpu_mem - reserved) / gpu_mem, reserved in MiB (server_args.py).
+
+    reserved = 512 + 1.5 x max(chunked_prefill_size, 2048) + 2 x cuda_graph_max_bs + TP x PP / 8 x
+    1024, at least 10 GiB on GPUs above 60 GB; rounded to three decimals.
+    """
+    total_mib = total_memory_bytes / MIB
+    chunk, graph_bs = _sglang_tier(total_mib, tp)
+    reserved = 512 + 1.5 * max(chunk, 2048) + 2 * graph_bs + tp * pp / 8 * 1024
+    if total_mib > 60 * 1024:
+        reserved = max(reserved, 10 * 1024)
+    return round((total_mib - reserved) / total_mib, 3)
+
+
+def _overhead(settings: BudgetSettings, name: str, modeled: int, source: str) -> BudgetTerm:
+    pinned = settings.override(name)
+    provenance = settings.provenance_of(name)
+    if pinned is None:
+        return BudgetTerm(name, modeled, provenance, source)
+    origin = "a start-up log (--calibration)" if provenance is Provenance.CALIBRATED else "a flag"
+    return BudgetTerm(name, pinned, provenance, f"from {origin}; modeled: {source}")
+
+
+def _weights_terms(demand: StageDemand, settings: BudgetSettings) -> list[BudgetTerm]:
+    return [
+        BudgetTerm(
+            "weights",
+            demand.weights_bytes,
+            demand.weights_provenance,
+            "parameters sharded by TP/EP, layers split by PP (weights.py)",
+        ),
+        _overhead(
+            settings,
+            "weights_overhead",
+            rope_cache_bytes(demand.arch),
+            "RoPE cos/sin cache: max_position_embeddings x rotary_dim x 2 B",
+        ),
+    ]
+
+
+def _activation_term(
+    demand: StageDemand, settings: BudgetSettings, defaults: EngineDefaults
+) -> BudgetTerm:
+    modeled = activation_peak_bytes(
+        demand.arch,
+        demand.layout,
+        max_num_batched_tokens=defaults.max_num_batched_tokens,
+        max_num_seqs=defaults.max_num_seqs,
+    )
+    return _overhead(
+        settings,
+        "activation_peak",
+        modeled,
+        f"profile pass over {defaults.max_num_batched_tokens} tokens + "
+        f"{min(defaults.max_num_seqs, defaults.max_num_batched_tokens)} fp32 logit rows",
+    )
+
+
+def _cudagraph_term(
+    demand: StageDemand, settings: BudgetSettings, defaults: EngineDefaults
+) -> BudgetTerm:
+    modeled = cudagraph_bytes(demand.arch, demand.layout, max_num_seqs=defaults.max_num_seqs)
+    return _overhead(settings, "cudagraph", modeled, "capture sizes x layers x 0.56 MiB (row V04)")
+
+
+def _context_term(settings: BudgetSettings) -> BudgetTerm:
+    return _overhead(
+        settings,
+        "cuda_context",
+        DEFAULT_CUDA_CONTEXT_BYTES,
+        "CUDA context + NCCL init before weights (row S02: 0.86 GiB)",
+    )
+
+
+def _blocks(kv_bytes: int, block_size: int, kv_bytes_per_token: int) -> int:
+    block_bytes = block_size * kv_bytes_per_token
+    return max(0, kv_bytes) // block_bytes if block_bytes else 0
+
+
+def vllm_budget(
+    demand: StageDemand, settings: BudgetSettings, defaults: EngineDefaults
+) -> StageBudget:
+    """vLLM V1/V0: KV = total x utilisation - weights - activation peak - non-torch [- graphs]."""
+    current = settings.engine is EngineName.VLLM
+    graphs = [] if settings.enforce_eager else [_cudagraph_term(demand, settings, defaults)]
+    inside = graphs if current and settings.cudagraph_in_budget else []
+    terms = (
+        *_weights_terms(demand, settings),
+        _activation_term(demand, settings, defaults),
+        _overhead(
+            settings,
+            "non_torch",
+            DEFAULT_NON_TORCH_BYTES,
+            "non-PyTorch growth in the profile run (rows V24, V04: 0.10-0.21 GiB)",
+        ),
+        *inside,
+    )
+    requested = int(demand.total_memory_bytes * settings.gpu_memory_utilization)
+    kv = requested - sum(t.bytes for t in terms)
+    if settings.kv_cache_memory_bytes is not None:
+        kv = settings.kv_cache_memory_bytes
+    return StageBudget(
+        engine=settings.engine,
+        total_memory_bytes=demand.total_memory_bytes,
+        requested_bytes=requested,
+        terms=terms,
+        kv_bytes=kv,
+        kv_bytes_per_token=demand.kv_bytes_per_token,
+        block_size=defaults.block_size,
+        blocks=_blocks(kv, defaults.block_size, demand.kv_bytes_per_token),
+        outside_terms=(_context_term(settings), *[g for g in graphs if g not in inside]),
+    )
+
+
+def sglang_budget(
+    demand: StageDemand, settings: BudgetSettings, defaults: EngineDefaults
+) -> StageBudget:
+    """SGLang: KV = free-before-load x mem_fraction_static - weights; tokens = floor(KV / cell)."""
+    context = _context_term(settings)
+    free_before = demand.total_memory_bytes - context.bytes
+    fraction = settings.mem_fraction_static or sglang_mem_fraction_static(
+        demand.total_memory_bytes, tp=demand.layout.tp, pp=demand.layout.pp
+    )
+    requested = int(free_before * fraction)
+    terms = tuple(_weights_terms(demand, settings))
+    kv = requested - sum(t.bytes for t in terms)
+    tokens = max(0, kv) // demand.kv_bytes_per_token if demand.kv_bytes_per_token else 0
+    page = defaults.block_size
+    outside = [context, _activation_term(demand, settings, defaults)]
+    if not settings.enforce_eager:
+        outside.append(_cudagraph_term(demand, settings, defaults))
+    return StageBudget(
+        engine=settings.engine,
+        total_memory_bytes=demand.total_memory_bytes,
+        requested_bytes=requested,
+        terms=terms,
+        kv_bytes=kv,
+        kv_bytes_per_token=demand.kv_bytes_per_token,
+        block_size=page,
+        blocks=tokens // page,
+        outside_terms=tuple(outside),
+    )
+
+
+def trtllm_budget(
+    demand: StageDemand, settings: BudgetSettings, defaults: EngineDefaults
+) -> StageBudget:
+    """TensorRT-LLM: tokens = floor(fraction x free / per-token bytes), blocks rounded up."""
+    used = (
+        _context_term(settings),
+        *_weights_terms(demand, settings),
+        _activation_term(demand, settings, defaults),
+    )
+    free = demand.total_memory_bytes - sum(t.bytes for t in used)
+    allotted = int(max(0, free) * settings.free_gpu_memory_fraction)
+    per_token = demand.kv_bytes_per_token
+    max_tokens = allotted // per_token if per_token else 0
+    if settings.max_tokens is not None:
+        max_tokens = min(max_tokens, settings.max_tokens)
+    # Blocks round up (ceilDiv), so the pool may exceed the allotment by under one block; the excess
+    # comes out of the (1 - fraction) reserve.
+    blocks = math.ceil(max_tokens / defaults.block_size) if free > 0 else 0
+    kv = blocks * defaults.block_size * per_token if free > 0 else free
+    reserve = BudgetTerm(
+        "fraction_reserve",
+        max(0, free) - max(0, kv),
+        Provenance.MODELED,
+        f"(1 - free_gpu_memory_fraction {settings.free_gpu_memory_fraction}) x free memory",
+    )
+    return StageBudget(
+        engine=settings.engine,
+        total_memory_bytes=demand.total_memory_bytes,
+        requested_bytes=demand.total_memory_bytes,
+        terms=(*used, reserve),
+        kv_bytes=kv,
+        kv_bytes_per_token=per_token,
+        block_size=defaults.block_size,
+        blocks=blocks,
+    )
+
+
+def stage_budget(demand: StageDemand, settings: BudgetSettings) -> StageBudget:
+    """The budget of one GPU under the engine named in `settings`."""
+    defaults = engine_defaults(
+        settings,
+        total_memory_bytes=demand.total_memory_bytes,
+        max_model_len=demand.max_model_len,
+        mla=demand.arch.mla is not None,
+        tp=demand.layout.tp,
+    )
+    if settings.engine in (EngineName.VLLM, EngineName.VLLM_V0):
+        return vllm_budget(demand, settings, defaults)
+    if settings.engine is EngineName.SGLANG:
+        return sglang_budget(demand, settings, defaults)
+    return trtllm_budget(demand, settings, defaults)

@@ -1,0 +1,100 @@
+"""KV cache bytes per token, for the whole model and per GPU of a layout.
+
+MHA/GQA/MQA layer: 2 (K and V) x kv_heads x head_dim x bytes per element.
+MLA layer (DeepSeek): (kv_lora_rank + qk_rope_head_dim) x bytes: one compressed latent, no separate
+V.
+Sliding-window layers hold at most `window` tokens (plus the prefill chunk in flight) per request.
+"""
+
+from __future__ import annotations
+
+from capcliff.catalog.architecture import Architecture
+from capcliff.catalog.layout import Layout
+from capcliff.memory.weights import stage_layer_ranges
+from capcliff.units import KVDType
+
+
+def kv_heads_per_rank(arch: Architecture, tp: int) -> int:
+    """KV heads one TP rank stores: kv_heads / TP, or 1 (replicated) when TP > kv_heads."""
+    return max(1, arch.num_kv_heads // tp)
+
+
+def kv_heads_replicated(arch: Architecture, tp: int) -> bool:
+    """Whether TP forces ranks to store copies of the same KV heads (TP > kv_heads, or MLA)."""
+    if arch.mla is not None:
+        return tp > 1
+    return tp > arch.num_kv_heads
+
+
+def layer_kv_bytes_per_token(arch: Architecture, *, kv_dtype: KVDType, tp: int = 1) -> int:
+    """KV bytes one decoder layer stores per token on one TP rank."""
+    if arch.mla is not None:
+        # The latent is not split by heads: every TP rank stores all of it.
+        return (arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim) * kv_dtype.bytes_per_element
+    return 2 * kv_heads_per_rank(arch, tp) * arch.head_dim * kv_dtype.bytes_per_element
+
+
+def kv_bytes_per_token(arch: Architecture, *, kv_dtype: KVDType) -> int:
+    """Whole-model KV bytes per token of context, all layers counted as if attending fully."""
+    return arch.num_layers * layer_kv_bytes_per_token(arch, kv_dtype=kv_dtype)
+
+
+def _stored_tokens(window: int | None, context_tokens: int, chunk_tokens: int) -> int:
+    return context_tokens if window is None else min(context_tokens, window + chunk_tokens)
+
+
+def kv_bytes_for_context(
+    arch: Architecture,
+    context_tokens: int,
+    *,
+    kv_dtype: KVDType,
+    layout: Layout | None = None,
+    stage: int = 0,
+    chunk_tokens: int = 0,
+) -> int:
+    """KV bytes one request of `context_tokens` holds, whole model or per GPU of a layout's stage.
+
+    Full-attention layers store every token; sliding-window layers store min(context, window +
+    chunk).
+    """
+    layout = layout or Layout()
+    layers = stage_layer_ranges(arch.num_layers, layout.pp)[stage]
+    per_layer = layer_kv_bytes_per_token(arch, kv_dtype=kv_dtype, tp=layout.tp)
+    return sum(
+        per_layer * _stored_tokens(arch.sliding_window_per_layer[i], context_tokens, chunk_tokens)
+        for i in layers
+    )
+
+
+def kv_bytes_per_token_per_gpu(
+    arch: Architecture,
+    layout: Layout,
+    *,
+    kv_dtype: KVDType,
+    context_tokens: int | None = None,
+    chunk_tokens: int = 0,
+) -> list[int]:
+    """KV bytes per token of context on one GPU of each pipeline stage.
+
+    Without `context_tokens` every layer counts as attending fully (exact for models without
+    sliding windows, an upper bound otherwise). With it, sliding-window layers count only the
+    tokens they keep (the window plus the prefill chunk in flight, `chunk_tokens`), averaged over a
+    request of that length (rounded up to whole bytes).
+    """
+    result = []
+    for stage, layers in enumerate(stage_layer_ranges(arch.num_layers, layout.pp)):
+        if context_tokens is None:
+            result.append(
+                len(layers) * layer_kv_bytes_per_token(arch, kv_dtype=kv_dtype, tp=layout.tp)
+            )
+        else:
+            total = kv_bytes_for_context(
+                arch,
+                context_tokens,
+                kv_dtype=kv_dtype,
+                layout=layout,
+                stage=stage,
+                chunk_tokens=chunk_tokens,
+            )
+            result.append(-(-total // context_tokens))
+    return result

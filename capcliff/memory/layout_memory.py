@@ -1,0 +1,179 @@
+"""Per-layout memory: weights per GPU, KV bytes per token, KV capacity, fit, and warnings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from capcliff.catalog.architecture import Architecture
+from capcliff.catalog.layout import Layout, invalid_reason
+from capcliff.catalog.specs import HardwareSpec
+from capcliff.memory.budget import BudgetSettings, Provenance, StageBudget, StageDemand
+from capcliff.memory.engines import engine_defaults, stage_budget
+from capcliff.memory.kv import kv_bytes_per_token_per_gpu, kv_heads_replicated
+from capcliff.memory.weights import WeightScheme, pp_layer_counts, weight_bytes_per_gpu_by_stage
+from capcliff.units import KVDType, ceil_div, format_bytes
+
+
+@dataclass(frozen=True)
+class LayoutMemory:
+    """Memory of one layout: per stage budgets, replica capacity and the fit verdict."""
+
+    layout: Layout
+    valid: bool
+    reason: str  # why the layout is invalid, or why it does not fit; "" when it fits
+    stages: tuple[StageBudget, ...] = ()
+    max_model_len: int = 0
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def weights_bytes_per_gpu(self) -> int:
+        """Weight bytes on the fullest GPU (the largest pipeline stage binds)."""
+        return max((s.weights_bytes for s in self.stages), default=0)
+
+    @property
+    def kv_bytes_per_token_per_gpu(self) -> int:
+        """KV bytes per token on the GPU that stores the most per token."""
+        return max((s.kv_bytes_per_token for s in self.stages), default=0)
+
+    @property
+    def blocks_per_replica(self) -> int:
+        """KV blocks a replica can use: the smallest stage binds (vLLM takes the min over ranks)."""
+        return min((s.blocks for s in self.stages), default=0)
+
+    @property
+    def kv_capacity_tokens_per_replica(self) -> int:
+        """Tokens of context one replica's KV cache holds."""
+        block = self.stages[0].block_size if self.stages else 0
+        return self.blocks_per_replica * block
+
+    @property
+    def kv_capacity_tokens_total(self) -> int:
+        """Tokens of context over all DP replicas (not pooled: each replica has its own)."""
+        return self.kv_capacity_tokens_per_replica * self.layout.dp
+
+    def max_concurrency(self, context_tokens: int) -> int:
+        """Requests of `context_tokens` each that one replica holds at once: blocks / ceil(L /
+        B)."""
+        if not self.stages or context_tokens < 1:
+            return 0
+        return self.blocks_per_replica // ceil_div(context_tokens, self.stages[0].block_size)
+
+    @property
+    def fits(self) -> bool:
+        """Valid, weights and reserves fit, and one `max_model_len` request fits in the KV cache."""
+        return self.valid and not self.reason
+
+
+def fit_reason(stages: tuple[StageBudget, ...], *, max_model_len: int) -> str:
+    """Empty when the stages fit; otherwise why not, in plain words with the numbers."""
+    worst = min(stages, key=lambda s: s.kv_bytes)
+    if worst.weights_bytes > worst.requested_bytes:
+        return (
+            f"does not fit: weights {format_bytes(worst.weights_bytes)}/GPU > "
+            f"{format_bytes(worst.requested_bytes)} usable"
+        )
+    if worst.kv_bytes <= 0:
+        return (
+            f"does not fit: weights {format_bytes(worst.weights_bytes)}/GPU + reserves "
+            f"{format_bytes(worst.reserves_bytes)} > {format_bytes(worst.requested_bytes)} usable"
+        )
+    tight = min(stages, key=lambda s: s.blocks)
+    needed_blocks = ceil_div(max_model_len, tight.block_size)
+    if tight.blocks < needed_blocks:
+        need = needed_blocks * tight.block_size * tight.kv_bytes_per_token
+        return (
+            f"does not fit: one request of max_model_len={max_model_len} needs "
+            f"{format_bytes(need)} of KV/GPU, {format_bytes(tight.kv_bytes)} is left"
+        )
+    return ""
+
+
+def layout_warnings(arch: Architecture, layout: Layout) -> tuple[str, ...]:
+    """Things a user should know about a valid layout (replicated KV, unbalanced stages)."""
+    notes: list[str] = []
+    if kv_heads_replicated(arch, layout.tp):
+        if arch.mla is not None:
+            notes.append(
+                f"MLA latent is stored whole on each of the {layout.tp} TP ranks; "
+                "attention-DP (DP with EP) does not replicate it"
+            )
+        else:
+            copies = layout.tp // arch.num_kv_heads
+            notes.append(
+                f"TP={layout.tp} > {arch.num_kv_heads} KV heads: each KV head is stored on "
+                f"{copies} ranks"
+            )
+    counts = pp_layer_counts(arch.num_layers, layout.pp)
+    if len(set(counts)) > 1:
+        notes.append(f"PP stages hold {'/'.join(map(str, counts))} layers; the fullest binds")
+    return tuple(notes)
+
+
+def headroom_warning(stages: tuple[StageBudget, ...]) -> str | None:
+    """A warning when what lives outside the engine's budget will not fit there."""
+    worst = min(stages, key=lambda s: s.headroom_bytes)
+    if worst.headroom_bytes >= 0:
+        return None
+    names = " + ".join(t.name for t in worst.outside_terms)
+    room = worst.total_memory_bytes - worst.requested_bytes
+    return (
+        f"{names} need {format_bytes(room - worst.headroom_bytes)} outside the budget but only "
+        f"{format_bytes(room)} is left there: lower the memory fraction or use --enforce-eager"
+    )
+
+
+def layout_memory(
+    arch: Architecture,
+    hardware: HardwareSpec,
+    layout: Layout,
+    *,
+    scheme: WeightScheme,
+    kv_dtype: KVDType,
+    max_model_len: int,
+    settings: BudgetSettings,
+    weights_provenance: Provenance = Provenance.MODELED,
+) -> LayoutMemory:
+    """Weights, KV budget and fit of `layout` for `arch` on `hardware`."""
+    reason = invalid_reason(layout, arch=arch, hardware=hardware)
+    if reason is not None:
+        return LayoutMemory(layout=layout, valid=False, reason=reason, max_model_len=max_model_len)
+    total_memory = settings.gpu_total_memory_bytes or hardware.hbm_driver_bytes
+    context = max_model_len if arch.has_sliding_window else None
+    # A sliding-window layer keeps its window plus the prefill chunk in flight (vLLM's
+    # SlidingWindowSpec.max_memory_usage_bytes: min(window - 1 + max_num_batched_tokens, L)).
+    chunk = engine_defaults(
+        settings,
+        total_memory_bytes=total_memory,
+        max_model_len=max_model_len,
+        mla=arch.mla is not None,
+        tp=layout.tp,
+    ).max_num_batched_tokens
+    kv_per_token = kv_bytes_per_token_per_gpu(
+        arch, layout, kv_dtype=kv_dtype, context_tokens=context, chunk_tokens=chunk
+    )
+    weights = weight_bytes_per_gpu_by_stage(arch, layout, scheme)
+    stages = tuple(
+        stage_budget(
+            StageDemand(
+                arch=arch,
+                layout=layout,
+                stage=i,
+                total_memory_bytes=total_memory,
+                weights_bytes=w,
+                kv_bytes_per_token=k,
+                max_model_len=max_model_len,
+                weights_provenance=weights_provenance,
+            ),
+            settings,
+        )
+        for i, (w, k) in enumerate(zip(weights, kv_per_token, strict=True))
+    )
+    return LayoutMemory(
+        layout=layout,
+        valid=True,
+        reason=fit_reason(stages, max_model_len=max_model_len),
+        stages=stages,
+        max_model_len=max_model_len,
+        warnings=layout_warnings(arch, layout)
+        + tuple(w for w in (headroom_warning(stages),) if w is not None),
+    )

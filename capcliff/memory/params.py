@@ -1,0 +1,223 @@
+"""Parameter accounting: every weight tensor group of a model, by component, with how it shards.
+
+The tensor list follows the Hugging Face / vLLM module structure of each family (Llama, Qwen2/3,
+Mixtral, DeepSeek-V3 MLA + MoE, gpt-oss, Gemma 3). Counts are elements, not bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from capcliff.catalog.architecture import MLA, Architecture, MoE
+
+
+class Component(StrEnum):
+    """The parts of a decoder a parameter count is broken down into."""
+
+    EMBEDDING = "embedding"
+    ATTENTION = "attention"
+    MLP = "mlp"
+    ROUTER = "router"
+    EXPERTS = "experts"
+    SHARED_EXPERTS = "shared_experts"
+    NORMS = "norms"
+    LM_HEAD = "lm_head"
+
+
+class Shard(StrEnum):
+    """How a tensor is laid out over the ranks of a stage (vLLM's parallel linear layers)."""
+
+    REPLICATED = "replicated"  # ReplicatedLinear, norms, router: whole on every rank
+    TP = "tp"  # Column/RowParallelLinear: split evenly over TP ranks
+    KV_HEADS = "kv_heads"  # K/V part of QKVParallelLinear: heads split, replicated when TP > heads
+    VOCAB = "vocab"  # VocabParallelEmbedding / ParallelLMHead: padded vocab split over TP
+    EXPERTS = "experts"  # FusedMoE: experts split over EP, or each expert's width over TP
+
+
+class Storage(StrEnum):
+    """Which dtype a tensor is stored in when the checkpoint is quantised."""
+
+    LINEAR = "linear"  # attention / dense MLP / shared-expert linear weights
+    EXPERT = "expert"  # routed-expert weights
+    NATIVE = "native"  # never quantised: embeddings, lm_head, norms, router, biases
+
+
+@dataclass(frozen=True)
+class ParamGroup:
+    """A set of weight elements that share a component, a layer, a sharding and a storage dtype."""
+
+    component: Component
+    elements: int
+    shard: Shard
+    storage: Storage
+    layer: int | None  # decoder layer index; None for embedding, final norm and lm_head
+    row_elements: int = 0  # elements per vocab row (hidden size) for VOCAB; per head for KV_HEADS
+
+
+def _column_linear(
+    component: Component, fan_in: int, fan_out: int, shard: Shard, layer: int, bias: bool
+) -> list[ParamGroup]:
+    """A column-parallel linear layer: weight and bias split over the output dimension."""
+    groups = [ParamGroup(component, fan_in * fan_out, shard, Storage.LINEAR, layer)]
+    if bias:
+        groups.append(ParamGroup(component, fan_out, shard, Storage.NATIVE, layer))
+    return groups
+
+
+def _gqa_attention(arch: Architecture, layer: int) -> list[ParamGroup]:
+    h, d = arch.hidden_size, arch.head_dim
+    q_out, kv_out = arch.num_attention_heads * d, arch.num_kv_heads * d
+    att = Component.ATTENTION
+    groups = _column_linear(att, h, q_out, Shard.TP, layer, arch.qkv_bias)
+    for _ in ("k", "v"):
+        groups.append(ParamGroup(att, h * kv_out, Shard.KV_HEADS, Storage.LINEAR, layer, h * d))
+        if arch.qkv_bias:
+            groups.append(ParamGroup(att, kv_out, Shard.KV_HEADS, Storage.NATIVE, layer, d))
+    groups.append(ParamGroup(att, q_out * h, Shard.TP, Storage.LINEAR, layer))
+    if arch.o_bias:  # a row-parallel bias is added once, after the all-reduce: whole on every rank
+        groups.append(ParamGroup(att, h, Shard.REPLICATED, Storage.NATIVE, layer))
+    if arch.qk_norm:
+        groups.append(ParamGroup(Component.NORMS, 2 * d, Shard.REPLICATED, Storage.NATIVE, layer))
+    if arch.attention_sinks:
+        groups.append(ParamGroup(att, arch.num_attention_heads, Shard.TP, Storage.NATIVE, layer))
+    return groups
+
+
+def _mla_attention(arch: Architecture, mla: MLA, layer: int) -> list[ParamGroup]:
+    """DeepSeek MLA as vLLM builds it: the low-rank down projections are replicated."""
+    h, heads = arch.hidden_size, arch.num_attention_heads
+    qk_head = mla.qk_nope_head_dim + mla.qk_rope_head_dim
+    att, rep, tp = Component.ATTENTION, Shard.REPLICATED, Shard.TP
+    groups: list[ParamGroup] = []
+    if mla.q_lora_rank is None:
+        groups.append(ParamGroup(att, h * heads * qk_head, tp, Storage.LINEAR, layer))
+    else:
+        groups += [
+            ParamGroup(att, h * mla.q_lora_rank, rep, Storage.LINEAR, layer),
+            ParamGroup(Component.NORMS, mla.q_lora_rank, rep, Storage.NATIVE, layer),
+            ParamGroup(att, mla.q_lora_rank * heads * qk_head, tp, Storage.LINEAR, layer),
+        ]
+    kv_a = h * (mla.kv_lora_rank + mla.qk_rope_head_dim)
+    kv_b = mla.kv_lora_rank * heads * (mla.qk_nope_head_dim + mla.v_head_dim)
+    groups += [
+        ParamGroup(att, kv_a, rep, Storage.LINEAR, layer),
+        ParamGroup(Component.NORMS, mla.kv_lora_rank, rep, Storage.NATIVE, layer),
+        ParamGroup(att, kv_b, tp, Storage.LINEAR, layer),
+        ParamGroup(att, heads * mla.v_head_dim * h, tp, Storage.LINEAR, layer),
+    ]
+    return groups
+
+
+def _gated_mlp(
+    component: Component, h: int, width: int, layer: int, storage: Storage, bias: bool
+) -> list[ParamGroup]:
+    """gate, up (h x width each) and down (width x h): 3 * h * width, plus biases if any."""
+    shard = Shard.EXPERTS if component is Component.EXPERTS else Shard.TP
+    groups = [ParamGroup(component, 3 * h * width, shard, storage, layer)]
+    if bias:
+        groups.append(ParamGroup(component, 2 * width + h, shard, Storage.NATIVE, layer))
+    return groups
+
+
+def _moe_block(arch: Architecture, moe: MoE, layer: int) -> list[ParamGroup]:
+    h, n = arch.hidden_size, moe.num_experts
+    groups = [ParamGroup(Component.ROUTER, h * n, Shard.REPLICATED, Storage.NATIVE, layer)]
+    if moe.router_bias:
+        groups.append(ParamGroup(Component.ROUTER, n, Shard.REPLICATED, Storage.NATIVE, layer))
+    experts = _gated_mlp(
+        Component.EXPERTS, h, moe.expert_intermediate_size, layer, Storage.EXPERT, moe.expert_bias
+    )
+    groups += [ParamGroup(g.component, g.elements * n, g.shard, g.storage, layer) for g in experts]
+    if moe.shared_intermediate_size:
+        groups += _gated_mlp(
+            Component.SHARED_EXPERTS, h, moe.shared_intermediate_size, layer, Storage.LINEAR, False
+        )
+    return groups
+
+
+def layer_param_groups(arch: Architecture, layer: int) -> list[ParamGroup]:
+    """Weight groups of decoder layer `layer` (attention, norms, MLP or MoE)."""
+    if arch.mla is not None:
+        groups = _mla_attention(arch, arch.mla, layer)
+    else:
+        groups = _gqa_attention(arch, layer)
+    groups.append(
+        ParamGroup(
+            Component.NORMS,
+            arch.norms_per_layer * arch.hidden_size,
+            Shard.REPLICATED,
+            Storage.NATIVE,
+            layer,
+        )
+    )
+    if arch.moe is not None and arch.moe.is_moe_layer[layer]:
+        return groups + _moe_block(arch, arch.moe, layer)
+    return groups + _gated_mlp(
+        Component.MLP,
+        arch.hidden_size,
+        arch.intermediate_size,
+        layer,
+        Storage.LINEAR,
+        arch.mlp_bias,
+    )
+
+
+def embedding_group(arch: Architecture) -> ParamGroup:
+    """The input embedding (vocab x hidden), held by the first pipeline stage."""
+    return ParamGroup(
+        Component.EMBEDDING,
+        arch.vocab_size * arch.hidden_size,
+        Shard.VOCAB,
+        Storage.NATIVE,
+        None,
+        arch.hidden_size,
+    )
+
+
+def head_groups(arch: Architecture) -> list[ParamGroup]:
+    """Final norm and lm_head, held by the last stage. A tied lm_head is the embedding itself."""
+    groups = [ParamGroup(Component.NORMS, arch.hidden_size, Shard.REPLICATED, Storage.NATIVE, None)]
+    groups.append(
+        ParamGroup(
+            Component.LM_HEAD,
+            arch.vocab_size * arch.hidden_size,
+            Shard.VOCAB,
+            Storage.NATIVE,
+            None,
+            arch.hidden_size,
+        )
+    )
+    return groups
+
+
+def all_param_groups(arch: Architecture) -> list[ParamGroup]:
+    """Every distinct weight tensor group of the model (a tied lm_head is not counted twice)."""
+    groups = [embedding_group(arch)]
+    for layer in range(arch.num_layers):
+        groups += layer_param_groups(arch, layer)
+    head = head_groups(arch)
+    return groups + (head[:1] if arch.tie_word_embeddings else head)
+
+
+@dataclass(frozen=True)
+class ParamCount:
+    """Total and active parameters with a per-component breakdown (elements)."""
+
+    total: int
+    active: int
+    by_component: dict[Component, int]
+
+
+def param_count(arch: Architecture) -> ParamCount:
+    """total = sum of all groups; active = total - routed experts * (1 - top_k / num_experts)."""
+    by_component = dict.fromkeys(Component, 0)
+    for group in all_param_groups(arch):
+        by_component[group.component] += group.elements
+    total = sum(by_component.values())
+    active = total
+    if arch.moe is not None:
+        routed = by_component[Component.EXPERTS]
+        idle = routed * (arch.moe.num_experts - arch.moe.experts_per_token)
+        active = total - idle // arch.moe.num_experts
+    return ParamCount(total=total, active=active, by_component=by_component)

@@ -1,0 +1,119 @@
+"""Weight bytes per GPU for a layout: TP/EP sharding, vLLM's PP layer split, quantised formats."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from capcliff.catalog.architecture import Architecture
+from capcliff.catalog.layout import Layout
+from capcliff.memory.params import (
+    ParamGroup,
+    Shard,
+    Storage,
+    embedding_group,
+    head_groups,
+    layer_param_groups,
+)
+from capcliff.units import WeightDType, round_up, weight_bytes_per_element
+
+# vLLM pads the vocabulary to a multiple of 64 before splitting it over TP ranks
+# (DEFAULT_VOCAB_PADDING_SIZE in vllm/model_executor/layers/vocab_parallel_embedding.py).
+VOCAB_PADDING = 64
+
+
+@dataclass(frozen=True)
+class WeightScheme:
+    """Storage dtype of each kind of tensor: quantised linears, routed experts, the rest."""
+
+    linear: WeightDType
+    expert: WeightDType
+    native: WeightDType
+
+    @classmethod
+    def as_shipped(cls, arch: Architecture) -> WeightScheme:
+        """The checkpoint's own formats (config.json torch_dtype and quantization_config)."""
+        return cls(arch.linear_dtype, arch.expert_dtype, arch.activation_dtype)
+
+    @classmethod
+    def quantised(cls, arch: Architecture, dtype: WeightDType) -> WeightScheme:
+        """Every linear and expert weight in `dtype`; embeddings, norms and router stay native."""
+        return cls(dtype, dtype, arch.activation_dtype)
+
+    def dtype_of(self, storage: Storage) -> WeightDType:
+        """The dtype a tensor of this storage class is held in."""
+        return {Storage.LINEAR: self.linear, Storage.EXPERT: self.expert}.get(storage, self.native)
+
+
+def pp_layer_counts(num_layers: int, pp: int) -> list[int]:
+    """Layers per pipeline stage as vLLM splits them (`get_pp_indices`, vllm/distributed/utils.py).
+
+    Each stage gets num_layers // pp; the remainder goes one layer each to the stages before the
+    last, starting from the second-to-last (the last holds the final norm and lm_head).
+    """
+    counts = [num_layers // pp] * pp
+    for i in range(2, num_layers % pp + 2):
+        counts[-i] += 1
+    return counts
+
+
+def stage_layer_ranges(num_layers: int, pp: int) -> list[range]:
+    """The decoder layer indices of each pipeline stage."""
+    ranges, start = [], 0
+    for count in pp_layer_counts(num_layers, pp):
+        ranges.append(range(start, start + count))
+        start += count
+    return ranges
+
+
+def elements_per_rank(group: ParamGroup, layout: Layout) -> Fraction:
+    """Elements of `group` one GPU holds under `layout`."""
+    tp = layout.tp
+    if group.shard is Shard.REPLICATED:
+        return Fraction(group.elements)
+    if group.shard is Shard.TP:
+        return Fraction(group.elements, tp)
+    if group.shard is Shard.KV_HEADS:
+        heads = group.elements // group.row_elements
+        return Fraction(max(1, heads // tp) * group.row_elements)
+    if group.shard is Shard.VOCAB:
+        vocab = group.elements // group.row_elements
+        return Fraction(round_up(vocab, VOCAB_PADDING) * group.row_elements, tp)
+    # Routed experts: EP gives each rank num_experts / ep whole experts; otherwise TP splits widths.
+    return Fraction(group.elements, layout.ep if layout.ep > 1 else tp)
+
+
+def stage_param_groups(arch: Architecture, layout: Layout, stage: int) -> list[ParamGroup]:
+    """Weight groups held by pipeline stage `stage` (embedding first, norm + lm_head last)."""
+    layers = stage_layer_ranges(arch.num_layers, layout.pp)[stage]
+    groups: list[ParamGroup] = [embedding_group(arch)] if stage == 0 else []
+    for layer in layers:
+        groups += layer_param_groups(arch, layer)
+    if stage == layout.pp - 1:
+        head = head_groups(arch)
+        # A tied lm_head reuses the embedding when both sit on one stage; otherwise it is loaded.
+        groups += head[:1] if arch.tie_word_embeddings and layout.pp == 1 else head
+    return groups
+
+
+def stage_weight_bytes(arch: Architecture, layout: Layout, scheme: WeightScheme, stage: int) -> int:
+    """Bytes of weights one GPU of pipeline stage `stage` holds."""
+    total = Fraction(0)
+    for group in stage_param_groups(arch, layout, stage):
+        total += elements_per_rank(group, layout) * weight_bytes_per_element(
+            scheme.dtype_of(group.storage)
+        )
+    return math.ceil(total)
+
+
+def weight_bytes_per_gpu_by_stage(
+    arch: Architecture, layout: Layout, scheme: WeightScheme
+) -> list[int]:
+    """Weight bytes per GPU for each pipeline stage; the largest stage binds."""
+    return [stage_weight_bytes(arch, layout, scheme, s) for s in range(layout.pp)]
+
+
+def total_weight_bytes(arch: Architecture, scheme: WeightScheme) -> int:
+    """Bytes of the whole model's weights on one GPU (TP=PP=1)."""
+    return stage_weight_bytes(arch, Layout(), scheme, 0)

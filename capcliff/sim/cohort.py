@@ -1,0 +1,156 @@
+"""The decoding requests of a replica, advanced lazily: every member gains one token per step.
+
+A member added at step s0 with context c0 and g0 generated tokens has, at the start of step s,
+context c0 + (s - s0) and g0 + (s - s0) generated. So the cohort stores c0 - s0 and g0 - s0 and
+never touches a member between events. A member needs a new block in step s when its context at
+the start of s is a multiple of the block size B, i.e. when s = s0 - c0 (mod B): its phase. The
+phase histogram gives the blocks the cohort needs over any k steps in O(B):
+N(k) = (k // B) x n + (blocks needed in the first k mod B steps).
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import bisect_left
+from itertools import accumulate
+
+import numpy as np
+import numpy.typing as npt
+
+from capcliff.sim.policies import victim_key
+
+IntArray = npt.NDArray[np.int64]
+
+
+class DecodeCohort:
+    """Decoding requests (indexed 0 .. size-1) with lazily advancing context and output."""
+
+    def __init__(self, size: int, block_size: int) -> None:
+        self.block_size = block_size
+        self.count = 0
+        self.phase_counts = [0] * block_size
+        self.context_base = np.zeros(size, dtype=np.int64)  # c0 - s0
+        self.generated_base = np.zeros(size, dtype=np.int64)  # g0 - s0
+        self.member = np.zeros(size, dtype=bool)
+        self._context_bases = [0] * size  # the same bases as Python ints, for scalar reads
+        self._generated_bases = [0] * size
+        self._context_base_sum = 0
+        self._generated_base_sum = 0
+        self._version = [0] * size
+        self._finish_heap: list[tuple[int, int, int]] = []  # (last step, request, version)
+        self._victim_heap: list[tuple[tuple[int, int, int], int, int]] = []
+        self._prefix_phase = -1  # the phase whose prefix sums are cached (-1: none)
+        self._prefix_sums: list[int] = []
+
+    def add(self, i: int, *, context: int, generated: int, output: int, step: int) -> None:
+        """Start decoding request i at `step` with `context` KV tokens and `generated` tokens."""
+        base_c, base_g = context - step, generated - step
+        self.context_base[i], self.generated_base[i] = base_c, base_g
+        self._context_bases[i], self._generated_bases[i] = base_c, base_g
+        self.member[i] = True
+        self.count += 1
+        self.phase_counts[-base_c % self.block_size] += 1
+        self._prefix_phase = -1
+        self._context_base_sum += base_c
+        self._generated_base_sum += base_g
+        version = self._version[i] + 1
+        self._version[i] = version
+        heapq.heappush(self._finish_heap, (step + output - generated - 1, i, version))
+
+    def track_victims(self, i: int, *, prompt: int, admit_seq: int) -> None:
+        """Also keep i in the fewest-generated retraction order (SGLang)."""
+        key = victim_key(self._generated_bases[i], prompt, admit_seq)
+        heapq.heappush(self._victim_heap, (key, i, self._version[i]))
+
+    def remove(self, i: int, step: int) -> tuple[int, int]:
+        """Take i out at the start of `step`; returns its (context, generated) then."""
+        base_c, base_g = self._context_bases[i], self._generated_bases[i]
+        self.member[i] = False
+        self.count -= 1
+        self.phase_counts[-base_c % self.block_size] -= 1
+        self._prefix_phase = -1
+        self._context_base_sum -= base_c
+        self._generated_base_sum -= base_g
+        self._version[i] += 1
+        return base_c + step, base_g + step
+
+    def context(self, i: int, step: int) -> int:
+        """Context tokens of member i at the start of `step`."""
+        return self._context_bases[i] + step
+
+    def context_sum(self, step: int) -> int:
+        """Sum of the members' contexts at the start of `step`."""
+        return self._context_base_sum + self.count * step
+
+    def generated_sum(self, step: int) -> int:
+        """Sum of the members' generated tokens at the start of `step`."""
+        return self._generated_base_sum + self.count * step
+
+    def needs_at(self, step: int) -> int:
+        """Members that need a new block in `step`."""
+        return self.phase_counts[step % self.block_size]
+
+    def _prefix(self, step: int) -> list[int]:
+        """pre[j]: blocks needed over steps step .. step + j - 1, for j = 0 .. B (cached until the
+        membership changes)."""
+        r = step % self.block_size
+        if r == self._prefix_phase:
+            return self._prefix_sums
+        counts = self.phase_counts
+        cached = list(accumulate(counts[r:] + counts[:r], initial=0))
+        self._prefix_phase, self._prefix_sums = r, cached
+        return cached
+
+    def blocks_needed(self, step: int, k: int) -> int:
+        """N(k): new blocks the members need over steps step .. step + k - 1."""
+        size = self.block_size
+        pre = self._prefix_sums if step % size == self._prefix_phase else self._prefix(step)
+        return (k // size) * self.count + pre[k % size]
+
+    def blocks_needed_by_step(self, step: int, k: int) -> IntArray:
+        """N(1) .. N(k) as an array."""
+        pre = np.asarray(self._prefix(step), dtype=np.int64)
+        j = np.arange(1, k + 1, dtype=np.int64)
+        needed: IntArray = (j // self.block_size) * self.count + pre[j % self.block_size]
+        return needed
+
+    def first_step_needing(self, step: int, blocks: int, *, strictly_more: bool) -> int | None:
+        """Smallest k >= 1 with N(k) > blocks (or >= blocks), None if the cohort is empty."""
+        if self.count == 0:
+            return None
+        target = blocks + 1 if strictly_more else blocks
+        if target <= 0:
+            return 1
+        count, size = self.count, self.block_size
+        cycles = (target - 1) // count  # N(cycles x B) = cycles x n < target
+        pre = self._prefix_sums if step % size == self._prefix_phase else self._prefix(step)
+        return cycles * size + bisect_left(pre, target - cycles * count, 1)
+
+    def next_finish_step(self) -> int | None:
+        """The step in which the next member generates its last token."""
+        heap = self._finish_heap
+        while heap and heap[0][2] != self._version[heap[0][1]]:
+            heapq.heappop(heap)
+        return heap[0][0] if heap else None
+
+    def pop_finishing(self, step: int) -> list[int]:
+        """Members whose last token is generated in `step` (they stay members until removed)."""
+        done: list[int] = []
+        heap, version = self._finish_heap, self._version
+        while heap:
+            last, i, v = heap[0]
+            if v != version[i]:
+                heapq.heappop(heap)
+            elif last == step:
+                done.append(i)
+                heapq.heappop(heap)
+            else:
+                break
+        return done
+
+    def fewest_generated(self) -> tuple[tuple[int, int, int], int] | None:
+        """(key, request) of the member SGLang would retract first; key uses generated - step."""
+        heap = self._victim_heap
+        while heap and heap[0][2] != self._version[heap[0][1]]:
+            heapq.heappop(heap)
+        return (heap[0][0], heap[0][1]) if heap else None

@@ -1,0 +1,113 @@
+"""Settings of a serving simulation: the engine's knobs and the KV cache a replica has."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from capcliff.catalog.specs import HardwareSpec
+from capcliff.errors import InputError
+from capcliff.perf.step_time import host_link_bytes_per_s
+from capcliff.sim.policies import DEFAULT_KV_MARGIN, POLICY_NAMES
+from capcliff.units import GIB
+
+if TYPE_CHECKING:  # only a type here: keeps the simulator free of the memory calculators
+    from capcliff.memory.layout_memory import LayoutMemory
+
+# vLLM V0's default CPU swap space per GPU (`--swap-space 4`, GiB).
+DEFAULT_SWAP_SPACE_BYTES = 4 * GIB
+# vLLM's default max_num_seqs and the V1 server's default max_num_batched_tokens on large GPUs.
+DEFAULT_MAX_NUM_SEQS = 256
+DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192
+
+
+class PreemptionMode(StrEnum):
+    """What happens to a preempted request's KV."""
+
+    RECOMPUTE = "recompute"  # dropped; the request re-prefills prompt + generated tokens later
+    SWAP = "swap"  # copied to host memory over the host link and copied back before it resumes
+
+
+class Routing(StrEnum):
+    """How requests are spread over data-parallel replicas."""
+
+    ROUND_ROBIN = "round-robin"
+    LEAST_LOADED = "least-loaded"  # greedy on assigned work (input + output tokens)
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """Engine settings of every replica (`max_num_seqs` and the token budget are per replica)."""
+
+    policy: str = "vllm"
+    max_num_seqs: int = DEFAULT_MAX_NUM_SEQS
+    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS
+    preemption: PreemptionMode = PreemptionMode.RECOMPUTE
+    routing: Routing = Routing.ROUND_ROBIN
+    kv_margin: float = DEFAULT_KV_MARGIN  # kv-aware only
+    output_quantile: float | None = None  # kv-aware: None knows each output (oracle)
+    time_series_points: int = 512
+    max_steps: int = 100_000_000  # a guard against a simulation that cannot finish
+
+    def __post_init__(self) -> None:
+        if self.policy not in POLICY_NAMES:
+            raise InputError(f"policy: unknown {self.policy!r}; known: {', '.join(POLICY_NAMES)}")
+        if self.max_num_seqs < 1:
+            raise InputError(f"max_num_seqs: must be >= 1, got {self.max_num_seqs}")
+        if self.max_num_batched_tokens < self.max_num_seqs:
+            # vLLM's SchedulerConfig refuses this too: every running request must fit one step.
+            raise InputError(
+                f"max_num_batched_tokens ({self.max_num_batched_tokens}) must be >= "
+                f"max_num_seqs ({self.max_num_seqs})"
+            )
+        if not 0 <= self.kv_margin < 1:
+            raise InputError(f"kv_margin: must be in [0, 1), got {self.kv_margin}")
+        if self.output_quantile is not None and not 0 < self.output_quantile <= 1:
+            raise InputError(f"output_quantile: must be in (0, 1], got {self.output_quantile}")
+
+
+@dataclass(frozen=True)
+class KVCapacity:
+    """One replica's KV cache and its host link (for swapping)."""
+
+    blocks: int
+    block_size: int
+    kv_bytes_per_token: int = 0  # per GPU, what a swap moves per token of context
+    host_link_bytes_per_s: float = 0.0  # one direction
+    host_kv_tokens: int = 0  # tokens of KV the host swap pool holds
+
+    def __post_init__(self) -> None:
+        if self.blocks < 1 or self.block_size < 1:
+            raise InputError(
+                f"KV cache: needs >= 1 block of >= 1 token, got {self.blocks} x {self.block_size}"
+            )
+
+    @property
+    def tokens(self) -> int:
+        """Tokens of context the replica's KV cache holds."""
+        return self.blocks * self.block_size
+
+    def swap_seconds(self, tokens: int) -> float:
+        """Time to move `tokens` tokens of KV one way over the host link."""
+        if tokens == 0:
+            return 0.0
+        if self.host_link_bytes_per_s <= 0:
+            raise InputError("swap: the host link bandwidth is unknown")
+        return tokens * self.kv_bytes_per_token / self.host_link_bytes_per_s
+
+    @classmethod
+    def of_layout(
+        cls, memory: LayoutMemory, hardware: HardwareSpec, *, swap_space_bytes: int | None = None
+    ) -> KVCapacity:
+        """A replica's capacity from `layout_memory`; the swap pool is `swap_space_bytes` per GPU
+        (vLLM's 4 GiB by default)."""
+        per_token = memory.kv_bytes_per_token_per_gpu
+        space = DEFAULT_SWAP_SPACE_BYTES if swap_space_bytes is None else swap_space_bytes
+        return cls(
+            blocks=memory.blocks_per_replica,
+            block_size=memory.stages[0].block_size,
+            kv_bytes_per_token=per_token,
+            host_link_bytes_per_s=host_link_bytes_per_s(hardware),
+            host_kv_tokens=space // per_token if per_token else 0,
+        )

@@ -1,0 +1,225 @@
+"""Runs of identical decode steps, jumped over in one go.
+
+While no request arrives, finishes, needs a prefill chunk or fails to get a block, and the policy
+would admit nobody, every step is the same: each running request writes one token. The run ends
+at the first of: the step in which a request finishes (included), the last step before the
+blocks run out (found from the cohort's phase histogram), the last step before an arrival that
+could be admitted (found on the closed-form time axis), and, for SGLang, the last step before
+the decaying new_token_ratio would let the head of the queue in.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from capcliff.perf.step_time import DecodeLine
+from capcliff.sim.policies import (
+    SGLANG_CLIP_MAX_NEW_TOKENS,
+    Candidate,
+    sglang_first_admissible_step,
+)
+
+if TYPE_CHECKING:
+    from capcliff.sim.replica import ReplicaSim
+
+
+def fast_forward(sim: ReplicaSim) -> bool:
+    """Jump over the run of identical decode steps starting now; False if the next step is not
+    one (then the caller runs it exactly)."""
+    co = sim.cohort
+    count = co.count
+    if sim.partial is not None or count == 0 or len(sim.running) != count:
+        return False
+    if co.needs_at(sim.step) > sim.free:  # the next step needs more blocks than are free
+        return _preempt_then_decode(sim)
+    head = _head_verdict(sim)
+    if head is True:
+        return False
+    limit = _steps_that_fit(sim)
+    if head is not False and sim.rule.ratio is not None:
+        limit = _sglang_limit(sim, head, limit)
+    line = sim.model.decode_line(count, co.context_sum(sim.step) + count)
+    if sim.arrivals and (not sim.waiting or sim.rule.event_triggered):
+        limit = line.steps_before(sim.arrivals[0][0] - sim.now_s, limit)
+    _advance(sim, limit, line, head is not False)
+    return True
+
+
+def _preempt_then_decode(sim: ReplicaSim) -> bool:
+    """The next step runs out of blocks. Where the policy gives up its latest admissions, drops
+    their KV and admits nobody in that step (vLLM V1, TensorRT-LLM, kv-aware), the step is a
+    decode step of the survivors: give up the victims and start the run with it. Repeats while
+    the step after the run runs out of blocks again and nothing arrives (a thrashing cache)."""
+    if not sim.preempts_latest_and_waits:
+        return False
+    co, rec, arrivals, running = sim.cohort, sim.rec, sim.arrivals, sim.running
+    size, needs, max_steps = co.block_size, co.phase_counts, sim.config.max_steps
+    while True:
+        _preempt_then_decode_once(sim)
+        count = co.count
+        if (
+            count == 0
+            or len(running) != count
+            or needs[sim.step % size] <= sim.free
+            or (arrivals and arrivals[0][0] <= sim.now_s)
+            or rec.steps > max_steps
+        ):
+            return True  # the caller's loop takes it from here, as after any event
+
+
+def _preempt_then_decode_once(sim: ReplicaSim) -> None:
+    """One event of `_preempt_then_decode`: the victims, then the run of decode steps."""
+    step, co = sim.step, sim.cohort
+    # resolve_exhaustion with no request part way through its prefill and no SGLang ratio
+    phase = step % co.block_size
+    needs, running, preempt = co.phase_counts, sim.running, sim._preempt
+    while needs[phase] > sim.free:
+        preempt(next(reversed(running)))
+    count = co.count
+    if count == 0:
+        _empty_step(sim)
+        return
+    line = sim.model.decode_line(count, co.context_sum(step) + count)
+    first_s = line.step_s(0)
+    rec = sim.rec
+    if rec.first_saturation is None:
+        rec.saturation(step, sim.now_s + first_s)
+    over = co.first_step_needing(step, sim.free, strictly_more=True)
+    finish = co.next_finish_step()
+    assert over is not None and finish is not None
+    limit = min(over - 1, finish - step + 1)  # _steps_that_fit
+    blocked, limit = _admission_after_preemption(sim, limit if limit > 1 else 1)
+    if limit > 1 and sim.arrivals and sim.rule.event_triggered:
+        limit = line.steps_before(sim.arrivals[0][0] - sim.now_s, limit)
+    duration = _advance(sim, limit, line, False)
+    if blocked:
+        rec.blocked_steps += limit - 1
+        rec.blocked_s += duration - first_s
+
+
+def _empty_step(sim: ReplicaSim) -> None:
+    """Every running request was given up: a step that computes nothing and takes no time."""
+    sim.rec.saturation(sim.step, sim.now_s)
+    sim.rec.run(
+        steps=1,
+        start_s=sim.now_s,
+        duration_s=0.0,
+        used_blocks=(0, 0),
+        counts=(0, len(sim.waiting)),
+        hbm_bytes=0.0,
+        blocked=False,
+        tokens=0,
+    )
+    sim.step += 1
+
+
+def _admission_after_preemption(sim: ReplicaSim, limit: int) -> tuple[bool, int]:
+    """(refused for KV, steps of the run) when admission resumes in the step after the
+    preemption step: it is decided there, after both steps' blocks are allocated."""
+    if limit <= 1:
+        return False, limit
+    step, first_blocks = sim.step, sim.cohort.needs_at(sim.step)
+    sim.step, sim.free = step + 1, sim.free - first_blocks
+    try:
+        verdict = _admission_horizon(sim, limit - 1)
+    finally:
+        sim.step, sim.free = step, sim.free + first_blocks
+    return (False, 1) if verdict is None else (verdict[0], verdict[1] + 1)
+
+
+def _steps_that_fit(sim: ReplicaSim) -> int:
+    """Steps before the blocks run out, up to and including the next step in which one
+    finishes."""
+    co, step = sim.cohort, sim.step
+    over = co.first_step_needing(step, sim.free, strictly_more=True)
+    finish = co.next_finish_step()
+    assert over is not None and finish is not None
+    return max(1, min(over - 1, finish - step + 1))
+
+
+def _admission_horizon(sim: ReplicaSim, limit: int) -> tuple[bool, int] | None:
+    """None if the policy admits the head now; else (refused for KV, steps it stays refused)."""
+    head = _head_verdict(sim)
+    if head is True:
+        return None
+    if head is False:
+        return False, limit
+    if sim.rule.ratio is not None:
+        limit = _sglang_limit(sim, head, limit)
+    return True, limit
+
+
+def _head_verdict(sim: ReplicaSim) -> Candidate | bool:
+    """True if the policy admits the head of the queue in the next step; False if nobody could
+    be admitted (empty queue, no token budget or no seat); else the refused candidate."""
+    budget = sim.config.max_num_batched_tokens - sim.cohort.count
+    if not (sim.waiting and budget > 0 and len(sim.running) < sim.max_num_seqs):
+        return False
+    need = sim.cohort.needs_at(sim.step)
+    sim.free -= need  # admission is decided after the running requests' blocks are allocated
+    try:
+        cand = sim.candidate(sim.waiting[0], budget)
+        if sim.head_admissible(cand, []):
+            return True
+    finally:
+        sim.free += need
+    return cand
+
+
+def _sglang_limit(sim: ReplicaSim, cand: Candidate, limit: int) -> int:
+    """Steps before SGLang's decaying ratio would admit `cand` (as `sglang_admit` decides)."""
+    ratio, co, step = sim.rule.ratio, sim.cohort, sim.step
+    assert ratio is not None
+    steps = np.arange(limit, dtype=np.int64)
+    members = np.flatnonzero(co.member)
+    clip = SGLANG_CLIP_MAX_NEW_TOKENS
+    hit = sglang_first_admissible_step(
+        need_tokens=cand.prefill_tokens
+        + cand.kv_tokens
+        + min(cand.max_output_tokens - cand.generated_tokens, clip),
+        blocks_now=cand.blocks_now,
+        free_blocks_after=sim.free - co.blocks_needed_by_step(step, limit),
+        block_size=sim.block_size,
+        ratios=ratio.values(sim.ratio_base, sim.ratio_steps + steps),
+        future_tokens=sim.requests.max_output_tokens[members] - (co.generated_base[members] + step),
+        clip=clip,
+    )
+    return limit if hit is None else max(hit, 1)
+
+
+def _advance(sim: ReplicaSim, k: int, line: DecodeLine, blocked: bool) -> float:
+    """Run k decode steps: blocks, clock, finishing requests, records. Returns their time."""
+    co, step, free0, rec = sim.cohort, sim.step, sim.free, sim.rec
+    count = co.count
+    used_first = sim.total - free0 + co.phase_counts[step % co.block_size]  # + needs_at(step)
+    blocks = co.blocks_needed(step, k)
+    if blocks >= free0 and rec.first_saturation is None:
+        saturated = co.first_step_needing(step, free0, strictly_more=False)
+        assert saturated is not None
+        rec.saturation(step + saturated - 1, sim.now_s + line.total_s(saturated))
+    sim.free = free = free0 - blocks
+    duration = line.total_s(k)
+    start = sim.now_s
+    sim.now_s = start + duration
+    last = step + k - 1
+    finishing = co.pop_finishing(last)
+    if finishing:
+        size = sim.block_size
+        for i in finishing:
+            ctx, _ = co.remove(i, last + 1)
+            sim.complete(i, -(-ctx // size))
+    sim.step = last + 1
+    sim.ratio_steps += k
+    rec.run(
+        steps=k,
+        start_s=start,
+        duration_s=duration,
+        used_blocks=(used_first, sim.total - free),
+        counts=(len(sim.running), len(sim.waiting)),
+        hbm_bytes=line.total_bytes(k),
+        blocked=blocked,
+        tokens=count * k,
+    )
+    return duration

@@ -1,0 +1,425 @@
+"""One replica's serving engine, simulated event by event (the design note's scheme).
+
+Each loop iteration either runs one engine step exactly (when something happens: an admission, a
+prefill chunk, a preemption) or jumps over a run of identical decode steps at once
+(`capcliff.sim.fast_forward`). A step: (1) if the running requests' new blocks do not fit,
+give up victims in the policy's order until they do; (2) every decoding request writes one token,
+a request part way through its prefill takes the next chunk of what budget is left; (3) waiting
+requests are admitted FCFS while the policy agrees (head-of-line blocking); (4) the step's time
+comes from the step-time model (+ swap transfers); requests that finish free their blocks.
+
+Token accounting: a request with g tokens generated needs a prefill of prompt + g tokens (g > 0
+after a recompute preemption); the step that completes it generates token g + 1. A decoding
+request with g generated holds prompt + g - 1 tokens of KV; it finishes when g = output.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+
+import numpy as np
+
+from capcliff.perf.step_time import StepTimeModel
+from capcliff.sim.cohort import DecodeCohort
+from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
+from capcliff.sim.fast_forward import fast_forward
+from capcliff.sim.policies import Candidate, Policy, Requeue, RunningState, VictimOrder
+from capcliff.sim.timeline import Recorder, ReplicaResult
+from capcliff.sim.workload import Requests
+from capcliff.units import ceil_div
+
+
+class ReplicaSim:
+    """Simulates one replica over `requests` (local indices 0 .. n-1). Implements ReplicaView."""
+
+    def __init__(
+        self,
+        requests: Requests,
+        model: StepTimeModel,
+        capacity: KVCapacity,
+        config: SimConfig,
+        rule: Policy,
+    ) -> None:
+        n = len(requests)
+        self.model, self.capacity, self.config, self.rule = model, capacity, config, rule
+        self._per_request(requests)
+        self.block_size, self.total = capacity.block_size, capacity.blocks
+        self.free = capacity.blocks
+        self.cohort = DecodeCohort(n, capacity.block_size)
+        self.running: dict[int, None] = {}  # running order = admission order
+        self.waiting: deque[int] = deque()
+        self.partial: int | None = None  # the running request part way through its prefill
+        self.step, self.now_s, self.done, self.seq = 0, 0.0, 0, 0
+        self.ratio_base, self.ratio_steps = (rule.ratio.init if rule.ratio else 0.0), 0
+        self.dirty = True  # the running set or the queue changed since admission was decided
+        self.host_used = 0
+        self.full_blocks_sum = 0  # over running requests admitted before this step
+        self.max_output_sum = 0
+        self.swap_out_tokens = self.swap_in_tokens = 0
+        self.rec = Recorder(capacity.blocks, model.peak_bandwidth_bytes_per_s)
+        self.whole_prompt_blocks = rule.whole_prompt_blocks
+        # gives up its latest admissions, drops their KV, admits nobody in that step
+        self.preempts_latest_and_waits = (
+            rule.victim_order is VictimOrder.LIFO
+            and not rule.admits_after_preemption
+            and config.preemption is PreemptionMode.RECOMPUTE
+        )
+        self.max_num_seqs = config.max_num_seqs
+        self.arrivals: list[tuple[float, int]] = []
+        self.client_queue: dict[int, deque[int]] = {}
+        self._queue_arrivals(requests)
+
+    def _per_request(self, requests: Requests) -> None:
+        """Per-request state as Python lists (scalar access is what the event loop does)."""
+        n = len(requests)
+        self.prompt = requests.input_tokens.tolist()
+        self.output = requests.output_tokens.tolist()
+        self.max_output = requests.max_output_tokens.tolist()
+        self.requests = requests
+        self.arrival = [math.inf if math.isnan(a) else a for a in requests.arrival_s.tolist()]
+        self.think_s = requests.think_time_s
+        self.context = [0] * n  # KV tokens (not kept up to date while decoding: see cohort)
+        self.generated = [0] * n
+        self.held = [0] * n  # blocks held while not decoding
+        self.host_kv = [0] * n  # tokens swapped out to the host
+        self.admit_seq = [0] * n
+        self.first_token_s = [math.nan] * n
+        self.finish_s = [math.nan] * n
+        self.preemptions = [0] * n
+        self.recomputed = [0] * n
+
+    def _queue_arrivals(self, requests: Requests) -> None:
+        for i, when in enumerate(self.arrival):
+            if when < math.inf:
+                self.arrivals.append((when, i))
+            else:
+                self.client_queue.setdefault(int(requests.client[i]), deque()).append(i)
+        heapq.heapify(self.arrivals)
+        self.client = requests.client.tolist()
+
+    # --- ReplicaView ------------------------------------------------------------------------
+    @property
+    def free_blocks(self) -> int:
+        """Free blocks now."""
+        return self.free
+
+    @property
+    def total_blocks(self) -> int:
+        """Blocks of the KV cache."""
+        return self.total
+
+    @property
+    def new_token_ratio(self) -> float:
+        """SGLang's ratio now."""
+        return self.rule.ratio.value(self.ratio_base, self.ratio_steps) if self.rule.ratio else 0.0
+
+    def full_length_blocks(self) -> int:
+        """Sum of ceil((prompt + max_output) / B) over running requests admitted before this
+        step."""
+        return self.full_blocks_sum
+
+    def running_state(self) -> RunningState:
+        """Decoding requests and the one in prefill, as arrays."""
+        members = np.flatnonzero(self.cohort.member)
+        generated = self.cohort.generated_base[members] + self.step
+        prefilling = np.zeros(len(members) + (self.partial is not None), dtype=bool)
+        if self.partial is not None:
+            members = np.append(members, self.partial)
+            generated = np.append(generated, self.generated[self.partial])
+            prefilling[-1] = True
+        req = self.requests
+        return RunningState(
+            req.input_tokens[members],
+            generated.astype(np.int64),
+            req.output_tokens[members],
+            req.max_output_tokens[members],
+            prefilling,
+        )
+
+    # --- the loop ---------------------------------------------------------------------------
+    def run(self) -> ReplicaResult:
+        """Simulate until every request has finished."""
+        n, rec, max_steps, arrivals = (
+            len(self.prompt),
+            self.rec,
+            self.config.max_steps,
+            self.arrivals,
+        )
+        while self.done < n:
+            if arrivals and arrivals[0][0] <= self.now_s:
+                self._take_arrivals()
+            if not self.running and not self.waiting:
+                self._idle()
+            elif not fast_forward(self):
+                self.run_step()
+            if rec.steps > max_steps:
+                raise RuntimeError(f"simulation did not finish in {max_steps} steps")
+        return self._result()
+
+    def _take_arrivals(self) -> None:
+        while self.arrivals and self.arrivals[0][0] <= self.now_s:
+            self.waiting.append(heapq.heappop(self.arrivals)[1])
+            self.dirty = True
+
+    def _idle(self) -> None:
+        if not self.arrivals:
+            raise RuntimeError("replica idle with requests unfinished and none to arrive")
+        self.now_s = max(self.now_s, self.arrivals[0][0])
+        if self.rule.ratio:  # SGLang resets the ratio when the scheduler goes idle
+            self.ratio_base, self.ratio_steps = self.rule.ratio.init, 0
+
+    def run_step(self) -> None:
+        """One engine step, exactly."""
+        budget = self.config.max_num_batched_tokens
+        self.swap_out_tokens = self.swap_in_tokens = 0
+        cohort = self.cohort
+        if self.partial is None and cohort.needs_at(self.step) <= self.free:
+            preempted = False  # resolve_exhaustion would give up nobody
+        else:
+            preempted = self.resolve_exhaustion(budget)
+        decoders = cohort.count
+        chunk_x, need_x = self._partial_plan(budget - decoders)
+        self.free -= cohort.needs_at(self.step) + need_x
+        if self.partial is not None:
+            self.held[self.partial] += need_x
+        admitted, blocked = self._admit(budget - decoders - chunk_x, preempted)
+        tokens, seqs, ctx, pairs = self._load(chunk_x, admitted)
+        swapped = self.swap_out_tokens + self.swap_in_tokens
+        swap_s = self.capacity.swap_seconds(swapped) if swapped else 0.0
+        duration = self.model.step_time_s(tokens, seqs, ctx, pairs) + swap_s
+        used = self.total - self.free
+        rec = self.rec
+        if preempted or self.free == 0:
+            rec.saturation(self.step, self.now_s + duration)
+        start, self.now_s = self.now_s, self.now_s + duration
+        self._end_step(chunk_x, admitted, preempted)
+        rec.swapped_tokens += self.swap_out_tokens
+        rec.swap_s += swap_s
+        rec.run(
+            steps=1,
+            start_s=start,
+            duration_s=duration,
+            used_blocks=(used, used),
+            counts=(len(self.running), len(self.waiting)),
+            hbm_bytes=self.model.hbm_bytes(tokens, seqs, ctx),
+            blocked=blocked,
+            tokens=tokens,
+        )
+        self.step += 1
+
+    def _load(self, chunk_x: int, admitted: list[tuple[int, int, int]]) -> tuple[int, ...]:
+        """(tokens, sequences, context tokens read, attention pairs) of this step."""
+        n = self.cohort.count
+        ctx = self.cohort.context_sum(self.step) + n
+        tokens, seqs, pairs = n, n, ctx
+        prefills = admitted
+        if self.partial is not None and chunk_x:
+            prefills = [*admitted, (self.partial, self.context[self.partial], chunk_x)]
+        for _, before, chunk in prefills:
+            tokens += chunk
+            seqs += 1
+            ctx += before + chunk
+            pairs += chunk * before + chunk * (chunk + 1) // 2
+        return tokens, seqs, ctx, pairs
+
+    # --- running requests: blocks and victims ----------------------------------------------
+    def _partial_plan(self, budget: int) -> tuple[int, int]:
+        """(chunk, new blocks) of the request part way through its prefill."""
+        x = self.partial
+        if x is None:
+            return 0, 0
+        chunk = max(0, min(self.prompt[x] + self.generated[x] - self.context[x], budget))
+        need = max(0, ceil_div(self.context[x] + chunk, self.block_size) - self.held[x])
+        return chunk, need
+
+    def resolve_exhaustion(self, budget: int) -> bool:
+        """Give up victims until this step's new blocks fit; True if any was given up."""
+        preempted = False
+        while True:
+            need = self.cohort.needs_at(self.step)
+            need += self._partial_plan(budget - self.cohort.count)[1]
+            if need <= self.free:
+                break
+            self._preempt(self._victim())
+            preempted = True
+        if preempted and self.rule.ratio:
+            self.ratio_base = self.rule.ratio.after_retraction(
+                self._running_generated(), self.max_output_sum, len(self.running)
+            )
+            self.ratio_steps = 0
+        return preempted
+
+    def _running_generated(self) -> int:
+        total = self.cohort.generated_sum(self.step)
+        return total + (self.generated[self.partial] if self.partial is not None else 0)
+
+    def _victim(self) -> int:
+        order = self.rule.victim_order
+        if order is VictimOrder.LIFO:
+            return next(reversed(self.running))
+        if order is VictimOrder.NONE:
+            raise RuntimeError(f"{self.rule.name} ran out of KV blocks, which it must never do")
+        candidates = []
+        best = self.cohort.fewest_generated()
+        if best is not None:
+            (gen, prompt, seq), i = best
+            candidates.append(((gen + self.step, prompt, seq), i))
+        if (x := self.partial) is not None:
+            candidates.append(((self.generated[x], -self.prompt[x], -self.admit_seq[x]), x))
+        return min(candidates)[1]
+
+    def _preempt(self, v: int) -> None:
+        decoding = v != self.partial
+        step = self.step
+        if decoding:
+            ctx, self.generated[v] = self.cohort.remove(v, step)
+            held = -(-ctx // self.block_size)
+        else:
+            ctx, held, self.partial = self.context[v], self.held[v], None
+        self.free += held
+        self._leave_running(v)
+        if (
+            decoding
+            and self.config.preemption is PreemptionMode.SWAP
+            and ctx <= self.capacity.host_kv_tokens - self.host_used
+        ):
+            self.host_kv[v] = ctx
+            self.host_used += ctx
+            self.swap_out_tokens += ctx
+        else:
+            self.recomputed[v] += ctx
+        self.context[v] = self.held[v] = 0
+        if self.rule.requeue is Requeue.FRONT:
+            self.waiting.appendleft(v)
+        else:
+            self.waiting.append(v)
+        self.preemptions[v] += 1
+        self.rec.preemption(step, self.now_s)
+
+    def _leave_running(self, i: int) -> None:
+        del self.running[i]
+        max_output = self.max_output[i]
+        self.full_blocks_sum -= -(-(self.prompt[i] + max_output) // self.block_size)
+        self.max_output_sum -= max_output
+        self.dirty = True
+
+    # --- admission --------------------------------------------------------------------------
+    def candidate(self, i: int, budget: int) -> Candidate:
+        """Waiting request i as the admission rule sees it, with `budget` tokens left."""
+        kv, prompt, generated = self.host_kv[i], self.prompt[i], self.generated[i]
+        if kv:
+            chunk, blocks = 1, -(-(kv + 1) // self.block_size)
+        else:
+            todo = prompt + generated
+            chunk = todo if todo < budget else budget
+            blocks = -(-(todo if self.whole_prompt_blocks else chunk) // self.block_size)
+        return Candidate(prompt, generated, self.output[i], self.max_output[i], kv, chunk, blocks)
+
+    def head_admissible(self, cand: Candidate, admitted: list[Candidate]) -> bool:
+        """The policy's verdict on the head of the queue (an idle replica always admits)."""
+        if not self.running:
+            return True
+        if self.rule.event_triggered and not self.dirty:
+            return False
+        ok = self.rule.admit(self, cand, admitted)
+        if not ok:
+            self.dirty = False
+        return ok
+
+    def _admit(self, budget: int, preempted: bool) -> tuple[list[tuple[int, int, int]], bool]:
+        """Admit FCFS; returns [(request, context before, chunk)] and whether KV refused one."""
+        started: list[tuple[int, int, int]] = []
+        cands: list[Candidate] = []
+        if preempted and not self.rule.admits_after_preemption:
+            return started, False
+        waiting, running, max_seqs = self.waiting, self.running, self.max_num_seqs
+        while waiting and budget > 0 and len(running) < max_seqs:  # room for another
+            i = waiting[0]
+            cand = self.candidate(i, budget)
+            if not self.head_admissible(cand, cands):
+                return started, True
+            waiting.popleft()
+            kv, chunk, blocks = cand.kv_tokens, cand.chunk_tokens, cand.blocks_now
+            self.free -= blocks
+            running[i] = None
+            self.seq += 1
+            self.admit_seq[i], self.held[i] = self.seq, blocks
+            self.context[i] = kv
+            if kv:
+                self.swap_in_tokens += kv
+                self.host_used -= kv
+            started.append((i, kv, chunk))
+            cands.append(cand)
+            budget -= chunk
+        return started, False
+
+    # --- end of a step ----------------------------------------------------------------------
+    def _end_step(
+        self, chunk_x: int, admitted: list[tuple[int, int, int]], preempted: bool
+    ) -> None:
+        cohort, size = self.cohort, self.block_size
+        for i in cohort.pop_finishing(self.step):
+            ctx, _ = cohort.remove(i, self.step + 1)
+            self.complete(i, -(-ctx // size))
+        x, self.partial = self.partial, None
+        if x is not None:
+            self._advance(x, chunk_x)
+        prompt, max_output, host_kv, advance = (
+            self.prompt,
+            self.max_output,
+            self.host_kv,
+            self._advance,
+        )
+        for i, _, chunk in admitted:
+            self.full_blocks_sum += -(-(prompt[i] + max_output[i]) // size)
+            self.max_output_sum += max_output[i]
+            host_kv[i] = 0
+            advance(i, chunk)
+        if admitted:
+            self.dirty = True
+        if not preempted and self.rule.ratio:
+            self.ratio_steps += 1
+
+    def _advance(self, i: int, chunk: int) -> None:
+        """Request i computed `chunk` tokens this step (a prefill chunk or a swapped-in decode)."""
+        self.context[i] = context = self.context[i] + chunk
+        if not self.whole_prompt_blocks:
+            self.held[i] = -(-context // self.block_size)
+        generated = self.generated[i]
+        if context < self.prompt[i] + generated:
+            self.partial = i
+            return
+        self.generated[i] = generated = generated + 1
+        if math.isnan(self.first_token_s[i]):
+            self.first_token_s[i] = self.now_s
+        output = self.output[i]
+        if generated == output:
+            self.complete(i, -(-context // self.block_size))
+            return
+        self.cohort.add(i, context=context, generated=generated, output=output, step=self.step + 1)
+        if self.rule.victim_order is VictimOrder.FEWEST_GENERATED:
+            self.cohort.track_victims(i, prompt=self.prompt[i], admit_seq=self.admit_seq[i])
+
+    def complete(self, i: int, blocks: int) -> None:
+        """Request i finished at the end of the current step; it frees `blocks` blocks."""
+        self.free += blocks
+        self._leave_running(i)
+        self.finish_s[i] = self.now_s
+        self.done += 1
+        queue = self.client_queue.get(self.client[i])
+        if queue:
+            nxt = queue.popleft()
+            self.arrival[nxt] = self.now_s + self.think_s
+            heapq.heappush(self.arrivals, (self.arrival[nxt], nxt))
+
+    def _result(self) -> ReplicaResult:
+        return self.rec.result(
+            arrival_s=self.arrival,
+            first_token_s=self.first_token_s,
+            finish_s=self.finish_s,
+            output_tokens=self.output,
+            preemptions=self.preemptions,
+            recomputed_tokens=self.recomputed,
+        )

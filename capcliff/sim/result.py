@@ -1,0 +1,235 @@
+"""The result of a serving simulation: per-request latencies and the deployment's aggregates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from capcliff.sim.timeline import ReplicaResult
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Percentiles:
+    """p50 / p90 / p99 of a latency, seconds (NaN when no request has a value)."""
+
+    p50: float
+    p90: float
+    p99: float
+
+    @classmethod
+    def of(cls, values: FloatArray) -> Percentiles:
+        """Percentiles of the finite entries of `values`."""
+        finite = values[np.isfinite(values)]
+        if not len(finite):
+            return cls(np.nan, np.nan, np.nan)
+        p50, p90, p99 = np.percentile(finite, [50, 90, 99])
+        return cls(float(p50), float(p90), float(p99))
+
+
+@dataclass(frozen=True)
+class TimeSeries:
+    """Deployment-wide samples on an even time grid: KV in use over all replicas' blocks, running
+    and waiting requests (summed), HBM bandwidth utilisation (mean over replicas)."""
+
+    time_s: FloatArray
+    kv_utilization: FloatArray
+    running: FloatArray
+    waiting: FloatArray
+    hbm_utilization: FloatArray
+
+
+@dataclass(frozen=True)
+class ReplicaSummary:
+    """One data-parallel replica's headline figures."""
+
+    requests: int
+    makespan_s: float
+    preemptions: int
+    peak_kv_utilization: float
+    blocked_s: float
+    steps: int
+    events: int
+
+
+@dataclass(frozen=True)
+class SimResult:
+    """Everything a simulation found. Per-request arrays are in the input order."""
+
+    ttft_s: FloatArray
+    tpot_s: FloatArray  # NaN for one-token outputs
+    e2e_s: FloatArray
+    preemptions: IntArray
+    recomputed_tokens: IntArray
+    replica: IntArray
+    output_tokens: IntArray
+    makespan_s: float
+    ttft: Percentiles
+    tpot: Percentiles
+    e2e: Percentiles
+    total_preemptions: int
+    total_recomputed_tokens: int
+    swapped_tokens: int
+    swap_s: float
+    scheduled_tokens: int
+    peak_kv_utilization: float
+    mean_kv_utilization: float
+    first_saturation: tuple[int, float] | None  # (step, time) of the first replica to saturate
+    first_preemption: tuple[int, float] | None
+    admission_blocked: bool  # a waiting request was refused for lack of KV (convoy mode)
+    blocked_s: float  # the most any replica spent refusing waiting requests
+    stranded_kv_fraction: float  # mean free KV of the other replicas while one preempts
+    series: TimeSeries
+    replicas: tuple[ReplicaSummary, ...]
+    steps: int
+    events: int
+
+    @property
+    def output_tokens_per_s(self) -> float:
+        """Generated tokens per second over the makespan."""
+        return float(self.output_tokens.sum()) / self.makespan_s if self.makespan_s else 0.0
+
+    @property
+    def requests_per_s(self) -> float:
+        """Finished requests per second over the makespan."""
+        return len(self.e2e_s) / self.makespan_s if self.makespan_s else 0.0
+
+    def goodput_requests_per_s(self, *, ttft_s: float, tpot_s: float) -> float:
+        """Requests per second that met both limits (a one-token output meets any TPOT)."""
+        tpot = np.nan_to_num(self.tpot_s, nan=0.0)
+        good = int(((self.ttft_s <= ttft_s) & (tpot <= tpot_s)).sum())
+        return good / self.makespan_s if self.makespan_s else 0.0
+
+
+def _hold(times: FloatArray, values: FloatArray, grid: FloatArray) -> FloatArray:
+    """Value of the event covering each grid time (events record their end time); 0 after."""
+    idx = np.searchsorted(times, grid, side="left")
+    padded = np.append(values, 0.0)
+    held: FloatArray = padded[np.minimum(idx, len(values))]
+    return held
+
+
+def deployment_series(replicas: list[ReplicaResult], points: int) -> TimeSeries:
+    """Samples of all replicas on one grid of `points` times from 0 to the makespan."""
+    makespan = max(r.makespan_s for r in replicas)
+    grid = np.linspace(0.0, makespan, max(points, 2))
+    total_blocks = sum(r.total_blocks for r in replicas)
+    used = sum(
+        (_hold(r.series_s, r.series_used_blocks, grid) for r in replicas), np.zeros_like(grid)
+    )
+    running = sum(
+        (_hold(r.series_s, r.series_running, grid) for r in replicas), np.zeros_like(grid)
+    )
+    waiting = sum(
+        (_hold(r.series_s, r.series_waiting, grid) for r in replicas), np.zeros_like(grid)
+    )
+    hbm = sum(
+        (_hold(r.series_s, r.series_hbm_utilization, grid) for r in replicas), np.zeros_like(grid)
+    )
+    return TimeSeries(grid, used / total_blocks, running, waiting, hbm / len(replicas))
+
+
+def stranded_kv_fraction(replicas: list[ReplicaResult]) -> float:
+    """Mean, over every preemption in any replica, of the other replicas' free KV fraction then."""
+    samples: list[float] = []
+    for r, rep in enumerate(replicas):
+        if not len(rep.preemption_times_s):
+            continue
+        others = [o for k, o in enumerate(replicas) if k != r]
+        if not others:
+            continue
+        free = np.zeros(len(rep.preemption_times_s))
+        for o in others:
+            free += o.total_blocks - _hold(o.series_s, o.series_used_blocks, rep.preemption_times_s)
+        samples.extend((free / sum(o.total_blocks for o in others)).tolist())
+    return float(np.mean(samples)) if samples else 0.0
+
+
+def replica_summary(rep: ReplicaResult) -> ReplicaSummary:
+    """Headline figures of one replica."""
+    return ReplicaSummary(
+        requests=len(rep.finish_s),
+        makespan_s=rep.makespan_s,
+        preemptions=int(rep.preemptions.sum()),
+        peak_kv_utilization=rep.peak_used_blocks / rep.total_blocks,
+        blocked_s=rep.blocked_s,
+        steps=rep.steps,
+        events=rep.events,
+    )
+
+
+def mean_kv_utilization(replicas: list[ReplicaResult]) -> float:
+    """Time-weighted KV in use over each replica's run, averaged over replicas."""
+    shares = [
+        r.used_block_seconds / (r.total_blocks * r.makespan_s) if r.makespan_s else 0.0
+        for r in replicas
+    ]
+    return float(np.mean(shares))
+
+
+def _latencies(cols: dict[str, FloatArray]) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(TTFT, TPOT, E2E) per request; TPOT is NaN for one-token outputs."""
+    outputs = cols["output_tokens"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        decode_s = cols["finish_s"] - cols["first_token_s"]
+        tpot = np.where(outputs > 1, decode_s / (outputs - 1), np.nan)
+    return cols["first_token_s"] - cols["arrival_s"], tpot, cols["finish_s"] - cols["arrival_s"]
+
+
+def _earliest(marks: list[tuple[int, float] | None]) -> tuple[int, float] | None:
+    present = [m for m in marks if m is not None]
+    return min(present, key=lambda m: m[1]) if present else None
+
+
+def _scatter(
+    replicas: list[ReplicaResult], owners: list[IntArray], n: int
+) -> dict[str, FloatArray]:
+    fields = ("arrival_s", "first_token_s", "finish_s", "preemptions", "recomputed_tokens")
+    out = {f: np.zeros(n) for f in (*fields, "replica", "output_tokens")}
+    for r, (rep, idx) in enumerate(zip(replicas, owners, strict=True)):
+        for f in fields:
+            out[f][idx] = getattr(rep, f)
+        out["replica"][idx] = r
+        out["output_tokens"][idx] = rep.output_tokens
+    return out
+
+
+def sim_result(replicas: list[ReplicaResult], owners: list[IntArray], *, points: int) -> SimResult:
+    """Combine per-replica runs (owners[r]: the input indices of replica r's requests)."""
+    n = sum(len(o) for o in owners)
+    cols = _scatter(replicas, owners, n)
+    outputs = cols["output_tokens"].astype(np.int64)
+    ttft, tpot, e2e = _latencies(cols)
+    return SimResult(
+        ttft_s=ttft,
+        tpot_s=tpot,
+        e2e_s=e2e,
+        preemptions=cols["preemptions"].astype(np.int64),
+        recomputed_tokens=cols["recomputed_tokens"].astype(np.int64),
+        replica=cols["replica"].astype(np.int64),
+        output_tokens=outputs,
+        makespan_s=max(r.makespan_s for r in replicas),
+        ttft=Percentiles.of(ttft),
+        tpot=Percentiles.of(tpot),
+        e2e=Percentiles.of(e2e),
+        total_preemptions=int(cols["preemptions"].sum()),
+        total_recomputed_tokens=int(cols["recomputed_tokens"].sum()),
+        swapped_tokens=sum(r.swapped_tokens for r in replicas),
+        swap_s=sum(r.swap_s for r in replicas),
+        scheduled_tokens=sum(r.scheduled_tokens for r in replicas),
+        peak_kv_utilization=max(r.peak_used_blocks / r.total_blocks for r in replicas),
+        mean_kv_utilization=mean_kv_utilization(replicas),
+        first_saturation=_earliest([r.first_saturation for r in replicas]),
+        first_preemption=_earliest([r.first_preemption for r in replicas]),
+        admission_blocked=any(r.blocked_steps for r in replicas),
+        blocked_s=max(r.blocked_s for r in replicas),
+        stranded_kv_fraction=stranded_kv_fraction(replicas),
+        series=deployment_series(replicas, points),
+        replicas=tuple(replica_summary(r) for r in replicas),
+        steps=sum(r.steps for r in replicas),
+        events=sum(r.events for r in replicas),
+    )
