@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 from capcliff.analysis.deployment import WorkloadChoice, plan_workloads, sim_config_for
 from capcliff.analysis.plan_advice import NOISE, ranked, recommendation_reasons, within_noise
 from capcliff.analysis.plan_types import (
-    SCHEMA_VERSION,
     Objective,
     PlanCliff,
     PlanLayout,
@@ -28,7 +27,7 @@ from capcliff.catalog.layout import Layout, enumerate_layouts
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.memory.budget import BudgetSettings
 from capcliff.memory.layout_memory import LayoutMemory, layout_memory
-from capcliff.memory.report import summary_fields
+from capcliff.memory.report import report_header, summary_fields
 from capcliff.memory.weights import WeightScheme
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
@@ -342,13 +341,14 @@ def build_plan_report(
         makespan, gain = kv_aware_gain(evaluated[best.name], inputs)
         rec = rec.model_copy(update={"kv_aware_makespan_s": makespan, "kv_aware_gain": gain})
         flags, warnings = engine_flags(model, evaluated[best.name], rec, inputs, settings, kv_dtype)
+    header = report_header(
+        model, hardware, gpus=gpus, settings=settings, scheme=inputs.scheme, kv_dtype=kv_dtype,
+        max_model_len=inputs.max_model_len,
+    )  # fmt: skip
     return PlanReport(
-        schema_version=SCHEMA_VERSION, model=model.id, hardware=hardware.id, gpus=gpus,
-        engine=settings.engine.value, policy=inputs.config.policy,
-        overheads="calibrated" if settings.calibrated_terms else "modeled", objective=goal.value,
-        workload=inputs.workload_label, num_requests=len(inputs.requests.input_tokens),
-        max_model_len=inputs.max_model_len, layouts=rows, recommended=rec, fixes=fixes,
-        engine_flags=flags, flag_warnings=warnings,
+        **header.model_dump(), policy=inputs.config.policy, workload=inputs.workload_label,
+        num_requests=len(inputs.requests.input_tokens), seed=seed, objective=goal.value,
+        layouts=rows, recommended=rec, fixes=fixes, engine_flags=flags, flag_warnings=warnings,
     )  # fmt: skip
 
 

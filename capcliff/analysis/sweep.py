@@ -32,15 +32,16 @@ from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.memory.budget import BudgetSettings
 from capcliff.memory.layout_memory import LayoutMemory, layout_memory
+from capcliff.memory.report import report_header
 from capcliff.memory.weights import WeightScheme
 from capcliff.perf.step_time import StepTimeModel, step_time_model
+from capcliff.report_header import SimulationHeader
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.workload import (
     Requests,
 )
 from capcliff.units import KVDType
 
-SCHEMA_VERSION = 1
 CLIFF_PERCENTILE = 99.0
 
 
@@ -104,19 +105,9 @@ class SeriesResult(_Result):
     kv_over_time: dict[str, list[tuple[float, float]]]  # (s, KV utilisation) at named points
 
 
-class SweepReport(_Result):
+class SweepReport(SimulationHeader):
     """Everything `capcliff sweep` prints. Top-level points/cliff/sweet_spot: the first series."""
 
-    schema_version: int
-    model: str
-    hardware: str
-    gpus: int
-    engine: str
-    policy: str
-    overheads: str  # "modeled" or "calibrated": where the KV budget's overhead terms come from
-    workload: str
-    num_requests: int
-    seed: int
     series: list[SeriesResult]
     points: list[PointResult]
     cliff: CliffResult
@@ -307,14 +298,13 @@ def build_sweep_report(
     if not series:
         raise InputError("layout: no requested layout fits this model; run `capcliff memory`")
     first = series[0]
+    header = report_header(
+        model, hardware, gpus=plan.layouts[0].gpus, settings=settings, scheme=scheme,
+        kv_dtype=kv_dtype, max_model_len=max_model_len,
+    )  # fmt: skip
     return SweepReport(
-        schema_version=SCHEMA_VERSION,
-        model=model.id,
-        hardware=hardware.id,
-        gpus=plan.layouts[0].gpus,
-        engine=settings.engine.value,
+        **header.model_dump(),
         policy=config.policy,
-        overheads="calibrated" if settings.calibrated_terms else "modeled",
         workload=plan.workload_label,
         num_requests=len(plan.workloads[0][1].input_tokens),
         seed=plan.seed,
