@@ -325,19 +325,13 @@ def build_plan_report(
         )
         for lay in enumerate_layouts(gpus, arch=model.arch)
     ]  # fmt: skip
+    terms = settings.step_time_terms
     evaluated = {
-        m.layout.name: _evaluate(
-            model,
-            hardware,
-            m,
-            sim,
-            scheme=inputs.scheme,
-            kv_dtype=kv_dtype,
-            step_terms=settings.step_time_terms,
-        )
+        m.layout.name: _evaluate(model, hardware, m, sim, scheme=inputs.scheme, kv_dtype=kv_dtype,
+                                 step_terms=terms)
         for m in memories
         if m.fits
-    }
+    }  # fmt: skip
     leaders = sorted(evaluated.values(), key=lambda ev: -score(ev.sweet, goal, slo))[:REFINE_TOP]
     for ev in leaders:
         evaluated[ev.memory.layout.name] = _refine(ev, sim)
