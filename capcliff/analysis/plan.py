@@ -24,7 +24,7 @@ from capcliff.analysis.plan_types import (
 from capcliff.analysis.solver import Slo, SweepPoint, simulated_cliff, sweep
 from capcliff.analysis.sweep import p99_analytic_cliff, replica_models
 from capcliff.catalog.catalogs import Model
-from capcliff.catalog.layout import Layout, enumerate_layouts
+from capcliff.catalog.layout import enumerate_layouts, parse_layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.memory.budget import BudgetSettings
 from capcliff.memory.layout_memory import LayoutMemory, layout_memory
@@ -371,7 +371,7 @@ def engine_flags(
     from capcliff.analysis.flags import Deployment, flag_warnings, sglang_command, vllm_command
     from capcliff.memory.engines import sglang_mem_fraction_static
 
-    layout = Layout(dp=rec.dp, tp=rec.tp, pp=rec.pp, ep=rec.ep)
+    layout = parse_layout(rec.layout)
     stage = ev.memory.stages[0]
     dep = Deployment(
         model=model.hf_repo or model.id,
