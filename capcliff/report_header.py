@@ -33,6 +33,7 @@ class SimulationHeader(ReportHeader):
     """The header of a report that simulates serving: the policy and the workload too."""
 
     policy: str  # the admission and preemption policy simulated
+    step_profile: str = ""  # the engine and version the step times assume, modeled or calibrated
     workload: str  # preset name, trace path or "isl/osl" label
     num_requests: int
     seed: int
