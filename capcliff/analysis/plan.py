@@ -25,10 +25,11 @@ from capcliff.analysis.plan_types import (
 from capcliff.analysis.solver import Slo, SweepPoint, simulated_cliff, sweep
 from capcliff.analysis.sweep import p99_analytic_cliff, replica_models
 from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
-from capcliff.catalog.layout import Layout, enumerate_layouts
+from capcliff.catalog.layout import enumerate_layouts, parse_layout
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.report import summary_fields
 from capcliff.memory.weights import WeightScheme
+from capcliff.perf.profiles import profile_label
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.workload import Requests
@@ -300,6 +301,7 @@ def build_plan_report(
         schema_version=SCHEMA_VERSION, model=dep.model.id, hardware=dep.hardware.id, gpus=gpus,
         engine=dep.settings.engine.value, policy=inputs.config.policy,
         overheads="calibrated" if dep.budget.calibrated_terms else "modeled",
+        step_profile=profile_label(dep.settings.engine, dict(dep.budget.step_time_terms)),
         objective=goal.value, workload=inputs.workload_label,
         num_requests=len(inputs.requests.input_tokens), max_model_len=inputs.max_model_len,
         layouts=rows, recommended=rec, fixes=fixes, engine_flags=flags, flag_warnings=warnings,
@@ -313,7 +315,7 @@ def engine_flags(
     from capcliff.analysis.flags import Deployment, flag_warnings, sglang_command, vllm_command
     from capcliff.memory.engines import sglang_mem_fraction_static
 
-    layout = Layout(dp=rec.dp, tp=rec.tp, pp=rec.pp, ep=rec.ep)
+    layout = parse_layout(rec.layout)
     stage = ev.memory.stages[0]
     served = Deployment(
         model=dep.model.hf_repo or dep.model.id,

@@ -29,7 +29,9 @@ from capcliff.analysis.solver import (
 from capcliff.analysis.workloads import is_online
 from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
+from capcliff.memory.budget import EngineName
 from capcliff.memory.layout_memory import LayoutMemory
+from capcliff.perf.profiles import profile_label, step_profile
 from capcliff.perf.step_time import StepTimeModel, step_time_model
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.workload import Requests
@@ -108,6 +110,7 @@ class SweepReport(_Result):
     engine: str
     policy: str
     overheads: str  # "modeled" or "calibrated": where the KV budget's overhead terms come from
+    step_profile: str = ""  # the engine and version the step times assume, modeled or calibrated
     workload: str
     num_requests: int
     seed: int
@@ -176,10 +179,14 @@ def _sweet(points: tuple[SweepPoint, ...], slo: Slo | None, online: bool) -> Swe
 
 
 def replica_models(dep: Deployment, memory: LayoutMemory) -> tuple[KVCapacity, StepTimeModel]:
-    """A fitting layout's KV capacity per replica and its step-time model."""
+    """A fitting layout's KV capacity per replica and its step-time model under the budget's
+    engine profile, with the deployment's step-time terms (BudgetSettings.step_time_terms)."""
+    engine = memory.stages[0].engine if memory.stages else EngineName.VLLM
+    profile, fitted = step_profile(engine, dict(dep.budget.step_time_terms))
     steps = step_time_model(
-        dep.model.arch, dep.hardware, memory.layout, scheme=dep.scheme, kv_dtype=dep.kv_dtype
-    )
+        dep.model.arch, dep.hardware, memory.layout, scheme=dep.scheme, kv_dtype=dep.kv_dtype,
+        profile=profile, fitted=fitted,
+    )  # fmt: skip
     return dep.capacity(memory), steps
 
 
@@ -287,6 +294,7 @@ def build_sweep_report(
         engine=dep.settings.engine.value,
         policy=config.policy,
         overheads="calibrated" if dep.budget.calibrated_terms else "modeled",
+        step_profile=profile_label(dep.settings.engine, dict(dep.budget.step_time_terms)),
         workload=plan.workload_label,
         num_requests=len(plan.workloads[0][1].input_tokens),
         seed=plan.seed,

@@ -257,7 +257,7 @@ def chosen_layout(dep: Deployment, online: bool) -> tuple[Layout | None, Recomme
         return parse_layout(s.layout), rec
     if rec is None:
         return None, None
-    return Layout(dp=rec.dp, tp=rec.tp, pp=rec.pp, ep=rec.ep), rec
+    return parse_layout(rec.layout), rec
 
 
 def outcome(dep: Deployment) -> Outcome:
