@@ -108,7 +108,9 @@ def shared_tokens(parent: list[int], fork: list[int], x: int, y: int) -> float:
 
 
 events = st.lists(
-    st.tuples(st.sampled_from(["admit", "finish", "evict"]), st.integers(0, 5), st.integers(1, 400)),
+    st.tuples(
+        st.sampled_from(["admit", "finish", "evict"]), st.integers(0, 5), st.integers(1, 400)
+    ),
     max_size=60,
 )
 
@@ -156,7 +158,7 @@ def test_cached_plus_in_use_plus_free_equals_the_pool(script: list[tuple[str, in
             cache.evict(cache.unreferenced - free)
         assert cache.unreferenced <= free
         assert exclusive + cache.in_use + free == total
-        assert 0 <= cache.unreferenced and 0 <= cache.in_use
+        assert min(cache.unreferenced, cache.in_use) >= 0
 
 
 def test_a_branch_hits_its_sessions_context_not_a_sibling_branch() -> None:

@@ -35,16 +35,6 @@ free blocks that never held a hash are used before cached ones are evicted.
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class CacheCounters:
-    """What a prefix cache did over a run, in blocks of the replica's block size."""
-
-    lookup_blocks: int  # blocks of prompt that could have hit (each lookup's limit)
-    hit_blocks: int  # blocks that did hit (their prefill was skipped)
-    evicted_blocks: int
 
 
 class PrefixCache:
@@ -73,7 +63,7 @@ class PrefixCache:
         self._heap: list[tuple[float, int, int]] = []  # (last release, stamp, node)
         self._stamp = [0] * len(parent)
         self._seq = 0
-        self.lookup_blocks = self.hit_blocks = self.evicted_blocks = 0
+        self.evicted_blocks = 0
 
     # --- content paths ----------------------------------------------------------------------
     def path(self, node: int) -> tuple[int, ...]:
@@ -114,10 +104,11 @@ class PrefixCache:
             hit = hi
         return hit
 
-    def count_lookup(self, limit_blocks: int, hit_blocks: int) -> None:
-        """Record one admission's lookup (token-weighted hit rate = hit / lookup blocks)."""
-        self.lookup_blocks += limit_blocks
-        self.hit_blocks += hit_blocks
+    def revivable(self, node: int, hit_blocks: int) -> int:
+        """How many of the first `hit_blocks` blocks on `node`'s path no running request
+        references (taking them takes them out of the free count)."""
+        ref = self.ref_end
+        return sum(max(0, hi - max(ref[a], lo)) for a, lo, hi in self._segments(node, hit_blocks))
 
     def acquire(self, node: int, hit_blocks: int) -> int:
         """A request on `node` starts using its `hit_blocks` cached blocks; returns how many of
@@ -187,7 +178,7 @@ class PrefixCache:
             self.cached_end,
         )
         while evicted < blocks and heap:
-            when, s, a = heap[0]
+            _, s, a = heap[0]
             if s != stamp[a]:
                 heapq.heappop(heap)
                 continue
@@ -203,7 +194,3 @@ class PrefixCache:
         self.unreferenced -= evicted
         self.evicted_blocks += evicted
         return evicted
-
-    def counters(self) -> CacheCounters:
-        """Totals so far."""
-        return CacheCounters(self.lookup_blocks, self.hit_blocks, self.evicted_blocks)

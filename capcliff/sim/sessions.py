@@ -273,9 +273,8 @@ def _client_order(requests: Requests, spans: list[list[int]], clients: int | Non
     """Requests reordered so that each client's requests are in the order it sends them."""
     if clients is None:
         return requests
-    order = np.concatenate(
-        [np.arange(lo, hi) for c in range(clients) for lo, hi in spans[c::clients]] or [[]]
-    ).astype(np.int64)
+    parts = [np.arange(lo, hi) for c in range(clients) for lo, hi in spans[c::clients]]
+    order = np.concatenate(parts).astype(np.int64)
     return requests.subset(order)
 
 
