@@ -53,7 +53,7 @@ def _forward_elements_per_token(arch: Architecture, layout: Layout) -> int:
         qkv = (arch.num_attention_heads + 2 * arch.num_kv_heads) * arch.head_dim // tp
     mlp = 3 * arch.intermediate_size // tp  # gate/up output (2I) and the activated product (I)
     if arch.moe is not None:
-        expert_tp = 1 if layout.ep > 1 else tp
+        expert_tp = layout.moe_tp
         n1 = 2 * arch.moe.expert_intermediate_size // expert_tp
         # fused_moe workspaces: top_k x max(N1, h) and top_k x N1 / 2 elements per token.
         mlp = max(mlp, arch.moe.experts_per_token * (max(n1, h) + n1 // 2))
