@@ -194,11 +194,15 @@ def _sweet(points: tuple[SweepPoint, ...], slo: Slo | None, online: bool) -> Swe
     )
 
 
-def replica_models(dep: Deployment, memory: LayoutMemory) -> tuple[KVCapacity, StepTimeModel]:
+def replica_models(
+    dep: Deployment, memory: LayoutMemory, step_terms: dict[str, float] | None = None
+) -> tuple[KVCapacity, StepTimeModel]:
     """A fitting layout's KV capacity per replica and its step-time model under the budget's
-    engine profile, with the deployment's step-time terms (BudgetSettings.step_time_terms)."""
+    engine profile, with the deployment's step-time terms (BudgetSettings.step_time_terms) or
+    `step_terms` in their place."""
     engine = memory.stages[0].engine if memory.stages else EngineName.VLLM
-    profile, fitted = step_profile(engine, dict(dep.budget.step_time_terms))
+    terms = dict(dep.budget.step_time_terms) if step_terms is None else step_terms
+    profile, fitted = step_profile(engine, terms)
     steps = step_time_model(
         dep.model.arch, dep.hardware, memory.layout, scheme=dep.scheme, kv_dtype=dep.kv_dtype,
         profile=profile, fitted=fitted,
