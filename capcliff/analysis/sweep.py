@@ -31,13 +31,14 @@ from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
 from capcliff.memory.layout_memory import LayoutMemory
+from capcliff.memory.report import report_header
 from capcliff.perf.profiles import profile_label, step_profile
 from capcliff.perf.step_time import StepTimeModel, step_time_model
+from capcliff.report_header import SimulationHeader
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.result import SimResult
 from capcliff.sim.workload import Requests
 
-SCHEMA_VERSION = 1
 CLIFF_PERCENTILE = 99.0
 
 
@@ -111,20 +112,9 @@ class SeriesResult(_Result):
     kv_over_time: dict[str, list[tuple[float, float]]]  # (s, KV utilisation) at named points
 
 
-class SweepReport(_Result):
+class SweepReport(SimulationHeader):
     """Everything `capcliff sweep` prints. Top-level points/cliff/sweet_spot: the first series."""
 
-    schema_version: int
-    model: str
-    hardware: str
-    gpus: int
-    engine: str
-    policy: str
-    overheads: str  # "modeled" or "calibrated": where the KV budget's overhead terms come from
-    step_profile: str = ""  # the engine and version the step times assume, modeled or calibrated
-    workload: str
-    num_requests: int
-    seed: int
     series: list[SeriesResult]
     points: list[PointResult]
     cliff: CliffResult
@@ -306,14 +296,13 @@ def build_sweep_report(
     if not series:
         raise InputError("layout: no requested layout fits this model; run `capcliff memory`")
     first = series[0]
+    header = report_header(
+        dep.model, dep.hardware, gpus=plan.layouts[0].gpus, settings=dep.budget,
+        scheme=dep.scheme, kv_dtype=dep.kv_dtype, max_model_len=max_model_len,
+    )  # fmt: skip
     return SweepReport(
-        schema_version=SCHEMA_VERSION,
-        model=dep.model.id,
-        hardware=dep.hardware.id,
-        gpus=plan.layouts[0].gpus,
-        engine=dep.settings.engine.value,
+        **header.model_dump(),
         policy=config.policy,
-        overheads="calibrated" if dep.budget.calibrated_terms else "modeled",
         step_profile=profile_label(dep.settings.engine, dict(dep.budget.step_time_terms)),
         workload=plan.workload_label,
         num_requests=len(plan.workloads[0][1].input_tokens),

@@ -187,6 +187,7 @@ def _advance(sim: ReplicaSim, k: int, line: DecodeLine, blocked: bool) -> float:
     start = sim.now_s
     sim.now_s = start + duration
     last = step + k - 1
+    sim.settle_cache()  # the run's blocks were allocated before anyone finishes
     finishing = co.pop_finishing(last)
     if finishing:
         size = sim.block_size
