@@ -34,7 +34,7 @@ from capcliff.memory.weights import (
     stage_layer_ranges,
     stage_param_groups,
 )
-from capcliff.units import GB, TERA, KVDType, WeightDType, weight_bytes_per_element
+from capcliff.units import GB, TERA, KVDType, WeightDType
 
 # Bytes of one activation element sent between GPUs (bf16 hidden states).
 ACTIVATION_BYTES = 2
@@ -295,7 +295,7 @@ def _stage_cost(arch: Architecture, layout: Layout, scheme: WeightScheme, stage:
     tied_head = arch.tie_word_embeddings and layout.pp == 1
     for group in stage_param_groups(arch, layout, stage):
         elements = elements_per_rank(group, layout)
-        size = elements * weight_bytes_per_element(scheme.dtype_of(group.storage))
+        size = elements * scheme.bytes_per_element(group)
         if group.component is Component.EMBEDDING and not tied_head:
             continue  # only the looked-up rows are read
         if group.component in (Component.LM_HEAD, Component.EMBEDDING):
