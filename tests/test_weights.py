@@ -235,3 +235,18 @@ def test_gpt_oss_mxfp4_quantises_experts_only() -> None:
     experts = next(g for g in layer_param_groups(arch, 0) if g.storage is Storage.EXPERT)
     assert scheme.bytes_per_element(attention) == 2
     assert scheme.bytes_per_element(experts) == Fraction(4 * 32 + 8, 8 * 32)
+
+
+def test_attention_dp_without_ep_holds_the_same_expert_bytes_as_with_it() -> None:
+    # dpa8 splits every expert's width 8 ways, dp8-ep8 gives each rank 16 of 128 whole experts:
+    # either way a rank holds 1/8 of 48 * 128 * 3 * 2048 * 768 expert elements.
+    sharded = _as_shipped("qwen3-30b-a3b", Layout(dp=8, attention_dp=True))[0]
+    whole = _as_shipped("qwen3-30b-a3b", Layout(dp=8, ep=8))[0]
+    assert sharded == whole
+
+
+def test_tp8_ep4_holds_an_eighth_of_the_experts() -> None:
+    # 4 EP groups x 2-way width split = 8 ranks per MoE layer: the same bytes as TP=8.
+    assert _as_shipped("qwen3-30b-a3b", Layout(tp=8, ep=4)) == _as_shipped(
+        "qwen3-30b-a3b", Layout(tp=8)
+    )

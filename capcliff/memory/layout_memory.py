@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from capcliff.catalog.architecture import Architecture
-from capcliff.catalog.layout import Layout, invalid_reason
+from capcliff.catalog.layout import Layout, engine_refusal, invalid_reason
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.memory.budget import (
     BudgetSettings,
@@ -145,7 +145,9 @@ def layout_memory(
     weights_provenance: Provenance = Provenance.MODELED,
 ) -> LayoutMemory:
     """Weights, KV budget and fit of `layout` for `arch` on `hardware`."""
-    reason = invalid_reason(layout, arch=arch, hardware=hardware)
+    reason = invalid_reason(layout, arch=arch, hardware=hardware) or engine_refusal(
+        layout, settings.engine.value
+    )
     if reason is not None:
         return LayoutMemory(layout=layout, valid=False, reason=reason, max_model_len=max_model_len)
     total_memory = settings.gpu_total_memory_bytes or hardware.hbm_driver_bytes

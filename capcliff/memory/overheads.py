@@ -55,7 +55,7 @@ def _moe_workspace_elements(arch: Architecture, layout: Layout, *, modular: bool
     a K-wide output; the older fused_experts_impl (vLLM V0) holds top_k x (max(N, K) + N/2).
     """
     assert arch.moe is not None
-    expert_tp = 1 if layout.ep > 1 else layout.tp
+    expert_tp = layout.moe_tp
     n, k = 2 * arch.moe.expert_intermediate_size // expert_tp, arch.hidden_size
     top_k = arch.moe.experts_per_token
     if modular:

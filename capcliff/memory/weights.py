@@ -126,8 +126,9 @@ def elements_per_rank(group: ParamGroup, layout: Layout) -> Fraction:
     if group.shard is Shard.VOCAB:
         vocab = group.elements // group.row_elements
         return Fraction(round_up(vocab, VOCAB_PADDING) * group.row_elements, tp)
-    # Routed experts: EP gives each rank num_experts / ep whole experts; otherwise TP splits widths.
-    return Fraction(group.elements, layout.ep if layout.ep > 1 else tp)
+    # Routed experts: num_experts / ep whole experts per rank, each split in width over moe_tp
+    # ranks, so ep x moe_tp = the ranks a MoE layer spans (TP, or DP x TP under attention DP).
+    return Fraction(group.elements, layout.moe_ranks)
 
 
 def stage_param_groups(arch: Architecture, layout: Layout, stage: int) -> list[ParamGroup]:

@@ -19,20 +19,22 @@ import heapq
 import math
 from collections import deque
 
-import numpy as np
-
 from capcliff.perf.step_time import StepTimeModel
+from capcliff.sim.admission import AdmissionView, candidate
+from capcliff.sim.clients import ClientLoop
 from capcliff.sim.cohort import DecodeCohort
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
 from capcliff.sim.fast_forward import fast_forward
-from capcliff.sim.policies import Candidate, Policy, Requeue, RunningState, VictimOrder
+from capcliff.sim.policies import Candidate, Policy, Requeue, VictimOrder
+from capcliff.sim.prefix_reuse import PrefixReuse
 from capcliff.sim.timeline import Recorder, ReplicaResult
+from capcliff.sim.victims import next_victim
 from capcliff.sim.workload import Requests
 from capcliff.units import ceil_div
 
 
 class ReplicaSim:
-    """Simulates one replica over `requests` (local indices 0 .. n-1). Implements ReplicaView."""
+    """Simulates one replica over `requests` (local indices 0 .. n-1)."""
 
     def __init__(
         self,
@@ -67,9 +69,13 @@ class ReplicaSim:
             and config.preemption is PreemptionMode.RECOMPUTE
         )
         self.max_num_seqs = config.max_num_seqs
-        self.arrivals: list[tuple[float, int]] = []
-        self.client_queue: dict[int, deque[int]] = {}
-        self._queue_arrivals(requests)
+        self.clients = ClientLoop(requests, self.arrival)
+        self.arrivals = self.clients.arrivals
+        self.reuse = (
+            PrefixReuse(requests, capacity.block_size, radix=rule.name == "sglang")
+            if config.prefix_caching
+            else None
+        )
 
     def _per_request(self, requests: Requests) -> None:
         """Per-request state as Python lists (scalar access is what the event loop does)."""
@@ -79,7 +85,6 @@ class ReplicaSim:
         self.max_output = requests.max_output_tokens.tolist()
         self.requests = requests
         self.arrival = [math.inf if math.isnan(a) else a for a in requests.arrival_s.tolist()]
-        self.think_s = requests.think_time_s
         self.context = [0] * n  # KV tokens (not kept up to date while decoding: see cohort)
         self.generated = [0] * n
         self.held = [0] * n  # blocks held while not decoding
@@ -90,53 +95,10 @@ class ReplicaSim:
         self.preemptions = [0] * n
         self.recomputed = [0] * n
 
-    def _queue_arrivals(self, requests: Requests) -> None:
-        for i, when in enumerate(self.arrival):
-            if when < math.inf:
-                self.arrivals.append((when, i))
-            else:
-                self.client_queue.setdefault(int(requests.client[i]), deque()).append(i)
-        heapq.heapify(self.arrivals)
-        self.client = requests.client.tolist()
-
-    # --- ReplicaView ------------------------------------------------------------------------
-    @property
-    def free_blocks(self) -> int:
-        """Free blocks now."""
-        return self.free
-
-    @property
-    def total_blocks(self) -> int:
-        """Blocks of the KV cache."""
-        return self.total
-
     @property
     def new_token_ratio(self) -> float:
-        """SGLang's ratio now."""
+        """SGLang's new-token ratio now (0 for other policies)."""
         return self.rule.ratio.value(self.ratio_base, self.ratio_steps) if self.rule.ratio else 0.0
-
-    def full_length_blocks(self) -> int:
-        """Sum of ceil((prompt + max_output) / B) over running requests admitted before this
-        step."""
-        return self.full_blocks_sum
-
-    def running_state(self) -> RunningState:
-        """Decoding requests and the one in prefill, as arrays."""
-        members = np.flatnonzero(self.cohort.member)
-        generated = self.cohort.generated_base[members] + self.step
-        prefilling = np.zeros(len(members) + (self.partial is not None), dtype=bool)
-        if self.partial is not None:
-            members = np.append(members, self.partial)
-            generated = np.append(generated, self.generated[self.partial])
-            prefilling[-1] = True
-        req = self.requests
-        return RunningState(
-            req.input_tokens[members],
-            generated.astype(np.int64),
-            req.output_tokens[members],
-            req.max_output_tokens[members],
-            prefilling,
-        )
 
     # --- the loop ---------------------------------------------------------------------------
     def run(self) -> ReplicaResult:
@@ -194,6 +156,7 @@ class ReplicaSim:
         if preempted or self.free == 0:
             rec.saturation(self.step, self.now_s + duration)
         start, self.now_s = self.now_s, self.now_s + duration
+        self.settle_cache()
         self._end_step(chunk_x, admitted, preempted)
         rec.swapped_tokens += self.swap_out_tokens
         rec.swap_s += swap_s
@@ -242,7 +205,7 @@ class ReplicaSim:
             need += self._partial_plan(budget - self.cohort.count)[1]
             if need <= self.free:
                 break
-            self._preempt(self._victim())
+            self.preempt(next_victim(self))
             preempted = True
         if preempted and self.rule.ratio:
             self.ratio_base = self.rule.ratio.after_retraction(
@@ -255,22 +218,9 @@ class ReplicaSim:
         total = self.cohort.generated_sum(self.step)
         return total + (self.generated[self.partial] if self.partial is not None else 0)
 
-    def _victim(self) -> int:
-        order = self.rule.victim_order
-        if order is VictimOrder.LIFO:
-            return next(reversed(self.running))
-        if order is VictimOrder.NONE:
-            raise RuntimeError(f"{self.rule.name} ran out of KV blocks, which it must never do")
-        candidates = []
-        best = self.cohort.fewest_generated()
-        if best is not None:
-            (gen, prompt, seq), i = best
-            candidates.append(((gen + self.step, prompt, seq), i))
-        if (x := self.partial) is not None:
-            candidates.append(((self.generated[x], -self.prompt[x], -self.admit_seq[x]), x))
-        return min(candidates)[1]
-
-    def _preempt(self, v: int) -> None:
+    def preempt(self, v: int) -> None:
+        """Give up running request v: free its blocks, swap its KV out (if the mode and the host
+        pool allow) or drop it for a later recompute, and requeue it as the policy says."""
         decoding = v != self.partial
         step = self.step
         if decoding:
@@ -278,6 +228,9 @@ class ReplicaSim:
             held = -(-ctx // self.block_size)
         else:
             ctx, held, self.partial = self.context[v], self.held[v], None
+        if self.reuse is not None:  # its hit blocks were never its own
+            shared = self.reuse.shared[v]
+            held += self.reuse.release(v, ctx, self.now_s, finished=False) - shared
         self.free += held
         self._leave_running(v)
         if (
@@ -306,27 +259,33 @@ class ReplicaSim:
         self.dirty = True
 
     # --- admission --------------------------------------------------------------------------
-    def candidate(self, i: int, budget: int) -> Candidate:
-        """Waiting request i as the admission rule sees it, with `budget` tokens left."""
-        kv, prompt, generated = self.host_kv[i], self.prompt[i], self.generated[i]
-        if kv:
-            chunk, blocks = 1, -(-(kv + 1) // self.block_size)
-        else:
-            todo = prompt + generated
-            chunk = todo if todo < budget else budget
-            blocks = -(-(todo if self.whole_prompt_blocks else chunk) // self.block_size)
-        return Candidate(prompt, generated, self.output[i], self.max_output[i], kv, chunk, blocks)
-
-    def head_admissible(self, cand: Candidate, admitted: list[Candidate]) -> bool:
-        """The policy's verdict on the head of the queue (an idle replica always admits)."""
+    def head_admissible(
+        self, cand: Candidate, admitted: list[Candidate], *, step: int, free: int
+    ) -> bool:
+        """The policy's verdict on the head of the queue at the start of `step` with `free` free
+        blocks (an idle replica always admits). Reads the replica without changing it, except
+        that an event-triggered policy's refusal is remembered until the running set or the
+        queue changes (`dirty`)."""
         if not self.running:
             return True
         if self.rule.event_triggered and not self.dirty:
             return False
-        ok = self.rule.admit(self, cand, admitted)
+        ok = self.rule.admit(AdmissionView(self, step=step, free=free), cand, admitted)
         if not ok:
             self.dirty = False
         return ok
+
+    def head_verdict(self, *, step: int, free: int) -> Candidate | bool:
+        """Would the head of the queue be admitted in `step` if `free` blocks were free at its
+        start? Admission is decided after the running requests' new blocks of that step are
+        allocated. True if admitted; False if nobody could be (empty queue, no token budget or
+        no seat); else the refused candidate."""
+        budget = self.config.max_num_batched_tokens - self.cohort.count
+        if not (self.waiting and budget > 0 and len(self.running) < self.max_num_seqs):
+            return False
+        after = free - self.cohort.needs_at(step)
+        cand = candidate(self, self.waiting[0], budget, free=after)
+        return True if self.head_admissible(cand, [], step=step, free=after) else cand
 
     def _admit(self, budget: int, preempted: bool) -> tuple[list[tuple[int, int, int]], bool]:
         """Admit FCFS; returns [(request, context before, chunk)] and whether KV refused one."""
@@ -337,8 +296,8 @@ class ReplicaSim:
         waiting, running, max_seqs = self.waiting, self.running, self.max_num_seqs
         while waiting and budget > 0 and len(running) < max_seqs:  # room for another
             i = waiting[0]
-            cand = self.candidate(i, budget)
-            if not self.head_admissible(cand, cands):
+            cand = candidate(self, i, budget, free=self.free)
+            if not self.head_admissible(cand, cands, step=self.step, free=self.free):
                 return started, True
             waiting.popleft()
             kv, chunk, blocks = cand.kv_tokens, cand.chunk_tokens, cand.blocks_now
@@ -346,7 +305,12 @@ class ReplicaSim:
             running[i] = None
             self.seq += 1
             self.admit_seq[i], self.held[i] = self.seq, blocks
-            self.context[i] = kv
+            self.context[i] = kv or cand.cached_tokens
+            if self.reuse is not None and not kv:
+                hit = cand.cached_tokens // self.block_size
+                revived = self.reuse.admit(i, hit, cand.prefill_tokens + cand.cached_tokens,
+                                           self.now_s)  # fmt: skip
+                self.held[i] = blocks - revived + hit
             if kv:
                 self.swap_in_tokens += kv
                 self.host_used -= kv
@@ -402,17 +366,21 @@ class ReplicaSim:
         if self.rule.victim_order is VictimOrder.FEWEST_GENERATED:
             self.cohort.track_victims(i, prompt=self.prompt[i], admit_seq=self.admit_seq[i])
 
+    def settle_cache(self) -> None:
+        """Evict cached blocks that this step's (or run's) allocations have taken."""
+        if self.reuse is not None:
+            self.reuse.settle(self.free)
+
     def complete(self, i: int, blocks: int) -> None:
         """Request i finished at the end of the current step; it frees `blocks` blocks."""
+        if self.reuse is not None:
+            ctx, shared = self.prompt[i] + self.output[i] - 1, self.reuse.shared[i]
+            blocks += self.reuse.release(i, ctx, self.now_s, finished=True) - shared
         self.free += blocks
         self._leave_running(i)
         self.finish_s[i] = self.now_s
         self.done += 1
-        queue = self.client_queue.get(self.client[i])
-        if queue:
-            nxt = queue.popleft()
-            self.arrival[nxt] = self.now_s + self.think_s
-            heapq.heappush(self.arrivals, (self.arrival[nxt], nxt))
+        self.clients.finished(i, self.now_s)
 
     def _result(self) -> ReplicaResult:
         return self.rec.result(
@@ -422,4 +390,5 @@ class ReplicaSim:
             output_tokens=self.output,
             preemptions=self.preemptions,
             recomputed_tokens=self.recomputed,
+            reuse=None if self.reuse is None else self.reuse.record(),
         )
