@@ -18,7 +18,7 @@ decode steps sum in closed form (`DecodeLine`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import cached_property
 from typing import NamedTuple
@@ -28,6 +28,8 @@ from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.memory.kv import kv_bytes_per_token_per_gpu
 from capcliff.memory.params import Component, param_count
+from capcliff.perf.attention_dp import MoEGroup, moe_group
+from capcliff.perf.communication import MoEExchange
 from capcliff.memory.weights import (
     WeightScheme,
     elements_per_rank,
@@ -182,6 +184,9 @@ class StepTimeModel:
     flops_per_s: float  # effective: peak x MFU
     step_overhead_s: float
     comm: Communication = Communication()  # frozen, so one shared default is safe
+    # Attention DP: the MoE layers shared with the other lockstep ranks (expert_bytes is then 0
+    # here and the experts live in the group). Alone, a step prices every rank as busy as this.
+    moe: MoEGroup | None = None
 
     def _microbatches(self, seqs: float) -> float:
         return float(max(1.0, min(self.pp, seqs)))
@@ -221,14 +226,50 @@ class StepTimeModel:
             + self.attention_flops_per_pair * attention_pairs
         ) / m
         compute = flops / self.flops_per_s
-        return self.pp * (max(mem, compute) + self._comm_s(mb_tokens)) + self.step_overhead_s
+        shared = self._moe_pass_s(mb_tokens)
+        return self.pp * (max(mem, compute) + self._comm_s(mb_tokens) + shared) + (
+            self.step_overhead_s
+        )
+
+    def _moe_pass_s(self, busiest_tokens: float) -> float:
+        """The shared MoE layers of one pass (attention DP), 0 otherwise."""
+        if self.moe is None:
+            return 0.0
+        return self.moe.pass_s(
+            busiest_tokens, bandwidth=self.bandwidth_bytes_per_s, flops_per_s=self.flops_per_s
+        )
+
+    @cached_property
+    def local(self) -> StepTimeModel:
+        """This rank's own work alone (attention DP: without the shared MoE layers)."""
+        return self if self.moe is None else replace(self, moe=None)
+
+    def lockstep_step_time_s(self, loads: list[tuple[int, int, int, int]]) -> float:
+        """Seconds of one lockstep step of attention-DP ranks with (tokens, sequences, context,
+        pairs) `loads`: the slowest rank's own work, then the MoE layers over every rank padded
+        to the busiest one's tokens (micro-batches as that rank's)."""
+        local = self.local
+        own = max((local.step_time_s(*load) for load in loads), default=0.0)
+        busiest = max(loads, key=lambda load: load[0], default=(0, 0, 0, 0))
+        if busiest[0] <= 0:
+            return own
+        m = self._microbatches(busiest[1])
+        return own + self.pp * self._moe_pass_s(busiest[0] / m)
+
+    def moe_hbm_bytes(self, busiest_tokens: float, seqs: float) -> float:
+        """Expert bytes this GPU reads in a lockstep step (attention DP), 0 otherwise."""
+        if self.moe is None or busiest_tokens <= 0:
+            return 0.0
+        m = self._microbatches(seqs)
+        return m * self.moe.bytes_read(busiest_tokens / m)
 
     def hbm_bytes(self, tokens: float, seqs: float, context_tokens: float) -> float:
         """Bytes one GPU reads from HBM in the step (each micro-batch pass re-reads weights)."""
         if tokens <= 0:
             return 0.0
         m = self._microbatches(seqs)
-        return m * self._weights_read(tokens / m) + self.kv_bytes_per_token * context_tokens
+        own = m * self._weights_read(tokens / m) + self.kv_bytes_per_token * context_tokens
+        return own + self.moe_hbm_bytes(tokens, seqs)
 
     def hbm_utilization(self, tokens: float, seqs: float, context_tokens: float) -> float:
         """Fraction of peak HBM bandwidth the step uses: bytes / (time x peak bandwidth)."""
@@ -275,8 +316,8 @@ class StepTimeModel:
             self.pp * fixed_flops / self.flops_per_s,
             per_ctx_cmp,
             per_ctx_cmp * seqs,
-            self.pp * self._comm_s(seqs / m) + self.step_overhead_s,
-            m * weights,
+            self.pp * (self._comm_s(seqs / m) + self._moe_pass_s(seqs / m)) + self.step_overhead_s,
+            m * weights + self.moe_hbm_bytes(seqs, seqs),
             self.kv_bytes_per_token * seqs,
         )
 
