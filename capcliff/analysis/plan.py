@@ -30,6 +30,7 @@ from capcliff.memory.budget import BudgetSettings
 from capcliff.memory.layout_memory import LayoutMemory, layout_memory
 from capcliff.memory.report import summary_fields
 from capcliff.memory.weights import WeightScheme
+from capcliff.perf.profiles import profile_label
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.workload import Requests
@@ -113,10 +114,13 @@ def _evaluate(
     *,
     scheme: WeightScheme,
     kv_dtype: KVDType,
+    step_terms: tuple[tuple[str, float], ...] = (),
 ) -> _Evaluated:
     """The coarse pass over one layout."""
     layout = memory.layout
-    capacity, steps = replica_models(model, hardware, memory, scheme=scheme, kv_dtype=kv_dtype)
+    capacity, steps = replica_models(
+        model, hardware, memory, scheme=scheme, kv_dtype=kv_dtype, step_terms=step_terms
+    )
     analytic = p99_analytic_cliff(sim.requests, capacity, layout.dp)
     grid = concurrency_grid(analytic, len(sim.requests.input_tokens), layout.dp, COARSE_FACTORS)
     points = sweep(sim.requests, steps, capacity, sim.config, grid, dp=layout.dp)
@@ -321,11 +325,13 @@ def build_plan_report(
         )
         for lay in enumerate_layouts(gpus, arch=model.arch)
     ]  # fmt: skip
+    terms = settings.step_time_terms
     evaluated = {
-        m.layout.name: _evaluate(model, hardware, m, sim, scheme=inputs.scheme, kv_dtype=kv_dtype)
+        m.layout.name: _evaluate(model, hardware, m, sim, scheme=inputs.scheme, kv_dtype=kv_dtype,
+                                 step_terms=terms)
         for m in memories
         if m.fits
-    }
+    }  # fmt: skip
     leaders = sorted(evaluated.values(), key=lambda ev: -score(ev.sweet, goal, slo))[:REFINE_TOP]
     for ev in leaders:
         evaluated[ev.memory.layout.name] = _refine(ev, sim)
@@ -346,6 +352,7 @@ def build_plan_report(
         schema_version=SCHEMA_VERSION, model=model.id, hardware=hardware.id, gpus=gpus,
         engine=settings.engine.value, policy=inputs.config.policy,
         overheads="calibrated" if settings.calibrated_terms else "modeled", objective=goal.value,
+        step_profile=profile_label(settings.engine, dict(settings.step_time_terms)),
         workload=inputs.workload_label, num_requests=len(inputs.requests.input_tokens),
         max_model_len=inputs.max_model_len, layouts=rows, recommended=rec, fixes=fixes,
         engine_flags=flags, flag_warnings=warnings,

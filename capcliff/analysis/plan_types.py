@@ -75,6 +75,7 @@ class PlanReport(_Result):
     engine: str
     policy: str
     overheads: str  # "modeled" or "calibrated": where the KV budget's overhead terms come from
+    step_profile: str = ""  # the engine and version the step times assume, modeled or calibrated
     objective: str
     workload: str
     num_requests: int

@@ -30,9 +30,10 @@ from capcliff.catalog.catalogs import Model
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
-from capcliff.memory.budget import BudgetSettings
+from capcliff.memory.budget import BudgetSettings, EngineName
 from capcliff.memory.layout_memory import LayoutMemory, layout_memory
 from capcliff.memory.weights import WeightScheme
+from capcliff.perf.profiles import profile_label, step_profile
 from capcliff.perf.step_time import StepTimeModel, step_time_model
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.workload import (
@@ -114,6 +115,7 @@ class SweepReport(_Result):
     engine: str
     policy: str
     overheads: str  # "modeled" or "calibrated": where the KV budget's overhead terms come from
+    step_profile: str = ""  # the engine and version the step times assume, modeled or calibrated
     workload: str
     num_requests: int
     seed: int
@@ -188,10 +190,17 @@ def replica_models(
     *,
     scheme: WeightScheme,
     kv_dtype: KVDType,
+    step_terms: tuple[tuple[str, float], ...] = (),
 ) -> tuple[KVCapacity, StepTimeModel]:
-    """A fitting layout's KV capacity per replica and its step-time model."""
+    """A fitting layout's KV capacity per replica and its step-time model under the budget's
+    engine profile, with `step_terms` (BudgetSettings.step_time_terms) applied."""
     capacity = KVCapacity.of_layout(memory, hardware)
-    steps = step_time_model(model.arch, hardware, memory.layout, scheme=scheme, kv_dtype=kv_dtype)
+    engine = memory.stages[0].engine if memory.stages else EngineName.VLLM
+    profile, fitted = step_profile(engine, dict(step_terms))
+    steps = step_time_model(
+        model.arch, hardware, memory.layout, scheme=scheme, kv_dtype=kv_dtype,
+        profile=profile, fitted=fitted,
+    )  # fmt: skip
     return capacity, steps
 
 
@@ -255,7 +264,10 @@ def _series(
     )
     if not memory.fits:
         return None
-    capacity, steps = replica_models(model, hardware, memory, scheme=scheme, kv_dtype=kv_dtype)
+    capacity, steps = replica_models(
+        model, hardware, memory, scheme=scheme, kv_dtype=kv_dtype,
+        step_terms=settings.step_time_terms,
+    )  # fmt: skip
     points = sweep(requests, steps, capacity, config, plan.concurrencies, dp=layout.dp)
     analytic = p99_analytic_cliff(requests, capacity, layout.dp)
     first = simulated_cliff(points)
@@ -315,6 +327,7 @@ def build_sweep_report(
         engine=settings.engine.value,
         policy=config.policy,
         overheads="calibrated" if settings.calibrated_terms else "modeled",
+        step_profile=profile_label(settings.engine, dict(settings.step_time_terms)),
         workload=plan.workload_label,
         num_requests=len(plan.workloads[0][1].input_tokens),
         seed=plan.seed,

@@ -305,7 +305,7 @@ def sweep_view(report: SweepReport) -> RenderableType:
     header = Text(
         f"{report.model} on {report.gpus} x {report.hardware}, engine {report.engine} "
         f"({report.overheads} overheads), policy {report.policy}; workload {report.workload}, "
-        f"{report.num_requests:,} requests, seed {report.seed}"
+        f"{report.num_requests:,} requests, seed {report.seed}; step times: {report.step_profile}"
     )
     parts: list[RenderableType] = [header]
     for series in report.series:

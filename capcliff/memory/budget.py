@@ -64,6 +64,8 @@ class BudgetSettings:
     max_tokens: int | None = None  # TensorRT-LLM KvCacheConfig.max_tokens
     term_overrides: dict[str, int] = field(default_factory=dict)  # bytes, by OVERRIDABLE_TERMS
     calibrated_terms: frozenset[str] = frozenset()  # which overrides came from a calibration file
+    # Step-time terms by name (perf.profiles: profile terms, or fitted `fixed_s` and `scale`).
+    step_time_terms: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("gpu_memory_utilization", "free_gpu_memory_fraction", "mem_fraction_static"):

@@ -78,14 +78,16 @@ def moe_group(
     hardware: HardwareSpec,
     layout: Layout,
     *,
+    stage_layers: range,
     expert_bytes: float,
-    expert_flops_per_token: float,
-    moe_layers: int,
+    expert_elements: float,
     fp8_dispatch: bool,
     exchange: MoEExchange | None = None,
 ) -> MoEGroup:
-    """The shared MoE terms of an attention-DP layout's binding stage."""
+    """The shared MoE terms of an attention-DP layout's binding stage (its decoder layers
+    `stage_layers`; `expert_bytes` / `expert_elements` this GPU holds there)."""
     assert arch.moe is not None and layout.attention_dp
+    choice = arch.moe.experts_per_token / arch.moe.num_experts
     fabric = Fabric.of(hardware)
     how = exchange or default_exchange(layout)
     if how is MoEExchange.GATHER:
@@ -102,8 +104,10 @@ def moe_group(
     return MoEGroup(
         ranks=layout.lockstep_replicas,
         expert_bytes=expert_bytes,
-        expert_choice_fraction=arch.moe.experts_per_token / arch.moe.num_experts,
-        expert_flops_per_token=expert_flops_per_token,
-        moe_layers=moe_layers,
+        expert_choice_fraction=choice,
+        # 2 FLOPs per multiply-add x this GPU's expert elements x the share of rows each expert
+        # gets (k / E of them, uniform routing)
+        expert_flops_per_token=2 * expert_elements * choice,
+        moe_layers=sum(1 for layer in stage_layers if arch.moe.is_moe_layer[layer]),
         exchange=cost,
     )

@@ -29,6 +29,7 @@ from enum import StrEnum
 from math import comb
 
 from capcliff.catalog.specs import HardwareSpec
+from capcliff.perf.profiles import allreduce_s
 from capcliff.units import GB
 
 # NCCL's fixed cost of launching one ring collective (src/graph/tuning.cc baseLat, Ring/LL = 6.6
@@ -44,6 +45,41 @@ FALLBACK_SCALEOUT_LATENCY_US = 2.7
 # One GB/s of the slowest fabric when a GPU's scale-out NIC is unknown: EP across nodes without
 # a NIC figure is then visibly slow rather than silently free.
 UNKNOWN_SCALEOUT_BYTES_PER_S = 1.0 * GB
+
+
+@dataclass(frozen=True)
+class Communication:
+    """Per-pass communication of a stage: TP all-reduces and the PP activation send (bytes,
+    bytes/s, seconds). The defaults mean none."""
+
+    allreduces_per_pass: int = 0
+    allreduce_bytes_per_token: float = 0.0  # wire bytes per token: hidden x 2 B x 2(n-1)/n
+    allreduce_bandwidth_bytes_per_s: float = 1.0
+    allreduce_latency_s: float = 0.0
+    p2p_bytes_per_token: float = 0.0
+    p2p_bandwidth_bytes_per_s: float = 1.0
+    p2p_latency_s: float = 0.0
+    allreduce_curve: tuple[tuple[float, float], ...] = ()  # measured (message bytes, s)
+    allreduce_message_bytes_per_token: float = 0.0  # hidden x 2 B
+
+    def pass_s(self, tokens: float, *, pp: int) -> float:
+        """TP all-reduces (the measured curve when there is one, else latency + ring wire time)
+        plus, for PP > 1, the activation send of one pass over `tokens` tokens, seconds."""
+        total = 0.0
+        if self.allreduces_per_pass and self.allreduce_curve:
+            message = tokens * self.allreduce_message_bytes_per_token
+            ring_bw = self.allreduce_bandwidth_bytes_per_s * (
+                self.allreduce_message_bytes_per_token / self.allreduce_bytes_per_token
+            )
+            total += self.allreduces_per_pass * allreduce_s(self.allreduce_curve, message, ring_bw)
+        elif self.allreduces_per_pass:
+            wire = tokens * self.allreduce_bytes_per_token / self.allreduce_bandwidth_bytes_per_s
+            total += self.allreduces_per_pass * (self.allreduce_latency_s + wire)
+        if pp > 1:
+            total += self.p2p_latency_s + tokens * self.p2p_bytes_per_token / (
+                self.p2p_bandwidth_bytes_per_s
+            )
+        return total
 
 
 class MoEExchange(StrEnum):
