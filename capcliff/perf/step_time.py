@@ -188,13 +188,17 @@ class StepTimeModel:
         """Seconds of one lockstep step of attention-DP ranks with (tokens, sequences, context,
         pairs) `loads`: the slowest rank's own work, then the MoE layers over every rank padded
         to the busiest one's tokens (micro-batches as that rank's)."""
-        local = self.local
-        own = max((local.step_time_s(*load) for load in loads), default=0.0)
+        own = max((self.local.step_time_s(*load) for load in loads), default=0.0)
         busiest = max(loads, key=lambda load: load[0], default=(0, 0, 0, 0))
-        if busiest[0] <= 0:
-            return own
-        m = self._microbatches(busiest[1])
-        return own + self.variable_scale * self.pp * self._moe_pass_s(busiest[0] / m)
+        return own + self.shared_step_s(busiest[0], busiest[1])
+
+    def shared_step_s(self, busiest_tokens: float, seqs: float) -> float:
+        """Seconds of a step's shared MoE layers when the busiest rank runs `busiest_tokens`
+        tokens of `seqs` sequences (0 without attention DP or without tokens)."""
+        if busiest_tokens <= 0:
+            return 0.0
+        m = self._microbatches(seqs)
+        return self.variable_scale * self.pp * self._moe_pass_s(busiest_tokens / m)
 
     def moe_hbm_bytes(self, busiest_tokens: float, seqs: float) -> float:
         """Expert bytes this GPU reads in a lockstep step (attention DP), 0 otherwise."""
