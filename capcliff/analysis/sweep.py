@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-from capcliff.analysis.deployment import is_online, sim_config_for
+from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.solver import (
     Slo,
     SweepPoint,
@@ -26,22 +26,18 @@ from capcliff.analysis.solver import (
     sweep,
     sweet_spot,
 )
-from capcliff.catalog.catalogs import Model
+from capcliff.analysis.workloads import is_online
 from capcliff.catalog.layout import Layout
-from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
-from capcliff.memory.budget import BudgetSettings, EngineName
-from capcliff.memory.layout_memory import LayoutMemory, layout_memory
-from capcliff.memory.weights import WeightScheme
+from capcliff.memory.budget import EngineName
+from capcliff.memory.layout_memory import LayoutMemory
+from capcliff.memory.report import report_header
 from capcliff.perf.profiles import profile_label, step_profile
 from capcliff.perf.step_time import StepTimeModel, step_time_model
+from capcliff.report_header import SimulationHeader
 from capcliff.sim.config import KVCapacity, SimConfig
-from capcliff.sim.workload import (
-    Requests,
-)
-from capcliff.units import KVDType
+from capcliff.sim.workload import Requests
 
-SCHEMA_VERSION = 1
 CLIFF_PERCENTILE = 99.0
 
 
@@ -105,20 +101,9 @@ class SeriesResult(_Result):
     kv_over_time: dict[str, list[tuple[float, float]]]  # (s, KV utilisation) at named points
 
 
-class SweepReport(_Result):
+class SweepReport(SimulationHeader):
     """Everything `capcliff sweep` prints. Top-level points/cliff/sweet_spot: the first series."""
 
-    schema_version: int
-    model: str
-    hardware: str
-    gpus: int
-    engine: str
-    policy: str
-    overheads: str  # "modeled" or "calibrated": where the KV budget's overhead terms come from
-    step_profile: str = ""  # the engine and version the step times assume, modeled or calibrated
-    workload: str
-    num_requests: int
-    seed: int
     series: list[SeriesResult]
     points: list[PointResult]
     cliff: CliffResult
@@ -183,25 +168,16 @@ def _sweet(points: tuple[SweepPoint, ...], slo: Slo | None, online: bool) -> Swe
     )
 
 
-def replica_models(
-    model: Model,
-    hardware: HardwareSpec,
-    memory: LayoutMemory,
-    *,
-    scheme: WeightScheme,
-    kv_dtype: KVDType,
-    step_terms: tuple[tuple[str, float], ...] = (),
-) -> tuple[KVCapacity, StepTimeModel]:
+def replica_models(dep: Deployment, memory: LayoutMemory) -> tuple[KVCapacity, StepTimeModel]:
     """A fitting layout's KV capacity per replica and its step-time model under the budget's
-    engine profile, with `step_terms` (BudgetSettings.step_time_terms) applied."""
-    capacity = KVCapacity.of_layout(memory, hardware)
+    engine profile, with the deployment's step-time terms (BudgetSettings.step_time_terms)."""
     engine = memory.stages[0].engine if memory.stages else EngineName.VLLM
-    profile, fitted = step_profile(engine, dict(step_terms))
+    profile, fitted = step_profile(engine, dict(dep.budget.step_time_terms))
     steps = step_time_model(
-        model.arch, hardware, memory.layout, scheme=scheme, kv_dtype=kv_dtype,
+        dep.model.arch, dep.hardware, memory.layout, scheme=dep.scheme, kv_dtype=dep.kv_dtype,
         profile=profile, fitted=fitted,
     )  # fmt: skip
-    return capacity, steps
+    return dep.capacity(memory), steps
 
 
 def p99_analytic_cliff(requests: Requests, capacity: KVCapacity, dp: int) -> int:
@@ -215,7 +191,7 @@ def p99_analytic_cliff(requests: Requests, capacity: KVCapacity, dp: int) -> int
     )
 
 
-ProgressFn = Callable[[int, int], None]
+ProgressFn = Callable[[], None]  # called once per simulated point
 KV_SERIES_POINTS = 128
 
 
@@ -240,35 +216,23 @@ def _kv_over_time(
 
 
 def _series(
-    model: Model,
-    hardware: HardwareSpec,
+    dep: Deployment,
     layout: Layout,
     label: str,
     requests: Requests,
     *,
     plan: SweepPlan,
-    scheme: WeightScheme,
-    kv_dtype: KVDType,
     max_model_len: int,
-    settings: BudgetSettings,
     config: SimConfig,
+    progress: ProgressFn | None,
 ) -> SeriesResult | None:
-    memory = layout_memory(
-        model.arch,
-        hardware,
-        layout,
-        scheme=scheme,
-        kv_dtype=kv_dtype,
-        max_model_len=max_model_len,
-        settings=settings,
-    )
+    memory = dep.memory(layout, max_model_len)
     if not memory.fits:
         return None
-    capacity, steps = replica_models(
-        model, hardware, memory, scheme=scheme, kv_dtype=kv_dtype,
-        step_terms=settings.step_time_terms,
-    )  # fmt: skip
-    points = sweep(requests, steps, capacity, config, plan.concurrencies, dp=layout.dp)
+    capacity, steps = replica_models(dep, memory)
+    points = sweep(
+        requests, steps, capacity, config, plan.concurrencies, dp=layout.dp, on_point=progress
+    )
     analytic = p99_analytic_cliff(requests, capacity, layout.dp)
     first = simulated_cliff(points)
     sweet = _sweet(points, plan.slo, online=is_online(requests))
@@ -292,42 +256,34 @@ def _series(
 
 
 def build_sweep_report(
-    model: Model,
-    hardware: HardwareSpec,
+    dep: Deployment,
     plan: SweepPlan,
     *,
-    scheme: WeightScheme,
-    kv_dtype: KVDType,
     max_model_len: int,
-    settings: BudgetSettings,
-    policy: str | None = None,
     progress: ProgressFn | None = None,
 ) -> SweepReport:
     """Simulate every (layout, workload) series of `plan` across its concurrencies."""
-    config = sim_config_for(settings, hardware, policy=policy, max_model_len=max_model_len)
+    config = dep.sim_config(max_model_len)
     jobs = [(lay, label, req) for lay in plan.layouts for label, req in plan.workloads]
     series: list[SeriesResult] = []
-    for i, (lay, label, requests) in enumerate(jobs):
+    for lay, label, requests in jobs:
         found = _series(
-            model, hardware, lay, label, requests, plan=plan, scheme=scheme, kv_dtype=kv_dtype,
-            max_model_len=max_model_len, settings=settings, config=config,
+            dep, lay, label, requests, plan=plan, max_model_len=max_model_len, config=config,
+            progress=progress,
         )  # fmt: skip
         if found is not None:
             series.append(found)
-        if progress is not None:
-            progress(i + 1, len(jobs))
     if not series:
         raise InputError("layout: no requested layout fits this model; run `capcliff memory`")
     first = series[0]
+    header = report_header(
+        dep.model, dep.hardware, gpus=plan.layouts[0].gpus, settings=dep.budget,
+        scheme=dep.scheme, kv_dtype=dep.kv_dtype, max_model_len=max_model_len,
+    )  # fmt: skip
     return SweepReport(
-        schema_version=SCHEMA_VERSION,
-        model=model.id,
-        hardware=hardware.id,
-        gpus=plan.layouts[0].gpus,
-        engine=settings.engine.value,
+        **header.model_dump(),
         policy=config.policy,
-        overheads="calibrated" if settings.calibrated_terms else "modeled",
-        step_profile=profile_label(settings.engine, dict(settings.step_time_terms)),
+        step_profile=profile_label(dep.settings.engine, dict(dep.budget.step_time_terms)),
         workload=plan.workload_label,
         num_requests=len(plan.workloads[0][1].input_tokens),
         seed=plan.seed,

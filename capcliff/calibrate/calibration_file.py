@@ -1,10 +1,16 @@
 """Calibration files: overhead terms fitted from an engine start-up log, applied with --calibration.
 
-A calibration file is TOML, written by `capcliff calibrate`:
+A calibration file is TOML, written by `capcliff calibrate` (with tomli-w) and recording the
+deployment it was fitted on, so that applying it to another one is refused without --force:
 
     engine = "vllm"
+    engine_version = "0.8.5"        # when the log states it
     source = "logs/vllm-startup.log"
-    model = "llama-3.1-8b"          # optional: the model the log was taken with
+    model = "llama-3.1-8b"
+    gpu = "h200-sxm"
+    layout = "tp1"
+    weight_dtype = "bf16"
+    kv_cache_dtype = "bf16"
     [terms_gib]                     # GiB per GPU, by term name
     activation_peak = 1.40
     non_torch = 0.21
@@ -28,8 +34,13 @@ class Calibration(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     engine: EngineName
+    engine_version: str | None = None  # as the log states it
     source: str
-    model: str | None = None
+    model: str | None = None  # catalog id (or config path) the log was fitted with
+    gpu: str | None = None  # hardware id
+    layout: str | None = None  # e.g. tp8-ep8
+    weight_dtype: str | None = None  # linear weights
+    kv_cache_dtype: str | None = None
     terms_gib: dict[str, float]
 
     @field_validator("terms_gib")
@@ -63,19 +74,35 @@ def load_calibration(path: Path) -> Calibration:
 
 
 def calibration_toml(calibration: Calibration) -> str:
-    """The TOML text of a calibration file."""
-    lines = [
-        "# Written by `capcliff calibrate`; apply with --calibration FILE.",
-        f'engine = "{calibration.engine.value}"',
-        f"source = {_quote(calibration.source)}",
+    """The TOML text of a calibration file (strings escaped by tomli-w)."""
+    import tomli_w
+
+    data = calibration.model_dump(mode="json", exclude_none=True)
+    data["terms_gib"] = {name: round(v, 4) for name, v in sorted(calibration.terms_gib.items())}
+    header = "# Written by `capcliff calibrate`; apply with --calibration FILE.\n"
+    return header + tomli_w.dumps(data)
+
+
+def calibration_mismatches(
+    calibration: Calibration,
+    *,
+    engine: str,
+    model: str,
+    gpu: str,
+    weight_dtype: str | None,
+    kv_cache_dtype: str,
+) -> list[str]:
+    """How the deployment a calibration was fitted on differs from this one ([] when it does
+    not, or the file does not say): `engine vllm-v0 != vllm` ..."""
+    pairs = (
+        ("engine", calibration.engine.value, engine),
+        ("model", calibration.model, model),
+        ("gpu", calibration.gpu, gpu),
+        ("weight_dtype", calibration.weight_dtype, weight_dtype),
+        ("kv_cache_dtype", calibration.kv_cache_dtype, kv_cache_dtype),
+    )
+    return [
+        f"{name} {recorded} != {used}"
+        for name, recorded, used in pairs
+        if recorded is not None and used is not None and recorded != used
     ]
-    if calibration.model:
-        lines.append(f"model = {_quote(calibration.model)}")
-    lines.append("")
-    lines.append("[terms_gib]")
-    lines += [f"{name} = {value:.4f}" for name, value in sorted(calibration.terms_gib.items())]
-    return "\n".join(lines) + "\n"
-
-
-def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -184,7 +184,7 @@ def _figure(value: float) -> str:
     return f"{value:,.0f}" if value >= 1000 else f"{value:,.3f}"
 
 
-def calibration_view(result: CalibrationResult, written: str) -> RenderableType:
+def calibration_view(result: CalibrationResult, written: str | None) -> RenderableType:
     """The log against capcliff's prediction, before and after the fitted terms."""
     table = Table(
         title=f"{result.engine.value} start-up log vs capcliff ({result.layout.name}, "
@@ -201,12 +201,13 @@ def calibration_view(result: CalibrationResult, written: str) -> RenderableType:
             _figure(fig.calibrated),
         )
     terms = ", ".join(f"{k} {v:.2f} GiB" for k, v in sorted(result.calibration.terms_gib.items()))
-    lines = [f"fitted: {terms or 'nothing to fit'}", f"written: {written}"]
+    saved = written if written is not None else "nothing (pass -o FILE to write a calibration)"
+    lines = [f"fitted: {terms or 'nothing to fit'}", f"written: {saved}"]
     lines += [f"note: {note}" for note in result.notes]
     return Group(table, Text("\n".join(lines)))
 
 
-def calibration_dict(result: CalibrationResult, written: str) -> dict[str, object]:
+def calibration_dict(result: CalibrationResult, written: str | None) -> dict[str, object]:
     """The calibration result as a JSON-ready object."""
     return {
         "schema_version": 1,

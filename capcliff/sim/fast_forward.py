@@ -221,6 +221,7 @@ def advance_decode(sim: ReplicaSim, k: int, line: DecodeRun, blocked: bool) -> f
     start = sim.now_s
     sim.now_s = start + duration
     last = step + k - 1
+    sim.settle_cache()  # the run's blocks were allocated before anyone finishes
     finishing = co.pop_finishing(last)
     if finishing:
         size = sim.block_size

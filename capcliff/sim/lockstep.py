@@ -104,8 +104,8 @@ class LockstepSim:
                     r.take_arrivals()
             busy = [r for r in ranks if r.running or r.waiting]
             for r in ranks:
-                if not (r.running or r.waiting):
-                    r.reset_when_idle()
+                if not (r.running or r.waiting) and r.rule.ratio:  # SGLang resets it when idle
+                    r.ratio_base, r.ratio_steps = r.rule.ratio.init, 0
             if not busy:
                 self._wait_for_arrival()
             elif not self._fast_forward(busy):

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from capcliff.sim.prefix_reuse import ReuseSummary, reuse_summary
 from capcliff.sim.timeline import ReplicaResult
 
 FloatArray = npt.NDArray[np.float64]
@@ -87,6 +88,12 @@ class SimResult:
     replicas: tuple[ReplicaSummary, ...]
     steps: int
     events: int
+    reuse: ReuseSummary | None = None  # with prefix caching on
+
+    @property
+    def prefix_cache_hit_rate(self) -> float | None:
+        """Token-weighted prefix-cache hit rate (None with caching off)."""
+        return None if self.reuse is None else self.reuse.hit_rate
 
     @property
     def output_tokens_per_s(self) -> float:
@@ -202,6 +209,8 @@ def sim_result(replicas: list[ReplicaResult], owners: list[IntArray], *, points:
     """Combine per-replica runs (owners[r]: the input indices of replica r's requests)."""
     n = sum(len(o) for o in owners)
     cols = _scatter(replicas, owners, n)
+    series = deployment_series(replicas, points)
+    records = [r.reuse for r in replicas if r.reuse is not None]
     outputs = cols["output_tokens"].astype(np.int64)
     ttft, tpot, e2e = _latencies(cols)
     return SimResult(
@@ -228,8 +237,9 @@ def sim_result(replicas: list[ReplicaResult], owners: list[IntArray], *, points:
         admission_blocked=any(r.blocked_steps for r in replicas),
         blocked_s=max(r.blocked_s for r in replicas),
         stranded_kv_fraction=stranded_kv_fraction(replicas),
-        series=deployment_series(replicas, points),
+        series=series,
         replicas=tuple(replica_summary(r) for r in replicas),
         steps=sum(r.steps for r in replicas),
         events=sum(r.events for r in replicas),
+        reuse=reuse_summary(records, series.time_s) if records else None,
     )
