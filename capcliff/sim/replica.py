@@ -72,10 +72,14 @@ class ReplicaSim:
         self.clients = ClientLoop(requests, self.arrival)
         self.arrivals = self.clients.arrivals
         self.reuse = (
-            PrefixReuse(requests, capacity.block_size, radix=rule.name == "sglang")
+            PrefixReuse(
+                requests, capacity.block_size, radix=rule.name == "sglang", tiers=capacity.tiers,
+                kv_bytes_per_token=capacity.kv_bytes_per_token,
+                recompute_s_per_token=model.flops_per_token / model.flops_per_s,
+            )
             if config.prefix_caching
             else None
-        )
+        )  # fmt: skip
 
     def _per_request(self, requests: Requests) -> None:
         """Per-request state as Python lists (scalar access is what the event loop does)."""
@@ -151,6 +155,8 @@ class ReplicaSim:
         swapped = self.swap_out_tokens + self.swap_in_tokens
         swap_s = self.capacity.swap_seconds(swapped) if swapped else 0.0
         duration = self.model.step_time_s(tokens, seqs, ctx, pairs) + swap_s
+        if self.reuse is not None and self.reuse.load_s:  # KV loaded from offload tiers
+            duration, self.reuse.load_s = duration + self.reuse.load_s, 0.0
         used = self.total - self.free
         rec = self.rec
         if preempted or self.free == 0:
@@ -307,9 +313,8 @@ class ReplicaSim:
             self.admit_seq[i], self.held[i] = self.seq, blocks
             self.context[i] = kv or cand.cached_tokens
             if self.reuse is not None and not kv:
-                hit = cand.cached_tokens // self.block_size
-                revived = self.reuse.admit(i, hit, cand.prefill_tokens + cand.cached_tokens,
-                                           self.now_s)  # fmt: skip
+                todo = cand.prefill_tokens + cand.cached_tokens
+                hit, revived = self.reuse.admit(i, todo, self.now_s)
                 self.held[i] = blocks - revived + hit
             if kv:
                 self.swap_in_tokens += kv

@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
-from capcliff.sim.config import KVCapacity, Routing, SimConfig
+from capcliff.sim.config import KVCapacity, Routing, SimConfig, resolved_prefix_caching
 from capcliff.sim.policies import Policy, policy
 from capcliff.sim.replica import ReplicaSim
 from capcliff.sim.result import SimResult, sim_result
@@ -91,6 +91,7 @@ def simulate(
     if dp < 1:
         raise InputError(f"dp: must be >= 1, got {dp}")
     check_fits(requests, capacity)
+    config = resolved_prefix_caching(config, shares_content=requests.has_content)
     rule = make_policy(config, requests)
     owners = [idx for idx in route(requests, dp, config.routing) if len(idx)]
     runs = [ReplicaSim(requests.subset(idx), model, capacity, config, rule).run() for idx in owners]
