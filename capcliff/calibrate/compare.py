@@ -96,8 +96,14 @@ def log_kv_dtype(log: StartupLog, default: KVDType) -> KVDType:
 
 
 def log_scheme(log: StartupLog, model: Model) -> WeightScheme:
-    """The weight formats the log's quantisation implies."""
+    """The weight formats the log's quantisation implies.
+
+    A catalog card that records its checkpoint's quantization_config keeps its per-module formats:
+    the log's `quantization=fp8` names the method, not what every module is stored in.
+    """
     quant = log.config.get("quantization")
+    if model.arch.quantization is not None:
+        return WeightScheme.as_shipped(model.arch)
     if isinstance(quant, str) and quant not in ("None", "none", ""):
         dtype: WeightDType = parse_weight_dtype(quant, field="quantization")
         return WeightScheme.quantised(model.arch, dtype)
@@ -129,6 +135,7 @@ def log_settings(log: StartupLog, base: BudgetSettings) -> BudgetSettings:
         mem_fraction_static=_fig(log, "mem_fraction_static") or base.mem_fraction_static,
         max_num_batched_tokens=_config_int(log, "max_num_batched_tokens", 0)
         or base.max_num_batched_tokens,
+        max_num_seqs=_config_int(log, "max_num_seqs", 0) or base.max_num_seqs,
         enforce_eager=bool(log.config.get("enforce_eager", base.enforce_eager)),
         cudagraph_in_budget=_graphs_in_budget(log),
         block_size=int(_fig(log, "tokens_per_block") or 0) or base.block_size,

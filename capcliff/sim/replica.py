@@ -27,6 +27,7 @@ from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
 from capcliff.sim.fast_forward import fast_forward
 from capcliff.sim.policies import Candidate, Policy, Requeue, VictimOrder
 from capcliff.sim.prefix_reuse import PrefixReuse
+from capcliff.sim.step_plan import PlannedStep, step_load
 from capcliff.sim.timeline import Recorder, ReplicaResult
 from capcliff.sim.victims import next_victim
 from capcliff.sim.workload import Requests
@@ -115,16 +116,17 @@ class ReplicaSim:
         )
         while self.done < n:
             if arrivals and arrivals[0][0] <= self.now_s:
-                self._take_arrivals()
+                self.take_arrivals()
             if not self.running and not self.waiting:
                 self._idle()
             elif not fast_forward(self):
                 self.run_step()
             if rec.steps > max_steps:
                 raise RuntimeError(f"simulation did not finish in {max_steps} steps")
-        return self._result()
+        return self.result()
 
-    def _take_arrivals(self) -> None:
+    def take_arrivals(self) -> None:
+        """Queue the requests that have arrived by now."""
         while self.arrivals and self.arrivals[0][0] <= self.now_s:
             self.waiting.append(heapq.heappop(self.arrivals)[1])
             self.dirty = True
@@ -138,6 +140,11 @@ class ReplicaSim:
 
     def run_step(self) -> None:
         """One engine step, exactly."""
+        planned = self.begin_step()
+        self.finish_step(planned, self.model.step_time_s(*planned.load))
+
+    def begin_step(self) -> PlannedStep:
+        """Decide one engine step: victims, the prefill chunk, admissions, blocks; its load."""
         budget = self.config.max_num_batched_tokens
         self.swap_out_tokens = self.swap_in_tokens = 0
         cohort = self.cohort
@@ -151,12 +158,24 @@ class ReplicaSim:
         if self.partial is not None:
             self.held[self.partial] += need_x
         admitted, blocked = self._admit(budget - decoders - chunk_x, preempted)
-        tokens, seqs, ctx, pairs = self._load(chunk_x, admitted)
+        prefills = admitted
+        if self.partial is not None and chunk_x:
+            prefills = [*admitted, (self.partial, self.context[self.partial], chunk_x)]
+        load = step_load(decoders, cohort.context_sum(self.step) + decoders, prefills)
         swapped = self.swap_out_tokens + self.swap_in_tokens
         swap_s = self.capacity.swap_seconds(swapped) if swapped else 0.0
-        duration = self.model.step_time_s(tokens, seqs, ctx, pairs) + swap_s
         if self.reuse is not None and self.reuse.load_s:  # KV loaded from offload tiers
-            duration, self.reuse.load_s = duration + self.reuse.load_s, 0.0
+            swap_s, self.reuse.load_s = swap_s + self.reuse.load_s, 0.0  # host transfers
+        return PlannedStep(chunk_x, admitted, preempted, blocked, load, swap_s)
+
+    def finish_step(
+        self, planned: PlannedStep, compute_s: float, shared_bytes: float = 0.0
+    ) -> None:
+        """Run the step `begin_step` decided in `compute_s` s (+ swaps); `shared_bytes`: read
+        besides its own step (attention DP's experts)."""
+        chunk_x, admitted, preempted, blocked, load, swap_s = planned
+        tokens, seqs, ctx, _ = load
+        duration = compute_s + swap_s
         used = self.total - self.free
         rec = self.rec
         if preempted or self.free == 0:
@@ -172,26 +191,11 @@ class ReplicaSim:
             duration_s=duration,
             used_blocks=(used, used),
             counts=(len(self.running), len(self.waiting)),
-            hbm_bytes=self.model.hbm_bytes(tokens, seqs, ctx),
+            hbm_bytes=self.model.hbm_bytes(tokens, seqs, ctx) + shared_bytes,
             blocked=blocked,
             tokens=tokens,
         )
         self.step += 1
-
-    def _load(self, chunk_x: int, admitted: list[tuple[int, int, int]]) -> tuple[int, ...]:
-        """(tokens, sequences, context tokens read, attention pairs) of this step."""
-        n = self.cohort.count
-        ctx = self.cohort.context_sum(self.step) + n
-        tokens, seqs, pairs = n, n, ctx
-        prefills = admitted
-        if self.partial is not None and chunk_x:
-            prefills = [*admitted, (self.partial, self.context[self.partial], chunk_x)]
-        for _, before, chunk in prefills:
-            tokens += chunk
-            seqs += 1
-            ctx += before + chunk
-            pairs += chunk * before + chunk * (chunk + 1) // 2
-        return tokens, seqs, ctx, pairs
 
     # --- running requests: blocks and victims ----------------------------------------------
     def _partial_plan(self, budget: int) -> tuple[int, int]:
@@ -387,7 +391,8 @@ class ReplicaSim:
         self.done += 1
         self.clients.finished(i, self.now_s)
 
-    def _result(self) -> ReplicaResult:
+    def result(self) -> ReplicaResult:
+        """The finished replica's timings and records."""
         return self.rec.result(
             arrival_s=self.arrival,
             first_token_s=self.first_token_s,

@@ -16,20 +16,32 @@ IntArray = npt.NDArray[np.int64]
 
 @dataclass(frozen=True)
 class Percentiles:
-    """p50 / p90 / p99 of a latency, seconds (NaN when no request has a value)."""
+    """p50 / p90 / p99 and the mean of a latency, seconds (NaN when no request has a value)."""
 
     p50: float
     p90: float
     p99: float
+    mean: float = np.nan
 
     @classmethod
-    def of(cls, values: FloatArray) -> Percentiles:
-        """Percentiles of the finite entries of `values`."""
-        finite = values[np.isfinite(values)]
+    def of(cls, values: FloatArray, weights: FloatArray | None = None) -> Percentiles:
+        """Percentiles and mean of the finite entries of `values`, each counted `weights` times
+        (weighted: the inverse of the cumulative weight, by the lower value)."""
+        keep = np.isfinite(values)
+        if weights is not None:
+            keep &= weights > 0
+        finite = values[keep]
         if not len(finite):
-            return cls(np.nan, np.nan, np.nan)
-        p50, p90, p99 = np.percentile(finite, [50, 90, 99])
-        return cls(float(p50), float(p90), float(p99))
+            return cls(np.nan, np.nan, np.nan, np.nan)
+        if weights is None:
+            p50, p90, p99 = np.percentile(finite, [50, 90, 99])
+            return cls(float(p50), float(p90), float(p99), float(finite.mean()))
+        w = weights[keep]
+        order = np.argsort(finite)
+        ranked, cumulative = finite[order], np.cumsum(w[order]) / w.sum()
+        at = np.minimum(np.searchsorted(cumulative, [0.5, 0.9, 0.99]), len(ranked) - 1)
+        p50, p90, p99 = (float(v) for v in ranked[at])
+        return cls(p50, p90, p99, float(np.average(finite, weights=w)))
 
 
 @dataclass(frozen=True)
@@ -71,6 +83,7 @@ class SimResult:
     makespan_s: float
     ttft: Percentiles
     tpot: Percentiles
+    itl: Percentiles  # gaps between tokens, each request's decode gaps at its own mean
     e2e: Percentiles
     total_preemptions: int
     total_recomputed_tokens: int
@@ -224,6 +237,7 @@ def sim_result(replicas: list[ReplicaResult], owners: list[IntArray], *, points:
         makespan_s=max(r.makespan_s for r in replicas),
         ttft=Percentiles.of(ttft),
         tpot=Percentiles.of(tpot),
+        itl=Percentiles.of(tpot, weights=(outputs - 1).astype(np.float64)),
         e2e=Percentiles.of(e2e),
         total_preemptions=int(cols["preemptions"].sum()),
         total_recomputed_tokens=int(cols["recomputed_tokens"].sum()),
