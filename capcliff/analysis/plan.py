@@ -72,7 +72,7 @@ def score(point: SweepPoint, objective: Objective, slo: Slo | None) -> float:
     """Higher is better: -makespan, goodput (requests/s in SLO), or -cost."""
     if objective is Objective.GOODPUT:
         assert point.result is not None
-        limits = slo or Slo.unlimited()
+        limits = Slo.unlimited() if slo is None else slo
         return point.result.goodput_requests_per_s(ttft_s=limits.ttft_s, tpot_s=limits.tpot_s)
     return -point.makespan_s
 
@@ -119,7 +119,8 @@ def _evaluate(dep: Deployment, memory: LayoutMemory, sim: _Sim) -> _Evaluated:
 def _refine(ev: _Evaluated, sim: _Sim) -> _Evaluated:
     """The fine pass: more caps below the coarse ones, merged with them."""
     layout = ev.memory.layout
-    analytic = ev.cliff.analytic_concurrency or 0
+    analytic = ev.cliff.analytic_concurrency
+    analytic = 0 if analytic is None else analytic
     n = len(sim.requests.input_tokens)
     done = {p.concurrency for p in ev.points}
     extra = [
@@ -139,7 +140,7 @@ def _sweet_result(ev: _Evaluated, gpus: int, slo: Slo | None) -> PlanSweetSpot:
     r = ev.sweet.result
     assert r is not None
     tokens = max(1, int(r.output_tokens.sum()))
-    limits = slo or Slo.unlimited()
+    limits = Slo.unlimited() if slo is None else slo
     return PlanSweetSpot(
         concurrency=ev.sweet.concurrency,
         output_throughput_tok_s=r.output_tokens_per_s,

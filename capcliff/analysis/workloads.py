@@ -16,6 +16,7 @@ from capcliff.sim.workload import (
     Fixed,
     Requests,
     WorkloadSpec,
+    check_workload_numbers,
     generate_requests,
     parse_trace,
     preset,
@@ -62,6 +63,12 @@ class WorkloadChoice:
     arrival: Arrival = Arrival.BATCH
     rate_per_s: float | None = None
     clients: int | None = None
+
+    def __post_init__(self) -> None:
+        check_workload_numbers(
+            num_requests=self.num_requests, isl=self.isl, osl=self.osl, rate=self.rate_per_s,
+            clients=self.clients,
+        )  # fmt: skip
 
 
 def plan_workloads(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[str, Requests]]]:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from capcliff.catalog.architecture import Architecture, architecture_from_config
 from capcliff.catalog.specs import HardwareSpec, ModelCard, PublishedParams
 from capcliff.errors import CatalogError, UnknownIdError
+from capcliff.files import text_problem, unreadable
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 T = TypeVar("T", bound=BaseModel)
@@ -40,15 +41,29 @@ def _validation_message(path: Path, error: ValidationError) -> str:
     return "\n".join(lines)
 
 
+def read_user_text(path: Path) -> str:
+    """A catalog or config file's text; a missing, directory, binary or non-UTF-8 file is a
+    CatalogError `path: (file): problem`."""
+    problem = unreadable(path)
+    if problem is None:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            problem = str(exc.strerror)
+        else:
+            problem = text_problem(data)
+            if problem is None:
+                return data.decode("utf-8")
+    raise CatalogError(f"{path}: (file): {problem}")
+
+
 def load_toml(path: Path) -> dict[str, Any]:
     """Read a TOML file, reporting syntax errors as `path: (toml): message`."""
+    text = read_user_text(path)
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(f"{path}: (toml): {exc}") from None
-    except OSError as exc:
-        raise CatalogError(f"{path}: (file): {exc.strerror}") from None
 
 
 def load_entry(path: Path, model: type[T]) -> T:
@@ -136,12 +151,13 @@ def model_from_card(card: ModelCard, *, path: str) -> Model:
 
 
 def _load_config_json(path: Path) -> dict[str, Any]:
+    text = read_user_text(path)
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CatalogError(f"{path}: (json): {exc.msg} at line {exc.lineno}") from None
-    except OSError as exc:
-        raise CatalogError(f"{path}: (file): {exc.strerror}") from None
+    except RecursionError:
+        raise CatalogError(f"{path}: (json): nested too deeply") from None
     if not isinstance(data, dict):
         raise CatalogError(f"{path}: (json): expected an object of config fields")
     return data

@@ -139,7 +139,8 @@ def layout_memory(
     )
     if reason is not None:
         return LayoutMemory(layout=layout, valid=False, reason=reason, max_model_len=max_model_len)
-    total_memory = settings.gpu_total_memory_bytes or hardware.hbm_driver_bytes
+    given = settings.gpu_total_memory_bytes
+    total_memory = hardware.hbm_driver_bytes if given is None else given
     context = max_model_len if arch.has_sliding_window else None
     # A sliding-window layer keeps its window plus the prefill chunk in flight (vLLM's
     # SlidingWindowSpec.max_memory_usage_bytes: min(window - 1 + max_num_batched_tokens, L)).
