@@ -26,6 +26,7 @@ from capcliff.analysis.solver import Slo, SweepPoint, simulated_cliff, sweep
 from capcliff.analysis.sweep import p99_analytic_cliff, replica_models
 from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
 from capcliff.catalog.layout import enumerate_layouts, parse_layout
+from capcliff.errors import InputError
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.report import summary_fields
 from capcliff.memory.weights import WeightScheme
@@ -271,6 +272,7 @@ def build_plan_report(
     slo: Slo | None,
     seed: int,
     progress: Callable[[], None] | None = None,
+    serve_local_path: bool = False,
 ) -> PlanReport:
     """Evaluate every layout of `gpus` GPUs and recommend one (`progress`: called once per
     simulated point)."""
@@ -297,7 +299,9 @@ def build_plan_report(
         best, rec = chosen
         makespan, gain = kv_aware_gain(evaluated[best.name], inputs)
         rec = rec.model_copy(update={"kv_aware_makespan_s": makespan, "kv_aware_gain": gain})
-        flags, warnings = engine_flags(dep, evaluated[best.name], rec, inputs)
+        flags, warnings = engine_flags(
+            dep, evaluated[best.name], rec, inputs, served_model(dep, local=serve_local_path)
+        )
     return PlanReport(
         schema_version=SCHEMA_VERSION, model=dep.model.id, hardware=dep.hardware.id, gpus=gpus,
         engine=dep.settings.engine.value, policy=inputs.config.policy,
@@ -309,8 +313,22 @@ def build_plan_report(
     )  # fmt: skip
 
 
+# Stands in for the model in engine command lines when a user's config.json names no HF repo.
+MODEL_PLACEHOLDER = "HF_REPO_ID"
+
+
+def served_model(dep: Deployment, *, local: bool) -> str:
+    """What the engine command line loads: the HF repo id; the model directory the user gave
+    when `local`; MODEL_PLACEHOLDER when the config names no repo."""
+    if local:
+        if not dep.model.local_path:
+            raise InputError("serve_local_path: give the model as a directory to serve it locally")
+        return dep.model.local_path
+    return dep.model.hf_repo if dep.model.hf_repo else MODEL_PLACEHOLDER
+
+
 def engine_flags(
-    dep: Deployment, ev: _Evaluated, rec: Recommendation, inputs: PlanInputs
+    dep: Deployment, ev: _Evaluated, rec: Recommendation, inputs: PlanInputs, model: str
 ) -> tuple[dict[str, str], list[str]]:
     """vLLM and SGLang command lines for the recommendation, and the traps they contain."""
     from capcliff.analysis.flags import Deployment, flag_warnings, sglang_command, vllm_command
@@ -319,7 +337,7 @@ def engine_flags(
     layout = parse_layout(rec.layout)
     stage = ev.memory.stages[0]
     served = Deployment(
-        model=dep.model.hf_repo or dep.model.id,
+        model=model,
         layout=layout,
         max_num_seqs=rec.max_num_seqs,
         max_num_batched_tokens=max(inputs.config.max_num_batched_tokens, rec.max_num_seqs),
@@ -340,4 +358,9 @@ def engine_flags(
         one_request_fits=ev.memory.fits,
         graphs_fit=all(s.headroom_bytes >= 0 for s in ev.memory.stages),
     )
+    if model == MODEL_PLACEHOLDER:
+        warnings.append(
+            f"the config names no HF repo (_name_or_path): replace {MODEL_PLACEHOLDER} in the "
+            "commands, or pass --serve-local-path with a model directory"
+        )
     return {"vllm": vllm_command(served), "sglang": sglang_command(served)}, warnings

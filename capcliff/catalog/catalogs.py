@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import struct
 import tomllib
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from capcliff.errors import CatalogError, UnknownIdError
 from capcliff.files import text_problem, unreadable
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
+# A Hugging Face repo id: `organisation/name` (huggingface_hub's REPO_ID_REGEX, simplified).
+HF_REPO_ID = re.compile(r"[\w.-]+/[\w.-]+")
 T = TypeVar("T", bound=BaseModel)
 
 
@@ -134,7 +137,8 @@ class Model:
     arch: Architecture
     published: PublishedParams | None = None
     checkpoint_bytes: int | None = None  # exact, from safetensors headers, when available
-    hf_repo: str = ""  # what an engine loads (catalog cards); a path for user configs
+    hf_repo: str = ""  # the HF repo id an engine loads ("" when a user's config names none)
+    local_path: str = ""  # the model directory a user gave (an engine can load it too)
 
 
 def model_from_card(card: ModelCard, *, path: str) -> Model:
@@ -195,14 +199,16 @@ def model_from_path(path: Path) -> Model:
         raise CatalogError(f"{config_path}: (file): no such config.json")
     raw = _load_config_json(config_path)
     arch = architecture_from_config(raw, path=str(config_path))
-    name = str(raw.get("_name_or_path") or config_path.parent.name or config_path.stem)
+    named = raw.get("_name_or_path")
+    name = named if isinstance(named, str) and named else config_path.parent.name
     return Model(
         id=name,
         name=name,
         source=str(config_path),
         arch=arch,
         checkpoint_bytes=safetensors_bytes(path) if path.is_dir() else None,
-        hf_repo=str(path),
+        hf_repo=name if HF_REPO_ID.fullmatch(name) and not Path(name).exists() else "",
+        local_path=str(path) if path.is_dir() else "",
     )
 
 

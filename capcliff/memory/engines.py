@@ -206,7 +206,11 @@ def vllm_budget(
     requested = int(demand.total_memory_bytes * settings.gpu_memory_utilization)
     kv = requested - sum(t.bytes for t in terms)
     if settings.kv_cache_memory_bytes is not None:
+        # --kv-cache-memory skips the profiling: the engine allocates exactly this much KV on
+        # top of what the model uses (vllm/v1/worker/gpu_worker.py `determine_available_memory`),
+        # so what it asks for is the terms plus this, whatever the utilisation says.
         kv = settings.kv_cache_memory_bytes
+        requested = kv + sum(t.bytes for t in terms)
     return StageBudget(
         engine=settings.engine,
         total_memory_bytes=demand.total_memory_bytes,
