@@ -200,11 +200,11 @@ def _calibration_terms(
     weight_dtype: str,
     base_dir: Path | None,
     force: bool,
-) -> tuple[dict[str, int], list[str]]:
-    """The calibrated terms (bytes) and warnings; a calibration made for another deployment is
-    refused unless `force`."""
+) -> tuple[dict[str, int], list[str], tuple[tuple[str, float], ...]]:
+    """The calibrated terms (bytes), warnings and step-time terms; a calibration made for
+    another deployment is refused unless `force`."""
     if settings.calibration is None:
-        return {}, []
+        return {}, [], ()
     from capcliff.calibrate.calibration_file import calibration_mismatches, load_calibration
 
     path = Path(settings.calibration)
@@ -225,7 +225,7 @@ def _calibration_terms(
             "pass --force to apply it anyway"
         )
     warnings = [f"calibration {path} applied to another deployment: {'; '.join(mismatches)}"]
-    return calibration.terms_bytes, warnings if mismatches else []
+    return calibration.terms_bytes, warnings if mismatches else [], calibration.step_time_terms
 
 
 def resolve(
@@ -260,7 +260,7 @@ def resolve(
         if settings.weight_dtype is None
         else WeightScheme.quantised(arch, parse_weight_dtype(settings.weight_dtype))
     )
-    terms, warnings = _calibration_terms(
+    terms, warnings, step_terms = _calibration_terms(
         settings, model, hardware, weight_dtype=scheme.linear.value, base_dir=base_dir,
         force=force,
     )  # fmt: skip
@@ -277,6 +277,7 @@ def resolve(
         free_gpu_memory_fraction=settings.free_gpu_memory_fraction,
         term_overrides=terms,
         calibrated_terms=frozenset(terms),
+        step_time_terms=step_terms,
     )
     return Deployment(
         model=model, hardware=hardware, settings=settings, budget=budget, scheme=scheme,

@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.plan_advice import NOISE, ranked, recommendation_reasons, within_noise
 from capcliff.analysis.plan_types import (
-    SCHEMA_VERSION,
     Objective,
     PlanCliff,
     PlanLayout,
@@ -28,7 +27,7 @@ from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
 from capcliff.catalog.layout import enumerate_layouts, parse_layout
 from capcliff.errors import InputError
 from capcliff.memory.layout_memory import LayoutMemory
-from capcliff.memory.report import summary_fields
+from capcliff.memory.report import report_header, summary_fields
 from capcliff.memory.weights import WeightScheme
 from capcliff.perf.profiles import profile_label
 from capcliff.perf.step_time import StepTimeModel
@@ -302,13 +301,14 @@ def build_plan_report(
         flags, warnings = engine_flags(
             dep, evaluated[best.name], rec, inputs, served_model(dep, local=serve_local_path)
         )
+    header = report_header(
+        dep.model, dep.hardware, gpus=gpus, settings=dep.budget, scheme=dep.scheme,
+        kv_dtype=dep.kv_dtype, max_model_len=inputs.max_model_len,
+    )  # fmt: skip
     return PlanReport(
-        schema_version=SCHEMA_VERSION, model=dep.model.id, hardware=dep.hardware.id, gpus=gpus,
-        engine=dep.settings.engine.value, policy=inputs.config.policy,
-        overheads="calibrated" if dep.budget.calibrated_terms else "modeled",
+        **header.model_dump(), policy=inputs.config.policy, workload=inputs.workload_label,
+        num_requests=len(inputs.requests.input_tokens), seed=seed, objective=goal.value,
         step_profile=profile_label(dep.settings.engine, dict(dep.budget.step_time_terms)),
-        objective=goal.value, workload=inputs.workload_label,
-        num_requests=len(inputs.requests.input_tokens), max_model_len=inputs.max_model_len,
         layouts=rows, recommended=rec, fixes=fixes, engine_flags=flags, flag_warnings=warnings,
     )  # fmt: skip
 

@@ -31,12 +31,14 @@ from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
 from capcliff.memory.layout_memory import LayoutMemory
+from capcliff.memory.report import report_header
 from capcliff.perf.profiles import profile_label, step_profile
 from capcliff.perf.step_time import StepTimeModel, step_time_model
+from capcliff.report_header import SimulationHeader
 from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.sim.result import SimResult
 from capcliff.sim.workload import Requests
 
-SCHEMA_VERSION = 1
 CLIFF_PERCENTILE = 99.0
 
 
@@ -50,11 +52,21 @@ class PointResult(_Result):
     concurrency: int
     output_throughput_tok_s: float
     request_throughput_req_s: float
+    ttft_mean_s: float
     ttft_p50_s: float
+    ttft_p90_s: float
     ttft_p99_s: float
+    tpot_mean_s: float  # mean over requests of each one's decode time / (its tokens - 1)
     tpot_p50_s: float
+    tpot_p90_s: float
     tpot_p99_s: float
+    itl_mean_s: float  # mean over tokens of the gap before each (benchmarks' mean ITL)
+    itl_p50_s: float
+    itl_p90_s: float
+    itl_p99_s: float
+    e2e_mean_s: float
     e2e_p50_s: float
+    e2e_p90_s: float
     e2e_p99_s: float
     makespan_s: float
     preemptions: int
@@ -100,20 +112,9 @@ class SeriesResult(_Result):
     kv_over_time: dict[str, list[tuple[float, float]]]  # (s, KV utilisation) at named points
 
 
-class SweepReport(_Result):
+class SweepReport(SimulationHeader):
     """Everything `capcliff sweep` prints. Top-level points/cliff/sweet_spot: the first series."""
 
-    schema_version: int
-    model: str
-    hardware: str
-    gpus: int
-    engine: str
-    policy: str
-    overheads: str  # "modeled" or "calibrated": where the KV budget's overhead terms come from
-    step_profile: str = ""  # the engine and version the step times assume, modeled or calibrated
-    workload: str
-    num_requests: int
-    seed: int
     series: list[SeriesResult]
     points: list[PointResult]
     cliff: CliffResult
@@ -136,6 +137,16 @@ def _finite(value: float) -> float:
     return value if math.isfinite(value) else 0.0
 
 
+def _latency_fields(r: SimResult) -> dict[str, float]:
+    """mean, p50, p90, p99 of TTFT, TPOT, ITL and end-to-end latency, by PointResult name."""
+    out = {}
+    for name in ("ttft", "tpot", "itl", "e2e"):
+        stats = getattr(r, name)
+        for stat in ("mean", "p50", "p90", "p99"):
+            out[f"{name}_{stat}_s"] = _finite(getattr(stats, stat))
+    return out
+
+
 def point_result(point: SweepPoint) -> PointResult:
     """A sweep point in report form."""
     r = point.result
@@ -144,12 +155,7 @@ def point_result(point: SweepPoint) -> PointResult:
         concurrency=point.concurrency,
         output_throughput_tok_s=r.output_tokens_per_s,
         request_throughput_req_s=r.requests_per_s,
-        ttft_p50_s=_finite(r.ttft.p50),
-        ttft_p99_s=_finite(r.ttft.p99),
-        tpot_p50_s=_finite(r.tpot.p50),
-        tpot_p99_s=_finite(r.tpot.p99),
-        e2e_p50_s=_finite(r.e2e.p50),
-        e2e_p99_s=_finite(r.e2e.p99),
+        **_latency_fields(r),
         makespan_s=r.makespan_s,
         preemptions=r.total_preemptions,
         recomputed_tokens=r.total_recomputed_tokens,
@@ -178,11 +184,15 @@ def _sweet(points: tuple[SweepPoint, ...], slo: Slo | None, online: bool) -> Swe
     )
 
 
-def replica_models(dep: Deployment, memory: LayoutMemory) -> tuple[KVCapacity, StepTimeModel]:
+def replica_models(
+    dep: Deployment, memory: LayoutMemory, step_terms: dict[str, float] | None = None
+) -> tuple[KVCapacity, StepTimeModel]:
     """A fitting layout's KV capacity per replica and its step-time model under the budget's
-    engine profile, with the deployment's step-time terms (BudgetSettings.step_time_terms)."""
+    engine profile, with the deployment's step-time terms (BudgetSettings.step_time_terms) or
+    `step_terms` in their place."""
     engine = memory.stages[0].engine if memory.stages else EngineName.VLLM
-    profile, fitted = step_profile(engine, dict(dep.budget.step_time_terms))
+    terms = dict(dep.budget.step_time_terms) if step_terms is None else step_terms
+    profile, fitted = step_profile(engine, terms)
     steps = step_time_model(
         dep.model.arch, dep.hardware, memory.layout, scheme=dep.scheme, kv_dtype=dep.kv_dtype,
         profile=profile, fitted=fitted,
@@ -286,14 +296,13 @@ def build_sweep_report(
     if not series:
         raise InputError("layout: no requested layout fits this model; run `capcliff memory`")
     first = series[0]
+    header = report_header(
+        dep.model, dep.hardware, gpus=plan.layouts[0].gpus, settings=dep.budget,
+        scheme=dep.scheme, kv_dtype=dep.kv_dtype, max_model_len=max_model_len,
+    )  # fmt: skip
     return SweepReport(
-        schema_version=SCHEMA_VERSION,
-        model=dep.model.id,
-        hardware=dep.hardware.id,
-        gpus=plan.layouts[0].gpus,
-        engine=dep.settings.engine.value,
+        **header.model_dump(),
         policy=config.policy,
-        overheads="calibrated" if dep.budget.calibrated_terms else "modeled",
         step_profile=profile_label(dep.settings.engine, dict(dep.budget.step_time_terms)),
         workload=plan.workload_label,
         num_requests=len(plan.workloads[0][1].input_tokens),

@@ -14,13 +14,19 @@ deployment it was fitted on, so that applying it to another one is refused witho
     [terms_gib]                     # GiB per GPU, by term name
     activation_peak = 1.40
     non_torch = 0.21
+    [step_time]                     # from benchmark results (optional)
+    fixed_s = 0.0123
+    scale = 1.41
+    profile = "vllm-v0 V0 (0.6 - 0.7)"
+    source = "bench.csv"
+    points = 5
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from capcliff.catalog.catalogs import load_toml
 from capcliff.errors import CatalogError
@@ -28,8 +34,22 @@ from capcliff.memory.budget import OVERRIDABLE_TERMS, EngineName
 from capcliff.units import GIB
 
 
+class StepTimeCalibration(BaseModel):
+    """Step-time terms fitted from serving benchmark results (`capcliff calibrate bench.csv`):
+    every step costs `fixed_s` plus `scale` x the profile's roofline and communication time."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    fixed_s: float = Field(ge=0)  # seconds per step (replaces host time and kernel floors)
+    scale: float = Field(gt=0)  # factor on the rest of the step
+    profile: str  # the engine profile the terms were fitted against
+    source: str  # the benchmark file
+    points: int = Field(ge=2)  # benchmark rows fitted
+
+
 class Calibration(BaseModel):
-    """Fitted overhead terms for one engine (GiB per GPU)."""
+    """Fitted terms for one engine: memory overheads (GiB per GPU) from a start-up log and
+    step-time terms from benchmark results; a file may carry either or both."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -41,7 +61,15 @@ class Calibration(BaseModel):
     layout: str | None = None  # e.g. tp8-ep8
     weight_dtype: str | None = None  # linear weights
     kv_cache_dtype: str | None = None
-    terms_gib: dict[str, float]
+    terms_gib: dict[str, float] = Field(default_factory=dict)
+    step_time: StepTimeCalibration | None = None
+
+    @property
+    def step_time_terms(self) -> tuple[tuple[str, float], ...]:
+        """The step-time terms as BudgetSettings.step_time_terms carries them (() if none)."""
+        if self.step_time is None:
+            return ()
+        return (("fixed_s", self.step_time.fixed_s), ("scale", self.step_time.scale))
 
     @field_validator("terms_gib")
     @classmethod

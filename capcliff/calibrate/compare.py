@@ -96,8 +96,14 @@ def log_kv_dtype(log: StartupLog, default: KVDType) -> KVDType:
 
 
 def log_scheme(log: StartupLog, model: Model) -> WeightScheme:
-    """The weight formats the log's quantisation implies."""
+    """The weight formats the log's quantisation implies.
+
+    A catalog card that records its checkpoint's quantization_config keeps its per-module formats:
+    the log's `quantization=fp8` names the method, not what every module is stored in.
+    """
     quant = log.config.get("quantization")
+    if model.arch.quantization is not None:
+        return WeightScheme.as_shipped(model.arch)
     if isinstance(quant, str) and quant not in ("None", "none", ""):
         dtype: WeightDType = parse_weight_dtype(quant, field="quantization")
         return WeightScheme.quantised(model.arch, dtype)
@@ -124,6 +130,7 @@ def log_settings(log: StartupLog, base: BudgetSettings) -> BudgetSettings:
     util = _fig(log, "gpu_memory_utilization")
     fraction = _fig(log, "mem_fraction_static")
     batched = _config_int(log, "max_num_batched_tokens", 0)  # 0: not logged
+    seqs = _config_int(log, "max_num_seqs", 0)
     block = _fig(log, "tokens_per_block")
     return replace(
         base,
@@ -132,6 +139,7 @@ def log_settings(log: StartupLog, base: BudgetSettings) -> BudgetSettings:
         gpu_memory_utilization=base.gpu_memory_utilization if util is None else util,
         mem_fraction_static=base.mem_fraction_static if fraction is None else fraction,
         max_num_batched_tokens=batched if batched > 0 else base.max_num_batched_tokens,
+        max_num_seqs=seqs if seqs > 0 else base.max_num_seqs,
         enforce_eager=bool(log.config.get("enforce_eager", base.enforce_eager)),
         cudagraph_in_budget=_graphs_in_budget(log),
         block_size=base.block_size if block is None else int(block),

@@ -24,7 +24,13 @@ from capcliff.errors import InputError
 
 @app.command()
 def calibrate(
-    logfile: Annotated[str, typer.Argument(help="An engine start-up log (vLLM, SGLang, TRT-LLM).")],
+    logfile: Annotated[
+        str,
+        typer.Argument(
+            help="An engine start-up log (vLLM, SGLang, TRT-LLM), or serving benchmark results: "
+            "a `vllm bench serve --save-result` .json, an SGLang bench_serving .jsonl or a .csv."
+        ),
+    ],
     model: Annotated[
         str | None, typer.Option(help="Catalog id or config.json (default: from the log).")
     ] = None,
@@ -37,6 +43,9 @@ def calibrate(
     layout: Annotated[
         str | None,
         typer.Option(help="Refuse a log of another layout, e.g. tp8 (default: the log's)."),
+    ] = None,
+    gpus: Annotated[
+        int | None, typer.Option(callback=COUNT, help="GPUs of the benchmarked deployment.")
     ] = None,
     kv_dtype: Annotated[
         str,
@@ -56,8 +65,21 @@ def calibrate(
     force: Annotated[bool, typer.Option(help="Replace an existing output file.")] = False,
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
-    """Compare a start-up log with capcliff's prediction; with -o, write the fitted terms."""
+    """Compare a start-up log with capcliff's prediction, or fit step times to benchmark
+    results; with -o, write the fitted terms."""
     from pathlib import Path
+
+    from capcliff.calibrate.benchmarks import is_benchmark_file
+
+    if is_benchmark_file(Path(logfile)):
+        from capcliff.cli.calibrate_bench import BenchArgs, calibrate_benchmark
+
+        return calibrate_benchmark(
+            BenchArgs(
+                Path(logfile), model, gpu, gpus, layout, engine, kv_dtype, weight_dtype,
+                max_model_len, None if output is None else Path(output), force, fmt,
+            )
+        )  # fmt: skip
 
     from capcliff.calibrate.calibration_file import calibration_toml
     from capcliff.calibrate.compare import LogClaims, model_id_from_log
@@ -114,7 +136,13 @@ def calibrate(
 
         make_console().print(calibration_view(result, written))
     if target is not None:
-        write_text_atomic(target, calibration_toml(result.calibration), overwrite=force)
+        calibration = result.calibration
+        if target.exists():  # --force: keep a step-time section the replaced file carries
+            from capcliff.calibrate.calibration_file import load_calibration
+
+            kept = load_calibration(target).step_time
+            calibration = calibration.model_copy(update={"step_time": kept})
+        write_text_atomic(target, calibration_toml(calibration), overwrite=force)
 
 
 class CheckFormat(StrEnum):

@@ -153,3 +153,5 @@ class StageDemand:
     kv_bytes_per_token: int
     max_model_len: int
     weights_provenance: Provenance = Provenance.MODELED
+    nvls_channels: int = 0  # NCCL NVLS channels of the GPU's NVSwitch fabric (0: no NVLS)
+    mla_weight_copies_bytes: int = 0  # BF16 W_UK/W_UV vLLM builds from a quantised kv_b_proj

@@ -7,9 +7,20 @@ from dataclasses import dataclass, field
 from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout, engine_refusal, invalid_reason
 from capcliff.catalog.specs import HardwareSpec
-from capcliff.memory.budget import BudgetSettings, Provenance, StageBudget, StageDemand
+from capcliff.memory.budget import (
+    BudgetSettings,
+    EngineName,
+    Provenance,
+    StageBudget,
+    StageDemand,
+)
 from capcliff.memory.engines import engine_defaults, stage_budget
-from capcliff.memory.kv import kv_bytes_per_token_per_gpu, kv_heads_replicated
+from capcliff.memory.kv import (
+    kv_bytes_per_token_per_gpu,
+    kv_heads_replicated,
+    vllm_v0_mla_align_elements,
+)
+from capcliff.memory.overheads import mla_dequantized_bytes, nvls_channels
 from capcliff.memory.weights import WeightScheme, pp_layer_counts, weight_bytes_per_gpu_by_stage
 from capcliff.units import KVDType, ceil_div, format_bytes
 
@@ -158,10 +169,17 @@ def layout_memory(
         mla=arch.mla is not None,
         tp=layout.tp,
     ).max_num_batched_tokens
+    align = vllm_v0_mla_align_elements() if settings.engine is EngineName.VLLM_V0 else 1
     kv_per_token = kv_bytes_per_token_per_gpu(
-        arch, layout, kv_dtype=kv_dtype, context_tokens=context, chunk_tokens=chunk
+        arch,
+        layout,
+        kv_dtype=kv_dtype,
+        context_tokens=context,
+        chunk_tokens=chunk,
+        mla_align_elements=align,
     )
     weights = weight_bytes_per_gpu_by_stage(arch, layout, scheme)
+    channels = nvls_channels(hardware)
     stages = tuple(
         stage_budget(
             StageDemand(
@@ -173,6 +191,8 @@ def layout_memory(
                 kv_bytes_per_token=k,
                 max_model_len=max_model_len,
                 weights_provenance=weights_provenance,
+                nvls_channels=channels,
+                mla_weight_copies_bytes=mla_dequantized_bytes(arch, layout, scheme, i),
             ),
             settings,
         )

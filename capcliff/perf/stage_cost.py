@@ -10,7 +10,6 @@ from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
 from capcliff.memory.params import Component
 from capcliff.memory.weights import WeightScheme, elements_per_rank, stage_param_groups
-from capcliff.units import weight_bytes_per_element
 
 # FLOPs of one multiply-add.
 FLOPS_PER_MAC = 2
@@ -30,7 +29,7 @@ def stage_cost(arch: Architecture, layout: Layout, scheme: WeightScheme, stage: 
     tied_head = arch.tie_word_embeddings and layout.pp == 1
     for group in stage_param_groups(arch, layout, stage):
         elements = elements_per_rank(group, layout)
-        size = elements * weight_bytes_per_element(scheme.dtype_of(group.storage))
+        size = elements * scheme.bytes_per_element(group)
         if group.component is Component.EMBEDDING and not tied_head:
             continue  # only the looked-up rows are read
         if group.component in (Component.LM_HEAD, Component.EMBEDDING):

@@ -18,7 +18,7 @@ decode steps sum in closed form (`DecodeLine`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from capcliff.catalog.architecture import Architecture
@@ -30,12 +30,14 @@ from capcliff.memory.weights import (
     WeightScheme,
     stage_layer_ranges,
 )
+from capcliff.perf.attention_dp import MoEGroup, moe_group
+from capcliff.perf.communication import Communication as Communication  # re-exported
+from capcliff.perf.communication import MoEExchange
 from capcliff.perf.decode_line import DecodeLine as DecodeLine  # re-exported for the simulator
 from capcliff.perf.profiles import (
     MEASURED_FABRICS,
     EngineProfile,
     allreduce_curve,
-    allreduce_s,
     kernels_per_layer,
 )
 from capcliff.perf.stage_cost import FLOPS_PER_MAC, attention_flops_per_pair, stage_cost
@@ -89,22 +91,6 @@ class Efficiency:
 
 
 @dataclass(frozen=True)
-class Communication:
-    """Per-pass communication of a stage: TP all-reduces and the PP activation send (bytes,
-    bytes/s, seconds). The defaults mean none."""
-
-    allreduces_per_pass: int = 0
-    allreduce_bytes_per_token: float = 0.0  # wire bytes per token: hidden x 2 B x 2(n-1)/n
-    allreduce_bandwidth_bytes_per_s: float = 1.0
-    allreduce_latency_s: float = 0.0
-    p2p_bytes_per_token: float = 0.0
-    p2p_bandwidth_bytes_per_s: float = 1.0
-    p2p_latency_s: float = 0.0
-    allreduce_curve: tuple[tuple[float, float], ...] = ()  # measured (message bytes, s)
-    allreduce_message_bytes_per_token: float = 0.0  # hidden x 2 B
-
-
-@dataclass(frozen=True)
 class StepTimeModel:
     """Per-step cost coefficients of one replica, precomputed so a step costs a few flops.
 
@@ -124,7 +110,7 @@ class StepTimeModel:
     peak_bandwidth_bytes_per_s: float
     flops_per_s: float  # effective: peak x MFU
     step_overhead_s: float
-    comm: Communication = Communication()  # frozen, so one shared default is safe
+    comm: Communication = Communication()  # noqa: RUF009 (frozen: one shared default is safe)
     kv_bandwidth_bytes_per_s: float | None = None  # attention's effective bandwidth; None: above
     expert_efficiency: float = 1.0  # the expert-read time is divided by it
     variable_scale: float = 1.0  # multiplies the PP x (roofline + communication) part
@@ -133,6 +119,10 @@ class StepTimeModel:
     @cached_property
     def _kv_bw(self) -> float:
         return self.kv_bandwidth_bytes_per_s or self.bandwidth_bytes_per_s
+
+    # Attention DP: the MoE layers shared with the other lockstep ranks (expert_bytes is then 0
+    # here and the experts live in the group). Alone, a step prices every rank as busy as this.
+    moe: MoEGroup | None = None
 
     def _microbatches(self, seqs: float) -> float:
         return float(max(1.0, min(self.pp, seqs)))
@@ -154,19 +144,7 @@ class StepTimeModel:
 
     def _comm_s(self, tokens: float) -> float:
         """TP all-reduces plus the PP activation send of one pass over `tokens` tokens."""
-        c, total = self.comm, 0.0
-        if c.allreduces_per_pass and c.allreduce_curve:
-            message = tokens * c.allreduce_message_bytes_per_token
-            ring_bw = c.allreduce_bandwidth_bytes_per_s * (
-                c.allreduce_message_bytes_per_token / c.allreduce_bytes_per_token
-            )
-            total += c.allreduces_per_pass * allreduce_s(c.allreduce_curve, message, ring_bw)
-        elif c.allreduces_per_pass:
-            wire = tokens * c.allreduce_bytes_per_token / c.allreduce_bandwidth_bytes_per_s
-            total += c.allreduces_per_pass * (c.allreduce_latency_s + wire)
-        if self.pp > 1:
-            total += c.p2p_latency_s + tokens * c.p2p_bytes_per_token / c.p2p_bandwidth_bytes_per_s
-        return total
+        return self.comm.pass_s(tokens, pp=self.pp)
 
     def step_time_s(
         self, tokens: float, seqs: float, context_tokens: float, attention_pairs: float
@@ -187,15 +165,55 @@ class StepTimeModel:
             + self.attention_flops_per_pair * attention_pairs
         ) / m
         compute = flops / self.flops_per_s
-        variable = self.pp * (max(mem, compute) + self._comm_s(mb_tokens))
+        shared = self._moe_pass_s(mb_tokens)
+        variable = self.pp * (max(mem, compute) + self._comm_s(mb_tokens) + shared)
         return self.variable_scale * variable + self.step_overhead_s
+
+    def _moe_pass_s(self, busiest_tokens: float) -> float:
+        """The shared MoE layers of one pass (attention DP), 0 otherwise."""
+        if self.moe is None:
+            return 0.0
+        return self.moe.pass_s(
+            busiest_tokens,
+            bandwidth=self.bandwidth_bytes_per_s * self.expert_efficiency,
+            flops_per_s=self.flops_per_s,
+        )
+
+    @cached_property
+    def local(self) -> StepTimeModel:
+        """This rank's own work alone (attention DP: without the shared MoE layers)."""
+        return self if self.moe is None else replace(self, moe=None)
+
+    def lockstep_step_time_s(self, loads: list[tuple[int, int, int, int]]) -> float:
+        """Seconds of one lockstep step of attention-DP ranks with (tokens, sequences, context,
+        pairs) `loads`: the slowest rank's own work, then the MoE layers over every rank padded
+        to the busiest one's tokens (micro-batches as that rank's)."""
+        own = max((self.local.step_time_s(*load) for load in loads), default=0.0)
+        busiest = max(loads, key=lambda load: load[0], default=(0, 0, 0, 0))
+        return own + self.shared_step_s(busiest[0], busiest[1])
+
+    def shared_step_s(self, busiest_tokens: float, seqs: float) -> float:
+        """Seconds of a step's shared MoE layers when the busiest rank runs `busiest_tokens`
+        tokens of `seqs` sequences (0 without attention DP or without tokens)."""
+        if busiest_tokens <= 0:
+            return 0.0
+        m = self._microbatches(seqs)
+        return self.variable_scale * self.pp * self._moe_pass_s(busiest_tokens / m)
+
+    def moe_hbm_bytes(self, busiest_tokens: float, seqs: float) -> float:
+        """Expert bytes this GPU reads in a lockstep step (attention DP), 0 otherwise."""
+        if self.moe is None or busiest_tokens <= 0:
+            return 0.0
+        m = self._microbatches(seqs)
+        return m * self.moe.bytes_read(busiest_tokens / m)
 
     def hbm_bytes(self, tokens: float, seqs: float, context_tokens: float) -> float:
         """Bytes one GPU reads from HBM in the step (each micro-batch pass re-reads weights)."""
         if tokens <= 0:
             return 0.0
         m = self._microbatches(seqs)
-        return m * self._weights_read(tokens / m) + self.kv_bytes_per_token * context_tokens
+        own = m * self._weights_read(tokens / m) + self.kv_bytes_per_token * context_tokens
+        return own + self.moe_hbm_bytes(tokens, seqs)
 
     def hbm_utilization(self, tokens: float, seqs: float, context_tokens: float) -> float:
         """Fraction of peak HBM bandwidth the step uses: bytes / (time x peak bandwidth)."""
@@ -243,8 +261,8 @@ class StepTimeModel:
             k * fixed_flops / self.flops_per_s,
             per_ctx_cmp,
             per_ctx_cmp * seqs,
-            k * self._comm_s(seqs / m) + self.step_overhead_s,
-            m * weights,
+            k * (self._comm_s(seqs / m) + self._moe_pass_s(seqs / m)) + self.step_overhead_s,
+            m * weights + self.moe_hbm_bytes(seqs, seqs),
             self.kv_bytes_per_token * seqs,
         )
 
@@ -322,10 +340,13 @@ def step_time_model(
     efficiency: Efficiency | None = None,
     profile: EngineProfile | None = None,
     fitted: dict[str, float] | None = None,
+    exchange: MoEExchange | None = None,
 ) -> StepTimeModel:
     """Precompute the step-time coefficients of one replica of `layout` (binding stage: the one
     reading the most weight bytes per pass). `efficiency` wins over `profile` (an engine's step
-    terms, with `fitted` calibration terms); with neither, the named defaults."""
+    terms, with `fitted` calibration terms); with neither, the named defaults. Attention DP moves
+    the routed experts into a `MoEGroup` shared with the lockstep ranks (`exchange`: how tokens
+    reach them; default `attention_dp.default_exchange`)."""
     if efficiency is not None:
         eff = efficiency
     elif profile is not None:
@@ -340,7 +361,7 @@ def step_time_model(
     peak_flops = hardware.dense_flops_per_s(compute_dtype(scheme))
     peak_flops = peak_flops or hardware.dense_tflops_bf16 * TERA
     kv_per_token = kv_bytes_per_token_per_gpu(arch, layout, kv_dtype=kv_dtype)[stage]
-    return StepTimeModel(
+    model = StepTimeModel(
         pp=layout.pp,
         weight_bytes=float(cost.read_bytes),
         expert_bytes=float(cost.expert_bytes),
@@ -363,3 +384,14 @@ def step_time_model(
         variable_scale=eff.variable_scale,
         profile=profile.label + (" (calibrated)" if fitted else "") if profile else "",
     )
+    if not layout.attention_dp or arch.moe is None:
+        return model
+    group = moe_group(
+        arch, hardware, layout, stage_layers=stage_layer_ranges(arch.num_layers, layout.pp)[stage],
+        expert_bytes=model.expert_bytes, expert_elements=float(cost.expert_elements),
+        fp8_dispatch=compute_dtype(scheme) == "fp8", exchange=exchange,
+    )  # fmt: skip
+    # The exchange's reduce-scatter (or combine) replaces the TP all-reduce after each MLP.
+    comm = replace(model.comm, allreduces_per_pass=model.comm.allreduces_per_pass // 2)
+    dense_flops = float(FLOPS_PER_MAC * cost.dense_elements)
+    return replace(model, expert_bytes=0.0, flops_per_token=dense_flops, moe=group, comm=comm)

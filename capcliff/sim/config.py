@@ -15,6 +15,10 @@ from capcliff.units import GIB
 if TYPE_CHECKING:  # only a type here: keeps the simulator free of the memory calculators
     from capcliff.memory.layout_memory import LayoutMemory
 
+# Policies whose engines' prefix caches are modelled (vLLM V1 APC, SGLang radix cache); both
+# engines have them on by default (vLLM V1 `enable_prefix_caching`, SGLang without
+# `--disable-radix-cache`).
+PREFIX_CACHING_POLICIES = ("vllm", "sglang")
 # vLLM V0's default CPU swap space per GPU (`--swap-space 4`, GiB).
 DEFAULT_SWAP_SPACE_BYTES = 4 * GIB
 # vLLM's default max_num_seqs and the V1 server's default max_num_batched_tokens on large GPUs.
@@ -47,6 +51,7 @@ class SimConfig:
     routing: Routing = Routing.ROUND_ROBIN
     kv_margin: float = DEFAULT_KV_MARGIN  # kv-aware only
     output_quantile: float | None = None  # kv-aware: None knows each output (oracle)
+    prefix_caching: bool = False  # vllm (APC) and sglang (radix cache) only
     time_series_points: int = 512
     max_steps: int = 100_000_000  # a guard against a simulation that cannot finish
 
@@ -63,6 +68,11 @@ class SimConfig:
             )
         if not 0 <= self.kv_margin < 1:
             raise InputError(f"kv_margin: must be in [0, 1), got {self.kv_margin}")
+        if self.prefix_caching and self.policy not in PREFIX_CACHING_POLICIES:
+            raise InputError(
+                f"prefix_caching: modelled for {', '.join(PREFIX_CACHING_POLICIES)}, "
+                f"not {self.policy!r}"
+            )
         if self.output_quantile is not None and not 0 < self.output_quantile <= 1:
             raise InputError(f"output_quantile: must be in (0, 1], got {self.output_quantile}")
 
