@@ -25,7 +25,8 @@ from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import parse_layout
 from capcliff.errors import CatalogError, InputError
 from capcliff.files import read_text
-from capcliff.sim.workload import PRESETS, Arrival, check_workload_numbers, parse_trace
+from capcliff.sim.workload import PRESETS, Arrival, parse_trace
+from capcliff.sim.workload_rules import check_workload_numbers
 
 DEFAULT_SPEC = Path("capcliff.toml")
 DEFAULT_NUM_REQUESTS = 1000

@@ -284,6 +284,9 @@ def series_table(series: SeriesResult) -> RenderableType:
     )
     columns = [Column("conc"), Column("tok/s"), Column("tok/s bar", "left")]
     columns += [Column(h) for h in ("TTFT s", "TPOT ms", "makespan s", "preempt", "KV peak")]
+    caching = any(p.prefix_cache_hit_rate is not None for p in series.points)
+    if caching:
+        columns.append(Column("hit"))
     columns.append(Column("mark", "left"))
     top = max((p.output_throughput_tok_s for p in series.points), default=0.0)
     rows = [
@@ -296,6 +299,7 @@ def series_table(series: SeriesResult) -> RenderableType:
             _secs(p.makespan_s),
             f"{p.preemptions:,}",
             f"{p.peak_kv_utilization:.0%}",
+            *([f"{p.prefix_cache_hit_rate or 0.0:.0%}"] if caching else []),
             _marks(p, series),
         ]
         for p in series.points

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -24,42 +24,13 @@ import numpy as np
 import numpy.typing as npt
 
 from capcliff.errors import InputError
+from capcliff.sim.workload_rules import check_count, check_workload_numbers
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
 # z such that Phi(z) = 0.99: the 99th percentile of a standard normal.
 Z_P99 = 2.3263478740408408
-
-
-def check_count(field: str, value: int | None) -> None:
-    """A count (requests, tokens, clients) must be an integer >= 1; None: not given."""
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise InputError(f"{field}: must be an integer >= 1, got {value!r}")
-
-
-def check_positive(field: str, value: float | None) -> None:
-    """A rate or a time must be a finite number > 0; None: not given."""
-    if value is not None and not (math.isfinite(value) and value > 0):
-        raise InputError(f"{field}: must be a finite number > 0, got {value!r}")
-
-
-def check_workload_numbers(
-    *,
-    num_requests: int | None = None,
-    isl: int | None = None,
-    osl: tuple[int, ...] = (),
-    rate: float | None = None,
-    clients: int | None = None,
-) -> None:
-    """The rules every workload's numbers obey, whoever gives them (flags, a spec, a caller):
-    counts and lengths >= 1, a rate finite and > 0. Named as the spec keys name them."""
-    check_count("num_requests", num_requests)
-    check_count("isl", isl)
-    for length in osl:
-        check_count("osl", length)
-    check_positive("rate", rate)
-    check_count("clients", clients)
 
 
 @dataclass(frozen=True)
@@ -312,12 +283,8 @@ def _trace_int(row: dict[str, object], key: str, line: int) -> int:
     return value
 
 
-def parse_trace(lines: Iterable[str]) -> list[TraceRow]:
-    """Rows of a JSONL trace `{"input_tokens": .., "output_tokens": .., "arrival_s": ..}`.
-
-    `arrival_s` is optional; blank lines are skipped. The caller reads the file.
-    """
-    rows: list[TraceRow] = []
+def jsonl_objects(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, object]]]:
+    """(line number, object) of each non-blank line of a JSONL trace."""
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
@@ -327,6 +294,16 @@ def parse_trace(lines: Iterable[str]) -> list[TraceRow]:
             raise InputError(f"trace line {number}: (json): {exc.msg}") from None
         if not isinstance(row, dict):
             raise InputError(f"trace line {number}: expected a JSON object")
+        yield number, row
+
+
+def parse_trace(lines: Iterable[str]) -> list[TraceRow]:
+    """Rows of a JSONL trace `{"input_tokens": .., "output_tokens": .., "arrival_s": ..}`.
+
+    `arrival_s` is optional; blank lines are skipped. The caller reads the file.
+    """
+    rows: list[TraceRow] = []
+    for number, row in jsonl_objects(lines):
         arrival = row.get("arrival_s")
         if arrival is not None and (
             isinstance(arrival, bool)
