@@ -45,13 +45,15 @@ class Timings:
     tpot_s: float
     ttft_s: float
     s_per_token: float
+    preemptions: int = 0  # in the simulation: > 0 means the run went past the KV cliff
 
     def combine(self, a: float, other: Timings, b: float) -> Timings:
-        """a x self + b x other."""
+        """a x self + b x other (the preemptions of self: the schedule is the same)."""
         return Timings(
             a * self.tpot_s + b * other.tpot_s,
             a * self.ttft_s + b * other.ttft_s,
             a * self.s_per_token + b * other.s_per_token,
+            self.preemptions,
         )
 
 
@@ -91,7 +93,9 @@ class StepFit:
 
 
 @dataclass(frozen=True)
-class _Basis:
+class Basis:
+    """A point's timings as a function of the terms: fixed_s x `fixed` + scale x `variable`."""
+
     point: BenchmarkPoint
     fixed: Timings  # per second of fixed time per step
     variable: Timings  # at scale 1 with no fixed time
@@ -135,7 +139,10 @@ class _Run:
     def timings(self, steps: StepTimeModel) -> Timings:
         result = simulate(self.requests, steps, self.capacity, self.config, dp=self.dp)
         tokens = float(result.output_tokens.sum())
-        return Timings(result.tpot.mean, result.ttft.mean, result.makespan_s / tokens)
+        return Timings(
+            result.tpot.mean, result.ttft.mean, result.makespan_s / tokens,
+            result.total_preemptions,
+        )  # fmt: skip
 
 
 def _run(dep: Deployment, layout: Layout, point: BenchmarkPoint, cache: dict[int, _Models]) -> _Run:
@@ -160,10 +167,10 @@ def simulate_point(
     return run.timings(replica_models(dep, memory, terms)[1])
 
 
-def _basis(run: _Run, point: BenchmarkPoint) -> _Basis:
+def _basis(run: _Run, point: BenchmarkPoint) -> Basis:
     fixed = run.timings(replace(run.steps, step_overhead_s=UNIT_FIXED_S, variable_scale=0.0))
     variable = run.timings(replace(run.steps, step_overhead_s=0.0, variable_scale=1.0))
-    return _Basis(point, fixed.combine(1 / UNIT_FIXED_S, fixed, 0.0), variable)
+    return Basis(point, fixed.combine(1 / UNIT_FIXED_S, fixed, 0.0), variable)
 
 
 def modeled_fixed_s(dep: Deployment, layout: Layout) -> tuple[float, str]:
@@ -173,7 +180,7 @@ def modeled_fixed_s(dep: Deployment, layout: Layout) -> tuple[float, str]:
     return eff.step_overhead_s, profile.label
 
 
-def _solve(bases: list[_Basis], terms: tuple[str, ...], fixed0: float) -> tuple[float, float]:
+def _solve(bases: list[Basis], terms: tuple[str, ...], fixed0: float) -> tuple[float, float]:
     """Least squares on relative errors; `fixed_s` pinned to `fixed0` unless fitted, and to 0
     when the unconstrained fit would make it negative."""
     rows, targets = [], []
@@ -200,23 +207,33 @@ def _s_per_token(point: BenchmarkPoint) -> float | None:
     return 1 / point.output_throughput_tok_s if point.output_throughput_tok_s else None
 
 
-def fit_step_terms(
-    dep: Deployment,
-    layout: Layout,
-    points: list[BenchmarkPoint],
-    *,
-    terms: tuple[str, ...] = FIT_TERMS,
-) -> StepFit:
-    """Fit `terms` (fixed_s and scale, or scale alone) to `points` of one deployment."""
-    if len(points) < len(terms):
+def _check_count(points: int, terms: tuple[str, ...]) -> None:
+    if points < len(terms):
         raise InputError(
-            f"benchmark: {len(points)} point{'s' if len(points) != 1 else ''} cannot fit "
+            f"benchmark: {points} point{'s' if points != 1 else ''} cannot fit "
             f"{len(terms)} terms ({', '.join(terms)}); give at least {len(terms)} rows "
             "(runs at different concurrencies)"
         )
-    fixed0, label = modeled_fixed_s(dep, layout)
+
+
+def point_bases(dep: Deployment, layout: Layout, points: list[BenchmarkPoint]) -> list[Basis]:
+    """Each point's timings per second of fixed step time and per unit of scale (two
+    simulations each); any fit over a subset of the points reuses them."""
     cache: dict[int, _Models] = {}
-    bases = [_basis(_run(dep, layout, p, cache), p) for p in points]
+    return [_basis(_run(dep, layout, p, cache), p) for p in points]
+
+
+def fit_bases(
+    bases: list[Basis],
+    *,
+    fixed0: float,
+    label: str,
+    terms: tuple[str, ...] = FIT_TERMS,
+    predict: list[Basis] | None = None,
+) -> StepFit:
+    """Fit `terms` (fixed_s and scale, or scale alone with fixed_s = `fixed0`) to `bases`; the
+    result's points are `predict` (default: the fitted ones), modeled and calibrated."""
+    _check_count(len(bases), terms)
     fixed, scale = _solve(bases, terms, fixed0)
     if scale <= 0:
         raise InputError(
@@ -229,6 +246,19 @@ def fit_step_terms(
             modeled=b.fixed.combine(fixed0, b.variable, 1.0),
             calibrated=b.fixed.combine(fixed, b.variable, scale),
         )
-        for b in bases
+        for b in (bases if predict is None else predict)
     )
     return StepFit(fixed, scale, fixed0, label, fits)
+
+
+def fit_step_terms(
+    dep: Deployment,
+    layout: Layout,
+    points: list[BenchmarkPoint],
+    *,
+    terms: tuple[str, ...] = FIT_TERMS,
+) -> StepFit:
+    """Fit `terms` (fixed_s and scale, or scale alone) to `points` of one deployment."""
+    _check_count(len(points), terms)
+    fixed0, label = modeled_fixed_s(dep, layout)
+    return fit_bases(point_bases(dep, layout, points), fixed0=fixed0, label=label, terms=terms)
