@@ -203,7 +203,8 @@ def test_attention_dp_rank_holds_the_mla_latent_of_its_own_requests_only() -> No
     # Every GPU stores R1's whole latent per token of context it holds: 61 layers x (512 + 64) x
     # 2 B = 70,272 B. TP=8 holds each request's on all 8 GPUs, attention DP on the one rank that
     # serves it, so the 8 ranks hold several times the tokens (less than 8x: each rank also
-    # holds whole attention weights and its own engine overheads).
+    # holds whole attention weights, vLLM's BF16 W_UK/W_UV copy of the whole FP8 kv_b_proj,
+    # 61 x 512 x 32,768 x 2 B = 2.0 GiB where a TP8 rank holds 1/8, and its own overheads).
     model = get_model("deepseek-r1")
     hardware = get_hardware("h200-sxm")
     scheme = WeightScheme.as_shipped(model.arch)
