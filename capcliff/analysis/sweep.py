@@ -46,6 +46,17 @@ class _Result(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class TierResult(_Result):
+    """One offload tier at one sweep point (bytes per GPU)."""
+
+    tier: str
+    hit_rate: float  # tokens loaded from it / tokens looked up
+    read_bytes: float
+    written_bytes: float
+    link_utilization: float  # time its link was busy / makespan
+    recompute_saved_s: float  # recompute time of the loaded tokens less the load time
+
+
 class PointResult(_Result):
     """One concurrency of a series."""
 
@@ -78,6 +89,12 @@ class PointResult(_Result):
     admission_blocked: bool
     blocked_s: float
     stranded_kv_fraction: float
+    # prefix caching (None / 0 / empty with caching off): token-weighted hit rate in HBM, prefill
+    # tokens the hits saved, blocks evicted from the cache, and each offload tier's figures
+    prefix_cache_hit_rate: float | None = None
+    prefill_tokens_saved: int = 0
+    cache_evicted_blocks: int = 0
+    offload: list[TierResult] = []
 
 
 class CliffResult(_Result):
@@ -166,7 +183,32 @@ def point_result(point: SweepPoint) -> PointResult:
         admission_blocked=r.admission_blocked,
         blocked_s=r.blocked_s,
         stranded_kv_fraction=r.stranded_kv_fraction,
+        prefix_cache_hit_rate=r.prefix_cache_hit_rate,
+        prefill_tokens_saved=0 if r.reuse is None else r.reuse.prefill_tokens_saved,
+        cache_evicted_blocks=0 if r.reuse is None else r.reuse.evicted_blocks,
+        offload=_tiers(r),
     )
+
+
+def _tiers(r: SimResult) -> list[TierResult]:
+    """Each offload tier's figures, summed over replicas (link time over the makespan of each
+    replica's link: the mean over replicas)."""
+    if r.reuse is None or not r.reuse.tiers:
+        return []
+    queried, replicas = r.reuse.queried_tokens, max(1, len(r.replicas))
+    out = []
+    for t in r.reuse.tiers:
+        out.append(
+            TierResult(
+                tier=t.name,
+                hit_rate=t.hit_tokens / queried if queried else 0.0,
+                read_bytes=t.read_bytes,
+                written_bytes=t.written_bytes,
+                link_utilization=t.busy_s / (replicas * r.makespan_s) if r.makespan_s else 0.0,
+                recompute_saved_s=t.recompute_saved_s,
+            )
+        )
+    return out
 
 
 def _sweet(points: tuple[SweepPoint, ...], slo: Slo | None, online: bool) -> SweetSpotResult:

@@ -37,7 +37,10 @@ IslOption = Annotated[
     int | None, typer.Option(callback=COUNT, help="Input tokens per request (fixed).")
 ]
 WorkloadOption = Annotated[
-    str | None, typer.Option(help="A preset (reasoning, chat, chat-short) or a trace.jsonl.")
+    str | None,
+    typer.Option(
+        help="A preset (reasoning, chat, chat-short, multiturn-chat, agentic) or a trace.jsonl."
+    ),
 ]
 ArrivalOption = Annotated[str, typer.Option(help="batch, clients or poisson.")]
 RateOption = Annotated[

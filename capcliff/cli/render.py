@@ -268,9 +268,13 @@ def series_table(series: SeriesResult) -> Table:
     table.add_column("", no_wrap=True)
     for header in ("TTFT s", "TPOT ms", "makespan s", "preempt", "KV peak"):
         table.add_column(header, justify="right", no_wrap=True)
+    caching = any(p.prefix_cache_hit_rate is not None for p in series.points)
+    if caching:
+        table.add_column("hit", justify="right", no_wrap=True)
     table.add_column("mark", no_wrap=True)
     top = max((p.output_throughput_tok_s for p in series.points), default=0.0)
     for p in series.points:
+        hit = [f"{p.prefix_cache_hit_rate or 0.0:.0%}"] if caching else []
         table.add_row(
             f"{p.concurrency:,}",
             f"{p.output_throughput_tok_s:,.0f}",
@@ -280,6 +284,7 @@ def series_table(series: SeriesResult) -> Table:
             _secs(p.makespan_s),
             f"{p.preemptions:,}",
             f"{p.peak_kv_utilization:.0%}",
+            *hit,
             _marks(p, series),
         )
     return table

@@ -136,6 +136,10 @@ def _weights_terms(demand: StageDemand, settings: BudgetSettings) -> list[Budget
     extra = demand.mla_weight_copies_bytes if _vllm(settings) else 0
     if extra:
         source += " + BF16 W_UK/W_UV copies of the quantised kv_b_proj (vLLM MLA common.py)"
+    if settings.engine is EngineName.SGLANG and demand.allocator_rounding_bytes:
+        # SGLang measures load as free device memory, so it sees the allocator's rounding.
+        extra += demand.allocator_rounding_bytes
+        source += " + caching-allocator rounding of weight tensors >= 10 MiB to 2 MiB"
     return [
         BudgetTerm(
             "weights",

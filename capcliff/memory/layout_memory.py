@@ -20,7 +20,11 @@ from capcliff.memory.kv import (
     kv_heads_replicated,
     vllm_v0_mla_align_elements,
 )
-from capcliff.memory.overheads import mla_dequantized_bytes, nvls_channels
+from capcliff.memory.overheads import (
+    allocator_rounding_bytes,
+    mla_dequantized_bytes,
+    nvls_channels,
+)
 from capcliff.memory.weights import WeightScheme, pp_layer_counts, weight_bytes_per_gpu_by_stage
 from capcliff.units import KVDType, ceil_div, format_bytes
 
@@ -172,6 +176,8 @@ def layout_memory(
     )
     weights = weight_bytes_per_gpu_by_stage(arch, layout, scheme)
     channels = nvls_channels(hardware)
+    # Only SGLang sees the allocator's rounding (it measures load as free device memory).
+    sglang = settings.engine is EngineName.SGLANG
     stages = tuple(
         stage_budget(
             StageDemand(
@@ -185,6 +191,9 @@ def layout_memory(
                 weights_provenance=weights_provenance,
                 nvls_channels=channels,
                 mla_weight_copies_bytes=mla_dequantized_bytes(arch, layout, scheme, i),
+                allocator_rounding_bytes=(
+                    allocator_rounding_bytes(arch, layout, scheme, i) if sglang else 0
+                ),
             ),
             settings,
         )

@@ -73,10 +73,14 @@ class ReplicaSim:
         self.clients = ClientLoop(requests, self.arrival)
         self.arrivals = self.clients.arrivals
         self.reuse = (
-            PrefixReuse(requests, capacity.block_size, radix=rule.name == "sglang")
+            PrefixReuse(
+                requests, capacity.block_size, radix=rule.name == "sglang", tiers=capacity.tiers,
+                kv_bytes_per_token=capacity.kv_bytes_per_token,
+                recompute_s_per_token=model.flops_per_token / model.flops_per_s,
+            )
             if config.prefix_caching
             else None
-        )
+        )  # fmt: skip
 
     def _per_request(self, requests: Requests) -> None:
         """Per-request state as Python lists (scalar access is what the event loop does)."""
@@ -160,6 +164,8 @@ class ReplicaSim:
         load = step_load(decoders, cohort.context_sum(self.step) + decoders, prefills)
         swapped = self.swap_out_tokens + self.swap_in_tokens
         swap_s = self.capacity.swap_seconds(swapped) if swapped else 0.0
+        if self.reuse is not None and self.reuse.load_s:  # KV loaded from offload tiers
+            swap_s, self.reuse.load_s = swap_s + self.reuse.load_s, 0.0  # host transfers
         return PlannedStep(chunk_x, admitted, preempted, blocked, load, swap_s)
 
     def finish_step(
@@ -311,9 +317,8 @@ class ReplicaSim:
             self.admit_seq[i], self.held[i] = self.seq, blocks
             self.context[i] = kv or cand.cached_tokens
             if self.reuse is not None and not kv:
-                hit = cand.cached_tokens // self.block_size
-                revived = self.reuse.admit(i, hit, cand.prefill_tokens + cand.cached_tokens,
-                                           self.now_s)  # fmt: skip
+                todo = cand.prefill_tokens + cand.cached_tokens
+                hit, revived = self.reuse.admit(i, todo, self.now_s)
                 self.held[i] = blocks - revived + hit
             if kv:
                 self.swap_in_tokens += kv

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -274,12 +274,8 @@ def _trace_int(row: dict[str, object], key: str, line: int) -> int:
     return value
 
 
-def parse_trace(lines: Iterable[str]) -> list[TraceRow]:
-    """Rows of a JSONL trace `{"input_tokens": .., "output_tokens": .., "arrival_s": ..}`.
-
-    `arrival_s` is optional; blank lines are skipped. The caller reads the file.
-    """
-    rows: list[TraceRow] = []
+def jsonl_objects(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, object]]]:
+    """(line number, object) of each non-blank line of a JSONL trace."""
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
@@ -289,6 +285,16 @@ def parse_trace(lines: Iterable[str]) -> list[TraceRow]:
             raise InputError(f"trace line {number}: (json): {exc.msg}") from None
         if not isinstance(row, dict):
             raise InputError(f"trace line {number}: expected a JSON object")
+        yield number, row
+
+
+def parse_trace(lines: Iterable[str]) -> list[TraceRow]:
+    """Rows of a JSONL trace `{"input_tokens": .., "output_tokens": .., "arrival_s": ..}`.
+
+    `arrival_s` is optional; blank lines are skipped. The caller reads the file.
+    """
+    rows: list[TraceRow] = []
+    for number, row in jsonl_objects(lines):
         arrival = row.get("arrival_s")
         if arrival is not None and (
             isinstance(arrival, bool) or not isinstance(arrival, int | float)
