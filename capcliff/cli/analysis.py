@@ -293,6 +293,13 @@ def plan(
     slo_tpot: SloTpotOption = None,
     objective: Annotated[str, typer.Option(help="makespan, goodput or cost.")] = "makespan",
     seed: SeedOption = 0,
+    serve_local_path: Annotated[
+        bool,
+        typer.Option(
+            "--serve-local-path",
+            help="Engine commands load the model directory given, not its HF repo id.",
+        ),
+    ] = False,
     force: ForceOption = False,
     output: Annotated[PlanFormat, typer.Option("--format", help="table, json or markdown.")] = (
         PlanFormat.TABLE
@@ -322,6 +329,7 @@ def plan(
         report = build_plan_report(
             dep, gpus=count, workload=choice, objective=goal,
             slo=Slo.of(slo_ttft, slo_tpot), seed=seed, progress=tick,
+            serve_local_path=serve_local_path,
         )  # fmt: skip
     if output is PlanFormat.JSON:
         typer.echo(report.model_dump_json(indent=2))
