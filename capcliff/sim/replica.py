@@ -21,6 +21,7 @@ from collections import deque
 
 import numpy as np
 
+from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.cohort import DecodeCohort
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
@@ -41,10 +42,19 @@ class ReplicaSim:
         capacity: KVCapacity,
         config: SimConfig,
         rule: Policy,
+        *,
+        landed: bool = False,
     ) -> None:
         n = len(requests)
         self.model, self.capacity, self.config, self.rule = model, capacity, config, rule
         self._per_request(requests)
+        # Requests whose prompt KV was computed elsewhere (a prefill pool) and lands here with the
+        # first token generated: admitted like a swap-in (one token, blocks for prompt + 1), free.
+        self.landed: set[int] = set(range(n)) if landed else set()
+        if landed:
+            if min(self.output, default=2) < 2:
+                raise InputError("landed requests: each needs an output of >= 2 tokens")
+            self.host_kv, self.generated = list(self.prompt), [1] * n
         self.block_size, self.total = capacity.block_size, capacity.blocks
         self.free = capacity.blocks
         self.cohort = DecodeCohort(n, capacity.block_size)
@@ -347,7 +357,9 @@ class ReplicaSim:
             self.seq += 1
             self.admit_seq[i], self.held[i] = self.seq, blocks
             self.context[i] = kv
-            if kv:
+            if i in self.landed:
+                self.landed.discard(i)
+            elif kv:
                 self.swap_in_tokens += kv
                 self.host_used -= kv
             started.append((i, kv, chunk))
