@@ -52,19 +52,20 @@ def vllm_command(dep: Deployment) -> str:
 def sglang_command(dep: Deployment) -> str:
     """`python -m sglang.launch_server ...` for the deployment.
 
-    Pipeline stages map to `--pp-size` (SGLang >= 0.4.9). DP attention (`--enable-dp-attention`)
-    is how SGLang runs an MLA model's attention data-parallel while its experts stay sharded.
+    Pipeline stages map to `--pp-size` (SGLang >= 0.4.9). An attention-DP layout maps to
+    `--enable-dp-attention` with `--tp` = all dp x tp ranks of the lockstep group (SGLang's
+    `--tp` counts them; `--dp` divides it) and `--ep-size` dividing `--tp`.
     """
     lay = dep.layout
     args = [
         "python", "-m", "sglang.launch_server",
         "--model-path", dep.model,
-        "--tp", str(lay.tp * lay.dp if dep.mla and lay.dp > 1 else lay.tp),
+        "--tp", str(lay.tp * lay.dp if lay.attention_dp else lay.tp),
         "--dp", str(lay.dp),
     ]  # fmt: skip
     if lay.pp > 1:
         args += ["--pp-size", str(lay.pp)]
-    if dep.mla and lay.dp > 1:
+    if lay.attention_dp:
         args.append("--enable-dp-attention")
     if dep.moe and lay.ep > 1:
         args += ["--ep-size", str(lay.ep)]

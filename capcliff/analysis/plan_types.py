@@ -7,8 +7,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict
 
 from capcliff.memory.report import LayoutSummary
-
-SCHEMA_VERSION = 1
+from capcliff.report_header import SimulationHeader
 
 
 class Objective(StrEnum):
@@ -65,20 +64,10 @@ class Recommendation(_Result):
     kv_aware_gain: float | None  # 1 - kv-aware makespan / capped makespan
 
 
-class PlanReport(_Result):
+class PlanReport(SimulationHeader):
     """Everything `capcliff plan` prints."""
 
-    schema_version: int
-    model: str
-    hardware: str
-    gpus: int
-    engine: str
-    policy: str
-    overheads: str  # "modeled" or "calibrated": where the KV budget's overhead terms come from
     objective: str
-    workload: str
-    num_requests: int
-    max_model_len: int
     layouts: list[PlanLayout]
     recommended: Recommendation | None
     fixes: list[str]  # what would fit, when nothing does

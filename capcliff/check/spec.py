@@ -20,13 +20,12 @@ from typing import Any, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
+from capcliff.analysis.deployment import DeploymentSettings
 from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import parse_layout
 from capcliff.errors import CatalogError, InputError
 from capcliff.files import read_text
-from capcliff.memory.budget import EngineName
 from capcliff.sim.workload import PRESETS, Arrival, parse_trace
-from capcliff.units import parse_kv_dtype, parse_weight_dtype
 
 DEFAULT_SPEC = Path("capcliff.toml")
 DEFAULT_NUM_REQUESTS = 1000
@@ -116,25 +115,20 @@ class CheckWorkload(_Spec):
         return None if self.trace else self.num_requests or DEFAULT_NUM_REQUESTS
 
 
-class Scenario(_Spec):
-    """One `[[scenario]]`: a deployment, its workload and what must hold."""
+class Scenario(DeploymentSettings):
+    """One `[[scenario]]`: a deployment, its workload and what must hold.
+
+    The engine and memory keys (engine, weight_dtype, kv_cache_dtype, max_model_len,
+    kv_cache_memory, max_num_seqs, calibration, preemption, routing ...) are `DeploymentSettings`,
+    the same settings `memory`, `sweep` and `plan` take as flags.
+    """
 
     name: str = Field(min_length=1)
     model: str  # catalog id, or a config.json path / model folder relative to the spec
     gpu: str  # hardware catalog id
     gpus: int | None = Field(default=None, ge=1)  # default: the layout's
     layout: str = "auto"  # "auto" (what `capcliff plan` recommends) or e.g. "dp4-tp2"
-    engine: EngineName = EngineName.VLLM
-    gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)  # vLLM
-    max_model_len: int | None = Field(default=None, ge=1)  # tokens; default: the longest request
-    kv_cache_dtype: str = "bf16"
-    weight_dtype: str | None = None  # default: as the checkpoint ships
-    max_num_seqs: int | None = Field(default=None, ge=1)  # per replica
-    max_num_batched_tokens: int | None = Field(default=None, ge=1)
-    mem_fraction_static: float | None = Field(default=None, gt=0, le=1)  # SGLang
-    free_gpu_memory_fraction: float = Field(default=0.9, gt=0, le=1)  # TensorRT-LLM
-    enforce_eager: bool = False
-    seed: int = 0  # the workload's random seed
+    seed: int = Field(default=0, ge=0)  # the workload's random seed
     workload: CheckWorkload
     expect: Expectations = Field(default_factory=Expectations)
 
@@ -142,16 +136,6 @@ class Scenario(_Spec):
     @classmethod
     def _layout(cls, value: str) -> str:
         return value if value == "auto" else parse_layout(_parsed(parse_layout, value)).name
-
-    @field_validator("kv_cache_dtype")
-    @classmethod
-    def _kv_dtype(cls, value: str) -> str:
-        return _parsed(parse_kv_dtype, value)
-
-    @field_validator("weight_dtype")
-    @classmethod
-    def _weight_dtype(cls, value: str | None) -> str | None:
-        return None if value is None else _parsed(parse_weight_dtype, value)
 
     @model_validator(mode="after")
     def _gpus_and_counts(self) -> Scenario:
@@ -298,6 +282,18 @@ class SpecFile:
     def model_ref(self, scenario: Scenario) -> str:
         """What `catalog.get_model` should load for `scenario`."""
         return model_reference(scenario.model, self.base_dir)
+
+    def input_paths(self) -> list[Path]:
+        """Every file the spec makes a run read: itself, traces, model configs, calibrations."""
+        paths = [self.path]
+        for s in self.spec.scenario:
+            ref = Path(self.model_ref(s))
+            if ref.exists():
+                paths.append(ref / "config.json" if ref.is_dir() else ref)
+            for name in (s.workload.trace, s.calibration):
+                if name is not None:
+                    paths.append(self.base_dir / name)
+        return paths
 
 
 def _reference_problems(scenario: Scenario, base_dir: Path) -> list[str]:

@@ -184,7 +184,7 @@ def _figure(value: float) -> str:
     return f"{value:,.0f}" if value >= 1000 else f"{value:,.3f}"
 
 
-def calibration_view(result: CalibrationResult, written: str) -> RenderableType:
+def calibration_view(result: CalibrationResult, written: str | None) -> RenderableType:
     """The log against capcliff's prediction, before and after the fitted terms."""
     table = Table(
         title=f"{result.engine.value} start-up log vs capcliff ({result.layout.name}, "
@@ -201,12 +201,13 @@ def calibration_view(result: CalibrationResult, written: str) -> RenderableType:
             _figure(fig.calibrated),
         )
     terms = ", ".join(f"{k} {v:.2f} GiB" for k, v in sorted(result.calibration.terms_gib.items()))
-    lines = [f"fitted: {terms or 'nothing to fit'}", f"written: {written}"]
+    saved = written if written is not None else "nothing (pass -o FILE to write a calibration)"
+    lines = [f"fitted: {terms or 'nothing to fit'}", f"written: {saved}"]
     lines += [f"note: {note}" for note in result.notes]
     return Group(table, Text("\n".join(lines)))
 
 
-def calibration_dict(result: CalibrationResult, written: str) -> dict[str, object]:
+def calibration_dict(result: CalibrationResult, written: str | None) -> dict[str, object]:
     """The calibration result as a JSON-ready object."""
     return {
         "schema_version": 1,
@@ -267,9 +268,13 @@ def series_table(series: SeriesResult) -> Table:
     table.add_column("", no_wrap=True)
     for header in ("TTFT s", "TPOT ms", "makespan s", "preempt", "KV peak"):
         table.add_column(header, justify="right", no_wrap=True)
+    caching = any(p.prefix_cache_hit_rate is not None for p in series.points)
+    if caching:
+        table.add_column("hit", justify="right", no_wrap=True)
     table.add_column("mark", no_wrap=True)
     top = max((p.output_throughput_tok_s for p in series.points), default=0.0)
     for p in series.points:
+        hit = [f"{p.prefix_cache_hit_rate or 0.0:.0%}"] if caching else []
         table.add_row(
             f"{p.concurrency:,}",
             f"{p.output_throughput_tok_s:,.0f}",
@@ -279,6 +284,7 @@ def series_table(series: SeriesResult) -> Table:
             _secs(p.makespan_s),
             f"{p.preemptions:,}",
             f"{p.peak_kv_utilization:.0%}",
+            *hit,
             _marks(p, series),
         )
     return table
@@ -305,7 +311,7 @@ def sweep_view(report: SweepReport) -> RenderableType:
     header = Text(
         f"{report.model} on {report.gpus} x {report.hardware}, engine {report.engine} "
         f"({report.overheads} overheads), policy {report.policy}; workload {report.workload}, "
-        f"{report.num_requests:,} requests, seed {report.seed}"
+        f"{report.num_requests:,} requests, seed {report.seed}; step times: {report.step_profile}"
     )
     parts: list[RenderableType] = [header]
     for series in report.series:

@@ -44,7 +44,7 @@ def _header(report: PlanReport) -> str:
         f"{report.model} on {report.gpus} x {report.hardware}, engine {report.engine} (policy "
         f"{report.policy}, {report.overheads} overheads); workload {report.workload}, "
         f"{report.num_requests:,} requests, max_model_len {report.max_model_len:,}; "
-        f"ranked by {report.objective}"
+        f"ranked by {report.objective}; step times: {report.step_profile}"
     )
 
 

@@ -36,7 +36,9 @@ from capcliff.memory.overheads import (
     DEFAULT_NON_TORCH_BYTES,
     activation_peak_bytes,
     cudagraph_bytes,
+    nvls_buffer_bytes,
     rope_cache_bytes,
+    v1_activation_peak_bytes,
 )
 from capcliff.units import GIB, MIB
 
@@ -124,39 +126,64 @@ def _overhead(settings: BudgetSettings, name: str, modeled: int, source: str) ->
     return BudgetTerm(name, pinned, provenance, f"from {origin}; modeled: {source}")
 
 
+def _vllm(settings: BudgetSettings) -> bool:
+    return settings.engine in (EngineName.VLLM, EngineName.VLLM_V0)
+
+
 def _weights_terms(demand: StageDemand, settings: BudgetSettings) -> list[BudgetTerm]:
+    rope = rope_cache_bytes(demand.arch)
+    source = "RoPE cos/sin cache: max_position_embeddings x rotary_dim x 2 B"
+    extra = demand.mla_weight_copies_bytes if _vllm(settings) else 0
+    if extra:
+        source += " + BF16 W_UK/W_UV copies of the quantised kv_b_proj (vLLM MLA common.py)"
+    if settings.engine is EngineName.SGLANG and demand.allocator_rounding_bytes:
+        # SGLang measures load as free device memory, so it sees the allocator's rounding.
+        extra += demand.allocator_rounding_bytes
+        source += " + caching-allocator rounding of weight tensors >= 10 MiB to 2 MiB"
     return [
         BudgetTerm(
             "weights",
             demand.weights_bytes,
             demand.weights_provenance,
-            "parameters sharded by TP/EP, layers split by PP (weights.py)",
+            "parameters sharded by TP/EP, layers split by PP, per-module formats (weights.py)",
         ),
-        _overhead(
-            settings,
-            "weights_overhead",
-            rope_cache_bytes(demand.arch),
-            "RoPE cos/sin cache: max_position_embeddings x rotary_dim x 2 B",
-        ),
+        _overhead(settings, "weights_overhead", rope + extra, source),
     ]
 
 
 def _activation_term(
     demand: StageDemand, settings: BudgetSettings, defaults: EngineDefaults
 ) -> BudgetTerm:
-    modeled = activation_peak_bytes(
-        demand.arch,
-        demand.layout,
-        max_num_batched_tokens=defaults.max_num_batched_tokens,
-        max_num_seqs=defaults.max_num_seqs,
-    )
-    return _overhead(
-        settings,
-        "activation_peak",
-        modeled,
-        f"profile pass over {defaults.max_num_batched_tokens} tokens + "
-        f"{min(defaults.max_num_seqs, defaults.max_num_batched_tokens)} fp32 logit rows",
-    )
+    batched, seqs = defaults.max_num_batched_tokens, defaults.max_num_seqs
+    rows = min(seqs, batched)
+    if settings.engine is EngineName.VLLM:
+        modeled = v1_activation_peak_bytes(
+            demand.arch, demand.layout, max_num_batched_tokens=batched, max_num_seqs=seqs
+        )
+        source = (
+            f"max(profile pass over {batched} tokens, sampler on {rows} rows x vocab x 38 B) "
+            "(vLLM V1 profile_run)"
+        )
+    else:
+        modeled = activation_peak_bytes(
+            demand.arch, demand.layout, max_num_batched_tokens=batched, max_num_seqs=seqs
+        )
+        source = f"profile pass over {batched} tokens + {rows} fp32 logit rows"
+    return _overhead(settings, "activation_peak", modeled, source)
+
+
+def _non_torch_term(demand: StageDemand, settings: BudgetSettings) -> BudgetTerm:
+    """Base non-PyTorch growth, plus NCCL's NVLS buffers that vLLM V1 sets up in its profile run."""
+    nvls = 0
+    if settings.engine is EngineName.VLLM:
+        nvls = nvls_buffer_bytes(demand.layout.tp, demand.nvls_channels)
+    source = "non-PyTorch growth in the profile run (rows V24, V04: 0.10-0.21 GiB)"
+    if nvls:
+        source += (
+            f" + NCCL NVLS buffers: TP {demand.layout.tp} x {demand.nvls_channels} channels"
+            " x 2 x 8 x 128 KiB (nccl src/transport/nvls.cc)"
+        )
+    return _overhead(settings, "non_torch", DEFAULT_NON_TORCH_BYTES + nvls, source)
 
 
 def _cudagraph_term(
@@ -190,12 +217,7 @@ def vllm_budget(
     terms = (
         *_weights_terms(demand, settings),
         _activation_term(demand, settings, defaults),
-        _overhead(
-            settings,
-            "non_torch",
-            DEFAULT_NON_TORCH_BYTES,
-            "non-PyTorch growth in the profile run (rows V24, V04: 0.10-0.21 GiB)",
-        ),
+        _non_torch_term(demand, settings),
         *inside,
     )
     requested = int(demand.total_memory_bytes * settings.gpu_memory_utilization)

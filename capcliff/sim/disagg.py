@@ -33,6 +33,7 @@ from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.kv_transfer import Fabric, Placement, Transfers, schedule_transfers
+from capcliff.sim.lockstep import LockstepSim
 from capcliff.sim.replica import ReplicaSim
 from capcliff.sim.result import Percentiles, SimResult, sim_result
 from capcliff.sim.simulate import check_fits, make_policy
@@ -50,10 +51,13 @@ class Pool:
     model: StepTimeModel
     capacity: KVCapacity
     config: SimConfig
-    replicas: int
+    replicas: int  # simulated replicas: instances x attention-DP ranks each
     gpus_per_replica: int
+    lockstep_ranks: int = 1  # attention-DP ranks per instance that step together
 
     def __post_init__(self) -> None:
+        if self.replicas % self.lockstep_ranks:
+            raise InputError("disagg: a pool's replicas must be whole attention-DP groups")
         if self.replicas < 1 or self.gpus_per_replica < 1:
             raise InputError(
                 f"disagg: a pool needs >= 1 replica of >= 1 GPU, got {self.replicas} x "
@@ -119,16 +123,26 @@ def _pool_stats(runs: list[ReplicaResult], replicas: int, makespan_s: float) -> 
 def _run_pool(
     requests: Requests, owner: IntArray, pool: Pool, *, landed: bool
 ) -> tuple[list[IntArray], list[ReplicaResult]]:
-    """Simulate each replica of `pool` over the requests it owns: (owners, runs)."""
+    """Simulate each replica of `pool` over the requests it owns: (owners, runs). With
+    attention DP (`pool.model.moe`) each group of `lockstep_ranks` ranks runs in lockstep."""
     rule = make_policy(pool.config, requests)
-    owners = [np.flatnonzero(owner == r) for r in range(pool.replicas)]
-    owners = [idx for idx in owners if len(idx)]
-    runs = [
-        ReplicaSim(
-            requests.subset(idx), pool.model, pool.capacity, pool.config, rule, landed=landed
-        ).run()
-        for idx in owners
-    ]
+    group = pool.lockstep_ranks if pool.model.moe is not None else 1
+    owners: list[IntArray] = []
+    runs: list[ReplicaResult] = []
+    for first in range(0, pool.replicas, group):
+        mine = [np.flatnonzero(owner == r) for r in range(first, first + group)]
+        mine = [idx for idx in mine if len(idx)]
+        model = pool.model.local if group > 1 else pool.model
+        ranks = [
+            ReplicaSim(requests.subset(idx), model, pool.capacity, pool.config, rule,
+                       landed=landed)
+            for idx in mine
+        ]  # fmt: skip
+        if group > 1 and ranks:
+            runs.extend(LockstepSim(ranks, pool.model).run())
+        else:
+            runs.extend(rank.run() for rank in ranks)
+        owners.extend(mine)
     return owners, runs
 
 

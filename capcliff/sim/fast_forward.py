@@ -10,11 +10,10 @@ the decaying new_token_ratio would let the head of the queue in.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from capcliff.perf.step_time import DecodeLine
 from capcliff.sim.policies import (
     SGLANG_CLIP_MAX_NEW_TOKENS,
     Candidate,
@@ -23,6 +22,19 @@ from capcliff.sim.policies import (
 
 if TYPE_CHECKING:
     from capcliff.sim.replica import ReplicaSim
+
+
+class DecodeRun(Protocol):
+    """The time axis and the bytes one GPU reads over a run of identical decode steps
+    (`DecodeLine` for one replica, `LockstepLine` for attention-DP ranks)."""
+
+    def total_s(self, k: int) -> float:
+        """Seconds of steps 0 .. k-1."""
+        ...
+
+    def total_bytes(self, k: int) -> float:
+        """Bytes one GPU reads over steps 0 .. k-1."""
+        ...
 
 
 def fast_forward(sim: ReplicaSim) -> bool:
@@ -34,17 +46,39 @@ def fast_forward(sim: ReplicaSim) -> bool:
         return False
     if co.needs_at(sim.step) > sim.free:  # the next step needs more blocks than are free
         return _preempt_then_decode(sim)
-    head = _head_verdict(sim)
-    if head is True:
+    run = plain_decode_run(sim)
+    if run is None:
         return False
+    limit, blocked = run
+    line = sim.model.decode_line(count, co.context_sum(sim.step) + count)
+    if waits_for_arrival(sim):
+        limit = line.steps_before(sim.arrivals[0][0] - sim.now_s, limit)
+    advance_decode(sim, limit, line, blocked)
+    return True
+
+
+def plain_decode_run(sim: ReplicaSim) -> tuple[int, bool] | None:
+    """(steps the run of identical decode steps starting now may last, not counting arrivals;
+    whether the policy refuses the head of the queue for KV meanwhile), or None if the next step
+    is not such a decode step (a prefill chunk, an admission, a preemption)."""
+    co = sim.cohort
+    count = co.count
+    if sim.partial is not None or count == 0 or len(sim.running) != count:
+        return None
+    if co.needs_at(sim.step) > sim.free:
+        return None
+    head = sim.head_verdict(step=sim.step, free=sim.free)
+    if head is True:
+        return None
     limit = _steps_that_fit(sim)
     if head is not False and sim.rule.ratio is not None:
-        limit = _sglang_limit(sim, head, limit)
-    line = sim.model.decode_line(count, co.context_sum(sim.step) + count)
-    if sim.arrivals and (not sim.waiting or sim.rule.event_triggered):
-        limit = line.steps_before(sim.arrivals[0][0] - sim.now_s, limit)
-    _advance(sim, limit, line, head is not False)
-    return True
+        limit = _sglang_limit(sim, head, limit, step=sim.step, free=sim.free)
+    return limit, head is not False
+
+
+def waits_for_arrival(sim: ReplicaSim) -> bool:
+    """Whether the next arrival ends a run of decode steps (it could be admitted then)."""
+    return bool(sim.arrivals) and (not sim.waiting or sim.rule.event_triggered)
 
 
 def _preempt_then_decode(sim: ReplicaSim) -> bool:
@@ -74,7 +108,7 @@ def _preempt_then_decode_once(sim: ReplicaSim) -> None:
     step, co = sim.step, sim.cohort
     # resolve_exhaustion with no request part way through its prefill and no SGLang ratio
     phase = step % co.block_size
-    needs, running, preempt = co.phase_counts, sim.running, sim._preempt
+    needs, running, preempt = co.phase_counts, sim.running, sim.preempt
     while needs[phase] > sim.free:
         preempt(next(reversed(running)))
     count = co.count
@@ -93,7 +127,7 @@ def _preempt_then_decode_once(sim: ReplicaSim) -> None:
     blocked, limit = _admission_after_preemption(sim, limit if limit > 1 else 1)
     if limit > 1 and sim.arrivals and sim.rule.event_triggered:
         limit = line.steps_before(sim.arrivals[0][0] - sim.now_s, limit)
-    duration = _advance(sim, limit, line, False)
+    duration = advance_decode(sim, limit, line, False)
     if blocked:
         rec.blocked_steps += limit - 1
         rec.blocked_s += duration - first_s
@@ -120,12 +154,8 @@ def _admission_after_preemption(sim: ReplicaSim, limit: int) -> tuple[bool, int]
     preemption step: it is decided there, after both steps' blocks are allocated."""
     if limit <= 1:
         return False, limit
-    step, first_blocks = sim.step, sim.cohort.needs_at(sim.step)
-    sim.step, sim.free = step + 1, sim.free - first_blocks
-    try:
-        verdict = _admission_horizon(sim, limit - 1)
-    finally:
-        sim.step, sim.free = step, sim.free + first_blocks
+    free_next = sim.free - sim.cohort.needs_at(sim.step)  # after the preemption step's blocks
+    verdict = _admission_horizon(sim, limit - 1, step=sim.step + 1, free=free_next)
     return (False, 1) if verdict is None else (verdict[0], verdict[1] + 1)
 
 
@@ -139,38 +169,25 @@ def _steps_that_fit(sim: ReplicaSim) -> int:
     return max(1, min(over - 1, finish - step + 1))
 
 
-def _admission_horizon(sim: ReplicaSim, limit: int) -> tuple[bool, int] | None:
-    """None if the policy admits the head now; else (refused for KV, steps it stays refused)."""
-    head = _head_verdict(sim)
+def _admission_horizon(
+    sim: ReplicaSim, limit: int, *, step: int, free: int
+) -> tuple[bool, int] | None:
+    """None if the policy admits the head in `step` (with `free` blocks free at its start); else
+    (refused for KV, steps it stays refused)."""
+    head = sim.head_verdict(step=step, free=free)
     if head is True:
         return None
     if head is False:
         return False, limit
     if sim.rule.ratio is not None:
-        limit = _sglang_limit(sim, head, limit)
+        limit = _sglang_limit(sim, head, limit, step=step, free=free)
     return True, limit
 
 
-def _head_verdict(sim: ReplicaSim) -> Candidate | bool:
-    """True if the policy admits the head of the queue in the next step; False if nobody could
-    be admitted (empty queue, no token budget or no seat); else the refused candidate."""
-    budget = sim.config.max_num_batched_tokens - sim.cohort.count
-    if not (sim.waiting and budget > 0 and len(sim.running) < sim.max_num_seqs):
-        return False
-    need = sim.cohort.needs_at(sim.step)
-    sim.free -= need  # admission is decided after the running requests' blocks are allocated
-    try:
-        cand = sim.candidate(sim.waiting[0], budget)
-        if sim.head_admissible(cand, []):
-            return True
-    finally:
-        sim.free += need
-    return cand
-
-
-def _sglang_limit(sim: ReplicaSim, cand: Candidate, limit: int) -> int:
-    """Steps before SGLang's decaying ratio would admit `cand` (as `sglang_admit` decides)."""
-    ratio, co, step = sim.rule.ratio, sim.cohort, sim.step
+def _sglang_limit(sim: ReplicaSim, cand: Candidate, limit: int, *, step: int, free: int) -> int:
+    """Steps from `step` (with `free` blocks free at its start) before SGLang's decaying ratio
+    would admit `cand` (as `sglang_admit` decides)."""
+    ratio, co = sim.rule.ratio, sim.cohort
     assert ratio is not None
     steps = np.arange(limit, dtype=np.int64)
     members = np.flatnonzero(co.member)
@@ -180,7 +197,7 @@ def _sglang_limit(sim: ReplicaSim, cand: Candidate, limit: int) -> int:
         + cand.kv_tokens
         + min(cand.max_output_tokens - cand.generated_tokens, clip),
         blocks_now=cand.blocks_now,
-        free_blocks_after=sim.free - co.blocks_needed_by_step(step, limit),
+        free_blocks_after=free - co.blocks_needed_by_step(step, limit),
         block_size=sim.block_size,
         ratios=ratio.values(sim.ratio_base, sim.ratio_steps + steps),
         future_tokens=sim.requests.max_output_tokens[members] - (co.generated_base[members] + step),
@@ -189,7 +206,7 @@ def _sglang_limit(sim: ReplicaSim, cand: Candidate, limit: int) -> int:
     return limit if hit is None else max(hit, 1)
 
 
-def _advance(sim: ReplicaSim, k: int, line: DecodeLine, blocked: bool) -> float:
+def advance_decode(sim: ReplicaSim, k: int, line: DecodeRun, blocked: bool) -> float:
     """Run k decode steps: blocks, clock, finishing requests, records. Returns their time."""
     co, step, free0, rec = sim.cohort, sim.step, sim.free, sim.rec
     count = co.count
@@ -204,6 +221,7 @@ def _advance(sim: ReplicaSim, k: int, line: DecodeLine, blocked: bool) -> float:
     start = sim.now_s
     sim.now_s = start + duration
     last = step + k - 1
+    sim.settle_cache()  # the run's blocks were allocated before anyone finishes
     finishing = co.pop_finishing(last)
     if finishing:
         size = sim.block_size

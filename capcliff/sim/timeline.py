@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from capcliff.sim.prefix_reuse import ReuseRecord
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
@@ -39,6 +41,7 @@ class ReplicaResult:
     series_running: FloatArray
     series_waiting: FloatArray
     series_hbm_utilization: FloatArray
+    reuse: ReuseRecord | None = None  # with prefix caching on
     busy_s: float = 0.0  # time spent in engine steps (the makespan less idle gaps)
 
     @property
@@ -126,6 +129,7 @@ class Recorder:
         output_tokens: list[int],
         preemptions: list[int],
         recomputed_tokens: list[int],
+        reuse: ReuseRecord | None = None,
     ) -> ReplicaResult:
         """The replica's result: these per-request lists plus what was recorded."""
         times, used, running, waiting, hbm = self.series_arrays()
@@ -154,5 +158,6 @@ class Recorder:
             series_running=running,
             series_waiting=waiting,
             series_hbm_utilization=hbm,
+            reuse=reuse,
             busy_s=self.busy_s,
         )
