@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # types only: the commands import their modules lazily to kee
     from pathlib import Path
 
     from capcliff.analysis.deployment import Deployment, DeploymentSettings
+    from capcliff.analysis.solver import Slo
     from capcliff.analysis.sweep import SweepPlan, SweepReport
     from capcliff.analysis.workloads import WorkloadChoice
     from capcliff.catalog.layout import Layout
@@ -292,6 +293,9 @@ def plan(
     slo_ttft: SloTtftOption = None,
     slo_tpot: SloTpotOption = None,
     objective: Annotated[str, typer.Option(help="makespan, goodput or cost.")] = "makespan",
+    disagg: Annotated[
+        bool, typer.Option("--disagg", help="Search prefill:decode splits against aggregated.")
+    ] = False,
     seed: SeedOption = 0,
     force: ForceOption = False,
     output: Annotated[PlanFormat, typer.Option("--format", help="table, json or markdown.")] = (
@@ -318,6 +322,9 @@ def plan(
     )
     goal = _choice(Objective, objective, "objective").value
     print_warnings(dep.warnings)
+    if disagg:
+        _plan_disagg(dep, count, choice, goal, Slo.of(slo_ttft, slo_tpot), seed, output)
+        return
     with progress_bar("simulating", None) as tick:
         report = build_plan_report(
             dep, gpus=count, workload=choice, objective=goal,
@@ -334,3 +341,26 @@ def plan(
         from capcliff.cli.render_plan import plan_view
 
         make_console().print(plan_view(report))
+
+
+def _plan_disagg(
+    dep: Deployment, gpus: int, choice: WorkloadChoice, goal: str, slo: Slo | None, seed: int,
+    output: PlanFormat,
+) -> None:  # fmt: skip
+    """`plan --disagg`: table or JSON (Markdown is not offered for it)."""
+    from capcliff.analysis.disagg_plan import build_disagg_plan
+    from capcliff.cli.progress import progress_bar
+
+    if output is PlanFormat.MARKDOWN:
+        raise InputError("format: plan --disagg prints a table or json, not markdown")
+    with progress_bar("simulating", None) as tick:
+        report = build_disagg_plan(
+            dep, gpus=gpus, workload=choice, objective=goal, slo=slo, seed=seed, progress=tick
+        )
+    if output is PlanFormat.JSON:
+        typer.echo(report.model_dump_json(indent=2))
+        return
+    from capcliff.cli.render import make_console
+    from capcliff.cli.render_disagg import disagg_plan_view
+
+    make_console().print(disagg_plan_view(report))
