@@ -201,8 +201,9 @@ def test_unbalanced_ranks_wait_for_the_busiest() -> None:
 
 def test_attention_dp_rank_holds_the_mla_latent_of_its_own_requests_only() -> None:
     # TP=8 stores R1's whole 576-element latent on all 8 GPUs for every request; attention DP
-    # stores it once, on the rank that serves the request: ~8x the tokens in the same memory
-    # (a little less: each rank also holds whole attention weights).
+    # stores it once, on the rank that serves the request: up to 8x the tokens in the same memory
+    # (less: each dpa8 rank also holds whole attention weights, and vLLM's BF16 W_UK/W_UV copy of
+    # the whole FP8 kv_b_proj, 61 x 512 x 32,768 x 2 B = 2.0 GiB, where a TP8 rank holds 1/8).
     model = get_model("deepseek-r1")
     hardware = get_hardware("h200-sxm")
     settings_ = BudgetSettings()
@@ -215,7 +216,7 @@ def test_attention_dp_rank_holds_the_mla_latent_of_its_own_requests_only() -> No
         )  # fmt: skip
         return mem.kv_capacity_tokens_total
 
-    assert total("dpa8") > 5 * total("tp8")
+    assert total("dpa8") > 4 * total("tp8")
 
 
 def test_r1_attention_dp_step_reads_experts_for_all_ranks_tokens() -> None:

@@ -47,7 +47,10 @@ CONTEXT_ROUNDING = 1024
 def _byte_count(value: Any) -> Any:
     """A byte count written as text (`21.43GiB`, `80GB`, `1e9`) or as a number of bytes."""
     if isinstance(value, str):
-        return parse_bytes(value, field="bytes")
+        try:
+            return parse_bytes(value, field="bytes")
+        except InputError as exc:
+            raise ValueError(str(exc).removeprefix("bytes: ")) from None
     return value
 
 
@@ -131,7 +134,12 @@ def settings_of(values: dict[str, Any], *, flag_names: bool = True) -> Deploymen
         name = str(error["loc"][0]) if error["loc"] else "settings"
         where = "--" + name.replace("_", "-") if flag_names else name
         message = error["msg"].removeprefix("Value error, ")
-        raise InputError(f"{where}: {message}, got {error.get('input')!r}") from None
+        got = (
+            ""
+            if "got" in message or repr(error.get("input")) in message
+            else (f", got {error.get('input')!r}")
+        )
+        raise InputError(f"{where}: {message}{got}") from None
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from capcliff.sim.workload import (
     preset,
     requests_from_trace,
 )
+from capcliff.sim.workload_rules import check_workload_numbers
 
 
 def is_online(requests: Requests) -> bool:
@@ -69,6 +70,12 @@ class WorkloadChoice:
     arrival: Arrival = Arrival.BATCH
     rate_per_s: float | None = None
     clients: int | None = None
+
+    def __post_init__(self) -> None:
+        check_workload_numbers(
+            num_requests=self.num_requests, isl=self.isl, osl=self.osl, rate=self.rate_per_s,
+            clients=self.clients,
+        )  # fmt: skip
 
 
 def plan_workloads(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[str, Requests]]]:

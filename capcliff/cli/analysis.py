@@ -297,6 +297,13 @@ def plan(
         bool, typer.Option("--disagg", help="Search prefill:decode splits against aggregated.")
     ] = False,
     seed: SeedOption = 0,
+    serve_local_path: Annotated[
+        bool,
+        typer.Option(
+            "--serve-local-path",
+            help="Engine commands load the model directory given, not its HF repo id.",
+        ),
+    ] = False,
     force: ForceOption = False,
     output: Annotated[PlanFormat, typer.Option("--format", help="table, json or markdown.")] = (
         PlanFormat.TABLE
@@ -329,6 +336,7 @@ def plan(
         report = build_plan_report(
             dep, gpus=count, workload=choice, objective=goal,
             slo=Slo.of(slo_ttft, slo_tpot), seed=seed, progress=tick,
+            serve_local_path=serve_local_path,
         )  # fmt: skip
     if output is PlanFormat.JSON:
         typer.echo(report.model_dump_json(indent=2))

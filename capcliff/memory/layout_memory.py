@@ -81,6 +81,13 @@ class LayoutMemory:
 
 def fit_reason(stages: tuple[StageBudget, ...], *, max_model_len: int) -> str:
     """Empty when the stages fit; otherwise why not, in plain words with the numbers."""
+    over = max(stages, key=lambda s: s.requested_bytes - s.total_memory_bytes)
+    if over.requested_bytes > over.total_memory_bytes:
+        return (
+            f"does not fit: weights, reserves and KV cache need "
+            f"{format_bytes(over.requested_bytes)}/GPU on a {format_bytes(over.total_memory_bytes)}"
+            " device"
+        )
     worst = min(stages, key=lambda s: s.kv_bytes)
     if worst.weights_bytes > worst.requested_bytes:
         return (
@@ -127,8 +134,8 @@ def layout_warnings(arch: Architecture, layout: Layout) -> tuple[str, ...]:
 def headroom_warning(stages: tuple[StageBudget, ...]) -> str | None:
     """A warning when what lives outside the engine's budget will not fit there."""
     worst = min(stages, key=lambda s: s.headroom_bytes)
-    if worst.headroom_bytes >= 0:
-        return None
+    if worst.headroom_bytes >= 0 or worst.requested_bytes > worst.total_memory_bytes:
+        return None  # fits; or the budget is past the device, which the fit reason says
     names = " + ".join(t.name for t in worst.outside_terms)
     room = worst.total_memory_bytes - worst.requested_bytes
     return (
@@ -154,7 +161,8 @@ def layout_memory(
     )
     if reason is not None:
         return LayoutMemory(layout=layout, valid=False, reason=reason, max_model_len=max_model_len)
-    total_memory = settings.gpu_total_memory_bytes or hardware.hbm_driver_bytes
+    given = settings.gpu_total_memory_bytes
+    total_memory = hardware.hbm_driver_bytes if given is None else given
     context = max_model_len if arch.has_sliding_window else None
     # A sliding-window layer keeps its window plus the prefill chunk in flight (vLLM's
     # SlidingWindowSpec.max_memory_usage_bytes: min(window - 1 + max_num_batched_tokens, L)).
