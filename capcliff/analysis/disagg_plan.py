@@ -194,7 +194,7 @@ def comparison_reasons(best: DisaggregatedReport, agg: AggregatedSummary) -> lis
         f"output throughput {s.output_throughput_tok_s:,.0f} vs "
         f"{agg.output_throughput_tok_s:,.0f} tok/s "
         f"({_change(s.output_throughput_tok_s, agg.output_throughput_tok_s)})",
-        f"makespan {s.makespan_s:.0f} s vs {agg.makespan_s:.0f} s",
+        f"makespan {s.makespan_s:.3g} s vs {agg.makespan_s:.3g} s",
         f"GPU-hours per million output tokens {s.gpu_hours_per_mtok:.2f} vs "
         f"{agg.gpu_hours_per_mtok:.2f}",
         f"decode KV headroom {1 - best.decode.peak_kv_utilization:.0%} at peak "

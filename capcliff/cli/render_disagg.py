@@ -8,6 +8,7 @@ from rich.text import Text
 
 from capcliff.analysis.disagg_plan import DisaggPlanReport
 from capcliff.analysis.disagg_report import DisaggregatedReport, PoolReport
+from capcliff.analysis.disagg_sweep import DisaggSweepReport
 from capcliff.units import GB
 
 
@@ -73,4 +74,33 @@ def disagg_plan_view(report: DisaggPlanReport) -> RenderableType:
     tail.append(f"Better here: {report.winner}")
     tail += [f"  - {reason}" for reason in report.reasons]
     tail += [f"{name}: {command}" for name, command in report.engine_settings.items()]
+    return Group(Text("\n".join(lines)), table, Text("\n".join(tail)))
+
+
+def disagg_sweep_view(report: DisaggSweepReport) -> RenderableType:
+    """The concurrency table, the cliff and sweet spot, and the sweet spot's pools in full."""
+    table = Table(title=f"{report.series.layout} across decode concurrency", title_justify="left")
+    for head in ("concurrency", "tok/s", "TTFT p99", "TPOT p99", "decode KV peak",
+                 "decode queue p99", "preempt", "makespan"):  # fmt: skip
+        table.add_column(head, justify="right")
+    for p, d in zip(report.series.points, report.per_point, strict=True):
+        table.add_row(
+            f"{p.concurrency:,}", f"{p.output_throughput_tok_s:,.0f}", f"{p.ttft_p99_s:,.2f} s",
+            f"{p.tpot_p99_s * 1e3:,.1f} ms", f"{d.decode.peak_kv_utilization:.0%}",
+            f"{d.kv_transfer.decode_queue_p99_s:,.2f} s", f"{p.preemptions:,}",
+            f"{p.makespan_s:,.0f} s",
+        )  # fmt: skip
+    cliff, sweet = report.series.cliff, report.series.sweet_spot
+    simulated = "none in the sweep" if cliff.simulated_concurrency is None else (
+        f"{cliff.simulated_concurrency:,}"
+    )  # fmt: skip
+    lines = [
+        f"{report.model} on {report.gpus} x {report.hardware}, engine {report.engine}; workload "
+        f"{report.workload}, {report.num_requests:,} requests",
+    ]
+    tail = [
+        f"Decode cliff: analytic {cliff.analytic_concurrency:,}, simulated {simulated}; sweet "
+        f"spot {sweet.concurrency:,} ({sweet.objective})",
+        *disaggregated_lines(report.disaggregated),
+    ]
     return Group(Text("\n".join(lines)), table, Text("\n".join(tail)))

@@ -230,6 +230,7 @@ def _end_to_end(
         output_tokens=outputs.astype(np.int64),
         ttft=Percentiles.of(ttft),
         tpot=Percentiles.of(tpot),
+        itl=Percentiles.of(tpot, weights=np.maximum(outputs - 2, 0).astype(np.float64)),
         e2e=Percentiles.of(e2e),
         total_preemptions=serving.total_preemptions + prefill_preemptions,
         makespan_s=float(finish_s.max()),
