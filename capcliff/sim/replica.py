@@ -335,7 +335,7 @@ class ReplicaSim:
             elif kv:
                 self.swap_in_tokens += kv
                 self.host_used -= kv
-            started.append((i, kv, chunk))
+            started.append((i, self.context[i], chunk))  # KV before: swapped in or cached
             cands.append(cand)
             budget -= chunk
         return started, False
