@@ -76,12 +76,14 @@ def _ms(value: Any) -> float | None:
 
 def layout_of(parallelism: str) -> str | None:
     """capcliff's layout name for a `parallelism` cell: `TP8` tp8, `TP4 + EP4 (no DP
-    attention)` tp4-ep4; None for attention-DP (`TP8 + DP attention`), which the caller lists."""
+    attention)` tp4-ep4; `TP8 + DP attention` dpa8: SGLang's `--tp 8 --enable-dp-attention`
+    (0.4.3 sets dp = tp) runs attention on each of the 8 ranks and the MoE layers over all 8."""
     text = parallelism.lower().replace("no dp attention", "")
-    if "dp attention" in text or "dp-attention" in text:
-        return None
     tp = re.search(r"tp\s*(\d+)", text)
     ep = re.search(r"ep\s*(\d+)", text)
+    if ("dp attention" in text or "dp-attention" in text) and tp:
+        ranks = int(tp.group(1))
+        return f"dpa{ranks}" + (f"-ep{ep.group(1)}" if ep and int(ep.group(1)) > 1 else "")
     name = f"tp{tp.group(1)}" if tp else "tp1"
     if ep and int(ep.group(1)) > 1:
         name += f"-ep{ep.group(1)}"
