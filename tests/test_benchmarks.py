@@ -39,7 +39,7 @@ HEADER = "row_id,concurrency,input_len,output_len,output_throughput_tok_s,mean_t
     ],
     ids=["tp8", "tp8-ep1", "tp4-ep4", "dp-attention", "dp-attention-ep8"],
 )
-def test_parallelism_cells_name_layouts(cell: str, layout: str | None) -> None:
+def test_parallelism_cells_name_layouts(cell: str, layout: str) -> None:
     assert layout_of(cell) == layout
 
 
