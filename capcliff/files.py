@@ -22,25 +22,41 @@ BINARY_SNIFF_BYTES = 8192
 
 def read_bytes(path: Path, *, field: str) -> bytes:
     """The bytes of a user's file, or an InputError naming the field and the problem."""
-    if path.is_dir():
-        raise InputError(f"{field}: {path} is a directory, not a file")
+    problem = unreadable(path)
+    if problem is not None:
+        raise InputError(f"{field}: cannot read {path}: {problem}")
     try:
         return path.read_bytes()
     except OSError as exc:
         raise InputError(f"{field}: cannot read {path}: {exc.strerror}") from None
 
 
+def unreadable(path: Path) -> str | None:
+    """Why `path` cannot be read as a file (None when it can be tried)."""
+    if path.is_dir():
+        return "a directory, not a file"
+    if not path.exists():
+        return "no such file"
+    return None
+
+
+def text_problem(data: bytes) -> str | None:
+    """Why `data` is not UTF-8 text (None when it is): binary, or another encoding."""
+    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
+        return "a binary file, not text"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+    return None
+
+
 def decode_text(data: bytes, path: Path, *, field: str) -> str:
     """`data` as UTF-8 text; a binary file or another encoding is an InputError."""
-    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
-        raise InputError(f"{field}: {path} is a binary file, not text")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"{field}: {path} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
-            f"{exc.start})"
-        ) from None
+    problem = text_problem(data)
+    if problem is not None:
+        raise InputError(f"{field}: cannot read {path}: {problem}")
+    return data.decode("utf-8")
 
 
 def read_text(path: Path, *, field: str) -> str:

@@ -233,3 +233,13 @@ def test_modeled_kv_tokens_within_two_percent_of_modern_vllm_logs(
     fixture: str, model_id: str, gpu: str, fabric: str | None
 ) -> None:
     assert abs(_modeled_kv_tokens_error(fixture, model_id, gpu, fabric)) <= 0.02
+
+
+def test_modeled_sglang_row_s02_within_two_percent() -> None:
+    # SGLang ~0.4.3, QwQ-32B (the Qwen2.5-32B architecture of deepseek-r1-distill-qwen-32b), TP4 on
+    # 4 x L4: 46,611 tokens. The weights, RoPE cache and allocator rounding are modeled; the 0.86
+    # GiB CUDA context is the row's own (free before load = device total - context).
+    error = _modeled_kv_tokens_error(
+        "sglang_s02_qwq_32b_4xl4_tp4.txt", "deepseek-r1-distill-qwen-32b", "h200-sxm", "PCIe"
+    )
+    assert abs(error) <= 0.02

@@ -13,6 +13,7 @@ from capcliff.memory.engines import stage_budget
 from capcliff.memory.layout_memory import LayoutMemory, layout_memory
 from capcliff.memory.overheads import (
     activation_peak_bytes,
+    allocator_rounding_bytes,
     mla_dequantized_bytes,
     nvls_buffer_bytes,
     nvls_channels,
@@ -225,3 +226,13 @@ def test_vllm_keeps_bf16_copies_of_a_quantised_kv_b_proj_only() -> None:
         == 61 * 512 * 32_768 // 8 * 2
     )
     assert mla_dequantized_bytes(fp4, layout, WeightScheme.as_shipped(fp4), 0) == 0
+
+
+def test_allocator_rounding_of_qwen_32b_tp4_weights_by_hand() -> None:
+    # Per rank at TP4 (bf16): qkv_proj 1792 x 5120 = 17.5 MiB -> 18; o_proj 5120 x 1280 = 12.5 MiB
+    # -> 14; gate_up 13824 x 5120 = 135 MiB -> 136; down 5120 x 6912 = 67.5 MiB -> 68: 3.5 MiB per
+    # layer x 64, plus embedding and lm_head 38,016 x 5120 = 371.25 MiB -> 372 each: 225.5 MiB.
+    # Row S02 (SGLang) logs 15.54 GiB at load against 15.29 GiB of weights + RoPE cache: +0.25.
+    arch = arch_of("deepseek-r1-distill-qwen-32b")
+    waste = allocator_rounding_bytes(arch, Layout(tp=4), WeightScheme.as_shipped(arch), 0)
+    assert waste == round(225.5 * MIB)

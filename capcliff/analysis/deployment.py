@@ -11,13 +11,14 @@ settings add a field here, and every command and spec gets it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
+from capcliff.analysis.offload import offload_tiers, parse_offload
 from capcliff.catalog.catalogs import Model
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
@@ -46,7 +47,10 @@ CONTEXT_ROUNDING = 1024
 def _byte_count(value: Any) -> Any:
     """A byte count written as text (`21.43GiB`, `80GB`, `1e9`) or as a number of bytes."""
     if isinstance(value, str):
-        return parse_bytes(value, field="bytes")
+        try:
+            return parse_bytes(value, field="bytes")
+        except InputError as exc:
+            raise ValueError(str(exc).removeprefix("bytes: ")) from None
     return value
 
 
@@ -83,6 +87,15 @@ class DeploymentSettings(BaseModel):
     preemption: PreemptionMode = PreemptionMode.RECOMPUTE
     swap_space: ByteCount | None = None  # host swap pool per GPU (default vLLM's 4 GiB)
     routing: Routing = Routing.ROUND_ROBIN  # how requests reach data-parallel replicas
+    # prefix caching: on / off; None: the engine's default (vllm, sglang: on for workloads that
+    # share content; single-turn workloads keep the simulator's results without it)
+    prefix_caching: Literal["on", "off"] | None = None
+    offload: str | None = None  # KV offload tiers per replica, e.g. cpu:512GiB,nvme:4TiB
+
+    @field_validator("offload")
+    @classmethod
+    def _offload(cls, value: str | None) -> str | None:
+        return None if value is None else _accepted(parse_offload, value)
 
     @field_validator("policy")
     @classmethod
@@ -121,7 +134,12 @@ def settings_of(values: dict[str, Any], *, flag_names: bool = True) -> Deploymen
         name = str(error["loc"][0]) if error["loc"] else "settings"
         where = "--" + name.replace("_", "-") if flag_names else name
         message = error["msg"].removeprefix("Value error, ")
-        raise InputError(f"{where}: {message}, got {error.get('input')!r}") from None
+        got = (
+            ""
+            if "got" in message or repr(error.get("input")) in message
+            else (f", got {error.get('input')!r}")
+        )
+        raise InputError(f"{where}: {message}{got}") from None
 
 
 @dataclass(frozen=True)
@@ -168,6 +186,7 @@ class Deployment:
             max_num_batched_tokens=defaults.max_num_batched_tokens,
             preemption=self.settings.preemption,
             routing=self.settings.routing,
+            prefix_caching=_caching(self.settings.prefix_caching),
         )
 
     def memory(self, layout: Layout, max_model_len: int) -> LayoutMemory:
@@ -179,9 +198,24 @@ class Deployment:
 
     def capacity(self, memory: LayoutMemory) -> KVCapacity:
         """A fitting layout's KV cache per replica, with the host swap pool."""
-        return KVCapacity.of_layout(
+        capacity = KVCapacity.of_layout(
             memory, self.hardware, swap_space_bytes=self.settings.swap_space
         )
+        if self.settings.offload is None:
+            return capacity
+        layout = memory.layout
+        tiers = offload_tiers(
+            parse_offload(self.settings.offload),
+            self.hardware,
+            gpus_per_replica=max(1, layout.gpus // layout.dp),
+            kv_bytes_per_token_per_gpu=memory.kv_bytes_per_token_per_gpu,
+        )
+        return replace(capacity, tiers=tiers)
+
+
+def _caching(value: str | None) -> bool | None:
+    """--prefix-caching on/off, or None for the engine's default."""
+    return None if value is None else value == "on"
 
 
 def _calibration_terms(

@@ -16,7 +16,7 @@ from capcliff.catalog.layout import Layout
 class Deployment:
     """What the flags must say: the model, the layout and the engine settings."""
 
-    model: str  # the HF repo (or path) the engine loads
+    model: str  # the HF repo id (or a local model directory) the engine loads
     layout: Layout
     max_num_seqs: int
     max_num_batched_tokens: int
@@ -46,7 +46,19 @@ def vllm_command(dep: Deployment) -> str:
         "--max-model-len", str(dep.max_model_len),
         "--kv-cache-dtype", dep.kv_cache_dtype,
     ]  # fmt: skip
-    return shlex.join(args)
+    return command_text(args)
+
+
+def command_text(args: list[str]) -> str:
+    """A command line to paste into a shell: the program and its positional arguments on the
+    first line, then one option (with its value) per line, each line but the last ending in
+    ` \\`; every word shell-quoted."""
+    lines: list[list[str]] = [[]]
+    for word in args:
+        if word.startswith("--"):
+            lines.append([])
+        lines[-1].append(shlex.quote(word))
+    return " \\\n  ".join(" ".join(line) for line in lines)
 
 
 def sglang_command(dep: Deployment) -> str:
@@ -77,7 +89,7 @@ def sglang_command(dep: Deployment) -> str:
     ]  # fmt: skip
     if dep.kv_cache_dtype == "fp8":
         args += ["--kv-cache-dtype", "fp8_e4m3"]
-    return shlex.join(args)
+    return command_text(args)
 
 
 def flag_warnings(

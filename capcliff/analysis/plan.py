@@ -25,6 +25,7 @@ from capcliff.analysis.solver import Slo, SweepPoint, simulated_cliff, sweep
 from capcliff.analysis.sweep import p99_analytic_cliff, replica_models
 from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
 from capcliff.catalog.layout import enumerate_layouts, parse_layout
+from capcliff.errors import InputError
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.report import report_header, summary_fields
 from capcliff.memory.weights import WeightScheme
@@ -71,7 +72,7 @@ def score(point: SweepPoint, objective: Objective, slo: Slo | None) -> float:
     """Higher is better: -makespan, goodput (requests/s in SLO), or -cost."""
     if objective is Objective.GOODPUT:
         assert point.result is not None
-        limits = slo or Slo.unlimited()
+        limits = Slo.unlimited() if slo is None else slo
         return point.result.goodput_requests_per_s(ttft_s=limits.ttft_s, tpot_s=limits.tpot_s)
     return -point.makespan_s
 
@@ -118,7 +119,8 @@ def _evaluate(dep: Deployment, memory: LayoutMemory, sim: _Sim) -> _Evaluated:
 def _refine(ev: _Evaluated, sim: _Sim) -> _Evaluated:
     """The fine pass: more caps below the coarse ones, merged with them."""
     layout = ev.memory.layout
-    analytic = ev.cliff.analytic_concurrency or 0
+    analytic = ev.cliff.analytic_concurrency
+    analytic = 0 if analytic is None else analytic
     n = len(sim.requests.input_tokens)
     done = {p.concurrency for p in ev.points}
     extra = [
@@ -138,7 +140,7 @@ def _sweet_result(ev: _Evaluated, gpus: int, slo: Slo | None) -> PlanSweetSpot:
     r = ev.sweet.result
     assert r is not None
     tokens = max(1, int(r.output_tokens.sum()))
-    limits = slo or Slo.unlimited()
+    limits = Slo.unlimited() if slo is None else slo
     return PlanSweetSpot(
         concurrency=ev.sweet.concurrency,
         output_throughput_tok_s=r.output_tokens_per_s,
@@ -269,6 +271,7 @@ def build_plan_report(
     slo: Slo | None,
     seed: int,
     progress: Callable[[], None] | None = None,
+    serve_local_path: bool = False,
 ) -> PlanReport:
     """Evaluate every layout of `gpus` GPUs and recommend one (`progress`: called once per
     simulated point)."""
@@ -295,7 +298,9 @@ def build_plan_report(
         best, rec = chosen
         makespan, gain = kv_aware_gain(evaluated[best.name], inputs)
         rec = rec.model_copy(update={"kv_aware_makespan_s": makespan, "kv_aware_gain": gain})
-        flags, warnings = engine_flags(dep, evaluated[best.name], rec, inputs)
+        flags, warnings = engine_flags(
+            dep, evaluated[best.name], rec, inputs, served_model(dep, local=serve_local_path)
+        )
     header = report_header(
         dep.model, dep.hardware, gpus=gpus, settings=dep.budget, scheme=dep.scheme,
         kv_dtype=dep.kv_dtype, max_model_len=inputs.max_model_len,
@@ -308,8 +313,22 @@ def build_plan_report(
     )  # fmt: skip
 
 
+# Stands in for the model in engine command lines when a user's config.json names no HF repo.
+MODEL_PLACEHOLDER = "HF_REPO_ID"
+
+
+def served_model(dep: Deployment, *, local: bool) -> str:
+    """What the engine command line loads: the HF repo id; the model directory the user gave
+    when `local`; MODEL_PLACEHOLDER when the config names no repo."""
+    if local:
+        if not dep.model.local_path:
+            raise InputError("serve_local_path: give the model as a directory to serve it locally")
+        return dep.model.local_path
+    return dep.model.hf_repo if dep.model.hf_repo else MODEL_PLACEHOLDER
+
+
 def engine_flags(
-    dep: Deployment, ev: _Evaluated, rec: Recommendation, inputs: PlanInputs
+    dep: Deployment, ev: _Evaluated, rec: Recommendation, inputs: PlanInputs, model: str
 ) -> tuple[dict[str, str], list[str]]:
     """vLLM and SGLang command lines for the recommendation, and the traps they contain."""
     from capcliff.analysis.flags import Deployment, flag_warnings, sglang_command, vllm_command
@@ -318,7 +337,7 @@ def engine_flags(
     layout = parse_layout(rec.layout)
     stage = ev.memory.stages[0]
     served = Deployment(
-        model=dep.model.hf_repo or dep.model.id,
+        model=model,
         layout=layout,
         max_num_seqs=rec.max_num_seqs,
         max_num_batched_tokens=max(inputs.config.max_num_batched_tokens, rec.max_num_seqs),
@@ -339,4 +358,9 @@ def engine_flags(
         one_request_fits=ev.memory.fits,
         graphs_fit=all(s.headroom_bytes >= 0 for s in ev.memory.stages),
     )
+    if model == MODEL_PLACEHOLDER:
+        warnings.append(
+            f"the config names no HF repo (_name_or_path): replace {MODEL_PLACEHOLDER} in the "
+            "commands, or pass --serve-local-path with a model directory"
+        )
     return {"vllm": vllm_command(served), "sglang": sglang_command(served)}, warnings

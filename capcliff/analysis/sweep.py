@@ -46,6 +46,17 @@ class _Result(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class TierResult(_Result):
+    """One offload tier at one sweep point (bytes per GPU)."""
+
+    tier: str
+    hit_rate: float  # tokens loaded from it / tokens looked up
+    read_bytes: float
+    written_bytes: float
+    link_utilization: float  # time its link was busy / makespan
+    recompute_saved_s: float  # recompute time of the loaded tokens less the load time
+
+
 class PointResult(_Result):
     """One concurrency of a series."""
 
@@ -78,6 +89,12 @@ class PointResult(_Result):
     admission_blocked: bool
     blocked_s: float
     stranded_kv_fraction: float
+    # prefix caching (None / 0 / empty with caching off): token-weighted hit rate in HBM, prefill
+    # tokens the hits saved, blocks evicted from the cache, and each offload tier's figures
+    prefix_cache_hit_rate: float | None = None
+    prefill_tokens_saved: int = 0
+    cache_evicted_blocks: int = 0
+    offload: list[TierResult] = []
 
 
 class CliffResult(_Result):
@@ -166,10 +183,39 @@ def point_result(point: SweepPoint) -> PointResult:
         admission_blocked=r.admission_blocked,
         blocked_s=r.blocked_s,
         stranded_kv_fraction=r.stranded_kv_fraction,
+        prefix_cache_hit_rate=r.prefix_cache_hit_rate,
+        prefill_tokens_saved=0 if r.reuse is None else r.reuse.prefill_tokens_saved,
+        cache_evicted_blocks=0 if r.reuse is None else r.reuse.evicted_blocks,
+        offload=_tiers(r),
     )
 
 
-def _sweet(points: tuple[SweepPoint, ...], slo: Slo | None, online: bool) -> SweetSpotResult:
+def _tiers(r: SimResult) -> list[TierResult]:
+    """Each offload tier's figures, summed over replicas (link time over the makespan of each
+    replica's link: the mean over replicas)."""
+    if r.reuse is None or not r.reuse.tiers:
+        return []
+    queried, replicas = r.reuse.queried_tokens, max(1, len(r.replicas))
+    out = []
+    for t in r.reuse.tiers:
+        out.append(
+            TierResult(
+                tier=t.name,
+                hit_rate=t.hit_tokens / queried if queried else 0.0,
+                read_bytes=t.read_bytes,
+                written_bytes=t.written_bytes,
+                link_utilization=t.busy_s / (replicas * r.makespan_s) if r.makespan_s else 0.0,
+                recompute_saved_s=t.recompute_saved_s,
+            )
+        )
+    return out
+
+
+def sweet_spot_result(
+    points: tuple[SweepPoint, ...], slo: Slo | None, online: bool
+) -> SweetSpotResult:
+    """The sweet spot: most goodput within the SLO online, else least makespan; and the loss
+    past it."""
     if online and slo is not None:
         best = slo_sweet_spot(points, slo)
         objective = "goodput"
@@ -215,7 +261,7 @@ ProgressFn = Callable[[], None]  # called once per simulated point
 KV_SERIES_POINTS = 128
 
 
-def _kv_over_time(
+def kv_over_time(
     points: tuple[SweepPoint, ...], sweet: int
 ) -> dict[str, list[tuple[float, float]]]:
     """KV utilisation over time at the sweet spot and at the largest concurrency past it."""
@@ -255,7 +301,7 @@ def _series(
     )
     analytic = p99_analytic_cliff(requests, capacity, layout.dp)
     first = simulated_cliff(points)
-    sweet = _sweet(points, plan.slo, online=is_online(requests))
+    sweet = sweet_spot_result(points, plan.slo, online=is_online(requests))
     return SeriesResult(
         layout=layout.name,
         dp=layout.dp,
@@ -271,7 +317,7 @@ def _series(
             simulated_concurrency=None if first is None else first.concurrency,
         ),
         sweet_spot=sweet,
-        kv_over_time=_kv_over_time(points, sweet.concurrency),
+        kv_over_time=kv_over_time(points, sweet.concurrency),
     )
 
 

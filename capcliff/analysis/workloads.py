@@ -11,6 +11,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from capcliff.errors import InputError
+from capcliff.sim.sessions import (
+    SESSION_PRESETS,
+    generate_sessions,
+    is_session_trace,
+    parse_session_trace,
+    requests_from_session_trace,
+)
 from capcliff.sim.workload import (
     Arrival,
     Fixed,
@@ -21,6 +28,7 @@ from capcliff.sim.workload import (
     preset,
     requests_from_trace,
 )
+from capcliff.sim.workload_rules import check_workload_numbers
 
 
 def is_online(requests: Requests) -> bool:
@@ -63,12 +71,31 @@ class WorkloadChoice:
     rate_per_s: float | None = None
     clients: int | None = None
 
+    def __post_init__(self) -> None:
+        check_workload_numbers(
+            num_requests=self.num_requests, isl=self.isl, osl=self.osl, rate=self.rate_per_s,
+            clients=self.clients,
+        )  # fmt: skip
+
 
 def plan_workloads(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[str, Requests]]]:
     """(label, [(series label, requests)]) for fixed lengths, a preset or a trace."""
     rng = np.random.default_rng(seed)
     if choice.trace_lines is not None:
+        if is_session_trace(choice.trace_lines):
+            rows = parse_session_trace(choice.trace_lines)
+            return "session trace", [("sessions", requests_from_session_trace(rows))]
         return "trace", [("trace", requests_from_trace(parse_trace(choice.trace_lines)))]
+    if choice.preset_name in SESSION_PRESETS:
+        name = choice.preset_name
+        clients = choice.clients if choice.rate_per_s is None else None
+        if clients is None and choice.rate_per_s is None:
+            raise InputError(f"workload {name}: give --clients N (users) or --rate R (requests/s)")
+        sessions = generate_sessions(
+            SESSION_PRESETS[name], choice.num_requests, rng, clients=clients,
+            rate_per_s=choice.rate_per_s,
+        )  # fmt: skip
+        return name, [(name, sessions)]
     if choice.preset_name is not None:
         spec = preset(
             choice.preset_name,

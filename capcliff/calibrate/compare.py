@@ -127,18 +127,22 @@ def log_settings(log: StartupLog, base: BudgetSettings) -> BudgetSettings:
     elif before is not None and total_bytes is None:
         # SGLang logs the memory free before weights load: the device total less the CUDA context.
         total_bytes = round(before * GIB) + DEFAULT_CUDA_CONTEXT_BYTES
+    util = _fig(log, "gpu_memory_utilization")
+    fraction = _fig(log, "mem_fraction_static")
+    batched = _config_int(log, "max_num_batched_tokens", 0)  # 0: not logged
+    seqs = _config_int(log, "max_num_seqs", 0)
+    block = _fig(log, "tokens_per_block")
     return replace(
         base,
         engine=ENGINE_OF_FORMAT[log.format],
         gpu_total_memory_bytes=total_bytes,
-        gpu_memory_utilization=_fig(log, "gpu_memory_utilization") or base.gpu_memory_utilization,
-        mem_fraction_static=_fig(log, "mem_fraction_static") or base.mem_fraction_static,
-        max_num_batched_tokens=_config_int(log, "max_num_batched_tokens", 0)
-        or base.max_num_batched_tokens,
-        max_num_seqs=_config_int(log, "max_num_seqs", 0) or base.max_num_seqs,
+        gpu_memory_utilization=base.gpu_memory_utilization if util is None else util,
+        mem_fraction_static=base.mem_fraction_static if fraction is None else fraction,
+        max_num_batched_tokens=batched if batched > 0 else base.max_num_batched_tokens,
+        max_num_seqs=seqs if seqs > 0 else base.max_num_seqs,
         enforce_eager=bool(log.config.get("enforce_eager", base.enforce_eager)),
         cudagraph_in_budget=_graphs_in_budget(log),
-        block_size=int(_fig(log, "tokens_per_block") or 0) or base.block_size,
+        block_size=base.block_size if block is None else int(block),
     )
 
 
@@ -267,10 +271,10 @@ def calibrate(
     """
     settings = log_settings(log, base)
     layout = log_layout(log, model)
-    refuse_disagreement(log, model, layout, claims or LogClaims())
+    refuse_disagreement(log, model, layout, LogClaims() if claims is None else claims)
     fallback = model.arch.max_position_embeddings if max_model_len is None else max_model_len
     length = log_max_model_len(log, fallback)
-    weights = scheme or log_scheme(log, model)
+    weights = log_scheme(log, model) if scheme is None else scheme
     kv = log_kv_dtype(log, kv_dtype)
 
     def predict(s: BudgetSettings) -> LayoutMemory:

@@ -54,6 +54,34 @@ _QK_NORM_FAMILIES = {"qwen3", "qwen3_moe", "gemma3_text"}
 _FOUR_NORM_FAMILIES = {"gemma2", "gemma3_text"}
 
 
+# Sanity bounds on config.json integers: far above every published model (the largest today:
+# 126 layers and hidden size 16,384 in Llama-3.1-405B, 128 heads in DeepSeek-V3, 384 experts in
+# Kimi K2, a 262,144-token vocabulary in Gemma 3, a 10M-token context in Llama 4 Scout), so only
+# a corrupt or mistyped config trips them, before any calculator allocates per-layer arrays.
+SANITY_MAX: dict[str, int] = {
+    "num_hidden_layers": 4_096,
+    "hidden_size": 1_048_576,
+    "num_attention_heads": 16_384,
+    "num_key_value_heads": 16_384,
+    "head_dim": 65_536,
+    "intermediate_size": 16_777_216,
+    "moe_intermediate_size": 16_777_216,
+    "shared_expert_intermediate_size": 16_777_216,
+    "vocab_size": 16_777_216,
+    "n_routed_experts": 65_536,
+    "num_local_experts": 65_536,
+    "num_experts": 65_536,
+    "n_shared_experts": 65_536,
+    "max_position_embeddings": 1 << 30,
+    "kv_lora_rank": 1_048_576,
+    "q_lora_rank": 1_048_576,
+    "qk_rope_head_dim": 65_536,
+    "qk_nope_head_dim": 65_536,
+    "v_head_dim": 65_536,
+    "num_nextn_predict_layers": 4_096,
+}
+
+
 @dataclass(frozen=True)
 class MLA:
     """Multi-head latent attention (DeepSeek-V2/V3): ranks and head dims from config.json."""
@@ -140,6 +168,11 @@ class _Fields:
             raise self.error(field, f"must be an integer, got {value!r}")
         if value < minimum:
             raise self.error(field, f"must be >= {minimum}, got {value}")
+        bound = SANITY_MAX.get(field)
+        if bound is not None and value > bound:
+            raise self.error(
+                field, f"{value} is past the sanity bound {bound:,} (a corrupt config?)"
+            )
         return value
 
     def opt_int(self, field: str) -> int | None:

@@ -26,6 +26,7 @@ from capcliff.catalog.layout import parse_layout
 from capcliff.errors import CatalogError, InputError
 from capcliff.files import read_text
 from capcliff.sim.workload import PRESETS, Arrival, parse_trace
+from capcliff.sim.workload_rules import check_workload_numbers
 
 DEFAULT_SPEC = Path("capcliff.toml")
 DEFAULT_NUM_REQUESTS = 1000
@@ -68,14 +69,15 @@ class Expectations(_Spec):
 class CheckWorkload(_Spec):
     """`[scenario.workload]`: fixed lengths (isl + osl), a preset or a trace; the arrivals."""
 
-    isl: int | None = Field(default=None, ge=1)  # input tokens per request
-    osl: int | None = Field(default=None, ge=1)  # output tokens per request
+    # The numbers' domains are `sim.workload.check_workload_numbers`, as for the CLI's flags.
+    isl: int | None = None  # input tokens per request
+    osl: int | None = None  # output tokens per request
     preset: str | None = None  # reasoning, chat, chat-short
     trace: str | None = None  # a JSONL file, relative to the spec file
     arrival: Arrival | None = None  # batch (default), clients, poisson
-    rate: float | None = Field(default=None, gt=0)  # requests/s (poisson)
-    clients: int | None = Field(default=None, ge=1)  # closed-loop users (default: concurrency)
-    num_requests: int | None = Field(default=None, ge=1)  # default 1000; a trace has its own
+    rate: float | None = None  # requests/s (poisson)
+    clients: int | None = None  # closed-loop users (default: concurrency)
+    num_requests: int | None = None  # default 1000; a trace has its own
     concurrency: int | None = Field(default=None, ge=1)  # the cap on running requests
 
     @field_validator("preset")
@@ -87,15 +89,26 @@ class CheckWorkload(_Spec):
 
     @model_validator(mode="after")
     def _one_source(self) -> CheckWorkload:
-        sources = [s for s, on in (("isl/osl", self.isl or self.osl), ("preset", self.preset),
-                                   ("trace", self.trace)) if on]  # fmt: skip
+        try:
+            check_workload_numbers(
+                num_requests=self.num_requests, isl=self.isl,
+                osl=() if self.osl is None else (self.osl,), rate=self.rate, clients=self.clients,
+            )  # fmt: skip
+        except InputError as exc:
+            raise ValueError(str(exc)) from None
+        lengths = self.isl is not None or self.osl is not None
+        sources = [s for s, on in (("isl/osl", lengths), ("preset", self.preset is not None),
+                                   ("trace", self.trace is not None)) if on]  # fmt: skip
         if len(sources) != 1:
             raise ValueError("give isl and osl, or preset, or trace (exactly one)")
-        if sources == ["isl/osl"] and not (self.isl and self.osl):
+        if sources == ["isl/osl"] and (self.isl is None or self.osl is None):
             raise ValueError(
-                f"{'osl' if self.isl else 'isl'}: needed with {'isl' if self.isl else 'osl'}"
+                f"{'osl' if self.isl is not None else 'isl'}: needed with "
+                f"{'isl' if self.isl is not None else 'osl'}"
             )
-        if self.trace is not None and (self.arrival or self.rate or self.clients):
+        if self.trace is not None and any(
+            v is not None for v in (self.arrival, self.rate, self.clients)
+        ):
             raise ValueError("arrival: a trace replays its own arrival times")
         if self.trace is not None and self.num_requests is not None:
             raise ValueError("num_requests: a trace has as many requests as lines")
@@ -112,7 +125,9 @@ class CheckWorkload(_Spec):
     @property
     def request_count(self) -> int | None:
         """Requests to generate (None for a trace: its line count)."""
-        return None if self.trace else self.num_requests or DEFAULT_NUM_REQUESTS
+        if self.trace is not None:
+            return None
+        return DEFAULT_NUM_REQUESTS if self.num_requests is None else self.num_requests
 
 
 class Scenario(DeploymentSettings):

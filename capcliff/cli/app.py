@@ -163,6 +163,17 @@ SIM_OPTIONS: dict[str, Any] = {
     "routing": Annotated[
         str | None, typer.Option(help="round-robin (default) or least-loaded: DP request routing.")
     ],
+    "prefix_caching": Annotated[
+        str | None,
+        typer.Option(
+            help="on or off. Default: the engine's (vllm, sglang: on) for session workloads, "
+            "off for single-turn ones."
+        ),
+    ],
+    "offload": Annotated[
+        str | None,
+        typer.Option(help="KV offload tiers per replica, e.g. cpu:512GiB,nvme:4TiB."),
+    ],
 }
 
 C = TypeVar("C", bound=Callable[..., Any])

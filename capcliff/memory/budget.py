@@ -155,3 +155,4 @@ class StageDemand:
     weights_provenance: Provenance = Provenance.MODELED
     nvls_channels: int = 0  # NCCL NVLS channels of the GPU's NVSwitch fabric (0: no NVLS)
     mla_weight_copies_bytes: int = 0  # BF16 W_UK/W_UV vLLM builds from a quantised kv_b_proj
+    allocator_rounding_bytes: int = 0  # caching-allocator segment rounding of the weight tensors

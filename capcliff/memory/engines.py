@@ -97,10 +97,15 @@ def engine_defaults(
     else:
         batched, seqs, block = TRTLLM_MAX_NUM_TOKENS, TRTLLM_MAX_BATCH_SIZE, TRTLLM_TOKENS_PER_BLOCK
     return EngineDefaults(
-        max_num_batched_tokens=settings.max_num_batched_tokens or batched,
-        max_num_seqs=settings.max_num_seqs or seqs,
-        block_size=settings.block_size or block,
+        max_num_batched_tokens=_given(settings.max_num_batched_tokens, batched),
+        max_num_seqs=_given(settings.max_num_seqs, seqs),
+        block_size=_given(settings.block_size, block),
     )
+
+
+def _given(value: int | None, default: int) -> int:
+    """A setting as given; its default when not given (None)."""
+    return default if value is None else value
 
 
 def sglang_mem_fraction_static(total_memory_bytes: int, *, tp: int, pp: int) -> float:
@@ -136,6 +141,10 @@ def _weights_terms(demand: StageDemand, settings: BudgetSettings) -> list[Budget
     extra = demand.mla_weight_copies_bytes if _vllm(settings) else 0
     if extra:
         source += " + BF16 W_UK/W_UV copies of the quantised kv_b_proj (vLLM MLA common.py)"
+    if settings.engine is EngineName.SGLANG and demand.allocator_rounding_bytes:
+        # SGLang measures load as free device memory, so it sees the allocator's rounding.
+        extra += demand.allocator_rounding_bytes
+        source += " + caching-allocator rounding of weight tensors >= 10 MiB to 2 MiB"
     return [
         BudgetTerm(
             "weights",
@@ -219,7 +228,11 @@ def vllm_budget(
     requested = int(demand.total_memory_bytes * settings.gpu_memory_utilization)
     kv = requested - sum(t.bytes for t in terms)
     if settings.kv_cache_memory_bytes is not None:
+        # --kv-cache-memory skips the profiling: the engine allocates exactly this much KV on
+        # top of what the model uses (vllm/v1/worker/gpu_worker.py `determine_available_memory`),
+        # so what it asks for is the terms plus this, whatever the utilisation says.
         kv = settings.kv_cache_memory_bytes
+        requested = kv + sum(t.bytes for t in terms)
     return StageBudget(
         engine=settings.engine,
         total_memory_bytes=demand.total_memory_bytes,
@@ -239,9 +252,11 @@ def sglang_budget(
     """SGLang: KV = free-before-load x mem_fraction_static - weights; tokens = floor(KV / cell)."""
     context = _context_term(settings)
     free_before = demand.total_memory_bytes - context.bytes
-    fraction = settings.mem_fraction_static or sglang_mem_fraction_static(
-        demand.total_memory_bytes, tp=demand.layout.tp, pp=demand.layout.pp
-    )
+    fraction = settings.mem_fraction_static
+    if fraction is None:
+        fraction = sglang_mem_fraction_static(
+            demand.total_memory_bytes, tp=demand.layout.tp, pp=demand.layout.pp
+        )
     requested = int(free_before * fraction)
     terms = tuple(_weights_terms(demand, settings))
     kv = requested - sum(t.bytes for t in terms)

@@ -10,8 +10,13 @@ from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.memory.params import Storage, layer_param_groups
-from capcliff.memory.weights import WeightScheme, elements_per_rank, stage_layer_ranges
-from capcliff.units import GIB
+from capcliff.memory.weights import (
+    WeightScheme,
+    elements_per_rank,
+    stage_layer_ranges,
+    stage_param_groups,
+)
+from capcliff.units import GIB, MIB, round_up
 
 ACTIVATION_BYTES = 2  # bf16/fp16 activations
 BF16_BITS = 16
@@ -200,3 +205,41 @@ def cudagraph_bytes(arch: Architecture, layout: Layout, *, max_num_seqs: int) ->
     layers = -(-arch.num_layers // layout.pp)
     sizes = len(cudagraph_capture_sizes(max_num_seqs))
     return sizes * layers * CUDAGRAPH_BYTES_PER_SIZE_PER_LAYER
+
+
+# PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp): a request of at least
+# kMinLargeAlloc (10 MiB) gets its own segment rounded up to kRoundLarge (2 MiB); smaller requests
+# share 2 MiB / 20 MiB segments. An engine that measures load-time memory as free device memory
+# (SGLang's "Load weight end ... mem usage") sees the rounding; vLLM's allocated-bytes figure does
+# not.
+ALLOCATOR_MIN_LARGE_ALLOC = 10 * MIB
+ALLOCATOR_ROUND_LARGE = 2 * MIB
+# Linear layers the engines fuse into one parameter (QKVParallelLinear, MergedColumnParallelLinear).
+_FUSED = {"q_proj": "qkv_proj", "k_proj": "qkv_proj", "v_proj": "qkv_proj",
+          "gate_proj": "gate_up_proj", "up_proj": "gate_up_proj"}  # fmt: skip
+
+
+def _rank_tensor_bytes(
+    arch: Architecture, layout: Layout, scheme: WeightScheme, stage: int
+) -> list[int]:
+    """Bytes of each weight tensor one GPU allocates, fused as vLLM/SGLang build them."""
+    tensors: dict[tuple[str, int, bool], float] = {}
+    for group in stage_param_groups(arch, layout, stage):
+        if not group.module:
+            continue  # norms and other small tensors share the allocator's small segments
+        head, _, leaf = group.module.rpartition(".")
+        key = (f"{head}.{_FUSED.get(leaf, leaf)}", group.fan_in, group.storage is Storage.NATIVE)
+        size = elements_per_rank(group, layout) * scheme.bytes_per_element(group)
+        tensors[key] = tensors.get(key, 0) + float(size)
+    return [int(size) for size in tensors.values()]
+
+
+def allocator_rounding_bytes(
+    arch: Architecture, layout: Layout, scheme: WeightScheme, stage: int
+) -> int:
+    """Sum over weight tensors of >= 10 MiB of round_up(size, 2 MiB) - size (caching allocator)."""
+    return sum(
+        round_up(size, ALLOCATOR_ROUND_LARGE) - size
+        for size in _rank_tensor_bytes(arch, layout, scheme, stage)
+        if size >= ALLOCATOR_MIN_LARGE_ALLOC
+    )

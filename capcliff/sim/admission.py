@@ -103,8 +103,8 @@ def candidate(sim: ReplicaSim, i: int, budget: int, *, free: int) -> Candidate:
         blocks = -(-(todo if sim.whole_prompt_blocks else chunk) // size)
         return Candidate(prompt, generated, sim.output[i], sim.max_output[i], 0, chunk, blocks)
     reuse.settle(free)
-    hit, revive = reuse.lookup(i, todo)
-    cached = hit * size
+    reach, hit, revive = reuse.lookup(i, todo)
+    cached = reach * size  # HBM hits and blocks loaded from offload tiers
     chunk = min(todo - cached, budget)
     blocks = -(-(cached + chunk) // size) - hit + revive
     return Candidate(prompt, generated, sim.output[i], sim.max_output[i], 0, chunk, blocks, cached)

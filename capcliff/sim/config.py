@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.perf.step_time import host_link_bytes_per_s
+from capcliff.sim.kv_tiers import KVTier
 from capcliff.sim.policies import DEFAULT_KV_MARGIN, POLICY_NAMES
 from capcliff.units import GIB
 
@@ -51,7 +52,9 @@ class SimConfig:
     routing: Routing = Routing.ROUND_ROBIN
     kv_margin: float = DEFAULT_KV_MARGIN  # kv-aware only
     output_quantile: float | None = None  # kv-aware: None knows each output (oracle)
-    prefix_caching: bool = False  # vllm (APC) and sglang (radix cache) only
+    # vllm (APC) and sglang (radix cache) only; None: the engine's default, on where the
+    # workload shares content (`resolved_prefix_caching`)
+    prefix_caching: bool | None = False
     time_series_points: int = 512
     max_steps: int = 100_000_000  # a guard against a simulation that cannot finish
 
@@ -77,6 +80,16 @@ class SimConfig:
             raise InputError(f"output_quantile: must be in (0, 1], got {self.output_quantile}")
 
 
+def resolved_prefix_caching(config: SimConfig, *, shares_content: bool) -> SimConfig:
+    """`config` with prefix caching decided: None becomes on for vllm and sglang (both engines
+    have it on by default) when the workload shares content (sessions, shared prefixes), off
+    otherwise (a single-turn workload keeps the results of the simulator without caching)."""
+    if config.prefix_caching is not None:
+        return config
+    on = shares_content and config.policy in PREFIX_CACHING_POLICIES
+    return replace(config, prefix_caching=on)
+
+
 @dataclass(frozen=True)
 class KVCapacity:
     """One replica's KV cache and its host link (for swapping)."""
@@ -86,6 +99,7 @@ class KVCapacity:
     kv_bytes_per_token: int = 0  # per GPU, what a swap moves per token of context
     host_link_bytes_per_s: float = 0.0  # one direction
     host_kv_tokens: int = 0  # tokens of KV the host swap pool holds
+    tiers: tuple[KVTier, ...] = ()  # offload tiers below HBM, fastest first (prefix caching)
 
     def __post_init__(self) -> None:
         if self.blocks < 1 or self.block_size < 1:

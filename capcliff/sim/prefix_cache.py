@@ -77,7 +77,7 @@ class PrefixCache:
             self._paths[node] = found
         return found
 
-    def _segments(self, node: int, limit: int) -> list[tuple[int, int, int]]:
+    def segments(self, node: int, limit: int) -> list[tuple[int, int, int]]:
         """(node, first block, end block) of each node's share of blocks [0, limit)."""
         path, own = self.path(node), self.own_start
         out = []
@@ -98,7 +98,7 @@ class PrefixCache:
         limit = (prompt_tokens - 1) // self.block_size
         cached = self.cached_end
         hit = 0
-        for a, _, hi in self._segments(node, limit):
+        for a, _, hi in self.segments(node, limit):
             if cached[a] < hi:
                 return cached[a]
             hit = hi
@@ -108,13 +108,13 @@ class PrefixCache:
         """How many of the first `hit_blocks` blocks on `node`'s path no running request
         references (taking them takes them out of the free count)."""
         ref = self.ref_end
-        return sum(max(0, hi - max(ref[a], lo)) for a, lo, hi in self._segments(node, hit_blocks))
+        return sum(max(0, hi - max(ref[a], lo)) for a, lo, hi in self.segments(node, hit_blocks))
 
     def acquire(self, node: int, hit_blocks: int) -> int:
         """A request on `node` starts using its `hit_blocks` cached blocks; returns how many of
         them were unreferenced (they stop counting as free)."""
         revived = 0
-        for a, lo, hi in self._segments(node, hit_blocks):
+        for a, lo, hi in self.segments(node, hit_blocks):
             refs = self.refs.setdefault(a, {})
             refs[hi] = refs.get(hi, 0) + 1
             old = self.ref_end[a]
@@ -131,7 +131,7 @@ class PrefixCache:
         reference this dropped (they become free, still cached)."""
         dropped = 0
         end = max(hit_blocks, publish_blocks)
-        segments = self._segments(node, end)
+        segments = self.segments(node, end)
         for a, lo, hi in segments:
             if hit_blocks > lo:  # this node held a reference
                 dropped += self._unref(a, lo, min(hi, hit_blocks))

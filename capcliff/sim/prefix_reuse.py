@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from capcliff.sim.kv_tiers import KVTier, KVTiers, TierRecord
 from capcliff.sim.prefix_cache import PrefixCache
 from capcliff.sim.workload import Requests
 
@@ -41,6 +42,7 @@ class ReuseRecord:
     lookup_s: FloatArray  # admission time of each lookup
     lookup_queried: FloatArray
     lookup_hit: FloatArray
+    tiers: tuple[TierRecord, ...] = ()
 
     @property
     def hit_rate(self) -> float:
@@ -51,7 +53,16 @@ class ReuseRecord:
 class PrefixReuse:
     """The prefix cache of one replica and the per-request state that goes with it."""
 
-    def __init__(self, requests: Requests, block_size: int, *, radix: bool) -> None:
+    def __init__(
+        self,
+        requests: Requests,
+        block_size: int,
+        *,
+        radix: bool,
+        tiers: tuple[KVTier, ...] = (),
+        kv_bytes_per_token: float = 0.0,
+        recompute_s_per_token: float = 0.0,
+    ) -> None:
         n = len(requests)
         if requests.has_content:
             parent = requests.content_parent.tolist()
@@ -60,6 +71,15 @@ class PrefixReuse:
         else:  # nothing shared: each request is its own content (a preempted one re-hits itself)
             parent, fork, self.node = [-1] * n, [0] * n, list(range(n))
         self.cache = PrefixCache(parent, fork, block_size, whole_tail=radix)
+        self.tiers = (
+            KVTiers(
+                tiers, self.cache, kv_bytes_per_token=kv_bytes_per_token,
+                recompute_s_per_token=recompute_s_per_token,
+            )
+            if tiers
+            else None
+        )  # fmt: skip
+        self.load_s = 0.0  # loads from the tiers of the step being built
         self.radix = radix
         self.block_size = block_size
         self.shared = [0] * n  # cached blocks a running request references (its hit)
@@ -73,15 +93,24 @@ class PrefixReuse:
         if free < cache.unreferenced:
             cache.evict(cache.unreferenced - free)
 
-    def lookup(self, i: int, tokens: int) -> tuple[int, int]:
-        """(hit blocks, of which unreferenced) for request i with `tokens` tokens to prefill."""
+    def lookup(self, i: int, tokens: int) -> tuple[int, int, int]:
+        """(blocks of KV it need not compute, blocks hit in HBM, of which unreferenced) for
+        request i with `tokens` tokens to prefill; blocks past the HBM hit come from the
+        offload tiers."""
         node = self.node[i]
         hit = self.cache.lookup(node, tokens)
-        return hit, (self.cache.revivable(node, hit) if hit else 0)
+        reach = hit
+        if self.tiers is not None:
+            reach = self.tiers.plan(node, hit, (tokens - 1) // self.block_size)[0]
+        return reach, hit, (self.cache.revivable(node, hit) if hit else 0)
 
-    def admit(self, i: int, hit_blocks: int, tokens: int, now_s: float) -> int:
-        """Request i starts with `hit_blocks` cached blocks of its `tokens`; returns how many
-        were unreferenced."""
+    def admit(self, i: int, tokens: int, now_s: float) -> tuple[int, int]:
+        """Request i starts with what `lookup` found for its `tokens`: references its HBM hit
+        and loads the rest of its reach from the tiers (time added to `load_s`). Returns
+        (blocks hit in HBM, of which unreferenced)."""
+        reach, hit_blocks, _ = self.lookup(i, tokens)
+        if reach > hit_blocks and self.tiers is not None:
+            self.load_s += self.tiers.load(self.node[i], hit_blocks, reach, now_s)
         self.shared[i], self.prefilled[i] = hit_blocks, tokens
         self.queried += tokens
         self.hit_tokens += hit_blocks * self.block_size
@@ -89,7 +118,8 @@ class PrefixReuse:
         times.append(now_s)
         queried.append(tokens)
         hit.append(hit_blocks * self.block_size)
-        return self.cache.acquire(self.node[i], hit_blocks) if hit_blocks else 0
+        revived = self.cache.acquire(self.node[i], hit_blocks) if hit_blocks else 0
+        return hit_blocks, revived
 
     def release(self, i: int, context_tokens: int, now_s: float, *, finished: bool) -> int:
         """Request i stops holding `context_tokens` tokens of KV (finished or preempted): its
@@ -100,13 +130,16 @@ class PrefixReuse:
         if self.radix and not finished:
             keep = min(keep, self.prefilled[i])
         hit, self.shared[i] = self.shared[i], 0
+        if self.tiers is not None:
+            self.tiers.write(self.node[i], keep // self.block_size, now_s)
         return self.cache.release(self.node[i], hit, keep // self.block_size, now_s)
 
     def record(self) -> ReuseRecord:
         """The figures so far."""
         times, queried, hit = (np.asarray(s, dtype=np.float64) for s in self._samples)
+        tiers = () if self.tiers is None else self.tiers.records()
         return ReuseRecord(
-            self.queried, self.hit_tokens, self.cache.evicted_blocks, times, queried, hit
+            self.queried, self.hit_tokens, self.cache.evicted_blocks, times, queried, hit, tiers
         )
 
 
@@ -120,6 +153,7 @@ class ReuseSummary:
     evicted_blocks: int
     time_s: FloatArray  # end of each time bin
     hit_rate_series: FloatArray  # token-weighted hit rate of the lookups in each bin (NaN: none)
+    tiers: tuple[TierRecord, ...] = ()  # each offload tier, summed over replicas
 
 
 def reuse_summary(records: list[ReuseRecord], grid_s: FloatArray) -> ReuseSummary:
@@ -140,4 +174,26 @@ def reuse_summary(records: list[ReuseRecord], grid_s: FloatArray) -> ReuseSummar
         evicted_blocks=sum(r.evicted_blocks for r in records),
         time_s=grid_s,
         hit_rate_series=series,
+        tiers=_summed_tiers(records),
     )
+
+
+def _summed_tiers(records: list[ReuseRecord]) -> tuple[TierRecord, ...]:
+    """Each tier's records summed over replicas (replicas have the same tiers)."""
+    if not records or not records[0].tiers:
+        return ()
+    out = []
+    for k, first in enumerate(records[0].tiers):
+        parts = [r.tiers[k] for r in records]
+        out.append(
+            TierRecord(
+                first.name,
+                sum(p.hit_tokens for p in parts),
+                sum(p.read_bytes for p in parts),
+                sum(p.written_bytes for p in parts),
+                sum(p.busy_s for p in parts),
+                sum(p.recompute_saved_s for p in parts),
+                sum(p.skipped_writes for p in parts),
+            )
+        )
+    return tuple(out)

@@ -19,6 +19,7 @@ import heapq
 import math
 from collections import deque
 
+from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.admission import AdmissionView, candidate
 from capcliff.sim.clients import ClientLoop
@@ -44,10 +45,19 @@ class ReplicaSim:
         capacity: KVCapacity,
         config: SimConfig,
         rule: Policy,
+        *,
+        landed: bool = False,
     ) -> None:
         n = len(requests)
         self.model, self.capacity, self.config, self.rule = model, capacity, config, rule
         self._per_request(requests)
+        # Requests whose prompt KV was computed elsewhere (a prefill pool) and lands here with the
+        # first token generated: admitted like a swap-in (one token, blocks for prompt + 1), free.
+        self.landed: set[int] = set(range(n)) if landed else set()
+        if landed:
+            if min(self.output, default=2) < 2:
+                raise InputError("landed requests: each needs an output of >= 2 tokens")
+            self.host_kv, self.generated = list(self.prompt), [1] * n
         self.block_size, self.total = capacity.block_size, capacity.blocks
         self.free = capacity.blocks
         self.cohort = DecodeCohort(n, capacity.block_size)
@@ -73,10 +83,14 @@ class ReplicaSim:
         self.clients = ClientLoop(requests, self.arrival)
         self.arrivals = self.clients.arrivals
         self.reuse = (
-            PrefixReuse(requests, capacity.block_size, radix=rule.name == "sglang")
+            PrefixReuse(
+                requests, capacity.block_size, radix=rule.name == "sglang", tiers=capacity.tiers,
+                kv_bytes_per_token=capacity.kv_bytes_per_token,
+                recompute_s_per_token=model.flops_per_token / model.flops_per_s,
+            )
             if config.prefix_caching
             else None
-        )
+        )  # fmt: skip
 
     def _per_request(self, requests: Requests) -> None:
         """Per-request state as Python lists (scalar access is what the event loop does)."""
@@ -160,6 +174,8 @@ class ReplicaSim:
         load = step_load(decoders, cohort.context_sum(self.step) + decoders, prefills)
         swapped = self.swap_out_tokens + self.swap_in_tokens
         swap_s = self.capacity.swap_seconds(swapped) if swapped else 0.0
+        if self.reuse is not None and self.reuse.load_s:  # KV loaded from offload tiers
+            swap_s, self.reuse.load_s = swap_s + self.reuse.load_s, 0.0  # host transfers
         return PlannedStep(chunk_x, admitted, preempted, blocked, load, swap_s)
 
     def finish_step(
@@ -311,14 +327,15 @@ class ReplicaSim:
             self.admit_seq[i], self.held[i] = self.seq, blocks
             self.context[i] = kv or cand.cached_tokens
             if self.reuse is not None and not kv:
-                hit = cand.cached_tokens // self.block_size
-                revived = self.reuse.admit(i, hit, cand.prefill_tokens + cand.cached_tokens,
-                                           self.now_s)  # fmt: skip
+                todo = cand.prefill_tokens + cand.cached_tokens
+                hit, revived = self.reuse.admit(i, todo, self.now_s)
                 self.held[i] = blocks - revived + hit
-            if kv:
+            if i in self.landed:
+                self.landed.discard(i)
+            elif kv:
                 self.swap_in_tokens += kv
                 self.host_used -= kv
-            started.append((i, kv, chunk))
+            started.append((i, self.context[i], chunk))  # KV before: swapped in or cached
             cands.append(cand)
             budget -= chunk
         return started, False

@@ -34,7 +34,6 @@ Sources of the presets (every figure either cited or a named assumption):
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -42,7 +41,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from capcliff.errors import InputError
-from capcliff.sim.workload import LengthDist, LogNormal, Requests, sample_lengths
+from capcliff.sim.workload import (
+    LengthDist,
+    LogNormal,
+    Requests,
+    jsonl_objects,
+    sample_lengths,
+)
 
 
 @dataclass(frozen=True)
@@ -312,15 +317,7 @@ def parse_session_trace(lines: Iterable[str]) -> list[SessionRow]:
     """Rows of a JSONL session trace: `session_id`, `turn`, `input_tokens` (new this turn),
     `output_tokens`, `arrival_s` or `think_s`, optional `prefix_id` and `prefix_tokens`."""
     rows: list[SessionRow] = []
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
-            continue
-        try:
-            row = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"trace line {number}: (json): {exc.msg}") from None
-        if not isinstance(row, dict):
-            raise InputError(f"trace line {number}: expected a JSON object")
+    for number, row in jsonl_objects(lines):
         if "session_id" not in row:
             raise InputError(f"trace line {number}: session_id: missing")
         prefix = row.get("prefix_id")
@@ -339,6 +336,13 @@ def parse_session_trace(lines: Iterable[str]) -> list[SessionRow]:
     if not rows:
         raise InputError("trace: no requests")
     return rows
+
+
+def is_session_trace(lines: Iterable[str]) -> bool:
+    """Whether a JSONL trace is a session trace (its first object has a `session_id`)."""
+    for _, row in jsonl_objects(lines):
+        return "session_id" in row
+    return False
 
 
 def requests_from_session_trace(

@@ -13,7 +13,7 @@ import numpy.typing as npt
 
 from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
-from capcliff.sim.config import KVCapacity, Routing, SimConfig
+from capcliff.sim.config import KVCapacity, Routing, SimConfig, resolved_prefix_caching
 from capcliff.sim.lockstep import LockstepSim
 from capcliff.sim.policies import Policy, policy
 from capcliff.sim.replica import ReplicaSim
@@ -93,6 +93,7 @@ def simulate(
     if dp < 1:
         raise InputError(f"dp: must be >= 1, got {dp}")
     check_fits(requests, capacity)
+    config = resolved_prefix_caching(config, shares_content=requests.has_content)
     rule = make_policy(config, requests)
     owners = [idx for idx in route(requests, dp, config.routing) if len(idx)]
     if model.moe is not None and dp > 1:  # attention DP: the replicas step in lockstep
