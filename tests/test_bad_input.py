@@ -74,7 +74,9 @@ def test_a_binary_calibration_file_is_one_line(
 
 def test_a_latin1_trace_names_its_byte(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "trace.jsonl"
-    path.write_bytes('{"input_tokens": 10, "output_tokens": 10, "note": "café"}\n'.encode("latin-1"))
+    path.write_bytes(
+        '{"input_tokens": 10, "output_tokens": 10, "note": "café"}\n'.encode("latin-1")
+    )
     line = _one_line_error(["sweep", "llama-3.1-8b", "--workload", str(path)], capsys)
     # "café" in Latin-1: é is the single byte 0xe9 at offset 54 (counted by hand: 54 characters
     # of ASCII before it).
@@ -113,7 +115,9 @@ def test_config_sanity_bounds_name_the_field(
     field: str, value: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = _llama_config(tmp_path, **{field: value})
-    assert f"{field}: {value} is past the sanity bound" in _one_line_error(["memory", str(path)], capsys)
+    assert f"{field}: {value} is past the sanity bound" in _one_line_error(
+        ["memory", str(path)], capsys
+    )
 
 
 def test_a_moe_config_with_absurd_experts_names_the_field(
@@ -376,7 +380,9 @@ def test_calibrate_refuses_a_log_whose_weights_are_another_models(
 def test_calibrate_refuses_another_engine_or_layout(capsys: pytest.CaptureFixture[str]) -> None:
     named = ["calibrate", str(V01), "--model", "llama-3.1-8b"]
     engine = _one_line_error([*named, "--engine", "sglang"], capsys)
-    assert engine == "error: engine: the log is from vllm-v0 (its vllm-v0 format), not --engine sglang"
+    assert (
+        engine == "error: engine: the log is from vllm-v0 (its vllm-v0 format), not --engine sglang"
+    )
     layout = _one_line_error([*named, "--layout", "tp8"], capsys)
     assert layout == "error: layout: the log ran tp1 (tp 1, pp 1, dp 1), not --layout tp8"
 
