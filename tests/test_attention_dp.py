@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import parse_layout
 from capcliff.memory.budget import BudgetSettings
-from capcliff.memory.layout_memory import layout_memory
+from capcliff.memory.layout_memory import LayoutMemory, layout_memory
 from capcliff.memory.weights import WeightScheme
 from capcliff.perf.attention_dp import MoEGroup
 from capcliff.perf.communication import (
@@ -200,23 +200,26 @@ def test_unbalanced_ranks_wait_for_the_busiest() -> None:
 
 
 def test_attention_dp_rank_holds_the_mla_latent_of_its_own_requests_only() -> None:
-    # TP=8 stores R1's whole 576-element latent on all 8 GPUs for every request; attention DP
-    # stores it once, on the rank that serves the request: up to 8x the tokens in the same memory
-    # (less: each dpa8 rank also holds whole attention weights, and vLLM's BF16 W_UK/W_UV copy of
-    # the whole FP8 kv_b_proj, 61 x 512 x 32,768 x 2 B = 2.0 GiB, where a TP8 rank holds 1/8).
+    # Every GPU stores R1's whole latent per token of context it holds: 61 layers x (512 + 64) x
+    # 2 B = 70,272 B. TP=8 holds each request's on all 8 GPUs, attention DP on the one rank that
+    # serves it, so the 8 ranks hold several times the tokens (less than 8x: each rank also
+    # holds whole attention weights, vLLM's BF16 W_UK/W_UV copy of the whole FP8 kv_b_proj,
+    # 61 x 512 x 32,768 x 2 B = 2.0 GiB where a TP8 rank holds 1/8, and its own overheads).
     model = get_model("deepseek-r1")
     hardware = get_hardware("h200-sxm")
-    settings_ = BudgetSettings()
     scheme = WeightScheme.as_shipped(model.arch)
 
-    def total(name: str) -> int:
-        mem = layout_memory(
+    def memory(name: str) -> LayoutMemory:
+        return layout_memory(
             model.arch, hardware, parse_layout(name), scheme=scheme, kv_dtype=KVDType.BF16,
-            max_model_len=4096, settings=settings_,
+            max_model_len=4096, settings=BudgetSettings(),
         )  # fmt: skip
-        return mem.kv_capacity_tokens_total
 
-    assert total("dpa8") > 4 * total("tp8")
+    dpa, tp = memory("dpa8"), memory("tp8")
+    assert dpa.kv_bytes_per_token_per_gpu == tp.kv_bytes_per_token_per_gpu == 61 * 576 * 2
+    assert dpa.kv_capacity_tokens_total == 8 * dpa.kv_capacity_tokens_per_replica
+    assert tp.kv_capacity_tokens_total == tp.kv_capacity_tokens_per_replica
+    assert dpa.kv_capacity_tokens_total > 4 * tp.kv_capacity_tokens_total
 
 
 def test_r1_attention_dp_step_reads_experts_for_all_ranks_tokens() -> None:

@@ -18,7 +18,9 @@ from capcliff.sim.fast_forward import fast_forward
 from capcliff.sim.replica import ReplicaSim
 from capcliff.sim.sessions import SessionSpec, generate_sessions
 from capcliff.sim.simulate import make_policy, simulate
+from capcliff.sim.timeline import ReplicaResult
 from capcliff.sim.workload import Requests, Uniform
+from tests.reference_reuse import ReferenceReuseSim
 from tests.simtools import constant_model, toy_model
 
 
@@ -162,3 +164,44 @@ def test_a_fan_out_wave_is_sent_together() -> None:
     assert first_end == pytest.approx(10e-3)
     # both branches arrive at 10 ms + 0.5 s and are prefilled in the same step
     assert arrivals[0] == pytest.approx(arrivals[1])
+
+
+def _both_with_caching(
+    seed: int, policy: str, blocks: int
+) -> tuple[ReplicaResult, ReferenceReuseSim]:
+    requests = small_sessions(seed)
+    config = SimConfig(policy=policy, max_num_seqs=8, max_num_batched_tokens=64,
+                       prefix_caching=True)  # fmt: skip
+    capacity = KVCapacity(blocks=blocks, block_size=16)
+    rule = make_policy(config, requests)
+    fast = ReplicaSim(requests, toy_model(), capacity, config, rule).run()
+    slow = ReferenceReuseSim(requests, toy_model(), capacity, config, rule)
+    slow.run()
+    return fast, slow
+
+
+@pytest.mark.parametrize("policy", ["vllm", "sglang"])
+@pytest.mark.parametrize("seed", range(6))
+def test_event_driven_equals_block_by_block_reference_with_caching(seed: int, policy: str) -> None:
+    fast, slow = _both_with_caching(seed, policy, 30 + 7 * seed)
+    reqs = slow.reqs
+    assert np.allclose(fast.first_token_s, [r.first_token for r in reqs], rtol=1e-9)
+    assert np.allclose(fast.finish_s, [r.finish for r in reqs], rtol=1e-9)
+    assert list(fast.preemptions) == [r.preemptions for r in reqs]
+    assert fast.reuse is not None
+    assert fast.reuse.hit_tokens == slow.hit_tokens
+    assert fast.reuse.queried_tokens == slow.queried
+    assert fast.reuse.evicted_blocks == slow.cache.evicted
+
+
+def test_reference_cases_with_caching_hit_evict_and_preempt() -> None:
+    # The comparison above is only as strong as its cases: they must hit, evict and preempt.
+    hits = evictions = preemptions = 0
+    for seed in range(6):
+        for policy in ("vllm", "sglang"):
+            fast, _ = _both_with_caching(seed, policy, 30 + 7 * seed)
+            assert fast.reuse is not None
+            hits += fast.reuse.hit_tokens > 0
+            evictions += fast.reuse.evicted_blocks > 0
+            preemptions += int(fast.preemptions.sum()) > 0
+    assert hits and evictions and preemptions

@@ -52,7 +52,9 @@ class LockstepLine:
             end = k
             for a2, b2 in self.pieces:
                 if b2 > b:  # a steeper line overtakes at x >= (a - a2) / (b2 - b)
-                    end = min(end, max(j + 1, math.ceil((a - a2) / (b2 - b))))
+                    cross = (a - a2) / (b2 - b)
+                    if cross < end:  # (an infinite or far crossing changes nothing in this run)
+                        end = max(j + 1, math.ceil(cross))
             total += _series(a, b, j, end)
             j = end
         return total + k * self.shared_s

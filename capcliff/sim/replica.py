@@ -323,7 +323,7 @@ class ReplicaSim:
             if kv:
                 self.swap_in_tokens += kv
                 self.host_used -= kv
-            started.append((i, kv, chunk))
+            started.append((i, self.context[i], chunk))  # KV before: swapped in or cached
             cands.append(cand)
             budget -= chunk
         return started, False
