@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,8 +14,9 @@ from capcliff.analysis.disagg import fabric_of, kv_bytes_per_request, parse_disa
 from capcliff.analysis.disagg_plan import splits
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout
+from capcliff.check.runner import check_file
 from capcliff.cli import app, main
-from capcliff.errors import InputError
+from capcliff.errors import CatalogError, InputError
 from capcliff.sim.workload import Requests
 
 runner = CliRunner()
@@ -108,3 +110,40 @@ def test_sweep_disagg_refuses_bad_input_in_one_line(
     err = capsys.readouterr().err
     assert code == 2
     assert message in err and err.count("\n") == 1
+
+
+def test_check_asserts_on_a_disaggregated_scenario(tmp_path: Path) -> None:
+    spec = tmp_path / "capcliff.toml"
+    spec.write_text(
+        f"""
+[[scenario]]
+name = "pd"
+model = "{SMALL}"
+gpu = "h200-sxm"
+disagg = "1p:tp1,1d:tp1"
+[scenario.workload]
+isl = 256
+osl = 32
+num_requests = 24
+concurrency = 8
+[scenario.expect]
+fits = true
+tpot_p99_max_s = 10.0
+ttft_p99_max_s = 0.000001
+"""
+    )
+    report = check_file(spec)
+    scenario = report.scenarios[0]
+    assert scenario.figures.layout == "1p:tp1,1d:tp1"
+    verdicts = {a.name: a.passed for a in scenario.assertions}
+    assert verdicts == {"fits": True, "tpot_p99_max_s": True, "ttft_p99_max_s": False}
+
+
+def test_a_scenario_with_layout_and_disagg_is_refused(tmp_path: Path) -> None:
+    spec = tmp_path / "capcliff.toml"
+    spec.write_text(
+        f'[[scenario]]\nname = "x"\nmodel = "{SMALL}"\ngpu = "h200-sxm"\nlayout = "tp1"\n'
+        'disagg = "1p:tp1,1d:tp1"\n[scenario.workload]\nisl = 8\nosl = 8\nnum_requests = 2\n'
+    )
+    with pytest.raises(CatalogError, match="layout: give layout or disagg, not both"):
+        check_file(spec)
