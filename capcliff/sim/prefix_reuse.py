@@ -19,13 +19,19 @@ What each engine keeps when it gives a request up (where the engine does so):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.kv_tiers import KVTier, KVTiers, TierRecord
 from capcliff.sim.prefix_cache import PrefixCache
 from capcliff.sim.workload import Requests
+
+if TYPE_CHECKING:  # types only: config imports this package's tiers
+    from capcliff.sim.config import KVCapacity, SimConfig
+    from capcliff.sim.policies import Policy
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -141,6 +147,24 @@ class PrefixReuse:
         return ReuseRecord(
             self.queried, self.hit_tokens, self.cache.evicted_blocks, times, queried, hit, tiers
         )
+
+
+def replica_reuse(
+    requests: Requests,
+    capacity: KVCapacity,
+    model: StepTimeModel,
+    config: SimConfig,
+    rule: Policy,
+) -> PrefixReuse | None:
+    """The prefix cache of a replica (None with caching off): SGLang's is a radix cache; its
+    offload tiers are the capacity's; recomputing a token costs the matmul FLOPs per token."""
+    if not config.prefix_caching:
+        return None
+    return PrefixReuse(
+        requests, capacity.block_size, radix=rule.name == "sglang", tiers=capacity.tiers,
+        kv_bytes_per_token=capacity.kv_bytes_per_token,
+        recompute_s_per_token=model.flops_per_token / model.flops_per_s,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
