@@ -34,11 +34,11 @@ HEADER = "row_id,concurrency,input_len,output_len,output_throughput_tok_s,mean_t
         ("TP8", "tp8"),
         ("TP8 EP1 (no DP attention)", "tp8"),
         ("TP4 + EP4 (no DP attention)", "tp4-ep4"),
-        ("TP8 + DP attention", None),
+        ("TP8 + DP attention", "dpa8"),
     ],
     ids=["tp8", "tp8-ep1", "tp4-ep4", "dp-attention"],
 )
-def test_parallelism_cells_name_layouts(cell: str, layout: str | None) -> None:
+def test_parallelism_cells_name_layouts(cell: str, layout: str) -> None:
     assert layout_of(cell) == layout
 
 

@@ -74,14 +74,16 @@ def _ms(value: Any) -> float | None:
     return None if number is None else number * MS
 
 
-def layout_of(parallelism: str) -> str | None:
+def layout_of(parallelism: str) -> str:
     """capcliff's layout name for a `parallelism` cell: `TP8` tp8, `TP4 + EP4 (no DP
-    attention)` tp4-ep4; None for attention-DP (`TP8 + DP attention`), which the caller lists."""
+    attention)` tp4-ep4, `TP8 + DP attention` dpa8 (SGLang's --enable-dp-attention sets dp_size
+    to tp_size: every rank runs its own attention, the MoE layers span all of them)."""
     text = parallelism.lower().replace("no dp attention", "")
-    if "dp attention" in text or "dp-attention" in text:
-        return None
     tp = re.search(r"tp\s*(\d+)", text)
     ep = re.search(r"ep\s*(\d+)", text)
+    if "dp attention" in text or "dp-attention" in text:
+        ranks = tp.group(1) if tp else "1"
+        return f"dpa{ranks}" + (f"-ep{ep.group(1)}" if ep and int(ep.group(1)) > 1 else "")
     name = f"tp{tp.group(1)}" if tp else "tp1"
     if ep and int(ep.group(1)) > 1:
         name += f"-ep{ep.group(1)}"
