@@ -86,6 +86,8 @@ class PrefixReuse:
             else None
         )  # fmt: skip
         self.load_s = 0.0  # loads from the tiers of the step being built
+        self._memo_key: tuple[int, int, int] = (-1, -1, -1)
+        self._memo = (0, 0, 0)
         self.radix = radix
         self.block_size = block_size
         self.shared = [0] * n  # cached blocks a running request references (its hit)
@@ -103,12 +105,16 @@ class PrefixReuse:
         """(blocks of KV it need not compute, blocks hit in HBM, of which unreferenced) for
         request i with `tokens` tokens to prefill; blocks past the HBM hit come from the
         offload tiers."""
+        key = (i, tokens, self.cache.version)
+        if key == self._memo_key:  # the head of the queue, asked again with nothing changed
+            return self._memo
         node = self.node[i]
-        hit = self.cache.lookup(node, tokens)
+        hit, revive = self.cache.lookup_revivable(node, tokens)
         reach = hit
         if self.tiers is not None:
             reach = self.tiers.plan(node, hit, (tokens - 1) // self.block_size)[0]
-        return reach, hit, (self.cache.revivable(node, hit) if hit else 0)
+        self._memo_key, self._memo = key, (reach, hit, revive)
+        return reach, hit, revive
 
     def admit(self, i: int, tokens: int, now_s: float) -> tuple[int, int]:
         """Request i starts with what `lookup` found for its `tokens`: references its HBM hit
