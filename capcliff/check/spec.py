@@ -21,10 +21,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import ErrorDetails
 
 from capcliff.analysis.deployment import DeploymentSettings
+from capcliff.analysis.disagg import parse_disagg
 from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import parse_layout
 from capcliff.errors import CatalogError, InputError
 from capcliff.files import read_text
+from capcliff.sim.sessions import SESSION_PRESETS
 from capcliff.sim.workload import PRESETS, Arrival, parse_trace
 from capcliff.sim.workload_rules import check_workload_numbers
 
@@ -57,6 +59,7 @@ class Expectations(_Spec):
     ttft_p99_max_s: float | None = Field(default=None, gt=0)
     tpot_p99_max_s: float | None = Field(default=None, gt=0)
     output_throughput_min_tok_s: float | None = Field(default=None, gt=0)
+    prefix_hit_rate_min: float | None = Field(default=None, ge=0, le=1)  # token-weighted, in HBM
     recommended_layout: str | None = None
     max_model_len_fits: int | None = Field(default=None, ge=1)  # tokens
 
@@ -72,7 +75,7 @@ class CheckWorkload(_Spec):
     # The numbers' domains are `sim.workload.check_workload_numbers`, as for the CLI's flags.
     isl: int | None = None  # input tokens per request
     osl: int | None = None  # output tokens per request
-    preset: str | None = None  # reasoning, chat, chat-short
+    preset: str | None = None  # reasoning, chat, chat-short, multiturn-chat, agentic
     trace: str | None = None  # a JSONL file, relative to the spec file
     arrival: Arrival | None = None  # batch (default), clients, poisson
     rate: float | None = None  # requests/s (poisson)
@@ -83,8 +86,9 @@ class CheckWorkload(_Spec):
     @field_validator("preset")
     @classmethod
     def _known_preset(cls, value: str | None) -> str | None:
-        if value is not None and value not in PRESETS:
-            raise ValueError(f"unknown preset {value!r}; known: {', '.join(PRESETS)}")
+        known = [*PRESETS, *SESSION_PRESETS]
+        if value is not None and value not in known:
+            raise ValueError(f"unknown preset {value!r}; known: {', '.join(known)}")
         return value
 
     @model_validator(mode="after")
@@ -143,6 +147,7 @@ class Scenario(DeploymentSettings):
     gpu: str  # hardware catalog id
     gpus: int | None = Field(default=None, ge=1)  # default: the layout's
     layout: str = "auto"  # "auto" (what `capcliff plan` recommends) or e.g. "dp4-tp2"
+    disagg: str | None = None  # a disaggregated deployment, e.g. "1p:tp8,3d:dp8-ep8"
     seed: int = Field(default=0, ge=0)  # the workload's random seed
     workload: CheckWorkload
     expect: Expectations = Field(default_factory=Expectations)
@@ -152,8 +157,15 @@ class Scenario(DeploymentSettings):
     def _layout(cls, value: str) -> str:
         return value if value == "auto" else parse_layout(_parsed(parse_layout, value)).name
 
+    @field_validator("disagg")
+    @classmethod
+    def _disagg(cls, value: str | None) -> str | None:
+        return None if value is None else parse_disagg(_parsed(parse_disagg, value)).name
+
     @model_validator(mode="after")
     def _gpus_and_counts(self) -> Scenario:
+        if self.disagg is not None:
+            return self._disagg_counts(self.disagg)
         if self.layout == "auto" and self.gpus is None:
             raise ValueError("gpus: needed when layout is auto")
         if self.layout != "auto":
@@ -166,9 +178,19 @@ class Scenario(DeploymentSettings):
                 raise ValueError(problem)
         return self
 
+    def _disagg_counts(self, text: str) -> Scenario:
+        if self.layout != "auto":
+            raise ValueError("layout: give layout or disagg, not both")
+        used = parse_disagg(text).gpus
+        if self.gpus is not None and self.gpus != used:
+            raise ValueError(f"gpus: {self.gpus}, but disagg {text} uses {used}")
+        return self
+
     @property
     def gpu_count(self) -> int:
         """GPUs the scenario deploys on."""
+        if self.disagg is not None:
+            return parse_disagg(self.disagg).gpus
         return self.gpus if self.gpus is not None else parse_layout(self.layout).gpus
 
 
