@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 
 from capcliff.analysis.deployment import DeploymentSettings, resolve
 from capcliff.analysis.disagg import parse_disagg, pools_of, run_disagg
@@ -52,13 +53,11 @@ def main() -> None:
         layout = parse_layout(agg_name)
         capacity, steps = replica_models(dep, dep.memory(layout, length))
         config = dep.sim_config(length)
-        agg_s, agg_events = best_of(
-            runs, lambda: simulate(requests, steps, capacity, config, dp=layout.dp).events
-        )
-        pools = pools_of(dep, parse_disagg(disagg_name), length)
-        dis_s, dis_events = best_of(
-            runs, lambda: run_disagg(dep, pools, requests).events
-        )
+        aggregated = partial(simulate, requests, steps, capacity, config, dp=layout.dp)
+        agg_s, agg_events = best_of(runs, lambda run=aggregated: run().events)
+        two_pool = partial(run_disagg, dep, pools_of(dep, parse_disagg(disagg_name), length),
+                           requests)  # fmt: skip
+        dis_s, dis_events = best_of(runs, lambda run=two_pool: run().events)
         for kind, name, wall, events in (
             ("aggregated", agg_name, agg_s, agg_events),
             ("two-pool", disagg_name, dis_s, dis_events),
