@@ -137,3 +137,30 @@ def test_a_batch_at_t0_is_offline_and_timed_arrivals_are_online() -> None:
     batch = fixed_batch(4, 10, 10)
     assert not is_online(batch)
     assert is_online(dataclasses.replace(batch, arrival_s=np.array([0.0, 0.0, 0.0, 0.5])))
+
+
+def test_session_sweep_reports_hit_rate_and_preemptions_per_point() -> None:
+    result = runner.invoke(
+        app,
+        ["sweep", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "1", "--layout", "tp1",
+         "--workload", "multiturn-chat", "--clients", "8", "--num-requests", "120",
+         "--concurrency", "4,8", "--format", "json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    for point in report["points"]:
+        assert 0 < point["prefix_cache_hit_rate"] < 1  # caching on by default for sessions
+        assert point["preemptions"] >= 0
+        assert point["prefill_tokens_saved"] > 0
+    assert report["series"][0]["hit_rate_over_time"]
+
+
+def test_prefix_caching_off_reports_no_hit_rate() -> None:
+    result = runner.invoke(
+        app,
+        ["sweep", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "1", "--layout", "tp1",
+         "--workload", "multiturn-chat", "--clients", "8", "--num-requests", "60",
+         "--concurrency", "8", "--prefix-caching", "off", "--format", "json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["points"][0]["prefix_cache_hit_rate"] is None
