@@ -138,7 +138,8 @@ def cheapest_view(report: CheapestReport) -> RenderableType:
         parts.append(
             Text(
                 f"Aggregated {a.layout} at concurrency {a.concurrency:,}: "
-                f"{a.output_throughput_tok_s:,.0f} tok/s, TTFT p99 {a.ttft_p99_s:,.2f} s, TPOT p99 {a.tpot_p99_s * 1e3:,.1f} ms"
+                f"{a.output_throughput_tok_s:,.0f} tok/s, TTFT p99 {a.ttft_p99_s:,.2f} s, "
+                f"TPOT p99 {a.tpot_p99_s * 1e3:,.1f} ms"
             )
         )
     return Group(*parts)
