@@ -40,7 +40,6 @@ if TYPE_CHECKING:  # types only: the commands import their modules lazily to kee
 
     from capcliff.analysis.deployment import Deployment, DeploymentSettings
     from capcliff.analysis.sweep import SweepPlan, SweepReport
-    from capcliff.analysis.workloads import WorkloadChoice
     from capcliff.catalog.layout import Layout
 
 DEFAULT_SWEEP_MODEL = "deepseek-r1-distill-llama-8b"  # the study's single-GPU scenario
