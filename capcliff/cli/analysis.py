@@ -1,4 +1,4 @@
-"""The analysis commands: `sweep`, `plan` and `calibrate` (registered on `cli.app`).
+"""The analysis commands: `sweep` and `plan` (registered on `cli.app`).
 
 Like every command, they parse flags, call the core and render; domain errors reach `cli.main`.
 """
@@ -14,7 +14,6 @@ from capcliff.cli.app import (
     COUNT,
     DEFAULT_GPU,
     DEFAULT_MODEL,
-    POSITIVE,
     ForceOption,
     GpuOption,
     SeedOption,
@@ -23,35 +22,26 @@ from capcliff.cli.app import (
     deployment_options,
     print_warnings,
 )
+from capcliff.cli.workload_options import (
+    ArrivalOption,
+    ClientsOption,
+    IslOption,
+    RateOption,
+    SloTpotOption,
+    SloTtftOption,
+    WorkloadOption,
+    input_paths,
+    workload_choice,
+)
 from capcliff.errors import InputError
 
 if TYPE_CHECKING:  # types only: the commands import their modules lazily to keep --help fast
     from pathlib import Path
 
     from capcliff.analysis.deployment import Deployment, DeploymentSettings
-    from capcliff.analysis.solver import Slo
     from capcliff.analysis.sweep import SweepPlan, SweepReport
-    from capcliff.analysis.workloads import WorkloadChoice
     from capcliff.catalog.layout import Layout
-    from capcliff.sim.workload import Requests
 
-# Workload flags are checked where every workload is (sim.workload_rules), not here.
-IslOption = Annotated[int | None, typer.Option(help="Input tokens per request (fixed).")]
-WorkloadOption = Annotated[
-    str | None,
-    typer.Option(
-        help="A preset (reasoning, chat, chat-short, multiturn-chat, agentic) or a trace.jsonl."
-    ),
-]
-ArrivalOption = Annotated[str, typer.Option(help="batch, clients or poisson.")]
-RateOption = Annotated[float | None, typer.Option(help="Poisson arrival rate, requests/s.")]
-ClientsOption = Annotated[int | None, typer.Option(help="Closed-loop clients.")]
-SloTtftOption = Annotated[
-    float | None, typer.Option(callback=POSITIVE, help="TTFT p99 limit, s (online serving).")
-]
-SloTpotOption = Annotated[
-    float | None, typer.Option(callback=POSITIVE, help="TPOT p99 limit, s (online serving).")
-]
 DEFAULT_SWEEP_MODEL = "deepseek-r1-distill-llama-8b"  # the study's single-GPU scenario
 
 
@@ -69,48 +59,6 @@ class PlanFormat(StrEnum):
     TABLE = "table"
     JSON = "json"
     MARKDOWN = "markdown"
-
-
-def _workload_choice(
-    isl: int | None,
-    osl: str | None,
-    workload: str | None,
-    num_requests: int,
-    arrival: str,
-    rate: float | None,
-    clients: int | None,
-) -> WorkloadChoice:
-    from pathlib import Path
-
-    from capcliff.analysis.workloads import WorkloadChoice
-    from capcliff.files import read_text
-    from capcliff.sim.workload import Arrival
-
-    trace = None
-    preset_name = None
-    if workload is not None:
-        if workload.endswith(".jsonl"):
-            trace = tuple(read_text(Path(workload), field="workload").splitlines())
-        else:
-            preset_name = workload
-    lengths: tuple[int, ...] = ()
-    if osl is not None:
-        try:
-            lengths = tuple(int(v) for v in osl.split(",") if v.strip())
-        except ValueError:
-            lengths = ()
-        if not lengths:
-            raise InputError(f"osl: cannot read {osl!r}; write 1024 or 1024,4096,16384")
-    return WorkloadChoice(
-        num_requests=num_requests,
-        isl=isl,
-        osl=lengths,
-        preset_name=preset_name,
-        trace_lines=trace,
-        arrival=_choice(Arrival, arrival, "arrival"),
-        rate_per_s=rate,
-        clients=clients,
-    )
 
 
 def _sweep_layouts(
@@ -171,18 +119,6 @@ def _write_plot(report: SweepReport, path: Path) -> None:
     write_bytes_atomic(path, data, overwrite=True)  # checked before the simulation
 
 
-def _inputs(workload: str | None, model: str, settings: DeploymentSettings) -> list[Path]:
-    """The files a run reads (an output may never be one of them)."""
-    from pathlib import Path
-
-    paths = [Path(workload)] if workload is not None and workload.endswith(".jsonl") else []
-    if Path(model).exists():
-        paths.append(Path(model) / "config.json" if Path(model).is_dir() else Path(model))
-    if settings.calibration is not None:
-        paths.append(Path(settings.calibration))
-    return paths
-
-
 @app.command()
 @deployment_options(simulation=True)
 def sweep(
@@ -232,14 +168,18 @@ def sweep(
     from capcliff.files import check_outputs
 
     plot_path = _plot_path(plot)
-    check_outputs([("--plot", plot_path)], inputs=_inputs(workload, model, settings), force=force)
+    check_outputs(
+        [("--plot", plot_path)], inputs=input_paths(workload, model, settings), force=force
+    )
     dep = resolve(get_model(model), get_hardware(gpu), settings, force=force)
-    choice = _workload_choice(isl, osl, workload, num_requests, arrival, rate, clients)
+    choice = workload_choice(isl, osl, workload, num_requests, arrival, rate, clients)
     concurrencies = parse_concurrency(concurrency)
     label, workloads = plan_workloads(choice, seed)
     if disagg is not None:
-        _sweep_disagg(dep, disagg, (layout, gpus, plot), workloads, concurrencies, label,
-                      Slo.of(slo_ttft, slo_tpot), seed, output)  # fmt: skip
+        from capcliff.cli.disagg import sweep_disagg
+
+        sweep_disagg(dep, disagg, (layout, gpus, plot), workloads, concurrencies, label,
+                     Slo.of(slo_ttft, slo_tpot), seed, output.value)  # fmt: skip
         return
     length = max(dep.context_length(requests) for _, requests in workloads)
     layouts = _sweep_layouts(layout, gpus, dep, length)
@@ -331,13 +271,19 @@ def plan(
     count = _plan_gpus(gpus, nodes, spec.gpus_per_node)
     lengths = None if osl is None else str(osl)
     given = isl is not None or osl is not None or workload is not None
-    choice = _workload_choice(
+    choice = workload_choice(
         isl, lengths, workload if given else "reasoning", num_requests, arrival, rate, clients
     )
     goal = _choice(Objective, objective, "objective").value
     print_warnings(dep.warnings)
     if disagg:
-        _plan_disagg(dep, count, choice, goal, Slo.of(slo_ttft, slo_tpot), seed, output)
+        from capcliff.cli.disagg import plan_cheapest, plan_disagg
+
+        slo = Slo.of(slo_ttft, slo_tpot)
+        if gpus is None and nodes is None and rate is not None and slo is not None:
+            plan_cheapest(dep, choice, slo, seed, output.value)
+        else:
+            plan_disagg(dep, count, choice, goal, slo, seed, output.value)
         return
     with progress_bar("simulating", None) as tick:
         report = build_plan_report(
@@ -356,58 +302,3 @@ def plan(
         from capcliff.cli.render_plan import plan_view
 
         make_console().print(plan_view(report))
-
-
-def _plan_disagg(
-    dep: Deployment, gpus: int, choice: WorkloadChoice, goal: str, slo: Slo | None, seed: int,
-    output: PlanFormat,
-) -> None:  # fmt: skip
-    """`plan --disagg`: table or JSON (Markdown is not offered for it)."""
-    from capcliff.analysis.disagg_plan import build_disagg_plan
-    from capcliff.cli.progress import progress_bar
-
-    if output is PlanFormat.MARKDOWN:
-        raise InputError("format: plan --disagg prints a table or json, not markdown")
-    with progress_bar("simulating", None) as tick:
-        report = build_disagg_plan(
-            dep, gpus=gpus, workload=choice, objective=goal, slo=slo, seed=seed, progress=tick
-        )
-    if output is PlanFormat.JSON:
-        typer.echo(report.model_dump_json(indent=2))
-        return
-    from capcliff.cli.render import make_console
-    from capcliff.cli.render_disagg import disagg_plan_view
-
-    make_console().print(disagg_plan_view(report))
-
-
-def _sweep_disagg(
-    dep: Deployment, text: str, aggregated: tuple[str | None, int | None, str | None],
-    workloads: list[tuple[str, Requests]], concurrencies: tuple[int, ...], label: str,
-    slo: Slo | None, seed: int, output: SweepFormat,
-) -> None:  # fmt: skip
-    """`sweep --disagg SPEC`: table or JSON."""
-    from capcliff.analysis.disagg import parse_disagg
-    from capcliff.analysis.disagg_sweep import build_disagg_sweep
-    from capcliff.cli.progress import progress_bar
-
-    spec = parse_disagg(text)
-    for flag, value in zip(("--layout", "--gpus", "--plot"), aggregated, strict=True):
-        if value is not None:
-            raise InputError(f"disagg: {flag} does not apply; --disagg names both pools' layouts")
-    if output is SweepFormat.CSV:
-        raise InputError("format: sweep --disagg prints a table or json, not csv")
-    if len(workloads) > 1:
-        raise InputError("osl: sweep --disagg takes one output length")
-    with progress_bar("simulating", len(concurrencies)) as tick:
-        report = build_disagg_sweep(
-            dep, spec, workloads[0][1], concurrencies, workload_label=label, seed=seed,
-            slo=slo, progress=tick,
-        )  # fmt: skip
-    if output is SweepFormat.JSON:
-        typer.echo(report.model_dump_json(indent=2))
-        return
-    from capcliff.cli.render import make_console
-    from capcliff.cli.render_disagg import disagg_sweep_view
-
-    make_console().print(disagg_sweep_view(report))
