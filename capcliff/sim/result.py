@@ -87,6 +87,8 @@ class SimResult:
     replicas: tuple[ReplicaSummary, ...]
     steps: int
     events: int
+    arrival_s: FloatArray  # when each request arrived (closed loop: when its client sent it)
+    finish_s: FloatArray  # when its last token was generated
 
     @property
     def output_tokens_per_s(self) -> float:
@@ -232,4 +234,6 @@ def sim_result(replicas: list[ReplicaResult], owners: list[IntArray], *, points:
         replicas=tuple(replica_summary(r) for r in replicas),
         steps=sum(r.steps for r in replicas),
         events=sum(r.events for r in replicas),
+        arrival_s=cols["arrival_s"],
+        finish_s=cols["finish_s"],
     )

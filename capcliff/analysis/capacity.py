@@ -1,0 +1,267 @@
+"""How much traffic one replica carries: its saturation throughput and its rate within an SLO.
+
+1. Saturation: with a backlog (every request waiting) the engine always has work, so the rate it
+   finishes requests in steady state is the most it can sustain at that cap: any higher offered
+   rate grows the queue without bound. Caps are tried at CAP_FACTORS x the steady-state cliff
+   (`steady_cliff`, from a fixed reference sample so the grid never moves with the sample size),
+   from the lowest up, until the throughput falls past the cliff or the engine thrashes. The
+   chosen cap is the smallest within CAP_TOLERANCE of the best throughput: past it more
+   concurrency buys nothing but latency.
+2. Within an SLO: for each cap (best saturation throughput first), bisection over the Poisson rate
+   in (0, saturation] for the highest rate whose steady state meets the TTFT and TPOT p99 limits
+   and whose queue stays bounded. A cap whose saturation throughput is below the best rate found
+   cannot win and is skipped.
+3. No SLO: the capacity is the saturation throughput; the default latency target is a bounded
+   queue (fleet sizing keeps --headroom below it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from capcliff.analysis.online_load import OnlineWorkload
+from capcliff.analysis.solver import Slo, analytic_cliff_percentile, config_at
+from capcliff.analysis.steady_state import Settled, SteadyState, settle, steady_state
+from capcliff.perf.step_time import StepTimeModel
+from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.sim.result import SimResult
+from capcliff.sim.simulate import simulate
+from capcliff.sim.workload import Requests
+
+REFERENCE_REQUESTS = 1000  # the fixed sample that sets the cap grid
+CAP_FACTORS = (0.5, 0.71, 1.0, 1.41, 2.0)  # x the steady-state cliff (half-octave steps)
+THRASH_PREEMPTIONS = 0.5  # preemptions per request past which a cap is not simulated further
+CAP_TOLERANCE = 0.05  # set: the smallest cap within 5 % of the best saturation throughput
+FALL_STOP = 0.9  # stop climbing once throughput falls below 90 % of the best
+MIN_FIRST = 200  # the stopping rule's first sample: max(200, 10 x cap) requests ...
+FIRST_PER_CAP = 10
+MAX_DOUBLINGS = 3  # ... doubled at most three times (8 x the first)
+BISECTIONS = 6  # rate resolution: the saturation rate / 2^6 (about 1.5 %)
+LIGHT_LOAD = 0.05  # the lightest load tried: 5 % of saturation (best achievable latencies)
+CLIFF_PERCENTILE = 99.0
+
+
+@dataclass(frozen=True)
+class CapPoint:
+    """One cap at saturation (per replica)."""
+
+    cap: int
+    state: SteadyState
+    result: SimResult
+    requests: int
+
+    @property
+    def thrashing(self) -> bool:
+        """Preempting more than THRASH_PREEMPTIONS times per request."""
+        return self.result.total_preemptions > THRASH_PREEMPTIONS * self.requests
+
+    @property
+    def hit_cliff(self) -> bool:
+        """Whether KV ran short: a preemption or a waiting request refused for lack of KV."""
+        return self.result.total_preemptions > 0 or self.result.admission_blocked
+
+
+@dataclass(frozen=True)
+class RatePoint:
+    """A replica at one offered rate and cap, and whether that meets the SLO."""
+
+    cap: int
+    rate_rps: float
+    state: SteadyState
+    meets: bool
+
+
+@dataclass(frozen=True)
+class ReplicaCapacity:
+    """What one replica of a layout carries (requests/s) and at which cap."""
+
+    analytic_cliff: int
+    points: tuple[CapPoint, ...]
+    cap: int
+    saturation_rps: float
+    sustained_rps: float  # within the SLO; the saturation rate when there is none
+    at_sustained: SteadyState
+    best_ttft_p99_s: float | None  # at light load: the least this replica can do
+    best_tpot_p99_s: float | None
+    simulated_requests: int
+    settled: bool
+
+    @property
+    def simulated_cliff(self) -> int | None:
+        """The smallest cap at which KV ran short at saturation."""
+        return next((p.cap for p in self.points if p.hit_cliff), None)
+
+    @property
+    def meets_slo(self) -> bool:
+        """Whether any rate met the SLO."""
+        return self.sustained_rps > 0
+
+
+@dataclass(frozen=True)
+class Replica:
+    """The models of one replica and the engine settings it runs."""
+
+    steps: StepTimeModel
+    capacity: KVCapacity
+    config: SimConfig
+
+    def run(self, requests: Requests, cap: int) -> SimResult:
+        """Simulate `requests` on this replica with max_num_seqs = cap."""
+        return simulate(requests, self.steps, self.capacity, config_at(self.config, cap, 1))
+
+
+def steady_cliff(requests: Requests, capacity: KVCapacity) -> int:
+    """Blocks x B / (E_w[I + O/2] + B/2): requests that fill the KV cache in steady state.
+
+    A running request holds its prompt plus what it has generated, I + g tokens, for the O steps
+    it decodes, so its time-averaged KV is I + O/2; a long request is in the running set longer,
+    in proportion to O, so the running set's mean is weighted by O: E_w[x] = sum(O x) / sum(O).
+    Half a block per request is lost to rounding. Modeled; the simulation finds the real cliff.
+    """
+    outputs = requests.output_tokens.astype(float)
+    held = float((outputs * (requests.input_tokens + outputs / 2)).sum() / outputs.sum())
+    per_request = held + capacity.block_size / 2
+    return max(1, int(capacity.tokens // per_request))
+
+
+def cap_grid(workload: OnlineWorkload, capacity: KVCapacity) -> tuple[int, int]:
+    """(analytic p99 cliff per replica, steady-state cliff) of the fixed reference sample."""
+    reference = workload.backlog(REFERENCE_REQUESTS)
+    cliff = analytic_cliff_percentile(
+        reference, blocks_per_replica=capacity.blocks, block_size=capacity.block_size,
+        percentile=CLIFF_PERCENTILE,
+    )  # fmt: skip
+    return cliff, steady_cliff(reference, capacity)
+
+
+def _sample_sizes(cap: int, fixed: int | None) -> tuple[int, int]:
+    if fixed is not None:
+        return fixed, fixed
+    first = max(MIN_FIRST, FIRST_PER_CAP * cap)
+    return first, first * 2**MAX_DOUBLINGS
+
+
+def saturation_point(
+    replica: Replica, workload: OnlineWorkload, cap: int, fixed: int | None
+) -> CapPoint:
+    """Steady-state throughput at `cap` with every request waiting (the stopping rule's size)."""
+    first, most = _sample_sizes(cap, fixed)
+    result = replica.run(workload.backlog(first), cap)
+    if result.total_preemptions > THRASH_PREEMPTIONS * first:  # thrashing: no need to settle
+        return CapPoint(cap, steady_state(result, open_loop=False), result, first)
+    done: Settled = settle(
+        lambda n: result if n == first else replica.run(workload.backlog(n), cap),
+        first=first, cap=most, open_loop=False,
+    )  # fmt: skip
+    return CapPoint(cap, done.state, done.result, done.requests)
+
+
+def saturation_sweep(
+    replica: Replica,
+    workload: OnlineWorkload,
+    base: int,
+    fixed: int | None,
+    factors: tuple[float, ...] = CAP_FACTORS,
+) -> tuple[CapPoint, ...]:
+    """Caps on the grid, climbing until throughput falls past the cliff."""
+    caps = sorted({max(1, round(base * f)) for f in factors})
+    points: list[CapPoint] = []
+    for cap in caps:
+        point = saturation_point(replica, workload, cap, fixed)
+        points.append(point)
+        best = max(p.state.throughput_rps for p in points)
+        if point.state.throughput_rps < FALL_STOP * best or point.thrashing:
+            break
+    return tuple(points)
+
+
+def chosen_cap(points: tuple[CapPoint, ...]) -> CapPoint:
+    """The smallest cap within CAP_TOLERANCE of the best saturation throughput among the caps
+    that do not thrash (all of them when every cap thrashes)."""
+    calm = [p for p in points if not p.thrashing] or list(points)
+    best = max(p.state.throughput_rps for p in calm)
+    return next(p for p in calm if p.state.throughput_rps >= (1 - CAP_TOLERANCE) * best)
+
+
+def meets_slo(state: SteadyState, slo: Slo) -> bool:
+    """Bounded queue, TTFT and TPOT p99 within the limits."""
+    return (
+        not state.saturated and state.ttft_p99_s <= slo.ttft_s and state.tpot_p99_s <= slo.tpot_s
+    )
+
+
+def highest_rate(
+    probe: Callable[[float], RatePoint], saturation_rps: float
+) -> tuple[RatePoint | None, RatePoint]:
+    """(highest passing rate point or None, the light-load point) by bisection over the rate."""
+    light = probe(LIGHT_LOAD * saturation_rps)
+    if not light.meets:
+        return None, light
+    good, lo, hi = light, light.rate_rps, saturation_rps
+    for _ in range(BISECTIONS):
+        point = probe((lo + hi) / 2)
+        if point.meets:
+            good, lo = point, point.rate_rps
+        else:
+            hi = point.rate_rps
+    return good, light
+
+
+def replica_capacity(
+    replica: Replica, workload: OnlineWorkload, *, slo: Slo | None, fixed: int | None = None
+) -> ReplicaCapacity:
+    """The saturation throughput, the chosen cap and the rate sustained within `slo`."""
+    cliff, base = cap_grid(workload, replica.capacity)
+    points = saturation_sweep(replica, workload, base, fixed)
+    top = chosen_cap(points)
+    sizes = max(p.requests for p in points)
+    settled = top.state.settled
+    if slo is None:
+        return ReplicaCapacity(
+            analytic_cliff=cliff, points=points, cap=top.cap,
+            saturation_rps=top.state.throughput_rps, sustained_rps=top.state.throughput_rps,
+            at_sustained=top.state, best_ttft_p99_s=None, best_tpot_p99_s=None,
+            simulated_requests=sizes, settled=settled,
+        )  # fmt: skip
+    return _within_slo(replica, workload, slo, points, top, cliff, settled)
+
+
+def _within_slo(
+    replica: Replica,
+    workload: OnlineWorkload,
+    slo: Slo,
+    points: tuple[CapPoint, ...],
+    top: CapPoint,
+    cliff: int,
+    settled: bool,
+) -> ReplicaCapacity:
+    best: RatePoint | None = None
+    lightest: RatePoint | None = None
+    for point in sorted(points, key=lambda p: -p.state.throughput_rps):
+        if best is not None and point.state.throughput_rps <= best.rate_rps:
+            continue
+
+        def probe(rate: float, cap: int = point.cap, n: int = point.requests) -> RatePoint:
+            state = steady_state(replica.run(workload.at_rate(n, rate), cap), open_loop=True)
+            return RatePoint(cap, rate, state, meets_slo(state, slo))
+
+        found, light = highest_rate(probe, point.state.throughput_rps)
+        if lightest is None or light.state.tpot_p99_s < lightest.state.tpot_p99_s:
+            lightest = light
+        if found is not None and (best is None or found.rate_rps > best.rate_rps):
+            best = found
+    assert lightest is not None
+    chosen = best if best is not None else None
+    return ReplicaCapacity(
+        analytic_cliff=cliff,
+        points=points,
+        cap=chosen.cap if chosen else top.cap,
+        saturation_rps=top.state.throughput_rps,
+        sustained_rps=chosen.rate_rps if chosen else 0.0,
+        at_sustained=chosen.state if chosen else lightest.state,
+        best_ttft_p99_s=lightest.state.ttft_p99_s,
+        best_tpot_p99_s=lightest.state.tpot_p99_s,
+        simulated_requests=max(p.requests for p in points),
+        settled=settled,
+    )
