@@ -46,6 +46,20 @@ def test_every_model_card_config_normalises(model_id: str) -> None:
     assert card.source.strip()
 
 
+@pytest.mark.parametrize("gpu_id", sorted(REQUIRED_HARDWARE))
+def test_every_gpu_states_its_scale_out_fabric(gpu_id: str) -> None:
+    spec = hardware_catalog()[gpu_id]
+    assert spec.scaleout_fabric
+    assert spec.scaleout_bw_gb_s_per_gpu is not None
+    assert spec.scaleout_latency_us is not None
+    assert spec.scaleup_latency_us is not None
+
+
+def test_h200_scale_out_is_one_400_gbit_nic_per_gpu() -> None:
+    # 400 Gb/s / 8 bits per byte = 50 GB/s one way (DGX H200: eight ConnectX-7 at 400 Gb/s)
+    assert get_hardware("h200-sxm").scaleout_bw_gb_s_per_gpu == 50
+
+
 def test_h200_driver_memory_is_143771_mib() -> None:
     assert get_hardware("h200-sxm").hbm_driver_bytes == 143_771 * 2**20
 

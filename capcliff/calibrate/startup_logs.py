@@ -1,17 +1,9 @@
 """Serving-engine start-up logs -> every memory figure and configuration value they print.
 
-Pure: it takes the log's text, not a file. Four formats, each line confirmed in the engine's source:
-- vLLM V1: vllm/v1/worker/gpu_worker.py, gpu_model_runner.py, vllm/v1/core/kv_cache_utils.py,
-  vllm/v1/metrics/loggers.py (`num_gpu_blocks is:`), vllm/v1/engine/core.py (engine config).
-- vLLM V0: vllm/worker/model_runner.py, vllm/worker/worker.py (three successive layouts of the
-  memory profile), vllm/executor/executor_base.py (`# <device> blocks:`, max concurrency).
-- SGLang: python/sglang/srt/model_executor/model_runner.py, mem_cache/memory_pool.py,
-  managers/scheduler.py (`max_total_num_tokens=`), the `server_args=ServerArgs(...)` line.
-- TensorRT-LLM: cpp kvCacheManager.cpp / trtGptModelInflightBatching.cpp and
-  tensorrt_llm/_torch/pyexecutor/_util.py (memory profiling lines).
-
-Old vLLM ("Loading model weights took 14.99 GB") and SGLang ("avail mem=6.09 GB") divide by 2**30
-and print "GB": such figures are GiB here, and `LoggedFigure.unit` keeps the engine's word.
+Pure: it takes the log's text, not a file. Four formats, whose lines (each confirmed in the
+engine's source) live one module per engine family: `capcliff.calibrate.vllm_log` (V1 and V0),
+`sglang_log`, `trtllm_log`. This module tells the formats apart, runs their line rules, reads
+engine-config key=value pairs, and settles one figure per name.
 """
 
 from __future__ import annotations
@@ -22,13 +14,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
 
+from capcliff.calibrate import sglang_log, trtllm_log, vllm_log
 from capcliff.errors import InputError
 from capcliff.units import GIB
 
 ConfigValue = str | int | float | bool
-
-# A logged number: sign, comma-grouped thousands ("702,800"), decimals; never a trailing dot.
-_NUM = r"-?\d+(?:,\d{3})*(?:\.\d+)?"
 
 
 class LogFormat(StrEnum):
@@ -74,162 +64,24 @@ class StartupLog:
     readings: tuple[LoggedFigure, ...]
 
 
-def _rules(*patterns: str) -> tuple[re.Pattern[str], ...]:
-    return tuple(re.compile(p.replace("NUM", _NUM)) for p in patterns)
-
-
 # Named groups are figure names; `c_<key>` groups are config values; an `args` group holds
 # key=value pairs (engine config, ServerArgs, a non-default-args dict) read through _ARG_*.
-_VLLM_PROFILE_PHRASES = {  # vllm/worker/worker.py: "results: a=1 b=2", the table, the sentences
-    "Memory profiling takes": "profiling_s",
-    "duration": "profiling_s",
-    "total_gpu_memory": "total_memory_gib",
-    "gpu_memory_utilization": "gpu_memory_utilization",
-    "initial_memory_usage": "initial_memory_gib",
-    "peak_torch_memory": "peak_torch_gib",
-    "memory_usage_post_profile": "post_profile_memory_gib",
-    "non_torch_memory": "non_torch_gib",
-    "kv_cache_size": "kv_cache_gib",
-    "available_kv_cache_memory": "kv_cache_gib",
-    "the current vLLM instance can use": "requested_memory_gib",
-    "model weights take": "weights_gib",
-    "PyTorch activation peak memory": "activation_peak_gib",
-    "the rest of the memory reserved for KV Cache is": "kv_cache_gib",
-}
-_VLLM = _rules(
-    *(
-        rf"{re.escape(k)}(?: takes)?\s*[=(]?\s*(?P<{v}>NUM)"
-        for k, v in _VLLM_PROFILE_PHRASES.items()
-    ),
-    r"gpu_memory_utilization \(NUM\) = (?P<requested_memory_gib>NUM)",
-    r"Loading model weights took (?P<weights_gib>NUM)",
-    r"Model loading took (?P<weights_gib>NUM) \w+(?: memory)? and (?P<weights_load_s>NUM) sec",
-    r"Available KV cache memory: (?P<kv_cache_gib>NUM)",
-    r"GPU KV cache size: (?P<kv_tokens>NUM) tokens",
-    r"Maximum concurrency for (?P<max_concurrency_len>NUM) tokens per request: "
-    r"(?P<max_concurrency>NUM)x",
-    r"\w+ blocks: (?P<gpu_blocks>NUM), # CPU blocks: (?P<cpu_blocks>NUM)",
-    r"num_gpu_blocks is: (?P<gpu_blocks>NUM)",
-    r"Graph capturing finished in (?P<cudagraph_capture_s>NUM) secs?, took (?P<cudagraph_gib>NUM)",
-    r"Free memory on device \((?P<free_at_start_gib>NUM)/(?P<total_memory_gib>NUM) GiB\)",
-    r"Desired GPU memory utilization is \((?P<gpu_memory_utilization>NUM), "
-    r"(?P<requested_memory_gib>NUM) GiB\)",
-    r"Actual usage is (?P<weights_gib>NUM) GiB for weight\b",
-    r"Actual usage is (?P<consumed_gib>NUM) GiB for consumed memory",
-    r"(?P<activation_peak_gib>NUM) GiB for peak activation",
-    r"(?P<non_torch_gib>NUM) GiB for non-torch memory",
-    r"(?P<cudagraph_gib>NUM) GiB for CUDAGraph memory",
-    r"--kv-cache-memory=(?P<suggested_kv_cache_fit_bytes>\d+)`?(?: \([^)]*\))? to fit",
-    r"--kv-cache-memory=(?P<suggested_kv_cache_full_bytes>\d+)`?(?: \([^)]*\))? to fully",
-    r"Current kv cache memory in use is (?P<kv_cache_in_use_bytes>\d+) bytes",
-    r"Current kv cache memory in use is (?P<kv_cache_in_use_gib>NUM) GiB",
-    r"Total non KV cache memory: (?P<non_kv_cache_gib>NUM)",
-    r"torch peak memory increase: (?P<activation_peak_gib>NUM)",
-    r"non-torch forward increase memory: (?P<non_torch_gib>NUM)",
-    r"; weights memory: (?P<weights_gib>NUM)",
-    r"Initializing an? (?:V[01] )?LLM engine \(v(?P<c_engine_version>[^)]+)\) with config: "
-    r"(?P<args>.*)",
-    r"vLLM API server version (?P<c_engine_version>\S+)",
-    r"non-default args: (?P<args>\{.*\})",
-    r"Using max model len (?P<c_max_model_len>\d+)",
-    r"Chunked prefill is enabled with (?P<args>max_num_batched_tokens=\d+)",
-)
-_SGLANG = _rules(
-    r"Load weight begin\. avail mem=(?P<avail_before_load_gib>NUM)",
-    r"Load weight end\..*?avail mem=(?P<avail_after_load_gib>NUM)",
-    r"Load weight end\..*?mem usage=(?P<weights_gib>NUM)",
-    r"Load weight end\..*?type=(?P<c_architecture>\w+)",
-    r"Load weight end\..*?dtype=(?P<c_dtype>[\w.]+)",
-    r"KV Cache is allocated\. #tokens: (?P<kv_tokens>NUM), K size: (?P<k_size_gib>NUM) GB, "
-    r"V size: (?P<v_size_gib>NUM)",
-    r"KV Cache is allocated\. #tokens: (?P<kv_tokens>NUM), KV size: (?P<kv_cache_gib>NUM)",
-    r"Memory pool end\. avail mem=(?P<avail_after_pool_gib>NUM)",
-    r"Capture cuda graph begin\..*?avail mem=(?P<avail_before_cudagraph_gib>NUM)",
-    r"Capture cuda graph end\..*?mem usage=(?P<cudagraph_gib>NUM)",
-    r"Capture cuda graph end\..*?avail mem=(?P<avail_after_cudagraph_gib>NUM)",
-    r"Init torch distributed ends\. mem usage=(?P<distributed_init_gib>NUM)",
-    r"server_args=ServerArgs\((?P<args>.*)\)",
-    r"(?P<args>\bmax_total_num_tokens=\d+.*)",
-)
-_TRTLLM = _rules(
-    r"Memory usage when calculating max tokens in paged kv cache: total: "
-    r"(?P<total_memory_gib>NUM) GiB, available: (?P<avail_before_kv_gib>NUM) GiB",
-    r"Number of blocks in KV cache primary pool: (?P<gpu_blocks>NUM)",
-    r"Number of blocks in KV cache secondary pool: (?P<cpu_blocks>NUM)",
-    r"Number of tokens per block: (?P<tokens_per_block>NUM)",
-    r"tokens per block=(?P<tokens_per_block>NUM)",
-    r"primary blocks=(?P<gpu_blocks>NUM), secondary blocks=(?P<cpu_blocks>NUM)",
-    r"\[MemUsageChange\] Allocated (?P<kv_cache_gib>NUM) GiB for max tokens(?: in paged KV cache)?"
-    r" \((?P<kv_tokens>NUM)\)",
-    r"loading model weights \(inside torch\) in memory usage profiling: (?P<weights_gib>NUM)",
-    r"loading model weights \(outside torch\) in memory usage profiling: (?P<non_torch_gib>NUM)",
-    r"Peak memory during memory usage profiling \(torch \+ non-torch\): (?P<peak_memory_gib>NUM) "
-    r"GiB, available KV cache memory when calculating max tokens: (?P<kv_budget_gib>NUM)",
-    r"fraction is set (?P<free_gpu_memory_fraction>NUM)",
-    r"device total memory (?P<total_memory_gib>NUM)",
-    r"free_gpu_memory_fraction\s*[=:]\s*(?P<free_gpu_memory_fraction>NUM)",
-    r"TensorRT-LLM version: (?P<c_engine_version>\S+)",
-    r"(?P<args>\bmax_seq_len=\d+.*)",
-)
 _RULES: Mapping[LogFormat, tuple[re.Pattern[str], ...]] = {
-    LogFormat.VLLM_V1: _VLLM,
-    LogFormat.VLLM_V0: _VLLM,
-    LogFormat.SGLANG: _SGLANG,
-    LogFormat.TRTLLM: _TRTLLM,
+    LogFormat.VLLM_V1: vllm_log.LINES,
+    LogFormat.VLLM_V0: vllm_log.LINES,
+    LogFormat.SGLANG: sglang_log.LINES,
+    LogFormat.TRTLLM: trtllm_log.LINES,
 }
-
 # Phrases only one format prints; the format with the most distinct hits wins (ties: enum order).
 _SIGNATURES: Mapping[LogFormat, tuple[re.Pattern[str], ...]] = {
-    LogFormat.VLLM_V1: _rules(
-        r"Initializing a V1 LLM engine",
-        r"Available KV cache memory:",
-        r"GPU KV cache size:",
-        r"\bEngineCore",
-        r"Desired GPU memory utilization is",
-        r"To serve at least one request with the models?'s max seq len",
-    ),
-    LogFormat.VLLM_V0: _rules(
-        r"Initializing an LLM engine|Initializing a V0 LLM engine",
-        r"Loading model weights took",
-        r"Memory profiling results",
-        r"the current vLLM instance can use",
-        r"\w+ blocks: \d+, # CPU blocks:",
-        r"VllmWorkerProcess",
-        r"is larger than the maximum number of tokens that can be stored in KV cache",
-    ),
-    LogFormat.SGLANG: _rules(
-        r"server_args=ServerArgs\(",
-        r"Load weight (?:begin|end)\.",
-        r"KV Cache is allocated\. #tokens",
-        r"max_total_num_tokens=",
-        r"Memory pool end\.",
-        r"Capture cuda graph (?:begin|end)\.",
-    ),
-    LogFormat.TRTLLM: _rules(
-        r"\[TensorRT-LLM\]",
-        r"\[TRT-LLM\]",
-        r"for max tokens in paged KV cache",
-        r"paged kv cache: total:",
-        r"KV cache primary pool",
-        r"Number of tokens per block",
-    ),
+    LogFormat.VLLM_V1: vllm_log.V1_SIGNATURES,
+    LogFormat.VLLM_V0: vllm_log.V0_SIGNATURES,
+    LogFormat.SGLANG: sglang_log.SIGNATURES,
+    LogFormat.TRTLLM: trtllm_log.SIGNATURES,
 }
+# The engines' refusals to start, tried in this order.
+_FAILURES = vllm_log.FAILURES + sglang_log.FAILURES
 
-# The engine's refusal to start. Spaces match any whitespace: the messages wrap.
-_FAILURES = tuple(
-    re.compile(p.replace("NUM", _NUM).replace(" ", r"\s+"))
-    for p in (
-        r"The model's max seq len \((?P<failed_max_model_len>NUM)\) is larger than the maximum "
-        r"number of tokens that can be stored in KV cache \((?P<failed_kv_tokens>NUM)\)\.",
-        r"To serve at least one request with the models?'s max seq len "
-        r"\((?P<failed_max_model_len>NUM)\), \(?(?P<failed_kv_needed_gib>NUM) GiB KV cache is "
-        r"needed, which is larger than the available KV cache memory "
-        r"\((?P<failed_kv_available_gib>NUM) GiB\)\.(?: Based on the available memory, the "
-        r"estimated maximum model length is (?P<estimated_max_model_len>NUM)\.)?",
-        r"No available memory for the cache blocks\.",
-        r"Not enough memory\. Please try to increase --mem-fraction-static\.",
-    )
-)
 _FAILURE_TAIL = re.compile(r"\s+Try increasing[^.]*\.")
 
 _KV_NAMES = frozenset(

@@ -35,6 +35,13 @@ class HardwareSpec(_Frozen):
     scaleup_fabric: str
     scaleup_bw_gb_s_bidir: float = Field(gt=0)
     scaleup_domain_gpus: int = Field(gt=0)
+    # One hop of the scale-up fabric (NVLink/xGMI) as NCCL's tuning model charges it, microseconds.
+    scaleup_latency_us: float | None = Field(default=None, gt=0)
+    # Scale-out (inter-node RDMA) fabric: NIC kind, one direction of the NIC bandwidth one GPU owns
+    # (a 400 Gb/s ConnectX-7 per GPU = 50 GB/s), and one network hop's latency.
+    scaleout_fabric: str | None = None
+    scaleout_bw_gb_s_per_gpu: float | None = Field(default=None, gt=0)
+    scaleout_latency_us: float | None = Field(default=None, gt=0)
     host_link: str
     host_link_bw_gb_s_bidir: float = Field(gt=0)
     gpus_per_node: int = Field(gt=0)

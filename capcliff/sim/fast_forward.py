@@ -34,12 +34,12 @@ def fast_forward(sim: ReplicaSim) -> bool:
         return False
     if co.needs_at(sim.step) > sim.free:  # the next step needs more blocks than are free
         return _preempt_then_decode(sim)
-    head = _head_verdict(sim)
+    head = sim.head_verdict(step=sim.step, free=sim.free)
     if head is True:
         return False
     limit = _steps_that_fit(sim)
     if head is not False and sim.rule.ratio is not None:
-        limit = _sglang_limit(sim, head, limit)
+        limit = _sglang_limit(sim, head, limit, step=sim.step, free=sim.free)
     line = sim.model.decode_line(count, co.context_sum(sim.step) + count)
     if sim.arrivals and (not sim.waiting or sim.rule.event_triggered):
         limit = line.steps_before(sim.arrivals[0][0] - sim.now_s, limit)
@@ -74,7 +74,7 @@ def _preempt_then_decode_once(sim: ReplicaSim) -> None:
     step, co = sim.step, sim.cohort
     # resolve_exhaustion with no request part way through its prefill and no SGLang ratio
     phase = step % co.block_size
-    needs, running, preempt = co.phase_counts, sim.running, sim._preempt
+    needs, running, preempt = co.phase_counts, sim.running, sim.preempt
     while needs[phase] > sim.free:
         preempt(next(reversed(running)))
     count = co.count
@@ -120,12 +120,8 @@ def _admission_after_preemption(sim: ReplicaSim, limit: int) -> tuple[bool, int]
     preemption step: it is decided there, after both steps' blocks are allocated."""
     if limit <= 1:
         return False, limit
-    step, first_blocks = sim.step, sim.cohort.needs_at(sim.step)
-    sim.step, sim.free = step + 1, sim.free - first_blocks
-    try:
-        verdict = _admission_horizon(sim, limit - 1)
-    finally:
-        sim.step, sim.free = step, sim.free + first_blocks
+    free_next = sim.free - sim.cohort.needs_at(sim.step)  # after the preemption step's blocks
+    verdict = _admission_horizon(sim, limit - 1, step=sim.step + 1, free=free_next)
     return (False, 1) if verdict is None else (verdict[0], verdict[1] + 1)
 
 
@@ -139,38 +135,25 @@ def _steps_that_fit(sim: ReplicaSim) -> int:
     return max(1, min(over - 1, finish - step + 1))
 
 
-def _admission_horizon(sim: ReplicaSim, limit: int) -> tuple[bool, int] | None:
-    """None if the policy admits the head now; else (refused for KV, steps it stays refused)."""
-    head = _head_verdict(sim)
+def _admission_horizon(
+    sim: ReplicaSim, limit: int, *, step: int, free: int
+) -> tuple[bool, int] | None:
+    """None if the policy admits the head in `step` (with `free` blocks free at its start); else
+    (refused for KV, steps it stays refused)."""
+    head = sim.head_verdict(step=step, free=free)
     if head is True:
         return None
     if head is False:
         return False, limit
     if sim.rule.ratio is not None:
-        limit = _sglang_limit(sim, head, limit)
+        limit = _sglang_limit(sim, head, limit, step=step, free=free)
     return True, limit
 
 
-def _head_verdict(sim: ReplicaSim) -> Candidate | bool:
-    """True if the policy admits the head of the queue in the next step; False if nobody could
-    be admitted (empty queue, no token budget or no seat); else the refused candidate."""
-    budget = sim.config.max_num_batched_tokens - sim.cohort.count
-    if not (sim.waiting and budget > 0 and len(sim.running) < sim.max_num_seqs):
-        return False
-    need = sim.cohort.needs_at(sim.step)
-    sim.free -= need  # admission is decided after the running requests' blocks are allocated
-    try:
-        cand = sim.candidate(sim.waiting[0], budget)
-        if sim.head_admissible(cand, []):
-            return True
-    finally:
-        sim.free += need
-    return cand
-
-
-def _sglang_limit(sim: ReplicaSim, cand: Candidate, limit: int) -> int:
-    """Steps before SGLang's decaying ratio would admit `cand` (as `sglang_admit` decides)."""
-    ratio, co, step = sim.rule.ratio, sim.cohort, sim.step
+def _sglang_limit(sim: ReplicaSim, cand: Candidate, limit: int, *, step: int, free: int) -> int:
+    """Steps from `step` (with `free` blocks free at its start) before SGLang's decaying ratio
+    would admit `cand` (as `sglang_admit` decides)."""
+    ratio, co = sim.rule.ratio, sim.cohort
     assert ratio is not None
     steps = np.arange(limit, dtype=np.int64)
     members = np.flatnonzero(co.member)
@@ -180,7 +163,7 @@ def _sglang_limit(sim: ReplicaSim, cand: Candidate, limit: int) -> int:
         + cand.kv_tokens
         + min(cand.max_output_tokens - cand.generated_tokens, clip),
         blocks_now=cand.blocks_now,
-        free_blocks_after=sim.free - co.blocks_needed_by_step(step, limit),
+        free_blocks_after=free - co.blocks_needed_by_step(step, limit),
         block_size=sim.block_size,
         ratios=ratio.values(sim.ratio_base, sim.ratio_steps + steps),
         future_tokens=sim.requests.max_output_tokens[members] - (co.generated_base[members] + step),

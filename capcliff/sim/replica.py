@@ -19,20 +19,20 @@ import heapq
 import math
 from collections import deque
 
-import numpy as np
-
 from capcliff.perf.step_time import StepTimeModel
+from capcliff.sim.admission import AdmissionView, candidate
 from capcliff.sim.cohort import DecodeCohort
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
 from capcliff.sim.fast_forward import fast_forward
-from capcliff.sim.policies import Candidate, Policy, Requeue, RunningState, VictimOrder
+from capcliff.sim.policies import Candidate, Policy, Requeue, VictimOrder
 from capcliff.sim.timeline import Recorder, ReplicaResult
+from capcliff.sim.victims import next_victim
 from capcliff.sim.workload import Requests
 from capcliff.units import ceil_div
 
 
 class ReplicaSim:
-    """Simulates one replica over `requests` (local indices 0 .. n-1). Implements ReplicaView."""
+    """Simulates one replica over `requests` (local indices 0 .. n-1)."""
 
     def __init__(
         self,
@@ -99,44 +99,10 @@ class ReplicaSim:
         heapq.heapify(self.arrivals)
         self.client = requests.client.tolist()
 
-    # --- ReplicaView ------------------------------------------------------------------------
-    @property
-    def free_blocks(self) -> int:
-        """Free blocks now."""
-        return self.free
-
-    @property
-    def total_blocks(self) -> int:
-        """Blocks of the KV cache."""
-        return self.total
-
     @property
     def new_token_ratio(self) -> float:
-        """SGLang's ratio now."""
+        """SGLang's new-token ratio now (0 for other policies)."""
         return self.rule.ratio.value(self.ratio_base, self.ratio_steps) if self.rule.ratio else 0.0
-
-    def full_length_blocks(self) -> int:
-        """Sum of ceil((prompt + max_output) / B) over running requests admitted before this
-        step."""
-        return self.full_blocks_sum
-
-    def running_state(self) -> RunningState:
-        """Decoding requests and the one in prefill, as arrays."""
-        members = np.flatnonzero(self.cohort.member)
-        generated = self.cohort.generated_base[members] + self.step
-        prefilling = np.zeros(len(members) + (self.partial is not None), dtype=bool)
-        if self.partial is not None:
-            members = np.append(members, self.partial)
-            generated = np.append(generated, self.generated[self.partial])
-            prefilling[-1] = True
-        req = self.requests
-        return RunningState(
-            req.input_tokens[members],
-            generated.astype(np.int64),
-            req.output_tokens[members],
-            req.max_output_tokens[members],
-            prefilling,
-        )
 
     # --- the loop ---------------------------------------------------------------------------
     def run(self) -> ReplicaResult:
@@ -242,7 +208,7 @@ class ReplicaSim:
             need += self._partial_plan(budget - self.cohort.count)[1]
             if need <= self.free:
                 break
-            self._preempt(self._victim())
+            self.preempt(next_victim(self))
             preempted = True
         if preempted and self.rule.ratio:
             self.ratio_base = self.rule.ratio.after_retraction(
@@ -255,22 +221,9 @@ class ReplicaSim:
         total = self.cohort.generated_sum(self.step)
         return total + (self.generated[self.partial] if self.partial is not None else 0)
 
-    def _victim(self) -> int:
-        order = self.rule.victim_order
-        if order is VictimOrder.LIFO:
-            return next(reversed(self.running))
-        if order is VictimOrder.NONE:
-            raise RuntimeError(f"{self.rule.name} ran out of KV blocks, which it must never do")
-        candidates = []
-        best = self.cohort.fewest_generated()
-        if best is not None:
-            (gen, prompt, seq), i = best
-            candidates.append(((gen + self.step, prompt, seq), i))
-        if (x := self.partial) is not None:
-            candidates.append(((self.generated[x], -self.prompt[x], -self.admit_seq[x]), x))
-        return min(candidates)[1]
-
-    def _preempt(self, v: int) -> None:
+    def preempt(self, v: int) -> None:
+        """Give up running request v: free its blocks, swap its KV out (if the mode and the host
+        pool allow) or drop it for a later recompute, and requeue it as the policy says."""
         decoding = v != self.partial
         step = self.step
         if decoding:
@@ -306,27 +259,33 @@ class ReplicaSim:
         self.dirty = True
 
     # --- admission --------------------------------------------------------------------------
-    def candidate(self, i: int, budget: int) -> Candidate:
-        """Waiting request i as the admission rule sees it, with `budget` tokens left."""
-        kv, prompt, generated = self.host_kv[i], self.prompt[i], self.generated[i]
-        if kv:
-            chunk, blocks = 1, -(-(kv + 1) // self.block_size)
-        else:
-            todo = prompt + generated
-            chunk = todo if todo < budget else budget
-            blocks = -(-(todo if self.whole_prompt_blocks else chunk) // self.block_size)
-        return Candidate(prompt, generated, self.output[i], self.max_output[i], kv, chunk, blocks)
-
-    def head_admissible(self, cand: Candidate, admitted: list[Candidate]) -> bool:
-        """The policy's verdict on the head of the queue (an idle replica always admits)."""
+    def head_admissible(
+        self, cand: Candidate, admitted: list[Candidate], *, step: int, free: int
+    ) -> bool:
+        """The policy's verdict on the head of the queue at the start of `step` with `free` free
+        blocks (an idle replica always admits). Reads the replica without changing it, except
+        that an event-triggered policy's refusal is remembered until the running set or the
+        queue changes (`dirty`)."""
         if not self.running:
             return True
         if self.rule.event_triggered and not self.dirty:
             return False
-        ok = self.rule.admit(self, cand, admitted)
+        ok = self.rule.admit(AdmissionView(self, step=step, free=free), cand, admitted)
         if not ok:
             self.dirty = False
         return ok
+
+    def head_verdict(self, *, step: int, free: int) -> Candidate | bool:
+        """Would the head of the queue be admitted in `step` if `free` blocks were free at its
+        start? Admission is decided after the running requests' new blocks of that step are
+        allocated. True if admitted; False if nobody could be (empty queue, no token budget or
+        no seat); else the refused candidate."""
+        budget = self.config.max_num_batched_tokens - self.cohort.count
+        if not (self.waiting and budget > 0 and len(self.running) < self.max_num_seqs):
+            return False
+        cand = candidate(self, self.waiting[0], budget)
+        after = free - self.cohort.needs_at(step)
+        return True if self.head_admissible(cand, [], step=step, free=after) else cand
 
     def _admit(self, budget: int, preempted: bool) -> tuple[list[tuple[int, int, int]], bool]:
         """Admit FCFS; returns [(request, context before, chunk)] and whether KV refused one."""
@@ -337,8 +296,8 @@ class ReplicaSim:
         waiting, running, max_seqs = self.waiting, self.running, self.max_num_seqs
         while waiting and budget > 0 and len(running) < max_seqs:  # room for another
             i = waiting[0]
-            cand = self.candidate(i, budget)
-            if not self.head_admissible(cand, cands):
+            cand = candidate(self, i, budget)
+            if not self.head_admissible(cand, cands, step=self.step, free=self.free):
                 return started, True
             waiting.popleft()
             kv, chunk, blocks = cand.kv_tokens, cand.chunk_tokens, cand.blocks_now

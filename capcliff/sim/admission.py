@@ -1,0 +1,96 @@
+"""What an admission rule sees of a replica, at a given step with a given number of free blocks.
+
+The replica asks its policy about the head of the queue in two situations: while running a step
+exactly (the state is the replica's own, as it stands), and while planning a jump over identical
+decode steps (`capcliff.sim.fast_forward`), where the question is "would the head be admitted at
+the start of step s if f blocks were free?". Both go through `AdmissionView`, which reads the
+replica but never changes it, so asking "what if" needs no mutate-and-restore.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from capcliff.sim.policies import Candidate, RunningState
+
+if TYPE_CHECKING:
+    from capcliff.sim.replica import ReplicaSim
+
+
+class AdmissionView:
+    """The `ReplicaView` of `sim` at the start of `step` with `free` free blocks (after that
+    step's allocations so far)."""
+
+    __slots__ = ("_free", "_sim", "_step")
+
+    def __init__(self, sim: ReplicaSim, *, step: int, free: int) -> None:
+        self._sim, self._step, self._free = sim, step, free
+
+    @property
+    def free_blocks(self) -> int:
+        """Free blocks at the moment of the decision."""
+        return self._free
+
+    @property
+    def total_blocks(self) -> int:
+        """Blocks of the replica's KV cache."""
+        return self._sim.total
+
+    @property
+    def block_size(self) -> int:
+        """Tokens per block."""
+        return self._sim.block_size
+
+    @property
+    def new_token_ratio(self) -> float:
+        """SGLang's new-token ratio now (0 for other policies)."""
+        return self._sim.new_token_ratio
+
+    def full_length_blocks(self) -> int:
+        """Sum of ceil((prompt + max_output) / B) over running requests admitted before this
+        step."""
+        return self._sim.full_blocks_sum
+
+    def running_state(self) -> RunningState:
+        """Decoding requests (as of `step`) and the one in prefill, as arrays."""
+        return running_state(self._sim, self._step)
+
+
+def running_state(sim: ReplicaSim, step: int) -> RunningState:
+    """The running set of `sim` at the start of `step`: the cohort advanced to `step`, then the
+    request part way through its prefill (flagged `prefilling`)."""
+    members = np.flatnonzero(sim.cohort.member)
+    generated = sim.cohort.generated_base[members] + step
+    partial = sim.partial
+    prefilling = np.zeros(len(members) + (partial is not None), dtype=bool)
+    if partial is not None:
+        members = np.append(members, partial)
+        generated = np.append(generated, sim.generated[partial])
+        prefilling[-1] = True
+    req = sim.requests
+    return RunningState(
+        req.input_tokens[members],
+        generated.astype(np.int64),
+        req.output_tokens[members],
+        req.max_output_tokens[members],
+        prefilling,
+    )
+
+
+def candidate(sim: ReplicaSim, i: int, budget: int) -> Candidate:
+    """Waiting request i as the admission rule sees it, with `budget` tokens left in the step.
+
+    A swapped-out request comes back with its KV (one decode token, the blocks of kv + 1 tokens);
+    otherwise it needs a prefill of prompt + generated tokens, of which `budget` fit this step.
+    """
+    kv, prompt, generated = sim.host_kv[i], sim.prompt[i], sim.generated[i]
+    size = sim.block_size
+    if kv:
+        chunk, blocks = 1, -(-(kv + 1) // size)
+    else:
+        todo = prompt + generated
+        chunk = todo if todo < budget else budget
+        blocks = -(-(todo if sim.whole_prompt_blocks else chunk) // size)
+    return Candidate(prompt, generated, sim.output[i], sim.max_output[i], kv, chunk, blocks)
