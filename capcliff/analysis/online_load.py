@@ -12,11 +12,13 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 import numpy as np
+import numpy.typing as npt
 
 from capcliff.analysis.deployment import WorkloadChoice, plan_workloads
 from capcliff.errors import InputError
 from capcliff.sim.workload import Arrival, Requests
 
+FloatArray = npt.NDArray[np.float64]
 ARRIVAL_SEED_OFFSET = 1_000_003  # the arrival stream's seed: the workload's seed plus this
 
 
@@ -37,7 +39,7 @@ class OnlineWorkload:
     seed: int
     label: str = ""
     _lengths: dict[int, Requests] = field(default_factory=dict)
-    _gaps: dict[int, np.ndarray] = field(default_factory=dict)  # type: ignore[type-arg]
+    _gaps: dict[int, FloatArray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         label, _ = plan_workloads(replace(self._batch_choice(1)), self.seed)
@@ -78,7 +80,7 @@ class OnlineWorkload:
             self._lengths[key] = series[0][1]
         return self._lengths[key]
 
-    def _unit_arrivals(self, n: int) -> np.ndarray:  # type: ignore[type-arg]
+    def _unit_arrivals(self, n: int) -> FloatArray:
         if n not in self._gaps:
             rng = np.random.default_rng(self.seed + ARRIVAL_SEED_OFFSET)
             self._gaps[n] = np.cumsum(rng.exponential(1.0, size=n))

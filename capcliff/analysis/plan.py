@@ -341,7 +341,10 @@ def build_plan_report(
         best, rec = chosen
         makespan, gain = kv_aware_gain(evaluated[best.name], inputs)
         rec = rec.model_copy(update={"kv_aware_makespan_s": makespan, "kv_aware_gain": gain})
-        flags, warnings = engine_flags(model, evaluated[best.name], rec, inputs, settings, kv_dtype)
+        ev = evaluated[best.name]
+        flags, warnings = engine_flags(
+            model, ev.memory, ev.sweet.concurrency, rec, inputs, settings, kv_dtype
+        )
     return PlanReport(
         schema_version=SCHEMA_VERSION, model=model.id, hardware=hardware.id, gpus=gpus,
         engine=settings.engine.value, policy=inputs.config.policy,
@@ -354,7 +357,8 @@ def build_plan_report(
 
 def engine_flags(
     model: Model,
-    ev: _Evaluated,
+    memory: LayoutMemory,
+    sweet_spot: int,
     rec: Recommendation,
     inputs: PlanInputs,
     settings: BudgetSettings,
@@ -365,7 +369,7 @@ def engine_flags(
     from capcliff.memory.engines import sglang_mem_fraction_static
 
     layout = Layout(dp=rec.dp, tp=rec.tp, pp=rec.pp, ep=rec.ep)
-    stage = ev.memory.stages[0]
+    stage = memory.stages[0]
     dep = Deployment(
         model=model.hf_repo or model.id,
         layout=layout,
@@ -381,8 +385,8 @@ def engine_flags(
     )
     warnings = flag_warnings(
         dep,
-        sweet_spot=ev.sweet.concurrency,
-        one_request_fits=ev.memory.fits,
-        graphs_fit=all(s.headroom_bytes >= 0 for s in ev.memory.stages),
+        sweet_spot=sweet_spot,
+        one_request_fits=memory.fits,
+        graphs_fit=all(s.headroom_bytes >= 0 for s in memory.stages),
     )
     return {"vllm": vllm_command(dep), "sglang": sglang_command(dep)}, warnings

@@ -8,7 +8,14 @@ from pydantic import BaseModel, ConfigDict
 
 from capcliff.memory.report import LayoutSummary
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: online serving (mode, load, capacity, fleet) beside the offline batch
+
+
+class Mode(StrEnum):
+    """The question a plan or sweep answers."""
+
+    ONLINE = "online"  # traffic over time (a rate, users or a trace): the steady state
+    BATCH = "batch"  # the study's experiment: N requests at t = 0, judged by makespan
 
 
 class Objective(StrEnum):
@@ -42,12 +49,58 @@ class PlanSweetSpot(_Result):
     gpu_hours_per_mtok: float
 
 
+class LayoutCapacity(_Result):
+    """Online: what one layout (all its replicas) sustains, at its admission cap."""
+
+    max_num_seqs: int  # per replica
+    saturation_rps: float  # the most it finishes with a backlog: queues grow past it
+    sustained_rps: float  # the most within the SLO (no SLO: the saturation rate)
+    output_tok_s: float  # at the sustained rate
+    ttft_p99_s: float | None  # at the rate it is run at (None: only its saturation was simulated)
+    tpot_p99_s: float | None
+    best_ttft_p99_s: float | None  # at light load: the least this layout can do
+    best_tpot_p99_s: float | None
+    refined: bool  # searched over caps and rates, not only its first cap
+    settled: bool  # the stopping rule's confidence interval closed
+    simulated_requests: int
+
+
 class PlanLayout(LayoutSummary):
     """One layout's row of the plan."""
 
     cliff: PlanCliff | None
     sweet_spot: PlanSweetSpot | None
     stranded_kv_fraction: float | None
+    capacity: LayoutCapacity | None = None
+
+
+class Load(_Result):
+    """Online: the offered load against what the planned GPUs sustain."""
+
+    kind: str  # rate, clients, trace or saturation (none given)
+    offered_rps: float | None
+    clients: int | None
+    sustained_rps: float | None  # the recommended layout on the planned GPUs, within the SLO
+    saturated: bool  # more is offered than those GPUs sustain
+    replicas_needed: int | None  # of the recommended replica, with headroom, to carry the load
+
+
+class FleetEntry(_Result):
+    """Online: one GPU type's cheapest deployment for the load."""
+
+    gpu: str
+    layout: str  # one replica's layout
+    max_num_seqs: int  # per replica
+    replicas: int
+    gpus: int
+    nodes: int
+    usd_per_gpu_hour: float
+    usd_per_hour: float
+    usd_per_million_output_tokens: float
+    sustained_rps_per_replica: float
+    ttft_p99_s: float | None  # the whole fleet simulated at the load with routing (when checked)
+    tpot_p99_s: float | None
+    meets_slo: bool | None  # None: not simulated as a fleet
 
 
 class Recommendation(_Result):
@@ -69,6 +122,7 @@ class PlanReport(_Result):
     """Everything `capcliff plan` prints."""
 
     schema_version: int
+    mode: str = Mode.BATCH.value
     model: str
     hardware: str
     gpus: int
@@ -84,3 +138,12 @@ class PlanReport(_Result):
     fixes: list[str]  # what would fit, when nothing does
     engine_flags: dict[str, str]
     flag_warnings: list[str]
+    simulated_requests: int | None = None  # online: the most one simulation used
+    settled: bool | None = None  # online: every chosen estimate's interval closed
+    slo_ttft_s: float | None = None
+    slo_tpot_s: float | None = None
+    headroom: float | None = None
+    load: Load | None = None
+    reason: str | None = None  # why nothing is recommended
+    notes: list[str] = []  # overload, small samples, what would meet the SLO
+    fleet: list[FleetEntry] = []

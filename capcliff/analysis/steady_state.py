@@ -123,13 +123,8 @@ def steady_state(result: SimResult, *, open_loop: bool) -> SteadyState:
     start = result.arrival_s if open_loop else result.arrival_s + result.ttft_s
     order = np.argsort(start, kind="stable")
     inside = order[(start[order] >= lo) & (start[order] <= hi)]
-    if length <= 0 or not len(inside):
-        return SteadyState(
-            requests=len(result.finish_s), measured=0, window_s=(lo, hi), throughput_rps=0.0,
-            output_tok_s=0.0, arrival_rps=None, ttft_p99_s=math.inf, tpot_p99_s=math.inf,
-            tpot_mean_s=math.inf, e2e_mean_s=math.inf, rps_half_width=math.inf, tpot_half_width=math.inf,
-            queue_growing=False,
-        )  # fmt: skip
+    if length <= 0 or len(inside) < MIN_MEASURED or done.sum() < MIN_MEASURED:
+        return whole_run(result, open_loop=open_loop)
     edges = np.linspace(lo, hi, BATCHES + 1)
     counts, _ = np.histogram(result.finish_s[done], bins=edges)
     tpot = result.tpot_s[inside]
@@ -155,6 +150,23 @@ def steady_state(result: SimResult, *, open_loop: bool) -> SteadyState:
     )
 
 
+def whole_run(result: SimResult, *, open_loop: bool) -> SteadyState:
+    """The whole run as the estimate, when the sample is too small for a window (every request
+    started at once): never settled, so the output says the sample is too small."""
+    span = result.makespan_s
+    n = len(result.finish_s)
+    tpot = result.tpot_s
+    finite = np.isfinite(tpot).any()
+    return SteadyState(
+        requests=n, measured=0, window_s=(0.0, span), throughput_rps=n / span if span else 0.0,
+        output_tok_s=float(result.output_tokens.sum()) / span if span else 0.0,
+        arrival_rps=None, ttft_p99_s=_p99(result.ttft_s), tpot_p99_s=_p99(tpot),
+        tpot_mean_s=float(np.nanmean(tpot)) if finite else 0.0,
+        e2e_mean_s=float(result.e2e_s.mean()), rps_half_width=math.inf,
+        tpot_half_width=math.inf, queue_growing=False,
+    )  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Settled:
     """The run the stopping rule stopped at."""
@@ -164,9 +176,7 @@ class Settled:
     requests: int
 
 
-def settle(
-    run: Callable[[int], SimResult], *, first: int, cap: int, open_loop: bool
-) -> Settled:
+def settle(run: Callable[[int], SimResult], *, first: int, cap: int, open_loop: bool) -> Settled:
     """Simulate `first` requests, doubling until the steady state settles or `cap` is reached."""
     n = first
     while True:

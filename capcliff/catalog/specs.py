@@ -48,6 +48,7 @@ class HardwareSpec(_Frozen):
     host_dram_tb_per_node: float = Field(gt=0)
     allreduce_busbw_gb_s: float | None = Field(default=None, gt=0)
     tdp_w: float | None = Field(default=None, gt=0)
+    usd_per_gpu_hour: float | None = Field(default=None, gt=0)  # on-demand rental, set per file
     notes: str = ""
     sources: dict[str, str]
 

@@ -49,7 +49,7 @@ class Deployment:
     def choice(self, concurrency: int | None) -> WorkloadChoice:
         """The workload; closed-loop clients default to `concurrency` (then to the spec's)."""
         w = self.scenario.workload
-        arrival = w.arrival or Arrival.BATCH
+        arrival = w.arrival_pattern
         clients = w.clients or concurrency or w.concurrency
         return WorkloadChoice(
             num_requests=w.request_count or len(self.trace or ()),

@@ -59,6 +59,10 @@ class Expectations(_Spec):
     output_throughput_min_tok_s: float | None = Field(default=None, gt=0)
     recommended_layout: str | None = None
     max_model_len_fits: int | None = Field(default=None, ge=1)  # tokens
+    # Online serving (the steady state, `capcliff plan`; the SLO is ttft/tpot_p99_max_s):
+    sustained_rps_min: float | None = Field(default=None, gt=0)  # requests/s within the SLO
+    replicas_max: int | None = Field(default=None, ge=1)  # replicas that carry rate / clients
+    usd_per_million_tokens_max: float | None = Field(default=None, gt=0)  # $ per M output tokens
 
     @field_validator("recommended_layout")
     @classmethod
@@ -73,7 +77,7 @@ class CheckWorkload(_Spec):
     osl: int | None = Field(default=None, ge=1)  # output tokens per request
     preset: str | None = None  # reasoning, chat, chat-short
     trace: str | None = None  # a JSONL file, relative to the spec file
-    arrival: Arrival | None = None  # batch (default), clients, poisson
+    arrival: Arrival | None = None  # batch (default), clients, poisson (implied by rate/clients)
     rate: float | None = Field(default=None, gt=0)  # requests/s (poisson)
     clients: int | None = Field(default=None, ge=1)  # closed-loop users (default: concurrency)
     num_requests: int | None = Field(default=None, ge=1)  # default 1000; a trace has its own
@@ -102,13 +106,24 @@ class CheckWorkload(_Spec):
             raise ValueError("num_requests: a trace has as many requests as lines")
         if self.arrival is Arrival.POISSON and self.rate is None:
             raise ValueError("rate: a poisson arrival needs a rate (requests/s)")
-        if self.rate is not None and self.arrival is not Arrival.POISSON:
+        if self.rate is not None and self.clients is not None:
+            raise ValueError("rate: give rate or clients, not both")
+        if self.rate is not None and self.arrival not in (None, Arrival.POISSON):
             raise ValueError("rate: only a poisson arrival has a rate")
-        if self.clients is not None and self.arrival is not Arrival.CLIENTS:
+        if self.clients is not None and self.arrival not in (None, Arrival.CLIENTS):
             raise ValueError("clients: only a clients arrival has clients")
         if self.arrival is Arrival.CLIENTS and self.clients is None and self.concurrency is None:
             raise ValueError("clients: a clients arrival needs clients or concurrency")
         return self
+
+    @property
+    def arrival_pattern(self) -> Arrival:
+        """The arrival as given, else implied: poisson with a rate, clients with clients."""
+        if self.arrival is not None:
+            return self.arrival
+        if self.rate is not None:
+            return Arrival.POISSON
+        return Arrival.CLIENTS if self.clients is not None else Arrival.BATCH
 
     @property
     def request_count(self) -> int | None:
@@ -134,6 +149,8 @@ class Scenario(_Spec):
     mem_fraction_static: float | None = Field(default=None, gt=0, le=1)  # SGLang
     free_gpu_memory_fraction: float = Field(default=0.9, gt=0, le=1)  # TensorRT-LLM
     enforce_eager: bool = False
+    headroom: float = Field(default=0.2, ge=0, lt=1)  # online fleet sizing: spare capacity
+    usd_per_gpu_hour: float | None = Field(default=None, gt=0)  # default: the hardware file's
     seed: int = 0  # the workload's random seed
     workload: CheckWorkload
     expect: Expectations = Field(default_factory=Expectations)

@@ -288,19 +288,71 @@ def sweep(
         make_console().print(sweep_view(report))
 
 
+PlanGpuOption = Annotated[
+    str,
+    typer.Option(
+        help="Hardware id; a comma list (h100-sxm,h200-sxm,b200,mi300x) sizes a fleet on each."
+    ),
+]
+ArrivalChoice = Annotated[
+    str | None,
+    typer.Option(
+        help="batch (offline: every request at t = 0), poisson or clients "
+        "(default: online, from --rate or --clients)."
+    ),
+]
+
+
+def _prices(text: str | None, gpu_ids: list[str]) -> dict[str, float]:
+    """`--price-gpu-hour 3.5` (every GPU type) or `3,4,6` (one per --gpu, in order)."""
+    if text is None:
+        return {}
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        values = []
+    if len(values) == 1:
+        values = values * len(gpu_ids)
+    if len(values) != len(gpu_ids) or any(not v > 0 or v == float("inf") for v in values):
+        raise InputError(
+            f"price-gpu-hour: cannot read {text!r}; give one price > 0 in $/GPU-hour, or one per "
+            f"--gpu ({len(gpu_ids)})"
+        )
+    return dict(zip(gpu_ids, values, strict=True))
+
+
+def _mode_arrival(arrival: str | None, rate: float | None, clients: int | None) -> str:
+    """The arrival pattern: as given, else poisson with --rate, clients with --clients, else
+    online at saturation (requests waiting, no arrival process)."""
+    if arrival is not None:
+        return arrival
+    if rate is not None and clients is not None:
+        raise InputError("rate: give --rate or --clients, not both")
+    if rate is not None:
+        return "poisson"
+    if clients is not None:
+        return "clients"
+    return "online"
+
+
 @app.command()
 def plan(
     model: Annotated[
         str, typer.Argument(help="Catalog id, a config.json path, or a model directory.")
     ] = DEFAULT_MODEL,
-    gpu: GpuOption = DEFAULT_GPU,
+    gpu: PlanGpuOption = DEFAULT_GPU,
     gpus: Annotated[int | None, typer.Option(help="GPUs (default: one node).")] = None,
     nodes: Annotated[int | None, typer.Option(help="Nodes of the GPU's node size.")] = None,
     isl: IslOption = None,
     osl: Annotated[int | None, typer.Option(help="Output tokens per request (fixed).")] = None,
     workload: WorkloadOption = None,
-    num_requests: Annotated[int, typer.Option(help="Requests to simulate.")] = 500,
-    arrival: ArrivalOption = "batch",
+    num_requests: Annotated[
+        int | None,
+        typer.Option(
+            help="Requests per simulation (batch: 500; online: sized by the stopping rule)."
+        ),
+    ] = None,
+    arrival: ArrivalChoice = None,
     rate: RateOption = None,
     clients: ClientsOption = None,
     engine: EngineOption = "vllm",
@@ -315,15 +367,30 @@ def plan(
     max_model_len: MaxModelLenOption = None,
     slo_ttft: SloTtftOption = None,
     slo_tpot: SloTpotOption = None,
-    objective: Annotated[str, typer.Option(help="makespan, goodput or cost.")] = "makespan",
+    objective: Annotated[
+        str, typer.Option(help="Batch mode: makespan, goodput or cost.")
+    ] = "makespan",
+    headroom: Annotated[
+        float, typer.Option(help="Online: spare capacity kept in fleet sizing (0.2 = 20 %).")
+    ] = 0.2,
+    price_gpu_hour: Annotated[
+        str | None,
+        typer.Option(help="$ per GPU-hour: one for all, or one per --gpu (default: catalog)."),
+    ] = None,
+    routing: Annotated[
+        str, typer.Option(help="Online: round-robin or least-loaded across replicas.")
+    ] = "round-robin",
+    jobs: Annotated[
+        int | None, typer.Option(help="Worker processes for simulations (default: CPU cores).")
+    ] = None,
     calibration: CalibrationOption = None,
     seed: SeedOption = 0,
     output: Annotated[PlanFormat, typer.Option("--format", help="table, json or markdown.")] = (
         PlanFormat.TABLE
     ),
 ) -> None:
-    """Rank every layout of the GPUs by simulated serving and recommend one, with engine flags."""
-    from capcliff.analysis.plan import build_plan_report
+    """Recommend a layout, admission cap and fleet for online serving (or an offline batch),
+    with engine flags."""
     from capcliff.analysis.plan_types import Objective
     from capcliff.analysis.solver import Slo
     from capcliff.catalog.catalogs import get_hardware, get_model
@@ -331,7 +398,11 @@ def plan(
     from capcliff.memory.weights import WeightScheme
     from capcliff.units import parse_kv_dtype, parse_weight_dtype
 
-    spec = get_hardware(gpu)
+    gpu_ids = [g.strip() for g in gpu.split(",") if g.strip()]
+    if not gpu_ids:
+        raise InputError("gpu: give a hardware id (see `capcliff hardware`)")
+    specs = [get_hardware(g) for g in gpu_ids]
+    spec = specs[0]
     resolved = get_model(model)
     overrides, calibrated = _calibration_terms(calibration)
     scheme = None
@@ -342,28 +413,45 @@ def plan(
     count = gpus or (nodes or 1) * spec.gpus_per_node
     lengths = str(osl) if osl is not None else None
     preset_default = None if (isl or osl or workload) else "reasoning"
+    pattern = _mode_arrival(arrival, rate, clients)
+    batch = pattern == "batch"
+    goal = _choice(Objective, objective, "objective").value
     choice = _workload_choice(
-        isl, lengths, workload or preset_default, num_requests, arrival, rate, clients
-    )
+        isl, lengths, workload or preset_default,
+        num_requests or 500, "batch" if pattern == "online" else pattern, rate, clients,
+    )  # fmt: skip
     slo = Slo.of(slo_ttft, slo_tpot)
-    report = build_plan_report(
-        resolved,
-        spec,
-        gpus=count,
-        workload=choice,
-        settings=BudgetSettings(
-            engine=_choice(EngineName, engine, "engine"),
-            term_overrides=overrides,
-            calibrated_terms=calibrated,
-        ),
-        kv_dtype=parse_kv_dtype(kv_dtype),
-        max_model_len=max_model_len,
-        policy=policy,
-        objective=_choice(Objective, objective, "objective").value,
-        slo=slo,
-        seed=seed,
-        scheme=scheme,
+    settings = BudgetSettings(
+        engine=_choice(EngineName, engine, "engine"),
+        term_overrides=overrides,
+        calibrated_terms=calibrated,
     )
+    if batch:
+        from capcliff.analysis.plan import build_plan_report
+
+        report = build_plan_report(
+            resolved, spec, gpus=count, workload=choice, settings=settings,
+            kv_dtype=parse_kv_dtype(kv_dtype), max_model_len=max_model_len, policy=policy,
+            objective=goal, slo=slo, seed=seed,
+            scheme=scheme,
+        )  # fmt: skip
+    else:
+        from capcliff.analysis.parallel import default_jobs
+        from capcliff.analysis.serving import OnlineOptions, build_online_plan
+        from capcliff.sim.config import Routing
+
+        if jobs is not None and jobs < 1:
+            raise InputError(f"jobs: must be >= 1, got {jobs}")
+        options = OnlineOptions(
+            slo=slo, headroom=headroom, least_requests=num_requests, fleet_gpus=tuple(specs),
+            prices=_prices(price_gpu_hour, gpu_ids), jobs=jobs or default_jobs(),
+            routing=_choice(Routing, routing, "routing"),
+        )  # fmt: skip
+        report = build_online_plan(
+            resolved, spec, gpus=count, workload=choice, settings=settings,
+            kv_dtype=parse_kv_dtype(kv_dtype), max_model_len=max_model_len, policy=policy,
+            seed=seed, options=options, scheme=scheme,
+        )  # fmt: skip
     if output is PlanFormat.JSON:
         typer.echo(report.model_dump_json(indent=2))
     elif output is PlanFormat.MARKDOWN:
