@@ -8,11 +8,10 @@ from __future__ import annotations
 import sys
 import time
 
-from capcliff.analysis.deployment import WorkloadChoice
+from capcliff.analysis.deployment import DeploymentSettings, resolve
 from capcliff.analysis.plan import build_plan_report
+from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.catalogs import get_hardware, get_model
-from capcliff.memory.budget import BudgetSettings
-from capcliff.units import KVDType
 
 CASES = [
     ("deepseek-r1-distill-qwen-14b", "best at DP=8 (332 s); PP=2+TP=4 3.5x slower"),
@@ -29,12 +28,15 @@ def main() -> None:
     print("|---|---|---|---|")
     for model_id, study in CASES:
         start = time.perf_counter()
+        dep = resolve(get_model(model_id), get_hardware("h200-sxm"), DeploymentSettings())
         report = build_plan_report(
-            get_model(model_id), get_hardware("h200-sxm"), gpus=8,
+            dep,
+            gpus=8,
             workload=WorkloadChoice(num_requests=requests, preset_name="reasoning"),
-            settings=BudgetSettings(), kv_dtype=KVDType.BF16, max_model_len=None, policy=None,
-            objective="makespan", slo=None, seed=0,
-        )  # fmt: skip
+            objective="makespan",
+            slo=None,
+            seed=0,
+        )
         rows = sorted(
             (r for r in report.layouts if r.sweet_spot is not None),
             key=lambda r: r.sweet_spot.makespan_s if r.sweet_spot else 0.0,

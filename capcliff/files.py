@@ -1,20 +1,99 @@
-"""Reading user files and writing outputs atomically, with one-line errors."""
+"""Reading user files and writing outputs atomically, with one-line errors.
+
+Inputs: a file that is missing, a directory, binary, not UTF-8 or unreadable is refused with the
+field that named it. Outputs: `check_outputs` validates every output path of a run before any
+work starts (no existing file without --force, never an input of the same run, never two outputs
+on one path, a folder that exists); `write_bytes_atomic` writes through a temporary file and a
+rename, so a reader never sees half a file.
+"""
 
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from capcliff.errors import InputError
 
+# Bytes looked at to tell a binary file from text (a NUL byte in them: binary).
+BINARY_SNIFF_BYTES = 8192
 
-def read_text(path: Path, *, field: str) -> str:
-    """The text of a user's file, or an InputError naming the field and the problem."""
+
+def read_bytes(path: Path, *, field: str) -> bytes:
+    """The bytes of a user's file, or an InputError naming the field and the problem."""
+    problem = unreadable(path)
+    if problem is not None:
+        raise InputError(f"{field}: cannot read {path}: {problem}")
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        return path.read_bytes()
     except OSError as exc:
         raise InputError(f"{field}: cannot read {path}: {exc.strerror}") from None
+
+
+def unreadable(path: Path) -> str | None:
+    """Why `path` cannot be read as a file (None when it can be tried)."""
+    if path.is_dir():
+        return "a directory, not a file"
+    if not path.exists():
+        return "no such file"
+    return None
+
+
+def text_problem(data: bytes) -> str | None:
+    """Why `data` is not UTF-8 text (None when it is): binary, or another encoding."""
+    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
+        return "a binary file, not text"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+    return None
+
+
+def decode_text(data: bytes, path: Path, *, field: str) -> str:
+    """`data` as UTF-8 text; a binary file or another encoding is an InputError."""
+    problem = text_problem(data)
+    if problem is not None:
+        raise InputError(f"{field}: cannot read {path}: {problem}")
+    return data.decode("utf-8")
+
+
+def read_text(path: Path, *, field: str) -> str:
+    """The UTF-8 text of a user's file, or an InputError naming the field and the problem."""
+    return decode_text(read_bytes(path, field=field), path, field=field)
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_outputs(
+    outputs: Iterable[tuple[str, Path | None]], *, inputs: Iterable[Path], force: bool
+) -> None:
+    """Refuse, before any work, an output path (flag, path; None: not asked for) that would
+    lose a file: an input of the same run (even with --force), another output's path, an
+    existing file without `force`, a directory, or a folder that does not exist."""
+    given = [(flag, path) for flag, path in outputs if path is not None]
+    read = [p for p in inputs if p is not None]
+    seen: dict[Path, str] = {}
+    for flag, path in given:
+        key = Path(os.path.abspath(path))
+        if key in seen:
+            raise InputError(f"{flag}: {path} is also the path of {seen[key]}; give each its own")
+        seen[key] = flag
+        if any(Path(os.path.abspath(i)) == key or _same(i, path) for i in read):
+            raise InputError(f"{flag}: {path} is an input of this run; write elsewhere")
+        if path.is_dir():
+            raise InputError(f"{flag}: {path} is a directory; give a file path")
+        if path.exists() and not force:
+            raise InputError(f"{flag}: {path} exists; pass --force to replace it")
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.is_dir():
+            raise InputError(f"{flag}: the folder {parent} does not exist")
 
 
 def write_text_atomic(path: Path, text: str, *, overwrite: bool) -> None:
@@ -30,6 +109,7 @@ def write_bytes_atomic(path: Path, data: bytes, *, overwrite: bool) -> None:
     if path.exists() and not overwrite:
         raise InputError(f"output: {path} exists; pass --force to replace it")
     directory = path.parent if str(path.parent) else Path(".")
+    tmp = None
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
@@ -39,4 +119,6 @@ def write_bytes_atomic(path: Path, data: bytes, *, overwrite: bool) -> None:
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file the usual mode
         os.replace(tmp, path)
     except OSError as exc:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
         raise InputError(f"output: cannot write {path}: {exc.strerror}") from None

@@ -23,6 +23,9 @@ MB = 1000**2
 GB = 1000**3
 TB = 1000**4
 TERA = 10**12
+# The largest byte count a size may be (1 EiB): past any GPU's or host's memory, and far below
+# where a float loses whole bytes' meaning (a bound on input, not a modeled figure).
+MAX_BYTES = 1 << 60
 
 _BYTE_UNITS: dict[str, int] = {
     "b": 1,
@@ -131,7 +134,12 @@ def parse_bytes(text: str, *, field: str) -> int:
         raise InputError(
             f"{field}: cannot read {text!r} as bytes; write e.g. 21.43GiB, 80GB or 1e9"
         )
-    return int(float(match.group(1)) * _BYTE_UNITS[unit or "b"])
+    value = float(match.group(1)) * _BYTE_UNITS[unit or "b"]
+    if not value <= MAX_BYTES:  # also false for inf
+        raise InputError(
+            f"{field}: {text!r} is past {MAX_BYTES:.3g} bytes (1 EiB), beyond any device"
+        )
+    return int(value)
 
 
 def ceil_div(numerator: int, denominator: int) -> int:

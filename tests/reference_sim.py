@@ -37,6 +37,7 @@ class Req:
     generated: int = 0
     blocks: int = 0
     host_kv: int = 0
+    landed: bool = False  # prompt KV computed elsewhere, first token generated, not yet admitted
     decoding: bool = False
     admit_seq: int = 0
     first_token: float = math.nan
@@ -76,6 +77,8 @@ class ReferenceSim:
         capacity: KVCapacity,
         config: SimConfig,
         rule: Policy,
+        *,
+        landed: bool = False,
     ) -> None:
         self.model, self.cap, self.cfg, self.rule = model, capacity, config, rule
         self.reqs = [
@@ -89,13 +92,20 @@ class ReferenceSim:
             )
             for i in range(len(requests))
         ]
-        self.think = requests.think_time_s
+        if landed:
+            for r in self.reqs:
+                r.host_kv, r.generated, r.landed = r.prompt, 1, True
+        self.think = requests.think_s.tolist()  # before each request a client sends
+        self.joins = requests.joins_previous.tolist()  # sent together with the one before it
         self.B = capacity.block_size
         self.free = capacity.blocks
         self.running: list[Req] = []
         self.waiting: deque[Req] = deque()
         self.not_arrived = [r for r in self.reqs if r.arrival < math.inf]
         self.later = [r for r in self.reqs if r.arrival == math.inf]
+        self.outstanding = {r.client: 0 for r in self.reqs}  # sent and not finished, per client
+        for r in self.not_arrived:
+            self.outstanding[r.client] += 1
         self.t = 0.0
         self.step = 0
         self.seq = 0
@@ -182,7 +192,7 @@ class ReferenceSim:
 
     def preempt(self, v: Req, swap_out: list[int]) -> None:
         self.running.remove(v)
-        self.free += v.blocks
+        self.free += self.released_blocks(v, finished=False)
         room = self.cap.host_kv_tokens - self.host_used
         if self.cfg.preemption is PreemptionMode.SWAP and v.decoding and v.context <= room:
             v.host_kv = v.context
@@ -294,13 +304,15 @@ class ReferenceSim:
             self.waiting.popleft()
             self.free -= cand.blocks_now
             r.blocks = cand.blocks_now
+            self.started(r, cand)
             self.seq += 1
             r.admit_seq = self.seq
             if r.host_kv:
                 r.context, r.decoding = r.host_kv, True
-                swap_in.append(r.host_kv)
-                self.host_used -= r.host_kv
-                r.host_kv = 0
+                if not r.landed:
+                    swap_in.append(r.host_kv)
+                    self.host_used -= r.host_kv
+                r.host_kv, r.landed = 0, False
             self.running.append(r)
             self.new_this_step.append(r)
             admitted.append((r, cand.chunk_tokens))
@@ -338,6 +350,7 @@ class ReferenceSim:
         self.swapped_tokens += sum(swap_out)
         self.swap_s += self.cap.swap_seconds(moved)
         self.t += dt
+        self.settle()
         for r, n in work:
             self.advance(r, n)
         if admitted:
@@ -361,17 +374,35 @@ class ReferenceSim:
             if r.context < r.prefill_target:
                 return
             r.decoding = True
-            if math.isnan(r.first_token):
-                r.first_token = self.t
+        if math.isnan(r.first_token):  # a landed request's first decode step emits it
+            r.first_token = self.t
         r.generated += 1
         if r.generated == r.output:
-            self.free += r.blocks
+            self.free += self.released_blocks(r, finished=True)
             self.running.remove(r)
             r.finish = self.t
             self.done += 1
             self.dirty = True
-            nxt = next((q for q in self.later if q.client == r.client), None)
-            if nxt is not None:
+            self.outstanding[r.client] -= 1
+            if self.outstanding[r.client]:
+                return
+            queue = [q for q in self.later if q.client == r.client]
+            wave = queue[:1]
+            while wave and len(queue) > len(wave) and self.joins[queue[len(wave)].idx]:
+                wave.append(queue[len(wave)])  # a fan-out wave is sent together
+            for nxt in wave:
                 self.later.remove(nxt)
-                nxt.arrival = self.t + self.think
+                nxt.arrival = self.t + self.think[wave[0].idx]
                 self.not_arrived.append(nxt)
+                self.outstanding[r.client] += 1
+
+    # hooks for prefix caching (tests/reference_reuse.py); without it, what the loop always did
+    def started(self, r: Req, cand: Candidate) -> None:
+        """Request r was admitted as `cand`."""
+
+    def released_blocks(self, r: Req, *, finished: bool) -> int:
+        """Blocks that become free when r stops running."""
+        return r.blocks
+
+    def settle(self) -> None:
+        """The step's allocations are done (before anyone finishes)."""

@@ -67,14 +67,14 @@ def test_sglang_log_calibrates_to_its_token_count() -> None:
 def test_cli_writes_a_calibration_that_memory_applies(tmp_path: Path) -> None:
     log = tmp_path / "v04.txt"
     log.write_text((LOGS / "vllm_v1_v04_qwen3_235b_fp8_8xl40s_tp8.txt").read_text())
-    result = runner.invoke(app, ["calibrate", str(log)])
+    written = tmp_path / "v04.toml"
+    result = runner.invoke(app, ["calibrate", str(log), "-o", str(written)])
     assert result.exit_code == 0, result.output
-    written = tmp_path / "v04.calibration.toml"
     assert load_calibration(written).terms_gib["non_torch"] == 0.21
     report = runner.invoke(
         app,
-        ["memory", "qwen3-235b-a22b", "--layout", "tp8-ep8", "--calibration", str(written),
-         "--format", "json"],
+        ["memory", "qwen3-235b-a22b", "--layout", "tp8-ep8", "--weight-dtype", "fp8",
+         "--calibration", str(written), "--format", "json"],
     )  # fmt: skip
     assert report.exit_code == 0
     assert '"provenance": "calibrated"' in report.output
@@ -118,6 +118,7 @@ def test_sweep_and_plan_apply_a_calibration(tmp_path: Path) -> None:
     log = LOGS / "vllm_v0_v24_llama3_8b_a100_40gb.txt"
     assert main(["calibrate", str(log), "--model", "llama-3.1-8b", "-o", str(written)]) == 0
     args = ["--isl", "100", "--osl", "200", "--num-requests", "50", "--format", "json"]
+    args = ["llama-3.1-8b", "--engine", "vllm-v0", *args]  # the log's model and engine
     plain = runner.invoke(app, ["sweep", *args, "--concurrency", "16"])
     calibrated = runner.invoke(
         app, ["sweep", *args, "--concurrency", "16", "--calibration", str(written)]
@@ -126,7 +127,5 @@ def test_sweep_and_plan_apply_a_calibration(tmp_path: Path) -> None:
         json.loads(r.output)["series"][0]["kv_blocks_per_replica"] for r in (plain, calibrated)
     ]
     assert blocks[1] < blocks[0]
-    plan = runner.invoke(
-        app, ["plan", "llama-3.1-8b", *args, "--arrival", "batch", "--calibration", str(written)]
-    )
+    plan = runner.invoke(app, ["plan", *args, "--arrival", "batch", "--calibration", str(written)])
     assert plan.exit_code == 0, plan.output

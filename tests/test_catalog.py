@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import struct
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,16 @@ from capcliff.catalog.catalogs import (
     model_catalog,
     model_from_card,
 )
+from capcliff.catalog.quantization import (
+    FP8_CHANNEL,
+    MXFP4,
+    NVFP4,
+    WeightFormat,
+    fp8_block,
+    int_grouped,
+    module_matches,
+    quantization_from_config,
+)
 from capcliff.catalog.specs import HardwareSpec, ModelCard
 from capcliff.errors import CatalogError, UnknownIdError
 
@@ -26,6 +37,9 @@ REQUIRED_MODELS = {
     "deepseek-r1-distill-qwen-14b", "deepseek-r1-distill-qwen-32b", "deepseek-r1-distill-llama-70b",
     "deepseek-r1", "qwen3-8b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b", "mixtral-8x7b",
     "gpt-oss-20b", "gpt-oss-120b", "gemma-3-27b",
+    # checkpoints: a catalog id may name a served checkpoint, not only an architecture
+    "deepseek-r1-0528-fp4", "llama-3.1-405b-fp8", "llama-3.3-70b-fp4", "llama-3.3-70b-fp8",
+    "qwen3-235b-a22b-fp8",
 }  # fmt: skip
 REQUIRED_HARDWARE = {"h100-sxm", "h200-sxm", "b200", "b300", "gb200", "mi300x", "mi325x", "mi355x"}
 
@@ -189,3 +203,94 @@ def test_corrupt_safetensors_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "x.safetensors").write_bytes(b"\x05")
     with pytest.raises(CatalogError, match=r"x\.safetensors: \(safetensors\): unreadable header"):
         get_model(str(tmp_path))
+
+
+# --- quantization_config: per-module formats (catalog/quantization.py) ---
+
+
+@pytest.mark.parametrize(
+    ("module", "pattern", "expected"),
+    [
+        ("model.layers.0.self_attn.q_a_proj", "model.layers.*.self_attn*", True),  # ModelOpt glob
+        ("model.layers.7.self_attn.o_proj", "model.layers.*.self_attn", True),  # gpt-oss glob
+        ("lm_head", "lm_head", True),
+        ("model.layers.0.mlp.down_proj", "model.layers.0.mlp.down_proj", True),  # fbgemm path
+        ("model.layers.3.mlp.gate", "re:.*mlp.gate$", True),  # compressed-tensors regex
+        ("model.layers.3.mlp.gate_proj", "re:.*mlp.gate$", False),
+        ("model.layers.12.mlp.down_proj", "model.layers.1.mlp", False),  # 1 is not 12
+        ("model.layers.5.self_attn.k_proj", "self_attn", True),  # bare name (transformers)
+        ("model.layers.5.mlp.up_proj", "self_attn", False),
+    ],
+)
+def test_skip_patterns_match_like_the_engines(module: str, pattern: str, expected: bool) -> None:
+    assert module_matches(module, pattern) is expected
+
+
+@pytest.mark.parametrize(
+    ("fmt", "fan_in", "expected"),
+    [
+        (NVFP4, 7168, Fraction(4 * 16 + 8, 8 * 16)),  # 4 bits + FP8 scale per 16 = 0.5625 B
+        (MXFP4, 2880, Fraction(4 * 32 + 8, 8 * 32)),  # 4 bits + E8M0 scale per 32 = 0.53125 B
+        (fp8_block(128, 128), 7168, 1 + Fraction(4, 128 * 128)),  # fp32 per 128 x 128 block
+        (FP8_CHANNEL, 8192, 1 + Fraction(4, 8192)),  # fp32 per output row of 8192 inputs
+        (int_grouped(4, 128, zero_point=True), 4096, Fraction(128 * 4 + 16 + 4, 128 * 8)),
+        (int_grouped(4, 128, zero_point=False), 4096, Fraction(128 * 4 + 16, 128 * 8)),
+    ],
+    ids=["nvfp4", "mxfp4", "fp8-block", "fp8-channel", "awq-g128-zp", "int4-g128-sym"],
+)
+def test_bytes_per_element_count_scales_and_zero_points(
+    fmt: WeightFormat, fan_in: int, expected: Fraction
+) -> None:
+    assert fmt.bytes_per_element(fan_in) == expected
+
+
+def test_compressed_tensors_ignore_leaves_lm_head_and_regex_matches_native() -> None:
+    quant = quantization_from_config(
+        {
+            "quant_method": "compressed-tensors",
+            "config_groups": {"g": {"weights": {"num_bits": 4, "type": "int",
+                                                "strategy": "group", "group_size": 128}}},
+            "ignore": ["lm_head", "re:.*self_attn.*"],
+        },
+        path="x.toml",
+    )  # fmt: skip
+    assert quant.format_of("model.layers.2.self_attn.q_proj", expert=False) is None
+    mlp = quant.format_of("model.layers.2.mlp.up_proj", expert=False)
+    assert mlp == int_grouped(4, 128, zero_point=False)
+
+
+def test_gptq_always_counts_zero_points() -> None:
+    # GPTQ checkpoints carry qzeros even when sym is true; group_size -1 means one group per row.
+    quant = quantization_from_config(
+        {"quant_method": "gptq", "bits": 4, "group_size": -1}, path="x"
+    )
+    assert quant.linear == int_grouped(4, None, zero_point=True)
+
+
+def test_unsupported_quant_method_names_the_field() -> None:
+    with pytest.raises(
+        CatalogError, match=r"x.toml: quantization_config.quant_method: unsupported"
+    ):
+        quantization_from_config({"quant_method": "bitsandbytes"}, path="x.toml")
+
+
+def test_bad_weight_block_size_names_the_field() -> None:
+    with pytest.raises(CatalogError, match=r"quantization_config\.weight_block_size"):
+        quantization_from_config({"quant_method": "fp8", "weight_block_size": [128]}, path="x")
+
+
+@pytest.mark.parametrize(
+    ("model_id", "method"),
+    [
+        ("deepseek-r1-0528-fp4", "modelopt"),
+        ("llama-3.1-405b-fp8", "fbgemm_fp8"),
+        ("llama-3.3-70b-fp4", "modelopt"),
+        ("llama-3.3-70b-fp8", "compressed-tensors"),
+        ("qwen3-235b-a22b-fp8", "fp8"),
+    ],
+)
+def test_checkpoint_cards_record_their_quantization_config(model_id: str, method: str) -> None:
+    card = model_catalog()[model_id]
+    assert card.config["quantization_config"] and card.source
+    quant = get_model(model_id).arch.quantization
+    assert quant is not None and quant.method == method

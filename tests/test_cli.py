@@ -125,7 +125,9 @@ def test_bad_layout_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> No
 def test_bad_utilization_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _run_main(["memory", "--gpu-memory-utilization", "1.5"], capsys)
     assert code == 2
-    assert err == "error: gpu_memory_utilization: must be in (0, 1], got 1.5\n"
+    assert err == (
+        "error: --gpu-memory-utilization: Input should be less than or equal to 1, got 1.5\n"
+    )
 
 
 def test_unknown_flag_is_a_usage_error_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -38,3 +38,11 @@ def test_readme_example_runs(command: str, capsys: pytest.CaptureFixture[str]) -
     argv = shlex.split(command)
     assert argv[0] == "capcliff"
     assert main(argv[1:]) == 0, capsys.readouterr().err
+
+
+def test_architecture_has_a_section_for_every_package() -> None:
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    packages = sorted(p.parent.name for p in (ROOT / "capcliff").glob("*/__init__.py"))
+    assert packages, "no packages found"
+    missing = [name for name in packages if f"### `{name}`" not in text]
+    assert not missing, f"docs/architecture.md has no section for {missing}"

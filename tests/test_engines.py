@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from capcliff.calibrate.compare import calibrate
+from capcliff.calibrate.startup_logs import parse_startup_log
+from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout
 from capcliff.memory.budget import BudgetSettings, EngineName, Provenance, StageDemand
 from capcliff.memory.engines import engine_defaults, sglang_mem_fraction_static, stage_budget
@@ -194,3 +199,47 @@ def test_pinned_terms_are_labelled() -> None:
     labels = {t.name: t.provenance for t in budget.terms}
     assert labels["activation_peak"] is Provenance.CALIBRATED
     assert labels["non_torch"] is Provenance.MODELED
+
+
+# --- Modern-engine start-up logs whose configuration is known: KV tokens within +-2 % ---
+# Uncalibrated: every overhead modeled (weights per module, activation peak, non-PyTorch memory).
+
+LOGS = Path(__file__).parent / "fixtures" / "logs"
+
+
+def _modeled_kv_tokens_error(fixture: str, model_id: str, gpu: str, fabric: str | None) -> float:
+    hardware = get_hardware(gpu)
+    if fabric is not None:  # the log's GPU is not in the catalog: its memory comes from the log
+        hardware = hardware.model_copy(update={"scaleup_fabric": fabric})
+    log = parse_startup_log((LOGS / fixture).read_text())
+    result = calibrate(log, get_model(model_id), hardware, base=BudgetSettings())
+    tokens = next(f for f in result.figures if f.name == "kv_tokens")
+    return tokens.error
+
+
+@pytest.mark.parametrize(
+    ("fixture", "model_id", "gpu", "fabric"),
+    [
+        # V35: vLLM 0.19.1, DeepSeek-R1-0528 NVFP4, 4 x B200, TP4 + EP4: 1,901,888 tokens.
+        ("vllm_v1_v35_dsr1_0528_fp4_4xb200_tp4_ep4.txt", "deepseek-r1-0528-fp4", "b200", None),
+        # V37: vLLM 0.15.0, Llama-3.3-70B NVFP4, 1 x B200: 782,160 tokens.
+        ("vllm_v1_v37_llama33_70b_fp4_b200_tp1.txt", "llama-3.3-70b-fp4", "b200", None),
+        # V04: vLLM 0.10.2, Qwen3-235B FP8, 8 x L40S (PCIe, no NVLink), TP8 + EP8: 237,344 tokens.
+        ("vllm_v1_v04_qwen3_235b_fp8_8xl40s_tp8.txt", "qwen3-235b-a22b-fp8", "h200-sxm", "PCIe"),
+    ],
+    ids=["v35", "v37", "v04"],
+)
+def test_modeled_kv_tokens_within_two_percent_of_modern_vllm_logs(
+    fixture: str, model_id: str, gpu: str, fabric: str | None
+) -> None:
+    assert abs(_modeled_kv_tokens_error(fixture, model_id, gpu, fabric)) <= 0.02
+
+
+def test_modeled_sglang_row_s02_within_two_percent() -> None:
+    # SGLang ~0.4.3, QwQ-32B (the Qwen2.5-32B architecture of deepseek-r1-distill-qwen-32b), TP4 on
+    # 4 x L4: 46,611 tokens. The weights, RoPE cache and allocator rounding are modeled; the 0.86
+    # GiB CUDA context is the row's own (free before load = device total - context).
+    error = _modeled_kv_tokens_error(
+        "sglang_s02_qwq_32b_4xl4_tp4.txt", "deepseek-r1-distill-qwen-32b", "h200-sxm", "PCIe"
+    )
+    assert abs(error) <= 0.02

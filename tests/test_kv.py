@@ -13,6 +13,7 @@ from capcliff.memory.kv import (
     kv_bytes_per_token,
     kv_bytes_per_token_per_gpu,
     kv_heads_replicated,
+    vllm_v0_mla_align_elements,
 )
 from capcliff.units import KVDType
 from tests.conftest import arch_of
@@ -132,3 +133,24 @@ def test_sliding_layers_average_their_window_plus_the_chunk() -> None:
         arch, Layout(tp=2), kv_dtype=BF16, context_tokens=131_072, chunk_tokens=8_192
     )
     assert per_token == [19_602]
+
+
+def test_vllm_v0_pads_deepseek_mla_entries_to_256_bytes_of_bf16() -> None:
+    # vllm/worker/cache_engine.py: align_to_256bytes(576, bf16) = 640 elements (256 B = 128 bf16
+    # elements; 576 -> 5 x 128). BF16 cache: 61 x 640 x 2 = 78,080 B/token, 11.1 % above 70,272.
+    arch = arch_of("deepseek-r1")
+    padded = kv_bytes_per_token_per_gpu(
+        arch, Layout(tp=8), kv_dtype=BF16, mla_align_elements=vllm_v0_mla_align_elements()
+    )
+    assert padded == [61 * 640 * 2]
+    assert padded[0] / kv_bytes_per_token(arch, kv_dtype=BF16) == pytest.approx(640 / 576)
+    # The padding is counted in the model dtype's elements, so an FP8 cache pads to 640 B.
+    fp8 = kv_bytes_per_token_per_gpu(arch, Layout(tp=8), kv_dtype=FP8, mla_align_elements=128)
+    assert fp8 == [61 * 640]
+
+
+def test_alignment_leaves_gqa_entries_alone() -> None:
+    arch = arch_of("llama-3.1-8b")
+    assert kv_bytes_per_token_per_gpu(arch, Layout(), kv_dtype=BF16, mla_align_elements=128) == [
+        131_072
+    ]

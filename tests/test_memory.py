@@ -11,7 +11,14 @@ from capcliff.catalog.layout import Layout
 from capcliff.memory.budget import BudgetSettings, EngineName, StageBudget, StageDemand
 from capcliff.memory.engines import stage_budget
 from capcliff.memory.layout_memory import LayoutMemory, layout_memory
-from capcliff.memory.overheads import activation_peak_bytes
+from capcliff.memory.overheads import (
+    activation_peak_bytes,
+    allocator_rounding_bytes,
+    mla_dequantized_bytes,
+    nvls_buffer_bytes,
+    nvls_channels,
+    v1_activation_peak_bytes,
+)
 from capcliff.memory.weights import WeightScheme
 from capcliff.units import GB, GIB, MIB, KVDType
 from tests.conftest import arch_of
@@ -170,3 +177,62 @@ def test_graphs_and_context_that_cannot_fit_outside_the_budget_warn() -> None:
         settings=BudgetSettings(engine=EngineName.VLLM_V0, gpu_memory_utilization=0.99),
     )
     assert any("outside the budget" in w for w in mem.warnings)
+
+
+# --- Engine overheads at scale (overheads.py) ---
+
+
+def test_v1_sampler_peak_reproduces_row_v04_activation() -> None:
+    # vLLM 0.10.2, Qwen3-235B FP8, 8 x L40S: S = 256 (the < 70 GiB default), T = 2048, vocab
+    # 151,936. Sampler: 256 x 151,936 x 38 B = 1,478,033,408 B, plus the 2048 x 4096 x 2 B hidden
+    # states = 1.392 GiB; the forward pass (0.27 GiB of fused-MoE workspaces) is smaller.
+    # Logged: "1.4 GiB for peak activation"; the row's tolerance is the log's 0.01 GiB rounding.
+    peak = v1_activation_peak_bytes(
+        arch_of("qwen3-235b-a22b-fp8"),
+        Layout(tp=8, ep=8),
+        max_num_batched_tokens=2048,
+        max_num_seqs=256,
+    )
+    assert peak == 256 * 151_936 * 38 + 2048 * 4096 * 2
+    assert peak / GIB == pytest.approx(1.40, abs=0.01)
+
+
+def test_v1_profile_of_a_few_sequences_is_the_forward_pass() -> None:
+    # Llama-3.3-70B, S = 16 (row V37), T = 8192: 8192 x (10,240 qkv + 86,016 MLP + 8192) x 2 B =
+    # 1.594 GiB, far above the sampler's 16 x 128,256 x 38 B = 0.073 GiB.
+    peak = v1_activation_peak_bytes(
+        arch_of("llama-3.3-70b-fp4"), Layout(), max_num_batched_tokens=8192, max_num_seqs=16
+    )
+    assert peak == 8192 * (10_240 + 86_016 + 8192) * 2
+
+
+def test_nvls_buffers_follow_nccl_sizes() -> None:
+    # nccl src/transport/nvls.cc: nHeads x nChannels x 2 x (128 KiB x 8 steps). B200 (NVLink 5,
+    # 24 channels in row V35's log) at TP4: 4 x 24 x 2 MiB = 192 MiB; H200 at TP8: 8 x 16 x 2 MiB.
+    assert nvls_buffer_bytes(4, nvls_channels(get_hardware("b200"))) == 192 * MIB
+    assert nvls_buffer_bytes(8, nvls_channels(get_hardware("h200-sxm"))) == 256 * MIB
+    assert nvls_buffer_bytes(2, 16) == 0  # NCCL needs more than 2 GPUs for NVLS
+    assert nvls_channels(get_hardware("mi300x")) == 0  # xGMI mesh: no NVLS
+
+
+def test_vllm_keeps_bf16_copies_of_a_quantised_kv_b_proj_only() -> None:
+    # DeepSeek-R1 (block FP8) at TP8: 61 layers x 512 x (128 x 256) / 8 elements x 2 B = 256 MB.
+    # The FP4 checkpoint keeps kv_b_proj in BF16, which vLLM only views.
+    r1 = arch_of("deepseek-r1")
+    fp4 = arch_of("deepseek-r1-0528-fp4")
+    layout = Layout(tp=8)
+    assert (
+        mla_dequantized_bytes(r1, layout, WeightScheme.as_shipped(r1), 0)
+        == 61 * 512 * 32_768 // 8 * 2
+    )
+    assert mla_dequantized_bytes(fp4, layout, WeightScheme.as_shipped(fp4), 0) == 0
+
+
+def test_allocator_rounding_of_qwen_32b_tp4_weights_by_hand() -> None:
+    # Per rank at TP4 (bf16): qkv_proj 1792 x 5120 = 17.5 MiB -> 18; o_proj 5120 x 1280 = 12.5 MiB
+    # -> 14; gate_up 13824 x 5120 = 135 MiB -> 136; down 5120 x 6912 = 67.5 MiB -> 68: 3.5 MiB per
+    # layer x 64, plus embedding and lm_head 38,016 x 5120 = 371.25 MiB -> 372 each: 225.5 MiB.
+    # Row S02 (SGLang) logs 15.54 GiB at load against 15.29 GiB of weights + RoPE cache: +0.25.
+    arch = arch_of("deepseek-r1-distill-qwen-32b")
+    waste = allocator_rounding_bytes(arch, Layout(tp=4), WeightScheme.as_shipped(arch), 0)
+    assert waste == round(225.5 * MIB)

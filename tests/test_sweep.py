@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from capcliff.analysis.deployment import parse_concurrency
+from capcliff.analysis.workloads import parse_concurrency
 from capcliff.cli import app, main
 from capcliff.errors import InputError
 from capcliff.units import ceil_div

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 
 from capcliff.catalog.layout import Layout
-from capcliff.memory.params import param_count
+from capcliff.memory.overheads import rope_cache_bytes
+from capcliff.memory.params import Storage, layer_param_groups, param_count
 from capcliff.memory.weights import (
     WeightScheme,
     pp_layer_counts,
     total_weight_bytes,
     weight_bytes_per_gpu_by_stage,
 )
-from capcliff.units import GB, WeightDType
+from capcliff.units import GB, GIB, WeightDType
 from tests.conftest import arch_of
 
 
@@ -141,3 +144,109 @@ def test_quantising_linears_shrinks_weights(dtype: WeightDType, ratio: float) ->
     nonlinear_bytes = (70_553_706_496 - linear) * 2
     assert quant == pytest.approx(nonlinear_bytes + linear * 2 * ratio, rel=0.03)
     assert quant < bf16
+
+
+# --- Checkpoints quantised per module (quantization_config) against vLLM's "Model loading took":
+# the weights plus the RoPE cos/sin table built at load (overheads.rope_cache_bytes).
+
+
+def _loaded_gib(model_id: str, layout: Layout) -> float:
+    arch = arch_of(model_id)
+    weights = weight_bytes_per_gpu_by_stage(arch, layout, WeightScheme.as_shipped(arch))[0]
+    return (weights + rope_cache_bytes(arch)) / GIB
+
+
+def test_deepseek_r1_fp4_weights_per_gpu_worked_out_by_hand() -> None:
+    # nvidia/DeepSeek-R1-0528-FP4 at TP4 + EP4. NVFP4 = 4 bits + one 8-bit scale per 16 elements =
+    # 0.5625 B; attention, embeddings, norms and router BF16 (2 B).
+    nvfp4 = 0.5625
+    experts = 58 * (256 // 4) * 3 * 7168 * 2048 * nvfp4  # each rank: 64 whole experts per layer
+    shared = 58 * 3 * 7168 * 2048 / 4 * nvfp4  # shared expert split over TP4
+    dense = 3 * 3 * 7168 * 18432 / 4 * nvfp4  # the 3 dense MLPs
+    attention_replicated = 61 * (7168 * 1536 + 7168 * 576) * 2  # q_a, kv_a_proj_with_mqa
+    attention_split = 61 * (1536 * 128 * 192 + 512 * 128 * 256 + 128 * 128 * 7168) / 4 * 2
+    router = 58 * (7168 * 256 + 256) * 2  # gate + e_score_correction_bias
+    vocab = 2 * 129_280 * 7168 / 4 * 2  # embedding + lm_head, vocab split over TP4
+    norms = (61 * (2 * 7168 + 1536 + 512) + 7168) * 2
+    by_hand = (
+        experts + shared + dense + attention_replicated + attention_split + router + vocab + norms
+    )
+    arch = arch_of("deepseek-r1-0528-fp4")
+    modeled = weight_bytes_per_gpu_by_stage(
+        arch, Layout(tp=4, ep=4), WeightScheme.as_shipped(arch)
+    )[0]
+    assert modeled == pytest.approx(by_hand, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("model_id", "layout", "logged_gib"),
+    [
+        # Row V35: vLLM 0.19.1, 4 x B200, TP4 + EP4: "Model loading took 94.08 GiB memory".
+        ("deepseek-r1-0528-fp4", Layout(tp=4, ep=4), 94.08),
+        # Row V37: vLLM 0.15.0, 1 x B200: "Model loading took 39.89 GiB memory".
+        ("llama-3.3-70b-fp4", Layout(), 39.89),
+        # Row V04: vLLM 0.10.2, 8 x L40S, TP8 + EP8 (the 2507 refresh of the same FP8 format):
+        # "Actual usage is 27.72 GiB for weight".
+        ("qwen3-235b-a22b-fp8", Layout(tp=8, ep=8), 27.72),
+    ],
+    ids=["v35-deepseek-r1-fp4-tp4-ep4", "v37-llama-3.3-70b-fp4-tp1", "v04-qwen3-235b-fp8-tp8-ep8"],
+)
+def test_quantised_checkpoint_weights_within_one_percent_of_the_log(
+    model_id: str, layout: Layout, logged_gib: float
+) -> None:
+    # The target is +-2 %; the per-module formats land within 0.3 %.
+    assert _loaded_gib(model_id, layout) == pytest.approx(logged_gib, rel=0.01)
+
+
+def test_one_dtype_for_every_linear_misses_the_fp4_deepseek_log() -> None:
+    # The old rule (NVFP4 for attention too) gives 89.1 GiB against the logged 94.08: 5 % low.
+    arch = arch_of("deepseek-r1-0528-fp4")
+    layout = Layout(tp=4, ep=4)
+    uniform = weight_bytes_per_gpu_by_stage(
+        arch, layout, WeightScheme.quantised(arch, arch.expert_dtype)
+    )
+    assert uniform[0] / GIB < 0.96 * 94.08
+
+
+def test_meta_405b_fp8_keeps_attention_and_outer_mlps_in_bf16() -> None:
+    # fbgemm_fp8: FP8 (+ one fp32 scale per output row) only in the MLPs of layers 1-124:
+    # 124 x 3 x 16384 x 53248 = 324.6 B elements; BF16: attention 126 x (2 x 16384^2 +
+    # 2 x 16384 x 1024) = 71.9 B, first/last MLP 5.2 B, embedding + lm_head 4.2 B, norms.
+    arch = arch_of("llama-3.1-405b-fp8")
+    shipped = total_weight_bytes(arch, WeightScheme.as_shipped(arch))
+    fp8_mlp = 124 * (2 * 16384 * 53248 * (1 + 4 / 16384) + 53248 * 16384 * (1 + 4 / 53248))
+    bf16 = (
+        126 * (2 * 16384 * 16384 + 2 * 16384 * 1024)
+        + 2 * 3 * 16384 * 53248
+        + 2 * 128_256 * 16384
+        + (2 * 126 + 1) * 16384
+    ) * 2
+    assert shipped == pytest.approx(fp8_mlp + bf16, rel=1e-6)
+    # Casting every linear to FP8 would understate it by about 17 %.
+    uniform = total_weight_bytes(arch, WeightScheme.quantised(arch, WeightDType.FP8))
+    assert shipped / uniform > 1.17
+
+
+def test_gpt_oss_mxfp4_quantises_experts_only() -> None:
+    # Mxfp4Config quantises FusedMoE layers; attention stays BF16 (modules_to_not_convert agrees).
+    arch = arch_of("gpt-oss-120b")
+    scheme = WeightScheme.as_shipped(arch)
+    attention = next(g for g in layer_param_groups(arch, 0) if g.module.endswith("q_proj"))
+    experts = next(g for g in layer_param_groups(arch, 0) if g.storage is Storage.EXPERT)
+    assert scheme.bytes_per_element(attention) == 2
+    assert scheme.bytes_per_element(experts) == Fraction(4 * 32 + 8, 8 * 32)
+
+
+def test_attention_dp_without_ep_holds_the_same_expert_bytes_as_with_it() -> None:
+    # dpa8 splits every expert's width 8 ways, dp8-ep8 gives each rank 16 of 128 whole experts:
+    # either way a rank holds 1/8 of 48 * 128 * 3 * 2048 * 768 expert elements.
+    sharded = _as_shipped("qwen3-30b-a3b", Layout(dp=8, attention_dp=True))[0]
+    whole = _as_shipped("qwen3-30b-a3b", Layout(dp=8, ep=8))[0]
+    assert sharded == whole
+
+
+def test_tp8_ep4_holds_an_eighth_of_the_experts() -> None:
+    # 4 EP groups x 2-way width split = 8 ranks per MoE layer: the same bytes as TP=8.
+    assert _as_shipped("qwen3-30b-a3b", Layout(tp=8, ep=4)) == _as_shipped(
+        "qwen3-30b-a3b", Layout(tp=8)
+    )

@@ -114,7 +114,7 @@ def test_a_batch_arrives_at_once() -> None:
     ("kwargs", "field"),
     [
         ({"num_requests": 0}, "num_requests"),
-        ({"arrival": Arrival.POISSON}, "rate_per_s"),
+        ({"arrival": Arrival.POISSON}, "^rate: "),
         ({"arrival": Arrival.CLIENTS}, "clients"),
     ],
     ids=["no-requests", "poisson-without-rate", "clients-without-count"],

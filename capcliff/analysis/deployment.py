@@ -1,26 +1,36 @@
-"""From the user's workload and engine flags to simulator inputs: requests, caps, the policy."""
+"""From the user's settings to the core's inputs: one resolution shared by every command.
+
+`DeploymentSettings` is the engine and memory settings a user gives (CLI flags of `memory`,
+`sweep`, `plan`; keys of a `check` scenario), validated once with their domains. `resolve`
+turns them, with a model and a GPU, into a `Deployment`: the budget settings, weight and KV
+formats, the simulator's engine settings and any calibration, checked against each other.
+`context_length` is the one rule for max_model_len (given, or the longest request rounded up;
+never shorter than a request, never past the model's context unless allowed). Commands that add
+settings add a field here, and every command and spec gets it.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
 import numpy as np
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
+from capcliff.analysis.offload import offload_tiers, parse_offload
+from capcliff.catalog.catalogs import Model
+from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.memory.budget import BudgetSettings, EngineName
 from capcliff.memory.engines import engine_defaults
-from capcliff.sim.config import SimConfig
-from capcliff.sim.workload import (
-    Arrival,
-    Fixed,
-    Requests,
-    WorkloadSpec,
-    generate_requests,
-    parse_trace,
-    preset,
-    requests_from_trace,
-)
+from capcliff.memory.layout_memory import LayoutMemory, layout_memory
+from capcliff.memory.weights import WeightScheme
+from capcliff.sim.config import KVCapacity, PreemptionMode, Routing, SimConfig
+from capcliff.sim.policies import POLICY_NAMES
+from capcliff.sim.workload import Requests
+from capcliff.units import KVDType, parse_bytes, parse_kv_dtype, parse_weight_dtype, round_up
 
 # The scheduling policy each engine runs by default (TensorRT-LLM's CapacitySchedulerPolicy defaults
 # to GUARANTEED_NO_EVICT).
@@ -30,94 +40,315 @@ ENGINE_POLICY = {
     EngineName.SGLANG: "sglang",
     EngineName.TRTLLM: "trtllm-no-evict",
 }
+# A max_model_len derived from the workload is its longest request rounded up to whole KiB tokens.
+CONTEXT_ROUNDING = 1024
 
 
-def is_online(requests: Requests) -> bool:
-    """Whether requests arrive over time (closed-loop clients, Poisson, a timed trace)."""
-    return bool(requests.closed_loop) or bool(np.any(requests.arrival_s > 0))
+def _byte_count(value: Any) -> Any:
+    """A byte count written as text (`21.43GiB`, `80GB`, `1e9`) or as a number of bytes."""
+    if isinstance(value, str):
+        try:
+            return parse_bytes(value, field="bytes")
+        except InputError as exc:
+            raise ValueError(str(exc).removeprefix("bytes: ")) from None
+    return value
 
 
-def parse_concurrency(text: str) -> tuple[int, ...]:
-    """`64,128,256`, `64..8192` (doubling) or `64..8192:16` (16 log-spaced values)."""
+# Bytes; text such as 21.43GiB is read with `units.parse_bytes`.
+ByteCount = Annotated[int, BeforeValidator(_byte_count), Field(gt=0)]
+
+
+class DeploymentSettings(BaseModel):
+    """The engine and memory settings of a deployment, as the engines name them.
+
+    None means "not given" (the engine's default, or a value derived from the workload). Every
+    command that sizes memory takes all of them (flags `--weight-dtype`, `--kv-cache-memory` ...;
+    spec keys of the same names with underscores).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    engine: EngineName = EngineName.VLLM
+    policy: str | None = None  # admission policy; default: the engine's (ENGINE_POLICY)
+    weight_dtype: str | None = None  # default: as the checkpoint ships
+    kv_cache_dtype: str = "bf16"
+    max_model_len: int | None = Field(default=None, ge=1)  # tokens; default: longest request
+    allow_long_max_model_len: bool = False  # vLLM's VLLM_ALLOW_LONG_MAX_MODEL_LEN
+    gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)  # vLLM
+    gpu_total_memory: ByteCount | None = None  # overrides the driver-reported total
+    kv_cache_memory: ByteCount | None = None  # vLLM --kv-cache-memory, per GPU
+    max_num_seqs: int | None = Field(default=None, ge=1)  # per replica
+    max_num_batched_tokens: int | None = Field(default=None, ge=1)  # per step, per replica
+    block_size: int | None = Field(default=None, ge=1)  # tokens per KV block
+    enforce_eager: bool = False
+    mem_fraction_static: float | None = Field(default=None, gt=0, le=1)  # SGLang
+    free_gpu_memory_fraction: float = Field(default=0.9, gt=0, le=1)  # TensorRT-LLM
+    calibration: str | None = None  # a calibration file from `capcliff calibrate`
+    preemption: PreemptionMode = PreemptionMode.RECOMPUTE
+    swap_space: ByteCount | None = None  # host swap pool per GPU (default vLLM's 4 GiB)
+    routing: Routing = Routing.ROUND_ROBIN  # how requests reach data-parallel replicas
+    # prefix caching: on / off; None: the engine's default (vllm, sglang: on for workloads that
+    # share content; single-turn workloads keep the simulator's results without it)
+    prefix_caching: Literal["on", "off"] | None = None
+    offload: str | None = None  # KV offload tiers per replica, e.g. cpu:512GiB,nvme:4TiB
+
+    @field_validator("offload")
+    @classmethod
+    def _offload(cls, value: str | None) -> str | None:
+        return None if value is None else _accepted(parse_offload, value)
+
+    @field_validator("policy")
+    @classmethod
+    def _known_policy(cls, value: str | None) -> str | None:
+        if value is not None and value not in POLICY_NAMES:
+            raise ValueError(f"unknown {value!r}; known: {', '.join(POLICY_NAMES)}")
+        return value
+
+    @field_validator("weight_dtype")
+    @classmethod
+    def _weight_dtype(cls, value: str | None) -> str | None:
+        return None if value is None else _accepted(parse_weight_dtype, value)
+
+    @field_validator("kv_cache_dtype")
+    @classmethod
+    def _kv_dtype(cls, value: str) -> str:
+        return _accepted(parse_kv_dtype, value)
+
+
+def _accepted(parse: Any, text: str) -> str:
     try:
-        if ".." not in text:
-            values = [int(v) for v in text.split(",") if v.strip()]
-        else:
-            span, _, count = text.partition(":")
-            low, high = (int(v) for v in span.split(".."))
-            if count:
-                grid = np.geomspace(low, high, int(count))
-                values = sorted({round(v) for v in grid})
-            else:
-                values = [low * 2**i for i in range(64) if low * 2**i <= high]
-    except ValueError:
-        values = []
-    if not values or min(values) < 1:
-        raise InputError(
-            f"concurrency: cannot read {text!r}; write 64,128,256 or 64..8192 or 64..8192:16"
+        parse(text)
+    except InputError as exc:
+        raise ValueError(str(exc).split(": ", 1)[-1]) from None
+    return text
+
+
+def settings_of(values: dict[str, Any], *, flag_names: bool = True) -> DeploymentSettings:
+    """Validated settings from `values` (None entries are "not given"); one-line errors naming
+    the flag (`--max-num-seqs`) or, with `flag_names=False`, the key."""
+    given = {k: v for k, v in values.items() if v is not None}
+    try:
+        return DeploymentSettings.model_validate(given)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        name = str(error["loc"][0]) if error["loc"] else "settings"
+        where = "--" + name.replace("_", "-") if flag_names else name
+        message = error["msg"].removeprefix("Value error, ")
+        got = (
+            ""
+            if "got" in message or repr(error.get("input")) in message
+            else (f", got {error.get('input')!r}")
         )
-    return tuple(sorted(set(values)))
-
-
-def sim_config_for(
-    settings: BudgetSettings, hardware: HardwareSpec, *, policy: str | None, max_model_len: int
-) -> SimConfig:
-    """The simulator's engine settings: the engine's policy and batch defaults unless given."""
-    defaults = engine_defaults(
-        settings,
-        total_memory_bytes=settings.gpu_total_memory_bytes or hardware.hbm_driver_bytes,
-        max_model_len=max_model_len,
-        mla=False,
-        tp=1,
-    )
-    return SimConfig(
-        policy=policy or ENGINE_POLICY[settings.engine],
-        max_num_seqs=defaults.max_num_seqs,
-        max_num_batched_tokens=defaults.max_num_batched_tokens,
-    )
+        raise InputError(f"{where}: {message}{got}") from None
 
 
 @dataclass(frozen=True)
-class WorkloadChoice:
-    """The workload flags of `capcliff sweep`."""
+class Deployment:
+    """Settings resolved against a model and a GPU: what the calculators and simulator take."""
 
-    num_requests: int
-    isl: int | None = None
-    osl: tuple[int, ...] = ()
-    preset_name: str | None = None
-    trace_lines: tuple[str, ...] | None = None
-    arrival: Arrival = Arrival.BATCH
-    rate_per_s: float | None = None
-    clients: int | None = None
+    model: Model
+    hardware: HardwareSpec
+    settings: DeploymentSettings
+    budget: BudgetSettings
+    scheme: WeightScheme
+    kv_dtype: KVDType
+    warnings: tuple[str, ...] = ()
 
+    @property
+    def total_memory_bytes(self) -> int:
+        """Device memory per GPU: the override, else what the driver reports."""
+        given = self.settings.gpu_total_memory
+        return self.hardware.hbm_driver_bytes if given is None else given
 
-def plan_workloads(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[str, Requests]]]:
-    """(label, [(series label, requests)]) for fixed lengths, a preset or a trace."""
-    rng = np.random.default_rng(seed)
-    if choice.trace_lines is not None:
-        return "trace", [("trace", requests_from_trace(parse_trace(choice.trace_lines)))]
-    if choice.preset_name is not None:
-        spec = preset(
-            choice.preset_name,
-            num_requests=choice.num_requests,
-            arrival=choice.arrival,
-            rate_per_s=choice.rate_per_s,
-            clients=choice.clients,
+    def context_length(self, requests: Requests) -> int:
+        """max_model_len for `requests` (see `context_length`)."""
+        return context_length(
+            self.settings.max_model_len,
+            requests,
+            model_context=self.model.arch.max_position_embeddings,
+            allow_long=self.settings.allow_long_max_model_len,
         )
-        return choice.preset_name, [(choice.preset_name, generate_requests(spec, rng))]
-    if choice.isl is None or not choice.osl:
-        raise InputError("workload: give --isl and --osl, or --workload PRESET|trace.jsonl")
-    series = []
-    for osl in choice.osl:
-        spec = WorkloadSpec(
-            num_requests=choice.num_requests,
-            input=Fixed(choice.isl),
-            output=Fixed(osl),
-            arrival=choice.arrival,
-            rate_per_s=choice.rate_per_s,
-            clients=choice.clients,
-            max_input_tokens=max(choice.isl, 1),
-            max_output_tokens=max(osl, 1),
+
+    def sim_config(self, max_model_len: int) -> SimConfig:
+        """The simulator's engine settings: policy, batch caps (the engine's defaults unless
+        given), preemption mode and DP routing."""
+        defaults = engine_defaults(
+            self.budget,
+            total_memory_bytes=self.total_memory_bytes,
+            max_model_len=max_model_len,
+            mla=False,
+            tp=1,
         )
-        series.append((f"osl {osl}", generate_requests(spec, np.random.default_rng(seed))))
-    return f"isl {choice.isl}, osl {'/'.join(map(str, choice.osl))}", series
+        policy = self.settings.policy
+        return SimConfig(
+            policy=ENGINE_POLICY[self.settings.engine] if policy is None else policy,
+            max_num_seqs=defaults.max_num_seqs,
+            max_num_batched_tokens=defaults.max_num_batched_tokens,
+            preemption=self.settings.preemption,
+            routing=self.settings.routing,
+            prefix_caching=_caching(self.settings.prefix_caching),
+        )
+
+    def memory(self, layout: Layout, max_model_len: int) -> LayoutMemory:
+        """The memory verdict of `layout` for requests up to `max_model_len` tokens."""
+        return layout_memory(
+            self.model.arch, self.hardware, layout, scheme=self.scheme, kv_dtype=self.kv_dtype,
+            max_model_len=max_model_len, settings=self.budget,
+        )  # fmt: skip
+
+    def capacity(self, memory: LayoutMemory) -> KVCapacity:
+        """A fitting layout's KV cache per replica, with the host swap pool."""
+        capacity = KVCapacity.of_layout(
+            memory, self.hardware, swap_space_bytes=self.settings.swap_space
+        )
+        if self.settings.offload is None:
+            return capacity
+        layout = memory.layout
+        tiers = offload_tiers(
+            parse_offload(self.settings.offload),
+            self.hardware,
+            gpus_per_replica=max(1, layout.gpus // layout.dp),
+            kv_bytes_per_token_per_gpu=memory.kv_bytes_per_token_per_gpu,
+        )
+        return replace(capacity, tiers=tiers)
+
+
+def _caching(value: str | None) -> bool | None:
+    """--prefix-caching on/off, or None for the engine's default."""
+    return None if value is None else value == "on"
+
+
+def _calibration_terms(
+    settings: DeploymentSettings,
+    model: Model,
+    hardware: HardwareSpec,
+    *,
+    weight_dtype: str,
+    base_dir: Path | None,
+    force: bool,
+) -> tuple[dict[str, int], list[str], tuple[tuple[str, float], ...]]:
+    """The calibrated terms (bytes), warnings and step-time terms; a calibration made for
+    another deployment is refused unless `force`."""
+    if settings.calibration is None:
+        return {}, [], ()
+    from capcliff.calibrate.calibration_file import calibration_mismatches, load_calibration
+
+    path = Path(settings.calibration)
+    if base_dir is not None and not path.is_absolute():
+        path = base_dir / path
+    calibration = load_calibration(path)
+    mismatches = calibration_mismatches(
+        calibration,
+        engine=settings.engine,
+        model=model.id,
+        gpu=hardware.id,
+        weight_dtype=weight_dtype,
+        kv_cache_dtype=parse_kv_dtype(settings.kv_cache_dtype).value,
+    )
+    if mismatches and not force:
+        raise InputError(
+            f"calibration: {path} was made for another deployment ({'; '.join(mismatches)}); "
+            "pass --force to apply it anyway"
+        )
+    warnings = [f"calibration {path} applied to another deployment: {'; '.join(mismatches)}"]
+    return calibration.terms_bytes, warnings if mismatches else [], calibration.step_time_terms
+
+
+def resolve(
+    model: Model,
+    hardware: HardwareSpec,
+    settings: DeploymentSettings,
+    *,
+    base_dir: Path | None = None,
+    force: bool = False,
+) -> Deployment:
+    """Resolve `settings` for `model` on `hardware` (relative paths start at `base_dir`).
+
+    Refuses what no engine would start with: a KV pool larger than the device, a max_model_len
+    past the model's context (unless `allow_long_max_model_len`), a calibration made for another
+    deployment (unless `force`: then a warning).
+    """
+    arch = model.arch
+    total = (
+        hardware.hbm_driver_bytes
+        if settings.gpu_total_memory is None
+        else settings.gpu_total_memory
+    )
+    if settings.kv_cache_memory is not None and settings.kv_cache_memory > total:
+        raise InputError(
+            f"kv_cache_memory: {settings.kv_cache_memory / 2**30:.2f} GiB per GPU is more than "
+            f"the device's {total / 2**30:.2f} GiB"
+        )
+    check_model_context(settings.max_model_len, arch.max_position_embeddings,
+                        allow_long=settings.allow_long_max_model_len)  # fmt: skip
+    scheme = (
+        WeightScheme.as_shipped(arch)
+        if settings.weight_dtype is None
+        else WeightScheme.quantised(arch, parse_weight_dtype(settings.weight_dtype))
+    )
+    terms, warnings, step_terms = _calibration_terms(
+        settings, model, hardware, weight_dtype=scheme.linear.value, base_dir=base_dir,
+        force=force,
+    )  # fmt: skip
+    budget = BudgetSettings(
+        engine=settings.engine,
+        gpu_memory_utilization=settings.gpu_memory_utilization,
+        gpu_total_memory_bytes=settings.gpu_total_memory,
+        max_num_seqs=settings.max_num_seqs,
+        max_num_batched_tokens=settings.max_num_batched_tokens,
+        block_size=settings.block_size,
+        kv_cache_memory_bytes=settings.kv_cache_memory,
+        enforce_eager=settings.enforce_eager,
+        mem_fraction_static=settings.mem_fraction_static,
+        free_gpu_memory_fraction=settings.free_gpu_memory_fraction,
+        term_overrides=terms,
+        calibrated_terms=frozenset(terms),
+        step_time_terms=step_terms,
+    )
+    return Deployment(
+        model=model, hardware=hardware, settings=settings, budget=budget, scheme=scheme,
+        kv_dtype=parse_kv_dtype(settings.kv_cache_dtype), warnings=tuple(warnings),
+    )  # fmt: skip
+
+
+def check_model_context(
+    max_model_len: int | None, model_context: int | None, *, allow_long: bool
+) -> None:
+    """Refuse a max_model_len past the model's context, as vLLM does (it starts only with
+    VLLM_ALLOW_LONG_MAX_MODEL_LEN=1; vllm/config: `_get_and_verify_max_len`)."""
+    if max_model_len is None or model_context is None or allow_long:
+        return
+    if max_model_len > model_context:
+        raise InputError(
+            f"max_model_len: {max_model_len} is longer than the model's context "
+            f"({model_context} tokens, max_position_embeddings); pass "
+            "--allow-long-max-model-len (allow_long_max_model_len) to plan it anyway"
+        )
+
+
+def context_length(
+    given: int | None, requests: Requests, *, model_context: int | None, allow_long: bool
+) -> int:
+    """max_model_len: `given`, else the longest request rounded up to CONTEXT_ROUNDING (at most
+    the model's context). A request longer than it is refused, with the numbers: an engine
+    would reject it."""
+    lengths = requests.input_tokens + requests.max_output_tokens
+    index = int(np.argmax(lengths))
+    longest = int(lengths[index])
+    request = (
+        f"the longest request ({longest} tokens: {int(requests.input_tokens[index])} input + "
+        f"{int(requests.max_output_tokens[index])} output)"
+    )
+    if given is not None:
+        check_model_context(given, model_context, allow_long=allow_long)
+        if longest > given:
+            raise InputError(f"max_model_len: {given} is shorter than {request}")
+        return given
+    if model_context is None or allow_long:
+        return round_up(longest, CONTEXT_ROUNDING)
+    if longest > model_context:
+        raise InputError(
+            f"workload: {request} is longer than the model's context ({model_context} tokens); "
+            "shorten it or pass --allow-long-max-model-len"
+        )
+    return min(round_up(longest, CONTEXT_ROUNDING), model_context)

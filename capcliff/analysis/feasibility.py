@@ -10,19 +10,16 @@ closed-loop user (a batch of one, no queueing): the least TTFT and TPOT it can d
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from capcliff.analysis.deployment import Deployment, resolve
 from capcliff.analysis.online_load import OnlineWorkload
 from capcliff.analysis.solver import Slo, config_at
 from capcliff.analysis.sweep import replica_models
-from capcliff.catalog.catalogs import Model
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import CapcliffError
-from capcliff.memory.budget import BudgetSettings
-from capcliff.memory.layout_memory import layout_memory
 from capcliff.memory.weights import WeightScheme
-from capcliff.sim.config import SimConfig
 from capcliff.sim.simulate import simulate
 from capcliff.units import KVDType, WeightDType
 
@@ -31,13 +28,11 @@ LIGHT_REQUESTS = 30  # one user sends this many requests, one after another
 
 @dataclass(frozen=True)
 class Alternative:
-    """A deployment to try: what changes, on which GPUs."""
+    """A deployment to try: what changes, and one replica's layout."""
 
     label: str
-    hardware: HardwareSpec
+    dep: Deployment
     layout: Layout
-    scheme: WeightScheme
-    kv_dtype: KVDType
 
 
 @dataclass(frozen=True)
@@ -58,62 +53,44 @@ class LightLatency:
         )
 
 
-def light_latency(
-    model: Model,
-    alt: Alternative,
-    workload: OnlineWorkload,
-    *,
-    config: SimConfig,
-    max_model_len: int,
-    settings: BudgetSettings,
-) -> LightLatency:
+def light_latency(alt: Alternative, workload: OnlineWorkload, max_model_len: int) -> LightLatency:
     """One user's requests on one replica of `alt`: its TTFT and TPOT p99."""
-    memory = layout_memory(
-        model.arch, alt.hardware, alt.layout, scheme=alt.scheme, kv_dtype=alt.kv_dtype,
-        max_model_len=max_model_len, settings=settings,
-    )  # fmt: skip
+    memory = alt.dep.memory(alt.layout, max_model_len)
     if not memory.fits:
         return LightLatency(alt, None, None)
-    capacity, steps = replica_models(
-        model, alt.hardware, memory, scheme=alt.scheme, kv_dtype=alt.kv_dtype
-    )
+    capacity, steps = replica_models(alt.dep, memory)
+    config = config_at(alt.dep.sim_config(max_model_len), 1, 1)
     try:
-        result = simulate(
-            workload.with_clients(LIGHT_REQUESTS, 1), steps, capacity, config_at(config, 1, 1)
-        )
+        result = simulate(workload.with_clients(LIGHT_REQUESTS, 1), steps, capacity, config)
     except CapcliffError:  # a request longer than this replica's KV cache
         return LightLatency(alt, None, None)
     return LightLatency(alt, result.ttft.p99, result.tpot.p99)
 
 
-def alternatives(
-    model: Model,
-    hardware: HardwareSpec,
-    gpus: int,
-    *,
-    scheme: WeightScheme,
-    kv_dtype: KVDType,
-    catalog: list[HardwareSpec],
-) -> list[Alternative]:
+def alternatives(dep: Deployment, gpus: int, catalog: list[HardwareSpec]) -> list[Alternative]:
     """FP8 weights, FP8 KV, more tensor parallelism and each other GPU type (widest TP)."""
-    widest = Layout(tp=min(gpus, hardware.scaleup_domain_gpus))
+    arch = dep.model.arch
+    widest = Layout(tp=min(gpus, dep.hardware.scaleup_domain_gpus))
     out = []
-    if scheme.linear is not WeightDType.FP8:
-        fp8 = WeightScheme.quantised(model.arch, WeightDType.FP8)
-        out.append(Alternative("FP8 weights (--quantization fp8)", hardware, widest, fp8, kv_dtype))
-    if kv_dtype is not KVDType.FP8:
+    if dep.scheme.linear is not WeightDType.FP8:
+        fp8 = replace(dep, scheme=WeightScheme.quantised(arch, WeightDType.FP8))
+        out.append(Alternative("FP8 weights (--weight-dtype fp8)", fp8, widest))
+    if dep.kv_dtype is not KVDType.FP8:
         out.append(
-            Alternative("an FP8 KV cache (--kv-cache-dtype fp8)", hardware, widest, scheme,
-                        KVDType.FP8)
+            Alternative("an FP8 KV cache (--kv-cache-dtype fp8)",
+                        replace(dep, kv_dtype=KVDType.FP8), widest)
         )  # fmt: skip
-    wider = min(2 * gpus, hardware.scaleup_domain_gpus)
+    wider = min(2 * gpus, dep.hardware.scaleup_domain_gpus)
     if wider > widest.tp:
-        out.append(Alternative(f"{wider} GPUs as tp{wider}", hardware, Layout(tp=wider), scheme,
-                               kv_dtype))  # fmt: skip
+        out.append(Alternative(f"{wider} GPUs as tp{wider}", dep, Layout(tp=wider)))
     for other in catalog:
-        if other.id != hardware.id:
-            lay = Layout(tp=other.scaleup_domain_gpus if other.scaleup_domain_gpus <= 8 else 8)
-            out.append(Alternative(f"{other.id} as {lay.name}", other, lay, scheme, kv_dtype))
+        if other.id != dep.hardware.id:
+            lay = Layout(tp=min(other.scaleup_domain_gpus, other.gpus_per_node))
+            try:
+                moved = resolve(dep.model, other, dep.settings)
+            except CapcliffError:  # e.g. a memory override larger than that GPU
+                continue
+            out.append(Alternative(f"{other.id} as {lay.name}", moved, lay))
     return out
 
 

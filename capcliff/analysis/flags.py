@@ -16,7 +16,7 @@ from capcliff.catalog.layout import Layout
 class Deployment:
     """What the flags must say: the model, the layout and the engine settings."""
 
-    model: str  # the HF repo (or path) the engine loads
+    model: str  # the HF repo id (or a local model directory) the engine loads
     layout: Layout
     max_num_seqs: int
     max_num_batched_tokens: int
@@ -46,25 +46,38 @@ def vllm_command(dep: Deployment) -> str:
         "--max-model-len", str(dep.max_model_len),
         "--kv-cache-dtype", dep.kv_cache_dtype,
     ]  # fmt: skip
-    return shlex.join(args)
+    return command_text(args)
+
+
+def command_text(args: list[str]) -> str:
+    """A command line to paste into a shell: the program and its positional arguments on the
+    first line, then one option (with its value) per line, each line but the last ending in
+    ` \\`; every word shell-quoted."""
+    lines: list[list[str]] = [[]]
+    for word in args:
+        if word.startswith("--"):
+            lines.append([])
+        lines[-1].append(shlex.quote(word))
+    return " \\\n  ".join(" ".join(line) for line in lines)
 
 
 def sglang_command(dep: Deployment) -> str:
     """`python -m sglang.launch_server ...` for the deployment.
 
-    Pipeline stages map to `--pp-size` (SGLang >= 0.4.9). DP attention (`--enable-dp-attention`)
-    is how SGLang runs an MLA model's attention data-parallel while its experts stay sharded.
+    Pipeline stages map to `--pp-size` (SGLang >= 0.4.9). An attention-DP layout maps to
+    `--enable-dp-attention` with `--tp` = all dp x tp ranks of the lockstep group (SGLang's
+    `--tp` counts them; `--dp` divides it) and `--ep-size` dividing `--tp`.
     """
     lay = dep.layout
     args = [
         "python", "-m", "sglang.launch_server",
         "--model-path", dep.model,
-        "--tp", str(lay.tp * lay.dp if dep.mla and lay.dp > 1 else lay.tp),
+        "--tp", str(lay.tp * lay.dp if lay.attention_dp else lay.tp),
         "--dp", str(lay.dp),
     ]  # fmt: skip
     if lay.pp > 1:
         args += ["--pp-size", str(lay.pp)]
-    if dep.mla and lay.dp > 1:
+    if lay.attention_dp:
         args.append("--enable-dp-attention")
     if dep.moe and lay.ep > 1:
         args += ["--ep-size", str(lay.ep)]
@@ -76,7 +89,7 @@ def sglang_command(dep: Deployment) -> str:
     ]  # fmt: skip
     if dep.kv_cache_dtype == "fp8":
         args += ["--kv-cache-dtype", "fp8_e4m3"]
-    return shlex.join(args)
+    return command_text(args)
 
 
 def flag_warnings(

@@ -20,18 +20,14 @@ from capcliff.analysis.capacity import (
     replica_capacity,
     saturation_point,
 )
+from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.online_load import OnlineWorkload
 from capcliff.analysis.parallel import parallel_map
 from capcliff.analysis.solver import Slo
 from capcliff.analysis.sweep import replica_models
-from capcliff.catalog.catalogs import Model
 from capcliff.catalog.layout import enumerate_layouts
-from capcliff.catalog.specs import HardwareSpec
-from capcliff.memory.budget import BudgetSettings
-from capcliff.memory.layout_memory import LayoutMemory, layout_memory
-from capcliff.memory.weights import WeightScheme
+from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.sim.config import SimConfig
-from capcliff.units import KVDType
 
 COARSE_FACTOR = 0.71  # x the steady-state cliff: below it, so the coarse run does not thrash
 REFINE_TOP = 3
@@ -69,24 +65,9 @@ class SearchSettings:
     headroom: float = 0.2
 
 
-def layout_memories(
-    model: Model,
-    hardware: HardwareSpec,
-    gpus: int,
-    *,
-    scheme: WeightScheme,
-    kv_dtype: KVDType,
-    max_model_len: int,
-    settings: BudgetSettings,
-) -> list[LayoutMemory]:
+def layout_memories(dep: Deployment, gpus: int, max_model_len: int) -> list[LayoutMemory]:
     """Memory of every layout of `gpus` GPUs."""
-    return [
-        layout_memory(
-            model.arch, hardware, lay, scheme=scheme, kv_dtype=kv_dtype,
-            max_model_len=max_model_len, settings=settings,
-        )
-        for lay in enumerate_layouts(gpus, arch=model.arch)
-    ]  # fmt: skip
+    return [dep.memory(lay, max_model_len) for lay in enumerate_layouts(gpus, arch=dep.model.arch)]
 
 
 def coarse_capacity(replica: Replica, search: SearchSettings) -> ReplicaCapacity:
@@ -116,21 +97,13 @@ def _coarse(job: tuple[Replica, SearchSettings]) -> ReplicaCapacity:
 
 
 def evaluate_layouts(
-    model: Model,
-    hardware: HardwareSpec,
-    memories: list[LayoutMemory],
-    search: SearchSettings,
-    *,
-    scheme: WeightScheme,
-    kv_dtype: KVDType,
+    dep: Deployment, memories: list[LayoutMemory], search: SearchSettings
 ) -> dict[str, LayoutEval]:
     """Coarse capacity of every fitting layout, refined for the leaders (by layout name)."""
     replicas: dict[str, tuple[LayoutMemory, Replica]] = {}
     for memory in memories:
         if memory.fits:
-            capacity, steps = replica_models(
-                model, hardware, memory, scheme=scheme, kv_dtype=kv_dtype
-            )
+            capacity, steps = replica_models(dep, memory)
             replicas[memory.layout.name] = (memory, Replica(steps, capacity, search.config))
     names = list(replicas)
     coarse = parallel_map(_coarse, [(replicas[n][1], search) for n in names], search.jobs)

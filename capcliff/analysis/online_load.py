@@ -14,7 +14,7 @@ from enum import StrEnum
 import numpy as np
 import numpy.typing as npt
 
-from capcliff.analysis.deployment import WorkloadChoice, plan_workloads
+from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
 from capcliff.errors import InputError
 from capcliff.sim.workload import Arrival, Requests
 

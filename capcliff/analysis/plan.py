@@ -8,12 +8,13 @@ an admission cap, what KV-aware admission would gain, and engine flags.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from capcliff.analysis.deployment import WorkloadChoice, plan_workloads, sim_config_for
+from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.plan_advice import NOISE, ranked, recommendation_reasons, within_noise
 from capcliff.analysis.plan_types import (
-    SCHEMA_VERSION,
+    PLAN_SCHEMA_VERSION,
     Objective,
     PlanCliff,
     PlanLayout,
@@ -23,19 +24,17 @@ from capcliff.analysis.plan_types import (
 )
 from capcliff.analysis.solver import Slo, SweepPoint, simulated_cliff, sweep
 from capcliff.analysis.sweep import p99_analytic_cliff, replica_models
-from capcliff.catalog.catalogs import Model
-from capcliff.catalog.layout import Layout, enumerate_layouts
-from capcliff.catalog.specs import HardwareSpec
-from capcliff.memory.budget import BudgetSettings
-from capcliff.memory.layout_memory import LayoutMemory, layout_memory
-from capcliff.memory.report import summary_fields
+from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
+from capcliff.catalog.layout import enumerate_layouts, parse_layout
+from capcliff.errors import InputError
+from capcliff.memory.layout_memory import LayoutMemory
+from capcliff.memory.report import report_header, summary_fields
 from capcliff.memory.weights import WeightScheme
+from capcliff.perf.profiles import profile_label
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.workload import Requests
-from capcliff.units import KVDType, round_up
-
-CONTEXT_ROUNDING = 1024  # a derived max_model_len is rounded up to whole KiB of tokens
+from capcliff.units import KVDType
 
 
 @dataclass(frozen=True)
@@ -74,7 +73,7 @@ def score(point: SweepPoint, objective: Objective, slo: Slo | None) -> float:
     """Higher is better: -makespan, goodput (requests/s in SLO), or -cost."""
     if objective is Objective.GOODPUT:
         assert point.result is not None
-        limits = slo or Slo.unlimited()
+        limits = Slo.unlimited() if slo is None else slo
         return point.result.goodput_requests_per_s(ttft_s=limits.ttft_s, tpot_s=limits.tpot_s)
     return -point.makespan_s
 
@@ -87,6 +86,7 @@ class _Sim:
     config: SimConfig
     objective: Objective
     slo: Slo | None
+    progress: Callable[[], None] | None = None  # called once per simulated point
 
 
 def _judge(
@@ -105,28 +105,23 @@ def _judge(
     return _Evaluated(memory, points, sweet, cliff, *models)
 
 
-def _evaluate(
-    model: Model,
-    hardware: HardwareSpec,
-    memory: LayoutMemory,
-    sim: _Sim,
-    *,
-    scheme: WeightScheme,
-    kv_dtype: KVDType,
-) -> _Evaluated:
+def _evaluate(dep: Deployment, memory: LayoutMemory, sim: _Sim) -> _Evaluated:
     """The coarse pass over one layout."""
     layout = memory.layout
-    capacity, steps = replica_models(model, hardware, memory, scheme=scheme, kv_dtype=kv_dtype)
+    capacity, steps = replica_models(dep, memory)
     analytic = p99_analytic_cliff(sim.requests, capacity, layout.dp)
     grid = concurrency_grid(analytic, len(sim.requests.input_tokens), layout.dp, COARSE_FACTORS)
-    points = sweep(sim.requests, steps, capacity, sim.config, grid, dp=layout.dp)
+    points = sweep(
+        sim.requests, steps, capacity, sim.config, grid, dp=layout.dp, on_point=sim.progress
+    )
     return _judge(memory, points, analytic, (capacity, steps), sim)
 
 
 def _refine(ev: _Evaluated, sim: _Sim) -> _Evaluated:
     """The fine pass: more caps below the coarse ones, merged with them."""
     layout = ev.memory.layout
-    analytic = ev.cliff.analytic_concurrency or 0
+    analytic = ev.cliff.analytic_concurrency
+    analytic = 0 if analytic is None else analytic
     n = len(sim.requests.input_tokens)
     done = {p.concurrency for p in ev.points}
     extra = [
@@ -134,7 +129,10 @@ def _refine(ev: _Evaluated, sim: _Sim) -> _Evaluated:
         for c in concurrency_grid(analytic, n, layout.dp, FINE_FACTORS, everything=False)
         if c not in done
     ]
-    more = sweep(sim.requests, ev.steps, ev.capacity, sim.config, extra, dp=layout.dp)
+    more = sweep(
+        sim.requests, ev.steps, ev.capacity, sim.config, extra, dp=layout.dp,
+        on_point=sim.progress,
+    )  # fmt: skip
     points = tuple(sorted((*ev.points, *more), key=lambda p: p.concurrency))
     return _judge(ev.memory, points, analytic, (ev.capacity, ev.steps), sim)
 
@@ -143,7 +141,7 @@ def _sweet_result(ev: _Evaluated, gpus: int, slo: Slo | None) -> PlanSweetSpot:
     r = ev.sweet.result
     assert r is not None
     tokens = max(1, int(r.output_tokens.sum()))
-    limits = slo or Slo.unlimited()
+    limits = Slo.unlimited() if slo is None else slo
     return PlanSweetSpot(
         concurrency=ev.sweet.concurrency,
         output_throughput_tok_s=r.output_tokens_per_s,
@@ -177,29 +175,15 @@ class PlanInputs:
     requests: Requests
     workload_label: str
     max_model_len: int
-    scheme: WeightScheme
     config: SimConfig
 
 
-def resolve_inputs(
-    model: Model,
-    hardware: HardwareSpec,
-    workload: WorkloadChoice,
-    *,
-    settings: BudgetSettings,
-    max_model_len: int | None,
-    policy: str | None,
-    seed: int,
-    scheme: WeightScheme | None = None,
-) -> PlanInputs:
-    """Requests, context length, weight formats and simulator settings of a plan."""
+def resolve_inputs(dep: Deployment, workload: WorkloadChoice, *, seed: int) -> PlanInputs:
+    """Requests, context length and simulator settings of a plan."""
     label, series = plan_workloads(workload, seed)
     requests = series[0][1]
-    longest = int((requests.input_tokens + requests.max_output_tokens).max())
-    length = max_model_len or round_up(longest, CONTEXT_ROUNDING)
-    config = sim_config_for(settings, hardware, policy=policy, max_model_len=length)
-    chosen = scheme or WeightScheme.as_shipped(model.arch)
-    return PlanInputs(requests, label, length, chosen, config)
+    length = dep.context_length(requests)
+    return PlanInputs(requests, label, length, dep.sim_config(length))
 
 
 def kv_aware_gain(ev: _Evaluated, inputs: PlanInputs) -> tuple[float, float]:
@@ -217,45 +201,32 @@ def kv_aware_gain(ev: _Evaluated, inputs: PlanInputs) -> tuple[float, float]:
     return result.makespan_s, 1 - result.makespan_s / base if base else 0.0
 
 
-def fit_fixes(
-    model: Model,
-    hardware: HardwareSpec,
-    gpus: int,
-    inputs: PlanInputs,
-    *,
-    settings: BudgetSettings,
-    kv_dtype: KVDType,
-) -> list[str]:
+def fit_fixes(dep: Deployment, gpus: int, inputs: PlanInputs) -> list[str]:
     """When nothing fits: what would (FP8 weights, FP8 KV, a shorter context, more GPUs)."""
     from capcliff.memory.fit import largest_max_model_len
     from capcliff.units import WeightDType
 
-    def fitting(scheme: WeightScheme, kv: KVDType, length: int, count: int) -> list[LayoutMemory]:
-        mems = [
-            layout_memory(model.arch, hardware, lay, scheme=scheme, kv_dtype=kv,
-                          max_model_len=length, settings=settings)
-            for lay in enumerate_layouts(count, arch=model.arch)
-        ]  # fmt: skip
+    arch = dep.model.arch
+
+    def fitting(changed: Deployment, length: int, count: int) -> list[LayoutMemory]:
+        mems = [changed.memory(lay, length) for lay in enumerate_layouts(count, arch=arch)]
         return [m for m in mems if m.fits]
 
     fixes = []
     length = inputs.max_model_len
-    fp8 = WeightScheme.quantised(model.arch, WeightDType.FP8)
-    if inputs.scheme.linear is not WeightDType.FP8 and (ok := fitting(fp8, kv_dtype, length, gpus)):
-        fixes.append(f"FP8 weights (--quantization fp8) fit as {ok[0].layout.name}")
-    if kv_dtype is not KVDType.FP8 and (ok := fitting(inputs.scheme, KVDType.FP8, length, gpus)):
+    fp8 = replace(dep, scheme=WeightScheme.quantised(arch, WeightDType.FP8))
+    if dep.scheme.linear is not WeightDType.FP8 and (ok := fitting(fp8, length, gpus)):
+        fixes.append(f"FP8 weights (--weight-dtype fp8) fit as {ok[0].layout.name}")
+    fp8_kv = replace(dep, kv_dtype=KVDType.FP8)
+    if dep.kv_dtype is not KVDType.FP8 and (ok := fitting(fp8_kv, length, gpus)):
         fixes.append(f"an FP8 KV cache (--kv-cache-dtype fp8) fits as {ok[0].layout.name}")
-    valid = [
-        layout_memory(model.arch, hardware, lay, scheme=inputs.scheme, kv_dtype=kv_dtype,
-                      max_model_len=length, settings=settings)
-        for lay in enumerate_layouts(gpus, arch=model.arch)
-    ]  # fmt: skip
+    valid = [dep.memory(lay, length) for lay in enumerate_layouts(gpus, arch=arch)]
     longest = max((largest_max_model_len(m) for m in valid if m.valid), default=0)
     if 0 < longest < length:
         fixes.append(f"--max-model-len {longest} (the longest one request that fits)")
-    node = hardware.gpus_per_node
+    node = dep.hardware.gpus_per_node
     for count in (node * k for k in (2, 4, 8) if node * k > gpus):
-        if ok := fitting(inputs.scheme, kv_dtype, length, count):
+        if ok := fitting(dep, length, count):
             fixes.append(f"{count} GPUs ({count // node} nodes) fit as {ok[0].layout.name}")
             break
     return fixes or ["no change tried here fits: the model needs a larger deployment"]
@@ -293,39 +264,26 @@ def _admission_cap(ev: _Evaluated) -> int:
 
 
 def build_plan_report(
-    model: Model,
-    hardware: HardwareSpec,
+    dep: Deployment,
     *,
     gpus: int,
     workload: WorkloadChoice,
-    settings: BudgetSettings,
-    kv_dtype: KVDType,
-    max_model_len: int | None,
-    policy: str | None,
     objective: str,
     slo: Slo | None,
     seed: int,
-    scheme: WeightScheme | None = None,
+    progress: Callable[[], None] | None = None,
+    serve_local_path: bool = False,
 ) -> PlanReport:
-    """Evaluate every layout of `gpus` GPUs and recommend one (weights as shipped by default)."""
+    """Evaluate every layout of `gpus` GPUs and recommend one (`progress`: called once per
+    simulated point)."""
     goal = Objective(objective)
-    inputs = resolve_inputs(
-        model, hardware, workload, settings=settings, max_model_len=max_model_len,
-        policy=policy, seed=seed, scheme=scheme,
-    )  # fmt: skip
-    sim = _Sim(inputs.requests, inputs.config, goal, slo)
+    inputs = resolve_inputs(dep, workload, seed=seed)
+    sim = _Sim(inputs.requests, inputs.config, goal, slo, progress)
     memories = [
-        layout_memory(
-            model.arch, hardware, lay, scheme=inputs.scheme, kv_dtype=kv_dtype,
-            max_model_len=inputs.max_model_len, settings=settings,
-        )
-        for lay in enumerate_layouts(gpus, arch=model.arch)
-    ]  # fmt: skip
-    evaluated = {
-        m.layout.name: _evaluate(model, hardware, m, sim, scheme=inputs.scheme, kv_dtype=kv_dtype)
-        for m in memories
-        if m.fits
-    }
+        dep.memory(lay, inputs.max_model_len)
+        for lay in enumerate_layouts(gpus, arch=dep.model.arch)
+    ]
+    evaluated = {m.layout.name: _evaluate(dep, m, sim) for m in memories if m.fits}
     leaders = sorted(evaluated.values(), key=lambda ev: -score(ev.sweet, goal, slo))[:REFINE_TOP]
     for ev in leaders:
         evaluated[ev.memory.layout.name] = _refine(ev, sim)
@@ -336,57 +294,83 @@ def build_plan_report(
     warnings: list[str] = []
     rec = None
     if chosen is None:
-        fixes = fit_fixes(model, hardware, gpus, inputs, settings=settings, kv_dtype=kv_dtype)
+        fixes = fit_fixes(dep, gpus, inputs)
     else:
         best, rec = chosen
         makespan, gain = kv_aware_gain(evaluated[best.name], inputs)
         rec = rec.model_copy(update={"kv_aware_makespan_s": makespan, "kv_aware_gain": gain})
         ev = evaluated[best.name]
         flags, warnings = engine_flags(
-            model, ev.memory, ev.sweet.concurrency, rec, inputs, settings, kv_dtype
-        )
+            dep, (ev.memory, ev.sweet.concurrency), rec, inputs,
+            served_model(dep, local=serve_local_path),
+        )  # fmt: skip
+    header = report_header(
+        dep.model, dep.hardware, gpus=gpus, settings=dep.budget, scheme=dep.scheme,
+        kv_dtype=dep.kv_dtype, max_model_len=inputs.max_model_len,
+    )  # fmt: skip
     return PlanReport(
-        schema_version=SCHEMA_VERSION, model=model.id, hardware=hardware.id, gpus=gpus,
-        engine=settings.engine.value, policy=inputs.config.policy,
-        overheads="calibrated" if settings.calibrated_terms else "modeled", objective=goal.value,
-        workload=inputs.workload_label, num_requests=len(inputs.requests.input_tokens),
-        max_model_len=inputs.max_model_len, layouts=rows, recommended=rec, fixes=fixes,
-        engine_flags=flags, flag_warnings=warnings,
+        **(header.model_dump() | {"schema_version": PLAN_SCHEMA_VERSION}),
+        policy=inputs.config.policy, workload=inputs.workload_label,
+        num_requests=len(inputs.requests.input_tokens), seed=seed, objective=goal.value,
+        step_profile=profile_label(dep.settings.engine, dict(dep.budget.step_time_terms)),
+        layouts=rows, recommended=rec, fixes=fixes, engine_flags=flags, flag_warnings=warnings,
     )  # fmt: skip
 
 
+# Stands in for the model in engine command lines when a user's config.json names no HF repo.
+MODEL_PLACEHOLDER = "HF_REPO_ID"
+
+
+def served_model(dep: Deployment, *, local: bool) -> str:
+    """What the engine command line loads: the HF repo id; the model directory the user gave
+    when `local`; MODEL_PLACEHOLDER when the config names no repo."""
+    if local:
+        if not dep.model.local_path:
+            raise InputError("serve_local_path: give the model as a directory to serve it locally")
+        return dep.model.local_path
+    return dep.model.hf_repo if dep.model.hf_repo else MODEL_PLACEHOLDER
+
+
 def engine_flags(
-    model: Model,
-    memory: LayoutMemory,
-    sweet_spot: int,
+    dep: Deployment,
+    chosen: tuple[LayoutMemory, int],
     rec: Recommendation,
     inputs: PlanInputs,
-    settings: BudgetSettings,
-    kv_dtype: KVDType,
+    model: str,
 ) -> tuple[dict[str, str], list[str]]:
-    """vLLM and SGLang command lines for the recommendation, and the traps they contain."""
+    """vLLM and SGLang command lines for the recommendation (`chosen`: its layout's memory and
+    sweet-spot concurrency), and the traps they contain."""
     from capcliff.analysis.flags import Deployment, flag_warnings, sglang_command, vllm_command
     from capcliff.memory.engines import sglang_mem_fraction_static
 
-    layout = Layout(dp=rec.dp, tp=rec.tp, pp=rec.pp, ep=rec.ep)
+    memory, sweet_spot = chosen
+    layout = parse_layout(rec.layout)
     stage = memory.stages[0]
-    dep = Deployment(
-        model=model.hf_repo or model.id,
+    served = Deployment(
+        model=model,
         layout=layout,
         max_num_seqs=rec.max_num_seqs,
         max_num_batched_tokens=max(inputs.config.max_num_batched_tokens, rec.max_num_seqs),
         max_model_len=inputs.max_model_len,
-        gpu_memory_utilization=settings.gpu_memory_utilization,
-        mem_fraction_static=settings.mem_fraction_static
-        or sglang_mem_fraction_static(stage.total_memory_bytes, tp=layout.tp, pp=layout.pp),
-        kv_cache_dtype="fp8" if kv_dtype is KVDType.FP8 else "auto",
-        moe=model.arch.moe is not None,
-        mla=model.arch.mla is not None,
+        gpu_memory_utilization=dep.settings.gpu_memory_utilization,
+        mem_fraction_static=sglang_mem_fraction_static(
+            stage.total_memory_bytes, tp=layout.tp, pp=layout.pp
+        )
+        if dep.settings.mem_fraction_static is None
+        else dep.settings.mem_fraction_static,
+        kv_cache_dtype="fp8" if dep.kv_dtype is KVDType.FP8 else "auto",
+        moe=dep.model.arch.moe is not None,
+        mla=dep.model.arch.mla is not None,
     )
     warnings = flag_warnings(
-        dep,
+        served,
         sweet_spot=sweet_spot,
         one_request_fits=memory.fits,
         graphs_fit=all(s.headroom_bytes >= 0 for s in memory.stages),
     )
-    return {"vllm": vllm_command(dep), "sglang": sglang_command(dep)}, warnings
+    if model == MODEL_PLACEHOLDER:
+        warnings.append(
+            f"the config names no HF repo (_name_or_path): replace {MODEL_PLACEHOLDER} in the "
+            "commands, or pass --serve-local-path with a model directory"
+        )
+    return {"vllm": vllm_command(served), "sglang": sglang_command(served)}, warnings

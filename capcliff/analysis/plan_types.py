@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from capcliff.memory.report import LayoutSummary
+from capcliff.report_header import SimulationHeader
 
-SCHEMA_VERSION = 2  # 2: online serving (mode, load, capacity, fleet) beside the offline batch
+PLAN_SCHEMA_VERSION = 2  # 2: online serving (mode, load, capacity, fleet) beside the batch
 
 
 class Mode(StrEnum):
@@ -55,7 +56,7 @@ class LayoutCapacity(_Result):
     max_num_seqs: int  # per replica
     saturation_rps: float  # the most it finishes with a backlog: queues grow past it
     sustained_rps: float  # the most within the SLO (no SLO: the saturation rate)
-    output_tok_s: float  # at the sustained rate
+    output_tok_s: float  # at the rate it is run at
     ttft_p99_s: float | None  # at the rate it is run at (None: only its saturation was simulated)
     tpot_p99_s: float | None
     best_ttft_p99_s: float | None  # at light load: the least this layout can do
@@ -118,32 +119,22 @@ class Recommendation(_Result):
     kv_aware_gain: float | None  # 1 - kv-aware makespan / capped makespan
 
 
-class PlanReport(_Result):
+class PlanReport(SimulationHeader):
     """Everything `capcliff plan` prints."""
 
-    schema_version: int
     mode: str = Mode.BATCH.value
-    model: str
-    hardware: str
-    gpus: int
-    engine: str
-    policy: str
-    overheads: str  # "modeled" or "calibrated": where the KV budget's overhead terms come from
     objective: str
-    workload: str
-    num_requests: int
-    max_model_len: int
     layouts: list[PlanLayout]
     recommended: Recommendation | None
-    fixes: list[str]  # what would fit, when nothing does
+    fixes: list[str]  # what would fit, when nothing does (online: what would meet the SLO)
     engine_flags: dict[str, str]
     flag_warnings: list[str]
     simulated_requests: int | None = None  # online: the most one simulation used
-    settled: bool | None = None  # online: every chosen estimate's interval closed
+    settled: bool | None = None  # online: every searched layout's interval closed
     slo_ttft_s: float | None = None
     slo_tpot_s: float | None = None
     headroom: float | None = None
     load: Load | None = None
     reason: str | None = None  # why nothing is recommended
-    notes: list[str] = []  # overload, small samples, what would meet the SLO
-    fleet: list[FleetEntry] = []
+    notes: list[str] = Field(default_factory=list)  # overload, small samples
+    fleet: list[FleetEntry] = Field(default_factory=list)  # cheapest first

@@ -8,10 +8,10 @@ layout meets the SLO, what would (`feasibility`). Nothing is recommended that mi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from capcliff.analysis.capacity import REFERENCE_REQUESTS
-from capcliff.analysis.deployment import WorkloadChoice, sim_config_for
+from capcliff.analysis.deployment import Deployment, resolve
 from capcliff.analysis.fleet import (
     DEFAULT_HEADROOM,
     Checked,
@@ -29,9 +29,10 @@ from capcliff.analysis.layout_capacity import (
     layout_memories,
 )
 from capcliff.analysis.online_load import OnlineWorkload
-from capcliff.analysis.plan import CONTEXT_ROUNDING, PlanInputs, engine_flags, fit_fixes
+from capcliff.analysis.parallel import parallel_map
+from capcliff.analysis.plan import PlanInputs, engine_flags, fit_fixes, served_model
 from capcliff.analysis.plan_types import (
-    SCHEMA_VERSION,
+    PLAN_SCHEMA_VERSION,
     FleetEntry,
     Load,
     Mode,
@@ -40,14 +41,12 @@ from capcliff.analysis.plan_types import (
 )
 from capcliff.analysis.serving_rows import layout_row, recommendation_reasons_online
 from capcliff.analysis.solver import Slo
-from capcliff.catalog.catalogs import Model
+from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
-from capcliff.memory.budget import BudgetSettings
 from capcliff.memory.layout_memory import LayoutMemory
-from capcliff.memory.weights import WeightScheme
-from capcliff.sim.config import Routing, SimConfig
-from capcliff.units import KVDType, round_up
+from capcliff.memory.report import report_header
+from capcliff.perf.profiles import profile_label
 
 FLEET_TP_SIZES = (1, 2, 4, 8)  # the replicas tried on another GPU type (TP only: PP adds latency)
 
@@ -62,57 +61,39 @@ class OnlineOptions:
     fleet_gpus: tuple[HardwareSpec, ...] = ()  # more GPU types to size a fleet on
     prices: dict[str, float] = field(default_factory=dict)  # per GPU id, overrides
     jobs: int = 1
-    routing: Routing = Routing.ROUND_ROBIN
     layouts: tuple[Layout, ...] = ()  # only these layouts of the planned GPUs (default: all)
+    serve_local_path: bool = False
 
 
 @dataclass(frozen=True)
 class _Context:
-    model: Model
-    settings: BudgetSettings
-    kv_dtype: KVDType
-    scheme: WeightScheme
+    dep: Deployment
     max_model_len: int
     workload: OnlineWorkload
     options: OnlineOptions
-    policy: str | None
-
-
-def _config(ctx: _Context, hardware: HardwareSpec) -> SimConfig:
-    config = sim_config_for(
-        ctx.settings, hardware, policy=ctx.policy, max_model_len=ctx.max_model_len
-    )
-    return replace(config, routing=ctx.options.routing)
 
 
 def _search(
-    ctx: _Context, hardware: HardwareSpec, gpus: int, *, replicas_only: bool = False
+    ctx: _Context, dep: Deployment, gpus: int, *, replicas_only: bool = False
 ) -> tuple[list[LayoutMemory], dict[str, LayoutEval]]:
-    config = _config(ctx, hardware)
+    """Every layout of `gpus` GPUs of `dep` (or, `replicas_only`, one replica of each TP size
+    up to `gpus`), searched coarse-to-fine."""
+    o = ctx.options
     search = SearchSettings(
-        ctx.workload, config, ctx.options.slo, ctx.options.least_requests, ctx.options.jobs,
-        ctx.options.headroom,
+        ctx.workload, dep.sim_config(ctx.max_model_len), o.slo, o.least_requests, o.jobs,
+        o.headroom,
     )  # fmt: skip
-    memories = layout_memories(
-        ctx.model, hardware, gpus, scheme=ctx.scheme, kv_dtype=ctx.kv_dtype,
-        max_model_len=ctx.max_model_len, settings=ctx.settings,
-    )  # fmt: skip
-    if ctx.options.layouts and gpus == sum(lay.gpus for lay in ctx.options.layouts[:1]):
-        names = {lay.name for lay in ctx.options.layouts}
-        memories = [m for m in memories if m.layout.name in names]
-    if replicas_only:  # fleet sizing on another GPU type: one replica of each TP size
+    if replicas_only:
         memories = [
-            m for size in FLEET_TP_SIZES if size <= gpus
-            for m in layout_memories(
-                ctx.model, hardware, size, scheme=ctx.scheme, kv_dtype=ctx.kv_dtype,
-                max_model_len=ctx.max_model_len, settings=ctx.settings,
-            )
-            if m.layout.dp == 1 and m.layout.pp == 1 and m.layout.ep == 1
+            dep.memory(Layout(tp=size), ctx.max_model_len) for size in FLEET_TP_SIZES
+            if size <= gpus
         ]  # fmt: skip
-    found = evaluate_layouts(
-        ctx.model, hardware, memories, search, scheme=ctx.scheme, kv_dtype=ctx.kv_dtype
-    )
-    return memories, found
+    else:
+        memories = layout_memories(dep, gpus, ctx.max_model_len)
+        if o.layouts:
+            names = {lay.name for lay in o.layouts}
+            memories = [m for m in memories if m.layout.name in names]
+    return memories, evaluate_layouts(dep, memories, search)
 
 
 def _mean_output(workload: OnlineWorkload) -> float:
@@ -144,36 +125,45 @@ def _fleet_line(
     )  # fmt: skip
 
 
-def _other_fleets(ctx: _Context, plan_gpu: str, gpus: int) -> tuple[list[FleetEntry], list[str]]:
-    """The cheapest fleet line of each other GPU type: one replica of each TP size up to the
-    planned GPU count (at most a node), each sized for the load; the cheapest wins."""
-    lines, notes = [], []
-    for hardware in ctx.options.fleet_gpus:
-        if hardware.id == plan_gpu:
-            continue
-        _, found = _search(ctx, hardware, min(gpus, hardware.gpus_per_node), replicas_only=True)
-        meeting = [ev for ev in found.values() if ev.refined and ev.capacity.meets_slo]
-        if not meeting:
-            notes.append(f"{hardware.id}: no replica of up to {gpus} GPUs meets the SLO (or fits)")
-            continue
-        options = [_fleet_line(ctx, hardware, ev, None) for ev in meeting]
-        lines.append(min(options, key=lambda e: (e.usd_per_million_output_tokens, e.gpus)))
-    return lines, notes
+def _type_fleet(job: tuple[_Context, HardwareSpec, int]) -> tuple[FleetEntry | None, str]:
+    """The cheapest fleet line on one GPU type: one replica of each TP size up to `gpus`, each
+    sized for the load (or a note saying why there is none)."""
+    ctx, hardware, gpus = job
+    dep = resolve(ctx.dep.model, hardware, ctx.dep.settings)
+    _, found = _search(ctx, dep, min(gpus, hardware.gpus_per_node), replicas_only=True)
+    meeting = [ev for ev in found.values() if ev.refined and ev.capacity.meets_slo]
+    if not meeting:
+        return None, f"{hardware.id}: no replica of up to {gpus} GPUs fits and meets the target"
+    lines = [_fleet_line(ctx, hardware, ev, None) for ev in meeting]
+    return min(lines, key=lambda e: (e.usd_per_million_output_tokens, e.gpus)), ""
+
+
+def _other_fleets(ctx: _Context, gpus: int) -> tuple[list[FleetEntry], list[str]]:
+    """The other GPU types' fleet lines, one worker process per type when jobs allow."""
+    inner = _Context(ctx.dep, ctx.max_model_len, ctx.workload, _serial(ctx.options))
+    others = [h for h in ctx.options.fleet_gpus if h.id != ctx.dep.hardware.id]
+    found = parallel_map(_type_fleet, [(inner, h, gpus) for h in others], ctx.options.jobs)
+    return [e for e, _ in found if e is not None], [n for e, n in found if e is None]
+
+
+def _serial(options: OnlineOptions) -> OnlineOptions:
+    from dataclasses import replace
+
+    return replace(options, jobs=1)
 
 
 def _load(ctx: _Context, best: LayoutEval | None, replicas: int | None) -> Load:
     offered = ctx.workload.offered_rps()
     clients = ctx.workload.choice.clients
-    sustained = None if best is None else best.sustained_rps
     saturated = False
     if best is not None and offered is not None:
         saturated = offered > best.sustained_rps
     elif best is not None and clients is not None:
-        users = best.sustained_rps * best.capacity.at_sustained.e2e_mean_s
-        saturated = clients > users
+        saturated = clients > best.sustained_rps * best.capacity.at_sustained.e2e_mean_s
     return Load(
         kind=ctx.workload.kind.value, offered_rps=offered, clients=clients,
-        sustained_rps=sustained, saturated=saturated, replicas_needed=replicas,
+        sustained_rps=None if best is None else best.sustained_rps, saturated=saturated,
+        replicas_needed=replicas,
     )  # fmt: skip
 
 
@@ -182,94 +172,83 @@ def _overload_note(load: Load, best: LayoutEval, entry: FleetEntry, headroom: fl
         f"{load.offered_rps:,.2f} requests/s" if load.offered_rps is not None
         else f"{load.clients:,} users"
     )  # fmt: skip
+    lay = best.memory.layout
     return (
-        f"overload: {offered} offered, {best.memory.layout.name} on {best.memory.layout.gpus} "
-        f"GPUs sustains {best.sustained_rps:,.2f} requests/s within the target; "
-        f"{entry.replicas} x {entry.layout} ({entry.gpus} GPUs, {entry.nodes} nodes) carry it "
-        f"with {headroom:.0%} headroom"
+        f"overload: {offered} offered; {lay.name} on {lay.gpus} GPUs sustains "
+        f"{best.sustained_rps:,.2f} requests/s within the target. {entry.replicas} x "
+        f"{entry.layout} ({entry.gpus} GPUs, {entry.nodes} nodes) carry it with {headroom:.0%} "
+        "headroom"
     )
 
 
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and value != float("inf") else None
+
+
 def build_online_plan(
-    model: Model,
-    hardware: HardwareSpec,
+    dep: Deployment,
     *,
     gpus: int,
     workload: WorkloadChoice,
-    settings: BudgetSettings,
-    kv_dtype: KVDType,
-    max_model_len: int | None,
-    policy: str | None,
     seed: int,
     options: OnlineOptions,
-    scheme: WeightScheme | None = None,
 ) -> PlanReport:
     """Every layout's online capacity on `gpus` GPUs, one recommended, and the fleet."""
     online = OnlineWorkload(workload, seed)
     reference = online.backlog(REFERENCE_REQUESTS)
-    longest = int((reference.input_tokens + reference.max_output_tokens).max())
-    length = max_model_len or round_up(longest, CONTEXT_ROUNDING)
-    ctx = _Context(
-        model, settings, kv_dtype, scheme or WeightScheme.as_shipped(model.arch), length,
-        online, options, policy,
+    length = dep.context_length(reference)
+    ctx = _Context(dep, length, online, options)
+    memories, found = _search(ctx, dep, gpus)
+    config = dep.sim_config(length)
+    header = report_header(
+        dep.model, dep.hardware, gpus=gpus, settings=dep.budget, scheme=dep.scheme,
+        kv_dtype=dep.kv_dtype, max_model_len=length,
     )  # fmt: skip
-    memories, found = _search(ctx, hardware, gpus)
-    best = best_layout(found)
-    rows = [layout_row(m, found.get(m.layout.name), gpus) for m in memories]
-    config = _config(ctx, hardware)
-    inputs = PlanInputs(reference, online.label, length, ctx.scheme, config)
+    slo = options.slo
+    simulated = max((ev.capacity.simulated_requests for ev in found.values()), default=0)
     report = PlanReport(
-        schema_version=SCHEMA_VERSION, mode=Mode.ONLINE.value, model=model.id,
-        hardware=hardware.id, gpus=gpus, engine=settings.engine.value, policy=config.policy,
-        overheads="calibrated" if settings.calibrated_terms else "modeled",
-        objective="sustained requests/s within the SLO", workload=online.label,
-        num_requests=max((ev.capacity.simulated_requests for ev in found.values()), default=0),
-        max_model_len=length, layouts=rows, recommended=None, fixes=[], engine_flags={},
-        flag_warnings=[], slo_ttft_s=_finite(options.slo, "ttft_s"),
-        slo_tpot_s=_finite(options.slo, "tpot_s"), headroom=options.headroom,
+        **(header.model_dump() | {"schema_version": PLAN_SCHEMA_VERSION}),
+        policy=config.policy, workload=online.label, num_requests=simulated, seed=seed,
+        step_profile=profile_label(dep.settings.engine, dict(dep.budget.step_time_terms)),
+        objective="sustained requests/s within the SLO", mode=Mode.ONLINE.value,
+        layouts=[layout_row(m, found.get(m.layout.name), gpus) for m in memories],
+        recommended=None, fixes=[], engine_flags={}, flag_warnings=[],
+        simulated_requests=simulated,
+        settled=all(ev.capacity.settled for ev in found.values() if ev.refined),
+        slo_ttft_s=_finite(None if slo is None else slo.ttft_s),
+        slo_tpot_s=_finite(None if slo is None else slo.tpot_s), headroom=options.headroom,
     )  # fmt: skip
-    report = report.model_copy(
-        update={
-            "simulated_requests": report.num_requests,
-            "settled": all(ev.capacity.settled for ev in found.values() if ev.refined),
-        }
-    )
+    inputs = PlanInputs(reference, online.label, length, config)
     if not found:
-        fixes = fit_fixes(model, hardware, gpus, inputs, settings=settings, kv_dtype=kv_dtype)
         return report.model_copy(
-            update={"fixes": fixes, "reason": "no layout fits", "load": _load(ctx, None, None)}
-        )
+            update={"fixes": fit_fixes(dep, gpus, inputs), "reason": "no layout fits",
+                    "load": _load(ctx, None, None)}
+        )  # fmt: skip
+    best = best_layout(found)
     if best is None:
-        return _infeasible(ctx, report, hardware, gpus, found)
-    return _recommend(ctx, report, hardware, best, found, inputs)
-
-
-def _finite(slo: Slo | None, name: str) -> float | None:
-    if slo is None:
-        return None
-    value: float = getattr(slo, name)
-    return value if value != float("inf") else None
+        return _infeasible(ctx, report, gpus)
+    return _recommend(ctx, report, best, found, inputs)
 
 
 def _recommend(
     ctx: _Context,
     report: PlanReport,
-    hardware: HardwareSpec,
     best: LayoutEval,
     found: dict[str, LayoutEval],
     inputs: PlanInputs,
 ) -> PlanReport:
+    dep, o = ctx.dep, ctx.options
     lay = best.memory.layout
     unit = unit_of(best)
     offered = ctx.workload.offered_rps()
     clients = ctx.workload.choice.clients
-    needed = replicas_for(unit, offered_rps=offered, clients=clients, headroom=ctx.options.headroom)
+    needed = replicas_for(unit, offered_rps=offered, clients=clients, headroom=o.headroom)
     checked = None
     if needed is not None:
-        checked = check_fleet(best, unit, needed, ctx.workload, ctx.options.slo)
+        checked = check_fleet(best, unit, needed, ctx.workload, o.slo)
         needed = checked.replicas
-    entry = _fleet_line(ctx, hardware, best, checked)
-    others, notes = _other_fleets(ctx, hardware.id, lay.gpus)
+    entry = _fleet_line(ctx, dep.hardware, best, checked)
+    others, notes = _other_fleets(ctx, lay.gpus)
     fleet = sorted([entry, *others], key=lambda e: e.usd_per_million_output_tokens)
     load = _load(ctx, best, needed)
     rec = Recommendation(
@@ -278,11 +257,11 @@ def _recommend(
         tie=[], kv_aware_makespan_s=None, kv_aware_gain=None,
     )  # fmt: skip
     flags, warnings = engine_flags(
-        ctx.model, best.memory, best.capacity.cap * lay.dp, rec, inputs, ctx.settings,
-        ctx.kv_dtype,
+        dep, (best.memory, best.capacity.cap * lay.dp), rec, inputs,
+        served_model(dep, local=o.serve_local_path),
     )  # fmt: skip
     if load.saturated:
-        notes.insert(0, _overload_note(load, best, entry, ctx.options.headroom))
+        notes.insert(0, _overload_note(load, best, entry, o.headroom))
     if checked is not None and not checked.meets:
         notes.append(
             f"the fleet of {checked.replicas} x {entry.layout} simulated at the load still "
@@ -301,14 +280,18 @@ def _recommend(
     )  # fmt: skip
 
 
-def _infeasible(
-    ctx: _Context,
-    report: PlanReport,
-    hardware: HardwareSpec,
-    gpus: int,
-    found: dict[str, LayoutEval],
-) -> PlanReport:
+def _limits(slo: Slo) -> str:
+    parts = []
+    if slo.ttft_s != float("inf"):
+        parts.append(f"TTFT p99 <= {slo.ttft_s:g} s")
+    if slo.tpot_s != float("inf"):
+        parts.append(f"TPOT p99 <= {slo.tpot_s * 1000:g} ms")
+    return " and ".join(parts)
+
+
+def _infeasible(ctx: _Context, report: PlanReport, gpus: int) -> PlanReport:
     from capcliff.analysis.feasibility import (
+        LightLatency,
         alternatives,
         light_latency,
         what_would_meet,
@@ -317,36 +300,21 @@ def _infeasible(
 
     slo = ctx.options.slo
     assert slo is not None
-    config = _config(ctx, hardware)
     tried = [
-        light_latency(
-            ctx.model, alt, ctx.workload, config=config, max_model_len=ctx.max_model_len,
-            settings=ctx.settings,
-        )
-        for alt in alternatives(
-            ctx.model, hardware, gpus, scheme=ctx.scheme, kv_dtype=ctx.kv_dtype,
-            catalog=list(hardware_catalog().values()),
-        )
-    ]  # fmt: skip
+        light_latency(alt, ctx.workload, ctx.max_model_len)
+        for alt in alternatives(ctx.dep, gpus, list(hardware_catalog().values()))
+    ]
 
-    def describe(t: object) -> str:
-        from capcliff.analysis.feasibility import LightLatency
-
-        assert isinstance(t, LightLatency)
+    def describe(t: LightLatency) -> str:
         return (
-            f"{t.alternative.label}: TTFT p99 {t.ttft_p99_s:,.2f} s, "
+            f"{t.alternative.label}: TTFT p99 {t.ttft_p99_s or 0:,.2f} s, "
             f"TPOT p99 {(t.tpot_p99_s or 0) * 1000:,.0f} ms"
         )
 
-    parts = []
-    if slo.ttft_s != float("inf"):
-        parts.append(f"TTFT p99 <= {slo.ttft_s:g} s")
-    if slo.tpot_s != float("inf"):
-        parts.append(f"TPOT p99 <= {slo.tpot_s * 1000:g} ms")
-    limits = " and ".join(parts)
+    hardware = ctx.dep.hardware.id
     return report.model_copy(
         update={
-            "reason": f"no layout of {gpus} x {hardware.id} meets {limits}, even at light load",
+            "reason": f"no layout of {gpus} x {hardware} meets {_limits(slo)}, even at light load",
             "fixes": what_would_meet(slo, tried, describe),
             "load": _load(ctx, None, None),
         }

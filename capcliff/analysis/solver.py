@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -101,14 +101,18 @@ def sweep(
     concurrencies: Iterable[int],
     *,
     dp: int = 1,
+    on_point: Callable[[], None] | None = None,
 ) -> tuple[SweepPoint, ...]:
-    """Simulate the same requests at each concurrency (the cap on running requests)."""
+    """Simulate the same requests at each concurrency (the cap on running requests);
+    `on_point` is called after each simulation (progress)."""
     points = []
     for c in sorted(set(concurrencies)):
         if c < 1:
             raise InputError(f"concurrency: must be >= 1, got {c}")
         result = simulate(requests, model, capacity, config_at(config, c, dp), dp=dp)
         points.append(SweepPoint.of(c, result))
+        if on_point is not None:
+            on_point()
     return tuple(points)
 
 

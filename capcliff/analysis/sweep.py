@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-from capcliff.analysis.deployment import is_online, sim_config_for
+from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.solver import (
     Slo,
     SweepPoint,
@@ -26,26 +26,35 @@ from capcliff.analysis.solver import (
     sweep,
     sweet_spot,
 )
-from capcliff.catalog.catalogs import Model
+from capcliff.analysis.workloads import is_online
 from capcliff.catalog.layout import Layout
-from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
-from capcliff.memory.budget import BudgetSettings
-from capcliff.memory.layout_memory import LayoutMemory, layout_memory
-from capcliff.memory.weights import WeightScheme
+from capcliff.memory.budget import EngineName
+from capcliff.memory.layout_memory import LayoutMemory
+from capcliff.memory.report import report_header
+from capcliff.perf.profiles import profile_label, step_profile
 from capcliff.perf.step_time import StepTimeModel, step_time_model
+from capcliff.report_header import SimulationHeader
 from capcliff.sim.config import KVCapacity, SimConfig
-from capcliff.sim.workload import (
-    Requests,
-)
-from capcliff.units import KVDType
+from capcliff.sim.result import SimResult
+from capcliff.sim.workload import Requests
 
-SCHEMA_VERSION = 1
 CLIFF_PERCENTILE = 99.0
 
 
 class _Result(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TierResult(_Result):
+    """One offload tier at one sweep point (bytes per GPU)."""
+
+    tier: str
+    hit_rate: float  # tokens loaded from it / tokens looked up
+    read_bytes: float
+    written_bytes: float
+    link_utilization: float  # time its link was busy / makespan
+    recompute_saved_s: float  # recompute time of the loaded tokens less the load time
 
 
 class PointResult(_Result):
@@ -54,11 +63,21 @@ class PointResult(_Result):
     concurrency: int
     output_throughput_tok_s: float
     request_throughput_req_s: float
+    ttft_mean_s: float
     ttft_p50_s: float
+    ttft_p90_s: float
     ttft_p99_s: float
+    tpot_mean_s: float  # mean over requests of each one's decode time / (its tokens - 1)
     tpot_p50_s: float
+    tpot_p90_s: float
     tpot_p99_s: float
+    itl_mean_s: float  # mean over tokens of the gap before each (benchmarks' mean ITL)
+    itl_p50_s: float
+    itl_p90_s: float
+    itl_p99_s: float
+    e2e_mean_s: float
     e2e_p50_s: float
+    e2e_p90_s: float
     e2e_p99_s: float
     makespan_s: float
     preemptions: int
@@ -70,6 +89,12 @@ class PointResult(_Result):
     admission_blocked: bool
     blocked_s: float
     stranded_kv_fraction: float
+    # prefix caching (None / 0 / empty with caching off): token-weighted hit rate in HBM, prefill
+    # tokens the hits saved, blocks evicted from the cache, and each offload tier's figures
+    prefix_cache_hit_rate: float | None = None
+    prefill_tokens_saved: int = 0
+    cache_evicted_blocks: int = 0
+    offload: list[TierResult] = []
 
 
 class CliffResult(_Result):
@@ -104,19 +129,9 @@ class SeriesResult(_Result):
     kv_over_time: dict[str, list[tuple[float, float]]]  # (s, KV utilisation) at named points
 
 
-class SweepReport(_Result):
+class SweepReport(SimulationHeader):
     """Everything `capcliff sweep` prints. Top-level points/cliff/sweet_spot: the first series."""
 
-    schema_version: int
-    model: str
-    hardware: str
-    gpus: int
-    engine: str
-    policy: str
-    overheads: str  # "modeled" or "calibrated": where the KV budget's overhead terms come from
-    workload: str
-    num_requests: int
-    seed: int
     series: list[SeriesResult]
     points: list[PointResult]
     cliff: CliffResult
@@ -139,6 +154,16 @@ def _finite(value: float) -> float:
     return value if math.isfinite(value) else 0.0
 
 
+def _latency_fields(r: SimResult) -> dict[str, float]:
+    """mean, p50, p90, p99 of TTFT, TPOT, ITL and end-to-end latency, by PointResult name."""
+    out = {}
+    for name in ("ttft", "tpot", "itl", "e2e"):
+        stats = getattr(r, name)
+        for stat in ("mean", "p50", "p90", "p99"):
+            out[f"{name}_{stat}_s"] = _finite(getattr(stats, stat))
+    return out
+
+
 def point_result(point: SweepPoint) -> PointResult:
     """A sweep point in report form."""
     r = point.result
@@ -147,12 +172,7 @@ def point_result(point: SweepPoint) -> PointResult:
         concurrency=point.concurrency,
         output_throughput_tok_s=r.output_tokens_per_s,
         request_throughput_req_s=r.requests_per_s,
-        ttft_p50_s=_finite(r.ttft.p50),
-        ttft_p99_s=_finite(r.ttft.p99),
-        tpot_p50_s=_finite(r.tpot.p50),
-        tpot_p99_s=_finite(r.tpot.p99),
-        e2e_p50_s=_finite(r.e2e.p50),
-        e2e_p99_s=_finite(r.e2e.p99),
+        **_latency_fields(r),
         makespan_s=r.makespan_s,
         preemptions=r.total_preemptions,
         recomputed_tokens=r.total_recomputed_tokens,
@@ -163,10 +183,39 @@ def point_result(point: SweepPoint) -> PointResult:
         admission_blocked=r.admission_blocked,
         blocked_s=r.blocked_s,
         stranded_kv_fraction=r.stranded_kv_fraction,
+        prefix_cache_hit_rate=r.prefix_cache_hit_rate,
+        prefill_tokens_saved=0 if r.reuse is None else r.reuse.prefill_tokens_saved,
+        cache_evicted_blocks=0 if r.reuse is None else r.reuse.evicted_blocks,
+        offload=_tiers(r),
     )
 
 
-def _sweet(points: tuple[SweepPoint, ...], slo: Slo | None, online: bool) -> SweetSpotResult:
+def _tiers(r: SimResult) -> list[TierResult]:
+    """Each offload tier's figures, summed over replicas (link time over the makespan of each
+    replica's link: the mean over replicas)."""
+    if r.reuse is None or not r.reuse.tiers:
+        return []
+    queried, replicas = r.reuse.queried_tokens, max(1, len(r.replicas))
+    out = []
+    for t in r.reuse.tiers:
+        out.append(
+            TierResult(
+                tier=t.name,
+                hit_rate=t.hit_tokens / queried if queried else 0.0,
+                read_bytes=t.read_bytes,
+                written_bytes=t.written_bytes,
+                link_utilization=t.busy_s / (replicas * r.makespan_s) if r.makespan_s else 0.0,
+                recompute_saved_s=t.recompute_saved_s,
+            )
+        )
+    return out
+
+
+def sweet_spot_result(
+    points: tuple[SweepPoint, ...], slo: Slo | None, online: bool
+) -> SweetSpotResult:
+    """The sweet spot: most goodput within the SLO online, else least makespan; and the loss
+    past it."""
     if online and slo is not None:
         best = slo_sweet_spot(points, slo)
         objective = "goodput"
@@ -182,17 +231,19 @@ def _sweet(points: tuple[SweepPoint, ...], slo: Slo | None, online: bool) -> Swe
 
 
 def replica_models(
-    model: Model,
-    hardware: HardwareSpec,
-    memory: LayoutMemory,
-    *,
-    scheme: WeightScheme,
-    kv_dtype: KVDType,
+    dep: Deployment, memory: LayoutMemory, step_terms: dict[str, float] | None = None
 ) -> tuple[KVCapacity, StepTimeModel]:
-    """A fitting layout's KV capacity per replica and its step-time model."""
-    capacity = KVCapacity.of_layout(memory, hardware)
-    steps = step_time_model(model.arch, hardware, memory.layout, scheme=scheme, kv_dtype=kv_dtype)
-    return capacity, steps
+    """A fitting layout's KV capacity per replica and its step-time model under the budget's
+    engine profile, with the deployment's step-time terms (BudgetSettings.step_time_terms) or
+    `step_terms` in their place."""
+    engine = memory.stages[0].engine if memory.stages else EngineName.VLLM
+    terms = dict(dep.budget.step_time_terms) if step_terms is None else step_terms
+    profile, fitted = step_profile(engine, terms)
+    steps = step_time_model(
+        dep.model.arch, dep.hardware, memory.layout, scheme=dep.scheme, kv_dtype=dep.kv_dtype,
+        profile=profile, fitted=fitted,
+    )  # fmt: skip
+    return dep.capacity(memory), steps
 
 
 def p99_analytic_cliff(requests: Requests, capacity: KVCapacity, dp: int) -> int:
@@ -206,11 +257,11 @@ def p99_analytic_cliff(requests: Requests, capacity: KVCapacity, dp: int) -> int
     )
 
 
-ProgressFn = Callable[[int, int], None]
+ProgressFn = Callable[[], None]  # called once per simulated point
 KV_SERIES_POINTS = 128
 
 
-def _kv_over_time(
+def kv_over_time(
     points: tuple[SweepPoint, ...], sweet: int
 ) -> dict[str, list[tuple[float, float]]]:
     """KV utilisation over time at the sweet spot and at the largest concurrency past it."""
@@ -231,35 +282,26 @@ def _kv_over_time(
 
 
 def _series(
-    model: Model,
-    hardware: HardwareSpec,
+    dep: Deployment,
     layout: Layout,
     label: str,
     requests: Requests,
     *,
     plan: SweepPlan,
-    scheme: WeightScheme,
-    kv_dtype: KVDType,
     max_model_len: int,
-    settings: BudgetSettings,
     config: SimConfig,
+    progress: ProgressFn | None,
 ) -> SeriesResult | None:
-    memory = layout_memory(
-        model.arch,
-        hardware,
-        layout,
-        scheme=scheme,
-        kv_dtype=kv_dtype,
-        max_model_len=max_model_len,
-        settings=settings,
-    )
+    memory = dep.memory(layout, max_model_len)
     if not memory.fits:
         return None
-    capacity, steps = replica_models(model, hardware, memory, scheme=scheme, kv_dtype=kv_dtype)
-    points = sweep(requests, steps, capacity, config, plan.concurrencies, dp=layout.dp)
+    capacity, steps = replica_models(dep, memory)
+    points = sweep(
+        requests, steps, capacity, config, plan.concurrencies, dp=layout.dp, on_point=progress
+    )
     analytic = p99_analytic_cliff(requests, capacity, layout.dp)
     first = simulated_cliff(points)
-    sweet = _sweet(points, plan.slo, online=is_online(requests))
+    sweet = sweet_spot_result(points, plan.slo, online=is_online(requests))
     return SeriesResult(
         layout=layout.name,
         dp=layout.dp,
@@ -275,46 +317,39 @@ def _series(
             simulated_concurrency=None if first is None else first.concurrency,
         ),
         sweet_spot=sweet,
-        kv_over_time=_kv_over_time(points, sweet.concurrency),
+        kv_over_time=kv_over_time(points, sweet.concurrency),
     )
 
 
 def build_sweep_report(
-    model: Model,
-    hardware: HardwareSpec,
+    dep: Deployment,
     plan: SweepPlan,
     *,
-    scheme: WeightScheme,
-    kv_dtype: KVDType,
     max_model_len: int,
-    settings: BudgetSettings,
-    policy: str | None = None,
     progress: ProgressFn | None = None,
 ) -> SweepReport:
     """Simulate every (layout, workload) series of `plan` across its concurrencies."""
-    config = sim_config_for(settings, hardware, policy=policy, max_model_len=max_model_len)
+    config = dep.sim_config(max_model_len)
     jobs = [(lay, label, req) for lay in plan.layouts for label, req in plan.workloads]
     series: list[SeriesResult] = []
-    for i, (lay, label, requests) in enumerate(jobs):
+    for lay, label, requests in jobs:
         found = _series(
-            model, hardware, lay, label, requests, plan=plan, scheme=scheme, kv_dtype=kv_dtype,
-            max_model_len=max_model_len, settings=settings, config=config,
+            dep, lay, label, requests, plan=plan, max_model_len=max_model_len, config=config,
+            progress=progress,
         )  # fmt: skip
         if found is not None:
             series.append(found)
-        if progress is not None:
-            progress(i + 1, len(jobs))
     if not series:
         raise InputError("layout: no requested layout fits this model; run `capcliff memory`")
     first = series[0]
+    header = report_header(
+        dep.model, dep.hardware, gpus=plan.layouts[0].gpus, settings=dep.budget,
+        scheme=dep.scheme, kv_dtype=dep.kv_dtype, max_model_len=max_model_len,
+    )  # fmt: skip
     return SweepReport(
-        schema_version=SCHEMA_VERSION,
-        model=model.id,
-        hardware=hardware.id,
-        gpus=plan.layouts[0].gpus,
-        engine=settings.engine.value,
+        **header.model_dump(),
         policy=config.policy,
-        overheads="calibrated" if settings.calibrated_terms else "modeled",
+        step_profile=profile_label(dep.settings.engine, dict(dep.budget.step_time_terms)),
         workload=plan.workload_label,
         num_requests=len(plan.workloads[0][1].input_tokens),
         seed=plan.seed,

@@ -1,20 +1,32 @@
 """Calibration files: overhead terms fitted from an engine start-up log, applied with --calibration.
 
-A calibration file is TOML, written by `capcliff calibrate`:
+A calibration file is TOML, written by `capcliff calibrate` (with tomli-w) and recording the
+deployment it was fitted on, so that applying it to another one is refused without --force:
 
     engine = "vllm"
+    engine_version = "0.8.5"        # when the log states it
     source = "logs/vllm-startup.log"
-    model = "llama-3.1-8b"          # optional: the model the log was taken with
+    model = "llama-3.1-8b"
+    gpu = "h200-sxm"
+    layout = "tp1"
+    weight_dtype = "bf16"
+    kv_cache_dtype = "bf16"
     [terms_gib]                     # GiB per GPU, by term name
     activation_peak = 1.40
     non_torch = 0.21
+    [step_time]                     # from benchmark results (optional)
+    fixed_s = 0.0123
+    scale = 1.41
+    profile = "vllm-v0 V0 (0.6 - 0.7)"
+    source = "bench.csv"
+    points = 5
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from capcliff.catalog.catalogs import load_toml
 from capcliff.errors import CatalogError
@@ -22,15 +34,42 @@ from capcliff.memory.budget import OVERRIDABLE_TERMS, EngineName
 from capcliff.units import GIB
 
 
+class StepTimeCalibration(BaseModel):
+    """Step-time terms fitted from serving benchmark results (`capcliff calibrate bench.csv`):
+    every step costs `fixed_s` plus `scale` x the profile's roofline and communication time."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    fixed_s: float = Field(ge=0)  # seconds per step (replaces host time and kernel floors)
+    scale: float = Field(gt=0)  # factor on the rest of the step
+    profile: str  # the engine profile the terms were fitted against
+    source: str  # the benchmark file
+    points: int = Field(ge=2)  # benchmark rows fitted
+
+
 class Calibration(BaseModel):
-    """Fitted overhead terms for one engine (GiB per GPU)."""
+    """Fitted terms for one engine: memory overheads (GiB per GPU) from a start-up log and
+    step-time terms from benchmark results; a file may carry either or both."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     engine: EngineName
+    engine_version: str | None = None  # as the log states it
     source: str
-    model: str | None = None
-    terms_gib: dict[str, float]
+    model: str | None = None  # catalog id (or config path) the log was fitted with
+    gpu: str | None = None  # hardware id
+    layout: str | None = None  # e.g. tp8-ep8
+    weight_dtype: str | None = None  # linear weights
+    kv_cache_dtype: str | None = None
+    terms_gib: dict[str, float] = Field(default_factory=dict)
+    step_time: StepTimeCalibration | None = None
+
+    @property
+    def step_time_terms(self) -> tuple[tuple[str, float], ...]:
+        """The step-time terms as BudgetSettings.step_time_terms carries them (() if none)."""
+        if self.step_time is None:
+            return ()
+        return (("fixed_s", self.step_time.fixed_s), ("scale", self.step_time.scale))
 
     @field_validator("terms_gib")
     @classmethod
@@ -63,19 +102,35 @@ def load_calibration(path: Path) -> Calibration:
 
 
 def calibration_toml(calibration: Calibration) -> str:
-    """The TOML text of a calibration file."""
-    lines = [
-        "# Written by `capcliff calibrate`; apply with --calibration FILE.",
-        f'engine = "{calibration.engine.value}"',
-        f"source = {_quote(calibration.source)}",
+    """The TOML text of a calibration file (strings escaped by tomli-w)."""
+    import tomli_w
+
+    data = calibration.model_dump(mode="json", exclude_none=True)
+    data["terms_gib"] = {name: round(v, 4) for name, v in sorted(calibration.terms_gib.items())}
+    header = "# Written by `capcliff calibrate`; apply with --calibration FILE.\n"
+    return header + tomli_w.dumps(data)
+
+
+def calibration_mismatches(
+    calibration: Calibration,
+    *,
+    engine: str,
+    model: str,
+    gpu: str,
+    weight_dtype: str | None,
+    kv_cache_dtype: str,
+) -> list[str]:
+    """How the deployment a calibration was fitted on differs from this one ([] when it does
+    not, or the file does not say): `engine vllm-v0 != vllm` ..."""
+    pairs = (
+        ("engine", calibration.engine.value, engine),
+        ("model", calibration.model, model),
+        ("gpu", calibration.gpu, gpu),
+        ("weight_dtype", calibration.weight_dtype, weight_dtype),
+        ("kv_cache_dtype", calibration.kv_cache_dtype, kv_cache_dtype),
+    )
+    return [
+        f"{name} {recorded} != {used}"
+        for name, recorded, used in pairs
+        if recorded is not None and used is not None and recorded != used
     ]
-    if calibration.model:
-        lines.append(f"model = {_quote(calibration.model)}")
-    lines.append("")
-    lines.append("[terms_gib]")
-    lines += [f"{name} = {value:.4f}" for name, value in sorted(calibration.terms_gib.items())]
-    return "\n".join(lines) + "\n"
-
-
-def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

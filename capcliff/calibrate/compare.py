@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from capcliff.calibrate.calibration_file import Calibration
 from capcliff.calibrate.startup_logs import LogFormat, StartupLog
 from capcliff.catalog.catalogs import Model
-from capcliff.catalog.layout import Layout
+from capcliff.catalog.layout import Layout, parse_layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.memory.budget import BudgetSettings, EngineName
@@ -96,8 +96,14 @@ def log_kv_dtype(log: StartupLog, default: KVDType) -> KVDType:
 
 
 def log_scheme(log: StartupLog, model: Model) -> WeightScheme:
-    """The weight formats the log's quantisation implies."""
+    """The weight formats the log's quantisation implies.
+
+    A catalog card that records its checkpoint's quantization_config keeps its per-module formats:
+    the log's `quantization=fp8` names the method, not what every module is stored in.
+    """
     quant = log.config.get("quantization")
+    if model.arch.quantization is not None:
+        return WeightScheme.as_shipped(model.arch)
     if isinstance(quant, str) and quant not in ("None", "none", ""):
         dtype: WeightDType = parse_weight_dtype(quant, field="quantization")
         return WeightScheme.quantised(model.arch, dtype)
@@ -121,17 +127,22 @@ def log_settings(log: StartupLog, base: BudgetSettings) -> BudgetSettings:
     elif before is not None and total_bytes is None:
         # SGLang logs the memory free before weights load: the device total less the CUDA context.
         total_bytes = round(before * GIB) + DEFAULT_CUDA_CONTEXT_BYTES
+    util = _fig(log, "gpu_memory_utilization")
+    fraction = _fig(log, "mem_fraction_static")
+    batched = _config_int(log, "max_num_batched_tokens", 0)  # 0: not logged
+    seqs = _config_int(log, "max_num_seqs", 0)
+    block = _fig(log, "tokens_per_block")
     return replace(
         base,
         engine=ENGINE_OF_FORMAT[log.format],
         gpu_total_memory_bytes=total_bytes,
-        gpu_memory_utilization=_fig(log, "gpu_memory_utilization") or base.gpu_memory_utilization,
-        mem_fraction_static=_fig(log, "mem_fraction_static") or base.mem_fraction_static,
-        max_num_batched_tokens=_config_int(log, "max_num_batched_tokens", 0)
-        or base.max_num_batched_tokens,
+        gpu_memory_utilization=base.gpu_memory_utilization if util is None else util,
+        mem_fraction_static=base.mem_fraction_static if fraction is None else fraction,
+        max_num_batched_tokens=batched if batched > 0 else base.max_num_batched_tokens,
+        max_num_seqs=seqs if seqs > 0 else base.max_num_seqs,
         enforce_eager=bool(log.config.get("enforce_eager", base.enforce_eager)),
         cudagraph_in_budget=_graphs_in_budget(log),
-        block_size=int(_fig(log, "tokens_per_block") or 0) or base.block_size,
+        block_size=base.block_size if block is None else int(block),
     )
 
 
@@ -188,6 +199,57 @@ COMPARED = (
 )
 
 
+# A logged weight figure this far from the modeled one (either way) means the log is of another
+# model or dtype than the one named: fitting it would pin nonsense (a set guard, not a tolerance;
+# partially quantised checkpoints differ by under 10 %, see docs/validation.md).
+WEIGHTS_MISMATCH = 0.5
+
+
+@dataclass(frozen=True)
+class LogClaims:
+    """What the user says the log is (None: not said); a log that disagrees is refused."""
+
+    model: str | None = None  # --model as given
+    model_in_log: str | None = None  # the catalog id the log's model name matches
+    engine: EngineName | None = None
+    layout: str | None = None
+
+
+def refuse_disagreement(log: StartupLog, model: Model, layout: Layout, claims: LogClaims) -> None:
+    """Refuse a log of another engine, layout or model than the flags say, with the numbers."""
+    engine = ENGINE_OF_FORMAT[log.format]
+    if claims.engine is not None and claims.engine is not engine:
+        raise InputError(
+            f"engine: the log is from {engine.value} (its {log.format.value} format), "
+            f"not --engine {claims.engine.value}"
+        )
+    if claims.layout is not None and parse_layout(claims.layout).name != layout.name:
+        raise InputError(
+            f"layout: the log ran {layout.name} (tp {layout.tp}, pp {layout.pp}, dp {layout.dp}), "
+            f"not --layout {claims.layout}"
+        )
+    if claims.model is not None and claims.model_in_log not in (None, model.id):
+        raise InputError(
+            f"model: the log serves {log.config.get('model')} ({claims.model_in_log}), "
+            f"not --model {claims.model}"
+        )
+
+
+def refuse_other_weights(log: StartupLog, mem: LayoutMemory, model: Model) -> None:
+    """Refuse a log whose weights are far from the model's (another model, or another dtype)."""
+    logged = _fig(log, "weights_gib")
+    stage = max(mem.stages, key=lambda s: s.weights_bytes)
+    modeled = stage.term("weights") / GIB
+    if logged is None or modeled <= 0:
+        return
+    error = logged / modeled - 1
+    if abs(error) > WEIGHTS_MISMATCH:
+        raise InputError(
+            f"model: the log's weights ({logged:.2f} GiB per GPU) are {error:+.0%} off "
+            f"{model.id}'s ({modeled:.2f} GiB); a log of another model? (or pass --weight-dtype)"
+        )
+
+
 def calibrate(
     log: StartupLog,
     model: Model,
@@ -198,23 +260,30 @@ def calibrate(
     scheme: WeightScheme | None = None,
     max_model_len: int | None = None,
     source: str = "",
+    gpu: str | None = None,
+    claims: LogClaims | None = None,
 ) -> CalibrationResult:
     """Predict the log's figures, fit the overheads, and predict again with them applied.
 
     `scheme` and `max_model_len` stand in for what the log does not say (weight formats of a
-    prebuilt engine; the context length when the log omits it).
+    prebuilt engine; the context length when the log omits it). Refused: a log that disagrees
+    with `claims`, whose weights are another model's, or that has nothing to fit.
     """
     settings = log_settings(log, base)
     layout = log_layout(log, model)
-    length = log_max_model_len(log, max_model_len or model.arch.max_position_embeddings)
+    refuse_disagreement(log, model, layout, LogClaims() if claims is None else claims)
+    fallback = model.arch.max_position_embeddings if max_model_len is None else max_model_len
+    length = log_max_model_len(log, fallback)
+    weights = log_scheme(log, model) if scheme is None else scheme
+    kv = log_kv_dtype(log, kv_dtype)
 
     def predict(s: BudgetSettings) -> LayoutMemory:
         return layout_memory(
             model.arch,
             hardware,
             layout,
-            scheme=scheme or log_scheme(log, model),
-            kv_dtype=log_kv_dtype(log, kv_dtype),
+            scheme=weights,
+            kv_dtype=kv,
             max_model_len=length,
             settings=s,
         )
@@ -222,7 +291,13 @@ def calibrate(
     modeled = predict(settings)
     if not modeled.valid:
         raise InputError(f"layout: the log's {layout.name} is invalid here: {modeled.reason}")
+    refuse_other_weights(log, modeled, model)
     terms = fitted_terms_gib(log, modeled)
+    if not terms:
+        raise InputError(
+            "logfile: nothing to fit: the log states no weights, activation, non-PyTorch or "
+            "CUDA-graph figure (is it complete?)"
+        )
     notes = [
         f"{name}: the log implies {value:.2f} GiB < 0; the modeled weights are larger than the "
         "engine's (check --weight-dtype)"
@@ -230,7 +305,12 @@ def calibrate(
         if value < 0
     ]
     terms = {name: max(0.0, value) for name, value in terms.items()}
-    cal = Calibration(engine=settings.engine, source=source, model=model.id, terms_gib=terms)
+    version = log.config.get("engine_version")
+    cal = Calibration(
+        engine=settings.engine, engine_version=None if version is None else str(version),
+        source=source, model=model.id, gpu=gpu, layout=layout.name,
+        weight_dtype=weights.linear.value, kv_cache_dtype=kv.value, terms_gib=terms,
+    )  # fmt: skip
     calibrated = predict(
         replace(settings, term_overrides=cal.terms_bytes, calibrated_terms=frozenset(terms))
     )

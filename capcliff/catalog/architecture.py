@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from capcliff.catalog.quantization import Quantization, WeightFormat, quantization_from_config
 from capcliff.errors import CatalogError
 from capcliff.units import WeightDType, parse_weight_dtype
 
@@ -51,6 +52,34 @@ _QKV_BIAS_FAMILIES = {"qwen2", "qwen2_moe"}
 _QK_NORM_FAMILIES = {"qwen3", "qwen3_moe", "gemma3_text"}
 # Gemma 2/3 decoder layers hold four RMSNorms (input, post-attention, pre- and post-feedforward).
 _FOUR_NORM_FAMILIES = {"gemma2", "gemma3_text"}
+
+
+# Sanity bounds on config.json integers: far above every published model (the largest today:
+# 126 layers and hidden size 16,384 in Llama-3.1-405B, 128 heads in DeepSeek-V3, 384 experts in
+# Kimi K2, a 262,144-token vocabulary in Gemma 3, a 10M-token context in Llama 4 Scout), so only
+# a corrupt or mistyped config trips them, before any calculator allocates per-layer arrays.
+SANITY_MAX: dict[str, int] = {
+    "num_hidden_layers": 4_096,
+    "hidden_size": 1_048_576,
+    "num_attention_heads": 16_384,
+    "num_key_value_heads": 16_384,
+    "head_dim": 65_536,
+    "intermediate_size": 16_777_216,
+    "moe_intermediate_size": 16_777_216,
+    "shared_expert_intermediate_size": 16_777_216,
+    "vocab_size": 16_777_216,
+    "n_routed_experts": 65_536,
+    "num_local_experts": 65_536,
+    "num_experts": 65_536,
+    "n_shared_experts": 65_536,
+    "max_position_embeddings": 1 << 30,
+    "kv_lora_rank": 1_048_576,
+    "q_lora_rank": 1_048_576,
+    "qk_rope_head_dim": 65_536,
+    "qk_nope_head_dim": 65_536,
+    "v_head_dim": 65_536,
+    "num_nextn_predict_layers": 4_096,
+}
 
 
 @dataclass(frozen=True)
@@ -107,6 +136,7 @@ class Architecture:
     linear_dtype: WeightDType  # attention and dense/shared MLP linear weights as shipped
     expert_dtype: WeightDType  # routed-expert weights as shipped
     activation_dtype: WeightDType  # dtype of unquantised tensors (embeddings, norms, router)
+    quantization: Quantization | None  # per-module formats from quantization_config, if any
     max_position_embeddings: int | None
     num_mtp_layers: int  # DeepSeek multi-token-prediction layers (not loaded unless speculating)
 
@@ -138,6 +168,11 @@ class _Fields:
             raise self.error(field, f"must be an integer, got {value!r}")
         if value < minimum:
             raise self.error(field, f"must be >= {minimum}, got {value}")
+        bound = SANITY_MAX.get(field)
+        if bound is not None and value > bound:
+            raise self.error(
+                field, f"{value} is past the sanity bound {bound:,} (a corrupt config?)"
+            )
         return value
 
     def opt_int(self, field: str) -> int | None:
@@ -237,24 +272,29 @@ def _mla(fields: _Fields) -> MLA | None:
     )
 
 
-def _dtypes(fields: _Fields, top: dict[str, Any]) -> tuple[WeightDType, WeightDType, WeightDType]:
-    """(linear, expert, activation) dtypes as shipped, from torch_dtype and quantization_config."""
+def _quant_dtype(fmt: WeightFormat | None, base: WeightDType) -> WeightDType:
+    """The WeightDType family of a per-module format (for summaries and the compute dtype)."""
+    if fmt is None:
+        return base
+    families = {"fp8": WeightDType.FP8, "nvfp4": WeightDType.NVFP4, "mxfp4": WeightDType.MXFP4}
+    if fmt.name.startswith("int"):
+        return WeightDType.INT4
+    return next((d for key, d in families.items() if fmt.name.startswith(key)), base)
+
+
+def _dtypes(
+    fields: _Fields, top: dict[str, Any]
+) -> tuple[WeightDType, WeightDType, WeightDType, Quantization | None]:
+    """(linear, expert, activation) dtypes as shipped, and the per-module quantization."""
     torch_dtype = top.get("torch_dtype") or top.get("dtype") or fields.raw.get("torch_dtype")
     base = parse_weight_dtype(str(torch_dtype or "bfloat16"), field=f"{fields.path}: torch_dtype")
     if base not in (WeightDType.BF16, WeightDType.FP16):
         base = WeightDType.BF16
-    quant = top.get("quantization_config")
-    if not isinstance(quant, dict):
-        return base, base, base
-    method = str(quant.get("quant_method", ""))
-    qpath = f"{fields.path}: quantization_config.quant_method"
-    if method in ("fp8", "awq", "gptq", "mxfp4", "modelopt_fp4"):
-        qtype = parse_weight_dtype(method, field=qpath)
-    else:
-        raise CatalogError(f"{qpath}: unsupported {method!r}; supported: fp8, awq, gptq, mxfp4")
-    skipped = " ".join(str(m) for m in quant.get("modules_to_not_convert") or [])
-    linear = base if "self_attn" in skipped else qtype
-    return linear, qtype, base
+    raw = top.get("quantization_config")
+    if not isinstance(raw, dict):
+        return base, base, base, None
+    quant = quantization_from_config(raw, path=fields.path)
+    return _quant_dtype(quant.linear, base), _quant_dtype(quant.expert, base), base, quant
 
 
 def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
@@ -277,7 +317,7 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
     tie_default = _TIE_DEFAULT.get(model_type)
     tie_source = fields if fields.has("tie_word_embeddings") else _Fields(top, path, "")
     attention_bias = fields.bool_("attention_bias", False)
-    linear, expert, activation = _dtypes(fields, top)
+    linear, expert, activation, quantization = _dtypes(fields, top)
     return Architecture(
         model_type=model_type,
         hidden_size=hidden,
@@ -300,6 +340,7 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
         linear_dtype=linear,
         expert_dtype=expert,
         activation_dtype=activation,
+        quantization=quantization,
         max_position_embeddings=fields.opt_int("max_position_embeddings"),
         num_mtp_layers=fields.int_("num_nextn_predict_layers", 0, minimum=0),
     )

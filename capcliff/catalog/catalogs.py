@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import struct
 import tomllib
 from dataclasses import dataclass
@@ -21,8 +22,11 @@ from pydantic import BaseModel, ValidationError
 from capcliff.catalog.architecture import Architecture, architecture_from_config
 from capcliff.catalog.specs import HardwareSpec, ModelCard, PublishedParams
 from capcliff.errors import CatalogError, UnknownIdError
+from capcliff.files import text_problem, unreadable
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
+# A Hugging Face repo id: `organisation/name` (huggingface_hub's REPO_ID_REGEX, simplified).
+HF_REPO_ID = re.compile(r"[\w.-]+/[\w.-]+")
 T = TypeVar("T", bound=BaseModel)
 
 
@@ -40,15 +44,29 @@ def _validation_message(path: Path, error: ValidationError) -> str:
     return "\n".join(lines)
 
 
+def read_user_text(path: Path) -> str:
+    """A catalog or config file's text; a missing, directory, binary or non-UTF-8 file is a
+    CatalogError `path: (file): problem`."""
+    problem = unreadable(path)
+    if problem is None:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            problem = str(exc.strerror)
+        else:
+            problem = text_problem(data)
+            if problem is None:
+                return data.decode("utf-8")
+    raise CatalogError(f"{path}: (file): {problem}")
+
+
 def load_toml(path: Path) -> dict[str, Any]:
     """Read a TOML file, reporting syntax errors as `path: (toml): message`."""
+    text = read_user_text(path)
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(f"{path}: (toml): {exc}") from None
-    except OSError as exc:
-        raise CatalogError(f"{path}: (file): {exc.strerror}") from None
 
 
 def load_entry(path: Path, model: type[T]) -> T:
@@ -119,7 +137,8 @@ class Model:
     arch: Architecture
     published: PublishedParams | None = None
     checkpoint_bytes: int | None = None  # exact, from safetensors headers, when available
-    hf_repo: str = ""  # what an engine loads (catalog cards); a path for user configs
+    hf_repo: str = ""  # the HF repo id an engine loads ("" when a user's config names none)
+    local_path: str = ""  # the model directory a user gave (an engine can load it too)
 
 
 def model_from_card(card: ModelCard, *, path: str) -> Model:
@@ -136,12 +155,13 @@ def model_from_card(card: ModelCard, *, path: str) -> Model:
 
 
 def _load_config_json(path: Path) -> dict[str, Any]:
+    text = read_user_text(path)
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CatalogError(f"{path}: (json): {exc.msg} at line {exc.lineno}") from None
-    except OSError as exc:
-        raise CatalogError(f"{path}: (file): {exc.strerror}") from None
+    except RecursionError:
+        raise CatalogError(f"{path}: (json): nested too deeply") from None
     if not isinstance(data, dict):
         raise CatalogError(f"{path}: (json): expected an object of config fields")
     return data
@@ -179,14 +199,16 @@ def model_from_path(path: Path) -> Model:
         raise CatalogError(f"{config_path}: (file): no such config.json")
     raw = _load_config_json(config_path)
     arch = architecture_from_config(raw, path=str(config_path))
-    name = str(raw.get("_name_or_path") or config_path.parent.name or config_path.stem)
+    named = raw.get("_name_or_path")
+    name = named if isinstance(named, str) and named else config_path.parent.name
     return Model(
         id=name,
         name=name,
         source=str(config_path),
         arch=arch,
         checkpoint_bytes=safetensors_bytes(path) if path.is_dir() else None,
-        hf_repo=str(path),
+        hf_repo=name if HF_REPO_ID.fullmatch(name) and not Path(name).exists() else "",
+        local_path=str(path) if path.is_dir() else "",
     )
 
 

@@ -49,6 +49,14 @@ class HardwareSpec(_Frozen):
     allreduce_busbw_gb_s: float | None = Field(default=None, gt=0)
     tdp_w: float | None = Field(default=None, gt=0)
     usd_per_gpu_hour: float | None = Field(default=None, gt=0)  # on-demand rental, set per file
+    # KV offload tiers (prefix caching): the fixed cost of one host-link transfer, and the node's
+    # local NVMe (capacity, sequential read and write bandwidth, one read's latency). Host DRAM
+    # is `host_dram_tb_per_node`; the host link's bandwidth is `host_link_bw_gb_s_bidir`.
+    host_link_latency_us: float | None = Field(default=None, gt=0)
+    nvme_tb_per_node: float | None = Field(default=None, gt=0)
+    nvme_read_gb_s_per_node: float | None = Field(default=None, gt=0)
+    nvme_write_gb_s_per_node: float | None = Field(default=None, gt=0)
+    nvme_latency_us: float | None = Field(default=None, gt=0)
     notes: str = ""
     sources: dict[str, str]
 
@@ -68,6 +76,17 @@ class HardwareSpec(_Frozen):
         if self.scaleup_domain_gpus < self.gpus_per_node and self.scaleup_domain_gpus != 1:
             raise ValueError("scaleup_domain_gpus is smaller than gpus_per_node")
         return self
+
+    @property
+    def host_dram_bytes_per_gpu(self) -> int:
+        """The node's host DRAM shared evenly by its GPUs, bytes (decimal TB)."""
+        return round(self.host_dram_tb_per_node * TB / self.gpus_per_node)
+
+    @property
+    def nvme_bytes_per_gpu(self) -> int | None:
+        """The node's local NVMe shared evenly by its GPUs, bytes (None: not in the catalog)."""
+        tb = self.nvme_tb_per_node
+        return None if tb is None else round(tb * TB / self.gpus_per_node)
 
     @property
     def hbm_driver_bytes(self) -> int:

@@ -9,6 +9,7 @@ inputs are invalid (an InputError), 4 an internal error: a crash never reads as 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from capcliff.analysis.sweep import PointResult
@@ -186,13 +187,22 @@ def scenario_result(
     )
 
 
-def _scenario_checked(
-    spec_file: SpecFile, index: int, baseline: Baseline | None, tolerance: float
-) -> ScenarioResult:
+@dataclass(frozen=True)
+class RunOptions:
+    """How a check runs: the baseline, its tolerance, --force, a progress callback."""
+
+    baseline: Baseline | None
+    tolerance: float
+    force: bool = False
+    progress: Callable[[], None] | None = None
+
+
+def _scenario_checked(spec_file: SpecFile, index: int, run: RunOptions) -> ScenarioResult:
     """`scenario_result`, with input errors named by the spec file and the scenario."""
     scenario = spec_file.spec.scenario[index]
+    baseline, tolerance = run.baseline, run.tolerance
     try:
-        dep = deployment(spec_file, scenario)
+        dep = deployment(spec_file, scenario, force=run.force, progress=run.progress)
         return scenario_result(dep, baseline=baseline, tolerance=tolerance)
     except InputError as exc:
         where = f"scenario[{index}]"
@@ -201,7 +211,12 @@ def _scenario_checked(
 
 
 def run_checks(
-    spec_file: SpecFile, *, baseline: Baseline | None = None, tolerance: float | None = None
+    spec_file: SpecFile,
+    *,
+    baseline: Baseline | None = None,
+    tolerance: float | None = None,
+    force: bool = False,
+    progress: Callable[[], None] | None = None,
 ) -> CheckReport:
     """Evaluate every scenario of a loaded spec; compare with `baseline` when given.
 
@@ -211,9 +226,8 @@ def run_checks(
     tol = spec_file.spec.baseline_tolerance if tolerance is None else tolerance
     if not 0 < tol < 1:
         raise InputError(f"tolerance: must be in (0, 1), got {tol}")
-    results = [
-        _scenario_checked(spec_file, i, baseline, tol) for i in range(len(spec_file.spec.scenario))
-    ]
+    run = RunOptions(baseline, tol, force, progress)
+    results = [_scenario_checked(spec_file, i, run) for i in range(len(spec_file.spec.scenario))]
     return CheckReport(
         schema_version=SCHEMA_VERSION,
         spec=str(spec_file.path),
@@ -233,3 +247,15 @@ def check_file(
     """
     stored = None if baseline is None else load_baseline(baseline)
     return run_checks(load_spec(spec), baseline=stored, tolerance=tolerance)
+
+
+def check_spec_file(
+    spec_file: SpecFile,
+    *,
+    baseline: Baseline | None,
+    force: bool = False,
+    progress: Callable[[], None] | None = None,
+) -> CheckReport:
+    """`check_file` for a spec already loaded (the CLI validates output paths against its
+    inputs first)."""
+    return run_checks(spec_file, baseline=baseline, force=force, progress=progress)

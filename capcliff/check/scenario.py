@@ -9,52 +9,45 @@ concurrency) for KV headroom, latency and throughput.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from capcliff.analysis.deployment import WorkloadChoice, is_online, plan_workloads, sim_config_for
+from capcliff.analysis import deployment as resolution
 from capcliff.analysis.plan_types import Recommendation
 from capcliff.analysis.solver import Slo
 from capcliff.analysis.sweep import PointResult, SeriesResult, SweepPlan, build_sweep_report
-from capcliff.catalog.catalogs import Model, get_hardware, get_model
+from capcliff.analysis.workloads import WorkloadChoice, is_online, plan_workloads
+from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout, parse_layout
-from capcliff.catalog.specs import HardwareSpec
 from capcliff.check.report import Figures, significant
 from capcliff.check.spec import Scenario, SpecFile
-from capcliff.errors import InputError
-from capcliff.memory.budget import BudgetSettings
-from capcliff.memory.layout_memory import LayoutMemory, layout_memory
-from capcliff.memory.weights import WeightScheme
+from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.sim.workload import Arrival, Requests
-from capcliff.units import KVDType, parse_kv_dtype, parse_weight_dtype, round_up
 
 GRID_START = 16  # the cliff sweep's smallest concurrency (running requests)
 GRID_SPAN = 4  # ... and its largest: this many times the scenario's concurrency
-CONTEXT_ROUNDING = 1024  # a derived max_model_len is the longest request rounded up to this
 
 
 @dataclass(frozen=True)
 class Deployment:
-    """A scenario's resolved inputs: model, hardware, engine settings and workload."""
+    """A scenario with its settings resolved (`analysis.deployment.resolve`) and its trace."""
 
     scenario: Scenario
-    model: Model
-    hardware: HardwareSpec
-    settings: BudgetSettings
-    scheme: WeightScheme
-    kv_dtype: KVDType
+    resolved: resolution.Deployment
     trace: tuple[str, ...] | None
+    progress: Callable[[], None] | None = None  # called once per simulated point
 
     def choice(self, concurrency: int | None) -> WorkloadChoice:
         """The workload; closed-loop clients default to `concurrency` (then to the spec's)."""
         w = self.scenario.workload
         arrival = w.arrival_pattern
-        clients = w.clients or concurrency or w.concurrency
+        clients = next((c for c in (w.clients, concurrency, w.concurrency) if c is not None), None)
         return WorkloadChoice(
-            num_requests=w.request_count or len(self.trace or ()),
+            num_requests=len(self.trace or ()) if w.request_count is None else w.request_count,
             isl=w.isl,
-            osl=(w.osl,) if w.osl else (),
+            osl=() if w.osl is None else (w.osl,),
             preset_name=w.preset,
             trace_lines=self.trace,
             arrival=arrival,
@@ -69,57 +62,43 @@ class Deployment:
 
     def memory(self, layout: Layout, max_model_len: int) -> LayoutMemory:
         """The memory verdict of `layout` for requests up to `max_model_len` tokens."""
-        return layout_memory(
-            self.model.arch, self.hardware, layout, scheme=self.scheme, kv_dtype=self.kv_dtype,
-            max_model_len=max_model_len, settings=self.settings,
-        )  # fmt: skip
+        return self.resolved.memory(layout, max_model_len)
 
 
-def deployment(spec_file: SpecFile, scenario: Scenario) -> Deployment:
-    """Resolve a scenario's catalog ids, dtypes and engine settings."""
+def deployment(
+    spec_file: SpecFile,
+    scenario: Scenario,
+    *,
+    force: bool = False,
+    progress: Callable[[], None] | None = None,
+) -> Deployment:
+    """Resolve a scenario's catalog ids, dtypes, engine settings and calibration (relative to
+    the spec's folder; a calibration for another deployment needs `force`)."""
     model = get_model(spec_file.model_ref(scenario))
-    s = scenario
-    settings = BudgetSettings(
-        engine=s.engine, gpu_memory_utilization=s.gpu_memory_utilization,
-        max_num_batched_tokens=s.max_num_batched_tokens, max_num_seqs=s.max_num_seqs,
-        enforce_eager=s.enforce_eager, mem_fraction_static=s.mem_fraction_static,
-        free_gpu_memory_fraction=s.free_gpu_memory_fraction,
-    )  # fmt: skip
-    scheme = (
-        WeightScheme.as_shipped(model.arch)
-        if s.weight_dtype is None
-        else WeightScheme.quantised(model.arch, parse_weight_dtype(s.weight_dtype))
+    settings = resolution.DeploymentSettings.model_validate(
+        scenario.model_dump(include=set(resolution.DeploymentSettings.model_fields))
+    )
+    resolved = resolution.resolve(
+        model, get_hardware(scenario.gpu), settings, base_dir=spec_file.base_dir, force=force
     )
     return Deployment(
-        scenario=s, model=model, hardware=get_hardware(s.gpu), settings=settings, scheme=scheme,
-        kv_dtype=parse_kv_dtype(s.kv_cache_dtype), trace=spec_file.traces.get(s.name),
-    )  # fmt: skip
+        scenario=scenario,
+        resolved=resolved,
+        trace=spec_file.traces.get(scenario.name),
+        progress=progress,
+    )
 
 
-def context_tokens(scenario: Scenario, requests: Requests) -> int:
-    """max_model_len: as given (at least the longest request), else the longest rounded up."""
-    longest = int((requests.input_tokens + requests.max_output_tokens).max())
-    if scenario.max_model_len is None:
-        return round_up(longest, CONTEXT_ROUNDING)
-    if scenario.max_model_len < longest:
-        raise InputError(
-            f"max_model_len: {scenario.max_model_len} is shorter than the longest request "
-            f"({longest} tokens, input + max output)"
-        )
-    return scenario.max_model_len
-
-
-def recommendation(dep: Deployment, max_model_len: int, online: bool) -> Recommendation | None:
+def recommendation(dep: Deployment, online: bool) -> Recommendation | None:
     """What `capcliff plan` recommends for the scenario's GPUs (None: nothing fits)."""
     from capcliff.analysis.plan import build_plan_report  # the plan stack only where needed
 
     expect = dep.scenario.expect
     slo = Slo.of(expect.ttft_p99_max_s, expect.tpot_p99_max_s)
     return build_plan_report(
-        dep.model, dep.hardware, gpus=dep.scenario.gpu_count, workload=dep.choice(None),
-        settings=dep.settings, kv_dtype=dep.kv_dtype, max_model_len=max_model_len, policy=None,
+        dep.resolved, gpus=dep.scenario.gpu_count, workload=dep.choice(None),
         objective="goodput" if online else "makespan", slo=slo, seed=dep.scenario.seed,
-        scheme=dep.scheme,
+        progress=dep.progress,
     ).recommended  # fmt: skip
 
 
@@ -165,10 +144,8 @@ class Simulations:
             workload_label="", seed=self.dep.scenario.seed,
         )  # fmt: skip
         return build_sweep_report(
-            self.dep.model, self.dep.hardware, plan, scheme=self.dep.scheme,
-            kv_dtype=self.dep.kv_dtype, max_model_len=self.max_model_len,
-            settings=self.dep.settings,
-        ).series[0]  # fmt: skip
+            self.dep.resolved, plan, max_model_len=self.max_model_len, progress=self.dep.progress
+        ).series[0]
 
     def batch_sweep(self, concurrencies: tuple[int, ...]) -> SeriesResult:
         """The batch sweep behind the cliff and the sweet spot."""
@@ -226,17 +203,15 @@ def default_concurrency(
     """The spec's concurrency (or clients); else max_num_seqs x dp (the plan's cap for `auto`,
     the engine's setting or default otherwise), at most every request at once."""
     w = dep.scenario.workload
-    if w.concurrency is not None or w.clients is not None:
-        return w.concurrency or w.clients or 0
+    given = w.concurrency if w.concurrency is not None else w.clients
+    if given is not None:
+        return given
     if layout is None:
         return num_requests
     if rec is not None and dep.scenario.layout == "auto":
         per_replica = rec.max_num_seqs
     else:
-        config = sim_config_for(
-            dep.settings, dep.hardware, policy=None, max_model_len=max_model_len
-        )
-        per_replica = config.max_num_seqs
+        per_replica = dep.resolved.sim_config(max_model_len).max_num_seqs
     return min(layout.dp * per_replica, num_requests)
 
 
@@ -272,27 +247,25 @@ def figures_of(
     )
 
 
-def chosen_layout(
-    dep: Deployment, max_model_len: int, online: bool
-) -> tuple[Layout | None, Recommendation | None]:
+def chosen_layout(dep: Deployment, online: bool) -> tuple[Layout | None, Recommendation | None]:
     """The spec's layout, or the plan's for `auto` (the plan runs only when needed)."""
     s = dep.scenario
     rec = None
     if s.layout == "auto" or s.expect.recommended_layout is not None:
-        rec = recommendation(dep, max_model_len, online)
+        rec = recommendation(dep, online)
     if s.layout != "auto":
         return parse_layout(s.layout), rec
     if rec is None:
         return None, None
-    return Layout(dp=rec.dp, tp=rec.tp, pp=rec.pp, ep=rec.ep), rec
+    return parse_layout(rec.layout), rec
 
 
 def outcome(dep: Deployment) -> Outcome:
     """Everything a scenario's assertions are judged on."""
     label, requests = dep.requests()
-    max_len = context_tokens(dep.scenario, requests)
+    max_len = dep.resolved.context_length(requests)
     online = is_online(requests)
-    layout, rec = chosen_layout(dep, max_len, online)
+    layout, rec = chosen_layout(dep, online)
     memory = None if layout is None else dep.memory(layout, max_len)
     concurrency = default_concurrency(
         dep, layout, rec, max_model_len=max_len, num_requests=len(requests)

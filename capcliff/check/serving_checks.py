@@ -18,7 +18,7 @@ def serving_report(o: Outcome) -> PlanReport:
     """The online plan of the scenario."""
     from capcliff.analysis.serving import OnlineOptions, build_online_plan
 
-    dep, s = o.dep, o.dep.scenario
+    dep, s = o.dep.resolved, o.dep.scenario
     slo = Slo.of(s.expect.ttft_p99_max_s, s.expect.tpot_p99_max_s)
     prices = {} if s.usd_per_gpu_hour is None else {dep.hardware.id: s.usd_per_gpu_hour}
     options = OnlineOptions(
@@ -26,10 +26,8 @@ def serving_report(o: Outcome) -> PlanReport:
         layouts=() if s.layout == "auto" or o.layout is None else (o.layout,),
     )  # fmt: skip
     return build_online_plan(
-        dep.model, dep.hardware, gpus=s.gpu_count, workload=dep.choice(None),
-        settings=dep.settings, kv_dtype=dep.kv_dtype, max_model_len=o.max_model_len,
-        policy=None, seed=s.seed, options=options, scheme=dep.scheme,
-    )  # fmt: skip
+        dep, gpus=s.gpu_count, workload=o.dep.choice(None), seed=s.seed, options=options
+    )
 
 
 def _missing(name: str, comparison: str, expected: float, unit: str, why: str) -> AssertionResult:

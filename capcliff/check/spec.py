@@ -20,13 +20,13 @@ from typing import Any, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
+from capcliff.analysis.deployment import DeploymentSettings
 from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import parse_layout
 from capcliff.errors import CatalogError, InputError
 from capcliff.files import read_text
-from capcliff.memory.budget import EngineName
 from capcliff.sim.workload import PRESETS, Arrival, parse_trace
-from capcliff.units import parse_kv_dtype, parse_weight_dtype
+from capcliff.sim.workload_rules import check_workload_numbers
 
 DEFAULT_SPEC = Path("capcliff.toml")
 DEFAULT_NUM_REQUESTS = 1000
@@ -73,14 +73,15 @@ class Expectations(_Spec):
 class CheckWorkload(_Spec):
     """`[scenario.workload]`: fixed lengths (isl + osl), a preset or a trace; the arrivals."""
 
-    isl: int | None = Field(default=None, ge=1)  # input tokens per request
-    osl: int | None = Field(default=None, ge=1)  # output tokens per request
+    # The numbers' domains are `sim.workload.check_workload_numbers`, as for the CLI's flags.
+    isl: int | None = None  # input tokens per request
+    osl: int | None = None  # output tokens per request
     preset: str | None = None  # reasoning, chat, chat-short
     trace: str | None = None  # a JSONL file, relative to the spec file
     arrival: Arrival | None = None  # batch (default), clients, poisson (implied by rate/clients)
-    rate: float | None = Field(default=None, gt=0)  # requests/s (poisson)
-    clients: int | None = Field(default=None, ge=1)  # closed-loop users (default: concurrency)
-    num_requests: int | None = Field(default=None, ge=1)  # default 1000; a trace has its own
+    rate: float | None = None  # requests/s (poisson)
+    clients: int | None = None  # closed-loop users (default: concurrency)
+    num_requests: int | None = None  # default 1000; a trace has its own
     concurrency: int | None = Field(default=None, ge=1)  # the cap on running requests
 
     @field_validator("preset")
@@ -92,18 +93,34 @@ class CheckWorkload(_Spec):
 
     @model_validator(mode="after")
     def _one_source(self) -> CheckWorkload:
-        sources = [s for s, on in (("isl/osl", self.isl or self.osl), ("preset", self.preset),
-                                   ("trace", self.trace)) if on]  # fmt: skip
+        try:
+            check_workload_numbers(
+                num_requests=self.num_requests, isl=self.isl,
+                osl=() if self.osl is None else (self.osl,), rate=self.rate, clients=self.clients,
+            )  # fmt: skip
+        except InputError as exc:
+            raise ValueError(str(exc)) from None
+        lengths = self.isl is not None or self.osl is not None
+        sources = [s for s, on in (("isl/osl", lengths), ("preset", self.preset is not None),
+                                   ("trace", self.trace is not None)) if on]  # fmt: skip
         if len(sources) != 1:
             raise ValueError("give isl and osl, or preset, or trace (exactly one)")
-        if sources == ["isl/osl"] and not (self.isl and self.osl):
+        if sources == ["isl/osl"] and (self.isl is None or self.osl is None):
             raise ValueError(
-                f"{'osl' if self.isl else 'isl'}: needed with {'isl' if self.isl else 'osl'}"
+                f"{'osl' if self.isl is not None else 'isl'}: needed with "
+                f"{'isl' if self.isl is not None else 'osl'}"
             )
-        if self.trace is not None and (self.arrival or self.rate or self.clients):
+        if self.trace is not None and any(
+            v is not None for v in (self.arrival, self.rate, self.clients)
+        ):
             raise ValueError("arrival: a trace replays its own arrival times")
         if self.trace is not None and self.num_requests is not None:
             raise ValueError("num_requests: a trace has as many requests as lines")
+        self._arrival_matches_load()
+        return self
+
+    def _arrival_matches_load(self) -> None:
+        """rate goes with poisson, clients with clients (either implies its arrival)."""
         if self.arrival is Arrival.POISSON and self.rate is None:
             raise ValueError("rate: a poisson arrival needs a rate (requests/s)")
         if self.rate is not None and self.clients is not None:
@@ -114,7 +131,6 @@ class CheckWorkload(_Spec):
             raise ValueError("clients: only a clients arrival has clients")
         if self.arrival is Arrival.CLIENTS and self.clients is None and self.concurrency is None:
             raise ValueError("clients: a clients arrival needs clients or concurrency")
-        return self
 
     @property
     def arrival_pattern(self) -> Arrival:
@@ -128,30 +144,27 @@ class CheckWorkload(_Spec):
     @property
     def request_count(self) -> int | None:
         """Requests to generate (None for a trace: its line count)."""
-        return None if self.trace else self.num_requests or DEFAULT_NUM_REQUESTS
+        if self.trace is not None:
+            return None
+        return DEFAULT_NUM_REQUESTS if self.num_requests is None else self.num_requests
 
 
-class Scenario(_Spec):
-    """One `[[scenario]]`: a deployment, its workload and what must hold."""
+class Scenario(DeploymentSettings):
+    """One `[[scenario]]`: a deployment, its workload and what must hold.
+
+    The engine and memory keys (engine, weight_dtype, kv_cache_dtype, max_model_len,
+    kv_cache_memory, max_num_seqs, calibration, preemption, routing ...) are `DeploymentSettings`,
+    the same settings `memory`, `sweep` and `plan` take as flags.
+    """
 
     name: str = Field(min_length=1)
     model: str  # catalog id, or a config.json path / model folder relative to the spec
     gpu: str  # hardware catalog id
     gpus: int | None = Field(default=None, ge=1)  # default: the layout's
     layout: str = "auto"  # "auto" (what `capcliff plan` recommends) or e.g. "dp4-tp2"
-    engine: EngineName = EngineName.VLLM
-    gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)  # vLLM
-    max_model_len: int | None = Field(default=None, ge=1)  # tokens; default: the longest request
-    kv_cache_dtype: str = "bf16"
-    weight_dtype: str | None = None  # default: as the checkpoint ships
-    max_num_seqs: int | None = Field(default=None, ge=1)  # per replica
-    max_num_batched_tokens: int | None = Field(default=None, ge=1)
-    mem_fraction_static: float | None = Field(default=None, gt=0, le=1)  # SGLang
-    free_gpu_memory_fraction: float = Field(default=0.9, gt=0, le=1)  # TensorRT-LLM
-    enforce_eager: bool = False
     headroom: float = Field(default=0.2, ge=0, lt=1)  # online fleet sizing: spare capacity
     usd_per_gpu_hour: float | None = Field(default=None, gt=0)  # default: the hardware file's
-    seed: int = 0  # the workload's random seed
+    seed: int = Field(default=0, ge=0)  # the workload's random seed
     workload: CheckWorkload
     expect: Expectations = Field(default_factory=Expectations)
 
@@ -159,16 +172,6 @@ class Scenario(_Spec):
     @classmethod
     def _layout(cls, value: str) -> str:
         return value if value == "auto" else parse_layout(_parsed(parse_layout, value)).name
-
-    @field_validator("kv_cache_dtype")
-    @classmethod
-    def _kv_dtype(cls, value: str) -> str:
-        return _parsed(parse_kv_dtype, value)
-
-    @field_validator("weight_dtype")
-    @classmethod
-    def _weight_dtype(cls, value: str | None) -> str | None:
-        return None if value is None else _parsed(parse_weight_dtype, value)
 
     @model_validator(mode="after")
     def _gpus_and_counts(self) -> Scenario:
@@ -315,6 +318,18 @@ class SpecFile:
     def model_ref(self, scenario: Scenario) -> str:
         """What `catalog.get_model` should load for `scenario`."""
         return model_reference(scenario.model, self.base_dir)
+
+    def input_paths(self) -> list[Path]:
+        """Every file the spec makes a run read: itself, traces, model configs, calibrations."""
+        paths = [self.path]
+        for s in self.spec.scenario:
+            ref = Path(self.model_ref(s))
+            if ref.exists():
+                paths.append(ref / "config.json" if ref.is_dir() else ref)
+            for name in (s.workload.trace, s.calibration):
+                if name is not None:
+                    paths.append(self.base_dir / name)
+        return paths
 
 
 def _reference_problems(scenario: Scenario, base_dir: Path) -> list[str]:

@@ -11,44 +11,50 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from capcliff.cli.app import (
+    COUNT,
     DEFAULT_GPU,
     DEFAULT_MODEL,
-    EngineOption,
+    POSITIVE,
+    ForceOption,
     GpuOption,
-    KvDtypeOption,
-    MaxModelLenOption,
-    _calibration_terms,
+    SeedOption,
     _choice,
     app,
+    deployment_options,
+    print_warnings,
 )
 from capcliff.errors import InputError
 
 if TYPE_CHECKING:  # types only: the commands import their modules lazily to keep --help fast
-    from capcliff.analysis.deployment import WorkloadChoice
-    from capcliff.analysis.sweep import SweepPlan, SweepReport
-    from capcliff.catalog.catalogs import Model
-    from capcliff.catalog.layout import Layout
-    from capcliff.catalog.specs import HardwareSpec
-    from capcliff.memory.budget import BudgetSettings
-    from capcliff.memory.weights import WeightScheme
-    from capcliff.sim.workload import Requests
-    from capcliff.units import KVDType
+    from pathlib import Path
 
-IslOption = Annotated[int | None, typer.Option(help="Input tokens per request (fixed).")]
+    from capcliff.analysis.deployment import Deployment, DeploymentSettings
+    from capcliff.analysis.plan_types import PlanReport
+    from capcliff.analysis.solver import Slo
+    from capcliff.analysis.sweep import SweepPlan, SweepReport
+    from capcliff.analysis.workloads import WorkloadChoice
+    from capcliff.catalog.layout import Layout
+    from capcliff.sim.workload import Requests
+
+IslOption = Annotated[
+    int | None, typer.Option(callback=COUNT, help="Input tokens per request (fixed).")
+]
 WorkloadOption = Annotated[
-    str | None, typer.Option(help="A preset (reasoning, chat, chat-short) or a trace.jsonl.")
+    str | None,
+    typer.Option(
+        help="A preset (reasoning, chat, chat-short, multiturn-chat, agentic) or a trace.jsonl."
+    ),
 ]
 ArrivalOption = Annotated[str, typer.Option(help="batch, clients or poisson.")]
-RateOption = Annotated[float | None, typer.Option(help="Poisson arrival rate, requests/s.")]
-ClientsOption = Annotated[int | None, typer.Option(help="Closed-loop clients.")]
-PolicyOption = Annotated[
-    str | None, typer.Option(help="Admission policy (default: the engine's own).")
+RateOption = Annotated[
+    float | None, typer.Option(callback=POSITIVE, help="Poisson arrival rate, requests/s.")
 ]
-SloTtftOption = Annotated[float | None, typer.Option(help="TTFT p99 limit, s (online serving).")]
-SloTpotOption = Annotated[float | None, typer.Option(help="TPOT p99 limit, s (online serving).")]
-SeedOption = Annotated[int, typer.Option(help="Random seed for the workload.")]
-CalibrationOption = Annotated[
-    str | None, typer.Option(help="Overhead terms fitted by `capcliff calibrate` (a TOML file).")
+ClientsOption = Annotated[int | None, typer.Option(callback=COUNT, help="Closed-loop clients.")]
+SloTtftOption = Annotated[
+    float | None, typer.Option(callback=POSITIVE, help="TTFT p99 limit, s (online serving).")
+]
+SloTpotOption = Annotated[
+    float | None, typer.Option(callback=POSITIVE, help="TPOT p99 limit, s (online serving).")
 ]
 DEFAULT_SWEEP_MODEL = "deepseek-r1-distill-llama-8b"  # the study's single-GPU scenario
 
@@ -80,7 +86,7 @@ def _workload_choice(
 ) -> WorkloadChoice:
     from pathlib import Path
 
-    from capcliff.analysis.deployment import WorkloadChoice
+    from capcliff.analysis.workloads import WorkloadChoice
     from capcliff.files import read_text
     from capcliff.sim.workload import Arrival
 
@@ -92,11 +98,13 @@ def _workload_choice(
         else:
             preset_name = workload
     lengths: tuple[int, ...] = ()
-    if osl:
+    if osl is not None:
         try:
             lengths = tuple(int(v) for v in osl.split(",") if v.strip())
         except ValueError:
-            raise InputError(f"osl: cannot read {osl!r}; write 1024 or 1024,4096,16384") from None
+            lengths = ()
+        if not lengths:
+            raise InputError(f"osl: cannot read {osl!r}; write 1024 or 1024,4096,16384")
     return WorkloadChoice(
         num_requests=num_requests,
         isl=isl,
@@ -109,107 +117,84 @@ def _workload_choice(
     )
 
 
-def _sweep_max_model_len(given: int | None, workloads: list[tuple[str, Requests]]) -> int:
-    """The context the engine is configured for: given, else the longest request."""
-    if given is not None:
-        return given
-    return max(int((r.input_tokens + r.max_output_tokens).max()) for _, r in workloads)
-
-
 def _sweep_layouts(
-    text: str | None,
-    gpus: int | None,
-    model: Model,
-    spec: HardwareSpec,
-    settings: BudgetSettings,
-    kv_dtype: KVDType,
-    max_model_len: int,
+    text: str | None, gpus: int | None, dep: Deployment, length: int
 ) -> list[Layout]:
     """The named layouts, or the fitting layout of `gpus` with the most KV in all."""
     from capcliff.catalog.layout import enumerate_layouts, parse_layout
-    from capcliff.memory.layout_memory import layout_memory
-    from capcliff.memory.weights import WeightScheme
 
-    if text:
+    if text is not None:
         layouts = [parse_layout(part) for part in text.split(",") if part.strip()]
+        if not layouts:
+            raise InputError(f"layout: cannot read {text!r}; write e.g. tp2 or dp2-tp2,tp4")
         wrong = [lay.name for lay in layouts if gpus is not None and lay.gpus != gpus]
         if wrong:
             raise InputError(f"layout: {', '.join(wrong)} do not use --gpus {gpus}")
         return layouts
-    count = gpus or 1
-    scheme = WeightScheme.as_shipped(model.arch)
-    memories = [
-        layout_memory(
-            model.arch, spec, lay, scheme=scheme, kv_dtype=kv_dtype,
-            max_model_len=max_model_len, settings=settings,
-        )
-        for lay in enumerate_layouts(count, arch=model.arch)
-    ]  # fmt: skip
+    count = 1 if gpus is None else gpus
+    memories = [dep.memory(lay, length) for lay in enumerate_layouts(count, arch=dep.model.arch)]
     fitting = [m for m in memories if m.fits]
     if not fitting:
         raise InputError(f"layout: no layout of {count} GPUs fits; run `capcliff memory`")
     return [max(fitting, key=lambda m: (m.kv_capacity_tokens_total, -m.layout.tp)).layout]
 
 
-def _run_sweep(
-    model: Model,
-    spec: HardwareSpec,
-    plan: SweepPlan,
-    settings: BudgetSettings,
-    kv_dtype: KVDType,
-    max_model_len: int,
-    policy: str | None,
-    scheme: WeightScheme,
-) -> SweepReport:
-    """Build the report with a progress bar on stderr when it is a terminal."""
-    from rich.console import Console
-    from rich.progress import Progress
-
+def _run_sweep(dep: Deployment, plan: SweepPlan, max_model_len: int) -> SweepReport:
+    """Build the report with progress on stderr, one tick per simulated point."""
     from capcliff.analysis.sweep import build_sweep_report
+    from capcliff.cli.progress import progress_bar
 
-    console = Console(stderr=True)
-    with Progress(console=console, transient=True, disable=not console.is_terminal) as bar:
-        task = bar.add_task("simulating", total=len(plan.layouts) * len(plan.workloads))
-        return build_sweep_report(
-            model,
-            spec,
-            plan,
-            scheme=scheme,
-            kv_dtype=kv_dtype,
-            max_model_len=max_model_len,
-            settings=settings,
-            policy=policy,
-            progress=lambda done, total: bar.update(task, completed=done, total=total),
-        )
+    total = len(plan.layouts) * len(plan.workloads) * len(plan.concurrencies)
+    with progress_bar("simulating", total) as tick:
+        return build_sweep_report(dep, plan, max_model_len=max_model_len, progress=tick)
 
 
-def _write_plot(report: SweepReport, path_text: str, force: bool) -> None:
+def _plot_path(text: str | None) -> Path | None:
     from pathlib import Path
 
+    if text is None:
+        return None
+    if Path(text).suffix.lower() not in (".png", ".svg"):
+        raise InputError(f"plot: {text!r} must end in .png or .svg")
+    return Path(text)
+
+
+def _write_plot(report: SweepReport, path: Path) -> None:
     from capcliff.files import write_bytes_atomic
 
-    path = Path(path_text)
-    fmt = path.suffix.lstrip(".").lower()
-    if fmt not in ("png", "svg"):
-        raise InputError(f"plot: {path_text!r} must end in .png or .svg")
     try:
         from capcliff.cli.render import sweep_figure_bytes
 
-        data = sweep_figure_bytes(report, fmt)
+        data = sweep_figure_bytes(report, path.suffix.lstrip(".").lower())
     except ImportError:
         raise InputError(
             "plot: matplotlib is not installed; pip install 'capcliff[plot]'"
         ) from None
-    write_bytes_atomic(path, data, overwrite=force)
+    write_bytes_atomic(path, data, overwrite=True)  # checked before the simulation
+
+
+def _inputs(workload: str | None, model: str, settings: DeploymentSettings) -> list[Path]:
+    """The files a run reads (an output may never be one of them)."""
+    from pathlib import Path
+
+    paths = [Path(workload)] if workload is not None and workload.endswith(".jsonl") else []
+    if Path(model).exists():
+        paths.append(Path(model) / "config.json" if Path(model).is_dir() else Path(model))
+    if settings.calibration is not None:
+        paths.append(Path(settings.calibration))
+    return paths
 
 
 @app.command()
+@deployment_options(simulation=True)
 def sweep(
     model: Annotated[
         str, typer.Argument(help="Catalog id, a config.json path, or a model directory.")
     ] = DEFAULT_SWEEP_MODEL,
     gpu: GpuOption = DEFAULT_GPU,
-    gpus: Annotated[int | None, typer.Option(help="GPUs (default: the layout's, else 1).")] = None,
+    gpus: Annotated[
+        int | None, typer.Option(callback=COUNT, help="GPUs (default: the layout's, else 1).")
+    ] = None,
     layout: Annotated[
         str | None, typer.Option(help="Layouts, comma-separated (default: most KV per replica).")
     ] = None,
@@ -218,64 +203,58 @@ def sweep(
         str | None, typer.Option(help="Output tokens per request; a comma list sweeps them.")
     ] = None,
     workload: WorkloadOption = None,
-    num_requests: Annotated[int, typer.Option(help="Requests to simulate.")] = 2000,
+    num_requests: Annotated[int, typer.Option(callback=COUNT, help="Requests to simulate.")] = 2000,
     arrival: ArrivalOption = "batch",
     rate: RateOption = None,
     clients: ClientsOption = None,
     concurrency: Annotated[
         str, typer.Option(help="64,128,256 or 64..8192 (doubling) or 64..8192:16.")
     ] = "32..2048",
-    policy: PolicyOption = None,
-    engine: EngineOption = "vllm",
-    kv_dtype: KvDtypeOption = "bf16",
-    max_model_len: MaxModelLenOption = None,
-    gpu_memory_utilization: Annotated[float, typer.Option(help="vLLM's memory fraction.")] = 0.9,
-    calibration: CalibrationOption = None,
     slo_ttft: SloTtftOption = None,
     slo_tpot: SloTpotOption = None,
+    disagg: Annotated[
+        str | None,
+        typer.Option(help="Disaggregated: prefill and decode instances, e.g. 1p:tp8,3d:dp8-ep8."),
+    ] = None,
     seed: SeedOption = 0,
     plot: Annotated[str | None, typer.Option(help="Write a figure: FILE.png or FILE.svg.")] = None,
-    force: Annotated[bool, typer.Option(help="Replace an existing plot file.")] = False,
+    force: ForceOption = False,
     output: Annotated[SweepFormat, typer.Option("--format", help="table, json or csv.")] = (
         SweepFormat.TABLE
     ),
+    *,
+    settings: DeploymentSettings,
 ) -> None:
     """Simulate serving across concurrency (and output lengths, layouts): cliff and sweet spot."""
-    from capcliff.analysis.deployment import parse_concurrency, plan_workloads
+    from capcliff.analysis.deployment import resolve
     from capcliff.analysis.solver import Slo
     from capcliff.analysis.sweep import SweepPlan
+    from capcliff.analysis.workloads import parse_concurrency, plan_workloads
     from capcliff.catalog.catalogs import get_hardware, get_model
-    from capcliff.memory.budget import BudgetSettings, EngineName
-    from capcliff.memory.weights import WeightScheme
-    from capcliff.units import parse_kv_dtype
+    from capcliff.files import check_outputs
 
-    spec = get_hardware(gpu)
-    resolved = get_model(model)
-    overrides, calibrated = _calibration_terms(calibration)
-    settings = BudgetSettings(
-        engine=_choice(EngineName, engine, "engine"),
-        gpu_memory_utilization=gpu_memory_utilization,
-        term_overrides=overrides,
-        calibrated_terms=calibrated,
-    )
+    plot_path = _plot_path(plot)
+    check_outputs([("--plot", plot_path)], inputs=_inputs(workload, model, settings), force=force)
+    dep = resolve(get_model(model), get_hardware(gpu), settings, force=force)
     choice = _workload_choice(isl, osl, workload, num_requests, arrival, rate, clients)
+    concurrencies = parse_concurrency(concurrency)
     label, workloads = plan_workloads(choice, seed)
-    length = _sweep_max_model_len(max_model_len, workloads)
-    kv = parse_kv_dtype(kv_dtype)
-    scheme = WeightScheme.as_shipped(resolved.arch)
-    layouts = _sweep_layouts(layout, gpus, resolved, spec, settings, kv, length)
-    slo = Slo.of(slo_ttft, slo_tpot)
+    if disagg is not None:
+        _sweep_disagg(dep, disagg, (layout, gpus, plot), workloads, concurrencies, label,
+                      Slo.of(slo_ttft, slo_tpot), seed, output)  # fmt: skip
+        return
+    length = max(dep.context_length(requests) for _, requests in workloads)
+    layouts = _sweep_layouts(layout, gpus, dep, length)
     plan = SweepPlan(
         layouts=tuple(layouts),
         workloads=tuple(workloads),
-        concurrencies=parse_concurrency(concurrency),
+        concurrencies=concurrencies,
         workload_label=label,
         seed=seed,
-        slo=slo,
+        slo=Slo.of(slo_ttft, slo_tpot),
     )
-    report = _run_sweep(resolved, spec, plan, settings, kv, length, policy, scheme)
-    if plot:
-        _write_plot(report, plot, force)
+    print_warnings(dep.warnings)
+    report = _run_sweep(dep, plan, length)
     if output is SweepFormat.JSON:
         typer.echo(report.model_dump_json(indent=2))
     elif output is SweepFormat.CSV:
@@ -286,6 +265,17 @@ def sweep(
         from capcliff.cli.render import make_console, sweep_view
 
         make_console().print(sweep_view(report))
+    if plot_path is not None:
+        _write_plot(report, plot_path)
+
+
+def _plan_gpus(gpus: int | None, nodes: int | None, gpus_per_node: int) -> int:
+    """--gpus, else --nodes whole nodes, else one node."""
+    if gpus is not None and nodes is not None:
+        raise InputError("gpus: give --gpus or --nodes, not both")
+    if gpus is not None:
+        return gpus
+    return (1 if nodes is None else nodes) * gpus_per_node
 
 
 PlanGpuOption = Annotated[
@@ -294,11 +284,11 @@ PlanGpuOption = Annotated[
         help="Hardware id; a comma list (h100-sxm,h200-sxm,b200,mi300x) sizes a fleet on each."
     ),
 ]
-ArrivalChoice = Annotated[
+PlanArrivalOption = Annotated[
     str | None,
     typer.Option(
-        help="batch (offline: every request at t = 0), poisson or clients "
-        "(default: online, from --rate or --clients)."
+        help="batch (offline: every request at t = 0), poisson or clients (default: online, "
+        "from --rate or --clients, else the most each layout sustains)."
     ),
 ]
 
@@ -313,7 +303,7 @@ def _prices(text: str | None, gpu_ids: list[str]) -> dict[str, float]:
         values = []
     if len(values) == 1:
         values = values * len(gpu_ids)
-    if len(values) != len(gpu_ids) or any(not v > 0 or v == float("inf") for v in values):
+    if len(values) != len(gpu_ids) or any(not 0 < v < float("inf") for v in values):
         raise InputError(
             f"price-gpu-hour: cannot read {text!r}; give one price > 0 in $/GPU-hour, or one per "
             f"--gpu ({len(gpu_ids)})"
@@ -321,137 +311,139 @@ def _prices(text: str | None, gpu_ids: list[str]) -> dict[str, float]:
     return dict(zip(gpu_ids, values, strict=True))
 
 
-def _mode_arrival(arrival: str | None, rate: float | None, clients: int | None) -> str:
-    """The arrival pattern: as given, else poisson with --rate, clients with --clients, else
-    online at saturation (requests waiting, no arrival process)."""
+def _pattern(arrival: str | None, rate: float | None, clients: int | None) -> str:
+    """The arrival pattern: as given; else poisson with --rate, clients with --clients, else
+    "online" (no arrival process: the most each layout sustains)."""
     if arrival is not None:
         return arrival
     if rate is not None and clients is not None:
         raise InputError("rate: give --rate or --clients, not both")
     if rate is not None:
         return "poisson"
-    if clients is not None:
-        return "clients"
-    return "online"
+    return "clients" if clients is not None else "online"
 
 
 @app.command()
+@deployment_options(simulation=True)
 def plan(
     model: Annotated[
         str, typer.Argument(help="Catalog id, a config.json path, or a model directory.")
     ] = DEFAULT_MODEL,
     gpu: PlanGpuOption = DEFAULT_GPU,
-    gpus: Annotated[int | None, typer.Option(help="GPUs (default: one node).")] = None,
-    nodes: Annotated[int | None, typer.Option(help="Nodes of the GPU's node size.")] = None,
+    gpus: Annotated[int | None, typer.Option(callback=COUNT, help="GPUs (default: one node).")] = (
+        None
+    ),
+    nodes: Annotated[
+        int | None, typer.Option(callback=COUNT, help="Nodes of the GPU's node size.")
+    ] = None,
     isl: IslOption = None,
-    osl: Annotated[int | None, typer.Option(help="Output tokens per request (fixed).")] = None,
+    osl: Annotated[
+        int | None, typer.Option(callback=COUNT, help="Output tokens per request (fixed).")
+    ] = None,
     workload: WorkloadOption = None,
     num_requests: Annotated[
         int | None,
         typer.Option(
-            help="Requests per simulation (batch: 500; online: sized by the stopping rule)."
+            callback=COUNT,
+            help="Requests per simulation (batch: 500; online: at least this many, else the "
+            "stopping rule decides).",
         ),
     ] = None,
-    arrival: ArrivalChoice = None,
+    arrival: PlanArrivalOption = None,
     rate: RateOption = None,
     clients: ClientsOption = None,
-    engine: EngineOption = "vllm",
-    policy: PolicyOption = None,
-    kv_dtype: KvDtypeOption = "bf16",
-    weight_dtype: Annotated[
-        str | None,
-        typer.Option(
-            "--weight-dtype", "--quantization", help="Weight dtype (default: as shipped)."
-        ),
-    ] = None,
-    max_model_len: MaxModelLenOption = None,
     slo_ttft: SloTtftOption = None,
     slo_tpot: SloTpotOption = None,
     objective: Annotated[
-        str, typer.Option(help="Batch mode: makespan, goodput or cost.")
+        str, typer.Option(help="Batch: makespan, goodput or cost (online: sustained rate).")
     ] = "makespan",
     headroom: Annotated[
-        float, typer.Option(help="Online: spare capacity kept in fleet sizing (0.2 = 20 %).")
+        float, typer.Option(help="Online: spare capacity fleet sizing keeps (0.2 = 20 %).")
     ] = 0.2,
     price_gpu_hour: Annotated[
         str | None,
         typer.Option(help="$ per GPU-hour: one for all, or one per --gpu (default: catalog)."),
     ] = None,
-    routing: Annotated[
-        str, typer.Option(help="Online: round-robin or least-loaded across replicas.")
-    ] = "round-robin",
     jobs: Annotated[
-        int | None, typer.Option(help="Worker processes for simulations (default: CPU cores).")
+        int | None,
+        typer.Option(callback=COUNT, help="Worker processes (default: the CPU cores)."),
     ] = None,
-    calibration: CalibrationOption = None,
+    disagg: Annotated[
+        bool, typer.Option("--disagg", help="Search prefill:decode splits against aggregated.")
+    ] = False,
     seed: SeedOption = 0,
+    serve_local_path: Annotated[
+        bool,
+        typer.Option(
+            "--serve-local-path",
+            help="Engine commands load the model directory given, not its HF repo id.",
+        ),
+    ] = False,
+    force: ForceOption = False,
     output: Annotated[PlanFormat, typer.Option("--format", help="table, json or markdown.")] = (
         PlanFormat.TABLE
     ),
+    *,
+    settings: DeploymentSettings,
 ) -> None:
-    """Recommend a layout, admission cap and fleet for online serving (or an offline batch),
-    with engine flags."""
+    """Recommend a layout, admission cap and fleet for online serving at a rate or number of
+    users within an SLO (or for an offline batch), with engine flags."""
+    from capcliff.analysis.deployment import resolve
     from capcliff.analysis.plan_types import Objective
     from capcliff.analysis.solver import Slo
     from capcliff.catalog.catalogs import get_hardware, get_model
-    from capcliff.memory.budget import BudgetSettings, EngineName
-    from capcliff.memory.weights import WeightScheme
-    from capcliff.units import parse_kv_dtype, parse_weight_dtype
 
     gpu_ids = [g.strip() for g in gpu.split(",") if g.strip()]
     if not gpu_ids:
         raise InputError("gpu: give a hardware id (see `capcliff hardware`)")
     specs = [get_hardware(g) for g in gpu_ids]
     spec = specs[0]
-    resolved = get_model(model)
-    overrides, calibrated = _calibration_terms(calibration)
-    scheme = None
-    if weight_dtype is not None:
-        scheme = WeightScheme.quantised(resolved.arch, parse_weight_dtype(weight_dtype))
-    if gpus is not None and nodes is not None:
-        raise InputError("gpus: give --gpus or --nodes, not both")
-    count = gpus or (nodes or 1) * spec.gpus_per_node
-    lengths = str(osl) if osl is not None else None
-    preset_default = None if (isl or osl or workload) else "reasoning"
-    pattern = _mode_arrival(arrival, rate, clients)
-    batch = pattern == "batch"
-    goal = _choice(Objective, objective, "objective").value
+    dep = resolve(get_model(model), spec, settings, force=force)
+    count = _plan_gpus(gpus, nodes, spec.gpus_per_node)
+    lengths = None if osl is None else str(osl)
+    given = isl is not None or osl is not None or workload is not None
+    pattern = _pattern(arrival, rate, clients)
     choice = _workload_choice(
-        isl, lengths, workload or preset_default,
-        num_requests or 500, "batch" if pattern == "online" else pattern, rate, clients,
+        isl, lengths, workload if given else "reasoning", num_requests or 500,
+        "batch" if pattern == "online" else pattern, rate, clients,
     )  # fmt: skip
+    goal = _choice(Objective, objective, "objective").value
     slo = Slo.of(slo_ttft, slo_tpot)
-    settings = BudgetSettings(
-        engine=_choice(EngineName, engine, "engine"),
-        term_overrides=overrides,
-        calibrated_terms=calibrated,
-    )
-    if batch:
-        from capcliff.analysis.plan import build_plan_report
-
-        report = build_plan_report(
-            resolved, spec, gpus=count, workload=choice, settings=settings,
-            kv_dtype=parse_kv_dtype(kv_dtype), max_model_len=max_model_len, policy=policy,
-            objective=goal, slo=slo, seed=seed,
-            scheme=scheme,
-        )  # fmt: skip
+    print_warnings(dep.warnings)
+    if disagg:
+        _plan_disagg(dep, count, choice, goal, slo, seed, output)
+        return
+    if pattern == "batch":
+        report = _batch_plan(dep, count, choice, goal, slo, seed, serve_local_path)
     else:
         from capcliff.analysis.parallel import default_jobs
         from capcliff.analysis.serving import OnlineOptions, build_online_plan
-        from capcliff.sim.config import Routing
 
-        if jobs is not None and jobs < 1:
-            raise InputError(f"jobs: must be >= 1, got {jobs}")
         options = OnlineOptions(
             slo=slo, headroom=headroom, least_requests=num_requests, fleet_gpus=tuple(specs),
             prices=_prices(price_gpu_hour, gpu_ids), jobs=jobs or default_jobs(),
-            routing=_choice(Routing, routing, "routing"),
+            serve_local_path=serve_local_path,
         )  # fmt: skip
-        report = build_online_plan(
-            resolved, spec, gpus=count, workload=choice, settings=settings,
-            kv_dtype=parse_kv_dtype(kv_dtype), max_model_len=max_model_len, policy=policy,
-            seed=seed, options=options, scheme=scheme,
+        report = build_online_plan(dep, gpus=count, workload=choice, seed=seed, options=options)
+    _print_plan(report, output)
+
+
+def _batch_plan(
+    dep: Deployment, gpus: int, choice: WorkloadChoice, goal: str, slo: Slo | None, seed: int,
+    serve_local_path: bool,
+) -> PlanReport:  # fmt: skip
+    """The offline batch plan, with a progress bar on a terminal."""
+    from capcliff.analysis.plan import build_plan_report
+    from capcliff.cli.progress import progress_bar
+
+    with progress_bar("simulating", None) as tick:
+        return build_plan_report(
+            dep, gpus=gpus, workload=choice, objective=goal, slo=slo, seed=seed, progress=tick,
+            serve_local_path=serve_local_path,
         )  # fmt: skip
+
+
+def _print_plan(report: PlanReport, output: PlanFormat) -> None:
     if output is PlanFormat.JSON:
         typer.echo(report.model_dump_json(indent=2))
     elif output is PlanFormat.MARKDOWN:
@@ -463,3 +455,58 @@ def plan(
         from capcliff.cli.render_plan import plan_view
 
         make_console().print(plan_view(report))
+
+
+def _plan_disagg(
+    dep: Deployment, gpus: int, choice: WorkloadChoice, goal: str, slo: Slo | None, seed: int,
+    output: PlanFormat,
+) -> None:  # fmt: skip
+    """`plan --disagg`: table or JSON (Markdown is not offered for it)."""
+    from capcliff.analysis.disagg_plan import build_disagg_plan
+    from capcliff.cli.progress import progress_bar
+
+    if output is PlanFormat.MARKDOWN:
+        raise InputError("format: plan --disagg prints a table or json, not markdown")
+    with progress_bar("simulating", None) as tick:
+        report = build_disagg_plan(
+            dep, gpus=gpus, workload=choice, objective=goal, slo=slo, seed=seed, progress=tick
+        )
+    if output is PlanFormat.JSON:
+        typer.echo(report.model_dump_json(indent=2))
+        return
+    from capcliff.cli.render import make_console
+    from capcliff.cli.render_disagg import disagg_plan_view
+
+    make_console().print(disagg_plan_view(report))
+
+
+def _sweep_disagg(
+    dep: Deployment, text: str, aggregated: tuple[str | None, int | None, str | None],
+    workloads: list[tuple[str, Requests]], concurrencies: tuple[int, ...], label: str,
+    slo: Slo | None, seed: int, output: SweepFormat,
+) -> None:  # fmt: skip
+    """`sweep --disagg SPEC`: table or JSON."""
+    from capcliff.analysis.disagg import parse_disagg
+    from capcliff.analysis.disagg_sweep import build_disagg_sweep
+    from capcliff.cli.progress import progress_bar
+
+    spec = parse_disagg(text)
+    for flag, value in zip(("--layout", "--gpus", "--plot"), aggregated, strict=True):
+        if value is not None:
+            raise InputError(f"disagg: {flag} does not apply; --disagg names both pools' layouts")
+    if output is SweepFormat.CSV:
+        raise InputError("format: sweep --disagg prints a table or json, not csv")
+    if len(workloads) > 1:
+        raise InputError("osl: sweep --disagg takes one output length")
+    with progress_bar("simulating", len(concurrencies)) as tick:
+        report = build_disagg_sweep(
+            dep, spec, workloads[0][1], concurrencies, workload_label=label, seed=seed,
+            slo=slo, progress=tick,
+        )  # fmt: skip
+    if output is SweepFormat.JSON:
+        typer.echo(report.model_dump_json(indent=2))
+        return
+    from capcliff.cli.render import make_console
+    from capcliff.cli.render_disagg import disagg_sweep_view
+
+    make_console().print(disagg_sweep_view(report))

@@ -6,8 +6,13 @@ Command modules import `app` from here and register on it; `cli.main` imports th
 
 from __future__ import annotations
 
+import functools
+import inspect
+import math
+import typing
+from collections.abc import Callable
 from enum import StrEnum
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -55,20 +60,172 @@ def _root(
 
 FormatOption = Annotated[OutputFormat, typer.Option("--format", help="table or json.")]
 GpuOption = Annotated[str, typer.Option(help="Hardware id (see `capcliff hardware`).")]
-EngineOption = Annotated[str, typer.Option(help="vllm, vllm-v0, sglang or trtllm.")]
-KvDtypeOption = Annotated[
-    str, typer.Option("--kv-dtype", "--kv-cache-dtype", help="KV cache dtype: bf16, fp16, fp8.")
+ForceOption = Annotated[
+    bool,
+    typer.Option(
+        help="Replace existing output files; apply a calibration made for another deployment."
+    ),
 ]
-MaxModelLenOption = Annotated[
-    int | None,
-    typer.Option(help="Longest request, tokens (default: the log's, else the model's context)."),
+
+
+def _at_least(low: int) -> Callable[[Any, Any, int | None], int | None]:
+    def check(ctx: Any, param: Any, value: int | None) -> int | None:
+        if value is not None and value < low:
+            raise InputError(f"{_flag(param)}: must be an integer >= {low}, got {value}")
+        return value
+
+    return check
+
+
+def _positive_finite(ctx: Any, param: Any, value: float | None) -> float | None:
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise InputError(f"{_flag(param)}: must be a finite number > 0, got {value}")
+    return value
+
+
+def _flag(param: Any) -> str:
+    return str(param.opts[0]) if getattr(param, "opts", None) else str(param.name)
+
+
+COUNT = _at_least(1)  # callbacks: counts are >= 1 ...
+NON_NEGATIVE = _at_least(0)  # ... seeds >= 0
+POSITIVE = _positive_finite  # ... sizes, rates and SLOs > 0 and finite
+SeedOption = Annotated[
+    int, typer.Option(callback=NON_NEGATIVE, help="Random seed for the workload (>= 0).")
 ]
+
+# The deployment settings every command that sizes memory takes, one option per field of
+# `analysis.deployment.DeploymentSettings` (None: not given). `deployment_options` adds them to a
+# command; a new setting is a field there and an entry here.
+MEMORY_OPTIONS: dict[str, Any] = {
+    "engine": Annotated[str | None, typer.Option(help="vllm (default), vllm-v0, sglang, trtllm.")],
+    "weight_dtype": Annotated[
+        str | None,
+        typer.Option(
+            "--weight-dtype",
+            "--quantization",
+            help="bf16, fp16, fp8, int4 (awq/gptq), mxfp4, nvfp4 (default: as shipped).",
+        ),
+    ],
+    "kv_cache_dtype": Annotated[
+        str | None,
+        typer.Option(
+            "--kv-cache-dtype", "--kv-dtype", help="KV cache dtype: bf16 (default), fp16, fp8."
+        ),
+    ],
+    "max_model_len": Annotated[
+        int | None,
+        typer.Option(help="Longest request, tokens (default: from the workload or the model)."),
+    ],
+    "allow_long_max_model_len": Annotated[
+        bool | None,
+        typer.Option(
+            "--allow-long-max-model-len",
+            help="Allow a max_model_len past the model's context "
+            "(as vLLM's VLLM_ALLOW_LONG_MAX_MODEL_LEN=1).",
+        ),
+    ],
+    "gpu_memory_utilization": Annotated[
+        float | None, typer.Option(help="vLLM's memory fraction, in (0, 1] (default 0.9).")
+    ],
+    "gpu_total_memory": Annotated[
+        str | None, typer.Option(help="Override the driver-reported memory, e.g. 139.81GiB.")
+    ],
+    "kv_cache_memory": Annotated[
+        str | None, typer.Option(help="vLLM --kv-cache-memory: KV bytes per GPU, e.g. 21.43GiB.")
+    ],
+    "max_num_seqs": Annotated[int | None, typer.Option(help="Engine max_num_seqs (per replica).")],
+    "max_num_batched_tokens": Annotated[
+        int | None, typer.Option(help="Engine max_num_batched_tokens (prefill chunk budget).")
+    ],
+    "block_size": Annotated[int | None, typer.Option(help="KV block (page) size, tokens.")],
+    "enforce_eager": Annotated[
+        bool | None, typer.Option("--enforce-eager", help="No CUDA graphs.")
+    ],
+    "mem_fraction_static": Annotated[float | None, typer.Option(help="SGLang's fraction.")],
+    "free_gpu_memory_fraction": Annotated[
+        float | None, typer.Option(help="TensorRT-LLM's KV fraction of free memory (default 0.9).")
+    ],
+    "calibration": Annotated[
+        str | None, typer.Option(help="A calibration file written by `capcliff calibrate`.")
+    ],
+}
+# ... and those only a simulation uses.
+SIM_OPTIONS: dict[str, Any] = {
+    "policy": Annotated[str | None, typer.Option(help="Admission policy (default: the engine's).")],
+    "preemption": Annotated[
+        str | None, typer.Option(help="recompute (default) or swap: what preemption does to KV.")
+    ],
+    "swap_space": Annotated[
+        str | None,
+        typer.Option(help="Host swap pool per GPU for --preemption swap (default 4GiB)."),
+    ],
+    "routing": Annotated[
+        str | None, typer.Option(help="round-robin (default) or least-loaded: DP request routing.")
+    ],
+    "prefix_caching": Annotated[
+        str | None,
+        typer.Option(
+            help="on or off. Default: the engine's (vllm, sglang: on) for session workloads, "
+            "off for single-turn ones."
+        ),
+    ],
+    "offload": Annotated[
+        str | None,
+        typer.Option(help="KV offload tiers per replica, e.g. cpu:512GiB,nvme:4TiB."),
+    ],
+}
+
+C = TypeVar("C", bound=Callable[..., Any])
+
+
+def deployment_options(*, simulation: bool) -> Callable[[C], C]:
+    """Add the deployment settings' options to a command; it receives them validated as a
+    `settings: DeploymentSettings` argument (one-line errors naming the flag)."""
+    options = MEMORY_OPTIONS | (SIM_OPTIONS if simulation else {})
+
+    def decorate(command: C) -> C:
+        # The command's own annotations, evaluated (its `settings` type is imported for type
+        # checking only: a placeholder stands in for it).
+        hints = typing.get_type_hints(
+            command, include_extras=True, localns={"DeploymentSettings": object}
+        )
+        signature = inspect.signature(command)
+        own = [
+            p.replace(annotation=hints[p.name])
+            for p in signature.parameters.values()
+            if p.name != "settings"
+        ]
+        added = [
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=kind)
+            for name, kind in options.items()
+        ]
+
+        @functools.wraps(command)
+        def wrapper(**kwargs: Any) -> Any:
+            from capcliff.analysis.deployment import settings_of
+
+            values = {name: kwargs.pop(name) for name in options}
+            return command(**kwargs, settings=settings_of(values))
+
+        params = own + added
+        wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in params}
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def print_warnings(warnings: tuple[str, ...] | list[str]) -> None:
+    """Warnings on stderr, one line each."""
+    for line in warnings:
+        typer.echo(f"warning: {line}", err=True)
 
 
 def _resolve_gpus(gpus: int | None, layout: str, gpus_per_node: int) -> int:
     from capcliff.catalog.layout import parse_layout
 
-    count = gpus if gpus is not None else DEFAULT_GPUS
+    count = DEFAULT_GPUS if gpus is None else gpus
     if layout != "all":
         from_layout = parse_layout(layout).gpus
         if gpus is not None and gpus != from_layout:
@@ -87,20 +244,3 @@ def _choice(kind: type[E], text: str, field: str) -> E:
     except ValueError:
         valid = ", ".join(str(v.value) for v in kind)
         raise InputError(f"{field}: unknown {text!r}; valid: {valid}") from None
-
-
-def _bytes_or_none(text: str | None, field: str) -> int | None:
-    from capcliff.units import parse_bytes
-
-    return None if text is None else parse_bytes(text, field=field)
-
-
-def _calibration_terms(path: str | None) -> tuple[dict[str, int], frozenset[str]]:
-    if path is None:
-        return {}, frozenset()
-    from pathlib import Path
-
-    from capcliff.calibrate.calibration_file import load_calibration
-
-    terms = load_calibration(Path(path)).terms_bytes
-    return terms, frozenset(terms)

@@ -11,11 +11,12 @@ from typing import Annotated
 import typer
 
 from capcliff.cli.app import (
+    COUNT,
     DEFAULT_GPU,
+    ForceOption,
     FormatOption,
-    KvDtypeOption,
-    MaxModelLenOption,
     OutputFormat,
+    _choice,
     app,
 )
 from capcliff.errors import InputError
@@ -23,46 +24,92 @@ from capcliff.errors import InputError
 
 @app.command()
 def calibrate(
-    logfile: Annotated[str, typer.Argument(help="An engine start-up log (vLLM, SGLang, TRT-LLM).")],
+    logfile: Annotated[
+        str,
+        typer.Argument(
+            help="An engine start-up log (vLLM, SGLang, TRT-LLM), or serving benchmark results: "
+            "a `vllm bench serve --save-result` .json, an SGLang bench_serving .jsonl or a .csv."
+        ),
+    ],
     model: Annotated[
         str | None, typer.Option(help="Catalog id or config.json (default: from the log).")
     ] = None,
     gpu: Annotated[str, typer.Option(help="Hardware id, for what the log leaves out.")] = (
         DEFAULT_GPU
     ),
-    kv_dtype: KvDtypeOption = "bf16",
+    engine: Annotated[
+        str | None, typer.Option(help="Refuse a log of another engine (default: the log's).")
+    ] = None,
+    layout: Annotated[
+        str | None,
+        typer.Option(help="Refuse a log of another layout, e.g. tp8 (default: the log's)."),
+    ] = None,
+    gpus: Annotated[
+        int | None, typer.Option(callback=COUNT, help="GPUs of the benchmarked deployment.")
+    ] = None,
+    kv_dtype: Annotated[
+        str,
+        typer.Option("--kv-cache-dtype", "--kv-dtype", help="KV cache dtype if the log omits it."),
+    ] = "bf16",
     weight_dtype: Annotated[
         str | None, typer.Option(help="Weight dtype if the log omits it (e.g. a prebuilt engine).")
     ] = None,
-    max_model_len: MaxModelLenOption = None,
+    max_model_len: Annotated[
+        int | None,
+        typer.Option(callback=COUNT, help="Longest request, tokens, if the log omits it."),
+    ] = None,
     output: Annotated[
-        str | None, typer.Option("--output", "-o", help="Calibration file to write.")
+        str | None,
+        typer.Option("--output", "-o", help="Calibration file to write (default: write none)."),
     ] = None,
     force: Annotated[bool, typer.Option(help="Replace an existing output file.")] = False,
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
-    """Compare a start-up log with capcliff's prediction and write the fitted overhead terms."""
+    """Compare a start-up log with capcliff's prediction, or fit step times to benchmark
+    results; with -o, write the fitted terms."""
     from pathlib import Path
 
+    from capcliff.calibrate.benchmarks import is_benchmark_file
+
+    if is_benchmark_file(Path(logfile)):
+        from capcliff.cli.calibrate_bench import BenchArgs, calibrate_benchmark
+
+        return calibrate_benchmark(
+            BenchArgs(
+                Path(logfile), model, gpu, gpus, layout, engine, kv_dtype, weight_dtype,
+                max_model_len, None if output is None else Path(output), force, fmt,
+            )
+        )  # fmt: skip
+
     from capcliff.calibrate.calibration_file import calibration_toml
+    from capcliff.calibrate.compare import LogClaims, model_id_from_log
     from capcliff.calibrate.compare import calibrate as run_calibration
-    from capcliff.calibrate.compare import model_id_from_log
     from capcliff.calibrate.startup_logs import parse_startup_log
     from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
-    from capcliff.files import read_text, write_text_atomic
-    from capcliff.memory.budget import BudgetSettings
+    from capcliff.files import check_outputs, read_text, write_text_atomic
+    from capcliff.memory.budget import BudgetSettings, EngineName
     from capcliff.memory.weights import WeightScheme
     from capcliff.units import parse_kv_dtype, parse_weight_dtype
 
+    target = None if output is None else Path(output)
+    inputs = [Path(logfile)] + ([Path(model)] if model is not None and Path(model).exists() else [])
+    check_outputs([("--output", target)], inputs=inputs, force=force)
     log = parse_startup_log(read_text(Path(logfile), field="logfile"))
     repos = {mid: card.hf_repo for mid, card in model_catalog().items()}
-    model_id = model or model_id_from_log(log, repos)
+    from_log = model_id_from_log(log, repos)
+    model_id = model if model is not None else from_log
     if model_id is None:
         raise InputError(
             f"model: cannot tell the model from the log ({log.config.get('model', 'not named')}); "
             "pass --model with a catalog id or a config.json"
         )
     resolved = get_model(model_id)
+    claims = LogClaims(
+        model=model,
+        model_in_log=from_log,
+        engine=None if engine is None else _choice(EngineName, engine, "engine"),
+        layout=layout,
+    )
     result = run_calibration(
         log,
         resolved,
@@ -74,19 +121,28 @@ def calibrate(
         else WeightScheme.quantised(resolved.arch, parse_weight_dtype(weight_dtype)),
         max_model_len=max_model_len,
         source=logfile,
+        gpu=gpu,
+        claims=claims,
     )
-    target = Path(output) if output else Path(logfile).with_suffix(".calibration.toml")
-    write_text_atomic(target, calibration_toml(result.calibration), overwrite=force)
+    written = None if target is None else str(target)
     if fmt is OutputFormat.JSON:
         import json
 
         from capcliff.cli.render import calibration_dict
 
-        typer.echo(json.dumps(calibration_dict(result, str(target)), indent=2))
-        return
-    from capcliff.cli.render import calibration_view, make_console
+        typer.echo(json.dumps(calibration_dict(result, written), indent=2))
+    else:
+        from capcliff.cli.render import calibration_view, make_console
 
-    make_console().print(calibration_view(result, str(target)))
+        make_console().print(calibration_view(result, written))
+    if target is not None:
+        calibration = result.calibration
+        if target.exists():  # --force: keep a step-time section the replaced file carries
+            from capcliff.calibrate.calibration_file import load_calibration
+
+            kept = load_calibration(target).step_time
+            calibration = calibration.model_copy(update={"step_time": kept})
+        write_text_atomic(target, calibration_toml(calibration), overwrite=force)
 
 
 class CheckFormat(StrEnum):
@@ -110,6 +166,7 @@ def check(
     write_baseline: Annotated[
         str | None, typer.Option(help="Store this run's capacity figures here.")
     ] = None,
+    force: ForceOption = False,
 ) -> None:
     """Run a sizing spec's scenarios and assertions: exit 0 pass, 1 fail, 2 invalid, 4 crash."""
     from pathlib import Path
@@ -121,17 +178,27 @@ def check(
         check_markdown,
         check_text,
     )
-    from capcliff.check.runner import check_file
-    from capcliff.files import write_text_atomic
+    from capcliff.check.report import load_baseline
+    from capcliff.check.runner import check_spec_file
+    from capcliff.check.spec import load_spec
+    from capcliff.cli.progress import progress_bar
+    from capcliff.files import check_outputs, write_text_atomic
 
-    report = check_file(Path(spec), baseline=Path(baseline) if baseline else None)
-    # Outputs are reports this command owns (a CI summary file may already exist): replace them.
-    for target, render in (
-        (junit, check_junit),
-        (markdown, check_markdown),
-        (write_baseline, baseline_json),
-    ):
-        if target:
-            write_text_atomic(Path(target), render(report), overwrite=True)
+    targets = [
+        ("--junit", junit, check_junit),
+        ("--markdown", markdown, check_markdown),
+        ("--write-baseline", write_baseline, baseline_json),
+    ]
+    outputs = [(flag, None if text is None else Path(text)) for flag, text, _ in targets]
+    read = [Path(spec)] + ([] if baseline is None else [Path(baseline)])
+    check_outputs(outputs, inputs=read, force=force)
+    spec_file = load_spec(Path(spec))
+    check_outputs(outputs, inputs=spec_file.input_paths() + read, force=force)
+    stored = None if baseline is None else load_baseline(Path(baseline))
+    with progress_bar("checking", None) as tick:
+        report = check_spec_file(spec_file, baseline=stored, force=force, progress=tick)
     typer.echo(check_json(report) if output is CheckFormat.JSON else check_text(report), nl=False)
+    for (_, path), (_, _, render) in zip(outputs, targets, strict=True):
+        if path is not None:
+            write_text_atomic(path, render(report), overwrite=True)  # checked above
     raise typer.Exit(int(report.exit_code))

@@ -6,10 +6,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from rich.console import Console, Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from capcliff.catalog.specs import HardwareSpec, ModelCard
+from capcliff.cli.tables import Column, fitted_table
 from capcliff.memory.report import LayoutResult, MemoryReport
 from capcliff.units import GB, GIB, format_bytes
 
@@ -17,7 +17,9 @@ if TYPE_CHECKING:  # the simulator stack loads only for the commands that render
     from capcliff.analysis.sweep import PointResult, SeriesResult, SweepReport
     from capcliff.calibrate.compare import CalibrationResult
 
-TABLE_WIDTH = 100  # the widest terminal the table views must fit
+# Columns of piped output when $COLUMNS is not set: wide enough that nothing wraps (tables do not
+# stretch to it; they take the width their cells need).
+PIPE_WIDTH = 4096
 
 
 def _gb(n_bytes: int | None) -> str:
@@ -55,16 +57,15 @@ def memory_header(report: MemoryReport) -> Text:
     return Text("\n".join(lines))
 
 
-def memory_table(layouts: Iterable[LayoutResult], *, max_model_len: int) -> Table:
+def memory_table(layouts: Iterable[LayoutResult], *, max_model_len: int) -> RenderableType:
     """One row per valid layout: weights, KV cost and capacity, fit."""
-    table = Table(title="Memory per layout (GB = 10^9 bytes; capacity in tokens)", expand=False)
-    table.add_column("layout", no_wrap=True)
-    for header in ("weights GB/GPU", "KV B/tok/GPU", "KV tok/replica", "KV tok total"):
-        table.add_column(header, justify="right")
-    table.add_column(f"conc@{max_model_len:,}", justify="right")
-    table.add_column("fits")
-    for lay in layouts:
-        table.add_row(
+    columns = [
+        Column("layout", "left"), Column("weights GB/GPU"), Column("KV B/tok/GPU"),
+        Column("KV tok/replica"), Column("KV tok total"), Column(f"conc@{max_model_len:,}"),
+        Column("fits", "left"),
+    ]  # fmt: skip
+    rows = [
+        [
             lay.name,
             _gb(lay.weights_bytes_per_gpu),
             _count(lay.kv_bytes_per_token_per_gpu),
@@ -72,40 +73,50 @@ def memory_table(layouts: Iterable[LayoutResult], *, max_model_len: int) -> Tabl
             _count(lay.kv_capacity_tokens_total),
             _count(lay.max_concurrency_at_max_model_len),
             "yes" if lay.fits else "no",
-        )
-    return table
+        ]
+        for lay in layouts
+    ]
+    title = "Memory per layout (GB = 10^9 bytes; capacity in tokens)"
+    return fitted_table(title, columns, rows, droppable=("KV B/tok/GPU", "KV tok total"))
 
 
 def _gib(n_bytes: int) -> str:
     return f"{n_bytes / GIB:,.2f}"
 
 
-def budget_table(lay: LayoutResult, engine: str) -> Table:
+def budget_table(lay: LayoutResult, engine: str) -> RenderableType:
     """Where one GPU's memory goes under the engine's rule, term by term (the fullest stage)."""
     stage = max(lay.stages, key=lambda s: s.weights_bytes)
-    table = Table(title=f"{engine} budget per GPU, {lay.name} (GiB = 2^30 bytes)")
-    for header, justify in (("term", "left"), ("GiB", "right"), ("label", "left")):
-        table.add_column(header, justify=justify)  # type: ignore[arg-type]
-    table.add_column("source", overflow="fold")
-    table.add_row(
-        "device total", _gib(stage.total_memory_bytes), "", "driver (or --gpu-total-memory)"
+    rows = [
+        ["device total", _gib(stage.total_memory_bytes), "", "driver (or --gpu-total-memory)"],
+        ["budget", _gib(stage.usable_bytes), "", "what the engine lets weights + KV use"],
+    ]
+    rows += [
+        [f"  - {term.name}", _gib(term.bytes), term.provenance, term.source]
+        for term in stage.terms
+        if term.inside_budget
+    ]
+    rows.append(
+        [
+            "= KV cache",
+            _gib(stage.kv_bytes),
+            "",
+            f"{stage.kv_blocks:,} blocks x {stage.block_size} tokens x "
+            f"{stage.kv_bytes_per_token:,} B/token",
+        ]
     )
-    table.add_row("budget", _gib(stage.usable_bytes), "", "what the engine lets weights + KV use")
-    for term in stage.terms:
-        if term.inside_budget:
-            table.add_row(f"  - {term.name}", _gib(term.bytes), term.provenance, term.source)
-    table.add_row(
-        "= KV cache",
-        _gib(stage.kv_bytes),
-        "",
-        f"{stage.kv_blocks:,} blocks x {stage.block_size} tokens x "
-        f"{stage.kv_bytes_per_token:,} B/token",
-    )
-    for term in stage.terms:
-        if not term.inside_budget:
-            table.add_row(f"outside: {term.name}", _gib(term.bytes), term.provenance, term.source)
-    table.add_row("headroom outside", _gib(stage.headroom_bytes), "", "total - budget - outside")
-    return table
+    rows += [
+        [f"outside: {term.name}", _gib(term.bytes), term.provenance, term.source]
+        for term in stage.terms
+        if not term.inside_budget
+    ]
+    rows.append(["headroom outside", _gib(stage.headroom_bytes), "", "total - budget - outside"])
+    columns = [
+        Column("term", "left"), Column("GiB"), Column("label", "left"),
+        Column("source", "left", prose=True),
+    ]  # fmt: skip
+    title = f"{engine} budget per GPU, {lay.name} (GiB = 2^30 bytes)"
+    return fitted_table(title, columns, rows, droppable=("label",))
 
 
 def _fixes(lay: LayoutResult, report: MemoryReport) -> str:
@@ -140,34 +151,34 @@ def memory_view(report: MemoryReport) -> RenderableType:
     return Group(*parts)
 
 
-def models_table(cards: Iterable[ModelCard]) -> Table:
+def models_table(cards: Iterable[ModelCard]) -> RenderableType:
     """The model catalog."""
-    table = Table(title="Model cards")
-    table.add_column("id", no_wrap=True)
-    table.add_column("weights")
-    table.add_column("published total", justify="right")
-    table.add_column("active", justify="right")
-    table.add_column("HF repo", overflow="fold")
+    columns = [
+        Column("id", "left"), Column("weights", "left"), Column("published total"),
+        Column("active"), Column("HF repo", "left", prose=True),
+    ]  # fmt: skip
+    rows = []
     for card in cards:
         pub = card.published_params
-        table.add_row(
-            card.id,
-            card.native_dtype.value,
-            _params(pub.total) if pub else "-",
-            _params(pub.active) if pub and pub.active else "-",
-            card.hf_repo,
+        rows.append(
+            [
+                card.id,
+                card.native_dtype.value,
+                _params(pub.total) if pub else "-",
+                _params(pub.active) if pub and pub.active else "-",
+                card.hf_repo,
+            ]
         )
-    return table
+    return fitted_table("Model cards", columns, rows, droppable=("weights",))
 
 
-def hardware_table(specs: Iterable[HardwareSpec]) -> Table:
+def hardware_table(specs: Iterable[HardwareSpec]) -> RenderableType:
     """The hardware catalog."""
-    table = Table(title="Hardware")
-    table.add_column("id", no_wrap=True)
-    for header in ("name", "HBM GB", "driver GiB", "TB/s", "BF16 TF", "FP8 TF", "GPUs/node"):
-        table.add_column(header, justify="left" if header == "name" else "right")
-    for spec in specs:
-        table.add_row(
+    columns = [Column("id", "left"), Column("name", "left", prose=True)] + [
+        Column(h) for h in ("HBM GB", "driver GiB", "TB/s", "BF16 TF", "FP8 TF", "GPUs/node")
+    ]
+    rows = [
+        [
             spec.id,
             spec.name,
             f"{spec.hbm_nominal_gb:g}",
@@ -176,37 +187,44 @@ def hardware_table(specs: Iterable[HardwareSpec]) -> Table:
             f"{spec.dense_tflops_bf16:g}",
             f"{spec.dense_tflops_fp8:g}",
             str(spec.gpus_per_node),
-        )
-    return table
+        ]
+        for spec in specs
+    ]
+    return fitted_table("Hardware", columns, rows, droppable=("HBM GB", "name"))
 
 
 def _figure(value: float) -> str:
     return f"{value:,.0f}" if value >= 1000 else f"{value:,.3f}"
 
 
-def calibration_view(result: CalibrationResult, written: str) -> RenderableType:
+def calibration_view(result: CalibrationResult, written: str | None) -> RenderableType:
     """The log against capcliff's prediction, before and after the fitted terms."""
-    table = Table(
-        title=f"{result.engine.value} start-up log vs capcliff ({result.layout.name}, "
+    title = (
+        f"{result.engine.value} start-up log vs capcliff ({result.layout.name}, "
         f"max_model_len {result.max_model_len:,})"
     )
-    for header in ("figure", "logged", "modeled", "error", "calibrated"):
-        table.add_column(header, justify="left" if header == "figure" else "right")
-    for fig in result.figures:
-        table.add_row(
+    columns = [Column("figure", "left")] + [
+        Column(h) for h in ("logged", "modeled", "error", "calibrated")
+    ]
+    rows = [
+        [
             fig.name,
             _figure(fig.logged),
             _figure(fig.predicted),
             f"{fig.error * 100:+.1f} %",
             _figure(fig.calibrated),
-        )
+        ]
+        for fig in result.figures
+    ]
+    table = fitted_table(title, columns, rows, droppable=("error",))
     terms = ", ".join(f"{k} {v:.2f} GiB" for k, v in sorted(result.calibration.terms_gib.items()))
-    lines = [f"fitted: {terms or 'nothing to fit'}", f"written: {written}"]
+    saved = written if written is not None else "nothing (pass -o FILE to write a calibration)"
+    lines = [f"fitted: {terms or 'nothing to fit'}", f"written: {saved}"]
     lines += [f"note: {note}" for note in result.notes]
     return Group(table, Text("\n".join(lines)))
 
 
-def calibration_dict(result: CalibrationResult, written: str) -> dict[str, object]:
+def calibration_dict(result: CalibrationResult, written: str | None) -> dict[str, object]:
     """The calibration result as a JSON-ready object."""
     return {
         "schema_version": 1,
@@ -230,10 +248,13 @@ def calibration_dict(result: CalibrationResult, written: str) -> dict[str, objec
 
 
 def make_console(width: int | None = None) -> Console:
-    """A console for command output: `width` columns, or the terminal's, or 100 when piped."""
+    """A console for command output: `width` columns, else the terminal's (or $COLUMNS); piped
+    with no $COLUMNS, as wide as the output needs (tables take their natural width)."""
+    import os
+
     console = Console(width=width, soft_wrap=False, highlight=False)
-    if width is None and not console.is_terminal:
-        console.width = TABLE_WIDTH
+    if width is None and not console.is_terminal and not os.environ.get("COLUMNS", "").isdigit():
+        console.width = PIPE_WIDTH
     return console
 
 
@@ -255,22 +276,21 @@ def _secs(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
 
 
-def series_table(series: SeriesResult) -> Table:
+def series_table(series: SeriesResult) -> RenderableType:
     """One series: throughput (with a bar), latency percentiles, preemptions, peak KV, marks."""
     title = (
         f"{series.layout}, {series.output_tokens_label}: {series.kv_blocks_per_replica:,} blocks "
         f"x {series.block_size} per replica (latencies p50/p99)"
     )
-    table = Table(title=title)
-    table.add_column("conc", justify="right", no_wrap=True)
-    table.add_column("tok/s", justify="right", no_wrap=True)
-    table.add_column("", no_wrap=True)
-    for header in ("TTFT s", "TPOT ms", "makespan s", "preempt", "KV peak"):
-        table.add_column(header, justify="right", no_wrap=True)
-    table.add_column("mark", no_wrap=True)
+    columns = [Column("conc"), Column("tok/s"), Column("tok/s bar", "left")]
+    columns += [Column(h) for h in ("TTFT s", "TPOT ms", "makespan s", "preempt", "KV peak")]
+    caching = any(p.prefix_cache_hit_rate is not None for p in series.points)
+    if caching:
+        columns.append(Column("hit"))
+    columns.append(Column("mark", "left"))
     top = max((p.output_throughput_tok_s for p in series.points), default=0.0)
-    for p in series.points:
-        table.add_row(
+    rows = [
+        [
             f"{p.concurrency:,}",
             f"{p.output_throughput_tok_s:,.0f}",
             _bar(p.output_throughput_tok_s, top),
@@ -279,9 +299,12 @@ def series_table(series: SeriesResult) -> Table:
             _secs(p.makespan_s),
             f"{p.preemptions:,}",
             f"{p.peak_kv_utilization:.0%}",
+            *([f"{p.prefix_cache_hit_rate or 0.0:.0%}"] if caching else []),
             _marks(p, series),
-        )
-    return table
+        ]
+        for p in series.points
+    ]
+    return fitted_table(title, columns, rows, droppable=("tok/s bar", "makespan s"))
 
 
 def series_summary(series: SeriesResult) -> Text:
@@ -305,7 +328,7 @@ def sweep_view(report: SweepReport) -> RenderableType:
     header = Text(
         f"{report.model} on {report.gpus} x {report.hardware}, engine {report.engine} "
         f"({report.overheads} overheads), policy {report.policy}; workload {report.workload}, "
-        f"{report.num_requests:,} requests, seed {report.seed}"
+        f"{report.num_requests:,} requests, seed {report.seed}; step times: {report.step_profile}"
     )
     parts: list[RenderableType] = [header]
     for series in report.series:

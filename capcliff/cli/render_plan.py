@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from capcliff.analysis.plan_types import PlanLayout, PlanReport
+from capcliff.cli.tables import Column, fitted_table
 from capcliff.units import GB
 
 HEADERS = (
@@ -45,7 +45,7 @@ def _header(report: PlanReport) -> str:
         f"{report.policy}, {report.overheads} overheads); workload {report.workload}, "
         f"{report.num_requests:,} requests at t = 0 (offline batch), max_model_len "
         f"{report.max_model_len:,}; "
-        f"ranked by {report.objective}"
+        f"ranked by {report.objective}; step times: {report.step_profile}"
     )
 
 
@@ -77,19 +77,20 @@ def plan_view(report: PlanReport) -> RenderableType:
     parts: list[RenderableType] = [Text(_header(report))]
     rows = _ranked(report)
     if rows:
-        table = Table(title="Layouts by the objective (cliff: analytic/simulated concurrency)")
-        for header in HEADERS:
-            table.add_column(
-                header, justify="left" if header == "layout" else "right", no_wrap=True
+        columns = [Column(h, "left" if h == "layout" else "right") for h in HEADERS]
+        title = "Layouts by the objective (cliff: analytic/simulated concurrency)"
+        parts.append(
+            fitted_table(
+                title, columns, [_cells(r) for r in rows], droppable=("GB/GPU", "TPOT p99")
             )
-        for row in rows:
-            table.add_row(*_cells(row))
-        parts.append(table)
+        )
     if left := _left_out(report):
         parts.append(Text("left out:\n  " + "\n  ".join(left), style="dim"))
     parts.append(Text("\n".join(_recommendation_lines(report)), style="bold"))
     for engine, command in report.engine_flags.items():
-        parts.append(Text(f"{engine}: {command}"))
+        # The command on lines of its own, never wrapped: it pastes into a shell as printed.
+        parts.append(Text(f"{engine}:"))
+        parts.append(Text(command, no_wrap=True, overflow="ignore"))
     for warning in report.flag_warnings:
         parts.append(Text(f"warning: {warning}", style="yellow"))
     return Group(*parts)

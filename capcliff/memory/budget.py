@@ -64,6 +64,8 @@ class BudgetSettings:
     max_tokens: int | None = None  # TensorRT-LLM KvCacheConfig.max_tokens
     term_overrides: dict[str, int] = field(default_factory=dict)  # bytes, by OVERRIDABLE_TERMS
     calibrated_terms: frozenset[str] = frozenset()  # which overrides came from a calibration file
+    # Step-time terms by name (perf.profiles: profile terms, or fitted `fixed_s` and `scale`).
+    step_time_terms: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("gpu_memory_utilization", "free_gpu_memory_fraction", "mem_fraction_static"):
@@ -151,3 +153,6 @@ class StageDemand:
     kv_bytes_per_token: int
     max_model_len: int
     weights_provenance: Provenance = Provenance.MODELED
+    nvls_channels: int = 0  # NCCL NVLS channels of the GPU's NVSwitch fabric (0: no NVLS)
+    mla_weight_copies_bytes: int = 0  # BF16 W_UK/W_UV vLLM builds from a quantised kv_b_proj
+    allocator_rounding_bytes: int = 0  # caching-allocator segment rounding of the weight tensors

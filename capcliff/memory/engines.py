@@ -36,7 +36,9 @@ from capcliff.memory.overheads import (
     DEFAULT_NON_TORCH_BYTES,
     activation_peak_bytes,
     cudagraph_bytes,
+    nvls_buffer_bytes,
     rope_cache_bytes,
+    v1_activation_peak_bytes,
 )
 from capcliff.units import GIB, MIB
 
@@ -95,10 +97,15 @@ def engine_defaults(
     else:
         batched, seqs, block = TRTLLM_MAX_NUM_TOKENS, TRTLLM_MAX_BATCH_SIZE, TRTLLM_TOKENS_PER_BLOCK
     return EngineDefaults(
-        max_num_batched_tokens=settings.max_num_batched_tokens or batched,
-        max_num_seqs=settings.max_num_seqs or seqs,
-        block_size=settings.block_size or block,
+        max_num_batched_tokens=_given(settings.max_num_batched_tokens, batched),
+        max_num_seqs=_given(settings.max_num_seqs, seqs),
+        block_size=_given(settings.block_size, block),
     )
+
+
+def _given(value: int | None, default: int) -> int:
+    """A setting as given; its default when not given (None)."""
+    return default if value is None else value
 
 
 def sglang_mem_fraction_static(total_memory_bytes: int, *, tp: int, pp: int) -> float:
@@ -124,39 +131,64 @@ def _overhead(settings: BudgetSettings, name: str, modeled: int, source: str) ->
     return BudgetTerm(name, pinned, provenance, f"from {origin}; modeled: {source}")
 
 
+def _vllm(settings: BudgetSettings) -> bool:
+    return settings.engine in (EngineName.VLLM, EngineName.VLLM_V0)
+
+
 def _weights_terms(demand: StageDemand, settings: BudgetSettings) -> list[BudgetTerm]:
+    rope = rope_cache_bytes(demand.arch)
+    source = "RoPE cos/sin cache: max_position_embeddings x rotary_dim x 2 B"
+    extra = demand.mla_weight_copies_bytes if _vllm(settings) else 0
+    if extra:
+        source += " + BF16 W_UK/W_UV copies of the quantised kv_b_proj (vLLM MLA common.py)"
+    if settings.engine is EngineName.SGLANG and demand.allocator_rounding_bytes:
+        # SGLang measures load as free device memory, so it sees the allocator's rounding.
+        extra += demand.allocator_rounding_bytes
+        source += " + caching-allocator rounding of weight tensors >= 10 MiB to 2 MiB"
     return [
         BudgetTerm(
             "weights",
             demand.weights_bytes,
             demand.weights_provenance,
-            "parameters sharded by TP/EP, layers split by PP (weights.py)",
+            "parameters sharded by TP/EP, layers split by PP, per-module formats (weights.py)",
         ),
-        _overhead(
-            settings,
-            "weights_overhead",
-            rope_cache_bytes(demand.arch),
-            "RoPE cos/sin cache: max_position_embeddings x rotary_dim x 2 B",
-        ),
+        _overhead(settings, "weights_overhead", rope + extra, source),
     ]
 
 
 def _activation_term(
     demand: StageDemand, settings: BudgetSettings, defaults: EngineDefaults
 ) -> BudgetTerm:
-    modeled = activation_peak_bytes(
-        demand.arch,
-        demand.layout,
-        max_num_batched_tokens=defaults.max_num_batched_tokens,
-        max_num_seqs=defaults.max_num_seqs,
-    )
-    return _overhead(
-        settings,
-        "activation_peak",
-        modeled,
-        f"profile pass over {defaults.max_num_batched_tokens} tokens + "
-        f"{min(defaults.max_num_seqs, defaults.max_num_batched_tokens)} fp32 logit rows",
-    )
+    batched, seqs = defaults.max_num_batched_tokens, defaults.max_num_seqs
+    rows = min(seqs, batched)
+    if settings.engine is EngineName.VLLM:
+        modeled = v1_activation_peak_bytes(
+            demand.arch, demand.layout, max_num_batched_tokens=batched, max_num_seqs=seqs
+        )
+        source = (
+            f"max(profile pass over {batched} tokens, sampler on {rows} rows x vocab x 38 B) "
+            "(vLLM V1 profile_run)"
+        )
+    else:
+        modeled = activation_peak_bytes(
+            demand.arch, demand.layout, max_num_batched_tokens=batched, max_num_seqs=seqs
+        )
+        source = f"profile pass over {batched} tokens + {rows} fp32 logit rows"
+    return _overhead(settings, "activation_peak", modeled, source)
+
+
+def _non_torch_term(demand: StageDemand, settings: BudgetSettings) -> BudgetTerm:
+    """Base non-PyTorch growth, plus NCCL's NVLS buffers that vLLM V1 sets up in its profile run."""
+    nvls = 0
+    if settings.engine is EngineName.VLLM:
+        nvls = nvls_buffer_bytes(demand.layout.tp, demand.nvls_channels)
+    source = "non-PyTorch growth in the profile run (rows V24, V04: 0.10-0.21 GiB)"
+    if nvls:
+        source += (
+            f" + NCCL NVLS buffers: TP {demand.layout.tp} x {demand.nvls_channels} channels"
+            " x 2 x 8 x 128 KiB (nccl src/transport/nvls.cc)"
+        )
+    return _overhead(settings, "non_torch", DEFAULT_NON_TORCH_BYTES + nvls, source)
 
 
 def _cudagraph_term(
@@ -190,18 +222,17 @@ def vllm_budget(
     terms = (
         *_weights_terms(demand, settings),
         _activation_term(demand, settings, defaults),
-        _overhead(
-            settings,
-            "non_torch",
-            DEFAULT_NON_TORCH_BYTES,
-            "non-PyTorch growth in the profile run (rows V24, V04: 0.10-0.21 GiB)",
-        ),
+        _non_torch_term(demand, settings),
         *inside,
     )
     requested = int(demand.total_memory_bytes * settings.gpu_memory_utilization)
     kv = requested - sum(t.bytes for t in terms)
     if settings.kv_cache_memory_bytes is not None:
+        # --kv-cache-memory skips the profiling: the engine allocates exactly this much KV on
+        # top of what the model uses (vllm/v1/worker/gpu_worker.py `determine_available_memory`),
+        # so what it asks for is the terms plus this, whatever the utilisation says.
         kv = settings.kv_cache_memory_bytes
+        requested = kv + sum(t.bytes for t in terms)
     return StageBudget(
         engine=settings.engine,
         total_memory_bytes=demand.total_memory_bytes,
@@ -221,9 +252,11 @@ def sglang_budget(
     """SGLang: KV = free-before-load x mem_fraction_static - weights; tokens = floor(KV / cell)."""
     context = _context_term(settings)
     free_before = demand.total_memory_bytes - context.bytes
-    fraction = settings.mem_fraction_static or sglang_mem_fraction_static(
-        demand.total_memory_bytes, tp=demand.layout.tp, pp=demand.layout.pp
-    )
+    fraction = settings.mem_fraction_static
+    if fraction is None:
+        fraction = sglang_mem_fraction_static(
+            demand.total_memory_bytes, tp=demand.layout.tp, pp=demand.layout.pp
+        )
     requested = int(free_before * fraction)
     terms = tuple(_weights_terms(demand, settings))
     kv = requested - sum(t.bytes for t in terms)

@@ -21,8 +21,8 @@ def largest_max_model_len(mem: LayoutMemory) -> int:
     For sliding-window models the per-token cost is the average at the report's max_model_len, which
     falls as requests grow, so this figure is a lower bound for them.
     """
-    if not mem.stages:
-        return 0
+    if not mem.stages or any(s.requested_bytes > s.total_memory_bytes for s in mem.stages):
+        return 0  # the engine asks for more than the device (a --kv-cache-memory too large)
     return mem.blocks_per_replica * mem.stages[0].block_size
 
 

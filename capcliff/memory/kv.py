@@ -11,7 +11,7 @@ from __future__ import annotations
 from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
 from capcliff.memory.weights import stage_layer_ranges
-from capcliff.units import KVDType
+from capcliff.units import KVDType, round_up
 
 
 def kv_heads_per_rank(arch: Architecture, tp: int) -> int:
@@ -26,11 +26,30 @@ def kv_heads_replicated(arch: Architecture, tp: int) -> bool:
     return tp > arch.num_kv_heads
 
 
-def layer_kv_bytes_per_token(arch: Architecture, *, kv_dtype: KVDType, tp: int = 1) -> int:
-    """KV bytes one decoder layer stores per token on one TP rank."""
+# vLLM V0 pads each MLA cache entry to 256 bytes counted in the model dtype's elements (128 for
+# bf16), whatever the cache dtype: vllm/worker/cache_engine.py `get_cache_block_size` applies
+# `align_to_256bytes(num_heads * head_size, model_config.dtype)` when `_align_cache` (MLA on CUDA,
+# VLLM_CUDA_MEM_ALIGN_KV_CACHE, on by default). DeepSeek's 576-element latent becomes 640: +11 %.
+VLLM_V0_MLA_ALIGN_BYTES = 256
+MODEL_DTYPE_BYTES = 2  # bf16/fp16 models
+
+
+def vllm_v0_mla_align_elements() -> int:
+    """Elements an MLA cache entry is rounded up to in vLLM V0: 256 B / 2 B = 128."""
+    return VLLM_V0_MLA_ALIGN_BYTES // MODEL_DTYPE_BYTES
+
+
+def layer_kv_bytes_per_token(
+    arch: Architecture, *, kv_dtype: KVDType, tp: int = 1, mla_align_elements: int = 1
+) -> int:
+    """KV bytes one decoder layer stores per token on one TP rank.
+
+    `mla_align_elements` rounds an MLA entry up to a multiple of that many elements (vLLM V0).
+    """
     if arch.mla is not None:
         # The latent is not split by heads: every TP rank stores all of it.
-        return (arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim) * kv_dtype.bytes_per_element
+        entry = round_up(arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim, mla_align_elements)
+        return entry * kv_dtype.bytes_per_element
     return 2 * kv_heads_per_rank(arch, tp) * arch.head_dim * kv_dtype.bytes_per_element
 
 
@@ -51,6 +70,7 @@ def kv_bytes_for_context(
     layout: Layout | None = None,
     stage: int = 0,
     chunk_tokens: int = 0,
+    mla_align_elements: int = 1,
 ) -> int:
     """KV bytes one request of `context_tokens` holds, whole model or per GPU of a layout's stage.
 
@@ -59,7 +79,9 @@ def kv_bytes_for_context(
     """
     layout = layout or Layout()
     layers = stage_layer_ranges(arch.num_layers, layout.pp)[stage]
-    per_layer = layer_kv_bytes_per_token(arch, kv_dtype=kv_dtype, tp=layout.tp)
+    per_layer = layer_kv_bytes_per_token(
+        arch, kv_dtype=kv_dtype, tp=layout.tp, mla_align_elements=mla_align_elements
+    )
     return sum(
         per_layer * _stored_tokens(arch.sliding_window_per_layer[i], context_tokens, chunk_tokens)
         for i in layers
@@ -73,6 +95,7 @@ def kv_bytes_per_token_per_gpu(
     kv_dtype: KVDType,
     context_tokens: int | None = None,
     chunk_tokens: int = 0,
+    mla_align_elements: int = 1,
 ) -> list[int]:
     """KV bytes per token of context on one GPU of each pipeline stage.
 
@@ -84,9 +107,10 @@ def kv_bytes_per_token_per_gpu(
     result = []
     for stage, layers in enumerate(stage_layer_ranges(arch.num_layers, layout.pp)):
         if context_tokens is None:
-            result.append(
-                len(layers) * layer_kv_bytes_per_token(arch, kv_dtype=kv_dtype, tp=layout.tp)
+            per_layer = layer_kv_bytes_per_token(
+                arch, kv_dtype=kv_dtype, tp=layout.tp, mla_align_elements=mla_align_elements
             )
+            result.append(len(layers) * per_layer)
         else:
             total = kv_bytes_for_context(
                 arch,
@@ -95,6 +119,7 @@ def kv_bytes_per_token_per_gpu(
                 layout=layout,
                 stage=stage,
                 chunk_tokens=chunk_tokens,
+                mla_align_elements=mla_align_elements,
             )
             result.append(-(-total // context_tokens))
     return result

@@ -5,11 +5,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from capcliff.catalog.architecture import Architecture
-from capcliff.catalog.layout import Layout, invalid_reason
+from capcliff.catalog.layout import Layout, engine_refusal, invalid_reason
 from capcliff.catalog.specs import HardwareSpec
-from capcliff.memory.budget import BudgetSettings, Provenance, StageBudget, StageDemand
+from capcliff.memory.budget import (
+    BudgetSettings,
+    EngineName,
+    Provenance,
+    StageBudget,
+    StageDemand,
+)
 from capcliff.memory.engines import engine_defaults, stage_budget
-from capcliff.memory.kv import kv_bytes_per_token_per_gpu, kv_heads_replicated
+from capcliff.memory.kv import (
+    kv_bytes_per_token_per_gpu,
+    kv_heads_replicated,
+    vllm_v0_mla_align_elements,
+)
+from capcliff.memory.overheads import (
+    allocator_rounding_bytes,
+    mla_dequantized_bytes,
+    nvls_channels,
+)
 from capcliff.memory.weights import WeightScheme, pp_layer_counts, weight_bytes_per_gpu_by_stage
 from capcliff.units import KVDType, ceil_div, format_bytes
 
@@ -66,6 +81,13 @@ class LayoutMemory:
 
 def fit_reason(stages: tuple[StageBudget, ...], *, max_model_len: int) -> str:
     """Empty when the stages fit; otherwise why not, in plain words with the numbers."""
+    over = max(stages, key=lambda s: s.requested_bytes - s.total_memory_bytes)
+    if over.requested_bytes > over.total_memory_bytes:
+        return (
+            f"does not fit: weights, reserves and KV cache need "
+            f"{format_bytes(over.requested_bytes)}/GPU on a {format_bytes(over.total_memory_bytes)}"
+            " device"
+        )
     worst = min(stages, key=lambda s: s.kv_bytes)
     if worst.weights_bytes > worst.requested_bytes:
         return (
@@ -112,8 +134,8 @@ def layout_warnings(arch: Architecture, layout: Layout) -> tuple[str, ...]:
 def headroom_warning(stages: tuple[StageBudget, ...]) -> str | None:
     """A warning when what lives outside the engine's budget will not fit there."""
     worst = min(stages, key=lambda s: s.headroom_bytes)
-    if worst.headroom_bytes >= 0:
-        return None
+    if worst.headroom_bytes >= 0 or worst.requested_bytes > worst.total_memory_bytes:
+        return None  # fits; or the budget is past the device, which the fit reason says
     names = " + ".join(t.name for t in worst.outside_terms)
     room = worst.total_memory_bytes - worst.requested_bytes
     return (
@@ -134,10 +156,13 @@ def layout_memory(
     weights_provenance: Provenance = Provenance.MODELED,
 ) -> LayoutMemory:
     """Weights, KV budget and fit of `layout` for `arch` on `hardware`."""
-    reason = invalid_reason(layout, arch=arch, hardware=hardware)
+    reason = invalid_reason(layout, arch=arch, hardware=hardware) or engine_refusal(
+        layout, settings.engine.value
+    )
     if reason is not None:
         return LayoutMemory(layout=layout, valid=False, reason=reason, max_model_len=max_model_len)
-    total_memory = settings.gpu_total_memory_bytes or hardware.hbm_driver_bytes
+    given = settings.gpu_total_memory_bytes
+    total_memory = hardware.hbm_driver_bytes if given is None else given
     context = max_model_len if arch.has_sliding_window else None
     # A sliding-window layer keeps its window plus the prefill chunk in flight (vLLM's
     # SlidingWindowSpec.max_memory_usage_bytes: min(window - 1 + max_num_batched_tokens, L)).
@@ -148,10 +173,19 @@ def layout_memory(
         mla=arch.mla is not None,
         tp=layout.tp,
     ).max_num_batched_tokens
+    align = vllm_v0_mla_align_elements() if settings.engine is EngineName.VLLM_V0 else 1
     kv_per_token = kv_bytes_per_token_per_gpu(
-        arch, layout, kv_dtype=kv_dtype, context_tokens=context, chunk_tokens=chunk
+        arch,
+        layout,
+        kv_dtype=kv_dtype,
+        context_tokens=context,
+        chunk_tokens=chunk,
+        mla_align_elements=align,
     )
     weights = weight_bytes_per_gpu_by_stage(arch, layout, scheme)
+    channels = nvls_channels(hardware)
+    # Only SGLang sees the allocator's rounding (it measures load as free device memory).
+    sglang = settings.engine is EngineName.SGLANG
     stages = tuple(
         stage_budget(
             StageDemand(
@@ -163,6 +197,11 @@ def layout_memory(
                 kv_bytes_per_token=k,
                 max_model_len=max_model_len,
                 weights_provenance=weights_provenance,
+                nvls_channels=channels,
+                mla_weight_copies_bytes=mla_dequantized_bytes(arch, layout, scheme, i),
+                allocator_rounding_bytes=(
+                    allocator_rounding_bytes(arch, layout, scheme, i) if sglang else 0
+                ),
             ),
             settings,
         )

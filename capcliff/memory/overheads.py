@@ -8,9 +8,18 @@ from __future__ import annotations
 
 from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
-from capcliff.units import GIB
+from capcliff.catalog.specs import HardwareSpec
+from capcliff.memory.params import Storage, layer_param_groups
+from capcliff.memory.weights import (
+    WeightScheme,
+    elements_per_rank,
+    stage_layer_ranges,
+    stage_param_groups,
+)
+from capcliff.units import GIB, MIB, round_up
 
 ACTIVATION_BYTES = 2  # bf16/fp16 activations
+BF16_BITS = 16
 LOGIT_BYTES = 4  # the sampler works on fp32 logits
 # vLLM's fused MoE kernel processes at most this many tokens per chunk (VLLM_FUSED_MOE_CHUNK_SIZE).
 FUSED_MOE_CHUNK_TOKENS = 32_768
@@ -43,7 +52,23 @@ def rope_cache_bytes(arch: Architecture) -> int:
     return (arch.max_position_embeddings or 0) * rotary_dim * ACTIVATION_BYTES
 
 
-def _forward_elements_per_token(arch: Architecture, layout: Layout) -> int:
+def _moe_workspace_elements(arch: Architecture, layout: Layout, *, modular: bool) -> int:
+    """Fused-MoE workspace elements per token (N = 2 x expert width / expert TP, K = hidden).
+
+    vLLM V1's modular kernel (TritonExperts.workspace_shapes in
+    vllm/model_executor/layers/fused_moe/fused_moe.py) holds top_k x (max(N, K) + max(N/2, K)) plus
+    a K-wide output; the older fused_experts_impl (vLLM V0) holds top_k x (max(N, K) + N/2).
+    """
+    assert arch.moe is not None
+    expert_tp = layout.moe_tp
+    n, k = 2 * arch.moe.expert_intermediate_size // expert_tp, arch.hidden_size
+    top_k = arch.moe.experts_per_token
+    if modular:
+        return top_k * (max(n, k) + max(n // 2, k)) + k
+    return top_k * (max(n, k) + n // 2)
+
+
+def _forward_elements_per_token(arch: Architecture, layout: Layout, *, modular_moe: bool) -> int:
     """Activation elements alive per token at the peak of one decoder layer's forward pass."""
     tp, h = layout.tp, arch.hidden_size
     if arch.mla is not None:
@@ -53,34 +78,119 @@ def _forward_elements_per_token(arch: Architecture, layout: Layout) -> int:
         qkv = (arch.num_attention_heads + 2 * arch.num_kv_heads) * arch.head_dim // tp
     mlp = 3 * arch.intermediate_size // tp  # gate/up output (2I) and the activated product (I)
     if arch.moe is not None:
-        expert_tp = 1 if layout.ep > 1 else tp
-        n1 = 2 * arch.moe.expert_intermediate_size // expert_tp
-        # fused_moe workspaces: top_k x max(N1, h) and top_k x N1 / 2 elements per token.
-        mlp = max(mlp, arch.moe.experts_per_token * (max(n1, h) + n1 // 2))
+        mlp = max(mlp, _moe_workspace_elements(arch, layout, modular=modular_moe))
     return qkv + mlp + h
+
+
+def forward_peak_bytes(
+    arch: Architecture, layout: Layout, *, max_num_batched_tokens: int, modular_moe: bool = False
+) -> int:
+    """T x (qkv + MLP + h) x 2 B: one profile forward pass over T = max_num_batched_tokens.
+
+    The peak holds the layer input (h), the q/k/v projections and the MLP intermediates (3 x
+    intermediate / TP; the fused-MoE workspaces for MoE layers, which process at most
+    FUSED_MOE_CHUNK_TOKENS tokens at a time).
+    """
+    tokens = (
+        min(max_num_batched_tokens, FUSED_MOE_CHUNK_TOKENS) if arch.moe else max_num_batched_tokens
+    )
+    per_token = _forward_elements_per_token(arch, layout, modular_moe=modular_moe)
+    forward = tokens * per_token * ACTIVATION_BYTES
+    if arch.moe is not None and max_num_batched_tokens > tokens:
+        forward += (max_num_batched_tokens - tokens) * (arch.hidden_size * 2) * ACTIVATION_BYTES
+    return forward
 
 
 def activation_peak_bytes(
     arch: Architecture, layout: Layout, *, max_num_batched_tokens: int, max_num_seqs: int
 ) -> int:
-    """T x (qkv + MLP + h) x 2 B  +  min(S, T) x vocab x 4 B.
+    """vLLM V0: forward peak (forward_peak_bytes) + min(S, T) x vocab x 4 B of fp32 logits.
 
-    vLLM's profile run pushes T = max_num_batched_tokens tokens through the model (vLLM V1
-    `GPUModelRunner.profile_run`, V0 `ModelRunner.profile_run`): the peak holds the layer input
-    (h), the q/k/v projections and the MLP intermediates (3 x intermediate / TP; the fused MoE
-    kernel's workspaces for MoE layers). The sampler warm-up then holds fp32 logits for up to S =
-    max_num_seqs sequences over the full vocabulary. Checked against V0 logs of Llama-8B: 2.10 GiB
-    predicted vs 2.07 logged (V01), 3.00 vs 2.99 (V02). Current vLLM V1 releases report more (about
-    5 GiB for dense models at T=8192, S=1024 on H100-class GPUs): calibrate from a start-up log.
+    vLLM V0's profile run (`ModelRunner.profile_run`) pushes T = max_num_batched_tokens tokens
+    through the model, then samples S = max_num_seqs sequences. Checked against V0 logs of Llama-8B:
+    2.10 GiB predicted vs 2.07 logged (V01), 3.00 vs 2.99 (V02). vLLM V1 profiles differently:
+    `v1_activation_peak_bytes`.
     """
-    tokens = (
-        min(max_num_batched_tokens, FUSED_MOE_CHUNK_TOKENS) if arch.moe else max_num_batched_tokens
-    )
-    forward = tokens * _forward_elements_per_token(arch, layout) * ACTIVATION_BYTES
-    if arch.moe is not None and max_num_batched_tokens > tokens:
-        forward += (max_num_batched_tokens - tokens) * (arch.hidden_size * 2) * ACTIVATION_BYTES
+    forward = forward_peak_bytes(arch, layout, max_num_batched_tokens=max_num_batched_tokens)
     sampler = min(max_num_seqs, max_num_batched_tokens) * arch.vocab_size * LOGIT_BYTES
     return forward + sampler
+
+
+# Bytes per logit alive at the peak of vLLM V1's dummy sampler run (gpu_model_runner.py
+# `_dummy_sampler_run` samples with top_k = vocab - 1 and top_p = 0.9, so
+# vllm/v1/sample/ops/topk_topp_sampler.py `apply_top_k_top_p` sorts the full vocabulary):
+# the bf16 logits (2) + their fp32 copy (4) + the sort's values (4) and int64 indices (8) + the
+# int64 iota it sorts from (8) + the radix sort's alternate key/value buffers (4 + 8).
+V1_SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 8 + 8 + 4 + 8
+
+
+def v1_activation_peak_bytes(
+    arch: Architecture, layout: Layout, *, max_num_batched_tokens: int, max_num_seqs: int
+) -> int:
+    """vLLM V1: max(forward peak, sampler peak + T x h x 2 B), the sampler min(S, T) x vocab x 38 B.
+
+    `GPUModelRunner.profile_run` runs the forward pass (modular fused-MoE workspaces), frees its
+    intermediates, then runs the sampler on min(S, T) rows while the T x h output hidden states are
+    still held; vLLM reports the peak of PyTorch's allocated bytes, the larger of the two. Row V04
+    (Qwen3-235B FP8, S = 256, vocab 151,936): 256 x 151,936 x 38 B = 1.38 GiB + 0.02 GiB of hidden
+    states; logged 1.40 GiB.
+    """
+    forward = forward_peak_bytes(
+        arch, layout, max_num_batched_tokens=max_num_batched_tokens, modular_moe=True
+    )
+    rows = min(max_num_seqs, max_num_batched_tokens)
+    hidden = max_num_batched_tokens * arch.hidden_size * ACTIVATION_BYTES
+    return max(forward, rows * arch.vocab_size * V1_SAMPLER_BYTES_PER_LOGIT + hidden)
+
+
+# NCCL's NVLink SHARP (NVLS) buffers, allocated when a large all-reduce first picks the NVLS
+# algorithm (during the profile run, so vLLM counts them as non-PyTorch memory). NCCL
+# src/transport/nvls.cc `ncclNvlsBufferSetup`: buffSize = NVLS chunk (NCCL_NVLS_CHUNKSIZE, 128 KiB)
+# x NCCL_STEPS (8); each GPU maps nHeads x nChannels x 2 x buffSize. NVLS needs NVSwitch and more
+# than 2 GPUs (`ncclNvlsInit`: gpuCount <= 2 disables it).
+NVLS_CHUNK_BYTES = 128 * 1024
+NCCL_STEPS = 8
+# NVLS channels: NCCL's default NVLS_NCHANNELS 16 (src/transport/nvls.cc, NVLink 4 / Hopper);
+# Blackwell (NVLink 5) runs 24 ("NVLS multicast support is available on dev 0 (NVLS_NCHANNELS 24)"
+# in row V35's B200 log).
+NVLS_CHANNELS_BY_NVLINK = {"NVLink 4": 16, "NVLink 5": 24}
+
+
+def nvls_channels(hardware: HardwareSpec) -> int:
+    """NCCL's NVLS channel count on this GPU's NVSwitch fabric; 0 without NVLS."""
+    fabric = hardware.scaleup_fabric
+    if "Switch" not in fabric:
+        return 0
+    return next((n for name, n in NVLS_CHANNELS_BY_NVLINK.items() if name in fabric), 0)
+
+
+def nvls_buffer_bytes(tp: int, channels: int) -> int:
+    """tp x channels x 2 x 8 x 128 KiB: NCCL's NVLS buffers for a TP group on NVSwitch (tp > 2)."""
+    if tp <= 2 or channels == 0:
+        return 0
+    return tp * channels * 2 * NCCL_STEPS * NVLS_CHUNK_BYTES
+
+
+def mla_dequantized_bytes(
+    arch: Architecture, layout: Layout, scheme: WeightScheme, stage: int
+) -> int:
+    """kv_b_proj elements per rank x 2 B on each MLA layer whose kv_b_proj is quantised.
+
+    vLLM's MLA backends (vllm/v1/attention/backends/mla/common.py, and V0's
+    vllm/attention/backends/mla/common.py) build W_UK and W_UV from kv_b_proj at load
+    (`process_weights_after_loading`): "we currently do not have quantized bmm's ... we just store
+    fp16/bf16 copies". An unquantised kv_b_proj is only viewed, not copied.
+    """
+    if arch.mla is None:
+        return 0
+    kv_b = [
+        group
+        for layer in stage_layer_ranges(arch.num_layers, layout.pp)[stage]
+        for group in layer_param_groups(arch, layer)
+        if group.module.endswith("kv_b_proj") and group.storage is Storage.LINEAR
+    ]
+    quantised = [g for g in kv_b if scheme.format_of(g).element_bits < BF16_BITS]
+    return sum(int(elements_per_rank(g, layout)) for g in quantised) * ACTIVATION_BYTES
 
 
 def cudagraph_capture_sizes(max_num_seqs: int) -> list[int]:
@@ -95,3 +205,41 @@ def cudagraph_bytes(arch: Architecture, layout: Layout, *, max_num_seqs: int) ->
     layers = -(-arch.num_layers // layout.pp)
     sizes = len(cudagraph_capture_sizes(max_num_seqs))
     return sizes * layers * CUDAGRAPH_BYTES_PER_SIZE_PER_LAYER
+
+
+# PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp): a request of at least
+# kMinLargeAlloc (10 MiB) gets its own segment rounded up to kRoundLarge (2 MiB); smaller requests
+# share 2 MiB / 20 MiB segments. An engine that measures load-time memory as free device memory
+# (SGLang's "Load weight end ... mem usage") sees the rounding; vLLM's allocated-bytes figure does
+# not.
+ALLOCATOR_MIN_LARGE_ALLOC = 10 * MIB
+ALLOCATOR_ROUND_LARGE = 2 * MIB
+# Linear layers the engines fuse into one parameter (QKVParallelLinear, MergedColumnParallelLinear).
+_FUSED = {"q_proj": "qkv_proj", "k_proj": "qkv_proj", "v_proj": "qkv_proj",
+          "gate_proj": "gate_up_proj", "up_proj": "gate_up_proj"}  # fmt: skip
+
+
+def _rank_tensor_bytes(
+    arch: Architecture, layout: Layout, scheme: WeightScheme, stage: int
+) -> list[int]:
+    """Bytes of each weight tensor one GPU allocates, fused as vLLM/SGLang build them."""
+    tensors: dict[tuple[str, int, bool], float] = {}
+    for group in stage_param_groups(arch, layout, stage):
+        if not group.module:
+            continue  # norms and other small tensors share the allocator's small segments
+        head, _, leaf = group.module.rpartition(".")
+        key = (f"{head}.{_FUSED.get(leaf, leaf)}", group.fan_in, group.storage is Storage.NATIVE)
+        size = elements_per_rank(group, layout) * scheme.bytes_per_element(group)
+        tensors[key] = tensors.get(key, 0) + float(size)
+    return [int(size) for size in tensors.values()]
+
+
+def allocator_rounding_bytes(
+    arch: Architecture, layout: Layout, scheme: WeightScheme, stage: int
+) -> int:
+    """Sum over weight tensors of >= 10 MiB of round_up(size, 2 MiB) - size (caching allocator)."""
+    return sum(
+        round_up(size, ALLOCATOR_ROUND_LARGE) - size
+        for size in _rank_tensor_bytes(arch, layout, scheme, stage)
+        if size >= ALLOCATOR_MIN_LARGE_ALLOC
+    )

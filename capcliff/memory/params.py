@@ -53,30 +53,47 @@ class ParamGroup:
     storage: Storage
     layer: int | None  # decoder layer index; None for embedding, final norm and lm_head
     row_elements: int = 0  # elements per vocab row (hidden size) for VOCAB; per head for KV_HEADS
+    module: str = ""  # the Hugging Face module path, e.g. "model.layers.3.self_attn.q_proj"
+    fan_in: int = 0  # input width of a linear weight (the group of per-channel scales)
 
 
-def _column_linear(
-    component: Component, fan_in: int, fan_out: int, shard: Shard, layer: int, bias: bool
-) -> list[ParamGroup]:
-    """A column-parallel linear layer: weight and bias split over the output dimension."""
-    groups = [ParamGroup(component, fan_in * fan_out, shard, Storage.LINEAR, layer)]
-    if bias:
-        groups.append(ParamGroup(component, fan_out, shard, Storage.NATIVE, layer))
-    return groups
+def _prefix(layer: int) -> str:
+    return f"model.layers.{layer}"
+
+
+def _linear(
+    component: Component, module: str, fan_in: int, fan_out: int, shard: Shard, layer: int
+) -> ParamGroup:
+    """The weight of one linear layer (fan_in x fan_out elements)."""
+    return ParamGroup(
+        component, fan_in * fan_out, shard, Storage.LINEAR, layer, module=module, fan_in=fan_in
+    )
 
 
 def _gqa_attention(arch: Architecture, layer: int) -> list[ParamGroup]:
     h, d = arch.hidden_size, arch.head_dim
     q_out, kv_out = arch.num_attention_heads * d, arch.num_kv_heads * d
-    att = Component.ATTENTION
-    groups = _column_linear(att, h, q_out, Shard.TP, layer, arch.qkv_bias)
-    for _ in ("k", "v"):
-        groups.append(ParamGroup(att, h * kv_out, Shard.KV_HEADS, Storage.LINEAR, layer, h * d))
+    att, at = Component.ATTENTION, f"{_prefix(layer)}.self_attn"
+    groups = [_linear(att, f"{at}.q_proj", h, q_out, Shard.TP, layer)]
+    if arch.qkv_bias:
+        groups.append(
+            ParamGroup(att, q_out, Shard.TP, Storage.NATIVE, layer, module=f"{at}.q_proj")
+        )
+    for name in ("k_proj", "v_proj"):
+        groups.append(
+            ParamGroup(
+                att, h * kv_out, Shard.KV_HEADS, Storage.LINEAR, layer, h * d, f"{at}.{name}", h
+            )
+        )
         if arch.qkv_bias:
-            groups.append(ParamGroup(att, kv_out, Shard.KV_HEADS, Storage.NATIVE, layer, d))
-    groups.append(ParamGroup(att, q_out * h, Shard.TP, Storage.LINEAR, layer))
+            groups.append(
+                ParamGroup(att, kv_out, Shard.KV_HEADS, Storage.NATIVE, layer, d, f"{at}.{name}")
+            )
+    groups.append(_linear(att, f"{at}.o_proj", q_out, h, Shard.TP, layer))
     if arch.o_bias:  # a row-parallel bias is added once, after the all-reduce: whole on every rank
-        groups.append(ParamGroup(att, h, Shard.REPLICATED, Storage.NATIVE, layer))
+        groups.append(
+            ParamGroup(att, h, Shard.REPLICATED, Storage.NATIVE, layer, module=f"{at}.o_proj")
+        )
     if arch.qk_norm:
         groups.append(ParamGroup(Component.NORMS, 2 * d, Shard.REPLICATED, Storage.NATIVE, layer))
     if arch.attention_sinks:
@@ -89,49 +106,67 @@ def _mla_attention(arch: Architecture, mla: MLA, layer: int) -> list[ParamGroup]
     h, heads = arch.hidden_size, arch.num_attention_heads
     qk_head = mla.qk_nope_head_dim + mla.qk_rope_head_dim
     att, rep, tp = Component.ATTENTION, Shard.REPLICATED, Shard.TP
+    at = f"{_prefix(layer)}.self_attn"
     groups: list[ParamGroup] = []
     if mla.q_lora_rank is None:
-        groups.append(ParamGroup(att, h * heads * qk_head, tp, Storage.LINEAR, layer))
+        groups.append(_linear(att, f"{at}.q_proj", h, heads * qk_head, tp, layer))
     else:
         groups += [
-            ParamGroup(att, h * mla.q_lora_rank, rep, Storage.LINEAR, layer),
+            _linear(att, f"{at}.q_a_proj", h, mla.q_lora_rank, rep, layer),
             ParamGroup(Component.NORMS, mla.q_lora_rank, rep, Storage.NATIVE, layer),
-            ParamGroup(att, mla.q_lora_rank * heads * qk_head, tp, Storage.LINEAR, layer),
+            _linear(att, f"{at}.q_b_proj", mla.q_lora_rank, heads * qk_head, tp, layer),
         ]
-    kv_a = h * (mla.kv_lora_rank + mla.qk_rope_head_dim)
-    kv_b = mla.kv_lora_rank * heads * (mla.qk_nope_head_dim + mla.v_head_dim)
+    kv_a_out = mla.kv_lora_rank + mla.qk_rope_head_dim
+    kv_b_out = heads * (mla.qk_nope_head_dim + mla.v_head_dim)
     groups += [
-        ParamGroup(att, kv_a, rep, Storage.LINEAR, layer),
+        _linear(att, f"{at}.kv_a_proj_with_mqa", h, kv_a_out, rep, layer),
         ParamGroup(Component.NORMS, mla.kv_lora_rank, rep, Storage.NATIVE, layer),
-        ParamGroup(att, kv_b, tp, Storage.LINEAR, layer),
-        ParamGroup(att, heads * mla.v_head_dim * h, tp, Storage.LINEAR, layer),
+        _linear(att, f"{at}.kv_b_proj", mla.kv_lora_rank, kv_b_out, tp, layer),
+        _linear(att, f"{at}.o_proj", heads * mla.v_head_dim, h, tp, layer),
     ]
     return groups
 
 
 def _gated_mlp(
-    component: Component, h: int, width: int, layer: int, storage: Storage, bias: bool
+    component: Component, module: str, h: int, width: int, layer: int, bias: bool, copies: int = 1
 ) -> list[ParamGroup]:
-    """gate, up (h x width each) and down (width x h): 3 * h * width, plus biases if any."""
-    shard = Shard.EXPERTS if component is Component.EXPERTS else Shard.TP
-    groups = [ParamGroup(component, 3 * h * width, shard, storage, layer)]
+    """gate and up (h x width each) and down (width x h), `copies` times (experts), plus biases."""
+    routed = component is Component.EXPERTS
+    shard = Shard.EXPERTS if routed else Shard.TP
+    storage = Storage.EXPERT if routed else Storage.LINEAR
+    # Routed experts are one fused module (vLLM's FusedMoE); dense MLPs keep HF's three names.
+    names = ("experts",) * 3 if routed else ("gate_proj", "up_proj", "down_proj")
+    groups = [
+        ParamGroup(component, copies * h * width, shard, storage, layer, 0, f"{module}.{name}", fan)
+        for name, fan in zip(names, (h, h, width), strict=True)
+    ]
     if bias:
-        groups.append(ParamGroup(component, 2 * width + h, shard, Storage.NATIVE, layer))
+        groups.append(ParamGroup(component, copies * (2 * width + h), shard, Storage.NATIVE, layer))
     return groups
+
+
+# Where each family keeps its MoE block and router (HF module names; vLLM uses the same).
+_MOE_MODULE = {"mixtral": "block_sparse_moe"}
+_ROUTER_NAME = {"gpt_oss": "router"}
+_SHARED_NAME = {"qwen2_moe": "shared_expert"}
 
 
 def _moe_block(arch: Architecture, moe: MoE, layer: int) -> list[ParamGroup]:
     h, n = arch.hidden_size, moe.num_experts
-    groups = [ParamGroup(Component.ROUTER, h * n, Shard.REPLICATED, Storage.NATIVE, layer)]
+    block = f"{_prefix(layer)}.{_MOE_MODULE.get(arch.model_type, 'mlp')}"
+    router = f"{block}.{_ROUTER_NAME.get(arch.model_type, 'gate')}"
+    groups = [
+        ParamGroup(Component.ROUTER, h * n, Shard.REPLICATED, Storage.NATIVE, layer, module=router)
+    ]
     if moe.router_bias:
         groups.append(ParamGroup(Component.ROUTER, n, Shard.REPLICATED, Storage.NATIVE, layer))
-    experts = _gated_mlp(
-        Component.EXPERTS, h, moe.expert_intermediate_size, layer, Storage.EXPERT, moe.expert_bias
+    groups += _gated_mlp(
+        Component.EXPERTS, block, h, moe.expert_intermediate_size, layer, moe.expert_bias, n
     )
-    groups += [ParamGroup(g.component, g.elements * n, g.shard, g.storage, layer) for g in experts]
     if moe.shared_intermediate_size:
+        shared = f"{block}.{_SHARED_NAME.get(arch.model_type, 'shared_experts')}"
         groups += _gated_mlp(
-            Component.SHARED_EXPERTS, h, moe.shared_intermediate_size, layer, Storage.LINEAR, False
+            Component.SHARED_EXPERTS, shared, h, moe.shared_intermediate_size, layer, False
         )
     return groups
 
@@ -153,13 +188,9 @@ def layer_param_groups(arch: Architecture, layer: int) -> list[ParamGroup]:
     )
     if arch.moe is not None and arch.moe.is_moe_layer[layer]:
         return groups + _moe_block(arch, arch.moe, layer)
+    mlp = f"{_prefix(layer)}.mlp"
     return groups + _gated_mlp(
-        Component.MLP,
-        arch.hidden_size,
-        arch.intermediate_size,
-        layer,
-        Storage.LINEAR,
-        arch.mlp_bias,
+        Component.MLP, mlp, arch.hidden_size, arch.intermediate_size, layer, arch.mlp_bias
     )
 
 
@@ -172,6 +203,7 @@ def embedding_group(arch: Architecture) -> ParamGroup:
         Storage.NATIVE,
         None,
         arch.hidden_size,
+        "model.embed_tokens",
     )
 
 
@@ -186,6 +218,7 @@ def head_groups(arch: Architecture) -> list[ParamGroup]:
             Storage.NATIVE,
             None,
             arch.hidden_size,
+            "lm_head",
         )
     )
     return groups

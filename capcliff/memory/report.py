@@ -13,9 +13,8 @@ from capcliff.memory.kv import kv_bytes_per_token
 from capcliff.memory.layout_memory import LayoutMemory, layout_memory
 from capcliff.memory.params import param_count
 from capcliff.memory.weights import WeightScheme, total_weight_bytes
+from capcliff.report_header import SCHEMA_VERSION, ReportHeader
 from capcliff.units import KVDType, format_bytes
-
-SCHEMA_VERSION = 1
 
 
 class _Result(BaseModel):
@@ -91,19 +90,11 @@ class LayoutResult(LayoutSummary):
     warnings: list[str]
 
 
-class MemoryReport(_Result):
+class MemoryReport(ReportHeader):
     """Everything `capcliff memory` prints."""
 
-    schema_version: int
-    model: str
     model_source: str
-    hardware: str
-    gpus: int
-    weight_dtype: str
-    kv_dtype: str
-    engine: str
     gpu_memory_utilization: float
-    max_model_len: int
     params_total: int
     params_active: int
     params_by_component: dict[str, int]
@@ -172,6 +163,33 @@ def _layout_result(mem: LayoutMemory) -> LayoutResult:
     )
 
 
+def report_header(
+    model: Model,
+    hardware: HardwareSpec,
+    *,
+    gpus: int,
+    settings: BudgetSettings,
+    scheme: WeightScheme,
+    kv_dtype: KVDType,
+    max_model_len: int,
+) -> ReportHeader:
+    """The header fields shared by the memory, sweep and plan reports."""
+    dtype = scheme.linear.value
+    if scheme.expert != scheme.linear:
+        dtype = f"{scheme.linear.value} (experts {scheme.expert.value})"
+    return ReportHeader(
+        schema_version=SCHEMA_VERSION,
+        model=model.id,
+        hardware=hardware.id,
+        gpus=gpus,
+        engine=settings.engine.value,
+        weight_dtype=dtype,
+        kv_dtype=kv_dtype.value,
+        max_model_len=max_model_len,
+        overheads="calibrated" if settings.calibrated_terms else "modeled",
+    )
+
+
 def build_memory_report(
     model: Model,
     hardware: HardwareSpec,
@@ -201,20 +219,14 @@ def build_memory_report(
         )
         for lay in chosen
     ]
-    dtype = scheme.linear.value
-    if scheme.expert != scheme.linear:
-        dtype = f"{scheme.linear.value} (experts {scheme.expert.value})"
-    return MemoryReport(
-        schema_version=SCHEMA_VERSION,
-        model=model.id,
-        model_source=model.source,
-        hardware=hardware.id,
-        gpus=gpus,
-        weight_dtype=dtype,
-        kv_dtype=kv_dtype.value,
-        engine=settings.engine.value,
-        gpu_memory_utilization=settings.gpu_memory_utilization,
+    header = report_header(
+        model, hardware, gpus=gpus, settings=settings, scheme=scheme, kv_dtype=kv_dtype,
         max_model_len=max_model_len,
+    )  # fmt: skip
+    return MemoryReport(
+        **header.model_dump(),
+        model_source=model.source,
+        gpu_memory_utilization=settings.gpu_memory_utilization,
         params_total=counts.total,
         params_active=counts.active,
         params_by_component={c.value: n for c, n in counts.by_component.items() if n},

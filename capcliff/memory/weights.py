@@ -1,4 +1,4 @@
-"""Weight bytes per GPU for a layout: TP/EP sharding, vLLM's PP layer split, quantised formats."""
+"""Weight bytes per GPU for a layout: TP/EP sharding, vLLM's PP layer split, per-module formats."""
 
 from __future__ import annotations
 
@@ -8,6 +8,16 @@ from fractions import Fraction
 
 from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
+from capcliff.catalog.quantization import (
+    BF16,
+    FP16,
+    MXFP4,
+    NVFP4,
+    Quantization,
+    WeightFormat,
+    fp8_block,
+    int_grouped,
+)
 from capcliff.memory.params import (
     ParamGroup,
     Shard,
@@ -16,25 +26,47 @@ from capcliff.memory.params import (
     head_groups,
     layer_param_groups,
 )
-from capcliff.units import WeightDType, round_up, weight_bytes_per_element
+from capcliff.units import WeightDType, round_up
 
 # vLLM pads the vocabulary to a multiple of 64 before splitting it over TP ranks
 # (DEFAULT_VOCAB_PADDING_SIZE in vllm/model_executor/layers/vocab_parallel_embedding.py).
 VOCAB_PADDING = 64
 
 
+# The format capcliff assumes for a whole-model `--weight-dtype` (units.py documents each).
+_UNIFORM_FORMAT: dict[WeightDType, WeightFormat] = {
+    WeightDType.BF16: BF16,
+    WeightDType.FP16: FP16,
+    WeightDType.FP8: fp8_block(128, 128),
+    WeightDType.INT4: int_grouped(4, 128, zero_point=True),
+    WeightDType.MXFP4: MXFP4,
+    WeightDType.NVFP4: NVFP4,
+}
+
+
+def uniform_format(dtype: WeightDType) -> WeightFormat:
+    """The storage format of `dtype` when a whole model is cast to it (scales as in units.py)."""
+    return _UNIFORM_FORMAT[dtype]
+
+
 @dataclass(frozen=True)
 class WeightScheme:
-    """Storage dtype of each kind of tensor: quantised linears, routed experts, the rest."""
+    """Storage format of each weight tensor: per module as the checkpoint ships, or one dtype.
+
+    `linear`, `expert` and `native` summarise it (the dtype most linear / routed-expert weights
+    are in, and the dtype of never-quantised tensors); `quantization`, when set, decides each
+    module's format from the checkpoint's quantization_config (`catalog/quantization.py`).
+    """
 
     linear: WeightDType
     expert: WeightDType
     native: WeightDType
+    quantization: Quantization | None = None
 
     @classmethod
     def as_shipped(cls, arch: Architecture) -> WeightScheme:
         """The checkpoint's own formats (config.json torch_dtype and quantization_config)."""
-        return cls(arch.linear_dtype, arch.expert_dtype, arch.activation_dtype)
+        return cls(arch.linear_dtype, arch.expert_dtype, arch.activation_dtype, arch.quantization)
 
     @classmethod
     def quantised(cls, arch: Architecture, dtype: WeightDType) -> WeightScheme:
@@ -42,8 +74,22 @@ class WeightScheme:
         return cls(dtype, dtype, arch.activation_dtype)
 
     def dtype_of(self, storage: Storage) -> WeightDType:
-        """The dtype a tensor of this storage class is held in."""
+        """The dtype most tensors of this storage class are held in (a summary; see format_of)."""
         return {Storage.LINEAR: self.linear, Storage.EXPERT: self.expert}.get(storage, self.native)
+
+    def format_of(self, group: ParamGroup) -> WeightFormat:
+        """The storage format of one weight group, scales included."""
+        native = uniform_format(self.native)
+        if group.storage is Storage.NATIVE:
+            return native
+        if self.quantization is None:
+            return uniform_format(self.dtype_of(group.storage))
+        found = self.quantization.format_of(group.module, expert=group.storage is Storage.EXPERT)
+        return native if found is None else found
+
+    def bytes_per_element(self, group: ParamGroup) -> Fraction:
+        """Bytes per stored element of `group`, its scales (and zero points) included."""
+        return self.format_of(group).bytes_per_element(group.fan_in)
 
 
 def pp_layer_counts(num_layers: int, pp: int) -> list[int]:
@@ -80,8 +126,9 @@ def elements_per_rank(group: ParamGroup, layout: Layout) -> Fraction:
     if group.shard is Shard.VOCAB:
         vocab = group.elements // group.row_elements
         return Fraction(round_up(vocab, VOCAB_PADDING) * group.row_elements, tp)
-    # Routed experts: EP gives each rank num_experts / ep whole experts; otherwise TP splits widths.
-    return Fraction(group.elements, layout.ep if layout.ep > 1 else tp)
+    # Routed experts: num_experts / ep whole experts per rank, each split in width over moe_tp
+    # ranks, so ep x moe_tp = the ranks a MoE layer spans (TP, or DP x TP under attention DP).
+    return Fraction(group.elements, layout.moe_ranks)
 
 
 def stage_param_groups(arch: Architecture, layout: Layout, stage: int) -> list[ParamGroup]:
@@ -101,9 +148,7 @@ def stage_weight_bytes(arch: Architecture, layout: Layout, scheme: WeightScheme,
     """Bytes of weights one GPU of pipeline stage `stage` holds."""
     total = Fraction(0)
     for group in stage_param_groups(arch, layout, stage):
-        total += elements_per_rank(group, layout) * weight_bytes_per_element(
-            scheme.dtype_of(group.storage)
-        )
+        total += elements_per_rank(group, layout) * scheme.bytes_per_element(group)
     return math.ceil(total)
 
 

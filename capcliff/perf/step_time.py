@@ -18,28 +18,33 @@ decode steps sum in closed form (`DecodeLine`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from fractions import Fraction
+from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import NamedTuple
 
 from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.memory.kv import kv_bytes_per_token_per_gpu
-from capcliff.memory.params import Component, param_count
+from capcliff.memory.params import param_count
 from capcliff.memory.weights import (
     WeightScheme,
-    elements_per_rank,
     stage_layer_ranges,
-    stage_param_groups,
 )
-from capcliff.units import GB, TERA, KVDType, WeightDType, weight_bytes_per_element
+from capcliff.perf.attention_dp import MoEGroup, moe_group
+from capcliff.perf.communication import Communication as Communication  # re-exported
+from capcliff.perf.communication import MoEExchange
+from capcliff.perf.decode_line import DecodeLine as DecodeLine  # re-exported for the simulator
+from capcliff.perf.profiles import (
+    MEASURED_FABRICS,
+    EngineProfile,
+    allreduce_curve,
+    kernels_per_layer,
+)
+from capcliff.perf.stage_cost import FLOPS_PER_MAC, attention_flops_per_pair, stage_cost
+from capcliff.units import GB, TERA, KVDType, WeightDType
 
 # Bytes of one activation element sent between GPUs (bf16 hidden states).
 ACTIVATION_BYTES = 2
-# FLOPs of one multiply-add.
-FLOPS_PER_MAC = 2
 
 # Decode HBM bandwidth use the study measured (shared/reference/paper_findings.md, "HBM bandwidth
 # use in decode"): 8B ~ 85 %, 70B ~ 70 %, 671B ~ 50-60 % (midpoint 55 %). Between these anchors
@@ -78,87 +83,11 @@ class Efficiency:
     mfu: float = DEFAULT_MFU  # fraction of dense peak FLOP/s a compute-bound step reaches
     allreduce_latency_s: float = DEFAULT_ALLREDUCE_LATENCY_S
     p2p_latency_s: float = DEFAULT_P2P_LATENCY_S
-    step_overhead_s: float = DEFAULT_STEP_OVERHEAD_S
-
-
-class DecodeLine(NamedTuple):
-    """Decode step j of a run of identical steps: max(mem0 + mem1 j, cmp0 + cmp1 j) + fixed_s.
-
-    Bytes each GPU reads in step j: bytes0 + bytes1 j. Units: seconds and bytes. (A tuple: the
-    simulator makes one per event.)
-    """
-
-    mem0: float
-    mem1: float
-    cmp0: float
-    cmp1: float
-    fixed_s: float
-    bytes0: float
-    bytes1: float
-
-    def step_s(self, j: int) -> float:
-        """Time of step j, seconds."""
-        return max(self.mem0 + self.mem1 * j, self.cmp0 + self.cmp1 * j) + self.fixed_s
-
-    def _mem_bound_range(self, k: int) -> tuple[int, int]:
-        """Steps [a, b) of 0..k-1 where the memory line is the larger one."""
-        d0, d1 = self.mem0 - self.cmp0, self.mem1 - self.cmp1
-        if d1 == 0:
-            return (0, k) if d0 >= 0 else (0, 0)
-        cross = -d0 / d1  # d(j) >= 0 for j >= cross when d1 > 0, for j <= cross when d1 < 0
-        cross = min(max(cross, -1.0), k + 1.0)  # keep a near-parallel pair's crossing finite
-        if d1 > 0:
-            return min(k, max(0, math.ceil(cross))), k
-        return 0, min(k, max(0, math.floor(cross) + 1))
-
-    def total_s(self, k: int) -> float:
-        """Sum of steps 0 .. k-1, seconds (arithmetic series on each side of the crossing)."""
-        d0 = self.mem0 - self.cmp0
-        d_last = d0 + (self.mem1 - self.cmp1) * (k - 1)
-        if d0 >= 0 and d_last >= 0:  # memory-bound throughout: the common decode case
-            return k * (self.mem0 + self.fixed_s) + self.mem1 * k * (k - 1) / 2
-        a, b = self._mem_bound_range(k)
-        mem = _series(self.mem0, self.mem1, a, b)
-        cmp = _series(self.cmp0, self.cmp1, 0, a) + _series(self.cmp0, self.cmp1, b, k)
-        return mem + cmp + k * self.fixed_s
-
-    def total_bytes(self, k: int) -> float:
-        """Bytes one GPU reads over steps 0 .. k-1."""
-        return _series(self.bytes0, self.bytes1, 0, k)
-
-    def steps_before(self, duration_s: float, k_max: int) -> int:
-        """Smallest m in [1, k_max] with total_s(m) >= duration_s, or k_max if none."""
-        lo, hi = 1, k_max
-        if self.total_s(hi) < duration_s:
-            return k_max
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self.total_s(mid) >= duration_s:
-                hi = mid
-            else:
-                lo = mid + 1
-        return lo
-
-
-def _series(x0: float, x1: float, a: int, b: int) -> float:
-    """sum_{j=a}^{b-1} (x0 + x1 j)."""
-    if b <= a:
-        return 0.0
-    return (b - a) * x0 + x1 * (b * (b - 1) - a * (a - 1)) / 2
-
-
-@dataclass(frozen=True)
-class Communication:
-    """Per-pass communication of a stage: TP all-reduces and the PP activation send (bytes,
-    bytes/s, seconds). The defaults mean none."""
-
-    allreduces_per_pass: int = 0
-    allreduce_bytes_per_token: float = 0.0  # wire bytes per token: hidden x 2 B x 2(n-1)/n
-    allreduce_bandwidth_bytes_per_s: float = 1.0
-    allreduce_latency_s: float = 0.0
-    p2p_bytes_per_token: float = 0.0
-    p2p_bandwidth_bytes_per_s: float = 1.0
-    p2p_latency_s: float = 0.0
+    step_overhead_s: float = DEFAULT_STEP_OVERHEAD_S  # per step: host time + per-layer floors
+    kv_bandwidth_fraction: float | None = None  # attention kernel's share of peak; None: mbu
+    expert_efficiency: float = 1.0  # grouped-GEMM MoE: divides the expert-read time
+    allreduce_curve: tuple[tuple[float, float], ...] = ()  # (message bytes, s); () latency+wire
+    variable_scale: float = 1.0  # calibrated: multiplies everything but step_overhead_s
 
 
 @dataclass(frozen=True)
@@ -181,7 +110,19 @@ class StepTimeModel:
     peak_bandwidth_bytes_per_s: float
     flops_per_s: float  # effective: peak x MFU
     step_overhead_s: float
-    comm: Communication = Communication()  # frozen, so one shared default is safe
+    comm: Communication = Communication()  # noqa: RUF009 (frozen: one shared default is safe)
+    kv_bandwidth_bytes_per_s: float | None = None  # attention's effective bandwidth; None: above
+    expert_efficiency: float = 1.0  # the expert-read time is divided by it
+    variable_scale: float = 1.0  # multiplies the PP x (roofline + communication) part
+    profile: str = ""  # the engine profile (engine and version) the terms come from
+
+    @cached_property
+    def _kv_bw(self) -> float:
+        return self.kv_bandwidth_bytes_per_s or self.bandwidth_bytes_per_s
+
+    # Attention DP: the MoE layers shared with the other lockstep ranks (expert_bytes is then 0
+    # here and the experts live in the group). Alone, a step prices every rank as busy as this.
+    moe: MoEGroup | None = None
 
     def _microbatches(self, seqs: float) -> float:
         return float(max(1.0, min(self.pp, seqs)))
@@ -193,15 +134,17 @@ class StepTimeModel:
         touched = 1.0 - float((1.0 - self.expert_choice_fraction) ** tokens)
         return self.weight_bytes + self.expert_bytes * touched
 
+    def _weights_time_s(self, tokens: float) -> float:
+        """Seconds to read the dense weights and the touched experts (at their efficiency)."""
+        if not self.expert_bytes:
+            return self.weight_bytes / self.bandwidth_bytes_per_s
+        experts = self._weights_read(tokens) - self.weight_bytes
+        read = self.weight_bytes + experts / self.expert_efficiency
+        return read / self.bandwidth_bytes_per_s
+
     def _comm_s(self, tokens: float) -> float:
         """TP all-reduces plus the PP activation send of one pass over `tokens` tokens."""
-        c, total = self.comm, 0.0
-        if c.allreduces_per_pass:
-            wire = tokens * c.allreduce_bytes_per_token / c.allreduce_bandwidth_bytes_per_s
-            total += c.allreduces_per_pass * (c.allreduce_latency_s + wire)
-        if self.pp > 1:
-            total += c.p2p_latency_s + tokens * c.p2p_bytes_per_token / c.p2p_bandwidth_bytes_per_s
-        return total
+        return self.comm.pass_s(tokens, pp=self.pp)
 
     def step_time_s(
         self, tokens: float, seqs: float, context_tokens: float, attention_pairs: float
@@ -212,8 +155,9 @@ class StepTimeModel:
             return 0.0
         m = self._microbatches(seqs)
         mb_tokens = tokens / m
-        mem = (self._weights_read(mb_tokens) + self.kv_bytes_per_token * context_tokens / m) / (
-            self.bandwidth_bytes_per_s
+        mem = (
+            self._weights_time_s(mb_tokens)
+            + self.kv_bytes_per_token * context_tokens / m / self._kv_bw
         )
         flops = (
             self.flops_per_token * tokens
@@ -221,14 +165,55 @@ class StepTimeModel:
             + self.attention_flops_per_pair * attention_pairs
         ) / m
         compute = flops / self.flops_per_s
-        return self.pp * (max(mem, compute) + self._comm_s(mb_tokens)) + self.step_overhead_s
+        shared = self._moe_pass_s(mb_tokens)
+        variable = self.pp * (max(mem, compute) + self._comm_s(mb_tokens) + shared)
+        return self.variable_scale * variable + self.step_overhead_s
+
+    def _moe_pass_s(self, busiest_tokens: float) -> float:
+        """The shared MoE layers of one pass (attention DP), 0 otherwise."""
+        if self.moe is None:
+            return 0.0
+        return self.moe.pass_s(
+            busiest_tokens,
+            bandwidth=self.bandwidth_bytes_per_s * self.expert_efficiency,
+            flops_per_s=self.flops_per_s,
+        )
+
+    @cached_property
+    def local(self) -> StepTimeModel:
+        """This rank's own work alone (attention DP: without the shared MoE layers)."""
+        return self if self.moe is None else replace(self, moe=None)
+
+    def lockstep_step_time_s(self, loads: list[tuple[int, int, int, int]]) -> float:
+        """Seconds of one lockstep step of attention-DP ranks with (tokens, sequences, context,
+        pairs) `loads`: the slowest rank's own work, then the MoE layers over every rank padded
+        to the busiest one's tokens (micro-batches as that rank's)."""
+        own = max((self.local.step_time_s(*load) for load in loads), default=0.0)
+        busiest = max(loads, key=lambda load: load[0], default=(0, 0, 0, 0))
+        return own + self.shared_step_s(busiest[0], busiest[1])
+
+    def shared_step_s(self, busiest_tokens: float, seqs: float) -> float:
+        """Seconds of a step's shared MoE layers when the busiest rank runs `busiest_tokens`
+        tokens of `seqs` sequences (0 without attention DP or without tokens)."""
+        if busiest_tokens <= 0:
+            return 0.0
+        m = self._microbatches(seqs)
+        return self.variable_scale * self.pp * self._moe_pass_s(busiest_tokens / m)
+
+    def moe_hbm_bytes(self, busiest_tokens: float, seqs: float) -> float:
+        """Expert bytes this GPU reads in a lockstep step (attention DP), 0 otherwise."""
+        if self.moe is None or busiest_tokens <= 0:
+            return 0.0
+        m = self._microbatches(seqs)
+        return m * self.moe.bytes_read(busiest_tokens / m)
 
     def hbm_bytes(self, tokens: float, seqs: float, context_tokens: float) -> float:
         """Bytes one GPU reads from HBM in the step (each micro-batch pass re-reads weights)."""
         if tokens <= 0:
             return 0.0
         m = self._microbatches(seqs)
-        return m * self._weights_read(tokens / m) + self.kv_bytes_per_token * context_tokens
+        own = m * self._weights_read(tokens / m) + self.kv_bytes_per_token * context_tokens
+        return own + self.moe_hbm_bytes(tokens, seqs)
 
     def hbm_utilization(self, tokens: float, seqs: float, context_tokens: float) -> float:
         """Fraction of peak HBM bandwidth the step uses: bytes / (time x peak bandwidth)."""
@@ -264,65 +249,55 @@ class StepTimeModel:
         """The parts of `decode_line` that depend only on `seqs` (the context terms are added to
         them in the same order, so the line is the same to the last bit)."""
         m = self._microbatches(seqs)
-        per_ctx_mem = self.pp * self.kv_bytes_per_token / m / self.bandwidth_bytes_per_s
-        per_ctx_cmp = self.pp * self.attention_flops_per_pair / m / self.flops_per_s
+        k = self.pp * self.variable_scale
+        per_ctx_mem = k * self.kv_bytes_per_token / m / self._kv_bw
+        per_ctx_cmp = k * self.attention_flops_per_pair / m / self.flops_per_s
         weights = self._weights_read(seqs / m)
         fixed_flops = (self.flops_per_token + self.flops_per_sequence) * seqs / m
         return (
-            self.pp * weights / self.bandwidth_bytes_per_s,
+            k * self._weights_time_s(seqs / m),
             per_ctx_mem,
             per_ctx_mem * seqs,
-            self.pp * fixed_flops / self.flops_per_s,
+            k * fixed_flops / self.flops_per_s,
             per_ctx_cmp,
             per_ctx_cmp * seqs,
-            self.pp * self._comm_s(seqs / m) + self.step_overhead_s,
-            m * weights,
+            k * (self._comm_s(seqs / m) + self._moe_pass_s(seqs / m)) + self.step_overhead_s,
+            m * weights + self.moe_hbm_bytes(seqs, seqs),
             self.kv_bytes_per_token * seqs,
         )
-
-
-@dataclass(frozen=True)
-class _StageCost:
-    read_bytes: Fraction  # dense weights read per pass (embedding rows excluded)
-    expert_bytes: Fraction
-    dense_elements: Fraction  # elements in matmuls run for every token (experts excluded)
-    expert_elements: Fraction
-    head_elements: Fraction  # lm_head elements (run once per sequence)
-
-
-def _stage_cost(arch: Architecture, layout: Layout, scheme: WeightScheme, stage: int) -> _StageCost:
-    read = expert = dense = experts_el = head = Fraction(0)
-    tied_head = arch.tie_word_embeddings and layout.pp == 1
-    for group in stage_param_groups(arch, layout, stage):
-        elements = elements_per_rank(group, layout)
-        size = elements * weight_bytes_per_element(scheme.dtype_of(group.storage))
-        if group.component is Component.EMBEDDING and not tied_head:
-            continue  # only the looked-up rows are read
-        if group.component in (Component.LM_HEAD, Component.EMBEDDING):
-            head += elements
-            read += size
-        elif group.component is Component.EXPERTS:
-            expert += size
-            experts_el += elements
-        else:
-            read += size
-            dense += elements
-    return _StageCost(read, expert, dense, experts_el, head)
-
-
-def _attention_flops_per_pair(arch: Architecture, layout: Layout, layers: int) -> float:
-    """Per (query, key) pair per GPU: QK^T and PV, 2 FLOPs per multiply-add each."""
-    heads = arch.num_attention_heads / layout.tp
-    if arch.mla is not None:  # absorbed MLA: scores over (latent + rope), values over the latent
-        per_head = (2 * arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim) * FLOPS_PER_MAC
-    else:
-        per_head = 2 * arch.head_dim * FLOPS_PER_MAC
-    return layers * heads * per_head
 
 
 def default_efficiency(arch: Architecture) -> Efficiency:
     """The efficiency defaults for `arch`: MBU from its size (MBU_ANCHORS), the rest named."""
     return Efficiency(mbu=default_mbu(param_count(arch).total))
+
+
+def profile_efficiency(
+    arch: Architecture,
+    hardware: HardwareSpec,
+    layout: Layout,
+    profile: EngineProfile,
+    *,
+    fitted: dict[str, float] | None = None,
+) -> Efficiency:
+    """The efficiency of `arch` on `layout` under an engine profile: per step the profile's host
+    time + layers x kernels per layer x the kernel floor; measured all-reduce latencies where the
+    fabric matches; attention and MoE efficiencies. `fitted` (`fixed_s`, `scale`) replaces the
+    per-step time and scales the rest, as `capcliff calibrate` fits them."""
+    fitted = fitted or {}
+    per_layer_s = kernels_per_layer(arch, tp=layout.tp) * profile.kernel_floor_s
+    overhead = profile.host_overhead_s + arch.num_layers * per_layer_s
+    mla = arch.mla is not None
+    kv_fraction = profile.mla_attention_efficiency if mla else profile.gqa_attention_efficiency
+    measured = hardware.id in MEASURED_FABRICS and layout.tp <= hardware.scaleup_domain_gpus
+    return Efficiency(
+        mbu=default_mbu(param_count(arch).total),
+        step_overhead_s=fitted.get("fixed_s", overhead),
+        kv_bandwidth_fraction=kv_fraction,
+        expert_efficiency=profile.moe_small_batch_efficiency,
+        allreduce_curve=allreduce_curve(profile, tp=layout.tp) if measured else (),
+        variable_scale=fitted.get("scale", 1.0),
+    )
 
 
 def compute_dtype(scheme: WeightScheme) -> str:
@@ -350,6 +325,8 @@ def _communication(
         p2p_bytes_per_token=arch.hidden_size * ACTIVATION_BYTES,
         p2p_bandwidth_bytes_per_s=hardware.scaleup_bw_gb_s_bidir * GB / 2,
         p2p_latency_s=eff.p2p_latency_s,
+        allreduce_curve=eff.allreduce_curve,
+        allreduce_message_bytes_per_token=arch.hidden_size * ACTIVATION_BYTES,
     )
 
 
@@ -361,11 +338,22 @@ def step_time_model(
     scheme: WeightScheme,
     kv_dtype: KVDType,
     efficiency: Efficiency | None = None,
+    profile: EngineProfile | None = None,
+    fitted: dict[str, float] | None = None,
+    exchange: MoEExchange | None = None,
 ) -> StepTimeModel:
     """Precompute the step-time coefficients of one replica of `layout` (binding stage: the one
-    reading the most weight bytes per pass)."""
-    eff = efficiency or default_efficiency(arch)
-    costs = [_stage_cost(arch, layout, scheme, s) for s in range(layout.pp)]
+    reading the most weight bytes per pass). `efficiency` wins over `profile` (an engine's step
+    terms, with `fitted` calibration terms); with neither, the named defaults. Attention DP moves
+    the routed experts into a `MoEGroup` shared with the lockstep ranks (`exchange`: how tokens
+    reach them; default `attention_dp.default_exchange`)."""
+    if efficiency is not None:
+        eff = efficiency
+    elif profile is not None:
+        eff = profile_efficiency(arch, hardware, layout, profile, fitted=fitted)
+    else:
+        eff = default_efficiency(arch)
+    costs = [stage_cost(arch, layout, scheme, s) for s in range(layout.pp)]
     stage = max(range(layout.pp), key=lambda s: costs[s].read_bytes + costs[s].expert_bytes)
     cost = costs[stage]
     layers = len(stage_layer_ranges(arch.num_layers, layout.pp)[stage])
@@ -373,7 +361,7 @@ def step_time_model(
     peak_flops = hardware.dense_flops_per_s(compute_dtype(scheme))
     peak_flops = peak_flops or hardware.dense_tflops_bf16 * TERA
     kv_per_token = kv_bytes_per_token_per_gpu(arch, layout, kv_dtype=kv_dtype)[stage]
-    return StepTimeModel(
+    model = StepTimeModel(
         pp=layout.pp,
         weight_bytes=float(cost.read_bytes),
         expert_bytes=float(cost.expert_bytes),
@@ -383,10 +371,27 @@ def step_time_model(
             FLOPS_PER_MAC * (cost.dense_elements + cost.expert_elements * choice)
         ),
         flops_per_sequence=float(FLOPS_PER_MAC * cost.head_elements),
-        attention_flops_per_pair=_attention_flops_per_pair(arch, layout, layers),
+        attention_flops_per_pair=attention_flops_per_pair(arch, layout, layers),
         bandwidth_bytes_per_s=hardware.hbm_bandwidth_bytes_per_s * eff.mbu,
         peak_bandwidth_bytes_per_s=hardware.hbm_bandwidth_bytes_per_s,
         flops_per_s=peak_flops * eff.mfu,
         step_overhead_s=eff.step_overhead_s,
         comm=_communication(arch, hardware, layout, layers, eff),
+        kv_bandwidth_bytes_per_s=None
+        if eff.kv_bandwidth_fraction is None
+        else hardware.hbm_bandwidth_bytes_per_s * eff.kv_bandwidth_fraction,
+        expert_efficiency=eff.expert_efficiency,
+        variable_scale=eff.variable_scale,
+        profile=profile.label + (" (calibrated)" if fitted else "") if profile else "",
     )
+    if not layout.attention_dp or arch.moe is None:
+        return model
+    group = moe_group(
+        arch, hardware, layout, stage_layers=stage_layer_ranges(arch.num_layers, layout.pp)[stage],
+        expert_bytes=model.expert_bytes, expert_elements=float(cost.expert_elements),
+        fp8_dispatch=compute_dtype(scheme) == "fp8", exchange=exchange,
+    )  # fmt: skip
+    # The exchange's reduce-scatter (or combine) replaces the TP all-reduce after each MLP.
+    comm = replace(model.comm, allreduces_per_pass=model.comm.allreduces_per_pass // 2)
+    dense_flops = float(FLOPS_PER_MAC * cost.dense_elements)
+    return replace(model, expert_bytes=0.0, flops_per_token=dense_flops, moe=group, comm=comm)

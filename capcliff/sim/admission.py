@@ -79,18 +79,32 @@ def running_state(sim: ReplicaSim, step: int) -> RunningState:
     )
 
 
-def candidate(sim: ReplicaSim, i: int, budget: int) -> Candidate:
-    """Waiting request i as the admission rule sees it, with `budget` tokens left in the step.
+def candidate(sim: ReplicaSim, i: int, budget: int, *, free: int) -> Candidate:
+    """Waiting request i as the admission rule sees it, with `budget` tokens left in the step
+    and `free` blocks free (counting cached unreferenced ones).
 
     A swapped-out request comes back with its KV (one decode token, the blocks of kv + 1 tokens);
     otherwise it needs a prefill of prompt + generated tokens, of which `budget` fit this step.
+    With a prefix cache, the cached blocks it hits are skipped (they cost a block each only if
+    no running request references them); the cache is first settled to `free`, a level the
+    replica reaches in any case before it admits (the step's decode blocks are allocated
+    first).
     """
     kv, prompt, generated = sim.host_kv[i], sim.prompt[i], sim.generated[i]
     size = sim.block_size
     if kv:
-        chunk, blocks = 1, -(-(kv + 1) // size)
-    else:
-        todo = prompt + generated
+        return Candidate(
+            prompt, generated, sim.output[i], sim.max_output[i], kv, 1, -(-(kv + 1) // size)
+        )
+    todo = prompt + generated
+    reuse = sim.reuse
+    if reuse is None:
         chunk = todo if todo < budget else budget
         blocks = -(-(todo if sim.whole_prompt_blocks else chunk) // size)
-    return Candidate(prompt, generated, sim.output[i], sim.max_output[i], kv, chunk, blocks)
+        return Candidate(prompt, generated, sim.output[i], sim.max_output[i], 0, chunk, blocks)
+    reuse.settle(free)
+    reach, hit, revive = reuse.lookup(i, todo)
+    cached = reach * size  # HBM hits and blocks loaded from offload tiers
+    chunk = min(todo - cached, budget)
+    blocks = -(-(cached + chunk) // size) - hit + revive
+    return Candidate(prompt, generated, sim.output[i], sim.max_output[i], 0, chunk, blocks, cached)

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.perf.step_time import host_link_bytes_per_s
+from capcliff.sim.kv_tiers import KVTier
 from capcliff.sim.policies import DEFAULT_KV_MARGIN, POLICY_NAMES
 from capcliff.units import GIB
 
 if TYPE_CHECKING:  # only a type here: keeps the simulator free of the memory calculators
     from capcliff.memory.layout_memory import LayoutMemory
 
+# Policies whose engines' prefix caches are modelled (vLLM V1 APC, SGLang radix cache); both
+# engines have them on by default (vLLM V1 `enable_prefix_caching`, SGLang without
+# `--disable-radix-cache`).
+PREFIX_CACHING_POLICIES = ("vllm", "sglang")
 # vLLM V0's default CPU swap space per GPU (`--swap-space 4`, GiB).
 DEFAULT_SWAP_SPACE_BYTES = 4 * GIB
 # vLLM's default max_num_seqs and the V1 server's default max_num_batched_tokens on large GPUs.
@@ -47,6 +52,9 @@ class SimConfig:
     routing: Routing = Routing.ROUND_ROBIN
     kv_margin: float = DEFAULT_KV_MARGIN  # kv-aware only
     output_quantile: float | None = None  # kv-aware: None knows each output (oracle)
+    # vllm (APC) and sglang (radix cache) only; None: the engine's default, on where the
+    # workload shares content (`resolved_prefix_caching`)
+    prefix_caching: bool | None = False
     time_series_points: int = 512
     max_steps: int = 100_000_000  # a guard against a simulation that cannot finish
 
@@ -63,8 +71,23 @@ class SimConfig:
             )
         if not 0 <= self.kv_margin < 1:
             raise InputError(f"kv_margin: must be in [0, 1), got {self.kv_margin}")
+        if self.prefix_caching and self.policy not in PREFIX_CACHING_POLICIES:
+            raise InputError(
+                f"prefix_caching: modelled for {', '.join(PREFIX_CACHING_POLICIES)}, "
+                f"not {self.policy!r}"
+            )
         if self.output_quantile is not None and not 0 < self.output_quantile <= 1:
             raise InputError(f"output_quantile: must be in (0, 1], got {self.output_quantile}")
+
+
+def resolved_prefix_caching(config: SimConfig, *, shares_content: bool) -> SimConfig:
+    """`config` with prefix caching decided: None becomes on for vllm and sglang (both engines
+    have it on by default) when the workload shares content (sessions, shared prefixes), off
+    otherwise (a single-turn workload keeps the results of the simulator without caching)."""
+    if config.prefix_caching is not None:
+        return config
+    on = shares_content and config.policy in PREFIX_CACHING_POLICIES
+    return replace(config, prefix_caching=on)
 
 
 @dataclass(frozen=True)
@@ -76,6 +99,7 @@ class KVCapacity:
     kv_bytes_per_token: int = 0  # per GPU, what a swap moves per token of context
     host_link_bytes_per_s: float = 0.0  # one direction
     host_kv_tokens: int = 0  # tokens of KV the host swap pool holds
+    tiers: tuple[KVTier, ...] = ()  # offload tiers below HBM, fastest first (prefix caching)
 
     def __post_init__(self) -> None:
         if self.blocks < 1 or self.block_size < 1:

@@ -10,11 +10,10 @@ the decaying new_token_ratio would let the head of the queue in.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from capcliff.perf.step_time import DecodeLine
 from capcliff.sim.policies import (
     SGLANG_CLIP_MAX_NEW_TOKENS,
     Candidate,
@@ -23,6 +22,19 @@ from capcliff.sim.policies import (
 
 if TYPE_CHECKING:
     from capcliff.sim.replica import ReplicaSim
+
+
+class DecodeRun(Protocol):
+    """The time axis and the bytes one GPU reads over a run of identical decode steps
+    (`DecodeLine` for one replica, `LockstepLine` for attention-DP ranks)."""
+
+    def total_s(self, k: int) -> float:
+        """Seconds of steps 0 .. k-1."""
+        ...
+
+    def total_bytes(self, k: int) -> float:
+        """Bytes one GPU reads over steps 0 .. k-1."""
+        ...
 
 
 def fast_forward(sim: ReplicaSim) -> bool:
@@ -34,17 +46,39 @@ def fast_forward(sim: ReplicaSim) -> bool:
         return False
     if co.needs_at(sim.step) > sim.free:  # the next step needs more blocks than are free
         return _preempt_then_decode(sim)
+    run = plain_decode_run(sim)
+    if run is None:
+        return False
+    limit, blocked = run
+    line = sim.model.decode_line(count, co.context_sum(sim.step) + count)
+    if waits_for_arrival(sim):
+        limit = line.steps_before(sim.arrivals[0][0] - sim.now_s, limit)
+    advance_decode(sim, limit, line, blocked)
+    return True
+
+
+def plain_decode_run(sim: ReplicaSim) -> tuple[int, bool] | None:
+    """(steps the run of identical decode steps starting now may last, not counting arrivals;
+    whether the policy refuses the head of the queue for KV meanwhile), or None if the next step
+    is not such a decode step (a prefill chunk, an admission, a preemption)."""
+    co = sim.cohort
+    count = co.count
+    if sim.partial is not None or count == 0 or len(sim.running) != count:
+        return None
+    if co.needs_at(sim.step) > sim.free:
+        return None
     head = sim.head_verdict(step=sim.step, free=sim.free)
     if head is True:
-        return False
+        return None
     limit = _steps_that_fit(sim)
     if head is not False and sim.rule.ratio is not None:
         limit = _sglang_limit(sim, head, limit, step=sim.step, free=sim.free)
-    line = sim.model.decode_line(count, co.context_sum(sim.step) + count)
-    if sim.arrivals and (not sim.waiting or sim.rule.event_triggered):
-        limit = line.steps_before(sim.arrivals[0][0] - sim.now_s, limit)
-    _advance(sim, limit, line, head is not False)
-    return True
+    return limit, head is not False
+
+
+def waits_for_arrival(sim: ReplicaSim) -> bool:
+    """Whether the next arrival ends a run of decode steps (it could be admitted then)."""
+    return bool(sim.arrivals) and (not sim.waiting or sim.rule.event_triggered)
 
 
 def _preempt_then_decode(sim: ReplicaSim) -> bool:
@@ -93,7 +127,7 @@ def _preempt_then_decode_once(sim: ReplicaSim) -> None:
     blocked, limit = _admission_after_preemption(sim, limit if limit > 1 else 1)
     if limit > 1 and sim.arrivals and sim.rule.event_triggered:
         limit = line.steps_before(sim.arrivals[0][0] - sim.now_s, limit)
-    duration = _advance(sim, limit, line, False)
+    duration = advance_decode(sim, limit, line, False)
     if blocked:
         rec.blocked_steps += limit - 1
         rec.blocked_s += duration - first_s
@@ -172,7 +206,7 @@ def _sglang_limit(sim: ReplicaSim, cand: Candidate, limit: int, *, step: int, fr
     return limit if hit is None else max(hit, 1)
 
 
-def _advance(sim: ReplicaSim, k: int, line: DecodeLine, blocked: bool) -> float:
+def advance_decode(sim: ReplicaSim, k: int, line: DecodeRun, blocked: bool) -> float:
     """Run k decode steps: blocks, clock, finishing requests, records. Returns their time."""
     co, step, free0, rec = sim.cohort, sim.step, sim.free, sim.rec
     count = co.count
@@ -187,6 +221,7 @@ def _advance(sim: ReplicaSim, k: int, line: DecodeLine, blocked: bool) -> float:
     start = sim.now_s
     sim.now_s = start + duration
     last = step + k - 1
+    sim.settle_cache()  # the run's blocks were allocated before anyone finishes
     finishing = co.pop_finishing(last)
     if finishing:
         size = sim.block_size

@@ -64,12 +64,15 @@ class Candidate(NamedTuple):
     max_output_tokens: int  # the limit the engine knows
     kv_tokens: int  # KV waiting on the host to be swapped back in (0 unless swapped)
     chunk_tokens: int  # tokens scheduled for it this step
-    blocks_now: int  # blocks it would allocate this step
+    blocks_now: int  # blocks it would allocate this step (with cached blocks it revives)
+    cached_tokens: int = 0  # prefix-cache hit: tokens whose KV it reuses instead of computing
 
     @property
     def prefill_tokens(self) -> int:
-        """Tokens to compute before it decodes: prompt + generated (0 when swapped in)."""
-        return 0 if self.kv_tokens else self.prompt_tokens + self.generated_tokens
+        """Tokens to compute before it decodes: prompt + generated - cached (0: swapped in)."""
+        if self.kv_tokens:
+            return 0
+        return self.prompt_tokens + self.generated_tokens - self.cached_tokens
 
 
 @dataclass(frozen=True)

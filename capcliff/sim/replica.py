@@ -19,12 +19,16 @@ import heapq
 import math
 from collections import deque
 
+from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.admission import AdmissionView, candidate
+from capcliff.sim.clients import ClientLoop
 from capcliff.sim.cohort import DecodeCohort
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
 from capcliff.sim.fast_forward import fast_forward
 from capcliff.sim.policies import Candidate, Policy, Requeue, VictimOrder
+from capcliff.sim.prefix_reuse import PrefixReuse
+from capcliff.sim.step_plan import PlannedStep, step_load
 from capcliff.sim.timeline import Recorder, ReplicaResult
 from capcliff.sim.victims import next_victim
 from capcliff.sim.workload import Requests
@@ -41,10 +45,19 @@ class ReplicaSim:
         capacity: KVCapacity,
         config: SimConfig,
         rule: Policy,
+        *,
+        landed: bool = False,
     ) -> None:
         n = len(requests)
         self.model, self.capacity, self.config, self.rule = model, capacity, config, rule
         self._per_request(requests)
+        # Requests whose prompt KV was computed elsewhere (a prefill pool) and lands here with the
+        # first token generated: admitted like a swap-in (one token, blocks for prompt + 1), free.
+        self.landed: set[int] = set(range(n)) if landed else set()
+        if landed:
+            if min(self.output, default=2) < 2:
+                raise InputError("landed requests: each needs an output of >= 2 tokens")
+            self.host_kv, self.generated = list(self.prompt), [1] * n
         self.block_size, self.total = capacity.block_size, capacity.blocks
         self.free = capacity.blocks
         self.cohort = DecodeCohort(n, capacity.block_size)
@@ -67,9 +80,17 @@ class ReplicaSim:
             and config.preemption is PreemptionMode.RECOMPUTE
         )
         self.max_num_seqs = config.max_num_seqs
-        self.arrivals: list[tuple[float, int]] = []
-        self.client_queue: dict[int, deque[int]] = {}
-        self._queue_arrivals(requests)
+        self.clients = ClientLoop(requests, self.arrival)
+        self.arrivals = self.clients.arrivals
+        self.reuse = (
+            PrefixReuse(
+                requests, capacity.block_size, radix=rule.name == "sglang", tiers=capacity.tiers,
+                kv_bytes_per_token=capacity.kv_bytes_per_token,
+                recompute_s_per_token=model.flops_per_token / model.flops_per_s,
+            )
+            if config.prefix_caching
+            else None
+        )  # fmt: skip
 
     def _per_request(self, requests: Requests) -> None:
         """Per-request state as Python lists (scalar access is what the event loop does)."""
@@ -79,7 +100,6 @@ class ReplicaSim:
         self.max_output = requests.max_output_tokens.tolist()
         self.requests = requests
         self.arrival = [math.inf if math.isnan(a) else a for a in requests.arrival_s.tolist()]
-        self.think_s = requests.think_time_s
         self.context = [0] * n  # KV tokens (not kept up to date while decoding: see cohort)
         self.generated = [0] * n
         self.held = [0] * n  # blocks held while not decoding
@@ -89,15 +109,6 @@ class ReplicaSim:
         self.finish_s = [math.nan] * n
         self.preemptions = [0] * n
         self.recomputed = [0] * n
-
-    def _queue_arrivals(self, requests: Requests) -> None:
-        for i, when in enumerate(self.arrival):
-            if when < math.inf:
-                self.arrivals.append((when, i))
-            else:
-                self.client_queue.setdefault(int(requests.client[i]), deque()).append(i)
-        heapq.heapify(self.arrivals)
-        self.client = requests.client.tolist()
 
     @property
     def new_token_ratio(self) -> float:
@@ -115,16 +126,17 @@ class ReplicaSim:
         )
         while self.done < n:
             if arrivals and arrivals[0][0] <= self.now_s:
-                self._take_arrivals()
+                self.take_arrivals()
             if not self.running and not self.waiting:
                 self._idle()
             elif not fast_forward(self):
                 self.run_step()
             if rec.steps > max_steps:
                 raise RuntimeError(f"simulation did not finish in {max_steps} steps")
-        return self._result()
+        return self.result()
 
-    def _take_arrivals(self) -> None:
+    def take_arrivals(self) -> None:
+        """Queue the requests that have arrived by now."""
         while self.arrivals and self.arrivals[0][0] <= self.now_s:
             self.waiting.append(heapq.heappop(self.arrivals)[1])
             self.dirty = True
@@ -138,6 +150,11 @@ class ReplicaSim:
 
     def run_step(self) -> None:
         """One engine step, exactly."""
+        planned = self.begin_step()
+        self.finish_step(planned, self.model.step_time_s(*planned.load))
+
+    def begin_step(self) -> PlannedStep:
+        """Decide one engine step: victims, the prefill chunk, admissions, blocks; its load."""
         budget = self.config.max_num_batched_tokens
         self.swap_out_tokens = self.swap_in_tokens = 0
         cohort = self.cohort
@@ -151,15 +168,30 @@ class ReplicaSim:
         if self.partial is not None:
             self.held[self.partial] += need_x
         admitted, blocked = self._admit(budget - decoders - chunk_x, preempted)
-        tokens, seqs, ctx, pairs = self._load(chunk_x, admitted)
+        prefills = admitted
+        if self.partial is not None and chunk_x:
+            prefills = [*admitted, (self.partial, self.context[self.partial], chunk_x)]
+        load = step_load(decoders, cohort.context_sum(self.step) + decoders, prefills)
         swapped = self.swap_out_tokens + self.swap_in_tokens
         swap_s = self.capacity.swap_seconds(swapped) if swapped else 0.0
-        duration = self.model.step_time_s(tokens, seqs, ctx, pairs) + swap_s
+        if self.reuse is not None and self.reuse.load_s:  # KV loaded from offload tiers
+            swap_s, self.reuse.load_s = swap_s + self.reuse.load_s, 0.0  # host transfers
+        return PlannedStep(chunk_x, admitted, preempted, blocked, load, swap_s)
+
+    def finish_step(
+        self, planned: PlannedStep, compute_s: float, shared_bytes: float = 0.0
+    ) -> None:
+        """Run the step `begin_step` decided in `compute_s` s (+ swaps); `shared_bytes`: read
+        besides its own step (attention DP's experts)."""
+        chunk_x, admitted, preempted, blocked, load, swap_s = planned
+        tokens, seqs, ctx, _ = load
+        duration = compute_s + swap_s
         used = self.total - self.free
         rec = self.rec
         if preempted or self.free == 0:
             rec.saturation(self.step, self.now_s + duration)
         start, self.now_s = self.now_s, self.now_s + duration
+        self.settle_cache()
         self._end_step(chunk_x, admitted, preempted)
         rec.swapped_tokens += self.swap_out_tokens
         rec.swap_s += swap_s
@@ -169,26 +201,11 @@ class ReplicaSim:
             duration_s=duration,
             used_blocks=(used, used),
             counts=(len(self.running), len(self.waiting)),
-            hbm_bytes=self.model.hbm_bytes(tokens, seqs, ctx),
+            hbm_bytes=self.model.hbm_bytes(tokens, seqs, ctx) + shared_bytes,
             blocked=blocked,
             tokens=tokens,
         )
         self.step += 1
-
-    def _load(self, chunk_x: int, admitted: list[tuple[int, int, int]]) -> tuple[int, ...]:
-        """(tokens, sequences, context tokens read, attention pairs) of this step."""
-        n = self.cohort.count
-        ctx = self.cohort.context_sum(self.step) + n
-        tokens, seqs, pairs = n, n, ctx
-        prefills = admitted
-        if self.partial is not None and chunk_x:
-            prefills = [*admitted, (self.partial, self.context[self.partial], chunk_x)]
-        for _, before, chunk in prefills:
-            tokens += chunk
-            seqs += 1
-            ctx += before + chunk
-            pairs += chunk * before + chunk * (chunk + 1) // 2
-        return tokens, seqs, ctx, pairs
 
     # --- running requests: blocks and victims ----------------------------------------------
     def _partial_plan(self, budget: int) -> tuple[int, int]:
@@ -231,6 +248,9 @@ class ReplicaSim:
             held = -(-ctx // self.block_size)
         else:
             ctx, held, self.partial = self.context[v], self.held[v], None
+        if self.reuse is not None:  # its hit blocks were never its own
+            shared = self.reuse.shared[v]
+            held += self.reuse.release(v, ctx, self.now_s, finished=False) - shared
         self.free += held
         self._leave_running(v)
         if (
@@ -283,8 +303,8 @@ class ReplicaSim:
         budget = self.config.max_num_batched_tokens - self.cohort.count
         if not (self.waiting and budget > 0 and len(self.running) < self.max_num_seqs):
             return False
-        cand = candidate(self, self.waiting[0], budget)
         after = free - self.cohort.needs_at(step)
+        cand = candidate(self, self.waiting[0], budget, free=after)
         return True if self.head_admissible(cand, [], step=step, free=after) else cand
 
     def _admit(self, budget: int, preempted: bool) -> tuple[list[tuple[int, int, int]], bool]:
@@ -296,7 +316,7 @@ class ReplicaSim:
         waiting, running, max_seqs = self.waiting, self.running, self.max_num_seqs
         while waiting and budget > 0 and len(running) < max_seqs:  # room for another
             i = waiting[0]
-            cand = candidate(self, i, budget)
+            cand = candidate(self, i, budget, free=self.free)
             if not self.head_admissible(cand, cands, step=self.step, free=self.free):
                 return started, True
             waiting.popleft()
@@ -305,11 +325,17 @@ class ReplicaSim:
             running[i] = None
             self.seq += 1
             self.admit_seq[i], self.held[i] = self.seq, blocks
-            self.context[i] = kv
-            if kv:
+            self.context[i] = kv or cand.cached_tokens
+            if self.reuse is not None and not kv:
+                todo = cand.prefill_tokens + cand.cached_tokens
+                hit, revived = self.reuse.admit(i, todo, self.now_s)
+                self.held[i] = blocks - revived + hit
+            if i in self.landed:
+                self.landed.discard(i)
+            elif kv:
                 self.swap_in_tokens += kv
                 self.host_used -= kv
-            started.append((i, kv, chunk))
+            started.append((i, self.context[i], chunk))  # KV before: swapped in or cached
             cands.append(cand)
             budget -= chunk
         return started, False
@@ -361,19 +387,24 @@ class ReplicaSim:
         if self.rule.victim_order is VictimOrder.FEWEST_GENERATED:
             self.cohort.track_victims(i, prompt=self.prompt[i], admit_seq=self.admit_seq[i])
 
+    def settle_cache(self) -> None:
+        """Evict cached blocks that this step's (or run's) allocations have taken."""
+        if self.reuse is not None:
+            self.reuse.settle(self.free)
+
     def complete(self, i: int, blocks: int) -> None:
         """Request i finished at the end of the current step; it frees `blocks` blocks."""
+        if self.reuse is not None:
+            ctx, shared = self.prompt[i] + self.output[i] - 1, self.reuse.shared[i]
+            blocks += self.reuse.release(i, ctx, self.now_s, finished=True) - shared
         self.free += blocks
         self._leave_running(i)
         self.finish_s[i] = self.now_s
         self.done += 1
-        queue = self.client_queue.get(self.client[i])
-        if queue:
-            nxt = queue.popleft()
-            self.arrival[nxt] = self.now_s + self.think_s
-            heapq.heappush(self.arrivals, (self.arrival[nxt], nxt))
+        self.clients.finished(i, self.now_s)
 
-    def _result(self) -> ReplicaResult:
+    def result(self) -> ReplicaResult:
+        """The finished replica's timings and records."""
         return self.rec.result(
             arrival_s=self.arrival,
             first_token_s=self.first_token_s,
@@ -381,4 +412,5 @@ class ReplicaSim:
             output_tokens=self.output,
             preemptions=self.preemptions,
             recomputed_tokens=self.recomputed,
+            reuse=None if self.reuse is None else self.reuse.record(),
         )

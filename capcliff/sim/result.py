@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from capcliff.sim.prefix_reuse import ReuseSummary, reuse_summary
 from capcliff.sim.timeline import ReplicaResult
 
 FloatArray = npt.NDArray[np.float64]
@@ -15,20 +16,32 @@ IntArray = npt.NDArray[np.int64]
 
 @dataclass(frozen=True)
 class Percentiles:
-    """p50 / p90 / p99 of a latency, seconds (NaN when no request has a value)."""
+    """p50 / p90 / p99 and the mean of a latency, seconds (NaN when no request has a value)."""
 
     p50: float
     p90: float
     p99: float
+    mean: float = np.nan
 
     @classmethod
-    def of(cls, values: FloatArray) -> Percentiles:
-        """Percentiles of the finite entries of `values`."""
-        finite = values[np.isfinite(values)]
+    def of(cls, values: FloatArray, weights: FloatArray | None = None) -> Percentiles:
+        """Percentiles and mean of the finite entries of `values`, each counted `weights` times
+        (weighted: the inverse of the cumulative weight, by the lower value)."""
+        keep = np.isfinite(values)
+        if weights is not None:
+            keep &= weights > 0
+        finite = values[keep]
         if not len(finite):
-            return cls(np.nan, np.nan, np.nan)
-        p50, p90, p99 = np.percentile(finite, [50, 90, 99])
-        return cls(float(p50), float(p90), float(p99))
+            return cls(np.nan, np.nan, np.nan, np.nan)
+        if weights is None:
+            p50, p90, p99 = np.percentile(finite, [50, 90, 99])
+            return cls(float(p50), float(p90), float(p99), float(finite.mean()))
+        w = weights[keep]
+        order = np.argsort(finite)
+        ranked, cumulative = finite[order], np.cumsum(w[order]) / w.sum()
+        at = np.minimum(np.searchsorted(cumulative, [0.5, 0.9, 0.99]), len(ranked) - 1)
+        p50, p90, p99 = (float(v) for v in ranked[at])
+        return cls(p50, p90, p99, float(np.average(finite, weights=w)))
 
 
 @dataclass(frozen=True)
@@ -70,6 +83,7 @@ class SimResult:
     makespan_s: float
     ttft: Percentiles
     tpot: Percentiles
+    itl: Percentiles  # gaps between tokens, each request's decode gaps at its own mean
     e2e: Percentiles
     total_preemptions: int
     total_recomputed_tokens: int
@@ -89,6 +103,12 @@ class SimResult:
     events: int
     arrival_s: FloatArray  # when each request arrived (closed loop: when its client sent it)
     finish_s: FloatArray  # when its last token was generated
+    reuse: ReuseSummary | None = None  # with prefix caching on
+
+    @property
+    def prefix_cache_hit_rate(self) -> float | None:
+        """Token-weighted prefix-cache hit rate (None with caching off)."""
+        return None if self.reuse is None else self.reuse.hit_rate
 
     @property
     def output_tokens_per_s(self) -> float:
@@ -204,6 +224,8 @@ def sim_result(replicas: list[ReplicaResult], owners: list[IntArray], *, points:
     """Combine per-replica runs (owners[r]: the input indices of replica r's requests)."""
     n = sum(len(o) for o in owners)
     cols = _scatter(replicas, owners, n)
+    series = deployment_series(replicas, points)
+    records = [r.reuse for r in replicas if r.reuse is not None]
     outputs = cols["output_tokens"].astype(np.int64)
     ttft, tpot, e2e = _latencies(cols)
     return SimResult(
@@ -217,6 +239,7 @@ def sim_result(replicas: list[ReplicaResult], owners: list[IntArray], *, points:
         makespan_s=max(r.makespan_s for r in replicas),
         ttft=Percentiles.of(ttft),
         tpot=Percentiles.of(tpot),
+        itl=Percentiles.of(tpot, weights=(outputs - 1).astype(np.float64)),
         e2e=Percentiles.of(e2e),
         total_preemptions=int(cols["preemptions"].sum()),
         total_recomputed_tokens=int(cols["recomputed_tokens"].sum()),
@@ -230,10 +253,11 @@ def sim_result(replicas: list[ReplicaResult], owners: list[IntArray], *, points:
         admission_blocked=any(r.blocked_steps for r in replicas),
         blocked_s=max(r.blocked_s for r in replicas),
         stranded_kv_fraction=stranded_kv_fraction(replicas),
-        series=deployment_series(replicas, points),
+        series=series,
         replicas=tuple(replica_summary(r) for r in replicas),
         steps=sum(r.steps for r in replicas),
         events=sum(r.events for r in replicas),
         arrival_s=cols["arrival_s"],
         finish_s=cols["finish_s"],
+        reuse=reuse_summary(records, series.time_s) if records else None,
     )

@@ -13,7 +13,8 @@ import numpy.typing as npt
 
 from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
-from capcliff.sim.config import KVCapacity, Routing, SimConfig
+from capcliff.sim.config import KVCapacity, Routing, SimConfig, resolved_prefix_caching
+from capcliff.sim.lockstep import LockstepSim
 from capcliff.sim.policies import Policy, policy
 from capcliff.sim.replica import ReplicaSim
 from capcliff.sim.result import SimResult, sim_result
@@ -87,11 +88,21 @@ def simulate(
     *,
     dp: int = 1,
 ) -> SimResult:
-    """Serve `requests` on `dp` replicas, each with `capacity` and step times from `model`."""
+    """Serve `requests` on `dp` replicas, each with `capacity` and step times from `model`;
+    attention-DP replicas (`model.moe`) are simulated in lockstep (`capcliff.sim.lockstep`)."""
     if dp < 1:
         raise InputError(f"dp: must be >= 1, got {dp}")
     check_fits(requests, capacity)
+    config = resolved_prefix_caching(config, shares_content=requests.has_content)
     rule = make_policy(config, requests)
     owners = [idx for idx in route(requests, dp, config.routing) if len(idx)]
-    runs = [ReplicaSim(requests.subset(idx), model, capacity, config, rule).run() for idx in owners]
+    if model.moe is not None and dp > 1:  # attention DP: the replicas step in lockstep
+        ranks = [
+            ReplicaSim(requests.subset(i), model.local, capacity, config, rule) for i in owners
+        ]
+        runs = LockstepSim(ranks, model).run()
+    else:
+        runs = [
+            ReplicaSim(requests.subset(idx), model, capacity, config, rule).run() for idx in owners
+        ]
     return sim_result(runs, owners, points=config.time_series_points)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from capcliff.sim.prefix_reuse import ReuseRecord
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
@@ -39,6 +41,8 @@ class ReplicaResult:
     series_running: FloatArray
     series_waiting: FloatArray
     series_hbm_utilization: FloatArray
+    reuse: ReuseRecord | None = None  # with prefix caching on
+    busy_s: float = 0.0  # time spent in engine steps (the makespan less idle gaps)
 
     @property
     def makespan_s(self) -> float:
@@ -63,6 +67,7 @@ class Recorder:
         self.blocked_s = 0.0
         self.peak_used = 0
         self.used_block_seconds = 0.0
+        self.busy_s = 0.0
         self.preemption_times: list[float] = []
         self.series: tuple[list[float], ...] = ([], [], [], [], [])  # time, used, running, ...
         self._times, self._used, self._running, self._waiting, self._hbm = self.series
@@ -100,6 +105,7 @@ class Recorder:
         if first > peak or last > peak:
             self.peak_used = first if first > last else last
         self.used_block_seconds += (first + last) / 2 * duration_s
+        self.busy_s += duration_s
         if blocked:
             self.blocked_steps += steps
             self.blocked_s += duration_s
@@ -123,6 +129,7 @@ class Recorder:
         output_tokens: list[int],
         preemptions: list[int],
         recomputed_tokens: list[int],
+        reuse: ReuseRecord | None = None,
     ) -> ReplicaResult:
         """The replica's result: these per-request lists plus what was recorded."""
         times, used, running, waiting, hbm = self.series_arrays()
@@ -151,4 +158,6 @@ class Recorder:
             series_running=running,
             series_waiting=waiting,
             series_hbm_utilization=hbm,
+            reuse=reuse,
+            busy_s=self.busy_s,
         )

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from capcliff.errors import InputError
+from capcliff.sim.workload_rules import check_count, check_workload_numbers
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -37,6 +38,9 @@ class Fixed:
     """Every request has exactly `tokens` tokens."""
 
     tokens: int
+
+    def __post_init__(self) -> None:
+        check_count("tokens", self.tokens)
 
 
 @dataclass(frozen=True)
@@ -139,12 +143,17 @@ class WorkloadSpec:
     max_output_tokens: int = 32_768  # the engine's max_tokens: outputs are cut there
 
     def __post_init__(self) -> None:
-        if self.num_requests < 1:
-            raise InputError(f"num_requests: must be >= 1, got {self.num_requests}")
-        if self.arrival is Arrival.POISSON and not (self.rate_per_s or 0) > 0:
-            raise InputError("rate_per_s: a Poisson workload needs a rate > 0")
-        if self.arrival is Arrival.CLIENTS and not (self.clients or 0) >= 1:
-            raise InputError("clients: a closed-loop workload needs at least one client")
+        check_workload_numbers(
+            num_requests=self.num_requests, rate=self.rate_per_s, clients=self.clients
+        )
+        check_count("max_input_tokens", self.max_input_tokens)
+        check_count("max_output_tokens", self.max_output_tokens)
+        if not (math.isfinite(self.think_time_s) and self.think_time_s >= 0):
+            raise InputError(f"think_time_s: must be a finite number >= 0, got {self.think_time_s}")
+        if self.arrival is Arrival.POISSON and self.rate_per_s is None:
+            raise InputError("rate: a poisson arrival needs a rate (requests/s)")
+        if self.arrival is Arrival.CLIENTS and self.clients is None:
+            raise InputError("clients: a clients arrival needs at least one client")
 
 
 @dataclass(frozen=True)
@@ -163,12 +172,36 @@ class Requests:
     client: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     closed_loop: bool = False
     think_time_s: float = 0.0
+    # Sessions (capcliff.sim.sessions): per request, the think time before it is sent once its
+    # client's previous requests have finished (default: think_time_s), whether it is sent
+    # together with the request before it (a fan-out wave), and its content node; per content
+    # node, its parent (-1: none) and the tokens it shares with that parent. No content nodes:
+    # every request is its own content (nothing shared).
+    think_s: FloatArray = field(default_factory=lambda: np.zeros(0))
+    joins_previous: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    content_node: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    content_parent: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    content_fork_tokens: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def __post_init__(self) -> None:
         n = len(self.input_tokens)
         if not len(self.client):
             object.__setattr__(self, "client", np.full(n, -1, dtype=np.int64))
-        arrays = (self.output_tokens, self.max_output_tokens, self.arrival_s, self.client)
+        if not len(self.think_s):
+            object.__setattr__(self, "think_s", np.full(n, self.think_time_s))
+        if not len(self.joins_previous):
+            object.__setattr__(self, "joins_previous", np.zeros(n, dtype=bool))
+        if not len(self.content_node):
+            object.__setattr__(self, "content_node", np.full(n, -1, dtype=np.int64))
+        arrays = (
+            self.output_tokens,
+            self.max_output_tokens,
+            self.arrival_s,
+            self.client,
+            self.think_s,
+            self.joins_previous,
+            self.content_node,
+        )
         if any(len(a) != n for a in arrays):
             raise InputError("requests: every field needs one entry per request")
         if n and (self.input_tokens.min() < 1 or self.output_tokens.min() < 1):
@@ -189,7 +222,17 @@ class Requests:
             client=self.client[indices],
             closed_loop=self.closed_loop,
             think_time_s=self.think_time_s,
+            think_s=self.think_s[indices],
+            joins_previous=self.joins_previous[indices],
+            content_node=self.content_node[indices],
+            content_parent=self.content_parent,
+            content_fork_tokens=self.content_fork_tokens,
         )
+
+    @property
+    def has_content(self) -> bool:
+        """Whether requests name shared content (sessions, shared prefixes)."""
+        return bool(len(self.content_parent))
 
 
 def arrival_times_s(spec: WorkloadSpec, rng: np.random.Generator) -> FloatArray:
@@ -240,12 +283,8 @@ def _trace_int(row: dict[str, object], key: str, line: int) -> int:
     return value
 
 
-def parse_trace(lines: Iterable[str]) -> list[TraceRow]:
-    """Rows of a JSONL trace `{"input_tokens": .., "output_tokens": .., "arrival_s": ..}`.
-
-    `arrival_s` is optional; blank lines are skipped. The caller reads the file.
-    """
-    rows: list[TraceRow] = []
+def jsonl_objects(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, object]]]:
+    """(line number, object) of each non-blank line of a JSONL trace."""
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
@@ -255,11 +294,27 @@ def parse_trace(lines: Iterable[str]) -> list[TraceRow]:
             raise InputError(f"trace line {number}: (json): {exc.msg}") from None
         if not isinstance(row, dict):
             raise InputError(f"trace line {number}: expected a JSON object")
+        yield number, row
+
+
+def parse_trace(lines: Iterable[str]) -> list[TraceRow]:
+    """Rows of a JSONL trace `{"input_tokens": .., "output_tokens": .., "arrival_s": ..}`.
+
+    `arrival_s` is optional; blank lines are skipped. The caller reads the file.
+    """
+    rows: list[TraceRow] = []
+    for number, row in jsonl_objects(lines):
         arrival = row.get("arrival_s")
         if arrival is not None and (
-            isinstance(arrival, bool) or not isinstance(arrival, int | float)
+            isinstance(arrival, bool)
+            or not isinstance(arrival, int | float)
+            or not math.isfinite(arrival)
+            or arrival < 0
         ):
-            raise InputError(f"trace line {number}: arrival_s: must be a number, got {arrival!r}")
+            raise InputError(
+                f"trace line {number}: arrival_s: must be a finite number >= 0 (seconds), "
+                f"got {arrival!r}"
+            )
         inputs = _trace_int(row, "input_tokens", number)
         outputs = _trace_int(row, "output_tokens", number)
         rows.append(TraceRow(inputs, outputs, None if arrival is None else float(arrival)))

@@ -1,0 +1,73 @@
+"""`--offload cpu:512GiB,nvme:4TiB`: KV offload tiers of a replica from sizes and the hardware.
+
+Sizes are per replica (vLLM's `--kv-offloading-size` is the total over the replica's ranks), so
+each GPU holds size / GPUs per replica of it. Bandwidths are per GPU: one direction of the host
+link for host DRAM (`cpu`); the node's NVMe bandwidth shared by its GPUs for `nvme`.
+"""
+
+from __future__ import annotations
+
+from capcliff.catalog.specs import HardwareSpec
+from capcliff.errors import InputError
+from capcliff.perf.step_time import host_link_bytes_per_s
+from capcliff.sim.kv_tiers import KVTier
+from capcliff.units import GB, parse_bytes
+
+TIER_NAMES = ("cpu", "nvme")  # fastest first
+MICROSECOND = 1e-6
+
+
+def parse_offload(text: str) -> dict[str, int]:
+    """{tier: bytes per replica} from `cpu:512GiB,nvme:4TiB` (either or both, any order)."""
+    sizes: dict[str, int] = {}
+    for part in text.split(","):
+        name, sep, size = part.strip().partition(":")
+        if not sep or name not in TIER_NAMES or name in sizes:
+            raise InputError(
+                f"offload: cannot read {part.strip()!r}; write cpu:512GiB,nvme:4TiB "
+                f"(tiers {', '.join(TIER_NAMES)}, each once)"
+            )
+        sizes[name] = parse_bytes(size, field=f"offload {name}")
+    return {name: sizes[name] for name in TIER_NAMES if name in sizes}
+
+
+def offload_tiers(
+    sizes: dict[str, int],
+    hardware: HardwareSpec,
+    *,
+    gpus_per_replica: int,
+    kv_bytes_per_token_per_gpu: int,
+) -> tuple[KVTier, ...]:
+    """The tiers of `sizes` (per replica) on `hardware`, per GPU, fastest first."""
+    if kv_bytes_per_token_per_gpu <= 0:
+        return ()
+    tiers = []
+    for name, size in sizes.items():
+        per_gpu = size / gpus_per_replica
+        tokens = int(per_gpu // kv_bytes_per_token_per_gpu)
+        if name == "cpu":
+            host = hardware.host_dram_bytes_per_gpu
+            if per_gpu > host:
+                raise InputError(
+                    f"offload cpu: {size / GB:.0f} GB per replica is more than the host DRAM of "
+                    f"its {gpus_per_replica} GPU(s) on {hardware.id} "
+                    f"({host * gpus_per_replica / GB:.0f} GB)"
+                )
+            link = host_link_bytes_per_s(hardware)
+            latency = (hardware.host_link_latency_us or 0.0) * MICROSECOND
+            tiers.append(KVTier("cpu", tokens, link, link, latency))
+            continue
+        read, write = hardware.nvme_read_gb_s_per_node, hardware.nvme_write_gb_s_per_node
+        disk = hardware.nvme_bytes_per_gpu
+        if read is None or write is None or disk is None:
+            raise InputError(f"offload nvme: {hardware.id} has no NVMe figures in its catalog file")
+        if per_gpu > disk:
+            have = disk * gpus_per_replica / GB
+            raise InputError(
+                f"offload nvme: {size / GB:.0f} GB per replica is more than the NVMe share of its "
+                f"{gpus_per_replica} GPU(s) on {hardware.id} ({have:.0f} GB)"
+            )
+        share = hardware.gpus_per_node
+        latency = (hardware.nvme_latency_us or 0.0) * MICROSECOND
+        tiers.append(KVTier("nvme", tokens, read * GB / share, write * GB / share, latency))
+    return tuple(tiers)

@@ -1,0 +1,123 @@
+"""The workload a command asks for (fixed lengths, a preset or a trace) turned into requests.
+
+The rules a workload must obey (lengths >= 1, a finite rate > 0, at least one client, a trace's
+fields) live in `sim.workload`; this module only maps the flags and spec keys onto it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from capcliff.errors import InputError
+from capcliff.sim.sessions import (
+    SESSION_PRESETS,
+    generate_sessions,
+    is_session_trace,
+    parse_session_trace,
+    requests_from_session_trace,
+)
+from capcliff.sim.workload import (
+    Arrival,
+    Fixed,
+    Requests,
+    WorkloadSpec,
+    generate_requests,
+    parse_trace,
+    preset,
+    requests_from_trace,
+)
+from capcliff.sim.workload_rules import check_workload_numbers
+
+
+def is_online(requests: Requests) -> bool:
+    """Whether requests arrive over time (closed-loop clients, Poisson, a timed trace)."""
+    return bool(requests.closed_loop) or bool(np.any(requests.arrival_s > 0))
+
+
+def parse_concurrency(text: str) -> tuple[int, ...]:
+    """`64,128,256`, `64..8192` (doubling) or `64..8192:16` (16 log-spaced values)."""
+    try:
+        if ".." not in text:
+            values = [int(v) for v in text.split(",") if v.strip()]
+        else:
+            span, _, count = text.partition(":")
+            low, high = (int(v) for v in span.split(".."))
+            if count:
+                grid = np.geomspace(low, high, int(count))
+                values = sorted({round(v) for v in grid})
+            else:
+                values = [low * 2**i for i in range(64) if low * 2**i <= high]
+    except ValueError:
+        values = []
+    if not values or min(values) < 1:
+        raise InputError(
+            f"concurrency: cannot read {text!r}; write 64,128,256 or 64..8192 or 64..8192:16"
+        )
+    return tuple(sorted(set(values)))
+
+
+@dataclass(frozen=True)
+class WorkloadChoice:
+    """The workload flags of `capcliff sweep`."""
+
+    num_requests: int
+    isl: int | None = None
+    osl: tuple[int, ...] = ()
+    preset_name: str | None = None
+    trace_lines: tuple[str, ...] | None = None
+    arrival: Arrival = Arrival.BATCH
+    rate_per_s: float | None = None
+    clients: int | None = None
+
+    def __post_init__(self) -> None:
+        check_workload_numbers(
+            num_requests=self.num_requests, isl=self.isl, osl=self.osl, rate=self.rate_per_s,
+            clients=self.clients,
+        )  # fmt: skip
+
+
+def plan_workloads(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[str, Requests]]]:
+    """(label, [(series label, requests)]) for fixed lengths, a preset or a trace."""
+    rng = np.random.default_rng(seed)
+    if choice.trace_lines is not None:
+        if is_session_trace(choice.trace_lines):
+            rows = parse_session_trace(choice.trace_lines)
+            return "session trace", [("sessions", requests_from_session_trace(rows))]
+        return "trace", [("trace", requests_from_trace(parse_trace(choice.trace_lines)))]
+    if choice.preset_name in SESSION_PRESETS:
+        name = choice.preset_name
+        clients = choice.clients if choice.rate_per_s is None else None
+        if clients is None and choice.rate_per_s is None:
+            raise InputError(f"workload {name}: give --clients N (users) or --rate R (requests/s)")
+        sessions = generate_sessions(
+            SESSION_PRESETS[name], choice.num_requests, rng, clients=clients,
+            rate_per_s=choice.rate_per_s,
+        )  # fmt: skip
+        return name, [(name, sessions)]
+    if choice.preset_name is not None:
+        spec = preset(
+            choice.preset_name,
+            num_requests=choice.num_requests,
+            arrival=choice.arrival,
+            rate_per_s=choice.rate_per_s,
+            clients=choice.clients,
+        )
+        return choice.preset_name, [(choice.preset_name, generate_requests(spec, rng))]
+    if choice.isl is None or not choice.osl:
+        raise InputError("workload: give --isl and --osl, or --workload PRESET|trace.jsonl")
+    series = []
+    for osl in choice.osl:
+        spec = WorkloadSpec(
+            num_requests=choice.num_requests,
+            input=Fixed(choice.isl),
+            output=Fixed(osl),
+            arrival=choice.arrival,
+            rate_per_s=choice.rate_per_s,
+            clients=choice.clients,
+            max_input_tokens=choice.isl,
+            max_output_tokens=osl,
+        )
+        series.append((f"osl {osl}", generate_requests(spec, np.random.default_rng(seed))))
+    return f"isl {choice.isl}, osl {'/'.join(map(str, choice.osl))}", series

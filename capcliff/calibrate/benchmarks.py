@@ -1,0 +1,228 @@
+"""Serving benchmark results -> points to fit step times on.
+
+Three formats, told apart by the file name:
+
+- `*.json`: `vllm bench serve --save-result` (also `benchmarks/benchmark_serving.py`): one run,
+  keys `max_concurrency`, `num_prompts`, `completed`, `total_input_tokens`,
+  `total_output_tokens`, `output_throughput`, `mean_tpot_ms`, `mean_ttft_ms`.
+- `*.jsonl`: SGLang `bench_serving --output-file`: one run per line, keys `max_concurrency`,
+  `random_input_len`, `random_output_len`, `random_range_ratio`, `completed`,
+  `total_input_tokens`, `total_output_tokens`, `output_throughput`, `mean_tpot_ms`,
+  `mean_ttft_ms`.
+- `*.csv`: columns named as in shared/reference/serving_benchmarks.csv: `concurrency`,
+  `input_len`, `output_len`, `output_throughput_tok_s`, `mean_tpot_ms`, `mean_ttft_ms` (and
+  optionally `row_id`, `num_requests`, `model`, `hardware`, `num_gpus`, `parallelism`, `engine`,
+  `engine_version`, used to keep the rows of one deployment; other columns are ignored).
+
+Times in the files are milliseconds; points carry seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from capcliff.errors import InputError
+from capcliff.files import read_text
+
+MS = 1e-3
+REQUIRED_COLUMNS = ("concurrency", "input_len", "output_len")
+MEASURED_COLUMNS = ("output_throughput_tok_s", "mean_tpot_ms")
+
+
+@dataclass(frozen=True)
+class BenchmarkPoint:
+    """One measured run: `concurrency` clients, fixed (or ranged) lengths, what it measured."""
+
+    row_id: str
+    concurrency: int
+    input_len: int
+    output_len: int
+    num_requests: int | None = None
+    range_ratio: float = 1.0  # lengths uniform in [ratio x len, len] (SGLang random dataset)
+    output_throughput_tok_s: float | None = None
+    mean_tpot_s: float | None = None
+    mean_ttft_s: float | None = None
+
+
+@dataclass(frozen=True)
+class DeploymentFilter:
+    """Which rows of a benchmark CSV describe the deployment being calibrated (None: any)."""
+
+    hf_repo: str | None = None  # the model card's repository; revisions (-0528) match too
+    gpu: str | None = None  # hardware id, e.g. h200-sxm: its first part (H200) must appear
+    gpus: int | None = None
+    layout: str | None = None  # e.g. tp8, tp4-ep4
+    engine: str | None = None  # vllm, vllm-v0, sglang, trtllm
+
+
+def _number(value: Any) -> float | None:
+    """A float from a cell (`4 (batch_size column)` reads 4); None when empty."""
+    if value is None:
+        return None
+    if isinstance(value, int | float):
+        return None if value != value else float(value)  # NaN is empty
+    found = re.match(r"\s*([0-9.]+(?:[eE][-+]?\d+)?)", str(value))
+    return float(found.group(1)) if found else None
+
+
+def _ms(value: Any) -> float | None:
+    number = _number(value)
+    return None if number is None else number * MS
+
+
+def layout_of(parallelism: str) -> str:
+    """capcliff's layout name for a `parallelism` cell: `TP8` tp8, `TP4 + EP4 (no DP
+    attention)` tp4-ep4, `TP8 + DP attention` dpa8 (SGLang's --enable-dp-attention sets dp_size
+    to tp_size: every rank runs its own attention, the MoE layers span all of them)."""
+    text = parallelism.lower().replace("no dp attention", "")
+    tp = re.search(r"tp\s*(\d+)", text)
+    ep = re.search(r"ep\s*(\d+)", text)
+    if "dp attention" in text or "dp-attention" in text:
+        ranks = tp.group(1) if tp else "1"
+        return f"dpa{ranks}" + (f"-ep{ep.group(1)}" if ep and int(ep.group(1)) > 1 else "")
+    name = f"tp{tp.group(1)}" if tp else "tp1"
+    if ep and int(ep.group(1)) > 1:
+        name += f"-ep{ep.group(1)}"
+    return name
+
+
+def engine_of(engine: str, version: str) -> str | None:
+    """capcliff's engine name for an `engine` and `engine_version` cell. vLLM before 0.8 ran
+    the V0 engine by default (V1 became the default in 0.8.0)."""
+    name = engine.lower()
+    if "sglang" in name:
+        return "sglang"
+    if "tensorrt" in name or "trt" in name:
+        return "trtllm"
+    if "vllm" not in name:
+        return None
+    if "v1 engine" in version.lower():
+        return "vllm"
+    release = re.search(r"(\d+)\.(\d+)", version)
+    if release and (int(release.group(1)), int(release.group(2))) < (0, 8):
+        return "vllm-v0"
+    return "vllm"
+
+
+def _matches(row: dict[str, Any], keep: DeploymentFilter) -> bool:
+    """Whether a CSV row belongs to the deployment (columns it lacks do not exclude it)."""
+    checks: list[bool] = []
+    if keep.hf_repo and "model" in row:
+        repo = str(row["model"]).split()[0].lower()
+        pattern = re.escape(keep.hf_repo.lower()) + r"(-\d{4})?"
+        checks.append(re.fullmatch(pattern, repo) is not None)
+    if keep.gpu and "hardware" in row:
+        checks.append(keep.gpu.split("-")[0].lower() in str(row["hardware"]).lower())
+    if keep.gpus is not None and "num_gpus" in row:
+        checks.append(_number(row["num_gpus"]) == keep.gpus)
+    if keep.layout and "parallelism" in row:
+        checks.append(layout_of(str(row["parallelism"])) == keep.layout)
+    if keep.engine and "engine" in row:
+        found = engine_of(str(row["engine"]), str(row.get("engine_version", "")))
+        checks.append(found == keep.engine)
+    return all(checks)
+
+
+def _point(row: dict[str, Any], row_id: str) -> BenchmarkPoint | None:
+    """A point from a CSV row, or None when it lacks lengths, concurrency or a measurement."""
+    values = {k: _number(row.get(k)) for k in REQUIRED_COLUMNS}
+    if any(v is None for v in values.values()):
+        return None
+    throughput = _number(row.get("output_throughput_tok_s"))
+    tpot = _ms(row.get("mean_tpot_ms"))
+    if throughput is None and tpot is None:
+        return None
+    requests = _number(row.get("num_requests"))
+    return BenchmarkPoint(
+        row_id=row_id,
+        concurrency=int(values["concurrency"] or 0),
+        input_len=int(values["input_len"] or 0),
+        output_len=int(values["output_len"] or 0),
+        num_requests=None if requests is None else int(requests),
+        output_throughput_tok_s=throughput,
+        mean_tpot_s=tpot,
+        mean_ttft_s=_ms(row.get("mean_ttft_ms")),
+    )
+
+
+def read_benchmark_csv(path: Path, keep: DeploymentFilter) -> list[BenchmarkPoint]:
+    """The rows of a benchmark CSV that belong to `keep`'s deployment and can be fitted."""
+    import pandas as pd
+
+    try:
+        table = pd.read_csv(path)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: cannot read as CSV ({exc})") from None
+    missing = [c for c in REQUIRED_COLUMNS if c not in table.columns]
+    if missing or not any(c in table.columns for c in MEASURED_COLUMNS):
+        need = ", ".join(REQUIRED_COLUMNS) + " and " + " or ".join(MEASURED_COLUMNS)
+        what = ", ".join(missing) if missing else " and ".join(MEASURED_COLUMNS)
+        raise InputError(f"{path}: column {what} missing; a benchmark CSV needs {need}")
+    points = []
+    for i, row in enumerate(table.to_dict("records")):
+        if not _matches(row, keep):
+            continue
+        row_id = str(row.get("row_id", f"row {i + 2}"))
+        point = _point(row, row_id)
+        if point is not None:
+            points.append(point)
+    return points
+
+
+def _run_point(run: dict[str, Any], row_id: str, lengths: tuple[Any, Any]) -> BenchmarkPoint:
+    """A point from one vLLM or SGLang result object."""
+    completed = _number(run.get("completed")) or _number(run.get("num_prompts"))
+    if not completed:
+        raise InputError(f"{row_id}: completed: no finished requests in the result")
+    isl = _number(lengths[0]) or (_number(run.get("total_input_tokens")) or 0) / completed
+    osl = _number(lengths[1]) or (_number(run.get("total_output_tokens")) or 0) / completed
+    clients = _number(run.get("max_concurrency")) or completed  # no cap: all at once
+    return BenchmarkPoint(
+        row_id=row_id,
+        concurrency=int(clients),
+        input_len=round(isl),
+        output_len=round(osl),
+        num_requests=int(completed),
+        range_ratio=_number(run.get("random_range_ratio")) or 1.0,
+        output_throughput_tok_s=_number(run.get("output_throughput")),
+        mean_tpot_s=_ms(run.get("mean_tpot_ms")),
+        mean_ttft_s=_ms(run.get("mean_ttft_ms")),
+    )
+
+
+def _json_objects(path: Path, text: str, *, lines: bool) -> list[dict[str, Any]]:
+    chunks = [t for t in text.splitlines() if t.strip()] if lines else [text]
+    out = []
+    for n, chunk in enumerate(chunks, start=1):
+        try:
+            value = json.loads(chunk)
+        except json.JSONDecodeError as exc:
+            where = f"line {n}" if lines else "file"
+            raise InputError(f"{path}: {where}: not JSON ({exc.msg})") from None
+        if not isinstance(value, dict):
+            raise InputError(f"{path}: expected a JSON object per run")
+        out.append(value)
+    return out
+
+
+def read_benchmark_file(path: Path, keep: DeploymentFilter) -> list[BenchmarkPoint]:
+    """Points from a vLLM result JSON, an SGLang JSONL or a benchmark CSV (by suffix)."""
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return read_benchmark_csv(path, keep)
+    text = read_text(path, field="benchmark")
+    runs = _json_objects(path, text, lines=suffix == ".jsonl")
+    points = []
+    for n, run in enumerate(runs, start=1):
+        lengths = (run.get("random_input_len"), run.get("random_output_len"))
+        points.append(_run_point(run, f"{path.name}:{n}", lengths))
+    return points
+
+
+def is_benchmark_file(path: Path) -> bool:
+    """Whether `capcliff calibrate` should read `path` as benchmark results (not a log)."""
+    return path.suffix.lower() in (".csv", ".json", ".jsonl")

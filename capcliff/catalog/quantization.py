@@ -1,0 +1,236 @@
+"""Per-module storage formats of a quantised checkpoint, from config.json's quantization_config.
+
+A checkpoint is rarely one dtype. `nvidia/DeepSeek-R1-0528-FP4` stores its MLPs and experts
+in NVFP4 and its attention in BF16; Meta's `Llama-3.1-405B-Instruct-FP8` quantises only the MLPs
+of layers 1-124; gpt-oss quantises only its experts. This module turns each publisher's format
+into one rule: `Quantization.format_of(module, expert=...)` gives the `WeightFormat` a weight of
+that HF module is stored in, scales included, or None where it stays in the native dtype.
+
+Supported `quant_method`s and the fields read (engines: vLLM's `vllm/model_executor/layers/
+quantization/<method>.py`):
+- `fp8` (DeepSeek/Qwen block FP8): `weight_block_size` (one fp32 scale per block), else one fp32
+  scale per tensor; `modules_to_not_convert` / `ignored_layers`.
+- `fbgemm_fp8` (Meta): one fp32 scale per output channel; `modules_to_not_convert`.
+- `compressed-tensors` (llm-compressor): `config_groups.*.weights` (num_bits, type, strategy,
+  group_size, symmetric) and `ignore` (exact names or `re:` regexes).
+- `modelopt` (NVIDIA ModelOpt, config.json or hf_quant_config.json's `quantization`): `quant_algo`
+  NVFP4 (FP8 E4M3 scale per 16 elements) or FP8 (per-tensor), `exclude_modules` / `ignore` (globs).
+- `mxfp4` (gpt-oss): routed experts only (vLLM's Mxfp4Config leaves linear layers unquantised),
+  one E8M0 scale per 32 elements; `modules_to_not_convert`.
+- `awq`, `gptq`: `bits`, `group_size`, zero points (`zero_point`, GPTQ always stores `qzeros`),
+  fp16 scales; `modules_to_not_convert`.
+
+Per-tensor fp32 scales (NVFP4's weight_scale_2 and input_scale, FP8's per-tensor scale) are a few
+bytes per tensor, under 1 MiB for the whole of DeepSeek-R1, and are not counted. GPTQ's `g_idx`
+(4 bytes per input row) is not counted either (under 0.1 % of a 4-bit tensor with 4096 rows).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from capcliff.errors import CatalogError
+
+FP32_BITS, FP16_BITS, FP8_BITS, E8M0_BITS = 32, 16, 8, 8
+
+
+@dataclass(frozen=True)
+class WeightFormat:
+    """How one weight tensor is stored: element bits plus one scale (and zero point) per group.
+
+    A group is `group_size` consecutive input elements of `block_rows` output rows; `group_size`
+    None means a whole row (per-output-channel scales); `scale_bits` 0 means no per-group scale.
+    """
+
+    name: str
+    element_bits: int
+    group_size: int | None = None
+    block_rows: int = 1
+    scale_bits: int = 0
+    zero_bits: int = 0
+
+    def bytes_per_element(self, fan_in: int) -> Fraction:
+        """element_bits / 8 + (scale_bits + zero_bits) / 8 / (group x block_rows), in bytes.
+
+        `fan_in` (the tensor's input width) is the group of per-channel formats.
+        """
+        per_element = Fraction(self.element_bits, 8)
+        if self.scale_bits or self.zero_bits:
+            group = self.group_size or max(fan_in, 1)
+            per_element += Fraction(self.scale_bits + self.zero_bits, 8 * group * self.block_rows)
+        return per_element
+
+
+BF16 = WeightFormat("bf16", 16)
+FP16 = WeightFormat("fp16", 16)
+FP8_TENSOR = WeightFormat("fp8", FP8_BITS)  # one fp32 scale per tensor: not counted
+FP8_CHANNEL = WeightFormat("fp8-channel", FP8_BITS, None, 1, FP32_BITS)
+NVFP4 = WeightFormat("nvfp4", 4, 16, 1, FP8_BITS)  # FP8 E4M3 scale per 16 (+ fp32 per tensor)
+MXFP4 = WeightFormat("mxfp4", 4, 32, 1, E8M0_BITS)  # OCP MX: E8M0 scale per 32
+
+
+def fp8_block(rows: int, cols: int) -> WeightFormat:
+    """Block FP8: one fp32 scale (`weight_scale_inv`) per rows x cols block."""
+    return WeightFormat(f"fp8-block{rows}x{cols}", FP8_BITS, cols, rows, FP32_BITS)
+
+
+def int_grouped(bits: int, group_size: int | None, *, zero_point: bool) -> WeightFormat:
+    """AWQ/GPTQ/compressed-tensors integer weights: fp16 scale (+ packed zero point) per group."""
+    name = f"int{bits}-g{group_size or 'row'}" + ("-zp" if zero_point else "")
+    return WeightFormat(name, bits, group_size, 1, FP16_BITS, bits if zero_point else 0)
+
+
+@dataclass(frozen=True)
+class Quantization:
+    """A checkpoint's quantisation: the format of its quantised linears, experts and what it skips.
+
+    `linear` / `expert` is None where the method leaves that kind of module unquantised (mxfp4's
+    linears). `excluded` holds the config's patterns as written.
+    """
+
+    method: str
+    linear: WeightFormat | None
+    expert: WeightFormat | None
+    excluded: tuple[str, ...] = ()
+
+    def format_of(self, module: str, *, expert: bool) -> WeightFormat | None:
+        """The format of the weight of HF module `module`; None: stored in the native dtype."""
+        if any(module_matches(module, pattern) for pattern in self.excluded):
+            return None
+        return self.expert if expert else self.linear
+
+    @property
+    def main_format(self) -> WeightFormat:
+        """The format most weight bytes are in (the experts' for MoE checkpoints)."""
+        found = self.expert or self.linear
+        assert found is not None  # a parsed Quantization always quantises something
+        return found
+
+
+def module_matches(module: str, pattern: str) -> bool:
+    """Whether a skip-list pattern names `module` or one of its parents.
+
+    `re:<regex>` (compressed-tensors) matches from the start of the name; a pattern with `*` is a
+    glob (ModelOpt, gpt-oss), also tried with a trailing `.*`; otherwise the pattern is a module
+    path (exact, or a parent of `module`), or a bare name such as `lm_head` or `self_attn` that
+    matches a whole path component (transformers' `modules_to_not_convert` is a substring test).
+    """
+    if pattern.startswith("re:"):
+        return re.match(pattern[3:], module) is not None
+    if "*" in pattern or "?" in pattern:
+        return fnmatch.fnmatchcase(module, pattern) or fnmatch.fnmatchcase(module, pattern + ".*")
+    return f".{module}.".find(f".{pattern}.") >= 0
+
+
+def _error(path: str, field: str, message: str) -> CatalogError:
+    return CatalogError(f"{path}: quantization_config.{field}: {message}")
+
+
+def _patterns(raw: dict[str, Any], path: str, *fields: str) -> tuple[str, ...]:
+    found: list[str] = []
+    for name in fields:
+        value = raw.get(name) or []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise _error(path, name, "must be a list of module names or patterns")
+        found += value
+    return tuple(found)
+
+
+def _fp8(raw: dict[str, Any], path: str) -> Quantization:
+    block = raw.get("weight_block_size")
+    if block is None:
+        fmt = FP8_TENSOR
+    elif (
+        isinstance(block, list)
+        and len(block) == 2
+        and all(isinstance(b, int) and b > 0 for b in block)
+    ):
+        fmt = fp8_block(block[0], block[1])
+    else:
+        raise _error(path, "weight_block_size", f"must be [rows, cols], got {block!r}")
+    skipped = _patterns(raw, path, "modules_to_not_convert", "ignored_layers")
+    return Quantization("fp8", fmt, fmt, skipped)
+
+
+def _modelopt(raw: dict[str, Any], path: str) -> Quantization:
+    nested = raw.get("quantization")
+    inner: dict[str, Any] = nested if isinstance(nested, dict) else raw
+    algo = str(inner.get("quant_algo", "")).upper()
+    formats = {"NVFP4": NVFP4, "FP8": FP8_TENSOR}
+    if algo not in formats:
+        raise _error(path, "quant_algo", f"unsupported {algo!r}; supported: NVFP4, FP8")
+    group = inner.get("group_size", 16)
+    fmt = formats[algo]
+    if algo == "NVFP4" and group != fmt.group_size:
+        fmt = WeightFormat(f"nvfp4-g{group}", 4, int(group), 1, FP8_BITS)
+    skipped = _patterns(inner, path, "exclude_modules", "ignore")
+    return Quantization("modelopt", fmt, fmt, skipped)
+
+
+def _compressed_weights(scheme: dict[str, Any], path: str) -> WeightFormat:
+    """The weight format of one compressed-tensors config group."""
+    bits, kind = scheme.get("num_bits"), scheme.get("type", "int")
+    strategy = scheme.get("strategy", "tensor")
+    group = scheme.get("group_size")
+    if bits == FP8_BITS and kind == "float":
+        return FP8_CHANNEL if strategy == "channel" else FP8_TENSOR
+    if bits == 4 and kind == "float":  # compressed-tensors NVFP4 (nvfp4-pack-quantized)
+        return NVFP4
+    if isinstance(bits, int) and kind == "int":
+        zero = not scheme.get("symmetric", True)
+        return int_grouped(bits, group if strategy == "group" else None, zero_point=zero)
+    raise _error(path, "config_groups.weights", f"unsupported {bits}-bit {kind!r} weights")
+
+
+def _compressed_tensors(raw: dict[str, Any], path: str) -> Quantization:
+    groups = raw.get("config_groups")
+    if not isinstance(groups, dict) or not groups:
+        raise _error(path, "config_groups", "missing; needed to know the weight format")
+    formats = []
+    for name, group in groups.items():
+        if not isinstance(group, dict) or not isinstance(group.get("weights"), dict):
+            raise _error(path, f"config_groups.{name}.weights", "missing")
+        formats.append(_compressed_weights(group["weights"], path))
+    # Several groups target different layers by name; capcliff applies the first to all linears.
+    return Quantization(
+        "compressed-tensors", formats[0], formats[0], _patterns(raw, path, "ignore")
+    )
+
+
+def _awq_gptq(raw: dict[str, Any], path: str, method: str) -> Quantization:
+    bits = raw.get("bits", raw.get("w_bit", 4))
+    group = raw.get("group_size", raw.get("q_group_size", 128))
+    if not isinstance(bits, int) or not isinstance(group, int):
+        raise _error(path, "bits", f"bits and group_size must be integers, got {bits!r}, {group!r}")
+    # AWQ stores zero points unless zero_point is false; GPTQ checkpoints always carry qzeros.
+    zero = bool(raw.get("zero_point", True)) if method == "awq" else True
+    fmt = int_grouped(bits, group if group > 0 else None, zero_point=zero)
+    return Quantization(method, fmt, fmt, _patterns(raw, path, "modules_to_not_convert"))
+
+
+def quantization_from_config(raw: dict[str, Any], *, path: str) -> Quantization:
+    """Parse a `quantization_config` (or hf_quant_config.json) dict into per-module formats."""
+    method = str(raw.get("quant_method", "")).lower().replace("_", "-")
+    if method == "fp8":
+        return _fp8(raw, path)
+    if method == "fbgemm-fp8":
+        skipped = _patterns(raw, path, "modules_to_not_convert")
+        return Quantization("fbgemm_fp8", FP8_CHANNEL, FP8_CHANNEL, skipped)
+    if method in ("modelopt", "modelopt-fp4") or "quant_algo" in raw or "quantization" in raw:
+        return _modelopt(raw, path)
+    if method == "compressed-tensors":
+        return _compressed_tensors(raw, path)
+    if method == "mxfp4":
+        return Quantization("mxfp4", None, MXFP4, _patterns(raw, path, "modules_to_not_convert"))
+    if method in ("awq", "gptq"):
+        return _awq_gptq(raw, path, method)
+    raise _error(
+        path,
+        "quant_method",
+        f"unsupported {raw.get('quant_method')!r}; supported: fp8, fbgemm_fp8, modelopt, "
+        "compressed-tensors, mxfp4, awq, gptq",
+    )

@@ -1,0 +1,173 @@
+"""`capcliff calibrate BENCH.csv|.json|.jsonl`: step-time terms fitted to serving benchmarks.
+
+Called by `cli.checks.calibrate` when its file is benchmark output, not a start-up log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import typer
+
+from capcliff.analysis.step_fit import PointFit, StepFit, Timings
+from capcliff.cli.app import OutputFormat
+from capcliff.errors import InputError
+
+
+@dataclass(frozen=True)
+class BenchArgs:
+    """The `calibrate` flags a benchmark fit uses."""
+
+    path: Path
+    model: str | None
+    gpu: str
+    gpus: int | None
+    layout: str | None
+    engine: str | None
+    kv_dtype: str
+    weight_dtype: str | None
+    max_model_len: int | None
+    output: Path | None
+    force: bool
+    fmt: OutputFormat
+
+
+def calibrate_benchmark(args: BenchArgs) -> None:
+    """Read the benchmark rows of the deployment, fit, print residuals, write the file."""
+    from capcliff.analysis.deployment import resolve, settings_of
+    from capcliff.analysis.step_fit import fit_step_terms
+    from capcliff.calibrate.benchmarks import DeploymentFilter, read_benchmark_file
+    from capcliff.catalog.catalogs import get_hardware, get_model
+    from capcliff.catalog.layout import parse_layout
+    from capcliff.files import check_outputs
+
+    check_outputs([("--output", args.output)], inputs=[args.path], force=args.force)
+    if args.model is None:
+        raise InputError("model: a benchmark file does not name a catalog model; pass --model")
+    model, hardware = get_model(args.model), get_hardware(args.gpu)
+    layout = parse_layout(args.layout or f"tp{args.gpus or 1}")
+    if args.gpus is not None and layout.gpus != args.gpus:
+        raise InputError(f"layout: {layout.name} uses {layout.gpus} GPUs, not --gpus {args.gpus}")
+    settings = settings_of(
+        {"engine": args.engine or "vllm", "weight_dtype": args.weight_dtype,
+         "kv_cache_dtype": args.kv_dtype, "max_model_len": args.max_model_len}
+    )  # fmt: skip
+    keep = DeploymentFilter(
+        hf_repo=model.hf_repo, gpu=hardware.id, gpus=layout.gpus, layout=layout.name,
+        engine=settings.engine.value,
+    )  # fmt: skip
+    points = read_benchmark_file(args.path, keep)
+    if not points:
+        raise InputError(
+            f"{args.path}: no rows match --model {model.id} --gpu {hardware.id} --gpus "
+            f"{layout.gpus} --layout {layout.name} --engine {settings.engine.value} with "
+            "concurrency, input_len, output_len and a throughput or TPOT"
+        )
+    fit = fit_step_terms(resolve(model, hardware, settings), layout, points)
+    if args.fmt is OutputFormat.JSON:
+        import json
+
+        typer.echo(json.dumps(fit_dict(fit, args.output), indent=2))
+    else:
+        typer.echo(fit_text(fit, args.output), nl=False)
+    if args.output is not None:
+        _write(args, fit, model.id, layout.name, settings.engine.value)
+
+
+def _write(args: BenchArgs, fit: StepFit, model_id: str, layout: str, engine: str) -> None:
+    """Write the step-time section, keeping a replaced calibration file's start-up terms."""
+    from capcliff.calibrate.calibration_file import (
+        Calibration,
+        StepTimeCalibration,
+        calibration_toml,
+        load_calibration,
+    )
+    from capcliff.files import write_text_atomic
+
+    assert args.output is not None
+    step = StepTimeCalibration(
+        fixed_s=round(fit.fixed_s, 6), scale=round(fit.scale, 4), profile=fit.profile,
+        source=str(args.path), points=len(fit.points),
+    )  # fmt: skip
+    if args.output.exists():  # --force was given (check_outputs): keep what the file holds
+        calibration = load_calibration(args.output).model_copy(update={"step_time": step})
+    else:
+        calibration = Calibration.model_validate(
+            {"engine": engine, "source": str(args.path), "model": model_id, "gpu": args.gpu,
+             "layout": layout, "kv_cache_dtype": args.kv_dtype, "step_time": step}
+        )  # fmt: skip
+    write_text_atomic(args.output, calibration_toml(calibration), overwrite=True)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:+.1f} %"
+
+
+def _row(p: PointFit) -> str:
+    b = p.point
+    measured_tp = "-" if b.output_throughput_tok_s is None else f"{b.output_throughput_tok_s:,.1f}"
+    measured_tpot = "-" if b.mean_tpot_s is None else f"{b.mean_tpot_s * 1e3:.2f}"
+    return (
+        f"| {b.row_id} | {b.concurrency} | {b.input_len}/{b.output_len} | {measured_tp} | "
+        f"{1 / p.modeled.s_per_token:,.1f} ({_pct(p.throughput_error(p.modeled))}) | "
+        f"{1 / p.calibrated.s_per_token:,.1f} ({_pct(p.throughput_error(p.calibrated))}) | "
+        f"{measured_tpot} | {p.modeled.tpot_s * 1e3:.2f} ({_pct(p.tpot_error(p.modeled))}) | "
+        f"{p.calibrated.tpot_s * 1e3:.2f} ({_pct(p.tpot_error(p.calibrated))}) |"
+    )
+
+
+def fit_text(fit: StepFit, written: Path | None) -> str:
+    """The fit as text: the terms, then every point's measured, modeled and calibrated figures."""
+    lines = [
+        f"step-time profile: {fit.profile}",
+        f"fitted: fixed {fit.fixed_s * 1e3:.3f} ms per step (modeled "
+        f"{fit.modeled_fixed_s * 1e3:.3f} ms), scale {fit.scale:.3f} x roofline and "
+        f"communication (modeled 1), from {len(fit.points)} points",
+        "",
+        "| row | clients | isl/osl | output tok/s | modeled | calibrated | TPOT ms | modeled | "
+        "calibrated |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|",
+        *(_row(p) for p in fit.points),
+        "",
+        f"written: {written}" if written else "not written (pass -o FILE)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _timings(t: Timings) -> dict[str, float]:
+    return {
+        "output_throughput_tok_s": 1 / t.s_per_token,
+        "mean_tpot_s": t.tpot_s,
+        "mean_ttft_s": t.ttft_s,
+    }
+
+
+def fit_dict(fit: StepFit, written: Path | None) -> dict[str, object]:
+    """The fit as a JSON-ready object."""
+    return {
+        "schema_version": 1,
+        "profile": fit.profile,
+        "fixed_s": fit.fixed_s,
+        "scale": fit.scale,
+        "modeled_fixed_s": fit.modeled_fixed_s,
+        "points": [
+            {
+                "row": p.point.row_id,
+                "concurrency": p.point.concurrency,
+                "input_len": p.point.input_len,
+                "output_len": p.point.output_len,
+                "measured": {
+                    "output_throughput_tok_s": p.point.output_throughput_tok_s,
+                    "mean_tpot_s": p.point.mean_tpot_s,
+                    "mean_ttft_s": p.point.mean_ttft_s,
+                },
+                "modeled": _timings(p.modeled),
+                "calibrated": _timings(p.calibrated),
+                "throughput_error": p.throughput_error(p.calibrated),
+                "tpot_error": p.tpot_error(p.calibrated),
+            }
+            for p in fit.points
+        ],
+        "written": None if written is None else str(written),
+    }

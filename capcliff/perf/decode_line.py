@@ -1,0 +1,73 @@
+"""k identical decode steps in closed form: the step time is the max of two affine functions of
+the step index (memory and compute), so sums are arithmetic series on each side of the crossing."""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+
+class DecodeLine(NamedTuple):
+    """Decode step j of a run of identical steps: max(mem0 + mem1 j, cmp0 + cmp1 j) + fixed_s.
+
+    Bytes each GPU reads in step j: bytes0 + bytes1 j. Units: seconds and bytes. (A tuple: the
+    simulator makes one per event.)
+    """
+
+    mem0: float
+    mem1: float
+    cmp0: float
+    cmp1: float
+    fixed_s: float
+    bytes0: float
+    bytes1: float
+
+    def step_s(self, j: int) -> float:
+        """Time of step j, seconds."""
+        return max(self.mem0 + self.mem1 * j, self.cmp0 + self.cmp1 * j) + self.fixed_s
+
+    def _mem_bound_range(self, k: int) -> tuple[int, int]:
+        """Steps [a, b) of 0..k-1 where the memory line is the larger one."""
+        d0, d1 = self.mem0 - self.cmp0, self.mem1 - self.cmp1
+        if d1 == 0:
+            return (0, k) if d0 >= 0 else (0, 0)
+        cross = -d0 / d1  # d(j) >= 0 for j >= cross when d1 > 0, for j <= cross when d1 < 0
+        cross = min(max(cross, -1.0), k + 1.0)  # keep a near-parallel pair's crossing finite
+        if d1 > 0:
+            return min(k, max(0, math.ceil(cross))), k
+        return 0, min(k, max(0, math.floor(cross) + 1))
+
+    def total_s(self, k: int) -> float:
+        """Sum of steps 0 .. k-1, seconds (arithmetic series on each side of the crossing)."""
+        d0 = self.mem0 - self.cmp0
+        d_last = d0 + (self.mem1 - self.cmp1) * (k - 1)
+        if d0 >= 0 and d_last >= 0:  # memory-bound throughout: the common decode case
+            return k * (self.mem0 + self.fixed_s) + self.mem1 * k * (k - 1) / 2
+        a, b = self._mem_bound_range(k)
+        mem = _series(self.mem0, self.mem1, a, b)
+        cmp = _series(self.cmp0, self.cmp1, 0, a) + _series(self.cmp0, self.cmp1, b, k)
+        return mem + cmp + k * self.fixed_s
+
+    def total_bytes(self, k: int) -> float:
+        """Bytes one GPU reads over steps 0 .. k-1."""
+        return _series(self.bytes0, self.bytes1, 0, k)
+
+    def steps_before(self, duration_s: float, k_max: int) -> int:
+        """Smallest m in [1, k_max] with total_s(m) >= duration_s, or k_max if none."""
+        lo, hi = 1, k_max
+        if self.total_s(hi) < duration_s:
+            return k_max
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.total_s(mid) >= duration_s:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+
+def _series(x0: float, x1: float, a: int, b: int) -> float:
+    """sum_{j=a}^{b-1} (x0 + x1 j)."""
+    if b <= a:
+        return 0.0
+    return (b - a) * x0 + x1 * (b * (b - 1) - a * (a - 1)) / 2

@@ -1,0 +1,216 @@
+"""Engine step-time profiles: what an engine (and version) adds to the roofline of one step.
+
+The roofline (`step_time.py`) prices bytes and FLOPs. Engines differ in what it leaves out:
+
+- `host_overhead_s` (per step): CPU work (scheduling, input preparation, sampling bookkeeping)
+  that the GPU waits for. Engines with an overlap scheduler hide it behind the previous step.
+- `kernel_floor_s` x kernels per layer (per layer): every kernel in the decode graph costs a
+  launch-and-drain gap that no byte count explains; a DeepSeek decode step runs ~2,000 of them.
+- All-reduce latency against message size: measured custom all-reduce times on 8 x H100 (NVLink
+  4 / NVSwitch, the H200's fabric too), interpolated; past the largest measured message the bus
+  bandwidth of the hardware card takes over.
+- Attention kernel efficiency: the fraction of peak HBM bandwidth the decode attention kernel
+  reaches reading the KV cache (MLA: FlashMLA's published figure; GQA: the model's MBU).
+- Grouped-GEMM MoE efficiency at small batches: a divisor on the time to read the routed
+  experts' weights (1.0: inside the model's MBU; no published kernel figure was found).
+
+Every figure carries its source or is labelled a named assumption; any of them can be
+overridden by name (`with_overrides`) or replaced by `capcliff calibrate` from benchmark results.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from capcliff.catalog.architecture import Architecture
+from capcliff.errors import InputError
+from capcliff.memory.budget import EngineName
+from capcliff.units import WeightDType
+
+MICRO = 1e-6
+
+# Custom all-reduce latency (message bytes -> seconds) on 8 x H100 SXM (NVLink 4, NVSwitch), one
+# call without CUDA-graph capture, from sgl-project/sglang PR #2904 (2025-01-15, "unit test
+# performance in H100"): columns for TP 2, 4 and 8 of the TensorRT-LLM-derived kernel SGLang
+# ships ("custom allreduce") and of vLLM's kernel ("vllm").
+_MESSAGE_BYTES = (512, 4_096, 32_768, 262_144, 524_288, 1_048_576)
+_TRTLLM_KERNEL_US = {
+    2: (3.7, 3.9, 4.5, 7.9, 12.5, 19.9),
+    4: (4.8, 3.7, 4.8, 13.9, 20.2, 31.1),
+    8: (5.9, 5.7, 7.8, 16.7, 22.1, 33.8),
+}
+_VLLM_KERNEL_US = {
+    2: (9.5, 8.8, 8.7, 12.9, 17.7, 26.6),
+    4: (9.1, 8.5, 9.2, 20.6, 26.9, 40.2),
+    8: (10.1, 9.3, 11.8, 24.1, 30.4, 45.0),
+}
+ALLREDUCE_SOURCE = "sgl-project/sglang PR #2904, custom all-reduce latency table, 8 x H100 SXM"
+# The fabrics those measurements describe (hardware ids): H200 has H100's NVLink 4 / NVSwitch.
+MEASURED_FABRICS = frozenset({"h100-sxm", "h200-sxm"})
+
+# FlashMLA (deepseek-ai/FlashMLA README): "up to 3000 GB/s in memory-bound configuration ... on
+# H800 SXM5", whose HBM3 peak is 3.35 TB/s: 3000 / 3350 = 0.896 of peak.
+FLASHMLA_BANDWIDTH_FRACTION = 3000 / 3350
+# Named assumption: the gap one kernel of a captured decode graph adds beyond its bytes and
+# FLOPs (graph-node launch ~0.6 us measured in ahrefs/ocannl issue #488, plus the drain of the
+# previous kernel). 1 us.
+KERNEL_FLOOR_S = 1.0 * MICRO
+# Named assumption (the engines' earlier default in capcliff): host time per step of an engine
+# without an overlap scheduler (vLLM V0: scheduling and input preparation run between steps).
+V0_HOST_OVERHEAD_S = 2e-3
+# Named assumption: vLLM V1 keeps a persistent batch and runs the API server and detokenizer in
+# other processes; its scheduler still runs between steps unless --async-scheduling. 0.5 ms.
+V1_HOST_OVERHEAD_S = 0.5e-3
+
+
+@dataclass(frozen=True)
+class EngineProfile:
+    """Named step-time terms of one engine and version (seconds, fractions of peak)."""
+
+    engine: EngineName
+    version: str  # the releases the figures describe
+    host_overhead_s: float
+    kernel_floor_s: float
+    allreduce_kernel: str  # "trtllm" or "vllm": which measured custom all-reduce it runs
+    mla_attention_efficiency: float
+    gqa_attention_efficiency: float | None  # None: the model's MBU
+    moe_small_batch_efficiency: float
+    sources: tuple[tuple[str, str], ...]  # (term, source or "assumption: ...")
+
+    @property
+    def label(self) -> str:
+        """How outputs name the profile: engine and version."""
+        return f"{self.engine.value} {self.version}"
+
+    def with_overrides(self, overrides: Mapping[str, float]) -> EngineProfile:
+        """The profile with terms replaced by name (a user's or a calibration's figures)."""
+        unknown = sorted(set(overrides) - set(OVERRIDABLE_PROFILE_TERMS))
+        if unknown:
+            raise InputError(
+                f"step_time: unknown term {', '.join(unknown)}; "
+                f"valid: {', '.join((*OVERRIDABLE_PROFILE_TERMS, *FITTED_TERMS))}"
+            )
+        terms: dict[str, Any] = dict(overrides)
+        return dataclasses.replace(self, **terms)
+
+
+# Terms a calibration from benchmark results sets directly (`capcliff calibrate bench.csv`):
+# seconds per step replacing host time and kernel floors, and a factor on the rest of the step.
+FITTED_TERMS = ("fixed_s", "scale")
+
+OVERRIDABLE_PROFILE_TERMS = (
+    "host_overhead_s",
+    "kernel_floor_s",
+    "mla_attention_efficiency",
+    "gqa_attention_efficiency",
+    "moe_small_batch_efficiency",
+)
+
+_COMMON_SOURCES = (
+    ("kernel_floor_s", "assumption: 1 us per graph kernel (ahrefs/ocannl#488: ~0.6 us per node)"),
+    ("mla_attention_efficiency", "FlashMLA README: 3000 GB/s of H800's 3.35 TB/s"),
+    ("gqa_attention_efficiency", "assumption: the model's decode MBU"),
+    ("moe_small_batch_efficiency", "assumption: 1.0 (inside the model's MBU)"),
+    ("allreduce", ALLREDUCE_SOURCE),
+)
+
+PROFILES: dict[EngineName, EngineProfile] = {
+    EngineName.VLLM: EngineProfile(
+        EngineName.VLLM, "V1 (>= 0.8)", V1_HOST_OVERHEAD_S, KERNEL_FLOOR_S, "vllm",
+        FLASHMLA_BANDWIDTH_FRACTION, None, 1.0,
+        (("host_overhead_s", "assumption: 0.5 ms, scheduler between steps"), *_COMMON_SOURCES),
+    ),
+    EngineName.VLLM_V0: EngineProfile(
+        EngineName.VLLM_V0, "V0 (0.6 - 0.7)", V0_HOST_OVERHEAD_S, KERNEL_FLOOR_S, "vllm",
+        FLASHMLA_BANDWIDTH_FRACTION, None, 1.0,
+        (("host_overhead_s", "assumption: 2 ms, no overlap scheduler"), *_COMMON_SOURCES),
+    ),
+    EngineName.SGLANG: EngineProfile(
+        EngineName.SGLANG, ">= 0.4 (overlap scheduler)", 0.0, KERNEL_FLOOR_S, "trtllm",
+        FLASHMLA_BANDWIDTH_FRACTION, None, 1.0,
+        (("host_overhead_s", "SGLang v0.4 blog: zero-overhead batch scheduler"), *_COMMON_SOURCES),
+    ),
+    EngineName.TRTLLM: EngineProfile(
+        EngineName.TRTLLM, "PyTorch backend (overlap scheduler)", 0.0, KERNEL_FLOOR_S, "trtllm",
+        FLASHMLA_BANDWIDTH_FRACTION, None, 1.0,
+        (("host_overhead_s", "TensorRT-LLM docs: overlap scheduler on by default"),
+         *_COMMON_SOURCES),
+    ),
+}  # fmt: skip
+
+
+def engine_profile(engine: EngineName) -> EngineProfile:
+    """The step-time profile capcliff assumes for `engine`."""
+    return PROFILES[engine]
+
+
+def step_profile(
+    engine: EngineName, terms: Mapping[str, float]
+) -> tuple[EngineProfile, dict[str, float]]:
+    """The engine's profile with `terms` applied: profile terms by name replace its figures; the
+    fitted terms (`fixed_s`, `scale`) come back separately for the step-time model."""
+    fitted = {k: v for k, v in terms.items() if k in FITTED_TERMS}
+    rest = {k: v for k, v in terms.items() if k not in FITTED_TERMS}
+    return engine_profile(engine).with_overrides(rest), fitted
+
+
+def profile_label(engine: EngineName, terms: Mapping[str, float]) -> str:
+    """What outputs print about the step time: engine, version, modeled or calibrated."""
+    how = "calibrated" if any(k in FITTED_TERMS for k in terms) else "modeled"
+    overridden = " with overrides" if any(k not in FITTED_TERMS for k in terms) else ""
+    return f"{engine_profile(engine).label}, {how}{overridden}"
+
+
+def kernels_per_layer(arch: Architecture, *, tp: int) -> int:
+    """Kernels one decoder layer launches in a decode step (counted from the op sequence).
+
+    Dense GQA layer: input norm, QKV GEMM, RoPE, KV-cache write, attention, O GEMM, fused
+    add+norm, gate/up GEMM, SiLU-and-mul, down GEMM = 10, + 2 all-reduces when TP > 1.
+    MLA replaces QKV/RoPE/attention (3) with q_a GEMM, q_a norm, q_b GEMM, kv_a GEMM, kv_a norm,
+    RoPE, W_UK absorb, attention, W_UV absorb (9): +6. A routed MoE replaces the MLP (3) with
+    router GEMM, top-k, token sort, two grouped GEMMs, activation, combine, and the shared
+    expert's three (10): +7. FP8 weights quantise the activations before each GEMM: +1 per GEMM.
+    DeepSeek-R1 at TP 8: 10 + 2 + 6 + 7 + 8 = 33. (An SGLang DeepSeek decode graph captured
+    ~2,873 kernels over 61 layers, ~47 per layer with DP attention: sgl-project/sglang #31545.)
+    """
+    count = 10 + (2 if tp > 1 else 0)
+    gemms = 4
+    if arch.mla is not None:
+        count += 6
+        gemms += 2
+    if arch.moe is not None:
+        count += 7
+        gemms += 2
+    if arch.linear_dtype is WeightDType.FP8:
+        count += gemms
+    return count
+
+
+def allreduce_curve(profile: EngineProfile, *, tp: int) -> tuple[tuple[float, float], ...]:
+    """(message bytes, seconds) points of one custom all-reduce over `tp` ranks; () for TP 1."""
+    if tp <= 1:
+        return ()
+    table = _TRTLLM_KERNEL_US if profile.allreduce_kernel == "trtllm" else _VLLM_KERNEL_US
+    measured = max((n for n in table if n <= tp), default=2)
+    return tuple(
+        (float(b), us * MICRO) for b, us in zip(_MESSAGE_BYTES, table[measured], strict=True)
+    )
+
+
+def allreduce_s(
+    curve: tuple[tuple[float, float], ...], message_bytes: float, wire_bytes_per_s: float
+) -> float:
+    """Seconds of one all-reduce of `message_bytes`: linear between measured points, the first
+    point's latency below them, and the last point plus the extra bytes at bus bandwidth past
+    them (`wire_bytes_per_s`: message bytes per second the ring moves)."""
+    (b0, t0) = curve[0]
+    if message_bytes <= b0:
+        return t0
+    for b1, t1 in curve[1:]:
+        if message_bytes <= b1:
+            return t0 + (t1 - t0) * (message_bytes - b0) / (b1 - b0)
+        b0, t0 = b1, t1
+    return t0 + (message_bytes - b0) / wire_bytes_per_s

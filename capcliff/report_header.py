@@ -1,0 +1,39 @@
+"""The header every sizing report starts with: what was sized, on what, with which engine, dtypes.
+
+`capcliff memory`, `capcliff sweep` and `capcliff plan` each return one pydantic result; their
+first fields are these, so a reader (or a script reading the JSON) finds the same keys, spelled
+the same way, at the top of each. Plain strings and integers only: this module sits beside
+`units` and `errors`, below every package, so that `memory` and `analysis` can both extend it.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+SCHEMA_VERSION = 1  # of the JSON form of memory, sweep and plan reports
+
+
+class ReportHeader(BaseModel):
+    """Which model on which hardware, how many GPUs, which engine, dtypes and context length."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: int
+    model: str  # catalog id, or the config.json's path
+    hardware: str  # catalog id
+    gpus: int
+    engine: str  # vllm, vllm-v0, sglang or trtllm
+    weight_dtype: str  # of the linear weights, "(experts ...)" when the experts differ
+    kv_dtype: str
+    max_model_len: int  # tokens
+    overheads: str  # "modeled" or "calibrated": where the KV budget's overhead terms come from
+
+
+class SimulationHeader(ReportHeader):
+    """The header of a report that simulates serving: the policy and the workload too."""
+
+    policy: str  # the admission and preemption policy simulated
+    step_profile: str = ""  # the engine and version the step times assume, modeled or calibrated
+    workload: str  # preset name, trace path or "isl/osl" label
+    num_requests: int
+    seed: int

@@ -1,0 +1,64 @@
+"""Arrivals of a replica's requests: the timed ones, and closed-loop clients that send their next
+request (or wave of requests) a think time after the previous ones finish.
+
+A request with an arrival time is queued at that time. The others wait in their client's queue,
+in input order. When a client's outstanding requests have all finished, it sends the next one
+after that request's think time, together with the requests right after it that join it (a
+session's fan-out wave). Without waves every finish sends the next request, as before.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+
+from capcliff.sim.workload import Requests
+
+
+class ClientLoop:
+    """The arrival heap (time, request) and the closed-loop clients' queues of one replica."""
+
+    def __init__(self, requests: Requests, arrival: list[float]) -> None:
+        self.arrival = arrival  # the replica's list: set here for requests sent by clients
+        self.client = requests.client.tolist()
+        self.think_s = requests.think_s.tolist()
+        self.joins = requests.joins_previous.tolist()
+        self.arrivals: list[tuple[float, int]] = []
+        self.queue: dict[int, deque[int]] = {}
+        for i, when in enumerate(arrival):
+            if when < math.inf:
+                self.arrivals.append((when, i))
+            else:
+                self.queue.setdefault(self.client[i], deque()).append(i)
+        heapq.heapify(self.arrivals)
+        # requests of a client not finished yet, where requests are sent in waves
+        self.outstanding: dict[int, int] | None = None
+        if any(self.joins):
+            self.outstanding = {}
+            for _, i in self.arrivals:
+                c = self.client[i]
+                self.outstanding[c] = self.outstanding.get(c, 0) + 1
+
+    def finished(self, i: int, now_s: float) -> None:
+        """Request i finished at `now_s`: its client may send its next request (or wave)."""
+        client = self.client[i]
+        queue = self.queue.get(client)
+        if not queue:
+            return
+        outstanding = self.outstanding
+        if outstanding is not None:
+            outstanding[client] -= 1
+            if outstanding[client]:
+                return
+        nxt = queue.popleft()
+        when = self.arrival[nxt] = now_s + self.think_s[nxt]
+        heapq.heappush(self.arrivals, (when, nxt))
+        if outstanding is not None:
+            sent = 1
+            while queue and self.joins[queue[0]]:
+                nxt = queue.popleft()
+                self.arrival[nxt] = when
+                heapq.heappush(self.arrivals, (when, nxt))
+                sent += 1
+            outstanding[client] = sent

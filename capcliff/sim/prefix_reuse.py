@@ -1,0 +1,199 @@
+"""A replica's use of its prefix cache: what a waiting request hits, what admission takes, what a
+finish or a preemption gives back, and the hit-rate record.
+
+Block accounting with caching (vllm/v1/core/block_pool.py, `get_num_free_blocks` counts the free
+queue, cached blocks included): free = never-hashed free blocks + cached blocks no running
+request references. A request that hits h blocks takes the unreferenced ones among them out of
+the free count (vLLM's `num_evictable_computed_blocks` in `allocate_slots`) and allocates only
+blocks past them; when it stops it gives back its own blocks (which join the cache) and drops its
+references. Whenever allocation has left fewer free blocks than cached unreferenced ones, the
+difference is evicted (`settle`), in the cache's LRU order, before anything else happens.
+
+What each engine keeps when it gives a request up (where the engine does so):
+- vLLM V1 `_preempt_request` (vllm/v1/core/sched/scheduler.py) calls `kv_cache_manager.free`:
+  every full block stays cached, so the request's recompute hits what was not evicted since.
+- SGLang `retract_decode` (python/sglang/srt/managers/schedule_batch.py) frees the tokens past
+  what `cache_unfinished_req` had put in the radix tree (the prefill) and unlocks the rest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from capcliff.sim.kv_tiers import KVTier, KVTiers, TierRecord
+from capcliff.sim.prefix_cache import PrefixCache
+from capcliff.sim.workload import Requests
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class ReuseRecord:
+    """A replica's prefix-cache figures. Token-weighted: hit / queried tokens, where a lookup
+    queries the whole prompt (+ generated tokens after a preemption), as vLLM's
+    `PrefixCacheStats` counts `queries` and `hits`."""
+
+    queried_tokens: int
+    hit_tokens: int
+    evicted_blocks: int
+    lookup_s: FloatArray  # admission time of each lookup
+    lookup_queried: FloatArray
+    lookup_hit: FloatArray
+    tiers: tuple[TierRecord, ...] = ()
+
+    @property
+    def hit_rate(self) -> float:
+        """Hit tokens / queried tokens (0 when nothing was looked up)."""
+        return self.hit_tokens / self.queried_tokens if self.queried_tokens else 0.0
+
+
+class PrefixReuse:
+    """The prefix cache of one replica and the per-request state that goes with it."""
+
+    def __init__(
+        self,
+        requests: Requests,
+        block_size: int,
+        *,
+        radix: bool,
+        tiers: tuple[KVTier, ...] = (),
+        kv_bytes_per_token: float = 0.0,
+        recompute_s_per_token: float = 0.0,
+    ) -> None:
+        n = len(requests)
+        if requests.has_content:
+            parent = requests.content_parent.tolist()
+            fork = requests.content_fork_tokens.tolist()
+            self.node = requests.content_node.tolist()
+        else:  # nothing shared: each request is its own content (a preempted one re-hits itself)
+            parent, fork, self.node = [-1] * n, [0] * n, list(range(n))
+        self.cache = PrefixCache(parent, fork, block_size, whole_tail=radix)
+        self.tiers = (
+            KVTiers(
+                tiers, self.cache, kv_bytes_per_token=kv_bytes_per_token,
+                recompute_s_per_token=recompute_s_per_token,
+            )
+            if tiers
+            else None
+        )  # fmt: skip
+        self.load_s = 0.0  # loads from the tiers of the step being built
+        self.radix = radix
+        self.block_size = block_size
+        self.shared = [0] * n  # cached blocks a running request references (its hit)
+        self.prefilled = [0] * n  # prompt + generated at its admission (SGLang keeps these)
+        self.queried = self.hit_tokens = 0
+        self._samples: tuple[list[float], list[float], list[float]] = ([], [], [])
+
+    def settle(self, free: int) -> None:
+        """Evict until the cached unreferenced blocks fit in the `free` count."""
+        cache = self.cache
+        if free < cache.unreferenced:
+            cache.evict(cache.unreferenced - free)
+
+    def lookup(self, i: int, tokens: int) -> tuple[int, int, int]:
+        """(blocks of KV it need not compute, blocks hit in HBM, of which unreferenced) for
+        request i with `tokens` tokens to prefill; blocks past the HBM hit come from the
+        offload tiers."""
+        node = self.node[i]
+        hit = self.cache.lookup(node, tokens)
+        reach = hit
+        if self.tiers is not None:
+            reach = self.tiers.plan(node, hit, (tokens - 1) // self.block_size)[0]
+        return reach, hit, (self.cache.revivable(node, hit) if hit else 0)
+
+    def admit(self, i: int, tokens: int, now_s: float) -> tuple[int, int]:
+        """Request i starts with what `lookup` found for its `tokens`: references its HBM hit
+        and loads the rest of its reach from the tiers (time added to `load_s`). Returns
+        (blocks hit in HBM, of which unreferenced)."""
+        reach, hit_blocks, _ = self.lookup(i, tokens)
+        if reach > hit_blocks and self.tiers is not None:
+            self.load_s += self.tiers.load(self.node[i], hit_blocks, reach, now_s)
+        self.shared[i], self.prefilled[i] = hit_blocks, tokens
+        self.queried += tokens
+        self.hit_tokens += hit_blocks * self.block_size
+        times, queried, hit = self._samples
+        times.append(now_s)
+        queried.append(tokens)
+        hit.append(hit_blocks * self.block_size)
+        revived = self.cache.acquire(self.node[i], hit_blocks) if hit_blocks else 0
+        return hit_blocks, revived
+
+    def release(self, i: int, context_tokens: int, now_s: float, *, finished: bool) -> int:
+        """Request i stops holding `context_tokens` tokens of KV (finished or preempted): its
+        full blocks join the cache (SGLang keeps only its prefill when it retracts). Returns
+        the cached blocks whose last reference this dropped; its own blocks past its hit come
+        back to the caller's free count as before."""
+        keep = context_tokens
+        if self.radix and not finished:
+            keep = min(keep, self.prefilled[i])
+        hit, self.shared[i] = self.shared[i], 0
+        if self.tiers is not None:
+            self.tiers.write(self.node[i], keep // self.block_size, now_s)
+        return self.cache.release(self.node[i], hit, keep // self.block_size, now_s)
+
+    def record(self) -> ReuseRecord:
+        """The figures so far."""
+        times, queried, hit = (np.asarray(s, dtype=np.float64) for s in self._samples)
+        tiers = () if self.tiers is None else self.tiers.records()
+        return ReuseRecord(
+            self.queried, self.hit_tokens, self.cache.evicted_blocks, times, queried, hit, tiers
+        )
+
+
+@dataclass(frozen=True)
+class ReuseSummary:
+    """A deployment's prefix-cache figures (all replicas together)."""
+
+    hit_rate: float  # token-weighted: hit / queried tokens
+    queried_tokens: int
+    prefill_tokens_saved: int  # = hit tokens: prefill compute skipped
+    evicted_blocks: int
+    time_s: FloatArray  # end of each time bin
+    hit_rate_series: FloatArray  # token-weighted hit rate of the lookups in each bin (NaN: none)
+    tiers: tuple[TierRecord, ...] = ()  # each offload tier, summed over replicas
+
+
+def reuse_summary(records: list[ReuseRecord], grid_s: FloatArray) -> ReuseSummary:
+    """Sum the replicas' records; the hit rate over time is binned on `grid_s` (bin k holds the
+    lookups in (grid[k-1], grid[k]])."""
+    queried = sum(r.queried_tokens for r in records)
+    hit = sum(r.hit_tokens for r in records)
+    times = np.concatenate([r.lookup_s for r in records])
+    bins = np.searchsorted(grid_s, times, side="left").clip(0, len(grid_s) - 1)
+    q = np.bincount(bins, np.concatenate([r.lookup_queried for r in records]), len(grid_s))
+    h = np.bincount(bins, np.concatenate([r.lookup_hit for r in records]), len(grid_s))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        series = np.where(q > 0, h / q, np.nan)
+    return ReuseSummary(
+        hit_rate=hit / queried if queried else 0.0,
+        queried_tokens=queried,
+        prefill_tokens_saved=hit,
+        evicted_blocks=sum(r.evicted_blocks for r in records),
+        time_s=grid_s,
+        hit_rate_series=series,
+        tiers=_summed_tiers(records),
+    )
+
+
+def _summed_tiers(records: list[ReuseRecord]) -> tuple[TierRecord, ...]:
+    """Each tier's records summed over replicas (replicas have the same tiers)."""
+    if not records or not records[0].tiers:
+        return ()
+    out = []
+    for k, first in enumerate(records[0].tiers):
+        parts = [r.tiers[k] for r in records]
+        out.append(
+            TierRecord(
+                first.name,
+                sum(p.hit_tokens for p in parts),
+                sum(p.read_bytes for p in parts),
+                sum(p.written_bytes for p in parts),
+                sum(p.busy_s for p in parts),
+                sum(p.recompute_saved_s for p in parts),
+                sum(p.skipped_writes for p in parts),
+            )
+        )
+    return tuple(out)

@@ -1,0 +1,388 @@
+"""Session workloads: multi-turn chat and agent sessions whose prompts resend the history.
+
+A session is a chain of turns. Turn k's prompt is the session's shared prefix (a system prompt,
+or an agent's tools and instructions), every earlier turn's new input and output, and its own new
+input: P_k = prefix + sum_{j<k} (input_j + output_j) + input_k. The session is one content node
+(capcliff.sim.prefix_cache) forked from its prefix's node, so a prefix cache can reuse all but
+the new input. Agent sessions add fan-out: after a turn, a wave of parallel branch requests
+(sub-agents, tool calls answered by the model) forks from the context and runs at once; their
+outputs come back into the next turn's input.
+
+Arrivals: with `clients` N, N users each run sessions back to back (a closed loop: turn k + 1 is
+sent a think time after turn k finishes); with a rate, sessions start as a Poisson process at
+rate / mean turns per session, so requests are offered at about `rate` per second, and each
+session is its own closed loop.
+
+Sources of the presets (every figure either cited or a named assumption):
+- `multiturn-chat`: WildChat-1M statistics (Zhao et al., "WildChat: 1M ChatGPT Interaction Logs
+  in the Wild", ICLR 2024, arXiv:2405.01470, Table 2): 2.54 turns per conversation, user turns
+  of 295.58 +- 1,609.18 tokens, assistant turns of 441.34 +- 410.91 tokens. Lengths are
+  lognormal with that mean and standard deviation: sigma^2 = ln(1 + (sd / mean)^2), and
+  p99 = exp(mu + 2.3263 sigma) with mu = ln(mean) - sigma^2 / 2: user sigma = 1.849,
+  mu = 3.981, p99 = 3,951; assistant sigma = 0.791, mu = 5.777, p99 = 2,030. Turns per session
+  geometric with mean 2.54. Assumptions (no dataset gives them): one 200-token system prompt
+  shared by every session, think time exponential with mean 10 s, history capped at 32,768
+  tokens (the session ends there).
+- `agentic`: named assumptions shaped on the source notes' "fan-out x branching x tools" (no
+  public trace statistics ship with capcliff): an 8,000-token prefix (instructions and tool
+  schemas) shared by every session; 30 turns per session (geometric mean); each turn's new
+  input is a tool result, lognormal mean 1,500, p99 15,000 tokens; each output a tool call or
+  a short answer, lognormal mean 300, p99 3,000; tool latency exponential with mean 2 s; after
+  a turn, with probability 0.1, a fan-out wave of 3 branches (input lognormal mean 500,
+  p99 5,000; output like the turn's); history capped at 131,072 tokens.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from capcliff.errors import InputError
+from capcliff.sim.workload import (
+    LengthDist,
+    LogNormal,
+    Requests,
+    jsonl_objects,
+    sample_lengths,
+)
+
+
+@dataclass(frozen=True)
+class SessionSpec:
+    """How sessions look: turns, lengths, the shared prefix, think time and fan-out."""
+
+    mean_turns: float
+    user_input: LengthDist
+    output: LengthDist
+    prefix_tokens: int = 0
+    prefixes: int = 1  # distinct shared prefixes, sessions spread over them evenly
+    think_time_s: float = 0.0  # mean of an exponential
+    fanout_probability: float = 0.0
+    fanout_width: int = 0
+    branch_input: LengthDist | None = None
+    max_context_tokens: int = 32_768
+    max_output_tokens: int = 4_096
+
+    def __post_init__(self) -> None:
+        if self.mean_turns < 1:
+            raise InputError(f"sessions: mean turns must be >= 1, got {self.mean_turns}")
+        if self.prefix_tokens < 0 or self.prefixes < 1:
+            raise InputError("sessions: prefix tokens must be >= 0 and prefixes >= 1")
+        if self.think_time_s < 0:
+            raise InputError(f"sessions: think time must be >= 0, got {self.think_time_s}")
+        if not 0 <= self.fanout_probability <= 1:
+            raise InputError("sessions: fan-out probability must be in [0, 1]")
+        if self.max_context_tokens <= self.prefix_tokens + 1:
+            raise InputError("sessions: max context must exceed the shared prefix")
+
+
+SESSION_PRESETS: dict[str, SessionSpec] = {
+    "multiturn-chat": SessionSpec(
+        mean_turns=2.54,
+        user_input=LogNormal(295.58, 3_951),
+        output=LogNormal(441.34, 2_030),
+        prefix_tokens=200,
+        think_time_s=10.0,
+        max_context_tokens=32_768,
+        max_output_tokens=4_096,
+    ),
+    "agentic": SessionSpec(
+        mean_turns=30,
+        user_input=LogNormal(1_500, 15_000),
+        output=LogNormal(300, 3_000),
+        prefix_tokens=8_000,
+        think_time_s=2.0,
+        fanout_probability=0.1,
+        fanout_width=3,
+        branch_input=LogNormal(500, 5_000),
+        max_context_tokens=131_072,
+        max_output_tokens=8_192,
+    ),
+}
+
+
+@dataclass
+class _Builder:
+    """Requests in client order, and the content tree, as they are generated."""
+
+    inputs: list[int] = field(default_factory=list)
+    outputs: list[int] = field(default_factory=list)
+    arrival: list[float] = field(default_factory=list)
+    think: list[float] = field(default_factory=list)
+    joins: list[bool] = field(default_factory=list)
+    client: list[int] = field(default_factory=list)
+    node: list[int] = field(default_factory=list)
+    parent: list[int] = field(default_factory=list)
+    fork: list[int] = field(default_factory=list)
+
+    def new_node(self, parent: int, fork_tokens: int) -> int:
+        self.parent.append(parent)
+        self.fork.append(fork_tokens)
+        return len(self.parent) - 1
+
+    def add(
+        self,
+        *,
+        prompt: int,
+        output: int,
+        node: int,
+        client: int,
+        arrival_s: float,
+        think_s: float,
+        joins: bool = False,
+    ) -> None:
+        self.inputs.append(prompt)
+        self.outputs.append(output)
+        self.node.append(node)
+        self.client.append(client)
+        self.arrival.append(arrival_s)
+        self.think.append(think_s)
+        self.joins.append(joins)
+
+    def requests(self, max_output_tokens: int) -> Requests:
+        n = len(self.inputs)
+        outputs = np.minimum(np.asarray(self.outputs, dtype=np.int64), max_output_tokens)
+        return Requests(
+            input_tokens=np.asarray(self.inputs, dtype=np.int64),
+            output_tokens=outputs,
+            max_output_tokens=np.full(n, max_output_tokens, dtype=np.int64),
+            arrival_s=np.asarray(self.arrival, dtype=np.float64),
+            client=np.asarray(self.client, dtype=np.int64),
+            closed_loop=True,
+            think_s=np.asarray(self.think, dtype=np.float64),
+            joins_previous=np.asarray(self.joins, dtype=bool),
+            content_node=np.asarray(self.node, dtype=np.int64),
+            content_parent=np.asarray(self.parent, dtype=np.int64),
+            content_fork_tokens=np.asarray(self.fork, dtype=np.int64),
+        )
+
+
+class _Draws:
+    """Lengths and think times drawn in blocks from one Generator (same seed, same sessions)."""
+
+    def __init__(self, spec: SessionSpec, rng: np.random.Generator) -> None:
+        self.spec, self.rng = spec, rng
+
+    def length(self, dist: LengthDist, limit: int) -> int:
+        return int(sample_lengths(dist, 1, self.rng, max_tokens=limit)[0])
+
+    def think(self) -> float:
+        mean = self.spec.think_time_s
+        return float(self.rng.exponential(mean)) if mean > 0 else 0.0
+
+    def turns(self) -> int:
+        # geometric on {1, 2, ...} with mean m: success probability 1 / m
+        return int(self.rng.geometric(1.0 / self.spec.mean_turns))
+
+
+def _session(
+    b: _Builder, d: _Draws, *, prefix_node: int, client: int, first_arrival_s: float, budget: int
+) -> int:
+    """Append one session's requests (at most `budget`); returns how many."""
+    spec = d.spec
+    node = b.new_node(prefix_node, spec.prefix_tokens) if prefix_node >= 0 else b.new_node(-1, 0)
+    context, carried, made = spec.prefix_tokens, 0, 0
+    for turn in range(d.turns()):
+        if made >= budget:
+            break
+        new_input = d.length(spec.user_input, spec.max_context_tokens) + carried
+        output = d.length(spec.output, spec.max_output_tokens)
+        prompt = context + new_input
+        if prompt + output > spec.max_context_tokens:
+            break
+        first = made == 0
+        b.add(
+            prompt=prompt,
+            output=output,
+            node=node,
+            client=client,
+            arrival_s=first_arrival_s if first else math.nan,
+            think_s=0.0 if first else d.think(),
+        )
+        made += 1
+        context, carried = prompt + output, 0
+        if turn and spec.fanout_width and d.rng.random() < spec.fanout_probability:
+            branch_dist = spec.branch_input or spec.user_input
+            think = d.think()
+            for k in range(spec.fanout_width):
+                if made >= budget:
+                    break
+                branch = b.new_node(node, context)
+                branch_out = d.length(spec.output, spec.max_output_tokens)
+                branch_in = context + d.length(branch_dist, spec.max_context_tokens)
+                if branch_in + branch_out > spec.max_context_tokens:
+                    break
+                b.add(
+                    prompt=branch_in,
+                    output=branch_out,
+                    node=branch,
+                    client=client,
+                    arrival_s=math.nan,
+                    think_s=think,
+                    joins=k > 0,
+                )
+                made += 1
+                carried += branch_out
+    return made
+
+
+def generate_sessions(
+    spec: SessionSpec,
+    num_requests: int,
+    rng: np.random.Generator,
+    *,
+    clients: int | None = None,
+    rate_per_s: float | None = None,
+) -> Requests:
+    """`num_requests` requests of sessions, run by `clients` users or started at a rate."""
+    if num_requests < 1:
+        raise InputError(f"num_requests: must be >= 1, got {num_requests}")
+    if (clients is None) == (rate_per_s is None):
+        raise InputError("sessions: give either clients or a rate")
+    if clients is not None and clients < 1:
+        raise InputError(f"clients: must be >= 1, got {clients}")
+    if rate_per_s is not None and not rate_per_s > 0:
+        raise InputError(f"rate: must be > 0, got {rate_per_s}")
+    b, d = _Builder(), _Draws(spec, rng)
+    prefix_nodes = [b.new_node(-1, 0) for _ in range(spec.prefixes)] if spec.prefix_tokens else []
+    per_client: list[list[int]] = []  # session starts per client, for client order
+    sessions, made, start_s = 0, 0, 0.0
+    while made < num_requests:
+        prefix = prefix_nodes[sessions % len(prefix_nodes)] if prefix_nodes else -1
+        if rate_per_s is not None:
+            start_s += float(rng.exponential(spec.mean_turns / rate_per_s))
+            client, arrival = sessions, start_s
+        else:
+            assert clients is not None
+            client = sessions % clients
+            arrival = 0.0 if sessions < clients else math.nan
+        first = len(b.inputs)
+        count = _session(
+            b, d, prefix_node=prefix, client=client, first_arrival_s=arrival,
+            budget=num_requests - made,
+        )  # fmt: skip
+        if count and sessions >= (clients or math.inf):
+            b.think[first] = d.think()  # a user's next session starts after a think time
+        made += count
+        sessions += 1
+        if sessions > 100 * num_requests:
+            raise InputError("sessions: no turn fits the context limit")
+        per_client.append([first, first + count])
+    return _client_order(b.requests(spec.max_output_tokens), per_client, clients)
+
+
+def _client_order(requests: Requests, spans: list[list[int]], clients: int | None) -> Requests:
+    """Requests reordered so that each client's requests are in the order it sends them."""
+    if clients is None:
+        return requests
+    parts = [np.arange(lo, hi) for c in range(clients) for lo, hi in spans[c::clients]]
+    order = np.concatenate(parts).astype(np.int64)
+    return requests.subset(order)
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    """One turn of a session trace (tokens new in this turn)."""
+
+    session_id: str
+    turn: int
+    input_tokens: int
+    output_tokens: int
+    arrival_s: float | None
+    think_s: float | None
+    prefix_id: str | None
+    prefix_tokens: int
+
+
+def _number(row: dict[str, object], key: str, line: int) -> float | None:
+    value = row.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise InputError(f"trace line {line}: {key}: must be a number >= 0, got {value!r}")
+    return float(value)
+
+
+def _count(row: dict[str, object], key: str, line: int, *, least: int) -> int:
+    value = row.get(key, None if least else 0)
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise InputError(f"trace line {line}: {key}: must be an integer >= {least}, got {value!r}")
+    return value
+
+
+def parse_session_trace(lines: Iterable[str]) -> list[SessionRow]:
+    """Rows of a JSONL session trace: `session_id`, `turn`, `input_tokens` (new this turn),
+    `output_tokens`, `arrival_s` or `think_s`, optional `prefix_id` and `prefix_tokens`."""
+    rows: list[SessionRow] = []
+    for number, row in jsonl_objects(lines):
+        if "session_id" not in row:
+            raise InputError(f"trace line {number}: session_id: missing")
+        prefix = row.get("prefix_id")
+        rows.append(
+            SessionRow(
+                session_id=str(row["session_id"]),
+                turn=_count(row, "turn", number, least=0),
+                input_tokens=_count(row, "input_tokens", number, least=1),
+                output_tokens=_count(row, "output_tokens", number, least=1),
+                arrival_s=_number(row, "arrival_s", number),
+                think_s=_number(row, "think_s", number),
+                prefix_id=None if prefix is None else str(prefix),
+                prefix_tokens=_count(row, "prefix_tokens", number, least=0),
+            )
+        )
+    if not rows:
+        raise InputError("trace: no requests")
+    return rows
+
+
+def is_session_trace(lines: Iterable[str]) -> bool:
+    """Whether a JSONL trace is a session trace (its first object has a `session_id`)."""
+    for _, row in jsonl_objects(lines):
+        return "session_id" in row
+    return False
+
+
+def requests_from_session_trace(
+    rows: list[SessionRow], *, max_output_tokens: int | None = None
+) -> Requests:
+    """The session trace as requests: a session's first turn arrives at its `arrival_s` (0 when
+    absent), each later turn `think_s` after the previous one finishes."""
+    sessions: dict[str, list[SessionRow]] = {}
+    for r in rows:
+        sessions.setdefault(r.session_id, []).append(r)
+    b = _Builder()
+    prefix_nodes: dict[tuple[str, int], int] = {}
+    limit = max_output_tokens or max(r.output_tokens for r in rows)
+    for client, (sid, turns) in enumerate(sessions.items()):
+        turns.sort(key=lambda r: r.turn)
+        head = turns[0]
+        shared = head.prefix_tokens if head.prefix_id is not None else 0
+        if shared:
+            key = (head.prefix_id or "", shared)
+            if key not in prefix_nodes:
+                prefix_nodes[key] = b.new_node(-1, 0)
+            node = b.new_node(prefix_nodes[key], shared)
+        else:
+            node = b.new_node(-1, 0)
+        context = shared
+        for k, r in enumerate(turns):
+            if k and r.arrival_s is not None and r.think_s is None:
+                raise InputError(
+                    f"trace: session {sid!r} turn {r.turn}: a later turn needs think_s "
+                    "(it is sent after the previous turn finishes)"
+                )
+            prompt = context + r.input_tokens
+            output = min(r.output_tokens, limit)
+            b.add(
+                prompt=prompt,
+                output=output,
+                node=node,
+                client=client,
+                arrival_s=(r.arrival_s or 0.0) if k == 0 else math.nan,
+                think_s=(r.think_s or 0.0) if k else 0.0,
+            )
+            context = prompt + output
+    return b.requests(limit)

@@ -1,0 +1,158 @@
+"""Benchmark results -> step-time terms: readers, the least-squares fit, the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from capcliff.analysis.deployment import resolve, settings_of
+from capcliff.analysis.step_fit import fit_step_terms, simulate_point
+from capcliff.calibrate.benchmarks import (
+    BenchmarkPoint,
+    DeploymentFilter,
+    engine_of,
+    layout_of,
+    read_benchmark_file,
+)
+from capcliff.calibrate.calibration_file import load_calibration
+from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.catalog.layout import Layout
+from capcliff.cli import app, main
+from capcliff.errors import InputError
+
+runner = CliRunner()
+REFERENCE = Path("/work/shared/reference/serving_benchmarks.csv")
+HEADER = "row_id,concurrency,input_len,output_len,output_throughput_tok_s,mean_tpot_ms\n"
+
+
+@pytest.mark.parametrize(
+    ("cell", "layout"),
+    [
+        ("TP8", "tp8"),
+        ("TP8 EP1 (no DP attention)", "tp8"),
+        ("TP4 + EP4 (no DP attention)", "tp4-ep4"),
+        ("TP8 + DP attention", "dpa8"),
+    ],
+    ids=["tp8", "tp8-ep1", "tp4-ep4", "dp-attention"],
+)
+def test_parallelism_cells_name_layouts(cell: str, layout: str) -> None:
+    assert layout_of(cell) == layout
+
+
+@pytest.mark.parametrize(
+    ("engine", "version", "name"),
+    [
+        ("vllm", "vLLM 0.7.4.dev181+gf35f8e22", "vllm-v0"),
+        ("vLLM", "0.6.3.post2.dev308+gb489fc3c", "vllm-v0"),
+        ("vLLM", "0.15.0 (V1 engine)", "vllm"),
+        ("SGLang", "lmsysorg/sglang:v0.5.12-cu130", "sglang"),
+        ("TensorRT-LLM", "not recorded", "trtllm"),
+    ],
+    ids=["vllm-0.7", "vllm-0.6", "vllm-0.15", "sglang", "trtllm"],
+)
+def test_engine_cells_name_engines(engine: str, version: str, name: str) -> None:
+    assert engine_of(engine, version) == name
+
+
+def test_reference_csv_filters_to_one_deployment() -> None:
+    # vLLM 0.7.4 (V0) serving DeepSeek-R1 on 8 x H200, TP8: rows B08-B12; the SGLang rows of the
+    # same model (B02-B06 DP attention, B52-B53) and the 405B rows are left out.
+    keep = DeploymentFilter("deepseek-ai/DeepSeek-R1", "h200-sxm", 8, "tp8", "vllm-v0")
+    points = read_benchmark_file(REFERENCE, keep)
+    assert [p.row_id for p in points] == ["B08", "B09", "B10", "B11", "B12"]
+    assert (points[-1].concurrency, points[-1].mean_tpot_s) == (4, pytest.approx(0.025729974))
+
+
+def test_a_missing_column_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "bench.csv"
+    path.write_text("concurrency,input_len,output_throughput_tok_s\n4,1024,400\n")
+    with pytest.raises(InputError, match="column output_len missing"):
+        read_benchmark_file(path, DeploymentFilter())
+
+
+def test_vllm_result_json_reads_lengths_from_totals(tmp_path: Path) -> None:
+    # 40 requests of 1,024 + 1,024 tokens: totals 40,960 each.
+    path = tmp_path / "vllm.json"
+    run = {"max_concurrency": 4, "completed": 40, "total_input_tokens": 40_960,
+           "total_output_tokens": 40_960, "output_throughput": 400.0, "mean_tpot_ms": 9.7,
+           "mean_ttft_ms": 150.0}  # fmt: skip
+    path.write_text(json.dumps(run))
+    [point] = read_benchmark_file(path, DeploymentFilter())
+    assert (point.concurrency, point.input_len, point.output_len) == (4, 1024, 1024)
+    assert point.mean_tpot_s == pytest.approx(0.0097)
+
+
+def test_sglang_jsonl_reads_one_point_per_line(tmp_path: Path) -> None:
+    path = tmp_path / "sglang.jsonl"
+    lines = [
+        {"max_concurrency": c, "random_input_len": 1024, "random_output_len": 1024,
+         "random_range_ratio": 0.8, "completed": 10 * c, "output_throughput": 100.0 * c}
+        for c in (4, 8)
+    ]  # fmt: skip
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    points = read_benchmark_file(path, DeploymentFilter())
+    assert [(p.concurrency, p.range_ratio, p.num_requests) for p in points] == [
+        (4, 0.8, 40),
+        (8, 0.8, 80),
+    ]
+
+
+def _deployment():  # type: ignore[no-untyped-def]
+    return resolve(get_model("llama-3.1-8b"), get_hardware("h200-sxm"), settings_of({}))
+
+
+def _point(c: int, **measured: float) -> BenchmarkPoint:
+    return BenchmarkPoint(f"c{c}", c, 64, 32, num_requests=4 * c, **measured)  # type: ignore[arg-type]
+
+
+def test_one_point_cannot_fit_two_terms() -> None:
+    with pytest.raises(InputError, match="1 point cannot fit 2 terms"):
+        fit_step_terms(_deployment(), Layout(), [_point(4, mean_tpot_s=0.01)])
+
+
+def test_fit_recovers_the_terms_that_made_the_measurements() -> None:
+    # Measurements simulated with fixed 5 ms per step and 1.3 x the roofline are fitted back.
+    dep, truth = _deployment(), {"fixed_s": 0.005, "scale": 1.3}
+    points = []
+    for c in (2, 8):
+        t = simulate_point(dep, Layout(), _point(c), truth)
+        points.append(_point(c, mean_tpot_s=t.tpot_s, output_throughput_tok_s=1 / t.s_per_token))
+    fit = fit_step_terms(dep, Layout(), points)
+    assert (fit.fixed_s, fit.scale) == (pytest.approx(0.005), pytest.approx(1.3))
+    assert all(abs(p.tpot_error(p.calibrated) or 0) < 1e-9 for p in fit.points)
+
+
+def test_cli_writes_a_step_time_section_that_sweep_applies(tmp_path: Path) -> None:
+    out = tmp_path / "r1.toml"
+    args = ["calibrate", str(REFERENCE), "--model", "deepseek-r1", "--gpu", "h200-sxm",
+            "--gpus", "8", "--layout", "tp8", "--engine", "sglang", "-o", str(out)]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "| B52 | 4 | 1024/1024 | 393.4 |" in result.output
+    step = load_calibration(out).step_time
+    assert step is not None and step.points == 2
+    sweep = runner.invoke(
+        app,
+        ["sweep", "deepseek-r1", "--gpus", "8", "--layout", "tp8", "--engine", "sglang",
+         "--isl", "1024", "--osl", "64", "--num-requests", "8", "--concurrency", "4",
+         "--calibration", str(out), "--format", "json"],
+    )  # fmt: skip
+    assert sweep.exit_code == 0, sweep.output
+    assert json.loads(sweep.output)["step_profile"].endswith(", calibrated")
+
+
+def test_cli_one_row_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bench.csv"
+    path.write_text(HEADER + "x,4,1024,1024,400,9.7\n")
+    assert main(["calibrate", str(path), "--model", "llama-3.1-8b"]) == 2
+    err = capsys.readouterr().err
+    assert "1 point cannot fit 2 terms" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_no_matching_rows_names_the_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["calibrate", str(REFERENCE), "--model", "llama-3.1-8b", "--gpus", "8"])
+    assert code == 2
+    assert "no rows match --model llama-3.1-8b --gpu h200-sxm --gpus 8" in capsys.readouterr().err
