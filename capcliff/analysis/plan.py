@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.plan_advice import NOISE, ranked, recommendation_reasons, within_noise
 from capcliff.analysis.plan_types import (
-    PLAN_SCHEMA_VERSION,
     Objective,
     PlanCliff,
     PlanLayout,
@@ -309,7 +308,7 @@ def build_plan_report(
         kv_dtype=dep.kv_dtype, max_model_len=inputs.max_model_len,
     )  # fmt: skip
     return PlanReport(
-        **(header.model_dump() | {"schema_version": PLAN_SCHEMA_VERSION}),
+        **header.model_dump(),
         policy=inputs.config.policy, workload=inputs.workload_label,
         num_requests=len(inputs.requests.input_tokens), seed=seed, objective=goal.value,
         step_profile=profile_label(dep.settings.engine, dict(dep.budget.step_time_terms)),

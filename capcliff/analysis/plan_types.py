@@ -9,8 +9,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from capcliff.memory.report import LayoutSummary
 from capcliff.report_header import SimulationHeader
 
-PLAN_SCHEMA_VERSION = 2  # 2: online serving (mode, load, capacity, fleet) beside the batch
-
 
 class Mode(StrEnum):
     """The question a plan or sweep answers."""

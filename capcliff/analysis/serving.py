@@ -32,7 +32,6 @@ from capcliff.analysis.online_load import OnlineWorkload
 from capcliff.analysis.parallel import parallel_map
 from capcliff.analysis.plan import PlanInputs, engine_flags, fit_fixes, served_model
 from capcliff.analysis.plan_types import (
-    PLAN_SCHEMA_VERSION,
     FleetEntry,
     Load,
     Mode,
@@ -207,7 +206,7 @@ def build_online_plan(
     slo = options.slo
     simulated = max((ev.capacity.simulated_requests for ev in found.values()), default=0)
     report = PlanReport(
-        **(header.model_dump() | {"schema_version": PLAN_SCHEMA_VERSION}),
+        **header.model_dump(),
         policy=config.policy, workload=online.label, num_requests=simulated, seed=seed,
         step_profile=profile_label(dep.settings.engine, dict(dep.budget.step_time_terms)),
         objective="sustained requests/s within the SLO", mode=Mode.ONLINE.value,

@@ -22,7 +22,7 @@ from capcliff.analysis.workloads import WorkloadChoice, is_online, plan_workload
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout, parse_layout
 from capcliff.check.report import Figures, significant
-from capcliff.check.spec import Scenario, SpecFile
+from capcliff.check.spec import CheckWorkload, Scenario, SpecFile
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.sim.workload import Arrival, Requests
 
@@ -42,7 +42,7 @@ class Deployment:
     def choice(self, concurrency: int | None) -> WorkloadChoice:
         """The workload; closed-loop clients default to `concurrency` (then to the spec's)."""
         w = self.scenario.workload
-        arrival = w.arrival_pattern
+        arrival = arrival_pattern(w)
         clients = next((c for c in (w.clients, concurrency, w.concurrency) if c is not None), None)
         return WorkloadChoice(
             num_requests=len(self.trace or ()) if w.request_count is None else w.request_count,
@@ -63,6 +63,15 @@ class Deployment:
     def memory(self, layout: Layout, max_model_len: int) -> LayoutMemory:
         """The memory verdict of `layout` for requests up to `max_model_len` tokens."""
         return self.resolved.memory(layout, max_model_len)
+
+
+def arrival_pattern(w: CheckWorkload) -> Arrival:
+    """The arrival as given, else implied: poisson with a rate, clients with clients."""
+    if w.arrival is not None:
+        return w.arrival
+    if w.rate is not None:
+        return Arrival.POISSON
+    return Arrival.CLIENTS if w.clients is not None else Arrival.BATCH
 
 
 def deployment(

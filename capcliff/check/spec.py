@@ -133,15 +133,6 @@ class CheckWorkload(_Spec):
             raise ValueError("clients: a clients arrival needs clients or concurrency")
 
     @property
-    def arrival_pattern(self) -> Arrival:
-        """The arrival as given, else implied: poisson with a rate, clients with clients."""
-        if self.arrival is not None:
-            return self.arrival
-        if self.rate is not None:
-            return Arrival.POISSON
-        return Arrival.CLIENTS if self.clients is not None else Arrival.BATCH
-
-    @property
     def request_count(self) -> int | None:
         """Requests to generate (None for a trace: its line count)."""
         if self.trace is not None:
