@@ -6,6 +6,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from capcliff.analysis.reuse_advice import ReuseAdvice
 from capcliff.memory.report import LayoutSummary
 from capcliff.report_header import SimulationHeader
 
@@ -136,3 +137,4 @@ class PlanReport(SimulationHeader):
     reason: str | None = None  # why nothing is recommended
     notes: list[str] = Field(default_factory=list)  # overload, small samples
     fleet: list[FleetEntry] = Field(default_factory=list)  # cheapest first
+    reuse: ReuseAdvice | None = None  # prefix caching and offload, for workloads that share content

@@ -20,11 +20,13 @@ from typing import Any, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
-from capcliff.analysis.deployment import DeploymentSettings
+from capcliff.analysis.deployment import DeploymentSettings, check_gpu_count
+from capcliff.analysis.disagg import parse_disagg
 from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import parse_layout
 from capcliff.errors import CatalogError, InputError
 from capcliff.files import read_text
+from capcliff.sim.sessions import SESSION_PRESETS
 from capcliff.sim.workload import PRESETS, Arrival, parse_trace
 from capcliff.sim.workload_rules import check_workload_numbers
 
@@ -57,12 +59,12 @@ class Expectations(_Spec):
     ttft_p99_max_s: float | None = Field(default=None, gt=0)
     tpot_p99_max_s: float | None = Field(default=None, gt=0)
     output_throughput_min_tok_s: float | None = Field(default=None, gt=0)
+    prefix_hit_rate_min: float | None = Field(default=None, ge=0, le=1)  # token-weighted, in HBM
     recommended_layout: str | None = None
     max_model_len_fits: int | None = Field(default=None, ge=1)  # tokens
-    # Online serving (the steady state, `capcliff plan`; the SLO is ttft/tpot_p99_max_s):
-    sustained_rps_min: float | None = Field(default=None, gt=0)  # requests/s within the SLO
-    replicas_max: int | None = Field(default=None, ge=1)  # replicas that carry rate / clients
-    usd_per_million_tokens_max: float | None = Field(default=None, gt=0)  # $ per M output tokens
+    sustained_rps_min: float | None = Field(default=None, gt=0)  # online: req/s within the SLO
+    replicas_max: int | None = Field(default=None, ge=1)  # online: replicas for rate / clients
+    usd_per_million_tokens_max: float | None = Field(default=None, gt=0)  # online: $/M out tok
 
     @field_validator("recommended_layout")
     @classmethod
@@ -76,9 +78,9 @@ class CheckWorkload(_Spec):
     # The numbers' domains are `sim.workload.check_workload_numbers`, as for the CLI's flags.
     isl: int | None = None  # input tokens per request
     osl: int | None = None  # output tokens per request
-    preset: str | None = None  # reasoning, chat, chat-short
+    preset: str | None = None  # reasoning, chat, chat-short, multiturn-chat, agentic
     trace: str | None = None  # a JSONL file, relative to the spec file
-    arrival: Arrival | None = None  # batch (default), clients, poisson (implied by rate/clients)
+    arrival: Arrival | None = None  # batch (default), clients, poisson
     rate: float | None = None  # requests/s (poisson)
     clients: int | None = None  # closed-loop users (default: concurrency)
     num_requests: int | None = None  # default 1000; a trace has its own
@@ -87,8 +89,9 @@ class CheckWorkload(_Spec):
     @field_validator("preset")
     @classmethod
     def _known_preset(cls, value: str | None) -> str | None:
-        if value is not None and value not in PRESETS:
-            raise ValueError(f"unknown preset {value!r}; known: {', '.join(PRESETS)}")
+        known = [*PRESETS, *SESSION_PRESETS]
+        if value is not None and value not in known:
+            raise ValueError(f"unknown preset {value!r}; known: {', '.join(known)}")
         return value
 
     @model_validator(mode="after")
@@ -116,21 +119,15 @@ class CheckWorkload(_Spec):
             raise ValueError("arrival: a trace replays its own arrival times")
         if self.trace is not None and self.num_requests is not None:
             raise ValueError("num_requests: a trace has as many requests as lines")
-        self._arrival_matches_load()
-        return self
-
-    def _arrival_matches_load(self) -> None:
-        """rate goes with poisson, clients with clients (either implies its arrival)."""
         if self.arrival is Arrival.POISSON and self.rate is None:
             raise ValueError("rate: a poisson arrival needs a rate (requests/s)")
-        if self.rate is not None and self.clients is not None:
-            raise ValueError("rate: give rate or clients, not both")
         if self.rate is not None and self.arrival not in (None, Arrival.POISSON):
-            raise ValueError("rate: only a poisson arrival has a rate")
+            raise ValueError("rate: only a poisson arrival has a rate (or none: poisson)")
         if self.clients is not None and self.arrival not in (None, Arrival.CLIENTS):
-            raise ValueError("clients: only a clients arrival has clients")
+            raise ValueError("clients: only a clients arrival has clients (or none: clients)")
         if self.arrival is Arrival.CLIENTS and self.clients is None and self.concurrency is None:
             raise ValueError("clients: a clients arrival needs clients or concurrency")
+        return self
 
     @property
     def request_count(self) -> int | None:
@@ -155,6 +152,7 @@ class Scenario(DeploymentSettings):
     layout: str = "auto"  # "auto" (what `capcliff plan` recommends) or e.g. "dp4-tp2"
     headroom: float = Field(default=0.2, ge=0, lt=1)  # online fleet sizing: spare capacity
     usd_per_gpu_hour: float | None = Field(default=None, gt=0)  # default: the hardware file's
+    disagg: str | None = None  # a disaggregated deployment, e.g. "1p:tp8,3d:dp8-ep8"
     seed: int = Field(default=0, ge=0)  # the workload's random seed
     workload: CheckWorkload
     expect: Expectations = Field(default_factory=Expectations)
@@ -164,8 +162,15 @@ class Scenario(DeploymentSettings):
     def _layout(cls, value: str) -> str:
         return value if value == "auto" else parse_layout(_parsed(parse_layout, value)).name
 
+    @field_validator("disagg")
+    @classmethod
+    def _disagg(cls, value: str | None) -> str | None:
+        return None if value is None else parse_disagg(_parsed(parse_disagg, value)).name
+
     @model_validator(mode="after")
     def _gpus_and_counts(self) -> Scenario:
+        if self.disagg is not None:
+            return self._disagg_counts(self.disagg)
         if self.layout == "auto" and self.gpus is None:
             raise ValueError("gpus: needed when layout is auto")
         if self.layout != "auto":
@@ -178,9 +183,19 @@ class Scenario(DeploymentSettings):
                 raise ValueError(problem)
         return self
 
+    def _disagg_counts(self, text: str) -> Scenario:
+        if self.layout != "auto":
+            raise ValueError("layout: give layout or disagg, not both")
+        used = parse_disagg(text).gpus
+        if self.gpus is not None and self.gpus != used:
+            raise ValueError(f"gpus: {self.gpus}, but disagg {text} uses {used}")
+        return self
+
     @property
     def gpu_count(self) -> int:
         """GPUs the scenario deploys on."""
+        if self.disagg is not None:
+            return parse_disagg(self.disagg).gpus
         return self.gpus if self.gpus is not None else parse_layout(self.layout).gpus
 
 
@@ -328,9 +343,7 @@ def _reference_problems(scenario: Scenario, base_dir: Path) -> list[str]:
     problems = []
     try:
         hardware = get_hardware(scenario.gpu)
-        count, node = scenario.gpu_count, hardware.gpus_per_node
-        if count > node and count % node:
-            problems.append(f"gpus: {count} is neither at most one node ({node}) nor a multiple")
+        check_gpu_count(scenario.gpu_count, gpus_per_node=hardware.gpus_per_node)
     except InputError as exc:
         problems.append(str(exc))
     try:
