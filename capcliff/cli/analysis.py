@@ -121,7 +121,9 @@ def _sweep_layouts(
         if wrong:
             raise InputError(f"layout: {', '.join(wrong)} do not use --gpus {gpus}")
         return layouts
-    count = 1 if gpus is None else gpus
+    from capcliff.analysis.deployment import check_gpu_count
+
+    count = check_gpu_count(1 if gpus is None else gpus, gpus_per_node=dep.hardware.gpus_per_node)
     memories = [dep.memory(lay, length) for lay in enumerate_layouts(count, arch=dep.model.arch)]
     fitting = [m for m in memories if m.fits]
     if not fitting:

@@ -51,9 +51,10 @@ def _plan_gpus(gpus: int | None, nodes: int | None, gpus_per_node: int) -> int:
     """--gpus, else --nodes whole nodes, else one node."""
     if gpus is not None and nodes is not None:
         raise InputError("gpus: give --gpus or --nodes, not both")
-    if gpus is not None:
-        return gpus
-    return (1 if nodes is None else nodes) * gpus_per_node
+    from capcliff.analysis.deployment import check_gpu_count
+
+    count = (1 if nodes is None else nodes) * gpus_per_node if gpus is None else gpus
+    return check_gpu_count(count, gpus_per_node=gpus_per_node)
 
 
 PlanGpuOption = Annotated[
