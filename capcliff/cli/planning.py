@@ -10,15 +10,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from capcliff.cli.analysis import (
-    ClientsOption,
-    IslOption,
-    RateOption,
-    SloTpotOption,
-    SloTtftOption,
-    WorkloadOption,
-    _workload_choice,
-)
 from capcliff.cli.app import (
     COUNT,
     DEFAULT_GPU,
@@ -29,6 +20,15 @@ from capcliff.cli.app import (
     app,
     deployment_options,
     print_warnings,
+)
+from capcliff.cli.workload_options import (
+    ClientsOption,
+    IslOption,
+    RateOption,
+    SloTpotOption,
+    SloTtftOption,
+    WorkloadOption,
+    workload_choice,
 )
 from capcliff.errors import InputError
 
@@ -123,7 +123,6 @@ def plan(
     num_requests: Annotated[
         int | None,
         typer.Option(
-            callback=COUNT,
             help="Requests per simulation (batch: 500; online: at least this many, else the "
             "stopping rule decides).",
         ),
@@ -181,8 +180,9 @@ def plan(
     lengths = None if osl is None else str(osl)
     given = isl is not None or osl is not None or workload is not None
     pattern = _pattern(arrival, rate, clients)
-    choice = _workload_choice(
-        isl, lengths, workload if given else "reasoning", num_requests or 500,
+    requests = 500 if num_requests is None else num_requests
+    choice = workload_choice(
+        isl, lengths, workload if given else "reasoning", requests,
         "batch" if pattern == "online" else pattern, rate, clients,
     )  # fmt: skip
     goal = _choice(Objective, objective, "objective").value
