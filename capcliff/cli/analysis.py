@@ -37,10 +37,8 @@ if TYPE_CHECKING:  # types only: the commands import their modules lazily to kee
     from pathlib import Path
 
     from capcliff.analysis.deployment import Deployment, DeploymentSettings
-    from capcliff.analysis.solver import Slo
     from capcliff.analysis.sweep import SweepPlan, SweepReport
     from capcliff.catalog.layout import Layout
-    from capcliff.sim.workload import Requests
 
 DEFAULT_SWEEP_MODEL = "deepseek-r1-distill-llama-8b"  # the study's single-GPU scenario
 
@@ -168,8 +166,10 @@ def sweep(
     concurrencies = parse_concurrency(concurrency)
     label, workloads = plan_workloads(choice, seed)
     if disagg is not None:
-        _sweep_disagg(dep, disagg, (layout, gpus, plot), workloads, concurrencies, label,
-                      Slo.of(slo_ttft, slo_tpot), seed, output)  # fmt: skip
+        from capcliff.cli.disagg import sweep_disagg
+
+        sweep_disagg(dep, disagg, (layout, gpus, plot), workloads, concurrencies, label,
+                     Slo.of(slo_ttft, slo_tpot), seed, output.value)  # fmt: skip
         return
     length = max(dep.context_length(requests) for _, requests in workloads)
     layouts = _sweep_layouts(layout, gpus, dep, length)
@@ -195,35 +195,3 @@ def sweep(
         make_console().print(sweep_view(report))
     if plot_path is not None:
         _write_plot(report, plot_path)
-
-
-def _sweep_disagg(
-    dep: Deployment, text: str, aggregated: tuple[str | None, int | None, str | None],
-    workloads: list[tuple[str, Requests]], concurrencies: tuple[int, ...], label: str,
-    slo: Slo | None, seed: int, output: SweepFormat,
-) -> None:  # fmt: skip
-    """`sweep --disagg SPEC`: table or JSON."""
-    from capcliff.analysis.disagg import parse_disagg
-    from capcliff.analysis.disagg_sweep import build_disagg_sweep
-    from capcliff.cli.progress import progress_bar
-
-    spec = parse_disagg(text)
-    for flag, value in zip(("--layout", "--gpus", "--plot"), aggregated, strict=True):
-        if value is not None:
-            raise InputError(f"disagg: {flag} does not apply; --disagg names both pools' layouts")
-    if output is SweepFormat.CSV:
-        raise InputError("format: sweep --disagg prints a table or json, not csv")
-    if len(workloads) > 1:
-        raise InputError("osl: sweep --disagg takes one output length")
-    with progress_bar("simulating", len(concurrencies)) as tick:
-        report = build_disagg_sweep(
-            dep, spec, workloads[0][1], concurrencies, workload_label=label, seed=seed,
-            slo=slo, progress=tick,
-        )  # fmt: skip
-    if output is SweepFormat.JSON:
-        typer.echo(report.model_dump_json(indent=2))
-        return
-    from capcliff.cli.render import make_console
-    from capcliff.cli.render_disagg import disagg_sweep_view
-
-    make_console().print(disagg_sweep_view(report))

@@ -189,7 +189,12 @@ def plan(
     slo = Slo.of(slo_ttft, slo_tpot)
     print_warnings(dep.warnings)
     if disagg:
-        _plan_disagg(dep, count, choice, goal, slo, seed, output)
+        from capcliff.cli.disagg import plan_cheapest, plan_disagg
+
+        if gpus is None and nodes is None and rate is not None and slo is not None:
+            plan_cheapest(dep, choice, slo, seed, output.value)
+        else:
+            plan_disagg(dep, count, choice, goal, slo, seed, output.value)
         return
     if pattern == "batch":
         report = _batch_plan(dep, count, choice, goal, slo, seed, serve_local_path)
@@ -233,26 +238,3 @@ def _print_plan(report: PlanReport, output: PlanFormat) -> None:
         from capcliff.cli.render_plan import plan_view
 
         make_console().print(plan_view(report))
-
-
-def _plan_disagg(
-    dep: Deployment, gpus: int, choice: WorkloadChoice, goal: str, slo: Slo | None, seed: int,
-    output: PlanFormat,
-) -> None:  # fmt: skip
-    """`plan --disagg`: table or JSON (Markdown is not offered for it)."""
-    from capcliff.analysis.disagg_plan import build_disagg_plan
-    from capcliff.cli.progress import progress_bar
-
-    if output is PlanFormat.MARKDOWN:
-        raise InputError("format: plan --disagg prints a table or json, not markdown")
-    with progress_bar("simulating", None) as tick:
-        report = build_disagg_plan(
-            dep, gpus=gpus, workload=choice, objective=goal, slo=slo, seed=seed, progress=tick
-        )
-    if output is PlanFormat.JSON:
-        typer.echo(report.model_dump_json(indent=2))
-        return
-    from capcliff.cli.render import make_console
-    from capcliff.cli.render_disagg import disagg_plan_view
-
-    make_console().print(disagg_plan_view(report))
