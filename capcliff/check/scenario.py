@@ -27,6 +27,7 @@ from capcliff.check.report import Figures, significant
 from capcliff.check.spec import CheckWorkload, Scenario, SpecFile
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.sim.workload import Arrival, Requests
+from capcliff.sim.workload_rules import implied_arrival
 
 GRID_START = 16  # the cliff sweep's smallest concurrency (running requests)
 GRID_SPAN = 4  # ... and its largest: this many times the scenario's concurrency
@@ -69,11 +70,8 @@ class Deployment:
 
 def arrival_pattern(w: CheckWorkload) -> Arrival:
     """The arrival as given, else implied: poisson with a rate, clients with clients."""
-    if w.arrival is not None:
-        return w.arrival
-    if w.rate is not None:
-        return Arrival.POISSON
-    return Arrival.CLIENTS if w.clients is not None else Arrival.BATCH
+    given = None if w.arrival is None else w.arrival.value
+    return Arrival(implied_arrival(given, rate=w.rate, clients=w.clients))
 
 
 def deployment(
