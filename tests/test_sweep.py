@@ -154,3 +154,17 @@ def test_prefix_caching_off_reports_no_hit_rate() -> None:
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["points"][0]["prefix_cache_hit_rate"] is None
+
+
+def test_csv_flattens_offload_tiers_into_columns() -> None:
+    result = runner.invoke(
+        app,
+        ["sweep", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "1", "--layout", "tp1",
+         "--workload", "multiturn-chat", "--clients", "4", "--num-requests", "20",
+         "--concurrency", "4", "--kv-cache-memory", "4GiB", "--offload", "cpu:64GiB",
+         "--format", "csv"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    header, row = result.output.splitlines()[:2]
+    assert "cpu_hit_rate" in header.split(",")
+    assert len(row.split(",")) == len(header.split(","))
