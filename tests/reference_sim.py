@@ -37,6 +37,7 @@ class Req:
     generated: int = 0
     blocks: int = 0
     host_kv: int = 0
+    landed: bool = False  # prompt KV computed elsewhere, first token generated, not yet admitted
     decoding: bool = False
     admit_seq: int = 0
     first_token: float = math.nan
@@ -76,6 +77,8 @@ class ReferenceSim:
         capacity: KVCapacity,
         config: SimConfig,
         rule: Policy,
+        *,
+        landed: bool = False,
     ) -> None:
         self.model, self.cap, self.cfg, self.rule = model, capacity, config, rule
         self.reqs = [
@@ -89,6 +92,9 @@ class ReferenceSim:
             )
             for i in range(len(requests))
         ]
+        if landed:
+            for r in self.reqs:
+                r.host_kv, r.generated, r.landed = r.prompt, 1, True
         self.think = requests.think_s.tolist()  # before each request a client sends
         self.joins = requests.joins_previous.tolist()  # sent together with the one before it
         self.B = capacity.block_size
@@ -303,9 +309,10 @@ class ReferenceSim:
             r.admit_seq = self.seq
             if r.host_kv:
                 r.context, r.decoding = r.host_kv, True
-                swap_in.append(r.host_kv)
-                self.host_used -= r.host_kv
-                r.host_kv = 0
+                if not r.landed:
+                    swap_in.append(r.host_kv)
+                    self.host_used -= r.host_kv
+                r.host_kv, r.landed = 0, False
             self.running.append(r)
             self.new_this_step.append(r)
             admitted.append((r, cand.chunk_tokens))
@@ -367,8 +374,8 @@ class ReferenceSim:
             if r.context < r.prefill_target:
                 return
             r.decoding = True
-            if math.isnan(r.first_token):
-                r.first_token = self.t
+        if math.isnan(r.first_token):  # a landed request's first decode step emits it
+            r.first_token = self.t
         r.generated += 1
         if r.generated == r.output:
             self.free += self.released_blocks(r, finished=True)

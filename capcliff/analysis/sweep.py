@@ -211,7 +211,11 @@ def _tiers(r: SimResult) -> list[TierResult]:
     return out
 
 
-def _sweet(points: tuple[SweepPoint, ...], slo: Slo | None, online: bool) -> SweetSpotResult:
+def sweet_spot_result(
+    points: tuple[SweepPoint, ...], slo: Slo | None, online: bool
+) -> SweetSpotResult:
+    """The sweet spot: most goodput within the SLO online, else least makespan; and the loss
+    past it."""
     if online and slo is not None:
         best = slo_sweet_spot(points, slo)
         objective = "goodput"
@@ -257,7 +261,7 @@ ProgressFn = Callable[[], None]  # called once per simulated point
 KV_SERIES_POINTS = 128
 
 
-def _kv_over_time(
+def kv_over_time(
     points: tuple[SweepPoint, ...], sweet: int
 ) -> dict[str, list[tuple[float, float]]]:
     """KV utilisation over time at the sweet spot and at the largest concurrency past it."""
@@ -297,7 +301,7 @@ def _series(
     )
     analytic = p99_analytic_cliff(requests, capacity, layout.dp)
     first = simulated_cliff(points)
-    sweet = _sweet(points, plan.slo, online=is_online(requests))
+    sweet = sweet_spot_result(points, plan.slo, online=is_online(requests))
     return SeriesResult(
         layout=layout.name,
         dp=layout.dp,
@@ -313,7 +317,7 @@ def _series(
             simulated_concurrency=None if first is None else first.concurrency,
         ),
         sweet_spot=sweet,
-        kv_over_time=_kv_over_time(points, sweet.concurrency),
+        kv_over_time=kv_over_time(points, sweet.concurrency),
     )
 
 

@@ -29,9 +29,11 @@ if TYPE_CHECKING:  # types only: the commands import their modules lazily to kee
     from pathlib import Path
 
     from capcliff.analysis.deployment import Deployment, DeploymentSettings
+    from capcliff.analysis.solver import Slo
     from capcliff.analysis.sweep import SweepPlan, SweepReport
     from capcliff.analysis.workloads import WorkloadChoice
     from capcliff.catalog.layout import Layout
+    from capcliff.sim.workload import Requests
 
 IslOption = Annotated[
     int | None, typer.Option(callback=COUNT, help="Input tokens per request (fixed).")
@@ -209,6 +211,10 @@ def sweep(
     ] = "32..2048",
     slo_ttft: SloTtftOption = None,
     slo_tpot: SloTpotOption = None,
+    disagg: Annotated[
+        str | None,
+        typer.Option(help="Disaggregated: prefill and decode instances, e.g. 1p:tp8,3d:dp8-ep8."),
+    ] = None,
     seed: SeedOption = 0,
     plot: Annotated[str | None, typer.Option(help="Write a figure: FILE.png or FILE.svg.")] = None,
     force: ForceOption = False,
@@ -232,6 +238,10 @@ def sweep(
     choice = _workload_choice(isl, osl, workload, num_requests, arrival, rate, clients)
     concurrencies = parse_concurrency(concurrency)
     label, workloads = plan_workloads(choice, seed)
+    if disagg is not None:
+        _sweep_disagg(dep, disagg, (layout, gpus, plot), workloads, concurrencies, label,
+                      Slo.of(slo_ttft, slo_tpot), seed, output)  # fmt: skip
+        return
     length = max(dep.context_length(requests) for _, requests in workloads)
     layouts = _sweep_layouts(layout, gpus, dep, length)
     plan = SweepPlan(
@@ -292,6 +302,9 @@ def plan(
     slo_ttft: SloTtftOption = None,
     slo_tpot: SloTpotOption = None,
     objective: Annotated[str, typer.Option(help="makespan, goodput or cost.")] = "makespan",
+    disagg: Annotated[
+        bool, typer.Option("--disagg", help="Search prefill:decode splits against aggregated.")
+    ] = False,
     seed: SeedOption = 0,
     serve_local_path: Annotated[
         bool,
@@ -325,6 +338,9 @@ def plan(
     )
     goal = _choice(Objective, objective, "objective").value
     print_warnings(dep.warnings)
+    if disagg:
+        _plan_disagg(dep, count, choice, goal, Slo.of(slo_ttft, slo_tpot), seed, output)
+        return
     with progress_bar("simulating", None) as tick:
         report = build_plan_report(
             dep, gpus=count, workload=choice, objective=goal,
@@ -342,3 +358,58 @@ def plan(
         from capcliff.cli.render_plan import plan_view
 
         make_console().print(plan_view(report))
+
+
+def _plan_disagg(
+    dep: Deployment, gpus: int, choice: WorkloadChoice, goal: str, slo: Slo | None, seed: int,
+    output: PlanFormat,
+) -> None:  # fmt: skip
+    """`plan --disagg`: table or JSON (Markdown is not offered for it)."""
+    from capcliff.analysis.disagg_plan import build_disagg_plan
+    from capcliff.cli.progress import progress_bar
+
+    if output is PlanFormat.MARKDOWN:
+        raise InputError("format: plan --disagg prints a table or json, not markdown")
+    with progress_bar("simulating", None) as tick:
+        report = build_disagg_plan(
+            dep, gpus=gpus, workload=choice, objective=goal, slo=slo, seed=seed, progress=tick
+        )
+    if output is PlanFormat.JSON:
+        typer.echo(report.model_dump_json(indent=2))
+        return
+    from capcliff.cli.render import make_console
+    from capcliff.cli.render_disagg import disagg_plan_view
+
+    make_console().print(disagg_plan_view(report))
+
+
+def _sweep_disagg(
+    dep: Deployment, text: str, aggregated: tuple[str | None, int | None, str | None],
+    workloads: list[tuple[str, Requests]], concurrencies: tuple[int, ...], label: str,
+    slo: Slo | None, seed: int, output: SweepFormat,
+) -> None:  # fmt: skip
+    """`sweep --disagg SPEC`: table or JSON."""
+    from capcliff.analysis.disagg import parse_disagg
+    from capcliff.analysis.disagg_sweep import build_disagg_sweep
+    from capcliff.cli.progress import progress_bar
+
+    spec = parse_disagg(text)
+    for flag, value in zip(("--layout", "--gpus", "--plot"), aggregated, strict=True):
+        if value is not None:
+            raise InputError(f"disagg: {flag} does not apply; --disagg names both pools' layouts")
+    if output is SweepFormat.CSV:
+        raise InputError("format: sweep --disagg prints a table or json, not csv")
+    if len(workloads) > 1:
+        raise InputError("osl: sweep --disagg takes one output length")
+    with progress_bar("simulating", len(concurrencies)) as tick:
+        report = build_disagg_sweep(
+            dep, spec, workloads[0][1], concurrencies, workload_label=label, seed=seed,
+            slo=slo, progress=tick,
+        )  # fmt: skip
+    if output is SweepFormat.JSON:
+        typer.echo(report.model_dump_json(indent=2))
+        return
+    from capcliff.cli.render import make_console
+    from capcliff.cli.render_disagg import disagg_sweep_view
+
+    make_console().print(disagg_sweep_view(report))

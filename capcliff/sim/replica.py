@@ -19,6 +19,7 @@ import heapq
 import math
 from collections import deque
 
+from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.admission import AdmissionView, candidate
 from capcliff.sim.clients import ClientLoop
@@ -44,10 +45,19 @@ class ReplicaSim:
         capacity: KVCapacity,
         config: SimConfig,
         rule: Policy,
+        *,
+        landed: bool = False,
     ) -> None:
         n = len(requests)
         self.model, self.capacity, self.config, self.rule = model, capacity, config, rule
         self._per_request(requests)
+        # Requests whose prompt KV was computed elsewhere (a prefill pool) and lands here with the
+        # first token generated: admitted like a swap-in (one token, blocks for prompt + 1), free.
+        self.landed: set[int] = set(range(n)) if landed else set()
+        if landed:
+            if min(self.output, default=2) < 2:
+                raise InputError("landed requests: each needs an output of >= 2 tokens")
+            self.host_kv, self.generated = list(self.prompt), [1] * n
         self.block_size, self.total = capacity.block_size, capacity.blocks
         self.free = capacity.blocks
         self.cohort = DecodeCohort(n, capacity.block_size)
@@ -320,7 +330,9 @@ class ReplicaSim:
                 todo = cand.prefill_tokens + cand.cached_tokens
                 hit, revived = self.reuse.admit(i, todo, self.now_s)
                 self.held[i] = blocks - revived + hit
-            if kv:
+            if i in self.landed:
+                self.landed.discard(i)
+            elif kv:
                 self.swap_in_tokens += kv
                 self.host_used -= kv
             started.append((i, self.context[i], chunk))  # KV before: swapped in or cached

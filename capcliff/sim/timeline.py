@@ -42,6 +42,7 @@ class ReplicaResult:
     series_waiting: FloatArray
     series_hbm_utilization: FloatArray
     reuse: ReuseRecord | None = None  # with prefix caching on
+    busy_s: float = 0.0  # time spent in engine steps (the makespan less idle gaps)
 
     @property
     def makespan_s(self) -> float:
@@ -66,6 +67,7 @@ class Recorder:
         self.blocked_s = 0.0
         self.peak_used = 0
         self.used_block_seconds = 0.0
+        self.busy_s = 0.0
         self.preemption_times: list[float] = []
         self.series: tuple[list[float], ...] = ([], [], [], [], [])  # time, used, running, ...
         self._times, self._used, self._running, self._waiting, self._hbm = self.series
@@ -103,6 +105,7 @@ class Recorder:
         if first > peak or last > peak:
             self.peak_used = first if first > last else last
         self.used_block_seconds += (first + last) / 2 * duration_s
+        self.busy_s += duration_s
         if blocked:
             self.blocked_steps += steps
             self.blocked_s += duration_s
@@ -156,4 +159,5 @@ class Recorder:
             series_waiting=waiting,
             series_hbm_utilization=hbm,
             reuse=reuse,
+            busy_s=self.busy_s,
         )

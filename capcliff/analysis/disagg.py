@@ -1,0 +1,169 @@
+"""A disaggregated deployment (`--disagg 1p:tp8,3d:dp8-ep8`) -> the two-pool simulator's inputs.
+
+`xp:LAYOUT` is x prefill instances, each in LAYOUT; `yd:LAYOUT` is y decode instances. Instances
+are placed on consecutive GPUs, prefill first, so an instance of a node's width sits on one node.
+Each instance has `layout.dp` simulated replicas (attention-DP ranks step in lockstep). The KV a
+request moves is its prompt's whole-model KV (`kv_bytes_for_context`, one copy: MLA's latent is
+sent once, not once per TP rank). The fabric comes from the hardware file: NVLink one-way per GPU
+= scaleup_bw_gb_s_bidir / 2, RDMA = scaleout_bw_gb_s_per_gpu, latencies as given there.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+import numpy as np
+import numpy.typing as npt
+
+from capcliff.analysis.deployment import Deployment
+from capcliff.analysis.solver import config_at
+from capcliff.analysis.sweep import replica_models
+from capcliff.catalog.layout import Layout, parse_layout
+from capcliff.catalog.specs import HardwareSpec
+from capcliff.errors import InputError
+from capcliff.memory.kv import kv_bytes_for_context
+from capcliff.memory.layout_memory import LayoutMemory
+from capcliff.sim.disagg import DisaggResult, Pool, simulate_disaggregated
+from capcliff.sim.kv_transfer import Fabric, Path
+from capcliff.sim.workload import Requests
+from capcliff.units import GB
+
+FloatArray = npt.NDArray[np.float64]
+US = 1e-6
+_PART_RE = re.compile(r"^(\d+)([pd]):(.+)$")
+_HELP = "write e.g. 1p:tp8,3d:dp8-ep8 (prefill instances p and decode instances d, each a layout)"
+
+
+@dataclass(frozen=True)
+class DisaggSpec:
+    """x prefill instances of one layout and y decode instances of another."""
+
+    prefill: Layout
+    prefill_instances: int
+    decode: Layout
+    decode_instances: int
+
+    @property
+    def prefill_gpus(self) -> int:
+        """GPUs of the prefill pool."""
+        return self.prefill.gpus * self.prefill_instances
+
+    @property
+    def decode_gpus(self) -> int:
+        """GPUs of the decode pool."""
+        return self.decode.gpus * self.decode_instances
+
+    @property
+    def gpus(self) -> int:
+        """GPUs of both pools."""
+        return self.prefill_gpus + self.decode_gpus
+
+    @property
+    def name(self) -> str:
+        """The notation, e.g. `1p:tp8,3d:dp8-ep8`."""
+        return (
+            f"{self.prefill_instances}p:{self.prefill.name},"
+            f"{self.decode_instances}d:{self.decode.name}"
+        )
+
+
+def parse_disagg(text: str) -> DisaggSpec:
+    """Read `1p:tp8,3d:dp8-ep8` (one prefill part and one decode part, in either order)."""
+    parts: dict[str, tuple[int, Layout]] = {}
+    for raw in text.strip().lower().split(","):
+        match = _PART_RE.match(raw.strip())
+        if match is None or match.group(2) in parts or int(match.group(1)) < 1:
+            raise InputError(f"disagg: cannot read {text!r}; {_HELP}")
+        try:
+            layout = parse_layout(match.group(3))
+        except InputError:
+            raise InputError(f"disagg: cannot read layout {match.group(3)!r}; {_HELP}") from None
+        parts[match.group(2)] = (int(match.group(1)), layout)
+    if set(parts) != {"p", "d"}:
+        raise InputError(f"disagg: {text!r} needs one prefill part and one decode part; {_HELP}")
+    (np_, pre), (nd, dec) = parts["p"], parts["d"]
+    return DisaggSpec(prefill=pre, prefill_instances=np_, decode=dec, decode_instances=nd)
+
+
+def fabric_of(hardware: HardwareSpec) -> Fabric:
+    """NVLink inside the scale-up domain, RDMA between domains, from the hardware file."""
+    if hardware.scaleout_bw_gb_s_per_gpu is None:
+        raise InputError(f"hardware: {hardware.id} has no scaleout_bw_gb_s_per_gpu for KV transfer")
+    scaleup = Path(
+        hardware.scaleup_fabric,
+        hardware.scaleup_bw_gb_s_bidir / 2 * GB,
+        (hardware.scaleup_latency_us or 0.0) * US,
+    )
+    scaleout = Path(
+        hardware.scaleout_fabric or "RDMA",
+        hardware.scaleout_bw_gb_s_per_gpu * GB,
+        (hardware.scaleout_latency_us or 0.0) * US,
+    )
+    return Fabric(scaleup, scaleout, domain_gpus=hardware.scaleup_domain_gpus)
+
+
+def kv_bytes_per_request(dep: Deployment, requests: Requests) -> FloatArray:
+    """Whole-model KV bytes of each request's prompt (one copy), from the KV calculator."""
+    cache: dict[int, int] = {}
+    out = np.empty(len(requests))
+    for i, prompt in enumerate(requests.input_tokens.tolist()):
+        if prompt not in cache:
+            cache[prompt] = kv_bytes_for_context(dep.model.arch, prompt, kv_dtype=dep.kv_dtype)
+        out[i] = cache[prompt]
+    return out
+
+
+@dataclass(frozen=True)
+class PoolPlan:
+    """One pool resolved: memory verdict of its layout and the simulator's pool."""
+
+    memory: LayoutMemory
+    pool: Pool
+
+
+def pool_plan(
+    dep: Deployment, layout: Layout, instances: int, max_model_len: int, *, role: str
+) -> PoolPlan:
+    """A pool of `instances` x `layout`; refuses a layout that does not fit."""
+    memory = dep.memory(layout, max_model_len)
+    if not memory.fits:
+        raise InputError(f"disagg: the {role} layout {layout.name} does not fit: {memory.reason}")
+    capacity, steps = replica_models(dep, memory)
+    ranks = layout.dp if layout.attention_dp else 1
+    pool = Pool(
+        model=steps,
+        capacity=capacity,
+        config=dep.sim_config(max_model_len),
+        replicas=instances * layout.dp,
+        gpus_per_replica=layout.gpus_per_replica,
+        lockstep_ranks=ranks,
+    )
+    return PoolPlan(memory, pool)
+
+
+def pools_of(dep: Deployment, spec: DisaggSpec, max_model_len: int) -> tuple[PoolPlan, PoolPlan]:
+    """(prefill, decode) pools of `spec`."""
+    pre = pool_plan(dep, spec.prefill, spec.prefill_instances, max_model_len, role="prefill")
+    dec = pool_plan(dep, spec.decode, spec.decode_instances, max_model_len, role="decode")
+    return pre, dec
+
+
+def run_disagg(
+    dep: Deployment,
+    pools: tuple[PoolPlan, PoolPlan],
+    requests: Requests,
+    *,
+    concurrency: int | None = None,
+    points: int = 512,
+) -> DisaggResult:
+    """Simulate `requests` on the pools; `concurrency` caps running requests in the decode pool
+    (split over its replicas, as `sweep` caps an aggregated deployment)."""
+    pre, dec = pools
+    decode = dec.pool
+    if concurrency is not None:
+        decode = replace(decode, config=config_at(decode.config, concurrency, decode.replicas))
+    return simulate_disaggregated(
+        requests, kv_bytes_per_request(dep, requests), prefill=pre.pool, decode=decode,
+        fabric=fabric_of(dep.hardware), points=points,
+    )  # fmt: skip

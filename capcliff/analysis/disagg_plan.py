@@ -1,0 +1,250 @@
+"""`capcliff plan --disagg`: the prefill:decode split and each pool's layout for a GPU budget,
+against the best aggregated layout of the same GPUs, with reasons in numbers.
+
+Search (each candidate is one two-pool simulation, O(requests)):
+- instance width: the fewest GPUs (a power of two up to a node) on which some layout fits;
+- prefill layout: the fitting layout of that width with the most prefill tokens/s per instance
+  (one full chunk, `max_num_batched_tokens`, through the step-time model);
+- decode layouts: the two fitting layouts with the most KV in all (the decode pool holds the KV);
+- splits: x prefill and y decode instances with x + y = the budget's instances (at most 6 splits,
+  spread geometrically over x);
+- the decode pool's cap on running requests: its analytic cliff (every request at its p99 peak
+  fits) and the engine's default.
+The best candidate by the plan's objective is reported in full and compared with `plan`'s
+recommendation on the same GPUs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from capcliff.analysis.deployment import Deployment
+from capcliff.analysis.disagg import DisaggSpec, PoolPlan, pool_plan, run_disagg
+from capcliff.analysis.disagg_flags import disagg_engine_settings
+from capcliff.analysis.disagg_report import DisaggregatedReport, disaggregated_report
+from capcliff.analysis.plan import PlanInputs, build_plan_report, resolve_inputs, score
+from capcliff.analysis.plan_types import Objective, PlanReport
+from capcliff.analysis.solver import Slo, SweepPoint
+from capcliff.analysis.sweep import p99_analytic_cliff
+from capcliff.analysis.workloads import WorkloadChoice
+from capcliff.catalog.layout import enumerate_layouts
+from capcliff.errors import InputError
+from capcliff.memory.layout_memory import LayoutMemory
+from capcliff.sim.disagg import DisaggResult
+
+SCHEMA_VERSION = 1
+MAX_SPLITS = 6
+DECODE_LAYOUTS = 2
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class DisaggCandidate(_Result):
+    """One simulated split."""
+
+    name: str
+    concurrency: int | None
+    makespan_s: float
+    output_throughput_tok_s: float
+    ttft_p99_s: float
+    tpot_p99_s: float
+    decode_kv_headroom: float  # 1 - peak KV utilisation of the decode pool
+    preemptions: int
+
+
+class AggregatedSummary(_Result):
+    """`plan`'s recommendation on the same GPUs, at its sweet spot."""
+
+    layout: str
+    concurrency: int
+    makespan_s: float
+    output_throughput_tok_s: float
+    ttft_p99_s: float
+    tpot_p99_s: float
+    gpu_hours_per_mtok: float
+
+
+class DisaggPlanReport(_Result):
+    """Everything `capcliff plan --disagg` prints."""
+
+    schema_version: int
+    model: str
+    hardware: str
+    gpus: int
+    engine: str
+    workload: str
+    num_requests: int
+    seed: int
+    objective: str
+    candidates: list[DisaggCandidate]
+    disaggregated: DisaggregatedReport
+    aggregated: AggregatedSummary | None
+    winner: str  # "disaggregated" or "aggregated"
+    reasons: list[str]
+    engine_settings: dict[str, str]
+
+
+def _fitting(dep: Deployment, gpus: int, length: int) -> list[LayoutMemory]:
+    mems = [dep.memory(lay, length) for lay in enumerate_layouts(gpus, arch=dep.model.arch)]
+    return [m for m in mems if m.fits and m.layout.pp == 1]
+
+
+def instance_layouts(dep: Deployment, budget: int, length: int) -> tuple[int, list[LayoutMemory]]:
+    """(instance width, its fitting layouts): the narrowest power of two up to a node."""
+    width = 1
+    while width <= min(budget // 2, dep.hardware.gpus_per_node):
+        if mems := _fitting(dep, width, length):
+            return width, mems
+        width *= 2
+    raise InputError(
+        f"disagg: no layout of up to {min(budget // 2, dep.hardware.gpus_per_node)} GPUs fits "
+        f"this model, so {budget} GPUs cannot hold a prefill and a decode instance"
+    )
+
+
+def _prefill_rate(dep: Deployment, memory: LayoutMemory, chunk: int) -> float:
+    """Prompt tokens/s of one instance running full chunks (dp ranks in parallel)."""
+    plan = pool_plan(dep, memory.layout, 1, memory.max_model_len, role="prefill")
+    step = plan.pool.model.step_time_s(chunk, 1, chunk, chunk * (chunk + 1) // 2)
+    return memory.layout.dp * chunk / step
+
+
+def splits(instances: int) -> list[int]:
+    """Prefill instance counts to try (1 .. instances - 1, at most MAX_SPLITS of them)."""
+    if instances - 1 <= MAX_SPLITS:
+        return list(range(1, instances))
+    grid = np.geomspace(1, instances - 1, MAX_SPLITS)
+    return sorted({int(x + 0.5) for x in grid})
+
+
+def _candidates(dep: Deployment, budget: int, inputs: PlanInputs) -> list[DisaggSpec]:
+    width, mems = instance_layouts(dep, budget, inputs.max_model_len)
+    chunk = inputs.config.max_num_batched_tokens
+    prefill = max(mems, key=lambda m: (_prefill_rate(dep, m, chunk), -m.layout.tp)).layout
+    ranked = sorted(mems, key=lambda m: (-m.kv_capacity_tokens_total, m.layout.tp))
+    decodes = [m.layout for m in ranked[:DECODE_LAYOUTS]]
+    total = budget // width
+    return [DisaggSpec(prefill, x, dec, total - x) for x in splits(total) for dec in decodes]
+
+
+Evaluated = tuple[DisaggSpec, tuple[PoolPlan, PoolPlan], DisaggResult, int | None, float]
+
+
+def _evaluate(
+    dep: Deployment, spec: DisaggSpec, inputs: PlanInputs, goal: Objective, slo: Slo | None,
+    progress: Callable[[], None] | None,
+) -> list[Evaluated]:  # fmt: skip
+    pre = pool_plan(dep, spec.prefill, spec.prefill_instances, inputs.max_model_len,
+                    role="prefill")  # fmt: skip
+    dec = pool_plan(dep, spec.decode, spec.decode_instances, inputs.max_model_len, role="decode")
+    cliff = p99_analytic_cliff(inputs.requests, dec.pool.capacity, dec.pool.replicas)
+    out: list[Evaluated] = []
+    for cap in (max(cliff, dec.pool.replicas), None):
+        result = run_disagg(dep, (pre, dec), inputs.requests, concurrency=cap, points=64)
+        point = SweepPoint.of(cap or len(inputs.requests), result.serving)
+        out.append((spec, (pre, dec), result, cap, score(point, goal, slo)))
+        if progress is not None:
+            progress()
+    return out
+
+
+def _candidate_row(ev: Evaluated) -> DisaggCandidate:
+    spec, _, result, cap, _ = ev
+    r = result.serving
+    return DisaggCandidate(
+        name=spec.name, concurrency=cap, makespan_s=r.makespan_s,
+        output_throughput_tok_s=r.output_tokens_per_s, ttft_p99_s=float(r.ttft.p99),
+        tpot_p99_s=float(np.nan_to_num(r.tpot.p99)),
+        decode_kv_headroom=1 - result.decode.peak_kv_utilization,
+        preemptions=r.total_preemptions,
+    )  # fmt: skip
+
+
+def _aggregated(report: PlanReport) -> AggregatedSummary | None:
+    rec = report.recommended
+    if rec is None:
+        return None
+    row = next(r for r in report.layouts if r.name == rec.layout)
+    sweet = row.sweet_spot
+    assert sweet is not None
+    return AggregatedSummary(
+        layout=rec.layout, concurrency=sweet.concurrency, makespan_s=sweet.makespan_s,
+        output_throughput_tok_s=sweet.output_throughput_tok_s, ttft_p99_s=sweet.ttft_p99_s,
+        tpot_p99_s=sweet.tpot_p99_s, gpu_hours_per_mtok=sweet.gpu_hours_per_mtok,
+    )  # fmt: skip
+
+
+def _change(ours: float, theirs: float) -> str:
+    return f"{ours / theirs - 1:+.0%}" if theirs else "n/a"
+
+
+def comparison_reasons(best: DisaggregatedReport, agg: AggregatedSummary) -> list[str]:
+    """The disaggregated deployment against the aggregated one, figure by figure."""
+    s = best.serving
+    return [
+        f"TTFT p99 {s.ttft_p99_s:.2f} s vs {agg.ttft_p99_s:.2f} s "
+        f"({_change(s.ttft_p99_s, agg.ttft_p99_s)})",
+        f"TPOT p99 {s.tpot_p99_s * 1e3:.1f} ms vs {agg.tpot_p99_s * 1e3:.1f} ms "
+        f"({_change(s.tpot_p99_s, agg.tpot_p99_s)})",
+        f"output throughput {s.output_throughput_tok_s:,.0f} vs "
+        f"{agg.output_throughput_tok_s:,.0f} tok/s "
+        f"({_change(s.output_throughput_tok_s, agg.output_throughput_tok_s)})",
+        f"makespan {s.makespan_s:.3g} s vs {agg.makespan_s:.3g} s",
+        f"GPU-hours per million output tokens {s.gpu_hours_per_mtok:.2f} vs "
+        f"{agg.gpu_hours_per_mtok:.2f}",
+        f"decode KV headroom {1 - best.decode.peak_kv_utilization:.0%} at peak "
+        f"(decode pool {best.decode.gpus} GPUs, prefill pool {best.prefill.gpus} GPUs, "
+        f"prefill busy {best.prefill.utilization:.0%}, decode busy {best.decode.utilization:.0%})",
+    ]
+
+
+def build_disagg_plan(
+    dep: Deployment,
+    *,
+    gpus: int,
+    workload: WorkloadChoice,
+    objective: str,
+    slo: Slo | None,
+    seed: int,
+    progress: Callable[[], None] | None = None,
+) -> DisaggPlanReport:
+    """Search disaggregated splits of `gpus` GPUs and compare the best with `plan`'s."""
+    goal = Objective(objective)
+    inputs = resolve_inputs(dep, workload, seed=seed)
+    evaluated = [
+        ev
+        for spec in _candidates(dep, gpus, inputs)
+        for ev in _evaluate(dep, spec, inputs, goal, slo, progress)
+    ]
+    spec, pools, result, cap, best_score = max(evaluated, key=lambda ev: ev[4])
+    best = disaggregated_report(spec, pools, result, concurrency=cap)
+    agg_report = build_plan_report(dep, gpus=gpus, workload=workload, objective=objective,
+                                   slo=slo, seed=seed, progress=progress)  # fmt: skip
+    agg = _aggregated(agg_report)
+    winner, reasons = "disaggregated", ["no aggregated layout of these GPUs fits"]
+    if agg is not None:
+        reasons = comparison_reasons(best, agg)
+        agg_score = _aggregated_score(agg, goal, agg_report)
+        winner = "disaggregated" if best_score > agg_score else "aggregated"
+    return DisaggPlanReport(
+        schema_version=SCHEMA_VERSION, model=dep.model.id, hardware=dep.hardware.id, gpus=gpus,
+        engine=dep.settings.engine.value, workload=inputs.workload_label,
+        num_requests=len(inputs.requests), seed=seed, objective=goal.value,
+        candidates=[_candidate_row(ev) for ev in evaluated], disaggregated=best, aggregated=agg,
+        winner=winner, reasons=reasons,
+        engine_settings=disagg_engine_settings(dep, spec, pools, inputs, cap),
+    )  # fmt: skip
+
+
+def _aggregated_score(agg: AggregatedSummary, goal: Objective, report: PlanReport) -> float:
+    """The aggregated sweet spot on the scale of `score`."""
+    if goal is Objective.GOODPUT:
+        row = next(r for r in report.layouts if r.name == agg.layout)
+        assert row.sweet_spot is not None
+        return row.sweet_spot.goodput_req_s
+    return -agg.makespan_s

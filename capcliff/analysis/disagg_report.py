@@ -1,0 +1,159 @@
+"""What a disaggregated run reports: both pools, the KV transfers, and end-to-end serving.
+
+JSON: `disaggregated` = {name, gpus, prefill: {layout, instances, replicas, gpus, ...},
+decode: {...}, kv_transfer: {bytes_per_request, link, p99_transfer_s, ...}, serving: {...}}.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from capcliff.analysis.disagg import DisaggSpec, PoolPlan
+from capcliff.sim.disagg import DisaggResult, PoolStats
+from capcliff.sim.kv_transfer import link_utilization
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PoolReport(_Result):
+    """One pool: its layout, size and load."""
+
+    layout: str
+    instances: int
+    replicas: int  # simulated replicas: instances x attention-DP ranks
+    gpus: int
+    kv_blocks_per_replica: int
+    block_size: int
+    utilization: float  # time in engine steps / (replicas x makespan)
+    peak_kv_utilization: float
+    mean_kv_utilization: float
+    preemptions: int
+
+
+class KVTransferReport(_Result):
+    """The KV moved from prefill to decode and the links it used."""
+
+    bytes_per_request: float  # mean over transferred requests
+    total_bytes: float
+    transfers: int
+    link: str  # the path most transfers took
+    links: dict[str, int]  # transfers per path
+    p50_transfer_s: float  # time on the link
+    p99_transfer_s: float
+    p99_link_wait_s: float  # queued for a busy sender or receiver
+    link_utilization: float  # wire time / (prefill replicas x makespan)
+    decode_queue_p50_s: float  # KV landed -> decode admission (waiting for KV blocks)
+    decode_queue_p99_s: float
+
+
+class ServingReport(_Result):
+    """End to end, over both pools (latencies from each request's arrival)."""
+
+    concurrency: int | None  # the decode pool's cap on running requests (None: engine default)
+    output_throughput_tok_s: float
+    request_throughput_req_s: float
+    ttft_p50_s: float
+    ttft_p99_s: float
+    tpot_p50_s: float
+    tpot_p99_s: float
+    e2e_p99_s: float
+    makespan_s: float
+    gpu_hours_per_mtok: float  # GPUs x makespan per million output tokens
+
+
+class DisaggregatedReport(_Result):
+    """A disaggregated deployment's run."""
+
+    name: str
+    gpus: int
+    prefill: PoolReport
+    decode: PoolReport
+    kv_transfer: KVTransferReport
+    serving: ServingReport
+
+
+def _finite(value: float) -> float:
+    return value if math.isfinite(value) else 0.0
+
+
+def pool_report(plan: PoolPlan, layout_instances: int, stats: PoolStats) -> PoolReport:
+    """A pool's figures."""
+    layout, pool = plan.memory.layout, plan.pool
+    return PoolReport(
+        layout=layout.name,
+        instances=layout_instances,
+        replicas=pool.replicas,
+        gpus=layout.gpus * layout_instances,
+        kv_blocks_per_replica=pool.capacity.blocks,
+        block_size=pool.capacity.block_size,
+        utilization=stats.busy_fraction,
+        peak_kv_utilization=stats.peak_kv_utilization,
+        mean_kv_utilization=stats.mean_kv_utilization,
+        preemptions=stats.preemptions,
+    )
+
+
+def transfer_report(result: DisaggResult, prefill_replicas: int) -> KVTransferReport:
+    """The transfer stage's figures."""
+    t = result.transfers
+    paths = Counter(t.path)
+    wire, wait = t.wire_s, t.wait_s
+    queue = result.decode_queue_s
+    return KVTransferReport(
+        bytes_per_request=float(t.nbytes.mean()),
+        total_bytes=float(t.nbytes.sum()),
+        transfers=len(t.nbytes),
+        link=paths.most_common(1)[0][0],
+        links=dict(paths),
+        p50_transfer_s=float(np.percentile(wire, 50)),
+        p99_transfer_s=float(np.percentile(wire, 99)),
+        p99_link_wait_s=float(np.percentile(wait, 99)),
+        link_utilization=link_utilization(
+            t, links=prefill_replicas, horizon_s=result.serving.makespan_s
+        ),
+        decode_queue_p50_s=float(np.percentile(queue, 50)),
+        decode_queue_p99_s=float(np.percentile(queue, 99)),
+    )
+
+
+def serving_report(result: DisaggResult, gpus: int, concurrency: int | None) -> ServingReport:
+    """End-to-end figures."""
+    r = result.serving
+    tokens = max(1, int(r.output_tokens.sum()))
+    return ServingReport(
+        concurrency=concurrency,
+        output_throughput_tok_s=r.output_tokens_per_s,
+        request_throughput_req_s=r.requests_per_s,
+        ttft_p50_s=_finite(r.ttft.p50),
+        ttft_p99_s=_finite(r.ttft.p99),
+        tpot_p50_s=_finite(r.tpot.p50),
+        tpot_p99_s=_finite(r.tpot.p99),
+        e2e_p99_s=_finite(r.e2e.p99),
+        makespan_s=r.makespan_s,
+        gpu_hours_per_mtok=gpus * r.makespan_s / 3600 / tokens * 1e6,
+    )
+
+
+def disaggregated_report(
+    spec: DisaggSpec,
+    pools: tuple[PoolPlan, PoolPlan],
+    result: DisaggResult,
+    *,
+    concurrency: int | None,
+) -> DisaggregatedReport:
+    """The report of one run of `spec`."""
+    pre, dec = pools
+    return DisaggregatedReport(
+        name=spec.name,
+        gpus=spec.gpus,
+        prefill=pool_report(pre, spec.prefill_instances, result.prefill),
+        decode=pool_report(dec, spec.decode_instances, result.decode),
+        kv_transfer=transfer_report(result, pre.pool.replicas),
+        serving=serving_report(result, spec.gpus, concurrency),
+    )

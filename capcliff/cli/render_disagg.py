@@ -1,0 +1,106 @@
+"""Disaggregated results (`plan --disagg`, `sweep --disagg`) as terminal screens. Renders only."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from capcliff.analysis.disagg_plan import DisaggPlanReport
+from capcliff.analysis.disagg_report import DisaggregatedReport, PoolReport
+from capcliff.analysis.disagg_sweep import DisaggSweepReport
+from capcliff.units import GB
+
+
+def _pool_line(role: str, pool: PoolReport) -> str:
+    return (
+        f"{role}: {pool.instances} x {pool.layout} ({pool.gpus} GPUs, {pool.replicas} replicas, "
+        f"{pool.kv_blocks_per_replica:,} KV blocks of {pool.block_size} each); busy "
+        f"{pool.utilization:.0%}, KV peak {pool.peak_kv_utilization:.0%} "
+        f"(mean {pool.mean_kv_utilization:.0%}), {pool.preemptions:,} preemptions"
+    )
+
+
+def disaggregated_lines(report: DisaggregatedReport) -> list[str]:
+    """Both pools, the transfers and the serving figures, one line each."""
+    t, s = report.kv_transfer, report.serving
+    links = ", ".join(f"{name}: {count:,}" for name, count in t.links.items())
+    cap = "engine default" if s.concurrency is None else f"{s.concurrency:,}"
+    return [
+        f"Disaggregated {report.name} on {report.gpus} GPUs (decode cap {cap})",
+        "  " + _pool_line("prefill", report.prefill),
+        "  " + _pool_line("decode", report.decode),
+        f"  KV transfer: {t.bytes_per_request / GB:,.3f} GB per request, "
+        f"{t.total_bytes / GB:,.1f} GB in all over {t.transfers:,} transfers ({links}); "
+        f"on the link p50 {t.p50_transfer_s * 1e3:,.1f} ms, p99 {t.p99_transfer_s * 1e3:,.1f} ms; "
+        f"link wait p99 {t.p99_link_wait_s * 1e3:,.1f} ms; link utilisation "
+        f"{t.link_utilization:.1%}",
+        f"  queueing before decode (KV landed -> admitted): p50 {t.decode_queue_p50_s:,.3f} s, "
+        f"p99 {t.decode_queue_p99_s:,.3f} s",
+        f"  serving: {s.output_throughput_tok_s:,.0f} tok/s, {s.request_throughput_req_s:,.2f} "
+        f"req/s; TTFT p50 {s.ttft_p50_s:,.2f} s, p99 {s.ttft_p99_s:,.2f} s; TPOT p50 "
+        f"{s.tpot_p50_s * 1e3:,.1f} ms, p99 {s.tpot_p99_s * 1e3:,.1f} ms; makespan "
+        f"{s.makespan_s:,.0f} s; {s.gpu_hours_per_mtok:,.2f} GPU-h per M output tokens",
+    ]
+
+
+def disagg_plan_view(report: DisaggPlanReport) -> RenderableType:
+    """The candidates, the best split in full, the comparison and the engine settings."""
+    table = Table(title="disaggregated candidates", title_justify="left")
+    for head in ("split", "decode cap", "tok/s", "TTFT p99", "TPOT p99", "makespan",
+                 "decode KV headroom", "preempt"):  # fmt: skip
+        if head == "split":
+            table.add_column(head, no_wrap=True)
+        else:
+            table.add_column(head, justify="right")
+    for c in report.candidates:
+        table.add_row(
+            c.name, "default" if c.concurrency is None else f"{c.concurrency:,}",
+            f"{c.output_throughput_tok_s:,.0f}", f"{c.ttft_p99_s:,.1f} s",
+            f"{c.tpot_p99_s * 1e3:,.0f} ms", f"{c.makespan_s:,.0f} s",
+            f"{c.decode_kv_headroom:.0%}", f"{c.preemptions:,}",
+        )  # fmt: skip
+    lines = [
+        f"{report.model} on {report.gpus} x {report.hardware}, engine {report.engine}; workload "
+        f"{report.workload}, {report.num_requests:,} requests; ranked by {report.objective}",
+    ]
+    tail = [*disaggregated_lines(report.disaggregated)]
+    agg = report.aggregated
+    if agg is not None:
+        tail.append(
+            f"Aggregated best on the same {report.gpus} GPUs: {agg.layout} at concurrency "
+            f"{agg.concurrency:,}"
+        )
+    tail.append(f"Better here: {report.winner}")
+    tail += [f"  - {reason}" for reason in report.reasons]
+    tail += [f"{name}: {command}" for name, command in report.engine_settings.items()]
+    return Group(Text("\n".join(lines)), table, Text("\n".join(tail)))
+
+
+def disagg_sweep_view(report: DisaggSweepReport) -> RenderableType:
+    """The concurrency table, the cliff and sweet spot, and the sweet spot's pools in full."""
+    table = Table(title=f"{report.series.layout} across decode concurrency", title_justify="left")
+    for head in ("concurrency", "tok/s", "TTFT p99", "TPOT p99", "decode KV peak",
+                 "decode queue p99", "preempt", "makespan"):  # fmt: skip
+        table.add_column(head, justify="right")
+    for p, d in zip(report.series.points, report.per_point, strict=True):
+        table.add_row(
+            f"{p.concurrency:,}", f"{p.output_throughput_tok_s:,.0f}", f"{p.ttft_p99_s:,.2f} s",
+            f"{p.tpot_p99_s * 1e3:,.1f} ms", f"{d.decode.peak_kv_utilization:.0%}",
+            f"{d.kv_transfer.decode_queue_p99_s:,.2f} s", f"{p.preemptions:,}",
+            f"{p.makespan_s:,.0f} s",
+        )  # fmt: skip
+    cliff, sweet = report.series.cliff, report.series.sweet_spot
+    simulated = "none in the sweep" if cliff.simulated_concurrency is None else (
+        f"{cliff.simulated_concurrency:,}"
+    )  # fmt: skip
+    lines = [
+        f"{report.model} on {report.gpus} x {report.hardware}, engine {report.engine}; workload "
+        f"{report.workload}, {report.num_requests:,} requests",
+    ]
+    tail = [
+        f"Decode cliff: analytic {cliff.analytic_concurrency:,}, simulated {simulated}; sweet "
+        f"spot {sweet.concurrency:,} ({sweet.objective})",
+        *disaggregated_lines(report.disaggregated),
+    ]
+    return Group(Text("\n".join(lines)), table, Text("\n".join(tail)))
