@@ -36,9 +36,10 @@ HEADER = "row_id,concurrency,input_len,output_len,output_throughput_tok_s,mean_t
         ("TP8", "tp8"),
         ("TP8 EP1 (no DP attention)", "tp8"),
         ("TP4 + EP4 (no DP attention)", "tp4-ep4"),
-        ("TP8 + DP attention", "dpa8"),
+        ("TP8 + DP attention", "dpa8"),  # SGLang --tp 8 --enable-dp-attention (dp = tp)
+        ("TP8 + EP8 + DP attention", "dpa8-ep8"),
     ],
-    ids=["tp8", "tp8-ep1", "tp4-ep4", "dp-attention"],
+    ids=["tp8", "tp8-ep1", "tp4-ep4", "dp-attention", "dp-attention-ep8"],
 )
 def test_parallelism_cells_name_layouts(cell: str, layout: str) -> None:
     assert layout_of(cell) == layout
