@@ -199,6 +199,9 @@ COMPARED = (
 )
 
 
+# The figures that say how large a KV cache the engine allocated: a log without one of them
+# stopped before the end of start-up.
+KV_FIGURES = ("kv_cache_gib", "gpu_blocks", "kv_tokens")
 # A logged weight figure this far from the modeled one (either way) means the log is of another
 # model or dtype than the one named: fitting it would pin nonsense (a set guard, not a tolerance;
 # partially quantised checkpoints differ by under 10 %, see docs/validation.md).
@@ -292,6 +295,11 @@ def calibrate(
     if not modeled.valid:
         raise InputError(f"layout: the log's {layout.name} is invalid here: {modeled.reason}")
     refuse_other_weights(log, modeled, model)
+    if not any(name in log.figures for name in KV_FIGURES):
+        raise InputError(
+            "logfile: the log stops before the engine sized its KV cache (no KV cache, block or "
+            "token figure): half-written? nothing to check a fit against"
+        )
     terms = fitted_terms_gib(log, modeled)
     if not terms:
         raise InputError(

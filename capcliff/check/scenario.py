@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from capcliff.analysis import deployment as resolution
+from capcliff.analysis.disagg import parse_disagg
+from capcliff.analysis.disagg_sweep import disagg_series
 from capcliff.analysis.plan_types import Recommendation
 from capcliff.analysis.solver import Slo
 from capcliff.analysis.sweep import PointResult, SeriesResult, SweepPlan, build_sweep_report
@@ -139,6 +141,11 @@ class Simulations:
 
     def series(self, requests: Requests, concurrencies: tuple[int, ...]) -> SeriesResult:
         """`requests` simulated at each concurrency (the cap on running requests)."""
+        if self.dep.scenario.disagg is not None:
+            return disagg_series(
+                self.dep.resolved, parse_disagg(self.dep.scenario.disagg), requests,
+                concurrencies, max_model_len=self.max_model_len, progress=self.dep.progress,
+            )[0]  # fmt: skip
         plan = SweepPlan(
             layouts=(self.layout,), workloads=(("", requests),), concurrencies=concurrencies,
             workload_label="", seed=self.dep.scenario.seed,
@@ -208,6 +215,10 @@ def default_concurrency(
         return given
     if layout is None:
         return num_requests
+    if dep.scenario.disagg is not None:  # every decode replica at the engine's cap
+        spec = parse_disagg(dep.scenario.disagg)
+        per_replica = dep.resolved.sim_config(max_model_len).max_num_seqs
+        return min(spec.decode.dp * spec.decode_instances * per_replica, num_requests)
     if rec is not None and dep.scenario.layout == "auto":
         per_replica = rec.max_num_seqs
     else:
@@ -224,6 +235,8 @@ def figures_of(
 ) -> Figures:
     """The scenario's capacity figures (the batch sweep runs here)."""
     name = None if layout is None else layout.name
+    if sims is not None and sims.dep.scenario.disagg is not None:
+        name = sims.dep.scenario.disagg  # both pools' layouts
     if sims is None:
         capacity = memory.kv_capacity_tokens_per_replica if memory and memory.valid else None
         return Figures(layout=name, kv_capacity_tokens_per_replica=capacity)
@@ -250,6 +263,8 @@ def figures_of(
 def chosen_layout(dep: Deployment, online: bool) -> tuple[Layout | None, Recommendation | None]:
     """The spec's layout, or the plan's for `auto` (the plan runs only when needed)."""
     s = dep.scenario
+    if s.disagg is not None:  # the decode pool holds the KV: its layout is the scenario's
+        return parse_disagg(s.disagg).decode, None
     rec = None
     if s.layout == "auto" or s.expect.recommended_layout is not None:
         rec = recommendation(dep, online)

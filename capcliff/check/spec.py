@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import ErrorDetails
 
 from capcliff.analysis.deployment import DeploymentSettings
+from capcliff.analysis.disagg import parse_disagg
 from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import parse_layout
 from capcliff.errors import CatalogError, InputError
@@ -143,6 +144,7 @@ class Scenario(DeploymentSettings):
     gpu: str  # hardware catalog id
     gpus: int | None = Field(default=None, ge=1)  # default: the layout's
     layout: str = "auto"  # "auto" (what `capcliff plan` recommends) or e.g. "dp4-tp2"
+    disagg: str | None = None  # a disaggregated deployment, e.g. "1p:tp8,3d:dp8-ep8"
     seed: int = Field(default=0, ge=0)  # the workload's random seed
     workload: CheckWorkload
     expect: Expectations = Field(default_factory=Expectations)
@@ -152,8 +154,15 @@ class Scenario(DeploymentSettings):
     def _layout(cls, value: str) -> str:
         return value if value == "auto" else parse_layout(_parsed(parse_layout, value)).name
 
+    @field_validator("disagg")
+    @classmethod
+    def _disagg(cls, value: str | None) -> str | None:
+        return None if value is None else parse_disagg(_parsed(parse_disagg, value)).name
+
     @model_validator(mode="after")
     def _gpus_and_counts(self) -> Scenario:
+        if self.disagg is not None:
+            return self._disagg_counts(self.disagg)
         if self.layout == "auto" and self.gpus is None:
             raise ValueError("gpus: needed when layout is auto")
         if self.layout != "auto":
@@ -166,9 +175,19 @@ class Scenario(DeploymentSettings):
                 raise ValueError(problem)
         return self
 
+    def _disagg_counts(self, text: str) -> Scenario:
+        if self.layout != "auto":
+            raise ValueError("layout: give layout or disagg, not both")
+        used = parse_disagg(text).gpus
+        if self.gpus is not None and self.gpus != used:
+            raise ValueError(f"gpus: {self.gpus}, but disagg {text} uses {used}")
+        return self
+
     @property
     def gpu_count(self) -> int:
         """GPUs the scenario deploys on."""
+        if self.disagg is not None:
+            return parse_disagg(self.disagg).gpus
         return self.gpus if self.gpus is not None else parse_layout(self.layout).gpus
 
 

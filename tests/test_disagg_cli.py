@@ -1,0 +1,149 @@
+"""Disaggregated deployments at the edges: notation, fabric, KV per request, and the commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from capcliff.analysis.deployment import DeploymentSettings, resolve
+from capcliff.analysis.disagg import fabric_of, kv_bytes_per_request, parse_disagg
+from capcliff.analysis.disagg_plan import splits
+from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.catalog.layout import Layout
+from capcliff.check.runner import check_file
+from capcliff.cli import app, main
+from capcliff.errors import CatalogError, InputError
+from capcliff.sim.workload import Requests
+
+runner = CliRunner()
+SMALL = "deepseek-r1-distill-llama-8b"
+
+
+def test_notation_reads_both_pools() -> None:
+    spec = parse_disagg("1p:tp8,3d:dp8-ep8")
+    assert (spec.prefill_instances, spec.prefill) == (1, Layout(tp=8))
+    assert (spec.decode_instances, spec.decode.dp, spec.decode.ep) == (3, 8, 8)
+    assert spec.gpus == 8 + 3 * 8
+
+
+def test_notation_takes_the_parts_in_either_order() -> None:
+    assert parse_disagg("2d:tp4,1p:tp8") == parse_disagg("1p:tp8,2d:tp4")
+
+
+@pytest.mark.parametrize(
+    "text", ["1p:tp8", "1p:tp8,1p:tp4", "0p:tp8,1d:tp8", "1x:tp8,1d:tp8", "1p:tq8,1d:tp8", ""]
+)
+def test_bad_notation_is_one_line_naming_the_flag(text: str) -> None:
+    with pytest.raises(InputError, match=r"^disagg: .*1p:tp8,3d:dp8-ep8") as err:
+        parse_disagg(text)
+    assert "\n" not in str(err.value)
+
+
+def test_fabric_comes_from_the_hardware_file() -> None:
+    fabric = fabric_of(get_hardware("h200-sxm"))
+    assert fabric.scaleup.bytes_per_s_per_gpu == pytest.approx(450e9)  # 900 GB/s both ways / 2
+    assert fabric.scaleup.latency_s == pytest.approx(0.6e-6)
+    assert fabric.scaleout.bytes_per_s_per_gpu == pytest.approx(50e9)  # one 400 Gb/s NIC per GPU
+    assert fabric.scaleout.latency_s == pytest.approx(2.7e-6)
+    assert fabric.domain_gpus == 8
+
+
+def test_kv_per_request_is_the_prompts_whole_model_kv() -> None:
+    dep = resolve(get_model("deepseek-r1"), get_hardware("h200-sxm"), DeploymentSettings())
+    one = np.ones(2, dtype=np.int64)
+    requests = Requests(np.array([8192, 1]), one * 2, one * 2, np.zeros(2))
+    # MLA latent 512 + rope 64 = 576 elements x 2 bytes x 61 layers = 70,272 B per token
+    assert kv_bytes_per_request(dep, requests).tolist() == [70_272 * 8192, 70_272]
+
+
+def test_splits_are_spread_over_the_instances() -> None:
+    assert splits(4) == [1, 2, 3]
+    assert len(splits(64)) == 6 and splits(64)[0] == 1 and splits(64)[-1] == 63
+
+
+def _json(*args: str) -> dict:  # type: ignore[type-arg]
+    result = runner.invoke(app, [*args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)  # type: ignore[no-any-return]
+
+
+def test_plan_disagg_json_names_both_pools_and_the_transfer() -> None:
+    report = _json("plan", SMALL, "--gpus", "2", "--disagg", "--isl", "512", "--osl", "64",
+                   "--num-requests", "24")  # fmt: skip
+    d = report["disaggregated"]
+    assert (d["prefill"]["layout"], d["prefill"]["gpus"]) == ("tp1", 1)
+    assert (d["decode"]["layout"], d["decode"]["gpus"]) == ("tp1", 1)
+    # 512 tokens x 131,072 B (2 x 32 layers x 8 KV heads x 128 x 2 B)
+    assert d["kv_transfer"]["bytes_per_request"] == 512 * 131_072
+    # 67.1 MB over NVLink at 450 GB/s + 0.6 us + 1 ms overhead
+    assert d["kv_transfer"]["p99_transfer_s"] == pytest.approx(512 * 131_072 / 450e9 + 1.0006e-3)
+    assert report["aggregated"]["layout"]
+    assert report["winner"] in ("disaggregated", "aggregated")
+    assert "--disaggregation-mode prefill" in report["engine_settings"]["sglang prefill"]
+    assert "NixlConnector" in report["engine_settings"]["vllm decode"]
+
+
+def test_sweep_disagg_json_has_a_point_per_concurrency() -> None:
+    report = _json("sweep", SMALL, "--disagg", "1p:tp1,1d:tp1", "--isl", "256", "--osl", "32",
+                   "--num-requests", "24", "--concurrency", "4,8")  # fmt: skip
+    assert [p["concurrency"] for p in report["series"]["points"]] == [4, 8]
+    assert report["disaggregated"]["kv_transfer"]["transfers"] == 24
+    assert report["gpus"] == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--disagg", "1p:tp1"], "disagg: "),
+        (["--disagg", "1p:tp1,1d:tp1", "--layout", "tp1"], "disagg: --layout does not apply"),
+        (["--disagg", "1p:tp1,1d:tp1", "--arrival", "clients", "--clients", "2"], "closed-loop"),
+    ],
+)
+def test_sweep_disagg_refuses_bad_input_in_one_line(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["sweep", SMALL, "--isl", "64", "--osl", "8", "--num-requests", "4", *args])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err and err.count("\n") == 1
+
+
+def test_check_asserts_on_a_disaggregated_scenario(tmp_path: Path) -> None:
+    spec = tmp_path / "capcliff.toml"
+    spec.write_text(
+        f"""
+[[scenario]]
+name = "pd"
+model = "{SMALL}"
+gpu = "h200-sxm"
+disagg = "1p:tp1,1d:tp1"
+[scenario.workload]
+isl = 256
+osl = 32
+num_requests = 24
+concurrency = 8
+[scenario.expect]
+fits = true
+tpot_p99_max_s = 10.0
+ttft_p99_max_s = 0.000001
+"""
+    )
+    report = check_file(spec)
+    scenario = report.scenarios[0]
+    assert scenario.figures.layout == "1p:tp1,1d:tp1"
+    verdicts = {a.name: a.passed for a in scenario.assertions}
+    assert verdicts == {"fits": True, "tpot_p99_max_s": True, "ttft_p99_max_s": False}
+
+
+def test_a_scenario_with_layout_and_disagg_is_refused(tmp_path: Path) -> None:
+    spec = tmp_path / "capcliff.toml"
+    spec.write_text(
+        f'[[scenario]]\nname = "x"\nmodel = "{SMALL}"\ngpu = "h200-sxm"\nlayout = "tp1"\n'
+        'disagg = "1p:tp1,1d:tp1"\n[scenario.workload]\nisl = 8\nosl = 8\nnum_requests = 2\n'
+    )
+    with pytest.raises(CatalogError, match="layout: give layout or disagg, not both"):
+        check_file(spec)
