@@ -4,6 +4,7 @@ caching off = the simulator without it."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from unittest.mock import patch
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from capcliff.check.runner import check_file
 from capcliff.errors import InputError
 from capcliff.sim import replica as replica_module
 from capcliff.sim.config import KVCapacity, SimConfig
@@ -205,3 +207,20 @@ def test_reference_cases_with_caching_hit_evict_and_preempt() -> None:
             evictions += fast.reuse.evicted_blocks > 0
             preemptions += int(fast.preemptions.sum()) > 0
     assert hits and evictions and preemptions
+
+
+def test_check_asserts_a_minimum_prefix_hit_rate(tmp_path: Path) -> None:
+    # Multi-turn chat on a KV cache far larger than its working set: most of each prompt is the
+    # history the previous turn left cached, so the hit rate is high; no hit rate reaches 100 %
+    # (first turns miss, the last token of a prompt is always computed).
+    spec = tmp_path / "capcliff.toml"
+    spec.write_text(
+        '[[scenario]]\nname = "chat"\nmodel = "llama-3.1-8b"\ngpu = "h100-sxm"\ngpus = 1\n'
+        'layout = "tp1"\n[scenario.workload]\npreset = "multiturn-chat"\narrival = "clients"\n'
+        "clients = 8\nnum_requests = 100\nconcurrency = 8\n"
+        "[scenario.expect]\nprefix_hit_rate_min = 0.3\n"
+    )
+    report = check_file(spec)
+    (result,) = report.scenarios[0].assertions
+    assert result.passed
+    assert 0.3 <= float(result.actual) < 1.0  # type: ignore[arg-type]

@@ -21,6 +21,7 @@ from capcliff.analysis.plan_types import (
     PlanSweetSpot,
     Recommendation,
 )
+from capcliff.analysis.reuse_advice import ReuseAdvice, reuse_advice
 from capcliff.analysis.solver import Slo, SweepPoint, simulated_cliff, sweep
 from capcliff.analysis.sweep import p99_analytic_cliff, replica_models
 from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
@@ -292,6 +293,7 @@ def build_plan_report(
     flags: dict[str, str] = {}
     warnings: list[str] = []
     rec = None
+    reuse: ReuseAdvice | None = None
     if chosen is None:
         fixes = fit_fixes(dep, gpus, inputs)
     else:
@@ -301,6 +303,12 @@ def build_plan_report(
         flags, warnings = engine_flags(
             dep, evaluated[best.name], rec, inputs, served_model(dep, local=serve_local_path)
         )
+        if inputs.requests.has_content:
+            ev = evaluated[best.name]
+            reuse = reuse_advice(
+                dep, ev.memory, inputs.requests,
+                replace(inputs.config, max_num_seqs=rec.max_num_seqs),
+            )  # fmt: skip
     header = report_header(
         dep.model, dep.hardware, gpus=gpus, settings=dep.budget, scheme=dep.scheme,
         kv_dtype=dep.kv_dtype, max_model_len=inputs.max_model_len,
@@ -310,6 +318,7 @@ def build_plan_report(
         num_requests=len(inputs.requests.input_tokens), seed=seed, objective=goal.value,
         step_profile=profile_label(dep.settings.engine, dict(dep.budget.step_time_terms)),
         layouts=rows, recommended=rec, fixes=fixes, engine_flags=flags, flag_warnings=warnings,
+        reuse=reuse,
     )  # fmt: skip
 
 

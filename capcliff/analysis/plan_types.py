@@ -6,6 +6,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from capcliff.analysis.reuse_advice import ReuseAdvice
 from capcliff.memory.report import LayoutSummary
 from capcliff.report_header import SimulationHeader
 
@@ -73,3 +74,4 @@ class PlanReport(SimulationHeader):
     fixes: list[str]  # what would fit, when nothing does
     engine_flags: dict[str, str]
     flag_warnings: list[str]
+    reuse: ReuseAdvice | None = None  # prefix caching and offload, for workloads that share content

@@ -53,6 +53,7 @@ STATED: dict[str, tuple[str, bool, Callable[[PointResult], float]]] = {
     "ttft_p99_max_s": ("s", False, lambda p: p.ttft_p99_s),
     "tpot_p99_max_s": ("s", False, lambda p: p.tpot_p99_s),
     "output_throughput_min_tok_s": ("tok/s", True, lambda p: p.output_throughput_tok_s),
+    "prefix_hit_rate_min": ("fraction", True, lambda p: p.prefix_cache_hit_rate or 0.0),
 }
 
 
@@ -150,6 +151,9 @@ def assertions_of(o: Outcome, e: Expectations) -> list[AssertionResult]:
         None
         if e.output_throughput_min_tok_s is None
         else check_stated(o, "output_throughput_min_tok_s", e.output_throughput_min_tok_s),
+        None
+        if e.prefix_hit_rate_min is None
+        else check_stated(o, "prefix_hit_rate_min", e.prefix_hit_rate_min),
         None if e.recommended_layout is None else check_recommended(o, e.recommended_layout),
         None if e.max_model_len_fits is None else check_max_model_len(o, e.max_model_len_fits),
     ]

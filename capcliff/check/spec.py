@@ -26,6 +26,7 @@ from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import parse_layout
 from capcliff.errors import CatalogError, InputError
 from capcliff.files import read_text
+from capcliff.sim.sessions import SESSION_PRESETS
 from capcliff.sim.workload import PRESETS, Arrival, parse_trace
 from capcliff.sim.workload_rules import check_workload_numbers
 
@@ -58,6 +59,7 @@ class Expectations(_Spec):
     ttft_p99_max_s: float | None = Field(default=None, gt=0)
     tpot_p99_max_s: float | None = Field(default=None, gt=0)
     output_throughput_min_tok_s: float | None = Field(default=None, gt=0)
+    prefix_hit_rate_min: float | None = Field(default=None, ge=0, le=1)  # token-weighted, in HBM
     recommended_layout: str | None = None
     max_model_len_fits: int | None = Field(default=None, ge=1)  # tokens
 
@@ -73,7 +75,7 @@ class CheckWorkload(_Spec):
     # The numbers' domains are `sim.workload.check_workload_numbers`, as for the CLI's flags.
     isl: int | None = None  # input tokens per request
     osl: int | None = None  # output tokens per request
-    preset: str | None = None  # reasoning, chat, chat-short
+    preset: str | None = None  # reasoning, chat, chat-short, multiturn-chat, agentic
     trace: str | None = None  # a JSONL file, relative to the spec file
     arrival: Arrival | None = None  # batch (default), clients, poisson
     rate: float | None = None  # requests/s (poisson)
@@ -84,8 +86,9 @@ class CheckWorkload(_Spec):
     @field_validator("preset")
     @classmethod
     def _known_preset(cls, value: str | None) -> str | None:
-        if value is not None and value not in PRESETS:
-            raise ValueError(f"unknown preset {value!r}; known: {', '.join(PRESETS)}")
+        known = [*PRESETS, *SESSION_PRESETS]
+        if value is not None and value not in known:
+            raise ValueError(f"unknown preset {value!r}; known: {', '.join(known)}")
         return value
 
     @model_validator(mode="after")

@@ -64,6 +64,24 @@ def _recommendation_lines(report: PlanReport) -> list[str]:
             f"  - KV-aware admission {verdict} {abs(rec.kv_aware_gain):.0%} "
             f"(makespan {rec.kv_aware_makespan_s:,.0f} s)"
         )
+    return lines + _reuse_lines(report)
+
+
+def _reuse_lines(report: PlanReport) -> list[str]:
+    """What prefix caching and host offload are worth at this workload."""
+    advice = report.reuse
+    if advice is None:
+        return []
+    lines = ["Reuse (recommended layout at its cap; TTFT p99, HBM / offload hit rate):"]
+    for p in advice.points:
+        hit = "-" if p.prefix_cache_hit_rate is None else f"{p.prefix_cache_hit_rate:.0%}"
+        lines.append(
+            f"  - {p.label}: TTFT p99 {p.ttft_p99_s:,.2f} s, hit {hit} / {p.offload_hit_rate:.0%}"
+            f", {p.output_throughput_tok_s:,.0f} tok/s, {p.preemptions:,} preemptions"
+        )
+    size = advice.recommended_offload_bytes
+    pick = f"{size / 2**30:.0f} GiB per replica" if size else "none (it would not pay)"
+    lines.append(f"  - recommended host offload: {pick}; flags: {' '.join(advice.flags)}")
     return lines
 
 

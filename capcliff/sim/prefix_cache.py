@@ -60,6 +60,8 @@ class PrefixCache:
         self.unreferenced = 0  # cached blocks no running request references
         self.in_use = 0  # cached blocks some running request references
         self._paths: dict[int, tuple[int, ...]] = {}
+        self._bounds: dict[int, list[tuple[int, int, float]]] = {}
+        self.version = 0  # changes whenever what a lookup could see changes
         self._heap: list[tuple[float, int, int]] = []  # (last release, stamp, node)
         self._stamp = [0] * len(parent)
         self._seq = 0
@@ -79,13 +81,16 @@ class PrefixCache:
 
     def segments(self, node: int, limit: int) -> list[tuple[int, int, int]]:
         """(node, first block, end block) of each node's share of blocks [0, limit)."""
-        path, own = self.path(node), self.own_start
+        bounds = self._bounds.get(node)
+        if bounds is None:
+            path, own = self.path(node), self.own_start
+            ends = [float(own[b]) for b in path[1:]] + [float("inf")]
+            bounds = self._bounds[node] = [(a, own[a], e) for a, e in zip(path, ends, strict=True)]
         out = []
-        for k, a in enumerate(path):
-            hi = own[path[k + 1]] if k + 1 < len(path) else limit
-            hi = min(hi, limit)
-            if hi > own[a]:
-                out.append((a, own[a], hi))
+        for a, lo, end in bounds:
+            hi = limit if end >= limit else int(end)
+            if hi > lo:
+                out.append((a, lo, hi))
             if hi >= limit:
                 break
         return out
@@ -103,6 +108,20 @@ class PrefixCache:
                 return cached[a]
             hit = hi
         return hit
+
+    def lookup_revivable(self, node: int, prompt_tokens: int) -> tuple[int, int]:
+        """(`lookup`, `revivable` of that hit) in one walk of the path."""
+        limit = (prompt_tokens - 1) // self.block_size
+        cached, ref = self.cached_end, self.ref_end
+        hit = revive = 0
+        for a, lo, hi in self.segments(node, limit):
+            end = cached[a] if cached[a] < hi else hi
+            if end > lo:
+                revive += max(0, end - max(ref[a], lo))
+            hit = end
+            if end < hi:
+                break
+        return hit, revive
 
     def revivable(self, node: int, hit_blocks: int) -> int:
         """How many of the first `hit_blocks` blocks on `node`'s path no running request
@@ -123,6 +142,7 @@ class PrefixCache:
                 revived += hi - max(old, lo)
         self.unreferenced -= revived
         self.in_use += revived
+        self.version += 1
         return revived
 
     def release(self, node: int, hit_blocks: int, publish_blocks: int, now_s: float) -> int:
@@ -144,6 +164,7 @@ class PrefixCache:
             self._touch(a, now_s)
         self.unreferenced += dropped
         self.in_use -= dropped
+        self.version += 1
         return dropped
 
     def _unref(self, a: int, lo: int, reach: int) -> int:
@@ -193,4 +214,5 @@ class PrefixCache:
                 heapq.heappop(heap)
         self.unreferenced -= evicted
         self.evicted_blocks += evicted
+        self.version += evicted > 0
         return evicted

@@ -19,13 +19,19 @@ What each engine keeps when it gives a request up (where the engine does so):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.kv_tiers import KVTier, KVTiers, TierRecord
 from capcliff.sim.prefix_cache import PrefixCache
 from capcliff.sim.workload import Requests
+
+if TYPE_CHECKING:  # types only: config imports this package's tiers
+    from capcliff.sim.config import KVCapacity, SimConfig
+    from capcliff.sim.policies import Policy
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -80,6 +86,8 @@ class PrefixReuse:
             else None
         )  # fmt: skip
         self.load_s = 0.0  # loads from the tiers of the step being built
+        self._memo_key: tuple[int, int, int] = (-1, -1, -1)
+        self._memo = (0, 0, 0)
         self.radix = radix
         self.block_size = block_size
         self.shared = [0] * n  # cached blocks a running request references (its hit)
@@ -97,12 +105,16 @@ class PrefixReuse:
         """(blocks of KV it need not compute, blocks hit in HBM, of which unreferenced) for
         request i with `tokens` tokens to prefill; blocks past the HBM hit come from the
         offload tiers."""
+        key = (i, tokens, self.cache.version)
+        if key == self._memo_key:  # the head of the queue, asked again with nothing changed
+            return self._memo
         node = self.node[i]
-        hit = self.cache.lookup(node, tokens)
+        hit, revive = self.cache.lookup_revivable(node, tokens)
         reach = hit
         if self.tiers is not None:
             reach = self.tiers.plan(node, hit, (tokens - 1) // self.block_size)[0]
-        return reach, hit, (self.cache.revivable(node, hit) if hit else 0)
+        self._memo_key, self._memo = key, (reach, hit, revive)
+        return reach, hit, revive
 
     def admit(self, i: int, tokens: int, now_s: float) -> tuple[int, int]:
         """Request i starts with what `lookup` found for its `tokens`: references its HBM hit
@@ -141,6 +153,24 @@ class PrefixReuse:
         return ReuseRecord(
             self.queried, self.hit_tokens, self.cache.evicted_blocks, times, queried, hit, tiers
         )
+
+
+def replica_reuse(
+    requests: Requests,
+    capacity: KVCapacity,
+    model: StepTimeModel,
+    config: SimConfig,
+    rule: Policy,
+) -> PrefixReuse | None:
+    """The prefix cache of a replica (None with caching off): SGLang's is a radix cache; its
+    offload tiers are the capacity's; recomputing a token costs the matmul FLOPs per token."""
+    if not config.prefix_caching:
+        return None
+    return PrefixReuse(
+        requests, capacity.block_size, radix=rule.name == "sglang", tiers=capacity.tiers,
+        kv_bytes_per_token=capacity.kv_bytes_per_token,
+        recompute_s_per_token=model.flops_per_token / model.flops_per_s,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from capcliff.sim.cohort import DecodeCohort
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
 from capcliff.sim.fast_forward import fast_forward
 from capcliff.sim.policies import Candidate, Policy, Requeue, VictimOrder
-from capcliff.sim.prefix_reuse import PrefixReuse
+from capcliff.sim.prefix_reuse import replica_reuse
 from capcliff.sim.step_plan import PlannedStep, step_load
 from capcliff.sim.timeline import Recorder, ReplicaResult
 from capcliff.sim.victims import next_victim
@@ -82,15 +82,7 @@ class ReplicaSim:
         self.max_num_seqs = config.max_num_seqs
         self.clients = ClientLoop(requests, self.arrival)
         self.arrivals = self.clients.arrivals
-        self.reuse = (
-            PrefixReuse(
-                requests, capacity.block_size, radix=rule.name == "sglang", tiers=capacity.tiers,
-                kv_bytes_per_token=capacity.kv_bytes_per_token,
-                recompute_s_per_token=model.flops_per_token / model.flops_per_s,
-            )
-            if config.prefix_caching
-            else None
-        )  # fmt: skip
+        self.reuse = replica_reuse(requests, capacity, model, config, rule)
 
     def _per_request(self, requests: Requests) -> None:
         """Per-request state as Python lists (scalar access is what the event loop does)."""

@@ -22,7 +22,7 @@ Sources of the presets (every figure either cited or a named assumption):
   mu = 3.981, p99 = 3,951; assistant sigma = 0.791, mu = 5.777, p99 = 2,030. Turns per session
   geometric with mean 2.54. Assumptions (no dataset gives them): one 200-token system prompt
   shared by every session, think time exponential with mean 10 s, history capped at 32,768
-  tokens (the session ends there).
+  tokens (the session ends when a prompt + max_tokens 4,096 would pass it).
 - `agentic`: named assumptions shaped on the source notes' "fan-out x branching x tools" (no
   public trace statistics ship with capcliff): an 8,000-token prefix (instructions and tool
   schemas) shared by every session; 30 turns per session (geometric mean); each turn's new
@@ -191,7 +191,7 @@ def _session(
         new_input = d.length(spec.user_input, spec.max_context_tokens) + carried
         output = d.length(spec.output, spec.max_output_tokens)
         prompt = context + new_input
-        if prompt + output > spec.max_context_tokens:
+        if prompt + spec.max_output_tokens > spec.max_context_tokens:  # room for max_tokens
             break
         first = made == 0
         b.add(
@@ -213,7 +213,7 @@ def _session(
                 branch = b.new_node(node, context)
                 branch_out = d.length(spec.output, spec.max_output_tokens)
                 branch_in = context + d.length(branch_dist, spec.max_context_tokens)
-                if branch_in + branch_out > spec.max_context_tokens:
+                if branch_in + spec.max_output_tokens > spec.max_context_tokens:
                     break
                 b.add(
                     prompt=branch_in,

@@ -1,0 +1,147 @@
+"""Prefix caching against the public multi-turn and agentic rows B118-B126, and through the cliff.
+
+Run: python benchmarks/reuse_validation.py   (prints the Markdown tables of docs/validation.md's
+"Prefix caching and sessions" section; asserts nothing)
+
+Each row is simulated as its benchmark ran it, with capcliff's own session presets (not the
+benchmark's conversations: the presets' statistics are cited in capcliff/sim/sessions.py and were
+not fitted to these rows): N closed-loop users, max_num_seqs as the row states, vLLM V1, prefix
+caching on, FP8 KV cache, gpu_memory_utilization 0.9, no think time (the benchmarks send the
+next turn when the previous one returns). Compared: the GPU prefix-cache hit rate, peak KV usage
+(vLLM's kv_cache_usage counts cached-free blocks as free, as capcliff does), mean and p99 TTFT,
+output throughput.
+
+The second table runs the multi-turn preset on one replica whose KV cache is shrunk step by step
+(--kv-cache-memory) past the cliff: hit rate, TTFT and throughput with and without a host tier.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent.parent))
+
+from capcliff.analysis.deployment import resolve, settings_of
+from capcliff.analysis.sweep import replica_models
+from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.catalog.layout import parse_layout
+from capcliff.sim.config import SimConfig
+from capcliff.sim.result import SimResult
+from capcliff.sim.sessions import SESSION_PRESETS, generate_sessions
+from capcliff.sim.simulate import simulate
+
+# (row, model, gpu, layout, users = max_num_seqs or None, preset, requests measured, measured:
+# hit rate, peak KV usage, TTFT mean s, TTFT p99 s, output tok/s)
+ROWS = [
+    ("B118", "llama-3.3-70b-fp4", "tp8", 16, 16, "multiturn-chat", 3615,
+     (0.8795, 0.0145, 0.0943, 0.155, 1723.0)),
+    ("B119", "llama-3.3-70b-fp4", "tp8", 32, 32, "multiturn-chat", 3631,
+     (0.8802, 0.0183, 0.1060, 0.229, 2677.1)),
+    ("B120", "llama-3.3-70b-fp4", "tp8", 64, 64, "multiturn-chat", 3663,
+     (0.8755, 0.0326, 0.1200, 0.328, 3880.5)),
+    ("B121", "llama-3.3-70b-fp4", "tp8", 128, 128, "multiturn-chat", 3727,
+     (0.8718, 0.0600, 0.1527, 0.856, 5375.9)),
+    ("B122", "llama-3.3-70b-fp4", "tp8", 256, 256, "multiturn-chat", 3855,
+     (0.8621, 0.1139, 0.2202, 1.626, 7465.6)),
+    ("B123", "deepseek-r1-0528-fp4", "tp4-ep4", 1, None, "agentic", 45,
+     (0.9492, 0.0830, 1.113, 10.10, 71.4)),
+    ("B124", "deepseek-r1-0528-fp4", "tp4-ep4", 2, None, "agentic", 57,
+     (0.9348, 0.1581, 1.604, 20.13, 125.3)),
+    ("B125", "deepseek-r1-0528-fp4", "tp4-ep4", 4, None, "agentic", 124,
+     (0.9255, 0.2448, 1.901, 35.60, 211.1)),
+    ("B126", "deepseek-r1-0528-fp4", "tp4-ep4", 8, None, "agentic", 162,
+     (0.8980, 0.4354, 2.713, 52.71, 294.8)),
+]  # fmt: skip
+
+
+# The cliff: B118-B122's deployment with its KV cache cut to 1 GiB per GPU (52,428 tokens per
+# replica at 20,480 bytes of FP8 KV per token per GPU), users (= max_num_seqs) growing past it.
+CLIFF_KV = "1GiB"
+CLIFF_USERS = (4, 8, 16, 32, 64, 128)
+
+
+def run(
+    model_id: str,
+    layout_name: str,
+    users: int,
+    seqs: int | None,
+    preset: str,
+    requests_n: int,
+    *,
+    kv_cache_memory: str | None = None,
+    offload: str | None = None,
+    caching: bool = True,
+) -> SimResult:
+    """One simulation of `preset` sessions by `users` closed-loop users."""
+    values = {
+        "kv_cache_dtype": "fp8", "max_num_seqs": seqs, "kv_cache_memory": kv_cache_memory,
+        "offload": offload,
+    }  # fmt: skip
+    dep = resolve(get_model(model_id), get_hardware("b200"), settings_of(values))
+    spec = replace(SESSION_PRESETS[preset], think_time_s=0.0)
+    requests = generate_sessions(spec, requests_n, np.random.default_rng(0), clients=users)
+    layout = parse_layout(layout_name)
+    max_len = dep.context_length(requests)
+    memory = dep.memory(layout, max_len)
+    capacity, steps = replica_models(dep, memory)
+    config = replace(dep.sim_config(max_len), prefix_caching=caching)
+    if seqs is not None:
+        config = replace(config, max_num_seqs=seqs)
+    assert isinstance(config, SimConfig)
+    return simulate(requests, steps, capacity, config, dp=layout.dp)
+
+
+def _pct(x: float) -> str:
+    return f"{x:.1%}"
+
+
+def rows_table() -> list[str]:
+    out = [
+        "| row | users | hit rate sim / measured | peak KV sim / measured | TTFT mean s "
+        "sim / measured | TTFT p99 s sim / measured | output tok/s sim / measured |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row_id, model_id, layout, users, seqs, preset, n, measured in ROWS:
+        r = run(model_id, layout, users, seqs, preset, n)
+        hit, kv, ttft_mean, ttft_p99, tok_s = measured
+        mean = float(np.nanmean(r.ttft_s))
+        out.append(
+            f"| {row_id} | {users} | {_pct(r.prefix_cache_hit_rate or 0.0)} / {_pct(hit)} | "
+            f"{_pct(r.peak_kv_utilization)} / {_pct(kv)} | {mean:.3f} / {ttft_mean:.3f} | "
+            f"{r.ttft.p99:.3f} / {ttft_p99:.3f} | {r.output_tokens_per_s:,.0f} / {tok_s:,.0f} |"
+        )
+    return out
+
+
+def cliff_table() -> list[str]:
+    out = [
+        "| users = max_num_seqs | offload | hit rate HBM / host | peak KV | preemptions "
+        "| TTFT p50 s | TTFT p99 s | output tok/s |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for users in CLIFF_USERS:
+        for offload in (None, "cpu:512GiB"):
+            r = run(
+                "llama-3.3-70b-fp4", "tp8", users, users, "multiturn-chat", 3000,
+                kv_cache_memory=CLIFF_KV, offload=offload,
+            )  # fmt: skip
+            host = 0.0
+            if r.reuse is not None and r.reuse.tiers:
+                host = r.reuse.tiers[0].hit_tokens / r.reuse.queried_tokens
+            out.append(
+                f"| {users} | {offload or '-'} | {_pct(r.prefix_cache_hit_rate or 0.0)} / "
+                f"{_pct(host)} | "
+                f"{_pct(r.peak_kv_utilization)} | {r.total_preemptions:,} | {r.ttft.p50:.3f} | "
+                f"{r.ttft.p99:.3f} | {r.output_tokens_per_s:,.0f} |"
+            )
+    return out
+
+
+if __name__ == "__main__":
+    print("\n".join(rows_table()))
+    print()
+    print("\n".join(cliff_table()))
