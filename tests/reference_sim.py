@@ -67,6 +67,7 @@ class RefResult:
     blocked_s: float
     peak_used: int
     max_used: int
+    prefill_victims: int  # preemptions of a request part way through its prefill
 
 
 class ReferenceSim:
@@ -122,6 +123,7 @@ class ReferenceSim:
         self.blocked_steps = 0
         self.blocked_s = 0.0
         self.peak_used = 0
+        self.prefill_victims = 0
 
     # the view the policy functions read
     @property
@@ -188,11 +190,13 @@ class ReferenceSim:
             self.blocked_s,
             self.peak_used,
             self.peak_used,
+            self.prefill_victims,
         )
 
     def preempt(self, v: Req, swap_out: list[int]) -> None:
         self.running.remove(v)
         self.free += self.released_blocks(v, finished=False)
+        self.prefill_victims += not v.decoding
         room = self.cap.host_kv_tokens - self.host_used
         if self.cfg.preemption is PreemptionMode.SWAP and v.decoding and v.context <= room:
             v.host_kv = v.context

@@ -8,6 +8,8 @@ import numpy as np
 
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
+from capcliff.sim.policies import NewTokenRatio, Policy
+from capcliff.sim.simulate import make_policy
 from capcliff.sim.workload import Requests
 
 
@@ -101,3 +103,52 @@ def random_case(
         kv_margin=0.0 if seed % 3 == 0 else 0.1,
     )
     return requests, capacity, config
+
+
+PREEMPTING_POLICIES = ("vllm", "vllm-v0", "sglang", "trtllm-max-util", "kv-aware")
+# SGLang retracts only once its new-token ratio has decayed enough to over-admit; with the
+# engine's schedule (600 steps to decay) that is rare in a short case, so pressure cases run a
+# faster-decaying or a low ratio (the same rule goes to both simulators; the engine's own
+# schedule is compared in `random_case`).
+SGLANG_RATIOS = (NewTokenRatio(decay=0.02), NewTokenRatio(0.05, 0.0, 0.001))
+
+
+def pressure_case(
+    seed: int, policy: str, mode: PreemptionMode
+) -> tuple[Requests, KVCapacity, SimConfig, Policy]:
+    """A small workload that runs out of KV blocks: a cache of one to three longest requests,
+    long outputs (max_new close to the real output), chunked prefills. Odd seeds arrive as a
+    Poisson stream, even seeds all at t = 0. kv-aware estimates outputs (its median), so it can
+    be wrong and preempt."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(20, 40))
+    block = int(rng.choice([1, 2, 4, 16]))
+    prompts = rng.integers(1, 200 if policy == "sglang" else 100, n)
+    outputs = rng.integers(20, 150, n)
+    limits = outputs + rng.integers(0, 4, n)
+    need = int((prompts + outputs - 1).max())
+    blocks = -(-need // block) + int(rng.integers(0, 2 * need)) // block
+    arrivals = np.zeros(n) if seed % 2 == 0 else np.cumsum(rng.exponential(0.005, n))
+    requests = Requests(
+        prompts.astype(np.int64), outputs.astype(np.int64), limits.astype(np.int64), arrivals
+    )
+    capacity = KVCapacity(
+        blocks=blocks,
+        block_size=block,
+        kv_bytes_per_token=1000,
+        host_link_bytes_per_s=1e9,
+        host_kv_tokens=int(rng.integers(0, 400)),
+    )
+    seqs = int(rng.integers(4, 24))
+    config = SimConfig(
+        policy=policy,
+        max_num_seqs=seqs,
+        max_num_batched_tokens=int(rng.integers(seqs, 64)),
+        preemption=mode,
+        output_quantile=0.5 if policy == "kv-aware" else None,
+        kv_margin=0.0,
+    )
+    rule = make_policy(config, requests)
+    if rule.ratio is not None:
+        rule = dataclasses.replace(rule, ratio=SGLANG_RATIOS[seed % len(SGLANG_RATIOS)])
+    return requests, capacity, config, rule

@@ -18,7 +18,6 @@ from capcliff.check.report import (
     CheckReport,
     ExitCode,
     ScenarioResult,
-    exit_code_for_error,
     load_baseline,
     parse_baseline,
 )
@@ -90,14 +89,28 @@ def test_a_failing_spec_exits_1(failing: CheckReport) -> None:
     assert failing.exit_code is ExitCode.FAILED
 
 
-def test_an_invalid_spec_exits_2(tmp_path: Path) -> None:
-    with pytest.raises(InputError) as caught:
-        parse_spec(MINIMAL.replace("isl = 128", "isl = 0"), path=tmp_path / "capcliff.toml")
-    assert exit_code_for_error(caught.value) is ExitCode.INVALID
+def test_an_invalid_spec_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "capcliff.toml"
+    spec.write_text(MINIMAL.replace("isl = 128", "isl = 0"))
+    assert main(["check", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert "isl" in err
+    assert "Traceback" not in err
 
 
-def test_a_crash_exits_4_not_1() -> None:
-    assert exit_code_for_error(ZeroDivisionError()) is ExitCode.INTERNAL
+def test_a_crash_exits_4_not_1(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A real internal error deep in the core (the replica loop), through the real entry point:
+    # a bug must never read as a failed check (1) or as bad input (2).
+    def broken(self: object) -> None:
+        raise ZeroDivisionError("planted")
+
+    monkeypatch.setattr("capcliff.sim.replica.ReplicaSim.run", broken)
+    assert main(["check", str(PASS_SPEC)]) == 4
+    err = capsys.readouterr().err
+    assert "Traceback" in err
+    assert "ZeroDivisionError: planted" in err
 
 
 def test_a_missing_spec_file_is_invalid(tmp_path: Path) -> None:

@@ -165,3 +165,32 @@ def test_version_prints_the_package_version() -> None:
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0
     assert result.output.strip() == f"capcliff {__version__}"
+
+
+@pytest.mark.parametrize(
+    ("target", "argv"),
+    [
+        ("capcliff.memory.layout_memory.LayoutMemory.max_concurrency", ["memory", "llama-3.1-8b"]),
+        (
+            "capcliff.sim.replica.ReplicaSim.run",
+            ["plan", "llama-3.1-8b", "--isl", "64", "--osl", "64", "--num-requests", "20"],
+        ),
+    ],
+    ids=["memory", "plan"],
+)
+def test_an_internal_error_exits_4_with_its_traceback(
+    target: str,
+    argv: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A bug planted in the core, reached through the real entry point (`capcliff.cli.main:main`,
+    # what the console script and `python -m capcliff` run).
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ZeroDivisionError("planted")
+
+    monkeypatch.setattr(target, broken)
+    assert main(argv) == 4
+    err = capsys.readouterr().err
+    assert "Traceback" in err
+    assert "ZeroDivisionError: planted" in err

@@ -47,3 +47,15 @@ def test_utilization_that_would_fit_one_million_tokens() -> None:
 def test_no_utilization_fits_two_million_tokens() -> None:
     # 2,000,000 * 131,072 = 262 GB of KV alone exceeds the 150.8 GB GPU.
     assert utilization_needed(_llama_8b(2_000_000), 2_000_000) is None
+
+
+def test_a_max_model_len_of_exactly_the_replica_capacity_fits() -> None:
+    # 56,254 blocks x 16 tokens = 900,064 tokens: a request of exactly that many fits ...
+    assert _llama_8b(900_064).fits
+
+
+def test_one_token_past_the_replica_capacity_does_not_fit() -> None:
+    # ... and one more token needs a 56,255th block.
+    mem = _llama_8b(900_065)
+    assert not mem.fits
+    assert "max_model_len=900065" in mem.reason

@@ -12,15 +12,25 @@ from hypothesis import strategies as st
 
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout
+from capcliff.errors import InputError
 from capcliff.memory.weights import WeightScheme
 from capcliff.perf.step_time import step_time_model
 from capcliff.sim.config import KVCapacity, PreemptionMode, Routing, SimConfig
 from capcliff.sim.replica import ReplicaSim
 from capcliff.sim.simulate import make_policy, route, simulate
+from capcliff.sim.timeline import ReplicaResult
 from capcliff.sim.workload import Requests, generate_requests, preset
 from capcliff.units import KVDType
-from tests.reference_sim import ReferenceSim
-from tests.simtools import POLICIES, constant_model, fixed_batch, random_case, toy_model
+from tests.reference_sim import ReferenceSim, RefResult
+from tests.simtools import (
+    POLICIES,
+    PREEMPTING_POLICIES,
+    constant_model,
+    fixed_batch,
+    pressure_case,
+    random_case,
+    toy_model,
+)
 
 MODES = (PreemptionMode.RECOMPUTE, PreemptionMode.SWAP)
 ARRIVALS = ("batch", "poisson", "clients")
@@ -34,32 +44,71 @@ def _both(seed: int, policy: str, mode: PreemptionMode, arrival: str):  # type: 
     return fast, slow
 
 
+def _assert_same(fast: ReplicaResult, slow: RefResult) -> None:
+    """The event-driven replica and the step-by-step reference agree on every figure."""
+    assert fast.first_token_s == pytest.approx(slow.first_token_s, rel=1e-9)
+    assert fast.finish_s == pytest.approx(slow.finish_s, rel=1e-9)
+    assert fast.arrival_s == pytest.approx(slow.arrival_s, rel=1e-9)
+    assert fast.preemptions.tolist() == slow.preemptions
+    assert fast.recomputed_tokens.tolist() == slow.recomputed
+    assert fast.steps == slow.steps
+    assert fast.scheduled_tokens == slow.scheduled_tokens
+    assert fast.swapped_tokens == slow.swapped_tokens
+    assert fast.swap_s == pytest.approx(slow.swap_s, rel=1e-9)
+    assert fast.blocked_steps == slow.blocked_steps
+    assert fast.blocked_s == pytest.approx(slow.blocked_s, rel=1e-9, abs=1e-12)
+    assert fast.peak_used_blocks == slow.peak_used
+    for mark, ref in (
+        (fast.first_preemption, slow.first_preemption),
+        (fast.first_saturation, slow.first_saturation),
+    ):
+        assert (mark is None) == (ref is None)
+        if mark is not None and ref is not None:
+            assert mark[0] == ref[0]
+            assert mark[1] == pytest.approx(ref[1], rel=1e-9)
+
+
 @pytest.mark.parametrize("arrival", ARRIVALS)
 @pytest.mark.parametrize("mode", MODES, ids=lambda m: m.value)
 @pytest.mark.parametrize("policy", POLICIES)
 def test_event_driven_equals_step_by_step(policy: str, mode: PreemptionMode, arrival: str) -> None:
     for seed in range(4):
-        fast, slow = _both(seed, policy, mode, arrival)
-        assert fast.first_token_s == pytest.approx(slow.first_token_s, rel=1e-9)
-        assert fast.finish_s == pytest.approx(slow.finish_s, rel=1e-9)
-        assert fast.arrival_s == pytest.approx(slow.arrival_s, rel=1e-9)
-        assert fast.preemptions.tolist() == slow.preemptions
-        assert fast.recomputed_tokens.tolist() == slow.recomputed
-        assert fast.steps == slow.steps
-        assert fast.scheduled_tokens == slow.scheduled_tokens
-        assert fast.swapped_tokens == slow.swapped_tokens
-        assert fast.swap_s == pytest.approx(slow.swap_s, rel=1e-9)
-        assert fast.blocked_steps == slow.blocked_steps
-        assert fast.blocked_s == pytest.approx(slow.blocked_s, rel=1e-9, abs=1e-12)
-        assert fast.peak_used_blocks == slow.peak_used
-        for mark, ref in (
-            (fast.first_preemption, slow.first_preemption),
-            (fast.first_saturation, slow.first_saturation),
-        ):
-            assert (mark is None) == (ref is None)
-            if mark is not None and ref is not None:
-                assert mark[0] == ref[0]
-                assert mark[1] == pytest.approx(ref[1], rel=1e-9)
+        _assert_same(*_both(seed, policy, mode, arrival))
+
+
+def _under_pressure(
+    seed: int, policy: str, mode: PreemptionMode
+) -> tuple[ReplicaResult, RefResult]:
+    requests, capacity, config, rule = pressure_case(seed, policy, mode)
+    fast = ReplicaSim(requests, toy_model(), capacity, config, rule).run()
+    slow = ReferenceSim(requests, toy_model(), capacity, config, rule).run()
+    return fast, slow
+
+
+PRESSURE_SEEDS = (0, 2, 3, 4)  # of seeds 0-8, every one but 1 preempts under every policy
+
+
+@pytest.mark.parametrize("mode", MODES, ids=lambda m: m.value)
+@pytest.mark.parametrize("policy", PREEMPTING_POLICIES)
+def test_event_driven_equals_step_by_step_when_every_policy_preempts(
+    policy: str, mode: PreemptionMode
+) -> None:
+    # Tight caches: every seed must preempt (or retract), so victim order, requeueing, recompute
+    # and swap, and SGLang's ratio reset after a retraction are all compared step by step.
+    for seed in PRESSURE_SEEDS:
+        fast, slow = _under_pressure(seed, policy, mode)
+        _assert_same(fast, slow)
+        assert sum(slow.preemptions) > 0, f"seed {seed} never preempted"
+        if mode is PreemptionMode.SWAP and policy != "sglang":
+            assert slow.swapped_tokens > 0, f"seed {seed} never swapped"
+
+
+def test_sglang_retracts_a_request_part_way_through_its_prefill() -> None:
+    # Found by search (1 in 150 pressure cases): seed 76 retracts a request in chunked prefill
+    # (generated 0, so first in SGLang's fewest-generated order); both simulators must agree.
+    fast, slow = _under_pressure(76, "sglang", PreemptionMode.RECOMPUTE)
+    assert slow.prefill_victims > 0
+    _assert_same(fast, slow)
 
 
 def test_reference_cases_exercise_preemption_swap_and_blocking() -> None:
@@ -280,3 +329,17 @@ def test_time_series_and_aggregates_are_consistent() -> None:
     assert result.first_saturation is not None
     assert result.first_saturation[0] == 397
     assert series.hbm_utilization.max() <= 1.0
+
+
+def test_a_request_exactly_the_size_of_the_cache_runs_and_fills_it() -> None:
+    # 10 blocks x 16 = 160 tokens; at its longest a request holds input + output - 1 tokens of KV
+    # (the last token's KV is never written): 100 + 61 - 1 = 160 -> all 10 blocks, no preemption.
+    result = simulate(fixed_batch(1, 100, 61), toy_model(), KVCapacity(10, 16), SimConfig())
+    assert result.peak_kv_utilization == 1.0
+    assert result.total_preemptions == 0
+
+
+def test_a_request_one_token_over_the_cache_is_refused() -> None:
+    # 100 + 62 - 1 = 161 tokens -> ceil(161 / 16) = 11 blocks > 10.
+    with pytest.raises(InputError, match=r"needs 11 KV blocks at its longest \(161 tokens\)"):
+        simulate(fixed_batch(1, 100, 62), toy_model(), KVCapacity(10, 16), SimConfig())

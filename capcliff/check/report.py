@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from capcliff.check.spec import validation_lines
-from capcliff.errors import CapcliffError, CatalogError
+from capcliff.errors import CatalogError
 from capcliff.files import read_text
 
 SCHEMA_VERSION = 1
@@ -42,12 +42,6 @@ class ExitCode(IntEnum):
     FAILED = 1  # at least one assertion fails
     INVALID = 2  # the spec or its inputs are invalid
     INTERNAL = 4  # a bug: never a failed check
-
-
-def exit_code_for_error(error: BaseException) -> ExitCode:
-    """INVALID for capcliff's own errors (a bad spec, id, file or flag), INTERNAL for anything
-    else: a crash never reads as a failed check."""
-    return ExitCode.INVALID if isinstance(error, CapcliffError) else ExitCode.INTERNAL
 
 
 class _Result(BaseModel):

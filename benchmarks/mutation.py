@@ -1,0 +1,467 @@
+"""Mutation testing of the core packages: how many small planted bugs do the tests catch?
+
+Not part of CI (it runs the tests once per mutant). For each package it lists every mutation site
+inside a function body, draws a random sample of them, plants each one in turn and runs only the
+test files relevant to that package; a mutant is *killed* when a test fails (or the run exceeds
+its time limit) and *survives* when every test still passes. It prints the kill rate per package
+and every survivor (file:line, function, mutation).
+
+Mutations (one at a time): a comparison flipped (`<` <-> `<=`, `>` <-> `>=`, `==` <-> `!=`,
+`is` <-> `is not`, `in` <-> `not in`), an arithmetic operator swapped (`+` <-> `-`, `*` <-> `/`,
+`//` -> `*`, and the same in `+=`/`-=`), an integer constant off by one (n -> n + 1 and n -> n - 1),
+`min` <-> `max`, a `not` dropped, `and` <-> `or`. Not mutated: module- and class-level
+statements (constants, dataclass fields), docstrings, annotations, `assert` statements, `raise`
+statements and f-strings (error-message text).
+
+How: one worker process per package imports capcliff and the tests once; a mutant is compiled
+from the module's AST and its function's code object is swapped into the live function
+(`__code__`), so every reference to the function, however imported, runs the mutant. The test
+modules are re-imported for every run (module-level values are recomputed with the mutant), and
+Hypothesis keeps no example database between runs. Tests that already fail without any mutant
+are deselected.
+
+Run (2 shared cores: keep it niced, and size the sample to the time you have):
+    nice -n 19 python benchmarks/mutation.py --sample 40 --budget-s 840
+    nice -n 19 python benchmarks/mutation.py --packages sim --sample 10 --seed 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import importlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import types
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The test files that exercise each package (run in this order; -x stops at the first failure).
+TESTS = {
+    "memory": [
+        "tests/test_kv.py",
+        "tests/test_params.py",
+        "tests/test_weights.py",
+        "tests/test_fit.py",
+        "tests/test_memory.py",
+        "tests/test_engines.py",
+        "tests/test_attention_dp.py",
+    ],
+    "sim": [
+        "tests/test_figures.py",
+        "tests/test_scheduler.py",
+        "tests/test_workload.py",
+        "tests/test_simulate.py",
+        "tests/test_prefix_cache.py",
+        "tests/test_prefix_reuse.py",
+        "tests/test_means.py",
+        "tests/test_attention_dp.py",
+    ],
+    "analysis": [
+        "tests/test_figures.py",
+        "tests/test_solver.py",
+        "tests/test_sweep.py",
+        "tests/test_plan.py",
+        "tests/test_means.py",
+        "tests/test_benchmarks.py",
+    ],
+    "perf": ["tests/test_perf.py", "tests/test_profiles.py", "tests/test_figures.py"],
+}
+
+_COMPARE_SWAP: dict[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+}
+_BINOP_SWAP: dict[type[ast.operator], type[ast.operator]] = {
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.Div,
+    ast.Div: ast.Mult,
+    ast.FloorDiv: ast.Mult,
+}
+_MINMAX = ("min", "max")
+_SYMBOL = {
+    ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
+    ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in", ast.Add: "+",
+    ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.And: "and", ast.Or: "or",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Site:
+    """One mutation: where (module file, function, line) and what."""
+
+    package: str
+    path: str  # relative to the repository root
+    module: str
+    qualname: str  # of the enclosing top-level function or method
+    line: int
+    kind: str  # compare, binop, augassign, int, minmax, not, boolop
+    index: int  # the node's position in ast.walk order over the module
+    detail: str  # the mutation in words, e.g. "< -> <="
+    variant: int = 0  # for int constants: +1 (0) or -1 (1)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the tests did with one mutant."""
+
+    site: Site
+    status: str  # killed, survived, timeout, skipped
+    seconds: float
+    note: str = ""
+
+
+def _skip_ids(func: ast.AST) -> set[int]:
+    """Nodes inside a function that are not mutated: docstrings, annotations, asserts, raises,
+    f-strings."""
+    skip: set[int] = set()
+
+    def mark(node: ast.AST | None) -> None:
+        if node is not None:
+            skip.update(id(n) for n in ast.walk(node))
+
+    for node in ast.walk(func):
+        if isinstance(node, (ast.Assert, ast.Raise, ast.JoinedStr)):
+            mark(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for arg in (*node.args.args, *node.args.kwonlyargs, *node.args.posonlyargs):
+                mark(arg.annotation)
+            mark(node.returns)
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                mark(body[0])
+        elif isinstance(node, ast.AnnAssign):
+            mark(node.annotation)
+    return skip
+
+
+def _functions(tree: ast.Module) -> Iterator[tuple[str, ast.AST]]:
+    """(qualname, node) of every function or method defined at module or class level."""
+
+    def walk(body: list[ast.stmt], prefix: str) -> Iterator[tuple[str, ast.AST]]:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                yield prefix + node.name, node
+            elif isinstance(node, ast.ClassDef):
+                yield from walk(node.body, f"{prefix}{node.name}.")
+
+    yield from walk(tree.body, "")
+
+
+def _site_details(node: ast.AST) -> list[tuple[str, str, int]]:
+    """(kind, detail, variant) of each mutation `node` admits."""
+    if isinstance(node, ast.Compare):
+        return [
+            ("compare", f"{_SYMBOL[type(op)]} -> {_SYMBOL[_COMPARE_SWAP[type(op)]]}", k)
+            for k, op in enumerate(node.ops)
+            if type(op) in _COMPARE_SWAP
+        ]
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOP_SWAP:
+        return [("binop", f"{_SYMBOL[type(node.op)]} -> {_SYMBOL[_BINOP_SWAP[type(node.op)]]}", 0)]
+    if isinstance(node, ast.AugAssign) and type(node.op) in (ast.Add, ast.Sub):
+        new = _BINOP_SWAP[type(node.op)]
+        return [("augassign", f"{_SYMBOL[type(node.op)]}= -> {_SYMBOL[new]}=", 0)]
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        n = node.value
+        return [("int", f"{n} -> {n + 1}", 0), ("int", f"{n} -> {n - 1}", 1)]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _MINMAX:
+        other = "max" if node.func.id == "min" else "min"
+        return [("minmax", f"{node.func.id} -> {other}", 0)]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return [("not", "not x -> x", 0)]
+    if isinstance(node, ast.BoolOp):
+        other = ast.Or if isinstance(node.op, ast.And) else ast.And
+        return [("boolop", f"{_SYMBOL[type(node.op)]} -> {_SYMBOL[other]}", 0)]
+    return []
+
+
+def sites_of(package: str) -> list[Site]:
+    """Every mutation site in the package's modules (function bodies only)."""
+    found: list[Site] = []
+    for path in sorted((ROOT / "capcliff" / package).glob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        tree = ast.parse(path.read_text(), filename=str(path))
+        order = {id(n): k for k, n in enumerate(ast.walk(tree))}
+        module = f"capcliff.{package}.{path.stem}"
+        for qualname, func in _functions(tree):
+            skip = _skip_ids(func)
+            for node in ast.walk(func):
+                if id(node) in skip:
+                    continue
+                for kind, detail, variant in _site_details(node):
+                    found.append(
+                        Site(
+                            package, str(path.relative_to(ROOT)), module, qualname,
+                            getattr(node, "lineno", func.lineno), kind, order[id(node)], detail,
+                            variant,
+                        )
+                    )  # fmt: skip
+    return found
+
+
+def _mutate(tree: ast.Module, site: Site) -> ast.Module:
+    """A copy of `tree` with `site` planted."""
+    mutant = copy.deepcopy(tree)
+    node = next(n for k, n in enumerate(ast.walk(mutant)) if k == site.index)
+    if site.kind == "compare":
+        assert isinstance(node, ast.Compare)
+        node.ops[site.variant] = _COMPARE_SWAP[type(node.ops[site.variant])]()
+    elif site.kind == "binop":
+        assert isinstance(node, ast.BinOp)
+        node.op = _BINOP_SWAP[type(node.op)]()
+    elif site.kind == "augassign":
+        assert isinstance(node, ast.AugAssign)
+        node.op = _BINOP_SWAP[type(node.op)]()
+    elif site.kind == "int":
+        assert isinstance(node, ast.Constant)
+        node.value = node.value + (1 if site.variant == 0 else -1)
+    elif site.kind == "minmax":
+        assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        node.func.id = "max" if node.func.id == "min" else "min"
+    elif site.kind == "not":
+        assert isinstance(node, ast.UnaryOp)
+        _replace(mutant, node, node.operand)
+    elif site.kind == "boolop":
+        assert isinstance(node, ast.BoolOp)
+        node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+    return ast.fix_missing_locations(mutant)
+
+
+def _replace(tree: ast.AST, old: ast.AST, new: ast.AST) -> None:
+    """Put `new` where `old` is in its parent."""
+    for parent in ast.walk(tree):
+        for field, value in ast.iter_fields(parent):
+            if value is old:
+                setattr(parent, field, new)
+                return
+            if isinstance(value, list):
+                for k, item in enumerate(value):
+                    if item is old:
+                        value[k] = new
+                        return
+
+
+def _code_named(code: types.CodeType, qualname: str) -> types.CodeType | None:
+    """The code object for `qualname` among `code`'s constants, depth first."""
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            if const.co_qualname == qualname:
+                return const
+            inner = _code_named(const, qualname)
+            if inner is not None:
+                return inner
+    return None
+
+
+def _live_function(module: types.ModuleType, qualname: str) -> types.FunctionType | None:
+    """The function object the module holds under `qualname` (unwrapping properties,
+    static/class methods and cached properties)."""
+    obj: object = module
+    for part in qualname.split("."):
+        holder = obj
+        obj = vars(holder).get(part) if isinstance(holder, type) else getattr(holder, part, None)
+        if obj is None:
+            return None
+    for attr in ("fget", "__func__", "func"):
+        if not isinstance(obj, types.FunctionType) and hasattr(obj, attr):
+            obj = getattr(obj, attr)
+    while isinstance(obj, types.FunctionType) and obj.__code__.co_qualname != qualname:
+        wrapped = getattr(obj, "__wrapped__", None)  # a decorator that kept the original
+        if wrapped is None:
+            return None
+        obj = wrapped
+    return obj if isinstance(obj, types.FunctionType) else None
+
+
+class _TimeoutError(Exception):
+    """A mutant ran past its time limit (an endless loop counts as caught)."""
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    raise _TimeoutError
+
+
+def _run_tests(files: list[str], deselect: list[str], report: Path | None) -> int:
+    """Run the test files in this process (test modules re-imported); pytest's exit code. With
+    a `report` (the baseline run) every test runs; otherwise the run stops at the first
+    failure."""
+    import pytest
+
+    for name in [m for m in sys.modules if m == "tests" or m.startswith(("tests.", "conftest"))]:
+        del sys.modules[name]
+    args = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--no-header"]
+    args += [a for d in deselect for a in ("--deselect", d)]
+    args += ["-x"] if report is None else ["--junit-xml", str(report)]
+    return int(pytest.main([*args, *files]))
+
+
+def _failing_tests(report: Path) -> list[str]:
+    """Node ids of the tests that failed in a JUnit report (file::name)."""
+    import xml.etree.ElementTree as ET
+
+    failing = []
+    for case in ET.parse(report).iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            path = case.get("classname", "").replace(".", "/") + ".py"
+            failing.append(f"{path}::{case.get('name')}")
+    return failing
+
+
+def worker(package: str, site_json: str, out_path: str, limit_s: float) -> None:
+    """Plant each site in turn and run the package's tests (one process, imports kept)."""
+    os.chdir(ROOT)
+    sys.path.insert(0, str(ROOT))
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)  # pytest's report would drown the results; they go to out_path
+    os.dup2(devnull, 2)
+    from hypothesis import settings
+
+    settings.register_profile("mutation", database=None)
+    settings.load_profile("mutation")
+    files = TESTS[package]
+    sites = [Site(**s) for s in json.loads(Path(site_json).read_text())]
+    baseline_report = Path(tempfile.mkdtemp()) / "baseline.xml"
+    started = time.monotonic()
+    deselect: list[str] = []
+    if _run_tests(files, [], baseline_report) != 0:
+        deselect = _failing_tests(baseline_report)
+    baseline_s = time.monotonic() - started
+    signal.signal(signal.SIGALRM, _on_alarm)
+    with open(out_path, "a") as out:
+        out.write(json.dumps({"baseline_s": baseline_s, "deselected": deselect}) + "\n")
+        out.flush()
+        for site in sites:
+            outcome = _try(site, files, deselect, max(limit_s, 3 * baseline_s))
+            out.write(json.dumps(asdict(outcome)) + "\n")
+            out.flush()
+
+
+def _try(site: Site, files: list[str], deselect: list[str], limit_s: float) -> Outcome:
+    """Plant `site`, run the tests, restore the original code."""
+    module = importlib.import_module(site.module)
+    path = ROOT / site.path
+    tree = ast.parse(path.read_text(), filename=str(path))
+    code = compile(_mutate(tree, site), str(path), "exec")
+    new = _code_named(code, site.qualname)
+    live = _live_function(module, site.qualname)
+    if new is None or live is None or new.co_freevars != live.__code__.co_freevars:
+        return Outcome(site, "skipped", 0.0, "function not reachable for patching")
+    original = live.__code__
+    live.__code__ = new
+    started = time.monotonic()
+    status = "survived"
+    signal.setitimer(signal.ITIMER_REAL, limit_s)
+    try:
+        if _run_tests(files, deselect, None) != 0:
+            status = "killed"
+    except _TimeoutError:
+        status = "timeout"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        live.__code__ = original
+    return Outcome(site, status, time.monotonic() - started)
+
+
+def _source_line(site: Site) -> str:
+    return (ROOT / site.path).read_text().splitlines()[site.line - 1].strip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--packages", default="memory,sim,analysis")
+    parser.add_argument("--sample", type=int, default=40, help="mutants per package")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--budget-s", type=float, default=840.0, help="for all packages")
+    parser.add_argument("--limit-s", type=float, default=60.0, help="per mutant, at least")
+    parser.add_argument("--json", help="write every outcome here")
+    parser.add_argument("--worker", nargs=3, metavar=("PACKAGE", "SITES", "OUT"))
+    args = parser.parse_args()
+    if args.worker:
+        worker(*args.worker, limit_s=args.limit_s)
+        return
+    packages = args.packages.split(",")
+    rng = random.Random(args.seed)
+    deadline = time.monotonic() + args.budget_s
+    outcomes: list[Outcome] = []
+    totals: dict[str, int] = {}
+    for k, package in enumerate(packages):
+        every = sites_of(package)
+        totals[package] = len(every)
+        chosen = rng.sample(every, min(args.sample, len(every)))
+        outcomes += _run_package(package, chosen, deadline, len(packages) - k, args.limit_s)
+    _print(outcomes, totals)
+    if args.json:
+        Path(args.json).write_text(json.dumps([asdict(o) for o in outcomes], indent=1))
+
+
+def _run_package(
+    package: str, chosen: list[Site], deadline: float, packages_left: int, limit_s: float
+) -> list[Outcome]:
+    """Run one package's sample in a worker until its share of the time budget is spent."""
+    share = (deadline - time.monotonic()) / packages_left
+    tmp = Path(tempfile.mkdtemp())
+    (tmp / "sites.json").write_text(json.dumps([asdict(s) for s in chosen]))
+    out = tmp / "out.jsonl"
+    cmd = [sys.executable, __file__, "--limit-s", str(limit_s), "--worker", package,
+           str(tmp / "sites.json"), str(out)]  # fmt: skip
+    proc = subprocess.Popen(cmd)
+    try:
+        proc.wait(timeout=max(share, 1.0))
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    lines = out.read_text().splitlines() if out.exists() else []
+    if lines:
+        head = json.loads(lines[0])
+        print(f"{package}: baseline {head['baseline_s']:.1f} s; deselected {head['deselected']}")
+    done = []
+    for line in lines[1:]:
+        raw = json.loads(line)
+        done.append(Outcome(Site(**raw.pop("site")), **raw))
+    if len(done) < len(chosen):
+        print(f"{package}: time budget spent after {len(done)} of {len(chosen)} mutants")
+    return done
+
+
+def _print(outcomes: list[Outcome], totals: dict[str, int]) -> None:
+    print()
+    print(f"{'package':10} {'sites':>6} {'run':>5} {'killed':>7} {'timeout':>8} {'survived':>9} "
+          f"{'skipped':>8} {'kill rate':>10}")  # fmt: skip
+    for package, total in totals.items():
+        mine = [o for o in outcomes if o.site.package == package]
+        count = {s: sum(o.status == s for o in mine) for s in ("killed", "timeout", "survived")}
+        skipped = sum(o.status == "skipped" for o in mine)
+        tried = count["killed"] + count["timeout"] + count["survived"]
+        rate = (count["killed"] + count["timeout"]) / tried if tried else float("nan")
+        print(f"{package:10} {total:6} {tried:5} {count['killed']:7} {count['timeout']:8} "
+              f"{count['survived']:9} {skipped:8} {rate:10.0%}")  # fmt: skip
+    survivors = [o for o in outcomes if o.status == "survived"]
+    if survivors:
+        print("\nsurvivors:")
+        for o in sorted(survivors, key=lambda o: (o.site.path, o.site.line)):
+            s = o.site
+            print(f"  {s.path}:{s.line} {s.qualname}: {s.detail}   | {_source_line(s)}")
+
+
+if __name__ == "__main__":
+    main()
