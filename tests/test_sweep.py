@@ -127,3 +127,30 @@ def test_plot_writes_a_figure_or_says_what_is_missing(
 def test_plot_needs_png_or_svg(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sweep", *SMALL, "--plot", "out.pdf"]) == 2
     assert "must end in .png or .svg" in capsys.readouterr().err
+
+
+def test_session_sweep_reports_hit_rate_and_preemptions_per_point() -> None:
+    result = runner.invoke(
+        app,
+        ["sweep", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "1", "--layout", "tp1",
+         "--workload", "multiturn-chat", "--clients", "8", "--num-requests", "120",
+         "--concurrency", "4,8", "--format", "json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    for point in report["points"]:
+        assert 0 < point["prefix_cache_hit_rate"] < 1  # caching on by default for sessions
+        assert point["preemptions"] >= 0
+        assert point["prefill_tokens_saved"] > 0
+    assert report["series"][0]["hit_rate_over_time"]
+
+
+def test_prefix_caching_off_reports_no_hit_rate() -> None:
+    result = runner.invoke(
+        app,
+        ["sweep", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "1", "--layout", "tp1",
+         "--workload", "multiturn-chat", "--clients", "8", "--num-requests", "60",
+         "--concurrency", "8", "--prefix-caching", "off", "--format", "json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["points"][0]["prefix_cache_hit_rate"] is None

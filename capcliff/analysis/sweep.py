@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from capcliff.analysis.deployment import Deployment
@@ -127,6 +128,7 @@ class SeriesResult(_Result):
     cliff: CliffResult
     sweet_spot: SweetSpotResult
     kv_over_time: dict[str, list[tuple[float, float]]]  # (s, KV utilisation) at named points
+    hit_rate_over_time: dict[str, list[tuple[float, float]]] = {}  # (s, prefix-cache hit rate)
 
 
 class SweepReport(SimulationHeader):
@@ -261,16 +263,43 @@ ProgressFn = Callable[[], None]  # called once per simulated point
 KV_SERIES_POINTS = 128
 
 
-def kv_over_time(
-    points: tuple[SweepPoint, ...], sweet: int
-) -> dict[str, list[tuple[float, float]]]:
-    """KV utilisation over time at the sweet spot and at the largest concurrency past it."""
+def _named_points(points: tuple[SweepPoint, ...], sweet: int) -> dict[str, SweepPoint]:
+    """The sweet spot and the largest concurrency past the cliff (when there is one)."""
     chosen = {"sweet spot": next(p for p in points if p.concurrency == sweet)}
     past = [p for p in points if p.concurrency > sweet and p.hit_cliff]
     if past:
         chosen["past the cliff"] = past[-1]
+    return chosen
+
+
+def hit_rate_over_time(
+    points: tuple[SweepPoint, ...], sweet: int
+) -> dict[str, list[tuple[float, float]]]:
+    """The prefix cache's token-weighted hit rate over time (lookups binned on the time grid;
+    bins without a lookup left out) at the sweet spot and past the cliff; empty without
+    caching."""
     out = {}
-    for name, point in chosen.items():
+    for name, point in _named_points(points, sweet).items():
+        assert point.result is not None
+        reuse = point.result.reuse
+        if reuse is None:
+            continue
+        step = max(1, len(reuse.time_s) // KV_SERIES_POINTS)
+        times, rates = reuse.time_s, reuse.hit_rate_series
+        out[f"{name} ({point.concurrency})"] = [
+            (float(times[k]), float(np.nanmean(rates[k : k + step])))
+            for k in range(0, len(times), step)
+            if np.isfinite(rates[k : k + step]).any()
+        ]
+    return out
+
+
+def kv_over_time(
+    points: tuple[SweepPoint, ...], sweet: int
+) -> dict[str, list[tuple[float, float]]]:
+    """KV utilisation over time at the sweet spot and at the largest concurrency past it."""
+    out = {}
+    for name, point in _named_points(points, sweet).items():
         assert point.result is not None
         series = point.result.series
         step = max(1, len(series.time_s) // KV_SERIES_POINTS)
@@ -318,6 +347,7 @@ def _series(
         ),
         sweet_spot=sweet,
         kv_over_time=kv_over_time(points, sweet.concurrency),
+        hit_rate_over_time=hit_rate_over_time(points, sweet.concurrency),
     )
 
 
