@@ -12,6 +12,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from capcliff.cli import main
 
@@ -448,3 +450,96 @@ def test_calibrate_refuses_a_log_with_nothing_to_fit(
     log.write_text("".join(V01.read_text().splitlines(keepends=True)[-2:]))  # blocks lines only
     line = _one_line_error(["calibrate", str(log), "--model", "llama-3.1-8b"], capsys)
     assert line.startswith("error: logfile: nothing to fit")
+
+
+# Sanity bounds that keep a run from running out of memory or never finishing
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["memory", "--gpus", "1073741824"], "gpus: 1,073,741,824 is outside 1 to 65,536"),
+        (["plan", "--num-requests", "1000000000"], "num_requests: 1,000,000,000 is past the"),
+        (["sweep", *SMALL, "--concurrency", "1..100:100000"], "(at most 256 values, each >= 1)"),
+    ],
+    ids=["gpus", "requests", "concurrency-points"],
+)
+def test_sizes_that_cannot_finish_are_refused(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert message in _one_line_error(args, capsys)
+
+
+def test_a_spec_calibration_for_another_engine_needs_check_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(["calibrate", str(V01), "--model", "llama-3.1-8b", "-o", str(tmp_path / "c.toml")])
+        == 0
+    )
+    spec = _spec(tmp_path)
+    spec.write_text(
+        spec.read_text().replace('layout = "tp1"\n', 'layout = "tp1"\ncalibration = "c.toml"\n')
+    )
+    capsys.readouterr()
+    assert main(["check", str(spec)]) == 2
+    assert "engine vllm-v0 != vllm); pass --force" in capsys.readouterr().err
+    assert main(["check", str(spec), "--force"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith(f"warning: {spec}: scenario[0]: calibration ")
+
+
+# A corpus of random bad values: never a crash
+
+
+FLAGS = ["--gpus", "--max-model-len", "--gpu-memory-utilization", "--gpu-total-memory",
+         "--kv-cache-memory", "--max-num-seqs", "--max-num-batched-tokens", "--block-size",
+         "--mem-fraction-static", "--free-gpu-memory-fraction", "--weight-dtype",
+         "--kv-cache-dtype", "--engine"]  # fmt: skip
+VALUES = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.sampled_from(["", "nan", "-inf", "1e400", "0x10", "1GiB", "-1GiB", "1e-400", "fp3", "∞"]),
+    st.text(max_size=8),
+)
+
+
+@settings(max_examples=20, deadline=None)
+@given(flag=st.sampled_from(FLAGS), value=VALUES)
+def test_memory_never_crashes_on_a_bad_value(flag: str, value: str) -> None:
+    code = main(
+        ["memory", "llama-3.1-8b", "--layout", "tp1", f"{flag}={value}", "--format", "json"]
+    )
+    assert code in (0, 2), (flag, value)
+
+
+CONFIG_FIELDS = ["num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
+                 "head_dim", "intermediate_size", "vocab_size", "max_position_embeddings",
+                 "num_local_experts", "num_experts_per_tok", "sliding_window"]  # fmt: skip
+CONFIG_VALUES = st.one_of(
+    st.integers(min_value=-(2**64), max_value=2**64),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.none(),
+    st.booleans(),
+    st.text(max_size=4),
+    st.lists(st.integers(), max_size=2),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(changes=st.dictionaries(st.sampled_from(CONFIG_FIELDS), CONFIG_VALUES, max_size=3))
+def test_a_corrupt_config_is_a_catalog_error_or_a_model(changes: dict[str, object]) -> None:
+    from capcliff.catalog.architecture import architecture_from_config
+    from capcliff.errors import CatalogError
+    from capcliff.memory.kv import kv_bytes_per_token
+    from capcliff.memory.params import all_param_groups
+    from capcliff.units import KVDType
+
+    card = tomllib.loads((ROOT / "model_cards" / "llama-3.1-8b.toml").read_text())
+    try:
+        arch = architecture_from_config({**card["config"], **changes}, path="config.json")
+    except CatalogError as exc:
+        assert str(exc).startswith("config.json: ") and "\n" not in str(exc)
+        return
+    assert all_param_groups(arch)
+    assert kv_bytes_per_token(arch, kv_dtype=KVDType.BF16) > 0

@@ -40,6 +40,10 @@ ENGINE_POLICY = {
     EngineName.SGLANG: "sglang",
     EngineName.TRTLLM: "trtllm-no-evict",
 }
+# The most GPUs one deployment may span (a set sanity bound: the largest GPU clusters built so
+# far hold ~100k GPUs; a serving deployment is a small part of one, and enumerating the layouts of
+# many more would not finish).
+MAX_GPUS = 65_536
 # A max_model_len derived from the workload is its longest request rounded up to whole KiB tokens.
 CONTEXT_ROUNDING = 1024
 
@@ -121,6 +125,17 @@ def _accepted(parse: Any, text: str) -> str:
     except InputError as exc:
         raise ValueError(str(exc).split(": ", 1)[-1]) from None
     return text
+
+
+def check_gpu_count(gpus: int, *, gpus_per_node: int, field: str = "gpus") -> int:
+    """`gpus` if a deployment can span it: 1 to MAX_GPUS, at most one node or whole nodes."""
+    if gpus < 1 or gpus > MAX_GPUS:
+        raise InputError(f"{field}: {gpus:,} is outside 1 to {MAX_GPUS:,}")
+    if gpus > gpus_per_node and gpus % gpus_per_node:
+        raise InputError(
+            f"{field}: {gpus} is neither at most one node ({gpus_per_node}) nor a multiple of it"
+        )
+    return gpus
 
 
 def settings_of(values: dict[str, Any], *, flag_names: bool = True) -> DeploymentSettings:

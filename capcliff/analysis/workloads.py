@@ -36,6 +36,10 @@ def is_online(requests: Requests) -> bool:
     return bool(requests.closed_loop) or bool(np.any(requests.arrival_s > 0))
 
 
+# The most concurrencies one sweep may simulate (each is a whole simulation).
+MAX_CONCURRENCY_POINTS = 256
+
+
 def parse_concurrency(text: str) -> tuple[int, ...]:
     """`64,128,256`, `64..8192` (doubling) or `64..8192:16` (16 log-spaced values)."""
     try:
@@ -45,15 +49,18 @@ def parse_concurrency(text: str) -> tuple[int, ...]:
             span, _, count = text.partition(":")
             low, high = (int(v) for v in span.split(".."))
             if count:
+                if not 1 <= int(count) <= MAX_CONCURRENCY_POINTS:
+                    raise ValueError(count)
                 grid = np.geomspace(low, high, int(count))
                 values = sorted({round(v) for v in grid})
             else:
                 values = [low * 2**i for i in range(64) if low * 2**i <= high]
     except ValueError:
         values = []
-    if not values or min(values) < 1:
+    if not values or min(values) < 1 or len(set(values)) > MAX_CONCURRENCY_POINTS:
         raise InputError(
-            f"concurrency: cannot read {text!r}; write 64,128,256 or 64..8192 or 64..8192:16"
+            f"concurrency: cannot read {text!r}; write 64,128,256 or 64..8192 or 64..8192:16 "
+            f"(at most {MAX_CONCURRENCY_POINTS} values, each >= 1)"
         )
     return tuple(sorted(set(values)))
 

@@ -197,6 +197,7 @@ class RunOptions:
     tolerance: float
     force: bool = False
     progress: Callable[[], None] | None = None
+    warn: Callable[[str], None] | None = None  # told each resolution warning, one line each
 
 
 def _scenario_checked(spec_file: SpecFile, index: int, run: RunOptions) -> ScenarioResult:
@@ -205,6 +206,10 @@ def _scenario_checked(spec_file: SpecFile, index: int, run: RunOptions) -> Scena
     baseline, tolerance = run.baseline, run.tolerance
     try:
         dep = deployment(spec_file, scenario, force=run.force, progress=run.progress)
+        warn = run.warn
+        if warn is not None:
+            for warning in dep.resolved.warnings:
+                warn(f"{spec_file.path}: scenario[{index}]: {warning}")
         return scenario_result(dep, baseline=baseline, tolerance=tolerance)
     except InputError as exc:
         where = f"scenario[{index}]"
@@ -219,6 +224,7 @@ def run_checks(
     tolerance: float | None = None,
     force: bool = False,
     progress: Callable[[], None] | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> CheckReport:
     """Evaluate every scenario of a loaded spec; compare with `baseline` when given.
 
@@ -228,7 +234,7 @@ def run_checks(
     tol = spec_file.spec.baseline_tolerance if tolerance is None else tolerance
     if not 0 < tol < 1:
         raise InputError(f"tolerance: must be in (0, 1), got {tol}")
-    run = RunOptions(baseline, tol, force, progress)
+    run = RunOptions(baseline, tol, force, progress, warn)
     results = [_scenario_checked(spec_file, i, run) for i in range(len(spec_file.spec.scenario))]
     return CheckReport(
         schema_version=SCHEMA_VERSION,
@@ -257,7 +263,8 @@ def check_spec_file(
     baseline: Baseline | None,
     force: bool = False,
     progress: Callable[[], None] | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> CheckReport:
     """`check_file` for a spec already loaded (the CLI validates output paths against its
     inputs first)."""
-    return run_checks(spec_file, baseline=baseline, force=force, progress=progress)
+    return run_checks(spec_file, baseline=baseline, force=force, progress=progress, warn=warn)

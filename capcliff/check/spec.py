@@ -20,7 +20,7 @@ from typing import Any, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
-from capcliff.analysis.deployment import DeploymentSettings
+from capcliff.analysis.deployment import DeploymentSettings, check_gpu_count
 from capcliff.analysis.disagg import parse_disagg
 from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import parse_layout
@@ -338,9 +338,7 @@ def _reference_problems(scenario: Scenario, base_dir: Path) -> list[str]:
     problems = []
     try:
         hardware = get_hardware(scenario.gpu)
-        count, node = scenario.gpu_count, hardware.gpus_per_node
-        if count > node and count % node:
-            problems.append(f"gpus: {count} is neither at most one node ({node}) nor a multiple")
+        check_gpu_count(scenario.gpu_count, gpus_per_node=hardware.gpus_per_node)
     except InputError as exc:
         problems.append(str(exc))
     try:

@@ -130,7 +130,9 @@ def _sweep_layouts(
         if wrong:
             raise InputError(f"layout: {', '.join(wrong)} do not use --gpus {gpus}")
         return layouts
-    count = 1 if gpus is None else gpus
+    from capcliff.analysis.deployment import check_gpu_count
+
+    count = check_gpu_count(1 if gpus is None else gpus, gpus_per_node=dep.hardware.gpus_per_node)
     memories = [dep.memory(lay, length) for lay in enumerate_layouts(count, arch=dep.model.arch)]
     fitting = [m for m in memories if m.fits]
     if not fitting:
@@ -272,9 +274,10 @@ def _plan_gpus(gpus: int | None, nodes: int | None, gpus_per_node: int) -> int:
     """--gpus, else --nodes whole nodes, else one node."""
     if gpus is not None and nodes is not None:
         raise InputError("gpus: give --gpus or --nodes, not both")
-    if gpus is not None:
-        return gpus
-    return (1 if nodes is None else nodes) * gpus_per_node
+    from capcliff.analysis.deployment import check_gpu_count
+
+    count = (1 if nodes is None else nodes) * gpus_per_node if gpus is None else gpus
+    return check_gpu_count(count, gpus_per_node=gpus_per_node)
 
 
 @app.command()

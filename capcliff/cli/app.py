@@ -216,10 +216,15 @@ def deployment_options(*, simulation: bool) -> Callable[[C], C]:
     return decorate
 
 
+def print_warning(line: str) -> None:
+    """A warning on stderr, one line."""
+    typer.echo(f"warning: {line}", err=True)
+
+
 def print_warnings(warnings: tuple[str, ...] | list[str]) -> None:
     """Warnings on stderr, one line each."""
     for line in warnings:
-        typer.echo(f"warning: {line}", err=True)
+        print_warning(line)
 
 
 def _resolve_gpus(gpus: int | None, layout: str, gpus_per_node: int) -> int:
@@ -231,11 +236,9 @@ def _resolve_gpus(gpus: int | None, layout: str, gpus_per_node: int) -> int:
         if gpus is not None and gpus != from_layout:
             raise InputError(f"gpus: --gpus {gpus} but layout {layout!r} uses {from_layout} GPUs")
         count = from_layout
-    if count < 1 or (count > gpus_per_node and count % gpus_per_node):
-        raise InputError(
-            f"gpus: {count} is neither at most one node ({gpus_per_node}) nor a multiple of it"
-        )
-    return count
+    from capcliff.analysis.deployment import check_gpu_count
+
+    return check_gpu_count(count, gpus_per_node=gpus_per_node)
 
 
 def _choice(kind: type[E], text: str, field: str) -> E:

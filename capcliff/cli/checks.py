@@ -18,6 +18,7 @@ from capcliff.cli.app import (
     OutputFormat,
     _choice,
     app,
+    print_warning,
 )
 from capcliff.errors import InputError
 
@@ -196,7 +197,9 @@ def check(
     check_outputs(outputs, inputs=spec_file.input_paths() + read, force=force)
     stored = None if baseline is None else load_baseline(Path(baseline))
     with progress_bar("checking", None) as tick:
-        report = check_spec_file(spec_file, baseline=stored, force=force, progress=tick)
+        report = check_spec_file(
+            spec_file, baseline=stored, force=force, progress=tick, warn=print_warning
+        )
     typer.echo(check_json(report) if output is CheckFormat.JSON else check_text(report), nl=False)
     for (_, path), (_, _, render) in zip(outputs, targets, strict=True):
         if path is not None:

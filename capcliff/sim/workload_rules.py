@@ -11,11 +11,19 @@ import math
 
 from capcliff.errors import InputError
 
+# Sanity bounds (set, not modeled): far past any serving run capcliff is meant to simulate, and
+# low enough that the request arrays (a few int64 per request) stay within a laptop's memory.
+MAX_REQUESTS = 10_000_000
+MAX_TOKENS_PER_REQUEST = 1 << 30  # ~1.07 billion: 100x the longest context of any model today
 
-def check_count(field: str, value: int | None) -> None:
-    """A count (requests, tokens, clients) must be an integer >= 1; None: not given."""
+
+def check_count(field: str, value: int | None, *, most: int | None = None) -> None:
+    """A count (requests, tokens, clients) must be an integer >= 1 (and at most `most`); None:
+    not given."""
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
         raise InputError(f"{field}: must be an integer >= 1, got {value!r}")
+    if value is not None and most is not None and value > most:
+        raise InputError(f"{field}: {value:,} is past the sanity bound {most:,}")
 
 
 def check_positive(field: str, value: float | None) -> None:
@@ -34,9 +42,9 @@ def check_workload_numbers(
 ) -> None:
     """The rules every workload's numbers obey, whoever gives them (flags, a spec, a caller):
     counts and lengths >= 1, a rate finite and > 0. Named as the spec keys name them."""
-    check_count("num_requests", num_requests)
-    check_count("isl", isl)
+    check_count("num_requests", num_requests, most=MAX_REQUESTS)
+    check_count("isl", isl, most=MAX_TOKENS_PER_REQUEST)
     for length in osl:
-        check_count("osl", length)
+        check_count("osl", length, most=MAX_TOKENS_PER_REQUEST)
     check_positive("rate", rate)
-    check_count("clients", clients)
+    check_count("clients", clients, most=MAX_REQUESTS)
