@@ -92,14 +92,15 @@ def test_host_offload_past_the_nodes_dram_is_refused() -> None:
 
 
 @settings(max_examples=15, deadline=None)
-@given(st.integers(0, 10_000), st.integers(30, 80), st.integers(0, 400))
+@given(st.integers(0, 10_000), st.integers(30, 80), st.integers(0, 400), st.booleans())
 def test_tier_traffic_never_exceeds_bandwidth_times_time(
-    seed: int, blocks: int, tier_blocks: int
+    seed: int, blocks: int, tier_blocks: int, write_back: bool
 ) -> None:
     cpu = KVTier("cpu", tier_blocks * B, 2e8, 1e8, 1e-5)
     nvme = KVTier("nvme", 4 * tier_blocks * B, 5e7, 2e7, 1e-4)
     capacity = KVCapacity(
-        blocks=blocks, block_size=B, kv_bytes_per_token=1000, tiers=(cpu, nvme)
+        blocks=blocks, block_size=B, kv_bytes_per_token=1000, tiers=(cpu, nvme),
+        offload_write_back=write_back,
     )  # fmt: skip
     result = simulate(
         small_sessions(seed), toy_model(), capacity,
@@ -127,3 +128,21 @@ def test_a_small_hbm_cache_reuses_prefixes_from_host_memory() -> None:
     assert result.reuse is not None
     assert result.reuse.tiers[0].hit_tokens > 0
     assert result.reuse.evicted_blocks > 0
+
+
+def test_write_back_stores_what_hbm_evicts() -> None:
+    # With write-back nothing is copied when requests finish, only when HBM evicts; the host tier
+    # still serves evicted histories back, and its writes are no more than write-through's.
+    cpu = KVTier("cpu", 400 * B, 2e8, 1e8, 1e-5)
+    config = SimConfig(max_num_seqs=8, max_num_batched_tokens=64, prefix_caching=True)
+    written = []
+    for back in (False, True):
+        capacity = KVCapacity(
+            blocks=30, block_size=B, kv_bytes_per_token=1000, tiers=(cpu,),
+            offload_write_back=back,
+        )  # fmt: skip
+        result = simulate(small_sessions(0), toy_model(), capacity, config)
+        assert result.reuse is not None
+        assert result.reuse.tiers[0].hit_tokens > 0
+        written.append(result.reuse.tiers[0].written_bytes)
+    assert 0 < written[1] <= written[0]

@@ -95,6 +95,7 @@ class DeploymentSettings(BaseModel):
     # share content; single-turn workloads keep the simulator's results without it)
     prefix_caching: Literal["on", "off"] | None = None
     offload: str | None = None  # KV offload tiers per replica, e.g. cpu:512GiB,nvme:4TiB
+    offload_policy: Literal["write-through", "write-back"] = "write-through"
 
     @field_validator("offload")
     @classmethod
@@ -225,7 +226,8 @@ class Deployment:
             gpus_per_replica=max(1, layout.gpus // layout.dp),
             kv_bytes_per_token_per_gpu=memory.kv_bytes_per_token_per_gpu,
         )
-        return replace(capacity, tiers=tiers)
+        write_back = self.settings.offload_policy == "write-back"
+        return replace(capacity, tiers=tiers, offload_write_back=write_back)
 
 
 def _caching(value: str | None) -> bool | None:

@@ -174,6 +174,13 @@ SIM_OPTIONS: dict[str, Any] = {
         str | None,
         typer.Option(help="KV offload tiers per replica, e.g. cpu:512GiB,nvme:4TiB."),
     ],
+    "offload_policy": Annotated[
+        str | None,
+        typer.Option(
+            help="write-through (default: copy KV out as requests finish) or write-back "
+            "(copy out when HBM evicts it)."
+        ),
+    ],
 }
 
 C = TypeVar("C", bound=Callable[..., Any])

@@ -102,7 +102,7 @@ def candidate(sim: ReplicaSim, i: int, budget: int, *, free: int) -> Candidate:
         chunk = todo if todo < budget else budget
         blocks = -(-(todo if sim.whole_prompt_blocks else chunk) // size)
         return Candidate(prompt, generated, sim.output[i], sim.max_output[i], 0, chunk, blocks)
-    reuse.settle(free)
+    reuse.settle(free, sim.now_s)
     reach, hit, revive = reuse.lookup(i, todo)
     cached = reach * size  # HBM hits and blocks loaded from offload tiers
     chunk = min(todo - cached, budget)

@@ -100,6 +100,7 @@ class KVCapacity:
     host_link_bytes_per_s: float = 0.0  # one direction
     host_kv_tokens: int = 0  # tokens of KV the host swap pool holds
     tiers: tuple[KVTier, ...] = ()  # offload tiers below HBM, fastest first (prefix caching)
+    offload_write_back: bool = False  # store on eviction from HBM (else write-through)
 
     def __post_init__(self) -> None:
         if self.blocks < 1 or self.block_size < 1:

@@ -1,12 +1,17 @@
 """KV offload tiers below HBM: host DRAM and NVMe, each with a capacity, links and a policy.
 
-Policy (the engines' defaults, named): write-through. When a request releases its KV, its full
-blocks are copied to every tier (vLLM's `OffloadingConnector` stores computed blocks to CPU as
-they complete, vllm/distributed/kv_transfer/kv_connector/v1/offloading_connector.py; LMCache
-stores every chunk; SGLang HiCache's default `--hicache-write-policy` writes through,
+Policy: write-through (the engines' defaults) or write-back. Write-through: when a request
+releases its KV, its full blocks are copied to every tier (vLLM's `OffloadingConnector` stores
+computed blocks to CPU as they complete,
+vllm/distributed/kv_transfer/kv_connector/v1/offloading_connector.py; LMCache stores every
+chunk; SGLang HiCache's `--hicache-write-policy write_through`,
 python/sglang/srt/mem_cache/hiradix_cache.py). A tier keeps, per content node, a prefix-closed
 range of blocks like the GPU cache (capcliff.sim.prefix_cache) and evicts its least recently
 written node's tail when full. Tiers are inclusive: what is in DRAM may also be on NVMe.
+Write-back (SGLang's `--hicache-write-policy write_back`: a node goes to host memory when it is
+evicted from the device): when HBM evicts a node's tail, the node's cached blocks up to that tail
+are copied to every tier (those still in HBM too: a tier holds a prefix-closed range per node,
+so this writes somewhat more than the evicted blocks alone).
 
 On a lookup, blocks past the GPU hit that a tier holds are loaded instead of recomputed when
 loading is faster: latency + bytes / read bandwidth < tokens x FLOPs per token / FLOP/s (the
@@ -74,12 +79,15 @@ class _Tier:
         self.read_bytes = self.written_bytes = self.busy_s = self.saved_s = 0.0
         self.skipped = 0
 
-    def reach(self, node: int, limit: int) -> int:
-        """The longest run of blocks from block 0 this tier holds on `node`'s path."""
-        hit = 0
+    def reach(self, node: int, limit: int, start: int) -> int:
+        """How far blocks [start, limit) on `node`'s path are held here without a gap (blocks
+        before `start` are held by faster tiers or HBM)."""
+        hit = start
         for a, _, hi in self.cache.segments(node, limit):
+            if hi <= start:
+                continue
             if self.end[a] < hi:
-                return self.end[a]
+                return max(start, self.end[a])
             hit = hi
         return hit
 
@@ -87,8 +95,17 @@ class _Tier:
         """Write-through of blocks [0, blocks) on `node`'s path (what is not there yet)."""
         if self.capacity == 0 or blocks <= 0:
             return
-        new = [(a, max(self.end[a], lo), hi) for a, lo, hi in self.cache.segments(node, blocks)]
-        new = [(a, lo, hi) for a, lo, hi in new if hi > lo]
+        segments = self.cache.segments(node, blocks)
+        self._store([(a, max(self.end[a], lo), hi) for a, lo, hi in segments], now_s)
+
+    def write_node(self, a: int, end: int, now_s: float) -> None:
+        """Write-back of node a's blocks up to `end` (what is not there yet)."""
+        if self.capacity:
+            self._store([(a, max(self.end[a], self.cache.own_start[a]), end)], now_s)
+
+    def _store(self, ranges: list[tuple[int, int, int]], now_s: float) -> None:
+        """Copy the (node, first, end) block ranges in if the link is free and they fit."""
+        new = [(a, lo, hi) for a, lo, hi in ranges if hi > lo]
         count = sum(hi - lo for _, lo, hi in new)
         if not count:
             return
@@ -142,7 +159,9 @@ class KVTiers:
         *,
         kv_bytes_per_token: float,
         recompute_s_per_token: float,
+        write_back: bool = False,
     ) -> None:
+        self.write_back = write_back
         block_bytes = kv_bytes_per_token * cache.block_size
         self.tiers = [_Tier(spec, cache, block_bytes) for spec in specs]
         self.cache = cache
@@ -154,7 +173,7 @@ class KVTiers:
         is used only if it beats recomputing those tokens."""
         reach, load_s, start = gpu_hit, 0.0, gpu_hit
         for tier in self.tiers:
-            end = tier.reach(node, limit)
+            end = tier.reach(node, limit, start)
             if end > start:
                 load_s += tier.load_s(end - start)
                 start = reach = end
@@ -170,7 +189,7 @@ class KVTiers:
         total, start = 0.0, gpu_hit
         size = self.cache.block_size
         for tier in self.tiers:
-            end = min(tier.reach(node, reach), reach)
+            end = min(tier.reach(node, reach, start), reach)
             if end <= start:
                 continue
             blocks = end - start
@@ -186,8 +205,15 @@ class KVTiers:
 
     def write(self, node: int, blocks: int, now_s: float) -> None:
         """Write-through of a released request's full blocks to every tier."""
-        for tier in self.tiers:
-            tier.write(node, blocks, now_s)
+        if not self.write_back:
+            for tier in self.tiers:
+                tier.write(node, blocks, now_s)
+
+    def evicted(self, a: int, end: int, now_s: float) -> None:
+        """HBM is evicting node a's tail (cached up to `end`): write-back copies it out."""
+        if self.write_back:
+            for tier in self.tiers:
+                tier.write_node(a, end, now_s)
 
     def records(self) -> tuple[TierRecord, ...]:
         """Each tier's figures so far."""

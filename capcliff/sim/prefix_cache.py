@@ -35,6 +35,7 @@ free blocks that never held a hash are used before cached ones are evicted.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 
 
 class PrefixCache:
@@ -62,6 +63,8 @@ class PrefixCache:
         self._paths: dict[int, tuple[int, ...]] = {}
         self._bounds: dict[int, list[tuple[int, int, float]]] = {}
         self.version = 0  # changes whenever what a lookup could see changes
+        # called with (node, cached end) before a node's tail is evicted (write-back tiers)
+        self.on_evict: Callable[[int, int], None] | None = None
         self._heap: list[tuple[float, int, int]] = []  # (last release, stamp, node)
         self._stamp = [0] * len(parent)
         self._seq = 0
@@ -208,6 +211,8 @@ class PrefixCache:
                 heapq.heappop(heap)
                 continue
             take = spare if self.whole_tail else min(spare, blocks - evicted)
+            if self.on_evict is not None:
+                self.on_evict(a, cached[a])
             cached[a] -= take
             evicted += take
             if take == spare:

@@ -68,6 +68,7 @@ class PrefixReuse:
         tiers: tuple[KVTier, ...] = (),
         kv_bytes_per_token: float = 0.0,
         recompute_s_per_token: float = 0.0,
+        write_back: bool = False,
     ) -> None:
         n = len(requests)
         if requests.has_content:
@@ -80,11 +81,14 @@ class PrefixReuse:
         self.tiers = (
             KVTiers(
                 tiers, self.cache, kv_bytes_per_token=kv_bytes_per_token,
-                recompute_s_per_token=recompute_s_per_token,
+                recompute_s_per_token=recompute_s_per_token, write_back=write_back,
             )
             if tiers
             else None
         )  # fmt: skip
+        self.now_s = 0.0
+        if self.tiers is not None and write_back:
+            self.cache.on_evict = self._evicting
         self.load_s = 0.0  # loads from the tiers of the step being built
         self._memo_key: tuple[int, int, int] = (-1, -1, -1)
         self._memo = (0, 0, 0)
@@ -95,11 +99,16 @@ class PrefixReuse:
         self.queried = self.hit_tokens = 0
         self._samples: tuple[list[float], list[float], list[float]] = ([], [], [])
 
-    def settle(self, free: int) -> None:
-        """Evict until the cached unreferenced blocks fit in the `free` count."""
+    def settle(self, free: int, now_s: float) -> None:
+        """Evict until the cached unreferenced blocks fit in the `free` count (at `now_s`)."""
         cache = self.cache
         if free < cache.unreferenced:
+            self.now_s = now_s
             cache.evict(cache.unreferenced - free)
+
+    def _evicting(self, node: int, end: int) -> None:
+        assert self.tiers is not None
+        self.tiers.evicted(node, end, self.now_s)
 
     def lookup(self, i: int, tokens: int) -> tuple[int, int, int]:
         """(blocks of KV it need not compute, blocks hit in HBM, of which unreferenced) for
@@ -170,6 +179,7 @@ def replica_reuse(
         requests, capacity.block_size, radix=rule.name == "sglang", tiers=capacity.tiers,
         kv_bytes_per_token=capacity.kv_bytes_per_token,
         recompute_s_per_token=model.flops_per_token / model.flops_per_s,
+        write_back=capacity.offload_write_back,
     )  # fmt: skip
 
 

@@ -382,7 +382,7 @@ class ReplicaSim:
     def settle_cache(self) -> None:
         """Evict cached blocks that this step's (or run's) allocations have taken."""
         if self.reuse is not None:
-            self.reuse.settle(self.free)
+            self.reuse.settle(self.free, self.now_s)
 
     def complete(self, i: int, blocks: int) -> None:
         """Request i finished at the end of the current step; it frees `blocks` blocks."""
