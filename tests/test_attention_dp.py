@@ -234,3 +234,9 @@ def test_r1_attention_dp_step_reads_experts_for_all_ranks_tokens() -> None:
     assert steps.moe.bytes_read(8) / steps.moe.expert_bytes == pytest.approx(
         1 - (1 - 8 / 256) ** 64
     )
+
+
+def test_lockstep_line_with_a_nearly_parallel_steeper_rank_stays_finite() -> None:
+    # slopes 0 and 1e-300: the crossing is 1e300 steps away, past any run
+    lines = [DecodeLine(1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), DecodeLine(0.0, 1e-300, 0, 0, 0, 0, 0)]
+    assert LockstepLine(lines, shared_s=0.5).total_s(10) == pytest.approx(15.0)

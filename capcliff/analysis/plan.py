@@ -105,16 +105,23 @@ def _judge(
     return _Evaluated(memory, points, sweet, cliff, *models)
 
 
-def _evaluate(dep: Deployment, memory: LayoutMemory, sim: _Sim) -> _Evaluated:
-    """The coarse pass over one layout."""
+def _evaluate(
+    dep: Deployment, memory: LayoutMemory, sim: _Sim, memo: dict[object, _Evaluated]
+) -> _Evaluated:
+    """The coarse pass over one layout; a layout whose KV capacity, step-time model and DP are
+    those of one already simulated (tp8, tp8-ep4) reuses its points (`memo`)."""
     layout = memory.layout
     capacity, steps = replica_models(dep, memory)
+    key = (capacity, steps, layout.dp)
+    if key in memo:
+        return replace(memo[key], memory=memory)
     analytic = p99_analytic_cliff(sim.requests, capacity, layout.dp)
     grid = concurrency_grid(analytic, len(sim.requests.input_tokens), layout.dp, COARSE_FACTORS)
     points = sweep(
         sim.requests, steps, capacity, sim.config, grid, dp=layout.dp, on_point=sim.progress
     )
-    return _judge(memory, points, analytic, (capacity, steps), sim)
+    memo[key] = _judge(memory, points, analytic, (capacity, steps), sim)
+    return memo[key]
 
 
 def _refine(ev: _Evaluated, sim: _Sim) -> _Evaluated:
@@ -283,7 +290,8 @@ def build_plan_report(
         dep.memory(lay, inputs.max_model_len)
         for lay in enumerate_layouts(gpus, arch=dep.model.arch)
     ]
-    evaluated = {m.layout.name: _evaluate(dep, m, sim) for m in memories if m.fits}
+    memo: dict[object, _Evaluated] = {}
+    evaluated = {m.layout.name: _evaluate(dep, m, sim, memo) for m in memories if m.fits}
     leaders = sorted(evaluated.values(), key=lambda ev: -score(ev.sweet, goal, slo))[:REFINE_TOP]
     for ev in leaders:
         evaluated[ev.memory.layout.name] = _refine(ev, sim)

@@ -24,6 +24,9 @@ from capcliff.sim.fast_forward import advance_decode, plain_decode_run, waits_fo
 from capcliff.sim.replica import ReplicaSim
 from capcliff.sim.timeline import ReplicaResult
 
+# No run of decode steps is this long: an envelope piece starting later is never reached.
+FAR_STEP = 2**62
+
 
 def _series(x0: float, x1: float, a: int, b: int) -> float:
     """sum_{j=a}^{b-1} (x0 + x1 j)."""
@@ -39,24 +42,37 @@ class LockstepLine:
             (ln.cmp0 + ln.fixed_s, ln.cmp1) for ln in lines
         ]
         self.shared_s = shared_s
+        self.hull = self._upper_envelope()
+
+    def _upper_envelope(self) -> list[tuple[int, float, float]]:
+        """(first step, intercept, slope) of each piece of the envelope over j >= 0: the line
+        highest at the piece's first step, until a steeper one overtakes it."""
+        hull, j = [], 0
+        while True:
+            a, b = max(self.pieces, key=lambda p: (p[0] + p[1] * j, p[1]))
+            hull.append((j, a, b))
+            nxt = FAR_STEP
+            for a2, b2 in self.pieces:
+                if b2 > b:  # a steeper line overtakes at x >= (a - a2) / (b2 - b)
+                    cross = (a - a2) / (b2 - b)
+                    if cross < nxt:  # (an infinite or far crossing changes nothing)
+                        nxt = max(j + 1, math.ceil(cross))
+            if nxt >= FAR_STEP:
+                return hull
+            j = nxt
 
     def step_s(self, j: int) -> float:
         """Seconds of step j."""
         return max(a + b * j for a, b in self.pieces) + self.shared_s
 
     def total_s(self, k: int) -> float:
-        """Seconds of steps 0 .. k-1: walk the upper envelope piece by piece."""
-        total, j = 0.0, 0
-        while j < k:
-            a, b = max(self.pieces, key=lambda p: (p[0] + p[1] * j, p[1]))
-            end = k
-            for a2, b2 in self.pieces:
-                if b2 > b:  # a steeper line overtakes at x >= (a - a2) / (b2 - b)
-                    cross = (a - a2) / (b2 - b)
-                    if cross < end:  # (an infinite or far crossing changes nothing in this run)
-                        end = max(j + 1, math.ceil(cross))
+        """Seconds of steps 0 .. k-1: each envelope piece summed in closed form."""
+        total, hull = 0.0, self.hull
+        for n, (j, a, b) in enumerate(hull):
+            if j >= k:
+                break
+            end = min(k, hull[n + 1][0]) if n + 1 < len(hull) else k
             total += _series(a, b, j, end)
-            j = end
         return total + k * self.shared_s
 
     def steps_before(self, duration_s: float, k_max: int) -> int:
@@ -74,37 +90,77 @@ class LockstepLine:
 
 
 @dataclass(frozen=True)
-class RankLine:
-    """One rank's view of a lockstep run: the shared time axis, its own bytes plus the experts."""
+class FixedStep:
+    """A clock of steps of one known duration (a lockstep step some ranks decided exactly)."""
 
-    clock: LockstepLine
-    own: DecodeLine
-    shared_bytes: float  # expert bytes this GPU reads per step
+    step_s: float
 
     def total_s(self, k: int) -> float:
-        """Seconds of steps 0 .. k-1 (the same for every rank)."""
-        return self.clock.total_s(k)
+        """Seconds of k such steps."""
+        return k * self.step_s
+
+
+@dataclass
+class PendingRun:
+    """Decode steps a rank has run in lockstep but not yet applied to its state: segments of
+    (steps, clock, expert bytes per step) since `start_s`, from its own line at the first one."""
+
+    start_s: float
+    own: DecodeLine
+    blocked: bool
+    segments: list[tuple[int, LockstepLine | FixedStep, float]]
+
+    @property
+    def steps(self) -> int:
+        """Steps pending."""
+        return sum(k for k, _, _ in self.segments)
+
+    def total_s(self, k: int) -> float:
+        """Seconds of the first k pending steps (on each segment's shared clock)."""
+        total = 0.0
+        for steps, clock, _ in self.segments:
+            total += clock.total_s(min(k, steps))
+            k -= steps
+            if k <= 0:
+                break
+        return total
 
     def total_bytes(self, k: int) -> float:
-        """Bytes this GPU reads over steps 0 .. k-1."""
-        return self.own.total_bytes(k) + self.shared_bytes * k
+        """Bytes this GPU reads over the first k pending steps: its own and the experts."""
+        shared, left = 0.0, k
+        for steps, _, per_step in self.segments:
+            shared += per_step * min(left, steps)
+            left -= steps
+            if left <= 0:
+                break
+        return self.own.total_bytes(k) + shared
 
 
 class LockstepSim:
-    """Simulates attention-DP ranks (`ReplicaSim`s built on `model.local`) on one clock."""
+    """Simulates attention-DP ranks (`ReplicaSim`s built on `model.local`) on one clock.
+
+    A rank is brought up to date only when something happens to it (its own event, an arrival, an
+    exact step): until then the decode runs it shares with the others pile up as a `PendingRun`,
+    and its next event step stays cached, so a run costs O(ranks) only for the envelope.
+    """
 
     def __init__(self, ranks: list[ReplicaSim], model: StepTimeModel) -> None:
         self.ranks, self.model, self.now_s, self.steps = ranks, model, 0.0, 0
+        self.pending: dict[int, PendingRun] = {}
+        self.run_end: dict[int, tuple[int, bool]] = {}  # rank -> (step its run ends, blocked)
 
     def run(self) -> list[ReplicaResult]:
         """Simulate until every rank's requests have finished."""
         ranks, max_steps = self.ranks, self.ranks[0].config.max_steps if self.ranks else 0
         while any(r.done < len(r.prompt) for r in ranks):
-            for r in ranks:
-                r.now_s = self.now_s
+            for i, r in enumerate(ranks):
                 if r.arrivals and r.arrivals[0][0] <= self.now_s:
+                    self._settle(i)
                     r.take_arrivals()
-            busy = [r for r in ranks if r.running or r.waiting]
+                    self.run_end.pop(i, None)
+                if i not in self.pending:
+                    r.now_s = self.now_s
+            busy = [i for i, r in enumerate(ranks) if r.running or r.waiting]
             for r in ranks:
                 if not (r.running or r.waiting) and r.rule.ratio:  # SGLang resets it when idle
                     r.ratio_base, r.ratio_steps = r.rule.ratio.init, 0
@@ -117,47 +173,111 @@ class LockstepSim:
                 raise RuntimeError(f"simulation did not finish in {max_steps} steps")
         return [r.result() for r in ranks]
 
+    def _settle(self, i: int) -> None:
+        """Apply rank i's pending decode steps to its state."""
+        pending = self.pending.pop(i, None)
+        if pending is None:
+            return
+        r = self.ranks[i]
+        r.now_s = pending.start_s
+        advance_decode(r, pending.steps, pending, pending.blocked)
+        r.now_s = self.now_s
+
     def _wait_for_arrival(self) -> None:
         nxt = [r.arrivals[0][0] for r in self.ranks if r.arrivals]
         if not nxt:
             raise RuntimeError("ranks idle with requests unfinished and none to arrive")
         self.now_s = max(self.now_s, min(nxt))
 
-    def _exact_step(self, busy: list[ReplicaSim]) -> None:
-        """One step of every busy rank, priced together."""
-        planned = [r.begin_step() for r in busy]
+    def _exact_step(self, busy: list[int]) -> None:
+        """One step of every busy rank, priced together. Ranks whose step is a plain decode step
+        add it to their pending run; the others decide theirs exactly."""
+        ends = {i: self._run_end(i) for i in busy}
+        exact = [i for i in busy if ends[i] is None]
+        for i in exact:
+            self._settle(i)
+        ranks = [self.ranks[i] for i in exact]
+        planned = [r.begin_step() for r in ranks]
         loads = [p.load for p in planned]
+        decoding: dict[int, DecodeLine] = {}
+        for i in busy:
+            if ends[i] is not None:
+                co, n = self.ranks[i].cohort, self.ranks[i].cohort.count
+                ctx = co.context_sum(self._step_of(i)) + n
+                loads.append((n, n, ctx, ctx))
+                decoding[i] = self.model.local.decode_line(n, ctx)
         compute_s = self.model.lockstep_step_time_s(loads)
-        swap_s = max(p.swap_s for p in planned)
+        swap_s = max((p.swap_s for p in planned), default=0.0)
         busiest = max(loads, key=lambda load: load[0])
         shared = self.model.moe_hbm_bytes(busiest[0], busiest[1])
-        for r, p in zip(busy, planned, strict=True):
+        for r, p in zip(ranks, planned, strict=True):
             # every rank also waits for the slowest swap: one duration for all
             r.finish_step(p, compute_s + (swap_s - p.swap_s), shared)
+        self._pend(decoding, ends, 1, FixedStep(compute_s + swap_s), shared)
         self.now_s += compute_s + swap_s
 
-    def _fast_forward(self, busy: list[ReplicaSim]) -> bool:
+    def _step_of(self, i: int) -> int:
+        """Rank i's step counter, its pending steps included."""
+        pending = self.pending.get(i)
+        return self.ranks[i].step + (pending.steps if pending is not None else 0)
+
+    def _pend(
+        self,
+        lines: dict[int, DecodeLine],
+        ends: dict[int, tuple[int, bool] | None],
+        k: int,
+        clock: LockstepLine | FixedStep,
+        shared: float,
+    ) -> None:
+        """Add k decode steps on `clock` to the pending runs of the ranks in `lines`; a rank
+        whose run ends there is brought up to date."""
+        for i, line in lines.items():
+            end = ends[i]
+            assert end is not None
+            step = self._step_of(i)
+            run = self.pending.get(i)
+            if run is None:
+                run = self.pending[i] = PendingRun(self.now_s, line, end[1], [])
+            run.segments.append((k, clock, shared))
+            if step + k == end[0]:  # its event: bring it up to date
+                self._settle(i)
+                self.run_end.pop(i)
+
+    def _run_end(self, i: int) -> tuple[int, bool] | None:
+        """(step rank i's run of decode steps ends, blocked), cached while nothing happens to
+        it; None if its next step is not a decode step."""
+        cached = self.run_end.get(i)
+        if cached is None:
+            r = self.ranks[i]
+            run = plain_decode_run(r)
+            if run is None:
+                return None
+            cached = self.run_end[i] = (r.step + run[0], run[1])
+        return cached
+
+    def _fast_forward(self, busy: list[int]) -> bool:
         """Jump every rank over the common run of identical decode steps; False if some busy
-        rank's next step is not a decode step (then all run one exact step)."""
-        runs = [plain_decode_run(r) for r in busy]
-        if any(run is None for run in runs):
+        rank's next step is not a decode step (then all run one step together)."""
+        ends = {i: self._run_end(i) for i in busy}
+        if any(end is None for end in ends.values()):
             return False
-        counts = [r.cohort.count for r in busy]
         local = self.model.local
-        lines = [
-            local.decode_line(n, r.cohort.context_sum(r.step) + n)
-            for r, n in zip(busy, counts, strict=True)
-        ]
+        at = {i: self._step_of(i) for i in busy}
+        counts = [self.ranks[i].cohort.count for i in busy]
+        lines = {
+            i: local.decode_line(n, self.ranks[i].cohort.context_sum(at[i]) + n)
+            for i, n in zip(busy, counts, strict=True)
+        }
         busiest = max(counts)
-        clock = LockstepLine(lines, self.model.shared_step_s(busiest, busiest))
-        limit = min(run[0] for run in runs if run is not None)
+        clock = LockstepLine(list(lines.values()), self.model.shared_step_s(busiest, busiest))
+        limit = min(end[0] - at[i] for i, end in ends.items() if end is not None)
         for r in self.ranks:
             idle = not (r.running or r.waiting)
             if r.arrivals and (idle or waits_for_arrival(r)):
                 limit = clock.steps_before(r.arrivals[0][0] - self.now_s, limit)
-        shared = self.model.moe_hbm_bytes(busiest, busiest)
-        for r, line, run in zip(busy, lines, runs, strict=True):
-            assert run is not None
-            advance_decode(r, limit, RankLine(clock, line, shared), run[1])
+        self._pend(lines, ends, limit, clock, self.model.moe_hbm_bytes(busiest, busiest))
         self.now_s += clock.total_s(limit)
+        for i in busy:
+            if i not in self.pending:
+                self.ranks[i].now_s = self.now_s
         return True
