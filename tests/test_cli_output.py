@@ -192,3 +192,24 @@ def test_a_bad_spec_setting_names_its_key(
     assert "scenario[0].routing: Input should be 'round-robin' or 'least-loaded'" in err
     assert "scenario[0].seed: Input should be greater than or equal to 0" in err
     assert "scenario[0].workload.osl: " in err
+
+
+def test_planned_fp8_weights_become_online_quantization_in_the_commands(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    flags = _commands(capsys, "llama-3.1-8b", "--weight-dtype", "fp8")
+    for command in flags.values():
+        argv = shlex.split(command.replace("\\\n", " "))
+        assert argv[argv.index("--quantization") + 1] == "fp8"
+
+
+def test_weights_no_engine_quantizes_at_load_are_a_warning(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["plan", "llama-3.1-8b", "--weight-dtype", "int4", "--isl", "100", "--osl", "100"]
+    assert main([*args, "--num-requests", "40", "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert "--quantization" not in report["engine_flags"]["vllm"]
+    assert any(
+        w.startswith("--weight-dtype int4: the engines cannot") for w in report["flag_warnings"]
+    )

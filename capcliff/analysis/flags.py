@@ -26,6 +26,7 @@ class Deployment:
     kv_cache_dtype: str  # "auto" or "fp8"
     moe: bool
     mla: bool
+    quantization: str | None = None  # online quantization at load ("fp8"); None: as shipped
 
 
 def vllm_command(dep: Deployment) -> str:
@@ -39,6 +40,8 @@ def vllm_command(dep: Deployment) -> str:
     ]  # fmt: skip
     if dep.moe and lay.ep > 1:
         args.append("--enable-expert-parallel")
+    if dep.quantization is not None:
+        args += ["--quantization", dep.quantization]
     args += [
         "--max-num-seqs", str(dep.max_num_seqs),
         "--max-num-batched-tokens", str(dep.max_num_batched_tokens),
@@ -89,6 +92,8 @@ def sglang_command(dep: Deployment) -> str:
     ]  # fmt: skip
     if dep.kv_cache_dtype == "fp8":
         args += ["--kv-cache-dtype", "fp8_e4m3"]
+    if dep.quantization is not None:
+        args += ["--quantization", dep.quantization]
     return command_text(args)
 
 

@@ -34,7 +34,7 @@ from capcliff.perf.profiles import profile_label
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.workload import Requests
-from capcliff.units import KVDType
+from capcliff.units import KVDType, WeightDType
 
 
 @dataclass(frozen=True)
@@ -344,6 +344,16 @@ def served_model(dep: Deployment, *, local: bool) -> str:
     return dep.model.hf_repo if dep.model.hf_repo else MODEL_PLACEHOLDER
 
 
+def online_quantization(dep: Deployment) -> str | None:
+    """The engines' flag value when the planned weights are FP8 but the checkpoint ships wider:
+    vLLM and SGLang quantize BF16/FP16 weights to FP8 while loading (`--quantization fp8`,
+    dynamic per-tensor scales). None otherwise."""
+    shipped = WeightScheme.as_shipped(dep.model.arch)
+    if dep.scheme == shipped or dep.scheme.linear is not WeightDType.FP8:
+        return None
+    return "fp8" if shipped.linear in (WeightDType.BF16, WeightDType.FP16) else None
+
+
 def engine_flags(
     dep: Deployment, ev: _Evaluated, rec: Recommendation, inputs: PlanInputs, model: str
 ) -> tuple[dict[str, str], list[str]]:
@@ -368,6 +378,7 @@ def engine_flags(
         kv_cache_dtype="fp8" if dep.kv_dtype is KVDType.FP8 else "auto",
         moe=dep.model.arch.moe is not None,
         mla=dep.model.arch.mla is not None,
+        quantization=online_quantization(dep),
     )
     warnings = flag_warnings(
         served,
@@ -375,6 +386,13 @@ def engine_flags(
         one_request_fits=ev.memory.fits,
         graphs_fit=all(s.headroom_bytes >= 0 for s in ev.memory.stages),
     )
+    shipped = WeightScheme.as_shipped(dep.model.arch)
+    if dep.scheme != shipped and served.quantization is None:
+        warnings.append(
+            f"--weight-dtype {dep.scheme.linear.value}: the engines cannot quantize "
+            f"{shipped.linear.value} weights to it while loading; serve a checkpoint quantized "
+            f"to {dep.scheme.linear.value}"
+        )
     if model == MODEL_PLACEHOLDER:
         warnings.append(
             f"the config names no HF repo (_name_or_path): replace {MODEL_PLACEHOLDER} in the "

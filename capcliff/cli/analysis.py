@@ -35,9 +35,8 @@ if TYPE_CHECKING:  # types only: the commands import their modules lazily to kee
     from capcliff.catalog.layout import Layout
     from capcliff.sim.workload import Requests
 
-IslOption = Annotated[
-    int | None, typer.Option(callback=COUNT, help="Input tokens per request (fixed).")
-]
+# Workload flags are checked where every workload is (sim.workload_rules), not here.
+IslOption = Annotated[int | None, typer.Option(help="Input tokens per request (fixed).")]
 WorkloadOption = Annotated[
     str | None,
     typer.Option(
@@ -45,10 +44,8 @@ WorkloadOption = Annotated[
     ),
 ]
 ArrivalOption = Annotated[str, typer.Option(help="batch, clients or poisson.")]
-RateOption = Annotated[
-    float | None, typer.Option(callback=POSITIVE, help="Poisson arrival rate, requests/s.")
-]
-ClientsOption = Annotated[int | None, typer.Option(callback=COUNT, help="Closed-loop clients.")]
+RateOption = Annotated[float | None, typer.Option(help="Poisson arrival rate, requests/s.")]
+ClientsOption = Annotated[int | None, typer.Option(help="Closed-loop clients.")]
 SloTtftOption = Annotated[
     float | None, typer.Option(callback=POSITIVE, help="TTFT p99 limit, s (online serving).")
 ]
@@ -204,7 +201,7 @@ def sweep(
         str | None, typer.Option(help="Output tokens per request; a comma list sweeps them.")
     ] = None,
     workload: WorkloadOption = None,
-    num_requests: Annotated[int, typer.Option(callback=COUNT, help="Requests to simulate.")] = 2000,
+    num_requests: Annotated[int, typer.Option(help="Requests to simulate.")] = 2000,
     arrival: ArrivalOption = "batch",
     rate: RateOption = None,
     clients: ClientsOption = None,
@@ -294,11 +291,9 @@ def plan(
         int | None, typer.Option(callback=COUNT, help="Nodes of the GPU's node size.")
     ] = None,
     isl: IslOption = None,
-    osl: Annotated[
-        int | None, typer.Option(callback=COUNT, help="Output tokens per request (fixed).")
-    ] = None,
+    osl: Annotated[int | None, typer.Option(help="Output tokens per request (fixed).")] = None,
     workload: WorkloadOption = None,
-    num_requests: Annotated[int, typer.Option(callback=COUNT, help="Requests to simulate.")] = 500,
+    num_requests: Annotated[int, typer.Option(help="Requests to simulate.")] = 500,
     arrival: ArrivalOption = "batch",
     rate: RateOption = None,
     clients: ClientsOption = None,
