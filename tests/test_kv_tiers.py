@@ -8,8 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from capcliff.analysis.offload import offload_tiers, parse_offload
+from capcliff.analysis.reuse_advice import ReusePoint, recommended_size, reuse_flags
 from capcliff.catalog.catalogs import get_hardware
 from capcliff.errors import InputError
+from capcliff.memory.budget import EngineName
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.kv_tiers import KVTier, KVTiers
 from capcliff.sim.prefix_cache import PrefixCache
@@ -146,3 +148,44 @@ def test_write_back_stores_what_hbm_evicts() -> None:
         assert result.reuse.tiers[0].hit_tokens > 0
         written.append(result.reuse.tiers[0].written_bytes)
     assert 0 < written[1] <= written[0]
+
+
+def _reuse_point(label: str, size_gib: int, hbm: float, host: float, ttft: float) -> ReusePoint:
+    return ReusePoint(
+        label=label, offload_bytes=size_gib * GIB, prefix_cache_hit_rate=hbm,
+        offload_hit_rate=host, ttft_p99_s=ttft, output_throughput_tok_s=1.0, preemptions=0,
+    )  # fmt: skip
+
+
+def test_the_smallest_offload_that_gets_most_of_the_gain_is_recommended() -> None:
+    # hit rate gain of the best size: 0.80 - 0.40 = 0.40; 95 % of it is 0.38 -> 0.78 needed:
+    # 128 GiB (0.79) is the smallest that reaches it.
+    points = [
+        _reuse_point("caching off", 0, 0.0, 0.0, 9.0),
+        _reuse_point("caching on", 0, 0.40, 0.0, 5.0),
+        _reuse_point("offload 64 GiB", 64, 0.41, 0.30, 4.0),
+        _reuse_point("offload 128 GiB", 128, 0.41, 0.38, 3.0),
+        _reuse_point("offload 256 GiB", 256, 0.41, 0.39, 3.0),
+    ]
+    assert recommended_size(points) == 128 * GIB
+
+
+def test_no_offload_when_it_gains_little() -> None:
+    # +3 points of hit rate and no TTFT gain: under the 5-point floor
+    points = [
+        _reuse_point("caching off", 0, 0.0, 0.0, 1.0),
+        _reuse_point("caching on", 0, 0.80, 0.0, 1.0),
+        _reuse_point("offload 64 GiB", 64, 0.80, 0.03, 1.0),
+    ]
+    assert recommended_size(points) == 0
+
+
+def test_offload_flags_per_engine() -> None:
+    # 512 GiB per replica over 8 ranks: vLLM takes the total in GiB, SGLang GB per rank
+    # (549.76 GB / 8 = 68.7 GB)
+    assert reuse_flags(EngineName.VLLM, 512 * GIB, 8) == [
+        "--enable-prefix-caching", "--kv-offloading-backend native", "--kv-offloading-size 512",
+    ]  # fmt: skip
+    assert reuse_flags(EngineName.SGLANG, 512 * GIB, 8) == [
+        "--enable-hierarchical-cache", "--hicache-size 69",
+    ]  # fmt: skip

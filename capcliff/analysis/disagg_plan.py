@@ -3,9 +3,10 @@ against the best aggregated layout of the same GPUs, with reasons in numbers.
 
 Search (each candidate is one two-pool simulation, O(requests)):
 - instance width: the fewest GPUs (a power of two up to a node) on which some layout fits;
-- prefill layout: the fitting layout of that width with the most prefill tokens/s per instance
-  (one full chunk, `max_num_batched_tokens`, through the step-time model);
-- decode layouts: the two fitting layouts with the most KV in all (the decode pool holds the KV);
+- prefill layouts: of the fitting layouts of that width, the one with the most prompt tokens/s
+  per instance and the one with the shortest prefill of one prompt (the TTFT floor), each from
+  one full chunk (`max_num_batched_tokens`) through the step-time model;
+- decode layout: the fitting layout with the most KV in all (the decode pool holds the KV);
 - splits: x prefill and y decode instances with x + y = the budget's instances (at most 6 splits,
   spread geometrically over x);
 - the decode pool's cap on running requests: its analytic cliff (every request at its p99 peak
@@ -30,14 +31,13 @@ from capcliff.analysis.plan_types import Objective, PlanReport
 from capcliff.analysis.solver import Slo, SweepPoint
 from capcliff.analysis.sweep import p99_analytic_cliff
 from capcliff.analysis.workloads import WorkloadChoice
-from capcliff.catalog.layout import enumerate_layouts
+from capcliff.catalog.layout import Layout, enumerate_layouts
 from capcliff.errors import InputError
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.sim.disagg import DisaggResult
 
 SCHEMA_VERSION = 1
 MAX_SPLITS = 6
-DECODE_LAYOUTS = 2
 
 
 class _Result(BaseModel):
@@ -107,11 +107,19 @@ def instance_layouts(dep: Deployment, budget: int, length: int) -> tuple[int, li
     )
 
 
-def _prefill_rate(dep: Deployment, memory: LayoutMemory, chunk: int) -> float:
-    """Prompt tokens/s of one instance running full chunks (dp ranks in parallel)."""
+def _prefill_step_s(dep: Deployment, memory: LayoutMemory, chunk: int) -> float:
+    """Seconds of one full chunk of one prompt on one replica of the layout."""
     plan = pool_plan(dep, memory.layout, 1, memory.max_model_len, role="prefill")
-    step = plan.pool.model.step_time_s(chunk, 1, chunk, chunk * (chunk + 1) // 2)
-    return memory.layout.dp * chunk / step
+    return plan.pool.model.step_time_s(chunk, 1, chunk, chunk * (chunk + 1) // 2)
+
+
+def prefill_layouts(dep: Deployment, mems: list[LayoutMemory], chunk: int) -> list[Layout]:
+    """The layout with the most prompt tokens/s per instance (dp replicas in parallel) and the
+    one with the shortest prefill of a prompt (the TTFT floor), the same layout when they agree."""
+    step = {m.layout: _prefill_step_s(dep, m, chunk) for m in mems}
+    fastest = max(step, key=lambda lay: (lay.dp * chunk / step[lay], -lay.tp))
+    shortest = min(step, key=lambda lay: (step[lay], lay.tp))
+    return [fastest] if fastest == shortest else [fastest, shortest]
 
 
 def splits(instances: int) -> list[int]:
@@ -125,11 +133,10 @@ def splits(instances: int) -> list[int]:
 def _candidates(dep: Deployment, budget: int, inputs: PlanInputs) -> list[DisaggSpec]:
     width, mems = instance_layouts(dep, budget, inputs.max_model_len)
     chunk = inputs.config.max_num_batched_tokens
-    prefill = max(mems, key=lambda m: (_prefill_rate(dep, m, chunk), -m.layout.tp)).layout
-    ranked = sorted(mems, key=lambda m: (-m.kv_capacity_tokens_total, m.layout.tp))
-    decodes = [m.layout for m in ranked[:DECODE_LAYOUTS]]
+    prefills = prefill_layouts(dep, mems, chunk)
+    decode = max(mems, key=lambda m: (m.kv_capacity_tokens_total, -m.layout.tp)).layout
     total = budget // width
-    return [DisaggSpec(prefill, x, dec, total - x) for x in splits(total) for dec in decodes]
+    return [DisaggSpec(pre, x, decode, total - x) for x in splits(total) for pre in prefills]
 
 
 Evaluated = tuple[DisaggSpec, tuple[PoolPlan, PoolPlan], DisaggResult, int | None, float]

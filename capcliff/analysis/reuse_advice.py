@@ -5,9 +5,10 @@ Every figure is a simulation of the recommended layout at its admission cap (per
 - caching off and on (the engine's prefix cache in HBM only);
 - offload sizes per replica from OFFLOAD_START_BYTES doubling up to the host DRAM of the
   replica's GPUs (the hardware file's `host_dram_tb_per_node` shared by its GPUs), caching on.
-Recommended size (a named rule, not a fit): the smallest size whose TTFT p99 is within
-OFFLOAD_TOLERANCE of the best size's, and only if it improves TTFT p99 on no offload by more
-than that tolerance (else: no offload).
+Recommended size (a named rule, not a fit): offload pays when the best size raises the total hit
+rate (HBM + offload tiers) by at least MIN_HIT_GAIN or cuts TTFT p99 by more than
+OFFLOAD_TOLERANCE against no offload; then the smallest size that reaches HIT_GAIN_SHARE of the
+best size's hit-rate gain with a TTFT p99 within OFFLOAD_TOLERANCE of the best size's.
 
 Flags: vLLM `--enable-prefix-caching` / `--no-enable-prefix-caching` and
 `--kv-offloading-backend native --kv-offloading-size GiB` (the total over the replica's ranks,
@@ -34,6 +35,8 @@ from capcliff.units import GB, GIB
 
 OFFLOAD_START_BYTES = 64 * GIB  # per replica, the smallest size tried
 OFFLOAD_TOLERANCE = 0.10  # sizes within 10 % of the best TTFT p99 count as equally good
+MIN_HIT_GAIN = 0.05  # 5 points of hit rate: less is not worth host memory
+HIT_GAIN_SHARE = 0.95  # a size that reaches 95 % of the best size's hit-rate gain is enough
 
 
 class ReusePoint(BaseModel):
@@ -58,6 +61,9 @@ class ReuseAdvice(BaseModel):
     points: list[ReusePoint]
     recommended_offload_bytes: int  # 0: no offload
     flags: list[str]  # engine flags for the recommended choice
+    hit_rate_without: float  # total hit rate with caching on, no offload
+    hit_rate_with: float  # ... with the recommended size (= without when none)
+    ttft_p99_change: float  # recommended size's TTFT p99 / no offload's - 1
 
 
 def _point(label: str, offload: int, r: SimResult) -> ReusePoint:
@@ -87,17 +93,29 @@ def offload_sizes(dep: Deployment, memory: LayoutMemory) -> list[int]:
     return sizes
 
 
+def total_hit_rate(p: ReusePoint) -> float:
+    """Tokens served from HBM or an offload tier / tokens looked up."""
+    return (p.prefix_cache_hit_rate or 0.0) + p.offload_hit_rate
+
+
 def recommended_size(points: list[ReusePoint]) -> int:
-    """The smallest offload size within OFFLOAD_TOLERANCE of the best TTFT p99, if it beats no
-    offload ("caching on") by more than that; else 0."""
+    """The offload size the module docstring's rule picks (0: none)."""
     base = next(p for p in points if p.label == "caching on")
     sized = [p for p in points if p.offload_bytes]
     if not sized:
         return 0
-    best = min(p.ttft_p99_s for p in sized)
-    good = [p for p in sized if p.ttft_p99_s <= best * (1 + OFFLOAD_TOLERANCE)]
-    pick = min(good, key=lambda p: p.offload_bytes)
-    return pick.offload_bytes if pick.ttft_p99_s < base.ttft_p99_s * (1 - OFFLOAD_TOLERANCE) else 0
+    best_hit = max(total_hit_rate(p) for p in sized)
+    best_ttft = min(p.ttft_p99_s for p in sized)
+    gain = best_hit - total_hit_rate(base)
+    if gain < MIN_HIT_GAIN and best_ttft >= base.ttft_p99_s * (1 - OFFLOAD_TOLERANCE):
+        return 0
+    good = [
+        p
+        for p in sized
+        if total_hit_rate(p) - total_hit_rate(base) >= HIT_GAIN_SHARE * gain
+        and p.ttft_p99_s <= best_ttft * (1 + OFFLOAD_TOLERANCE)
+    ]
+    return min(good, key=lambda p: p.offload_bytes).offload_bytes
 
 
 def reuse_flags(engine: EngineName, offload_bytes: int, tp_ranks: int) -> list[str]:
@@ -141,8 +159,13 @@ def reuse_advice(
         points.append(_point(f"offload {size / GIB:.0f} GiB", size, run(True, size)))
     size = recommended_size(points)
     tp_ranks = max(1, memory.layout.gpus // dp)
+    base = points[1]
+    chosen = next((p for p in points if size and p.offload_bytes == size), base)
     return ReuseAdvice(
         points=points,
         recommended_offload_bytes=size,
         flags=reuse_flags(dep.settings.engine, size, tp_ranks),
+        hit_rate_without=total_hit_rate(base),
+        hit_rate_with=total_hit_rate(chosen),
+        ttft_p99_change=chosen.ttft_p99_s / base.ttft_p99_s - 1 if base.ttft_p99_s else 0.0,
     )

@@ -80,7 +80,12 @@ def _reuse_lines(report: PlanReport) -> list[str]:
             f", {p.output_throughput_tok_s:,.0f} tok/s, {p.preemptions:,} preemptions"
         )
     size = advice.recommended_offload_bytes
-    pick = f"{size / 2**30:.0f} GiB per replica" if size else "none (it would not pay)"
+    pick = "none (it would not pay)"
+    if size:
+        pick = (
+            f"{size / 2**30:.0f} GiB per replica: hit rate {advice.hit_rate_without:.0%} -> "
+            f"{advice.hit_rate_with:.0%}, TTFT p99 {advice.ttft_p99_change:+.0%}"
+        )
     lines.append(f"  - recommended host offload: {pick}; flags: {' '.join(advice.flags)}")
     return lines
 

@@ -90,6 +90,11 @@ class DisaggResult:
     decode_runs: tuple[ReplicaResult, ...]
 
     @property
+    def events(self) -> int:
+        """Simulator events of both pools."""
+        return sum(r.events for r in (*self.prefill_runs, *self.decode_runs))
+
+    @property
     def decode_queue_s(self) -> FloatArray:
         """Time from KV landing to the decode replica admitting it (waiting for KV blocks)."""
         queue: FloatArray = self.decode_admitted_s - self.transfers.end_s
