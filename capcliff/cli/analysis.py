@@ -1,4 +1,4 @@
-"""The analysis commands: `sweep`, `plan` and `calibrate` (registered on `cli.app`).
+"""The analysis commands: `sweep` and `plan` (registered on `cli.app`).
 
 Like every command, they parse flags, call the core and render; domain errors reach `cli.main`.
 """
@@ -14,7 +14,6 @@ from capcliff.cli.app import (
     COUNT,
     DEFAULT_GPU,
     DEFAULT_MODEL,
-    POSITIVE,
     ForceOption,
     GpuOption,
     SeedOption,
@@ -22,6 +21,17 @@ from capcliff.cli.app import (
     app,
     deployment_options,
     print_warnings,
+)
+from capcliff.cli.workload_options import (
+    ArrivalOption,
+    ClientsOption,
+    IslOption,
+    RateOption,
+    SloTpotOption,
+    SloTtftOption,
+    WorkloadOption,
+    input_paths,
+    workload_choice,
 )
 from capcliff.errors import InputError
 
@@ -35,23 +45,6 @@ if TYPE_CHECKING:  # types only: the commands import their modules lazily to kee
     from capcliff.catalog.layout import Layout
     from capcliff.sim.workload import Requests
 
-# Workload flags are checked where every workload is (sim.workload_rules), not here.
-IslOption = Annotated[int | None, typer.Option(help="Input tokens per request (fixed).")]
-WorkloadOption = Annotated[
-    str | None,
-    typer.Option(
-        help="A preset (reasoning, chat, chat-short, multiturn-chat, agentic) or a trace.jsonl."
-    ),
-]
-ArrivalOption = Annotated[str, typer.Option(help="batch, clients or poisson.")]
-RateOption = Annotated[float | None, typer.Option(help="Poisson arrival rate, requests/s.")]
-ClientsOption = Annotated[int | None, typer.Option(help="Closed-loop clients.")]
-SloTtftOption = Annotated[
-    float | None, typer.Option(callback=POSITIVE, help="TTFT p99 limit, s (online serving).")
-]
-SloTpotOption = Annotated[
-    float | None, typer.Option(callback=POSITIVE, help="TPOT p99 limit, s (online serving).")
-]
 DEFAULT_SWEEP_MODEL = "deepseek-r1-distill-llama-8b"  # the study's single-GPU scenario
 
 
@@ -69,48 +62,6 @@ class PlanFormat(StrEnum):
     TABLE = "table"
     JSON = "json"
     MARKDOWN = "markdown"
-
-
-def _workload_choice(
-    isl: int | None,
-    osl: str | None,
-    workload: str | None,
-    num_requests: int,
-    arrival: str,
-    rate: float | None,
-    clients: int | None,
-) -> WorkloadChoice:
-    from pathlib import Path
-
-    from capcliff.analysis.workloads import WorkloadChoice
-    from capcliff.files import read_text
-    from capcliff.sim.workload import Arrival
-
-    trace = None
-    preset_name = None
-    if workload is not None:
-        if workload.endswith(".jsonl"):
-            trace = tuple(read_text(Path(workload), field="workload").splitlines())
-        else:
-            preset_name = workload
-    lengths: tuple[int, ...] = ()
-    if osl is not None:
-        try:
-            lengths = tuple(int(v) for v in osl.split(",") if v.strip())
-        except ValueError:
-            lengths = ()
-        if not lengths:
-            raise InputError(f"osl: cannot read {osl!r}; write 1024 or 1024,4096,16384")
-    return WorkloadChoice(
-        num_requests=num_requests,
-        isl=isl,
-        osl=lengths,
-        preset_name=preset_name,
-        trace_lines=trace,
-        arrival=_choice(Arrival, arrival, "arrival"),
-        rate_per_s=rate,
-        clients=clients,
-    )
 
 
 def _sweep_layouts(
@@ -171,18 +122,6 @@ def _write_plot(report: SweepReport, path: Path) -> None:
     write_bytes_atomic(path, data, overwrite=True)  # checked before the simulation
 
 
-def _inputs(workload: str | None, model: str, settings: DeploymentSettings) -> list[Path]:
-    """The files a run reads (an output may never be one of them)."""
-    from pathlib import Path
-
-    paths = [Path(workload)] if workload is not None and workload.endswith(".jsonl") else []
-    if Path(model).exists():
-        paths.append(Path(model) / "config.json" if Path(model).is_dir() else Path(model))
-    if settings.calibration is not None:
-        paths.append(Path(settings.calibration))
-    return paths
-
-
 @app.command()
 @deployment_options(simulation=True)
 def sweep(
@@ -232,9 +171,11 @@ def sweep(
     from capcliff.files import check_outputs
 
     plot_path = _plot_path(plot)
-    check_outputs([("--plot", plot_path)], inputs=_inputs(workload, model, settings), force=force)
+    check_outputs(
+        [("--plot", plot_path)], inputs=input_paths(workload, model, settings), force=force
+    )
     dep = resolve(get_model(model), get_hardware(gpu), settings, force=force)
-    choice = _workload_choice(isl, osl, workload, num_requests, arrival, rate, clients)
+    choice = workload_choice(isl, osl, workload, num_requests, arrival, rate, clients)
     concurrencies = parse_concurrency(concurrency)
     label, workloads = plan_workloads(choice, seed)
     if disagg is not None:
@@ -331,7 +272,7 @@ def plan(
     count = _plan_gpus(gpus, nodes, spec.gpus_per_node)
     lengths = None if osl is None else str(osl)
     given = isl is not None or osl is not None or workload is not None
-    choice = _workload_choice(
+    choice = workload_choice(
         isl, lengths, workload if given else "reasoning", num_requests, arrival, rate, clients
     )
     goal = _choice(Objective, objective, "objective").value

@@ -4,6 +4,7 @@ the step index (memory and compute), so sums are arithmetic series on each side 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 
@@ -44,29 +45,35 @@ class DecodeLine(NamedTuple):
         if d0 >= 0 and d_last >= 0:  # memory-bound throughout: the common decode case
             return k * (self.mem0 + self.fixed_s) + self.mem1 * k * (k - 1) / 2
         a, b = self._mem_bound_range(k)
-        mem = _series(self.mem0, self.mem1, a, b)
-        cmp = _series(self.cmp0, self.cmp1, 0, a) + _series(self.cmp0, self.cmp1, b, k)
+        mem = series(self.mem0, self.mem1, a, b)
+        cmp = series(self.cmp0, self.cmp1, 0, a) + series(self.cmp0, self.cmp1, b, k)
         return mem + cmp + k * self.fixed_s
 
     def total_bytes(self, k: int) -> float:
         """Bytes one GPU reads over steps 0 .. k-1."""
-        return _series(self.bytes0, self.bytes1, 0, k)
+        return series(self.bytes0, self.bytes1, 0, k)
 
     def steps_before(self, duration_s: float, k_max: int) -> int:
         """Smallest m in [1, k_max] with total_s(m) >= duration_s, or k_max if none."""
-        lo, hi = 1, k_max
-        if self.total_s(hi) < duration_s:
-            return k_max
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self.total_s(mid) >= duration_s:
-                hi = mid
-            else:
-                lo = mid + 1
-        return lo
+        return steps_before(self.total_s, duration_s, k_max)
 
 
-def _series(x0: float, x1: float, a: int, b: int) -> float:
+def steps_before(total_s: Callable[[int], float], duration_s: float, k_max: int) -> int:
+    """Smallest m in [1, k_max] with total_s(m) >= duration_s (total_s non-decreasing), or
+    k_max if none: bisection."""
+    lo, hi = 1, k_max
+    if total_s(hi) < duration_s:
+        return k_max
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if total_s(mid) >= duration_s:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def series(x0: float, x1: float, a: int, b: int) -> float:
     """sum_{j=a}^{b-1} (x0 + x1 j)."""
     if b <= a:
         return 0.0

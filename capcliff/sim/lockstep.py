@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from capcliff.perf.decode_line import DecodeLine
+from capcliff.perf.decode_line import DecodeLine, series, steps_before
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.fast_forward import advance_decode, plain_decode_run, waits_for_arrival
 from capcliff.sim.replica import ReplicaSim
@@ -26,11 +26,6 @@ from capcliff.sim.timeline import ReplicaResult
 
 # No run of decode steps is this long: an envelope piece starting later is never reached.
 FAR_STEP = 2**62
-
-
-def _series(x0: float, x1: float, a: int, b: int) -> float:
-    """sum_{j=a}^{b-1} (x0 + x1 j)."""
-    return (b - a) * x0 + x1 * (b * (b - 1) - a * (a - 1)) / 2 if b > a else 0.0
 
 
 class LockstepLine:
@@ -72,21 +67,12 @@ class LockstepLine:
             if j >= k:
                 break
             end = min(k, hull[n + 1][0]) if n + 1 < len(hull) else k
-            total += _series(a, b, j, end)
+            total += series(a, b, j, end)
         return total + k * self.shared_s
 
     def steps_before(self, duration_s: float, k_max: int) -> int:
         """Smallest m in [1, k_max] with total_s(m) >= duration_s, or k_max if none."""
-        lo, hi = 1, k_max
-        if self.total_s(hi) < duration_s:
-            return k_max
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self.total_s(mid) >= duration_s:
-                hi = mid
-            else:
-                lo = mid + 1
-        return lo
+        return steps_before(self.total_s, duration_s, k_max)
 
 
 @dataclass(frozen=True)

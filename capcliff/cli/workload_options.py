@@ -1,0 +1,93 @@
+"""The workload flags `sweep` and `plan` share, and the files a run reads.
+
+The flags carry no domain checks of their own: every workload's numbers are checked in one place,
+`sim.workload_rules`, whether they come from flags or from a spec.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from capcliff.cli.app import POSITIVE, _choice
+from capcliff.errors import InputError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from capcliff.analysis.deployment import DeploymentSettings
+    from capcliff.analysis.workloads import WorkloadChoice
+
+IslOption = Annotated[int | None, typer.Option(help="Input tokens per request (fixed).")]
+WorkloadOption = Annotated[
+    str | None,
+    typer.Option(
+        help="A preset (reasoning, chat, chat-short, multiturn-chat, agentic) or a trace.jsonl."
+    ),
+]
+ArrivalOption = Annotated[str, typer.Option(help="batch, clients or poisson.")]
+RateOption = Annotated[float | None, typer.Option(help="Poisson arrival rate, requests/s.")]
+ClientsOption = Annotated[int | None, typer.Option(help="Closed-loop clients.")]
+SloTtftOption = Annotated[
+    float | None, typer.Option(callback=POSITIVE, help="TTFT p99 limit, s (online serving).")
+]
+SloTpotOption = Annotated[
+    float | None, typer.Option(callback=POSITIVE, help="TPOT p99 limit, s (online serving).")
+]
+
+
+def workload_choice(
+    isl: int | None,
+    osl: str | None,
+    workload: str | None,
+    num_requests: int,
+    arrival: str,
+    rate: float | None,
+    clients: int | None,
+) -> WorkloadChoice:
+    """The workload the flags describe: fixed lengths (`osl` may list several), a preset or a
+    trace file."""
+    from pathlib import Path
+
+    from capcliff.analysis.workloads import WorkloadChoice
+    from capcliff.files import read_text
+    from capcliff.sim.workload import Arrival
+
+    trace = None
+    preset_name = None
+    if workload is not None:
+        if workload.endswith(".jsonl"):
+            trace = tuple(read_text(Path(workload), field="workload").splitlines())
+        else:
+            preset_name = workload
+    lengths: tuple[int, ...] = ()
+    if osl is not None:
+        try:
+            lengths = tuple(int(v) for v in osl.split(",") if v.strip())
+        except ValueError:
+            lengths = ()
+        if not lengths:
+            raise InputError(f"osl: cannot read {osl!r}; write 1024 or 1024,4096,16384")
+    return WorkloadChoice(
+        num_requests=num_requests,
+        isl=isl,
+        osl=lengths,
+        preset_name=preset_name,
+        trace_lines=trace,
+        arrival=_choice(Arrival, arrival, "arrival"),
+        rate_per_s=rate,
+        clients=clients,
+    )
+
+
+def input_paths(workload: str | None, model: str, settings: DeploymentSettings) -> list[Path]:
+    """The files a run reads (an output may never be one of them)."""
+    from pathlib import Path
+
+    paths = [Path(workload)] if workload is not None and workload.endswith(".jsonl") else []
+    if Path(model).exists():
+        paths.append(Path(model) / "config.json" if Path(model).is_dir() else Path(model))
+    if settings.calibration is not None:
+        paths.append(Path(settings.calibration))
+    return paths
