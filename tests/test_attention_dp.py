@@ -240,3 +240,20 @@ def test_lockstep_line_with_a_nearly_parallel_steeper_rank_stays_finite() -> Non
     # slopes 0 and 1e-300: the crossing is 1e300 steps away, past any run
     lines = [DecodeLine(1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), DecodeLine(0.0, 1e-300, 0, 0, 0, 0, 0)]
     assert LockstepLine(lines, shared_s=0.5).total_s(10) == pytest.approx(15.0)
+
+
+def test_pipeline_stages_on_two_nodes_send_over_the_nic() -> None:
+    # tp8-pp2 on H200 nodes of 8: the stage boundary crosses nodes, so the activation send runs
+    # at the GPU's 400 Gb/s ConnectX-7 (50 GB/s one way), not NVLink's 450 GB/s.
+    model = get_model("deepseek-r1")
+    scheme = WeightScheme.as_shipped(model.arch)
+    hardware = get_hardware("h200-sxm")
+
+    def p2p(name: str) -> float:
+        steps = step_time_model(
+            model.arch, hardware, parse_layout(name), scheme=scheme, kv_dtype=KVDType.BF16
+        )
+        return steps.comm.p2p_bandwidth_bytes_per_s
+
+    assert p2p("tp8-pp2") == pytest.approx(50e9)
+    assert p2p("tp4-pp2") == pytest.approx(450e9)

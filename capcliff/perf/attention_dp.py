@@ -56,7 +56,7 @@ class MoEGroup:
         rows = self.padded_tokens(busiest_tokens)
         return self.expert_bytes * (1.0 - float((1.0 - self.expert_choice_fraction) ** rows))
 
-    def pass_s(self, busiest_tokens: float, *, bandwidth: float, flops_per_s: float) -> float:
+    def pass_s(self, busiest_tokens: float, bandwidth: float, flops_per_s: float) -> float:
         """Seconds of the stage's MoE layers and their exchanges in one pass."""
         if busiest_tokens <= 0:
             return 0.0

@@ -32,7 +32,7 @@ from capcliff.memory.weights import (
 )
 from capcliff.perf.attention_dp import MoEGroup, moe_group
 from capcliff.perf.communication import Communication as Communication  # re-exported
-from capcliff.perf.communication import MoEExchange
+from capcliff.perf.communication import Fabric, MoEExchange
 from capcliff.perf.decode_line import DecodeLine as DecodeLine  # re-exported for the simulator
 from capcliff.perf.profiles import (
     MEASURED_FABRICS,
@@ -173,11 +173,8 @@ class StepTimeModel:
         """The shared MoE layers of one pass (attention DP), 0 otherwise."""
         if self.moe is None:
             return 0.0
-        return self.moe.pass_s(
-            busiest_tokens,
-            bandwidth=self.bandwidth_bytes_per_s * self.expert_efficiency,
-            flops_per_s=self.flops_per_s,
-        )
+        bw = self.bandwidth_bytes_per_s * self.expert_efficiency
+        return self.moe.pass_s(busiest_tokens, bw, self.flops_per_s)
 
     @cached_property
     def local(self) -> StepTimeModel:
@@ -314,16 +311,21 @@ def _communication(
     arch: Architecture, hardware: HardwareSpec, layout: Layout, layers: int, eff: Efficiency
 ) -> Communication:
     """TP all-reduces (2 per layer, ring over measured busbw, else half the scale-up link) and the
-    PP send (half the bidirectional scale-up link) of one pass."""
+    PP send (half the bidirectional scale-up link; the GPU's NIC when the replica's stages span
+    more than one scale-up domain) of one pass."""
     tp = layout.tp
     busbw = hardware.allreduce_busbw_gb_s or hardware.scaleup_bw_gb_s_bidir / 2
+    fabric = Fabric.of(hardware)
+    across = layout.gpus_per_replica > fabric.domain_gpus
     return Communication(
         allreduces_per_pass=2 * layers if tp > 1 else 0,
         allreduce_bytes_per_token=arch.hidden_size * ACTIVATION_BYTES * 2 * (tp - 1) / tp,
         allreduce_bandwidth_bytes_per_s=busbw * GB,
         allreduce_latency_s=eff.allreduce_latency_s,
         p2p_bytes_per_token=arch.hidden_size * ACTIVATION_BYTES,
-        p2p_bandwidth_bytes_per_s=hardware.scaleup_bw_gb_s_bidir * GB / 2,
+        p2p_bandwidth_bytes_per_s=fabric.scaleout_bytes_per_s
+        if across
+        else fabric.scaleup_bytes_per_s,
         p2p_latency_s=eff.p2p_latency_s,
         allreduce_curve=eff.allreduce_curve,
         allreduce_message_bytes_per_token=arch.hidden_size * ACTIVATION_BYTES,
