@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from capcliff.analysis.deployment import DeploymentSettings, resolve
 from capcliff.analysis.disagg import fabric_of, kv_bytes_per_request, parse_disagg
+from capcliff.analysis.disagg_fleet import budgets
 from capcliff.analysis.disagg_plan import splits
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout
@@ -147,3 +148,18 @@ def test_a_scenario_with_layout_and_disagg_is_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(CatalogError, match="layout: give layout or disagg, not both"):
         check_file(spec)
+
+
+def test_cheapest_budgets_go_up_by_powers_of_two_then_whole_nodes() -> None:
+    assert budgets(8) == [2, 4, 8, 16, 32, 64]
+
+
+def test_cheapest_cluster_stops_at_the_first_budget_that_meets_the_slos() -> None:
+    report = _json("plan", SMALL, "--disagg", "--isl", "2048", "--osl", "64", "--arrival",
+                   "poisson", "--rate", "20", "--num-requests", "100", "--slo-ttft", "1",
+                   "--slo-tpot", "0.05")  # fmt: skip
+    last = report["tried"][-1]
+    assert report["gpus"] == last["gpus"]
+    assert report["choice"] == ("disaggregated" if last["disaggregated_meets"] else "aggregated")
+    assert last["disaggregated_meets"] or last["aggregated_meets"]
+    assert not any(t["disaggregated_meets"] or t["aggregated_meets"] for t in report["tried"][:-1])

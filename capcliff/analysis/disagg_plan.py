@@ -172,7 +172,8 @@ def _candidate_row(ev: Evaluated) -> DisaggCandidate:
     )  # fmt: skip
 
 
-def _aggregated(report: PlanReport) -> AggregatedSummary | None:
+def aggregated_summary(report: PlanReport) -> AggregatedSummary | None:
+    """`plan`'s recommendation at its sweet spot (None when nothing fits)."""
     rec = report.recommended
     if rec is None:
         return None
@@ -232,7 +233,7 @@ def build_disagg_plan(
     best = disaggregated_report(spec, pools, result, concurrency=cap)
     agg_report = build_plan_report(dep, gpus=gpus, workload=workload, objective=objective,
                                    slo=slo, seed=seed, progress=progress)  # fmt: skip
-    agg = _aggregated(agg_report)
+    agg = aggregated_summary(agg_report)
     winner, reasons = "disaggregated", ["no aggregated layout of these GPUs fits"]
     if agg is not None:
         reasons = comparison_reasons(best, agg)

@@ -39,11 +39,8 @@ if TYPE_CHECKING:  # types only: the commands import their modules lazily to kee
     from pathlib import Path
 
     from capcliff.analysis.deployment import Deployment, DeploymentSettings
-    from capcliff.analysis.solver import Slo
     from capcliff.analysis.sweep import SweepPlan, SweepReport
-    from capcliff.analysis.workloads import WorkloadChoice
     from capcliff.catalog.layout import Layout
-    from capcliff.sim.workload import Requests
 
 DEFAULT_SWEEP_MODEL = "deepseek-r1-distill-llama-8b"  # the study's single-GPU scenario
 
@@ -179,8 +176,10 @@ def sweep(
     concurrencies = parse_concurrency(concurrency)
     label, workloads = plan_workloads(choice, seed)
     if disagg is not None:
-        _sweep_disagg(dep, disagg, (layout, gpus, plot), workloads, concurrencies, label,
-                      Slo.of(slo_ttft, slo_tpot), seed, output)  # fmt: skip
+        from capcliff.cli.disagg import sweep_disagg
+
+        sweep_disagg(dep, disagg, (layout, gpus, plot), workloads, concurrencies, label,
+                     Slo.of(slo_ttft, slo_tpot), seed, output.value)  # fmt: skip
         return
     length = max(dep.context_length(requests) for _, requests in workloads)
     layouts = _sweep_layouts(layout, gpus, dep, length)
@@ -278,7 +277,13 @@ def plan(
     goal = _choice(Objective, objective, "objective").value
     print_warnings(dep.warnings)
     if disagg:
-        _plan_disagg(dep, count, choice, goal, Slo.of(slo_ttft, slo_tpot), seed, output)
+        from capcliff.cli.disagg import plan_cheapest, plan_disagg
+
+        slo = Slo.of(slo_ttft, slo_tpot)
+        if gpus is None and nodes is None and rate is not None and slo is not None:
+            plan_cheapest(dep, choice, slo, seed, output.value)
+        else:
+            plan_disagg(dep, count, choice, goal, slo, seed, output.value)
         return
     with progress_bar("simulating", None) as tick:
         report = build_plan_report(
@@ -297,58 +302,3 @@ def plan(
         from capcliff.cli.render_plan import plan_view
 
         make_console().print(plan_view(report))
-
-
-def _plan_disagg(
-    dep: Deployment, gpus: int, choice: WorkloadChoice, goal: str, slo: Slo | None, seed: int,
-    output: PlanFormat,
-) -> None:  # fmt: skip
-    """`plan --disagg`: table or JSON (Markdown is not offered for it)."""
-    from capcliff.analysis.disagg_plan import build_disagg_plan
-    from capcliff.cli.progress import progress_bar
-
-    if output is PlanFormat.MARKDOWN:
-        raise InputError("format: plan --disagg prints a table or json, not markdown")
-    with progress_bar("simulating", None) as tick:
-        report = build_disagg_plan(
-            dep, gpus=gpus, workload=choice, objective=goal, slo=slo, seed=seed, progress=tick
-        )
-    if output is PlanFormat.JSON:
-        typer.echo(report.model_dump_json(indent=2))
-        return
-    from capcliff.cli.render import make_console
-    from capcliff.cli.render_disagg import disagg_plan_view
-
-    make_console().print(disagg_plan_view(report))
-
-
-def _sweep_disagg(
-    dep: Deployment, text: str, aggregated: tuple[str | None, int | None, str | None],
-    workloads: list[tuple[str, Requests]], concurrencies: tuple[int, ...], label: str,
-    slo: Slo | None, seed: int, output: SweepFormat,
-) -> None:  # fmt: skip
-    """`sweep --disagg SPEC`: table or JSON."""
-    from capcliff.analysis.disagg import parse_disagg
-    from capcliff.analysis.disagg_sweep import build_disagg_sweep
-    from capcliff.cli.progress import progress_bar
-
-    spec = parse_disagg(text)
-    for flag, value in zip(("--layout", "--gpus", "--plot"), aggregated, strict=True):
-        if value is not None:
-            raise InputError(f"disagg: {flag} does not apply; --disagg names both pools' layouts")
-    if output is SweepFormat.CSV:
-        raise InputError("format: sweep --disagg prints a table or json, not csv")
-    if len(workloads) > 1:
-        raise InputError("osl: sweep --disagg takes one output length")
-    with progress_bar("simulating", len(concurrencies)) as tick:
-        report = build_disagg_sweep(
-            dep, spec, workloads[0][1], concurrencies, workload_label=label, seed=seed,
-            slo=slo, progress=tick,
-        )  # fmt: skip
-    if output is SweepFormat.JSON:
-        typer.echo(report.model_dump_json(indent=2))
-        return
-    from capcliff.cli.render import make_console
-    from capcliff.cli.render_disagg import disagg_sweep_view
-
-    make_console().print(disagg_sweep_view(report))

@@ -6,6 +6,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from capcliff.analysis.disagg_fleet import CheapestReport
 from capcliff.analysis.disagg_plan import DisaggPlanReport
 from capcliff.analysis.disagg_report import DisaggregatedReport, PoolReport
 from capcliff.analysis.disagg_sweep import DisaggSweepReport
@@ -104,3 +105,47 @@ def disagg_sweep_view(report: DisaggSweepReport) -> RenderableType:
         *disaggregated_lines(report.disaggregated),
     ]
     return Group(Text("\n".join(lines)), table, Text("\n".join(tail)))
+
+
+def cheapest_view(report: CheapestReport) -> RenderableType:
+    """The budgets tried, the choice and why, then the chosen budget's comparison."""
+    table = Table(title="budgets tried (p99 against the SLOs)", title_justify="left")
+    for head in ("GPUs", "best split", "meets", "TTFT / TPOT", "aggregated", "meets ",
+                 "TTFT / TPOT "):  # fmt: skip
+        table.add_column(head, no_wrap=head in ("best split", "aggregated"))
+    for t in report.tried:
+        table.add_row(
+            f"{t.gpus:,}", t.disaggregated or "does not fit", "yes" if t.disaggregated_meets
+            else "no", _pair(t.disaggregated_ttft_p99_s, t.disaggregated_tpot_p99_s),
+            t.aggregated or "-", "yes" if t.aggregated_meets else "no",
+            _pair(t.aggregated_ttft_p99_s, t.aggregated_tpot_p99_s),
+        )  # fmt: skip
+    limits = (
+        f"TTFT p99 <= {report.slo_ttft_s or 'any'} s, TPOT p99 <= {report.slo_tpot_s or 'any'} s"
+    )
+    head = f"{report.model} on {report.hardware} at {report.rate_per_s:g} requests/s; {limits}"
+    verdict = (
+        f"Cheapest: {report.gpus:,} GPUs, {report.choice}"
+        if report.choice is not None
+        else "Nothing tried meets the SLOs"
+    )
+    tail = [verdict, *(f"  - {reason}" for reason in report.reasons)]
+    parts: list[RenderableType] = [Text(head), table, Text("\n".join(tail))]
+    if report.plan is not None:
+        parts.append(disagg_plan_view(report.plan))
+    elif report.aggregated is not None:
+        a = report.aggregated
+        parts.append(
+            Text(
+                f"Aggregated {a.layout} at concurrency {a.concurrency:,}: "
+                f"{a.output_throughput_tok_s:,.0f} tok/s, TTFT p99 {a.ttft_p99_s:,.2f} s, "
+                f"TPOT p99 {a.tpot_p99_s * 1e3:,.1f} ms"
+            )
+        )
+    return Group(*parts)
+
+
+def _pair(ttft_s: float | None, tpot_s: float | None) -> str:
+    if ttft_s is None or tpot_s is None:
+        return "-"
+    return f"{ttft_s:,.2f} s / {tpot_s * 1e3:,.1f} ms"

@@ -1,0 +1,164 @@
+"""The cheapest cluster that meets the SLOs at a rate, disaggregated or not (`plan --disagg` with
+`--rate` and `--slo-ttft`/`--slo-tpot`, without `--gpus`/`--nodes`).
+
+Budgets are tried from the smallest: 2, 4, ... GPUs up to a node, then 1, 2, 4 and 8 nodes. At
+each, `build_disagg_plan` ranks the splits and the aggregated layouts by goodput. A deployment
+meets the SLOs when its TTFT p99 and TPOT p99 are within them (a queue that grows at this rate
+shows up in TTFT p99). The first budget where either meets is the answer: the one that meets, or,
+if both do, the one with fewer GPU-hours per million output tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pydantic import BaseModel, ConfigDict
+
+from capcliff.analysis.deployment import Deployment
+from capcliff.analysis.disagg_plan import (
+    AggregatedSummary,
+    DisaggPlanReport,
+    aggregated_summary,
+    build_disagg_plan,
+)
+from capcliff.analysis.plan import build_plan_report
+from capcliff.analysis.solver import Slo
+from capcliff.analysis.workloads import WorkloadChoice
+from capcliff.errors import InputError
+
+SCHEMA_VERSION = 1
+NODE_BUDGETS = (1, 2, 4, 8)
+
+
+class BudgetTried(BaseModel):
+    """One budget: the best of each kind there and whether it meets the SLOs."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    gpus: int
+    disaggregated: str | None  # None: no split fits this budget
+    disaggregated_meets: bool
+    disaggregated_ttft_p99_s: float | None
+    disaggregated_tpot_p99_s: float | None
+    aggregated: str | None
+    aggregated_meets: bool
+    aggregated_ttft_p99_s: float | None
+    aggregated_tpot_p99_s: float | None
+
+
+class CheapestReport(BaseModel):
+    """Everything `plan --disagg --rate R --slo-...` prints."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: int
+    model: str
+    hardware: str
+    rate_per_s: float
+    slo_ttft_s: float | None
+    slo_tpot_s: float | None
+    tried: list[BudgetTried]
+    choice: str | None  # "disaggregated", "aggregated", or None when no budget meets the SLOs
+    gpus: int | None
+    reasons: list[str]
+    plan: DisaggPlanReport | None  # the chosen budget's full comparison (None: no split fits)
+    aggregated: AggregatedSummary | None  # the chosen budget's best aggregated layout
+
+
+def _meets(ttft_s: float, tpot_s: float, slo: Slo) -> bool:
+    return ttft_s <= slo.ttft_s and tpot_s <= slo.tpot_s
+
+
+def _aggregated_only(
+    dep: Deployment, gpus: int, workload: WorkloadChoice, slo: Slo, seed: int
+) -> AggregatedSummary | None:
+    """`plan`'s best aggregated layout of `gpus` GPUs by goodput (None when nothing fits)."""
+    report = build_plan_report(dep, gpus=gpus, workload=workload, objective="goodput", slo=slo,
+                               seed=seed)  # fmt: skip
+    return aggregated_summary(report)
+
+
+def _tried(
+    gpus: int, report: DisaggPlanReport | None, agg: AggregatedSummary | None, slo: Slo
+) -> BudgetTried:
+    s = None if report is None else report.disaggregated.serving
+    return BudgetTried(
+        gpus=gpus, disaggregated=None if report is None else report.disaggregated.name,
+        disaggregated_meets=s is not None and _meets(s.ttft_p99_s, s.tpot_p99_s, slo),
+        disaggregated_ttft_p99_s=None if s is None else s.ttft_p99_s,
+        disaggregated_tpot_p99_s=None if s is None else s.tpot_p99_s,
+        aggregated=None if agg is None else agg.layout,
+        aggregated_meets=agg is not None and _meets(agg.ttft_p99_s, agg.tpot_p99_s, slo),
+        aggregated_ttft_p99_s=None if agg is None else agg.ttft_p99_s,
+        aggregated_tpot_p99_s=None if agg is None else agg.tpot_p99_s,
+    )  # fmt: skip
+
+
+def _choice(tried: BudgetTried, report: DisaggPlanReport | None) -> tuple[str, list[str]]:
+    """Which kind wins at the first budget that meets, and why, in numbers."""
+    if report is None:
+        return "aggregated", [f"{tried.aggregated} meets the SLOs; no split of these GPUs fits"]
+    s, agg = report.disaggregated.serving, report.aggregated
+    if tried.disaggregated_meets and not tried.aggregated_meets:
+        why = "the aggregated layouts miss the SLOs here" if agg else "nothing aggregated fits"
+        return "disaggregated", [f"{report.disaggregated.name} meets the SLOs; {why}"]
+    if tried.aggregated_meets and not tried.disaggregated_meets:
+        return "aggregated", [
+            f"{tried.aggregated} meets the SLOs; the best split {report.disaggregated.name} "
+            f"misses them (TTFT p99 {s.ttft_p99_s:.2f} s, TPOT p99 {s.tpot_p99_s * 1e3:.1f} ms)"
+        ]
+    assert agg is not None
+    cheaper = s.gpu_hours_per_mtok < agg.gpu_hours_per_mtok
+    return "disaggregated" if cheaper else "aggregated", [
+        f"both meet the SLOs; GPU-hours per million output tokens {s.gpu_hours_per_mtok:.2f} "
+        f"(disaggregated) vs {agg.gpu_hours_per_mtok:.2f} (aggregated)"
+    ]
+
+
+def cheapest_cluster(
+    dep: Deployment,
+    *,
+    workload: WorkloadChoice,
+    slo: Slo,
+    seed: int,
+    progress: Callable[[], None] | None = None,
+) -> CheapestReport:
+    """The fewest GPUs (whole nodes) on which a split or an aggregated layout meets `slo`."""
+    if workload.rate_per_s is None:
+        raise InputError("rate: the cheapest cluster needs --rate (requests/s) and an SLO")
+    node = dep.hardware.gpus_per_node
+    tried: list[BudgetTried] = []
+    for gpus in budgets(node):
+        try:
+            report = build_disagg_plan(dep, gpus=gpus, workload=workload, objective="goodput",
+                                       slo=slo, seed=seed, progress=progress)  # fmt: skip
+        except InputError:
+            report = None  # no split of this budget fits: the aggregated layouts alone
+        agg = report.aggregated if report else _aggregated_only(dep, gpus, workload, slo, seed)
+        row = _tried(gpus, report, agg, slo)
+        tried.append(row)
+        if row.disaggregated_meets or row.aggregated_meets:
+            choice, reasons = _choice(row, report)
+            return CheapestReport(
+                schema_version=SCHEMA_VERSION, model=dep.model.id, hardware=dep.hardware.id,
+                rate_per_s=workload.rate_per_s, slo_ttft_s=_limit(slo.ttft_s),
+                slo_tpot_s=_limit(slo.tpot_s), tried=tried, choice=choice, gpus=gpus,
+                reasons=reasons, plan=report, aggregated=agg,
+            )  # fmt: skip
+    return CheapestReport(
+        schema_version=SCHEMA_VERSION, model=dep.model.id, hardware=dep.hardware.id,
+        rate_per_s=workload.rate_per_s, slo_ttft_s=_limit(slo.ttft_s),
+        slo_tpot_s=_limit(slo.tpot_s), tried=tried, choice=None, gpus=None,
+        reasons=[f"no budget up to {node * NODE_BUDGETS[-1]} GPUs meets the SLOs at this rate"],
+        plan=None, aggregated=None,
+    )  # fmt: skip
+
+
+def budgets(gpus_per_node: int) -> list[int]:
+    """GPU counts to try: powers of two from 2 below a node, then whole nodes."""
+    small = [2**k for k in range(1, 16) if 2**k < gpus_per_node]
+    return small + [gpus_per_node * n for n in NODE_BUDGETS]
+
+
+def _limit(value: float) -> float | None:
+    return None if value == float("inf") else value

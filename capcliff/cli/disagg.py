@@ -1,0 +1,91 @@
+"""`plan --disagg` and `sweep --disagg`: parse, call the core, render (registered through
+`cli.analysis`'s commands)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import typer
+
+from capcliff.errors import InputError
+
+if TYPE_CHECKING:
+    from capcliff.analysis.deployment import Deployment
+    from capcliff.analysis.solver import Slo
+    from capcliff.analysis.workloads import WorkloadChoice
+    from capcliff.sim.workload import Requests
+
+
+def plan_disagg(
+    dep: Deployment, gpus: int, choice: WorkloadChoice, goal: str, slo: Slo | None, seed: int,
+    output: str,
+) -> None:  # fmt: skip
+    """`plan --disagg`: table or JSON (Markdown is not offered for it)."""
+    from capcliff.analysis.disagg_plan import build_disagg_plan
+    from capcliff.cli.progress import progress_bar
+
+    if output == "markdown":
+        raise InputError("format: plan --disagg prints a table or json, not markdown")
+    with progress_bar("simulating", None) as tick:
+        report = build_disagg_plan(
+            dep, gpus=gpus, workload=choice, objective=goal, slo=slo, seed=seed, progress=tick
+        )
+    if output == "json":
+        typer.echo(report.model_dump_json(indent=2))
+        return
+    from capcliff.cli.render import make_console
+    from capcliff.cli.render_disagg import disagg_plan_view
+
+    make_console().print(disagg_plan_view(report))
+
+
+def sweep_disagg(
+    dep: Deployment, text: str, aggregated: tuple[str | None, int | None, str | None],
+    workloads: list[tuple[str, Requests]], concurrencies: tuple[int, ...], label: str,
+    slo: Slo | None, seed: int, output: str,
+) -> None:  # fmt: skip
+    """`sweep --disagg SPEC`: table or JSON."""
+    from capcliff.analysis.disagg import parse_disagg
+    from capcliff.analysis.disagg_sweep import build_disagg_sweep
+    from capcliff.cli.progress import progress_bar
+
+    spec = parse_disagg(text)
+    for flag, value in zip(("--layout", "--gpus", "--plot"), aggregated, strict=True):
+        if value is not None:
+            raise InputError(f"disagg: {flag} does not apply; --disagg names both pools' layouts")
+    if output == "csv":
+        raise InputError("format: sweep --disagg prints a table or json, not csv")
+    if len(workloads) > 1:
+        raise InputError("osl: sweep --disagg takes one output length")
+    with progress_bar("simulating", len(concurrencies)) as tick:
+        report = build_disagg_sweep(
+            dep, spec, workloads[0][1], concurrencies, workload_label=label, seed=seed,
+            slo=slo, progress=tick,
+        )  # fmt: skip
+    if output == "json":
+        typer.echo(report.model_dump_json(indent=2))
+        return
+    from capcliff.cli.render import make_console
+    from capcliff.cli.render_disagg import disagg_sweep_view
+
+    make_console().print(disagg_sweep_view(report))
+
+
+def plan_cheapest(
+    dep: Deployment, choice: WorkloadChoice, slo: Slo, seed: int, output: str
+) -> None:
+    """`plan --disagg --rate R --slo-...` without a GPU count: the cheapest cluster."""
+    from capcliff.analysis.disagg_fleet import cheapest_cluster
+    from capcliff.cli.progress import progress_bar
+
+    if output == "markdown":
+        raise InputError("format: plan --disagg prints a table or json, not markdown")
+    with progress_bar("simulating", None) as tick:
+        report = cheapest_cluster(dep, workload=choice, slo=slo, seed=seed, progress=tick)
+    if output == "json":
+        typer.echo(report.model_dump_json(indent=2))
+        return
+    from capcliff.cli.render import make_console
+    from capcliff.cli.render_disagg import cheapest_view
+
+    make_console().print(cheapest_view(report))
