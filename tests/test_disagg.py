@@ -9,6 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from capcliff.analysis.deployment import DeploymentSettings, resolve
+from capcliff.analysis.disagg import parse_disagg, pools_of, run_disagg
+from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
@@ -248,3 +251,16 @@ def test_two_pool_invariants(case: tuple[Requests, np.ndarray, Pool, Pool]) -> N
     assert (r.decode_admitted_s >= r.transfers.end_s).all()
     assert (r.serving.e2e_s + requests.arrival_s >= r.prefill_done_s - 1e-12).all()
     assert np.isfinite(r.serving.e2e_s).all()
+
+
+def test_an_attention_dp_decode_pool_runs_its_ranks_as_one_lockstep_group() -> None:
+    # qwen3-30b-a3b (MoE) decode instance dp2-ep2: two attention ranks that share each MoE layer
+    dep = resolve(get_model("qwen3-30b-a3b"), get_hardware("h200-sxm"), DeploymentSettings())
+    requests = _requests([300] * 12, [40] * 12, [0.01 * i for i in range(12)])
+    pools = pools_of(dep, parse_disagg("1p:tp1,1d:dp2-ep2"), 1024)
+    assert pools[1].pool.lockstep_ranks == 2 and pools[1].pool.model.moe is not None
+    result = run_disagg(dep, pools, requests)
+    assert len(result.decode_runs) == 2
+    assert sum(int(r.output_tokens.sum()) for r in result.decode_runs) == 12 * 40
+    assert [len(r.finish_s) for r in result.decode_runs] == [6, 6]  # round-robin over ranks
+    assert np.isfinite(result.serving.e2e_s).all()

@@ -163,3 +163,11 @@ def test_cheapest_cluster_stops_at_the_first_budget_that_meets_the_slos() -> Non
     assert report["choice"] == ("disaggregated" if last["disaggregated_meets"] else "aggregated")
     assert last["disaggregated_meets"] or last["aggregated_meets"]
     assert not any(t["disaggregated_meets"] or t["aggregated_meets"] for t in report["tried"][:-1])
+
+
+def test_the_transfer_overhead_is_a_setting() -> None:
+    args = ("sweep", SMALL, "--disagg", "1p:tp1,1d:tp1", "--isl", "512", "--osl", "8",
+            "--num-requests", "4", "--concurrency", "4")  # fmt: skip
+    default = _json(*args)["disaggregated"]["kv_transfer"]["p99_transfer_s"]
+    slower = _json(*args, "--kv-transfer-overhead-ms", "5")["disaggregated"]["kv_transfer"]
+    assert slower["p99_transfer_s"] - default == pytest.approx(4e-3)  # 5 ms instead of 1 ms

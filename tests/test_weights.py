@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from capcliff.catalog.layout import Layout
+from capcliff.catalog.quantization import WeightFormat
 from capcliff.memory.overheads import rope_cache_bytes
 from capcliff.memory.params import Storage, layer_param_groups, param_count
 from capcliff.memory.weights import (
@@ -250,3 +254,33 @@ def test_tp8_ep4_holds_an_eighth_of_the_experts() -> None:
     assert _as_shipped("qwen3-30b-a3b", Layout(tp=8, ep=4)) == _as_shipped(
         "qwen3-30b-a3b", Layout(tp=8)
     )
+
+
+@given(
+    bits=st.sampled_from([4, 8]),
+    group=st.sampled_from([16, 32, 64, 128, None]),
+    scale_bits=st.sampled_from([8, 16, 32]),
+    fan_in=st.integers(min_value=128, max_value=65_536),
+)
+def test_a_quantised_format_is_never_larger_than_bf16(
+    bits: int, group: int | None, scale_bits: int, fan_in: int
+) -> None:
+    # Even one 32-bit scale per 16 elements adds 0.25 B: at most 1.25 B < 2 B.
+    fmt = WeightFormat("q", bits, group, 1, scale_bits)
+    assert fmt.bytes_per_element(fan_in) < 2
+
+
+@settings(max_examples=10, deadline=None)
+@given(excluded=st.sets(st.integers(min_value=0, max_value=60), max_size=10))
+def test_leaving_more_layers_unquantised_never_shrinks_the_weights(excluded: set[int]) -> None:
+    # The FP4 DeepSeek card with extra layers' MLPs also excluded holds at least as many bytes.
+    arch = arch_of("deepseek-r1-0528-fp4")
+    base = WeightScheme.as_shipped(arch)
+    assert base.quantization is not None
+    more = replace(
+        base.quantization,
+        excluded=base.quantization.excluded + tuple(f"model.layers.{i}.mlp" for i in excluded),
+    )
+    layout = Layout(tp=8, ep=8)
+    widened = weight_bytes_per_gpu_by_stage(arch, layout, replace(base, quantization=more))[0]
+    assert widened >= weight_bytes_per_gpu_by_stage(arch, layout, base)[0]

@@ -95,6 +95,8 @@ class DeploymentSettings(BaseModel):
     # share content; single-turn workloads keep the simulator's results without it)
     prefix_caching: Literal["on", "off"] | None = None
     offload: str | None = None  # KV offload tiers per replica, e.g. cpu:512GiB,nvme:4TiB
+    # disaggregated serving: the set-up cost of one KV transfer (default: kv_transfer's 1 ms)
+    kv_transfer_overhead_ms: float | None = Field(default=None, ge=0)
     offload_policy: Literal["write-through", "write-back"] = "write-through"
 
     @field_validator("offload")

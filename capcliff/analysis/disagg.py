@@ -25,12 +25,13 @@ from capcliff.errors import InputError
 from capcliff.memory.kv import kv_bytes_for_context
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.sim.disagg import DisaggResult, Pool, simulate_disaggregated
-from capcliff.sim.kv_transfer import Fabric, Path
+from capcliff.sim.kv_transfer import DEFAULT_TRANSFER_OVERHEAD_S, Fabric, Path
 from capcliff.sim.workload import Requests
 from capcliff.units import GB
 
 FloatArray = npt.NDArray[np.float64]
 US = 1e-6
+MS = 1e-3
 _PART_RE = re.compile(r"^(\d+)([pd]):(.+)$")
 _HELP = "write e.g. 1p:tp8,3d:dp8-ep8 (prefill instances p and decode instances d, each a layout)"
 
@@ -86,8 +87,9 @@ def parse_disagg(text: str) -> DisaggSpec:
     return DisaggSpec(prefill=pre, prefill_instances=np_, decode=dec, decode_instances=nd)
 
 
-def fabric_of(hardware: HardwareSpec) -> Fabric:
-    """NVLink inside the scale-up domain, RDMA between domains, from the hardware file."""
+def fabric_of(hardware: HardwareSpec, *, overhead_ms: float | None = None) -> Fabric:
+    """NVLink inside the scale-up domain, RDMA between domains, from the hardware file; the
+    per-transfer overhead given, else `DEFAULT_TRANSFER_OVERHEAD_S`."""
     if hardware.scaleout_bw_gb_s_per_gpu is None:
         raise InputError(f"hardware: {hardware.id} has no scaleout_bw_gb_s_per_gpu for KV transfer")
     scaleup = Path(
@@ -100,7 +102,9 @@ def fabric_of(hardware: HardwareSpec) -> Fabric:
         hardware.scaleout_bw_gb_s_per_gpu * GB,
         (hardware.scaleout_latency_us or 0.0) * US,
     )
-    return Fabric(scaleup, scaleout, domain_gpus=hardware.scaleup_domain_gpus)
+    overhead_s = DEFAULT_TRANSFER_OVERHEAD_S if overhead_ms is None else overhead_ms * MS
+    return Fabric(scaleup, scaleout, domain_gpus=hardware.scaleup_domain_gpus,
+                  overhead_s=overhead_s)  # fmt: skip
 
 
 def kv_bytes_per_request(dep: Deployment, requests: Requests) -> FloatArray:
@@ -165,5 +169,6 @@ def run_disagg(
         decode = replace(decode, config=config_at(decode.config, concurrency, decode.replicas))
     return simulate_disaggregated(
         requests, kv_bytes_per_request(dep, requests), prefill=pre.pool, decode=decode,
-        fabric=fabric_of(dep.hardware), points=points,
+        fabric=fabric_of(dep.hardware, overhead_ms=dep.settings.kv_transfer_overhead_ms),
+        points=points,
     )  # fmt: skip

@@ -31,6 +31,7 @@ import fnmatch
 import re
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cache
 from typing import Any
 
 from capcliff.errors import CatalogError
@@ -99,7 +100,7 @@ class Quantization:
 
     def format_of(self, module: str, *, expert: bool) -> WeightFormat | None:
         """The format of the weight of HF module `module`; None: stored in the native dtype."""
-        if any(module_matches(module, pattern) for pattern in self.excluded):
+        if _is_excluded(self.excluded, module):
             return None
         return self.expert if expert else self.linear
 
@@ -109,6 +110,12 @@ class Quantization:
         found = self.expert or self.linear
         assert found is not None  # a parsed Quantization always quantises something
         return found
+
+
+@cache
+def _is_excluded(patterns: tuple[str, ...], module: str) -> bool:
+    """Whether any skip-list pattern names `module` (cached: layouts ask about the same modules)."""
+    return any(module_matches(module, pattern) for pattern in patterns)
 
 
 def module_matches(module: str, pattern: str) -> bool:

@@ -181,6 +181,10 @@ SIM_OPTIONS: dict[str, Any] = {
             "(copy out when HBM evicts it)."
         ),
     ],
+    "kv_transfer_overhead_ms": Annotated[
+        float | None,
+        typer.Option(help="Disaggregated: set-up cost per KV transfer, ms (default 1)."),
+    ],
 }
 
 C = TypeVar("C", bound=Callable[..., Any])
