@@ -546,3 +546,19 @@ def test_a_corrupt_config_is_a_catalog_error_or_a_model(changes: dict[str, objec
         return
     assert all_param_groups(arch)
     assert kv_bytes_per_token(arch, kv_dtype=KVDType.BF16) > 0
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--rate", "5"], "rate: only a poisson arrival has a rate (the arrival is batch)"),
+        (["--clients", "3"], "clients: only a clients arrival has clients (the arrival is batch)"),
+        (["--arrival", "poisson"], "rate: a poisson arrival needs a rate (requests/s)"),
+    ],
+    ids=["rate-without-poisson", "clients-without-clients", "poisson-without-rate"],
+)
+def test_an_arrival_setting_that_would_be_ignored_is_refused(
+    flags: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _one_line_error(["plan", "llama-3.1-8b", "--isl", "10", "--osl", "10", *flags], capsys)
+    assert line == f"error: {message}"

@@ -28,7 +28,7 @@ from capcliff.sim.workload import (
     preset,
     requests_from_trace,
 )
-from capcliff.sim.workload_rules import check_workload_numbers
+from capcliff.sim.workload_rules import check_arrival, check_workload_numbers
 
 
 def is_online(requests: Requests) -> bool:
@@ -83,6 +83,9 @@ class WorkloadChoice:
             num_requests=self.num_requests, isl=self.isl, osl=self.osl, rate=self.rate_per_s,
             clients=self.clients,
         )  # fmt: skip
+        # a trace replays its own arrival times; session presets take clients or a rate as given
+        if self.trace_lines is None and self.preset_name not in SESSION_PRESETS:
+            check_arrival(self.arrival.value, rate=self.rate_per_s, clients=self.clients)
 
 
 def plan_workloads(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[str, Requests]]]:

@@ -28,7 +28,7 @@ from capcliff.errors import CatalogError, InputError
 from capcliff.files import read_text
 from capcliff.sim.sessions import SESSION_PRESETS
 from capcliff.sim.workload import PRESETS, Arrival, parse_trace
-from capcliff.sim.workload_rules import check_workload_numbers
+from capcliff.sim.workload_rules import check_arrival, check_workload_numbers
 
 DEFAULT_SPEC = Path("capcliff.toml")
 DEFAULT_NUM_REQUESTS = 1000
@@ -116,14 +116,14 @@ class CheckWorkload(_Spec):
             raise ValueError("arrival: a trace replays its own arrival times")
         if self.trace is not None and self.num_requests is not None:
             raise ValueError("num_requests: a trace has as many requests as lines")
-        if self.arrival is Arrival.POISSON and self.rate is None:
-            raise ValueError("rate: a poisson arrival needs a rate (requests/s)")
-        if self.rate is not None and self.arrival is not Arrival.POISSON:
-            raise ValueError("rate: only a poisson arrival has a rate")
-        if self.clients is not None and self.arrival is not Arrival.CLIENTS:
-            raise ValueError("clients: only a clients arrival has clients")
-        if self.arrival is Arrival.CLIENTS and self.clients is None and self.concurrency is None:
-            raise ValueError("clients: a clients arrival needs clients or concurrency")
+        arrival = Arrival.BATCH if self.arrival is None else self.arrival
+        try:  # clients default to the concurrency here
+            check_arrival(
+                arrival.value, rate=self.rate, clients=self.clients,
+                clients_optional=self.concurrency is not None,
+            )  # fmt: skip
+        except InputError as exc:
+            raise ValueError(str(exc)) from None
         return self
 
     @property

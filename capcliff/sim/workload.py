@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from capcliff.errors import InputError
-from capcliff.sim.workload_rules import check_count, check_workload_numbers
+from capcliff.sim.workload_rules import check_arrival, check_count, check_workload_numbers
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -150,10 +150,7 @@ class WorkloadSpec:
         check_count("max_output_tokens", self.max_output_tokens)
         if not (math.isfinite(self.think_time_s) and self.think_time_s >= 0):
             raise InputError(f"think_time_s: must be a finite number >= 0, got {self.think_time_s}")
-        if self.arrival is Arrival.POISSON and self.rate_per_s is None:
-            raise InputError("rate: a poisson arrival needs a rate (requests/s)")
-        if self.arrival is Arrival.CLIENTS and self.clients is None:
-            raise InputError("clients: a clients arrival needs at least one client")
+        check_arrival(self.arrival.value, rate=self.rate_per_s, clients=self.clients)
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,21 @@ def check_positive(field: str, value: float | None) -> None:
         raise InputError(f"{field}: must be a finite number > 0, got {value!r}")
 
 
+def check_arrival(
+    arrival: str, *, rate: float | None, clients: int | None, clients_optional: bool = False
+) -> None:
+    """A rate belongs to a poisson arrival and clients to a clients arrival, and each of those
+    needs its own (`clients_optional`: a check spec may let clients follow its concurrency)."""
+    if rate is not None and arrival != "poisson":
+        raise InputError(f"rate: only a poisson arrival has a rate (the arrival is {arrival})")
+    if clients is not None and arrival != "clients":
+        raise InputError(f"clients: only a clients arrival has clients (the arrival is {arrival})")
+    if arrival == "poisson" and rate is None:
+        raise InputError("rate: a poisson arrival needs a rate (requests/s)")
+    if arrival == "clients" and clients is None and not clients_optional:
+        raise InputError("clients: a clients arrival needs at least one client")
+
+
 def check_workload_numbers(
     *,
     num_requests: int | None = None,
