@@ -14,10 +14,13 @@ allocations are done.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.sim.kv_tiers import KVTier
 from capcliff.sim.policies import Candidate, Policy
 from capcliff.sim.workload import Requests
 from tests.reference_sim import ReferenceSim, Req, blocks_for
@@ -33,6 +36,7 @@ class BlockCache:
         self.released: dict[int, tuple[float, int]] = {}  # node -> (time, order) of last release
         self.order = 0
         self.evicted = 0
+        self.on_evict: Callable[[int, int], None] | None = None
 
     def path(self, node: int) -> list[int]:
         out = [node]
@@ -83,11 +87,58 @@ class BlockCache:
                 return
             oldest = min(spare, key=lambda a: self.released[a])
             blocks = sorted(j for (a, j), c in self.refs.items() if a == oldest and c == 0)
+            if self.on_evict is not None:
+                self.on_evict(oldest, max(j for (a, j) in self.refs if a == oldest) + 1)
             take = blocks if self.radix else blocks[-count:]
             for j in take:
                 del self.refs[(oldest, j)]
             count -= len(take)
             self.evicted += len(take)
+
+
+class BlockTier:
+    """An offload tier block by block: the blocks it holds, the last write time of each node,
+    its link's busy time (the model of capcliff.sim.kv_tiers)."""
+
+    def __init__(self, spec: KVTier, cache: BlockCache, kv_bytes_per_token: float) -> None:
+        self.spec, self.cache = spec, cache
+        self.block_bytes = kv_bytes_per_token * cache.B
+        self.capacity = spec.tokens // cache.B
+        self.held: set[tuple[int, int]] = set()
+        self.written: dict[int, tuple[float, int]] = {}
+        self.order = 0
+        self.busy_until = 0.0
+        self.hit_tokens = 0
+        self.skipped = 0
+
+    def reach(self, node: int, limit: int, start: int) -> int:
+        j = start
+        while j < limit and self.cache.key(node, j) in self.held:
+            j += 1
+        return j
+
+    def load_s(self, blocks: int) -> float:
+        return self.spec.latency_s + blocks * self.block_bytes / self.spec.read_bytes_per_s
+
+    def store(self, keys: list[tuple[int, int]], now: float) -> None:
+        new = [k for k in keys if k not in self.held]
+        if not new or self.capacity == 0:
+            return
+        writing = [a for a in dict.fromkeys(a for a, _ in new)]
+        evictable = len([k for k in self.held if k[0] not in writing])
+        if self.busy_until > now or len(self.held) + len(new) - evictable > self.capacity:
+            self.skipped += 1
+            return
+        duration = self.spec.latency_s + len(new) * self.block_bytes / self.spec.write_bytes_per_s
+        self.busy_until = now + duration
+        while len(self.held) + len(new) > self.capacity:
+            others = {a for a, _ in self.held if a not in writing}
+            oldest = min(others, key=lambda a: self.written[a])
+            self.held.remove(max(k for k in self.held if k[0] == oldest))
+        self.held.update(new)
+        for a in reversed(writing):
+            self.order += 1
+            self.written[a] = (now, self.order)
 
 
 class ReferenceReuseSim(ReferenceSim):
@@ -109,6 +160,12 @@ class ReferenceReuseSim(ReferenceSim):
         else:
             parent, fork, self.node = [-1] * n, [0] * n, list(range(n))
         self.cache = BlockCache(parent, fork, capacity.block_size, rule.name == "sglang")
+        self.tiers = [BlockTier(t, self.cache, capacity.kv_bytes_per_token) for t in capacity.tiers]
+        self.write_back = capacity.offload_write_back
+        self.recompute_s = model.flops_per_token / model.flops_per_s
+        self.pending_load_s = 0.0
+        if self.tiers and self.write_back:
+            self.cache.on_evict = self._evicting
         self.shared = [0] * n
         self.prefilled = [0] * n
         self.queried = self.hit_tokens = 0
@@ -124,7 +181,7 @@ class ReferenceReuseSim(ReferenceSim):
         self.settle()
         todo = r.prefill_target
         hit = self.cache.lookup(self.node[r.idx], todo)
-        cached = hit * self.B
+        cached = self.plan(self.node[r.idx], hit, (todo - 1) // self.B)[0] * self.B
         chunk = min(todo - cached, budget)
         blocks = blocks_for(cached + chunk, self.B) - hit
         blocks += self.cache.revivable(self.node[r.idx], hit)
@@ -133,15 +190,18 @@ class ReferenceReuseSim(ReferenceSim):
     def started(self, r: Req, cand: Candidate) -> None:
         if cand.kv_tokens:
             return
-        hit = cand.cached_tokens // self.B
         node = self.node[r.idx]
+        hit = self.cache.lookup(node, r.prefill_target)
+        reach = cand.cached_tokens // self.B
+        if reach > hit:
+            self.load(node, hit, reach)
         revived = self.cache.revivable(node, hit)
         self.cache.acquire(node, hit)
         r.blocks = cand.blocks_now - revived + hit
         r.context = cand.cached_tokens
         self.shared[r.idx], self.prefilled[r.idx] = hit, r.prefill_target
         self.queried += r.prefill_target
-        self.hit_tokens += cand.cached_tokens
+        self.hit_tokens += hit * self.B
 
     def released_blocks(self, r: Req, *, finished: bool) -> int:
         keep = r.context
@@ -150,8 +210,45 @@ class ReferenceReuseSim(ReferenceSim):
         if finished:
             keep = r.prompt + r.output - 1
         hit, self.shared[r.idx] = self.shared[r.idx], 0
+        if not self.write_back:
+            keys = [self.cache.key(self.node[r.idx], j) for j in range(keep // self.B)]
+            for tier in self.tiers:
+                tier.store(keys, self.t)
         dropped = self.cache.release(self.node[r.idx], hit, keep // self.B, self.t)
         return r.blocks - hit + dropped
+
+    # offload tiers
+    def _evicting(self, node: int, end: int) -> None:
+        keys = [(node, j) for j in range(self.cache.own[node], end)]
+        for tier in self.tiers:
+            tier.store(keys, self.t)
+
+    def plan(self, node: int, hit: int, limit: int) -> tuple[int, float]:
+        reach, load_s, start = hit, 0.0, hit
+        for tier in self.tiers:
+            end = tier.reach(node, limit, start)
+            if end > start:
+                load_s += tier.load_s(end - start)
+                start = reach = end
+        if reach == hit or load_s >= (reach - hit) * self.B * self.recompute_s:
+            return hit, 0.0
+        return reach, load_s
+
+    def load(self, node: int, hit: int, reach: int) -> None:
+        start = hit
+        for tier in self.tiers:
+            end = min(tier.reach(node, reach, start), reach)
+            if end <= start:
+                continue
+            duration = tier.load_s(end - start)
+            tier.busy_until = max(tier.busy_until, self.t) + duration
+            tier.hit_tokens += (end - start) * self.B
+            self.pending_load_s += duration
+            start = end
+
+    def loads_s(self) -> float:
+        taken, self.pending_load_s = self.pending_load_s, 0.0
+        return taken
 
 
 def hit_rate(sim: ReferenceReuseSim) -> float:

@@ -349,7 +349,7 @@ class ReferenceSim:
         pairs = sum(n * r.context + n * (n + 1) // 2 for r, n in work)
         moved = sum(swap_out) + sum(swap_in)
         dt = self.model.step_time_s(tokens, len(work), ctx, pairs)
-        dt += self.cap.swap_seconds(moved)
+        dt += self.cap.swap_seconds(moved) + self.loads_s()
         self.account(dt, preempted=preempted, blocked=blocked, tokens=tokens)
         self.swapped_tokens += sum(swap_out)
         self.swap_s += self.cap.swap_seconds(moved)
@@ -410,3 +410,7 @@ class ReferenceSim:
 
     def settle(self) -> None:
         """The step's allocations are done (before anyone finishes)."""
+
+    def loads_s(self) -> float:
+        """Time of this step's loads from offload tiers (taken: the next step starts at 0)."""
+        return 0.0

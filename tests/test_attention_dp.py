@@ -15,10 +15,11 @@ from capcliff.catalog.layout import parse_layout
 from capcliff.memory.budget import BudgetSettings
 from capcliff.memory.layout_memory import LayoutMemory, layout_memory
 from capcliff.memory.weights import WeightScheme
-from capcliff.perf.attention_dp import MoEGroup
+from capcliff.perf.attention_dp import MoEGroup, default_exchange
 from capcliff.perf.communication import (
     ExchangeCost,
     Fabric,
+    MoEExchange,
     all_to_all_cost,
     distinct_ranks_per_token,
     gather_cost,
@@ -257,3 +258,17 @@ def test_pipeline_stages_on_two_nodes_send_over_the_nic() -> None:
 
     assert p2p("tp8-pp2") == pytest.approx(50e9)
     assert p2p("tp4-pp2") == pytest.approx(450e9)
+
+
+@pytest.mark.parametrize(
+    ("name", "exchange"),
+    [
+        ("dp8-ep8", MoEExchange.GATHER),
+        ("dpa8", MoEExchange.GATHER),
+        ("dp16-ep16", MoEExchange.ALL_TO_ALL),
+    ],
+)
+def test_exchange_defaults_to_the_engines_gather_inside_a_node(
+    name: str, exchange: MoEExchange
+) -> None:
+    assert default_exchange(parse_layout(name), get_hardware("h200-sxm")) is exchange

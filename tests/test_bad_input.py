@@ -562,3 +562,14 @@ def test_an_arrival_setting_that_would_be_ignored_is_refused(
 ) -> None:
     line = _one_line_error(["plan", "llama-3.1-8b", "--isl", "10", "--osl", "10", *flags], capsys)
     assert line == f"error: {message}"
+
+
+def test_a_calibration_for_another_layout_needs_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "v01.toml"  # fitted at tp1
+    assert main(["calibrate", str(V01), "--model", "llama-3.1-8b", "-o", str(out)]) == 0
+    capsys.readouterr()
+    args = ["memory", "llama-3.1-8b", "--engine", "vllm-v0", "--calibration", str(out)]
+    assert "(layout tp1 != tp2)" in _one_line_error([*args, "--layout", "tp2"], capsys)
+    assert main([*args, "--layout", "tp1", "--format", "json"]) == 0

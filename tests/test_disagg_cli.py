@@ -83,6 +83,7 @@ def test_plan_disagg_json_names_both_pools_and_the_transfer() -> None:
     # 67.1 MB over NVLink at 450 GB/s + 0.6 us + 1 ms overhead
     assert d["kv_transfer"]["p99_transfer_s"] == pytest.approx(512 * 131_072 / 450e9 + 1.0006e-3)
     assert report["aggregated"]["layout"]
+    assert 0 <= report["aggregated"]["kv_headroom"] <= 1
     assert report["winner"] in ("disaggregated", "aggregated")
     assert "--disaggregation-mode prefill" in report["engine_settings"]["sglang prefill"]
     assert "NixlConnector" in report["engine_settings"]["vllm decode"]

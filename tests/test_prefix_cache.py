@@ -115,7 +115,7 @@ events = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(events)
 def test_cached_plus_in_use_plus_free_equals_the_pool(script: list[tuple[str, int, int]]) -> None:
     """Drive the cache as a replica would, with a 64-block pool, and check the partition of

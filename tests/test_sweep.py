@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from capcliff.analysis.workloads import parse_concurrency
+from capcliff.analysis.workloads import is_online, parse_concurrency
 from capcliff.cli import app, main
 from capcliff.errors import InputError
 from capcliff.units import ceil_div
+from tests.simtools import fixed_batch
 
 runner = CliRunner()
 SMALL = ["--isl", "100", "--osl", "4000", "--num-requests", "300", "--concurrency", "32..512"]
@@ -129,6 +132,13 @@ def test_plot_needs_png_or_svg(capsys: pytest.CaptureFixture[str]) -> None:
     assert "must end in .png or .svg" in capsys.readouterr().err
 
 
+def test_a_batch_at_t0_is_offline_and_timed_arrivals_are_online() -> None:
+    # Online: requests arrive over time (some arrival > 0) or come from closed-loop clients.
+    batch = fixed_batch(4, 10, 10)
+    assert not is_online(batch)
+    assert is_online(dataclasses.replace(batch, arrival_s=np.array([0.0, 0.0, 0.0, 0.5])))
+
+
 def test_session_sweep_reports_hit_rate_and_preemptions_per_point() -> None:
     result = runner.invoke(
         app,
@@ -154,3 +164,17 @@ def test_prefix_caching_off_reports_no_hit_rate() -> None:
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["points"][0]["prefix_cache_hit_rate"] is None
+
+
+def test_csv_flattens_offload_tiers_into_columns() -> None:
+    result = runner.invoke(
+        app,
+        ["sweep", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "1", "--layout", "tp1",
+         "--workload", "multiturn-chat", "--clients", "4", "--num-requests", "20",
+         "--concurrency", "4", "--kv-cache-memory", "4GiB", "--offload", "cpu:64GiB",
+         "--format", "csv"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    header, row = result.output.splitlines()[:2]
+    assert "cpu_hit_rate" in header.split(",")
+    assert len(row.split(",")) == len(header.split(","))

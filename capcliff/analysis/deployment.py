@@ -243,6 +243,7 @@ def _calibration_terms(
     hardware: HardwareSpec,
     *,
     weight_dtype: str,
+    layout: str | None,
     base_dir: Path | None,
     force: bool,
 ) -> tuple[dict[str, int], list[str], tuple[tuple[str, float], ...]]:
@@ -263,6 +264,7 @@ def _calibration_terms(
         gpu=hardware.id,
         weight_dtype=weight_dtype,
         kv_cache_dtype=parse_kv_dtype(settings.kv_cache_dtype).value,
+        layout=layout,
     )
     if mismatches and not force:
         raise InputError(
@@ -280,8 +282,10 @@ def resolve(
     *,
     base_dir: Path | None = None,
     force: bool = False,
+    layout: str | None = None,
 ) -> Deployment:
-    """Resolve `settings` for `model` on `hardware` (relative paths start at `base_dir`).
+    """Resolve `settings` for `model` on `hardware` (relative paths start at `base_dir`; `layout`:
+    the one layout the command sizes, when it sizes one, e.g. `tp8`).
 
     Refuses what no engine would start with: a KV pool larger than the device, a max_model_len
     past the model's context (unless `allow_long_max_model_len`), a calibration made for another
@@ -306,8 +310,8 @@ def resolve(
         else WeightScheme.quantised(arch, parse_weight_dtype(settings.weight_dtype))
     )
     terms, warnings, step_terms = _calibration_terms(
-        settings, model, hardware, weight_dtype=scheme.linear.value, base_dir=base_dir,
-        force=force,
+        settings, model, hardware, weight_dtype=scheme.linear.value, layout=layout,
+        base_dir=base_dir, force=force,
     )  # fmt: skip
     budget = BudgetSettings(
         engine=settings.engine,

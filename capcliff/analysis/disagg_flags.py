@@ -15,12 +15,11 @@
 from __future__ import annotations
 
 import json
-import shlex
 
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.disagg import DisaggSpec, PoolPlan
 from capcliff.analysis.flags import Deployment as Served
-from capcliff.analysis.flags import sglang_command, vllm_command
+from capcliff.analysis.flags import command_text, sglang_command, vllm_command
 from capcliff.analysis.plan import PlanInputs
 from capcliff.catalog.layout import Layout
 from capcliff.memory.engines import sglang_mem_fraction_static
@@ -52,6 +51,17 @@ def _served(dep: Deployment, plan: PoolPlan, inputs: PlanInputs, max_num_seqs: i
     )
 
 
+def _url(role: str, index: int) -> str:
+    """A placeholder address of a worker (host `prefill-0`, SGLang's default port 30000)."""
+    return f"http://{role}-{index}:30000"
+
+
+def _more(command: str, args: list[str]) -> str:
+    """`command` (as `command_text` writes it) with `args`, one option per line (`args` start
+    with an option, so `command_text` opens with an empty first line and its continuation)."""
+    return command + command_text(args)
+
+
 def disagg_engine_settings(
     dep: Deployment,
     spec: DisaggSpec,
@@ -71,19 +81,19 @@ def disagg_engine_settings(
         "--disaggregation-ib-device", SGLANG_IB_DEVICE,
     ]  # fmt: skip
     kv_config = ["--kv-transfer-config", json.dumps(VLLM_KV_TRANSFER_CONFIG, separators=(",", ":"))]
+    router = ["python", "-m", "sglang_router.launch_router", "--pd-disaggregation"]
+    router += [w for i in range(spec.prefill_instances) for w in ("--prefill", _url("prefill", i))]
+    router += [w for i in range(spec.decode_instances) for w in ("--decode", _url("decode", i))]
     return {
-        "sglang prefill": sglang_command(prefill)
-        + " "
-        + shlex.join(["--disaggregation-mode", "prefill", *transfer]),
-        "sglang decode": sglang_command(decode)
-        + " "
-        + shlex.join(["--disaggregation-mode", "decode", *transfer]),
-        "sglang router": "python -m sglang_router.launch_router --pd-disaggregation "
-        + " ".join(f"--prefill http://prefill-{i}:30000" for i in range(spec.prefill_instances))
-        + " "
-        + " ".join(f"--decode http://decode-{i}:30000" for i in range(spec.decode_instances)),
-        "vllm prefill": vllm_command(prefill) + " " + shlex.join(kv_config),
-        "vllm decode": vllm_command(decode) + " " + shlex.join(kv_config),
+        "sglang prefill": _more(
+            sglang_command(prefill), ["--disaggregation-mode", "prefill", *transfer]
+        ),
+        "sglang decode": _more(
+            sglang_command(decode), ["--disaggregation-mode", "decode", *transfer]
+        ),
+        "sglang router": command_text(router),
+        "vllm prefill": _more(vllm_command(prefill), kv_config),
+        "vllm decode": _more(vllm_command(decode), kv_config),
         "dynamo": (
             f"{spec.prefill_instances} prefill worker(s) x {spec.prefill.gpus} GPUs "
             f"({spec.prefill.name}), {spec.decode_instances} decode worker(s) x "

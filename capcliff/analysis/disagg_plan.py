@@ -28,13 +28,14 @@ from capcliff.analysis.disagg_flags import disagg_engine_settings
 from capcliff.analysis.disagg_report import DisaggregatedReport, disaggregated_report
 from capcliff.analysis.plan import PlanInputs, build_plan_report, resolve_inputs, score
 from capcliff.analysis.plan_types import Objective, PlanReport
-from capcliff.analysis.solver import Slo, SweepPoint
-from capcliff.analysis.sweep import p99_analytic_cliff
+from capcliff.analysis.solver import Slo, SweepPoint, config_at
+from capcliff.analysis.sweep import p99_analytic_cliff, replica_models
 from capcliff.analysis.workloads import WorkloadChoice
-from capcliff.catalog.layout import Layout, enumerate_layouts
+from capcliff.catalog.layout import Layout, enumerate_layouts, parse_layout
 from capcliff.errors import InputError
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.sim.disagg import DisaggResult
+from capcliff.sim.simulate import simulate
 
 SCHEMA_VERSION = 1
 MAX_SPLITS = 6
@@ -67,6 +68,7 @@ class AggregatedSummary(_Result):
     ttft_p99_s: float
     tpot_p99_s: float
     gpu_hours_per_mtok: float
+    kv_headroom: float | None = None  # 1 - peak KV utilisation at the sweet spot
 
 
 class DisaggPlanReport(_Result):
@@ -150,14 +152,23 @@ def _evaluate(
                     role="prefill")  # fmt: skip
     dec = pool_plan(dep, spec.decode, spec.decode_instances, inputs.max_model_len, role="decode")
     cliff = p99_analytic_cliff(inputs.requests, dec.pool.capacity, dec.pool.replicas)
+    capped = max(cliff, dec.pool.replicas)
+    default = dec.pool.config.max_num_seqs * dec.pool.replicas
     out: list[Evaluated] = []
-    for cap in (max(cliff, dec.pool.replicas), None):
+    for cap in (capped, None) if capped < default else (None,):  # a cap above the default is it
         result = run_disagg(dep, (pre, dec), inputs.requests, concurrency=cap, points=64)
+        if out and _same(out[-1][2], result):
+            break  # the cap never bound: the engine default ran the same
         point = SweepPoint.of(cap or len(inputs.requests), result.serving)
         out.append((spec, (pre, dec), result, cap, score(point, goal, slo)))
         if progress is not None:
             progress()
     return out
+
+
+def _same(a: DisaggResult, b: DisaggResult) -> bool:
+    """Whether two runs served every request at the same times."""
+    return bool(np.array_equal(a.serving.e2e_s, b.serving.e2e_s))
 
 
 def _candidate_row(ev: Evaluated) -> DisaggCandidate:
@@ -187,6 +198,18 @@ def aggregated_summary(report: PlanReport) -> AggregatedSummary | None:
     )  # fmt: skip
 
 
+def with_kv_headroom(
+    agg: AggregatedSummary, dep: Deployment, inputs: PlanInputs
+) -> AggregatedSummary:
+    """`agg` with its KV headroom: the aggregated layout simulated once more at its sweet spot
+    (`plan` does not keep the peak)."""
+    layout = parse_layout(agg.layout)
+    capacity, steps = replica_models(dep, dep.memory(layout, inputs.max_model_len))
+    config = config_at(inputs.config, agg.concurrency, layout.dp)
+    result = simulate(inputs.requests, steps, capacity, config, dp=layout.dp)
+    return agg.model_copy(update={"kv_headroom": 1 - result.peak_kv_utilization})
+
+
 def _change(ours: float, theirs: float) -> str:
     return f"{ours / theirs - 1:+.0%}" if theirs else "n/a"
 
@@ -205,7 +228,8 @@ def comparison_reasons(best: DisaggregatedReport, agg: AggregatedSummary) -> lis
         f"makespan {s.makespan_s:.3g} s vs {agg.makespan_s:.3g} s",
         f"GPU-hours per million output tokens {s.gpu_hours_per_mtok:.2f} vs "
         f"{agg.gpu_hours_per_mtok:.2f}",
-        f"decode KV headroom {1 - best.decode.peak_kv_utilization:.0%} at peak "
+        f"KV headroom at peak {1 - best.decode.peak_kv_utilization:.0%} in the decode pool vs "
+        f"{'n/a' if agg.kv_headroom is None else format(agg.kv_headroom, '.0%')} aggregated "
         f"(decode pool {best.decode.gpus} GPUs, prefill pool {best.prefill.gpus} GPUs, "
         f"prefill busy {best.prefill.utilization:.0%}, decode busy {best.decode.utilization:.0%})",
     ]
@@ -234,6 +258,8 @@ def build_disagg_plan(
     agg_report = build_plan_report(dep, gpus=gpus, workload=workload, objective=objective,
                                    slo=slo, seed=seed, progress=progress)  # fmt: skip
     agg = aggregated_summary(agg_report)
+    if agg is not None:
+        agg = with_kv_headroom(agg, dep, inputs)
     winner, reasons = "disaggregated", ["no aggregated layout of these GPUs fits"]
     if agg is not None:
         reasons = comparison_reasons(best, agg)

@@ -119,6 +119,7 @@ def calibration_mismatches(
     gpu: str,
     weight_dtype: str | None,
     kv_cache_dtype: str,
+    layout: str | None = None,
 ) -> list[str]:
     """How the deployment a calibration was fitted on differs from this one ([] when it does
     not, or the file does not say): `engine vllm-v0 != vllm` ..."""
@@ -128,6 +129,7 @@ def calibration_mismatches(
         ("gpu", calibration.gpu, gpu),
         ("weight_dtype", calibration.weight_dtype, weight_dtype),
         ("kv_cache_dtype", calibration.kv_cache_dtype, kv_cache_dtype),
+        ("layout", calibration.layout, layout),
     )
     return [
         f"{name} {recorded} != {used}"

@@ -81,8 +81,9 @@ def deployment(
         scenario.model_dump(include=set(resolution.DeploymentSettings.model_fields))
     )
     resolved = resolution.resolve(
-        model, get_hardware(scenario.gpu), settings, base_dir=spec_file.base_dir, force=force
-    )
+        model, get_hardware(scenario.gpu), settings, base_dir=spec_file.base_dir, force=force,
+        layout=None if scenario.layout == "auto" else scenario.layout,
+    )  # fmt: skip
     return Deployment(
         scenario=scenario,
         resolved=resolved,

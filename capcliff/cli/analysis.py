@@ -165,13 +165,16 @@ def sweep(
     from capcliff.analysis.sweep import SweepPlan
     from capcliff.analysis.workloads import parse_concurrency, plan_workloads
     from capcliff.catalog.catalogs import get_hardware, get_model
+    from capcliff.catalog.layout import parse_layout
     from capcliff.files import check_outputs
 
     plot_path = _plot_path(plot)
     check_outputs(
         [("--plot", plot_path)], inputs=input_paths(workload, model, settings), force=force
     )
-    dep = resolve(get_model(model), get_hardware(gpu), settings, force=force)
+    names = [] if layout is None else [p.strip() for p in layout.split(",") if p.strip()]
+    one = parse_layout(names[0]).name if len(names) == 1 else None
+    dep = resolve(get_model(model), get_hardware(gpu), settings, force=force, layout=one)
     choice = workload_choice(isl, osl, workload, num_requests, arrival, rate, clients)
     concurrencies = parse_concurrency(concurrency)
     label, workloads = plan_workloads(choice, seed)

@@ -51,7 +51,8 @@ def memory(
     spec = get_hardware(gpu)
     resolved = get_model(model)
     count = _resolve_gpus(gpus, layout, spec.gpus_per_node)
-    dep = resolve(resolved, spec, settings, force=force)
+    one = None if layout == "all" else parse_layout(layout).name
+    dep = resolve(resolved, spec, settings, force=force, layout=one)
     given = settings.max_model_len
     length = resolved.arch.max_position_embeddings if given is None else given
     if length is None:

@@ -66,11 +66,15 @@ class MoEGroup:
         return max(mem, compute) + self.moe_layers * self.exchange.seconds(busiest_tokens)
 
 
-def default_exchange(layout: Layout) -> MoEExchange:
-    """All-to-all when whole experts sit on each rank (`ep` = all ranks of the MoE layer: the
-    DeepEP-style deployments documented for wide EP), else the gather every engine uses when
-    experts are split in width. A named assumption; pass `exchange=` to choose."""
-    return MoEExchange.ALL_TO_ALL if layout.moe_tp == 1 else MoEExchange.GATHER
+def default_exchange(layout: Layout, hardware: HardwareSpec) -> MoEExchange:
+    """The engines' default inside one scale-up domain: all-gather and reduce-scatter (vLLM's
+    `VLLM_ALL2ALL_BACKEND` default `allgather_reducescatter`; SGLang's DP attention without
+    `--moe-a2a-backend deepep`, the command `capcliff plan` prints). Pure EP across nodes
+    (whole experts per rank, more ranks than one domain) is deployed with DeepEP-class
+    dispatch/combine kernels (SGLang's and vLLM's wide-EP recipes), so all-to-all there. A named
+    assumption; pass `exchange=` to choose."""
+    across = layout.moe_ranks > hardware.scaleup_domain_gpus
+    return MoEExchange.ALL_TO_ALL if across and layout.moe_tp == 1 else MoEExchange.GATHER
 
 
 def moe_group(
@@ -89,7 +93,7 @@ def moe_group(
     assert arch.moe is not None and layout.attention_dp
     choice = arch.moe.experts_per_token / arch.moe.num_experts
     fabric = Fabric.of(hardware)
-    how = exchange or default_exchange(layout)
+    how = exchange or default_exchange(layout, hardware)
     if how is MoEExchange.GATHER:
         cost = gather_cost(ranks=layout.moe_ranks, hidden=arch.hidden_size, fabric=fabric)
     else:

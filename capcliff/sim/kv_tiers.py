@@ -11,7 +11,9 @@ written node's tail when full. Tiers are inclusive: what is in DRAM may also be 
 Write-back (SGLang's `--hicache-write-policy write_back`: a node goes to host memory when it is
 evicted from the device): when HBM evicts a node's tail, the node's cached blocks up to that tail
 are copied to every tier (those still in HBM too: a tier holds a prefix-closed range per node,
-so this writes somewhat more than the evicted blocks alone).
+so this writes somewhat more than the evicted blocks alone). Evictions inside a run of identical
+decode steps are settled, and so stored, at the run's end (not at the step that allocated the
+block): the link-busy check sees that time.
 
 On a lookup, blocks past the GPU hit that a tier holds are loaded instead of recomputed when
 loading is faster: latency + bytes / read bandwidth < tokens x FLOPs per token / FLOP/s (the
@@ -104,19 +106,23 @@ class _Tier:
             self._store([(a, max(self.end[a], self.cache.own_start[a]), end)], now_s)
 
     def _store(self, ranges: list[tuple[int, int, int]], now_s: float) -> None:
-        """Copy the (node, first, end) block ranges in if the link is free and they fit."""
+        """Copy the (node, first, end) block ranges in if the link is idle and they fit (room is
+        made by evicting other nodes, least recently written first, tail first)."""
         new = [(a, lo, hi) for a, lo, hi in ranges if hi > lo]
         count = sum(hi - lo for _, lo, hi in new)
         if not count:
             return
-        if self.busy_until > now_s or count > self.capacity:
+        own = self.cache.own_start
+        writing = {a for a, _, _ in new}
+        evictable = self.used - sum(self.end[a] - own[a] for a in writing)
+        if self.busy_until > now_s or self.used + count - evictable > self.capacity:
             self.skipped += 1
             return
         duration = self.spec.latency_s + count * self.block_bytes / self.spec.write_bytes_per_s
         self.busy_until = now_s + duration
         self.busy_s += duration
         self.written_bytes += count * self.block_bytes
-        self._make_room(count)
+        self._make_room(count, writing)
         for a, _, hi in reversed(new):
             self.end[a] = hi
             self._seq += 1
@@ -124,19 +130,27 @@ class _Tier:
             heapq.heappush(self._heap, (now_s, self._seq, a))
         self.used += count
 
-    def _make_room(self, count: int) -> None:
+    def _make_room(self, count: int, keep: set[int]) -> None:
+        """Evict until `count` more blocks fit, never from the nodes in `keep`."""
         heap, own = self._heap, self.cache.own_start
+        kept: list[tuple[float, int, int]] = []
         while self.used + count > self.capacity and heap:
-            _, s, a = heap[0]
+            entry = heap[0]
+            _, s, a = entry
             spare = self.end[a] - own[a]
             if s != self._stamp[a] or spare <= 0:
                 heapq.heappop(heap)
+                continue
+            if a in keep:
+                kept.append(heapq.heappop(heap))
                 continue
             take = min(spare, self.used + count - self.capacity)
             self.end[a] -= take
             self.used -= take
             if take == spare:
                 heapq.heappop(heap)
+        for entry in kept:
+            heapq.heappush(heap, entry)
 
     def load_s(self, blocks: int) -> float:
         """Time to read `blocks` blocks from this tier."""

@@ -31,7 +31,7 @@ from capcliff.sim.workload import Requests
 
 if TYPE_CHECKING:  # types only: config imports this package's tiers
     from capcliff.sim.config import KVCapacity, SimConfig
-    from capcliff.sim.policies import Policy
+    from capcliff.sim.policies import Candidate, Policy
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -141,6 +141,20 @@ class PrefixReuse:
         hit.append(hit_blocks * self.block_size)
         revived = self.cache.acquire(self.node[i], hit_blocks) if hit_blocks else 0
         return hit_blocks, revived
+
+    def held_blocks(self, i: int, cand: Candidate, blocks: int, now_s: float) -> int:
+        """Admit request i (`admit`) as `cand`, which allocated `blocks`: the blocks it holds in
+        all, its hit among them (blocks it revived were not allocated for it)."""
+        hit, revived = self.admit(i, cand.prefill_tokens + cand.cached_tokens, now_s)
+        return blocks - revived + hit
+
+    def freed_blocks(
+        self, i: int, held: int, context_tokens: int, now_s: float, *, finished: bool
+    ) -> int:
+        """Request i, holding `held` blocks in all, stops (`release`): the blocks that become
+        free (its own, and shared ones whose last reference it held)."""
+        shared = self.shared[i]
+        return held - shared + self.release(i, context_tokens, now_s, finished=finished)
 
     def release(self, i: int, context_tokens: int, now_s: float, *, finished: bool) -> int:
         """Request i stops holding `context_tokens` tokens of KV (finished or preempted): its

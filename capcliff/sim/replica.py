@@ -241,8 +241,7 @@ class ReplicaSim:
         else:
             ctx, held, self.partial = self.context[v], self.held[v], None
         if self.reuse is not None:  # its hit blocks were never its own
-            shared = self.reuse.shared[v]
-            held += self.reuse.release(v, ctx, self.now_s, finished=False) - shared
+            held = self.reuse.freed_blocks(v, held, ctx, self.now_s, finished=False)
         self.free += held
         self._leave_running(v)
         if (
@@ -318,10 +317,8 @@ class ReplicaSim:
             self.seq += 1
             self.admit_seq[i], self.held[i] = self.seq, blocks
             self.context[i] = kv or cand.cached_tokens
-            if self.reuse is not None and not kv:
-                todo = cand.prefill_tokens + cand.cached_tokens
-                hit, revived = self.reuse.admit(i, todo, self.now_s)
-                self.held[i] = blocks - revived + hit
+            if self.reuse is not None and not kv:  # the blocks it hit are shared, not its own
+                self.held[i] = self.reuse.held_blocks(i, cand, blocks, self.now_s)
             if i in self.landed:
                 self.landed.discard(i)
             elif kv:
@@ -386,9 +383,9 @@ class ReplicaSim:
 
     def complete(self, i: int, blocks: int) -> None:
         """Request i finished at the end of the current step; it frees `blocks` blocks."""
-        if self.reuse is not None:
-            ctx, shared = self.prompt[i] + self.output[i] - 1, self.reuse.shared[i]
-            blocks += self.reuse.release(i, ctx, self.now_s, finished=True) - shared
+        if self.reuse is not None:  # it holds prompt + output - 1 tokens of KV
+            ctx = self.prompt[i] + self.output[i] - 1
+            blocks = self.reuse.freed_blocks(i, blocks, ctx, self.now_s, finished=True)
         self.free += blocks
         self._leave_running(i)
         self.finish_s[i] = self.now_s
