@@ -152,14 +152,23 @@ def _evaluate(
                     role="prefill")  # fmt: skip
     dec = pool_plan(dep, spec.decode, spec.decode_instances, inputs.max_model_len, role="decode")
     cliff = p99_analytic_cliff(inputs.requests, dec.pool.capacity, dec.pool.replicas)
+    capped = max(cliff, dec.pool.replicas)
+    default = dec.pool.config.max_num_seqs * dec.pool.replicas
     out: list[Evaluated] = []
-    for cap in (max(cliff, dec.pool.replicas), None):
+    for cap in (capped, None) if capped < default else (None,):  # a cap above the default is it
         result = run_disagg(dep, (pre, dec), inputs.requests, concurrency=cap, points=64)
+        if out and _same(out[-1][2], result):
+            break  # the cap never bound: the engine default ran the same
         point = SweepPoint.of(cap or len(inputs.requests), result.serving)
         out.append((spec, (pre, dec), result, cap, score(point, goal, slo)))
         if progress is not None:
             progress()
     return out
+
+
+def _same(a: DisaggResult, b: DisaggResult) -> bool:
+    """Whether two runs served every request at the same times."""
+    return bool(np.array_equal(a.serving.e2e_s, b.serving.e2e_s))
 
 
 def _candidate_row(ev: Evaluated) -> DisaggCandidate:
