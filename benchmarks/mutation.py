@@ -2,16 +2,17 @@
 
 Not part of CI (it runs the tests once per mutant). For each package it lists every mutation site
 inside a function body, draws a random sample of them, plants each one in turn and runs only the
-test files relevant to that package; a mutant is *killed* when a test fails (or the run exceeds
-its time limit) and *survives* when every test still passes. It prints the kill rate per package
+relevant test files (those that import the mutated module, then the package's own list). A
+mutant is *killed* when a test fails (or the run exceeds its time limit) and *survives* when
+every test still passes. It prints the kill rate per package
 and every survivor (file:line, function, mutation).
 
 Mutations (one at a time): a comparison flipped (`<` <-> `<=`, `>` <-> `>=`, `==` <-> `!=`,
 `is` <-> `is not`, `in` <-> `not in`), an arithmetic operator swapped (`+` <-> `-`, `*` <-> `/`,
 `//` -> `*`, and the same in `+=`/`-=`), an integer constant off by one (n -> n + 1 and n -> n - 1),
 `min` <-> `max`, a `not` dropped, `and` <-> `or`. Not mutated: module- and class-level
-statements (constants, dataclass fields), docstrings, annotations, `assert` statements, `raise`
-statements and f-strings (error-message text).
+statements (constants, dataclass fields), default argument values, docstrings, annotations,
+`assert` statements, `raise` statements and f-strings (error-message text).
 
 How: one worker process per package imports capcliff and the tests once; a mutant is compiled
 from the module's AST and its function's code object is swapped into the live function
@@ -46,7 +47,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The test files that exercise each package (run in this order; -x stops at the first failure).
+# The test files that exercise each package (run after the mutated module's direct importers;
+# -x stops at the first failure).
 TESTS = {
     "memory": [
         "tests/test_kv.py",
@@ -77,6 +79,20 @@ TESTS = {
     ],
     "perf": ["tests/test_perf.py", "tests/test_profiles.py", "tests/test_figures.py"],
 }
+
+
+def tests_for(site: Site) -> list[str]:
+    """The test files that import the mutated module directly, then the package's own list."""
+    package, stem = site.module.split(".")[1:]
+    direct = (f"capcliff.{package}.{stem} ", f"capcliff.{package}.{stem}\n",
+              f"from capcliff.{package} import {stem}")  # fmt: skip
+    importers = [
+        str(path.relative_to(ROOT))
+        for path in sorted((ROOT / "tests").glob("test_*.py"))
+        if any(d in path.read_text() for d in direct)
+    ]
+    return list(dict.fromkeys([*importers, *TESTS[package]]))
+
 
 _COMPARE_SWAP: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Lt: ast.LtE,
@@ -131,8 +147,8 @@ class Outcome:
 
 
 def _skip_ids(func: ast.AST) -> set[int]:
-    """Nodes inside a function that are not mutated: docstrings, annotations, asserts, raises,
-    f-strings."""
+    """Nodes inside a function that are not mutated: docstrings, annotations, default values,
+    asserts, raises, f-strings."""
     skip: set[int] = set()
 
     def mark(node: ast.AST | None) -> None:
@@ -145,6 +161,8 @@ def _skip_ids(func: ast.AST) -> set[int]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for arg in (*node.args.args, *node.args.kwonlyargs, *node.args.posonlyargs):
                 mark(arg.annotation)
+            for default in (*node.args.defaults, *node.args.kw_defaults):
+                mark(default)  # evaluated once, at definition: a new code object leaves it
             mark(node.returns)
             body = node.body
             if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
@@ -338,12 +356,12 @@ def worker(package: str, site_json: str, out_path: str, limit_s: float) -> None:
 
     settings.register_profile("mutation", database=None)
     settings.load_profile("mutation")
-    files = TESTS[package]
     sites = [Site(**s) for s in json.loads(Path(site_json).read_text())]
+    every = list(dict.fromkeys(f for site in sites for f in tests_for(site)))
     baseline_report = Path(tempfile.mkdtemp()) / "baseline.xml"
     started = time.monotonic()
     deselect: list[str] = []
-    if _run_tests(files, [], baseline_report) != 0:
+    if _run_tests(every, [], baseline_report) != 0:
         deselect = _failing_tests(baseline_report)
     baseline_s = time.monotonic() - started
     signal.signal(signal.SIGALRM, _on_alarm)
@@ -351,7 +369,7 @@ def worker(package: str, site_json: str, out_path: str, limit_s: float) -> None:
         out.write(json.dumps({"baseline_s": baseline_s, "deselected": deselect}) + "\n")
         out.flush()
         for site in sites:
-            outcome = _try(site, files, deselect, max(limit_s, 3 * baseline_s))
+            outcome = _try(site, tests_for(site), deselect, max(limit_s, 3 * baseline_s))
             out.write(json.dumps(asdict(outcome)) + "\n")
             out.flush()
 

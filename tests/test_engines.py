@@ -156,6 +156,12 @@ def test_sglang_default_mem_fraction_static(total_mib: int, tp: int, expected: f
         (EngineName.VLLM, 140, (8192, 1024, 16)),  # >= 70 GiB tier
         (EngineName.VLLM, 44, (2048, 256, 16)),  # L40S: row V04 logs max_num_batched_tokens 2048
         (EngineName.TRTLLM, 140, (8192, 2048, 32)),
+        # SGLang server_args.py: chunked_prefill_size by GPU memory (< 20 GiB 2048, < 35 2048,
+        # < 60 4096, < 160 8192, else 16384); max_running_requests up to 4096; page size 1.
+        (EngineName.SGLANG, 16, (2048, 4096, 1)),
+        (EngineName.SGLANG, 40, (4096, 4096, 1)),
+        (EngineName.SGLANG, 140, (8192, 4096, 1)),
+        (EngineName.SGLANG, 180, (16384, 4096, 1)),
     ],
 )
 def test_engine_batch_defaults(

@@ -15,7 +15,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from capcliff.analysis.plan import score
+from capcliff.analysis.plan import score, sweet_spot_figures
 from capcliff.analysis.plan_types import Objective
 from capcliff.analysis.solver import Slo, SweepPoint, meets
 from capcliff.analysis.sweep import point_result
@@ -154,10 +154,17 @@ def test_mean_kv_utilization_counts_idle_time_as_empty() -> None:
 
 
 def test_mean_kv_utilization_averages_the_replicas() -> None:
-    # Round robin gives each of two replicas one request: 0.6 each, 0.6 on average.
-    requests = _prompt_4_output_5([0.0, 0.0])
+    # Round robin: replica 0 serves the prompt-4, output-5 request (0.6, as above); replica 1 a
+    # prompt-2, output-3 one: 2, 3, 4 blocks over 3 ms -> 3 / 10 = 0.3. Each replica's mean over
+    # its own run, averaged: (0.6 + 0.3) / 2 = 0.45; the peak is the fuller replica's 0.8.
+    requests = Requests(
+        input_tokens=np.array([4, 2], dtype=np.int64),
+        output_tokens=np.array([5, 3], dtype=np.int64),
+        max_output_tokens=np.array([5, 3], dtype=np.int64),
+        arrival_s=np.zeros(2),
+    )
     result = simulate(requests, constant_model(MS), ONE_TOKEN_BLOCKS, SimConfig(), dp=2)
-    assert result.mean_kv_utilization == pytest.approx(0.6)
+    assert result.mean_kv_utilization == pytest.approx(0.45)
     assert result.peak_kv_utilization == pytest.approx(0.8)
 
 
@@ -195,3 +202,18 @@ def test_hbm_utilization_counts_the_kv_read() -> None:
     assert ends[-1] == pytest.approx(10.003e-3)
     weighted = float((run.series_hbm_utilization * durations).sum()) / ends[-1]
     assert weighted == pytest.approx(5.003e9 / (10.003e-3 * 2e12), rel=1e-9)
+
+
+def test_the_plan_reports_its_sweet_spot_by_hand(one_at_a_time: SimResult) -> None:
+    # TTFT 1 .. 100 ms: p99 99.01 ms; 50 requests within a 50.5 ms TTFT limit over the 0.1 s
+    # makespan: 500 requests/s; one-token outputs have no TPOT (0); 8 GPUs x 0.1 s / 3,600 /
+    # 100 tokens x 1e6 = 2.222 GPU-hours per million output tokens.
+    sweet = sweet_spot_figures(
+        SweepPoint.of(1, one_at_a_time), gpus=8, slo=Slo(ttft_s=0.0505, tpot_s=1.0)
+    )
+    assert sweet.ttft_p99_s == pytest.approx(99.01 * MS)
+    assert sweet.tpot_p99_s == 0.0
+    assert sweet.makespan_s == pytest.approx(0.1)
+    assert sweet.goodput_req_s == pytest.approx(500.0)
+    assert sweet.gpu_hours_per_mtok == pytest.approx(8 * 0.1 / 3600 / 100 * 1e6)
+    assert sweet.output_throughput_tok_s == pytest.approx(1000.0)  # 100 tokens / 0.1 s

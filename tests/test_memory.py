@@ -10,7 +10,7 @@ from capcliff.catalog.catalogs import get_hardware
 from capcliff.catalog.layout import Layout
 from capcliff.memory.budget import BudgetSettings, EngineName, StageBudget, StageDemand
 from capcliff.memory.engines import stage_budget
-from capcliff.memory.layout_memory import LayoutMemory, layout_memory
+from capcliff.memory.layout_memory import LayoutMemory, layout_memory, layout_warnings
 from capcliff.memory.overheads import (
     activation_peak_bytes,
     allocator_rounding_bytes,
@@ -19,7 +19,8 @@ from capcliff.memory.overheads import (
     nvls_channels,
     v1_activation_peak_bytes,
 )
-from capcliff.memory.weights import WeightScheme
+from capcliff.memory.params import param_count
+from capcliff.memory.weights import WeightScheme, weight_bytes_per_gpu_by_stage
 from capcliff.units import GB, GIB, MIB, KVDType
 from tests.conftest import arch_of
 
@@ -236,3 +237,22 @@ def test_allocator_rounding_of_qwen_32b_tp4_weights_by_hand() -> None:
     arch = arch_of("deepseek-r1-distill-qwen-32b")
     waste = allocator_rounding_bytes(arch, Layout(tp=4), WeightScheme.as_shipped(arch), 0)
     assert waste == round(225.5 * MIB)
+
+
+def test_uneven_pipeline_stages_are_flagged() -> None:
+    # 32 layers: PP2 splits 16/16 (no warning); PP3 gives 32 // 3 = 10 each and the remainder of 2
+    # to the stages before the last (vLLM get_pp_indices): 11/11/10.
+    arch = arch_of("llama-3.1-8b")
+    assert not any("PP stages" in w for w in layout_warnings(arch, Layout(pp=2)))
+    assert "PP stages hold 11/11/10 layers; the fullest binds" in layout_warnings(
+        arch, Layout(pp=3)
+    )
+
+
+def test_a_tied_lm_head_is_loaded_once_on_one_stage() -> None:
+    # gemma-3-27b ties lm_head to the embedding: on one GPU its bf16 weights are its language
+    # model's parameters x 2 B, the vocabulary matrix counted once (test_params checks the count).
+    arch = arch_of("gemma-3-27b")
+    scheme = WeightScheme.as_shipped(arch)
+    text_params = param_count(arch).total
+    assert weight_bytes_per_gpu_by_stage(arch, Layout(), scheme) == [2 * text_params]

@@ -14,6 +14,7 @@ from capcliff.sim.policies import (
     POLICY_NAMES,
     Candidate,
     NewTokenRatio,
+    Requeue,
     RunningState,
     VictimOrder,
     kv_aware_admit,
@@ -213,3 +214,12 @@ def test_only_the_no_evict_policy_has_no_victims() -> None:
 def test_unknown_policy_lists_the_known_ones() -> None:
     with pytest.raises(InputError, match="vllm"):
         policy("fifo")
+
+
+def test_preempted_requests_go_back_where_each_engine_puts_them() -> None:
+    # vLLM V1 `Scheduler.schedule` (vllm/v1/core/sched/scheduler.py): self.waiting.
+    # prepend_request(preempted_req), the head of the queue. SGLang `update_running_batch`
+    # (python/sglang/srt/managers/scheduler.py): _add_request_to_queue(req, is_retracted=True),
+    # which appends to waiting_queue: the tail.
+    assert policy("vllm").requeue is Requeue.FRONT
+    assert policy("sglang").requeue is Requeue.BACK

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from capcliff.analysis.workloads import parse_concurrency
+from capcliff.analysis.workloads import is_online, parse_concurrency
 from capcliff.cli import app, main
 from capcliff.errors import InputError
 from capcliff.units import ceil_div
+from tests.simtools import fixed_batch
 
 runner = CliRunner()
 SMALL = ["--isl", "100", "--osl", "4000", "--num-requests", "300", "--concurrency", "32..512"]
@@ -127,6 +130,13 @@ def test_plot_writes_a_figure_or_says_what_is_missing(
 def test_plot_needs_png_or_svg(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sweep", *SMALL, "--plot", "out.pdf"]) == 2
     assert "must end in .png or .svg" in capsys.readouterr().err
+
+
+def test_a_batch_at_t0_is_offline_and_timed_arrivals_are_online() -> None:
+    # Online: requests arrive over time (some arrival > 0) or come from closed-loop clients.
+    batch = fixed_batch(4, 10, 10)
+    assert not is_online(batch)
+    assert is_online(dataclasses.replace(batch, arrival_s=np.array([0.0, 0.0, 0.0, 0.5])))
 
 
 def test_session_sweep_reports_hit_rate_and_preemptions_per_point() -> None:

@@ -144,13 +144,16 @@ def _refine(ev: _Evaluated, sim: _Sim) -> _Evaluated:
     return _judge(ev.memory, points, analytic, (ev.capacity, ev.steps), sim)
 
 
-def _sweet_result(ev: _Evaluated, gpus: int, slo: Slo | None) -> PlanSweetSpot:
-    r = ev.sweet.result
+def sweet_spot_figures(sweet: SweepPoint, gpus: int, slo: Slo | None) -> PlanSweetSpot:
+    """The figures `plan` reports for a layout's sweet spot: throughput, p99 latencies, goodput
+    within `slo`, and GPU-hours per million output tokens = gpus x makespan / 3,600 / tokens x
+    1e6."""
+    r = sweet.result
     assert r is not None
     tokens = max(1, int(r.output_tokens.sum()))
     limits = Slo.unlimited() if slo is None else slo
     return PlanSweetSpot(
-        concurrency=ev.sweet.concurrency,
+        concurrency=sweet.concurrency,
         output_throughput_tok_s=r.output_tokens_per_s,
         ttft_p99_s=r.ttft.p99,
         tpot_p99_s=r.tpot.p99 if r.tpot.p99 == r.tpot.p99 else 0.0,
@@ -170,7 +173,7 @@ def _layout_row(
     return PlanLayout(
         **summary_fields(memory),
         cliff=None if ev is None else ev.cliff,
-        sweet_spot=None if ev is None else _sweet_result(ev, gpus, slo),
+        sweet_spot=None if ev is None else sweet_spot_figures(ev.sweet, gpus, slo),
         stranded_kv_fraction=stranded,
     )
 
