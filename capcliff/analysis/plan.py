@@ -314,12 +314,8 @@ def build_plan_report(
         flags, warnings = engine_flags(
             dep, evaluated[best.name], rec, inputs, served_model(dep, local=serve_local_path)
         )
-        if inputs.requests.has_content:
-            ev = evaluated[best.name]
-            reuse = reuse_advice(
-                dep, ev.memory, inputs.requests,
-                replace(inputs.config, max_num_seqs=rec.max_num_seqs),
-            )  # fmt: skip
+        cap = replace(inputs.config, max_num_seqs=rec.max_num_seqs)
+        reuse = reuse_advice(dep, evaluated[best.name].memory, inputs.requests, cap)
     header = report_header(
         dep.model, dep.hardware, gpus=gpus, settings=dep.budget, scheme=dep.scheme,
         kv_dtype=dep.kv_dtype, max_model_len=inputs.max_model_len,

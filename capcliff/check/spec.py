@@ -26,8 +26,8 @@ from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import parse_layout
 from capcliff.errors import CatalogError, InputError
 from capcliff.files import read_text
-from capcliff.sim.sessions import SESSION_PRESETS
-from capcliff.sim.workload import PRESETS, Arrival, parse_trace
+from capcliff.sim.sessions import WORKLOAD_PRESETS
+from capcliff.sim.workload import Arrival, parse_trace
 from capcliff.sim.workload_rules import check_arrival, check_workload_numbers
 
 DEFAULT_SPEC = Path("capcliff.toml")
@@ -86,9 +86,8 @@ class CheckWorkload(_Spec):
     @field_validator("preset")
     @classmethod
     def _known_preset(cls, value: str | None) -> str | None:
-        known = [*PRESETS, *SESSION_PRESETS]
-        if value is not None and value not in known:
-            raise ValueError(f"unknown preset {value!r}; known: {', '.join(known)}")
+        if value is not None and value not in WORKLOAD_PRESETS:
+            raise ValueError(f"unknown preset {value!r}; known: {', '.join(WORKLOAD_PRESETS)}")
         return value
 
     @model_validator(mode="after")
