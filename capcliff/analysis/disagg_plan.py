@@ -119,8 +119,10 @@ def prefill_layouts(dep: Deployment, mems: list[LayoutMemory], chunk: int) -> li
     """The layout with the most prompt tokens/s per instance (dp replicas in parallel) and the
     one with the shortest prefill of a prompt (the TTFT floor), the same layout when they agree."""
     step = {m.layout: _prefill_step_s(dep, m, chunk) for m in mems}
-    fastest = max(step, key=lambda lay: (lay.dp * chunk / step[lay], -lay.tp))
-    shortest = min(step, key=lambda lay: (step[lay], lay.tp))
+    # ties (the step model prices a lone chunk the same with experts whole or split in width)
+    # go to expert parallelism, as SGLang's large-scale PD deployments run prefill (DeepEP)
+    fastest = max(step, key=lambda lay: (lay.dp * chunk / step[lay], lay.ep, -lay.tp))
+    shortest = min(step, key=lambda lay: (step[lay], lay.tp, -lay.ep))
     return [fastest] if fastest == shortest else [fastest, shortest]
 
 
