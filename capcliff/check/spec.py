@@ -169,34 +169,28 @@ class Scenario(DeploymentSettings):
 
     @model_validator(mode="after")
     def _gpus_and_counts(self) -> Scenario:
-        if self.disagg is not None:
-            return self._disagg_counts(self.disagg)
-        if self.layout == "auto" and self.gpus is None:
+        if self.disagg is not None and self.layout != "auto":
+            raise ValueError("layout: give layout or disagg, not both")
+        named = self.disagg or (None if self.layout == "auto" else self.layout)
+        if named is None and self.gpus is None:
             raise ValueError("gpus: needed when layout is auto")
-        if self.layout != "auto":
-            used = parse_layout(self.layout).gpus
-            if self.gpus is not None and self.gpus != used:
-                raise ValueError(f"gpus: {self.gpus}, but layout {self.layout} uses {used}")
+        if named is not None and self.gpus is not None and self.gpus != self._named_gpus():
+            kind = "layout" if self.disagg is None else "disagg"
+            raise ValueError(f"gpus: {self.gpus}, but {kind} {named} uses {self._named_gpus()}")
         requests = self.workload.request_count
         if requests is not None:
             for problem in running_problems(self, requests):
                 raise ValueError(problem)
         return self
 
-    def _disagg_counts(self, text: str) -> Scenario:
-        if self.layout != "auto":
-            raise ValueError("layout: give layout or disagg, not both")
-        used = parse_disagg(text).gpus
-        if self.gpus is not None and self.gpus != used:
-            raise ValueError(f"gpus: {self.gpus}, but disagg {text} uses {used}")
-        return self
+    def _named_gpus(self) -> int:
+        """GPUs of the named disaggregated deployment, else of the named layout."""
+        return parse_disagg(self.disagg).gpus if self.disagg else parse_layout(self.layout).gpus
 
     @property
     def gpu_count(self) -> int:
         """GPUs the scenario deploys on."""
-        if self.disagg is not None:
-            return parse_disagg(self.disagg).gpus
-        return self.gpus if self.gpus is not None else parse_layout(self.layout).gpus
+        return self.gpus if self.gpus is not None else self._named_gpus()
 
 
 def running_problems(scenario: Scenario, requests: int) -> list[str]:
