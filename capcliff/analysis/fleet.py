@@ -88,6 +88,15 @@ def price_of(hardware: HardwareSpec, prices: dict[str, float]) -> float:
     return price
 
 
+def hourly_cost(gpus: int, price: float, output_tok_s: float) -> tuple[float, float]:
+    """($ per hour, $ per million output tokens) of `gpus` GPUs at `price` $/GPU-hour serving
+    `output_tok_s` output tokens/s; $ per million tokens is inf when nothing is served."""
+    usd_per_hour = gpus * price
+    tokens_per_hour = output_tok_s * 3600
+    per_mtok = usd_per_hour / tokens_per_hour * 1e6 if tokens_per_hour > 0 else math.inf
+    return usd_per_hour, per_mtok
+
+
 @dataclass(frozen=True)
 class Checked:
     """The fleet simulated at the load."""
@@ -139,8 +148,7 @@ def fleet_entry(
 ) -> FleetEntry:
     """One GPU type's line of the fleet table."""
     gpus = replicas * unit.gpus
-    usd_per_hour = gpus * price
-    tokens_per_hour = served_rps * mean_output_tokens * 3600
+    usd_per_hour, usd_per_mtok = hourly_cost(gpus, price, served_rps * mean_output_tokens)
     return FleetEntry(
         gpu=hardware.id,
         layout=unit.layout.name,
@@ -150,9 +158,7 @@ def fleet_entry(
         nodes=math.ceil(gpus / hardware.gpus_per_node),
         usd_per_gpu_hour=price,
         usd_per_hour=usd_per_hour,
-        usd_per_million_output_tokens=(
-            usd_per_hour / tokens_per_hour * 1e6 if tokens_per_hour > 0 else math.inf
-        ),
+        usd_per_million_output_tokens=usd_per_mtok,
         sustained_rps_per_replica=unit.sustained_rps,
         ttft_p99_s=None if checked is None else checked.state.ttft_p99_s,
         tpot_p99_s=None if checked is None else checked.state.tpot_p99_s,

@@ -191,10 +191,11 @@ def plan(
     if disagg:
         from capcliff.cli.disagg import plan_cheapest, plan_disagg
 
+        prices = _prices(price_gpu_hour, gpu_ids[:1])
         if gpus is None and nodes is None and rate is not None and slo is not None:
-            plan_cheapest(dep, choice, slo, seed, output.value)
+            plan_cheapest(dep, choice, slo, seed, output.value, prices)
         else:
-            plan_disagg(dep, count, choice, goal, slo, seed, output.value)
+            plan_disagg(dep, count, choice, goal, slo, seed, output.value, prices)
         return
     if pattern == "batch":
         report = _batch_plan(dep, count, choice, goal, slo, seed, serve_local_path)
