@@ -14,6 +14,7 @@ one). Start-up log rows: KV tokens predicted from the configuration the log stat
 
 from __future__ import annotations
 
+import os
 import re
 import statistics
 import sys
@@ -21,9 +22,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
-
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).parent.parent))
 
 from capcliff.analysis.deployment import Deployment, resolve, settings_of
 from capcliff.analysis.step_fit import (
@@ -38,7 +36,16 @@ from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import Layout, parse_layout
 from capcliff.errors import CapcliffError
 
-REFERENCE = Path("/work/shared/reference")
+ROOT = Path(__file__).parent.parent
+# shared/reference next to the repository (or $CAPCLIFF_REFERENCE).
+REFERENCE = Path(
+    os.environ.get("CAPCLIFF_REFERENCE")
+    or next(
+        (p for p in (ROOT.parent / "shared" / "reference", Path("/work/shared/reference"))
+         if p.is_dir()),
+        ROOT.parent / "shared" / "reference",
+    )
+)  # fmt: skip
 # Served checkpoints -> (catalog id, weight dtype when the card is the BF16 architecture).
 CHECKPOINTS = {
     "meta-llama/llama-3.1-405b-fp8": ("llama-3.1-405b-fp8", ("llama-3.1-405b", "fp8")),
@@ -119,7 +126,8 @@ def serving_rows() -> list[Row]:
         gpu = next((v for k, v in GPUS.items() if k in str(r["hardware"]).lower()), None)
         if pd.isna(r["input_len"]):
             reason = (
-                "multi-turn/trace replay with prefix caching: no prefix cache, no fixed lengths"
+                "multi-turn/agentic trace replay: the row gives mean lengths and a prefix-cache "
+                "hit rate, not the conversations to replay"
             )
         elif model is None:
             reason = f"no catalog card for {str(r['model']).split()[0]}"
@@ -238,6 +246,7 @@ def print_serving(outcomes: list[Outcome], rows: list[Row]) -> None:
 def print_startup() -> None:
     """KV tokens of the start-up logs: benchmarks/engine_validation.py's table over the rows
     with a fixture log, then the reference rows it cannot express and why."""
+    sys.path.insert(0, str(Path(__file__).parent))
     import engine_validation  # type: ignore[import-not-found]
 
     engine_validation.main()

@@ -17,9 +17,10 @@ from capcliff.memory.weights import (
     WeightScheme,
     pp_layer_counts,
     total_weight_bytes,
+    uniform_format,
     weight_bytes_per_gpu_by_stage,
 )
-from capcliff.units import GB, GIB, WeightDType
+from capcliff.units import GB, GIB, WeightDType, weight_bytes_per_element
 from tests.conftest import arch_of
 
 
@@ -284,3 +285,10 @@ def test_leaving_more_layers_unquantised_never_shrinks_the_weights(excluded: set
     layout = Layout(tp=8, ep=8)
     widened = weight_bytes_per_gpu_by_stage(arch, layout, replace(base, quantization=more))[0]
     assert widened >= weight_bytes_per_gpu_by_stage(arch, layout, base)[0]
+
+
+@pytest.mark.parametrize("dtype", list(WeightDType))
+def test_uniform_formats_agree_with_the_units_table(dtype: WeightDType) -> None:
+    # `--weight-dtype` formats (weights.uniform_format) and units.weight_bytes_per_element describe
+    # the same storage; block/group formats do not depend on the tensor's fan-in.
+    assert uniform_format(dtype).bytes_per_element(4096) == weight_bytes_per_element(dtype)

@@ -136,11 +136,11 @@ def reuse_flags(engine: EngineName, offload_bytes: int, tp_ranks: int) -> list[s
 def reuse_advice(
     dep: Deployment, memory: LayoutMemory, requests: Requests, config: SimConfig
 ) -> ReuseAdvice | None:
-    """Caching off / on and each offload size on `memory`'s layout; None where the policy has no
-    modelled prefix cache."""
+    """Caching off / on and each offload size on `memory`'s layout; None where the workload shares
+    no content or the policy has no modelled prefix cache."""
     from capcliff.analysis.sweep import replica_models
 
-    if config.policy not in PREFIX_CACHING_POLICIES:
+    if not requests.has_content or config.policy not in PREFIX_CACHING_POLICIES:
         return None
     capacity, model = replica_models(dep, memory)
     capacity = replace(capacity, tiers=())

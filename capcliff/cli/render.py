@@ -346,7 +346,7 @@ def sweep_csv(report: SweepReport) -> str:
     buffer = io.StringIO()
     fields = [f for f in PointResult.model_fields if f != "offload"]
     # offload tiers flattened: one column per tier and figure (cpu_hit_rate, nvme_read_bytes ...)
-    first = report.series[0].points[0].offload if report.series and report.series[0].points else []
+    first = next((p.offload for s in report.series for p in s.points), [])
     tier_cols = [(t.tier, k) for t in first for k in type(t).model_fields if k != "tier"]
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["layout", "output_tokens", *fields, *(f"{t}_{k}" for t, k in tier_cols)])
@@ -354,10 +354,8 @@ def sweep_csv(report: SweepReport) -> str:
         for point in series.points:
             row = point.model_dump()
             tiers = {t.tier: t.model_dump() for t in point.offload}
-            writer.writerow(
-                [series.layout, series.output_tokens_label, *(row[f] for f in fields)]
-                + [tiers.get(t, {}).get(k, "") for t, k in tier_cols]
-            )
+            cells = [row[f] for f in fields] + [tiers.get(t, {}).get(k, "") for t, k in tier_cols]
+            writer.writerow([series.layout, series.output_tokens_label, *cells])
     return buffer.getvalue()
 
 

@@ -221,7 +221,8 @@ def advance_decode(sim: ReplicaSim, k: int, line: DecodeRun, blocked: bool) -> f
     start = sim.now_s
     sim.now_s = start + duration
     last = step + k - 1
-    sim.settle_cache()  # the run's blocks were allocated before anyone finishes
+    if sim.reuse is not None:  # the run's blocks were allocated before anyone finishes
+        sim.reuse.settle(sim.free, sim.now_s)
     finishing = co.pop_finishing(last)
     if finishing:
         size = sim.block_size

@@ -142,6 +142,11 @@ class PrefixReuse:
         revived = self.cache.acquire(self.node[i], hit_blocks) if hit_blocks else 0
         return hit_blocks, revived
 
+    def take_load_s(self) -> float:
+        """The time of the loads from offload tiers of the step being built (then 0)."""
+        taken, self.load_s = self.load_s, 0.0
+        return taken
+
     def held_blocks(self, i: int, cand: Candidate, blocks: int, now_s: float) -> int:
         """Admit request i (`admit`) as `cand`, which allocated `blocks`: the blocks it holds in
         all, its hit among them (blocks it revived were not allocated for it)."""

@@ -166,8 +166,7 @@ class ReplicaSim:
         load = step_load(decoders, cohort.context_sum(self.step) + decoders, prefills)
         swapped = self.swap_out_tokens + self.swap_in_tokens
         swap_s = self.capacity.swap_seconds(swapped) if swapped else 0.0
-        if self.reuse is not None and self.reuse.load_s:  # KV loaded from offload tiers
-            swap_s, self.reuse.load_s = swap_s + self.reuse.load_s, 0.0  # host transfers
+        swap_s += self.reuse.take_load_s() if self.reuse is not None else 0.0  # tier loads
         return PlannedStep(chunk_x, admitted, preempted, blocked, load, swap_s)
 
     def finish_step(
@@ -183,7 +182,8 @@ class ReplicaSim:
         if preempted or self.free == 0:
             rec.saturation(self.step, self.now_s + duration)
         start, self.now_s = self.now_s, self.now_s + duration
-        self.settle_cache()
+        if self.reuse is not None:  # evict the cached blocks this step's allocations took
+            self.reuse.settle(self.free, self.now_s)
         self._end_step(chunk_x, admitted, preempted)
         rec.swapped_tokens += self.swap_out_tokens
         rec.swap_s += swap_s
@@ -375,11 +375,6 @@ class ReplicaSim:
         self.cohort.add(i, context=context, generated=generated, output=output, step=self.step + 1)
         if self.rule.victim_order is VictimOrder.FEWEST_GENERATED:
             self.cohort.track_victims(i, prompt=self.prompt[i], admit_seq=self.admit_seq[i])
-
-    def settle_cache(self) -> None:
-        """Evict cached blocks that this step's (or run's) allocations have taken."""
-        if self.reuse is not None:
-            self.reuse.settle(self.free, self.now_s)
 
     def complete(self, i: int, blocks: int) -> None:
         """Request i finished at the end of the current step; it frees `blocks` blocks."""

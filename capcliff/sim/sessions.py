@@ -42,6 +42,7 @@ import numpy as np
 
 from capcliff.errors import InputError
 from capcliff.sim.workload import (
+    PRESETS,
     LengthDist,
     LogNormal,
     Requests,
@@ -102,6 +103,10 @@ SESSION_PRESETS: dict[str, SessionSpec] = {
         max_output_tokens=8_192,
     ),
 }
+
+
+# Every preset a workload can name: single-turn (sim.workload) and sessions.
+WORKLOAD_PRESETS = (*PRESETS, *SESSION_PRESETS)
 
 
 @dataclass
