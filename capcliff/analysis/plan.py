@@ -323,7 +323,9 @@ def build_plan_report(
     return PlanReport(
         **header.model_dump(), policy=inputs.config.policy, workload=inputs.workload_label,
         num_requests=len(inputs.requests.input_tokens), seed=seed, objective=goal.value,
-        step_profile=profile_label(dep.settings.engine, dict(dep.budget.step_time_terms)),
+        step_profile=profile_label(
+            dep.settings.engine, dict(dep.budget.step_time_terms), dep.settings.engine_version
+        ),
         layouts=rows, recommended=rec, fixes=fixes, engine_flags=flags, flag_warnings=warnings,
         reuse=reuse,
     )  # fmt: skip
