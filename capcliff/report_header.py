@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-SCHEMA_VERSION = 1  # of the JSON form of memory, sweep and plan reports
+SCHEMA_VERSION = 2  # of the JSON form of memory, sweep and plan reports (2: online serving)
 
 
 class ReportHeader(BaseModel):

@@ -551,8 +551,16 @@ def test_a_corrupt_config_is_a_catalog_error_or_a_model(changes: dict[str, objec
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["--rate", "5"], "rate: only a poisson arrival has a rate (the arrival is batch)"),
-        (["--clients", "3"], "clients: only a clients arrival has clients (the arrival is batch)"),
+        # plan reads --rate alone as Poisson and --clients alone as users (online serving); with
+        # an explicit batch arrival either would be ignored.
+        (
+            ["--rate", "5", "--arrival", "batch"],
+            "rate: only a poisson arrival has a rate (the arrival is batch)",
+        ),
+        (
+            ["--clients", "3", "--arrival", "batch"],
+            "clients: only a clients arrival has clients (the arrival is batch)",
+        ),
         (["--arrival", "poisson"], "rate: a poisson arrival needs a rate (requests/s)"),
     ],
     ids=["rate-without-poisson", "clients-without-clients", "poisson-without-rate"],

@@ -127,5 +127,5 @@ def test_sweep_and_plan_apply_a_calibration(tmp_path: Path) -> None:
         json.loads(r.output)["series"][0]["kv_blocks_per_replica"] for r in (plain, calibrated)
     ]
     assert blocks[1] < blocks[0]
-    plan = runner.invoke(app, ["plan", *args, "--calibration", str(written)])
+    plan = runner.invoke(app, ["plan", *args, "--arrival", "batch", "--calibration", str(written)])
     assert plan.exit_code == 0, plan.output

@@ -29,7 +29,7 @@ def _layout(report: dict, name: str) -> dict:  # type: ignore[type-arg]
 
 def test_memory_json_has_the_documented_fields() -> None:
     report = _json("memory", "llama-3.1-8b")
-    assert report["schema_version"] == 1
+    assert report["schema_version"] == 2
     assert report["model"] == "llama-3.1-8b"
     assert report["params_total"] == 8_030_261_248
     assert report["kv_bytes_per_token"] == 131_072  # 2 * 32 * 8 * 128 * 2

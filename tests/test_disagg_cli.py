@@ -13,6 +13,7 @@ from capcliff.analysis.deployment import DeploymentSettings, resolve
 from capcliff.analysis.disagg import fabric_of, kv_bytes_per_request, parse_disagg
 from capcliff.analysis.disagg_fleet import budgets
 from capcliff.analysis.disagg_plan import splits
+from capcliff.analysis.fleet import hourly_cost
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout
 from capcliff.check.runner import check_file
@@ -89,6 +90,29 @@ def test_plan_disagg_json_names_both_pools_and_the_transfer() -> None:
     assert "NixlConnector" in report["engine_settings"]["vllm decode"]
 
 
+def test_hourly_cost_is_gpus_times_price_over_tokens_per_hour() -> None:
+    # 16 GPUs x $4 = $64 per hour; 1,000 tok/s = 3.6 M tokens per hour -> $17.78 per M tokens
+    assert hourly_cost(16, 4.0, 1_000.0) == pytest.approx((64.0, 64.0 / 3.6))
+    assert hourly_cost(16, 4.0, 0.0)[1] == float("inf")
+
+
+def test_plan_disagg_costs_in_dollars_at_the_given_price() -> None:
+    report = _json("plan", SMALL, "--gpus", "2", "--disagg", "--isl", "512", "--osl", "64",
+                   "--num-requests", "24", "--price-gpu-hour", "2.5")  # fmt: skip
+    assert report["usd_per_gpu_hour"] == 2.5
+    s = report["disaggregated"]["serving"]
+    # 2 GPUs x $2.5 = $5 per hour; 24 x 64 = 1,536 output tokens in makespan_s seconds
+    assert s["usd_per_hour"] == pytest.approx(5.0)
+    per_mtok = 5.0 * s["makespan_s"] / 3600 / 1_536 * 1e6
+    assert s["usd_per_million_output_tokens"] == pytest.approx(per_mtok)
+    agg = report["aggregated"]
+    assert agg["usd_per_hour"] == pytest.approx(5.0)
+    cheaper = min(("disaggregated", per_mtok), ("aggregated", agg["usd_per_million_output_tokens"]),
+                  key=lambda kv: kv[1])  # fmt: skip
+    assert report["winner"] == cheaper[0]  # no SLO: the fewer $ per million output tokens
+    assert "offline batch" in report["figures_from"]
+
+
 def test_sweep_disagg_json_has_a_point_per_concurrency() -> None:
     report = _json("sweep", SMALL, "--disagg", "1p:tp1,1d:tp1", "--isl", "256", "--osl", "32",
                    "--num-requests", "24", "--concurrency", "4,8")  # fmt: skip
@@ -161,9 +185,19 @@ def test_cheapest_cluster_stops_at_the_first_budget_that_meets_the_slos() -> Non
                    "--slo-tpot", "0.05")  # fmt: skip
     last = report["tried"][-1]
     assert report["gpus"] == last["gpus"]
-    assert report["choice"] == ("disaggregated" if last["disaggregated_meets"] else "aggregated")
+    if last["disaggregated_meets"] != last["aggregated_meets"]:
+        assert report["choice"] == (
+            "disaggregated" if last["disaggregated_meets"] else "aggregated"
+        )
     assert last["disaggregated_meets"] or last["aggregated_meets"]
     assert not any(t["disaggregated_meets"] or t["aggregated_meets"] for t in report["tried"][:-1])
+    # h200-sxm's catalog price, $4 per GPU-hour, on the budget's GPUs
+    assert report["usd_per_gpu_hour"] == 4.0
+    if last["aggregated"] is not None:
+        assert last["aggregated_usd_per_hour"] == pytest.approx(4.0 * last["gpus"])
+    if last["disaggregated_meets"] and last["aggregated_meets"]:
+        d, a = (last[f"{k}_usd_per_million_output_tokens"] for k in ("disaggregated", "aggregated"))
+        assert report["choice"] == ("disaggregated" if d < a else "aggregated")
 
 
 def test_the_transfer_overhead_is_a_setting() -> None:

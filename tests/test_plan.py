@@ -24,11 +24,14 @@ def _plan(*args: str) -> dict:  # type: ignore[type-arg]
 @pytest.fixture(scope="module")
 def short_8b() -> dict:  # type: ignore[type-arg]
     # Fixed, short requests: no long tail, so the makespan is set by aggregate throughput.
-    return _plan("llama-3.1-8b", "--isl", "512", "--osl", "256", "--num-requests", "2000")
+    return _plan(
+        "llama-3.1-8b", "--isl", "512", "--osl", "256", "--num-requests", "2000", "--arrival",
+        "batch",
+    )  # fmt: skip
 
 
 def test_json_contract(short_8b: dict) -> None:  # type: ignore[type-arg]
-    assert short_8b["schema_version"] == 1
+    assert short_8b["schema_version"] == 2
     assert {"model", "hardware", "workload", "layouts", "recommended", "engine_flags"} <= set(
         short_8b
     )
@@ -63,7 +66,10 @@ def test_a_small_model_with_short_requests_prefers_pure_dp(short_8b: dict) -> No
 def test_a_model_that_needs_all_eight_gpus_gets_tp8() -> None:
     # 405B in BF16 is 811.7 GB: only 8-way splits fit (101.5 GB/GPU); TP=8 reads each GPU's
     # weights in parallel every step, PP=8 serialises eight stages.
-    report = _plan("llama-3.1-405b", "--isl", "100", "--osl", "1000", "--num-requests", "200")
+    report = _plan(
+        "llama-3.1-405b", "--isl", "100", "--osl", "1000", "--num-requests", "200", "--arrival",
+        "batch",
+    )  # fmt: skip
     assert report["recommended"]["tp"] == 8
     fitting = {lay["name"] for lay in report["layouts"] if lay["fits"]}
     assert fitting <= {"tp8", "tp4-pp2", "tp2-pp4", "pp8"}
@@ -116,7 +122,7 @@ def test_nothing_fits_is_an_answer_with_fixes() -> None:
 def test_markdown_has_the_table_and_flags() -> None:
     result = runner.invoke(
         app, ["plan", "llama-3.1-8b", "--isl", "100", "--osl", "100", "--num-requests", "200",
-              "--format", "markdown"],
+              "--arrival", "batch", "--format", "markdown"],
     )  # fmt: skip
     assert result.exit_code == 0
     assert "| layout |" in result.output

@@ -23,12 +23,12 @@ def _json(*args: str) -> dict:  # type: ignore[type-arg]
 def test_memory_sweep_and_plan_share_one_header() -> None:
     memory = _json("memory", "llama-3.1-8b", *COMMON)
     sweep = _json("sweep", "llama-3.1-8b", *COMMON, *WORKLOAD, "--concurrency", "8")
-    plan = _json("plan", "llama-3.1-8b", *COMMON, *WORKLOAD)
+    plan = _json("plan", "llama-3.1-8b", *COMMON, *WORKLOAD, "--arrival", "batch")
     header = {key: memory[key] for key in ReportHeader.model_fields}
     # What the flags asked for, read back: one H200 (the default GPU), SGLang, fp8 KV, 8,192 tokens,
     # the checkpoint's own bf16 weights, no calibration file.
     assert header == {
-        "schema_version": 1,
+        "schema_version": 2,
         "model": "llama-3.1-8b",
         "hardware": "h200-sxm",
         "gpus": 1,
@@ -44,7 +44,7 @@ def test_memory_sweep_and_plan_share_one_header() -> None:
 
 def test_simulating_reports_also_name_policy_workload_and_seed() -> None:
     sweep = _json("sweep", "llama-3.1-8b", *COMMON, *WORKLOAD, "--concurrency", "8", "--seed", "3")
-    plan = _json("plan", "llama-3.1-8b", *COMMON, *WORKLOAD, "--seed", "3")
+    plan = _json("plan", "llama-3.1-8b", *COMMON, *WORKLOAD, "--seed", "3", "--arrival", "batch")
     for report in (sweep, plan):
         sim = {key: report[key] for key in SimulationHeader.model_fields}
         assert sim["policy"] == "sglang"

@@ -47,7 +47,7 @@ def _sweep_json(*extra: str) -> dict:  # type: ignore[type-arg]
 
 def test_json_has_the_documented_fields() -> None:
     report = _sweep_json()
-    assert report["schema_version"] == 1
+    assert report["schema_version"] == 2
     for point in report["points"]:
         for key in (
             "concurrency", "output_throughput_tok_s", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s",

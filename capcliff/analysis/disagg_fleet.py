@@ -4,8 +4,11 @@
 Budgets are tried from the smallest: 2, 4, ... GPUs up to a node, then 1, 2, 4 and 8 nodes. At
 each, `build_disagg_plan` ranks the splits and the aggregated layouts by goodput. A deployment
 meets the SLOs when its TTFT p99 and TPOT p99 are within them (a queue that grows at this rate
-shows up in TTFT p99). The first budget where either meets is the answer: the one that meets, or,
-if both do, the one with fewer GPU-hours per million output tokens.
+shows up in TTFT p99). Costs are `fleet.hourly_cost` at the hardware's $/GPU-hour (or
+--price-gpu-hour): $ per hour = GPUs x price, $ per million output tokens = that over the output
+tokens served per hour. The first budget where either meets is the answer: at one offered rate
+a deployment that meets serves the same tokens, so more GPUs cost more per hour and per token.
+There the one that meets wins, or, if both do, the one with the fewer $ per million output tokens.
 """
 
 from __future__ import annotations
@@ -20,7 +23,11 @@ from capcliff.analysis.disagg_plan import (
     DisaggPlanReport,
     aggregated_summary,
     build_disagg_plan,
+    meets,
+    usd_text,
+    winner_by_cost,
 )
+from capcliff.analysis.fleet import price_of
 from capcliff.analysis.plan import build_plan_report
 from capcliff.analysis.solver import Slo
 from capcliff.analysis.workloads import WorkloadChoice
@@ -40,10 +47,14 @@ class BudgetTried(BaseModel):
     disaggregated_meets: bool
     disaggregated_ttft_p99_s: float | None
     disaggregated_tpot_p99_s: float | None
+    disaggregated_usd_per_hour: float | None
+    disaggregated_usd_per_million_output_tokens: float | None
     aggregated: str | None
     aggregated_meets: bool
     aggregated_ttft_p99_s: float | None
     aggregated_tpot_p99_s: float | None
+    aggregated_usd_per_hour: float | None
+    aggregated_usd_per_million_output_tokens: float | None
 
 
 class CheapestReport(BaseModel):
@@ -55,6 +66,7 @@ class CheapestReport(BaseModel):
     model: str
     hardware: str
     rate_per_s: float
+    usd_per_gpu_hour: float
     slo_ttft_s: float | None
     slo_tpot_s: float | None
     tried: list[BudgetTried]
@@ -65,17 +77,13 @@ class CheapestReport(BaseModel):
     aggregated: AggregatedSummary | None  # the chosen budget's best aggregated layout
 
 
-def _meets(ttft_s: float, tpot_s: float, slo: Slo) -> bool:
-    return ttft_s <= slo.ttft_s and tpot_s <= slo.tpot_s
-
-
 def _aggregated_only(
-    dep: Deployment, gpus: int, workload: WorkloadChoice, slo: Slo, seed: int
+    dep: Deployment, gpus: int, workload: WorkloadChoice, slo: Slo, seed: int, price: float
 ) -> AggregatedSummary | None:
     """`plan`'s best aggregated layout of `gpus` GPUs by goodput (None when nothing fits)."""
     report = build_plan_report(dep, gpus=gpus, workload=workload, objective="goodput", slo=slo,
                                seed=seed)  # fmt: skip
-    return aggregated_summary(report)
+    return aggregated_summary(report, price)
 
 
 def _tried(
@@ -84,34 +92,41 @@ def _tried(
     s = None if report is None else report.disaggregated.serving
     return BudgetTried(
         gpus=gpus, disaggregated=None if report is None else report.disaggregated.name,
-        disaggregated_meets=s is not None and _meets(s.ttft_p99_s, s.tpot_p99_s, slo),
+        disaggregated_meets=s is not None and meets(s.ttft_p99_s, s.tpot_p99_s, slo),
         disaggregated_ttft_p99_s=None if s is None else s.ttft_p99_s,
         disaggregated_tpot_p99_s=None if s is None else s.tpot_p99_s,
+        disaggregated_usd_per_hour=None if s is None else s.usd_per_hour,
+        disaggregated_usd_per_million_output_tokens=(
+            None if s is None else s.usd_per_million_output_tokens
+        ),
         aggregated=None if agg is None else agg.layout,
-        aggregated_meets=agg is not None and _meets(agg.ttft_p99_s, agg.tpot_p99_s, slo),
+        aggregated_meets=agg is not None and meets(agg.ttft_p99_s, agg.tpot_p99_s, slo),
         aggregated_ttft_p99_s=None if agg is None else agg.ttft_p99_s,
         aggregated_tpot_p99_s=None if agg is None else agg.tpot_p99_s,
+        aggregated_usd_per_hour=None if agg is None else agg.usd_per_hour,
+        aggregated_usd_per_million_output_tokens=(
+            None if agg is None else agg.usd_per_million_output_tokens
+        ),
     )  # fmt: skip
 
 
-def _choice(tried: BudgetTried, report: DisaggPlanReport | None) -> tuple[str, list[str]]:
+def _choice(tried: BudgetTried, report: DisaggPlanReport | None, slo: Slo) -> tuple[str, list[str]]:
     """Which kind wins at the first budget that meets, and why, in numbers."""
     if report is None:
         return "aggregated", [f"{tried.aggregated} meets the SLOs; no split of these GPUs fits"]
     s, agg = report.disaggregated.serving, report.aggregated
-    if tried.disaggregated_meets and not tried.aggregated_meets:
-        why = "the aggregated layouts miss the SLOs here" if agg else "nothing aggregated fits"
-        return "disaggregated", [f"{report.disaggregated.name} meets the SLOs; {why}"]
-    if tried.aggregated_meets and not tried.disaggregated_meets:
-        return "aggregated", [
-            f"{tried.aggregated} meets the SLOs; the best split {report.disaggregated.name} "
-            f"misses them (TTFT p99 {s.ttft_p99_s:.2f} s, TPOT p99 {s.tpot_p99_s * 1e3:.1f} ms)"
-        ]
-    assert agg is not None
-    cheaper = s.gpu_hours_per_mtok < agg.gpu_hours_per_mtok
-    return "disaggregated" if cheaper else "aggregated", [
-        f"both meet the SLOs; GPU-hours per million output tokens {s.gpu_hours_per_mtok:.2f} "
-        f"(disaggregated) vs {agg.gpu_hours_per_mtok:.2f} (aggregated)"
+    if agg is None:
+        return "disaggregated", [f"{report.disaggregated.name} meets the SLOs; nothing "
+                                 "aggregated fits"]  # fmt: skip
+    kind, why = winner_by_cost(report.disaggregated, agg, slo)
+    return kind, [
+        why,
+        f"$ per million output tokens {usd_text(s.usd_per_million_output_tokens)} "
+        f"(disaggregated {report.disaggregated.name}) vs "
+        f"{usd_text(agg.usd_per_million_output_tokens)} (aggregated {agg.layout}); "
+        f"$ per hour {usd_text(s.usd_per_hour)} vs {usd_text(agg.usd_per_hour)}",
+        f"TTFT p99 {s.ttft_p99_s:.2f} s vs {agg.ttft_p99_s:.2f} s; TPOT p99 "
+        f"{s.tpot_p99_s * 1e3:.1f} ms vs {agg.tpot_p99_s * 1e3:.1f} ms",
     ]
 
 
@@ -121,34 +136,42 @@ def cheapest_cluster(
     workload: WorkloadChoice,
     slo: Slo,
     seed: int,
+    prices: dict[str, float] | None = None,
     progress: Callable[[], None] | None = None,
 ) -> CheapestReport:
-    """The fewest GPUs (whole nodes) on which a split or an aggregated layout meets `slo`."""
+    """The fewest GPUs (whole nodes) on which a split or an aggregated layout meets `slo`, at
+    the hardware's $/GPU-hour or `prices`'."""
     if workload.rate_per_s is None:
         raise InputError("rate: the cheapest cluster needs --rate (requests/s) and an SLO")
+    price = price_of(dep.hardware, prices or {})
     node = dep.hardware.gpus_per_node
     tried: list[BudgetTried] = []
     for gpus in budgets(node):
         try:
             report = build_disagg_plan(dep, gpus=gpus, workload=workload, objective="goodput",
-                                       slo=slo, seed=seed, progress=progress)  # fmt: skip
+                                       slo=slo, seed=seed, prices=prices,
+                                       progress=progress)  # fmt: skip
         except InputError:
             report = None  # no split of this budget fits: the aggregated layouts alone
-        agg = report.aggregated if report else _aggregated_only(dep, gpus, workload, slo, seed)
+        agg = (
+            report.aggregated if report else _aggregated_only(dep, gpus, workload, slo, seed, price)
+        )
         row = _tried(gpus, report, agg, slo)
         tried.append(row)
         if row.disaggregated_meets or row.aggregated_meets:
-            choice, reasons = _choice(row, report)
+            choice, reasons = _choice(row, report, slo)
             return CheapestReport(
                 schema_version=SCHEMA_VERSION, model=dep.model.id, hardware=dep.hardware.id,
-                rate_per_s=workload.rate_per_s, slo_ttft_s=_limit(slo.ttft_s),
-                slo_tpot_s=_limit(slo.tpot_s), tried=tried, choice=choice, gpus=gpus,
+                rate_per_s=workload.rate_per_s, usd_per_gpu_hour=price,
+                slo_ttft_s=_limit(slo.ttft_s), slo_tpot_s=_limit(slo.tpot_s),
+                tried=tried, choice=choice, gpus=gpus,
                 reasons=reasons, plan=report, aggregated=agg,
             )  # fmt: skip
     return CheapestReport(
         schema_version=SCHEMA_VERSION, model=dep.model.id, hardware=dep.hardware.id,
-        rate_per_s=workload.rate_per_s, slo_ttft_s=_limit(slo.ttft_s),
-        slo_tpot_s=_limit(slo.tpot_s), tried=tried, choice=None, gpus=None,
+        rate_per_s=workload.rate_per_s, usd_per_gpu_hour=price,
+        slo_ttft_s=_limit(slo.ttft_s), slo_tpot_s=_limit(slo.tpot_s),
+        tried=tried, choice=None, gpus=None,
         reasons=[f"no budget up to {node * NODE_BUDGETS[-1]} GPUs meets the SLOs at this rate"],
         plan=None, aggregated=None,
     )  # fmt: skip

@@ -12,11 +12,14 @@ Search (each candidate is one two-pool simulation, O(requests)):
 - the decode pool's cap on running requests: its analytic cliff (every request at its p99 peak
   fits) and the engine's default.
 The best candidate by the plan's objective is reported in full and compared with `plan`'s
-recommendation on the same GPUs.
+recommendation on the same GPUs; the better of the two is the one that meets the SLOs, else the
+one with the fewer dollars per million output tokens (`fleet.hourly_cost` at the hardware's
+`usd_per_gpu_hour` or --price-gpu-hour).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -26,6 +29,7 @@ from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.disagg import DisaggSpec, PoolPlan, pool_plan, run_disagg
 from capcliff.analysis.disagg_flags import disagg_engine_settings
 from capcliff.analysis.disagg_report import DisaggregatedReport, disaggregated_report
+from capcliff.analysis.fleet import hourly_cost, price_of
 from capcliff.analysis.plan import PlanInputs, build_plan_report, resolve_inputs, score
 from capcliff.analysis.plan_types import Objective, PlanReport
 from capcliff.analysis.solver import Slo, SweepPoint, config_at
@@ -36,6 +40,7 @@ from capcliff.errors import InputError
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.sim.disagg import DisaggResult
 from capcliff.sim.simulate import simulate
+from capcliff.sim.workload import Arrival
 
 SCHEMA_VERSION = 1
 MAX_SPLITS = 6
@@ -68,6 +73,8 @@ class AggregatedSummary(_Result):
     ttft_p99_s: float
     tpot_p99_s: float
     gpu_hours_per_mtok: float
+    usd_per_hour: float  # GPUs x $/GPU-hour (`fleet.hourly_cost`)
+    usd_per_million_output_tokens: float | None  # that over the tokens/s served (None: none)
     kv_headroom: float | None = None  # 1 - peak KV utilisation at the sweet spot
 
 
@@ -83,6 +90,8 @@ class DisaggPlanReport(_Result):
     num_requests: int
     seed: int
     objective: str
+    figures_from: str  # which simulation the serving figures (and so the costs) come from
+    usd_per_gpu_hour: float
     candidates: list[DisaggCandidate]
     disaggregated: DisaggregatedReport
     aggregated: AggregatedSummary | None
@@ -185,18 +194,22 @@ def _candidate_row(ev: Evaluated) -> DisaggCandidate:
     )  # fmt: skip
 
 
-def aggregated_summary(report: PlanReport) -> AggregatedSummary | None:
-    """`plan`'s recommendation at its sweet spot (None when nothing fits)."""
+def aggregated_summary(report: PlanReport, price: float) -> AggregatedSummary | None:
+    """`plan`'s recommendation at its sweet spot, costed at `price` $/GPU-hour (None when nothing
+    fits)."""
     rec = report.recommended
     if rec is None:
         return None
     row = next(r for r in report.layouts if r.name == rec.layout)
     sweet = row.sweet_spot
     assert sweet is not None
+    usd_per_hour, usd_per_mtok = hourly_cost(report.gpus, price, sweet.output_throughput_tok_s)
     return AggregatedSummary(
         layout=rec.layout, concurrency=sweet.concurrency, makespan_s=sweet.makespan_s,
         output_throughput_tok_s=sweet.output_throughput_tok_s, ttft_p99_s=sweet.ttft_p99_s,
         tpot_p99_s=sweet.tpot_p99_s, gpu_hours_per_mtok=sweet.gpu_hours_per_mtok,
+        usd_per_hour=usd_per_hour,
+        usd_per_million_output_tokens=usd_per_mtok if math.isfinite(usd_per_mtok) else None,
     )  # fmt: skip
 
 
@@ -216,6 +229,10 @@ def _change(ours: float, theirs: float) -> str:
     return f"{ours / theirs - 1:+.0%}" if theirs else "n/a"
 
 
+def usd_text(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:,.2f}"
+
+
 def comparison_reasons(best: DisaggregatedReport, agg: AggregatedSummary) -> list[str]:
     """The disaggregated deployment against the aggregated one, figure by figure."""
     s = best.serving
@@ -228,13 +245,58 @@ def comparison_reasons(best: DisaggregatedReport, agg: AggregatedSummary) -> lis
         f"{agg.output_throughput_tok_s:,.0f} tok/s "
         f"({_change(s.output_throughput_tok_s, agg.output_throughput_tok_s)})",
         f"makespan {s.makespan_s:.3g} s vs {agg.makespan_s:.3g} s",
-        f"GPU-hours per million output tokens {s.gpu_hours_per_mtok:.2f} vs "
-        f"{agg.gpu_hours_per_mtok:.2f}",
+        f"$ per million output tokens {usd_text(s.usd_per_million_output_tokens)} vs "
+        f"{usd_text(agg.usd_per_million_output_tokens)} ($ per hour {usd_text(s.usd_per_hour)} vs "
+        f"{usd_text(agg.usd_per_hour)}; GPU-hours per million {s.gpu_hours_per_mtok:.2f} vs "
+        f"{agg.gpu_hours_per_mtok:.2f})",
         f"KV headroom at peak {1 - best.decode.peak_kv_utilization:.0%} in the decode pool vs "
         f"{'n/a' if agg.kv_headroom is None else format(agg.kv_headroom, '.0%')} aggregated "
         f"(decode pool {best.decode.gpus} GPUs, prefill pool {best.prefill.gpus} GPUs, "
         f"prefill busy {best.prefill.utilization:.0%}, decode busy {best.decode.utilization:.0%})",
     ]
+
+
+def figures_source(workload: WorkloadChoice, requests: int) -> str:
+    """Which simulation the serving figures, and so the costs, come from."""
+    if workload.arrival is Arrival.BATCH:
+        return (
+            f"an offline batch: {requests:,} requests at t = 0, both kinds simulated end to end "
+            "($ per million tokens at the batch's throughput)"
+        )
+    return (
+        f"{requests:,} requests arriving {workload.arrival.value} at "
+        f"{workload.rate_per_s or 0:g} req/s, both kinds simulated end to end at that load "
+        "($ per million tokens at the tokens served); not the online steady-state search, "
+        "which sizes one aggregated replica's sustained rate and has no two-pool form"
+    )
+
+
+def meets(ttft_p99_s: float, tpot_p99_s: float, slo: Slo | None) -> bool:
+    """Whether p99 TTFT and TPOT are within `slo` (always, without one)."""
+    return slo is None or (ttft_p99_s <= slo.ttft_s and tpot_p99_s <= slo.tpot_s)
+
+
+def _cost_key(usd_per_mtok: float | None) -> float:
+    return math.inf if usd_per_mtok is None else usd_per_mtok
+
+
+def winner_by_cost(
+    best: DisaggregatedReport, agg: AggregatedSummary, slo: Slo | None
+) -> tuple[str, str]:
+    """(winner, why): the one that meets the SLOs, or when both or neither do, the one with the
+    fewer $ per million output tokens (then the fewer $ per hour)."""
+    s = best.serving
+    ok_d, ok_a = meets(s.ttft_p99_s, s.tpot_p99_s, slo), meets(agg.ttft_p99_s, agg.tpot_p99_s, slo)
+    if ok_d != ok_a:
+        kind = "disaggregated" if ok_d else "aggregated"
+        return kind, f"only the {kind} deployment meets the SLOs at p99"
+    d_key = (_cost_key(s.usd_per_million_output_tokens), s.usd_per_hour or 0.0)
+    a_key = (_cost_key(agg.usd_per_million_output_tokens), agg.usd_per_hour)
+    kind = "disaggregated" if d_key < a_key else "aggregated"
+    both = "both meet the SLOs" if slo is not None and ok_d else (
+        "neither meets the SLOs" if slo is not None else "no SLO given"
+    )  # fmt: skip
+    return kind, f"{both}; {kind} serves a million output tokens for fewer dollars"
 
 
 def build_disagg_plan(
@@ -245,42 +307,36 @@ def build_disagg_plan(
     objective: str,
     slo: Slo | None,
     seed: int,
+    prices: dict[str, float] | None = None,
     progress: Callable[[], None] | None = None,
 ) -> DisaggPlanReport:
-    """Search disaggregated splits of `gpus` GPUs and compare the best with `plan`'s."""
+    """Search disaggregated splits of `gpus` GPUs (ranked by the objective) and compare the best
+    with `plan`'s by dollars (`winner_by_cost`), at the hardware's $/GPU-hour or `prices`'."""
     goal = Objective(objective)
+    price = price_of(dep.hardware, prices or {})
     inputs = resolve_inputs(dep, workload, seed=seed)
     evaluated = [
         ev
         for spec in _candidates(dep, gpus, inputs)
         for ev in _evaluate(dep, spec, inputs, goal, slo, progress)
     ]
-    spec, pools, result, cap, best_score = max(evaluated, key=lambda ev: ev[4])
-    best = disaggregated_report(spec, pools, result, concurrency=cap)
+    spec, pools, result, cap, _ = max(evaluated, key=lambda ev: ev[4])
+    best = disaggregated_report(spec, pools, result, concurrency=cap, price=price)
     agg_report = build_plan_report(dep, gpus=gpus, workload=workload, objective=objective,
                                    slo=slo, seed=seed, progress=progress)  # fmt: skip
-    agg = aggregated_summary(agg_report)
+    agg = aggregated_summary(agg_report, price)
     if agg is not None:
         agg = with_kv_headroom(agg, dep, inputs)
     winner, reasons = "disaggregated", ["no aggregated layout of these GPUs fits"]
     if agg is not None:
-        reasons = comparison_reasons(best, agg)
-        agg_score = _aggregated_score(agg, goal, agg_report)
-        winner = "disaggregated" if best_score > agg_score else "aggregated"
+        winner, why = winner_by_cost(best, agg, slo)
+        reasons = [why, *comparison_reasons(best, agg)]
     return DisaggPlanReport(
         schema_version=SCHEMA_VERSION, model=dep.model.id, hardware=dep.hardware.id, gpus=gpus,
         engine=dep.settings.engine.value, workload=inputs.workload_label,
         num_requests=len(inputs.requests), seed=seed, objective=goal.value,
+        figures_from=figures_source(workload, len(inputs.requests)), usd_per_gpu_hour=price,
         candidates=[_candidate_row(ev) for ev in evaluated], disaggregated=best, aggregated=agg,
         winner=winner, reasons=reasons,
         engine_settings=disagg_engine_settings(dep, spec, pools, inputs, cap),
     )  # fmt: skip
-
-
-def _aggregated_score(agg: AggregatedSummary, goal: Objective, report: PlanReport) -> float:
-    """The aggregated sweet spot on the scale of `score`."""
-    if goal is Objective.GOODPUT:
-        row = next(r for r in report.layouts if r.name == agg.layout)
-        assert row.sweet_spot is not None
-        return row.sweet_spot.goodput_req_s
-    return -agg.makespan_s

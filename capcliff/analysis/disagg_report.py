@@ -13,6 +13,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from capcliff.analysis.disagg import DisaggSpec, PoolPlan
+from capcliff.analysis.fleet import hourly_cost
 from capcliff.sim.disagg import DisaggResult, PoolStats
 from capcliff.sim.kv_transfer import link_utilization
 
@@ -65,6 +66,10 @@ class ServingReport(_Result):
     e2e_p99_s: float
     makespan_s: float
     gpu_hours_per_mtok: float  # GPUs x makespan per million output tokens
+    # at the hardware's $/GPU-hour (`fleet.hourly_cost`; None without a price): GPUs x price, and
+    # that over the output tokens served per hour (tokens / makespan, as simulated)
+    usd_per_hour: float | None = None
+    usd_per_million_output_tokens: float | None = None
 
 
 class DisaggregatedReport(_Result):
@@ -80,6 +85,10 @@ class DisaggregatedReport(_Result):
 
 def _finite(value: float) -> float:
     return value if math.isfinite(value) else 0.0
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 def pool_report(plan: PoolPlan, layout_instances: int, stats: PoolStats) -> PoolReport:
@@ -122,10 +131,15 @@ def transfer_report(result: DisaggResult, prefill_replicas: int) -> KVTransferRe
     )
 
 
-def serving_report(result: DisaggResult, gpus: int, concurrency: int | None) -> ServingReport:
-    """End-to-end figures."""
+def serving_report(
+    result: DisaggResult, gpus: int, concurrency: int | None, price: float | None
+) -> ServingReport:
+    """End-to-end figures; cost at `price` $/GPU-hour (None: no cost)."""
     r = result.serving
     tokens = max(1, int(r.output_tokens.sum()))
+    usd_per_hour, usd_per_mtok = (
+        (None, None) if price is None else hourly_cost(gpus, price, r.output_tokens_per_s)
+    )
     return ServingReport(
         concurrency=concurrency,
         output_throughput_tok_s=r.output_tokens_per_s,
@@ -137,6 +151,10 @@ def serving_report(result: DisaggResult, gpus: int, concurrency: int | None) -> 
         e2e_p99_s=_finite(r.e2e.p99),
         makespan_s=r.makespan_s,
         gpu_hours_per_mtok=gpus * r.makespan_s / 3600 / tokens * 1e6,
+        usd_per_hour=usd_per_hour,
+        usd_per_million_output_tokens=None
+        if usd_per_mtok is None
+        else _finite_or_none(usd_per_mtok),
     )
 
 
@@ -146,8 +164,9 @@ def disaggregated_report(
     result: DisaggResult,
     *,
     concurrency: int | None,
+    price: float | None,
 ) -> DisaggregatedReport:
-    """The report of one run of `spec`."""
+    """The report of one run of `spec`; cost at `price` $/GPU-hour (None: no cost)."""
     pre, dec = pools
     return DisaggregatedReport(
         name=spec.name,
@@ -155,5 +174,5 @@ def disaggregated_report(
         prefill=pool_report(pre, spec.prefill_instances, result.prefill),
         decode=pool_report(dec, spec.decode_instances, result.decode),
         kv_transfer=transfer_report(result, pre.pool.replicas),
-        serving=serving_report(result, spec.gpus, concurrency),
+        serving=serving_report(result, spec.gpus, concurrency, price),
     )

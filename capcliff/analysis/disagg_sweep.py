@@ -71,7 +71,11 @@ def disagg_series(
     for c in sorted(set(concurrencies)):
         result = run_disagg(dep, pools, requests, concurrency=c)
         points.append(SweepPoint.of(c, result.serving))
-        reports.append(disaggregated_report(spec, pools, result, concurrency=c))
+        reports.append(
+            disaggregated_report(
+                spec, pools, result, concurrency=c, price=dep.hardware.usd_per_gpu_hour
+            )
+        )
         if progress is not None:
             progress()
     ordered = tuple(points)

@@ -311,17 +311,20 @@ def build_plan_report(
         best, rec = chosen
         makespan, gain = kv_aware_gain(evaluated[best.name], inputs)
         rec = rec.model_copy(update={"kv_aware_makespan_s": makespan, "kv_aware_gain": gain})
+        ev = evaluated[best.name]
         flags, warnings = engine_flags(
-            dep, evaluated[best.name], rec, inputs, served_model(dep, local=serve_local_path)
-        )
+            dep, (ev.memory, ev.sweet.concurrency), rec, inputs,
+            served_model(dep, local=serve_local_path),
+        )  # fmt: skip
         cap = replace(inputs.config, max_num_seqs=rec.max_num_seqs)
-        reuse = reuse_advice(dep, evaluated[best.name].memory, inputs.requests, cap)
+        reuse = reuse_advice(dep, ev.memory, inputs.requests, cap)
     header = report_header(
         dep.model, dep.hardware, gpus=gpus, settings=dep.budget, scheme=dep.scheme,
         kv_dtype=dep.kv_dtype, max_model_len=inputs.max_model_len,
     )  # fmt: skip
     return PlanReport(
-        **header.model_dump(), policy=inputs.config.policy, workload=inputs.workload_label,
+        **header.model_dump(),
+        policy=inputs.config.policy, workload=inputs.workload_label,
         num_requests=len(inputs.requests.input_tokens), seed=seed, objective=goal.value,
         step_profile=profile_label(
             dep.settings.engine, dict(dep.budget.step_time_terms), dep.settings.engine_version
@@ -356,14 +359,20 @@ def online_quantization(dep: Deployment) -> str | None:
 
 
 def engine_flags(
-    dep: Deployment, ev: _Evaluated, rec: Recommendation, inputs: PlanInputs, model: str
+    dep: Deployment,
+    chosen: tuple[LayoutMemory, int],
+    rec: Recommendation,
+    inputs: PlanInputs,
+    model: str,
 ) -> tuple[dict[str, str], list[str]]:
-    """vLLM and SGLang command lines for the recommendation, and the traps they contain."""
+    """vLLM and SGLang command lines for the recommendation (`chosen`: its layout's memory and
+    sweet-spot concurrency), and the traps they contain."""
     from capcliff.analysis.flags import Deployment, flag_warnings, sglang_command, vllm_command
     from capcliff.memory.engines import sglang_mem_fraction_static
 
+    memory, sweet_spot = chosen
     layout = parse_layout(rec.layout)
-    stage = ev.memory.stages[0]
+    stage = memory.stages[0]
     served = Deployment(
         model=model,
         layout=layout,
@@ -383,9 +392,9 @@ def engine_flags(
     )
     warnings = flag_warnings(
         served,
-        sweet_spot=ev.sweet.concurrency,
-        one_request_fits=ev.memory.fits,
-        graphs_fit=all(s.headroom_bytes >= 0 for s in ev.memory.stages),
+        sweet_spot=sweet_spot,
+        one_request_fits=memory.fits,
+        graphs_fit=all(s.headroom_bytes >= 0 for s in memory.stages),
     )
     shipped = WeightScheme.as_shipped(dep.model.arch)
     if dep.scheme != shipped and served.quantization is None:

@@ -48,6 +48,7 @@ class HardwareSpec(_Frozen):
     host_dram_tb_per_node: float = Field(gt=0)
     allreduce_busbw_gb_s: float | None = Field(default=None, gt=0)
     tdp_w: float | None = Field(default=None, gt=0)
+    usd_per_gpu_hour: float | None = Field(default=None, gt=0)  # on-demand rental, set per file
     # KV offload tiers (prefix caching): the fixed cost of one host-link transfer, and the node's
     # local NVMe (capacity, sequential read and write bandwidth, one read's latency). Host DRAM
     # is `host_dram_tb_per_node`; the host link's bandwidth is `host_link_bw_gb_s_bidir`.

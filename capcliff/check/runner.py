@@ -157,7 +157,9 @@ def assertions_of(o: Outcome, e: Expectations) -> list[AssertionResult]:
         None if e.recommended_layout is None else check_recommended(o, e.recommended_layout),
         None if e.max_model_len_fits is None else check_max_model_len(o, e.max_model_len_fits),
     ]
-    return [a for a in found if a is not None]
+    from capcliff.check.serving_checks import serving_assertions
+
+    return [a for a in found if a is not None] + serving_assertions(o, e)
 
 
 def scenario_result(

@@ -24,9 +24,10 @@ from capcliff.analysis.workloads import WorkloadChoice, is_online, plan_workload
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout, parse_layout
 from capcliff.check.report import Figures, significant
-from capcliff.check.spec import Scenario, SpecFile
+from capcliff.check.spec import CheckWorkload, Scenario, SpecFile
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.sim.workload import Arrival, Requests
+from capcliff.sim.workload_rules import implied_arrival
 
 GRID_START = 16  # the cliff sweep's smallest concurrency (running requests)
 GRID_SPAN = 4  # ... and its largest: this many times the scenario's concurrency
@@ -44,7 +45,7 @@ class Deployment:
     def choice(self, concurrency: int | None) -> WorkloadChoice:
         """The workload; closed-loop clients default to `concurrency` (then to the spec's)."""
         w = self.scenario.workload
-        arrival = Arrival.BATCH if w.arrival is None else w.arrival
+        arrival = arrival_pattern(w)
         clients = next((c for c in (w.clients, concurrency, w.concurrency) if c is not None), None)
         return WorkloadChoice(
             num_requests=len(self.trace or ()) if w.request_count is None else w.request_count,
@@ -65,6 +66,12 @@ class Deployment:
     def memory(self, layout: Layout, max_model_len: int) -> LayoutMemory:
         """The memory verdict of `layout` for requests up to `max_model_len` tokens."""
         return self.resolved.memory(layout, max_model_len)
+
+
+def arrival_pattern(w: CheckWorkload) -> Arrival:
+    """The arrival as given, else implied: poisson with a rate, clients with clients."""
+    given = None if w.arrival is None else w.arrival.value
+    return Arrival(implied_arrival(given, rate=w.rate, clients=w.clients))
 
 
 def deployment(

@@ -28,7 +28,7 @@ from capcliff.errors import CatalogError, InputError
 from capcliff.files import read_text
 from capcliff.sim.sessions import WORKLOAD_PRESETS
 from capcliff.sim.workload import Arrival, parse_trace
-from capcliff.sim.workload_rules import check_arrival, check_workload_numbers
+from capcliff.sim.workload_rules import check_arrival, check_workload_numbers, implied_arrival
 
 DEFAULT_SPEC = Path("capcliff.toml")
 DEFAULT_NUM_REQUESTS = 1000
@@ -62,6 +62,9 @@ class Expectations(_Spec):
     prefix_hit_rate_min: float | None = Field(default=None, ge=0, le=1)  # token-weighted, in HBM
     recommended_layout: str | None = None
     max_model_len_fits: int | None = Field(default=None, ge=1)  # tokens
+    sustained_rps_min: float | None = Field(default=None, gt=0)  # online: req/s within the SLO
+    replicas_max: int | None = Field(default=None, ge=1)  # online: replicas for rate / clients
+    usd_per_million_tokens_max: float | None = Field(default=None, gt=0)  # online: $/M out tok
 
     @field_validator("recommended_layout")
     @classmethod
@@ -115,10 +118,11 @@ class CheckWorkload(_Spec):
             raise ValueError("arrival: a trace replays its own arrival times")
         if self.trace is not None and self.num_requests is not None:
             raise ValueError("num_requests: a trace has as many requests as lines")
-        arrival = Arrival.BATCH if self.arrival is None else self.arrival
+        given = None if self.arrival is None else self.arrival.value
+        arrival = implied_arrival(given, rate=self.rate, clients=self.clients)
         try:  # clients default to the concurrency here
             check_arrival(
-                arrival.value, rate=self.rate, clients=self.clients,
+                arrival, rate=self.rate, clients=self.clients,
                 clients_optional=self.concurrency is not None,
             )  # fmt: skip
         except InputError as exc:
@@ -146,6 +150,8 @@ class Scenario(DeploymentSettings):
     gpu: str  # hardware catalog id
     gpus: int | None = Field(default=None, ge=1)  # default: the layout's
     layout: str = "auto"  # "auto" (what `capcliff plan` recommends) or e.g. "dp4-tp2"
+    headroom: float = Field(default=0.2, ge=0, lt=1)  # online fleet sizing: spare capacity
+    usd_per_gpu_hour: float | None = Field(default=None, gt=0)  # default: the hardware file's
     disagg: str | None = None  # a disaggregated deployment, e.g. "1p:tp8,3d:dp8-ep8"
     seed: int = Field(default=0, ge=0)  # the workload's random seed
     workload: CheckWorkload
@@ -163,34 +169,28 @@ class Scenario(DeploymentSettings):
 
     @model_validator(mode="after")
     def _gpus_and_counts(self) -> Scenario:
-        if self.disagg is not None:
-            return self._disagg_counts(self.disagg)
-        if self.layout == "auto" and self.gpus is None:
+        if self.disagg is not None and self.layout != "auto":
+            raise ValueError("layout: give layout or disagg, not both")
+        named = self.disagg or (None if self.layout == "auto" else self.layout)
+        if named is None and self.gpus is None:
             raise ValueError("gpus: needed when layout is auto")
-        if self.layout != "auto":
-            used = parse_layout(self.layout).gpus
-            if self.gpus is not None and self.gpus != used:
-                raise ValueError(f"gpus: {self.gpus}, but layout {self.layout} uses {used}")
+        if named is not None and self.gpus is not None and self.gpus != self._named_gpus():
+            kind = "layout" if self.disagg is None else "disagg"
+            raise ValueError(f"gpus: {self.gpus}, but {kind} {named} uses {self._named_gpus()}")
         requests = self.workload.request_count
         if requests is not None:
             for problem in running_problems(self, requests):
                 raise ValueError(problem)
         return self
 
-    def _disagg_counts(self, text: str) -> Scenario:
-        if self.layout != "auto":
-            raise ValueError("layout: give layout or disagg, not both")
-        used = parse_disagg(text).gpus
-        if self.gpus is not None and self.gpus != used:
-            raise ValueError(f"gpus: {self.gpus}, but disagg {text} uses {used}")
-        return self
+    def _named_gpus(self) -> int:
+        """GPUs of the named disaggregated deployment, else of the named layout."""
+        return parse_disagg(self.disagg).gpus if self.disagg else parse_layout(self.layout).gpus
 
     @property
     def gpu_count(self) -> int:
         """GPUs the scenario deploys on."""
-        if self.disagg is not None:
-            return parse_disagg(self.disagg).gpus
-        return self.gpus if self.gpus is not None else parse_layout(self.layout).gpus
+        return self.gpus if self.gpus is not None else self._named_gpus()
 
 
 def running_problems(scenario: Scenario, requests: int) -> list[str]:

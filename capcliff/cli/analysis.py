@@ -13,11 +13,9 @@ import typer
 from capcliff.cli.app import (
     COUNT,
     DEFAULT_GPU,
-    DEFAULT_MODEL,
     ForceOption,
     GpuOption,
     SeedOption,
-    _choice,
     app,
     deployment_options,
     print_warnings,
@@ -51,14 +49,6 @@ class SweepFormat(StrEnum):
     TABLE = "table"
     JSON = "json"
     CSV = "csv"
-
-
-class PlanFormat(StrEnum):
-    """How `plan` prints its result."""
-
-    TABLE = "table"
-    JSON = "json"
-    MARKDOWN = "markdown"
 
 
 def _sweep_layouts(
@@ -208,100 +198,3 @@ def sweep(
         make_console().print(sweep_view(report))
     if plot_path is not None:
         _write_plot(report, plot_path)
-
-
-def _plan_gpus(gpus: int | None, nodes: int | None, gpus_per_node: int) -> int:
-    """--gpus, else --nodes whole nodes, else one node."""
-    if gpus is not None and nodes is not None:
-        raise InputError("gpus: give --gpus or --nodes, not both")
-    from capcliff.analysis.deployment import check_gpu_count
-
-    count = (1 if nodes is None else nodes) * gpus_per_node if gpus is None else gpus
-    return check_gpu_count(count, gpus_per_node=gpus_per_node)
-
-
-@app.command()
-@deployment_options(simulation=True)
-def plan(
-    model: Annotated[
-        str, typer.Argument(help="Catalog id, a config.json path, or a model directory.")
-    ] = DEFAULT_MODEL,
-    gpu: GpuOption = DEFAULT_GPU,
-    gpus: Annotated[int | None, typer.Option(callback=COUNT, help="GPUs (default: one node).")] = (
-        None
-    ),
-    nodes: Annotated[
-        int | None, typer.Option(callback=COUNT, help="Nodes of the GPU's node size.")
-    ] = None,
-    isl: IslOption = None,
-    osl: Annotated[int | None, typer.Option(help="Output tokens per request (fixed).")] = None,
-    workload: WorkloadOption = None,
-    num_requests: Annotated[int, typer.Option(help="Requests to simulate.")] = 500,
-    arrival: ArrivalOption = "batch",
-    rate: RateOption = None,
-    clients: ClientsOption = None,
-    slo_ttft: SloTtftOption = None,
-    slo_tpot: SloTpotOption = None,
-    objective: Annotated[str, typer.Option(help="makespan, goodput or cost.")] = "makespan",
-    disagg: Annotated[
-        bool, typer.Option("--disagg", help="Search prefill:decode splits against aggregated.")
-    ] = False,
-    seed: SeedOption = 0,
-    serve_local_path: Annotated[
-        bool,
-        typer.Option(
-            "--serve-local-path",
-            help="Engine commands load the model directory given, not its HF repo id.",
-        ),
-    ] = False,
-    force: ForceOption = False,
-    output: Annotated[PlanFormat, typer.Option("--format", help="table, json or markdown.")] = (
-        PlanFormat.TABLE
-    ),
-    *,
-    settings: DeploymentSettings,
-) -> None:
-    """Rank every layout of the GPUs by simulated serving and recommend one, with engine flags."""
-    from capcliff.analysis.deployment import resolve
-    from capcliff.analysis.plan import build_plan_report
-    from capcliff.analysis.plan_types import Objective
-    from capcliff.analysis.solver import Slo
-    from capcliff.catalog.catalogs import get_hardware, get_model
-    from capcliff.cli.progress import progress_bar
-
-    spec = get_hardware(gpu)
-    dep = resolve(get_model(model), spec, settings, force=force)
-    count = _plan_gpus(gpus, nodes, spec.gpus_per_node)
-    lengths = None if osl is None else str(osl)
-    given = isl is not None or osl is not None or workload is not None
-    choice = workload_choice(
-        isl, lengths, workload if given else "reasoning", num_requests, arrival, rate, clients
-    )
-    goal = _choice(Objective, objective, "objective").value
-    print_warnings(dep.warnings)
-    if disagg:
-        from capcliff.cli.disagg import plan_cheapest, plan_disagg
-
-        slo = Slo.of(slo_ttft, slo_tpot)
-        if gpus is None and nodes is None and rate is not None and slo is not None:
-            plan_cheapest(dep, choice, slo, seed, output.value)
-        else:
-            plan_disagg(dep, count, choice, goal, slo, seed, output.value)
-        return
-    with progress_bar("simulating", None) as tick:
-        report = build_plan_report(
-            dep, gpus=count, workload=choice, objective=goal,
-            slo=Slo.of(slo_ttft, slo_tpot), seed=seed, progress=tick,
-            serve_local_path=serve_local_path,
-        )  # fmt: skip
-    if output is PlanFormat.JSON:
-        typer.echo(report.model_dump_json(indent=2))
-    elif output is PlanFormat.MARKDOWN:
-        from capcliff.cli.render_plan import plan_markdown
-
-        typer.echo(plan_markdown(report), nl=False)
-    else:
-        from capcliff.cli.render import make_console
-        from capcliff.cli.render_plan import plan_view
-
-        make_console().print(plan_view(report))

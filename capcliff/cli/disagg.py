@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 def plan_disagg(
     dep: Deployment, gpus: int, choice: WorkloadChoice, goal: str, slo: Slo | None, seed: int,
-    output: str,
+    output: str, prices: dict[str, float],
 ) -> None:  # fmt: skip
     """`plan --disagg`: table or JSON (Markdown is not offered for it)."""
     from capcliff.analysis.disagg_plan import build_disagg_plan
@@ -28,7 +28,14 @@ def plan_disagg(
         raise InputError("format: plan --disagg prints a table or json, not markdown")
     with progress_bar("simulating", None) as tick:
         report = build_disagg_plan(
-            dep, gpus=gpus, workload=choice, objective=goal, slo=slo, seed=seed, progress=tick
+            dep,
+            gpus=gpus,
+            workload=choice,
+            objective=goal,
+            slo=slo,
+            seed=seed,
+            prices=prices,
+            progress=tick,
         )
     if output == "json":
         typer.echo(report.model_dump_json(indent=2))
@@ -72,8 +79,9 @@ def sweep_disagg(
 
 
 def plan_cheapest(
-    dep: Deployment, choice: WorkloadChoice, slo: Slo, seed: int, output: str
-) -> None:
+    dep: Deployment, choice: WorkloadChoice, slo: Slo, seed: int, output: str,
+    prices: dict[str, float],
+) -> None:  # fmt: skip
     """`plan --disagg --rate R --slo-...` without a GPU count: the cheapest cluster."""
     from capcliff.analysis.disagg_fleet import cheapest_cluster
     from capcliff.cli.progress import progress_bar
@@ -81,7 +89,9 @@ def plan_cheapest(
     if output == "markdown":
         raise InputError("format: plan --disagg prints a table or json, not markdown")
     with progress_bar("simulating", None) as tick:
-        report = cheapest_cluster(dep, workload=choice, slo=slo, seed=seed, progress=tick)
+        report = cheapest_cluster(
+            dep, workload=choice, slo=slo, seed=seed, prices=prices, progress=tick
+        )
     if output == "json":
         typer.echo(report.model_dump_json(indent=2))
         return

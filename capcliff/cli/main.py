@@ -7,7 +7,7 @@ import traceback
 
 import typer
 
-from capcliff.cli import analysis, checks, memory  # noqa: F401  (importing registers the commands)
+from capcliff.cli import analysis, checks, memory, planning  # noqa: F401  (registers the commands)
 from capcliff.cli.app import EXIT_INPUT, EXIT_INTERNAL, app
 from capcliff.errors import CapcliffError
 

@@ -41,8 +41,16 @@ def disaggregated_lines(report: DisaggregatedReport) -> list[str]:
         f"  serving: {s.output_throughput_tok_s:,.0f} tok/s, {s.request_throughput_req_s:,.2f} "
         f"req/s; TTFT p50 {s.ttft_p50_s:,.2f} s, p99 {s.ttft_p99_s:,.2f} s; TPOT p50 "
         f"{s.tpot_p50_s * 1e3:,.1f} ms, p99 {s.tpot_p99_s * 1e3:,.1f} ms; makespan "
-        f"{s.makespan_s:,.0f} s; {s.gpu_hours_per_mtok:,.2f} GPU-h per M output tokens",
+        f"{s.makespan_s:,.0f} s; {s.gpu_hours_per_mtok:,.2f} GPU-h per M output tokens"
+        + _dollars(s.usd_per_hour, s.usd_per_million_output_tokens),
     ]
+
+
+def _dollars(per_hour: float | None, per_mtok: float | None) -> str:
+    if per_hour is None:
+        return ""
+    mtok = "n/a" if per_mtok is None else f"${per_mtok:,.2f}"
+    return f"; ${per_hour:,.2f} per hour, {mtok} per M output tokens"
 
 
 def disagg_plan_view(report: DisaggPlanReport) -> RenderableType:
@@ -63,14 +71,17 @@ def disagg_plan_view(report: DisaggPlanReport) -> RenderableType:
         )  # fmt: skip
     lines = [
         f"{report.model} on {report.gpus} x {report.hardware}, engine {report.engine}; workload "
-        f"{report.workload}, {report.num_requests:,} requests; ranked by {report.objective}",
+        f"{report.workload}, {report.num_requests:,} requests; splits ranked by "
+        f"{report.objective}, disaggregated vs aggregated by $ at ${report.usd_per_gpu_hour:,.2f} "
+        "per GPU-hour",
+        f"Figures from {report.figures_from}",
     ]
     tail = [*disaggregated_lines(report.disaggregated)]
     agg = report.aggregated
     if agg is not None:
         tail.append(
             f"Aggregated best on the same {report.gpus} GPUs: {agg.layout} at concurrency "
-            f"{agg.concurrency:,}"
+            f"{agg.concurrency:,}" + _dollars(agg.usd_per_hour, agg.usd_per_million_output_tokens)
         )
     tail.append(f"Better here: {report.winner}")
     tail += [f"  - {reason}" for reason in report.reasons]
@@ -110,20 +121,26 @@ def disagg_sweep_view(report: DisaggSweepReport) -> RenderableType:
 def cheapest_view(report: CheapestReport) -> RenderableType:
     """The budgets tried, the choice and why, then the chosen budget's comparison."""
     table = Table(title="budgets tried (p99 against the SLOs)", title_justify="left")
-    for head in ("GPUs", "best split", "meets", "TTFT / TPOT", "aggregated", "meets ",
-                 "TTFT / TPOT "):  # fmt: skip
+    for head in ("GPUs", "$/hour", "best split", "meets", "TTFT / TPOT", "$/M tok", "aggregated",
+                 "meets ", "TTFT / TPOT ", "$/M tok "):  # fmt: skip
         table.add_column(head, no_wrap=head in ("best split", "aggregated"))
     for t in report.tried:
         table.add_row(
-            f"{t.gpus:,}", t.disaggregated or "does not fit", "yes" if t.disaggregated_meets
-            else "no", _pair(t.disaggregated_ttft_p99_s, t.disaggregated_tpot_p99_s),
+            f"{t.gpus:,}", f"${t.gpus * report.usd_per_gpu_hour:,.2f}",
+            t.disaggregated or "does not fit", "yes" if t.disaggregated_meets else "no",
+            _pair(t.disaggregated_ttft_p99_s, t.disaggregated_tpot_p99_s),
+            _usd(t.disaggregated_usd_per_million_output_tokens),
             t.aggregated or "-", "yes" if t.aggregated_meets else "no",
             _pair(t.aggregated_ttft_p99_s, t.aggregated_tpot_p99_s),
+            _usd(t.aggregated_usd_per_million_output_tokens),
         )  # fmt: skip
     limits = (
         f"TTFT p99 <= {report.slo_ttft_s or 'any'} s, TPOT p99 <= {report.slo_tpot_s or 'any'} s"
     )
-    head = f"{report.model} on {report.hardware} at {report.rate_per_s:g} requests/s; {limits}"
+    head = (
+        f"{report.model} on {report.hardware} (${report.usd_per_gpu_hour:,.2f} per GPU-hour) at "
+        f"{report.rate_per_s:g} requests/s; {limits}"
+    )
     verdict = (
         f"Cheapest: {report.gpus:,} GPUs, {report.choice}"
         if report.choice is not None
@@ -140,9 +157,14 @@ def cheapest_view(report: CheapestReport) -> RenderableType:
                 f"Aggregated {a.layout} at concurrency {a.concurrency:,}: "
                 f"{a.output_throughput_tok_s:,.0f} tok/s, TTFT p99 {a.ttft_p99_s:,.2f} s, "
                 f"TPOT p99 {a.tpot_p99_s * 1e3:,.1f} ms"
+                + _dollars(a.usd_per_hour, a.usd_per_million_output_tokens)
             )
         )
     return Group(*parts)
+
+
+def _usd(value: float | None) -> str:
+    return "-" if value is None else f"${value:,.2f}"
 
 
 def _pair(ttft_s: float | None, tpot_s: float | None) -> str:

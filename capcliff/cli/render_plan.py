@@ -43,7 +43,8 @@ def _header(report: PlanReport) -> str:
     return (
         f"{report.model} on {report.gpus} x {report.hardware}, engine {report.engine} (policy "
         f"{report.policy}, {report.overheads} overheads); workload {report.workload}, "
-        f"{report.num_requests:,} requests, max_model_len {report.max_model_len:,}; "
+        f"{report.num_requests:,} requests at t = 0 (offline batch), max_model_len "
+        f"{report.max_model_len:,}; "
         f"ranked by {report.objective}; step times: {report.step_profile}"
     )
 
@@ -92,6 +93,10 @@ def _reuse_lines(report: PlanReport) -> list[str]:
 
 def plan_view(report: PlanReport) -> RenderableType:
     """The `capcliff plan` screen: ranking, layouts left out, recommendation, flags."""
+    if report.mode == "online":
+        from capcliff.cli.render_serving import online_view
+
+        return online_view(report)
     parts: list[RenderableType] = [Text(_header(report))]
     rows = _ranked(report)
     if rows:
@@ -116,6 +121,10 @@ def plan_view(report: PlanReport) -> RenderableType:
 
 def plan_markdown(report: PlanReport) -> str:
     """The same as a Markdown document (a pull-request comment)."""
+    if report.mode == "online":
+        from capcliff.cli.render_serving import online_markdown
+
+        return online_markdown(report)
     out = [f"### capcliff plan: {report.model}", "", _header(report), ""]
     rows = _ranked(report)
     if rows:

@@ -101,6 +101,8 @@ class SimResult:
     replicas: tuple[ReplicaSummary, ...]
     steps: int
     events: int
+    arrival_s: FloatArray  # when each request arrived (closed loop: when its client sent it)
+    finish_s: FloatArray  # when its last token was generated
     reuse: ReuseSummary | None = None  # with prefix caching on
 
     @property
@@ -255,5 +257,7 @@ def sim_result(replicas: list[ReplicaResult], owners: list[IntArray], *, points:
         replicas=tuple(replica_summary(r) for r in replicas),
         steps=sum(r.steps for r in replicas),
         events=sum(r.events for r in replicas),
+        arrival_s=cols["arrival_s"],
+        finish_s=cols["finish_s"],
         reuse=reuse_summary(records, series.time_s) if records else None,
     )

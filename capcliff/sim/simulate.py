@@ -8,6 +8,8 @@ other replicas while one preempts is reported. Pure: data in, result out, no I/O
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 import numpy.typing as npt
 
@@ -49,12 +51,12 @@ def check_fits(requests: Requests, capacity: KVCapacity) -> None:
 def _least_loaded(work: IntArray, dp: int) -> IntArray:
     """Greedy: each item, in order, to the replica with the least work so far (lowest index on
     ties)."""
-    load = [0] * dp
+    heap = [(0, r) for r in range(dp)]  # (work so far, replica): the least, lowest index first
     owner = np.empty(len(work), dtype=np.int64)
     for k, w in enumerate(work.tolist()):
-        r = min(range(dp), key=load.__getitem__)
+        load, r = heap[0]
         owner[k] = r
-        load[r] += w
+        heapq.heapreplace(heap, (load + w, r))
     return owner
 
 
@@ -63,12 +65,13 @@ def route(requests: Requests, dp: int, routing: Routing) -> list[IntArray]:
     work = requests.input_tokens + requests.output_tokens
     if requests.closed_loop:
         clients = np.unique(requests.client)
-        client_work = np.array([work[requests.client == c].sum() for c in clients], dtype=np.int64)
+        slot = np.searchsorted(clients, requests.client)  # each request's client, 0 .. C-1
+        client_work = np.bincount(slot, weights=work, minlength=len(clients)).astype(np.int64)
         if routing is Routing.ROUND_ROBIN:
             client_owner = np.arange(len(clients), dtype=np.int64) % dp
         else:
             client_owner = _least_loaded(client_work, dp)
-        owner = client_owner[np.searchsorted(clients, requests.client)]
+        owner = client_owner[slot]
     elif routing is Routing.ROUND_ROBIN:
         order = np.argsort(requests.arrival_s, kind="stable")
         owner = np.empty(len(requests), dtype=np.int64)

@@ -32,6 +32,15 @@ def check_positive(field: str, value: float | None) -> None:
         raise InputError(f"{field}: must be a finite number > 0, got {value!r}")
 
 
+def implied_arrival(arrival: str | None, *, rate: float | None, clients: int | None) -> str:
+    """The arrival as given; else poisson with a rate, clients with clients, else batch."""
+    if arrival is not None:
+        return arrival
+    if rate is not None:
+        return "poisson"
+    return "clients" if clients is not None else "batch"
+
+
 def check_arrival(
     arrival: str, *, rate: float | None, clients: int | None, clients_optional: bool = False
 ) -> None:

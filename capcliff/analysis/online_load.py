@@ -1,0 +1,128 @@
+"""The traffic an online deployment is offered, drawn at any size: a rate, users or a trace.
+
+Lengths come from the workload (a preset, fixed lengths or a trace) with the seed, so a sample of
+n requests is the same whatever the load. Poisson arrivals are drawn once per size as unit-rate
+gaps and divided by the rate: one set of random numbers serves every rate of a search, so the
+search sees a smooth curve rather than fresh noise at each rate (common random numbers).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+import numpy as np
+import numpy.typing as npt
+
+from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
+from capcliff.errors import InputError
+from capcliff.sim.workload import Arrival, Requests
+
+FloatArray = npt.NDArray[np.float64]
+ARRIVAL_SEED_OFFSET = 1_000_003  # the arrival stream's seed: the workload's seed plus this
+
+
+class LoadKind(StrEnum):
+    """What the user gave as the load."""
+
+    RATE = "rate"  # Poisson arrivals at --rate requests/s
+    CLIENTS = "clients"  # --clients closed-loop users
+    TRACE = "trace"  # a trace's own timestamps
+    SATURATION = "saturation"  # none: the most the deployment sustains
+
+
+@dataclass
+class OnlineWorkload:
+    """Draws samples of the workload at any size and load. Memoises the draws it made."""
+
+    choice: WorkloadChoice
+    seed: int
+    label: str = ""
+    _lengths: dict[int, Requests] = field(default_factory=dict)
+    _gaps: dict[int, FloatArray] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        label, _ = plan_workloads(replace(self._batch_choice(1)), self.seed)
+        self.label = label
+
+    @property
+    def kind(self) -> LoadKind:
+        """The load the user gave."""
+        if self.choice.trace_lines is not None and self.trace_is_timed:
+            return LoadKind.TRACE
+        if self.choice.clients is not None:
+            return LoadKind.CLIENTS
+        if self.choice.rate_per_s is not None:
+            return LoadKind.RATE
+        return LoadKind.SATURATION
+
+    @property
+    def trace_is_timed(self) -> bool:
+        """Whether the trace carries arrival times that are not all zero."""
+        return self.choice.trace_lines is not None and bool(self.backlog(0).arrival_s.max() > 0)
+
+    @property
+    def is_trace(self) -> bool:
+        """A trace has a fixed size: the stopping rule cannot grow it."""
+        return self.choice.trace_lines is not None
+
+    def _batch_choice(self, n: int) -> WorkloadChoice:
+        return replace(
+            self.choice, num_requests=max(n, 1), arrival=Arrival.BATCH, rate_per_s=None,
+            clients=None,
+        )  # fmt: skip
+
+    def backlog(self, n: int) -> Requests:
+        """n requests of the workload, every one waiting at t = 0 (a trace: as recorded)."""
+        key = 0 if self.is_trace else n
+        if key not in self._lengths:
+            _, series = plan_workloads(self._batch_choice(n), self.seed)
+            self._lengths[key] = series[0][1]
+        return self._lengths[key]
+
+    def _unit_arrivals(self, n: int) -> FloatArray:
+        if n not in self._gaps:
+            rng = np.random.default_rng(self.seed + ARRIVAL_SEED_OFFSET)
+            self._gaps[n] = np.cumsum(rng.exponential(1.0, size=n))
+        return self._gaps[n]
+
+    def offered_rps(self) -> float | None:
+        """The offered request rate: --rate, or a timed trace's requests over its span."""
+        if self.kind is LoadKind.RATE:
+            return self.choice.rate_per_s
+        if self.kind is LoadKind.TRACE:
+            arrivals = self.backlog(0).arrival_s
+            span = float(arrivals.max() - arrivals.min())
+            return (len(arrivals) - 1) / span if span > 0 else None
+        return None
+
+    def at_rate(self, n: int, rate_rps: float) -> Requests:
+        """n requests arriving at `rate_rps` (a trace: its timestamps scaled to that rate)."""
+        if rate_rps <= 0:
+            raise InputError(f"rate: must be > 0, got {rate_rps}")
+        base = self.backlog(n)
+        if self.is_trace:
+            offered = self.offered_rps()
+            if offered is None:  # untimed trace: Poisson arrivals over its rows
+                arrivals = self._unit_arrivals(len(base)) / rate_rps
+            else:
+                arrivals = (base.arrival_s - base.arrival_s.min()) * offered / rate_rps
+        else:
+            arrivals = self._unit_arrivals(n) / rate_rps
+        return replace(base, arrival_s=np.asarray(arrivals, dtype=np.float64))
+
+    def with_clients(self, n: int, clients: int) -> Requests:
+        """n requests sent by `clients` closed-loop users (each sends its next when one ends)."""
+        if clients < 1:
+            raise InputError(f"clients: must be >= 1, got {clients}")
+        base = self.backlog(n)
+        size = len(base)
+        arrivals = np.zeros(size)
+        arrivals[clients:] = np.nan
+        return replace(
+            base,
+            arrival_s=arrivals,
+            client=np.arange(size, dtype=np.int64) % clients,
+            closed_loop=True,
+            think_time_s=0.0,
+        )

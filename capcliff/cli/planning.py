@@ -1,0 +1,241 @@
+"""`capcliff plan`: online serving (the default) or an offline batch (registered on `cli.app`).
+
+Like every command, it parses flags, calls the core and renders; domain errors reach `cli.main`.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from capcliff.cli.app import (
+    COUNT,
+    DEFAULT_GPU,
+    DEFAULT_MODEL,
+    ForceOption,
+    SeedOption,
+    _choice,
+    app,
+    deployment_options,
+    print_warnings,
+)
+from capcliff.cli.workload_options import (
+    ClientsOption,
+    IslOption,
+    RateOption,
+    SloTpotOption,
+    SloTtftOption,
+    WorkloadOption,
+    workload_choice,
+)
+from capcliff.errors import InputError
+
+if TYPE_CHECKING:  # types only: the command imports its modules lazily to keep --help fast
+    from capcliff.analysis.deployment import Deployment, DeploymentSettings
+    from capcliff.analysis.plan_types import PlanReport
+    from capcliff.analysis.solver import Slo
+    from capcliff.analysis.workloads import WorkloadChoice
+
+
+class PlanFormat(StrEnum):
+    """How `plan` prints its result."""
+
+    TABLE = "table"
+    JSON = "json"
+    MARKDOWN = "markdown"
+
+
+def _plan_gpus(gpus: int | None, nodes: int | None, gpus_per_node: int) -> int:
+    """--gpus, else --nodes whole nodes, else one node."""
+    if gpus is not None and nodes is not None:
+        raise InputError("gpus: give --gpus or --nodes, not both")
+    from capcliff.analysis.deployment import check_gpu_count
+
+    count = (1 if nodes is None else nodes) * gpus_per_node if gpus is None else gpus
+    return check_gpu_count(count, gpus_per_node=gpus_per_node)
+
+
+PlanGpuOption = Annotated[
+    str,
+    typer.Option(
+        help="Hardware id; a comma list (h100-sxm,h200-sxm,b200,mi300x) sizes a fleet on each."
+    ),
+]
+PlanArrivalOption = Annotated[
+    str | None,
+    typer.Option(
+        help="batch (offline: every request at t = 0), poisson or clients (default: online, "
+        "from --rate or --clients, else the most each layout sustains)."
+    ),
+]
+
+
+def _prices(text: str | None, gpu_ids: list[str]) -> dict[str, float]:
+    """`--price-gpu-hour 3.5` (every GPU type) or `3,4,6` (one per --gpu, in order)."""
+    if text is None:
+        return {}
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        values = []
+    if len(values) == 1:
+        values = values * len(gpu_ids)
+    if len(values) != len(gpu_ids) or any(not 0 < v < float("inf") for v in values):
+        raise InputError(
+            f"price-gpu-hour: cannot read {text!r}; give one price > 0 in $/GPU-hour, or one per "
+            f"--gpu ({len(gpu_ids)})"
+        )
+    return dict(zip(gpu_ids, values, strict=True))
+
+
+def _pattern(arrival: str | None, rate: float | None, clients: int | None) -> str:
+    """The arrival pattern: as given; else poisson with --rate, clients with --clients, else
+    "online" (no arrival process: the most each layout sustains)."""
+    if arrival is not None:
+        return arrival
+    if rate is not None and clients is not None:
+        raise InputError("rate: give --rate or --clients, not both")
+    if rate is not None:
+        return "poisson"
+    return "clients" if clients is not None else "online"
+
+
+@app.command()
+@deployment_options(simulation=True)
+def plan(
+    model: Annotated[
+        str, typer.Argument(help="Catalog id, a config.json path, or a model directory.")
+    ] = DEFAULT_MODEL,
+    gpu: PlanGpuOption = DEFAULT_GPU,
+    gpus: Annotated[int | None, typer.Option(callback=COUNT, help="GPUs (default: one node).")] = (
+        None
+    ),
+    nodes: Annotated[
+        int | None, typer.Option(callback=COUNT, help="Nodes of the GPU's node size.")
+    ] = None,
+    isl: IslOption = None,
+    osl: Annotated[
+        int | None, typer.Option(callback=COUNT, help="Output tokens per request (fixed).")
+    ] = None,
+    workload: WorkloadOption = None,
+    num_requests: Annotated[
+        int | None,
+        typer.Option(
+            help="Requests per simulation (batch: 500; online: at least this many, else the "
+            "stopping rule decides).",
+        ),
+    ] = None,
+    arrival: PlanArrivalOption = None,
+    rate: RateOption = None,
+    clients: ClientsOption = None,
+    slo_ttft: SloTtftOption = None,
+    slo_tpot: SloTpotOption = None,
+    objective: Annotated[
+        str, typer.Option(help="Batch: makespan, goodput or cost (online: sustained rate).")
+    ] = "makespan",
+    headroom: Annotated[
+        float, typer.Option(help="Online: spare capacity fleet sizing keeps (0.2 = 20 %).")
+    ] = 0.2,
+    price_gpu_hour: Annotated[
+        str | None,
+        typer.Option(help="$ per GPU-hour: one for all, or one per --gpu (default: catalog)."),
+    ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option(callback=COUNT, help="Worker processes (default: the CPU cores)."),
+    ] = None,
+    disagg: Annotated[
+        bool, typer.Option("--disagg", help="Search prefill:decode splits against aggregated.")
+    ] = False,
+    seed: SeedOption = 0,
+    serve_local_path: Annotated[
+        bool,
+        typer.Option(
+            "--serve-local-path",
+            help="Engine commands load the model directory given, not its HF repo id.",
+        ),
+    ] = False,
+    force: ForceOption = False,
+    output: Annotated[PlanFormat, typer.Option("--format", help="table, json or markdown.")] = (
+        PlanFormat.TABLE
+    ),
+    *,
+    settings: DeploymentSettings,
+) -> None:
+    """Recommend a layout, cap and fleet for online serving within an SLO (or a batch job)."""
+    from capcliff.analysis.deployment import resolve
+    from capcliff.analysis.plan_types import Objective
+    from capcliff.analysis.solver import Slo
+    from capcliff.catalog.catalogs import get_hardware, get_model
+
+    gpu_ids = [g.strip() for g in gpu.split(",") if g.strip()]
+    if not gpu_ids:
+        raise InputError("gpu: give a hardware id (see `capcliff hardware`)")
+    specs = [get_hardware(g) for g in gpu_ids]
+    spec = specs[0]
+    dep = resolve(get_model(model), spec, settings, force=force)
+    count = _plan_gpus(gpus, nodes, spec.gpus_per_node)
+    lengths = None if osl is None else str(osl)
+    given = isl is not None or osl is not None or workload is not None
+    pattern = _pattern(arrival, rate, clients)
+    requests = 500 if num_requests is None else num_requests
+    choice = workload_choice(
+        isl, lengths, workload if given else "reasoning", requests,
+        "batch" if pattern == "online" else pattern, rate, clients,
+    )  # fmt: skip
+    goal = _choice(Objective, objective, "objective").value
+    slo = Slo.of(slo_ttft, slo_tpot)
+    print_warnings(dep.warnings)
+    if disagg:
+        from capcliff.cli.disagg import plan_cheapest, plan_disagg
+
+        prices = _prices(price_gpu_hour, gpu_ids[:1])
+        if gpus is None and nodes is None and rate is not None and slo is not None:
+            plan_cheapest(dep, choice, slo, seed, output.value, prices)
+        else:
+            plan_disagg(dep, count, choice, goal, slo, seed, output.value, prices)
+        return
+    if pattern == "batch":
+        report = _batch_plan(dep, count, choice, goal, slo, seed, serve_local_path)
+    else:
+        from capcliff.analysis.parallel import default_jobs
+        from capcliff.analysis.serving import OnlineOptions, build_online_plan
+
+        options = OnlineOptions(
+            slo=slo, headroom=headroom, least_requests=num_requests, fleet_gpus=tuple(specs),
+            prices=_prices(price_gpu_hour, gpu_ids), jobs=jobs or default_jobs(),
+            serve_local_path=serve_local_path,
+        )  # fmt: skip
+        report = build_online_plan(dep, gpus=count, workload=choice, seed=seed, options=options)
+    _print_plan(report, output)
+
+
+def _batch_plan(
+    dep: Deployment, gpus: int, choice: WorkloadChoice, goal: str, slo: Slo | None, seed: int,
+    serve_local_path: bool,
+) -> PlanReport:  # fmt: skip
+    """The offline batch plan, with a progress bar on a terminal."""
+    from capcliff.analysis.plan import build_plan_report
+    from capcliff.cli.progress import progress_bar
+
+    with progress_bar("simulating", None) as tick:
+        return build_plan_report(
+            dep, gpus=gpus, workload=choice, objective=goal, slo=slo, seed=seed, progress=tick,
+            serve_local_path=serve_local_path,
+        )  # fmt: skip
+
+
+def _print_plan(report: PlanReport, output: PlanFormat) -> None:
+    if output is PlanFormat.JSON:
+        typer.echo(report.model_dump_json(indent=2))
+    elif output is PlanFormat.MARKDOWN:
+        from capcliff.cli.render_plan import plan_markdown
+
+        typer.echo(plan_markdown(report), nl=False)
+    else:
+        from capcliff.cli.render import make_console
+        from capcliff.cli.render_plan import plan_view
+
+        make_console().print(plan_view(report))

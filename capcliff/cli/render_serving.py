@@ -1,0 +1,169 @@
+"""Online `capcliff plan` results: capacity per layout, load, fleet. Renders, never computes."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from capcliff.analysis.plan_types import FleetEntry, PlanLayout, PlanReport
+
+LAYOUT_HEADERS = (
+    "layout", "KV tok/rep", "cliff a/s", "cap/rep", "sat rps", "rps", "tok/s", "TTFT p99",
+    "TPOT p99",
+)  # fmt: skip
+FLEET_HEADERS = (
+    "gpu", "replica", "replicas", "GPUs", "nodes", "$/GPU-h", "$/h", "$/M out tok", "TTFT p99",
+    "TPOT p99",
+)  # fmt: skip
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.2f} s"
+
+
+def _millis(value: float | None) -> str:
+    return "-" if value is None else f"{value * 1000:,.0f} ms"
+
+
+def _layout_cells(row: PlanLayout) -> list[str]:
+    c, cliff = row.capacity, row.cliff
+    assert c is not None and cliff is not None
+    simulated = "-" if cliff.simulated_concurrency is None else f"{cliff.simulated_concurrency:,}"
+    mark = "" if c.refined else "*"
+    return [
+        row.name + mark,
+        f"{row.kv_capacity_tokens_per_replica or 0:,}",
+        f"{cliff.analytic_concurrency or 0:,}/{simulated}",
+        f"{c.max_num_seqs:,}",
+        f"{c.saturation_rps:,.2f}",
+        f"{c.sustained_rps:,.2f}" if c.refined or c.sustained_rps else "-",
+        f"{c.output_tok_s:,.0f}",
+        _seconds(c.ttft_p99_s),
+        _millis(c.tpot_p99_s),
+    ]
+
+
+def _fleet_cells(e: FleetEntry) -> list[str]:
+    return [
+        e.gpu, e.layout, f"{e.replicas:,}", f"{e.gpus:,}", f"{e.nodes:,}",
+        f"{e.usd_per_gpu_hour:,.2f}", f"{e.usd_per_hour:,.2f}",
+        f"{e.usd_per_million_output_tokens:,.2f}", _seconds(e.ttft_p99_s), _millis(e.tpot_p99_s),
+    ]  # fmt: skip
+
+
+def _rows(report: PlanReport) -> list[PlanLayout]:
+    rows = [r for r in report.layouts if r.capacity is not None]
+
+    def key(row: PlanLayout) -> tuple[bool, float]:
+        c = row.capacity
+        assert c is not None
+        return (not c.refined, -c.sustained_rps)
+
+    return sorted(rows, key=key)
+
+
+def _target(report: PlanReport) -> str:
+    if report.slo_ttft_s is None and report.slo_tpot_s is None:
+        return "no SLO: capacity is the saturation rate, latencies shown at the headroom below it"
+    parts = []
+    if report.slo_ttft_s is not None:
+        parts.append(f"TTFT p99 <= {report.slo_ttft_s:g} s")
+    if report.slo_tpot_s is not None:
+        parts.append(f"TPOT p99 <= {report.slo_tpot_s * 1000:g} ms")
+    return "SLO " + " and ".join(parts)
+
+
+def _load_text(report: PlanReport) -> str:
+    load = report.load
+    if load is None or (load.offered_rps is None and load.clients is None):
+        return "no load given: the most each layout sustains"
+    if load.offered_rps is not None:
+        return f"offered {load.offered_rps:,.2f} requests/s ({load.kind})"
+    return f"{load.clients:,} closed-loop users"
+
+
+def online_header(report: PlanReport) -> str:
+    """The line above the table."""
+    return (
+        f"{report.model} on {report.gpus} x {report.hardware}, engine {report.engine} (policy "
+        f"{report.policy}, {report.overheads} overheads). Online serving, steady state: "
+        f"workload {report.workload}, {_load_text(report)}; {_target(report)}; up to "
+        f"{report.simulated_requests or 0:,} requests per simulation, max_model_len "
+        f"{report.max_model_len:,}"
+    )
+
+
+def online_lines(report: PlanReport) -> list[str]:
+    """The recommendation (or why none), the load against capacity, the notes."""
+    rec = report.recommended
+    if rec is None:
+        lines = [f"No recommendation: {report.reason}."]
+        if report.fixes:
+            lines += ["What would meet it:", *[f"  - {fix}" for fix in report.fixes]]
+        return lines + [f"note: {n}" for n in report.notes]
+    lines = [f"Recommended: {rec.layout}, max_num_seqs {rec.max_num_seqs:,} per replica"]
+    lines += [f"  - {reason}" for reason in rec.reasons]
+    load = report.load
+    if load is not None and load.replicas_needed is not None and not load.saturated:
+        lines.append(
+            f"Load: {_load_text(report)}, within these GPUs ({load.sustained_rps or 0:,.2f} "
+            "requests/s); "
+            f"{load.replicas_needed:,} replicas carry it with {report.headroom or 0:.0%} headroom"
+        )
+    return lines + [f"note: {n}" for n in report.notes]
+
+
+def _table(title: str, headers: tuple[str, ...], rows: list[list[str]]) -> Table:
+    table = Table(title=title)
+    for i, header in enumerate(headers):
+        table.add_column(header, justify="left" if i == 0 else "right", no_wrap=True)
+    for cells in rows:
+        table.add_row(*cells)
+    return table
+
+
+def online_view(report: PlanReport) -> RenderableType:
+    """The online `capcliff plan` screen."""
+    parts: list[RenderableType] = [Text(online_header(report))]
+    if rows := _rows(report):
+        parts.append(
+            _table(
+                "Layouts by sustained requests/s (cliff: analytic/simulated; * first cap only)",
+                LAYOUT_HEADERS, [_layout_cells(r) for r in rows],
+            )
+        )  # fmt: skip
+    left = [f"{r.name}: {r.reason}" for r in report.layouts if not r.fits]
+    if left:
+        parts.append(Text("left out:\n  " + "\n  ".join(left), style="dim"))
+    if report.fleet:
+        parts.append(
+            _table("Fleet per GPU type, cheapest first", FLEET_HEADERS,
+                   [_fleet_cells(e) for e in report.fleet])
+        )  # fmt: skip
+    parts.append(Text("\n".join(online_lines(report)), style="bold"))
+    for engine, command in report.engine_flags.items():
+        parts.append(Text(f"{engine}: {command}"))
+    for warning in report.flag_warnings:
+        parts.append(Text(f"warning: {warning}", style="yellow"))
+    return Group(*parts)
+
+
+def _markdown_table(headers: tuple[str, ...], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(headers) + " |"]
+    out.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(headers))) + "|")
+    return out + ["| " + " | ".join(cells) + " |" for cells in rows] + [""]
+
+
+def online_markdown(report: PlanReport) -> str:
+    """The same as a Markdown document."""
+    out = [f"### capcliff plan (online): {report.model}", "", online_header(report), ""]
+    if rows := _rows(report):
+        out += _markdown_table(LAYOUT_HEADERS, [_layout_cells(r) for r in rows])
+    if report.fleet:
+        out += _markdown_table(FLEET_HEADERS, [_fleet_cells(e) for e in report.fleet])
+    out += [*online_lines(report), ""]
+    for engine, command in report.engine_flags.items():
+        out += [f"{engine}:", "", "```bash", command, "```", ""]
+    out += [f"> warning: {w}" for w in report.flag_warnings]
+    return "\n".join(out).rstrip() + "\n"

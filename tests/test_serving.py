@@ -1,0 +1,146 @@
+"""Online serving: the steady-state rule, replica capacity, fleet sizing and cost, feasibility."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from capcliff.analysis.capacity import Replica, replica_capacity, steady_cliff
+from capcliff.analysis.fleet import Unit, fleet_entry, replicas_for
+from capcliff.analysis.online_load import OnlineWorkload
+from capcliff.analysis.parallel import parallel_map
+from capcliff.analysis.steady_state import WARMUP_FRACTION, relative_half_width
+from capcliff.analysis.steady_state import steady_state as steady
+from capcliff.analysis.workloads import WorkloadChoice
+from capcliff.catalog.catalogs import get_hardware, get_model, hardware_catalog
+from capcliff.catalog.layout import Layout
+from capcliff.cli import app
+from capcliff.memory.weights import WeightScheme
+from capcliff.perf.step_time import step_time_model
+from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.units import KVDType
+
+runner = CliRunner()
+ROOT = Path(__file__).parent.parent
+SMALL_KV = KVCapacity(blocks=400, block_size=16)  # 6,400 tokens: a cliff near 30 requests
+
+
+def _replica() -> Replica:
+    model, h200 = get_model("llama-3.1-8b"), get_hardware("h200-sxm")
+    steps = step_time_model(
+        model.arch, h200, Layout(), scheme=WeightScheme.as_shipped(model.arch),
+        kv_dtype=KVDType.BF16,
+    )  # fmt: skip
+    return Replica(steps, SMALL_KV, SimConfig(max_num_seqs=256))
+
+
+def _workload() -> OnlineWorkload:
+    return OnlineWorkload(WorkloadChoice(num_requests=1, isl=100, osl=(100,)), seed=0)
+
+
+def test_batch_means_half_width_is_t_s_over_root_k_over_the_mean() -> None:
+    # Ten batch rates 1..10: mean 5.5, s = sqrt(sum((x - 5.5)^2) / 9) = sqrt(82.5 / 9) = 3.0277;
+    # half-width = 2.262 x 3.0277 / sqrt(10) = 2.1657, relative 2.1657 / 5.5 = 0.3938.
+    values = np.arange(1.0, 11.0)
+    assert relative_half_width(values) == pytest.approx(0.3938, abs=1e-4)
+
+
+def test_the_window_opens_after_the_warm_up_and_closes_at_the_last_arrival() -> None:
+    # 200 Poisson arrivals: the window is [arrival of request 40, last arrival].
+    requests = _workload().at_rate(200, 5.0)
+    state = steady(_replica().run(requests, 16), open_loop=True)
+    arrivals = np.sort(requests.arrival_s)
+    assert state.window_s == (arrivals[math.ceil(WARMUP_FRACTION * 200)], arrivals[-1])
+
+
+def test_the_steady_state_cliff_weights_requests_by_their_output() -> None:
+    # isl 100, osl 100: a running request holds 100 + 100/2 = 150 tokens on average, plus half a
+    # block (8) lost to rounding: 6,400 // 158 = 40 requests.
+    requests = _workload().backlog(100)
+    assert steady_cliff(requests, SMALL_KV) == 40
+
+
+def test_cap_and_sustained_rate_move_less_than_ten_percent_with_four_times_the_requests() -> None:
+    replica, workload = _replica(), _workload()
+    sized = replica_capacity(replica, workload, slo=None)
+    larger = replica_capacity(replica, workload, slo=None, least=4 * sized.simulated_requests)
+    assert abs(larger.cap / sized.cap - 1) < 0.1
+    assert abs(larger.sustained_rps / sized.sustained_rps - 1) < 0.1
+
+
+def _run_cap(cap: int) -> float:
+    return _replica().run(_workload().backlog(300), cap).makespan_s
+
+
+def test_simulations_in_worker_processes_equal_the_serial_run() -> None:
+    caps = [4, 8, 16, 32]
+    assert parallel_map(_run_cap, caps, 2) == [_run_cap(c) for c in caps]
+
+
+def test_replicas_carry_the_rate_below_the_headroom() -> None:
+    # 10 requests/s per replica with 20 % headroom: 8 usable; 40 requests/s need 5 replicas.
+    unit = Unit(Layout(tp=2), 1, sustained_rps=10.0, cap=64, e2e_mean_s=4.0)
+    assert replicas_for(unit, offered_rps=40.0, clients=None, headroom=0.2) == 5
+    # Users: a replica holds 8 requests/s x 4 s = 32 users at the headroom; 100 users need 4.
+    assert replicas_for(unit, offered_rps=None, clients=100, headroom=0.2) == 4
+
+
+@given(st.floats(0.5, 1000.0), st.floats(0.1, 100.0))
+def test_doubling_the_rate_doubles_the_replicas_within_one(rate: float, per_replica: float) -> None:
+    unit = Unit(Layout(), 1, sustained_rps=per_replica, cap=8, e2e_mean_s=1.0)
+    once = replicas_for(unit, offered_rps=rate, clients=None, headroom=0.2)
+    twice = replicas_for(unit, offered_rps=2 * rate, clients=None, headroom=0.2)
+    assert once is not None and twice is not None
+    assert 2 * once - 1 <= twice <= 2 * once
+
+
+def test_fleet_cost_per_million_tokens_is_dollars_over_tokens_served() -> None:
+    # 3 replicas of tp2 = 6 GPUs x $4 = $24/h; 10 requests/s x 200 tokens x 3600 s = 7.2 M tokens
+    # an hour: $24 / 7.2 = $3.333 per million.
+    unit = Unit(Layout(tp=2), 1, sustained_rps=5.0, cap=64, e2e_mean_s=1.0)
+    entry = fleet_entry(
+        get_hardware("h200-sxm"), unit, 3, price=4.0, served_rps=10.0, mean_output_tokens=200
+    )
+    assert (entry.gpus, entry.nodes, entry.usd_per_hour) == (6, 1, 24.0)
+    assert entry.usd_per_million_output_tokens == pytest.approx(24 / 7.2)
+
+
+def test_every_gpu_has_a_dated_price_with_a_source() -> None:
+    for spec in hardware_catalog().values():
+        assert spec.usd_per_gpu_hour is not None and spec.usd_per_gpu_hour > 0
+        assert re.search(r"20\d\d-\d\d", spec.sources["usd_per_gpu_hour"]), spec.id
+
+
+def _plan(*args: str) -> dict:  # type: ignore[type-arg]
+    result = runner.invoke(
+        app, ["plan", "llama-3.1-8b", "--gpus", "1", "--isl", "200", "--osl", "200", "--jobs",
+              "1", *args, "--format", "json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)  # type: ignore[no-any-return]
+
+
+def test_an_slo_nothing_meets_gives_no_recommendation_and_no_engine_command() -> None:
+    # 0.1 ms per output token: an 8B decode step reads ~16 GB of weights, over 3 ms on any GPU.
+    report = _plan("--slo-tpot", "0.0001")
+    assert report["mode"] == "online"
+    assert report["recommended"] is None and report["engine_flags"] == {}
+    assert "TPOT p99 <= 0.1 ms" in report["reason"]
+    assert report["fixes"] and "over the limit" in report["fixes"][-1]
+
+
+def test_an_overload_says_so_with_the_replicas_that_carry_it() -> None:
+    report = _plan("--rate", "1000", "--slo-ttft", "5", "--slo-tpot", "0.2")
+    load = report["load"]
+    assert load["saturated"] and load["offered_rps"] == 1000
+    assert load["replicas_needed"] > 1
+    assert report["fleet"][0]["replicas"] == load["replicas_needed"]
+    assert report["notes"][0].startswith("overload:")
