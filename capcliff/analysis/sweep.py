@@ -248,6 +248,13 @@ def replica_models(
     return dep.capacity(memory), steps
 
 
+def step_label(dep: Deployment) -> str:
+    """The step-time profile a deployment's predictions assume: engine, release, modeled or
+    calibrated (`profiles.profile_label`)."""
+    terms = dict(dep.budget.step_time_terms)
+    return profile_label(dep.settings.engine, terms, dep.settings.engine_version)
+
+
 def p99_analytic_cliff(requests: Requests, capacity: KVCapacity, dp: int) -> int:
     """Requests at their p99 peak KV that all replicas hold at once."""
     return analytic_cliff_percentile(
@@ -379,9 +386,7 @@ def build_sweep_report(
     return SweepReport(
         **header.model_dump(),
         policy=config.policy,
-        step_profile=profile_label(
-            dep.settings.engine, dict(dep.budget.step_time_terms), dep.settings.engine_version
-        ),
+        step_profile=step_label(dep),
         workload=plan.workload_label,
         num_requests=len(plan.workloads[0][1].input_tokens),
         seed=plan.seed,
