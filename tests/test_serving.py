@@ -144,3 +144,17 @@ def test_an_overload_says_so_with_the_replicas_that_carry_it() -> None:
     assert load["replicas_needed"] > 1
     assert report["fleet"][0]["replicas"] == load["replicas_needed"]
     assert report["notes"][0].startswith("overload:")
+
+
+def test_an_online_sweep_reports_each_caps_steady_state() -> None:
+    # 20 requests/s of chat on one H200: 16 running requests cannot keep up (the queue grows),
+    # 64 can; a batch sweep has no steady state.
+    args = ["sweep", "llama-3.1-8b", "--workload", "chat", "--rate", "20", "--num-requests",
+            "400", "--concurrency", "16,64", "--format", "json"]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    low, high = report["points"]
+    assert report["mode"] == "online"
+    assert low["steady"]["saturated"] and not high["steady"]["saturated"]
+    assert high["steady"]["ttft_p99_s"] < low["steady"]["ttft_p99_s"]

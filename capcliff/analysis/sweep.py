@@ -27,6 +27,7 @@ from capcliff.analysis.solver import (
     sweep,
     sweet_spot,
 )
+from capcliff.analysis.sweep_steady import SteadyPoint, steady_point
 from capcliff.analysis.workloads import is_online
 from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
@@ -96,6 +97,7 @@ class PointResult(_Result):
     prefill_tokens_saved: int = 0
     cache_evicted_blocks: int = 0
     offload: list[TierResult] = []
+    steady: SteadyPoint | None = None  # online workloads: the steady state (sweep_steady)
 
 
 class CliffResult(_Result):
@@ -134,6 +136,7 @@ class SeriesResult(_Result):
 class SweepReport(SimulationHeader):
     """Everything `capcliff sweep` prints. Top-level points/cliff/sweet_spot: the first series."""
 
+    mode: str = "batch"  # "online" when requests arrive over time (rate, users, a timed trace)
     series: list[SeriesResult]
     points: list[PointResult]
     cliff: CliffResult
@@ -166,11 +169,12 @@ def _latency_fields(r: SimResult) -> dict[str, float]:
     return out
 
 
-def point_result(point: SweepPoint) -> PointResult:
-    """A sweep point in report form."""
+def point_result(point: SweepPoint, *, online: bool = False, users: bool = False) -> PointResult:
+    """A sweep point in report form (online: with its steady state; `users`: closed loop)."""
     r = point.result
     assert r is not None
     return PointResult(
+        steady=steady_point(r, open_loop=not users) if online else None,
         concurrency=point.concurrency,
         output_throughput_tok_s=r.output_tokens_per_s,
         request_throughput_req_s=r.requests_per_s,
@@ -347,7 +351,9 @@ def _series(
         output_tokens_label=label,
         kv_blocks_per_replica=capacity.blocks,
         block_size=capacity.block_size,
-        points=[point_result(p) for p in points],
+        points=[
+            point_result(p, online=is_online(requests), users=requests.closed_loop) for p in points
+        ],
         cliff=CliffResult(
             analytic_concurrency=analytic,
             simulated_concurrency=None if first is None else first.concurrency,
@@ -390,6 +396,7 @@ def build_sweep_report(
         workload=plan.workload_label,
         num_requests=len(plan.workloads[0][1].input_tokens),
         seed=plan.seed,
+        mode="online" if any(is_online(r) for _, r in plan.workloads) else "batch",
         series=series,
         points=first.points,
         cliff=first.cliff,

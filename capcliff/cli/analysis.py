@@ -21,7 +21,6 @@ from capcliff.cli.app import (
     print_warnings,
 )
 from capcliff.cli.workload_options import (
-    ArrivalOption,
     ClientsOption,
     IslOption,
     RateOption,
@@ -128,7 +127,13 @@ def sweep(
     ] = None,
     workload: WorkloadOption = None,
     num_requests: Annotated[int, typer.Option(help="Requests to simulate.")] = 2000,
-    arrival: ArrivalOption = "batch",
+    arrival: Annotated[
+        str | None,
+        typer.Option(
+            help="batch, clients or poisson (default: poisson with --rate, clients with "
+            "--clients, else batch)."
+        ),
+    ] = None,
     rate: RateOption = None,
     clients: ClientsOption = None,
     concurrency: Annotated[
@@ -165,7 +170,10 @@ def sweep(
     names = [] if layout is None else [p.strip() for p in layout.split(",") if p.strip()]
     one = parse_layout(names[0]).name if len(names) == 1 else None
     dep = resolve(get_model(model), get_hardware(gpu), settings, force=force, layout=one)
-    choice = workload_choice(isl, osl, workload, num_requests, arrival, rate, clients)
+    from capcliff.sim.workload_rules import implied_arrival
+
+    pattern = implied_arrival(arrival, rate=rate, clients=clients)
+    choice = workload_choice(isl, osl, workload, num_requests, pattern, rate, clients)
     concurrencies = parse_concurrency(concurrency)
     label, workloads = plan_workloads(choice, seed)
     if disagg is not None:

@@ -144,7 +144,7 @@ def plan(
     ] = None,
     jobs: Annotated[
         int | None,
-        typer.Option(callback=COUNT, help="Worker processes (default: the CPU cores)."),
+        typer.Option(callback=COUNT, help="Worker processes for the searches (default: 1)."),
     ] = None,
     disagg: Annotated[
         bool, typer.Option("--disagg", help="Search prefill:decode splits against aggregated.")
@@ -200,12 +200,11 @@ def plan(
     if pattern == "batch":
         report = _batch_plan(dep, count, choice, goal, slo, seed, serve_local_path)
     else:
-        from capcliff.analysis.parallel import default_jobs
         from capcliff.analysis.serving import OnlineOptions, build_online_plan
 
         options = OnlineOptions(
             slo=slo, headroom=headroom, least_requests=num_requests, fleet_gpus=tuple(specs),
-            prices=_prices(price_gpu_hour, gpu_ids), jobs=jobs or default_jobs(),
+            prices=_prices(price_gpu_hour, gpu_ids), jobs=jobs or 1,
             serve_local_path=serve_local_path,
         )  # fmt: skip
         report = build_online_plan(dep, gpus=count, workload=choice, seed=seed, options=options)
