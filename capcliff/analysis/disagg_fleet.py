@@ -5,10 +5,11 @@ Budgets are tried from the smallest: 2, 4, ... GPUs up to a node, then 1, 2, 4 a
 each, `build_disagg_plan` ranks the splits and the aggregated layouts by goodput. A deployment
 meets the SLOs when its TTFT p99 and TPOT p99 are within them (a queue that grows at this rate
 shows up in TTFT p99). Costs are `fleet.hourly_cost` at the hardware's $/GPU-hour (or
---price-gpu-hour): $ per hour = GPUs x price, $ per million output tokens = that over the output
-tokens served per hour. The first budget where either meets is the answer: at one offered rate
-a deployment that meets serves the same tokens, so more GPUs cost more per hour and per token.
-There the one that meets wins, or, if both do, the one with the fewer $ per million output tokens.
+--price-gpu-hour): $ per hour = GPUs x price; $ per million output tokens = that over the tokens
+the rate asks for per hour (rate x mean output tokens x 3600, as fleet sizing counts them). The
+first budget where either kind meets is the answer: at one offered rate a deployment that meets
+serves the same tokens, so more GPUs cost more per hour and per token. There the one that meets
+wins, or, if both do, the one with the fewer $ per million output tokens (then per hour).
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ from capcliff.analysis.disagg_plan import (
     aggregated_summary,
     build_disagg_plan,
     meets,
+    offered_tokens_per_s,
     usd_text,
     winner_by_cost,
 )
 from capcliff.analysis.fleet import price_of
-from capcliff.analysis.plan import build_plan_report
+from capcliff.analysis.plan import build_plan_report, resolve_inputs
 from capcliff.analysis.solver import Slo
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.errors import InputError
@@ -79,11 +81,12 @@ class CheapestReport(BaseModel):
 
 def _aggregated_only(
     dep: Deployment, gpus: int, workload: WorkloadChoice, slo: Slo, seed: int, price: float
-) -> AggregatedSummary | None:
+) -> AggregatedSummary | None:  # fmt: skip
     """`plan`'s best aggregated layout of `gpus` GPUs by goodput (None when nothing fits)."""
     report = build_plan_report(dep, gpus=gpus, workload=workload, objective="goodput", slo=slo,
                                seed=seed)  # fmt: skip
-    return aggregated_summary(report, price)
+    offered = offered_tokens_per_s(workload, resolve_inputs(dep, workload, seed=seed))
+    return aggregated_summary(report, price, offered, slo)
 
 
 def _tried(

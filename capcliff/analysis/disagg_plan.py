@@ -194,16 +194,23 @@ def _candidate_row(ev: Evaluated) -> DisaggCandidate:
     )  # fmt: skip
 
 
-def aggregated_summary(report: PlanReport, price: float) -> AggregatedSummary | None:
-    """`plan`'s recommendation at its sweet spot, costed at `price` $/GPU-hour (None when nothing
-    fits)."""
+def aggregated_summary(
+    report: PlanReport, price: float, offered_tok_s: float | None = None, slo: Slo | None = None
+) -> AggregatedSummary | None:
+    """`plan`'s recommendation at its sweet spot, costed at `price` $/GPU-hour per output token
+    served: `offered_tok_s` at an offered rate when it meets `slo`, else the sweet spot's
+    simulated throughput (a deployment that misses may not serve the whole rate); None when
+    nothing fits."""
     rec = report.recommended
     if rec is None:
         return None
     row = next(r for r in report.layouts if r.name == rec.layout)
     sweet = row.sweet_spot
     assert sweet is not None
-    usd_per_hour, usd_per_mtok = hourly_cost(report.gpus, price, sweet.output_throughput_tok_s)
+    served = offered_tok_s if meets(sweet.ttft_p99_s, sweet.tpot_p99_s, slo) else None
+    usd_per_hour, usd_per_mtok = hourly_cost(
+        report.gpus, price, served or sweet.output_throughput_tok_s
+    )
     return AggregatedSummary(
         layout=rec.layout, concurrency=sweet.concurrency, makespan_s=sweet.makespan_s,
         output_throughput_tok_s=sweet.output_throughput_tok_s, ttft_p99_s=sweet.ttft_p99_s,
@@ -266,9 +273,18 @@ def figures_source(workload: WorkloadChoice, requests: int) -> str:
     return (
         f"{requests:,} requests arriving {workload.arrival.value} at "
         f"{workload.rate_per_s or 0:g} req/s, both kinds simulated end to end at that load "
-        "($ per million tokens at the tokens served); not the online steady-state search, "
-        "which sizes one aggregated replica's sustained rate and has no two-pool form"
+        "($ per million tokens at the offered rate x mean output tokens where the SLOs are met, "
+        "as fleet sizing counts them, else at the simulated throughput); not the online "
+        "steady-state search, which sizes one aggregated replica's sustained rate and has no "
+        "two-pool form"
     )
+
+
+def offered_tokens_per_s(workload: WorkloadChoice, inputs: PlanInputs) -> float | None:
+    """Output tokens/s an offered rate asks for (rate x mean output tokens); None in a batch."""
+    if workload.arrival is Arrival.BATCH or workload.rate_per_s is None:
+        return None
+    return workload.rate_per_s * float(np.mean(inputs.requests.output_tokens))
 
 
 def meets(ttft_p99_s: float, tpot_p99_s: float, slo: Slo | None) -> bool:
@@ -292,10 +308,12 @@ def winner_by_cost(
         return kind, f"only the {kind} deployment meets the SLOs at p99"
     d_key = (_cost_key(s.usd_per_million_output_tokens), s.usd_per_hour or 0.0)
     a_key = (_cost_key(agg.usd_per_million_output_tokens), agg.usd_per_hour)
-    kind = "disaggregated" if d_key < a_key else "aggregated"
     both = "both meet the SLOs" if slo is not None and ok_d else (
         "neither meets the SLOs" if slo is not None else "no SLO given"
     )  # fmt: skip
+    if d_key == a_key:  # the same GPUs serving the same offered rate
+        return "aggregated", f"{both} at the same $; aggregated is one pool, no KV transfers"
+    kind = "disaggregated" if d_key < a_key else "aggregated"
     return kind, f"{both}; {kind} serves a million output tokens for fewer dollars"
 
 
@@ -321,10 +339,14 @@ def build_disagg_plan(
         for ev in _evaluate(dep, spec, inputs, goal, slo, progress)
     ]
     spec, pools, result, cap, _ = max(evaluated, key=lambda ev: ev[4])
-    best = disaggregated_report(spec, pools, result, concurrency=cap, price=price)
+    offered = offered_tokens_per_s(workload, inputs)
+    r = result.serving
+    kept_up = meets(float(r.ttft.p99), float(np.nan_to_num(r.tpot.p99)), slo)
+    best = disaggregated_report(spec, pools, result, concurrency=cap, price=price,
+                                offered_tok_s=offered if kept_up else None)  # fmt: skip
     agg_report = build_plan_report(dep, gpus=gpus, workload=workload, objective=objective,
                                    slo=slo, seed=seed, progress=progress)  # fmt: skip
-    agg = aggregated_summary(agg_report, price)
+    agg = aggregated_summary(agg_report, price, offered, slo)
     if agg is not None:
         agg = with_kv_headroom(agg, dep, inputs)
     winner, reasons = "disaggregated", ["no aggregated layout of these GPUs fits"]

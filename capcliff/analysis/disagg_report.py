@@ -67,7 +67,8 @@ class ServingReport(_Result):
     makespan_s: float
     gpu_hours_per_mtok: float  # GPUs x makespan per million output tokens
     # at the hardware's $/GPU-hour (`fleet.hourly_cost`; None without a price): GPUs x price, and
-    # that over the output tokens served per hour (tokens / makespan, as simulated)
+    # that over the output tokens served per hour: at an offered rate, rate x mean output tokens
+    # (as fleet sizing counts them); in a batch, tokens / makespan
     usd_per_hour: float | None = None
     usd_per_million_output_tokens: float | None = None
 
@@ -132,13 +133,17 @@ def transfer_report(result: DisaggResult, prefill_replicas: int) -> KVTransferRe
 
 
 def serving_report(
-    result: DisaggResult, gpus: int, concurrency: int | None, price: float | None
-) -> ServingReport:
-    """End-to-end figures; cost at `price` $/GPU-hour (None: no cost)."""
+    result: DisaggResult, gpus: int, concurrency: int | None, price: float | None,
+    offered_tok_s: float | None = None,
+) -> ServingReport:  # fmt: skip
+    """End-to-end figures; cost at `price` $/GPU-hour (None: no cost) per output token served:
+    `offered_tok_s` (tokens/s) at an offered rate, else the simulated throughput."""
     r = result.serving
     tokens = max(1, int(r.output_tokens.sum()))
     usd_per_hour, usd_per_mtok = (
-        (None, None) if price is None else hourly_cost(gpus, price, r.output_tokens_per_s)
+        (None, None)
+        if price is None
+        else hourly_cost(gpus, price, offered_tok_s or r.output_tokens_per_s)
     )
     return ServingReport(
         concurrency=concurrency,
@@ -165,8 +170,10 @@ def disaggregated_report(
     *,
     concurrency: int | None,
     price: float | None,
+    offered_tok_s: float | None = None,
 ) -> DisaggregatedReport:
-    """The report of one run of `spec`; cost at `price` $/GPU-hour (None: no cost)."""
+    """The report of one run of `spec`; cost at `price` $/GPU-hour (None: no cost), per output
+    token served (`offered_tok_s` tokens/s at an offered rate, else as simulated)."""
     pre, dec = pools
     return DisaggregatedReport(
         name=spec.name,
@@ -174,5 +181,5 @@ def disaggregated_report(
         prefill=pool_report(pre, spec.prefill_instances, result.prefill),
         decode=pool_report(dec, spec.decode_instances, result.decode),
         kv_transfer=transfer_report(result, pre.pool.replicas),
-        serving=serving_report(result, spec.gpus, concurrency, price),
+        serving=serving_report(result, spec.gpus, concurrency, price, offered_tok_s),
     )
