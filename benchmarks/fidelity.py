@@ -114,6 +114,13 @@ def _max_model_len(flags: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def _release(cell: str) -> str | None:
+    """The release a row's engine_version cell names (sglang 0.4.3.post2, v0.5.12-cu130), or
+    None (not recorded: the latest modelled profile)."""
+    found = re.search(r"\d+\.\d+(?:\.\d+)?", cell)
+    return found.group(0) if found else None
+
+
 def serving_rows() -> list[Row]:
     """Every row of serving_benchmarks.csv, resolved or with the reason it is not."""
     table = pd.read_csv(REFERENCE / "serving_benchmarks.csv")
@@ -141,7 +148,8 @@ def serving_rows() -> list[Row]:
         assert model is not None and gpu is not None
         settings = settings_of(
             {"engine": engine, "weight_dtype": model[1],
-             "max_model_len": _max_model_len(str(r["server_flags"]))}
+             "max_model_len": _max_model_len(str(r["server_flags"])),
+             "engine_version": _release(str(r["engine_version"]))}
         )  # fmt: skip
         try:
             dep = resolve(get_model(model[0]), get_hardware(gpu), settings)

@@ -75,7 +75,7 @@ def test_an_override_replaces_one_term() -> None:
 
 
 def test_label_says_engine_version_and_whether_calibrated() -> None:
-    assert profile_label(EngineName.SGLANG, {}) == "sglang >= 0.4 (overlap scheduler), modeled"
+    assert profile_label(EngineName.SGLANG, {}) == "sglang >= 0.4.8 (overlap scheduler), modeled"
     assert profile_label(EngineName.VLLM_V0, {"fixed_s": 0.01}).endswith(", calibrated")
 
 

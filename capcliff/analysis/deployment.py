@@ -73,6 +73,9 @@ class DeploymentSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     engine: EngineName = EngineName.VLLM
+    # the engine's release, for its step-time profile (profiles.engine_profile); None: the
+    # latest modelled release
+    engine_version: str | None = None
     policy: str | None = None  # admission policy; default: the engine's (ENGINE_POLICY)
     weight_dtype: str | None = None  # default: as the checkpoint ships
     kv_cache_dtype: str = "bf16"
@@ -103,6 +106,13 @@ class DeploymentSettings(BaseModel):
     @classmethod
     def _offload(cls, value: str | None) -> str | None:
         return None if value is None else _accepted(parse_offload, value)
+
+    @field_validator("engine_version")
+    @classmethod
+    def _release(cls, value: str | None) -> str | None:
+        from capcliff.perf.profiles import parse_version
+
+        return None if value is None else _accepted(parse_version, value)
 
     @field_validator("policy")
     @classmethod

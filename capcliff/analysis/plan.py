@@ -23,14 +23,13 @@ from capcliff.analysis.plan_types import (
 )
 from capcliff.analysis.reuse_advice import ReuseAdvice, reuse_advice
 from capcliff.analysis.solver import Slo, SweepPoint, simulated_cliff, sweep
-from capcliff.analysis.sweep import p99_analytic_cliff, replica_models
+from capcliff.analysis.sweep import p99_analytic_cliff, replica_models, step_label
 from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
 from capcliff.catalog.layout import enumerate_layouts, parse_layout
 from capcliff.errors import InputError
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.report import report_header, summary_fields
 from capcliff.memory.weights import WeightScheme
-from capcliff.perf.profiles import profile_label
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.workload import Requests
@@ -326,7 +325,7 @@ def build_plan_report(
         **header.model_dump(),
         policy=inputs.config.policy, workload=inputs.workload_label,
         num_requests=len(inputs.requests.input_tokens), seed=seed, objective=goal.value,
-        step_profile=profile_label(dep.settings.engine, dict(dep.budget.step_time_terms)),
+        step_profile=step_label(dep),
         layouts=rows, recommended=rec, fixes=fixes, engine_flags=flags, flag_warnings=warnings,
         reuse=reuse,
     )  # fmt: skip

@@ -40,12 +40,12 @@ from capcliff.analysis.plan_types import (
 )
 from capcliff.analysis.serving_rows import layout_row, recommendation_reasons_online
 from capcliff.analysis.solver import Slo
+from capcliff.analysis.sweep import step_label
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.report import report_header
-from capcliff.perf.profiles import profile_label
 
 FLEET_TP_SIZES = (1, 2, 4, 8)  # the replicas tried on another GPU type (TP only: PP adds latency)
 
@@ -208,7 +208,7 @@ def build_online_plan(
     report = PlanReport(
         **header.model_dump(),
         policy=config.policy, workload=online.label, num_requests=simulated, seed=seed,
-        step_profile=profile_label(dep.settings.engine, dict(dep.budget.step_time_terms)),
+        step_profile=step_label(dep),
         objective="sustained requests/s within the SLO", mode=Mode.ONLINE.value,
         layouts=[layout_row(m, found.get(m.layout.name), gpus) for m in memories],
         recommended=None, fixes=[], engine_flags={}, flag_warnings=[],

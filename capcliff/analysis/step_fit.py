@@ -99,6 +99,9 @@ class Basis:
     point: BenchmarkPoint
     fixed: Timings  # per second of fixed time per step
     variable: Timings  # at scale 1 with no fixed time
+    # the profile's own prediction where it is not linear in the terms (a lockstep step floor,
+    # StepTimeModel.eager_floor_s); None: fixed x the profile's fixed_s + variable
+    modeled: Timings | None = None
 
 
 def point_requests(point: BenchmarkPoint, *, seed: int = 0) -> Requests:
@@ -168,14 +171,16 @@ def simulate_point(
 
 
 def _basis(run: _Run, point: BenchmarkPoint) -> Basis:
-    fixed = run.timings(replace(run.steps, step_overhead_s=UNIT_FIXED_S, variable_scale=0.0))
-    variable = run.timings(replace(run.steps, step_overhead_s=0.0, variable_scale=1.0))
-    return Basis(point, fixed.combine(1 / UNIT_FIXED_S, fixed, 0.0), variable)
+    steps = replace(run.steps, eager_floor_s=0.0)  # a floor is not linear in the terms
+    fixed = run.timings(replace(steps, step_overhead_s=UNIT_FIXED_S, variable_scale=0.0))
+    variable = run.timings(replace(steps, step_overhead_s=0.0, variable_scale=1.0))
+    modeled = run.timings(run.steps) if run.steps.eager_floor_s > 0 else None
+    return Basis(point, fixed.combine(1 / UNIT_FIXED_S, fixed, 0.0), variable, modeled)
 
 
 def modeled_fixed_s(dep: Deployment, layout: Layout) -> tuple[float, str]:
     """The profile's fixed time per step for `layout` and the profile's label."""
-    profile, _ = step_profile(dep.settings.engine, {})
+    profile, _ = step_profile(dep.settings.engine, {}, dep.settings.engine_version)
     eff = profile_efficiency(dep.model.arch, dep.hardware, layout, profile)
     return eff.step_overhead_s, profile.label
 
@@ -243,7 +248,7 @@ def fit_bases(
     fits = tuple(
         PointFit(
             b.point,
-            modeled=b.fixed.combine(fixed0, b.variable, 1.0),
+            modeled=b.modeled or b.fixed.combine(fixed0, b.variable, 1.0),
             calibrated=b.fixed.combine(fixed, b.variable, scale),
         )
         for b in (bases if predict is None else predict)

@@ -244,12 +244,19 @@ def replica_models(
     `step_terms` in their place."""
     engine = memory.stages[0].engine if memory.stages else EngineName.VLLM
     terms = dict(dep.budget.step_time_terms) if step_terms is None else step_terms
-    profile, fitted = step_profile(engine, terms)
+    profile, fitted = step_profile(engine, terms, dep.settings.engine_version)
     steps = step_time_model(
         dep.model.arch, dep.hardware, memory.layout, scheme=dep.scheme, kv_dtype=dep.kv_dtype,
         profile=profile, fitted=fitted,
     )  # fmt: skip
     return dep.capacity(memory), steps
+
+
+def step_label(dep: Deployment) -> str:
+    """The step-time profile a deployment's predictions assume: engine, release, modeled or
+    calibrated (`profiles.profile_label`)."""
+    terms = dict(dep.budget.step_time_terms)
+    return profile_label(dep.settings.engine, terms, dep.settings.engine_version)
 
 
 def p99_analytic_cliff(requests: Requests, capacity: KVCapacity, dp: int) -> int:
@@ -385,7 +392,7 @@ def build_sweep_report(
     return SweepReport(
         **header.model_dump(),
         policy=config.policy,
-        step_profile=profile_label(dep.settings.engine, dict(dep.budget.step_time_terms)),
+        step_profile=step_label(dep),
         workload=plan.workload_label,
         num_requests=len(plan.workloads[0][1].input_tokens),
         seed=plan.seed,

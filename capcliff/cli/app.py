@@ -152,6 +152,13 @@ MEMORY_OPTIONS: dict[str, Any] = {
 }
 # ... and those only a simulation uses.
 SIM_OPTIONS: dict[str, Any] = {
+    "engine_version": Annotated[
+        str | None,
+        typer.Option(
+            help="The engine's release, e.g. 0.4.3, for its step-time profile "
+            "(default: the latest modelled release; outputs print which)."
+        ),
+    ],
     "policy": Annotated[str | None, typer.Option(help="Admission policy (default: the engine's).")],
     "preemption": Annotated[
         str | None, typer.Option(help="recompute (default) or swap: what preemption does to KV.")

@@ -342,19 +342,24 @@ def sweep_csv(report: SweepReport) -> str:
     import io
 
     from capcliff.analysis.sweep import PointResult
+    from capcliff.analysis.sweep_steady import SteadyPoint
 
     buffer = io.StringIO()
-    fields = [f for f in PointResult.model_fields if f != "offload"]
+    fields = [f for f in PointResult.model_fields if f not in ("offload", "steady")]
+    steady = [f"steady_{k}" for k in SteadyPoint.model_fields]  # empty cells in a batch sweep
     # offload tiers flattened: one column per tier and figure (cpu_hit_rate, nvme_read_bytes ...)
     first = next((p.offload for s in report.series for p in s.points), [])
     tier_cols = [(t.tier, k) for t in first for k in type(t).model_fields if k != "tier"]
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["layout", "output_tokens", *fields, *(f"{t}_{k}" for t, k in tier_cols)])
+    tier_names = (f"{t}_{k}" for t, k in tier_cols)
+    writer.writerow(["layout", "output_tokens", *fields, *steady, *tier_names])
     for series in report.series:
         for point in series.points:
             row = point.model_dump()
             tiers = {t.tier: t.model_dump() for t in point.offload}
-            cells = [row[f] for f in fields] + [tiers.get(t, {}).get(k, "") for t, k in tier_cols]
+            state = row["steady"] or {}
+            cells = [row[f] for f in fields] + [state.get(k[7:], "") for k in steady]
+            cells += [tiers.get(t, {}).get(k, "") for t, k in tier_cols]
             writer.writerow([series.layout, series.output_tokens_label, *cells])
     return buffer.getvalue()
 

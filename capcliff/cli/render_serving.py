@@ -90,7 +90,7 @@ def online_header(report: PlanReport) -> str:
         f"{report.policy}, {report.overheads} overheads). Online serving, steady state: "
         f"workload {report.workload}, {_load_text(report)}; {_target(report)}; up to "
         f"{report.simulated_requests or 0:,} requests per simulation, max_model_len "
-        f"{report.max_model_len:,}"
+        f"{report.max_model_len:,}; step times: {report.step_profile}"
     )
 
 

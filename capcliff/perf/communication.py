@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from math import comb
 
+from capcliff.catalog.architecture import Architecture
+from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.perf.profiles import allreduce_s
 from capcliff.units import GB
@@ -35,6 +37,8 @@ from capcliff.units import GB
 # NCCL's fixed cost of launching one ring collective (src/graph/tuning.cc baseLat, Ring/LL = 6.6
 # us). Used for the MoE exchange; the TP all-reduce keeps its own named latency (step_time).
 COLLECTIVE_BASE_LATENCY_S = 6.6e-6
+# Bytes of one activation element sent between GPUs (bf16 hidden states).
+ACTIVATION_BYTES = 2
 # Bytes of one activation element in BF16, and of one FP8 element with its per-128-element FP32
 # scale (DeepEP's FP8 dispatch: 1 B + 4 B / 128).
 BF16_BYTES = 2.0
@@ -184,3 +188,35 @@ def all_to_all_cost(
     rdma_s = remote * outside / (ranks - 1) * bytes_per_copy / fabric.scaleout_bytes_per_s
     hop_s = fabric.scaleout_latency_s if outside else fabric.scaleup_latency_s
     return ExchangeCost(2 * (COLLECTIVE_BASE_LATENCY_S + hop_s), max(nvlink_s, rdma_s))
+
+
+def tp_pp_communication(
+    arch: Architecture,
+    hardware: HardwareSpec,
+    layout: Layout,
+    layers: int,
+    *,
+    allreduce_latency_s: float,
+    p2p_latency_s: float,
+    allreduce_curve: tuple[tuple[float, float], ...],
+) -> Communication:
+    """TP all-reduces (2 per layer, ring over measured busbw, else half the scale-up link) and the
+    PP send (half the bidirectional scale-up link; the GPU's NIC when the replica's stages span
+    more than one scale-up domain) of one pass."""
+    tp = layout.tp
+    busbw = hardware.allreduce_busbw_gb_s or hardware.scaleup_bw_gb_s_bidir / 2
+    fabric = Fabric.of(hardware)
+    across = layout.gpus_per_replica > fabric.domain_gpus
+    return Communication(
+        allreduces_per_pass=2 * layers if tp > 1 else 0,
+        allreduce_bytes_per_token=arch.hidden_size * ACTIVATION_BYTES * 2 * (tp - 1) / tp,
+        allreduce_bandwidth_bytes_per_s=busbw * GB,
+        allreduce_latency_s=allreduce_latency_s,
+        p2p_bytes_per_token=arch.hidden_size * ACTIVATION_BYTES,
+        p2p_bandwidth_bytes_per_s=fabric.scaleout_bytes_per_s
+        if across
+        else fabric.scaleup_bytes_per_s,
+        p2p_latency_s=p2p_latency_s,
+        allreduce_curve=allreduce_curve,
+        allreduce_message_bytes_per_token=arch.hidden_size * ACTIVATION_BYTES,
+    )

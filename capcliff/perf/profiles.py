@@ -13,6 +13,13 @@ The roofline (`step_time.py`) prices bytes and FLOPs. Engines differ in what it 
   reaches reading the KV cache (MLA: FlashMLA's published figure; GQA: the model's MBU).
 - Grouped-GEMM MoE efficiency at small batches: a divisor on the time to read the routed
   experts' weights (1.0: inside the model's MBU; no published kernel figure was found).
+- Attention DP, release-specific (`dp_attention_host_overhead_s`, `dp_eager_op_s`): what an
+  engine's DP-attention path does differently in older releases (SGLang before PR #7269 turns
+  the overlap scheduler off and runs idle ranks without CUDA graphs, so a lockstep step with an
+  idle or prefilling rank lasts at least one eagerly launched pass).
+
+Profiles are keyed by engine and release (`engine_profile(engine, version)`); without a version
+the latest modelled release's profile applies, and its label says which releases it describes.
 
 Every figure carries its source or is labelled a named assumption; any of them can be
 overridden by name (`with_overrides`) or replaced by `capcliff calibrate` from benchmark results.
@@ -21,11 +28,13 @@ overridden by name (`with_overrides`) or replaced by `capcliff calibrate` from b
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from capcliff.catalog.architecture import Architecture
+from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
 from capcliff.units import WeightDType
@@ -64,6 +73,27 @@ V0_HOST_OVERHEAD_S = 2e-3
 # Named assumption: vLLM V1 keeps a persistent batch and runs the API server and detokenizer in
 # other processes; its scheduler still runs between steps unless --async-scheduling. 0.5 ms.
 V1_HOST_OVERHEAD_S = 0.5e-3
+# Named assumption: host (CPU) time of one eagerly launched PyTorch op: Python, pybind11, the ATen
+# dispatcher and cudaLaunchKernel add "~5-25 us of CPU-side work per op" (J. Lin, "From PyTorch
+# op to kernel launch", gpu_kernel_serving lesson 18, per-layer cost table). 15 us: the middle of
+# that range. Only the SGLang < 0.4.8 DP-attention profile uses it (see SGLANG_DPA_EAGER_SOURCE).
+EAGER_OP_S = 15.0 * MICRO
+# SGLang DP attention before PR #7269 (sgl-project/sglang, merged 2025-06-17, "Enable cuda graph
+# for dp idle batch": "#6081 does not enable CUDA graphs when some DP ranks are idle"): a rank with
+# no requests runs an IDLE batch so the per-layer collectives have every rank
+# (scheduler.py prepare_dp_attn_batch: `local_batch = self.get_idle_batch()`), and
+# ForwardMode.is_cuda_graph() did not include IDLE, so that rank launches its pass eagerly; the
+# same function all-reduces MIN over "decode or idle", so a step in which any rank prefills runs
+# every rank eagerly (`can_run_dp_cuda_graph`). The busy ranks wait for it at the next collective.
+SGLANG_DPA_EAGER_SOURCE = (
+    "sgl-project/sglang PR #7269 (idle DP ranks ran without CUDA graphs before it) and "
+    "scheduler.py prepare_dp_attn_batch (all ranks eager when one prefills)"
+)
+# SGLang 0.4.x server_args.py, `if self.enable_dp_attention:` ... `self.disable_overlap_schedule =
+# True` ("Overlap scheduler is disabled."): host time per step returns; V0's 2 ms assumption.
+SGLANG_DPA_OVERLAP_SOURCE = (
+    "sglang 0.4.x server_args.py: DP attention turns the overlap scheduler off"
+)
 
 
 @dataclass(frozen=True)
@@ -79,6 +109,11 @@ class EngineProfile:
     gqa_attention_efficiency: float | None  # None: the model's MBU
     moe_small_batch_efficiency: float
     sources: tuple[tuple[str, str], ...]  # (term, source or "assumption: ...")
+    # Attention DP only: host time per step (None: host_overhead_s) and the host time of one
+    # eagerly launched op, which sets a lockstep step's floor when some rank is idle or
+    # prefilling (0: every rank replays its CUDA graph).
+    dp_attention_host_overhead_s: float | None = None
+    dp_eager_op_s: float = 0.0
 
     @property
     def label(self) -> str:
@@ -107,6 +142,8 @@ OVERRIDABLE_PROFILE_TERMS = (
     "mla_attention_efficiency",
     "gqa_attention_efficiency",
     "moe_small_batch_efficiency",
+    "dp_attention_host_overhead_s",
+    "dp_eager_op_s",
 )
 
 _COMMON_SOURCES = (
@@ -129,7 +166,7 @@ PROFILES: dict[EngineName, EngineProfile] = {
         (("host_overhead_s", "assumption: 2 ms, no overlap scheduler"), *_COMMON_SOURCES),
     ),
     EngineName.SGLANG: EngineProfile(
-        EngineName.SGLANG, ">= 0.4 (overlap scheduler)", 0.0, KERNEL_FLOOR_S, "trtllm",
+        EngineName.SGLANG, ">= 0.4.8 (overlap scheduler)", 0.0, KERNEL_FLOOR_S, "trtllm",
         FLASHMLA_BANDWIDTH_FRACTION, None, 1.0,
         (("host_overhead_s", "SGLang v0.4 blog: zero-overhead batch scheduler"), *_COMMON_SOURCES),
     ),
@@ -142,26 +179,80 @@ PROFILES: dict[EngineName, EngineProfile] = {
 }  # fmt: skip
 
 
-def engine_profile(engine: EngineName) -> EngineProfile:
-    """The step-time profile capcliff assumes for `engine`."""
-    return PROFILES[engine]
+# Older releases whose data show a difference: (engine, first release the latest profile
+# describes) -> the profile of the releases before it.
+_SGLANG_PRE_0_4_8 = dataclasses.replace(
+    PROFILES[EngineName.SGLANG],
+    version="0.4.0 - 0.4.7 (DP attention: overlap scheduler off, idle ranks eager)",
+    dp_attention_host_overhead_s=V0_HOST_OVERHEAD_S,
+    dp_eager_op_s=EAGER_OP_S,
+    sources=(
+        *PROFILES[EngineName.SGLANG].sources,
+        ("dp_attention_host_overhead_s", SGLANG_DPA_OVERLAP_SOURCE + "; assumption: 2 ms"),
+        ("dp_eager_op_s", SGLANG_DPA_EAGER_SOURCE + "; assumption: 15 us per eager op"),
+    ),
+)
+OLDER_PROFILES: dict[EngineName, tuple[tuple[int, ...], EngineProfile]] = {
+    EngineName.SGLANG: ((0, 4, 8), _SGLANG_PRE_0_4_8),
+}
+_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def parse_version(text: str) -> tuple[int, int, int]:
+    """(major, minor, patch) of a release named like 0.4.3, v0.4.3.post2 or sglang 0.4.3."""
+    found = _VERSION.search(text)
+    if found is None:
+        raise InputError(f"engine_version: {text!r} is not a release like 0.4.3")
+    major, minor, patch = found.groups()
+    return int(major), int(minor), int(patch or 0)
+
+
+def engine_profile(engine: EngineName, version: str | None = None) -> EngineProfile:
+    """The step-time profile capcliff assumes for `engine` at release `version` (None: the latest
+    modelled release, PROFILES)."""
+    older = OLDER_PROFILES.get(engine)
+    if version is None or older is None:
+        if version is not None:
+            parse_version(version)
+        return PROFILES[engine]
+    first_latest, profile = older
+    return profile if parse_version(version) < first_latest else PROFILES[engine]
 
 
 def step_profile(
-    engine: EngineName, terms: Mapping[str, float]
+    engine: EngineName, terms: Mapping[str, float], version: str | None = None
 ) -> tuple[EngineProfile, dict[str, float]]:
-    """The engine's profile with `terms` applied: profile terms by name replace its figures; the
-    fitted terms (`fixed_s`, `scale`) come back separately for the step-time model."""
+    """The engine's profile (at `version`) with `terms` applied: profile terms by name replace
+    its figures; the fitted terms (`fixed_s`, `scale`) come back separately."""
     fitted = {k: v for k, v in terms.items() if k in FITTED_TERMS}
     rest = {k: v for k, v in terms.items() if k not in FITTED_TERMS}
-    return engine_profile(engine).with_overrides(rest), fitted
+    return engine_profile(engine, version).with_overrides(rest), fitted
 
 
-def profile_label(engine: EngineName, terms: Mapping[str, float]) -> str:
+def profile_label(
+    engine: EngineName, terms: Mapping[str, float], version: str | None = None
+) -> str:
     """What outputs print about the step time: engine, version, modeled or calibrated."""
     how = "calibrated" if any(k in FITTED_TERMS for k in terms) else "modeled"
     overridden = " with overrides" if any(k not in FITTED_TERMS for k in terms) else ""
-    return f"{engine_profile(engine).label}, {how}{overridden}"
+    return f"{engine_profile(engine, version).label}, {how}{overridden}"
+
+
+def dp_host_overhead_s(profile: EngineProfile, layout: Layout) -> float:
+    """Host seconds per step of `layout` under `profile`: its DP-attention figure for
+    attention-DP layouts where the profile has one."""
+    dpa = profile.dp_attention_host_overhead_s
+    return dpa if layout.attention_dp and dpa is not None else profile.host_overhead_s
+
+
+def dp_eager_pass_s(profile: EngineProfile, arch: Architecture, layout: Layout) -> float:
+    """Seconds of one eagerly launched forward pass of an attention-DP rank: layers x the
+    decoder layer's kernels (with the gather and the post-MoE all-reduce in the all-reduces'
+    places) x the host time of one eager op. 0 when the profile graphs idle ranks too."""
+    if not layout.attention_dp or profile.dp_eager_op_s <= 0:
+        return 0.0
+    ranks = max(layout.tp, layout.moe_ranks)
+    return arch.num_layers * kernels_per_layer(arch, tp=ranks) * profile.dp_eager_op_s
 
 
 def kernels_per_layer(arch: Architecture, *, tp: int) -> int:

@@ -31,20 +31,20 @@ from capcliff.memory.weights import (
     stage_layer_ranges,
 )
 from capcliff.perf.attention_dp import MoEGroup, moe_group
+from capcliff.perf.communication import ACTIVATION_BYTES as ACTIVATION_BYTES  # re-exported
 from capcliff.perf.communication import Communication as Communication  # re-exported
-from capcliff.perf.communication import Fabric, MoEExchange
+from capcliff.perf.communication import MoEExchange, tp_pp_communication
 from capcliff.perf.decode_line import DecodeLine as DecodeLine  # re-exported for the simulator
 from capcliff.perf.profiles import (
     MEASURED_FABRICS,
     EngineProfile,
     allreduce_curve,
+    dp_eager_pass_s,
+    dp_host_overhead_s,
     kernels_per_layer,
 )
 from capcliff.perf.stage_cost import FLOPS_PER_MAC, attention_flops_per_pair, stage_cost
 from capcliff.units import GB, TERA, KVDType, WeightDType
-
-# Bytes of one activation element sent between GPUs (bf16 hidden states).
-ACTIVATION_BYTES = 2
 
 # Decode HBM bandwidth use the study measured (shared/reference/paper_findings.md, "HBM bandwidth
 # use in decode"): 8B ~ 85 %, 70B ~ 70 %, 671B ~ 50-60 % (midpoint 55 %). Between these anchors
@@ -123,6 +123,9 @@ class StepTimeModel:
     # Attention DP: the MoE layers shared with the other lockstep ranks (expert_bytes is then 0
     # here and the experts live in the group). Alone, a step prices every rank as busy as this.
     moe: MoEGroup | None = None
+    # Attention DP: the least a lockstep step takes when a rank is idle or prefilling, in engines
+    # that replay CUDA graphs only when every rank decodes (profiles.dp_eager_pass_s); 0: none.
+    eager_floor_s: float = 0.0
 
     def _microbatches(self, seqs: float) -> float:
         return float(max(1.0, min(self.pp, seqs)))
@@ -181,13 +184,16 @@ class StepTimeModel:
         """This rank's own work alone (attention DP: without the shared MoE layers)."""
         return self if self.moe is None else replace(self, moe=None)
 
-    def lockstep_step_time_s(self, loads: list[tuple[int, int, int, int]]) -> float:
+    def lockstep_step_time_s(self, loads: list[tuple[int, int, int, int]], ranks: int = 0) -> float:
         """Seconds of one lockstep step of attention-DP ranks with (tokens, sequences, context,
         pairs) `loads`: the slowest rank's own work, then the MoE layers over every rank padded
-        to the busiest one's tokens (micro-batches as that rank's)."""
+        to the busiest one's tokens (micro-batches as that rank's); at least `eager_floor_s`
+        when fewer loads than `ranks` (an idle rank) or a load prefills (tokens > sequences)."""
         own = max((self.local.step_time_s(*load) for load in loads), default=0.0)
         busiest = max(loads, key=lambda load: load[0], default=(0, 0, 0, 0))
-        return own + self.shared_step_s(busiest[0], busiest[1])
+        step = own + self.shared_step_s(busiest[0], busiest[1])
+        eager = len(loads) < ranks or any(load[0] > load[1] for load in loads)
+        return max(step, self.eager_floor_s) if eager and loads else step
 
     def shared_step_s(self, busiest_tokens: float, seqs: float) -> float:
         """Seconds of a step's shared MoE layers when the busiest rank runs `busiest_tokens`
@@ -283,7 +289,7 @@ def profile_efficiency(
     per-step time and scales the rest, as `capcliff calibrate` fits them."""
     fitted = fitted or {}
     per_layer_s = kernels_per_layer(arch, tp=layout.tp) * profile.kernel_floor_s
-    overhead = profile.host_overhead_s + arch.num_layers * per_layer_s
+    overhead = dp_host_overhead_s(profile, layout) + arch.num_layers * per_layer_s
     mla = arch.mla is not None
     kv_fraction = profile.mla_attention_efficiency if mla else profile.gqa_attention_efficiency
     measured = hardware.id in MEASURED_FABRICS and layout.tp <= hardware.scaleup_domain_gpus
@@ -305,31 +311,6 @@ def compute_dtype(scheme: WeightScheme) -> str:
 def host_link_bytes_per_s(hardware: HardwareSpec) -> float:
     """One direction of the GPU-host link (half the bidirectional figure), bytes/s."""
     return hardware.host_link_bw_gb_s_bidir * GB / 2
-
-
-def _communication(
-    arch: Architecture, hardware: HardwareSpec, layout: Layout, layers: int, eff: Efficiency
-) -> Communication:
-    """TP all-reduces (2 per layer, ring over measured busbw, else half the scale-up link) and the
-    PP send (half the bidirectional scale-up link; the GPU's NIC when the replica's stages span
-    more than one scale-up domain) of one pass."""
-    tp = layout.tp
-    busbw = hardware.allreduce_busbw_gb_s or hardware.scaleup_bw_gb_s_bidir / 2
-    fabric = Fabric.of(hardware)
-    across = layout.gpus_per_replica > fabric.domain_gpus
-    return Communication(
-        allreduces_per_pass=2 * layers if tp > 1 else 0,
-        allreduce_bytes_per_token=arch.hidden_size * ACTIVATION_BYTES * 2 * (tp - 1) / tp,
-        allreduce_bandwidth_bytes_per_s=busbw * GB,
-        allreduce_latency_s=eff.allreduce_latency_s,
-        p2p_bytes_per_token=arch.hidden_size * ACTIVATION_BYTES,
-        p2p_bandwidth_bytes_per_s=fabric.scaleout_bytes_per_s
-        if across
-        else fabric.scaleup_bytes_per_s,
-        p2p_latency_s=eff.p2p_latency_s,
-        allreduce_curve=eff.allreduce_curve,
-        allreduce_message_bytes_per_token=arch.hidden_size * ACTIVATION_BYTES,
-    )
 
 
 def step_time_model(
@@ -378,7 +359,15 @@ def step_time_model(
         peak_bandwidth_bytes_per_s=hardware.hbm_bandwidth_bytes_per_s,
         flops_per_s=peak_flops * eff.mfu,
         step_overhead_s=eff.step_overhead_s,
-        comm=_communication(arch, hardware, layout, layers, eff),
+        comm=tp_pp_communication(
+            arch,
+            hardware,
+            layout,
+            layers,
+            allreduce_latency_s=eff.allreduce_latency_s,
+            p2p_latency_s=eff.p2p_latency_s,
+            allreduce_curve=eff.allreduce_curve,
+        ),
         kv_bandwidth_bytes_per_s=None
         if eff.kv_bandwidth_fraction is None
         else hardware.hbm_bandwidth_bytes_per_s * eff.kv_bandwidth_fraction,
@@ -396,4 +385,10 @@ def step_time_model(
     # The exchange's reduce-scatter (or combine) replaces the TP all-reduce after each MLP.
     comm = replace(model.comm, allreduces_per_pass=model.comm.allreduces_per_pass // 2)
     dense_flops = float(FLOPS_PER_MAC * cost.dense_elements)
-    return replace(model, expert_bytes=0.0, flops_per_token=dense_flops, moe=group, comm=comm)
+    # The floor is a profile term: a calibration's fixed_s and scale replace it (the fit needs
+    # every timing linear in them).
+    eager = dp_eager_pass_s(profile, arch, layout) if profile and not fitted else 0.0
+    return replace(
+        model, expert_bytes=0.0, flops_per_token=dense_flops, moe=group, comm=comm,
+        eager_floor_s=0.0 if efficiency is not None else eager,
+    )  # fmt: skip

@@ -144,7 +144,7 @@ def _run_pool(
             for idx in mine
         ]  # fmt: skip
         if group > 1 and ranks:
-            runs.extend(LockstepSim(ranks, pool.model).run())
+            runs.extend(LockstepSim(ranks, pool.model, group=group).run())
         else:
             runs.extend(rank.run() for rank in ranks)
         owners.extend(mine)

@@ -32,10 +32,12 @@ class LockstepLine:
     """Time axis of a run of lockstep decode steps: step j takes max over ranks of
     max(mem0 + mem1 j, cmp0 + cmp1 j) + fixed, plus `shared_s`."""
 
-    def __init__(self, lines: list[DecodeLine], shared_s: float) -> None:
+    def __init__(self, lines: list[DecodeLine], shared_s: float, floor_s: float = 0.0) -> None:
         self.pieces = [(ln.mem0 + ln.fixed_s, ln.mem1) for ln in lines] + [
             (ln.cmp0 + ln.fixed_s, ln.cmp1) for ln in lines
         ]
+        if floor_s > 0:  # a flat piece: no step shorter than floor_s (StepTimeModel.eager_floor_s)
+            self.pieces.append((floor_s - shared_s, 0.0))
         self.shared_s = shared_s
         self.hull = self._upper_envelope()
 
@@ -130,8 +132,9 @@ class LockstepSim:
     and its next event step stays cached, so a run costs O(ranks) only for the envelope.
     """
 
-    def __init__(self, ranks: list[ReplicaSim], model: StepTimeModel) -> None:
+    def __init__(self, ranks: list[ReplicaSim], model: StepTimeModel, group: int = 0) -> None:
         self.ranks, self.model, self.now_s, self.steps = ranks, model, 0.0, 0
+        self.group = max(group, len(ranks))  # ranks in the group, those given no request too
         self.pending: dict[int, PendingRun] = {}
         self.run_end: dict[int, tuple[int, bool]] = {}  # rank -> (step its run ends, blocked)
 
@@ -192,7 +195,7 @@ class LockstepSim:
                 ctx = co.context_sum(self._step_of(i)) + n
                 loads.append((n, n, ctx, ctx))
                 decoding[i] = self.model.local.decode_line(n, ctx)
-        compute_s = self.model.lockstep_step_time_s(loads)
+        compute_s = self.model.lockstep_step_time_s(loads, ranks=self.group)
         swap_s = max((p.swap_s for p in planned), default=0.0)
         busiest = max(loads, key=lambda load: load[0])
         shared = self.model.moe_hbm_bytes(busiest[0], busiest[1])
@@ -255,7 +258,9 @@ class LockstepSim:
             for i, n in zip(busy, counts, strict=True)
         }
         busiest = max(counts)
-        clock = LockstepLine(list(lines.values()), self.model.shared_step_s(busiest, busiest))
+        floor = self.model.eager_floor_s if len(busy) < self.group else 0.0
+        shared_s = self.model.shared_step_s(busiest, busiest)
+        clock = LockstepLine(list(lines.values()), shared_s, floor)
         limit = min(end[0] - at[i] for i, end in ends.items() if end is not None)
         for r in self.ranks:
             idle = not (r.running or r.waiting)

@@ -103,7 +103,7 @@ def simulate(
         ranks = [
             ReplicaSim(requests.subset(i), model.local, capacity, config, rule) for i in owners
         ]
-        runs = LockstepSim(ranks, model).run()
+        runs = LockstepSim(ranks, model, group=dp).run()
     else:
         runs = [
             ReplicaSim(requests.subset(idx), model, capacity, config, rule).run() for idx in owners
