@@ -1,4 +1,4 @@
-"""Admission-check cost against the number of requests of a replica: prints figures, asserts nothing.
+"""Admission checks against the number of requests of a replica: prints figures, asserts nothing.
 
 SGLang's and the kv-aware rule's admission checks read the running set. They used to build it
 from a boolean array over every request of the replica (`np.flatnonzero(cohort.member)`), so a
@@ -21,7 +21,7 @@ from capcliff.sim.simulate import simulate
 from capcliff.sim.workload import generate_requests, preset
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from simulate import scenario  # noqa: E402  (the study scenario's model and KV capacity)
+from simulate import scenario  # the study scenario's model and KV capacity
 
 
 def main() -> None:
@@ -36,10 +36,12 @@ def main() -> None:
             best = float("inf")
             for _ in range(1 if quick or n > 32_000 else 3):
                 start = time.process_time()
-                result = simulate(requests, model, capacity, SimConfig(policy=policy, max_num_seqs=64))  # type: ignore[arg-type]
+                config = SimConfig(policy=policy, max_num_seqs=64)
+                result = simulate(requests, model, capacity, config)  # type: ignore[arg-type]
                 best = min(best, time.process_time() - start)
             print(
-                f"{policy:9s} N = {n:7,d}: {best:6.2f} s CPU, {best / n * 1e6:6.1f} us per request, "
+                f"{policy:9s} N = {n:7,d}: {best:6.2f} s CPU, "
+                f"{best / n * 1e6:6.1f} us per request, "
                 f"{result.events:,} events"
             )
 

@@ -293,8 +293,7 @@ class NewTokenRatio:
 
     def values(self, base: float, steps: IntArray) -> npt.NDArray[np.float64]:
         """`value` for many step counts at once (same arithmetic)."""
-        ratios: npt.NDArray[np.float64] = np.maximum(self.floor, base - steps * self.decay)
-        return ratios
+        return np.maximum(self.floor, base - steps * self.decay)  # type: ignore[no-any-return]
 
     def after_retraction(self, generated: int, max_output: int, running: int) -> float:
         """The base ratio after a retraction left `running` requests with these sums."""
@@ -315,10 +314,9 @@ def sglang_first_admissible_step(
     first: int = 0,
 ) -> int | None:
     """First step j at which `sglang_admit` would admit a candidate needing `need_tokens` while
-    every running request gains one token per step. future_tokens: each running request's
-    max_new - generated at step 0 (unclipped), sorted; the arrays cover steps first, first + 1,
-    ...: free_blocks_after[j - first]: free blocks at step j after its decode allocations;
-    ratios[j - first]: the ratio then. None if no j in the arrays admits."""
+    every running request gains one token per step (None if none in the arrays). future_tokens:
+    sorted max_new - generated at step 0 (unclipped) per running request; the arrays cover steps
+    first, first + 1, ...: free blocks at step j after its decode allocations; the ratio then."""
     steps = np.arange(first, first + len(ratios), dtype=np.int64)
     x = future_tokens
     below = np.concatenate([[0], np.cumsum(x)])
