@@ -87,10 +87,10 @@ BUGS = [
     Bug("SGLang retraction", "the restarted ratio leaves out the retract steps",
         "capcliff/sim/policies.py", "(generated + self.retract_steps * running) / max_output",
         "(generated + running) / max_output", ["tests/test_scheduler.py"]),
-    Bug("SGLang retraction", "the restarted ratio leaves out the prefilling request's tokens",
+    Bug("SGLang retraction", "the restarted ratio counts the prefilling request",
         "capcliff/sim/replica.py",
-        "return total + (self.generated[self.partial] if self.partial is not None else 0)",
-        "return total", SIMULATE),
+        "running = len(self.running) - n", "running = len(self.running)",
+        SIMULATE),
     Bug("SGLang retraction", "retracted requests are requeued at the front",
         "capcliff/sim/policies.py", "requeue=Requeue.BACK, whole_prompt_blocks=False",
         "requeue=Requeue.FRONT, whole_prompt_blocks=False", ["tests/test_scheduler.py"]),
@@ -109,6 +109,17 @@ def _copy_tree() -> Path:
     return dest
 
 
+def _passes(tests: list[str], tree: Path) -> bool:
+    """Whether the test files pass in `tree`."""
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+        cwd=tree,
+        capture_output=True,
+        check=False,
+    )
+    return run.returncode == 0
+
+
 def plant(bug: Bug, tree: Path) -> str:
     """caught, missed or site gone."""
     path = tree / bug.path
@@ -117,21 +128,19 @@ def plant(bug: Bug, tree: Path) -> str:
         return "site gone"
     path.write_text(original.replace(bug.old, bug.new))
     try:
-        run = subprocess.run(
-            [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *bug.tests],
-            cwd=tree,
-            capture_output=True,
-            check=False,
-        )
+        passed = _passes(bug.tests, tree)
     finally:
         path.write_text(original)
-    return "caught" if run.returncode != 0 else "missed"
+    return "missed" if passed else "caught"
 
 
 def main() -> None:
     wanted = sys.argv[1] if len(sys.argv) > 1 else ""
     tree = _copy_tree()
     try:
+        control = sorted({t for bug in BUGS for t in bug.tests})
+        if not _passes(control, tree):  # a failure without any bug would read as "caught"
+            sys.exit(f"the tests fail with no bug planted: {' '.join(control)}")
         results = []
         for bug in BUGS:
             if wanted not in bug.name:

@@ -333,7 +333,7 @@ class ReferenceSim:
         else:
             scheduled, preempted = self.schedule_running_vllm(swap_out)
         if preempted and self.rule.ratio:
-            old = self.running
+            old = [r for r in self.running if r.decoding]  # SGLang's running batch: no chunked req
             self.ratio_base = self.rule.ratio.after_retraction(
                 sum(r.generated for r in old), sum(r.max_output for r in old), len(old)
             )

@@ -59,3 +59,17 @@ def test_one_token_past_the_replica_capacity_does_not_fit() -> None:
     mem = _llama_8b(900_065)
     assert not mem.fits
     assert "max_model_len=900065" in mem.reason
+
+
+def test_the_fullest_pipeline_stage_sets_the_weights_per_gpu() -> None:
+    # 32 layers over PP3 -> 11/11/10. Stage 0 holds the embedding (128,256 x 4,096 = 525 M
+    # parameters) and 11 layers of 218.1 M; stage 2 holds 10 layers, the final norm and an equally
+    # large lm_head; stage 1 only 11 layers. Stage 0 is the fullest and binds.
+    arch = arch_of("llama-3.1-8b")
+    mem = layout_memory(
+        arch, get_hardware("h200-sxm"), Layout(pp=3), scheme=WeightScheme.as_shipped(arch),
+        kv_dtype=KVDType.BF16, max_model_len=8192, settings=BudgetSettings(),
+    )  # fmt: skip
+    first, middle, last = (s.weights_bytes for s in mem.stages)
+    assert first > last > middle
+    assert mem.weights_bytes_per_gpu == first

@@ -343,3 +343,24 @@ def test_a_request_one_token_over_the_cache_is_refused() -> None:
     # 100 + 62 - 1 = 161 tokens -> ceil(161 / 16) = 11 blocks > 10.
     with pytest.raises(InputError, match=r"needs 11 KV blocks at its longest \(161 tokens\)"):
         simulate(fixed_batch(1, 100, 62), toy_model(), KVCapacity(10, 16), SimConfig())
+
+
+def test_sglang_ratio_after_retraction_leaves_out_the_chunked_request() -> None:
+    # SGLang's schedule_batch.py `retract_decode` restarts the ratio from
+    # (sum len(output_ids) + SGLANG_RETRACT_DECODE_STEPS x len(reqs)) / sum max_new_tokens over
+    # `self.reqs`, the running batch; scheduler.py `get_next_batch_to_run` filters the chunked
+    # request out of the prefill batch (`chunked_req_to_exclude`) before merging it into that
+    # batch, so a request still in prefill counts neither its tokens, its max_new nor itself.
+    # Request 0 decodes (30 generated, max_new 100); request 1 re-prefills after a retraction
+    # (50 generated, max_new 200). SGLang: (30 + 20 x 1) / 100 = 0.5. Counting request 1 would
+    # give (80 + 40) / 300 = 0.4.
+    requests = Requests(np.array([40, 60]), np.array([100, 200]), np.array([100, 200]), np.zeros(2))
+    capacity = KVCapacity(blocks=1_000, block_size=16, kv_bytes_per_token=1000)
+    config = SimConfig(policy="sglang", max_num_seqs=8, max_num_batched_tokens=64)
+    rule = make_policy(config, requests)
+    sim = ReplicaSim(requests, toy_model(), capacity, config, rule)
+    sim.cohort.add(0, context=70, generated=30, output=100, step=0)
+    sim.running = {0: None, 1: None}
+    sim.partial, sim.generated[1], sim.max_output_sum = 1, 50, 300
+    assert rule.ratio is not None
+    assert rule.ratio.after_retraction(*sim._decoding_sums()) == pytest.approx(0.5)

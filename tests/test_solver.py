@@ -12,6 +12,7 @@ from capcliff.analysis.solver import (
     analytic_cliff_percentile,
     collapse,
     config_at,
+    meets,
     simulated_cliff,
     slo_sweet_spot,
     sweep,
@@ -97,3 +98,20 @@ def test_slo_of_treats_a_missing_bound_as_unbounded_and_zero_as_zero() -> None:
     assert Slo.of(None, None) is None
     assert Slo.of(2.0, None) == Slo(ttft_s=2.0, tpot_s=float("inf"))
     assert Slo.of(0.0, 0.05) == Slo(ttft_s=0.0, tpot_s=0.05)
+
+
+def test_the_p99_analytic_cliff_counts_peak_kv_as_input_plus_output_minus_one() -> None:
+    # 100 + 62 - 1 = 161 tokens at the peak -> ceil(161 / 16) = 11 blocks; 110 // 11 = 10 requests.
+    # (Counting one token fewer, 160 tokens, would need 10 blocks and give 11.)
+    requests = fixed_batch(50, 100, 62)
+    cliff = analytic_cliff_percentile(
+        requests, blocks_per_replica=110, block_size=16, percentile=99.0
+    )
+    assert cliff == 10
+
+
+def test_a_p99_exactly_at_the_limit_meets_the_slo() -> None:
+    # Limits are inclusive, as in goodput (<=).
+    at = np.full(10, 0.5)
+    point = SweepPoint(1, 1.0, 1.0, 1.0, 0, False, at, at)
+    assert meets(point, Slo(ttft_s=0.5, tpot_s=0.5))

@@ -275,10 +275,10 @@ def kv_aware_admit(
 
 @dataclass(frozen=True)
 class NewTokenRatio:
-    """SGLang's new_token_ratio schedule (python/sglang/srt/managers/scheduler.py): starts at
-    `init`, falls by `decay` after every step without a retraction down to `floor`, and after a
-    retraction restarts from min(1, (generated + retract_steps x running) / max_new) over the
-    batch. The ratio is `base` less `steps` decays, so a run of k steps is exact in one go."""
+    """SGLang's new_token_ratio (scheduler.py): from `init`, less `decay` per step without a
+    retraction, down to `floor`; after one, min(1, (generated + retract_steps x n) / max_new) over
+    the running batch (`retract_decode`), which never holds the chunked request
+    (`chunked_req_to_exclude`). `base` less `steps` decays, so k steps are exact in one go."""
 
     init: float = SGLANG_INIT_NEW_TOKEN_RATIO
     floor: float = SGLANG_INIT_NEW_TOKEN_RATIO * SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR

@@ -220,15 +220,15 @@ class ReplicaSim:
             self.preempt(next_victim(self))
             preempted = True
         if preempted and self.rule.ratio:
-            self.ratio_base = self.rule.ratio.after_retraction(
-                self._running_generated(), self.max_output_sum, len(self.running)
-            )
+            self.ratio_base = self.rule.ratio.after_retraction(*self._decoding_sums())
             self.ratio_steps = 0
         return preempted
 
-    def _running_generated(self) -> int:
-        total = self.cohort.generated_sum(self.step)
-        return total + (self.generated[self.partial] if self.partial is not None else 0)
+    def _decoding_sums(self) -> tuple[int, int, int]:
+        """(generated, max_output, count) of SGLang's running batch: no chunked request."""
+        out, n = (self.max_output[x], 1) if (x := self.partial) is not None else (0, 0)
+        running = len(self.running) - n
+        return self.cohort.generated_sum(self.step), self.max_output_sum - out, running
 
     def preempt(self, v: int) -> None:
         """Give up running request v: free its blocks, swap its KV out (if the mode and the host
