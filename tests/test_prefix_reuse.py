@@ -115,7 +115,7 @@ def check_partition(sim: ReplicaSim) -> None:
     assert reuse is not None
     size, exclusive = sim.block_size, 0
     for i in sim.running:
-        decoding = sim.cohort.member[i]
+        decoding = i in sim.cohort
         held = -(-sim.cohort.context(i, sim.step) // size) if decoding else sim.held[i]
         exclusive += held - reuse.shared[i]
     cache = reuse.cache

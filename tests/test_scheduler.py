@@ -179,14 +179,22 @@ def test_sglang_horizon_agrees_with_the_rule_step_by_step(
     steps = np.arange(50, dtype=np.int64)
     free_after = np.maximum(free - 2 * steps, 0)
     x = np.array(future, dtype=np.int64)
-    hit = sglang_first_admissible_step(
-        need_tokens=need,
-        blocks_now=1,
-        free_blocks_after=free_after,
-        block_size=16,
-        ratios=ratio.values(0.7, ratio_steps + steps),
-        future_tokens=x,
-    )
+    ratios = ratio.values(0.7, ratio_steps + steps)
+
+    def first_hit(lo: int, hi: int) -> int | None:
+        return sglang_first_admissible_step(
+            need_tokens=need,
+            blocks_now=1,
+            free_blocks_after=free_after[lo:hi],
+            block_size=16,
+            ratios=ratios[lo:hi],
+            future_tokens=np.sort(x),
+            first=lo,
+        )
+
+    hit = first_hit(0, 50)
+    # scanned in two windows (as `_sglang_limit` does), the first hit is the same
+    assert (first_hit(0, 17) if first_hit(0, 17) is not None else first_hit(17, 50)) == hit
     for j in range(50):
         view = View(
             free_blocks=int(free_after[j]),

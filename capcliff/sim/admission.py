@@ -61,7 +61,7 @@ class AdmissionView:
 def running_state(sim: ReplicaSim, step: int) -> RunningState:
     """The running set of `sim` at the start of `step`: the cohort advanced to `step`, then the
     request part way through its prefill (flagged `prefilling`)."""
-    members = np.flatnonzero(sim.cohort.member)
+    members = sim.cohort.members()
     generated = sim.cohort.generated_base[members] + step
     partial = sim.partial
     prefilling = np.zeros(len(members) + (partial is not None), dtype=bool)

@@ -31,7 +31,7 @@ class DecodeCohort:
         self.phase_counts = [0] * block_size
         self.context_base = np.zeros(size, dtype=np.int64)  # c0 - s0
         self.generated_base = np.zeros(size, dtype=np.int64)  # g0 - s0
-        self.member = np.zeros(size, dtype=bool)
+        self._members: dict[int, None] = {}  # the running set, not a scan over all requests
         self._context_bases = [0] * size  # the same bases as Python ints, for scalar reads
         self._generated_bases = [0] * size
         self._context_base_sum = 0
@@ -47,7 +47,7 @@ class DecodeCohort:
         base_c, base_g = context - step, generated - step
         self.context_base[i], self.generated_base[i] = base_c, base_g
         self._context_bases[i], self._generated_bases[i] = base_c, base_g
-        self.member[i] = True
+        self._members[i] = None
         self.count += 1
         self.phase_counts[-base_c % self.block_size] += 1
         self._prefix_phase = -1
@@ -65,7 +65,7 @@ class DecodeCohort:
     def remove(self, i: int, step: int) -> tuple[int, int]:
         """Take i out at the start of `step`; returns its (context, generated) then."""
         base_c, base_g = self._context_bases[i], self._generated_bases[i]
-        self.member[i] = False
+        del self._members[i]
         self.count -= 1
         self.phase_counts[-base_c % self.block_size] -= 1
         self._prefix_phase = -1
@@ -73,6 +73,13 @@ class DecodeCohort:
         self._generated_base_sum -= base_g
         self._version[i] += 1
         return base_c + step, base_g + step
+
+    def __contains__(self, i: int) -> bool:
+        return i in self._members
+
+    def members(self) -> IntArray:
+        """The members' indices, ascending: O(members), never a scan over every request."""
+        return np.sort(np.fromiter(self._members, dtype=np.int64, count=self.count))
 
     def context(self, i: int, step: int) -> int:
         """Context tokens of member i at the start of `step`."""
@@ -107,10 +114,10 @@ class DecodeCohort:
         pre = self._prefix_sums if step % size == self._prefix_phase else self._prefix(step)
         return (k // size) * self.count + pre[k % size]
 
-    def blocks_needed_by_step(self, step: int, k: int) -> IntArray:
-        """N(1) .. N(k) as an array."""
+    def blocks_needed_by_step(self, step: int, k: int, first: int = 0) -> IntArray:
+        """N(first + 1) .. N(k) as an array."""
         pre = np.asarray(self._prefix(step), dtype=np.int64)
-        j = np.arange(1, k + 1, dtype=np.int64)
+        j = np.arange(first + 1, k + 1, dtype=np.int64)
         needed: IntArray = (j // self.block_size) * self.count + pre[j % self.block_size]
         return needed
 

@@ -20,6 +20,9 @@ from capcliff.sim.policies import (
     sglang_first_admissible_step,
 )
 
+# Steps in the first window of `_sglang_limit`'s scan (set: any size gives the same answer).
+SGLANG_WINDOW_STEPS = 256
+
 if TYPE_CHECKING:
     from capcliff.sim.replica import ReplicaSim
 
@@ -186,24 +189,35 @@ def _admission_horizon(
 
 def _sglang_limit(sim: ReplicaSim, cand: Candidate, limit: int, *, step: int, free: int) -> int:
     """Steps from `step` (with `free` blocks free at its start) before SGLang's decaying ratio
-    would admit `cand` (as `sglang_admit` decides)."""
+    would admit `cand` (as `sglang_admit` decides). The horizon is scanned in windows that grow
+    4x from SGLANG_WINDOW_STEPS, so the arrays stay short and the scan stops at the first hit."""
     ratio, co = sim.rule.ratio, sim.cohort
     assert ratio is not None
-    steps = np.arange(limit, dtype=np.int64)
-    members = np.flatnonzero(co.member)
+    members = co.members()
     clip = SGLANG_CLIP_MAX_NEW_TOKENS
-    hit = sglang_first_admissible_step(
-        need_tokens=cand.prefill_tokens
+    future = np.sort(sim.requests.max_output_tokens[members] - (co.generated_base[members] + step))
+    need = (
+        cand.prefill_tokens
         + cand.kv_tokens
-        + min(cand.max_output_tokens - cand.generated_tokens, clip),
-        blocks_now=cand.blocks_now,
-        free_blocks_after=free - co.blocks_needed_by_step(step, limit),
-        block_size=sim.block_size,
-        ratios=ratio.values(sim.ratio_base, sim.ratio_steps + steps),
-        future_tokens=sim.requests.max_output_tokens[members] - (co.generated_base[members] + step),
-        clip=clip,
+        + min(cand.max_output_tokens - cand.generated_tokens, clip)
     )
-    return limit if hit is None else max(hit, 1)
+    lo, width = 0, SGLANG_WINDOW_STEPS
+    while lo < limit:
+        hi = min(limit, lo + width)
+        hit = sglang_first_admissible_step(
+            need_tokens=need,
+            blocks_now=cand.blocks_now,
+            free_blocks_after=free - co.blocks_needed_by_step(step, hi, lo),
+            block_size=sim.block_size,
+            ratios=ratio.values(sim.ratio_base, sim.ratio_steps + np.arange(lo, hi)),
+            future_tokens=future,
+            clip=clip,
+            first=lo,
+        )
+        if hit is not None:
+            return max(hit, 1)
+        lo, width = hi, 4 * width
+    return limit
 
 
 def advance_decode(sim: ReplicaSim, k: int, line: DecodeRun, blocked: bool) -> float:

@@ -293,8 +293,7 @@ class NewTokenRatio:
 
     def values(self, base: float, steps: IntArray) -> npt.NDArray[np.float64]:
         """`value` for many step counts at once (same arithmetic)."""
-        ratios: npt.NDArray[np.float64] = np.maximum(self.floor, base - steps * self.decay)
-        return ratios
+        return np.maximum(self.floor, base - steps * self.decay)  # type: ignore[no-any-return]
 
     def after_retraction(self, generated: int, max_output: int, running: int) -> float:
         """The base ratio after a retraction left `running` requests with these sums."""
@@ -312,20 +311,21 @@ def sglang_first_admissible_step(
     ratios: npt.NDArray[np.float64],
     future_tokens: IntArray,
     clip: int = SGLANG_CLIP_MAX_NEW_TOKENS,
+    first: int = 0,
 ) -> int | None:
     """First step j at which `sglang_admit` would admit a candidate needing `need_tokens` while
-    every running request gains one token per step. future_tokens: each running request's
-    max_new - generated at step 0 (unclipped); free_blocks_after[j]: free blocks at step j after
-    its decode allocations; ratios[j]: the ratio then. None if no j in the arrays admits."""
-    steps = np.arange(len(ratios), dtype=np.int64)
-    x = np.sort(future_tokens)
+    every running request gains one token per step (None if none in the arrays). future_tokens:
+    sorted max_new - generated at step 0 (unclipped) per running request; the arrays cover steps
+    first, first + 1, ...: free blocks at step j after its decode allocations; the ratio then."""
+    steps = np.arange(first, first + len(ratios), dtype=np.int64)
+    x = future_tokens
     below = np.concatenate([[0], np.cumsum(x)])
     cut = np.searchsorted(x, clip + steps, side="left")  # x < clip + j -> x - j < clip
     reserve_tokens = below[cut] + (clip + steps) * (len(x) - cut) - steps * len(x)
     free_tokens = free_blocks_after * block_size
     ok = (need_tokens < free_tokens - ratios * reserve_tokens) & (blocks_now <= free_blocks_after)
     hits = np.flatnonzero(ok)
-    return int(hits[0]) if len(hits) else None
+    return first + int(hits[0]) if len(hits) else None
 
 
 @dataclass(frozen=True)
