@@ -162,10 +162,10 @@ def cap_grid(workload: OnlineWorkload, replica: Replica) -> tuple[int, int]:
     return cliff, max(1, base)
 
 
-def _sample_sizes(cap: int, least: int | None) -> tuple[int, int]:
+def _sample_sizes(cap: int, least: int | None, doublings: int) -> tuple[int, int]:
     """(first, largest) sample of the stopping rule at `cap`; `least` raises the first."""
     first = max(MIN_FIRST, FIRST_PER_CAP * cap, least or 0)
-    return first, first * 2**MAX_DOUBLINGS
+    return first, first * 2**doublings
 
 
 def saturation_point(
@@ -179,7 +179,7 @@ def saturation_point(
 ) -> CapPoint:
     """Steady-state throughput at `cap` with every request waiting (the stopping rule's size;
     only its first size when not `settle_it`). `prior`: that first run, when already done."""
-    first, most = _sample_sizes(cap, least)
+    first, most = _sample_sizes(cap, least, workload.max_doublings(MAX_DOUBLINGS))
     if prior is not None and prior.cap == cap and prior.requests == first:
         result = prior.result
     else:

@@ -44,6 +44,7 @@ class Unit:
     sustained_rps: float
     cap: int  # max_num_seqs per engine replica
     e2e_mean_s: float
+    think_s: float = 0.0  # sessions: the mean think time before a request is sent
 
     @property
     def gpus(self) -> int:
@@ -51,14 +52,14 @@ class Unit:
         return self.layout.gpus
 
 
-def unit_of(ev: LayoutEval) -> Unit:
-    """The replica a fleet of this layout is built from."""
+def unit_of(ev: LayoutEval, think_s: float = 0.0) -> Unit:
+    """The replica a fleet of this layout is built from (`think_s`: users' mean think time)."""
     lay = ev.memory.layout
     state = ev.capacity.at_sustained
     if lay.ep > 1:
-        return Unit(lay, lay.dp, ev.sustained_rps, ev.capacity.cap, state.e2e_mean_s)
+        return Unit(lay, lay.dp, ev.sustained_rps, ev.capacity.cap, state.e2e_mean_s, think_s)
     one = Layout(tp=lay.tp, pp=lay.pp)
-    return Unit(one, 1, ev.capacity.sustained_rps, ev.capacity.cap, state.e2e_mean_s)
+    return Unit(one, 1, ev.capacity.sustained_rps, ev.capacity.cap, state.e2e_mean_s, think_s)
 
 
 def replicas_for(
@@ -73,7 +74,7 @@ def replicas_for(
     if offered_rps is not None:
         return max(1, math.ceil(offered_rps / usable - 1e-9))
     if clients is not None:
-        users = usable * unit.e2e_mean_s
+        users = usable * (unit.e2e_mean_s + unit.think_s)  # Little's law over a user's cycle
         return max(1, math.ceil(clients / users - 1e-9)) if users > 0 else None
     return None
 

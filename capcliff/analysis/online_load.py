@@ -14,12 +14,14 @@ from enum import StrEnum
 import numpy as np
 import numpy.typing as npt
 
+from capcliff.analysis.session_load import is_session_preset, session_requests
 from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
 from capcliff.errors import InputError
 from capcliff.sim.workload import Arrival, Requests
 
 FloatArray = npt.NDArray[np.float64]
 ARRIVAL_SEED_OFFSET = 1_000_003  # the arrival stream's seed: the workload's seed plus this
+SESSION_DOUBLINGS = 1  # set: a session backlog is doubled at most once (see `max_doublings`)
 
 
 class LoadKind(StrEnum):
@@ -40,10 +42,32 @@ class OnlineWorkload:
     label: str = ""
     _lengths: dict[int, Requests] = field(default_factory=dict)
     _gaps: dict[int, FloatArray] = field(default_factory=dict)
+    _loaded: dict[tuple[int, float | None, int | None], Requests] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.sessions:
+            self.label = str(self.choice.preset_name)
+            return
         label, _ = plan_workloads(replace(self._batch_choice(1)), self.seed)
         self.label = label
+
+    @property
+    def sessions(self) -> bool:
+        """A session preset: every sample is drawn whole at its load (`session_load`)."""
+        return self.choice.trace_lines is None and is_session_preset(self.choice.preset_name)
+
+    def max_doublings(self, default: int) -> int:
+        """How often the stopping rule may double a backlog. A session backlog changes its mix
+        as it drains (first turns first, long sessions last), so growing it does not settle its
+        batch means: SESSION_DOUBLINGS (set) bounds the work; the run says when unsettled."""
+        return min(default, SESSION_DOUBLINGS) if self.sessions else default
+
+    def _session_sample(self, n: int, rate: float | None, clients: int | None) -> Requests:
+        key = (n, rate, clients)
+        if key not in self._loaded:
+            name = str(self.choice.preset_name)
+            self._loaded[key] = session_requests(name, n, self.seed, clients=clients, rate_rps=rate)
+        return self._loaded[key]
 
     @property
     def kind(self) -> LoadKind:
@@ -74,6 +98,8 @@ class OnlineWorkload:
 
     def backlog(self, n: int) -> Requests:
         """n requests of the workload, every one waiting at t = 0 (a trace: as recorded)."""
+        if self.sessions:
+            return self._session_sample(n, None, None)
         key = 0 if self.is_trace else n
         if key not in self._lengths:
             _, series = plan_workloads(self._batch_choice(n), self.seed)
@@ -100,6 +126,8 @@ class OnlineWorkload:
         """n requests arriving at `rate_rps` (a trace: its timestamps scaled to that rate)."""
         if rate_rps <= 0:
             raise InputError(f"rate: must be > 0, got {rate_rps}")
+        if self.sessions:
+            return self._session_sample(n, rate_rps, None)
         base = self.backlog(n)
         if self.is_trace:
             offered = self.offered_rps()
@@ -115,6 +143,8 @@ class OnlineWorkload:
         """n requests sent by `clients` closed-loop users (each sends its next when one ends)."""
         if clients < 1:
             raise InputError(f"clients: must be >= 1, got {clients}")
+        if self.sessions:
+            return self._session_sample(n, None, clients)
         base = self.backlog(n)
         size = len(base)
         arrivals = np.zeros(size)

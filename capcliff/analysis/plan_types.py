@@ -7,6 +7,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 from capcliff.analysis.reuse_advice import ReuseAdvice
+from capcliff.analysis.session_load import SessionCapacity
 from capcliff.memory.report import LayoutSummary
 from capcliff.report_header import SimulationHeader
 
@@ -138,3 +139,4 @@ class PlanReport(SimulationHeader):
     notes: list[str] = Field(default_factory=list)  # overload, small samples
     fleet: list[FleetEntry] = Field(default_factory=list)  # cheapest first
     reuse: ReuseAdvice | None = None  # prefix caching and offload, for workloads that share content
+    sessions: SessionCapacity | None = None  # online session workloads: sessions, users, hits

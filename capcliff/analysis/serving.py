@@ -29,6 +29,7 @@ from capcliff.analysis.layout_capacity import (
     layout_memories,
 )
 from capcliff.analysis.online_load import OnlineWorkload
+from capcliff.analysis.online_reuse import mean_think_s, online_reuse
 from capcliff.analysis.parallel import parallel_map
 from capcliff.analysis.plan import PlanInputs, engine_flags, fit_fixes, served_model
 from capcliff.analysis.plan_types import (
@@ -102,7 +103,8 @@ def _mean_output(workload: OnlineWorkload) -> float:
 def _fleet_line(
     ctx: _Context, hardware: HardwareSpec, ev: LayoutEval, checked: Checked | None
 ) -> FleetEntry:
-    unit = unit_of(ev)
+    think = mean_think_s(ctx.workload)
+    unit = unit_of(ev, think)
     offered = ctx.workload.offered_rps()
     clients = ctx.workload.choice.clients
     replicas = replicas_for(
@@ -114,8 +116,8 @@ def _fleet_line(
         replicas = max(1, ev.memory.layout.gpus // unit.gpus)
     if offered is not None:
         served = offered
-    elif clients is not None and unit.e2e_mean_s > 0:
-        served = min(clients / unit.e2e_mean_s, replicas * unit.sustained_rps)
+    elif clients is not None and unit.e2e_mean_s + think > 0:
+        served = min(clients / (unit.e2e_mean_s + think), replicas * unit.sustained_rps)
     else:
         served = replicas * unit.sustained_rps * (1 - ctx.options.headroom)
     return fleet_entry(
@@ -158,7 +160,8 @@ def _load(ctx: _Context, best: LayoutEval | None, replicas: int | None) -> Load:
     if best is not None and offered is not None:
         saturated = offered > best.sustained_rps
     elif best is not None and clients is not None:
-        saturated = clients > best.sustained_rps * best.capacity.at_sustained.e2e_mean_s
+        cycle = best.capacity.at_sustained.e2e_mean_s + mean_think_s(ctx.workload)
+        saturated = clients > best.sustained_rps * cycle
     return Load(
         kind=ctx.workload.kind.value, offered_rps=offered, clients=clients,
         sustained_rps=None if best is None else best.sustained_rps, saturated=saturated,
@@ -238,7 +241,7 @@ def _recommend(
 ) -> PlanReport:
     dep, o = ctx.dep, ctx.options
     lay = best.memory.layout
-    unit = unit_of(best)
+    unit = unit_of(best, mean_think_s(ctx.workload))
     offered = ctx.workload.offered_rps()
     clients = ctx.workload.choice.clients
     needed = replicas_for(unit, offered_rps=offered, clients=clients, headroom=o.headroom)
@@ -259,6 +262,7 @@ def _recommend(
         dep, (best.memory, best.capacity.cap * lay.dp), rec, inputs,
         served_model(dep, local=o.serve_local_path),
     )  # fmt: skip
+    sessions, reuse = online_reuse(dep, best, ctx.workload, o.headroom)
     if load.saturated:
         notes.insert(0, _overload_note(load, best, entry, o.headroom))
     if checked is not None and not checked.meets:
@@ -274,7 +278,8 @@ def _recommend(
     return report.model_copy(
         update={
             "recommended": rec, "engine_flags": flags, "flag_warnings": warnings,
-            "load": load, "fleet": fleet, "notes": notes,
+            "load": load, "fleet": fleet, "notes": notes, "sessions": sessions,
+            "reuse": reuse,
         }
     )  # fmt: skip
 

@@ -111,7 +111,25 @@ def online_lines(report: PlanReport) -> list[str]:
             "requests/s); "
             f"{load.replicas_needed:,} replicas carry it with {report.headroom or 0:.0%} headroom"
         )
-    return lines + [f"note: {n}" for n in report.notes]
+    return lines + session_lines(report) + [f"note: {n}" for n in report.notes]
+
+
+def session_lines(report: PlanReport) -> list[str]:
+    """Session workloads: capacity per replica in sessions and users, the hit rate, and what
+    prefix caching and host offload are worth at the online load."""
+    from capcliff.cli.render_reuse import reuse_lines
+
+    s = report.sessions
+    if s is None:
+        return reuse_lines(report)
+    hit = "-" if s.prefix_cache_hit_rate is None else f"{s.prefix_cache_hit_rate:.0%}"
+    return [
+        f"Sessions: one replica carries {s.sessions_per_s:,.3f} sessions/s "
+        f"({s.requests_per_session:.2f} requests each) or {s.users:,.0f} users "
+        f"(think {s.mean_think_s:.1f} s per request); at the load: prefix-cache hit {hit}, "
+        f"{s.preemptions:,} preemptions",
+        *reuse_lines(report),
+    ]
 
 
 def _table(title: str, headers: tuple[str, ...], rows: list[list[str]]) -> Table:
