@@ -89,8 +89,9 @@ TPOT = [0.01, 0.01, 0.08, np.nan]
         (0.5, np.inf, 3),  # TTFT binds alone: 0, 1, 2 -> 1.5 requests/s
         (np.inf, 0.05, 3),  # TPOT binds alone: 0, 1, 3 -> 1.5 requests/s
         (0.49, 0.05, 1),  # one notch under request 1's TTFT: only request 0
+        (np.inf, 0.01, 3),  # TPOT exactly 0.01 meets a 0.01 limit: 0, 1 and 3 (no TPOT)
     ],
-    ids=["both", "ttft-only", "tpot-only", "ttft-boundary"],
+    ids=["both", "ttft-only", "tpot-only", "ttft-boundary", "tpot-boundary"],
 )
 def test_goodput_counts_requests_within_both_limits(
     one_at_a_time: SimResult, ttft_limit: float, tpot_limit: float, good: int
