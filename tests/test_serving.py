@@ -17,7 +17,12 @@ from capcliff.analysis.capacity import Replica, replica_capacity, steady_cliff
 from capcliff.analysis.fleet import Unit, fleet_entry, replicas_for
 from capcliff.analysis.online_load import OnlineWorkload
 from capcliff.analysis.parallel import parallel_map
-from capcliff.analysis.steady_state import WARMUP_FRACTION, relative_half_width
+from capcliff.analysis.steady_state import (
+    WARMUP_FRACTION,
+    SteadyState,
+    doublings_needed,
+    relative_half_width,
+)
 from capcliff.analysis.steady_state import steady_state as steady
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.catalogs import get_hardware, get_model, hardware_catalog
@@ -158,3 +163,28 @@ def test_an_online_sweep_reports_each_caps_steady_state() -> None:
     assert report["mode"] == "online"
     assert low["steady"]["saturated"] and not high["steady"]["saturated"]
     assert high["steady"]["ttft_p99_s"] < low["steady"]["ttft_p99_s"]
+
+
+@pytest.mark.parametrize(
+    ("rps_hw", "tpot_hw", "measured", "expected"),
+    [
+        # (0.116 / 0.05)^2 = 5.38 x the requests asked for; 4 < 5.38 <= 8: jump 4x (2 doublings)
+        (0.116, 0.039, 762, 2),
+        # (0.187 / 0.05)^2 = 13.99; 8 < 13.99 <= 16: jump 8x
+        (0.187, 0.051, 417, 3),
+        # (0.06 / 0.05)^2 = 1.44: one doubling, as the plain rule
+        (0.06, 0.025, 1_372, 1),
+        # too few measured, or no finite width: one doubling
+        (0.5, 0.5, 50, 1),
+        (math.inf, math.inf, 0, 1),
+    ],
+)
+def test_the_stopping_rule_skips_only_the_doublings_predicted_not_to_settle(
+    rps_hw: float, tpot_hw: float, measured: int, expected: int
+) -> None:
+    state = SteadyState(
+        requests=1_000, measured=measured, window_s=(0.0, 1.0), throughput_rps=1.0,
+        output_tok_s=1.0, arrival_rps=None, ttft_p99_s=1.0, tpot_p99_s=0.1, tpot_mean_s=0.1,
+        e2e_mean_s=1.0, rps_half_width=rps_hw, tpot_half_width=tpot_hw, queue_growing=False,
+    )  # fmt: skip
+    assert doublings_needed(state) == expected
