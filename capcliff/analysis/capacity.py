@@ -162,10 +162,13 @@ def cap_grid(workload: OnlineWorkload, replica: Replica) -> tuple[int, int]:
     return cliff, max(1, base)
 
 
-def _sample_sizes(cap: int, least: int | None, doublings: int) -> tuple[int, int]:
-    """(first, largest) sample of the stopping rule at `cap`; `least` raises the first."""
-    first = max(MIN_FIRST, FIRST_PER_CAP * cap, least or 0)
-    return first, first * 2**doublings
+def _sample_sizes(cap: int, least: int | None, workload: OnlineWorkload) -> tuple[int, int]:
+    """(first, largest) sample of the stopping rule at `cap`; `least` raises the first. A
+    session's requests run one after another, so a session backlog holds FIRST_PER_CAP x cap
+    sessions (x requests per session requests) to keep `cap` busy."""
+    per_cap = round(FIRST_PER_CAP * cap * workload.requests_per_unit())
+    first = max(MIN_FIRST, per_cap, least or 0)
+    return first, first * 2 ** workload.max_doublings(MAX_DOUBLINGS)
 
 
 def saturation_point(
@@ -179,7 +182,7 @@ def saturation_point(
 ) -> CapPoint:
     """Steady-state throughput at `cap` with every request waiting (the stopping rule's size;
     only its first size when not `settle_it`). `prior`: that first run, when already done."""
-    first, most = _sample_sizes(cap, least, workload.max_doublings(MAX_DOUBLINGS))
+    first, most = _sample_sizes(cap, least, workload)
     if prior is not None and prior.cap == cap and prior.requests == first:
         result = prior.result
     else:

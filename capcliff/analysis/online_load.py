@@ -14,14 +14,18 @@ from enum import StrEnum
 import numpy as np
 import numpy.typing as npt
 
-from capcliff.analysis.session_load import is_session_preset, session_requests
+from capcliff.analysis.session_load import (
+    is_session_preset,
+    requests_per_session,
+    session_requests,
+)
 from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
 from capcliff.errors import InputError
 from capcliff.sim.workload import Arrival, Requests
 
 FloatArray = npt.NDArray[np.float64]
 ARRIVAL_SEED_OFFSET = 1_000_003  # the arrival stream's seed: the workload's seed plus this
-SESSION_DOUBLINGS = 1  # set: a session backlog is doubled at most once (see `max_doublings`)
+SESSION_DOUBLINGS = 0  # set: a session backlog is not grown (see `max_doublings`)
 
 
 class LoadKind(StrEnum):
@@ -43,6 +47,7 @@ class OnlineWorkload:
     _lengths: dict[int, Requests] = field(default_factory=dict)
     _gaps: dict[int, FloatArray] = field(default_factory=dict)
     _loaded: dict[tuple[int, float | None, int | None], Requests] = field(default_factory=dict)
+    _per_session: float | None = None
 
     def __post_init__(self) -> None:
         if self.sessions:
@@ -61,6 +66,15 @@ class OnlineWorkload:
         as it drains (first turns first, long sessions last), so growing it does not settle its
         batch means: SESSION_DOUBLINGS (set) bounds the work; the run says when unsettled."""
         return min(default, SESSION_DOUBLINGS) if self.sessions else default
+
+    def requests_per_unit(self) -> float:
+        """Requests that run one after another: a session's (turns and fan-out, in a 1,000-request
+        backlog); 1 for single requests."""
+        if not self.sessions:
+            return 1.0
+        if self._per_session is None:
+            self._per_session = requests_per_session(self.backlog(1000))
+        return self._per_session
 
     def _session_sample(self, n: int, rate: float | None, clients: int | None) -> Requests:
         key = (n, rate, clients)

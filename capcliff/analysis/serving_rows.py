@@ -84,7 +84,10 @@ def recommendation_reasons_online(best: LayoutEval, found: dict[str, LayoutEval]
     dp_only = next(
         (ev for ev in found.values() if ev.memory.layout.tp == ev.memory.layout.pp == 1), None
     )
-    for other in [*others[:1], *([dp_only] if dp_only and dp_only is not best else [])]:
+    compared = others[:1]
+    if dp_only is not None and dp_only is not best and all(o is not dp_only for o in compared):
+        compared.append(dp_only)  # not twice when the runner-up is the data-parallel layout
+    for other in compared:
         name = other.memory.layout.name
         if other.sustained_rps > 0:
             ratio = best.sustained_rps / other.sustained_rps
