@@ -13,6 +13,7 @@ from capcliff.memory.budget import BudgetSettings, BudgetTerm, EngineName, Prove
 from capcliff.memory.engines import engine_defaults, sglang_mem_fraction_static
 from capcliff.memory.layout_memory import fit_reason
 from capcliff.memory.overheads import _forward_elements_per_token, cudagraph_capture_sizes
+from capcliff.memory.params import Component, layer_param_groups
 from capcliff.units import GIB
 
 
@@ -126,3 +127,10 @@ def test_gqa_activation_width_per_token() -> None:
     # = 21,504; hidden 4,096. Total 28,672.
     arch = get_model("llama-3.1-8b").arch
     assert _forward_elements_per_token(arch, parse_layout("tp2"), modular_moe=False) == 28_672
+
+
+def test_qwen3_layer_norm_parameters_include_q_and_k_norms() -> None:
+    # Qwen3-8B checkpoint, layer 0: input_layernorm and post_attention_layernorm [4,096] each,
+    # self_attn.q_norm and self_attn.k_norm [head_dim 128] each: 8,192 + 256 = 8,448.
+    groups = layer_param_groups(get_model("qwen3-8b").arch, 0)
+    assert sum(g.elements for g in groups if g.component is Component.NORMS) == 8_448
