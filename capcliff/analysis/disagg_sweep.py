@@ -20,11 +20,11 @@ from capcliff.analysis.solver import Slo, SweepPoint, simulated_cliff
 from capcliff.analysis.sweep import (
     CliffResult,
     SeriesResult,
-    kv_over_time,
     p99_analytic_cliff,
     point_result,
     sweet_spot_result,
 )
+from capcliff.analysis.sweep_series import kv_over_time
 from capcliff.analysis.workloads import is_online
 from capcliff.errors import InputError
 from capcliff.sim.workload import Requests

@@ -31,7 +31,8 @@ from capcliff.analysis.layout_capacity import (
 from capcliff.analysis.online_load import OnlineWorkload
 from capcliff.analysis.online_reuse import mean_think_s, online_reuse
 from capcliff.analysis.parallel import parallel_map
-from capcliff.analysis.plan import PlanInputs, engine_flags, fit_fixes, served_model
+from capcliff.analysis.plan import PlanInputs, fit_fixes
+from capcliff.analysis.plan_commands import engine_flags, served_model
 from capcliff.analysis.plan_types import (
     FleetEntry,
     Load,

@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from capcliff.check.spec import validation_lines
+from capcliff.check.spec_errors import validation_lines
 from capcliff.errors import CatalogError
 from capcliff.files import read_text
 

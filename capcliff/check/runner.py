@@ -26,7 +26,8 @@ from capcliff.check.report import (
     load_baseline,
 )
 from capcliff.check.scenario import Deployment, Outcome, deployment, outcome
-from capcliff.check.spec import DEFAULT_SPEC, Expectations, SpecFile, field_line, load_spec
+from capcliff.check.spec import DEFAULT_SPEC, Expectations, SpecFile, load_spec
+from capcliff.check.spec_errors import field_line
 from capcliff.errors import InputError
 from capcliff.memory.fit import largest_max_model_len
 

@@ -129,11 +129,12 @@ def calibrate(
     if fmt is OutputFormat.JSON:
         import json
 
-        from capcliff.cli.render import calibration_dict
+        from capcliff.cli.render_calibration import calibration_dict
 
         typer.echo(json.dumps(calibration_dict(result, written), indent=2))
     else:
-        from capcliff.cli.render import calibration_view, make_console
+        from capcliff.cli.render import make_console
+        from capcliff.cli.render_calibration import calibration_view
 
         make_console().print(calibration_view(result, written))
     if target is not None:

@@ -15,7 +15,6 @@ from capcliff.units import GB, GIB, format_bytes
 
 if TYPE_CHECKING:  # the simulator stack loads only for the commands that render it
     from capcliff.analysis.sweep import PointResult, SeriesResult, SweepReport
-    from capcliff.calibrate.compare import CalibrationResult
 
 # Columns of piped output when $COLUMNS is not set: wide enough that nothing wraps (tables do not
 # stretch to it; they take the width their cells need).
@@ -191,60 +190,6 @@ def hardware_table(specs: Iterable[HardwareSpec]) -> RenderableType:
         for spec in specs
     ]
     return fitted_table("Hardware", columns, rows, droppable=("HBM GB", "name"))
-
-
-def _figure(value: float) -> str:
-    return f"{value:,.0f}" if value >= 1000 else f"{value:,.3f}"
-
-
-def calibration_view(result: CalibrationResult, written: str | None) -> RenderableType:
-    """The log against capcliff's prediction, before and after the fitted terms."""
-    title = (
-        f"{result.engine.value} start-up log vs capcliff ({result.layout.name}, "
-        f"max_model_len {result.max_model_len:,})"
-    )
-    columns = [Column("figure", "left")] + [
-        Column(h) for h in ("logged", "modeled", "error", "calibrated")
-    ]
-    rows = [
-        [
-            fig.name,
-            _figure(fig.logged),
-            _figure(fig.predicted),
-            f"{fig.error * 100:+.1f} %",
-            _figure(fig.calibrated),
-        ]
-        for fig in result.figures
-    ]
-    table = fitted_table(title, columns, rows, droppable=("error",))
-    terms = ", ".join(f"{k} {v:.2f} GiB" for k, v in sorted(result.calibration.terms_gib.items()))
-    saved = written if written is not None else "nothing (pass -o FILE to write a calibration)"
-    lines = [f"fitted: {terms or 'nothing to fit'}", f"written: {saved}"]
-    lines += [f"note: {note}" for note in result.notes]
-    return Group(table, Text("\n".join(lines)))
-
-
-def calibration_dict(result: CalibrationResult, written: str | None) -> dict[str, object]:
-    """The calibration result as a JSON-ready object."""
-    return {
-        "schema_version": 1,
-        "engine": result.engine.value,
-        "layout": result.layout.name,
-        "max_model_len": result.max_model_len,
-        "figures": [
-            {
-                "name": f.name,
-                "logged": f.logged,
-                "modeled": f.predicted,
-                "error": f.error,
-                "calibrated": f.calibrated,
-            }
-            for f in result.figures
-        ],
-        "terms_gib": result.calibration.terms_gib,
-        "written": written,
-        "notes": list(result.notes),
-    }
 
 
 def make_console(width: int | None = None) -> Console:
