@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.disagg import DisaggSpec, PoolPlan, pool_plan, run_disagg
 from capcliff.analysis.disagg_flags import disagg_engine_settings
-from capcliff.analysis.disagg_report import DisaggregatedReport, disaggregated_report
+from capcliff.analysis.disagg_report import DisaggHeader, DisaggregatedReport, disaggregated_report
 from capcliff.analysis.fleet import hourly_cost, price_of
 from capcliff.analysis.plan import PlanInputs, build_plan_report, resolve_inputs, score
 from capcliff.analysis.plan_types import Objective, PlanReport
@@ -78,17 +78,9 @@ class AggregatedSummary(_Result):
     kv_headroom: float | None = None  # 1 - peak KV utilisation at the sweet spot
 
 
-class DisaggPlanReport(_Result):
+class DisaggPlanReport(DisaggHeader):
     """Everything `capcliff plan --disagg` prints."""
 
-    schema_version: int
-    model: str
-    hardware: str
-    gpus: int
-    engine: str
-    workload: str
-    num_requests: int
-    seed: int
     objective: str
     figures_from: str  # which simulation the serving figures (and so the costs) come from
     usd_per_gpu_hour: float

@@ -22,6 +22,19 @@ class _Result(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class DisaggHeader(_Result):
+    """The fields every disaggregated report (sweep and plan) opens with."""
+
+    schema_version: int
+    model: str
+    hardware: str
+    gpus: int
+    engine: str
+    workload: str
+    num_requests: int
+    seed: int
+
+
 class PoolReport(_Result):
     """One pool: its layout, size and load."""
 

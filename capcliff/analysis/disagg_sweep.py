@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pydantic import BaseModel, ConfigDict
-
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.disagg import DisaggSpec, pools_of, run_disagg
-from capcliff.analysis.disagg_report import DisaggregatedReport, disaggregated_report
+from capcliff.analysis.disagg_report import (
+    DisaggHeader,
+    DisaggregatedReport,
+    disaggregated_report,
+)
 from capcliff.analysis.solver import Slo, SweepPoint, simulated_cliff
 from capcliff.analysis.sweep import (
     CliffResult,
@@ -32,19 +34,9 @@ from capcliff.sim.workload import Requests
 SCHEMA_VERSION = 1
 
 
-class DisaggSweepReport(BaseModel):
+class DisaggSweepReport(DisaggHeader):
     """Everything `capcliff sweep --disagg` prints."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    schema_version: int
-    model: str
-    hardware: str
-    gpus: int
-    engine: str
-    workload: str
-    num_requests: int
-    seed: int
     series: SeriesResult  # the end-to-end serving figures per concurrency
     disaggregated: DisaggregatedReport  # at the sweet spot
     per_point: list[DisaggregatedReport]  # each concurrency's pools and transfers
