@@ -212,19 +212,23 @@ def _median(values: list[float]) -> str:
 
 def print_serving(outcomes: list[Outcome], rows: list[Row]) -> None:
     print("| row | engine | layout | clients | isl/osl | output tok/s | uncalibrated | LOO | "
-          "TPOT ms | uncalibrated | LOO | LOO fit | past cliff |")  # fmt: skip
-    print("|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|")
+          "TPOT ms | uncalibrated | LOO | TTFT s | uncalibrated | LOO fit | "
+          "past cliff |")  # fmt: skip
+    print("|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
     for o in outcomes:
         p, f = o.row.point, o.fit
         assert p is not None and o.row.layout is not None
         tpot = "-" if p.mean_tpot_s is None else f"{p.mean_tpot_s * 1e3:.2f}"
+        ttft = "-" if p.mean_ttft_s is None else f"{p.mean_ttft_s:.2f}"
+        ttft_err = _pct(f.modeled.ttft_s / p.mean_ttft_s - 1) if p.mean_ttft_s else "-"
         print(
             f"| {o.row.row_id} | {o.row.engine} | {o.row.layout.name} | {p.concurrency} | "
             f"{p.input_len}/{p.output_len} | {p.output_throughput_tok_s:,.1f} | "
             f"{1 / f.modeled.s_per_token:,.1f} ({_pct(f.throughput_error(f.modeled))}) | "
             f"{1 / f.calibrated.s_per_token:,.1f} ({_pct(f.throughput_error(f.calibrated))}) | "
             f"{tpot} | {_pct(f.tpot_error(f.modeled))} | {_pct(f.tpot_error(f.calibrated))} | "
-            f"{o.loo_terms} | {'yes' if f.modeled.preemptions else 'no'} |"
+            f"{ttft} | {f.modeled.ttft_s:.2f} ({ttft_err}) | {o.loo_terms} | "
+            f"{'yes' if f.modeled.preemptions else 'no'} |"
         )
     print()
     print("| engine | rows | throughput: uncalibrated | LOO | TPOT: uncalibrated | LOO |")
