@@ -114,6 +114,18 @@ def _max_model_len(flags: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def _offline_batched_tokens(r: dict[str, object], engine: str) -> int | None:
+    """vLLM V0's benchmark_throughput.py (0.6.x) declares `--enable-chunked-prefill` as a
+    store_true flag and passes `enable_chunked_prefill=False` to LLM(...) unless it is given, so
+    the engine's long-context default (chunked prefill above 32K) never applies; SchedulerConfig
+    then budgets max(max_model_len, 2048) tokens per step, and the profile run (which sizes the
+    activation peak, hence the KV pool) runs that many tokens. None: the engine's own default."""
+    flags, tool = str(r["server_flags"]), str(r["benchmark_tool"])
+    if engine != "vllm-v0" or "benchmark_throughput" not in tool or "chunked" in flags:
+        return None
+    return max(_max_model_len(flags) or 0, 2048)
+
+
 def _release(cell: str) -> str | None:
     """The release a row's engine_version cell names (sglang 0.4.3.post2, v0.5.12-cu130), or
     None (not recorded: the latest modelled profile)."""
@@ -149,6 +161,7 @@ def serving_rows() -> list[Row]:
         settings = settings_of(
             {"engine": engine, "weight_dtype": model[1],
              "max_model_len": _max_model_len(str(r["server_flags"])),
+             "max_num_batched_tokens": _offline_batched_tokens(r, engine),
              "engine_version": _release(str(r["engine_version"]))}
         )  # fmt: skip
         try:
