@@ -82,7 +82,10 @@ def profile_efficiency(
     fabric matches; attention and MoE efficiencies. `fitted` (`fixed_s`, `scale`) replaces the
     per-step time and scales the rest, as `capcliff calibrate` fits them."""
     fitted = fitted or {}
-    per_layer_s = kernels_per_layer(arch, tp=layout.tp) * profile.kernel_floor_s
+    floor = profile.kernel_floor_s
+    if arch.mla is not None and profile.mla_kernel_floor_s is not None:
+        floor = profile.mla_kernel_floor_s
+    per_layer_s = kernels_per_layer(arch, tp=layout.tp) * floor
     overhead = dp_host_overhead_s(profile, layout) + arch.num_layers * per_layer_s
     mla = arch.mla is not None
     kv_fraction = profile.mla_attention_efficiency if mla else profile.gqa_attention_efficiency

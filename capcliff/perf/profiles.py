@@ -109,6 +109,22 @@ SGLANG_DPA_OVERLAP_SOURCE = (
 # 325-340 s: 5.7-6.5 % of 989 TFLOP/s. 6 %, a derived figure: the PR names no GPU (H100 and H200
 # have the same BF16 peak) and 4,096- or 16,384-token chunks put it at 6.4 % or 4.2 %.
 TRITON_MLA_EXTEND_EFFICIENCY = 0.06
+# SGLang 0.4.0-0.4.3, MLA (DeepSeek) models: what one kernel of a decode layer costs at small batch,
+# derived from a public single-request measurement, not from the benchmark rows: on 8 x H200
+# (nvidia-smi in the thread), TP 8, SGLang of early February 2025 (0.4.2), "H200*8 with R1 or V3
+# get about 30-35 tokens/sec" (sgl-project/sglang issue #3196, 2025-02-08; a maintainer answers
+# that torch.compile, which fuses small ops, reaches 50). 28.6-33.3 ms per token against capcliff's
+# 3.0 ms roofline of that step (R1, one request, short context, without kernel floors) leaves
+# 25.6-30.3 ms over 61 layers x 33 kernels: 12.7-15.1 us per kernel; 13.8 us from the middle,
+# 30.8 ms. Those releases ran DeepSeek's decode on Triton kernels (block-FP8 GEMMs, fused MoE, the
+# MLA decode kernel) and unfused torch ops (grouped top-k, per-token-group quantisation), which
+# later releases replaced (DeepGEMM, FlashMLA, fused gate); the 0.4.4 boundary is where those
+# landed, not checked against each tag.
+SGLANG_04_MLA_KERNEL_S = 13.8 * MICRO
+SGLANG_04_MLA_KERNEL_SOURCE = (
+    "sgl-project/sglang issue #3196: R1/V3 on 8 x H200 TP 8, about 30-35 tok/s single request "
+    "(Feb 2025); 13.8 us per decode kernel derived"
+)
 TRITON_MLA_EXTEND_SOURCE = (
     "sglang < 0.4.6 Triton MLA backend, absorbed extend (deepseek_v2.py no_absorb); derived "
     "from sgl-project/sglang PR #3550's Triton run: 6 % of dense BF16 peak"
@@ -136,6 +152,8 @@ class EngineProfile:
     # MLA models: the fraction of dense BF16 peak the prefill (extend) attention kernel reaches
     # (None: the model's MFU of the compute dtype's peak, as for every other FLOP).
     mla_extend_efficiency: float | None = None
+    # MLA models: the kernel floor of a decode layer's kernels (None: kernel_floor_s).
+    mla_kernel_floor_s: float | None = None
 
     @property
     def label(self) -> str:
@@ -167,6 +185,7 @@ OVERRIDABLE_PROFILE_TERMS = (
     "dp_attention_host_overhead_s",
     "dp_eager_op_s",
     "mla_extend_efficiency",
+    "mla_kernel_floor_s",
 )
 
 _COMMON_SOURCES = (
@@ -224,8 +243,21 @@ _SGLANG_PRE_0_4_6 = dataclasses.replace(
     mla_extend_efficiency=TRITON_MLA_EXTEND_EFFICIENCY,
     sources=(*_SGLANG_PRE_0_4_8.sources, ("mla_extend_efficiency", TRITON_MLA_EXTEND_SOURCE)),
 )
+_SGLANG_PRE_0_4_4 = dataclasses.replace(
+    _SGLANG_PRE_0_4_6,
+    version=(
+        "0.4.0 - 0.4.3 (DP attention: overlap scheduler off, idle ranks eager; "
+        "Triton MLA extend; DeepSeek decode kernels 13.8 us)"
+    ),
+    mla_kernel_floor_s=SGLANG_04_MLA_KERNEL_S,
+    sources=(*_SGLANG_PRE_0_4_6.sources, ("mla_kernel_floor_s", SGLANG_04_MLA_KERNEL_SOURCE)),
+)
 OLDER_PROFILES: dict[EngineName, tuple[tuple[tuple[int, ...], EngineProfile], ...]] = {
-    EngineName.SGLANG: (((0, 4, 6), _SGLANG_PRE_0_4_6), ((0, 4, 8), _SGLANG_PRE_0_4_8)),
+    EngineName.SGLANG: (
+        ((0, 4, 4), _SGLANG_PRE_0_4_4),
+        ((0, 4, 6), _SGLANG_PRE_0_4_6),
+        ((0, 4, 8), _SGLANG_PRE_0_4_8),
+    ),
 }
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 
