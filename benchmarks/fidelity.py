@@ -31,7 +31,12 @@ from capcliff.analysis.step_fit import (
     modeled_fixed_s,
     point_bases,
 )
-from capcliff.calibrate.benchmarks import BenchmarkPoint, engine_of, layout_of
+from capcliff.calibrate.benchmarks import (
+    CLIENT_TURNAROUND_S,
+    BenchmarkPoint,
+    engine_of,
+    layout_of,
+)
 from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import Layout, parse_layout
 from capcliff.errors import CapcliffError
@@ -94,6 +99,7 @@ def _point(r: dict[str, object], row_id: str) -> BenchmarkPoint:
     tpot = r["mean_tpot_ms"]
     point = BenchmarkPoint(
         row_id, c, isl, osl,
+        client_turnaround_s=CLIENT_TURNAROUND_S,
         num_requests=None if pd.isna(r["num_requests"]) else int(float(str(r["num_requests"]))),
         output_throughput_tok_s=float(str(r["output_throughput_tok_s"])),
         mean_tpot_s=None if pd.isna(tpot) else float(str(tpot)) / 1e3,
@@ -103,7 +109,9 @@ def _point(r: dict[str, object], row_id: str) -> BenchmarkPoint:
         # Offline: num_prompts = the batch; the published tokens_per_second counts input and
         # output tokens (B34: 4 x (128 + 2,048) / 71.27 s = 122.1): output = c x osl / e2e.
         e2e_s = float(str(r["mean_e2e_latency_ms"])) / 1e3
-        return replace(point, num_requests=c, output_throughput_tok_s=c * osl / e2e_s)
+        return replace(
+            point, num_requests=c, output_throughput_tok_s=c * osl / e2e_s, client_turnaround_s=0.0
+        )
     if "InferenceX" in tool:
         return replace(point, num_requests=10 * c, range_ratio=INFERENCEX_RANGE_RATIO)
     return point
