@@ -20,12 +20,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.simulate import scenario  # noqa: E402
-from capcliff.sim.config import PreemptionMode, SimConfig  # noqa: E402
-from capcliff.sim.replica import ReplicaSim  # noqa: E402
-from capcliff.sim.simulate import make_policy, simulate  # noqa: E402
-from capcliff.sim.workload import Requests  # noqa: E402
-from tests.simtools import (  # noqa: E402
+from benchmarks.simulate import scenario
+from capcliff.sim.config import PreemptionMode, SimConfig
+from capcliff.sim.replica import ReplicaSim
+from capcliff.sim.simulate import make_policy, simulate
+from capcliff.sim.workload import Requests
+from tests.simtools import (
     POLICIES,
     PREEMPTING_POLICIES,
     pressure_case,

@@ -58,7 +58,12 @@ def _admit(sim: ReplicaSim, budget: int, free: int) -> tuple[Admitted, bool, int
     waiting, running, max_seqs = sim.waiting, sim.running, sim.max_num_seqs
     if not (waiting and budget > 0 and len(running) < max_seqs):
         return [], False, free, 0
-    prompt, generated, host_kv, whole = sim.prompt, sim.generated, sim.host_kv, sim.whole_prompt_blocks
+    prompt, generated, host_kv, whole = (
+        sim.prompt,
+        sim.generated,
+        sim.host_kv,
+        sim.whole_prompt_blocks,
+    )
     context, held, admit_seq, landed = sim.context, sim.held, sim.admit_seq, sim.landed
     size = sim.block_size
     admitted: Admitted = []

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from capcliff.sim.admit_step import exact_step
 from capcliff.sim.policies import (
     SGLANG_CLIP_MAX_NEW_TOKENS,
     Candidate,
     sglang_first_admissible_step,
 )
-from capcliff.sim.admit_step import exact_step
 from capcliff.sim.thrash import empty_step, handles, run_thrash
 
 # Steps in the first window of `_sglang_limit`'s scan (set: any size gives the same answer).

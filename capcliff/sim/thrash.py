@@ -51,25 +51,77 @@ def handles(sim: ReplicaSim) -> bool:
 def run_thrash(sim: ReplicaSim) -> None:
     """Preemption events while the next step runs out of blocks (`handles(sim)` must hold, and the
     next step must be a decode step of the whole cohort that needs more blocks than are free):
-    exactly what `fast_forward._preempt_then_decode` does, event for event."""
-    co, rec, size, needs = sim.cohort, sim.rec, sim.block_size, sim.cohort.phase_counts
-    running, arrivals, max_steps = sim.running, sim.arrivals, sim.config.max_steps
+    exactly what `fast_forward._preempt_then_decode` does, event for event: the victims, then the
+    run of decode steps (`advance_decode`) to the first of the blocks running out, the next
+    finish, and the step the head of the queue is admitted in."""
+    co, rec, size, total = sim.cohort, sim.rec, sim.block_size, sim.total
+    needs, decode_line, record = co.phase_counts, sim.model.decode_line, rec.record
+    running, waiting = sim.running, sim.waiting
     while True:
         _give_up_latest(sim)
-        count = co.count
+        count, step, free = co.count, sim.step, sim.free
         if count == 0:
             empty_step(sim)
             return
-        _decode_run(sim, count)
-        count = co.count
-        if (
-            count == 0
-            or len(running) != count
-            or needs[sim.step % size] <= sim.free
-            or (arrivals and arrivals[0][0] <= sim.now_s)
-            or rec.steps > max_steps
-        ):
+        line = decode_line(count, co.context_sum(step) + count)
+        first_s = line.step_s(0)
+        if rec.first_saturation is None:
+            rec.first_saturation = (step, sim.now_s + first_s)
+        fit, left = _steps_that_fit(sim, count)
+        finish = co.next_finish_step()
+        assert finish is not None
+        limit = min(fit, finish - step + 1)  # >= 1: the first step fits, nobody has finished
+        verdict = _head_refused(sim, count) if limit > 1 else None
+        if verdict is False:
+            limit = 1
+        phase_need = needs[step % size]
+        used_first = total - free + phase_need
+        if limit == 1:
+            free -= phase_need
+        elif limit != fit or left < 0:
+            free -= co.blocks_needed(step, limit)
+        else:
+            free = left
+        duration = line.total_s(limit)
+        start = sim.now_s
+        sim.free, sim.now_s = free, start + duration
+        last = step + limit - 1
+        if finish == last:
+            _finish(sim, last)
+        sim.step = last + 1
+        sim.ratio_steps += limit
+        hbm, tokens = line.total_bytes(limit), count * limit
+        used_last = total - free
+        record(
+            limit, start, duration, used_first, used_last, len(running), len(waiting), hbm, tokens
+        )
+        if verdict:
+            rec.blocked_steps += limit - 1
+            rec.blocked_s += duration - first_s
+        if not _still_thrashing(sim):
             return
+
+
+def _still_thrashing(sim: ReplicaSim) -> bool:
+    """Whether the next step is again a decode step of the whole cohort that runs out of blocks,
+    with no arrival due (`_preempt_then_decode`'s loop condition)."""
+    co, arrivals = sim.cohort, sim.arrivals
+    count = co.count
+    return not (
+        count == 0
+        or len(sim.running) != count
+        or co.phase_counts[sim.step % co.block_size] <= sim.free
+        or (arrivals and arrivals[0][0] <= sim.now_s)
+        or sim.rec.steps > sim.config.max_steps
+    )
+
+
+def _finish(sim: ReplicaSim, last: int) -> None:
+    """The members whose last token was generated in step `last` leave and free their blocks."""
+    co = sim.cohort
+    for i in co.pop_finishing(last):
+        ctx, _ = co.remove(i, last + 1)
+        sim.complete(i, -(-ctx // sim.block_size))
 
 
 def _give_up_latest(sim: ReplicaSim) -> None:
@@ -96,53 +148,6 @@ def _give_up_latest(sim: ReplicaSim) -> None:
             rec.first_preemption = (step, now)
     sim.free = free
     sim.dirty = True
-
-
-def _decode_run(sim: ReplicaSim, count: int) -> None:
-    """The preemption step and the decode steps after it (`advance_decode`), to the first of:
-    the blocks running out, the next finish, and the step the head of the queue is admitted in."""
-    co, rec, step, free, size = sim.cohort, sim.rec, sim.step, sim.free, sim.block_size
-    needs = co.phase_counts
-    line = sim.model.decode_line(count, co.context_sum(step) + count)
-    first_s = line.step_s(0)
-    if rec.first_saturation is None:
-        rec.first_saturation = (step, sim.now_s + first_s)
-    fit, left = _steps_that_fit(sim, count)
-    finish = co.next_finish_step()
-    assert finish is not None
-    limit = max(1, min(fit, finish - step + 1))
-    blocked = False
-    if limit > 1:  # admission resumes in the step after the preemption step
-        blocked = _head_refused(sim, count)
-        if blocked is None:
-            blocked = False
-        elif not blocked:
-            limit = 1
-    phase_need = needs[step % size]
-    used_first = sim.total - free + phase_need
-    if limit == 1:
-        free -= phase_need
-    elif limit == fit and left >= 0:
-        free = left
-    else:
-        free -= co.blocks_needed(step, limit)
-    duration = line.total_s(limit)
-    start = sim.now_s
-    sim.free, sim.now_s = free, start + duration
-    last = step + limit - 1
-    if finish == last:
-        for i in co.pop_finishing(last):
-            ctx, _ = co.remove(i, last + 1)
-            sim.complete(i, -(-ctx // size))
-    sim.step = last + 1
-    sim.ratio_steps += limit
-    running, waiting = len(sim.running), len(sim.waiting)
-    hbm = line.total_bytes(limit)
-    used_last = sim.total - free
-    rec.record(limit, start, duration, used_first, used_last, running, waiting, hbm, count * limit)
-    if blocked:
-        rec.blocked_steps += limit - 1
-        rec.blocked_s += duration - first_s
 
 
 def _steps_that_fit(sim: ReplicaSim, count: int) -> tuple[int, int]:
@@ -173,6 +178,7 @@ def _head_refused(sim: ReplicaSim, count: int) -> bool | None:
         return None
     head = waiting[0]
     kv = sim.host_kv[head]
+    blocks: int
     if kv:
         blocks = -(-(kv + 1) // size)
     else:
