@@ -1,0 +1,85 @@
+"""A decode replica whose requests land with their prompt's KV: admissions folded into decode runs.
+
+A request whose KV was computed by a prefill pool lands with its prompt's KV (b tokens) and its
+first token. Its admission step computes one token after b (`ReplicaSim(landed=True)` admits it
+like a swap-in that costs nothing to move), so the step prices exactly as a decode step with one
+more sequence: `step_load` gives a 1-token chunk after b tokens 1 token, 1 sequence, b + 1
+context and b + 1 attention pairs, which is what a decoding member of context b adds. Its
+blocks also match: the admission takes ceil((b + 1) / B), a member holding ceil(b / B) takes one
+more in that step exactly when b is a multiple of B.
+
+So when the next step would be such a step (no request part way through its prefill, no
+preemption, only landed requests admitted and the queue empty after them, no prefix cache),
+`LandedReplicaSim` admits them as the engine would (the policy decides, as in `begin_step`) and
+then adds them to the decode cohort at that step instead of running it alone: the step becomes
+the first step of the next run of identical decode steps. Per landing this saves one event (the
+admission step, its step-time call and its timeline record); every request's timings, block
+counts, preemptions and step count stay those of the exact step (tests/test_disagg.py compares
+with the step-by-step reference under every policy). When the queue is not empty after the
+admissions (KV, the token budget or the seat limit refused the next one), the step is finished
+exactly instead, as `ReplicaSim.run_step` would.
+"""
+
+from __future__ import annotations
+
+from capcliff.sim.fast_forward import fast_forward
+from capcliff.sim.policies import VictimOrder
+from capcliff.sim.replica import ReplicaSim
+from capcliff.sim.step_plan import PlannedStep, step_load
+
+
+class LandedReplicaSim(ReplicaSim):
+    """`ReplicaSim(landed=True)` whose landing admissions join the decode run they start."""
+
+    def run_step(self) -> None:
+        """One engine step; an admission of landed KV only is folded into the decode run."""
+        if self.partial is not None or self.reuse is not None or not self.waiting:
+            super().run_step()
+            return
+        cohort = self.cohort
+        needs = cohort.needs_at(self.step)
+        if needs > self.free or len(self.running) != cohort.count:
+            super().run_step()  # victims first, or a request in prefill: the exact step
+            return
+        # begin_step with no request in prefill and no victim
+        self.swap_out_tokens = self.swap_in_tokens = 0
+        decoders = cohort.count
+        self.free -= needs
+        admitted, blocked = self._admit(self.config.max_num_batched_tokens - decoders, False)
+        prompt, generated = self.prompt, self.generated
+        landed_only = self.swap_in_tokens == 0 and all(
+            chunk == 1 and before == prompt[i] + generated[i] - 1 for i, before, chunk in admitted
+        )
+        if self.waiting or blocked or not admitted or not landed_only:
+            load = step_load(decoders, cohort.context_sum(self.step) + decoders, admitted)
+            swap_s = self.capacity.swap_seconds(self.swap_in_tokens) if self.swap_in_tokens else 0.0
+            planned = PlannedStep(0, admitted, False, blocked, load, swap_s)
+            self.finish_step(planned, self.model.step_time_s(*load))
+            return
+        self.free += needs  # the run allocates this step's blocks, the new members' included
+        self._join_cohort(admitted)
+        count = cohort.count
+        first_s = self.now_s + self.model.decode_line(
+            count, cohort.context_sum(self.step) + count
+        ).step_s(0)  # the run's first step is the admission step: it emits token 2
+        ran = fast_forward(self)
+        assert ran, "a decode run starts at a folded admission"
+        for i, _, _ in admitted:
+            self.first_token_s[i] = first_s
+
+    def _join_cohort(self, admitted: list[tuple[int, int, int]]) -> None:
+        """Make the requests just admitted decoding members from this step on (as `_end_step`
+        and `_advance` would at its end), handing back the block each took for the token the
+        step writes: the cohort allocates it."""
+        size, step, cohort = self.block_size, self.step, self.cohort
+        for i, before, _ in admitted:
+            self.free += self.held[i] - -(-before // size)
+            self.full_blocks_sum += -(-(self.prompt[i] + self.max_output[i]) // size)
+            self.max_output_sum += self.max_output[i]
+            self.host_kv[i] = 0
+            cohort.add(
+                i, context=before, generated=self.generated[i], output=self.output[i], step=step
+            )
+            if self.rule.victim_order is VictimOrder.FEWEST_GENERATED:
+                cohort.track_victims(i, prompt=self.prompt[i], admit_seq=self.admit_seq[i])
+        self.dirty = True
