@@ -35,11 +35,29 @@ if TYPE_CHECKING:
 _BLOCKS_FIT_RULES = (vllm_admit, trtllm_max_util_admit)
 
 
+# The ReplicaSim methods these loops stand in for: a subclass that overrides one (the disaggregated
+# decode pool's `LandedReplicaSim` folds its own admissions) keeps the general path.
+_STOOD_IN_FOR = ("run_step", "begin_step", "_admit", "head_admissible", "head_verdict", "preempt")
+
+
+_PLAIN: dict[type, bool] = {}
+
+
+def _plain_replica(cls: type) -> bool:
+    """Whether `cls` inherits every method in `_STOOD_IN_FOR` from `ReplicaSim` unchanged."""
+    plain = _PLAIN.get(cls)
+    if plain is None:
+        methods = (getattr(cls, name) for name in _STOOD_IN_FOR)
+        plain = _PLAIN[cls] = all(m.__module__ == "capcliff.sim.replica" for m in methods)
+    return plain
+
+
 def handles(sim: ReplicaSim) -> bool:
-    """Whether `run_thrash` applies to `sim`'s policy and settings."""
+    """Whether `run_thrash` and `admit_step.exact_step` apply to `sim`'s policy and settings."""
     rule = sim.rule
     return (
         sim.preempts_latest_and_waits
+        and _plain_replica(type(sim))
         and sim.reuse is None
         and not rule.event_triggered
         and rule.ratio is None
