@@ -315,6 +315,9 @@ def test_lockstep_ranks_folding_landings_match_ranks_that_step_through_them(
     def run(sim: type[ReplicaSim]) -> list:  # type: ignore[type-arg]
         ranks = [sim(requests.subset(idx), pool.model.local, capacity, config, rule,
                      landed=True) for idx in owners]  # fmt: skip
+        for rank in ranks:
+            if isinstance(rank, LandedReplicaSim):
+                rank.in_lockstep = True
         return LockstepSim(ranks, pool.model, group=2).run()
 
     exact, folded = run(ReplicaSim), run(LandedReplicaSim)

@@ -38,6 +38,25 @@ class LandedReplicaSim(ReplicaSim):
     """`ReplicaSim(landed=True)` whose landing admissions join the decode run they start."""
 
     folded: list[int] | None = None  # joined the run starting now; first token at its 1st step
+    in_lockstep = False  # a `LockstepSim` prices the steps: first tokens from `first_tokens_at`
+
+    def take_arrivals(self) -> None:
+        """Queue what has arrived; a lone landing that the next step would admit joins the decode
+        run at once (alone, this replica's own clock gives its first token)."""
+        super().take_arrivals()
+        if not self.in_lockstep and self.fold_single_landing():
+            self._first_tokens_now()
+
+    def _first_tokens_now(self) -> None:
+        """The first tokens of the requests folded into the run starting now: the end of its
+        first step (the admission step, which emits token 2), on this replica's decode line."""
+        cohort, folded = self.cohort, self.folded or []
+        count = cohort.count
+        line = self.model.decode_line(count, cohort.context_sum(self.step) + count)
+        first_s = self.now_s + line.step_s(0)
+        for i in folded:
+            self.first_token_s[i] = first_s
+        self.folded = None
 
     def run_step(self) -> None:
         """One engine step; an admission of landed KV only is folded into the decode run."""
@@ -66,14 +85,10 @@ class LandedReplicaSim(ReplicaSim):
             return
         self.free += needs  # the run allocates this step's blocks, the new members' included
         self._join_cohort(admitted)
-        count = cohort.count
-        first_s = self.now_s + self.model.decode_line(
-            count, cohort.context_sum(self.step) + count
-        ).step_s(0)  # the run's first step is the admission step: it emits token 2
+        self.folded = [i for i, _, _ in admitted]
+        self._first_tokens_now()
         ran = fast_forward(self)
         assert ran, "a decode run starts at a folded admission"
-        for i, _, _ in admitted:
-            self.first_token_s[i] = first_s
 
     def fold_single_landing(self) -> bool:
         """Fold the admission of the one landed request waiting, if the next step would admit it
