@@ -187,6 +187,31 @@ def test_cli_one_row_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFi
     assert "1 point cannot fit 2 terms" in err and len(err.strip().splitlines()) == 1
 
 
+def test_cli_fits_from_the_named_release(tmp_path: Path) -> None:
+    # SGLang 0.4.3 DP-attention rows (B02-B06) fitted from that release's profile; the file
+    # records the release. The fitted fixed time lands near the profile's derived one (28.1 ms:
+    # 61 x 31 kernels x 13.8 us + 2 ms host time), which no row was used to set.
+    out = tmp_path / "dpa.toml"
+    args = ["calibrate", str(REFERENCE), "--model", "deepseek-r1", "--gpu", "h200-sxm",
+            "--gpus", "8", "--layout", "dpa8", "--engine", "sglang", "--engine-version", "0.4.3",
+            "-o", str(out)]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "step-time profile: sglang 0.4.0 - 0.4.3" in result.output
+    calibration = load_calibration(out)
+    assert calibration.engine_version == "0.4.3"
+    assert calibration.step_time is not None
+    assert calibration.step_time.fixed_s == pytest.approx(28.1e-3, rel=0.15)
+
+
+def test_cli_bad_release_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["calibrate", str(REFERENCE), "--model", "deepseek-r1", "--gpus", "8",
+            "--engine", "sglang", "--engine-version", "latest"]  # fmt: skip
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--engine-version" in err and len(err.splitlines()) == 1
+
+
 def test_cli_no_matching_rows_names_the_flags(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["calibrate", str(REFERENCE), "--model", "llama-3.1-8b", "--gpus", "8"])
     assert code == 2

@@ -145,6 +145,9 @@ def _run_pool(
             for idx in mine
         ]
         if group > 1 and ranks:
+            for rank in ranks:
+                if isinstance(rank, LandedReplicaSim):
+                    rank.in_lockstep = True  # the group's clock times its steps
             runs.extend(LockstepSim(ranks, pool.model, group=group).run())
         else:
             runs.extend(rank.run() for rank in ranks)

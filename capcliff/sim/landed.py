@@ -18,6 +18,12 @@ counts, preemptions and step count stay those of the exact step (tests/test_disa
 with the step-by-step reference under every policy). When the queue is not empty after the
 admissions (KV, the token budget or the seat limit refused the next one), the step is finished
 exactly instead, as `ReplicaSim.run_step` would.
+
+Attention-DP ranks in lockstep (`LockstepSim`) price each step together, so a rank cannot finish
+an admission step on its own: there `fold_landing` folds only what it can decide before changing
+anything, the one landed request waiting when the policy's verdict on it (`head_verdict`, which
+reads without changing) is to admit it; the group's clock then gives the end of that first step,
+the request's first token (`first_tokens_at`).
 """
 
 from __future__ import annotations
@@ -30,6 +36,27 @@ from capcliff.sim.step_plan import PlannedStep, step_load
 
 class LandedReplicaSim(ReplicaSim):
     """`ReplicaSim(landed=True)` whose landing admissions join the decode run they start."""
+
+    folded: list[int] | None = None  # joined the run starting now; first token at its 1st step
+    in_lockstep = False  # a `LockstepSim` prices the steps: first tokens from `first_tokens_at`
+
+    def take_arrivals(self) -> None:
+        """Queue what has arrived; a lone landing that the next step would admit joins the decode
+        run at once (alone, this replica's own clock gives its first token)."""
+        super().take_arrivals()
+        if not self.in_lockstep and self.fold_single_landing():
+            self._first_tokens_now()
+
+    def _first_tokens_now(self) -> None:
+        """The first tokens of the requests folded into the run starting now: the end of its
+        first step (the admission step, which emits token 2), on this replica's decode line."""
+        cohort, folded = self.cohort, self.folded or []
+        count = cohort.count
+        line = self.model.decode_line(count, cohort.context_sum(self.step) + count)
+        first_s = self.now_s + line.step_s(0)
+        for i in folded:
+            self.first_token_s[i] = first_s
+        self.folded = None
 
     def run_step(self) -> None:
         """One engine step; an admission of landed KV only is folded into the decode run."""
@@ -58,14 +85,34 @@ class LandedReplicaSim(ReplicaSim):
             return
         self.free += needs  # the run allocates this step's blocks, the new members' included
         self._join_cohort(admitted)
-        count = cohort.count
-        first_s = self.now_s + self.model.decode_line(
-            count, cohort.context_sum(self.step) + count
-        ).step_s(0)  # the run's first step is the admission step: it emits token 2
+        self.folded = [i for i, _, _ in admitted]
+        self._first_tokens_now()
         ran = fast_forward(self)
         assert ran, "a decode run starts at a folded admission"
-        for i, _, _ in admitted:
-            self.first_token_s[i] = first_s
+
+    def fold_single_landing(self) -> bool:
+        """Fold the admission of the one landed request waiting, if the next step would admit it
+        and do nothing else; True if folded (its first token waits for `first_tokens_at`)."""
+        cohort, waiting = self.cohort, self.waiting
+        if (
+            len(waiting) != 1
+            or waiting[0] not in self.landed
+            or self.partial is not None
+            or self.reuse is not None
+            or len(self.running) != cohort.count
+        ):
+            return False
+        needs = cohort.needs_at(self.step)
+        if needs > self.free or self.head_verdict(step=self.step, free=self.free) is not True:
+            return False
+        self.swap_out_tokens = self.swap_in_tokens = 0
+        self.free -= needs
+        admitted, _ = self._admit(self.config.max_num_batched_tokens - cohort.count, False)
+        self.free += needs
+        assert len(admitted) == 1 and not waiting, "head_verdict admits the one landing"
+        self._join_cohort(admitted)
+        self.folded = [admitted[0][0]]
+        return True
 
     def _join_cohort(self, admitted: list[tuple[int, int, int]]) -> None:
         """Make the requests just admitted decoding members from this step on (as `_end_step`
@@ -83,3 +130,18 @@ class LandedReplicaSim(ReplicaSim):
             if self.rule.victim_order is VictimOrder.FEWEST_GENERATED:
                 cohort.track_victims(i, prompt=self.prompt[i], admit_seq=self.admit_seq[i])
         self.dirty = True
+
+
+def fold_landing(sim: ReplicaSim) -> bool:
+    """For `LockstepSim`: fold a lone landing into the decode run starting now (a
+    `LandedReplicaSim` only); True if folded."""
+    return isinstance(sim, LandedReplicaSim) and sim.fold_single_landing()
+
+
+def first_tokens_at(sim: ReplicaSim, end_s: float) -> None:
+    """For `LockstepSim`: the first step of the run `sim` just settled ended at `end_s`: the
+    first token of the landing folded into it."""
+    if isinstance(sim, LandedReplicaSim) and sim.folded:
+        for i in sim.folded:
+            sim.first_token_s[i] = end_s
+        sim.folded = None
