@@ -17,6 +17,10 @@ The roofline (`step_time.py`) prices bytes and FLOPs. Engines differ in what it 
   engine's DP-attention path does differently in older releases (SGLang before PR #7269 turns
   the overlap scheduler off and runs idle ranks without CUDA graphs, so a lockstep step with an
   idle or prefilling rank lasts at least one eagerly launched pass).
+- MLA models, release-specific (`mla_extend_efficiency`, `mla_kernel_floor_s`): SGLang's Triton MLA
+  backend before 0.4.6 runs prefill through the absorbed kernel at a few per cent of peak, and its
+  DeepSeek decode kernels before 0.4.4 cost about 14 us each; both derived from public
+  measurements on other deployments (the constants below say which).
 
 Profiles are keyed by engine and release (`engine_profile(engine, version)`); without a version
 the latest modelled release's profile applies, and its label says which releases it describes.
