@@ -20,7 +20,7 @@ from capcliff.sim.policies import (
     Candidate,
     sglang_first_admissible_step,
 )
-from capcliff.sim.thrash import empty_step, handles, run_thrash
+from capcliff.sim.thrash import empty_step, run_thrash
 
 # Steps in the first window of `_sglang_limit`'s scan (set: any size gives the same answer).
 SGLANG_WINDOW_STEPS = 256
@@ -50,12 +50,12 @@ def fast_forward(sim: ReplicaSim) -> bool:
     if count == 0:
         return False
     if sim.partial is not None:  # a prefill chunk: an exact step
-        return handles(sim) and exact_step(sim)
+        return sim.inline and exact_step(sim)
     if len(sim.running) != count:
         return False
     if co.needs_at(sim.step) > sim.free:  # the next step needs more blocks than are free
         return _preempt_then_decode(sim)
-    if handles(sim) and exact_step(sim):  # an admission: an exact step
+    if sim.inline and exact_step(sim):  # an admission: an exact step
         return True
     run = plain_decode_run(sim)
     if run is None:
@@ -99,7 +99,7 @@ def _preempt_then_decode(sim: ReplicaSim) -> bool:
     the step after the run runs out of blocks again and nothing arrives (a thrashing cache)."""
     if not sim.preempts_latest_and_waits:
         return False
-    if handles(sim):
+    if sim.inline:
         run_thrash(sim)
         return True
     co, rec, arrivals, running = sim.cohort, sim.rec, sim.arrivals, sim.running
