@@ -31,7 +31,12 @@ from capcliff.analysis.step_fit import (
     modeled_fixed_s,
     point_bases,
 )
-from capcliff.calibrate.benchmarks import BenchmarkPoint, engine_of, layout_of
+from capcliff.calibrate.benchmarks import (
+    CLIENT_TURNAROUND_S,
+    BenchmarkPoint,
+    engine_of,
+    layout_of,
+)
 from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import Layout, parse_layout
 from capcliff.errors import CapcliffError
@@ -94,6 +99,7 @@ def _point(r: dict[str, object], row_id: str) -> BenchmarkPoint:
     tpot = r["mean_tpot_ms"]
     point = BenchmarkPoint(
         row_id, c, isl, osl,
+        client_turnaround_s=CLIENT_TURNAROUND_S,
         num_requests=None if pd.isna(r["num_requests"]) else int(float(str(r["num_requests"]))),
         output_throughput_tok_s=float(str(r["output_throughput_tok_s"])),
         mean_tpot_s=None if pd.isna(tpot) else float(str(tpot)) / 1e3,
@@ -103,7 +109,9 @@ def _point(r: dict[str, object], row_id: str) -> BenchmarkPoint:
         # Offline: num_prompts = the batch; the published tokens_per_second counts input and
         # output tokens (B34: 4 x (128 + 2,048) / 71.27 s = 122.1): output = c x osl / e2e.
         e2e_s = float(str(r["mean_e2e_latency_ms"])) / 1e3
-        return replace(point, num_requests=c, output_throughput_tok_s=c * osl / e2e_s)
+        return replace(
+            point, num_requests=c, output_throughput_tok_s=c * osl / e2e_s, client_turnaround_s=0.0
+        )
     if "InferenceX" in tool:
         return replace(point, num_requests=10 * c, range_ratio=INFERENCEX_RANGE_RATIO)
     return point
@@ -112,6 +120,18 @@ def _point(r: dict[str, object], row_id: str) -> BenchmarkPoint:
 def _max_model_len(flags: str) -> int | None:
     found = re.search(r"--max-model-len[ =](\d+)", flags)
     return int(found.group(1)) if found else None
+
+
+def _offline_batched_tokens(r: dict[str, object], engine: str) -> int | None:
+    """vLLM V0's benchmark_throughput.py (0.6.x) declares `--enable-chunked-prefill` as a
+    store_true flag and passes `enable_chunked_prefill=False` to LLM(...) unless it is given, so
+    the engine's long-context default (chunked prefill above 32K) never applies; SchedulerConfig
+    then budgets max(max_model_len, 2048) tokens per step, and the profile run (which sizes the
+    activation peak, hence the KV pool) runs that many tokens. None: the engine's own default."""
+    flags, tool = str(r["server_flags"]), str(r["benchmark_tool"])
+    if engine != "vllm-v0" or "benchmark_throughput" not in tool or "chunked" in flags:
+        return None
+    return max(_max_model_len(flags) or 0, 2048)
 
 
 def _release(cell: str) -> str | None:
@@ -149,6 +169,7 @@ def serving_rows() -> list[Row]:
         settings = settings_of(
             {"engine": engine, "weight_dtype": model[1],
              "max_model_len": _max_model_len(str(r["server_flags"])),
+             "max_num_batched_tokens": _offline_batched_tokens(r, engine),
              "engine_version": _release(str(r["engine_version"]))}
         )  # fmt: skip
         try:
@@ -212,19 +233,23 @@ def _median(values: list[float]) -> str:
 
 def print_serving(outcomes: list[Outcome], rows: list[Row]) -> None:
     print("| row | engine | layout | clients | isl/osl | output tok/s | uncalibrated | LOO | "
-          "TPOT ms | uncalibrated | LOO | LOO fit | past cliff |")  # fmt: skip
-    print("|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|")
+          "TPOT ms | uncalibrated | LOO | TTFT s | uncalibrated | LOO fit | "
+          "past cliff |")  # fmt: skip
+    print("|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
     for o in outcomes:
         p, f = o.row.point, o.fit
         assert p is not None and o.row.layout is not None
         tpot = "-" if p.mean_tpot_s is None else f"{p.mean_tpot_s * 1e3:.2f}"
+        ttft = "-" if p.mean_ttft_s is None else f"{p.mean_ttft_s:.2f}"
+        ttft_err = _pct(f.modeled.ttft_s / p.mean_ttft_s - 1) if p.mean_ttft_s else "-"
         print(
             f"| {o.row.row_id} | {o.row.engine} | {o.row.layout.name} | {p.concurrency} | "
             f"{p.input_len}/{p.output_len} | {p.output_throughput_tok_s:,.1f} | "
             f"{1 / f.modeled.s_per_token:,.1f} ({_pct(f.throughput_error(f.modeled))}) | "
             f"{1 / f.calibrated.s_per_token:,.1f} ({_pct(f.throughput_error(f.calibrated))}) | "
             f"{tpot} | {_pct(f.tpot_error(f.modeled))} | {_pct(f.tpot_error(f.calibrated))} | "
-            f"{o.loo_terms} | {'yes' if f.modeled.preemptions else 'no'} |"
+            f"{ttft} | {f.modeled.ttft_s:.2f} ({ttft_err}) | {o.loo_terms} | "
+            f"{'yes' if f.modeled.preemptions else 'no'} |"
         )
     print()
     print("| engine | rows | throughput: uncalibrated | LOO | TPOT: uncalibrated | LOO |")

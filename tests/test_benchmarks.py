@@ -9,8 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from capcliff.analysis.deployment import resolve, settings_of
-from capcliff.analysis.step_fit import fit_step_terms, simulate_point
+from capcliff.analysis.step_fit import fit_step_terms, point_requests, simulate_point
 from capcliff.calibrate.benchmarks import (
+    CLIENT_TURNAROUND_S,
     BenchmarkPoint,
     DeploymentFilter,
     engine_of,
@@ -67,6 +68,10 @@ def test_reference_csv_filters_to_one_deployment() -> None:
     points = read_benchmark_file(REFERENCE, keep)
     assert [p.row_id for p in points] == ["B08", "B09", "B10", "B11", "B12"]
     assert (points[-1].concurrency, points[-1].mean_tpot_s) == (4, pytest.approx(0.025729974))
+    assert points[-1].client_turnaround_s == CLIENT_TURNAROUND_S  # online (bench_serving)
+    # the dstack 405B rows ran vLLM's offline benchmark_throughput.py: queued all at once
+    offline = DeploymentFilter("meta-llama/Llama-3.1-405B-FP8", "h100-sxm", 8, "tp8", "vllm-v0")
+    assert {p.client_turnaround_s for p in read_benchmark_file(REFERENCE, offline)} == {0.0}
 
 
 def test_a_missing_column_is_named(tmp_path: Path) -> None:
@@ -107,8 +112,11 @@ def _deployment():  # type: ignore[no-untyped-def]
     return resolve(get_model("llama-3.1-8b"), get_hardware("h200-sxm"), settings_of({}))
 
 
-def _point(c: int, **measured: float) -> BenchmarkPoint:
-    return BenchmarkPoint(f"c{c}", c, 64, 32, num_requests=4 * c, **measured)  # type: ignore[arg-type]
+def _point(c: int, turnaround_s: float = 0.0, **measured: float) -> BenchmarkPoint:
+    return BenchmarkPoint(
+        f"c{c}", c, 64, 32, num_requests=4 * c, client_turnaround_s=turnaround_s,
+        **measured,  # type: ignore[arg-type]
+    )  # fmt: skip
 
 
 def test_one_point_cannot_fit_two_terms() -> None:
@@ -126,6 +134,30 @@ def test_fit_recovers_the_terms_that_made_the_measurements() -> None:
     fit = fit_step_terms(dep, Layout(), points)
     assert (fit.fixed_s, fit.scale) == (pytest.approx(0.005), pytest.approx(1.3))
     assert all(abs(p.tpot_error(p.calibrated) or 0) < 1e-9 for p in fit.points)
+
+
+def test_online_clients_reach_the_engine_one_at_a_time() -> None:
+    # 3 clients, 1 us apart at the start; each next request 1 us after its client's last one
+    requests = point_requests(_point(3, CLIENT_TURNAROUND_S))
+    assert requests.arrival_s[:3].tolist() == pytest.approx([0.0, 1e-6, 2e-6])
+    assert all(a != a for a in requests.arrival_s[3:].tolist())  # NaN: the client decides
+    assert requests.think_s.tolist() == pytest.approx([1e-6] * 12)
+    # an offline batch (turnaround 0) is queued at once
+    assert point_requests(_point(3)).arrival_s[:3].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_the_fit_stays_exact_with_the_client_turnaround() -> None:
+    # the turnaround (1 us) is shorter than any step, so every timing stays linear in the terms
+    dep, truth = _deployment(), {"fixed_s": 0.004, "scale": 0.8}
+    points = []
+    for c in (2, 8):
+        t = simulate_point(dep, Layout(), _point(c, CLIENT_TURNAROUND_S), truth)
+        points.append(
+            _point(c, CLIENT_TURNAROUND_S, mean_tpot_s=t.tpot_s,
+                   output_throughput_tok_s=1 / t.s_per_token)
+        )  # fmt: skip
+    fit = fit_step_terms(dep, Layout(), points)
+    assert (fit.fixed_s, fit.scale) == (pytest.approx(0.004), pytest.approx(0.8))
 
 
 def test_cli_writes_a_step_time_section_that_sweep_applies(tmp_path: Path) -> None:
@@ -153,6 +185,31 @@ def test_cli_one_row_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["calibrate", str(path), "--model", "llama-3.1-8b"]) == 2
     err = capsys.readouterr().err
     assert "1 point cannot fit 2 terms" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_fits_from_the_named_release(tmp_path: Path) -> None:
+    # SGLang 0.4.3 DP-attention rows (B02-B06) fitted from that release's profile; the file
+    # records the release. The fitted fixed time lands near the profile's derived one (28.1 ms:
+    # 61 x 31 kernels x 13.8 us + 2 ms host time), which no row was used to set.
+    out = tmp_path / "dpa.toml"
+    args = ["calibrate", str(REFERENCE), "--model", "deepseek-r1", "--gpu", "h200-sxm",
+            "--gpus", "8", "--layout", "dpa8", "--engine", "sglang", "--engine-version", "0.4.3",
+            "-o", str(out)]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "step-time profile: sglang 0.4.0 - 0.4.3" in result.output
+    calibration = load_calibration(out)
+    assert calibration.engine_version == "0.4.3"
+    assert calibration.step_time is not None
+    assert calibration.step_time.fixed_s == pytest.approx(28.1e-3, rel=0.15)
+
+
+def test_cli_bad_release_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["calibrate", str(REFERENCE), "--model", "deepseek-r1", "--gpus", "8",
+            "--engine", "sglang", "--engine-version", "latest"]  # fmt: skip
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--engine-version" in err and len(err.splitlines()) == 1
 
 
 def test_cli_no_matching_rows_names_the_flags(capsys: pytest.CaptureFixture[str]) -> None:

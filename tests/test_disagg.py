@@ -17,6 +17,8 @@ from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
 from capcliff.sim.disagg import Pool, simulate_disaggregated
 from capcliff.sim.kv_transfer import Fabric, Path, Placement, schedule_transfers
+from capcliff.sim.landed import LandedReplicaSim
+from capcliff.sim.lockstep import LockstepSim
 from capcliff.sim.replica import ReplicaSim
 from capcliff.sim.simulate import make_policy
 from capcliff.sim.workload import Requests
@@ -139,12 +141,34 @@ def test_a_decode_replica_admitting_landed_kv_matches_the_reference(policy: str,
     )
     capacity = dataclasses.replace(capacity, blocks=capacity.blocks + 1)  # room for that token
     rule = make_policy(config, requests)
-    fast = ReplicaSim(requests, toy_model(), capacity, config, rule, landed=True).run()
+    fast = LandedReplicaSim(requests, toy_model(), capacity, config, rule, landed=True).run()
     ref = ReferenceSim(requests, toy_model(), capacity, config, rule, landed=True).run()
     np.testing.assert_allclose(fast.first_token_s, ref.first_token_s, rtol=1e-9)
     np.testing.assert_allclose(fast.finish_s, ref.finish_s, rtol=1e-9)
     assert fast.preemptions.tolist() == ref.preemptions
     assert fast.steps == ref.steps
+
+
+def test_a_landing_joins_the_decode_run_instead_of_its_own_step() -> None:
+    # Two requests land 1 s apart on an idle-then-decoding replica; every step takes 10 ms.
+    # Exact: request 0's admission step, its decode run (cut at the second landing), request 1's
+    # admission step, the run to request 0's finish, the run to request 1's finish = 5 events.
+    # Folded: each admission is the first step of the run after it: 3 events, the same times.
+    # Request 0 lands at 0: admission step ends at 0.01 s (token 2), finish after 200 - 1 steps
+    # = 1.99 s. Request 1 lands at 1.0 s, mid-step (the step from 0.99 to 1.00 s has ended, the
+    # next starts at 1.00 s): token 2 at 1.01 s, finish at 1.0 + 199 x 0.01 = 2.99 s.
+    step = constant_model(0.01)
+    requests = _requests([10, 10], [200, 200], [0.0, 1.0])
+    capacity = KVCapacity(blocks=200, block_size=4)
+    config = SimConfig(policy="vllm", max_num_seqs=8, max_num_batched_tokens=64)
+    rule = make_policy(config, requests)
+    exact = ReplicaSim(requests, step, capacity, config, rule, landed=True).run()
+    folded = LandedReplicaSim(requests, step, capacity, config, rule, landed=True).run()
+    assert folded.first_token_s == pytest.approx([0.01, 1.01])
+    assert folded.finish_s == pytest.approx([1.99, 2.99])
+    np.testing.assert_allclose(folded.finish_s, exact.finish_s, rtol=1e-12)
+    assert (exact.events, folded.events) == (5, 3)
+    assert folded.steps == exact.steps == 299
 
 
 def _reference_two_pools(requests: Requests, kv_bytes: np.ndarray, prefill: Pool, decode: Pool):  # type: ignore[no-untyped-def]
@@ -264,3 +288,42 @@ def test_an_attention_dp_decode_pool_runs_its_ranks_as_one_lockstep_group() -> N
     assert sum(int(r.output_tokens.sum()) for r in result.decode_runs) == 12 * 40
     assert [len(r.finish_s) for r in result.decode_runs] == [6, 6]  # round-robin over ranks
     assert np.isfinite(result.serving.e2e_s).all()
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("seed", range(2))
+def test_lockstep_ranks_folding_landings_match_ranks_that_step_through_them(
+    policy: str, seed: int
+) -> None:
+    # The same landed requests on a dp2-ep2 decode instance (qwen3-30b-a3b, two attention ranks
+    # sharing each MoE layer), once with ranks that run every admission step exactly (ReplicaSim)
+    # and once with ranks that fold a lone landing into the decode run (LandedReplicaSim): the
+    # same first tokens, finishes, preemptions and steps. A small KV cache makes ranks preempt.
+    dep = resolve(get_model("qwen3-30b-a3b"), get_hardware("h200-sxm"), DeploymentSettings())
+    pool = pools_of(dep, parse_disagg("1p:tp1,1d:dp2-ep2"), 1024)[1].pool
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(8, 30))
+    requests = _requests(
+        rng.integers(16, 400, n).tolist(), rng.integers(2, 300, n).tolist(),
+        np.cumsum(rng.exponential(0.02, n)).tolist(),
+    )  # fmt: skip
+    capacity = dataclasses.replace(pool.capacity, blocks=int(rng.integers(40, 120)))
+    config = dataclasses.replace(pool.config, policy=policy)
+    rule = make_policy(config, requests)
+    owners = [np.flatnonzero(np.arange(n) % 2 == r) for r in range(2)]
+
+    def run(sim: type[ReplicaSim]) -> list:  # type: ignore[type-arg]
+        ranks = [sim(requests.subset(idx), pool.model.local, capacity, config, rule,
+                     landed=True) for idx in owners]  # fmt: skip
+        for rank in ranks:
+            if isinstance(rank, LandedReplicaSim):
+                rank.in_lockstep = True
+        return LockstepSim(ranks, pool.model, group=2).run()
+
+    exact, folded = run(ReplicaSim), run(LandedReplicaSim)
+    for e, f in zip(exact, folded, strict=True):
+        np.testing.assert_allclose(f.first_token_s, e.first_token_s, rtol=1e-9)
+        np.testing.assert_allclose(f.finish_s, e.finish_s, rtol=1e-9)
+        assert f.preemptions.tolist() == e.preemptions.tolist()
+        assert f.steps == e.steps
+    assert sum(f.events for f in folded) < sum(e.events for e in exact)

@@ -1,4 +1,5 @@
-"""Release-specific step-time terms: SGLang < 0.4.8 DP attention (overlap off, idle ranks eager)."""
+"""Release-specific step-time terms: SGLang < 0.4.8 DP attention (overlap off, idle ranks eager)
+and SGLang < 0.4.6's Triton MLA extend (prefill attention at 6 % of BF16 peak)."""
 
 from __future__ import annotations
 
@@ -49,7 +50,81 @@ def test_sglang_before_0_4_8_gets_the_dp_attention_profile() -> None:
         assert engine_profile(EngineName.SGLANG, version) is PROFILES[EngineName.SGLANG]
     # engines with one modelled profile accept any release
     assert engine_profile(EngineName.VLLM_V0, "0.7.4") is PROFILES[EngineName.VLLM_V0]
-    assert "0.4.0 - 0.4.7" in profile_label(EngineName.SGLANG, {}, OLD)
+    assert "0.4.0 - 0.4.3" in profile_label(EngineName.SGLANG, {}, OLD)
+    # 0.4.4 and 0.4.5 keep the Triton MLA extend figure but not the 0.4.0-0.4.3 kernel cost
+    mid = engine_profile(EngineName.SGLANG, "0.4.5")
+    assert mid.mla_extend_efficiency == pytest.approx(0.06)
+    assert mid.mla_kernel_floor_s is None
+    # 0.4.6 and 0.4.7: the DP-attention rules stay, the Triton MLA extend figure does not
+    later = engine_profile(EngineName.SGLANG, "0.4.7")
+    assert later.dp_eager_op_s == pytest.approx(15e-6)
+    assert later.mla_extend_efficiency is None
+    assert "0.4.6 - 0.4.7" in later.label
+
+
+def test_sglang_0_4_3_deepseek_decode_kernels_cost_13_8_us_each() -> None:
+    # R1 at TP 8: 61 layers x 33 kernels x 13.8 us = 27.7794 ms per step (host time 0: overlap
+    # scheduler on without DP attention); dpa8: 61 x 31 kernels (no TP all-reduces at attention
+    # TP 1) x 13.8 us = 26.0958 ms + 2 ms host time = 28.0958 ms. A GQA model keeps 1 us.
+    model = get_model("deepseek-r1")
+    kwargs = {"scheme": WeightScheme.as_shipped(model.arch), "kv_dtype": KVDType.BF16}
+    hw, old = get_hardware("h200-sxm"), engine_profile(EngineName.SGLANG, OLD)
+    tp8 = step_time_model(model.arch, hw, parse_layout("tp8"), profile=old, **kwargs)
+    assert tp8.step_overhead_s == pytest.approx(27.7794e-3)
+    dpa8 = step_time_model(model.arch, hw, parse_layout("dpa8"), profile=old, **kwargs)
+    assert dpa8.step_overhead_s == pytest.approx(28.0958e-3)
+    llama = get_model("llama-3.1-8b")
+    gqa = step_time_model(
+        llama.arch, hw, parse_layout("tp1"), profile=old,
+        scheme=WeightScheme.as_shipped(llama.arch), kv_dtype=KVDType.BF16,
+    )  # fmt: skip
+    assert gqa.step_overhead_s == pytest.approx(32 * 10 * 1e-6)  # 32 layers x 10 kernels x 1 us
+    # overridable by name, like every profile term
+    faster = old.with_overrides({"mla_kernel_floor_s": 1e-6})
+    assert step_time_model(
+        model.arch, hw, parse_layout("tp8"), profile=faster, **kwargs
+    ).step_overhead_s == pytest.approx(61 * 33 * 1e-6)
+
+
+def test_a_prefill_prices_its_attention_at_the_extend_rate() -> None:
+    # toy: 1 GB weights at 1 TB/s, 10 GFLOP/token + 0.1 GFLOP/seq at 100 TFLOP/s, 1 MFLOP/pair,
+    # 1 ms overhead. A 1,000-token prefill with 500,000 pairs and an extend rate of 10 TFLOP/s:
+    # GEMMs (1e13 + 1e8) / 1e14 = 0.100001 s, attention 5e11 / 1e13 = 0.05 s, memory 1.1 ms:
+    # 0.150001 + 0.001 = 0.151001 s (without the extend rate 0.105001 + 0.001 = 0.106001 s)
+    plain = toy_model()
+    slow = dataclasses.replace(plain, extend_attention_flops_per_s=1e13)
+    prefill = (1000, 1, 1000, 500_000)
+    assert slow.step_time_s(*prefill) == pytest.approx(0.151001)
+    assert plain.step_time_s(*prefill) == pytest.approx(0.106001)
+    # a decode step (one token per sequence) keeps the decode kernels' figures, bit for bit
+    decode = (4, 4, 4000, 4000)
+    assert slow.step_time_s(*decode) == plain.step_time_s(*decode)
+
+
+def test_sglang_0_4_3_prices_r1_prefill_attention_at_6_percent_of_bf16_peak() -> None:
+    # H200 dense BF16 989.4 TFLOP/s x 0.06 = 59.364 TFLOP/s, on TP and DP-attention layouts alike
+    # (the Triton backend serves both); 0.4.6 and later leave it to the model's MFU (None)
+    model = get_model("deepseek-r1")
+    kwargs = {"scheme": WeightScheme.as_shipped(model.arch), "kv_dtype": KVDType.BF16}
+    hw = get_hardware("h200-sxm")
+    for layout in ("dpa8", "tp8"):
+        old = step_time_model(
+            model.arch, hw, parse_layout(layout), profile=engine_profile(EngineName.SGLANG, OLD),
+            **kwargs,
+        )  # fmt: skip
+        assert old.extend_attention_flops_per_s == pytest.approx(59.364e12)
+    new = step_time_model(
+        model.arch, hw, parse_layout("dpa8"), profile=engine_profile(EngineName.SGLANG, "0.4.6"),
+        **kwargs,
+    )  # fmt: skip
+    assert new.extend_attention_flops_per_s is None
+    # a GQA model has no MLA extend kernel: the term does not apply
+    llama = get_model("llama-3.1-8b")
+    gqa = step_time_model(
+        llama.arch, hw, parse_layout("tp1"), profile=engine_profile(EngineName.SGLANG, OLD),
+        scheme=WeightScheme.as_shipped(llama.arch), kv_dtype=KVDType.BF16,
+    )  # fmt: skip
+    assert gqa.extend_attention_flops_per_s is None
 
 
 def test_the_release_is_a_setting_with_a_one_line_error() -> None:

@@ -19,16 +19,16 @@ from collections.abc import Callable
 from pydantic import BaseModel, ConfigDict
 
 from capcliff.analysis.deployment import Deployment
-from capcliff.analysis.disagg_plan import (
+from capcliff.analysis.disagg_compare import (
     AggregatedSummary,
-    DisaggPlanReport,
+    aggregated_online,
     aggregated_summary,
-    build_disagg_plan,
-    meets,
-    offered_tokens_per_s,
+    kept_up,
     usd_text,
     winner_by_cost,
 )
+from capcliff.analysis.disagg_online import OnlineSample
+from capcliff.analysis.disagg_plan import DisaggPlanReport, build_disagg_plan, offered_tokens_per_s
 from capcliff.analysis.fleet import price_of
 from capcliff.analysis.plan import build_plan_report, resolve_inputs
 from capcliff.analysis.solver import Slo
@@ -82,11 +82,18 @@ class CheapestReport(BaseModel):
 def _aggregated_only(
     dep: Deployment, gpus: int, workload: WorkloadChoice, slo: Slo, seed: int, price: float
 ) -> AggregatedSummary | None:  # fmt: skip
-    """`plan`'s best aggregated layout of `gpus` GPUs by goodput (None when nothing fits)."""
+    """`plan`'s best aggregated layout of `gpus` GPUs by goodput, in its steady state at the
+    rate (None when nothing fits)."""
     report = build_plan_report(dep, gpus=gpus, workload=workload, objective="goodput", slo=slo,
                                seed=seed)  # fmt: skip
-    offered = offered_tokens_per_s(workload, resolve_inputs(dep, workload, seed=seed))
-    return aggregated_summary(report, price, offered, slo)
+    inputs = resolve_inputs(dep, workload, seed=seed)
+    offered = offered_tokens_per_s(workload, inputs)
+    agg = aggregated_summary(report, price, offered, slo)
+    sample = OnlineSample.of(workload, seed)
+    if agg is None or sample is None:
+        return agg
+    return aggregated_online(agg, dep, inputs, sample, gpus=gpus, price=price,
+                             offered_tok_s=offered, slo=slo)  # fmt: skip
 
 
 def _tried(
@@ -95,7 +102,8 @@ def _tried(
     s = None if report is None else report.disaggregated.serving
     return BudgetTried(
         gpus=gpus, disaggregated=None if report is None else report.disaggregated.name,
-        disaggregated_meets=s is not None and meets(s.ttft_p99_s, s.tpot_p99_s, slo),
+        disaggregated_meets=s is not None
+        and kept_up(s.ttft_p99_s, s.tpot_p99_s, s.steady, slo),
         disaggregated_ttft_p99_s=None if s is None else s.ttft_p99_s,
         disaggregated_tpot_p99_s=None if s is None else s.tpot_p99_s,
         disaggregated_usd_per_hour=None if s is None else s.usd_per_hour,
@@ -103,7 +111,8 @@ def _tried(
             None if s is None else s.usd_per_million_output_tokens
         ),
         aggregated=None if agg is None else agg.layout,
-        aggregated_meets=agg is not None and meets(agg.ttft_p99_s, agg.tpot_p99_s, slo),
+        aggregated_meets=agg is not None
+        and kept_up(agg.ttft_p99_s, agg.tpot_p99_s, agg.steady, slo),
         aggregated_ttft_p99_s=None if agg is None else agg.ttft_p99_s,
         aggregated_tpot_p99_s=None if agg is None else agg.tpot_p99_s,
         aggregated_usd_per_hour=None if agg is None else agg.usd_per_hour,

@@ -19,31 +19,48 @@ one with the fewer dollars per million output tokens (`fleet.hourly_cost` at the
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.disagg import DisaggSpec, PoolPlan, pool_plan, run_disagg
+from capcliff.analysis.disagg_compare import (
+    AggregatedSummary,
+    aggregated_online,
+    aggregated_summary,
+    comparison_reasons,
+    meets,
+    winner_by_cost,
+    with_kv_headroom,
+)
 from capcliff.analysis.disagg_flags import disagg_engine_settings
+from capcliff.analysis.disagg_online import (
+    OnlineSample,
+    disagg_steady,
+    online_rank,
+    rank_reason,
+    serves,
+)
 from capcliff.analysis.disagg_report import DisaggHeader, DisaggregatedReport, disaggregated_report
-from capcliff.analysis.fleet import hourly_cost, price_of
+from capcliff.analysis.fleet import price_of
 from capcliff.analysis.plan import PlanInputs, build_plan_report, resolve_inputs, score
-from capcliff.analysis.plan_types import Objective, PlanReport
-from capcliff.analysis.solver import Slo, SweepPoint, config_at
-from capcliff.analysis.sweep import p99_analytic_cliff, replica_models
+from capcliff.analysis.plan_types import Objective
+from capcliff.analysis.solver import Slo, SweepPoint
+from capcliff.analysis.steady_state import WARMUP_FRACTION, SteadyState
+from capcliff.analysis.sweep import p99_analytic_cliff
 from capcliff.analysis.workloads import WorkloadChoice
-from capcliff.catalog.layout import Layout, enumerate_layouts, parse_layout
+from capcliff.catalog.layout import Layout, enumerate_layouts
 from capcliff.errors import InputError
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.sim.disagg import DisaggResult
-from capcliff.sim.simulate import simulate
 from capcliff.sim.workload import Arrival
 
 SCHEMA_VERSION = 1
 MAX_SPLITS = 6
+RANKED_AT_RATE = "serving the rate within the SLOs, then the most room under them"
 
 
 class _Result(BaseModel):
@@ -61,27 +78,14 @@ class DisaggCandidate(_Result):
     tpot_p99_s: float
     decode_kv_headroom: float  # 1 - peak KV utilisation of the decode pool
     preemptions: int
-
-
-class AggregatedSummary(_Result):
-    """`plan`'s recommendation on the same GPUs, at its sweet spot."""
-
-    layout: str
-    concurrency: int
-    makespan_s: float
-    output_throughput_tok_s: float
-    ttft_p99_s: float
-    tpot_p99_s: float
-    gpu_hours_per_mtok: float
-    usd_per_hour: float  # GPUs x $/GPU-hour (`fleet.hourly_cost`)
-    usd_per_million_output_tokens: float | None  # that over the tokens/s served (None: none)
-    kv_headroom: float | None = None  # 1 - peak KV utilisation at the sweet spot
+    serves_rate: bool | None = None  # at a rate: bounded queue, p99 within the SLOs
 
 
 class DisaggPlanReport(DisaggHeader):
     """Everything `capcliff plan --disagg` prints."""
 
     objective: str
+    ranked_by: str  # what orders the splits: the objective (a batch) or serving the rate
     figures_from: str  # which simulation the serving figures (and so the costs) come from
     usd_per_gpu_hour: float
     candidates: list[DisaggCandidate]
@@ -144,12 +148,22 @@ def _candidates(dep: Deployment, budget: int, inputs: PlanInputs) -> list[Disagg
     return [DisaggSpec(pre, x, decode, total - x) for x in splits(total) for pre in prefills]
 
 
-Evaluated = tuple[DisaggSpec, tuple[PoolPlan, PoolPlan], DisaggResult, int | None, float]
+class Evaluated(NamedTuple):
+    """One simulated candidate: its pools, run, cap, rank key (higher is better) and, at an
+    offered rate, its steady state."""
+
+    spec: DisaggSpec
+    pools: tuple[PoolPlan, PoolPlan]
+    result: DisaggResult
+    cap: int | None
+    key: tuple[float, ...]
+    state: SteadyState | None
+    running: int  # the most requests that can run in the decode pool (sizes a rate's sample)
 
 
 def _evaluate(
     dep: Deployment, spec: DisaggSpec, inputs: PlanInputs, goal: Objective, slo: Slo | None,
-    progress: Callable[[], None] | None,
+    sample: OnlineSample | None, progress: Callable[[], None] | None,
 ) -> list[Evaluated]:  # fmt: skip
     pre = pool_plan(dep, spec.prefill, spec.prefill_instances, inputs.max_model_len,
                     role="prefill")  # fmt: skip
@@ -159,11 +173,19 @@ def _evaluate(
     default = dec.pool.config.max_num_seqs * dec.pool.replicas
     out: list[Evaluated] = []
     for cap in (capped, None) if capped < default else (None,):  # a cap above the default is it
-        result = run_disagg(dep, (pre, dec), inputs.requests, concurrency=cap, points=64)
-        if out and _same(out[-1][2], result):
+        state: SteadyState | None = None
+        running = min(cap or default, capped)
+        if sample is None:
+            result = run_disagg(dep, (pre, dec), inputs.requests, concurrency=cap, points=64)
+            point = SweepPoint.of(cap or len(inputs.requests), result.serving)
+            key: tuple[float, ...] = (score(point, goal, slo),)
+        else:  # at an offered rate: ranked on the first sample's steady state
+            result, state = disagg_steady(dep, (pre, dec), sample, concurrency=cap,
+                                          running=running, grow=False)  # fmt: skip
+            key = online_rank(state, slo)
+        if out and _same(out[-1].result, result):
             break  # the cap never bound: the engine default ran the same
-        point = SweepPoint.of(cap or len(inputs.requests), result.serving)
-        out.append((spec, (pre, dec), result, cap, score(point, goal, slo)))
+        out.append(Evaluated(spec, (pre, dec), result, cap, key, state, running))
         if progress is not None:
             progress()
     return out
@@ -174,101 +196,35 @@ def _same(a: DisaggResult, b: DisaggResult) -> bool:
     return bool(np.array_equal(a.serving.e2e_s, b.serving.e2e_s))
 
 
-def _candidate_row(ev: Evaluated) -> DisaggCandidate:
-    spec, _, result, cap, _ = ev
-    r = result.serving
+def _candidate_row(ev: Evaluated, slo: Slo | None) -> DisaggCandidate:
+    r, state = ev.result.serving, ev.state
     return DisaggCandidate(
-        name=spec.name, concurrency=cap, makespan_s=r.makespan_s,
-        output_throughput_tok_s=r.output_tokens_per_s, ttft_p99_s=float(r.ttft.p99),
-        tpot_p99_s=float(np.nan_to_num(r.tpot.p99)),
-        decode_kv_headroom=1 - result.decode.peak_kv_utilization,
+        name=ev.spec.name, concurrency=ev.cap, makespan_s=r.makespan_s,
+        output_throughput_tok_s=r.output_tokens_per_s if state is None else state.output_tok_s,
+        ttft_p99_s=float(r.ttft.p99) if state is None else state.ttft_p99_s,
+        tpot_p99_s=float(np.nan_to_num(r.tpot.p99)) if state is None else state.tpot_p99_s,
+        decode_kv_headroom=1 - ev.result.decode.peak_kv_utilization,
         preemptions=r.total_preemptions,
+        serves_rate=None if state is None else serves(state, slo),
     )  # fmt: skip
 
 
-def aggregated_summary(
-    report: PlanReport, price: float, offered_tok_s: float | None = None, slo: Slo | None = None
-) -> AggregatedSummary | None:
-    """`plan`'s recommendation at its sweet spot, costed at `price` $/GPU-hour per output token
-    served: `offered_tok_s` at an offered rate when it meets `slo`, else the sweet spot's
-    simulated throughput (a deployment that misses may not serve the whole rate); None when
-    nothing fits."""
-    rec = report.recommended
-    if rec is None:
-        return None
-    row = next(r for r in report.layouts if r.name == rec.layout)
-    sweet = row.sweet_spot
-    assert sweet is not None
-    served = offered_tok_s if meets(sweet.ttft_p99_s, sweet.tpot_p99_s, slo) else None
-    usd_per_hour, usd_per_mtok = hourly_cost(
-        report.gpus, price, served or sweet.output_throughput_tok_s
-    )
-    return AggregatedSummary(
-        layout=rec.layout, concurrency=sweet.concurrency, makespan_s=sweet.makespan_s,
-        output_throughput_tok_s=sweet.output_throughput_tok_s, ttft_p99_s=sweet.ttft_p99_s,
-        tpot_p99_s=sweet.tpot_p99_s, gpu_hours_per_mtok=sweet.gpu_hours_per_mtok,
-        usd_per_hour=usd_per_hour,
-        usd_per_million_output_tokens=usd_per_mtok if math.isfinite(usd_per_mtok) else None,
-    )  # fmt: skip
-
-
-def with_kv_headroom(
-    agg: AggregatedSummary, dep: Deployment, inputs: PlanInputs
-) -> AggregatedSummary:
-    """`agg` with its KV headroom: the aggregated layout simulated once more at its sweet spot
-    (`plan` does not keep the peak)."""
-    layout = parse_layout(agg.layout)
-    capacity, steps = replica_models(dep, dep.memory(layout, inputs.max_model_len))
-    config = config_at(inputs.config, agg.concurrency, layout.dp)
-    result = simulate(inputs.requests, steps, capacity, config, dp=layout.dp)
-    return agg.model_copy(update={"kv_headroom": 1 - result.peak_kv_utilization})
-
-
-def _change(ours: float, theirs: float) -> str:
-    return f"{ours / theirs - 1:+.0%}" if theirs else "n/a"
-
-
-def usd_text(value: float | None) -> str:
-    return "n/a" if value is None else f"${value:,.2f}"
-
-
-def comparison_reasons(best: DisaggregatedReport, agg: AggregatedSummary) -> list[str]:
-    """The disaggregated deployment against the aggregated one, figure by figure."""
-    s = best.serving
-    return [
-        f"TTFT p99 {s.ttft_p99_s:.2f} s vs {agg.ttft_p99_s:.2f} s "
-        f"({_change(s.ttft_p99_s, agg.ttft_p99_s)})",
-        f"TPOT p99 {s.tpot_p99_s * 1e3:.1f} ms vs {agg.tpot_p99_s * 1e3:.1f} ms "
-        f"({_change(s.tpot_p99_s, agg.tpot_p99_s)})",
-        f"output throughput {s.output_throughput_tok_s:,.0f} vs "
-        f"{agg.output_throughput_tok_s:,.0f} tok/s "
-        f"({_change(s.output_throughput_tok_s, agg.output_throughput_tok_s)})",
-        f"makespan {s.makespan_s:.3g} s vs {agg.makespan_s:.3g} s",
-        f"$ per million output tokens {usd_text(s.usd_per_million_output_tokens)} vs "
-        f"{usd_text(agg.usd_per_million_output_tokens)} ($ per hour {usd_text(s.usd_per_hour)} vs "
-        f"{usd_text(agg.usd_per_hour)}; GPU-hours per million {s.gpu_hours_per_mtok:.2f} vs "
-        f"{agg.gpu_hours_per_mtok:.2f})",
-        f"KV headroom at peak {1 - best.decode.peak_kv_utilization:.0%} in the decode pool vs "
-        f"{'n/a' if agg.kv_headroom is None else format(agg.kv_headroom, '.0%')} aggregated "
-        f"(decode pool {best.decode.gpus} GPUs, prefill pool {best.prefill.gpus} GPUs, "
-        f"prefill busy {best.prefill.utilization:.0%}, decode busy {best.decode.utilization:.0%})",
-    ]
-
-
-def figures_source(workload: WorkloadChoice, requests: int) -> str:
+def figures_source(workload: WorkloadChoice, requests: int, sample: OnlineSample | None) -> str:
     """Which simulation the serving figures, and so the costs, come from."""
-    if workload.arrival is Arrival.BATCH:
+    if sample is None:
         return (
             f"an offline batch: {requests:,} requests at t = 0, both kinds simulated end to end "
             "($ per million tokens at the batch's throughput)"
         )
     return (
-        f"{requests:,} requests arriving {workload.arrival.value} at "
-        f"{workload.rate_per_s or 0:g} req/s, both kinds simulated end to end at that load "
-        "($ per million tokens at the offered rate x mean output tokens where the SLOs are met, "
-        "as fleet sizing counts them, else at the simulated throughput); not the online "
-        "steady-state search, which sizes one aggregated replica's sustained rate and has no "
-        "two-pool form"
+        f"the steady state at {sample.rate_rps:g} req/s ({workload.arrival.value} arrivals), as "
+        f"the aggregated online mode measures it: the first {WARMUP_FRACTION:.0%} of the "
+        "requests are warm-up, the window closes at the last arrival, 95 % half-widths from "
+        "batch means; splits ranked on max(200, 5 x the decode pool's running limit, "
+        "--num-requests) requests, the chosen split and the aggregated layout grown until both "
+        "half-widths are within 5 % (at most 8 x). $ per million tokens at the offered rate x "
+        "mean output tokens where the rate is served within the SLOs, else at the steady-state "
+        "throughput"
     )
 
 
@@ -279,34 +235,36 @@ def offered_tokens_per_s(workload: WorkloadChoice, inputs: PlanInputs) -> float 
     return workload.rate_per_s * float(np.mean(inputs.requests.output_tokens))
 
 
-def meets(ttft_p99_s: float, tpot_p99_s: float, slo: Slo | None) -> bool:
-    """Whether p99 TTFT and TPOT are within `slo` (always, without one)."""
-    return slo is None or (ttft_p99_s <= slo.ttft_s and tpot_p99_s <= slo.tpot_s)
+def _chosen(
+    dep: Deployment, evaluated: list[Evaluated], sample: OnlineSample | None, slo: Slo | None
+) -> tuple[Evaluated, list[str]]:
+    """The best candidate (at a rate, grown until its steady state settles) and why it ranks
+    first, when the ranking is by dollars (at a rate)."""
+    best = max(evaluated, key=lambda ev: ev.key)
+    if sample is None or best.state is None:
+        return best, []
+    result, state = disagg_steady(dep, best.pools, sample, concurrency=best.cap,
+                                  running=best.running, grow=True)  # fmt: skip
+    among = sum(ev.key[0] > 0 for ev in evaluated)
+    first = best.state.requests
+    why = rank_reason(best.state, slo, among=among, of=len(evaluated), first=first)
+    return best._replace(result=result, state=state), [why]
 
 
-def _cost_key(usd_per_mtok: float | None) -> float:
-    return math.inf if usd_per_mtok is None else usd_per_mtok
-
-
-def winner_by_cost(
-    best: DisaggregatedReport, agg: AggregatedSummary, slo: Slo | None
-) -> tuple[str, str]:
-    """(winner, why): the one that meets the SLOs, or when both or neither do, the one with the
-    fewer $ per million output tokens (then the fewer $ per hour)."""
-    s = best.serving
-    ok_d, ok_a = meets(s.ttft_p99_s, s.tpot_p99_s, slo), meets(agg.ttft_p99_s, agg.tpot_p99_s, slo)
-    if ok_d != ok_a:
-        kind = "disaggregated" if ok_d else "aggregated"
-        return kind, f"only the {kind} deployment meets the SLOs at p99"
-    d_key = (_cost_key(s.usd_per_million_output_tokens), s.usd_per_hour or 0.0)
-    a_key = (_cost_key(agg.usd_per_million_output_tokens), agg.usd_per_hour)
-    both = "both meet the SLOs" if slo is not None and ok_d else (
-        "neither meets the SLOs" if slo is not None else "no SLO given"
-    )  # fmt: skip
-    if d_key == a_key:  # the same GPUs serving the same offered rate
-        return "aggregated", f"{both} at the same $; aggregated is one pool, no KV transfers"
-    kind = "disaggregated" if d_key < a_key else "aggregated"
-    return kind, f"{both}; {kind} serves a million output tokens for fewer dollars"
+def _confidence(best: DisaggregatedReport, agg: AggregatedSummary | None) -> list[str]:
+    """The steady states' sizes and 95 % half-widths, one line."""
+    parts = []
+    agg_steady = None if agg is None else agg.steady
+    for name, steady in (("split", best.serving.steady), ("aggregated", agg_steady)):
+        if steady is None:
+            continue
+        rate, tpot = (f"{h:.1%}" if h is not None else "n/a"
+                      for h in (steady.rps_half_width, steady.tpot_half_width))  # fmt: skip
+        parts.append(
+            f"{name} {steady.measured:,} of {steady.requests:,} requests measured, rate "
+            f"+/-{rate}, mean TPOT +/-{tpot}{'' if steady.settled else ' (not settled)'}"
+        )
+    return [f"steady state: {'; '.join(parts)}"] if parts else []
 
 
 def build_disagg_plan(
@@ -320,26 +278,37 @@ def build_disagg_plan(
     prices: dict[str, float] | None = None,
     progress: Callable[[], None] | None = None,
 ) -> DisaggPlanReport:
-    """Search disaggregated splits of `gpus` GPUs (ranked by the objective) and compare the best
-    with `plan`'s by dollars (`winner_by_cost`), at the hardware's $/GPU-hour or `prices`'."""
+    """Search disaggregated splits of `gpus` GPUs and compare the best with `plan`'s by dollars
+    (`winner_by_cost`), at the hardware's $/GPU-hour or `prices`'. In a batch the splits are
+    ranked by the objective; at an offered rate by serving it within the SLOs (`online_rank`),
+    both kinds in their steady state."""
     goal = Objective(objective)
     price = price_of(dep.hardware, prices or {})
     inputs = resolve_inputs(dep, workload, seed=seed)
+    sample = OnlineSample.of(workload, seed)
     evaluated = [
         ev
         for spec in _candidates(dep, gpus, inputs)
-        for ev in _evaluate(dep, spec, inputs, goal, slo, progress)
+        for ev in _evaluate(dep, spec, inputs, goal, slo, sample, progress)
     ]
-    spec, pools, result, cap, _ = max(evaluated, key=lambda ev: ev[4])
+    chosen, why_split = _chosen(dep, evaluated, sample, slo)
+    spec, pools, result, cap, _, state, _ = chosen
     offered = offered_tokens_per_s(workload, inputs)
     r = result.serving
-    kept_up = meets(float(r.ttft.p99), float(np.nan_to_num(r.tpot.p99)), slo)
+    ok = (
+        meets(float(r.ttft.p99), float(np.nan_to_num(r.tpot.p99)), slo)
+        if state is None
+        else serves(state, slo)
+    )
     best = disaggregated_report(spec, pools, result, concurrency=cap, price=price,
-                                offered_tok_s=offered if kept_up else None)  # fmt: skip
+                                offered_tok_s=offered if ok else None, state=state)  # fmt: skip
     agg_report = build_plan_report(dep, gpus=gpus, workload=workload, objective=objective,
                                    slo=slo, seed=seed, progress=progress)  # fmt: skip
     agg = aggregated_summary(agg_report, price, offered, slo)
-    if agg is not None:
+    if agg is not None and sample is not None:
+        agg = aggregated_online(agg, dep, inputs, sample, gpus=gpus, price=price,
+                                offered_tok_s=offered, slo=slo)  # fmt: skip
+    elif agg is not None:
         agg = with_kv_headroom(agg, dep, inputs)
     winner, reasons = "disaggregated", ["no aggregated layout of these GPUs fits"]
     if agg is not None:
@@ -348,9 +317,11 @@ def build_disagg_plan(
     return DisaggPlanReport(
         schema_version=SCHEMA_VERSION, model=dep.model.id, hardware=dep.hardware.id, gpus=gpus,
         engine=dep.settings.engine.value, workload=inputs.workload_label,
-        num_requests=len(inputs.requests), seed=seed, objective=goal.value,
-        figures_from=figures_source(workload, len(inputs.requests)), usd_per_gpu_hour=price,
-        candidates=[_candidate_row(ev) for ev in evaluated], disaggregated=best, aggregated=agg,
-        winner=winner, reasons=reasons,
+        num_requests=len(r.e2e_s), seed=seed, objective=goal.value,
+        ranked_by=goal.value if sample is None else RANKED_AT_RATE,
+        figures_from=figures_source(workload, len(inputs.requests), sample),
+        usd_per_gpu_hour=price,
+        candidates=[_candidate_row(ev, slo) for ev in evaluated], disaggregated=best,
+        aggregated=agg, winner=winner, reasons=[*reasons, *why_split, *_confidence(best, agg)],
         engine_settings=disagg_engine_settings(dep, spec, pools, inputs, cap),
     )  # fmt: skip

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from capcliff.analysis.disagg import DisaggSpec, PoolPlan
 from capcliff.analysis.fleet import hourly_cost
+from capcliff.analysis.steady_state import SteadyState
 from capcliff.sim.disagg import DisaggResult, PoolStats
 from capcliff.sim.kv_transfer import link_utilization
 
@@ -66,6 +67,22 @@ class KVTransferReport(_Result):
     decode_queue_p99_s: float
 
 
+class SteadyFigures(_Result):
+    """The steady state a deployment's figures come from, with its confidence."""
+
+    requests: int  # simulated
+    measured: int  # finished inside the window
+    window_s: tuple[float, float]
+    throughput_rps: float
+    output_tok_s: float
+    ttft_p99_s: float
+    tpot_p99_s: float
+    rps_half_width: float | None  # relative, 95 % (None: too few batches)
+    tpot_half_width: float | None
+    settled: bool  # both half-widths within 5 % of their means
+    saturated: bool  # the queue grows: the deployment does not serve the offered rate
+
+
 class ServingReport(_Result):
     """End to end, over both pools (latencies from each request's arrival)."""
 
@@ -84,6 +101,8 @@ class ServingReport(_Result):
     # (as fleet sizing counts them); in a batch, tokens / makespan
     usd_per_hour: float | None = None
     usd_per_million_output_tokens: float | None = None
+    # at an offered rate: the steady state the latency and throughput figures above come from
+    steady: SteadyFigures | None = None
 
 
 class DisaggregatedReport(_Result):
@@ -147,25 +166,25 @@ def transfer_report(result: DisaggResult, prefill_replicas: int) -> KVTransferRe
 
 def serving_report(
     result: DisaggResult, gpus: int, concurrency: int | None, price: float | None,
-    offered_tok_s: float | None = None,
+    offered_tok_s: float | None = None, state: SteadyState | None = None,
 ) -> ServingReport:  # fmt: skip
     """End-to-end figures; cost at `price` $/GPU-hour (None: no cost) per output token served:
-    `offered_tok_s` (tokens/s) at an offered rate, else the simulated throughput."""
+    `offered_tok_s` (tokens/s) at an offered rate, else the simulated throughput. With `state`
+    (an offered rate) the throughput and p99 latencies are its steady state's."""
     r = result.serving
     tokens = max(1, int(r.output_tokens.sum()))
+    out_tok_s = r.output_tokens_per_s if state is None else state.output_tok_s
     usd_per_hour, usd_per_mtok = (
-        (None, None)
-        if price is None
-        else hourly_cost(gpus, price, offered_tok_s or r.output_tokens_per_s)
+        (None, None) if price is None else hourly_cost(gpus, price, offered_tok_s or out_tok_s)
     )
     return ServingReport(
         concurrency=concurrency,
-        output_throughput_tok_s=r.output_tokens_per_s,
-        request_throughput_req_s=r.requests_per_s,
+        output_throughput_tok_s=out_tok_s,
+        request_throughput_req_s=r.requests_per_s if state is None else state.throughput_rps,
         ttft_p50_s=_finite(r.ttft.p50),
-        ttft_p99_s=_finite(r.ttft.p99),
+        ttft_p99_s=_finite(r.ttft.p99 if state is None else state.ttft_p99_s),
         tpot_p50_s=_finite(r.tpot.p50),
-        tpot_p99_s=_finite(r.tpot.p99),
+        tpot_p99_s=_finite(r.tpot.p99 if state is None else state.tpot_p99_s),
         e2e_p99_s=_finite(r.e2e.p99),
         makespan_s=r.makespan_s,
         gpu_hours_per_mtok=gpus * r.makespan_s / 3600 / tokens * 1e6,
@@ -173,6 +192,7 @@ def serving_report(
         usd_per_million_output_tokens=None
         if usd_per_mtok is None
         else _finite_or_none(usd_per_mtok),
+        steady=None if state is None else steady_figures(state),
     )
 
 
@@ -184,9 +204,11 @@ def disaggregated_report(
     concurrency: int | None,
     price: float | None,
     offered_tok_s: float | None = None,
+    state: SteadyState | None = None,
 ) -> DisaggregatedReport:
     """The report of one run of `spec`; cost at `price` $/GPU-hour (None: no cost), per output
-    token served (`offered_tok_s` tokens/s at an offered rate, else as simulated)."""
+    token served (`offered_tok_s` tokens/s at an offered rate, else as simulated); `state`: the
+    run's steady state at an offered rate."""
     pre, dec = pools
     return DisaggregatedReport(
         name=spec.name,
@@ -194,5 +216,17 @@ def disaggregated_report(
         prefill=pool_report(pre, spec.prefill_instances, result.prefill),
         decode=pool_report(dec, spec.decode_instances, result.decode),
         kv_transfer=transfer_report(result, pre.pool.replicas),
-        serving=serving_report(result, spec.gpus, concurrency, price, offered_tok_s),
+        serving=serving_report(result, spec.gpus, concurrency, price, offered_tok_s, state),
     )
+
+
+def steady_figures(state: SteadyState) -> SteadyFigures:
+    """`state` as reported."""
+    return SteadyFigures(
+        requests=state.requests, measured=state.measured, window_s=state.window_s,
+        throughput_rps=state.throughput_rps, output_tok_s=state.output_tok_s,
+        ttft_p99_s=state.ttft_p99_s, tpot_p99_s=state.tpot_p99_s,
+        rps_half_width=_finite_or_none(state.rps_half_width),
+        tpot_half_width=_finite_or_none(state.tpot_half_width),
+        settled=state.settled, saturated=state.saturated,
+    )  # fmt: skip

@@ -106,7 +106,9 @@ class Basis:
 
 def point_requests(point: BenchmarkPoint, *, seed: int = 0) -> Requests:
     """The benchmark's closed-loop clients: `concurrency` clients, lengths fixed or uniform in
-    [range_ratio x len, len], the file's request count (else 10 per client), capped."""
+    [range_ratio x len, len], the file's request count (else 10 per client), capped. The clients'
+    first requests reach the engine `client_turnaround_s` apart and each next one that long after
+    its previous one finishes (calibrate.benchmarks.CLIENT_TURNAROUND_S)."""
     count = point.num_requests or REQUESTS_PER_CLIENT * point.concurrency
     count = max(min(count, MAX_SIMULATED_REQUESTS), point.concurrency)
 
@@ -122,8 +124,15 @@ def point_requests(point: BenchmarkPoint, *, seed: int = 0) -> Requests:
         clients=point.concurrency,
         max_input_tokens=max(point.input_len, 1),
         max_output_tokens=max(point.output_len, 1),
+        think_time_s=point.client_turnaround_s,
     )
-    return generate_requests(spec, np.random.default_rng(seed))
+    requests = generate_requests(spec, np.random.default_rng(seed))
+    if point.client_turnaround_s <= 0:
+        return requests
+    arrival = requests.arrival_s.copy()
+    first = min(point.concurrency, count)
+    arrival[:first] = np.arange(first) * point.client_turnaround_s
+    return replace(requests, arrival_s=arrival)
 
 
 _Models = tuple[KVCapacity, StepTimeModel]

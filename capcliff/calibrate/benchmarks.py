@@ -33,9 +33,25 @@ REQUIRED_COLUMNS = ("concurrency", "input_len", "output_len")
 MEASURED_COLUMNS = ("output_throughput_tok_s", "mean_tpot_ms")
 
 
+# Named assumption: an online benchmark's requests reach the engine one at a time, never in the
+# same instant: a client sends its next request only once the last streamed chunk of the previous
+# one reached it over HTTP, and the server tokenizes requests in turn before the scheduler, which
+# polls for new requests once per step (SGLang's event loop: recv_requests() at the top of each
+# iteration; vLLM's engine core likewise between steps) and starts its next step as soon as one
+# ends. So a closed-loop client's next request (and each request of a concurrent burst after the
+# first) misses the step already under way and joins at the one after it. That is all the figure
+# models: 1 us, shorter than any step, keeps the timings linear in the fitted step terms
+# (analysis.step_fit); a real turnaround (HTTP and tokenization, about a millisecond) also falls
+# inside a step of these engines. Under attention DP it is what splits ranks into groups whose
+# prefills stall each other (docs/validation.md, SGLang 0.4.3 rows).
+CLIENT_TURNAROUND_S = 1e-6
+
+
 @dataclass(frozen=True)
 class BenchmarkPoint:
-    """One measured run: `concurrency` clients, fixed (or ranged) lengths, what it measured."""
+    """One measured run: `concurrency` clients, fixed (or ranged) lengths, what it measured.
+    `client_turnaround_s`: see CLIENT_TURNAROUND_S (0 for an offline batch, whose requests are
+    all queued before the first step)."""
 
     row_id: str
     concurrency: int
@@ -46,6 +62,7 @@ class BenchmarkPoint:
     output_throughput_tok_s: float | None = None
     mean_tpot_s: float | None = None
     mean_ttft_s: float | None = None
+    client_turnaround_s: float = 0.0  # set from CLIENT_TURNAROUND_S by the readers
 
 
 @dataclass(frozen=True)
@@ -146,6 +163,10 @@ def _point(row: dict[str, Any], row_id: str) -> BenchmarkPoint | None:
         output_throughput_tok_s=throughput,
         mean_tpot_s=tpot,
         mean_ttft_s=_ms(row.get("mean_ttft_ms")),
+        # vLLM's offline benchmark_throughput.py queues every prompt before the first step
+        client_turnaround_s=0.0
+        if "benchmark_throughput" in str(row.get("benchmark_tool", ""))
+        else CLIENT_TURNAROUND_S,
     )
 
 
@@ -191,6 +212,7 @@ def _run_point(run: dict[str, Any], row_id: str, lengths: tuple[Any, Any]) -> Be
         output_throughput_tok_s=_number(run.get("output_throughput")),
         mean_tpot_s=_ms(run.get("mean_tpot_ms")),
         mean_ttft_s=_ms(run.get("mean_ttft_ms")),
+        client_turnaround_s=CLIENT_TURNAROUND_S,
     )
 
 

@@ -31,6 +31,7 @@ class BenchArgs:
     output: Path | None
     force: bool
     fmt: OutputFormat
+    engine_version: str | None = None
 
 
 def calibrate_benchmark(args: BenchArgs) -> None:
@@ -51,7 +52,8 @@ def calibrate_benchmark(args: BenchArgs) -> None:
         raise InputError(f"layout: {layout.name} uses {layout.gpus} GPUs, not --gpus {args.gpus}")
     settings = settings_of(
         {"engine": args.engine or "vllm", "weight_dtype": args.weight_dtype,
-         "kv_cache_dtype": args.kv_dtype, "max_model_len": args.max_model_len}
+         "kv_cache_dtype": args.kv_dtype, "max_model_len": args.max_model_len,
+         "engine_version": args.engine_version}
     )  # fmt: skip
     keep = DeploymentFilter(
         hf_repo=model.hf_repo, gpu=hardware.id, gpus=layout.gpus, layout=layout.name,
@@ -95,7 +97,8 @@ def _write(args: BenchArgs, fit: StepFit, model_id: str, layout: str, engine: st
     else:
         calibration = Calibration.model_validate(
             {"engine": engine, "source": str(args.path), "model": model_id, "gpu": args.gpu,
-             "layout": layout, "kv_cache_dtype": args.kv_dtype, "step_time": step}
+             "layout": layout, "kv_cache_dtype": args.kv_dtype, "step_time": step,
+             "engine_version": args.engine_version}
         )  # fmt: skip
     write_text_atomic(args.output, calibration_toml(calibration), overwrite=True)
 

@@ -65,6 +65,13 @@ def calibrate(
     ] = None,
     force: Annotated[bool, typer.Option(help="Replace an existing output file.")] = False,
     fmt: FormatOption = OutputFormat.TABLE,
+    engine_version: Annotated[
+        str | None,
+        typer.Option(
+            help="Benchmark results only: the engine release (e.g. 0.4.3) whose step-time "
+            "profile the fit starts from (default: the latest modelled)."
+        ),
+    ] = None,
 ) -> None:
     """Compare a start-up log with capcliff's prediction, or fit step times to benchmark
     results; with -o, write the fitted terms."""
@@ -79,6 +86,7 @@ def calibrate(
             BenchArgs(
                 Path(logfile), model, gpu, gpus, layout, engine, kv_dtype, weight_dtype,
                 max_model_len, None if output is None else Path(output), force, fmt,
+                engine_version,
             )
         )  # fmt: skip
 

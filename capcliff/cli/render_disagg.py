@@ -72,7 +72,7 @@ def disagg_plan_view(report: DisaggPlanReport) -> RenderableType:
     lines = [
         f"{report.model} on {report.gpus} x {report.hardware}, engine {report.engine}; workload "
         f"{report.workload}, {report.num_requests:,} requests; splits ranked by "
-        f"{report.objective}, disaggregated vs aggregated by $ at ${report.usd_per_gpu_hour:,.2f} "
+        f"{report.ranked_by}, disaggregated vs aggregated by $ at ${report.usd_per_gpu_hour:,.2f} "
         "per GPU-hour",
         f"Figures from {report.figures_from}",
     ]

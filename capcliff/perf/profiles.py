@@ -17,6 +17,10 @@ The roofline (`step_time.py`) prices bytes and FLOPs. Engines differ in what it 
   engine's DP-attention path does differently in older releases (SGLang before PR #7269 turns
   the overlap scheduler off and runs idle ranks without CUDA graphs, so a lockstep step with an
   idle or prefilling rank lasts at least one eagerly launched pass).
+- MLA models, release-specific (`mla_extend_efficiency`, `mla_kernel_floor_s`): SGLang's Triton MLA
+  backend before 0.4.6 runs prefill through the absorbed kernel at a few per cent of peak, and its
+  DeepSeek decode kernels before 0.4.4 cost about 14 us each; both derived from public
+  measurements on other deployments (the constants below say which).
 
 Profiles are keyed by engine and release (`engine_profile(engine, version)`); without a version
 the latest modelled release's profile applies, and its label says which releases it describes.
@@ -94,6 +98,41 @@ SGLANG_DPA_EAGER_SOURCE = (
 SGLANG_DPA_OVERLAP_SOURCE = (
     "sglang 0.4.x server_args.py: DP attention turns the overlap scheduler off"
 )
+# SGLang before 0.4.6 serves MLA models with its Triton backend (model_runner.py: "MLA
+# optimization is turned on. Use triton backend." unless --enable-flashinfer-mla), whose
+# DeepseekV2AttentionMLA.forward runs an extend through the MHA path only when no token of the
+# batch is cached (`no_absorb`: `forward_batch.extend_prefix_lens.sum() == 0`); every other
+# prefill, and with the radix cache on that is every prompt after the first (they share the BOS
+# token), runs the absorbed path: MQA over (kv_lora_rank + rope) dims in the Triton extend kernel.
+# Its efficiency is derived from sgl-project/sglang PR #3550 (2025-02-13), Triton run: DeepSeek-V3
+# on TP 8, --disable-radix-cache, 60 prompts of 1-32,000 tokens (random range ratio 0), 100
+# output tokens, total throughput 2,679.07 tok/s, so 350.7 s for 936,860 input tokens. With
+# 8,192-token chunks the first chunk of a prompt runs MHA and the rest the absorbed path: 1.92e16
+# attention FLOPs per GPU (61 layers x 16 heads x (640 MHA or 2,176 absorbed FLOPs per pair));
+# the GEMMs take ~9 s at the model's MFU and decode (6,000 tokens) at most ~15 s, leaving
+# 325-340 s: 5.7-6.5 % of 989 TFLOP/s. 6 %, a derived figure: the PR names no GPU (H100 and H200
+# have the same BF16 peak) and 4,096- or 16,384-token chunks put it at 6.4 % or 4.2 %.
+TRITON_MLA_EXTEND_EFFICIENCY = 0.06
+# SGLang 0.4.0-0.4.3, MLA (DeepSeek) models: what one kernel of a decode layer costs at small batch,
+# derived from a public single-request measurement, not from the benchmark rows: on 8 x H200
+# (nvidia-smi in the thread), TP 8, SGLang of early February 2025 (0.4.2), "H200*8 with R1 or V3
+# get about 30-35 tokens/sec" (sgl-project/sglang issue #3196, 2025-02-08; a maintainer answers
+# that torch.compile, which fuses small ops, reaches 50). 28.6-33.3 ms per token against capcliff's
+# 3.0 ms roofline of that step (R1, one request, short context, without kernel floors) leaves
+# 25.6-30.3 ms over 61 layers x 33 kernels: 12.7-15.1 us per kernel; 13.8 us from the middle,
+# 30.8 ms. Those releases ran DeepSeek's decode on Triton kernels (block-FP8 GEMMs, fused MoE, the
+# MLA decode kernel) and unfused torch ops (grouped top-k, per-token-group quantisation), which
+# later releases replaced (DeepGEMM, FlashMLA, fused gate); the 0.4.4 boundary is where those
+# landed, not checked against each tag.
+SGLANG_04_MLA_KERNEL_S = 13.8 * MICRO
+SGLANG_04_MLA_KERNEL_SOURCE = (
+    "sgl-project/sglang issue #3196: R1/V3 on 8 x H200 TP 8, about 30-35 tok/s single request "
+    "(Feb 2025); 13.8 us per decode kernel derived"
+)
+TRITON_MLA_EXTEND_SOURCE = (
+    "sglang < 0.4.6 Triton MLA backend, absorbed extend (deepseek_v2.py no_absorb); derived "
+    "from sgl-project/sglang PR #3550's Triton run: 6 % of dense BF16 peak"
+)
 
 
 @dataclass(frozen=True)
@@ -114,6 +153,11 @@ class EngineProfile:
     # prefilling (0: every rank replays its CUDA graph).
     dp_attention_host_overhead_s: float | None = None
     dp_eager_op_s: float = 0.0
+    # MLA models: the fraction of dense BF16 peak the prefill (extend) attention kernel reaches
+    # (None: the model's MFU of the compute dtype's peak, as for every other FLOP).
+    mla_extend_efficiency: float | None = None
+    # MLA models: the kernel floor of a decode layer's kernels (None: kernel_floor_s).
+    mla_kernel_floor_s: float | None = None
 
     @property
     def label(self) -> str:
@@ -144,6 +188,8 @@ OVERRIDABLE_PROFILE_TERMS = (
     "moe_small_batch_efficiency",
     "dp_attention_host_overhead_s",
     "dp_eager_op_s",
+    "mla_extend_efficiency",
+    "mla_kernel_floor_s",
 )
 
 _COMMON_SOURCES = (
@@ -179,11 +225,12 @@ PROFILES: dict[EngineName, EngineProfile] = {
 }  # fmt: skip
 
 
-# Older releases whose data show a difference: (engine, first release the latest profile
-# describes) -> the profile of the releases before it.
+# Older releases whose data show a difference: engine -> (first release a profile does not
+# describe, the profile of the releases before it), oldest first; releases past the last boundary
+# get PROFILES' profile.
 _SGLANG_PRE_0_4_8 = dataclasses.replace(
     PROFILES[EngineName.SGLANG],
-    version="0.4.0 - 0.4.7 (DP attention: overlap scheduler off, idle ranks eager)",
+    version="0.4.6 - 0.4.7 (DP attention: overlap scheduler off, idle ranks eager)",
     dp_attention_host_overhead_s=V0_HOST_OVERHEAD_S,
     dp_eager_op_s=EAGER_OP_S,
     sources=(
@@ -192,8 +239,29 @@ _SGLANG_PRE_0_4_8 = dataclasses.replace(
         ("dp_eager_op_s", SGLANG_DPA_EAGER_SOURCE + "; assumption: 15 us per eager op"),
     ),
 )
-OLDER_PROFILES: dict[EngineName, tuple[tuple[int, ...], EngineProfile]] = {
-    EngineName.SGLANG: ((0, 4, 8), _SGLANG_PRE_0_4_8),
+_SGLANG_PRE_0_4_6 = dataclasses.replace(
+    _SGLANG_PRE_0_4_8,
+    version=(
+        "0.4.0 - 0.4.5 (DP attention: overlap scheduler off, idle ranks eager; Triton MLA extend)"
+    ),
+    mla_extend_efficiency=TRITON_MLA_EXTEND_EFFICIENCY,
+    sources=(*_SGLANG_PRE_0_4_8.sources, ("mla_extend_efficiency", TRITON_MLA_EXTEND_SOURCE)),
+)
+_SGLANG_PRE_0_4_4 = dataclasses.replace(
+    _SGLANG_PRE_0_4_6,
+    version=(
+        "0.4.0 - 0.4.3 (DP attention: overlap scheduler off, idle ranks eager; "
+        "Triton MLA extend; DeepSeek decode kernels 13.8 us)"
+    ),
+    mla_kernel_floor_s=SGLANG_04_MLA_KERNEL_S,
+    sources=(*_SGLANG_PRE_0_4_6.sources, ("mla_kernel_floor_s", SGLANG_04_MLA_KERNEL_SOURCE)),
+)
+OLDER_PROFILES: dict[EngineName, tuple[tuple[tuple[int, ...], EngineProfile], ...]] = {
+    EngineName.SGLANG: (
+        ((0, 4, 4), _SGLANG_PRE_0_4_4),
+        ((0, 4, 6), _SGLANG_PRE_0_4_6),
+        ((0, 4, 8), _SGLANG_PRE_0_4_8),
+    ),
 }
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 
@@ -210,13 +278,12 @@ def parse_version(text: str) -> tuple[int, int, int]:
 def engine_profile(engine: EngineName, version: str | None = None) -> EngineProfile:
     """The step-time profile capcliff assumes for `engine` at release `version` (None: the latest
     modelled release, PROFILES)."""
-    older = OLDER_PROFILES.get(engine)
-    if version is None or older is None:
-        if version is not None:
-            parse_version(version)
-        return PROFILES[engine]
-    first_latest, profile = older
-    return profile if parse_version(version) < first_latest else PROFILES[engine]
+    release = None if version is None else parse_version(version)
+    if release is not None:
+        for boundary, profile in OLDER_PROFILES.get(engine, ()):
+            if release < boundary:
+                return profile
+    return PROFILES[engine]
 
 
 def step_profile(

@@ -17,7 +17,6 @@ decode steps sum in closed form (`DecodeLine`).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -25,69 +24,20 @@ from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.memory.kv import kv_bytes_per_token_per_gpu
-from capcliff.memory.params import param_count
-from capcliff.memory.weights import (
-    WeightScheme,
-    stage_layer_ranges,
-)
+from capcliff.memory.weights import WeightScheme, stage_layer_ranges
 from capcliff.perf.attention_dp import MoEGroup, moe_group
 from capcliff.perf.communication import ACTIVATION_BYTES as ACTIVATION_BYTES  # re-exported
 from capcliff.perf.communication import Communication as Communication  # re-exported
 from capcliff.perf.communication import MoEExchange, tp_pp_communication
 from capcliff.perf.decode_line import DecodeLine as DecodeLine  # re-exported for the simulator
-from capcliff.perf.profiles import (
-    MEASURED_FABRICS,
-    EngineProfile,
-    allreduce_curve,
-    dp_eager_pass_s,
-    dp_host_overhead_s,
-    kernels_per_layer,
-)
+from capcliff.perf.efficiency import MBU_ANCHORS as MBU_ANCHORS  # re-exported
+from capcliff.perf.efficiency import Efficiency as Efficiency  # re-exported
+from capcliff.perf.efficiency import default_efficiency as default_efficiency  # re-exported
+from capcliff.perf.efficiency import default_mbu as default_mbu  # re-exported
+from capcliff.perf.efficiency import profile_efficiency as profile_efficiency  # re-exported
+from capcliff.perf.profiles import EngineProfile, dp_eager_pass_s
 from capcliff.perf.stage_cost import FLOPS_PER_MAC, attention_flops_per_pair, stage_cost
 from capcliff.units import GB, TERA, KVDType, WeightDType
-
-# Decode HBM bandwidth use the study measured (shared/reference/paper_findings.md, "HBM bandwidth
-# use in decode"): 8B ~ 85 %, 70B ~ 70 %, 671B ~ 50-60 % (midpoint 55 %). Between these anchors
-# capcliff interpolates linearly in log(total parameters) and holds the end values outside them.
-MBU_ANCHORS: tuple[tuple[float, float], ...] = ((8e9, 0.85), (70e9, 0.70), (671e9, 0.55))
-# Named assumption: fraction of dense peak FLOP/s a compute-bound (prefill) step reaches. Not in
-# the reference data; 0.5 is a common figure for large-batch GEMMs on H100-class GPUs.
-DEFAULT_MFU = 0.5
-# Named assumption: fixed latency of one small NCCL all-reduce inside a CUDA graph on NVLink.
-DEFAULT_ALLREDUCE_LATENCY_S = 8e-6
-# Named assumption: latency of one pipeline-stage activation send.
-DEFAULT_P2P_LATENCY_S = 10e-6
-# Named assumption: per-step engine time outside the forward pass (scheduling, sampling, input
-# preparation) that does not overlap it.
-DEFAULT_STEP_OVERHEAD_S = 2e-3
-
-
-def default_mbu(total_params: float) -> float:
-    """Decode memory-bandwidth utilisation for a model of `total_params`, from MBU_ANCHORS."""
-    (p0, u0), *rest = MBU_ANCHORS
-    if total_params <= p0:
-        return u0
-    for p1, u1 in rest:
-        if total_params <= p1:
-            w = math.log(total_params / p0) / math.log(p1 / p0)
-            return u0 + w * (u1 - u0)
-        p0, u0 = p1, u1
-    return u0
-
-
-@dataclass(frozen=True)
-class Efficiency:
-    """Named, overridable efficiency factors of the roofline."""
-
-    mbu: float  # fraction of peak HBM bandwidth a memory-bound step reaches
-    mfu: float = DEFAULT_MFU  # fraction of dense peak FLOP/s a compute-bound step reaches
-    allreduce_latency_s: float = DEFAULT_ALLREDUCE_LATENCY_S
-    p2p_latency_s: float = DEFAULT_P2P_LATENCY_S
-    step_overhead_s: float = DEFAULT_STEP_OVERHEAD_S  # per step: host time + per-layer floors
-    kv_bandwidth_fraction: float | None = None  # attention kernel's share of peak; None: mbu
-    expert_efficiency: float = 1.0  # grouped-GEMM MoE: divides the expert-read time
-    allreduce_curve: tuple[tuple[float, float], ...] = ()  # (message bytes, s); () latency+wire
-    variable_scale: float = 1.0  # calibrated: multiplies everything but step_overhead_s
 
 
 @dataclass(frozen=True)
@@ -115,6 +65,10 @@ class StepTimeModel:
     expert_efficiency: float = 1.0  # the expert-read time is divided by it
     variable_scale: float = 1.0  # multiplies the PP x (roofline + communication) part
     profile: str = ""  # the engine profile (engine and version) the terms come from
+    # Prefill attention's effective FLOP/s where the engine's extend kernel has its own figure
+    # (profiles: mla_extend_efficiency); None: flops_per_s. A step with a prefill prices all its
+    # attention pairs at it (a prefill's pairs outnumber a decode's by the prompt length).
+    extend_attention_flops_per_s: float | None = None
 
     @cached_property
     def _kv_bw(self) -> float:
@@ -162,12 +116,19 @@ class StepTimeModel:
             self._weights_time_s(mb_tokens)
             + self.kv_bytes_per_token * context_tokens / m / self._kv_bw
         )
-        flops = (
-            self.flops_per_token * tokens
-            + self.flops_per_sequence * seqs
-            + self.attention_flops_per_pair * attention_pairs
-        ) / m
-        compute = flops / self.flops_per_s
+        extend_rate = self.extend_attention_flops_per_s if tokens > seqs else None
+        if extend_rate:
+            compute = (
+                (self.flops_per_token * tokens + self.flops_per_sequence * seqs) / self.flops_per_s
+                + self.attention_flops_per_pair * attention_pairs / extend_rate
+            ) / m
+        else:
+            flops = (
+                self.flops_per_token * tokens
+                + self.flops_per_sequence * seqs
+                + self.attention_flops_per_pair * attention_pairs
+            ) / m
+            compute = flops / self.flops_per_s
         shared = self._moe_pass_s(mb_tokens)
         variable = self.pp * (max(mem, compute) + self._comm_s(mb_tokens) + shared)
         return self.variable_scale * variable + self.step_overhead_s
@@ -270,39 +231,6 @@ class StepTimeModel:
         )
 
 
-def default_efficiency(arch: Architecture) -> Efficiency:
-    """The efficiency defaults for `arch`: MBU from its size (MBU_ANCHORS), the rest named."""
-    return Efficiency(mbu=default_mbu(param_count(arch).total))
-
-
-def profile_efficiency(
-    arch: Architecture,
-    hardware: HardwareSpec,
-    layout: Layout,
-    profile: EngineProfile,
-    *,
-    fitted: dict[str, float] | None = None,
-) -> Efficiency:
-    """The efficiency of `arch` on `layout` under an engine profile: per step the profile's host
-    time + layers x kernels per layer x the kernel floor; measured all-reduce latencies where the
-    fabric matches; attention and MoE efficiencies. `fitted` (`fixed_s`, `scale`) replaces the
-    per-step time and scales the rest, as `capcliff calibrate` fits them."""
-    fitted = fitted or {}
-    per_layer_s = kernels_per_layer(arch, tp=layout.tp) * profile.kernel_floor_s
-    overhead = dp_host_overhead_s(profile, layout) + arch.num_layers * per_layer_s
-    mla = arch.mla is not None
-    kv_fraction = profile.mla_attention_efficiency if mla else profile.gqa_attention_efficiency
-    measured = hardware.id in MEASURED_FABRICS and layout.tp <= hardware.scaleup_domain_gpus
-    return Efficiency(
-        mbu=default_mbu(param_count(arch).total),
-        step_overhead_s=fitted.get("fixed_s", overhead),
-        kv_bandwidth_fraction=kv_fraction,
-        expert_efficiency=profile.moe_small_batch_efficiency,
-        allreduce_curve=allreduce_curve(profile, tp=layout.tp) if measured else (),
-        variable_scale=fitted.get("scale", 1.0),
-    )
-
-
 def compute_dtype(scheme: WeightScheme) -> str:
     """The matmul dtype whose peak applies: fp8 for fp8 weights, else bf16."""
     return "fp8" if scheme.linear is WeightDType.FP8 else "bf16"
@@ -373,6 +301,9 @@ def step_time_model(
         else hardware.hbm_bandwidth_bytes_per_s * eff.kv_bandwidth_fraction,
         expert_efficiency=eff.expert_efficiency,
         variable_scale=eff.variable_scale,
+        extend_attention_flops_per_s=None
+        if eff.mla_extend_efficiency is None
+        else hardware.dense_tflops_bf16 * TERA * eff.mla_extend_efficiency,
         profile=profile.label + (" (calibrated)" if fitted else "") if profile else "",
     )
     if not layout.attention_dp or arch.moe is None:

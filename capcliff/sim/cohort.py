@@ -13,6 +13,7 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_left
 from itertools import accumulate
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -20,6 +21,7 @@ import numpy.typing as npt
 from capcliff.sim.policies import victim_key
 
 IntArray = npt.NDArray[np.int64]
+_Key = TypeVar("_Key")  # a heap entry's sort key: (key, request, version)
 
 
 class DecodeCohort:
@@ -29,8 +31,8 @@ class DecodeCohort:
         self.block_size = block_size
         self.count = 0
         self.phase_counts = [0] * block_size
-        self.context_base = np.zeros(size, dtype=np.int64)  # c0 - s0
-        self.generated_base = np.zeros(size, dtype=np.int64)  # g0 - s0
+        self._generated_base = np.zeros(size, dtype=np.int64)  # g0 - s0 (see generated_base)
+        self._unwritten: dict[int, int] = {}  # generated bases not yet in the array
         self._members: dict[int, None] = {}  # the running set, not a scan over all requests
         self._context_bases = [0] * size  # the same bases as Python ints, for scalar reads
         self._generated_bases = [0] * size
@@ -45,7 +47,7 @@ class DecodeCohort:
     def add(self, i: int, *, context: int, generated: int, output: int, step: int) -> None:
         """Start decoding request i at `step` with `context` KV tokens and `generated` tokens."""
         base_c, base_g = context - step, generated - step
-        self.context_base[i], self.generated_base[i] = base_c, base_g
+        self._unwritten[i] = base_g
         self._context_bases[i], self._generated_bases[i] = base_c, base_g
         self._members[i] = None
         self.count += 1
@@ -55,12 +57,26 @@ class DecodeCohort:
         self._generated_base_sum += base_g
         version = self._version[i] + 1
         self._version[i] = version
-        heapq.heappush(self._finish_heap, (step + output - generated - 1, i, version))
+        heap = self._finish_heap
+        if len(heap) > 2 * self.count + 64:  # mostly stale entries: keep the heap small
+            heap = self._finish_heap = self._live(heap)
+        heapq.heappush(heap, (step + output - generated - 1, i, version))
 
     def track_victims(self, i: int, *, prompt: int, admit_seq: int) -> None:
         """Also keep i in the fewest-generated retraction order (SGLang)."""
         key = victim_key(self._generated_bases[i], prompt, admit_seq)
-        heapq.heappush(self._victim_heap, (key, i, self._version[i]))
+        heap = self._victim_heap
+        if len(heap) > 2 * self.count + 64:
+            heap = self._victim_heap = self._live(heap)
+        heapq.heappush(heap, (key, i, self._version[i]))
+
+    def _live(self, heap: list[tuple[_Key, int, int]]) -> list[tuple[_Key, int, int]]:
+        """The heap's entries for current members (stale ones dropped), as a heap. Which live
+        entry comes first depends only on the entries, so compacting changes no result."""
+        version = self._version
+        live = [e for e in heap if e[2] == version[e[1]]]
+        heapq.heapify(live)
+        return live
 
     def remove(self, i: int, step: int) -> tuple[int, int]:
         """Take i out at the start of `step`; returns its (context, generated) then."""
@@ -73,6 +89,19 @@ class DecodeCohort:
         self._generated_base_sum -= base_g
         self._version[i] += 1
         return base_c + step, base_g + step
+
+    @property
+    def generated_base(self) -> IntArray:
+        """g0 - s0 of every request as an array (valid for members). Written lazily: only the
+        token-ratio and kv-aware rules read it, and one numpy write per add would cost more
+        than the rest of the add."""
+        if self._unwritten:
+            arr, pending = self._generated_base, self._unwritten
+            arr[np.fromiter(pending, np.int64, len(pending))] = np.fromiter(
+                pending.values(), np.int64, len(pending)
+            )
+            pending.clear()
+        return self._generated_base
 
     def __contains__(self, i: int) -> bool:
         return i in self._members

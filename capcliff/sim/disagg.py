@@ -33,6 +33,7 @@ from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.kv_transfer import Fabric, Placement, Transfers, schedule_transfers
+from capcliff.sim.landed import LandedReplicaSim
 from capcliff.sim.lockstep import LockstepSim
 from capcliff.sim.replica import ReplicaSim
 from capcliff.sim.result import Percentiles, SimResult, sim_result
@@ -138,12 +139,15 @@ def _run_pool(
         mine = [np.flatnonzero(owner == r) for r in range(first, first + group)]
         mine = [idx for idx in mine if len(idx)]
         model = pool.model.local if group > 1 else pool.model
+        sim = LandedReplicaSim if landed else ReplicaSim
         ranks = [
-            ReplicaSim(requests.subset(idx), model, pool.capacity, pool.config, rule,
-                       landed=landed)
+            sim(requests.subset(idx), model, pool.capacity, pool.config, rule, landed=landed)
             for idx in mine
-        ]  # fmt: skip
+        ]
         if group > 1 and ranks:
+            for rank in ranks:
+                if isinstance(rank, LandedReplicaSim):
+                    rank.in_lockstep = True  # the group's clock times its steps
             runs.extend(LockstepSim(ranks, pool.model, group=group).run())
         else:
             runs.extend(rank.run() for rank in ranks)

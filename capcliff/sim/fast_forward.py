@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from capcliff.sim.admit_step import exact_step
 from capcliff.sim.policies import (
     SGLANG_CLIP_MAX_NEW_TOKENS,
     Candidate,
     sglang_first_admissible_step,
 )
+from capcliff.sim.thrash import empty_step, run_thrash
 
 # Steps in the first window of `_sglang_limit`'s scan (set: any size gives the same answer).
 SGLANG_WINDOW_STEPS = 256
@@ -45,10 +47,16 @@ def fast_forward(sim: ReplicaSim) -> bool:
     one (then the caller runs it exactly)."""
     co = sim.cohort
     count = co.count
-    if sim.partial is not None or count == 0 or len(sim.running) != count:
+    if count == 0:
+        return False
+    if sim.partial is not None:  # a prefill chunk: an exact step
+        return sim.inline and exact_step(sim)
+    if len(sim.running) != count:
         return False
     if co.needs_at(sim.step) > sim.free:  # the next step needs more blocks than are free
         return _preempt_then_decode(sim)
+    if sim.inline and exact_step(sim):  # an admission: an exact step
+        return True
     run = plain_decode_run(sim)
     if run is None:
         return False
@@ -91,6 +99,9 @@ def _preempt_then_decode(sim: ReplicaSim) -> bool:
     the step after the run runs out of blocks again and nothing arrives (a thrashing cache)."""
     if not sim.preempts_latest_and_waits:
         return False
+    if sim.inline:
+        run_thrash(sim)
+        return True
     co, rec, arrivals, running = sim.cohort, sim.rec, sim.arrivals, sim.running
     size, needs, max_steps = co.block_size, co.phase_counts, sim.config.max_steps
     while True:
@@ -116,7 +127,7 @@ def _preempt_then_decode_once(sim: ReplicaSim) -> None:
         preempt(next(reversed(running)))
     count = co.count
     if count == 0:
-        _empty_step(sim)
+        empty_step(sim)
         return
     line = sim.model.decode_line(count, co.context_sum(step) + count)
     first_s = line.step_s(0)
@@ -134,22 +145,6 @@ def _preempt_then_decode_once(sim: ReplicaSim) -> None:
     if blocked:
         rec.blocked_steps += limit - 1
         rec.blocked_s += duration - first_s
-
-
-def _empty_step(sim: ReplicaSim) -> None:
-    """Every running request was given up: a step that computes nothing and takes no time."""
-    sim.rec.saturation(sim.step, sim.now_s)
-    sim.rec.run(
-        steps=1,
-        start_s=sim.now_s,
-        duration_s=0.0,
-        used_blocks=(0, 0),
-        counts=(0, len(sim.waiting)),
-        hbm_bytes=0.0,
-        blocked=False,
-        tokens=0,
-    )
-    sim.step += 1
 
 
 def _admission_after_preemption(sim: ReplicaSim, limit: int) -> tuple[bool, int]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from capcliff.perf.decode_line import DecodeLine, series, steps_before
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.fast_forward import advance_decode, plain_decode_run, waits_for_arrival
+from capcliff.sim.landed import first_tokens_at, fold_landing
 from capcliff.sim.replica import ReplicaSim
 from capcliff.sim.timeline import ReplicaResult
 
@@ -170,6 +171,7 @@ class LockstepSim:
         r = self.ranks[i]
         r.now_s = pending.start_s
         advance_decode(r, pending.steps, pending, pending.blocked)
+        first_tokens_at(r, pending.start_s + pending.total_s(1))  # a folded landing's (landed)
         r.now_s = self.now_s
 
     def _wait_for_arrival(self) -> None:
@@ -239,6 +241,8 @@ class LockstepSim:
         if cached is None:
             r = self.ranks[i]
             run = plain_decode_run(r)
+            if run is None and fold_landing(r):  # a landing joins the run (sim.landed)
+                run = plain_decode_run(r)
             if run is None:
                 return None
             cached = self.run_end[i] = (r.step + run[0], run[1])

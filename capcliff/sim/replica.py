@@ -29,6 +29,7 @@ from capcliff.sim.fast_forward import fast_forward
 from capcliff.sim.policies import Candidate, Policy, Requeue, VictimOrder
 from capcliff.sim.prefix_reuse import replica_reuse
 from capcliff.sim.step_plan import PlannedStep, step_load
+from capcliff.sim.thrash import handles
 from capcliff.sim.timeline import Recorder, ReplicaResult
 from capcliff.sim.victims import next_victim
 from capcliff.sim.workload import Requests
@@ -83,6 +84,7 @@ class ReplicaSim:
         self.clients = ClientLoop(requests, self.arrival)
         self.arrivals = self.clients.arrivals
         self.reuse = replica_reuse(requests, capacity, model, config, rule)
+        self.inline = handles(self)  # vLLM-like: its thrashing and admission steps run inlined
 
     def _per_request(self, requests: Requests) -> None:
         """Per-request state as Python lists (scalar access is what the event loop does)."""
@@ -110,12 +112,8 @@ class ReplicaSim:
     # --- the loop ---------------------------------------------------------------------------
     def run(self) -> ReplicaResult:
         """Simulate until every request has finished."""
-        n, rec, max_steps, arrivals = (
-            len(self.prompt),
-            self.rec,
-            self.config.max_steps,
-            self.arrivals,
-        )
+        n, rec, arrivals = len(self.prompt), self.rec, self.arrivals
+        max_steps = self.config.max_steps
         while self.done < n:
             if arrivals and arrivals[0][0] <= self.now_s:
                 self.take_arrivals()
@@ -339,42 +337,48 @@ class ReplicaSim:
             self.complete(i, -(-ctx // size))
         x, self.partial = self.partial, None
         if x is not None:
-            self._advance(x, chunk_x)
-        prompt, max_output, host_kv, advance = (
-            self.prompt,
-            self.max_output,
-            self.host_kv,
-            self._advance,
-        )
-        for i, _, chunk in admitted:
-            self.full_blocks_sum += -(-(prompt[i] + max_output[i]) // size)
-            self.max_output_sum += max_output[i]
-            host_kv[i] = 0
-            advance(i, chunk)
+            self._advance_all([(x, 0, chunk_x)])
         if admitted:
+            prompt, max_output, host_kv = self.prompt, self.max_output, self.host_kv
+            for i, _, _ in admitted:
+                self.full_blocks_sum += -(-(prompt[i] + max_output[i]) // size)
+                self.max_output_sum += max_output[i]
+                host_kv[i] = 0
+            self._advance_all(admitted)
             self.dirty = True
         if not preempted and self.rule.ratio:
             self.ratio_steps += 1
 
     def _advance(self, i: int, chunk: int) -> None:
         """Request i computed `chunk` tokens this step (a prefill chunk or a swapped-in decode)."""
-        self.context[i] = context = self.context[i] + chunk
-        if not self.whole_prompt_blocks:
-            self.held[i] = -(-context // self.block_size)
-        generated = self.generated[i]
-        if context < self.prompt[i] + generated:
-            self.partial = i
-            return
-        self.generated[i] = generated = generated + 1
-        if math.isnan(self.first_token_s[i]):
-            self.first_token_s[i] = self.now_s
-        output = self.output[i]
-        if generated == output:
-            self.complete(i, -(-context // self.block_size))
-            return
-        self.cohort.add(i, context=context, generated=generated, output=output, step=self.step + 1)
-        if self.rule.victim_order is VictimOrder.FEWEST_GENERATED:
-            self.cohort.track_victims(i, prompt=self.prompt[i], admit_seq=self.admit_seq[i])
+        self._advance_all([(i, 0, chunk)])
+
+    def _advance_all(self, entries: list[tuple[int, int, int]]) -> None:
+        """`_advance` for each (request, _, chunk) in order, with the replica's lists local."""
+        context, held, generated, prompt, output = (
+            self.context, self.held, self.generated, self.prompt, self.output
+        )  # fmt: skip
+        size, whole, cohort, first_token_s = (
+            self.block_size, self.whole_prompt_blocks, self.cohort, self.first_token_s
+        )  # fmt: skip
+        step, tracks = self.step + 1, self.rule.victim_order is VictimOrder.FEWEST_GENERATED
+        for i, _, chunk in entries:
+            context[i] = ctx = context[i] + chunk
+            if not whole:
+                held[i] = -(-ctx // size)
+            g = generated[i]
+            if ctx < prompt[i] + g:
+                self.partial = i
+                continue
+            generated[i] = g = g + 1
+            if first_token_s[i] != first_token_s[i]:  # NaN: its first token
+                first_token_s[i] = self.now_s
+            if g == output[i]:
+                self.complete(i, -(-ctx // size))
+                continue
+            cohort.add(i, context=ctx, generated=g, output=output[i], step=step)
+            if tracks:
+                cohort.track_victims(i, prompt=prompt[i], admit_seq=self.admit_seq[i])
 
     def complete(self, i: int, blocks: int) -> None:
         """Request i finished at the end of the current step; it frees `blocks` blocks."""

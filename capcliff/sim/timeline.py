@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,8 +69,9 @@ class Recorder:
         self.peak_used = 0
         self.used_block_seconds = 0.0
         self.busy_s = 0.0
-        self.preemption_times: list[float] = []
-        self.series: tuple[list[float], ...] = ([], [], [], [], [])  # time, used, running, ...
+        self.preemption_times = array("d")
+        # time, used, running, waiting, HBM use: doubles (ints convert exactly, as numpy would)
+        self.series = (array("d"), array("d"), array("d"), array("d"), array("d"))
         self._times, self._used, self._running, self._waiting, self._hbm = self.series
 
     def preemption(self, step: int, time_s: float) -> None:
@@ -97,28 +99,44 @@ class Recorder:
     ) -> None:
         """`steps` steps (one, or a run of decode steps) from `start_s`; used_blocks at the
         first and last step (after allocation); counts = (running, waiting)."""
+        first, last = used_blocks
+        self.record(steps, start_s, duration_s, first, last, *counts, hbm_bytes, tokens)
+        if blocked:
+            self.blocked_steps += steps
+            self.blocked_s += duration_s
+
+    def record(
+        self,
+        steps: int,
+        start_s: float,
+        duration_s: float,
+        first: int,
+        last: int,
+        running: int,
+        waiting: int,
+        hbm_bytes: float,
+        tokens: int,
+    ) -> None:
+        """`run` without the blocked flag, positionally (the thrashing loop's every event): used
+        blocks `first` and `last` at the first and last step, requests running and waiting."""
         self.steps += steps
         self.events += 1
         self.scheduled_tokens += tokens
-        first, last = used_blocks
         peak = self.peak_used
         if first > peak or last > peak:
             self.peak_used = first if first > last else last
         self.used_block_seconds += (first + last) / 2 * duration_s
         self.busy_s += duration_s
-        if blocked:
-            self.blocked_steps += steps
-            self.blocked_s += duration_s
         util = hbm_bytes / (duration_s * self.peak_hbm) if duration_s > 0 else 0.0
         self._times.append(start_s + duration_s)
         self._used.append(last)
-        self._running.append(counts[0])
-        self._waiting.append(counts[1])
+        self._running.append(running)
+        self._waiting.append(waiting)
         self._hbm.append(util)
 
     def series_arrays(self) -> tuple[FloatArray, ...]:
         """The event samples as arrays (time, used blocks, running, waiting, HBM utilisation)."""
-        return tuple(np.asarray(values, dtype=np.float64) for values in self.series)
+        return tuple(np.array(values, dtype=np.float64) for values in self.series)
 
     def result(
         self,
@@ -152,7 +170,7 @@ class Recorder:
             blocked_s=self.blocked_s,
             peak_used_blocks=self.peak_used,
             used_block_seconds=self.used_block_seconds,
-            preemption_times_s=np.asarray(self.preemption_times, dtype=np.float64),
+            preemption_times_s=np.array(self.preemption_times, dtype=np.float64),
             series_s=times,
             series_used_blocks=used,
             series_running=running,

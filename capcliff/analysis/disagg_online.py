@@ -1,0 +1,161 @@
+"""`plan --disagg` at an offered rate: both kinds measured in their steady state.
+
+With `--rate`, the figures of a split and of the aggregated layout it is compared with come from
+the same rule as the aggregated online mode (`steady_state`, reused, not copied): the first 20 %
+of the requests are warm-up, the window closes at the last arrival, throughput counts the
+requests finished inside it, TTFT and TPOT p99 are over the requests that arrived inside it, and
+the 95 % half-widths of the request rate and the mean TPOT come from batch means. The sample is
+drawn by `OnlineWorkload` (unit-rate Poisson gaps divided by the rate: every candidate sees the
+same arrivals) at the stopping rule's sizes (`capacity.MIN_FIRST`, `FIRST_PER_CAP`,
+`MAX_DOUBLINGS`): max(200, 5 x the most requests that can run, --num-requests) requests first (at
+least one turnover of the running set after the warm-up), doubled until both half-widths are
+within 5 % of their means, at most three times. The most that can run is the cap on running
+requests or, when it is larger, the analytic KV cliff (every running request at its p99 peak):
+a split's is its decode pool's, where the running requests are.
+
+The search is coarse-to-fine, as `layout_capacity` searches aggregated layouts: every candidate
+is ranked on the first sample; only the chosen one is grown until it settles (its confidence is
+reported). A deployment serves the rate when its queue stays bounded (`SteadyState.saturated`
+false) and its TTFT and TPOT p99 are within the SLOs.
+
+Ranking at a rate (`online_rank`): every split of one budget has the same GPUs, so those that
+serve the rate cost the same dollars per hour and per million output tokens (rate x mean output
+tokens served). Among them the one with the most room under the SLOs wins: the least of
+max(TTFT p99 / its limit, TPOT p99 / its limit); without an SLO, the least mean end-to-end
+time. A split that does not serve the rate ranks below every one that does, by its throughput.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from capcliff.analysis.capacity import FIRST_PER_CAP, MAX_DOUBLINGS, MIN_FIRST
+from capcliff.analysis.deployment import Deployment
+from capcliff.analysis.disagg import PoolPlan, run_disagg
+from capcliff.analysis.online_load import OnlineWorkload
+from capcliff.analysis.solver import Slo
+from capcliff.analysis.steady_state import SteadyState, settle, steady_state
+from capcliff.analysis.workloads import WorkloadChoice
+from capcliff.sim.disagg import DisaggResult
+from capcliff.sim.result import SimResult
+from capcliff.sim.workload import Arrival, Requests
+
+
+@dataclass
+class OnlineSample:
+    """Requests at the offered rate, drawn at any size (the same arrivals for every candidate)."""
+
+    workload: OnlineWorkload
+    rate_rps: float
+    least: int  # the stopping rule's first sample at least: max(200, --num-requests)
+
+    @classmethod
+    def of(cls, choice: WorkloadChoice, seed: int) -> OnlineSample | None:
+        """The sample of a Poisson `choice` with a rate; None for a batch."""
+        if choice.arrival is Arrival.BATCH or choice.rate_per_s is None:
+            return None
+        online = OnlineWorkload(choice, seed)
+        return cls(online, choice.rate_per_s, max(MIN_FIRST, int(choice.num_requests)))
+
+    def first(self, running: int) -> int:
+        """The stopping rule's first sample where at most `running` requests run at once."""
+        return max(self.least, FIRST_PER_CAP * running)
+
+    def most(self, running: int) -> int:
+        """The stopping rule's largest sample."""
+        return self.first(running) << MAX_DOUBLINGS
+
+    def requests(self, n: int) -> Requests:
+        """n requests arriving at the rate."""
+        return self.workload.at_rate(n, self.rate_rps)
+
+
+def disagg_steady(
+    dep: Deployment,
+    pools: tuple[PoolPlan, PoolPlan],
+    sample: OnlineSample,
+    *,
+    concurrency: int | None,
+    running: int,
+    grow: bool,
+    points: int = 64,
+) -> tuple[DisaggResult, SteadyState]:
+    """The split's run and steady state at the rate: on the first sample, or (`grow`) at the
+    size the stopping rule settles at. `concurrency`: the decode pool's cap (None: the engine
+    default); `running`: the most requests that can run in it (sets the sample sizes)."""
+    first = sample.first(running)
+    runs: dict[int, DisaggResult] = {}
+
+    def run(n: int) -> SimResult:
+        runs[n] = run_disagg(dep, pools, sample.requests(n), concurrency=concurrency,
+                             points=points)  # fmt: skip
+        return runs[n].serving
+
+    if not grow:
+        state = steady_state(run(first), open_loop=True)
+        return runs[first], state
+    done = settle(run, first=first, cap=sample.most(running), open_loop=True)
+    return runs[done.requests], done.state
+
+
+def aggregated_steady(
+    run: Callable[[Requests], SimResult], sample: OnlineSample, running: int
+) -> tuple[SimResult, SteadyState]:
+    """The aggregated layout's steady state at the rate (`run` simulates it; at most `running`
+    requests run in it), grown by the stopping rule as the chosen split is."""
+    runs: dict[int, SimResult] = {}
+
+    def one(n: int) -> SimResult:
+        runs[n] = run(sample.requests(n))
+        return runs[n]
+
+    done = settle(one, first=sample.first(running), cap=sample.most(running), open_loop=True)
+    return runs[done.requests], done.state
+
+
+def serves(state: SteadyState, slo: Slo | None) -> bool:
+    """Whether the deployment serves the offered rate: a bounded queue and p99 within `slo`."""
+    if state.saturated:
+        return False
+    return slo is None or (state.ttft_p99_s <= slo.ttft_s and state.tpot_p99_s <= slo.tpot_s)
+
+
+def slo_share(state: SteadyState, slo: Slo | None) -> float:
+    """How much of the SLO the deployment uses: max(TTFT p99 / limit, TPOT p99 / limit); without
+    an SLO (or limits), the mean end-to-end time in seconds. Lower is better."""
+    shares = [
+        value / limit
+        for value, limit in (
+            (state.ttft_p99_s, math.inf if slo is None else slo.ttft_s),
+            (state.tpot_p99_s, math.inf if slo is None else slo.tpot_s),
+        )
+        if math.isfinite(limit) and limit > 0
+    ]
+    return max(shares) if shares else state.e2e_mean_s
+
+
+def online_rank(state: SteadyState, slo: Slo | None) -> tuple[bool, float]:
+    """Higher is better: serving the rate first; then the least SLO share (equal dollars: the
+    same GPUs serving the same rate), or, for one that does not serve it, the most throughput."""
+    if serves(state, slo):
+        return True, -slo_share(state, slo)
+    return False, state.output_tok_s
+
+
+def rank_reason(state: SteadyState, slo: Slo | None, *, among: int, of: int, first: int) -> str:
+    """Why the chosen split ranked first on the first sample (`state`), in numbers: `among` of
+    the `of` candidates served the rate there."""
+    if among == 0:
+        return (
+            f"none of the {of} split(s) tried serves the rate within the SLOs on the first "
+            f"{first:,} requests; this one serves the most ({state.output_tok_s:,.0f} output "
+            "tok/s in steady state)"
+        )
+    share = slo_share(state, slo)
+    room = f"uses {share:.0%} of the SLO" if slo is not None else f"{share:.3g} s mean E2E"
+    return (
+        f"{among} of {of} split(s) serve the rate on the first {first:,} requests, at the same "
+        f"$ (same GPUs, same rate); this one has the most room: it {room}"
+    )

@@ -1,0 +1,101 @@
+"""The roofline's efficiency factors: named defaults (MBU from the model's size, MFU, latencies,
+per-step overhead) and what an engine profile makes of them for one layout (`profile_efficiency`).
+Fractions of peak are dimensionless; times in seconds."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from capcliff.catalog.architecture import Architecture
+from capcliff.catalog.layout import Layout
+from capcliff.catalog.specs import HardwareSpec
+from capcliff.memory.params import param_count
+from capcliff.perf.profiles import (
+    MEASURED_FABRICS,
+    EngineProfile,
+    allreduce_curve,
+    dp_host_overhead_s,
+    kernels_per_layer,
+)
+
+# Decode HBM bandwidth use the study measured (shared/reference/paper_findings.md, "HBM bandwidth
+# use in decode"): 8B ~ 85 %, 70B ~ 70 %, 671B ~ 50-60 % (midpoint 55 %). Between these anchors
+# capcliff interpolates linearly in log(total parameters) and holds the end values outside them.
+MBU_ANCHORS: tuple[tuple[float, float], ...] = ((8e9, 0.85), (70e9, 0.70), (671e9, 0.55))
+# Named assumption: fraction of dense peak FLOP/s a compute-bound (prefill) step reaches. Not in
+# the reference data; 0.5 is a common figure for large-batch GEMMs on H100-class GPUs.
+DEFAULT_MFU = 0.5
+# Named assumption: fixed latency of one small NCCL all-reduce inside a CUDA graph on NVLink.
+DEFAULT_ALLREDUCE_LATENCY_S = 8e-6
+# Named assumption: latency of one pipeline-stage activation send.
+DEFAULT_P2P_LATENCY_S = 10e-6
+# Named assumption: per-step engine time outside the forward pass (scheduling, sampling, input
+# preparation) that does not overlap it.
+DEFAULT_STEP_OVERHEAD_S = 2e-3
+
+
+def default_mbu(total_params: float) -> float:
+    """Decode memory-bandwidth utilisation for a model of `total_params`, from MBU_ANCHORS."""
+    (p0, u0), *rest = MBU_ANCHORS
+    if total_params <= p0:
+        return u0
+    for p1, u1 in rest:
+        if total_params <= p1:
+            w = math.log(total_params / p0) / math.log(p1 / p0)
+            return u0 + w * (u1 - u0)
+        p0, u0 = p1, u1
+    return u0
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """Named, overridable efficiency factors of the roofline."""
+
+    mbu: float  # fraction of peak HBM bandwidth a memory-bound step reaches
+    mfu: float = DEFAULT_MFU  # fraction of dense peak FLOP/s a compute-bound step reaches
+    allreduce_latency_s: float = DEFAULT_ALLREDUCE_LATENCY_S
+    p2p_latency_s: float = DEFAULT_P2P_LATENCY_S
+    step_overhead_s: float = DEFAULT_STEP_OVERHEAD_S  # per step: host time + per-layer floors
+    kv_bandwidth_fraction: float | None = None  # attention kernel's share of peak; None: mbu
+    expert_efficiency: float = 1.0  # grouped-GEMM MoE: divides the expert-read time
+    allreduce_curve: tuple[tuple[float, float], ...] = ()  # (message bytes, s); () latency+wire
+    variable_scale: float = 1.0  # calibrated: multiplies everything but step_overhead_s
+    mla_extend_efficiency: float | None = None  # prefill attention, of BF16 peak; None: mfu
+
+
+def default_efficiency(arch: Architecture) -> Efficiency:
+    """The efficiency defaults for `arch`: MBU from its size (MBU_ANCHORS), the rest named."""
+    return Efficiency(mbu=default_mbu(param_count(arch).total))
+
+
+def profile_efficiency(
+    arch: Architecture,
+    hardware: HardwareSpec,
+    layout: Layout,
+    profile: EngineProfile,
+    *,
+    fitted: dict[str, float] | None = None,
+) -> Efficiency:
+    """The efficiency of `arch` on `layout` under an engine profile: per step the profile's host
+    time + layers x kernels per layer x the kernel floor; measured all-reduce latencies where the
+    fabric matches; attention and MoE efficiencies. `fitted` (`fixed_s`, `scale`) replaces the
+    per-step time and scales the rest, as `capcliff calibrate` fits them."""
+    fitted = fitted or {}
+    floor = profile.kernel_floor_s
+    if arch.mla is not None and profile.mla_kernel_floor_s is not None:
+        floor = profile.mla_kernel_floor_s
+    per_layer_s = kernels_per_layer(arch, tp=layout.tp) * floor
+    overhead = dp_host_overhead_s(profile, layout) + arch.num_layers * per_layer_s
+    mla = arch.mla is not None
+    kv_fraction = profile.mla_attention_efficiency if mla else profile.gqa_attention_efficiency
+    measured = hardware.id in MEASURED_FABRICS and layout.tp <= hardware.scaleup_domain_gpus
+    return Efficiency(
+        mbu=default_mbu(param_count(arch).total),
+        step_overhead_s=fitted.get("fixed_s", overhead),
+        kv_bandwidth_fraction=kv_fraction,
+        expert_efficiency=profile.moe_small_batch_efficiency,
+        allreduce_curve=allreduce_curve(profile, tp=layout.tp) if measured else (),
+        variable_scale=fitted.get("scale", 1.0),
+        mla_extend_efficiency=profile.mla_extend_efficiency if mla else None,
+    )

@@ -1,0 +1,94 @@
+"""One exact engine step under a rule that admits the head of the queue when the blocks of its
+first chunk fit (vLLM V1's `vllm_admit`, TensorRT-LLM's `trtllm_max_util_admit`).
+
+`ReplicaSim.begin_step` asks the policy about every candidate through an `AdmissionView` and a
+`Candidate`; under these rules the verdict is one comparison, so the admissions of a step (past
+the cliff: the requests a finish lets back in, about seven per step in the study's scenario) are
+decided here with the replica's lists in local variables. The step is the one `begin_step`
+decides, to the bit: the same victims (none: a step that needs one is left to the general path),
+the same chunk of the request part way through its prefill, the same admissions and load; the
+step then runs through `ReplicaSim.finish_step` as any other.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from capcliff.sim.step_plan import PlannedStep, step_load
+
+if TYPE_CHECKING:
+    from capcliff.sim.replica import ReplicaSim
+
+Admitted = list[tuple[int, int, int]]  # (request, context before, chunk)
+
+
+def exact_step(sim: ReplicaSim) -> bool:
+    """Run the next step if it needs no victim and either carries a prefill chunk or admits
+    someone (`thrash.handles(sim)` must hold, and the cohort must not be empty); False, with
+    nothing changed, otherwise."""
+    co, step, x = sim.cohort, sim.step, sim.partial
+    need = co.phase_counts[step % co.block_size]
+    decoders = co.count
+    budget = sim.config.max_num_batched_tokens - decoders
+    chunk_x = need_x = 0
+    if x is not None:
+        chunk_x, need_x = sim._partial_plan(budget)
+    if need + need_x > sim.free:
+        return False
+    admitted, blocked, free, swap_in = _admit(sim, budget - chunk_x, sim.free - need - need_x)
+    if x is None and not admitted:
+        return False
+    sim.free = free
+    sim.swap_out_tokens, sim.swap_in_tokens = 0, swap_in
+    prefills = admitted
+    if x is not None:
+        sim.held[x] += need_x
+        if chunk_x:
+            prefills = [*admitted, (x, sim.context[x], chunk_x)]
+    load = step_load(decoders, co.context_sum(step) + decoders, prefills)
+    swap_s = sim.capacity.swap_seconds(swap_in) if swap_in else 0.0
+    planned = PlannedStep(chunk_x, admitted, False, blocked, load, swap_s + 0.0)
+    sim.finish_step(planned, sim.model.step_time_s(*load))
+    return True
+
+
+def _admit(sim: ReplicaSim, budget: int, free: int) -> tuple[Admitted, bool, int, int]:
+    """`ReplicaSim._admit` with `free` blocks left after the step's decode and chunk blocks:
+    (admitted, refused for KV, free blocks after, tokens swapped in)."""
+    waiting, running, max_seqs = sim.waiting, sim.running, sim.max_num_seqs
+    if not (waiting and budget > 0 and len(running) < max_seqs):
+        return [], False, free, 0
+    prompt, generated, host_kv, whole = (
+        sim.prompt,
+        sim.generated,
+        sim.host_kv,
+        sim.whole_prompt_blocks,
+    )
+    context, held, admit_seq, landed = sim.context, sim.held, sim.admit_seq, sim.landed
+    size = sim.block_size
+    admitted: Admitted = []
+    swap_in = 0
+    while waiting and budget > 0 and len(running) < max_seqs:
+        i = waiting[0]
+        kv = host_kv[i]
+        if kv:
+            chunk, blocks = 1, -(-(kv + 1) // size)
+        else:
+            todo = prompt[i] + generated[i]
+            chunk = todo if todo < budget else budget
+            blocks = -(-(todo if whole else chunk) // size)
+        if blocks > free:
+            return admitted, True, free, swap_in
+        waiting.popleft()
+        free -= blocks
+        running[i] = None
+        sim.seq += 1
+        admit_seq[i], held[i], context[i] = sim.seq, blocks, kv
+        if i in landed:
+            landed.discard(i)
+        elif kv:
+            swap_in += kv
+            sim.host_used -= kv
+        admitted.append((i, kv, chunk))
+        budget -= chunk
+    return admitted, False, free, swap_in

@@ -1,0 +1,73 @@
+"""`plan --disagg` at an offered rate: both kinds in their steady state, splits ranked by serving
+the rate."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from capcliff.analysis.disagg_online import online_rank, slo_share
+from capcliff.analysis.solver import Slo
+from capcliff.analysis.steady_state import SteadyState
+from capcliff.cli import app
+
+runner = CliRunner()
+SMALL = "deepseek-r1-distill-llama-8b"
+SLO = Slo(ttft_s=5.0, tpot_s=0.06)
+
+
+def _state(ttft: float, tpot: float, *, growing: bool = False, e2e: float = 10.0) -> SteadyState:
+    """A settled steady state at 4 req/s served in full (unless `growing`)."""
+    return SteadyState(
+        requests=1000, measured=800, window_s=(50.0, 250.0), throughput_rps=4.0,
+        output_tok_s=4096.0, arrival_rps=4.0, ttft_p99_s=ttft, tpot_p99_s=tpot,
+        tpot_mean_s=tpot, e2e_mean_s=e2e, rps_half_width=0.01, tpot_half_width=0.01,
+        queue_growing=growing,
+    )  # fmt: skip
+
+
+def test_the_slo_share_is_the_tighter_of_the_two_limits() -> None:
+    # TTFT 2.5 s of 5 s = 50 %, TPOT 45 ms of 60 ms = 75 %: the larger, 75 %
+    assert slo_share(_state(2.5, 0.045), SLO) == pytest.approx(0.75)
+
+
+def test_a_split_that_serves_the_rate_outranks_one_that_does_not() -> None:
+    roomy = _state(2.5, 0.045)  # uses 75 % of the SLO
+    tight = _state(4.5, 0.030)  # uses 90 % (TTFT)
+    late = _state(5.5, 0.010)  # TTFT p99 over the limit
+    growing = _state(0.1, 0.010, growing=True)  # its queue grows: the rate is not served
+    ranked = sorted([late, growing, tight, roomy], key=lambda s: online_rank(s, SLO))
+    assert ranked[-2:] == [tight, roomy]
+    assert {id(s) for s in ranked[:2]} == {id(late), id(growing)}
+
+
+def test_without_an_slo_the_least_mean_end_to_end_time_wins() -> None:
+    quick, slow = _state(9.0, 0.5, e2e=20.0), _state(1.0, 0.01, e2e=30.0)
+    assert max([slow, quick], key=lambda s: online_rank(s, None)) is quick
+
+
+def test_plan_at_a_rate_measures_both_kinds_in_their_steady_state() -> None:
+    result = runner.invoke(app, [
+        "plan", SMALL, "--gpus", "2", "--disagg", "--isl", "512", "--osl", "64", "--arrival",
+        "poisson", "--rate", "5", "--num-requests", "24", "--slo-ttft", "2", "--slo-tpot",
+        "0.1", "--format", "json",
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    serving = report["disaggregated"]["serving"]
+    steady = serving["steady"]
+    n = steady["requests"]
+    assert n >= 200  # the stopping rule's first sample is never below 200 requests
+    # The window opens at the arrival of request ceil(0.2 n) and closes at the last arrival;
+    # arrivals are unit-rate exponential gaps (seed 0 + 1,000,003) over 5 req/s, summed.
+    arrivals = np.cumsum(np.random.default_rng(1_000_003).exponential(1.0, n)) / 5
+    assert steady["window_s"] == pytest.approx([arrivals[math.ceil(0.2 * n)], arrivals[-1]])
+    assert serving["ttft_p99_s"] == steady["ttft_p99_s"]
+    assert serving["tpot_p99_s"] == steady["tpot_p99_s"]
+    assert report["aggregated"]["steady"]["requests"] >= 200
+    assert "steady state" in report["figures_from"]
+    assert report["ranked_by"].startswith("serving the rate")
