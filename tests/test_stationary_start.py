@@ -127,10 +127,10 @@ def _state(hw: float, batches: int, measured: int = 1_000) -> SteadyState:
         # 5 batches, hw 0.07: x1.5 -> 0.0504; x2 (10 batches) -> 0.07 x 2.262 / 2.776 / 1.414
         # = 0.0403 > 0.04; x3 -> 0.07 x 2.262 / 2.776 / 1.732 = 0.0329: 3x
         (0.07, 5, 3_000),
-        # too few batches to trust their spread: grow to about 6 batches (2 -> x3, 1 -> x6)
-        (0.3, 2, 3_000),
-        (math.inf, 1, 6_000),
-        (math.inf, 0, 6_000),
+        # too few batches to trust their spread: grow to about 8 batches (2 -> x4, 1 and 0 -> x8)
+        (0.3, 2, 4_000),
+        (math.inf, 1, 8_000),
+        (math.inf, 0, 8_000),
     ],
 )
 def test_a_short_window_grows_to_the_size_predicted_to_settle(

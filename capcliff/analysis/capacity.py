@@ -39,6 +39,9 @@ FALL_STOP = 0.9  # stop climbing once throughput falls below 90 % of the best
 MIN_FIRST = 200  # the stopping rule's first sample: max(200, 5 x cap) requests ...
 FIRST_PER_CAP = 5
 PROBE_PER_CAP = 2  # a cap past the base is first tried with 2 x cap requests (thrashing?)
+# A stationary start settles from 4 x the first size (20 x cap): batches of two decode times (about
+# two turnovers of the running set each) need about 20 turnovers for ten of them.
+SETTLE_FROM = 4
 MAX_DOUBLINGS = 3  # ... doubled at most three times (8 x the first)
 BISECTIONS = 5  # rate resolution: about the saturation rate / 2^5 (3 %)
 LIGHT_LOAD = 0.05  # the lightest load tried: 5 % of saturation (best achievable latencies)
@@ -205,6 +208,9 @@ def saturation_point(
     def measure(result: SimResult) -> SteadyState:
         return steady_state(result, open_loop=False, seeds=seeds, mean_output=mean_output)
 
+    if settle_it and workload.stationary_start():  # the first size cannot hold ten batches
+        first = min(most, first * SETTLE_FROM)
+        sample = workload.saturation_sample(first, cap)
     if prior is not None and prior.cap == cap and prior.requests == first:
         result = prior.result
     else:

@@ -61,7 +61,7 @@ RESIDENCE_PER_BATCH = 2.0  # set: a batch spans at least two mean decode times (
 GROWTH_STEPS = (1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
 AIM = 0.8
 MIN_BATCHES = 4
-TARGET_BATCHES = 6
+TARGET_BATCHES = 8
 REL_HALF_WIDTH = 0.05  # set: settled when the 95 % half-widths are within 5 % of the means
 MIN_MEASURED = 100  # set: fewer measured requests never count as settled
 # set: an open-loop queue is unbounded when the last quarter of the window waits twice as long as
@@ -278,14 +278,16 @@ def settle(
     *,
     first: int,
     cap: int,
-    measure: Callable[[SimResult], SteadyState],
+    measure: Callable[[SimResult], SteadyState] | None = None,
+    open_loop: bool = False,
 ) -> Settled:
-    """Simulate `first` requests, growing the sample until the steady state (`measure`) settles
-    or `cap` is reached; the growth skips the sizes predicted not to settle (`next_size`)."""
+    """Simulate `first` requests, growing the sample until the steady state settles or `cap` is
+    reached; the growth skips the sizes predicted not to settle (`next_size`). The steady state
+    is `measure` of a run, or by default `steady_state` with `open_loop`."""
     n = first
     while True:
         result = run(n)
-        state = measure(result)
+        state = measure(result) if measure else steady_state(result, open_loop=open_loop)
         if state.settled or n >= cap:
             return Settled(result, state, n)
         n = min(cap, next_size(state, n))
