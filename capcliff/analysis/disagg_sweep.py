@@ -17,6 +17,7 @@ from capcliff.analysis.disagg_report import (
     DisaggHeader,
     DisaggregatedReport,
     disaggregated_report,
+    pools_price,
 )
 from capcliff.analysis.solver import Slo, SweepPoint, simulated_cliff
 from capcliff.analysis.sweep import (
@@ -64,9 +65,7 @@ def disagg_series(
         result = run_disagg(dep, pools, requests, concurrency=c)
         points.append(SweepPoint.of(c, result.serving))
         reports.append(
-            disaggregated_report(
-                spec, pools, result, concurrency=c, price=dep.hardware.usd_per_gpu_hour
-            )
+            disaggregated_report(spec, pools, result, concurrency=c, price=pools_price(pools, {}))
         )
         if progress is not None:
             progress()
