@@ -64,7 +64,8 @@ def test_the_saving_grows_with_the_group_and_never_exceeds_what_was_held() -> No
     # 1 - 1/N of the dense weights: 1/2, 3/4, 7/8 for dpa2, dpa4, dpa8
     arch = get_model("deepseek-r1").arch
     scheme = WeightScheme.as_shipped(arch)
-    savings = [dense_split_saving_bytes(arch, parse_layout(f"dpa{n}"), scheme, 0) for n in (2, 4, 8)]
+    layouts = [parse_layout(f"dpa{n}") for n in (2, 4, 8)]
+    savings = [dense_split_saving_bytes(arch, layout, scheme, 0) for layout in layouts]
     whole = R1_DENSE_ELEMENTS * FP8_BLOCK_BYTES
     assert savings == [pytest.approx(whole * f, rel=1e-6) for f in (1 / 2, 3 / 4, 7 / 8)]
     assert savings[0] < savings[1] < savings[2] < whole
