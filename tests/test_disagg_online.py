@@ -10,10 +10,14 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from capcliff.analysis.disagg import fabric_between, parse_disagg
 from capcliff.analysis.disagg_online import online_rank, slo_share
 from capcliff.analysis.solver import Slo
 from capcliff.analysis.steady_state import SteadyState
+from capcliff.catalog.catalogs import get_hardware
 from capcliff.cli import app
+from capcliff.errors import InputError
+from capcliff.sim.kv_transfer import Placement, schedule_transfers
 
 runner = CliRunner()
 SMALL = "deepseek-r1-distill-llama-8b"
@@ -71,3 +75,53 @@ def test_plan_at_a_rate_measures_both_kinds_in_their_steady_state() -> None:
     assert report["aggregated"]["steady"]["requests"] >= 200
     assert "steady state" in report["figures_from"]
     assert report["ranked_by"].startswith("serving the rate")
+
+
+# --- pools on different GPU types -------------------------------------------------------------
+def test_a_part_may_name_its_own_gpu() -> None:
+    spec = parse_disagg("1p:tp8@h100-sxm,3d:dp8-ep8")
+    assert (spec.prefill_gpu, spec.decode_gpu) == ("h100-sxm", None)
+    assert spec.name == "1p:tp8@h100-sxm,3d:dp8-ep8"
+
+
+def test_an_unknown_pool_gpu_is_one_line_naming_the_flag() -> None:
+    with pytest.raises(InputError, match=r"^disagg: .*nope"):
+        parse_disagg("1p:tp8@nope,3d:tp8")
+
+
+def test_pools_on_two_gpu_types_talk_over_the_scale_out_network() -> None:
+    # Even packed on neighbouring GPUs, an H100 and an H200 sit on different nodes: 1 GB over
+    # one ConnectX-7 (50 GB/s) = 20 ms, + 2.7 us latency + 1 ms overhead = 21.0027 ms.
+    fabric = fabric_between(get_hardware("h100-sxm"), get_hardware("h200-sxm"))
+    t = schedule_transfers(
+        np.zeros(1), np.array([1e9]), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
+        fabric=fabric, placement=Placement((range(0, 1),), (range(1, 2),)),
+    )  # fmt: skip
+    assert t.end_s[0] == pytest.approx(21.0027e-3)
+
+
+def test_plan_tries_the_prefill_pool_on_the_other_gpu_types_and_pays_for_each() -> None:
+    result = runner.invoke(app, [
+        "plan", SMALL, "--gpu", "h200-sxm,h100-sxm", "--gpus", "2", "--disagg", "--isl", "512",
+        "--osl", "64", "--arrival", "poisson", "--rate", "20", "--slo-ttft", "1", "--slo-tpot",
+        "0.05", "--max-num-seqs", "32", "--format", "json",
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert {c["name"] for c in report["candidates"]} == {"1p:tp1,1d:tp1", "1p:tp1@h100-sxm,1d:tp1"}
+    d = report["disaggregated"]
+    # both serve the rate; the catalog's $3 (H100) + $4 (H200) per hour = $7 beats 2 x $4
+    assert d["name"] == "1p:tp1@h100-sxm,1d:tp1"
+    assert d["serving"]["usd_per_hour"] == pytest.approx(7.0)
+    assert (d["prefill"]["hardware"], d["decode"]["hardware"]) == ("h100-sxm", "h200-sxm")
+    # 512 tokens x 131,072 B of KV = 67.1 MB over 50 GB/s + 2.7 us + 1 ms
+    assert d["kv_transfer"]["p99_transfer_s"] == pytest.approx(512 * 131_072 / 50e9 + 1.0027e-3)
+
+
+def test_a_disaggregated_sweep_at_a_rate_reports_each_points_steady_state() -> None:
+    args = ["sweep", SMALL, "--disagg", "1p:tp1,1d:tp1", "--isl", "512", "--osl", "16",
+            "--num-requests", "120", "--concurrency", "32", "--format", "json"]  # fmt: skip
+    online = json.loads(runner.invoke(app, [*args, "--rate", "10"]).output)
+    batch = json.loads(runner.invoke(app, args).output)
+    assert online["series"]["points"][0]["steady"]["throughput_rps"] > 0
+    assert batch["series"]["points"][0]["steady"] is None  # a batch has no steady state

@@ -38,6 +38,10 @@ CAP_TOLERANCE = 0.05  # set: the smallest cap within 5 % of the best saturation 
 FALL_STOP = 0.9  # stop climbing once throughput falls below 90 % of the best
 MIN_FIRST = 200  # the stopping rule's first sample: max(200, 5 x cap) requests ...
 FIRST_PER_CAP = 5
+PROBE_PER_CAP = 2  # a cap past the base is first tried with 2 x cap requests (thrashing?)
+# A stationary start settles from 4 x the first size (20 x cap): batches of two decode times (about
+# two turnovers of the running set each) need about 20 turnovers for ten of them.
+SETTLE_FROM = 4
 MAX_DOUBLINGS = 3  # ... doubled at most three times (8 x the first)
 BISECTIONS = 5  # rate resolution: about the saturation rate / 2^5 (3 %)
 LIGHT_LOAD = 0.05  # the lightest load tried: 5 % of saturation (best achievable latencies)
@@ -57,8 +61,8 @@ class CapPoint:
 
     @property
     def thrashing(self) -> bool:
-        """Preempting more than THRASH_PREEMPTIONS times per request."""
-        return self.result.total_preemptions > THRASH_PREEMPTIONS * self.requests
+        """Preempting more than THRASH_PREEMPTIONS times per request simulated."""
+        return self.result.total_preemptions > THRASH_PREEMPTIONS * len(self.result.finish_s)
 
     @property
     def hit_cliff(self) -> bool:
@@ -179,20 +183,44 @@ def saturation_point(
     *,
     settle_it: bool = True,
     prior: CapPoint | None = None,
+    probe: bool = False,
 ) -> CapPoint:
-    """Steady-state throughput at `cap` with every request waiting (the stopping rule's size;
-    only its first size when not `settle_it`). `prior`: that first run, when already done."""
+    """Steady-state throughput at `cap` with every request waiting, started from the stationary
+    running set where the workload allows (`OnlineWorkload.saturation_sample`); the stopping
+    rule's size, or only its first size when not `settle_it`. `prior`: that first run, when
+    already done. `probe` (a cap past the grid's base, where the engine may thrash): a sample of
+    PROBE_PER_CAP x cap first, and a cap that thrashes there is not simulated further (a
+    stationary start is in steady state at once, so a short sample shows the thrashing)."""
     first, most = _sample_sizes(cap, least, workload)
+    if probe and workload.stationary_start():
+        small = max(MIN_FIRST, round(PROBE_PER_CAP * cap))
+        trial = workload.saturation_sample(small, cap)
+        seen = replica.run(trial, cap)
+        if seen.total_preemptions > THRASH_PREEMPTIONS * len(trial):
+            state = steady_state(
+                seen, open_loop=False, seeds=cap, mean_output=workload.mean_output_tokens()
+            )
+            return CapPoint(cap, state, seen, small)
+    sample = workload.saturation_sample(first, cap)
+    seeds = len(sample) - len(workload.backlog(first))
+    mean_output = workload.mean_output_tokens()
+
+    def measure(result: SimResult) -> SteadyState:
+        return steady_state(result, open_loop=False, seeds=seeds, mean_output=mean_output)
+
+    if settle_it and workload.stationary_start():  # the first size cannot hold ten batches
+        first = min(most, first * SETTLE_FROM)
+        sample = workload.saturation_sample(first, cap)
     if prior is not None and prior.cap == cap and prior.requests == first:
         result = prior.result
     else:
-        result = replica.run(workload.backlog(first), cap)
-    thrashing = result.total_preemptions > THRASH_PREEMPTIONS * first
+        result = replica.run(sample, cap)
+    thrashing = result.total_preemptions > THRASH_PREEMPTIONS * len(sample)
     if thrashing or not settle_it:  # a thrashing cap is never chosen: no need to settle it
-        return CapPoint(cap, steady_state(result, open_loop=False), result, first)
+        return CapPoint(cap, measure(result), result, first)
     done: Settled = settle(
-        lambda n: result if n == first else replica.run(workload.backlog(n), cap),
-        first=first, cap=most, open_loop=False,
+        lambda n: result if n == first else replica.run(workload.saturation_sample(n, cap), cap),
+        first=first, cap=most, measure=measure,
     )  # fmt: skip
     return CapPoint(cap, done.state, done.result, done.requests)
 
@@ -212,7 +240,7 @@ def saturation_sweep(
     points: list[CapPoint] = []
 
     def at(cap: int) -> CapPoint:
-        return saturation_point(replica, workload, cap, least, prior=first)
+        return saturation_point(replica, workload, cap, least, prior=first, probe=cap > base)
 
     for cap in caps[1:]:
         points.append(at(cap))
@@ -286,7 +314,9 @@ def replica_capacity(
         state = top.state
         if rate > 0:
             operating = replica.run(workload.at_rate(top.requests, (1 - headroom) * rate), top.cap)
-            state = steady_state(operating, open_loop=True)
+            state = steady_state(
+                operating, open_loop=True, mean_output=workload.mean_output_tokens()
+            )
         return ReplicaCapacity(
             analytic_cliff=cliff, points=points, cap=top.cap, saturation_rps=rate,
             sustained_rps=rate, at_sustained=state,
@@ -314,7 +344,8 @@ def _within_slo(
             continue
 
         def probe(rate: float, n: int, cap: int = point.cap) -> RatePoint:
-            state = steady_state(replica.run(workload.at_rate(n, rate), cap), open_loop=True)
+            result = replica.run(workload.at_rate(n, rate), cap)
+            state = steady_state(result, open_loop=True, mean_output=workload.mean_output_tokens())
             return RatePoint(cap, rate, state, meets_slo(state, slo))
 
         found, light = highest_rate(probe, point.state.throughput_rps, point.requests)

@@ -150,6 +150,7 @@ def cheapest_cluster(
     seed: int,
     prices: dict[str, float] | None = None,
     progress: Callable[[], None] | None = None,
+    prefill_gpus: tuple[str, ...] = (),
 ) -> CheapestReport:
     """The fewest GPUs (whole nodes) on which a split or an aggregated layout meets `slo`, at
     the hardware's $/GPU-hour or `prices`'."""
@@ -162,6 +163,7 @@ def cheapest_cluster(
         try:
             report = build_disagg_plan(dep, gpus=gpus, workload=workload, objective="goodput",
                                        slo=slo, seed=seed, prices=prices,
+                                       prefill_gpus=prefill_gpus,
                                        progress=progress)  # fmt: skip
         except InputError:
             report = None  # no split of this budget fits: the aggregated layouts alone

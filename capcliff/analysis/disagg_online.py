@@ -18,11 +18,12 @@ is ranked on the first sample; only the chosen one is grown until it settles (it
 reported). A deployment serves the rate when its queue stays bounded (`SteadyState.saturated`
 false) and its TTFT and TPOT p99 are within the SLOs.
 
-Ranking at a rate (`online_rank`): every split of one budget has the same GPUs, so those that
-serve the rate cost the same dollars per hour and per million output tokens (rate x mean output
-tokens served). Among them the one with the most room under the SLOs wins: the least of
+Ranking at a rate (`online_rank`): a split that serves the rate ranks above every one that does
+not (those rank by throughput). Among those that serve it, the fewer dollars per hour wins (per
+million output tokens too: all serve the same rate x mean output tokens). Splits of one budget on
+one GPU type cost the same, so there the one with the most room under the SLOs wins: the least of
 max(TTFT p99 / its limit, TPOT p99 / its limit); without an SLO, the least mean end-to-end
-time. A split that does not serve the rate ranks below every one that does, by its throughput.
+time.
 """
 
 from __future__ import annotations
@@ -136,17 +137,22 @@ def slo_share(state: SteadyState, slo: Slo | None) -> float:
     return max(shares) if shares else state.e2e_mean_s
 
 
-def online_rank(state: SteadyState, slo: Slo | None) -> tuple[bool, float]:
-    """Higher is better: serving the rate first; then the least SLO share (equal dollars: the
-    same GPUs serving the same rate), or, for one that does not serve it, the most throughput."""
+def online_rank(
+    state: SteadyState, slo: Slo | None, usd_per_hour: float = 0.0
+) -> tuple[bool, float, float]:
+    """Higher is better: serving the rate first; then the fewer $ per hour (splits of one GPU
+    type and budget tie here: the same GPUs serving the same rate) and the least SLO share;
+    for one that does not serve it, the most throughput."""
     if serves(state, slo):
-        return True, -slo_share(state, slo)
-    return False, state.output_tok_s
+        return True, -usd_per_hour, -slo_share(state, slo)
+    return False, state.output_tok_s, 0.0
 
 
-def rank_reason(state: SteadyState, slo: Slo | None, *, among: int, of: int, first: int) -> str:
+def rank_reason(
+    state: SteadyState, slo: Slo | None, *, among: int, of: int, first: int, usd_per_hour: float
+) -> str:
     """Why the chosen split ranked first on the first sample (`state`), in numbers: `among` of
-    the `of` candidates served the rate there."""
+    the `of` candidates served the rate there; the chosen one costs `usd_per_hour`."""
     if among == 0:
         return (
             f"none of the {of} split(s) tried serves the rate within the SLOs on the first "
@@ -156,6 +162,7 @@ def rank_reason(state: SteadyState, slo: Slo | None, *, among: int, of: int, fir
     share = slo_share(state, slo)
     room = f"uses {share:.0%} of the SLO" if slo is not None else f"{share:.3g} s mean E2E"
     return (
-        f"{among} of {of} split(s) serve the rate on the first {first:,} requests, at the same "
-        f"$ (same GPUs, same rate); this one has the most room: it {room}"
+        f"{among} of {of} split(s) serve the rate on the first {first:,} requests; this one "
+        f"costs the fewest $ per hour (${usd_per_hour:,.2f}; at equal cost, the most room "
+        f"under the SLOs wins) and {room}"
     )

@@ -26,7 +26,14 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from capcliff.analysis.deployment import Deployment
-from capcliff.analysis.disagg import DisaggSpec, PoolPlan, pool_plan, run_disagg
+from capcliff.analysis.disagg import (
+    DisaggSpec,
+    PoolPlan,
+    pool_deployment,
+    pool_plan,
+    pools_of,
+    run_disagg,
+)
 from capcliff.analysis.disagg_compare import (
     AggregatedSummary,
     aggregated_online,
@@ -44,7 +51,12 @@ from capcliff.analysis.disagg_online import (
     rank_reason,
     serves,
 )
-from capcliff.analysis.disagg_report import DisaggHeader, DisaggregatedReport, disaggregated_report
+from capcliff.analysis.disagg_report import (
+    DisaggHeader,
+    DisaggregatedReport,
+    disaggregated_report,
+    pools_price,
+)
 from capcliff.analysis.fleet import price_of
 from capcliff.analysis.plan import PlanInputs, build_plan_report, resolve_inputs, score
 from capcliff.analysis.plan_types import Objective
@@ -139,13 +151,39 @@ def splits(instances: int) -> list[int]:
     return sorted({int(x + 0.5) for x in grid})
 
 
-def _candidates(dep: Deployment, budget: int, inputs: PlanInputs) -> list[DisaggSpec]:
+def _prefill_width(dep: Deployment, most: int, length: int) -> tuple[int, list[LayoutMemory]]:
+    """(instance width, fitting layouts) of a prefill pool on `dep`'s GPU type: the narrowest
+    power of two up to `most` GPUs and a node; (0, []) when none fits."""
+    width = 1
+    while width <= min(most, dep.hardware.gpus_per_node):
+        if mems := _fitting(dep, width, length):
+            return width, mems
+        width *= 2
+    return 0, []
+
+
+def _candidates(
+    dep: Deployment, budget: int, inputs: PlanInputs, prefill_gpus: tuple[str, ...]
+) -> list[DisaggSpec]:
+    """Splits of `budget` GPUs: decode on `dep`'s GPU type, prefill on it and on each of
+    `prefill_gpus`, each pool at its own instance width."""
     width, mems = instance_layouts(dep, budget, inputs.max_model_len)
     chunk = inputs.config.max_num_batched_tokens
-    prefills = prefill_layouts(dep, mems, chunk)
     decode = max(mems, key=lambda m: (m.kv_capacity_tokens_total, -m.layout.tp)).layout
-    total = budget // width
-    return [DisaggSpec(pre, x, decode, total - x) for x in splits(total) for pre in prefills]
+    out: list[DisaggSpec] = []
+    for gpu in dict.fromkeys((None, *(g for g in prefill_gpus if g != dep.hardware.id))):
+        dep_p = pool_deployment(dep, gpu)
+        width_p, mems_p = (
+            (width, mems) if gpu is None
+            else _prefill_width(dep_p, budget - width, inputs.max_model_len)
+        )  # fmt: skip
+        if not width_p:
+            continue  # the model fits no instance of this GPU type within the budget
+        prefills = prefill_layouts(dep_p, mems_p, chunk)
+        for x in splits((budget - width) // width_p + 1):
+            decodes = (budget - x * width_p) // width
+            out.extend(DisaggSpec(pre, x, decode, decodes, prefill_gpu=gpu) for pre in prefills)
+    return out
 
 
 class Evaluated(NamedTuple):
@@ -163,11 +201,10 @@ class Evaluated(NamedTuple):
 
 def _evaluate(
     dep: Deployment, spec: DisaggSpec, inputs: PlanInputs, goal: Objective, slo: Slo | None,
-    sample: OnlineSample | None, progress: Callable[[], None] | None,
+    sample: OnlineSample | None, prices: dict[str, float], progress: Callable[[], None] | None,
 ) -> list[Evaluated]:  # fmt: skip
-    pre = pool_plan(dep, spec.prefill, spec.prefill_instances, inputs.max_model_len,
-                    role="prefill")  # fmt: skip
-    dec = pool_plan(dep, spec.decode, spec.decode_instances, inputs.max_model_len, role="decode")
+    pre, dec = pools_of(dep, spec, inputs.max_model_len)
+    usd_per_hour = (pools_price((pre, dec), prices) or 0.0) * spec.gpus
     cliff = p99_analytic_cliff(inputs.requests, dec.pool.capacity, dec.pool.replicas)
     capped = max(cliff, dec.pool.replicas)
     default = dec.pool.config.max_num_seqs * dec.pool.replicas
@@ -182,7 +219,7 @@ def _evaluate(
         else:  # at an offered rate: ranked on the first sample's steady state
             result, state = disagg_steady(dep, (pre, dec), sample, concurrency=cap,
                                           running=running, grow=False)  # fmt: skip
-            key = online_rank(state, slo)
+            key = online_rank(state, slo, usd_per_hour)
         if out and _same(out[-1].result, result):
             break  # the cap never bound: the engine default ran the same
         out.append(Evaluated(spec, (pre, dec), result, cap, key, state, running))
@@ -235,6 +272,15 @@ def offered_tokens_per_s(workload: WorkloadChoice, inputs: PlanInputs) -> float 
     return workload.rate_per_s * float(np.mean(inputs.requests.output_tokens))
 
 
+def _priced(pools: tuple[PoolPlan, PoolPlan], prices: dict[str, float]) -> float:
+    """The split's $ per GPU-hour over both pools' GPU types (each must have a price)."""
+    for plan in pools:
+        price_of(plan.hardware, prices)  # one line naming a GPU type without a price
+    blended = pools_price(pools, prices)
+    assert blended is not None
+    return blended
+
+
 def _chosen(
     dep: Deployment, evaluated: list[Evaluated], sample: OnlineSample | None, slo: Slo | None
 ) -> tuple[Evaluated, list[str]]:
@@ -247,7 +293,8 @@ def _chosen(
                                   running=best.running, grow=True)  # fmt: skip
     among = sum(ev.key[0] > 0 for ev in evaluated)
     first = best.state.requests
-    why = rank_reason(best.state, slo, among=among, of=len(evaluated), first=first)
+    why = rank_reason(best.state, slo, among=among, of=len(evaluated), first=first,
+                      usd_per_hour=-best.key[1] if best.key[0] else 0.0)  # fmt: skip
     return best._replace(result=result, state=state), [why]
 
 
@@ -276,20 +323,23 @@ def build_disagg_plan(
     slo: Slo | None,
     seed: int,
     prices: dict[str, float] | None = None,
+    prefill_gpus: tuple[str, ...] = (),
     progress: Callable[[], None] | None = None,
 ) -> DisaggPlanReport:
     """Search disaggregated splits of `gpus` GPUs and compare the best with `plan`'s by dollars
     (`winner_by_cost`), at the hardware's $/GPU-hour or `prices`'. In a batch the splits are
-    ranked by the objective; at an offered rate by serving it within the SLOs (`online_rank`),
-    both kinds in their steady state."""
+    ranked by the objective; at an offered rate by serving it within the SLOs, then dollars
+    (`online_rank`), both kinds in their steady state. The prefill pool is also tried on each GPU
+    type of `prefill_gpus`."""
     goal = Objective(objective)
-    price = price_of(dep.hardware, prices or {})
+    prices = prices or {}
+    price = price_of(dep.hardware, prices)
     inputs = resolve_inputs(dep, workload, seed=seed)
     sample = OnlineSample.of(workload, seed)
     evaluated = [
         ev
-        for spec in _candidates(dep, gpus, inputs)
-        for ev in _evaluate(dep, spec, inputs, goal, slo, sample, progress)
+        for spec in _candidates(dep, gpus, inputs, prefill_gpus)
+        for ev in _evaluate(dep, spec, inputs, goal, slo, sample, prices, progress)
     ]
     chosen, why_split = _chosen(dep, evaluated, sample, slo)
     spec, pools, result, cap, _, state, _ = chosen
@@ -300,7 +350,8 @@ def build_disagg_plan(
         if state is None
         else serves(state, slo)
     )
-    best = disaggregated_report(spec, pools, result, concurrency=cap, price=price,
+    split_price = price if spec.prefill_gpu is None else _priced(pools, prices)
+    best = disaggregated_report(spec, pools, result, concurrency=cap, price=split_price,
                                 offered_tok_s=offered if ok else None, state=state)  # fmt: skip
     agg_report = build_plan_report(dep, gpus=gpus, workload=workload, objective=objective,
                                    slo=slo, seed=seed, progress=progress)  # fmt: skip

@@ -40,6 +40,7 @@ class PoolReport(_Result):
     """One pool: its layout, size and load."""
 
     layout: str
+    hardware: str  # the GPU type the pool runs on
     instances: int
     replicas: int  # simulated replicas: instances x attention-DP ranks
     gpus: int
@@ -129,6 +130,7 @@ def pool_report(plan: PoolPlan, layout_instances: int, stats: PoolStats) -> Pool
     layout, pool = plan.memory.layout, plan.pool
     return PoolReport(
         layout=layout.name,
+        hardware=plan.hardware.id,
         instances=layout_instances,
         replicas=pool.replicas,
         gpus=layout.gpus * layout_instances,
@@ -230,3 +232,17 @@ def steady_figures(state: SteadyState) -> SteadyFigures:
         tpot_half_width=_finite_or_none(state.tpot_half_width),
         settled=state.settled, saturated=state.saturated,
     )  # fmt: skip
+
+
+def pools_price(pools: tuple[PoolPlan, PoolPlan], prices: dict[str, float]) -> float | None:
+    """$ per GPU-hour of the deployment, averaged over its GPUs: each pool's GPUs at its GPU
+    type's price (`prices` overrides the hardware files' `usd_per_gpu_hour`); None when a type
+    has no price."""
+    gpus = usd = 0.0
+    for plan in pools:
+        price = prices.get(plan.hardware.id, plan.hardware.usd_per_gpu_hour)
+        if price is None:
+            return None
+        count = plan.memory.layout.gpus * plan.pool.replicas // plan.memory.layout.dp
+        gpus, usd = gpus + count, usd + count * price
+    return usd / gpus

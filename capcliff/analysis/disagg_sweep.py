@@ -17,6 +17,7 @@ from capcliff.analysis.disagg_report import (
     DisaggHeader,
     DisaggregatedReport,
     disaggregated_report,
+    pools_price,
 )
 from capcliff.analysis.solver import Slo, SweepPoint, simulated_cliff
 from capcliff.analysis.sweep import (
@@ -64,9 +65,7 @@ def disagg_series(
         result = run_disagg(dep, pools, requests, concurrency=c)
         points.append(SweepPoint.of(c, result.serving))
         reports.append(
-            disaggregated_report(
-                spec, pools, result, concurrency=c, price=dep.hardware.usd_per_gpu_hour
-            )
+            disaggregated_report(spec, pools, result, concurrency=c, price=pools_price(pools, {}))
         )
         if progress is not None:
             progress()
@@ -82,7 +81,8 @@ def disagg_series(
         output_tokens_label=label,
         kv_blocks_per_replica=dec.capacity.blocks,
         block_size=dec.capacity.block_size,
-        points=[point_result(p) for p in ordered],
+        # arrivals over time: each point's steady state too, as an aggregated sweep reports it
+        points=[point_result(p, online=bool((requests.arrival_s > 0).any())) for p in ordered],
         cliff=CliffResult(
             analytic_concurrency=p99_analytic_cliff(requests, dec.capacity, dec.replicas),
             simulated_concurrency=None if first is None else first.concurrency,

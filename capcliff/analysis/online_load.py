@@ -4,6 +4,17 @@ Lengths come from the workload (a preset, fixed lengths or a trace) with the see
 n requests is the same whatever the load. Poisson arrivals are drawn once per size as unit-rate
 gaps and divided by the rate: one set of random numbers serves every rate of a search, so the
 search sees a smooth curve rather than fresh noise at each rate (common random numbers).
+
+The saturation experiment (`saturation_sample`) starts in steady state rather than empty: a
+replica that has served a backlog for long holds `cap` running requests, and which requests those
+are is known from renewal theory. A slot's occupant at a random time is length-biased (a request
+occupies its slot for a time in proportion to its output length O, so it is found there with
+probability in proportion to O) and is at a uniform point of its decode: it has generated
+g = floor(U x O) tokens, U uniform on [0, 1). Such a request is posed as a new one whose prompt
+holds its history (I + g tokens) and which still has O - g tokens to generate. Started from that
+running set, the replica is in its steady state as soon as it has prefilled it (the window opens
+there, `steady_state`), instead of after the longest requests of an empty start have drained (for
+the `reasoning` preset, about 3.4 turnovers of the running set: 32,768-token outputs).
 """
 
 from __future__ import annotations
@@ -21,10 +32,12 @@ from capcliff.analysis.session_load import (
 )
 from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
 from capcliff.errors import InputError
-from capcliff.sim.workload import Arrival, Requests
+from capcliff.sim.length_mean import expected_length
+from capcliff.sim.workload import PRESETS, Arrival, Fixed, Requests
 
 FloatArray = npt.NDArray[np.float64]
 ARRIVAL_SEED_OFFSET = 1_000_003  # the arrival stream's seed: the workload's seed plus this
+SEED_SEED_OFFSET = 2_000_003  # the stationary running set's stream (`saturation_sample`)
 SESSION_DOUBLINGS = 0  # set: a session backlog is not grown (see `max_doublings`)
 
 
@@ -119,6 +132,44 @@ class OnlineWorkload:
             _, series = plan_workloads(self._batch_choice(n), self.seed)
             self._lengths[key] = series[0][1]
         return self._lengths[key]
+
+    def mean_output_tokens(self) -> float:
+        """The workload's expected output tokens per request: the closed form of its length
+        distribution (`sim.length_mean`), a trace's own mean, or (sessions) the mean of the
+        1,000-request reference sample."""
+        name = self.choice.preset_name
+        if self.is_trace or self.sessions:
+            return float(self.backlog(0 if self.is_trace else 1000).output_tokens.mean())
+        if name is not None:
+            _, outputs, most = PRESETS[name]
+            return expected_length(outputs, max_tokens=most)
+        osl = self.choice.osl[0]
+        return expected_length(Fixed(osl), max_tokens=osl)
+
+    def stationary_start(self) -> bool:
+        """Whether saturation samples start from the stationary running set: not for sessions
+        or requests that share content (a turn depends on the turns before it)."""
+        return not self.sessions and not self.backlog(0 if self.is_trace else 1).has_content
+
+    def saturation_sample(self, n: int, cap: int) -> Requests:
+        """`cap` requests of the stationary running set (see the module docstring), then the
+        n-request backlog; the backlog alone where `stationary_start` says no."""
+        base = self.backlog(n)
+        if not self.stationary_start():
+            return base
+        rng = np.random.default_rng(self.seed + SEED_SEED_OFFSET)
+        weights = base.output_tokens.astype(np.float64)
+        pick = rng.choice(len(base), size=cap, p=weights / weights.sum())
+        outputs = base.output_tokens[pick]
+        done = np.floor(rng.random(cap) * outputs).astype(np.int64)
+        return Requests(
+            input_tokens=np.concatenate([base.input_tokens[pick] + done, base.input_tokens]),
+            output_tokens=np.concatenate([outputs - done, base.output_tokens]),
+            max_output_tokens=np.concatenate(
+                [base.max_output_tokens[pick] - done, base.max_output_tokens]
+            ),
+            arrival_s=np.concatenate([np.zeros(cap), base.arrival_s]),
+        )
 
     def _unit_arrivals(self, n: int) -> FloatArray:
         if n not in self._gaps:

@@ -18,9 +18,10 @@ if TYPE_CHECKING:
 
 def plan_disagg(
     dep: Deployment, gpus: int, choice: WorkloadChoice, goal: str, slo: Slo | None, seed: int,
-    output: str, prices: dict[str, float],
+    output: str, prices: dict[str, float], prefill_gpus: tuple[str, ...] = (),
 ) -> None:  # fmt: skip
-    """`plan --disagg`: table or JSON (Markdown is not offered for it)."""
+    """`plan --disagg`: table or JSON (Markdown is not offered for it); the prefill pool is also
+    tried on each of `prefill_gpus`."""
     from capcliff.analysis.disagg_plan import build_disagg_plan
     from capcliff.cli.progress import progress_bar
 
@@ -35,6 +36,7 @@ def plan_disagg(
             slo=slo,
             seed=seed,
             prices=prices,
+            prefill_gpus=prefill_gpus,
             progress=tick,
         )
     if output == "json":
@@ -80,7 +82,7 @@ def sweep_disagg(
 
 def plan_cheapest(
     dep: Deployment, choice: WorkloadChoice, slo: Slo, seed: int, output: str,
-    prices: dict[str, float],
+    prices: dict[str, float], prefill_gpus: tuple[str, ...] = (),
 ) -> None:  # fmt: skip
     """`plan --disagg --rate R --slo-...` without a GPU count: the cheapest cluster."""
     from capcliff.analysis.disagg_fleet import cheapest_cluster
@@ -90,8 +92,9 @@ def plan_cheapest(
         raise InputError("format: plan --disagg prints a table or json, not markdown")
     with progress_bar("simulating", None) as tick:
         report = cheapest_cluster(
-            dep, workload=choice, slo=slo, seed=seed, prices=prices, progress=tick
-        )
+            dep, workload=choice, slo=slo, seed=seed, prices=prices, progress=tick,
+            prefill_gpus=prefill_gpus,
+        )  # fmt: skip
     if output == "json":
         typer.echo(report.model_dump_json(indent=2))
         return

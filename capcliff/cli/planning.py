@@ -60,7 +60,8 @@ def _plan_gpus(gpus: int | None, nodes: int | None, gpus_per_node: int) -> int:
 PlanGpuOption = Annotated[
     str,
     typer.Option(
-        help="Hardware id; a comma list (h100-sxm,h200-sxm,b200,mi300x) sizes a fleet on each."
+        help="Hardware id; a comma list (h100-sxm,h200-sxm,b200,mi300x) sizes a fleet on each "
+        "(with --disagg: the prefill pool is also tried on each after the first)."
     ),
 ]
 PlanArrivalOption = Annotated[
@@ -191,11 +192,12 @@ def plan(
     if disagg:
         from capcliff.cli.disagg import plan_cheapest, plan_disagg
 
-        prices = _prices(price_gpu_hour, gpu_ids[:1])
+        prices = _prices(price_gpu_hour, gpu_ids)
+        others = tuple(gpu_ids[1:])  # GPU types the prefill pool is also tried on
         if gpus is None and nodes is None and rate is not None and slo is not None:
-            plan_cheapest(dep, choice, slo, seed, output.value, prices)
+            plan_cheapest(dep, choice, slo, seed, output.value, prices, others)
         else:
-            plan_disagg(dep, count, choice, goal, slo, seed, output.value, prices)
+            plan_disagg(dep, count, choice, goal, slo, seed, output.value, prices, others)
         return
     if pattern == "batch":
         report = _batch_plan(dep, count, choice, goal, slo, seed, serve_local_path)

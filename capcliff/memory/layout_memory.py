@@ -25,7 +25,12 @@ from capcliff.memory.overheads import (
     mla_dequantized_bytes,
     nvls_channels,
 )
-from capcliff.memory.weights import WeightScheme, pp_layer_counts, weight_bytes_per_gpu_by_stage
+from capcliff.memory.weights import (
+    WeightScheme,
+    dense_split_saving_bytes,
+    pp_layer_counts,
+    weight_bytes_per_gpu_by_stage,
+)
 from capcliff.units import KVDType, ceil_div, format_bytes
 
 
@@ -183,9 +188,13 @@ def layout_memory(
         mla_align_elements=align,
     )
     weights = weight_bytes_per_gpu_by_stage(arch, layout, scheme)
-    channels = nvls_channels(hardware)
     # Only SGLang sees the allocator's rounding (it measures load as free device memory).
     sglang = settings.engine is EngineName.SGLANG
+    if sglang:  # SGLang splits dense MLPs over the whole MoE group under DP attention
+        weights = [
+            w - dense_split_saving_bytes(arch, layout, scheme, i) for i, w in enumerate(weights)
+        ]
+    channels = nvls_channels(hardware)
     stages = tuple(
         stage_budget(
             StageDemand(

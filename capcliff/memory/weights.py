@@ -19,6 +19,7 @@ from capcliff.catalog.quantization import (
     int_grouped,
 )
 from capcliff.memory.params import (
+    Component,
     ParamGroup,
     Shard,
     Storage,
@@ -162,3 +163,23 @@ def weight_bytes_per_gpu_by_stage(
 def total_weight_bytes(arch: Architecture, scheme: WeightScheme) -> int:
     """Bytes of the whole model's weights on one GPU (TP=PP=1)."""
     return stage_weight_bytes(arch, Layout(), scheme, 0)
+
+
+def dense_split_saving_bytes(
+    arch: Architecture, layout: Layout, scheme: WeightScheme, stage: int
+) -> int:
+    """Bytes of dense-MLP and shared-expert weights one GPU of `stage` does not hold when the
+    engine splits them over every rank of the MoE group instead of over the attention TP ranks.
+
+    SGLang under DP attention does (deepseek_v2.py: the dense and shared-expert `DeepseekV2MLP`s
+    are column/row-parallel over the whole `--tp` group, `moe_dense_tp_size` defaulting to it;
+    only attention, embedding and lm_head are replicated per DP rank); vLLM keeps them per DP
+    rank, which is what `elements_per_rank` counts. 0 without attention DP."""
+    if not layout.attention_dp or layout.moe_ranks <= layout.tp:
+        return 0
+    saved = Fraction(0)
+    for group in stage_param_groups(arch, layout, stage):
+        if group.shard is Shard.TP and group.component in (Component.MLP, Component.SHARED_EXPERTS):
+            held = elements_per_rank(group, layout) - Fraction(group.elements, layout.moe_ranks)
+            saved += held * scheme.bytes_per_element(group)
+    return math.floor(saved)

@@ -23,8 +23,9 @@ from functools import cached_property
 from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
+from capcliff.memory.budget import EngineName
 from capcliff.memory.kv import kv_bytes_per_token_per_gpu
-from capcliff.memory.weights import WeightScheme, stage_layer_ranges
+from capcliff.memory.weights import WeightScheme, dense_split_saving_bytes, stage_layer_ranges
 from capcliff.perf.attention_dp import MoEGroup, moe_group
 from capcliff.perf.communication import ACTIVATION_BYTES as ACTIVATION_BYTES  # re-exported
 from capcliff.perf.communication import Communication as Communication  # re-exported
@@ -272,9 +273,14 @@ def step_time_model(
     peak_flops = hardware.dense_flops_per_s(compute_dtype(scheme))
     peak_flops = peak_flops or hardware.dense_tflops_bf16 * TERA
     kv_per_token = kv_bytes_per_token_per_gpu(arch, layout, kv_dtype=kv_dtype)[stage]
+    read_bytes = float(cost.read_bytes)
+    if profile is not None and profile.engine is EngineName.SGLANG:
+        # SGLang's dense MLPs span the MoE group under DP attention: each rank reads its share
+        # (the FLOPs stay: it runs them on every rank's gathered tokens)
+        read_bytes -= dense_split_saving_bytes(arch, layout, scheme, stage)
     model = StepTimeModel(
         pp=layout.pp,
-        weight_bytes=float(cost.read_bytes),
+        weight_bytes=read_bytes,
         expert_bytes=float(cost.expert_bytes),
         expert_choice_fraction=choice,
         kv_bytes_per_token=float(kv_per_token),
