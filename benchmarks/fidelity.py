@@ -8,7 +8,11 @@ ran it (closed-loop clients, the row's lengths and request count) and its output
 mean TPOT compared with the measurement, uncalibrated (the engine's step-time profile) and
 calibrated leave-one-out (step-time terms fitted to the other rows of the same deployment:
 model, GPU, layout, engine and version; two terms from two or more rows, the scale alone from
-one). Start-up log rows: KV tokens predicted from the configuration the log states
+one). Online rows' clients reach the engine one request at a time
+(calibrate.benchmarks.CLIENT_TURNAROUND_S); offline rows (vLLM's benchmark_throughput.py) queue
+every prompt at once and, in the 0.6 releases, run without chunked prefill
+(`_offline_batched_tokens`). Each row's engine release picks its step-time profile. Start-up log
+rows: KV tokens predicted from the configuration the log states
 (benchmarks/engine_validation.py's fixtures). Rows capcliff cannot express are listed with why.
 """
 

@@ -116,3 +116,12 @@ def test_plan_tries_the_prefill_pool_on_the_other_gpu_types_and_pays_for_each() 
     assert (d["prefill"]["hardware"], d["decode"]["hardware"]) == ("h100-sxm", "h200-sxm")
     # 512 tokens x 131,072 B of KV = 67.1 MB over 50 GB/s + 2.7 us + 1 ms
     assert d["kv_transfer"]["p99_transfer_s"] == pytest.approx(512 * 131_072 / 50e9 + 1.0027e-3)
+
+
+def test_a_disaggregated_sweep_at_a_rate_reports_each_points_steady_state() -> None:
+    args = ["sweep", SMALL, "--disagg", "1p:tp1,1d:tp1", "--isl", "512", "--osl", "16",
+            "--num-requests", "120", "--concurrency", "32", "--format", "json"]  # fmt: skip
+    online = json.loads(runner.invoke(app, [*args, "--rate", "10"]).output)
+    batch = json.loads(runner.invoke(app, args).output)
+    assert online["series"]["points"][0]["steady"]["throughput_rps"] > 0
+    assert batch["series"]["points"][0]["steady"] is None  # a batch has no steady state

@@ -95,8 +95,8 @@ def disagg_engine_settings(
         "vllm prefill": _more(vllm_command(prefill), kv_config),
         "vllm decode": _more(vllm_command(decode), kv_config),
         "dynamo": (
-            f"{spec.prefill_instances} prefill worker(s) x {spec.prefill.gpus} GPUs "
-            f"({spec.prefill.name}), {spec.decode_instances} decode worker(s) x "
-            f"{spec.decode.gpus} GPUs ({spec.decode.name})"
+            f"{spec.prefill_instances} prefill worker(s) x {spec.prefill.gpus} "
+            f"{pre.hardware.id} GPUs ({spec.prefill.name}), {spec.decode_instances} decode "
+            f"worker(s) x {spec.decode.gpus} {dec.hardware.id} GPUs ({spec.decode.name})"
         ),
     }

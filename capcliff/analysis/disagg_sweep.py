@@ -81,7 +81,8 @@ def disagg_series(
         output_tokens_label=label,
         kv_blocks_per_replica=dec.capacity.blocks,
         block_size=dec.capacity.block_size,
-        points=[point_result(p) for p in ordered],
+        # arrivals over time: each point's steady state too, as an aggregated sweep reports it
+        points=[point_result(p, online=bool((requests.arrival_s > 0).any())) for p in ordered],
         cliff=CliffResult(
             analytic_concurrency=p99_analytic_cliff(requests, dec.capacity, dec.replicas),
             simulated_concurrency=None if first is None else first.concurrency,
