@@ -58,3 +58,14 @@ def test_the_sglang_budget_loads_the_split_weights() -> None:
     stage = dep.memory(dpa8, 4096).stages[0]
     whole = weight_bytes_per_gpu_by_stage(model.arch, dpa8, scheme)[0]
     assert stage.term("weights") == whole - dense_split_saving_bytes(model.arch, dpa8, scheme, 0)
+
+
+def test_the_saving_grows_with_the_group_and_never_exceeds_what_was_held() -> None:
+    # 1 - 1/N of the dense weights: 1/2, 3/4, 7/8 for dpa2, dpa4, dpa8
+    arch = get_model("deepseek-r1").arch
+    scheme = WeightScheme.as_shipped(arch)
+    layouts = [parse_layout(f"dpa{n}") for n in (2, 4, 8)]
+    savings = [dense_split_saving_bytes(arch, layout, scheme, 0) for layout in layouts]
+    whole = R1_DENSE_ELEMENTS * FP8_BLOCK_BYTES
+    assert savings == [pytest.approx(whole * f, rel=1e-6) for f in (1 / 2, 3 / 4, 7 / 8)]
+    assert savings[0] < savings[1] < savings[2] < whole

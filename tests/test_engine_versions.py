@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from capcliff.analysis.deployment import settings_of
 from capcliff.catalog.catalogs import get_hardware, get_model
@@ -196,3 +198,25 @@ def test_one_request_on_two_ranks_pays_the_floor_every_step() -> None:
 def _roomy() -> tuple[KVCapacity, SimConfig]:
     """A KV cache and batch limits these workloads never reach."""
     return KVCapacity(blocks=1000, block_size=16), SimConfig(max_num_batched_tokens=1024)
+
+
+@given(
+    seqs=st.integers(1, 64),
+    extra=st.integers(0, 4096),
+    context=st.integers(0, 200_000),
+    rate=st.floats(1e11, 1e15),
+)
+@settings(max_examples=60, deadline=None)
+def test_the_extend_rate_only_touches_prefill_steps(
+    seqs: int, extra: int, context: int, rate: float
+) -> None:
+    # decode steps (one token per sequence) are bit-for-bit unchanged; a step that prefills is
+    # never faster with an extend kernel slower than the model's FLOP rate (1e14 in toy_model)
+    plain = toy_model()
+    with_rate = dataclasses.replace(plain, extend_attention_flops_per_s=rate)
+    pairs = context + extra * (extra + 1) // 2
+    decode = (seqs, seqs, context, context)
+    assert with_rate.step_time_s(*decode) == plain.step_time_s(*decode)
+    prefill = (seqs + extra, seqs, context + extra, pairs)
+    if extra and rate <= plain.flops_per_s:
+        assert with_rate.step_time_s(*prefill) >= plain.step_time_s(*prefill) * (1 - 1e-12)
