@@ -22,10 +22,11 @@ if TYPE_CHECKING:
 Admitted = list[tuple[int, int, int]]  # (request, context before, chunk)
 
 
-def exact_step(sim: ReplicaSim) -> bool:
+def exact_step(sim: ReplicaSim) -> bool | None:
     """Run the next step if it needs no victim and either carries a prefill chunk or admits
-    someone (`thrash.handles(sim)` must hold, and the cohort must not be empty); False, with
-    nothing changed, otherwise."""
+    someone (`thrash.handles(sim)` must hold, and the cohort must not be empty): True. Else,
+    with nothing changed, None if the rule refused the head of the queue for KV, False if
+    nobody could be admitted or the step needs a victim (`ReplicaSim.head_verdict`'s answers)."""
     co, step, x = sim.cohort, sim.step, sim.partial
     need = co.phase_counts[step % co.block_size]
     decoders = co.count
@@ -37,7 +38,7 @@ def exact_step(sim: ReplicaSim) -> bool:
         return False
     admitted, blocked, free, swap_in = _admit(sim, budget - chunk_x, sim.free - need - need_x)
     if x is None and not admitted:
-        return False
+        return None if blocked else False
     sim.free = free
     sim.swap_out_tokens, sim.swap_in_tokens = 0, swap_in
     prefills = admitted

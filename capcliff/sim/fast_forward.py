@@ -50,17 +50,21 @@ def fast_forward(sim: ReplicaSim) -> bool:
     if count == 0:
         return False
     if sim.partial is not None:  # a prefill chunk: an exact step
-        return sim.inline and exact_step(sim)
+        return sim.inline and exact_step(sim) is True
     if len(sim.running) != count:
         return False
     if co.needs_at(sim.step) > sim.free:  # the next step needs more blocks than are free
         return _preempt_then_decode(sim)
-    if sim.inline and exact_step(sim):  # an admission: an exact step
-        return True
-    run = plain_decode_run(sim)
-    if run is None:
-        return False
-    limit, blocked = run
+    if sim.inline:
+        head = exact_step(sim)  # an admission: an exact step
+        if head is True:
+            return True
+        limit, blocked = _steps_that_fit(sim), head is None
+    else:
+        run = plain_decode_run(sim)
+        if run is None:
+            return False
+        limit, blocked = run
     line = sim.model.decode_line(count, co.context_sum(sim.step) + count)
     if waits_for_arrival(sim):
         limit = line.steps_before(sim.arrivals[0][0] - sim.now_s, limit)

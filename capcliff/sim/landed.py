@@ -21,8 +21,8 @@ exactly instead, as `ReplicaSim.run_step` would.
 
 Attention-DP ranks in lockstep (`LockstepSim`) price each step together, so a rank cannot finish
 an admission step on its own: there `fold_landing` folds only what it can decide before changing
-anything, the one landed request waiting when the policy's verdict on it (`head_verdict`, which
-reads without changing) is to admit it; the group's clock then gives the end of that first step,
+anything, the one landed request waiting when the policy admits it (a refusal of the only candidate
+changes nothing); the group's clock then gives the end of that first step,
 the request's first token (`first_tokens_at`).
 """
 
@@ -103,13 +103,16 @@ class LandedReplicaSim(ReplicaSim):
         ):
             return False
         needs = cohort.needs_at(self.step)
-        if needs > self.free or self.head_verdict(step=self.step, free=self.free) is not True:
+        if needs > self.free:
             return False
+        # as begin_step decides it: the one candidate is admitted, or nothing changes (a refusal
+        # only marks the queue as decided, as head_verdict would)
         self.swap_out_tokens = self.swap_in_tokens = 0
         self.free -= needs
         admitted, _ = self._admit(self.config.max_num_batched_tokens - cohort.count, False)
         self.free += needs
-        assert len(admitted) == 1 and not waiting, "head_verdict admits the one landing"
+        if not admitted:
+            return False
         self._join_cohort(admitted)
         self.folded = [admitted[0][0]]
         return True

@@ -82,9 +82,8 @@ def run_thrash(sim: ReplicaSim) -> None:
             empty_step(sim)
             return
         line = decode_line(count, co.context_sum(step) + count)
-        first_s = line.step_s(0)
         if rec.first_saturation is None:
-            rec.first_saturation = (step, sim.now_s + first_s)
+            rec.first_saturation = (step, sim.now_s + line.step_s(0))
         fit, left = _steps_that_fit(sim, count)
         finish = co.next_finish_step()
         assert finish is not None
@@ -115,7 +114,7 @@ def run_thrash(sim: ReplicaSim) -> None:
         )
         if verdict:
             rec.blocked_steps += limit - 1
-            rec.blocked_s += duration - first_s
+            rec.blocked_s += duration - line.step_s(0)
         if not _still_thrashing(sim):
             return
 

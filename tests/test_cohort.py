@@ -1,0 +1,88 @@
+"""The decode cohort's lazy bookkeeping, and which replicas take the inlined vLLM-like loops."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from capcliff.sim.cohort import DecodeCohort
+from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
+from capcliff.sim.replica import ReplicaSim
+from capcliff.sim.simulate import make_policy
+from tests.simtools import fixed_batch, toy_model
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_finish_order_and_generated_bases_survive_heap_compaction(seed: int) -> None:
+    # A plain model: member i added at step s with context c, g generated of o gains one token
+    # per step, so its last token is generated in step s + o - g - 1 and g - s is its base.
+    # Requests 0-3 stay from step 0 on; three thousand random adds and removes of requests 4-7,
+    # never asked about in between (asking pops stale entries), leave far more stale heap
+    # entries than members (over 2 x 8 + 64), so the heap is compacted; the finish order of
+    # every member at the end must be the model's.
+    rng = np.random.default_rng(seed)
+    script = zip(
+        rng.integers(4, 8, 3_000).tolist(),
+        (rng.random(3_000) < 0.5).tolist(),
+        rng.integers(0, 6, 3_000).tolist(),
+        strict=True,
+    )
+    cohort = DecodeCohort(8, block_size=4)
+    last: dict[int, int] = {}
+    base: dict[int, int] = {}
+    step = 0
+    for i in range(4):
+        cohort.add(i, context=10, generated=1, output=5_000 + i, step=0)
+        last[i], base[i] = 5_000 + i - 2, 1
+    for i, add, wait in script:
+        step += wait
+        if add and i not in last:
+            context, generated, output = 10 + i, 1 + i % 3, 20 + 3 * i
+            cohort.add(i, context=context, generated=generated, output=output, step=step)
+            last[i], base[i] = step + output - generated - 1, generated - step
+        elif not add and i in last:
+            cohort.remove(i, step)
+            del last[i], base[i]
+        assert cohort.count == len(last)
+    members = sorted(base)
+    assert cohort.members().tolist() == members
+    assert cohort.generated_base[members].tolist() == [base[i] for i in members]
+    drained = []  # every member in finish order, as the heap gives them up
+    while (first := cohort.next_finish_step()) is not None:
+        for i in sorted(cohort.pop_finishing(first)):
+            cohort.remove(i, first + 1)
+            drained.append((first, i))
+    assert drained == sorted((at, i) for i, at in last.items())
+
+
+def _replica(policy: str, mode: PreemptionMode = PreemptionMode.RECOMPUTE) -> ReplicaSim:
+    requests = fixed_batch(4, 8, 8)
+    config = SimConfig(policy=policy, max_num_seqs=4, preemption=mode)
+    capacity = KVCapacity(blocks=16, block_size=4)
+    return ReplicaSim(requests, toy_model(), capacity, config, make_policy(config, requests))
+
+
+def test_only_vllm_like_recompute_replicas_take_the_inlined_loops() -> None:
+    # vLLM V1 and TensorRT-LLM MAX_UTILIZATION give up their latest admissions, drop their KV
+    # and admit nobody in that step, and admit a head whose first chunk's blocks fit.
+    assert _replica("vllm").inline
+    assert _replica("trtllm-max-util").inline
+    assert not _replica("vllm", PreemptionMode.SWAP).inline  # a victim's KV may go to the host
+    assert not _replica("vllm-v0").inline  # admits in the step that preempted
+    assert not _replica("sglang").inline  # token-ratio rule, fewest-generated victims
+    assert not _replica("kv-aware").inline  # event-triggered rule
+    assert not _replica("trtllm-no-evict").inline  # never preempts
+
+
+def test_a_subclass_that_runs_its_own_steps_keeps_the_general_path() -> None:
+    class OwnSteps(ReplicaSim):
+        def run_step(self) -> None:
+            super().run_step()
+
+    requests = fixed_batch(4, 8, 8)
+    config = SimConfig(policy="vllm", max_num_seqs=4)
+    capacity = KVCapacity(blocks=16, block_size=4)
+    sim = OwnSteps(requests, toy_model(), capacity, config, make_policy(config, requests))
+    assert not sim.inline
