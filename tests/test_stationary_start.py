@@ -178,3 +178,24 @@ def test_a_plan_in_two_workers_is_the_plan_of_one() -> None:
         return result.output
 
     assert plan("2") == plan("1")
+
+
+def test_an_online_sweep_grows_unsettled_points_and_leaves_saturated_ones() -> None:
+    # The stopping rule of a sweep: a point ends settled, saturated (a queue that grows cannot
+    # settle: it keeps the first sample), or at 8 x the first sample.
+    from typer.testing import CliRunner
+
+    from capcliff.cli import app
+
+    result = CliRunner().invoke(
+        app, ["sweep", "llama-3.1-8b", "--gpu", "h200-sxm", "--workload", "chat", "--rate", "20",
+              "--concurrency", "8,128", "--num-requests", "300", "--format", "json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    import json
+
+    steady = {p["concurrency"]: p["steady"] for p in json.loads(result.output)["points"]}
+    # 8 running cannot carry 20/s: once its queue shows growing, it is not grown further
+    assert steady[8]["saturated"] and steady[8]["requests"] < 2_400
+    assert steady[128]["requests"] in (600, 1_200, 2_400)
+    assert steady[128]["settled"] or steady[128]["requests"] == 2_400

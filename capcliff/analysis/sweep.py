@@ -27,7 +27,7 @@ from capcliff.analysis.solver import (
     sweet_spot,
 )
 from capcliff.analysis.sweep_series import hit_rate_over_time, kv_over_time
-from capcliff.analysis.sweep_steady import SteadyPoint, steady_point
+from capcliff.analysis.sweep_steady import MAX_DOUBLINGS, SteadyPoint, needs_more, steady_point
 from capcliff.analysis.workloads import is_online
 from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
@@ -153,6 +153,9 @@ class SweepPlan:
     workload_label: str
     seed: int
     slo: Slo | None = None
+    # online: the workloads drawn again at n requests (the stopping rule, `sweep_steady`); None:
+    # a fixed sample (a trace, or a batch)
+    redraw: Callable[[int], tuple[tuple[str, Requests], ...]] | None = None
 
 
 def _finite(value: float) -> float:
@@ -291,6 +294,7 @@ def _series(
     points = sweep(
         requests, steps, capacity, config, plan.concurrencies, dp=layout.dp, on_point=progress
     )
+    points = _grown(points, requests, label, plan, (steps, capacity, config, layout.dp))
     analytic = p99_analytic_cliff(requests, capacity, layout.dp)
     first = simulated_cliff(points)
     sweet = sweet_spot_result(points, plan.slo, online=is_online(requests))
@@ -314,6 +318,34 @@ def _series(
         kv_over_time=kv_over_time(points, sweet.concurrency),
         hit_rate_over_time=hit_rate_over_time(points, sweet.concurrency),
     )
+
+
+def _grown(
+    points: tuple[SweepPoint, ...],
+    requests: Requests,
+    label: str,
+    plan: SweepPlan,
+    models: tuple[StepTimeModel, KVCapacity, SimConfig, int],
+) -> tuple[SweepPoint, ...]:
+    """The stopping rule of an online sweep (`sweep_steady`): unsettled points with a bounded
+    queue simulated again with twice the requests, up to MAX_DOUBLINGS times."""
+    if plan.redraw is None or not is_online(requests):
+        return points
+    steps, capacity, config, dp = models
+    open_loop = not requests.closed_loop
+    by_cap = {p.concurrency: p for p in points}
+    n = len(requests)
+    for _ in range(MAX_DOUBLINGS):
+        more = [
+            c for c, p in by_cap.items() if p.result and needs_more(p.result, open_loop=open_loop)
+        ]
+        if not more:
+            break
+        n *= 2
+        larger = dict(plan.redraw(n))[label]
+        for p in sweep(larger, steps, capacity, config, more, dp=dp):
+            by_cap[p.concurrency] = p
+    return tuple(by_cap[c] for c in sorted(by_cap))
 
 
 def build_sweep_report(
