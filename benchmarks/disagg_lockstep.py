@@ -60,12 +60,16 @@ def main() -> None:
             rule = make_policy(config, requests)
             owners = [np.flatnonzero(np.arange(len(requests)) % RANKS == r) for r in range(RANKS)]
             outs: list[list[ReplicaResult]] = []
-            for k, sim in enumerate((ReplicaSim, LandedReplicaSim)):
-                ranks = [sim(requests.subset(idx), pool.model.local, capacity, config, rule,
-                             landed=True) for idx in owners]  # fmt: skip
-                for rank in ranks:
-                    if isinstance(rank, LandedReplicaSim):
-                        rank.in_lockstep = True
+            for k, fold in enumerate((False, True)):
+                local = pool.model.local
+                ranks = [
+                    LandedReplicaSim(requests.subset(idx), local, capacity, config, rule,
+                                     in_lockstep=True)
+                    if fold
+                    else ReplicaSim(requests.subset(idx), local, capacity, config, rule,
+                                    landed=True)
+                    for idx in owners
+                ]  # fmt: skip
                 outs.append(LockstepSim(ranks, pool.model, group=RANKS).run())
                 events[k] += sum(r.events for r in outs[-1])
             differ += any(

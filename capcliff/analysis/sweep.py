@@ -32,8 +32,10 @@ from capcliff.analysis.workloads import is_online
 from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
+from capcliff.memory.deepep import AllToAllBackend
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.report import report_header
+from capcliff.perf.communication import MoEExchange
 from capcliff.perf.profiles import profile_label, step_profile
 from capcliff.perf.step_time import StepTimeModel, step_time_model
 from capcliff.report_header import SimulationHeader
@@ -248,9 +250,11 @@ def replica_models(
     engine = memory.stages[0].engine if memory.stages else EngineName.VLLM
     terms = dict(dep.budget.step_time_terms) if step_terms is None else step_terms
     profile, fitted = step_profile(engine, terms, dep.settings.engine_version)
+    # A DeepEP backend dispatches and combines; otherwise the layout's default exchange.
+    deepep = dep.settings.all2all_backend is not AllToAllBackend.NONE
     steps = step_time_model(
         dep.model.arch, dep.hardware, memory.layout, scheme=dep.scheme, kv_dtype=dep.kv_dtype,
-        profile=profile, fitted=fitted,
+        profile=profile, fitted=fitted, exchange=MoEExchange.ALL_TO_ALL if deepep else None,
     )  # fmt: skip
     return dep.capacity(memory), steps
 

@@ -28,17 +28,33 @@ the request's first token (`first_tokens_at`).
 
 from __future__ import annotations
 
+from capcliff.perf.step_time import StepTimeModel
+from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.fast_forward import fast_forward
-from capcliff.sim.policies import VictimOrder
+from capcliff.sim.policies import Policy, VictimOrder
 from capcliff.sim.replica import ReplicaSim
 from capcliff.sim.step_plan import PlannedStep, step_load
+from capcliff.sim.workload import Requests
 
 
 class LandedReplicaSim(ReplicaSim):
     """`ReplicaSim(landed=True)` whose landing admissions join the decode run they start."""
 
-    folded: list[int] | None = None  # joined the run starting now; first token at its 1st step
-    in_lockstep = False  # a `LockstepSim` prices the steps: first tokens from `first_tokens_at`
+    def __init__(
+        self,
+        requests: Requests,
+        model: StepTimeModel,
+        capacity: KVCapacity,
+        config: SimConfig,
+        rule: Policy,
+        *,
+        in_lockstep: bool = False,
+    ) -> None:
+        """`requests` land with their prompt's KV and first token; `in_lockstep`: a
+        `LockstepSim` runs this rank (its clock gives the folded requests' first tokens)."""
+        super().__init__(requests, model, capacity, config, rule, landed=True)
+        self.in_lockstep = in_lockstep
+        self.folded: list[int] | None = None  # joined the run starting now (first token pending)
 
     def take_arrivals(self) -> None:
         """Queue what has arrived; a lone landing that the next step would admit joins the decode
