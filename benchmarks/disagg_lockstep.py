@@ -5,11 +5,8 @@ instance (four attention-DP ranks in lockstep, a small KV cache so that ranks pr
 every admission policy: the number of cases in which the two give different first tokens,
 finishes, preemptions or steps, and the events each takes.
 
-The cases that differ come from `LockstepSim` (not the fold): a rank whose pending run ends
-inside an exact step is settled with its clock at that step's start, so at the next loop its
-`take_arrivals` misses what arrived during the step and takes it one step late. Folding ranks
-run fewer exact steps, so they meet that path less often. With `r.now_s = self.now_s` before
-`r.take_arrivals()` in `LockstepSim.run` every case agrees.
+Every case agrees since `LockstepSim` re-syncs a settled rank's clock before `take_arrivals`
+(before that fix, 1-2 cases per policy took an arrival one step late).
 
 Run: PYTHONPATH=. python benchmarks/disagg_lockstep.py
 """
