@@ -148,9 +148,10 @@ def test_a_full_window_still_doubles_as_before() -> None:
     ("load", "cores", "expected"),
     [
         (3.25, 2, 1),  # the shared machine: 2 - (3.25 - 1) < 1 -> 1
-        (1.6, 2, 1),  # floor(2 - 0.6) = 1
+        (1.6, 2, 1),  # 2 - 0.6 = 1.4 -> 1
+        (1.18, 2, 2),  # 2 - 0.18 = 1.82 -> 2
         (0.3, 2, 2),  # idle: this process alone
-        (4.0, 16, 13),  # floor(16 - 3) = 13
+        (4.0, 16, 13),  # 16 - 3 = 13
     ],
 )
 def test_default_workers_are_the_cores_other_work_leaves_idle(
