@@ -16,10 +16,11 @@ cohort's prefix sums, the recorder); here the same events run with the state in 
   here admit it when the blocks of its first chunk fit (`vllm_admit`, `trtllm_max_util_admit`),
   so the verdict is one comparison;
 - the recorder's per-event sample and sums are updated in place, in the same order and with the
-  same arithmetic as `Recorder.run`, so every result is bit-identical to the general path.
+  same arithmetic as `Recorder.record`, so every result is bit-identical to the general path.
 
-Only the pattern itself runs here: anything else (a request finishing, prefix caching, an
-event-triggered or token-ratio rule, swap) goes back to the general event loop.
+Only the pattern itself runs here: the loop returns to the general event loop after an event in
+which a request finishes, the head is admitted or an arrival is due, and a policy with prefix
+caching, an event-triggered or token-ratio rule, or swap never enters it.
 """
 
 from __future__ import annotations
@@ -37,7 +38,16 @@ _BLOCKS_FIT_RULES = (vllm_admit, trtllm_max_util_admit)
 
 # The ReplicaSim methods these loops stand in for: a subclass that overrides one (the disaggregated
 # decode pool's `LandedReplicaSim` folds its own admissions) keeps the general path.
-_STOOD_IN_FOR = ("run_step", "begin_step", "_admit", "head_admissible", "head_verdict", "preempt")
+_STOOD_IN_FOR = (
+    "run_step",
+    "begin_step",
+    "resolve_exhaustion",
+    "_admit",
+    "head_admissible",
+    "head_verdict",
+    "preempt",
+    "_leave_running",
+)
 
 
 _PLAIN: dict[type, bool] = {}
