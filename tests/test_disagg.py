@@ -141,7 +141,7 @@ def test_a_decode_replica_admitting_landed_kv_matches_the_reference(policy: str,
     )
     capacity = dataclasses.replace(capacity, blocks=capacity.blocks + 1)  # room for that token
     rule = make_policy(config, requests)
-    fast = LandedReplicaSim(requests, toy_model(), capacity, config, rule, landed=True).run()
+    fast = LandedReplicaSim(requests, toy_model(), capacity, config, rule).run()
     ref = ReferenceSim(requests, toy_model(), capacity, config, rule, landed=True).run()
     np.testing.assert_allclose(fast.first_token_s, ref.first_token_s, rtol=1e-9)
     np.testing.assert_allclose(fast.finish_s, ref.finish_s, rtol=1e-9)
@@ -163,7 +163,7 @@ def test_a_landing_joins_the_decode_run_instead_of_its_own_step() -> None:
     config = SimConfig(policy="vllm", max_num_seqs=8, max_num_batched_tokens=64)
     rule = make_policy(config, requests)
     exact = ReplicaSim(requests, step, capacity, config, rule, landed=True).run()
-    folded = LandedReplicaSim(requests, step, capacity, config, rule, landed=True).run()
+    folded = LandedReplicaSim(requests, step, capacity, config, rule).run()
     assert folded.first_token_s == pytest.approx([0.01, 1.01])
     assert folded.finish_s == pytest.approx([1.99, 2.99])
     np.testing.assert_allclose(folded.finish_s, exact.finish_s, rtol=1e-12)
@@ -312,15 +312,17 @@ def test_lockstep_ranks_folding_landings_match_ranks_that_step_through_them(
     rule = make_policy(config, requests)
     owners = [np.flatnonzero(np.arange(n) % 2 == r) for r in range(2)]
 
-    def run(sim: type[ReplicaSim]) -> list:  # type: ignore[type-arg]
-        ranks = [sim(requests.subset(idx), pool.model.local, capacity, config, rule,
-                     landed=True) for idx in owners]  # fmt: skip
-        for rank in ranks:
-            if isinstance(rank, LandedReplicaSim):
-                rank.in_lockstep = True
+    def run(fold: bool) -> list:  # type: ignore[type-arg]
+        local = pool.model.local
+        ranks = [
+            LandedReplicaSim(requests.subset(idx), local, capacity, config, rule, in_lockstep=True)
+            if fold
+            else ReplicaSim(requests.subset(idx), local, capacity, config, rule, landed=True)
+            for idx in owners
+        ]
         return LockstepSim(ranks, pool.model, group=2).run()
 
-    exact, folded = run(ReplicaSim), run(LandedReplicaSim)
+    exact, folded = run(False), run(True)
     for e, f in zip(exact, folded, strict=True):
         np.testing.assert_allclose(f.first_token_s, e.first_token_s, rtol=1e-9)
         np.testing.assert_allclose(f.finish_s, e.finish_s, rtol=1e-9)

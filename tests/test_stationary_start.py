@@ -142,3 +142,60 @@ def test_a_short_window_grows_to_the_size_predicted_to_settle(
 def test_a_full_window_still_doubles_as_before() -> None:
     # ten batches: the doubling rule, (0.06 / 0.05)^2 = 1.44 -> one doubling
     assert next_size(_state(0.06, 10), 1_000) == 2_000
+
+
+@pytest.mark.parametrize(
+    ("load", "cores", "expected"),
+    [
+        (3.25, 2, 1),  # the shared machine: 2 - (3.25 - 1) < 1 -> 1
+        (1.6, 2, 1),  # floor(2 - 0.6) = 1
+        (0.3, 2, 2),  # idle: this process alone
+        (4.0, 16, 13),  # floor(16 - 3) = 13
+    ],
+)
+def test_default_workers_are_the_cores_other_work_leaves_idle(
+    monkeypatch: pytest.MonkeyPatch, load: float, cores: int, expected: int
+) -> None:
+    import capcliff.analysis.parallel as parallel
+
+    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda _: set(range(cores)))
+    assert parallel.default_jobs() == expected
+
+
+def test_a_plan_in_two_workers_is_the_plan_of_one() -> None:
+    # The caps simulated ahead in workers are the points the serial sweep simulates itself.
+    from typer.testing import CliRunner
+
+    from capcliff.cli import app
+
+    def plan(jobs: str) -> str:
+        result = CliRunner().invoke(
+            app, ["plan", "llama-3.1-8b", "--gpus", "2", "--workload", "chat", "--jobs", jobs,
+                  "--format", "json"],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    assert plan("2") == plan("1")
+
+
+def test_an_online_sweep_grows_unsettled_points_and_leaves_saturated_ones() -> None:
+    # The stopping rule of a sweep: a point ends settled, saturated (a queue that grows cannot
+    # settle: it keeps the first sample), or at 8 x the first sample.
+    from typer.testing import CliRunner
+
+    from capcliff.cli import app
+
+    result = CliRunner().invoke(
+        app, ["sweep", "llama-3.1-8b", "--gpu", "h200-sxm", "--workload", "chat", "--rate", "20",
+              "--concurrency", "8,128", "--num-requests", "300", "--format", "json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    import json
+
+    steady = {p["concurrency"]: p["steady"] for p in json.loads(result.output)["points"]}
+    # 8 running cannot carry 20/s: once its queue shows growing, it is not grown further
+    assert steady[8]["saturated"] and steady[8]["requests"] < 2_400
+    assert steady[128]["requests"] in (600, 1_200, 2_400)
+    assert steady[128]["settled"] or steady[128]["requests"] == 2_400

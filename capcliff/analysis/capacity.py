@@ -38,7 +38,7 @@ CAP_TOLERANCE = 0.05  # set: the smallest cap within 5 % of the best saturation 
 FALL_STOP = 0.9  # stop climbing once throughput falls below 90 % of the best
 MIN_FIRST = 200  # the stopping rule's first sample: max(200, 5 x cap) requests ...
 FIRST_PER_CAP = 5
-PROBE_PER_CAP = 2  # a cap past the base is first tried with 2 x cap requests (thrashing?)
+PROBE_PER_CAP = 1  # a cap past the base is first tried with cap requests (thrashing?)
 # A stationary start settles from 4 x the first size (20 x cap): batches of two decode times (about
 # two turnovers of the running set each) need about 20 turnovers for ten of them.
 SETTLE_FROM = 4
@@ -225,22 +225,31 @@ def saturation_point(
     return CapPoint(cap, done.state, done.result, done.requests)
 
 
+def sweep_caps(replica: Replica, base: int) -> list[int]:
+    """The cap grid of `saturation_sweep`: CAP_FACTORS x base, within the engine's limit."""
+    limit = max(base, replica.config.max_num_seqs)
+    return sorted({max(1, min(limit, round(base * f))) for f in CAP_FACTORS})
+
+
 def saturation_sweep(
     replica: Replica,
     workload: OnlineWorkload,
     base: int,
     least: int | None,
     first: CapPoint | None = None,
+    known: dict[int, CapPoint] | None = None,
 ) -> tuple[CapPoint, ...]:
     """Caps on the grid from the first factor above 1/2 upwards, until throughput falls past the
     cliff or the engine thrashes; the lowest factor only when the next one up is the choice.
-    `first` is a point already simulated (the coarse pass), reused when it lies on the grid."""
-    limit = max(base, replica.config.max_num_seqs)
-    caps = sorted({max(1, min(limit, round(base * f))) for f in CAP_FACTORS})
+    `first` is a point already simulated (the coarse pass), reused when it lies on the grid;
+    `known`: points already simulated by `sweep_point` (in parallel), by cap."""
+    caps = sweep_caps(replica, base)
     points: list[CapPoint] = []
 
     def at(cap: int) -> CapPoint:
-        return saturation_point(replica, workload, cap, least, prior=first, probe=cap > base)
+        if known and cap in known:
+            return known[cap]
+        return sweep_point(replica, workload, base, least, first, cap)
 
     for cap in caps[1:]:
         points.append(at(cap))
@@ -250,6 +259,19 @@ def saturation_sweep(
     if len(caps) > 1 and chosen_cap(tuple(points)).cap == caps[1]:
         points.insert(0, at(caps[0]))
     return tuple(points)
+
+
+def sweep_point(
+    replica: Replica,
+    workload: OnlineWorkload,
+    base: int,
+    least: int | None,
+    first: CapPoint | None,
+    cap: int,
+) -> CapPoint:
+    """One cap of `saturation_sweep` (a pure function of its arguments: the same point whether
+    simulated in the sweep or ahead of it in a worker process)."""
+    return saturation_point(replica, workload, cap, least, prior=first, probe=cap > base)
 
 
 def chosen_cap(points: tuple[CapPoint, ...]) -> CapPoint:
@@ -298,14 +320,16 @@ def replica_capacity(
     least: int | None = None,
     headroom: float = 0.2,
     first: CapPoint | None = None,
+    known: dict[int, CapPoint] | None = None,
 ) -> ReplicaCapacity:
     """The saturation throughput, the chosen cap and the rate sustained within `slo`.
 
     Without an SLO the capacity is the saturation throughput, and the latencies reported are
     those at (1 - headroom) x it, where the queue is bounded (the default latency target).
+    `known`: caps of the sweep already simulated (`sweep_point`).
     """
     cliff, base = cap_grid(workload, replica)
-    points = saturation_sweep(replica, workload, base, least, first)
+    points = saturation_sweep(replica, workload, base, least, first, known)
     top = chosen_cap(points)
     sizes = max(p.requests for p in points)
     settled = top.state.settled

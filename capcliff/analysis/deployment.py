@@ -24,6 +24,7 @@ from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.memory.budget import BudgetSettings, EngineName
+from capcliff.memory.deepep import AllToAllBackend
 from capcliff.memory.engines import engine_defaults
 from capcliff.memory.layout_memory import LayoutMemory, layout_memory
 from capcliff.memory.weights import WeightScheme
@@ -90,6 +91,8 @@ class DeploymentSettings(BaseModel):
     enforce_eager: bool = False
     mem_fraction_static: float | None = Field(default=None, gt=0, le=1)  # SGLang
     free_gpu_memory_fraction: float = Field(default=0.9, gt=0, le=1)  # TensorRT-LLM
+    # MoE all-to-all: vLLM --all2all-backend, SGLang --moe-a2a-backend (+ --deepep-mode)
+    all2all_backend: AllToAllBackend = AllToAllBackend.NONE
     calibration: str | None = None  # a calibration file from `capcliff calibrate`
     preemption: PreemptionMode = PreemptionMode.RECOMPUTE
     swap_space: ByteCount | None = None  # host swap pool per GPU (default vLLM's 4 GiB)
@@ -334,6 +337,7 @@ def resolve(
         enforce_eager=settings.enforce_eager,
         mem_fraction_static=settings.mem_fraction_static,
         free_gpu_memory_fraction=settings.free_gpu_memory_fraction,
+        all2all_backend=settings.all2all_backend,
         term_overrides=terms,
         calibrated_terms=frozenset(terms),
         step_time_terms=step_terms,

@@ -10,6 +10,9 @@ the rate asks for per hour (rate x mean output tokens x 3600, as fleet sizing co
 first budget where either kind meets is the answer: at one offered rate a deployment that meets
 serves the same tokens, so more GPUs cost more per hour and per token. There the one that meets
 wins, or, if both do, the one with the fewer $ per million output tokens (then per hour).
+With prefill GPU types besides --gpu (`--gpu a,b`), a split may cost less per hour than its GPU
+count at a's price; the walk still stops at the first budget that meets, so a larger budget of
+cheaper GPUs is not compared (a known limitation).
 """
 
 from __future__ import annotations

@@ -82,16 +82,19 @@ def disagg_steady(
     running: int,
     grow: bool,
     points: int = 64,
+    prior: DisaggResult | None = None,
 ) -> tuple[DisaggResult, SteadyState]:
     """The split's run and steady state at the rate: on the first sample, or (`grow`) at the
     size the stopping rule settles at. `concurrency`: the decode pool's cap (None: the engine
-    default); `running`: the most requests that can run in it (sets the sample sizes)."""
+    default); `running`: the most requests that can run in it (sets the sample sizes); `prior`:
+    the run of the first sample, when already simulated."""
     first = sample.first(running)
-    runs: dict[int, DisaggResult] = {}
+    runs: dict[int, DisaggResult] = {} if prior is None else {first: prior}
 
     def run(n: int) -> SimResult:
-        runs[n] = run_disagg(dep, pools, sample.requests(n), concurrency=concurrency,
-                             points=points)  # fmt: skip
+        if n not in runs:
+            runs[n] = run_disagg(dep, pools, sample.requests(n), concurrency=concurrency,
+                                 points=points)  # fmt: skip
         return runs[n].serving
 
     if not grow:

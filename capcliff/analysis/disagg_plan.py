@@ -290,7 +290,7 @@ def _chosen(
     if sample is None or best.state is None:
         return best, []
     result, state = disagg_steady(dep, best.pools, sample, concurrency=best.cap,
-                                  running=best.running, grow=True)  # fmt: skip
+                                  running=best.running, grow=True, prior=best.result)  # fmt: skip
     among = sum(ev.key[0] > 0 for ev in evaluated)
     first = best.state.requests
     why = rank_reason(best.state, slo, among=among, of=len(evaluated), first=first,

@@ -14,11 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from capcliff.analysis.capacity import (
+    CapPoint,
     Replica,
     ReplicaCapacity,
     cap_grid,
     replica_capacity,
     saturation_point,
+    sweep_caps,
+    sweep_point,
 )
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.online_load import OnlineWorkload
@@ -31,6 +34,7 @@ from capcliff.sim.config import SimConfig
 
 COARSE_FACTOR = 0.71  # x the steady-state cliff: below it, so the coarse run does not thrash
 REFINE_TOP = 3
+AHEAD = 3  # caps of each refined layout's sweep simulated ahead, in parallel (see `_ahead`)
 
 
 @dataclass(frozen=True)
@@ -84,12 +88,41 @@ def coarse_capacity(replica: Replica, search: SearchSettings) -> ReplicaCapacity
     )  # fmt: skip
 
 
-def _refine(job: tuple[Replica, SearchSettings, ReplicaCapacity]) -> ReplicaCapacity:
-    replica, search, coarse = job
+def _refine(
+    job: tuple[Replica, SearchSettings, ReplicaCapacity, dict[int, CapPoint]],
+) -> ReplicaCapacity:
+    replica, search, coarse, known = job
     return replica_capacity(
         replica, search.workload, slo=search.slo, least=search.least_requests,
-        headroom=search.headroom, first=coarse.points[0],
+        headroom=search.headroom, first=coarse.points[0], known=known,
     )  # fmt: skip
+
+
+def _cap_point(job: tuple[Replica, SearchSettings, CapPoint, int]) -> CapPoint:
+    replica, search, first, cap = job
+    _, base = cap_grid(search.workload, replica)
+    return sweep_point(replica, search.workload, base, search.least_requests, first, cap)
+
+
+def _ahead(
+    found: dict[str, LayoutEval], names: list[str], search: SearchSettings
+) -> list[dict[int, CapPoint]]:
+    """With more than one worker: the caps every refined layout's sweep reaches (the grid's
+    AHEAD caps from the first above 1/2: the climb stops only past the cliff), simulated in
+    parallel ahead of the sweeps, by layout. Serially: none (the sweep runs what it needs)."""
+    if search.jobs <= 1:
+        return [{} for _ in names]
+    jobs = []
+    for n in names:
+        ev = found[n]
+        _, base = cap_grid(search.workload, ev.replica)
+        for cap in sweep_caps(ev.replica, base)[1 : 1 + AHEAD]:
+            jobs.append((ev.replica, search, ev.capacity.points[0], cap))
+    points = parallel_map(_cap_point, jobs, search.jobs)
+    known: dict[int, dict[int, CapPoint]] = {id(ev.replica): {} for ev in found.values()}
+    for (replica, _, _, cap), point in zip(jobs, points, strict=True):
+        known[id(replica)][cap] = point
+    return [known[id(found[n].replica)] for n in names]
 
 
 def _coarse(job: tuple[Replica, SearchSettings]) -> ReplicaCapacity:
@@ -119,7 +152,10 @@ def evaluate_layouts(
 
 
 def _refine_some(found: dict[str, LayoutEval], names: list[str], search: SearchSettings) -> None:
-    jobs = [(found[n].replica, search, found[n].capacity) for n in names]
+    known = _ahead(found, names, search)
+    jobs = [
+        (found[n].replica, search, found[n].capacity, k) for n, k in zip(names, known, strict=True)
+    ]
     for name, capacity in zip(names, parallel_map(_refine, jobs, search.jobs), strict=True):
         ev = found[name]
         found[name] = LayoutEval(ev.memory, ev.replica, capacity, refined=True)

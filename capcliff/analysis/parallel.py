@@ -7,6 +7,7 @@ Workers are forked, so they start with the parent's modules already imported.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Sequence
 from typing import TypeVar
@@ -15,12 +16,26 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def default_jobs() -> int:
+def cores() -> int:
     """The CPU cores this process may run on."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 1
+
+
+def default_jobs() -> int:
+    """Worker processes when the user gives none: the cores this process may run on that other
+    work leaves idle, cores - (1-minute load average - 1) rounded down (this process counts in
+    the load), at least 1. A worker on a busy core only adds the pool's overhead (forking,
+    results pickled back): on a shared 2-core machine with a load of 3 a second worker made the
+    default plan slower, not faster."""
+    total = cores()
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # no load average on this system
+        return total
+    return max(1, min(total, math.floor(total - max(0.0, load - 1.0))))
 
 
 def parallel_map(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:

@@ -27,13 +27,15 @@ from capcliff.analysis.solver import (
     sweet_spot,
 )
 from capcliff.analysis.sweep_series import hit_rate_over_time, kv_over_time
-from capcliff.analysis.sweep_steady import SteadyPoint, steady_point
+from capcliff.analysis.sweep_steady import MAX_DOUBLINGS, SteadyPoint, needs_more, steady_point
 from capcliff.analysis.workloads import is_online
 from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
+from capcliff.memory.deepep import AllToAllBackend
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.report import report_header
+from capcliff.perf.communication import MoEExchange
 from capcliff.perf.profiles import profile_label, step_profile
 from capcliff.perf.step_time import StepTimeModel, step_time_model
 from capcliff.report_header import SimulationHeader
@@ -153,6 +155,9 @@ class SweepPlan:
     workload_label: str
     seed: int
     slo: Slo | None = None
+    # online: the workloads drawn again at n requests (the stopping rule, `sweep_steady`); None:
+    # a fixed sample (a trace, or a batch)
+    redraw: Callable[[int], tuple[tuple[str, Requests], ...]] | None = None
 
 
 def _finite(value: float) -> float:
@@ -245,9 +250,11 @@ def replica_models(
     engine = memory.stages[0].engine if memory.stages else EngineName.VLLM
     terms = dict(dep.budget.step_time_terms) if step_terms is None else step_terms
     profile, fitted = step_profile(engine, terms, dep.settings.engine_version)
+    # A DeepEP backend dispatches and combines; otherwise the layout's default exchange.
+    deepep = dep.settings.all2all_backend is not AllToAllBackend.NONE
     steps = step_time_model(
         dep.model.arch, dep.hardware, memory.layout, scheme=dep.scheme, kv_dtype=dep.kv_dtype,
-        profile=profile, fitted=fitted,
+        profile=profile, fitted=fitted, exchange=MoEExchange.ALL_TO_ALL if deepep else None,
     )  # fmt: skip
     return dep.capacity(memory), steps
 
@@ -291,6 +298,7 @@ def _series(
     points = sweep(
         requests, steps, capacity, config, plan.concurrencies, dp=layout.dp, on_point=progress
     )
+    points = _grown(points, requests, label, plan, (steps, capacity, config, layout.dp))
     analytic = p99_analytic_cliff(requests, capacity, layout.dp)
     first = simulated_cliff(points)
     sweet = sweet_spot_result(points, plan.slo, online=is_online(requests))
@@ -314,6 +322,34 @@ def _series(
         kv_over_time=kv_over_time(points, sweet.concurrency),
         hit_rate_over_time=hit_rate_over_time(points, sweet.concurrency),
     )
+
+
+def _grown(
+    points: tuple[SweepPoint, ...],
+    requests: Requests,
+    label: str,
+    plan: SweepPlan,
+    models: tuple[StepTimeModel, KVCapacity, SimConfig, int],
+) -> tuple[SweepPoint, ...]:
+    """The stopping rule of an online sweep (`sweep_steady`): unsettled points with a bounded
+    queue simulated again with twice the requests, up to MAX_DOUBLINGS times."""
+    if plan.redraw is None or not is_online(requests):
+        return points
+    steps, capacity, config, dp = models
+    open_loop = not requests.closed_loop
+    by_cap = {p.concurrency: p for p in points}
+    n = len(requests)
+    for _ in range(MAX_DOUBLINGS):
+        more = [
+            c for c, p in by_cap.items() if p.result and needs_more(p.result, open_loop=open_loop)
+        ]
+        if not more:
+            break
+        n *= 2
+        larger = dict(plan.redraw(n))[label]
+        for p in sweep(larger, steps, capacity, config, more, dp=dp):
+            by_cap[p.concurrency] = p
+    return tuple(by_cap[c] for c in sorted(by_cap))
 
 
 def build_sweep_report(

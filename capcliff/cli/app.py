@@ -146,6 +146,14 @@ MEMORY_OPTIONS: dict[str, Any] = {
     "free_gpu_memory_fraction": Annotated[
         float | None, typer.Option(help="TensorRT-LLM's KV fraction of free memory (default 0.9).")
     ],
+    "all2all_backend": Annotated[
+        str | None,
+        typer.Option(
+            help="MoE all-to-all: none (every engine's default), deepep (SGLang "
+            "--moe-a2a-backend deepep), deepep_high_throughput, deepep_low_latency "
+            "(vLLM --all2all-backend; SGLang --deepep-mode): DeepEP's buffers join the budget."
+        ),
+    ],
     "calibration": Annotated[
         str | None, typer.Option(help="A calibration file written by `capcliff calibrate`.")
     ],

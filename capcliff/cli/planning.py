@@ -145,7 +145,10 @@ def plan(
     ] = None,
     jobs: Annotated[
         int | None,
-        typer.Option(callback=COUNT, help="Worker processes for the searches (default: 1)."),
+        typer.Option(
+            callback=COUNT,
+            help="Worker processes for the searches (default: the idle cores).",
+        ),
     ] = None,
     disagg: Annotated[
         bool, typer.Option("--disagg", help="Search prefill:decode splits against aggregated.")
@@ -202,11 +205,12 @@ def plan(
     if pattern == "batch":
         report = _batch_plan(dep, count, choice, goal, slo, seed, serve_local_path)
     else:
+        from capcliff.analysis.parallel import default_jobs
         from capcliff.analysis.serving import OnlineOptions, build_online_plan
 
         options = OnlineOptions(
             slo=slo, headroom=headroom, least_requests=num_requests, fleet_gpus=tuple(specs),
-            prices=_prices(price_gpu_hour, gpu_ids), jobs=jobs or 1,
+            prices=_prices(price_gpu_hour, gpu_ids), jobs=jobs or default_jobs(),
             serve_local_path=serve_local_path,
         )  # fmt: skip
         report = build_online_plan(dep, gpus=count, workload=choice, seed=seed, options=options)

@@ -14,6 +14,7 @@ from enum import StrEnum
 from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
+from capcliff.memory.deepep import AllToAllBackend
 
 
 class EngineName(StrEnum):
@@ -41,6 +42,7 @@ OVERRIDABLE_TERMS = (
     "cudagraph",
     "cuda_context",
     "weights_overhead",
+    "all2all_buffers",
 )
 
 
@@ -61,6 +63,9 @@ class BudgetSettings:
     cudagraph_in_budget: bool = True  # vLLM >= 0.21 subtracts its CUDA-graph estimate
     mem_fraction_static: float | None = None  # SGLang
     free_gpu_memory_fraction: float = 0.9  # TensorRT-LLM
+    # MoE all-to-all backend (vLLM --all2all-backend, SGLang --moe-a2a-backend/--deepep-mode);
+    # every engine's default is none (deepep.py)
+    all2all_backend: AllToAllBackend = AllToAllBackend.NONE
     max_tokens: int | None = None  # TensorRT-LLM KvCacheConfig.max_tokens
     term_overrides: dict[str, int] = field(default_factory=dict)  # bytes, by OVERRIDABLE_TERMS
     calibrated_terms: frozenset[str] = frozenset()  # which overrides came from a calibration file

@@ -31,6 +31,7 @@ from capcliff.memory.budget import (
     StageBudget,
     StageDemand,
 )
+from capcliff.memory.deepep import deepep_buffers
 from capcliff.memory.overheads import (
     DEFAULT_CUDA_CONTEXT_BYTES,
     DEFAULT_NON_TORCH_BYTES,
@@ -191,6 +192,22 @@ def _non_torch_term(demand: StageDemand, settings: BudgetSettings) -> BudgetTerm
     return _overhead(settings, "non_torch", DEFAULT_NON_TORCH_BYTES + nvls, source)
 
 
+def _all2all_terms(demand: StageDemand, settings: BudgetSettings) -> list[BudgetTerm]:
+    """DeepEP's buffers when the settings name a DeepEP backend (none by default: no term)."""
+    buffers = deepep_buffers(
+        demand.arch, demand.layout, engine=settings.engine.value, backend=settings.all2all_backend
+    )
+    pinned = settings.override("all2all_buffers")
+    if not buffers.total_bytes and pinned is None:
+        return []
+    source = (
+        f"DeepEP {settings.all2all_backend.value} over {demand.layout.moe_ranks} EP ranks: "
+        f"NVL {buffers.nvl_bytes / GIB:.3f} + RDMA {buffers.rdma_bytes / GIB:.3f} GiB "
+        "+ 32 MiB workspace (DeepEP csrc/config.hpp size hints; memory/deepep.py)"
+    )
+    return [_overhead(settings, "all2all_buffers", buffers.total_bytes, source)]
+
+
 def _cudagraph_term(
     demand: StageDemand, settings: BudgetSettings, defaults: EngineDefaults
 ) -> BudgetTerm:
@@ -223,6 +240,10 @@ def vllm_budget(
         *_weights_terms(demand, settings),
         _activation_term(demand, settings, defaults),
         _non_torch_term(demand, settings),
+        # vLLM builds the all-to-all handles after loading, before the profile run, outside
+        # PyTorch's allocator: its non-PyTorch growth (gpu_model_runner
+        # `prepare_communication_buffer_for_model`), so they come off the KV pool.
+        *_all2all_terms(demand, settings),
         *inside,
     )
     requested = int(demand.total_memory_bytes * settings.gpu_memory_utilization)
@@ -263,6 +284,9 @@ def sglang_budget(
     tokens = max(0, kv) // demand.kv_bytes_per_token if demand.kv_bytes_per_token else 0
     page = defaults.block_size
     outside = [context, _activation_term(demand, settings, defaults)]
+    # SGLang creates its DeepEP buffer at the first dispatch (`DeepEPBuffer.get_deepep_buffer`
+    # from `_get_buffer`), after the KV pool is allocated: it lives in the 1 - fraction reserve.
+    outside.extend(_all2all_terms(demand, settings))
     if not settings.enforce_eager:
         outside.append(_cudagraph_term(demand, settings, defaults))
     return StageBudget(
@@ -286,6 +310,7 @@ def trtllm_budget(
         _context_term(settings),
         *_weights_terms(demand, settings),
         _activation_term(demand, settings, defaults),
+        *_all2all_terms(demand, settings),  # refuses a DeepEP backend (not modelled here)
     )
     free = demand.total_memory_bytes - sum(t.bytes for t in used)
     allotted = int(max(0, free) * settings.free_gpu_memory_fraction)

@@ -139,15 +139,14 @@ def _run_pool(
         mine = [np.flatnonzero(owner == r) for r in range(first, first + group)]
         mine = [idx for idx in mine if len(idx)]
         model = pool.model.local if group > 1 else pool.model
-        sim = LandedReplicaSim if landed else ReplicaSim
         ranks = [
-            sim(requests.subset(idx), model, pool.capacity, pool.config, rule, landed=landed)
+            LandedReplicaSim(requests.subset(idx), model, pool.capacity, pool.config, rule,
+                             in_lockstep=group > 1)
+            if landed
+            else ReplicaSim(requests.subset(idx), model, pool.capacity, pool.config, rule)
             for idx in mine
-        ]
+        ]  # fmt: skip
         if group > 1 and ranks:
-            for rank in ranks:
-                if isinstance(rank, LandedReplicaSim):
-                    rank.in_lockstep = True  # the group's clock times its steps
             runs.extend(LockstepSim(ranks, pool.model, group=group).run())
         else:
             runs.extend(rank.run() for rank in ranks)

@@ -21,24 +21,40 @@ exactly instead, as `ReplicaSim.run_step` would.
 
 Attention-DP ranks in lockstep (`LockstepSim`) price each step together, so a rank cannot finish
 an admission step on its own: there `fold_landing` folds only what it can decide before changing
-anything, the one landed request waiting when the policy's verdict on it (`head_verdict`, which
-reads without changing) is to admit it; the group's clock then gives the end of that first step,
+anything, the one landed request waiting when the policy admits it (a refusal of the only candidate
+changes nothing); the group's clock then gives the end of that first step,
 the request's first token (`first_tokens_at`).
 """
 
 from __future__ import annotations
 
+from capcliff.perf.step_time import StepTimeModel
+from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.fast_forward import fast_forward
-from capcliff.sim.policies import VictimOrder
+from capcliff.sim.policies import Policy, VictimOrder
 from capcliff.sim.replica import ReplicaSim
 from capcliff.sim.step_plan import PlannedStep, step_load
+from capcliff.sim.workload import Requests
 
 
 class LandedReplicaSim(ReplicaSim):
     """`ReplicaSim(landed=True)` whose landing admissions join the decode run they start."""
 
-    folded: list[int] | None = None  # joined the run starting now; first token at its 1st step
-    in_lockstep = False  # a `LockstepSim` prices the steps: first tokens from `first_tokens_at`
+    def __init__(
+        self,
+        requests: Requests,
+        model: StepTimeModel,
+        capacity: KVCapacity,
+        config: SimConfig,
+        rule: Policy,
+        *,
+        in_lockstep: bool = False,
+    ) -> None:
+        """`requests` land with their prompt's KV and first token; `in_lockstep`: a
+        `LockstepSim` runs this rank (its clock gives the folded requests' first tokens)."""
+        super().__init__(requests, model, capacity, config, rule, landed=True)
+        self.in_lockstep = in_lockstep
+        self.folded: list[int] | None = None  # joined the run starting now (first token pending)
 
     def take_arrivals(self) -> None:
         """Queue what has arrived; a lone landing that the next step would admit joins the decode
@@ -103,13 +119,16 @@ class LandedReplicaSim(ReplicaSim):
         ):
             return False
         needs = cohort.needs_at(self.step)
-        if needs > self.free or self.head_verdict(step=self.step, free=self.free) is not True:
+        if needs > self.free:
             return False
+        # as begin_step decides it: the one candidate is admitted, or nothing changes (a refusal
+        # only marks the queue as decided, as head_verdict would)
         self.swap_out_tokens = self.swap_in_tokens = 0
         self.free -= needs
         admitted, _ = self._admit(self.config.max_num_batched_tokens - cohort.count, False)
         self.free += needs
-        assert len(admitted) == 1 and not waiting, "head_verdict admits the one landing"
+        if not admitted:
+            return False
         self._join_cohort(admitted)
         self.folded = [admitted[0][0]]
         return True

@@ -146,6 +146,7 @@ class LockstepSim:
             for i, r in enumerate(ranks):
                 if r.arrivals and r.arrivals[0][0] <= self.now_s:
                     self._settle(i)
+                    r.now_s = self.now_s  # a rank settled inside an exact step kept its start
                     r.take_arrivals()
                     self.run_end.pop(i, None)
                 if i not in self.pending:
