@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from capcliff.analysis.online_load import OnlineWorkload
 from capcliff.analysis.solver import Slo, analytic_cliff_percentile, config_at
 from capcliff.analysis.steady_state import Settled, SteadyState, settle, steady_state
@@ -29,7 +31,7 @@ from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.result import SimResult
 from capcliff.sim.simulate import simulate
-from capcliff.sim.workload import Requests
+from capcliff.sim.workload import FloatArray, IntArray, Requests
 
 REFERENCE_REQUESTS = 1000  # the fixed sample that sets the cap grid
 CAP_FACTORS = (0.5, 0.71, 1.0, 1.41, 2.0)  # x the steady-state cliff (half-octave steps)
@@ -175,6 +177,20 @@ def _sample_sizes(cap: int, least: int | None, workload: OnlineWorkload) -> tupl
     return first, first * 2 ** workload.max_doublings(MAX_DOUBLINGS)
 
 
+def users_end(client: IntArray, finish_s: FloatArray, cap: int) -> float | None:
+    """When the users of a session saturation sample can no longer keep `cap` requests running:
+    each user sends its next request as its last ends, so while more than `cap` users have work
+    the queue is not empty. That ends at the last finish of the (users - cap)-th user to run out
+    of requests (None: never more users than `cap`)."""
+    users = np.unique(client)
+    if len(users) <= cap:
+        return None
+    last = np.full(int(users.max()) + 1, -np.inf)
+    np.maximum.at(last, client, finish_s)
+    ends = np.sort(last[users])
+    return float(ends[len(users) - cap - 1])
+
+
 def saturation_point(
     replica: Replica,
     workload: OnlineWorkload,
@@ -201,16 +217,27 @@ def saturation_point(
                 seen, open_loop=False, seeds=cap, mean_output=workload.mean_output_tokens()
             )
             return CapPoint(cap, state, seen, small)
-    sample = workload.saturation_sample(first, cap)
-    seeds = len(sample) - len(workload.backlog(first))
+    stationary = workload.stationary_start()
+    seeds = cap if stationary else 0
     mean_output = workload.mean_output_tokens()
+    samples: dict[int, Requests] = {}
+
+    def sample_of(n: int) -> Requests:
+        if n not in samples:
+            samples[n] = workload.saturation_sample(n, cap)
+        return samples[n]
 
     def measure(result: SimResult) -> SteadyState:
-        return steady_state(result, open_loop=False, seeds=seeds, mean_output=mean_output)
+        until = None
+        if workload.sessions:
+            until = users_end(samples[len(result.finish_s)].client, result.finish_s, cap)
+        return steady_state(
+            result, open_loop=False, seeds=seeds, mean_output=mean_output, until_s=until
+        )
 
-    if settle_it and workload.stationary_start():  # the first size cannot hold ten batches
+    if settle_it and stationary:  # the first size cannot hold ten batches
         first = min(most, first * SETTLE_FROM)
-        sample = workload.saturation_sample(first, cap)
+    sample = sample_of(first)
     if prior is not None and prior.cap == cap and prior.requests == first:
         result = prior.result
     else:
@@ -219,7 +246,7 @@ def saturation_point(
     if thrashing or not settle_it:  # a thrashing cap is never chosen: no need to settle it
         return CapPoint(cap, measure(result), result, first)
     done: Settled = settle(
-        lambda n: result if n == first else replica.run(workload.saturation_sample(n, cap), cap),
+        lambda n: result if n == first else replica.run(sample_of(n), cap),
         first=first, cap=most, measure=measure,
     )  # fmt: skip
     return CapPoint(cap, done.state, done.result, done.requests)

@@ -19,6 +19,7 @@ the `reasoning` preset, about 3.4 turnovers of the running set: 32,768-token out
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
@@ -38,7 +39,9 @@ from capcliff.sim.workload import PRESETS, Arrival, Fixed, Requests
 FloatArray = npt.NDArray[np.float64]
 ARRIVAL_SEED_OFFSET = 1_000_003  # the arrival stream's seed: the workload's seed plus this
 SEED_SEED_OFFSET = 2_000_003  # the stationary running set's stream (`saturation_sample`)
-SESSION_DOUBLINGS = 0  # set: a session backlog is not grown (see `max_doublings`)
+# set: a session saturation sample is run by 1.25 x cap users (`saturation_sample`)
+SESSION_USERS_PER_CAP = 1.25
+SESSION_DOUBLINGS = 1  # set: see `max_doublings`
 
 
 class LoadKind(StrEnum):
@@ -59,7 +62,9 @@ class OnlineWorkload:
     label: str = ""
     _lengths: dict[int, Requests] = field(default_factory=dict)
     _gaps: dict[int, FloatArray] = field(default_factory=dict)
-    _loaded: dict[tuple[int, float | None, int | None], Requests] = field(default_factory=dict)
+    _loaded: dict[tuple[int, float | None, int | None, bool], Requests] = field(
+        default_factory=dict
+    )
     _per_session: float | None = None
 
     def __post_init__(self) -> None:
@@ -75,9 +80,10 @@ class OnlineWorkload:
         return self.choice.trace_lines is None and is_session_preset(self.choice.preset_name)
 
     def max_doublings(self, default: int) -> int:
-        """How often the stopping rule may double a backlog. A session backlog changes its mix
-        as it drains (first turns first, long sessions last), so growing it does not settle its
-        batch means: SESSION_DOUBLINGS (set) bounds the work; the run says when unsettled."""
+        """How often the stopping rule may double a saturation sample: `default`, or for sessions
+        SESSION_DOUBLINGS (set: a session sample holds r times the requests of a single-turn one,
+        and near the cliff the prefix cache's hit rate swings over long stretches, so their
+        batch means settle slowly; the plan says when a layout did not settle)."""
         return min(default, SESSION_DOUBLINGS) if self.sessions else default
 
     def requests_per_unit(self) -> float:
@@ -89,11 +95,15 @@ class OnlineWorkload:
             self._per_session = requests_per_session(self.backlog(1000))
         return self._per_session
 
-    def _session_sample(self, n: int, rate: float | None, clients: int | None) -> Requests:
-        key = (n, rate, clients)
+    def _session_sample(
+        self, n: int, rate: float | None, clients: int | None, *, think: bool = True
+    ) -> Requests:
+        key = (n, rate, clients, think)
         if key not in self._loaded:
             name = str(self.choice.preset_name)
-            self._loaded[key] = session_requests(name, n, self.seed, clients=clients, rate_rps=rate)
+            self._loaded[key] = session_requests(
+                name, n, self.seed, clients=clients, rate_rps=rate, think=think
+            )
         return self._loaded[key]
 
     @property
@@ -153,7 +163,14 @@ class OnlineWorkload:
 
     def saturation_sample(self, n: int, cap: int) -> Requests:
         """`cap` requests of the stationary running set (see the module docstring), then the
-        n-request backlog; the backlog alone where `stationary_start` says no."""
+        n-request backlog. Sessions: SESSION_USERS_PER_CAP x cap users running sessions back to
+        back with no think time (`session_users_end` closes their window). A backlog of whole
+        sessions changes its mix as it drains (first turns first, long sessions last), so it has
+        no steady state; users who start a new session as one ends keep the mix stationary.
+        Other requests that share content: the backlog alone."""
+        if self.sessions:
+            users = math.ceil(SESSION_USERS_PER_CAP * cap)
+            return self._session_sample(n, None, users, think=False)
         base = self.backlog(n)
         if not self.stationary_start():
             return base

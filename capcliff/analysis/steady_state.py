@@ -146,15 +146,23 @@ def _queue_growing(ttft: FloatArray) -> bool:
 
 
 def steady_state(
-    result: SimResult, *, open_loop: bool, seeds: int = 0, mean_output: float | None = None
+    result: SimResult,
+    *,
+    open_loop: bool,
+    seeds: int = 0,
+    mean_output: float | None = None,
+    until_s: float | None = None,
 ) -> SteadyState:
     """Steady-state estimates of `result` under the module's warm-up and drain rule. `seeds`:
     a backlog whose first `seeds` requests are the stationary running set (`_stationary`).
     `mean_output`: the workload's E[O] (tokens); open loop, output tokens/s are then the
-    request rate x E[O] (the same conservation law), not the window's own tokens."""
+    request rate x E[O] (the same conservation law), not the window's own tokens. `until_s`:
+    the window closes there at the latest (users who run out of work, `capacity.users_end`)."""
     if seeds > 0 and not open_loop:
         return _stationary(result, seeds, mean_output)
     lo, hi = _window(result, open_loop)
+    if until_s is not None:
+        hi = min(hi, until_s)
     length = hi - lo
     done = (result.finish_s >= lo) & (result.finish_s <= hi)
     start = result.arrival_s if open_loop else result.arrival_s + result.ttft_s
