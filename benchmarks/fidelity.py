@@ -126,6 +126,14 @@ def _max_model_len(flags: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def _server_context(context: int | None, engine: str) -> int | None:
+    """A vLLM V0 server started without --max-model-len serves the model's whole context
+    (`ModelConfig` derives max_model_len from max_position_embeddings), which decides V0's
+    chunked-prefill default and its profile run (`engines.vllm_v0_chunked_prefill`). Other
+    engines' rows keep the workload's length, as before (their budgets do not depend on it)."""
+    return context if engine == "vllm-v0" else None
+
+
 def _offline_batched_tokens(r: dict[str, object], engine: str) -> int | None:
     """vLLM V0's benchmark_throughput.py (0.6.x) declares `--enable-chunked-prefill` as a
     store_true flag and passes `enable_chunked_prefill=False` to LLM(...) unless it is given, so
@@ -172,7 +180,8 @@ def serving_rows() -> list[Row]:
         assert model is not None and gpu is not None
         settings = settings_of(
             {"engine": engine, "weight_dtype": model[1],
-             "max_model_len": _max_model_len(str(r["server_flags"])),
+             "max_model_len": _max_model_len(str(r["server_flags"]))
+             or _server_context(get_model(model[0]).arch.max_position_embeddings, engine),
              "max_num_batched_tokens": _offline_batched_tokens(r, engine),
              "engine_version": _release(str(r["engine_version"]))}
         )  # fmt: skip

@@ -62,6 +62,19 @@ def test_vllm_v0_chunked_prefill_starts_above_32k() -> None:
     assert _defaults(EngineName.VLLM_V0, max_model_len=32_768)[0] == 32_768
 
 
+def test_vllm_v0_keeps_chunked_prefill_off_for_mla() -> None:
+    # "Chunked prefill not supported for Multimodal or MLA in V0" (arg_utils.py; 0.7.1-0.7.3
+    # force it off in config.py): DeepSeek-R1 served at its whole 163,840-token context budgets
+    # max(163,840, 2,048) = 163,840 tokens per step, a GQA model at that context 2,048.
+    def batched(mla: bool) -> int:
+        return engine_defaults(
+            BudgetSettings(engine=EngineName.VLLM_V0), total_memory_bytes=141 * GIB,
+            max_model_len=163_840, mla=mla, tp=8,
+        ).max_num_batched_tokens  # fmt: skip
+
+    assert (batched(True), batched(False)) == (163_840, 2_048)
+
+
 def _stage(*, weights: int, reserves: int, kv: int, requested: int, total: int) -> StageBudget:
     terms = (
         BudgetTerm("weights", weights, Provenance.MODELED, "test"),

@@ -90,8 +90,9 @@ def engine_defaults(
         batched, seqs = (8192, 1024) if large else (2048, 256)
         block = 64 if mla else 16  # vLLM's MLA backends (FlashMLA) need 64-token blocks
     elif engine is EngineName.VLLM_V0:
-        long = max_model_len > VLLM_V0_CHUNKED_PREFILL_ABOVE
-        batched, seqs, block = (2048 if long else max(max_model_len, 2048)), 256, 16
+        # Chunked prefill above 32K context, but never by default for MLA (vllm_v0_chunked_prefill)
+        chunked = vllm_v0_chunked_prefill(max_model_len, mla=mla)
+        batched, seqs, block = (2048 if chunked else max(max_model_len, 2048)), 256, 16
     elif engine is EngineName.SGLANG:
         batched = _sglang_tier(total_memory_bytes / MIB, tp)[0]
         seqs, block = SGLANG_MAX_REQUESTS, 1
@@ -102,6 +103,21 @@ def engine_defaults(
         max_num_seqs=_given(settings.max_num_seqs, seqs),
         block_size=_given(settings.block_size, block),
     )
+
+
+def vllm_v0_chunked_prefill(max_model_len: int, *, mla: bool) -> bool:
+    """Whether vLLM V0 turns chunked prefill on when the user leaves it unset.
+
+    Above 32K context it does, to keep the profile run small (arg_utils.py), except for MLA
+    models: 0.7.1-0.7.3 force it off ("MLA is enabled; forcing chunked prefill and prefix
+    caching to be disabled", `VllmConfig.__post_init__` in vllm/config.py), and from the MLA
+    chunked-prefill support (vllm-project/vllm PR #12639, Feb 2025) to the last V0 releases the
+    default stays off (`EngineArgs._set_default_args_v0`: "Chunked prefill not supported for
+    Multimodal or MLA in V0"). Without it SchedulerConfig budgets max(max_model_len, 2048)
+    tokens per step, and the profile run that sizes the KV pool pushes that many through the
+    model.
+    """
+    return max_model_len > VLLM_V0_CHUNKED_PREFILL_ABOVE and not mla
 
 
 def _given(value: int | None, default: int) -> int:
