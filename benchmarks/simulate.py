@@ -5,7 +5,7 @@ Targets: one simulation at concurrency 2,048 under 0.3 s; a 32-point concurrency
 Each figure is given in CPU seconds of this process (steady on a shared machine) and in wall
 seconds; the single simulation is the best of 3 (1 with --quick).
 
-Run: python benchmarks/simulate.py [--quick]
+Run: PYTHONPATH=. python benchmarks/simulate.py [--quick]   (PYTHONPATH: this tree's capcliff)
 """
 
 from __future__ import annotations
