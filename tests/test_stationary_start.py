@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -200,3 +201,31 @@ def test_an_online_sweep_grows_unsettled_points_and_leaves_saturated_ones() -> N
     assert steady[8]["saturated"] and steady[8]["requests"] < 2_400
     assert steady[128]["requests"] in (600, 1_200, 2_400)
     assert steady[128]["settled"] or steady[128]["requests"] == 2_400
+
+
+def test_a_trace_is_simulated_at_its_own_size(tmp_path: Path) -> None:
+    # A trace cannot grow: every saturation run uses its 300 rows, and the plan says so.
+    import json
+
+    from typer.testing import CliRunner
+
+    from capcliff.cli import app
+
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(
+        "".join(
+            json.dumps({"input_tokens": 100 + 7 * i % 500, "output_tokens": 50 + 13 * i % 300})
+            + "\n"
+            for i in range(300)
+        )
+    )
+    result = CliRunner().invoke(
+        app, ["plan", "llama-3.1-8b", "--gpus", "1", "--workload", str(trace), "--jobs", "1",
+              "--format", "json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["simulated_requests"] == 300
+    assert all(
+        row["capacity"]["simulated_requests"] == 300 for row in report["layouts"] if row["capacity"]
+    )

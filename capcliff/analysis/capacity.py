@@ -137,7 +137,10 @@ def cap_grid(workload: OnlineWorkload, replica: Replica) -> tuple[int, int]:
 def _sample_sizes(cap: int, least: int | None, workload: OnlineWorkload) -> tuple[int, int]:
     """(first, largest) sample of the stopping rule at `cap`; `least` raises the first. A
     session's requests run one after another, so a session backlog holds FIRST_PER_CAP x cap
-    sessions (x requests per session requests) to keep `cap` busy."""
+    sessions (x requests per session requests) to keep `cap` busy. A trace: its rows, once."""
+    if workload.is_trace:  # a trace has its own size: the stopping rule cannot grow it
+        size = len(workload.backlog(0))
+        return size, size
     per_cap = round(FIRST_PER_CAP * cap * workload.requests_per_unit())
     first = max(MIN_FIRST, per_cap, least or 0)
     return first, first * 2 ** workload.max_doublings(MAX_DOUBLINGS)
@@ -160,7 +163,7 @@ def saturation_point(
     PROBE_PER_CAP x cap first, and a cap that thrashes there is not simulated further (a
     stationary start is in steady state at once, so a short sample shows the thrashing)."""
     first, most = _sample_sizes(cap, least, workload)
-    if probe and workload.stationary_start():
+    if probe and workload.stationary_start() and not workload.is_trace:
         small = max(MIN_FIRST, round(PROBE_PER_CAP * cap))
         trial = workload.saturation_sample(small, cap)
         seen = replica.run(trial, cap)
