@@ -13,7 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from capcliff.analysis.capacity import Replica, replica_capacity, steady_cliff
+from capcliff.analysis.cap_base import steady_cliff
+from capcliff.analysis.capacity import Replica, replica_capacity
 from capcliff.analysis.fleet import Unit, fleet_entry, replicas_for
 from capcliff.analysis.online_load import OnlineWorkload
 from capcliff.analysis.parallel import parallel_map

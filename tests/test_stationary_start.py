@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -148,9 +149,10 @@ def test_a_full_window_still_doubles_as_before() -> None:
     ("load", "cores", "expected"),
     [
         (3.25, 2, 1),  # the shared machine: 2 - (3.25 - 1) < 1 -> 1
-        (1.6, 2, 1),  # floor(2 - 0.6) = 1
+        (1.6, 2, 1),  # 2 - 0.6 = 1.4 -> 1
+        (1.18, 2, 2),  # 2 - 0.18 = 1.82 -> 2
         (0.3, 2, 2),  # idle: this process alone
-        (4.0, 16, 13),  # floor(16 - 3) = 13
+        (4.0, 16, 13),  # 16 - 3 = 13
     ],
 )
 def test_default_workers_are_the_cores_other_work_leaves_idle(
@@ -199,3 +201,31 @@ def test_an_online_sweep_grows_unsettled_points_and_leaves_saturated_ones() -> N
     assert steady[8]["saturated"] and steady[8]["requests"] < 2_400
     assert steady[128]["requests"] in (600, 1_200, 2_400)
     assert steady[128]["settled"] or steady[128]["requests"] == 2_400
+
+
+def test_a_trace_is_simulated_at_its_own_size(tmp_path: Path) -> None:
+    # A trace cannot grow: every saturation run uses its 300 rows, and the plan says so.
+    import json
+
+    from typer.testing import CliRunner
+
+    from capcliff.cli import app
+
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(
+        "".join(
+            json.dumps({"input_tokens": 100 + 7 * i % 500, "output_tokens": 50 + 13 * i % 300})
+            + "\n"
+            for i in range(300)
+        )
+    )
+    result = CliRunner().invoke(
+        app, ["plan", "llama-3.1-8b", "--gpus", "1", "--workload", str(trace), "--jobs", "1",
+              "--format", "json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["simulated_requests"] == 300
+    assert all(
+        row["capacity"]["simulated_requests"] == 300 for row in report["layouts"] if row["capacity"]
+    )

@@ -22,8 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
+from capcliff.analysis.cap_base import held_tokens, steady_cliff, throughput_knee, users_end
 from capcliff.analysis.online_load import OnlineWorkload
 from capcliff.analysis.solver import Slo, analytic_cliff_percentile, config_at
 from capcliff.analysis.steady_state import Settled, SteadyState, settle, steady_state
@@ -31,7 +30,7 @@ from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.result import SimResult
 from capcliff.sim.simulate import simulate
-from capcliff.sim.workload import FloatArray, IntArray, Requests
+from capcliff.sim.workload import Requests
 
 REFERENCE_REQUESTS = 1000  # the fixed sample that sets the cap grid
 CAP_FACTORS = (0.5, 0.71, 1.0, 1.41, 2.0)  # x the steady-state cliff (half-octave steps)
@@ -48,7 +47,6 @@ MAX_DOUBLINGS = 3  # ... doubled at most three times (8 x the first)
 BISECTIONS = 5  # rate resolution: about the saturation rate / 2^5 (3 %)
 LIGHT_LOAD = 0.05  # the lightest load tried: 5 % of saturation (best achievable latencies)
 CLIFF_PERCENTILE = 99.0
-KNEE_SHARE = 0.9  # set: the knee is where decode reaches 90 % of its best tokens/s
 KNEE_GRID_FACTOR = 1.41  # the knee sits one grid step above the base, so the grid spans it
 
 
@@ -121,38 +119,6 @@ class Replica:
         return simulate(requests, self.steps, self.capacity, config_at(self.config, cap, 1))
 
 
-def held_tokens(requests: Requests) -> float:
-    """E_w[I + O/2]: the mean KV tokens a running request holds (see `steady_cliff`)."""
-    outputs = requests.output_tokens.astype(float)
-    return float((outputs * (requests.input_tokens + outputs / 2)).sum() / outputs.sum())
-
-
-def throughput_knee(steps: StepTimeModel, context_tokens: float, limit: int) -> int:
-    """The smallest decode batch B <= limit whose tokens/s, B / step time at B sequences of
-    `context_tokens` each, reaches KNEE_SHARE of the best up to `limit`. Past it the step turns
-    compute-bound: more concurrency adds latency, not throughput. Modeled (the step-time model)."""
-    batches = sorted({max(1, round(limit / 1.19**k)) for k in range(64)})
-
-    def rate(b: int) -> float:
-        return b / steps.step_time_s(b, b, b * context_tokens, b * context_tokens)
-
-    rates = [rate(b) for b in batches]
-    top = max(rates)
-    return next(b for b, r in zip(batches, rates, strict=True) if r >= KNEE_SHARE * top)
-
-
-def steady_cliff(requests: Requests, capacity: KVCapacity) -> int:
-    """Blocks x B / (E_w[I + O/2] + B/2): requests that fill the KV cache in steady state.
-
-    A running request holds its prompt plus what it has generated, I + g tokens, for the O steps
-    it decodes, so its time-averaged KV is I + O/2; a long request is in the running set longer,
-    in proportion to O, so the running set's mean is weighted by O: E_w[x] = sum(O x) / sum(O).
-    Half a block per request is lost to rounding. Modeled; the simulation finds the real cliff.
-    """
-    per_request = held_tokens(requests) + capacity.block_size / 2
-    return max(1, int(capacity.tokens // per_request))
-
-
 def cap_grid(workload: OnlineWorkload, replica: Replica) -> tuple[int, int]:
     """(analytic p99 cliff per replica, the grid's base: the steady-state cliff, or the
     throughput knee when that comes first) of the fixed reference sample."""
@@ -171,24 +137,13 @@ def cap_grid(workload: OnlineWorkload, replica: Replica) -> tuple[int, int]:
 def _sample_sizes(cap: int, least: int | None, workload: OnlineWorkload) -> tuple[int, int]:
     """(first, largest) sample of the stopping rule at `cap`; `least` raises the first. A
     session's requests run one after another, so a session backlog holds FIRST_PER_CAP x cap
-    sessions (x requests per session requests) to keep `cap` busy."""
+    sessions (x requests per session requests) to keep `cap` busy. A trace: its rows, once."""
+    if workload.is_trace:  # a trace has its own size: the stopping rule cannot grow it
+        size = len(workload.backlog(0))
+        return size, size
     per_cap = round(FIRST_PER_CAP * cap * workload.requests_per_unit())
     first = max(MIN_FIRST, per_cap, least or 0)
     return first, first * 2 ** workload.max_doublings(MAX_DOUBLINGS)
-
-
-def users_end(client: IntArray, finish_s: FloatArray, cap: int) -> float | None:
-    """When the users of a session saturation sample can no longer keep `cap` requests running:
-    each user sends its next request as its last ends, so while more than `cap` users have work
-    the queue is not empty. That ends at the last finish of the (users - cap)-th user to run out
-    of requests (None: never more users than `cap`)."""
-    users = np.unique(client)
-    if len(users) <= cap:
-        return None
-    last = np.full(int(users.max()) + 1, -np.inf)
-    np.maximum.at(last, client, finish_s)
-    ends = np.sort(last[users])
-    return float(ends[len(users) - cap - 1])
 
 
 def saturation_point(
@@ -208,7 +163,7 @@ def saturation_point(
     PROBE_PER_CAP x cap first, and a cap that thrashes there is not simulated further (a
     stationary start is in steady state at once, so a short sample shows the thrashing)."""
     first, most = _sample_sizes(cap, least, workload)
-    if probe and workload.stationary_start():
+    if probe and workload.stationary_start() and not workload.is_trace:
         small = max(MIN_FIRST, round(PROBE_PER_CAP * cap))
         trial = workload.saturation_sample(small, cap)
         seen = replica.run(trial, cap)

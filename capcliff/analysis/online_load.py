@@ -164,7 +164,7 @@ class OnlineWorkload:
     def saturation_sample(self, n: int, cap: int) -> Requests:
         """`cap` requests of the stationary running set (see the module docstring), then the
         n-request backlog. Sessions: SESSION_USERS_PER_CAP x cap users running sessions back to
-        back with no think time (`session_users_end` closes their window). A backlog of whole
+        back with no think time (`cap_base.users_end` closes their window). A backlog of whole
         sessions changes its mix as it drains (first turns first, long sessions last), so it has
         no steady state; users who start a new session as one ends keep the mix stationary.
         Other requests that share content: the backlog alone."""

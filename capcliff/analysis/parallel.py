@@ -26,16 +26,16 @@ def cores() -> int:
 
 def default_jobs() -> int:
     """Worker processes when the user gives none: the cores this process may run on that other
-    work leaves idle, cores - (1-minute load average - 1) rounded down (this process counts in
-    the load), at least 1. A worker on a busy core only adds the pool's overhead (forking,
-    results pickled back): on a shared 2-core machine with a load of 3 a second worker made the
-    default plan slower, not faster."""
+    work leaves idle, cores - (1-minute load average - 1) rounded to the nearest (this process
+    counts in the load; a core more than half idle counts as idle), at least 1. A worker on a
+    busy core only adds the pool's overhead (forking, results pickled back): on a shared 2-core
+    machine with a load of 3 a second worker made the default plan slower, not faster."""
     total = cores()
     try:
         load = os.getloadavg()[0]
     except OSError:  # no load average on this system
         return total
-    return max(1, min(total, math.floor(total - max(0.0, load - 1.0))))
+    return max(1, min(total, math.floor(total - max(0.0, load - 1.0) + 0.5)))
 
 
 def parallel_map(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:

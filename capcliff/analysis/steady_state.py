@@ -157,7 +157,7 @@ def steady_state(
     a backlog whose first `seeds` requests are the stationary running set (`_stationary`).
     `mean_output`: the workload's E[O] (tokens); open loop, output tokens/s are then the
     request rate x E[O] (the same conservation law), not the window's own tokens. `until_s`:
-    the window closes there at the latest (users who run out of work, `capacity.users_end`)."""
+    the window closes there at the latest (users who run out of work, `cap_base.users_end`)."""
     if seeds > 0 and not open_loop:
         return _stationary(result, seeds, mean_output)
     lo, hi = _window(result, open_loop)

@@ -24,14 +24,14 @@ class ClientLoop:
         self.client = requests.client.tolist()
         self.think_s = requests.think_s.tolist()
         self.joins = requests.joins_previous.tolist()
-        self.arrivals: list[tuple[float, int]] = []
+        # a sorted list is a heap; (time, request) pairs are distinct, so the pops are the same
+        # whatever the heap's layout
+        self.arrivals = sorted((when, i) for i, when in enumerate(arrival) if when < math.inf)
         self.queue: dict[int, deque[int]] = {}
-        for i, when in enumerate(arrival):
-            if when < math.inf:
-                self.arrivals.append((when, i))
-            else:
-                self.queue.setdefault(self.client[i], deque()).append(i)
-        heapq.heapify(self.arrivals)
+        if len(self.arrivals) < len(arrival):
+            for i, when in enumerate(arrival):
+                if when == math.inf:
+                    self.queue.setdefault(self.client[i], deque()).append(i)
         # requests of a client not finished yet, where requests are sent in waves
         self.outstanding: dict[int, int] | None = None
         if any(self.joins):

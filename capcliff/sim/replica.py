@@ -127,8 +127,9 @@ class ReplicaSim:
 
     def take_arrivals(self) -> None:
         """Queue the requests that have arrived by now."""
-        while self.arrivals and self.arrivals[0][0] <= self.now_s:
-            self.waiting.append(heapq.heappop(self.arrivals)[1])
+        arrivals, waiting, now = self.arrivals, self.waiting, self.now_s
+        while arrivals and arrivals[0][0] <= now:
+            waiting.append(heapq.heappop(arrivals)[1])
             self.dirty = True
 
     def _idle(self) -> None:
@@ -175,8 +176,7 @@ class ReplicaSim:
         chunk_x, admitted, preempted, blocked, load, swap_s = planned
         tokens, seqs, ctx, _ = load
         duration = compute_s + swap_s
-        used = self.total - self.free
-        rec = self.rec
+        used, rec = self.total - self.free, self.rec
         if preempted or self.free == 0:
             rec.saturation(self.step, self.now_s + duration)
         start, self.now_s = self.now_s, self.now_s + duration
@@ -185,16 +185,9 @@ class ReplicaSim:
         self._end_step(chunk_x, admitted, preempted)
         rec.swapped_tokens += self.swap_out_tokens
         rec.swap_s += swap_s
-        rec.run(
-            steps=1,
-            start_s=start,
-            duration_s=duration,
-            used_blocks=(used, used),
-            counts=(len(self.running), len(self.waiting)),
-            hbm_bytes=self.model.hbm_bytes(tokens, seqs, ctx) + shared_bytes,
-            blocked=blocked,
-            tokens=tokens,
-        )
+        hbm_bytes = self.model.hbm_bytes(tokens, seqs, ctx) + shared_bytes
+        counts = len(self.running), len(self.waiting)
+        rec.record(1, start, duration, used, used, *counts, hbm_bytes, tokens, blocked)
         self.step += 1
 
     # --- running requests: blocks and victims ----------------------------------------------

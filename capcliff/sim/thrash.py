@@ -16,10 +16,11 @@ cohort's prefix sums, the recorder); here the same events run with the state in 
   here admit it when the blocks of its first chunk fit (`vllm_admit`, `trtllm_max_util_admit`),
   so the verdict is one comparison;
 - the recorder's per-event sample and sums are updated in place, in the same order and with the
-  same arithmetic as `Recorder.run`, so every result is bit-identical to the general path.
+  same arithmetic as `Recorder.record`, so every result is bit-identical to the general path.
 
-Only the pattern itself runs here: anything else (a request finishing, prefix caching, an
-event-triggered or token-ratio rule, swap) goes back to the general event loop.
+Only the pattern itself runs here: the loop returns to the general event loop after an event in
+which a request finishes, the head is admitted or an arrival is due, and a policy with prefix
+caching, an event-triggered or token-ratio rule, or swap never enters it.
 """
 
 from __future__ import annotations
@@ -37,7 +38,16 @@ _BLOCKS_FIT_RULES = (vllm_admit, trtllm_max_util_admit)
 
 # The ReplicaSim methods these loops stand in for: a subclass that overrides one (the disaggregated
 # decode pool's `LandedReplicaSim` folds its own admissions) keeps the general path.
-_STOOD_IN_FOR = ("run_step", "begin_step", "_admit", "head_admissible", "head_verdict", "preempt")
+_STOOD_IN_FOR = (
+    "run_step",
+    "begin_step",
+    "resolve_exhaustion",
+    "_admit",
+    "head_admissible",
+    "head_verdict",
+    "preempt",
+    "_leave_running",
+)
 
 
 _PLAIN: dict[type, bool] = {}
@@ -71,66 +81,103 @@ def run_thrash(sim: ReplicaSim) -> None:
     next step must be a decode step of the whole cohort that needs more blocks than are free):
     exactly what `fast_forward._preempt_then_decode` does, event for event: the victims, then the
     run of decode steps (`advance_decode`) to the first of the blocks running out, the next
-    finish, and the step the head of the queue is admitted in."""
+    finish, and the step the head of the queue is admitted in.
+
+    This is the simulator's hottest loop past the cliff (about 80 % of the study scenario's
+    events), so the state lives in local variables and the recorder's sample is taken in place
+    (`Recorder.record`: the same arithmetic in the same order)."""
     co, rec, size, total = sim.cohort, sim.rec, sim.block_size, sim.total
-    needs, decode_line, record = co.phase_counts, sim.model.decode_line, rec.record
-    running, waiting = sim.running, sim.waiting
+    needs, decode_line = co.phase_counts, sim.model.decode_line
+    running, waiting, arrivals = sim.running, sim.waiting, sim.arrivals
+    prompt, generated, max_output = sim.prompt, sim.generated, sim.max_output
+    recomputed, preemptions, context, held = sim.recomputed, sim.preemptions, sim.context, sim.held
+    times, used_series, running_series, waiting_series, hbm_series = rec.series
+    preemption_times, peak_hbm = rec.preemption_times, rec.peak_hbm
+    step, free, now, max_steps = sim.step, sim.free, sim.now_s, sim.config.max_steps
     while True:
-        _give_up_latest(sim)
-        count, step, free = co.count, sim.step, sim.free
+        phase = step % size
+        while needs[phase] > free:  # the victims: the latest admissions (`preempt`)
+            v = next(reversed(running))
+            ctx, generated[v] = co.remove(v, step)
+            free += -(-ctx // size)
+            del running[v]
+            sim.full_blocks_sum -= -(-(prompt[v] + max_output[v]) // size)
+            sim.max_output_sum -= max_output[v]
+            recomputed[v] += ctx
+            context[v] = held[v] = 0
+            waiting.appendleft(v)
+            preemptions[v] += 1
+            preemption_times.append(now)
+            rec.first_preemption = rec.first_preemption or (step, now)
+        sim.dirty = True
+        count = co.count
         if count == 0:
+            sim.step, sim.free, sim.now_s = step, free, now
             empty_step(sim)
             return
         line = decode_line(count, co.context_sum(step) + count)
-        if rec.first_saturation is None:
-            rec.first_saturation = (step, sim.now_s + line.step_s(0))
-        fit, left = _steps_that_fit(sim, count)
-        finish = co.next_finish_step()
-        assert finish is not None
-        limit = min(fit, finish - step + 1)  # >= 1: the first step fits, nobody has finished
-        verdict = _head_refused(sim, count) if limit > 1 else None
-        if verdict is False:
-            limit = 1
-        phase_need = needs[step % size]
-        used_first = total - free + phase_need
-        if limit == 1:
-            free -= phase_need
-        elif limit != fit or left < 0:
-            free -= co.blocks_needed(step, limit)
+        rec.first_saturation = rec.first_saturation or (step, now + line.step_s(0))
+        if free < count:  # the steps that fit: fewer than B, so walk the phase histogram
+            left, fit, t = free, 0, step
+            while (n := needs[t % size]) <= left:
+                left, fit, t = left - n, fit + 1, t + 1
         else:
-            free = left
+            left, fit = -1, _steps_that_fit(sim, step, free)
+        finish: int = co.next_finish_step()  # type: ignore[assignment]
+        limit = min(fit, finish - step + 1)  # >= 1: the first step fits, nobody has finished
+        sim.step, sim.free = step, free
+        verdict = _head_refused(sim, count) if limit > 1 else None
+        limit = 1 if verdict is False else limit
+        used_first = total - free + needs[phase]
+        free = (
+            free - needs[phase] if limit == 1
+            else left if limit == fit and left >= 0
+            else free - co.blocks_needed(step, limit)
+        )  # fmt: skip
         duration = line.total_s(limit)
-        start = sim.now_s
-        sim.free, sim.now_s = free, start + duration
+        start, now = now, now + duration
         last = step + limit - 1
         if finish == last:
+            sim.free, sim.now_s = free, now
             _finish(sim, last)
-        sim.step = last + 1
+        step = last + 1
         sim.ratio_steps += limit
-        hbm, tokens = line.total_bytes(limit), count * limit
-        used_last = total - free
-        record(
-            limit, start, duration, used_first, used_last, len(running), len(waiting), hbm, tokens
+        # Recorder.record, in place
+        rec.steps += limit
+        rec.events += 1
+        rec.scheduled_tokens += count * limit
+        used_last, top = total - free, rec.peak_used
+        rec.peak_used = (
+            top if used_first <= top and used_last <= top else max(used_first, used_last)
         )
+        rec.used_block_seconds += (used_first + used_last) / 2 * duration
+        rec.busy_s += duration
+        times.append(start + duration)
+        used_series.append(used_last)
+        running_series.append(len(running))
+        waiting_series.append(len(waiting))
+        hbm_series.append(line.total_bytes(limit) / (duration * peak_hbm) if duration > 0 else 0.0)
         if verdict:
             rec.blocked_steps += limit - 1
             rec.blocked_s += duration - line.step_s(0)
-        if not _still_thrashing(sim):
+        free = sim.free if finish == last else free
+        count = co.count
+        if (
+            count == 0
+            or len(running) != count
+            or needs[step % size] <= free
+            or (arrivals and arrivals[0][0] <= now)
+            or rec.steps > max_steps
+        ):
+            sim.step, sim.free, sim.now_s = step, free, now
             return
 
 
-def _still_thrashing(sim: ReplicaSim) -> bool:
-    """Whether the next step is again a decode step of the whole cohort that runs out of blocks,
-    with no arrival due (`_preempt_then_decode`'s loop condition)."""
-    co, arrivals = sim.cohort, sim.arrivals
-    count = co.count
-    return not (
-        count == 0
-        or len(sim.running) != count
-        or co.phase_counts[sim.step % co.block_size] <= sim.free
-        or (arrivals and arrivals[0][0] <= sim.now_s)
-        or sim.rec.steps > sim.config.max_steps
-    )
+def _steps_that_fit(sim: ReplicaSim, step: int, free: int) -> int:
+    """Steps from `step` whose new blocks fit in `free` (N(k) <= free), from the prefix sums."""
+    over = sim.cohort.first_step_needing(step, free, strictly_more=True)
+    assert over is not None
+    return over - 1
 
 
 def _finish(sim: ReplicaSim, last: int) -> None:
@@ -139,50 +186,6 @@ def _finish(sim: ReplicaSim, last: int) -> None:
     for i in co.pop_finishing(last):
         ctx, _ = co.remove(i, last + 1)
         sim.complete(i, -(-ctx // sim.block_size))
-
-
-def _give_up_latest(sim: ReplicaSim) -> None:
-    """Preempt the latest admissions until the step's new blocks fit (`ReplicaSim.preempt` under
-    LIFO recompute, no prefix cache): their KV is dropped and they go back to the queue's front."""
-    co, rec, step, now, size = sim.cohort, sim.rec, sim.step, sim.now_s, sim.block_size
-    needs, running, free = co.phase_counts, sim.running, sim.free
-    phase = step % size
-    prompt, generated, max_output = sim.prompt, sim.generated, sim.max_output
-    while needs[phase] > free:
-        v = next(reversed(running))
-        ctx, generated[v] = co.remove(v, step)
-        free += -(-ctx // size)
-        del running[v]
-        out = max_output[v]
-        sim.full_blocks_sum -= -(-(prompt[v] + out) // size)
-        sim.max_output_sum -= out
-        sim.recomputed[v] += ctx
-        sim.context[v] = sim.held[v] = 0
-        sim.waiting.appendleft(v)
-        sim.preemptions[v] += 1
-        rec.preemption_times.append(now)
-        if rec.first_preemption is None:
-            rec.first_preemption = (step, now)
-    sim.free = free
-    sim.dirty = True
-
-
-def _steps_that_fit(sim: ReplicaSim, count: int) -> tuple[int, int]:
-    """(k, free blocks after k steps): the steps whose new blocks fit, N(k) <= free, as
-    `first_step_needing` counts them; with fewer blocks free than the cohort needs in B steps
-    (`count`), by walking the phase histogram (at most B steps), else from the prefix sums
-    (then the free blocks after are not computed: -1)."""
-    co, step, free, size = sim.cohort, sim.step, sim.free, sim.block_size
-    if free >= count:
-        over = co.first_step_needing(step, free, strictly_more=True)
-        assert over is not None
-        return over - 1, -1
-    needs, fit = co.phase_counts, 0
-    while (n := needs[step % size]) <= free:
-        free -= n
-        fit += 1
-        step += 1
-    return fit, free
 
 
 def _head_refused(sim: ReplicaSim, count: int) -> bool | None:

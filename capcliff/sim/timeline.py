@@ -100,10 +100,7 @@ class Recorder:
         """`steps` steps (one, or a run of decode steps) from `start_s`; used_blocks at the
         first and last step (after allocation); counts = (running, waiting)."""
         first, last = used_blocks
-        self.record(steps, start_s, duration_s, first, last, *counts, hbm_bytes, tokens)
-        if blocked:
-            self.blocked_steps += steps
-            self.blocked_s += duration_s
+        self.record(steps, start_s, duration_s, first, last, *counts, hbm_bytes, tokens, blocked)
 
     def record(
         self,
@@ -116,9 +113,10 @@ class Recorder:
         waiting: int,
         hbm_bytes: float,
         tokens: int,
+        blocked: bool = False,
     ) -> None:
-        """`run` without the blocked flag, positionally (the thrashing loop's every event): used
-        blocks `first` and `last` at the first and last step, requests running and waiting."""
+        """`run`, positionally (a call per event): used blocks `first` and `last` at the first
+        and last step, requests running and waiting."""
         self.steps += steps
         self.events += 1
         self.scheduled_tokens += tokens
@@ -127,6 +125,9 @@ class Recorder:
             self.peak_used = first if first > last else last
         self.used_block_seconds += (first + last) / 2 * duration_s
         self.busy_s += duration_s
+        if blocked:
+            self.blocked_steps += steps
+            self.blocked_s += duration_s
         util = hbm_bytes / (duration_s * self.peak_hbm) if duration_s > 0 else 0.0
         self._times.append(start_s + duration_s)
         self._used.append(last)
