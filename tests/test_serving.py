@@ -152,6 +152,19 @@ def test_an_overload_says_so_with_the_replicas_that_carry_it() -> None:
     assert report["notes"][0].startswith("overload:")
 
 
+def test_every_gpu_types_fleet_is_simulated_at_the_load_with_its_routing() -> None:
+    # Each type's cheapest line is checked by simulating its replicas at the offered rate, so
+    # every line carries its own tail latencies and verdict, not only the planned GPU's.
+    report = _plan("--rate", "200", "--slo-ttft", "5", "--slo-tpot", "0.2",
+                   "--gpu", "h200-sxm,h100-sxm")  # fmt: skip
+    assert {e["gpu"] for e in report["fleet"]} == {"h200-sxm", "h100-sxm"}
+    for entry in report["fleet"]:
+        assert entry["meets_slo"] is True
+        assert 0 < entry["ttft_p99_s"] <= 5 and 0 < entry["tpot_p99_s"] <= 0.2
+        # the rate is carried below the headroom: replicas x per-replica rate x 0.8 >= 200
+        assert entry["replicas"] * entry["sustained_rps_per_replica"] * 0.8 >= 200
+
+
 def test_an_online_sweep_reports_each_caps_steady_state() -> None:
     # 20 requests/s of chat on one H200: 16 running requests cannot keep up (the queue grows),
     # 64 can; a batch sweep has no steady state.

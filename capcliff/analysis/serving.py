@@ -136,8 +136,25 @@ def _type_fleet(job: tuple[_Context, HardwareSpec, int]) -> tuple[FleetEntry | N
     meeting = [ev for ev in found.values() if ev.refined and ev.capacity.meets_slo]
     if not meeting:
         return None, f"{hardware.id}: no replica of up to {gpus} GPUs fits and meets the target"
-    lines = [_fleet_line(ctx, hardware, ev, None) for ev in meeting]
-    return min(lines, key=lambda e: (e.usd_per_million_output_tokens, e.gpus)), ""
+    lines = [(_fleet_line(ctx, hardware, ev, None), ev) for ev in meeting]
+    line, ev = min(lines, key=lambda p: (p[0].usd_per_million_output_tokens, p[0].gpus))
+    _, checked = _checked_fleet(ctx, ev)
+    if checked is not None:  # the cheapest line, simulated at the load with its routing
+        line = _fleet_line(ctx, hardware, ev, checked)
+    return line, ""
+
+
+def _checked_fleet(ctx: _Context, ev: LayoutEval) -> tuple[int | None, Checked | None]:
+    """Replicas of `ev` for the load, and, with a load, that fleet simulated with its routing."""
+    unit = unit_of(ev, mean_think_s(ctx.workload))
+    needed = replicas_for(
+        unit, offered_rps=ctx.workload.offered_rps(), clients=ctx.workload.choice.clients,
+        headroom=ctx.options.headroom,
+    )  # fmt: skip
+    if needed is None:
+        return None, None
+    checked = check_fleet(ev, unit, needed, ctx.workload, ctx.options.slo)
+    return checked.replicas, checked
 
 
 def _other_fleets(ctx: _Context, gpus: int) -> tuple[list[FleetEntry], list[str]]:
@@ -242,14 +259,7 @@ def _recommend(
 ) -> PlanReport:
     dep, o = ctx.dep, ctx.options
     lay = best.memory.layout
-    unit = unit_of(best, mean_think_s(ctx.workload))
-    offered = ctx.workload.offered_rps()
-    clients = ctx.workload.choice.clients
-    needed = replicas_for(unit, offered_rps=offered, clients=clients, headroom=o.headroom)
-    checked = None
-    if needed is not None:
-        checked = check_fleet(best, unit, needed, ctx.workload, o.slo)
-        needed = checked.replicas
+    needed, checked = _checked_fleet(ctx, best)
     entry = _fleet_line(ctx, dep.hardware, best, checked)
     others, notes = _other_fleets(ctx, lay.gpus)
     fleet = sorted([entry, *others], key=lambda e: e.usd_per_million_output_tokens)
