@@ -89,9 +89,9 @@ class ReplicaSim:
     def _per_request(self, requests: Requests) -> None:
         """Per-request state as Python lists (scalar access is what the event loop does)."""
         n = len(requests)
-        self.prompt = requests.input_tokens.tolist()
-        self.output = requests.output_tokens.tolist()
-        self.max_output = requests.max_output_tokens.tolist()
+        self.prompt: list[int] = requests.input_tokens.tolist()
+        self.output: list[int] = requests.output_tokens.tolist()
+        self.max_output: list[int] = requests.max_output_tokens.tolist()
         self.requests = requests
         self.arrival = [math.inf if math.isnan(a) else a for a in requests.arrival_s.tolist()]
         self.context = [0] * n  # KV tokens (not kept up to date while decoding: see cohort)

@@ -54,11 +54,12 @@ _PLAIN: dict[type, bool] = {}
 
 
 def _plain_replica(cls: type) -> bool:
-    """Whether `cls` inherits every method in `_STOOD_IN_FOR` from `ReplicaSim` unchanged."""
+    """Whether `cls` inherits every method in `_STOOD_IN_FOR` from `ReplicaSim` unchanged: no
+    class above `ReplicaSim` in its MRO defines one (the compiled core's `ReplicaSim` too)."""
     plain = _PLAIN.get(cls)
     if plain is None:
-        methods = (getattr(cls, name) for name in _STOOD_IN_FOR)
-        plain = _PLAIN[cls] = all(m.__module__ == "capcliff.sim.replica" for m in methods)
+        below = cls.__mro__[: [k.__name__ for k in cls.__mro__].index("ReplicaSim")]
+        plain = _PLAIN[cls] = not any(n in vars(k) for k in below for n in _STOOD_IN_FOR)
     return plain
 
 

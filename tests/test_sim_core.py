@@ -1,0 +1,100 @@
+"""The compiled event loop (`capcliff.sim.core`): used only while built from the current source,
+and, where it is built, bit-identical to the pure-Python loop."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from capcliff.sim import core
+from capcliff.sim.config import PreemptionMode
+from capcliff.sim.replica import ReplicaSim
+from capcliff.sim.simulate import make_policy
+from tests.simtools import POLICIES, PREEMPTING_POLICIES, pressure_case, random_case, toy_model
+
+COMPILED = core.load_compiled()
+
+
+def _fake_core(root: Path, package: str, digest: str) -> None:
+    """A stand-in compiled package: a module per core module, each with `SOURCE_SHA256`."""
+    folder = root / package
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    for name in core.CORE_MODULES:
+        (folder / f"{name}.py").write_text(f"SOURCE_SHA256 = {digest!r}\nReplicaSim = {name!r}\n")
+
+
+def test_a_stale_core_is_never_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Built from other sources (a digest that is not the current one): the loader refuses it,
+    # and accepts the same package when the digest matches.
+    _fake_core(tmp_path, "stale_core", "0" * 64)
+    _fake_core(tmp_path, "fresh_core", core.source_digest())
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert core.load_compiled("stale_core") is None
+    fresh = core.load_compiled("fresh_core")
+    assert fresh is not None and fresh.ReplicaSim == "replica"
+    assert core.load_compiled("no_such_core") is None  # never built: no error, no core
+    for name in list(sys.modules):
+        if name.split(".")[0] in ("stale_core", "fresh_core"):
+            del sys.modules[name]
+
+
+def test_the_digest_follows_every_core_source(tmp_path: Path) -> None:
+    here = Path(core.__file__).parent
+    for name in core.CORE_MODULES:
+        shutil.copy(here / f"{name}.py", tmp_path / f"{name}.py")
+    before = core.source_digest(tmp_path)
+    assert before == core.source_digest()
+    for name in core.CORE_MODULES:  # one byte more in any module: another digest
+        path = tmp_path / f"{name}.py"
+        text = path.read_bytes()
+        path.write_bytes(text + b"\n")
+        assert core.source_digest(tmp_path) != before, name
+        path.write_bytes(text)
+
+
+def test_the_switch_forces_pure_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(core.ENV_SWITCH, "python")
+    core._compiled.cache_clear()
+    try:
+        assert core.core_name() == "python"
+        assert core.replica_class() is ReplicaSim
+    finally:
+        monkeypatch.delenv(core.ENV_SWITCH)
+        core._compiled.cache_clear()
+
+
+def _same(a: object, b: object) -> bool:
+    """Every field equal, bit for bit (NaN equal to NaN)."""
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        return type(a) is type(b) and all(
+            _same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a)
+        )
+    if isinstance(a, np.ndarray):
+        assert isinstance(b, np.ndarray)
+        return a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    return type(a) is type(b) and repr(a) == repr(b)
+
+
+@pytest.mark.skipif(COMPILED is None, reason="no compiled core built from the current source")
+def test_compiled_and_pure_python_agree_bit_for_bit() -> None:
+    assert COMPILED is not None
+    compiled = COMPILED.ReplicaSim
+    modes = (PreemptionMode.RECOMPUTE, PreemptionMode.SWAP)
+    cases = []
+    for seed in range(3):
+        for mode in modes:
+            for policy in POLICIES:
+                for arrival in ("batch", "poisson", "clients"):
+                    requests, capacity, config = random_case(seed, policy, mode, arrival)
+                    cases.append((requests, capacity, config, make_policy(config, requests)))
+            cases += [pressure_case(seed, policy, mode) for policy in PREEMPTING_POLICIES]
+    for requests, capacity, config, rule in cases:
+        pure = ReplicaSim(requests, toy_model(), capacity, config, rule).run()
+        fast = compiled(requests, toy_model(), capacity, config, rule).run()
+        assert _same(pure, fast), (config, len(requests))
