@@ -102,7 +102,8 @@ class CoreBuildHook(BuildHookInterface):  # type: ignore[misc,valid-type]
     PLUGIN_NAME = "custom"
 
     def dependencies(self) -> list[str]:
-        return ["mypy>=1.10", "setuptools>=61"] if _enabled() else []
+        # numpy: the core's annotations name its array types (it is installed to run anyway)
+        return ["mypy>=1.10", "setuptools>=61", "numpy>=1.26"] if _enabled() else []
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
         if self.target_name != "wheel" or not _enabled():
@@ -118,7 +119,7 @@ class CoreBuildHook(BuildHookInterface):  # type: ignore[misc,valid-type]
                 build_data["pure_python"] = False
                 build_data["infer_tag"] = True
             self.app.display_info(f"capcliff: compiled simulator core: {len(built)} files")
-        except Exception as exc:  # never fail the install for the optional core
+        except (Exception, SystemExit) as exc:  # never fail the install (mypyc exits on errors)
             self.app.display_warning(f"capcliff: no compiled simulator core ({exc!r}); pure Python")
 
     def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
