@@ -68,7 +68,7 @@ def compile_core(out: Path) -> list[Path]:
         paths = [str(CORE_DIR / f"{name}.py") for name in modules]
         options = ["--ignore-missing-imports", "--follow-imports=silent", "--python-version=3.11"]
         extensions = mypycify(
-            options + paths, opt_level="2", group_name="capcliff.sim._core.native"
+            options + paths, opt_level="3", group_name="capcliff.sim._core.native"
         )
         dist = Distribution({"name": "capcliff-core", "ext_modules": extensions})
         build = dist.get_command_obj("build_ext")

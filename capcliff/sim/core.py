@@ -69,10 +69,16 @@ def load_compiled(package: str = COMPILED_PACKAGE, digest: str | None = None) ->
 
 
 @cache
+def _built() -> ModuleType | None:
+    return load_compiled()
+
+
 def _compiled() -> ModuleType | None:
+    """The compiled `replica` module, unless the environment asks for pure Python (read on
+    every call, so a test can switch it)."""
     if os.environ.get(ENV_SWITCH, "").lower() == "python":
         return None
-    return load_compiled()
+    return _built()
 
 
 def core_name() -> str:

@@ -60,6 +60,8 @@ class ReplicaSim:
                 raise InputError("landed requests: each needs an output of >= 2 tokens")
             self.host_kv, self.generated = list(self.prompt), [1] * n
         self.block_size, self.total = capacity.block_size, capacity.blocks
+        self.kv_bytes = model.kv_bytes_per_token  # the decode line's terms, for `thrash`
+        self.line_terms: dict[int, tuple[float, ...]] = {}
         self.free = capacity.blocks
         self.cohort = DecodeCohort(n, capacity.block_size)
         self.running: dict[int, None] = {}  # running order = admission order
