@@ -8,20 +8,24 @@ loader (`capcliff/sim/core.py`) uses them only while their digest matches the so
 Nothing may fail because of it: any error (no compiler, no mypy, a module mypyc cannot compile)
 leaves the pure-Python loop in place and the install goes on. `CAPCLIFF_BUILD_CORE=0` skips it.
 
-- A wheel (`pip install .`): the compiled modules are built in a temporary folder and added to
-  the wheel, which is then tagged for this platform.
-- An editable install (`pip install -e .`): they are built into `capcliff/sim/_core/` of the
-  source tree (git ignores them).
-- By hand, in place: `python hatch_build.py` (needs mypy and setuptools; prints what it built).
+The compiled modules are built into `capcliff/sim/_core/` of the source tree (git ignores them),
+with `built.txt` recording what they were built from, so a second install from the same tree
+(CI's `pip install .` then `pip install -e .`) reuses them instead of compiling again.
+
+- A wheel (`pip install .`): they are added to the wheel, which is then tagged for this platform.
+- An editable install (`pip install -e .`): the package imports them from the source tree.
+- By hand: `python hatch_build.py` (needs mypy and setuptools; prints the files).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import re
 import shutil
 import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -38,7 +42,7 @@ def _core_settings() -> tuple[tuple[str, ...], str]:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return tuple(module.CORE_MODULES), str(module.source_digest(ROOT / "capcliff" / "sim"))
+    return tuple(module.CORE_MODULES), str(module.source_digest(ROOT / "capcliff"))
 
 
 def compile_core(out: Path) -> list[Path]:
@@ -90,6 +94,38 @@ def _enabled() -> bool:
     return os.environ.get(SWITCH, "1") != "0"
 
 
+STAMP = CORE_DIR / "built.txt"  # what the in-place build was built from, then its files
+
+
+def _stamp_key() -> str:
+    """The sources' digest, this interpreter's extension suffix and this file's digest."""
+    this = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    return f"{_core_settings()[1]} {sysconfig.get_config_var('EXT_SUFFIX')} {this}"
+
+
+def built_in_place() -> list[Path] | None:
+    """The compiled files in the source tree if they were built from the current sources by this
+    build script for this interpreter, else None (then they are built again)."""
+    try:
+        key, *files = (ROOT / STAMP).read_text().splitlines()
+    except OSError:
+        return None
+    built = [Path(f) for f in files]
+    if key != _stamp_key() or not built or not all((ROOT / f).is_file() for f in built):
+        return None
+    return built
+
+
+def build_in_place() -> list[Path]:
+    """Compile the core into the source tree unless it is there already; its files."""
+    built = built_in_place()
+    if built is None:
+        built = compile_core(ROOT)
+        lines = [_stamp_key(), *(p.as_posix() for p in built)]
+        (ROOT / STAMP).write_text("\n".join(lines) + "\n")
+    return built
+
+
 try:
     from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 except ImportError:  # run by hand, outside a build
@@ -97,37 +133,32 @@ except ImportError:  # run by hand, outside a build
 
 
 class CoreBuildHook(BuildHookInterface):  # type: ignore[misc,valid-type]
-    """Adds the compiled core to a wheel, or builds it in place for an editable install."""
+    """Builds the compiled core in the source tree (once: `pip install .` then `pip install -e .`
+    reuse it) and adds it to a wheel; an editable install imports it from the tree."""
 
     PLUGIN_NAME = "custom"
 
     def dependencies(self) -> list[str]:
+        if not _enabled() or built_in_place() is not None:
+            return []
         # numpy: the core's annotations name its array types (it is installed to run anyway)
-        return ["mypy>=1.10", "setuptools>=61", "numpy>=1.26"] if _enabled() else []
+        return ["mypy>=1.10", "setuptools>=61", "numpy>=1.26"]
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
         if self.target_name != "wheel" or not _enabled():
             return
         try:
-            if version == "editable":
-                built = compile_core(ROOT)
-            else:
-                self._out = Path(tempfile.mkdtemp(prefix="capcliff-wheel-core-"))
-                built = compile_core(self._out)
+            built = build_in_place()
+            if version != "editable":
                 for rel in built:
-                    build_data["force_include"][str(self._out / rel)] = str(rel)
+                    build_data["force_include"][str(ROOT / rel)] = rel.as_posix()
                 build_data["pure_python"] = False
                 build_data["infer_tag"] = True
             self.app.display_info(f"capcliff: compiled simulator core: {len(built)} files")
         except (Exception, SystemExit) as exc:  # never fail the install (mypyc exits on errors)
             self.app.display_warning(f"capcliff: no compiled simulator core ({exc!r}); pure Python")
 
-    def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
-        out = getattr(self, "_out", None)
-        if out is not None:
-            shutil.rmtree(out, ignore_errors=True)
-
 
 if __name__ == "__main__":
-    for path in compile_core(ROOT):
+    for path in build_in_place():
         sys.stdout.write(f"built {path}\n")

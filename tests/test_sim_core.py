@@ -44,18 +44,21 @@ def test_a_stale_core_is_never_loaded(tmp_path: Path, monkeypatch: pytest.Monkey
             del sys.modules[name]
 
 
-def test_the_digest_follows_every_core_source(tmp_path: Path) -> None:
-    here = Path(core.__file__).parent
-    for name in core.CORE_MODULES:
-        shutil.copy(here / f"{name}.py", tmp_path / f"{name}.py")
-    before = core.source_digest(tmp_path)
+def test_the_digest_follows_every_source(tmp_path: Path) -> None:
+    here = Path(core.__file__).parent.parent  # the capcliff package
+    copy = tmp_path / "capcliff"
+    shutil.copytree(here, copy, ignore=shutil.ignore_patterns("__pycache__", "_core"))
+    before = core.source_digest(copy)
     assert before == core.source_digest()
-    for name in core.CORE_MODULES:  # one byte more in any module: another digest
-        path = tmp_path / f"{name}.py"
+    # one byte more in a core module, or in a module the loop imports: another digest
+    edited = [f"sim/{name}.py" for name in core.CORE_MODULES] + ["perf/step_time.py"]
+    for rel in edited:
+        path = copy / rel
         text = path.read_bytes()
         path.write_bytes(text + b"\n")
-        assert core.source_digest(tmp_path) != before, name
+        assert core.source_digest(copy) != before, rel
         path.write_bytes(text)
+    assert core.source_digest(copy) == before
 
 
 def test_the_switch_forces_pure_python(monkeypatch: pytest.MonkeyPatch) -> None:

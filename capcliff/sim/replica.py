@@ -188,8 +188,8 @@ class ReplicaSim:
         rec.swapped_tokens += self.swap_out_tokens
         rec.swap_s += swap_s
         hbm_bytes = self.model.hbm_bytes(tokens, seqs, ctx) + shared_bytes
-        counts = len(self.running), len(self.waiting)
-        rec.record(1, start, duration, used, used, *counts, hbm_bytes, tokens, blocked)
+        running, waiting = len(self.running), len(self.waiting)
+        rec.record(1, start, duration, used, used, running, waiting, hbm_bytes, tokens, blocked)
         self.step += 1
 
     # --- running requests: blocks and victims ----------------------------------------------

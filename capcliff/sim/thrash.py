@@ -95,19 +95,19 @@ def run_thrash(sim: ReplicaSim) -> None:
     recomputed, preemptions, context, held = sim.recomputed, sim.preemptions, sim.context, sim.held
     times, used_series, running_series, waiting_series, hbm_series = rec.series
     preemption_times, peak_hbm = rec.preemption_times, rec.peak_hbm
+    requeue = waiting.appendleft  # bound once, not looked up per victim
     step, free, now, max_steps = sim.step, sim.free, sim.now_s, sim.config.max_steps
     while True:
         phase = step % size
         while needs[phase] > free:  # the victims: the latest admissions (`preempt`)
-            v = next(reversed(running))
+            v = running.popitem()[0]  # the last key: the latest admission
             ctx, generated[v] = co.remove(v, step)
             free += -(-ctx // size)
-            del running[v]
             sim.full_blocks_sum -= -(-(prompt[v] + max_output[v]) // size)
             sim.max_output_sum -= max_output[v]
             recomputed[v] += ctx
             context[v] = held[v] = 0
-            waiting.appendleft(v)
+            requeue(v)
             preemptions[v] += 1
             preemption_times.append(now)
             rec.first_preemption = rec.first_preemption or (step, now)
