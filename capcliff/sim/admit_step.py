@@ -7,14 +7,14 @@ the cliff: the requests a finish lets back in, about seven per step in the study
 decided here with the replica's lists in local variables. The step is the one `begin_step`
 decides, to the bit: the same victims (none: a step that needs one is left to the general path),
 the same chunk of the request part way through its prefill, the same admissions and load; the
-step then runs through `ReplicaSim.finish_step` as any other.
+step then runs through `ReplicaSim.settle_step` (`finish_step`'s body) as any other.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from capcliff.sim.step_plan import PlannedStep, step_load
+from capcliff.sim.step_plan import step_load
 
 if TYPE_CHECKING:
     from capcliff.sim.replica import ReplicaSim
@@ -46,10 +46,10 @@ def exact_step(sim: ReplicaSim) -> bool | None:
         sim.held[x] += need_x
         if chunk_x:
             prefills = [*admitted, (x, sim.context[x], chunk_x)]
-    load = step_load(decoders, co.context_sum(step) + decoders, prefills)
+    tokens, seqs, ctx, pairs = step_load(decoders, co.context_sum(step) + decoders, prefills)
     swap_s = sim.capacity.swap_seconds(swap_in) if swap_in else 0.0
-    planned = PlannedStep(chunk_x, admitted, False, blocked, load, swap_s + 0.0)
-    sim.finish_step(planned, sim.model.step_time_s(*load))
+    compute_s = sim.model.step_time_s(tokens, seqs, ctx, pairs)
+    sim.settle_step(chunk_x, admitted, False, blocked, tokens, seqs, ctx, swap_s + 0.0, compute_s)
     return True
 
 

@@ -177,6 +177,26 @@ class ReplicaSim:
         besides its own step (attention DP's experts)."""
         chunk_x, admitted, preempted, blocked, load, swap_s = planned
         tokens, seqs, ctx, _ = load
+        self.settle_step(
+            chunk_x, admitted, preempted, blocked, tokens, seqs, ctx, swap_s, compute_s,
+            shared_bytes,
+        )  # fmt: skip
+
+    def settle_step(
+        self,
+        chunk_x: int,
+        admitted: list[tuple[int, int, int]],
+        preempted: bool,
+        blocked: bool,
+        tokens: int,
+        seqs: int,
+        ctx: int,
+        swap_s: float,
+        compute_s: float,
+        shared_bytes: float = 0.0,
+    ) -> None:
+        """`finish_step` with the planned step's fields as arguments (`admit_step` calls it
+        without building a `PlannedStep`)."""
         duration = compute_s + swap_s
         used, rec = self.total - self.free, self.rec
         if preempted or self.free == 0:

@@ -42,6 +42,7 @@ _BLOCKS_FIT_RULES = (vllm_admit, trtllm_max_util_admit)
 _STOOD_IN_FOR = (
     "run_step",
     "begin_step",
+    "finish_step",
     "resolve_exhaustion",
     "_admit",
     "head_admissible",
@@ -94,8 +95,12 @@ def run_thrash(sim: ReplicaSim) -> None:
     prompt, generated, max_output = sim.prompt, sim.generated, sim.max_output
     recomputed, preemptions, context, held = sim.recomputed, sim.preemptions, sim.context, sim.held
     times, used_series, running_series, waiting_series, hbm_series = rec.series
-    preemption_times, peak_hbm = rec.preemption_times, rec.peak_hbm
-    requeue = waiting.appendleft  # bound once, not looked up per victim
+    # bound methods: looked up once per call of this function, not once per event
+    add_time, add_used, add_running = times.append, used_series.append, running_series.append
+    add_waiting, add_hbm, add_preemption = (
+        waiting_series.append, hbm_series.append, rec.preemption_times.append
+    )  # fmt: skip
+    requeue, peak_hbm = waiting.appendleft, rec.peak_hbm
     step, free, now, max_steps = sim.step, sim.free, sim.now_s, sim.config.max_steps
     while True:
         phase = step % size
@@ -109,7 +114,7 @@ def run_thrash(sim: ReplicaSim) -> None:
             context[v] = held[v] = 0
             requeue(v)
             preemptions[v] += 1
-            preemption_times.append(now)
+            add_preemption(now)
             rec.first_preemption = rec.first_preemption or (step, now)
         sim.dirty = True
         count = co.count
@@ -170,11 +175,11 @@ def run_thrash(sim: ReplicaSim) -> None:
         )
         rec.used_block_seconds += (used_first + used_last) / 2 * duration
         rec.busy_s += duration
-        times.append(start + duration)
-        used_series.append(used_last)
-        running_series.append(len(running))
-        waiting_series.append(len(waiting))
-        hbm_series.append(read / (duration * peak_hbm) if duration > 0 else 0.0)
+        add_time(start + duration)
+        add_used(used_last)
+        add_running(len(running))
+        add_waiting(len(waiting))
+        add_hbm(read / (duration * peak_hbm) if duration > 0 else 0.0)
         if verdict:
             rec.blocked_steps += limit - 1
             rec.blocked_s += duration - first_s

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from array import array
+
 import numpy as np
 import numpy.typing as npt
 
@@ -30,14 +32,12 @@ class Recorder:
         self.peak_used = 0
         self.used_block_seconds = 0.0
         self.busy_s = 0.0
-        # Event samples: Python lists (an append is the cheapest per-event write, interpreted or
-        # compiled), made arrays of doubles at the end (`series_arrays`). The block and request
-        # counts are ints until then, which float64 holds exactly.
-        self.preemption_times: list[float] = []
+        # Event samples as arrays of doubles: ints convert exactly, as numpy would, and the result
+        # takes them without a conversion (from a list of Python numbers it would cost more than
+        # the appends save).
+        self.preemption_times = array("d")
         # time, used, running, waiting, HBM use
-        self.series: tuple[list[float], list[float], list[float], list[float], list[float]] = (
-            [], [], [], [], []
-        )  # fmt: skip
+        self.series = (array("d"), array("d"), array("d"), array("d"), array("d"))
         self._times, self._used, self._running, self._waiting, self._hbm = self.series
 
     def preemption(self, step: int, time_s: float) -> None:
