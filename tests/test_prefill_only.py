@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 import capcliff.sim.replica as replica_module
+from capcliff.analysis.deployment import resolve, settings_of
+from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.errors import InputError
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
 from capcliff.sim.prefill_only import swapped_queue
@@ -146,3 +148,39 @@ def test_prefill_only_steps_are_vllm_v0_only_and_need_a_whole_request_budget() -
     capacity = KVCapacity(blocks=100, block_size=1, kv_bytes_per_token=1000)
     with pytest.raises(InputError, match="max_num_batched_tokens"):
         ReplicaSim(requests, toy_model(), capacity, config, make_policy(config, requests))
+
+
+def _sim_config(model: str, *, max_model_len: int = 8192, **given: object) -> SimConfig:
+    values = {"engine": "vllm-v0", "max_model_len": max_model_len, **given}
+    dep = resolve(get_model(model), get_hardware("h200-sxm"), settings_of(values))
+    return dep.sim_config(max_model_len)
+
+
+def test_a_v0_deployment_runs_without_chunked_prefill_where_v0_does() -> None:
+    # V0 turns chunked prefill on only above 32K context, never by default for MLA (arg_utils.py,
+    # `vllm_v0_chunked_prefill`): Llama at 8K and DeepSeek-R1 (MLA) at its 163,840-token context
+    # run prefill-only steps with a budget of the whole context; Llama at 64K chunks at 2,048.
+    llama = _sim_config("llama-3.1-8b", max_model_len=8192)
+    r1 = _sim_config("deepseek-r1", max_model_len=163_840)
+    long = _sim_config("llama-3.1-8b", max_model_len=65_536)
+    assert (llama.chunked_prefill, llama.max_num_batched_tokens) == (False, 8192)
+    assert (r1.chunked_prefill, r1.max_num_batched_tokens) == (False, 163_840)
+    assert (long.chunked_prefill, long.max_num_batched_tokens) == (True, 2048)
+
+
+def test_enable_chunked_prefill_overrides_v0_default() -> None:
+    # Off at 64K: the budget is max(65,536, 2,048); on for R1: V0's 2,048-token chunks.
+    off = _sim_config("llama-3.1-8b", max_model_len=65_536, enable_chunked_prefill=False)
+    on = _sim_config("deepseek-r1", max_model_len=163_840, enable_chunked_prefill=True)
+    assert (off.chunked_prefill, off.max_num_batched_tokens) == (False, 65_536)
+    assert (on.chunked_prefill, on.max_num_batched_tokens) == (True, 2048)
+
+
+def test_another_policy_on_v0_keeps_chunking() -> None:
+    # SimConfig allows chunked_prefill off only with V0's own policy.
+    assert _sim_config("llama-3.1-8b", policy="vllm").chunked_prefill
+
+
+def test_enable_chunked_prefill_is_refused_for_other_engines() -> None:
+    with pytest.raises(InputError, match=r"enable_chunked_prefill: .*vllm-v0"):
+        settings_of({"engine": "sglang", "enable_chunked_prefill": False}, flag_names=False)

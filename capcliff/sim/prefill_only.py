@@ -36,11 +36,11 @@ Admitted = list[tuple[int, int, int]]  # (request, context before, tokens this s
 def no_chunking(sim: ReplicaSim, *, landed: bool) -> bool:
     """Whether `sim` runs prefill-only steps (SimConfig.chunked_prefill off). Its token budget
     must hold every request's whole prefill: V0's SchedulerConfig refuses max_num_batched_tokens
-    < max_model_len without chunked prefill (`_verify_args`)."""
-    if sim.config.chunked_prefill:
+    < max_model_len without chunked prefill (`_verify_args`). A disaggregated decode pool
+    (`landed`) runs no prefills: its requests land with their KV and come in like swap-ins, so
+    the setting changes nothing there (modelled)."""
+    if sim.config.chunked_prefill or landed:
         return False
-    if landed:
-        raise InputError("chunked_prefill: off is modelled for colocated replicas, not a pool")
     longest = max((p + m for p, m in zip(sim.prompt, sim.max_output, strict=True)), default=0)
     if longest > sim.config.max_num_batched_tokens:
         raise InputError(
