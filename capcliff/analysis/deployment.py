@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from capcliff.analysis.offload import offload_tiers, parse_offload
 from capcliff.catalog.catalogs import Model
@@ -87,6 +95,9 @@ class DeploymentSettings(BaseModel):
     kv_cache_memory: ByteCount | None = None  # vLLM --kv-cache-memory, per GPU
     max_num_seqs: int | None = Field(default=None, ge=1)  # per replica
     max_num_batched_tokens: int | None = Field(default=None, ge=1)  # per step, per replica
+    # vLLM V0 --enable-chunked-prefill / --no-enable-chunked-prefill; None: V0's default
+    # (memory.engines.vllm_v0_chunked_prefill). Off: prefills run in steps of their own.
+    enable_chunked_prefill: bool | None = None
     block_size: int | None = Field(default=None, ge=1)  # tokens per KV block
     enforce_eager: bool = False
     mem_fraction_static: float | None = Field(default=None, gt=0, le=1)  # SGLang
@@ -116,6 +127,14 @@ class DeploymentSettings(BaseModel):
         from capcliff.perf.profiles import parse_version
 
         return None if value is None else _accepted(parse_version, value)
+
+    @field_validator("enable_chunked_prefill")
+    @classmethod
+    def _v0_switch(cls, value: bool | None, info: ValidationInfo) -> bool | None:
+        engine = info.data.get("engine")
+        if value is not None and engine is not EngineName.VLLM_V0:
+            raise ValueError(f"modelled for engine vllm-v0 only; got it with engine {engine}")
+        return value
 
     @field_validator("policy")
     @classmethod
@@ -202,22 +221,24 @@ class Deployment:
 
     def sim_config(self, max_model_len: int) -> SimConfig:
         """The simulator's engine settings: policy, batch caps (the engine's defaults unless
-        given), preemption mode and DP routing."""
+        given), whether vLLM V0 chunks prefills, preemption mode and DP routing."""
         defaults = engine_defaults(
             self.budget,
             total_memory_bytes=self.total_memory_bytes,
             max_model_len=max_model_len,
-            mla=False,
-            tp=1,
+            mla=self.model.arch.mla is not None,
+            tp=1,  # only SGLang's CUDA-graph batch depends on it, which no batch cap reads
         )
-        policy = self.settings.policy
+        policy = self.settings.policy or ENGINE_POLICY[self.settings.engine]
         return SimConfig(
-            policy=ENGINE_POLICY[self.settings.engine] if policy is None else policy,
+            policy=policy,
             max_num_seqs=defaults.max_num_seqs,
             max_num_batched_tokens=defaults.max_num_batched_tokens,
             preemption=self.settings.preemption,
             routing=self.settings.routing,
             prefix_caching=_caching(self.settings.prefix_caching),
+            # V0's default scheduler, only where both the engine and the policy are V0's
+            chunked_prefill=defaults.chunked_prefill or policy != "vllm-v0",
         )
 
     def memory(self, layout: Layout, max_model_len: int) -> LayoutMemory:
@@ -332,6 +353,7 @@ def resolve(
         gpu_total_memory_bytes=settings.gpu_total_memory,
         max_num_seqs=settings.max_num_seqs,
         max_num_batched_tokens=settings.max_num_batched_tokens,
+        enable_chunked_prefill=settings.enable_chunked_prefill,
         block_size=settings.block_size,
         kv_cache_memory_bytes=settings.kv_cache_memory,
         enforce_eager=settings.enforce_eager,

@@ -90,6 +90,24 @@ class DecodeCohort:
         self._version[i] += 1
         return base_c + step, base_g + step
 
+    def hold(self) -> None:
+        """A step in which the members do not decode (vLLM V0's prefill-only step): at the start
+        of the next step each still has its context and output, so every base drops by one, every
+        phase and every last step moves one step later. O(members)."""
+        members = self._members
+        for bases in (self._context_bases, self._generated_bases):
+            for i in members:
+                bases[i] -= 1
+        arr = self.generated_base  # writes the pending bases first
+        arr[np.fromiter(members, np.int64, self.count)] -= 1
+        self._context_base_sum -= self.count
+        self._generated_base_sum -= self.count
+        counts = self.phase_counts
+        self.phase_counts = [counts[-1], *counts[:-1]]  # phase -base_c mod B rises by one
+        self._prefix_phase = -1
+        self._finish_heap = [(last + 1, i, v) for last, i, v in self._finish_heap]
+        self._victim_heap = [((g - 1, p, a), i, v) for (g, p, a), i, v in self._victim_heap]
+
     @property
     def generated_base(self) -> IntArray:
         """g0 - s0 of every request as an array (valid for members). Written lazily: only the
