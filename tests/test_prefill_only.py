@@ -182,5 +182,8 @@ def test_another_policy_on_v0_keeps_chunking() -> None:
 
 
 def test_enable_chunked_prefill_is_refused_for_other_engines() -> None:
-    with pytest.raises(InputError, match=r"enable_chunked_prefill: .*vllm-v0"):
-        settings_of({"engine": "sglang", "enable_chunked_prefill": False}, flag_names=False)
+    settings = settings_of({"engine": "sglang", "enable_chunked_prefill": False})
+    with pytest.raises(
+        InputError, match="enable_chunked_prefill: modelled for vllm-v0, not sglang"
+    ):
+        resolve(get_model("llama-3.1-8b"), get_hardware("h200-sxm"), settings)

@@ -16,15 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    ValidationError,
-    ValidationInfo,
-    field_validator,
-)
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from capcliff.analysis.offload import offload_tiers, parse_offload
 from capcliff.catalog.catalogs import Model
@@ -95,9 +87,7 @@ class DeploymentSettings(BaseModel):
     kv_cache_memory: ByteCount | None = None  # vLLM --kv-cache-memory, per GPU
     max_num_seqs: int | None = Field(default=None, ge=1)  # per replica
     max_num_batched_tokens: int | None = Field(default=None, ge=1)  # per step, per replica
-    # vLLM V0 --enable-chunked-prefill / --no-enable-chunked-prefill; None: V0's default
-    # (memory.engines.vllm_v0_chunked_prefill). Off: prefills run in steps of their own.
-    enable_chunked_prefill: bool | None = None
+    enable_chunked_prefill: bool | None = None  # vLLM V0 only; None: V0's default (engines.py)
     block_size: int | None = Field(default=None, ge=1)  # tokens per KV block
     enforce_eager: bool = False
     mem_fraction_static: float | None = Field(default=None, gt=0, le=1)  # SGLang
@@ -127,14 +117,6 @@ class DeploymentSettings(BaseModel):
         from capcliff.perf.profiles import parse_version
 
         return None if value is None else _accepted(parse_version, value)
-
-    @field_validator("enable_chunked_prefill")
-    @classmethod
-    def _v0_switch(cls, value: bool | None, info: ValidationInfo) -> bool | None:
-        engine = info.data.get("engine")
-        if value is not None and engine is not EngineName.VLLM_V0:
-            raise ValueError(f"modelled for engine vllm-v0 only; got it with engine {engine}")
-        return value
 
     @field_validator("policy")
     @classmethod
@@ -336,6 +318,8 @@ def resolve(
             f"kv_cache_memory: {settings.kv_cache_memory / 2**30:.2f} GiB per GPU is more than "
             f"the device's {total / 2**30:.2f} GiB"
         )
+    if settings.enable_chunked_prefill is not None and settings.engine is not EngineName.VLLM_V0:
+        raise InputError(f"enable_chunked_prefill: modelled for vllm-v0, not {settings.engine}")
     check_model_context(settings.max_model_len, arch.max_position_embeddings,
                         allow_long=settings.allow_long_max_model_len)  # fmt: skip
     scheme = (
