@@ -23,7 +23,8 @@ loses is reported as the best of its kind at or below that price (the closest to
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 
 from pydantic import BaseModel, ConfigDict
 
@@ -52,6 +53,7 @@ from capcliff.analysis.disagg_plan import (
     rank_splits,
     split_plan_report,
 )
+from capcliff.analysis.parallel import parallel_map
 from capcliff.analysis.plan import PlanInputs, resolve_inputs
 from capcliff.analysis.plan_types import Objective
 from capcliff.analysis.solver import Slo
@@ -191,37 +193,54 @@ class _Context:
     progress: Callable[[], None] | None
 
 
-def _visit_splits(ctx: _Context, level: list[Option], walk: _Walk) -> OptionTried | None:
-    """Simulate the splits of one price (ranked on the first sample; the best grown when it
-    serves the rate there) and record the best."""
-    specs = [o.spec for o in level if o.spec is not None]
-    if not specs:
-        return None
-    sample = OnlineSample.of(ctx.workload, ctx.seed)
-    evaluated = rank_splits(ctx.dep, specs, ctx.inputs, Objective.GOODPUT, ctx.slo, sample,
-                            ctx.prices, ctx.progress)  # fmt: skip
-    chosen = chosen_split(ctx.dep, evaluated, sample, ctx.slo, grow_failing=False)
-    best = chosen[0]
-    assert best.state is not None
-    ok = serves(best.state, ctx.slo)
-    walk.splits.append((evaluated, chosen, ok))
-    offered = offered_tokens_per_s(ctx.workload, ctx.inputs)
-    return _split_row(level, evaluated, best, ok, ctx.dep.hardware.id, offered)
+Simulated = AggregatedSummary | None | list[Evaluated]
 
 
-def _visit_aggregated(ctx: _Context, level: list[Option], walk: _Walk) -> list[OptionTried]:
-    """Simulate the aggregated options of one price and record them."""
-    rows = []
-    for option in (o for o in level if o.spec is None):
-        agg = aggregated_at(ctx.choices.on(option.hardware), gpus=option.gpus,
-                            workload=ctx.workload, objective=Objective.GOODPUT.value,
-                            slo=ctx.slo, seed=ctx.seed,
-                            price=ctx.usd_per_gpu_hour[option.hardware],
-                            progress=ctx.progress)  # fmt: skip
-        row = _aggregated_row(option, agg, ctx.slo)
-        rows.append(row)
-        if agg is not None:
-            walk.aggregated.append((agg, row.meets))
+def simulate_option(ctx: _Context, option: Option) -> Simulated:
+    """One option simulated: a split at each decode cap on the first sample (`rank_splits`), or
+    `plan`'s best aggregated layout of its GPUs in its steady state (`aggregated_at`)."""
+    if option.spec is not None:
+        sample = OnlineSample.of(ctx.workload, ctx.seed)
+        return rank_splits(ctx.dep, [option.spec], ctx.inputs, Objective.GOODPUT, ctx.slo,
+                           sample, ctx.prices, ctx.progress)  # fmt: skip
+    return aggregated_at(ctx.choices.on(option.hardware), gpus=option.gpus,
+                         workload=ctx.workload, objective=Objective.GOODPUT.value, slo=ctx.slo,
+                         seed=ctx.seed, price=ctx.usd_per_gpu_hour[option.hardware],
+                         progress=ctx.progress)  # fmt: skip
+
+
+def _simulate_level(ctx: _Context, level: list[Option], jobs: int) -> list[Simulated]:
+    """Every option of one price, over up to `jobs` worker processes (`parallel_map`: each
+    simulation is deterministic, so the results are a serial run's)."""
+    if jobs <= 1 or len(level) < 2:
+        return [simulate_option(ctx, o) for o in level]
+    out = parallel_map(partial(simulate_option, replace(ctx, progress=None)), level, jobs)
+    if (tick := ctx.progress) is not None:
+        for _ in level:
+            tick()
+    return out
+
+
+def _visit(ctx: _Context, level: list[Option], walk: _Walk, jobs: int) -> list[OptionTried]:
+    """Simulate the options of one price and record them: each aggregated one, and the splits'
+    best (ranked on the first sample; grown when it serves the rate there)."""
+    rows, evaluated = [], []
+    for option, found in zip(level, _simulate_level(ctx, level, jobs), strict=True):
+        if isinstance(found, list):
+            evaluated += found
+            continue
+        rows.append(_aggregated_row(option, found, ctx.slo))
+        if found is not None:
+            walk.aggregated.append((found, rows[-1].meets))
+    if evaluated:
+        sample = OnlineSample.of(ctx.workload, ctx.seed)
+        chosen = chosen_split(ctx.dep, evaluated, sample, ctx.slo, grow_failing=False)
+        best = chosen[0]
+        assert best.state is not None
+        ok = serves(best.state, ctx.slo)
+        walk.splits.append((evaluated, chosen, ok))
+        offered = offered_tokens_per_s(ctx.workload, ctx.inputs)
+        rows.append(_split_row(level, evaluated, best, ok, ctx.dep.hardware.id, offered))
     return rows
 
 
@@ -234,10 +253,12 @@ def cheapest_cluster(
     prices: dict[str, float] | None = None,
     progress: Callable[[], None] | None = None,
     types: tuple[str, ...] = (),
+    jobs: int = 1,
 ) -> CheapestReport:
     """The cheapest cluster per hour (then per million output tokens) on which a split or an
     aggregated layout meets `slo` at the offered rate, each pool on any of `dep`'s GPU type and
-    `types`, at the hardware files' $/GPU-hour or `prices`' (the walk: this module's doc)."""
+    `types`, at the hardware files' $/GPU-hour or `prices`' (the walk: this module's doc); each
+    price's options simulated over up to `jobs` worker processes."""
     if workload.rate_per_s is None:
         raise InputError("rate: the cheapest cluster needs --rate (requests/s) and an SLO")
     prices = prices or {}
@@ -250,9 +271,7 @@ def cheapest_cluster(
     walk, tried = _Walk(), list[OptionTried]()
 
     def visit(level: list[Option]) -> bool:
-        rows = _visit_aggregated(ctx, level, walk)
-        if (row := _visit_splits(ctx, level, walk)) is not None:
-            rows.append(row)
+        rows = _visit(ctx, level, walk, jobs)
         tried.extend(rows)
         return any(t.meets for t in rows)
 

@@ -108,12 +108,16 @@ class PoolChoices:
         return self._deps[gpu]
 
     def width(self, gpu: str, most: int) -> tuple[int, list[LayoutMemory]]:
-        """`narrowest` on `gpu` within `most` GPUs."""
+        """`narrowest` on `gpu` within `most` GPUs (each width's fitting layouts memoised)."""
         dep = self.on(gpu)
-        most = min(most, dep.hardware.gpus_per_node)
-        if (gpu, most) not in self._widths:
-            self._widths[gpu, most] = narrowest(dep, most, self.length)
-        return self._widths[gpu, most]
+        width = 1
+        while width <= min(most, dep.hardware.gpus_per_node):
+            if (gpu, width) not in self._widths:
+                self._widths[gpu, width] = (width, _fitting(dep, width, self.length))
+            if mems := self._widths[gpu, width][1]:
+                return width, mems
+            width *= 2
+        return 0, []
 
     def decode(self, gpu: str, most: int) -> tuple[int, Layout | None]:
         """(width, layout) of a decode instance on `gpu`: the most KV in all."""

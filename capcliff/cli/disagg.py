@@ -82,10 +82,10 @@ def sweep_disagg(
 
 def plan_cheapest(
     dep: Deployment, choice: WorkloadChoice, slo: Slo, seed: int, output: str,
-    prices: dict[str, float], types: tuple[str, ...] = (),
+    prices: dict[str, float], types: tuple[str, ...] = (), jobs: int = 1,
 ) -> None:  # fmt: skip
     """`plan --disagg --rate R --slo-...` without a GPU count: the cheapest cluster on any of
-    --gpu's types and `types`."""
+    --gpu's types and `types`, each price's options over up to `jobs` worker processes."""
     from capcliff.analysis.disagg_fleet import cheapest_cluster
     from capcliff.cli.progress import progress_bar
 
@@ -94,7 +94,7 @@ def plan_cheapest(
     with progress_bar("simulating", None) as tick:
         report = cheapest_cluster(
             dep, workload=choice, slo=slo, seed=seed, prices=prices, progress=tick,
-            types=types,
+            types=types, jobs=jobs,
         )  # fmt: skip
     if output == "json":
         typer.echo(report.model_dump_json(indent=2))

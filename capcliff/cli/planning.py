@@ -198,7 +198,10 @@ def plan(
         prices = _prices(price_gpu_hour, gpu_ids)
         others = tuple(gpu_ids[1:])  # GPU types either pool may also run on
         if gpus is None and nodes is None and rate is not None and slo is not None:
-            plan_cheapest(dep, choice, slo, seed, output.value, prices, others)
+            from capcliff.analysis.parallel import default_jobs
+
+            plan_cheapest(dep, choice, slo, seed, output.value, prices, others,
+                          jobs or default_jobs())  # fmt: skip
         else:
             plan_disagg(dep, count, choice, goal, slo, seed, output.value, prices, others)
         return
