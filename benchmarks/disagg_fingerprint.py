@@ -4,9 +4,9 @@ after a change to the disaggregated simulator (`sim/landed.py`, `sim/disagg.py`,
 covers the single replica; this covers what it does not reach:
 
 - landed: `LandedReplicaSim` on the reference tests' small random cases (40 seeds x 6 policies x
-  2 preemption modes x batch/Poisson; one more output token and one more block each) and pressure cases (40 seeds x 5 preempting policies x
-  2 modes, each also on two thirds of the blocks, or as few as the longest request needs alone,
-  so that the decode pool thrashes);
+  2 preemption modes x batch/Poisson; one more output token and one more block each) and
+  pressure cases (40 seeds x 5 preempting policies x 2 modes, each also on two thirds of the
+  blocks, or as few as the longest request needs alone, so that the decode pool thrashes);
 - lockstep: four attention-DP ranks in lockstep (Qwen3-30B-A3B dp4-ep4, a small KV cache), landed
   ranks that fold and plain ranks, and aggregated ranks taking their own prefills, under every
   policy (`benchmarks/disagg_lockstep.py`'s cases, 12 seeds);
