@@ -187,3 +187,16 @@ def test_enable_chunked_prefill_is_refused_for_other_engines() -> None:
         InputError, match="enable_chunked_prefill: modelled for vllm-v0, not sglang"
     ):
         resolve(get_model("llama-3.1-8b"), get_hardware("h200-sxm"), settings)
+
+
+def test_v0_without_chunked_prefill_refuses_a_budget_below_max_model_len() -> None:
+    # SchedulerConfig._verify_args (0.6.x-0.7.x): max_num_batched_tokens < max_model_len without
+    # chunked prefill is a ValueError at start-up; with chunked prefill on it is accepted.
+    with pytest.raises(
+        InputError, match=r"max_num_batched_tokens: 2048 is smaller than max_model_len \(8192\)"
+    ):
+        _sim_config("llama-3.1-8b", max_model_len=8192, max_num_batched_tokens=2048)
+    on = _sim_config(
+        "llama-3.1-8b", max_model_len=8192, max_num_batched_tokens=2048, enable_chunked_prefill=True
+    )
+    assert (on.chunked_prefill, on.max_num_batched_tokens) == (True, 2048)

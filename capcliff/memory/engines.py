@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass
 from typing import TypeVar
 
+from capcliff.errors import InputError
 from capcliff.memory.budget import (
     BudgetSettings,
     BudgetTerm,
@@ -101,6 +102,13 @@ def engine_defaults(
             settings.enable_chunked_prefill, vllm_v0_chunked_prefill(max_model_len, mla=mla)
         )
         batched, seqs, block = (2048 if chunked else max(max_model_len, 2048)), 256, 16
+        given = settings.max_num_batched_tokens
+        if not chunked and given is not None and given < max_model_len:
+            raise InputError(  # SchedulerConfig._verify_args (0.6.x-0.7.x) raises ValueError
+                f"max_num_batched_tokens: {given} is smaller than max_model_len ({max_model_len}),"
+                " which vLLM V0 without chunked prefill refuses; raise it, shorten max_model_len"
+                " or enable chunked prefill"
+            )
     elif engine is EngineName.SGLANG:
         batched = _sglang_tier(total_memory_bytes / MIB, tp)[0]
         seqs, block = SGLANG_MAX_REQUESTS, 1
