@@ -113,21 +113,27 @@ def test_the_cheaper_gpu_wins_with_more_of_them_when_they_still_cost_less() -> N
     assert report["usd_per_hour"] == pytest.approx(3.0)
     assert (report["choice"], report["gpus"]) == ("aggregated", 2)
     assert report["aggregated"]["hardware"] == "h100-sxm"
-    assert all(t["usd_per_hour"] <= 3.0 for t in report["tried"])
+    assert all(t["usd_per_hour"] <= 3.0 for t in report["tried"] if not t["compared_only"])
     # 11 req/s x 128 tokens x 3,600 s = 5.0688 M tokens per hour: $3 / 5.0688 = $0.5919 per M
     assert report["aggregated"]["usd_per_million_output_tokens"] == pytest.approx(3 / 5.0688)
 
 
 def test_the_cheaper_gpu_loses_when_the_extra_gpus_cost_more_than_the_dearer_one() -> None:
     report = _cheapest("4,2.5")
+    rows = [(t["usd_per_hour"], t["kind"], t["hardware"], t["meets"], t["compared_only"])
+            for t in report["tried"]]  # fmt: skip
     # one H100 ($2.50) misses as above; one H200 ($4.00) meets; two H100 would cost $5.00
-    assert [(t["usd_per_hour"], t["hardware"], t["meets"]) for t in report["tried"]] == [
-        (2.5, "h100-sxm", False),
-        (4.0, "h200-sxm", True),
+    assert rows[:2] == [
+        (2.5, "aggregated", "h100-sxm", False, False),
+        (4.0, "aggregated", "h200-sxm", True, False),
     ]
     assert (report["choice"], report["gpus"], report["usd_per_hour"]) == ("aggregated", 1, 4.0)
     assert report["aggregated"]["hardware"] == "h200-sxm"
-    assert report["plan"] is None  # no split costs $4 or less: two GPUs at least $5
+    # for the comparison the walk goes on over splits alone, up to 2 x $4 = $8 per hour: the
+    # first, 1p+1d on two H100s at 2 x $2.50 = $5, meets, 5 / 4 - 1 = 25 % dearer
+    assert rows[2:] == [(5.0, "disaggregated", "h100-sxm", True, True)]
+    assert report["plan"]["disaggregated"]["serving"]["usd_per_hour"] == pytest.approx(5.0)
+    assert any("+25% over the answer" in reason for reason in report["reasons"])
 
 
 def test_worker_processes_give_the_serial_answer() -> None:

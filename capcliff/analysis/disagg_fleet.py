@@ -16,8 +16,12 @@ rate every option that meets serves the same tokens (rate x mean output tokens),
 costs more per million output tokens. The answer is therefore the cheapest option of the whole
 set, whatever the order the walk visits it in, and the same as simulating every option. At the
 stopping price the one that meets wins; when several do, the fewer $ per million output tokens,
-then aggregated (one pool, no KV transfers), then the most room under the SLOs. The kind that
-loses is reported as the best of its kind at or below that price (the closest to meeting).
+then aggregated (one pool, no KV transfers), then the most room under the SLOs.
+
+For the comparison, the walk then goes on over the other kind's options alone, up to
+`COMPARE_FACTOR` (2) times the answer's price, until one meets: the output names the cheapest
+deployment of each kind that meets and what the dearer one costs more, or says that nothing of
+the other kind meets up to that price (and shows the closest, the most output tokens/s).
 """
 
 from __future__ import annotations
@@ -34,11 +38,16 @@ from capcliff.analysis.disagg_compare import (
     aggregated_at,
     kept_up,
     offered_tokens_per_s,
-    usd_text,
+)
+from capcliff.analysis.disagg_fleet_reasons import (
+    COMPARE_FACTOR,
+    Found,
+    OptionTried,
+    Spent,
+    cheapest_reasons,
 )
 from capcliff.analysis.disagg_online import OnlineSample, serves
 from capcliff.analysis.disagg_options import (
-    MAX_NODES,
     Option,
     PoolChoices,
     cluster_options,
@@ -66,23 +75,6 @@ SEARCH_RULE = (
     "where one meets the SLOs: every option not simulated costs more per hour and, serving the "
     "same offered tokens, more per million tokens"
 )
-
-
-class OptionTried(BaseModel):
-    """One simulated option: the best split of one price, or one aggregated layout."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    kind: str  # "disaggregated" or "aggregated"
-    deployment: str | None  # the split or the layout (None: `plan` recommends none)
-    hardware: str  # its GPU type, or prefill-type+decode-type
-    gpus: int
-    usd_per_hour: float
-    meets: bool  # p99 within the SLOs and the queue bounded, in the steady state
-    ttft_p99_s: float | None
-    tpot_p99_s: float | None
-    usd_per_million_output_tokens: float | None
-    splits: int = 0  # splits simulated at this price (disaggregated rows)
 
 
 class CheapestReport(BaseModel):
@@ -266,6 +258,7 @@ def cheapest_cluster(
     usd = type_prices(dep, types, prices)
     inputs = resolve_inputs(dep, workload, seed=seed)
     choices = PoolChoices(dep, inputs.max_model_len, inputs.config.max_num_batched_tokens)
+    dep = choices.on(dep.hardware.id)  # memory verdicts memoised for the whole walk
     ctx = _Context(dep, choices, workload, inputs, slo, seed, prices, usd, progress)
     options = cluster_options(choices, types, usd)
     walk, tried = _Walk(), list[OptionTried]()
@@ -276,7 +269,33 @@ def cheapest_cluster(
         return any(t.meets for t in rows)
 
     stop = walk_by_price(options, visit)
+    if stop is not None:
+        tried += _other_kind(ctx, options, walk, stop, jobs)
     return _report(ctx, types, options, tried, walk, stop)
+
+
+def _other_kind(
+    ctx: _Context, options: list[Option], walk: _Walk, stop: float, jobs: int
+) -> list[OptionTried]:
+    """After the answer at `stop` $/hour: the other kind's options alone, cheapest first, up to
+    `COMPARE_FACTOR` x `stop`, until one meets (nothing when both kinds met at `stop`)."""
+    split_ok = any(ok for *_, ok in walk.splits)
+    agg_ok = any(ok for _, ok in walk.aggregated)
+    if split_ok == agg_ok:
+        return []
+    other = "aggregated" if split_ok else "disaggregated"
+    bound = round(stop * COMPARE_FACTOR, 6)
+    rest = [o for o in options if o.kind == other and stop < o.price_level <= bound]
+    rows: list[OptionTried] = []
+
+    def visit(level: list[Option]) -> bool:
+        found = [r.model_copy(update={"compared_only": True}) for r in _visit(ctx, level, walk,
+                                                                            jobs)]  # fmt: skip
+        rows.extend(found)
+        return any(r.meets for r in found)
+
+    walk_by_price(rest, visit)
+    return rows
 
 
 def _report(
@@ -297,22 +316,21 @@ def _report(
         )  # fmt: skip
     split_ok = split is not None and split[2]
     choice, gpus = _winner(plan, (split_ok, agg, agg_ok), stop)
+    offered = offered_tokens_per_s(workload, ctx.inputs) or 0.0
+    spent = Spent(options, tried, stop, workload.rate_per_s, offered, list(ctx.usd_per_gpu_hour))
     return CheapestReport(
         schema_version=SCHEMA_VERSION, model=ctx.dep.model.id, hardware=list(types),
         rate_per_s=workload.rate_per_s, usd_per_gpu_hour=ctx.usd_per_gpu_hour,
         slo_ttft_s=_limit(slo.ttft_s), slo_tpot_s=_limit(slo.tpot_s), search=SEARCH_RULE,
         options=len(options), tried=tried, choice=choice, gpus=gpus,
         usd_per_hour=stop if choice else None,
-        reasons=_reasons(ctx, options, tried, plan, (split_ok, agg, agg_ok), stop),
+        reasons=cheapest_reasons(spent, plan, (split_ok, agg, agg_ok)),
         plan=plan, aggregated=agg,
     )  # fmt: skip
 
 
-_Found = tuple[bool, AggregatedSummary | None, bool]  # split meets, best aggregated, it meets
-
-
 def _winner(
-    plan: DisaggPlanReport | None, found: _Found, stop: float | None
+    plan: DisaggPlanReport | None, found: Found, stop: float | None
 ) -> tuple[str | None, int | None]:
     """(kind, GPUs) of the answer: at the stopping price, the one that meets; when both kinds
     do, `plan`'s verdict (`winner_by_cost`: fewer $ per million tokens, else aggregated)."""
@@ -323,57 +341,6 @@ def _winner(
         return "disaggregated", plan.disaggregated.gpus
     assert agg is not None
     return "aggregated", agg.gpus
-
-
-def _reasons(
-    ctx: _Context, options: list[Option], tried: list[OptionTried],
-    plan: DisaggPlanReport | None, found: _Found, stop: float | None,
-) -> list[str]:  # fmt: skip
-    """Why this is the cheapest, in numbers: the options below its price and the other kind."""
-    split_ok, agg, agg_ok = found
-    simulated = sum(o.price_level <= stop for o in options) if stop is not None else len(options)
-    counts = f"{simulated} option(s) simulated"
-    if stop is None:
-        top = max((o.usd_per_hour for o in options), default=0.0)
-        return [
-            f"no option up to {MAX_NODES} nodes of {', '.join(ctx.usd_per_gpu_hour)} "
-            f"(${top:,.2f} per hour) meets the SLOs at this rate ({counts})"
-        ]
-    cheaper = [t for t in tried if t.usd_per_hour < stop - 1e-6]
-    offered = offered_tokens_per_s(ctx.workload, ctx.inputs) or 0.0
-    out = [
-        f"{len(cheaper)} cheaper option(s) (${cheaper[0].usd_per_hour:,.2f} to "
-        f"${cheaper[-1].usd_per_hour:,.2f} per hour) miss the SLOs"
-        if cheaper
-        else "it is the cheapest option of the search space",
-        f"the other {sum(o.price_level > stop for o in options)} of the {len(options)} "
-        f"options all cost more than ${stop:,.2f} per hour; at {ctx.workload.rate_per_s:g} "
-        f"req/s every option that meets serves the same {offered:,.0f} output tokens/s, so "
-        f"they cost more per million tokens too ({counts})",
-    ]
-    split = None if plan is None else plan.disaggregated
-    if split is not None:
-        s = split.serving
-        out.append(
-            f"best split {split.name} ({split.gpus} GPUs, ${s.usd_per_hour or 0:,.2f} per "
-            f"hour): {'meets' if split_ok else 'misses'} the SLOs, TTFT p99 "
-            f"{s.ttft_p99_s:,.2f} s, TPOT p99 {s.tpot_p99_s * 1e3:,.1f} ms, "
-            f"{usd_text(s.usd_per_million_output_tokens)} per million output tokens"
-        )
-    if agg is not None:
-        out.append(
-            f"best aggregated {agg.layout} on {agg.gpus} x {agg.hardware} "
-            f"(${agg.usd_per_hour:,.2f} per hour): "
-            f"{'meets' if agg_ok else 'misses'} the SLOs, TTFT p99 "
-            f"{agg.ttft_p99_s:,.2f} s, TPOT p99 {agg.tpot_p99_s * 1e3:,.1f} ms, "
-            f"{usd_text(agg.usd_per_million_output_tokens)} per million output tokens"
-            + _saturated(agg)
-        )
-    return out
-
-
-def _saturated(agg: AggregatedSummary) -> str:
-    return " (its queue grows at this rate)" if agg.steady and agg.steady.saturated else ""
 
 
 def _limit(value: float) -> float | None:

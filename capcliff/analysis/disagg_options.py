@@ -20,7 +20,7 @@ cluster's search space (splits and aggregated GPU counts on every type) cheapest
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from itertools import groupby
 
 import numpy as np
@@ -90,6 +90,30 @@ def splits(instances: int) -> list[int]:
     return sorted({int(x + 0.5) for x in grid})
 
 
+@dataclass(frozen=True)
+class _Memoised(Deployment):
+    """A `Deployment` that computes each memory verdict once (the walk asks for the same
+    layouts of the same GPU type again and again). `dataclasses.replace` gives a fresh memo."""
+
+    memo: dict[tuple[Layout, int], LayoutMemory] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
+
+    def memory(self, layout: Layout, max_model_len: int) -> LayoutMemory:
+        """`Deployment.memory`, memoised per (layout, max_model_len)."""
+        key = (layout, max_model_len)
+        if (found := self.memo.get(key)) is None:
+            found = self.memo[key] = super().memory(layout, max_model_len)
+        return found
+
+
+def memoised(dep: Deployment) -> Deployment:
+    """`dep` with its memory verdicts memoised."""
+    if isinstance(dep, _Memoised):
+        return dep
+    return _Memoised(**{f.name: getattr(dep, f.name) for f in fields(Deployment)})
+
+
 @dataclass
 class PoolChoices:
     """Per GPU type, memoised: its deployment, instance width and layouts of each pool role."""
@@ -102,9 +126,9 @@ class PoolChoices:
     _prefills: dict[tuple[str, int], list[Layout]] = field(default_factory=dict)
 
     def on(self, gpu: str) -> Deployment:
-        """The deployment on GPU type `gpu`."""
+        """The deployment on GPU type `gpu` (its memory verdicts memoised)."""
         if gpu not in self._deps:
-            self._deps[gpu] = pool_deployment(self.dep, gpu)
+            self._deps[gpu] = memoised(pool_deployment(self.dep, gpu))
         return self._deps[gpu]
 
     def width(self, gpu: str, most: int) -> tuple[int, list[LayoutMemory]]:

@@ -144,6 +144,8 @@ def cheapest_view(report: CheapestReport) -> RenderableType:
         what = t.deployment or "nothing fits"
         if t.kind == "disaggregated" and t.splits > 1:
             what += f" (best of {t.splits})"
+        if t.compared_only:
+            what += " (comparison)"
         table.add_row(
             f"${t.usd_per_hour:,.2f}", t.kind, what, f"{t.gpus:,} x {t.hardware}",
             "yes" if t.meets else "no", _pair(t.ttft_p99_s, t.tpot_p99_s),
@@ -158,7 +160,7 @@ def cheapest_view(report: CheapestReport) -> RenderableType:
         f"{prices}\nSearch: {report.search}"
     )
     verdict = (
-        f"Cheapest: {report.choice}, {report.gpus:,} GPUs, "
+        f"Cheapest: {report.choice}, {report.gpus:,} GPU{'' if report.gpus == 1 else 's'}, "
         f"${report.usd_per_hour or 0:,.2f} per hour"
         if report.choice is not None
         else "Nothing tried meets the SLOs"
