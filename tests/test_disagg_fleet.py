@@ -139,3 +139,47 @@ def test_the_cheaper_gpu_loses_when_the_extra_gpus_cost_more_than_the_dearer_one
 def test_worker_processes_give_the_serial_answer() -> None:
     # at $3 per hour two options (aggregated on 2 H100s and the 1p+1d split on them) run at once
     assert _cheapest("4,1.5", jobs="2") == _cheapest("4,1.5", jobs="1")
+
+
+def test_the_table_marks_the_comparison_and_states_the_answer() -> None:
+    result = runner.invoke(app, [
+        "plan", SMALL, "--gpu", ",".join(TYPES), "--price-gpu-hour", "4,2.5", "--disagg",
+        "--isl", "2048", "--osl", "128", "--arrival", "poisson", "--rate", "11",
+        "--num-requests", "100", "--slo-ttft", "1", "--slo-tpot", "0.05", "--jobs", "1",
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "Cheapest: aggregated, 1 GPU, $4.00 per hour" in result.output
+    assert "1p:tp1@h100-sxm,1d:tp1@h100-sxm (comparison)" in result.output
+    assert "$ per GPU-hour: h200-sxm $4.00, h100-sxm $2.50" in result.output
+
+
+def test_a_split_that_stops_serving_once_grown_gives_way_to_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from types import SimpleNamespace
+
+    from capcliff.analysis import disagg_fleet
+
+    # three splits of one price: "a" ranks first and "b" second on the first sample, both
+    # serving; "c" does not serve. Grown, "a" stops serving (its sample was too small).
+    def ev(name: str, key: tuple[float, ...]) -> SimpleNamespace:
+        return SimpleNamespace(spec=name, cap=None, key=key, state=f"{name} first")
+
+    splits = [ev("a", (True, -8.0, -0.5)), ev("b", (True, -8.0, -0.7)), ev("c", (False, 1.0, 0))]
+    grown: list[str] = []
+
+    def chosen_split(dep, left, sample, slo, *, grow_failing):  # type: ignore[no-untyped-def]
+        best = max(left, key=lambda e: e.key)
+        if best.key[0]:
+            grown.append(best.spec)
+            best = SimpleNamespace(**{**vars(best), "state": f"{best.spec} grown"})
+        return best, []
+
+    monkeypatch.setattr(disagg_fleet, "chosen_split", chosen_split)
+    monkeypatch.setattr(
+        disagg_fleet, "serves", lambda state, slo: state in ("a first", "b first", "b grown")
+    )
+    ctx = SimpleNamespace(dep=None, workload=SimpleNamespace(), seed=0, slo=None)
+    monkeypatch.setattr(disagg_fleet.OnlineSample, "of", staticmethod(lambda w, s: None))
+    (best, _), ok = disagg_fleet._grown_best(ctx, splits)  # type: ignore[arg-type]
+    assert (best.spec, ok, grown) == ("b", True, ["a", "b"])

@@ -132,3 +132,12 @@ def test_a_disaggregated_sweep_at_a_rate_reports_each_points_steady_state() -> N
     batch = json.loads(runner.invoke(app, args).output)
     assert online["series"]["points"][0]["steady"]["throughput_rps"] > 0
     assert batch["series"]["points"][0]["steady"] is None  # a batch has no steady state
+
+
+def test_a_sweep_on_two_gpu_types_names_both_in_its_header() -> None:
+    args = ["sweep", SMALL, "--disagg", "1p:tp1@h100-sxm,2d:tp1", "--isl", "256", "--osl", "8",
+            "--num-requests", "8", "--concurrency", "8"]  # fmt: skip
+    report = json.loads(runner.invoke(app, [*args, "--format", "json"]).output)
+    assert report["hardware"] == "h100-sxm+h200-sxm"  # prefill's type, then decode's
+    text = runner.invoke(app, args).output
+    assert "on 1 x h100-sxm (prefill) + 2 x h200-sxm (decode)" in text

@@ -225,15 +225,30 @@ def _visit(ctx: _Context, level: list[Option], walk: _Walk, jobs: int) -> list[O
         if found is not None:
             walk.aggregated.append((found, rows[-1].meets))
     if evaluated:
-        sample = OnlineSample.of(ctx.workload, ctx.seed)
-        chosen = chosen_split(ctx.dep, evaluated, sample, ctx.slo, grow_failing=False)
+        chosen, ok = _grown_best(ctx, evaluated)
         best = chosen[0]
-        assert best.state is not None
-        ok = serves(best.state, ctx.slo)
         walk.splits.append((evaluated, chosen, ok))
         offered = offered_tokens_per_s(ctx.workload, ctx.inputs)
         rows.append(_split_row(level, evaluated, best, ok, ctx.dep.hardware.id, offered))
     return rows
+
+
+def _grown_best(
+    ctx: _Context, evaluated: list[Evaluated]
+) -> tuple[tuple[Evaluated, list[str]], bool]:
+    """The best split of one price, grown until it settles when it serves the rate on the first
+    sample, and whether it serves it grown. When growing shows it does not, the next split that
+    served on the first sample is grown in turn."""
+    sample = OnlineSample.of(ctx.workload, ctx.seed)
+    left = list(evaluated)
+    while True:
+        chosen = chosen_split(ctx.dep, left, sample, ctx.slo, grow_failing=False)
+        best = chosen[0]
+        assert best.state is not None
+        ok = serves(best.state, ctx.slo)
+        left = [ev for ev in left if (ev.spec, ev.cap) != (best.spec, best.cap)]
+        if ok or not best.key[0] or not any(ev.key[0] for ev in left):
+            return chosen, ok
 
 
 def cheapest_cluster(
