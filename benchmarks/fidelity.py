@@ -11,7 +11,7 @@ model, GPU, layout, engine and version; two terms from two or more rows, the sca
 one). Online rows' clients reach the engine one request at a time
 (calibrate.benchmarks.CLIENT_TURNAROUND_S); offline rows (vLLM's benchmark_throughput.py) queue
 every prompt at once and, in the 0.6 releases, run without chunked prefill
-(`_offline_batched_tokens`). Each row's engine release picks its step-time profile. Start-up log
+(`_offline_chunked_prefill`). Each row's engine release picks its step-time profile. Start-up log
 rows: KV tokens predicted from the configuration the log states
 (benchmarks/engine_validation.py's fixtures). Rows capcliff cannot express are listed with why.
 """
@@ -134,16 +134,17 @@ def _server_context(context: int | None, engine: str) -> int | None:
     return context if engine == "vllm-v0" else None
 
 
-def _offline_batched_tokens(r: dict[str, object], engine: str) -> int | None:
+def _offline_chunked_prefill(r: dict[str, object], engine: str) -> bool | None:
     """vLLM V0's benchmark_throughput.py (0.6.x) declares `--enable-chunked-prefill` as a
     store_true flag and passes `enable_chunked_prefill=False` to LLM(...) unless it is given, so
-    the engine's long-context default (chunked prefill above 32K) never applies; SchedulerConfig
-    then budgets max(max_model_len, 2048) tokens per step, and the profile run (which sizes the
-    activation peak, hence the KV pool) runs that many tokens. None: the engine's own default."""
+    the engine's long-context default (chunked prefill above 32K) never applies: SchedulerConfig
+    budgets max(max_model_len, 2048) tokens per step, the profile run (which sizes the
+    activation peak, hence the KV pool) runs that many tokens, and prefills run in steps of their
+    own. None: the engine's own default."""
     flags, tool = str(r["server_flags"]), str(r["benchmark_tool"])
     if engine != "vllm-v0" or "benchmark_throughput" not in tool or "chunked" in flags:
         return None
-    return max(_max_model_len(flags) or 0, 2048)
+    return False
 
 
 def _release(cell: str) -> str | None:
@@ -182,7 +183,7 @@ def serving_rows() -> list[Row]:
             {"engine": engine, "weight_dtype": model[1],
              "max_model_len": _max_model_len(str(r["server_flags"]))
              or _server_context(get_model(model[0]).arch.max_position_embeddings, engine),
-             "max_num_batched_tokens": _offline_batched_tokens(r, engine),
+             "enable_chunked_prefill": _offline_chunked_prefill(r, engine),
              "engine_version": _release(str(r["engine_version"]))}
         )  # fmt: skip
         try:

@@ -102,6 +102,8 @@ class ReferenceSim:
         self.free = capacity.blocks
         self.running: list[Req] = []
         self.waiting: deque[Req] = deque()
+        # vLLM V0 without chunked prefill: swapped-out requests, in the order they were swapped out
+        self.swapped: deque[Req] = deque()
         self.not_arrived = [r for r in self.reqs if r.arrival < math.inf]
         self.later = [r for r in self.reqs if r.arrival == math.inf]
         self.outstanding = {r.client: 0 for r in self.reqs}  # sent and not finished, per client
@@ -168,7 +170,7 @@ class ReferenceSim:
                     self.not_arrived.remove(r)
                     self.waiting.append(r)
                     self.dirty = True
-            if not self.running and not self.waiting:
+            if not self.running and not self.waiting and not self.swapped:
                 self.t = max(self.t, min(r.arrival for r in self.not_arrived))
                 if self.rule.ratio:
                     self.ratio_base, self.ratio_steps = self.rule.ratio.init, 0
@@ -205,7 +207,9 @@ class ReferenceSim:
         else:
             v.recomputed += v.context
         v.context, v.blocks, v.decoding = 0, 0, False
-        if self.rule.requeue is Requeue.FRONT:
+        if v.host_kv and not self.cfg.chunked_prefill:
+            self.swapped.append(v)  # V0 `_schedule_default`: self.swapped.extend(swapped_out)
+        elif self.rule.requeue is Requeue.FRONT:
             self.waiting.appendleft(v)
         else:
             self.waiting.append(v)
@@ -289,12 +293,24 @@ class ReferenceSim:
         blocks = blocks_for(todo if self.rule.whole_prompt_blocks else chunk, self.B)
         return Candidate(r.prompt, r.generated, r.output, r.max_output, 0, chunk, blocks)
 
-    def admit(self, budget: int, swap_in: list[int]) -> tuple[list[tuple[Req, int]], bool]:
+    def admit(
+        self,
+        budget: int,
+        swap_in: list[int],
+        *,
+        whole: bool = False,
+        queue: deque[Req] | None = None,
+    ) -> tuple[list[tuple[Req, int]], bool]:
+        """FCFS from `queue` (the waiting queue unless given); `whole`: only whole prefills (stop
+        at one that does not fit the budget)."""
         admitted: list[tuple[Req, int]] = []
         cands: list[Candidate] = []
-        while self.waiting and budget > 0 and len(self.running) < self.cfg.max_num_seqs:
-            r = self.waiting[0]
+        queue = self.waiting if queue is None else queue
+        while queue and budget > 0 and len(self.running) < self.cfg.max_num_seqs:
+            r = queue[0]
             cand = self.candidate(r, budget)
+            if whole and cand.chunk_tokens < cand.prefill_tokens:
+                return admitted, False
             if not self.running:
                 ok = True
             elif self.rule.event_triggered and not self.dirty:
@@ -305,7 +321,7 @@ class ReferenceSim:
                     self.dirty = False
             if not ok:
                 return admitted, True
-            self.waiting.popleft()
+            queue.popleft()
             self.free -= cand.blocks_now
             r.blocks = cand.blocks_now
             self.started(r, cand)
@@ -328,6 +344,9 @@ class ReferenceSim:
         swap_out: list[int] = []
         swap_in: list[int] = []
         self.new_this_step = []
+        if not self.cfg.chunked_prefill:
+            self.one_step_v0(swap_out, swap_in)
+            return
         if self.rule.victim_order is VictimOrder.FEWEST_GENERATED:
             scheduled, preempted = self.schedule_running_sglang(swap_out)
         else:
@@ -343,6 +362,36 @@ class ReferenceSim:
         blocked = False
         if not (preempted and not self.rule.admits_after_preemption):
             admitted, blocked = self.admit(budget, swap_in)
+        self.run_work(scheduled, admitted, swap_out, swap_in, preempted=preempted, blocked=blocked)
+
+    def one_step_v0(self, swap_out: list[int], swap_in: list[int]) -> None:
+        """vLLM V0 `_schedule_default` (chunked prefill off): with nobody swapped out, admit
+        whole prefills FCFS (token budget, seats, `can_allocate`); if anyone was admitted the step
+        runs them alone ("Don't schedule decodes if prefills are scheduled"). Else the running
+        requests decode (LIFO victims) and, if none was given up, swapped-out requests come back."""
+        admitted: list[tuple[Req, int]] = []
+        scheduled: list[tuple[Req, int]] = []
+        preempted = blocked = False
+        if not self.swapped and self.waiting:
+            admitted, blocked = self.admit(self.cfg.max_num_batched_tokens, swap_in, whole=True)
+        if not admitted:
+            scheduled, preempted = self.schedule_running_vllm(swap_out)
+            if not preempted and self.swapped:  # `_schedule_swapped`, from the queue's front
+                budget = self.cfg.max_num_batched_tokens - len(scheduled)
+                admitted, blocked = self.admit(budget, swap_in, queue=self.swapped)
+        self.run_work(scheduled, admitted, swap_out, swap_in, preempted=preempted, blocked=blocked)
+
+    def run_work(
+        self,
+        scheduled: list[tuple[Req, int]],
+        admitted: list[tuple[Req, int]],
+        swap_out: list[int],
+        swap_in: list[int],
+        *,
+        preempted: bool,
+        blocked: bool,
+    ) -> None:
+        """Price and run the step's work: the running requests' tokens, then the admitted."""
         work = scheduled + admitted
         tokens = sum(n for _, n in work)
         ctx = sum(r.context + n for r, n in work)

@@ -86,3 +86,42 @@ def test_a_subclass_that_runs_its_own_steps_keeps_the_general_path() -> None:
     capacity = KVCapacity(blocks=16, block_size=4)
     sim = OwnSteps(requests, toy_model(), capacity, config, make_policy(config, requests))
     assert not sim.inline
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_held_steps_delay_every_member_by_one_step(seed: int) -> None:
+    # A plain model: each member has a context and a generated count; a decode step adds one to
+    # both, a held step (vLLM V0's prefill-only step) leaves them. At the start of every step the
+    # cohort must give each member's context, the members needing a block (context a multiple
+    # of B), the sums, the step of the next last token (assuming no further hold) and, in a
+    # decode step, the members writing their last token.
+    rng = np.random.default_rng(seed)
+    size, block = 12, int(rng.choice([1, 2, 4, 16]))
+    cohort = DecodeCohort(size, block_size=block)
+    model: dict[int, list[int]] = {}  # member -> [context, generated, output]
+    for step in range(200):
+        for i in range(size):
+            if i not in model and rng.random() < 0.05:
+                ctx, gen = int(rng.integers(1, 40)), int(rng.integers(1, 5))
+                out = gen + int(rng.integers(1, 30))
+                cohort.add(i, context=ctx, generated=gen, output=out, step=step)
+                model[i] = [ctx, gen, out]
+        members = sorted(model)
+        assert [cohort.context(i, step) for i in members] == [model[i][0] for i in members]
+        assert cohort.generated_base[members].tolist() == [model[i][1] - step for i in members]
+        assert cohort.needs_at(step) == sum(ctx % block == 0 for ctx, _, _ in model.values())
+        assert cohort.context_sum(step) == sum(ctx for ctx, _, _ in model.values())
+        assert cohort.generated_sum(step) == sum(gen for _, gen, _ in model.values())
+        last = [step + out - gen - 1 for _, gen, out in model.values()]
+        assert cohort.next_finish_step() == (min(last) if last else None)
+        if rng.random() < 0.3:
+            cohort.hold()
+            continue
+        finishing = sorted(cohort.pop_finishing(step))
+        assert finishing == [i for i in members if model[i][1] == model[i][2] - 1]
+        for i in members:
+            model[i][0] += 1
+            model[i][1] += 1
+        for i in finishing:
+            assert cohort.remove(i, step + 1) == tuple(model.pop(i)[:2])

@@ -11,11 +11,11 @@ from typer.testing import CliRunner
 
 from capcliff.analysis.deployment import DeploymentSettings, resolve
 from capcliff.analysis.disagg import fabric_of, kv_bytes_per_request, parse_disagg
-from capcliff.analysis.disagg_fleet import budgets
-from capcliff.analysis.disagg_plan import splits
+from capcliff.analysis.disagg_options import splits
 from capcliff.analysis.fleet import hourly_cost
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout
+from capcliff.check.output import check_text
 from capcliff.check.runner import check_file
 from capcliff.cli import app, main
 from capcliff.errors import CatalogError, InputError
@@ -165,6 +165,25 @@ ttft_p99_max_s = 0.000001
     assert verdicts == {"fits": True, "tpot_p99_max_s": True, "ttft_p99_max_s": False}
 
 
+def test_check_names_each_pools_gpu_type_and_sizes_decode_on_its_own(tmp_path: Path) -> None:
+    spec = tmp_path / "capcliff.toml"
+    spec.write_text(
+        f'[[scenario]]\nname = "pd"\nmodel = "{SMALL}"\ngpu = "h200-sxm"\n'
+        'disagg = "2p:tp1,1d:tp1@h100-sxm"\n[scenario.workload]\nisl = 256\nosl = 8\n'
+        "num_requests = 8\nconcurrency = 8\n"
+    )
+    report = check_file(spec)
+    scenario = report.scenarios[0]
+    # two prefill GPUs on --gpu (h200-sxm), one decode GPU on h100-sxm
+    assert scenario.gpus_by_type == {"h200-sxm": 2, "h100-sxm": 1}
+    assert scenario.gpu == "h200-sxm+h100-sxm"
+    assert "on 2 x h200-sxm + 1 x h100-sxm, 2p:tp1,1d:tp1@h100-sxm" in check_text(report)
+    # the KV figure is the decode pool's, on its H100 (80 GB), not on an H200 (141 GB)
+    h100 = resolve(get_model(SMALL), get_hardware("h100-sxm"), DeploymentSettings())
+    kv = h100.memory(Layout(), scenario.max_model_len).kv_capacity_tokens_per_replica
+    assert scenario.figures.kv_capacity_tokens_per_replica == kv
+
+
 def test_a_scenario_with_layout_and_disagg_is_refused(tmp_path: Path) -> None:
     spec = tmp_path / "capcliff.toml"
     spec.write_text(
@@ -173,37 +192,6 @@ def test_a_scenario_with_layout_and_disagg_is_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(CatalogError, match="layout: give layout or disagg, not both"):
         check_file(spec)
-
-
-def test_cheapest_budgets_go_up_by_powers_of_two_then_whole_nodes() -> None:
-    assert budgets(8) == [2, 4, 8, 16, 32, 64]
-
-
-def test_cheapest_cluster_stops_at_the_first_budget_that_meets_the_slos() -> None:
-    report = _json("plan", SMALL, "--disagg", "--isl", "2048", "--osl", "64", "--arrival",
-                   "poisson", "--rate", "20", "--num-requests", "100", "--slo-ttft", "1",
-                   "--slo-tpot", "0.05")  # fmt: skip
-    last = report["tried"][-1]
-    assert report["gpus"] == last["gpus"]
-    if last["disaggregated_meets"] != last["aggregated_meets"]:
-        assert report["choice"] == (
-            "disaggregated" if last["disaggregated_meets"] else "aggregated"
-        )
-    assert last["disaggregated_meets"] or last["aggregated_meets"]
-    assert not any(t["disaggregated_meets"] or t["aggregated_meets"] for t in report["tried"][:-1])
-    # h200-sxm's catalog price, $4 per GPU-hour, on the budget's GPUs
-    assert report["usd_per_gpu_hour"] == 4.0
-    # where the SLOs are met, the rate is served: 20 req/s x 64 output tokens = 1,280 tokens/s,
-    # 4.608 M tokens per hour, so $ per M tokens = $ per hour / 4.608
-    per_mtok = 4.0 * last["gpus"] / (20 * 64 * 3600) * 1e6
-    for kind in ("aggregated", "disaggregated"):
-        if last[kind] is not None:
-            assert last[f"{kind}_usd_per_hour"] == pytest.approx(4.0 * last["gpus"])
-        if last[f"{kind}_meets"]:
-            assert last[f"{kind}_usd_per_million_output_tokens"] == pytest.approx(per_mtok)
-    if last["disaggregated_meets"] and last["aggregated_meets"]:
-        d, a = (last[f"{k}_usd_per_million_output_tokens"] for k in ("disaggregated", "aggregated"))
-        assert report["choice"] == ("disaggregated" if d < a else "aggregated")  # a tie: one pool
 
 
 def test_the_transfer_overhead_is_a_setting() -> None:

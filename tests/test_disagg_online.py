@@ -100,20 +100,27 @@ def test_pools_on_two_gpu_types_talk_over_the_scale_out_network() -> None:
     assert t.end_s[0] == pytest.approx(21.0027e-3)
 
 
-def test_plan_tries_the_prefill_pool_on_the_other_gpu_types_and_pays_for_each() -> None:
+def test_plan_puts_each_pool_on_any_gpu_type_and_pays_for_each() -> None:
     result = runner.invoke(app, [
         "plan", SMALL, "--gpu", "h200-sxm,h100-sxm", "--gpus", "2", "--disagg", "--isl", "512",
         "--osl", "64", "--arrival", "poisson", "--rate", "20", "--slo-ttft", "1", "--slo-tpot",
-        "0.05", "--max-num-seqs", "32", "--format", "json",
+        "0.0055", "--max-num-seqs", "32", "--format", "json",
     ])  # fmt: skip
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
-    assert {c["name"] for c in report["candidates"]} == {"1p:tp1,1d:tp1", "1p:tp1@h100-sxm,1d:tp1"}
+    rows = {c["name"]: c for c in report["candidates"]}
+    assert set(rows) == {"1p:tp1,1d:tp1", "1p:tp1@h100-sxm,1d:tp1", "1p:tp1,1d:tp1@h100-sxm",
+                         "1p:tp1@h100-sxm,1d:tp1@h100-sxm"}  # fmt: skip
+    # an H100 decodes slower than an H200 (3.35 vs 4.8 TB/s of HBM): past the 5.5 ms TPOT limit
+    assert not rows["1p:tp1@h100-sxm,1d:tp1@h100-sxm"]["serves_rate"]
+    assert rows["1p:tp1,1d:tp1"]["serves_rate"] and rows["1p:tp1@h100-sxm,1d:tp1"]["serves_rate"]
     d = report["disaggregated"]
-    # both serve the rate; the catalog's $3 (H100) + $4 (H200) per hour = $7 beats 2 x $4
+    # of those that serve, the catalog's $3 (H100) + $4 (H200) per hour = $7 beats 2 x $4
     assert d["name"] == "1p:tp1@h100-sxm,1d:tp1"
     assert d["serving"]["usd_per_hour"] == pytest.approx(7.0)
     assert (d["prefill"]["hardware"], d["decode"]["hardware"]) == ("h100-sxm", "h200-sxm")
+    assert report["hardware"] == "h100-sxm+h200-sxm"  # both pools' types, prefill first
+    assert report["usd_per_gpu_hour_by_type"] == {"h100-sxm": 3.0, "h200-sxm": 4.0}
     # 512 tokens x 131,072 B of KV = 67.1 MB over 50 GB/s + 2.7 us + 1 ms
     assert d["kv_transfer"]["p99_transfer_s"] == pytest.approx(512 * 131_072 / 50e9 + 1.0027e-3)
 
@@ -125,3 +132,12 @@ def test_a_disaggregated_sweep_at_a_rate_reports_each_points_steady_state() -> N
     batch = json.loads(runner.invoke(app, args).output)
     assert online["series"]["points"][0]["steady"]["throughput_rps"] > 0
     assert batch["series"]["points"][0]["steady"] is None  # a batch has no steady state
+
+
+def test_a_sweep_on_two_gpu_types_names_both_in_its_header() -> None:
+    args = ["sweep", SMALL, "--disagg", "1p:tp1@h100-sxm,2d:tp1", "--isl", "256", "--osl", "8",
+            "--num-requests", "8", "--concurrency", "8"]  # fmt: skip
+    report = json.loads(runner.invoke(app, [*args, "--format", "json"]).output)
+    assert report["hardware"] == "h100-sxm+h200-sxm"  # prefill's type, then decode's
+    text = runner.invoke(app, args).output
+    assert "on 1 x h100-sxm (prefill) + 2 x h200-sxm (decode)" in text

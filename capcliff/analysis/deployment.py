@@ -87,6 +87,7 @@ class DeploymentSettings(BaseModel):
     kv_cache_memory: ByteCount | None = None  # vLLM --kv-cache-memory, per GPU
     max_num_seqs: int | None = Field(default=None, ge=1)  # per replica
     max_num_batched_tokens: int | None = Field(default=None, ge=1)  # per step, per replica
+    enable_chunked_prefill: bool | None = None  # vLLM V0 only; None: V0's default (engines.py)
     block_size: int | None = Field(default=None, ge=1)  # tokens per KV block
     enforce_eager: bool = False
     mem_fraction_static: float | None = Field(default=None, gt=0, le=1)  # SGLang
@@ -202,22 +203,24 @@ class Deployment:
 
     def sim_config(self, max_model_len: int) -> SimConfig:
         """The simulator's engine settings: policy, batch caps (the engine's defaults unless
-        given), preemption mode and DP routing."""
+        given), whether vLLM V0 chunks prefills, preemption mode and DP routing."""
         defaults = engine_defaults(
             self.budget,
             total_memory_bytes=self.total_memory_bytes,
             max_model_len=max_model_len,
-            mla=False,
-            tp=1,
+            mla=self.model.arch.mla is not None,
+            tp=1,  # only SGLang's CUDA-graph batch depends on it, which no batch cap reads
         )
-        policy = self.settings.policy
+        policy = self.settings.policy or ENGINE_POLICY[self.settings.engine]
         return SimConfig(
-            policy=ENGINE_POLICY[self.settings.engine] if policy is None else policy,
+            policy=policy,
             max_num_seqs=defaults.max_num_seqs,
             max_num_batched_tokens=defaults.max_num_batched_tokens,
             preemption=self.settings.preemption,
             routing=self.settings.routing,
             prefix_caching=_caching(self.settings.prefix_caching),
+            # V0's default scheduler, only where both the engine and the policy are V0's
+            chunked_prefill=defaults.chunked_prefill or policy != "vllm-v0",
         )
 
     def memory(self, layout: Layout, max_model_len: int) -> LayoutMemory:
@@ -315,6 +318,8 @@ def resolve(
             f"kv_cache_memory: {settings.kv_cache_memory / 2**30:.2f} GiB per GPU is more than "
             f"the device's {total / 2**30:.2f} GiB"
         )
+    if settings.enable_chunked_prefill is not None and settings.engine is not EngineName.VLLM_V0:
+        raise InputError(f"enable_chunked_prefill: modelled for vllm-v0, not {settings.engine}")
     check_model_context(settings.max_model_len, arch.max_position_embeddings,
                         allow_long=settings.allow_long_max_model_len)  # fmt: skip
     scheme = (
@@ -332,6 +337,7 @@ def resolve(
         gpu_total_memory_bytes=settings.gpu_total_memory,
         max_num_seqs=settings.max_num_seqs,
         max_num_batched_tokens=settings.max_num_batched_tokens,
+        enable_chunked_prefill=settings.enable_chunked_prefill,
         block_size=settings.block_size,
         kv_cache_memory_bytes=settings.kv_cache_memory,
         enforce_eager=settings.enforce_eager,

@@ -10,19 +10,23 @@ the same stopping rule as the chosen split.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.disagg_online import OnlineSample, aggregated_steady, serves
 from capcliff.analysis.disagg_report import DisaggregatedReport, SteadyFigures, steady_figures
 from capcliff.analysis.fleet import hourly_cost
-from capcliff.analysis.plan import PlanInputs
+from capcliff.analysis.plan import PlanInputs, build_plan_report, resolve_inputs
 from capcliff.analysis.plan_types import PlanReport
 from capcliff.analysis.solver import Slo, config_at
 from capcliff.analysis.sweep import p99_analytic_cliff, replica_models
+from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.layout import parse_layout
 from capcliff.sim.simulate import simulate
+from capcliff.sim.workload import Arrival
 
 
 class AggregatedSummary(BaseModel):
@@ -40,6 +44,8 @@ class AggregatedSummary(BaseModel):
     usd_per_hour: float  # GPUs x $/GPU-hour (`fleet.hourly_cost`)
     usd_per_million_output_tokens: float | None  # that over the tokens/s served (None: none)
     kv_headroom: float | None = None  # 1 - peak KV utilisation at the sweet spot
+    hardware: str | None = None  # the GPU type it runs on
+    gpus: int | None = None
     # at an offered rate: the steady state the latency and throughput figures come from
     steady: SteadyFigures | None = None
 
@@ -62,7 +68,8 @@ def aggregated_summary(
         report.gpus, price, served or sweet.output_throughput_tok_s
     )
     return AggregatedSummary(
-        layout=rec.layout, concurrency=sweet.concurrency, makespan_s=sweet.makespan_s,
+        hardware=report.hardware, gpus=report.gpus, layout=rec.layout,
+        concurrency=sweet.concurrency, makespan_s=sweet.makespan_s,
         output_throughput_tok_s=sweet.output_throughput_tok_s, ttft_p99_s=sweet.ttft_p99_s,
         tpot_p99_s=sweet.tpot_p99_s, gpu_hours_per_mtok=sweet.gpu_hours_per_mtok,
         usd_per_hour=usd_per_hour,
@@ -180,3 +187,49 @@ def winner_by_cost(
         return "aggregated", f"{both} at the same $; aggregated is one pool, no KV transfers"
     kind = "disaggregated" if d_key < a_key else "aggregated"
     return kind, f"{both}; {kind} serves a million output tokens for fewer dollars"
+
+
+def offered_tokens_per_s(workload: WorkloadChoice, inputs: PlanInputs) -> float | None:
+    """Output tokens/s an offered rate asks for (rate x mean output tokens); None in a batch."""
+    if workload.arrival is Arrival.BATCH or workload.rate_per_s is None:
+        return None
+    return workload.rate_per_s * float(np.mean(inputs.requests.output_tokens))
+
+
+def aggregated_at(
+    dep: Deployment, *, gpus: int, workload: WorkloadChoice, objective: str, slo: Slo | None,
+    seed: int, price: float, progress: Callable[[], None] | None = None,
+) -> AggregatedSummary | None:  # fmt: skip
+    """`plan`'s recommended layout of `gpus` GPUs of `dep`'s type (None when nothing fits),
+    costed at `price` $/GPU-hour: at an offered rate in its steady state (`aggregated_online`),
+    in a batch at its sweet spot with its KV headroom."""
+    inputs = resolve_inputs(dep, workload, seed=seed)
+    report = build_plan_report(dep, gpus=gpus, workload=workload, objective=objective, slo=slo,
+                               seed=seed, progress=progress)  # fmt: skip
+    offered = offered_tokens_per_s(workload, inputs)
+    agg = aggregated_summary(report, price, offered, slo)
+    sample = OnlineSample.of(workload, seed)
+    if agg is None:
+        return None
+    if sample is None:
+        return with_kv_headroom(agg, dep, inputs)
+    return aggregated_online(agg, dep, inputs, sample, gpus=gpus, price=price,
+                             offered_tok_s=offered, slo=slo)  # fmt: skip
+
+
+def best_aggregated(
+    aggs: Sequence[AggregatedSummary | None], slo: Slo | None
+) -> AggregatedSummary | None:
+    """Of aggregated deployments (one per GPU type), the one that meets the SLOs with a bounded
+    queue, then the fewer $ per million output tokens, then per hour (the first on a tie)."""
+    found = [a for a in aggs if a is not None]
+    if not found:
+        return None
+    return min(
+        found,
+        key=lambda a: (
+            not kept_up(a.ttft_p99_s, a.tpot_p99_s, a.steady, slo),
+            _cost_key(a.usd_per_million_output_tokens),
+            a.usd_per_hour,
+        ),
+    )

@@ -1,65 +1,80 @@
-"""The cheapest cluster that meets the SLOs at a rate, disaggregated or not (`plan --disagg` with
-`--rate` and `--slo-ttft`/`--slo-tpot`, without `--gpus`/`--nodes`).
+"""The cheapest cluster that meets the SLOs at a rate, disaggregated or not, on any of the GPU types
+given (`plan --disagg` with `--rate` and `--slo-ttft`/`--slo-tpot`, without `--gpus`/`--nodes`).
 
-Budgets are tried from the smallest: 2, 4, ... GPUs up to a node, then 1, 2, 4 and 8 nodes. At
-each, `build_disagg_plan` ranks the splits and the aggregated layouts by goodput. A deployment
-meets the SLOs when its TTFT p99 and TPOT p99 are within them (a queue that grows at this rate
-shows up in TTFT p99). Costs are `fleet.hourly_cost` at the hardware's $/GPU-hour (or
---price-gpu-hour): $ per hour = GPUs x price; $ per million output tokens = that over the tokens
-the rate asks for per hour (rate x mean output tokens x 3600, as fleet sizing counts them). The
-first budget where either kind meets is the answer: at one offered rate a deployment that meets
-serves the same tokens, so more GPUs cost more per hour and per token. There the one that meets
-wins, or, if both do, the one with the fewer $ per million output tokens (then per hour).
-With prefill GPU types besides --gpu (`--gpu a,b`), a split may cost less per hour than its GPU
-count at a's price; the walk still stops at the first budget that meets, so a larger budget of
-cheaper GPUs is not compared (a known limitation).
+The options (`disagg_options`), for each GPU type of `--gpu a,b,...`:
+- aggregated: `plan`'s best layout of n GPUs of one type, for every n from 1 up to a node and
+  every whole number of nodes up to `MAX_NODES`, where some layout holds the model;
+- disaggregated: the splits of those GPU counts, each pool on any of the types.
+Each option's $ per hour is known before it is simulated: its GPUs of each type x that type's
+$/GPU-hour (--price-gpu-hour, else the hardware file's).
+
+The walk visits the options in order of $ per hour, all options of one price together, and stops
+after the first price at which an option meets the SLOs (TTFT p99 and TPOT p99 within them, the
+queue bounded, in the steady state at the rate). Why it can stop: every option not visited costs
+more per hour (the lower bound on its cost is its cost, known in advance), and at one offered
+rate every option that meets serves the same tokens (rate x mean output tokens), so it also
+costs more per million output tokens. The answer is therefore the cheapest option of the whole
+set, whatever the order the walk visits it in, and the same as simulating every option. At the
+stopping price the one that meets wins; when several do, the fewer $ per million output tokens,
+then aggregated (one pool, no KV transfers), then the most room under the SLOs.
+
+For the comparison, the walk then goes on over the other kind's options alone, up to
+`COMPARE_FACTOR` (2) times the answer's price, until one meets: the output names the cheapest
+deployment of each kind that meets and what the dearer one costs more, or says that nothing of
+the other kind meets up to that price (and shows the closest, the most output tokens/s).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import partial
 
 from pydantic import BaseModel, ConfigDict
 
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.disagg_compare import (
     AggregatedSummary,
-    aggregated_online,
-    aggregated_summary,
+    aggregated_at,
     kept_up,
-    usd_text,
-    winner_by_cost,
+    offered_tokens_per_s,
 )
-from capcliff.analysis.disagg_online import OnlineSample
-from capcliff.analysis.disagg_plan import DisaggPlanReport, build_disagg_plan, offered_tokens_per_s
-from capcliff.analysis.fleet import price_of
-from capcliff.analysis.plan import build_plan_report, resolve_inputs
+from capcliff.analysis.disagg_fleet_reasons import (
+    COMPARE_FACTOR,
+    Found,
+    OptionTried,
+    Spent,
+    cheapest_reasons,
+)
+from capcliff.analysis.disagg_online import OnlineSample, serves
+from capcliff.analysis.disagg_options import (
+    Option,
+    PoolChoices,
+    cluster_options,
+    gpu_types,
+    type_prices,
+    walk_by_price,
+)
+from capcliff.analysis.disagg_plan import (
+    DisaggPlanReport,
+    Evaluated,
+    chosen_split,
+    rank_splits,
+    split_plan_report,
+)
+from capcliff.analysis.parallel import parallel_map
+from capcliff.analysis.plan import PlanInputs, resolve_inputs
+from capcliff.analysis.plan_types import Objective
 from capcliff.analysis.solver import Slo
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.errors import InputError
 
-SCHEMA_VERSION = 1
-NODE_BUDGETS = (1, 2, 4, 8)
-
-
-class BudgetTried(BaseModel):
-    """One budget: the best of each kind there and whether it meets the SLOs."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    gpus: int
-    disaggregated: str | None  # None: no split fits this budget
-    disaggregated_meets: bool
-    disaggregated_ttft_p99_s: float | None
-    disaggregated_tpot_p99_s: float | None
-    disaggregated_usd_per_hour: float | None
-    disaggregated_usd_per_million_output_tokens: float | None
-    aggregated: str | None
-    aggregated_meets: bool
-    aggregated_ttft_p99_s: float | None
-    aggregated_tpot_p99_s: float | None
-    aggregated_usd_per_hour: float | None
-    aggregated_usd_per_million_output_tokens: float | None
+SCHEMA_VERSION = 2
+SEARCH_RULE = (
+    "options in order of $ per hour, each price's options together; stop after the first price "
+    "where one meets the SLOs: every option not simulated costs more per hour and, serving the "
+    "same offered tokens, more per million tokens"
+)
 
 
 class CheapestReport(BaseModel):
@@ -69,80 +84,171 @@ class CheapestReport(BaseModel):
 
     schema_version: int
     model: str
-    hardware: str
+    hardware: list[str]  # the GPU types searched (--gpu)
     rate_per_s: float
-    usd_per_gpu_hour: float
+    usd_per_gpu_hour: dict[str, float]  # per GPU type
     slo_ttft_s: float | None
     slo_tpot_s: float | None
-    tried: list[BudgetTried]
-    choice: str | None  # "disaggregated", "aggregated", or None when no budget meets the SLOs
+    search: str  # the search rule and why it could stop
+    options: int  # options in the search space
+    tried: list[OptionTried]  # in the order simulated (cheapest first)
+    choice: str | None  # "disaggregated", "aggregated", or None when nothing meets the SLOs
     gpus: int | None
+    usd_per_hour: float | None
     reasons: list[str]
-    plan: DisaggPlanReport | None  # the chosen budget's full comparison (None: no split fits)
-    aggregated: AggregatedSummary | None  # the chosen budget's best aggregated layout
+    plan: DisaggPlanReport | None  # the best split found (None: no split fits any budget)
+    aggregated: AggregatedSummary | None  # the best aggregated deployment found
 
 
-def _aggregated_only(
-    dep: Deployment, gpus: int, workload: WorkloadChoice, slo: Slo, seed: int, price: float
-) -> AggregatedSummary | None:  # fmt: skip
-    """`plan`'s best aggregated layout of `gpus` GPUs by goodput, in its steady state at the
-    rate (None when nothing fits)."""
-    report = build_plan_report(dep, gpus=gpus, workload=workload, objective="goodput", slo=slo,
-                               seed=seed)  # fmt: skip
-    inputs = resolve_inputs(dep, workload, seed=seed)
-    offered = offered_tokens_per_s(workload, inputs)
-    agg = aggregated_summary(report, price, offered, slo)
-    sample = OnlineSample.of(workload, seed)
-    if agg is None or sample is None:
-        return agg
-    return aggregated_online(agg, dep, inputs, sample, gpus=gpus, price=price,
-                             offered_tok_s=offered, slo=slo)  # fmt: skip
+@dataclass
+class _Walk:
+    """What the walk has simulated: each price's best split (its price's candidates, the chosen
+    one and why, whether it meets) and each aggregated deployment."""
+
+    splits: list[tuple[list[Evaluated], tuple[Evaluated, list[str]], bool]] = field(
+        default_factory=list
+    )
+    aggregated: list[tuple[AggregatedSummary, bool]] = field(default_factory=list)
+
+    def best_split(self) -> tuple[list[Evaluated], tuple[Evaluated, list[str]], bool] | None:
+        """The split that meets (the cheapest), else the one with the most output tokens/s."""
+        if not self.splits:
+            return None
+        return max(self.splits, key=lambda s: (s[2], _tok_s(s[1][0])))
+
+    def best_aggregated(self) -> tuple[AggregatedSummary | None, bool]:
+        """The cheapest aggregated deployment that meets (then fewer $ per million tokens), else
+        the one with the most output tokens/s."""
+        if not self.aggregated:
+            return None, False
+        agg, ok = max(
+            self.aggregated,
+            key=lambda a: (
+                (a[1], -a[0].usd_per_hour, -_usd_mtok(a[0]))
+                if a[1]
+                else (False, a[0].output_throughput_tok_s, -a[0].usd_per_hour)
+            ),
+        )
+        return agg, ok
 
 
-def _tried(
-    gpus: int, report: DisaggPlanReport | None, agg: AggregatedSummary | None, slo: Slo
-) -> BudgetTried:
-    s = None if report is None else report.disaggregated.serving
-    return BudgetTried(
-        gpus=gpus, disaggregated=None if report is None else report.disaggregated.name,
-        disaggregated_meets=s is not None
-        and kept_up(s.ttft_p99_s, s.tpot_p99_s, s.steady, slo),
-        disaggregated_ttft_p99_s=None if s is None else s.ttft_p99_s,
-        disaggregated_tpot_p99_s=None if s is None else s.tpot_p99_s,
-        disaggregated_usd_per_hour=None if s is None else s.usd_per_hour,
-        disaggregated_usd_per_million_output_tokens=(
-            None if s is None else s.usd_per_million_output_tokens
-        ),
-        aggregated=None if agg is None else agg.layout,
-        aggregated_meets=agg is not None
-        and kept_up(agg.ttft_p99_s, agg.tpot_p99_s, agg.steady, slo),
-        aggregated_ttft_p99_s=None if agg is None else agg.ttft_p99_s,
-        aggregated_tpot_p99_s=None if agg is None else agg.tpot_p99_s,
-        aggregated_usd_per_hour=None if agg is None else agg.usd_per_hour,
-        aggregated_usd_per_million_output_tokens=(
-            None if agg is None else agg.usd_per_million_output_tokens
-        ),
+def _tok_s(ev: Evaluated) -> float:
+    assert ev.state is not None
+    return ev.state.output_tok_s
+
+
+def _usd_mtok(agg: AggregatedSummary) -> float:
+    value = agg.usd_per_million_output_tokens
+    return float("inf") if value is None else value
+
+
+def _split_row(
+    level: list[Option], evaluated: list[Evaluated], best: Evaluated, ok: bool, home: str,
+    offered_tok_s: float | None,
+) -> OptionTried:  # fmt: skip
+    spec, state = best.spec, best.state
+    assert state is not None
+    cost = next(o.usd_per_hour for o in level if o.spec == spec)
+    tokens = offered_tok_s if ok and offered_tok_s else state.output_tok_s
+    return OptionTried(
+        kind="disaggregated", deployment=spec.name, hardware=gpu_types(spec, home),
+        gpus=spec.gpus, usd_per_hour=cost, meets=ok, ttft_p99_s=state.ttft_p99_s,
+        tpot_p99_s=state.tpot_p99_s,
+        usd_per_million_output_tokens=cost / (tokens * 3600) * 1e6 if tokens > 0 else None,
+        splits=len({ev.spec.name for ev in evaluated}),
     )  # fmt: skip
 
 
-def _choice(tried: BudgetTried, report: DisaggPlanReport | None, slo: Slo) -> tuple[str, list[str]]:
-    """Which kind wins at the first budget that meets, and why, in numbers."""
-    if report is None:
-        return "aggregated", [f"{tried.aggregated} meets the SLOs; no split of these GPUs fits"]
-    s, agg = report.disaggregated.serving, report.aggregated
-    if agg is None:
-        return "disaggregated", [f"{report.disaggregated.name} meets the SLOs; nothing "
-                                 "aggregated fits"]  # fmt: skip
-    kind, why = winner_by_cost(report.disaggregated, agg, slo)
-    return kind, [
-        why,
-        f"$ per million output tokens {usd_text(s.usd_per_million_output_tokens)} "
-        f"(disaggregated {report.disaggregated.name}) vs "
-        f"{usd_text(agg.usd_per_million_output_tokens)} (aggregated {agg.layout}); "
-        f"$ per hour {usd_text(s.usd_per_hour)} vs {usd_text(agg.usd_per_hour)}",
-        f"TTFT p99 {s.ttft_p99_s:.2f} s vs {agg.ttft_p99_s:.2f} s; TPOT p99 "
-        f"{s.tpot_p99_s * 1e3:.1f} ms vs {agg.tpot_p99_s * 1e3:.1f} ms",
-    ]
+def _aggregated_row(option: Option, agg: AggregatedSummary | None, slo: Slo) -> OptionTried:
+    return OptionTried(
+        kind="aggregated", deployment=None if agg is None else agg.layout,
+        hardware=option.hardware, gpus=option.gpus, usd_per_hour=option.usd_per_hour,
+        meets=agg is not None and kept_up(agg.ttft_p99_s, agg.tpot_p99_s, agg.steady, slo),
+        ttft_p99_s=None if agg is None else agg.ttft_p99_s,
+        tpot_p99_s=None if agg is None else agg.tpot_p99_s,
+        usd_per_million_output_tokens=None if agg is None else agg.usd_per_million_output_tokens,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Context:
+    """The fixed inputs of one walk."""
+
+    dep: Deployment
+    choices: PoolChoices
+    workload: WorkloadChoice
+    inputs: PlanInputs
+    slo: Slo
+    seed: int
+    prices: dict[str, float]
+    usd_per_gpu_hour: dict[str, float]
+    progress: Callable[[], None] | None
+
+
+Simulated = AggregatedSummary | None | list[Evaluated]
+
+
+def simulate_option(ctx: _Context, option: Option) -> Simulated:
+    """One option simulated: a split at each decode cap on the first sample (`rank_splits`), or
+    `plan`'s best aggregated layout of its GPUs in its steady state (`aggregated_at`)."""
+    if option.spec is not None:
+        sample = OnlineSample.of(ctx.workload, ctx.seed)
+        return rank_splits(ctx.dep, [option.spec], ctx.inputs, Objective.GOODPUT, ctx.slo,
+                           sample, ctx.prices, ctx.progress)  # fmt: skip
+    return aggregated_at(ctx.choices.on(option.hardware), gpus=option.gpus,
+                         workload=ctx.workload, objective=Objective.GOODPUT.value, slo=ctx.slo,
+                         seed=ctx.seed, price=ctx.usd_per_gpu_hour[option.hardware],
+                         progress=ctx.progress)  # fmt: skip
+
+
+def _simulate_level(ctx: _Context, level: list[Option], jobs: int) -> list[Simulated]:
+    """Every option of one price, over up to `jobs` worker processes (`parallel_map`: each
+    simulation is deterministic, so the results are a serial run's)."""
+    if jobs <= 1 or len(level) < 2:
+        return [simulate_option(ctx, o) for o in level]
+    out = parallel_map(partial(simulate_option, replace(ctx, progress=None)), level, jobs)
+    if (tick := ctx.progress) is not None:
+        for _ in level:
+            tick()
+    return out
+
+
+def _visit(ctx: _Context, level: list[Option], walk: _Walk, jobs: int) -> list[OptionTried]:
+    """Simulate the options of one price and record them: each aggregated one, and the splits'
+    best (ranked on the first sample; grown when it serves the rate there)."""
+    rows, evaluated = [], []
+    for option, found in zip(level, _simulate_level(ctx, level, jobs), strict=True):
+        if isinstance(found, list):
+            evaluated += found
+            continue
+        rows.append(_aggregated_row(option, found, ctx.slo))
+        if found is not None:
+            walk.aggregated.append((found, rows[-1].meets))
+    if evaluated:
+        chosen, ok = _grown_best(ctx, evaluated)
+        best = chosen[0]
+        walk.splits.append((evaluated, chosen, ok))
+        offered = offered_tokens_per_s(ctx.workload, ctx.inputs)
+        rows.append(_split_row(level, evaluated, best, ok, ctx.dep.hardware.id, offered))
+    return rows
+
+
+def _grown_best(
+    ctx: _Context, evaluated: list[Evaluated]
+) -> tuple[tuple[Evaluated, list[str]], bool]:
+    """The best split of one price, grown until it settles when it serves the rate on the first
+    sample, and whether it serves it grown. When growing shows it does not, the next split that
+    served on the first sample is grown in turn."""
+    sample = OnlineSample.of(ctx.workload, ctx.seed)
+    left = list(evaluated)
+    while True:
+        chosen = chosen_split(ctx.dep, left, sample, ctx.slo, grow_failing=False)
+        best = chosen[0]
+        assert best.state is not None
+        ok = serves(best.state, ctx.slo)
+        left = [ev for ev in left if (ev.spec, ev.cap) != (best.spec, best.cap)]
+        if ok or not best.key[0] or not any(ev.key[0] for ev in left):
+            return chosen, ok
 
 
 def cheapest_cluster(
@@ -153,51 +259,103 @@ def cheapest_cluster(
     seed: int,
     prices: dict[str, float] | None = None,
     progress: Callable[[], None] | None = None,
-    prefill_gpus: tuple[str, ...] = (),
+    types: tuple[str, ...] = (),
+    jobs: int = 1,
 ) -> CheapestReport:
-    """The fewest GPUs (whole nodes) on which a split or an aggregated layout meets `slo`, at
-    the hardware's $/GPU-hour or `prices`'."""
+    """The cheapest cluster per hour (then per million output tokens) on which a split or an
+    aggregated layout meets `slo` at the offered rate, each pool on any of `dep`'s GPU type and
+    `types`, at the hardware files' $/GPU-hour or `prices`' (the walk: this module's doc); each
+    price's options simulated over up to `jobs` worker processes."""
     if workload.rate_per_s is None:
         raise InputError("rate: the cheapest cluster needs --rate (requests/s) and an SLO")
-    price = price_of(dep.hardware, prices or {})
-    node = dep.hardware.gpus_per_node
-    tried: list[BudgetTried] = []
-    for gpus in budgets(node):
-        try:
-            report = build_disagg_plan(dep, gpus=gpus, workload=workload, objective="goodput",
-                                       slo=slo, seed=seed, prices=prices,
-                                       prefill_gpus=prefill_gpus,
-                                       progress=progress)  # fmt: skip
-        except InputError:
-            report = None  # no split of this budget fits: the aggregated layouts alone
-        agg = (
-            report.aggregated if report else _aggregated_only(dep, gpus, workload, slo, seed, price)
-        )
-        row = _tried(gpus, report, agg, slo)
-        tried.append(row)
-        if row.disaggregated_meets or row.aggregated_meets:
-            choice, reasons = _choice(row, report, slo)
-            return CheapestReport(
-                schema_version=SCHEMA_VERSION, model=dep.model.id, hardware=dep.hardware.id,
-                rate_per_s=workload.rate_per_s, usd_per_gpu_hour=price,
-                slo_ttft_s=_limit(slo.ttft_s), slo_tpot_s=_limit(slo.tpot_s),
-                tried=tried, choice=choice, gpus=gpus,
-                reasons=reasons, plan=report, aggregated=agg,
-            )  # fmt: skip
+    prices = prices or {}
+    types = tuple(dict.fromkeys((dep.hardware.id, *types)))
+    usd = type_prices(dep, types, prices)
+    inputs = resolve_inputs(dep, workload, seed=seed)
+    choices = PoolChoices(dep, inputs.max_model_len, inputs.config.max_num_batched_tokens)
+    dep = choices.on(dep.hardware.id)  # memory verdicts memoised for the whole walk
+    ctx = _Context(dep, choices, workload, inputs, slo, seed, prices, usd, progress)
+    options = cluster_options(choices, types, usd)
+    walk, tried = _Walk(), list[OptionTried]()
+
+    def visit(level: list[Option]) -> bool:
+        rows = _visit(ctx, level, walk, jobs)
+        tried.extend(rows)
+        return any(t.meets for t in rows)
+
+    stop = walk_by_price(options, visit)
+    if stop is not None:
+        tried += _other_kind(ctx, options, walk, stop, jobs)
+    return _report(ctx, types, options, tried, walk, stop)
+
+
+def _other_kind(
+    ctx: _Context, options: list[Option], walk: _Walk, stop: float, jobs: int
+) -> list[OptionTried]:
+    """After the answer at `stop` $/hour: the other kind's options alone, cheapest first, up to
+    `COMPARE_FACTOR` x `stop`, until one meets (nothing when both kinds met at `stop`)."""
+    split_ok = any(ok for *_, ok in walk.splits)
+    agg_ok = any(ok for _, ok in walk.aggregated)
+    if split_ok == agg_ok:
+        return []
+    other = "aggregated" if split_ok else "disaggregated"
+    bound = round(stop * COMPARE_FACTOR, 6)
+    rest = [o for o in options if o.kind == other and stop < o.price_level <= bound]
+    rows: list[OptionTried] = []
+
+    def visit(level: list[Option]) -> bool:
+        found = [r.model_copy(update={"compared_only": True}) for r in _visit(ctx, level, walk,
+                                                                            jobs)]  # fmt: skip
+        rows.extend(found)
+        return any(r.meets for r in found)
+
+    walk_by_price(rest, visit)
+    return rows
+
+
+def _report(
+    ctx: _Context, types: tuple[str, ...], options: list[Option], tried: list[OptionTried],
+    walk: _Walk, stop: float | None,
+) -> CheapestReport:  # fmt: skip
+    slo, workload = ctx.slo, ctx.workload
+    assert workload.rate_per_s is not None
+    plan = None
+    agg, agg_ok = walk.best_aggregated()
+    split = walk.best_split()
+    if split is not None:
+        evaluated, chosen, _ = split
+        plan = split_plan_report(
+            ctx.dep, gpus=chosen[0].spec.gpus, workload=workload, inputs=ctx.inputs,
+            goal=Objective.GOODPUT, slo=slo, seed=ctx.seed, evaluated=evaluated, chosen=chosen,
+            agg=agg, prices=ctx.prices,
+        )  # fmt: skip
+    split_ok = split is not None and split[2]
+    choice, gpus = _winner(plan, (split_ok, agg, agg_ok), stop)
+    offered = offered_tokens_per_s(workload, ctx.inputs) or 0.0
+    spent = Spent(options, tried, stop, workload.rate_per_s, offered, list(ctx.usd_per_gpu_hour))
     return CheapestReport(
-        schema_version=SCHEMA_VERSION, model=dep.model.id, hardware=dep.hardware.id,
-        rate_per_s=workload.rate_per_s, usd_per_gpu_hour=price,
-        slo_ttft_s=_limit(slo.ttft_s), slo_tpot_s=_limit(slo.tpot_s),
-        tried=tried, choice=None, gpus=None,
-        reasons=[f"no budget up to {node * NODE_BUDGETS[-1]} GPUs meets the SLOs at this rate"],
-        plan=None, aggregated=None,
+        schema_version=SCHEMA_VERSION, model=ctx.dep.model.id, hardware=list(types),
+        rate_per_s=workload.rate_per_s, usd_per_gpu_hour=ctx.usd_per_gpu_hour,
+        slo_ttft_s=_limit(slo.ttft_s), slo_tpot_s=_limit(slo.tpot_s), search=SEARCH_RULE,
+        options=len(options), tried=tried, choice=choice, gpus=gpus,
+        usd_per_hour=stop if choice else None,
+        reasons=cheapest_reasons(spent, plan, (split_ok, agg, agg_ok)),
+        plan=plan, aggregated=agg,
     )  # fmt: skip
 
 
-def budgets(gpus_per_node: int) -> list[int]:
-    """GPU counts to try: powers of two from 2 below a node, then whole nodes."""
-    small = [2**k for k in range(1, 16) if 2**k < gpus_per_node]
-    return small + [gpus_per_node * n for n in NODE_BUDGETS]
+def _winner(
+    plan: DisaggPlanReport | None, found: Found, stop: float | None
+) -> tuple[str | None, int | None]:
+    """(kind, GPUs) of the answer: at the stopping price, the one that meets; when both kinds
+    do, `plan`'s verdict (`winner_by_cost`: fewer $ per million tokens, else aggregated)."""
+    split_ok, agg, agg_ok = found
+    if stop is None:
+        return None, None
+    if plan is not None and split_ok and (not agg_ok or plan.winner == "disaggregated"):
+        return "disaggregated", plan.disaggregated.gpus
+    assert agg is not None
+    return "aggregated", agg.gpus
 
 
 def _limit(value: float) -> float | None:

@@ -29,19 +29,17 @@ from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.disagg import (
     DisaggSpec,
     PoolPlan,
-    pool_deployment,
-    pool_plan,
     pools_of,
     run_disagg,
 )
 from capcliff.analysis.disagg_compare import (
     AggregatedSummary,
-    aggregated_online,
-    aggregated_summary,
+    aggregated_at,
+    best_aggregated,
     comparison_reasons,
     meets,
+    offered_tokens_per_s,
     winner_by_cost,
-    with_kv_headroom,
 )
 from capcliff.analysis.disagg_flags import disagg_engine_settings
 from capcliff.analysis.disagg_online import (
@@ -51,6 +49,7 @@ from capcliff.analysis.disagg_online import (
     rank_reason,
     serves,
 )
+from capcliff.analysis.disagg_options import PoolChoices, instance_layouts, split_candidates
 from capcliff.analysis.disagg_report import (
     DisaggHeader,
     DisaggregatedReport,
@@ -58,20 +57,16 @@ from capcliff.analysis.disagg_report import (
     pools_price,
 )
 from capcliff.analysis.fleet import price_of
-from capcliff.analysis.plan import PlanInputs, build_plan_report, resolve_inputs, score
+from capcliff.analysis.plan import PlanInputs, resolve_inputs, score
 from capcliff.analysis.plan_types import Objective
 from capcliff.analysis.solver import Slo, SweepPoint
 from capcliff.analysis.steady_state import WARMUP_FRACTION, SteadyState
 from capcliff.analysis.sweep import p99_analytic_cliff
 from capcliff.analysis.workloads import WorkloadChoice
-from capcliff.catalog.layout import Layout, enumerate_layouts
 from capcliff.errors import InputError
-from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.sim.disagg import DisaggResult
-from capcliff.sim.workload import Arrival
 
-SCHEMA_VERSION = 1
-MAX_SPLITS = 6
+SCHEMA_VERSION = 2
 RANKED_AT_RATE = "serving the rate within the SLOs, then the most room under them"
 
 
@@ -99,7 +94,8 @@ class DisaggPlanReport(DisaggHeader):
     objective: str
     ranked_by: str  # what orders the splits: the objective (a batch) or serving the rate
     figures_from: str  # which simulation the serving figures (and so the costs) come from
-    usd_per_gpu_hour: float
+    usd_per_gpu_hour: float  # --gpu's (the first type's)
+    usd_per_gpu_hour_by_type: dict[str, float]  # of each GPU type the chosen split runs on
     candidates: list[DisaggCandidate]
     disaggregated: DisaggregatedReport
     aggregated: AggregatedSummary | None
@@ -108,82 +104,17 @@ class DisaggPlanReport(DisaggHeader):
     engine_settings: dict[str, str]
 
 
-def _fitting(dep: Deployment, gpus: int, length: int) -> list[LayoutMemory]:
-    mems = [dep.memory(lay, length) for lay in enumerate_layouts(gpus, arch=dep.model.arch)]
-    return [m for m in mems if m.fits and m.layout.pp == 1]
-
-
-def instance_layouts(dep: Deployment, budget: int, length: int) -> tuple[int, list[LayoutMemory]]:
-    """(instance width, its fitting layouts): the narrowest power of two up to a node."""
-    width = 1
-    while width <= min(budget // 2, dep.hardware.gpus_per_node):
-        if mems := _fitting(dep, width, length):
-            return width, mems
-        width *= 2
-    raise InputError(
-        f"disagg: no layout of up to {min(budget // 2, dep.hardware.gpus_per_node)} GPUs fits "
-        f"this model, so {budget} GPUs cannot hold a prefill and a decode instance"
-    )
-
-
-def _prefill_step_s(dep: Deployment, memory: LayoutMemory, chunk: int) -> float:
-    """Seconds of one full chunk of one prompt on one replica of the layout."""
-    plan = pool_plan(dep, memory.layout, 1, memory.max_model_len, role="prefill")
-    return plan.pool.model.step_time_s(chunk, 1, chunk, chunk * (chunk + 1) // 2)
-
-
-def prefill_layouts(dep: Deployment, mems: list[LayoutMemory], chunk: int) -> list[Layout]:
-    """The layout with the most prompt tokens/s per instance (dp replicas in parallel) and the
-    one with the shortest prefill of a prompt (the TTFT floor), the same layout when they agree."""
-    step = {m.layout: _prefill_step_s(dep, m, chunk) for m in mems}
-    # ties (the step model prices a lone chunk the same with experts whole or split in width)
-    # go to expert parallelism, as SGLang's large-scale PD deployments run prefill (DeepEP)
-    fastest = max(step, key=lambda lay: (lay.dp * chunk / step[lay], lay.ep, -lay.tp))
-    shortest = min(step, key=lambda lay: (step[lay], lay.tp, -lay.ep))
-    return [fastest] if fastest == shortest else [fastest, shortest]
-
-
-def splits(instances: int) -> list[int]:
-    """Prefill instance counts to try (1 .. instances - 1, at most MAX_SPLITS of them)."""
-    if instances - 1 <= MAX_SPLITS:
-        return list(range(1, instances))
-    grid = np.geomspace(1, instances - 1, MAX_SPLITS)
-    return sorted({int(x + 0.5) for x in grid})
-
-
-def _prefill_width(dep: Deployment, most: int, length: int) -> tuple[int, list[LayoutMemory]]:
-    """(instance width, fitting layouts) of a prefill pool on `dep`'s GPU type: the narrowest
-    power of two up to `most` GPUs and a node; (0, []) when none fits."""
-    width = 1
-    while width <= min(most, dep.hardware.gpus_per_node):
-        if mems := _fitting(dep, width, length):
-            return width, mems
-        width *= 2
-    return 0, []
-
-
 def _candidates(
-    dep: Deployment, budget: int, inputs: PlanInputs, prefill_gpus: tuple[str, ...]
+    dep: Deployment, budget: int, inputs: PlanInputs, types: tuple[str, ...]
 ) -> list[DisaggSpec]:
-    """Splits of `budget` GPUs: decode on `dep`'s GPU type, prefill on it and on each of
-    `prefill_gpus`, each pool at its own instance width."""
-    width, mems = instance_layouts(dep, budget, inputs.max_model_len)
-    chunk = inputs.config.max_num_batched_tokens
-    decode = max(mems, key=lambda m: (m.kv_capacity_tokens_total, -m.layout.tp)).layout
-    out: list[DisaggSpec] = []
-    for gpu in dict.fromkeys((None, *(g for g in prefill_gpus if g != dep.hardware.id))):
-        dep_p = pool_deployment(dep, gpu)
-        width_p, mems_p = (
-            (width, mems) if gpu is None
-            else _prefill_width(dep_p, budget - width, inputs.max_model_len)
-        )  # fmt: skip
-        if not width_p:
-            continue  # the model fits no instance of this GPU type within the budget
-        prefills = prefill_layouts(dep_p, mems_p, chunk)
-        for x in splits((budget - width) // width_p + 1):
-            decodes = (budget - x * width_p) // width
-            out.extend(DisaggSpec(pre, x, decode, decodes, prefill_gpu=gpu) for pre in prefills)
-    return out
+    """Splits of `budget` GPUs, each pool on any of `types` (`disagg_options`); refuses a budget
+    that holds no prefill and decode instance of --gpu's type."""
+    choices = PoolChoices(dep, inputs.max_model_len, inputs.config.max_num_batched_tokens)
+    if specs := split_candidates(choices, budget, types):
+        return specs
+    instance_layouts(dep, budget, inputs.max_model_len)  # says why on --gpu's type
+    raise InputError(f"disagg: {budget} GPUs of {', '.join(types)} hold no prefill and decode "
+                     "instance of this model")  # fmt: skip
 
 
 class Evaluated(NamedTuple):
@@ -265,13 +196,6 @@ def figures_source(workload: WorkloadChoice, requests: int, sample: OnlineSample
     )
 
 
-def offered_tokens_per_s(workload: WorkloadChoice, inputs: PlanInputs) -> float | None:
-    """Output tokens/s an offered rate asks for (rate x mean output tokens); None in a batch."""
-    if workload.arrival is Arrival.BATCH or workload.rate_per_s is None:
-        return None
-    return workload.rate_per_s * float(np.mean(inputs.requests.output_tokens))
-
-
 def _priced(pools: tuple[PoolPlan, PoolPlan], prices: dict[str, float]) -> float:
     """The split's $ per GPU-hour over both pools' GPU types (each must have a price)."""
     for plan in pools:
@@ -281,13 +205,15 @@ def _priced(pools: tuple[PoolPlan, PoolPlan], prices: dict[str, float]) -> float
     return blended
 
 
-def _chosen(
-    dep: Deployment, evaluated: list[Evaluated], sample: OnlineSample | None, slo: Slo | None
-) -> tuple[Evaluated, list[str]]:
-    """The best candidate (at a rate, grown until its steady state settles) and why it ranks
-    first, when the ranking is by dollars (at a rate)."""
+def chosen_split(
+    dep: Deployment, evaluated: list[Evaluated], sample: OnlineSample | None, slo: Slo | None,
+    *, grow_failing: bool = True,
+) -> tuple[Evaluated, list[str]]:  # fmt: skip
+    """The best candidate (at a rate, grown until its steady state settles; unless
+    `grow_failing`, only when it serves the rate on the first sample) and why it ranks first,
+    when the ranking is by dollars (at a rate)."""
     best = max(evaluated, key=lambda ev: ev.key)
-    if sample is None or best.state is None:
+    if sample is None or best.state is None or not (grow_failing or best.key[0]):
         return best, []
     result, state = disagg_steady(dep, best.pools, sample, concurrency=best.cap,
                                   running=best.running, grow=True, prior=best.result)  # fmt: skip
@@ -314,6 +240,59 @@ def _confidence(best: DisaggregatedReport, agg: AggregatedSummary | None) -> lis
     return [f"steady state: {'; '.join(parts)}"] if parts else []
 
 
+def rank_splits(
+    dep: Deployment, specs: list[DisaggSpec], inputs: PlanInputs, goal: Objective,
+    slo: Slo | None, sample: OnlineSample | None, prices: dict[str, float],
+    progress: Callable[[], None] | None = None,
+) -> list[Evaluated]:  # fmt: skip
+    """Every split of `specs` at each decode cap, simulated once (on the first sample at a rate)
+    and keyed for ranking (`Evaluated.key`, higher is better)."""
+    return [
+        ev for spec in specs for ev in _evaluate(dep, spec, inputs, goal, slo, sample, prices,
+                                                 progress)
+    ]  # fmt: skip
+
+
+def split_plan_report(
+    dep: Deployment, *, gpus: int, workload: WorkloadChoice, inputs: PlanInputs, goal: Objective,
+    slo: Slo | None, seed: int, evaluated: list[Evaluated], chosen: tuple[Evaluated, list[str]],
+    agg: AggregatedSummary | None, prices: dict[str, float],
+) -> DisaggPlanReport:  # fmt: skip
+    """The report of the chosen split (`chosen`: it and why it ranks first) among `evaluated`,
+    against the aggregated deployment `agg` (`winner_by_cost`)."""
+    price = price_of(dep.hardware, prices)
+    sample = OnlineSample.of(workload, seed)
+    (spec, pools, result, cap, _, state, _), why_split = chosen
+    offered = offered_tokens_per_s(workload, inputs)
+    r = result.serving
+    ok = (
+        meets(float(r.ttft.p99), float(np.nan_to_num(r.tpot.p99)), slo)
+        if state is None
+        else serves(state, slo)
+    )
+    mixed = spec.prefill_gpu is not None or spec.decode_gpu is not None
+    best = disaggregated_report(spec, pools, result, concurrency=cap,
+                                price=_priced(pools, prices) if mixed else price,
+                                offered_tok_s=offered if ok else None, state=state)  # fmt: skip
+    winner, reasons = "disaggregated", ["no aggregated layout fits"]
+    if agg is not None:
+        winner, why = winner_by_cost(best, agg, slo)
+        reasons = [why, *comparison_reasons(best, agg)]
+    types = dict.fromkeys(plan.hardware.id for plan in pools)
+    return DisaggPlanReport(
+        schema_version=SCHEMA_VERSION, model=dep.model.id, hardware="+".join(types), gpus=gpus,
+        engine=dep.settings.engine.value, workload=inputs.workload_label,
+        num_requests=len(r.e2e_s), seed=seed, objective=goal.value,
+        ranked_by=goal.value if sample is None else RANKED_AT_RATE,
+        figures_from=figures_source(workload, len(inputs.requests), sample),
+        usd_per_gpu_hour=price,
+        usd_per_gpu_hour_by_type={p.hardware.id: price_of(p.hardware, prices) for p in pools},
+        candidates=[_candidate_row(ev, slo) for ev in evaluated], disaggregated=best,
+        aggregated=agg, winner=winner, reasons=[*reasons, *why_split, *_confidence(best, agg)],
+        engine_settings=disagg_engine_settings(dep, spec, pools, inputs, cap),
+    )  # fmt: skip
+
+
 def build_disagg_plan(
     dep: Deployment,
     *,
@@ -323,56 +302,30 @@ def build_disagg_plan(
     slo: Slo | None,
     seed: int,
     prices: dict[str, float] | None = None,
-    prefill_gpus: tuple[str, ...] = (),
+    types: tuple[str, ...] = (),
     progress: Callable[[], None] | None = None,
 ) -> DisaggPlanReport:
-    """Search disaggregated splits of `gpus` GPUs and compare the best with `plan`'s by dollars
+    """Search disaggregated splits of `gpus` GPUs, each pool on any of `types` (besides --gpu's)
+    and compare the best with the best aggregated layout of `gpus` GPUs of each type, by dollars
     (`winner_by_cost`), at the hardware's $/GPU-hour or `prices`'. In a batch the splits are
     ranked by the objective; at an offered rate by serving it within the SLOs, then dollars
-    (`online_rank`), both kinds in their steady state. The prefill pool is also tried on each GPU
-    type of `prefill_gpus`."""
+    (`online_rank`), both kinds in their steady state."""
     goal = Objective(objective)
     prices = prices or {}
-    price = price_of(dep.hardware, prices)
+    types = tuple(dict.fromkeys((dep.hardware.id, *types)))
     inputs = resolve_inputs(dep, workload, seed=seed)
     sample = OnlineSample.of(workload, seed)
-    evaluated = [
-        ev
-        for spec in _candidates(dep, gpus, inputs, prefill_gpus)
-        for ev in _evaluate(dep, spec, inputs, goal, slo, sample, prices, progress)
-    ]
-    chosen, why_split = _chosen(dep, evaluated, sample, slo)
-    spec, pools, result, cap, _, state, _ = chosen
-    offered = offered_tokens_per_s(workload, inputs)
-    r = result.serving
-    ok = (
-        meets(float(r.ttft.p99), float(np.nan_to_num(r.tpot.p99)), slo)
-        if state is None
-        else serves(state, slo)
-    )
-    split_price = price if spec.prefill_gpu is None else _priced(pools, prices)
-    best = disaggregated_report(spec, pools, result, concurrency=cap, price=split_price,
-                                offered_tok_s=offered if ok else None, state=state)  # fmt: skip
-    agg_report = build_plan_report(dep, gpus=gpus, workload=workload, objective=objective,
-                                   slo=slo, seed=seed, progress=progress)  # fmt: skip
-    agg = aggregated_summary(agg_report, price, offered, slo)
-    if agg is not None and sample is not None:
-        agg = aggregated_online(agg, dep, inputs, sample, gpus=gpus, price=price,
-                                offered_tok_s=offered, slo=slo)  # fmt: skip
-    elif agg is not None:
-        agg = with_kv_headroom(agg, dep, inputs)
-    winner, reasons = "disaggregated", ["no aggregated layout of these GPUs fits"]
-    if agg is not None:
-        winner, why = winner_by_cost(best, agg, slo)
-        reasons = [why, *comparison_reasons(best, agg)]
-    return DisaggPlanReport(
-        schema_version=SCHEMA_VERSION, model=dep.model.id, hardware=dep.hardware.id, gpus=gpus,
-        engine=dep.settings.engine.value, workload=inputs.workload_label,
-        num_requests=len(r.e2e_s), seed=seed, objective=goal.value,
-        ranked_by=goal.value if sample is None else RANKED_AT_RATE,
-        figures_from=figures_source(workload, len(inputs.requests), sample),
-        usd_per_gpu_hour=price,
-        candidates=[_candidate_row(ev, slo) for ev in evaluated], disaggregated=best,
-        aggregated=agg, winner=winner, reasons=[*reasons, *why_split, *_confidence(best, agg)],
-        engine_settings=disagg_engine_settings(dep, spec, pools, inputs, cap),
+    evaluated = rank_splits(dep, _candidates(dep, gpus, inputs, types), inputs, goal, slo,
+                            sample, prices, progress)  # fmt: skip
+    chosen = chosen_split(dep, evaluated, sample, slo)
+    choices = PoolChoices(dep, inputs.max_model_len, inputs.config.max_num_batched_tokens)
+    aggs = []
+    for g in types:
+        on = choices.on(g)
+        aggs.append(aggregated_at(on, gpus=gpus, workload=workload, objective=objective, slo=slo,
+                                  seed=seed, price=price_of(on.hardware, prices),
+                                  progress=progress))  # fmt: skip
+    return split_plan_report(
+        dep, gpus=gpus, workload=workload, inputs=inputs, goal=goal, slo=slo, seed=seed,
+        evaluated=evaluated, chosen=chosen, agg=best_aggregated(aggs, slo), prices=prices,
     )  # fmt: skip

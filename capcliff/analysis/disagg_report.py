@@ -28,7 +28,7 @@ class DisaggHeader(_Result):
 
     schema_version: int
     model: str
-    hardware: str
+    hardware: str  # the GPU type the pools run on, or `prefill-type+decode-type`
     gpus: int
     engine: str
     workload: str

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.disagg import DisaggSpec, pools_of, run_disagg
+from capcliff.analysis.disagg_options import gpu_types
 from capcliff.analysis.disagg_report import (
     DisaggHeader,
     DisaggregatedReport,
@@ -112,7 +113,8 @@ def build_disagg_sweep(
     )  # fmt: skip
     at = [p.concurrency for p in series.points].index(series.sweet_spot.concurrency)
     return DisaggSweepReport(
-        schema_version=SCHEMA_VERSION, model=dep.model.id, hardware=dep.hardware.id,
+        schema_version=SCHEMA_VERSION, model=dep.model.id,
+        hardware=gpu_types(spec, dep.hardware.id),
         gpus=spec.gpus, engine=dep.settings.engine.value, workload=workload_label,
         num_requests=len(requests), seed=seed, series=series, disaggregated=reports[at],
         per_point=reports,

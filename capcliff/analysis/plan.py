@@ -202,9 +202,10 @@ def kv_aware_gain(ev: _Evaluated, inputs: PlanInputs) -> tuple[float, float]:
 
     layout = ev.memory.layout
     cap = max(p.concurrency for p in ev.points)
-    aware = replace(
-        config_at(inputs.config, cap, layout.dp), policy="kv-aware", output_quantile=0.9
-    )
+    aware = replace(  # KV-aware admission chunks prefills (prefill-only steps are V0's)
+        config_at(inputs.config, cap, layout.dp), policy="kv-aware", output_quantile=0.9,
+        chunked_prefill=True,
+    )  # fmt: skip
     result = simulate(inputs.requests, ev.steps, ev.capacity, aware, dp=layout.dp)
     base = ev.sweet.makespan_s
     return result.makespan_s, 1 - result.makespan_s / base if base else 0.0

@@ -65,8 +65,9 @@ def summary(report: CheckReport) -> str:
 def _scenario_heading(s: ScenarioResult) -> str:
     layout = s.layout or "no layout"
     source = " (plan)" if s.layout_source == "plan" else ""
+    on = " + ".join(f"{count} x {gpu}" for gpu, count in s.gpus_by_type.items())
     return (
-        f"{s.model} on {s.gpus} x {s.gpu}, {layout}{source}, {s.engine}; {s.workload}, "
+        f"{s.model} on {on}, {layout}{source}, {s.engine}; {s.workload}, "
         f"{s.num_requests} requests, concurrency {s.concurrency}"
     )
 

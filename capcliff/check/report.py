@@ -90,8 +90,9 @@ class ScenarioResult(_Result):
 
     name: str
     model: str
-    gpu: str
+    gpu: str  # the GPU type, or `prefill-type+decode-type` when a split's pools differ
     gpus: int
+    gpus_by_type: dict[str, int]  # GPUs of each type (each pool's, for a split on two types)
     engine: str
     layout: str | None  # None when `auto` finds no layout that fits
     layout_source: str  # "spec" or "plan"

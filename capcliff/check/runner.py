@@ -168,6 +168,7 @@ def scenario_result(
 ) -> ScenarioResult:
     """Evaluate one scenario's assertions (and its baseline comparison)."""
     o, s = outcome(dep), dep.scenario
+    by_type = dep.gpus_by_type()
     checks = assertions_of(o, s.expect)
     if baseline is not None:
         before = baseline.scenarios.get(s.name)
@@ -175,8 +176,9 @@ def scenario_result(
     return ScenarioResult(
         name=s.name,
         model=s.model,
-        gpu=s.gpu,
+        gpu="+".join(by_type),
         gpus=s.gpu_count,
+        gpus_by_type=by_type,
         engine=s.engine.value,
         layout=o.figures.layout,
         layout_source="spec" if s.layout != "auto" else "plan",

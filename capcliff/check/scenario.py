@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from capcliff.analysis import deployment as resolution
-from capcliff.analysis.disagg import parse_disagg
+from capcliff.analysis.disagg import parse_disagg, pool_deployment
 from capcliff.analysis.disagg_sweep import disagg_series
 from capcliff.analysis.plan_types import Recommendation
 from capcliff.analysis.solver import Slo
@@ -64,8 +64,24 @@ class Deployment:
         return label, series[0][1]
 
     def memory(self, layout: Layout, max_model_len: int) -> LayoutMemory:
-        """The memory verdict of `layout` for requests up to `max_model_len` tokens."""
-        return self.resolved.memory(layout, max_model_len)
+        """The memory verdict of `layout` for requests up to `max_model_len` tokens, on the
+        scenario's GPU, or for a disaggregated scenario (whose layout is its decode pool's) on
+        the decode pool's GPU type."""
+        disagg = self.scenario.disagg
+        gpu = None if disagg is None else parse_disagg(disagg).decode_gpu
+        return pool_deployment(self.resolved, gpu).memory(layout, max_model_len)
+
+    def gpus_by_type(self) -> dict[str, int]:
+        """GPUs of each type: the scenario's, or each pool's for a disaggregated scenario."""
+        s = self.scenario
+        if s.disagg is None:
+            return {s.gpu: s.gpu_count}
+        spec = parse_disagg(s.disagg)
+        out: dict[str, int] = {}
+        for gpu, count in ((spec.prefill_gpu or s.gpu, spec.prefill_gpus),
+                           (spec.decode_gpu or s.gpu, spec.decode_gpus)):  # fmt: skip
+            out[gpu] = out.get(gpu, 0) + count
+        return out
 
 
 def arrival_pattern(w: CheckWorkload) -> Arrival:

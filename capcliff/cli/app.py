@@ -138,6 +138,15 @@ MEMORY_OPTIONS: dict[str, Any] = {
     "max_num_batched_tokens": Annotated[
         int | None, typer.Option(help="Engine max_num_batched_tokens (prefill chunk budget).")
     ],
+    "enable_chunked_prefill": Annotated[
+        bool | None,
+        typer.Option(
+            "--enable-chunked-prefill/--no-enable-chunked-prefill",
+            help="vLLM V0: chunked prefill on or off (default: V0's, on above 32K context "
+            "except for MLA models). Off: prefills run in steps of their own and the budget "
+            "and profile run cover max_model_len tokens.",
+        ),
+    ],
     "block_size": Annotated[int | None, typer.Option(help="KV block (page) size, tokens.")],
     "enforce_eager": Annotated[
         bool | None, typer.Option("--enforce-eager", help="No CUDA graphs.")

@@ -18,10 +18,10 @@ if TYPE_CHECKING:
 
 def plan_disagg(
     dep: Deployment, gpus: int, choice: WorkloadChoice, goal: str, slo: Slo | None, seed: int,
-    output: str, prices: dict[str, float], prefill_gpus: tuple[str, ...] = (),
+    output: str, prices: dict[str, float], types: tuple[str, ...] = (),
 ) -> None:  # fmt: skip
-    """`plan --disagg`: table or JSON (Markdown is not offered for it); the prefill pool is also
-    tried on each of `prefill_gpus`."""
+    """`plan --disagg`: table or JSON (Markdown is not offered for it); each pool is also tried
+    on each GPU type of `types`."""
     from capcliff.analysis.disagg_plan import build_disagg_plan
     from capcliff.cli.progress import progress_bar
 
@@ -36,7 +36,7 @@ def plan_disagg(
             slo=slo,
             seed=seed,
             prices=prices,
-            prefill_gpus=prefill_gpus,
+            types=types,
             progress=tick,
         )
     if output == "json":
@@ -82,9 +82,10 @@ def sweep_disagg(
 
 def plan_cheapest(
     dep: Deployment, choice: WorkloadChoice, slo: Slo, seed: int, output: str,
-    prices: dict[str, float], prefill_gpus: tuple[str, ...] = (),
+    prices: dict[str, float], types: tuple[str, ...] = (), jobs: int = 1,
 ) -> None:  # fmt: skip
-    """`plan --disagg --rate R --slo-...` without a GPU count: the cheapest cluster."""
+    """`plan --disagg --rate R --slo-...` without a GPU count: the cheapest cluster on any of
+    --gpu's types and `types`, each price's options over up to `jobs` worker processes."""
     from capcliff.analysis.disagg_fleet import cheapest_cluster
     from capcliff.cli.progress import progress_bar
 
@@ -93,7 +94,7 @@ def plan_cheapest(
     with progress_bar("simulating", None) as tick:
         report = cheapest_cluster(
             dep, workload=choice, slo=slo, seed=seed, prices=prices, progress=tick,
-            prefill_gpus=prefill_gpus,
+            types=types, jobs=jobs,
         )  # fmt: skip
     if output == "json":
         typer.echo(report.model_dump_json(indent=2))

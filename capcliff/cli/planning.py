@@ -61,7 +61,7 @@ PlanGpuOption = Annotated[
     str,
     typer.Option(
         help="Hardware id; a comma list (h100-sxm,h200-sxm,b200,mi300x) sizes a fleet on each "
-        "(with --disagg: the prefill pool is also tried on each after the first)."
+        "(with --disagg: each pool may run on any of them)."
     ),
 ]
 PlanArrivalOption = Annotated[
@@ -196,9 +196,12 @@ def plan(
         from capcliff.cli.disagg import plan_cheapest, plan_disagg
 
         prices = _prices(price_gpu_hour, gpu_ids)
-        others = tuple(gpu_ids[1:])  # GPU types the prefill pool is also tried on
+        others = tuple(gpu_ids[1:])  # GPU types either pool may also run on
         if gpus is None and nodes is None and rate is not None and slo is not None:
-            plan_cheapest(dep, choice, slo, seed, output.value, prices, others)
+            from capcliff.analysis.parallel import default_jobs
+
+            plan_cheapest(dep, choice, slo, seed, output.value, prices, others,
+                          jobs or default_jobs())  # fmt: skip
         else:
             plan_disagg(dep, count, choice, goal, slo, seed, output.value, prices, others)
         return

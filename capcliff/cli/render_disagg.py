@@ -47,6 +47,14 @@ def disaggregated_lines(report: DisaggregatedReport) -> list[str]:
     ]
 
 
+def _gpus_text(report: DisaggregatedReport) -> str:
+    """`N x gpu`, or per pool when the pools run on two GPU types."""
+    pre, dec = report.prefill, report.decode
+    if pre.hardware == dec.hardware:
+        return f"{report.gpus} x {pre.hardware}"
+    return f"{pre.gpus} x {pre.hardware} (prefill) + {dec.gpus} x {dec.hardware} (decode)"
+
+
 def _dollars(per_hour: float | None, per_mtok: float | None) -> str:
     if per_hour is None:
         return ""
@@ -70,19 +78,25 @@ def disagg_plan_view(report: DisaggPlanReport) -> RenderableType:
             f"{c.tpot_p99_s * 1e3:,.0f} ms", f"{c.makespan_s:,.0f} s",
             f"{c.decode_kv_headroom:.0%}", f"{c.preemptions:,}",
         )  # fmt: skip
+    prices = ", ".join(f"{gpu} ${usd:,.2f}" for gpu, usd in report.usd_per_gpu_hour_by_type.items())
     lines = [
-        f"{report.model} on {report.gpus} x {report.hardware}, engine {report.engine}; workload "
-        f"{report.workload}, {report.num_requests:,} requests; splits ranked by "
-        f"{report.ranked_by}, disaggregated vs aggregated by $ at ${report.usd_per_gpu_hour:,.2f} "
-        "per GPU-hour",
+        f"{report.model} on {_gpus_text(report.disaggregated)}, engine {report.engine}; "
+        f"workload {report.workload}, {report.num_requests:,} requests; splits ranked by "
+        f"{report.ranked_by}, disaggregated vs aggregated by $ at {prices} per GPU-hour",
         f"Figures from {report.figures_from}",
     ]
     tail = [*disaggregated_lines(report.disaggregated)]
     agg = report.aggregated
     if agg is not None:
+        where = (
+            f"on the same {report.gpus} GPUs"
+            if agg.gpus in (None, report.gpus) and agg.hardware in (None, report.hardware)
+            else "compared"
+        )
+        on = "" if agg.hardware is None else f" on {agg.gpus} x {agg.hardware}"
         tail.append(
-            f"Aggregated best on the same {report.gpus} GPUs: {agg.layout} at concurrency "
-            f"{agg.concurrency:,}" + _dollars(agg.usd_per_hour, agg.usd_per_million_output_tokens)
+            f"Aggregated best {where}: {agg.layout}{on} at concurrency {agg.concurrency:,}"
+            + _dollars(agg.usd_per_hour, agg.usd_per_million_output_tokens)
         )
     tail.append(f"Better here: {report.winner}")
     tail += [f"  - {reason}" for reason in report.reasons]
@@ -108,8 +122,8 @@ def disagg_sweep_view(report: DisaggSweepReport) -> RenderableType:
         f"{cliff.simulated_concurrency:,}"
     )  # fmt: skip
     lines = [
-        f"{report.model} on {report.gpus} x {report.hardware}, engine {report.engine}; workload "
-        f"{report.workload}, {report.num_requests:,} requests",
+        f"{report.model} on {_gpus_text(report.disaggregated)}, engine {report.engine}; "
+        f"workload {report.workload}, {report.num_requests:,} requests",
     ]
     tail = [
         f"Decode cliff: analytic {cliff.analytic_concurrency:,}, simulated {simulated}; sweet "
@@ -120,30 +134,34 @@ def disagg_sweep_view(report: DisaggSweepReport) -> RenderableType:
 
 
 def cheapest_view(report: CheapestReport) -> RenderableType:
-    """The budgets tried, the choice and why, then the chosen budget's comparison."""
-    table = Table(title="budgets tried (p99 against the SLOs)", title_justify="left")
-    for head in ("GPUs", "$/hour", "best split", "meets", "TTFT / TPOT", "$/M tok", "aggregated",
-                 "meets ", "TTFT / TPOT ", "$/M tok "):  # fmt: skip
-        table.add_column(head, no_wrap=head in ("best split", "aggregated"))
+    """The options simulated, cheapest first, the choice and why, then the best split's
+    comparison."""
+    table = Table(title="options simulated, cheapest first (p99 against the SLOs)",
+                  title_justify="left")  # fmt: skip
+    for head in ("$/hour", "kind", "deployment", "GPUs", "meets", "TTFT / TPOT", "$/M tok"):
+        table.add_column(head, no_wrap=head == "deployment")
     for t in report.tried:
+        what = t.deployment or "nothing fits"
+        if t.kind == "disaggregated" and t.splits > 1:
+            what += f" (best of {t.splits})"
+        if t.compared_only:
+            what += " (comparison)"
         table.add_row(
-            f"{t.gpus:,}", f"${t.gpus * report.usd_per_gpu_hour:,.2f}",
-            t.disaggregated or "does not fit", "yes" if t.disaggregated_meets else "no",
-            _pair(t.disaggregated_ttft_p99_s, t.disaggregated_tpot_p99_s),
-            _usd(t.disaggregated_usd_per_million_output_tokens),
-            t.aggregated or "-", "yes" if t.aggregated_meets else "no",
-            _pair(t.aggregated_ttft_p99_s, t.aggregated_tpot_p99_s),
-            _usd(t.aggregated_usd_per_million_output_tokens),
+            f"${t.usd_per_hour:,.2f}", t.kind, what, f"{t.gpus:,} x {t.hardware}",
+            "yes" if t.meets else "no", _pair(t.ttft_p99_s, t.tpot_p99_s),
+            _usd(t.usd_per_million_output_tokens),
         )  # fmt: skip
     limits = (
         f"TTFT p99 <= {report.slo_ttft_s or 'any'} s, TPOT p99 <= {report.slo_tpot_s or 'any'} s"
     )
+    prices = ", ".join(f"{gpu} ${usd:,.2f}" for gpu, usd in report.usd_per_gpu_hour.items())
     head = (
-        f"{report.model} on {report.hardware} (${report.usd_per_gpu_hour:,.2f} per GPU-hour) at "
-        f"{report.rate_per_s:g} requests/s; {limits}"
+        f"{report.model} at {report.rate_per_s:g} requests/s; {limits}; $ per GPU-hour: "
+        f"{prices}\nSearch: {report.search}"
     )
     verdict = (
-        f"Cheapest: {report.gpus:,} GPUs, {report.choice}"
+        f"Cheapest: {report.choice}, {report.gpus:,} GPU{'' if report.gpus == 1 else 's'}, "
+        f"${report.usd_per_hour or 0:,.2f} per hour"
         if report.choice is not None
         else "Nothing tried meets the SLOs"
     )
@@ -155,9 +173,9 @@ def cheapest_view(report: CheapestReport) -> RenderableType:
         a = report.aggregated
         parts.append(
             Text(
-                f"Aggregated {a.layout} at concurrency {a.concurrency:,}: "
-                f"{a.output_throughput_tok_s:,.0f} tok/s, TTFT p99 {a.ttft_p99_s:,.2f} s, "
-                f"TPOT p99 {a.tpot_p99_s * 1e3:,.1f} ms"
+                f"Aggregated {a.layout} on {a.gpus} x {a.hardware} at concurrency "
+                f"{a.concurrency:,}: {a.output_throughput_tok_s:,.0f} tok/s, TTFT p99 "
+                f"{a.ttft_p99_s:,.2f} s, TPOT p99 {a.tpot_p99_s * 1e3:,.1f} ms"
                 + _dollars(a.usd_per_hour, a.usd_per_million_output_tokens)
             )
         )

@@ -57,6 +57,8 @@ class BudgetSettings:
         None  # vLLM; SGLang chunked_prefill_size; TRT max_num_tokens
     )
     max_num_seqs: int | None = None  # vLLM; SGLang max_running_requests; TRT max_batch_size
+    # vLLM V0 --enable-chunked-prefill (engines.vllm_v0_chunked_prefill when None)
+    enable_chunked_prefill: bool | None = None
     block_size: int | None = None  # vLLM block_size; SGLang page_size; TRT tokens_per_block
     kv_cache_memory_bytes: int | None = None  # vLLM --kv-cache-memory: bypasses the budget
     enforce_eager: bool = False

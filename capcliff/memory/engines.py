@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TypeVar
 
+from capcliff.errors import InputError
 from capcliff.memory.budget import (
     BudgetSettings,
     BudgetTerm,
@@ -42,6 +44,8 @@ from capcliff.memory.overheads import (
     v1_activation_peak_bytes,
 )
 from capcliff.units import GIB, MIB
+
+_T = TypeVar("_T")
 
 # vLLM EngineArgs batch defaults for `vllm serve` (vllm/engine/arg_utils.py, get_batch_defaults):
 # GPUs with >= 70 GiB (not A100) get max_num_batched_tokens 8192 and max_num_seqs 1024, others
@@ -64,6 +68,9 @@ class EngineDefaults:
     max_num_batched_tokens: int
     max_num_seqs: int
     block_size: int
+    # vLLM V0: False runs `_schedule_default` (prefills in steps of their own); every other
+    # engine chunks prefills (or, TensorRT-LLM, is modelled so)
+    chunked_prefill: bool = True
 
 
 def _sglang_tier(total_mib: float, tp: int) -> tuple[int, int]:
@@ -84,15 +91,24 @@ def engine_defaults(
     settings: BudgetSettings, *, total_memory_bytes: int, max_model_len: int, mla: bool, tp: int
 ) -> EngineDefaults:
     """The engine's defaults for the settings the user left unset."""
-    engine = settings.engine
+    engine, chunked = settings.engine, True
     if engine is EngineName.VLLM:
         large = total_memory_bytes >= VLLM_LARGE_GPU_BYTES
         batched, seqs = (8192, 1024) if large else (2048, 256)
         block = 64 if mla else 16  # vLLM's MLA backends (FlashMLA) need 64-token blocks
     elif engine is EngineName.VLLM_V0:
         # Chunked prefill above 32K context, but never by default for MLA (vllm_v0_chunked_prefill)
-        chunked = vllm_v0_chunked_prefill(max_model_len, mla=mla)
+        chunked = _given(
+            settings.enable_chunked_prefill, vllm_v0_chunked_prefill(max_model_len, mla=mla)
+        )
         batched, seqs, block = (2048 if chunked else max(max_model_len, 2048)), 256, 16
+        given = settings.max_num_batched_tokens
+        if not chunked and given is not None and given < max_model_len:
+            raise InputError(  # SchedulerConfig._verify_args (0.6.x-0.7.x) raises ValueError
+                f"max_num_batched_tokens: {given} is smaller than max_model_len ({max_model_len}),"
+                " which vLLM V0 without chunked prefill refuses; raise it, shorten max_model_len"
+                " or enable chunked prefill"
+            )
     elif engine is EngineName.SGLANG:
         batched = _sglang_tier(total_memory_bytes / MIB, tp)[0]
         seqs, block = SGLANG_MAX_REQUESTS, 1
@@ -102,6 +118,7 @@ def engine_defaults(
         max_num_batched_tokens=_given(settings.max_num_batched_tokens, batched),
         max_num_seqs=_given(settings.max_num_seqs, seqs),
         block_size=_given(settings.block_size, block),
+        chunked_prefill=chunked,
     )
 
 
@@ -120,7 +137,7 @@ def vllm_v0_chunked_prefill(max_model_len: int, *, mla: bool) -> bool:
     return max_model_len > VLLM_V0_CHUNKED_PREFILL_ABOVE and not mla
 
 
-def _given(value: int | None, default: int) -> int:
+def _given(value: _T | None, default: _T) -> _T:
     """A setting as given; its default when not given (None)."""
     return default if value is None else value
 

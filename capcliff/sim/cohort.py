@@ -6,6 +6,11 @@ never touches a member between events. A member needs a new block in step s when
 the start of s is a multiple of the block size B, i.e. when s = s0 - c0 (mod B): its phase. The
 phase histogram gives the blocks the cohort needs over any k steps in O(B):
 N(k) = (k // B) x n + (blocks needed in the first k mod B steps).
+
+A step in which the members do not decode (vLLM V0's prefill-only step, `hold`) delays every one
+of them by a step. The cohort counts those steps (`_lag`) and stores everything on its own clock,
+t = step - lag, so a hold costs O(B): only the phase histogram, which callers index by step,
+rotates.
 """
 
 from __future__ import annotations
@@ -43,15 +48,18 @@ class DecodeCohort:
         self._victim_heap: list[tuple[tuple[int, int, int], int, int]] = []
         self._prefix_phase = -1  # the phase whose prefix sums are cached (-1: none)
         self._prefix_sums: list[int] = []
+        self._lag = 0  # steps held so far; the bases and heaps count t = step - lag
 
     def add(self, i: int, *, context: int, generated: int, output: int, step: int) -> None:
         """Start decoding request i at `step` with `context` KV tokens and `generated` tokens."""
-        base_c, base_g = context - step, generated - step
+        lag = self._lag
+        t = step - lag
+        base_c, base_g = context - t, generated - t
         self._unwritten[i] = base_g
         self._context_bases[i], self._generated_bases[i] = base_c, base_g
         self._members[i] = None
         self.count += 1
-        self.phase_counts[-base_c % self.block_size] += 1
+        self.phase_counts[(lag - base_c) % self.block_size] += 1
         self._prefix_phase = -1
         self._context_base_sum += base_c
         self._generated_base_sum += base_g
@@ -60,7 +68,7 @@ class DecodeCohort:
         heap = self._finish_heap
         if len(heap) > 2 * self.count + 64:  # mostly stale entries: keep the heap small
             heap = self._finish_heap = self._live(heap)
-        heapq.heappush(heap, (step + output - generated - 1, i, version))
+        heapq.heappush(heap, (t + output - generated - 1, i, version))
 
     def track_victims(self, i: int, *, prompt: int, admit_seq: int) -> None:
         """Also keep i in the fewest-generated retraction order (SGLang)."""
@@ -81,14 +89,25 @@ class DecodeCohort:
     def remove(self, i: int, step: int) -> tuple[int, int]:
         """Take i out at the start of `step`; returns its (context, generated) then."""
         base_c, base_g = self._context_bases[i], self._generated_bases[i]
+        lag = self._lag
         del self._members[i]
         self.count -= 1
-        self.phase_counts[-base_c % self.block_size] -= 1
+        self.phase_counts[(lag - base_c) % self.block_size] -= 1
         self._prefix_phase = -1
         self._context_base_sum -= base_c
         self._generated_base_sum -= base_g
         self._version[i] += 1
-        return base_c + step, base_g + step
+        t = step - lag
+        return base_c + t, base_g + t
+
+    def hold(self) -> None:
+        """A step in which the members do not decode (vLLM V0's prefill-only step): at the start
+        of the next step each still has its context and output, so every phase and every last
+        step moves one step later. O(B)."""
+        self._lag += 1
+        counts = self.phase_counts
+        self.phase_counts = [counts[-1], *counts[:-1]]  # phase lag - base_c mod B rises by one
+        self._prefix_phase = -1
 
     @property
     def generated_base(self) -> IntArray:
@@ -101,6 +120,9 @@ class DecodeCohort:
                 pending.values(), np.int64, len(pending)
             )
             pending.clear()
+        if self._lag:  # stored on the cohort's clock
+            shifted: IntArray = self._generated_base - self._lag
+            return shifted
         return self._generated_base
 
     def __contains__(self, i: int) -> bool:
@@ -112,15 +134,15 @@ class DecodeCohort:
 
     def context(self, i: int, step: int) -> int:
         """Context tokens of member i at the start of `step`."""
-        return self._context_bases[i] + step
+        return self._context_bases[i] + step - self._lag
 
     def context_sum(self, step: int) -> int:
         """Sum of the members' contexts at the start of `step`."""
-        return self._context_base_sum + self.count * step
+        return self._context_base_sum + self.count * (step - self._lag)
 
     def generated_sum(self, step: int) -> int:
         """Sum of the members' generated tokens at the start of `step`."""
-        return self._generated_base_sum + self.count * step
+        return self._generated_base_sum + self.count * (step - self._lag)
 
     def needs_at(self, step: int) -> int:
         """Members that need a new block in `step`."""
@@ -167,12 +189,13 @@ class DecodeCohort:
         heap = self._finish_heap
         while heap and heap[0][2] != self._version[heap[0][1]]:
             heapq.heappop(heap)
-        return heap[0][0] if heap else None
+        return heap[0][0] + self._lag if heap else None
 
     def pop_finishing(self, step: int) -> list[int]:
         """Members whose last token is generated in `step` (they stay members until removed)."""
         done: list[int] = []
         heap, version = self._finish_heap, self._version
+        step -= self._lag
         while heap:
             last, i, v = heap[0]
             if v != version[i]:
@@ -189,4 +212,9 @@ class DecodeCohort:
         heap = self._victim_heap
         while heap and heap[0][2] != self._version[heap[0][1]]:
             heapq.heappop(heap)
-        return (heap[0][0], heap[0][1]) if heap else None
+        if not heap:
+            return None
+        if self._lag:  # stored on the cohort's clock
+            (g, prompt, admit), i = heap[0][0], heap[0][1]
+            return (g - self._lag, prompt, admit), i
+        return heap[0][0], heap[0][1]

@@ -55,6 +55,9 @@ class SimConfig:
     # vllm (APC) and sglang (radix cache) only; None: the engine's default, on where the
     # workload shares content (`resolved_prefix_caching`)
     prefix_caching: bool | None = False
+    # vllm-v0 only: False runs V0's default scheduler, prefills in steps of their own
+    # (`capcliff.sim.prefill_only`); True its chunked-prefill scheduler
+    chunked_prefill: bool = True
     time_series_points: int = 512
     max_steps: int = 100_000_000  # a guard against a simulation that cannot finish
 
@@ -76,6 +79,8 @@ class SimConfig:
                 f"prefix_caching: modelled for {', '.join(PREFIX_CACHING_POLICIES)}, "
                 f"not {self.policy!r}"
             )
+        if not self.chunked_prefill and self.policy != "vllm-v0":
+            raise InputError(f"chunked_prefill: off is modelled for vllm-v0, not {self.policy!r}")
         if self.output_quantile is not None and not 0 < self.output_quantile <= 1:
             raise InputError(f"output_quantile: must be in (0, 1], got {self.output_quantile}")
 

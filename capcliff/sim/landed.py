@@ -135,7 +135,7 @@ class LandedReplicaSim(ReplicaSim):
 
     def _join_cohort(self, admitted: list[tuple[int, int, int]]) -> None:
         """Make the requests just admitted decoding members from this step on (as `_end_step`
-        and `_advance` would at its end), handing back the block each took for the token the
+        and `_advance_all` would at its end), handing back the block each took for the token the
         step writes: the cohort allocates it."""
         size, step, cohort = self.block_size, self.step, self.cohort
         for i, before, _ in admitted:

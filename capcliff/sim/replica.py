@@ -18,6 +18,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
+from functools import partial
 
 from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
@@ -27,6 +28,7 @@ from capcliff.sim.cohort import DecodeCohort
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
 from capcliff.sim.fast_forward import fast_forward
 from capcliff.sim.policies import Candidate, Policy, Requeue, VictimOrder
+from capcliff.sim.prefill_only import no_chunking, prefill_step, prefill_verdict, swap_ins
 from capcliff.sim.prefix_reuse import replica_reuse
 from capcliff.sim.step_plan import PlannedStep, step_load
 from capcliff.sim.thrash import handles
@@ -70,10 +72,8 @@ class ReplicaSim:
         self.step, self.now_s, self.done, self.seq = 0, 0.0, 0, 0
         self.ratio_base, self.ratio_steps = (rule.ratio.init if rule.ratio else 0.0), 0
         self.dirty = True  # the running set or the queue changed since admission was decided
-        self.host_used = 0
         self.full_blocks_sum = 0  # over running requests admitted before this step
-        self.max_output_sum = 0
-        self.swap_out_tokens = self.swap_in_tokens = 0
+        self.host_used = self.max_output_sum = self.swap_out_tokens = self.swap_in_tokens = 0
         self.rec = Recorder(capacity.blocks, model.peak_bandwidth_bytes_per_s)
         self.whole_prompt_blocks = rule.whole_prompt_blocks
         # gives up its latest admissions, drops their KV, admits nobody in that step
@@ -83,6 +83,7 @@ class ReplicaSim:
             and config.preemption is PreemptionMode.RECOMPUTE
         )
         self.max_num_seqs = config.max_num_seqs
+        self.prefill_only, self.prefill_refused = no_chunking(self, landed=landed), False
         self.clients = ClientLoop(requests, self.arrival)
         self.arrivals = self.clients.arrivals
         self.reuse = replica_reuse(requests, capacity, model, config, rule)
@@ -150,6 +151,8 @@ class ReplicaSim:
         """Decide one engine step: victims, the prefill chunk, admissions, blocks; its load."""
         budget = self.config.max_num_batched_tokens
         self.swap_out_tokens = self.swap_in_tokens = 0
+        if self.prefill_only and (planned := prefill_step(self)) is not None:
+            return planned  # vLLM V0 without chunked prefill: this step runs prefills alone
         cohort = self.cohort
         if self.partial is None and cohort.needs_at(self.step) <= self.free:
             preempted = False  # resolve_exhaustion would give up nobody
@@ -160,7 +163,8 @@ class ReplicaSim:
         self.free -= cohort.needs_at(self.step) + need_x
         if self.partial is not None:
             self.held[self.partial] += need_x
-        admitted, blocked = self._admit(budget - decoders - chunk_x, preempted)
+        admit = partial(swap_ins, self) if self.prefill_only else self._admit
+        admitted, blocked = admit(budget - decoders - chunk_x, preempted)
         prefills = admitted
         if self.partial is not None and chunk_x:
             prefills = [*admitted, (self.partial, self.context[self.partial], chunk_x)]
@@ -304,6 +308,8 @@ class ReplicaSim:
         start? Admission is decided after the running requests' new blocks of that step are
         allocated. True if admitted; False if nobody could be (empty queue, no token budget or
         no seat); else the refused candidate."""
+        if self.prefill_only:
+            return prefill_verdict(self, step=step, free=free)
         budget = self.config.max_num_batched_tokens - self.cohort.count
         if not (self.waiting and budget > 0 and len(self.running) < self.max_num_seqs):
             return False
@@ -364,12 +370,8 @@ class ReplicaSim:
         if not preempted and self.rule.ratio:
             self.ratio_steps += 1
 
-    def _advance(self, i: int, chunk: int) -> None:
-        """Request i computed `chunk` tokens this step (a prefill chunk or a swapped-in decode)."""
-        self._advance_all([(i, 0, chunk)])
-
     def _advance_all(self, entries: list[tuple[int, int, int]]) -> None:
-        """`_advance` for each (request, _, chunk) in order, with the replica's lists local."""
+        """Each (request, _, chunk) in order computed `chunk` tokens this step."""
         context, held, generated, prompt, output = (
             self.context, self.held, self.generated, self.prompt, self.output
         )  # fmt: skip

@@ -1,0 +1,185 @@
+"""The cheapest cluster at a rate on several GPU types: the options, their prices, and the walk
+that visits them cheapest first and stops at the first price where one meets the SLOs."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from capcliff.analysis.deployment import DeploymentSettings, resolve
+from capcliff.analysis.disagg_options import (
+    Option,
+    PoolChoices,
+    cluster_options,
+    gpu_counts,
+    walk_by_price,
+)
+from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.cli import app
+
+runner = CliRunner()
+SMALL = "deepseek-r1-distill-llama-8b"
+TYPES = ("h200-sxm", "h100-sxm")
+
+
+def test_cluster_sizes_are_every_count_up_to_a_node_then_every_whole_node() -> None:
+    assert gpu_counts(8, 3) == [1, 2, 3, 4, 5, 6, 7, 8, 16, 24]
+
+
+@cache
+def _choices() -> PoolChoices:
+    dep = resolve(get_model(SMALL), get_hardware("h200-sxm"), DeploymentSettings())
+    return PoolChoices(dep, 3072, 8192)
+
+
+def _options(h200: float, h100: float) -> list[Option]:
+    return cluster_options(_choices(), TYPES, {"h200-sxm": h200, "h100-sxm": h100}, nodes=1)
+
+
+def test_options_are_priced_per_pool_and_sorted_cheapest_first() -> None:
+    options = _options(4.0, 3.0)
+    first = [(o.usd_per_hour, o.kind, o.gpus, o.hardware) for o in options[:6]]
+    # 1 H100 $3; 1 H200 $4; 2 H100 $6, aggregated first, then its split 1p+1d on H100 (1 + 1 x
+    # $3); prefill on one type and decode on the other: $3 + $4 = $7, either way round
+    assert first == [
+        (3.0, "aggregated", 1, "h100-sxm"),
+        (4.0, "aggregated", 1, "h200-sxm"),
+        (6.0, "aggregated", 2, "h100-sxm"),
+        (6.0, "disaggregated", 2, "h100-sxm"),
+        (7.0, "disaggregated", 2, "h100-sxm+h200-sxm"),
+        (7.0, "disaggregated", 2, "h200-sxm+h100-sxm"),
+    ]
+    assert [o.usd_per_hour for o in options] == sorted(o.usd_per_hour for o in options)
+    names = [o.spec.name for o in options if o.spec is not None]
+    assert len(names) == len(set(names))  # a split reached from two budgets is listed once
+    assert "1p:tp1,1d:tp1@h100-sxm" in names  # the decode pool on the second --gpu type
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.floats(0.5, 10.0), st.floats(0.5, 10.0), st.integers(1, 9), st.integers(1, 9),
+    st.integers(1, 9),
+)  # fmt: skip
+def test_the_walk_finds_the_cheapest_option_that_meets_and_visits_nothing_dearer(
+    h200: float, h100: float, need_h200: int, need_h100: int, need_split: int
+) -> None:
+    # A monotone stand-in for the simulation: an option meets from a GPU count up, per kind.
+    options = _options(h200, h100)
+
+    def meets(o: Option) -> bool:
+        if o.spec is not None:
+            return o.gpus >= need_split
+        return o.gpus >= (need_h200 if o.hardware == "h200-sxm" else need_h100)
+
+    visited: list[Option] = []
+
+    def visit(level: list[Option]) -> bool:
+        visited.extend(level)
+        return any(meets(o) for o in level)
+
+    stop = walk_by_price(options, visit)
+    cheapest = min((o.usd_per_hour for o in options if meets(o)), default=None)
+    if cheapest is None:
+        assert stop is None and len(visited) == len(options)
+        return
+    assert stop == pytest.approx(cheapest)
+    assert all(o.usd_per_hour <= cheapest + 1e-6 for o in visited)
+    assert all(o in visited for o in options if o.usd_per_hour <= cheapest)
+
+
+def _cheapest(prices: str, jobs: str = "1") -> dict:  # type: ignore[type-arg]
+    result = runner.invoke(app, [
+        "plan", SMALL, "--gpu", ",".join(TYPES), "--price-gpu-hour", prices, "--disagg",
+        "--isl", "2048", "--osl", "128", "--arrival", "poisson", "--rate", "11",
+        "--num-requests", "100", "--slo-ttft", "1", "--slo-tpot", "0.05", "--jobs", jobs,
+        "--format", "json",
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)  # type: ignore[no-any-return]
+
+
+def test_the_cheaper_gpu_wins_with_more_of_them_when_they_still_cost_less() -> None:
+    report = _cheapest("4,1.5")
+    one_h100 = report["tried"][0]
+    # at 11 req/s one H100 ($1.50) queues past the 1 s TTFT limit
+    assert (one_h100["gpus"], one_h100["hardware"], one_h100["meets"]) == (1, "h100-sxm", False)
+    # 2 x $1.50 = $3.00 per hour < one H200 at $4.00: the walk stops at $3 without simulating
+    # the H200, and aggregated wins the tie with the 1p+1d split on the same two H100s
+    assert report["usd_per_hour"] == pytest.approx(3.0)
+    assert (report["choice"], report["gpus"]) == ("aggregated", 2)
+    assert report["aggregated"]["hardware"] == "h100-sxm"
+    assert all(t["usd_per_hour"] <= 3.0 for t in report["tried"] if not t["compared_only"])
+    # 11 req/s x 128 tokens x 3,600 s = 5.0688 M tokens per hour: $3 / 5.0688 = $0.5919 per M
+    assert report["aggregated"]["usd_per_million_output_tokens"] == pytest.approx(3 / 5.0688)
+
+
+def test_the_cheaper_gpu_loses_when_the_extra_gpus_cost_more_than_the_dearer_one() -> None:
+    report = _cheapest("4,2.5")
+    rows = [(t["usd_per_hour"], t["kind"], t["hardware"], t["meets"], t["compared_only"])
+            for t in report["tried"]]  # fmt: skip
+    # one H100 ($2.50) misses as above; one H200 ($4.00) meets; two H100 would cost $5.00
+    assert rows[:2] == [
+        (2.5, "aggregated", "h100-sxm", False, False),
+        (4.0, "aggregated", "h200-sxm", True, False),
+    ]
+    assert (report["choice"], report["gpus"], report["usd_per_hour"]) == ("aggregated", 1, 4.0)
+    assert report["aggregated"]["hardware"] == "h200-sxm"
+    # for the comparison the walk goes on over splits alone, up to 2 x $4 = $8 per hour: the
+    # first, 1p+1d on two H100s at 2 x $2.50 = $5, meets, 5 / 4 - 1 = 25 % dearer
+    assert rows[2:] == [(5.0, "disaggregated", "h100-sxm", True, True)]
+    assert report["plan"]["disaggregated"]["serving"]["usd_per_hour"] == pytest.approx(5.0)
+    assert any("+25% over the answer" in reason for reason in report["reasons"])
+
+
+def test_worker_processes_give_the_serial_answer() -> None:
+    # at $3 per hour two options (aggregated on 2 H100s and the 1p+1d split on them) run at once
+    assert _cheapest("4,1.5", jobs="2") == _cheapest("4,1.5", jobs="1")
+
+
+def test_the_table_marks_the_comparison_and_states_the_answer() -> None:
+    result = runner.invoke(app, [
+        "plan", SMALL, "--gpu", ",".join(TYPES), "--price-gpu-hour", "4,2.5", "--disagg",
+        "--isl", "2048", "--osl", "128", "--arrival", "poisson", "--rate", "11",
+        "--num-requests", "100", "--slo-ttft", "1", "--slo-tpot", "0.05", "--jobs", "1",
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "Cheapest: aggregated, 1 GPU, $4.00 per hour" in result.output
+    assert "1p:tp1@h100-sxm,1d:tp1@h100-sxm (comparison)" in result.output
+    assert "$ per GPU-hour: h200-sxm $4.00, h100-sxm $2.50" in result.output
+
+
+def test_a_split_that_stops_serving_once_grown_gives_way_to_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from types import SimpleNamespace
+
+    from capcliff.analysis import disagg_fleet
+
+    # three splits of one price: "a" ranks first and "b" second on the first sample, both
+    # serving; "c" does not serve. Grown, "a" stops serving (its sample was too small).
+    def ev(name: str, key: tuple[float, ...]) -> SimpleNamespace:
+        return SimpleNamespace(spec=name, cap=None, key=key, state=f"{name} first")
+
+    splits = [ev("a", (True, -8.0, -0.5)), ev("b", (True, -8.0, -0.7)), ev("c", (False, 1.0, 0))]
+    grown: list[str] = []
+
+    def chosen_split(dep, left, sample, slo, *, grow_failing):  # type: ignore[no-untyped-def]
+        best = max(left, key=lambda e: e.key)
+        if best.key[0]:
+            grown.append(best.spec)
+            best = SimpleNamespace(**{**vars(best), "state": f"{best.spec} grown"})
+        return best, []
+
+    monkeypatch.setattr(disagg_fleet, "chosen_split", chosen_split)
+    monkeypatch.setattr(
+        disagg_fleet, "serves", lambda state, slo: state in ("a first", "b first", "b grown")
+    )
+    ctx = SimpleNamespace(dep=None, workload=SimpleNamespace(), seed=0, slo=None)
+    monkeypatch.setattr(disagg_fleet.OnlineSample, "of", staticmethod(lambda w, s: None))
+    (best, _), ok = disagg_fleet._grown_best(ctx, splits)  # type: ignore[arg-type]
+    assert (best.spec, ok, grown) == ("b", True, ["a", "b"])
