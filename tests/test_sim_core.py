@@ -4,6 +4,7 @@ and, where it is built, bit-identical to the pure-Python loop."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -67,6 +68,19 @@ def test_the_switch_forces_pure_python(monkeypatch: pytest.MonkeyPatch) -> None:
     assert core.replica_class() is ReplicaSim
     monkeypatch.delenv(core.ENV_SWITCH)
     assert core.core_name() == ("python" if COMPILED is None else "compiled")
+
+
+def test_the_compiled_group_is_closed() -> None:
+    # A module the loop calls with a replica (or a planned step) must be compiled with it: its
+    # annotations would name the pure-Python classes, and mypyc rejects the build (which then
+    # falls back to pure Python without a word).
+    sim = Path(core.__file__).parent
+    for name in core.CORE_MODULES:
+        text = (sim / f"{name}.py").read_text()
+        for imported in re.findall(r"from capcliff\.sim\.(\w+) import", text):
+            if imported not in core.CORE_MODULES:
+                other = (sim / f"{imported}.py").read_text()
+                assert "ReplicaSim" not in other and "PlannedStep" not in other, (name, imported)
 
 
 def _same(a: object, b: object) -> bool:

@@ -37,6 +37,7 @@ CORE_MODULES = (
     "admit_step",
     "cohort",
     "fast_forward",
+    "prefill_only",
     "replica",
     "step_plan",
     "thrash",

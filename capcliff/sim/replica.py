@@ -62,8 +62,7 @@ class ReplicaSim:
                 raise InputError("landed requests: each needs an output of >= 2 tokens")
             self.host_kv, self.generated = list(self.prompt), [1] * n
         self.block_size, self.total = capacity.block_size, capacity.blocks
-        self.kv_bytes = model.kv_bytes_per_token  # the decode line's terms, for `thrash`
-        self.line_terms: dict[int, tuple[float, ...]] = {}
+        self.line_terms: dict[int, tuple[float, ...]] = {}  # decode lines' terms, for `thrash`
         self.free = capacity.blocks
         self.cohort = DecodeCohort(n, capacity.block_size)
         self.running: dict[int, None] = {}  # running order = admission order
@@ -181,26 +180,6 @@ class ReplicaSim:
         besides its own step (attention DP's experts)."""
         chunk_x, admitted, preempted, blocked, load, swap_s = planned
         tokens, seqs, ctx, _ = load
-        self.settle_step(
-            chunk_x, admitted, preempted, blocked, tokens, seqs, ctx, swap_s, compute_s,
-            shared_bytes,
-        )  # fmt: skip
-
-    def settle_step(
-        self,
-        chunk_x: int,
-        admitted: list[tuple[int, int, int]],
-        preempted: bool,
-        blocked: bool,
-        tokens: int,
-        seqs: int,
-        ctx: int,
-        swap_s: float,
-        compute_s: float,
-        shared_bytes: float = 0.0,
-    ) -> None:
-        """`finish_step` with the planned step's fields as arguments (`admit_step` calls it
-        without building a `PlannedStep`)."""
         duration = compute_s + swap_s
         used, rec = self.total - self.free, self.rec
         if preempted or self.free == 0:

@@ -43,6 +43,7 @@ _STOOD_IN_FOR = (
     "run_step",
     "begin_step",
     "finish_step",
+    "_end_step",
     "resolve_exhaustion",
     "_admit",
     "head_admissible",
@@ -90,7 +91,7 @@ def run_thrash(sim: ReplicaSim) -> None:
     events), so the state lives in local variables and the recorder's sample is taken in place
     (`Recorder.record`: the same arithmetic in the same order)."""
     co, rec, size, total = sim.cohort, sim.rec, sim.block_size, sim.total
-    needs, line_terms, kv_bytes = co.phase_counts, sim.line_terms, sim.kv_bytes
+    needs, line_terms, kv_bytes = co.phase_counts, sim.line_terms, sim.model.kv_bytes_per_token
     running, waiting, arrivals = sim.running, sim.waiting, sim.arrivals
     prompt, generated, max_output = sim.prompt, sim.generated, sim.max_output
     recomputed, preemptions, context, held = sim.recomputed, sim.preemptions, sim.context, sim.held
