@@ -47,6 +47,7 @@ class Spent:
     rate_per_s: float
     offered_tok_s: float  # rate x mean output tokens
     types: list[str]
+    skipped: int = 0  # splits not simulated: their prefill pool cannot keep up
 
 
 # (the best split meets, the best aggregated deployment, it meets)
@@ -73,8 +74,15 @@ def cheapest_reasons(spent: Spent, plan: DisaggPlanReport | None, found: Found) 
         f"options all cost more than ${stop:,.2f} per hour; at {spent.rate_per_s:g} req/s "
         f"every option that meets serves the same {spent.offered_tok_s:,.0f} output tokens/s, "
         f"so they cost more per million tokens too "
-        f"({sum(o.price_level <= stop for o in options)} option(s) simulated up to the answer)",
+        f"({sum(o.price_level <= stop for o in options)} option(s) up to the answer)",
     ]
+    if spent.skipped:
+        out.append(
+            f"{spent.skipped} split(s) not simulated: a prefill pool of as many or more "
+            "instances of the same type and layout was seen falling behind the rate (it finished "
+            "under 80 % of the prompts that arrived in the steady window), so they cannot meet "
+            "any TTFT limit"
+        )
     return out + _kinds(spent, plan, found)
 
 

@@ -32,12 +32,14 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from capcliff.analysis.capacity import FIRST_PER_CAP, MAX_DOUBLINGS, MIN_FIRST
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.disagg import PoolPlan, run_disagg
 from capcliff.analysis.online_load import OnlineWorkload
 from capcliff.analysis.solver import Slo
-from capcliff.analysis.steady_state import SteadyState, settle, steady_state
+from capcliff.analysis.steady_state import WARMUP_FRACTION, SteadyState, settle, steady_state
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.sim.disagg import DisaggResult
 from capcliff.sim.result import SimResult
@@ -124,6 +126,30 @@ def serves(state: SteadyState, slo: Slo | None) -> bool:
     if state.saturated:
         return False
     return slo is None or (state.ttft_p99_s <= slo.ttft_s and state.tpot_p99_s <= slo.tpot_s)
+
+
+PREFILL_SHORT = 0.8  # a prefill pool finishing under 80 % of the window's arrivals falls behind
+LEAST_ARRIVALS = 50  # fewer arrivals in the window are too few to tell
+
+
+def prefill_falls_behind(result: DisaggResult) -> bool:
+    """Whether the prefill pool cannot keep up with the rate: in the steady window (the arrival
+    of request ceil(0.2 n) to the last arrival, `steady_state`'s), it finishes fewer than
+    `PREFILL_SHORT` of the prompts that arrive (at least `LEAST_ARRIVALS` of them).
+
+    The prefill pool is simulated before, and apart from, the decode pool (round robin by
+    arrival), so this holds whatever the decode pool; with fewer instances of the same layout
+    each gets more of the rate, so they fall behind too. A queue that keeps up finishes about
+    what arrives (its backlog changes by a few requests), so a 20 % deficit is a growing
+    queue, not noise."""
+    done, arrived = result.prefill_done_s, result.serving.arrival_s
+    if len(arrived) != len(done):  # one-token outputs never reach the decode pool
+        return False
+    order = np.sort(arrived)
+    lo, hi = order[math.ceil(WARMUP_FRACTION * len(order))], order[-1]
+    came = int(np.count_nonzero((arrived >= lo) & (arrived <= hi)))
+    finished = int(np.count_nonzero((done >= lo) & (done <= hi)))
+    return came >= LEAST_ARRIVALS and finished < PREFILL_SHORT * came
 
 
 def slo_share(state: SteadyState, slo: Slo | None) -> float:
