@@ -18,6 +18,12 @@ set, whatever the order the walk visits it in, and the same as simulating every 
 stopping price the one that meets wins; when several do, the fewer $ per million output tokens,
 then aggregated (one pool, no KV transfers), then the most room under the SLOs.
 
+Splits skipped: the prefill pool is simulated before, and apart from, the decode pool (round
+robin by arrival), so a split whose prefill pool falls behind the rate
+(`disagg_online.prefill_falls_behind`) fails whatever its decode pool, and so does every split
+with as few instances of that prefill type and layout (each instance then gets more of the
+rate). The walk skips those without simulating them and counts them.
+
 For the comparison, the walk then goes on over the other kind's options alone, up to
 `COMPARE_FACTOR` (2) times the answer's price, until one meets: the output names the cheapest
 deployment of each kind that meets and what the dearer one costs more, or says that nothing of
@@ -37,7 +43,6 @@ from capcliff.analysis.disagg import DisaggSpec
 from capcliff.analysis.disagg_compare import (
     AggregatedSummary,
     aggregated_at,
-    kept_up,
     offered_tokens_per_s,
 )
 from capcliff.analysis.disagg_fleet_reasons import (
@@ -45,14 +50,15 @@ from capcliff.analysis.disagg_fleet_reasons import (
     Found,
     OptionTried,
     Spent,
+    aggregated_row,
     cheapest_reasons,
+    split_row,
 )
 from capcliff.analysis.disagg_online import OnlineSample, prefill_falls_behind, serves
 from capcliff.analysis.disagg_options import (
     Option,
     PoolChoices,
     cluster_options,
-    gpu_types,
     type_prices,
     walk_by_price,
 )
@@ -159,34 +165,6 @@ def _usd_mtok(agg: AggregatedSummary) -> float:
     return float("inf") if value is None else value
 
 
-def _split_row(
-    level: list[Option], evaluated: list[Evaluated], best: Evaluated, ok: bool, home: str,
-    offered_tok_s: float | None,
-) -> OptionTried:  # fmt: skip
-    spec, state = best.spec, best.state
-    assert state is not None
-    cost = next(o.usd_per_hour for o in level if o.spec == spec)
-    tokens = offered_tok_s if ok and offered_tok_s else state.output_tok_s
-    return OptionTried(
-        kind="disaggregated", deployment=spec.name, hardware=gpu_types(spec, home),
-        gpus=spec.gpus, usd_per_hour=cost, meets=ok, ttft_p99_s=state.ttft_p99_s,
-        tpot_p99_s=state.tpot_p99_s,
-        usd_per_million_output_tokens=cost / (tokens * 3600) * 1e6 if tokens > 0 else None,
-        splits=len({ev.spec.name for ev in evaluated}),
-    )  # fmt: skip
-
-
-def _aggregated_row(option: Option, agg: AggregatedSummary | None, slo: Slo) -> OptionTried:
-    return OptionTried(
-        kind="aggregated", deployment=None if agg is None else agg.layout,
-        hardware=option.hardware, gpus=option.gpus, usd_per_hour=option.usd_per_hour,
-        meets=agg is not None and kept_up(agg.ttft_p99_s, agg.tpot_p99_s, agg.steady, slo),
-        ttft_p99_s=None if agg is None else agg.ttft_p99_s,
-        tpot_p99_s=None if agg is None else agg.tpot_p99_s,
-        usd_per_million_output_tokens=None if agg is None else agg.usd_per_million_output_tokens,
-    )  # fmt: skip
-
-
 @dataclass(frozen=True)
 class _Context:
     """The fixed inputs of one walk."""
@@ -241,7 +219,7 @@ def _visit(ctx: _Context, level: list[Option], walk: _Walk, jobs: int) -> list[O
         if isinstance(found, list):
             evaluated += found
             continue
-        rows.append(_aggregated_row(option, found, ctx.slo))
+        rows.append(aggregated_row(option, found, ctx.slo))
         if found is not None:
             walk.aggregated.append((found, rows[-1].meets))
     for ev in evaluated:
@@ -253,7 +231,7 @@ def _visit(ctx: _Context, level: list[Option], walk: _Walk, jobs: int) -> list[O
         best = chosen[0]
         walk.splits.append((evaluated, chosen, ok))
         offered = offered_tokens_per_s(ctx.workload, ctx.inputs)
-        rows.append(_split_row(level, evaluated, best, ok, home, offered))
+        rows.append(split_row(level, evaluated, best, ok, home, offered))
     return rows
 
 
