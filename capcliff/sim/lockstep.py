@@ -267,10 +267,15 @@ class LockstepSim:
         shared_s = self.model.shared_step_s(busiest, busiest)
         clock = LockstepLine(list(lines.values()), shared_s, floor)
         limit = min(end[0] - at[i] for i, end in ends.items() if end is not None)
-        for r in self.ranks:
-            idle = not (r.running or r.waiting)
-            if r.arrivals and (idle or waits_for_arrival(r)):
-                limit = clock.steps_before(r.arrivals[0][0] - self.now_s, limit)
+        # the run ends before the first arrival that could be taken: steps_before is monotone in
+        # the duration, so the earliest such arrival bounds it (one search, not one per rank)
+        due = [
+            r.arrivals[0][0]
+            for r in self.ranks
+            if r.arrivals and (not (r.running or r.waiting) or waits_for_arrival(r))
+        ]
+        if due:
+            limit = clock.steps_before(min(due) - self.now_s, limit)
         self._pend(lines, ends, limit, clock, self.model.moe_hbm_bytes(busiest, busiest))
         self.now_s += clock.total_s(limit)
         for i in busy:
