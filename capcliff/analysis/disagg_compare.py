@@ -123,12 +123,10 @@ def comparison_reasons(best: DisaggregatedReport, agg: AggregatedSummary) -> lis
 def aggregated_online(
     agg: AggregatedSummary, dep: Deployment, inputs: PlanInputs, sample: OnlineSample,
     *, gpus: int, price: float, offered_tok_s: float | None, slo: Slo | None,
-    grow_clear_misses: bool = True,
 ) -> AggregatedSummary:  # fmt: skip
     """`agg` measured in its steady state at the offered rate (its layout at its cap, the same
     arrivals as the splits), costed per token served: the offered tokens when it serves the rate
-    within `slo`, else its steady-state throughput. Unless `grow_clear_misses`, a first sample
-    that clearly misses `slo` is not grown (`disagg_online.clearly_misses`)."""
+    within `slo`, else its steady-state throughput."""
     layout = parse_layout(agg.layout)
     capacity, steps = replica_models(dep, dep.memory(layout, inputs.max_model_len))
     config = config_at(inputs.config, agg.concurrency, layout.dp)
@@ -136,7 +134,6 @@ def aggregated_online(
         lambda requests: simulate(requests, steps, capacity, config, dp=layout.dp),
         sample,
         min(agg.concurrency, p99_analytic_cliff(inputs.requests, capacity, layout.dp)),
-        stop_at_clear_miss=None if grow_clear_misses else slo,
     )
     served = offered_tok_s if serves(state, slo) else None
     usd_per_hour, usd_per_mtok = hourly_cost(gpus, price, served or state.output_tok_s)
@@ -202,11 +199,10 @@ def offered_tokens_per_s(workload: WorkloadChoice, inputs: PlanInputs) -> float 
 def aggregated_at(
     dep: Deployment, *, gpus: int, workload: WorkloadChoice, objective: str, slo: Slo | None,
     seed: int, price: float, progress: Callable[[], None] | None = None,
-    grow_clear_misses: bool = True,
 ) -> AggregatedSummary | None:  # fmt: skip
     """`plan`'s recommended layout of `gpus` GPUs of `dep`'s type (None when nothing fits),
-    costed at `price` $/GPU-hour: at an offered rate in its steady state (`aggregated_online`;
-    `grow_clear_misses` as there), in a batch at its sweet spot with its KV headroom."""
+    costed at `price` $/GPU-hour: at an offered rate in its steady state (`aggregated_online`),
+    in a batch at its sweet spot with its KV headroom."""
     inputs = resolve_inputs(dep, workload, seed=seed)
     report = build_plan_report(dep, gpus=gpus, workload=workload, objective=objective, slo=slo,
                                seed=seed, progress=progress)  # fmt: skip
@@ -218,8 +214,7 @@ def aggregated_at(
     if sample is None:
         return with_kv_headroom(agg, dep, inputs)
     return aggregated_online(agg, dep, inputs, sample, gpus=gpus, price=price,
-                             offered_tok_s=offered, slo=slo,
-                             grow_clear_misses=grow_clear_misses)  # fmt: skip
+                             offered_tok_s=offered, slo=slo)  # fmt: skip
 
 
 def best_aggregated(

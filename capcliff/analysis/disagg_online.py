@@ -107,37 +107,18 @@ def disagg_steady(
 
 
 def aggregated_steady(
-    run: Callable[[Requests], SimResult], sample: OnlineSample, running: int,
-    *, stop_at_clear_miss: Slo | None = None,
-) -> tuple[SimResult, SteadyState]:  # fmt: skip
+    run: Callable[[Requests], SimResult], sample: OnlineSample, running: int
+) -> tuple[SimResult, SteadyState]:
     """The aggregated layout's steady state at the rate (`run` simulates it; at most `running`
-    requests run in it), grown by the stopping rule as the chosen split is. With
-    `stop_at_clear_miss` (an SLO), a first sample that misses it clearly (`clearly_misses`) is
-    not grown: more requests would not bring it within the SLO."""
+    requests run in it), grown by the stopping rule as the chosen split is."""
     runs: dict[int, SimResult] = {}
 
     def one(n: int) -> SimResult:
-        if n not in runs:
-            runs[n] = run(sample.requests(n))
+        runs[n] = run(sample.requests(n))
         return runs[n]
 
-    first = sample.first(running)
-    if stop_at_clear_miss is not None:
-        state = steady_state(one(first), open_loop=True)
-        if clearly_misses(state, stop_at_clear_miss):
-            return runs[first], state
-    done = settle(one, first=first, cap=sample.most(running), open_loop=True)
+    done = settle(one, first=sample.first(running), cap=sample.most(running), open_loop=True)
     return runs[done.requests], done.state
-
-
-CLEAR_MISS = 2.0  # a first sample's p99 over twice a limit will not come within it when grown
-
-
-def clearly_misses(state: SteadyState, slo: Slo) -> bool:
-    """Whether a first sample misses the SLO beyond doubt: its queue grows, or its TTFT or TPOT
-    p99 is over `CLEAR_MISS` times the limit (a larger sample narrows the estimate; it does not
-    halve it)."""
-    return state.saturated or slo_share(state, slo) > CLEAR_MISS
 
 
 def serves(state: SteadyState, slo: Slo | None) -> bool:
