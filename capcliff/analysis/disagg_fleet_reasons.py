@@ -112,9 +112,9 @@ def cheapest_reasons(spent: Spent, plan: DisaggPlanReport | None, found: Found) 
     if spent.skipped:
         out.append(
             f"{spent.skipped} split(s) not simulated: a prefill pool of as many or more "
-            "instances of the same type and layout was seen falling behind the rate (it finished "
-            "under 80 % of the prompts that arrived in the steady window), so they cannot meet "
-            "any TTFT limit"
+            "instances of the same type and layout was seen falling behind the rate (of the N "
+            "prompts that arrived in the steady window it finished fewer than N - max(0.2 N, "
+            "4 sqrt(2 N))), so they cannot meet any TTFT limit"
         )
     return out + _kinds(spent, plan, found)
 

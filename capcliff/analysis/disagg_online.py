@@ -128,20 +128,22 @@ def serves(state: SteadyState, slo: Slo | None) -> bool:
     return slo is None or (state.ttft_p99_s <= slo.ttft_s and state.tpot_p99_s <= slo.tpot_s)
 
 
-PREFILL_SHORT = 0.8  # a prefill pool finishing under 80 % of the window's arrivals falls behind
-LEAST_ARRIVALS = 50  # fewer arrivals in the window are too few to tell
+PREFILL_SHORT = 0.2  # a deficit of at least 20 % of the window's arrivals ...
+NOISE_SIGMAS = 4.0  # ... and of 4 standard deviations of a balanced queue's backlog change
+LEAST_ARRIVALS = 100  # fewer arrivals in the window are too few to tell
 
 
 def prefill_falls_behind(result: DisaggResult) -> bool:
     """Whether the prefill pool cannot keep up with the rate: in the steady window (the arrival
-    of request ceil(0.2 n) to the last arrival, `steady_state`'s), it finishes fewer than
-    `PREFILL_SHORT` of the prompts that arrive (at least `LEAST_ARRIVALS` of them).
+    of request ceil(0.2 n) to the last arrival, `steady_state`'s), of the N prompts that arrive
+    (at least `LEAST_ARRIVALS`), it finishes fewer than N - max(0.2 N, 4 sqrt(2 N)).
 
-    The prefill pool is simulated before, and apart from, the decode pool (round robin by
-    arrival), so this holds whatever the decode pool; with fewer instances of the same layout
-    each gets more of the rate, so they fall behind too. A queue that keeps up finishes about
-    what arrives (its backlog changes by a few requests), so a 20 % deficit is a growing
-    queue, not noise."""
+    A queue that keeps up finishes about what arrives: its backlog over the window changes by a
+    random walk of about sqrt(2 N) requests even at full load (arrivals and services each about
+    as variable as a Poisson count), so a deficit of 4 of those and of 20 % is a growing queue,
+    not noise. The prefill pool is simulated before, and apart from, the decode pool (round robin
+    by arrival), so this holds whatever the decode pool; with fewer instances of the same layout
+    each gets more of the rate, so they fall behind too."""
     done, arrived = result.prefill_done_s, result.serving.arrival_s
     if len(arrived) != len(done):  # one-token outputs never reach the decode pool
         return False
@@ -149,7 +151,8 @@ def prefill_falls_behind(result: DisaggResult) -> bool:
     lo, hi = order[math.ceil(WARMUP_FRACTION * len(order))], order[-1]
     came = int(np.count_nonzero((arrived >= lo) & (arrived <= hi)))
     finished = int(np.count_nonzero((done >= lo) & (done <= hi)))
-    return came >= LEAST_ARRIVALS and finished < PREFILL_SHORT * came
+    deficit = max(PREFILL_SHORT * came, NOISE_SIGMAS * math.sqrt(2 * came))
+    return came >= LEAST_ARRIVALS and came - finished > deficit
 
 
 def slo_share(state: SteadyState, slo: Slo | None) -> float:
