@@ -183,3 +183,60 @@ def test_a_split_that_stops_serving_once_grown_gives_way_to_the_next(
     monkeypatch.setattr(disagg_fleet.OnlineSample, "of", staticmethod(lambda w, s: None))
     (best, _), ok = disagg_fleet._grown_best(ctx, splits)  # type: ignore[arg-type]
     assert (best.spec, ok, grown) == ("b", True, ["a", "b"])
+
+
+@pytest.mark.parametrize(
+    ("rate", "isl", "osl", "behind"),
+    [
+        # 2 prompts/s of 2,048 tokens: a fraction of one H200's prefill
+        (2.0, 2048, 16, False),
+        # 200 prompts/s of 2,048 tokens = 410k prompt tokens/s: several times one H200's prefill
+        (200.0, 2048, 16, True),
+        # 40 req/s x 4,096 output tokens = 164k tokens/s: one decode GPU falls far behind, the
+        # prefill of 128-token prompts does not
+        (40.0, 128, 4096, False),
+    ],
+    ids=["light", "prefill-bound", "decode-bound"],
+)
+def test_a_prefill_pool_falling_behind_is_told_from_a_decode_pool_falling_behind(
+    rate: float, isl: int, osl: int, behind: bool
+) -> None:
+    from capcliff.analysis.disagg import parse_disagg, pools_of
+    from capcliff.analysis.disagg_online import OnlineSample, disagg_steady, prefill_falls_behind
+    from capcliff.analysis.workloads import WorkloadChoice
+    from capcliff.sim.workload import Arrival
+
+    dep = _choices().dep
+    pools = pools_of(dep, parse_disagg("1p:tp1,1d:tp1"), isl + osl)
+    choice = WorkloadChoice(num_requests=400, isl=isl, osl=(osl,), arrival=Arrival.POISSON,
+                            rate_per_s=rate)  # fmt: skip
+    sample = OnlineSample.of(choice, 0)
+    assert sample is not None
+    result, _ = disagg_steady(dep, pools, sample, concurrency=None, running=1, grow=False)
+    assert prefill_falls_behind(result) is behind
+    if rate == 40.0:  # the decode pool serves a fraction of the 164k output tokens/s offered
+        served = result.serving.output_tokens.sum() / result.serving.makespan_s
+        assert served < 0.2 * 40 * 4096
+
+
+def test_skipping_splits_whose_prefill_falls_behind_keeps_the_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from capcliff.analysis import disagg_fleet
+
+    def cheapest() -> dict:  # type: ignore[type-arg]
+        result = runner.invoke(app, [
+            "plan", SMALL, "--gpu", "h100-sxm", "--disagg", "--isl", "2048", "--osl", "128",
+            "--arrival", "poisson", "--rate", "40", "--num-requests", "100", "--slo-ttft", "1",
+            "--slo-tpot", "0.05", "--jobs", "1", "--format", "json",
+        ])  # fmt: skip
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)  # type: ignore[no-any-return]
+
+    pruned = cheapest()
+    monkeypatch.setattr(disagg_fleet, "prefill_falls_behind", lambda result: False)
+    every = cheapest()
+    assert pruned["skipped"] > 0 and every["skipped"] == 0
+    answer = ("choice", "gpus", "usd_per_hour")
+    assert [pruned[k] for k in answer] == [every[k] for k in answer]
+    assert pruned["plan"]["disaggregated"] == every["plan"]["disaggregated"]

@@ -32,12 +32,14 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from capcliff.analysis.capacity import FIRST_PER_CAP, MAX_DOUBLINGS, MIN_FIRST
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.disagg import PoolPlan, run_disagg
 from capcliff.analysis.online_load import OnlineWorkload
 from capcliff.analysis.solver import Slo
-from capcliff.analysis.steady_state import SteadyState, settle, steady_state
+from capcliff.analysis.steady_state import WARMUP_FRACTION, SteadyState, settle, steady_state
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.sim.disagg import DisaggResult
 from capcliff.sim.result import SimResult
@@ -124,6 +126,33 @@ def serves(state: SteadyState, slo: Slo | None) -> bool:
     if state.saturated:
         return False
     return slo is None or (state.ttft_p99_s <= slo.ttft_s and state.tpot_p99_s <= slo.tpot_s)
+
+
+PREFILL_SHORT = 0.2  # a deficit of at least 20 % of the window's arrivals ...
+NOISE_SIGMAS = 4.0  # ... and of 4 standard deviations of a balanced queue's backlog change
+LEAST_ARRIVALS = 100  # fewer arrivals in the window are too few to tell
+
+
+def prefill_falls_behind(result: DisaggResult) -> bool:
+    """Whether the prefill pool cannot keep up with the rate: in the steady window (the arrival
+    of request ceil(0.2 n) to the last arrival, `steady_state`'s), of the N prompts that arrive
+    (at least `LEAST_ARRIVALS`), it finishes fewer than N - max(0.2 N, 4 sqrt(2 N)).
+
+    A queue that keeps up finishes about what arrives: its backlog over the window changes by a
+    random walk of about sqrt(2 N) requests even at full load (arrivals and services each about
+    as variable as a Poisson count), so a deficit of 4 of those and of 20 % is a growing queue,
+    not noise. The prefill pool is simulated before, and apart from, the decode pool (round robin
+    by arrival), so this holds whatever the decode pool; with fewer instances of the same layout
+    each gets more of the rate, so they fall behind too."""
+    done, arrived = result.prefill_done_s, result.serving.arrival_s
+    if len(arrived) != len(done):  # one-token outputs never reach the decode pool
+        return False
+    order = np.sort(arrived)
+    lo, hi = order[math.ceil(WARMUP_FRACTION * len(order))], order[-1]
+    came = int(np.count_nonzero((arrived >= lo) & (arrived <= hi)))
+    finished = int(np.count_nonzero((done >= lo) & (done <= hi)))
+    deficit = max(PREFILL_SHORT * came, NOISE_SIGMAS * math.sqrt(2 * came))
+    return came >= LEAST_ARRIVALS and came - finished > deficit
 
 
 def slo_share(state: SteadyState, slo: Slo | None) -> float:
