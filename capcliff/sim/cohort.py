@@ -15,8 +15,8 @@ rotates.
 
 from __future__ import annotations
 
-import heapq
 from bisect import bisect_left
+from heapq import heapify, heappop, heappush  # names, not module attributes: cheaper
 from itertools import accumulate
 from typing import TypeVar
 
@@ -68,7 +68,7 @@ class DecodeCohort:
         heap = self._finish_heap
         if len(heap) > 2 * self.count + 64:  # mostly stale entries: keep the heap small
             heap = self._finish_heap = self._live(heap)
-        heapq.heappush(heap, (t + output - generated - 1, i, version))
+        heappush(heap, (t + output - generated - 1, i, version))
 
     def track_victims(self, i: int, *, prompt: int, admit_seq: int) -> None:
         """Also keep i in the fewest-generated retraction order (SGLang)."""
@@ -76,14 +76,14 @@ class DecodeCohort:
         heap = self._victim_heap
         if len(heap) > 2 * self.count + 64:
             heap = self._victim_heap = self._live(heap)
-        heapq.heappush(heap, (key, i, self._version[i]))
+        heappush(heap, (key, i, self._version[i]))
 
     def _live(self, heap: list[tuple[_Key, int, int]]) -> list[tuple[_Key, int, int]]:
         """The heap's entries for current members (stale ones dropped), as a heap. Which live
         entry comes first depends only on the entries, so compacting changes no result."""
         version = self._version
         live = [e for e in heap if e[2] == version[e[1]]]
-        heapq.heapify(live)
+        heapify(live)
         return live
 
     def remove(self, i: int, step: int) -> tuple[int, int]:
@@ -188,7 +188,7 @@ class DecodeCohort:
         """The step in which the next member generates its last token."""
         heap = self._finish_heap
         while heap and heap[0][2] != self._version[heap[0][1]]:
-            heapq.heappop(heap)
+            heappop(heap)
         return heap[0][0] + self._lag if heap else None
 
     def pop_finishing(self, step: int) -> list[int]:
@@ -199,10 +199,10 @@ class DecodeCohort:
         while heap:
             last, i, v = heap[0]
             if v != version[i]:
-                heapq.heappop(heap)
+                heappop(heap)
             elif last == step:
                 done.append(i)
-                heapq.heappop(heap)
+                heappop(heap)
             else:
                 break
         return done
@@ -211,7 +211,7 @@ class DecodeCohort:
         """(key, request) of the member SGLang would retract first; key uses generated - step."""
         heap = self._victim_heap
         while heap and heap[0][2] != self._version[heap[0][1]]:
-            heapq.heappop(heap)
+            heappop(heap)
         if not heap:
             return None
         if self._lag:  # stored on the cohort's clock
