@@ -198,7 +198,7 @@ def simulate_option(ctx: _Context, option: Option) -> Simulated:
     return aggregated_at(ctx.choices.on(option.hardware), gpus=option.gpus,
                          workload=ctx.workload, objective=Objective.GOODPUT.value, slo=ctx.slo,
                          seed=ctx.seed, price=ctx.usd_per_gpu_hour[option.hardware],
-                         progress=ctx.progress)  # fmt: skip
+                         progress=ctx.progress, grow_behind=False)  # fmt: skip
 
 
 def _simulate_level(ctx: _Context, level: list[Option], jobs: int) -> list[Simulated]:
