@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.simulate import scenario
 from capcliff.sim.config import PreemptionMode, SimConfig
-from capcliff.sim.replica import ReplicaSim
+from capcliff.sim.core import core_name, replica_class
 from capcliff.sim.simulate import make_policy, simulate
 from capcliff.sim.workload import Requests
 from tests.simtools import (
@@ -70,7 +70,7 @@ def small_cases() -> list[object]:
                 for arrival in ARRIVALS:
                     requests, capacity, config = random_case(seed, policy, mode, arrival)
                     rule = make_policy(config, requests)
-                    out.append(ReplicaSim(requests, toy_model(), capacity, config, rule).run())
+                    out.append(replica_class()(requests, toy_model(), capacity, config, rule).run())
     return out
 
 
@@ -80,7 +80,7 @@ def pressure_cases() -> list[object]:
         for policy in PREEMPTING_POLICIES:
             for mode in MODES:
                 requests, capacity, config, rule = pressure_case(seed, policy, mode)
-                out.append(ReplicaSim(requests, toy_model(), capacity, config, rule).run())
+                out.append(replica_class()(requests, toy_model(), capacity, config, rule).run())
     return out
 
 
@@ -107,6 +107,7 @@ def main() -> None:
         "pressure": _digest(pressure_cases()),
         "study": _digest(study_cases(quick)),
     }
+    print(f"{'core':9} {core_name()}  (CAPCLIFF_SIM_CORE=python: the pure-Python loop)")
     for name, d in digests.items():
         print(f"{name:9} {d}")
     print(f"{'all':9} {hashlib.sha256(''.join(digests.values()).encode()).hexdigest()}")

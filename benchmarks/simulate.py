@@ -5,6 +5,10 @@ Targets: one simulation at concurrency 2,048 under 0.3 s; a 32-point concurrency
 Each figure is given in CPU seconds of this process (steady on a shared machine) and in wall
 seconds; the single simulation is the best of 3 (1 with --quick).
 
+The first line names the event loop that ran: `compiled` (the mypyc copy built at install, or in
+place by `python hatch_build.py`) or `python` (none built from the current source, or
+CAPCLIFF_SIM_CORE=python); both give the same results, bit for bit (`sim_fingerprint.py`).
+
 Run: PYTHONPATH=. python benchmarks/simulate.py [--quick]   (PYTHONPATH: this tree's capcliff)
 """
 
@@ -24,6 +28,7 @@ from capcliff.memory.layout_memory import layout_memory
 from capcliff.memory.weights import WeightScheme
 from capcliff.perf.step_time import step_time_model
 from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.sim.core import core_name
 from capcliff.sim.simulate import simulate
 from capcliff.sim.workload import generate_requests, preset
 from capcliff.units import KVDType
@@ -52,6 +57,7 @@ def scenario() -> tuple[object, ...]:
 def main() -> None:
     quick = "--quick" in sys.argv
     requests, model, capacity = scenario()
+    print(f"simulator core: {core_name()}")
     print(f"KV capacity: {capacity.blocks} blocks x {capacity.block_size} tokens per replica")
     times, cpu, result = [], [], None
     for _ in range(1 if quick else 3):

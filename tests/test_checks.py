@@ -107,6 +107,7 @@ def test_a_crash_exits_4_not_1(
         raise ZeroDivisionError("planted")
 
     monkeypatch.setattr("capcliff.sim.replica.ReplicaSim.run", broken)
+    monkeypatch.setenv("CAPCLIFF_SIM_CORE", "python")  # the loop planted in, not its compiled copy
     assert main(["check", str(PASS_SPEC)]) == 4
     err = capsys.readouterr().err
     assert "Traceback" in err

@@ -190,6 +190,7 @@ def test_an_internal_error_exits_4_with_its_traceback(
         raise ZeroDivisionError("planted")
 
     monkeypatch.setattr(target, broken)
+    monkeypatch.setenv("CAPCLIFF_SIM_CORE", "python")  # the loop planted in, not its compiled copy
     assert main(argv) == 4
     err = capsys.readouterr().err
     assert "Traceback" in err

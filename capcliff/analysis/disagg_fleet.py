@@ -18,6 +18,12 @@ set, whatever the order the walk visits it in, and the same as simulating every 
 stopping price the one that meets wins; when several do, the fewer $ per million output tokens,
 then aggregated (one pool, no KV transfers), then the most room under the SLOs.
 
+Splits skipped: the prefill pool is simulated before, and apart from, the decode pool (round
+robin by arrival), so a split whose prefill pool falls behind the rate
+(`disagg_online.prefill_falls_behind`) fails whatever its decode pool, and so does every split
+with as few instances of that prefill type and layout (each instance then gets more of the
+rate). The walk skips those without simulating them and counts them.
+
 For the comparison, the walk then goes on over the other kind's options alone, up to
 `COMPARE_FACTOR` (2) times the answer's price, until one meets: the output names the cheapest
 deployment of each kind that meets and what the dearer one costs more, or says that nothing of
@@ -33,10 +39,10 @@ from functools import partial
 from pydantic import BaseModel, ConfigDict
 
 from capcliff.analysis.deployment import Deployment
+from capcliff.analysis.disagg import DisaggSpec
 from capcliff.analysis.disagg_compare import (
     AggregatedSummary,
     aggregated_at,
-    kept_up,
     offered_tokens_per_s,
 )
 from capcliff.analysis.disagg_fleet_reasons import (
@@ -44,14 +50,20 @@ from capcliff.analysis.disagg_fleet_reasons import (
     Found,
     OptionTried,
     Spent,
+    aggregated_row,
     cheapest_reasons,
+    split_row,
 )
-from capcliff.analysis.disagg_online import OnlineSample, serves
+from capcliff.analysis.disagg_online import (
+    OnlineSample,
+    prefill_falls_behind,
+    serves,
+    slo_share,
+)
 from capcliff.analysis.disagg_options import (
     Option,
     PoolChoices,
     cluster_options,
-    gpu_types,
     type_prices,
     walk_by_price,
 )
@@ -91,6 +103,7 @@ class CheapestReport(BaseModel):
     slo_tpot_s: float | None
     search: str  # the search rule and why it could stop
     options: int  # options in the search space
+    skipped: int  # splits not simulated: a prefill pool as large was seen falling behind
     tried: list[OptionTried]  # in the order simulated (cheapest first)
     choice: str | None  # "disaggregated", "aggregated", or None when nothing meets the SLOs
     gpus: int | None
@@ -109,6 +122,21 @@ class _Walk:
         default_factory=list
     )
     aggregated: list[tuple[AggregatedSummary, bool]] = field(default_factory=list)
+    # (prefill GPU type, layout) -> the most instances of it seen falling behind the rate
+    behind: dict[tuple[str, str], int] = field(default_factory=dict)
+    skipped: int = 0  # splits not simulated: their prefill pool falls behind (`behind`)
+
+    def prefill_key(self, spec: DisaggSpec, home: str) -> tuple[str, str]:
+        """The prefill pool's GPU type and layout."""
+        return spec.prefill_gpu or home, spec.prefill.name
+
+    def hopeless(self, option: Option, home: str) -> bool:
+        """Whether a split's prefill pool has as few instances of a prefill type and layout as
+        one seen falling behind (`prefill_falls_behind`): it cannot meet any SLO."""
+        spec = option.spec
+        if spec is None:
+            return False
+        return spec.prefill_instances <= self.behind.get(self.prefill_key(spec, home), 0)
 
     def best_split(self) -> tuple[list[Evaluated], tuple[Evaluated, list[str]], bool] | None:
         """The split that meets (the cheapest), else the one with the most output tokens/s."""
@@ -142,34 +170,6 @@ def _usd_mtok(agg: AggregatedSummary) -> float:
     return float("inf") if value is None else value
 
 
-def _split_row(
-    level: list[Option], evaluated: list[Evaluated], best: Evaluated, ok: bool, home: str,
-    offered_tok_s: float | None,
-) -> OptionTried:  # fmt: skip
-    spec, state = best.spec, best.state
-    assert state is not None
-    cost = next(o.usd_per_hour for o in level if o.spec == spec)
-    tokens = offered_tok_s if ok and offered_tok_s else state.output_tok_s
-    return OptionTried(
-        kind="disaggregated", deployment=spec.name, hardware=gpu_types(spec, home),
-        gpus=spec.gpus, usd_per_hour=cost, meets=ok, ttft_p99_s=state.ttft_p99_s,
-        tpot_p99_s=state.tpot_p99_s,
-        usd_per_million_output_tokens=cost / (tokens * 3600) * 1e6 if tokens > 0 else None,
-        splits=len({ev.spec.name for ev in evaluated}),
-    )  # fmt: skip
-
-
-def _aggregated_row(option: Option, agg: AggregatedSummary | None, slo: Slo) -> OptionTried:
-    return OptionTried(
-        kind="aggregated", deployment=None if agg is None else agg.layout,
-        hardware=option.hardware, gpus=option.gpus, usd_per_hour=option.usd_per_hour,
-        meets=agg is not None and kept_up(agg.ttft_p99_s, agg.tpot_p99_s, agg.steady, slo),
-        ttft_p99_s=None if agg is None else agg.ttft_p99_s,
-        tpot_p99_s=None if agg is None else agg.tpot_p99_s,
-        usd_per_million_output_tokens=None if agg is None else agg.usd_per_million_output_tokens,
-    )  # fmt: skip
-
-
 @dataclass(frozen=True)
 class _Context:
     """The fixed inputs of one walk."""
@@ -198,7 +198,7 @@ def simulate_option(ctx: _Context, option: Option) -> Simulated:
     return aggregated_at(ctx.choices.on(option.hardware), gpus=option.gpus,
                          workload=ctx.workload, objective=Objective.GOODPUT.value, slo=ctx.slo,
                          seed=ctx.seed, price=ctx.usd_per_gpu_hour[option.hardware],
-                         progress=ctx.progress)  # fmt: skip
+                         progress=ctx.progress, grow_behind=False)  # fmt: skip
 
 
 def _simulate_level(ctx: _Context, level: list[Option], jobs: int) -> list[Simulated]:
@@ -216,33 +216,47 @@ def _simulate_level(ctx: _Context, level: list[Option], jobs: int) -> list[Simul
 def _visit(ctx: _Context, level: list[Option], walk: _Walk, jobs: int) -> list[OptionTried]:
     """Simulate the options of one price and record them: each aggregated one, and the splits'
     best (ranked on the first sample; grown when it serves the rate there)."""
+    home = ctx.dep.hardware.id
+    kept = [o for o in level if not walk.hopeless(o, home)]
+    walk.skipped += len(level) - len(kept)
     rows, evaluated = [], []
-    for option, found in zip(level, _simulate_level(ctx, level, jobs), strict=True):
+    for option, found in zip(kept, _simulate_level(ctx, kept, jobs), strict=True):
         if isinstance(found, list):
             evaluated += found
             continue
-        rows.append(_aggregated_row(option, found, ctx.slo))
+        rows.append(aggregated_row(option, found, ctx.slo))
         if found is not None:
             walk.aggregated.append((found, rows[-1].meets))
+    for ev in evaluated:
+        if prefill_falls_behind(ev.result):
+            key = walk.prefill_key(ev.spec, home)
+            walk.behind[key] = max(walk.behind.get(key, 0), ev.spec.prefill_instances)
     if evaluated:
         chosen, ok = _grown_best(ctx, evaluated)
         best = chosen[0]
         walk.splits.append((evaluated, chosen, ok))
         offered = offered_tokens_per_s(ctx.workload, ctx.inputs)
-        rows.append(_split_row(level, evaluated, best, ok, ctx.dep.hardware.id, offered))
+        rows.append(split_row(level, evaluated, best, ok, home, offered))
     return rows
+
+
+GROW_NEAR = 2.0  # a first sample within twice the SLO's limits may yet meet them once grown
 
 
 def _grown_best(
     ctx: _Context, evaluated: list[Evaluated]
 ) -> tuple[tuple[Evaluated, list[str]], bool]:
     """The best split of one price, grown until it settles when it serves the rate on the first
-    sample, and whether it serves it grown. When growing shows it does not, the next split that
+    sample or misses it by less than `GROW_NEAR` x a limit (a first sample's p99 and queue are
+    noisy), and whether it serves it grown. When growing shows it does not, the next split that
     served on the first sample is grown in turn."""
     sample = OnlineSample.of(ctx.workload, ctx.seed)
     left = list(evaluated)
     while True:
-        chosen = chosen_split(ctx.dep, left, sample, ctx.slo, grow_failing=False)
+        first = max(left, key=lambda ev: ev.key)
+        assert first.state is not None
+        near = bool(first.key[0]) or slo_share(first.state, ctx.slo) <= GROW_NEAR
+        chosen = chosen_split(ctx.dep, left, sample, ctx.slo, grow_failing=near)
         best = chosen[0]
         assert best.state is not None
         ok = serves(best.state, ctx.slo)
@@ -332,12 +346,13 @@ def _report(
     split_ok = split is not None and split[2]
     choice, gpus = _winner(plan, (split_ok, agg, agg_ok), stop)
     offered = offered_tokens_per_s(workload, ctx.inputs) or 0.0
-    spent = Spent(options, tried, stop, workload.rate_per_s, offered, list(ctx.usd_per_gpu_hour))
+    spent = Spent(options, tried, stop, workload.rate_per_s, offered, list(ctx.usd_per_gpu_hour),
+                  walk.skipped)  # fmt: skip
     return CheapestReport(
         schema_version=SCHEMA_VERSION, model=ctx.dep.model.id, hardware=list(types),
         rate_per_s=workload.rate_per_s, usd_per_gpu_hour=ctx.usd_per_gpu_hour,
         slo_ttft_s=_limit(slo.ttft_s), slo_tpot_s=_limit(slo.tpot_s), search=SEARCH_RULE,
-        options=len(options), tried=tried, choice=choice, gpus=gpus,
+        options=len(options), skipped=walk.skipped, tried=tried, choice=choice, gpus=gpus,
         usd_per_hour=stop if choice else None,
         reasons=cheapest_reasons(spent, plan, (split_ok, agg, agg_ok)),
         plan=plan, aggregated=agg,

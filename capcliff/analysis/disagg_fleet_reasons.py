@@ -1,5 +1,6 @@
-"""Why the cheapest cluster is the cheapest, in numbers: the options below its price, why the walk
-could stop, and the best of each kind (`disagg_fleet`).
+"""The rows of the options the cheapest-cluster walk simulated (`disagg_fleet`), and why its answer
+is the cheapest, in numbers: the options below its price, why the walk could stop, and the best
+of each kind.
 
 After the answer, the walk goes on over the other kind's options alone, up to `COMPARE_FACTOR`
 times the answer's price, so that the comparison names the cheapest deployment of the other kind
@@ -12,9 +13,10 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-from capcliff.analysis.disagg_compare import AggregatedSummary, usd_text
-from capcliff.analysis.disagg_options import MAX_NODES, Option
-from capcliff.analysis.disagg_plan import DisaggPlanReport
+from capcliff.analysis.disagg_compare import AggregatedSummary, kept_up, usd_text
+from capcliff.analysis.disagg_options import MAX_NODES, Option, gpu_types
+from capcliff.analysis.disagg_plan import DisaggPlanReport, Evaluated
+from capcliff.analysis.solver import Slo
 
 COMPARE_FACTOR = 2.0  # the other kind is walked up to this many times the answer's $ per hour
 
@@ -47,6 +49,38 @@ class Spent:
     rate_per_s: float
     offered_tok_s: float  # rate x mean output tokens
     types: list[str]
+    skipped: int = 0  # splits not simulated: their prefill pool cannot keep up
+
+
+def split_row(
+    level: list[Option], evaluated: list[Evaluated], best: Evaluated, ok: bool, home: str,
+    offered_tok_s: float | None,
+) -> OptionTried:  # fmt: skip
+    """The row of one price's best split (`best` of `evaluated`; `ok`: it serves the rate),
+    costed per token served: the offered tokens/s when it meets, else its own throughput."""
+    spec, state = best.spec, best.state
+    assert state is not None
+    cost = next(o.usd_per_hour for o in level if o.spec == spec)
+    tokens = offered_tok_s if ok and offered_tok_s else state.output_tok_s
+    return OptionTried(
+        kind="disaggregated", deployment=spec.name, hardware=gpu_types(spec, home),
+        gpus=spec.gpus, usd_per_hour=cost, meets=ok, ttft_p99_s=state.ttft_p99_s,
+        tpot_p99_s=state.tpot_p99_s,
+        usd_per_million_output_tokens=cost / (tokens * 3600) * 1e6 if tokens > 0 else None,
+        splits=len({ev.spec.name for ev in evaluated}),
+    )  # fmt: skip
+
+
+def aggregated_row(option: Option, agg: AggregatedSummary | None, slo: Slo) -> OptionTried:
+    """The row of one aggregated option (`agg`: `plan`'s layout there, None when none)."""
+    return OptionTried(
+        kind="aggregated", deployment=None if agg is None else agg.layout,
+        hardware=option.hardware, gpus=option.gpus, usd_per_hour=option.usd_per_hour,
+        meets=agg is not None and kept_up(agg.ttft_p99_s, agg.tpot_p99_s, agg.steady, slo),
+        ttft_p99_s=None if agg is None else agg.ttft_p99_s,
+        tpot_p99_s=None if agg is None else agg.tpot_p99_s,
+        usd_per_million_output_tokens=None if agg is None else agg.usd_per_million_output_tokens,
+    )  # fmt: skip
 
 
 # (the best split meets, the best aggregated deployment, it meets)
@@ -73,8 +107,15 @@ def cheapest_reasons(spent: Spent, plan: DisaggPlanReport | None, found: Found) 
         f"options all cost more than ${stop:,.2f} per hour; at {spent.rate_per_s:g} req/s "
         f"every option that meets serves the same {spent.offered_tok_s:,.0f} output tokens/s, "
         f"so they cost more per million tokens too "
-        f"({sum(o.price_level <= stop for o in options)} option(s) simulated up to the answer)",
+        f"({sum(o.price_level <= stop for o in options)} option(s) up to the answer)",
     ]
+    if spent.skipped:
+        out.append(
+            f"{spent.skipped} split(s) not simulated: a prefill pool of as many or more "
+            "instances of the same type and layout was seen falling behind the rate (of the N "
+            "prompts that arrived in the steady window it finished fewer than N - max(0.2 N, "
+            "4 sqrt(2 N))), so they cannot meet any TTFT limit"
+        )
     return out + _kinds(spent, plan, found)
 
 

@@ -191,9 +191,7 @@ class StepTimeModel:
     def decode_line(self, seqs: int, context0_tokens: float) -> DecodeLine:
         """Steps of `seqs` decoding sequences whose summed context (each counting the token it
         writes) is context0_tokens at step 0 and grows by `seqs` per step."""
-        line = self._decode_lines.get(seqs)
-        if line is None:
-            line = self._decode_lines[seqs] = self._decode_coefficients(seqs)
+        line = self._decode_lines.get(seqs) or self.decode_terms(seqs)
         mem0, per_ctx_mem, mem1, cmp0, per_ctx_cmp, cmp1, fixed_s, bytes0, bytes1 = line
         return DecodeLine(
             mem0 + per_ctx_mem * context0_tokens,
@@ -209,6 +207,16 @@ class StepTimeModel:
     def _decode_lines(self) -> dict[int, tuple[float, ...]]:
         """`_decode_coefficients` by number of sequences, filled as the simulator asks."""
         return {}
+
+    def decode_terms(self, seqs: int) -> tuple[float, ...]:
+        """The terms of `decode_line(seqs, c)` (cached): (mem0, per-context mem0, mem1, cmp0,
+        per-context cmp0, cmp1, fixed_s, bytes0, bytes1), so that the line is DecodeLine(t0 +
+        t1 c, t2, t3 + t4 c, t5, t6, t7 + kv_bytes_per_token c, t8). For callers that price a
+        run without building the line (the simulator's thrash loop)."""
+        terms = self._decode_lines.get(seqs)
+        if terms is None:
+            terms = self._decode_lines[seqs] = self._decode_coefficients(seqs)
+        return terms
 
     def _decode_coefficients(self, seqs: int) -> tuple[float, ...]:
         """The parts of `decode_line` that depend only on `seqs` (the context terms are added to

@@ -7,14 +7,14 @@ the cliff: the requests a finish lets back in, about seven per step in the study
 decided here with the replica's lists in local variables. The step is the one `begin_step`
 decides, to the bit: the same victims (none: a step that needs one is left to the general path),
 the same chunk of the request part way through its prefill, the same admissions and load; the
-step then runs through `ReplicaSim.finish_step` as any other.
+step then ends as `ReplicaSim.finish_step` ends any other.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from capcliff.sim.step_plan import PlannedStep, step_load
+from capcliff.sim.step_plan import step_load
 
 if TYPE_CHECKING:
     from capcliff.sim.replica import ReplicaSim
@@ -46,10 +46,22 @@ def exact_step(sim: ReplicaSim) -> bool | None:
         sim.held[x] += need_x
         if chunk_x:
             prefills = [*admitted, (x, sim.context[x], chunk_x)]
-    load = step_load(decoders, co.context_sum(step) + decoders, prefills)
+    tokens, seqs, ctx, pairs = step_load(decoders, co.context_sum(step) + decoders, prefills)
     swap_s = sim.capacity.swap_seconds(swap_in) if swap_in else 0.0
-    planned = PlannedStep(chunk_x, admitted, False, blocked, load, swap_s + 0.0)
-    sim.finish_step(planned, sim.model.step_time_s(*load))
+    # ReplicaSim.finish_step of this step (no victim, no prefix cache, no shared bytes), without
+    # building its PlannedStep
+    duration = sim.model.step_time_s(tokens, seqs, ctx, pairs) + (swap_s + 0.0)
+    used, rec, start = sim.total - sim.free, sim.rec, sim.now_s
+    if sim.free == 0:
+        rec.saturation(step, start + duration)
+    sim.now_s = start + duration
+    sim._end_step(chunk_x, admitted, False)
+    rec.swapped_tokens += sim.swap_out_tokens
+    rec.swap_s += swap_s + 0.0
+    hbm_bytes = sim.model.hbm_bytes(tokens, seqs, ctx) + 0.0
+    running, waiting = len(sim.running), len(sim.waiting)
+    rec.record(1, start, duration, used, used, running, waiting, hbm_bytes, tokens, blocked)
+    sim.step += 1
     return True
 
 

@@ -155,7 +155,7 @@ class DecodeCohort:
         if r == self._prefix_phase:
             return self._prefix_sums
         counts = self.phase_counts
-        cached = list(accumulate(counts[r:] + counts[:r], initial=0))
+        cached = list(accumulate([0, *counts[r:], *counts[:r]]))  # no keyword: cheaper compiled
         self._prefix_phase, self._prefix_sums = r, cached
         return cached
 

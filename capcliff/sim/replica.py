@@ -62,6 +62,7 @@ class ReplicaSim:
                 raise InputError("landed requests: each needs an output of >= 2 tokens")
             self.host_kv, self.generated = list(self.prompt), [1] * n
         self.block_size, self.total = capacity.block_size, capacity.blocks
+        self.line_terms: dict[int, tuple[float, ...]] = {}  # decode lines' terms, for `thrash`
         self.free = capacity.blocks
         self.cohort = DecodeCohort(n, capacity.block_size)
         self.running: dict[int, None] = {}  # running order = admission order
@@ -90,9 +91,9 @@ class ReplicaSim:
     def _per_request(self, requests: Requests) -> None:
         """Per-request state as Python lists (scalar access is what the event loop does)."""
         n = len(requests)
-        self.prompt = requests.input_tokens.tolist()
-        self.output = requests.output_tokens.tolist()
-        self.max_output = requests.max_output_tokens.tolist()
+        self.prompt: list[int] = requests.input_tokens.tolist()
+        self.output: list[int] = requests.output_tokens.tolist()
+        self.max_output: list[int] = requests.max_output_tokens.tolist()
         self.requests = requests
         self.arrival = [math.inf if math.isnan(a) else a for a in requests.arrival_s.tolist()]
         self.context = [0] * n  # KV tokens (not kept up to date while decoding: see cohort)
@@ -190,8 +191,8 @@ class ReplicaSim:
         rec.swapped_tokens += self.swap_out_tokens
         rec.swap_s += swap_s
         hbm_bytes = self.model.hbm_bytes(tokens, seqs, ctx) + shared_bytes
-        counts = len(self.running), len(self.waiting)
-        rec.record(1, start, duration, used, used, *counts, hbm_bytes, tokens, blocked)
+        running, waiting = len(self.running), len(self.waiting)
+        rec.record(1, start, duration, used, used, running, waiting, hbm_bytes, tokens, blocked)
         self.step += 1
 
     # --- running requests: blocks and victims ----------------------------------------------

@@ -16,6 +16,7 @@ import numpy.typing as npt
 from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, Routing, SimConfig, resolved_prefix_caching
+from capcliff.sim.core import replica_class
 from capcliff.sim.lockstep import LockstepSim
 from capcliff.sim.policies import Policy, policy
 from capcliff.sim.replica import ReplicaSim
@@ -105,7 +106,8 @@ def simulate(
         ]
         runs = LockstepSim(ranks, model, group=dp).run()
     else:
+        replica = replica_class()  # the compiled event loop when it is current (same results)
         runs = [
-            ReplicaSim(requests.subset(idx), model, capacity, config, rule).run() for idx in owners
+            replica(requests.subset(idx), model, capacity, config, rule).run() for idx in owners
         ]
     return sim_result(runs, owners, points=config.time_series_points)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from capcliff.perf.decode_line import DecodeLine
 from capcliff.sim.policies import Requeue, trtllm_max_util_admit, vllm_admit
 
 if TYPE_CHECKING:
@@ -41,6 +42,8 @@ _BLOCKS_FIT_RULES = (vllm_admit, trtllm_max_util_admit)
 _STOOD_IN_FOR = (
     "run_step",
     "begin_step",
+    "finish_step",
+    "_end_step",
     "resolve_exhaustion",
     "_admit",
     "head_admissible",
@@ -54,11 +57,12 @@ _PLAIN: dict[type, bool] = {}
 
 
 def _plain_replica(cls: type) -> bool:
-    """Whether `cls` inherits every method in `_STOOD_IN_FOR` from `ReplicaSim` unchanged."""
+    """Whether `cls` inherits every method in `_STOOD_IN_FOR` from `ReplicaSim` unchanged: no
+    class above `ReplicaSim` in its MRO defines one (the compiled core's `ReplicaSim` too)."""
     plain = _PLAIN.get(cls)
     if plain is None:
-        methods = (getattr(cls, name) for name in _STOOD_IN_FOR)
-        plain = _PLAIN[cls] = all(m.__module__ == "capcliff.sim.replica" for m in methods)
+        below = cls.__mro__[: [k.__name__ for k in cls.__mro__].index("ReplicaSim")]
+        plain = _PLAIN[cls] = not any(n in vars(k) for k in below for n in _STOOD_IN_FOR)
     return plain
 
 
@@ -87,27 +91,31 @@ def run_thrash(sim: ReplicaSim) -> None:
     events), so the state lives in local variables and the recorder's sample is taken in place
     (`Recorder.record`: the same arithmetic in the same order)."""
     co, rec, size, total = sim.cohort, sim.rec, sim.block_size, sim.total
-    needs, decode_line = co.phase_counts, sim.model.decode_line
+    needs, line_terms, kv_bytes = co.phase_counts, sim.line_terms, sim.model.kv_bytes_per_token
     running, waiting, arrivals = sim.running, sim.waiting, sim.arrivals
     prompt, generated, max_output = sim.prompt, sim.generated, sim.max_output
     recomputed, preemptions, context, held = sim.recomputed, sim.preemptions, sim.context, sim.held
     times, used_series, running_series, waiting_series, hbm_series = rec.series
-    preemption_times, peak_hbm = rec.preemption_times, rec.peak_hbm
+    # bound methods: looked up once per call of this function, not once per event
+    add_time, add_used, add_running = times.append, used_series.append, running_series.append
+    add_waiting, add_hbm, add_preemption = (
+        waiting_series.append, hbm_series.append, rec.preemption_times.append
+    )  # fmt: skip
+    requeue, peak_hbm = waiting.appendleft, rec.peak_hbm
     step, free, now, max_steps = sim.step, sim.free, sim.now_s, sim.config.max_steps
     while True:
         phase = step % size
         while needs[phase] > free:  # the victims: the latest admissions (`preempt`)
-            v = next(reversed(running))
+            v = running.popitem()[0]  # the last key: the latest admission
             ctx, generated[v] = co.remove(v, step)
             free += -(-ctx // size)
-            del running[v]
             sim.full_blocks_sum -= -(-(prompt[v] + max_output[v]) // size)
             sim.max_output_sum -= max_output[v]
             recomputed[v] += ctx
             context[v] = held[v] = 0
-            waiting.appendleft(v)
+            requeue(v)
             preemptions[v] += 1
-            preemption_times.append(now)
+            add_preemption(now)
             rec.first_preemption = rec.first_preemption or (step, now)
         sim.dirty = True
         count = co.count
@@ -115,8 +123,18 @@ def run_thrash(sim: ReplicaSim) -> None:
             sim.step, sim.free, sim.now_s = step, free, now
             empty_step(sim)
             return
-        line = decode_line(count, co.context_sum(step) + count)
-        rec.first_saturation = rec.first_saturation or (step, now + line.step_s(0))
+        # the run's DecodeLine (`StepTimeModel.decode_line`), field by field, unbuilt
+        terms = line_terms.get(count) or _line_terms(sim, count)
+        ctx0 = co.context_sum(step) + count
+        mem0, mem1, cmp0, cmp1 = (
+            terms[0] + terms[1] * ctx0,
+            terms[2],
+            terms[3] + terms[4] * ctx0,
+            terms[5],
+        )
+        fixed, bytes0, bytes1 = terms[6], terms[7] + kv_bytes * ctx0, terms[8]
+        first_s = max(mem0 + mem1 * 0, cmp0 + cmp1 * 0) + fixed  # step_s(0)
+        rec.first_saturation = rec.first_saturation or (step, now + first_s)
         if free < count:  # the steps that fit: fewer than B, so walk the phase histogram
             left, fit, t = free, 0, step
             while (n := needs[t % size]) <= left:
@@ -134,7 +152,13 @@ def run_thrash(sim: ReplicaSim) -> None:
             else left if limit == fit and left >= 0
             else free - co.blocks_needed(step, limit)
         )  # fmt: skip
-        duration = line.total_s(limit)
+        # total_s(limit) and total_bytes(limit), as DecodeLine computes them
+        d0 = mem0 - cmp0
+        if d0 >= 0 and d0 + (mem1 - cmp1) * (limit - 1) >= 0:  # memory-bound throughout
+            duration = limit * (mem0 + fixed) + mem1 * limit * (limit - 1) / 2
+        else:
+            duration = DecodeLine(mem0, mem1, cmp0, cmp1, fixed, bytes0, bytes1).total_s(limit)
+        read = limit * bytes0 + bytes1 * (limit * (limit - 1)) / 2
         start, now = now, now + duration
         last = step + limit - 1
         if finish == last:
@@ -152,14 +176,14 @@ def run_thrash(sim: ReplicaSim) -> None:
         )
         rec.used_block_seconds += (used_first + used_last) / 2 * duration
         rec.busy_s += duration
-        times.append(start + duration)
-        used_series.append(used_last)
-        running_series.append(len(running))
-        waiting_series.append(len(waiting))
-        hbm_series.append(line.total_bytes(limit) / (duration * peak_hbm) if duration > 0 else 0.0)
+        add_time(start + duration)
+        add_used(used_last)
+        add_running(len(running))
+        add_waiting(len(waiting))
+        add_hbm(read / (duration * peak_hbm) if duration > 0 else 0.0)
         if verdict:
             rec.blocked_steps += limit - 1
-            rec.blocked_s += duration - line.step_s(0)
+            rec.blocked_s += duration - first_s
         free = sim.free if finish == last else free
         count = co.count
         if (
@@ -171,6 +195,12 @@ def run_thrash(sim: ReplicaSim) -> None:
         ):
             sim.step, sim.free, sim.now_s = step, free, now
             return
+
+
+def _line_terms(sim: ReplicaSim, count: int) -> tuple[float, ...]:
+    """`StepTimeModel.decode_terms(count)`, kept in the replica's own table."""
+    terms = sim.line_terms[count] = sim.model.decode_terms(count)
+    return terms
 
 
 def _steps_that_fit(sim: ReplicaSim, step: int, free: int) -> int:

@@ -1,0 +1,1 @@
+"""Compiled copies of the simulator's event loop (`capcliff.sim.core`), built at install."""
