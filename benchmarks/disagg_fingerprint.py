@@ -7,6 +7,9 @@ covers the single replica; this covers what it does not reach:
   2 preemption modes x batch/Poisson; one more output token and one more block each) and
   pressure cases (40 seeds x 5 preempting policies x 2 modes, each also on two thirds of the
   blocks, or as few as the longest request needs alone, so that the decode pool thrashes);
+- prefill: `PrefillReplicaSim` (every output one token) on the same small random cases, also with
+  as few blocks as the longest prompt needs; its digest is the plain `ReplicaSim`'s
+  (`prefill_cases(ReplicaSim)`);
 - lockstep: four attention-DP ranks in lockstep (Qwen3-30B-A3B dp4-ep4, a small KV cache), landed
   ranks that fold and plain ranks, and aggregated ranks taking their own prefills, under every
   policy (`benchmarks/disagg_lockstep.py`'s cases, 12 seeds);
@@ -23,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import sys
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -42,6 +46,7 @@ from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.landed import LandedReplicaSim
 from capcliff.sim.lockstep import LockstepSim
 from capcliff.sim.policies import POLICY_NAMES
+from capcliff.sim.prefill_pool import PrefillReplicaSim
 from capcliff.sim.replica import ReplicaSim
 from capcliff.sim.simulate import make_policy, simulate
 from capcliff.sim.workload import Requests
@@ -60,14 +65,17 @@ def _landed(requests: Requests, capacity: KVCapacity, config: SimConfig) -> obje
     return LandedReplicaSim(requests, toy_model(), capacity, config, rule).run()
 
 
-def landed_cases() -> list[object]:
-    out: list[object] = []
+def _random_cases() -> Iterator[tuple[Requests, KVCapacity, SimConfig]]:
+    """The reference tests' small random cases: 40 seeds x policies x modes x batch/Poisson."""
     for seed in range(40):
         for policy in POLICIES:
             for mode in MODES:
                 for arrival in ("batch", "poisson"):
-                    requests, capacity, config = random_case(seed, policy, mode, arrival)
-                    out.append(_landed(requests, capacity, config))
+                    yield random_case(seed, policy, mode, arrival)
+
+
+def landed_cases() -> list[object]:
+    out = [_landed(*case) for case in _random_cases()]
     for seed in range(40):
         for policy in PREEMPTING_POLICIES:
             for mode in MODES:
@@ -77,6 +85,21 @@ def landed_cases() -> list[object]:
                 tighter = replace(capacity, blocks=max(capacity.blocks * 2 // 3, fits))
                 out.append(_landed(requests, capacity, config))
                 out.append(_landed(requests, tighter, config))
+    return out
+
+
+def prefill_cases(replica: type[ReplicaSim] = PrefillReplicaSim) -> list[object]:
+    """Prefill replicas (every output one token) on the small random cases, also with as few
+    blocks as the longest prompt needs (admissions refused for KV)."""
+    out: list[object] = []
+    for requests, capacity, config in _random_cases():
+        ones = np.ones(len(requests), dtype=np.int64)
+        requests = replace(requests, output_tokens=ones, max_output_tokens=ones)
+        fits = -(-int(requests.input_tokens.max()) // capacity.block_size)
+        for blocks in (capacity.blocks, fits):
+            tight = replace(capacity, blocks=blocks)
+            rule = make_policy(config, requests)
+            out.append(replica(requests, toy_model(), tight, config, rule).run())
     return out
 
 
@@ -137,6 +160,7 @@ def two_pool_cases() -> list[object]:
 def main() -> None:
     digests = {
         "landed": _digest(landed_cases()),
+        "prefill": _digest(prefill_cases()),
         "lockstep": _digest(lockstep_cases()),
         "two-pool": _digest(two_pool_cases()),
     }

@@ -153,36 +153,62 @@ def test_the_table_marks_the_comparison_and_states_the_answer() -> None:
     assert "$ per GPU-hour: h200-sxm $4.00, h100-sxm $2.50" in result.output
 
 
-def test_a_split_that_stops_serving_once_grown_gives_way_to_the_next(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def _grow_stand_in(
+    monkeypatch: pytest.MonkeyPatch, splits: list[object], serving: set[str],
+    shares: dict[str, float],
+) -> tuple[str, bool, list[str]]:  # fmt: skip
+    """`_grown_best` over stand-in splits: a state is a string, `serving` lists the states that
+    serve, `shares` each first sample's SLO share; growing a split turns "x first" into
+    "x grown"."""
     from types import SimpleNamespace
 
     from capcliff.analysis import disagg_fleet
 
-    # three splits of one price: "a" ranks first and "b" second on the first sample, both
-    # serving; "c" does not serve. Grown, "a" stops serving (its sample was too small).
-    def ev(name: str, key: tuple[float, ...]) -> SimpleNamespace:
-        return SimpleNamespace(spec=name, cap=None, key=key, state=f"{name} first")
-
-    splits = [ev("a", (True, -8.0, -0.5)), ev("b", (True, -8.0, -0.7)), ev("c", (False, 1.0, 0))]
     grown: list[str] = []
 
     def chosen_split(dep, left, sample, slo, *, grow_failing):  # type: ignore[no-untyped-def]
         best = max(left, key=lambda e: e.key)
-        if best.key[0]:
+        if best.key[0] or grow_failing:
             grown.append(best.spec)
             best = SimpleNamespace(**{**vars(best), "state": f"{best.spec} grown"})
         return best, []
 
     monkeypatch.setattr(disagg_fleet, "chosen_split", chosen_split)
-    monkeypatch.setattr(
-        disagg_fleet, "serves", lambda state, slo: state in ("a first", "b first", "b grown")
-    )
-    ctx = SimpleNamespace(dep=None, workload=SimpleNamespace(), seed=0, slo=None)
+    monkeypatch.setattr(disagg_fleet, "serves", lambda state, slo: state in serving)
+    monkeypatch.setattr(disagg_fleet, "slo_share", lambda state, slo: shares[state])
     monkeypatch.setattr(disagg_fleet.OnlineSample, "of", staticmethod(lambda w, s: None))
+    ctx = SimpleNamespace(dep=None, workload=SimpleNamespace(), seed=0, slo=None)
     (best, _), ok = disagg_fleet._grown_best(ctx, splits)  # type: ignore[arg-type]
-    assert (best.spec, ok, grown) == ("b", True, ["a", "b"])
+    return best.spec, ok, grown
+
+
+def _split(name: str, key: tuple[float, ...]) -> object:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(spec=name, cap=None, key=key, state=f"{name} first")
+
+
+def test_a_split_that_stops_serving_once_grown_gives_way_to_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # three splits of one price: "a" ranks first and "b" second on the first sample, both
+    # serving; "c" does not serve. Grown, "a" stops serving (its sample was too small).
+    splits = [_split("a", (True, -8.0, -0.5)), _split("b", (True, -8.0, -0.7)),
+              _split("c", (False, 1.0, 0))]  # fmt: skip
+    found = _grow_stand_in(monkeypatch, splits, {"a first", "b first", "b grown"},
+                           {"a first": 0.5, "b first": 0.7})  # fmt: skip
+    assert found == ("b", True, ["a", "b"])
+
+
+@pytest.mark.parametrize(("share", "grown"), [(1.3, True), (2.5, False)])
+def test_a_near_miss_on_the_first_sample_is_grown_a_clear_one_is_not(
+    monkeypatch: pytest.MonkeyPatch, share: float, grown: bool
+) -> None:
+    # the only split misses on its first sample by 1.3 x a limit (within GROW_NEAR = 2): grown,
+    # it meets; 2.5 x a limit is left as it is
+    found = _grow_stand_in(monkeypatch, [_split("a", (False, 100.0, 0.0))], {"a grown"},
+                           {"a first": share})  # fmt: skip
+    assert found == ("a", grown, ["a"] if grown else [])
 
 
 @pytest.mark.parametrize(

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from capcliff.analysis.disagg import fabric_between, parse_disagg
-from capcliff.analysis.disagg_online import online_rank, slo_share
+from capcliff.analysis.disagg_online import falls_behind, online_rank, slo_share
 from capcliff.analysis.solver import Slo
 from capcliff.analysis.steady_state import SteadyState
 from capcliff.catalog.catalogs import get_hardware
@@ -141,3 +142,25 @@ def test_a_sweep_on_two_gpu_types_names_both_in_its_header() -> None:
     assert report["hardware"] == "h100-sxm+h200-sxm"  # prefill's type, then decode's
     text = runner.invoke(app, args).output
     assert "on 1 x h100-sxm (prefill) + 2 x h200-sxm (decode)" in text
+
+
+@pytest.mark.parametrize(
+    ("done", "waiting", "behind"),
+    [
+        # each served 0.1 s after it arrives: all 800 window arrivals done in the window
+        (lambda a: a + 0.1, 0.0, False),
+        # served at half the rate: done at 2a, so of the 800 arrivals in [20, 100] s only those
+        # of [10, 50] s (400) are done in the window: 400 short > max(0.2 x 800, 4 sqrt(1,600))
+        (lambda a: 2 * a, 0.0, True),
+        # a steady 50 s wait: done in the window are the arrivals of [0, 50] s, 500: 300 short
+        (lambda a: a + 50.0, 0.0, True),
+        # ... which a queue meeting a 50 s TTFT limit may hold: 2 x 10/s x 50 s = 1,000 waiting
+        (lambda a: a + 50.0, 1000.0, False),
+    ],
+    ids=["keeps-up", "half-rate", "long-wait", "long-wait-within-its-limit"],
+)
+def test_a_queue_falls_behind_when_the_window_finishes_far_fewer_than_arrive(
+    done: Callable[[np.ndarray], np.ndarray], waiting: float, behind: bool
+) -> None:
+    arrivals = np.linspace(0.0, 100.0, 1001)[1:]  # 1,000 at 10/s; the window is [20, 100] s
+    assert falls_behind(arrivals, done(arrivals), waiting) is behind

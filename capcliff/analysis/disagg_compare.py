@@ -123,10 +123,12 @@ def comparison_reasons(best: DisaggregatedReport, agg: AggregatedSummary) -> lis
 def aggregated_online(
     agg: AggregatedSummary, dep: Deployment, inputs: PlanInputs, sample: OnlineSample,
     *, gpus: int, price: float, offered_tok_s: float | None, slo: Slo | None,
+    grow_behind: bool = True,
 ) -> AggregatedSummary:  # fmt: skip
     """`agg` measured in its steady state at the offered rate (its layout at its cap, the same
     arrivals as the splits), costed per token served: the offered tokens when it serves the rate
-    within `slo`, else its steady-state throughput."""
+    within `slo`, else its steady-state throughput. Unless `grow_behind`, a first sample that
+    falls behind the rate is not grown (`disagg_online.aggregated_steady`)."""
     layout = parse_layout(agg.layout)
     capacity, steps = replica_models(dep, dep.memory(layout, inputs.max_model_len))
     config = config_at(inputs.config, agg.concurrency, layout.dp)
@@ -134,6 +136,7 @@ def aggregated_online(
         lambda requests: simulate(requests, steps, capacity, config, dp=layout.dp),
         sample,
         min(agg.concurrency, p99_analytic_cliff(inputs.requests, capacity, layout.dp)),
+        behind_at=None if grow_behind else slo,
     )
     served = offered_tok_s if serves(state, slo) else None
     usd_per_hour, usd_per_mtok = hourly_cost(gpus, price, served or state.output_tok_s)
@@ -199,6 +202,7 @@ def offered_tokens_per_s(workload: WorkloadChoice, inputs: PlanInputs) -> float 
 def aggregated_at(
     dep: Deployment, *, gpus: int, workload: WorkloadChoice, objective: str, slo: Slo | None,
     seed: int, price: float, progress: Callable[[], None] | None = None,
+    grow_behind: bool = True,
 ) -> AggregatedSummary | None:  # fmt: skip
     """`plan`'s recommended layout of `gpus` GPUs of `dep`'s type (None when nothing fits),
     costed at `price` $/GPU-hour: at an offered rate in its steady state (`aggregated_online`),
@@ -214,7 +218,7 @@ def aggregated_at(
     if sample is None:
         return with_kv_headroom(agg, dep, inputs)
     return aggregated_online(agg, dep, inputs, sample, gpus=gpus, price=price,
-                             offered_tok_s=offered, slo=slo)  # fmt: skip
+                             offered_tok_s=offered, slo=slo, grow_behind=grow_behind)  # fmt: skip
 
 
 def best_aggregated(

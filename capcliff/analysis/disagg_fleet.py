@@ -54,7 +54,12 @@ from capcliff.analysis.disagg_fleet_reasons import (
     cheapest_reasons,
     split_row,
 )
-from capcliff.analysis.disagg_online import OnlineSample, prefill_falls_behind, serves
+from capcliff.analysis.disagg_online import (
+    OnlineSample,
+    prefill_falls_behind,
+    serves,
+    slo_share,
+)
 from capcliff.analysis.disagg_options import (
     Option,
     PoolChoices,
@@ -193,7 +198,7 @@ def simulate_option(ctx: _Context, option: Option) -> Simulated:
     return aggregated_at(ctx.choices.on(option.hardware), gpus=option.gpus,
                          workload=ctx.workload, objective=Objective.GOODPUT.value, slo=ctx.slo,
                          seed=ctx.seed, price=ctx.usd_per_gpu_hour[option.hardware],
-                         progress=ctx.progress)  # fmt: skip
+                         progress=ctx.progress, grow_behind=False)  # fmt: skip
 
 
 def _simulate_level(ctx: _Context, level: list[Option], jobs: int) -> list[Simulated]:
@@ -235,16 +240,23 @@ def _visit(ctx: _Context, level: list[Option], walk: _Walk, jobs: int) -> list[O
     return rows
 
 
+GROW_NEAR = 2.0  # a first sample within twice the SLO's limits may yet meet them once grown
+
+
 def _grown_best(
     ctx: _Context, evaluated: list[Evaluated]
 ) -> tuple[tuple[Evaluated, list[str]], bool]:
     """The best split of one price, grown until it settles when it serves the rate on the first
-    sample, and whether it serves it grown. When growing shows it does not, the next split that
+    sample or misses it by less than `GROW_NEAR` x a limit (a first sample's p99 and queue are
+    noisy), and whether it serves it grown. When growing shows it does not, the next split that
     served on the first sample is grown in turn."""
     sample = OnlineSample.of(ctx.workload, ctx.seed)
     left = list(evaluated)
     while True:
-        chosen = chosen_split(ctx.dep, left, sample, ctx.slo, grow_failing=False)
+        first = max(left, key=lambda ev: ev.key)
+        assert first.state is not None
+        near = bool(first.key[0]) or slo_share(first.state, ctx.slo) <= GROW_NEAR
+        chosen = chosen_split(ctx.dep, left, sample, ctx.slo, grow_failing=near)
         best = chosen[0]
         assert best.state is not None
         ok = serves(best.state, ctx.slo)

@@ -95,7 +95,8 @@ def cheapest_reasons(spent: Spent, plan: DisaggPlanReport | None, found: Found) 
         top = max((o.usd_per_hour for o in options), default=0.0)
         return [
             f"no option up to {MAX_NODES} nodes of {', '.join(spent.types)} (${top:,.2f} per "
-            f"hour) meets the SLOs at this rate ({len(options)} option(s) simulated)"
+            f"hour) meets the SLOs at this rate ({len(options) - spent.skipped} option(s) "
+            f"simulated, {spent.skipped} split(s) skipped as their prefill pool falls behind)"
         ]
     cheaper = [t for t in spent.tried if t.usd_per_hour < stop - 1e-6]
     out = [

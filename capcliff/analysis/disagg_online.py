@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -41,7 +41,7 @@ from capcliff.analysis.online_load import OnlineWorkload
 from capcliff.analysis.solver import Slo
 from capcliff.analysis.steady_state import WARMUP_FRACTION, SteadyState, settle, steady_state
 from capcliff.analysis.workloads import WorkloadChoice
-from capcliff.sim.disagg import DisaggResult
+from capcliff.sim.disagg import DisaggResult, FloatArray
 from capcliff.sim.result import SimResult
 from capcliff.sim.workload import Arrival, Requests
 
@@ -107,17 +107,30 @@ def disagg_steady(
 
 
 def aggregated_steady(
-    run: Callable[[Requests], SimResult], sample: OnlineSample, running: int
-) -> tuple[SimResult, SteadyState]:
+    run: Callable[[Requests], SimResult], sample: OnlineSample, running: int,
+    *, behind_at: Slo | None = None,
+) -> tuple[SimResult, SteadyState]:  # fmt: skip
     """The aggregated layout's steady state at the rate (`run` simulates it; at most `running`
-    requests run in it), grown by the stopping rule as the chosen split is."""
+    requests run in it), grown by the stopping rule as the chosen split is. With `behind_at`
+    (an SLO with a TTFT limit), a first sample whose first tokens fall behind the arrivals
+    (`falls_behind`, beyond the rate x 2 x the TTFT limit that a queue meeting it may hold
+    waiting, by Little's law) is not grown: its queue grows, so it is reported saturated."""
     runs: dict[int, SimResult] = {}
 
     def one(n: int) -> SimResult:
-        runs[n] = run(sample.requests(n))
+        if n not in runs:
+            runs[n] = run(sample.requests(n))
         return runs[n]
 
-    done = settle(one, first=sample.first(running), cap=sample.most(running), open_loop=True)
+    first = sample.first(running)
+    if behind_at is not None and math.isfinite(behind_at.ttft_s):
+        result = one(first)
+        waiting = 2 * sample.rate_rps * behind_at.ttft_s
+        if falls_behind(result.arrival_s, result.arrival_s + result.ttft_s, waiting):
+            state = steady_state(result, open_loop=True)
+            rate = state.arrival_rps or sample.rate_rps  # a first sample too short for a window
+            return result, replace(state, queue_growing=True, arrival_rps=rate)
+    done = settle(one, first=first, cap=sample.most(running), open_loop=True)
     return runs[done.requests], done.state
 
 
@@ -128,31 +141,39 @@ def serves(state: SteadyState, slo: Slo | None) -> bool:
     return slo is None or (state.ttft_p99_s <= slo.ttft_s and state.tpot_p99_s <= slo.tpot_s)
 
 
-PREFILL_SHORT = 0.2  # a deficit of at least 20 % of the window's arrivals ...
+SHORT_FRACTION = 0.2  # a deficit of at least 20 % of the window's arrivals ...
 NOISE_SIGMAS = 4.0  # ... and of 4 standard deviations of a balanced queue's backlog change
 LEAST_ARRIVALS = 100  # fewer arrivals in the window are too few to tell
 
 
-def prefill_falls_behind(result: DisaggResult) -> bool:
-    """Whether the prefill pool cannot keep up with the rate: in the steady window (the arrival
-    of request ceil(0.2 n) to the last arrival, `steady_state`'s), of the N prompts that arrive
-    (at least `LEAST_ARRIVALS`), it finishes fewer than N - max(0.2 N, 4 sqrt(2 N)).
+def falls_behind(arrived_s: FloatArray, done_s: FloatArray, waiting: float = 0.0) -> bool:
+    """Whether a queue cannot keep up: in the steady window (the arrival of request
+    ceil(0.2 n) to the last arrival, `steady_state`'s), of the N requests that arrive (at least
+    `LEAST_ARRIVALS`), fewer than N - max(0.2 N, 4 sqrt(2 N)) are done (`done_s`).
 
     A queue that keeps up finishes about what arrives: its backlog over the window changes by a
     random walk of about sqrt(2 N) requests even at full load (arrivals and services each about
     as variable as a Poisson count), so a deficit of 4 of those and of 20 % is a growing queue,
-    not noise. The prefill pool is simulated before, and apart from, the decode pool (round robin
-    by arrival), so this holds whatever the decode pool; with fewer instances of the same layout
-    each gets more of the rate, so they fall behind too."""
-    done, arrived = result.prefill_done_s, result.serving.arrival_s
-    if len(arrived) != len(done):  # one-token outputs never reach the decode pool
+    not noise (unlike a first sample's `SteadyState.saturated`, which flags queues that keep up
+    once the sample grows). `waiting`: a deficit that a queue keeping up may still show (requests
+    it holds in steady state), which the deficit must exceed too."""
+    if len(arrived_s) != len(done_s) or not len(arrived_s):
         return False
-    order = np.sort(arrived)
+    order = np.sort(arrived_s)
     lo, hi = order[math.ceil(WARMUP_FRACTION * len(order))], order[-1]
-    came = int(np.count_nonzero((arrived >= lo) & (arrived <= hi)))
-    finished = int(np.count_nonzero((done >= lo) & (done <= hi)))
-    deficit = max(PREFILL_SHORT * came, NOISE_SIGMAS * math.sqrt(2 * came))
+    came = int(np.count_nonzero((arrived_s >= lo) & (arrived_s <= hi)))
+    finished = int(np.count_nonzero((done_s >= lo) & (done_s <= hi)))
+    deficit = max(SHORT_FRACTION * came, NOISE_SIGMAS * math.sqrt(2 * came), waiting)
     return came >= LEAST_ARRIVALS and came - finished > deficit
+
+
+def prefill_falls_behind(result: DisaggResult) -> bool:
+    """Whether the prefill pool cannot keep up with the rate (`falls_behind` of its prompts'
+    arrivals and prefill ends). The prefill pool is simulated before, and apart from, the decode
+    pool (round robin by arrival), so this holds whatever the decode pool; with fewer instances
+    of the same layout each gets more of the rate, so they fall behind too. (One-token outputs
+    never reach the decode pool; with any, this says no.)"""
+    return falls_behind(result.serving.arrival_s, result.prefill_done_s)
 
 
 def slo_share(state: SteadyState, slo: Slo | None) -> float:

@@ -139,7 +139,7 @@ def cheapest_view(report: CheapestReport) -> RenderableType:
     table = Table(title="options simulated, cheapest first (p99 against the SLOs)",
                   title_justify="left")  # fmt: skip
     for head in ("$/hour", "kind", "deployment", "GPUs", "meets", "TTFT / TPOT", "$/M tok"):
-        table.add_column(head, no_wrap=head == "deployment")
+        table.add_column(head, no_wrap=head != "deployment")
     for t in report.tried:
         what = t.deployment or "nothing fits"
         if t.kind == "disaggregated" and t.splits > 1:
@@ -147,7 +147,8 @@ def cheapest_view(report: CheapestReport) -> RenderableType:
         if t.compared_only:
             what += " (comparison)"
         table.add_row(
-            f"${t.usd_per_hour:,.2f}", t.kind, what, f"{t.gpus:,} x {t.hardware}",
+            f"${t.usd_per_hour:,.2f}", "split" if t.kind == "disaggregated" else t.kind, what,
+            f"{t.gpus:,} x {t.hardware}",
             "yes" if t.meets else "no", _pair(t.ttft_p99_s, t.tpot_p99_s),
             _usd(t.usd_per_million_output_tokens),
         )  # fmt: skip

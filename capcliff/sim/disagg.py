@@ -35,6 +35,7 @@ from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.kv_transfer import Fabric, Placement, Transfers, schedule_transfers
 from capcliff.sim.landed import LandedReplicaSim
 from capcliff.sim.lockstep import LockstepSim
+from capcliff.sim.prefill_pool import PrefillReplicaSim
 from capcliff.sim.replica import ReplicaSim
 from capcliff.sim.result import Percentiles, SimResult, sim_result
 from capcliff.sim.simulate import check_fits, make_policy
@@ -139,11 +140,11 @@ def _run_pool(
         mine = [np.flatnonzero(owner == r) for r in range(first, first + group)]
         mine = [idx for idx in mine if len(idx)]
         model = pool.model.local if group > 1 else pool.model
-        ranks = [
+        ranks: list[ReplicaSim] = [
             LandedReplicaSim(requests.subset(idx), model, pool.capacity, pool.config, rule,
                              in_lockstep=group > 1)
             if landed
-            else ReplicaSim(requests.subset(idx), model, pool.capacity, pool.config, rule)
+            else PrefillReplicaSim(requests.subset(idx), model, pool.capacity, pool.config, rule)
             for idx in mine
         ]  # fmt: skip
         if group > 1 and ranks:

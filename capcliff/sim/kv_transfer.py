@@ -126,20 +126,26 @@ def schedule_transfers(
     n = len(ready_s)
     send_free = [0.0] * len(placement.prefill)
     recv_free = [0.0] * len(placement.decode)
-    start, end = np.zeros(n), np.zeros(n)
+    start, end = [0.0] * n, [0.0] * n
     paths = [""] * n
+    ready, size = np.asarray(ready_s).tolist(), np.asarray(nbytes).tolist()
+    senders, receivers = np.asarray(sender).tolist(), np.asarray(receiver).tolist()
+    routes: dict[tuple[int, int], tuple[Path, int]] = {}  # (path, lanes) per replica pair
     for i in np.argsort(ready_s, kind="stable").tolist():
-        s, r = int(sender[i]), int(receiver[i])
-        src, dst = placement.prefill[s], placement.decode[r]
-        path = fabric.path(src, dst)
-        t0 = max(float(ready_s[i]), send_free[s], recv_free[r])
-        t1 = t0 + fabric.transfer_s(float(nbytes[i]), path, min(len(src), len(dst)))
+        s, r = senders[i], receivers[i]
+        route = routes.get((s, r))
+        if route is None:
+            src, dst = placement.prefill[s], placement.decode[r]
+            route = routes[s, r] = (fabric.path(src, dst), min(len(src), len(dst)))
+        path, lanes = route
+        t0 = max(ready[i], send_free[s], recv_free[r])
+        t1 = t0 + fabric.transfer_s(size[i], path, lanes)
         start[i], end[i], paths[i] = t0, t1, path.name
         send_free[s] = recv_free[r] = t1
     return Transfers(
         np.asarray(ready_s, dtype=np.float64),
-        start,
-        end,
+        np.array(start, dtype=np.float64),
+        np.array(end, dtype=np.float64),
         np.asarray(nbytes, dtype=np.float64),
         tuple(paths),
     )

@@ -32,6 +32,7 @@ from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.fast_forward import fast_forward
 from capcliff.sim.policies import Policy, VictimOrder
+from capcliff.sim.prefill_pool import FITS_RULES
 from capcliff.sim.replica import ReplicaSim
 from capcliff.sim.step_plan import PlannedStep, step_load
 from capcliff.sim.workload import Requests
@@ -55,6 +56,8 @@ class LandedReplicaSim(ReplicaSim):
         super().__init__(requests, model, capacity, config, rule, landed=True)
         self.in_lockstep = in_lockstep
         self.folded: list[int] | None = None  # joined the run starting now (first token pending)
+        # admits the head when its blocks fit, nothing else (vLLM V1, TensorRT-LLM MAX_UTILIZATION)
+        self.fits_rule = rule.admit in FITS_RULES and not rule.event_triggered
 
     def take_arrivals(self) -> None:
         """Queue what has arrived; a lone landing that the next step would admit joins the decode
@@ -124,14 +127,39 @@ class LandedReplicaSim(ReplicaSim):
         # as begin_step decides it: the one candidate is admitted, or nothing changes (a refusal
         # only marks the queue as decided, as head_verdict would)
         self.swap_out_tokens = self.swap_in_tokens = 0
-        self.free -= needs
-        admitted, _ = self._admit(self.config.max_num_batched_tokens - cohort.count, False)
-        self.free += needs
+        if self.fits_rule and self.running:
+            admitted = self._admit_landing(needs)
+        else:
+            self.free -= needs
+            admitted, _ = self._admit(self.config.max_num_batched_tokens - cohort.count, False)
+            self.free += needs
         if not admitted:
             return False
         self._join_cohort(admitted)
         self.folded = [admitted[0][0]]
         return True
+
+    def _admit_landing(self, needs: int) -> list[tuple[int, int, int]]:
+        """`_admit` of the one landed request waiting, with others running, under a rule that
+        admits it when its blocks fit after the step's `needs` decode blocks (`fits_rule`): one
+        comparison instead of a `Candidate` and an `AdmissionView`. [(request, KV, 1)] or []."""
+        if (
+            self.config.max_num_batched_tokens <= self.cohort.count
+            or len(self.running) >= self.max_num_seqs
+        ):
+            return []  # no token budget or no seat: nobody is asked
+        i = self.waiting[0]
+        kv = self.host_kv[i]  # its prompt's KV; the step computes one token after it
+        blocks = -(-(kv + 1) // self.block_size)
+        if blocks > self.free - needs:
+            return []
+        self.waiting.popleft()
+        self.free -= blocks
+        self.running[i] = None
+        self.seq += 1
+        self.admit_seq[i], self.held[i], self.context[i] = self.seq, blocks, kv
+        self.landed.discard(i)
+        return [(i, kv, 1)]
 
     def _join_cohort(self, admitted: list[tuple[int, int, int]]) -> None:
         """Make the requests just admitted decoding members from this step on (as `_end_step`

@@ -92,20 +92,31 @@ class FixedStep:
 @dataclass
 class PendingRun:
     """Decode steps a rank has run in lockstep but not yet applied to its state: segments of
-    (steps, clock, expert bytes per step) since `start_s`, from its own line at the first one."""
+    (steps, clock, expert bytes per step) since `start_s`, from its own line at the first one.
+    The totals over every pending step are summed as segments come, in the order (and with the
+    float operations) `total_s` and `total_bytes` would sum them, so settling a long pending run
+    costs O(1), not O(segments)."""
 
     start_s: float
     own: DecodeLine
     blocked: bool
     segments: list[tuple[int, LockstepLine | FixedStep, float]]
+    steps: int = 0  # steps pending
+    whole_s: float = 0.0  # total_s(steps)
+    whole_shared: float = 0.0  # expert bytes of total_bytes(steps)
 
-    @property
-    def steps(self) -> int:
-        """Steps pending."""
-        return sum(k for k, _, _ in self.segments)
+    def add(self, k: int, clock: LockstepLine | FixedStep, shared: float, seconds: float) -> None:
+        """k more steps on `clock` (`seconds` = clock.total_s(k)), reading `shared` expert bytes
+        each."""
+        self.segments.append((k, clock, shared))
+        self.steps += k
+        self.whole_s += seconds
+        self.whole_shared += shared * k
 
     def total_s(self, k: int) -> float:
         """Seconds of the first k pending steps (on each segment's shared clock)."""
+        if k == self.steps:
+            return self.whole_s
         total = 0.0
         for steps, clock, _ in self.segments:
             total += clock.total_s(min(k, steps))
@@ -116,6 +127,8 @@ class PendingRun:
 
     def total_bytes(self, k: int) -> float:
         """Bytes this GPU reads over the first k pending steps: its own and the experts."""
+        if k == self.steps:
+            return self.own.total_bytes(k) + self.whole_shared
         shared, left = 0.0, k
         for steps, _, per_step in self.segments:
             shared += per_step * min(left, steps)
@@ -205,7 +218,7 @@ class LockstepSim:
         for r, p in zip(ranks, planned, strict=True):
             # every rank also waits for the slowest swap: one duration for all
             r.finish_step(p, compute_s + (swap_s - p.swap_s), shared)
-        self._pend(decoding, ends, 1, FixedStep(compute_s + swap_s), shared)
+        self._pend(decoding, ends, 1, FixedStep(compute_s + swap_s), shared, compute_s + swap_s)
         self.now_s += compute_s + swap_s
 
     def _step_of(self, i: int) -> int:
@@ -220,9 +233,10 @@ class LockstepSim:
         k: int,
         clock: LockstepLine | FixedStep,
         shared: float,
+        seconds: float,
     ) -> None:
-        """Add k decode steps on `clock` to the pending runs of the ranks in `lines`; a rank
-        whose run ends there is brought up to date."""
+        """Add k decode steps on `clock` (`seconds` = clock.total_s(k)) to the pending runs of
+        the ranks in `lines`; a rank whose run ends there is brought up to date."""
         for i, line in lines.items():
             end = ends[i]
             assert end is not None
@@ -230,7 +244,7 @@ class LockstepSim:
             run = self.pending.get(i)
             if run is None:
                 run = self.pending[i] = PendingRun(self.now_s, line, end[1], [])
-            run.segments.append((k, clock, shared))
+            run.add(k, clock, shared, seconds)
             if step + k == end[0]:  # its event: bring it up to date
                 self._settle(i)
                 self.run_end.pop(i)
@@ -276,8 +290,9 @@ class LockstepSim:
         ]
         if due:
             limit = clock.steps_before(min(due) - self.now_s, limit)
-        self._pend(lines, ends, limit, clock, self.model.moe_hbm_bytes(busiest, busiest))
-        self.now_s += clock.total_s(limit)
+        seconds = clock.total_s(limit)
+        self._pend(lines, ends, limit, clock, self.model.moe_hbm_bytes(busiest, busiest), seconds)
+        self.now_s += seconds
         for i in busy:
             if i not in self.pending:
                 self.ranks[i].now_s = self.now_s
