@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 CORE_MODULES = (
     "admission",
     "admit_step",
+    "clients",
     "cohort",
     "fast_forward",
     "prefill_only",

@@ -10,6 +10,8 @@ the decaying new_token_ratio would let the head of the queue in.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -20,7 +22,7 @@ from capcliff.sim.policies import (
     Candidate,
     sglang_first_admissible_step,
 )
-from capcliff.sim.thrash import empty_step, run_thrash
+from capcliff.sim.thrash import decode_run, empty_step, run_thrash
 
 # Steps in the first window of `_sglang_limit`'s scan (set: any size gives the same answer).
 SGLANG_WINDOW_STEPS = 256
@@ -60,6 +62,12 @@ def fast_forward(sim: ReplicaSim) -> bool:
         if head is True:
             return True
         limit, blocked = _steps_that_fit(sim), head is None
+        if not waits_for_arrival(sim):  # priced from the decode terms, no DecodeLine built
+            context0 = co.context_sum(sim.step) + count
+            duration, read, _ = decode_run(sim, count, context0, limit)
+            run_s = partial(_run_s, sim, count, context0)
+            settle_decode(sim, limit, duration, read, run_s, blocked)
+            return True
     else:
         run = plain_decode_run(sim)
         if run is None:
@@ -219,8 +227,25 @@ def _sglang_limit(sim: ReplicaSim, cand: Candidate, limit: int, *, step: int, fr
     return limit
 
 
+def _run_s(sim: ReplicaSim, count: int, context0: int, k: int) -> float:
+    return decode_run(sim, count, context0, k)[0]
+
+
 def advance_decode(sim: ReplicaSim, k: int, line: DecodeRun, blocked: bool) -> float:
     """Run k decode steps: blocks, clock, finishing requests, records. Returns their time."""
+    return settle_decode(sim, k, line.total_s(k), line.total_bytes(k), line.total_s, blocked)
+
+
+def settle_decode(
+    sim: ReplicaSim,
+    k: int,
+    duration: float,
+    read: float,
+    total_s: Callable[[int], float],
+    blocked: bool,
+) -> float:
+    """`advance_decode` of a run that takes `duration` s and reads `read` bytes (`total_s(j)`:
+    seconds of its first j steps, asked only at the first saturation)."""
     co, step, free0, rec = sim.cohort, sim.step, sim.free, sim.rec
     count = co.count
     used_first = sim.total - free0 + co.phase_counts[step % co.block_size]  # + needs_at(step)
@@ -228,9 +253,8 @@ def advance_decode(sim: ReplicaSim, k: int, line: DecodeRun, blocked: bool) -> f
     if blocks >= free0 and rec.first_saturation is None:
         saturated = co.first_step_needing(step, free0, strictly_more=False)
         assert saturated is not None
-        rec.saturation(step + saturated - 1, sim.now_s + line.total_s(saturated))
+        rec.saturation(step + saturated - 1, sim.now_s + total_s(saturated))
     sim.free = free = free0 - blocks
-    duration = line.total_s(k)
     start = sim.now_s
     sim.now_s = start + duration
     last = step + k - 1
@@ -250,7 +274,7 @@ def advance_decode(sim: ReplicaSim, k: int, line: DecodeRun, blocked: bool) -> f
         duration_s=duration,
         used_blocks=(used_first, sim.total - free),
         counts=(len(sim.running), len(sim.waiting)),
-        hbm_bytes=line.total_bytes(k),
+        hbm_bytes=read,
         blocked=blocked,
         tokens=count * k,
     )

@@ -91,7 +91,7 @@ def run_thrash(sim: ReplicaSim) -> None:
     events), so the state lives in local variables and the recorder's sample is taken in place
     (`Recorder.record`: the same arithmetic in the same order)."""
     co, rec, size, total = sim.cohort, sim.rec, sim.block_size, sim.total
-    needs, line_terms, kv_bytes = co.phase_counts, sim.line_terms, sim.model.kv_bytes_per_token
+    needs = co.phase_counts
     running, waiting, arrivals = sim.running, sim.waiting, sim.arrivals
     prompt, generated, max_output = sim.prompt, sim.generated, sim.max_output
     recomputed, preemptions, context, held = sim.recomputed, sim.preemptions, sim.context, sim.held
@@ -123,18 +123,7 @@ def run_thrash(sim: ReplicaSim) -> None:
             sim.step, sim.free, sim.now_s = step, free, now
             empty_step(sim)
             return
-        # the run's DecodeLine (`StepTimeModel.decode_line`), field by field, unbuilt
-        terms = line_terms.get(count) or _line_terms(sim, count)
         ctx0 = co.context_sum(step) + count
-        mem0, mem1, cmp0, cmp1 = (
-            terms[0] + terms[1] * ctx0,
-            terms[2],
-            terms[3] + terms[4] * ctx0,
-            terms[5],
-        )
-        fixed, bytes0, bytes1 = terms[6], terms[7] + kv_bytes * ctx0, terms[8]
-        first_s = max(mem0 + mem1 * 0, cmp0 + cmp1 * 0) + fixed  # step_s(0)
-        rec.first_saturation = rec.first_saturation or (step, now + first_s)
         if free < count:  # the steps that fit: fewer than B, so walk the phase histogram
             left, fit, t = free, 0, step
             while (n := needs[t % size]) <= left:
@@ -152,13 +141,8 @@ def run_thrash(sim: ReplicaSim) -> None:
             else left if limit == fit and left >= 0
             else free - co.blocks_needed(step, limit)
         )  # fmt: skip
-        # total_s(limit) and total_bytes(limit), as DecodeLine computes them
-        d0 = mem0 - cmp0
-        if d0 >= 0 and d0 + (mem1 - cmp1) * (limit - 1) >= 0:  # memory-bound throughout
-            duration = limit * (mem0 + fixed) + mem1 * limit * (limit - 1) / 2
-        else:
-            duration = DecodeLine(mem0, mem1, cmp0, cmp1, fixed, bytes0, bytes1).total_s(limit)
-        read = limit * bytes0 + bytes1 * (limit * (limit - 1)) / 2
+        duration, read, first_s = decode_run(sim, count, ctx0, limit)
+        rec.first_saturation = rec.first_saturation or (step, now + first_s)
         start, now = now, now + duration
         last = step + limit - 1
         if finish == last:
@@ -197,9 +181,30 @@ def run_thrash(sim: ReplicaSim) -> None:
             return
 
 
+def decode_run(sim: ReplicaSim, count: int, context0: int, k: int) -> tuple[float, float, float]:
+    """(seconds, bytes one GPU reads, seconds of the first step) of k identical decode steps of
+    `count` requests whose contexts (each counting the token it writes) sum to `context0`:
+    `sim.model.decode_line(count, context0)`'s total_s(k), total_bytes(k) and step_s(0), to the
+    bit. The line's fields come from the model's decode terms (kept in the replica's table) in
+    `decode_line`'s order, and the memory-bound sum with `DecodeLine.total_s`'s arithmetic; the
+    line itself is built only when the compute term overtakes within the run."""
+    terms = sim.line_terms.get(count) or _line_terms(sim, count)
+    mem0, mem1 = terms[0] + terms[1] * context0, terms[2]
+    cmp0, cmp1 = terms[3] + terms[4] * context0, terms[5]
+    fixed, bytes0, bytes1 = terms[6], terms[7] + terms[9] * context0, terms[8]
+    first_s = max(mem0 + mem1 * 0, cmp0 + cmp1 * 0) + fixed
+    d0 = mem0 - cmp0
+    if d0 >= 0 and d0 + (mem1 - cmp1) * (k - 1) >= 0:  # memory-bound throughout
+        duration = k * (mem0 + fixed) + mem1 * k * (k - 1) / 2
+    else:
+        duration = DecodeLine(mem0, mem1, cmp0, cmp1, fixed, bytes0, bytes1).total_s(k)
+    return duration, k * bytes0 + bytes1 * (k * (k - 1)) / 2, first_s
+
+
 def _line_terms(sim: ReplicaSim, count: int) -> tuple[float, ...]:
-    """`StepTimeModel.decode_terms(count)`, kept in the replica's own table."""
-    terms = sim.line_terms[count] = sim.model.decode_terms(count)
+    """`StepTimeModel.decode_terms(count)` and the KV bytes per token, in the replica's table."""
+    model = sim.model
+    terms = sim.line_terms[count] = (*model.decode_terms(count), model.kv_bytes_per_token)
     return terms
 
 
