@@ -6,8 +6,27 @@ from pathlib import Path
 
 import pytest
 
+from capcliff.analysis.capacity import Replica, replica_capacity
+from capcliff.analysis.online_load import OnlineWorkload
+from capcliff.analysis.solver import Slo
+from capcliff.analysis.workloads import WorkloadChoice
+from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.catalog.layout import Layout
 from capcliff.check.runner import check_file
 from capcliff.cli import main
+from capcliff.memory.weights import WeightScheme
+from capcliff.perf.step_time import StepTimeModel, step_time_model
+from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.units import KVDType
+
+
+def _llama_8b_steps() -> StepTimeModel:
+    model, h200 = get_model("llama-3.1-8b"), get_hardware("h200-sxm")
+    return step_time_model(
+        model.arch, h200, Layout(), scheme=WeightScheme.as_shipped(model.arch),
+        kv_dtype=KVDType.BF16,
+    )  # fmt: skip
+
 
 SMALL = ["llama-3.1-8b", "--gpus", "1", "--isl", "100", "--osl", "100", "--num-requests", "20"]
 
@@ -54,3 +73,19 @@ def test_an_online_auto_scenario_judges_one_layout(tmp_path: Path) -> None:
     assert scenario.layout_source == "plan"
     assert recommended.actual == scenario.layout
     assert sustained.detail.split(" at max_num_seqs")[0] == scenario.layout
+
+
+def test_within_an_slo_a_cap_that_thrashes_at_saturation_is_not_recommended() -> None:
+    # 6,400 tokens of KV; requests of 100 + 1,000 tokens peak at 1,100 tokens (5.8 at once),
+    # 600 on average over a decode: about 10 running requests fill the cache. The cap grid
+    # reaches 10, which preempts more than 0.5 times per request at saturation (thrashing);
+    # without an SLO it is never chosen (docs/serving.md, "The cap"), and an SLO changes nothing.
+    replica = Replica(
+        _llama_8b_steps(), KVCapacity(blocks=400, block_size=16), SimConfig(max_num_seqs=256)
+    )
+    workload = OnlineWorkload(WorkloadChoice(num_requests=1, isl=100, osl=(1000,)), seed=0)
+    capacity = replica_capacity(replica, workload, slo=Slo.of(100.0, 1.0))
+    chosen = next(p for p in capacity.points if p.cap == capacity.cap)
+    assert chosen.result.total_preemptions <= 0.5 * len(chosen.result.finish_s)
+    calm = [p for p in capacity.points if not p.thrashing]
+    assert capacity.saturation_rps == max(p.state.throughput_rps for p in calm)
