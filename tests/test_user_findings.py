@@ -7,7 +7,10 @@ from pathlib import Path
 import pytest
 
 from capcliff.analysis.capacity import Replica, replica_capacity
+from capcliff.analysis.deployment import DeploymentSettings, resolve
+from capcliff.analysis.layout_capacity import LayoutEval
 from capcliff.analysis.online_load import OnlineWorkload
+from capcliff.analysis.serving_rows import recommendation_reasons_online
 from capcliff.analysis.solver import Slo
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.catalogs import get_hardware, get_model
@@ -89,3 +92,23 @@ def test_within_an_slo_a_cap_that_thrashes_at_saturation_is_not_recommended() ->
     assert chosen.result.total_preemptions <= 0.5 * len(chosen.result.finish_s)
     calm = [p for p in capacity.points if not p.thrashing]
     assert capacity.saturation_rps == max(p.state.throughput_rps for p in calm)
+
+
+def test_a_cap_at_the_simulated_cliff_is_not_described_as_below_it() -> None:
+    # isl 100 + osl 100 in 6,400 tokens: about 40 running requests fill the cache (6,400 / 158),
+    # and cap 40 is both the cap chosen and the first that preempts. "past it requests are
+    # preempted" read as if the cap were safe; at the cap they are already preempted.
+    replica = Replica(
+        _llama_8b_steps(), KVCapacity(blocks=400, block_size=16), SimConfig(max_num_seqs=256)
+    )
+    workload = OnlineWorkload(WorkloadChoice(num_requests=1, isl=100, osl=(100,)), seed=0)
+    capacity = replica_capacity(replica, workload, slo=None)
+    assert capacity.simulated_cliff is not None and capacity.cap >= capacity.simulated_cliff
+    chosen = next(p for p in capacity.points if p.cap == capacity.cap)
+    per_request = chosen.result.total_preemptions / len(chosen.result.finish_s)
+    dep = resolve(get_model("llama-3.1-8b"), get_hardware("h200-sxm"), DeploymentSettings())
+    ev = LayoutEval(dep.memory(Layout(), 1024), replica, capacity, refined=True)
+    reasons = recommendation_reasons_online(ev, {"tp1": ev})
+    cliff = next(r for r in reasons if r.startswith("KV runs short"))
+    assert "past it requests are preempted" not in cliff
+    assert f"preempted ({per_request:.2f} per request)" in cliff

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from capcliff.analysis.capacity import THRASH_PREEMPTIONS, ReplicaCapacity
 from capcliff.analysis.layout_capacity import LayoutEval
 from capcliff.analysis.plan_types import LayoutCapacity, PlanCliff, PlanLayout, PlanSweetSpot
 from capcliff.memory.layout_memory import LayoutMemory
@@ -64,6 +65,29 @@ def layout_row(memory: LayoutMemory, ev: LayoutEval | None, gpus: int) -> PlanLa
     )
 
 
+def _cliff_reason(c: ReplicaCapacity) -> str:
+    """Where KV runs short against the cap recommended: past it, or already at it."""
+    cliff = c.simulated_cliff
+    where = (
+        f"KV runs short at a cap of {cliff:,} per replica in the simulation (the analytic p99 "
+        f"cliff is {c.analytic_cliff:,})"
+    )
+    if cliff is None or c.cap < cliff:
+        return f"{where}: past it requests are preempted"
+    point = next(p for p in c.points if p.cap == c.cap)
+    per_request = point.result.total_preemptions / max(1, len(point.result.finish_s))
+    why = (
+        f"every cap tried preempts more than {THRASH_PREEMPTIONS} per request (thrashing)"
+        if point.thrashing
+        else f"it is kept for its throughput, under the {THRASH_PREEMPTIONS} per request that "
+        "counts as thrashing"
+    )
+    return (
+        f"{where}: the cap recommended is at or past it, so at saturation requests are "
+        f"preempted ({per_request:.2f} per request); {why}"
+    )
+
+
 def recommendation_reasons_online(best: LayoutEval, found: dict[str, LayoutEval]) -> list[str]:
     """Why `best`: its sustained rate against the runner-up and the pure data-parallel layout."""
     lay = best.memory.layout
@@ -73,10 +97,7 @@ def recommendation_reasons_online(best: LayoutEval, found: dict[str, LayoutEval]
         f"hour) at max_num_seqs {c.cap:,} per replica; saturation {best.saturation_rps:,.2f}",
     ]
     if c.simulated_cliff is not None:
-        reasons.append(
-            f"KV runs short at a cap of {c.simulated_cliff:,} per replica in the simulation "
-            f"(the analytic p99 cliff is {c.analytic_cliff:,}): past it requests are preempted"
-        )
+        reasons.append(_cliff_reason(c))
     others = sorted(
         (ev for ev in found.values() if ev is not best and ev.refined and ev.capacity.meets_slo),
         key=lambda ev: -ev.sustained_rps,
