@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -112,3 +113,32 @@ def test_a_cap_at_the_simulated_cliff_is_not_described_as_below_it() -> None:
     cliff = next(r for r in reasons if r.startswith("KV runs short"))
     assert "past it requests are preempted" not in cliff
     assert f"preempted ({per_request:.2f} per request)" in cliff
+
+
+def test_without_an_slo_a_layouts_tokens_per_s_are_at_its_rps(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Every request has 100 output tokens, so at any steady rate R requests/s a layout makes
+    # 100 R output tokens/s. The tok/s of a row were at (1 - headroom) R, its rps at R.
+    code = main(["plan", *SMALL[:-2], "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    for row in report["layouts"]:
+        capacity = row["capacity"]
+        assert capacity["output_tok_s"] == pytest.approx(100 * capacity["sustained_rps"], rel=0.02)
+
+
+def test_within_an_slo_a_layout_searched_at_its_first_cap_only_shows_no_tokens_per_s(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Its rate within the SLO is unknown ("-"), so tokens/s at that rate are too; the figure
+    # shown was at its saturation rate, beside rows at their SLO-bound rates.
+    code = main(["plan", "llama-3.1-8b", "--gpus", "4", "--isl", "100", "--osl", "100",
+                 "--slo-tpot", "0.05"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    rows = [line.split("│")[1:-1] for line in out.splitlines() if "*" in line and "│" in line]
+    assert rows
+    for cells in rows:
+        rps, tok_s = cells[5].strip(), cells[6].strip()
+        assert rps == "-" and tok_s == "-", cells

@@ -9,15 +9,18 @@ from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.report import summary_fields
 
 
-def _capacity(ev: LayoutEval) -> LayoutCapacity:
+def _capacity(ev: LayoutEval, *, within_slo: bool) -> LayoutCapacity:
     c = ev.capacity
     dp = ev.memory.layout.dp
     state = c.at_sustained
+    # tokens/s at the rate of `sustained_rps`: within an SLO, the run at that rate; without
+    # one, the saturation run at the cap (`at_sustained` is then at the headroom below it)
+    at_rate = state if within_slo else next(p for p in c.points if p.cap == c.cap).state
     return LayoutCapacity(
         max_num_seqs=c.cap,
         saturation_rps=ev.saturation_rps,
         sustained_rps=ev.sustained_rps,
-        output_tok_s=state.output_tok_s * dp,
+        output_tok_s=at_rate.output_tok_s * dp,
         ttft_p99_s=state.ttft_p99_s if ev.refined else None,
         tpot_p99_s=state.tpot_p99_s if ev.refined else None,
         best_ttft_p99_s=c.best_ttft_p99_s,
@@ -45,8 +48,11 @@ def _sweet(ev: LayoutEval, gpus: int) -> PlanSweetSpot:
     )
 
 
-def layout_row(memory: LayoutMemory, ev: LayoutEval | None, gpus: int) -> PlanLayout:
-    """A layout's row: memory, and for a fitting layout its cliff, sweet spot and capacity."""
+def layout_row(
+    memory: LayoutMemory, ev: LayoutEval | None, gpus: int, *, within_slo: bool
+) -> PlanLayout:
+    """A layout's row: memory, and for a fitting layout its cliff, sweet spot and capacity
+    (`within_slo`: the capacity is the rate within an SLO, not the saturation rate)."""
     if ev is None:
         return PlanLayout(
             **summary_fields(memory), cliff=None, sweet_spot=None, stranded_kv_fraction=None
@@ -61,7 +67,7 @@ def layout_row(memory: LayoutMemory, ev: LayoutEval | None, gpus: int) -> PlanLa
         ),
         sweet_spot=_sweet(ev, gpus),
         stranded_kv_fraction=None,  # replicas are searched one at a time; the fleet check routes
-        capacity=_capacity(ev),
+        capacity=_capacity(ev, within_slo=within_slo),
     )
 
 

@@ -38,7 +38,7 @@ def _layout_cells(row: PlanLayout) -> list[str]:
         f"{c.max_num_seqs:,}",
         f"{c.saturation_rps:,.2f}",
         f"{c.sustained_rps:,.2f}" if c.refined or c.sustained_rps else "-",
-        f"{c.output_tok_s:,.0f}",
+        f"{c.output_tok_s:,.0f}" if c.refined or c.sustained_rps else "-",  # at that rate
         _seconds(c.ttft_p99_s),
         _millis(c.tpot_p99_s),
     ]
