@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from capcliff.analysis.capacity import Replica, replica_capacity
 from capcliff.analysis.deployment import DeploymentSettings, resolve
@@ -17,7 +18,7 @@ from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout
 from capcliff.check.runner import check_file
-from capcliff.cli import main
+from capcliff.cli import app, main
 from capcliff.memory.weights import WeightScheme
 from capcliff.perf.step_time import StepTimeModel, step_time_model
 from capcliff.sim.config import KVCapacity, SimConfig
@@ -128,17 +129,34 @@ def test_without_an_slo_a_layouts_tokens_per_s_are_at_its_rps(
         assert capacity["output_tok_s"] == pytest.approx(100 * capacity["sustained_rps"], rel=0.02)
 
 
+@pytest.fixture(scope="module")
+def first_cap_rows() -> list[list[str]]:
+    """The table rows (cells) of layouts searched at their first cap only, within an SLO."""
+    runner = CliRunner()
+    result = runner.invoke(
+        app, ["plan", "llama-3.1-8b", "--gpus", "4", "--isl", "100", "--osl", "100",
+              "--slo-tpot", "0.05"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    rows = [line.split("│")[1:-1] for line in lines if "*" in line and "│" in line]
+    assert rows
+    return rows
+
+
 def test_within_an_slo_a_layout_searched_at_its_first_cap_only_shows_no_tokens_per_s(
-    capsys: pytest.CaptureFixture[str],
+    first_cap_rows: list[list[str]],
 ) -> None:
     # Its rate within the SLO is unknown ("-"), so tokens/s at that rate are too; the figure
     # shown was at its saturation rate, beside rows at their SLO-bound rates.
-    code = main(["plan", "llama-3.1-8b", "--gpus", "4", "--isl", "100", "--osl", "100",
-                 "--slo-tpot", "0.05"])  # fmt: skip
-    out = capsys.readouterr().out
-    assert code == 0
-    rows = [line.split("│")[1:-1] for line in out.splitlines() if "*" in line and "│" in line]
-    assert rows
-    for cells in rows:
+    for cells in first_cap_rows:
         rps, tok_s = cells[5].strip(), cells[6].strip()
         assert rps == "-" and tok_s == "-", cells
+
+
+def test_within_an_slo_first_cap_layouts_are_listed_by_saturation_rate(
+    first_cap_rows: list[list[str]],
+) -> None:
+    # Their rate within the SLO unknown (0 in JSON), the table lists them by what it knows.
+    saturation = [float(cells[4].replace(",", "")) for cells in first_cap_rows]
+    assert saturation == sorted(saturation, reverse=True)

@@ -55,10 +55,14 @@ def _fleet_cells(e: FleetEntry) -> list[str]:
 def _rows(report: PlanReport) -> list[PlanLayout]:
     rows = [r for r in report.layouts if r.capacity is not None]
 
-    def key(row: PlanLayout) -> tuple[bool, float]:
+    def key(row: PlanLayout) -> tuple[bool, float, float]:
         c = row.capacity
         assert c is not None
-        return (not c.refined, -c.sustained_rps)
+        return (
+            not c.refined,
+            -c.sustained_rps,
+            -c.saturation_rps,
+        )  # first-cap rows: 0 within an SLO
 
     return sorted(rows, key=key)
 
