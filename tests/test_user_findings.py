@@ -160,3 +160,18 @@ def test_within_an_slo_first_cap_layouts_are_listed_by_saturation_rate(
     # Their rate within the SLO unknown (0 in JSON), the table lists them by what it knows.
     saturation = [float(cells[4].replace(",", "")) for cells in first_cap_rows]
     assert saturation == sorted(saturation, reverse=True)
+
+
+def test_the_online_tables_cliff_is_per_replica_like_its_cap() -> None:
+    # A 100 + 100-token request peaks at 200 tokens, ceil(200 / 16) = 13 blocks of 16; a
+    # replica's analytic cliff is its blocks over 13. The dp2 row showed both replicas' (x 2)
+    # beside its per-replica cap, so a cap at the cliff read as half of it.
+    result = CliRunner().invoke(
+        app, ["plan", "llama-3.1-8b", "--gpus", "2", "--isl", "100", "--osl", "100"]
+    )
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.stdout.splitlines() if line.startswith("│ dp2 "))
+    cells = [c.strip() for c in row.split("│")[1:-1]]
+    kv_tokens_per_replica = int(cells[1].replace(",", ""))
+    analytic = int(cells[2].split("/")[0].replace(",", ""))
+    assert analytic == kv_tokens_per_replica // 16 // 13

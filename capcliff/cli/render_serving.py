@@ -9,7 +9,7 @@ from rich.text import Text
 from capcliff.analysis.plan_types import FleetEntry, PlanLayout, PlanReport
 
 LAYOUT_HEADERS = (
-    "layout", "KV tok/rep", "cliff a/s", "cap/rep", "sat rps", "rps", "tok/s", "TTFT p99",
+    "layout", "KV tok/rep", "cliff/rep a/s", "cap/rep", "sat rps", "rps", "tok/s", "TTFT p99",
     "TPOT p99",
 )  # fmt: skip
 FLEET_HEADERS = (
@@ -29,12 +29,15 @@ def _millis(value: float | None) -> str:
 def _layout_cells(row: PlanLayout) -> list[str]:
     c, cliff = row.capacity, row.cliff
     assert c is not None and cliff is not None
-    simulated = "-" if cliff.simulated_concurrency is None else f"{cliff.simulated_concurrency:,}"
+    dp = row.dp  # the report's cliffs count every replica's requests; the table's, one's (as cap)
+    simulated = (
+        "-" if cliff.simulated_concurrency is None else f"{cliff.simulated_concurrency // dp:,}"
+    )
     mark = "" if c.refined else "*"
     return [
         row.name + mark,
         f"{row.kv_capacity_tokens_per_replica or 0:,}",
-        f"{cliff.analytic_concurrency or 0:,}/{simulated}",
+        f"{(cliff.analytic_concurrency or 0) // dp:,}/{simulated}",
         f"{c.max_num_seqs:,}",
         f"{c.saturation_rps:,.2f}",
         f"{c.sustained_rps:,.2f}" if c.refined or c.sustained_rps else "-",
@@ -151,7 +154,7 @@ def online_view(report: PlanReport) -> RenderableType:
     if rows := _rows(report):
         parts.append(
             _table(
-                "Layouts by sustained requests/s (cliff: analytic/simulated; * first cap only)",
+                "Layouts by sustained requests/s (cliff and cap per replica; * first cap only)",
                 LAYOUT_HEADERS, [_layout_cells(r) for r in rows],
             )
         )  # fmt: skip
