@@ -175,3 +175,12 @@ def test_the_online_tables_cliff_is_per_replica_like_its_cap() -> None:
     kv_tokens_per_replica = int(cells[1].replace(",", ""))
     analytic = int(cells[2].split("/")[0].replace(",", ""))
     assert analytic == kv_tokens_per_replica // 16 // 13
+
+
+def test_a_split_on_one_gpu_names_the_gpu_count(capsys: pytest.CaptureFixture[str]) -> None:
+    # It said "no layout of up to 0 GPUs fits this model", though the model fits one GPU.
+    code = main(["plan", "deepseek-r1-distill-llama-8b", "--disagg", "--gpus", "1",
+                 "--isl", "2048", "--osl", "512", "--num-requests", "100"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith("error: gpus: a split needs at least 2 GPUs"), err
