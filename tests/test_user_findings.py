@@ -184,3 +184,15 @@ def test_a_split_on_one_gpu_names_the_gpu_count(capsys: pytest.CaptureFixture[st
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1, err
     assert err.startswith("error: gpus: a split needs at least 2 GPUs"), err
+
+
+def test_a_batch_sweep_past_its_requests_says_those_points_repeat_one_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 100 requests at t = 0: concurrency 128, 256 and 512 each run all 100 at once, so their
+    # rows repeat the same run; the table showed them as a plateau without a word.
+    code = main(["sweep", "llama-3.1-8b", "--isl", "100", "--osl", "100", "--num-requests",
+                 "100", "--concurrency", "64..512"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "concurrency 128, 256, 512: more than the 100 requests" in err

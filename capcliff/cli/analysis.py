@@ -173,7 +173,11 @@ def sweep(
     from capcliff.analysis.deployment import resolve
     from capcliff.analysis.solver import Slo
     from capcliff.analysis.sweep import SweepPlan
-    from capcliff.analysis.workloads import parse_concurrency, plan_workloads
+    from capcliff.analysis.workloads import (
+        concurrency_past_requests,
+        parse_concurrency,
+        plan_workloads,
+    )
     from capcliff.catalog.catalogs import get_hardware, get_model
     from capcliff.catalog.layout import parse_layout
     from capcliff.files import check_outputs
@@ -191,6 +195,7 @@ def sweep(
     choice = workload_choice(isl, osl, workload, num_requests, pattern, rate, clients)
     concurrencies = parse_concurrency(concurrency)
     label, workloads = plan_workloads(choice, seed)
+    print_warnings(concurrency_past_requests(workloads, concurrencies))
     if disagg is not None:
         from capcliff.cli.disagg import sweep_disagg
 
