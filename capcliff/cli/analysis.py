@@ -195,12 +195,13 @@ def sweep(
     choice = workload_choice(isl, osl, workload, num_requests, pattern, rate, clients)
     concurrencies = parse_concurrency(concurrency)
     label, workloads = plan_workloads(choice, seed)
-    print_warnings(concurrency_past_requests(workloads, concurrencies))
+    repeats = concurrency_past_requests(workloads, concurrencies)  # said once the run is done
     if disagg is not None:
         from capcliff.cli.disagg import sweep_disagg
 
         sweep_disagg(dep, disagg, (layout, gpus, plot), workloads, concurrencies, label,
                      Slo.of(slo_ttft, slo_tpot), seed, output.value)  # fmt: skip
+        print_warnings(repeats)
         return
     length = max(dep.context_length(requests) for _, requests in workloads)
     layouts = _sweep_layouts(layout, gpus, dep, length)
@@ -227,3 +228,4 @@ def sweep(
         make_console().print(sweep_view(report))
     if plot_path is not None:
         _write_plot(report, plot_path)
+    print_warnings(repeats)
