@@ -196,3 +196,37 @@ def test_a_batch_sweep_past_its_requests_says_those_points_repeat_one_run(
     err = capsys.readouterr().err
     assert code == 0
     assert "concurrency 128, 256, 512: more than the 100 requests" in err
+
+
+ONLINE_SWEEP = ["sweep", "llama-3.1-8b", "--workload", "chat", "--rate", "20", "--num-requests",
+                "300", "--concurrency", "8,64"]  # fmt: skip
+
+
+def test_an_online_sweep_table_shows_each_points_steady_state_and_sample() -> None:
+    # At 20 requests/s a cap of 8 cannot keep up (its queue grows) and keeps its first sample,
+    # while a cap of 64 is grown by the stopping rule; the table showed whole-run makespans of
+    # different samples (the saturated point finishing first) and no word of either.
+    runner = CliRunner()
+    data = json.loads(runner.invoke(app, [*ONLINE_SWEEP, "--format", "json"]).stdout)
+    table = runner.invoke(app, ONLINE_SWEEP).stdout
+    for point in data["points"]:
+        steady = point["steady"]
+        row = next(
+            line for line in table.splitlines() if line.startswith(f"│ {point['concurrency']:>4} ")
+        )
+        cells = [c.strip() for c in row.split("│")[1:-1]]
+        assert cells[1] == f"{steady['throughput_rps']:,.2f}"
+        assert cells[7] == f"{steady['requests']:,}"
+        assert ("saturated" in cells[8]) == steady["saturated"]
+    assert any(p["steady"]["saturated"] for p in data["points"])
+
+
+def test_an_online_sweep_of_sessions_keeps_its_hit_rate_column() -> None:
+    # README: sweep points report the hit rate (`hit` column) for session workloads.
+    result = CliRunner().invoke(
+        app, ["sweep", "llama-3.1-8b", "--workload", "multiturn-chat", "--clients", "8",
+              "--num-requests", "100", "--concurrency", "8"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    header = next(line for line in result.stdout.splitlines() if "conc" in line)
+    assert " hit " in header
