@@ -230,3 +230,16 @@ def test_an_online_sweep_of_sessions_keeps_its_hit_rate_column() -> None:
     assert result.exit_code == 0, result.output
     header = next(line for line in result.stdout.splitlines() if "conc" in line)
     assert " hit " in header
+
+
+def test_plan_disagg_lists_its_candidates_in_the_order_they_rank(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # "splits ranked by makespan": the table listed them as enumerated (15 s, 10 s, 12 s).
+    code = main(["plan", "llama-3.1-8b", "--gpus", "4", "--disagg", "--isl", "2048", "--osl",
+                 "512", "--num-requests", "200", "--format", "json"])  # fmt: skip
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["objective"] == "makespan"
+    makespans = [c["makespan_s"] for c in report["candidates"]]
+    assert makespans == sorted(makespans)
+    assert report["candidates"][0]["name"] == report["disaggregated"]["name"]
