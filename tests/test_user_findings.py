@@ -243,3 +243,43 @@ def test_plan_disagg_lists_its_candidates_in_the_order_they_rank(
     makespans = [c["makespan_s"] for c in report["candidates"]]
     assert makespans == sorted(makespans)
     assert report["candidates"][0]["name"] == report["disaggregated"]["name"]
+
+
+DISAGG_SPEC = """
+[[scenario]]
+name = "split"
+model = "deepseek-r1-distill-llama-8b"
+gpu = "h200-sxm"
+disagg = "1p:tp1,1d:tp1"
+workload = { isl = 512, osl = 16, num_requests = 16, concurrency = 8 }
+[scenario.expect]
+fits = true
+"""
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'recommended_layout = "tp1"',
+        "sustained_rps_min = 1",
+        "replicas_max = 2",
+        "usd_per_million_tokens_max = 5",
+    ],
+)
+def test_a_disagg_scenario_refuses_assertions_about_aggregated_plans(
+    line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # They failed as "nothing fits" / "no layout fits" beside fits = true.
+    spec = tmp_path / "capcliff.toml"
+    spec.write_text(DISAGG_SPEC + line + "\n")
+    code = main(["check", str(spec)])
+    err = capsys.readouterr().err
+    key = line.split(" = ")[0]
+    assert code == 2, err
+    assert f"scenario[0].expect.{key}: not with disagg" in err
+
+
+def test_a_disagg_scenarios_layouts_are_the_specs_not_the_plans(tmp_path: Path) -> None:
+    spec = tmp_path / "capcliff.toml"
+    spec.write_text(DISAGG_SPEC)
+    assert check_file(spec).scenarios[0].layout_source == "spec"
