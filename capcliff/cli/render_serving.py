@@ -113,12 +113,23 @@ def online_lines(report: PlanReport) -> list[str]:
     lines += [f"  - {reason}" for reason in rec.reasons]
     load = report.load
     if load is not None and load.replicas_needed is not None and not load.saturated:
-        lines.append(
-            f"Load: {_load_text(report)}, within these GPUs ({load.sustained_rps or 0:,.2f} "
-            "requests/s); "
-            f"{load.replicas_needed:,} replicas carry it with {report.headroom or 0:.0%} headroom"
-        )
+        lines.append(_load_line(report, load.sustained_rps or 0.0, load.replicas_needed))
     return lines + session_lines(report) + [f"note: {n}" for n in report.notes]
+
+
+def _load_line(report: PlanReport, sustained_rps: float, replicas: int) -> str:
+    """The offered load against the planned GPUs: within them, and whether with the headroom
+    (else the fleet row's GPUs, which carry it with the headroom)."""
+    head = f"Load: {_load_text(report)}, within these GPUs ({sustained_rps:,.2f} requests/s)"
+    headroom = f"{report.headroom or 0:.0%} headroom"
+    entry = next((f for f in report.fleet if f.gpu == report.hardware), None)
+    if entry is None or entry.gpus <= report.gpus:
+        plural = "replica carries" if replicas == 1 else "replicas carry"
+        return f"{head}; {replicas:,} {plural} it with {headroom}"
+    return (
+        f"{head} at full load, but not with {headroom}, which takes {entry.replicas:,} x "
+        f"{entry.layout} ({entry.gpus:,} GPUs)"
+    )
 
 
 def session_lines(report: PlanReport) -> list[str]:
