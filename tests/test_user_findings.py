@@ -302,3 +302,15 @@ def test_a_load_within_the_gpus_but_past_the_headroom_names_the_fleets_gpus() ->
     ).stdout  # fmt: skip
     line = next(row for row in text.splitlines() if row.startswith("Load:"))
     assert "not with 20% headroom" in line and "(2 GPUs)" in line
+
+
+def test_when_nothing_fits_the_smallest_gpu_count_that_fits_is_named(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Llama-3.1-405B in BF16 is 811.7 GB: over 4 H200s that is 203 GB a GPU (more than the
+    # 135.7 GB usable), over 8 it is 101.5 GB, which fits as tp8. The fix named 16 GPUs.
+    code = main(["plan", "llama-3.1-405b", "--gpus", "1", "--isl", "100", "--osl", "100",
+                 "--arrival", "batch", "--num-requests", "20"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "8 GPUs (1 node) fit as tp8" in out
