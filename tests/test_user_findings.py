@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -314,3 +315,15 @@ def test_when_nothing_fits_the_smallest_gpu_count_that_fits_is_named(
     out = capsys.readouterr().out
     assert code == 0
     assert "8 GPUs (1 node) fit as tp8" in out
+
+
+def test_a_plot_without_matplotlib_is_refused_before_simulating(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # README: outputs are checked before the simulation starts; the sweep ran and printed its
+    # table first, then failed for want of matplotlib.
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
+    code = main(["sweep", *SMALL, "--concurrency", "4", "--plot", str(tmp_path / "p.png")])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err == "error: plot: matplotlib is not installed; pip install 'capcliff[plot]'\n"
