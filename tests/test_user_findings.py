@@ -327,3 +327,23 @@ def test_a_plot_without_matplotlib_is_refused_before_simulating(
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
     assert err == "error: plot: matplotlib is not installed; pip install 'capcliff[plot]'\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (["llama-3.1-8b", "--layout", "dpa8"], "dpa8: attention DP applies only to MoE models"),
+        # 405B in BF16 is 811.7 GB, all of it on one GPU
+        (["llama-3.1-405b", "--gpus", "1"], "tp1: does not fit: weights 811.7 GB/GPU"),
+    ],
+    ids=["dense-attention-dp", "405b-one-gpu"],
+)
+def test_a_sweep_with_nothing_to_simulate_says_why(
+    args: list[str], reason: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It said "no requested layout fits this model; run `capcliff memory`" and nothing more.
+    code = main(["sweep", *args, "--isl", "100", "--osl", "100", "--num-requests", "20",
+                 "--concurrency", "4"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert reason in err
