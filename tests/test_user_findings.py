@@ -347,3 +347,15 @@ def test_a_sweep_with_nothing_to_simulate_says_why(
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1, err
     assert reason in err
+
+
+def test_an_online_plan_where_nothing_fits_says_what_would_fit(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # It headed the fit fixes "What would meet it:" (the SLO wording) and claimed "up to 0
+    # requests per simulation". 405B in BF16 over 4 H200s is 203 GB a GPU: nothing fits.
+    code = main(["plan", "llama-3.1-405b", "--gpus", "4", "--isl", "100", "--osl", "100"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "What would fit:" in out and "What would meet it" not in out
+    assert "up to 0 requests" not in out
