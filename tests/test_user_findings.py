@@ -428,3 +428,15 @@ def test_a_plan_for_tensorrt_llm_prints_a_trtllm_serve_line_with_its_cap(
     assert line.startswith("trtllm-serve meta-llama/Llama-3.1-8B")
     assert f"--max_batch_size {report['recommended']['max_num_seqs']}" in line
     assert f"--kv_cache_free_gpu_memory_fraction {float(fraction):.2f}" in line
+
+
+def test_reuse_figures_at_an_overload_say_they_are_not_the_fleets(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # One H200 sustains about 24 requests/s of multiturn-chat; at 40 the fleet needs three, but
+    # the reuse runs put all 40 on the one replica planned, with no word of it.
+    code = main(["plan", "llama-3.1-8b", "--gpus", "1", "--workload", "multiturn-chat",
+                 "--rate", "40", "--format", "json"])  # fmt: skip
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["load"]["saturated"] and report["reuse"] is not None
+    assert any(n.startswith("the reuse figures are tp1 alone") for n in report["notes"])

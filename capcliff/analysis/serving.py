@@ -279,6 +279,11 @@ def _recommend(
     sessions, reuse = online_reuse(dep, best, ctx.workload, o.headroom)
     if load.saturated:
         notes.insert(0, _overload_note(load, best, entry, o.headroom))
+        if reuse is not None:
+            notes.append(
+                f"the reuse figures are {lay.name} alone at the whole offered load, more than it "
+                "sustains in steady state: compare them with each other, not with the target"
+            )
     if checked is not None and not checked.meets:
         notes.append(
             f"the fleet of {checked.replicas} x {entry.layout} simulated at the load still "
