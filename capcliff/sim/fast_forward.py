@@ -101,14 +101,15 @@ def steps_before_arrival(sim: ReplicaSim, count: int, context0: int, limit: int)
     `due`, else `limit`. Where the run stays memory-bound over all `limit` steps its time is
     `decode_run`'s m (mem0 + fixed) + mem1 m (m - 1) / 2, which never falls as m grows (each
     rounded operation keeps the order of non-negative operands), so halving the interval on it
-    finds the same m as the line's search, without building the line; else the line searches."""
+    finds the same m as the line's search, without building the line; else (compute-bound
+    somewhere, or a negative term) the line searches."""
     due_s = sim.arrivals[0][0] - sim.now_s
     terms = line_terms_of(sim, count)
     mem0, mem1 = terms[0] + terms[1] * context0, terms[2]
     d0 = mem0 - (terms[3] + terms[4] * context0)
-    if d0 < 0 or d0 + (mem1 - terms[5]) * (limit - 1) < 0:  # compute-bound somewhere
-        return sim.model.decode_line(count, context0).steps_before(due_s, limit)
     per_step_s = mem0 + terms[6]  # the first step, and each step's part that does not grow
+    if d0 < 0 or d0 + (mem1 - terms[5]) * (limit - 1) < 0 or min(mem1, per_step_s) < 0:
+        return sim.model.decode_line(count, context0).steps_before(due_s, limit)
     lo, hi = 1, limit
     while lo < hi:
         m = (lo + hi) // 2

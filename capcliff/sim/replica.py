@@ -174,12 +174,18 @@ class ReplicaSim:
         return PlannedStep(chunk_x, admitted, preempted, blocked, load, swap_s)
 
     def finish_step(
-        self, planned: PlannedStep, compute_s: float, shared_bytes: float = 0.0
+        self,
+        planned: PlannedStep,
+        compute_s: float,
+        shared_bytes: float = 0.0,
+        own_bytes: float | None = None,
     ) -> None:
         """Run the step `begin_step` decided in `compute_s` s (+ swaps); `shared_bytes`: read
-        besides its own step (attention DP's experts)."""
-        chunk_x, admitted, preempted, blocked, load, swap_s = planned
-        tokens, seqs, ctx, _ = load
+        besides its own step (attention DP's experts); `own_bytes`: the step's own
+        `model.hbm_bytes` if the caller has it."""
+        chunk_x, admitted, preempted = planned.chunk_x, planned.admitted, planned.preempted
+        blocked, swap_s = planned.blocked, planned.swap_s
+        tokens, seqs, ctx, _ = planned.load
         duration = compute_s + swap_s
         used, rec = self.total - self.free, self.rec
         if preempted or self.free == 0:
@@ -190,7 +196,9 @@ class ReplicaSim:
         self._end_step(chunk_x, admitted, preempted)
         rec.swapped_tokens += self.swap_out_tokens
         rec.swap_s += swap_s
-        hbm_bytes = self.model.hbm_bytes(tokens, seqs, ctx) + shared_bytes
+        if own_bytes is None:
+            own_bytes = self.model.hbm_bytes(tokens, seqs, ctx)
+        hbm_bytes = own_bytes + shared_bytes
         running, waiting = len(self.running), len(self.waiting)
         rec.record(1, start, duration, used, used, running, waiting, hbm_bytes, tokens, blocked)
         self.step += 1
