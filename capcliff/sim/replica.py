@@ -15,7 +15,6 @@ request with g generated holds prompt + g - 1 tokens of KV; it finishes when g =
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections import deque
 from functools import partial
@@ -131,7 +130,7 @@ class ReplicaSim:
         """Queue the requests that have arrived by now."""
         arrivals, waiting, now = self.arrivals, self.waiting, self.now_s
         while arrivals and arrivals[0][0] <= now:
-            waiting.append(heapq.heappop(arrivals)[1])
+            waiting.append(arrivals.popleft()[1])
             self.dirty = True
 
     def _idle(self) -> None:
