@@ -49,22 +49,25 @@ class PrefillReplicaSim(ReplicaSim):
             and self.reuse is None
             and not self.prefill_only
         )
-        # (step_time_s, hbm_bytes) by load: pure functions of it
-        self.priced: dict[Load, tuple[float, float]] = {}
+        # step_time_s and hbm_bytes by load (pure functions of it)
+        self.step_s: dict[Load, float] = {}
+        self.bytes_read: dict[Load, float] = {}
 
     def run_step(self) -> None:
         """One engine step, exactly (priced once per distinct load)."""
         planned = self.begin_step()
-        load = planned.load
-        priced = self.priced.get(load)
-        if priced is None:
-            tokens, seqs, ctx, _ = load
-            model = self.model
-            priced = self.priced[load] = (
-                model.step_time_s(*load),
-                model.hbm_bytes(tokens, seqs, ctx),
-            )
-        self.finish_step(planned, priced[0], own_bytes=priced[1])
+        compute_s = self.step_s.get(planned.load)
+        if compute_s is None:
+            compute_s = self.step_s[planned.load] = self.model.step_time_s(*planned.load)
+        self.finish_step(planned, compute_s)
+
+    def step_bytes(self, load: Load) -> float:
+        """`ReplicaSim.step_bytes`, once per distinct load (also in lockstep, where
+        `LockstepSim` prices the step)."""
+        read = self.bytes_read.get(load)
+        if read is None:
+            read = self.bytes_read[load] = super().step_bytes(load)
+        return read
 
     def begin_step(self) -> PlannedStep:
         """`ReplicaSim.begin_step`, in locals when the cohort is empty and the rule fits."""
