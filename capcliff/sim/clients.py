@@ -22,20 +22,24 @@ class ClientLoop:
 
     def __init__(self, requests: Requests, arrival: list[float]) -> None:
         self.arrival = arrival  # the replica's list: set here for requests sent by clients
-        self.client = requests.client.tolist()
-        self.think_s = requests.think_s.tolist()
-        self.joins = requests.joins_previous.tolist()
         # (time, request) in order, taken from the front: the pairs are distinct, so this is the
         # order a heap would pop them in, each taken in O(1); a client's next request is
         # inserted in its place (`finished`)
         self.arrivals = deque(sorted((w, i) for i, w in enumerate(arrival) if w < math.inf))
         self.queue: dict[int, deque[int]] = {}
-        if len(self.arrivals) < len(arrival):
-            for i, when in enumerate(arrival):
-                if when == math.inf:
-                    self.queue.setdefault(self.client[i], deque()).append(i)
         # requests of a client not finished yet, where requests are sent in waves
         self.outstanding: dict[int, int] | None = None
+        self.client: list[int] = []
+        self.think_s: list[float] = []
+        self.joins: list[bool] = []
+        if len(self.arrivals) == len(arrival):
+            return  # every request has its time: no client sends one (`finished` does nothing)
+        self.client = requests.client.tolist()
+        self.think_s = requests.think_s.tolist()
+        self.joins = requests.joins_previous.tolist()
+        for i, when in enumerate(arrival):
+            if when == math.inf:
+                self.queue.setdefault(self.client[i], deque()).append(i)
         if any(self.joins):
             self.outstanding = {}
             for _, i in self.arrivals:
@@ -44,6 +48,8 @@ class ClientLoop:
 
     def finished(self, i: int, now_s: float) -> None:
         """Request i finished at `now_s`: its client may send its next request (or wave)."""
+        if not self.queue:
+            return  # nobody waits for a client
         client = self.client[i]
         queue = self.queue.get(client)
         if not queue:
