@@ -13,6 +13,11 @@ output throughput.
 
 The second table runs the multi-turn preset on one replica whose KV cache is shrunk step by step
 (--kv-cache-memory) past the cliff: hit rate, TTFT and throughput with and without a host tier.
+
+The third table takes B118-B122's deployment apart: capcliff's modeled decode step (its terms) at
+TP 1, 2, 4 and 8 against the step the engine itself logged in the same public sweep (running
+requests / generation throughput of vLLM's periodic stats lines). Only TP 8 is in the reference
+CSV; the TP 1-4 runs of the sweep are not, and nothing was fitted to any of them.
 """
 
 from __future__ import annotations
@@ -62,6 +67,24 @@ ROWS = [
 # replica at 20,480 bytes of FP8 KV per token per GPU), users (= max_num_seqs) growing past it.
 CLIFF_KV = "1GiB"
 CLIFF_USERS = (4, 8, 16, 32, 64, 128)
+
+# The engine's own decode step in B118-B122's sweep, all TP sizes: github.com/SemiAnalysisAI/
+# InferenceX @2582608b105ac998ff7d712d4c3a4005fe8a5ae3, experimental/multiturn/vllm_benchmark/
+# results/sweep_results_20260204_062339/tp{T}_bs{B}_offloadoff/server_attempt1.log (TP 1:
+# server.log), same vLLM 0.15.0 flags as B118 but --tensor-parallel-size T. Per "Engine 000: Avg
+# prompt throughput ..., Avg generation throughput G tokens/s, Running: R reqs" line (the first
+# three and idle lines skipped): R / G; the median over the run, ms. (tp, running) -> ms. Runs that
+# queued (Waiting > 0: TP 2 and 4 from 32 users up) still time their steps; TP 4 at 32 users
+# (185.6 ms, prompt throughput a tenth of its neighbours') is left out as a broken run.
+LOGGED_STEP_MS: dict[tuple[int, int], float] = {
+    (1, 16): 17.47, (1, 32): 24.84, (1, 64): 40.30, (1, 128): 52.23,
+    (2, 16): 12.88, (2, 32): 15.86, (2, 64): 25.33, (2, 128): 38.33, (2, 256): 50.93,
+    (4, 16): 10.21, (4, 64): 17.05, (4, 128): 26.98,
+    (8, 16): 9.16, (8, 32): 11.81, (8, 64): 16.63, (8, 128): 24.23, (8, 255): 36.12,
+}  # fmt: skip
+# Context each running sequence reads in those steps: B118's measured mean input (2,106 tokens)
+# plus half its mean output (608), rounded.
+STEP_CONTEXT_TOKENS = 2_400
 
 
 def run(
@@ -141,7 +164,36 @@ def cliff_table() -> list[str]:
     return out
 
 
+def decode_step_table() -> list[str]:
+    """capcliff's modeled decode step of B118's deployment by TP (its terms) against the step the
+    engine logged (LOGGED_STEP_MS), at STEP_CONTEXT_TOKENS of context per sequence."""
+    out = [
+        "| TP | running | weights ms | KV ms | compute ms | all-reduce ms | per-step ms "
+        "| modeled step ms | logged step ms | logged - modeled ms |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    settings = settings_of({"kv_cache_dtype": "fp8"})
+    dep = resolve(get_model("llama-3.3-70b-fp4"), get_hardware("b200"), settings)
+    for (tp, seqs), logged in LOGGED_STEP_MS.items():
+        memory = dep.memory(parse_layout(f"tp{tp}"), 8192)
+        _, steps = replica_models(dep, memory)
+        context = seqs * STEP_CONTEXT_TOKENS
+        terms = steps.decode_terms(seqs)
+        weights_s, kv_s = terms[0], terms[1] * context
+        compute_s = terms[3] + terms[4] * context
+        comm_s = terms[6] - steps.step_overhead_s
+        modeled = steps.decode_line(seqs, context).step_s(0)
+        out.append(
+            f"| {tp} | {seqs} | {weights_s * 1e3:.2f} | {kv_s * 1e3:.2f} | "
+            f"{compute_s * 1e3:.2f} | {comm_s * 1e3:.2f} | {steps.step_overhead_s * 1e3:.2f} | "
+            f"{modeled * 1e3:.2f} | {logged:.2f} | {logged - modeled * 1e3:+.2f} |"
+        )
+    return out
+
+
 if __name__ == "__main__":
     print("\n".join(rows_table()))
     print()
     print("\n".join(cliff_table()))
+    print()
+    print("\n".join(decode_step_table()))

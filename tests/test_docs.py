@@ -27,7 +27,8 @@ def test_readme_has_exactly_two_setup_commands() -> None:
 def test_ci_runs_the_readme_commands() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     for block in _blocks("Set-up"):
-        assert block.strip() in ci
+        # `set -e` ignores a failure on the left of `&&`, so each line must end the run itself.
+        assert f"{block.strip()} || exit 1\n" in ci
 
 
 EXAMPLES = [line for block in _blocks("Examples") for line in block.splitlines() if line.strip()]

@@ -42,7 +42,7 @@ def test_bad_concurrency_names_the_field(bad: str) -> None:
 def _sweep_json(*extra: str) -> dict:  # type: ignore[type-arg]
     result = runner.invoke(app, ["sweep", *SMALL, *extra, "--format", "json"])
     assert result.exit_code == 0, result.output
-    return json.loads(result.output)  # type: ignore[no-any-return]
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
 
 
 def test_json_has_the_documented_fields() -> None:
@@ -94,7 +94,7 @@ def test_output_lengths_make_series() -> None:
 
 def test_csv_has_a_row_per_point() -> None:
     result = runner.invoke(app, ["sweep", *SMALL, "--format", "csv"])
-    lines = result.output.strip().splitlines()
+    lines = result.stdout.strip().splitlines()
     assert lines[0].startswith("layout,output_tokens,concurrency,")
     assert len(lines) == 1 + 5  # 32, 64, 128, 256, 512
 

@@ -343,7 +343,8 @@ def _within_slo(
 ) -> ReplicaCapacity:
     best: RatePoint | None = None
     lightest: RatePoint | None = None
-    for point in sorted(points, key=lambda p: -p.state.throughput_rps):
+    calm = [p for p in points if not p.thrashing] or list(points)  # as `chosen_cap`
+    for point in sorted(calm, key=lambda p: -p.state.throughput_rps):
         if point.state.throughput_rps <= 0:
             continue
         if best is not None and point.state.throughput_rps <= best.rate_rps:
@@ -366,7 +367,7 @@ def _within_slo(
         analytic_cliff=cliff,
         points=points,
         cap=chosen.cap if chosen else top.cap,
-        saturation_rps=max(p.state.throughput_rps for p in points),
+        saturation_rps=max(p.state.throughput_rps for p in calm),
         sustained_rps=chosen.rate_rps if chosen else 0.0,
         at_sustained=chosen.state if chosen else lightest.state,
         best_ttft_p99_s=lightest.state.ttft_p99_s,

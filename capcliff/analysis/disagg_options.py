@@ -56,6 +56,10 @@ def narrowest(dep: Deployment, most: int, length: int) -> tuple[int, list[Layout
 def instance_layouts(dep: Deployment, budget: int, length: int) -> tuple[int, list[LayoutMemory]]:
     """(instance width, its fitting layouts): the narrowest power of two up to a node and half
     the budget; refuses a budget that cannot hold a prefill and a decode instance."""
+    if budget < 2:
+        raise InputError(
+            f"gpus: a split needs at least 2 GPUs (a prefill and a decode instance), got {budget}"
+        )
     width, mems = narrowest(dep, budget // 2, length)
     if not width:
         raise InputError(

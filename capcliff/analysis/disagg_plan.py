@@ -224,6 +224,11 @@ def chosen_split(
     return best._replace(result=result, state=state), [why]
 
 
+def _ranked(evaluated: list[Evaluated]) -> list[Evaluated]:
+    """The candidates in the order they rank, best first (ties: as enumerated)."""
+    return sorted(evaluated, key=lambda ev: ev.key, reverse=True)
+
+
 def _confidence(best: DisaggregatedReport, agg: AggregatedSummary | None) -> list[str]:
     """The steady states' sizes and 95 % half-widths, one line."""
     parts = []
@@ -287,7 +292,7 @@ def split_plan_report(
         figures_from=figures_source(workload, len(inputs.requests), sample),
         usd_per_gpu_hour=price,
         usd_per_gpu_hour_by_type={p.hardware.id: price_of(p.hardware, prices) for p in pools},
-        candidates=[_candidate_row(ev, slo) for ev in evaluated], disaggregated=best,
+        candidates=[_candidate_row(ev, slo) for ev in _ranked(evaluated)], disaggregated=best,
         aggregated=agg, winner=winner, reasons=[*reasons, *why_split, *_confidence(best, agg)],
         engine_settings=disagg_engine_settings(dep, spec, pools, inputs, cap),
     )  # fmt: skip

@@ -234,9 +234,12 @@ def fit_fixes(dep: Deployment, gpus: int, inputs: PlanInputs) -> list[str]:
     if 0 < longest < length:
         fixes.append(f"--max-model-len {longest} (the longest one request that fits)")
     node = dep.hardware.gpus_per_node
-    for count in (node * k for k in (2, 4, 8) if node * k > gpus):
+    within = [2**k for k in range(1, node.bit_length()) if 2**k < node]  # 2, 4 on 8-GPU nodes
+    for count in (c for c in (*within, *(node * k for k in (1, 2, 4, 8))) if c > gpus):
         if ok := fitting(dep, length, count):
-            fixes.append(f"{count} GPUs ({count // node} nodes) fit as {ok[0].layout.name}")
+            nodes = -(-count // node)
+            where = f"{nodes} node{'s' if nodes > 1 else ''}"
+            fixes.append(f"{count} GPUs ({where}) fit as {ok[0].layout.name}")
             break
     return fixes or ["no change tried here fits: the model needs a larger deployment"]
 

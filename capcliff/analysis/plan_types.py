@@ -56,7 +56,7 @@ class LayoutCapacity(_Result):
     max_num_seqs: int  # per replica
     saturation_rps: float  # the most it finishes with a backlog: queues grow past it
     sustained_rps: float  # the most within the SLO (no SLO: the saturation rate)
-    output_tok_s: float  # at the rate it is run at
+    output_tok_s: float  # at sustained_rps (within no SLO: at saturation; not refined: saturation)
     ttft_p99_s: float | None  # at the rate it is run at (None: only its saturation was simulated)
     tpot_p99_s: float | None
     best_ttft_p99_s: float | None  # at light load: the least this layout can do

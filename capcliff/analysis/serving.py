@@ -231,7 +231,10 @@ def build_online_plan(
         policy=config.policy, workload=online.label, num_requests=simulated, seed=seed,
         step_profile=step_label(dep),
         objective="sustained requests/s within the SLO", mode=Mode.ONLINE.value,
-        layouts=[layout_row(m, found.get(m.layout.name), gpus) for m in memories],
+        layouts=[
+            layout_row(m, found.get(m.layout.name), gpus, within_slo=slo is not None)
+            for m in memories
+        ],
         recommended=None, fixes=[], engine_flags={}, flag_warnings=[],
         simulated_requests=simulated,
         settled=all(ev.capacity.settled for ev in found.values() if ev.refined),

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+from capcliff.analysis.capacity import THRASH_PREEMPTIONS, ReplicaCapacity
 from capcliff.analysis.layout_capacity import LayoutEval
 from capcliff.analysis.plan_types import LayoutCapacity, PlanCliff, PlanLayout, PlanSweetSpot
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.report import summary_fields
 
 
-def _capacity(ev: LayoutEval) -> LayoutCapacity:
+def _capacity(ev: LayoutEval, *, within_slo: bool) -> LayoutCapacity:
     c = ev.capacity
     dp = ev.memory.layout.dp
     state = c.at_sustained
+    # tokens/s at the rate of `sustained_rps`: within an SLO, the run at that rate; without
+    # one, the saturation run at the cap (`at_sustained` is then at the headroom below it)
+    at_rate = state if within_slo else next(p for p in c.points if p.cap == c.cap).state
     return LayoutCapacity(
         max_num_seqs=c.cap,
         saturation_rps=ev.saturation_rps,
         sustained_rps=ev.sustained_rps,
-        output_tok_s=state.output_tok_s * dp,
+        output_tok_s=at_rate.output_tok_s * dp,
         ttft_p99_s=state.ttft_p99_s if ev.refined else None,
         tpot_p99_s=state.tpot_p99_s if ev.refined else None,
         best_ttft_p99_s=c.best_ttft_p99_s,
@@ -44,8 +48,11 @@ def _sweet(ev: LayoutEval, gpus: int) -> PlanSweetSpot:
     )
 
 
-def layout_row(memory: LayoutMemory, ev: LayoutEval | None, gpus: int) -> PlanLayout:
-    """A layout's row: memory, and for a fitting layout its cliff, sweet spot and capacity."""
+def layout_row(
+    memory: LayoutMemory, ev: LayoutEval | None, gpus: int, *, within_slo: bool
+) -> PlanLayout:
+    """A layout's row: memory, and for a fitting layout its cliff, sweet spot and capacity
+    (`within_slo`: the capacity is the rate within an SLO, not the saturation rate)."""
     if ev is None:
         return PlanLayout(
             **summary_fields(memory), cliff=None, sweet_spot=None, stranded_kv_fraction=None
@@ -60,7 +67,30 @@ def layout_row(memory: LayoutMemory, ev: LayoutEval | None, gpus: int) -> PlanLa
         ),
         sweet_spot=_sweet(ev, gpus),
         stranded_kv_fraction=None,  # replicas are searched one at a time; the fleet check routes
-        capacity=_capacity(ev),
+        capacity=_capacity(ev, within_slo=within_slo),
+    )
+
+
+def _cliff_reason(c: ReplicaCapacity) -> str:
+    """Where KV runs short against the cap recommended: past it, or already at it."""
+    cliff = c.simulated_cliff
+    where = (
+        f"KV runs short at a cap of {cliff:,} per replica in the simulation (the analytic p99 "
+        f"cliff is {c.analytic_cliff:,})"
+    )
+    if cliff is None or c.cap < cliff:
+        return f"{where}: past it requests are preempted"
+    point = next(p for p in c.points if p.cap == c.cap)
+    per_request = point.result.total_preemptions / max(1, len(point.result.finish_s))
+    why = (
+        f"every cap tried preempts more than {THRASH_PREEMPTIONS} per request (thrashing)"
+        if point.thrashing
+        else f"it is kept for its throughput, under the {THRASH_PREEMPTIONS} per request that "
+        "counts as thrashing"
+    )
+    return (
+        f"{where}: the cap recommended is at or past it, so at saturation requests are "
+        f"preempted ({per_request:.2f} per request); {why}"
     )
 
 
@@ -73,10 +103,7 @@ def recommendation_reasons_online(best: LayoutEval, found: dict[str, LayoutEval]
         f"hour) at max_num_seqs {c.cap:,} per replica; saturation {best.saturation_rps:,.2f}",
     ]
     if c.simulated_cliff is not None:
-        reasons.append(
-            f"KV runs short at a cap of {c.simulated_cliff:,} per replica in the simulation "
-            f"(the analytic p99 cliff is {c.analytic_cliff:,}): past it requests are preempted"
-        )
+        reasons.append(_cliff_reason(c))
     others = sorted(
         (ev for ev in found.values() if ev is not best and ev.refined and ev.capacity.meets_slo),
         key=lambda ev: -ev.sustained_rps,

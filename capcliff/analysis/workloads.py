@@ -36,6 +36,25 @@ def is_online(requests: Requests) -> bool:
     return bool(requests.closed_loop) or bool(np.any(requests.arrival_s > 0))
 
 
+def concurrency_past_requests(
+    workloads: list[tuple[str, Requests]], concurrencies: tuple[int, ...]
+) -> list[str]:
+    """A warning when a batch sweep's concurrency exceeds its requests: such a point runs every
+    request at once, the same run as a concurrency of the number of requests."""
+    batch = [len(r.input_tokens) for _, r in workloads if not is_online(r)]
+    if not batch:
+        return []
+    n = min(batch)
+    over = [c for c in concurrencies if c > n]
+    if not over:
+        return []
+    listed = ", ".join(f"{c:,}" for c in over)
+    return [
+        f"concurrency {listed}: more than the {n:,} requests of the batch, so each runs them all "
+        f"at once (the same run as {n:,}); raise --num-requests to see past it"
+    ]
+
+
 # The most concurrencies one sweep may simulate (each is a whole simulation).
 MAX_CONCURRENCY_POINTS = 256
 

@@ -181,7 +181,7 @@ def scenario_result(
         gpus_by_type=by_type,
         engine=s.engine.value,
         layout=o.figures.layout,
-        layout_source="spec" if s.layout != "auto" else "plan",
+        layout_source="spec" if s.layout != "auto" or s.disagg is not None else "plan",
         workload=o.workload,
         num_requests=o.num_requests,
         concurrency=o.concurrency,

@@ -17,7 +17,7 @@ import numpy as np
 from capcliff.analysis import deployment as resolution
 from capcliff.analysis.disagg import parse_disagg, pool_deployment
 from capcliff.analysis.disagg_sweep import disagg_series
-from capcliff.analysis.plan_types import Recommendation
+from capcliff.analysis.plan_types import PlanReport, Recommendation
 from capcliff.analysis.solver import Slo
 from capcliff.analysis.sweep import PointResult, SeriesResult, SweepPlan, build_sweep_report
 from capcliff.analysis.workloads import WorkloadChoice, is_online, plan_workloads
@@ -115,17 +115,36 @@ def deployment(
     )
 
 
-def recommendation(dep: Deployment, online: bool) -> Recommendation | None:
-    """What `capcliff plan` recommends for the scenario's GPUs (None: nothing fits)."""
+def online_plan(dep: Deployment, layouts: tuple[Layout, ...] = ()) -> PlanReport:
+    """`capcliff plan`'s online search on the scenario's GPUs (`layouts`: these only; empty:
+    every layout), with its SLO, headroom, price and load."""
+    from capcliff.analysis.serving import OnlineOptions, build_online_plan
+
+    s = dep.scenario
+    slo = Slo.of(s.expect.ttft_p99_max_s, s.expect.tpot_p99_max_s)
+    prices = {} if s.usd_per_gpu_hour is None else {dep.resolved.hardware.id: s.usd_per_gpu_hour}
+    options = OnlineOptions(slo=slo, headroom=s.headroom, prices=prices, layouts=layouts)
+    return build_online_plan(
+        dep.resolved, gpus=s.gpu_count, workload=dep.choice(None), seed=s.seed, options=options
+    )
+
+
+def recommendation(
+    dep: Deployment, online: bool
+) -> tuple[Recommendation | None, PlanReport | None]:
+    """What `capcliff plan` recommends for the scenario's GPUs (None: nothing fits), and for
+    arrivals over time the online plan it comes from (the one `capcliff plan` prints)."""
+    if online:
+        report = online_plan(dep)
+        return report.recommended, report
     from capcliff.analysis.plan import build_plan_report  # the plan stack only where needed
 
     expect = dep.scenario.expect
     slo = Slo.of(expect.ttft_p99_max_s, expect.tpot_p99_max_s)
     return build_plan_report(
         dep.resolved, gpus=dep.scenario.gpu_count, workload=dep.choice(None),
-        objective="goodput" if online else "makespan", slo=slo, seed=dep.scenario.seed,
-        progress=dep.progress,
-    ).recommended  # fmt: skip
+        objective="makespan", slo=slo, seed=dep.scenario.seed, progress=dep.progress,
+    ).recommended, None  # fmt: skip
 
 
 def concurrency_grid(concurrency: int, num_requests: int) -> tuple[int, ...]:
@@ -218,6 +237,7 @@ class Outcome:
     concurrency: int
     figures: Figures
     recommended: Recommendation | None  # None when no plan ran, or nothing fits
+    online_plan: PlanReport | None = None  # the online plan behind `recommended`, if one ran
 
     @property
     def reason(self) -> str:
@@ -284,19 +304,21 @@ def figures_of(
     )
 
 
-def chosen_layout(dep: Deployment, online: bool) -> tuple[Layout | None, Recommendation | None]:
+def chosen_layout(
+    dep: Deployment, online: bool
+) -> tuple[Layout | None, Recommendation | None, PlanReport | None]:
     """The spec's layout, or the plan's for `auto` (the plan runs only when needed)."""
     s = dep.scenario
     if s.disagg is not None:  # the decode pool holds the KV: its layout is the scenario's
-        return parse_disagg(s.disagg).decode, None
-    rec = None
+        return parse_disagg(s.disagg).decode, None, None
+    rec, report = None, None
     if s.layout == "auto" or s.expect.recommended_layout is not None:
-        rec = recommendation(dep, online)
+        rec, report = recommendation(dep, online)
     if s.layout != "auto":
-        return parse_layout(s.layout), rec
+        return parse_layout(s.layout), rec, report
     if rec is None:
-        return None, None
-    return parse_layout(rec.layout), rec
+        return None, None, report
+    return parse_layout(rec.layout), rec, report
 
 
 def outcome(dep: Deployment) -> Outcome:
@@ -304,7 +326,7 @@ def outcome(dep: Deployment) -> Outcome:
     label, requests = dep.requests()
     max_len = dep.resolved.context_length(requests)
     online = is_online(requests)
-    layout, rec = chosen_layout(dep, online)
+    layout, rec, report = chosen_layout(dep, online)
     memory = None if layout is None else dep.memory(layout, max_len)
     concurrency = default_concurrency(
         dep, layout, rec, max_model_len=max_len, num_requests=len(requests)
@@ -317,4 +339,5 @@ def outcome(dep: Deployment) -> Outcome:
         dep=dep, workload=label, num_requests=len(requests), max_model_len=max_len,
         layout=layout, memory=memory, sims=sims, concurrency=concurrency,
         figures=figures_of(layout, memory, sims, grid, concurrency), recommended=rec,
+        online_plan=report,
     )  # fmt: skip

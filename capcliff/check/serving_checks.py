@@ -8,26 +8,16 @@ the load is the workload's `rate` or `clients` (none: the most the layout sustai
 from __future__ import annotations
 
 from capcliff.analysis.plan_types import PlanReport
-from capcliff.analysis.solver import Slo
 from capcliff.check.report import AssertionResult, assertion, bound
-from capcliff.check.scenario import Outcome
+from capcliff.check.scenario import Outcome, online_plan
 from capcliff.check.spec import Expectations
 
 
 def serving_report(o: Outcome) -> PlanReport:
-    """The online plan of the scenario."""
-    from capcliff.analysis.serving import OnlineOptions, build_online_plan
-
-    dep, s = o.dep.resolved, o.dep.scenario
-    slo = Slo.of(s.expect.ttft_p99_max_s, s.expect.tpot_p99_max_s)
-    prices = {} if s.usd_per_gpu_hour is None else {dep.hardware.id: s.usd_per_gpu_hour}
-    options = OnlineOptions(
-        slo=slo, headroom=s.headroom, prices=prices,
-        layouts=() if s.layout == "auto" or o.layout is None else (o.layout,),
-    )  # fmt: skip
-    return build_online_plan(
-        dep, gpus=s.gpu_count, workload=o.dep.choice(None), seed=s.seed, options=options
-    )
+    """The online plan of the scenario: its layout's, or for `auto` the one that chose it."""
+    if o.dep.scenario.layout == "auto" and o.online_plan is not None:
+        return o.online_plan
+    return online_plan(o.dep, () if o.layout is None else (o.layout,))
 
 
 def _missing(name: str, comparison: str, expected: float, unit: str, why: str) -> AssertionResult:

@@ -46,6 +46,12 @@ def _parsed(parse: Callable[[str], object], text: str) -> str:
     return text
 
 
+# Assertions about `capcliff plan`'s aggregated search and fleet: a `disagg` scenario has neither.
+AGGREGATED_ONLY = (
+    "recommended_layout", "sustained_rps_min", "replicas_max", "usd_per_million_tokens_max",
+)  # fmt: skip
+
+
 class Expectations(_Spec):
     """`[scenario.expect]`: the assertions; each is checked only when given."""
 
@@ -168,6 +174,13 @@ class Scenario(DeploymentSettings):
     def _gpus_and_counts(self) -> Scenario:
         if self.disagg is not None and self.layout != "auto":
             raise ValueError("layout: give layout or disagg, not both")
+        if self.disagg is not None:
+            for key in AGGREGATED_ONLY:
+                if getattr(self.expect, key) is not None:
+                    raise ValueError(
+                        f"expect.{key}: not with disagg (it judges `capcliff plan`'s aggregated "
+                        "layouts); drop it or give a layout"
+                    )
         named = self.disagg or (None if self.layout == "auto" else self.layout)
         if named is None and self.gpus is None:
             raise ValueError("gpus: needed when layout is auto")

@@ -5,6 +5,7 @@ Like every command, they parse flags, call the core and render; domain errors re
 
 from __future__ import annotations
 
+import importlib
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
@@ -99,6 +100,9 @@ def _run_sweep(dep: Deployment, plan: SweepPlan, max_model_len: int) -> SweepRep
         return build_sweep_report(dep, plan, max_model_len=max_model_len, progress=tick)
 
 
+_NO_MATPLOTLIB = "plot: matplotlib is not installed; pip install 'capcliff[plot]'"
+
+
 def _plot_path(text: str | None) -> Path | None:
     from pathlib import Path
 
@@ -109,6 +113,16 @@ def _plot_path(text: str | None) -> Path | None:
     return Path(text)
 
 
+def _plotting_ready(path: Path | None) -> None:
+    """Before any simulation: a long sweep should not end in a missing dependency."""
+    if path is None:
+        return
+    try:
+        importlib.import_module("matplotlib")
+    except ImportError:
+        raise InputError(_NO_MATPLOTLIB) from None
+
+
 def _write_plot(report: SweepReport, path: Path) -> None:
     from capcliff.files import write_bytes_atomic
 
@@ -117,9 +131,7 @@ def _write_plot(report: SweepReport, path: Path) -> None:
 
         data = sweep_figure_bytes(report, path.suffix.lstrip(".").lower())
     except ImportError:
-        raise InputError(
-            "plot: matplotlib is not installed; pip install 'capcliff[plot]'"
-        ) from None
+        raise InputError(_NO_MATPLOTLIB) from None
     write_bytes_atomic(path, data, overwrite=True)  # checked before the simulation
 
 
@@ -173,7 +185,11 @@ def sweep(
     from capcliff.analysis.deployment import resolve
     from capcliff.analysis.solver import Slo
     from capcliff.analysis.sweep import SweepPlan
-    from capcliff.analysis.workloads import parse_concurrency, plan_workloads
+    from capcliff.analysis.workloads import (
+        concurrency_past_requests,
+        parse_concurrency,
+        plan_workloads,
+    )
     from capcliff.catalog.catalogs import get_hardware, get_model
     from capcliff.catalog.layout import parse_layout
     from capcliff.files import check_outputs
@@ -182,6 +198,7 @@ def sweep(
     check_outputs(
         [("--plot", plot_path)], inputs=input_paths(workload, model, settings), force=force
     )
+    _plotting_ready(plot_path)
     names = [] if layout is None else [p.strip() for p in layout.split(",") if p.strip()]
     one = parse_layout(names[0]).name if len(names) == 1 else None
     dep = resolve(get_model(model), get_hardware(gpu), settings, force=force, layout=one)
@@ -191,11 +208,13 @@ def sweep(
     choice = workload_choice(isl, osl, workload, num_requests, pattern, rate, clients)
     concurrencies = parse_concurrency(concurrency)
     label, workloads = plan_workloads(choice, seed)
+    repeats = concurrency_past_requests(workloads, concurrencies)  # said once the run is done
     if disagg is not None:
         from capcliff.cli.disagg import sweep_disagg
 
         sweep_disagg(dep, disagg, (layout, gpus, plot), workloads, concurrencies, label,
                      Slo.of(slo_ttft, slo_tpot), seed, output.value)  # fmt: skip
+        print_warnings(repeats)
         return
     length = max(dep.context_length(requests) for _, requests in workloads)
     layouts = _sweep_layouts(layout, gpus, dep, length)
@@ -222,3 +241,4 @@ def sweep(
         make_console().print(sweep_view(report))
     if plot_path is not None:
         _write_plot(report, plot_path)
+    print_warnings(repeats)

@@ -83,6 +83,12 @@ def _positive_finite(ctx: Any, param: Any, value: float | None) -> float | None:
     return value
 
 
+def _share_below_one(ctx: Any, param: Any, value: float | None) -> float | None:
+    if value is not None and not 0 <= value < 1:  # NaN fails both comparisons
+        raise InputError(f"{_flag(param)}: must be a number in [0, 1), got {value}")
+    return value
+
+
 def _flag(param: Any) -> str:
     return str(param.opts[0]) if getattr(param, "opts", None) else str(param.name)
 
@@ -90,6 +96,7 @@ def _flag(param: Any) -> str:
 COUNT = _at_least(1)  # callbacks: counts are >= 1 ...
 NON_NEGATIVE = _at_least(0)  # ... seeds >= 0
 POSITIVE = _positive_finite  # ... sizes, rates and SLOs > 0 and finite
+SHARE = _share_below_one  # ... a share kept spare, in [0, 1)
 SeedOption = Annotated[
     int, typer.Option(callback=NON_NEGATIVE, help="Random seed for the workload (>= 0).")
 ]

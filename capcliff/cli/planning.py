@@ -14,6 +14,7 @@ from capcliff.cli.app import (
     COUNT,
     DEFAULT_GPU,
     DEFAULT_MODEL,
+    SHARE,
     ForceOption,
     SeedOption,
     _choice,
@@ -137,7 +138,10 @@ def plan(
         str, typer.Option(help="Batch: makespan, goodput or cost (online: sustained rate).")
     ] = "makespan",
     headroom: Annotated[
-        float, typer.Option(help="Online: spare capacity fleet sizing keeps (0.2 = 20 %).")
+        float,
+        typer.Option(
+            callback=SHARE, help="Online: spare capacity fleet sizing keeps, in [0, 1) (0.2: 20 %)."
+        ),
     ] = 0.2,
     price_gpu_hour: Annotated[
         str | None,

@@ -221,8 +221,46 @@ def _secs(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
 
 
+def _steady_marks(point: PointResult, series: SeriesResult) -> str:
+    steady = point.steady
+    assert steady is not None
+    marks = [_marks(point, series)] if _marks(point, series) else []
+    if steady.saturated:
+        marks.append("saturated")
+    elif not steady.settled:
+        marks.append("unsettled")
+    return "+".join(marks)
+
+
+def online_series_table(series: SeriesResult) -> RenderableType:
+    """One online series: each point's steady state (warm-up and drain left out), the sample it
+    came from (the stopping rule may grow it per point), and whether its queue grows."""
+    title = (
+        f"{series.layout}, {series.output_tokens_label}: {series.kv_blocks_per_replica:,} blocks "
+        f"x {series.block_size} per replica (steady state; requests: the sample of each point)"
+    )
+    heads = ["conc", "req/s", "tok/s", "TTFT p99 s", "TPOT p99 ms", "preempt", "KV peak"]
+    caching = any(p.prefix_cache_hit_rate is not None for p in series.points)
+    heads += ["requests", *(["hit"] if caching else [])]
+    columns = [Column(h) for h in heads] + [Column("mark", "left")]
+    rows = []
+    for p in series.points:
+        st = p.steady
+        assert st is not None
+        rows.append([
+            f"{p.concurrency:,}", f"{st.throughput_rps:,.2f}", f"{st.output_tok_s:,.0f}",
+            _secs(st.ttft_p99_s), f"{st.tpot_p99_s * 1000:.1f}", f"{p.preemptions:,}",
+            f"{p.peak_kv_utilization:.0%}", f"{st.requests:,}",
+            *([f"{p.prefix_cache_hit_rate or 0.0:.0%}"] if caching else []),
+            _steady_marks(p, series),
+        ])  # fmt: skip
+    return fitted_table(title, columns, rows, droppable=("requests",))
+
+
 def series_table(series: SeriesResult) -> RenderableType:
     """One series: throughput (with a bar), latency percentiles, preemptions, peak KV, marks."""
+    if series.points and all(p.steady is not None for p in series.points):
+        return online_series_table(series)
     title = (
         f"{series.layout}, {series.output_tokens_label}: {series.kv_blocks_per_replica:,} blocks "
         f"x {series.block_size} per replica (latencies p50/p99)"

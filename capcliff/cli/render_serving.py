@@ -9,7 +9,7 @@ from rich.text import Text
 from capcliff.analysis.plan_types import FleetEntry, PlanLayout, PlanReport
 
 LAYOUT_HEADERS = (
-    "layout", "KV tok/rep", "cliff a/s", "cap/rep", "sat rps", "rps", "tok/s", "TTFT p99",
+    "layout", "KV tok/rep", "cliff/rep a/s", "cap/rep", "sat rps", "rps", "tok/s", "TTFT p99",
     "TPOT p99",
 )  # fmt: skip
 FLEET_HEADERS = (
@@ -29,16 +29,19 @@ def _millis(value: float | None) -> str:
 def _layout_cells(row: PlanLayout) -> list[str]:
     c, cliff = row.capacity, row.cliff
     assert c is not None and cliff is not None
-    simulated = "-" if cliff.simulated_concurrency is None else f"{cliff.simulated_concurrency:,}"
+    dp = row.dp  # the report's cliffs count every replica's requests; the table's, one's (as cap)
+    simulated = (
+        "-" if cliff.simulated_concurrency is None else f"{cliff.simulated_concurrency // dp:,}"
+    )
     mark = "" if c.refined else "*"
     return [
         row.name + mark,
         f"{row.kv_capacity_tokens_per_replica or 0:,}",
-        f"{cliff.analytic_concurrency or 0:,}/{simulated}",
+        f"{(cliff.analytic_concurrency or 0) // dp:,}/{simulated}",
         f"{c.max_num_seqs:,}",
         f"{c.saturation_rps:,.2f}",
         f"{c.sustained_rps:,.2f}" if c.refined or c.sustained_rps else "-",
-        f"{c.output_tok_s:,.0f}",
+        f"{c.output_tok_s:,.0f}" if c.refined or c.sustained_rps else "-",  # at that rate
         _seconds(c.ttft_p99_s),
         _millis(c.tpot_p99_s),
     ]
@@ -55,10 +58,14 @@ def _fleet_cells(e: FleetEntry) -> list[str]:
 def _rows(report: PlanReport) -> list[PlanLayout]:
     rows = [r for r in report.layouts if r.capacity is not None]
 
-    def key(row: PlanLayout) -> tuple[bool, float]:
+    def key(row: PlanLayout) -> tuple[bool, float, float]:
         c = row.capacity
         assert c is not None
-        return (not c.refined, -c.sustained_rps)
+        return (
+            not c.refined,
+            -c.sustained_rps,
+            -c.saturation_rps,
+        )  # first-cap rows: 0 within an SLO
 
     return sorted(rows, key=key)
 
@@ -106,12 +113,23 @@ def online_lines(report: PlanReport) -> list[str]:
     lines += [f"  - {reason}" for reason in rec.reasons]
     load = report.load
     if load is not None and load.replicas_needed is not None and not load.saturated:
-        lines.append(
-            f"Load: {_load_text(report)}, within these GPUs ({load.sustained_rps or 0:,.2f} "
-            "requests/s); "
-            f"{load.replicas_needed:,} replicas carry it with {report.headroom or 0:.0%} headroom"
-        )
+        lines.append(_load_line(report, load.sustained_rps or 0.0, load.replicas_needed))
     return lines + session_lines(report) + [f"note: {n}" for n in report.notes]
+
+
+def _load_line(report: PlanReport, sustained_rps: float, replicas: int) -> str:
+    """The offered load against the planned GPUs: within them, and whether with the headroom
+    (else the fleet row's GPUs, which carry it with the headroom)."""
+    head = f"Load: {_load_text(report)}, within these GPUs ({sustained_rps:,.2f} requests/s)"
+    headroom = f"{report.headroom or 0:.0%} headroom"
+    entry = next((f for f in report.fleet if f.gpu == report.hardware), None)
+    if entry is None or entry.gpus <= report.gpus:
+        plural = "replica carries" if replicas == 1 else "replicas carry"
+        return f"{head}; {replicas:,} {plural} it with {headroom}"
+    return (
+        f"{head} at full load, but not with {headroom}, which takes {entry.replicas:,} x "
+        f"{entry.layout} ({entry.gpus:,} GPUs)"
+    )
 
 
 def session_lines(report: PlanReport) -> list[str]:
@@ -147,7 +165,7 @@ def online_view(report: PlanReport) -> RenderableType:
     if rows := _rows(report):
         parts.append(
             _table(
-                "Layouts by sustained requests/s (cliff: analytic/simulated; * first cap only)",
+                "Layouts by sustained requests/s (cliff and cap per replica; * first cap only)",
                 LAYOUT_HEADERS, [_layout_cells(r) for r in rows],
             )
         )  # fmt: skip

@@ -1,0 +1,329 @@
+"""Found by using capcliff as an inference engineer would: each test is one claim that was false."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from capcliff.analysis.capacity import Replica, replica_capacity
+from capcliff.analysis.deployment import DeploymentSettings, resolve
+from capcliff.analysis.layout_capacity import LayoutEval
+from capcliff.analysis.online_load import OnlineWorkload
+from capcliff.analysis.serving_rows import recommendation_reasons_online
+from capcliff.analysis.solver import Slo
+from capcliff.analysis.workloads import WorkloadChoice
+from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.catalog.layout import Layout
+from capcliff.check.runner import check_file
+from capcliff.cli import app, main
+from capcliff.memory.weights import WeightScheme
+from capcliff.perf.step_time import StepTimeModel, step_time_model
+from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.units import KVDType
+
+
+def _llama_8b_steps() -> StepTimeModel:
+    model, h200 = get_model("llama-3.1-8b"), get_hardware("h200-sxm")
+    return step_time_model(
+        model.arch, h200, Layout(), scheme=WeightScheme.as_shipped(model.arch),
+        kv_dtype=KVDType.BF16,
+    )  # fmt: skip
+
+
+SMALL = ["llama-3.1-8b", "--gpus", "1", "--isl", "100", "--osl", "100", "--num-requests", "20"]
+
+
+@pytest.mark.parametrize("value", ["1", "1.5", "nan", "-0.1"])
+def test_a_headroom_outside_zero_to_one_names_headroom_before_simulating(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # headroom 1 left no capacity (reported as 'rate: must be > 0'); NaN crashed the simulator
+    code = main(["plan", *SMALL, "--headroom", value])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err and err.count("\n") == 1, err
+    assert err.startswith("error: --headroom: must be a number in [0, 1)"), err
+
+
+AUTO_ONLINE = """
+[[scenario]]
+name = "chat users on two GPUs"
+model = "llama-3.1-8b"
+gpu = "h200-sxm"
+gpus = 2
+layout = "auto"
+[scenario.workload]
+preset = "chat"
+arrival = "clients"
+concurrency = 64
+num_requests = 200
+[scenario.expect]
+tpot_p99_max_s = 0.03
+recommended_layout = "tp2"
+sustained_rps_min = 0.1
+"""
+
+
+def test_an_online_auto_scenario_judges_one_layout(tmp_path: Path) -> None:
+    # The layout `auto` chose, the recommended_layout assertion and the sustained rate must all
+    # be the online plan's: they were tp2 (a batch plan) against dp2 (the online plan).
+    spec = tmp_path / "capcliff.toml"
+    spec.write_text(AUTO_ONLINE)
+    scenario = check_file(spec).scenarios[0]
+    recommended = next(a for a in scenario.assertions if a.name == "recommended_layout")
+    sustained = next(a for a in scenario.assertions if a.name == "sustained_rps_min")
+    assert scenario.layout_source == "plan"
+    assert recommended.actual == scenario.layout
+    assert sustained.detail.split(" at max_num_seqs")[0] == scenario.layout
+
+
+def test_within_an_slo_a_cap_that_thrashes_at_saturation_is_not_recommended() -> None:
+    # 6,400 tokens of KV; requests of 100 + 1,000 tokens peak at 1,100 tokens (5.8 at once),
+    # 600 on average over a decode: about 10 running requests fill the cache. The cap grid
+    # reaches 10, which preempts more than 0.5 times per request at saturation (thrashing);
+    # without an SLO it is never chosen (docs/serving.md, "The cap"), and an SLO changes nothing.
+    replica = Replica(
+        _llama_8b_steps(), KVCapacity(blocks=400, block_size=16), SimConfig(max_num_seqs=256)
+    )
+    workload = OnlineWorkload(WorkloadChoice(num_requests=1, isl=100, osl=(1000,)), seed=0)
+    capacity = replica_capacity(replica, workload, slo=Slo.of(100.0, 1.0))
+    chosen = next(p for p in capacity.points if p.cap == capacity.cap)
+    assert chosen.result.total_preemptions <= 0.5 * len(chosen.result.finish_s)
+    calm = [p for p in capacity.points if not p.thrashing]
+    assert capacity.saturation_rps == max(p.state.throughput_rps for p in calm)
+
+
+def test_a_cap_at_the_simulated_cliff_is_not_described_as_below_it() -> None:
+    # isl 100 + osl 100 in 6,400 tokens: about 40 running requests fill the cache (6,400 / 158),
+    # and cap 40 is both the cap chosen and the first that preempts. "past it requests are
+    # preempted" read as if the cap were safe; at the cap they are already preempted.
+    replica = Replica(
+        _llama_8b_steps(), KVCapacity(blocks=400, block_size=16), SimConfig(max_num_seqs=256)
+    )
+    workload = OnlineWorkload(WorkloadChoice(num_requests=1, isl=100, osl=(100,)), seed=0)
+    capacity = replica_capacity(replica, workload, slo=None)
+    assert capacity.simulated_cliff is not None and capacity.cap >= capacity.simulated_cliff
+    chosen = next(p for p in capacity.points if p.cap == capacity.cap)
+    per_request = chosen.result.total_preemptions / len(chosen.result.finish_s)
+    dep = resolve(get_model("llama-3.1-8b"), get_hardware("h200-sxm"), DeploymentSettings())
+    ev = LayoutEval(dep.memory(Layout(), 1024), replica, capacity, refined=True)
+    reasons = recommendation_reasons_online(ev, {"tp1": ev})
+    cliff = next(r for r in reasons if r.startswith("KV runs short"))
+    assert "past it requests are preempted" not in cliff
+    assert f"preempted ({per_request:.2f} per request)" in cliff
+
+
+def test_without_an_slo_a_layouts_tokens_per_s_are_at_its_rps(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Every request has 100 output tokens, so at any steady rate R requests/s a layout makes
+    # 100 R output tokens/s. The tok/s of a row were at (1 - headroom) R, its rps at R.
+    code = main(["plan", *SMALL[:-2], "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    for row in report["layouts"]:
+        capacity = row["capacity"]
+        assert capacity["output_tok_s"] == pytest.approx(100 * capacity["sustained_rps"], rel=0.02)
+
+
+@pytest.fixture(scope="module")
+def first_cap_rows() -> list[list[str]]:
+    """The table rows (cells) of layouts searched at their first cap only, within an SLO."""
+    runner = CliRunner()
+    result = runner.invoke(
+        app, ["plan", "llama-3.1-8b", "--gpus", "4", "--isl", "100", "--osl", "100",
+              "--slo-tpot", "0.05"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    rows = [line.split("│")[1:-1] for line in lines if "*" in line and "│" in line]
+    assert rows
+    return rows
+
+
+def test_within_an_slo_a_layout_searched_at_its_first_cap_only_shows_no_tokens_per_s(
+    first_cap_rows: list[list[str]],
+) -> None:
+    # Its rate within the SLO is unknown ("-"), so tokens/s at that rate are too; the figure
+    # shown was at its saturation rate, beside rows at their SLO-bound rates.
+    for cells in first_cap_rows:
+        rps, tok_s = cells[5].strip(), cells[6].strip()
+        assert rps == "-" and tok_s == "-", cells
+
+
+def test_within_an_slo_first_cap_layouts_are_listed_by_saturation_rate(
+    first_cap_rows: list[list[str]],
+) -> None:
+    # Their rate within the SLO unknown (0 in JSON), the table lists them by what it knows.
+    saturation = [float(cells[4].replace(",", "")) for cells in first_cap_rows]
+    assert saturation == sorted(saturation, reverse=True)
+
+
+def test_the_online_tables_cliff_is_per_replica_like_its_cap() -> None:
+    # A 100 + 100-token request peaks at 200 tokens, ceil(200 / 16) = 13 blocks of 16; a
+    # replica's analytic cliff is its blocks over 13. The dp2 row showed both replicas' (x 2)
+    # beside its per-replica cap, so a cap at the cliff read as half of it.
+    result = CliRunner().invoke(
+        app, ["plan", "llama-3.1-8b", "--gpus", "2", "--isl", "100", "--osl", "100"]
+    )
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.stdout.splitlines() if line.startswith("│ dp2 "))
+    cells = [c.strip() for c in row.split("│")[1:-1]]
+    kv_tokens_per_replica = int(cells[1].replace(",", ""))
+    analytic = int(cells[2].split("/")[0].replace(",", ""))
+    assert analytic == kv_tokens_per_replica // 16 // 13
+
+
+def test_a_split_on_one_gpu_names_the_gpu_count(capsys: pytest.CaptureFixture[str]) -> None:
+    # It said "no layout of up to 0 GPUs fits this model", though the model fits one GPU.
+    code = main(["plan", "deepseek-r1-distill-llama-8b", "--disagg", "--gpus", "1",
+                 "--isl", "2048", "--osl", "512", "--num-requests", "100"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith("error: gpus: a split needs at least 2 GPUs"), err
+
+
+def test_a_batch_sweep_past_its_requests_says_those_points_repeat_one_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 100 requests at t = 0: concurrency 128, 256 and 512 each run all 100 at once, so their
+    # rows repeat the same run; the table showed them as a plateau without a word.
+    code = main(["sweep", "llama-3.1-8b", "--isl", "100", "--osl", "100", "--num-requests",
+                 "100", "--concurrency", "64..512"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "concurrency 128, 256, 512: more than the 100 requests" in err
+
+
+ONLINE_SWEEP = ["sweep", "llama-3.1-8b", "--workload", "chat", "--rate", "20", "--num-requests",
+                "300", "--concurrency", "8,64"]  # fmt: skip
+
+
+def test_an_online_sweep_table_shows_each_points_steady_state_and_sample() -> None:
+    # At 20 requests/s a cap of 8 cannot keep up (its queue grows) and keeps its first sample,
+    # while a cap of 64 is grown by the stopping rule; the table showed whole-run makespans of
+    # different samples (the saturated point finishing first) and no word of either.
+    runner = CliRunner()
+    data = json.loads(runner.invoke(app, [*ONLINE_SWEEP, "--format", "json"]).stdout)
+    table = runner.invoke(app, ONLINE_SWEEP).stdout
+    for point in data["points"]:
+        steady = point["steady"]
+        row = next(
+            line for line in table.splitlines() if line.startswith(f"│ {point['concurrency']:>4} ")
+        )
+        cells = [c.strip() for c in row.split("│")[1:-1]]
+        assert cells[1] == f"{steady['throughput_rps']:,.2f}"
+        assert cells[7] == f"{steady['requests']:,}"
+        assert ("saturated" in cells[8]) == steady["saturated"]
+    assert any(p["steady"]["saturated"] for p in data["points"])
+
+
+def test_an_online_sweep_of_sessions_keeps_its_hit_rate_column() -> None:
+    # README: sweep points report the hit rate (`hit` column) for session workloads.
+    result = CliRunner().invoke(
+        app, ["sweep", "llama-3.1-8b", "--workload", "multiturn-chat", "--clients", "8",
+              "--num-requests", "100", "--concurrency", "8"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    header = next(line for line in result.stdout.splitlines() if "conc" in line)
+    assert " hit " in header
+
+
+def test_plan_disagg_lists_its_candidates_in_the_order_they_rank(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # "splits ranked by makespan": the table listed them as enumerated (15 s, 10 s, 12 s).
+    code = main(["plan", "llama-3.1-8b", "--gpus", "4", "--disagg", "--isl", "2048", "--osl",
+                 "512", "--num-requests", "200", "--format", "json"])  # fmt: skip
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["objective"] == "makespan"
+    makespans = [c["makespan_s"] for c in report["candidates"]]
+    assert makespans == sorted(makespans)
+    assert report["candidates"][0]["name"] == report["disaggregated"]["name"]
+
+
+DISAGG_SPEC = """
+[[scenario]]
+name = "split"
+model = "deepseek-r1-distill-llama-8b"
+gpu = "h200-sxm"
+disagg = "1p:tp1,1d:tp1"
+workload = { isl = 512, osl = 16, num_requests = 16, concurrency = 8 }
+[scenario.expect]
+fits = true
+"""
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'recommended_layout = "tp1"',
+        "sustained_rps_min = 1",
+        "replicas_max = 2",
+        "usd_per_million_tokens_max = 5",
+    ],
+)
+def test_a_disagg_scenario_refuses_assertions_about_aggregated_plans(
+    line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # They failed as "nothing fits" / "no layout fits" beside fits = true.
+    spec = tmp_path / "capcliff.toml"
+    spec.write_text(DISAGG_SPEC + line + "\n")
+    code = main(["check", str(spec)])
+    err = capsys.readouterr().err
+    key = line.split(" = ")[0]
+    assert code == 2, err
+    assert f"scenario[0].expect.{key}: not with disagg" in err
+
+
+def test_a_disagg_scenarios_layouts_are_the_specs_not_the_plans(tmp_path: Path) -> None:
+    spec = tmp_path / "capcliff.toml"
+    spec.write_text(DISAGG_SPEC)
+    assert check_file(spec).scenarios[0].layout_source == "spec"
+
+
+def test_a_load_within_the_gpus_but_past_the_headroom_names_the_fleets_gpus() -> None:
+    # One H200 saturates near 158 requests/s of 100 + 100 tokens; 140 is within it, but past
+    # 80 % of it, so the fleet row needs two GPUs. The line said "within these GPUs; 2 replicas
+    # carry it", while the plan was for one GPU.
+    result = CliRunner().invoke(
+        app, ["plan", "llama-3.1-8b", "--gpus", "1", "--isl", "100", "--osl", "100", "--rate",
+              "140", "--format", "json"],
+    )  # fmt: skip
+    report = json.loads(result.stdout)
+    fleet = report["fleet"][0]
+    assert 140 <= report["load"]["sustained_rps"] < 140 / 0.8 and fleet["gpus"] == 2
+    text = CliRunner().invoke(
+        app, ["plan", "llama-3.1-8b", "--gpus", "1", "--isl", "100", "--osl", "100", "--rate",
+              "140"],
+    ).stdout  # fmt: skip
+    line = next(row for row in text.splitlines() if row.startswith("Load:"))
+    assert "not with 20% headroom" in line and "(2 GPUs)" in line
+
+
+def test_when_nothing_fits_the_smallest_gpu_count_that_fits_is_named(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Llama-3.1-405B in BF16 is 811.7 GB: over 4 H200s that is 203 GB a GPU (more than the
+    # 135.7 GB usable), over 8 it is 101.5 GB, which fits as tp8. The fix named 16 GPUs.
+    code = main(["plan", "llama-3.1-405b", "--gpus", "1", "--isl", "100", "--osl", "100",
+                 "--arrival", "batch", "--num-requests", "20"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "8 GPUs (1 node) fit as tp8" in out
+
+
+def test_a_plot_without_matplotlib_is_refused_before_simulating(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # README: outputs are checked before the simulation starts; the sweep ran and printed its
+    # table first, then failed for want of matplotlib.
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
+    code = main(["sweep", *SMALL, "--concurrency", "4", "--plot", str(tmp_path / "p.png")])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err == "error: plot: matplotlib is not installed; pip install 'capcliff[plot]'\n"
