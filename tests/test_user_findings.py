@@ -327,3 +327,35 @@ def test_a_plot_without_matplotlib_is_refused_before_simulating(
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
     assert err == "error: plot: matplotlib is not installed; pip install 'capcliff[plot]'\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (["llama-3.1-8b", "--layout", "dpa8"], "dpa8: attention DP applies only to MoE models"),
+        # 405B in BF16 is 811.7 GB, all of it on one GPU
+        (["llama-3.1-405b", "--gpus", "1"], "tp1: does not fit: weights 811.7 GB/GPU"),
+    ],
+    ids=["dense-attention-dp", "405b-one-gpu"],
+)
+def test_a_sweep_with_nothing_to_simulate_says_why(
+    args: list[str], reason: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It said "no requested layout fits this model; run `capcliff memory`" and nothing more.
+    code = main(["sweep", *args, "--isl", "100", "--osl", "100", "--num-requests", "20",
+                 "--concurrency", "4"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert reason in err
+
+
+def test_an_online_plan_where_nothing_fits_says_what_would_fit(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # It headed the fit fixes "What would meet it:" (the SLO wording) and claimed "up to 0
+    # requests per simulation". 405B in BF16 over 4 H200s is 203 GB a GPU: nothing fits.
+    code = main(["plan", "llama-3.1-405b", "--gpus", "4", "--isl", "100", "--osl", "100"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "What would fit:" in out and "What would meet it" not in out
+    assert "up to 0 requests" not in out

@@ -371,7 +371,10 @@ def build_sweep_report(
         if found is not None:
             series.append(found)
     if not series:
-        raise InputError("layout: no requested layout fits this model; run `capcliff memory`")
+        why = "; ".join(
+            f"{lay.name}: {dep.memory(lay, max_model_len).reason}" for lay in plan.layouts
+        )
+        raise InputError(f"layout: no requested layout fits this model ({why})")
     first = series[0]
     header = report_header(
         dep.model, dep.hardware, gpus=plan.layouts[0].gpus, settings=dep.budget,

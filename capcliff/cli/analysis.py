@@ -74,7 +74,8 @@ def _sweep_layouts(
     memories = [dep.memory(lay, length) for lay in enumerate_layouts(count, arch=dep.model.arch)]
     fitting = [m for m in memories if m.fits]
     if not fitting:
-        raise InputError(f"layout: no layout of {count} GPUs fits; run `capcliff memory`")
+        why = "; ".join(f"{m.layout.name}: {m.reason}" for m in memories)
+        raise InputError(f"layout: no layout of {count} GPUs fits ({why})")
     return [max(fitting, key=lambda m: (m.kv_capacity_tokens_total, -m.layout.tp)).layout]
 
 

@@ -95,9 +95,13 @@ def online_header(report: PlanReport) -> str:
     return (
         f"{report.model} on {report.gpus} x {report.hardware}, engine {report.engine} (policy "
         f"{report.policy}, {report.overheads} overheads). Online serving, steady state: "
-        f"workload {report.workload}, {_load_text(report)}; {_target(report)}; up to "
-        f"{report.simulated_requests or 0:,} requests per simulation, max_model_len "
-        f"{report.max_model_len:,}; step times: {report.step_profile}"
+        f"workload {report.workload}, {_load_text(report)}; {_target(report)}; "
+        + (
+            f"up to {report.simulated_requests:,} requests per simulation, "
+            if report.simulated_requests
+            else "nothing simulated, "
+        )
+        + f"max_model_len {report.max_model_len:,}; step times: {report.step_profile}"
     )
 
 
@@ -107,7 +111,9 @@ def online_lines(report: PlanReport) -> list[str]:
     if rec is None:
         lines = [f"No recommendation: {report.reason}."]
         if report.fixes:
-            lines += ["What would meet it:", *[f"  - {fix}" for fix in report.fixes]]
+            fits = not any(row.fits for row in report.layouts)  # else: the SLO is missed
+            lines += [f"What would {'fit' if fits else 'meet it'}:"]
+            lines += [f"  - {fix}" for fix in report.fixes]
         return lines + [f"note: {n}" for n in report.notes]
     lines = [f"Recommended: {rec.layout}, max_num_seqs {rec.max_num_seqs:,} per replica"]
     lines += [f"  - {reason}" for reason in rec.reasons]
