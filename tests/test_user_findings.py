@@ -305,15 +305,21 @@ def test_a_load_within_the_gpus_but_past_the_headroom_names_the_fleets_gpus() ->
     assert "not with 20% headroom" in line and "(2 GPUs)" in line
 
 
+def _batch_plan_text(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """A batch plan of 100 + 100-token requests on one H200: its table (exit 0)."""
+    code = main(["plan", *args, "--gpus", "1", "--isl", "100", "--osl", "100", "--arrival",
+                 "batch"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    return out
+
+
 def test_when_nothing_fits_the_smallest_gpu_count_that_fits_is_named(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # Llama-3.1-405B in BF16 is 811.7 GB: over 4 H200s that is 203 GB a GPU (more than the
     # 135.7 GB usable), over 8 it is 101.5 GB, which fits as tp8. The fix named 16 GPUs.
-    code = main(["plan", "llama-3.1-405b", "--gpus", "1", "--isl", "100", "--osl", "100",
-                 "--arrival", "batch", "--num-requests", "20"])  # fmt: skip
-    out = capsys.readouterr().out
-    assert code == 0
+    out = _batch_plan_text(["llama-3.1-405b", "--num-requests", "20"], capsys)
     assert "8 GPUs (1 node) fit as tp8" in out
 
 
@@ -359,3 +365,13 @@ def test_an_online_plan_where_nothing_fits_says_what_would_fit(
     assert code == 0
     assert "What would fit:" in out and "What would meet it" not in out
     assert "up to 0 requests" not in out
+
+
+def test_a_batch_cap_that_is_the_whole_batch_says_it_depends_on_the_batch(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 50 requests of 100 + 100 tokens need 50 x 13 blocks, far below one H200's 53,907: the
+    # best cap is all 50 at once, an answer about this batch's size, not about the KV cliff.
+    out = _batch_plan_text(["llama-3.1-8b", "--num-requests", "50"], capsys)
+    assert "Recommended: tp1, max_num_seqs 50 per replica" in out
+    assert "the cap admits the whole batch (50 requests at once)" in out

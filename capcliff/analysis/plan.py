@@ -259,12 +259,25 @@ def _recommend(
         reasons.append(f"within {NOISE:.0%} of it: {', '.join(ties)} (a tie within model noise)")
     ev = evaluated[best.name]
     cap = _admission_cap(ev)
+    reasons += _whole_batch_reason(ev, cap)
     rec = Recommendation(
         layout=best.name, dp=best.dp, tp=best.tp, pp=best.pp, ep=best.ep,
         max_num_seqs=-(-cap // best.dp), reasons=reasons, tie=ties,
         kv_aware_makespan_s=None, kv_aware_gain=None,
     )  # fmt: skip
     return best, rec
+
+
+def _whole_batch_reason(ev: _Evaluated, cap: int) -> list[str]:
+    """When the cap is every request of the batch at once: the sweep cannot see past it."""
+    top = max(p.concurrency for p in ev.points)
+    if cap < top or any(p.hit_cliff for p in ev.points):
+        return []
+    return [
+        f"the cap admits the whole batch ({top:,} requests at once) without preemption: the "
+        "sweep cannot tell where KV would run short past it; a larger batch may (the analytic "
+        f"p99 cliff is {ev.cliff.analytic_concurrency:,}); --num-requests sets the batch"
+    ]
 
 
 def _admission_cap(ev: _Evaluated) -> int:
