@@ -375,3 +375,19 @@ def test_a_batch_cap_that_is_the_whole_batch_says_it_depends_on_the_batch(
     out = _batch_plan_text(["llama-3.1-8b", "--num-requests", "50"], capsys)
     assert "Recommended: tp1, max_num_seqs 50 per replica" in out
     assert "the cap admits the whole batch (50 requests at once)" in out
+
+
+def test_an_online_disagg_sweep_says_which_decode_caps_let_the_queue_grow() -> None:
+    # At 8 requests/s of 1,024-token answers a decode cap of 16 cannot keep up (the JSON's
+    # steady.saturated); the table gave a 40 s TTFT with no word of a growing queue.
+    args = ["sweep", "deepseek-r1-distill-llama-8b", "--disagg", "1p:tp1,3d:tp1", "--isl",
+            "2048", "--osl", "1024", "--num-requests", "300", "--rate", "8", "--concurrency",
+            "16,64"]  # fmt: skip
+    runner = CliRunner()
+    data = json.loads(runner.invoke(app, [*args, "--format", "json"]).stdout)
+    text = runner.invoke(app, args).stdout
+    for point in data["series"]["points"]:
+        row = next(r for r in text.splitlines() if r.startswith(f"│ {point['concurrency']:>11} "))
+        queue = row.split("│")[-2].strip()
+        assert queue == ("grows" if point["steady"]["saturated"] else "bounded")
+    assert any(p["steady"]["saturated"] for p in data["series"]["points"])

@@ -107,15 +107,19 @@ def disagg_plan_view(report: DisaggPlanReport) -> RenderableType:
 def disagg_sweep_view(report: DisaggSweepReport) -> RenderableType:
     """The concurrency table, the cliff and sweet spot, and the sweet spot's pools in full."""
     table = Table(title=f"{report.series.layout} across decode concurrency", title_justify="left")
+    online = any(p.steady is not None for p in report.series.points)  # arrivals over time
     for head in ("concurrency", "tok/s", "TTFT p99", "TPOT p99", "decode KV peak",
                  "decode queue p99", "preempt", "makespan"):  # fmt: skip
         table.add_column(head, justify="right")
+    if online:
+        table.add_column("queue", justify="left")  # whether more arrived than was served
     for p, d in zip(report.series.points, report.per_point, strict=True):
+        queue = [] if p.steady is None else ["grows" if p.steady.saturated else "bounded"]
         table.add_row(
             f"{p.concurrency:,}", f"{p.output_throughput_tok_s:,.0f}", f"{p.ttft_p99_s:,.2f} s",
             f"{p.tpot_p99_s * 1e3:,.1f} ms", f"{d.decode.peak_kv_utilization:.0%}",
             f"{d.kv_transfer.decode_queue_p99_s:,.2f} s", f"{p.preemptions:,}",
-            f"{p.makespan_s:,.0f} s",
+            f"{p.makespan_s:,.0f} s", *queue,
         )  # fmt: skip
     cliff, sweet = report.series.cliff, report.series.sweet_spot
     simulated = "none in the sweep" if cliff.simulated_concurrency is None else (
