@@ -60,7 +60,7 @@ def memory_table(layouts: Iterable[LayoutResult], *, max_model_len: int) -> Rend
     """One row per valid layout: weights, KV cost and capacity, fit."""
     columns = [
         Column("layout", "left"), Column("weights GB/GPU"), Column("KV B/tok/GPU"),
-        Column("KV tok/replica"), Column("KV tok total"), Column(f"conc@{max_model_len:,}"),
+        Column("KV tok/replica"), Column("KV tok total"), Column(f"conc/rep@{max_model_len:,}"),
         Column("fits", "left"),
     ]  # fmt: skip
     rows = [

@@ -60,11 +60,12 @@ def _recommendation_lines(report: PlanReport) -> list[str]:
     lines = [f"Recommended: {rec.layout}, max_num_seqs {rec.max_num_seqs:,} per replica"]
     lines += [f"  - {reason}" for reason in rec.reasons]
     if rec.kv_aware_gain is not None and rec.kv_aware_makespan_s is not None:
-        verdict = "would gain" if rec.kv_aware_gain > 0 else "would not help:"
-        lines.append(
-            f"  - KV-aware admission {verdict} {abs(rec.kv_aware_gain):.0%} "
-            f"(makespan {rec.kv_aware_makespan_s:,.0f} s)"
-        )
+        gain, makespan = rec.kv_aware_gain, rec.kv_aware_makespan_s
+        verdict = (
+            f"would gain {gain:.0%} (makespan {makespan:,.0f} s)" if gain > 0
+            else f"would not help: makespan {makespan:,.0f} s, {-gain:.0%} longer"
+        )  # fmt: skip
+        lines.append(f"  - KV-aware admission {verdict}")
     from capcliff.cli.render_reuse import reuse_lines
 
     return lines + reuse_lines(report)
