@@ -412,3 +412,19 @@ def test_the_memory_tables_concurrency_column_says_it_is_per_replica(
     out = capsys.readouterr().out
     assert code == 0
     assert "conc/rep@131,072" in out
+
+
+@pytest.mark.parametrize("fraction", ["0.9", "0.8"])
+def test_a_plan_for_tensorrt_llm_prints_a_trtllm_serve_line_with_its_cap(
+    fraction: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It printed only vLLM and SGLang lines, with a cap sized under TensorRT-LLM's memory rule.
+    code = main(["plan", "llama-3.1-8b", "--gpus", "1", "--engine", "trtllm", "--isl", "100",
+                 "--osl", "100", "--free-gpu-memory-fraction", fraction, "--format",
+                 "json"])  # fmt: skip
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    line = report["engine_flags"]["trtllm"]
+    assert line.startswith("trtllm-serve meta-llama/Llama-3.1-8B")
+    assert f"--max_batch_size {report['recommended']['max_num_seqs']}" in line
+    assert f"--kv_cache_free_gpu_memory_fraction {float(fraction):.2f}" in line

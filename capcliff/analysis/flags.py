@@ -1,7 +1,9 @@
 """A recommended deployment as ready-to-paste engine command lines, with warnings on known traps.
 
-Flag names are the engines' own: `vllm serve` (vllm/engine/arg_utils.py) and
-`python -m sglang.launch_server` (python/sglang/srt/server_args.py).
+Flag names are the engines' own: `vllm serve` (vllm/engine/arg_utils.py),
+`python -m sglang.launch_server` (python/sglang/srt/server_args.py) and `trtllm-serve`
+(TensorRT-LLM docs, commands/trtllm-serve: --tp_size, --pp_size, --ep_size, --max_batch_size,
+--max_num_tokens, --max_seq_len, --kv_cache_free_gpu_memory_fraction, --backend).
 """
 
 from __future__ import annotations
@@ -94,6 +96,25 @@ def sglang_command(dep: Deployment) -> str:
         args += ["--kv-cache-dtype", "fp8_e4m3"]
     if dep.quantization is not None:
         args += ["--quantization", dep.quantization]
+    return command_text(args)
+
+
+def trtllm_command(dep: Deployment, free_gpu_memory_fraction: float) -> str:
+    """`trtllm-serve MODEL ...` for one replica of the deployment (PyTorch backend): TP, PP and
+    EP, the admission cap as `--max_batch_size`, and the KV share of free memory."""
+    lay = dep.layout
+    args = [
+        "trtllm-serve", dep.model, "--backend", "pytorch",
+        "--tp_size", str(lay.tp), "--pp_size", str(lay.pp),
+    ]  # fmt: skip
+    if dep.moe and lay.ep > 1:
+        args += ["--ep_size", str(lay.ep)]
+    args += [
+        "--max_batch_size", str(dep.max_num_seqs),
+        "--max_num_tokens", str(dep.max_num_batched_tokens),
+        "--max_seq_len", str(dep.max_model_len),
+        "--kv_cache_free_gpu_memory_fraction", f"{free_gpu_memory_fraction:.2f}",
+    ]  # fmt: skip
     return command_text(args)
 
 

@@ -9,11 +9,13 @@ from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.plan_types import Recommendation
 from capcliff.catalog.layout import parse_layout
 from capcliff.errors import InputError
+from capcliff.memory.budget import EngineName
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.weights import WeightScheme
 from capcliff.units import KVDType, WeightDType
 
 if TYPE_CHECKING:
+    from capcliff.analysis.flags import Deployment as Served
     from capcliff.analysis.plan import PlanInputs
 
 
@@ -91,4 +93,26 @@ def engine_flags(
             f"the config names no HF repo (_name_or_path): replace {MODEL_PLACEHOLDER} in the "
             "commands, or pass --serve-local-path with a model directory"
         )
-    return {"vllm": vllm_command(served), "sglang": sglang_command(served)}, warnings
+    commands = {"vllm": vllm_command(served), "sglang": sglang_command(served)}
+    if dep.settings.engine is EngineName.TRTLLM:  # the budget planned is TensorRT-LLM's
+        commands.update(_trtllm(served, dep.settings.free_gpu_memory_fraction, warnings))
+    return commands, warnings
+
+
+def _trtllm(served: Served, fraction: float, warnings: list[str]) -> dict[str, str]:
+    """The TensorRT-LLM server of one replica (none for attention DP, which its options file
+    sets), and what its flags cannot say."""
+    from capcliff.analysis.flags import trtllm_command
+
+    lay = served.layout
+    if lay.attention_dp:
+        warnings.append(
+            "TensorRT-LLM attention DP: set enable_attention_dp in --extra_llm_api_options; "
+            "no trtllm-serve line is printed for it"
+        )
+        return {}
+    if served.kv_cache_dtype == "fp8":
+        warnings.append("trtllm-serve: an FP8 KV cache is kv_cache_config.dtype: fp8 in "
+                        "--extra_llm_api_options")  # fmt: skip
+    key = "trtllm" if lay.dp == 1 else f"trtllm (one server per replica, {lay.dp} of them)"
+    return {key: trtllm_command(served, fraction)}
