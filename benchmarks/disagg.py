@@ -1,7 +1,7 @@
 """The two-pool simulator's cost per request against the aggregated simulator's, same traffic.
 
 Prints figures, asserts nothing. Two deployments of the same GPUs, each simulated on the same
-requests (the least CPU time of 7 runs):
+requests (the least CPU time of 15 runs, aggregated and two-pool taking turns):
 - DeepSeek-R1-Distill-Llama-8B on 4 x H200, 2,000 requests of 2,048 + 1,024 tokens: aggregated dp4
   against 1p:tp1,3d:tp1;
 - DeepSeek-R1 on 32 x H200, 500 requests of 8,192 + 1,024 tokens: aggregated dp32-ep32 (attention
@@ -33,6 +33,7 @@ from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import parse_layout
 from capcliff.sim.disagg import DisaggResult
+from capcliff.sim.result import SimResult
 from capcliff.sim.simulate import simulate
 
 CASES = (
@@ -40,21 +41,30 @@ CASES = (
     ("deepseek-r1", 500, 8192, 1024, "dp32-ep32", "2p:dp8-ep8,2d:dp8-ep8"),
 )
 ONLINE_LOAD = 0.7  # the online rate, as a fraction of the lower batch throughput (set)
+RUNS = 15  # runs of each simulation, the two taking turns; the least CPU time is reported
 
 
-def best_of(runs: int, work: Callable[[], int]) -> tuple[float, int]:
-    """(least CPU time of this process in s, events) of `runs` calls of `work` (which returns
-    its events): CPU time, not wall time, on a shared machine."""
-    times, events = [], 0
+def best_of(runs: int, *works: Callable[[], int]) -> list[tuple[float, int]]:
+    """(least CPU time of this process in s, events) of `runs` calls of each of `works` (each
+    returns its events), the works taking turns so that a change in the machine's load falls on
+    all of them: CPU time, not wall time, on a shared machine."""
+    times: list[list[float]] = [[] for _ in works]
+    events = [0] * len(works)
     for _ in range(runs):
-        start = time.process_time()
-        events = work()
-        times.append(time.process_time() - start)
-    return min(times), events
+        for k, work in enumerate(works):
+            start = time.process_time()
+            events[k] = work()
+            times[k].append(time.process_time() - start)
+    return [(min(t), e) for t, e in zip(times, events, strict=True)]
+
+
+def _events(run: Callable[[], SimResult | DisaggResult]) -> Callable[[], int]:
+    """`run`, returning its events."""
+    return lambda: run().events
 
 
 def main() -> None:
-    runs = 1 if "--quick" in sys.argv else 7
+    runs = 1 if "--quick" in sys.argv else RUNS
     print("| model | requests | traffic | simulator | deployment | CPU s | events | "
           "µs per request | µs per event |")  # fmt: skip
     print("|---|---:|---|---|---|---:|---:|---:|---:|")
@@ -75,16 +85,17 @@ def main() -> None:
         online = replace(batch, arrival_s=np.cumsum(gaps) / rate)
         for traffic, requests in (("batch", batch), (f"Poisson {rate:.2f} req/s", online)):
             aggregated = partial(simulate, requests, steps, capacity, config, dp=layout.dp)
-            agg_s, agg_events = best_of(runs, lambda run=aggregated: run().events)
             two_pool = partial(run_disagg, dep, pools, requests)
-            dis_s, dis_events = best_of(runs, lambda run=two_pool: run().events)
+            (agg_s, agg_events), (dis_s, dis_events) = best_of(
+                runs, _events(aggregated), _events(two_pool)
+            )
             for kind, name, wall, events in (
                 ("aggregated", agg_name, agg_s, agg_events),
                 ("two-pool", disagg_name, dis_s, dis_events),
             ):
                 per_request, per_event = wall / n * 1e6, wall / events * 1e6
                 print(f"| {model_id} | {n:,} | {traffic} | {kind} | {name} | {wall:.2f} | "
-                      f"{events:,} | {per_request:,.0f} | {per_event:,.0f} |")  # fmt: skip
+                      f"{events:,} | {per_request:,.1f} | {per_event:,.1f} |")  # fmt: skip
             breakdowns.append((model_id, traffic, disagg_name, two_pool()))
     print()
     print("| model | traffic | deployment | prefill events | prefill steps | decode events | "

@@ -18,6 +18,9 @@ covers the single replica; this covers what it does not reach:
   (2p:dp8-ep8,2d:dp8-ep8), each as a batch and at two Poisson rates, and the aggregated R1
   dp32-ep32 lockstep run on the same requests.
 
+Every class comes from `capcliff.sim.core` (the compiled copies when current;
+`CAPCLIFF_SIM_CORE=python`: the sources), so run it both ways: the digests are the same.
+
 Run: PYTHONPATH=. python benchmarks/disagg_fingerprint.py   (one digest per group and in all)
 """
 
@@ -43,10 +46,8 @@ from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import parse_layout
 from capcliff.sim.config import KVCapacity, SimConfig
-from capcliff.sim.landed import LandedReplicaSim
-from capcliff.sim.lockstep import LockstepSim
+from capcliff.sim.core import core_name, landed_class, lockstep_class, prefill_class, replica_class
 from capcliff.sim.policies import POLICY_NAMES
-from capcliff.sim.prefill_pool import PrefillReplicaSim
 from capcliff.sim.replica import ReplicaSim
 from capcliff.sim.simulate import make_policy, simulate
 from capcliff.sim.workload import Requests
@@ -62,7 +63,7 @@ def _landed(requests: Requests, capacity: KVCapacity, config: SimConfig) -> obje
     )
     capacity = replace(capacity, blocks=capacity.blocks + 1)
     rule = make_policy(config, requests)
-    return LandedReplicaSim(requests, toy_model(), capacity, config, rule).run()
+    return landed_class()(requests, toy_model(), capacity, config, rule).run()
 
 
 def _random_cases() -> Iterator[tuple[Requests, KVCapacity, SimConfig]]:
@@ -88,9 +89,11 @@ def landed_cases() -> list[object]:
     return out
 
 
-def prefill_cases(replica: type[ReplicaSim] = PrefillReplicaSim) -> list[object]:
-    """Prefill replicas (every output one token) on the small random cases, also with as few
-    blocks as the longest prompt needs (admissions refused for KV)."""
+def prefill_cases(replica: type[ReplicaSim] | None = None) -> list[object]:
+    """Prefill replicas (every output one token; `PrefillReplicaSim` unless `replica` is given)
+    on the small random cases, also with as few blocks as the longest prompt needs (admissions
+    refused for KV)."""
+    replica = replica or prefill_class()
     out: list[object] = []
     for requests, capacity, config in _random_cases():
         ones = np.ones(len(requests), dtype=np.int64)
@@ -115,16 +118,16 @@ def lockstep_cases() -> list[object]:
             rule = make_policy(config, requests)
             owners = [np.flatnonzero(np.arange(len(requests)) % RANKS == r) for r in range(RANKS)]
             local = pool.model.local
+            landed, plain, lockstep = landed_class(), replica_class(), lockstep_class()
             for kind in ("fold", "landed", "plain"):
                 ranks = [
-                    LandedReplicaSim(requests.subset(idx), local, capacity, config, rule,
-                                     in_lockstep=True)
+                    landed(requests.subset(idx), local, capacity, config, rule, in_lockstep=True)
                     if kind == "fold"
-                    else ReplicaSim(requests.subset(idx), local, capacity, config, rule,
-                                    landed=kind == "landed")
+                    else plain(requests.subset(idx), local, capacity, config, rule,
+                               landed=kind == "landed")
                     for idx in owners
                 ]  # fmt: skip
-                out.append(LockstepSim(ranks, pool.model, group=RANKS).run())
+                out.append(lockstep(ranks, pool.model, group=RANKS).run())
     return out
 
 
@@ -164,6 +167,7 @@ def main() -> None:
         "lockstep": _digest(lockstep_cases()),
         "two-pool": _digest(two_pool_cases()),
     }
+    print(f"{'core':9} {core_name()}  (CAPCLIFF_SIM_CORE=python: the pure-Python classes)")
     for name, d in digests.items():
         print(f"{name:9} {d}")
     print(f"{'all':9} {hashlib.sha256(''.join(digests.values()).encode()).hexdigest()}")

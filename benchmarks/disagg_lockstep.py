@@ -20,10 +20,8 @@ import numpy as np
 from capcliff.analysis.deployment import DeploymentSettings, resolve
 from capcliff.analysis.disagg import parse_disagg, pools_of
 from capcliff.catalog.catalogs import get_hardware, get_model
-from capcliff.sim.landed import LandedReplicaSim
-from capcliff.sim.lockstep import LockstepSim
+from capcliff.sim.core import landed_class, lockstep_class, replica_class
 from capcliff.sim.policies import POLICY_NAMES
-from capcliff.sim.replica import ReplicaSim
 from capcliff.sim.simulate import make_policy
 from capcliff.sim.timeline import ReplicaResult
 from capcliff.sim.workload import Requests
@@ -57,17 +55,16 @@ def main() -> None:
             rule = make_policy(config, requests)
             owners = [np.flatnonzero(np.arange(len(requests)) % RANKS == r) for r in range(RANKS)]
             outs: list[list[ReplicaResult]] = []
+            landed, plain, lockstep = landed_class(), replica_class(), lockstep_class()
             for k, fold in enumerate((False, True)):
                 local = pool.model.local
                 ranks = [
-                    LandedReplicaSim(requests.subset(idx), local, capacity, config, rule,
-                                     in_lockstep=True)
+                    landed(requests.subset(idx), local, capacity, config, rule, in_lockstep=True)
                     if fold
-                    else ReplicaSim(requests.subset(idx), local, capacity, config, rule,
-                                    landed=True)
+                    else plain(requests.subset(idx), local, capacity, config, rule, landed=True)
                     for idx in owners
                 ]  # fmt: skip
-                outs.append(LockstepSim(ranks, pool.model, group=RANKS).run())
+                outs.append(lockstep(ranks, pool.model, group=RANKS).run())
                 events[k] += sum(r.events for r in outs[-1])
             differ += any(
                 not np.allclose(f.finish_s, e.finish_s, rtol=1e-9)

@@ -158,12 +158,13 @@ def fabric_of(hardware: HardwareSpec, *, overhead_ms: float | None = None) -> Fa
 
 def kv_bytes_per_request(dep: Deployment, requests: Requests) -> FloatArray:
     """Whole-model KV bytes of each request's prompt (one copy), from the KV calculator."""
-    cache: dict[int, int] = {}
-    out = np.empty(len(requests))
-    for i, prompt in enumerate(requests.input_tokens.tolist()):
-        if prompt not in cache:
-            cache[prompt] = kv_bytes_for_context(dep.model.arch, prompt, kv_dtype=dep.kv_dtype)
-        out[i] = cache[prompt]
+    # once per distinct prompt length
+    prompts, slot = np.unique(requests.input_tokens, return_inverse=True)
+    per_prompt = [
+        kv_bytes_for_context(dep.model.arch, prompt, kv_dtype=dep.kv_dtype)
+        for prompt in prompts.tolist()
+    ]
+    out: FloatArray = np.array(per_prompt, dtype=np.float64)[slot.reshape(-1)]
     return out
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from heapq import heapify, heappop, heappush  # names, not module attributes: cheaper
-from itertools import accumulate
 from typing import TypeVar
 
 import numpy as np
@@ -154,8 +153,15 @@ class DecodeCohort:
         r = step % self.block_size
         if r == self._prefix_phase:
             return self._prefix_sums
-        counts = self.phase_counts
-        cached = list(accumulate([0, *counts[r:], *counts[:r]]))  # no keyword: cheaper compiled
+        counts, cached, total = self.phase_counts, [0], 0
+        # the phases from r on, then those before r (plain loops: native when compiled, and
+        # as fast as itertools.accumulate in Python)
+        for n in counts[r:]:
+            total += n
+            cached.append(total)
+        for n in counts[:r]:
+            total += n
+            cached.append(total)
         self._prefix_phase, self._prefix_sums = r, cached
         return cached
 

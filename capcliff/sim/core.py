@@ -7,6 +7,12 @@ compiled module never shadows the source it came from) and runs the same code, a
 faster. Nothing depends on it: a missing, failed or stale build falls back to the pure-Python loop
 with the same results, bit for bit.
 
+The group holds the replica's loop and the classes built on it for two-pool and attention-DP runs
+(`LandedReplicaSim`, `PrefillReplicaSim`, `LockstepSim`): mypyc lets no interpreted class subclass
+a compiled one, and a compiled `LockstepSim` takes only compiled ranks, so a simulation takes all
+its classes from the loaders below (`replica_class`, `landed_class`, `prefill_class`,
+`lockstep_class`), which hand out one core or the other.
+
 The compiled copy is used only if it was built from the current source: every compiled module
 carries `SOURCE_SHA256`, the digest of the package's sources it was built from (`source_digest`:
 every capcliff module, since the types the loop was compiled against come from the modules it
@@ -28,6 +34,9 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from capcliff.sim.landed import LandedReplicaSim
+    from capcliff.sim.lockstep import LockstepSim
+    from capcliff.sim.prefill_pool import PrefillReplicaSim
     from capcliff.sim.replica import ReplicaSim
 
 # The modules of the event loop that are compiled together (their imports of one another point
@@ -38,7 +47,10 @@ CORE_MODULES = (
     "clients",
     "cohort",
     "fast_forward",
+    "landed",
+    "lockstep",
     "prefill_only",
+    "prefill_pool",
     "replica",
     "step_plan",
     "thrash",
@@ -92,13 +104,38 @@ def core_name() -> str:
     return "python" if _compiled() is None else "compiled"
 
 
+def _loop_module(name: str) -> ModuleType:
+    """Core module `name`: its compiled copy when current (and not switched off), else the
+    source. A compiled class takes only compiled ones where it names another core class (a rank
+    of a compiled `LockstepSim` is a compiled `ReplicaSim`), so callers take every class of one
+    simulation from here."""
+    compiled = _compiled()
+    package = "capcliff.sim" if compiled is None else COMPILED_PACKAGE
+    return importlib.import_module(f"{package}.{name}")
+
+
 def replica_class() -> type[ReplicaSim]:
     """The `ReplicaSim` class to simulate plain replicas with: the compiled copy when it is
     current, else `capcliff.sim.replica.ReplicaSim` (same results either way)."""
-    compiled = _compiled()
-    if compiled is not None:
-        cls: type[ReplicaSim] = compiled.ReplicaSim
-        return cls
-    from capcliff.sim.replica import ReplicaSim
+    cls: type[ReplicaSim] = _loop_module("replica").ReplicaSim
+    return cls
 
-    return ReplicaSim
+
+def landed_class() -> type[LandedReplicaSim]:
+    """`capcliff.sim.landed.LandedReplicaSim` (a decode pool's replica), compiled when current."""
+    cls: type[LandedReplicaSim] = _loop_module("landed").LandedReplicaSim
+    return cls
+
+
+def prefill_class() -> type[PrefillReplicaSim]:
+    """`capcliff.sim.prefill_pool.PrefillReplicaSim` (a prefill pool's replica), compiled when
+    current."""
+    cls: type[PrefillReplicaSim] = _loop_module("prefill_pool").PrefillReplicaSim
+    return cls
+
+
+def lockstep_class() -> type[LockstepSim]:
+    """`capcliff.sim.lockstep.LockstepSim` (attention-DP ranks on one clock), compiled when
+    current; its ranks must be of the same core (`replica_class`, `landed_class` called with it)."""
+    cls: type[LockstepSim] = _loop_module("lockstep").LockstepSim
+    return cls

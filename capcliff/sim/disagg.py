@@ -32,10 +32,8 @@ import numpy.typing as npt
 from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.sim.core import landed_class, lockstep_class, prefill_class
 from capcliff.sim.kv_transfer import Fabric, Placement, Transfers, schedule_transfers
-from capcliff.sim.landed import LandedReplicaSim
-from capcliff.sim.lockstep import LockstepSim
-from capcliff.sim.prefill_pool import PrefillReplicaSim
 from capcliff.sim.replica import ReplicaSim
 from capcliff.sim.result import Percentiles, SimResult, sim_result
 from capcliff.sim.simulate import check_fits, make_policy
@@ -136,19 +134,21 @@ def _run_pool(
     group = pool.lockstep_ranks if pool.model.moe is not None else 1
     owners: list[IntArray] = []
     runs: list[ReplicaResult] = []
+    # the compiled event loop's classes when it is current (same results), all of one core
+    landed_sim, prefill_sim, lockstep = landed_class(), prefill_class(), lockstep_class()
     for first in range(0, pool.replicas, group):
         mine = [np.flatnonzero(owner == r) for r in range(first, first + group)]
         mine = [idx for idx in mine if len(idx)]
         model = pool.model.local if group > 1 else pool.model
         ranks: list[ReplicaSim] = [
-            LandedReplicaSim(requests.subset(idx), model, pool.capacity, pool.config, rule,
-                             in_lockstep=group > 1)
+            landed_sim(requests.subset(idx), model, pool.capacity, pool.config, rule,
+                       in_lockstep=group > 1)
             if landed
-            else PrefillReplicaSim(requests.subset(idx), model, pool.capacity, pool.config, rule)
+            else prefill_sim(requests.subset(idx), model, pool.capacity, pool.config, rule)
             for idx in mine
         ]  # fmt: skip
         if group > 1 and ranks:
-            runs.extend(LockstepSim(ranks, pool.model, group=group).run())
+            runs.extend(lockstep(ranks, pool.model, group=group).run())
         else:
             runs.extend(rank.run() for rank in ranks)
         owners.extend(mine)
@@ -267,7 +267,8 @@ def _combine(
     for idx, run in zip(d_owners, d_runs, strict=True):
         admitted[idx] = run.first_token_s  # the end of the admission step
         restored.append(dataclasses.replace(run, arrival_s=requests.arrival_s[moved[idx]]))
-    decoded = sim_result(restored, d_owners, points=points)
+    # its percentiles are measured from the original arrivals, over every request (_end_to_end)
+    decoded = sim_result(restored, d_owners, points=points, percentiles=False)
     first, finish = np.array(done), np.array(done)
     first[moved] = admitted
     finish[moved] = decoded.e2e_s + requests.arrival_s[moved]

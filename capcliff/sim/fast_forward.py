@@ -22,7 +22,7 @@ from capcliff.sim.policies import (
     Candidate,
     sglang_first_admissible_step,
 )
-from capcliff.sim.thrash import decode_run, empty_step, run_thrash
+from capcliff.sim.thrash import decode_run, empty_step, line_terms_of, run_thrash
 
 # Steps in the first window of `_sglang_limit`'s scan (set: any size gives the same answer).
 SGLANG_WINDOW_STEPS = 256
@@ -62,21 +62,17 @@ def fast_forward(sim: ReplicaSim) -> bool:
         if head is True:
             return True
         limit, blocked = _steps_that_fit(sim), head is None
-        if not waits_for_arrival(sim):  # priced from the decode terms, no DecodeLine built
-            context0 = co.context_sum(sim.step) + count
-            duration, read, _ = decode_run(sim, count, context0, limit)
-            run_s = partial(_run_s, sim, count, context0)
-            settle_decode(sim, limit, duration, read, run_s, blocked)
-            return True
     else:
         run = plain_decode_run(sim)
         if run is None:
             return False
         limit, blocked = run
-    line = sim.model.decode_line(count, co.context_sum(sim.step) + count)
+    # priced from the decode terms (`decode_run`), no DecodeLine built
+    context0 = co.context_sum(sim.step) + count
     if waits_for_arrival(sim):
-        limit = line.steps_before(sim.arrivals[0][0] - sim.now_s, limit)
-    advance_decode(sim, limit, line, blocked)
+        limit = steps_before_arrival(sim, count, context0, limit)
+    duration, read, _ = decode_run(sim, count, context0, limit)
+    settle_decode(sim, limit, duration, read, partial(_run_s, sim, count, context0), blocked)
     return True
 
 
@@ -97,6 +93,28 @@ def plain_decode_run(sim: ReplicaSim) -> tuple[int, bool] | None:
     if head is not False and sim.rule.ratio is not None:
         limit = _sglang_limit(sim, head, limit, step=sim.step, free=sim.free)
     return limit, head is not False
+
+
+def steps_before_arrival(sim: ReplicaSim, count: int, context0: int, limit: int) -> int:
+    """`sim.model.decode_line(count, context0).steps_before(due, limit)` for the time `due` to
+    the next arrival, to the bit: the smallest m in [1, limit] whose first m steps last at least
+    `due`, else `limit`. Where the run stays memory-bound over all `limit` steps its time is
+    `decode_run`'s m (mem0 + fixed) + mem1 m (m - 1) / 2, which never falls as m grows (each
+    rounded operation keeps the order of non-negative operands), so halving the interval on it
+    finds the same m as the line's search, without building the line; else (compute-bound
+    somewhere, or a negative term) the line searches."""
+    due_s = sim.arrivals[0][0] - sim.now_s
+    terms = line_terms_of(sim, count)
+    mem0, mem1 = terms[0] + terms[1] * context0, terms[2]
+    d0 = mem0 - (terms[3] + terms[4] * context0)
+    per_step_s = mem0 + terms[6]  # the first step, and each step's part that does not grow
+    if d0 < 0 or d0 + (mem1 - terms[5]) * (limit - 1) < 0 or min(mem1, per_step_s) < 0:
+        return sim.model.decode_line(count, context0).steps_before(due_s, limit)
+    lo, hi = 1, limit
+    while lo < hi:
+        m = (lo + hi) // 2
+        lo, hi = (lo, m) if m * per_step_s + mem1 * m * (m - 1) / 2 >= due_s else (m + 1, hi)
+    return lo
 
 
 def waits_for_arrival(sim: ReplicaSim) -> bool:
@@ -141,8 +159,8 @@ def _preempt_then_decode_once(sim: ReplicaSim) -> None:
     if count == 0:
         empty_step(sim)
         return
-    line = sim.model.decode_line(count, co.context_sum(step) + count)
-    first_s = line.step_s(0)
+    context0 = co.context_sum(step) + count
+    first_s = decode_run(sim, count, context0, 1)[2]
     rec = sim.rec
     if rec.first_saturation is None:
         rec.saturation(step, sim.now_s + first_s)
@@ -152,8 +170,9 @@ def _preempt_then_decode_once(sim: ReplicaSim) -> None:
     limit = min(over - 1, finish - step + 1)  # _steps_that_fit
     blocked, limit = _admission_after_preemption(sim, limit if limit > 1 else 1)
     if limit > 1 and sim.arrivals and sim.rule.event_triggered:
-        limit = line.steps_before(sim.arrivals[0][0] - sim.now_s, limit)
-    duration = advance_decode(sim, limit, line, False)
+        limit = steps_before_arrival(sim, count, context0, limit)
+    duration, read, _ = decode_run(sim, count, context0, limit)
+    settle_decode(sim, limit, duration, read, partial(_run_s, sim, count, context0), False)
     if blocked:
         rec.blocked_steps += limit - 1
         rec.blocked_s += duration - first_s

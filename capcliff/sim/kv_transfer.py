@@ -62,7 +62,13 @@ class Fabric:
 
     def transfer_s(self, nbytes: float, path: Path, lanes: int) -> float:
         """latency + overhead + bytes / (lanes x per-GPU bandwidth), seconds."""
-        return path.latency_s + self.overhead_s + nbytes / (lanes * path.bytes_per_s_per_gpu)
+        fixed_s, rate = self.route_terms(path, lanes)
+        return fixed_s + nbytes / rate
+
+    def route_terms(self, path: Path, lanes: int) -> tuple[float, float]:
+        """(latency + overhead in s, lanes x per-GPU bandwidth in bytes/s) of a route:
+        `transfer_s` of n bytes is the first plus n over the second."""
+        return path.latency_s + self.overhead_s, lanes * path.bytes_per_s_per_gpu
 
 
 @dataclass(frozen=True)
@@ -130,17 +136,19 @@ def schedule_transfers(
     paths = [""] * n
     ready, size = np.asarray(ready_s).tolist(), np.asarray(nbytes).tolist()
     senders, receivers = np.asarray(sender).tolist(), np.asarray(receiver).tolist()
-    routes: dict[tuple[int, int], tuple[Path, int]] = {}  # (path, lanes) per replica pair
+    # per replica pair: its path's name and `Fabric.route_terms` (transfer_s, term by term)
+    routes: dict[tuple[int, int], tuple[str, float, float]] = {}
     for i in np.argsort(ready_s, kind="stable").tolist():
         s, r = senders[i], receivers[i]
         route = routes.get((s, r))
         if route is None:
             src, dst = placement.prefill[s], placement.decode[r]
-            route = routes[s, r] = (fabric.path(src, dst), min(len(src), len(dst)))
-        path, lanes = route
+            path = fabric.path(src, dst)
+            route = routes[s, r] = (path.name, *fabric.route_terms(path, min(len(src), len(dst))))
+        name, fixed_s, rate = route
         t0 = max(ready[i], send_free[s], recv_free[r])
-        t1 = t0 + fabric.transfer_s(size[i], path, lanes)
-        start[i], end[i], paths[i] = t0, t1, path.name
+        t1 = t0 + (fixed_s + size[i] / rate)
+        start[i], end[i], paths[i] = t0, t1, name
         send_free[s] = recv_free[r] = t1
     return Transfers(
         np.asarray(ready_s, dtype=np.float64),

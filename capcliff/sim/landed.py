@@ -35,6 +35,7 @@ from capcliff.sim.policies import Policy, VictimOrder
 from capcliff.sim.prefill_pool import FITS_RULES
 from capcliff.sim.replica import ReplicaSim
 from capcliff.sim.step_plan import PlannedStep, step_load
+from capcliff.sim.thrash import decode_run
 from capcliff.sim.workload import Requests
 
 
@@ -71,8 +72,8 @@ class LandedReplicaSim(ReplicaSim):
         first step (the admission step, which emits token 2), on this replica's decode line."""
         cohort, folded = self.cohort, self.folded or []
         count = cohort.count
-        line = self.model.decode_line(count, cohort.context_sum(self.step) + count)
-        first_s = self.now_s + line.step_s(0)
+        # the decode line's step_s(0), to the bit, from the replica's table of its terms
+        first_s = self.now_s + decode_run(self, count, cohort.context_sum(self.step) + count, 1)[2]
         for i in folded:
             self.first_token_s[i] = first_s
         self.folded = None

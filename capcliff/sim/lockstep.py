@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from capcliff.perf.decode_line import DecodeLine, series, steps_before
+from capcliff.perf.decode_line import DecodeLine
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.fast_forward import advance_decode, plain_decode_run, waits_for_arrival
 from capcliff.sim.landed import first_tokens_at, fold_landing
@@ -47,7 +47,7 @@ class LockstepLine:
         highest at the piece's first step, until a steeper one overtakes it."""
         hull, j = [], 0
         while True:
-            a, b = max(self.pieces, key=lambda p: (p[0] + p[1] * j, p[1]))
+            a, b = self._highest(j)
             hull.append((j, a, b))
             nxt = FAR_STEP
             for a2, b2 in self.pieces:
@@ -59,23 +59,47 @@ class LockstepLine:
                 return hull
             j = nxt
 
+    def _highest(self, j: int) -> tuple[float, float]:
+        """The piece highest at step j, the steeper on a tie, the first of equal ones (as
+        `max(pieces, key=(value at j, slope))`, in a loop that runs natively when compiled)."""
+        pieces = self.pieces
+        best = pieces[0]
+        top, slope = best[0] + best[1] * j, best[1]
+        for piece in pieces:
+            value = piece[0] + piece[1] * j
+            if value > top or (value == top and piece[1] > slope):
+                best, top, slope = piece, value, piece[1]
+        return best
+
     def step_s(self, j: int) -> float:
         """Seconds of step j."""
-        return max(a + b * j for a, b in self.pieces) + self.shared_s
+        top = -math.inf
+        for a, b in self.pieces:
+            top = max(top, a + b * j)
+        return top + self.shared_s
 
     def total_s(self, k: int) -> float:
-        """Seconds of steps 0 .. k-1: each envelope piece summed in closed form."""
+        """Seconds of steps 0 .. k-1: each envelope piece summed in closed form
+        (`decode_line.series`' arithmetic, inline)."""
         total, hull = 0.0, self.hull
         for n, (j, a, b) in enumerate(hull):
             if j >= k:
                 break
             end = min(k, hull[n + 1][0]) if n + 1 < len(hull) else k
-            total += series(a, b, j, end)
+            if end > j:
+                total += (end - j) * a + b * (end * (end - 1) - j * (j - 1)) / 2
         return total + k * self.shared_s
 
     def steps_before(self, duration_s: float, k_max: int) -> int:
-        """Smallest m in [1, k_max] with total_s(m) >= duration_s, or k_max if none."""
-        return steps_before(self.total_s, duration_s, k_max)
+        """Smallest m in [1, k_max] with total_s(m) >= duration_s, or k_max if none: the
+        bisection of `decode_line.steps_before`, probe for probe, run natively when compiled."""
+        if self.total_s(k_max) < duration_s:
+            return k_max
+        lo, hi = 1, k_max
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if self.total_s(mid) >= duration_s else (mid + 1, hi)
+        return lo
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,9 @@ decode cohort stays empty, and every step is a prefill step (the chunk of the re
 through its prefill, then admissions FCFS). Under a rule that admits the head of the queue when the
 blocks of its first chunk fit (vLLM V1, TensorRT-LLM MAX_UTILIZATION), `PrefillReplicaSim`
 decides such a step with the replica's lists in local variables (`admit_step`'s admission loop),
-without a `Candidate` and an `AdmissionView` per request, and prices it once per distinct load
-(equal prompts make equal steps; `StepTimeModel.step_time_s` is a pure function of the load).
+without a `Candidate` and an `AdmissionView` per request, and prices it (its time and the bytes
+it reads) once per distinct load (equal prompts make equal steps; `StepTimeModel.step_time_s` and
+`hbm_bytes` are pure functions of the load).
 The step is the one `ReplicaSim.begin_step` decides, to the bit: the same chunk, admissions,
 blocks and load. Anything else takes the general path before changing anything: a step that needs
 a victim, a head refused while the replica is idle (an idle replica admits it whatever its
@@ -48,7 +49,9 @@ class PrefillReplicaSim(ReplicaSim):
             and self.reuse is None
             and not self.prefill_only
         )
-        self.step_s: dict[Load, float] = {}  # step_time_s by load (a pure function of it)
+        # step_time_s and hbm_bytes by load (pure functions of it)
+        self.step_s: dict[Load, float] = {}
+        self.bytes_read: dict[Load, float] = {}
 
     def run_step(self) -> None:
         """One engine step, exactly (priced once per distinct load)."""
@@ -57,6 +60,14 @@ class PrefillReplicaSim(ReplicaSim):
         if compute_s is None:
             compute_s = self.step_s[planned.load] = self.model.step_time_s(*planned.load)
         self.finish_step(planned, compute_s)
+
+    def step_bytes(self, load: Load) -> float:
+        """`ReplicaSim.step_bytes`, once per distinct load (also in lockstep, where
+        `LockstepSim` prices the step)."""
+        read = self.bytes_read.get(load)
+        if read is None:
+            read = self.bytes_read[load] = super().step_bytes(load)
+        return read
 
     def begin_step(self) -> PlannedStep:
         """`ReplicaSim.begin_step`, in locals when the cohort is empty and the rule fits."""

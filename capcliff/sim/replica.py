@@ -15,7 +15,6 @@ request with g generated holds prompt + g - 1 tokens of KV; it finishes when g =
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections import deque
 from functools import partial
@@ -30,7 +29,7 @@ from capcliff.sim.fast_forward import fast_forward
 from capcliff.sim.policies import Candidate, Policy, Requeue, VictimOrder
 from capcliff.sim.prefill_only import no_chunking, prefill_step, prefill_verdict, swap_ins
 from capcliff.sim.prefix_reuse import replica_reuse
-from capcliff.sim.step_plan import PlannedStep, step_load
+from capcliff.sim.step_plan import Load, PlannedStep, step_load
 from capcliff.sim.thrash import handles
 from capcliff.sim.timeline import Recorder, ReplicaResult
 from capcliff.sim.victims import next_victim
@@ -131,7 +130,7 @@ class ReplicaSim:
         """Queue the requests that have arrived by now."""
         arrivals, waiting, now = self.arrivals, self.waiting, self.now_s
         while arrivals and arrivals[0][0] <= now:
-            waiting.append(heapq.heappop(arrivals)[1])
+            waiting.append(arrivals.popleft()[1])
             self.dirty = True
 
     def _idle(self) -> None:
@@ -176,24 +175,25 @@ class ReplicaSim:
     def finish_step(
         self, planned: PlannedStep, compute_s: float, shared_bytes: float = 0.0
     ) -> None:
-        """Run the step `begin_step` decided in `compute_s` s (+ swaps); `shared_bytes`: read
-        besides its own step (attention DP's experts)."""
-        chunk_x, admitted, preempted, blocked, load, swap_s = planned
-        tokens, seqs, ctx, _ = load
-        duration = compute_s + swap_s
-        used, rec = self.total - self.free, self.rec
-        if preempted or self.free == 0:
+        """Run `begin_step`'s step in `compute_s` s (+ swaps), also reading `shared_bytes`."""
+        swap_s, load, blocked = planned.swap_s, planned.load, planned.blocked
+        duration, used, rec = compute_s + swap_s, self.total - self.free, self.rec
+        if planned.preempted or self.free == 0:
             rec.saturation(self.step, self.now_s + duration)
         start, self.now_s = self.now_s, self.now_s + duration
         if self.reuse is not None:  # evict the cached blocks this step's allocations took
             self.reuse.settle(self.free, self.now_s)
-        self._end_step(chunk_x, admitted, preempted)
+        self._end_step(planned.chunk_x, planned.admitted, planned.preempted)
         rec.swapped_tokens += self.swap_out_tokens
         rec.swap_s += swap_s
-        hbm_bytes = self.model.hbm_bytes(tokens, seqs, ctx) + shared_bytes
+        hbm_bytes = self.step_bytes(load) + shared_bytes
         running, waiting = len(self.running), len(self.waiting)
-        rec.record(1, start, duration, used, used, running, waiting, hbm_bytes, tokens, blocked)
+        rec.record(1, start, duration, used, used, running, waiting, hbm_bytes, load[0], blocked)
         self.step += 1
+
+    def step_bytes(self, load: Load) -> float:
+        """Bytes one GPU reads from HBM in a step of `load`, its own (`model.hbm_bytes`)."""
+        return self.model.hbm_bytes(load[0], load[1], load[2])
 
     # --- running requests: blocks and victims ----------------------------------------------
     def _partial_plan(self, budget: int) -> tuple[int, int]:

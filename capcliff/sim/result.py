@@ -220,14 +220,28 @@ def _scatter(
     return out
 
 
-def sim_result(replicas: list[ReplicaResult], owners: list[IntArray], *, points: int) -> SimResult:
-    """Combine per-replica runs (owners[r]: the input indices of replica r's requests)."""
+def _not_computed(values: FloatArray, weights: FloatArray | None = None) -> Percentiles:
+    """NaN percentiles in place of `Percentiles.of(values, weights)` (`sim_result`)."""
+    return Percentiles(np.nan, np.nan, np.nan, np.nan)
+
+
+def sim_result(
+    replicas: list[ReplicaResult],
+    owners: list[IntArray],
+    *,
+    points: int,
+    percentiles: bool = True,
+) -> SimResult:
+    """Combine per-replica runs (owners[r]: the input indices of replica r's requests).
+    `percentiles=False` leaves the latency percentiles (ttft, tpot, itl, e2e) NaN, for a caller
+    that replaces them with its own (the two-pool simulator measures from other arrivals)."""
     n = sum(len(o) for o in owners)
     cols = _scatter(replicas, owners, n)
     series = deployment_series(replicas, points)
     records = [r.reuse for r in replicas if r.reuse is not None]
     outputs = cols["output_tokens"].astype(np.int64)
     ttft, tpot, e2e = _latencies(cols)
+    of = Percentiles.of if percentiles else _not_computed
     return SimResult(
         ttft_s=ttft,
         tpot_s=tpot,
@@ -237,10 +251,10 @@ def sim_result(replicas: list[ReplicaResult], owners: list[IntArray], *, points:
         replica=cols["replica"].astype(np.int64),
         output_tokens=outputs,
         makespan_s=max(r.makespan_s for r in replicas),
-        ttft=Percentiles.of(ttft),
-        tpot=Percentiles.of(tpot),
-        itl=Percentiles.of(tpot, weights=(outputs - 1).astype(np.float64)),
-        e2e=Percentiles.of(e2e),
+        ttft=of(ttft),
+        tpot=of(tpot),
+        itl=of(tpot, weights=(outputs - 1).astype(np.float64)),
+        e2e=of(e2e),
         total_preemptions=int(cols["preemptions"].sum()),
         total_recomputed_tokens=int(cols["recomputed_tokens"].sum()),
         swapped_tokens=sum(r.swapped_tokens for r in replicas),

@@ -16,10 +16,8 @@ import numpy.typing as npt
 from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, Routing, SimConfig, resolved_prefix_caching
-from capcliff.sim.core import replica_class
-from capcliff.sim.lockstep import LockstepSim
+from capcliff.sim.core import lockstep_class, replica_class
 from capcliff.sim.policies import Policy, policy
-from capcliff.sim.replica import ReplicaSim
 from capcliff.sim.result import SimResult, sim_result
 from capcliff.sim.workload import Requests
 from capcliff.units import ceil_div
@@ -100,13 +98,11 @@ def simulate(
     config = resolved_prefix_caching(config, shares_content=requests.has_content)
     rule = make_policy(config, requests)
     owners = [idx for idx in route(requests, dp, config.routing) if len(idx)]
+    replica = replica_class()  # the compiled event loop when it is current (same results)
     if model.moe is not None and dp > 1:  # attention DP: the replicas step in lockstep
-        ranks = [
-            ReplicaSim(requests.subset(i), model.local, capacity, config, rule) for i in owners
-        ]
-        runs = LockstepSim(ranks, model, group=dp).run()
+        ranks = [replica(requests.subset(i), model.local, capacity, config, rule) for i in owners]
+        runs = lockstep_class()(ranks, model, group=dp).run()
     else:
-        replica = replica_class()  # the compiled event loop when it is current (same results)
         runs = [
             replica(requests.subset(idx), model, capacity, config, rule).run() for idx in owners
         ]

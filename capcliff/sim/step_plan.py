@@ -3,20 +3,28 @@ the load (tokens, sequences, context read, attention pairs) the step-time model 
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 Load = tuple[int, int, int, int]  # tokens, sequences, context tokens read, attention pairs
 
 
-class PlannedStep(NamedTuple):
-    """One exact step as `ReplicaSim.begin_step` decided it."""
+class PlannedStep:
+    """One exact step as `ReplicaSim.begin_step` decided it. (A plain class, not a NamedTuple:
+    the compiled loop builds one without calling into the interpreter.)"""
 
-    chunk_x: int  # tokens of the request part way through its prefill
-    admitted: list[tuple[int, int, int]]  # (request, context before, chunk)
-    preempted: bool
-    blocked: bool  # the policy refused the head of the queue for KV
-    load: Load
-    swap_s: float  # host-link transfers of swapped KV in the step
+    def __init__(
+        self,
+        chunk_x: int,
+        admitted: list[tuple[int, int, int]],
+        preempted: bool,
+        blocked: bool,
+        load: Load,
+        swap_s: float,
+    ) -> None:
+        self.chunk_x = chunk_x  # tokens of the request part way through its prefill
+        self.admitted = admitted  # (request, context before, chunk)
+        self.preempted = preempted
+        self.blocked = blocked  # the policy refused the head of the queue for KV
+        self.load = load
+        self.swap_s = swap_s  # host-link transfers of swapped KV in the step, seconds
 
 
 def step_load(decoders: int, decode_context: int, prefills: list[tuple[int, int, int]]) -> Load:

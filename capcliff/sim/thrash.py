@@ -188,7 +188,7 @@ def decode_run(sim: ReplicaSim, count: int, context0: int, k: int) -> tuple[floa
     bit. The line's fields come from the model's decode terms (kept in the replica's table) in
     `decode_line`'s order, and the memory-bound sum with `DecodeLine.total_s`'s arithmetic; the
     line itself is built only when the compute term overtakes within the run."""
-    terms = sim.line_terms.get(count) or _line_terms(sim, count)
+    terms = line_terms_of(sim, count)
     mem0, mem1 = terms[0] + terms[1] * context0, terms[2]
     cmp0, cmp1 = terms[3] + terms[4] * context0, terms[5]
     fixed, bytes0, bytes1 = terms[6], terms[7] + terms[9] * context0, terms[8]
@@ -201,10 +201,13 @@ def decode_run(sim: ReplicaSim, count: int, context0: int, k: int) -> tuple[floa
     return duration, k * bytes0 + bytes1 * (k * (k - 1)) / 2, first_s
 
 
-def _line_terms(sim: ReplicaSim, count: int) -> tuple[float, ...]:
-    """`StepTimeModel.decode_terms(count)` and the KV bytes per token, in the replica's table."""
-    model = sim.model
-    terms = sim.line_terms[count] = (*model.decode_terms(count), model.kv_bytes_per_token)
+def line_terms_of(sim: ReplicaSim, count: int) -> tuple[float, ...]:
+    """`StepTimeModel.decode_terms(count)` and the KV bytes per token, from the replica's table
+    (filled on first use)."""
+    terms = sim.line_terms.get(count)
+    if terms is None:
+        model = sim.model
+        terms = sim.line_terms[count] = (*model.decode_terms(count), model.kv_bytes_per_token)
     return terms
 
 

@@ -65,8 +65,10 @@ class Recorder:
     ) -> None:
         """`steps` steps (one, or a run of decode steps) from `start_s`; used_blocks at the
         first and last step (after allocation); counts = (running, waiting)."""
-        first, last = used_blocks
-        self.record(steps, start_s, duration_s, first, last, *counts, hbm_bytes, tokens, blocked)
+        (first, last), (running, waiting) = used_blocks, counts  # no star-call: native compiled
+        self.record(
+            steps, start_s, duration_s, first, last, running, waiting, hbm_bytes, tokens, blocked
+        )
 
     def record(
         self,
