@@ -440,3 +440,17 @@ def test_reuse_figures_at_an_overload_say_they_are_not_the_fleets(
     report = json.loads(capsys.readouterr().out)
     assert code == 0 and report["load"]["saturated"] and report["reuse"] is not None
     assert any(n.startswith("the reuse figures are tp1 alone") for n in report["notes"])
+
+
+def test_an_online_sweeps_sweet_spot_does_not_compare_makespans_of_different_samples(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 8 closed-loop users: a cap of 4 serves about half what 8 does, but its sample was not
+    # grown (400 requests against 800), so its makespan was the least and it was the "sweet
+    # spot". A cap of 64 runs the same 8 users as a cap of 8.
+    code = main(["sweep", "llama-3.1-8b", "--isl", "100", "--osl", "100", "--clients", "8",
+                 "--num-requests", "200", "--concurrency", "4,8,64", "--format",
+                 "json"])  # fmt: skip
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert report["sweet_spot"]["concurrency"] == 8

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
+from capcliff.analysis.capacity import CAP_TOLERANCE
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.solver import (
     Slo,
@@ -223,22 +224,37 @@ def _tiers(r: SimResult) -> list[TierResult]:
 
 
 def sweet_spot_result(
-    points: tuple[SweepPoint, ...], slo: Slo | None, online: bool
+    points: tuple[SweepPoint, ...], slo: Slo | None, online: bool, *, open_loop: bool = True
 ) -> SweetSpotResult:
-    """The sweet spot: most goodput within the SLO online, else least makespan; and the loss
-    past it."""
+    """The sweet spot: most goodput within the SLO online, else (online) the smallest cap
+    within CAP_TOLERANCE of the most steady-state tokens/s, else least makespan; and the loss
+    past it. Online points may have samples of different sizes (the stopping rule grows them),
+    so their makespans do not compare."""
     if online and slo is not None:
         best = slo_sweet_spot(points, slo)
         objective = "goodput"
         if best is None:  # nothing meets the SLO: fall back to throughput alone
             best = max(points, key=lambda p: (p.output_tokens_per_s, -p.concurrency))
             objective = "throughput (no point meets the SLO)"
+    elif online and all(p.result is not None for p in points):
+        rate = {p.concurrency: _steady_tok_s(p, open_loop) for p in points}
+        top = max(rate.values())
+        best = min(
+            (p for p in points if rate[p.concurrency] >= (1 - CAP_TOLERANCE) * top),
+            key=lambda p: p.concurrency,
+        )
+        objective = "steady tokens/s"
     else:
         best, objective = sweet_spot(points), "makespan"
     loss = collapse(points, best).worst_loss
     return SweetSpotResult(
         concurrency=best.concurrency, objective=objective, collapse_worst_loss=loss
     )
+
+
+def _steady_tok_s(point: SweepPoint, open_loop: bool) -> float:
+    assert point.result is not None
+    return steady_point(point.result, open_loop=open_loop).output_tok_s
 
 
 def replica_models(
@@ -301,7 +317,9 @@ def _series(
     points = _grown(points, requests, label, plan, (steps, capacity, config, layout.dp))
     analytic = p99_analytic_cliff(requests, capacity, layout.dp)
     first = simulated_cliff(points)
-    sweet = sweet_spot_result(points, plan.slo, online=is_online(requests))
+    sweet = sweet_spot_result(
+        points, plan.slo, online=is_online(requests), open_loop=not requests.closed_loop
+    )
     return SeriesResult(
         layout=layout.name,
         dp=layout.dp,
