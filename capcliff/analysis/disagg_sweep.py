@@ -26,9 +26,9 @@ from capcliff.analysis.sweep import (
     SeriesResult,
     p99_analytic_cliff,
     point_result,
-    sweet_spot_result,
 )
 from capcliff.analysis.sweep_series import kv_over_time
+from capcliff.analysis.sweet_spot import sweet_spot_result
 from capcliff.analysis.workloads import is_online
 from capcliff.errors import InputError
 from capcliff.sim.workload import Requests

@@ -15,20 +15,17 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-from capcliff.analysis.capacity import CAP_TOLERANCE
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.solver import (
     Slo,
     SweepPoint,
     analytic_cliff_percentile,
-    collapse,
     simulated_cliff,
-    slo_sweet_spot,
     sweep,
-    sweet_spot,
 )
 from capcliff.analysis.sweep_series import hit_rate_over_time, kv_over_time
 from capcliff.analysis.sweep_steady import MAX_DOUBLINGS, SteadyPoint, needs_more, steady_point
+from capcliff.analysis.sweet_spot import SweetSpotResult, sweet_spot_result
 from capcliff.analysis.workloads import is_online
 from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
@@ -108,14 +105,6 @@ class CliffResult(_Result):
 
     analytic_concurrency: int
     simulated_concurrency: int | None
-
-
-class SweetSpotResult(_Result):
-    """The best concurrency and what is lost past it."""
-
-    concurrency: int
-    objective: str  # "makespan" or "goodput"
-    collapse_worst_loss: float  # 1 - worst throughput past the sweet spot / the sweet spot's
 
 
 class SeriesResult(_Result):
@@ -221,40 +210,6 @@ def _tiers(r: SimResult) -> list[TierResult]:
             )
         )
     return out
-
-
-def sweet_spot_result(
-    points: tuple[SweepPoint, ...], slo: Slo | None, online: bool, *, open_loop: bool = True
-) -> SweetSpotResult:
-    """The sweet spot: most goodput within the SLO online, else (online) the smallest cap
-    within CAP_TOLERANCE of the most steady-state tokens/s, else least makespan; and the loss
-    past it. Online points may have samples of different sizes (the stopping rule grows them),
-    so their makespans do not compare."""
-    if online and slo is not None:
-        best = slo_sweet_spot(points, slo)
-        objective = "goodput"
-        if best is None:  # nothing meets the SLO: fall back to throughput alone
-            best = max(points, key=lambda p: (p.output_tokens_per_s, -p.concurrency))
-            objective = "throughput (no point meets the SLO)"
-    elif online and all(p.result is not None for p in points):
-        rate = {p.concurrency: _steady_tok_s(p, open_loop) for p in points}
-        top = max(rate.values())
-        best = min(
-            (p for p in points if rate[p.concurrency] >= (1 - CAP_TOLERANCE) * top),
-            key=lambda p: p.concurrency,
-        )
-        objective = "steady tokens/s"
-    else:
-        best, objective = sweet_spot(points), "makespan"
-    loss = collapse(points, best).worst_loss
-    return SweetSpotResult(
-        concurrency=best.concurrency, objective=objective, collapse_worst_loss=loss
-    )
-
-
-def _steady_tok_s(point: SweepPoint, open_loop: bool) -> float:
-    assert point.result is not None
-    return steady_point(point.result, open_loop=open_loop).output_tok_s
 
 
 def replica_models(
