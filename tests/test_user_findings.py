@@ -454,3 +454,11 @@ def test_an_online_sweeps_sweet_spot_does_not_compare_makespans_of_different_sam
     report = json.loads(capsys.readouterr().out)
     assert code == 0
     assert report["sweet_spot"]["concurrency"] == 8
+
+
+def test_a_gpu_memory_without_its_unit_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    # "--gpu-total-memory 80" was 80 bytes: every layout "did not fit" on a 0.00 GiB device.
+    code = main(["memory", "llama-3.1-8b", "--gpu-total-memory", "80"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith("error: --gpu-total-memory: 80 bytes is less than 1 GiB")

@@ -59,6 +59,10 @@ def _byte_count(value: Any) -> Any:
     return value
 
 
+# Set: a sanity bound on --gpu-total-memory. No accelerator capcliff plans for has under 1 GiB,
+# so a smaller total is a size given without its unit (80 read as 80 bytes).
+MIN_DEVICE_BYTES = 2**30
+
 # Bytes; text such as 21.43GiB is read with `units.parse_bytes`.
 ByteCount = Annotated[int, BeforeValidator(_byte_count), Field(gt=0)]
 
@@ -105,6 +109,16 @@ class DeploymentSettings(BaseModel):
     # disaggregated serving: the set-up cost of one KV transfer (default: kv_transfer's 1 ms)
     kv_transfer_overhead_ms: float | None = Field(default=None, ge=0)
     offload_policy: Literal["write-through", "write-back"] = "write-through"
+
+    @field_validator("gpu_total_memory")
+    @classmethod
+    def _device_size(cls, value: int | None) -> int | None:
+        if value is not None and value < MIN_DEVICE_BYTES:
+            raise ValueError(
+                f"{value:,} bytes is less than 1 GiB (a number without a unit is bytes); "
+                "write e.g. 80GB or 139.81GiB"
+            )
+        return value
 
     @field_validator("offload")
     @classmethod
