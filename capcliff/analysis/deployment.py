@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from capcliff.analysis.byte_count import ByteCount, DeviceBytes
 from capcliff.analysis.offload import offload_tiers, parse_offload
 from capcliff.catalog.catalogs import Model
 from capcliff.catalog.layout import Layout
@@ -31,7 +32,7 @@ from capcliff.memory.weights import WeightScheme
 from capcliff.sim.config import KVCapacity, PreemptionMode, Routing, SimConfig
 from capcliff.sim.policies import POLICY_NAMES
 from capcliff.sim.workload import Requests
-from capcliff.units import KVDType, parse_bytes, parse_kv_dtype, parse_weight_dtype, round_up
+from capcliff.units import KVDType, parse_kv_dtype, parse_weight_dtype, round_up
 
 # The scheduling policy each engine runs by default (TensorRT-LLM's CapacitySchedulerPolicy defaults
 # to GUARANTEED_NO_EVICT).
@@ -47,24 +48,6 @@ ENGINE_POLICY = {
 MAX_GPUS = 65_536
 # A max_model_len derived from the workload is its longest request rounded up to whole KiB tokens.
 CONTEXT_ROUNDING = 1024
-
-
-def _byte_count(value: Any) -> Any:
-    """A byte count written as text (`21.43GiB`, `80GB`, `1e9`) or as a number of bytes."""
-    if isinstance(value, str):
-        try:
-            return parse_bytes(value, field="bytes")
-        except InputError as exc:
-            raise ValueError(str(exc).removeprefix("bytes: ")) from None
-    return value
-
-
-# Set: a sanity bound on --gpu-total-memory. No accelerator capcliff plans for has under 1 GiB,
-# so a smaller total is a size given without its unit (80 read as 80 bytes).
-MIN_DEVICE_BYTES = 2**30
-
-# Bytes; text such as 21.43GiB is read with `units.parse_bytes`.
-ByteCount = Annotated[int, BeforeValidator(_byte_count), Field(gt=0)]
 
 
 class DeploymentSettings(BaseModel):
@@ -87,7 +70,7 @@ class DeploymentSettings(BaseModel):
     max_model_len: int | None = Field(default=None, ge=1)  # tokens; default: longest request
     allow_long_max_model_len: bool = False  # vLLM's VLLM_ALLOW_LONG_MAX_MODEL_LEN
     gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)  # vLLM
-    gpu_total_memory: ByteCount | None = None  # overrides the driver-reported total
+    gpu_total_memory: DeviceBytes | None = None  # overrides the driver-reported total
     kv_cache_memory: ByteCount | None = None  # vLLM --kv-cache-memory, per GPU
     max_num_seqs: int | None = Field(default=None, ge=1)  # per replica
     max_num_batched_tokens: int | None = Field(default=None, ge=1)  # per step, per replica
@@ -109,16 +92,6 @@ class DeploymentSettings(BaseModel):
     # disaggregated serving: the set-up cost of one KV transfer (default: kv_transfer's 1 ms)
     kv_transfer_overhead_ms: float | None = Field(default=None, ge=0)
     offload_policy: Literal["write-through", "write-back"] = "write-through"
-
-    @field_validator("gpu_total_memory")
-    @classmethod
-    def _device_size(cls, value: int | None) -> int | None:
-        if value is not None and value < MIN_DEVICE_BYTES:
-            raise ValueError(
-                f"{value:,} bytes is less than 1 GiB (a number without a unit is bytes); "
-                "write e.g. 80GB or 139.81GiB"
-            )
-        return value
 
     @field_validator("offload")
     @classmethod
