@@ -8,8 +8,10 @@ import shlex
 import pytest
 from typer.testing import CliRunner
 
+from capcliff.analysis.flags import Deployment, sglang_command, vllm_command
 from capcliff.analysis.plan_advice import within_noise
 from capcliff.analysis.plan_types import Objective, PlanLayout, PlanSweetSpot
+from capcliff.catalog.layout import Layout
 from capcliff.cli import app, main
 
 runner = CliRunner()
@@ -91,25 +93,39 @@ def test_sglang_flags_parse_back(short_8b: dict) -> None:  # type: ignore[type-a
     value = {args[i]: args[i + 1] for i in range(len(args) - 1) if args[i].startswith("--")}
     rec = short_8b["recommended"]
     assert int(value["--dp"]) == rec["dp"]
-    assert int(value["--max-running-requests"]) == rec["max_num_seqs"] * rec["dp"]
+    # Plain DP: every replica's scheduler enforces the whole flag (no --enable-dp-attention).
+    assert "--enable-dp-attention" not in args
+    assert int(value["--max-running-requests"]) == rec["max_num_seqs"]
     assert 0 < float(value["--mem-fraction-static"]) < 1
 
 
-def test_mla_model_on_dp_gets_dp_attention_flags() -> None:
-    from capcliff.analysis.flags import Deployment, sglang_command, vllm_command
-    from capcliff.catalog.layout import Layout
-
-    dep = Deployment(
-        model="deepseek-ai/DeepSeek-R1", layout=Layout(dp=8, ep=8), max_num_seqs=64,
-        max_num_batched_tokens=8192, max_model_len=32768, gpu_memory_utilization=0.9,
-        mem_fraction_static=0.85, kv_cache_dtype="auto", moe=True, mla=True,
+def _deployment(model: str, layout: Layout, max_num_seqs: int, *, moe: bool) -> Deployment:
+    return Deployment(
+        model=model, layout=layout, max_num_seqs=max_num_seqs, max_num_batched_tokens=8192,
+        max_model_len=32768, gpu_memory_utilization=0.9, mem_fraction_static=0.85,
+        kv_cache_dtype="auto", moe=moe, mla=moe,
     )  # fmt: skip
+
+
+def test_mla_model_on_dp_gets_dp_attention_flags() -> None:
+    dep = _deployment("deepseek-ai/DeepSeek-R1", Layout(dp=8, ep=8), 64, moe=True)
     sglang = shlex.split(sglang_command(dep))
     assert "--enable-dp-attention" in sglang
     assert (
         sglang[sglang.index("--tp") + 1] == "8"
     )  # SGLang counts every GPU in --tp with DP attention
     assert "--enable-expert-parallel" in shlex.split(vllm_command(dep))
+    # Attention DP: SGLang divides --max-running-requests by the 8 ranks, 64 each.
+    assert sglang[sglang.index("--max-running-requests") + 1] == "512"
+
+
+def test_plain_dp_sglang_cap_is_per_replica() -> None:
+    dep = _deployment("meta-llama/Llama-3.1-8B", Layout(dp=4, tp=2), 100, moe=False)
+    sglang = shlex.split(sglang_command(dep))
+    assert "--enable-dp-attention" not in sglang
+    assert sglang[sglang.index("--dp") + 1] == "4"
+    # Each of the 4 schedulers enforces the whole flag: the per-replica cap.
+    assert sglang[sglang.index("--max-running-requests") + 1] == "100"
 
 
 def test_nothing_fits_is_an_answer_with_fixes() -> None:

@@ -88,7 +88,7 @@ def sglang_command(dep: Deployment) -> str:
         args += ["--ep-size", str(lay.ep)]
     args += [
         "--mem-fraction-static", f"{dep.mem_fraction_static:.3f}",
-        "--max-running-requests", str(dep.max_num_seqs * lay.dp),
+        "--max-running-requests", str(_sglang_max_running_requests(dep)),
         "--context-length", str(dep.max_model_len),
         "--chunked-prefill-size", str(dep.max_num_batched_tokens),
     ]  # fmt: skip
@@ -97,6 +97,19 @@ def sglang_command(dep: Deployment) -> str:
     if dep.quantization is not None:
         args += ["--quantization", dep.quantization]
     return command_text(args)
+
+
+def _sglang_max_running_requests(dep: Deployment) -> int:
+    """SGLang's `--max-running-requests` for `dep.max_num_seqs` per replica (requests).
+
+    SGLang divides the flag among the ranks of an attention-DP group (`ModelRunner`: `dp_size =
+    server_args.dp_size if server_args.enable_dp_attention else 1`, then `max_running_requests //
+    dp_size`), so that layout takes the group's total. Plain `--dp` launches one scheduler per
+    replica with the same server arguments, each enforcing the whole flag, so it takes the
+    per-replica cap (dp x the cap would let every replica admit dp times past its cliff).
+    """
+    lay = dep.layout
+    return dep.max_num_seqs * (lay.dp if lay.attention_dp else 1)
 
 
 def trtllm_command(dep: Deployment, free_gpu_memory_fraction: float) -> str:
