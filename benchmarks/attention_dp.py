@@ -19,9 +19,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent.parent))
 
 from capcliff.analysis.deployment import Deployment, resolve, settings_of
-from capcliff.analysis.solver import config_at
-from capcliff.analysis.step_fit import point_requests
-from capcliff.analysis.sweep import replica_models
+from capcliff.analysis.evaluate.replica_models import replica_models
+from capcliff.analysis.evaluate.solver import config_at
+from capcliff.analysis.sweep.step_fit import point_requests
 from capcliff.calibrate.benchmarks import BenchmarkPoint, DeploymentFilter, read_benchmark_file
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout, parse_layout

@@ -27,8 +27,8 @@ from functools import partial
 import numpy as np
 
 from capcliff.analysis.deployment import DeploymentSettings, resolve
-from capcliff.analysis.disagg import parse_disagg, pools_of, run_disagg
-from capcliff.analysis.sweep import replica_models
+from capcliff.analysis.disagg.pools import parse_disagg, pools_of, run_disagg
+from capcliff.analysis.evaluate.replica_models import replica_models
 from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import parse_layout

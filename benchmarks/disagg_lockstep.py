@@ -18,7 +18,7 @@ import dataclasses
 import numpy as np
 
 from capcliff.analysis.deployment import DeploymentSettings, resolve
-from capcliff.analysis.disagg import parse_disagg, pools_of
+from capcliff.analysis.disagg.pools import parse_disagg, pools_of
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.sim.core import landed_class, lockstep_class, replica_class
 from capcliff.sim.policies import POLICY_NAMES

@@ -28,7 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 from capcliff.analysis.deployment import Deployment, resolve, settings_of
-from capcliff.analysis.step_fit import (
+from capcliff.analysis.sweep.step_fit import (
     Basis,
     PointFit,
     fit_bases,

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import fidelity
 
-from capcliff.analysis.step_fit import fit_bases, modeled_fixed_s, point_bases
+from capcliff.analysis.sweep.step_fit import fit_bases, modeled_fixed_s, point_bases
 from capcliff.calibrate.benchmarks import BenchmarkPoint
 
 # (output tokens, output tok/s, mean TPOT ms, mean TTFT ms) at 128 clients, 3,200 input tokens

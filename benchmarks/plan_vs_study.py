@@ -9,7 +9,7 @@ import sys
 import time
 
 from capcliff.analysis.deployment import DeploymentSettings, resolve
-from capcliff.analysis.plan import build_plan_report
+from capcliff.analysis.plan.batch import build_plan_report
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.catalogs import get_hardware, get_model
 

@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from capcliff.analysis.solver import sweep, sweet_spot
+from capcliff.analysis.evaluate.solver import sweep, sweet_spot
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout
 from capcliff.memory.budget import BudgetSettings

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from capcliff.analysis.solver import config_at
+from capcliff.analysis.evaluate.solver import config_at
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout, parse_layout
 from capcliff.memory.budget import BudgetSettings

@@ -312,7 +312,7 @@ def test_a_bad_markdown_path_is_refused_before_simulating(
 def test_an_existing_plot_is_refused_before_simulating(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("capcliff.analysis.sweep.build_sweep_report", _never)
+    monkeypatch.setattr("capcliff.analysis.sweep.report.build_sweep_report", _never)
     plot = tmp_path / "cliff.png"
     plot.write_bytes(b"mine")
     line = _one_line_error(["sweep", *SMALL, "--plot", str(plot)], capsys)

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from capcliff.analysis.deployment import resolve, settings_of
-from capcliff.analysis.step_fit import fit_step_terms, point_requests, simulate_point
+from capcliff.analysis.sweep.step_fit import fit_step_terms, point_requests, simulate_point
 from capcliff.calibrate.benchmarks import (
     CLIENT_TURNAROUND_S,
     BenchmarkPoint,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from capcliff.analysis.deployment import DeploymentSettings, resolve
-from capcliff.analysis.disagg import parse_disagg, pools_of, run_disagg
+from capcliff.analysis.disagg.pools import parse_disagg, pools_of, run_disagg
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel

@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from capcliff.analysis.deployment import DeploymentSettings, resolve
-from capcliff.analysis.disagg import fabric_of, kv_bytes_per_request, parse_disagg
-from capcliff.analysis.disagg_options import splits
-from capcliff.analysis.fleet import hourly_cost
+from capcliff.analysis.disagg.options import splits
+from capcliff.analysis.disagg.pools import fabric_of, kv_bytes_per_request, parse_disagg
+from capcliff.analysis.plan.fleet import hourly_cost
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout
 from capcliff.check.output import check_text

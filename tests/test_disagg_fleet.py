@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from capcliff.analysis.deployment import DeploymentSettings, resolve
-from capcliff.analysis.disagg_options import (
+from capcliff.analysis.disagg.options import (
     Option,
     PoolChoices,
     cluster_options,
@@ -162,7 +162,7 @@ def _grow_stand_in(
     "x grown"."""
     from types import SimpleNamespace
 
-    from capcliff.analysis import disagg_fleet
+    from capcliff.analysis.disagg import fleet as disagg_fleet
 
     grown: list[str] = []
 
@@ -227,8 +227,8 @@ def test_a_near_miss_on_the_first_sample_is_grown_a_clear_one_is_not(
 def test_a_prefill_pool_falling_behind_is_told_from_a_decode_pool_falling_behind(
     rate: float, isl: int, osl: int, behind: bool
 ) -> None:
-    from capcliff.analysis.disagg import parse_disagg, pools_of
-    from capcliff.analysis.disagg_online import OnlineSample, disagg_steady, prefill_falls_behind
+    from capcliff.analysis.disagg.online import OnlineSample, disagg_steady, prefill_falls_behind
+    from capcliff.analysis.disagg.pools import parse_disagg, pools_of
     from capcliff.analysis.workloads import WorkloadChoice
     from capcliff.sim.workload import Arrival
 
@@ -248,7 +248,7 @@ def test_a_prefill_pool_falling_behind_is_told_from_a_decode_pool_falling_behind
 def test_skipping_splits_whose_prefill_falls_behind_keeps_the_answer(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from capcliff.analysis import disagg_fleet
+    from capcliff.analysis.disagg import fleet as disagg_fleet
 
     def cheapest() -> dict:  # type: ignore[type-arg]
         result = runner.invoke(app, [

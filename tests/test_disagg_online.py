@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from capcliff.analysis.disagg import fabric_between, parse_disagg
-from capcliff.analysis.disagg_online import falls_behind, online_rank, slo_share
-from capcliff.analysis.solver import Slo
-from capcliff.analysis.steady_state import SteadyState
+from capcliff.analysis.disagg.online import falls_behind, online_rank, slo_share
+from capcliff.analysis.disagg.pools import fabric_between, parse_disagg
+from capcliff.analysis.evaluate.solver import Slo
+from capcliff.analysis.evaluate.steady_state import SteadyState
 from capcliff.catalog.catalogs import get_hardware
 from capcliff.cli import app
 from capcliff.errors import InputError

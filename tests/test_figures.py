@@ -15,10 +15,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from capcliff.analysis.plan import score, sweet_spot_figures
-from capcliff.analysis.plan_types import Objective
-from capcliff.analysis.solver import Slo, SweepPoint, meets
-from capcliff.analysis.sweep import point_result
+from capcliff.analysis.evaluate.solver import Slo, SweepPoint, meets
+from capcliff.analysis.plan.batch import score, sweet_spot_figures
+from capcliff.analysis.plan.types import Objective
+from capcliff.analysis.sweep.report import point_result
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.replica import ReplicaSim

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from capcliff.analysis.offload import offload_tiers, parse_offload
-from capcliff.analysis.reuse_advice import ReusePoint, recommended_size, reuse_flags
+from capcliff.analysis.plan.reuse_advice import ReusePoint, recommended_size, reuse_flags
 from capcliff.catalog.catalogs import get_hardware
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName

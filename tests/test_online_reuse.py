@@ -9,10 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from capcliff.analysis.fleet import Unit, replicas_for
-from capcliff.analysis.online_load import OnlineWorkload
-from capcliff.analysis.online_reuse import REUSE_REQUESTS
-from capcliff.analysis.session_load import requests_per_session
+from capcliff.analysis.evaluate.online_load import OnlineWorkload
+from capcliff.analysis.evaluate.session_load import requests_per_session
+from capcliff.analysis.plan.fleet import Unit, replicas_for
+from capcliff.analysis.plan.online_reuse import REUSE_REQUESTS
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.layout import Layout
 from capcliff.cli import app

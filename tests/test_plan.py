@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from capcliff.analysis.flags import Deployment, sglang_command, vllm_command
-from capcliff.analysis.plan_advice import within_noise
-from capcliff.analysis.plan_types import Objective, PlanLayout, PlanSweetSpot
+from capcliff.analysis.plan.advice import within_noise
+from capcliff.analysis.plan.types import Objective, PlanLayout, PlanSweetSpot
 from capcliff.catalog.layout import Layout
 from capcliff.cli import app, main
 

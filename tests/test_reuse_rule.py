@@ -4,7 +4,7 @@ OFFLOAD_TOLERANCE 0.10 (named assumptions in its docstring)."""
 
 from __future__ import annotations
 
-from capcliff.analysis.reuse_advice import ReusePoint, recommended_size, reuse_flags
+from capcliff.analysis.plan.reuse_advice import ReusePoint, recommended_size, reuse_flags
 from capcliff.memory.budget import EngineName
 from capcliff.units import GIB
 

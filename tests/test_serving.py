@@ -13,18 +13,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from capcliff.analysis.cap_base import steady_cliff
-from capcliff.analysis.capacity import Replica, replica_capacity
-from capcliff.analysis.fleet import Unit, fleet_entry, replicas_for
-from capcliff.analysis.online_load import OnlineWorkload
-from capcliff.analysis.parallel import parallel_map
-from capcliff.analysis.steady_state import (
+from capcliff.analysis.evaluate.cap_base import steady_cliff
+from capcliff.analysis.evaluate.capacity import Replica, replica_capacity
+from capcliff.analysis.evaluate.online_load import OnlineWorkload
+from capcliff.analysis.evaluate.steady_state import (
     WARMUP_FRACTION,
     SteadyState,
     doublings_needed,
     relative_half_width,
 )
-from capcliff.analysis.steady_state import steady_state as steady
+from capcliff.analysis.evaluate.steady_state import steady_state as steady
+from capcliff.analysis.parallel import parallel_map
+from capcliff.analysis.plan.fleet import Unit, fleet_entry, replicas_for
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.catalogs import get_hardware, get_model, hardware_catalog
 from capcliff.catalog.layout import Layout

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from capcliff.analysis.solver import (
+from capcliff.analysis.evaluate.solver import (
     Slo,
     SweepPoint,
     analytic_cliff,
@@ -93,7 +93,7 @@ def test_collapse_measures_throughput_lost_past_the_sweet_spot() -> None:
 
 
 def test_slo_of_treats_a_missing_bound_as_unbounded_and_zero_as_zero() -> None:
-    from capcliff.analysis.solver import Slo
+    from capcliff.analysis.evaluate.solver import Slo
 
     assert Slo.of(None, None) is None
     assert Slo.of(2.0, None) == Slo(ttft_s=2.0, tpot_s=float("inf"))

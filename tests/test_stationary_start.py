@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from capcliff.analysis.capacity import Replica
-from capcliff.analysis.online_load import OnlineWorkload
-from capcliff.analysis.steady_state import SteadyState, next_size, steady_state
+from capcliff.analysis.evaluate.capacity import Replica
+from capcliff.analysis.evaluate.online_load import OnlineWorkload
+from capcliff.analysis.evaluate.steady_state import SteadyState, next_size, steady_state
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from capcliff.analysis.capacity import Replica, replica_capacity
 from capcliff.analysis.deployment import DeploymentSettings, resolve
-from capcliff.analysis.layout_capacity import LayoutEval
-from capcliff.analysis.online_load import OnlineWorkload
-from capcliff.analysis.serving_rows import recommendation_reasons_online
-from capcliff.analysis.solver import Slo
+from capcliff.analysis.evaluate.capacity import Replica, replica_capacity
+from capcliff.analysis.evaluate.layout_capacity import LayoutEval
+from capcliff.analysis.evaluate.online_load import OnlineWorkload
+from capcliff.analysis.evaluate.solver import Slo
+from capcliff.analysis.plan.online_rows import recommendation_reasons_online
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout

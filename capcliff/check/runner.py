@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from capcliff.analysis.sweep import PointResult
+from capcliff.analysis.sweep.report import PointResult
 from capcliff.check.report import (
     SCHEMA_VERSION,
     AssertionResult,

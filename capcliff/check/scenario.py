@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from capcliff.analysis import deployment as resolution
-from capcliff.analysis.disagg import parse_disagg, pool_deployment
-from capcliff.analysis.disagg_sweep import disagg_series
-from capcliff.analysis.plan_types import PlanReport, Recommendation
-from capcliff.analysis.solver import Slo
-from capcliff.analysis.sweep import PointResult, SeriesResult, SweepPlan, build_sweep_report
+from capcliff.analysis.disagg.pools import parse_disagg, pool_deployment
+from capcliff.analysis.disagg.sweep import disagg_series
+from capcliff.analysis.evaluate.solver import Slo
+from capcliff.analysis.plan.types import PlanReport, Recommendation
+from capcliff.analysis.sweep.report import PointResult, SeriesResult, SweepPlan, build_sweep_report
 from capcliff.analysis.workloads import WorkloadChoice, is_online, plan_workloads
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout, parse_layout
@@ -118,7 +118,7 @@ def deployment(
 def online_plan(dep: Deployment, layouts: tuple[Layout, ...] = ()) -> PlanReport:
     """`capcliff plan`'s online search on the scenario's GPUs (`layouts`: these only; empty:
     every layout), with its SLO, headroom, price and load."""
-    from capcliff.analysis.serving import OnlineOptions, build_online_plan
+    from capcliff.analysis.plan.online import OnlineOptions, build_online_plan
 
     s = dep.scenario
     slo = Slo.of(s.expect.ttft_p99_max_s, s.expect.tpot_p99_max_s)
@@ -137,7 +137,7 @@ def recommendation(
     if online:
         report = online_plan(dep)
         return report.recommended, report
-    from capcliff.analysis.plan import build_plan_report  # the plan stack only where needed
+    from capcliff.analysis.plan.batch import build_plan_report  # the plan stack only where needed
 
     expect = dep.scenario.expect
     slo = Slo.of(expect.ttft_p99_max_s, expect.tpot_p99_max_s)

@@ -7,7 +7,7 @@ the load is the workload's `rate` or `clients` (none: the most the layout sustai
 
 from __future__ import annotations
 
-from capcliff.analysis.plan_types import PlanReport
+from capcliff.analysis.plan.types import PlanReport
 from capcliff.check.report import AssertionResult, assertion, bound
 from capcliff.check.scenario import Outcome, online_plan
 from capcliff.check.spec import Expectations

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from capcliff.analysis.deployment import DeploymentSettings, check_gpu_count
-from capcliff.analysis.disagg import parse_disagg
+from capcliff.analysis.disagg.pools import parse_disagg
 from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import parse_layout
 from capcliff.check.spec_errors import field_line, validation_lines

@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # types only: the commands import their modules lazily to kee
     from pathlib import Path
 
     from capcliff.analysis.deployment import Deployment, DeploymentSettings
-    from capcliff.analysis.sweep import SweepPlan, SweepReport
+    from capcliff.analysis.sweep.report import SweepPlan, SweepReport
     from capcliff.analysis.workloads import WorkloadChoice
     from capcliff.catalog.layout import Layout
     from capcliff.sim.workload import Requests
@@ -93,7 +93,7 @@ def _redraw(choice: WorkloadChoice, seed: int) -> Callable[[int], tuple[tuple[st
 
 def _run_sweep(dep: Deployment, plan: SweepPlan, max_model_len: int) -> SweepReport:
     """Build the report with progress on stderr, one tick per simulated point."""
-    from capcliff.analysis.sweep import build_sweep_report
+    from capcliff.analysis.sweep.report import build_sweep_report
     from capcliff.cli.progress import progress_bar
 
     total = len(plan.layouts) * len(plan.workloads) * len(plan.concurrencies)
@@ -184,8 +184,8 @@ def sweep(
 ) -> None:
     """Simulate serving across concurrency (and output lengths, layouts): cliff and sweet spot."""
     from capcliff.analysis.deployment import resolve
-    from capcliff.analysis.solver import Slo
-    from capcliff.analysis.sweep import SweepPlan
+    from capcliff.analysis.evaluate.solver import Slo
+    from capcliff.analysis.sweep.report import SweepPlan
     from capcliff.analysis.workloads import (
         concurrency_past_requests,
         parse_concurrency,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from capcliff.analysis.step_fit import PointFit, StepFit, Timings
+from capcliff.analysis.sweep.step_fit import PointFit, StepFit, Timings
 from capcliff.cli.app import OutputFormat
 from capcliff.errors import InputError
 
@@ -37,7 +37,7 @@ class BenchArgs:
 def calibrate_benchmark(args: BenchArgs) -> None:
     """Read the benchmark rows of the deployment, fit, print residuals, write the file."""
     from capcliff.analysis.deployment import resolve, settings_of
-    from capcliff.analysis.step_fit import fit_step_terms
+    from capcliff.analysis.sweep.step_fit import fit_step_terms
     from capcliff.calibrate.benchmarks import DeploymentFilter, read_benchmark_file
     from capcliff.catalog.catalogs import get_hardware, get_model
     from capcliff.catalog.layout import parse_layout

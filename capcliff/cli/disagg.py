@@ -11,7 +11,7 @@ from capcliff.errors import InputError
 
 if TYPE_CHECKING:
     from capcliff.analysis.deployment import Deployment
-    from capcliff.analysis.solver import Slo
+    from capcliff.analysis.evaluate.solver import Slo
     from capcliff.analysis.workloads import WorkloadChoice
     from capcliff.sim.workload import Requests
 
@@ -22,7 +22,7 @@ def plan_disagg(
 ) -> None:  # fmt: skip
     """`plan --disagg`: table or JSON (Markdown is not offered for it); each pool is also tried
     on each GPU type of `types`."""
-    from capcliff.analysis.disagg_plan import build_disagg_plan
+    from capcliff.analysis.disagg.plan import build_disagg_plan
     from capcliff.cli.progress import progress_bar
 
     if output == "markdown":
@@ -54,8 +54,8 @@ def sweep_disagg(
     slo: Slo | None, seed: int, output: str,
 ) -> None:  # fmt: skip
     """`sweep --disagg SPEC`: table or JSON."""
-    from capcliff.analysis.disagg import parse_disagg
-    from capcliff.analysis.disagg_sweep import build_disagg_sweep
+    from capcliff.analysis.disagg.pools import parse_disagg
+    from capcliff.analysis.disagg.sweep import build_disagg_sweep
     from capcliff.cli.progress import progress_bar
 
     spec = parse_disagg(text)
@@ -86,7 +86,7 @@ def plan_cheapest(
 ) -> None:  # fmt: skip
     """`plan --disagg --rate R --slo-...` without a GPU count: the cheapest cluster on any of
     --gpu's types and `types`, each price's options over up to `jobs` worker processes."""
-    from capcliff.analysis.disagg_fleet import cheapest_cluster
+    from capcliff.analysis.disagg.fleet import cheapest_cluster
     from capcliff.cli.progress import progress_bar
 
     if output == "markdown":

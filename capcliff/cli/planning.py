@@ -35,8 +35,8 @@ from capcliff.errors import InputError
 
 if TYPE_CHECKING:  # types only: the command imports its modules lazily to keep --help fast
     from capcliff.analysis.deployment import Deployment, DeploymentSettings
-    from capcliff.analysis.plan_types import PlanReport
-    from capcliff.analysis.solver import Slo
+    from capcliff.analysis.evaluate.solver import Slo
+    from capcliff.analysis.plan.types import PlanReport
     from capcliff.analysis.workloads import WorkloadChoice
 
 
@@ -174,8 +174,8 @@ def plan(
 ) -> None:
     """Recommend a layout, cap and fleet for online serving within an SLO (or a batch job)."""
     from capcliff.analysis.deployment import resolve
-    from capcliff.analysis.plan_types import Objective
-    from capcliff.analysis.solver import Slo
+    from capcliff.analysis.evaluate.solver import Slo
+    from capcliff.analysis.plan.types import Objective
     from capcliff.catalog.catalogs import get_hardware, get_model
 
     gpu_ids = [g.strip() for g in gpu.split(",") if g.strip()]
@@ -213,7 +213,7 @@ def plan(
         report = _batch_plan(dep, count, choice, goal, slo, seed, serve_local_path)
     else:
         from capcliff.analysis.parallel import default_jobs
-        from capcliff.analysis.serving import OnlineOptions, build_online_plan
+        from capcliff.analysis.plan.online import OnlineOptions, build_online_plan
 
         options = OnlineOptions(
             slo=slo, headroom=headroom, least_requests=num_requests, fleet_gpus=tuple(specs),
@@ -229,7 +229,7 @@ def _batch_plan(
     serve_local_path: bool,
 ) -> PlanReport:  # fmt: skip
     """The offline batch plan, with a progress bar on a terminal."""
-    from capcliff.analysis.plan import build_plan_report
+    from capcliff.analysis.plan.batch import build_plan_report
     from capcliff.cli.progress import progress_bar
 
     with progress_bar("simulating", None) as tick:

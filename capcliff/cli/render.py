@@ -14,7 +14,7 @@ from capcliff.memory.report import LayoutResult, MemoryReport
 from capcliff.units import GB, GIB, format_bytes
 
 if TYPE_CHECKING:  # the simulator stack loads only for the commands that render it
-    from capcliff.analysis.sweep import PointResult, SeriesResult, SweepReport
+    from capcliff.analysis.sweep.report import PointResult, SeriesResult, SweepReport
 
 # Columns of piped output when $COLUMNS is not set: wide enough that nothing wraps (tables do not
 # stretch to it; they take the width their cells need).
@@ -324,8 +324,8 @@ def sweep_csv(report: SweepReport) -> str:
     import csv
     import io
 
-    from capcliff.analysis.sweep import PointResult
-    from capcliff.analysis.sweep_steady import SteadyPoint
+    from capcliff.analysis.evaluate.steady_point import SteadyPoint
+    from capcliff.analysis.sweep.report import PointResult
 
     buffer = io.StringIO()
     fields = [f for f in PointResult.model_fields if f not in ("offload", "steady")]

@@ -6,10 +6,10 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from capcliff.analysis.disagg_fleet import CheapestReport
-from capcliff.analysis.disagg_plan import DisaggPlanReport
-from capcliff.analysis.disagg_report import DisaggregatedReport, PoolReport
-from capcliff.analysis.disagg_sweep import DisaggSweepReport
+from capcliff.analysis.disagg.fleet import CheapestReport
+from capcliff.analysis.disagg.plan import DisaggPlanReport
+from capcliff.analysis.disagg.report import DisaggregatedReport, PoolReport
+from capcliff.analysis.disagg.sweep import DisaggSweepReport
 from capcliff.units import GB
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from capcliff.analysis.plan_types import PlanLayout, PlanReport
+from capcliff.analysis.plan.types import PlanLayout, PlanReport
 from capcliff.cli.tables import Column, fitted_table
 from capcliff.units import GB
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from capcliff.analysis.plan_types import PlanReport
+from capcliff.analysis.plan.types import PlanReport
 
 
 def reuse_lines(report: PlanReport) -> list[str]:

@@ -6,7 +6,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from capcliff.analysis.plan_types import FleetEntry, PlanLayout, PlanReport
+from capcliff.analysis.plan.types import FleetEntry, PlanLayout, PlanReport
 
 LAYOUT_HEADERS = (
     "layout", "KV tok/rep", "cliff/rep a/s", "cap/rep", "sat rps", "rps", "tok/s", "TTFT p99",

@@ -1,0 +1,382 @@
+"""How much traffic one replica carries: its saturation throughput and its rate within an SLO.
+
+1. Saturation: with a backlog (every request waiting) the engine always has work, so the rate it
+   finishes requests in steady state is the most it can sustain at that cap: any higher offered
+   rate grows the queue without bound. Caps are tried at CAP_FACTORS x a base: the steady-state
+   cliff (`steady_cliff`) or, when it comes first, the throughput knee (`throughput_knee`),
+   never above the engine's default max_num_seqs (vLLM V1: 1,024 on GPUs of 70 GiB or more, see
+   `memory.engines`). The base comes from a fixed reference sample, so the grid never moves with
+   the sample size. Caps are climbed until the throughput falls past the cliff or the engine
+   thrashes. The chosen cap is the smallest within CAP_TOLERANCE of the best throughput: past it
+   more concurrency buys nothing but latency.
+2. Within an SLO: for each cap (best saturation throughput first), the highest Poisson rate in
+   (0, saturation] whose steady state meets the TTFT and TPOT p99 limits with a bounded queue
+   (`highest_rate`). A cap whose saturation throughput is below the best rate found cannot win
+   and is skipped.
+3. No SLO: the capacity is the saturation throughput; the default latency target is a bounded
+   queue, and the latencies reported are those at (1 - headroom) x saturation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from capcliff.analysis.evaluate.cap_base import (
+    held_tokens,
+    steady_cliff,
+    throughput_knee,
+    users_end,
+)
+from capcliff.analysis.evaluate.online_load import OnlineWorkload
+from capcliff.analysis.evaluate.solver import Slo, analytic_cliff_percentile, config_at
+from capcliff.analysis.evaluate.steady_state import Settled, SteadyState, settle, steady_state
+from capcliff.perf.step_time import StepTimeModel
+from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.sim.result import SimResult
+from capcliff.sim.simulate import simulate
+from capcliff.sim.workload import Requests
+
+REFERENCE_REQUESTS = 1000  # the fixed sample that sets the cap grid
+CAP_FACTORS = (0.5, 0.71, 1.0, 1.41, 2.0)  # x the steady-state cliff (half-octave steps)
+THRASH_PREEMPTIONS = 0.5  # preemptions per request past which a cap is not simulated further
+CAP_TOLERANCE = 0.05  # set: the smallest cap within 5 % of the best saturation throughput
+FALL_STOP = 0.9  # stop climbing once throughput falls below 90 % of the best
+MIN_FIRST = 200  # the stopping rule's first sample: max(200, 5 x cap) requests ...
+FIRST_PER_CAP = 5
+PROBE_PER_CAP = 1  # a cap past the base is first tried with cap requests (thrashing?)
+# A stationary start settles from 4 x the first size (20 x cap): batches of two decode times (about
+# two turnovers of the running set each) need about 20 turnovers for ten of them.
+SETTLE_FROM = 4
+MAX_DOUBLINGS = 3  # ... doubled at most three times (8 x the first)
+BISECTIONS = 5  # rate resolution: about the saturation rate / 2^5 (3 %)
+LIGHT_LOAD = 0.05  # the lightest load tried: 5 % of saturation (best achievable latencies)
+CLIFF_PERCENTILE = 99.0
+KNEE_GRID_FACTOR = 1.41  # the knee sits one grid step above the base, so the grid spans it
+
+
+@dataclass(frozen=True)
+class CapPoint:
+    """One cap at saturation (per replica)."""
+
+    cap: int
+    state: SteadyState
+    result: SimResult
+    requests: int
+
+    @property
+    def thrashing(self) -> bool:
+        """Preempting more than THRASH_PREEMPTIONS times per request simulated."""
+        return self.result.total_preemptions > THRASH_PREEMPTIONS * len(self.result.finish_s)
+
+    @property
+    def hit_cliff(self) -> bool:
+        """Whether KV ran short: a preemption or a waiting request refused for lack of KV."""
+        return self.result.total_preemptions > 0 or self.result.admission_blocked
+
+
+@dataclass(frozen=True)
+class RatePoint:
+    """A replica at one offered rate and cap, and whether that meets the SLO."""
+
+    cap: int
+    rate_rps: float
+    state: SteadyState
+    meets: bool
+
+
+@dataclass(frozen=True)
+class ReplicaCapacity:
+    """What one replica of a layout carries (requests/s) and at which cap."""
+
+    analytic_cliff: int
+    points: tuple[CapPoint, ...]
+    cap: int
+    saturation_rps: float
+    sustained_rps: float  # within the SLO; the saturation rate when there is none
+    at_sustained: SteadyState  # at that rate; without an SLO at (1 - headroom) x it
+    best_ttft_p99_s: float | None  # at light load: the least this replica can do
+    best_tpot_p99_s: float | None
+    simulated_requests: int
+    settled: bool
+
+    @property
+    def simulated_cliff(self) -> int | None:
+        """The smallest cap at which KV ran short at saturation."""
+        return next((p.cap for p in self.points if p.hit_cliff), None)
+
+    @property
+    def meets_slo(self) -> bool:
+        """Whether any rate met the SLO."""
+        return self.sustained_rps > 0
+
+
+@dataclass(frozen=True)
+class Replica:
+    """The models of one replica and the engine settings it runs."""
+
+    steps: StepTimeModel
+    capacity: KVCapacity
+    config: SimConfig
+
+    def run(self, requests: Requests, cap: int) -> SimResult:
+        """Simulate `requests` on this replica with max_num_seqs = cap."""
+        return simulate(requests, self.steps, self.capacity, config_at(self.config, cap, 1))
+
+
+def cap_grid(workload: OnlineWorkload, replica: Replica) -> tuple[int, int]:
+    """(analytic p99 cliff per replica, the grid's base: the steady-state cliff, or the
+    throughput knee when that comes first) of the fixed reference sample."""
+    reference = workload.backlog(REFERENCE_REQUESTS)
+    capacity = replica.capacity
+    cliff = analytic_cliff_percentile(
+        reference, blocks_per_replica=capacity.blocks, block_size=capacity.block_size,
+        percentile=CLIFF_PERCENTILE,
+    )  # fmt: skip
+    steady = steady_cliff(reference, capacity)
+    knee = throughput_knee(replica.steps, held_tokens(reference), 2 * steady)
+    base = min(steady, round(knee / KNEE_GRID_FACTOR), replica.config.max_num_seqs)
+    return cliff, max(1, base)
+
+
+def _sample_sizes(cap: int, least: int | None, workload: OnlineWorkload) -> tuple[int, int]:
+    """(first, largest) sample of the stopping rule at `cap`; `least` raises the first. A
+    session's requests run one after another, so a session backlog holds FIRST_PER_CAP x cap
+    sessions (x requests per session requests) to keep `cap` busy. A trace: its rows, once."""
+    if workload.is_trace:  # a trace has its own size: the stopping rule cannot grow it
+        size = len(workload.backlog(0))
+        return size, size
+    per_cap = round(FIRST_PER_CAP * cap * workload.requests_per_unit())
+    first = max(MIN_FIRST, per_cap, least or 0)
+    return first, first * 2 ** workload.max_doublings(MAX_DOUBLINGS)
+
+
+def saturation_point(
+    replica: Replica,
+    workload: OnlineWorkload,
+    cap: int,
+    least: int | None,
+    *,
+    settle_it: bool = True,
+    prior: CapPoint | None = None,
+    probe: bool = False,
+) -> CapPoint:
+    """Steady-state throughput at `cap` with every request waiting, started from the stationary
+    running set where the workload allows (`OnlineWorkload.saturation_sample`); the stopping
+    rule's size, or only its first size when not `settle_it`. `prior`: that first run, when
+    already done. `probe` (a cap past the grid's base, where the engine may thrash): a sample of
+    PROBE_PER_CAP x cap first, and a cap that thrashes there is not simulated further (a
+    stationary start is in steady state at once, so a short sample shows the thrashing)."""
+    first, most = _sample_sizes(cap, least, workload)
+    if probe and workload.stationary_start() and not workload.is_trace:
+        small = max(MIN_FIRST, round(PROBE_PER_CAP * cap))
+        trial = workload.saturation_sample(small, cap)
+        seen = replica.run(trial, cap)
+        if seen.total_preemptions > THRASH_PREEMPTIONS * len(trial):
+            state = steady_state(
+                seen, open_loop=False, seeds=cap, mean_output=workload.mean_output_tokens()
+            )
+            return CapPoint(cap, state, seen, small)
+    stationary = workload.stationary_start()
+    seeds = cap if stationary else 0
+    mean_output = workload.mean_output_tokens()
+    samples: dict[int, Requests] = {}
+
+    def sample_of(n: int) -> Requests:
+        if n not in samples:
+            samples[n] = workload.saturation_sample(n, cap)
+        return samples[n]
+
+    def measure(result: SimResult) -> SteadyState:
+        until = None
+        if workload.sessions:
+            until = users_end(samples[len(result.finish_s)].client, result.finish_s, cap)
+        return steady_state(
+            result, open_loop=False, seeds=seeds, mean_output=mean_output, until_s=until
+        )
+
+    if settle_it and stationary:  # the first size cannot hold ten batches
+        first = min(most, first * SETTLE_FROM)
+    sample = sample_of(first)
+    if prior is not None and prior.cap == cap and prior.requests == first:
+        result = prior.result
+    else:
+        result = replica.run(sample, cap)
+    thrashing = result.total_preemptions > THRASH_PREEMPTIONS * len(sample)
+    if thrashing or not settle_it:  # a thrashing cap is never chosen: no need to settle it
+        return CapPoint(cap, measure(result), result, first)
+    done: Settled = settle(
+        lambda n: result if n == first else replica.run(sample_of(n), cap),
+        first=first, cap=most, measure=measure,
+    )  # fmt: skip
+    return CapPoint(cap, done.state, done.result, done.requests)
+
+
+def sweep_caps(replica: Replica, base: int) -> list[int]:
+    """The cap grid of `saturation_sweep`: CAP_FACTORS x base, within the engine's limit."""
+    limit = max(base, replica.config.max_num_seqs)
+    return sorted({max(1, min(limit, round(base * f))) for f in CAP_FACTORS})
+
+
+def saturation_sweep(
+    replica: Replica,
+    workload: OnlineWorkload,
+    base: int,
+    least: int | None,
+    first: CapPoint | None = None,
+    known: dict[int, CapPoint] | None = None,
+) -> tuple[CapPoint, ...]:
+    """Caps on the grid from the first factor above 1/2 upwards, until throughput falls past the
+    cliff or the engine thrashes; the lowest factor only when the next one up is the choice.
+    `first` is a point already simulated (the coarse pass), reused when it lies on the grid;
+    `known`: points already simulated by `sweep_point` (in parallel), by cap."""
+    caps = sweep_caps(replica, base)
+    points: list[CapPoint] = []
+
+    def at(cap: int) -> CapPoint:
+        if known and cap in known:
+            return known[cap]
+        return sweep_point(replica, workload, base, least, first, cap)
+
+    for cap in caps[1:]:
+        points.append(at(cap))
+        best = max(p.state.throughput_rps for p in points)
+        if points[-1].state.throughput_rps < FALL_STOP * best or points[-1].thrashing:
+            break
+    if len(caps) > 1 and chosen_cap(tuple(points)).cap == caps[1]:
+        points.insert(0, at(caps[0]))
+    return tuple(points)
+
+
+def sweep_point(
+    replica: Replica,
+    workload: OnlineWorkload,
+    base: int,
+    least: int | None,
+    first: CapPoint | None,
+    cap: int,
+) -> CapPoint:
+    """One cap of `saturation_sweep` (a pure function of its arguments: the same point whether
+    simulated in the sweep or ahead of it in a worker process)."""
+    return saturation_point(replica, workload, cap, least, prior=first, probe=cap > base)
+
+
+def chosen_cap(points: tuple[CapPoint, ...]) -> CapPoint:
+    """The smallest cap within CAP_TOLERANCE of the best saturation throughput among the caps
+    that do not thrash (all of them when every cap thrashes)."""
+    calm = [p for p in points if not p.thrashing] or list(points)
+    best = max(p.state.throughput_rps for p in calm)
+    return next(p for p in calm if p.state.throughput_rps >= (1 - CAP_TOLERANCE) * best)
+
+
+def meets_slo(state: SteadyState, slo: Slo) -> bool:
+    """Bounded queue, TTFT and TPOT p99 within the limits."""
+    return not state.saturated and state.ttft_p99_s <= slo.ttft_s and state.tpot_p99_s <= slo.tpot_s
+
+
+def highest_rate(
+    probe: Callable[[float, int], RatePoint], saturation_rps: float, requests: int
+) -> tuple[RatePoint | None, RatePoint]:
+    """(highest passing rate point or None, the light-load point).
+
+    The light load (LIGHT_LOAD x saturation, MIN_FIRST requests: nothing queues) shows the least
+    latency; if even that misses the SLO, no rate meets it. Then (1 - CAP_TOLERANCE) x saturation
+    is tried (a loose SLO passes there at once), else bisection between the two over the rate.
+    """
+    light = probe(LIGHT_LOAD * saturation_rps, MIN_FIRST)
+    if not light.meets:
+        return None, light
+    top = probe((1 - CAP_TOLERANCE) * saturation_rps, requests)
+    if top.meets:
+        return top, light
+    good, lo, hi = light, light.rate_rps, top.rate_rps
+    for _ in range(BISECTIONS):
+        point = probe((lo + hi) / 2, requests)
+        if point.meets:
+            good, lo = point, point.rate_rps
+        else:
+            hi = point.rate_rps
+    return good, light
+
+
+def replica_capacity(
+    replica: Replica,
+    workload: OnlineWorkload,
+    *,
+    slo: Slo | None,
+    least: int | None = None,
+    headroom: float = 0.2,
+    first: CapPoint | None = None,
+    known: dict[int, CapPoint] | None = None,
+) -> ReplicaCapacity:
+    """The saturation throughput, the chosen cap and the rate sustained within `slo`.
+
+    Without an SLO the capacity is the saturation throughput, and the latencies reported are
+    those at (1 - headroom) x it, where the queue is bounded (the default latency target).
+    `known`: caps of the sweep already simulated (`sweep_point`).
+    """
+    cliff, base = cap_grid(workload, replica)
+    points = saturation_sweep(replica, workload, base, least, first, known)
+    top = chosen_cap(points)
+    sizes = max(p.requests for p in points)
+    settled = top.state.settled
+    if slo is None:
+        rate = top.state.throughput_rps
+        state = top.state
+        if rate > 0:
+            operating = replica.run(workload.at_rate(top.requests, (1 - headroom) * rate), top.cap)
+            state = steady_state(
+                operating, open_loop=True, mean_output=workload.mean_output_tokens()
+            )
+        return ReplicaCapacity(
+            analytic_cliff=cliff, points=points, cap=top.cap, saturation_rps=rate,
+            sustained_rps=rate, at_sustained=state,
+            best_ttft_p99_s=None, best_tpot_p99_s=None, simulated_requests=sizes,
+            settled=settled,
+        )  # fmt: skip
+    return _within_slo(replica, workload, slo, points, top, cliff, settled)
+
+
+def _within_slo(
+    replica: Replica,
+    workload: OnlineWorkload,
+    slo: Slo,
+    points: tuple[CapPoint, ...],
+    top: CapPoint,
+    cliff: int,
+    settled: bool,
+) -> ReplicaCapacity:
+    best: RatePoint | None = None
+    lightest: RatePoint | None = None
+    calm = [p for p in points if not p.thrashing] or list(points)  # as `chosen_cap`
+    for point in sorted(calm, key=lambda p: -p.state.throughput_rps):
+        if point.state.throughput_rps <= 0:
+            continue
+        if best is not None and point.state.throughput_rps <= best.rate_rps:
+            continue
+
+        def probe(rate: float, n: int, cap: int = point.cap) -> RatePoint:
+            result = replica.run(workload.at_rate(n, rate), cap)
+            state = steady_state(result, open_loop=True, mean_output=workload.mean_output_tokens())
+            return RatePoint(cap, rate, state, meets_slo(state, slo))
+
+        found, light = highest_rate(probe, point.state.throughput_rps, point.requests)
+        if lightest is None or light.state.tpot_p99_s < lightest.state.tpot_p99_s:
+            lightest = light
+        if found is not None and (best is None or found.rate_rps > best.rate_rps):
+            best = found
+    chosen = best
+    if lightest is None:  # no throughput to search under: the sample is far too small
+        lightest = RatePoint(top.cap, 0.0, top.state, False)
+    return ReplicaCapacity(
+        analytic_cliff=cliff,
+        points=points,
+        cap=chosen.cap if chosen else top.cap,
+        saturation_rps=max(p.state.throughput_rps for p in calm),
+        sustained_rps=chosen.rate_rps if chosen else 0.0,
+        at_sustained=chosen.state if chosen else lightest.state,
+        best_ttft_p99_s=lightest.state.ttft_p99_s,
+        best_tpot_p99_s=lightest.state.tpot_p99_s,
+        simulated_requests=max(p.requests for p in points),
+        settled=settled,
+    )

@@ -1,0 +1,176 @@
+"""Online capacity of every layout of one GPU type, searched coarse-to-fine.
+
+Every fitting layout's replica is first simulated at one cap, COARSE_FACTOR x its steady-state
+cliff, with a backlog (one simulation, the stopping rule's first size). Layouts are ranked by that
+saturation throughput (all replicas together); the REFINE_TOP leaders are then searched in full
+(`capacity.replica_capacity`: caps, the stopping rule, rates within the SLO). When an SLO is given
+and no leader meets it, the rest are searched too before the answer is "nothing meets it".
+A layout that was not refined can only rank below one that was: its coarse figure is a lower bound
+of its saturation throughput near the cliff, and the leaders beat it there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from capcliff.analysis.deployment import Deployment
+from capcliff.analysis.evaluate.capacity import (
+    CapPoint,
+    Replica,
+    ReplicaCapacity,
+    cap_grid,
+    replica_capacity,
+    saturation_point,
+    sweep_caps,
+    sweep_point,
+)
+from capcliff.analysis.evaluate.online_load import OnlineWorkload
+from capcliff.analysis.evaluate.replica_models import replica_models
+from capcliff.analysis.evaluate.solver import Slo
+from capcliff.analysis.parallel import parallel_map
+from capcliff.catalog.layout import enumerate_layouts
+from capcliff.memory.layout_memory import LayoutMemory
+from capcliff.sim.config import SimConfig
+
+COARSE_FACTOR = 0.71  # x the steady-state cliff: below it, so the coarse run does not thrash
+REFINE_TOP = 3
+AHEAD = 3  # caps of each refined layout's sweep simulated ahead, in parallel (see `_ahead`)
+
+
+@dataclass(frozen=True)
+class LayoutEval:
+    """A layout's memory, its replica's models and what the search found."""
+
+    memory: LayoutMemory
+    replica: Replica
+    capacity: ReplicaCapacity
+    refined: bool
+
+    @property
+    def sustained_rps(self) -> float:
+        """All replicas together, within the SLO (requests/s)."""
+        return self.capacity.sustained_rps * self.memory.layout.dp
+
+    @property
+    def saturation_rps(self) -> float:
+        """All replicas together, with a backlog (requests/s)."""
+        return self.capacity.saturation_rps * self.memory.layout.dp
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """What every layout's search shares."""
+
+    workload: OnlineWorkload
+    config: SimConfig
+    slo: Slo | None
+    least_requests: int | None  # the stopping rule starts at no fewer requests
+    jobs: int = 1
+    headroom: float = 0.2
+
+
+def layout_memories(dep: Deployment, gpus: int, max_model_len: int) -> list[LayoutMemory]:
+    """Memory of every layout of `gpus` GPUs."""
+    return [dep.memory(lay, max_model_len) for lay in enumerate_layouts(gpus, arch=dep.model.arch)]
+
+
+def coarse_capacity(replica: Replica, search: SearchSettings) -> ReplicaCapacity:
+    """One backlog simulation at COARSE_FACTOR x the steady-state cliff (a lower bound)."""
+    cliff, base = cap_grid(search.workload, replica)
+    cap = max(1, min(round(base * COARSE_FACTOR), replica.config.max_num_seqs))
+    point = saturation_point(replica, search.workload, cap, search.least_requests, settle_it=False)
+    rate = point.state.throughput_rps
+    return ReplicaCapacity(
+        analytic_cliff=cliff, points=(point,), cap=cap, saturation_rps=rate,
+        sustained_rps=rate if search.slo is None else 0.0, at_sustained=point.state,
+        best_ttft_p99_s=None, best_tpot_p99_s=None, simulated_requests=point.requests,
+        settled=point.state.settled,
+    )  # fmt: skip
+
+
+def _refine(
+    job: tuple[Replica, SearchSettings, ReplicaCapacity, dict[int, CapPoint]],
+) -> ReplicaCapacity:
+    replica, search, coarse, known = job
+    return replica_capacity(
+        replica, search.workload, slo=search.slo, least=search.least_requests,
+        headroom=search.headroom, first=coarse.points[0], known=known,
+    )  # fmt: skip
+
+
+def _cap_point(job: tuple[Replica, SearchSettings, CapPoint, int]) -> CapPoint:
+    replica, search, first, cap = job
+    _, base = cap_grid(search.workload, replica)
+    return sweep_point(replica, search.workload, base, search.least_requests, first, cap)
+
+
+def _ahead(
+    found: dict[str, LayoutEval], names: list[str], search: SearchSettings
+) -> list[dict[int, CapPoint]]:
+    """With more than one worker: the caps every refined layout's sweep reaches (the grid's
+    AHEAD caps from the first above 1/2: the climb stops only past the cliff), simulated in
+    parallel ahead of the sweeps, by layout. Serially: none (the sweep runs what it needs)."""
+    if search.jobs <= 1:
+        return [{} for _ in names]
+    jobs = []
+    for n in names:
+        ev = found[n]
+        _, base = cap_grid(search.workload, ev.replica)
+        for cap in sweep_caps(ev.replica, base)[1 : 1 + AHEAD]:
+            jobs.append((ev.replica, search, ev.capacity.points[0], cap))
+    points = parallel_map(_cap_point, jobs, search.jobs)
+    known: dict[int, dict[int, CapPoint]] = {id(ev.replica): {} for ev in found.values()}
+    for (replica, _, _, cap), point in zip(jobs, points, strict=True):
+        known[id(replica)][cap] = point
+    return [known[id(found[n].replica)] for n in names]
+
+
+def _coarse(job: tuple[Replica, SearchSettings]) -> ReplicaCapacity:
+    return coarse_capacity(*job)
+
+
+def evaluate_layouts(
+    dep: Deployment, memories: list[LayoutMemory], search: SearchSettings
+) -> dict[str, LayoutEval]:
+    """Coarse capacity of every fitting layout, refined for the leaders (by layout name)."""
+    replicas: dict[str, tuple[LayoutMemory, Replica]] = {}
+    for memory in memories:
+        if memory.fits:
+            capacity, steps = replica_models(dep, memory)
+            replicas[memory.layout.name] = (memory, Replica(steps, capacity, search.config))
+    names = list(replicas)
+    coarse = parallel_map(_coarse, [(replicas[n][1], search) for n in names], search.jobs)
+    found = {
+        n: LayoutEval(replicas[n][0], replicas[n][1], cap, refined=False)
+        for n, cap in zip(names, coarse, strict=True)
+    }
+    order = sorted(names, key=lambda n: (-found[n].saturation_rps, n))
+    _refine_some(found, order[:REFINE_TOP], search)
+    if search.slo is not None and not any(found[n].capacity.meets_slo for n in order):
+        _refine_some(found, order[REFINE_TOP:], search)
+    return found
+
+
+def _refine_some(found: dict[str, LayoutEval], names: list[str], search: SearchSettings) -> None:
+    known = _ahead(found, names, search)
+    jobs = [
+        (found[n].replica, search, found[n].capacity, k) for n, k in zip(names, known, strict=True)
+    ]
+    for name, capacity in zip(names, parallel_map(_refine, jobs, search.jobs), strict=True):
+        ev = found[name]
+        found[name] = LayoutEval(ev.memory, ev.replica, capacity, refined=True)
+
+
+def best_layout(found: dict[str, LayoutEval], *, per_gpu: bool = False) -> LayoutEval | None:
+    """The refined layout that sustains the most within the SLO, in all or per GPU (None when
+    none does)."""
+    meeting = [ev for ev in found.values() if ev.refined and ev.capacity.meets_slo]
+    if not meeting:
+        return None
+
+    def key(ev: LayoutEval) -> tuple[float, int, str]:
+        lay = ev.memory.layout
+        rate = ev.sustained_rps / lay.gpus if per_gpu else ev.sustained_rps
+        return (-rate, lay.tp, lay.name)
+
+    return min(meeting, key=key)

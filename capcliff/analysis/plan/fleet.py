@@ -1,0 +1,167 @@
+"""Fleet sizing: how many replicas carry the load, on how many GPUs and nodes, at what cost.
+
+- Unit: one engine replica of the layout (its TP x PP GPUs); a layout with expert parallelism
+  spans its data-parallel ranks, so there the whole layout is the unit.
+- Replicas for a rate R: ceil(R / (per-replica sustained rate x (1 - headroom))). Headroom
+  (DEFAULT_HEADROOM, set) keeps the fleet below the rate where its queues stop being bounded.
+- Replicas for N closed-loop users: a replica holds L = rate x mean end-to-end time users at its
+  sustained rate (Little's law), so ceil(N / (L x (1 - headroom))).
+- Cost: GPUs x the on-demand price per GPU-hour (the hardware file's `usd_per_gpu_hour`, or
+  --price-gpu-hour); per million output tokens it is that over the tokens served in an hour, the
+  offered rate (without a load: the sustained rate less the headroom) x mean output tokens x 3600.
+- Check: the whole fleet is simulated at the load with its routing (round-robin or least-loaded),
+  so the stranded KV of data parallelism and the slowest replica's tail show; if it misses the
+  SLO, one replica more is tried, up to VERIFY_RETRIES times.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from capcliff.analysis.evaluate.capacity import meets_slo
+from capcliff.analysis.evaluate.layout_capacity import LayoutEval
+from capcliff.analysis.evaluate.online_load import LoadKind, OnlineWorkload
+from capcliff.analysis.evaluate.solver import Slo, config_at
+from capcliff.analysis.evaluate.steady_state import SteadyState, steady_state
+from capcliff.analysis.plan.types import FleetEntry
+from capcliff.catalog.layout import Layout
+from capcliff.catalog.specs import HardwareSpec
+from capcliff.errors import InputError
+from capcliff.sim.simulate import simulate
+
+DEFAULT_HEADROOM = 0.2  # set: run replicas at no more than 80 % of their sustained rate
+VERIFY_MAX_REQUESTS = 16_000  # the fleet check simulates at most this many requests
+VERIFY_RETRIES = 2
+
+
+@dataclass(frozen=True)
+class Unit:
+    """What a fleet adds one of."""
+
+    layout: Layout
+    dp: int  # engine replicas inside one unit
+    sustained_rps: float
+    cap: int  # max_num_seqs per engine replica
+    e2e_mean_s: float
+    think_s: float = 0.0  # sessions: the mean think time before a request is sent
+
+    @property
+    def gpus(self) -> int:
+        """GPUs of one unit."""
+        return self.layout.gpus
+
+
+def unit_of(ev: LayoutEval, think_s: float = 0.0) -> Unit:
+    """The replica a fleet of this layout is built from (`think_s`: users' mean think time)."""
+    lay = ev.memory.layout
+    state = ev.capacity.at_sustained
+    if lay.ep > 1:
+        return Unit(lay, lay.dp, ev.sustained_rps, ev.capacity.cap, state.e2e_mean_s, think_s)
+    one = Layout(tp=lay.tp, pp=lay.pp)
+    return Unit(one, 1, ev.capacity.sustained_rps, ev.capacity.cap, state.e2e_mean_s, think_s)
+
+
+def replicas_for(
+    unit: Unit, *, offered_rps: float | None, clients: int | None, headroom: float
+) -> int | None:
+    """Units that carry the load with `headroom` to spare (None without a load)."""
+    if not 0 <= headroom < 1:
+        raise InputError(f"headroom: must be in [0, 1), got {headroom}")
+    if unit.sustained_rps <= 0:
+        return None
+    usable = unit.sustained_rps * (1 - headroom)
+    if offered_rps is not None:
+        return max(1, math.ceil(offered_rps / usable - 1e-9))
+    if clients is not None:
+        users = usable * (unit.e2e_mean_s + unit.think_s)  # Little's law over a user's cycle
+        return max(1, math.ceil(clients / users - 1e-9)) if users > 0 else None
+    return None
+
+
+def price_of(hardware: HardwareSpec, prices: dict[str, float]) -> float:
+    """The price per GPU-hour: the override, else the hardware file's."""
+    price = prices.get(hardware.id, hardware.usd_per_gpu_hour)
+    if price is None:
+        raise InputError(
+            f"price-gpu-hour: {hardware.id} has no usd_per_gpu_hour; give --price-gpu-hour"
+        )
+    return price
+
+
+def hourly_cost(gpus: int, price: float, output_tok_s: float) -> tuple[float, float]:
+    """($ per hour, $ per million output tokens) of `gpus` GPUs at `price` $/GPU-hour serving
+    `output_tok_s` output tokens/s; $ per million tokens is inf when nothing is served."""
+    usd_per_hour = gpus * price
+    tokens_per_hour = output_tok_s * 3600
+    per_mtok = usd_per_hour / tokens_per_hour * 1e6 if tokens_per_hour > 0 else math.inf
+    return usd_per_hour, per_mtok
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The fleet simulated at the load."""
+
+    replicas: int
+    state: SteadyState
+    meets: bool
+
+
+def check_fleet(
+    ev: LayoutEval,
+    unit: Unit,
+    replicas: int,
+    workload: OnlineWorkload,
+    slo: Slo | None,
+) -> Checked:
+    """Simulate `replicas` units at the workload's load with the configured routing; add one
+    while the SLO (or, without one, a bounded queue) is missed."""
+    limits = slo or Slo.unlimited()
+    count = replicas
+    for _ in range(VERIFY_RETRIES + 1):
+        engines = count * unit.dp
+        n = min(VERIFY_MAX_REQUESTS, ev.capacity.simulated_requests * count)
+        if workload.kind is LoadKind.CLIENTS:
+            assert workload.choice.clients is not None
+            requests = workload.with_clients(n, workload.choice.clients)
+        else:
+            offered = workload.offered_rps()
+            assert offered is not None
+            requests = workload.at_rate(n, offered)
+        config = config_at(ev.replica.config, unit.cap * engines, engines)
+        result = simulate(requests, ev.replica.steps, ev.replica.capacity, config, dp=engines)
+        state = steady_state(result, open_loop=workload.kind is not LoadKind.CLIENTS)
+        if meets_slo(state, limits):
+            return Checked(count, state, True)
+        count += 1
+    return Checked(count - 1, state, False)
+
+
+def fleet_entry(
+    hardware: HardwareSpec,
+    unit: Unit,
+    replicas: int,
+    *,
+    price: float,
+    served_rps: float,
+    mean_output_tokens: float,
+    checked: Checked | None = None,
+) -> FleetEntry:
+    """One GPU type's line of the fleet table."""
+    gpus = replicas * unit.gpus
+    usd_per_hour, usd_per_mtok = hourly_cost(gpus, price, served_rps * mean_output_tokens)
+    return FleetEntry(
+        gpu=hardware.id,
+        layout=unit.layout.name,
+        max_num_seqs=unit.cap,
+        replicas=replicas,
+        gpus=gpus,
+        nodes=math.ceil(gpus / hardware.gpus_per_node),
+        usd_per_gpu_hour=price,
+        usd_per_hour=usd_per_hour,
+        usd_per_million_output_tokens=usd_per_mtok,
+        sustained_rps_per_replica=unit.sustained_rps,
+        ttft_p99_s=None if checked is None else checked.state.ttft_p99_s,
+        tpot_p99_s=None if checked is None else checked.state.tpot_p99_s,
+        meets_slo=None if checked is None else checked.meets,
+    )

@@ -1,0 +1,345 @@
+"""`capcliff plan` for online serving: each layout's capacity, the recommendation, the fleet.
+
+The answer is the steady state at the offered load: which layout and admission cap, how much
+traffic one replica carries within the SLO (`capacity`), whether the planned GPUs carry the
+offered load and how many replicas would (`fleet`), what that costs per GPU type, and, when no
+layout meets the SLO, what would (`feasibility`). Nothing is recommended that misses the SLO.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from capcliff.analysis.deployment import Deployment, resolve
+from capcliff.analysis.evaluate.capacity import REFERENCE_REQUESTS
+from capcliff.analysis.evaluate.layout_capacity import (
+    LayoutEval,
+    SearchSettings,
+    best_layout,
+    evaluate_layouts,
+    layout_memories,
+)
+from capcliff.analysis.evaluate.online_load import OnlineWorkload
+from capcliff.analysis.evaluate.replica_models import step_label
+from capcliff.analysis.evaluate.solver import Slo
+from capcliff.analysis.parallel import parallel_map
+from capcliff.analysis.plan.batch import fit_fixes
+from capcliff.analysis.plan.commands import engine_flags, served_model
+from capcliff.analysis.plan.fleet import (
+    DEFAULT_HEADROOM,
+    Checked,
+    check_fleet,
+    fleet_entry,
+    price_of,
+    replicas_for,
+    unit_of,
+)
+from capcliff.analysis.plan.inputs import PlanInputs
+from capcliff.analysis.plan.online_reuse import mean_think_s, online_reuse
+from capcliff.analysis.plan.online_rows import layout_row, recommendation_reasons_online
+from capcliff.analysis.plan.types import (
+    FleetEntry,
+    Load,
+    Mode,
+    PlanReport,
+    Recommendation,
+)
+from capcliff.analysis.workloads import WorkloadChoice
+from capcliff.catalog.layout import Layout
+from capcliff.catalog.specs import HardwareSpec
+from capcliff.memory.layout_memory import LayoutMemory
+from capcliff.memory.report import report_header
+
+FLEET_TP_SIZES = (1, 2, 4, 8)  # the replicas tried on another GPU type (TP only: PP adds latency)
+
+
+@dataclass(frozen=True)
+class OnlineOptions:
+    """The online plan's own settings."""
+
+    slo: Slo | None = None
+    headroom: float = DEFAULT_HEADROOM
+    least_requests: int | None = None  # raises the stopping rule's first sample
+    fleet_gpus: tuple[HardwareSpec, ...] = ()  # more GPU types to size a fleet on
+    prices: dict[str, float] = field(default_factory=dict)  # per GPU id, overrides
+    jobs: int = 1
+    layouts: tuple[Layout, ...] = ()  # only these layouts of the planned GPUs (default: all)
+    serve_local_path: bool = False
+
+
+@dataclass(frozen=True)
+class _Context:
+    dep: Deployment
+    max_model_len: int
+    workload: OnlineWorkload
+    options: OnlineOptions
+
+
+def _search(
+    ctx: _Context, dep: Deployment, gpus: int, *, replicas_only: bool = False
+) -> tuple[list[LayoutMemory], dict[str, LayoutEval]]:
+    """Every layout of `gpus` GPUs of `dep` (or, `replicas_only`, one replica of each TP size
+    up to `gpus`), searched coarse-to-fine."""
+    o = ctx.options
+    search = SearchSettings(
+        ctx.workload, dep.sim_config(ctx.max_model_len), o.slo, o.least_requests, o.jobs,
+        o.headroom,
+    )  # fmt: skip
+    if replicas_only:
+        memories = [
+            dep.memory(Layout(tp=size), ctx.max_model_len) for size in FLEET_TP_SIZES
+            if size <= gpus
+        ]  # fmt: skip
+    else:
+        memories = layout_memories(dep, gpus, ctx.max_model_len)
+        if o.layouts:
+            names = {lay.name for lay in o.layouts}
+            memories = [m for m in memories if m.layout.name in names]
+    return memories, evaluate_layouts(dep, memories, search)
+
+
+def _mean_output(workload: OnlineWorkload) -> float:
+    return float(workload.backlog(REFERENCE_REQUESTS).output_tokens.mean())
+
+
+def _fleet_line(
+    ctx: _Context, hardware: HardwareSpec, ev: LayoutEval, checked: Checked | None
+) -> FleetEntry:
+    think = mean_think_s(ctx.workload)
+    unit = unit_of(ev, think)
+    offered = ctx.workload.offered_rps()
+    clients = ctx.workload.choice.clients
+    replicas = replicas_for(
+        unit, offered_rps=offered, clients=clients, headroom=ctx.options.headroom
+    )
+    if checked is not None:
+        replicas = checked.replicas
+    if replicas is None:  # no load: the planned deployment, loaded to its headroom
+        replicas = max(1, ev.memory.layout.gpus // unit.gpus)
+    if offered is not None:
+        served = offered
+    elif clients is not None and unit.e2e_mean_s + think > 0:
+        served = min(clients / (unit.e2e_mean_s + think), replicas * unit.sustained_rps)
+    else:
+        served = replicas * unit.sustained_rps * (1 - ctx.options.headroom)
+    return fleet_entry(
+        hardware, unit, replicas, price=price_of(hardware, ctx.options.prices),
+        served_rps=served, mean_output_tokens=_mean_output(ctx.workload), checked=checked,
+    )  # fmt: skip
+
+
+def _type_fleet(job: tuple[_Context, HardwareSpec, int]) -> tuple[FleetEntry | None, str]:
+    """The cheapest fleet line on one GPU type: one replica of each TP size up to `gpus`, each
+    sized for the load (or a note saying why there is none)."""
+    ctx, hardware, gpus = job
+    dep = resolve(ctx.dep.model, hardware, ctx.dep.settings)
+    _, found = _search(ctx, dep, min(gpus, hardware.gpus_per_node), replicas_only=True)
+    meeting = [ev for ev in found.values() if ev.refined and ev.capacity.meets_slo]
+    if not meeting:
+        return None, f"{hardware.id}: no replica of up to {gpus} GPUs fits and meets the target"
+    lines = [(_fleet_line(ctx, hardware, ev, None), ev) for ev in meeting]
+    line, ev = min(lines, key=lambda p: (p[0].usd_per_million_output_tokens, p[0].gpus))
+    _, checked = _checked_fleet(ctx, ev)
+    if checked is not None:  # the cheapest line, simulated at the load with its routing
+        line = _fleet_line(ctx, hardware, ev, checked)
+    return line, ""
+
+
+def _checked_fleet(ctx: _Context, ev: LayoutEval) -> tuple[int | None, Checked | None]:
+    """Replicas of `ev` for the load, and, with a load, that fleet simulated with its routing."""
+    unit = unit_of(ev, mean_think_s(ctx.workload))
+    needed = replicas_for(
+        unit, offered_rps=ctx.workload.offered_rps(), clients=ctx.workload.choice.clients,
+        headroom=ctx.options.headroom,
+    )  # fmt: skip
+    if needed is None:
+        return None, None
+    checked = check_fleet(ev, unit, needed, ctx.workload, ctx.options.slo)
+    return checked.replicas, checked
+
+
+def _other_fleets(ctx: _Context, gpus: int) -> tuple[list[FleetEntry], list[str]]:
+    """The other GPU types' fleet lines, one worker process per type when jobs allow."""
+    inner = _Context(ctx.dep, ctx.max_model_len, ctx.workload, _serial(ctx.options))
+    others = [h for h in ctx.options.fleet_gpus if h.id != ctx.dep.hardware.id]
+    found = parallel_map(_type_fleet, [(inner, h, gpus) for h in others], ctx.options.jobs)
+    return [e for e, _ in found if e is not None], [n for e, n in found if e is None]
+
+
+def _serial(options: OnlineOptions) -> OnlineOptions:
+    from dataclasses import replace
+
+    return replace(options, jobs=1)
+
+
+def _load(ctx: _Context, best: LayoutEval | None, replicas: int | None) -> Load:
+    offered = ctx.workload.offered_rps()
+    clients = ctx.workload.choice.clients
+    saturated = False
+    if best is not None and offered is not None:
+        saturated = offered > best.sustained_rps
+    elif best is not None and clients is not None:
+        cycle = best.capacity.at_sustained.e2e_mean_s + mean_think_s(ctx.workload)
+        saturated = clients > best.sustained_rps * cycle
+    return Load(
+        kind=ctx.workload.kind.value, offered_rps=offered, clients=clients,
+        sustained_rps=None if best is None else best.sustained_rps, saturated=saturated,
+        replicas_needed=replicas,
+    )  # fmt: skip
+
+
+def _overload_note(load: Load, best: LayoutEval, entry: FleetEntry, headroom: float) -> str:
+    offered = (
+        f"{load.offered_rps:,.2f} requests/s" if load.offered_rps is not None
+        else f"{load.clients:,} users"
+    )  # fmt: skip
+    lay = best.memory.layout
+    return (
+        f"overload: {offered} offered; {lay.name} on {lay.gpus} GPUs sustains "
+        f"{best.sustained_rps:,.2f} requests/s within the target. {entry.replicas} x "
+        f"{entry.layout} ({entry.gpus} GPUs, {entry.nodes} nodes) carry it with {headroom:.0%} "
+        "headroom"
+    )
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and value != float("inf") else None
+
+
+def build_online_plan(
+    dep: Deployment,
+    *,
+    gpus: int,
+    workload: WorkloadChoice,
+    seed: int,
+    options: OnlineOptions,
+) -> PlanReport:
+    """Every layout's online capacity on `gpus` GPUs, one recommended, and the fleet."""
+    online = OnlineWorkload(workload, seed)
+    reference = online.backlog(REFERENCE_REQUESTS)
+    length = dep.context_length(reference)
+    ctx = _Context(dep, length, online, options)
+    memories, found = _search(ctx, dep, gpus)
+    config = dep.sim_config(length)
+    header = report_header(
+        dep.model, dep.hardware, gpus=gpus, settings=dep.budget, scheme=dep.scheme,
+        kv_dtype=dep.kv_dtype, max_model_len=length,
+    )  # fmt: skip
+    slo = options.slo
+    simulated = max((ev.capacity.simulated_requests for ev in found.values()), default=0)
+    report = PlanReport(
+        **header.model_dump(),
+        policy=config.policy, workload=online.label, num_requests=simulated, seed=seed,
+        step_profile=step_label(dep),
+        objective="sustained requests/s within the SLO", mode=Mode.ONLINE.value,
+        layouts=[
+            layout_row(m, found.get(m.layout.name), gpus, within_slo=slo is not None)
+            for m in memories
+        ],
+        recommended=None, fixes=[], engine_flags={}, flag_warnings=[],
+        simulated_requests=simulated,
+        settled=all(ev.capacity.settled for ev in found.values() if ev.refined),
+        slo_ttft_s=_finite(None if slo is None else slo.ttft_s),
+        slo_tpot_s=_finite(None if slo is None else slo.tpot_s), headroom=options.headroom,
+    )  # fmt: skip
+    inputs = PlanInputs(reference, online.label, length, config)
+    if not found:
+        return report.model_copy(
+            update={"fixes": fit_fixes(dep, gpus, inputs), "reason": "no layout fits",
+                    "load": _load(ctx, None, None)}
+        )  # fmt: skip
+    best = best_layout(found)
+    if best is None:
+        return _infeasible(ctx, report, gpus)
+    return _recommend(ctx, report, best, found, inputs)
+
+
+def _recommend(
+    ctx: _Context,
+    report: PlanReport,
+    best: LayoutEval,
+    found: dict[str, LayoutEval],
+    inputs: PlanInputs,
+) -> PlanReport:
+    dep, o = ctx.dep, ctx.options
+    lay = best.memory.layout
+    needed, checked = _checked_fleet(ctx, best)
+    entry = _fleet_line(ctx, dep.hardware, best, checked)
+    others, notes = _other_fleets(ctx, lay.gpus)
+    fleet = sorted([entry, *others], key=lambda e: e.usd_per_million_output_tokens)
+    load = _load(ctx, best, needed)
+    rec = Recommendation(
+        layout=lay.name, dp=lay.dp, tp=lay.tp, pp=lay.pp, ep=lay.ep,
+        max_num_seqs=best.capacity.cap, reasons=recommendation_reasons_online(best, found),
+        tie=[], kv_aware_makespan_s=None, kv_aware_gain=None,
+    )  # fmt: skip
+    flags, warnings = engine_flags(
+        dep, (best.memory, best.capacity.cap * lay.dp), rec, inputs,
+        served_model(dep, local=o.serve_local_path),
+    )  # fmt: skip
+    sessions, reuse = online_reuse(dep, best, ctx.workload, o.headroom)
+    if load.saturated:
+        notes.insert(0, _overload_note(load, best, entry, o.headroom))
+        if reuse is not None:
+            notes.append(
+                f"the reuse figures are {lay.name} alone at the whole offered load, more than it "
+                "sustains in steady state: compare them with each other, not with the target"
+            )
+    if checked is not None and not checked.meets:
+        notes.append(
+            f"the fleet of {checked.replicas} x {entry.layout} simulated at the load still "
+            "misses the target: add replicas or headroom"
+        )
+    if not best.capacity.settled:
+        notes.append(
+            f"{lay.name}: the sample ({best.capacity.simulated_requests:,} requests) was too "
+            "small for a 5 % confidence interval; the estimates may still move"
+        )
+    return report.model_copy(
+        update={
+            "recommended": rec, "engine_flags": flags, "flag_warnings": warnings,
+            "load": load, "fleet": fleet, "notes": notes, "sessions": sessions,
+            "reuse": reuse,
+        }
+    )  # fmt: skip
+
+
+def _limits(slo: Slo) -> str:
+    parts = []
+    if slo.ttft_s != float("inf"):
+        parts.append(f"TTFT p99 <= {slo.ttft_s:g} s")
+    if slo.tpot_s != float("inf"):
+        parts.append(f"TPOT p99 <= {slo.tpot_s * 1000:g} ms")
+    return " and ".join(parts)
+
+
+def _infeasible(ctx: _Context, report: PlanReport, gpus: int) -> PlanReport:
+    from capcliff.analysis.plan.feasibility import (
+        LightLatency,
+        alternatives,
+        light_latency,
+        what_would_meet,
+    )
+    from capcliff.catalog.catalogs import hardware_catalog
+
+    slo = ctx.options.slo
+    assert slo is not None
+    tried = [
+        light_latency(alt, ctx.workload, ctx.max_model_len)
+        for alt in alternatives(ctx.dep, gpus, list(hardware_catalog().values()))
+    ]
+
+    def describe(t: LightLatency) -> str:
+        return (
+            f"{t.alternative.label}: TTFT p99 {t.ttft_p99_s or 0:,.2f} s, "
+            f"TPOT p99 {(t.tpot_p99_s or 0) * 1000:,.0f} ms"
+        )
+
+    hardware = ctx.dep.hardware.id
+    return report.model_copy(
+        update={
+            "reason": f"no layout of {gpus} x {hardware} meets {_limits(slo)}, even at light load",
+            "fixes": what_would_meet(slo, tried, describe),
+            "load": _load(ctx, None, None),
+        }
+    )

@@ -1,0 +1,82 @@
+"""Online plans of session workloads: capacity in sessions and users, and reuse at the online load.
+
+The layout search (`layout_capacity`) already runs sessions with the prefix cache on (the engine's
+default for a workload that shares content), so its steady-state throughput and latency include
+reuse. This module adds what only sessions have:
+- capacity per replica in sessions/s = sustained requests/s / requests per session (turns plus
+  fan-out branches, counted in the reference sample), and in users: a user's cycle per request is
+  its end-to-end latency plus the mean think time before the request is sent, so by Little's law
+  users = sustained requests/s x (E[e2e] + E[think]);
+- the reuse advice (`reuse_advice`: caching off vs on, each host-offload size, the recommended
+  size and its flags) simulated on the recommended layout at its cap, at the online load: the
+  users or session rate given, or with no load (1 - headroom) x the sustained rate.
+  REUSE_REQUESTS requests per run (a set size: each of up to 8 runs costs about 0.1-0.5 s CPU).
+  Its figures are whole-run (a cold cache at the start included), so its hit rate is a slight
+  lower bound of the steady state's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from capcliff.analysis.deployment import Deployment
+from capcliff.analysis.evaluate.capacity import REFERENCE_REQUESTS
+from capcliff.analysis.evaluate.layout_capacity import LayoutEval
+from capcliff.analysis.evaluate.online_load import OnlineWorkload
+from capcliff.analysis.evaluate.session_load import SessionCapacity, requests_per_session
+from capcliff.analysis.plan.reuse_advice import ReuseAdvice, reuse_advice
+from capcliff.sim.workload import Requests
+
+REUSE_REQUESTS = 2000  # set: requests per reuse-advice run (the whole layout)
+
+
+def mean_think_s(workload: OnlineWorkload) -> float:
+    """The mean think time before a request of a reference sample at the load is sent (s): the
+    users given, else sessions at a rate (a session's first turn waits none); 0 for workloads
+    without sessions (their users send at once)."""
+    if not workload.sessions:
+        return 0.0
+    clients = workload.choice.clients
+    if clients is not None and workload.choice.rate_per_s is None:
+        sample = workload.with_clients(REFERENCE_REQUESTS, clients)
+    else:
+        sample = workload.at_rate(REFERENCE_REQUESTS, 1.0)  # think times do not depend on it
+    return float(sample.think_s.mean())
+
+
+def online_requests(workload: OnlineWorkload, sustained_rps: float, headroom: float) -> Requests:
+    """REUSE_REQUESTS requests at the online load: the users or rate given, else (1 - headroom)
+    x the layout's sustained rate."""
+    clients = workload.choice.clients
+    if clients is not None and workload.choice.rate_per_s is None:
+        return workload.with_clients(REUSE_REQUESTS, clients)
+    rate = workload.offered_rps()
+    if rate is None:
+        rate = max(sustained_rps * (1 - headroom), 1e-9)
+    return workload.at_rate(REUSE_REQUESTS, rate)
+
+
+def online_reuse(
+    dep: Deployment, best: LayoutEval, workload: OnlineWorkload, headroom: float
+) -> tuple[SessionCapacity | None, ReuseAdvice | None]:
+    """(session capacity, reuse advice) of the recommended layout at the online load; (None,
+    None) for a workload that shares no content."""
+    requests = online_requests(workload, best.sustained_rps, headroom)
+    if not requests.has_content:
+        return None, None
+    config = replace(best.replica.config, max_num_seqs=best.capacity.cap)
+    advice = reuse_advice(dep, best.memory, requests, config)
+    per_session = requests_per_session(workload.backlog(REFERENCE_REQUESTS))
+    think = mean_think_s(workload)
+    rate = best.capacity.sustained_rps
+    cycle = best.capacity.at_sustained.e2e_mean_s + think
+    on = None if advice is None else next(p for p in advice.points if p.label == "caching on")
+    sessions = SessionCapacity(
+        requests_per_session=per_session,
+        mean_think_s=think,
+        sessions_per_s=rate / per_session,
+        users=rate * cycle,
+        prefix_cache_hit_rate=None if on is None else on.prefix_cache_hit_rate,
+        preemptions=0 if on is None else on.preemptions,
+    )
+    return sessions, advice

@@ -1,0 +1,127 @@
+"""Online plan results in report form: a layout's row and the reasons for the choice, in numbers."""
+
+from __future__ import annotations
+
+from capcliff.analysis.evaluate.capacity import THRASH_PREEMPTIONS, ReplicaCapacity
+from capcliff.analysis.evaluate.layout_capacity import LayoutEval
+from capcliff.analysis.plan.types import LayoutCapacity, PlanCliff, PlanLayout, PlanSweetSpot
+from capcliff.memory.layout_memory import LayoutMemory
+from capcliff.memory.report import summary_fields
+
+
+def _capacity(ev: LayoutEval, *, within_slo: bool) -> LayoutCapacity:
+    c = ev.capacity
+    dp = ev.memory.layout.dp
+    state = c.at_sustained
+    # tokens/s at the rate of `sustained_rps`: within an SLO, the run at that rate; without
+    # one, the saturation run at the cap (`at_sustained` is then at the headroom below it)
+    at_rate = state if within_slo else next(p for p in c.points if p.cap == c.cap).state
+    return LayoutCapacity(
+        max_num_seqs=c.cap,
+        saturation_rps=ev.saturation_rps,
+        sustained_rps=ev.sustained_rps,
+        output_tok_s=at_rate.output_tok_s * dp,
+        ttft_p99_s=state.ttft_p99_s if ev.refined else None,
+        tpot_p99_s=state.tpot_p99_s if ev.refined else None,
+        best_ttft_p99_s=c.best_ttft_p99_s,
+        best_tpot_p99_s=c.best_tpot_p99_s,
+        refined=ev.refined,
+        settled=c.settled,
+        simulated_requests=c.simulated_requests,
+    )
+
+
+def _sweet(ev: LayoutEval, gpus: int) -> PlanSweetSpot:
+    c = ev.capacity
+    dp = ev.memory.layout.dp
+    state = c.at_sustained
+    tok_s = state.output_tok_s * dp
+    chosen = next((p for p in c.points if p.cap == c.cap), c.points[0])
+    return PlanSweetSpot(
+        concurrency=c.cap * dp,
+        output_throughput_tok_s=tok_s,
+        ttft_p99_s=state.ttft_p99_s,
+        tpot_p99_s=state.tpot_p99_s,
+        makespan_s=chosen.result.makespan_s,
+        goodput_req_s=ev.sustained_rps,
+        gpu_hours_per_mtok=gpus / (tok_s * 3600) * 1e6 if tok_s > 0 else 0.0,
+    )
+
+
+def layout_row(
+    memory: LayoutMemory, ev: LayoutEval | None, gpus: int, *, within_slo: bool
+) -> PlanLayout:
+    """A layout's row: memory, and for a fitting layout its cliff, sweet spot and capacity
+    (`within_slo`: the capacity is the rate within an SLO, not the saturation rate)."""
+    if ev is None:
+        return PlanLayout(
+            **summary_fields(memory), cliff=None, sweet_spot=None, stranded_kv_fraction=None
+        )
+    dp = memory.layout.dp
+    simulated = ev.capacity.simulated_cliff
+    return PlanLayout(
+        **summary_fields(memory),
+        cliff=PlanCliff(
+            analytic_concurrency=ev.capacity.analytic_cliff * dp,
+            simulated_concurrency=None if simulated is None else simulated * dp,
+        ),
+        sweet_spot=_sweet(ev, gpus),
+        stranded_kv_fraction=None,  # replicas are searched one at a time; the fleet check routes
+        capacity=_capacity(ev, within_slo=within_slo),
+    )
+
+
+def _cliff_reason(c: ReplicaCapacity) -> str:
+    """Where KV runs short against the cap recommended: past it, or already at it."""
+    cliff = c.simulated_cliff
+    where = (
+        f"KV runs short at a cap of {cliff:,} per replica in the simulation (the analytic p99 "
+        f"cliff is {c.analytic_cliff:,})"
+    )
+    if cliff is None or c.cap < cliff:
+        return f"{where}: past it requests are preempted"
+    point = next(p for p in c.points if p.cap == c.cap)
+    per_request = point.result.total_preemptions / max(1, len(point.result.finish_s))
+    why = (
+        f"every cap tried preempts more than {THRASH_PREEMPTIONS} per request (thrashing)"
+        if point.thrashing
+        else f"it is kept for its throughput, under the {THRASH_PREEMPTIONS} per request that "
+        "counts as thrashing"
+    )
+    return (
+        f"{where}: the cap recommended is at or past it, so at saturation requests are "
+        f"preempted ({per_request:.2f} per request); {why}"
+    )
+
+
+def recommendation_reasons_online(best: LayoutEval, found: dict[str, LayoutEval]) -> list[str]:
+    """Why `best`: its sustained rate against the runner-up and the pure data-parallel layout."""
+    lay = best.memory.layout
+    c = best.capacity
+    reasons = [
+        f"sustains {best.sustained_rps:,.2f} requests/s ({best.sustained_rps * 3600:,.0f} an "
+        f"hour) at max_num_seqs {c.cap:,} per replica; saturation {best.saturation_rps:,.2f}",
+    ]
+    if c.simulated_cliff is not None:
+        reasons.append(_cliff_reason(c))
+    others = sorted(
+        (ev for ev in found.values() if ev is not best and ev.refined and ev.capacity.meets_slo),
+        key=lambda ev: -ev.sustained_rps,
+    )
+    dp_only = next(
+        (ev for ev in found.values() if ev.memory.layout.tp == ev.memory.layout.pp == 1), None
+    )
+    compared = others[:1]
+    if dp_only is not None and dp_only is not best and all(o is not dp_only for o in compared):
+        compared.append(dp_only)  # not twice when the runner-up is the data-parallel layout
+    for other in compared:
+        name = other.memory.layout.name
+        if other.sustained_rps > 0:
+            ratio = best.sustained_rps / other.sustained_rps
+            reasons.append(
+                f"{ratio:.2f}x the rate of {name} ({other.sustained_rps:,.2f} requests/s"
+                f"{'' if other.refined else ', first cap only'})"
+            )
+    if lay.dp > 1:
+        reasons.append(f"{lay.dp} replicas do not share KV: each holds its own requests")
+    return reasons

@@ -1,0 +1,171 @@
+"""What reuse is worth at the user's workload: prefix caching on vs off, and what each host-memory
+offload size buys, with a recommended size and the engine flags that turn them on.
+
+Every figure is a simulation of the recommended layout at its admission cap (per replica):
+- caching off and on (the engine's prefix cache in HBM only);
+- offload sizes per replica from OFFLOAD_START_BYTES doubling up to the host DRAM of the
+  replica's GPUs (the hardware file's `host_dram_tb_per_node` shared by its GPUs), caching on.
+Recommended size (a named rule, not a fit): offload pays when the best size raises the total hit
+rate (HBM + offload tiers) by at least MIN_HIT_GAIN or cuts TTFT p99 by more than
+OFFLOAD_TOLERANCE against no offload; then the smallest size that reaches HIT_GAIN_SHARE of the
+best size's hit-rate gain with a TTFT p99 within OFFLOAD_TOLERANCE of the best size's.
+
+Flags: vLLM `--enable-prefix-caching` / `--no-enable-prefix-caching` and
+`--kv-offloading-backend native --kv-offloading-size GiB` (the total over the replica's ranks,
+vllm/config/cache.py `kv_offloading_size`); SGLang `--disable-radix-cache` and
+`--enable-hierarchical-cache --hicache-size GB` (per rank, python/sglang/srt/server_args.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from pydantic import BaseModel, ConfigDict
+
+from capcliff.analysis.deployment import Deployment
+from capcliff.analysis.offload import offload_tiers
+from capcliff.memory.budget import EngineName
+from capcliff.memory.layout_memory import LayoutMemory
+from capcliff.sim.config import PREFIX_CACHING_POLICIES, SimConfig
+from capcliff.sim.result import SimResult
+from capcliff.sim.simulate import simulate
+from capcliff.sim.workload import Requests
+from capcliff.units import GB, GIB
+
+OFFLOAD_START_BYTES = 64 * GIB  # per replica, the smallest size tried
+OFFLOAD_TOLERANCE = 0.10  # sizes within 10 % of the best TTFT p99 count as equally good
+MIN_HIT_GAIN = 0.05  # 5 points of hit rate: less is not worth host memory
+HIT_GAIN_SHARE = 0.95  # a size that reaches 95 % of the best size's hit-rate gain is enough
+
+
+class ReusePoint(BaseModel):
+    """One simulation of the recommended layout."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    label: str  # "caching off", "caching on", "offload 256 GiB"
+    offload_bytes: int  # per replica
+    prefix_cache_hit_rate: float | None  # in HBM, token-weighted
+    offload_hit_rate: float  # tokens loaded from offload tiers / tokens looked up
+    ttft_p99_s: float
+    output_throughput_tok_s: float
+    preemptions: int
+
+
+class ReuseAdvice(BaseModel):
+    """Prefix caching and offload at the user's workload, on the recommended layout."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    points: list[ReusePoint]
+    recommended_offload_bytes: int  # 0: no offload
+    flags: list[str]  # engine flags for the recommended choice
+    hit_rate_without: float  # total hit rate with caching on, no offload
+    hit_rate_with: float  # ... with the recommended size (= without when none)
+    ttft_p99_change: float  # recommended size's TTFT p99 / no offload's - 1
+
+
+def _point(label: str, offload: int, r: SimResult) -> ReusePoint:
+    tiers = r.reuse.tiers if r.reuse is not None else ()
+    queried = r.reuse.queried_tokens if r.reuse is not None else 0
+    loaded = sum(t.hit_tokens for t in tiers)
+    return ReusePoint(
+        label=label,
+        offload_bytes=offload,
+        prefix_cache_hit_rate=r.prefix_cache_hit_rate,
+        offload_hit_rate=loaded / queried if queried else 0.0,
+        ttft_p99_s=r.ttft.p99 if math.isfinite(r.ttft.p99) else 0.0,
+        output_throughput_tok_s=r.output_tokens_per_s,
+        preemptions=r.total_preemptions,
+    )
+
+
+def offload_sizes(dep: Deployment, memory: LayoutMemory) -> list[int]:
+    """Sizes per replica to try: 64 GiB doubling while within the replica's host DRAM."""
+    layout = memory.layout
+    gpus = max(1, layout.gpus // layout.dp)
+    host = dep.hardware.host_dram_bytes_per_gpu * gpus
+    sizes, size = [], OFFLOAD_START_BYTES
+    while size <= host:
+        sizes.append(size)
+        size *= 2
+    return sizes
+
+
+def total_hit_rate(p: ReusePoint) -> float:
+    """Tokens served from HBM or an offload tier / tokens looked up."""
+    return (p.prefix_cache_hit_rate or 0.0) + p.offload_hit_rate
+
+
+def recommended_size(points: list[ReusePoint]) -> int:
+    """The offload size the module docstring's rule picks (0: none)."""
+    base = next(p for p in points if p.label == "caching on")
+    sized = [p for p in points if p.offload_bytes]
+    if not sized:
+        return 0
+    best_hit = max(total_hit_rate(p) for p in sized)
+    best_ttft = min(p.ttft_p99_s for p in sized)
+    gain = best_hit - total_hit_rate(base)
+    if gain < MIN_HIT_GAIN and best_ttft >= base.ttft_p99_s * (1 - OFFLOAD_TOLERANCE):
+        return 0
+    good = [
+        p
+        for p in sized
+        if total_hit_rate(p) - total_hit_rate(base) >= HIT_GAIN_SHARE * gain
+        and p.ttft_p99_s <= best_ttft * (1 + OFFLOAD_TOLERANCE)
+    ]
+    return min(good, key=lambda p: p.offload_bytes).offload_bytes
+
+
+def reuse_flags(engine: EngineName, offload_bytes: int, tp_ranks: int) -> list[str]:
+    """The engine flags for prefix caching on and `offload_bytes` of host offload per replica."""
+    if engine is EngineName.SGLANG:
+        flags = []  # the radix cache is on unless --disable-radix-cache
+        if offload_bytes:
+            per_rank = offload_bytes / tp_ranks / GB
+            flags += ["--enable-hierarchical-cache", f"--hicache-size {per_rank:.0f}"]
+        return flags
+    flags = ["--enable-prefix-caching"]
+    if offload_bytes:
+        size = offload_bytes / GIB
+        flags += ["--kv-offloading-backend native", f"--kv-offloading-size {size:.0f}"]
+    return flags
+
+
+def reuse_advice(
+    dep: Deployment, memory: LayoutMemory, requests: Requests, config: SimConfig
+) -> ReuseAdvice | None:
+    """Caching off / on and each offload size on `memory`'s layout; None where the workload shares
+    no content or the policy has no modelled prefix cache."""
+    from capcliff.analysis.evaluate.replica_models import replica_models
+
+    if not requests.has_content or config.policy not in PREFIX_CACHING_POLICIES:
+        return None
+    capacity, model = replica_models(dep, memory)
+    capacity = replace(capacity, tiers=())
+    dp = memory.layout.dp
+
+    def run(caching: bool, offload: int) -> SimResult:
+        tiers = offload_tiers(
+            {"cpu": offload}, dep.hardware, gpus_per_replica=max(1, memory.layout.gpus // dp),
+            kv_bytes_per_token_per_gpu=memory.kv_bytes_per_token_per_gpu,
+        ) if offload else ()  # fmt: skip
+        cap = replace(capacity, tiers=tiers)
+        return simulate(requests, model, cap, replace(config, prefix_caching=caching), dp=dp)
+
+    points = [_point("caching off", 0, run(False, 0)), _point("caching on", 0, run(True, 0))]
+    for size in offload_sizes(dep, memory):
+        points.append(_point(f"offload {size / GIB:.0f} GiB", size, run(True, size)))
+    size = recommended_size(points)
+    tp_ranks = max(1, memory.layout.gpus // dp)
+    base = points[1]
+    chosen = next((p for p in points if size and p.offload_bytes == size), base)
+    return ReuseAdvice(
+        points=points,
+        recommended_offload_bytes=size,
+        flags=reuse_flags(dep.settings.engine, size, tp_ranks),
+        hit_rate_without=total_hit_rate(base),
+        hit_rate_with=total_hit_rate(chosen),
+        ttft_p99_change=chosen.ttft_p99_s / base.ttft_p99_s - 1 if base.ttft_p99_s else 0.0,
+    )

@@ -1,0 +1,278 @@
+"""Step-time terms fitted to serving benchmark results by least squares.
+
+Every step of the simulator costs `fixed_s + scale x v`, where v is the profile's roofline and
+communication time of that step (`perf.step_time`). A benchmark run with `c` closed-loop clients
+is simulated as such (each client sends its next request when the last one finishes). With every
+step longer than zero, the order of events does not depend on step durations (admissions,
+completions and preemptions happen at step boundaries counted in steps), so every timing the
+simulation reports is `fixed_s x A + scale x B`: A from a run whose steps all take one unit of
+fixed time, B from a run with no fixed time. Two simulations per point give A and B; the fit
+minimises the squared relative errors of TPOT and of seconds per output token (1 / throughput)
+over all points, a linear least-squares problem in (fixed_s, scale).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from capcliff.analysis.deployment import Deployment
+from capcliff.analysis.evaluate.replica_models import replica_models
+from capcliff.analysis.evaluate.solver import config_at
+from capcliff.calibrate.benchmarks import BenchmarkPoint
+from capcliff.catalog.layout import Layout
+from capcliff.errors import InputError
+from capcliff.perf.profiles import step_profile
+from capcliff.perf.step_time import StepTimeModel, profile_efficiency
+from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.sim.simulate import simulate
+from capcliff.sim.workload import Arrival, Fixed, Requests, Uniform, WorkloadSpec, generate_requests
+
+# Requests per client when the benchmark does not say (InferenceX: num_prompts = 10 x conc).
+REQUESTS_PER_CLIENT = 10
+# At most this many requests are simulated per point (enough for steady state; keeps a 20-row
+# calibration within seconds).
+MAX_SIMULATED_REQUESTS = 320
+UNIT_FIXED_S = 1e-3  # the fixed time of the basis run A (any positive value gives the same fit)
+FIT_TERMS = ("fixed_s", "scale")
+
+
+@dataclass(frozen=True)
+class Timings:
+    """Mean TPOT, mean TTFT and seconds per output token (makespan / tokens), seconds."""
+
+    tpot_s: float
+    ttft_s: float
+    s_per_token: float
+    preemptions: int = 0  # in the simulation: > 0 means the run went past the KV cliff
+
+    def combine(self, a: float, other: Timings, b: float) -> Timings:
+        """a x self + b x other (the preemptions of self: the schedule is the same)."""
+        return Timings(
+            a * self.tpot_s + b * other.tpot_s,
+            a * self.ttft_s + b * other.ttft_s,
+            a * self.s_per_token + b * other.s_per_token,
+            self.preemptions,
+        )
+
+
+@dataclass(frozen=True)
+class PointFit:
+    """One benchmark point: measured, modeled (the profile) and calibrated (the fit)."""
+
+    point: BenchmarkPoint
+    modeled: Timings
+    calibrated: Timings
+
+    def throughput_error(self, which: Timings) -> float | None:
+        """(predicted - measured) / measured output throughput, or None if not measured."""
+        measured = self.point.output_throughput_tok_s
+        return None if not measured else (1 / which.s_per_token - measured) / measured
+
+    def tpot_error(self, which: Timings) -> float | None:
+        """(predicted - measured) / measured mean TPOT, or None if not measured."""
+        measured = self.point.mean_tpot_s
+        return None if not measured else (which.tpot_s - measured) / measured
+
+
+@dataclass(frozen=True)
+class StepFit:
+    """Fitted step-time terms and every point's residuals."""
+
+    fixed_s: float
+    scale: float
+    modeled_fixed_s: float  # the profile's own fixed time per step (scale 1)
+    profile: str
+    points: tuple[PointFit, ...]
+
+    @property
+    def terms(self) -> dict[str, float]:
+        """The terms as `--calibration` applies them."""
+        return {"fixed_s": self.fixed_s, "scale": self.scale}
+
+
+@dataclass(frozen=True)
+class Basis:
+    """A point's timings as a function of the terms: fixed_s x `fixed` + scale x `variable`."""
+
+    point: BenchmarkPoint
+    fixed: Timings  # per second of fixed time per step
+    variable: Timings  # at scale 1 with no fixed time
+    # the profile's own prediction where it is not linear in the terms (a lockstep step floor,
+    # StepTimeModel.eager_floor_s); None: fixed x the profile's fixed_s + variable
+    modeled: Timings | None = None
+
+
+def point_requests(point: BenchmarkPoint, *, seed: int = 0) -> Requests:
+    """The benchmark's closed-loop clients: `concurrency` clients, lengths fixed or uniform in
+    [range_ratio x len, len], the file's request count (else 10 per client), capped. The clients'
+    first requests reach the engine `client_turnaround_s` apart and each next one that long after
+    its previous one finishes (calibrate.benchmarks.CLIENT_TURNAROUND_S)."""
+    count = point.num_requests or REQUESTS_PER_CLIENT * point.concurrency
+    count = max(min(count, MAX_SIMULATED_REQUESTS), point.concurrency)
+
+    def lengths(tokens: int) -> Fixed | Uniform:
+        low = max(1, round(tokens * point.range_ratio))
+        return Fixed(tokens) if low >= tokens else Uniform(low, tokens)
+
+    spec = WorkloadSpec(
+        num_requests=count,
+        input=lengths(point.input_len),
+        output=lengths(point.output_len),
+        arrival=Arrival.CLIENTS,
+        clients=point.concurrency,
+        max_input_tokens=max(point.input_len, 1),
+        max_output_tokens=max(point.output_len, 1),
+        think_time_s=point.client_turnaround_s,
+    )
+    requests = generate_requests(spec, np.random.default_rng(seed))
+    if point.client_turnaround_s <= 0:
+        return requests
+    arrival = requests.arrival_s.copy()
+    first = min(point.concurrency, count)
+    arrival[:first] = np.arange(first) * point.client_turnaround_s
+    return replace(requests, arrival_s=arrival)
+
+
+_Models = tuple[KVCapacity, StepTimeModel]
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What simulating one point needs besides its step-time terms."""
+
+    requests: Requests
+    capacity: KVCapacity
+    steps: StepTimeModel  # with the deployment's own terms
+    config: SimConfig
+    dp: int
+
+    def timings(self, steps: StepTimeModel) -> Timings:
+        result = simulate(self.requests, steps, self.capacity, self.config, dp=self.dp)
+        tokens = float(result.output_tokens.sum())
+        return Timings(
+            result.tpot.mean, result.ttft.mean, result.makespan_s / tokens,
+            result.total_preemptions,
+        )  # fmt: skip
+
+
+def _run(dep: Deployment, layout: Layout, point: BenchmarkPoint, cache: dict[int, _Models]) -> _Run:
+    requests = point_requests(point)
+    length = dep.context_length(requests)
+    if length not in cache:
+        memory = dep.memory(layout, length)
+        if not memory.fits:
+            raise InputError(f"layout: {layout.name} does not fit: {memory.reason}")
+        cache[length] = replica_models(dep, memory, {})
+    capacity, steps = cache[length]
+    config = config_at(dep.sim_config(length), point.concurrency, layout.dp)
+    return _Run(requests, capacity, steps, config, layout.dp)
+
+
+def simulate_point(
+    dep: Deployment, layout: Layout, point: BenchmarkPoint, terms: dict[str, float]
+) -> Timings:
+    """Mean TPOT and TTFT and seconds per output token of `point` simulated with `terms`."""
+    run = _run(dep, layout, point, {})
+    memory = dep.memory(layout, dep.context_length(run.requests))
+    return run.timings(replica_models(dep, memory, terms)[1])
+
+
+def _basis(run: _Run, point: BenchmarkPoint) -> Basis:
+    steps = replace(run.steps, eager_floor_s=0.0)  # a floor is not linear in the terms
+    fixed = run.timings(replace(steps, step_overhead_s=UNIT_FIXED_S, variable_scale=0.0))
+    variable = run.timings(replace(steps, step_overhead_s=0.0, variable_scale=1.0))
+    modeled = run.timings(run.steps) if run.steps.eager_floor_s > 0 else None
+    return Basis(point, fixed.combine(1 / UNIT_FIXED_S, fixed, 0.0), variable, modeled)
+
+
+def modeled_fixed_s(dep: Deployment, layout: Layout) -> tuple[float, str]:
+    """The profile's fixed time per step for `layout` and the profile's label."""
+    profile, _ = step_profile(dep.settings.engine, {}, dep.settings.engine_version)
+    eff = profile_efficiency(dep.model.arch, dep.hardware, layout, profile)
+    return eff.step_overhead_s, profile.label
+
+
+def _solve(bases: list[Basis], terms: tuple[str, ...], fixed0: float) -> tuple[float, float]:
+    """Least squares on relative errors; `fixed_s` pinned to `fixed0` unless fitted, and to 0
+    when the unconstrained fit would make it negative."""
+    rows, targets = [], []
+    for b in bases:
+        for measured, fixed, variable in (
+            (b.point.mean_tpot_s, b.fixed.tpot_s, b.variable.tpot_s),
+            (_s_per_token(b.point), b.fixed.s_per_token, b.variable.s_per_token),
+        ):
+            if measured:
+                rows.append((fixed / measured, variable / measured))
+                targets.append(1.0)
+    a, y = np.array(rows), np.array(targets)
+    if "fixed_s" in terms:
+        (f, s), *_ = np.linalg.lstsq(a, y, rcond=None)
+        if f >= 0:
+            return float(f), float(s)
+        fixed0 = 0.0
+    rest = y - a[:, 0] * fixed0
+    s = float(a[:, 1] @ rest / (a[:, 1] @ a[:, 1]))
+    return fixed0, s
+
+
+def _s_per_token(point: BenchmarkPoint) -> float | None:
+    return 1 / point.output_throughput_tok_s if point.output_throughput_tok_s else None
+
+
+def _check_count(points: int, terms: tuple[str, ...]) -> None:
+    if points < len(terms):
+        raise InputError(
+            f"benchmark: {points} point{'s' if points != 1 else ''} cannot fit "
+            f"{len(terms)} terms ({', '.join(terms)}); give at least {len(terms)} rows "
+            "(runs at different concurrencies)"
+        )
+
+
+def point_bases(dep: Deployment, layout: Layout, points: list[BenchmarkPoint]) -> list[Basis]:
+    """Each point's timings per second of fixed step time and per unit of scale (two
+    simulations each); any fit over a subset of the points reuses them."""
+    cache: dict[int, _Models] = {}
+    return [_basis(_run(dep, layout, p, cache), p) for p in points]
+
+
+def fit_bases(
+    bases: list[Basis],
+    *,
+    fixed0: float,
+    label: str,
+    terms: tuple[str, ...] = FIT_TERMS,
+    predict: list[Basis] | None = None,
+) -> StepFit:
+    """Fit `terms` (fixed_s and scale, or scale alone with fixed_s = `fixed0`) to `bases`; the
+    result's points are `predict` (default: the fitted ones), modeled and calibrated."""
+    _check_count(len(bases), terms)
+    fixed, scale = _solve(bases, terms, fixed0)
+    if scale <= 0:
+        raise InputError(
+            f"benchmark: the fit gives a step-time scale of {scale:.3g} (must be > 0); the "
+            "points disagree with any positive step time: check the rows' units and lengths"
+        )
+    fits = tuple(
+        PointFit(
+            b.point,
+            modeled=b.modeled or b.fixed.combine(fixed0, b.variable, 1.0),
+            calibrated=b.fixed.combine(fixed, b.variable, scale),
+        )
+        for b in (bases if predict is None else predict)
+    )
+    return StepFit(fixed, scale, fixed0, label, fits)
+
+
+def fit_step_terms(
+    dep: Deployment,
+    layout: Layout,
+    points: list[BenchmarkPoint],
+    *,
+    terms: tuple[str, ...] = FIT_TERMS,
+) -> StepFit:
+    """Fit `terms` (fixed_s and scale, or scale alone) to `points` of one deployment."""
+    _check_count(len(points), terms)
+    fixed0, label = modeled_fixed_s(dep, layout)
+    return fit_bases(point_bases(dep, layout, points), fixed0=fixed0, label=label, terms=terms)

@@ -1,0 +1,96 @@
+"""The package's layers: each package imports only the packages below it, and inside `analysis`
+each layer (disagg > plan > sweep > evaluate > the root modules) only the layers below it.
+
+Imports are read with `ast` from every module, at module level, inside functions and under
+`TYPE_CHECKING` alike: an import made only for a type hint still points one way.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent / "capcliff"
+
+# docs/architecture.md: units/errors -> catalog -> memory -> perf, calibrate -> sim -> analysis
+# -> check -> cli (a rank may import lower ranks; perf and calibrate share one and never meet)
+PACKAGE_RANK = {
+    "": 0, "catalog": 1, "memory": 2, "perf": 3, "calibrate": 3, "sim": 4, "analysis": 5,
+    "check": 6, "cli": 7,
+}  # fmt: skip
+ANALYSIS_RANK = {"": 0, "evaluate": 1, "sweep": 2, "plan": 3, "disagg": 4}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in ROOT.rglob("*.py"):
+        parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+def _imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return {n for n in names if n == "capcliff" or n.startswith("capcliff.")}
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in PACKAGE_RANK) else ""
+
+
+def _analysis_layer(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) > 3 or (len(parts) == 3 and parts[2] in ANALYSIS_RANK):
+        return parts[2]
+    return ""
+
+
+MODULES = _modules()
+
+
+ENTRY_POINTS = {"capcliff.__main__"}  # `python -m capcliff` runs the CLI
+
+
+@pytest.mark.parametrize("module", sorted(set(MODULES) - ENTRY_POINTS))
+def test_module_imports_only_packages_below_it(module: str) -> None:
+    rank = PACKAGE_RANK[_package(module)]
+    up = [
+        name
+        for name in _imports(MODULES[module])
+        if _package(name) != _package(module) and PACKAGE_RANK[_package(name)] >= rank
+    ]
+    assert not up, f"{module} imports {up} (same rank or above)"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("capcliff.analysis")))
+def test_analysis_layer_imports_only_layers_below_it(module: str) -> None:
+    rank = ANALYSIS_RANK[_analysis_layer(module)]
+    up = [
+        name
+        for name in _imports(MODULES[module])
+        if name.startswith("capcliff.analysis.")
+        and _analysis_layer(name) != _analysis_layer(module)
+        and ANALYSIS_RANK[_analysis_layer(name)] > rank
+    ]
+    assert not up, f"{module} imports {up} from a layer above it"
+
+
+@pytest.mark.xfail(strict=True, reason="capcliff/sim is still one room of 29 modules")
+def test_no_flat_room_of_more_than_twenty_modules() -> None:
+    rooms = {p.parent for p in ROOT.rglob("*.py")}
+    crowded = {
+        str(room.relative_to(ROOT.parent)): n
+        for room in rooms
+        if (n := len([p for p in room.glob("*.py") if p.name != "__init__.py"])) > 20
+    }
+    assert not crowded, f"rooms of more than 20 modules: {crowded}"
