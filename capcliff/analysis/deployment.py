@@ -31,7 +31,7 @@ from capcliff.memory.layout_memory import LayoutMemory, layout_memory
 from capcliff.memory.weights import WeightScheme
 from capcliff.sim.config import KVCapacity, PreemptionMode, Routing, SimConfig
 from capcliff.sim.policies import POLICY_NAMES
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 from capcliff.units import KVDType, parse_kv_dtype, parse_weight_dtype, round_up
 
 # The scheduling policy each engine runs by default (TensorRT-LLM's CapacitySchedulerPolicy defaults

@@ -11,14 +11,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from capcliff.errors import InputError
-from capcliff.sim.sessions import (
+from capcliff.sim.traffic.sessions import (
     SESSION_PRESETS,
     generate_sessions,
     is_session_trace,
     parse_session_trace,
     requests_from_session_trace,
 )
-from capcliff.sim.workload import (
+from capcliff.sim.traffic.workload import (
     Arrival,
     Fixed,
     Requests,
@@ -28,7 +28,7 @@ from capcliff.sim.workload import (
     preset,
     requests_from_trace,
 )
-from capcliff.sim.workload_rules import check_arrival, check_workload_numbers
+from capcliff.sim.traffic.workload_rules import check_arrival, check_workload_numbers
 
 
 def is_online(requests: Requests) -> bool:

@@ -26,8 +26,8 @@ from capcliff.catalog.layout import Layout, parse_layout
 from capcliff.check.report import Figures, significant
 from capcliff.check.spec import CheckWorkload, Scenario, SpecFile
 from capcliff.memory.layout_memory import LayoutMemory
-from capcliff.sim.workload import Arrival, Requests
-from capcliff.sim.workload_rules import implied_arrival
+from capcliff.sim.traffic.workload import Arrival, Requests
+from capcliff.sim.traffic.workload_rules import implied_arrival
 
 GRID_START = 16  # the cliff sweep's smallest concurrency (running requests)
 GRID_SPAN = 4  # ... and its largest: this many times the scenario's concurrency

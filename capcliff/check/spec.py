@@ -24,9 +24,13 @@ from capcliff.catalog.layout import parse_layout
 from capcliff.check.spec_errors import field_line, validation_lines
 from capcliff.errors import CatalogError, InputError
 from capcliff.files import read_text
-from capcliff.sim.sessions import WORKLOAD_PRESETS
-from capcliff.sim.workload import Arrival, parse_trace
-from capcliff.sim.workload_rules import check_arrival, check_workload_numbers, implied_arrival
+from capcliff.sim.traffic.sessions import WORKLOAD_PRESETS
+from capcliff.sim.traffic.workload import Arrival, parse_trace
+from capcliff.sim.traffic.workload_rules import (
+    check_arrival,
+    check_workload_numbers,
+    implied_arrival,
+)
 
 DEFAULT_SPEC = Path("capcliff.toml")
 DEFAULT_NUM_REQUESTS = 1000

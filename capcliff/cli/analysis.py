@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # types only: the commands import their modules lazily to kee
     from capcliff.analysis.sweep.report import SweepPlan, SweepReport
     from capcliff.analysis.workloads import WorkloadChoice
     from capcliff.catalog.layout import Layout
-    from capcliff.sim.workload import Requests
+    from capcliff.sim.traffic.workload import Requests
 
 DEFAULT_SWEEP_MODEL = "deepseek-r1-distill-llama-8b"  # the study's single-GPU scenario
 
@@ -203,7 +203,7 @@ def sweep(
     names = [] if layout is None else [p.strip() for p in layout.split(",") if p.strip()]
     one = parse_layout(names[0]).name if len(names) == 1 else None
     dep = resolve(get_model(model), get_hardware(gpu), settings, force=force, layout=one)
-    from capcliff.sim.workload_rules import implied_arrival
+    from capcliff.sim.traffic.workload_rules import implied_arrival
 
     pattern = implied_arrival(arrival, rate=rate, clients=clients)
     choice = workload_choice(isl, osl, workload, num_requests, pattern, rate, clients)

@@ -35,7 +35,7 @@ from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.result import SimResult
 from capcliff.sim.simulate import simulate
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 
 REFERENCE_REQUESTS = 1000  # the fixed sample that sets the cap grid
 CAP_FACTORS = (0.5, 0.71, 1.0, 1.41, 2.0)  # x the steady-state cliff (half-octave steps)

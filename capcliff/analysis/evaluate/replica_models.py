@@ -12,7 +12,7 @@ from capcliff.perf.communication import MoEExchange
 from capcliff.perf.profiles import profile_label, step_profile
 from capcliff.perf.step_time import StepTimeModel, step_time_model
 from capcliff.sim.config import KVCapacity
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 
 CLIFF_PERCENTILE = 99.0
 

@@ -33,7 +33,7 @@ from capcliff.memory.report import report_header, summary_fields
 from capcliff.memory.weights import WeightScheme
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 from capcliff.units import KVDType, WeightDType
 
 

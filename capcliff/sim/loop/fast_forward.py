@@ -16,19 +16,19 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from capcliff.sim.admit_step import exact_step
+from capcliff.sim.loop.admit_step import exact_step
+from capcliff.sim.loop.thrash import decode_run, empty_step, line_terms_of, run_thrash
 from capcliff.sim.policies import (
     SGLANG_CLIP_MAX_NEW_TOKENS,
     Candidate,
     sglang_first_admissible_step,
 )
-from capcliff.sim.thrash import decode_run, empty_step, line_terms_of, run_thrash
 
 # Steps in the first window of `_sglang_limit`'s scan (set: any size gives the same answer).
 SGLANG_WINDOW_STEPS = 256
 
 if TYPE_CHECKING:
-    from capcliff.sim.replica import ReplicaSim
+    from capcliff.sim.loop.replica import ReplicaSim
 
 
 class DecodeRun(Protocol):

@@ -2,7 +2,7 @@
 
 Each loop iteration either runs one engine step exactly (when something happens: an admission, a
 prefill chunk, a preemption) or jumps over a run of identical decode steps at once
-(`capcliff.sim.fast_forward`). A step: (1) if the running requests' new blocks do not fit,
+(`capcliff.sim.loop.fast_forward`). A step: (1) if the running requests' new blocks do not fit,
 give up victims in the policy's order until they do; (2) every decoding request writes one token,
 a request part way through its prefill takes the next chunk of what budget is left; (3) waiting
 requests are admitted FCFS while the policy agrees (head-of-line blocking); (4) the step's time
@@ -21,19 +21,19 @@ from functools import partial
 
 from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
-from capcliff.sim.admission import AdmissionView, candidate
-from capcliff.sim.clients import ClientLoop
-from capcliff.sim.cohort import DecodeCohort
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
-from capcliff.sim.fast_forward import fast_forward
+from capcliff.sim.loop.admission import AdmissionView, candidate
+from capcliff.sim.loop.clients import ClientLoop
+from capcliff.sim.loop.cohort import DecodeCohort
+from capcliff.sim.loop.fast_forward import fast_forward
+from capcliff.sim.loop.prefill_only import no_chunking, prefill_step, prefill_verdict, swap_ins
+from capcliff.sim.loop.step_plan import Load, PlannedStep, step_load
+from capcliff.sim.loop.thrash import handles
+from capcliff.sim.loop.timeline import Recorder, ReplicaResult
+from capcliff.sim.loop.victims import next_victim
 from capcliff.sim.policies import Candidate, Policy, Requeue, VictimOrder
-from capcliff.sim.prefill_only import no_chunking, prefill_step, prefill_verdict, swap_ins
-from capcliff.sim.prefix_reuse import replica_reuse
-from capcliff.sim.step_plan import Load, PlannedStep, step_load
-from capcliff.sim.thrash import handles
-from capcliff.sim.timeline import Recorder, ReplicaResult
-from capcliff.sim.victims import next_victim
-from capcliff.sim.workload import Requests
+from capcliff.sim.reuse.prefix_reuse import replica_reuse
+from capcliff.sim.traffic.workload import Requests
 from capcliff.units import ceil_div
 
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from capcliff.sim.step_plan import step_load
+from capcliff.sim.loop.step_plan import step_load
 
 if TYPE_CHECKING:
-    from capcliff.sim.replica import ReplicaSim
+    from capcliff.sim.loop.replica import ReplicaSim
 
 Admitted = list[tuple[int, int, int]]  # (request, context before, chunk)
 

@@ -23,12 +23,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from capcliff.errors import InputError
-from capcliff.sim.admission import candidate
+from capcliff.sim.loop.admission import candidate
+from capcliff.sim.loop.step_plan import PlannedStep, step_load
 from capcliff.sim.policies import Candidate
-from capcliff.sim.step_plan import PlannedStep, step_load
 
 if TYPE_CHECKING:
-    from capcliff.sim.replica import ReplicaSim
+    from capcliff.sim.loop.replica import ReplicaSim
 
 Admitted = list[tuple[int, int, int]]  # (request, context before, tokens this step)
 

@@ -2,7 +2,8 @@
 
 The replica asks its policy about the head of the queue in two situations: while running a step
 exactly (the state is the replica's own, as it stands), and while planning a jump over identical
-decode steps (`capcliff.sim.fast_forward`), where the question is "would the head be admitted at
+decode steps
+(`capcliff.sim.loop.fast_forward`), where the question is "would the head be admitted at
 the start of step s if f blocks were free?". Both go through `AdmissionView`, which reads the
 replica but never changes it, so asking "what if" needs no mutate-and-restore.
 """
@@ -16,7 +17,7 @@ import numpy as np
 from capcliff.sim.policies import Candidate, RunningState
 
 if TYPE_CHECKING:
-    from capcliff.sim.replica import ReplicaSim
+    from capcliff.sim.loop.replica import ReplicaSim
 
 
 class AdmissionView:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from capcliff.sim.policies import VictimOrder
 
 if TYPE_CHECKING:
-    from capcliff.sim.replica import ReplicaSim
+    from capcliff.sim.loop.replica import ReplicaSim
 
 
 def next_victim(sim: ReplicaSim) -> int:

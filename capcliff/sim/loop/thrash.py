@@ -31,7 +31,7 @@ from capcliff.perf.decode_line import DecodeLine
 from capcliff.sim.policies import Requeue, trtllm_max_util_admit, vllm_admit
 
 if TYPE_CHECKING:
-    from capcliff.sim.replica import ReplicaSim
+    from capcliff.sim.loop.replica import ReplicaSim
 
 # Admission rules that admit the head when the blocks of its first chunk fit, nothing else.
 _BLOCKS_FIT_RULES = (vllm_admit, trtllm_max_util_admit)
