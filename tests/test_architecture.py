@@ -120,9 +120,6 @@ def _cycle() -> list[str]:
     return []
 
 
-@pytest.mark.xfail(
-    strict=True, reason="ReplicaSim and its parts still import each other for type hints"
-)
 def test_no_import_cycle_not_even_for_type_hints() -> None:
     cycle = _cycle()
     assert not cycle, f"import cycle: {' -> '.join(cycle)}"
