@@ -6,7 +6,8 @@ fields) live in `sim.workload`; this module only maps the flags and spec keys on
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -150,3 +151,14 @@ def plan_workloads(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[s
         )
         series.append((f"osl {osl}", generate_requests(spec, np.random.default_rng(seed))))
     return f"isl {choice.isl}, osl {'/'.join(map(str, choice.osl))}", series
+
+
+def redraw(choice: WorkloadChoice, seed: int) -> Callable[[int], tuple[tuple[str, Requests], ...]]:
+    """The workloads of `choice` drawn again at n requests, as (label, requests): the online
+    stopping rule grows a sample with it. `sweep` and `check` share it, so a point grows the same
+    way whichever command asks."""
+
+    def draw(n: int) -> tuple[tuple[str, Requests], ...]:
+        return tuple(plan_workloads(replace(choice, num_requests=n), seed)[1])
+
+    return draw

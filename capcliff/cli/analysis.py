@@ -34,14 +34,11 @@ from capcliff.cli.workload_options import (
 from capcliff.errors import InputError
 
 if TYPE_CHECKING:  # types only: the commands import their modules lazily to keep --help fast
-    from collections.abc import Callable
     from pathlib import Path
 
     from capcliff.analysis.deployment import Deployment, DeploymentSettings
     from capcliff.analysis.sweep.report import SweepPlan, SweepReport
-    from capcliff.analysis.workloads import WorkloadChoice
     from capcliff.catalog.layout import Layout
-    from capcliff.sim.traffic.workload import Requests
 
 DEFAULT_SWEEP_MODEL = "deepseek-r1-distill-llama-8b"  # the study's single-GPU scenario
 
@@ -77,18 +74,6 @@ def _sweep_layouts(
         why = "; ".join(f"{m.layout.name}: {m.reason}" for m in memories)
         raise InputError(f"layout: no layout of {count} GPUs fits ({why})")
     return [max(fitting, key=lambda m: (m.kv_capacity_tokens_total, -m.layout.tp)).layout]
-
-
-def _redraw(choice: WorkloadChoice, seed: int) -> Callable[[int], tuple[tuple[str, Requests], ...]]:
-    """The sweep's workloads drawn again at n requests (its stopping rule grows the sample)."""
-    from dataclasses import replace
-
-    from capcliff.analysis.workloads import plan_workloads
-
-    def draw(n: int) -> tuple[tuple[str, Requests], ...]:
-        return tuple(plan_workloads(replace(choice, num_requests=n), seed)[1])
-
-    return draw
 
 
 def _run_sweep(dep: Deployment, plan: SweepPlan, max_model_len: int) -> SweepReport:
@@ -190,6 +175,7 @@ def sweep(
         concurrency_past_requests,
         parse_concurrency,
         plan_workloads,
+        redraw,
     )
     from capcliff.catalog.catalogs import get_hardware, get_model
     from capcliff.catalog.layout import parse_layout
@@ -226,7 +212,7 @@ def sweep(
         workload_label=label,
         seed=seed,
         slo=Slo.of(slo_ttft, slo_tpot),
-        redraw=None if choice.trace_lines is not None else _redraw(choice, seed),
+        redraw=None if choice.trace_lines is not None else redraw(choice, seed),
     )
     print_warnings(dep.warnings)
     report = _run_sweep(dep, plan, length)
