@@ -405,7 +405,10 @@ def merged_target(
         )
     if model is None:
         return catalog_model(command.model), command.layout.name
-    named = get_model(model)
+    try:
+        named = get_model(model)
+    except InputError:  # a path relative to a spec's folder: checked where the spec is read
+        return model, command.layout.name
     if named.hf_repo.lower() != command.model.lower() and not Path(command.model).exists():
         raise InputError(
             f"{FIELD}: model {model} ({named.hf_repo or 'no HF repo'}) conflicts with the "
@@ -429,3 +432,18 @@ def catalog_model(name: str) -> str:
         f"{FIELD}: no model card has hf_repo {name!r}; pass the model's catalog id or a "
         "config.json path as MODEL (see `capcliff models`)"
     )
+
+
+def read_into(keys: Mapping[str, Any], settings: set[str]) -> dict[str, Any]:
+    """A spec scenario's keys (`keys`, with `serve_command`) with the command's model, layout
+    and settings (`settings`: the DeploymentSettings keys) filled in; conflicts are errors."""
+    command = parse_serve_command(str(keys["serve_command"]))
+    merged = merged_settings(command, {k: keys.get(k) for k in settings})
+    layout = keys.get("layout")
+    model, name = merged_target(
+        command,
+        model=None if keys.get("model") is None else str(keys["model"]),
+        layout=None if layout in (None, "auto") else str(layout),
+    )
+    given = {k: v for k, v in merged.items() if v is not None}
+    return {**keys, **given, "model": model, "layout": name}

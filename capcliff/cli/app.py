@@ -248,12 +248,12 @@ def deployment_options(*, simulation: bool) -> Callable[[C], C]:
             from capcliff.analysis.deployment import settings_of
 
             values = {name: kwargs.pop(name) for name in options}
-            serve = kwargs.pop("serve_command")
+            serve, context = kwargs.pop("serve_command"), kwargs.pop("serve_context")
             if serve is not None:
-                values = _read_serve_command(serve, values, kwargs)
+                values = _read_serve_command(serve, values, kwargs, context)
             return command(**kwargs, settings=settings_of(values))
 
-        params = [*own, *added, _SERVE_COMMAND]
+        params = [*own, *added, _SERVE_COMMAND, _SERVE_CONTEXT]
         wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
         wrapper.__annotations__ = {p.name: p.annotation for p in params}
         return wrapper  # type: ignore[return-value]
@@ -275,15 +275,17 @@ _SERVE_COMMAND = inspect.Parameter(
         ),
     ],
 )
+# The command's context: which of its options the user gave (against --serve-command).
+_SERVE_CONTEXT = inspect.Parameter(
+    "serve_context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context
+)
 
 
 def _read_serve_command(
-    text: str, values: dict[str, Any], kwargs: dict[str, Any]
+    text: str, values: dict[str, Any], kwargs: dict[str, Any], context: typer.Context
 ) -> dict[str, Any]:
     """The settings, model and layout of `--serve-command` merged into the command's own
     (`kwargs`, updated in place): a flag given with another value is a one-line error."""
-    import click
-
     from capcliff.analysis.serve_command import (
         merged_settings,
         merged_target,
@@ -292,11 +294,10 @@ def _read_serve_command(
 
     command = parse_serve_command(text)
     merged = merged_settings(command, values)
-    context = click.get_current_context()
 
     def given(name: str) -> Any:
         source = context.get_parameter_source(name)
-        if name not in kwargs or source in (None, click.core.ParameterSource.DEFAULT):
+        if name not in kwargs or source is None or source.name == "DEFAULT":
             return None
         return kwargs[name]
 
