@@ -154,6 +154,7 @@ def engine_flags(
         graphs_fit=all(s.headroom_bytes >= 0 for s in memory.stages),
     )
     warnings.append(context_note)
+    warnings += _cap_memory_note(dep, memory, rec.max_num_seqs, inputs.max_model_len)
     if checkpoint is not None:
         warnings.append(
             f"serving {checkpoint.hf_repo} (catalog {checkpoint.id}), the checkpoint already "
@@ -185,6 +186,25 @@ def engine_flags(
         commands.update(_trtllm(served, dep.settings.free_gpu_memory_fraction, warnings))
         warnings += unexpressed(served, "trtllm")
     return commands, warnings
+
+
+def _cap_memory_note(dep: Deployment, memory: LayoutMemory, cap: int, length: int) -> list[str]:
+    """When the engine's memory budget at `--max-num-seqs cap` (its profile run and CUDA-graph
+    batch sizes follow it) holds another KV pool than the default cap the plan sized: said."""
+    if dep.settings.max_num_seqs is not None:
+        return []
+    from capcliff.analysis.deployment import resolve
+
+    settings = dep.settings.model_copy(update={"max_num_seqs": cap})
+    capped = resolve(dep.model, dep.hardware, settings).memory(memory.layout, length)
+    before, after = memory.kv_capacity_tokens_total, capped.kv_capacity_tokens_total
+    if before == after or not before:
+        return []
+    return [
+        f"--max-num-seqs {cap}: the plan sized KV at the engine's default cap; at {cap} the "
+        f"engine's budget holds {after:,} KV tokens, not {before:,} ({after / before - 1:+.1%}); "
+        "pass --max-num-seqs to plan that pool"
+    ]
 
 
 def _simulated_only(dep: Deployment) -> list[str]:
