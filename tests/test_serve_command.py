@@ -231,3 +231,37 @@ def test_the_printed_line_read_back_is_the_same_deployment(
     )  # fmt: skip
     read_back = _json(capsys, "sweep", "--serve-command", line, *WORKLOAD, *given)
     assert _points(read_back) == _points(original)
+
+
+SPEC = """
+[[scenario]]
+name = "today"
+gpu = "h200-sxm"
+serve_command = """vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size 2 \\
+  --max-num-seqs 64 --swap-space 4"""
+{extra}
+[scenario.workload]
+isl = 256
+osl = 64
+num_requests = 64
+"""
+
+
+def test_a_spec_scenario_reads_its_serve_command(tmp_path: Any) -> None:
+    from capcliff.check.spec import load_spec
+
+    path = tmp_path / "capcliff.toml"
+    path.write_text(SPEC.format(extra=""))
+    scenario = load_spec(path).spec.scenario[0]
+    assert (scenario.model, scenario.layout, scenario.max_num_seqs) == ("llama-3.1-8b", "tp2", 64)
+    assert scenario.swap_space == 4 * 2**30  # --swap-space 4 (GiB)
+
+
+def test_a_spec_key_that_contradicts_the_command_is_refused(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "capcliff.toml"
+    path.write_text(SPEC.format(extra="max_num_seqs = 32"))
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "--max-num-seqs 32 conflicts with the command's 64" in err

@@ -73,7 +73,8 @@ class ServeCommand:
         """One line naming the flags capcliff does not model (None when every flag is)."""
         if not self.unmodelled:
             return None
-        return f"{FIELD}: not modelled, the plan ignores them: {', '.join(self.unmodelled)}"
+        flags = ", ".join(self.unmodelled)
+        return f"{FIELD}: flags capcliff does not model, left out of the sizing: {flags}"
 
 
 def _words(text: str) -> list[str]:
