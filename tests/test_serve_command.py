@@ -237,8 +237,8 @@ SPEC = """
 [[scenario]]
 name = "today"
 gpu = "h200-sxm"
-serve_command = """vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size 2 \\
-  --max-num-seqs 64 --swap-space 4"""
+serve_command = '''vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size 2 \\
+  --max-num-seqs 64 --swap-space 4'''
 {extra}
 [scenario.workload]
 isl = 256
