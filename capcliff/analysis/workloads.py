@@ -81,8 +81,8 @@ def parse_concurrency(text: str) -> tuple[int, ...]:
     if not values or min(values) < 1 or len(set(values)) > MAX_CONCURRENCY_POINTS:
         raise InputError(
             f"concurrency: cannot read {text!r}; write 64,128,256 or 64..8192 (doubling) or "
-            f"64..8192:16 (16 points; N is a count, not a step; at most "
-            f"{MAX_CONCURRENCY_POINTS} values, each >= 1)"
+            f"64..8192:16, where 16 counts points, not a step "
+            f"(at most {MAX_CONCURRENCY_POINTS} values, each >= 1)"
         )
     return tuple(sorted(set(values)))
 
