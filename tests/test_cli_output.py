@@ -78,7 +78,8 @@ def test_engine_commands_are_one_option_per_line_and_paste_into_a_shell(
     assert all(line.startswith("  --") for line in lines[1:])
     argv = shlex.split(vllm.replace("\\\n", " "))
     assert argv[:3] == ["vllm", "serve", "meta-llama/Llama-3.1-8B"]
-    assert argv[argv.index("--max-model-len") + 1] == "1024"  # 200 tokens rounded up to 1,024
+    # 200 tokens need 1,024 (simulated); the line serves the model's context, same KV pool
+    assert argv[argv.index("--max-model-len") + 1] == "131072"
 
 
 def _config_dir(tmp_path: Path, name: str | None) -> Path:

@@ -61,7 +61,9 @@ MAX_CONCURRENCY_POINTS = 256
 
 
 def parse_concurrency(text: str) -> tuple[int, ...]:
-    """`64,128,256`, `64..8192` (doubling) or `64..8192:16` (16 log-spaced values)."""
+    """`64,128,256`, `64..8192` (doubling) or `64..8192:16`: N after the colon is a count of
+    points, log-spaced from the low end to the high end inclusive (rounded and deduplicated, so
+    a span with fewer integers yields fewer), never a step."""
     try:
         if ".." not in text:
             values = [int(v) for v in text.split(",") if v.strip()]
@@ -79,7 +81,8 @@ def parse_concurrency(text: str) -> tuple[int, ...]:
         values = []
     if not values or min(values) < 1 or len(set(values)) > MAX_CONCURRENCY_POINTS:
         raise InputError(
-            f"concurrency: cannot read {text!r}; write 64,128,256 or 64..8192 or 64..8192:16 "
+            f"concurrency: cannot read {text!r}; write 64,128,256 or 64..8192 (doubling) or "
+            f"64..8192:16, where 16 counts points, not a step "
             f"(at most {MAX_CONCURRENCY_POINTS} values, each >= 1)"
         )
     return tuple(sorted(set(values)))

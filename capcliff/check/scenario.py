@@ -112,6 +112,14 @@ def deployment(
         model, get_hardware(scenario.gpu), settings, base_dir=spec_file.base_dir, force=force,
         layout=None if scenario.layout == "auto" else scenario.layout,
     )  # fmt: skip
+    if scenario.serve_command is not None:  # the flags it does not model, said once
+        from dataclasses import replace
+
+        from capcliff.analysis.serve_command import parse_serve_command
+
+        said = parse_serve_command(scenario.serve_command).warning()
+        if said is not None:
+            resolved = replace(resolved, warnings=(*resolved.warnings, said))
     return Deployment(
         scenario=scenario,
         resolved=resolved,

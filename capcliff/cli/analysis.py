@@ -150,7 +150,11 @@ def sweep(
     rate: RateOption = None,
     clients: ClientsOption = None,
     concurrency: Annotated[
-        str, typer.Option(help="64,128,256 or 64..8192 (doubling) or 64..8192:16.")
+        str,
+        typer.Option(
+            help="64,128,256; 64..8192 (doubling); or 64..8192:16, where 16 is a count of "
+            "points, log-spaced between the ends (not a step)."
+        ),
     ] = "32..2048",
     slo_ttft: SloTtftOption = None,
     slo_tpot: SloTpotOption = None,

@@ -40,8 +40,8 @@ def _layout_cells(row: PlanLayout) -> list[str]:
         f"{(cliff.analytic_concurrency or 0) // dp:,}/{simulated}",
         f"{c.max_num_seqs:,}",
         f"{c.saturation_rps:,.2f}",
-        f"{c.sustained_rps:,.2f}" if c.refined or c.sustained_rps else "-",
-        f"{c.output_tok_s:,.0f}" if c.refined or c.sustained_rps else "-",  # at that rate
+        "-" if c.sustained_rps is None else f"{c.sustained_rps:,.2f}",
+        "-" if c.sustained_rps is None else f"{c.output_tok_s:,.0f}",  # at that rate
         _seconds(c.ttft_p99_s),
         _millis(c.tpot_p99_s),
     ]
@@ -63,7 +63,7 @@ def _rows(report: PlanReport) -> list[PlanLayout]:
         assert c is not None
         return (
             not c.refined,
-            -c.sustained_rps,
+            -(c.sustained_rps or 0.0),
             -c.saturation_rps,
         )  # first-cap rows: 0 within an SLO
 

@@ -130,9 +130,14 @@ def _coarse(job: tuple[Replica, SearchSettings]) -> ReplicaCapacity:
 
 
 def evaluate_layouts(
-    dep: Deployment, memories: list[LayoutMemory], search: SearchSettings
+    dep: Deployment,
+    memories: list[LayoutMemory],
+    search: SearchSettings,
+    *,
+    refine_all: bool = False,
 ) -> dict[str, LayoutEval]:
-    """Coarse capacity of every fitting layout, refined for the leaders (by layout name)."""
+    """Coarse capacity of every fitting layout, refined for the leaders (by layout name;
+    `refine_all`: every fitting layout, as for the layouts a user names)."""
     replicas: dict[str, tuple[LayoutMemory, Replica]] = {}
     for memory in memories:
         if memory.fits:
@@ -145,9 +150,10 @@ def evaluate_layouts(
         for n, cap in zip(names, coarse, strict=True)
     }
     order = sorted(names, key=lambda n: (-found[n].saturation_rps, n))
-    _refine_some(found, order[:REFINE_TOP], search)
+    top = len(order) if refine_all else REFINE_TOP
+    _refine_some(found, order[:top], search)
     if search.slo is not None and not any(found[n].capacity.meets_slo for n in order):
-        _refine_some(found, order[REFINE_TOP:], search)
+        _refine_some(found, order[top:], search)
     return found
 
 

@@ -27,7 +27,7 @@ from capcliff.analysis.plan.types import (
     Recommendation,
 )
 from capcliff.analysis.workloads import WorkloadChoice
-from capcliff.catalog.layout import enumerate_layouts
+from capcliff.catalog.layout import Layout, enumerate_layouts
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.report import report_header, summary_fields
 from capcliff.memory.weights import WeightScheme
@@ -281,19 +281,21 @@ def build_plan_report(
     seed: int,
     progress: Callable[[], None] | None = None,
     serve_local_path: bool = False,
+    layouts: tuple[Layout, ...] = (),
 ) -> PlanReport:
     """Evaluate every layout of `gpus` GPUs and recommend one (`progress`: called once per
-    simulated point)."""
+    simulated point; `layouts`: these only, each refined, instead of every layout)."""
     goal = Objective(objective)
     inputs = resolve_inputs(dep, workload, seed=seed)
     sim = _Sim(inputs.requests, inputs.config, goal, slo, progress)
     memories = [
         dep.memory(lay, inputs.max_model_len)
-        for lay in enumerate_layouts(gpus, arch=dep.model.arch)
+        for lay in (layouts or enumerate_layouts(gpus, arch=dep.model.arch))
     ]
     memo: dict[object, _Evaluated] = {}
     evaluated = {m.layout.name: _evaluate(dep, m, sim, memo) for m in memories if m.fits}
-    leaders = sorted(evaluated.values(), key=lambda ev: -score(ev.sweet, goal, slo))[:REFINE_TOP]
+    top = len(evaluated) if layouts else REFINE_TOP
+    leaders = sorted(evaluated.values(), key=lambda ev: -score(ev.sweet, goal, slo))[:top]
     for ev in leaders:
         evaluated[ev.memory.layout.name] = _refine(ev, sim)
     rows = [_layout_row(m, evaluated.get(m.layout.name), gpus, slo) for m in memories]

@@ -91,11 +91,14 @@ def _search(
             if size <= gpus
         ]  # fmt: skip
     else:
-        memories = layout_memories(dep, gpus, ctx.max_model_len)
-        if o.layouts:
-            names = {lay.name for lay in o.layouts}
-            memories = [m for m in memories if m.layout.name in names]
-    return memories, evaluate_layouts(dep, memories, search)
+        memories = (
+            [dep.memory(lay, ctx.max_model_len) for lay in o.layouts]
+            if o.layouts
+            else layout_memories(dep, gpus, ctx.max_model_len)
+        )
+    return memories, evaluate_layouts(
+        dep, memories, search, refine_all=bool(o.layouts) and not replicas_only
+    )
 
 
 def _mean_output(workload: OnlineWorkload) -> float:

@@ -16,10 +16,20 @@ def _capacity(ev: LayoutEval, *, within_slo: bool) -> LayoutCapacity:
     # tokens/s at the rate of `sustained_rps`: within an SLO, the run at that rate; without
     # one, the saturation run at the cap (`at_sustained` is then at the headroom below it)
     at_rate = state if within_slo else next(p for p in c.points if p.cap == c.cap).state
+    searched = ev.refined or not within_slo
+    why_not = None
+    if not searched:
+        why_not = (
+            "not searched within the SLO: its first cap's saturation rate ranked below the "
+            "leaders' (name it with --layout to search it)"
+        )
+    elif within_slo and not c.meets_slo:
+        why_not = "searched: no cap and rate tried meets the SLO"
     return LayoutCapacity(
         max_num_seqs=c.cap,
         saturation_rps=ev.saturation_rps,
-        sustained_rps=ev.sustained_rps,
+        sustained_rps=ev.sustained_rps if searched else None,
+        why_not=why_not,
         output_tok_s=at_rate.output_tok_s * dp,
         ttft_p99_s=state.ttft_p99_s if ev.refined else None,
         tpot_p99_s=state.tpot_p99_s if ev.refined else None,
@@ -44,7 +54,7 @@ def _sweet(ev: LayoutEval, gpus: int) -> PlanSweetSpot:
         tpot_p99_s=state.tpot_p99_s,
         makespan_s=chosen.result.makespan_s,
         goodput_req_s=ev.sustained_rps,
-        gpu_hours_per_mtok=gpus / (tok_s * 3600) * 1e6 if tok_s > 0 else 0.0,
+        gpu_hours_per_mtok=gpus / (tok_s * 3600) * 1e6 if tok_s > 0 else float("inf"),
     )
 
 
@@ -65,7 +75,8 @@ def layout_row(
             analytic_concurrency=ev.capacity.analytic_cliff * dp,
             simulated_concurrency=None if simulated is None else simulated * dp,
         ),
-        sweet_spot=_sweet(ev, gpus),
+        # a layout not searched within the SLO has no sweet spot within it
+        sweet_spot=_sweet(ev, gpus) if ev.refined or not within_slo else None,
         stranded_kv_fraction=None,  # replicas are searched one at a time; the fleet check routes
         capacity=_capacity(ev, within_slo=within_slo),
     )

@@ -55,7 +55,10 @@ class LayoutCapacity(_Result):
 
     max_num_seqs: int  # per replica
     saturation_rps: float  # the most it finishes with a backlog: queues grow past it
-    sustained_rps: float  # the most within the SLO (no SLO: the saturation rate)
+    # the most within the SLO (no SLO: the saturation rate); None: not searched within the SLO
+    # (only its first cap was simulated: `why_not` says so). 0.0 is a searched answer: nothing
+    # tried met the SLO
+    sustained_rps: float | None
     output_tok_s: float  # at sustained_rps (within no SLO: at saturation; not refined: saturation)
     ttft_p99_s: float | None  # at the rate it is run at (None: only its saturation was simulated)
     tpot_p99_s: float | None
@@ -64,6 +67,7 @@ class LayoutCapacity(_Result):
     refined: bool  # searched over caps and rates, not only its first cap
     settled: bool  # the stopping rule's confidence interval closed
     simulated_requests: int
+    why_not: str | None = None  # why sustained_rps is None or 0.0
 
 
 class PlanLayout(LayoutSummary):
