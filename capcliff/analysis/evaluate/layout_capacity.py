@@ -151,13 +151,14 @@ def evaluate_layouts(
     }
     order = sorted(names, key=lambda n: (-found[n].saturation_rps, n))
     top = len(order) if refine_all else REFINE_TOP
-    _refine_some(found, order[:top], search)
+    refine_layouts(found, order[:top], search)
     if search.slo is not None and not any(found[n].capacity.meets_slo for n in order):
-        _refine_some(found, order[top:], search)
+        refine_layouts(found, order[top:], search)
     return found
 
 
-def _refine_some(found: dict[str, LayoutEval], names: list[str], search: SearchSettings) -> None:
+def refine_layouts(found: dict[str, LayoutEval], names: list[str], search: SearchSettings) -> None:
+    """Refine the layouts `names` of `found` in place (the full cap search within the SLO)."""
     known = _ahead(found, names, search)
     jobs = [
         (found[n].replica, search, found[n].capacity, k) for n, k in zip(names, known, strict=True)
