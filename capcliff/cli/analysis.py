@@ -5,7 +5,6 @@ Like every command, they parse flags, call the core and render; domain errors re
 
 from __future__ import annotations
 
-import importlib
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
@@ -86,39 +85,15 @@ def _run_sweep(dep: Deployment, plan: SweepPlan, max_model_len: int) -> SweepRep
         return build_sweep_report(dep, plan, max_model_len=max_model_len, progress=tick)
 
 
-_NO_MATPLOTLIB = "plot: matplotlib is not installed; pip install 'capcliff[plot]'"
-
-
-def _plot_path(text: str | None) -> Path | None:
-    from pathlib import Path
-
-    if text is None:
-        return None
-    if Path(text).suffix.lower() not in (".png", ".svg"):
-        raise InputError(f"plot: {text!r} must end in .png or .svg")
-    return Path(text)
-
-
-def _plotting_ready(path: Path | None) -> None:
-    """Before any simulation: a long sweep should not end in a missing dependency."""
-    if path is None:
-        return
-    try:
-        importlib.import_module("matplotlib")
-    except ImportError:
-        raise InputError(_NO_MATPLOTLIB) from None
-
-
 def _write_plot(report: SweepReport, path: Path) -> None:
-    from capcliff.files import write_bytes_atomic
+    from capcliff.cli.plotting import write_figure
 
-    try:
+    def render(fmt: str) -> bytes:
         from capcliff.cli.render import sweep_figure_bytes
 
-        data = sweep_figure_bytes(report, path.suffix.lstrip(".").lower())
-    except ImportError:
-        raise InputError(_NO_MATPLOTLIB) from None
-    write_bytes_atomic(path, data, overwrite=True)  # checked before the simulation
+        return sweep_figure_bytes(report, fmt)
+
+    write_figure(render, path)
 
 
 @app.command()
@@ -183,13 +158,15 @@ def sweep(
     )
     from capcliff.catalog.catalogs import get_hardware, get_model
     from capcliff.catalog.layout import parse_layout
+    from capcliff.cli.plotting import plot_path as parse_plot_path
+    from capcliff.cli.plotting import plotting_ready
     from capcliff.files import check_outputs
 
-    plot_path = _plot_path(plot)
+    plot_path = parse_plot_path(plot)
     check_outputs(
         [("--plot", plot_path)], inputs=input_paths(workload, model, settings), force=force
     )
-    _plotting_ready(plot_path)
+    plotting_ready(plot_path)
     names = [] if layout is None else [p.strip() for p in layout.split(",") if p.strip()]
     one = parse_layout(names[0]).name if len(names) == 1 else None
     dep = resolve(get_model(model), get_hardware(gpu), settings, force=force, layout=one)

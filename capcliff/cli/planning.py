@@ -29,11 +29,14 @@ from capcliff.cli.workload_options import (
     SloTpotOption,
     SloTtftOption,
     WorkloadOption,
+    input_paths,
     workload_choice,
 )
 from capcliff.errors import InputError
 
 if TYPE_CHECKING:  # types only: the command imports its modules lazily to keep --help fast
+    from pathlib import Path
+
     from capcliff.analysis.deployment import Deployment, DeploymentSettings
     from capcliff.analysis.evaluate.solver import Slo
     from capcliff.analysis.plan.types import PlanReport
@@ -204,6 +207,13 @@ def plan(
     output: Annotated[PlanFormat, typer.Option("--format", help="table, json or markdown.")] = (
         PlanFormat.TABLE
     ),
+    plot: Annotated[
+        str | None,
+        typer.Option(
+            help="Online: write each layout's rate and latency against load to "
+            "FILE.png or FILE.svg."
+        ),
+    ] = None,
     *,
     settings: DeploymentSettings,
 ) -> None:
@@ -213,6 +223,9 @@ def plan(
     from capcliff.analysis.plan.types import Objective
     from capcliff.catalog.catalogs import get_hardware, get_model
 
+    figure = _plot_target(
+        plot, disagg=disagg, force=force, inputs=input_paths(workload, model, settings)
+    )
     gpu_ids = [g.strip() for g in gpu.split(",") if g.strip()]
     if not gpu_ids:
         raise InputError("gpu: give a hardware id (see `capcliff hardware`)")
@@ -250,6 +263,11 @@ def plan(
             plan_disagg(dep, count, choice, goal, slo, seed, output.value, prices, others)
         return
     if pattern == "batch":
+        if figure is not None:
+            raise InputError(
+                "plot: a batch plan has no load to draw against; give --rate or "
+                "--clients, or draw a batch with capcliff sweep --plot"
+            )
         report = _batch_plan(dep, count, choice, goal, slo, seed, serve_local_path, named)
     else:
         from capcliff.analysis.parallel import default_jobs
@@ -260,8 +278,35 @@ def plan(
             prices=_prices(price_gpu_hour, gpu_ids), jobs=jobs or default_jobs(),
             serve_local_path=serve_local_path, layouts=named,
         )  # fmt: skip
-        report = build_online_plan(dep, gpus=count, workload=choice, seed=seed, options=options)
+        from capcliff.cli.progress import progress_bar
+
+        with progress_bar("searching layouts", None):
+            report = build_online_plan(dep, gpus=count, workload=choice, seed=seed, options=options)
+        if figure is not None:
+            from capcliff.cli.plotting import write_figure
+
+            def render(fmt: str) -> bytes:
+                from capcliff.cli.plot_plan import plan_figure_bytes
+
+                return plan_figure_bytes(report, fmt)
+
+            write_figure(render, figure)
     _print_plan(report, output)
+
+
+def _plot_target(text: str | None, *, disagg: bool, force: bool, inputs: list[Path]) -> Path | None:
+    """The --plot path, checked before anything is simulated."""
+    from capcliff.cli.plotting import plot_path, plotting_ready
+    from capcliff.files import check_outputs
+
+    path = plot_path(text)
+    if path is not None and disagg:
+        raise InputError(
+            "plot: not with --disagg yet (plot its pools with capcliff sweep --disagg)"
+        )
+    check_outputs([("--plot", path)], inputs=inputs, force=force)
+    plotting_ready(path)
+    return path
 
 
 def _batch_plan(

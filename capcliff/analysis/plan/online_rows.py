@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import math
+
 from capcliff.analysis.evaluate.capacity import THRASH_PREEMPTIONS, ReplicaCapacity
 from capcliff.analysis.evaluate.layout_capacity import LayoutEval
-from capcliff.analysis.plan.types import LayoutCapacity, PlanCliff, PlanLayout, PlanSweetSpot
+from capcliff.analysis.plan.types import (
+    CapSaturation,
+    LayoutCapacity,
+    LoadPoint,
+    PlanCliff,
+    PlanLayout,
+    PlanSweetSpot,
+)
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.report import summary_fields
 
@@ -38,7 +47,22 @@ def _capacity(ev: LayoutEval, *, within_slo: bool) -> LayoutCapacity:
         refined=ev.refined,
         settled=c.settled,
         simulated_requests=c.simulated_requests,
-    )
+        caps=[
+            CapSaturation(max_num_seqs=p.cap, saturation_rps=p.state.throughput_rps * dp,
+                          kv_ran_short=p.hit_cliff)
+            for p in sorted(c.points, key=lambda p: p.cap)
+        ],
+        load_curve=[
+            LoadPoint(max_num_seqs=p.cap, offered_rps=p.rate_rps * dp,
+                      ttft_p99_s=_finite(p.state.ttft_p99_s),
+                      tpot_p99_s=_finite(p.state.tpot_p99_s), meets_slo=p.meets)
+            for p in sorted(c.probes, key=lambda p: (p.cap, p.rate_rps))
+        ],
+    )  # fmt: skip
+
+
+def _finite(value: float) -> float:
+    return value if math.isfinite(value) else 0.0
 
 
 def _sweet(ev: LayoutEval, gpus: int) -> PlanSweetSpot:
