@@ -26,8 +26,6 @@ from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.memory.budget import BudgetSettings, EngineName
 from capcliff.memory.deepep import AllToAllBackend
-from capcliff.memory.engines import engine_defaults
-from capcliff.memory.layout_memory import LayoutMemory, layout_memory
 from capcliff.memory.draft import (
     DraftMemory,
     DraftModel,
@@ -35,6 +33,8 @@ from capcliff.memory.draft import (
     draft_memory,
     draft_model,
 )
+from capcliff.memory.engines import engine_defaults
+from capcliff.memory.layout_memory import LayoutMemory, layout_memory
 from capcliff.memory.weights import WeightScheme
 from capcliff.perf.speculation import (
     Acceptance,
@@ -279,7 +279,6 @@ class Deployment:
         )
         write_back = self.settings.offload_policy == "write-back"
         return replace(capacity, tiers=tiers, offload_write_back=write_back)
-
 
     def lookahead_tokens_per_sequence(self) -> int:
         """KV slots a running sequence holds past its context under speculation: the K tokens

@@ -79,7 +79,9 @@ def parse_speculative(text: str) -> Speculation:
             f"({method}:K), got {text!r}"
         )
     if draft and method != SpecMethod.EAGLE.value:
-        raise InputError(f"speculative: only eagle takes a draft model (eagle:K:DRAFT), got {text!r}")
+        raise InputError(
+            f"speculative: only eagle takes a draft model (eagle:K:DRAFT), got {text!r}"
+        )
     return Speculation(SpecMethod(method), int(k_text), draft or None)
 
 
@@ -133,10 +135,16 @@ def acceptance(
         raise InputError("spec_acceptance: give either rates or --spec-accept-length, not both")
     if length is not None:
         if not 1.0 <= length <= k + 1:
-            raise InputError(f"spec_accept_length: must be in [1, {k + 1}] for K = {k}, got {length}")
+            raise InputError(
+                f"spec_accept_length: must be in [1, {k + 1}] for K = {k}, got {length}"
+            )
         return Acceptance(length, "given mean acceptance length")
     if rates is not None:
         if len(rates) != k:
-            raise InputError(f"spec_acceptance: needs {k} rates (one per draft position), got {len(rates)}")
+            raise InputError(
+                f"spec_acceptance: needs {k} rates (one per draft position), got {len(rates)}"
+            )
         return Acceptance(expected_tokens_per_step(rates), "given per-position acceptance rates")
-    return Acceptance(expected_tokens_per_step(default_rates(spec.method, k)), DEFAULT_SOURCES[spec.method])
+    return Acceptance(
+        expected_tokens_per_step(default_rates(spec.method, k)), DEFAULT_SOURCES[spec.method]
+    )

@@ -274,7 +274,6 @@ class StepTimeModel:
             self.kv_bytes_per_token * seqs,
         )
 
-
     def _spec_coefficients(self, seqs: int, spec: SpecStep) -> tuple[float, ...]:
         """`_decode_coefficients` of one speculative step per generated token: a verification
         pass over q = k + 1 query tokens per sequence (weights and KV read once; q times the
@@ -301,9 +300,7 @@ class StepTimeModel:
         )
         drafts = (0.0,) * 9 if spec.draft is None else spec.draft.decode_terms(seqs)
         per_token = 1.0 / spec.tokens_per_step
-        return tuple(
-            (v + spec.k * d) * per_token for v, d in zip(verify, drafts, strict=True)
-        )
+        return tuple((v + spec.k * d) * per_token for v, d in zip(verify, drafts, strict=True))
 
 
 def compute_dtype(scheme: WeightScheme) -> str:

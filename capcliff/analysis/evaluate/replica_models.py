@@ -9,11 +9,11 @@ from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.evaluate.solver import analytic_cliff_percentile
 from capcliff.memory.budget import EngineName
 from capcliff.memory.deepep import AllToAllBackend
+from capcliff.memory.draft import draft_layout
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.perf.communication import MoEExchange
-from capcliff.perf.profiles import profile_label, step_profile
-from capcliff.memory.draft import draft_layout
-from capcliff.perf.profiles import EngineProfile
+from capcliff.perf.profiles import EngineProfile, profile_label, step_profile
+from capcliff.perf.speculation import SPEC_ASSUMPTIONS
 from capcliff.perf.stage_cost import FLOPS_PER_MAC
 from capcliff.perf.step_time import SpecStep, StepTimeModel, step_time_model
 from capcliff.sim.config import KVCapacity
@@ -81,7 +81,14 @@ def step_label(dep: Deployment) -> str:
     """The step-time profile a deployment's predictions assume: engine, release, modeled or
     calibrated (`profiles.profile_label`)."""
     terms = dict(dep.budget.step_time_terms)
-    return profile_label(dep.settings.engine, terms, dep.settings.engine_version)
+    label = profile_label(dep.settings.engine, terms, dep.settings.engine_version)
+    spec, accepted = dep.speculation, dep.acceptance
+    if spec is None or accepted is None:
+        return label
+    return (
+        f"{label}; speculative {spec.method.value}:{spec.num_speculative_tokens}, "
+        f"{accepted.tokens_per_step:.2f} tokens/step ({accepted.source}); {SPEC_ASSUMPTIONS}"
+    )
 
 
 def p99_analytic_cliff(requests: Requests, capacity: KVCapacity, dp: int) -> int:
