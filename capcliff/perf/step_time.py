@@ -125,6 +125,8 @@ class StepTimeModel:
         `context_tokens` tokens of KV and compute `attention_pairs` (query, key) pairs."""
         if tokens <= 0:
             return 0.0
+        if self.spec is not None and tokens == seqs:  # decode only: per generated token
+            return self.decode_line(int(seqs), context_tokens).step_s(0)
         m = self._microbatches(seqs)
         mb_tokens = tokens / m
         mem = (
