@@ -50,7 +50,7 @@ def test_mtp_default_acceptance_is_the_published_decay() -> None:
 
 @pytest.mark.parametrize("text", ["mtp", "mtp:0", "mtp:x", "medusa:3", "ngram:3:draft", "mtp:17"])
 def test_bad_speculative_settings_are_one_line_input_errors(text: str) -> None:
-    with pytest.raises(InputError, match="^speculative: "):
+    with pytest.raises(InputError, match=r"^speculative: "):
         parse_speculative(text)
 
 
