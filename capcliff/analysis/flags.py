@@ -49,6 +49,45 @@ class Deployment:
     block_size: int | None = None  # None: the engine's default
     enforce_eager: bool = False
     all2all_backend: str = "none"  # capcliff's AllToAllBackend value
+    # speculative decoding: (method mtp|eagle|ngram, K draft tokens, EAGLE draft checkpoint)
+    speculative: tuple[str, int, str | None] | None = None
+
+
+# vLLM's `--speculative-config` method names (vllm/config/speculative.py `SpeculativeMethod`):
+# "mtp" for a model's own MTP layers, "eagle3" for an EAGLE-3 head, "ngram" for prompt lookup.
+VLLM_SPEC_METHOD = {"mtp": "mtp", "eagle": "eagle3", "ngram": "ngram"}
+# SGLang's `--speculative-algorithm` (python/sglang/srt/server_args.py; NEXTN is read as EAGLE
+# over the model's MTP layers).
+SGLANG_SPEC_ALGORITHM = {"mtp": "NEXTN", "eagle": "EAGLE3", "ngram": "NGRAM"}
+DRAFT_PLACEHOLDER = "<EAGLE-3 draft checkpoint>"
+
+
+def vllm_speculative_flags(spec: tuple[str, int, str | None] | None) -> list[str]:
+    """`--speculative-config '{"method": ..., "num_speculative_tokens": K[, "model": DRAFT]}'`."""
+    if spec is None:
+        return []
+    method, k, draft = spec
+    config = f'{{"method": "{VLLM_SPEC_METHOD[method]}", "num_speculative_tokens": {k}'
+    if method == "eagle":
+        config += f', "model": "{draft or DRAFT_PLACEHOLDER}"'
+    return ["--speculative-config", config + "}"]
+
+
+def sglang_speculative_flags(spec: tuple[str, int, str | None] | None) -> list[str]:
+    """`--speculative-algorithm A --speculative-num-steps K --speculative-eagle-topk 1
+    --speculative-num-draft-tokens K+1` (a chain of K drafts; NGRAM takes the draft count)."""
+    if spec is None:
+        return []
+    method, k, draft = spec
+    args = ["--speculative-algorithm", SGLANG_SPEC_ALGORITHM[method]]
+    if method == "ngram":
+        return [*args, "--speculative-num-draft-tokens", str(k + 1)]
+    if method == "eagle":
+        args += ["--speculative-draft-model-path", draft or DRAFT_PLACEHOLDER]
+    return [
+        *args, "--speculative-num-steps", str(k), "--speculative-eagle-topk", "1",
+        "--speculative-num-draft-tokens", str(k + 1),
+    ]  # fmt: skip
 
 
 def vllm_command(dep: Deployment) -> str:
@@ -85,7 +124,7 @@ def vllm_command(dep: Deployment) -> str:
         args.append("--enforce-eager")
     if dep.all2all_backend in ("deepep_high_throughput", "deepep_low_latency"):
         args += ["--all2all-backend", dep.all2all_backend]
-    return command_text(args)
+    return command_text(args + vllm_speculative_flags(dep.speculative))
 
 
 def unexpressed(dep: Deployment, engine: str) -> list[str]:
@@ -189,7 +228,7 @@ def sglang_command(dep: Deployment) -> str:
         args += ["--kv-cache-dtype", "fp8_e4m3"]
     if dep.quantization is not None:
         args += ["--quantization", dep.quantization]
-    return command_text(args + _sglang_cache_flags(dep))
+    return command_text(args + _sglang_cache_flags(dep) + sglang_speculative_flags(dep.speculative))
 
 
 def _sglang_cache_flags(dep: Deployment) -> list[str]:

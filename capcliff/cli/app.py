@@ -216,6 +216,24 @@ SIM_OPTIONS: dict[str, Any] = {
         float | None,
         typer.Option(help="Disaggregated: set-up cost per KV transfer, ms (default 1)."),
     ],
+    "speculative": Annotated[
+        str | None,
+        typer.Option(
+            help="Speculative decoding: mtp:K (the model's MTP layers), eagle:K[:DRAFT] "
+            "(an EAGLE-3 head) or ngram:K, K draft tokens per step."
+        ),
+    ],
+    "spec_acceptance": Annotated[
+        str | None,
+        typer.Option(
+            help="Per-position acceptance rates of the K drafts, e.g. 0.8,0.6,0.4 (default: "
+            "the method's published figures)."
+        ),
+    ],
+    "spec_accept_length": Annotated[
+        float | None,
+        typer.Option(help="Mean acceptance length, tokens per speculative step, in [1, K+1]."),
+    ],
 }
 
 C = TypeVar("C", bound=Callable[..., Any])

@@ -146,6 +146,13 @@ def engine_flags(
         block_size=dep.settings.block_size,
         enforce_eager=dep.settings.enforce_eager,
         all2all_backend=dep.settings.all2all_backend.value,
+        speculative=None
+        if dep.speculation is None
+        else (
+            dep.speculation.method.value,
+            dep.speculation.num_speculative_tokens,
+            dep.speculation.draft,
+        ),
     )
     warnings = flag_warnings(
         served,

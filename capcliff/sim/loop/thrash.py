@@ -205,7 +205,7 @@ def line_terms_of(sim: ReplicaState, count: int) -> tuple[float, ...]:
     terms = sim.line_terms.get(count)
     if terms is None:
         model = sim.model
-        terms = sim.line_terms[count] = (*model.decode_terms(count), model.kv_bytes_per_token)
+        terms = sim.line_terms[count] = (*model.decode_terms(count), model.context_bytes_per_token)
     return terms
 
 
