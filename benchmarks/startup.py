@@ -7,7 +7,8 @@ the CLI (`python -X importtime`: the cumulative microseconds of `capcliff.cli.ma
 largest packages under it).
 
 Run: PYTHONPATH=. python benchmarks/startup.py [--repeats 5] [--plan]
-(`--plan` adds the default `capcliff plan`, about a second of CPU per run.)
+(`--plan` adds the default `capcliff plan`, with the default workers, one and two: a few
+seconds of CPU per run; the CPU counts the pool's workers too.)
 """
 
 from __future__ import annotations
@@ -27,14 +28,24 @@ COMMANDS = {
     "capcliff memory (default, 8 GPUs, all layouts)": ["memory"],
     "capcliff memory deepseek-r1": ["memory", "deepseek-r1"],
 }
-PLAN = {"capcliff plan (the default)": ["plan"]}
+PLAN = {
+    "capcliff plan (the default)": ["plan"],
+    "capcliff plan --jobs 1": ["plan", "--jobs", "1"],
+    "capcliff plan --jobs 2": ["plan", "--jobs", "2"],
+}
+
+
+# The children write and reuse .pyc files, as an installed package has them (with
+# PYTHONDONTWRITEBYTECODE set, every edited module would be compiled again on every run).
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def run_once(args: list[str]) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of one `python -m capcliff ARGS`."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "capcliff", *args], capture_output=True, check=True)
+    command = [sys.executable, "-m", "capcliff", *args]
+    subprocess.run(command, capture_output=True, check=True, env=ENV)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -49,6 +60,7 @@ def import_times(module: str = "capcliff.cli.main", top: int = 8) -> tuple[int, 
         capture_output=True,
         text=True,
         check=True,
+        env=ENV,
     )
     rows: dict[str, int] = {}
     for line in done.stderr.splitlines():
@@ -73,11 +85,13 @@ def main() -> None:
     commands = COMMANDS | (PLAN if options.plan else {})
     print(f"{'command':48s} {'wall best/median':>18s} {'CPU best/median':>18s}")
     for label, args in commands.items():
+        run_once(args)  # a warm-up run: the .pyc files written, the files in the page cache
         runs = [run_once(args) for _ in range(options.repeats)]
         walls, cpus = [w for w, _ in runs], [c for _, c in runs]
         wall = f"{min(walls):.2f} / {statistics.median(walls):.2f} s"
         cpu = f"{min(cpus):.2f} / {statistics.median(cpus):.2f} s"
         print(f"{label:48s} {wall:>18s} {cpu:>18s}")
+    import_times()  # warm-up
     total, largest = import_times()
     print(f"import capcliff.cli.main: {total / 1000:.0f} ms ({', '.join(largest)})")
     with contextlib.suppress(OSError):  # no load average on this system
