@@ -47,15 +47,26 @@ class _CoercionOnUse:
         return runtime.coerce(value, param=param, ctx=ctx)
 
 
+def _coerce_on_use(params: list[Any]) -> None:
+    """Give each typer parameter of `params` its coercion built on use (`_CoercionOnUse`); a
+    parameter of a typer without that cache is left as it is."""
+    for param in params:
+        if getattr(param, "_runtime_param", False) is None:  # typer builds it on first use
+            setattr(param, "_runtime_param", _CoercionOnUse(param))  # noqa: B010
+
+
 class _Group(TyperGroup):
-    """The app's command group: hands out each command with its options' coercion built on use
-    (`_CoercionOnUse`); on a typer without that cache the commands are unchanged."""
+    """The app's command group: it and each command it hands out build their options' coercion
+    on use (`_coerce_on_use`), the --help options included."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # click's Context
+        _coerce_on_use(self.get_params(ctx))
+        return super().parse_args(ctx, args)
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:  # click's Context and Command
         command = super().get_command(ctx, cmd_name)
-        for param in command.params if command is not None else []:
-            if getattr(param, "_runtime_param", False) is None:  # typer builds it on first use
-                setattr(param, "_runtime_param", _CoercionOnUse(param))  # noqa: B010
+        if command is not None:
+            _coerce_on_use(command.get_params(ctx))
         return command
 
 
