@@ -10,10 +10,10 @@ Asked to compile, the build fails if it cannot (a build that was asked for a com
 quietly shipped none would leave the compiled-versus-pure tests with nothing to compare).
 
 The event loop (`capcliff.sim.core.CORE_MODULES`, module names in `CORE_PACKAGE`, dotted for a
-module in a subpackage of it) stays pure Python; this copies those modules into `capcliff/sim/_core/`
-(their imports of one another rewritten to point at the copies, and `SOURCE_SHA256`, the digest
-of the sources, appended) and compiles the copies with mypyc. The loader
-(`capcliff/sim/core.py`) uses them only while their digest matches the sources beside it.
+module in a subpackage of it) stays pure Python; this copies those modules into
+`capcliff/sim/_core/` (their imports of one another rewritten to point at the copies, and
+`SOURCE_SHA256`, the digest of the sources, appended) and compiles the copies with mypyc. The
+loader (`capcliff/sim/core.py`) uses them only while their digest matches the sources beside it.
 
 The compiled modules are built into `capcliff/sim/_core/` of the source tree (git ignores them),
 with `built.txt` recording what they were built from, so a second install from the same tree

@@ -34,10 +34,7 @@ class _CoercionOnUse:
     given or not (`_TyperParameter.get_runtime_param`, about 2 ms each: 47 for `plan`, 0.1 s of
     every run); an option left at None needs none, and comes back None either way."""
 
-    def __init__(self, param: Any) -> None:  # a typer parameter (click's Parameter)
-        self.param = param
-
-    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
+    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:  # click's Parameter and Context
         if value is None and not (param.multiple or param.nargs == -1):
             return None  # what typer's RuntimeParam.coerce returns for a value not given
         from typer._coercion import build_runtime_param
@@ -52,7 +49,7 @@ def _coerce_on_use(params: list[Any]) -> None:
     parameter of a typer without that cache is left as it is."""
     for param in params:
         if getattr(param, "_runtime_param", False) is None:  # typer builds it on first use
-            setattr(param, "_runtime_param", _CoercionOnUse(param))  # noqa: B010
+            setattr(param, "_runtime_param", _CoercionOnUse())  # noqa: B010
 
 
 class _Group(TyperGroup):
