@@ -19,6 +19,8 @@ Times in the files are milliseconds; points carry seconds.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from dataclasses import dataclass
@@ -170,24 +172,34 @@ def _point(row: dict[str, Any], row_id: str) -> BenchmarkPoint | None:
     )
 
 
+def _csv_rows(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """(the header's column names, each non-blank data row with its line number) of a CSV file;
+    cells are strings, a missing cell is empty (the standard library's reader: no dependency)."""
+    text = read_text(path, field="benchmark")
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""), restval="")
+        columns = list(reader.fieldnames or [])
+        rows = [(reader.line_num, row) for row in reader if any(v for v in row.values() if v)]
+    except csv.Error as exc:
+        raise InputError(f"{path}: cannot read as CSV ({exc})") from None
+    if not columns:
+        raise InputError(f"{path}: cannot read as CSV (no header row)")
+    return columns, rows
+
+
 def read_benchmark_csv(path: Path, keep: DeploymentFilter) -> list[BenchmarkPoint]:
     """The rows of a benchmark CSV that belong to `keep`'s deployment and can be fitted."""
-    import pandas as pd
-
-    try:
-        table = pd.read_csv(path)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: cannot read as CSV ({exc})") from None
-    missing = [c for c in REQUIRED_COLUMNS if c not in table.columns]
-    if missing or not any(c in table.columns for c in MEASURED_COLUMNS):
+    columns, rows = _csv_rows(path)
+    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+    if missing or not any(c in columns for c in MEASURED_COLUMNS):
         need = ", ".join(REQUIRED_COLUMNS) + " and " + " or ".join(MEASURED_COLUMNS)
         what = ", ".join(missing) if missing else " and ".join(MEASURED_COLUMNS)
         raise InputError(f"{path}: column {what} missing; a benchmark CSV needs {need}")
     points = []
-    for i, row in enumerate(table.to_dict("records")):
+    for line, row in rows:
         if not _matches(row, keep):
             continue
-        row_id = str(row.get("row_id", f"row {i + 2}"))
+        row_id = row.get("row_id") or f"row {line}"
         point = _point(row, row_id)
         if point is not None:
             points.append(point)

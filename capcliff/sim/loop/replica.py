@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from capcliff.errors import step_limit_error
 from capcliff.sim.loop.admission import candidate, head_admissible
 from capcliff.sim.loop.fast_forward import fast_forward
 from capcliff.sim.loop.prefill_only import no_chunking, prefill_step, swap_ins
@@ -48,7 +49,7 @@ class ReplicaSim(ReplicaState):
             elif not fast_forward(self):
                 self.run_step()
             if rec.steps > max_steps:
-                raise RuntimeError(f"simulation did not finish in {max_steps} steps")
+                raise step_limit_error(max_steps, n)
         return self.result()
 
     def take_arrivals(self) -> None:
