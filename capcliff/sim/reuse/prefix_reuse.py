@@ -18,6 +18,7 @@ What each engine keeps when it gives a request up (where the engine does so):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -236,6 +237,19 @@ class ReuseSummary:
     hit_rate_series: FloatArray  # token-weighted hit rate of the lookups in each bin (NaN: none)
     tiers: tuple[TierRecord, ...] = ()  # each offload tier, summed over replicas
     resumed_hit_rate: float | None = None  # the same over lookups of preempted requests
+    queried_series: FloatArray = field(default_factory=lambda: np.zeros(0))  # tokens per bin
+    resumed_queried_tokens: int = 0  # lookups of preempted requests (in `queried_tokens`)
+    resumed_hit_tokens: int = 0
+
+    def hit_rate_between(self, start_s: float, end_s: float = math.inf) -> float | None:
+        """Token-weighted hit rate of new requests' lookups in the bins ending in (start, end]
+        (None: no lookup there)."""
+        inside = (self.time_s > start_s) & (self.time_s <= end_s)
+        queried = float(self.queried_series[inside].sum()) if len(self.queried_series) else 0.0
+        if queried <= 0:
+            return None
+        hits = np.nan_to_num(self.hit_rate_series[inside]) * self.queried_series[inside]
+        return float(hits.sum()) / queried
 
 
 def reuse_summary(records: list[ReuseRecord], grid_s: FloatArray) -> ReuseSummary:
@@ -255,6 +269,9 @@ def reuse_summary(records: list[ReuseRecord], grid_s: FloatArray) -> ReuseSummar
     return ReuseSummary(
         hit_rate=(hit - resumed_h) / (queried - resumed_q) if queried > resumed_q else 0.0,
         resumed_hit_rate=resumed_h / resumed_q if resumed_q else None,
+        queried_series=q.astype(np.float64),
+        resumed_queried_tokens=resumed_q,
+        resumed_hit_tokens=resumed_h,
         queried_tokens=queried,
         prefill_tokens_saved=hit,
         evicted_blocks=sum(r.evicted_blocks for r in records),
