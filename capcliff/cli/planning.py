@@ -24,10 +24,14 @@ from capcliff.cli.app import (
 )
 from capcliff.cli.workload_options import (
     ClientsOption,
+    ContextOption,
     IslOption,
+    RangeRatioOption,
     RateOption,
     SloTpotOption,
     SloTtftOption,
+    ThinkTimeOption,
+    TurnsOption,
     WorkloadOption,
     input_paths,
     workload_choice,
@@ -160,6 +164,10 @@ def plan(
         int | None, typer.Option(callback=COUNT, help="Output tokens per request (fixed).")
     ] = None,
     workload: WorkloadOption = None,
+    random_range_ratio: RangeRatioOption = None,
+    think_time: ThinkTimeOption = None,
+    turns: TurnsOption = None,
+    context: ContextOption = None,
     num_requests: Annotated[
         int | None,
         typer.Option(
@@ -242,6 +250,7 @@ def plan(
     choice = workload_choice(
         isl, lengths, workload if given else "reasoning", requests,
         "batch" if pattern == "online" else pattern, rate, clients,
+        range_ratio=random_range_ratio, think_time=think_time, turns=turns, context=context,
     )  # fmt: skip
     goal = _choice(Objective, objective, "objective").value
     slo = Slo.of(slo_ttft, slo_tpot)

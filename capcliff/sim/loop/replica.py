@@ -158,7 +158,9 @@ class ReplicaSim(ReplicaState):
             self.admit_seq[i], self.held[i] = self.seq, blocks
             self.context[i] = kv or cand.cached_tokens
             if self.reuse is not None and not kv:  # the blocks it hit are shared, not its own
-                self.held[i] = self.reuse.held_blocks(i, cand, blocks, self.now_s)
+                self.held[i] = self.reuse.held_blocks(
+                    i, cand, blocks, self.now_s, resumed=self.preemptions[i] > 0
+                )
             if i in self.landed:
                 self.landed.discard(i)
             elif kv:
