@@ -45,3 +45,13 @@ def test_the_choice_is_never_worse_than_the_band_and_never_depends_on_order(
     best = max(o.value for o in options)
     assert chosen.value >= best * (1 - TIE_BAND)
     assert decide(options[::-1])[0].value == chosen.value
+
+
+def test_among_pipeline_ties_fewer_stages_win() -> None:
+    # llama-3.1-70b fp8 on 8 x H100: pp8, tp2-pp4 and tp4-pp2 within 10 % of each other
+    options = [
+        Option("pp8", 14.5, 1, 8),
+        Option("tp2-pp4", 14.0, 2, 4),
+        Option("tp4-pp2", 13.6, 4, 2),
+    ]
+    assert decide(options)[0].name == "tp4-pp2"

@@ -13,7 +13,7 @@ decided by the rule an experienced engineer uses, not by the noise: the simpler 
 - simpler (`simplicity`): no pipeline parallelism first (a PP layout inside a node pays bubbles
   that an idealised pipeline does not show), then fewer GPUs per replica (more replicas: finer
   scaling, smaller failure domain, and data parallelism for a model that fits one GPU with room
-  for KV), then less tensor parallelism.
+  for KV), then fewer pipeline stages, then less tensor parallelism.
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ class Option:
     shown: str = ""  # the figure as a reader knows it, e.g. "1.60 requests/s"
 
 
-def simplicity(o: Option) -> tuple[bool, int, int]:
-    """Sort key: simpler first (no PP, fewer GPUs per replica, less TP)."""
-    return (o.pp > 1, o.tp * o.pp, o.tp)
+def simplicity(o: Option) -> tuple[bool, int, int, int]:
+    """Sort key: simpler first (no PP, fewer GPUs per replica, fewer stages, less TP)."""
+    return (o.pp > 1, o.tp * o.pp, o.pp, o.tp)
 
 
 def ties(best: Option, others: list[Option]) -> list[Option]:
