@@ -9,10 +9,14 @@ rename, so a reader never sees half a file.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import tempfile
+import tomllib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from capcliff.errors import InputError
 
@@ -62,6 +66,68 @@ def decode_text(data: bytes, path: Path, *, field: str) -> str:
 def read_text(path: Path, *, field: str) -> str:
     """The UTF-8 text of a user's file, or an InputError naming the field and the problem."""
     return decode_text(read_bytes(path, field=field), path, field=field)
+
+
+def parse_json(text: str, *, source: str, error: type[InputError] = InputError) -> Any:
+    """`text` parsed as JSON; an InputError `source: (json): problem` for a syntax error, nesting
+    too deep for Python's parser, an integer of more digits than Python converts (4,300), or a
+    non-finite number (NaN, Infinity, or a literal such as 1e400 that overflows to infinity),
+    the last naming the field that holds it."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{source}: (json): {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise error(f"{source}: (json): nested too deeply") from None
+    except ValueError as exc:  # int-string conversion limit
+        raise error(f"{source}: (json): {_number_problem(exc)}") from None
+    refuse_non_finite(data, source=source, error=error)
+    return data
+
+
+def parse_toml(text: str, *, source: str, error: type[InputError] = InputError) -> dict[str, Any]:
+    """`text` parsed as TOML; an InputError `source: (toml): problem` as `parse_json` (TOML's
+    `inf` and `nan` are refused naming their key)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{source}: (toml): {exc}") from None
+    except RecursionError:
+        raise error(f"{source}: (toml): nested too deeply") from None
+    except ValueError as exc:  # int-string conversion limit
+        raise error(f"{source}: (toml): {_number_problem(exc)}") from None
+    refuse_non_finite(data, source=source, error=error)
+    return data
+
+
+def _number_problem(exc: ValueError) -> str:
+    if "digits" in str(exc):
+        return "an integer with more than 4,300 digits; give a number of sensible size"
+    return str(exc).split("\n")[0]
+
+
+def non_finite_field(data: Any) -> tuple[str, float] | None:
+    """(dotted path, value) of the first NaN or infinite float in parsed JSON/TOML `data`
+    (lists as `name[i]`), or None. Iterative: parsed data may nest hundreds deep."""
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return where or "(value)", value
+        if isinstance(value, dict):
+            items = [(f"{where}.{k}" if where else str(k), v) for k, v in value.items()]
+            stack.extend(reversed(items))
+        elif isinstance(value, list):
+            stack.extend(reversed([(f"{where}[{i}]", v) for i, v in enumerate(value)]))
+    return None
+
+
+def refuse_non_finite(data: Any, *, source: str, error: type[InputError] = InputError) -> None:
+    """An InputError `source: field: must be a finite number, got nan` when `data` holds a
+    non-finite float."""
+    found = non_finite_field(data)
+    if found is not None:
+        raise error(f"{source}: {found[0]}: must be a finite number, got {found[1]}")
 
 
 def _same(a: Path, b: Path) -> bool:

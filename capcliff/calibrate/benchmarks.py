@@ -19,14 +19,13 @@ Times in the files are milliseconds; points carry seconds.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from capcliff.errors import InputError
-from capcliff.files import read_text
+from capcliff.files import parse_json, read_text
 
 MS = 1e-3
 REQUIRED_COLUMNS = ("concurrency", "input_len", "output_len")
@@ -220,11 +219,7 @@ def _json_objects(path: Path, text: str, *, lines: bool) -> list[dict[str, Any]]
     chunks = [t for t in text.splitlines() if t.strip()] if lines else [text]
     out = []
     for n, chunk in enumerate(chunks, start=1):
-        try:
-            value = json.loads(chunk)
-        except json.JSONDecodeError as exc:
-            where = f"line {n}" if lines else "file"
-            raise InputError(f"{path}: {where}: not JSON ({exc.msg})") from None
+        value = parse_json(chunk, source=f"{path}: line {n}" if lines else str(path))
         if not isinstance(value, dict):
             raise InputError(f"{path}: expected a JSON object per run")
         out.append(value)

@@ -9,7 +9,6 @@ is one line `path: field: message`, all of them at once.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,7 @@ from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import parse_layout
 from capcliff.check.spec_errors import field_line, validation_lines
 from capcliff.errors import CatalogError, InputError
-from capcliff.files import read_text
+from capcliff.files import parse_toml, read_text
 from capcliff.sim.sessions import WORKLOAD_PRESETS
 from capcliff.sim.workload import Arrival, parse_trace
 from capcliff.sim.workload_rules import check_arrival, check_workload_numbers, implied_arrival
@@ -317,10 +316,7 @@ def _spec_problems(spec: CheckSpec, base_dir: Path) -> tuple[dict[str, tuple[str
 
 
 def _toml(text: str, path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise CatalogError(f"{path}: (toml): {exc}") from None
+    return parse_toml(text, source=str(path), error=CatalogError)
 
 
 def parse_spec(text: str, *, path: Path) -> SpecFile:
