@@ -68,11 +68,13 @@ def read_text(path: Path, *, field: str) -> str:
     return decode_text(read_bytes(path, field=field), path, field=field)
 
 
-def parse_json(text: str, *, source: str, error: type[InputError] = InputError) -> Any:
+def parse_json(
+    text: str, *, source: str, error: type[InputError] = InputError, finite: bool = True
+) -> Any:
     """`text` parsed as JSON; an InputError `source: (json): problem` for a syntax error, nesting
     too deep for Python's parser, an integer of more digits than Python converts (4,300), or a
     non-finite number (NaN, Infinity, or a literal such as 1e400 that overflows to infinity),
-    the last naming the field that holds it."""
+    the last naming the field that holds it (`finite=False`: the caller checks its fields)."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -81,7 +83,8 @@ def parse_json(text: str, *, source: str, error: type[InputError] = InputError) 
         raise error(f"{source}: (json): nested too deeply") from None
     except ValueError as exc:  # int-string conversion limit
         raise error(f"{source}: (json): {_number_problem(exc)}") from None
-    refuse_non_finite(data, source=source, error=error)
+    if finite:
+        refuse_non_finite(data, source=source, error=error)
     return data
 
 
@@ -137,12 +140,30 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
+# Files of a model checkpoint folder: capcliff never writes one, even with --force (a report
+# written over a checkpoint loses it). Weights by suffix (safetensors, PyTorch, GGUF, ONNX), and
+# the JSON files HF model folders carry by name.
+MODEL_FILE_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf", ".onnx")
+MODEL_FILE_NAMES = (
+    "config.json", "generation_config.json", "hf_quant_config.json", "tokenizer.json",
+    "tokenizer_config.json", "special_tokens_map.json", "model.safetensors.index.json",
+    "pytorch_model.bin.index.json",
+)  # fmt: skip
+
+
+def is_model_file(path: Path) -> bool:
+    """Whether `path` names a model checkpoint's file (weights, config.json, tokenizer)."""
+    name = path.name.lower()
+    return name.endswith(MODEL_FILE_SUFFIXES) or name in MODEL_FILE_NAMES
+
+
 def check_outputs(
     outputs: Iterable[tuple[str, Path | None]], *, inputs: Iterable[Path], force: bool
 ) -> None:
     """Refuse, before any work, an output path (flag, path; None: not asked for) that would
-    lose a file: an input of the same run (even with --force), another output's path, an
-    existing file without `force`, a directory, or a folder that does not exist."""
+    lose a file: an input of the same run or a model checkpoint's file (even with --force),
+    another output's path, an existing file without `force`, a directory, or a folder that does
+    not exist."""
     given = [(flag, path) for flag, path in outputs if path is not None]
     read = [p for p in inputs if p is not None]
     seen: dict[Path, str] = {}
@@ -153,6 +174,11 @@ def check_outputs(
         seen[key] = flag
         if any(Path(os.path.abspath(i)) == key or _same(i, path) for i in read):
             raise InputError(f"{flag}: {path} is an input of this run; write elsewhere")
+        if is_model_file(path):
+            raise InputError(
+                f"{flag}: {path} is a model checkpoint's file name (weights, config.json, "
+                "tokenizer); capcliff never writes one, even with --force; write elsewhere"
+            )
         if path.is_dir():
             raise InputError(f"{flag}: {path} is a directory; give a file path")
         if path.exists() and not force:
@@ -172,6 +198,8 @@ def write_bytes_atomic(path: Path, data: bytes, *, overwrite: bool) -> None:
 
     An existing file is kept unless `overwrite` is set.
     """
+    if is_model_file(path):
+        raise InputError(f"output: {path} is a model checkpoint's file; capcliff never writes one")
     if path.exists() and not overwrite:
         raise InputError(f"output: {path} exists; pass --force to replace it")
     directory = path.parent if str(path.parent) else Path(".")

@@ -285,7 +285,7 @@ def jsonl_objects(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, object]
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
-        row = parse_json(text, source=f"trace line {number}")
+        row = parse_json(text, source=f"trace line {number}", finite=False)  # fields say
         if not isinstance(row, dict):
             raise InputError(f"trace line {number}: expected a JSON object")
         yield number, row
