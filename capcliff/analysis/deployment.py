@@ -46,6 +46,9 @@ ENGINE_POLICY = {
 # far hold ~100k GPUs; a serving deployment is a small part of one, and enumerating the layouts of
 # many more would not finish).
 MAX_GPUS = 65_536
+# The largest set-up cost of one KV transfer accepted, ms: a minute, far past any network's (NIXL
+# and Mooncake set up a transfer in well under a millisecond to a few ms); more is a unit slip.
+MAX_KV_TRANSFER_OVERHEAD_MS = 60_000.0
 # A max_model_len derived from the workload is its longest request rounded up to whole KiB tokens.
 CONTEXT_ROUNDING = 1024
 
@@ -90,7 +93,9 @@ class DeploymentSettings(BaseModel):
     prefix_caching: Literal["on", "off"] | None = None
     offload: str | None = None  # KV offload tiers per replica, e.g. cpu:512GiB,nvme:4TiB
     # disaggregated serving: the set-up cost of one KV transfer (default: kv_transfer's 1 ms)
-    kv_transfer_overhead_ms: float | None = Field(default=None, ge=0)
+    kv_transfer_overhead_ms: float | None = Field(
+        default=None, ge=0, le=MAX_KV_TRANSFER_OVERHEAD_MS, allow_inf_nan=False
+    )
     offload_policy: Literal["write-through", "write-back"] = "write-through"
 
     @field_validator("offload")

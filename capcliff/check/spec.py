@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from capcliff.analysis.deployment import DeploymentSettings, check_gpu_count
 from capcliff.analysis.disagg.pools import parse_disagg
@@ -26,6 +33,7 @@ from capcliff.files import parse_toml, read_text
 from capcliff.sim.sessions import WORKLOAD_PRESETS
 from capcliff.sim.workload import Arrival, parse_trace
 from capcliff.sim.workload_rules import check_arrival, check_workload_numbers, implied_arrival
+from capcliff.units import MAX_SLO_TPOT_S, MAX_SLO_TTFT_S, slo_seconds_problem
 
 DEFAULT_SPEC = Path("capcliff.toml")
 DEFAULT_NUM_REQUESTS = 1000
@@ -67,6 +75,15 @@ class Expectations(_Spec):
     sustained_rps_min: float | None = Field(default=None, gt=0)  # online: req/s within the SLO
     replicas_max: int | None = Field(default=None, ge=1)  # online: replicas for rate / clients
     usd_per_million_tokens_max: float | None = Field(default=None, gt=0)  # online: $/M out tok
+
+    @field_validator("ttft_p99_max_s", "tpot_p99_max_s")
+    @classmethod
+    def _seconds(cls, value: float | None, info: ValidationInfo) -> float | None:
+        most = MAX_SLO_TTFT_S if info.field_name == "ttft_p99_max_s" else MAX_SLO_TPOT_S
+        problem = None if value is None else slo_seconds_problem(value, most_s=most)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
     @field_validator("recommended_layout")
     @classmethod
