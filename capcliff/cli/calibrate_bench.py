@@ -43,7 +43,8 @@ def calibrate_benchmark(args: BenchArgs) -> None:
     from capcliff.catalog.layout import parse_layout
     from capcliff.files import check_outputs
 
-    check_outputs([("--output", args.output)], inputs=[args.path], force=args.force)
+    model_path = [Path(args.model)] if args.model is not None and Path(args.model).exists() else []
+    check_outputs([("--output", args.output)], inputs=[args.path, *model_path], force=args.force)
     if args.model is None:
         raise InputError("model: a benchmark file does not name a catalog model; pass --model")
     model, hardware = get_model(args.model), get_hardware(args.gpu)
@@ -130,7 +131,8 @@ def fit_text(fit: StepFit, written: Path | None) -> str:
         f"step-time profile: {fit.profile}",
         f"fitted: fixed {fit.fixed_s * 1e3:.3f} ms per step (modeled "
         f"{fit.modeled_fixed_s * 1e3:.3f} ms), scale {fit.scale:.3f} x roofline and "
-        f"communication (modeled 1), from {len(fit.points)} points"
+        f"communication (modeled 1), from {len(fit.points)} point"
+        + ("s" if len(fit.points) != 1 else "")
         + (" (one run: the scale alone, fixed kept as modeled)" if len(fit.points) == 1 else ""),
         "",
         "| row | clients | isl/osl | output tok/s | modeled | calibrated | TPOT ms | modeled | "
