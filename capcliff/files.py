@@ -118,11 +118,19 @@ def non_finite_field(data: Any) -> tuple[str, float] | None:
         if isinstance(value, float) and not math.isfinite(value):
             return where or "(value)", value
         if isinstance(value, dict):
-            items = [(f"{where}.{k}" if where else str(k), v) for k, v in value.items()]
+            items = [
+                (f"{where}.{key_label(k)}" if where else key_label(k), v) for k, v in value.items()
+            ]
             stack.extend(reversed(items))
         elif isinstance(value, list):
             stack.extend(reversed([(f"{where}[{i}]", v) for i, v in enumerate(value)]))
     return None
+
+
+def key_label(key: object) -> str:
+    """A key as a one-line message shows it: as written when printable, else its repr."""
+    text = str(key)
+    return text if text.isprintable() else repr(text)
 
 
 def refuse_non_finite(data: Any, *, source: str, error: type[InputError] = InputError) -> None:

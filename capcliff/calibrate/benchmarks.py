@@ -34,6 +34,10 @@ from capcliff.errors import InputError
 from capcliff.files import parse_json, read_text, refuse_non_finite
 
 MS = 1e-3
+# Sanity bounds on a run's counts (the simulator's own, sim.workload_rules, which this layer sits
+# below): requests or clients, and tokens per request.
+MAX_REQUESTS = 10_000_000
+MAX_TOKENS_PER_REQUEST = 1 << 30
 # Under this many milliseconds a mean TPOT or TTFT is taken to be seconds in a ms column.
 LEAST_PLAUSIBLE_MS = 1.0
 REQUIRED_COLUMNS = ("concurrency", "input_len", "output_len")
@@ -197,12 +201,20 @@ def _measure(value: float | None, row_id: str, column: str, *, ms: bool) -> floa
     return value * MS if ms else value
 
 
-def _lengths_ok(point: BenchmarkPoint) -> BenchmarkPoint:
-    for name in ("concurrency", "input_len", "output_len"):
-        value = getattr(point, name)
-        if value < 1:
-            raise InputError(f"{point.row_id}: {name}: must be an integer >= 1, got {value}")
-    return point
+def _count(value: float | None, row_id: str, column: str, most: int) -> int:
+    """A whole count (clients, tokens, requests) from a cell: finite, 1 to `most`."""
+    if value is None or not math.isfinite(value) or not 1 <= round(value) <= most:
+        raise InputError(f"{row_id}: {column}: must be a number in 1 to {most:,}, got {value}")
+    return round(value)
+
+
+def _ratio(value: float | None, row_id: str) -> float:
+    """SGLang's random_range_ratio: lengths uniform in [ratio x len, len]; 1 when absent."""
+    if value is None:
+        return 1.0
+    if not 0 <= value <= 1:  # NaN fails too
+        raise InputError(f"{row_id}: random_range_ratio: must be in [0, 1], got {value}")
+    return value
 
 
 def _refuse_duplicates(points: list[BenchmarkPoint]) -> list[BenchmarkPoint]:
@@ -233,14 +245,14 @@ def _point(row: dict[str, Any], row_id: str) -> BenchmarkPoint | None:
     if throughput is None and tpot is None:
         return None
     requests = _number(row.get("num_requests"))
-    if any(not math.isfinite(v) for v in (*values.values(), requests or 0) if v is not None):
-        raise InputError(f"{row_id}: concurrency, lengths and num_requests must be finite")
     return BenchmarkPoint(
         row_id=row_id,
-        concurrency=int(values["concurrency"] or 0),
-        input_len=int(values["input_len"] or 0),
-        output_len=int(values["output_len"] or 0),
-        num_requests=None if requests is None else int(requests),
+        concurrency=_count(values["concurrency"], row_id, "concurrency", MAX_REQUESTS),
+        input_len=_count(values["input_len"], row_id, "input_len", MAX_TOKENS_PER_REQUEST),
+        output_len=_count(values["output_len"], row_id, "output_len", MAX_TOKENS_PER_REQUEST),
+        num_requests=None
+        if requests is None
+        else _count(requests, row_id, "num_requests", MAX_REQUESTS),
         output_throughput_tok_s=throughput,
         mean_tpot_s=tpot,
         mean_ttft_s=_measure(_number(row.get("mean_ttft_ms")), row_id, "mean_ttft_ms", ms=True),
@@ -272,7 +284,7 @@ def read_benchmark_csv(path: Path, keep: DeploymentFilter) -> list[BenchmarkPoin
         row_id = f"{path.name}: {row.get('row_id', f'row {i + 2}')}"
         point = _point(row, row_id)
         if point is not None:
-            points.append(_lengths_ok(point))
+            points.append(point)
     others = _other_models(rows, "model", keep)
     if not points and others:
         _refuse_other_model(path, others, keep)
@@ -281,20 +293,21 @@ def read_benchmark_csv(path: Path, keep: DeploymentFilter) -> list[BenchmarkPoin
 
 def _run_point(run: dict[str, Any], row_id: str, lengths: tuple[Any, Any]) -> BenchmarkPoint:
     """A point from one vLLM or SGLang result object."""
-    completed = _number(run.get("completed")) or _number(run.get("num_prompts"))
-    if not completed:
+    found = _number(run.get("completed")) or _number(run.get("num_prompts"))
+    if not found:
         raise InputError(f"{row_id}: completed: no finished requests in the result")
+    completed = _count(found, row_id, "completed", MAX_REQUESTS)
     isl = _number(lengths[0]) or (_number(run.get("total_input_tokens")) or 0) / completed
     osl = _number(lengths[1]) or (_number(run.get("total_output_tokens")) or 0) / completed
     clients = _number(run.get("max_concurrency")) or completed  # no cap: all at once
     throughput = _number(run.get("output_throughput"))
     return BenchmarkPoint(
         row_id=row_id,
-        concurrency=int(clients),
-        input_len=round(isl),
-        output_len=round(osl),
-        num_requests=int(completed),
-        range_ratio=_number(run.get("random_range_ratio")) or 1.0,
+        concurrency=_count(clients, row_id, "max_concurrency", MAX_REQUESTS),
+        input_len=_count(isl, row_id, "input tokens per request", MAX_TOKENS_PER_REQUEST),
+        output_len=_count(osl, row_id, "output tokens per request", MAX_TOKENS_PER_REQUEST),
+        num_requests=completed,
+        range_ratio=_ratio(_number(run.get("random_range_ratio")), row_id),
         output_throughput_tok_s=_measure(throughput, row_id, "output_throughput", ms=False),
         mean_tpot_s=_measure(_number(run.get("mean_tpot_ms")), row_id, "mean_tpot_ms", ms=True),
         mean_ttft_s=_measure(_number(run.get("mean_ttft_ms")), row_id, "mean_ttft_ms", ms=True),
@@ -344,7 +357,7 @@ def read_benchmark_file(path: Path, keep: DeploymentFilter) -> list[BenchmarkPoi
     points = []
     for n, run in enumerate(runs, start=1):
         lengths = (run.get("random_input_len"), run.get("random_output_len"))
-        points.append(_lengths_ok(_run_point(run, f"{path.name}:{n}", lengths)))
+        points.append(_run_point(run, f"{path.name}:{n}", lengths))
     return _refuse_duplicates(points)
 
 

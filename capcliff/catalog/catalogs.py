@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from capcliff.catalog.architecture import Architecture, architecture_from_config
 from capcliff.catalog.specs import HardwareSpec, ModelCard, PublishedParams
 from capcliff.errors import CatalogError, UnknownIdError
-from capcliff.files import parse_json, parse_toml, text_problem, unreadable
+from capcliff.files import key_label, parse_json, parse_toml, text_problem, unreadable
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 # A Hugging Face repo id: `organisation/name` (huggingface_hub's REPO_ID_REGEX, simplified).
@@ -240,7 +240,7 @@ def safetensors_bytes(folder: Path) -> int | None:
         for name, entry in header.items():
             if name == "__metadata__":
                 continue
-            found = _tensor_bytes(name, entry, data_bytes)
+            found = _tensor_bytes(key_label(name), entry, data_bytes)
             if isinstance(found, str):
                 raise CatalogError(f"{path}: (safetensors): {found}")
             total += found

@@ -35,6 +35,7 @@ from functools import cache
 from typing import Any
 
 from capcliff.errors import CatalogError
+from capcliff.files import key_label
 
 FP32_BITS, FP16_BITS, FP8_BITS, E8M0_BITS = 32, 16, 8, 8
 
@@ -238,7 +239,7 @@ def _compressed_tensors(raw: dict[str, Any], path: str) -> Quantization:
     formats = []
     for name, group in groups.items():
         if not isinstance(group, dict) or not isinstance(group.get("weights"), dict):
-            raise _error(path, f"config_groups.{name}.weights", "missing")
+            raise _error(path, f"config_groups.{key_label(name)}.weights", "missing")
         formats.append(_compressed_weights(group["weights"], path))
     # Several groups target different layers by name; capcliff applies the first to all linears.
     return Quantization(
