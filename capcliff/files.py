@@ -88,9 +88,12 @@ def parse_json(
     return data
 
 
-def parse_toml(text: str, *, source: str, error: type[InputError] = InputError) -> dict[str, Any]:
+def parse_toml(
+    text: str, *, source: str, error: type[InputError] = InputError, finite: bool = True
+) -> dict[str, Any]:
     """`text` parsed as TOML; an InputError `source: (toml): problem` as `parse_json` (TOML's
-    `inf` and `nan` are refused naming their key)."""
+    `inf` and `nan` are refused naming their key unless `finite=False`: the caller's validation
+    refuses them, every problem listed)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -99,7 +102,8 @@ def parse_toml(text: str, *, source: str, error: type[InputError] = InputError) 
         raise error(f"{source}: (toml): nested too deeply") from None
     except ValueError as exc:  # int-string conversion limit
         raise error(f"{source}: (toml): {_number_problem(exc)}") from None
-    refuse_non_finite(data, source=source, error=error)
+    if finite:
+        refuse_non_finite(data, source=source, error=error)
     return data
 
 

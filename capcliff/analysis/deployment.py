@@ -61,7 +61,7 @@ class DeploymentSettings(BaseModel):
     spec keys of the same names with underscores).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     engine: EngineName = EngineName.VLLM
     # the engine's release, for its step-time profile (profiles.engine_profile); None: the

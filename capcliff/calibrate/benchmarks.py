@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -281,14 +281,22 @@ def read_benchmark_csv(path: Path, keep: DeploymentFilter) -> list[BenchmarkPoin
     for i, row in enumerate(rows):
         if not _matches(row, keep):
             continue
-        row_id = f"{path.name}: {row.get('row_id', f'row {i + 2}')}"
-        point = _point(row, row_id)
+        row_id = str(row.get("row_id", f"row {i + 2}"))
+        try:
+            point = _point(row, row_id)
+        except InputError as exc:
+            raise InputError(f"{path.name}: {exc}") from None
         if point is not None:
             points.append(point)
-    others = _other_models(rows, "model", keep)
-    if not points and others:
-        _refuse_other_model(path, others, keep)
-    return _refuse_duplicates(points)
+    if not points and not keep.any_model:  # rows of the deployment, but of another model?
+        anyone = replace(keep, any_model=True)
+        others = _other_models([r for r in rows if _matches(r, anyone)], "model", keep)
+        if others:
+            _refuse_other_model(path, others, keep)
+    try:
+        return _refuse_duplicates(points)
+    except InputError as exc:
+        raise InputError(f"{path.name}: {exc}") from None
 
 
 def _run_point(run: dict[str, Any], row_id: str, lengths: tuple[Any, Any]) -> BenchmarkPoint:
