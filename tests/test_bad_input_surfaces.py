@@ -308,6 +308,17 @@ def test_a_single_vllm_run_is_fitted_with_the_scale_alone(
     assert "from 1 point (one run: the scale alone, fixed kept as modeled)" in out
 
 
+def test_a_single_vllm_run_writes_a_calibration_that_loads(tmp_path: Path) -> None:
+    from capcliff.calibrate.calibration_file import load_calibration
+
+    path, out = tmp_path / "one.json", tmp_path / "cal.toml"
+    path.write_text(json.dumps(RUNS[1]))
+    args = ["calibrate", str(path), "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "-o", str(out)]
+    assert main(args) == 0
+    step = load_calibration(out).step_time
+    assert step is not None and step.points == 1 and step.scale > 0
+
+
 def test_benchmark_rows_of_another_model_are_refused_without_force(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -678,3 +689,63 @@ def test_fuzzed_text_is_parsed_or_refused_in_one_line(text: str) -> None:
             parse(text, source="f")
         except InputError as exc:
             assert str(exc).startswith("f: ") and "\n" not in str(exc).strip()
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(alphabet="0123456789pd:tpe,@-h1x", max_size=24))
+def test_a_fuzzed_disagg_spec_is_refused_or_within_one_deployment(text: str) -> None:
+    from capcliff.analysis.deployment import MAX_GPUS
+    from capcliff.analysis.disagg.pools import parse_disagg
+
+    try:
+        spec = parse_disagg(text)
+    except InputError as exc:
+        assert str(exc).startswith("disagg: ") and "\n" not in str(exc)
+        return
+    gpus = spec.prefill_instances * spec.prefill.gpus + spec.decode_instances * spec.decode.gpus
+    assert 2 <= gpus <= MAX_GPUS
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(alphabet="cpunvme:,0123456789.eGiBTMK", max_size=20))
+def test_a_fuzzed_offload_spec_is_refused_or_at_least_a_gib_per_tier(text: str) -> None:
+    from capcliff.analysis.offload import parse_offload
+    from capcliff.units import GIB
+
+    try:
+        sizes = parse_offload(text)
+    except InputError as exc:
+        assert "\n" not in str(exc)
+        return
+    assert sizes and all(size >= GIB for size in sizes.values())
+
+
+EXPECT_KEYS = ["ttft_p99_max_s", "tpot_p99_max_s", "kv_headroom_min", "sustained_rps_min",
+               "output_throughput_min_tok_s", "usd_per_million_tokens_max"]  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    expect=st.dictionaries(
+        st.sampled_from(EXPECT_KEYS), st.floats(allow_nan=True, allow_infinity=True), max_size=3
+    )
+)
+def test_fuzzed_check_limits_are_refused_or_finite(
+    expect: dict[str, float], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    import tomli_w
+
+    from capcliff.check.spec import parse_spec
+
+    scenario = {"name": "s", "model": "llama-3.1-8b", "gpu": "h200-sxm", "layout": "tp1",
+                "workload": {"isl": 10, "osl": 10}, "expect": expect}  # fmt: skip
+    path = tmp_path_factory.mktemp("spec") / "s.toml"
+    try:
+        spec = parse_spec(tomli_w.dumps({"scenario": [scenario]}), path=path)
+    except CatalogError as exc:
+        assert all(line.startswith(f"{path}: ") for line in str(exc).splitlines())
+        return
+    limits = spec.spec.scenario[0].expect
+    for key in expect:
+        assert math.isfinite(getattr(limits, key))
+    assert (limits.tpot_p99_max_s or 0) <= 10 and (limits.ttft_p99_max_s or 0) <= 600
