@@ -35,14 +35,18 @@ CORE_DIR = Path("capcliff", "sim", "_core")
 SWITCH = "CAPCLIFF_BUILD_CORE"
 
 
-def _core_settings() -> tuple[tuple[str, ...], str]:
-    """(CORE_MODULES, current source digest), read from capcliff/sim/core.py without importing
-    the package (its dependencies need not be installed where the wheel is built)."""
+def _core_settings() -> tuple[tuple[str, ...], str, str]:
+    """(CORE_MODULES, CORE_PACKAGE, current source digest), read from capcliff/sim/core.py without
+    importing the package (its dependencies need not be installed where the wheel is built)."""
     spec = importlib.util.spec_from_file_location("_capcliff_core", ROOT / "capcliff/sim/core.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return tuple(module.CORE_MODULES), str(module.source_digest(ROOT / "capcliff"))
+    return (
+        tuple(module.CORE_MODULES),
+        str(module.CORE_PACKAGE),
+        str(module.source_digest(ROOT / "capcliff")),
+    )
 
 
 def compile_core(out: Path) -> list[Path]:
@@ -51,8 +55,8 @@ def compile_core(out: Path) -> list[Path]:
     from mypyc.build import mypycify  # imported here: only the build needs mypy
     from setuptools import Distribution
 
-    modules, digest = _core_settings()
-    pattern = re.compile(r"capcliff\.sim\.(" + "|".join(modules) + r")\b")
+    modules, package, digest = _core_settings()
+    pattern = re.compile(re.escape(package) + r"\.(" + "|".join(modules) + r")\b")
     work = Path(tempfile.mkdtemp(prefix="capcliff-core-"))
     cwd = Path.cwd()
     try:
@@ -65,7 +69,7 @@ def compile_core(out: Path) -> list[Path]:
         core.mkdir()
         (core / "__init__.py").write_text('"""Compiled copies of the event loop."""\n')
         for name in modules:
-            text = (ROOT / "capcliff" / "sim" / f"{name}.py").read_text()
+            text = (ROOT / Path(*package.split(".")) / f"{name}.py").read_text()
             text = pattern.sub(r"capcliff.sim._core.\1", text)
             (core / f"{name}.py").write_text(f"{text}\nSOURCE_SHA256 = {digest!r}\n")
         os.chdir(work)
@@ -100,7 +104,7 @@ STAMP = CORE_DIR / "built.txt"  # what the in-place build was built from, then i
 def _stamp_key() -> str:
     """The sources' digest, this interpreter's extension suffix and this file's digest."""
     this = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
-    return f"{_core_settings()[1]} {sysconfig.get_config_var('EXT_SUFFIX')} {this}"
+    return f"{_core_settings()[2]} {sysconfig.get_config_var('EXT_SUFFIX')} {this}"
 
 
 def built_in_place() -> list[Path] | None:

@@ -18,7 +18,7 @@ import numpy as np
 
 from capcliff.sim.config import SimConfig
 from capcliff.sim.simulate import simulate
-from capcliff.sim.workload import generate_requests, preset
+from capcliff.sim.traffic.workload import generate_requests, preset
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from simulate import scenario  # the study scenario's model and KV capacity

@@ -32,7 +32,7 @@ from capcliff.analysis.evaluate.replica_models import replica_models
 from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import parse_layout
-from capcliff.sim.disagg import DisaggResult
+from capcliff.sim.disagg.pools import DisaggResult
 from capcliff.sim.result import SimResult
 from capcliff.sim.simulate import simulate
 

@@ -47,10 +47,10 @@ from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import parse_layout
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.core import core_name, landed_class, lockstep_class, prefill_class, replica_class
+from capcliff.sim.loop.replica import ReplicaSim
 from capcliff.sim.policies import POLICY_NAMES
-from capcliff.sim.replica import ReplicaSim
 from capcliff.sim.simulate import make_policy, simulate
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 from tests.simtools import POLICIES, PREEMPTING_POLICIES, pressure_case, random_case, toy_model
 
 

@@ -21,10 +21,10 @@ from capcliff.analysis.deployment import DeploymentSettings, resolve
 from capcliff.analysis.disagg.pools import parse_disagg, pools_of
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.sim.core import landed_class, lockstep_class, replica_class
+from capcliff.sim.loop.timeline import ReplicaResult
 from capcliff.sim.policies import POLICY_NAMES
 from capcliff.sim.simulate import make_policy
-from capcliff.sim.timeline import ReplicaResult
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 
 RANKS = 4
 SEEDS = 30

@@ -1,6 +1,6 @@
-"""vLLM V0 without chunked prefill (`capcliff.sim.prefill_only`) against the step-by-step reference
-over many more cases than the tests run: random cases in three arrival modes and pressure cases,
-recompute and swap, with the replica's jumps over decode runs on and off.
+"""vLLM V0 without chunked prefill (`capcliff.sim.loop.prefill_only`) against the step-by-step
+reference over many more cases than the tests run: random cases in three arrival modes and
+pressure cases, recompute and swap, with the replica's jumps over decode runs on and off.
 
 Run: python benchmarks/prefill_only_scan.py [SEEDS]   (default 40 seeds per case; prints the cases
 that differ, then the totals)
@@ -15,11 +15,11 @@ from unittest.mock import patch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import capcliff.sim.replica as replica_module
+import capcliff.sim.loop.replica as replica_module
 from capcliff.sim.config import PreemptionMode, SimConfig
-from capcliff.sim.replica import ReplicaSim
+from capcliff.sim.loop.replica import ReplicaSim
 from capcliff.sim.simulate import make_policy
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 from tests.reference_sim import ReferenceSim
 from tests.simtools import pressure_case, random_case, toy_model
 from tests.test_simulate import _assert_same

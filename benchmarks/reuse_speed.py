@@ -21,8 +21,8 @@ from capcliff.analysis.deployment import resolve, settings_of
 from capcliff.analysis.evaluate.replica_models import replica_models
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import parse_layout
-from capcliff.sim.sessions import SESSION_PRESETS, generate_sessions
 from capcliff.sim.simulate import simulate
+from capcliff.sim.traffic.sessions import SESSION_PRESETS, generate_sessions
 
 
 def point(

@@ -4,8 +4,9 @@ Run: python benchmarks/reuse_validation.py   (prints the Markdown tables of docs
 "Prefix caching and sessions" section; asserts nothing)
 
 Each row is simulated as its benchmark ran it, with capcliff's own session presets (not the
-benchmark's conversations: the presets' statistics are cited in capcliff/sim/sessions.py and were
-not fitted to these rows): N closed-loop users, max_num_seqs as the row states, vLLM V1, prefix
+benchmark's conversations: the presets' statistics are cited in
+capcliff/sim/traffic/sessions.py and were not fitted to these rows): N closed-loop users,
+max_num_seqs as the row states, vLLM V1, prefix
 caching on, FP8 KV cache, gpu_memory_utilization 0.9, no think time (the benchmarks send the
 next turn when the previous one returns). Compared: the GPU prefix-cache hit rate, peak KV usage
 (vLLM's kv_cache_usage counts cached-free blocks as free, as capcliff does), mean and p99 TTFT,
@@ -36,8 +37,8 @@ from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import parse_layout
 from capcliff.sim.config import SimConfig
 from capcliff.sim.result import SimResult
-from capcliff.sim.sessions import SESSION_PRESETS, generate_sessions
 from capcliff.sim.simulate import simulate
+from capcliff.sim.traffic.sessions import SESSION_PRESETS, generate_sessions
 
 # (row, model, gpu, layout, users = max_num_seqs or None, preset, requests measured, measured:
 # hit rate, peak KV usage, TTFT mean s, TTFT p99 s, output tok/s)

@@ -24,7 +24,7 @@ from benchmarks.simulate import scenario
 from capcliff.sim.config import PreemptionMode, SimConfig
 from capcliff.sim.core import core_name, replica_class
 from capcliff.sim.simulate import make_policy, simulate
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 from tests.simtools import (
     POLICIES,
     PREEMPTING_POLICIES,

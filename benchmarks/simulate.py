@@ -30,7 +30,7 @@ from capcliff.perf.step_time import step_time_model
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.core import core_name
 from capcliff.sim.simulate import simulate
-from capcliff.sim.workload import generate_requests, preset
+from capcliff.sim.traffic.workload import generate_requests, preset
 from capcliff.units import KVDType
 
 

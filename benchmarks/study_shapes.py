@@ -18,7 +18,7 @@ from capcliff.perf.step_time import step_time_model
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.result import SimResult
 from capcliff.sim.simulate import simulate
-from capcliff.sim.workload import Requests, generate_requests, preset
+from capcliff.sim.traffic.workload import Requests, generate_requests, preset
 from capcliff.units import KVDType
 
 H200 = get_hardware("h200-sxm")

@@ -1,7 +1,7 @@
 """The plain reference simulator with a prefix cache kept block by block: every cached block is a
 dictionary entry keyed by the content it holds (the node that owns it and its index), with a
 count of the running requests that use it. No ranges, no heaps: the fast simulator's prefix
-cache (capcliff.sim.prefix_cache) keeps the same model as per-node ranges and must agree.
+cache (capcliff.sim.reuse.prefix_cache) keeps the same model as per-node ranges and must agree.
 
 The model both follow: a block of a request on node n is owned by the deepest node on n's path
 whose own part starts at or before it; lookups take the longest run of cached blocks from block
@@ -20,9 +20,9 @@ import numpy as np
 
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
-from capcliff.sim.kv_tiers import KVTier
 from capcliff.sim.policies import Candidate, Policy
-from capcliff.sim.workload import Requests
+from capcliff.sim.reuse.kv_tiers import KVTier
+from capcliff.sim.traffic.workload import Requests
 from tests.reference_sim import ReferenceSim, Req, blocks_for
 
 
@@ -98,7 +98,7 @@ class BlockCache:
 
 class BlockTier:
     """An offload tier block by block: the blocks it holds, the last write time of each node,
-    its link's busy time (the model of capcliff.sim.kv_tiers)."""
+    its link's busy time (the model of capcliff.sim.reuse.kv_tiers)."""
 
     def __init__(self, spec: KVTier, cache: BlockCache, kv_bytes_per_token: float) -> None:
         self.spec, self.cache = spec, cache

@@ -1,5 +1,5 @@
 """A plain step-by-step serving simulator: one loop iteration = one engine step, Python objects,
-no cleverness. The event-driven simulator (capcliff.sim.replica) must agree with it exactly.
+no cleverness. The event-driven simulator (capcliff.sim.loop.replica) must agree with it exactly.
 
 It follows the engines' own loops: vLLM's `schedule` walks the running list in order, allocating
 each request's blocks and popping victims from the end when one does not fit; SGLang checks the
@@ -18,7 +18,7 @@ import numpy as np
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
 from capcliff.sim.policies import Candidate, Policy, Requeue, RunningState, VictimOrder
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 
 
 def blocks_for(tokens: int, block_size: int) -> int:

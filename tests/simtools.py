@@ -10,7 +10,7 @@ from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
 from capcliff.sim.policies import NewTokenRatio, Policy
 from capcliff.sim.simulate import make_policy
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 
 
 def toy_model(*, step_overhead_s: float = 1e-3, pp: int = 1) -> StepTimeModel:

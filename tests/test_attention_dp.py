@@ -27,8 +27,8 @@ from capcliff.perf.communication import (
 from capcliff.perf.decode_line import DecodeLine
 from capcliff.perf.step_time import StepTimeModel, step_time_model
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
-from capcliff.sim.lockstep import LockstepLine, LockstepSim
-from capcliff.sim.replica import ReplicaSim
+from capcliff.sim.loop.lockstep import LockstepLine, LockstepSim
+from capcliff.sim.loop.replica import ReplicaSim
 from capcliff.sim.simulate import make_policy, simulate
 from capcliff.units import KVDType
 from tests.simtools import POLICIES, fixed_batch, random_case, toy_model

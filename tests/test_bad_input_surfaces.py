@@ -27,7 +27,7 @@ from capcliff.catalog.quantization import quantization_from_config
 from capcliff.cli import main
 from capcliff.errors import CatalogError, InputError
 from capcliff.files import is_model_file, parse_json, parse_toml, write_text_atomic
-from capcliff.sim.sessions import parse_session_trace
+from capcliff.sim.traffic.sessions import parse_session_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / "tests" / "fixtures" / "logs"

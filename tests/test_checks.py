@@ -106,7 +106,7 @@ def test_a_crash_exits_4_not_1(
     def broken(self: object) -> None:
         raise ZeroDivisionError("planted")
 
-    monkeypatch.setattr("capcliff.sim.replica.ReplicaSim.run", broken)
+    monkeypatch.setattr("capcliff.sim.loop.replica.ReplicaSim.run", broken)
     monkeypatch.setenv("CAPCLIFF_SIM_CORE", "python")  # the loop planted in, not its compiled copy
     assert main(["check", str(PASS_SPEC)]) == 4
     err = capsys.readouterr().err

@@ -172,7 +172,7 @@ def test_version_prints_the_package_version() -> None:
     [
         ("capcliff.memory.layout_memory.LayoutMemory.max_concurrency", ["memory", "llama-3.1-8b"]),
         (
-            "capcliff.sim.replica.ReplicaSim.run",
+            "capcliff.sim.loop.replica.ReplicaSim.run",
             ["plan", "llama-3.1-8b", "--isl", "64", "--osl", "64", "--num-requests", "20"],
         ),
     ],

@@ -78,7 +78,8 @@ def test_engine_commands_are_one_option_per_line_and_paste_into_a_shell(
     assert all(line.startswith("  --") for line in lines[1:])
     argv = shlex.split(vllm.replace("\\\n", " "))
     assert argv[:3] == ["vllm", "serve", "meta-llama/Llama-3.1-8B"]
-    assert argv[argv.index("--max-model-len") + 1] == "1024"  # 200 tokens rounded up to 1,024
+    # 200 tokens need 1,024 (simulated); the line serves the model's context, same KV pool
+    assert argv[argv.index("--max-model-len") + 1] == "131072"
 
 
 def _config_dir(tmp_path: Path, name: str | None) -> Path:
@@ -213,3 +214,21 @@ def test_weights_no_engine_quantizes_at_load_are_a_warning(
     assert any(
         w.startswith("--weight-dtype int4: the engines cannot") for w in report["flag_warnings"]
     )
+
+
+@pytest.mark.parametrize("columns", [80, 50])
+def test_the_online_plan_never_cuts_a_number(
+    columns: int, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = ["plan", "llama-3.1-8b", "--gpus", "2", "--isl", "512", "--osl", "128", "--rate", "5",
+            "--slo-ttft", "1", "--slo-tpot", "0.05", "--num-requests", "300"]  # fmt: skip
+    report = json.loads(_screen([*args, "--format", "json"], capsys))
+    monkeypatch.setenv("COLUMNS", str(columns))
+    out = _screen(args, capsys)
+    assert "…" not in out
+    for lay in report["layouts"]:  # each layout's cap and rate, whole
+        cap = lay["capacity"]
+        assert f"{cap['max_num_seqs']:,}" in out
+        assert f"{cap['saturation_rps']:,.2f}" in out
+    for entry in report["fleet"]:
+        assert entry["layout"] in out and f"{entry['usd_per_million_output_tokens']:,.2f}" in out

@@ -6,9 +6,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from capcliff.sim.cohort import DecodeCohort
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
-from capcliff.sim.replica import ReplicaSim
+from capcliff.sim.loop.cohort import DecodeCohort
+from capcliff.sim.loop.replica import ReplicaSim
 from capcliff.sim.simulate import make_policy
 from tests.simtools import fixed_batch, toy_model
 

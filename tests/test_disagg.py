@@ -15,14 +15,14 @@ from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
-from capcliff.sim.disagg import Pool, simulate_disaggregated
-from capcliff.sim.kv_transfer import Fabric, Path, Placement, schedule_transfers
-from capcliff.sim.landed import LandedReplicaSim
-from capcliff.sim.lockstep import LockstepSim
-from capcliff.sim.prefill_pool import PrefillReplicaSim
-from capcliff.sim.replica import ReplicaSim
+from capcliff.sim.disagg.kv_transfer import Fabric, Path, Placement, schedule_transfers
+from capcliff.sim.disagg.pools import Pool, simulate_disaggregated
+from capcliff.sim.loop.landed import LandedReplicaSim
+from capcliff.sim.loop.lockstep import LockstepSim
+from capcliff.sim.loop.prefill_pool import PrefillReplicaSim
+from capcliff.sim.loop.replica import ReplicaSim
 from capcliff.sim.simulate import make_policy
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 from tests.reference_sim import ReferenceSim
 from tests.simtools import POLICIES, constant_model, random_case, toy_model
 

@@ -19,7 +19,7 @@ from capcliff.check.output import check_text
 from capcliff.check.runner import check_file
 from capcliff.cli import app, main
 from capcliff.errors import CatalogError, InputError
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 
 runner = CliRunner()
 SMALL = "deepseek-r1-distill-llama-8b"

@@ -230,7 +230,7 @@ def test_a_prefill_pool_falling_behind_is_told_from_a_decode_pool_falling_behind
     from capcliff.analysis.disagg.online import OnlineSample, disagg_steady, prefill_falls_behind
     from capcliff.analysis.disagg.pools import parse_disagg, pools_of
     from capcliff.analysis.workloads import WorkloadChoice
-    from capcliff.sim.workload import Arrival
+    from capcliff.sim.traffic.workload import Arrival
 
     dep = _choices().dep
     pools = pools_of(dep, parse_disagg("1p:tp1,1d:tp1"), isl + osl)

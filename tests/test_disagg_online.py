@@ -18,7 +18,7 @@ from capcliff.analysis.evaluate.steady_state import SteadyState
 from capcliff.catalog.catalogs import get_hardware
 from capcliff.cli import app
 from capcliff.errors import InputError
-from capcliff.sim.kv_transfer import Placement, schedule_transfers
+from capcliff.sim.disagg.kv_transfer import Placement, schedule_transfers
 
 runner = CliRunner()
 SMALL = "deepseek-r1-distill-llama-8b"

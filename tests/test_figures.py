@@ -21,10 +21,10 @@ from capcliff.analysis.plan.types import Objective
 from capcliff.analysis.sweep.report import point_result
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
-from capcliff.sim.replica import ReplicaSim
+from capcliff.sim.loop.replica import ReplicaSim
 from capcliff.sim.result import Percentiles, SimResult
 from capcliff.sim.simulate import make_policy, simulate
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 from tests.simtools import constant_model, fixed_batch, toy_model
 
 MS = 1e-3

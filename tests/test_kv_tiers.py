@@ -13,8 +13,8 @@ from capcliff.catalog.catalogs import get_hardware
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
 from capcliff.sim.config import KVCapacity, SimConfig
-from capcliff.sim.kv_tiers import KVTier, KVTiers
-from capcliff.sim.prefix_cache import PrefixCache
+from capcliff.sim.reuse.kv_tiers import KVTier, KVTiers
+from capcliff.sim.reuse.prefix_cache import PrefixCache
 from capcliff.sim.simulate import simulate
 from capcliff.units import GB, GIB, TIB
 from tests.simtools import toy_model

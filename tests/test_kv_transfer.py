@@ -1,4 +1,4 @@
-"""KV transfer queueing and paths (capcliff/sim/kv_transfer.py), worked out by hand."""
+"""KV transfer queueing and paths (capcliff/sim/disagg/kv_transfer.py), worked out by hand."""
 
 from __future__ import annotations
 
@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from capcliff.errors import InputError
-from capcliff.sim.kv_transfer import Fabric, Path, Placement, link_utilization, schedule_transfers
+from capcliff.sim.disagg.kv_transfer import (
+    Fabric,
+    Path,
+    Placement,
+    link_utilization,
+    schedule_transfers,
+)
 
 NVLINK = Path("nvlink", 100e9, 1e-6)
 RDMA = Path("rdma", 50e9, 5e-6)

@@ -16,7 +16,7 @@ from capcliff.analysis.plan.online_reuse import REUSE_REQUESTS
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.layout import Layout
 from capcliff.cli import app
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 
 runner = CliRunner()
 BLOCK = 16  # vLLM's default block size (tokens)

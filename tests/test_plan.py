@@ -9,8 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from capcliff.analysis.flags import Deployment, sglang_command, vllm_command
-from capcliff.analysis.plan.advice import within_noise
-from capcliff.analysis.plan.types import Objective, PlanLayout, PlanSweetSpot
+from capcliff.analysis.plan.types import PlanLayout, PlanSweetSpot
 from capcliff.catalog.layout import Layout
 from capcliff.cli import app, main
 
@@ -85,7 +84,13 @@ def test_vllm_flags_parse_back(short_8b: dict) -> None:  # type: ignore[type-arg
     assert int(value["--tensor-parallel-size"]) == rec["tp"]
     assert int(value["--data-parallel-size"]) == rec["dp"]
     assert int(value["--max-num-seqs"]) == rec["max_num_seqs"]
-    assert int(value["--max-model-len"]) == short_8b["max_model_len"]
+    # The sample's longest request needs 1,024 tokens (simulated max_model_len); the line serves
+    # Llama 3.1's whole context (max_position_embeddings 131,072): the KV pool is the same, so
+    # longer prompts than the sample's are served, not refused, and a warning says which.
+    assert short_8b["max_model_len"] == 1024
+    assert int(value["--max-model-len"]) == 131_072
+    assert any(w.startswith("--max-model-len 131072: the model's context") for w in
+               short_8b["flag_warnings"])  # fmt: skip
 
 
 def test_sglang_flags_parse_back(short_8b: dict) -> None:  # type: ignore[type-arg]
@@ -155,12 +160,6 @@ def _row(name: str, makespan: float) -> PlanLayout:
         weights_bytes_per_gpu=1, kv_capacity_tokens_per_replica=1, kv_capacity_tokens_total=1,
         cliff=None, sweet_spot=sweet, stranded_kv_fraction=None,
     )  # fmt: skip
-
-
-def test_layouts_within_three_percent_are_a_tie() -> None:
-    best = _row("a", 100.0)
-    assert within_noise(best, _row("b", 102.9), Objective.MAKESPAN)
-    assert not within_noise(best, _row("c", 103.1), Objective.MAKESPAN)
 
 
 def test_bad_objective_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

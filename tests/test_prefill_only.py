@@ -1,5 +1,5 @@
-"""vLLM V0 without chunked prefill (`capcliff.sim.prefill_only`): prefill-only steps, exact against
-the step-by-step reference, and one case worked by hand."""
+"""vLLM V0 without chunked prefill (`capcliff.sim.loop.prefill_only`): prefill-only steps, exact
+against the step-by-step reference, and one case worked by hand."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ from unittest.mock import patch
 import numpy as np
 import pytest
 
-import capcliff.sim.replica as replica_module
+import capcliff.sim.loop.replica as replica_module
 from capcliff.analysis.deployment import resolve, settings_of
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.errors import InputError
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
-from capcliff.sim.prefill_only import swapped_queue
-from capcliff.sim.replica import ReplicaSim
+from capcliff.sim.loop.prefill_only import swapped_queue
+from capcliff.sim.loop.replica import ReplicaSim
 from capcliff.sim.simulate import make_policy
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 from tests.reference_sim import ReferenceSim
 from tests.simtools import constant_model, pressure_case, random_case, toy_model
 from tests.test_simulate import _assert_same

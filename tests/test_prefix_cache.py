@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from capcliff.sim.prefix_cache import PrefixCache
+from capcliff.sim.reuse.prefix_cache import PrefixCache
 
 B = 16
 

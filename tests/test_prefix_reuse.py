@@ -14,15 +14,15 @@ from hypothesis import strategies as st
 
 from capcliff.check.runner import check_file
 from capcliff.errors import InputError
-from capcliff.sim import replica as replica_module
 from capcliff.sim.config import KVCapacity, SimConfig
-from capcliff.sim.fast_forward import fast_forward
-from capcliff.sim.kv_tiers import KVTier
-from capcliff.sim.replica import ReplicaSim
-from capcliff.sim.sessions import SessionSpec, generate_sessions
+from capcliff.sim.loop import replica as replica_module
+from capcliff.sim.loop.fast_forward import fast_forward
+from capcliff.sim.loop.replica import ReplicaSim
+from capcliff.sim.loop.timeline import ReplicaResult
+from capcliff.sim.reuse.kv_tiers import KVTier
 from capcliff.sim.simulate import make_policy, simulate
-from capcliff.sim.timeline import ReplicaResult
-from capcliff.sim.workload import Requests, Uniform
+from capcliff.sim.traffic.sessions import SessionSpec, generate_sessions
+from capcliff.sim.traffic.workload import Requests, Uniform
 from tests.reference_reuse import ReferenceReuseSim
 from tests.simtools import constant_model, toy_model
 

@@ -1,5 +1,5 @@
-"""The domains of SessionSpec and generate_sessions (capcliff/sim/sessions.py) at their edges:
-each bound is inclusive or exclusive as its error message says."""
+"""The domains of SessionSpec and generate_sessions (capcliff/sim/traffic/sessions.py) at their
+edges: each bound is inclusive or exclusive as its error message says."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from capcliff.errors import InputError
-from capcliff.sim.sessions import SessionSpec, generate_sessions
-from capcliff.sim.workload import Uniform
+from capcliff.sim.traffic.sessions import SessionSpec, generate_sessions
+from capcliff.sim.traffic.workload import Uniform
 
 
 def _spec(**kw: Any) -> SessionSpec:

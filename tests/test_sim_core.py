@@ -21,12 +21,12 @@ from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import parse_layout
 from capcliff.sim import core
 from capcliff.sim.config import PreemptionMode
-from capcliff.sim.landed import LandedReplicaSim
-from capcliff.sim.lockstep import LockstepSim
-from capcliff.sim.prefill_pool import PrefillReplicaSim
-from capcliff.sim.replica import ReplicaSim
+from capcliff.sim.loop.landed import LandedReplicaSim
+from capcliff.sim.loop.lockstep import LockstepSim
+from capcliff.sim.loop.prefill_pool import PrefillReplicaSim
+from capcliff.sim.loop.replica import ReplicaSim
 from capcliff.sim.simulate import make_policy, simulate
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 from tests.simtools import POLICIES, PREEMPTING_POLICIES, pressure_case, random_case, toy_model
 
 COMPILED = core.load_compiled()
@@ -63,7 +63,7 @@ def test_the_digest_follows_every_source(tmp_path: Path) -> None:
     before = core.source_digest(copy)
     assert before == core.source_digest()
     # one byte more in a core module, or in a module the loop imports: another digest
-    edited = [f"sim/{name}.py" for name in core.CORE_MODULES] + ["perf/step_time.py"]
+    edited = [f"sim/loop/{name}.py" for name in core.CORE_MODULES] + ["perf/step_time.py"]
     for rel in edited:
         path = copy / rel
         text = path.read_bytes()
@@ -93,12 +93,13 @@ def test_the_compiled_group_is_closed() -> None:
     # A module the loop calls with a replica (or a planned step) must be compiled with it: its
     # annotations would name the pure-Python classes, and mypyc rejects the build (which then
     # falls back to pure Python without a word).
-    sim = Path(core.__file__).parent
+    capcliff = Path(core.__file__).parent.parent.parent
+    loop = capcliff / Path(*core.CORE_PACKAGE.split("."))
     for name in core.CORE_MODULES:
-        text = (sim / f"{name}.py").read_text()
-        for imported in re.findall(r"from capcliff\.sim\.(\w+) import", text):
-            if imported not in core.CORE_MODULES:
-                other = (sim / f"{imported}.py").read_text()
+        text = (loop / f"{name}.py").read_text()
+        for imported in re.findall(r"from (capcliff\.sim\.[\w.]+) import", text):
+            if imported.rsplit(".", 1)[-1] not in core.CORE_MODULES:
+                other = (capcliff / Path(*imported.split("."))).with_suffix(".py").read_text()
                 assert "ReplicaSim" not in other and "PlannedStep" not in other, (name, imported)
 
 

@@ -16,10 +16,10 @@ from capcliff.errors import InputError
 from capcliff.memory.weights import WeightScheme
 from capcliff.perf.step_time import step_time_model
 from capcliff.sim.config import KVCapacity, PreemptionMode, Routing, SimConfig
-from capcliff.sim.replica import ReplicaSim
+from capcliff.sim.loop.replica import ReplicaSim
+from capcliff.sim.loop.timeline import ReplicaResult
 from capcliff.sim.simulate import make_policy, route, simulate
-from capcliff.sim.timeline import ReplicaResult
-from capcliff.sim.workload import Requests, generate_requests, preset
+from capcliff.sim.traffic.workload import Requests, generate_requests, preset
 from capcliff.units import KVDType
 from tests.reference_sim import ReferenceSim, RefResult
 from tests.simtools import (

@@ -20,7 +20,7 @@ from capcliff.analysis.evaluate.solver import (
 )
 from capcliff.errors import InputError
 from capcliff.sim.config import KVCapacity, SimConfig
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 from tests.simtools import fixed_batch, toy_model
 
 

@@ -18,8 +18,8 @@ from capcliff.catalog.layout import Layout
 from capcliff.memory.weights import WeightScheme
 from capcliff.perf.step_time import step_time_model
 from capcliff.sim.config import KVCapacity, SimConfig
-from capcliff.sim.length_mean import expected_length
-from capcliff.sim.workload import Empirical, Fixed, LogNormal, Normal, Uniform
+from capcliff.sim.traffic.length_mean import expected_length
+from capcliff.sim.traffic.workload import Empirical, Fixed, LogNormal, Normal, Uniform
 from capcliff.units import KVDType
 
 

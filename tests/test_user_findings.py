@@ -427,7 +427,7 @@ def test_a_plan_for_tensorrt_llm_prints_a_trtllm_serve_line_with_its_cap(
     line = report["engine_flags"]["trtllm"]
     assert line.startswith("trtllm-serve meta-llama/Llama-3.1-8B")
     assert f"--max_batch_size {report['recommended']['max_num_seqs']}" in line
-    assert f"--kv_cache_free_gpu_memory_fraction {float(fraction):.2f}" in line
+    assert f"--kv_cache_free_gpu_memory_fraction {fraction}" in line  # as given, not rounded
 
 
 def test_reuse_figures_at_an_overload_say_they_are_not_the_fleets(

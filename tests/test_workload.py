@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from capcliff.errors import InputError
-from capcliff.sim.workload import (
+from capcliff.sim.traffic.workload import (
     Arrival,
     Empirical,
     Fixed,

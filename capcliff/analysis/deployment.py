@@ -26,12 +26,26 @@ from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.memory.budget import BudgetSettings, EngineName
 from capcliff.memory.deepep import AllToAllBackend
+from capcliff.memory.draft import (
+    DraftMemory,
+    DraftModel,
+    SpecMethod,
+    draft_memory,
+    draft_model,
+)
 from capcliff.memory.engines import engine_defaults
 from capcliff.memory.layout_memory import LayoutMemory, layout_memory
 from capcliff.memory.weights import WeightScheme
+from capcliff.perf.speculation import (
+    Acceptance,
+    Speculation,
+    acceptance,
+    parse_acceptance,
+    parse_speculative,
+)
 from capcliff.sim.config import KVCapacity, PreemptionMode, Routing, SimConfig
 from capcliff.sim.policies import POLICY_NAMES
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 from capcliff.units import KVDType, parse_kv_dtype, parse_weight_dtype, round_up
 
 # The scheduling policy each engine runs by default (TensorRT-LLM's CapacitySchedulerPolicy defaults
@@ -97,6 +111,22 @@ class DeploymentSettings(BaseModel):
         default=None, ge=0, le=MAX_KV_TRANSFER_OVERHEAD_MS, allow_inf_nan=False
     )
     offload_policy: Literal["write-through", "write-back"] = "write-through"
+    # speculative decoding: mtp:K, eagle:K[:DRAFT] or ngram:K (perf/speculation.py); its
+    # acceptance: K per-position rates (0.8,0.6,0.4) or a mean acceptance length, else the
+    # method's published default
+    speculative: str | None = None
+    spec_acceptance: str | None = None
+    spec_accept_length: float | None = Field(default=None, ge=1)
+
+    @field_validator("speculative")
+    @classmethod
+    def _speculative(cls, value: str | None) -> str | None:
+        return None if value is None else _accepted(parse_speculative, value)
+
+    @field_validator("spec_acceptance")
+    @classmethod
+    def _spec_acceptance(cls, value: str | None) -> str | None:
+        return None if value is None else _accepted(parse_acceptance, value)
 
     @field_validator("offload")
     @classmethod
@@ -177,6 +207,20 @@ class Deployment:
     scheme: WeightScheme
     kv_dtype: KVDType
     warnings: tuple[str, ...] = ()
+    speculation: Speculation | None = None
+    acceptance: Acceptance | None = None  # set with `speculation`
+
+    @property
+    def draft(self) -> DraftModel | None:
+        """The speculative draft's model (None without speculation or for n-gram)."""
+        spec = self.speculation
+        return None if spec is None else draft_model(self.model.arch, spec.method)
+
+    def draft_memory(self, layout: Layout) -> DraftMemory | None:
+        """What the draft adds to one GPU of `layout` (None without speculation)."""
+        if self.speculation is None:
+            return None
+        return draft_memory(self.draft, layout, self.scheme, self.kv_dtype)
 
     @property
     def total_memory_bytes(self) -> int:
@@ -219,7 +263,7 @@ class Deployment:
         """The memory verdict of `layout` for requests up to `max_model_len` tokens."""
         return layout_memory(
             self.model.arch, self.hardware, layout, scheme=self.scheme, kv_dtype=self.kv_dtype,
-            max_model_len=max_model_len, settings=self.budget,
+            max_model_len=max_model_len, settings=self.budget, draft=self.draft_memory(layout),
         )  # fmt: skip
 
     def capacity(self, memory: LayoutMemory) -> KVCapacity:
@@ -227,6 +271,8 @@ class Deployment:
         capacity = KVCapacity.of_layout(
             memory, self.hardware, swap_space_bytes=self.settings.swap_space
         )
+        if self.speculation is not None:
+            capacity = replace(capacity, blocks=self._speculative_blocks(capacity, memory))
         if self.settings.offload is None:
             return capacity
         layout = memory.layout
@@ -238,6 +284,27 @@ class Deployment:
         )
         write_back = self.settings.offload_policy == "write-back"
         return replace(capacity, tiers=tiers, offload_write_back=write_back)
+
+    def lookahead_tokens_per_sequence(self) -> int:
+        """KV slots a running sequence holds past its context under speculation: the K tokens
+        each verification writes (vLLM schedules 1 + K tokens per decoding request; SGLang
+        allocates `speculative_num_draft_tokens` per request to verify), and on vLLM K more
+        lookahead slots for draft-model methods (vllm/v1/core/sched/scheduler.py:
+        `num_lookahead_tokens = num_spec_tokens` when `use_eagle()`; n-gram none)."""
+        spec = self.speculation
+        if spec is None:
+            return 0
+        k = spec.num_speculative_tokens
+        vllm = self.settings.engine in (EngineName.VLLM, EngineName.VLLM_V0)
+        return 2 * k if vllm and self.draft is not None else k
+
+    def _speculative_blocks(self, capacity: KVCapacity, memory: LayoutMemory) -> int:
+        """The blocks left for context once every sequence the engine may run
+        (max_num_seqs) holds its lookahead slots: an upper bound on the reserve (a named
+        assumption: the simulator does not track the slots per sequence)."""
+        seqs = self.sim_config(memory.max_model_len).max_num_seqs
+        reserve = -(-seqs * self.lookahead_tokens_per_sequence() // capacity.block_size)
+        return max(1, capacity.blocks - reserve)
 
 
 def _caching(value: str | None) -> bool | None:
@@ -340,10 +407,37 @@ def resolve(
         calibrated_terms=frozenset(terms),
         step_time_terms=step_terms,
     )
+    spec, accepted = _speculation(settings, model)
     return Deployment(
         model=model, hardware=hardware, settings=settings, budget=budget, scheme=scheme,
         kv_dtype=parse_kv_dtype(settings.kv_cache_dtype), warnings=tuple(warnings),
+        speculation=spec, acceptance=accepted,
     )  # fmt: skip
+
+
+def _speculation(
+    settings: DeploymentSettings, model: Model
+) -> tuple[Speculation | None, Acceptance | None]:
+    """The speculative setting and its acceptance, checked against the model: MTP needs the
+    model's own MTP layers (num_nextn_predict_layers); acceptance figures need a method."""
+    rates = settings.spec_acceptance
+    if settings.speculative is None:
+        if rates is not None or settings.spec_accept_length is not None:
+            given = "spec_acceptance" if rates is not None else "spec_accept_length"
+            raise InputError(f"{given}: needs --speculative (mtp:K, eagle:K[:DRAFT], ngram:K)")
+        return None, None
+    spec = parse_speculative(settings.speculative)
+    if spec.method is SpecMethod.MTP and model.arch.num_mtp_layers == 0:
+        raise InputError(
+            f"speculative: mtp needs a model with MTP layers (num_nextn_predict_layers); "
+            f"{model.id} has none: use eagle:K:DRAFT or ngram:K"
+        )
+    accepted = acceptance(
+        spec,
+        rates=None if rates is None else parse_acceptance(rates),
+        length=settings.spec_accept_length,
+    )
+    return spec, accepted
 
 
 def check_model_context(

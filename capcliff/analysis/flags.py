@@ -1,9 +1,20 @@
 """A recommended deployment as ready-to-paste engine command lines, with warnings on known traps.
 
-Flag names are the engines' own: `vllm serve` (vllm/engine/arg_utils.py),
-`python -m sglang.launch_server` (python/sglang/srt/server_args.py) and `trtllm-serve`
-(TensorRT-LLM docs, commands/trtllm-serve: --tp_size, --pp_size, --ep_size, --max_batch_size,
---max_num_tokens, --max_seq_len, --kv_cache_free_gpu_memory_fraction, --backend).
+The lines are the deployment simulated: every setting that changed the simulation is a flag, or,
+where an engine has no flag for it, a line in `unexpressed` says so (never dropped in silence).
+`analysis/serve_command.py` reads these lines back into the same settings.
+
+Flag names are the engines' own: `vllm serve` (vllm/engine/arg_utils.py; `--kv-cache-memory-bytes`
+is `CacheConfig.kv_cache_memory_bytes`, KV bytes per GPU, which overrides
+--gpu-memory-utilization; `--enable-prefix-caching` / `--no-enable-prefix-caching`;
+`--kv-offloading-backend native --kv-offloading-size GiB`, the CPU buffer summed over the
+replica's TP ranks, vllm/config/cache.py `kv_offloading_size`), `python -m sglang.launch_server`
+(python/sglang/srt/server_args.py: `--disable-radix-cache`; `--enable-hierarchical-cache
+--hicache-size GB` per rank, `--hicache-write-policy write_through|write_back`, as in SGLang's
+docs/advanced_features/hicache_best_practices.md; `--page-size`, `--disable-cuda-graph`) and
+`trtllm-serve` (TensorRT-LLM docs, commands/trtllm-serve: --tp_size, --pp_size, --ep_size,
+--max_batch_size, --max_num_tokens, --max_seq_len, --kv_cache_free_gpu_memory_fraction, --backend;
+KV block reuse and host offload live in `kv_cache_config` of --extra_llm_api_options).
 """
 
 from __future__ import annotations
@@ -12,6 +23,7 @@ import shlex
 from dataclasses import dataclass
 
 from capcliff.catalog.layout import Layout
+from capcliff.units import GB, GIB
 
 
 @dataclass(frozen=True)
@@ -29,6 +41,53 @@ class Deployment:
     moe: bool
     mla: bool
     quantization: str | None = None  # online quantization at load ("fp8"); None: as shipped
+    kv_cache_memory_bytes: int | None = None  # vLLM --kv-cache-memory-bytes, per GPU
+    prefix_caching: bool | None = None  # None: the engine's default (on)
+    offload_cpu_bytes: int = 0  # host-memory KV offload per replica
+    offload_nvme_bytes: int = 0  # NVMe KV offload per replica
+    offload_write_back: bool = False
+    block_size: int | None = None  # None: the engine's default
+    enforce_eager: bool = False
+    all2all_backend: str = "none"  # capcliff's AllToAllBackend value
+    # speculative decoding: (method mtp|eagle|ngram, K draft tokens, EAGLE draft checkpoint)
+    speculative: tuple[str, int, str | None] | None = None
+
+
+# vLLM's `--speculative-config` method names (vllm/config/speculative.py `SpeculativeMethod`):
+# "mtp" for a model's own MTP layers, "eagle3" for an EAGLE-3 head, "ngram" for prompt lookup.
+VLLM_SPEC_METHOD = {"mtp": "mtp", "eagle": "eagle3", "ngram": "ngram"}
+# SGLang's `--speculative-algorithm` (python/sglang/srt/server_args.py; NEXTN is read as EAGLE
+# over the model's MTP layers).
+SGLANG_SPEC_ALGORITHM = {"mtp": "NEXTN", "eagle": "EAGLE3", "ngram": "NGRAM"}
+DRAFT_PLACEHOLDER = "<EAGLE-3 draft checkpoint>"
+
+
+def vllm_speculative_flags(spec: tuple[str, int, str | None] | None) -> list[str]:
+    """`--speculative-config '{"method": ..., "num_speculative_tokens": K[, "model": DRAFT]}'`."""
+    if spec is None:
+        return []
+    method, k, draft = spec
+    config = f'{{"method": "{VLLM_SPEC_METHOD[method]}", "num_speculative_tokens": {k}'
+    if method == "eagle":
+        config += f', "model": "{draft or DRAFT_PLACEHOLDER}"'
+    return ["--speculative-config", config + "}"]
+
+
+def sglang_speculative_flags(spec: tuple[str, int, str | None] | None) -> list[str]:
+    """`--speculative-algorithm A --speculative-num-steps K --speculative-eagle-topk 1
+    --speculative-num-draft-tokens K+1` (a chain of K drafts; NGRAM takes the draft count)."""
+    if spec is None:
+        return []
+    method, k, draft = spec
+    args = ["--speculative-algorithm", SGLANG_SPEC_ALGORITHM[method]]
+    if method == "ngram":
+        return [*args, "--speculative-num-draft-tokens", str(k + 1)]
+    if method == "eagle":
+        args += ["--speculative-draft-model-path", draft or DRAFT_PLACEHOLDER]
+    return [
+        *args, "--speculative-num-steps", str(k), "--speculative-eagle-topk", "1",
+        "--speculative-num-draft-tokens", str(k + 1),
+    ]  # fmt: skip
 
 
 def vllm_command(dep: Deployment) -> str:
@@ -47,11 +106,84 @@ def vllm_command(dep: Deployment) -> str:
     args += [
         "--max-num-seqs", str(dep.max_num_seqs),
         "--max-num-batched-tokens", str(dep.max_num_batched_tokens),
-        "--gpu-memory-utilization", f"{dep.gpu_memory_utilization:.2f}",
+        "--gpu-memory-utilization", f"{dep.gpu_memory_utilization:g}",
         "--max-model-len", str(dep.max_model_len),
         "--kv-cache-dtype", dep.kv_cache_dtype,
     ]  # fmt: skip
-    return command_text(args)
+    if dep.kv_cache_memory_bytes is not None:
+        args += ["--kv-cache-memory-bytes", str(dep.kv_cache_memory_bytes)]
+    if dep.prefix_caching is not None:
+        caching = "--enable-prefix-caching" if dep.prefix_caching else "--no-enable-prefix-caching"
+        args.append(caching)
+    if dep.offload_cpu_bytes:
+        size = dep.offload_cpu_bytes / GIB
+        args += ["--kv-offloading-backend", "native", "--kv-offloading-size", f"{size:g}"]
+    if dep.block_size is not None:
+        args += ["--block-size", str(dep.block_size)]
+    if dep.enforce_eager:
+        args.append("--enforce-eager")
+    if dep.all2all_backend in ("deepep_high_throughput", "deepep_low_latency"):
+        args += ["--all2all-backend", dep.all2all_backend]
+    return command_text(args + vllm_speculative_flags(dep.speculative))
+
+
+def unexpressed(dep: Deployment, engine: str) -> list[str]:
+    """What `engine`'s line (vllm, sglang, trtllm) cannot say about the deployment simulated."""
+    said: list[str] = []
+    if dep.offload_nvme_bytes:
+        said.append(
+            f"{engine}: the NVMe offload tier ({dep.offload_nvme_bytes / GIB:g} GiB per replica) "
+            "has no flag here: vLLM offloads natively to CPU memory only (an LMCache "
+            "--kv-transfer-config with a disk backend holds it), SGLang's is a "
+            "--hicache-storage-backend; the line above sets the CPU tier only"
+        )
+    if engine == "vllm" and dep.offload_write_back:
+        said.append(
+            "vllm: --offload-policy write-back was simulated; vLLM's offloading connector "
+            "stores finished requests' blocks (write-through) and has no flag for write-back"
+        )
+    if engine == "vllm" and dep.all2all_backend == "deepep":
+        said.append("vllm: --all2all-backend deepep is SGLang's auto mode; vLLM names a mode")
+    ranks = max(1, dep.layout.gpus_per_replica)
+    if (
+        engine == "sglang"
+        and dep.offload_cpu_bytes
+        and hicache_gb(dep) * ranks * GB != (dep.offload_cpu_bytes)
+    ):
+        said.append(
+            f"sglang: --hicache-size is whole GB per rank: {hicache_gb(dep)} GB x {ranks} ranks "
+            f"= {hicache_gb(dep) * ranks * GB / GIB:,.2f} GiB per replica against the "
+            f"{dep.offload_cpu_bytes / GIB:,.2f} GiB simulated"
+        )
+    if engine == "sglang" and dep.kv_cache_memory_bytes is not None:
+        said.append(
+            "sglang: --kv-cache-memory was simulated (vLLM's flag); SGLang has no KV-bytes "
+            "flag: its pool is what --mem-fraction-static leaves after the weights"
+        )
+    if engine == "trtllm":
+        said += _trtllm_unexpressed(dep)
+    return said
+
+
+def _trtllm_unexpressed(dep: Deployment) -> list[str]:
+    said = []
+    if dep.kv_cache_memory_bytes is not None:
+        said.append(
+            "trtllm-serve: --kv-cache-memory has no flag; set kv_cache_config.max_tokens in "
+            "--extra_llm_api_options to the KV tokens it holds"
+        )
+    if dep.prefix_caching is False:
+        said.append(
+            "trtllm-serve: prefix caching off is kv_cache_config.enable_block_reuse: false in "
+            "--extra_llm_api_options"
+        )
+    if dep.offload_cpu_bytes:
+        said.append(
+            f"trtllm-serve: the CPU offload tier is kv_cache_config.host_cache_size: "
+            f"{dep.offload_cpu_bytes // max(1, dep.layout.gpus_per_replica)} (bytes per GPU) in "
+            "--extra_llm_api_options"
+        )
+    return said
 
 
 def command_text(args: list[str]) -> str:
@@ -87,7 +219,7 @@ def sglang_command(dep: Deployment) -> str:
     if dep.moe and lay.ep > 1:
         args += ["--ep-size", str(lay.ep)]
     args += [
-        "--mem-fraction-static", f"{dep.mem_fraction_static:.3f}",
+        "--mem-fraction-static", f"{dep.mem_fraction_static:g}",
         "--max-running-requests", str(_sglang_max_running_requests(dep)),
         "--context-length", str(dep.max_model_len),
         "--chunked-prefill-size", str(dep.max_num_batched_tokens),
@@ -96,7 +228,36 @@ def sglang_command(dep: Deployment) -> str:
         args += ["--kv-cache-dtype", "fp8_e4m3"]
     if dep.quantization is not None:
         args += ["--quantization", dep.quantization]
-    return command_text(args)
+    return command_text(args + _sglang_cache_flags(dep) + sglang_speculative_flags(dep.speculative))
+
+
+def _sglang_cache_flags(dep: Deployment) -> list[str]:
+    """The radix cache off, HiCache (host offload, GB per rank), page size, CUDA graphs off and
+    the DeepEP all-to-all."""
+    args = []
+    if dep.prefix_caching is False:
+        args.append("--disable-radix-cache")
+    if dep.offload_cpu_bytes:
+        policy = "write_back" if dep.offload_write_back else "write_through"
+        args += [
+            "--enable-hierarchical-cache", "--hicache-size", str(hicache_gb(dep)),
+            "--hicache-write-policy", policy,
+        ]  # fmt: skip
+    if dep.block_size is not None:
+        args += ["--page-size", str(dep.block_size)]
+    if dep.enforce_eager:
+        args.append("--disable-cuda-graph")
+    modes = {"deepep": "auto", "deepep_high_throughput": "normal",
+             "deepep_low_latency": "low_latency"}  # fmt: skip
+    if dep.all2all_backend in modes:
+        args += ["--moe-a2a-backend", "deepep", "--deepep-mode", modes[dep.all2all_backend]]
+    return args
+
+
+def hicache_gb(dep: Deployment) -> int:
+    """SGLang's `--hicache-size` for the CPU offload tier: whole GB (server_args `hicache_size:
+    int`) per rank, the replica's tier shared by its ranks, rounded to the nearest GB."""
+    return max(1, round(dep.offload_cpu_bytes / max(1, dep.layout.gpus_per_replica) / GB))
 
 
 def _sglang_max_running_requests(dep: Deployment) -> int:
@@ -126,7 +287,7 @@ def trtllm_command(dep: Deployment, free_gpu_memory_fraction: float) -> str:
         "--max_batch_size", str(dep.max_num_seqs),
         "--max_num_tokens", str(dep.max_num_batched_tokens),
         "--max_seq_len", str(dep.max_model_len),
-        "--kv_cache_free_gpu_memory_fraction", f"{free_gpu_memory_fraction:.2f}",
+        "--kv_cache_free_gpu_memory_fraction", f"{free_gpu_memory_fraction:g}",
     ]  # fmt: skip
     return command_text(args)
 
@@ -150,7 +311,7 @@ def flag_warnings(
         )
     if not graphs_fit:
         warnings.append(
-            f"--gpu-memory-utilization {dep.gpu_memory_utilization:.2f} leaves no room for CUDA "
+            f"--gpu-memory-utilization {dep.gpu_memory_utilization:g} leaves no room for CUDA "
             "graphs and the CUDA context: lower it or add --enforce-eager"
         )
     return warnings

@@ -10,7 +10,7 @@ from __future__ import annotations
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.perf.step_time import host_link_bytes_per_s
-from capcliff.sim.kv_tiers import KVTier
+from capcliff.sim.reuse.kv_tiers import KVTier
 from capcliff.units import GB, GIB, parse_bytes
 
 TIER_NAMES = ("cpu", "nvme")  # fastest first

@@ -6,19 +6,20 @@ fields) live in `sim.workload`; this module only maps the flags and spec keys on
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from capcliff.errors import InputError
-from capcliff.sim.sessions import (
+from capcliff.sim.traffic.sessions import (
     SESSION_PRESETS,
     generate_sessions,
     is_session_trace,
     parse_session_trace,
     requests_from_session_trace,
 )
-from capcliff.sim.workload import (
+from capcliff.sim.traffic.workload import (
     Arrival,
     Fixed,
     Requests,
@@ -28,7 +29,7 @@ from capcliff.sim.workload import (
     preset,
     requests_from_trace,
 )
-from capcliff.sim.workload_rules import check_arrival, check_workload_numbers
+from capcliff.sim.traffic.workload_rules import check_arrival, check_workload_numbers
 
 
 def is_online(requests: Requests) -> bool:
@@ -60,7 +61,9 @@ MAX_CONCURRENCY_POINTS = 256
 
 
 def parse_concurrency(text: str) -> tuple[int, ...]:
-    """`64,128,256`, `64..8192` (doubling) or `64..8192:16` (16 log-spaced values)."""
+    """`64,128,256`, `64..8192` (doubling) or `64..8192:16`: N after the colon is a count of
+    points, log-spaced from the low end to the high end inclusive (rounded and deduplicated, so
+    a span with fewer integers yields fewer), never a step."""
     try:
         if ".." not in text:
             values = [int(v) for v in text.split(",") if v.strip()]
@@ -78,7 +81,8 @@ def parse_concurrency(text: str) -> tuple[int, ...]:
         values = []
     if not values or min(values) < 1 or len(set(values)) > MAX_CONCURRENCY_POINTS:
         raise InputError(
-            f"concurrency: cannot read {text!r}; write 64,128,256 or 64..8192 or 64..8192:16 "
+            f"concurrency: cannot read {text!r}; write 64,128,256 or 64..8192 (doubling) or "
+            f"64..8192:16, where 16 counts points, not a step "
             f"(at most {MAX_CONCURRENCY_POINTS} values, each >= 1)"
         )
     return tuple(sorted(set(values)))
@@ -150,3 +154,14 @@ def plan_workloads(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[s
         )
         series.append((f"osl {osl}", generate_requests(spec, np.random.default_rng(seed))))
     return f"isl {choice.isl}, osl {'/'.join(map(str, choice.osl))}", series
+
+
+def redraw(choice: WorkloadChoice, seed: int) -> Callable[[int], tuple[tuple[str, Requests], ...]]:
+    """The workloads of `choice` drawn again at n requests, as (label, requests): the online
+    stopping rule grows a sample with it. `sweep` and `check` share it, so a point grows the same
+    way whichever command asks."""
+
+    def draw(n: int) -> tuple[tuple[str, Requests], ...]:
+        return tuple(plan_workloads(replace(choice, num_requests=n), seed)[1])
+
+    return draw

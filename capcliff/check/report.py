@@ -68,6 +68,9 @@ class Figures(_Result):
     tpot_p99_s: float | None = None  # the workload as stated
     peak_kv_utilization: float | None = None  # the workload as stated, fraction of the KV cache
     preemptions: int | None = None  # the workload as stated
+    # what the latency and throughput figures are of: an online workload's steady state, a
+    # batch's whole run
+    latency_basis: str | None = None
 
 
 class AssertionResult(_Result):

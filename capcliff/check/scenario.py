@@ -20,14 +20,14 @@ from capcliff.analysis.disagg.sweep import disagg_series
 from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.plan.types import PlanReport, Recommendation
 from capcliff.analysis.sweep.report import PointResult, SeriesResult, SweepPlan, build_sweep_report
-from capcliff.analysis.workloads import WorkloadChoice, is_online, plan_workloads
+from capcliff.analysis.workloads import WorkloadChoice, is_online, plan_workloads, redraw
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout, parse_layout
 from capcliff.check.report import Figures, significant
 from capcliff.check.spec import CheckWorkload, Scenario, SpecFile
 from capcliff.memory.layout_memory import LayoutMemory
-from capcliff.sim.workload import Arrival, Requests
-from capcliff.sim.workload_rules import implied_arrival
+from capcliff.sim.traffic.workload import Arrival, Requests
+from capcliff.sim.traffic.workload_rules import implied_arrival
 
 GRID_START = 16  # the cliff sweep's smallest concurrency (running requests)
 GRID_SPAN = 4  # ... and its largest: this many times the scenario's concurrency
@@ -62,6 +62,11 @@ class Deployment:
         """(label, requests) of the workload (lengths do not depend on `concurrency`)."""
         label, series = plan_workloads(self.choice(concurrency), self.scenario.seed)
         return label, series[0][1]
+
+    def redraw(self, concurrency: int | None) -> Callable[[int], tuple[tuple[str, Requests], ...]]:
+        """The workload drawn again at n requests, labelled as `Simulations` labels it ("")."""
+        draw = redraw(self.choice(concurrency), self.scenario.seed)
+        return lambda n: (("", draw(n)[0][1]),)
 
     def memory(self, layout: Layout, max_model_len: int) -> LayoutMemory:
         """The memory verdict of `layout` for requests up to `max_model_len` tokens, on the
@@ -107,6 +112,14 @@ def deployment(
         model, get_hardware(scenario.gpu), settings, base_dir=spec_file.base_dir, force=force,
         layout=None if scenario.layout == "auto" else scenario.layout,
     )  # fmt: skip
+    if scenario.serve_command is not None:  # the flags it does not model, said once
+        from dataclasses import replace
+
+        from capcliff.analysis.serve_command import parse_serve_command
+
+        said = parse_serve_command(scenario.serve_command).warning()
+        if said is not None:
+            resolved = replace(resolved, warnings=(*resolved.warnings, said))
     return Deployment(
         scenario=scenario,
         resolved=resolved,
@@ -167,6 +180,35 @@ def as_batch(requests: Requests) -> Requests:
     )
 
 
+@dataclass(frozen=True)
+class Judged:
+    """The figures of the workload as stated that assertions judge: for arrivals over time the
+    steady state (warm-up and drain left out, `analysis.evaluate.steady_state`, the figures
+    `sweep` prints for the point), for a batch the whole run (a batch is all warm-up and drain)."""
+
+    ttft_p99_s: float
+    tpot_p99_s: float
+    output_throughput_tok_s: float
+    peak_kv_utilization: float
+    prefix_cache_hit_rate: float
+    basis: str  # which run the figures are of, in words
+
+    @classmethod
+    def of(cls, point: PointResult) -> Judged:
+        """The judged figures of a simulated point."""
+        steady = point.steady
+        hit = point.prefix_cache_hit_rate or 0.0
+        if steady is None:
+            return cls(point.ttft_p99_s, point.tpot_p99_s, point.output_throughput_tok_s,
+                       point.peak_kv_utilization, hit, "whole run")  # fmt: skip
+        half = "" if steady.rps_half_width is None else f", rate +/-{steady.rps_half_width:.0%}"
+        basis = f"steady state of {steady.requests:,} requests{half}"
+        if not steady.settled:
+            basis += ", not settled"
+        return cls(steady.ttft_p99_s, steady.tpot_p99_s, steady.output_tok_s,
+                   point.peak_kv_utilization, hit, basis)  # fmt: skip
+
+
 def _short(point: PointResult) -> bool:
     return point.preemptions > 0 or point.admission_blocked
 
@@ -182,8 +224,12 @@ class Simulations:
     _stated: dict[int, PointResult] = field(default_factory=dict)
     _batch: dict[int, PointResult] = field(default_factory=dict)
 
-    def series(self, requests: Requests, concurrencies: tuple[int, ...]) -> SeriesResult:
-        """`requests` simulated at each concurrency (the cap on running requests)."""
+    def series(
+        self, requests: Requests, concurrencies: tuple[int, ...], *, grow_at: int | None = None
+    ) -> SeriesResult:
+        """`requests` simulated at each concurrency (the cap on running requests). `grow_at`: the
+        workload as stated, with clients following that concurrency; an online one grows its
+        sample by `sweep`'s stopping rule, so its steady state is the one `sweep` prints."""
         if self.dep.scenario.disagg is not None:
             return disagg_series(
                 self.dep.resolved, parse_disagg(self.dep.scenario.disagg), requests,
@@ -192,6 +238,7 @@ class Simulations:
         plan = SweepPlan(
             layouts=(self.layout,), workloads=(("", requests),), concurrencies=concurrencies,
             workload_label="", seed=self.dep.scenario.seed,
+            redraw=None if grow_at is None else self.dep.redraw(grow_at),
         )  # fmt: skip
         return build_sweep_report(
             self.dep.resolved, plan, max_model_len=self.max_model_len, progress=self.dep.progress
@@ -218,7 +265,9 @@ class Simulations:
     def stated_point(self, concurrency: int) -> PointResult:
         """The workload as stated (closed-loop clients following `concurrency` unless given)."""
         if concurrency not in self._stated:
-            found = self.series(self.dep.requests(concurrency)[1], (concurrency,))
+            requests = self.dep.requests(concurrency)[1]
+            grow = concurrency if self.online and self.dep.trace is None else None
+            found = self.series(requests, (concurrency,), grow_at=grow)
             self._stated[concurrency] = found.points[0]
         return self._stated[concurrency]
 
@@ -287,7 +336,8 @@ def figures_of(
     assert memory is not None
     series = sims.batch_sweep(grid)
     sweet = next(p for p in series.points if p.concurrency == series.sweet_spot.concurrency)
-    stated = sims.stated_point(concurrency)
+    stated = Judged.of(sims.stated_point(concurrency))
+    point = sims.stated_point(concurrency)
     return Figures(
         layout=name,
         kv_capacity_tokens_per_replica=memory.kv_capacity_tokens_per_replica,
@@ -300,7 +350,8 @@ def figures_of(
         ttft_p99_s=significant(stated.ttft_p99_s),
         tpot_p99_s=significant(stated.tpot_p99_s),
         peak_kv_utilization=significant(stated.peak_kv_utilization),
-        preemptions=stated.preemptions,
+        preemptions=point.preemptions,
+        latency_basis=stated.basis,
     )
 
 

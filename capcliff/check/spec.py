@@ -30,9 +30,13 @@ from capcliff.catalog.layout import parse_layout
 from capcliff.check.spec_errors import field_line, validation_lines
 from capcliff.errors import CatalogError, InputError
 from capcliff.files import parse_toml, read_text
-from capcliff.sim.sessions import WORKLOAD_PRESETS
-from capcliff.sim.workload import Arrival, parse_trace
-from capcliff.sim.workload_rules import check_arrival, check_workload_numbers, implied_arrival
+from capcliff.sim.traffic.sessions import WORKLOAD_PRESETS
+from capcliff.sim.traffic.workload import Arrival, parse_trace
+from capcliff.sim.traffic.workload_rules import (
+    check_arrival,
+    check_workload_numbers,
+    implied_arrival,
+)
 from capcliff.units import MAX_SLO_TPOT_S, MAX_SLO_TTFT_S, slo_seconds_problem
 
 DEFAULT_SPEC = Path("capcliff.toml")
@@ -174,8 +178,23 @@ class Scenario(DeploymentSettings):
     usd_per_gpu_hour: float | None = Field(default=None, gt=0)  # default: the hardware file's
     disagg: str | None = None  # a disaggregated deployment, e.g. "1p:tp8,3d:dp8-ep8"
     seed: int = Field(default=0, ge=0)  # the workload's random seed
+    # the engine command line the deployment runs (`vllm serve MODEL ...`): it sets the model,
+    # layout and settings; a key that says otherwise is an error (analysis/serve_command.py)
+    serve_command: str | None = None
     workload: CheckWorkload
     expect: Expectations = Field(default_factory=Expectations)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_serve_command(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not isinstance(data.get("serve_command"), str):
+            return data
+        from capcliff.analysis.serve_command import read_into
+
+        try:
+            return read_into(data, set(DeploymentSettings.model_fields))
+        except InputError as exc:
+            raise ValueError(str(exc)) from None
 
     @field_validator("layout")
     @classmethod

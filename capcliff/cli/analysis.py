@@ -5,7 +5,6 @@ Like every command, they parse flags, call the core and render; domain errors re
 
 from __future__ import annotations
 
-import importlib
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
@@ -34,14 +33,11 @@ from capcliff.cli.workload_options import (
 from capcliff.errors import InputError
 
 if TYPE_CHECKING:  # types only: the commands import their modules lazily to keep --help fast
-    from collections.abc import Callable
     from pathlib import Path
 
     from capcliff.analysis.deployment import Deployment, DeploymentSettings
     from capcliff.analysis.sweep.report import SweepPlan, SweepReport
-    from capcliff.analysis.workloads import WorkloadChoice
     from capcliff.catalog.layout import Layout
-    from capcliff.sim.workload import Requests
 
 DEFAULT_SWEEP_MODEL = "deepseek-r1-distill-llama-8b"  # the study's single-GPU scenario
 
@@ -79,18 +75,6 @@ def _sweep_layouts(
     return [max(fitting, key=lambda m: (m.kv_capacity_tokens_total, -m.layout.tp)).layout]
 
 
-def _redraw(choice: WorkloadChoice, seed: int) -> Callable[[int], tuple[tuple[str, Requests], ...]]:
-    """The sweep's workloads drawn again at n requests (its stopping rule grows the sample)."""
-    from dataclasses import replace
-
-    from capcliff.analysis.workloads import plan_workloads
-
-    def draw(n: int) -> tuple[tuple[str, Requests], ...]:
-        return tuple(plan_workloads(replace(choice, num_requests=n), seed)[1])
-
-    return draw
-
-
 def _run_sweep(dep: Deployment, plan: SweepPlan, max_model_len: int) -> SweepReport:
     """Build the report with progress on stderr, one tick per simulated point."""
     from capcliff.analysis.sweep.report import build_sweep_report
@@ -101,39 +85,15 @@ def _run_sweep(dep: Deployment, plan: SweepPlan, max_model_len: int) -> SweepRep
         return build_sweep_report(dep, plan, max_model_len=max_model_len, progress=tick)
 
 
-_NO_MATPLOTLIB = "plot: matplotlib is not installed; pip install 'capcliff[plot]'"
-
-
-def _plot_path(text: str | None) -> Path | None:
-    from pathlib import Path
-
-    if text is None:
-        return None
-    if Path(text).suffix.lower() not in (".png", ".svg"):
-        raise InputError(f"plot: {text!r} must end in .png or .svg")
-    return Path(text)
-
-
-def _plotting_ready(path: Path | None) -> None:
-    """Before any simulation: a long sweep should not end in a missing dependency."""
-    if path is None:
-        return
-    try:
-        importlib.import_module("matplotlib")
-    except ImportError:
-        raise InputError(_NO_MATPLOTLIB) from None
-
-
 def _write_plot(report: SweepReport, path: Path) -> None:
-    from capcliff.files import write_bytes_atomic
+    from capcliff.cli.plotting import write_figure
 
-    try:
+    def render(fmt: str) -> bytes:
         from capcliff.cli.render import sweep_figure_bytes
 
-        data = sweep_figure_bytes(report, path.suffix.lstrip(".").lower())
-    except ImportError:
-        raise InputError(_NO_MATPLOTLIB) from None
-    write_bytes_atomic(path, data, overwrite=True)  # checked before the simulation
+        return sweep_figure_bytes(report, fmt)
+
+    write_figure(render, path)
 
 
 @app.command()
@@ -165,7 +125,11 @@ def sweep(
     rate: RateOption = None,
     clients: ClientsOption = None,
     concurrency: Annotated[
-        str, typer.Option(help="64,128,256 or 64..8192 (doubling) or 64..8192:16.")
+        str,
+        typer.Option(
+            help="64,128,256; 64..8192 (doubling); or 64..8192:16, where 16 is a count of "
+            "points, log-spaced between the ends (not a step)."
+        ),
     ] = "32..2048",
     slo_ttft: SloTtftOption = None,
     slo_tpot: SloTpotOption = None,
@@ -190,20 +154,23 @@ def sweep(
         concurrency_past_requests,
         parse_concurrency,
         plan_workloads,
+        redraw,
     )
     from capcliff.catalog.catalogs import get_hardware, get_model
     from capcliff.catalog.layout import parse_layout
+    from capcliff.cli.plotting import plot_path as parse_plot_path
+    from capcliff.cli.plotting import plotting_ready
     from capcliff.files import check_outputs
 
-    plot_path = _plot_path(plot)
+    plot_path = parse_plot_path(plot)
     check_outputs(
         [("--plot", plot_path)], inputs=input_paths(workload, model, settings), force=force
     )
-    _plotting_ready(plot_path)
+    plotting_ready(plot_path)
     names = [] if layout is None else [p.strip() for p in layout.split(",") if p.strip()]
     one = parse_layout(names[0]).name if len(names) == 1 else None
     dep = resolve(get_model(model), get_hardware(gpu), settings, force=force, layout=one)
-    from capcliff.sim.workload_rules import implied_arrival
+    from capcliff.sim.traffic.workload_rules import implied_arrival
 
     pattern = implied_arrival(arrival, rate=rate, clients=clients)
     choice = workload_choice(isl, osl, workload, num_requests, pattern, rate, clients)
@@ -226,7 +193,7 @@ def sweep(
         workload_label=label,
         seed=seed,
         slo=Slo.of(slo_ttft, slo_tpot),
-        redraw=None if choice.trace_lines is not None else _redraw(choice, seed),
+        redraw=None if choice.trace_lines is not None else redraw(choice, seed),
     )
     print_warnings(dep.warnings)
     report = _run_sweep(dep, plan, length)

@@ -216,6 +216,24 @@ SIM_OPTIONS: dict[str, Any] = {
         float | None,
         typer.Option(help="Disaggregated: set-up cost per KV transfer, ms (default 1)."),
     ],
+    "speculative": Annotated[
+        str | None,
+        typer.Option(
+            help="Speculative decoding: mtp:K (the model's MTP layers), eagle:K[:DRAFT] "
+            "(an EAGLE-3 head) or ngram:K, K draft tokens per step."
+        ),
+    ],
+    "spec_acceptance": Annotated[
+        str | None,
+        typer.Option(
+            help="Per-position acceptance rates of the K drafts, e.g. 0.8,0.6,0.4 (default: "
+            "the method's published figures)."
+        ),
+    ],
+    "spec_accept_length": Annotated[
+        float | None,
+        typer.Option(help="Mean acceptance length, tokens per speculative step, in [1, K+1]."),
+    ],
 }
 
 C = TypeVar("C", bound=Callable[..., Any])
@@ -248,14 +266,67 @@ def deployment_options(*, simulation: bool) -> Callable[[C], C]:
             from capcliff.analysis.deployment import settings_of
 
             values = {name: kwargs.pop(name) for name in options}
+            serve, context = kwargs.pop("serve_command"), kwargs.pop("serve_context")
+            if serve is not None:
+                values = _read_serve_command(serve, values, kwargs, context)
             return command(**kwargs, settings=settings_of(values))
 
-        params = own + added
+        params = [*own, *added, _SERVE_COMMAND, _SERVE_CONTEXT]
         wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
         wrapper.__annotations__ = {p.name: p.annotation for p in params}
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+_SERVE_COMMAND = inspect.Parameter(
+    "serve_command",
+    inspect.Parameter.KEYWORD_ONLY,
+    default=None,
+    annotation=Annotated[
+        str | None,
+        typer.Option(
+            help="The engine command you run today, quoted: 'vllm serve MODEL --tensor-parallel-"
+            "size 8 ...', 'python -m sglang.launch_server --model-path MODEL --tp 8 ...' or "
+            "'trtllm-serve MODEL --tp_size 8 ...': its model, layout and settings (flags it does "
+            "not model are named in a warning; a capcliff flag that says otherwise is an error)."
+        ),
+    ],
+)
+# The command's context: which of its options the user gave (against --serve-command).
+_SERVE_CONTEXT = inspect.Parameter(
+    "serve_context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context
+)
+
+
+def _read_serve_command(
+    text: str, values: dict[str, Any], kwargs: dict[str, Any], context: typer.Context
+) -> dict[str, Any]:
+    """The settings, model and layout of `--serve-command` merged into the command's own
+    (`kwargs`, updated in place): a flag given with another value is a one-line error."""
+    from capcliff.analysis.serve_command import (
+        merged_settings,
+        merged_target,
+        parse_serve_command,
+    )
+
+    command = parse_serve_command(text)
+    merged = merged_settings(command, values)
+
+    def given(name: str) -> Any:
+        source = context.get_parameter_source(name)
+        if name not in kwargs or source is None or source.name == "DEFAULT":
+            return None
+        return kwargs[name]
+
+    model, layout = merged_target(command, model=given("model"), layout=given("layout"))
+    kwargs["model"] = model
+    if "layout" in kwargs:
+        kwargs["layout"] = layout
+    warning = command.warning()
+    if warning is not None:
+        print_warning(warning)
+    return merged
 
 
 def print_warning(line: str) -> None:

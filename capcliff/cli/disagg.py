@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from capcliff.analysis.deployment import Deployment
     from capcliff.analysis.evaluate.solver import Slo
     from capcliff.analysis.workloads import WorkloadChoice
-    from capcliff.sim.workload import Requests
+    from capcliff.sim.traffic.workload import Requests
 
 
 def plan_disagg(

@@ -29,15 +29,19 @@ from capcliff.cli.workload_options import (
     SloTpotOption,
     SloTtftOption,
     WorkloadOption,
+    input_paths,
     workload_choice,
 )
 from capcliff.errors import InputError
 
 if TYPE_CHECKING:  # types only: the command imports its modules lazily to keep --help fast
+    from pathlib import Path
+
     from capcliff.analysis.deployment import Deployment, DeploymentSettings
     from capcliff.analysis.evaluate.solver import Slo
     from capcliff.analysis.plan.types import PlanReport
     from capcliff.analysis.workloads import WorkloadChoice
+    from capcliff.catalog.layout import Layout
 
 
 class PlanFormat(StrEnum):
@@ -48,14 +52,41 @@ class PlanFormat(StrEnum):
     MARKDOWN = "markdown"
 
 
-def _plan_gpus(gpus: int | None, nodes: int | None, gpus_per_node: int) -> int:
-    """--gpus, else --nodes whole nodes, else one node."""
+def _plan_gpus(
+    gpus: int | None, nodes: int | None, gpus_per_node: int, layouts: tuple[Layout, ...] = ()
+) -> int:
+    """--gpus, else --nodes whole nodes, else the named layouts' GPUs, else one node. Every
+    named layout must use exactly the GPUs planned."""
     if gpus is not None and nodes is not None:
         raise InputError("gpus: give --gpus or --nodes, not both")
     from capcliff.analysis.deployment import check_gpu_count
 
+    if gpus is None and nodes is None and layouts:
+        gpus = layouts[0].gpus
+        where = f"{layouts[0].name} uses"
+    else:
+        where = "--gpus" if gpus is not None else "--nodes"
     count = (1 if nodes is None else nodes) * gpus_per_node if gpus is None else gpus
-    return check_gpu_count(count, gpus_per_node=gpus_per_node)
+    count = check_gpu_count(count, gpus_per_node=gpus_per_node)
+    wrong = [f"{lay.name} ({lay.gpus})" for lay in layouts if lay.gpus != count]
+    if wrong:
+        raise InputError(
+            f"layout: {', '.join(wrong)} do not use the {count} GPUs planned ({where} {count}); "
+            "every layout must span them all"
+        )
+    return count
+
+
+def _plan_layouts(text: str | None) -> tuple[Layout, ...]:
+    """The layouts named by --layout (none: every layout), each once."""
+    if text is None:
+        return ()
+    from capcliff.catalog.layout import parse_layout
+
+    layouts = [parse_layout(part) for part in text.split(",") if part.strip()]
+    if not layouts:
+        raise InputError(f"layout: cannot read {text!r}; write e.g. tp8 or dp2-tp4,tp8")
+    return tuple(dict.fromkeys(layouts))
 
 
 PlanGpuOption = Annotated[
@@ -117,6 +148,13 @@ def plan(
     nodes: Annotated[
         int | None, typer.Option(callback=COUNT, help="Nodes of the GPU's node size.")
     ] = None,
+    layout: Annotated[
+        str | None,
+        typer.Option(
+            help="Evaluate only these layouts, comma-separated (e.g. tp8 or dp2-tp4,tp8; as "
+            "`sweep --layout`), each searched in full (default: every layout of the GPUs)."
+        ),
+    ] = None,
     isl: IslOption = None,
     osl: Annotated[
         int | None, typer.Option(callback=COUNT, help="Output tokens per request (fixed).")
@@ -169,6 +207,13 @@ def plan(
     output: Annotated[PlanFormat, typer.Option("--format", help="table, json or markdown.")] = (
         PlanFormat.TABLE
     ),
+    plot: Annotated[
+        str | None,
+        typer.Option(
+            help="Online: write each layout's rate and latency against load to "
+            "FILE.png or FILE.svg."
+        ),
+    ] = None,
     *,
     settings: DeploymentSettings,
 ) -> None:
@@ -178,6 +223,9 @@ def plan(
     from capcliff.analysis.plan.types import Objective
     from capcliff.catalog.catalogs import get_hardware, get_model
 
+    figure = _plot_target(
+        plot, disagg=disagg, force=force, inputs=input_paths(workload, model, settings)
+    )
     gpu_ids = [g.strip() for g in gpu.split(",") if g.strip()]
     if not gpu_ids:
         raise InputError("gpu: give a hardware id (see `capcliff hardware`)")
@@ -189,8 +237,10 @@ def plan(
         )
     specs = [get_hardware(g) for g in gpu_ids]
     spec = specs[0]
-    dep = resolve(get_model(model), spec, settings, force=force)
-    count = _plan_gpus(gpus, nodes, spec.gpus_per_node)
+    named = _plan_layouts(layout)
+    one = named[0].name if len(named) == 1 else None
+    dep = resolve(get_model(model), spec, settings, force=force, layout=one)
+    count = _plan_gpus(gpus, nodes, spec.gpus_per_node, named)
     lengths = None if osl is None else str(osl)
     given = isl is not None or osl is not None or workload is not None
     pattern = _pattern(arrival, rate, clients)
@@ -205,6 +255,9 @@ def plan(
     if disagg:
         from capcliff.cli.disagg import plan_cheapest, plan_disagg
 
+        if named:
+            raise InputError("layout: not with --disagg (it searches the pools' layouts)")
+
         prices = _prices(price_gpu_hour, gpu_ids)
         others = tuple(gpu_ids[1:])  # GPU types either pool may also run on
         if gpus is None and nodes is None and rate is not None and slo is not None:
@@ -216,7 +269,12 @@ def plan(
             plan_disagg(dep, count, choice, goal, slo, seed, output.value, prices, others)
         return
     if pattern == "batch":
-        report = _batch_plan(dep, count, choice, goal, slo, seed, serve_local_path)
+        if figure is not None:
+            raise InputError(
+                "plot: a batch plan has no load to draw against; give --rate or "
+                "--clients, or draw a batch with capcliff sweep --plot"
+            )
+        report = _batch_plan(dep, count, choice, goal, slo, seed, serve_local_path, named)
     else:
         from capcliff.analysis.parallel import default_jobs
         from capcliff.analysis.plan.online import OnlineOptions, build_online_plan
@@ -224,15 +282,42 @@ def plan(
         options = OnlineOptions(
             slo=slo, headroom=headroom, least_requests=num_requests, fleet_gpus=tuple(specs),
             prices=_prices(price_gpu_hour, gpu_ids), jobs=jobs or default_jobs(),
-            serve_local_path=serve_local_path,
+            serve_local_path=serve_local_path, layouts=named,
         )  # fmt: skip
-        report = build_online_plan(dep, gpus=count, workload=choice, seed=seed, options=options)
+        from capcliff.cli.progress import progress_bar
+
+        with progress_bar("searching layouts", None):
+            report = build_online_plan(dep, gpus=count, workload=choice, seed=seed, options=options)
+        if figure is not None:
+            from capcliff.cli.plotting import write_figure
+
+            def render(fmt: str) -> bytes:
+                from capcliff.cli.plot_plan import plan_figure_bytes
+
+                return plan_figure_bytes(report, fmt)
+
+            write_figure(render, figure)
     _print_plan(report, output)
+
+
+def _plot_target(text: str | None, *, disagg: bool, force: bool, inputs: list[Path]) -> Path | None:
+    """The --plot path, checked before anything is simulated."""
+    from capcliff.cli.plotting import plot_path, plotting_ready
+    from capcliff.files import check_outputs
+
+    path = plot_path(text)
+    if path is not None and disagg:
+        raise InputError(
+            "plot: not with --disagg yet (plot its pools with capcliff sweep --disagg)"
+        )
+    check_outputs([("--plot", path)], inputs=inputs, force=force)
+    plotting_ready(path)
+    return path
 
 
 def _batch_plan(
     dep: Deployment, gpus: int, choice: WorkloadChoice, goal: str, slo: Slo | None, seed: int,
-    serve_local_path: bool,
+    serve_local_path: bool, layouts: tuple[Layout, ...],
 ) -> PlanReport:  # fmt: skip
     """The offline batch plan, with a progress bar on a terminal."""
     from capcliff.analysis.plan.batch import build_plan_report
@@ -241,7 +326,7 @@ def _batch_plan(
     with progress_bar("simulating", None) as tick:
         return build_plan_report(
             dep, gpus=gpus, workload=choice, objective=goal, slo=slo, seed=seed, progress=tick,
-            serve_local_path=serve_local_path,
+            serve_local_path=serve_local_path, layouts=layouts,
         )  # fmt: skip
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from capcliff.analysis.plan.types import FleetEntry, PlanLayout, PlanReport
+from capcliff.cli.tables import Column, fitted_table
 
 LAYOUT_HEADERS = (
     "layout", "KV tok/rep", "cliff/rep a/s", "cap/rep", "sat rps", "rps", "tok/s", "TTFT p99",
@@ -40,8 +40,8 @@ def _layout_cells(row: PlanLayout) -> list[str]:
         f"{(cliff.analytic_concurrency or 0) // dp:,}/{simulated}",
         f"{c.max_num_seqs:,}",
         f"{c.saturation_rps:,.2f}",
-        f"{c.sustained_rps:,.2f}" if c.refined or c.sustained_rps else "-",
-        f"{c.output_tok_s:,.0f}" if c.refined or c.sustained_rps else "-",  # at that rate
+        "-" if c.sustained_rps is None else f"{c.sustained_rps:,.2f}",
+        "-" if c.sustained_rps is None else f"{c.output_tok_s:,.0f}",  # at that rate
         _seconds(c.ttft_p99_s),
         _millis(c.tpot_p99_s),
     ]
@@ -63,7 +63,7 @@ def _rows(report: PlanReport) -> list[PlanLayout]:
         assert c is not None
         return (
             not c.refined,
-            -c.sustained_rps,
+            -(c.sustained_rps or 0.0),
             -c.saturation_rps,
         )  # first-cap rows: 0 within an SLO
 
@@ -156,13 +156,17 @@ def session_lines(report: PlanReport) -> list[str]:
     ]
 
 
-def _table(title: str, headers: tuple[str, ...], rows: list[list[str]]) -> Table:
-    table = Table(title=title)
-    for i, header in enumerate(headers):
-        table.add_column(header, justify="left" if i == 0 else "right", no_wrap=True)
-    for cells in rows:
-        table.add_row(*cells)
-    return table
+# Columns left out first when a table is wider than the terminal (the JSON keeps them all).
+LAYOUT_DROPPABLE = ("KV tok/rep", "tok/s", "sat rps", "cliff/rep a/s")
+FLEET_DROPPABLE = ("$/GPU-h", "nodes", "TTFT p99", "TPOT p99", "$/h")
+
+
+def _table(
+    title: str, headers: tuple[str, ...], rows: list[list[str]], droppable: tuple[str, ...]
+) -> RenderableType:
+    """Never a cut number: columns dropped, then one figure per line, when it is too wide."""
+    columns = [Column(h, justify="left" if i == 0 else "right") for i, h in enumerate(headers)]
+    return fitted_table(title, columns, rows, droppable=droppable)
 
 
 def online_view(report: PlanReport) -> RenderableType:
@@ -172,7 +176,7 @@ def online_view(report: PlanReport) -> RenderableType:
         parts.append(
             _table(
                 "Layouts by sustained requests/s (cliff and cap per replica; * first cap only)",
-                LAYOUT_HEADERS, [_layout_cells(r) for r in rows],
+                LAYOUT_HEADERS, [_layout_cells(r) for r in rows], LAYOUT_DROPPABLE,
             )
         )  # fmt: skip
     left = [f"{r.name}: {r.reason}" for r in report.layouts if not r.fits]
@@ -181,7 +185,7 @@ def online_view(report: PlanReport) -> RenderableType:
     if report.fleet:
         parts.append(
             _table("Fleet per GPU type, cheapest first", FLEET_HEADERS,
-                   [_fleet_cells(e) for e in report.fleet])
+                   [_fleet_cells(e) for e in report.fleet], FLEET_DROPPABLE)
         )  # fmt: skip
     parts.append(Text("\n".join(online_lines(report)), style="bold"))
     for engine, command in report.engine_flags.items():

@@ -73,7 +73,7 @@ def workload_choice(
 
     from capcliff.analysis.workloads import WorkloadChoice
     from capcliff.files import read_text
-    from capcliff.sim.workload import Arrival
+    from capcliff.sim.traffic.workload import Arrival
 
     trace = None
     preset_name = None

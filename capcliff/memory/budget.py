@@ -163,3 +163,4 @@ class StageDemand:
     nvls_channels: int = 0  # NCCL NVLS channels of the GPU's NVSwitch fabric (0: no NVLS)
     mla_weight_copies_bytes: int = 0  # BF16 W_UK/W_UV vLLM builds from a quantised kv_b_proj
     allocator_rounding_bytes: int = 0  # caching-allocator segment rounding of the weight tensors
+    draft_weights_bytes: int = 0  # a speculative draft's weights on this GPU (memory/draft.py)

@@ -170,6 +170,7 @@ def _vllm(settings: BudgetSettings) -> bool:
 
 
 def _weights_terms(demand: StageDemand, settings: BudgetSettings) -> list[BudgetTerm]:
+    sglang = settings.engine is EngineName.SGLANG
     rope = rope_cache_bytes(demand.arch)
     source = "RoPE cos/sin cache: max_position_embeddings x rotary_dim x 2 B"
     extra = demand.mla_weight_copies_bytes if _vllm(settings) else 0
@@ -187,7 +188,21 @@ def _weights_terms(demand: StageDemand, settings: BudgetSettings) -> list[Budget
             "parameters sharded by TP/EP, layers split by PP, per-module formats (weights.py)",
         ),
         _overhead(settings, "weights_overhead", rope + extra, source),
+        *([_draft_term(demand)] if demand.draft_weights_bytes and not sglang else []),
     ]
+
+
+def _draft_term(demand: StageDemand) -> BudgetTerm:
+    """The speculative draft's weights. vLLM and TensorRT-LLM load the draft with the target,
+    before the KV cache is sized (vllm/v1/worker/gpu_model_runner.py `load_model` loads the
+    drafter); SGLang loads its draft worker after the target's KV pool is allocated
+    (`EAGLEWorker` after the target `TpModelWorker`), in the 1 - mem_fraction_static reserve."""
+    return BudgetTerm(
+        "draft_weights",
+        demand.draft_weights_bytes,
+        Provenance.MODELED,
+        "speculative draft: its decoder layers, fusion projection, own lm_head (draft.py)",
+    )
 
 
 def _activation_term(
@@ -317,6 +332,8 @@ def sglang_budget(
     tokens = max(0, kv) // demand.kv_bytes_per_token if demand.kv_bytes_per_token else 0
     page = defaults.block_size
     outside = [context, _activation_term(demand, settings, defaults)]
+    if demand.draft_weights_bytes:  # loaded after the KV pool (_draft_term)
+        outside.append(_draft_term(demand))
     # SGLang creates its DeepEP buffer at the first dispatch (`DeepEPBuffer.get_deepep_buffer`
     # from `_get_buffer`), after the KV pool is allocated: it lives in the 1 - fraction reserve.
     outside.extend(_all2all_terms(demand, settings))

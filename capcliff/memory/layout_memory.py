@@ -14,6 +14,7 @@ from capcliff.memory.budget import (
     StageBudget,
     StageDemand,
 )
+from capcliff.memory.draft import DraftMemory
 from capcliff.memory.engines import engine_defaults, stage_budget
 from capcliff.memory.kv import (
     kv_bytes_per_token_per_gpu,
@@ -159,8 +160,10 @@ def layout_memory(
     max_model_len: int,
     settings: BudgetSettings,
     weights_provenance: Provenance = Provenance.MODELED,
+    draft: DraftMemory | None = None,
 ) -> LayoutMemory:
-    """Weights, KV budget and fit of `layout` for `arch` on `hardware`."""
+    """Weights, KV budget and fit of `layout` for `arch` on `hardware`; a speculative `draft`
+    adds its weights and its KV per token to the last pipeline stage (which runs it)."""
     reason = invalid_reason(layout, arch=arch, hardware=hardware) or engine_refusal(
         layout, settings.engine.value
     )
@@ -195,6 +198,10 @@ def layout_memory(
             w - dense_split_saving_bytes(arch, layout, scheme, i) for i, w in enumerate(weights)
         ]
     channels = nvls_channels(hardware)
+    draft = draft or DraftMemory()
+    last = layout.pp - 1
+    kv_per_token = [k + (draft.kv_bytes_per_token if i == last else 0)
+                    for i, k in enumerate(kv_per_token)]  # fmt: skip
     stages = tuple(
         stage_budget(
             StageDemand(
@@ -211,6 +218,7 @@ def layout_memory(
                 allocator_rounding_bytes=(
                     allocator_rounding_bytes(arch, layout, scheme, i) if sglang else 0
                 ),
+                draft_weights_bytes=draft.weights_bytes if i == last else 0,
             ),
             settings,
         )

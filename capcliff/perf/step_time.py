@@ -42,6 +42,17 @@ from capcliff.units import GB, TERA, KVDType, WeightDType
 
 
 @dataclass(frozen=True)
+class SpecStep:
+    """Speculative decoding as the step-time model prices it (perf/speculation.py): `k` draft
+    passes of `draft` (None: n-gram, no GPU work) and one verification over k + 1 query tokens
+    per sequence, yielding `tokens_per_step` tokens per sequence on average."""
+
+    k: int
+    tokens_per_step: float
+    draft: StepTimeModel | None = None
+
+
+@dataclass(frozen=True)
 class StepTimeModel:
     """Per-step cost coefficients of one replica, precomputed so a step costs a few flops.
 
@@ -81,6 +92,9 @@ class StepTimeModel:
     # Attention DP: the least a lockstep step takes when a rank is idle or prefilling, in engines
     # that replay CUDA graphs only when every rank decodes (profiles.dp_eager_pass_s); 0: none.
     eager_floor_s: float = 0.0
+    # Speculative decoding: decode-only steps are priced per generated token (mean field, see
+    # `_spec_coefficients`); None: plain decoding, every formula as without it.
+    spec: SpecStep | None = None
 
     def _microbatches(self, seqs: float) -> float:
         return float(max(1.0, min(self.pp, seqs)))
@@ -111,6 +125,8 @@ class StepTimeModel:
         `context_tokens` tokens of KV and compute `attention_pairs` (query, key) pairs."""
         if tokens <= 0:
             return 0.0
+        if self.spec is not None and tokens == seqs:  # decode only: per generated token
+            return self.decode_line(int(seqs), context_tokens).step_s(0)
         m = self._microbatches(seqs)
         mb_tokens = tokens / m
         mem = (
@@ -163,6 +179,10 @@ class StepTimeModel:
         if busiest_tokens <= 0:
             return 0.0
         m = self._microbatches(seqs)
+        if self.spec is not None and busiest_tokens == seqs:  # per generated token
+            q = self.spec.k + 1
+            pass_s = self._moe_pass_s(busiest_tokens * q / m)
+            return self.variable_scale * self.pp * pass_s / self.spec.tokens_per_step
         return self.variable_scale * self.pp * self._moe_pass_s(busiest_tokens / m)
 
     def moe_hbm_bytes(self, busiest_tokens: float, seqs: float) -> float:
@@ -170,12 +190,17 @@ class StepTimeModel:
         if self.moe is None or busiest_tokens <= 0:
             return 0.0
         m = self._microbatches(seqs)
+        if self.spec is not None and busiest_tokens == seqs:  # per generated token
+            read = self.moe.bytes_read(busiest_tokens * (self.spec.k + 1) / m)
+            return m * read / self.spec.tokens_per_step
         return m * self.moe.bytes_read(busiest_tokens / m)
 
     def hbm_bytes(self, tokens: float, seqs: float, context_tokens: float) -> float:
         """Bytes one GPU reads from HBM in the step (each micro-batch pass re-reads weights)."""
         if tokens <= 0:
             return 0.0
+        if self.spec is not None and tokens == seqs:
+            return self.decode_line(int(seqs), context_tokens).bytes0
         m = self._microbatches(seqs)
         own = m * self._weights_read(tokens / m) + self.kv_bytes_per_token * context_tokens
         return own + self.moe_hbm_bytes(tokens, seqs)
@@ -199,9 +224,19 @@ class StepTimeModel:
             cmp0 + per_ctx_cmp * context0_tokens,
             cmp1,
             fixed_s,
-            bytes0 + self.kv_bytes_per_token * context0_tokens,
+            bytes0 + self.context_bytes_per_token * context0_tokens,
             bytes1,
         )
+
+    @cached_property
+    def context_bytes_per_token(self) -> float:
+        """Bytes a decode step reads per token of context: the KV per token; with speculation,
+        the target's KV once and the draft's K times, per generated token."""
+        spec = self.spec
+        if spec is None:
+            return self.kv_bytes_per_token
+        draft = 0.0 if spec.draft is None else spec.k * spec.draft.kv_bytes_per_token
+        return (self.kv_bytes_per_token + draft) / spec.tokens_per_step
 
     @cached_property
     def _decode_lines(self) -> dict[int, tuple[float, ...]]:
@@ -221,6 +256,8 @@ class StepTimeModel:
     def _decode_coefficients(self, seqs: int) -> tuple[float, ...]:
         """The parts of `decode_line` that depend only on `seqs` (the context terms are added to
         them in the same order, so the line is the same to the last bit)."""
+        if self.spec is not None:
+            return self._spec_coefficients(seqs, self.spec)
         m = self._microbatches(seqs)
         k = self.pp * self.variable_scale
         per_ctx_mem = k * self.kv_bytes_per_token / m / self._kv_bw
@@ -238,6 +275,34 @@ class StepTimeModel:
             m * weights + self.moe_hbm_bytes(seqs, seqs),
             self.kv_bytes_per_token * seqs,
         )
+
+    def _spec_coefficients(self, seqs: int, spec: SpecStep) -> tuple[float, ...]:
+        """`_decode_coefficients` of one speculative step per generated token: a verification
+        pass over q = k + 1 query tokens per sequence (weights and KV read once; q times the
+        token FLOPs, the lm_head and the attention pairs; communication over q tokens) plus k
+        draft passes (their own terms), summed term by term (one roofline) and divided by
+        tokens_per_step."""
+        m = self._microbatches(seqs)
+        k = self.pp * self.variable_scale
+        q = spec.k + 1
+        per_ctx_mem = k * self.kv_bytes_per_token / m / self._kv_bw
+        per_ctx_cmp = k * self.attention_flops_per_pair * q / m / self.flops_per_s
+        tokens = seqs * q / m  # per micro-batch
+        fixed_flops = (self.flops_per_token + self.flops_per_sequence) * tokens
+        verify = (
+            k * self._weights_time_s(tokens),
+            per_ctx_mem,
+            per_ctx_mem * seqs,
+            k * fixed_flops / self.flops_per_s,
+            per_ctx_cmp,
+            per_ctx_cmp * seqs,
+            k * (self._comm_s(tokens) + self._moe_pass_s(tokens)) + self.step_overhead_s,
+            m * self._weights_read(tokens) + (m * self.moe.bytes_read(tokens) if self.moe else 0.0),
+            self.kv_bytes_per_token * seqs,
+        )
+        drafts = (0.0,) * 9 if spec.draft is None else spec.draft.decode_terms(seqs)
+        per_token = 1.0 / spec.tokens_per_step
+        return tuple((v + spec.k * d) * per_token for v, d in zip(verify, drafts, strict=True))
 
 
 def compute_dtype(scheme: WeightScheme) -> str:

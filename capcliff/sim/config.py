@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.perf.step_time import host_link_bytes_per_s
-from capcliff.sim.kv_tiers import KVTier
 from capcliff.sim.policies import DEFAULT_KV_MARGIN, POLICY_NAMES
+from capcliff.sim.reuse.kv_tiers import KVTier
 from capcliff.units import GIB
 
 if TYPE_CHECKING:  # only a type here: keeps the simulator free of the memory calculators
@@ -56,7 +56,7 @@ class SimConfig:
     # workload shares content (`resolved_prefix_caching`)
     prefix_caching: bool | None = False
     # vllm-v0 only: False runs V0's default scheduler, prefills in steps of their own
-    # (`capcliff.sim.prefill_only`); True its chunked-prefill scheduler
+    # (`capcliff.sim.loop.prefill_only`); True its chunked-prefill scheduler
     chunked_prefill: bool = True
     time_series_points: int = 512
     max_steps: int = 100_000_000  # a guard against a simulation that cannot finish

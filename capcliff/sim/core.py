@@ -34,10 +34,10 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from capcliff.sim.landed import LandedReplicaSim
-    from capcliff.sim.lockstep import LockstepSim
-    from capcliff.sim.prefill_pool import PrefillReplicaSim
-    from capcliff.sim.replica import ReplicaSim
+    from capcliff.sim.loop.landed import LandedReplicaSim
+    from capcliff.sim.loop.lockstep import LockstepSim
+    from capcliff.sim.loop.prefill_pool import PrefillReplicaSim
+    from capcliff.sim.loop.replica import ReplicaSim
 
 # The modules of the event loop that are compiled together (their imports of one another point
 # at the compiled copies). `hatch_build.py` reads this tuple.
@@ -47,16 +47,19 @@ CORE_MODULES = (
     "clients",
     "cohort",
     "fast_forward",
+    "head",
     "landed",
     "lockstep",
     "prefill_only",
     "prefill_pool",
     "replica",
+    "state",
     "step_plan",
     "thrash",
     "timeline",
     "victims",
 )
+CORE_PACKAGE = "capcliff.sim.loop"  # where the event loop's sources live
 COMPILED_PACKAGE = "capcliff.sim._core"
 ENV_SWITCH = "CAPCLIFF_SIM_CORE"  # "python": never load the compiled copy
 
@@ -110,32 +113,33 @@ def _loop_module(name: str) -> ModuleType:
     of a compiled `LockstepSim` is a compiled `ReplicaSim`), so callers take every class of one
     simulation from here."""
     compiled = _compiled()
-    package = "capcliff.sim" if compiled is None else COMPILED_PACKAGE
+    package = CORE_PACKAGE if compiled is None else COMPILED_PACKAGE
     return importlib.import_module(f"{package}.{name}")
 
 
 def replica_class() -> type[ReplicaSim]:
     """The `ReplicaSim` class to simulate plain replicas with: the compiled copy when it is
-    current, else `capcliff.sim.replica.ReplicaSim` (same results either way)."""
+    current, else `capcliff.sim.loop.replica.ReplicaSim` (same results either way)."""
     cls: type[ReplicaSim] = _loop_module("replica").ReplicaSim
     return cls
 
 
 def landed_class() -> type[LandedReplicaSim]:
-    """`capcliff.sim.landed.LandedReplicaSim` (a decode pool's replica), compiled when current."""
+    """`capcliff.sim.loop.landed.LandedReplicaSim` (a decode pool's replica), compiled when
+    current."""
     cls: type[LandedReplicaSim] = _loop_module("landed").LandedReplicaSim
     return cls
 
 
 def prefill_class() -> type[PrefillReplicaSim]:
-    """`capcliff.sim.prefill_pool.PrefillReplicaSim` (a prefill pool's replica), compiled when
+    """`capcliff.sim.loop.prefill_pool.PrefillReplicaSim` (a prefill pool's replica), compiled when
     current."""
     cls: type[PrefillReplicaSim] = _loop_module("prefill_pool").PrefillReplicaSim
     return cls
 
 
 def lockstep_class() -> type[LockstepSim]:
-    """`capcliff.sim.lockstep.LockstepSim` (attention-DP ranks on one clock), compiled when
+    """`capcliff.sim.loop.lockstep.LockstepSim` (attention-DP ranks on one clock), compiled when
     current; its ranks must be of the same core (`replica_class`, `landed_class` called with it)."""
     cls: type[LockstepSim] = _loop_module("lockstep").LockstepSim
     return cls

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from capcliff.sim.prefix_reuse import ReuseSummary, reuse_summary
-from capcliff.sim.timeline import ReplicaResult
+from capcliff.sim.loop.timeline import ReplicaResult
+from capcliff.sim.reuse.prefix_reuse import ReuseSummary, reuse_summary
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

@@ -19,7 +19,7 @@ from capcliff.sim.config import KVCapacity, Routing, SimConfig, resolved_prefix_
 from capcliff.sim.core import lockstep_class, replica_class
 from capcliff.sim.policies import Policy, policy
 from capcliff.sim.result import SimResult, sim_result
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 from capcliff.units import ceil_div
 
 IntArray = npt.NDArray[np.int64]
@@ -91,7 +91,7 @@ def simulate(
     dp: int = 1,
 ) -> SimResult:
     """Serve `requests` on `dp` replicas, each with `capacity` and step times from `model`;
-    attention-DP replicas (`model.moe`) are simulated in lockstep (`capcliff.sim.lockstep`)."""
+    attention-DP replicas (`model.moe`) are simulated in lockstep (`capcliff.sim.loop.lockstep`)."""
     if dp < 1:
         raise InputError(f"dp: must be >= 1, got {dp}")
     check_fits(requests, capacity)

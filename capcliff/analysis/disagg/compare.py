@@ -27,7 +27,7 @@ from capcliff.analysis.plan.types import PlanReport
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.layout import parse_layout
 from capcliff.sim.simulate import simulate
-from capcliff.sim.workload import Arrival
+from capcliff.sim.traffic.workload import Arrival
 
 
 class AggregatedSummary(BaseModel):

@@ -46,9 +46,9 @@ from capcliff.analysis.evaluate.steady_state import (
     steady_state,
 )
 from capcliff.analysis.workloads import WorkloadChoice
-from capcliff.sim.disagg import DisaggResult, FloatArray
+from capcliff.sim.disagg.pools import DisaggResult, FloatArray
 from capcliff.sim.result import SimResult
-from capcliff.sim.workload import Arrival, Requests
+from capcliff.sim.traffic.workload import Arrival, Requests
 
 
 @dataclass

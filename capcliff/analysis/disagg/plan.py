@@ -65,7 +65,7 @@ from capcliff.analysis.plan.inputs import PlanInputs, resolve_inputs
 from capcliff.analysis.plan.types import Objective
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.errors import InputError
-from capcliff.sim.disagg import DisaggResult
+from capcliff.sim.disagg.pools import DisaggResult
 
 SCHEMA_VERSION = 2
 RANKED_AT_RATE = "serving the rate within the SLOs, then the most room under them"

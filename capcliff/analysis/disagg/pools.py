@@ -29,9 +29,9 @@ from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import CapcliffError, InputError
 from capcliff.memory.kv import kv_bytes_for_context
 from capcliff.memory.layout_memory import LayoutMemory
-from capcliff.sim.disagg import DisaggResult, Pool, simulate_disaggregated
-from capcliff.sim.kv_transfer import DEFAULT_TRANSFER_OVERHEAD_S, Fabric, Path
-from capcliff.sim.workload import Requests
+from capcliff.sim.disagg.kv_transfer import DEFAULT_TRANSFER_OVERHEAD_S, Fabric, Path
+from capcliff.sim.disagg.pools import DisaggResult, Pool, simulate_disaggregated
+from capcliff.sim.traffic.workload import Requests
 from capcliff.units import GB
 
 FloatArray = npt.NDArray[np.float64]

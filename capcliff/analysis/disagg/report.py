@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict
 from capcliff.analysis.disagg.pools import DisaggSpec, PoolPlan
 from capcliff.analysis.evaluate.steady_state import SteadyState
 from capcliff.analysis.plan.fleet import hourly_cost
-from capcliff.sim.disagg import DisaggResult, PoolStats
-from capcliff.sim.kv_transfer import link_utilization
+from capcliff.sim.disagg.kv_transfer import link_utilization
+from capcliff.sim.disagg.pools import DisaggResult, PoolStats
 
 
 class _Result(BaseModel):

@@ -27,7 +27,7 @@ from capcliff.analysis.sweep.report import CliffResult, SeriesResult, point_resu
 from capcliff.analysis.sweep.timelines import kv_over_time
 from capcliff.analysis.workloads import is_online
 from capcliff.errors import InputError
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 
 SCHEMA_VERSION = 1
 

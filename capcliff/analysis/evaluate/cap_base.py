@@ -12,7 +12,7 @@ import numpy as np
 
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity
-from capcliff.sim.workload import FloatArray, IntArray, Requests
+from capcliff.sim.traffic.workload import FloatArray, IntArray, Requests
 
 KNEE_SHARE = 0.9  # set: the knee is where decode reaches 90 % of its best tokens/s
 

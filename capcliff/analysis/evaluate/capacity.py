@@ -35,7 +35,7 @@ from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.result import SimResult
 from capcliff.sim.simulate import simulate
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 
 REFERENCE_REQUESTS = 1000  # the fixed sample that sets the cap grid
 CAP_FACTORS = (0.5, 0.71, 1.0, 1.41, 2.0)  # x the steady-state cliff (half-octave steps)
@@ -99,6 +99,7 @@ class ReplicaCapacity:
     best_tpot_p99_s: float | None
     simulated_requests: int
     settled: bool
+    probes: tuple[RatePoint, ...] = ()  # every offered rate the SLO search simulated
 
     @property
     def simulated_cliff(self) -> int | None:
@@ -348,6 +349,7 @@ def _within_slo(
 ) -> ReplicaCapacity:
     best: RatePoint | None = None
     lightest: RatePoint | None = None
+    probes: list[RatePoint] = []
     calm = [p for p in points if not p.thrashing] or list(points)  # as `chosen_cap`
     for point in sorted(calm, key=lambda p: -p.state.throughput_rps):
         if point.state.throughput_rps <= 0:
@@ -358,7 +360,8 @@ def _within_slo(
         def probe(rate: float, n: int, cap: int = point.cap) -> RatePoint:
             result = replica.run(workload.at_rate(n, rate), cap)
             state = steady_state(result, open_loop=True, mean_output=workload.mean_output_tokens())
-            return RatePoint(cap, rate, state, meets_slo(state, slo))
+            probes.append(RatePoint(cap, rate, state, meets_slo(state, slo)))
+            return probes[-1]
 
         found, light = highest_rate(probe, point.state.throughput_rps, point.requests)
         if lightest is None or light.state.tpot_p99_s < lightest.state.tpot_p99_s:
@@ -379,4 +382,5 @@ def _within_slo(
         best_tpot_p99_s=lightest.state.tpot_p99_s,
         simulated_requests=max(p.requests for p in points),
         settled=settled,
+        probes=tuple(probes),
     )

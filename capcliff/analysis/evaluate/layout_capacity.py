@@ -130,9 +130,14 @@ def _coarse(job: tuple[Replica, SearchSettings]) -> ReplicaCapacity:
 
 
 def evaluate_layouts(
-    dep: Deployment, memories: list[LayoutMemory], search: SearchSettings
+    dep: Deployment,
+    memories: list[LayoutMemory],
+    search: SearchSettings,
+    *,
+    refine_all: bool = False,
 ) -> dict[str, LayoutEval]:
-    """Coarse capacity of every fitting layout, refined for the leaders (by layout name)."""
+    """Coarse capacity of every fitting layout, refined for the leaders (by layout name;
+    `refine_all`: every fitting layout, as for the layouts a user names)."""
     replicas: dict[str, tuple[LayoutMemory, Replica]] = {}
     for memory in memories:
         if memory.fits:
@@ -145,13 +150,15 @@ def evaluate_layouts(
         for n, cap in zip(names, coarse, strict=True)
     }
     order = sorted(names, key=lambda n: (-found[n].saturation_rps, n))
-    _refine_some(found, order[:REFINE_TOP], search)
+    top = len(order) if refine_all else REFINE_TOP
+    refine_layouts(found, order[:top], search)
     if search.slo is not None and not any(found[n].capacity.meets_slo for n in order):
-        _refine_some(found, order[REFINE_TOP:], search)
+        refine_layouts(found, order[top:], search)
     return found
 
 
-def _refine_some(found: dict[str, LayoutEval], names: list[str], search: SearchSettings) -> None:
+def refine_layouts(found: dict[str, LayoutEval], names: list[str], search: SearchSettings) -> None:
+    """Refine the layouts `names` of `found` in place (the full cap search within the SLO)."""
     known = _ahead(found, names, search)
     jobs = [
         (found[n].replica, search, found[n].capacity, k) for n, k in zip(names, known, strict=True)

@@ -33,8 +33,8 @@ from capcliff.analysis.evaluate.session_load import (
 )
 from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
 from capcliff.errors import InputError
-from capcliff.sim.length_mean import expected_length
-from capcliff.sim.workload import PRESETS, Arrival, Fixed, Requests
+from capcliff.sim.traffic.length_mean import expected_length
+from capcliff.sim.traffic.workload import PRESETS, Arrival, Fixed, Requests
 
 FloatArray = npt.NDArray[np.float64]
 ARRIVAL_SEED_OFFSET = 1_000_003  # the arrival stream's seed: the workload's seed plus this

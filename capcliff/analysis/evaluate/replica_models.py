@@ -3,16 +3,22 @@ profile label its predictions assume, and the analytic cliff of a workload on it
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.evaluate.solver import analytic_cliff_percentile
 from capcliff.memory.budget import EngineName
 from capcliff.memory.deepep import AllToAllBackend
+from capcliff.memory.draft import draft_layout
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.perf.communication import MoEExchange
-from capcliff.perf.profiles import profile_label, step_profile
-from capcliff.perf.step_time import StepTimeModel, step_time_model
+from capcliff.perf.profiles import EngineProfile, profile_label, step_profile
+from capcliff.perf.speculation import SPEC_ASSUMPTIONS
+from capcliff.perf.stage_cost import FLOPS_PER_MAC
+from capcliff.perf.step_time import SpecStep, StepTimeModel, step_time_model
 from capcliff.sim.config import KVCapacity
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
+from capcliff.units import weight_bytes_per_element
 
 CLIFF_PERCENTILE = 99.0
 
@@ -32,14 +38,57 @@ def replica_models(
         dep.model.arch, dep.hardware, memory.layout, scheme=dep.scheme, kv_dtype=dep.kv_dtype,
         profile=profile, fitted=fitted, exchange=MoEExchange.ALL_TO_ALL if deepep else None,
     )  # fmt: skip
+    if dep.speculation is not None and dep.acceptance is not None:
+        steps = replace(steps, spec=_spec_step(dep, memory, steps, profile, fitted, deepep))
     return dep.capacity(memory), steps
+
+
+def _spec_step(
+    dep: Deployment,
+    memory: LayoutMemory,
+    steps: StepTimeModel,
+    profile: EngineProfile,
+    fitted: dict[str, float] | None,
+    deepep: bool,
+) -> SpecStep:
+    """The speculative terms of a replica: K draft passes of the draft's own step model (on the
+    target's TP, one stage; no engine step overhead of its own, `perf/speculation.py`) and the
+    expected tokens per step."""
+    assert dep.speculation is not None and dep.acceptance is not None
+    draft = dep.draft
+    draft_steps = None
+    if draft is not None:
+        model = step_time_model(
+            draft.arch, dep.hardware, draft_layout(memory.layout), scheme=dep.scheme,
+            kv_dtype=dep.kv_dtype, profile=profile, fitted=fitted,
+            exchange=MoEExchange.ALL_TO_ALL if deepep else None,
+        )  # fmt: skip
+        # the fusion projection (eh_proj / fc), replicated, in the activation dtype
+        fc_bytes = float(draft.fc_elements * weight_bytes_per_element(dep.scheme.native))
+        draft_steps = replace(
+            model, step_overhead_s=0.0, eager_floor_s=0.0,
+            weight_bytes=model.weight_bytes + fc_bytes,
+            flops_per_token=model.flops_per_token + FLOPS_PER_MAC * draft.fc_elements,
+        )  # fmt: skip
+    return SpecStep(
+        k=dep.speculation.num_speculative_tokens,
+        tokens_per_step=dep.acceptance.tokens_per_step,
+        draft=draft_steps,
+    )
 
 
 def step_label(dep: Deployment) -> str:
     """The step-time profile a deployment's predictions assume: engine, release, modeled or
     calibrated (`profiles.profile_label`)."""
     terms = dict(dep.budget.step_time_terms)
-    return profile_label(dep.settings.engine, terms, dep.settings.engine_version)
+    label = profile_label(dep.settings.engine, terms, dep.settings.engine_version)
+    spec, accepted = dep.speculation, dep.acceptance
+    if spec is None or accepted is None:
+        return label
+    return (
+        f"{label}; speculative {spec.method.value}:{spec.num_speculative_tokens}, "
+        f"{accepted.tokens_per_step:.2f} tokens/step ({accepted.source}); {SPEC_ASSUMPTIONS}"
+    )
 
 
 def p99_analytic_cliff(requests: Requests, capacity: KVCapacity, dp: int) -> int:

@@ -21,8 +21,8 @@ from dataclasses import replace
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from capcliff.sim.sessions import SESSION_PRESETS, SessionSpec, generate_sessions
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.sessions import SESSION_PRESETS, SessionSpec, generate_sessions
+from capcliff.sim.traffic.workload import Requests
 
 
 class SessionCapacity(BaseModel):

@@ -22,7 +22,7 @@ from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.result import SimResult
 from capcliff.sim.simulate import simulate
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 from capcliff.units import ceil_div
 
 FloatArray = npt.NDArray[np.float64]

@@ -5,8 +5,6 @@ from __future__ import annotations
 from capcliff.analysis.plan.types import Objective, PlanLayout
 from capcliff.units import GB
 
-NOISE = 0.03  # layouts within 3 % of the best are reported as a tie
-
 
 def _percent(new: float, old: float) -> str:
     return f"{(new / old - 1) * 100:+.0f} %" if old else "n/a"
@@ -62,10 +60,23 @@ def ranked(rows: list[PlanLayout], objective: Objective) -> list[PlanLayout]:
     return sorted(scored, key=lambda r: (key(r), r.tp, r.pp, r.name))
 
 
-def within_noise(best: PlanLayout, other: PlanLayout, objective: Objective) -> bool:
-    """Whether `other` is within NOISE of `best` on the objective."""
-    b, o = best.sweet_spot, other.sweet_spot
-    assert b is not None and o is not None
+def merit(row: PlanLayout, objective: Objective) -> float:
+    """The objective as a figure where higher is better: goodput (requests/s), else the inverse
+    of the makespan (1/s) or of the GPU-hours per million output tokens."""
+    s = row.sweet_spot
+    assert s is not None
     if objective is Objective.GOODPUT:
-        return o.goodput_req_s >= b.goodput_req_s * (1 - NOISE)
-    return o.makespan_s <= b.makespan_s * (1 + NOISE)
+        return s.goodput_req_s
+    cost = s.gpu_hours_per_mtok if objective is Objective.COST else s.makespan_s
+    return 1 / cost if cost > 0 else 0.0
+
+
+def merit_shown(row: PlanLayout, objective: Objective) -> str:
+    """The objective's figure of `row` as a reader knows it."""
+    s = row.sweet_spot
+    assert s is not None
+    if objective is Objective.GOODPUT:
+        return f"{s.goodput_req_s:,.2f} requests/s within the SLO"
+    if objective is Objective.COST:
+        return f"{s.gpu_hours_per_mtok:,.3g} GPU-hours per million output tokens"
+    return f"makespan {s.makespan_s:,.0f} s"

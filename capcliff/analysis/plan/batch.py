@@ -14,10 +14,11 @@ from dataclasses import dataclass, replace
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.evaluate.replica_models import p99_analytic_cliff, replica_models, step_label
 from capcliff.analysis.evaluate.solver import Slo, SweepPoint, simulated_cliff, sweep
-from capcliff.analysis.plan.advice import NOISE, ranked, recommendation_reasons, within_noise
+from capcliff.analysis.plan.advice import merit, merit_shown, ranked, recommendation_reasons
 from capcliff.analysis.plan.commands import engine_flags, served_model
 from capcliff.analysis.plan.inputs import PlanInputs, resolve_inputs
 from capcliff.analysis.plan.reuse_advice import ReuseAdvice, reuse_advice
+from capcliff.analysis.plan.ties import Option, decide, tie_reason
 from capcliff.analysis.plan.types import (
     Objective,
     PlanCliff,
@@ -27,13 +28,13 @@ from capcliff.analysis.plan.types import (
     Recommendation,
 )
 from capcliff.analysis.workloads import WorkloadChoice
-from capcliff.catalog.layout import enumerate_layouts
+from capcliff.catalog.layout import Layout, enumerate_layouts
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.report import report_header, summary_fields
 from capcliff.memory.weights import WeightScheme
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 from capcliff.units import KVDType, WeightDType
 
 
@@ -233,13 +234,19 @@ def _recommend(
     order = ranked(rows, objective)
     if not order:
         return None
-    best = order[0]
+    options = {
+        r.name: Option(r.name, merit(r, objective), r.tp, r.pp, shown=merit_shown(r, objective))
+        for r in order
+    }
+    chosen, tied, fastest = decide(list(options.values()))
+    best = next(r for r in order if r.name == chosen.name)
     dp_only = next((r for r in order if r.tp == 1 and r.pp == 1 and r.ep == 1), None)
-    other = dp_only if dp_only is not None and dp_only is not best else next(iter(order[1:]), None)
+    runner = next((r for r in order if r is not best), None)
+    other = dp_only if dp_only is not None and dp_only is not best else runner
     reasons = recommendation_reasons(best, other, objective) if other else []
-    ties = [r.name for r in order[1:] if within_noise(best, r, objective)]
-    if ties:
-        reasons.append(f"within {NOISE:.0%} of it: {', '.join(ties)} (a tie within model noise)")
+    ties = [t.name for t in tied]
+    if line := tie_reason(chosen, tied, fastest):
+        reasons.append(line)
     ev = evaluated[best.name]
     cap = _admission_cap(ev)
     reasons += _whole_batch_reason(ev, cap)
@@ -281,19 +288,21 @@ def build_plan_report(
     seed: int,
     progress: Callable[[], None] | None = None,
     serve_local_path: bool = False,
+    layouts: tuple[Layout, ...] = (),
 ) -> PlanReport:
     """Evaluate every layout of `gpus` GPUs and recommend one (`progress`: called once per
-    simulated point)."""
+    simulated point; `layouts`: these only, each refined, instead of every layout)."""
     goal = Objective(objective)
     inputs = resolve_inputs(dep, workload, seed=seed)
     sim = _Sim(inputs.requests, inputs.config, goal, slo, progress)
     memories = [
         dep.memory(lay, inputs.max_model_len)
-        for lay in enumerate_layouts(gpus, arch=dep.model.arch)
+        for lay in (layouts or enumerate_layouts(gpus, arch=dep.model.arch))
     ]
     memo: dict[object, _Evaluated] = {}
     evaluated = {m.layout.name: _evaluate(dep, m, sim, memo) for m in memories if m.fits}
-    leaders = sorted(evaluated.values(), key=lambda ev: -score(ev.sweet, goal, slo))[:REFINE_TOP]
+    top = len(evaluated) if layouts else REFINE_TOP
+    leaders = sorted(evaluated.values(), key=lambda ev: -score(ev.sweet, goal, slo))[:top]
     for ev in leaders:
         evaluated[ev.memory.layout.name] = _refine(ev, sim)
     rows = [_layout_row(m, evaluated.get(m.layout.name), gpus, slo) for m in memories]

@@ -1,12 +1,15 @@
-"""The engine command lines `plan` prints for its recommendation: the served model, online
-quantization, and the vLLM/SGLang flags with the traps they contain."""
+"""The engine command lines `plan` prints for its recommendation: the served model (a quantized
+checkpoint from the catalog, else online quantization), the context length, the cache and offload
+settings, and the vLLM/SGLang flags with the traps they contain."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from capcliff.analysis.deployment import Deployment
+from capcliff.analysis.offload import parse_offload
 from capcliff.analysis.plan.types import Recommendation
+from capcliff.catalog.catalogs import Model
 from capcliff.catalog.layout import parse_layout
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
@@ -33,6 +36,55 @@ def served_model(dep: Deployment, *, local: bool) -> str:
     return dep.model.hf_repo if dep.model.hf_repo else MODEL_PLACEHOLDER
 
 
+def quantized_checkpoint(dep: Deployment) -> Model | None:
+    """The catalog's checkpoint of the planned model already quantized to the planned weight
+    dtype: the card `<model id>-<dtype>` (e.g. llama-3.1-405b-fp8) with the same architecture
+    (layers, widths, heads, experts). None when the weights are planned as shipped or the catalog
+    holds no such card (a named rule: a card of another release, such as Llama 3.3 for 3.1, is
+    another model and never stands in)."""
+    from capcliff.catalog.catalogs import get_model, model_catalog
+
+    if dep.scheme == WeightScheme.as_shipped(dep.model.arch):
+        return None
+    card_id = f"{dep.model.id}-{dep.scheme.linear.value}"
+    if card_id not in model_catalog():
+        return None
+    card = get_model(card_id)
+    mine, theirs = dep.model.arch, card.arch
+    same = all(
+        getattr(mine, f) == getattr(theirs, f)
+        for f in ("num_layers", "hidden_size", "num_attention_heads", "num_kv_heads", "moe")
+    )
+    shipped = WeightScheme.as_shipped(theirs)
+    return card if same and shipped.linear is dep.scheme.linear and card.hf_repo else None
+
+
+def served_context(dep: Deployment, memory: LayoutMemory, planned: int) -> tuple[int, str]:
+    """--max-model-len for the engine line and which it is.
+
+    Given: as given. Else the model's context when serving it changes nothing simulated (the
+    engine is not vLLM V0, whose budget grows with it, and the layout's KV pool and fit are the
+    same as at `planned`, the workload's longest request rounded up): then longer prompts than
+    the sample's are served, not refused. Else `planned`, with a note that longer prompts are
+    refused."""
+    context = dep.model.arch.max_position_embeddings
+    if dep.settings.max_model_len is not None:
+        return planned, f"--max-model-len {planned}: as given"
+    note = (
+        f"--max-model-len {planned}: the workload's longest request rounded up to whole KiB "
+        "tokens; the engine refuses longer prompts"
+    )
+    if context is None or context <= planned or dep.settings.engine is EngineName.VLLM_V0:
+        return planned, note
+    wide = dep.memory(memory.layout, context)
+    if wide.fits != memory.fits or wide.kv_capacity_tokens_total != memory.kv_capacity_tokens_total:
+        return planned, f"{note} (the model's context, {context:,}, would change the KV pool)"
+    return context, (
+        f"--max-model-len {context}: the model's context (max_position_embeddings); the "
+        f"workload's longest request needs {planned:,} and the KV pool is the same at both"
+    )
+
+
 def online_quantization(dep: Deployment) -> str | None:
     """The engines' flag value when the planned weights are FP8 but the checkpoint ships wider:
     vLLM and SGLang quantize BF16/FP16 weights to FP8 while loading (`--quantization fp8`,
@@ -52,18 +104,30 @@ def engine_flags(
 ) -> tuple[dict[str, str], list[str]]:
     """vLLM and SGLang command lines for the recommendation (`chosen`: its layout's memory and
     sweet-spot concurrency), and the traps they contain."""
-    from capcliff.analysis.flags import Deployment, flag_warnings, sglang_command, vllm_command
+    from capcliff.analysis.flags import (
+        Deployment,
+        flag_warnings,
+        sglang_command,
+        unexpressed,
+        vllm_command,
+    )
     from capcliff.memory.engines import sglang_mem_fraction_static
 
     memory, sweet_spot = chosen
     layout = parse_layout(rec.layout)
     stage = memory.stages[0]
+    checkpoint = quantized_checkpoint(dep)
+    if checkpoint is not None and model != MODEL_PLACEHOLDER:
+        model = checkpoint.hf_repo
+    context, context_note = served_context(dep, memory, inputs.max_model_len)
+    offload = parse_offload(dep.settings.offload) if dep.settings.offload else {}
+    caching = dep.settings.prefix_caching
     served = Deployment(
         model=model,
         layout=layout,
         max_num_seqs=rec.max_num_seqs,
         max_num_batched_tokens=max(inputs.config.max_num_batched_tokens, rec.max_num_seqs),
-        max_model_len=inputs.max_model_len,
+        max_model_len=context,
         gpu_memory_utilization=dep.settings.gpu_memory_utilization,
         mem_fraction_static=sglang_mem_fraction_static(
             stage.total_memory_bytes, tp=layout.tp, pp=layout.pp
@@ -73,7 +137,22 @@ def engine_flags(
         kv_cache_dtype="fp8" if dep.kv_dtype is KVDType.FP8 else "auto",
         moe=dep.model.arch.moe is not None,
         mla=dep.model.arch.mla is not None,
-        quantization=online_quantization(dep),
+        quantization=None if checkpoint is not None else online_quantization(dep),
+        kv_cache_memory_bytes=dep.settings.kv_cache_memory,
+        prefix_caching=None if caching is None else caching == "on",
+        offload_cpu_bytes=offload.get("cpu", 0),
+        offload_nvme_bytes=offload.get("nvme", 0),
+        offload_write_back=dep.settings.offload_policy == "write-back",
+        block_size=dep.settings.block_size,
+        enforce_eager=dep.settings.enforce_eager,
+        all2all_backend=dep.settings.all2all_backend.value,
+        speculative=None
+        if dep.speculation is None
+        else (
+            dep.speculation.method.value,
+            dep.speculation.num_speculative_tokens,
+            dep.speculation.draft,
+        ),
     )
     warnings = flag_warnings(
         served,
@@ -81,8 +160,22 @@ def engine_flags(
         one_request_fits=memory.fits,
         graphs_fit=all(s.headroom_bytes >= 0 for s in memory.stages),
     )
+    warnings.append(context_note)
+    warnings += _cap_memory_note(dep, memory, rec.max_num_seqs, inputs.max_model_len)
+    if checkpoint is not None:
+        warnings.append(
+            f"serving {checkpoint.hf_repo} (catalog {checkpoint.id}), the checkpoint already "
+            f"quantized to {dep.scheme.linear.value}; the plan quantized {dep.model.id}'s "
+            f"weights: plan {checkpoint.id} for its exact scales"
+        )
+    elif served.quantization is not None:
+        warnings.append(
+            f"--quantization {served.quantization}: the catalog has no {dep.scheme.linear.value} "
+            f"checkpoint of {dep.model.id}; the engines quantize its weights while loading "
+            "(a published quantized checkpoint of the model you serve is usually better)"
+        )
     shipped = WeightScheme.as_shipped(dep.model.arch)
-    if dep.scheme != shipped and served.quantization is None:
+    if dep.scheme != shipped and served.quantization is None and checkpoint is None:
         warnings.append(
             f"--weight-dtype {dep.scheme.linear.value}: the engines cannot quantize "
             f"{shipped.linear.value} weights to it while loading; serve a checkpoint quantized "
@@ -93,10 +186,51 @@ def engine_flags(
             f"the config names no HF repo (_name_or_path): replace {MODEL_PLACEHOLDER} in the "
             "commands, or pass --serve-local-path with a model directory"
         )
+    warnings += unexpressed(served, "vllm") + unexpressed(served, "sglang")
+    warnings += _simulated_only(dep)
     commands = {"vllm": vllm_command(served), "sglang": sglang_command(served)}
     if dep.settings.engine is EngineName.TRTLLM:  # the budget planned is TensorRT-LLM's
         commands.update(_trtllm(served, dep.settings.free_gpu_memory_fraction, warnings))
+        warnings += unexpressed(served, "trtllm")
     return commands, warnings
+
+
+def _cap_memory_note(dep: Deployment, memory: LayoutMemory, cap: int, length: int) -> list[str]:
+    """When the engine's memory budget at `--max-num-seqs cap` (its profile run and CUDA-graph
+    batch sizes follow it) holds another KV pool than the default cap the plan sized: said."""
+    if dep.settings.max_num_seqs is not None:
+        return []
+    from capcliff.analysis.deployment import resolve
+
+    settings = dep.settings.model_copy(update={"max_num_seqs": cap})
+    capped = resolve(dep.model, dep.hardware, settings).memory(memory.layout, length)
+    before, after = memory.kv_capacity_tokens_total, capped.kv_capacity_tokens_total
+    if before == after or not before:
+        return []
+    return [
+        f"--max-num-seqs {cap}: the plan sized KV at the engine's default cap; at {cap} the "
+        f"engine's budget holds {after:,} KV tokens, not {before:,} ({after / before - 1:+.1%}); "
+        "pass --max-num-seqs to plan that pool"
+    ]
+
+
+def _simulated_only(dep: Deployment) -> list[str]:
+    """Simulator settings that are no engine flag: said, so the lines are not read as all."""
+    s = dep.settings
+    said = []
+    if s.routing.value != "round-robin":
+        said.append(
+            f"--routing {s.routing.value} was simulated: the engines' DP routing is set by the "
+            "load balancer in front of them, not by these lines"
+        )
+    if s.preemption.value != "recompute":
+        said.append(
+            f"--preemption {s.preemption.value} was simulated: vLLM V1 and SGLang always "
+            "recompute preempted requests; no flag in these lines swaps"
+        )
+    if s.policy is not None:
+        said.append(f"--policy {s.policy} was simulated: no engine flag in these lines sets it")
+    return said
 
 
 def _trtllm(served: Served, fraction: float, warnings: list[str]) -> dict[str, str]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
 from capcliff.sim.config import SimConfig
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ layout meets the SLO, what would (`feasibility`). Nothing is recommended that mi
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from capcliff.analysis.deployment import Deployment, resolve
@@ -18,6 +19,7 @@ from capcliff.analysis.evaluate.layout_capacity import (
     best_layout,
     evaluate_layouts,
     layout_memories,
+    refine_layouts,
 )
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.replica_models import step_label
@@ -37,6 +39,7 @@ from capcliff.analysis.plan.fleet import (
 from capcliff.analysis.plan.inputs import PlanInputs
 from capcliff.analysis.plan.online_reuse import mean_think_s, online_reuse
 from capcliff.analysis.plan.online_rows import layout_row, recommendation_reasons_online
+from capcliff.analysis.plan.ties import TIE_BAND, Option, decide, simplicity, tie_reason
 from capcliff.analysis.plan.types import (
     FleetEntry,
     Load,
@@ -91,11 +94,37 @@ def _search(
             if size <= gpus
         ]  # fmt: skip
     else:
-        memories = layout_memories(dep, gpus, ctx.max_model_len)
-        if o.layouts:
-            names = {lay.name for lay in o.layouts}
-            memories = [m for m in memories if m.layout.name in names]
-    return memories, evaluate_layouts(dep, memories, search)
+        memories = (
+            [dep.memory(lay, ctx.max_model_len) for lay in o.layouts]
+            if o.layouts
+            else layout_memories(dep, gpus, ctx.max_model_len)
+        )
+    named = bool(o.layouts) and not replicas_only
+    found = evaluate_layouts(dep, memories, search, refine_all=named)
+    if not replicas_only:
+        _refine_contenders(found, search)
+    return memories, found
+
+
+def _refine_contenders(found: dict[str, LayoutEval], search: SearchSettings) -> None:
+    """Refine the unrefined layouts that could change the recommendation: simpler than the one
+    the tie rule picks and not ruled out by their first cap (a lower bound of the rate, so within
+    twice the tie band of the best). Without this the layouts refined first, chosen on a noisy
+    lower bound, would decide the answer, and it would flip with the seed."""
+    while True:
+        ranked = [_option(ev) for ev in found.values() if _ranked(ev)]
+        if not ranked:
+            return
+        chosen, _, fastest = decide(ranked)
+        top = (fastest or chosen).value
+        more = [
+            name for name, ev in found.items()
+            if not ev.refined and ev.saturation_rps >= top * (1 - 2 * TIE_BAND)
+            and simplicity(_option(ev)) < simplicity(chosen)
+        ]  # fmt: skip
+        if not more:
+            return
+        refine_layouts(found, more, search)
 
 
 def _mean_output(workload: OnlineWorkload) -> float:
@@ -251,7 +280,31 @@ def build_online_plan(
     best = best_layout(found)
     if best is None:
         return _infeasible(ctx, report, gpus)
-    return _recommend(ctx, report, best, found, inputs)
+    chosen, tied, fastest = decide([_option(ev) for ev in found.values() if _ranked(ev)])
+    return _recommend(ctx, report, found[chosen.name], found, inputs, tie=(chosen, tied, fastest))
+
+
+def _tie_lines(tie: tuple[Option, list[Option], Option | None]) -> list[str]:
+    line = tie_reason(*tie)
+    return [line] if line else []
+
+
+def _ranked(ev: LayoutEval) -> bool:
+    return ev.refined and ev.capacity.meets_slo
+
+
+def _option(ev: LayoutEval) -> Option:
+    """A layout's sustained rate with its sampling half-width, for the tie rule."""
+    half = ev.capacity.at_sustained.rps_half_width
+    lay = ev.memory.layout
+    return Option(
+        lay.name,
+        ev.sustained_rps,
+        lay.tp,
+        lay.pp,
+        half if math.isfinite(half) else 0.0,
+        shown=f"{ev.sustained_rps:,.2f} requests/s",
+    )
 
 
 def _recommend(
@@ -260,6 +313,8 @@ def _recommend(
     best: LayoutEval,
     found: dict[str, LayoutEval],
     inputs: PlanInputs,
+    *,
+    tie: tuple[Option, list[Option], Option | None],
 ) -> PlanReport:
     dep, o = ctx.dep, ctx.options
     lay = best.memory.layout
@@ -270,8 +325,9 @@ def _recommend(
     load = _load(ctx, best, needed)
     rec = Recommendation(
         layout=lay.name, dp=lay.dp, tp=lay.tp, pp=lay.pp, ep=lay.ep,
-        max_num_seqs=best.capacity.cap, reasons=recommendation_reasons_online(best, found),
-        tie=[], kv_aware_makespan_s=None, kv_aware_gain=None,
+        max_num_seqs=best.capacity.cap,
+        reasons=[*recommendation_reasons_online(best, found), *_tie_lines(tie)],
+        tie=[t.name for t in tie[1]], kv_aware_makespan_s=None, kv_aware_gain=None,
     )  # fmt: skip
     flags, warnings = engine_flags(
         dep, (best.memory, best.capacity.cap * lay.dp), rec, inputs,

@@ -25,7 +25,7 @@ from capcliff.analysis.evaluate.layout_capacity import LayoutEval
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.session_load import SessionCapacity, requests_per_session
 from capcliff.analysis.plan.reuse_advice import ReuseAdvice, reuse_advice
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 
 REUSE_REQUESTS = 2000  # set: requests per reuse-advice run (the whole layout)
 

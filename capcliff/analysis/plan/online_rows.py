@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import math
+
 from capcliff.analysis.evaluate.capacity import THRASH_PREEMPTIONS, ReplicaCapacity
 from capcliff.analysis.evaluate.layout_capacity import LayoutEval
-from capcliff.analysis.plan.types import LayoutCapacity, PlanCliff, PlanLayout, PlanSweetSpot
+from capcliff.analysis.plan.types import (
+    CapSaturation,
+    LayoutCapacity,
+    LoadPoint,
+    PlanCliff,
+    PlanLayout,
+    PlanSweetSpot,
+)
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.report import summary_fields
 
@@ -16,10 +25,20 @@ def _capacity(ev: LayoutEval, *, within_slo: bool) -> LayoutCapacity:
     # tokens/s at the rate of `sustained_rps`: within an SLO, the run at that rate; without
     # one, the saturation run at the cap (`at_sustained` is then at the headroom below it)
     at_rate = state if within_slo else next(p for p in c.points if p.cap == c.cap).state
+    searched = ev.refined or not within_slo
+    why_not = None
+    if not searched:
+        why_not = (
+            "not searched within the SLO: its first cap's saturation rate ranked below the "
+            "leaders' (name it with --layout to search it)"
+        )
+    elif within_slo and not c.meets_slo:
+        why_not = "searched: no cap and rate tried meets the SLO"
     return LayoutCapacity(
         max_num_seqs=c.cap,
         saturation_rps=ev.saturation_rps,
-        sustained_rps=ev.sustained_rps,
+        sustained_rps=ev.sustained_rps if searched else None,
+        why_not=why_not,
         output_tok_s=at_rate.output_tok_s * dp,
         ttft_p99_s=state.ttft_p99_s if ev.refined else None,
         tpot_p99_s=state.tpot_p99_s if ev.refined else None,
@@ -28,7 +47,22 @@ def _capacity(ev: LayoutEval, *, within_slo: bool) -> LayoutCapacity:
         refined=ev.refined,
         settled=c.settled,
         simulated_requests=c.simulated_requests,
-    )
+        caps=[
+            CapSaturation(max_num_seqs=p.cap, saturation_rps=p.state.throughput_rps * dp,
+                          kv_ran_short=p.hit_cliff)
+            for p in sorted(c.points, key=lambda p: p.cap)
+        ],
+        load_curve=[
+            LoadPoint(max_num_seqs=p.cap, offered_rps=p.rate_rps * dp,
+                      ttft_p99_s=_finite(p.state.ttft_p99_s),
+                      tpot_p99_s=_finite(p.state.tpot_p99_s), meets_slo=p.meets)
+            for p in sorted(c.probes, key=lambda p: (p.cap, p.rate_rps))
+        ],
+    )  # fmt: skip
+
+
+def _finite(value: float) -> float:
+    return value if math.isfinite(value) else 0.0
 
 
 def _sweet(ev: LayoutEval, gpus: int) -> PlanSweetSpot:
@@ -44,7 +78,7 @@ def _sweet(ev: LayoutEval, gpus: int) -> PlanSweetSpot:
         tpot_p99_s=state.tpot_p99_s,
         makespan_s=chosen.result.makespan_s,
         goodput_req_s=ev.sustained_rps,
-        gpu_hours_per_mtok=gpus / (tok_s * 3600) * 1e6 if tok_s > 0 else 0.0,
+        gpu_hours_per_mtok=gpus / (tok_s * 3600) * 1e6 if tok_s > 0 else float("inf"),
     )
 
 
@@ -65,7 +99,8 @@ def layout_row(
             analytic_concurrency=ev.capacity.analytic_cliff * dp,
             simulated_concurrency=None if simulated is None else simulated * dp,
         ),
-        sweet_spot=_sweet(ev, gpus),
+        # a layout not searched within the SLO has no sweet spot within it
+        sweet_spot=_sweet(ev, gpus) if ev.refined or not within_slo else None,
         stranded_kv_fraction=None,  # replicas are searched one at a time; the fleet check routes
         capacity=_capacity(ev, within_slo=within_slo),
     )

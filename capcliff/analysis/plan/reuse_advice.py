@@ -30,7 +30,7 @@ from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.sim.config import PREFIX_CACHING_POLICIES, SimConfig
 from capcliff.sim.result import SimResult
 from capcliff.sim.simulate import simulate
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 from capcliff.units import GB, GIB
 
 OFFLOAD_START_BYTES = 64 * GIB  # per replica, the smallest size tried

@@ -50,12 +50,33 @@ class PlanSweetSpot(_Result):
     gpu_hours_per_mtok: float
 
 
+class LoadPoint(_Result):
+    """Online: one replica at one offered rate and cap, in steady state (a plot's point)."""
+
+    max_num_seqs: int  # per replica
+    offered_rps: float  # all replicas of the layout together
+    ttft_p99_s: float
+    tpot_p99_s: float
+    meets_slo: bool
+
+
+class CapSaturation(_Result):
+    """Online: the layout's rate with a backlog at one cap (the climb to the cliff)."""
+
+    max_num_seqs: int  # per replica
+    saturation_rps: float  # all replicas together
+    kv_ran_short: bool  # preempted or refused a waiting request for lack of KV
+
+
 class LayoutCapacity(_Result):
     """Online: what one layout (all its replicas) sustains, at its admission cap."""
 
     max_num_seqs: int  # per replica
     saturation_rps: float  # the most it finishes with a backlog: queues grow past it
-    sustained_rps: float  # the most within the SLO (no SLO: the saturation rate)
+    # the most within the SLO (no SLO: the saturation rate); None: not searched within the SLO
+    # (only its first cap was simulated: `why_not` says so). 0.0 is a searched answer: nothing
+    # tried met the SLO
+    sustained_rps: float | None
     output_tok_s: float  # at sustained_rps (within no SLO: at saturation; not refined: saturation)
     ttft_p99_s: float | None  # at the rate it is run at (None: only its saturation was simulated)
     tpot_p99_s: float | None
@@ -64,6 +85,9 @@ class LayoutCapacity(_Result):
     refined: bool  # searched over caps and rates, not only its first cap
     settled: bool  # the stopping rule's confidence interval closed
     simulated_requests: int
+    why_not: str | None = None  # why sustained_rps is None or 0.0
+    caps: list[CapSaturation] = []  # each cap simulated with a backlog
+    load_curve: list[LoadPoint] = []  # each offered rate the SLO search simulated
 
 
 class PlanLayout(LayoutSummary):

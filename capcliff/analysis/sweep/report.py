@@ -39,7 +39,7 @@ from capcliff.perf.step_time import StepTimeModel
 from capcliff.report_header import SimulationHeader
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.result import SimResult
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 
 
 class _Result(BaseModel):

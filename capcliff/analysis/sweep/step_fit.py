@@ -27,7 +27,14 @@ from capcliff.perf.profiles import step_profile
 from capcliff.perf.step_time import StepTimeModel, profile_efficiency
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.simulate import simulate
-from capcliff.sim.workload import Arrival, Fixed, Requests, Uniform, WorkloadSpec, generate_requests
+from capcliff.sim.traffic.workload import (
+    Arrival,
+    Fixed,
+    Requests,
+    Uniform,
+    WorkloadSpec,
+    generate_requests,
+)
 
 # Requests per client when the benchmark does not say (InferenceX: num_prompts = 10 x conc).
 REQUESTS_PER_CLIENT = 10

@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from capcliff.errors import InputError
 from capcliff.files import parse_json
-from capcliff.sim.workload_rules import check_arrival, check_count, check_workload_numbers
+from capcliff.sim.traffic.workload_rules import check_arrival, check_count, check_workload_numbers
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -169,8 +169,8 @@ class Requests:
     client: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     closed_loop: bool = False
     think_time_s: float = 0.0
-    # Sessions (capcliff.sim.sessions): per request, the think time before it is sent once its
-    # client's previous requests have finished (default: think_time_s), whether it is sent
+    # Sessions (capcliff.sim.traffic.sessions): per request, the think time before it is sent once
+    # its client's previous requests have finished (default: think_time_s), whether it is sent
     # together with the request before it (a fan-out wave), and its content node; per content
     # node, its parent (-1: none) and the tokens it shares with that parent. No content nodes:
     # every request is its own content (nothing shared).

@@ -7,8 +7,8 @@ from array import array
 import numpy as np
 import numpy.typing as npt
 
-from capcliff.sim.prefix_reuse import ReuseRecord
-from capcliff.sim.replica_result import ReplicaResult as ReplicaResult  # re-exported
+from capcliff.sim.loop.replica_result import ReplicaResult as ReplicaResult  # re-exported
+from capcliff.sim.reuse.prefix_reuse import ReuseRecord
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 from capcliff.perf.decode_line import DecodeLine
 from capcliff.perf.step_time import StepTimeModel
-from capcliff.sim.fast_forward import advance_decode, plain_decode_run, waits_for_arrival
-from capcliff.sim.landed import first_tokens_at, fold_landing
-from capcliff.sim.replica import ReplicaSim
-from capcliff.sim.timeline import ReplicaResult
+from capcliff.sim.loop.fast_forward import advance_decode, plain_decode_run, waits_for_arrival
+from capcliff.sim.loop.landed import first_tokens_at, fold_landing
+from capcliff.sim.loop.replica import ReplicaSim
+from capcliff.sim.loop.timeline import ReplicaResult
 
 # No run of decode steps is this long: an envelope piece starting later is never reached.
 FAR_STEP = 2**62

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from capcliff.sim.workload import Empirical, Fixed, LengthDist, LogNormal, Normal, Uniform
+from capcliff.sim.traffic.workload import Empirical, Fixed, LengthDist, LogNormal, Normal, Uniform
 
 UNIFORM_EXACT_SPAN = 1_000_000  # wider uniform ranges use the continuous mean
 

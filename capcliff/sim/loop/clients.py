@@ -13,7 +13,7 @@ import math
 from bisect import insort
 from collections import deque
 
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 
 
 class ClientLoop:

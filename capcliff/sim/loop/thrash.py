@@ -31,7 +31,7 @@ from capcliff.perf.decode_line import DecodeLine
 from capcliff.sim.policies import Requeue, trtllm_max_util_admit, vllm_admit
 
 if TYPE_CHECKING:
-    from capcliff.sim.replica import ReplicaSim
+    from capcliff.sim.loop.state import ReplicaState
 
 # Admission rules that admit the head when the blocks of its first chunk fit, nothing else.
 _BLOCKS_FIT_RULES = (vllm_admit, trtllm_max_util_admit)
@@ -46,8 +46,6 @@ _STOOD_IN_FOR = (
     "_end_step",
     "resolve_exhaustion",
     "_admit",
-    "head_admissible",
-    "head_verdict",
     "preempt",
     "_leave_running",
 )
@@ -66,7 +64,7 @@ def _plain_replica(cls: type) -> bool:
     return plain
 
 
-def handles(sim: ReplicaSim) -> bool:
+def handles(sim: ReplicaState) -> bool:
     """Whether `run_thrash` and `admit_step.exact_step` apply to `sim`'s policy and settings."""
     rule = sim.rule
     return (
@@ -80,7 +78,7 @@ def handles(sim: ReplicaSim) -> bool:
     )
 
 
-def run_thrash(sim: ReplicaSim) -> None:
+def run_thrash(sim: ReplicaState) -> None:
     """Preemption events while the next step runs out of blocks (`handles(sim)` must hold, and the
     next step must be a decode step of the whole cohort that needs more blocks than are free):
     exactly what `fast_forward._preempt_then_decode` does, event for event: the victims, then the
@@ -181,7 +179,7 @@ def run_thrash(sim: ReplicaSim) -> None:
             return
 
 
-def decode_run(sim: ReplicaSim, count: int, context0: int, k: int) -> tuple[float, float, float]:
+def decode_run(sim: ReplicaState, count: int, context0: int, k: int) -> tuple[float, float, float]:
     """(seconds, bytes one GPU reads, seconds of the first step) of k identical decode steps of
     `count` requests whose contexts (each counting the token it writes) sum to `context0`:
     `sim.model.decode_line(count, context0)`'s total_s(k), total_bytes(k) and step_s(0), to the
@@ -201,24 +199,24 @@ def decode_run(sim: ReplicaSim, count: int, context0: int, k: int) -> tuple[floa
     return duration, k * bytes0 + bytes1 * (k * (k - 1)) / 2, first_s
 
 
-def line_terms_of(sim: ReplicaSim, count: int) -> tuple[float, ...]:
+def line_terms_of(sim: ReplicaState, count: int) -> tuple[float, ...]:
     """`StepTimeModel.decode_terms(count)` and the KV bytes per token, from the replica's table
     (filled on first use)."""
     terms = sim.line_terms.get(count)
     if terms is None:
         model = sim.model
-        terms = sim.line_terms[count] = (*model.decode_terms(count), model.kv_bytes_per_token)
+        terms = sim.line_terms[count] = (*model.decode_terms(count), model.context_bytes_per_token)
     return terms
 
 
-def _steps_that_fit(sim: ReplicaSim, step: int, free: int) -> int:
+def _steps_that_fit(sim: ReplicaState, step: int, free: int) -> int:
     """Steps from `step` whose new blocks fit in `free` (N(k) <= free), from the prefix sums."""
     over = sim.cohort.first_step_needing(step, free, strictly_more=True)
     assert over is not None
     return over - 1
 
 
-def _finish(sim: ReplicaSim, last: int) -> None:
+def _finish(sim: ReplicaState, last: int) -> None:
     """The members whose last token was generated in step `last` leave and free their blocks."""
     co = sim.cohort
     for i in co.pop_finishing(last):
@@ -226,7 +224,7 @@ def _finish(sim: ReplicaSim, last: int) -> None:
         sim.complete(i, -(-ctx // sim.block_size))
 
 
-def _head_refused(sim: ReplicaSim, count: int) -> bool | None:
+def _head_refused(sim: ReplicaState, count: int) -> bool | None:
     """Does the rule refuse the head of the queue in the step after the preemption step (after
     both steps' new blocks)? None if nobody could be admitted (no queue, budget or seat). The
     head is the request just given up; it needs the blocks of its first chunk."""
@@ -247,7 +245,7 @@ def _head_refused(sim: ReplicaSim, count: int) -> bool | None:
     return blocks > sim.free - needs[step % size] - needs[(step + 1) % size]
 
 
-def empty_step(sim: ReplicaSim) -> None:
+def empty_step(sim: ReplicaState) -> None:
     """Every running request was given up: a step that computes nothing and takes no time."""
     sim.rec.saturation(sim.step, sim.now_s)
     sim.rec.run(

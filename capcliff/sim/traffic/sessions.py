@@ -3,7 +3,7 @@
 A session is a chain of turns. Turn k's prompt is the session's shared prefix (a system prompt,
 or an agent's tools and instructions), every earlier turn's new input and output, and its own new
 input: P_k = prefix + sum_{j<k} (input_j + output_j) + input_k. The session is one content node
-(capcliff.sim.prefix_cache) forked from its prefix's node, so a prefix cache can reuse all but
+(capcliff.sim.reuse.prefix_cache) forked from its prefix's node, so a prefix cache can reuse all but
 the new input. Agent sessions add fan-out: after a turn, a wave of parallel branch requests
 (sub-agents, tool calls answered by the model) forks from the context and runs at once; their
 outputs come back into the next turn's input.
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from capcliff.errors import InputError
-from capcliff.sim.workload import (
+from capcliff.sim.traffic.workload import (
     PRESETS,
     LengthDist,
     LogNormal,

@@ -16,19 +16,20 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from capcliff.sim.admit_step import exact_step
+from capcliff.sim.loop.admit_step import exact_step
+from capcliff.sim.loop.head import head_verdict
+from capcliff.sim.loop.thrash import decode_run, empty_step, line_terms_of, run_thrash
 from capcliff.sim.policies import (
     SGLANG_CLIP_MAX_NEW_TOKENS,
     Candidate,
     sglang_first_admissible_step,
 )
-from capcliff.sim.thrash import decode_run, empty_step, line_terms_of, run_thrash
 
 # Steps in the first window of `_sglang_limit`'s scan (set: any size gives the same answer).
 SGLANG_WINDOW_STEPS = 256
 
 if TYPE_CHECKING:
-    from capcliff.sim.replica import ReplicaSim
+    from capcliff.sim.loop.state import ReplicaState
 
 
 class DecodeRun(Protocol):
@@ -44,7 +45,7 @@ class DecodeRun(Protocol):
         ...
 
 
-def fast_forward(sim: ReplicaSim) -> bool:
+def fast_forward(sim: ReplicaState) -> bool:
     """Jump over the run of identical decode steps starting now; False if the next step is not
     one (then the caller runs it exactly)."""
     co = sim.cohort
@@ -76,7 +77,7 @@ def fast_forward(sim: ReplicaSim) -> bool:
     return True
 
 
-def plain_decode_run(sim: ReplicaSim) -> tuple[int, bool] | None:
+def plain_decode_run(sim: ReplicaState) -> tuple[int, bool] | None:
     """(steps the run of identical decode steps starting now may last, not counting arrivals;
     whether the policy refuses the head of the queue for KV meanwhile), or None if the next step
     is not such a decode step (a prefill chunk, an admission, a preemption)."""
@@ -86,7 +87,7 @@ def plain_decode_run(sim: ReplicaSim) -> tuple[int, bool] | None:
         return None
     if co.needs_at(sim.step) > sim.free:
         return None
-    head = sim.head_verdict(step=sim.step, free=sim.free)
+    head = head_verdict(sim, step=sim.step, free=sim.free)
     if head is True:
         return None
     limit = _steps_that_fit(sim)
@@ -95,7 +96,7 @@ def plain_decode_run(sim: ReplicaSim) -> tuple[int, bool] | None:
     return limit, head is not False
 
 
-def steps_before_arrival(sim: ReplicaSim, count: int, context0: int, limit: int) -> int:
+def steps_before_arrival(sim: ReplicaState, count: int, context0: int, limit: int) -> int:
     """`sim.model.decode_line(count, context0).steps_before(due, limit)` for the time `due` to
     the next arrival, to the bit: the smallest m in [1, limit] whose first m steps last at least
     `due`, else `limit`. Where the run stays memory-bound over all `limit` steps its time is
@@ -117,12 +118,12 @@ def steps_before_arrival(sim: ReplicaSim, count: int, context0: int, limit: int)
     return lo
 
 
-def waits_for_arrival(sim: ReplicaSim) -> bool:
+def waits_for_arrival(sim: ReplicaState) -> bool:
     """Whether the next arrival ends a run of decode steps (it could be admitted then)."""
     return bool(sim.arrivals) and (not sim.waiting or sim.rule.event_triggered)
 
 
-def _preempt_then_decode(sim: ReplicaSim) -> bool:
+def _preempt_then_decode(sim: ReplicaState) -> bool:
     """The next step runs out of blocks. Where the policy gives up its latest admissions, drops
     their KV and admits nobody in that step (vLLM V1, TensorRT-LLM, kv-aware), the step is a
     decode step of the survivors: give up the victims and start the run with it. Repeats while
@@ -147,7 +148,7 @@ def _preempt_then_decode(sim: ReplicaSim) -> bool:
             return True  # the caller's loop takes it from here, as after any event
 
 
-def _preempt_then_decode_once(sim: ReplicaSim) -> None:
+def _preempt_then_decode_once(sim: ReplicaState) -> None:
     """One event of `_preempt_then_decode`: the victims, then the run of decode steps."""
     step, co = sim.step, sim.cohort
     # resolve_exhaustion with no request part way through its prefill and no SGLang ratio
@@ -178,7 +179,7 @@ def _preempt_then_decode_once(sim: ReplicaSim) -> None:
         rec.blocked_s += duration - first_s
 
 
-def _admission_after_preemption(sim: ReplicaSim, limit: int) -> tuple[bool, int]:
+def _admission_after_preemption(sim: ReplicaState, limit: int) -> tuple[bool, int]:
     """(refused for KV, steps of the run) when admission resumes in the step after the
     preemption step: it is decided there, after both steps' blocks are allocated."""
     if limit <= 1:
@@ -188,7 +189,7 @@ def _admission_after_preemption(sim: ReplicaSim, limit: int) -> tuple[bool, int]
     return (False, 1) if verdict is None else (verdict[0], verdict[1] + 1)
 
 
-def _steps_that_fit(sim: ReplicaSim) -> int:
+def _steps_that_fit(sim: ReplicaState) -> int:
     """Steps before the blocks run out, up to and including the next step in which one
     finishes."""
     co, step = sim.cohort, sim.step
@@ -199,11 +200,11 @@ def _steps_that_fit(sim: ReplicaSim) -> int:
 
 
 def _admission_horizon(
-    sim: ReplicaSim, limit: int, *, step: int, free: int
+    sim: ReplicaState, limit: int, *, step: int, free: int
 ) -> tuple[bool, int] | None:
     """None if the policy admits the head in `step` (with `free` blocks free at its start); else
     (refused for KV, steps it stays refused)."""
-    head = sim.head_verdict(step=step, free=free)
+    head = head_verdict(sim, step=step, free=free)
     if head is True:
         return None
     if head is False:
@@ -213,7 +214,7 @@ def _admission_horizon(
     return True, limit
 
 
-def _sglang_limit(sim: ReplicaSim, cand: Candidate, limit: int, *, step: int, free: int) -> int:
+def _sglang_limit(sim: ReplicaState, cand: Candidate, limit: int, *, step: int, free: int) -> int:
     """Steps from `step` (with `free` blocks free at its start) before SGLang's decaying ratio
     would admit `cand` (as `sglang_admit` decides). The horizon is scanned in windows that grow
     4x from SGLANG_WINDOW_STEPS, so the arrays stay short and the scan stops at the first hit."""
@@ -246,17 +247,17 @@ def _sglang_limit(sim: ReplicaSim, cand: Candidate, limit: int, *, step: int, fr
     return limit
 
 
-def _run_s(sim: ReplicaSim, count: int, context0: int, k: int) -> float:
+def _run_s(sim: ReplicaState, count: int, context0: int, k: int) -> float:
     return decode_run(sim, count, context0, k)[0]
 
 
-def advance_decode(sim: ReplicaSim, k: int, line: DecodeRun, blocked: bool) -> float:
+def advance_decode(sim: ReplicaState, k: int, line: DecodeRun, blocked: bool) -> float:
     """Run k decode steps: blocks, clock, finishing requests, records. Returns their time."""
     return settle_decode(sim, k, line.total_s(k), line.total_bytes(k), line.total_s, blocked)
 
 
 def settle_decode(
-    sim: ReplicaSim,
+    sim: ReplicaState,
     k: int,
     duration: float,
     read: float,

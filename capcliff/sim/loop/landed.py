@@ -30,13 +30,13 @@ from __future__ import annotations
 
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
-from capcliff.sim.fast_forward import fast_forward
+from capcliff.sim.loop.fast_forward import fast_forward
+from capcliff.sim.loop.prefill_pool import FITS_RULES
+from capcliff.sim.loop.replica import ReplicaSim
+from capcliff.sim.loop.step_plan import PlannedStep, step_load
+from capcliff.sim.loop.thrash import decode_run
 from capcliff.sim.policies import Policy, VictimOrder
-from capcliff.sim.prefill_pool import FITS_RULES
-from capcliff.sim.replica import ReplicaSim
-from capcliff.sim.step_plan import PlannedStep, step_load
-from capcliff.sim.thrash import decode_run
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 
 
 class LandedReplicaSim(ReplicaSim):

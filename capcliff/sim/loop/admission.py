@@ -2,7 +2,8 @@
 
 The replica asks its policy about the head of the queue in two situations: while running a step
 exactly (the state is the replica's own, as it stands), and while planning a jump over identical
-decode steps (`capcliff.sim.fast_forward`), where the question is "would the head be admitted at
+decode steps
+(`capcliff.sim.loop.fast_forward`), where the question is "would the head be admitted at
 the start of step s if f blocks were free?". Both go through `AdmissionView`, which reads the
 replica but never changes it, so asking "what if" needs no mutate-and-restore.
 """
@@ -16,7 +17,7 @@ import numpy as np
 from capcliff.sim.policies import Candidate, RunningState
 
 if TYPE_CHECKING:
-    from capcliff.sim.replica import ReplicaSim
+    from capcliff.sim.loop.state import ReplicaState
 
 
 class AdmissionView:
@@ -25,7 +26,7 @@ class AdmissionView:
 
     __slots__ = ("_free", "_sim", "_step")
 
-    def __init__(self, sim: ReplicaSim, *, step: int, free: int) -> None:
+    def __init__(self, sim: ReplicaState, *, step: int, free: int) -> None:
         self._sim, self._step, self._free = sim, step, free
 
     @property
@@ -58,7 +59,7 @@ class AdmissionView:
         return running_state(self._sim, self._step)
 
 
-def running_state(sim: ReplicaSim, step: int) -> RunningState:
+def running_state(sim: ReplicaState, step: int) -> RunningState:
     """The running set of `sim` at the start of `step`: the cohort advanced to `step`, then the
     request part way through its prefill (flagged `prefilling`)."""
     members = sim.cohort.members()
@@ -79,7 +80,7 @@ def running_state(sim: ReplicaSim, step: int) -> RunningState:
     )
 
 
-def candidate(sim: ReplicaSim, i: int, budget: int, *, free: int) -> Candidate:
+def candidate(sim: ReplicaState, i: int, budget: int, *, free: int) -> Candidate:
     """Waiting request i as the admission rule sees it, with `budget` tokens left in the step
     and `free` blocks free (counting cached unreferenced ones).
 
@@ -108,3 +109,20 @@ def candidate(sim: ReplicaSim, i: int, budget: int, *, free: int) -> Candidate:
     chunk = min(todo - cached, budget)
     blocks = -(-(cached + chunk) // size) - hit + revive
     return Candidate(prompt, generated, sim.output[i], sim.max_output[i], 0, chunk, blocks, cached)
+
+
+def head_admissible(
+    sim: ReplicaState, cand: Candidate, admitted: list[Candidate], *, step: int, free: int
+) -> bool:
+    """The policy's verdict on the head of the queue at the start of `step` with `free` free
+    blocks (an idle replica always admits). Reads the replica without changing it, except that an
+    event-triggered policy's refusal is remembered until the running set or the queue changes
+    (`dirty`)."""
+    if not sim.running:
+        return True
+    if sim.rule.event_triggered and not sim.dirty:
+        return False
+    ok = sim.rule.admit(AdmissionView(sim, step=step, free=free), cand, admitted)
+    if not ok:
+        sim.dirty = False
+    return ok

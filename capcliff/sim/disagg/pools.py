@@ -7,7 +7,7 @@ and one decode worker). Then, in three stages, each O(requests):
    outputs (chunked prefill, the pool's own batch limits and KV); a prompt's prefill ends with its
    first token. The prefill pool's queue sets when KV is ready.
 2. Transfer: the prompt's KV (whole-model bytes from the KV calculator, one copy) moves to the
-   decode replica (`capcliff.sim.kv_transfer`), queueing on busy links.
+   decode replica (`capcliff.sim.disagg.kv_transfer`), queueing on busy links.
 3. Decode pool: each decode replica (`ReplicaSim`, unchanged scheduler) admits requests whose KV
    has landed, first token generated; admission waits for KV blocks as in any engine, and the
    decode pool holds every running request's KV: this is where the cliff is.
@@ -33,12 +33,12 @@ from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.core import landed_class, lockstep_class, prefill_class
-from capcliff.sim.kv_transfer import Fabric, Placement, Transfers, schedule_transfers
-from capcliff.sim.replica import ReplicaSim
+from capcliff.sim.disagg.kv_transfer import Fabric, Placement, Transfers, schedule_transfers
+from capcliff.sim.loop.replica import ReplicaSim
+from capcliff.sim.loop.timeline import ReplicaResult
 from capcliff.sim.result import Percentiles, SimResult, sim_result
 from capcliff.sim.simulate import check_fits, make_policy
-from capcliff.sim.timeline import ReplicaResult
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

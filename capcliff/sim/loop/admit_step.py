@@ -14,15 +14,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from capcliff.sim.step_plan import step_load
+from capcliff.sim.loop.step_plan import step_load
 
 if TYPE_CHECKING:
-    from capcliff.sim.replica import ReplicaSim
+    from capcliff.sim.loop.state import ReplicaState
 
 Admitted = list[tuple[int, int, int]]  # (request, context before, chunk)
 
 
-def exact_step(sim: ReplicaSim) -> bool | None:
+def exact_step(sim: ReplicaState) -> bool | None:
     """Run the next step if it needs no victim and either carries a prefill chunk or admits
     someone (`thrash.handles(sim)` must hold, and the cohort must not be empty): True. Else,
     with nothing changed, None if the rule refused the head of the queue for KV, False if
@@ -65,7 +65,7 @@ def exact_step(sim: ReplicaSim) -> bool | None:
     return True
 
 
-def _admit(sim: ReplicaSim, budget: int, free: int) -> tuple[Admitted, bool, int, int]:
+def _admit(sim: ReplicaState, budget: int, free: int) -> tuple[Admitted, bool, int, int]:
     """`ReplicaSim._admit` with `free` blocks left after the step's decode and chunk blocks:
     (admitted, refused for KV, free blocks after, tokens swapped in)."""
     waiting, running, max_seqs = sim.waiting, sim.running, sim.max_num_seqs

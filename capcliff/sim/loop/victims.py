@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 from capcliff.sim.policies import VictimOrder
 
 if TYPE_CHECKING:
-    from capcliff.sim.replica import ReplicaSim
+    from capcliff.sim.loop.state import ReplicaState
 
 
-def next_victim(sim: ReplicaSim) -> int:
+def next_victim(sim: ReplicaState) -> int:
     """The running request `sim`'s policy gives up next (a query: the replica is unchanged)."""
     order = sim.rule.victim_order
     if order is VictimOrder.LIFO:

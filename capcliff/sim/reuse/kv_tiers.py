@@ -6,7 +6,7 @@ computed blocks to CPU as they complete,
 vllm/distributed/kv_transfer/kv_connector/v1/offloading_connector.py; LMCache stores every
 chunk; SGLang HiCache's `--hicache-write-policy write_through`,
 python/sglang/srt/mem_cache/hiradix_cache.py). A tier keeps, per content node, a prefix-closed
-range of blocks like the GPU cache (capcliff.sim.prefix_cache) and evicts its least recently
+range of blocks like the GPU cache (capcliff.sim.reuse.prefix_cache) and evicts its least recently
 written node's tail when full. Tiers are inclusive: what is in DRAM may also be on NVMe.
 Write-back (SGLang's `--hicache-write-policy write_back`: a node goes to host memory when it is
 evicted from the device): when HBM evicts a node's tail, the node's cached blocks up to that tail
@@ -32,7 +32,7 @@ import heapq
 from dataclasses import dataclass
 
 from capcliff.errors import InputError
-from capcliff.sim.prefix_cache import PrefixCache
+from capcliff.sim.reuse.prefix_cache import PrefixCache
 
 
 @dataclass(frozen=True)

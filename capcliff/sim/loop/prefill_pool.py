@@ -1,7 +1,8 @@
 """A prefill pool's replica: prompts that leave at their first token, steps decided in locals.
 
 A prefill replica of a disaggregated deployment serves each request's prompt and first token,
-then lets it go (`capcliff.sim.disagg`): every output is one token, so nobody decodes there, the
+then lets it go
+(`capcliff.sim.disagg.pools`): every output is one token, so nobody decodes there, the
 decode cohort stays empty, and every step is a prefill step (the chunk of the request part way
 through its prefill, then admissions FCFS). Under a rule that admits the head of the queue when the
 blocks of its first chunk fit (vLLM V1, TensorRT-LLM MAX_UTILIZATION), `PrefillReplicaSim`
@@ -18,12 +19,12 @@ blocks), another rule, a prefix cache, vLLM V0's prefill-only steps, a non-empty
 from __future__ import annotations
 
 from capcliff.perf.step_time import StepTimeModel
-from capcliff.sim.admit_step import _admit as admit_fitting
 from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.sim.loop.admit_step import _admit as admit_fitting
+from capcliff.sim.loop.replica import ReplicaSim
+from capcliff.sim.loop.step_plan import Load, PlannedStep, step_load
 from capcliff.sim.policies import Policy, trtllm_max_util_admit, vllm_admit
-from capcliff.sim.replica import ReplicaSim
-from capcliff.sim.step_plan import Load, PlannedStep, step_load
-from capcliff.sim.workload import Requests
+from capcliff.sim.traffic.workload import Requests
 
 # Admission rules whose verdict is "the blocks of the first chunk fit" (the rules `admit_step`
 # decides in locals).

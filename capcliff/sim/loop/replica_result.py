@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from capcliff.sim.prefix_reuse import ReuseRecord
+from capcliff.sim.reuse.prefix_reuse import ReuseRecord
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

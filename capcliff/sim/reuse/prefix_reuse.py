@@ -25,9 +25,9 @@ import numpy as np
 import numpy.typing as npt
 
 from capcliff.perf.step_time import StepTimeModel
-from capcliff.sim.kv_tiers import KVTier, KVTiers, TierRecord
-from capcliff.sim.prefix_cache import PrefixCache
-from capcliff.sim.workload import Requests
+from capcliff.sim.reuse.kv_tiers import KVTier, KVTiers, TierRecord
+from capcliff.sim.reuse.prefix_cache import PrefixCache
+from capcliff.sim.traffic.workload import Requests
 
 if TYPE_CHECKING:  # types only: config imports this package's tiers
     from capcliff.sim.config import KVCapacity, SimConfig

@@ -23,17 +23,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from capcliff.errors import InputError
-from capcliff.sim.admission import candidate
+from capcliff.sim.loop.admission import candidate, head_admissible
+from capcliff.sim.loop.step_plan import PlannedStep, step_load
 from capcliff.sim.policies import Candidate
-from capcliff.sim.step_plan import PlannedStep, step_load
 
 if TYPE_CHECKING:
-    from capcliff.sim.replica import ReplicaSim
+    from capcliff.sim.loop.state import ReplicaState
 
 Admitted = list[tuple[int, int, int]]  # (request, context before, tokens this step)
 
 
-def no_chunking(sim: ReplicaSim, *, landed: bool) -> bool:
+def no_chunking(sim: ReplicaState, *, landed: bool) -> bool:
     """Whether `sim` runs prefill-only steps (SimConfig.chunked_prefill off). Its token budget
     must hold every request's whole prefill: V0's SchedulerConfig refuses max_num_batched_tokens
     < max_model_len without chunked prefill (`_verify_args`). A disaggregated decode pool
@@ -50,7 +50,7 @@ def no_chunking(sim: ReplicaSim, *, landed: bool) -> bool:
     return True
 
 
-def prefill_step(sim: ReplicaSim) -> PlannedStep | None:
+def prefill_step(sim: ReplicaState) -> PlannedStep | None:
     """The prefill-only step starting now with its admissions made, or None when it admits
     nobody (then the step decodes; `sim.prefill_refused` says whether KV refused the head)."""
     sim.prefill_refused = False
@@ -65,7 +65,7 @@ def prefill_step(sim: ReplicaSim) -> PlannedStep | None:
         cand = candidate(sim, i, budget, free=sim.free)
         if cand.chunk_tokens < cand.prefill_tokens:  # the whole prefill does not fit the budget
             break
-        if not sim.head_admissible(cand, cands, step=sim.step, free=sim.free):
+        if not head_admissible(sim, cand, cands, step=sim.step, free=sim.free):
             sim.prefill_refused = True
             break
         waiting.popleft()
@@ -82,7 +82,7 @@ def prefill_step(sim: ReplicaSim) -> PlannedStep | None:
     return PlannedStep(0, started, False, sim.prefill_refused, step_load(0, 0, started), 0.0)
 
 
-def swapped_queue(sim: ReplicaSim) -> list[int]:
+def swapped_queue(sim: ReplicaState) -> list[int]:
     """V0's swapped queue: the swapped-out requests, first swapped out first. The waiting queue
     starts with every preempted request (each was put at the front, the latest first), then the
     never-admitted ones in arrival order; O(preempted requests waiting)."""
@@ -97,7 +97,7 @@ def swapped_queue(sim: ReplicaSim) -> list[int]:
     return swapped
 
 
-def swap_ins(sim: ReplicaSim, budget: int, preempted: bool) -> tuple[Admitted, bool]:
+def swap_ins(sim: ReplicaState, budget: int, preempted: bool) -> tuple[Admitted, bool]:
     """A decode step's admissions: swapped-out requests in V0's order, unless the step
     preempted; (admitted, refused for KV)."""
     if preempted or not sim.host_used:
@@ -109,7 +109,7 @@ def swap_ins(sim: ReplicaSim, budget: int, preempted: bool) -> tuple[Admitted, b
         if budget <= 0 or len(running) >= sim.max_num_seqs:
             break
         cand = candidate(sim, i, budget, free=sim.free)
-        if not sim.head_admissible(cand, cands, step=sim.step, free=sim.free):
+        if not head_admissible(sim, cand, cands, step=sim.step, free=sim.free):
             return started, True
         waiting.remove(i)  # within the preempted prefix
         sim.free -= cand.blocks_now
@@ -125,8 +125,8 @@ def swap_ins(sim: ReplicaSim, budget: int, preempted: bool) -> tuple[Admitted, b
     return started, False
 
 
-def prefill_verdict(sim: ReplicaSim, *, step: int, free: int) -> Candidate | bool:
-    """`ReplicaSim.head_verdict` without chunking: would `step`, with `free` blocks free at its
+def prefill_verdict(sim: ReplicaState, *, step: int, free: int) -> Candidate | bool:
+    """`head.head_verdict` without chunking: would `step`, with `free` blocks free at its
     start, admit anyone (a prefill step, or a swap-in after its decodes)?"""
     if not sim.waiting or len(sim.running) >= sim.max_num_seqs:
         return False
@@ -138,4 +138,4 @@ def prefill_verdict(sim: ReplicaSim, *, step: int, free: int) -> Candidate | boo
         cand = candidate(sim, swapped_queue(sim)[0], budget, free=free)
     else:
         cand = candidate(sim, sim.waiting[0], sim.config.max_num_batched_tokens, free=free)
-    return True if sim.head_admissible(cand, [], step=step, free=free) else cand
+    return True if head_admissible(sim, cand, [], step=step, free=free) else cand

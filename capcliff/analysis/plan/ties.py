@@ -1,0 +1,74 @@
+"""Which layout to recommend when the best ones cannot be told apart.
+
+Two layouts whose figures differ by less than the model can resolve are a tie, and a tie is
+decided by the rule an experienced engineer uses, not by the noise: the simpler layout.
+
+- `TIE_BAND` (set, 10 %): the relative difference below which two layouts of the same model on
+  the same GPUs are not told apart. The terms that separate layouts (how the engine schedules
+  pipeline stages and their bubbles, tensor-parallel collectives at decode message sizes, the host
+  time per step, which is per replica) are modeled from formulas and engine defaults, not
+  measured for each deployment, and the held-out step-time error is larger than the gaps they
+  make (docs/validation.md). The sampling noise is added where it is wider: two layouts tie when
+  the gap is within max(TIE_BAND, the sum of their 95 % half-widths).
+- simpler (`simplicity`): no pipeline parallelism first (a PP layout inside a node pays bubbles
+  that an idealised pipeline does not show), then fewer GPUs per replica (more replicas: finer
+  scaling, smaller failure domain, and data parallelism for a model that fits one GPU with room
+  for KV), then less tensor parallelism.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TIE_BAND = 0.10  # set: see the module docstring
+
+
+@dataclass(frozen=True)
+class Option:
+    """A layout's figure of merit: `value` higher is better (requests/s, 1 / makespan)."""
+
+    name: str
+    value: float
+    tp: int
+    pp: int
+    half_width: float = 0.0  # relative 95 % half-width of `value` (0: not estimated)
+    shown: str = ""  # the figure as a reader knows it, e.g. "1.60 requests/s"
+
+
+def simplicity(o: Option) -> tuple[bool, int, int]:
+    """Sort key: simpler first (no PP, fewer GPUs per replica, less TP)."""
+    return (o.pp > 1, o.tp * o.pp, o.tp)
+
+
+def ties(best: Option, others: list[Option]) -> list[Option]:
+    """The options within the tie band of `best` (itself excluded)."""
+
+    def band(o: Option) -> float:
+        return max(TIE_BAND, best.half_width + o.half_width)
+
+    return [o for o in others if o is not best and o.value >= best.value * (1 - band(o))]
+
+
+def decide(options: list[Option]) -> tuple[Option, list[Option], Option | None]:
+    """(recommended, the others it ties with, the best by value when that is not the one
+    recommended). `options` must not be empty."""
+    best = max(options, key=lambda o: (o.value, [-k for k in simplicity(o)]))
+    tied = ties(best, options)
+    chosen = min([best, *tied], key=lambda o: (simplicity(o), -o.value))
+    rest = [o for o in [best, *tied] if o is not chosen]
+    return chosen, rest, (best if chosen is not best else None)
+
+
+def tie_reason(chosen: Option, rest: list[Option], fastest: Option | None) -> str:
+    """One line on a tie: who ties, why the recommended one, and the runner-up."""
+    if not rest:
+        return ""
+    names = ", ".join(f"{o.name} ({o.shown or f'{o.value:,.3g}'})" for o in rest)
+    line = (
+        f"ties with {names}: within {TIE_BAND:.0%} (or their sampling noise), which the model "
+        f"cannot resolve; {chosen.name} is the simplest (no pipeline stages, fewer GPUs per "
+        "replica)"
+    )
+    if fastest is not None:
+        line += f"; runner-up {fastest.name}, the best as simulated"
+    return line

@@ -1,0 +1,450 @@
+"""An engine launch command a user runs today, read into the deployment settings capcliff models.
+
+`parse_serve_command` reads `vllm serve MODEL ...`, `python -m sglang.launch_server ...` and
+`trtllm-serve MODEL ...` (with shell quoting, `\\`-newlines, `--flag=value` and leading
+`VAR=value` assignments) into the model, the layout and the `DeploymentSettings` keys those flags
+set; every flag it does not model is listed in `ServeCommand.unmodelled`, never dropped in
+silence. `merged_settings` and `merged_target` combine it with what the user also gave as
+capcliff flags or spec keys: a different value for the same setting is a one-line error.
+
+Flag names are the engines' own:
+- vLLM: `vllm/engine/arg_utils.py` (`EngineArgs`; `--kv-cache-memory-bytes` is
+  `CacheConfig.kv_cache_memory_bytes`, per GPU; `--kv-offloading-size` GiB over the replica's
+  TP ranks with `--kv-offloading-backend native`, vllm/config/cache.py). With
+  `--enable-expert-parallel` the MoE layers span all `tp x dp` ranks
+  (`FusedMoEParallelConfig.make`), which is capcliff's `ep = tp x dp`.
+- SGLang: `python/sglang/srt/server_args.py` (`--tp` counts every rank of an attention-DP group;
+  `--max-running-requests` is the group's total under `--enable-dp-attention`, per replica
+  otherwise; `--enable-hierarchical-cache --hicache-size GB` per rank,
+  `--hicache-write-policy write_through|write_back`; `--disable-radix-cache`).
+- TensorRT-LLM: `trtllm-serve` (tensorrt_llm/commands/serve.py: `--tp_size`, `--pp_size`,
+  `--ep_size`, `--max_batch_size`, `--max_num_tokens`, `--max_seq_len`,
+  `--kv_cache_free_gpu_memory_fraction`); one server per replica, so no DP.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from capcliff.catalog.layout import Layout, parse_layout
+from capcliff.errors import InputError
+from capcliff.units import GB, GIB, parse_kv_dtype, parse_weight_dtype
+
+FIELD = "serve_command"
+_ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# vLLM's human-readable integers (`--max-model-len 32k`): k/m/g powers of 1000, K/M/G of 1024.
+_SUFFIX = {"k": 10**3, "m": 10**6, "g": 10**9, "K": 2**10, "M": 2**20, "G": 2**30}
+
+# Flags that do not change capacity or latency (networking, logging, naming, loading), skipped
+# without a warning.
+_INERT = frozenset(
+    {
+        "host", "port", "served-model-name", "trust-remote-code", "api-key", "disable-log-requests",
+        "disable-log-stats", "uvicorn-log-level", "log-level", "download-dir", "tokenizer",
+        "revision", "seed", "enable-chunked-prefill", "backend", "log_level", "dtype",
+    }
+)  # fmt: skip
+_BOOLEAN = frozenset(
+    {
+        "enable-expert-parallel", "enable-prefix-caching", "no-enable-prefix-caching",
+        "enforce-eager", "enable-dp-attention", "disable-radix-cache", "enable-hierarchical-cache",
+        "disable-cuda-graph", "trust-remote-code", "disable-log-requests", "disable-log-stats",
+        "enable-chunked-prefill", "no-enable-chunked-prefill",
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ServeCommand:
+    """What an engine command line says about the deployment."""
+
+    engine: str  # vllm, sglang or trtllm (a DeploymentSettings engine)
+    model: str  # as the command names it: an HF repo id or a model directory
+    layout: Layout
+    settings: dict[str, Any] = field(default_factory=dict)  # DeploymentSettings keys
+    unmodelled: tuple[str, ...] = ()  # flags (and env assignments) capcliff does not model
+
+    def warning(self) -> str | None:
+        """One line naming the flags capcliff does not model (None when every flag is)."""
+        if not self.unmodelled:
+            return None
+        flags = ", ".join(self.unmodelled)
+        return f"{FIELD}: flags capcliff does not model, left out of the sizing: {flags}"
+
+
+def _words(text: str) -> list[str]:
+    try:
+        return shlex.split(text.replace("\\\n", " "))
+    except ValueError as exc:
+        raise InputError(f"{FIELD}: cannot read {text!r} as a shell command ({exc})") from None
+
+
+def _engine(words: list[str]) -> tuple[str, list[str]]:
+    """The engine and the words after its program name."""
+    if words[:2] == ["vllm", "serve"]:
+        return "vllm", words[2:]
+    if words and Path(words[0]).name == "trtllm-serve":
+        rest = words[1:]
+        return "trtllm", rest[1:] if rest[:1] == ["serve"] else rest
+    if len(words) >= 3 and Path(words[0]).name.startswith("python") and words[1] == "-m":
+        if words[2] == "sglang.launch_server":
+            return "sglang", words[3:]
+        if words[2] == "vllm.entrypoints.openai.api_server":
+            return "vllm", words[3:]
+    raise InputError(
+        f"{FIELD}: cannot tell the engine from {' '.join(words[:3])!r}; give a `vllm serve "
+        "MODEL ...`, `python -m sglang.launch_server --model-path MODEL ...` or `trtllm-serve "
+        "MODEL ...` line"
+    )
+
+
+def _options(words: list[str]) -> tuple[list[str], list[tuple[str, str | None]]]:
+    """Positional words and (flag name without dashes, value or None for a switch)."""
+    positional: list[str] = []
+    options: list[tuple[str, str | None]] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if not word.startswith("-") or word == "-":
+            positional.append(word)
+            i += 1
+            continue
+        name, eq, value = word.lstrip("-").partition("=")
+        if eq:
+            options.append((name, value))
+        elif (
+            name.replace("_", "-") in _BOOLEAN
+            or i + 1 >= len(words)
+            or words[i + 1].startswith("--")
+        ):
+            options.append((name, None))
+        else:
+            options.append((name, words[i + 1]))
+            i += 1
+        i += 1
+    return positional, options
+
+
+def _integer(flag: str, value: str | None) -> int:
+    text = (value or "").strip()
+    scale = _SUFFIX.get(text[-1:], 1) if text else 1
+    digits = text[:-1] if scale != 1 else text
+    try:
+        number = float(digits) * scale
+    except ValueError:
+        number = -1.0
+    if not (number >= 1 and number == int(number)):
+        raise InputError(f"{FIELD}: --{flag} wants a whole number >= 1, got {value!r}")
+    return int(number)
+
+
+def _number(flag: str, value: str | None) -> float:
+    try:
+        return float(value or "")
+    except ValueError:
+        raise InputError(f"{FIELD}: --{flag} wants a number, got {value!r}") from None
+
+
+@dataclass
+class _Reading:
+    """The settings read so far, the parallel sizes and what is not modelled."""
+
+    engine: str
+    settings: dict[str, Any] = field(default_factory=dict)
+    sizes: dict[str, int] = field(default_factory=dict)
+    switches: set[str] = field(default_factory=set)
+    unmodelled: list[str] = field(default_factory=list)
+    model: str | None = None
+
+
+def _kv_dtype(r: _Reading, flag: str, value: str | None) -> None:
+    if (value or "auto") != "auto":  # auto: the model's dtype, capcliff's default
+        r.settings["kv_cache_dtype"] = parse_kv_dtype(value or "", field=FIELD).value
+
+
+def _quantization(r: _Reading, flag: str, value: str | None) -> None:
+    try:
+        r.settings["weight_dtype"] = parse_weight_dtype(value or "", field=FIELD).value
+    except InputError:
+        r.unmodelled.append(f"--{flag} {value}")
+
+
+def _setting(key: str, read: Callable[[str, str | None], Any]) -> Callable[..., None]:
+    def apply(r: _Reading, flag: str, value: str | None) -> None:
+        r.settings[key] = read(flag, value)
+
+    return apply
+
+
+def _size(key: str) -> Callable[..., None]:
+    def apply(r: _Reading, flag: str, value: str | None) -> None:
+        r.sizes[key] = _integer(flag, value)
+
+    return apply
+
+
+def _switch(name: str) -> Callable[..., None]:
+    def apply(r: _Reading, flag: str, value: str | None) -> None:
+        r.switches.add(name)
+
+    return apply
+
+
+def _model(r: _Reading, flag: str, value: str | None) -> None:
+    r.model = value
+
+
+def _text(flag: str, value: str | None) -> str:
+    return value or ""
+
+
+_COMMON = {
+    "max-num-batched-tokens": _setting("max_num_batched_tokens", _integer),
+    "kv-cache-dtype": _kv_dtype,
+    "quantization": _quantization,
+    "q": _quantization,
+    "model": _model,
+}
+_VLLM: dict[str, Callable[..., None]] = {
+    **_COMMON,
+    "tensor-parallel-size": _size("tp"), "tp": _size("tp"),
+    "pipeline-parallel-size": _size("pp"), "pp": _size("pp"),
+    "data-parallel-size": _size("dp"), "dp": _size("dp"),
+    "enable-expert-parallel": _switch("ep"),
+    "max-num-seqs": _setting("max_num_seqs", _integer),
+    "max-model-len": _setting("max_model_len", _integer),
+    "gpu-memory-utilization": _setting("gpu_memory_utilization", _number),
+    "kv-cache-memory-bytes": _setting("kv_cache_memory", _integer),
+    "kv-cache-memory": _setting("kv_cache_memory", _integer),
+    "block-size": _setting("block_size", _integer),
+    "enforce-eager": _setting("enforce_eager", lambda f, v: True),
+    "enable-prefix-caching": _setting("prefix_caching", lambda f, v: "on"),
+    "no-enable-prefix-caching": _setting("prefix_caching", lambda f, v: "off"),
+    "swap-space": _setting("swap_space", lambda f, v: f"{_number(f, v):g}GiB"),
+    "kv-offloading-size": _setting("offload_gib", _number),
+    "kv-offloading-backend": _setting("offload_backend", _text),
+    "all2all-backend": _setting("all2all_backend", _text),
+}  # fmt: skip
+_SGLANG: dict[str, Callable[..., None]] = {
+    **_COMMON,
+    "model-path": _model,
+    "tp": _size("tp"), "tp-size": _size("tp"), "tensor-parallel-size": _size("tp"),
+    "dp": _size("dp"), "dp-size": _size("dp"), "data-parallel-size": _size("dp"),
+    "pp-size": _size("pp"), "pipeline-parallel-size": _size("pp"),
+    "ep-size": _size("ep"), "ep": _size("ep"), "expert-parallel-size": _size("ep"),
+    "enable-dp-attention": _switch("dpa"),
+    "mem-fraction-static": _setting("mem_fraction_static", _number),
+    "max-running-requests": _setting("max_running_requests", _integer),
+    "context-length": _setting("max_model_len", _integer),
+    "chunked-prefill-size": _setting("max_num_batched_tokens", _integer),
+    "page-size": _setting("block_size", _integer),
+    "disable-radix-cache": _setting("prefix_caching", lambda f, v: "off"),
+    "disable-cuda-graph": _setting("enforce_eager", lambda f, v: True),
+    "enable-hierarchical-cache": _switch("hicache"),
+    "hicache-size": _setting("hicache_gb", _number),
+    "hicache-write-policy": _setting("hicache_policy", _text),
+    "moe-a2a-backend": _setting("a2a", _text),
+    "deepep-mode": _setting("deepep_mode", _text),
+}  # fmt: skip
+_TRTLLM: dict[str, Callable[..., None]] = {
+    "tp_size": _size("tp"), "pp_size": _size("pp"), "ep_size": _size("ep"),
+    "max_batch_size": _setting("max_num_seqs", _integer),
+    "max_num_tokens": _setting("max_num_batched_tokens", _integer),
+    "max_seq_len": _setting("max_model_len", _integer),
+    "kv_cache_free_gpu_memory_fraction": _setting("free_gpu_memory_fraction", _number),
+}  # fmt: skip
+_READERS = {"vllm": _VLLM, "sglang": _SGLANG, "trtllm": _TRTLLM}
+
+
+def parse_serve_command(text: str) -> ServeCommand:
+    """The deployment an engine command line launches (see the module docstring)."""
+    words = _words(text)
+    env = []
+    while words and _ENV_RE.match(words[0]):
+        env.append(words.pop(0))
+    if not words:
+        raise InputError(f"{FIELD}: empty; give the engine command line, e.g. 'vllm serve MODEL'")
+    engine, rest = _engine(words)
+    reading = _Reading(engine)
+    _environment(reading, env)
+    positional, options = _options(rest)
+    readers = _READERS[engine]
+    for name, value in options:
+        key = name if engine == "trtllm" else name.replace("_", "-")
+        if key in readers:
+            readers[key](reading, key, value)
+        elif key not in _INERT:
+            reading.unmodelled.append(f"--{name}" if value is None else f"--{name} {value}")
+    if reading.model is None and positional:
+        reading.model = positional[0]
+    if not reading.model:
+        raise InputError(f"{FIELD}: the command names no model")
+    layout = _layout(reading)
+    _finish(reading, layout)
+    return ServeCommand(
+        engine=engine, model=reading.model, layout=layout, settings=reading.settings,
+        unmodelled=tuple(reading.unmodelled),
+    )  # fmt: skip
+
+
+def _environment(r: _Reading, assignments: list[str]) -> None:
+    """VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 allows a max_model_len past the model's context; the GPUs
+    a process sees change nothing modelled; any other assignment is not modelled."""
+    for assignment in assignments:
+        if assignment in ("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1", "VLLM_ALLOW_LONG_MAX_MODEL_LEN=true"):
+            r.settings["allow_long_max_model_len"] = True
+        elif not assignment.startswith("CUDA_VISIBLE_DEVICES="):
+            r.unmodelled.append(assignment)
+
+
+def _layout(r: _Reading) -> Layout:
+    tp, pp, dp = (r.sizes.get(k, 1) for k in ("tp", "pp", "dp"))
+    if r.engine == "vllm":
+        return Layout(dp=dp, tp=tp, pp=pp, ep=tp * dp if "ep" in r.switches else 1)
+    if r.engine == "trtllm":
+        return Layout(tp=tp, pp=pp, ep=r.sizes.get("ep", 1))
+    ep = r.sizes.get("ep", 1)
+    if "dpa" in r.switches and dp > 1:  # --tp counts every rank of the lockstep group
+        if tp % dp:
+            raise InputError(f"{FIELD}: --dp {dp} does not divide --tp {tp} (SGLang DP attention)")
+        return Layout(dp=dp, tp=tp // dp, pp=pp, ep=ep, attention_dp=True)
+    return Layout(dp=dp, tp=tp, pp=pp, ep=ep)
+
+
+def _finish(r: _Reading, layout: Layout) -> None:
+    """Engine-specific settings that need the layout: SGLang's request cap and HiCache, vLLM's
+    offload backend and all-to-all, the engine itself."""
+    s = r.settings
+    s["engine"] = r.engine
+    running = s.pop("max_running_requests", None)
+    if running is not None:  # the group's total under DP attention, else per replica
+        s["max_num_seqs"] = max(1, running // layout.lockstep_replicas)
+    gib, backend = s.pop("offload_gib", None), s.pop("offload_backend", None)
+    if gib is not None and backend in (None, "native"):
+        s["offload"] = f"cpu:{gib:g}GiB"  # the total over the replica's ranks = per replica
+    elif gib is not None:
+        r.unmodelled.append(f"--kv-offloading-backend {backend}")
+    size, policy = s.pop("hicache_gb", None), s.pop("hicache_policy", None)
+    if "hicache" in r.switches and size is not None:
+        ranks = layout.gpus_per_replica
+        s["offload"] = f"cpu:{size * ranks * GB / GIB:g}GiB"  # per rank, GB
+        if policy is not None:
+            s["offload_policy"] = policy.replace("_", "-")
+    elif "hicache" in r.switches:
+        r.unmodelled.append("--enable-hierarchical-cache without --hicache-size")
+    a2a, mode = s.pop("a2a", None), s.pop("deepep_mode", None)
+    if a2a == "deepep":
+        modes = {None: "deepep", "auto": "deepep", "normal": "deepep_high_throughput",
+                 "low_latency": "deepep_low_latency"}  # fmt: skip
+        s["all2all_backend"] = modes.get(mode, "deepep")
+    elif a2a not in (None, "none"):
+        r.unmodelled.append(f"--moe-a2a-backend {a2a}")
+    if s.get("all2all_backend") not in (None, "none", *_DEEPEP):
+        r.unmodelled.append(f"--all2all-backend {s.pop('all2all_backend')}")
+
+
+_DEEPEP = ("deepep", "deepep_high_throughput", "deepep_low_latency")
+
+
+def _same(key: str, given: Any, read: Any) -> bool:
+    if key == "engine":  # vllm-v0 is the vLLM command's older engine
+        return bool(given == read or (given, read) == ("vllm-v0", "vllm"))
+    if key in ("kv_cache_memory", "swap_space", "offload"):
+        return str(given).replace(" ", "").lower() == str(read).replace(" ", "").lower() or (
+            isinstance(read, int) and _bytes_equal(given, read)
+        )
+    if isinstance(read, float) and isinstance(given, int | float):
+        return abs(float(given) - read) < 1e-9
+    return bool(given == read)
+
+
+def _bytes_equal(given: Any, read: int) -> bool:
+    from capcliff.units import parse_bytes
+
+    try:
+        return parse_bytes(str(given), field=FIELD) == read
+    except InputError:
+        return False
+
+
+def _flag(key: str) -> str:
+    return "--" + key.replace("_", "-")
+
+
+def merged_settings(command: ServeCommand, given: Mapping[str, Any]) -> dict[str, Any]:
+    """`given` (DeploymentSettings keys; None: not given) with the command's settings filled in.
+    A setting given with another value than the command's is a one-line error."""
+    merged = dict(given)
+    for key, value in command.settings.items():
+        mine = given.get(key)
+        if mine is None:
+            merged[key] = value
+        elif not _same(key, mine, value):
+            raise InputError(
+                f"{FIELD}: {_flag(key)} {mine} conflicts with the command's {value}; "
+                "drop one of them"
+            )
+    return merged
+
+
+def merged_target(
+    command: ServeCommand, *, model: str | None, layout: str | None
+) -> tuple[str, str]:
+    """(model, layout name): the command's, or the given ones where they agree with it. The
+    model the command names is found in the catalog by its HF repo id (or used as a path)."""
+    from capcliff.catalog.catalogs import get_model
+
+    read = parse_layout(layout).name if layout not in (None, "all") else None
+    if read is not None and read != command.layout.name:
+        raise InputError(
+            f"{FIELD}: --layout {read} conflicts with the command's {command.layout.name}"
+        )
+    if model is None:
+        return catalog_model(command.model), command.layout.name
+    try:
+        named = get_model(model)
+    except InputError:  # a path relative to a spec's folder: checked where the spec is read
+        return model, command.layout.name
+    if named.hf_repo.lower() != command.model.lower() and not Path(command.model).exists():
+        raise InputError(
+            f"{FIELD}: model {model} ({named.hf_repo or 'no HF repo'}) conflicts with the "
+            f"command's {command.model}"
+        )
+    return model, command.layout.name
+
+
+def catalog_model(name: str) -> str:
+    """The catalog id whose HF repo is `name` (case-insensitive), else `name` itself when it is
+    a catalog id or a path; else a one-line error."""
+    from capcliff.catalog.catalogs import model_catalog
+
+    catalog = model_catalog()
+    by_repo = {card.hf_repo.lower(): mid for mid, card in catalog.items() if card.hf_repo}
+    if name.lower() in by_repo:
+        return by_repo[name.lower()]
+    if name in catalog or Path(name).exists():
+        return name
+    raise InputError(
+        f"{FIELD}: no model card has hf_repo {name!r}; pass the model's catalog id or a "
+        "config.json path as MODEL (see `capcliff models`)"
+    )
+
+
+def read_into(keys: Mapping[str, Any], settings: set[str]) -> dict[str, Any]:
+    """A spec scenario's keys (`keys`, with `serve_command`) with the command's model, layout
+    and settings (`settings`: the DeploymentSettings keys) filled in; conflicts are errors."""
+    command = parse_serve_command(str(keys["serve_command"]))
+    merged = merged_settings(command, {k: keys.get(k) for k in settings})
+    layout = keys.get("layout")
+    model, name = merged_target(
+        command,
+        model=None if keys.get("model") is None else str(keys["model"]),
+        layout=None if layout in (None, "auto") else str(layout),
+    )
+    given = {k: v for k, v in merged.items() if v is not None}
+    return {**keys, **given, "model": model, "layout": name}

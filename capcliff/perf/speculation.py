@@ -1,0 +1,150 @@
+"""Speculative decoding: the acceptance model and what one speculative step costs.
+
+One speculative step of a decoding sequence = K draft passes (a small model; none for n-gram
+lookup) + one verification pass of the target over K + 1 query tokens (the last accepted token
+and the K drafts) + rejection sampling. The verification reads the weights and the KV once but
+computes K + 1 tokens' FLOPs; it accepts the drafts up to the first rejection, plus the target's
+own next token, so a step yields
+
+    E = 1 + sum_{i=1..K} prod_{j<=i} a_j          tokens per sequence (1 <= E <= K + 1)
+
+for conditional per-position acceptance rates a_j (Leviathan et al. 2023, arXiv 2211.17192,
+section 3.1, with position-dependent rates). Engines report the same quantity as the mean
+acceptance length (SGLang's `accept length`, vLLM's `mean acceptance length`).
+
+Named assumptions (printed with every speculative result, `SPEC_ASSUMPTIONS`):
+- mean field: each simulated decode step stands for 1/E of a speculative step, so a sequence
+  still advances one token per step (output lengths and KV growth per token stay exact) and a
+  decode step takes the speculative step's time divided by E;
+- one roofline per speculative step: the draft passes' and the verification's bytes are summed,
+  and so are their FLOPs, before the max (a draft pass reads a small fraction of the weights);
+- a draft pass pays its roofline and communication but no engine step overhead of its own
+  (drafts replay CUDA graphs inside the engine step);
+- steps that carry a prefill chunk are priced and advanced as without speculation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from capcliff.errors import InputError
+from capcliff.memory.draft import SpecMethod
+
+# The most draft tokens per step accepted on input (the engines' own examples stay under 10:
+# SGLang's EAGLE tree examples use up to 8 steps; a sanity bound, not an engine limit).
+MAX_SPECULATIVE_TOKENS = 16
+
+SPEC_ASSUMPTIONS = (
+    "speculation (mean field): a decode step = one speculative step / E, E the expected tokens "
+    "per step; draft and verification in one roofline; steps with a prefill not speculated"
+)
+
+# Published acceptance figures used as defaults, as conditional per-position rates a_j.
+# MTP (DeepSeek-V3/R1): the first draft's acceptance is 85-90 % (DeepSeek-V3 technical report,
+# arXiv 2412.19437, section 5.4.3; the low end taken); the single MTP layer reused for later
+# positions accepts less: a_j = 0.85 x 0.86^(j-1), the decay chosen so that K = 7 gives the
+# mean acceptance length 3.2 that nebius/MTP-DeepSeek-V3-0324's model card reports for the
+# original MTP module at temperature 0 (MT-bench, HumanEval, GSM8K, K = 7).
+MTP_FIRST_ACCEPTANCE = 0.85
+MTP_ACCEPTANCE_DECAY = 0.86
+# EAGLE-3: acceptance stays near-flat over positions ("training-time test", arXiv 2503.01840,
+# the n-alpha table for LLaMA-3.1-8B on MT-bench: about 0.7-0.8 at every position); 0.75 taken.
+EAGLE3_ACCEPTANCE = 0.75
+DEFAULT_SOURCES = {
+    SpecMethod.MTP: "DeepSeek-V3 report (a1 = 0.85) decaying x0.86 per position (nebius MTP card: "
+    "mean acceptance 3.2 at K = 7)",
+    SpecMethod.EAGLE: "EAGLE-3 paper (arXiv 2503.01840): ~0.75 per position",
+}
+
+
+@dataclass(frozen=True)
+class Speculation:
+    """A speculative-decoding setting: method, draft tokens per step K, draft model id."""
+
+    method: SpecMethod
+    num_speculative_tokens: int
+    draft: str | None = None  # EAGLE: the draft checkpoint (printed in the engine flags)
+
+
+def parse_speculative(text: str) -> Speculation:
+    """`mtp:K`, `eagle:K[:DRAFT]` or `ngram:K` (K in 1..MAX_SPECULATIVE_TOKENS)."""
+    method, _, rest = text.strip().partition(":")
+    k_text, _, draft = rest.partition(":")
+    known = ", ".join(m.value for m in SpecMethod)
+    if method not in {m.value for m in SpecMethod}:
+        raise InputError(f"speculative: unknown method {method!r} in {text!r}; known: {known}")
+    if not k_text.isdigit() or not 1 <= int(k_text) <= MAX_SPECULATIVE_TOKENS:
+        raise InputError(
+            f"speculative: K must be an integer from 1 to {MAX_SPECULATIVE_TOKENS} "
+            f"({method}:K), got {text!r}"
+        )
+    if draft and method != SpecMethod.EAGLE.value:
+        raise InputError(
+            f"speculative: only eagle takes a draft model (eagle:K:DRAFT), got {text!r}"
+        )
+    return Speculation(SpecMethod(method), int(k_text), draft or None)
+
+
+def parse_acceptance(text: str) -> tuple[float, ...]:
+    """Comma-separated conditional acceptance rates, each in [0, 1]."""
+    try:
+        rates = tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise InputError(f"spec_acceptance: not a list of numbers: {text!r}") from None
+    if not rates or any(not 0.0 <= r <= 1.0 for r in rates):
+        raise InputError(f"spec_acceptance: each rate must be in [0, 1], got {text!r}")
+    return rates
+
+
+def expected_tokens_per_step(rates: tuple[float, ...]) -> float:
+    """E = 1 + sum_{i} prod_{j<=i} a_j: tokens one speculative step yields per sequence."""
+    expected, survive = 1.0, 1.0
+    for rate in rates:
+        survive *= rate
+        expected += survive
+    return expected
+
+
+def default_rates(method: SpecMethod, k: int) -> tuple[float, ...]:
+    """The published default conditional rates for `k` positions (`DEFAULT_SOURCES`)."""
+    if method is SpecMethod.MTP:
+        return tuple(MTP_FIRST_ACCEPTANCE * MTP_ACCEPTANCE_DECAY**j for j in range(k))
+    if method is SpecMethod.EAGLE:
+        return (EAGLE3_ACCEPTANCE,) * k
+    raise InputError(
+        "spec_accept_length: ngram has no published default acceptance (it depends on how much "
+        "the output repeats its context); give --spec-accept-length or --spec-acceptance"
+    )
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """Expected tokens per speculative step and where the figure comes from."""
+
+    tokens_per_step: float
+    source: str
+
+
+def acceptance(
+    spec: Speculation, *, rates: tuple[float, ...] | None = None, length: float | None = None
+) -> Acceptance:
+    """E from given per-position `rates` (exactly K of them), a mean acceptance `length` (in
+    [1, K + 1]), or the method's published default."""
+    k = spec.num_speculative_tokens
+    if rates is not None and length is not None:
+        raise InputError("spec_acceptance: give either rates or --spec-accept-length, not both")
+    if length is not None:
+        if not 1.0 <= length <= k + 1:
+            raise InputError(
+                f"spec_accept_length: must be in [1, {k + 1}] for K = {k}, got {length}"
+            )
+        return Acceptance(length, "given mean acceptance length")
+    if rates is not None:
+        if len(rates) != k:
+            raise InputError(
+                f"spec_acceptance: needs {k} rates (one per draft position), got {len(rates)}"
+            )
+        return Acceptance(expected_tokens_per_step(rates), "given per-position acceptance rates")
+    return Acceptance(
+        expected_tokens_per_step(default_rates(spec.method, k)), DEFAULT_SOURCES[spec.method]
+    )

@@ -1,0 +1,169 @@
+"""One replica's serving engine, simulated event by event (the design note's scheme).
+
+Each loop iteration either runs one engine step exactly (when something happens: an admission, a
+prefill chunk, a preemption) or jumps over a run of identical decode steps at once
+(`capcliff.sim.loop.fast_forward`). A step: (1) if the running requests' new blocks do not fit,
+give up victims in the policy's order until they do; (2) every decoding request writes one token,
+a request part way through its prefill takes the next chunk of what budget is left; (3) waiting
+requests are admitted FCFS while the policy agrees (head-of-line blocking); (4) the step's time
+comes from the step-time model (+ swap transfers); requests that finish free their blocks.
+
+The state and the changes every part makes to it are `ReplicaState`'s
+(`capcliff.sim.loop.state`), with the token accounting.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from capcliff.sim.loop.admission import candidate, head_admissible
+from capcliff.sim.loop.fast_forward import fast_forward
+from capcliff.sim.loop.prefill_only import no_chunking, prefill_step, swap_ins
+from capcliff.sim.loop.state import ReplicaState
+from capcliff.sim.loop.step_plan import Load, PlannedStep, step_load
+from capcliff.sim.loop.thrash import handles
+from capcliff.sim.loop.timeline import ReplicaResult
+from capcliff.sim.loop.victims import next_victim
+from capcliff.sim.policies import Candidate
+
+
+class ReplicaSim(ReplicaState):
+    """Simulates one replica over `requests` (local indices 0 .. n-1): the loop over the state
+    that calls its parts."""
+
+    def _choose_paths(self, landed: bool) -> None:
+        self.prefill_only = no_chunking(self, landed=landed)
+        self.inline = handles(self)  # vLLM-like: its thrashing and admission steps run inlined
+
+    # --- the loop ---------------------------------------------------------------------------
+    def run(self) -> ReplicaResult:
+        """Simulate until every request has finished."""
+        n, rec, arrivals = len(self.prompt), self.rec, self.arrivals
+        max_steps = self.config.max_steps
+        while self.done < n:
+            if arrivals and arrivals[0][0] <= self.now_s:
+                self.take_arrivals()
+            if not self.running and not self.waiting:
+                self._idle()
+            elif not fast_forward(self):
+                self.run_step()
+            if rec.steps > max_steps:
+                raise RuntimeError(f"simulation did not finish in {max_steps} steps")
+        return self.result()
+
+    def take_arrivals(self) -> None:
+        """Queue the requests that have arrived by now."""
+        arrivals, waiting, now = self.arrivals, self.waiting, self.now_s
+        while arrivals and arrivals[0][0] <= now:
+            waiting.append(arrivals.popleft()[1])
+            self.dirty = True
+
+    def _idle(self) -> None:
+        if not self.arrivals:
+            raise RuntimeError("replica idle with requests unfinished and none to arrive")
+        self.now_s = max(self.now_s, self.arrivals[0][0])
+        if self.rule.ratio:  # SGLang resets the ratio when the scheduler goes idle
+            self.ratio_base, self.ratio_steps = self.rule.ratio.init, 0
+
+    def run_step(self) -> None:
+        """One engine step, exactly."""
+        planned = self.begin_step()
+        self.finish_step(planned, self.model.step_time_s(*planned.load))
+
+    def begin_step(self) -> PlannedStep:
+        """Decide one engine step: victims, the prefill chunk, admissions, blocks; its load."""
+        budget = self.config.max_num_batched_tokens
+        self.swap_out_tokens = self.swap_in_tokens = 0
+        if self.prefill_only and (planned := prefill_step(self)) is not None:
+            return planned  # vLLM V0 without chunked prefill: this step runs prefills alone
+        cohort = self.cohort
+        if self.partial is None and cohort.needs_at(self.step) <= self.free:
+            preempted = False  # resolve_exhaustion would give up nobody
+        else:
+            preempted = self.resolve_exhaustion(budget)
+        decoders = cohort.count
+        chunk_x, need_x = self._partial_plan(budget - decoders)
+        self.free -= cohort.needs_at(self.step) + need_x
+        if self.partial is not None:
+            self.held[self.partial] += need_x
+        admit = partial(swap_ins, self) if self.prefill_only else self._admit
+        admitted, blocked = admit(budget - decoders - chunk_x, preempted)
+        prefills = admitted
+        if self.partial is not None and chunk_x:
+            prefills = [*admitted, (self.partial, self.context[self.partial], chunk_x)]
+        load = step_load(decoders, cohort.context_sum(self.step) + decoders, prefills)
+        swapped = self.swap_out_tokens + self.swap_in_tokens
+        swap_s = self.capacity.swap_seconds(swapped) if swapped else 0.0
+        swap_s += self.reuse.take_load_s() if self.reuse is not None else 0.0  # tier loads
+        return PlannedStep(chunk_x, admitted, preempted, blocked, load, swap_s)
+
+    def finish_step(
+        self, planned: PlannedStep, compute_s: float, shared_bytes: float = 0.0
+    ) -> None:
+        """Run `begin_step`'s step in `compute_s` s (+ swaps), also reading `shared_bytes`."""
+        swap_s, load, blocked = planned.swap_s, planned.load, planned.blocked
+        duration, used, rec = compute_s + swap_s, self.total - self.free, self.rec
+        if planned.preempted or self.free == 0:
+            rec.saturation(self.step, self.now_s + duration)
+        start, self.now_s = self.now_s, self.now_s + duration
+        if self.reuse is not None:  # evict the cached blocks this step's allocations took
+            self.reuse.settle(self.free, self.now_s)
+        self._end_step(planned.chunk_x, planned.admitted, planned.preempted)
+        rec.swapped_tokens += self.swap_out_tokens
+        rec.swap_s += swap_s
+        hbm_bytes = self.step_bytes(load) + shared_bytes
+        running, waiting = len(self.running), len(self.waiting)
+        rec.record(1, start, duration, used, used, running, waiting, hbm_bytes, load[0], blocked)
+        self.step += 1
+
+    def step_bytes(self, load: Load) -> float:
+        """Bytes one GPU reads from HBM in a step of `load`, its own (`model.hbm_bytes`)."""
+        return self.model.hbm_bytes(load[0], load[1], load[2])
+
+    # --- running requests: blocks and victims ----------------------------------------------
+    def resolve_exhaustion(self, budget: int) -> bool:
+        """Give up victims until this step's new blocks fit; True if any was given up."""
+        preempted = False
+        while True:
+            need = self.cohort.needs_at(self.step)
+            need += self._partial_plan(budget - self.cohort.count)[1]
+            if need <= self.free:
+                break
+            self.preempt(next_victim(self))
+            preempted = True
+        if preempted and self.rule.ratio:
+            self.ratio_base = self.rule.ratio.after_retraction(*self._decoding_sums())
+            self.ratio_steps = 0
+        return preempted
+
+    # --- admission --------------------------------------------------------------------------
+    def _admit(self, budget: int, preempted: bool) -> tuple[list[tuple[int, int, int]], bool]:
+        """Admit FCFS; returns [(request, context before, chunk)] and whether KV refused one."""
+        started: list[tuple[int, int, int]] = []
+        cands: list[Candidate] = []
+        if preempted and not self.rule.admits_after_preemption:
+            return started, False
+        waiting, running, max_seqs = self.waiting, self.running, self.max_num_seqs
+        while waiting and budget > 0 and len(running) < max_seqs:  # room for another
+            i = waiting[0]
+            cand = candidate(self, i, budget, free=self.free)
+            if not head_admissible(self, cand, cands, step=self.step, free=self.free):
+                return started, True
+            waiting.popleft()
+            kv, chunk, blocks = cand.kv_tokens, cand.chunk_tokens, cand.blocks_now
+            self.free -= blocks
+            running[i] = None
+            self.seq += 1
+            self.admit_seq[i], self.held[i] = self.seq, blocks
+            self.context[i] = kv or cand.cached_tokens
+            if self.reuse is not None and not kv:  # the blocks it hit are shared, not its own
+                self.held[i] = self.reuse.held_blocks(i, cand, blocks, self.now_s)
+            if i in self.landed:
+                self.landed.discard(i)
+            elif kv:
+                self.swap_in_tokens += kv
+                self.host_used -= kv
+            started.append((i, self.context[i], chunk))  # KV before: swapped in or cached
+            cands.append(cand)
+            budget -= chunk
+        return started, False
