@@ -1,20 +1,28 @@
-"""Build hook: compile a copy of the simulator's event loop with mypyc, if it can be done.
+"""Build hook: compile a copy of the simulator's event loop with mypyc, only when asked.
 
-The event loop (`capcliff.sim.core.CORE_MODULES`) stays pure Python; this copies those modules
-into `capcliff/sim/_core/` (their imports of one another rewritten to point at the copies, and
+The default install (`pip install .`) builds a pure-Python wheel with hatchling alone: no
+compiler, no mypy, nothing fetched at build time. Compiling is opt-in:
+
+    CAPCLIFF_COMPILE=1 pip install .          # or: CAPCLIFF_COMPILE=1 pip install -e '.[dev]'
+    python hatch_build.py                     # by hand, in place (needs mypy and setuptools)
+
+Asked to compile, the build fails if it cannot (a build that was asked for a compiled core and
+quietly shipped none would leave the compiled-versus-pure tests with nothing to compare).
+
+The event loop (`capcliff.sim.core.CORE_MODULES`, module names in `CORE_PACKAGE`, dotted for a
+module in a subpackage of it) stays pure Python; this copies those modules into
+`capcliff/sim/_core/` (their imports of one another rewritten to point at the copies, and
 `SOURCE_SHA256`, the digest of the sources, appended) and compiles the copies with mypyc. The
 loader (`capcliff/sim/core.py`) uses them only while their digest matches the sources beside it.
 
-Nothing may fail because of it: any error (no compiler, no mypy, a module mypyc cannot compile)
-leaves the pure-Python loop in place and the install goes on. `CAPCLIFF_BUILD_CORE=0` skips it.
-
 The compiled modules are built into `capcliff/sim/_core/` of the source tree (git ignores them),
 with `built.txt` recording what they were built from, so a second install from the same tree
-(CI's `pip install .` then `pip install -e .`) reuses them instead of compiling again.
+reuses them instead of compiling again.
 
-- A wheel (`pip install .`): they are added to the wheel, which is then tagged for this platform.
-- An editable install (`pip install -e .`): the package imports them from the source tree.
-- By hand: `python hatch_build.py` (needs mypy and setuptools; prints the files).
+- A wheel (`CAPCLIFF_COMPILE=1 pip install .`): they are added to the wheel, which is then
+  tagged for this platform.
+- An editable install (`CAPCLIFF_COMPILE=1 pip install -e .`): the package imports them from the
+  source tree.
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent
 CORE_DIR = Path("capcliff", "sim", "_core")
-SWITCH = "CAPCLIFF_BUILD_CORE"
+SWITCH = "CAPCLIFF_COMPILE"  # "1": compile the core (default: pure Python, nothing compiled)
 
 
 def _core_settings() -> tuple[tuple[str, ...], str, str]:
@@ -49,6 +57,12 @@ def _core_settings() -> tuple[tuple[str, ...], str, str]:
     )
 
 
+def _module_path(name: str) -> Path:
+    """The file of core module `name` relative to its package: `replica.admission` is
+    replica/admission.py."""
+    return Path(*name.split(".")).with_suffix(".py")
+
+
 def compile_core(out: Path) -> list[Path]:
     """Compile the core into `out` (as capcliff/sim/_core/*.so); returns the built files,
     relative to `out`. Raises on any failure."""
@@ -56,7 +70,8 @@ def compile_core(out: Path) -> list[Path]:
     from setuptools import Distribution
 
     modules, package, digest = _core_settings()
-    pattern = re.compile(re.escape(package) + r"\.(" + "|".join(modules) + r")\b")
+    alternatives = "|".join(re.escape(m) for m in sorted(modules, key=len, reverse=True))
+    pattern = re.compile(re.escape(package) + r"\.(" + alternatives + r")\b")
     work = Path(tempfile.mkdtemp(prefix="capcliff-core-"))
     cwd = Path.cwd()
     try:
@@ -69,11 +84,15 @@ def compile_core(out: Path) -> list[Path]:
         core.mkdir()
         (core / "__init__.py").write_text('"""Compiled copies of the event loop."""\n')
         for name in modules:
-            text = (ROOT / Path(*package.split(".")) / f"{name}.py").read_text()
+            text = (ROOT / Path(*package.split(".")) / _module_path(name)).read_text()
             text = pattern.sub(r"capcliff.sim._core.\1", text)
-            (core / f"{name}.py").write_text(f"{text}\nSOURCE_SHA256 = {digest!r}\n")
+            copy = core / _module_path(name)
+            for folder in reversed(copy.relative_to(core).parents[:-1]):  # a subpackage's __init__
+                (core / folder).mkdir(exist_ok=True)
+                (core / folder / "__init__.py").touch()
+            copy.write_text(f"{text}\nSOURCE_SHA256 = {digest!r}\n")
         os.chdir(work)
-        paths = [str(CORE_DIR / f"{name}.py") for name in modules]
+        paths = [str(CORE_DIR / _module_path(name)) for name in modules]
         options = ["--ignore-missing-imports", "--follow-imports=silent", "--python-version=3.11"]
         extensions = mypycify(
             options + paths, opt_level="3", group_name="capcliff.sim._core.native"
@@ -95,7 +114,8 @@ def compile_core(out: Path) -> list[Path]:
 
 
 def _enabled() -> bool:
-    return os.environ.get(SWITCH, "1") != "0"
+    """Whether this build was asked to compile the core (`CAPCLIFF_COMPILE=1`)."""
+    return os.environ.get(SWITCH, "").strip().lower() in ("1", "true", "yes")
 
 
 STAMP = CORE_DIR / "built.txt"  # what the in-place build was built from, then its files
@@ -137,8 +157,9 @@ except ImportError:  # run by hand, outside a build
 
 
 class CoreBuildHook(BuildHookInterface):  # type: ignore[misc,valid-type]
-    """Builds the compiled core in the source tree (once: `pip install .` then `pip install -e .`
-    reuse it) and adds it to a wheel; an editable install imports it from the tree."""
+    """Asked to (`CAPCLIFF_COMPILE=1`), builds the compiled core in the source tree (once: a
+    second install from the tree reuses it) and adds it to a wheel; an editable install imports
+    it from the tree. Not asked, it does nothing and the wheel is pure Python."""
 
     PLUGIN_NAME = "custom"
 
@@ -153,14 +174,14 @@ class CoreBuildHook(BuildHookInterface):  # type: ignore[misc,valid-type]
             return
         try:
             built = build_in_place()
-            if version != "editable":
-                for rel in built:
-                    build_data["force_include"][str(ROOT / rel)] = rel.as_posix()
-                build_data["pure_python"] = False
-                build_data["infer_tag"] = True
-            self.app.display_info(f"capcliff: compiled simulator core: {len(built)} files")
-        except (Exception, SystemExit) as exc:  # never fail the install (mypyc exits on errors)
-            self.app.display_warning(f"capcliff: no compiled simulator core ({exc!r}); pure Python")
+        except SystemExit as exc:  # mypyc exits on a compile error: say so, and fail the build
+            raise RuntimeError(f"capcliff: {SWITCH}=1 but mypyc failed ({exc!r})") from exc
+        if version != "editable":
+            for rel in built:
+                build_data["force_include"][str(ROOT / rel)] = rel.as_posix()
+            build_data["pure_python"] = False
+            build_data["infer_tag"] = True
+        self.app.display_info(f"capcliff: compiled simulator core: {len(built)} files")
 
 
 if __name__ == "__main__":

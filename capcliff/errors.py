@@ -17,3 +17,16 @@ class CatalogError(InputError):
 
 class UnknownIdError(InputError):
     """An id that names no catalog entry; the message suggests the closest ids."""
+
+
+class SimulationLimitError(InputError):
+    """A simulation asked for more steps than the step guard (`SimConfig.max_steps`) allows: the
+    input asks for more work than capcliff simulates (exit code 2, one line naming the field)."""
+
+
+def step_limit_error(max_steps: int, requests: int) -> SimulationLimitError:
+    """The one-line refusal of a simulation that reached `max_steps` with `requests` requests."""
+    return SimulationLimitError(
+        f"num_requests: {requests:,} requests need more than {max_steps:,} simulated steps in "
+        "one simulation, the most capcliff runs; ask for fewer (--num-requests)"
+    )

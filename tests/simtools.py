@@ -53,7 +53,10 @@ def fixed_batch(n: int, prompt: int, output: int, *, max_output: int | None = No
     )
 
 
-POLICIES = ("vllm", "vllm-v0", "sglang", "trtllm-no-evict", "trtllm-max-util", "kv-aware")
+POLICIES = (
+    "vllm", "vllm-first-chunk", "vllm-v0", "sglang", "trtllm-no-evict", "trtllm-max-util",
+    "kv-aware",
+)  # fmt: skip
 
 
 def random_case(
@@ -105,7 +108,9 @@ def random_case(
     return requests, capacity, config
 
 
-PREEMPTING_POLICIES = ("vllm", "vllm-v0", "sglang", "trtllm-max-util", "kv-aware")
+PREEMPTING_POLICIES = (
+    "vllm", "vllm-first-chunk", "vllm-v0", "sglang", "trtllm-max-util", "kv-aware"
+)  # fmt: skip
 # SGLang retracts only once its new-token ratio has decayed enough to over-admit; with the
 # engine's schedule (600 steps to decay) that is rare in a short case, so pressure cases run a
 # faster-decaying or a low ratio (the same rule goes to both simulators; the engine's own

@@ -20,11 +20,13 @@ from capcliff.sim.policies import (
     kv_aware_admit,
     policy,
     projected_peak_blocks,
+    sequence_blocks,
     sglang_admit,
     sglang_first_admissible_step,
     trtllm_no_evict_admit,
     victim_key,
     vllm_admit,
+    vllm_first_chunk_admit,
     vllm_v0_admit,
 )
 
@@ -62,9 +64,27 @@ def _cand(prompt: int = 100, *, blocks: int = 7, max_output: int = 1_000, output
                      blocks)  # fmt: skip
 
 
-def test_vllm_admits_when_the_first_chunk_fits() -> None:
-    assert vllm_admit(View(free_blocks=7), _cand(blocks=7), [])
-    assert not vllm_admit(View(free_blocks=6), _cand(blocks=7), [])
+def test_vllm_first_chunk_rule_admits_when_the_first_chunk_fits() -> None:
+    assert vllm_first_chunk_admit(View(free_blocks=7), _cand(blocks=7), [])
+    assert not vllm_first_chunk_admit(View(free_blocks=6), _cand(blocks=7), [])
+
+
+def test_vllm_admits_only_when_the_whole_prompt_fits() -> None:
+    # prompt 1,000 tokens, first chunk 256 tokens = 16 blocks of 16; the whole prompt needs
+    # ceil(1000 / 16) = 63 blocks (scheduler_reserve_full_isl)
+    cand = _cand(1_000, blocks=16, chunk=256)
+    assert sequence_blocks(cand, 16) == 63
+    assert not vllm_admit(View(free_blocks=62), cand, [])
+    assert vllm_admit(View(free_blocks=63), cand, [])
+    assert vllm_first_chunk_admit(View(free_blocks=16), cand, [])
+
+
+def test_vllm_whole_sequence_counts_cached_blocks_as_taken() -> None:
+    # prompt 1,000 + 10 generated (a recompute), 640 tokens cached (40 blocks, 5 of them
+    # unreferenced so they count as blocks to take); chunk 256: blocks now = ceil(896 / 16) - 40
+    # + 5 = 21; the whole sequence: 21 + ceil(1010 / 16) - ceil(896 / 16) = 21 + 64 - 56 = 29
+    cand = Candidate(1_000, 10, 500, 1_000, 0, 256, 21, 640)
+    assert sequence_blocks(cand, 16) == 29
 
 
 def test_vllm_v0_keeps_a_one_percent_watermark() -> None:

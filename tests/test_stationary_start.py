@@ -165,11 +165,15 @@ def test_default_workers_are_the_cores_other_work_leaves_idle(
     assert parallel.default_jobs() == expected
 
 
-def test_a_plan_in_two_workers_is_the_plan_of_one() -> None:
+def test_a_plan_in_two_workers_is_the_plan_of_one(monkeypatch: pytest.MonkeyPatch) -> None:
     # The caps simulated ahead in workers are the points the serial sweep simulates itself.
     from typer.testing import CliRunner
 
+    import capcliff.analysis.parallel as parallel
     from capcliff.cli import app
+
+    monkeypatch.setattr(parallel, "idle_cores", lambda: 2)  # two workers, however busy the
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_CPU_S", 0.0)  # machine, for any work
 
     def plan(jobs: str) -> str:
         result = CliRunner().invoke(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from fractions import Fraction
 
@@ -9,13 +10,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from capcliff.catalog.layout import Layout
+from capcliff.catalog.architecture import Architecture
+from capcliff.catalog.catalogs import model_catalog
+from capcliff.catalog.layout import Layout, parse_layout
 from capcliff.catalog.quantization import WeightFormat
 from capcliff.memory.overheads import rope_cache_bytes
-from capcliff.memory.params import Storage, layer_param_groups, param_count
+from capcliff.memory.params import Component, Shard, Storage, layer_param_groups, param_count
 from capcliff.memory.weights import (
     WeightScheme,
+    dense_split_saving_bytes,
+    elements_per_rank,
     pp_layer_counts,
+    stage_param_groups,
     total_weight_bytes,
     uniform_format,
     weight_bytes_per_gpu_by_stage,
@@ -292,3 +298,51 @@ def test_uniform_formats_agree_with_the_units_table(dtype: WeightDType) -> None:
     # `--weight-dtype` formats (weights.uniform_format) and units.weight_bytes_per_element describe
     # the same storage; block/group formats do not depend on the tensor's fan-in.
     assert uniform_format(dtype).bytes_per_element(4096) == weight_bytes_per_element(dtype)
+
+
+def _layer_by_layer_bytes(arch: Architecture, layout: Layout, scheme: WeightScheme) -> list[int]:
+    """The reference: every group of every layer of each stage, summed one by one, exactly."""
+    stages = []
+    for stage in range(layout.pp):
+        total = Fraction(0)
+        for group in stage_param_groups(arch, layout, stage):
+            total += elements_per_rank(group, layout) * scheme.bytes_per_element(group)
+        stages.append(math.ceil(total))
+    return stages
+
+
+@pytest.mark.parametrize("model_id", sorted(model_catalog()))
+def test_closed_form_weight_sum_equals_the_layer_by_layer_sum(model_id: str) -> None:
+    # Uneven PP splits (61 layers over 4 stages: 15/15/16/15) put a different mix of dense and
+    # MoE layers on each stage; the casts give layers whose formats differ from the shipped ones.
+    arch = arch_of(model_id)
+    schemes = [WeightScheme.as_shipped(arch)]
+    schemes += [WeightScheme.quantised(arch, d) for d in (WeightDType.FP8, WeightDType.INT4)]
+    layouts = ["tp1", "tp8", "pp3", "tp2-pp4", "tp4-ep4", "dpa8", "dpa4-tp2"]
+    for scheme in schemes:
+        for name in layouts:
+            layout = parse_layout(name)
+            expected = _layer_by_layer_bytes(arch, layout, scheme)
+            assert weight_bytes_per_gpu_by_stage(arch, layout, scheme) == expected, name
+
+
+@pytest.mark.parametrize("model_id", sorted(model_catalog()))
+def test_closed_form_dense_split_saving_equals_the_layer_by_layer_sum(model_id: str) -> None:
+    arch = arch_of(model_id)
+    scheme = WeightScheme.as_shipped(arch)
+    for name in ("dpa8", "dpa4-tp2", "dpa4-pp2"):
+        layout = parse_layout(name)
+        for stage in range(layout.pp):
+            saved = Fraction(0)
+            for group in stage_param_groups(arch, layout, stage):
+                if group.shard is Shard.TP and group.component in (
+                    Component.MLP,
+                    Component.SHARED_EXPERTS,
+                ):
+                    # held under vLLM's split (attention TP) less held under SGLang's (MoE ranks)
+                    held = elements_per_rank(group, layout) - Fraction(
+                        group.elements, layout.moe_ranks
+                    )
+                    saved += held * scheme.bytes_per_element(group)
+            found = dense_split_saving_bytes(arch, layout, scheme, stage)
+            assert found == math.floor(saved), (name, stage)

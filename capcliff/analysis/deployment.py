@@ -44,7 +44,7 @@ from capcliff.perf.speculation import (
     parse_speculative,
 )
 from capcliff.sim.config import KVCapacity, PreemptionMode, Routing, SimConfig
-from capcliff.sim.policies import POLICY_NAMES
+from capcliff.sim.policies import POLICY_NAMES, VLLM_FULL_SEQUENCE_RELEASE
 from capcliff.sim.traffic.workload import Requests
 from capcliff.units import KVDType, parse_kv_dtype, parse_weight_dtype, round_up
 
@@ -56,6 +56,19 @@ ENGINE_POLICY = {
     EngineName.SGLANG: "sglang",
     EngineName.TRTLLM: "trtllm-no-evict",
 }
+
+
+def engine_policy(engine: EngineName, version: str | None) -> str:
+    """The admission policy of `engine` at release `version` (None: the latest): vLLM V1 before
+    VLLM_FULL_SEQUENCE_RELEASE admits on a request's first chunk."""
+    from capcliff.perf.profiles import parse_version
+
+    policy = ENGINE_POLICY[engine]
+    if policy == "vllm" and version and parse_version(version) < VLLM_FULL_SEQUENCE_RELEASE:
+        return "vllm-first-chunk"
+    return policy
+
+
 # The most GPUs one deployment may span (a set sanity bound: the largest GPU clusters built so
 # far hold ~100k GPUs; a serving deployment is a small part of one, and enumerating the layouts of
 # many more would not finish).
@@ -247,7 +260,9 @@ class Deployment:
             mla=self.model.arch.mla is not None,
             tp=1,  # only SGLang's CUDA-graph batch depends on it, which no batch cap reads
         )
-        policy = self.settings.policy or ENGINE_POLICY[self.settings.engine]
+        policy = self.settings.policy or engine_policy(
+            self.settings.engine, self.settings.engine_version
+        )
         return SimConfig(
             policy=policy,
             max_num_seqs=defaults.max_num_seqs,

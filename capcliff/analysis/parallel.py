@@ -3,17 +3,39 @@
 Each job is a pure function of its arguments (the simulator is deterministic and draws no random
 numbers of its own), so running jobs in worker processes changes nothing but the wall time.
 Workers are forked, so they start with the parent's modules already imported.
+
+Parallel only where it pays:
+
+- **One pool per run.** A command opens `run_pool(jobs)` once; every `parallel_map` inside it
+  shares one process pool, forked the first time a step is worth it and shut down when the run
+  ends (a plan used to fork a new pool for each of its parallel steps: six pools, about 0.4 s of
+  CPU, for no wall-time gain).
+- **Idle cores only.** The workers are `jobs` capped at the cores other work leaves idle
+  (`idle_cores`, read once per run): a worker on a busy core only adds the pool's overhead, so
+  `--jobs 2` on a busy two-core machine runs serially, as `--jobs 1` does.
+- **Enough work.** `parallel_map` runs its first item in this process and times it; when the
+  rest would take less than `MIN_PARALLEL_CPU_S` of CPU serially, it runs them here too.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor
+from contextlib import contextmanager
 from typing import TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+# Named assumption: the serial CPU seconds below which the remaining items of a step run in this
+# process rather than in the pool. Forking a worker from a process holding numpy and the catalogs,
+# and pickling the jobs and results through it, costs tens of milliseconds per worker (measured:
+# a plan's six pools took about 0.4 s of CPU); a quarter of a second of work split over two
+# workers saves at most an eighth of a second, about what the pool costs.
+MIN_PARALLEL_CPU_S = 0.25
 
 
 def cores() -> int:
@@ -24,12 +46,11 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def default_jobs() -> int:
-    """Worker processes when the user gives none: the cores this process may run on that other
-    work leaves idle, cores - (1-minute load average - 1) rounded to the nearest (this process
-    counts in the load; a core more than half idle counts as idle), at least 1. A worker on a
-    busy core only adds the pool's overhead (forking, results pickled back): on a shared 2-core
-    machine with a load of 3 a second worker made the default plan slower, not faster."""
+def idle_cores() -> int:
+    """The cores this process may run on that other work leaves idle: cores - (1-minute load
+    average - 1) rounded to the nearest (this process counts in the load; a core more than half
+    idle counts as idle), at least 1. On a shared 2-core machine with a load of 3 a second
+    worker made the default plan slower, not faster."""
     total = cores()
     try:
         load = os.getloadavg()[0]
@@ -38,14 +59,88 @@ def default_jobs() -> int:
     return max(1, min(total, math.floor(total - max(0.0, load - 1.0) + 0.5)))
 
 
-def parallel_map(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:
-    """`[fn(x) for x in items]`, over up to `jobs` worker processes when there is more than one
-    item and more than one job (in order, as a serial run returns them)."""
-    if jobs <= 1 or len(items) < 2:
-        return [fn(x) for x in items]
+def default_jobs() -> int:
+    """Worker processes when the user gives none: the idle cores (`idle_cores`)."""
+    return idle_cores()
+
+
+class _Run:
+    """The pool of one run: its worker count (decided when the run opens) and its executor
+    (forked when a step first needs it), owned by the process that opened the run."""
+
+    def __init__(self, jobs: int) -> None:
+        self.workers = max(1, min(jobs, idle_cores()))
+        self.owner = os.getpid()
+        self.executor: Executor | None = None
+
+    def pool(self) -> Executor:
+        if self.executor is None:
+            self.executor = _new_pool(self.workers)
+        return self.executor
+
+
+_RUN: _Run | None = None
+
+
+def _new_pool(workers: int) -> Executor:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=context) as pool:
-        return list(pool.map(fn, items))
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+
+
+def _current_run() -> _Run | None:
+    """The open run of this process (a forked worker inherits its parent's, and owns none)."""
+    return _RUN if _RUN is not None and _RUN.owner == os.getpid() else None
+
+
+def _in_worker() -> bool:
+    return _RUN is not None and _RUN.owner != os.getpid()
+
+
+@contextmanager
+def run_pool(jobs: int) -> Iterator[None]:
+    """One process pool for every `parallel_map` of a run, with up to `jobs` workers (capped at
+    the idle cores when the run opens); shut down when the run ends. Nested: the outer run's."""
+    global _RUN
+    if _current_run() is not None or _in_worker():
+        yield
+        return
+    run = _Run(jobs)
+    _RUN = run
+    try:
+        yield
+    finally:
+        _RUN = None
+        if run.executor is not None:
+            run.executor.shutdown(wait=True, cancel_futures=True)
+
+
+def workers(jobs: int) -> int:
+    """The worker processes a step asked to use `jobs` would get: 1 in a worker process; in a
+    run, `jobs` capped at the run's workers; else `jobs` capped at the idle cores."""
+    if jobs <= 1 or _in_worker():
+        return 1
+    run = _current_run()
+    return min(jobs, run.workers if run is not None else idle_cores())
+
+
+def parallel_map(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:
+    """`[fn(x) for x in items]` (in order, as a serial run returns them), over up to `jobs`
+    worker processes when that pays: more than one item, more than one worker (`workers`), and
+    the items after the first worth at least `MIN_PARALLEL_CPU_S` of CPU, judged from the first,
+    which runs here. Inside `run_pool` the run's pool serves; outside, a pool for this call."""
+    count = min(workers(jobs), len(items) - 1)
+    if count <= 1:
+        return [fn(x) for x in items]
+    start = time.process_time()
+    first = fn(items[0])
+    rest = items[1:]
+    if (time.process_time() - start) * len(rest) < MIN_PARALLEL_CPU_S:
+        return [first, *(fn(x) for x in rest)]
+    run = _current_run()
+    if run is not None:
+        return [first, *run.pool().map(fn, rest)]
+    with _new_pool(count) as pool:
+        return [first, *pool.map(fn, rest)]

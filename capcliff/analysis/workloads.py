@@ -14,22 +14,30 @@ import numpy as np
 from capcliff.errors import InputError
 from capcliff.sim.traffic.sessions import (
     SESSION_PRESETS,
+    SessionShape,
+    SessionSpec,
+    describe_sessions,
     generate_sessions,
     is_session_trace,
     parse_session_trace,
     requests_from_session_trace,
+    shaped_session_spec,
 )
 from capcliff.sim.traffic.workload import (
     Arrival,
-    Fixed,
     Requests,
     WorkloadSpec,
     generate_requests,
     parse_trace,
     preset,
+    ranged_length,
     requests_from_trace,
 )
-from capcliff.sim.traffic.workload_rules import check_arrival, check_workload_numbers
+from capcliff.sim.traffic.workload_rules import (
+    check_arrival,
+    check_shape_numbers,
+    check_workload_numbers,
+)
 
 
 def is_online(requests: Requests) -> bool:
@@ -100,35 +108,74 @@ class WorkloadChoice:
     arrival: Arrival = Arrival.BATCH
     rate_per_s: float | None = None
     clients: int | None = None
+    random_range_ratio: float | None = None  # lengths uniform on [R x L, L] (bench tools' rule)
+    think_time_s: float | None = None  # sessions: mean between turns; clients, traces: fixed
+    turns: float | None = None  # sessions: mean turns per session
+    context_tokens: int | None = None  # sessions: each session's own starting context
 
     def __post_init__(self) -> None:
         check_workload_numbers(
             num_requests=self.num_requests, isl=self.isl, osl=self.osl, rate=self.rate_per_s,
             clients=self.clients,
         )  # fmt: skip
+        sessions = self.trace_lines is None and self.preset_name in SESSION_PRESETS
+        _check_shape(self, sessions=sessions)
         # a trace replays its own arrival times; session presets take clients or a rate as given
-        if self.trace_lines is None and self.preset_name not in SESSION_PRESETS:
+        if self.trace_lines is None and not sessions:
             check_arrival(self.arrival.value, rate=self.rate_per_s, clients=self.clients)
+
+    def session_spec(self) -> SessionSpec:
+        """The session preset with the shape the flags give (its own values elsewhere)."""
+        assert self.preset_name in SESSION_PRESETS
+        shape = SessionShape(
+            turns=self.turns, isl=self.isl, osl=self.osl[0] if self.osl else None,
+            think_time_s=self.think_time_s, context_tokens=self.context_tokens,
+            range_ratio=self.random_range_ratio,
+        )  # fmt: skip
+        return shaped_session_spec(self.preset_name, shape)
+
+
+def _check_shape(choice: WorkloadChoice, *, sessions: bool) -> None:
+    """The flags that shape lengths and sessions belong to workloads that have them."""
+    check_shape_numbers(
+        range_ratio=choice.random_range_ratio, think_time=choice.think_time_s, turns=choice.turns,
+        context=choice.context_tokens,
+    )  # fmt: skip
+    if not sessions:
+        for name, value in (("turns", choice.turns), ("context", choice.context_tokens)):
+            if value is not None:
+                raise InputError(f"{name}: only a session preset (multiturn-chat, agentic) has it")
+    if choice.preset_name is not None and not sessions and (choice.isl is not None or choice.osl):
+        raise InputError(
+            f"isl: preset {choice.preset_name} has its own lengths; give --isl/--osl without "
+            "it, or a session preset"
+        )
+    if choice.random_range_ratio is not None and choice.isl is None and not choice.osl:
+        raise InputError("random_range_ratio: applies to given lengths; give --isl/--osl")
+    if sessions and len(choice.osl) > 1:
+        raise InputError("osl: a session preset takes one output length per turn")
+    timed_by_trace = choice.trace_lines is not None and is_session_trace(choice.trace_lines)
+    if choice.think_time_s and not (sessions or timed_by_trace or choice.clients is not None):
+        raise InputError(
+            "think_time: needs closed-loop users (--clients), a session preset or a session trace"
+        )
 
 
 def plan_workloads(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[str, Requests]]]:
     """(label, [(series label, requests)]) for fixed lengths, a preset or a trace."""
     rng = np.random.default_rng(seed)
     if choice.trace_lines is not None:
-        if is_session_trace(choice.trace_lines):
-            rows = parse_session_trace(choice.trace_lines)
-            return "session trace", [("sessions", requests_from_session_trace(rows))]
-        return "trace", [("trace", requests_from_trace(parse_trace(choice.trace_lines)))]
+        return _trace_workload(choice)
     if choice.preset_name in SESSION_PRESETS:
         name = choice.preset_name
         clients = choice.clients if choice.rate_per_s is None else None
         if clients is None and choice.rate_per_s is None:
             raise InputError(f"workload {name}: give --clients N (users) or --rate R (requests/s)")
+        shape = choice.session_spec()
         sessions = generate_sessions(
-            SESSION_PRESETS[name], choice.num_requests, rng, clients=clients,
-            rate_per_s=choice.rate_per_s,
+            shape, choice.num_requests, rng, clients=clients, rate_per_s=choice.rate_per_s,
         )  # fmt: skip
-        return name, [(name, sessions)]
+        return f"{name} ({describe_sessions(shape)})", [(name, sessions)]
     if choice.preset_name is not None:
         spec = preset(
             choice.preset_name,
@@ -141,19 +188,41 @@ def plan_workloads(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[s
     if choice.isl is None or not choice.osl:
         raise InputError("workload: give --isl and --osl, or --workload PRESET|trace.jsonl")
     series = []
+    ratio = choice.random_range_ratio
     for osl in choice.osl:
         spec = WorkloadSpec(
             num_requests=choice.num_requests,
-            input=Fixed(choice.isl),
-            output=Fixed(osl),
+            input=ranged_length(choice.isl, ratio),
+            output=ranged_length(osl, ratio),
             arrival=choice.arrival,
             rate_per_s=choice.rate_per_s,
             clients=choice.clients,
+            think_time_s=choice.think_time_s or 0.0,
             max_input_tokens=choice.isl,
             max_output_tokens=osl,
         )
         series.append((f"osl {osl}", generate_requests(spec, np.random.default_rng(seed))))
-    return f"isl {choice.isl}, osl {'/'.join(map(str, choice.osl))}", series
+    label = f"isl {choice.isl}, osl {'/'.join(map(str, choice.osl))}"
+    if ratio is not None:
+        label += f", range ratio {ratio:g} (each length uniform on [{ratio:g} L, L])"
+    if choice.think_time_s:
+        label += f", think {choice.think_time_s:g} s"
+    return label, series
+
+
+def _trace_workload(choice: WorkloadChoice) -> tuple[str, list[tuple[str, Requests]]]:
+    """A trace as recorded, or replayed by a fixed pool of `clients` users."""
+    assert choice.trace_lines is not None
+    clients, think = choice.clients, choice.think_time_s
+    pool = "" if clients is None else f", {clients:,} users"
+    if is_session_trace(choice.trace_lines):
+        rows = parse_session_trace(choice.trace_lines)
+        requests = requests_from_session_trace(rows, clients=clients, think_time_s=think)
+        return f"session trace{pool}", [("sessions", requests)]
+    requests = requests_from_trace(
+        parse_trace(choice.trace_lines), clients=clients, think_time_s=think
+    )
+    return f"trace{pool}", [("trace", requests)]
 
 
 def redraw(choice: WorkloadChoice, seed: int) -> Callable[[int], tuple[tuple[str, Requests], ...]]:

@@ -23,6 +23,8 @@ that repeats another, and rows of another model than the one calibrated (unless 
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import re
@@ -106,14 +108,24 @@ def model_matches(row_model: str, keep: DeploymentFilter) -> bool:
     return bool(words) and _base_name(words[0]) in names
 
 
+# A number at the start of a cell, or an infinity (read so that it is refused, not skipped).
+_CELL_NUMBER = re.compile(
+    r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf(?:inity)?(?![a-z]))", re.I
+)
+
+
 def _number(value: Any) -> float | None:
     """A float from a cell (`4 (batch_size column)` reads 4); None when empty."""
     if value is None:
         return None
     if isinstance(value, int | float):
         return None if value != value else float(value)  # NaN is empty
-    found = re.match(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)", str(value))
-    return float(found.group(1)) if found else None
+    found = re.match(
+        r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf(?:inity)?(?![a-z]))",
+        str(value),
+        re.I,
+    )
+    return float(found.group(1)) if found else None  # "inf": refused by the caller
 
 
 def layout_of(parallelism: str) -> str:
@@ -263,25 +275,34 @@ def _point(row: dict[str, Any], row_id: str) -> BenchmarkPoint | None:
     )
 
 
+def _csv_rows(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """(the header's column names, each non-blank data row with its line number) of a CSV file;
+    cells are strings, a missing cell is empty (the standard library's reader: no dependency)."""
+    text = read_text(path, field="benchmark")
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""), restval="")
+        columns = list(reader.fieldnames or [])
+        rows = [(reader.line_num, row) for row in reader if any(v for v in row.values() if v)]
+    except csv.Error as exc:
+        raise InputError(f"{path}: cannot read as CSV ({exc})") from None
+    if not columns:
+        raise InputError(f"{path}: cannot read as CSV (no header row)")
+    return columns, rows
+
+
 def read_benchmark_csv(path: Path, keep: DeploymentFilter) -> list[BenchmarkPoint]:
     """The rows of a benchmark CSV that belong to `keep`'s deployment and can be fitted."""
-    import pandas as pd
-
-    try:
-        table = pd.read_csv(path)
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: cannot read as CSV ({exc})") from None
-    missing = [c for c in REQUIRED_COLUMNS if c not in table.columns]
-    if missing or not any(c in table.columns for c in MEASURED_COLUMNS):
+    columns, rows = _csv_rows(path)
+    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+    if missing or not any(c in columns for c in MEASURED_COLUMNS):
         need = ", ".join(REQUIRED_COLUMNS) + " and " + " or ".join(MEASURED_COLUMNS)
         what = ", ".join(missing) if missing else " and ".join(MEASURED_COLUMNS)
         raise InputError(f"{path}: column {what} missing; a benchmark CSV needs {need}")
-    rows = table.to_dict("records")
     points = []
-    for i, row in enumerate(rows):
+    for line, row in rows:
         if not _matches(row, keep):
             continue
-        row_id = str(row.get("row_id", f"row {i + 2}"))
+        row_id = row.get("row_id") or f"row {line}"
         try:
             point = _point(row, row_id)
         except InputError as exc:
@@ -290,7 +311,7 @@ def read_benchmark_csv(path: Path, keep: DeploymentFilter) -> list[BenchmarkPoin
             points.append(point)
     if not points and not keep.any_model:  # rows of the deployment, but of another model?
         anyone = replace(keep, any_model=True)
-        others = _other_models([r for r in rows if _matches(r, anyone)], "model", keep)
+        others = _other_models([r for _, r in rows if _matches(r, anyone)], "model", keep)
         if others:
             _refuse_other_model(path, others, keep)
     try:

@@ -56,6 +56,10 @@ class Deployment:
             arrival=arrival,
             rate_per_s=w.rate,
             clients=clients if arrival is Arrival.CLIENTS else None,
+            random_range_ratio=w.random_range_ratio,
+            think_time_s=w.think_time,
+            turns=w.turns,
+            context_tokens=w.context,
         )
 
     def requests(self, concurrency: int | None = None) -> tuple[str, Requests]:

@@ -30,10 +30,11 @@ from capcliff.catalog.layout import parse_layout
 from capcliff.check.spec_errors import field_line, validation_lines
 from capcliff.errors import CatalogError, InputError
 from capcliff.files import parse_toml, read_text
-from capcliff.sim.traffic.sessions import WORKLOAD_PRESETS
+from capcliff.sim.traffic.sessions import SESSION_PRESETS, WORKLOAD_PRESETS
 from capcliff.sim.traffic.workload import Arrival, parse_trace
 from capcliff.sim.traffic.workload_rules import (
     check_arrival,
+    check_shape_numbers,
     check_workload_numbers,
     implied_arrival,
 )
@@ -109,6 +110,11 @@ class CheckWorkload(_Spec):
     clients: int | None = None  # closed-loop users (default: concurrency)
     num_requests: int | None = None  # default 1000; a trace has its own
     concurrency: int | None = Field(default=None, ge=1)  # the cap on running requests
+    # lengths uniform on [R x L, L] (SGLang's bench_serving rule); (0, 1]
+    random_range_ratio: float | None = None
+    think_time: float | None = None  # s; sessions: mean between turns; clients, traces: fixed
+    turns: float | None = None  # session presets: mean turns per session
+    context: int | None = None  # session presets: each session's own starting context, tokens
 
     @field_validator("preset")
     @classmethod
@@ -124,10 +130,20 @@ class CheckWorkload(_Spec):
                 num_requests=self.num_requests, isl=self.isl,
                 osl=() if self.osl is None else (self.osl,), rate=self.rate, clients=self.clients,
             )  # fmt: skip
+            check_shape_numbers(
+                range_ratio=self.random_range_ratio, think_time=self.think_time,
+                turns=self.turns, context=self.context,
+            )  # fmt: skip
         except InputError as exc:
             raise ValueError(str(exc)) from None
+        if self.preset not in SESSION_PRESETS:
+            for name, value in (("turns", self.turns), ("context", self.context)):
+                if value is not None:
+                    raise ValueError(f"{name}: only a session preset (multiturn-chat, agentic)")
         lengths = self.isl is not None or self.osl is not None
-        sources = [s for s, on in (("isl/osl", lengths), ("preset", self.preset is not None),
+        shapes_sessions = self.preset in SESSION_PRESETS  # its isl/osl are per turn
+        sources = [s for s, on in (("isl/osl", lengths and not shapes_sessions),
+                                   ("preset", self.preset is not None),
                                    ("trace", self.trace is not None)) if on]  # fmt: skip
         if len(sources) != 1:
             raise ValueError("give isl and osl, or preset, or trace (exactly one)")
@@ -136,10 +152,8 @@ class CheckWorkload(_Spec):
                 f"{'osl' if self.isl is not None else 'isl'}: needed with "
                 f"{'isl' if self.isl is not None else 'osl'}"
             )
-        if self.trace is not None and any(
-            v is not None for v in (self.arrival, self.rate, self.clients)
-        ):
-            raise ValueError("arrival: a trace replays its own arrival times")
+        if self.trace is not None and any(v is not None for v in (self.arrival, self.rate)):
+            raise ValueError("arrival: a trace replays its own arrival times (or clients)")
         if self.trace is not None and self.num_requests is not None:
             raise ValueError("num_requests: a trace has as many requests as lines")
         given = None if self.arrival is None else self.arrival.value

@@ -22,10 +22,14 @@ from capcliff.cli.app import (
 )
 from capcliff.cli.workload_options import (
     ClientsOption,
+    ContextOption,
     IslOption,
+    RangeRatioOption,
     RateOption,
     SloTpotOption,
     SloTtftOption,
+    ThinkTimeOption,
+    TurnsOption,
     WorkloadOption,
     input_paths,
     workload_choice,
@@ -114,6 +118,10 @@ def sweep(
         str | None, typer.Option(help="Output tokens per request; a comma list sweeps them.")
     ] = None,
     workload: WorkloadOption = None,
+    random_range_ratio: RangeRatioOption = None,
+    think_time: ThinkTimeOption = None,
+    turns: TurnsOption = None,
+    context: ContextOption = None,
     num_requests: Annotated[int, typer.Option(help="Requests to simulate.")] = 2000,
     arrival: Annotated[
         str | None,
@@ -173,7 +181,10 @@ def sweep(
     from capcliff.sim.traffic.workload_rules import implied_arrival
 
     pattern = implied_arrival(arrival, rate=rate, clients=clients)
-    choice = workload_choice(isl, osl, workload, num_requests, pattern, rate, clients)
+    choice = workload_choice(
+        isl, osl, workload, num_requests, pattern, rate, clients, range_ratio=random_range_ratio,
+        think_time=think_time, turns=turns, context=context,
+    )  # fmt: skip
     concurrencies = parse_concurrency(concurrency)
     label, workloads = plan_workloads(choice, seed)
     repeats = concurrency_past_requests(workloads, concurrencies)  # said once the run is done

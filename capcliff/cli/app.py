@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 
 import typer
+from typer.core import TyperGroup
 
 from capcliff.errors import InputError
 
@@ -25,12 +26,58 @@ DEFAULT_GPUS = 8
 EXIT_INPUT = 2
 EXIT_INTERNAL = 4
 
+
+class _CoercionOnUse:
+    """Typer's coercion of one option, built the first time the option has a value.
+
+    Typer (0.2x) builds a pydantic TypeAdapter for every option of a command on every call,
+    given or not (`_TyperParameter.get_runtime_param`, about 2 ms each: 47 for `plan`, 0.1 s of
+    every run); an option left at None needs none, and comes back None either way."""
+
+    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:  # click's Parameter and Context
+        if value is None and not (param.multiple or param.nargs == -1):
+            return None  # what typer's RuntimeParam.coerce returns for a value not given
+        from typer._coercion import build_runtime_param
+
+        runtime = build_runtime_param(getattr(param, "type_descriptor"))  # noqa: B009
+        setattr(param, "_runtime_param", runtime)  # noqa: B010  (typer's own cache of it)
+        return runtime.coerce(value, param=param, ctx=ctx)
+
+
+def _coerce_on_use(params: list[Any]) -> None:
+    """Give each typer parameter of `params` its coercion built on use (`_CoercionOnUse`); a
+    parameter of a typer without that cache is left as it is."""
+    for param in params:
+        if getattr(param, "_runtime_param", False) is None:  # typer builds it on first use
+            setattr(param, "_runtime_param", _CoercionOnUse())  # noqa: B010
+
+
+class _Group(TyperGroup):
+    """The app's command group: it and each command it hands out build their options' coercion
+    on use (`_coerce_on_use`), the --help options included."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # click's Context
+        _coerce_on_use(self.get_params(ctx))
+        return super().parse_args(ctx, args)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:  # click's Context and Command
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            _coerce_on_use(command.get_params(ctx))
+        return command
+
+
 app = typer.Typer(
+    cls=_Group,
     name="capcliff",
     help="Capacity planner for LLM inference serving: KV cache, the reasoning cliff, layouts.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Help and usage errors as click prints them: typer's rich help imports rich's markdown,
+    # syntax and traceback modules (about 0.15 s, half of `capcliff --help`); results are still
+    # rendered with rich.
+    rich_markup_mode=None,
 )
 
 

@@ -24,10 +24,14 @@ from capcliff.cli.app import (
 )
 from capcliff.cli.workload_options import (
     ClientsOption,
+    ContextOption,
     IslOption,
+    RangeRatioOption,
     RateOption,
     SloTpotOption,
     SloTtftOption,
+    ThinkTimeOption,
+    TurnsOption,
     WorkloadOption,
     input_paths,
     workload_choice,
@@ -160,6 +164,10 @@ def plan(
         int | None, typer.Option(callback=COUNT, help="Output tokens per request (fixed).")
     ] = None,
     workload: WorkloadOption = None,
+    random_range_ratio: RangeRatioOption = None,
+    think_time: ThinkTimeOption = None,
+    turns: TurnsOption = None,
+    context: ContextOption = None,
     num_requests: Annotated[
         int | None,
         typer.Option(
@@ -248,6 +256,7 @@ def plan(
     choice = workload_choice(
         isl, lengths, workload if given else "reasoning", requests,
         "batch" if pattern == "online" else pattern, rate, clients,
+        range_ratio=random_range_ratio, think_time=think_time, turns=turns, context=context,
     )  # fmt: skip
     goal = _choice(Objective, objective, "objective").value
     slo = Slo.of(slo_ttft, slo_tpot)
@@ -261,10 +270,11 @@ def plan(
         prices = _prices(price_gpu_hour, gpu_ids)
         others = tuple(gpu_ids[1:])  # GPU types either pool may also run on
         if gpus is None and nodes is None and rate is not None and slo is not None:
-            from capcliff.analysis.parallel import default_jobs
+            from capcliff.analysis.parallel import default_jobs, run_pool
 
-            plan_cheapest(dep, choice, slo, seed, output.value, prices, others,
-                          jobs or default_jobs())  # fmt: skip
+            workers = jobs or default_jobs()
+            with run_pool(workers):  # one process pool for the whole search
+                plan_cheapest(dep, choice, slo, seed, output.value, prices, others, workers)
         else:
             plan_disagg(dep, count, choice, goal, slo, seed, output.value, prices, others)
         return
@@ -276,7 +286,7 @@ def plan(
             )
         report = _batch_plan(dep, count, choice, goal, slo, seed, serve_local_path, named)
     else:
-        from capcliff.analysis.parallel import default_jobs
+        from capcliff.analysis.parallel import default_jobs, run_pool
         from capcliff.analysis.plan.online import OnlineOptions, build_online_plan
 
         options = OnlineOptions(
@@ -286,7 +296,7 @@ def plan(
         )  # fmt: skip
         from capcliff.cli.progress import progress_bar
 
-        with progress_bar("searching layouts", None):
+        with progress_bar("searching layouts", None), run_pool(options.jobs):
             report = build_online_plan(dep, gpus=count, workload=choice, seed=seed, options=options)
         if figure is not None:
             from capcliff.cli.plotting import write_figure

@@ -303,6 +303,11 @@ def series_summary(series: SeriesResult) -> Text:
         f"sweet spot: {series.sweet_spot.concurrency:,} ({series.sweet_spot.objective}); "
         f"throughput lost past it: up to {series.sweet_spot.collapse_worst_loss:.0%}",
     ]
+    worst = [p for p in series.points if p.past_cliff is not None]
+    if worst:  # the most loaded point past the cliff says how the engine fails
+        point = worst[-1]
+        assert point.past_cliff is not None
+        lines.append(f"past the cliff ({point.concurrency:,}): {point.past_cliff.statement()}")
     return Text("\n".join(lines))
 
 

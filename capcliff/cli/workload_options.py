@@ -21,7 +21,10 @@ if TYPE_CHECKING:
     from capcliff.analysis.deployment import DeploymentSettings
     from capcliff.analysis.workloads import WorkloadChoice
 
-IslOption = Annotated[int | None, typer.Option(help="Input tokens per request (fixed).")]
+IslOption = Annotated[
+    int | None,
+    typer.Option(help="Input tokens per request (session presets: new input per turn, mean)."),
+]
 WorkloadOption = Annotated[
     str | None,
     typer.Option(
@@ -31,6 +34,26 @@ WorkloadOption = Annotated[
 ArrivalOption = Annotated[str, typer.Option(help="batch, clients or poisson.")]
 RateOption = Annotated[float | None, typer.Option(help="Poisson arrival rate, requests/s.")]
 ClientsOption = Annotated[int | None, typer.Option(help="Closed-loop clients.")]
+RangeRatioOption = Annotated[
+    float | None,
+    typer.Option(
+        "--random-range-ratio",
+        help="Draw each input and output length uniformly from [R x L, L], 0 < R <= 1 "
+        "(SGLang's bench_serving rule).",
+    ),
+]
+ThinkTimeOption = Annotated[
+    float | None,
+    typer.Option(
+        "--think-time",
+        help="Seconds a user waits before its next turn (sessions: the mean; 0 allowed).",
+    ),
+]
+TurnsOption = Annotated[float | None, typer.Option(help="Session presets: mean turns per session.")]
+ContextOption = Annotated[
+    int | None,
+    typer.Option(help="Session presets: each session's own starting context, tokens."),
+]
 
 
 def _slo(most_s: float) -> Callable[[Any, Any, float | None], float | None]:
@@ -66,9 +89,14 @@ def workload_choice(
     arrival: str,
     rate: float | None,
     clients: int | None,
+    *,
+    range_ratio: float | None = None,
+    think_time: float | None = None,
+    turns: float | None = None,
+    context: int | None = None,
 ) -> WorkloadChoice:
-    """The workload the flags describe: fixed lengths (`osl` may list several), a preset or a
-    trace file."""
+    """The workload the flags describe: fixed lengths (`osl` may list several), a preset (a
+    session preset shaped by --isl/--osl/--turns/--context/--think-time) or a trace file."""
     from pathlib import Path
 
     from capcliff.analysis.workloads import WorkloadChoice
@@ -99,6 +127,10 @@ def workload_choice(
         arrival=_choice(Arrival, arrival, "arrival"),
         rate_per_s=rate,
         clients=clients,
+        random_range_ratio=range_ratio,
+        think_time_s=think_time,
+        turns=turns,
+        context_tokens=context,
     )
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
@@ -138,18 +140,62 @@ def stage_param_groups(arch: Architecture, layout: Layout, stage: int) -> list[P
     groups: list[ParamGroup] = [embedding_group(arch)] if stage == 0 else []
     for layer in layers:
         groups += layer_param_groups(arch, layer)
-    if stage == layout.pp - 1:
-        head = head_groups(arch)
-        # A tied lm_head reuses the embedding when both sit on one stage; otherwise it is loaded.
-        groups += head[:1] if arch.tie_word_embeddings and layout.pp == 1 else head
-    return groups
+    return groups + _stage_head_groups(arch, layout, stage)
+
+
+def _stage_head_groups(arch: Architecture, layout: Layout, stage: int) -> list[ParamGroup]:
+    """The final norm and lm_head groups on the last stage (none elsewhere)."""
+    if stage != layout.pp - 1:
+        return []
+    head = head_groups(arch)
+    # A tied lm_head reuses the embedding when both sit on one stage; otherwise it is loaded.
+    return head[:1] if arch.tie_word_embeddings and layout.pp == 1 else head
+
+
+# One decoder layer's weight groups, and the indices of the layers built the same way.
+_LayerKind = tuple[tuple[ParamGroup, ...], tuple[int, ...]]
+
+
+@lru_cache(maxsize=32)
+def _layer_kinds(arch: Architecture, scheme: WeightScheme) -> tuple[_LayerKind, ...]:
+    """The decoder layers grouped by kind: two layers are of one kind when their groups match
+    one for one in everything that sets their bytes under any layout (component, sharding,
+    element counts, fan-in and storage format: dense and MoE layers differ, and so do layers a
+    checkpoint quantises differently); each kind with one layer's groups and its layer indices."""
+    kinds: dict[tuple[object, ...], tuple[list[ParamGroup], list[int]]] = {}
+    for layer in range(arch.num_layers):
+        groups = layer_param_groups(arch, layer)
+        key = tuple(
+            (g.component, g.elements, g.shard, g.row_elements, g.fan_in, scheme.format_of(g))
+            for g in groups
+        )
+        kinds.setdefault(key, (groups, []))[1].append(layer)
+    return tuple((tuple(groups), tuple(layers)) for groups, layers in kinds.values())
+
+
+def stage_group_counts(
+    arch: Architecture, layout: Layout, scheme: WeightScheme, stage: int
+) -> list[tuple[ParamGroup, int]]:
+    """The weight groups of pipeline stage `stage` in closed form: each group of one layer of
+    each kind with the number of the stage's layers of that kind (then the embedding and head
+    groups, once each). Summing count x bytes over these equals summing `stage_param_groups`
+    group by group, in a few dozen terms instead of one per group of every layer."""
+    layers = stage_layer_ranges(arch.num_layers, layout.pp)[stage]
+    out: list[tuple[ParamGroup, int]] = [(embedding_group(arch), 1)] if stage == 0 else []
+    for groups, indices in _layer_kinds(arch, scheme):
+        count = bisect_left(indices, layers.stop) - bisect_left(indices, layers.start)
+        if count:
+            out += [(group, count) for group in groups]
+    return out + [(group, 1) for group in _stage_head_groups(arch, layout, stage)]
 
 
 def stage_weight_bytes(arch: Architecture, layout: Layout, scheme: WeightScheme, stage: int) -> int:
-    """Bytes of weights one GPU of pipeline stage `stage` holds."""
+    """Bytes of weights one GPU of pipeline stage `stage` holds: ceil(sum over the stage's groups
+    of elements per rank x bytes per element), exact (fractions), summed in closed form over
+    layers of one kind (`stage_group_counts`)."""
     total = Fraction(0)
-    for group in stage_param_groups(arch, layout, stage):
-        total += elements_per_rank(group, layout) * scheme.bytes_per_element(group)
+    for group, count in stage_group_counts(arch, layout, scheme, stage):
+        total += count * elements_per_rank(group, layout) * scheme.bytes_per_element(group)
     return math.ceil(total)
 
 
@@ -178,8 +224,8 @@ def dense_split_saving_bytes(
     if not layout.attention_dp or layout.moe_ranks <= layout.tp:
         return 0
     saved = Fraction(0)
-    for group in stage_param_groups(arch, layout, stage):
+    for group, count in stage_group_counts(arch, layout, scheme, stage):
         if group.shard is Shard.TP and group.component in (Component.MLP, Component.SHARED_EXPERTS):
             held = elements_per_rank(group, layout) - Fraction(group.elements, layout.moe_ranks)
-            saved += held * scheme.bytes_per_element(group)
+            saved += count * held * scheme.bytes_per_element(group)
     return math.floor(saved)

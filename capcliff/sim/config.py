@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # only a type here: keeps the simulator free of the memory ca
 # Policies whose engines' prefix caches are modelled (vLLM V1 APC, SGLang radix cache); both
 # engines have them on by default (vLLM V1 `enable_prefix_caching`, SGLang without
 # `--disable-radix-cache`).
-PREFIX_CACHING_POLICIES = ("vllm", "sglang")
+PREFIX_CACHING_POLICIES = ("vllm", "vllm-first-chunk", "sglang")
 # vLLM V0's default CPU swap space per GPU (`--swap-space 4`, GiB).
 DEFAULT_SWAP_SPACE_BYTES = 4 * GIB
 # vLLM's default max_num_seqs and the V1 server's default max_num_batched_tokens on large GPUs.

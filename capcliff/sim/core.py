@@ -1,11 +1,12 @@
 """Which event loop simulates a replica: the pure-Python one, or its compiled copy.
 
 The simulator's event loop (the modules in `CORE_MODULES`) is plain Python, and that source is the
-reference. Installing capcliff also tries to compile a copy of those modules with mypyc
-(`hatch_build.py`): the copy lives in `capcliff.sim._core` (a separately named package, so a
-compiled module never shadows the source it came from) and runs the same code, about three times
-faster. Nothing depends on it: a missing, failed or stale build falls back to the pure-Python loop
-with the same results, bit for bit.
+reference. Asked to (`CAPCLIFF_COMPILE=1 pip install .`, or `python hatch_build.py`), the install
+compiles a copy of those modules with mypyc (`hatch_build.py`; the default install compiles
+nothing): the copy lives in `capcliff.sim._core` (a separately named package, so a compiled module
+never shadows the source it came from) and runs the same code, about three times faster. Nothing
+depends on it: a missing or stale build falls back to the pure-Python loop with the same results,
+bit for bit.
 
 The group holds the replica's loop and the classes built on it for two-pool and attention-DP runs
 (`LandedReplicaSim`, `PrefillReplicaSim`, `LockstepSim`): mypyc lets no interpreted class subclass

@@ -125,9 +125,32 @@ class ReplicaView(Protocol):
 AdmitRule = Callable[[ReplicaView, Candidate, Sequence[Candidate]], bool]
 
 
+def sequence_blocks(cand: Candidate, block_size: int) -> int:
+    """Blocks a waiting request needs for its whole sequence (prompt + generated), less the cached
+    blocks it hits that a running request already holds: its first chunk's blocks plus those of
+    the rest, ceil((P + g) / B) - ceil((cached + chunk) / B). A swapped-in request: its blocks."""
+    if cand.kv_tokens:
+        return cand.blocks_now
+    whole = ceil_div(cand.prompt_tokens + cand.generated_tokens, block_size)
+    return cand.blocks_now + whole - ceil_div(cand.cached_tokens + cand.chunk_tokens, block_size)
+
+
 def vllm_admit(view: ReplicaView, cand: Candidate, admitted: Sequence[Candidate]) -> bool:
-    """vLLM V1 (vllm/v1/core/sched/scheduler.py `schedule`, vllm/v1/core/kv_cache_manager.py
-    `allocate_slots`): admit when the blocks of the request's first chunk can be allocated now."""
+    """vLLM V1 with `scheduler_reserve_full_isl` (vllm/config/scheduler.py, default True since
+    PR #37307): the scheduler's waiting loop calls `allocate_slots(..., full_sequence_must_fit=
+    True)` (vllm/v1/core/kv_cache_manager.py), which returns None unless the blocks of the whole
+    sequence (`request.num_tokens`, less prefix-cache hits) are free; the blocks are still
+    allocated one chunk at a time. A request that does not fit waits at the head of the queue
+    instead of being admitted on its first chunk and preempted part way through its prefill."""
+    return sequence_blocks(cand, view.block_size) <= view.free_blocks
+
+
+def vllm_first_chunk_admit(
+    view: ReplicaView, cand: Candidate, admitted: Sequence[Candidate]
+) -> bool:
+    """vLLM V1 before `scheduler_reserve_full_isl` (or with it off; vllm/v1/core/sched/
+    scheduler.py `schedule`, kv_cache_manager.py `allocate_slots`): admit when the blocks of the
+    request's first chunk can be allocated now."""
     return cand.blocks_now <= view.free_blocks
 
 
@@ -339,6 +362,8 @@ class Policy:
     requeue: Requeue
     whole_prompt_blocks: bool  # allocates blocks for the whole prefill at admission
     event_triggered: bool = False  # re-evaluates admission only when the running set changes
+    # admits only when the whole sequence's blocks are free (allocating one chunk at a time)
+    admits_whole_sequence: bool = False
     ratio: NewTokenRatio | None = None
 
 
@@ -356,10 +381,20 @@ def policy(
 
 
 _ENGINE_POLICIES = {
-    # V1 `schedule`: running first; LIFO preemption; no new admissions in a step that preempted.
+    # V1 `schedule`: running first; when a running request's `allocate_slots` fails, the last
+    # of `self.running` is preempted (`self.running.pop()`, LIFO), freed and put at the front of
+    # the queue (`_preempt_request`: `self.waiting.prepend_request`); no new admissions in a step
+    # that preempted (`if not preempted_reqs`); a waiting request needs its whole sequence's
+    # blocks (`scheduler_reserve_full_isl`, the default).
     "vllm": Policy(
         "vllm", vllm_admit, VictimOrder.LIFO, admits_after_preemption=False,
-        requeue=Requeue.FRONT, whole_prompt_blocks=False,
+        requeue=Requeue.FRONT, whole_prompt_blocks=False, admits_whole_sequence=True,
+    ),
+    # V1 releases before `scheduler_reserve_full_isl` (ENGINE_POLICY picks it by release):
+    # admission on the first chunk's blocks.
+    "vllm-first-chunk": Policy(
+        "vllm-first-chunk", vllm_first_chunk_admit, VictimOrder.LIFO,
+        admits_after_preemption=False, requeue=Requeue.FRONT, whole_prompt_blocks=False,
     ),
     # V0 `_schedule_chunked_prefill`: prefills are scheduled after running even if it preempted;
     # the block manager allocates the whole prompt at admission.
@@ -390,7 +425,14 @@ _ENGINE_POLICIES = {
 }  # fmt: skip
 
 
-POLICY_NAMES = ("vllm", "vllm-v0", "sglang", "trtllm-no-evict", "trtllm-max-util", "kv-aware")
+POLICY_NAMES = (
+    "vllm", "vllm-first-chunk", "vllm-v0", "sglang", "trtllm-no-evict", "trtllm-max-util",
+    "kv-aware",
+)  # fmt: skip
+# The first vLLM release whose scheduler admits on the whole sequence by default
+# (`scheduler_reserve_full_isl = True`, PR #37307, merged 2026-03-17): a named assumption, the
+# first minor release after the merge.
+VLLM_FULL_SEQUENCE_RELEASE = (0, 18, 0)
 
 
 def victim_key(generated_tokens: int, prompt_tokens: int, admit_seq: int) -> tuple[int, int, int]:

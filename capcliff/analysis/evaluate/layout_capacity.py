@@ -27,7 +27,7 @@ from capcliff.analysis.evaluate.capacity import (
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.replica_models import replica_models
 from capcliff.analysis.evaluate.solver import Slo
-from capcliff.analysis.parallel import parallel_map
+from capcliff.analysis.parallel import parallel_map, workers
 from capcliff.catalog.layout import enumerate_layouts
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.sim.config import SimConfig
@@ -107,10 +107,11 @@ def _cap_point(job: tuple[Replica, SearchSettings, CapPoint, int]) -> CapPoint:
 def _ahead(
     found: dict[str, LayoutEval], names: list[str], search: SearchSettings
 ) -> list[dict[int, CapPoint]]:
-    """With more than one worker: the caps every refined layout's sweep reaches (the grid's
-    AHEAD caps from the first above 1/2: the climb stops only past the cliff), simulated in
-    parallel ahead of the sweeps, by layout. Serially: none (the sweep runs what it needs)."""
-    if search.jobs <= 1:
+    """With more than one worker (`workers`: idle cores, the run's pool): the caps every refined
+    layout's sweep reaches (the grid's AHEAD caps from the first above 1/2: the climb stops only
+    past the cliff), simulated in parallel ahead of the sweeps, by layout. Serially: none (the
+    sweep runs what it needs)."""
+    if workers(search.jobs) <= 1:
         return [{} for _ in names]
     jobs = []
     for n in names:

@@ -34,7 +34,8 @@ from capcliff.analysis.evaluate.session_load import (
 from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
 from capcliff.errors import InputError
 from capcliff.sim.traffic.length_mean import expected_length
-from capcliff.sim.traffic.workload import PRESETS, Arrival, Fixed, Requests
+from capcliff.sim.traffic.sessions import describe_sessions, is_session_trace
+from capcliff.sim.traffic.workload import PRESETS, Arrival, Requests, ranged_length
 
 FloatArray = npt.NDArray[np.float64]
 ARRIVAL_SEED_OFFSET = 1_000_003  # the arrival stream's seed: the workload's seed plus this
@@ -69,7 +70,8 @@ class OnlineWorkload:
 
     def __post_init__(self) -> None:
         if self.sessions:
-            self.label = str(self.choice.preset_name)
+            spec = self.choice.session_spec()
+            self.label = f"{self.choice.preset_name} ({describe_sessions(spec)})"
             return
         label, _ = plan_workloads(replace(self._batch_choice(1)), self.seed)
         self.label = label
@@ -100,10 +102,10 @@ class OnlineWorkload:
     ) -> Requests:
         key = (n, rate, clients, think)
         if key not in self._loaded:
-            name = str(self.choice.preset_name)
             self._loaded[key] = session_requests(
-                name, n, self.seed, clients=clients, rate_rps=rate, think=think
-            )
+                self.choice.session_spec(), n, self.seed, clients=clients, rate_rps=rate,
+                think=think,
+            )  # fmt: skip
         return self._loaded[key]
 
     @property
@@ -128,9 +130,11 @@ class OnlineWorkload:
         return self.choice.trace_lines is not None
 
     def _batch_choice(self, n: int) -> WorkloadChoice:
+        lines = self.choice.trace_lines
+        keeps_think = lines is not None and is_session_trace(lines)  # its think times are its own
         return replace(
             self.choice, num_requests=max(n, 1), arrival=Arrival.BATCH, rate_per_s=None,
-            clients=None,
+            clients=None, think_time_s=self.choice.think_time_s if keeps_think else None,
         )  # fmt: skip
 
     def backlog(self, n: int) -> Requests:
@@ -154,7 +158,7 @@ class OnlineWorkload:
             _, outputs, most = PRESETS[name]
             return expected_length(outputs, max_tokens=most)
         osl = self.choice.osl[0]
-        return expected_length(Fixed(osl), max_tokens=osl)
+        return expected_length(ranged_length(osl, self.choice.random_range_ratio), max_tokens=osl)
 
     def stationary_start(self) -> bool:
         """Whether saturation samples start from the stationary running set: not for sessions

@@ -44,7 +44,7 @@ def is_session_preset(name: str | None) -> bool:
 
 
 def session_requests(
-    name: str,
+    spec: SessionSpec,
     n: int,
     seed: int,
     *,
@@ -52,10 +52,10 @@ def session_requests(
     rate_rps: float | None = None,
     think: bool = True,
 ) -> Requests:
-    """n requests of preset `name`'s sessions run by `clients` users, started at `rate_rps`
+    """n requests of sessions shaped as `spec` run by `clients` users, started at `rate_rps`
     requests/s, or (neither) all started at once (a backlog). `think=False`: users send each
     request as soon as the one before it ends (the saturation experiment)."""
-    spec = SESSION_PRESETS[name] if think else replace(SESSION_PRESETS[name], think_time_s=0.0)
+    spec = spec if think else replace(spec, think_time_s=0.0)
     rng = np.random.default_rng(seed)
     if rate_rps is not None:
         return generate_sessions(spec, max(n, 1), rng, rate_per_s=rate_rps)

@@ -30,6 +30,7 @@ from capcliff.analysis.evaluate.steady_point import (
     steady_point,
 )
 from capcliff.analysis.evaluate.sweet_spot import SweetSpotResult, sweet_spot_result
+from capcliff.analysis.sweep.failure import PastCliff, past_cliff
 from capcliff.analysis.sweep.timelines import hit_rate_over_time, kv_over_time
 from capcliff.analysis.workloads import is_online
 from capcliff.catalog.layout import Layout
@@ -96,6 +97,7 @@ class PointResult(_Result):
     cache_evicted_blocks: int = 0
     offload: list[TierResult] = []
     steady: SteadyPoint | None = None  # online workloads: the steady state (sweep_steady)
+    past_cliff: PastCliff | None = None  # how it fails once its KV cache filled (failure.py)
 
 
 class CliffResult(_Result):
@@ -186,6 +188,7 @@ def point_result(point: SweepPoint, *, online: bool = False, users: bool = False
         prefill_tokens_saved=0 if r.reuse is None else r.reuse.prefill_tokens_saved,
         cache_evicted_blocks=0 if r.reuse is None else r.reuse.evicted_blocks,
         offload=_tiers(r),
+        past_cliff=past_cliff(r),
     )
 
 

@@ -1,5 +1,6 @@
 """One exact engine step under a rule that admits the head of the queue when the blocks of its
-first chunk fit (vLLM V1's `vllm_admit`, TensorRT-LLM's `trtllm_max_util_admit`).
+first chunk fit (vLLM V1's `vllm_first_chunk_admit`, TensorRT-LLM's `trtllm_max_util_admit`), or
+those of its whole sequence (vLLM V1's `vllm_admit`, which still allocates one chunk at a time).
 
 `ReplicaSim.begin_step` asks the policy about every candidate through an `AdmissionView` and a
 `Candidate`; under these rules the verdict is one comparison, so the admissions of a step (past
@@ -77,6 +78,7 @@ def _admit(sim: ReplicaState, budget: int, free: int) -> tuple[Admitted, bool, i
         sim.host_kv,
         sim.whole_prompt_blocks,
     )
+    sequence = sim.rule.admits_whole_sequence  # the verdict needs the whole sequence's blocks
     context, held, admit_seq, landed = sim.context, sim.held, sim.admit_seq, sim.landed
     size = sim.block_size
     admitted: Admitted = []
@@ -86,11 +88,13 @@ def _admit(sim: ReplicaState, budget: int, free: int) -> tuple[Admitted, bool, i
         kv = host_kv[i]
         if kv:
             chunk, blocks = 1, -(-(kv + 1) // size)
+            need = blocks
         else:
             todo = prompt[i] + generated[i]
             chunk = todo if todo < budget else budget
             blocks = -(-(todo if whole else chunk) // size)
-        if blocks > free:
+            need = -(-todo // size) if sequence else blocks
+        if need > free:
             return admitted, True, free, swap_in
         waiting.popleft()
         free -= blocks

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from capcliff.errors import step_limit_error
 from capcliff.perf.decode_line import DecodeLine
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.loop.fast_forward import advance_decode, plain_decode_run, waits_for_arrival
@@ -198,7 +199,7 @@ class LockstepSim:
                 self._exact_step(busy)
             self.steps += 1
             if self.steps > max_steps:
-                raise RuntimeError(f"simulation did not finish in {max_steps} steps")
+                raise step_limit_error(max_steps, sum(len(r.prompt) for r in ranks))
         return [r.result() for r in ranks]
 
     def _settle(self, i: int) -> None:

@@ -23,12 +23,17 @@ from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.loop.admit_step import _admit as admit_fitting
 from capcliff.sim.loop.replica import ReplicaSim
 from capcliff.sim.loop.step_plan import Load, PlannedStep, step_load
-from capcliff.sim.policies import Policy, trtllm_max_util_admit, vllm_admit
+from capcliff.sim.policies import (
+    Policy,
+    trtllm_max_util_admit,
+    vllm_admit,
+    vllm_first_chunk_admit,
+)
 from capcliff.sim.traffic.workload import Requests
 
 # Admission rules whose verdict is "the blocks of the first chunk fit" (the rules `admit_step`
 # decides in locals).
-FITS_RULES = (vllm_admit, trtllm_max_util_admit)
+FITS_RULES = (vllm_admit, vllm_first_chunk_admit, trtllm_max_util_admit)
 
 
 class PrefillReplicaSim(ReplicaSim):

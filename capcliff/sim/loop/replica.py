@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from capcliff.errors import step_limit_error
 from capcliff.sim.loop.admission import candidate, head_admissible
 from capcliff.sim.loop.fast_forward import fast_forward
 from capcliff.sim.loop.prefill_only import no_chunking, prefill_step, swap_ins
@@ -48,7 +49,7 @@ class ReplicaSim(ReplicaState):
             elif not fast_forward(self):
                 self.run_step()
             if rec.steps > max_steps:
-                raise RuntimeError(f"simulation did not finish in {max_steps} steps")
+                raise step_limit_error(max_steps, n)
         return self.result()
 
     def take_arrivals(self) -> None:
@@ -157,7 +158,9 @@ class ReplicaSim(ReplicaState):
             self.admit_seq[i], self.held[i] = self.seq, blocks
             self.context[i] = kv or cand.cached_tokens
             if self.reuse is not None and not kv:  # the blocks it hit are shared, not its own
-                self.held[i] = self.reuse.held_blocks(i, cand, blocks, self.now_s)
+                self.held[i] = self.reuse.held_blocks(
+                    i, cand, blocks, self.now_s, resumed=self.preemptions[i] > 0
+                )
             if i in self.landed:
                 self.landed.discard(i)
             elif kv:

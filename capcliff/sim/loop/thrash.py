@@ -13,8 +13,9 @@ cohort's prefix sums, the recorder); here the same events run with the state in 
 - the steps that fit are counted by walking the phase histogram while fewer blocks are free than
   the cohort needs per cycle of B steps (at most B steps), else from the cohort's prefix sums;
 - the head of the queue after a preemption is the request just given up, and the rules handled
-  here admit it when the blocks of its first chunk fit (`vllm_admit`, `trtllm_max_util_admit`),
-  so the verdict is one comparison;
+  here admit it when the blocks of its first chunk (or, `admits_whole_sequence`, of its whole
+  sequence) fit (`vllm_admit`, `vllm_first_chunk_admit`, `trtllm_max_util_admit`), so the
+  verdict is one comparison;
 - the recorder's per-event sample and sums are updated in place, in the same order and with the
   same arithmetic as `Recorder.record`, so every result is bit-identical to the general path.
 
@@ -28,13 +29,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from capcliff.perf.decode_line import DecodeLine
-from capcliff.sim.policies import Requeue, trtllm_max_util_admit, vllm_admit
+from capcliff.sim.policies import (
+    Requeue,
+    trtllm_max_util_admit,
+    vllm_admit,
+    vllm_first_chunk_admit,
+)
 
 if TYPE_CHECKING:
     from capcliff.sim.loop.state import ReplicaState
 
 # Admission rules that admit the head when the blocks of its first chunk fit, nothing else.
-_BLOCKS_FIT_RULES = (vllm_admit, trtllm_max_util_admit)
+_BLOCKS_FIT_RULES = (vllm_admit, vllm_first_chunk_admit, trtllm_max_util_admit)
 
 
 # The ReplicaSim methods these loops stand in for: a subclass that overrides one (the disaggregated
@@ -240,7 +246,8 @@ def _head_refused(sim: ReplicaState, count: int) -> bool | None:
     else:
         todo = sim.prompt[head] + sim.generated[head]
         chunk = todo if todo < budget else budget
-        blocks = -(-(todo if sim.whole_prompt_blocks else chunk) // size)
+        whole = sim.whole_prompt_blocks or sim.rule.admits_whole_sequence  # no cache here
+        blocks = -(-(todo if whole else chunk) // size)
     needs, step = sim.cohort.phase_counts, sim.step
     return blocks > sim.free - needs[step % size] - needs[(step + 1) % size]
 

@@ -18,7 +18,8 @@ What each engine keeps when it gives a request up (where the engine does so):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -40,7 +41,13 @@ FloatArray = npt.NDArray[np.float64]
 class ReuseRecord:
     """A replica's prefix-cache figures. Token-weighted: hit / queried tokens, where a lookup
     queries the whole prompt (+ generated tokens after a preemption), as vLLM's
-    `PrefixCacheStats` counts `queries` and `hits`."""
+    `PrefixCacheStats` counts `queries` and `hits`. `queried_tokens` and `hit_tokens` count every
+    lookup (the prefill they save); the hit rate, as vLLM reports it, counts only requests never
+    preempted: `PrefixCacheStats.record(num_tokens, num_hits, preempted)`
+    (vllm/v1/metrics/stats.py) puts a preempted request's lookup in `preempted_queries` and
+    `preempted_hits`, which `vllm:prefix_cache_queries` and `vllm:prefix_cache_hits` leave out.
+    A resumed request mostly hits its own blocks, freed a step before, so counting it would
+    report hits past the cliff that no new request gets."""
 
     queried_tokens: int
     hit_tokens: int
@@ -49,11 +56,15 @@ class ReuseRecord:
     lookup_queried: FloatArray
     lookup_hit: FloatArray
     tiers: tuple[TierRecord, ...] = ()
+    resumed_queried_tokens: int = 0  # lookups of requests preempted before (in the totals)
+    resumed_hit_tokens: int = 0
+    lookup_resumed: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     @property
     def hit_rate(self) -> float:
-        """Hit tokens / queried tokens (0 when nothing was looked up)."""
-        return self.hit_tokens / self.queried_tokens if self.queried_tokens else 0.0
+        """Hit tokens / queried tokens of requests never preempted (0 when none looked up)."""
+        queried = self.queried_tokens - self.resumed_queried_tokens
+        return (self.hit_tokens - self.resumed_hit_tokens) / queried if queried else 0.0
 
 
 class PrefixReuse:
@@ -96,8 +107,9 @@ class PrefixReuse:
         self.block_size = block_size
         self.shared = [0] * n  # cached blocks a running request references (its hit)
         self.prefilled = [0] * n  # prompt + generated at its admission (SGLang keeps these)
-        self.queried = self.hit_tokens = 0
+        self.queried = self.hit_tokens = self.resumed_queried = self.resumed_hit = 0
         self._samples: tuple[list[float], list[float], list[float]] = ([], [], [])
+        self._resumed: list[bool] = []
 
     def settle(self, free: int, now_s: float) -> None:
         """Evict until the cached unreferenced blocks fit in the `free` count (at `now_s`)."""
@@ -125,20 +137,26 @@ class PrefixReuse:
         self._memo_key, self._memo = key, (reach, hit, revive)
         return reach, hit, revive
 
-    def admit(self, i: int, tokens: int, now_s: float) -> tuple[int, int]:
+    def admit(self, i: int, tokens: int, now_s: float, *, resumed: bool = False) -> tuple[int, int]:
         """Request i starts with what `lookup` found for its `tokens`: references its HBM hit
-        and loads the rest of its reach from the tiers (time added to `load_s`). Returns
-        (blocks hit in HBM, of which unreferenced)."""
+        and loads the rest of its reach from the tiers (time added to `load_s`). `resumed`: it
+        was preempted before (its lookup is counted apart, as vLLM counts it). Returns (blocks
+        hit in HBM, of which unreferenced)."""
         reach, hit_blocks, _ = self.lookup(i, tokens)
         if reach > hit_blocks and self.tiers is not None:
             self.load_s += self.tiers.load(self.node[i], hit_blocks, reach, now_s)
         self.shared[i], self.prefilled[i] = hit_blocks, tokens
+        hit_tokens = hit_blocks * self.block_size
         self.queried += tokens
-        self.hit_tokens += hit_blocks * self.block_size
+        self.hit_tokens += hit_tokens
+        if resumed:
+            self.resumed_queried += tokens
+            self.resumed_hit += hit_tokens
         times, queried, hit = self._samples
         times.append(now_s)
         queried.append(tokens)
-        hit.append(hit_blocks * self.block_size)
+        hit.append(hit_tokens)
+        self._resumed.append(resumed)
         revived = self.cache.acquire(self.node[i], hit_blocks) if hit_blocks else 0
         return hit_blocks, revived
 
@@ -147,10 +165,13 @@ class PrefixReuse:
         taken, self.load_s = self.load_s, 0.0
         return taken
 
-    def held_blocks(self, i: int, cand: Candidate, blocks: int, now_s: float) -> int:
+    def held_blocks(
+        self, i: int, cand: Candidate, blocks: int, now_s: float, *, resumed: bool = False
+    ) -> int:
         """Admit request i (`admit`) as `cand`, which allocated `blocks`: the blocks it holds in
         all, its hit among them (blocks it revived were not allocated for it)."""
-        hit, revived = self.admit(i, cand.prefill_tokens + cand.cached_tokens, now_s)
+        tokens = cand.prefill_tokens + cand.cached_tokens
+        hit, revived = self.admit(i, tokens, now_s, resumed=resumed)
         return blocks - revived + hit
 
     def freed_blocks(
@@ -179,8 +200,10 @@ class PrefixReuse:
         times, queried, hit = (np.asarray(s, dtype=np.float64) for s in self._samples)
         tiers = () if self.tiers is None else self.tiers.records()
         return ReuseRecord(
-            self.queried, self.hit_tokens, self.cache.evicted_blocks, times, queried, hit, tiers
-        )
+            self.queried, self.hit_tokens, self.cache.evicted_blocks, times, queried, hit, tiers,
+            resumed_queried_tokens=self.resumed_queried, resumed_hit_tokens=self.resumed_hit,
+            lookup_resumed=np.asarray(self._resumed, dtype=bool),
+        )  # fmt: skip
 
 
 def replica_reuse(
@@ -206,13 +229,27 @@ def replica_reuse(
 class ReuseSummary:
     """A deployment's prefix-cache figures (all replicas together)."""
 
-    hit_rate: float  # token-weighted: hit / queried tokens
+    hit_rate: float  # token-weighted: hit / queried tokens of requests never preempted (vLLM's)
     queried_tokens: int
     prefill_tokens_saved: int  # = hit tokens: prefill compute skipped
     evicted_blocks: int
     time_s: FloatArray  # end of each time bin
     hit_rate_series: FloatArray  # token-weighted hit rate of the lookups in each bin (NaN: none)
     tiers: tuple[TierRecord, ...] = ()  # each offload tier, summed over replicas
+    resumed_hit_rate: float | None = None  # the same over lookups of preempted requests
+    queried_series: FloatArray = field(default_factory=lambda: np.zeros(0))  # tokens per bin
+    resumed_queried_tokens: int = 0  # lookups of preempted requests (in `queried_tokens`)
+    resumed_hit_tokens: int = 0
+
+    def hit_rate_between(self, start_s: float, end_s: float = math.inf) -> float | None:
+        """Token-weighted hit rate of new requests' lookups in the bins ending in (start, end]
+        (None: no lookup there)."""
+        inside = (self.time_s > start_s) & (self.time_s <= end_s)
+        queried = float(self.queried_series[inside].sum()) if len(self.queried_series) else 0.0
+        if queried <= 0:
+            return None
+        hits = np.nan_to_num(self.hit_rate_series[inside]) * self.queried_series[inside]
+        return float(hits.sum()) / queried
 
 
 def reuse_summary(records: list[ReuseRecord], grid_s: FloatArray) -> ReuseSummary:
@@ -220,14 +257,21 @@ def reuse_summary(records: list[ReuseRecord], grid_s: FloatArray) -> ReuseSummar
     lookups in (grid[k-1], grid[k]])."""
     queried = sum(r.queried_tokens for r in records)
     hit = sum(r.hit_tokens for r in records)
-    times = np.concatenate([r.lookup_s for r in records])
+    resumed_q = sum(r.resumed_queried_tokens for r in records)
+    resumed_h = sum(r.resumed_hit_tokens for r in records)
+    new = np.concatenate([_new_lookups(r) for r in records])
+    times = np.concatenate([r.lookup_s for r in records])[new]
     bins = np.searchsorted(grid_s, times, side="left").clip(0, len(grid_s) - 1)
-    q = np.bincount(bins, np.concatenate([r.lookup_queried for r in records]), len(grid_s))
-    h = np.bincount(bins, np.concatenate([r.lookup_hit for r in records]), len(grid_s))
+    q = np.bincount(bins, np.concatenate([r.lookup_queried for r in records])[new], len(grid_s))
+    h = np.bincount(bins, np.concatenate([r.lookup_hit for r in records])[new], len(grid_s))
     with np.errstate(divide="ignore", invalid="ignore"):
         series = np.where(q > 0, h / q, np.nan)
     return ReuseSummary(
-        hit_rate=hit / queried if queried else 0.0,
+        hit_rate=(hit - resumed_h) / (queried - resumed_q) if queried > resumed_q else 0.0,
+        resumed_hit_rate=resumed_h / resumed_q if resumed_q else None,
+        queried_series=q.astype(np.float64),
+        resumed_queried_tokens=resumed_q,
+        resumed_hit_tokens=resumed_h,
         queried_tokens=queried,
         prefill_tokens_saved=hit,
         evicted_blocks=sum(r.evicted_blocks for r in records),
@@ -235,6 +279,13 @@ def reuse_summary(records: list[ReuseRecord], grid_s: FloatArray) -> ReuseSummar
         hit_rate_series=series,
         tiers=_summed_tiers(records),
     )
+
+
+def _new_lookups(record: ReuseRecord) -> npt.NDArray[np.bool_]:
+    """Which of a record's lookups are of requests never preempted (all, in an old record)."""
+    if len(record.lookup_resumed) != len(record.lookup_s):
+        return np.ones(len(record.lookup_s), dtype=bool)
+    return ~record.lookup_resumed
 
 
 def _summed_tiers(records: list[ReuseRecord]) -> tuple[TierRecord, ...]:

@@ -36,18 +36,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from capcliff.errors import InputError
+from capcliff.sim.traffic.length_mean import expected_length
 from capcliff.sim.traffic.workload import (
     PRESETS,
     LengthDist,
     LogNormal,
     Requests,
     jsonl_objects,
+    ranged_length,
     sample_lengths,
+)
+from capcliff.sim.traffic.workload_rules import (
+    MAX_TOKENS_PER_REQUEST,
+    check_count,
+    check_range_ratio,
+    check_think_time,
+    check_turns,
 )
 
 
@@ -66,6 +75,9 @@ class SessionSpec:
     branch_input: LengthDist | None = None
     max_context_tokens: int = 32_768
     max_output_tokens: int = 4_096
+    # a context of the session's own (documents, a repository) sent with its first turn and
+    # shared with no other session; None: none
+    start_context: LengthDist | None = None
 
     def __post_init__(self) -> None:
         if self.mean_turns < 1:
@@ -107,6 +119,87 @@ SESSION_PRESETS: dict[str, SessionSpec] = {
 
 # Every preset a workload can name: single-turn (sim.workload) and sessions.
 WORKLOAD_PRESETS = (*PRESETS, *SESSION_PRESETS)
+
+
+@dataclass(frozen=True)
+class SessionShape:
+    """What a user changed of a session preset (None: the preset's value). Lengths are means
+    (the preset's distribution rescaled to them, its shape kept) or, with `range_ratio` R,
+    integers uniform on [R x L, L] as the bench tools draw them (`workload.ranged_length`)."""
+
+    turns: float | None = None  # mean turns per session (geometric)
+    isl: int | None = None  # new input tokens per turn
+    osl: int | None = None  # output tokens per turn
+    think_time_s: float | None = None  # mean think time between turns, s (0: none)
+    context_tokens: int | None = None  # the session's own starting context, tokens
+    range_ratio: float | None = None
+
+    def __post_init__(self) -> None:
+        check_turns(self.turns)
+        check_think_time(self.think_time_s)
+        check_range_ratio(self.range_ratio)
+        check_count("isl", self.isl, most=MAX_TOKENS_PER_REQUEST)
+        check_count("osl", self.osl, most=MAX_TOKENS_PER_REQUEST)
+        check_count("context", self.context_tokens, most=MAX_TOKENS_PER_REQUEST)
+
+
+def rescaled(dist: LengthDist, mean: int, ratio: float | None) -> LengthDist:
+    """`dist` moved to mean `mean` tokens: a lognormal keeps its sigma (p99 scales with the mean);
+    any other distribution, or a range ratio, gives `ranged_length(mean, ratio)`."""
+    if ratio is None and isinstance(dist, LogNormal):
+        return LogNormal(mean, dist.p99 * mean / dist.mean)
+    return ranged_length(mean, ratio)
+
+
+def shaped_session_spec(name: str, shape: SessionShape) -> SessionSpec:
+    """Preset `name` with what `shape` changes. The output limit grows to a longer asked output
+    (the engine's max_tokens); a starting context that leaves no room for a turn is refused."""
+    base = SESSION_PRESETS[name]
+    spec = replace(
+        base,
+        mean_turns=base.mean_turns if shape.turns is None else shape.turns,
+        think_time_s=base.think_time_s if shape.think_time_s is None else shape.think_time_s,
+    )
+    if shape.isl is not None:
+        spec = replace(spec, user_input=rescaled(base.user_input, shape.isl, shape.range_ratio))
+    if shape.osl is not None:
+        spec = replace(
+            spec,
+            output=rescaled(base.output, shape.osl, shape.range_ratio),
+            max_output_tokens=max(base.max_output_tokens, shape.osl),
+        )
+    if shape.context_tokens is not None:
+        room = spec.max_context_tokens - spec.prefix_tokens - spec.max_output_tokens
+        if shape.context_tokens >= room:
+            raise InputError(
+                f"context: {shape.context_tokens:,} tokens leave no room for a turn in "
+                f"{name}'s {spec.max_context_tokens:,}-token context (at most {room - 1:,})"
+            )
+        spec = replace(spec, start_context=ranged_length(shape.context_tokens, shape.range_ratio))
+    return spec
+
+
+def _mean_tokens(dist: LengthDist, limit: int) -> float:
+    return expected_length(dist, max_tokens=limit)
+
+
+def describe_sessions(spec: SessionSpec) -> str:
+    """The session shape in one line, for a report's header: mean turns, new input and output
+    tokens per turn, starting context, think time."""
+    parts = [
+        f"{spec.mean_turns:g} turns",
+        f"isl {_mean_tokens(spec.user_input, spec.max_context_tokens):,.0f}",
+        f"osl {_mean_tokens(spec.output, spec.max_output_tokens):,.0f}",
+    ]
+    if spec.prefix_tokens:
+        parts.append(f"shared prefix {spec.prefix_tokens:,}")
+    if spec.start_context is not None:
+        context = _mean_tokens(spec.start_context, spec.max_context_tokens)
+        parts.append(f"context {context:,.0f}")
+    parts.append(f"think {spec.think_time_s:g} s")
+    if spec.fanout_width:
+        parts.append(f"fan-out {spec.fanout_width} at p {spec.fanout_probability:g}")
+    return ", ".join(parts)
 
 
 @dataclass
@@ -190,10 +283,12 @@ def _session(
     spec = d.spec
     node = b.new_node(prefix_node, spec.prefix_tokens) if prefix_node >= 0 else b.new_node(-1, 0)
     context, carried, made = spec.prefix_tokens, 0, 0
+    own = 0 if spec.start_context is None else d.length(spec.start_context, spec.max_context_tokens)
     for turn in range(d.turns()):
         if made >= budget:
             break
-        new_input = d.length(spec.user_input, spec.max_context_tokens) + carried
+        new_input = d.length(spec.user_input, spec.max_context_tokens) + carried + own
+        own = 0
         output = d.length(spec.output, spec.max_output_tokens)
         prompt = context + new_input
         if prompt + spec.max_output_tokens > spec.max_context_tokens:  # room for max_tokens
@@ -358,17 +453,27 @@ def is_session_trace(lines: Iterable[str]) -> bool:
 
 
 def requests_from_session_trace(
-    rows: list[SessionRow], *, max_output_tokens: int | None = None
+    rows: list[SessionRow],
+    *,
+    max_output_tokens: int | None = None,
+    clients: int | None = None,
+    think_time_s: float | None = None,
 ) -> Requests:
     """The session trace as requests: a session's first turn arrives at its `arrival_s` (0 when
-    absent), each later turn `think_s` after the previous one finishes."""
+    absent), each later turn `think_s` after the previous one finishes.
+
+    With `clients` N, a fixed pool of N users replays it as the bench tools' clients do: user u
+    runs sessions u, u + N, u + 2N, ... (in the trace's order) back to back, each user's first
+    session at t = 0 and each later one as soon as the user's previous session ends; the trace's
+    `arrival_s` is then unused. `think_time_s` replaces every think time of the trace (the gap
+    between turns of a session; between a user's sessions there is none unless it is given)."""
     sessions: dict[str, list[SessionRow]] = {}
     for r in rows:
         sessions.setdefault(r.session_id, []).append(r)
     b = _Builder()
     prefix_nodes: dict[tuple[str, int], int] = {}
     limit = max_output_tokens or max(r.output_tokens for r in rows)
-    for client, (sid, turns) in enumerate(sessions.items()):
+    for index, (sid, turns) in enumerate(sessions.items()):
         turns.sort(key=lambda r: r.turn)
         head = turns[0]
         shared = head.prefix_tokens if head.prefix_id is not None else 0
@@ -380,21 +485,27 @@ def requests_from_session_trace(
         else:
             node = b.new_node(-1, 0)
         context = shared
+        client = index if clients is None else index % clients
+        pooled_later = clients is not None and index >= clients  # waits for its user
         for k, r in enumerate(turns):
-            if k and r.arrival_s is not None and r.think_s is None:
+            if k and r.arrival_s is not None and r.think_s is None and clients is None:
                 raise InputError(
                     f"trace: session {sid!r} turn {r.turn}: a later turn needs think_s "
                     "(it is sent after the previous turn finishes)"
                 )
             prompt = context + r.input_tokens
             output = min(r.output_tokens, limit)
+            if k == 0 and clients is None:
+                arrival, think = r.arrival_s or 0.0, 0.0
+            elif k == 0:  # a pooled user's first session starts at 0, a later one when free
+                arrival = math.nan if pooled_later else 0.0
+                think = (think_time_s or 0.0) if pooled_later else 0.0
+            else:
+                arrival = math.nan
+                think = think_time_s if think_time_s is not None else (r.think_s or 0.0)
             b.add(
-                prompt=prompt,
-                output=output,
-                node=node,
-                client=client,
-                arrival_s=(r.arrival_s or 0.0) if k == 0 else math.nan,
-                think_s=(r.think_s or 0.0) if k else 0.0,
-            )
+                prompt=prompt, output=output, node=node, client=client, arrival_s=arrival,
+                think_s=think,
+            )  # fmt: skip
             context = prompt + output
     return b.requests(limit)

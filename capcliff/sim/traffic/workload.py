@@ -103,6 +103,18 @@ class Empirical:
 LengthDist = Fixed | Uniform | Normal | LogNormal | Empirical
 
 
+def ranged_length(tokens: int, ratio: float | None) -> LengthDist:
+    """`tokens` fixed, or with a range ratio R integers uniform on [max(1, int(R x tokens)),
+    tokens], both ends included: the rule of SGLang's bench_serving (`sample_random_requests`:
+    `np.random.randint(max(int(input_len * range_ratio), 1), input_len + 1)`) and of vLLM's
+    benchmarks/benchmark_serving.py before `vllm bench serve` (which now draws the symmetric
+    [L(1 - R), L(1 + R)] instead)."""
+    check_count("tokens", tokens)
+    if ratio is None or ratio >= 1:
+        return Fixed(tokens)
+    return Uniform(max(1, int(tokens * ratio)), tokens)
+
+
 def sample_lengths(
     dist: LengthDist, n: int, rng: np.random.Generator, *, max_tokens: int
 ) -> IntArray:
@@ -326,17 +338,37 @@ def empirical_lengths(rows: list[TraceRow]) -> tuple[Empirical, Empirical]:
     )
 
 
-def requests_from_trace(rows: list[TraceRow], *, max_output_tokens: int | None = None) -> Requests:
-    """The trace replayed as given: arrivals from the trace (0 where a row has none)."""
+def requests_from_trace(
+    rows: list[TraceRow],
+    *,
+    max_output_tokens: int | None = None,
+    clients: int | None = None,
+    think_time_s: float | None = None,
+) -> Requests:
+    """The trace replayed as given: arrivals from the trace (0 where a row has none). With
+    `clients` N, a fixed pool of N users sends the rows instead (the trace's arrivals unused):
+    user u sends rows u, u + N, u + 2N, ... in the trace's order, each `think_time_s` (default 0)
+    after its previous one finishes."""
     outputs = np.array([r.output_tokens for r in rows], dtype=np.int64)
     limit = int(outputs.max()) if max_output_tokens is None else max_output_tokens
-    arrivals = np.array([0.0 if r.arrival_s is None else r.arrival_s for r in rows])
-    order = np.argsort(arrivals, kind="stable")
+    n = len(rows)
+    if clients is not None:
+        check_count("clients", clients)
+        arrivals = np.where(np.arange(n) < clients, 0.0, np.nan)
+        order = np.arange(n)
+        client = np.arange(n, dtype=np.int64) % clients
+    else:
+        arrivals = np.array([0.0 if r.arrival_s is None else r.arrival_s for r in rows])
+        order = np.argsort(arrivals, kind="stable")
+        client = np.full(n, -1, dtype=np.int64)
     return Requests(
         input_tokens=np.array([r.input_tokens for r in rows], dtype=np.int64)[order],
         output_tokens=np.minimum(outputs, limit)[order],
-        max_output_tokens=np.full(len(rows), limit, dtype=np.int64),
+        max_output_tokens=np.full(n, limit, dtype=np.int64),
         arrival_s=arrivals[order],
+        client=client,
+        closed_loop=clients is not None,
+        think_time_s=0.0 if think_time_s is None else think_time_s,
     )
 
 

@@ -15,6 +15,7 @@ from capcliff.errors import InputError
 # low enough that the request arrays (a few int64 per request) stay within a laptop's memory.
 MAX_REQUESTS = 10_000_000
 MAX_TOKENS_PER_REQUEST = 1 << 30  # ~1.07 billion: 100x the longest context of any model today
+MAX_TURNS = 100_000  # mean turns per session: far past any agent run
 
 
 def check_count(field: str, value: int | None, *, most: int | None = None) -> None:
@@ -30,6 +31,25 @@ def check_positive(field: str, value: float | None) -> None:
     """A rate or a time must be a finite number > 0; None: not given."""
     if value is not None and not (math.isfinite(value) and value > 0):
         raise InputError(f"{field}: must be a finite number > 0, got {value!r}")
+
+
+def check_range_ratio(value: float | None) -> None:
+    """`random_range_ratio` R: each length is drawn from [R x L, L], so 0 < R <= 1; None: not
+    given (fixed lengths)."""
+    if value is not None and not (math.isfinite(value) and 0 < value <= 1):
+        raise InputError(f"random_range_ratio: must be in (0, 1], got {value!r}")
+
+
+def check_think_time(value: float | None) -> None:
+    """A think time (mean of an exponential, s) must be finite and >= 0 (0: none)."""
+    if value is not None and not (math.isfinite(value) and value >= 0):
+        raise InputError(f"think_time: must be a finite number >= 0 (seconds), got {value!r}")
+
+
+def check_turns(value: float | None) -> None:
+    """Mean turns per session: finite and >= 1."""
+    if value is not None and not (math.isfinite(value) and 1 <= value <= MAX_TURNS):
+        raise InputError(f"turns: must be a number in [1, {MAX_TURNS:,}], got {value!r}")
 
 
 def implied_arrival(arrival: str | None, *, rate: float | None, clients: int | None) -> str:
@@ -72,3 +92,17 @@ def check_workload_numbers(
         check_count("osl", length, most=MAX_TOKENS_PER_REQUEST)
     check_positive("rate", rate)
     check_count("clients", clients, most=MAX_REQUESTS)
+
+
+def check_shape_numbers(
+    *,
+    range_ratio: float | None = None,
+    think_time: float | None = None,
+    turns: float | None = None,
+    context: int | None = None,
+) -> None:
+    """The domains of the numbers that shape lengths and sessions (flags and spec keys alike)."""
+    check_range_ratio(range_ratio)
+    check_think_time(think_time)
+    check_turns(turns)
+    check_count("context", context, most=MAX_TOKENS_PER_REQUEST)

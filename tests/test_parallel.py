@@ -1,0 +1,96 @@
+"""The process pool (`capcliff.analysis.parallel`): one per run, only on idle cores, only for
+enough work, and the same results as a serial run."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import Executor
+
+import pytest
+
+import capcliff.analysis.parallel as parallel
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+def _pid(_: int) -> int:
+    return os.getpid()
+
+
+@pytest.fixture
+def two_idle_cores(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Two idle cores, every step worth a pool; returns the list of pools forked (their sizes)."""
+    monkeypatch.setattr(parallel, "idle_cores", lambda: 2)
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_CPU_S", 0.0)
+    forked: list[int] = []
+    new_pool = parallel._new_pool
+
+    def counting(workers: int) -> Executor:
+        forked.append(workers)
+        return new_pool(workers)
+
+    monkeypatch.setattr(parallel, "_new_pool", counting)
+    return forked
+
+
+def test_a_parallel_map_returns_the_serial_results_in_order(two_idle_cores: list[int]) -> None:
+    items = list(range(7))
+    assert parallel.parallel_map(_square, items, 2) == [x * x for x in items]
+    assert two_idle_cores == [2]
+
+
+def test_a_run_forks_one_pool_for_all_its_steps(two_idle_cores: list[int]) -> None:
+    with parallel.run_pool(2):
+        for n in (3, 5, 9):  # three parallel steps
+            assert parallel.parallel_map(_square, list(range(n)), 2) == [x * x for x in range(n)]
+    assert two_idle_cores == [2]
+
+
+def test_the_pool_is_shut_down_when_the_run_ends(two_idle_cores: list[int]) -> None:
+    with parallel.run_pool(2):
+        parallel.parallel_map(_square, list(range(4)), 2)
+        run = parallel._current_run()
+        assert run is not None and run.executor is not None
+    assert parallel._current_run() is None
+    with pytest.raises(RuntimeError):  # a shut-down executor takes no more work
+        run.executor.submit(_square, 1)
+
+
+def test_the_first_item_runs_here_and_the_rest_in_workers(two_idle_cores: list[int]) -> None:
+    pids = parallel.parallel_map(_pid, list(range(5)), 2)
+    assert pids[0] == os.getpid()
+    assert os.getpid() not in pids[1:]
+
+
+def test_small_work_runs_serially_without_a_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "idle_cores", lambda: 4)
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_CPU_S", 3600.0)  # an hour: never worth it
+
+    def no_pool(workers: int) -> Executor:
+        raise AssertionError("forked a pool for small work")
+
+    monkeypatch.setattr(parallel, "_new_pool", no_pool)
+    with parallel.run_pool(4):
+        assert parallel.parallel_map(_pid, list(range(6)), 4) == [os.getpid()] * 6
+
+
+@pytest.mark.parametrize(("jobs", "idle", "expected"), [(2, 1, 1), (8, 3, 3), (2, 16, 2)])
+def test_a_run_uses_no_more_workers_than_idle_cores(
+    monkeypatch: pytest.MonkeyPatch, jobs: int, idle: int, expected: int
+) -> None:
+    # --jobs 2 on a busy two-core machine (one idle core) runs serially, as --jobs 1 does.
+    monkeypatch.setattr(parallel, "idle_cores", lambda: idle)
+    with parallel.run_pool(jobs):
+        assert parallel.workers(jobs) == expected
+
+
+def test_a_worker_process_runs_its_own_steps_serially(two_idle_cores: list[int]) -> None:
+    with parallel.run_pool(2):
+        inner = parallel.parallel_map(_workers_seen_inside, [2, 2, 2], 2)
+    assert inner == [2, 1, 1]  # the first item runs in this process, the others in workers
+
+
+def _workers_seen_inside(jobs: int) -> int:
+    return parallel.workers(jobs)
