@@ -9,10 +9,14 @@ rename, so a reader never sees half a file.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import tempfile
+import tomllib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from capcliff.errors import InputError
 
@@ -64,6 +68,83 @@ def read_text(path: Path, *, field: str) -> str:
     return decode_text(read_bytes(path, field=field), path, field=field)
 
 
+def parse_json(
+    text: str, *, source: str, error: type[InputError] = InputError, finite: bool = True
+) -> Any:
+    """`text` parsed as JSON; an InputError `source: (json): problem` for a syntax error, nesting
+    too deep for Python's parser, an integer of more digits than Python converts (4,300), or a
+    non-finite number (NaN, Infinity, or a literal such as 1e400 that overflows to infinity),
+    the last naming the field that holds it (`finite=False`: the caller checks its fields)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{source}: (json): {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise error(f"{source}: (json): nested too deeply") from None
+    except ValueError as exc:  # int-string conversion limit
+        raise error(f"{source}: (json): {_number_problem(exc)}") from None
+    if finite:
+        refuse_non_finite(data, source=source, error=error)
+    return data
+
+
+def parse_toml(
+    text: str, *, source: str, error: type[InputError] = InputError, finite: bool = True
+) -> dict[str, Any]:
+    """`text` parsed as TOML; an InputError `source: (toml): problem` as `parse_json` (TOML's
+    `inf` and `nan` are refused naming their key unless `finite=False`: the caller's validation
+    refuses them, every problem listed)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{source}: (toml): {exc}") from None
+    except RecursionError:
+        raise error(f"{source}: (toml): nested too deeply") from None
+    except ValueError as exc:  # int-string conversion limit
+        raise error(f"{source}: (toml): {_number_problem(exc)}") from None
+    if finite:
+        refuse_non_finite(data, source=source, error=error)
+    return data
+
+
+def _number_problem(exc: ValueError) -> str:
+    if "digits" in str(exc):
+        return "an integer with more than 4,300 digits; give a number of sensible size"
+    return str(exc).split("\n")[0]
+
+
+def non_finite_field(data: Any) -> tuple[str, float] | None:
+    """(dotted path, value) of the first NaN or infinite float in parsed JSON/TOML `data`
+    (lists as `name[i]`), or None. Iterative: parsed data may nest hundreds deep."""
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return where or "(value)", value
+        if isinstance(value, dict):
+            items = [
+                (f"{where}.{key_label(k)}" if where else key_label(k), v) for k, v in value.items()
+            ]
+            stack.extend(reversed(items))
+        elif isinstance(value, list):
+            stack.extend(reversed([(f"{where}[{i}]", v) for i, v in enumerate(value)]))
+    return None
+
+
+def key_label(key: object) -> str:
+    """A key as a one-line message shows it: as written when printable, else its repr."""
+    text = str(key)
+    return text if text.isprintable() else repr(text)
+
+
+def refuse_non_finite(data: Any, *, source: str, error: type[InputError] = InputError) -> None:
+    """An InputError `source: field: must be a finite number, got nan` when `data` holds a
+    non-finite float."""
+    found = non_finite_field(data)
+    if found is not None:
+        raise error(f"{source}: {found[0]}: must be a finite number, got {found[1]}")
+
+
 def _same(a: Path, b: Path) -> bool:
     try:
         return a.exists() and b.exists() and os.path.samefile(a, b)
@@ -71,12 +152,30 @@ def _same(a: Path, b: Path) -> bool:
         return False
 
 
+# Files of a model checkpoint folder: capcliff never writes one, even with --force (a report
+# written over a checkpoint loses it). Weights by suffix (safetensors, PyTorch, GGUF, ONNX), and
+# the JSON files HF model folders carry by name.
+MODEL_FILE_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf", ".onnx")
+MODEL_FILE_NAMES = (
+    "config.json", "generation_config.json", "hf_quant_config.json", "tokenizer.json",
+    "tokenizer_config.json", "special_tokens_map.json", "model.safetensors.index.json",
+    "pytorch_model.bin.index.json",
+)  # fmt: skip
+
+
+def is_model_file(path: Path) -> bool:
+    """Whether `path` names a model checkpoint's file (weights, config.json, tokenizer)."""
+    name = path.name.lower()
+    return name.endswith(MODEL_FILE_SUFFIXES) or name in MODEL_FILE_NAMES
+
+
 def check_outputs(
     outputs: Iterable[tuple[str, Path | None]], *, inputs: Iterable[Path], force: bool
 ) -> None:
     """Refuse, before any work, an output path (flag, path; None: not asked for) that would
-    lose a file: an input of the same run (even with --force), another output's path, an
-    existing file without `force`, a directory, or a folder that does not exist."""
+    lose a file: an input of the same run or a model checkpoint's file (even with --force),
+    another output's path, an existing file without `force`, a directory, or a folder that does
+    not exist."""
     given = [(flag, path) for flag, path in outputs if path is not None]
     read = [p for p in inputs if p is not None]
     seen: dict[Path, str] = {}
@@ -87,6 +186,11 @@ def check_outputs(
         seen[key] = flag
         if any(Path(os.path.abspath(i)) == key or _same(i, path) for i in read):
             raise InputError(f"{flag}: {path} is an input of this run; write elsewhere")
+        if is_model_file(path):
+            raise InputError(
+                f"{flag}: {path} is a model checkpoint's file name (weights, config.json, "
+                "tokenizer); capcliff never writes one, even with --force; write elsewhere"
+            )
         if path.is_dir():
             raise InputError(f"{flag}: {path} is a directory; give a file path")
         if path.exists() and not force:
@@ -106,6 +210,8 @@ def write_bytes_atomic(path: Path, data: bytes, *, overwrite: bool) -> None:
 
     An existing file is kept unless `overwrite` is set.
     """
+    if is_model_file(path):
+        raise InputError(f"output: {path} is a model checkpoint's file; capcliff never writes one")
     if path.exists() and not overwrite:
         raise InputError(f"output: {path} exists; pass --force to replace it")
     directory = path.parent if str(path.parent) else Path(".")

@@ -142,6 +142,22 @@ def parse_bytes(text: str, *, field: str) -> int:
     return int(value)
 
 
+# Latency limits past these are milliseconds typed where seconds belong (a TPOT of 60 s is a
+# minute per token; no served model is that slow, and a TTFT past ten minutes is no SLO).
+MAX_SLO_TPOT_S = 10.0
+MAX_SLO_TTFT_S = 600.0
+
+
+def slo_seconds_problem(value_s: float, *, most_s: float) -> str | None:
+    """Why a latency limit `value_s` (seconds) is plainly milliseconds, or None when it is not."""
+    if value_s <= most_s:
+        return None
+    return (
+        f"{value_s:g} s is past {most_s:g} s, a limit typed in milliseconds? did you mean "
+        f"{value_s / 1000:g} (seconds)?"
+    )
+
+
 def ceil_div(numerator: int, denominator: int) -> int:
     """Integer ceiling of numerator / denominator for non-negative integers."""
     return -(-numerator // denominator)

@@ -179,12 +179,15 @@ def test_cli_writes_a_step_time_section_that_sweep_applies(tmp_path: Path) -> No
     assert json.loads(sweep.output)["step_profile"].endswith(", calibrated")
 
 
-def test_cli_one_row_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_one_row_fits_the_scale_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "bench.csv"
     path.write_text(HEADER + "x,4,1024,1024,400,9.7\n")
-    assert main(["calibrate", str(path), "--model", "llama-3.1-8b"]) == 2
-    err = capsys.readouterr().err
-    assert "1 point cannot fit 2 terms" in err and len(err.strip().splitlines()) == 1
+    assert main(["calibrate", str(path), "--model", "llama-3.1-8b"]) == 0
+    out = capsys.readouterr().out
+    # one point, two measurements (throughput, TPOT): the scale, with fixed_s as modeled
+    assert "from 1 point (one run: the scale alone, fixed kept as modeled)" in out
 
 
 def test_cli_fits_from_the_named_release(tmp_path: Path) -> None:

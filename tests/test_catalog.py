@@ -201,7 +201,7 @@ def test_model_directory_reads_exact_bytes_from_safetensors_headers(tmp_path: Pa
 def test_corrupt_safetensors_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text(json.dumps(_llama_config()))
     (tmp_path / "x.safetensors").write_bytes(b"\x05")
-    with pytest.raises(CatalogError, match=r"x\.safetensors: \(safetensors\): unreadable header"):
+    with pytest.raises(CatalogError, match=r"x\.safetensors: \(safetensors\): shorter than"):
         get_model(str(tmp_path))
 
 

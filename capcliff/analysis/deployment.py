@@ -73,6 +73,9 @@ def engine_policy(engine: EngineName, version: str | None) -> str:
 # far hold ~100k GPUs; a serving deployment is a small part of one, and enumerating the layouts of
 # many more would not finish).
 MAX_GPUS = 65_536
+# The largest set-up cost of one KV transfer accepted, ms: a minute, far past any network's (NIXL
+# and Mooncake set up a transfer in well under a millisecond to a few ms); more is a unit slip.
+MAX_KV_TRANSFER_OVERHEAD_MS = 60_000.0
 # A max_model_len derived from the workload is its longest request rounded up to whole KiB tokens.
 CONTEXT_ROUNDING = 1024
 
@@ -85,7 +88,7 @@ class DeploymentSettings(BaseModel):
     spec keys of the same names with underscores).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     engine: EngineName = EngineName.VLLM
     # the engine's release, for its step-time profile (profiles.engine_profile); None: the
@@ -117,7 +120,9 @@ class DeploymentSettings(BaseModel):
     prefix_caching: Literal["on", "off"] | None = None
     offload: str | None = None  # KV offload tiers per replica, e.g. cpu:512GiB,nvme:4TiB
     # disaggregated serving: the set-up cost of one KV transfer (default: kv_transfer's 1 ms)
-    kv_transfer_overhead_ms: float | None = Field(default=None, ge=0)
+    kv_transfer_overhead_ms: float | None = Field(
+        default=None, ge=0, le=MAX_KV_TRANSFER_OVERHEAD_MS, allow_inf_nan=False
+    )
     offload_policy: Literal["write-through", "write-back"] = "write-through"
     # speculative decoding: mtp:K, eagle:K[:DRAFT] or ngram:K (perf/speculation.py); its
     # acceptance: K per-position rates (0.8,0.6,0.4) or a mean acceptance length, else the

@@ -11,10 +11,16 @@ from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.perf.step_time import host_link_bytes_per_s
 from capcliff.sim.reuse.kv_tiers import KVTier
-from capcliff.units import GB, parse_bytes
+from capcliff.units import GB, GIB, parse_bytes
 
 TIER_NAMES = ("cpu", "nvme")  # fastest first
 MICROSECOND = 1e-6
+
+
+# The smallest offload tier accepted: 1 GiB holds a few thousand tokens of KV of a large model
+# (DeepSeek-R1: 70,272 bytes per token in bf16 MLA, about 15k tokens); below it a tier is a typo
+# (cpu:64 is 64 bytes, cpu:0 none) that would hold no block.
+MIN_TIER_BYTES = GIB
 
 
 def parse_offload(text: str) -> dict[str, int]:
@@ -28,6 +34,11 @@ def parse_offload(text: str) -> dict[str, int]:
                 f"(tiers {', '.join(TIER_NAMES)}, each once)"
             )
         sizes[name] = parse_bytes(size, field=f"offload {name}")
+        if sizes[name] < MIN_TIER_BYTES:
+            raise InputError(
+                f"offload: the {name} tier's {size.strip()!r} is under the 1 GiB a tier needs "
+                "(a size without its unit is bytes); write e.g. cpu:512GiB"
+            )
     return {name: sizes[name] for name in TIER_NAMES if name in sizes}
 
 

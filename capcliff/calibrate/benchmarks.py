@@ -3,8 +3,9 @@
 Three formats, told apart by the file name:
 
 - `*.json`: `vllm bench serve --save-result` (also `benchmarks/benchmark_serving.py`): one run,
-  keys `max_concurrency`, `num_prompts`, `completed`, `total_input_tokens`,
-  `total_output_tokens`, `output_throughput`, `mean_tpot_ms`, `mean_ttft_ms`.
+  keys `model_id`, `max_concurrency`, `num_prompts`, `completed`, `total_input_tokens`,
+  `total_output_tokens`, `output_throughput`, `mean_tpot_ms`, `mean_ttft_ms`; with
+  `--append-result` one such object per run, one after another (one per line).
 - `*.jsonl`: SGLang `bench_serving --output-file`: one run per line, keys `max_concurrency`,
   `random_input_len`, `random_output_len`, `random_range_ratio`, `completed`,
   `total_input_tokens`, `total_output_tokens`, `output_throughput`, `mean_tpot_ms`,
@@ -14,7 +15,10 @@ Three formats, told apart by the file name:
   optionally `row_id`, `num_requests`, `model`, `hardware`, `num_gpus`, `parallelism`, `engine`,
   `engine_version`, used to keep the rows of one deployment; other columns are ignored).
 
-Times in the files are milliseconds; points carry seconds.
+Times in the files are milliseconds; points carry seconds. A run whose TPOT or TTFT is under
+1 ms is refused as seconds written where milliseconds belong (no engine decodes a token in under
+a millisecond: a TPOT of 0.024 is 24 ms); so are non-positive or infinite measurements, a row
+that repeats another, and rows of another model than the one calibrated (unless forced).
 """
 
 from __future__ import annotations
@@ -22,15 +26,22 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from capcliff.errors import InputError
-from capcliff.files import read_text
+from capcliff.files import parse_json, read_text, refuse_non_finite
 
 MS = 1e-3
+# Sanity bounds on a run's counts (the simulator's own, sim.workload_rules, which this layer sits
+# below): requests or clients, and tokens per request.
+MAX_REQUESTS = 10_000_000
+MAX_TOKENS_PER_REQUEST = 1 << 30
+# Under this many milliseconds a mean TPOT or TTFT is taken to be seconds in a ms column.
+LEAST_PLAUSIBLE_MS = 1.0
 REQUIRED_COLUMNS = ("concurrency", "input_len", "output_len")
 MEASURED_COLUMNS = ("output_throughput_tok_s", "mean_tpot_ms")
 
@@ -76,6 +87,31 @@ class DeploymentFilter:
     gpus: int | None = None
     layout: str | None = None  # e.g. tp8, tp4-ep4
     engine: str | None = None  # vllm, vllm-v0, sglang, trtllm
+    model_names: tuple[str, ...] = ()  # other names of the model (its id, its folder's name)
+    any_model: bool = False  # --force: fit rows whatever model they name
+
+
+# Suffixes that name a variant of the same weights' shape (chat tuning, HF conversion, a dated
+# revision such as DeepSeek-R1-0528): a fit on one holds for the other.
+_VARIANT = re.compile(r"(-(instruct|chat|hf|it|base|\d{4}))+$")
+
+
+def _base_name(name: str) -> str:
+    return _VARIANT.sub("", name.strip().lower().rstrip("/").split("/")[-1])
+
+
+def model_matches(row_model: str, keep: DeploymentFilter) -> bool:
+    """Whether a row's model (`deepseek-ai/DeepSeek-R1-0528 (FP8 ...)`) is the calibrated one:
+    the same last name as its repository or any of its names, variants (`_VARIANT`) alike."""
+    words = row_model.split()
+    names = {_base_name(n) for n in (keep.hf_repo or "", *keep.model_names)} - {""}
+    return bool(words) and _base_name(words[0]) in names
+
+
+# A number at the start of a cell, or an infinity (read so that it is refused, not skipped).
+_CELL_NUMBER = re.compile(
+    r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf(?:inity)?(?![a-z]))", re.I
+)
 
 
 def _number(value: Any) -> float | None:
@@ -84,13 +120,12 @@ def _number(value: Any) -> float | None:
         return None
     if isinstance(value, int | float):
         return None if value != value else float(value)  # NaN is empty
-    found = re.match(r"\s*([0-9.]+(?:[eE][-+]?\d+)?)", str(value))
-    return float(found.group(1)) if found else None
-
-
-def _ms(value: Any) -> float | None:
-    number = _number(value)
-    return None if number is None else number * MS
+    found = re.match(
+        r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf(?:inity)?(?![a-z]))",
+        str(value),
+        re.I,
+    )
+    return float(found.group(1)) if found else None  # "inf": refused by the caller
 
 
 def layout_of(parallelism: str) -> str:
@@ -130,10 +165,8 @@ def engine_of(engine: str, version: str) -> str | None:
 def _matches(row: dict[str, Any], keep: DeploymentFilter) -> bool:
     """Whether a CSV row belongs to the deployment (columns it lacks do not exclude it)."""
     checks: list[bool] = []
-    if keep.hf_repo and "model" in row:
-        repo = str(row["model"]).split()[0].lower()
-        pattern = re.escape(keep.hf_repo.lower()) + r"(-\d{4})?"
-        checks.append(re.fullmatch(pattern, repo) is not None)
+    if not keep.any_model and _named(row.get("model")):
+        checks.append(model_matches(str(row["model"]), keep))
     if keep.gpu and "hardware" in row:
         checks.append(keep.gpu.split("-")[0].lower() in str(row["hardware"]).lower())
     if keep.gpus is not None and "num_gpus" in row:
@@ -146,25 +179,95 @@ def _matches(row: dict[str, Any], keep: DeploymentFilter) -> bool:
     return all(checks)
 
 
+def _named(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _other_models(rows: list[dict[str, Any]], key: str, keep: DeploymentFilter) -> list[str]:
+    """The models rows name that are not the calibrated one (empty under --force)."""
+    if keep.any_model:
+        return []
+    named = [str(r[key]).split()[0] for r in rows if _named(r.get(key))]
+    return sorted({m for m in named if not model_matches(m, keep)})
+
+
+def _refuse_other_model(path: Path, others: list[str], keep: DeploymentFilter) -> None:
+    target = keep.hf_repo or (keep.model_names[0] if keep.model_names else "--model")
+    raise InputError(
+        f"{path}: model: the rows are of {', '.join(others)}, not {target}; calibrate with "
+        "--model naming that model, or pass --force to fit them to this one"
+    )
+
+
+def _measure(value: float | None, row_id: str, column: str, *, ms: bool) -> float | None:
+    """`value` (None: not measured) if positive and finite; in ms columns at least 1 ms."""
+    if value is None:
+        return None
+    if not math.isfinite(value) or value <= 0:
+        raise InputError(f"{row_id}: {column}: must be a finite number > 0, got {value:g}")
+    if ms and value < LEAST_PLAUSIBLE_MS:
+        raise InputError(
+            f"{row_id}: {column}: {value:g} ms is under 1 ms; these look like seconds: give "
+            f"milliseconds ({value:g} s = {value * 1e3:g} ms)"
+        )
+    return value * MS if ms else value
+
+
+def _count(value: float | None, row_id: str, column: str, most: int) -> int:
+    """A whole count (clients, tokens, requests) from a cell: finite, 1 to `most`."""
+    if value is None or not math.isfinite(value) or not 1 <= round(value) <= most:
+        raise InputError(f"{row_id}: {column}: must be a number in 1 to {most:,}, got {value}")
+    return round(value)
+
+
+def _ratio(value: float | None, row_id: str) -> float:
+    """SGLang's random_range_ratio: lengths uniform in [ratio x len, len]; 1 when absent."""
+    if value is None:
+        return 1.0
+    if not 0 <= value <= 1:  # NaN fails too
+        raise InputError(f"{row_id}: random_range_ratio: must be in [0, 1], got {value}")
+    return value
+
+
+def _refuse_duplicates(points: list[BenchmarkPoint]) -> list[BenchmarkPoint]:
+    """`points`, or an InputError naming a row that repeats another (same run, same figures)."""
+    seen: dict[tuple[object, ...], str] = {}
+    for p in points:
+        key = (
+            p.concurrency, p.input_len, p.output_len, p.num_requests, p.range_ratio,
+            p.output_throughput_tok_s, p.mean_tpot_s, p.mean_ttft_s,
+        )  # fmt: skip
+        if key in seen:
+            raise InputError(
+                f"{p.row_id}: duplicates {seen[key]} (same run, same figures); remove one"
+            )
+        seen[key] = p.row_id
+    return points
+
+
 def _point(row: dict[str, Any], row_id: str) -> BenchmarkPoint | None:
     """A point from a CSV row, or None when it lacks lengths, concurrency or a measurement."""
     values = {k: _number(row.get(k)) for k in REQUIRED_COLUMNS}
     if any(v is None for v in values.values()):
         return None
-    throughput = _number(row.get("output_throughput_tok_s"))
-    tpot = _ms(row.get("mean_tpot_ms"))
+    throughput = _measure(
+        _number(row.get("output_throughput_tok_s")), row_id, "output_throughput_tok_s", ms=False
+    )
+    tpot = _measure(_number(row.get("mean_tpot_ms")), row_id, "mean_tpot_ms", ms=True)
     if throughput is None and tpot is None:
         return None
     requests = _number(row.get("num_requests"))
     return BenchmarkPoint(
         row_id=row_id,
-        concurrency=int(values["concurrency"] or 0),
-        input_len=int(values["input_len"] or 0),
-        output_len=int(values["output_len"] or 0),
-        num_requests=None if requests is None else int(requests),
+        concurrency=_count(values["concurrency"], row_id, "concurrency", MAX_REQUESTS),
+        input_len=_count(values["input_len"], row_id, "input_len", MAX_TOKENS_PER_REQUEST),
+        output_len=_count(values["output_len"], row_id, "output_len", MAX_TOKENS_PER_REQUEST),
+        num_requests=None
+        if requests is None
+        else _count(requests, row_id, "num_requests", MAX_REQUESTS),
         output_throughput_tok_s=throughput,
         mean_tpot_s=tpot,
-        mean_ttft_s=_ms(row.get("mean_ttft_ms")),
+        mean_ttft_s=_measure(_number(row.get("mean_ttft_ms")), row_id, "mean_ttft_ms", ms=True),
         # vLLM's offline benchmark_throughput.py queues every prompt before the first step
         client_turnaround_s=0.0
         if "benchmark_throughput" in str(row.get("benchmark_tool", ""))
@@ -200,61 +303,91 @@ def read_benchmark_csv(path: Path, keep: DeploymentFilter) -> list[BenchmarkPoin
         if not _matches(row, keep):
             continue
         row_id = row.get("row_id") or f"row {line}"
-        point = _point(row, row_id)
+        try:
+            point = _point(row, row_id)
+        except InputError as exc:
+            raise InputError(f"{path.name}: {exc}") from None
         if point is not None:
             points.append(point)
-    return points
+    if not points and not keep.any_model:  # rows of the deployment, but of another model?
+        anyone = replace(keep, any_model=True)
+        others = _other_models([r for _, r in rows if _matches(r, anyone)], "model", keep)
+        if others:
+            _refuse_other_model(path, others, keep)
+    try:
+        return _refuse_duplicates(points)
+    except InputError as exc:
+        raise InputError(f"{path.name}: {exc}") from None
 
 
 def _run_point(run: dict[str, Any], row_id: str, lengths: tuple[Any, Any]) -> BenchmarkPoint:
     """A point from one vLLM or SGLang result object."""
-    completed = _number(run.get("completed")) or _number(run.get("num_prompts"))
-    if not completed:
+    found = _number(run.get("completed")) or _number(run.get("num_prompts"))
+    if not found:
         raise InputError(f"{row_id}: completed: no finished requests in the result")
+    completed = _count(found, row_id, "completed", MAX_REQUESTS)
     isl = _number(lengths[0]) or (_number(run.get("total_input_tokens")) or 0) / completed
     osl = _number(lengths[1]) or (_number(run.get("total_output_tokens")) or 0) / completed
     clients = _number(run.get("max_concurrency")) or completed  # no cap: all at once
+    throughput = _number(run.get("output_throughput"))
     return BenchmarkPoint(
         row_id=row_id,
-        concurrency=int(clients),
-        input_len=round(isl),
-        output_len=round(osl),
-        num_requests=int(completed),
-        range_ratio=_number(run.get("random_range_ratio")) or 1.0,
-        output_throughput_tok_s=_number(run.get("output_throughput")),
-        mean_tpot_s=_ms(run.get("mean_tpot_ms")),
-        mean_ttft_s=_ms(run.get("mean_ttft_ms")),
+        concurrency=_count(clients, row_id, "max_concurrency", MAX_REQUESTS),
+        input_len=_count(isl, row_id, "input tokens per request", MAX_TOKENS_PER_REQUEST),
+        output_len=_count(osl, row_id, "output tokens per request", MAX_TOKENS_PER_REQUEST),
+        num_requests=completed,
+        range_ratio=_ratio(_number(run.get("random_range_ratio")), row_id),
+        output_throughput_tok_s=_measure(throughput, row_id, "output_throughput", ms=False),
+        mean_tpot_s=_measure(_number(run.get("mean_tpot_ms")), row_id, "mean_tpot_ms", ms=True),
+        mean_ttft_s=_measure(_number(run.get("mean_ttft_ms")), row_id, "mean_ttft_ms", ms=True),
         client_turnaround_s=CLIENT_TURNAROUND_S,
     )
 
 
-def _json_objects(path: Path, text: str, *, lines: bool) -> list[dict[str, Any]]:
-    chunks = [t for t in text.splitlines() if t.strip()] if lines else [text]
-    out = []
-    for n, chunk in enumerate(chunks, start=1):
+def _json_objects(path: Path, text: str) -> list[dict[str, Any]]:
+    """The JSON objects of a result file, one after another: one run (a `--save-result`
+    file, indented or not), or one per line (`--append-result`, SGLang's JSONL)."""
+    decoder = json.JSONDecoder()
+    out: list[dict[str, Any]] = []
+    at = 0
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at == len(text):
+            break
+        line = text.count("\n", 0, at) + 1
+        source = f"{path}: line {line}"
         try:
-            value = json.loads(chunk)
+            value, at = decoder.raw_decode(text, at)
         except json.JSONDecodeError as exc:
-            where = f"line {n}" if lines else "file"
-            raise InputError(f"{path}: {where}: not JSON ({exc.msg})") from None
+            raise InputError(f"{source}: (json): {exc.msg}") from None
+        except (RecursionError, ValueError):  # too deep, or past the int-string limit
+            parse_json(text[at:], source=source)  # raises the reader's one-line reason
+            raise
+        refuse_non_finite(value, source=source)
         if not isinstance(value, dict):
-            raise InputError(f"{path}: expected a JSON object per run")
+            raise InputError(f"{source}: expected a JSON object per run")
         out.append(value)
+    if not out:
+        raise InputError(f"{path}: no runs in the file")
     return out
 
 
 def read_benchmark_file(path: Path, keep: DeploymentFilter) -> list[BenchmarkPoint]:
-    """Points from a vLLM result JSON, an SGLang JSONL or a benchmark CSV (by suffix)."""
+    """Points from a vLLM result JSON (one run or appended runs), an SGLang JSONL or a
+    benchmark CSV (by suffix)."""
     suffix = path.suffix.lower()
     if suffix == ".csv":
         return read_benchmark_csv(path, keep)
-    text = read_text(path, field="benchmark")
-    runs = _json_objects(path, text, lines=suffix == ".jsonl")
+    runs = _json_objects(path, read_text(path, field="benchmark"))
+    others = _other_models(runs, "model_id", keep)
+    if others:
+        _refuse_other_model(path, others, keep)
     points = []
     for n, run in enumerate(runs, start=1):
         lengths = (run.get("random_input_len"), run.get("random_output_len"))
         points.append(_run_point(run, f"{path.name}:{n}", lengths))
-    return points
+    return _refuse_duplicates(points)
 
 
 def is_benchmark_file(path: Path) -> bool:

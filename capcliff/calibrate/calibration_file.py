@@ -38,20 +38,20 @@ class StepTimeCalibration(BaseModel):
     """Step-time terms fitted from serving benchmark results (`capcliff calibrate bench.csv`):
     every step costs `fixed_s` plus `scale` x the profile's roofline and communication time."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     fixed_s: float = Field(ge=0)  # seconds per step (replaces host time and kernel floors)
     scale: float = Field(gt=0)  # factor on the rest of the step
     profile: str  # the engine profile the terms were fitted against
     source: str  # the benchmark file
-    points: int = Field(ge=2)  # benchmark rows fitted
+    points: int = Field(ge=1)  # benchmark runs fitted (one: the scale alone)
 
 
 class Calibration(BaseModel):
     """Fitted terms for one engine: memory overheads (GiB per GPU) from a start-up log and
     step-time terms from benchmark results; a file may carry either or both."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     engine: EngineName
     engine_version: str | None = None  # as the log states it

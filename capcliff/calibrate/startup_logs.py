@@ -82,6 +82,16 @@ _SIGNATURES: Mapping[LogFormat, tuple[re.Pattern[str], ...]] = {
 # The engines' refusals to start, tried in this order.
 _FAILURES = vllm_log.FAILURES + sglang_log.FAILURES
 
+# Lines a server prints once per start (the API server's version and its non-default args, the
+# V0 engine's config line, SGLang's ServerArgs): two of one kind mean the log holds two starts,
+# whose figures must not be mixed.
+_STARTS = (
+    "vLLM API server version",
+    "non-default args:",
+    "Initializing an LLM engine (v",
+    "server_args=ServerArgs(",
+)
+
 _FAILURE_TAIL = re.compile(r"\s+Try increasing[^.]*\.")
 
 _KV_NAMES = frozenset(
@@ -155,6 +165,7 @@ def detect_format(text: str) -> LogFormat:
 def parse_startup_log(text: str) -> StartupLog:
     """Every memory figure, configuration value and start-up failure in an engine's log."""
     log_format = detect_format(text)
+    _refuse_two_starts(text)
     scan = _Scan()
     for line_no, line in enumerate(text.splitlines(), start=1):
         for rule in _RULES[log_format]:
@@ -172,6 +183,19 @@ def parse_startup_log(text: str) -> StartupLog:
         failure=failure,
         readings=tuple(readings),
     )
+
+
+def _refuse_two_starts(text: str) -> None:
+    """An InputError when a start-of-server line appears twice: the log holds two starts."""
+    lines = text.splitlines()
+    for phrase in _STARTS:
+        at = [n for n, line in enumerate(lines, start=1) if phrase in line]
+        if len(at) > 1:
+            raise InputError(
+                f"logfile: holds {len(at)} server starts ('{phrase}' at lines "
+                f"{', '.join(map(str, at))}); cut it to one start (the last begins near line "
+                f"{at[-1]})"
+            )
 
 
 def _take(scan: _Scan, match: re.Match[str], line: str, line_no: int) -> None:

@@ -291,8 +291,13 @@ def _dtypes(
     if base not in (WeightDType.BF16, WeightDType.FP16):
         base = WeightDType.BF16
     raw = top.get("quantization_config")
-    if not isinstance(raw, dict):
+    if raw is None:
         return base, base, base, None
+    if not isinstance(raw, dict):
+        raise CatalogError(
+            f"{fields.path}: quantization_config: must be an object of the checkpoint's "
+            f"quantization fields (quant_method ...), got {type(raw).__name__} {raw!r:.40}"
+        )
     quant = quantization_from_config(raw, path=fields.path)
     return _quant_dtype(quant.linear, base), _quant_dtype(quant.expert, base), base, quant
 

@@ -8,10 +8,8 @@ Every loading error reads `path: field: message`. Catalog files ship inside the 
 from __future__ import annotations
 
 import difflib
-import json
 import re
 import struct
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -22,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from capcliff.catalog.architecture import Architecture, architecture_from_config
 from capcliff.catalog.specs import HardwareSpec, ModelCard, PublishedParams
 from capcliff.errors import CatalogError, UnknownIdError
-from capcliff.files import text_problem, unreadable
+from capcliff.files import key_label, parse_json, parse_toml, text_problem, unreadable
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 # A Hugging Face repo id: `organisation/name` (huggingface_hub's REPO_ID_REGEX, simplified).
@@ -62,11 +60,7 @@ def read_user_text(path: Path) -> str:
 
 def load_toml(path: Path) -> dict[str, Any]:
     """Read a TOML file, reporting syntax errors as `path: (toml): message`."""
-    text = read_user_text(path)
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise CatalogError(f"{path}: (toml): {exc}") from None
+    return parse_toml(read_user_text(path), source=str(path), error=CatalogError)
 
 
 def load_entry(path: Path, model: type[T]) -> T:
@@ -155,40 +149,101 @@ def model_from_card(card: ModelCard, *, path: str) -> Model:
 
 
 def _load_config_json(path: Path) -> dict[str, Any]:
-    text = read_user_text(path)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CatalogError(f"{path}: (json): {exc.msg} at line {exc.lineno}") from None
-    except RecursionError:
-        raise CatalogError(f"{path}: (json): nested too deeply") from None
+    data = parse_json(read_user_text(path), source=str(path), error=CatalogError)
     if not isinstance(data, dict):
         raise CatalogError(f"{path}: (json): expected an object of config fields")
     return data
+
+
+# Bytes per element of each safetensors dtype (the format's `Dtype` enum; sub-byte and 8-bit
+# floats as the `safetensors` package names them). F4 (two per byte) counts half a byte.
+SAFETENSORS_DTYPE_BITS = {
+    "BOOL": 8, "U8": 8, "I8": 8, "F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8, "E8M0": 8,
+    "I16": 16, "U16": 16, "F16": 16, "BF16": 16, "I32": 32, "U32": 32, "F32": 32,
+    "I64": 64, "U64": 64, "F64": 64, "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6,
+}  # fmt: skip
+# The safetensors format refuses headers over 100 MB (`safetensors` N_LEN limit).
+SAFETENSORS_MAX_HEADER_BYTES = 100_000_000
+
+
+def _tensor_bytes(name: str, entry: object, data_bytes: int) -> str | int:
+    """Bytes of one header entry, or why it is malformed (dtype, shape, data_offsets)."""
+    if not isinstance(entry, dict):
+        return f"{name}: must be an object with dtype, shape and data_offsets"
+    dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
+    if dtype not in SAFETENSORS_DTYPE_BITS:
+        known = ", ".join(SAFETENSORS_DTYPE_BITS)
+        return f"{name}.dtype: unknown {dtype!r}; known: {known}"
+    if not isinstance(shape, list) or not all(_whole(d) and d >= 0 for d in shape):
+        return f"{name}.shape: must be a list of integers >= 0, got {shape!r}"
+    if (
+        not isinstance(offsets, list)
+        or len(offsets) != 2
+        or not all(_whole(o) for o in offsets)
+        or not 0 <= offsets[0] <= offsets[1] <= data_bytes
+    ):
+        return f"{name}.data_offsets: must be [start, end] within the {data_bytes} data bytes"
+    size = offsets[1] - offsets[0]
+    elements = 1
+    for d in shape:
+        elements *= d
+    if size * 8 != elements * SAFETENSORS_DTYPE_BITS[dtype]:
+        return f"{name}.data_offsets: {size} bytes do not hold {dtype} of shape {shape}"
+    return int(size)
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _safetensors_header(path: Path) -> tuple[dict[str, Any], int]:
+    """(header, data bytes) of one safetensors file; a malformed header is a CatalogError."""
+
+    def bad(problem: str) -> CatalogError:
+        return CatalogError(f"{path}: (safetensors): {problem}")
+
+    try:
+        with path.open("rb") as handle:
+            prefix = handle.read(8)
+            size = path.stat().st_size
+            if len(prefix) < 8:
+                raise bad("shorter than the 8-byte header length; truncated")
+            (length,) = struct.unpack("<Q", prefix)
+            if length > min(size - 8, SAFETENSORS_MAX_HEADER_BYTES):
+                raise bad(f"header length {length} is past the file's {size - 8} bytes; truncated")
+            raw = handle.read(length)
+    except OSError as exc:
+        raise bad(f"cannot read: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise bad("header is not UTF-8 JSON") from None
+    header = parse_json(text, source=f"{path}: (safetensors) header", error=CatalogError)
+    if not isinstance(header, dict):
+        raise bad("header must be a JSON object of tensors")
+    return header, size - 8 - length
 
 
 def safetensors_bytes(folder: Path) -> int | None:
     """Exact tensor bytes of every `*.safetensors` file in `folder`, read from their headers only.
 
     A safetensors file starts with an 8-byte little-endian header length, then a JSON header whose
-    entries give each tensor's `data_offsets` [start, end) in bytes.
+    entries give each tensor's dtype, shape and `data_offsets` [start, end) in bytes within the
+    data that follows; an entry whose bytes disagree with dtype x shape is refused.
     """
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         return None
     total = 0
     for path in files:
-        try:
-            with path.open("rb") as handle:
-                (length,) = struct.unpack("<Q", handle.read(8))
-                header = json.loads(handle.read(length))
-        except (OSError, struct.error, json.JSONDecodeError, UnicodeDecodeError):
-            raise CatalogError(f"{path}: (safetensors): unreadable header") from None
+        header, data_bytes = _safetensors_header(path)
         for name, entry in header.items():
             if name == "__metadata__":
                 continue
-            start, end = entry["data_offsets"]
-            total += end - start
+            found = _tensor_bytes(key_label(name), entry, data_bytes)
+            if isinstance(found, str):
+                raise CatalogError(f"{path}: (safetensors): {found}")
+            total += found
     return total
 
 

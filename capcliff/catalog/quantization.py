@@ -35,6 +35,7 @@ from functools import cache
 from typing import Any
 
 from capcliff.errors import CatalogError
+from capcliff.files import key_label
 
 FP32_BITS, FP16_BITS, FP8_BITS, E8M0_BITS = 32, 16, 8, 8
 
@@ -143,8 +144,43 @@ def _patterns(raw: dict[str, Any], path: str, *fields: str) -> tuple[str, ...]:
         value = raw.get(name) or []
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise _error(path, name, "must be a list of module names or patterns")
+        for pattern in value:
+            if pattern.startswith("re:"):
+                try:
+                    re.compile(pattern[3:])
+                except re.error as exc:
+                    raise _error(path, name, f"bad regex {pattern!r}: {exc}") from None
         found += value
     return tuple(found)
+
+
+# Integer weight widths the engines' int kernels take (AWQ 4; GPTQ 2, 3, 4, 8; compressed-tensors
+# int4 / int8 packs), and the group sizes a scale may cover.
+INT_BITS = (2, 3, 4, 8)
+MAX_GROUP_SIZE = 1 << 20
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int_bits(value: object, path: str, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value not in INT_BITS:
+        bits = ", ".join(map(str, INT_BITS))
+        raise _error(path, field, f"must be one of {bits} (bits per weight), got {value!r}")
+    return value
+
+
+def _group(value: object, path: str, field: str, *, per_row: tuple[object, ...] = ()) -> int | None:
+    """A group size: a positive integer, or None where `value` is one of `per_row` (a row)."""
+    if value in per_row and not isinstance(value, bool):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_GROUP_SIZE:
+        rows = f" (or {', '.join(map(repr, per_row))} for a whole row)" if per_row else ""
+        raise _error(
+            path, field, f"must be an integer in 1 to {MAX_GROUP_SIZE:,}{rows}, got {value!r}"
+        )
+    return value
 
 
 def _fp8(raw: dict[str, Any], path: str) -> Quantization:
@@ -154,7 +190,7 @@ def _fp8(raw: dict[str, Any], path: str) -> Quantization:
     elif (
         isinstance(block, list)
         and len(block) == 2
-        and all(isinstance(b, int) and b > 0 for b in block)
+        and all(_whole(b) and 1 <= b <= MAX_GROUP_SIZE for b in block)
     ):
         fmt = fp8_block(block[0], block[1])
     else:
@@ -170,10 +206,10 @@ def _modelopt(raw: dict[str, Any], path: str) -> Quantization:
     formats = {"NVFP4": NVFP4, "FP8": FP8_TENSOR}
     if algo not in formats:
         raise _error(path, "quant_algo", f"unsupported {algo!r}; supported: NVFP4, FP8")
-    group = inner.get("group_size", 16)
+    group = _group(inner.get("group_size", 16), path, "group_size")
     fmt = formats[algo]
     if algo == "NVFP4" and group != fmt.group_size:
-        fmt = WeightFormat(f"nvfp4-g{group}", 4, int(group), 1, FP8_BITS)
+        fmt = WeightFormat(f"nvfp4-g{group}", 4, group, 1, FP8_BITS)
     skipped = _patterns(inner, path, "exclude_modules", "ignore")
     return Quantization("modelopt", fmt, fmt, skipped)
 
@@ -187,9 +223,12 @@ def _compressed_weights(scheme: dict[str, Any], path: str) -> WeightFormat:
         return FP8_CHANNEL if strategy == "channel" else FP8_TENSOR
     if bits == 4 and kind == "float":  # compressed-tensors NVFP4 (nvfp4-pack-quantized)
         return NVFP4
-    if isinstance(bits, int) and kind == "int":
+    if kind == "int":
+        field = "config_groups.weights"
+        width = _int_bits(bits, path, f"{field}.num_bits")
         zero = not scheme.get("symmetric", True)
-        return int_grouped(bits, group if strategy == "group" else None, zero_point=zero)
+        size = _group(group, path, f"{field}.group_size") if strategy == "group" else None
+        return int_grouped(width, size, zero_point=zero)
     raise _error(path, "config_groups.weights", f"unsupported {bits}-bit {kind!r} weights")
 
 
@@ -200,7 +239,7 @@ def _compressed_tensors(raw: dict[str, Any], path: str) -> Quantization:
     formats = []
     for name, group in groups.items():
         if not isinstance(group, dict) or not isinstance(group.get("weights"), dict):
-            raise _error(path, f"config_groups.{name}.weights", "missing")
+            raise _error(path, f"config_groups.{key_label(name)}.weights", "missing")
         formats.append(_compressed_weights(group["weights"], path))
     # Several groups target different layers by name; capcliff applies the first to all linears.
     return Quantization(
@@ -209,13 +248,13 @@ def _compressed_tensors(raw: dict[str, Any], path: str) -> Quantization:
 
 
 def _awq_gptq(raw: dict[str, Any], path: str, method: str) -> Quantization:
-    bits = raw.get("bits", raw.get("w_bit", 4))
-    group = raw.get("group_size", raw.get("q_group_size", 128))
-    if not isinstance(bits, int) or not isinstance(group, int):
-        raise _error(path, "bits", f"bits and group_size must be integers, got {bits!r}, {group!r}")
+    bits = _int_bits(raw.get("bits", raw.get("w_bit", 4)), path, "bits")
+    # group_size -1 (GPTQ) or 0 means one scale per output row
+    group = _group(raw.get("group_size", raw.get("q_group_size", 128)), path, "group_size",
+                   per_row=(-1, 0))  # fmt: skip
     # AWQ stores zero points unless zero_point is false; GPTQ checkpoints always carry qzeros.
     zero = bool(raw.get("zero_point", True)) if method == "awq" else True
-    fmt = int_grouped(bits, group if group > 0 else None, zero_point=zero)
+    fmt = int_grouped(bits, group, zero_point=zero)
     return Quantization(method, fmt, fmt, _patterns(raw, path, "modules_to_not_convert"))
 
 

@@ -8,7 +8,6 @@ a relative tolerance.
 
 from __future__ import annotations
 
-import json
 import math
 from enum import IntEnum
 from pathlib import Path
@@ -18,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from capcliff.check.spec_errors import validation_lines
 from capcliff.errors import CatalogError
-from capcliff.files import read_text
+from capcliff.files import parse_json, read_text
 
 SCHEMA_VERSION = 1
 SIGNIFICANT_DIGITS = 6  # simulated figures are rounded so that reports compare across machines
@@ -156,10 +155,7 @@ def baseline_of(report: CheckReport) -> Baseline:
 
 def parse_baseline(text: str, *, path: Path) -> Baseline:
     """Validate a baseline file's JSON `text`; problems read `path: field: message`."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CatalogError(f"{path}: (json): {exc.msg} (line {exc.lineno})") from None
+    data = parse_json(text, source=str(path), error=CatalogError)
     problems = validation_lines(Baseline, data)
     if problems:
         raise CatalogError("\n".join(f"{path}: {p}" for p in problems))

@@ -9,13 +9,19 @@ is one line `path: field: message`, all of them at once.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from capcliff.analysis.deployment import DeploymentSettings, check_gpu_count
 from capcliff.analysis.disagg.pools import parse_disagg
@@ -23,7 +29,7 @@ from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import parse_layout
 from capcliff.check.spec_errors import field_line, validation_lines
 from capcliff.errors import CatalogError, InputError
-from capcliff.files import read_text
+from capcliff.files import parse_toml, read_text
 from capcliff.sim.traffic.sessions import SESSION_PRESETS, WORKLOAD_PRESETS
 from capcliff.sim.traffic.workload import Arrival, parse_trace
 from capcliff.sim.traffic.workload_rules import (
@@ -32,6 +38,7 @@ from capcliff.sim.traffic.workload_rules import (
     check_workload_numbers,
     implied_arrival,
 )
+from capcliff.units import MAX_SLO_TPOT_S, MAX_SLO_TTFT_S, slo_seconds_problem
 
 DEFAULT_SPEC = Path("capcliff.toml")
 DEFAULT_NUM_REQUESTS = 1000
@@ -39,7 +46,8 @@ DEFAULT_TOLERANCE = 0.05  # a baseline figure may worsen by 5 % before the check
 
 
 class _Spec(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # NaN and inf are refused in every number (`tpot_p99_max_s = inf` passed every check)
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 def _parsed(parse: Callable[[str], object], text: str) -> str:
@@ -73,6 +81,15 @@ class Expectations(_Spec):
     sustained_rps_min: float | None = Field(default=None, gt=0)  # online: req/s within the SLO
     replicas_max: int | None = Field(default=None, ge=1)  # online: replicas for rate / clients
     usd_per_million_tokens_max: float | None = Field(default=None, gt=0)  # online: $/M out tok
+
+    @field_validator("ttft_p99_max_s", "tpot_p99_max_s")
+    @classmethod
+    def _seconds(cls, value: float | None, info: ValidationInfo) -> float | None:
+        most = MAX_SLO_TTFT_S if info.field_name == "ttft_p99_max_s" else MAX_SLO_TPOT_S
+        problem = None if value is None else slo_seconds_problem(value, most_s=most)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
     @field_validator("recommended_layout")
     @classmethod
@@ -350,10 +367,7 @@ def _spec_problems(spec: CheckSpec, base_dir: Path) -> tuple[dict[str, tuple[str
 
 
 def _toml(text: str, path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise CatalogError(f"{path}: (toml): {exc}") from None
+    return parse_toml(text, source=str(path), error=CatalogError, finite=False)  # _Spec refuses
 
 
 def parse_spec(text: str, *, path: Path) -> SpecFile:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from capcliff.analysis.sweep.step_fit import PointFit, StepFit, Timings
+from capcliff.analysis.sweep.step_fit import FIT_TERMS, PointFit, StepFit, Timings
 from capcliff.cli.app import OutputFormat
 from capcliff.errors import InputError
 
@@ -43,7 +43,8 @@ def calibrate_benchmark(args: BenchArgs) -> None:
     from capcliff.catalog.layout import parse_layout
     from capcliff.files import check_outputs
 
-    check_outputs([("--output", args.output)], inputs=[args.path], force=args.force)
+    model_path = [Path(args.model)] if args.model is not None and Path(args.model).exists() else []
+    check_outputs([("--output", args.output)], inputs=[args.path, *model_path], force=args.force)
     if args.model is None:
         raise InputError("model: a benchmark file does not name a catalog model; pass --model")
     model, hardware = get_model(args.model), get_hardware(args.gpu)
@@ -55,9 +56,11 @@ def calibrate_benchmark(args: BenchArgs) -> None:
          "kv_cache_dtype": args.kv_dtype, "max_model_len": args.max_model_len,
          "engine_version": args.engine_version}
     )  # fmt: skip
+    names = (model.id, model.name, Path(model.local_path).name if model.local_path else "")
     keep = DeploymentFilter(
         hf_repo=model.hf_repo, gpu=hardware.id, gpus=layout.gpus, layout=layout.name,
-        engine=settings.engine.value,
+        engine=settings.engine.value, model_names=tuple(n for n in names if n),
+        any_model=args.force,
     )  # fmt: skip
     points = read_benchmark_file(args.path, keep)
     if not points:
@@ -66,7 +69,9 @@ def calibrate_benchmark(args: BenchArgs) -> None:
             f"{layout.gpus} --layout {layout.name} --engine {settings.engine.value} with "
             "concurrency, input_len, output_len and a throughput or TPOT"
         )
-    fit = fit_step_terms(resolve(model, hardware, settings), layout, points)
+    # One run fits the scale alone (fixed_s kept at the profile's), two or more fit both terms.
+    terms = FIT_TERMS if len(points) >= len(FIT_TERMS) else ("scale",)
+    fit = fit_step_terms(resolve(model, hardware, settings), layout, points, terms=terms)
     if args.fmt is OutputFormat.JSON:
         import json
 
@@ -126,7 +131,9 @@ def fit_text(fit: StepFit, written: Path | None) -> str:
         f"step-time profile: {fit.profile}",
         f"fitted: fixed {fit.fixed_s * 1e3:.3f} ms per step (modeled "
         f"{fit.modeled_fixed_s * 1e3:.3f} ms), scale {fit.scale:.3f} x roofline and "
-        f"communication (modeled 1), from {len(fit.points)} points",
+        f"communication (modeled 1), from {len(fit.points)} point"
+        + ("s" if len(fit.points) != 1 else "")
+        + (" (one run: the scale alone, fixed kept as modeled)" if len(fit.points) == 1 else ""),
         "",
         "| row | clients | isl/osl | output tok/s | modeled | calibrated | TPOT ms | modeled | "
         "calibrated |",

@@ -63,7 +63,12 @@ def calibrate(
         str | None,
         typer.Option("--output", "-o", help="Calibration file to write (default: write none)."),
     ] = None,
-    force: Annotated[bool, typer.Option(help="Replace an existing output file.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            help="Replace an existing output file; fit benchmark rows that name another model."
+        ),
+    ] = False,
     fmt: FormatOption = OutputFormat.TABLE,
     engine_version: Annotated[
         str | None,

@@ -237,6 +237,12 @@ def plan(
     gpu_ids = [g.strip() for g in gpu.split(",") if g.strip()]
     if not gpu_ids:
         raise InputError("gpu: give a hardware id (see `capcliff hardware`)")
+    twice = sorted({g for g in gpu_ids if gpu_ids.count(g) > 1})
+    if twice:  # a second price for one GPU type would replace the first unseen
+        raise InputError(
+            f"gpu: {', '.join(twice)} listed more than once; give each GPU type once, with one "
+            "--price-gpu-hour each"
+        )
     specs = [get_hardware(g) for g in gpu_ids]
     spec = specs[0]
     named = _plan_layouts(layout)

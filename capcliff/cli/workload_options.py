@@ -6,12 +6,14 @@ The flags carry no domain checks of their own: every workload's numbers are chec
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from capcliff.cli.app import POSITIVE, _choice
 from capcliff.errors import InputError
+from capcliff.units import MAX_SLO_TPOT_S, MAX_SLO_TTFT_S, slo_seconds_problem
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -52,11 +54,30 @@ ContextOption = Annotated[
     int | None,
     typer.Option(help="Session presets: each session's own starting context, tokens."),
 ]
+
+
+def _slo(most_s: float) -> Callable[[Any, Any, float | None], float | None]:
+    def check(ctx: Any, param: Any, value: float | None) -> float | None:
+        POSITIVE(ctx, param, value)
+        problem = None if value is None else slo_seconds_problem(value, most_s=most_s)
+        if problem is not None:
+            raise InputError(f"{param.opts[0]}: {problem}")
+        return value
+
+    return check
+
+
 SloTtftOption = Annotated[
-    float | None, typer.Option(callback=POSITIVE, help="TTFT p99 limit, s (online serving).")
+    float | None,
+    typer.Option(
+        callback=_slo(MAX_SLO_TTFT_S), help="TTFT p99 limit, s (online serving; at most 600)."
+    ),
 ]
 SloTpotOption = Annotated[
-    float | None, typer.Option(callback=POSITIVE, help="TPOT p99 limit, s (online serving).")
+    float | None,
+    typer.Option(
+        callback=_slo(MAX_SLO_TPOT_S), help="TPOT p99 limit, s (online serving; at most 10)."
+    ),
 ]
 
 

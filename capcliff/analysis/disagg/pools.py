@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from capcliff.analysis.deployment import Deployment, resolve
+from capcliff.analysis.deployment import MAX_GPUS, Deployment, resolve
 from capcliff.analysis.evaluate.replica_models import replica_models
 from capcliff.analysis.evaluate.solver import config_at
 from capcliff.catalog.catalogs import get_hardware
@@ -99,6 +99,12 @@ def parse_disagg(text: str) -> DisaggSpec:
     if set(parts) != {"p", "d"}:
         raise InputError(f"disagg: {text!r} needs one prefill part and one decode part; {_HELP}")
     (np_, pre, pre_gpu), (nd, dec, dec_gpu) = parts["p"], parts["d"]
+    gpus = np_ * pre.gpus + nd * dec.gpus
+    if gpus > MAX_GPUS:
+        raise InputError(
+            f"disagg: {text!r} spans {gpus:,} GPUs ({np_:,} prefill and {nd:,} decode "
+            f"replicas), past the {MAX_GPUS:,} one deployment may span; give fewer replicas"
+        )
     return DisaggSpec(pre, np_, dec, nd, prefill_gpu=pre_gpu, decode_gpu=dec_gpu)
 
 

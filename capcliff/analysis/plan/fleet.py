@@ -30,6 +30,10 @@ from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.sim.simulate import simulate
 
+# The largest fleet sized, GPUs: about the largest GPU clusters built (~100k GPUs). A load that
+# needs more is refused in one line with the replica count, before any fleet is simulated (the
+# routing of millions of replicas would exhaust memory).
+MAX_FLEET_GPUS = 100_000
 DEFAULT_HEADROOM = 0.2  # set: run replicas at no more than 80 % of their sustained rate
 VERIFY_MAX_REQUESTS = 16_000  # the fleet check simulates at most this many requests
 VERIFY_RETRIES = 2
@@ -72,11 +76,23 @@ def replicas_for(
         return None
     usable = unit.sustained_rps * (1 - headroom)
     if offered_rps is not None:
-        return max(1, math.ceil(offered_rps / usable - 1e-9))
-    if clients is not None:
+        needed = offered_rps / usable
+        load = f"rate: {offered_rps:,.6g} requests/s"
+    elif clients is not None:
         users = usable * (unit.e2e_mean_s + unit.think_s)  # Little's law over a user's cycle
-        return max(1, math.ceil(clients / users - 1e-9)) if users > 0 else None
-    return None
+        if users <= 0:
+            return None
+        needed = clients / users
+        load = f"clients: {clients:,} users"
+    else:
+        return None
+    if needed * unit.gpus > MAX_FLEET_GPUS:
+        raise InputError(
+            f"{load} at headroom {headroom} needs {math.ceil(needed):,} replicas of "
+            f"{unit.layout.name} ({math.ceil(needed) * unit.gpus:,} GPUs), past the "
+            f"{MAX_FLEET_GPUS:,} GPUs a fleet is sized to; lower the load or the headroom"
+        )
+    return max(1, math.ceil(needed - 1e-9))
 
 
 def price_of(hardware: HardwareSpec, prices: dict[str, float]) -> float:

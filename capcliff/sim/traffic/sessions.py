@@ -401,8 +401,15 @@ def _number(row: dict[str, object], key: str, line: int) -> float | None:
     value = row.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise InputError(f"trace line {line}: {key}: must be a number >= 0, got {value!r}")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)  # NaN passes `value < 0`
+        or value < 0
+    ):
+        raise InputError(
+            f"trace line {line}: {key}: must be a finite number >= 0 (seconds), got {value!r}"
+        )
     return float(value)
 
 

@@ -14,7 +14,6 @@ values). Every length is clipped to [1, max].
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from capcliff.errors import InputError
+from capcliff.files import parse_json
 from capcliff.sim.traffic.workload_rules import check_arrival, check_count, check_workload_numbers
 
 IntArray = npt.NDArray[np.int64]
@@ -297,10 +297,7 @@ def jsonl_objects(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, object]
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
-        try:
-            row = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"trace line {number}: (json): {exc.msg}") from None
+        row = parse_json(text, source=f"trace line {number}", finite=False)  # fields say
         if not isinstance(row, dict):
             raise InputError(f"trace line {number}: expected a JSON object")
         yield number, row
