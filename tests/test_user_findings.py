@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from capcliff.analysis.deployment import DeploymentSettings, resolve
-from capcliff.analysis.evaluate.capacity import Replica, replica_capacity
+from capcliff.analysis.evaluate.capacity import Replica, ReplicaCapacity, replica_capacity
 from capcliff.analysis.evaluate.layout_capacity import LayoutEval
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.solver import Slo
@@ -112,8 +113,8 @@ def test_a_cap_at_the_simulated_cliff_is_not_described_as_below_it() -> None:
     dep = resolve(get_model("llama-3.1-8b"), get_hardware("h200-sxm"), DeploymentSettings())
     ev = LayoutEval(dep.memory(Layout(), 1024), replica, capacity, refined=True)
     reasons = recommendation_reasons_online(ev, {"tp1": ev})
-    cliff = next(r for r in reasons if r.startswith("KV runs short"))
-    assert "past it requests are preempted" not in cliff
+    cliff = next(r for r in reasons if r.startswith("cliffs per replica"))
+    assert "below the burst cliff" not in cliff and "at or past the burst cliff" in cliff
     assert f"preempted ({per_request:.2f} per request)" in cliff
 
 
@@ -462,3 +463,28 @@ def test_a_gpu_memory_without_its_unit_is_refused(capsys: pytest.CaptureFixture[
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1, err
     assert err.startswith("error: --gpu-total-memory: 80 bytes is less than 1 GiB")
+
+
+def test_a_cap_safe_at_the_rate_but_past_the_burst_cliff_is_warned_about() -> None:
+    # the same replica (400 blocks: a backlog fills them at cap 40) under a loose SLO
+    replica = Replica(
+        _llama_8b_steps(), KVCapacity(blocks=400, block_size=16), SimConfig(max_num_seqs=256)
+    )
+    workload = OnlineWorkload(WorkloadChoice(num_requests=1, isl=100, osl=(100,)), seed=0)
+    capacity = replica_capacity(replica, workload, slo=Slo.of(60.0, 1.0))
+    assert capacity.sustained is not None and capacity.simulated_cliff == capacity.cap == 40
+    dep = resolve(get_model("llama-3.1-8b"), get_hardware("h200-sxm"), DeploymentSettings())
+
+    def cliff_line(c: ReplicaCapacity) -> str:
+        ev = LayoutEval(dep.memory(Layout(), 1024), replica, c, refined=True)
+        return next(r for r in recommendation_reasons_online(ev, {"tp1": ev})
+                    if r.startswith("cliffs per replica"))  # fmt: skip
+
+    line = cliff_line(capacity)
+    assert f"analytic p99 {capacity.analytic_cliff:,}" in line and "burst 40" in line
+    s = capacity.sustained
+    assert f"{s.preemptions / s.requests:.3f} preemptions per request" in line
+    assert "rides it out" not in line  # it preempts at the planned rate already
+    calm = replace(capacity, sustained=replace(s, preemptions=0))
+    assert "safe at the planned rate, but a restart or a burst preempts" in cliff_line(calm)
+    assert "a cap below 40 rides it out" in cliff_line(calm)

@@ -84,6 +84,7 @@ class RatePoint:
     state: SteadyState
     meets: bool
     requests: int = 0  # the sample simulated
+    preemptions: int = 0  # in that sample
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,7 @@ class ReplicaCapacity:
     simulated_requests: int
     settled: bool
     probes: tuple[RatePoint, ...] = ()  # every offered rate the SLO search simulated
+    sustained: RatePoint | None = None  # the run at the sustained rate (within an SLO)
 
     @property
     def simulated_cliff(self) -> int | None:
@@ -322,7 +324,8 @@ def verified(
     for _ in range(VERIFY_TRIES):
         result = replica.run(fresh.at_rate(found.requests, rate), found.cap)
         state = steady_state(result, open_loop=True, mean_output=fresh.mean_output_tokens())
-        probes.append(RatePoint(found.cap, rate, state, meets_slo(state, slo), found.requests))
+        probes.append(RatePoint(found.cap, rate, state, meets_slo(state, slo), found.requests,
+                                result.total_preemptions))  # fmt: skip
         if probes[-1].meets:
             return probes[-1]
         rate *= 1 - VERIFY_BACKOFF
@@ -389,7 +392,9 @@ def _within_slo(
         def probe(rate: float, n: int, cap: int = point.cap) -> RatePoint:
             result = replica.run(workload.at_rate(n, rate), cap)
             state = steady_state(result, open_loop=True, mean_output=workload.mean_output_tokens())
-            probes.append(RatePoint(cap, rate, state, meets_slo(state, slo), n))
+            probes.append(
+                RatePoint(cap, rate, state, meets_slo(state, slo), n, result.total_preemptions)
+            )
             return probes[-1]
 
         found, light = highest_rate(probe, point.state.throughput_rps, point.requests)
@@ -412,4 +417,5 @@ def _within_slo(
         simulated_requests=max(p.requests for p in points),
         settled=settled,
         probes=tuple(probes),
+        sustained=chosen,
     )

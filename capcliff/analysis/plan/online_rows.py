@@ -107,14 +107,24 @@ def layout_row(
 
 
 def _cliff_reason(c: ReplicaCapacity) -> str:
-    """Where KV runs short against the cap recommended: past it, or already at it."""
+    """The three cliffs of the cap recommended, each named for what it is: the analytic p99
+    cliff (every running request at the p99 length), the burst cliff (a backlog: every request
+    waiting at once, as after a restart), and what serving the planned rate did at the cap."""
     cliff = c.simulated_cliff
     where = (
-        f"KV runs short at a cap of {cliff:,} per replica in the simulation (the analytic p99 "
-        f"cliff is {c.analytic_cliff:,})"
+        f"cliffs per replica: analytic p99 {c.analytic_cliff:,} (every running request at the "
+        f"p99 length); burst {'-' if cliff is None else f'{cliff:,}'} (the cap at which a "
+        "backlog, as after a restart or a burst of arrivals, first runs KV short)"
     )
+    steady = ""
+    if c.sustained is not None:
+        n = max(1, c.sustained.requests)
+        steady = (
+            f"; at {c.sustained.rate_rps:,.2f} requests/s per replica in steady state: "
+            f"{c.sustained.preemptions / n:.3f} preemptions per request"
+        )
     if cliff is None or c.cap < cliff:
-        return f"{where}: past it requests are preempted"
+        return f"{where}{steady}; the cap is below the burst cliff"
     point = next(p for p in c.points if p.cap == c.cap)
     per_request = point.result.total_preemptions / max(1, len(point.result.finish_s))
     why = (
@@ -123,9 +133,15 @@ def _cliff_reason(c: ReplicaCapacity) -> str:
         else f"it is kept for its throughput, under the {THRASH_PREEMPTIONS} per request that "
         "counts as thrashing"
     )
+    warn = ""
+    if c.sustained is not None and c.sustained.preemptions == 0:
+        warn = (
+            "; safe at the planned rate, but a restart or a burst preempts at this cap: a cap "
+            f"below {cliff:,} rides it out"
+        )
     return (
-        f"{where}: the cap recommended is at or past it, so at saturation requests are "
-        f"preempted ({per_request:.2f} per request); {why}"
+        f"{where}{steady}; the cap is at or past the burst cliff, so with a backlog requests are "
+        f"preempted ({per_request:.2f} per request); {why}{warn}"
     )
 
 
