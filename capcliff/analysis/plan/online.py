@@ -195,6 +195,28 @@ def _other_fleets(ctx: _Context, gpus: int) -> tuple[list[FleetEntry], list[str]
     return [e for e, _ in found if e is not None], [n for e, n in found if e is None]
 
 
+def _same_search(ctx: _Context, entry: FleetEntry, gpus: int) -> tuple[FleetEntry, list[str]]:
+    """The planned GPU type's fleet line from the search every other type gets (replicas of each
+    TP size, as many as the load needs) when that is cheaper than copies of the recommended
+    layout: the fleet table then compares the best fleet on each type, not a node-sized layout
+    on one against replica-sized ones on the others. Only with a load (rate or users)."""
+    if ctx.workload.offered_rps() is None and ctx.workload.choice.clients is None:
+        return entry, []
+    inner = _Context(ctx.dep, ctx.max_model_len, ctx.workload, _serial(ctx.options))
+    alt, _ = _type_fleet((inner, ctx.dep.hardware, gpus))
+    if (
+        alt is None
+        or not alt.meets_slo
+        or (alt.usd_per_million_output_tokens >= entry.usd_per_million_output_tokens)
+    ):
+        return entry, []
+    return alt, [
+        f"{entry.gpu}: {alt.replicas} x {alt.layout} ({alt.gpus} GPUs) carries the load for less "
+        f"than {entry.replicas} x {entry.layout} ({entry.gpus} GPUs), the recommended layout's "
+        "copies: the fleet line is the cheaper"
+    ]
+
+
 def _serial(options: OnlineOptions) -> OnlineOptions:
     from dataclasses import replace
 
@@ -321,6 +343,8 @@ def _recommend(
     needed, checked = _checked_fleet(ctx, best)
     entry = _fleet_line(ctx, dep.hardware, best, checked)
     others, notes = _other_fleets(ctx, lay.gpus)
+    entry, same = _same_search(ctx, entry, lay.gpus)
+    notes += same
     fleet = sorted([entry, *others], key=lambda e: e.usd_per_million_output_tokens)
     load = _load(ctx, best, needed)
     rec = Recommendation(
