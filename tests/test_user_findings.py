@@ -485,6 +485,8 @@ def test_a_cap_safe_at_the_rate_but_past_the_burst_cliff_is_warned_about() -> No
     s = capacity.sustained
     assert f"{s.preemptions / s.requests:.3f} preemptions per request" in line
     assert "rides it out" not in line  # it preempts at the planned rate already
+    # how the engine fails at the burst cliff, from the backlog run at cap 40 (issue 20)
+    assert "; at the burst cliff, " in line and " dominates (" in line
     calm = replace(capacity, sustained=replace(s, preemptions=0))
     assert "safe at the planned rate, but a restart or a burst preempts" in cliff_line(calm)
     assert "a cap below 40 rides it out" in cliff_line(calm)

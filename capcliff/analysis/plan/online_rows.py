@@ -14,6 +14,7 @@ from capcliff.analysis.plan.types import (
     PlanLayout,
     PlanSweetSpot,
 )
+from capcliff.analysis.sweep.failure import past_cliff
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.report import summary_fields
 
@@ -123,6 +124,10 @@ def _cliff_reason(c: ReplicaCapacity) -> str:
             f"; at {c.sustained.rate_rps:,.2f} requests/s per replica in steady state: "
             f"{c.sustained.preemptions / n:.3f} preemptions per request"
         )
+    past = next((p for p in c.points if p.cap == cliff), None)
+    failing = None if past is None else past_cliff(past.result)
+    if failing is not None:
+        where += f"; at the burst cliff, {failing.statement()}"
     if cliff is None or c.cap < cliff:
         return f"{where}{steady}; the cap is below the burst cliff"
     point = next(p for p in c.points if p.cap == c.cap)
