@@ -14,7 +14,7 @@ import math
 import os
 import tempfile
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -75,14 +75,12 @@ def parse_json(
     too deep for Python's parser, an integer of more digits than Python converts (4,300), or a
     non-finite number (NaN, Infinity, or a literal such as 1e400 that overflows to infinity),
     the last naming the field that holds it (`finite=False`: the caller checks its fields)."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise error(f"{source}: (json): {exc.msg} at line {exc.lineno}") from None
-    except RecursionError:
-        raise error(f"{source}: (json): nested too deeply") from None
-    except ValueError as exc:  # int-string conversion limit
-        raise error(f"{source}: (json): {_number_problem(exc)}") from None
+
+    def describe(exc: Exception) -> str:
+        assert isinstance(exc, json.JSONDecodeError)
+        return f"{exc.msg} at line {exc.lineno}"
+
+    data = _parsed(json.loads, text, (json.JSONDecodeError, describe), "json", source, error)
     if finite:
         refuse_non_finite(data, source=source, error=error)
     return data
@@ -94,17 +92,32 @@ def parse_toml(
     """`text` parsed as TOML; an InputError `source: (toml): problem` as `parse_json` (TOML's
     `inf` and `nan` are refused naming their key unless `finite=False`: the caller's validation
     refuses them, every problem listed)."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise error(f"{source}: (toml): {exc}") from None
-    except RecursionError:
-        raise error(f"{source}: (toml): nested too deeply") from None
-    except ValueError as exc:  # int-string conversion limit
-        raise error(f"{source}: (toml): {_number_problem(exc)}") from None
+    data: dict[str, Any] = _parsed(
+        tomllib.loads, text, (tomllib.TOMLDecodeError, str), "toml", source, error
+    )
     if finite:
         refuse_non_finite(data, source=source, error=error)
     return data
+
+
+def _parsed(
+    loads: Callable[[str], Any],
+    text: str,
+    syntax: tuple[type[ValueError], Callable[[Exception], str]],
+    kind: str,
+    source: str,
+    error: type[InputError],
+) -> Any:
+    """`loads(text)`, each way it can fail as one line `source: (kind): problem`: a syntax error
+    (`syntax`: its exception type and how to say it), nesting too deep, a number too long."""
+    try:
+        return loads(text)
+    except syntax[0] as exc:
+        raise error(f"{source}: ({kind}): {syntax[1](exc)}") from None
+    except RecursionError:
+        raise error(f"{source}: ({kind}): nested too deeply") from None
+    except ValueError as exc:  # int-string conversion limit
+        raise error(f"{source}: ({kind}): {_number_problem(exc)}") from None
 
 
 def _number_problem(exc: ValueError) -> str:

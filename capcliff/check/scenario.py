@@ -340,8 +340,8 @@ def figures_of(
     assert memory is not None
     series = sims.batch_sweep(grid)
     sweet = next(p for p in series.points if p.concurrency == series.sweet_spot.concurrency)
-    stated = Judged.of(sims.stated_point(concurrency))
     point = sims.stated_point(concurrency)
+    stated = Judged.of(point)
     return Figures(
         layout=name,
         kv_capacity_tokens_per_replica=memory.kv_capacity_tokens_per_replica,
