@@ -29,11 +29,27 @@ class ReportHeader(BaseModel):
     overheads: str  # "modeled" or "calibrated": where the KV budget's overhead terms come from
 
 
+class ErrorBandOut(BaseModel):
+    """The median absolute error the validation measured for this engine and GPU (fractions;
+    None: not measured), and on which rows (perf/error_band.py)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    throughput: float | None
+    tpot: float | None
+    ttft: float | None
+    rows: int
+    scope: str
+    calibrated: bool
+    text: str  # the phrase outputs print
+
+
 class SimulationHeader(ReportHeader):
     """The header of a report that simulates serving: the policy and the workload too."""
 
     policy: str  # the admission and preemption policy simulated
     step_profile: str = ""  # the engine and version the step times assume, modeled or calibrated
+    error_band: ErrorBandOut | None = None  # the held-out error of its figures
     workload: str  # preset name, trace path or "isl/osl" label
     num_requests: int
     seed: int

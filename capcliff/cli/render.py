@@ -9,6 +9,7 @@ from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
 from capcliff.catalog.specs import HardwareSpec, ModelCard
+from capcliff.cli.step_text import step_text
 from capcliff.cli.tables import Column, fitted_table
 from capcliff.memory.report import LayoutResult, MemoryReport
 from capcliff.units import GB, GIB, format_bytes
@@ -316,7 +317,7 @@ def sweep_view(report: SweepReport) -> RenderableType:
     header = Text(
         f"{report.model} on {report.gpus} x {report.hardware}, engine {report.engine} "
         f"({report.overheads} overheads), policy {report.policy}; workload {report.workload}, "
-        f"{report.num_requests:,} requests, seed {report.seed}; step times: {report.step_profile}"
+        f"{report.num_requests:,} requests, seed {report.seed}; step times: {step_text(report)}"
     )
     parts: list[RenderableType] = [header]
     for series in report.series:

@@ -6,6 +6,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from capcliff.analysis.plan.types import PlanLayout, PlanReport
+from capcliff.cli.step_text import step_text
 from capcliff.cli.tables import Column, fitted_table
 from capcliff.units import GB
 
@@ -45,7 +46,7 @@ def _header(report: PlanReport) -> str:
         f"{report.policy}, {report.overheads} overheads); workload {report.workload}, "
         f"{report.num_requests:,} requests at t = 0 (offline batch), max_model_len "
         f"{report.max_model_len:,}; "
-        f"ranked by {report.objective}; step times: {report.step_profile}"
+        f"ranked by {report.objective}; step times: {step_text(report)}"
     )
 
 

@@ -6,6 +6,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from capcliff.analysis.plan.types import FleetEntry, PlanLayout, PlanReport
+from capcliff.cli.step_text import step_text
 from capcliff.cli.tables import Column, fitted_table
 
 LAYOUT_HEADERS = (
@@ -101,7 +102,7 @@ def online_header(report: PlanReport) -> str:
             if report.simulated_requests
             else "nothing simulated, "
         )
-        + f"max_model_len {report.max_model_len:,}; step times: {report.step_profile}"
+        + f"max_model_len {report.max_model_len:,}; step times: {step_text(report)}"
     )
 
 

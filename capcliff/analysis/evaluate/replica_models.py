@@ -12,10 +12,12 @@ from capcliff.memory.deepep import AllToAllBackend
 from capcliff.memory.draft import draft_layout
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.perf.communication import MoEExchange
-from capcliff.perf.profiles import EngineProfile, profile_label, step_profile
+from capcliff.perf.error_band import error_band
+from capcliff.perf.profiles import FITTED_TERMS, EngineProfile, profile_label, step_profile
 from capcliff.perf.speculation import SPEC_ASSUMPTIONS
 from capcliff.perf.stage_cost import FLOPS_PER_MAC
 from capcliff.perf.step_time import SpecStep, StepTimeModel, step_time_model
+from capcliff.report_header import ErrorBandOut
 from capcliff.sim.config import KVCapacity
 from capcliff.sim.traffic.workload import Requests
 from capcliff.units import weight_bytes_per_element
@@ -89,6 +91,17 @@ def step_label(dep: Deployment) -> str:
         f"{label}; speculative {spec.method.value}:{spec.num_speculative_tokens}, "
         f"{accepted.tokens_per_step:.2f} tokens/step ({accepted.source}); {SPEC_ASSUMPTIONS}"
     )
+
+
+def band_of(dep: Deployment) -> ErrorBandOut:
+    """The held-out error band of a deployment's figures: its engine on its GPU, calibrated
+    when its step terms were fitted."""
+    calibrated = any(k in FITTED_TERMS for k in dict(dep.budget.step_time_terms))
+    band = error_band(dep.settings.engine.value, dep.hardware.id, calibrated=calibrated)
+    return ErrorBandOut(
+        throughput=band.throughput, tpot=band.tpot, ttft=band.ttft, rows=band.rows,
+        scope=band.scope, calibrated=calibrated, text=band.describe(),
+    )  # fmt: skip
 
 
 def p99_analytic_cliff(requests: Requests, capacity: KVCapacity, dp: int) -> int:

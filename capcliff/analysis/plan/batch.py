@@ -12,13 +12,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from capcliff.analysis.deployment import Deployment
-from capcliff.analysis.evaluate.replica_models import p99_analytic_cliff, replica_models, step_label
+from capcliff.analysis.evaluate.replica_models import (
+    band_of,
+    p99_analytic_cliff,
+    replica_models,
+    step_label,
+)
 from capcliff.analysis.evaluate.solver import Slo, SweepPoint, simulated_cliff, sweep
 from capcliff.analysis.plan.advice import merit, merit_shown, ranked, recommendation_reasons
 from capcliff.analysis.plan.commands import engine_flags, served_model
 from capcliff.analysis.plan.inputs import PlanInputs, resolve_inputs
 from capcliff.analysis.plan.reuse_advice import ReuseAdvice, reuse_advice
-from capcliff.analysis.plan.ties import Option, decide, tie_reason
+from capcliff.analysis.plan.ties import Option, decide, tie_band, tie_reason
 from capcliff.analysis.plan.types import (
     Objective,
     PlanCliff,
@@ -229,7 +234,7 @@ def fit_fixes(dep: Deployment, gpus: int, inputs: PlanInputs) -> list[str]:
 
 
 def _recommend(
-    rows: list[PlanLayout], evaluated: dict[str, _Evaluated], objective: Objective
+    rows: list[PlanLayout], evaluated: dict[str, _Evaluated], objective: Objective, band: float
 ) -> tuple[PlanLayout, Recommendation] | None:
     order = ranked(rows, objective)
     if not order:
@@ -238,14 +243,14 @@ def _recommend(
         r.name: Option(r.name, merit(r, objective), r.tp, r.pp, shown=merit_shown(r, objective))
         for r in order
     }
-    chosen, tied, fastest = decide(list(options.values()))
+    chosen, tied, fastest = decide(list(options.values()), band)
     best = next(r for r in order if r.name == chosen.name)
     dp_only = next((r for r in order if r.tp == 1 and r.pp == 1 and r.ep == 1), None)
     runner = next((r for r in order if r is not best), None)
     other = dp_only if dp_only is not None and dp_only is not best else runner
     reasons = recommendation_reasons(best, other, objective) if other else []
     ties = [t.name for t in tied]
-    if line := tie_reason(chosen, tied, fastest):
+    if line := tie_reason(chosen, tied, fastest, band):
         reasons.append(line)
     ev = evaluated[best.name]
     cap = _admission_cap(ev)
@@ -306,7 +311,7 @@ def build_plan_report(
     for ev in leaders:
         evaluated[ev.memory.layout.name] = _refine(ev, sim)
     rows = [_layout_row(m, evaluated.get(m.layout.name), gpus, slo) for m in memories]
-    chosen = _recommend(rows, evaluated, goal)
+    chosen = _recommend(rows, evaluated, goal, tie_band(band_of(dep).throughput))
     fixes: list[str] = []
     flags: dict[str, str] = {}
     warnings: list[str] = []
@@ -333,7 +338,7 @@ def build_plan_report(
         **header.model_dump(),
         policy=inputs.config.policy, workload=inputs.workload_label,
         num_requests=len(inputs.requests.input_tokens), seed=seed, objective=goal.value,
-        step_profile=step_label(dep),
+        step_profile=step_label(dep), error_band=band_of(dep),
         layouts=rows, recommended=rec, fixes=fixes, engine_flags=flags, flag_warnings=warnings,
         reuse=reuse,
     )  # fmt: skip

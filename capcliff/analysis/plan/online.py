@@ -22,7 +22,7 @@ from capcliff.analysis.evaluate.layout_capacity import (
     refine_layouts,
 )
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
-from capcliff.analysis.evaluate.replica_models import step_label
+from capcliff.analysis.evaluate.replica_models import band_of, step_label
 from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.parallel import parallel_map
 from capcliff.analysis.plan.batch import fit_fixes
@@ -39,7 +39,7 @@ from capcliff.analysis.plan.fleet import (
 from capcliff.analysis.plan.inputs import PlanInputs
 from capcliff.analysis.plan.online_reuse import mean_think_s, online_reuse
 from capcliff.analysis.plan.online_rows import layout_row, recommendation_reasons_online
-from capcliff.analysis.plan.ties import TIE_BAND, Option, decide, simplicity, tie_reason
+from capcliff.analysis.plan.ties import Option, decide, simplicity, tie_band, tie_reason
 from capcliff.analysis.plan.types import (
     FleetEntry,
     Load,
@@ -77,6 +77,11 @@ class _Context:
     workload: OnlineWorkload
     options: OnlineOptions
 
+    @property
+    def band(self) -> float:
+        """The tie band: the held-out throughput error of the deployment's engine and GPU."""
+        return tie_band(band_of(self.dep).throughput)
+
 
 def _search(
     ctx: _Context, dep: Deployment, gpus: int, *, replicas_only: bool = False
@@ -102,11 +107,11 @@ def _search(
     named = bool(o.layouts) and not replicas_only
     found = evaluate_layouts(dep, memories, search, refine_all=named)
     if not replicas_only:
-        _refine_contenders(found, search)
+        _refine_contenders(found, search, ctx.band)
     return memories, found
 
 
-def _refine_contenders(found: dict[str, LayoutEval], search: SearchSettings) -> None:
+def _refine_contenders(found: dict[str, LayoutEval], search: SearchSettings, band: float) -> None:
     """Refine the unrefined layouts that could change the recommendation: simpler than the one
     the tie rule picks and not ruled out by their first cap (a lower bound of the rate, so within
     twice the tie band of the best). Without this the layouts refined first, chosen on a noisy
@@ -115,11 +120,11 @@ def _refine_contenders(found: dict[str, LayoutEval], search: SearchSettings) -> 
         ranked = [_option(ev) for ev in found.values() if _ranked(ev)]
         if not ranked:
             return
-        chosen, _, fastest = decide(ranked)
+        chosen, _, fastest = decide(ranked, band)
         top = (fastest or chosen).value
         more = [
             name for name, ev in found.items()
-            if not ev.refined and ev.saturation_rps >= top * (1 - 2 * TIE_BAND)
+            if not ev.refined and ev.saturation_rps >= top * (1 - 2 * band)
             and simplicity(_option(ev)) < simplicity(chosen)
         ]  # fmt: skip
         if not more:
@@ -281,7 +286,7 @@ def build_online_plan(
     report = PlanReport(
         **header.model_dump(),
         policy=config.policy, workload=online.label, num_requests=simulated, seed=seed,
-        step_profile=step_label(dep),
+        step_profile=step_label(dep), error_band=band_of(dep),
         objective="sustained requests/s within the SLO", mode=Mode.ONLINE.value,
         layouts=[
             layout_row(m, found.get(m.layout.name), gpus, within_slo=slo is not None)
@@ -302,12 +307,12 @@ def build_online_plan(
     best = best_layout(found)
     if best is None:
         return _infeasible(ctx, report, gpus)
-    chosen, tied, fastest = decide([_option(ev) for ev in found.values() if _ranked(ev)])
+    chosen, tied, fastest = decide([_option(ev) for ev in found.values() if _ranked(ev)], ctx.band)
     return _recommend(ctx, report, found[chosen.name], found, inputs, tie=(chosen, tied, fastest))
 
 
-def _tie_lines(tie: tuple[Option, list[Option], Option | None]) -> list[str]:
-    line = tie_reason(*tie)
+def _tie_lines(tie: tuple[Option, list[Option], Option | None], band: float) -> list[str]:
+    line = tie_reason(*tie, band)
     return [line] if line else []
 
 
@@ -350,7 +355,7 @@ def _recommend(
     rec = Recommendation(
         layout=lay.name, dp=lay.dp, tp=lay.tp, pp=lay.pp, ep=lay.ep,
         max_num_seqs=best.capacity.cap,
-        reasons=[*recommendation_reasons_online(best, found), *_tie_lines(tie)],
+        reasons=[*recommendation_reasons_online(best, found), *_tie_lines(tie, ctx.band)],
         tie=[t.name for t in tie[1]], kv_aware_makespan_s=None, kv_aware_gain=None,
     )  # fmt: skip
     flags, warnings = engine_flags(

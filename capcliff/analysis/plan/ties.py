@@ -3,13 +3,15 @@
 Two layouts whose figures differ by less than the model can resolve are a tie, and a tie is
 decided by the rule an experienced engineer uses, not by the noise: the simpler layout.
 
-- `TIE_BAND` (set, 10 %): the relative difference below which two layouts of the same model on
-  the same GPUs are not told apart. The terms that separate layouts (how the engine schedules
-  pipeline stages and their bubbles, tensor-parallel collectives at decode message sizes, the host
-  time per step, which is per replica) are modeled from formulas and engine defaults, not
-  measured for each deployment, and the held-out step-time error is larger than the gaps they
-  make (docs/validation.md). The sampling noise is added where it is wider: two layouts tie when
-  the gap is within max(TIE_BAND, the sum of their 95 % half-widths).
+- the band: the relative difference below which two layouts of the same model on the same GPUs
+  are not told apart. The terms that separate layouts (how the engine schedules pipeline stages
+  and their bubbles, tensor-parallel collectives at decode message sizes, the host time per
+  step, which is per replica) are modeled from formulas and engine defaults, not measured for
+  each deployment, so the model cannot resolve a gap smaller than its own held-out throughput
+  error for the engine and GPU (perf/error_band.py, measured by benchmarks/fidelity.py):
+  `tie_band` is that error, and at least `TIE_BAND` (set, 10 %) where the validation measured
+  less. The sampling noise is added where it is wider: two layouts tie when the gap is within
+  max(band, the sum of their 95 % half-widths).
 - simpler (`simplicity`): no pipeline parallelism first (a PP layout inside a node pays bubbles
   that an idealised pipeline does not show), then fewer GPUs per replica (more replicas: finer
   scaling, smaller failure domain, and data parallelism for a model that fits one GPU with room
@@ -20,7 +22,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TIE_BAND = 0.10  # set: see the module docstring
+TIE_BAND = 0.10  # set: the least band, see the module docstring
+
+
+def tie_band(throughput_error: float | None) -> float:
+    """The band for a deployment whose held-out throughput error is `throughput_error`."""
+    return max(TIE_BAND, throughput_error or 0.0)
 
 
 @dataclass(frozen=True)
@@ -40,34 +47,38 @@ def simplicity(o: Option) -> tuple[bool, int, int, int]:
     return (o.pp > 1, o.tp * o.pp, o.pp, o.tp)
 
 
-def ties(best: Option, others: list[Option]) -> list[Option]:
-    """The options within the tie band of `best` (itself excluded)."""
+def ties(best: Option, others: list[Option], band: float = TIE_BAND) -> list[Option]:
+    """The options within `band` (or their sampling noise) of `best` (itself excluded)."""
 
-    def band(o: Option) -> float:
-        return max(TIE_BAND, best.half_width + o.half_width)
+    def width(o: Option) -> float:
+        return max(band, best.half_width + o.half_width)
 
-    return [o for o in others if o is not best and o.value >= best.value * (1 - band(o))]
+    return [o for o in others if o is not best and o.value >= best.value * (1 - width(o))]
 
 
-def decide(options: list[Option]) -> tuple[Option, list[Option], Option | None]:
-    """(recommended, the others it ties with, the best by value when that is not the one
-    recommended). `options` must not be empty."""
+def decide(
+    options: list[Option], band: float = TIE_BAND
+) -> tuple[Option, list[Option], Option | None]:
+    """(recommended, the others it ties with within `band`, the best by value when that is not
+    the one recommended). `options` must not be empty."""
     best = max(options, key=lambda o: (o.value, [-k for k in simplicity(o)]))
-    tied = ties(best, options)
+    tied = ties(best, options, band)
     chosen = min([best, *tied], key=lambda o: (simplicity(o), -o.value))
     rest = [o for o in [best, *tied] if o is not chosen]
     return chosen, rest, (best if chosen is not best else None)
 
 
-def tie_reason(chosen: Option, rest: list[Option], fastest: Option | None) -> str:
+def tie_reason(
+    chosen: Option, rest: list[Option], fastest: Option | None, band: float = TIE_BAND
+) -> str:
     """One line on a tie: who ties, why the recommended one, and the runner-up."""
     if not rest:
         return ""
     names = ", ".join(f"{o.name} ({o.shown or f'{o.value:,.3g}'})" for o in rest)
     line = (
-        f"ties with {names}: within {TIE_BAND:.0%} (or their sampling noise), which the model "
-        f"cannot resolve; {chosen.name} is the simplest (no pipeline stages, fewer GPUs per "
-        "replica)"
+        f"ties with {names}: within {band:.0%} (the model's held-out throughput error, or their "
+        f"sampling noise), which it cannot resolve; {chosen.name} is the simplest (no pipeline "
+        "stages, fewer GPUs per replica)"
     )
     if fastest is not None:
         line += f"; runner-up {fastest.name}, the best as simulated"

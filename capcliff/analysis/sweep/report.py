@@ -16,7 +16,12 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict
 
 from capcliff.analysis.deployment import Deployment
-from capcliff.analysis.evaluate.replica_models import p99_analytic_cliff, replica_models, step_label
+from capcliff.analysis.evaluate.replica_models import (
+    band_of,
+    p99_analytic_cliff,
+    replica_models,
+    step_label,
+)
 from capcliff.analysis.evaluate.solver import (
     Slo,
     SweepPoint,
@@ -322,6 +327,7 @@ def build_sweep_report(
         **header.model_dump(),
         policy=config.policy,
         step_profile=step_label(dep),
+        error_band=band_of(dep),
         workload=plan.workload_label,
         num_requests=len(plan.workloads[0][1].input_tokens),
         seed=plan.seed,

@@ -1,0 +1,85 @@
+"""The error a user should expect of a simulated figure, as the validation measured it.
+
+`benchmarks/fidelity.py` predicts public serving benchmarks (output throughput, mean TPOT, mean
+TTFT) and records the median absolute error per engine (and per GPU where it has rows for one),
+uncalibrated (the engine profile's named terms) and calibrated (step terms fitted to other rows,
+the predicted one held out), in `error_bands.json` next to this module (data, regenerated with
+`python benchmarks/fidelity.py --write-bands`). Every report prints the band of its engine and
+GPU; where the validation has no row for them, the band of the engine on any GPU, else of every
+engine, and it says which. Fractions (0.2 = 20 %).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+BANDS_FILE = "error_bands.json"
+ANY = "all"  # the key of "every GPU" and "every engine" in the data file
+METRICS = ("throughput", "tpot", "ttft")
+
+
+@dataclass(frozen=True)
+class ErrorBand:
+    """Median absolute held-out errors (fractions; None: no row measured it) and their basis."""
+
+    throughput: float | None
+    tpot: float | None
+    ttft: float | None
+    rows: int  # public benchmark rows behind the figures
+    scope: str  # which rows: "sglang on h200-sxm", "sglang, any GPU", "every engine"
+    calibrated: bool
+
+    def describe(self) -> str:
+        """One phrase: 'held-out error (median): throughput ±16 %, TPOT ±9 %, mean TTFT ±43 %
+        (uncalibrated; sglang, any GPU: 7 public rows)'."""
+        names = {"throughput": "throughput", "tpot": "TPOT", "ttft": "mean TTFT"}
+        parts = [
+            f"{names[m]} ±{v * 100:.0f} %" for m in METRICS if (v := getattr(self, m)) is not None
+        ]
+        basis = "calibrated" if self.calibrated else "uncalibrated; calibrate to tighten"
+        return (
+            f"held-out error (median): {', '.join(parts) or 'not measured'} "
+            f"({basis}; {self.scope}: {self.rows} public rows)"
+        )
+
+
+@cache
+def _bands() -> dict[str, Any]:
+    text = resources.files("capcliff.perf").joinpath(BANDS_FILE).read_text(encoding="utf-8")
+    data: dict[str, Any] = json.loads(text)["engines"]
+    return data
+
+
+def _gpu_key(hardware_id: str) -> str:
+    """The data file's GPU key: the catalog id's family ('h200-sxm' -> 'h200')."""
+    return hardware_id.split("-")[0].lower()
+
+
+def error_band(engine: str, hardware_id: str, *, calibrated: bool) -> ErrorBand:
+    """The band of `engine` (capcliff's engine name: vllm, vllm-v0, sglang, trtllm) on
+    `hardware_id`, from the most specific rows the validation has."""
+    bands = _bands()
+    gpu = _gpu_key(hardware_id)
+    candidates = (
+        (engine, gpu, f"{engine} on {hardware_id}"),
+        (engine, ANY, f"{engine}, any GPU"),
+        (ANY, ANY, f"every engine (none for {engine})"),
+    )
+    for eng, key, scope in candidates:
+        entry = bands.get(eng, {}).get(key)
+        if entry is None:
+            continue
+        figures = entry["calibrated" if calibrated else "uncalibrated"]
+        return ErrorBand(
+            throughput=figures.get("throughput"),
+            tpot=figures.get("tpot"),
+            ttft=figures.get("ttft"),
+            rows=int(entry["rows"]),
+            scope=scope,
+            calibrated=calibrated,
+        )
+    return ErrorBand(None, None, None, 0, "no validation rows", calibrated)

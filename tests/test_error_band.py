@@ -1,0 +1,80 @@
+"""Error bands: every simulating report carries the held-out error the validation measured for
+its engine and GPU, and `plan` does not rank layouts closer than that error; it says they tie
+and picks the simpler one, as the study's measurements would have it."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+import pytest
+
+from capcliff.analysis.plan.ties import TIE_BAND, Option, decide, tie_band
+from capcliff.cli import main
+from capcliff.perf.error_band import error_band
+
+
+def _data() -> dict[str, Any]:
+    text = resources.files("capcliff.perf").joinpath("error_bands.json").read_text()
+    engines: dict[str, Any] = json.loads(text)["engines"]
+    return engines
+
+
+def test_every_band_in_the_data_file_is_a_fraction_with_its_rows() -> None:
+    for engine, by_gpu in _data().items():
+        for gpu, entry in by_gpu.items():
+            assert entry["rows"] > 0, (engine, gpu)
+            for basis in ("uncalibrated", "calibrated"):
+                for value in entry[basis].values():
+                    assert value is None or 0 <= value < 5, (engine, gpu, basis)
+
+
+def test_an_engine_without_rows_gets_the_band_of_every_engine_and_says_so() -> None:
+    data = _data()
+    engine = next(e for e in ("vllm", "sglang", "trtllm", "vllm-v0") if e not in data)
+    band = error_band(engine, "h200-sxm", calibrated=False)
+    assert band.scope.startswith("every engine")
+    assert band.throughput == data["all"]["all"]["uncalibrated"]["throughput"]
+    assert "calibrate to tighten" in band.describe()
+
+
+def test_a_calibrated_band_is_the_calibrated_one() -> None:
+    data = _data()
+    engine = next(e for e in data if e != "all")
+    band = error_band(engine, "h200-sxm", calibrated=True)
+    gpu_rows = data[engine].get("h200") or data[engine]["all"]
+    assert band.throughput == gpu_rows["calibrated"]["throughput"]
+    assert "calibrate to tighten" not in band.describe()
+
+
+def test_layouts_apart_by_less_than_the_band_tie_and_the_simpler_wins() -> None:
+    pp = Option("tp4-pp2", 1.60, tp=4, pp=2)
+    dp = Option("dp4-tp2", 1.29, tp=2, pp=1)  # 19 % below
+    assert decide([pp, dp], TIE_BAND)[0] is pp  # outside the least band
+    assert decide([pp, dp], 0.20)[0] is dp  # inside a 20 % held-out error
+    assert tie_band(0.05) == TIE_BAND and tie_band(None) == TIE_BAND and tie_band(0.3) == 0.3
+
+
+@pytest.mark.parametrize("command", ["plan", "sweep"])
+def test_reports_carry_the_band_in_json_and_text(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    common = ["deepseek-r1-distill-llama-8b", "--gpus", "1", "--isl", "256", "--osl", "64"]
+    extra = (
+        ["--arrival", "batch", "--num-requests", "40"]
+        if command == "plan"
+        else ["--num-requests", "40", "--concurrency", "8"]
+    )
+    assert main([command, *common, *extra, "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    band = out["error_band"]
+    assert band["rows"] > 0 and 0 < band["throughput"] < 5
+    assert main([command, *common, *extra]) == 0
+    assert "held-out error (median): throughput ±" in capsys.readouterr().out.replace("\n", " ")
+
+
+def test_the_8b_model_on_8_h200_is_planned_as_dp8(capsys: pytest.CaptureFixture[str]) -> None:
+    # The study (shared/reference/paper_findings.md) and practice run an 8B model as DP=8.
+    assert main(["plan", "deepseek-r1-distill-llama-8b", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["recommended"]["layout"] == "dp8"
