@@ -20,7 +20,7 @@ from capcliff.perf.step_time import (
     host_link_bytes_per_s,
     step_time_model,
 )
-from capcliff.units import KVDType
+from capcliff.units import KVDType, WeightDType
 from tests.conftest import arch_of
 from tests.simtools import toy_model
 
@@ -160,3 +160,23 @@ def test_steps_before_finds_the_first_step_at_or_past_a_time(duration: float, k_
         assert m == k_max
     else:
         assert line.total_s(m) >= duration > line.total_s(m - 1)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "peak_tflops"),
+    [
+        ("b200", 9000),  # NVFP4 GEMMs on Blackwell's FP4 tensor cores (hardware/b200.toml)
+        ("h200-sxm", 989.4),  # no FP4 tensor cores: Marlin W4A16, BF16 matmuls
+        ("mi355x", 2516.6),  # AMD's FP4 peak is MXFP4, not NVFP4: BF16 matmuls
+    ],
+)
+def test_nvfp4_weights_compute_at_the_fp4_peak_only_on_nvidia_fp4_gpus(
+    gpu: str, peak_tflops: float
+) -> None:
+    arch = arch_of("llama-3.1-70b")
+    hardware = get_hardware(gpu)
+    model = step_time_model(
+        arch, hardware, Layout(tp=8), scheme=WeightScheme.quantised(arch, WeightDType.NVFP4),
+        kv_dtype=KVDType.FP8, efficiency=EFF,
+    )  # fmt: skip
+    assert model.flops_per_s == pytest.approx(peak_tflops * 1e12 * EFF.mfu, rel=1e-3)

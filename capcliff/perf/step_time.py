@@ -305,9 +305,20 @@ class StepTimeModel:
         return tuple((v + spec.k * d) * per_token for v, d in zip(verify, drafts, strict=True))
 
 
-def compute_dtype(scheme: WeightScheme) -> str:
-    """The matmul dtype whose peak applies: fp8 for fp8 weights, else bf16."""
-    return "fp8" if scheme.linear is WeightDType.FP8 else "bf16"
+def compute_dtype(scheme: WeightScheme, hardware: HardwareSpec | None = None) -> str:
+    """The matmul dtype whose peak applies: fp8 for fp8 weights; fp4 for NVFP4 weights on a GPU
+    with an FP4 peak (the engines quantise the activations to NVFP4 and run the FP4 tensor-core
+    GEMM: vLLM model_executor/layers/quantization/modelopt.py, ModelOptNvFp4LinearMethod, with
+    scaled_fp4_quant and cutlass_scaled_fp4_mm where cutlass FP4 is supported (Blackwell),
+    Marlin W4A16 otherwise); else bf16 (INT4 and MXFP4 weights dequantised into BF16 matmuls)."""
+    if scheme.linear is WeightDType.FP8:
+        return "fp8"
+    fp4 = (
+        hardware is not None
+        and hardware.vendor == "NVIDIA"  # NVFP4 is NVIDIA's format; AMD's FP4 peak is MXFP4
+        and hardware.dense_tflops_fp4 is not None
+    )
+    return "fp4" if scheme.linear is WeightDType.NVFP4 and fp4 else "bf16"
 
 
 def host_link_bytes_per_s(hardware: HardwareSpec) -> float:
@@ -343,7 +354,7 @@ def step_time_model(
     cost = costs[stage]
     layers = len(stage_layer_ranges(arch.num_layers, layout.pp)[stage])
     choice = arch.moe.experts_per_token / arch.moe.num_experts if arch.moe else 0.0
-    peak_flops = hardware.dense_flops_per_s(compute_dtype(scheme))
+    peak_flops = hardware.dense_flops_per_s(compute_dtype(scheme, hardware))
     peak_flops = peak_flops or hardware.dense_tflops_bf16 * TERA
     kv_per_token = kv_bytes_per_token_per_gpu(arch, layout, kv_dtype=kv_dtype)[stage]
     read_bytes = float(cost.read_bytes)
