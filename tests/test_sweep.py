@@ -102,8 +102,18 @@ def test_csv_has_a_row_per_point() -> None:
 def test_table_marks_cliff_and_sweet_spot() -> None:
     result = runner.invoke(app, ["sweep", *SMALL])
     assert result.exit_code == 0
-    assert "analytic cliff:" in result.output
-    assert "sweet" in result.output
+    out = " ".join(result.output.split())
+    assert "analytic p99 cliff:" in out
+    assert "burst cliff (simulated: every request waiting at t = 0" in out  # a batch sweep
+    assert "sweet" in out
+
+
+def test_an_online_sweep_names_its_simulated_cliff_the_steady_state_one() -> None:
+    args = ["sweep", "llama-3.1-8b", "--gpus", "1", "--isl", "200", "--osl", "50"]
+    result = runner.invoke(app, [*args, "--rate", "5", "--num-requests", "200",
+                                 "--concurrency", "16"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "steady-state cliff (simulated while serving" in " ".join(result.output.split())
 
 
 def test_missing_workload_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -291,13 +291,28 @@ def series_table(series: SeriesResult) -> RenderableType:
     return fitted_table(title, columns, rows, droppable=("tok/s bar", "makespan s"))
 
 
-def series_summary(series: SeriesResult) -> Text:
-    """The cliff, the sweet spot and the collapse of one series in words."""
+# Which cliff a sweep's simulated one is, by its arrival mode (the three cliffs of docs/serving.md:
+# the analytic p99 cliff, the burst cliff a backlog or restart hits, the steady-state one).
+_SIMULATED_CLIFF = {
+    "batch": (
+        "burst cliff (simulated: every request waiting at t = 0, as after a restart or a burst)"
+    ),
+    "online": (
+        "steady-state cliff (simulated while serving the offered load; a restart or a burst "
+        "hits the lower burst cliff: `capcliff plan` names both)"
+    ),
+}
+
+
+def series_summary(series: SeriesResult, mode: str = "batch") -> Text:
+    """The cliffs, the sweet spot and the collapse of one series in words."""
     simulated = series.cliff.simulated_concurrency
     lines = [
-        f"analytic cliff: {series.cliff.analytic_concurrency:,} concurrent requests "
-        f"(p99 request peak KV vs {series.kv_blocks_per_replica:,} blocks per replica)",
-        "simulated cliff: "
+        f"analytic p99 cliff: {series.cliff.analytic_concurrency:,} concurrent requests "
+        f"(every running request at the p99 peak KV, vs {series.kv_blocks_per_replica:,} "
+        "blocks per replica)",
+        _SIMULATED_CLIFF.get(mode, _SIMULATED_CLIFF["batch"])
+        + ": "
         + (
             f"{simulated:,} (first preemption or blocked admission)" if simulated else "not reached"
         ),
@@ -321,7 +336,7 @@ def sweep_view(report: SweepReport) -> RenderableType:
     )
     parts: list[RenderableType] = [header]
     for series in report.series:
-        parts += [series_table(series), series_summary(series)]
+        parts += [series_table(series), series_summary(series, report.mode)]
     return Group(*parts)
 
 
