@@ -233,6 +233,11 @@ def _steady_marks(point: PointResult, series: SeriesResult) -> str:
     return "+".join(marks)
 
 
+def _pm(half_width: float | None) -> str:
+    """' ±6%': a figure's relative 95 % sampling half-width, when estimated."""
+    return "" if half_width is None else f" ±{half_width:.0%}"
+
+
 def online_series_table(series: SeriesResult) -> RenderableType:
     """One online series: each point's steady state (warm-up and drain left out), the sample it
     came from (the stopping rule may grow it per point), and whether its queue grows."""
@@ -250,7 +255,8 @@ def online_series_table(series: SeriesResult) -> RenderableType:
         assert st is not None
         rows.append([
             f"{p.concurrency:,}", f"{st.throughput_rps:,.2f}", f"{st.output_tok_s:,.0f}",
-            _secs(st.ttft_p99_s), f"{st.tpot_p99_s * 1000:.1f}", f"{p.preemptions:,}",
+            _secs(st.ttft_p99_s), f"{st.tpot_p99_s * 1000:.1f}{_pm(st.tpot_p99_half_width)}",
+            f"{p.preemptions:,}",
             f"{p.peak_kv_utilization:.0%}", f"{st.requests:,}",
             *([f"{p.prefix_cache_hit_rate or 0.0:.0%}"] if caching else []),
             _steady_marks(p, series),

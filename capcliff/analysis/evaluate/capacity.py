@@ -11,8 +11,11 @@
    more concurrency buys nothing but latency.
 2. Within an SLO: for each cap (best saturation throughput first), the highest Poisson rate in
    (0, saturation] whose steady state meets the TTFT and TPOT p99 limits with a bounded queue
-   (`highest_rate`). A cap whose saturation throughput is below the best rate found cannot win
-   and is skipped.
+   (`highest_rate`). A cap whose saturation throughput is below the best rate found, less
+   CAP_TOLERANCE, cannot win and is skipped. Of the caps whose rates come within CAP_TOLERANCE
+   of the best, the smallest is chosen (the rates cannot be told apart at the sample sizes used,
+   and the smallest cap keeps the most KV in reserve), and its rate is checked on a fresh
+   sample with the p99s' sampling noise added (`verified`).
 3. No SLO: the capacity is the saturation throughput; the default latency target is a bounded
    queue, and the latencies reported are those at (1 - headroom) x saturation.
 """
@@ -278,6 +281,15 @@ def meets_slo(state: SteadyState, slo: Slo) -> bool:
     return not state.saturated and state.ttft_p99_s <= slo.ttft_s and state.tpot_p99_s <= slo.tpot_s
 
 
+def meets_slo_surely(state: SteadyState, slo: Slo) -> bool:
+    """`meets_slo` with each p99's 95 % half-width added (`steady_state.p99_half_width`): another
+    sample of the same load (a `sweep`, a `check`, the deployment itself) meets the limits too,
+    not only this one."""
+    ttft = state.ttft_p99_s * (1 + state.ttft_p99_half_width)
+    tpot = state.tpot_p99_s * (1 + state.tpot_p99_half_width)
+    return not state.saturated and ttft <= slo.ttft_s and tpot <= slo.tpot_s
+
+
 def highest_rate(
     probe: Callable[[float, int], RatePoint], saturation_rps: float, requests: int
 ) -> tuple[RatePoint | None, RatePoint]:
@@ -306,6 +318,9 @@ def highest_rate(
 VERIFY_SEED = 1_000_003  # set: the fresh sample's seed is the workload's plus this
 VERIFY_BACKOFF = 0.03  # set: the rate steps down 3 % at a time (the bisection's resolution)
 VERIFY_TRIES = 8  # ... at most this many times (about 22 % below the rate the search found)
+# set: the fresh sample is twice the search's: a p99's spread between samples of the search's size
+# is about ±10 %, and the figure reported is this sample's
+VERIFY_SIZE = 2
 
 
 def verified(
@@ -316,17 +331,19 @@ def verified(
 
     The search keeps the highest rate whose estimate passes the SLO, so the estimate it keeps is
     biased toward passing (the winner's curse): at that rate a fresh sample, or `sweep`, sees a
-    higher p99. The rate steps down by VERIFY_BACKOFF until a fresh sample of the same size
-    meets the SLO, and that sample's figures are the ones reported. Unchanged when no step
-    passes (the search's point is returned)."""
+    higher p99. The rate steps down by VERIFY_BACKOFF until a fresh sample of VERIFY_SIZE x the
+    size meets the SLO with its p99s' sampling noise added (`meets_slo_surely`), and that sample's
+    figures are the ones reported: another sample at that rate meets the SLO too. Unchanged
+    when no step passes (the search's point is returned)."""
     fresh = OnlineWorkload(workload.choice, workload.seed + VERIFY_SEED)
     rate = found.rate_rps
     for _ in range(VERIFY_TRIES):
-        result = replica.run(fresh.at_rate(found.requests, rate), found.cap)
+        result = replica.run(fresh.at_rate(VERIFY_SIZE * found.requests, rate), found.cap)
         state = steady_state(result, open_loop=True, mean_output=fresh.mean_output_tokens())
-        probes.append(RatePoint(found.cap, rate, state, meets_slo(state, slo), found.requests,
-                                result.total_preemptions))  # fmt: skip
-        if probes[-1].meets:
+        size = VERIFY_SIZE * found.requests
+        meets = meets_slo(state, slo)
+        probes.append(RatePoint(found.cap, rate, state, meets, size, result.total_preemptions))
+        if meets_slo_surely(state, slo):
             return probes[-1]
         rate *= 1 - VERIFY_BACKOFF
     return found
@@ -382,12 +399,13 @@ def _within_slo(
     best: RatePoint | None = None
     lightest: RatePoint | None = None
     probes: list[RatePoint] = []
+    founds: list[RatePoint] = []
     calm = [p for p in points if not p.thrashing] or list(points)  # as `chosen_cap`
     for point in sorted(calm, key=lambda p: -p.state.throughput_rps):
         if point.state.throughput_rps <= 0:
             continue
-        if best is not None and point.state.throughput_rps <= best.rate_rps:
-            continue
+        if best is not None and point.state.throughput_rps <= (1 - CAP_TOLERANCE) * best.rate_rps:
+            continue  # cannot come within CAP_TOLERANCE of the best rate found
 
         def probe(rate: float, n: int, cap: int = point.cap) -> RatePoint:
             result = replica.run(workload.at_rate(n, rate), cap)
@@ -400,8 +418,14 @@ def _within_slo(
         found, light = highest_rate(probe, point.state.throughput_rps, point.requests)
         if lightest is None or light.state.tpot_p99_s < lightest.state.tpot_p99_s:
             lightest = light
-        if found is not None and (best is None or found.rate_rps > best.rate_rps):
-            best = found
+        if found is not None:
+            founds.append(found)
+            best = max(founds, key=lambda f: f.rate_rps)
+    if best is not None:  # caps within CAP_TOLERANCE of the best rate: the smallest, as chosen_cap
+        best = min(
+            (f for f in founds if f.rate_rps >= (1 - CAP_TOLERANCE) * best.rate_rps),
+            key=lambda f: (f.cap, -f.rate_rps),
+        )
     chosen = None if best is None else verified(replica, workload, slo, best, probes)
     if lightest is None:  # no throughput to search under: the sample is far too small
         lightest = RatePoint(top.cap, 0.0, top.state, False)

@@ -2,10 +2,11 @@
 sweep's stopping rule.
 
 An online sweep starts at --num-requests. A point whose steady state did not settle (its 95 %
-half-widths are over 5 %) and whose queue is bounded (a saturated point grows its queue with any
-sample: more requests cannot settle it) is simulated again with twice the requests, at most
-MAX_DOUBLINGS times (8 x the first), with the same workload drawn at the larger size. Each point
-reports the sample its estimate came from (`requests`). A trace has its own size and is not grown.
+half-widths, the p99s' included, are over 5 %) and whose queue is bounded (a saturated point
+grows its queue with any sample: more requests cannot settle it) is simulated again with twice
+the requests, at most MAX_DOUBLINGS times (8 x the first), with the same workload drawn at the
+larger size. Each point reports the sample its estimate came from (`requests`). A trace has its
+own size and is not grown.
 """
 
 from __future__ import annotations
@@ -28,9 +29,16 @@ class SteadyPoint(BaseModel):
     ttft_p99_s: float
     tpot_p99_s: float
     rps_half_width: float | None  # relative, 95 % (None: too few batches)
+    # relative 95 % half-widths of the p99s (batch quantiles; None: not estimated)
+    ttft_p99_half_width: float | None = None
+    tpot_p99_half_width: float | None = None
     settled: bool  # the stopping rule's 5 % interval closed at this sample size
     saturated: bool  # open loop: more arrived than was served
     requests: int  # the sample this estimate came from (the stopping rule may grow it)
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 def steady_point(result: SimResult, *, open_loop: bool) -> SteadyPoint:
@@ -40,7 +48,9 @@ def steady_point(result: SimResult, *, open_loop: bool) -> SteadyPoint:
         throughput_rps=s.throughput_rps, output_tok_s=s.output_tok_s,
         ttft_p99_s=s.ttft_p99_s if math.isfinite(s.ttft_p99_s) else 0.0,
         tpot_p99_s=s.tpot_p99_s if math.isfinite(s.tpot_p99_s) else 0.0,
-        rps_half_width=s.rps_half_width if math.isfinite(s.rps_half_width) else None,
+        rps_half_width=_finite(s.rps_half_width),
+        ttft_p99_half_width=_finite(s.ttft_p99_half_width),
+        tpot_p99_half_width=_finite(s.tpot_p99_half_width),
         settled=s.settled, saturated=s.saturated, requests=len(result.finish_s),
     )  # fmt: skip
 
@@ -49,6 +59,7 @@ MAX_DOUBLINGS = 3  # set: as the plan's stopping rule, at most 8 x the first sam
 
 
 def needs_more(result: SimResult, *, open_loop: bool) -> bool:
-    """Whether a point's steady state is unsettled with a bounded queue (more requests help)."""
+    """Whether a point's steady state (its rate, mean TPOT and, open loop, its p99s) is
+    unsettled with a bounded queue (more requests help)."""
     s = steady_state(result, open_loop=open_loop)
-    return not s.settled and not s.saturated
+    return not (s.settled and (s.p99_settled or not open_loop)) and not s.saturated

@@ -64,6 +64,9 @@ MIN_BATCHES = 4
 TARGET_BATCHES = 8
 REL_HALF_WIDTH = 0.05  # set: settled when the 95 % half-widths are within 5 % of the means
 MIN_MEASURED = 100  # set: fewer measured requests never count as settled
+# set: a point judged against a latency limit (a sweep's or a check's p99s) also needs its p99
+# half-widths within this: the p99 of a few thousand requests varies ±10 % between samples
+P99_REL_HALF_WIDTH = 0.05
 # set: an open-loop queue is unbounded when the last quarter of the window waits twice as long as
 # the first quarter, plus this many seconds (a margin for waits near zero).
 QUEUE_GROWTH_MARGIN_S = 1.0
@@ -87,6 +90,10 @@ class SteadyState:
     tpot_half_width: float  # relative, 95 %
     queue_growing: bool  # open loop: waits grew across the window (more offered than served)
     batches: int = BATCHES  # batch means the half-widths came from
+    # relative 95 % half-widths of the p99s (batch quantiles, `p99_half_width`); inf: not
+    # estimated (a backlog's window, or too few requests)
+    ttft_p99_half_width: float = math.inf
+    tpot_p99_half_width: float = math.inf
 
     @property
     def settled(self) -> bool:
@@ -96,6 +103,11 @@ class SteadyState:
             and self.rps_half_width <= REL_HALF_WIDTH
             and self.tpot_half_width <= REL_HALF_WIDTH
         )
+
+    @property
+    def p99_settled(self) -> bool:
+        """Whether the TTFT and TPOT p99s are tight enough to judge a latency limit on."""
+        return max(self.ttft_p99_half_width, self.tpot_p99_half_width) <= P99_REL_HALF_WIDTH
 
     @property
     def saturated(self) -> bool:
@@ -116,6 +128,16 @@ def relative_half_width(values: FloatArray) -> float:
         return math.inf
     t = T_975[min(len(finite), len(T_975) + 1) - 2]
     return t * float(finite.std(ddof=1)) / math.sqrt(len(finite)) / mean
+
+
+def p99_half_width(values: FloatArray, batches: int = BATCHES) -> float:
+    """Relative 95 % half-width of a p99 by batch quantiles: the requests (in start order) cut
+    into `batches` consecutive batches, the p99 of each, the t half-width of their mean over it
+    (Seila, "A batching approach to quantile estimation in regenerative simulations",
+    Management Science 28(5), 1982). Consecutive requests share their bursts, so the spread of
+    the batch p99s, not the count of requests, says how far another sample's p99 may fall."""
+    parts = [p[np.isfinite(p)] for p in np.array_split(values, batches)]
+    return relative_half_width(np.array([_p99(p) for p in parts if len(p)]))
 
 
 def _p99(values: FloatArray) -> float:
@@ -192,6 +214,8 @@ def steady_state(
             relative_half_width(_tpot_batches(tpot)) if np.isfinite(tpot).any() else 0.0
         ),
         queue_growing=open_loop and _queue_growing(result.ttft_s[inside]),
+        ttft_p99_half_width=p99_half_width(result.ttft_s[inside]),
+        tpot_p99_half_width=p99_half_width(tpot) if np.isfinite(tpot).any() else 0.0,
     )
 
 

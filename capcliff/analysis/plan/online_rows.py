@@ -43,6 +43,8 @@ def _capacity(ev: LayoutEval, *, within_slo: bool) -> LayoutCapacity:
         output_tok_s=at_rate.output_tok_s * dp,
         ttft_p99_s=state.ttft_p99_s if ev.refined else None,
         tpot_p99_s=state.tpot_p99_s if ev.refined else None,
+        ttft_p99_half_width=_finite_or_none(state.ttft_p99_half_width) if ev.refined else None,
+        tpot_p99_half_width=_finite_or_none(state.tpot_p99_half_width) if ev.refined else None,
         best_ttft_p99_s=c.best_ttft_p99_s,
         best_tpot_p99_s=c.best_tpot_p99_s,
         refined=ev.refined,
@@ -154,9 +156,13 @@ def recommendation_reasons_online(best: LayoutEval, found: dict[str, LayoutEval]
     """Why `best`: its sustained rate against the runner-up and the pure data-parallel layout."""
     lay = best.memory.layout
     c = best.capacity
+    at = c.at_sustained
     reasons = [
         f"sustains {best.sustained_rps:,.2f} requests/s ({best.sustained_rps * 3600:,.0f} an "
-        f"hour) at max_num_seqs {c.cap:,} per replica; saturation {best.saturation_rps:,.2f}",
+        f"hour) at max_num_seqs {c.cap:,} per replica; saturation {best.saturation_rps:,.2f}; "
+        f"there TTFT p99 {at.ttft_p99_s:,.3g} s{_pm(at.ttft_p99_half_width)}, TPOT p99 "
+        f"{at.tpot_p99_s * 1e3:,.3g} ms{_pm(at.tpot_p99_half_width)} (95 % sampling interval "
+        "of the p99s: another sample of the same load lands within it)",
     ]
     if c.simulated_cliff is not None:
         reasons.append(_cliff_reason(c))
@@ -181,3 +187,11 @@ def recommendation_reasons_online(best: LayoutEval, found: dict[str, LayoutEval]
     if lay.dp > 1:
         reasons.append(f"{lay.dp} replicas do not share KV: each holds its own requests")
     return reasons
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _pm(half_width: float) -> str:
+    return f" ±{half_width:.0%}" if math.isfinite(half_width) else ""

@@ -80,6 +80,9 @@ class LayoutCapacity(_Result):
     output_tok_s: float  # at sustained_rps (within no SLO: at saturation; not refined: saturation)
     ttft_p99_s: float | None  # at the rate it is run at (None: only its saturation was simulated)
     tpot_p99_s: float | None
+    # relative 95 % half-widths of those p99s (batch quantiles); None: not estimated
+    ttft_p99_half_width: float | None = None
+    tpot_p99_half_width: float | None = None
     best_ttft_p99_s: float | None  # at light load: the least this layout can do
     best_tpot_p99_s: float | None
     refined: bool  # searched over caps and rates, not only its first cap
