@@ -89,6 +89,8 @@ def _workload_args(s: dict[str, Any]) -> list[str]:
             continue
         out.append(args[i])
         i += 1
+    if "--isl" not in out and "--workload" not in out:
+        out += ["--workload", "reasoning"]  # plan's default workload
     return out
 
 

@@ -123,3 +123,17 @@ def _cycle() -> list[str]:
 def test_no_import_cycle_not_even_for_type_hints() -> None:
     cycle = _cycle()
     assert not cycle, f"import cycle: {' -> '.join(cycle)}"
+
+
+def test_capcliff_memory_never_imports_numpy() -> None:
+    # numpy costs ~0.1 s of start-up; the memory calculators need none of it (issue 23)
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom capcliff.cli.main import main\n"
+        "try:\n    main(['memory', 'llama-3.1-8b'])\nexcept SystemExit:\n    pass\n"
+        "print('numpy' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "False"

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from capcliff.analysis.byte_count import ByteCount, DeviceBytes
@@ -44,9 +43,11 @@ from capcliff.perf.speculation import (
     parse_speculative,
 )
 from capcliff.sim.config import KVCapacity, PreemptionMode, Routing, SimConfig
-from capcliff.sim.policies import POLICY_NAMES, VLLM_FULL_SEQUENCE_RELEASE
-from capcliff.sim.traffic.workload import Requests
+from capcliff.sim.policy_names import POLICY_NAMES, VLLM_FULL_SEQUENCE_RELEASE
 from capcliff.units import KVDType, parse_kv_dtype, parse_weight_dtype, round_up
+
+if TYPE_CHECKING:
+    from capcliff.sim.traffic.workload import Requests
 
 # The scheduling policy each engine runs by default (TensorRT-LLM's CapacitySchedulerPolicy defaults
 # to GUARANTEED_NO_EVICT).
@@ -477,6 +478,8 @@ def context_length(
     the model's context). A request longer than it is refused, with the numbers: an engine
     would reject it."""
     lengths = requests.input_tokens + requests.max_output_tokens
+    import numpy as np  # only where a workload is sized: `capcliff memory` never needs it
+
     index = int(np.argmax(lengths))
     longest = int(lengths[index])
     request = (

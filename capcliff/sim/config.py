@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.perf.step_time import host_link_bytes_per_s
-from capcliff.sim.policies import DEFAULT_KV_MARGIN, POLICY_NAMES
+from capcliff.sim.policy_names import DEFAULT_KV_MARGIN, POLICY_NAMES
 from capcliff.sim.reuse.kv_tiers import KVTier
 from capcliff.units import GIB
 

@@ -22,6 +22,8 @@ import numpy as np
 import numpy.typing as npt
 
 from capcliff.errors import InputError
+from capcliff.sim.policy_names import DEFAULT_KV_MARGIN as DEFAULT_KV_MARGIN  # re-exported
+from capcliff.sim.policy_names import POLICY_NAMES as POLICY_NAMES  # re-exported
 from capcliff.units import ceil_div
 
 IntArray = npt.NDArray[np.int64]
@@ -36,8 +38,6 @@ SGLANG_RETRACT_DECODE_STEPS = 20
 SGLANG_CLIP_MAX_NEW_TOKENS = 4096
 # vLLM V0 BlockSpaceManager: watermark = 0.01 of the GPU blocks kept free at admission.
 VLLM_V0_WATERMARK = 0.01
-# capcliff's kv-aware admission keeps this fraction of the KV cache as headroom by default.
-DEFAULT_KV_MARGIN = 0.05
 
 
 class VictimOrder(StrEnum):
@@ -423,16 +423,6 @@ _ENGINE_POLICIES = {
         requeue=Requeue.FRONT, whole_prompt_blocks=False, event_triggered=True,
     ),
 }  # fmt: skip
-
-
-POLICY_NAMES = (
-    "vllm", "vllm-first-chunk", "vllm-v0", "sglang", "trtllm-no-evict", "trtllm-max-util",
-    "kv-aware",
-)  # fmt: skip
-# The first vLLM release whose scheduler admits on the whole sequence by default
-# (`scheduler_reserve_full_isl = True`, PR #37307, merged 2026-03-17): a named assumption, the
-# first minor release after the merge.
-VLLM_FULL_SEQUENCE_RELEASE = (0, 18, 0)
 
 
 def victim_key(generated_tokens: int, prompt_tokens: int, admit_seq: int) -> tuple[int, int, int]:
