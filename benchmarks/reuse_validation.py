@@ -15,7 +15,18 @@ output throughput.
 The second table runs the multi-turn preset on one replica whose KV cache is shrunk step by step
 (--kv-cache-memory) past the cliff: hit rate, TTFT and throughput with and without a host tier.
 
-The third table takes B118-B122's deployment apart: capcliff's modeled decode step (its terms) at
+The third table runs the two series of issue 20 past the cliff, as they were measured (the
+measurements are not in this repository; the issue states what they showed): multi-turn chat on
+one B200 (Llama-3.3-70B NVFP4, vLLM, FP8 KV, 8,192-token batches, max_num_seqs = users; 3 turns,
+270 new and 590 output tokens per turn, no think time) at 128, 256 and 512 users, and agent
+sessions on 4 x B200 (DeepSeek-R1-0528 NVFP4, TP4/EP4; 35k-token starting context, 1k new and
+2.8k output tokens per turn, 14 s think time) at 8 to 64 users. Measured: no preemption and a
+hit rate above 80 % at 128 chat users, KV full at 256, at 512 a hit rate under 15 %, mean TTFT
+over 100x and output throughput 0.7-1.4x that at 128, under 0.3 preemptions per request; agents:
+the cliff between 16 and 32 users, a hit rate under 15 % past it, mean TTFT over 100 s at 64
+users, under 0.2 preemptions per request.
+
+The fourth table takes B118-B122's deployment apart: capcliff's modeled decode step (its terms) at
 TP 1, 2, 4 and 8 against the step the engine itself logged in the same public sweep (running
 requests / generation throughput of vLLM's periodic stats lines). Only TP 8 is in the reference
 CSV; the TP 1-4 runs of the sweep are not, and nothing was fitted to any of them.
@@ -33,12 +44,18 @@ sys.path.insert(0, str(Path(__file__).parent.parent))
 
 from capcliff.analysis.deployment import resolve, settings_of
 from capcliff.analysis.evaluate.replica_models import replica_models
+from capcliff.analysis.sweep.failure import past_cliff
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import parse_layout
 from capcliff.sim.config import SimConfig
 from capcliff.sim.result import SimResult
 from capcliff.sim.simulate import simulate
-from capcliff.sim.traffic.sessions import SESSION_PRESETS, generate_sessions
+from capcliff.sim.traffic.sessions import (
+    SESSION_PRESETS,
+    SessionShape,
+    generate_sessions,
+    shaped_session_spec,
+)
 
 # (row, model, gpu, layout, users = max_num_seqs or None, preset, requests measured, measured:
 # hit rate, peak KV usage, TTFT mean s, TTFT p99 s, output tok/s)
@@ -165,6 +182,56 @@ def cliff_table() -> list[str]:
     return out
 
 
+# (series, model, layout, preset, shape, users, max_num_seqs = users (else the engine's),
+# requests simulated: about the sample `capcliff sweep` settles on at the largest point)
+SERIES = [
+    ("chat 1 x B200", "llama-3.3-70b-fp4", "tp1", "multiturn-chat",
+     SessionShape(turns=3, isl=270, osl=590, think_time_s=0.0), (128, 256, 512), True, 40_000),
+    ("agents 4 x B200", "deepseek-r1-0528-fp4", "tp4-ep4", "agentic",
+     SessionShape(isl=1_000, osl=2_800, think_time_s=14.0, context_tokens=35_000),
+     (8, 16, 32, 64), False, 16_000),
+]  # fmt: skip
+
+
+def series_table() -> list[str]:
+    """Issue 20's two series past the cliff: per point the hit rate (whole run and after the
+    first saturation), peak KV, preemptions per request, mean TTFT and output throughput, both
+    against the series' first point."""
+    out = [
+        "| series | users | hit rate | after cliff | peak KV | preemptions / request "
+        "| mean TTFT s (x first) | output tok/s (x first) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, model_id, layout_name, preset, shape, users_list, seqs_as_users, n in SERIES:
+        values = {
+            "kv_cache_dtype": "fp8",
+            "max_num_batched_tokens": 8192 if seqs_as_users else None,
+        }
+        dep = resolve(get_model(model_id), get_hardware("b200"), settings_of(values))
+        first: tuple[float, float] | None = None
+        for users in users_list:
+            spec = shaped_session_spec(preset, shape)
+            requests = generate_sessions(spec, n, np.random.default_rng(0), clients=users)
+            layout = parse_layout(layout_name)
+            max_len = dep.context_length(requests)
+            capacity, steps = replica_models(dep, dep.memory(layout, max_len))
+            config = dep.sim_config(max_len)
+            if seqs_as_users:
+                config = replace(config, max_num_seqs=users)
+            r = simulate(requests, steps, capacity, config, dp=layout.dp)
+            found = past_cliff(r)
+            after = found.hit_rate_after_cliff if found is not None else None
+            ttft, tok_s = float(np.nanmean(r.ttft_s)), r.output_tokens_per_s
+            first = first or (ttft, tok_s)
+            out.append(
+                f"| {name} | {users} | {_pct(r.prefix_cache_hit_rate or 0.0)} | "
+                f"{'-' if after is None else _pct(after)} | {_pct(r.peak_kv_utilization)} | "
+                f"{r.total_preemptions / len(r.e2e_s):.3f} | {ttft:.3f} ({ttft / first[0]:.0f}x) | "
+                f"{tok_s:,.0f} ({tok_s / first[1]:.2f}x) |"
+            )
+    return out
+
+
 def decode_step_table() -> list[str]:
     """capcliff's modeled decode step of B118's deployment by TP (its terms) against the step the
     engine logged (LOGGED_STEP_MS), at STEP_CONTEXT_TOKENS of context per sequence."""
@@ -196,5 +263,7 @@ if __name__ == "__main__":
     print("\n".join(rows_table()))
     print()
     print("\n".join(cliff_table()))
+    print()
+    print("\n".join(series_table()))
     print()
     print("\n".join(decode_step_table()))

@@ -107,6 +107,22 @@ class ReferenceSim:
         self.not_arrived = [r for r in self.reqs if r.arrival < math.inf]
         self.later = [r for r in self.reqs if r.arrival == math.inf]
         self.outstanding = {r.client: 0 for r in self.reqs}  # sent and not finished, per client
+        # sessions after a user's first wait in a shared pool, keyed (k-th session of its user,
+        # user); a user whose session ends starts the pool's first (clients.py, the bench tools)
+        self.pooled: dict[tuple[int, int], list[Req]] = {}
+        if requests.has_content and self.later:
+            node, parent = requests.content_node.tolist(), requests.content_parent.tolist()
+            carried = set(node)
+            session = [n if parent[n] < 0 or parent[n] not in carried else parent[n] for n in node]
+            seen: dict[int, list[int]] = {}
+            for r in self.reqs:
+                keys = seen.setdefault(r.client, [])
+                if not keys or keys[-1] != session[r.idx]:
+                    keys.append(session[r.idx])
+                if len(keys) > 1:
+                    self.pooled.setdefault((len(keys) - 1, r.client), []).append(r)
+            pooled_ids = {q.idx for part in self.pooled.values() for q in part}
+            self.later = [r for r in self.later if r.idx not in pooled_ids]
         for r in self.not_arrived:
             self.outstanding[r.client] += 1
         self.t = 0.0
@@ -440,6 +456,11 @@ class ReferenceSim:
             if self.outstanding[r.client]:
                 return
             queue = [q for q in self.later if q.client == r.client]
+            if not queue and self.pooled:
+                queue = self.pooled.pop(min(self.pooled))
+                for q in queue:
+                    q.client = r.client
+                self.later.extend(queue)
             wave = queue[:1]
             while wave and len(queue) > len(wave) and self.joins[queue[len(wave)].idx]:
                 wave.append(queue[len(wave)])  # a fan-out wave is sent together

@@ -268,3 +268,60 @@ def test_reference_cases_with_offload_load_from_both_tiers() -> None:
         for k, tier in enumerate(result.reuse.tiers):
             served[k] += tier.hit_tokens
     assert all(served)
+
+
+def _sessions(
+    prompt: list[int], output: list[int], arrival: list[float], client: list[int],
+    think: list[float], node: list[int],
+) -> Requests:  # fmt: skip
+    n = len(prompt)
+    nodes = max(node) + 1
+    return Requests(
+        input_tokens=np.array(prompt), output_tokens=np.array(output),
+        max_output_tokens=np.array(output), arrival_s=np.array(arrival),
+        client=np.array(client), closed_loop=True, think_s=np.array(think),
+        joins_previous=np.zeros(n, dtype=bool), content_node=np.array(node),
+        content_parent=np.full(nodes, -1), content_fork_tokens=np.zeros(nodes, dtype=np.int64),
+    )  # fmt: skip
+
+
+def test_a_user_whose_session_ends_takes_the_next_session_of_the_pool() -> None:
+    # Sessions A (user 0, 100 tokens out), B (user 1, 10 out), then C and D (10 out each), which
+    # the generator lists as users 0 and 1's second sessions. At 1 ms a step, a request of 10
+    # output tokens takes 10 steps (prefill + first token, then 9 decode steps). User 1 ends B at
+    # 10 ms and takes C (10 -> 20 ms), then D (20 -> 30 ms); user 0 ends A at 100 ms and finds
+    # the pool empty. Bound to user 0, C would have started only at 100 ms.
+    nan = math.nan
+    requests = _sessions(
+        prompt=[20, 20, 20, 20], output=[100, 10, 10, 10], arrival=[0.0, 0.0, nan, nan],
+        client=[0, 1, 0, 1], think=[0.0] * 4, node=[0, 1, 2, 3],
+    )  # fmt: skip
+    result = simulate(requests, constant_model(1e-3), KVCapacity(100, 16), SimConfig())
+    finish = result.arrival_s + result.e2e_s
+    assert finish == pytest.approx([0.100, 0.010, 0.020, 0.030])
+
+
+def test_requests_finishing_in_one_step_are_evicted_in_running_order() -> None:
+    # 8 blocks of 16 tokens, 1 ms a step. Y1 (request 1) arrives at 0 and is admitted in step 0;
+    # X1 (request 0) arrives at 0.5 ms and is admitted in step 1. Both finish at the end of step
+    # 2 (Y1: 3 tokens out, X1: 2) with 34 and 33 tokens of KV: 2 full blocks each join the cache,
+    # Y1's first (it is first in the running list: vLLM's update_from_output frees in that
+    # order, and free_blocks appends to the free queue's tail). Z (96 tokens, 1 out) at 0.5 s
+    # needs 6 blocks of 8 free, 4 of them cached: 2 are evicted, the least recently freed, Y1's.
+    # X2 and Y2 arrive 1 s after their first turns with 16 new tokens: X2 (50 tokens) hits its
+    # 2 blocks, 32 tokens; Y2 (51) hits nothing. Freed in index order, X1's would have gone.
+    nan = math.nan
+    requests = _sessions(
+        prompt=[32, 32, 96, 50, 51], output=[2, 3, 1, 2, 2], arrival=[5e-4, 0.0, 0.5, nan, nan],
+        client=[0, 1, 2, 0, 1], think=[0.0, 0.0, 0.0, 1.0, 1.0], node=[0, 1, 2, 0, 1],
+    )  # fmt: skip
+    config = SimConfig(prefix_caching=True)
+    rule = make_policy(config, requests)
+    result = ReplicaSim(requests, constant_model(1e-3), KVCapacity(8, 16), config, rule).run()
+    assert result.finish_s[:2] == pytest.approx([0.003, 0.003])
+    reuse = result.reuse
+    assert reuse is not None
+    looked_up = dict(zip(reuse.lookup_queried.tolist(), reuse.lookup_hit.tolist(), strict=True))
+    assert looked_up[50] == 32  # X2
+    assert looked_up[51] == 0  # Y2
+    assert reuse.evicted_blocks >= 2

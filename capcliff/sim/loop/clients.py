@@ -5,6 +5,15 @@ A request with an arrival time is queued at that time. The others wait in their 
 in input order. When a client's outstanding requests have all finished, it sends the next one
 after that request's think time, together with the requests right after it that join it (a
 session's fan-out wave). Without waves every finish sends the next request, as before.
+
+Sessions (requests with content nodes) are not bound to a user past its first one: a user whose
+session ends takes the next session not yet started from a pool shared by the replica's users,
+in the order the sessions were generated, as the bench tools' clients do (vLLM
+benchmarks/multi_turn/benchmark_serving_multi_turn.py `client_main`: `task_queue.get()` when a
+client has fewer active conversations than it may; InferenceX trace_replay_tester `--recycle`).
+A fixed assignment (user u runs sessions u, u + N, ...) leaves the users whose sessions were
+short idle while the others finish theirs, so the load falls through the run's second half and a
+run past the cliff ends in a long tail that is not past it.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ class ClientLoop:
         # inserted in its place (`finished`)
         self.arrivals = deque(sorted((w, i) for i, w in enumerate(arrival) if w < math.inf))
         self.queue: dict[int, deque[int]] = {}
+        self.pool: deque[deque[int]] = deque()  # sessions no user has started (`_pool`)
         # requests of a client not finished yet, where requests are sent in waves
         self.outstanding: dict[int, int] | None = None
         self.client: list[int] = []
@@ -40,25 +50,56 @@ class ClientLoop:
         for i, when in enumerate(arrival):
             if when == math.inf:
                 self.queue.setdefault(self.client[i], deque()).append(i)
+        if requests.has_content:
+            self._pool(requests, arrival)
         if any(self.joins):
             self.outstanding = {}
             for _, i in self.arrivals:
                 c = self.client[i]
                 self.outstanding[c] = self.outstanding.get(c, 0) + 1
 
+    def _pool(self, requests: Requests, arrival: list[float]) -> None:
+        """Move every user's sessions after its first to the shared pool, ordered as generated
+        (the k-th session of user u is session k x N + u of the generator and of a trace)."""
+        node = requests.content_node.tolist()
+        parent = requests.content_parent.tolist()
+        carried = set(node)  # a prefix node carries no request; a session's branches fork from it
+        session = [n if parent[n] < 0 or parent[n] not in carried else parent[n] for n in node]
+        sent: dict[int, int] = {}  # each user's first request sent at a time
+        for _, i in self.arrivals:
+            sent.setdefault(self.client[i], i)
+        later: list[tuple[int, int, deque[int]]] = []
+        for client, queue in self.queue.items():
+            current = session[sent.get(client, queue[0])]
+            own: deque[int] = deque()
+            parts: list[deque[int]] = []
+            for i in queue:
+                if session[i] != current:
+                    current = session[i]
+                    parts.append(deque())
+                (parts[-1] if parts else own).append(i)
+            self.queue[client] = own
+            later.extend((k, client, part) for k, part in enumerate(parts))
+        self.pool.extend(part for _, _, part in sorted(later, key=lambda t: t[:2]))
+
     def finished(self, i: int, now_s: float) -> None:
-        """Request i finished at `now_s`: its client may send its next request (or wave)."""
+        """Request i finished at `now_s`: its client may send its next request (or wave), or
+        start the next session of the pool."""
         if not self.queue:
             return  # nobody waits for a client
         client = self.client[i]
         queue = self.queue.get(client)
-        if not queue:
+        if not queue and not self.pool:
             return
         outstanding = self.outstanding
         if outstanding is not None:
             outstanding[client] -= 1
             if outstanding[client]:
                 return
+        if not queue:
+            queue = self.queue[client] = self.pool.popleft()
+            for j in queue:
+                self.client[j] = client
         nxt = queue.popleft()
         when = self.arrival[nxt] = now_s + self.think_s[nxt]
         insort(self.arrivals, (when, nxt))

@@ -280,7 +280,7 @@ def settle_decode(
     last = step + k - 1
     if sim.reuse is not None:  # the run's blocks were allocated before anyone finishes
         sim.reuse.settle(sim.free, sim.now_s)
-    finishing = co.pop_finishing(last)
+    finishing = sim.finishing(last)
     if finishing:
         size = sim.block_size
         for i in finishing:

@@ -166,7 +166,7 @@ class ReplicaState:
         self, chunk_x: int, admitted: list[tuple[int, int, int]], preempted: bool
     ) -> None:
         cohort, size = self.cohort, self.block_size
-        for i in cohort.pop_finishing(self.step):
+        for i in self.finishing(self.step):
             ctx, _ = cohort.remove(i, self.step + 1)
             self.complete(i, -(-ctx // size))
         x, self.partial = self.partial, None
@@ -209,6 +209,17 @@ class ReplicaState:
             cohort.add(i, context=ctx, generated=g, output=output[i], step=step)
             if tracks:
                 cohort.track_victims(i, prompt=prompt[i], admit_seq=self.admit_seq[i])
+
+    def finishing(self, step: int) -> list[int]:
+        """Decoding requests whose last token is generated in `step`, in running order (the order
+        they were admitted). vLLM V1's `update_from_output` (vllm/v1/core/sched/scheduler.py)
+        frees finished requests in the order they were scheduled, running ones first in
+        `self.running` order, and `free_blocks` appends each one's blocks to the free queue's
+        tail: with a prefix cache the one freed first is evicted first."""
+        done = self.cohort.pop_finishing(step)
+        if self.reuse is not None and len(done) > 1:
+            done.sort(key=self.admit_seq.__getitem__)
+        return done
 
     def complete(self, i: int, blocks: int) -> None:
         """Request i finished at the end of the current step; it frees `blocks` blocks."""

@@ -225,7 +225,7 @@ def _steps_that_fit(sim: ReplicaState, step: int, free: int) -> int:
 def _finish(sim: ReplicaState, last: int) -> None:
     """The members whose last token was generated in step `last` leave and free their blocks."""
     co = sim.cohort
-    for i in co.pop_finishing(last):
+    for i in sim.finishing(last):
         ctx, _ = co.remove(i, last + 1)
         sim.complete(i, -(-ctx // sim.block_size))
 
