@@ -53,7 +53,9 @@ def users_end(client: IntArray, finish_s: FloatArray, cap: int) -> float | None:
     """When the users of a session saturation sample can no longer keep `cap` requests running:
     each user sends its next request as its last ends, so while more than `cap` users have work
     the queue is not empty. That ends at the last finish of the (users - cap)-th user to run out
-    of requests (None: never more users than `cap`)."""
+    of requests (None: never more users than `cap`). With sessions handed from a shared pool
+    (sim/loop/clients.py) the labels say where each session started, not who ran it; users run
+    out together when the pool empties, so this end is an approximation from the labels."""
     users = np.unique(client)
     if len(users) <= cap:
         return None

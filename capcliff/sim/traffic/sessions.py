@@ -462,11 +462,14 @@ def requests_from_session_trace(
     """The session trace as requests: a session's first turn arrives at its `arrival_s` (0 when
     absent), each later turn `think_s` after the previous one finishes.
 
-    With `clients` N, a fixed pool of N users replays it as the bench tools' clients do: user u
-    runs sessions u, u + N, u + 2N, ... (in the trace's order) back to back, each user's first
-    session at t = 0 and each later one as soon as the user's previous session ends; the trace's
-    `arrival_s` is then unused. `think_time_s` replaces every think time of the trace (the gap
-    between turns of a session; between a user's sessions there is none unless it is given)."""
+    With `clients` N, a fixed pool of N users replays it as the bench tools' clients do: the
+    requests are labelled as if user u ran sessions u, u + N, u + 2N, ... (in the trace's order),
+    each user's first session at t = 0; the simulator then hands a user whose session ends the
+    next session no user has started, from a pool shared by the replica's users
+    (sim/loop/clients.py), so the labels after the first session are only where a session
+    starts out. The trace's `arrival_s` is then unused. `think_time_s` replaces every think time
+    of the trace (the gap between turns of a session; between a user's sessions there is none
+    unless it is given)."""
     sessions: dict[str, list[SessionRow]] = {}
     for r in rows:
         sessions.setdefault(r.session_id, []).append(r)
