@@ -163,6 +163,8 @@ def _check(s: dict[str, Any], layout: str, cap: int, rate: float) -> str:
     """`capcliff check` of the plan's SLO at its layout, cap and rate: pass or fail."""
     args = s["args"]
     slo = {args[i]: args[i + 1] for i in range(len(args) - 1) if args[i].startswith("--slo")}
+    if not slo:
+        return "- (no SLO to check)"
     isl = args[args.index("--isl") + 1] if "--isl" in args else None
     osl = args[args.index("--osl") + 1] if "--osl" in args else None
     weight = f'weight_dtype = "{args[args.index("--weight-dtype") + 1]}"\n' if (
@@ -172,8 +174,7 @@ def _check(s: dict[str, Any], layout: str, cap: int, rate: float) -> str:
         f'[[scenario]]\nname = "agreement"\nmodel = "{s["model"]}"\ngpu = "{s["gpu"]}"\n'
         f'gpus = {s["gpus"]}\nlayout = "{layout}"\n{weight}[scenario.workload]\n{lengths}'
         f'arrival = "poisson"\nrate = {rate:.6g}\nconcurrency = {cap}\n[scenario.expect]\n'
-        f"ttft_p99_max_s = {slo.get('--slo-ttft', 1e9)}\n"
-        f"tpot_p99_max_s = {slo.get('--slo-tpot', 1e9)}\n"
+        f"ttft_p99_max_s = {slo['--slo-ttft']}\ntpot_p99_max_s = {slo['--slo-tpot']}\n"
     )
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "agreement.toml"
@@ -182,7 +183,8 @@ def _check(s: dict[str, Any], layout: str, cap: int, rate: float) -> str:
             [sys.executable, "-m", "capcliff", "check", str(path)],
             capture_output=True, text=True, check=False,
         )  # fmt: skip
-    return "pass" if out.returncode == 0 else f"fail ({out.stdout.strip().splitlines()[0]})"
+    said = (out.stdout.strip() or out.stderr.strip()).splitlines()
+    return "pass" if out.returncode == 0 else f"fail ({said[-1] if said else out.returncode})"
 
 
 if __name__ == "__main__":
