@@ -18,11 +18,14 @@ rows: KV tokens predicted from the configuration the log states
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import re
 import statistics
 import sys
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
@@ -63,7 +66,11 @@ CHECKPOINTS = {
     "nvidia/llama-3.3-70b-instruct-fp4": ("llama-3.3-70b-fp4", None),
     "nvidia/deepseek-r1-0528-fp4": ("deepseek-r1-0528-fp4", None),
 }
-GPUS = {"h100": "h100-sxm", "h200": "h200-sxm", "b200": "b200"}
+GPUS = {"h100": "h100-sxm", "h200": "h200-sxm", "b200": "b200", "b300": "b300", "mi300x": "mi300x",
+        "mi325x": "mi325x", "mi355x": "mi355x"}  # fmt: skip
+# Public rows collected for this harness (not in shared/reference), each with its source.
+PUBLIC_ROWS = Path(__file__).parent / "data" / "public_serving_rows.csv"
+BANDS = ROOT / "capcliff" / "perf" / "error_bands.json"
 # InferenceX (bench_serving with --random-range-ratio 0.8, num_prompts = 10 x conc: the row
 # notes quote the InferenceMAX README).
 INFERENCEX_RANGE_RATIO = 0.8
@@ -154,9 +161,19 @@ def _release(cell: str) -> str | None:
     return found.group(0) if found else None
 
 
+def load_public_rows(path: Path = PUBLIC_ROWS) -> pd.DataFrame:
+    """benchmarks/data/public_serving_rows.csv: the reference CSV's columns, every row with a
+    source."""
+    return pd.read_csv(path)
+
+
 def serving_rows() -> list[Row]:
-    """Every row of serving_benchmarks.csv, resolved or with the reason it is not."""
-    table = pd.read_csv(REFERENCE / "serving_benchmarks.csv")
+    """Every row of serving_benchmarks.csv and of the public rows, resolved or with the reason
+    it is not."""
+    tables = [load_public_rows()]
+    if (REFERENCE / "serving_benchmarks.csv").exists():
+        tables.insert(0, pd.read_csv(REFERENCE / "serving_benchmarks.csv"))
+    table = pd.concat(tables, ignore_index=True)
     rows = []
     for r in table.to_dict("records"):
         row_id = str(r["row_id"])
@@ -191,45 +208,70 @@ def serving_rows() -> list[Row]:
         except CapcliffError as exc:
             rows.append(Row(row_id, engine, reason=str(exc)))
             continue
-        group = (model[0], gpu, layout, engine, str(r["engine_version"]))
+        # A deployment: model, GPU, layout, engine and release.
+        group = (model[0], gpu, layout, engine, _release(str(r["engine_version"])) or "latest")
         rows.append(Row(row_id, engine, group, _point(r, row_id), dep, parse_layout(layout)))
     return rows
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """One row: uncalibrated and leave-one-out calibrated predictions."""
+    """One row: uncalibrated and leave-one-deployment-out calibrated predictions."""
 
     row: Row
-    fit: PointFit  # modeled = uncalibrated; calibrated = fitted on the other rows
-    loo_terms: str  # what the leave-one-out fit used ("fixed_s+scale", "scale", "none")
+    fit: PointFit  # modeled = uncalibrated; calibrated = fitted on other deployments
+    loo_terms: str  # what the held-out fit used ("fixed_s+scale", "scale", "none")
 
 
-def _loo(bases: list[Basis], i: int, fixed0: float, label: str) -> tuple[PointFit, str]:
-    others = bases[:i] + bases[i + 1 :]
-    terms = ("fixed_s", "scale") if len(others) >= 2 else ("scale",)
-    if not others:
-        modeled = bases[i].fixed.combine(fixed0, bases[i].variable, 1.0)
-        return PointFit(bases[i].point, modeled, modeled), "none"
-    fit = fit_bases(others, fixed0=fixed0, label=label, terms=terms, predict=[bases[i]])
-    return fit.points[0], "+".join(terms)
+def _deployment_bases(members: list[Row]) -> list[Basis]:
+    dep, layout = members[0].dep, members[0].layout
+    assert dep is not None and layout is not None
+    return point_bases(dep, layout, [m.point for m in members if m.point is not None])
 
 
-def serving_outcomes(rows: list[Row]) -> list[Outcome]:
-    """Simulate every expressible row; leave-one-out within each deployment."""
-    out = []
+def _bases_job(key: tuple[str, ...]) -> tuple[tuple[str, ...], list[Basis]]:
+    """Worker: rebuild the rows (cheap) and simulate one deployment's points."""
+    members = [r for r in serving_rows() if not r.reason and r.group == key]
+    return key, _deployment_bases(members)
+
+
+def serving_outcomes(rows: list[Row], jobs: int = 1) -> list[Outcome]:
+    """Simulate every expressible row; calibrate each deployment leave-one-deployment-out: the
+    terms (fixed_s, scale) are fitted to the other deployments of the same engine, never to a
+    row of the deployment predicted. Uncalibrated = the engine profile's defaults."""
     groups: dict[tuple[str, ...], list[Row]] = {}
     for row in rows:
         if not row.reason:
             groups.setdefault(row.group, []).append(row)
-    for members in groups.values():
+    if jobs > 1:
+        from multiprocessing import Pool
+
+        with Pool(jobs) as pool:
+            bases = dict(pool.map(_bases_job, list(groups), chunksize=1))
+    else:
+        bases = {key: _deployment_bases(members) for key, members in groups.items()}
+    out = []
+    for key, members in groups.items():
         dep, layout = members[0].dep, members[0].layout
         assert dep is not None and layout is not None
-        bases = point_bases(dep, layout, [m.point for m in members if m.point is not None])
         fixed0, label = modeled_fixed_s(dep, layout)
-        for i, member in enumerate(members):
-            fit, terms = _loo(bases, i, fixed0, label)
-            out.append(Outcome(member, fit, terms))
+        engine = key[3]
+        others = [b for k, v in bases.items() if k[3] == engine and k != key for b in v]
+        if not others:
+            for member, b in zip(members, bases[key], strict=True):
+                modeled = b.modeled or b.fixed.combine(fixed0, b.variable, 1.0)
+                out.append(Outcome(member, PointFit(b.point, modeled, modeled), "none"))
+            continue
+        terms = ("fixed_s", "scale") if len(others) >= 2 else ("scale",)
+        try:
+            fit = fit_bases(others, fixed0=fixed0, label=label, terms=terms, predict=bases[key])
+            used = "+".join(terms)
+        except CapcliffError:
+            fit = fit_bases(others, fixed0=fixed0, label=label, terms=("scale",),
+                            predict=bases[key])  # fmt: skip
+            used = "scale"
+        for member, point_fit in zip(members, fit.points, strict=True):
+            out.append(Outcome(member, point_fit, used))
     return out
 
 
@@ -237,52 +279,122 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x * 100:+.1f} %"
 
 
-def _median(values: list[float]) -> str:
-    if not values:
+def _errors(outcomes: list[Outcome], metric: str, which: str) -> list[float]:
+    """Signed relative errors of `metric` (throughput, tpot, ttft) for `which` prediction."""
+    out = []
+    for o in outcomes:
+        timings = getattr(o.fit, which)
+        p = o.row.point
+        assert p is not None
+        if metric == "throughput":
+            e = o.fit.throughput_error(timings)
+        elif metric == "tpot":
+            e = o.fit.tpot_error(timings)
+        else:
+            e = timings.ttft_s / p.mean_ttft_s - 1 if p.mean_ttft_s else None
+        if e is not None:
+            out.append(e)
+    return out
+
+
+def _band(errors: list[float]) -> float | None:
+    """Median |relative error| (a fraction), None without rows."""
+    return round(statistics.median(abs(e) for e in errors), 4) if errors else None
+
+
+def _cell(errors: list[float]) -> str:
+    if not errors:
         return "-"
-    signed = statistics.median(values) * 100
-    absolute = statistics.median(abs(v) for v in values) * 100
-    return f"{signed:+.1f} % (abs {absolute:.1f} %)"
+    within = sum(abs(e) <= 0.2 for e in errors) / len(errors)
+    return f"{statistics.median(abs(e) for e in errors) * 100:.0f} % / {within * 100:.0f} %"
+
+
+def _by_engine_gpu(outcomes: list[Outcome]) -> dict[str, dict[str, list[Outcome]]]:
+    """Outcomes per engine ("all": every engine) and GPU family ("h200"; "all": every GPU), the
+    keys of capcliff/perf/error_bands.json (perf/error_band._gpu_key)."""
+    table: dict[str, dict[str, list[Outcome]]] = {}
+    for o in outcomes:
+        gpu = o.row.group[1].split("-")[0].lower()
+        for engine in (o.row.engine, "all"):
+            per = table.setdefault(engine, {})
+            per.setdefault(gpu, []).append(o)
+            per.setdefault("all", []).append(o)
+    return table
+
+
+def print_summary(outcomes: list[Outcome]) -> None:
+    """Per engine and GPU: rows, deployments, then median |error| / share within 20 % of output
+    throughput, mean TPOT and mean TTFT, uncalibrated and calibrated leave-one-deployment-out."""
+    print("| engine | GPU | rows | deployments | throughput: uncal. | LOO-cal. | "
+          "TPOT: uncal. | LOO-cal. | TTFT: uncal. | LOO-cal. |")  # fmt: skip
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for engine, per in sorted(_by_engine_gpu(outcomes).items()):
+        for gpu, chosen in sorted(per.items(), key=lambda kv: (kv[0] == "all", kv[0])):
+            cells = [
+                _cell(_errors(chosen, metric, which))
+                for metric in ("throughput", "tpot", "ttft")
+                for which in ("modeled", "calibrated")
+            ]
+            deps = len({o.row.group for o in chosen})
+            print(f"| {engine} | {gpu} | {len(chosen)} | {deps} | {' | '.join(cells)} |")
+    print()
+    print("Cells: median |error| / share of rows within 20 %. LOO-cal.: step terms (fixed_s, "
+          "scale) fitted to the other deployments of the same engine; a deployment is model, "
+          "GPU, layout, engine and release.")  # fmt: skip
+
+
+def error_bands(outcomes: list[Outcome], when: str) -> dict[str, object]:
+    """The bands as capcliff/perf/error_bands.json holds them (perf/error_band.py reads it):
+    {"about", "engines": {engine or "all": {GPU family or "all": {"rows", "uncalibrated":
+    {"throughput", "tpot", "ttft"}, "calibrated": {...}}}}}; fractions, None: not measured."""
+    engines: dict[str, object] = {}
+    for engine, per in sorted(_by_engine_gpu(outcomes).items()):
+        engines[engine] = {
+            gpu: {
+                "rows": len(chosen),
+                "deployments": len({o.row.group for o in chosen}),
+                **{
+                    name: {
+                        m: _band(_errors(chosen, m, which)) for m in ("throughput", "tpot", "ttft")
+                    }
+                    for name, which in (("uncalibrated", "modeled"), ("calibrated", "calibrated"))
+                },
+            }
+            for gpu, chosen in sorted(per.items())
+        }
+    about = (
+        "Median absolute error of capcliff's figures against public serving benchmarks "
+        "(shared/reference/serving_benchmarks.csv and benchmarks/data/public_serving_rows.csv), "
+        "per engine and GPU family: uncalibrated (the engine profile's named terms) and "
+        "calibrated leave-one-deployment-out (fixed_s and scale fitted to the other deployments "
+        "of the same engine; a deployment is model, GPU, layout, engine and release). Fractions. "
+        f"Written by `python benchmarks/fidelity.py --write-bands` on {when}."
+    )
+    return {"about": about, "engines": engines}
 
 
 def print_serving(outcomes: list[Outcome], rows: list[Row]) -> None:
-    print("| row | engine | layout | clients | isl/osl | output tok/s | uncalibrated | LOO | "
-          "TPOT ms | uncalibrated | LOO | TTFT s | uncalibrated | LOO fit | "
+    print("| row | engine | GPU | layout | release | clients | isl/osl | output tok/s | "
+          "uncalibrated | LOO | TPOT ms | uncalibrated | LOO | TTFT s | uncalibrated | LOO | "
           "past cliff |")  # fmt: skip
-    print("|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    print("|---|---|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for o in outcomes:
         p, f = o.row.point, o.fit
         assert p is not None and o.row.layout is not None
         tpot = "-" if p.mean_tpot_s is None else f"{p.mean_tpot_s * 1e3:.2f}"
         ttft = "-" if p.mean_ttft_s is None else f"{p.mean_ttft_s:.2f}"
         ttft_err = _pct(f.modeled.ttft_s / p.mean_ttft_s - 1) if p.mean_ttft_s else "-"
+        ttft_cal = _pct(f.calibrated.ttft_s / p.mean_ttft_s - 1) if p.mean_ttft_s else "-"
         print(
-            f"| {o.row.row_id} | {o.row.engine} | {o.row.layout.name} | {p.concurrency} | "
+            f"| {o.row.row_id} | {o.row.engine} | {o.row.group[1]} | {o.row.layout.name} | "
+            f"{o.row.group[4]} | {p.concurrency} | "
             f"{p.input_len}/{p.output_len} | {p.output_throughput_tok_s:,.1f} | "
             f"{1 / f.modeled.s_per_token:,.1f} ({_pct(f.throughput_error(f.modeled))}) | "
-            f"{1 / f.calibrated.s_per_token:,.1f} ({_pct(f.throughput_error(f.calibrated))}) | "
+            f"{_pct(f.throughput_error(f.calibrated))} | "
             f"{tpot} | {_pct(f.tpot_error(f.modeled))} | {_pct(f.tpot_error(f.calibrated))} | "
-            f"{ttft} | {f.modeled.ttft_s:.2f} ({ttft_err}) | {o.loo_terms} | "
+            f"{ttft} | {f.modeled.ttft_s:.2f} ({ttft_err}) | {ttft_cal} | "
             f"{'yes' if f.modeled.preemptions else 'no'} |"
         )
-    print()
-    print("| engine | rows | throughput: uncalibrated | LOO | TPOT: uncalibrated | LOO |")
-    print("|---|---:|---:|---:|---:|---:|")
-    engines = sorted({o.row.engine for o in outcomes})
-    for engine in [*engines, "modern (vllm V1, sglang, trtllm)", "all"]:
-        chosen = [
-            o for o in outcomes
-            if engine == "all" or o.row.engine == engine
-            or (engine.startswith("modern") and o.row.engine in ("vllm", "sglang", "trtllm"))
-        ]  # fmt: skip
-        cells = []
-        for which in ("modeled", "calibrated"):
-            errors = [o.fit.throughput_error(getattr(o.fit, which)) for o in chosen]
-            cells.append(_median([e for e in errors if e is not None]))
-        for which in ("modeled", "calibrated"):
-            errors = [o.fit.tpot_error(getattr(o.fit, which)) for o in chosen]
-            cells.append(_median([e for e in errors if e is not None]))
-        print(f"| {engine} | {len(chosen)} | {' | '.join(cells)} |")
     print()
     print("Rows capcliff cannot express yet:")
     for row in rows:
@@ -312,11 +424,30 @@ def print_startup() -> None:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=1, help="processes simulating deployments")
+    parser.add_argument("--rows", action="store_true", help="print every row's prediction")
+    parser.add_argument("--startup", action="store_true", help="also the start-up log table")
+    parser.add_argument(
+        "--write-bands",
+        action="store_true",
+        help=f"write the per-engine error bands to {BANDS.relative_to(ROOT)}",
+    )
+    args = parser.parse_args()
     rows = serving_rows()
+    outcomes = serving_outcomes(rows, jobs=args.jobs)
     print("## Serving benchmarks\n")
-    print_serving(serving_outcomes(rows), rows)
-    print("\n## Start-up logs\n")
-    print_startup()
+    print_summary(outcomes)
+    print()
+    if args.rows:
+        print_serving(outcomes, rows)
+    if args.write_bands:
+        when = datetime.now(UTC).date().isoformat()
+        BANDS.write_text(json.dumps(error_bands(outcomes, when), indent=2) + "\n")
+        print(f"\nwrote {BANDS.relative_to(ROOT)}")
+    if args.startup:
+        print("\n## Start-up logs\n")
+        print_startup()
 
 
 if __name__ == "__main__":
