@@ -223,19 +223,34 @@ class Outcome:
     loo_terms: str  # what the held-out fit used ("fixed_s+scale", "scale", "none")
 
 
-def _deployment_bases(members: list[Row]) -> list[Basis]:
+def _deployment_bases(members: list[Row]) -> list[Basis] | str:
+    """The deployment's bases, or why capcliff cannot simulate it (a layout that does not fit)."""
     dep, layout = members[0].dep, members[0].layout
     assert dep is not None and layout is not None
-    return point_bases(dep, layout, [m.point for m in members if m.point is not None])
+    try:
+        return point_bases(dep, layout, [m.point for m in members if m.point is not None])
+    except CapcliffError as exc:
+        return str(exc)
 
 
-def _bases_job(key: tuple[str, ...]) -> tuple[tuple[str, ...], list[Basis]]:
+def _bases_job(key: tuple[str, ...]) -> tuple[tuple[str, ...], list[Basis] | str]:
     """Worker: rebuild the rows (cheap) and simulate one deployment's points."""
     members = [r for r in serving_rows() if not r.reason and r.group == key]
     return key, _deployment_bases(members)
 
 
 def serving_outcomes(rows: list[Row], jobs: int = 1) -> list[Outcome]:
+    """See _serving_outcomes; rows whose deployment cannot be simulated get its reason."""
+    outcomes, failed = _serving_outcomes(rows, jobs)
+    for i, row in enumerate(rows):
+        if row.group in failed:
+            rows[i] = replace(row, reason=failed[row.group])
+    return outcomes
+
+
+def _serving_outcomes(
+    rows: list[Row], jobs: int
+) -> tuple[list[Outcome], dict[tuple[str, ...], str]]:
     """Simulate every expressible row; calibrate each deployment leave-one-deployment-out: the
     terms (fixed_s, scale) are fitted to the other deployments of the same engine, never to a
     row of the deployment predicted. Uncalibrated = the engine profile's defaults."""
@@ -250,29 +265,33 @@ def serving_outcomes(rows: list[Row], jobs: int = 1) -> list[Outcome]:
             bases = dict(pool.map(_bases_job, list(groups), chunksize=1))
     else:
         bases = {key: _deployment_bases(members) for key, members in groups.items()}
+    failed = {k: v for k, v in bases.items() if isinstance(v, str)}
+    ok = {k: v for k, v in bases.items() if not isinstance(v, str)}
     out = []
     for key, members in groups.items():
+        if key in failed:
+            continue
         dep, layout = members[0].dep, members[0].layout
         assert dep is not None and layout is not None
         fixed0, label = modeled_fixed_s(dep, layout)
         engine = key[3]
-        others = [b for k, v in bases.items() if k[3] == engine and k != key for b in v]
+        others = [b for k, v in ok.items() if k[3] == engine and k != key for b in v]
         if not others:
-            for member, b in zip(members, bases[key], strict=True):
+            for member, b in zip(members, ok[key], strict=True):
                 modeled = b.modeled or b.fixed.combine(fixed0, b.variable, 1.0)
                 out.append(Outcome(member, PointFit(b.point, modeled, modeled), "none"))
             continue
         terms = ("fixed_s", "scale") if len(others) >= 2 else ("scale",)
         try:
-            fit = fit_bases(others, fixed0=fixed0, label=label, terms=terms, predict=bases[key])
+            fit = fit_bases(others, fixed0=fixed0, label=label, terms=terms, predict=ok[key])
             used = "+".join(terms)
         except CapcliffError:
             fit = fit_bases(others, fixed0=fixed0, label=label, terms=("scale",),
-                            predict=bases[key])  # fmt: skip
+                            predict=ok[key])  # fmt: skip
             used = "scale"
         for member, point_fit in zip(members, fit.points, strict=True):
             out.append(Outcome(member, point_fit, used))
-    return out
+    return out, failed
 
 
 def _pct(x: float | None) -> str:

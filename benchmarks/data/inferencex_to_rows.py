@@ -1,8 +1,9 @@
 """Regenerate public_serving_rows.csv's InferenceX rows from the InferenceX API fixture.
 
-Run: python benchmarks/data/inferencex_to_rows.py PATH/TO/benchmarks.json > rows.csv
-(the fixture: github.com/vngcloud/InferenceX-app packages/app/cypress/fixtures/api/
-benchmarks.json at the commit in SOURCE). Keeps single-node, aggregated (not disaggregated)
+Run: python benchmarks/data/inferencex_to_rows.py NEW.json OLD.json > rows.csv
+(the fixture github.com/vngcloud/InferenceX-app packages/app/cypress/fixtures/api/
+benchmarks.json at the two commits in COMMITS, in that order: `git show COMMIT:PATH`). A run in
+both versions is kept once, from the first. Keeps single-node, aggregated (not disaggregated)
 runs without speculative decoding on GPUs capcliff has a card for; drops every run already in
 shared/reference/serving_benchmarks.csv (matched on its TTFT and TPOT at full precision).
 """
@@ -14,10 +15,11 @@ import json
 import sys
 from pathlib import Path
 
-COMMIT = "7fe6d62ad57a3df061be692e86578c7111d880c7"
+# HEAD when fetched (the file last changed in 528c414, 2026-06-14) and the file's first version.
+COMMITS = ("7fe6d62ad57a3df061be692e86578c7111d880c7", "cac6246")
 SOURCE = (
     "github.com/vngcloud/InferenceX-app packages/app/cypress/fixtures/api/benchmarks.json "
-    f"@{COMMIT} (InferenceX production-API snapshot for DeepSeek-R1-0528)"
+    "@{commit} (InferenceX production-API snapshot for DeepSeek-R1-0528)"
 )
 COLUMNS = [
     "row_id", "model", "hardware", "num_gpus", "parallelism", "engine", "engine_version",
@@ -33,7 +35,7 @@ ENGINES = {"sglang": "SGLang", "trt": "TensorRT-LLM"}
 MODELS = {"fp8": "deepseek-ai/DeepSeek-R1-0528", "fp4": "nvidia/DeepSeek-R1-0528-FP4"}
 
 
-def main(path: str) -> None:
+def main(paths: list[str]) -> None:
     shared = Path("/work/shared/reference/serving_benchmarks.csv")
     seen: set[tuple[float, float]] = set()
     if shared.exists():
@@ -43,7 +45,12 @@ def main(path: str) -> None:
     out = csv.DictWriter(sys.stdout, COLUMNS, lineterminator="\n")
     out.writeheader()
     n = 0
-    for r in json.loads(Path(path).read_text()):
+    records = [
+        (r, commit)
+        for path, commit in zip(paths, COMMITS, strict=False)
+        for r in json.loads(Path(path).read_text())
+    ]
+    for r, commit in records:
         if r["disagg"] or r["is_multinode"] or r["spec_method"] != "none":
             continue
         if r["framework"] not in ENGINES or r["hardware"] not in GPUS or r["model"] != "dsr1":
@@ -56,6 +63,7 @@ def main(path: str) -> None:
         key = (round(m["mean_ttft"] * 1e3, 6), round(m["mean_tpot"] * 1e3, 6))
         if key in seen:
             continue
+        seen.add(key)
         tp, ep = r["decode_tp"], r["decode_ep"]
         layout = f"TP{tp}" + (f" + EP{ep}" if ep > 1 else "")
         layout += " + DP attention" if r["decode_dp_attention"] else " (no DP attention)"
@@ -83,11 +91,11 @@ def main(path: str) -> None:
             "notes": f"InferenceX {r['date']}; precision {r['precision']}; output throughput = "
                      "output_tput_per_gpu x TP; client: random ISL/OSL, --random-range-ratio "
                      "0.8, num_prompts = 10 x conc, --ignore-eos (InferenceMAX README)",
-            "source": f"{SOURCE}; run {r.get('run_url') or 'not recorded'}",
+            "source": f"{SOURCE.format(commit=commit)}; run {r.get('run_url') or 'not recorded'}",
             "reliability": "high for numbers (raw API row with its run URL); server flags "
                            "not recorded",
         })  # fmt: skip
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1:])
