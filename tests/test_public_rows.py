@@ -1,0 +1,68 @@
+"""benchmarks/data/public_serving_rows.csv: the public rows benchmarks/fidelity.py validates on."""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).parent.parent
+ROWS = ROOT / "benchmarks" / "data" / "public_serving_rows.csv"
+# The columns of shared/reference/serving_benchmarks.csv (fidelity.py reads both files alike).
+COLUMNS = [
+    "row_id", "model", "hardware", "num_gpus", "parallelism", "engine", "engine_version",
+    "server_flags", "benchmark_tool", "dataset", "input_len", "output_len", "num_requests",
+    "concurrency", "duration_s", "request_throughput_req_s", "output_throughput_tok_s",
+    "total_or_other_throughput", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms",
+    "mean_tpot_ms", "mean_itl_ms", "mean_e2e_latency_ms", "median_e2e_latency_ms", "notes",
+    "source", "reliability",
+]  # fmt: skip
+
+
+def _rows() -> list[dict[str, str]]:
+    with ROWS.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_columns_match_the_reference_csv() -> None:
+    with ROWS.open(newline="") as f:
+        assert next(csv.reader(f)) == COLUMNS
+
+
+def test_every_row_has_a_source_and_parses() -> None:
+    rows = _rows()
+    assert len(rows) >= 40
+    assert len({r["row_id"] for r in rows}) == len(rows)
+    for r in rows:
+        assert "github.com/" in r["source"] and re.search(r"@[0-9a-f]{7,40}", r["source"]), r
+        for column in ("input_len", "output_len", "concurrency", "num_gpus"):
+            assert int(r[column]) > 0, (r["row_id"], column)
+        for column in ("output_throughput_tok_s", "mean_ttft_ms", "mean_tpot_ms"):
+            value = float(r[column])
+            assert math.isfinite(value) and value > 0, (r["row_id"], column)
+
+
+def test_output_throughput_is_the_clients_tokens_over_their_latency() -> None:
+    """Closed loop (Little's law): throughput = clients x mean output tokens / mean end-to-end
+    latency. InferenceX draws output lengths uniformly in [0.8, 1] x OSL (--random-range-ratio
+    0.8, mean 0.9 x OSL); the rows' throughput is the per-GPU figure x TP. Both hold if every
+    row agrees within a few percent (the tail of the run, when fewer clients remain, is the
+    rest)."""
+    for r in _rows():
+        clients, osl = int(r["concurrency"]), int(r["output_len"])
+        expected = clients * 0.9 * osl / (float(r["mean_e2e_latency_ms"]) / 1e3)
+        assert abs(expected / float(r["output_throughput_tok_s"]) - 1) < 0.06, r["row_id"]
+
+
+def test_no_row_repeats_a_reference_row() -> None:
+    reference = Path("/work/shared/reference/serving_benchmarks.csv")
+    if not reference.exists():
+        return
+    with reference.open(newline="") as f:
+        seen = {(r["mean_ttft_ms"], r["mean_tpot_ms"]) for r in csv.DictReader(f)}
+    for r in _rows():
+        ttft, tpot = float(r["mean_ttft_ms"]), float(r["mean_tpot_ms"])
+        for a, b in seen:
+            if a and b:
+                assert not (math.isclose(ttft, float(a)) and math.isclose(tpot, float(b)))
