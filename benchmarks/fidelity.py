@@ -167,6 +167,11 @@ def load_public_rows(path: Path = PUBLIC_ROWS) -> pd.DataFrame:
     return pd.read_csv(path)
 
 
+def public_ids() -> set[str]:
+    """Row ids of benchmarks/data/public_serving_rows.csv."""
+    return set(load_public_rows()["row_id"].astype(str))
+
+
 def serving_rows() -> list[Row]:
     """Every row of serving_benchmarks.csv and of the public rows, resolved or with the reason
     it is not."""
@@ -456,7 +461,10 @@ def main() -> None:
     rows = serving_rows()
     outcomes = serving_outcomes(rows, jobs=args.jobs)
     print("## Serving benchmarks\n")
+    print("### Every row (shared/reference and benchmarks/data)\n")
     print_summary(outcomes)
+    print("\n### The public rows alone (benchmarks/data: no term was chosen on them)\n")
+    print_summary([o for o in outcomes if o.row.row_id in public_ids()])
     print()
     if args.rows:
         print_serving(outcomes, rows)
