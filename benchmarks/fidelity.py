@@ -450,8 +450,10 @@ def print_startup() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=1, help="processes simulating deployments")
-    parser.add_argument("--rows", action="store_true", help="print every row's prediction")
-    parser.add_argument("--startup", action="store_true", help="also the start-up log table")
+    parser.add_argument(
+        "--summary", action="store_true",
+        help="only the per-engine summaries (not every row nor the start-up logs)",
+    )  # fmt: skip
     parser.add_argument(
         "--write-bands",
         action="store_true",
@@ -466,13 +468,13 @@ def main() -> None:
     print("\n### The public rows alone (benchmarks/data: no term was chosen on them)\n")
     print_summary([o for o in outcomes if o.row.row_id in public_ids()])
     print()
-    if args.rows:
+    if not args.summary:
         print_serving(outcomes, rows)
     if args.write_bands:
         when = datetime.now(UTC).date().isoformat()
         BANDS.write_text(json.dumps(error_bands(outcomes, when), indent=2) + "\n")
         print(f"\nwrote {BANDS.relative_to(ROOT)}")
-    if args.startup:
+    if not args.summary:
         print("\n## Start-up logs\n")
         print_startup()
 
