@@ -94,8 +94,9 @@ def profile_efficiency(
     """The efficiency of `arch` on `layout` under an engine profile: per step the profile's host
     time + layers x kernels per layer x the kernel floor; measured all-reduce latencies where the
     fabric matches (NVLink custom all-reduce, or RCCL on AMD xGMI); attention and MoE
-    efficiencies; MBU and the attention fraction scaled by the GPU's `hbm_factor`. `fitted` (`fixed_s`, `scale`) replaces the
-    per-step time and scales the rest, as `capcliff calibrate` fits them."""
+    efficiencies; MBU and the attention fraction scaled by the GPU's `hbm_factor`. `fitted`
+    (`fixed_s`, `scale`) replaces the per-step time and scales the rest, as `capcliff calibrate`
+    fits them."""
     fitted = fitted or {}
     floor = profile.kernel_floor_s
     if arch.mla is not None and profile.mla_kernel_floor_s is not None:
