@@ -27,7 +27,8 @@ def throughput(model: str, dtype: str, layout: str, engine: str, gpu: str) -> di
     """Output tokens/s per concurrency from `capcliff sweep --format json`."""
     cmd = [
         sys.executable, "-m", "capcliff", "sweep", model, "--gpu", gpu, "--gpus", "8",
-        "--layout", layout, "--engine", engine, "--weight-dtype", dtype, "--isl", str(ISL), "--osl", str(OSL),
+        "--layout", layout, "--engine", engine, "--weight-dtype", dtype,
+        "--isl", str(ISL), "--osl", str(OSL),
         "--concurrency", CONCURRENCY, "--num-requests", str(REQUESTS), "--format", "json",
     ]  # fmt: skip
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
