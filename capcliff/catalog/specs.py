@@ -29,6 +29,9 @@ class HardwareSpec(_Frozen):
     hbm_nominal_gb: float = Field(gt=0)
     hbm_driver_mib: int = Field(gt=0)
     hbm_bandwidth_tb_s: float = Field(gt=0)
+    # Measured achievable HBM bandwidth (STREAM/BabelStream-style copy or triad), TB/s; at most
+    # the peak. None: not measured (the roofline then uses the reference GPU's fraction of peak).
+    hbm_achievable_tb_s: float | None = Field(default=None, gt=0)
     dense_tflops_bf16: float = Field(gt=0)
     dense_tflops_fp8: float = Field(gt=0)
     dense_tflops_fp4: float | None = Field(default=None, gt=0)
@@ -73,6 +76,12 @@ class HardwareSpec(_Frozen):
         unknown = sorted(set(self.sources) - set(type(self).model_fields))
         if unknown:
             raise ValueError(f"[sources] names unknown fields: {', '.join(unknown)}")
+        achievable = self.hbm_achievable_tb_s
+        if achievable is not None and achievable > self.hbm_bandwidth_tb_s:
+            raise ValueError(
+                f"hbm_achievable_tb_s {achievable} is above the peak hbm_bandwidth_tb_s "
+                f"{self.hbm_bandwidth_tb_s} (valid: 0 < achievable <= peak)"
+            )
         if self.scaleup_domain_gpus < self.gpus_per_node and self.scaleup_domain_gpus != 1:
             raise ValueError("scaleup_domain_gpus is smaller than gpus_per_node")
         return self
@@ -97,6 +106,12 @@ class HardwareSpec(_Frozen):
     def hbm_nominal_bytes(self) -> int:
         """Marketing HBM capacity, bytes (decimal GB)."""
         return round(self.hbm_nominal_gb * GB)
+
+    @property
+    def hbm_achievable_fraction(self) -> float | None:
+        """Measured achievable HBM bandwidth over the peak (None: not measured)."""
+        a = self.hbm_achievable_tb_s
+        return None if a is None else a / self.hbm_bandwidth_tb_s
 
     @property
     def hbm_bandwidth_bytes_per_s(self) -> float:

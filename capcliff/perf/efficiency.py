@@ -13,16 +13,23 @@ from capcliff.catalog.specs import HardwareSpec
 from capcliff.memory.params import param_count
 from capcliff.perf.profiles import (
     MEASURED_FABRICS,
+    RCCL_MEASURED_FABRICS,
     EngineProfile,
     allreduce_curve,
     dp_host_overhead_s,
     kernels_per_layer,
+    rccl_allreduce_curve,
 )
 
 # Decode HBM bandwidth use the study measured (shared/reference/paper_findings.md, "HBM bandwidth
 # use in decode"): 8B ~ 85 %, 70B ~ 70 %, 671B ~ 50-60 % (midpoint 55 %). Between these anchors
 # capcliff interpolates linearly in log(total parameters) and holds the end values outside them.
 MBU_ANCHORS: tuple[tuple[float, float], ...] = ((8e9, 0.85), (70e9, 0.70), (671e9, 0.55))
+# The study measured those anchors on H200, so a GPU's MBU is the anchor scaled by how much of its
+# peak HBM bandwidth it can reach against how much H200 reaches (`hbm_achievable_tb_s` in the
+# hardware catalog, a BabelStream-style measurement). H200's fraction, 4.32 / 4.8 TB/s
+# (hardware/h200-sxm.toml; tests/test_amd_terms.py checks the two agree).
+REFERENCE_HBM_FRACTION = 4.32 / 4.8
 # Named assumption: fraction of dense peak FLOP/s a compute-bound (prefill) step reaches. Not in
 # the reference data; 0.5 is a common figure for large-batch GEMMs on H100-class GPUs.
 DEFAULT_MFU = 0.5
@@ -46,6 +53,13 @@ def default_mbu(total_params: float) -> float:
             return u0 + w * (u1 - u0)
         p0, u0 = p1, u1
     return u0
+
+
+def hbm_factor(hardware: HardwareSpec) -> float:
+    """Measured achievable fraction of peak HBM bandwidth of `hardware` over H200's
+    (REFERENCE_HBM_FRACTION); 1 for a GPU without a measured figure in the catalog."""
+    fraction = hardware.hbm_achievable_fraction
+    return 1.0 if fraction is None else fraction / REFERENCE_HBM_FRACTION
 
 
 @dataclass(frozen=True)
@@ -79,8 +93,10 @@ def profile_efficiency(
 ) -> Efficiency:
     """The efficiency of `arch` on `layout` under an engine profile: per step the profile's host
     time + layers x kernels per layer x the kernel floor; measured all-reduce latencies where the
-    fabric matches; attention and MoE efficiencies. `fitted` (`fixed_s`, `scale`) replaces the
-    per-step time and scales the rest, as `capcliff calibrate` fits them."""
+    fabric matches (NVLink custom all-reduce, or RCCL on AMD xGMI); attention and MoE
+    efficiencies; MBU and the attention fraction scaled by the GPU's `hbm_factor`. `fitted`
+    (`fixed_s`, `scale`) replaces the per-step time and scales the rest, as `capcliff calibrate`
+    fits them."""
     fitted = fitted or {}
     floor = profile.kernel_floor_s
     if arch.mla is not None and profile.mla_kernel_floor_s is not None:
@@ -89,13 +105,19 @@ def profile_efficiency(
     overhead = dp_host_overhead_s(profile, layout) + arch.num_layers * per_layer_s
     mla = arch.mla is not None
     kv_fraction = profile.mla_attention_efficiency if mla else profile.gqa_attention_efficiency
-    measured = hardware.id in MEASURED_FABRICS and layout.tp <= hardware.scaleup_domain_gpus
+    in_domain = layout.tp <= hardware.scaleup_domain_gpus
+    curve: tuple[tuple[float, float], ...] = ()
+    if hardware.id in MEASURED_FABRICS and in_domain:
+        curve = allreduce_curve(profile, tp=layout.tp)
+    elif hardware.id in RCCL_MEASURED_FABRICS and in_domain:
+        curve = rccl_allreduce_curve(tp=layout.tp)
+    factor = hbm_factor(hardware)
     return Efficiency(
-        mbu=default_mbu(param_count(arch).total),
+        mbu=min(1.0, default_mbu(param_count(arch).total) * factor),
         step_overhead_s=fitted.get("fixed_s", overhead),
-        kv_bandwidth_fraction=kv_fraction,
+        kv_bandwidth_fraction=None if kv_fraction is None else min(1.0, kv_fraction * factor),
         expert_efficiency=profile.moe_small_batch_efficiency,
-        allreduce_curve=allreduce_curve(profile, tp=layout.tp) if measured else (),
+        allreduce_curve=curve,
         variable_scale=fitted.get("scale", 1.0),
         mla_extend_efficiency=profile.mla_extend_efficiency if mla else None,
     )

@@ -64,6 +64,18 @@ ALLREDUCE_SOURCE = "sgl-project/sglang PR #2904, custom all-reduce latency table
 # The fabrics those measurements describe (hardware ids): H200 has H100's NVLink 4 / NVSwitch.
 MEASURED_FABRICS = frozenset({"h100-sxm", "h200-sxm"})
 
+# RCCL all-reduce latency (message bytes -> seconds) on 8 x MI300X (xGMI full mesh), rccl-tests
+# all_reduce_perf, float sum, out-of-place, one node, ROCm/RCCL of 2025 (hisohara/ai-scripts
+# training/01_rccl-smoketest/README.md, "RCCL Tests with MPI (AAC8 Kubernetes)", commit 0780bb3).
+# Measured for 8 ranks only. The same file's 8 x MI325X run reaches the same large-message bus
+# bandwidth (316-319 GB/s against MI300X's 314-316 GB/s) on the same xGMI mesh, so the curve is
+# used for MI325X too; MI355X has only a two-node run there, so it keeps latency + bandwidth.
+_RCCL_MESSAGE_BYTES = (1_024, 4_096, 32_768, 262_144, 524_288, 1_048_576, 2_097_152, 4_194_304)
+_RCCL_8X_MI300X_US = (13.67, 13.72, 13.94, 17.46, 27.30, 28.39, 36.68, 52.96)
+RCCL_RANKS = 8
+RCCL_ALLREDUCE_SOURCE = "hisohara/ai-scripts rccl-tests all_reduce_perf, 8 x MI300X, one node"
+RCCL_MEASURED_FABRICS = frozenset({"mi300x", "mi325x"})
+
 # FlashMLA (deepseek-ai/FlashMLA README): "up to 3000 GB/s in memory-bound configuration ... on
 # H800 SXM5", whose HBM3 peak is 3.35 TB/s: 3000 / 3350 = 0.896 of peak.
 FLASHMLA_BANDWIDTH_FRACTION = 3000 / 3350
@@ -355,6 +367,17 @@ def allreduce_curve(profile: EngineProfile, *, tp: int) -> tuple[tuple[float, fl
     measured = max((n for n in table if n <= tp), default=2)
     return tuple(
         (float(b), us * MICRO) for b, us in zip(_MESSAGE_BYTES, table[measured], strict=True)
+    )
+
+
+def rccl_allreduce_curve(*, tp: int) -> tuple[tuple[float, float], ...]:
+    """(message bytes, seconds) points of one RCCL all-reduce over `tp` ranks on an 8-GPU xGMI
+    mesh; () where RCCL was not measured at that rank count (only 8 ranks were)."""
+    if tp != RCCL_RANKS:
+        return ()
+    return tuple(
+        (float(b), us * MICRO)
+        for b, us in zip(_RCCL_MESSAGE_BYTES, _RCCL_8X_MI300X_US, strict=True)
     )
 
 
