@@ -89,6 +89,8 @@ def _workload_args(s: dict[str, Any]) -> list[str]:
             continue
         out.append(args[i])
         i += 1
+    if "--num-requests" not in out:
+        out += ["--num-requests", "2000"]
     if "--isl" not in out and "--workload" not in out:
         out += ["--workload", "reasoning"]  # plan's default workload
     return out
@@ -143,7 +145,11 @@ def main() -> None:
             )
             verdict = _check(s, rec["layout"], cap, rate)
         else:
-            plan_fig = f"{row['output_tok_s']:,.0f} tok/s, makespan {row['makespan_s']:,.0f} s"
+            sweet = row["sweet_spot"]
+            plan_fig = (
+                f"{sweet['output_throughput_tok_s']:,.0f} tok/s, "
+                f"makespan {sweet['makespan_s']:,.0f} s"
+            )
             points = [_sweep(s, rec["layout"], cap, None, seed) for seed in (0, 1)]
             sweep_fig = "; ".join(
                 f"{p['output_throughput_tok_s']:,.0f} tok/s, makespan {p['makespan_s']:,.0f} s"

@@ -6,7 +6,7 @@ uncalibrated (the engine profile's named terms) and calibrated (step terms fitte
 the predicted one held out), in `error_bands.json` next to this module (data, regenerated with
 `python benchmarks/fidelity.py --write-bands`). Every report prints the band of its engine and
 GPU; where the validation has no row for them, the band of the engine on any GPU, else of every
-engine, and it says which. Fractions (0.2 = 20 %).
+engine on that GPU, else of every row, and it says which. Fractions (0.2 = 20 %).
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ def error_band(engine: str, hardware_id: str, *, calibrated: bool) -> ErrorBand:
     candidates = (
         (engine, gpu, f"{engine} on {hardware_id}"),
         (engine, ANY, f"{engine}, any GPU"),
-        (ANY, ANY, f"every engine (none for {engine})"),
+        (ANY, gpu, f"every engine on {hardware_id} (none for {engine})"),
+        (ANY, ANY, f"every engine and GPU (none for {engine})"),
     )
     for eng, key, scope in candidates:
         entry = bands.get(eng, {}).get(key)
