@@ -407,11 +407,27 @@ def test_a_calibration_records_its_deployment(tmp_path: Path) -> None:
     out = tmp_path / "v01.toml"
     assert main(["calibrate", str(V01), "--model", "llama-3.1-8b", "-o", str(out)]) == 0
     data = tomllib.loads(out.read_text())
-    assert {k: data[k] for k in ("engine", "model", "gpu", "layout", "weight_dtype")} == {
-        "engine": "vllm-v0", "model": "llama-3.1-8b", "gpu": "h200-sxm", "layout": "tp1",
-        "weight_dtype": "bf16",
+    assert {k: data[k] for k in ("engine", "model", "layout", "weight_dtype")} == {
+        "engine": "vllm-v0", "model": "llama-3.1-8b", "layout": "tp1", "weight_dtype": "bf16",
     }  # fmt: skip
     assert data["kv_cache_dtype"] == "bf16"
+    # the log (an RTX 3090's) names no GPU and none was given: none is recorded, never the
+    # default GPU; a GPU given on the command line is
+    assert "gpu" not in data
+    assert main(["calibrate", str(V01), "--model", "llama-3.1-8b", "--gpu", "h100-sxm",
+                 "-o", str(out), "--force"]) == 0  # fmt: skip
+    assert tomllib.loads(out.read_text())["gpu"] == "h100-sxm"
+
+
+def test_a_calibration_without_its_gpu_warns_where_it_is_applied(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "v01.toml"
+    assert main(["calibrate", str(V01), "--model", "llama-3.1-8b", "-o", str(out)]) == 0
+    assert "note: no --gpu" in capsys.readouterr().err
+    args = ["memory", "llama-3.1-8b", "--layout", "tp1", "--engine", "vllm-v0"]
+    assert main([*args, "--calibration", str(out), "--format", "json"]) == 0
+    assert "does not record the GPU it was made on" in capsys.readouterr().err
 
 
 def test_a_calibration_for_another_engine_needs_force_and_warns(

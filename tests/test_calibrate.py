@@ -124,7 +124,7 @@ def test_sweep_and_plan_apply_a_calibration(tmp_path: Path) -> None:
         app, ["sweep", *args, "--concurrency", "16", "--calibration", str(written)]
     )
     blocks = [
-        json.loads(r.output)["series"][0]["kv_blocks_per_replica"] for r in (plain, calibrated)
+        json.loads(r.stdout)["series"][0]["kv_blocks_per_replica"] for r in (plain, calibrated)
     ]
     assert blocks[1] < blocks[0]
     plan = runner.invoke(app, ["plan", *args, "--arrival", "batch", "--calibration", str(written)])

@@ -362,8 +362,17 @@ def _calibration_terms(
             f"calibration: {path} was made for another deployment ({'; '.join(mismatches)}); "
             "pass --force to apply it anyway"
         )
-    warnings = [f"calibration {path} applied to another deployment: {'; '.join(mismatches)}"]
-    return calibration.terms_bytes, warnings if mismatches else [], calibration.step_time_terms
+    warnings = (
+        [f"calibration {path} applied to another deployment: {'; '.join(mismatches)}"]
+        if mismatches
+        else []
+    )
+    if calibration.gpu is None:
+        warnings.append(
+            f"calibration {path} does not record the GPU it was made on: it applies to "
+            f"{hardware.id} only if it was made there"
+        )
+    return calibration.terms_bytes, warnings, calibration.step_time_terms
 
 
 def resolve(

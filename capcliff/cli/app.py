@@ -22,6 +22,11 @@ from capcliff.errors import InputError
 E = TypeVar("E", bound=StrEnum)
 DEFAULT_MODEL = "deepseek-r1-distill-qwen-32b"
 DEFAULT_GPU = "h200-sxm"
+# `capcliff calibrate` without --gpu: a calibration records where it came from, never a default.
+NO_GPU_NOTE = (
+    "note: no --gpu: the input does not say which GPU it ran on, so the calibration records "
+    f"none (the fit takes what the input leaves out from {DEFAULT_GPU}); pass --gpu to record it"
+)
 DEFAULT_GPUS = 8
 EXIT_INPUT = 2
 EXIT_INTERNAL = 4

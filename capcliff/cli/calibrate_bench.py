@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from capcliff.analysis.sweep.step_fit import FIT_TERMS, PointFit, StepFit, Timings
-from capcliff.cli.app import OutputFormat
+from capcliff.cli.app import DEFAULT_GPU, NO_GPU_NOTE, OutputFormat
 from capcliff.errors import InputError
 
 
@@ -21,7 +21,7 @@ class BenchArgs:
 
     path: Path
     model: str | None
-    gpu: str
+    gpu: str | None  # None: not given (rows are matched to the default GPU, none is recorded)
     gpus: int | None
     layout: str | None
     engine: str | None
@@ -47,7 +47,7 @@ def calibrate_benchmark(args: BenchArgs) -> None:
     check_outputs([("--output", args.output)], inputs=[args.path, *model_path], force=args.force)
     if args.model is None:
         raise InputError("model: a benchmark file does not name a catalog model; pass --model")
-    model, hardware = get_model(args.model), get_hardware(args.gpu)
+    model, hardware = get_model(args.model), get_hardware(args.gpu or DEFAULT_GPU)
     layout = parse_layout(args.layout or f"tp{args.gpus or 1}")
     if args.gpus is not None and layout.gpus != args.gpus:
         raise InputError(f"layout: {layout.name} uses {layout.gpus} GPUs, not --gpus {args.gpus}")
@@ -72,6 +72,8 @@ def calibrate_benchmark(args: BenchArgs) -> None:
     # One run fits the scale alone (fixed_s kept at the profile's), two or more fit both terms.
     terms = FIT_TERMS if len(points) >= len(FIT_TERMS) else ("scale",)
     fit = fit_step_terms(resolve(model, hardware, settings), layout, points, terms=terms)
+    if args.gpu is None:  # after the checks: an input refused says so in one line
+        typer.echo(NO_GPU_NOTE, err=True)
     if args.fmt is OutputFormat.JSON:
         import json
 

@@ -13,6 +13,7 @@ import typer
 from capcliff.cli.app import (
     COUNT,
     DEFAULT_GPU,
+    NO_GPU_NOTE,
     ForceOption,
     FormatOption,
     OutputFormat,
@@ -35,9 +36,14 @@ def calibrate(
     model: Annotated[
         str | None, typer.Option(help="Catalog id or config.json (default: from the log).")
     ] = None,
-    gpu: Annotated[str, typer.Option(help="Hardware id, for what the log leaves out.")] = (
-        DEFAULT_GPU
-    ),
+    gpu: Annotated[
+        str | None,
+        typer.Option(
+            help="Hardware id of the GPU the log or benchmark ran on: recorded in the "
+            "calibration, which is then refused on other GPUs (without it the file records "
+            "none, and the fit takes what the input leaves out from the default GPU)."
+        ),
+    ] = None,
     engine: Annotated[
         str | None, typer.Option(help="Refuse a log of another engine (default: the log's).")
     ] = None,
@@ -127,7 +133,7 @@ def calibrate(
     result = run_calibration(
         log,
         resolved,
-        get_hardware(gpu),
+        get_hardware(gpu or DEFAULT_GPU),
         base=BudgetSettings(),
         kv_dtype=parse_kv_dtype(kv_dtype),
         scheme=None
@@ -139,6 +145,8 @@ def calibrate(
         claims=claims,
     )
     written = None if target is None else str(target)
+    if gpu is None:  # after the checks: an input refused says so in one line
+        typer.echo(NO_GPU_NOTE, err=True)
     if fmt is OutputFormat.JSON:
         import json
 
