@@ -367,6 +367,13 @@ def _calibration_terms(
         if mismatches
         else []
     )
+    step = calibration.step_time
+    if step is not None and step.concurrency_min is not None:
+        warnings.append(
+            f"calibration {path}: step times fitted at {step.concurrency_min}-"
+            f"{step.concurrency_max} concurrent requests ({step.points} runs); figures at other "
+            "concurrencies extrapolate them"
+        )
     if calibration.gpu is None:
         warnings.append(
             f"calibration {path} does not record the GPU it was made on: it applies to "

@@ -45,6 +45,9 @@ class StepTimeCalibration(BaseModel):
     profile: str  # the engine profile the terms were fitted against
     source: str  # the benchmark file
     points: int = Field(ge=1)  # benchmark runs fitted (one: the scale alone)
+    # the concurrencies (clients or batch sizes) the runs had; outside them a figure extrapolates
+    concurrency_min: int | None = Field(default=None, ge=1)
+    concurrency_max: int | None = Field(default=None, ge=1)
 
 
 class Calibration(BaseModel):

@@ -95,9 +95,11 @@ def _write(args: BenchArgs, fit: StepFit, model_id: str, layout: str, engine: st
     from capcliff.files import write_text_atomic
 
     assert args.output is not None
+    seen = [p.point.concurrency for p in fit.points]
     step = StepTimeCalibration(
         fixed_s=round(fit.fixed_s, 6), scale=round(fit.scale, 4), profile=fit.profile,
         source=str(args.path), points=len(fit.points),
+        concurrency_min=min(seen), concurrency_max=max(seen),
     )  # fmt: skip
     if args.output.exists():  # --force was given (check_outputs): keep what the file holds
         calibration = load_calibration(args.output).model_copy(update={"step_time": step})
