@@ -47,6 +47,7 @@ from capcliff.sim.policy_names import POLICY_NAMES, VLLM_FULL_SEQUENCE_RELEASE
 from capcliff.units import KVDType, parse_kv_dtype, parse_weight_dtype, round_up
 
 if TYPE_CHECKING:
+    from capcliff.perf.measured_kernels import KernelTarget
     from capcliff.sim.traffic.workload import Requests
 
 # The scheduling policy each engine runs by default (TensorRT-LLM's CapacitySchedulerPolicy defaults
@@ -131,6 +132,18 @@ class DeploymentSettings(BaseModel):
     speculative: str | None = None
     spec_acceptance: str | None = None
     spec_accept_length: float | None = Field(default=None, ge=1)
+    # what prices the engine steps: the roofline (perf/step_time.py) or aiconfigurator's
+    # measured kernel tables (perf/measured_kernels.py, the optional `kernels` extra)
+    step_source: Literal["roofline", "kernels"] = "roofline"
+
+    @field_validator("step_source")
+    @classmethod
+    def _step_source(cls, value: str) -> str:
+        from capcliff.perf.measured_kernels import INSTALL_HINT, extra_installed
+
+        if value == "kernels" and not extra_installed():
+            raise ValueError(f"'kernels' needs aiconfigurator-core: {INSTALL_HINT}")
+        return value
 
     @field_validator("speculative")
     @classmethod
@@ -223,6 +236,7 @@ class Deployment:
     warnings: tuple[str, ...] = ()
     speculation: Speculation | None = None
     acceptance: Acceptance | None = None  # set with `speculation`
+    kernels: KernelTarget | None = None  # set with step_source "kernels"
 
     @property
     def draft(self) -> DraftModel | None:
@@ -440,10 +454,35 @@ def resolve(
         step_time_terms=step_terms,
     )
     spec, accepted = _speculation(settings, model)
+    kv_dtype = parse_kv_dtype(settings.kv_cache_dtype)
     return Deployment(
         model=model, hardware=hardware, settings=settings, budget=budget, scheme=scheme,
-        kv_dtype=parse_kv_dtype(settings.kv_cache_dtype), warnings=tuple(warnings),
-        speculation=spec, acceptance=accepted,
+        kv_dtype=kv_dtype, warnings=tuple(warnings), speculation=spec, acceptance=accepted,
+        kernels=_kernels(settings, model, hardware, kv_dtype),
+    )  # fmt: skip
+
+
+def _kernels(
+    settings: DeploymentSettings, model: Model, hardware: HardwareSpec, kv_dtype: KVDType
+) -> KernelTarget | None:
+    """aiconfigurator's target for `--step-source kernels` (None for the roofline); refuses
+    what it cannot price, and a calibration or speculation with it."""
+    if settings.step_source != "kernels":
+        return None
+    from capcliff.perf.measured_kernels import kernel_target
+
+    if settings.calibration is not None:
+        raise InputError(
+            "--step-source kernels: a calibration's terms were fitted to the roofline; "
+            "give one or the other"
+        )
+    if settings.speculative is not None:
+        raise InputError("--step-source kernels: speculative decoding is priced by the roofline")
+    given = None if settings.weight_dtype is None else parse_weight_dtype(settings.weight_dtype)
+    weights = None if given == model.arch.linear_dtype else given  # None: as shipped
+    return kernel_target(
+        hf_repo=model.hf_repo, hardware_id=hardware.id, engine=settings.engine,
+        kv_dtype=kv_dtype, weights=weights, max_context=model.arch.max_position_embeddings,
     )  # fmt: skip
 
 

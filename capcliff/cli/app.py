@@ -286,6 +286,13 @@ SIM_OPTIONS: dict[str, Any] = {
         float | None,
         typer.Option(help="Mean acceptance length, tokens per speculative step, in [1, K+1]."),
     ],
+    "step_source": Annotated[
+        str | None,
+        typer.Option(
+            help="What prices engine steps: roofline (default) or kernels (aiconfigurator's "
+            "measured tables; pip install '.[kernels]')."
+        ),
+    ],
 }
 
 C = TypeVar("C", bound=Callable[..., Any])

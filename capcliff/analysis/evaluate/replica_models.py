@@ -42,6 +42,10 @@ def replica_models(
     )  # fmt: skip
     if dep.speculation is not None and dep.acceptance is not None:
         steps = replace(steps, spec=_spec_step(dep, memory, steps, profile, fitted, deepep))
+    if dep.kernels is not None:  # --step-source kernels: aiconfigurator's tables price steps
+        from capcliff.perf.measured_kernels import kernel_step_model
+
+        steps = kernel_step_model(steps, memory.layout, dep.kernels)
     return dep.capacity(memory), steps
 
 
@@ -81,7 +85,11 @@ def _spec_step(
 
 def step_label(dep: Deployment) -> str:
     """The step-time profile a deployment's predictions assume: engine, release, modeled or
-    calibrated (`profiles.profile_label`)."""
+    calibrated (`profiles.profile_label`); or the measured-kernel tables that price them."""
+    if dep.kernels is not None:
+        from capcliff.perf.measured_kernels import source_label
+
+        return source_label(dep.kernels)
     terms = dict(dep.budget.step_time_terms)
     label = profile_label(dep.settings.engine, terms, dep.settings.engine_version)
     spec, accepted = dep.speculation, dep.acceptance
@@ -100,7 +108,9 @@ def band_of(dep: Deployment) -> ErrorBandOut:
     band = error_band(dep.settings.engine.value, dep.hardware.id, calibrated=calibrated)
     return ErrorBandOut(
         throughput=band.throughput, tpot=band.tpot, ttft=band.ttft, rows=band.rows,
-        scope=band.scope, calibrated=calibrated, text=band.describe(),
+        scope=band.scope, calibrated=calibrated,
+        text=band.describe() + ("; measured for the roofline, not the kernels source"
+                                if dep.kernels is not None else ""),
     )  # fmt: skip
 
 
