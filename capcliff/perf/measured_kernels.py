@@ -79,8 +79,14 @@ AIC_KV = {KVDType.BF16: "bfloat16", KVDType.FP16: "bfloat16", KVDType.FP8: "fp8"
 DECODE_BATCHES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768,
                   1024, 1536, 2048, 3072, 4096)  # fmt: skip
 DECODE_CONTEXTS = (128, 1024, 4096, 16384, 65536)
-PREFILL_TOKENS = (1, 16, 64, 256, 1024, 2048, 4096, 8192, 16384, 32768)
-PREFILL_ATTENDED = (1, 64, 512, 2048, 8192, 32768, 131072)
+PREFILL_TOKENS = (1, 16, 64, 128, 256, 512, 1024, 2048, 3072, 4096, 6144, 8192, 12288, 16384,
+                  24576, 32768)  # fmt: skip
+# From 16 keys per token: below it the tokens would be prompts of a few tokens each, which
+# aiconfigurator prices as that many requests (1,024 one-token prompts take 1.4 x one 1,024-token
+# prompt for Llama-3.1-70B TP4 on H100); a step's prefill attends to fewer keys only when its
+# prompts are that short, and is then priced as at 16.
+PREFILL_ATTENDED = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536,
+                    131072)  # fmt: skip
 MS = 1e-3  # aiconfigurator reports milliseconds
 
 
@@ -222,6 +228,7 @@ class KernelSurrogate:
         """Seconds of a step prefilling `tokens` tokens that attend to `attended` keys each on
         average (bilinear on the grid)."""
         xs, ys = self.prefill_tokens, self.prefill_attended
+        attended = max(attended, ys[0])
         i = min(max(bisect.bisect_right(xs, tokens) - 1, 0), len(xs) - 2)
         low = _interp(ys, self.prefill_s[i], attended)
         high = _interp(ys, self.prefill_s[i + 1], attended)
