@@ -36,7 +36,10 @@ from __future__ import annotations
 
 import bisect
 import importlib.util
-from collections.abc import Sequence
+import logging
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from typing import Any
@@ -151,10 +154,16 @@ def kernel_target(
     known = _model_configs()
     path = MODEL_ALIASES.get(hf_repo, hf_repo)
     if path not in known:
-        ours = sorted(MODEL_ALIASES) + sorted(known)
+        from capcliff.catalog.catalogs import model_catalog
+
+        cards = sorted(
+            card.id
+            for card in model_catalog().values()
+            if MODEL_ALIASES.get(card.hf_repo, card.hf_repo) in known
+        )
         raise InputError(
             f"--step-source kernels: aiconfigurator has no config for {hf_repo or 'this model'!r};"
-            f" supported checkpoints: {', '.join(r for r in ours if '/' in r)}"
+            f" supported: {', '.join(cards)} (or a checkpoint aiconfigurator ships)"
         )
     gemm = moe = None
     if weights is not None:
@@ -314,10 +323,31 @@ def source_label(target: KernelTarget) -> str:
     )
 
 
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """aiconfigurator's log warnings (uneven PP stages, fallback tables) held back: the core
+    prints nothing, and the label says which tables priced the steps."""
+    log = logging.getLogger("aiconfigurator_core")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        log.setLevel(level)
+
+
 @lru_cache(maxsize=64)
 def kernel_surrogate(target: KernelTarget, key: LayoutKey) -> KernelSurrogate:
-    """The grid of one replica's step times (about 200 aiconfigurator calls, cached per
-    process), or InputError when aiconfigurator cannot price it."""
+    """The grid of one replica's step times (about 500 aiconfigurator calls, a second or so
+    with its tables' first load; cached per process), or InputError when aiconfigurator cannot
+    price it."""
+    with _quiet():
+        return _surrogate(target, key)
+
+
+def _surrogate(target: KernelTarget, key: LayoutKey) -> KernelSurrogate:
     try:
         handle = _compile(target, key)
         contexts = [c for c in DECODE_CONTEXTS if c < target.max_context] or [target.max_context]
@@ -332,7 +362,7 @@ def kernel_surrogate(target: KernelTarget, key: LayoutKey) -> KernelSurrogate:
             for n in PREFILL_TOKENS
         ]
         label = source_label(target)
-    except (ValueError, RuntimeError, KeyError) as exc:
+    except Exception as exc:  # any failure inside the third-party engine becomes one line
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(
             f"--step-source kernels: aiconfigurator cannot price {target.model_path} on "
