@@ -176,7 +176,7 @@ def test_cli_writes_a_step_time_section_that_sweep_applies(tmp_path: Path) -> No
          "--calibration", str(out), "--format", "json"],
     )  # fmt: skip
     assert sweep.exit_code == 0, sweep.output
-    assert json.loads(sweep.output)["step_profile"].endswith(", calibrated")
+    assert json.loads(sweep.stdout)["step_profile"].endswith(", calibrated")
 
 
 def test_cli_one_row_fits_the_scale_alone(
