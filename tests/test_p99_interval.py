@@ -7,7 +7,8 @@ import dataclasses
 
 import numpy as np
 
-from capcliff.analysis.evaluate.capacity import meets_slo, meets_slo_surely
+from capcliff.analysis.evaluate.capacity import meets_slo_surely
+from capcliff.analysis.evaluate.rate_search import meets_slo
 from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.evaluate.steady_state import SteadyState, p99_half_width
 

@@ -6,7 +6,7 @@ of the requests are warm-up, the window closes at the last arrival, throughput c
 requests finished inside it, TTFT and TPOT p99 are over the requests that arrived inside it, and
 the 95 % half-widths of the request rate and the mean TPOT come from batch means. The sample is
 drawn by `OnlineWorkload` (unit-rate Poisson gaps divided by the rate: every candidate sees the
-same arrivals) at the stopping rule's sizes (`capacity.MIN_FIRST`, `FIRST_PER_CAP`,
+same arrivals) at the stopping rule's sizes (`rate_search.MIN_FIRST`, `capacity.FIRST_PER_CAP`,
 `MAX_DOUBLINGS`): max(200, 5 x the most requests that can run, --num-requests) requests first (at
 least one turnover of the running set after the warm-up), doubled until both half-widths are
 within 5 % of their means, at most three times. The most that can run is the cap on running
@@ -36,8 +36,9 @@ import numpy as np
 
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.disagg.pools import PoolPlan, run_disagg
-from capcliff.analysis.evaluate.capacity import FIRST_PER_CAP, MAX_DOUBLINGS, MIN_FIRST
+from capcliff.analysis.evaluate.capacity import FIRST_PER_CAP, MAX_DOUBLINGS
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
+from capcliff.analysis.evaluate.rate_search import MIN_FIRST
 from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.evaluate.steady_state import (
     WARMUP_FRACTION,

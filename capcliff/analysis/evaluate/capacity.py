@@ -11,18 +11,20 @@
    more concurrency buys nothing but latency.
 2. Within an SLO: for each cap (best saturation throughput first), the highest Poisson rate in
    (0, saturation] whose steady state meets the TTFT and TPOT p99 limits with a bounded queue
-   (`highest_rate`). A cap whose saturation throughput is below the best rate found, less
-   CAP_TOLERANCE, cannot win and is skipped. Of the caps whose rates come within CAP_TOLERANCE
-   of the best, the smallest is chosen (the rates cannot be told apart at the sample sizes used,
-   and the smallest cap keeps the most KV in reserve), and its rate is checked on a fresh
-   sample with the p99s' sampling noise added (`verified`).
+   (`highest_rate`, with the light load that gives the best latencies). A cap whose saturation
+   throughput is below the best rate found, less CAP_TOLERANCE, cannot win and is skipped; any
+   other cap after the first is first tried at that rate (`rate_search.highest_rate_above`),
+   on the same samples (common random numbers), sharing the runs where the cap never binds.
+   Of the caps whose rates come within CAP_TOLERANCE of the best, the smallest is chosen (the
+   rates cannot be told apart at the sample sizes used, and the smallest cap keeps the most KV
+   in reserve), and its rate is checked on a fresh sample with the p99s' sampling noise added
+   (`verified`).
 3. No SLO: the capacity is the saturation throughput; the default latency target is a bounded
    queue, and the latencies reported are those at (1 - headroom) x saturation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from capcliff.analysis.evaluate.cap_base import (
@@ -32,6 +34,17 @@ from capcliff.analysis.evaluate.cap_base import (
     users_end,
 )
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
+from capcliff.analysis.evaluate.rate_search import (
+    CAP_TOLERANCE,
+    MIN_FIRST,
+    RatePoint,
+    RateProbes,
+    highest_rate,
+    highest_rate_above,
+    meets_slo,
+    peak_in_system,
+    rate_resolution,
+)
 from capcliff.analysis.evaluate.solver import Slo, analytic_cliff_percentile, config_at
 from capcliff.analysis.evaluate.steady_state import Settled, SteadyState, settle, steady_state
 from capcliff.perf.step_time import StepTimeModel
@@ -43,17 +56,13 @@ from capcliff.sim.traffic.workload import Requests
 REFERENCE_REQUESTS = 1000  # the fixed sample that sets the cap grid
 CAP_FACTORS = (0.5, 0.71, 1.0, 1.41, 2.0)  # x the steady-state cliff (half-octave steps)
 THRASH_PREEMPTIONS = 0.5  # preemptions per request past which a cap is not simulated further
-CAP_TOLERANCE = 0.05  # set: the smallest cap within 5 % of the best saturation throughput
 FALL_STOP = 0.9  # stop climbing once throughput falls below 90 % of the best
-MIN_FIRST = 200  # the stopping rule's first sample: max(200, 5 x cap) requests ...
-FIRST_PER_CAP = 5
+FIRST_PER_CAP = 5  # the stopping rule's first sample: max(MIN_FIRST, 5 x cap) requests ...
 PROBE_PER_CAP = 1  # a cap past the base is first tried with cap requests (thrashing?)
 # A stationary start settles from 4 x the first size (20 x cap): batches of two decode times (about
 # two turnovers of the running set each) need about 20 turnovers for ten of them.
 SETTLE_FROM = 4
 MAX_DOUBLINGS = 3  # ... doubled at most three times (8 x the first)
-BISECTIONS = 5  # rate resolution: about the saturation rate / 2^5 (3 %)
-LIGHT_LOAD = 0.05  # the lightest load tried: 5 % of saturation (best achievable latencies)
 CLIFF_PERCENTILE = 99.0
 KNEE_GRID_FACTOR = 1.41  # the knee sits one grid step above the base, so the grid spans it
 
@@ -76,18 +85,6 @@ class CapPoint:
     def hit_cliff(self) -> bool:
         """Whether KV ran short: a preemption or a waiting request refused for lack of KV."""
         return self.result.total_preemptions > 0 or self.result.admission_blocked
-
-
-@dataclass(frozen=True)
-class RatePoint:
-    """A replica at one offered rate and cap, and whether that meets the SLO."""
-
-    cap: int
-    rate_rps: float
-    state: SteadyState
-    meets: bool
-    requests: int = 0  # the sample simulated
-    preemptions: int = 0  # in that sample
 
 
 @dataclass(frozen=True)
@@ -276,11 +273,6 @@ def chosen_cap(points: tuple[CapPoint, ...]) -> CapPoint:
     return next(p for p in calm if p.state.throughput_rps >= (1 - CAP_TOLERANCE) * best)
 
 
-def meets_slo(state: SteadyState, slo: Slo) -> bool:
-    """Bounded queue, TTFT and TPOT p99 within the limits."""
-    return not state.saturated and state.ttft_p99_s <= slo.ttft_s and state.tpot_p99_s <= slo.tpot_s
-
-
 def meets_slo_surely(state: SteadyState, slo: Slo) -> bool:
     """`meets_slo` with each p99's 95 % half-width added (`steady_state.p99_half_width`): another
     sample of the same load (a `sweep`, a `check`, the deployment itself) meets the limits too,
@@ -288,31 +280,6 @@ def meets_slo_surely(state: SteadyState, slo: Slo) -> bool:
     ttft = state.ttft_p99_s * (1 + state.ttft_p99_half_width)
     tpot = state.tpot_p99_s * (1 + state.tpot_p99_half_width)
     return not state.saturated and ttft <= slo.ttft_s and tpot <= slo.tpot_s
-
-
-def highest_rate(
-    probe: Callable[[float, int], RatePoint], saturation_rps: float, requests: int
-) -> tuple[RatePoint | None, RatePoint]:
-    """(highest passing rate point or None, the light-load point).
-
-    The light load (LIGHT_LOAD x saturation, MIN_FIRST requests: nothing queues) shows the least
-    latency; if even that misses the SLO, no rate meets it. Then (1 - CAP_TOLERANCE) x saturation
-    is tried (a loose SLO passes there at once), else bisection between the two over the rate.
-    """
-    light = probe(LIGHT_LOAD * saturation_rps, MIN_FIRST)
-    if not light.meets:
-        return None, light
-    top = probe((1 - CAP_TOLERANCE) * saturation_rps, requests)
-    if top.meets:
-        return top, light
-    good, lo, hi = light, light.rate_rps, top.rate_rps
-    for _ in range(BISECTIONS):
-        point = probe((lo + hi) / 2, requests)
-        if point.meets:
-            good, lo = point, point.rate_rps
-        else:
-            hi = point.rate_rps
-    return good, light
 
 
 VERIFY_SEED = 1_000_003  # set: the fresh sample's seed is the workload's plus this
@@ -325,24 +292,30 @@ VERIFY_SIZE = 2
 
 def verified(
     replica: Replica, workload: OnlineWorkload, slo: Slo, found: RatePoint,
-    probes: list[RatePoint],
+    probes: list[RatePoint], own: int,
 ) -> RatePoint:  # fmt: skip
     """`found` checked on a sample drawn independently of the one the search chose it on.
 
     The search keeps the highest rate whose estimate passes the SLO, so the estimate it keeps is
     biased toward passing (the winner's curse): at that rate a fresh sample, or `sweep`, sees a
-    higher p99. The rate steps down by VERIFY_BACKOFF until a fresh sample of VERIFY_SIZE x the
-    size meets the SLO with its p99s' sampling noise added (`meets_slo_surely`), and that sample's
-    figures are the ones reported: another sample at that rate meets the SLO too. Unchanged
-    when no step passes (the search's point is returned)."""
+    higher p99. The rate steps down by VERIFY_BACKOFF until a fresh sample of VERIFY_SIZE x
+    `own` (the stopping rule's size at the found cap) meets the SLO with its p99s' sampling
+    noise added (`meets_slo_surely`), and that sample's figures are the ones reported: another
+    sample at that rate meets the SLO too. Unchanged when no step passes (the search's point is
+    returned)."""
     fresh = OnlineWorkload(workload.choice, workload.seed + VERIFY_SEED)
     rate = found.rate_rps
+    size = VERIFY_SIZE * own
     for _ in range(VERIFY_TRIES):
-        result = replica.run(fresh.at_rate(VERIFY_SIZE * found.requests, rate), found.cap)
+        result = replica.run(fresh.at_rate(size, rate), found.cap)
         state = steady_state(result, open_loop=True, mean_output=fresh.mean_output_tokens())
-        size = VERIFY_SIZE * found.requests
         meets = meets_slo(state, slo)
-        probes.append(RatePoint(found.cap, rate, state, meets, size, result.total_preemptions))
+        probes.append(
+            RatePoint(
+                found.cap, rate, state, meets, size, result.total_preemptions,
+                peak_in_system(result),
+            )
+        )  # fmt: skip
         if meets_slo_surely(state, slo):
             return probes[-1]
         rate *= 1 - VERIFY_BACKOFF
@@ -398,26 +371,26 @@ def _within_slo(
 ) -> ReplicaCapacity:
     best: RatePoint | None = None
     lightest: RatePoint | None = None
-    probes: list[RatePoint] = []
     founds: list[RatePoint] = []
     calm = [p for p in points if not p.thrashing] or list(points)  # as `chosen_cap`
+    # one sample size for every cap (common random numbers), and one resolution for the layout
+    size = max(p.requests for p in calm)
+    resolution = rate_resolution(max(p.state.throughput_rps for p in calm))
+    probes = RateProbes(
+        replica.config, slo, workload.at_rate, replica.run, workload.mean_output_tokens(), []
+    )
     for point in sorted(calm, key=lambda p: -p.state.throughput_rps):
         if point.state.throughput_rps <= 0:
             continue
         if best is not None and point.state.throughput_rps <= (1 - CAP_TOLERANCE) * best.rate_rps:
             continue  # cannot come within CAP_TOLERANCE of the best rate found
-
-        def probe(rate: float, n: int, cap: int = point.cap) -> RatePoint:
-            result = replica.run(workload.at_rate(n, rate), cap)
-            state = steady_state(result, open_loop=True, mean_output=workload.mean_output_tokens())
-            probes.append(
-                RatePoint(cap, rate, state, meets_slo(state, slo), n, result.total_preemptions)
-            )
-            return probes[-1]
-
-        found, light = highest_rate(probe, point.state.throughput_rps, point.requests)
-        if lightest is None or light.state.tpot_p99_s < lightest.state.tpot_p99_s:
-            lightest = light
+        sat = point.state.throughput_rps
+        if best is None:
+            found, light = highest_rate(probes, point.cap, sat, size)
+            if lightest is None or light.state.tpot_p99_s < lightest.state.tpot_p99_s:
+                lightest = light
+        else:
+            found = highest_rate_above(probes, point.cap, sat, size, best, resolution)
         if found is not None:
             founds.append(found)
             best = max(founds, key=lambda f: f.rate_rps)
@@ -426,7 +399,11 @@ def _within_slo(
             (f for f in founds if f.rate_rps >= (1 - CAP_TOLERANCE) * best.rate_rps),
             key=lambda f: (f.cap, -f.rate_rps),
         )
-    chosen = None if best is None else verified(replica, workload, slo, best, probes)
+    own = {p.cap: p.requests for p in calm}
+    chosen = (
+        None if best is None
+        else verified(replica, workload, slo, best, probes.points, own[best.cap])
+    )  # fmt: skip
     if lightest is None:  # no throughput to search under: the sample is far too small
         lightest = RatePoint(top.cap, 0.0, top.state, False)
     return ReplicaCapacity(
@@ -440,6 +417,6 @@ def _within_slo(
         best_tpot_p99_s=lightest.state.tpot_p99_s,
         simulated_requests=max(p.requests for p in points),
         settled=settled,
-        probes=tuple(probes),
+        probes=tuple(probes.points),
         sustained=chosen,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from capcliff.analysis.evaluate.capacity import CAP_TOLERANCE
+from capcliff.analysis.evaluate.rate_search import CAP_TOLERANCE
 from capcliff.analysis.evaluate.solver import Slo, SweepPoint, collapse, slo_sweet_spot, sweet_spot
 from capcliff.analysis.evaluate.steady_point import steady_point
 

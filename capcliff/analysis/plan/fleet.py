@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from capcliff.analysis.evaluate.capacity import meets_slo
 from capcliff.analysis.evaluate.layout_capacity import LayoutEval
 from capcliff.analysis.evaluate.online_load import LoadKind, OnlineWorkload
+from capcliff.analysis.evaluate.rate_search import meets_slo
 from capcliff.analysis.evaluate.solver import Slo, config_at
 from capcliff.analysis.evaluate.steady_state import SteadyState, steady_state
 from capcliff.analysis.plan.types import FleetEntry

@@ -1,0 +1,202 @@
+"""The highest Poisson rate one replica carries within an SLO, over its candidate caps.
+
+Every cap of a layout is searched on the same samples (common random numbers: the sample at a
+rate depends on the rate and the size, never on the cap), so caps are compared on the same
+arrivals and lengths, and a run is reused wherever it is provably the run another cap would do:
+
+- a cap binds only when a request waits while the running set is at the cap. The running set
+  never exceeds the requests in the system (arrived and not finished), so if that count never
+  exceeded `peak` (arrivals counted before departures at equal times) and both caps are at least
+  `peak`, no admission decision differs and the two runs are the same run, step by step
+  (`capcliff/sim/loop/head.py`, `admit_step.py`: the cap is only read in admission). The token
+  budget must also be the same (`solver.config_at` raises it to the cap where it was lower).
+
+A plain search (`highest_rate`) brackets the rate between the light load and (1 - CAP_TOLERANCE)
+x saturation and bisects it BISECTIONS times. A cap searched after another one found a rate needs
+only to be compared with it (`highest_rate_above`): it starts at that rate, where a cap that does
+not bind shares the run and so the verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from capcliff.analysis.evaluate.solver import Slo, config_at
+from capcliff.analysis.evaluate.steady_state import SteadyState, steady_state
+from capcliff.sim.config import SimConfig
+from capcliff.sim.result import SimResult
+from capcliff.sim.traffic.workload import Requests
+
+CAP_TOLERANCE = 0.05  # set: the smallest cap within 5 % of the best rate is chosen
+BISECTIONS = 5  # rate resolution: about the saturation rate / 2^5 (3 %)
+LIGHT_LOAD = 0.05  # the lightest load tried: 5 % of saturation (best achievable latencies)
+MIN_FIRST = 200  # the smallest sample: the light load's, and the stopping rule's first (capacity)
+
+
+@dataclass(frozen=True)
+class RatePoint:
+    """A replica at one offered rate and cap, and whether that meets the SLO."""
+
+    cap: int
+    rate_rps: float
+    state: SteadyState
+    meets: bool
+    requests: int = 0  # the sample simulated
+    preemptions: int = 0  # in that sample
+    peak: int = 0  # the most requests in the system at once (`peak_in_system`)
+
+
+def meets_slo(state: SteadyState, slo: Slo) -> bool:
+    """Bounded queue, TTFT and TPOT p99 within the limits."""
+    return not state.saturated and state.ttft_p99_s <= slo.ttft_s and state.tpot_p99_s <= slo.tpot_s
+
+
+def peak_in_system(result: SimResult) -> int:
+    """The most requests arrived and not finished at any instant, arrivals counted before
+    departures at equal times: an upper bound of the running set at every admission decision.
+    Every request when one did not finish."""
+    arrive, finish = result.arrival_s, result.finish_s
+    if not len(finish) or not np.all(np.isfinite(finish)):
+        return len(finish)
+    times = np.concatenate([arrive, finish])
+    delta = np.concatenate([np.ones(len(arrive)), -np.ones(len(finish))])
+    order = np.lexsort((-delta, times))  # by time; at a tie +1 (key -1) first
+    return int(np.cumsum(delta[order]).max())
+
+
+@dataclass
+class RateProbes:
+    """Runs of one replica at offered rates, shared between caps where they are the same run.
+
+    `sample(n, rate)`: the n-request Poisson sample at `rate`; `run(requests, cap)`: the
+    simulation; `mean_output`: the workload's mean output tokens (the steady-state estimator)."""
+
+    config: SimConfig
+    slo: Slo
+    sample: Callable[[int, float], Requests]
+    run: Callable[[Requests, int], SimResult]
+    mean_output: float
+    points: list[RatePoint]
+
+    def _shared(self, rate: float, n: int, cap: int) -> RatePoint | None:
+        budget = config_at(self.config, cap, 1).max_num_batched_tokens
+        for old in self.points:
+            if (
+                old.rate_rps == rate and old.requests == n
+                and old.peak <= min(old.cap, cap)
+                and config_at(self.config, old.cap, 1).max_num_batched_tokens == budget
+            ):  # fmt: skip
+                return old
+        return None
+
+    def probe(self, rate: float, n: int, cap: int) -> RatePoint:
+        """The replica at `rate` requests/s on the n-request sample with max_num_seqs = cap."""
+        old = self._shared(rate, n, cap)
+        if old is not None:
+            point = replace(old, cap=cap)
+        else:
+            result = self.run(self.sample(n, rate), cap)
+            state = steady_state(result, open_loop=True, mean_output=self.mean_output)
+            point = RatePoint(
+                cap, rate, state, meets_slo(state, self.slo), n, result.total_preemptions,
+                peak_in_system(result),
+            )  # fmt: skip
+        self.points.append(point)
+        return point
+
+
+def rate_resolution(saturation_rps: float) -> float:
+    """The width of `highest_rate`'s final bracket, requests/s: BISECTIONS halvings of the span
+    from the light load to (1 - CAP_TOLERANCE) x saturation."""
+    return (1 - CAP_TOLERANCE - LIGHT_LOAD) * saturation_rps / (1 << BISECTIONS)
+
+
+def highest_rate(
+    probes: RateProbes, cap: int, saturation_rps: float, requests: int
+) -> tuple[RatePoint | None, RatePoint]:
+    """(highest passing rate point or None, the light-load point) at `cap`.
+
+    The light load (LIGHT_LOAD x saturation, MIN_FIRST requests: nothing queues) shows the least
+    latency; if even that misses the SLO, no rate meets it. Then (1 - CAP_TOLERANCE) x saturation
+    is tried (a loose SLO passes there at once), else bisection between the two over the rate.
+    """
+    light = probes.probe(LIGHT_LOAD * saturation_rps, MIN_FIRST, cap)
+    if not light.meets:
+        return None, light
+    top = probes.probe((1 - CAP_TOLERANCE) * saturation_rps, requests, cap)
+    if top.meets:
+        return top, light
+    good, lo, hi = light, light.rate_rps, top.rate_rps
+    for _ in range(BISECTIONS):
+        point = probes.probe((lo + hi) / 2, requests, cap)
+        if point.meets:
+            good, lo = point, point.rate_rps
+        else:
+            hi = point.rate_rps
+    return good, light
+
+
+def _upwards(
+    probes: RateProbes, cap: int, good: RatePoint, requests: int, top_rate: float, step: float
+) -> tuple[RatePoint, float | None]:
+    """(highest pass, the lowest failing rate above it or None when `top_rate` passes) from the
+    passing `good`: first the lowest rate already seen failing above it, then galloping up in
+    steps that double from `step` (requests/s)."""
+    failed = [
+        p.rate_rps for p in probes.points
+        if not p.meets and p.requests == requests and good.rate_rps < p.rate_rps < top_rate
+    ]  # fmt: skip
+    hi = min(failed, default=None)
+    if hi is not None:
+        above = probes.probe(hi, requests, cap)
+        if not above.meets:
+            return good, hi
+        good = above
+    while good.rate_rps < top_rate:
+        rate = min(top_rate, good.rate_rps + step)
+        point = probes.probe(rate, requests, cap)
+        if not point.meets:
+            return good, rate
+        good, step = point, 2 * step
+    return good, None
+
+
+def highest_rate_above(
+    probes: RateProbes,
+    cap: int,
+    saturation_rps: float,
+    requests: int,
+    best: RatePoint,
+    resolution: float,
+) -> RatePoint | None:
+    """The highest passing rate at `cap`, for a cap that matters only if it comes within
+    CAP_TOLERANCE of `best` (another cap's rate): None when it does not.
+
+    Tried first at `best`'s rate, then at the lowest rate seen failing above it (both shared with
+    `best`'s runs when this cap does not bind there); from a pass the bracket gallops up in
+    steps doubling from CAP_TOLERANCE x best's rate, from a failure it drops to the tolerance;
+    then bisection to `resolution` (requests/s), the first search's."""
+    top_rate = (1 - CAP_TOLERANCE) * saturation_rps
+    floor = (1 - CAP_TOLERANCE) * best.rate_rps
+    if floor >= top_rate:
+        return None
+    at = probes.probe(min(best.rate_rps, top_rate), requests, cap)
+    if at.meets:
+        good, hi = _upwards(probes, cap, at, requests, top_rate, CAP_TOLERANCE * best.rate_rps)
+        if hi is None:
+            return good
+    else:
+        hi = at.rate_rps
+        good = probes.probe(floor, requests, cap)
+        if not good.meets:
+            return None
+    while hi - good.rate_rps > resolution:
+        point = probes.probe((good.rate_rps + hi) / 2, requests, cap)
+        if point.meets:
+            good = point
+        else:
+            hi = point.rate_rps
+    return good

@@ -1,0 +1,145 @@
+"""The rate search within an SLO: the runs it shares between caps are the runs those caps would
+do, and the search that starts from another cap's rate finds what a full search finds."""
+
+from __future__ import annotations
+
+import dataclasses
+from types import SimpleNamespace
+from typing import Any, cast
+
+import numpy as np
+import pytest
+
+from capcliff.analysis.evaluate.rate_search import (
+    CAP_TOLERANCE,
+    RatePoint,
+    RateProbes,
+    highest_rate,
+    highest_rate_above,
+    peak_in_system,
+    rate_resolution,
+)
+from capcliff.analysis.evaluate.solver import Slo, config_at
+from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.sim.result import SimResult
+from capcliff.sim.simulate import simulate
+from capcliff.sim.traffic.workload import Requests
+from tests.simtools import toy_model
+
+
+def _timed(arrival: list[float], finish: list[float]) -> SimResult:
+    return cast(SimResult, SimpleNamespace(arrival_s=np.array(arrival), finish_s=np.array(finish)))
+
+
+def test_the_peak_counts_requests_between_arrival_and_finish() -> None:
+    # In the system: [0, 2.5), [1, 1.5), [2, 4), [3, 3.5): at most two at once (t in [1, 1.5),
+    # [2, 2.5), [3, 3.5)).
+    assert peak_in_system(_timed([0, 1, 2, 3], [2.5, 1.5, 4, 3.5])) == 2
+
+
+def test_an_arrival_at_a_finish_counts_both() -> None:
+    # The second request arrives when the first finishes: counted as two at once (the bound must
+    # hold whichever the engine handles first).
+    assert peak_in_system(_timed([0, 1], [1, 2])) == 2
+
+
+def test_a_request_that_never_finished_makes_every_request_count() -> None:
+    assert peak_in_system(_timed([0, 1, 2], [1.5, np.nan, 3])) == 3
+
+
+def _poisson(n: int, rate: float, seed: int) -> Requests:
+    rng = np.random.default_rng(seed)
+    return Requests(
+        input_tokens=rng.integers(50, 400, n).astype(np.int64),
+        output_tokens=rng.integers(20, 300, n).astype(np.int64),
+        max_output_tokens=np.full(n, 300, dtype=np.int64),
+        arrival_s=np.cumsum(rng.exponential(1 / rate, n)),
+    )
+
+
+@pytest.mark.parametrize("policy", ["vllm", "sglang", "trtllm-max-util"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_cap_at_or_above_the_peak_is_the_same_run(policy: str, seed: int) -> None:
+    # The claim the search relies on: with at most `peak` requests in the system, any cap of at
+    # least `peak` admits exactly as an unbounded cap does, so every request's times agree.
+    requests = _poisson(300, 40.0, seed)
+    capacity = KVCapacity(blocks=4000, block_size=16, kv_bytes_per_token=1000)
+    base = SimConfig(policy=policy, max_num_seqs=1000, max_num_batched_tokens=2048)
+    loose = simulate(requests, toy_model(), capacity, base)
+    peak = peak_in_system(loose)
+    assert 1 < peak < 1000
+    for cap in (peak, peak + 7):
+        tight = simulate(requests, toy_model(), capacity, config_at(base, cap, 1))
+        np.testing.assert_array_equal(tight.finish_s, loose.finish_s)
+        np.testing.assert_array_equal(tight.ttft_s, loose.ttft_s)
+    binding = simulate(requests, toy_model(), capacity, config_at(base, max(1, peak // 3), 1))
+    assert not np.array_equal(binding.finish_s, loose.finish_s)  # a cap that binds does differ
+
+
+class _Threshold(RateProbes):
+    """Probes that pass iff the rate is at most the cap's threshold (requests/s)."""
+
+    def __init__(self, threshold: dict[int, float]) -> None:
+        slo = Slo(ttft_s=1.0, tpot_s=1.0)
+        super().__init__(SimConfig(), slo, _never, _never, 1.0, [])
+        self.threshold = threshold
+
+    def probe(self, rate: float, n: int, cap: int) -> RatePoint:
+        state = cast(Any, SimpleNamespace(tpot_p99_s=0.0, ttft_p99_s=0.0))
+        point = RatePoint(cap, rate, state, rate <= self.threshold[cap], n)
+        self.points.append(point)
+        return point
+
+
+def _never(*_: object) -> Any:
+    raise AssertionError("not simulated")
+
+
+def test_the_full_search_brackets_the_threshold_to_its_resolution() -> None:
+    probes = _Threshold({8: 6.2})
+    found, _ = highest_rate(probes, 8, 10.0, 1000)
+    assert found is not None
+    assert 6.2 - rate_resolution(10.0) <= found.rate_rps <= 6.2
+    assert len(probes.points) == 7  # light, top, five bisections
+
+
+def test_a_cap_that_cannot_reach_the_tolerance_costs_two_probes() -> None:
+    probes = _Threshold({8: 6.2, 4: 5.0})
+    best, _ = highest_rate(probes, 8, 10.0, 1000)
+    assert best is not None
+    before = len(probes.points)
+    # best ~6.1; (1 - 0.05) x 6.1 = 5.8 > 5.0: the cap fails at best's rate and at the floor
+    assert highest_rate_above(probes, 4, 9.0, 1000, best, rate_resolution(10.0)) is None
+    assert len(probes.points) - before == 2
+
+
+@pytest.mark.parametrize("threshold", [5.9, 6.2, 6.6, 7.5, 8.6, 9.4])
+def test_the_search_above_finds_the_threshold_as_the_full_search_would(threshold: float) -> None:
+    probes = _Threshold({8: 6.2, 16: threshold})
+    best, _ = highest_rate(probes, 8, 10.0, 1000)
+    assert best is not None
+    resolution = rate_resolution(10.0)
+    found = highest_rate_above(probes, 16, 10.0, 1000, best, resolution)
+    assert found is not None and found.meets
+    top = (1 - CAP_TOLERANCE) * 10.0
+    assert min(threshold, top) - resolution <= found.rate_rps <= min(threshold, top)
+
+
+def test_runs_are_shared_only_where_the_cap_does_not_bind() -> None:
+    calls: list[int] = []
+
+    def run(requests: Requests, cap: int) -> SimResult:
+        calls.append(cap)
+        capacity = KVCapacity(blocks=4000, block_size=16, kv_bytes_per_token=1000)
+        return simulate(requests, toy_model(), capacity, SimConfig(max_num_seqs=cap))
+
+    probes = RateProbes(
+        SimConfig(), Slo(ttft_s=10.0, tpot_s=1.0),
+        lambda n, rate: _poisson(n, rate, 5), run, 160.0, [],
+    )  # fmt: skip
+    first = probes.probe(40.0, 300, 1000)
+    shared = probes.probe(40.0, 300, first.peak)
+    assert calls == [1000] and shared.cap == first.peak
+    assert dataclasses.replace(shared, cap=1000) == first
+    probes.probe(40.0, 300, first.peak - 1)  # may bind: simulated
+    assert calls == [1000, first.peak - 1]
