@@ -77,15 +77,21 @@ def test_a_cap_at_or_above_the_peak_is_the_same_run(policy: str, seed: int) -> N
 
 
 class _Threshold(RateProbes):
-    """Probes that pass iff the rate is at most the cap's threshold (requests/s)."""
+    """Probes whose TPOT p99 over its limit is (rate / the cap's threshold)^shape: they pass iff
+    the rate is at most the threshold (requests/s); shape 0 gives no margin to go by."""
 
-    def __init__(self, threshold: dict[int, float]) -> None:
+    def __init__(self, threshold: dict[int, float], shape: float | str = 0.0) -> None:
         slo = Slo(ttft_s=1.0, tpot_s=1.0)
         super().__init__(SimConfig(), slo, _never, _never, 1.0, [])
-        self.threshold = threshold
+        self.threshold, self.shape = threshold, shape
 
     def probe(self, rate: float, n: int, cap: int) -> RatePoint:
-        state = cast(Any, SimpleNamespace(tpot_p99_s=0.0, ttft_p99_s=0.0))
+        t = self.threshold[cap]
+        if self.shape == "queue":  # a p99 wait like rho / (1 - rho), rho = rate / 10: 1 at t
+            margin = (rate / (10.0 - rate)) / (t / (10.0 - t))
+        else:
+            margin = (rate / t) ** float(self.shape)
+        state = cast(Any, SimpleNamespace(saturated=False, tpot_p99_s=margin, ttft_p99_s=0.0))
         point = RatePoint(cap, rate, state, rate <= self.threshold[cap], n)
         self.points.append(point)
         return point
@@ -100,7 +106,34 @@ def test_the_full_search_brackets_the_threshold_to_its_resolution() -> None:
     found, _ = highest_rate(probes, 8, 10.0, 1000)
     assert found is not None
     assert 6.2 - rate_resolution(10.0) <= found.rate_rps <= 6.2
-    assert len(probes.points) == 7  # light, top, five bisections
+    assert len(probes.points) == 7  # light, top, five bisections (no margin to interpolate)
+
+
+def test_a_margin_linear_in_the_rate_closes_in_two_probes() -> None:
+    # Margin = rate / 6.2: the line through the light (0.5) and top (9.5) probes crosses 1 at
+    # 6.2 (to rounding) and passes; the bracket [6.2, 9.5] has halved, so the next round
+    # interpolates again: 6.2, moved a quarter of the resolution up (6.27), fails, and the
+    # bracket is closed: 4 probes, where bisection takes 7.
+    probes = _Threshold({8: 6.2}, shape=1.0)
+    found, _ = highest_rate(probes, 8, 10.0, 1000)
+    assert found is not None
+    assert 6.2 - rate_resolution(10.0) <= found.rate_rps <= 6.2
+    assert len(probes.points) == 4
+
+
+@pytest.mark.parametrize("shape", [0.3, 1.0, 3.0, 12.0, "queue"])
+@pytest.mark.parametrize("threshold", [0.9, 3.3, 6.2, 9.1])
+def test_any_monotone_margin_is_bracketed_within_the_bisections_budget(
+    shape: float | str, threshold: float
+) -> None:
+    # Whatever the margin's curvature the bracket at least halves every three probes (an
+    # interpolation and its closing probe, then a bisection): never more than light + top +
+    # 3 x 5 probes, and the answer within the resolution below the threshold.
+    probes = _Threshold({8: threshold}, shape=shape)
+    found, _ = highest_rate(probes, 8, 10.0, 1000)
+    assert found is not None
+    assert threshold - rate_resolution(10.0) <= found.rate_rps <= threshold
+    assert len(probes.points) <= 17
 
 
 def test_a_cap_that_cannot_reach_the_tolerance_costs_two_probes() -> None:

@@ -12,9 +12,10 @@ arrivals and lengths, and a run is reused wherever it is provably the run anothe
   budget must also be the same (`solver.config_at` raises it to the cap where it was lower).
 
 A plain search (`highest_rate`) brackets the rate between the light load and (1 - CAP_TOLERANCE)
-x saturation and bisects it BISECTIONS times. A cap searched after another one found a rate needs
-only to be compared with it (`highest_rate_above`): it starts at that rate, where a cap that does
-not bind shares the run and so the verdict.
+x saturation and narrows the bracket to `rate_resolution`, the width BISECTIONS halvings would
+leave, probing where the p99s' margin over their limits crosses 1 (`_narrow`). A cap searched
+after another one found a rate needs only to be compared with it (`highest_rate_above`): it
+starts at that rate, where a cap that does not bind shares the run and so the verdict.
 """
 
 from __future__ import annotations
@@ -121,7 +122,8 @@ def highest_rate(
 
     The light load (LIGHT_LOAD x saturation, MIN_FIRST requests: nothing queues) shows the least
     latency; if even that misses the SLO, no rate meets it. Then (1 - CAP_TOLERANCE) x saturation
-    is tried (a loose SLO passes there at once), else bisection between the two over the rate.
+    is tried (a loose SLO passes there at once), else the bracket between the two is narrowed
+    to `rate_resolution` (`_narrow`).
     """
     light = probes.probe(LIGHT_LOAD * saturation_rps, MIN_FIRST, cap)
     if not light.meets:
@@ -129,20 +131,13 @@ def highest_rate(
     top = probes.probe((1 - CAP_TOLERANCE) * saturation_rps, requests, cap)
     if top.meets:
         return top, light
-    good, lo, hi = light, light.rate_rps, top.rate_rps
-    for _ in range(BISECTIONS):
-        point = probes.probe((lo + hi) / 2, requests, cap)
-        if point.meets:
-            good, lo = point, point.rate_rps
-        else:
-            hi = point.rate_rps
-    return good, light
+    return _narrow(probes, cap, light, top, requests, rate_resolution(saturation_rps)), light
 
 
 def _upwards(
     probes: RateProbes, cap: int, good: RatePoint, requests: int, top_rate: float, step: float
-) -> tuple[RatePoint, float | None]:
-    """(highest pass, the lowest failing rate above it or None when `top_rate` passes) from the
+) -> tuple[RatePoint, RatePoint | None]:
+    """(highest pass, the lowest failing point above it or None when `top_rate` passes) from the
     passing `good`: first the lowest rate already seen failing above it, then galloping up in
     steps that double from `step` (requests/s)."""
     failed = [
@@ -153,13 +148,13 @@ def _upwards(
     if hi is not None:
         above = probes.probe(hi, requests, cap)
         if not above.meets:
-            return good, hi
+            return good, above
         good = above
     while good.rate_rps < top_rate:
         rate = min(top_rate, good.rate_rps + step)
         point = probes.probe(rate, requests, cap)
         if not point.meets:
-            return good, rate
+            return good, point
         good, step = point, 2 * step
     return good, None
 
@@ -178,25 +173,63 @@ def highest_rate_above(
     Tried first at `best`'s rate, then at the lowest rate seen failing above it (both shared with
     `best`'s runs when this cap does not bind there); from a pass the bracket gallops up in
     steps doubling from CAP_TOLERANCE x best's rate, from a failure it drops to the tolerance;
-    then bisection to `resolution` (requests/s), the first search's."""
+    then the bracket is narrowed to `resolution` (requests/s), the first search's (`_narrow`)."""
     top_rate = (1 - CAP_TOLERANCE) * saturation_rps
     floor = (1 - CAP_TOLERANCE) * best.rate_rps
     if floor >= top_rate:
         return None
     at = probes.probe(min(best.rate_rps, top_rate), requests, cap)
+    bad: RatePoint | None
     if at.meets:
-        good, hi = _upwards(probes, cap, at, requests, top_rate, CAP_TOLERANCE * best.rate_rps)
-        if hi is None:
+        good, bad = _upwards(probes, cap, at, requests, top_rate, CAP_TOLERANCE * best.rate_rps)
+        if bad is None:
             return good
     else:
-        hi = at.rate_rps
+        bad = at
         good = probes.probe(floor, requests, cap)
         if not good.meets:
             return None
-    while hi - good.rate_rps > resolution:
-        point = probes.probe((good.rate_rps + hi) / 2, requests, cap)
-        if point.meets:
-            good = point
+    return _narrow(probes, cap, good, bad, requests, resolution)
+
+
+def _margin(point: RatePoint, slo: Slo) -> float | None:
+    """The larger of the p99s over their limits (1 at the limit); None with a growing queue."""
+    if point.state.saturated:
+        return None
+    return max(point.state.ttft_p99_s / slo.ttft_s, point.state.tpot_p99_s / slo.tpot_s)
+
+
+def _narrow(
+    probes: RateProbes, cap: int, good: RatePoint, bad: RatePoint, requests: int,
+    resolution: float,
+) -> RatePoint:  # fmt: skip
+    """The highest passing rate between the passing `good` and the failing `bad`, once the
+    bracket is no wider than `resolution` (requests/s).
+
+    Each round probes where the line through the two ends' margins (`_margin`) crosses 1, then
+    0.9 x `resolution` beyond it towards the side it did not fall on: where the margin is close
+    to linear in the rate (a TPOT-bound target: the step time grows about linearly with the
+    batch, and the batch with the rate) one round closes the bracket, where bisection takes five
+    probes. While the failing end is the one the search started from (in `highest_rate`, next
+    to saturation, where the p99s leave the line) the second probe is not made. A round that
+    does not halve the bracket is followed by a bisection, so the bracket at least halves every
+    three probes whatever the margin's shape."""
+    bisect, top = False, bad
+    while bad.rate_rps - good.rate_rps > resolution:
+        width = bad.rate_rps - good.rate_rps
+        low, high = _margin(good, probes.slo), _margin(bad, probes.slo)
+        interpolate = not bisect and low is not None and high is not None and high > low
+        if low is None or high is None or not interpolate:
+            rate = good.rate_rps + width / 2
         else:
-            hi = point.rate_rps
+            rate = good.rate_rps + width * (1 - low) / (high - low)
+            rate = min(max(rate, good.rate_rps + resolution / 4), bad.rate_rps - resolution / 4)
+        point = probes.probe(rate, requests, cap)
+        good, bad = (point, bad) if point.meets else (good, point)
+        if interpolate and bad is not top:
+            close = rate + 0.9 * resolution if point.meets else rate - 0.9 * resolution
+            if good.rate_rps < close < bad.rate_rps:
+                point = probes.probe(close, requests, cap)
+                good, bad = (point, bad) if point.meets else (good, point)
+        bisect = interpolate and bad.rate_rps - good.rate_rps > width / 2
     return good
