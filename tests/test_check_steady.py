@@ -68,3 +68,22 @@ def test_a_bound_between_the_whole_run_and_the_steady_state_is_judged_on_the_ste
     assert not tpot.passed  # it would pass over the whole run
     # a lower cap queues more and decodes smaller batches: the failure names the cap that passes
     assert "passes at" in tpot.detail and "max_num_seqs" in tpot.detail
+
+
+def test_a_bound_within_the_p99s_sampling_noise_says_so(
+    swept: dict[str, object], tmp_path: Path
+) -> None:
+    # A limit 1 % above the steady-state p99 passes, but the p99's own 95 % interval at this
+    # sample size (a few per cent, sweep's `tpot_p99_half_width`) covers the limit: another sample
+    # may fail, and the detail says so; a limit twice the p99 is far outside it and says nothing.
+    steady = swept["steady"]
+    assert isinstance(steady, dict)
+    p99, half = float(steady["tpot_p99_s"]), float(steady["tpot_p99_half_width"])
+    assert half > 0.01
+    (tmp_path / "capcliff.toml").write_text(SPEC.format(tpot=p99 * 1.01))
+    near = check_file(tmp_path / "capcliff.toml").scenarios[0].assertions[0]
+    assert near.passed and "within its sampling noise of the limit" in near.detail
+    assert f"p99 +/-{half:.0%}" in near.detail
+    (tmp_path / "capcliff.toml").write_text(SPEC.format(tpot=p99 * 2))
+    far = check_file(tmp_path / "capcliff.toml").scenarios[0].assertions[0]
+    assert far.passed and "sampling noise" not in far.detail

@@ -196,6 +196,9 @@ class Judged:
     peak_kv_utilization: float
     prefix_cache_hit_rate: float
     basis: str  # which run the figures are of, in words
+    # the p99s' 95 % sampling intervals, relative (`steady_state.p99_half_width`); None: whole run
+    ttft_p99_half_width: float | None = None
+    tpot_p99_half_width: float | None = None
 
     @classmethod
     def of(cls, point: PointResult) -> Judged:
@@ -210,7 +213,8 @@ class Judged:
         if not steady.settled:
             basis += ", not settled"
         return cls(steady.ttft_p99_s, steady.tpot_p99_s, steady.output_tok_s,
-                   point.peak_kv_utilization, hit, basis)  # fmt: skip
+                   point.peak_kv_utilization, hit, basis, steady.ttft_p99_half_width,
+                   steady.tpot_p99_half_width)  # fmt: skip
 
 
 def _short(point: PointResult) -> bool:
