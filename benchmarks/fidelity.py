@@ -363,8 +363,9 @@ def print_summary(outcomes: list[Outcome]) -> None:
             print(f"| {engine} | {gpu} | {len(chosen)} | {deps} | {' | '.join(cells)} |")
     print()
     print("Cells: median |error| / share of rows within 20 %. LOO-cal.: step terms (fixed_s, "
-          "scale) fitted to the other deployments of the same engine; a deployment is model, "
-          "GPU, layout, engine and release.")  # fmt: skip
+          "scale) and the request overhead (the median of measured - simulated mean TTFT) "
+          "fitted to the other deployments of the same engine; a deployment is model, GPU, "
+          "layout, engine and release.")  # fmt: skip
 
 
 def error_bands(outcomes: list[Outcome], when: str) -> dict[str, object]:
@@ -390,8 +391,9 @@ def error_bands(outcomes: list[Outcome], when: str) -> dict[str, object]:
         "Median absolute error of capcliff's figures against public serving benchmarks "
         "(shared/reference/serving_benchmarks.csv and benchmarks/data/public_serving_rows.csv), "
         "per engine and GPU family: uncalibrated (the engine profile's named terms) and "
-        "calibrated leave-one-deployment-out (fixed_s and scale fitted to the other deployments "
-        "of the same engine; a deployment is model, GPU, layout, engine and release). Fractions. "
+        "calibrated leave-one-deployment-out (fixed_s, scale and the request overhead fitted to "
+        "the other deployments of the same engine; a deployment is model, GPU, layout, engine "
+        "and release). Fractions. "
         f"Written by `python benchmarks/fidelity.py --write-bands` on {when}."
     )
     return {"about": about, "engines": engines}

@@ -221,3 +221,78 @@ def test_cli_no_matching_rows_names_the_flags(capsys: pytest.CaptureFixture[str]
     code = main(["calibrate", str(REFERENCE), "--model", "llama-3.1-8b", "--gpus", "8"])
     assert code == 2
     assert "no rows match --model llama-3.1-8b --gpu h200-sxm --gpus 8" in capsys.readouterr().err
+
+
+def test_the_fit_recovers_a_request_overhead_from_the_measured_ttft() -> None:
+    # Measured TTFT = simulated TTFT with the true step terms + 30 ms for every point: the step
+    # terms come back exactly (they fit TPOT and throughput), so every gap is 30 ms and so is
+    # their median.
+    dep, truth = _deployment(), {"fixed_s": 0.004, "scale": 0.8}
+    points = []
+    for c in (2, 8, 16):
+        t = simulate_point(dep, Layout(), _point(c, CLIENT_TURNAROUND_S), truth)
+        points.append(
+            _point(c, CLIENT_TURNAROUND_S, mean_tpot_s=t.tpot_s,
+                   output_throughput_tok_s=1 / t.s_per_token, mean_ttft_s=t.ttft_s + 0.030)
+        )  # fmt: skip
+    fit = fit_step_terms(dep, Layout(), points)
+    assert fit.request_overhead_s == pytest.approx(0.030, abs=1e-4)  # the terms to ~1e-5 s
+    for p in fit.points:
+        assert p.ttft_error(p.calibrated) == pytest.approx(0.0, abs=1e-3)
+
+
+def test_a_measured_ttft_below_the_simulated_one_fits_no_overhead() -> None:
+    dep, truth = _deployment(), {"fixed_s": 0.004, "scale": 0.8}
+    points = []
+    for c in (2, 8):
+        t = simulate_point(dep, Layout(), _point(c, CLIENT_TURNAROUND_S), truth)
+        points.append(
+            _point(c, CLIENT_TURNAROUND_S, mean_tpot_s=t.tpot_s,
+                   output_throughput_tok_s=1 / t.s_per_token, mean_ttft_s=0.5 * t.ttft_s)
+        )  # fmt: skip
+    assert fit_step_terms(dep, Layout(), points).request_overhead_s == 0.0
+
+
+CALIBRATION = """engine = "vllm"
+source = "by hand"
+model = "llama-3.1-8b"
+gpu = "h200-sxm"
+layout = "tp1"
+[step_time]
+fixed_s = 0.002
+scale = 1.0
+profile = "by hand"
+source = "by hand"
+points = 2
+request_overhead_s = {overhead}
+"""
+
+
+def _sweep_ttft_p50(path: Path) -> float:
+    out = runner.invoke(app, [
+        "sweep", "llama-3.1-8b", "--gpus", "1", "--isl", "256", "--osl", "32", "--num-requests",
+        "16", "--concurrency", "16", "--arrival", "batch", "--calibration", str(path),
+        "--format", "json",
+    ])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    return float(json.loads(out.stdout)["series"][0]["points"][0]["ttft_p50_s"])
+
+
+def test_a_calibrated_overhead_reaches_the_simulated_ttft(tmp_path: Path) -> None:
+    # A batch: every request reaches the engine 120 ms late, so the whole run shifts and each
+    # TTFT is exactly 120 ms longer than with no overhead (same step terms).
+    with_it, without = tmp_path / "with.toml", tmp_path / "without.toml"
+    with_it.write_text(CALIBRATION.format(overhead=0.12))
+    without.write_text(CALIBRATION.format(overhead=0.0))
+    assert _sweep_ttft_p50(with_it) == pytest.approx(_sweep_ttft_p50(without) + 0.12, abs=1e-6)
+
+
+@pytest.mark.parametrize("bad", ["-0.1", "61", "nan", "inf"])
+def test_a_bad_overhead_in_a_calibration_file_is_one_line(
+    tmp_path: Path, bad: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(CALIBRATION.format(overhead=bad))
+    assert main(["memory", "llama-3.1-8b", "--gpus", "1", "--calibration", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "request_overhead_s" in err and err.count("\n") == 1

@@ -287,6 +287,7 @@ class Deployment:
             prefix_caching=_caching(self.settings.prefix_caching),
             # V0's default scheduler, only where both the engine and the policy are V0's
             chunked_prefill=defaults.chunked_prefill or policy != "vllm-v0",
+            request_overhead_s=dict(self.budget.step_time_terms).get("request_overhead_s", 0.0),
         )
 
     def memory(self, layout: Layout, max_model_len: int) -> LayoutMemory:
