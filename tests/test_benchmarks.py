@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -148,16 +149,24 @@ def test_online_clients_reach_the_engine_one_at_a_time() -> None:
 
 def test_the_fit_stays_exact_with_the_client_turnaround() -> None:
     # the turnaround (1 us) is shorter than any step, so every timing stays linear in the terms
+    fit = fit_step_terms(_deployment(), Layout(), _measured_online((2, 8)))
+    assert (fit.fixed_s, fit.scale) == (pytest.approx(0.004), pytest.approx(0.8))
+
+
+def _measured_online(
+    concurrencies: tuple[int, ...], ttft: Callable[[float], float | None] = lambda _: None
+) -> list[BenchmarkPoint]:
+    """Online points measured as fixed 4 ms per step and 0.8 x the roofline simulate them, with
+    `ttft(simulated mean TTFT)` as their measured TTFT."""
     dep, truth = _deployment(), {"fixed_s": 0.004, "scale": 0.8}
     points = []
-    for c in (2, 8):
+    for c in concurrencies:
         t = simulate_point(dep, Layout(), _point(c, CLIENT_TURNAROUND_S), truth)
-        points.append(
-            _point(c, CLIENT_TURNAROUND_S, mean_tpot_s=t.tpot_s,
-                   output_throughput_tok_s=1 / t.s_per_token)
-        )  # fmt: skip
-    fit = fit_step_terms(dep, Layout(), points)
-    assert (fit.fixed_s, fit.scale) == (pytest.approx(0.004), pytest.approx(0.8))
+        measured = {"mean_tpot_s": t.tpot_s, "output_throughput_tok_s": 1 / t.s_per_token}
+        if ttft(t.ttft_s) is not None:
+            measured["mean_ttft_s"] = ttft(t.ttft_s)  # type: ignore[assignment]
+        points.append(_point(c, CLIENT_TURNAROUND_S, **measured))
+    return points
 
 
 def test_cli_writes_a_step_time_section_that_sweep_applies(tmp_path: Path) -> None:
@@ -227,30 +236,15 @@ def test_the_fit_recovers_a_request_overhead_from_the_measured_ttft() -> None:
     # Measured TTFT = simulated TTFT with the true step terms + 30 ms for every point: the step
     # terms come back exactly (they fit TPOT and throughput), so every gap is 30 ms and so is
     # their median.
-    dep, truth = _deployment(), {"fixed_s": 0.004, "scale": 0.8}
-    points = []
-    for c in (2, 8, 16):
-        t = simulate_point(dep, Layout(), _point(c, CLIENT_TURNAROUND_S), truth)
-        points.append(
-            _point(c, CLIENT_TURNAROUND_S, mean_tpot_s=t.tpot_s,
-                   output_throughput_tok_s=1 / t.s_per_token, mean_ttft_s=t.ttft_s + 0.030)
-        )  # fmt: skip
-    fit = fit_step_terms(dep, Layout(), points)
+    fit = fit_step_terms(_deployment(), Layout(), _measured_online((2, 8, 16), lambda t: t + 0.03))
     assert fit.request_overhead_s == pytest.approx(0.030, abs=1e-4)  # the terms to ~1e-5 s
     for p in fit.points:
         assert p.ttft_error(p.calibrated) == pytest.approx(0.0, abs=1e-3)
 
 
 def test_a_measured_ttft_below_the_simulated_one_fits_no_overhead() -> None:
-    dep, truth = _deployment(), {"fixed_s": 0.004, "scale": 0.8}
-    points = []
-    for c in (2, 8):
-        t = simulate_point(dep, Layout(), _point(c, CLIENT_TURNAROUND_S), truth)
-        points.append(
-            _point(c, CLIENT_TURNAROUND_S, mean_tpot_s=t.tpot_s,
-                   output_throughput_tok_s=1 / t.s_per_token, mean_ttft_s=0.5 * t.ttft_s)
-        )  # fmt: skip
-    assert fit_step_terms(dep, Layout(), points).request_overhead_s == 0.0
+    points = _measured_online((2, 8), lambda t: 0.5 * t)
+    assert fit_step_terms(_deployment(), Layout(), points).request_overhead_s == 0.0
 
 
 CALIBRATION = """engine = "vllm"
