@@ -185,7 +185,7 @@ def print_gains(done: list[Predicted]) -> None:
     """The MTP gain in output throughput, measured (an MTP row over the plain row of the same
     load) and predicted (capcliff with over without speculation), per engine and GPU."""
     print("| paired rows | n | MTP gain measured (median) | predicted (median) | "
-          "predicted / measured (median) |")  # fmt: skip
+          "speed-up predicted / measured (median) |")  # fmt: skip
     print("|---|---:|---:|---:|---:|")
     paired: dict[str, list[tuple[float, float]]] = {}
     for p in done:
@@ -196,7 +196,7 @@ def print_gains(done: list[Predicted]) -> None:
         predicted = _tok_s(p.default) / _tok_s(p.plain)
         for key in (f"{p.row.engine} {p.row.group[1]}", "all"):
             paired.setdefault(key, []).append((measured, predicted))
-    for name, gains in paired.items():
+    for name, gains in sorted(paired.items(), key=lambda kv: (kv[0] == "all", kv[0])):
         measured = statistics.median(m - 1 for m, _ in gains)
         predicted = statistics.median(q - 1 for _, q in gains)
         ratio = statistics.median(q / m for m, q in gains)
