@@ -24,9 +24,11 @@ import os
 import re
 import statistics
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -178,7 +180,15 @@ def serving_rows() -> list[Row]:
     tables = [load_public_rows()]
     if (REFERENCE / "serving_benchmarks.csv").exists():
         tables.insert(0, pd.read_csv(REFERENCE / "serving_benchmarks.csv"))
-    table = pd.concat(tables, ignore_index=True)
+    return resolve_rows(pd.concat(tables, ignore_index=True))
+
+
+def resolve_rows(
+    table: pd.DataFrame, extra: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+) -> list[Row]:
+    """Every row of `table` (the reference CSV's columns) resolved, or with the reason it is
+    not; `extra` adds deployment settings read from a row (benchmarks/speculative_fidelity.py:
+    its speculative decoding)."""
     rows = []
     for r in table.to_dict("records"):
         row_id = str(r["row_id"])
@@ -206,7 +216,8 @@ def serving_rows() -> list[Row]:
              "max_model_len": _max_model_len(str(r["server_flags"]))
              or _server_context(get_model(model[0]).arch.max_position_embeddings, engine),
              "enable_chunked_prefill": _offline_chunked_prefill(r, engine),
-             "engine_version": _release(str(r["engine_version"]))}
+             "engine_version": _release(str(r["engine_version"])),
+             **(extra(r) if extra else {})}
         )  # fmt: skip
         try:
             dep = resolve(get_model(model[0]), get_hardware(gpu), settings)

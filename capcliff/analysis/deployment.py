@@ -327,6 +327,13 @@ class Deployment:
         write_back = self.settings.offload_policy == "write-back"
         return replace(capacity, tiers=tiers, offload_write_back=write_back)
 
+    def without_speculation(self) -> Deployment:
+        """The same deployment decoding one token per step (what speculation is compared with:
+        no draft in memory, no lookahead slots, plain decode steps)."""
+        plain = {"speculative": None, "spec_acceptance": None, "spec_accept_length": None}
+        settings = self.settings.model_copy(update=plain)
+        return replace(self, settings=settings, speculation=None, acceptance=None)
+
     def lookahead_tokens_per_sequence(self) -> int:
         """KV slots a running sequence holds past its context under speculation: the K tokens
         each verification writes (vLLM schedules 1 + K tokens per decoding request; SGLang
