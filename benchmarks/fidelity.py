@@ -485,7 +485,12 @@ def main() -> None:
         print_serving(outcomes, rows)
     if args.write_bands:
         when = datetime.now(UTC).date().isoformat()
-        BANDS.write_text(json.dumps(error_bands(outcomes, when), indent=2) + "\n")
+        bands = error_bands(outcomes, when)
+        if BANDS.exists():  # the speculative section is speculative_fidelity.py's: kept
+            kept = json.loads(BANDS.read_text()).get("speculative")
+            if kept is not None:
+                bands["speculative"] = kept
+        BANDS.write_text(json.dumps(bands, indent=2) + "\n")
         print(f"\nwrote {BANDS.relative_to(ROOT)}")
     if not args.summary:
         print("\n## Start-up logs\n")

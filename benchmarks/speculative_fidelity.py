@@ -22,6 +22,8 @@ throughput is printed next to the predicted one.
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import statistics
 import sys
 from dataclasses import dataclass
@@ -203,10 +205,44 @@ def print_gains(done: list[Predicted]) -> None:
         print(f"| {name} | {len(gains)} | {_pct(measured)} | {_pct(predicted)} | {ratio:.2f} |")
 
 
+def speculative_bands(done: list[Predicted]) -> dict[str, Any]:
+    """Median |error| of throughput and TPOT with the default acceptance, per engine (any GPU)
+    and over every row: the band `perf/error_band.py` prints with speculative figures."""
+    groups: dict[str, list[Predicted]] = {"all": done}
+    for p in done:
+        groups.setdefault(p.row.engine, []).append(p)
+    bands: dict[str, Any] = {}
+    for name, chosen in groups.items():
+        figures = {}
+        for metric, key in ((0, "throughput"), (1, "tpot")):
+            kept = [abs(e) for p in chosen if (e := _errors(p, p.default)[metric]) is not None]
+            figures[key] = round(statistics.median(kept), 4) if kept else None
+        bands[name] = {"rows": len(chosen), **figures}
+    return bands
+
+
+def write_bands(done: list[Predicted]) -> None:
+    """Put the speculative bands into error_bands.json beside the plain ones."""
+    path = Path(__file__).parent.parent / "capcliff" / "perf" / "error_bands.json"
+    data = json.loads(path.read_text())
+    data["speculative"] = {
+        "about": "Median absolute error of capcliff's output throughput and mean TPOT against "
+        "InferenceX's public MTP rows (benchmarks/data/public_speculative_rows.csv) with the "
+        "published default acceptance, uncalibrated, per engine (any GPU). Written by `python "
+        f"benchmarks/speculative_fidelity.py --write-bands` on {datetime.date.today()}.",
+        "engines": speculative_bands(done),
+    }
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=1, help="processes simulating rows")
     parser.add_argument("--rows", help="comma-separated row ids (default: every row)")
+    parser.add_argument(
+        "--write-bands", action="store_true",
+        help="write the per-engine speculative error bands into capcliff/perf/error_bands.json",
+    )  # fmt: skip
     args = parser.parse_args()
     table = pd.read_csv(SPECULATIVE_ROWS)
     if args.rows:
@@ -227,6 +263,8 @@ def main() -> None:
     else:
         results = [predict(w) for w in work]
     done = [r for r in results if isinstance(r, Predicted)]
+    if args.write_bands:
+        write_bands(done)
     print("## Speculative (MTP) rows, uncalibrated\n")
     print_summary(done)
     print()
