@@ -50,7 +50,8 @@ class Deployment:
         return WorkloadChoice(
             num_requests=len(self.trace or ()) if w.request_count is None else w.request_count,
             isl=w.isl,
-            osl=() if w.osl is None else (w.osl,),
+            osl=w.output_cut,
+            output_lengths=w.osl if isinstance(w.osl, str) else None,
             preset_name=w.preset,
             trace_lines=self.trace,
             arrival=arrival,
