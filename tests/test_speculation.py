@@ -173,7 +173,8 @@ def test_trtllm_speculative_config_as_its_llm_api_names_it() -> None:
         "speculative_config: {decoding_type: MTP, num_nextn_predict_layers: 3}"
     )
     assert trtllm_speculative_config(("eagle", 2, "org/draft")) == (
-        "speculative_config: {decoding_type: Eagle3, max_draft_len: 2, speculative_model: org/draft}"
+        "speculative_config: {decoding_type: Eagle3, max_draft_len: 2, "
+        "speculative_model: org/draft}"
     )
     assert trtllm_speculative_config(("ngram", 4, None)) == (
         "speculative_config: {decoding_type: NGram, max_draft_len: 4}"
