@@ -512,6 +512,8 @@ def test_a_spec_calibration_is_read_from_the_spec_folder(
 
 DEEP_JSON = "[" * 100_000 + "]" * 100_000
 DEEP_TOML = "x = " + "[" * 100_000 + "]" * 100_000 + "\n"
+# a dotted key: tomllib takes minutes and gigabytes (its time grows with the square of the parts)
+DOTTED_TOML = "a" + ".a" * 100_000 + " = 1\n"
 BIG_INT = "9" * 5000
 
 
@@ -554,8 +556,10 @@ def test_a_model_config_too_deep_or_too_long_is_one_line(
 @pytest.mark.parametrize(
     ("text", "problem"),
     [(DEEP_TOML, "(toml): nested too deeply"),
-     (f"x = {BIG_INT}\n", "(toml): an integer with more than 4,300 digits")],
-    ids=["deep", "5000-digits"],
+     (f"x = {BIG_INT}\n", "(toml): an integer with more than 4,300 digits"),
+     (DOTTED_TOML, "(toml): line 1: a key 100,001 levels deep; keys nest at most 100 levels"),
+     ("[" + ".".join(["t"] * 101) + "]\nx = 1\n", "(toml): line 1: a key 101 levels deep")],
+    ids=["deep", "5000-digits", "dotted-key", "table-header"],
 )  # fmt: skip
 @pytest.mark.parametrize("surface", ["spec", "calibration"])
 def test_a_toml_file_too_deep_or_too_long_is_one_line(
@@ -569,6 +573,14 @@ def test_a_toml_file_too_deep_or_too_long_is_one_line(
         else ["memory", "llama-3.1-8b", "--calibration", str(path)]
     )
     assert _one_line_error(args, capsys).startswith(f"error: {path}: {problem}")
+
+
+def test_a_key_of_100_parts_is_read_and_a_long_string_value_is_no_key() -> None:
+    data = parse_toml("a" + ".a" * 99 + " = 1\n" + 'x = """\n' + "." * 500 + '\n"""\n', source="f")
+    inner = data
+    for _ in range(99):
+        inner = inner["a"]
+    assert inner == {"a": 1} and data["x"] == "." * 500 + "\n"
 
 
 def test_a_baseline_too_deep_is_one_line(
