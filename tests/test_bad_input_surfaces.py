@@ -430,6 +430,25 @@ def test_a_fleet_past_100k_gpus_is_refused_with_its_size(
     assert "past the 100,000 GPUs a fleet is sized to" in line
 
 
+@pytest.mark.parametrize(
+    ("flags", "size"),
+    [
+        # 1e300 / (0.8 x the tp1 replica's sustained rate) is about 8.3e297: three figures
+        (["--rate", "1e300"], "needs 8.3"),
+        # 1e308 / (1e-7 x the sustained rate) overflows to inf (math.ceil(inf) was a traceback)
+        (["--rate", "1e308", "--headroom", "0.9999999"], "needs inf replicas of tp1 (inf GPUs)"),
+    ],
+    ids=["rate-1e300", "rate-1e308-infinite-count"],
+)
+def test_an_astronomical_fleet_is_one_short_line(
+    flags: list[str], size: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["plan", "llama-3.1-8b", "--isl", "100", "--osl", "100", "--slo-tpot", "0.05"]
+    line = _one_line_error([*args, "--slo-ttft", "2", "--jobs", "1", *flags], capsys)
+    assert size in line and "past the 100,000 GPUs a fleet is sized to" in line
+    assert len(line) < 250  # not a 300-digit count
+
+
 @pytest.mark.parametrize("decode", ["1000000d:tp1", "100000000d:tp1"])
 def test_disagg_pools_past_one_deployment_are_refused(
     decode: str, capsys: pytest.CaptureFixture[str]
