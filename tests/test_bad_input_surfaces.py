@@ -410,6 +410,44 @@ def test_a_non_finite_calibration_term_is_refused_on_read(
     assert line == f"error: {cal}: terms_gib.activation_peak: must be a finite number, got {value}"
 
 
+STEP_TIME = (
+    '[step_time]\nprofile = "vllm"\nsource = "b.csv"\npoints = 3\nfixed_s = {fixed}\n'
+    "scale = {scale}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("fixed", "scale", "message"),
+    [
+        # scale 1e300 printed TTFTs of 300 digits in every sweep row
+        ("0.001", "1e300", "scale: 1e+300 x the modeled step time is outside [0.01, 100]"),
+        ("0.001", "1e-9", "scale: 1e-09 x the modeled step time is outside [0.01, 100]"),
+        ("1e6", "1.0", "fixed_s: 1e+06 s per step is outside [0, 10] s"),
+    ],
+    ids=["scale-1e300", "scale-1e-9", "fixed-11-days"],
+)
+def test_step_time_terms_of_no_deployment_are_refused_on_read(
+    fixed: str, scale: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cal = tmp_path / "cal.toml"
+    cal.write_text('engine = "vllm"\nsource = "x"\n' + STEP_TIME.format(fixed=fixed, scale=scale))
+    line = _one_line_error(["sweep", *SMALL, "--calibration", str(cal)], capsys)
+    assert line.startswith(f"error: {cal}: step_time: {message}: "), line
+
+
+def test_a_fit_past_100x_the_model_is_refused_and_nothing_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 2,400 ms per token at 32 clients on an H100: the modeled 8B step is near 12 ms (the
+    # 24 ms run of RUNS[1] fits a scale near 2), so the scale alone is about 200
+    path, out = tmp_path / "slow.json", tmp_path / "cal.toml"
+    path.write_text(json.dumps(_vllm_run(32, 12.0, 2400.0)))
+    args = ["calibrate", str(path), "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "-o", str(out)]
+    line = _one_line_error(args, capsys)
+    assert line.startswith("error: benchmark: the fit's scale: ")
+    assert "outside [0.01, 100]" in line and not out.exists()
+
+
 # Sizes that would never finish: fleets and pools
 
 

@@ -26,12 +26,43 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from capcliff.catalog.catalogs import load_toml
 from capcliff.errors import CatalogError
 from capcliff.memory.budget import OVERRIDABLE_TERMS, EngineName
-from capcliff.units import GIB
+from capcliff.units import GIB, MAX_SLO_TPOT_S
+
+# Set bounds on fitted step-time terms (not modeled): a scale off the roofline-and-communication
+# model by more than 100x either way, or a fixed cost per step past the longest TPOT an SLO may
+# name (units.MAX_SLO_TPOT_S), describes another deployment or figures in other units, not this
+# one (DeepSeek-R1 rows forced onto an 8B model fit 10x; rows in seconds would fit 0.001x).
+MIN_STEP_SCALE = 0.01
+MAX_STEP_SCALE = 100.0
+MAX_STEP_FIXED_S = MAX_SLO_TPOT_S
+
+
+def step_terms_problem(fixed_s: float, scale: float) -> str | None:
+    """Why fitted step-time terms cannot describe a deployment (None when they can)."""
+    if not MIN_STEP_SCALE <= scale <= MAX_STEP_SCALE:
+        return (
+            f"scale: {scale:.3g} x the modeled step time is outside [{MIN_STEP_SCALE:g}, "
+            f"{MAX_STEP_SCALE:g}]: the figures are of another deployment (model, GPU, layout) "
+            "or in other units"
+        )
+    if not 0 <= fixed_s <= MAX_STEP_FIXED_S:
+        return (
+            f"fixed_s: {fixed_s:.3g} s per step is outside [0, {MAX_STEP_FIXED_S:g}] s: the "
+            "figures are of another deployment or in other units"
+        )
+    return None
 
 
 class StepTimeCalibration(BaseModel):
@@ -48,6 +79,13 @@ class StepTimeCalibration(BaseModel):
     # the concurrencies (clients or batch sizes) the runs had; outside them a figure extrapolates
     concurrency_min: int | None = Field(default=None, ge=1)
     concurrency_max: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _plausible(self) -> StepTimeCalibration:
+        problem = step_terms_problem(self.fixed_s, self.scale)
+        if problem is not None:
+            raise ValueError(problem)
+        return self
 
 
 class Calibration(BaseModel):
@@ -101,7 +139,8 @@ def load_calibration(path: Path) -> Calibration:
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "(file)"
-        raise CatalogError(f"{path}: {field}: {first['msg']}") from None
+        message = first["msg"].removeprefix("Value error, ")
+        raise CatalogError(f"{path}: {field}: {message}") from None
 
 
 def calibration_toml(calibration: Calibration) -> str:
