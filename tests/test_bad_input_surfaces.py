@@ -410,6 +410,17 @@ def test_a_non_finite_calibration_term_is_refused_on_read(
     assert line == f"error: {cal}: terms_gib.activation_peak: must be a finite number, got {value}"
 
 
+def test_a_calibration_term_past_an_exbibyte_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cal = tmp_path / "cal.toml"  # 1e300 GiB is inf bytes: an OverflowError traceback before
+    cal.write_text('engine = "vllm"\nsource = "x"\n[terms_gib]\nactivation_peak = 1e300\n')
+    line = _one_line_error(["memory", "llama-3.1-8b", "--calibration", str(cal)], capsys)
+    assert line == (
+        f"error: {cal}: terms_gib: activation_peak: past 1,073,741,824 GiB (1 EiB) per GPU"
+    )
+
+
 STEP_TIME = (
     '[step_time]\nprofile = "vllm"\nsource = "b.csv"\npoints = 3\nfixed_s = {fixed}\n'
     "scale = {scale}\n"

@@ -38,7 +38,7 @@ from pydantic import (
 from capcliff.catalog.catalogs import load_toml
 from capcliff.errors import CatalogError
 from capcliff.memory.budget import OVERRIDABLE_TERMS, EngineName
-from capcliff.units import GIB, MAX_SLO_TPOT_S
+from capcliff.units import GIB, MAX_BYTES, MAX_SLO_TPOT_S
 
 # Set bounds on fitted step-time terms (not modeled): a scale off the roofline-and-communication
 # model by more than 100x either way, or a fixed cost per step past the longest TPOT an SLO may
@@ -123,6 +123,9 @@ class Calibration(BaseModel):
         negative = sorted(name for name, value in terms.items() if value < 0)
         if negative:
             raise ValueError(f"negative bytes for {', '.join(negative)}")
+        huge = sorted(name for name, value in terms.items() if value * GIB > MAX_BYTES)
+        if huge:  # 1e300 GiB overflowed to inf in bytes (a traceback)
+            raise ValueError(f"{', '.join(huge)}: past {MAX_BYTES // GIB:,} GiB (1 EiB) per GPU")
         return terms
 
     @property
