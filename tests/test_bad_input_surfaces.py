@@ -544,6 +544,58 @@ def test_a_spec_limit_that_is_not_a_latency_is_refused(
     assert line == f"error: {spec}: scenario[0].expect.{key}: {message}"
 
 
+@pytest.mark.parametrize(
+    ("key", "line"),
+    [
+        ("tpot_p99_max_s = true", "scenario[0].expect.tpot_p99_max_s: must be a number, got true"),
+        ("kv_headroom_min = false",
+         "scenario[0].expect.kv_headroom_min: must be a number, got false"),
+        ("max_num_seqs = true", "scenario[0].max_num_seqs: must be a number, got true"),
+        ("headroom = true", "scenario[0].headroom: must be a number, got true"),
+    ],
+    ids=["expect-limit", "expect-fraction", "engine-setting", "scenario-key"],
+)  # fmt: skip
+def test_a_boolean_for_a_spec_number_is_refused(
+    key: str, line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # pydantic's lax mode read true as 1: a 1 s TPOT limit, one sequence, headroom 1
+    spec = _spec(tmp_path)
+    text = spec.read_text()
+    if key.startswith(("tpot", "kv_")):  # [scenario.expect] is the file's last table
+        spec.write_text(f"{text}{key}\n")
+    else:
+        spec.write_text(text.replace("[scenario.workload]", f"{key}\n[scenario.workload]"))
+    assert _one_line_error(["check", str(spec)], capsys) == f"error: {spec}: {line}"
+
+
+def test_a_boolean_for_a_workload_length_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = _spec(tmp_path)
+    spec.write_text(spec.read_text().replace("isl = 16", "isl = true"))
+    line = _one_line_error(["check", str(spec)], capsys)
+    assert line == f"error: {spec}: scenario[0].workload.isl: must be a number, got true"
+
+
+@pytest.mark.parametrize(
+    ("body", "line"),
+    [
+        ("[terms_gib]\nactivation_peak = true\n",
+         "terms_gib.activation_peak: Input should be a valid number"),
+        ('[step_time]\nprofile = "v"\nsource = "b"\npoints = true\nfixed_s = 0.001\nscale = 1\n',
+         "step_time.points: must be a number, got true"),
+    ],
+    ids=["memory-term", "step-time-points"],
+)  # fmt: skip
+def test_a_boolean_for_a_calibration_number_is_refused(
+    body: str, line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cal = tmp_path / "cal.toml"
+    cal.write_text('engine = "vllm"\nsource = "x"\n' + body)
+    args = ["memory", "llama-3.1-8b", "--calibration", str(cal)]
+    assert _one_line_error(args, capsys) == f"error: {cal}: {line}"
+
+
 @pytest.mark.parametrize("command", ["sweep", "plan"])
 @pytest.mark.parametrize(
     ("flag", "value", "hint"),

@@ -25,18 +25,22 @@ deployment it was fitted on, so that applying it to another one is refused witho
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    Strict,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from capcliff.catalog.catalogs import load_toml
 from capcliff.errors import CatalogError
+from capcliff.file_fields import refuse_bool_number
 from capcliff.memory.budget import OVERRIDABLE_TERMS, EngineName
 from capcliff.units import GIB, MAX_BYTES, MAX_SLO_TPOT_S
 
@@ -71,6 +75,11 @@ class StepTimeCalibration(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return refuse_bool_number(cls, value, info)
+
     fixed_s: float = Field(ge=0)  # seconds per step (replaces host time and kernel floors)
     scale: float = Field(gt=0)  # factor on the rest of the step
     profile: str  # the engine profile the terms were fitted against
@@ -94,6 +103,11 @@ class Calibration(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return refuse_bool_number(cls, value, info)
+
     engine: EngineName
     engine_version: str | None = None  # as the log states it
     source: str
@@ -102,7 +116,8 @@ class Calibration(BaseModel):
     layout: str | None = None  # e.g. tp8-ep8
     weight_dtype: str | None = None  # linear weights
     kv_cache_dtype: str | None = None
-    terms_gib: dict[str, float] = Field(default_factory=dict)
+    # Strict: `activation_peak = true` was read as 1 GiB
+    terms_gib: dict[str, Annotated[float, Strict()]] = Field(default_factory=dict)
     step_time: StepTimeCalibration | None = None
 
     @property
