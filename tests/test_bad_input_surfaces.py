@@ -521,6 +521,16 @@ def test_a_gpu_type_listed_twice_is_refused(capsys: pytest.CaptureFixture[str]) 
     assert line.startswith("error: gpu: h100-sxm listed more than once; give each GPU type once")
 
 
+def test_a_price_list_with_a_price_left_out_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    # "2," for two GPU types read as the one price 2 for both
+    args = ["plan", "llama-3.1-8b", "--isl", "10", "--osl", "10", "--rate", "2"]
+    line = _one_line_error([*args, "--gpu", "h100-sxm,h200-sxm", "--price-gpu-hour", "2,"], capsys)
+    assert line == (
+        "error: price-gpu-hour: cannot read '2,'; give one price > 0 in $/GPU-hour, or one per "
+        "--gpu (2)"
+    )
+
+
 # Check keys and SLO flags
 
 
