@@ -371,8 +371,10 @@ def _csv_with(tmp_path: Path, column: str, value: str, *, extra_row: bool = Fals
          "B52: output_throughput_tok_s: must be a finite number > 0, got -5"),
         ("mean_tpot_ms", "inf", False, "B52: mean_tpot_ms: must be a finite number > 0, got inf"),
         ("row_id", "B52", True, "B99: duplicates B52 (same run, same figures)"),
+        ("concurrency", "2.5", False, "B52: concurrency: must be a whole number, got 2.5"),
     ],
-    ids=["tpot-in-seconds", "negative-throughput", "infinite-tpot", "duplicated-row"],
+    ids=["tpot-in-seconds", "negative-throughput", "infinite-tpot", "duplicated-row",
+         "fractional-clients"],
 )  # fmt: skip
 def test_a_benchmark_csv_with_impossible_figures_is_refused(
     column: str,
@@ -386,6 +388,13 @@ def test_a_benchmark_csv_with_impossible_figures_is_refused(
     args = ["calibrate", str(path), "--model", "deepseek-r1", "--gpu", "h200-sxm", "--gpus", "8"]
     line = _one_line_error([*args, "--engine", "sglang"], capsys)
     assert line.startswith(f"error: bench.csv: {message}"), line
+
+
+def test_a_vllm_result_with_a_fractional_request_count_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({**RUNS[0], "max_concurrency": 7.5}))  # read as 8 clients before
+    with pytest.raises(InputError, match=r"max_concurrency: must be a whole number, got 7\.5$"):
+        read_benchmark_file(path, ANY)
 
 
 def test_a_log_with_two_server_starts_is_refused() -> None:
