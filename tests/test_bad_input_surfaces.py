@@ -185,9 +185,15 @@ def test_model_files_are_told_by_name(name: str, model_file: bool) -> None:
         ({"quant_method": "compressed-tensors",
           "config_groups": {"g": {"weights": {"num_bits": -4, "type": "int"}}}},
          "quantization_config.config_groups.weights.num_bits"),
+        ({"quant_method": "compressed-tensors", "config_groups": {"g": {
+            "targets": ["re:(["], "weights": {"num_bits": 4, "type": "int"}}}},
+         "quantization_config.config_groups.g.targets"),
+        ({"quant_method": "compressed-tensors", "config_groups": [{"weights": {"num_bits": 4}}]},
+         "quantization_config.config_groups"),
     ],
     ids=["bits-negative", "group-null", "group-bool", "a-list", "a-string", "modelopt-group-0",
-         "block-bool", "bad-regex", "ct-group-null", "ct-bits-negative"],
+         "block-bool", "bad-regex", "ct-group-null", "ct-bits-negative", "ct-targets-regex",
+         "ct-groups-list"],
 )  # fmt: skip
 def test_a_bad_quantization_config_names_its_field(
     quant: object, field: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
