@@ -231,11 +231,17 @@ HEADER_OK = {"w": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 8]}}
          None, "w.shape: must be a list of integers >= 0, got '2'"),
         (json.dumps({"w": {"dtype": "BF16", "shape": [2], "data_offsets": [4, 0]}}).encode(),
          None, "w.data_offsets: must be [start, end] within the 0 data bytes"),
+        (json.dumps({"__metadata__": [1], "w": {"dtype": "BF16", "shape": [2],
+                     "data_offsets": [0, 4]}}).encode(),
+         None, "__metadata__: must be an object of strings, got [1]"),
+        (json.dumps({"__metadata__": {"format": "pt"}, "w": {"dtype": "BF16", "shape": [2],
+                     "data_offsets": [0, 4]}}).encode(), None, None),
         (json.dumps({"w": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]}}).encode(),
          None, None),  # ok: 2 x 2 bytes, with 4 data bytes after the header
     ],
     ids=["truncated", "length-past-file", "not-json", "json-list", "unknown-dtype",
-         "negative-shape", "shape-not-list", "offsets-reversed", "valid"],
+         "negative-shape", "shape-not-list", "offsets-reversed", "metadata-not-strings",
+         "metadata-valid", "valid"],
 )  # fmt: skip
 def test_a_corrupt_safetensors_header_is_one_line(
     header: bytes, length: int | None, problem: str | None, tmp_path: Path
