@@ -84,6 +84,43 @@ def test_a_session_trace_with_a_non_finite_time_is_refused(
     assert line.startswith(f"error: trace line 2: {field}: must be a finite number >= 0")
 
 
+LATER = {"session_id": "a", "input_tokens": 10, "output_tokens": 10, "think_s": 1}
+
+
+@pytest.mark.parametrize(
+    ("rows", "line"),
+    [
+        # 1e300 s: a 5 ms step no longer moves a clock that large, every latency read 0
+        ([{"input_tokens": 10, "output_tokens": 10, "arrival_s": 1e300}],
+         "trace line 1: arrival_s: 1e+300 s is past 1e+09 s (31 years)"),
+        ([{**SESSION_FIRST, "arrival_s": 0}, {**LATER, "turn": 1, "think_s": 1e300}],
+         "trace line 2: think_s: 1e+300 s is past 1e+09 s (31 years)"),
+        ([{**SESSION_FIRST, "arrival_s": 1e10}],
+         "trace line 1: arrival_s: 1e+10 s is past 1e+09 s (31 years)"),
+        # two turn 0 of one session: which comes first is not said
+        ([{**SESSION_FIRST, "arrival_s": 0}, {**LATER, "turn": 0}],
+         "trace line 2: turn: session 'a' turn 0 is also line 1; give each turn once"),
+        ([{**SESSION_FIRST, "session_id": ["a"]}],
+         "trace line 1: session_id: must be a string or an integer, got ['a']"),
+    ],
+    ids=["arrival-1e300", "think-1e300", "arrival-1e10", "turn-twice", "session-id-list"],
+)  # fmt: skip
+def test_a_trace_time_or_turn_no_run_has_is_refused(
+    rows: list[dict[str, object]], line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    error = _one_line_error(["sweep", "llama-3.1-8b", "--workload", str(trace)], capsys)
+    assert error.startswith(f"error: {line}"), error
+
+
+def test_a_think_time_flag_past_31_years_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["sweep", *SMALL, "--arrival", "clients", "--clients", "4", "--think-time", "1e300"]
+    assert _one_line_error(args, capsys).startswith(
+        "error: think_time: 1e+300 s is past 1e+09 s (31 years)"
+    )
+
+
 def test_a_plain_trace_with_an_overflowing_arrival_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
