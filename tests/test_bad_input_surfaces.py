@@ -664,6 +664,18 @@ def test_a_boolean_for_a_calibration_number_is_refused(
     assert _one_line_error(args, capsys) == f"error: {cal}: {line}"
 
 
+def test_a_serve_command_count_past_a_double_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = _spec(tmp_path)  # --max-num-seqs 1e400 was int(inf): an OverflowError traceback
+    command = "vllm serve meta-llama/Llama-3.1-8B --max-num-seqs 1e400"
+    spec.write_text(spec.read_text().replace('layout = "tp1"', f'serve_command = "{command}"'))
+    assert _one_line_error(["check", str(spec)], capsys) == (
+        f"error: {spec}: scenario[0].serve_command: --max-num-seqs wants a whole number >= 1, "
+        "got '1e400'"
+    )
+
+
 @pytest.mark.parametrize("command", ["sweep", "plan"])
 @pytest.mark.parametrize(
     ("flag", "value", "hint"),
