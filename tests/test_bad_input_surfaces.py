@@ -664,6 +664,21 @@ def test_a_boolean_for_a_calibration_number_is_refused(
     assert _one_line_error(args, capsys) == f"error: {cal}: {line}"
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["64..99999999999999999999999:16",  # past int64: numpy's geomspace raised a TypeError
+     "64..20000000", "4,100000000000",  # more clients than the 10,000,000 requests a run has
+     "64..-5:16"],  # numpy warned on stderr (log10 of a negative) before the refusal
+    ids=["span-past-int64", "span-past-requests", "list-past-requests", "span-negative"],
+)  # fmt: skip
+def test_a_concurrency_past_any_run_is_refused(
+    text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _one_line_error(["sweep", *SMALL, "--concurrency", text], capsys)
+    assert line.startswith(f"error: concurrency: cannot read {text!r}; ")
+    assert line.endswith("(at most 256 values, each >= 1 and <= 10,000,000)")
+
+
 def test_a_serve_command_count_past_a_double_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
