@@ -458,6 +458,19 @@ def test_a_log_with_two_server_starts_is_refused() -> None:
     )
 
 
+def test_a_garbled_figure_in_a_startup_log_names_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # line 39 of the SGLang fixture is its server_args; a cut there read as float() crashed
+    log = tmp_path / "sglang.txt"
+    text = (LOGS / "sglang_s02_qwq_32b_4xl4_tp4.txt").read_text()
+    log.write_text(text.replace("max_total_num_tokens=46611", "max_total_num_tokens=46611true"))
+    args = ["calibrate", str(log), "--model", "deepseek-r1-distill-qwen-32b", "--gpu", "h100-sxm"]
+    assert _one_line_error(args, capsys) == (
+        "error: logfile: line 39: kv_tokens: cannot read '46611true' as a number"
+    )
+
+
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
 def test_a_non_finite_calibration_term_is_refused_on_read(
     value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
