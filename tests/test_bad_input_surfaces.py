@@ -388,6 +388,32 @@ def test_force_fits_rows_of_another_model(tmp_path: Path) -> None:
     assert len(read_benchmark_file(DSR1_CSV, keep)) == len(rows)
 
 
+def test_a_calibration_applied_to_a_folder_named_alike_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a/model holds Llama-3.1-8B, b/model Qwen3-8B: both read as the model id "model"
+    for where, card in (("a", "llama-3.1-8b"), ("b", "qwen3-8b")):
+        (tmp_path / where / "model").mkdir(parents=True)
+        config = tomllib.loads((ROOT / "model_cards" / f"{card}.toml").read_text())["config"]
+        (tmp_path / where / "model" / "config.json").write_text(json.dumps(config))
+    runs, cal = tmp_path / "runs.json", tmp_path / "cal.toml"
+    runs.write_text(json.dumps(RUNS[1]))
+    monkeypatch.chdir(tmp_path / "a")
+    args = ["--gpu", "h100-sxm", "--calibration", str(cal)]
+    fit = ["calibrate", str(runs), "--model", "model", "--gpu", "h100-sxm", "-o", str(cal)]
+    assert main([*fit, "--force"]) == 0  # --force: the rows name the repo, not the folder
+    assert main(["memory", "model", *args]) == 0  # the same folder: applied
+    monkeypatch.chdir(tmp_path / "b")
+    capsys.readouterr()
+    line = _one_line_error(["memory", "model", *args], capsys)
+    # sizes from the two config.json files: 32 vs 36 layers, 14,336 vs 12,288 MLP width
+    assert line == (
+        f"error: calibration: {cal} was made for another deployment (model shape llama L32 "
+        "h4096 a32/kv8 d128 i14336 v128256 bf16 != qwen3 L36 h4096 a32/kv8 d128 i12288 v151936 "
+        "bf16); pass --force to apply it anyway"
+    )
+
+
 def test_a_vllm_result_of_another_model_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     path.write_text(json.dumps(RUNS[0]))

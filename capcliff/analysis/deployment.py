@@ -383,6 +383,7 @@ def _calibration_terms(
         weight_dtype=weight_dtype,
         kv_cache_dtype=parse_kv_dtype(settings.kv_cache_dtype).value,
         layout=layout,
+        model_shape=model.arch.shape_label,
     )
     if mismatches and not force:
         raise InputError(

@@ -112,6 +112,8 @@ class Calibration(BaseModel):
     engine_version: str | None = None  # as the log states it
     source: str
     model: str | None = None  # catalog id (or config path) the log was fitted with
+    # Architecture.shape_label of that model: two folders named alike are told apart by it
+    model_shape: str | None = None
     gpu: str | None = None  # hardware id
     layout: str | None = None  # e.g. tp8-ep8
     weight_dtype: str | None = None  # linear weights
@@ -180,6 +182,7 @@ def calibration_mismatches(
     weight_dtype: str | None,
     kv_cache_dtype: str,
     layout: str | None = None,
+    model_shape: str | None = None,
 ) -> list[str]:
     """How the deployment a calibration was fitted on differs from this one ([] when it does
     not, or the file does not say): `engine vllm-v0 != vllm` ..."""
@@ -190,6 +193,7 @@ def calibration_mismatches(
         ("weight_dtype", calibration.weight_dtype, weight_dtype),
         ("kv_cache_dtype", calibration.kv_cache_dtype, kv_cache_dtype),
         ("layout", calibration.layout, layout),
+        ("model shape", calibration.model_shape, model_shape),
     )
     return [
         f"{name} {recorded} != {used}"
