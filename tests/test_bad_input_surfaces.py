@@ -595,6 +595,16 @@ def test_an_astronomical_fleet_is_one_short_line(
     assert len(line) < 250  # not a 300-digit count
 
 
+@pytest.mark.parametrize("command", ["plan", "sweep"])
+def test_a_rate_under_one_request_in_hours_is_refused(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # arrivals near 1e300 s: a step no longer moved the clock, the plan printed TPOT 0 ms and
+    # $1.11e+301 per million tokens (as a 300-digit number)
+    line = _one_line_error([command, *SMALL, "--rate", "1e-300"], capsys)
+    assert line.startswith("error: rate: 1e-300 requests/s is under 0.0001 (one request in 2.8")
+
+
 @pytest.mark.parametrize("decode", ["1000000d:tp1", "100000000d:tp1"])
 def test_disagg_pools_past_one_deployment_are_refused(
     decode: str, capsys: pytest.CaptureFixture[str]

@@ -22,6 +22,11 @@ MAX_TURNS = 100_000  # mean turns per session: far past any agent run
 # latency read 0.
 MAX_SECONDS = 1e9
 
+# Set: the lowest arrival rate, requests/s. MAX_REQUESTS at this rate span 1e11 s, where a double
+# still resolves 15 us, finer than any step; at 1e-300 a 5 ms step no longer moved the clock and
+# the plan printed a TPOT of 0 ms.
+MIN_RATE = 1e-4
+
 
 def check_seconds_bound(where: str, value: float) -> None:
     """An InputError when a finite time `value` (s) is past MAX_SECONDS; `where` names it."""
@@ -107,6 +112,11 @@ def check_workload_numbers(
     for length in osl:
         check_count("osl", length, most=MAX_TOKENS_PER_REQUEST)
     check_positive("rate", rate)
+    if rate is not None and rate < MIN_RATE:
+        raise InputError(
+            f"rate: {rate:g} requests/s is under {MIN_RATE:g} (one request in 2.8 hours), where "
+            "the arrivals outrun the simulated clock's resolution; give requests per second"
+        )
     check_count("clients", clients, most=MAX_REQUESTS)
 
 
