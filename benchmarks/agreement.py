@@ -136,7 +136,7 @@ def main() -> None:
         cap = per_replica * rec["dp"]
         if s["online"]:
             c = row["capacity"]
-            rate = c["sustained_rps"] * rec["dp"]
+            rate = c["sustained_rps"]  # the layout's, every replica together
             plan_fig = f"{rate:.3g} req/s, TPOT p99 {c['tpot_p99_s'] * 1e3:.1f} ms"
             points = [_sweep(s, rec["layout"], cap, rate, seed)["steady"] for seed in (0, 1)]
             sweep_fig = "; ".join(

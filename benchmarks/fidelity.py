@@ -24,9 +24,11 @@ import os
 import re
 import statistics
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -178,7 +180,15 @@ def serving_rows() -> list[Row]:
     tables = [load_public_rows()]
     if (REFERENCE / "serving_benchmarks.csv").exists():
         tables.insert(0, pd.read_csv(REFERENCE / "serving_benchmarks.csv"))
-    table = pd.concat(tables, ignore_index=True)
+    return resolve_rows(pd.concat(tables, ignore_index=True))
+
+
+def resolve_rows(
+    table: pd.DataFrame, extra: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+) -> list[Row]:
+    """Every row of `table` (the reference CSV's columns) resolved, or with the reason it is
+    not; `extra` adds deployment settings read from a row (benchmarks/speculative_fidelity.py:
+    its speculative decoding)."""
     rows = []
     for r in table.to_dict("records"):
         row_id = str(r["row_id"])
@@ -206,7 +216,8 @@ def serving_rows() -> list[Row]:
              "max_model_len": _max_model_len(str(r["server_flags"]))
              or _server_context(get_model(model[0]).arch.max_position_embeddings, engine),
              "enable_chunked_prefill": _offline_chunked_prefill(r, engine),
-             "engine_version": _release(str(r["engine_version"]))}
+             "engine_version": _release(str(r["engine_version"])),
+             **(extra(r) if extra else {})}
         )  # fmt: skip
         try:
             dep = resolve(get_model(model[0]), get_hardware(gpu), settings)
@@ -363,8 +374,9 @@ def print_summary(outcomes: list[Outcome]) -> None:
             print(f"| {engine} | {gpu} | {len(chosen)} | {deps} | {' | '.join(cells)} |")
     print()
     print("Cells: median |error| / share of rows within 20 %. LOO-cal.: step terms (fixed_s, "
-          "scale) fitted to the other deployments of the same engine; a deployment is model, "
-          "GPU, layout, engine and release.")  # fmt: skip
+          "scale) and the request overhead (the median of measured - simulated mean TTFT) "
+          "fitted to the other deployments of the same engine; a deployment is model, GPU, "
+          "layout, engine and release.")  # fmt: skip
 
 
 def error_bands(outcomes: list[Outcome], when: str) -> dict[str, object]:
@@ -390,8 +402,9 @@ def error_bands(outcomes: list[Outcome], when: str) -> dict[str, object]:
         "Median absolute error of capcliff's figures against public serving benchmarks "
         "(shared/reference/serving_benchmarks.csv and benchmarks/data/public_serving_rows.csv), "
         "per engine and GPU family: uncalibrated (the engine profile's named terms) and "
-        "calibrated leave-one-deployment-out (fixed_s and scale fitted to the other deployments "
-        "of the same engine; a deployment is model, GPU, layout, engine and release). Fractions. "
+        "calibrated leave-one-deployment-out (fixed_s, scale and the request overhead fitted to "
+        "the other deployments of the same engine; a deployment is model, GPU, layout, engine "
+        "and release). Fractions. "
         f"Written by `python benchmarks/fidelity.py --write-bands` on {when}."
     )
     return {"about": about, "engines": engines}
@@ -472,7 +485,12 @@ def main() -> None:
         print_serving(outcomes, rows)
     if args.write_bands:
         when = datetime.now(UTC).date().isoformat()
-        BANDS.write_text(json.dumps(error_bands(outcomes, when), indent=2) + "\n")
+        bands = error_bands(outcomes, when)
+        if BANDS.exists():  # the speculative section is speculative_fidelity.py's: kept
+            kept = json.loads(BANDS.read_text()).get("speculative")
+            if kept is not None:
+                bands["speculative"] = kept
+        BANDS.write_text(json.dumps(bands, indent=2) + "\n")
         print(f"\nwrote {BANDS.relative_to(ROOT)}")
     if not args.summary:
         print("\n## Start-up logs\n")

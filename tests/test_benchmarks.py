@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -148,16 +149,24 @@ def test_online_clients_reach_the_engine_one_at_a_time() -> None:
 
 def test_the_fit_stays_exact_with_the_client_turnaround() -> None:
     # the turnaround (1 us) is shorter than any step, so every timing stays linear in the terms
+    fit = fit_step_terms(_deployment(), Layout(), _measured_online((2, 8)))
+    assert (fit.fixed_s, fit.scale) == (pytest.approx(0.004), pytest.approx(0.8))
+
+
+def _measured_online(
+    concurrencies: tuple[int, ...], ttft: Callable[[float], float | None] = lambda _: None
+) -> list[BenchmarkPoint]:
+    """Online points measured as fixed 4 ms per step and 0.8 x the roofline simulate them, with
+    `ttft(simulated mean TTFT)` as their measured TTFT."""
     dep, truth = _deployment(), {"fixed_s": 0.004, "scale": 0.8}
     points = []
-    for c in (2, 8):
+    for c in concurrencies:
         t = simulate_point(dep, Layout(), _point(c, CLIENT_TURNAROUND_S), truth)
-        points.append(
-            _point(c, CLIENT_TURNAROUND_S, mean_tpot_s=t.tpot_s,
-                   output_throughput_tok_s=1 / t.s_per_token)
-        )  # fmt: skip
-    fit = fit_step_terms(dep, Layout(), points)
-    assert (fit.fixed_s, fit.scale) == (pytest.approx(0.004), pytest.approx(0.8))
+        measured = {"mean_tpot_s": t.tpot_s, "output_throughput_tok_s": 1 / t.s_per_token}
+        if ttft(t.ttft_s) is not None:
+            measured["mean_ttft_s"] = ttft(t.ttft_s)  # type: ignore[assignment]
+        points.append(_point(c, CLIENT_TURNAROUND_S, **measured))
+    return points
 
 
 def test_cli_writes_a_step_time_section_that_sweep_applies(tmp_path: Path) -> None:
@@ -176,7 +185,10 @@ def test_cli_writes_a_step_time_section_that_sweep_applies(tmp_path: Path) -> No
          "--calibration", str(out), "--format", "json"],
     )  # fmt: skip
     assert sweep.exit_code == 0, sweep.output
-    assert json.loads(sweep.stdout)["step_profile"].endswith(", calibrated")
+    profile = json.loads(sweep.stdout)["step_profile"]
+    assert ", calibrated" in profile
+    # the rows' TTFT sit above the simulated ones: the fitted overhead is in every TTFT
+    assert f"request overhead {step.request_overhead_s * 1e3:.1f} ms" in profile
 
 
 def test_cli_one_row_fits_the_scale_alone(
@@ -221,3 +233,63 @@ def test_cli_no_matching_rows_names_the_flags(capsys: pytest.CaptureFixture[str]
     code = main(["calibrate", str(REFERENCE), "--model", "llama-3.1-8b", "--gpus", "8"])
     assert code == 2
     assert "no rows match --model llama-3.1-8b --gpu h200-sxm --gpus 8" in capsys.readouterr().err
+
+
+def test_the_fit_recovers_a_request_overhead_from_the_measured_ttft() -> None:
+    # Measured TTFT = simulated TTFT with the true step terms + 30 ms for every point: the step
+    # terms come back exactly (they fit TPOT and throughput), so every gap is 30 ms and so is
+    # their median.
+    fit = fit_step_terms(_deployment(), Layout(), _measured_online((2, 8, 16), lambda t: t + 0.03))
+    assert fit.request_overhead_s == pytest.approx(0.030, abs=1e-4)  # the terms to ~1e-5 s
+    for p in fit.points:
+        assert p.ttft_error(p.calibrated) == pytest.approx(0.0, abs=1e-3)
+
+
+def test_a_measured_ttft_below_the_simulated_one_fits_no_overhead() -> None:
+    points = _measured_online((2, 8), lambda t: 0.5 * t)
+    assert fit_step_terms(_deployment(), Layout(), points).request_overhead_s == 0.0
+
+
+CALIBRATION = """engine = "vllm"
+source = "by hand"
+model = "llama-3.1-8b"
+gpu = "h200-sxm"
+layout = "tp1"
+[step_time]
+fixed_s = 0.002
+scale = 1.0
+profile = "by hand"
+source = "by hand"
+points = 2
+request_overhead_s = {overhead}
+"""
+
+
+def _sweep_ttft_p50(path: Path) -> float:
+    out = runner.invoke(app, [
+        "sweep", "llama-3.1-8b", "--gpus", "1", "--isl", "256", "--osl", "32", "--num-requests",
+        "16", "--concurrency", "16", "--arrival", "batch", "--calibration", str(path),
+        "--format", "json",
+    ])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    return float(json.loads(out.stdout)["series"][0]["points"][0]["ttft_p50_s"])
+
+
+def test_a_calibrated_overhead_reaches_the_simulated_ttft(tmp_path: Path) -> None:
+    # A batch: every request reaches the engine 120 ms late, so the whole run shifts and each
+    # TTFT is exactly 120 ms longer than with no overhead (same step terms).
+    with_it, without = tmp_path / "with.toml", tmp_path / "without.toml"
+    with_it.write_text(CALIBRATION.format(overhead=0.12))
+    without.write_text(CALIBRATION.format(overhead=0.0))
+    assert _sweep_ttft_p50(with_it) == pytest.approx(_sweep_ttft_p50(without) + 0.12, abs=1e-6)
+
+
+@pytest.mark.parametrize("bad", ["-0.1", "61", "nan", "inf"])
+def test_a_bad_overhead_in_a_calibration_file_is_one_line(
+    tmp_path: Path, bad: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(CALIBRATION.format(overhead=bad))
+    assert main(["memory", "llama-3.1-8b", "--gpus", "1", "--calibration", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "request_overhead_s" in err and err.count("\n") == 1

@@ -87,3 +87,15 @@ def test_a_bound_within_the_p99s_sampling_noise_says_so(
     (tmp_path / "capcliff.toml").write_text(SPEC.format(tpot=p99 * 2))
     far = check_file(tmp_path / "capcliff.toml").scenarios[0].assertions[0]
     assert far.passed and "sampling noise" not in far.detail
+
+
+def test_a_sample_too_small_for_its_p99s_says_so(tmp_path: Path) -> None:
+    # 200 requests, grown at most 8 x: too few for a p99 to within 5 %; the basis says so and
+    # names the fix, and the stated half-width is the one over 5 %.
+    (tmp_path / "capcliff.toml").write_text(
+        SPEC.format(tpot=1.0).replace("num_requests = 1000", "num_requests = 200")
+    )
+    figures = check_file(tmp_path / "capcliff.toml").scenarios[0].figures
+    assert figures.latency_basis is not None
+    assert "p99s not settled" in figures.latency_basis
+    assert "raise num_requests" in figures.latency_basis

@@ -81,3 +81,22 @@ def test_the_8b_model_on_8_h200_is_planned_as_dp8(capsys: pytest.CaptureFixture[
     # The study (shared/reference/paper_findings.md) and practice run an 8B model as DP=8.
     assert main(["plan", "deepseek-r1-distill-llama-8b", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["recommended"]["layout"] == "dp8"
+
+
+def test_a_speculative_figure_carries_the_band_the_mtp_rows_measured(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # With --speculative the throughput and TPOT bands are the MTP rows' (the plain rows say
+    # nothing about the acceptance model), TTFT stays the plain band (prefills are not speculated).
+    text = resources.files("capcliff.perf").joinpath("error_bands.json").read_text()
+    spec = json.loads(text)["speculative"]["engines"]["sglang"]
+    args = ["sweep", "deepseek-r1", "--gpus", "8", "--layout", "tp8", "--engine", "sglang",
+            "--isl", "512", "--osl", "64", "--num-requests", "16", "--concurrency", "8",
+            "--format", "json"]  # fmt: skip
+    assert main([*args, "--speculative", "mtp:2"]) == 0
+    band = json.loads(capsys.readouterr().out)["error_band"]
+    assert band["scope"].startswith("speculative: sglang MTP rows")
+    assert (band["throughput"], band["tpot"]) == (spec["throughput"], spec["tpot"])
+    assert main(args) == 0
+    plain = json.loads(capsys.readouterr().out)["error_band"]
+    assert band["ttft"] == plain["ttft"] and plain["throughput"] != band["throughput"]

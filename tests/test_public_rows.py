@@ -66,3 +66,40 @@ def test_no_row_repeats_a_reference_row() -> None:
         for a, b in seen:
             if a and b:
                 assert not (math.isclose(ttft, float(a)) and math.isclose(tpot, float(b)))
+
+
+SPECULATIVE_ROWS = ROOT / "benchmarks" / "data" / "public_speculative_rows.csv"
+SPEC_COLUMNS = ["spec_method", "spec_num_draft_tokens", "spec_accept_length", "spec_source"]
+
+
+def _speculative_rows() -> list[dict[str, str]]:
+    with SPECULATIVE_ROWS.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_speculative_rows_add_their_settings_to_the_reference_columns() -> None:
+    with SPECULATIVE_ROWS.open(newline="") as f:
+        assert next(csv.reader(f)) == COLUMNS + SPEC_COLUMNS
+
+
+def test_every_speculative_row_is_mtp_with_its_draft_count_and_sources() -> None:
+    """SGLang's DeepSeek-R1 MTP recipes draft a chain of 2 (NVIDIA) or 3 (AMD) tokens;
+    TensorRT-LLM's 3, or 1 with attention DP (InferenceX launch scripts)."""
+    rows = _speculative_rows()
+    assert len(rows) >= 40
+    for r in rows:
+        assert r["spec_method"] == "mtp", r["row_id"]
+        assert int(r["spec_num_draft_tokens"]) in (1, 2, 3), r["row_id"]
+        assert "/actions/runs/" in r["source"] and "SemiAnalysisAI/InferenceX" in r["spec_source"]
+        if r["engine"] == "TensorRT-LLM":
+            dpa = "DP attention" in r["parallelism"] and "no DP" not in r["parallelism"]
+            assert int(r["spec_num_draft_tokens"]) == (1 if dpa else 3), r["row_id"]
+
+
+def test_speculative_throughput_is_the_clients_tokens_over_their_latency() -> None:
+    """The same closed-loop identity as the plain rows: speculation changes the latency, not
+    the client."""
+    for r in _speculative_rows():
+        clients, osl = int(r["concurrency"]), int(r["output_len"])
+        expected = clients * 0.9 * osl / (float(r["mean_e2e_latency_ms"]) / 1e3)
+        assert abs(expected / float(r["output_throughput_tok_s"]) - 1) < 0.06, r["row_id"]

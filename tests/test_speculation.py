@@ -162,3 +162,21 @@ def test_more_accepted_tokens_never_slow_decoding() -> None:
     slow = _sim(SpecStep(k=3, tokens_per_step=1.5)).makespan_s
     fast = _sim(SpecStep(k=3, tokens_per_step=3.5)).makespan_s
     assert fast < slow
+
+
+def test_trtllm_speculative_config_as_its_llm_api_names_it() -> None:
+    # tensorrt_llm.llmapi: MTPDecodingConfig(num_nextn_predict_layers=K), Eagle3DecodingConfig(
+    # max_draft_len=K, speculative_model=...), NGramDecodingConfig(max_draft_len=K).
+    from capcliff.analysis.flags import trtllm_speculative_config
+
+    assert trtllm_speculative_config(("mtp", 3, None)) == (
+        "speculative_config: {decoding_type: MTP, num_nextn_predict_layers: 3}"
+    )
+    assert trtllm_speculative_config(("eagle", 2, "org/draft")) == (
+        "speculative_config: {decoding_type: Eagle3, max_draft_len: 2, "
+        "speculative_model: org/draft}"
+    )
+    assert trtllm_speculative_config(("ngram", 4, None)) == (
+        "speculative_config: {decoding_type: NGram, max_draft_len: 4}"
+    )
+    assert trtllm_speculative_config(None) is None

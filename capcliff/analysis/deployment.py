@@ -139,6 +139,9 @@ class DeploymentSettings(BaseModel):
         default=None, ge=0, le=MAX_KV_TRANSFER_OVERHEAD_MS, allow_inf_nan=False
     )
     offload_policy: Literal["write-through", "write-back"] = "write-through"
+    # ms each request spends outside the engine's steps (HTTP, tokenization, the first chunk, the
+    # client): SimConfig.request_overhead_s; default: the calibration's fitted figure, else 0
+    request_overhead_ms: float | None = Field(default=None, ge=0, le=60_000, allow_inf_nan=False)
     # speculative decoding: mtp:K, eagle:K[:DRAFT] or ngram:K (perf/speculation.py); its
     # acceptance: K per-position rates (0.8,0.6,0.4) or a mean acceptance length, else the
     # method's published default
@@ -278,6 +281,14 @@ class Deployment:
             allow_long=self.settings.allow_long_max_model_len,
         )
 
+    @property
+    def request_overhead_s(self) -> float:
+        """Seconds per request outside the engine's steps: --request-overhead-ms, else the
+        calibration's fitted figure, else 0 (not modeled)."""
+        if self.settings.request_overhead_ms is not None:
+            return self.settings.request_overhead_ms / 1e3
+        return dict(self.budget.step_time_terms).get("request_overhead_s", 0.0)
+
     def sim_config(self, max_model_len: int) -> SimConfig:
         """The simulator's engine settings: policy, batch caps (the engine's defaults unless
         given), whether vLLM V0 chunks prefills, preemption mode and DP routing."""
@@ -300,6 +311,7 @@ class Deployment:
             prefix_caching=_caching(self.settings.prefix_caching),
             # V0's default scheduler, only where both the engine and the policy are V0's
             chunked_prefill=defaults.chunked_prefill or policy != "vllm-v0",
+            request_overhead_s=self.request_overhead_s,
         )
 
     def memory(self, layout: Layout, max_model_len: int) -> LayoutMemory:
@@ -327,6 +339,13 @@ class Deployment:
         )
         write_back = self.settings.offload_policy == "write-back"
         return replace(capacity, tiers=tiers, offload_write_back=write_back)
+
+    def without_speculation(self) -> Deployment:
+        """The same deployment decoding one token per step (what speculation is compared with:
+        no draft in memory, no lookahead slots, plain decode steps)."""
+        plain = {"speculative": None, "spec_acceptance": None, "spec_accept_length": None}
+        settings = self.settings.model_copy(update=plain)
+        return replace(self, settings=settings, speculation=None, acceptance=None)
 
     def lookahead_tokens_per_sequence(self) -> int:
         """KV slots a running sequence holds past its context under speculation: the K tokens

@@ -60,6 +60,27 @@ VLLM_SPEC_METHOD = {"mtp": "mtp", "eagle": "eagle3", "ngram": "ngram"}
 # over the model's MTP layers).
 SGLANG_SPEC_ALGORITHM = {"mtp": "NEXTN", "eagle": "EAGLE3", "ngram": "NGRAM"}
 DRAFT_PLACEHOLDER = "<EAGLE-3 draft checkpoint>"
+# TensorRT-LLM's LLM-API speculative configs (tensorrt_llm.llmapi MTPDecodingConfig,
+# Eagle3DecodingConfig, NGramDecodingConfig; examples/llm-api/llm_speculative_decoding.py), set
+# through --extra_llm_api_options as `speculative_config` with its `decoding_type`.
+TRTLLM_SPEC_DECODING_TYPE = {"mtp": "MTP", "eagle": "Eagle3", "ngram": "NGram"}
+
+
+def trtllm_speculative_config(spec: tuple[str, int, str | None] | None) -> str | None:
+    """The `speculative_config` of trtllm-serve's --extra_llm_api_options YAML, in flow style:
+    MTP counts its draft layers (num_nextn_predict_layers), EAGLE-3 and n-gram their draft
+    length (max_draft_len); None without speculation."""
+    if spec is None:
+        return None
+    method, k, draft = spec
+    fields = [f"decoding_type: {TRTLLM_SPEC_DECODING_TYPE[method]}"]
+    if method == "mtp":
+        fields.append(f"num_nextn_predict_layers: {k}")
+    else:
+        fields.append(f"max_draft_len: {k}")
+    if method == "eagle":
+        fields.append(f"speculative_model: {draft or DRAFT_PLACEHOLDER}")
+    return "speculative_config: {" + ", ".join(fields) + "}"
 
 
 def vllm_speculative_flags(spec: tuple[str, int, str | None] | None) -> list[str]:
@@ -177,6 +198,9 @@ def _trtllm_unexpressed(dep: Deployment) -> list[str]:
             "trtllm-serve: prefix caching off is kv_cache_config.enable_block_reuse: false in "
             "--extra_llm_api_options"
         )
+    config = trtllm_speculative_config(dep.speculative)
+    if config is not None:
+        said.append(f"trtllm-serve: speculative decoding is `{config}` in --extra_llm_api_options")
     if dep.offload_cpu_bytes:
         said.append(
             f"trtllm-serve: the CPU offload tier is kv_cache_config.host_cache_size: "

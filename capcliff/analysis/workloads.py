@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from capcliff.errors import InputError
+from capcliff.sim.traffic.length_spec import OutputLengths, parse_output_lengths
 from capcliff.sim.traffic.sessions import (
     SESSION_PRESETS,
     SessionShape,
@@ -120,6 +121,9 @@ class WorkloadChoice:
     think_time_s: float | None = None  # sessions: mean between turns; clients, traces: fixed
     turns: float | None = None  # sessions: mean turns per session
     context_tokens: int | None = None  # sessions: each session's own starting context
+    # output lengths as a distribution (`sim.traffic.length_spec`), e.g. lognormal:8000:30000;
+    # `osl` then holds its max_tokens
+    output_lengths: str | None = None
 
     def __post_init__(self) -> None:
         check_workload_numbers(
@@ -162,6 +166,11 @@ def _check_shape(choice: WorkloadChoice, *, sessions: bool) -> None:
         raise InputError("random_range_ratio: applies to given lengths; give --isl/--osl")
     if sessions and len(choice.osl) > 1:
         raise InputError("osl: a session preset takes one output length per turn")
+    if choice.output_lengths is not None and (sessions or choice.random_range_ratio is not None):
+        raise InputError(
+            "osl: a lognormal output length is for single-turn requests, without "
+            "--random-range-ratio (it draws its own spread)"
+        )
     timed_by_trace = choice.trace_lines is not None and is_session_trace(choice.trace_lines)
     if choice.think_time_s and not (sessions or timed_by_trace or choice.clients is not None):
         raise InputError(
@@ -197,6 +206,8 @@ def plan_workloads(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[s
         raise InputError("workload: give --isl and --osl, or --workload PRESET|trace.jsonl")
     series = []
     ratio = choice.random_range_ratio
+    if choice.output_lengths is not None:
+        return _distributed(choice, seed)
     for osl in choice.osl:
         spec = WorkloadSpec(
             num_requests=choice.num_requests,
@@ -216,6 +227,35 @@ def plan_workloads(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[s
     if choice.think_time_s:
         label += f", think {choice.think_time_s:g} s"
     return label, series
+
+
+def output_lengths(choice: WorkloadChoice) -> OutputLengths | None:
+    """The output-length distribution the choice names, if any."""
+    if choice.output_lengths is None:
+        return None
+    return parse_output_lengths(choice.output_lengths)
+
+
+def _distributed(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[str, Requests]]]:
+    """Fixed input lengths and outputs drawn from the choice's distribution."""
+    lengths = output_lengths(choice)
+    assert lengths is not None and choice.isl is not None
+    spec = WorkloadSpec(
+        num_requests=choice.num_requests,
+        input=ranged_length(choice.isl, None),
+        output=lengths.dist,
+        arrival=choice.arrival,
+        rate_per_s=choice.rate_per_s,
+        clients=choice.clients,
+        think_time_s=choice.think_time_s or 0.0,
+        max_input_tokens=choice.isl,
+        max_output_tokens=lengths.max_tokens,
+    )
+    requests = generate_requests(spec, np.random.default_rng(seed))
+    label = f"isl {choice.isl}, {lengths.label}"
+    if choice.think_time_s:
+        label += f", think {choice.think_time_s:g} s"
+    return label, [(lengths.label.removeprefix("osl "), requests)]
 
 
 def _trace_workload(choice: WorkloadChoice) -> tuple[str, list[tuple[str, Requests]]]:

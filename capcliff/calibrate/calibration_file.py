@@ -20,6 +20,7 @@ deployment it was fitted on, so that applying it to another one is refused witho
     profile = "vllm-v0 V0 (0.6 - 0.7)"
     source = "bench.csv"
     points = 5
+    request_overhead_s = 0.085      # measured - simulated mean TTFT (median)
 """
 
 from __future__ import annotations
@@ -88,6 +89,9 @@ class StepTimeCalibration(BaseModel):
     # the concurrencies (clients or batch sizes) the runs had; outside them a figure extrapolates
     concurrency_min: int | None = Field(default=None, ge=1)
     concurrency_max: int | None = Field(default=None, ge=1)
+    # seconds of each request outside the engine's steps: HTTP, tokenization, the first
+    # detokenized chunk, the client's turnaround (measured - simulated mean TTFT, the median)
+    request_overhead_s: float = Field(default=0.0, ge=0, le=60)
 
     @model_validator(mode="after")
     def _plausible(self) -> StepTimeCalibration:
@@ -127,7 +131,12 @@ class Calibration(BaseModel):
         """The step-time terms as BudgetSettings.step_time_terms carries them (() if none)."""
         if self.step_time is None:
             return ()
-        return (("fixed_s", self.step_time.fixed_s), ("scale", self.step_time.scale))
+        step = self.step_time
+        overhead = (("request_overhead_s", step.request_overhead_s),)
+        return (
+            ("fixed_s", step.fixed_s), ("scale", step.scale),
+            *(overhead if step.request_overhead_s > 0 else ()),
+        )  # fmt: skip
 
     @field_validator("terms_gib")
     @classmethod

@@ -105,11 +105,6 @@ class MoE:
     router_bias: bool  # gpt-oss router bias, or DeepSeek's e_score_correction_bias
     expert_bias: bool  # gpt-oss experts carry biases
 
-    @property
-    def num_moe_layers(self) -> int:
-        """Decoder layers whose MLP is a routed MoE block."""
-        return sum(self.is_moe_layer)
-
 
 @dataclass(frozen=True)
 class Architecture:

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from capcliff.units import GB, MIB, TB, TERA, WeightDType
+from capcliff.units import MIB, TB, TERA, WeightDType
 
 
 class _Frozen(BaseModel):
@@ -101,11 +101,6 @@ class HardwareSpec(_Frozen):
     def hbm_driver_bytes(self) -> int:
         """Total device memory as the driver reports it (nvidia-smi / rocm-smi), bytes."""
         return self.hbm_driver_mib * MIB
-
-    @property
-    def hbm_nominal_bytes(self) -> int:
-        """Marketing HBM capacity, bytes (decimal GB)."""
-        return round(self.hbm_nominal_gb * GB)
 
     @property
     def hbm_achievable_fraction(self) -> float | None:

@@ -18,6 +18,7 @@ from capcliff.analysis import deployment as resolution
 from capcliff.analysis.disagg.pools import parse_disagg, pool_deployment
 from capcliff.analysis.disagg.sweep import disagg_series
 from capcliff.analysis.evaluate.solver import Slo
+from capcliff.analysis.evaluate.steady_state import P99_REL_HALF_WIDTH
 from capcliff.analysis.plan.types import PlanReport, Recommendation
 from capcliff.analysis.sweep.report import PointResult, SeriesResult, SweepPlan, build_sweep_report
 from capcliff.analysis.workloads import WorkloadChoice, is_online, plan_workloads, redraw
@@ -50,7 +51,8 @@ class Deployment:
         return WorkloadChoice(
             num_requests=len(self.trace or ()) if w.request_count is None else w.request_count,
             isl=w.isl,
-            osl=() if w.osl is None else (w.osl,),
+            osl=w.output_cut,
+            output_lengths=w.osl if isinstance(w.osl, str) else None,
             preset_name=w.preset,
             trace_lines=self.trace,
             arrival=arrival,
@@ -212,6 +214,12 @@ class Judged:
         basis = f"steady state of {steady.requests:,} requests{half}"
         if not steady.settled:
             basis += ", not settled"
+        widest = max(steady.ttft_p99_half_width or 0.0, steady.tpot_p99_half_width or 0.0)
+        if widest > P99_REL_HALF_WIDTH:
+            basis += (
+                f", p99s not settled (+/-{widest:.0%}, over the {P99_REL_HALF_WIDTH:.0%} the "
+                "stopping rule grows to before its 8 x limit: raise num_requests)"
+            )
         return cls(steady.ttft_p99_s, steady.tpot_p99_s, steady.output_tok_s,
                    point.peak_kv_utilization, hit, basis, steady.ttft_p99_half_width,
                    steady.tpot_p99_half_width)  # fmt: skip

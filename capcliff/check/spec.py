@@ -31,6 +31,7 @@ from capcliff.check.spec_errors import field_line, validation_lines
 from capcliff.errors import CatalogError, InputError
 from capcliff.file_fields import refuse_bool_number
 from capcliff.files import parse_toml, read_text
+from capcliff.sim.traffic.length_spec import parse_output_lengths
 from capcliff.sim.traffic.sessions import SESSION_PRESETS, WORKLOAD_PRESETS
 from capcliff.sim.traffic.workload import Arrival, parse_trace
 from capcliff.sim.traffic.workload_rules import (
@@ -108,7 +109,8 @@ class CheckWorkload(_Spec):
 
     # The numbers' domains are `sim.workload.check_workload_numbers`, as for the CLI's flags.
     isl: int | None = None  # input tokens per request
-    osl: int | None = None  # output tokens per request
+    # output tokens per request, or a distribution: lognormal:MEAN:P99[:MAX] (sim.length_spec)
+    osl: int | str | None = None
     preset: str | None = None  # reasoning, chat, chat-short, multiturn-chat, agentic
     trace: str | None = None  # a JSONL file, relative to the spec file
     arrival: Arrival | None = None  # batch (default), clients, poisson
@@ -122,6 +124,16 @@ class CheckWorkload(_Spec):
     turns: float | None = None  # session presets: mean turns per session
     context: int | None = None  # session presets: each session's own starting context, tokens
 
+    @property
+    def output_cut(self) -> tuple[int, ...]:
+        """The output length, or a distribution's max_tokens, as a one-length tuple (() if
+        none); a bad distribution is an InputError naming osl."""
+        if self.osl is None:
+            return ()
+        if isinstance(self.osl, str):
+            return (parse_output_lengths(self.osl).max_tokens,)
+        return (self.osl,)
+
     @field_validator("preset")
     @classmethod
     def _known_preset(cls, value: str | None) -> str | None:
@@ -133,8 +145,8 @@ class CheckWorkload(_Spec):
     def _one_source(self) -> CheckWorkload:
         try:
             check_workload_numbers(
-                num_requests=self.num_requests, isl=self.isl,
-                osl=() if self.osl is None else (self.osl,), rate=self.rate, clients=self.clients,
+                num_requests=self.num_requests, isl=self.isl, osl=self.output_cut,
+                rate=self.rate, clients=self.clients,
             )  # fmt: skip
             check_shape_numbers(
                 range_ratio=self.random_range_ratio, think_time=self.think_time,

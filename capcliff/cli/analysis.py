@@ -115,7 +115,11 @@ def sweep(
     ] = None,
     isl: IslOption = None,
     osl: Annotated[
-        str | None, typer.Option(help="Output tokens per request; a comma list sweeps them.")
+        str | None,
+        typer.Option(
+            help="Output tokens per request; a comma list sweeps them; or lognormal:MEAN:P99[:MAX] "
+            "(a distribution named by its mean and p99, cut at MAX, default 2 x p99)."
+        ),
     ] = None,
     workload: WorkloadOption = None,
     random_range_ratio: RangeRatioOption = None,

@@ -264,6 +264,14 @@ SIM_OPTIONS: dict[str, Any] = {
             "(copy out when HBM evicts it)."
         ),
     ],
+    "request_overhead_ms": Annotated[
+        float | None,
+        typer.Option(
+            help="Time each request spends outside the engine's steps (HTTP, tokenization, the "
+            "first chunk, the client), ms, added to TTFT (default: a calibration's fitted "
+            "figure, else 0)."
+        ),
+    ],
     "kv_transfer_overhead_ms": Annotated[
         float | None,
         typer.Option(help="Disaggregated: set-up cost per KV transfer, ms (default 1)."),

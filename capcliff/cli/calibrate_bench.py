@@ -102,6 +102,7 @@ def _write(
         fixed_s=round(fit.fixed_s, 6), scale=round(fit.scale, 4), profile=fit.profile,
         source=str(args.path), points=len(fit.points),
         concurrency_min=min(seen), concurrency_max=max(seen),
+        request_overhead_s=round(fit.request_overhead_s, 4),
     )  # fmt: skip
     if args.output.exists():  # --force was given (check_outputs): keep what the file holds
         calibration = load_calibration(args.output).model_copy(update={"step_time": step})
@@ -123,12 +124,15 @@ def _row(p: PointFit) -> str:
     b = p.point
     measured_tp = "-" if b.output_throughput_tok_s is None else f"{b.output_throughput_tok_s:,.1f}"
     measured_tpot = "-" if b.mean_tpot_s is None else f"{b.mean_tpot_s * 1e3:.2f}"
+    measured_ttft = "-" if b.mean_ttft_s is None else f"{b.mean_ttft_s * 1e3:.1f}"
     return (
         f"| {b.row_id} | {b.concurrency} | {b.input_len}/{b.output_len} | {measured_tp} | "
         f"{1 / p.modeled.s_per_token:,.1f} ({_pct(p.throughput_error(p.modeled))}) | "
         f"{1 / p.calibrated.s_per_token:,.1f} ({_pct(p.throughput_error(p.calibrated))}) | "
         f"{measured_tpot} | {p.modeled.tpot_s * 1e3:.2f} ({_pct(p.tpot_error(p.modeled))}) | "
-        f"{p.calibrated.tpot_s * 1e3:.2f} ({_pct(p.tpot_error(p.calibrated))}) |"
+        f"{p.calibrated.tpot_s * 1e3:.2f} ({_pct(p.tpot_error(p.calibrated))}) | "
+        f"{measured_ttft} | {p.modeled.ttft_s * 1e3:.1f} ({_pct(p.ttft_error(p.modeled))}) | "
+        f"{p.calibrated.ttft_s * 1e3:.1f} ({_pct(p.ttft_error(p.calibrated))}) |"
     )
 
 
@@ -141,10 +145,17 @@ def fit_text(fit: StepFit, written: Path | None) -> str:
         f"communication (modeled 1), from {len(fit.points)} point"
         + ("s" if len(fit.points) != 1 else "")
         + (" (one run: the scale alone, fixed kept as modeled)" if len(fit.points) == 1 else ""),
+        (
+            f"fitted: request overhead {fit.request_overhead_s * 1e3:.1f} ms outside the engine's "
+            "steps (HTTP, tokenization, first chunk, client; the median of measured - simulated "
+            "mean TTFT), added to every TTFT"
+            if any(p.point.mean_ttft_s for p in fit.points)
+            else "request overhead: not fitted (no row measured TTFT)"
+        ),
         "",
         "| row | clients | isl/osl | output tok/s | modeled | calibrated | TPOT ms | modeled | "
-        "calibrated |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|",
+        "calibrated | TTFT ms | modeled | calibrated |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         *(_row(p) for p in fit.points),
         "",
         f"written: {written}" if written else "not written (pass -o FILE)",
@@ -168,6 +179,7 @@ def fit_dict(fit: StepFit, written: Path | None) -> dict[str, object]:
         "fixed_s": fit.fixed_s,
         "scale": fit.scale,
         "modeled_fixed_s": fit.modeled_fixed_s,
+        "request_overhead_s": fit.request_overhead_s,
         "points": [
             {
                 "row": p.point.row_id,
@@ -183,6 +195,7 @@ def fit_dict(fit: StepFit, written: Path | None) -> dict[str, object]:
                 "calibrated": _timings(p.calibrated),
                 "throughput_error": p.throughput_error(p.calibrated),
                 "tpot_error": p.tpot_error(p.calibrated),
+                "ttft_error": p.ttft_error(p.calibrated),
             }
             for p in fit.points
         ],

@@ -139,6 +139,13 @@ def _pattern(arrival: str | None, rate: float | None, clients: int | None) -> st
     return "clients" if clients is not None else "online"
 
 
+def _one_osl(osl: str | None) -> str | None:
+    """plan's --osl: one length or one distribution (sweep's takes a list)."""
+    if osl is not None and "," in osl:
+        raise InputError(f"osl: plan takes one output length (sweep takes a list), got {osl!r}")
+    return osl
+
+
 @app.command()
 @deployment_options(simulation=True)
 def plan(
@@ -161,7 +168,11 @@ def plan(
     ] = None,
     isl: IslOption = None,
     osl: Annotated[
-        int | None, typer.Option(callback=COUNT, help="Output tokens per request (fixed).")
+        str | None,
+        typer.Option(
+            help="Output tokens per request: fixed, or lognormal:MEAN:P99[:MAX] (a distribution "
+            "named by its mean and p99, cut at MAX, default 2 x p99)."
+        ),
     ] = None,
     workload: WorkloadOption = None,
     random_range_ratio: RangeRatioOption = None,
@@ -249,7 +260,7 @@ def plan(
     one = named[0].name if len(named) == 1 else None
     dep = resolve(get_model(model), spec, settings, force=force, layout=one)
     count = _plan_gpus(gpus, nodes, spec.gpus_per_node, named)
-    lengths = None if osl is None else str(osl)
+    lengths = _one_osl(osl)
     given = isl is not None or osl is not None or workload is not None
     pattern = _pattern(arrival, rate, clients)
     requests = 500 if num_requests is None else num_requests

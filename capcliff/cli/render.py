@@ -16,6 +16,7 @@ from capcliff.units import GB, GIB, format_bytes
 
 if TYPE_CHECKING:  # the simulator stack loads only for the commands that render it
     from capcliff.analysis.sweep.report import PointResult, SeriesResult, SweepReport
+    from capcliff.analysis.sweep.speculation_gain import SpeculationGain
 
 # Columns of piped output when $COLUMNS is not set: wide enough that nothing wraps (tables do not
 # stretch to it; they take the width their cells need).
@@ -330,7 +331,31 @@ def series_summary(series: SeriesResult, mode: str = "batch") -> Text:
         point = worst[-1]
         assert point.past_cliff is not None
         lines.append(f"past the cliff ({point.concurrency:,}): {point.past_cliff.statement()}")
+    if series.speculation is not None:
+        lines.append(speculation_text(series.speculation))
     return Text("\n".join(lines))
+
+
+def speculation_text(gain: SpeculationGain) -> str:
+    """Where speculation stops paying, against the same points simulated without it."""
+    spec = f"{gain.method}:{gain.num_speculative_tokens}, E {gain.tokens_per_step:.2f}"
+    by_c = {p.concurrency: p for p in gain.points}
+
+    def at(c: int) -> str:
+        p = by_c[c]
+        return f"{c:,} (output tok/s {p.throughput_gain:+.0%}, per user {p.per_user_gain:+.0%})"
+
+    if gain.loses_from is None:
+        assert gain.pays_up_to is not None
+        verdict = f"pays at every swept concurrency, up to {at(gain.pays_up_to)}"
+    elif gain.pays_up_to is None:
+        verdict = f"loses at every swept concurrency, from {at(gain.loses_from)}"
+    else:
+        verdict = f"pays up to {at(gain.pays_up_to)}; loses from {at(gain.loses_from)} on"
+    return (
+        f"speculation ({spec}): {verdict}; against the same {gain.extra_points} points "
+        "simulated without it"
+    )
 
 
 def sweep_view(report: SweepReport) -> RenderableType:

@@ -101,6 +101,7 @@ def workload_choice(
 
     from capcliff.analysis.workloads import WorkloadChoice
     from capcliff.files import read_text
+    from capcliff.sim.traffic.length_spec import is_length_spec, parse_output_lengths
     from capcliff.sim.traffic.workload import Arrival
 
     trace = None
@@ -111,13 +112,19 @@ def workload_choice(
         else:
             preset_name = workload
     lengths: tuple[int, ...] = ()
-    if osl is not None:
+    distributed = None
+    if osl is not None and is_length_spec(osl):
+        distributed = osl
+        lengths = (parse_output_lengths(osl).max_tokens,)
+    elif osl is not None:
         try:
             lengths = tuple(int(v) for v in osl.split(",") if v.strip())
         except ValueError:
             lengths = ()
         if not lengths:
-            raise InputError(f"osl: cannot read {osl!r}; write 1024 or 1024,4096,16384")
+            raise InputError(
+                f"osl: cannot read {osl!r}; write 1024 or 1024,4096,16384 or lognormal:MEAN:P99"
+            )
     return WorkloadChoice(
         num_requests=num_requests,
         isl=isl,
@@ -131,6 +138,7 @@ def workload_choice(
         think_time_s=think_time,
         turns=turns,
         context_tokens=context,
+        output_lengths=distributed,
     )
 
 

@@ -121,11 +121,6 @@ class Fabric:
         )
 
 
-def ring_allreduce_wire_bytes(message_bytes: float, ranks: int) -> float:
-    """2 (n - 1) / n x message: bytes each rank sends in a ring all-reduce."""
-    return 2 * (ranks - 1) / ranks * message_bytes if ranks > 1 else 0.0
-
-
 def distinct_ranks_per_token(*, num_experts: int, top_k: int, ranks: int) -> float:
     """R (1 - C(E - E/R, k) / C(E, k)): expected ranks holding at least one of a token's top-k
     experts, for uniform routing over E experts split evenly over R ranks."""

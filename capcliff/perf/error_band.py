@@ -7,10 +7,13 @@ the predicted one held out), in `error_bands.json` next to this module (data, re
 `python benchmarks/fidelity.py --write-bands`). Every report prints the band of its engine and
 GPU; where the validation has no row for them, the band of the engine on any GPU, else of every
 engine on that GPU, else of every row, and it says which. Fractions (0.2 = 20 %).
+With speculative decoding, throughput and TPOT carry the band `benchmarks/speculative_fidelity.py
+--write-bands` measured on the public MTP rows (the file's `speculative` section).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from functools import cache
@@ -48,10 +51,31 @@ class ErrorBand:
 
 
 @cache
-def _bands() -> dict[str, Any]:
+def _file() -> dict[str, Any]:
     text = resources.files("capcliff.perf").joinpath(BANDS_FILE).read_text(encoding="utf-8")
-    data: dict[str, Any] = json.loads(text)["engines"]
+    data: dict[str, Any] = json.loads(text)
     return data
+
+
+def _bands() -> dict[str, Any]:
+    data: dict[str, Any] = _file()["engines"]
+    return data
+
+
+def speculative_band(engine: str, plain: ErrorBand) -> ErrorBand:
+    """The band of a speculative figure: throughput and TPOT as measured on the public MTP
+    rows for `engine` (else every engine's), uncalibrated (no calibration fits acceptance);
+    TTFT as `plain` (speculation does not touch prefill steps)."""
+    rows = _file().get("speculative", {}).get("engines", {})
+    entry, scope = rows.get(engine), f"{engine} MTP rows, any GPU"
+    if entry is None:
+        entry, scope = rows.get(ANY), f"every engine's MTP rows (none for {engine})"
+    if entry is None:
+        return dataclasses.replace(plain, throughput=None, tpot=None, scope="no MTP rows")
+    return ErrorBand(
+        throughput=entry.get("throughput"), tpot=entry.get("tpot"), ttft=plain.ttft,
+        rows=int(entry["rows"]), scope=f"speculative: {scope}", calibrated=False,
+    )  # fmt: skip
 
 
 def _gpu_key(hardware_id: str) -> str:

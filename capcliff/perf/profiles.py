@@ -191,6 +191,9 @@ class EngineProfile:
 # Terms a calibration from benchmark results sets directly (`capcliff calibrate bench.csv`):
 # seconds per step replacing host time and kernel floors, and a factor on the rest of the step.
 FITTED_TERMS = ("fixed_s", "scale")
+# Calibrated terms outside the step time: they reach the simulator's settings, not the profile
+# (`SimConfig.request_overhead_s`).
+REQUEST_TERMS = ("request_overhead_s",)
 
 OVERRIDABLE_PROFILE_TERMS = (
     "host_overhead_s",
@@ -304,7 +307,7 @@ def step_profile(
     """The engine's profile (at `version`) with `terms` applied: profile terms by name replace
     its figures; the fitted terms (`fixed_s`, `scale`) come back separately."""
     fitted = {k: v for k, v in terms.items() if k in FITTED_TERMS}
-    rest = {k: v for k, v in terms.items() if k not in FITTED_TERMS}
+    rest = {k: v for k, v in terms.items() if k not in (*FITTED_TERMS, *REQUEST_TERMS)}
     return engine_profile(engine, version).with_overrides(rest), fitted
 
 
@@ -313,7 +316,9 @@ def profile_label(
 ) -> str:
     """What outputs print about the step time: engine, version, modeled or calibrated."""
     how = "calibrated" if any(k in FITTED_TERMS for k in terms) else "modeled"
-    overridden = " with overrides" if any(k not in FITTED_TERMS for k in terms) else ""
+    overridden = (
+        " with overrides" if any(k not in (*FITTED_TERMS, *REQUEST_TERMS) for k in terms) else ""
+    )
     return f"{engine_profile(engine, version).label}, {how}{overridden}"
 
 

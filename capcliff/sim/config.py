@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -60,6 +61,10 @@ class SimConfig:
     chunked_prefill: bool = True
     time_series_points: int = 512
     max_steps: int = 100_000_000  # a guard against a simulation that cannot finish
+    # seconds each request spends outside the engine's steps (HTTP, tokenization, the first
+    # detokenized chunk, the client's turnaround): the engine sees a request this long after its
+    # client sent it; TTFT and E2E include it (`simulate.simulate`). 0: not modeled
+    request_overhead_s: float = 0.0
 
     def __post_init__(self) -> None:
         if self.policy not in POLICY_NAMES:
@@ -81,6 +86,10 @@ class SimConfig:
             )
         if not self.chunked_prefill and self.policy != "vllm-v0":
             raise InputError(f"chunked_prefill: off is modelled for vllm-v0, not {self.policy!r}")
+        if not (math.isfinite(self.request_overhead_s) and 0 <= self.request_overhead_s <= 60):
+            raise InputError(
+                f"request_overhead_s: must be in [0, 60] seconds, got {self.request_overhead_s}"
+            )
         if self.output_quantile is not None and not 0 < self.output_quantile <= 1:
             raise InputError(f"output_quantile: must be in (0, 1], got {self.output_quantile}")
 

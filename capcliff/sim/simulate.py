@@ -9,6 +9,7 @@ other replicas while one preempts is reported. Pure: data in, result out, no I/O
 from __future__ import annotations
 
 import heapq
+from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
@@ -18,7 +19,7 @@ from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, Routing, SimConfig, resolved_prefix_caching
 from capcliff.sim.core import lockstep_class, replica_class
 from capcliff.sim.policies import Policy, policy
-from capcliff.sim.result import SimResult, sim_result
+from capcliff.sim.result import Percentiles, SimResult, sim_result
 from capcliff.sim.traffic.workload import Requests
 from capcliff.units import ceil_div
 
@@ -82,6 +83,24 @@ def route(requests: Requests, dp: int, routing: Routing) -> list[IntArray]:
     return [np.flatnonzero(owner == r) for r in range(dp)]
 
 
+def _sent_later(requests: Requests, overhead_s: float) -> Requests:
+    """`requests` as the engine receives them, `overhead_s` after their clients send them: timed
+    arrivals later by it, and a closed-loop request sent after its predecessor's last token (not
+    one sent together with the request before it) that much later too."""
+    think = requests.think_s + np.where(requests.joins_previous, 0.0, overhead_s)
+    return replace(requests, arrival_s=requests.arrival_s + overhead_s, think_s=think)
+
+
+def _as_the_client_sees(result: SimResult, overhead_s: float) -> SimResult:
+    """`result` timed from when each client sent its request: TTFT and E2E longer by the
+    overhead, arrivals earlier by it (every token reaches the client when the engine emits it)."""
+    ttft, e2e = result.ttft_s + overhead_s, result.e2e_s + overhead_s
+    return replace(
+        result, ttft_s=ttft, e2e_s=e2e, ttft=Percentiles.of(ttft), e2e=Percentiles.of(e2e),
+        arrival_s=result.arrival_s - overhead_s,
+    )  # fmt: skip
+
+
 def simulate(
     requests: Requests,
     model: StepTimeModel,
@@ -95,6 +114,13 @@ def simulate(
     if dp < 1:
         raise InputError(f"dp: must be >= 1, got {dp}")
     check_fits(requests, capacity)
+    if config.request_overhead_s > 0:
+        overhead = config.request_overhead_s
+        served = simulate(
+            _sent_later(requests, overhead), model, capacity,
+            replace(config, request_overhead_s=0.0), dp=dp,
+        )  # fmt: skip
+        return _as_the_client_sees(served, overhead)
     config = resolved_prefix_caching(config, shares_content=requests.has_content)
     rule = make_policy(config, requests)
     owners = [idx for idx in route(requests, dp, config.routing) if len(idx)]

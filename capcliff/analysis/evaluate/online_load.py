@@ -31,7 +31,7 @@ from capcliff.analysis.evaluate.session_load import (
     requests_per_session,
     session_requests,
 )
-from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
+from capcliff.analysis.workloads import WorkloadChoice, output_lengths, plan_workloads
 from capcliff.errors import InputError
 from capcliff.sim.traffic.length_mean import expected_length
 from capcliff.sim.traffic.sessions import describe_sessions, is_session_trace
@@ -157,6 +157,9 @@ class OnlineWorkload:
         if name is not None:
             _, outputs, most = PRESETS[name]
             return expected_length(outputs, max_tokens=most)
+        lengths = output_lengths(self.choice)
+        if lengths is not None:
+            return expected_length(lengths.dist, max_tokens=lengths.max_tokens)
         osl = self.choice.osl[0]
         return expected_length(ranged_length(osl, self.choice.random_range_ratio), max_tokens=osl)
 

@@ -12,7 +12,7 @@ from capcliff.memory.deepep import AllToAllBackend
 from capcliff.memory.draft import draft_layout
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.perf.communication import MoEExchange
-from capcliff.perf.error_band import error_band
+from capcliff.perf.error_band import error_band, speculative_band
 from capcliff.perf.profiles import FITTED_TERMS, EngineProfile, profile_label, step_profile
 from capcliff.perf.speculation import SPEC_ASSUMPTIONS
 from capcliff.perf.stage_cost import FLOPS_PER_MAC
@@ -92,6 +92,9 @@ def step_label(dep: Deployment) -> str:
         return source_label(dep.kernels)
     terms = dict(dep.budget.step_time_terms)
     label = profile_label(dep.settings.engine, terms, dep.settings.engine_version)
+    if dep.request_overhead_s > 0:
+        how = "set" if dep.settings.request_overhead_ms is not None else "calibrated"
+        label += f"; request overhead {dep.request_overhead_s * 1e3:.1f} ms in every TTFT ({how})"
     spec, accepted = dep.speculation, dep.acceptance
     if spec is None or accepted is None:
         return label
@@ -106,6 +109,9 @@ def band_of(dep: Deployment) -> ErrorBandOut:
     when its step terms were fitted."""
     calibrated = any(k in FITTED_TERMS for k in dict(dep.budget.step_time_terms))
     band = error_band(dep.settings.engine.value, dep.hardware.id, calibrated=calibrated)
+    if dep.speculation is not None:
+        band = speculative_band(dep.settings.engine.value, band)
+        calibrated = False
     return ErrorBandOut(
         throughput=band.throughput, tpot=band.tpot, ttft=band.ttft, rows=band.rows,
         scope=band.scope, calibrated=calibrated,

@@ -36,6 +36,7 @@ from capcliff.analysis.evaluate.steady_point import (
 )
 from capcliff.analysis.evaluate.sweet_spot import SweetSpotResult, sweet_spot_result
 from capcliff.analysis.sweep.failure import PastCliff, past_cliff
+from capcliff.analysis.sweep.speculation_gain import SpeculationGain, speculation_gain
 from capcliff.analysis.sweep.timelines import hit_rate_over_time, kv_over_time
 from capcliff.analysis.workloads import is_online
 from capcliff.catalog.layout import Layout
@@ -128,6 +129,8 @@ class SeriesResult(_Result):
     sweet_spot: SweetSpotResult
     kv_over_time: dict[str, list[tuple[float, float]]]  # (s, KV utilisation) at named points
     hit_rate_over_time: dict[str, list[tuple[float, float]]] = {}  # (s, prefix-cache hit rate)
+    # with --speculative: the same points without it, and where speculation stops paying
+    speculation: SpeculationGain | None = None
 
 
 class SweepReport(SimulationHeader):
@@ -240,6 +243,8 @@ def _series(
         requests, steps, capacity, config, plan.concurrencies, dp=layout.dp, on_point=progress
     )
     points = _grown(points, requests, label, plan, (steps, capacity, config, layout.dp))
+    online, users = is_online(requests), requests.closed_loop
+    results = [point_result(p, online=online, users=users) for p in points]
     analytic = p99_analytic_cliff(requests, capacity, layout.dp)
     first = simulated_cliff(points)
     sweet = sweet_spot_result(
@@ -254,9 +259,7 @@ def _series(
         output_tokens_label=label,
         kv_blocks_per_replica=capacity.blocks,
         block_size=capacity.block_size,
-        points=[
-            point_result(p, online=is_online(requests), users=requests.closed_loop) for p in points
-        ],
+        points=results,
         cliff=CliffResult(
             analytic_concurrency=analytic,
             simulated_concurrency=None if first is None else first.concurrency,
@@ -264,6 +267,38 @@ def _series(
         sweet_spot=sweet,
         kv_over_time=kv_over_time(points, sweet.concurrency),
         hit_rate_over_time=hit_rate_over_time(points, sweet.concurrency),
+        speculation=_speculation_gain(dep, layout, label, requests, results, plan, max_model_len),
+    )
+
+
+def _speculation_gain(
+    dep: Deployment,
+    layout: Layout,
+    label: str,
+    requests: Requests,
+    with_spec: list[PointResult],
+    plan: SweepPlan,
+    max_model_len: int,
+) -> SpeculationGain | None:
+    """With speculation: the same sweep without it (same requests, concurrencies and stopping
+    rule) compared point by point (speculation_gain.py); None without speculation."""
+    if dep.speculation is None or dep.acceptance is None:
+        return None
+    plain = dep.without_speculation()
+    memory = plain.memory(layout, max_model_len)
+    if not memory.fits:  # cannot happen: the draft only adds memory
+        return None
+    capacity, steps = replica_models(plain, memory)
+    config = plain.sim_config(max_model_len)
+    points = sweep(requests, steps, capacity, config, plan.concurrencies, dp=layout.dp)
+    points = _grown(points, requests, label, plan, (steps, capacity, config, layout.dp))
+    online, users = is_online(requests), requests.closed_loop
+    return speculation_gain(
+        with_spec,
+        [point_result(p, online=online, users=users) for p in points],
+        method=dep.speculation.method.value,
+        num_speculative_tokens=dep.speculation.num_speculative_tokens,
+        tokens_per_step=dep.acceptance.tokens_per_step,
     )
 
 

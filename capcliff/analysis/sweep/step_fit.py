@@ -83,6 +83,11 @@ class PointFit:
         measured = self.point.mean_tpot_s
         return None if not measured else (which.tpot_s - measured) / measured
 
+    def ttft_error(self, which: Timings) -> float | None:
+        """(predicted - measured) / measured mean TTFT, or None if not measured."""
+        measured = self.point.mean_ttft_s
+        return None if not measured else (which.ttft_s - measured) / measured
+
 
 @dataclass(frozen=True)
 class StepFit:
@@ -93,11 +98,17 @@ class StepFit:
     modeled_fixed_s: float  # the profile's own fixed time per step (scale 1)
     profile: str
     points: tuple[PointFit, ...]
+    # seconds of each request outside the engine's steps (SimConfig.request_overhead_s): the
+    # median over the fitted points of measured - simulated mean TTFT, at least 0
+    request_overhead_s: float = 0.0
 
     @property
     def terms(self) -> dict[str, float]:
         """The terms as `--calibration` applies them."""
-        return {"fixed_s": self.fixed_s, "scale": self.scale}
+        return {
+            "fixed_s": self.fixed_s, "scale": self.scale,
+            "request_overhead_s": self.request_overhead_s,
+        }  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -262,15 +273,34 @@ def fit_bases(
             f"benchmark: the fit gives a step-time scale of {scale:.3g} (must be > 0); the "
             "points disagree with any positive step time: check the rows' units and lengths"
         )
+    overhead = request_overhead(bases, fixed, scale)
     fits = tuple(
         PointFit(
             b.point,
             modeled=b.modeled or b.fixed.combine(fixed0, b.variable, 1.0),
-            calibrated=b.fixed.combine(fixed, b.variable, scale),
+            calibrated=replace(
+                b.fixed.combine(fixed, b.variable, scale),
+                ttft_s=b.fixed.ttft_s * fixed + b.variable.ttft_s * scale + overhead,
+            ),
         )
         for b in (bases if predict is None else predict)
     )
-    return StepFit(fixed, scale, fixed0, label, fits)
+    return StepFit(fixed, scale, fixed0, label, fits, overhead)
+
+
+def request_overhead(bases: list[Basis], fixed: float, scale: float) -> float:
+    """Seconds per request outside the engine's steps that the measured TTFTs imply: the median
+    over the points that measured one of (measured - simulated mean TTFT with the fitted step
+    terms), at least 0 (0 without any measured TTFT). The median, because a point past the KV
+    cliff or with a warm-up outlier in its mean TTFT disagrees for other reasons. Added to the
+    simulated TTFT as the client sees it (`SimConfig.request_overhead_s`); a closed-loop client
+    waits it between requests too, which lengthens its cycle by it (a few per cent of an E2E of
+    seconds, not in the fitted throughput)."""
+    gaps = [
+        b.point.mean_ttft_s - (b.fixed.ttft_s * fixed + b.variable.ttft_s * scale)
+        for b in bases if b.point.mean_ttft_s
+    ]  # fmt: skip
+    return max(0.0, float(np.median(gaps))) if gaps else 0.0
 
 
 def fit_step_terms(

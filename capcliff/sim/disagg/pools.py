@@ -100,11 +100,6 @@ class DisaggResult:
         queue: FloatArray = self.decode_admitted_s - self.transfers.end_s
         return queue
 
-    @property
-    def decode_queue(self) -> Percentiles:
-        """Percentiles of the queueing time before decode."""
-        return Percentiles.of(self.decode_queue_s)
-
 
 def _round_robin(order: IntArray, replicas: int) -> IntArray:
     owner = np.empty(len(order), dtype=np.int64)
