@@ -92,12 +92,42 @@ def parse_toml(
     """`text` parsed as TOML; an InputError `source: (toml): problem` as `parse_json` (TOML's
     `inf` and `nan` are refused naming their key unless `finite=False`: the caller's validation
     refuses them, every problem listed)."""
+    deep = _deep_toml_key(text)
+    if deep is not None:
+        raise error(
+            f"{source}: (toml): line {deep[0]}: a key {deep[1]:,} levels deep; keys nest at most "
+            f"{MAX_TOML_KEY_PARTS} levels"
+        )
     data: dict[str, Any] = _parsed(
         tomllib.loads, text, (tomllib.TOMLDecodeError, str), "toml", source, error
     )
     if finite:
         refuse_non_finite(data, source=source, error=error)
     return data
+
+
+# Set: the most dot-separated parts one TOML key or table header may have. tomllib's time grows
+# with the square of a dotted key's length (10,000 parts: 1 s; 100,000: minutes and gigabytes),
+# and no capcliff file nests more than a few levels.
+MAX_TOML_KEY_PARTS = 100
+
+
+def _deep_toml_key(text: str) -> tuple[int, int] | None:
+    """(line number, parts) of the first key or `[table]` header of more than
+    `MAX_TOML_KEY_PARTS` dot-separated parts, else None. A quoted dot counts too: a bound, not
+    a parse; a line with neither `[` first nor `=` (a multi-line value's) holds no key."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.lstrip()
+        if stripped.startswith("["):
+            key = stripped.split("]", 1)[0]
+        elif "=" in line:
+            key = line.split("=", 1)[0]
+        else:
+            continue
+        parts = key.count(".") + 1
+        if parts > MAX_TOML_KEY_PARTS:
+            return number, parts
+    return None
 
 
 def _parsed(

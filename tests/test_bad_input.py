@@ -479,7 +479,10 @@ def test_calibrate_refuses_a_log_with_nothing_to_fit(
     [
         (["memory", "--gpus", "1073741824"], "gpus: 1,073,741,824 is outside 1 to 65,536"),
         (["plan", "--num-requests", "1000000000"], "num_requests: 1,000,000,000 is past the"),
-        (["sweep", *SMALL, "--concurrency", "1..100:100000"], "(at most 256 values, each >= 1)"),
+        (
+            ["sweep", *SMALL, "--concurrency", "1..100:100000"],
+            "(at most 256 values, each >= 1 and <= 10,000,000)",
+        ),
     ],
     ids=["gpus", "requests", "concurrency-points"],
 )

@@ -84,6 +84,43 @@ def test_a_session_trace_with_a_non_finite_time_is_refused(
     assert line.startswith(f"error: trace line 2: {field}: must be a finite number >= 0")
 
 
+LATER = {"session_id": "a", "input_tokens": 10, "output_tokens": 10, "think_s": 1}
+
+
+@pytest.mark.parametrize(
+    ("rows", "line"),
+    [
+        # 1e300 s: a 5 ms step no longer moves a clock that large, every latency read 0
+        ([{"input_tokens": 10, "output_tokens": 10, "arrival_s": 1e300}],
+         "trace line 1: arrival_s: 1e+300 s is past 1e+09 s (31 years)"),
+        ([{**SESSION_FIRST, "arrival_s": 0}, {**LATER, "turn": 1, "think_s": 1e300}],
+         "trace line 2: think_s: 1e+300 s is past 1e+09 s (31 years)"),
+        ([{**SESSION_FIRST, "arrival_s": 1e10}],
+         "trace line 1: arrival_s: 1e+10 s is past 1e+09 s (31 years)"),
+        # two turn 0 of one session: which comes first is not said
+        ([{**SESSION_FIRST, "arrival_s": 0}, {**LATER, "turn": 0}],
+         "trace line 2: turn: session 'a' turn 0 is also line 1; give each turn once"),
+        ([{**SESSION_FIRST, "session_id": ["a"]}],
+         "trace line 1: session_id: must be a string or an integer, got ['a']"),
+    ],
+    ids=["arrival-1e300", "think-1e300", "arrival-1e10", "turn-twice", "session-id-list"],
+)  # fmt: skip
+def test_a_trace_time_or_turn_no_run_has_is_refused(
+    rows: list[dict[str, object]], line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    error = _one_line_error(["sweep", "llama-3.1-8b", "--workload", str(trace)], capsys)
+    assert error.startswith(f"error: {line}"), error
+
+
+def test_a_think_time_flag_past_31_years_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["sweep", *SMALL, "--arrival", "clients", "--clients", "4", "--think-time", "1e300"]
+    assert _one_line_error(args, capsys).startswith(
+        "error: think_time: 1e+300 s is past 1e+09 s (31 years)"
+    )
+
+
 def test_a_plain_trace_with_an_overflowing_arrival_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -185,9 +222,15 @@ def test_model_files_are_told_by_name(name: str, model_file: bool) -> None:
         ({"quant_method": "compressed-tensors",
           "config_groups": {"g": {"weights": {"num_bits": -4, "type": "int"}}}},
          "quantization_config.config_groups.weights.num_bits"),
+        ({"quant_method": "compressed-tensors", "config_groups": {"g": {
+            "targets": ["re:(["], "weights": {"num_bits": 4, "type": "int"}}}},
+         "quantization_config.config_groups.g.targets"),
+        ({"quant_method": "compressed-tensors", "config_groups": [{"weights": {"num_bits": 4}}]},
+         "quantization_config.config_groups"),
     ],
     ids=["bits-negative", "group-null", "group-bool", "a-list", "a-string", "modelopt-group-0",
-         "block-bool", "bad-regex", "ct-group-null", "ct-bits-negative"],
+         "block-bool", "bad-regex", "ct-group-null", "ct-bits-negative", "ct-targets-regex",
+         "ct-groups-list"],
 )  # fmt: skip
 def test_a_bad_quantization_config_names_its_field(
     quant: object, field: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -225,11 +268,17 @@ HEADER_OK = {"w": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 8]}}
          None, "w.shape: must be a list of integers >= 0, got '2'"),
         (json.dumps({"w": {"dtype": "BF16", "shape": [2], "data_offsets": [4, 0]}}).encode(),
          None, "w.data_offsets: must be [start, end] within the 0 data bytes"),
+        (json.dumps({"__metadata__": [1], "w": {"dtype": "BF16", "shape": [2],
+                     "data_offsets": [0, 4]}}).encode(),
+         None, "__metadata__: must be an object of strings, got [1]"),
+        (json.dumps({"__metadata__": {"format": "pt"}, "w": {"dtype": "BF16", "shape": [2],
+                     "data_offsets": [0, 4]}}).encode(), None, None),
         (json.dumps({"w": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]}}).encode(),
          None, None),  # ok: 2 x 2 bytes, with 4 data bytes after the header
     ],
     ids=["truncated", "length-past-file", "not-json", "json-list", "unknown-dtype",
-         "negative-shape", "shape-not-list", "offsets-reversed", "valid"],
+         "negative-shape", "shape-not-list", "offsets-reversed", "metadata-not-strings",
+         "metadata-valid", "valid"],
 )  # fmt: skip
 def test_a_corrupt_safetensors_header_is_one_line(
     header: bytes, length: int | None, problem: str | None, tmp_path: Path
@@ -339,6 +388,32 @@ def test_force_fits_rows_of_another_model(tmp_path: Path) -> None:
     assert len(read_benchmark_file(DSR1_CSV, keep)) == len(rows)
 
 
+def test_a_calibration_applied_to_a_folder_named_alike_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a/model holds Llama-3.1-8B, b/model Qwen3-8B: both read as the model id "model"
+    for where, card in (("a", "llama-3.1-8b"), ("b", "qwen3-8b")):
+        (tmp_path / where / "model").mkdir(parents=True)
+        config = tomllib.loads((ROOT / "model_cards" / f"{card}.toml").read_text())["config"]
+        (tmp_path / where / "model" / "config.json").write_text(json.dumps(config))
+    runs, cal = tmp_path / "runs.json", tmp_path / "cal.toml"
+    runs.write_text(json.dumps(RUNS[1]))
+    monkeypatch.chdir(tmp_path / "a")
+    args = ["--gpu", "h100-sxm", "--calibration", str(cal)]
+    fit = ["calibrate", str(runs), "--model", "model", "--gpu", "h100-sxm", "-o", str(cal)]
+    assert main([*fit, "--force"]) == 0  # --force: the rows name the repo, not the folder
+    assert main(["memory", "model", *args]) == 0  # the same folder: applied
+    monkeypatch.chdir(tmp_path / "b")
+    capsys.readouterr()
+    line = _one_line_error(["memory", "model", *args], capsys)
+    # sizes from the two config.json files: 32 vs 36 layers, 14,336 vs 12,288 MLP width
+    assert line == (
+        f"error: calibration: {cal} was made for another deployment (model shape llama L32 "
+        "h4096 a32/kv8 d128 i14336 v128256 bf16 != qwen3 L36 h4096 a32/kv8 d128 i12288 v151936 "
+        "bf16); pass --force to apply it anyway"
+    )
+
+
 def test_a_vllm_result_of_another_model_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     path.write_text(json.dumps(RUNS[0]))
@@ -371,8 +446,10 @@ def _csv_with(tmp_path: Path, column: str, value: str, *, extra_row: bool = Fals
          "B52: output_throughput_tok_s: must be a finite number > 0, got -5"),
         ("mean_tpot_ms", "inf", False, "B52: mean_tpot_ms: must be a finite number > 0, got inf"),
         ("row_id", "B52", True, "B99: duplicates B52 (same run, same figures)"),
+        ("concurrency", "2.5", False, "B52: concurrency: must be a whole number, got 2.5"),
     ],
-    ids=["tpot-in-seconds", "negative-throughput", "infinite-tpot", "duplicated-row"],
+    ids=["tpot-in-seconds", "negative-throughput", "infinite-tpot", "duplicated-row",
+         "fractional-clients"],
 )  # fmt: skip
 def test_a_benchmark_csv_with_impossible_figures_is_refused(
     column: str,
@@ -388,6 +465,13 @@ def test_a_benchmark_csv_with_impossible_figures_is_refused(
     assert line.startswith(f"error: bench.csv: {message}"), line
 
 
+def test_a_vllm_result_with_a_fractional_request_count_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({**RUNS[0], "max_concurrency": 7.5}))  # read as 8 clients before
+    with pytest.raises(InputError, match=r"max_concurrency: must be a whole number, got 7\.5$"):
+        read_benchmark_file(path, ANY)
+
+
 def test_a_log_with_two_server_starts_is_refused() -> None:
     text = V16.read_text()
     with pytest.raises(InputError) as caught:
@@ -400,6 +484,19 @@ def test_a_log_with_two_server_starts_is_refused() -> None:
     )
 
 
+def test_a_garbled_figure_in_a_startup_log_names_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # line 39 of the SGLang fixture is its server_args; a cut there read as float() crashed
+    log = tmp_path / "sglang.txt"
+    text = (LOGS / "sglang_s02_qwq_32b_4xl4_tp4.txt").read_text()
+    log.write_text(text.replace("max_total_num_tokens=46611", "max_total_num_tokens=46611true"))
+    args = ["calibrate", str(log), "--model", "deepseek-r1-distill-qwen-32b", "--gpu", "h100-sxm"]
+    assert _one_line_error(args, capsys) == (
+        "error: logfile: line 39: kv_tokens: cannot read '46611true' as a number"
+    )
+
+
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
 def test_a_non_finite_calibration_term_is_refused_on_read(
     value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -408,6 +505,55 @@ def test_a_non_finite_calibration_term_is_refused_on_read(
     cal.write_text(f'engine = "vllm"\nsource = "x"\n[terms_gib]\nactivation_peak = {value}\n')
     line = _one_line_error(["memory", "llama-3.1-8b", "--calibration", str(cal)], capsys)
     assert line == f"error: {cal}: terms_gib.activation_peak: must be a finite number, got {value}"
+
+
+def test_a_calibration_term_past_an_exbibyte_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cal = tmp_path / "cal.toml"  # 1e300 GiB is inf bytes: an OverflowError traceback before
+    cal.write_text('engine = "vllm"\nsource = "x"\n[terms_gib]\nactivation_peak = 1e300\n')
+    line = _one_line_error(["memory", "llama-3.1-8b", "--calibration", str(cal)], capsys)
+    assert line == (
+        f"error: {cal}: terms_gib: activation_peak: past 1,073,741,824 GiB (1 EiB) per GPU"
+    )
+
+
+STEP_TIME = (
+    '[step_time]\nprofile = "vllm"\nsource = "b.csv"\npoints = 3\nfixed_s = {fixed}\n'
+    "scale = {scale}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("fixed", "scale", "message"),
+    [
+        # scale 1e300 printed TTFTs of 300 digits in every sweep row
+        ("0.001", "1e300", "scale: 1e+300 x the modeled step time is outside [0.01, 100]"),
+        ("0.001", "1e-9", "scale: 1e-09 x the modeled step time is outside [0.01, 100]"),
+        ("1e6", "1.0", "fixed_s: 1e+06 s per step is outside [0, 10] s"),
+    ],
+    ids=["scale-1e300", "scale-1e-9", "fixed-11-days"],
+)
+def test_step_time_terms_of_no_deployment_are_refused_on_read(
+    fixed: str, scale: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cal = tmp_path / "cal.toml"
+    cal.write_text('engine = "vllm"\nsource = "x"\n' + STEP_TIME.format(fixed=fixed, scale=scale))
+    line = _one_line_error(["sweep", *SMALL, "--calibration", str(cal)], capsys)
+    assert line.startswith(f"error: {cal}: step_time: {message}: "), line
+
+
+def test_a_fit_past_100x_the_model_is_refused_and_nothing_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 2,400 ms per token at 32 clients on an H100: the modeled 8B step is near 12 ms (the
+    # 24 ms run of RUNS[1] fits a scale near 2), so the scale alone is about 200
+    path, out = tmp_path / "slow.json", tmp_path / "cal.toml"
+    path.write_text(json.dumps(_vllm_run(32, 12.0, 2400.0)))
+    args = ["calibrate", str(path), "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "-o", str(out)]
+    line = _one_line_error(args, capsys)
+    assert line.startswith("error: benchmark: the fit's scale: ")
+    assert "outside [0.01, 100]" in line and not out.exists()
 
 
 # Sizes that would never finish: fleets and pools
@@ -428,6 +574,35 @@ def test_a_fleet_past_100k_gpus_is_refused_with_its_size(
     line = _one_line_error([*args, "--slo-ttft", "2", "--jobs", "1", *flags], capsys)
     assert line.startswith(start)
     assert "past the 100,000 GPUs a fleet is sized to" in line
+
+
+@pytest.mark.parametrize(
+    ("flags", "size"),
+    [
+        # 1e300 / (0.8 x the tp1 replica's sustained rate) is about 8.3e297: three figures
+        (["--rate", "1e300"], "needs 8.3"),
+        # 1e308 / (1e-7 x the sustained rate) overflows to inf (math.ceil(inf) was a traceback)
+        (["--rate", "1e308", "--headroom", "0.9999999"], "needs inf replicas of tp1 (inf GPUs)"),
+    ],
+    ids=["rate-1e300", "rate-1e308-infinite-count"],
+)
+def test_an_astronomical_fleet_is_one_short_line(
+    flags: list[str], size: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["plan", "llama-3.1-8b", "--isl", "100", "--osl", "100", "--slo-tpot", "0.05"]
+    line = _one_line_error([*args, "--slo-ttft", "2", "--jobs", "1", *flags], capsys)
+    assert size in line and "past the 100,000 GPUs a fleet is sized to" in line
+    assert len(line) < 250  # not a 300-digit count
+
+
+@pytest.mark.parametrize("command", ["plan", "sweep"])
+def test_a_rate_under_one_request_in_hours_is_refused(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # arrivals near 1e300 s: a step no longer moved the clock, the plan printed TPOT 0 ms and
+    # $1.11e+301 per million tokens (as a 300-digit number)
+    line = _one_line_error([command, *SMALL, "--rate", "1e-300"], capsys)
+    assert line.startswith("error: rate: 1e-300 requests/s is under 0.0001 (one request in 2.8")
 
 
 @pytest.mark.parametrize("decode", ["1000000d:tp1", "100000000d:tp1"])
@@ -453,6 +628,16 @@ def test_a_gpu_type_listed_twice_is_refused(capsys: pytest.CaptureFixture[str]) 
     assert line.startswith("error: gpu: h100-sxm listed more than once; give each GPU type once")
 
 
+def test_a_price_list_with_a_price_left_out_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    # "2," for two GPU types read as the one price 2 for both
+    args = ["plan", "llama-3.1-8b", "--isl", "10", "--osl", "10", "--rate", "2"]
+    line = _one_line_error([*args, "--gpu", "h100-sxm,h200-sxm", "--price-gpu-hour", "2,"], capsys)
+    assert line == (
+        "error: price-gpu-hour: cannot read '2,'; give one price > 0 in $/GPU-hour, or one per "
+        "--gpu (2)"
+    )
+
+
 # Check keys and SLO flags
 
 
@@ -474,6 +659,85 @@ def test_a_spec_limit_that_is_not_a_latency_is_refused(
     spec = _spec(tmp_path, **{key: value})
     line = _one_line_error(["check", str(spec)], capsys)
     assert line == f"error: {spec}: scenario[0].expect.{key}: {message}"
+
+
+@pytest.mark.parametrize(
+    ("key", "line"),
+    [
+        ("tpot_p99_max_s = true", "scenario[0].expect.tpot_p99_max_s: must be a number, got true"),
+        ("kv_headroom_min = false",
+         "scenario[0].expect.kv_headroom_min: must be a number, got false"),
+        ("max_num_seqs = true", "scenario[0].max_num_seqs: must be a number, got true"),
+        ("headroom = true", "scenario[0].headroom: must be a number, got true"),
+    ],
+    ids=["expect-limit", "expect-fraction", "engine-setting", "scenario-key"],
+)  # fmt: skip
+def test_a_boolean_for_a_spec_number_is_refused(
+    key: str, line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # pydantic's lax mode read true as 1: a 1 s TPOT limit, one sequence, headroom 1
+    spec = _spec(tmp_path)
+    text = spec.read_text()
+    if key.startswith(("tpot", "kv_")):  # [scenario.expect] is the file's last table
+        spec.write_text(f"{text}{key}\n")
+    else:
+        spec.write_text(text.replace("[scenario.workload]", f"{key}\n[scenario.workload]"))
+    assert _one_line_error(["check", str(spec)], capsys) == f"error: {spec}: {line}"
+
+
+def test_a_boolean_for_a_workload_length_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = _spec(tmp_path)
+    spec.write_text(spec.read_text().replace("isl = 16", "isl = true"))
+    line = _one_line_error(["check", str(spec)], capsys)
+    assert line == f"error: {spec}: scenario[0].workload.isl: must be a number, got true"
+
+
+@pytest.mark.parametrize(
+    ("body", "line"),
+    [
+        ("[terms_gib]\nactivation_peak = true\n",
+         "terms_gib.activation_peak: Input should be a valid number"),
+        ('[step_time]\nprofile = "v"\nsource = "b"\npoints = true\nfixed_s = 0.001\nscale = 1\n',
+         "step_time.points: must be a number, got true"),
+    ],
+    ids=["memory-term", "step-time-points"],
+)  # fmt: skip
+def test_a_boolean_for_a_calibration_number_is_refused(
+    body: str, line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cal = tmp_path / "cal.toml"
+    cal.write_text('engine = "vllm"\nsource = "x"\n' + body)
+    args = ["memory", "llama-3.1-8b", "--calibration", str(cal)]
+    assert _one_line_error(args, capsys) == f"error: {cal}: {line}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["64..99999999999999999999999:16",  # past int64: numpy's geomspace raised a TypeError
+     "64..20000000", "4,100000000000",  # more clients than the 10,000,000 requests a run has
+     "64..-5:16"],  # numpy warned on stderr (log10 of a negative) before the refusal
+    ids=["span-past-int64", "span-past-requests", "list-past-requests", "span-negative"],
+)  # fmt: skip
+def test_a_concurrency_past_any_run_is_refused(
+    text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _one_line_error(["sweep", *SMALL, "--concurrency", text], capsys)
+    assert line.startswith(f"error: concurrency: cannot read {text!r}; ")
+    assert line.endswith("(at most 256 values, each >= 1 and <= 10,000,000)")
+
+
+def test_a_serve_command_count_past_a_double_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = _spec(tmp_path)  # --max-num-seqs 1e400 was int(inf): an OverflowError traceback
+    command = "vllm serve meta-llama/Llama-3.1-8B --max-num-seqs 1e400"
+    spec.write_text(spec.read_text().replace('layout = "tp1"', f'serve_command = "{command}"'))
+    assert _one_line_error(["check", str(spec)], capsys) == (
+        f"error: {spec}: scenario[0].serve_command: --max-num-seqs wants a whole number >= 1, "
+        "got '1e400'"
+    )
 
 
 @pytest.mark.parametrize("command", ["sweep", "plan"])
@@ -512,6 +776,8 @@ def test_a_spec_calibration_is_read_from_the_spec_folder(
 
 DEEP_JSON = "[" * 100_000 + "]" * 100_000
 DEEP_TOML = "x = " + "[" * 100_000 + "]" * 100_000 + "\n"
+# a dotted key: tomllib takes minutes and gigabytes (its time grows with the square of the parts)
+DOTTED_TOML = "a" + ".a" * 100_000 + " = 1\n"
 BIG_INT = "9" * 5000
 
 
@@ -554,8 +820,10 @@ def test_a_model_config_too_deep_or_too_long_is_one_line(
 @pytest.mark.parametrize(
     ("text", "problem"),
     [(DEEP_TOML, "(toml): nested too deeply"),
-     (f"x = {BIG_INT}\n", "(toml): an integer with more than 4,300 digits")],
-    ids=["deep", "5000-digits"],
+     (f"x = {BIG_INT}\n", "(toml): an integer with more than 4,300 digits"),
+     (DOTTED_TOML, "(toml): line 1: a key 100,001 levels deep; keys nest at most 100 levels"),
+     ("[" + ".".join(["t"] * 101) + "]\nx = 1\n", "(toml): line 1: a key 101 levels deep")],
+    ids=["deep", "5000-digits", "dotted-key", "table-header"],
 )  # fmt: skip
 @pytest.mark.parametrize("surface", ["spec", "calibration"])
 def test_a_toml_file_too_deep_or_too_long_is_one_line(
@@ -569,6 +837,14 @@ def test_a_toml_file_too_deep_or_too_long_is_one_line(
         else ["memory", "llama-3.1-8b", "--calibration", str(path)]
     )
     assert _one_line_error(args, capsys).startswith(f"error: {path}: {problem}")
+
+
+def test_a_key_of_100_parts_is_read_and_a_long_string_value_is_no_key() -> None:
+    data = parse_toml("a" + ".a" * 99 + " = 1\n" + 'x = """\n' + "." * 500 + '\n"""\n', source="f")
+    inner = data
+    for _ in range(99):
+        inner = inner["a"]
+    assert inner == {"a": 1} and data["x"] == "." * 500 + "\n"
 
 
 def test_a_baseline_too_deep_is_one_line(

@@ -15,7 +15,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from capcliff.analysis.byte_count import ByteCount, DeviceBytes
 from capcliff.analysis.offload import offload_tiers, parse_offload
@@ -23,6 +30,7 @@ from capcliff.catalog.catalogs import Model
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
+from capcliff.file_fields import refuse_bool_number
 from capcliff.memory.budget import BudgetSettings, EngineName
 from capcliff.memory.deepep import AllToAllBackend
 from capcliff.memory.draft import (
@@ -91,6 +99,11 @@ class DeploymentSettings(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return refuse_bool_number(cls, value, info)
 
     engine: EngineName = EngineName.VLLM
     # the engine's release, for its step-time profile (profiles.engine_profile); None: the
@@ -389,6 +402,7 @@ def _calibration_terms(
         weight_dtype=weight_dtype,
         kv_cache_dtype=parse_kv_dtype(settings.kv_cache_dtype).value,
         layout=layout,
+        model_shape=model.arch.shape_label,
     )
     if mismatches and not force:
         raise InputError(

@@ -24,6 +24,7 @@ Flag names are the engines' own:
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from collections.abc import Callable, Mapping
@@ -138,7 +139,7 @@ def _integer(flag: str, value: str | None) -> int:
         number = float(digits) * scale
     except ValueError:
         number = -1.0
-    if not (number >= 1 and number == int(number)):
+    if not (1 <= number < math.inf and number == int(number)):  # 1e400: int(inf) overflowed
         raise InputError(f"{FIELD}: --{flag} wants a whole number >= 1, got {value!r}")
     return int(number)
 

@@ -35,6 +35,7 @@ from capcliff.sim.traffic.workload import (
     requests_from_trace,
 )
 from capcliff.sim.traffic.workload_rules import (
+    MAX_REQUESTS,
     check_arrival,
     check_shape_numbers,
     check_workload_numbers,
@@ -79,6 +80,9 @@ def parse_concurrency(text: str) -> tuple[int, ...]:
         else:
             span, _, count = text.partition(":")
             low, high = (int(v) for v in span.split(".."))
+            # past int64 numpy's geomspace raised a TypeError; below 1 it warned on stderr
+            if not 1 <= low <= high <= MAX_REQUESTS:
+                raise ValueError(span)
             if count:
                 if not 1 <= int(count) <= MAX_CONCURRENCY_POINTS:
                     raise ValueError(count)
@@ -88,11 +92,15 @@ def parse_concurrency(text: str) -> tuple[int, ...]:
                 values = [low * 2**i for i in range(64) if low * 2**i <= high]
     except ValueError:
         values = []
-    if not values or min(values) < 1 or len(set(values)) > MAX_CONCURRENCY_POINTS:
+    if (
+        not values
+        or not 1 <= min(values) <= max(values) <= MAX_REQUESTS
+        or len(set(values)) > MAX_CONCURRENCY_POINTS
+    ):
         raise InputError(
             f"concurrency: cannot read {text!r}; write 64,128,256 or 64..8192 (doubling) or "
             f"64..8192:16, where 16 counts points, not a step "
-            f"(at most {MAX_CONCURRENCY_POINTS} values, each >= 1)"
+            f"(at most {MAX_CONCURRENCY_POINTS} values, each >= 1 and <= {MAX_REQUESTS:,})"
         )
     return tuple(sorted(set(values)))
 

@@ -213,10 +213,13 @@ def _measure(value: float | None, row_id: str, column: str, *, ms: bool) -> floa
     return value * MS if ms else value
 
 
-def _count(value: float | None, row_id: str, column: str, most: int) -> int:
-    """A whole count (clients, tokens, requests) from a cell: finite, 1 to `most`."""
+def _count(value: float | None, row_id: str, column: str, most: int, *, whole: bool = False) -> int:
+    """A count (clients, tokens, requests) from a cell: finite, 1 to `most`, rounded; `whole`:
+    a count of clients or requests, which has no fraction (2.5 clients was read as 2)."""
     if value is None or not math.isfinite(value) or not 1 <= round(value) <= most:
         raise InputError(f"{row_id}: {column}: must be a number in 1 to {most:,}, got {value}")
+    if whole and value != round(value):
+        raise InputError(f"{row_id}: {column}: must be a whole number, got {value:g}")
     return round(value)
 
 
@@ -259,12 +262,12 @@ def _point(row: dict[str, Any], row_id: str) -> BenchmarkPoint | None:
     requests = _number(row.get("num_requests"))
     return BenchmarkPoint(
         row_id=row_id,
-        concurrency=_count(values["concurrency"], row_id, "concurrency", MAX_REQUESTS),
+        concurrency=_count(values["concurrency"], row_id, "concurrency", MAX_REQUESTS, whole=True),
         input_len=_count(values["input_len"], row_id, "input_len", MAX_TOKENS_PER_REQUEST),
         output_len=_count(values["output_len"], row_id, "output_len", MAX_TOKENS_PER_REQUEST),
         num_requests=None
         if requests is None
-        else _count(requests, row_id, "num_requests", MAX_REQUESTS),
+        else _count(requests, row_id, "num_requests", MAX_REQUESTS, whole=True),
         output_throughput_tok_s=throughput,
         mean_tpot_s=tpot,
         mean_ttft_s=_measure(_number(row.get("mean_ttft_ms")), row_id, "mean_ttft_ms", ms=True),
@@ -325,14 +328,14 @@ def _run_point(run: dict[str, Any], row_id: str, lengths: tuple[Any, Any]) -> Be
     found = _number(run.get("completed")) or _number(run.get("num_prompts"))
     if not found:
         raise InputError(f"{row_id}: completed: no finished requests in the result")
-    completed = _count(found, row_id, "completed", MAX_REQUESTS)
+    completed = _count(found, row_id, "completed", MAX_REQUESTS, whole=True)
     isl = _number(lengths[0]) or (_number(run.get("total_input_tokens")) or 0) / completed
     osl = _number(lengths[1]) or (_number(run.get("total_output_tokens")) or 0) / completed
     clients = _number(run.get("max_concurrency")) or completed  # no cap: all at once
     throughput = _number(run.get("output_throughput"))
     return BenchmarkPoint(
         row_id=row_id,
-        concurrency=_count(clients, row_id, "max_concurrency", MAX_REQUESTS),
+        concurrency=_count(clients, row_id, "max_concurrency", MAX_REQUESTS, whole=True),
         input_len=_count(isl, row_id, "input tokens per request", MAX_TOKENS_PER_REQUEST),
         output_len=_count(osl, row_id, "output tokens per request", MAX_TOKENS_PER_REQUEST),
         num_requests=completed,

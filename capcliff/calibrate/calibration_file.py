@@ -26,13 +26,48 @@ deployment it was fitted on, so that applying it to another one is refused witho
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from capcliff.catalog.catalogs import load_toml
 from capcliff.errors import CatalogError
+from capcliff.file_fields import refuse_bool_number
 from capcliff.memory.budget import OVERRIDABLE_TERMS, EngineName
-from capcliff.units import GIB
+from capcliff.units import GIB, MAX_BYTES, MAX_SLO_TPOT_S
+
+# Set bounds on fitted step-time terms (not modeled): a scale off the roofline-and-communication
+# model by more than 100x either way, or a fixed cost per step past the longest TPOT an SLO may
+# name (units.MAX_SLO_TPOT_S), describes another deployment or figures in other units, not this
+# one (DeepSeek-R1 rows forced onto an 8B model fit 10x; rows in seconds would fit 0.001x).
+MIN_STEP_SCALE = 0.01
+MAX_STEP_SCALE = 100.0
+MAX_STEP_FIXED_S = MAX_SLO_TPOT_S
+
+
+def step_terms_problem(fixed_s: float, scale: float) -> str | None:
+    """Why fitted step-time terms cannot describe a deployment (None when they can)."""
+    if not MIN_STEP_SCALE <= scale <= MAX_STEP_SCALE:
+        return (
+            f"scale: {scale:.3g} x the modeled step time is outside [{MIN_STEP_SCALE:g}, "
+            f"{MAX_STEP_SCALE:g}]: the figures are of another deployment (model, GPU, layout) "
+            "or in other units"
+        )
+    if not 0 <= fixed_s <= MAX_STEP_FIXED_S:
+        return (
+            f"fixed_s: {fixed_s:.3g} s per step is outside [0, {MAX_STEP_FIXED_S:g}] s: the "
+            "figures are of another deployment or in other units"
+        )
+    return None
 
 
 class StepTimeCalibration(BaseModel):
@@ -40,6 +75,11 @@ class StepTimeCalibration(BaseModel):
     every step costs `fixed_s` plus `scale` x the profile's roofline and communication time."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return refuse_bool_number(cls, value, info)
 
     fixed_s: float = Field(ge=0)  # seconds per step (replaces host time and kernel floors)
     scale: float = Field(gt=0)  # factor on the rest of the step
@@ -53,6 +93,13 @@ class StepTimeCalibration(BaseModel):
     # detokenized chunk, the client's turnaround (measured - simulated mean TTFT, the median)
     request_overhead_s: float = Field(default=0.0, ge=0, le=60)
 
+    @model_validator(mode="after")
+    def _plausible(self) -> StepTimeCalibration:
+        problem = step_terms_problem(self.fixed_s, self.scale)
+        if problem is not None:
+            raise ValueError(problem)
+        return self
+
 
 class Calibration(BaseModel):
     """Fitted terms for one engine: memory overheads (GiB per GPU) from a start-up log and
@@ -60,15 +107,23 @@ class Calibration(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return refuse_bool_number(cls, value, info)
+
     engine: EngineName
     engine_version: str | None = None  # as the log states it
     source: str
     model: str | None = None  # catalog id (or config path) the log was fitted with
+    # Architecture.shape_label of that model: two folders named alike are told apart by it
+    model_shape: str | None = None
     gpu: str | None = None  # hardware id
     layout: str | None = None  # e.g. tp8-ep8
     weight_dtype: str | None = None  # linear weights
     kv_cache_dtype: str | None = None
-    terms_gib: dict[str, float] = Field(default_factory=dict)
+    # Strict: `activation_peak = true` was read as 1 GiB
+    terms_gib: dict[str, Annotated[float, Strict()]] = Field(default_factory=dict)
     step_time: StepTimeCalibration | None = None
 
     @property
@@ -94,6 +149,9 @@ class Calibration(BaseModel):
         negative = sorted(name for name, value in terms.items() if value < 0)
         if negative:
             raise ValueError(f"negative bytes for {', '.join(negative)}")
+        huge = sorted(name for name, value in terms.items() if value * GIB > MAX_BYTES)
+        if huge:  # 1e300 GiB overflowed to inf in bytes (a traceback)
+            raise ValueError(f"{', '.join(huge)}: past {MAX_BYTES // GIB:,} GiB (1 EiB) per GPU")
         return terms
 
     @property
@@ -110,7 +168,8 @@ def load_calibration(path: Path) -> Calibration:
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "(file)"
-        raise CatalogError(f"{path}: {field}: {first['msg']}") from None
+        message = first["msg"].removeprefix("Value error, ")
+        raise CatalogError(f"{path}: {field}: {message}") from None
 
 
 def calibration_toml(calibration: Calibration) -> str:
@@ -132,6 +191,7 @@ def calibration_mismatches(
     weight_dtype: str | None,
     kv_cache_dtype: str,
     layout: str | None = None,
+    model_shape: str | None = None,
 ) -> list[str]:
     """How the deployment a calibration was fitted on differs from this one ([] when it does
     not, or the file does not say): `engine vllm-v0 != vllm` ..."""
@@ -142,6 +202,7 @@ def calibration_mismatches(
         ("weight_dtype", calibration.weight_dtype, weight_dtype),
         ("kv_cache_dtype", calibration.kv_cache_dtype, kv_cache_dtype),
         ("layout", calibration.layout, layout),
+        ("model shape", calibration.model_shape, model_shape),
     )
     return [
         f"{name} {recorded} != {used}"

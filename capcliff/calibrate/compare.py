@@ -316,7 +316,8 @@ def calibrate(
     version = log.config.get("engine_version")
     cal = Calibration(
         engine=settings.engine, engine_version=None if version is None else str(version),
-        source=source, model=model.id, gpu=gpu, layout=layout.name,
+        source=source, model=model.id, model_shape=model.arch.shape_label, gpu=gpu,
+        layout=layout.name,
         weight_dtype=weights.linear.value, kv_cache_dtype=kv.value, terms_gib=terms,
     )  # fmt: skip
     calibrated = predict(

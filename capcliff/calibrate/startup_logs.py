@@ -234,7 +234,12 @@ def _take_failure(scan: _Scan, text: str) -> str | None:
 
 
 def _figure(name: str, raw: str, unit: str | None, text: str, line_no: int) -> LoggedFigure:
-    value = float(raw.strip("'\"").rstrip(".").replace(",", ""))
+    try:
+        value = float(raw.strip("'\"").rstrip(".").replace(",", ""))
+    except ValueError:  # a line cut or garbled where a figure stands ('46611true')
+        raise InputError(
+            f"logfile: line {line_no}: {name}: cannot read {raw.strip()[:40]!r} as a number"
+        ) from None
     return LoggedFigure(
         name=name, value=value, unit=unit or _default_unit(name), line_no=line_no, text=text.strip()
     )

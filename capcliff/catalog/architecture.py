@@ -136,6 +136,23 @@ class Architecture:
     num_mtp_layers: int  # DeepSeek multi-token-prediction layers (not loaded unless speculating)
 
     @property
+    def shape_label(self) -> str:
+        """The sizes that tell one model from another (`llama L32 h4096 a32/kv8 d128 i14336
+        v128256 bf16`; MoE adds experts and their width): a calibration file records it, so a
+        folder named like the one it was fitted on but holding another model is refused."""
+        parts = [
+            self.model_type, f"L{self.num_layers}", f"h{self.hidden_size}",
+            f"a{self.num_attention_heads}/kv{self.num_kv_heads}", f"d{self.head_dim}",
+            f"i{self.intermediate_size}", f"v{self.vocab_size}",
+        ]  # fmt: skip
+        if self.moe is not None:
+            parts.append(f"e{self.moe.num_experts}x{self.moe.expert_intermediate_size}")
+        if self.mla is not None:
+            parts.append("mla")
+        dtypes = {self.linear_dtype.value, self.expert_dtype.value}
+        return " ".join([*parts, "/".join(sorted(dtypes))])
+
+    @property
     def has_sliding_window(self) -> bool:
         """Whether any layer attends over a sliding window only."""
         return any(w is not None for w in self.sliding_window_per_layer)

@@ -238,7 +238,14 @@ def safetensors_bytes(folder: Path) -> int | None:
     for path in files:
         header, data_bytes = _safetensors_header(path)
         for name, entry in header.items():
-            if name == "__metadata__":
+            if name == "__metadata__":  # the format's free-form text-to-text map
+                if not isinstance(entry, dict) or not all(
+                    isinstance(v, str) for v in entry.values()
+                ):
+                    raise CatalogError(
+                        f"{path}: (safetensors): __metadata__: must be an object of strings, "
+                        f"got {entry!r:.60}"
+                    )
                 continue
             found = _tensor_bytes(key_label(name), entry, data_bytes)
             if isinstance(found, str):

@@ -234,13 +234,19 @@ def _compressed_weights(scheme: dict[str, Any], path: str) -> WeightFormat:
 
 def _compressed_tensors(raw: dict[str, Any], path: str) -> Quantization:
     groups = raw.get("config_groups")
-    if not isinstance(groups, dict) or not groups:
+    if groups is not None and not isinstance(groups, dict):
+        kind = type(groups).__name__
+        raise _error(path, "config_groups", f"must be an object of named groups, got a {kind}")
+    if not groups:
         raise _error(path, "config_groups", "missing; needed to know the weight format")
     formats = []
     for name, group in groups.items():
         if not isinstance(group, dict) or not isinstance(group.get("weights"), dict):
             raise _error(path, f"config_groups.{key_label(name)}.weights", "missing")
         formats.append(_compressed_weights(group["weights"], path))
+        # targets are not applied (see below), but a bad one is refused: it cannot load
+        targets = f"config_groups.{key_label(name)}.targets"
+        _patterns({targets: group.get("targets")}, path, targets)
     # Several groups target different layers by name; capcliff applies the first to all linears.
     return Quantization(
         "compressed-tensors", formats[0], formats[0], _patterns(raw, path, "ignore")

@@ -29,6 +29,7 @@ from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import parse_layout
 from capcliff.check.spec_errors import field_line, validation_lines
 from capcliff.errors import CatalogError, InputError
+from capcliff.file_fields import refuse_bool_number
 from capcliff.files import parse_toml, read_text
 from capcliff.sim.traffic.length_spec import parse_output_lengths
 from capcliff.sim.traffic.sessions import SESSION_PRESETS, WORKLOAD_PRESETS
@@ -49,6 +50,11 @@ DEFAULT_TOLERANCE = 0.05  # a baseline figure may worsen by 5 % before the check
 class _Spec(BaseModel):
     # NaN and inf are refused in every number (`tpot_p99_max_s = inf` passed every check)
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return refuse_bool_number(cls, value, info)
 
 
 def _parsed(parse: Callable[[str], object], text: str) -> str:

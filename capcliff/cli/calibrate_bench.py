@@ -81,10 +81,12 @@ def calibrate_benchmark(args: BenchArgs) -> None:
     else:
         typer.echo(fit_text(fit, args.output), nl=False)
     if args.output is not None:
-        _write(args, fit, model.id, layout.name, settings.engine.value)
+        _write(args, fit, model.id, model.arch.shape_label, layout.name, settings.engine.value)
 
 
-def _write(args: BenchArgs, fit: StepFit, model_id: str, layout: str, engine: str) -> None:
+def _write(
+    args: BenchArgs, fit: StepFit, model_id: str, model_shape: str, layout: str, engine: str
+) -> None:
     """Write the step-time section, keeping a replaced calibration file's start-up terms."""
     from capcliff.calibrate.calibration_file import (
         Calibration,
@@ -106,7 +108,8 @@ def _write(args: BenchArgs, fit: StepFit, model_id: str, layout: str, engine: st
         calibration = load_calibration(args.output).model_copy(update={"step_time": step})
     else:
         calibration = Calibration.model_validate(
-            {"engine": engine, "source": str(args.path), "model": model_id, "gpu": args.gpu,
+            {"engine": engine, "source": str(args.path), "model": model_id,
+             "model_shape": model_shape, "gpu": args.gpu,
              "layout": layout, "kv_cache_dtype": args.kv_dtype, "step_time": step,
              "engine_version": args.engine_version}
         )  # fmt: skip

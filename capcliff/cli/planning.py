@@ -114,7 +114,7 @@ def _prices(text: str | None, gpu_ids: list[str]) -> dict[str, float]:
     if text is None:
         return {}
     try:
-        values = [float(v) for v in text.split(",") if v.strip()]
+        values = [float(v) for v in text.split(",")]  # "2," (a price left out) is refused
     except ValueError:
         values = []
     if len(values) == 1:

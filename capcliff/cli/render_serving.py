@@ -27,6 +27,12 @@ def _millis(value: float | None) -> str:
     return "-" if value is None else f"{value * 1000:,.0f} ms"
 
 
+def _dollars(value: float) -> str:
+    """Dollars to the cent; past a billion in three figures (`--rate 1e-300` priced a million
+    tokens in a 300-digit number)."""
+    return f"{value:,.2f}" if value < 1e9 else f"{value:.3g}"
+
+
 def _layout_cells(row: PlanLayout) -> list[str]:
     c, cliff = row.capacity, row.cliff
     assert c is not None and cliff is not None
@@ -52,7 +58,7 @@ def _fleet_cells(e: FleetEntry) -> list[str]:
     return [
         e.gpu, e.layout, f"{e.replicas:,}", f"{e.gpus:,}", f"{e.nodes:,}",
         f"{e.usd_per_gpu_hour:,.2f}", f"{e.usd_per_hour:,.2f}",
-        f"{e.usd_per_million_output_tokens:,.2f}", _seconds(e.ttft_p99_s), _millis(e.tpot_p99_s),
+        _dollars(e.usd_per_million_output_tokens), _seconds(e.ttft_p99_s), _millis(e.tpot_p99_s),
     ]  # fmt: skip
 
 

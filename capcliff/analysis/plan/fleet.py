@@ -88,11 +88,17 @@ def replicas_for(
         return None
     if needed * unit.gpus > MAX_FLEET_GPUS:
         raise InputError(
-            f"{load} at headroom {headroom} needs {math.ceil(needed):,} replicas of "
-            f"{unit.layout.name} ({math.ceil(needed) * unit.gpus:,} GPUs), past the "
+            f"{load} at headroom {headroom} needs {_many(needed)} replicas of "
+            f"{unit.layout.name} ({_many(needed, unit.gpus)} GPUs), past the "
             f"{MAX_FLEET_GPUS:,} GPUs a fleet is sized to; lower the load or the headroom"
         )
     return max(1, math.ceil(needed - 1e-9))
+
+
+def _many(count: float, each: int = 1) -> str:
+    """`count` rounded up, times `each`, with thousands separators; past 10^12 in 3 significant
+    figures (`--rate 1e300` printed 300 digits; an infinite count reads inf)."""
+    return f"{math.ceil(count) * each:,}" if count < 1e12 else f"{count * each:.3g}"
 
 
 def price_of(hardware: HardwareSpec, prices: dict[str, float]) -> float:

@@ -21,6 +21,7 @@ from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.evaluate.replica_models import replica_models
 from capcliff.analysis.evaluate.solver import config_at
 from capcliff.calibrate.benchmarks import BenchmarkPoint
+from capcliff.calibrate.calibration_file import step_terms_problem
 from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
 from capcliff.perf.profiles import step_profile
@@ -312,4 +313,8 @@ def fit_step_terms(
     """Fit `terms` (fixed_s and scale, or scale alone) to `points` of one deployment."""
     _check_count(len(points), terms)
     fixed0, label = modeled_fixed_s(dep, layout)
-    return fit_bases(point_bases(dep, layout, points), fixed0=fixed0, label=label, terms=terms)
+    fit = fit_bases(point_bases(dep, layout, points), fixed0=fixed0, label=label, terms=terms)
+    problem = step_terms_problem(fit.fixed_s, fit.scale)
+    if problem is not None:  # the terms a calibration file refuses (calibration_file.py)
+        raise InputError(f"benchmark: the fit's {problem}; check the rows against the flags")
+    return fit

@@ -55,6 +55,7 @@ from capcliff.sim.traffic.workload_rules import (
     MAX_TOKENS_PER_REQUEST,
     check_count,
     check_range_ratio,
+    check_seconds_bound,
     check_think_time,
     check_turns,
 )
@@ -410,6 +411,7 @@ def _number(row: dict[str, object], key: str, line: int) -> float | None:
         raise InputError(
             f"trace line {line}: {key}: must be a finite number >= 0 (seconds), got {value!r}"
         )
+    check_seconds_bound(f"trace line {line}: {key}", value)
     return float(value)
 
 
@@ -424,14 +426,28 @@ def parse_session_trace(lines: Iterable[str]) -> list[SessionRow]:
     """Rows of a JSONL session trace: `session_id`, `turn`, `input_tokens` (new this turn),
     `output_tokens`, `arrival_s` or `think_s`, optional `prefix_id` and `prefix_tokens`."""
     rows: list[SessionRow] = []
+    seen: dict[tuple[str, int], int] = {}  # (session, turn): the line that gave it
     for number, row in jsonl_objects(lines):
         if "session_id" not in row:
             raise InputError(f"trace line {number}: session_id: missing")
+        session = row["session_id"]
+        if isinstance(session, bool) or not isinstance(session, str | int):
+            raise InputError(
+                f"trace line {number}: session_id: must be a string or an integer, got "
+                f"{session!r:.40}"
+            )
+        turn = _count(row, "turn", number, least=0)
+        if (str(session), turn) in seen:  # which of the two comes first is not said
+            raise InputError(
+                f"trace line {number}: turn: session {str(session)!r:.40} turn {turn} is also "
+                f"line {seen[str(session), turn]}; give each turn once"
+            )
+        seen[str(session), turn] = number
         prefix = row.get("prefix_id")
         rows.append(
             SessionRow(
-                session_id=str(row["session_id"]),
-                turn=_count(row, "turn", number, least=0),
+                session_id=str(session),
+                turn=turn,
                 input_tokens=_count(row, "input_tokens", number, least=1),
                 output_tokens=_count(row, "output_tokens", number, least=1),
                 arrival_s=_number(row, "arrival_s", number),

@@ -24,7 +24,12 @@ import numpy.typing as npt
 
 from capcliff.errors import InputError
 from capcliff.files import parse_json
-from capcliff.sim.traffic.workload_rules import check_arrival, check_count, check_workload_numbers
+from capcliff.sim.traffic.workload_rules import (
+    check_arrival,
+    check_count,
+    check_seconds_bound,
+    check_workload_numbers,
+)
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -321,6 +326,8 @@ def parse_trace(lines: Iterable[str]) -> list[TraceRow]:
                 f"trace line {number}: arrival_s: must be a finite number >= 0 (seconds), "
                 f"got {arrival!r}"
             )
+        if arrival is not None:
+            check_seconds_bound(f"trace line {number}: arrival_s", arrival)
         inputs = _trace_int(row, "input_tokens", number)
         outputs = _trace_int(row, "output_tokens", number)
         rows.append(TraceRow(inputs, outputs, None if arrival is None else float(arrival)))

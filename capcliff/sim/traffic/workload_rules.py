@@ -16,6 +16,25 @@ from capcliff.errors import InputError
 MAX_REQUESTS = 10_000_000
 MAX_TOKENS_PER_REQUEST = 1 << 30  # ~1.07 billion: 100x the longest context of any model today
 MAX_TURNS = 100_000  # mean turns per session: far past any agent run
+# Set: the latest time a trace or a think time may name, s (about 31.7 years; Unix timestamps,
+# 1.7e9 today, are past it: a run starting there reads as 54 years idle). A double holds 1e9 s to
+# 1.2e-7 s, finer than any step; at 1e300 s a 5 ms step no longer moves the clock and every
+# latency read 0.
+MAX_SECONDS = 1e9
+
+# Set: the lowest arrival rate, requests/s. MAX_REQUESTS at this rate span 1e11 s, where a double
+# still resolves 15 us, finer than any step; at 1e-300 a 5 ms step no longer moved the clock and
+# the plan printed a TPOT of 0 ms.
+MIN_RATE = 1e-4
+
+
+def check_seconds_bound(where: str, value: float) -> None:
+    """An InputError when a finite time `value` (s) is past MAX_SECONDS; `where` names it."""
+    if value > MAX_SECONDS:
+        raise InputError(
+            f"{where}: {value:g} s is past {MAX_SECONDS:g} s (31 years), where the simulated "
+            "clock loses its resolution; give seconds from the run's start, not Unix timestamps"
+        )
 
 
 def check_count(field: str, value: int | None, *, most: int | None = None) -> None:
@@ -44,6 +63,8 @@ def check_think_time(value: float | None) -> None:
     """A think time (mean of an exponential, s) must be finite and >= 0 (0: none)."""
     if value is not None and not (math.isfinite(value) and value >= 0):
         raise InputError(f"think_time: must be a finite number >= 0 (seconds), got {value!r}")
+    if value is not None:
+        check_seconds_bound("think_time", value)
 
 
 def check_turns(value: float | None) -> None:
@@ -91,6 +112,11 @@ def check_workload_numbers(
     for length in osl:
         check_count("osl", length, most=MAX_TOKENS_PER_REQUEST)
     check_positive("rate", rate)
+    if rate is not None and rate < MIN_RATE:
+        raise InputError(
+            f"rate: {rate:g} requests/s is under {MIN_RATE:g} (one request in 2.8 hours), where "
+            "the arrivals outrun the simulated clock's resolution; give requests per second"
+        )
     check_count("clients", clients, most=MAX_REQUESTS)
 
 
