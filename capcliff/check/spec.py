@@ -134,6 +134,21 @@ class CheckWorkload(_Spec):
             return (parse_output_lengths(self.osl).max_tokens,)
         return (self.osl,)
 
+    @field_validator("osl", mode="before")
+    @classmethod
+    def _lengths(cls, value: object) -> object:
+        """An integer or a distribution's text: anything else is one message, not one per
+        member of the union."""
+        if (
+            value is None
+            or isinstance(value, str)
+            or (isinstance(value, int) and not isinstance(value, bool))
+        ):
+            return value
+        raise ValueError(
+            f'must be an integer number of tokens or "lognormal:MEAN:P99[:MAX]", got {value!r}'
+        )
+
     @field_validator("preset")
     @classmethod
     def _known_preset(cls, value: str | None) -> str | None:
