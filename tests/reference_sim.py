@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from capcliff.perf.step_time import StepTimeModel
-from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
+from capcliff.sim.config import ARRIVAL_TIE_S, KVCapacity, PreemptionMode, SimConfig
 from capcliff.sim.policies import Candidate, Policy, Requeue, RunningState, VictimOrder
 from capcliff.sim.traffic.workload import Requests
 
@@ -182,7 +182,7 @@ class ReferenceSim:
     def run(self) -> RefResult:
         while self.done < len(self.reqs):
             for r in sorted(self.not_arrived, key=lambda q: (q.arrival, q.idx)):
-                if r.arrival <= self.t:
+                if r.arrival <= self.t + ARRIVAL_TIE_S:
                     self.not_arrived.remove(r)
                     self.waiting.append(r)
                     self.dirty = True

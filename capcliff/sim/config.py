@@ -23,6 +23,12 @@ if TYPE_CHECKING:  # only a type here: keeps the simulator free of the memory ca
 PREFIX_CACHING_POLICIES = ("vllm", "vllm-first-chunk", "sglang")
 # vLLM V0's default CPU swap space per GPU (`--swap-space 4`, GiB).
 DEFAULT_SWAP_SPACE_BYTES = 4 * GIB
+# Set: an arrival within ARRIVAL_TIE_S after a step's end is there when that step ends, so it is
+# taken by the next step, as an engine's loop takes a request it has received when its scheduler
+# polls. An exact tie (a constant step time and arrivals on its grid) otherwise falls either way
+# on the rounding of a sum of step times, which a run's fast paths add in another order than
+# step by step (a whole step apart). 1 ns: far below any step or client turnaround (1 us).
+ARRIVAL_TIE_S = 1e-9
 # vLLM's default max_num_seqs and the V1 server's default max_num_batched_tokens on large GPUs.
 DEFAULT_MAX_NUM_SEQS = 256
 DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192

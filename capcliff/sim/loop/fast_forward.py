@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from capcliff.sim.config import ARRIVAL_TIE_S
 from capcliff.sim.loop.admit_step import exact_step
 from capcliff.sim.loop.head import head_verdict
 from capcliff.sim.loop.thrash import decode_run, empty_step, line_terms_of, run_thrash
@@ -104,7 +105,7 @@ def steps_before_arrival(sim: ReplicaState, count: int, context0: int, limit: in
     rounded operation keeps the order of non-negative operands), so halving the interval on it
     finds the same m as the line's search, without building the line; else (compute-bound
     somewhere, or a negative term) the line searches."""
-    due_s = sim.arrivals[0][0] - sim.now_s
+    due_s = sim.arrivals[0][0] - sim.now_s - ARRIVAL_TIE_S
     terms = line_terms_of(sim, count)
     mem0, mem1 = terms[0] + terms[1] * context0, terms[2]
     d0 = mem0 - (terms[3] + terms[4] * context0)
@@ -142,7 +143,7 @@ def _preempt_then_decode(sim: ReplicaState) -> bool:
             count == 0
             or len(running) != count
             or needs[sim.step % size] <= sim.free
-            or (arrivals and arrivals[0][0] <= sim.now_s)
+            or (arrivals and arrivals[0][0] <= sim.now_s + ARRIVAL_TIE_S)
             or rec.steps > max_steps
         ):
             return True  # the caller's loop takes it from here, as after any event

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from capcliff.errors import step_limit_error
 from capcliff.perf.decode_line import DecodeLine
 from capcliff.perf.step_time import StepTimeModel
+from capcliff.sim.config import ARRIVAL_TIE_S
 from capcliff.sim.loop.fast_forward import advance_decode, plain_decode_run, waits_for_arrival
 from capcliff.sim.loop.landed import first_tokens_at, fold_landing
 from capcliff.sim.loop.replica import ReplicaSim
@@ -182,7 +183,7 @@ class LockstepSim:
         ranks, max_steps = self.ranks, self.ranks[0].config.max_steps if self.ranks else 0
         while any(r.done < len(r.prompt) for r in ranks):
             for i, r in enumerate(ranks):
-                if r.arrivals and r.arrivals[0][0] <= self.now_s:
+                if r.arrivals and r.arrivals[0][0] <= self.now_s + ARRIVAL_TIE_S:
                     self._settle(i)
                     r.now_s = self.now_s  # a rank settled inside an exact step kept its start
                     r.take_arrivals()
@@ -314,7 +315,7 @@ class LockstepSim:
             if r.arrivals and (not (r.running or r.waiting) or waits_for_arrival(r))
         ]
         if due:
-            limit = clock.steps_before(min(due) - self.now_s, limit)
+            limit = clock.steps_before(min(due) - self.now_s - ARRIVAL_TIE_S, limit)
         seconds = clock.total_s(limit)
         self._pend(lines, ends, limit, clock, self.model.moe_hbm_bytes(busiest, busiest), seconds)
         self.now_s += seconds

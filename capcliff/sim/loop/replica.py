@@ -17,6 +17,7 @@ from __future__ import annotations
 from functools import partial
 
 from capcliff.errors import step_limit_error
+from capcliff.sim.config import ARRIVAL_TIE_S
 from capcliff.sim.loop.admission import candidate, head_admissible
 from capcliff.sim.loop.fast_forward import fast_forward
 from capcliff.sim.loop.prefill_only import no_chunking, prefill_step, swap_ins
@@ -42,7 +43,7 @@ class ReplicaSim(ReplicaState):
         n, rec, arrivals = len(self.prompt), self.rec, self.arrivals
         max_steps = self.config.max_steps
         while self.done < n:
-            if arrivals and arrivals[0][0] <= self.now_s:
+            if arrivals and arrivals[0][0] <= self.now_s + ARRIVAL_TIE_S:
                 self.take_arrivals()
             if not self.running and not self.waiting:
                 self._idle()
@@ -55,7 +56,7 @@ class ReplicaSim(ReplicaState):
     def take_arrivals(self) -> None:
         """Queue the requests that have arrived by now."""
         arrivals, waiting, now = self.arrivals, self.waiting, self.now_s
-        while arrivals and arrivals[0][0] <= now:
+        while arrivals and arrivals[0][0] <= now + ARRIVAL_TIE_S:
             waiting.append(arrivals.popleft()[1])
             self.dirty = True
 

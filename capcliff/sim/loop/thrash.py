@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from capcliff.perf.decode_line import DecodeLine
+from capcliff.sim.config import ARRIVAL_TIE_S
 from capcliff.sim.policies import (
     Requeue,
     trtllm_max_util_admit,
@@ -178,7 +179,7 @@ def run_thrash(sim: ReplicaState) -> None:
             count == 0
             or len(running) != count
             or needs[step % size] <= free
-            or (arrivals and arrivals[0][0] <= now)
+            or (arrivals and arrivals[0][0] <= now + ARRIVAL_TIE_S)
             or rec.steps > max_steps
         ):
             sim.step, sim.free, sim.now_s = step, free, now
