@@ -7,12 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
 from capcliff.check.runner import check_file
 from capcliff.cli import main
 from capcliff.errors import InputError
-from capcliff.sim.traffic.length_spec import parse_output_lengths
+from capcliff.sim.traffic.length_spec import OutputLengths, parse_output_lengths
 
 
 def test_the_spec_names_mean_p99_and_the_cut() -> None:
@@ -68,3 +70,19 @@ def test_a_check_spec_takes_the_distribution(tmp_path: Path) -> None:
     assert report.scenarios[0].assertions[0].passed
     spec.write_text(spec.read_text().replace("lognormal:300:1200", "lognormal:1200:300"))
     assert main(["check", str(spec)]) == 2
+
+
+@given(
+    st.text(max_size=40)
+    | st.builds(
+        lambda parts: "lognormal:" + ":".join(parts), st.lists(st.text(max_size=12), max_size=5)
+    )
+)
+def test_any_text_is_a_distribution_or_one_error_naming_osl(text: str) -> None:
+    try:
+        lengths = parse_output_lengths(text)
+    except InputError as exc:
+        assert str(exc).startswith("osl: ") and "\n" not in str(exc)
+    else:
+        assert isinstance(lengths, OutputLengths)
+        assert 1 <= lengths.dist.mean < lengths.dist.p99 <= lengths.max_tokens

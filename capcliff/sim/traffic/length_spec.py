@@ -43,7 +43,10 @@ def is_length_spec(text: str) -> bool:
 def parse_output_lengths(text: str, *, field: str = "osl") -> OutputLengths:
     """`lognormal:MEAN:P99[:MAX]` -> OutputLengths; a bad spec is one InputError naming `field`."""
     parts = text.strip().split(":")
-    hint = f"{field}: write lognormal:MEAN:P99 or lognormal:MEAN:P99:MAX (tokens), got {text!r}"
+    hint = (
+        f"{field}: write a number of tokens, lognormal:MEAN:P99 or lognormal:MEAN:P99:MAX "
+        f"(tokens), got {text!r}"
+    )
     if parts[0].lower() != PREFIX[:-1] or len(parts) not in (3, 4):
         raise InputError(hint)
     try:
