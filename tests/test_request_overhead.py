@@ -70,3 +70,13 @@ def test_a_closed_loop_client_waits_the_overhead_as_it_would_a_think_time() -> N
 def test_a_bad_overhead_is_refused_in_one_line(bad: float) -> None:
     with pytest.raises(InputError, match="request_overhead_s"):
         SimConfig(request_overhead_s=bad)
+
+
+def test_plan_says_the_overhead_is_no_engine_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    from capcliff.cli import main
+
+    args = ["plan", "llama-3.1-8b", "--gpus", "1", "--isl", "500", "--osl", "200", "--arrival",
+            "batch", "--num-requests", "32", "--request-overhead-ms", "40"]  # fmt: skip
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "a request overhead of 40.0 ms was simulated in every TTFT" in err

@@ -230,6 +230,11 @@ def _simulated_only(dep: Deployment) -> list[str]:
         )
     if s.policy is not None:
         said.append(f"--policy {s.policy} was simulated: no engine flag in these lines sets it")
+    if dep.request_overhead_s > 0:
+        said.append(
+            f"a request overhead of {dep.request_overhead_s * 1e3:.1f} ms was simulated in every "
+            "TTFT: the front end and the client's time, which no engine flag sets"
+        )
     return said
 
 
