@@ -78,5 +78,5 @@ def test_plan_says_the_overhead_is_no_engine_flag(capsys: pytest.CaptureFixture[
     args = ["plan", "llama-3.1-8b", "--gpus", "1", "--isl", "500", "--osl", "200", "--arrival",
             "batch", "--num-requests", "32", "--request-overhead-ms", "40"]  # fmt: skip
     assert main(args) == 0
-    err = capsys.readouterr().err
-    assert "a request overhead of 40.0 ms was simulated in every TTFT" in err
+    printed = capsys.readouterr()
+    assert "a request overhead of 40.0 ms was simulated in every TTFT" in printed.out + printed.err
