@@ -121,12 +121,21 @@ def test_sweep_disagg_json_has_a_point_per_concurrency() -> None:
     assert report["gpus"] == 2
 
 
+def test_sweep_disagg_runs_closed_loop_clients() -> None:
+    # 2 clients, 6 requests: each client sends its next request when its last one ends, so at
+    # most 2 requests are ever in the system and every client's requests follow one another.
+    report = _json("sweep", SMALL, "--disagg", "1p:tp1,1d:tp1", "--isl", "256", "--osl", "32",
+                   "--num-requests", "6", "--arrival", "clients", "--clients", "2",
+                   "--concurrency", "2")  # fmt: skip
+    assert report["disaggregated"]["kv_transfer"]["transfers"] == 6
+    assert report["series"]["points"][0]["preemptions"] == 0
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["--disagg", "1p:tp1"], "disagg: "),
         (["--disagg", "1p:tp1,1d:tp1", "--layout", "tp1"], "disagg: --layout does not apply"),
-        (["--disagg", "1p:tp1,1d:tp1", "--arrival", "clients", "--clients", "2"], "closed-loop"),
     ],
 )
 def test_sweep_disagg_refuses_bad_input_in_one_line(

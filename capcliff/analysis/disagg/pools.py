@@ -29,6 +29,7 @@ from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import CapcliffError, InputError
 from capcliff.memory.kv import kv_bytes_for_context
 from capcliff.memory.layout_memory import LayoutMemory
+from capcliff.sim.disagg.closed_loop import simulate_clients
 from capcliff.sim.disagg.kv_transfer import DEFAULT_TRANSFER_OVERHEAD_S, Fabric, Path
 from capcliff.sim.disagg.pools import DisaggResult, Pool, simulate_disaggregated
 from capcliff.sim.traffic.workload import Requests
@@ -226,7 +227,8 @@ def run_disagg(
     decode = dec.pool
     if concurrency is not None:
         decode = replace(decode, config=config_at(decode.config, concurrency, decode.replicas))
-    return simulate_disaggregated(
+    simulate = simulate_clients if requests.closed_loop else simulate_disaggregated
+    return simulate(
         requests, kv_bytes_per_request(dep, requests), prefill=pre.pool, decode=decode,
         fabric=fabric_between(pre.hardware, dec.hardware,
                               overhead_ms=dep.settings.kv_transfer_overhead_ms),

@@ -26,7 +26,6 @@ from capcliff.analysis.evaluate.sweet_spot import sweet_spot_result
 from capcliff.analysis.sweep.report import CliffResult, SeriesResult, point_result
 from capcliff.analysis.sweep.timelines import kv_over_time
 from capcliff.analysis.workloads import is_online
-from capcliff.errors import InputError
 from capcliff.sim.traffic.workload import Requests
 
 SCHEMA_VERSION = 1
@@ -52,8 +51,6 @@ def disagg_series(
     progress: Callable[[], None] | None = None,
 ) -> tuple[SeriesResult, list[DisaggregatedReport]]:
     """The series of `spec` over `concurrencies`, and each point's disaggregated report."""
-    if requests.closed_loop:
-        raise InputError("disagg: closed-loop clients are not simulated; use poisson or batch")
     pools = pools_of(dep, spec, max_model_len)
     dec = pools[1].pool
     points: list[SweepPoint] = []

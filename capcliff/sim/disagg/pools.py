@@ -17,8 +17,8 @@ Modeled simplifications (named): a prefill replica frees a prompt's blocks when 
 (SGLang reserves them before the transfer starts). The client sees the first token when the decode
 replica's first step ends (SGLang and vLLM stream from the decode worker), together with the
 second; TPOT is the time of the output - 2 steps after it. A one-token output ends
-at its prefill and is never transferred. Closed-loop clients are refused (their next arrival would
-couple the stages).
+at its prefill and is never transferred. Closed-loop clients, whose next arrival couples the
+stages, are the fixed point of this simulation (`closed_loop.simulate_clients`).
 """
 
 from __future__ import annotations
@@ -169,7 +169,10 @@ def simulate_disaggregated(
     """Serve `requests` on a prefill pool and a decode pool; `kv_bytes[i]` is the KV request i's
     prompt moves (bytes)."""
     if requests.closed_loop:
-        raise InputError("disagg: closed-loop clients are not simulated; use poisson or batch")
+        raise InputError(
+            "disagg: the two-pool simulation takes timed arrivals; closed-loop clients run "
+            "through sim.disagg.closed_loop.simulate_clients"
+        )
     if len(kv_bytes) != len(requests):
         raise InputError("disagg: kv_bytes needs one entry per request")
     check_fits(_prefill_requests(requests), prefill.capacity)

@@ -1,0 +1,95 @@
+"""Closed-loop clients on two pools (`sim.disagg.closed_loop`): the send times are the fixed
+point of the two-pool simulation, which is the closed-loop run itself."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from capcliff.errors import InputError
+from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.sim.disagg.closed_loop import send_times, simulate_clients
+from capcliff.sim.disagg.kv_transfer import Fabric, Path, Placement
+from capcliff.sim.disagg.pools import Pool
+from capcliff.sim.traffic.workload import Requests
+from tests.simtools import constant_model
+
+FABRIC = Fabric(Path("nvlink", 100e9, 1e-6), Path("rdma", 50e9, 5e-6), domain_gpus=8,
+                overhead_s=1e-3)  # fmt: skip
+PLACEMENT = Placement((range(0, 4),), (range(4, 8), range(8, 16)))
+
+
+def _pool(replicas: int = 1) -> Pool:
+    return Pool(
+        model=constant_model(0.01), capacity=KVCapacity(blocks=100, block_size=4),
+        config=SimConfig(policy="vllm", max_num_seqs=8, max_num_batched_tokens=64),
+        replicas=replicas, gpus_per_replica=4,
+    )  # fmt: skip
+
+
+def _clients(n: int, clients: int, think_s: float) -> Requests:
+    first = np.where(np.arange(n) < clients, 0.0, np.nan)
+    return Requests(
+        np.full(n, 10, dtype=np.int64), np.full(n, 3, dtype=np.int64),
+        np.full(n, 3, dtype=np.int64), first, (np.arange(n) % clients).astype(np.int64),
+        closed_loop=True, think_time_s=think_s,
+    )  # fmt: skip
+
+
+def test_one_client_sends_each_request_a_think_time_after_the_last_one_ends() -> None:
+    # Alone, a 10-token prompt with 3 output tokens takes 33.501 ms end to end on these pools
+    # (tests/test_disagg.py, test_one_request_by_hand: 10 ms prefill, 3.501 ms transfer, two
+    # 10 ms decode steps). One client with 100 ms of think time sends request k at
+    # k x 133.501 ms, and each takes 33.501 ms again (one decode replica, on the prefill's node,
+    # so every transfer takes the same NVLink path).
+    result = simulate_clients(
+        _clients(3, 1, 0.1), np.full(3, 1e9), prefill=_pool(), decode=_pool(), fabric=FABRIC,
+    )  # fmt: skip
+    assert result.serving.arrival_s.tolist() == pytest.approx([0.0, 0.133501, 0.267002])
+    assert result.serving.e2e_s.tolist() == pytest.approx([0.033501] * 3)
+
+
+@pytest.mark.parametrize("clients", [2, 4, 8])
+def test_each_client_waits_for_its_last_request(clients: int) -> None:
+    # Contention: requests of several clients share the pools; the result is a fixed point,
+    # every client's next request sent exactly when its previous one finished (no think time).
+    requests = _clients(6 * clients, clients, 0.0)
+    result = simulate_clients(
+        requests, np.full(len(requests), 1e9), prefill=_pool(), decode=_pool(2), fabric=FABRIC,
+        placement=PLACEMENT,
+    )  # fmt: skip
+    sent = result.serving.arrival_s
+    finish = sent + result.serving.e2e_s
+    for c in range(clients):
+        mine = np.flatnonzero(requests.client == c)
+        np.testing.assert_allclose(sent[mine[1:]], finish[mine[:-1]], rtol=0, atol=1e-9)
+    assert (result.serving.e2e_s >= 0.033501 - 1e-9).all()  # never faster than alone
+
+
+def test_send_times_follow_waves() -> None:
+    # Client 0 sends 0 (at 0), then 1 and 2 together once 0 is done (think 0.5), then 3 once both
+    # 1 and 2 are done; client 1 sends 4 at 0.2 and 5 a think after it.
+    requests = Requests(
+        np.full(6, 10, dtype=np.int64), np.full(6, 3, dtype=np.int64),
+        np.full(6, 3, dtype=np.int64), np.array([0.0, np.nan, np.nan, np.nan, 0.2, np.nan]),
+        np.array([0, 0, 0, 0, 1, 1], dtype=np.int64), closed_loop=True,
+        think_s=np.full(6, 0.5), joins_previous=np.array([False, False, True, False, False, False]),
+    )  # fmt: skip
+    finish = np.array([1.0, 3.0, 4.0, 9.0, 2.0, 5.0])
+    assert send_times(requests, finish).tolist() == [0.0, 1.5, 1.5, 4.5, 0.2, 2.5]
+
+
+def test_sessions_are_refused_in_one_line() -> None:
+    requests = dataclasses.replace(
+        _clients(4, 2, 0.0),
+        content_node=np.arange(4),
+        content_parent=np.full(4, -1),
+        content_fork_tokens=np.zeros(4, dtype=np.int64),
+    )
+    with pytest.raises(InputError, match="closed-loop sessions"):
+        simulate_clients(
+            requests, np.full(4, 1e9), prefill=_pool(), decode=_pool(2), fabric=FABRIC,
+            placement=PLACEMENT,
+        )  # fmt: skip
