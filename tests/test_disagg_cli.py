@@ -209,3 +209,10 @@ def test_the_transfer_overhead_is_a_setting() -> None:
     default = _json(*args)["disaggregated"]["kv_transfer"]["p99_transfer_s"]
     slower = _json(*args, "--kv-transfer-overhead-ms", "5")["disaggregated"]["kv_transfer"]
     assert slower["p99_transfer_s"] - default == pytest.approx(4e-3)  # 5 ms instead of 1 ms
+
+
+def test_plan_disagg_with_clients_says_its_figures_are_the_clients_run() -> None:
+    report = _json("plan", SMALL, "--gpus", "2", "--disagg", "--isl", "256", "--osl", "32",
+                   "--num-requests", "24", "--clients", "4")  # fmt: skip
+    assert report["figures_from"].startswith("4 closed-loop clients")
+    assert report["disaggregated"]["kv_transfer"]["transfers"] == 24

@@ -4,6 +4,7 @@ point of the two-pool simulation, which is the closed-loop run itself."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from capcliff.errors import InputError
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.disagg.closed_loop import send_times, simulate_clients
 from capcliff.sim.disagg.kv_transfer import Fabric, Path, Placement
-from capcliff.sim.disagg.pools import Pool
+from capcliff.sim.disagg.pools import DisaggResult, Pool, simulate_disaggregated
 from capcliff.sim.traffic.workload import Requests
 from tests.simtools import constant_model
 
@@ -27,6 +28,20 @@ def _pool(replicas: int = 1) -> Pool:
         config=SimConfig(policy="vllm", max_num_seqs=8, max_num_batched_tokens=64),
         replicas=replicas, gpus_per_replica=4,
     )  # fmt: skip
+
+
+def _pools(
+    *, decode: Pool, placement: Placement | None = None
+) -> Callable[[Requests], DisaggResult]:
+    """The two-pool simulation of timed requests, 1 GB of KV each."""
+
+    def run(timed: Requests) -> DisaggResult:
+        return simulate_disaggregated(
+            timed, np.full(len(timed), 1e9), prefill=_pool(), decode=decode, fabric=FABRIC,
+            placement=placement,
+        )  # fmt: skip
+
+    return run
 
 
 def _clients(n: int, clients: int, think_s: float) -> Requests:
@@ -44,9 +59,7 @@ def test_one_client_sends_each_request_a_think_time_after_the_last_one_ends() ->
     # 10 ms decode steps). One client with 100 ms of think time sends request k at
     # k x 133.501 ms, and each takes 33.501 ms again (one decode replica, on the prefill's node,
     # so every transfer takes the same NVLink path).
-    result = simulate_clients(
-        _clients(3, 1, 0.1), np.full(3, 1e9), prefill=_pool(), decode=_pool(), fabric=FABRIC,
-    )  # fmt: skip
+    result = simulate_clients(_clients(3, 1, 0.1), _pools(decode=_pool()))
     assert result.serving.arrival_s.tolist() == pytest.approx([0.0, 0.133501, 0.267002])
     assert result.serving.e2e_s.tolist() == pytest.approx([0.033501] * 3)
 
@@ -56,10 +69,7 @@ def test_each_client_waits_for_its_last_request(clients: int) -> None:
     # Contention: requests of several clients share the pools; the result is a fixed point,
     # every client's next request sent exactly when its previous one finished (no think time).
     requests = _clients(6 * clients, clients, 0.0)
-    result = simulate_clients(
-        requests, np.full(len(requests), 1e9), prefill=_pool(), decode=_pool(2), fabric=FABRIC,
-        placement=PLACEMENT,
-    )  # fmt: skip
+    result = simulate_clients(requests, _pools(decode=_pool(2), placement=PLACEMENT))
     sent = result.serving.arrival_s
     finish = sent + result.serving.e2e_s
     for c in range(clients):
@@ -89,7 +99,4 @@ def test_sessions_are_refused_in_one_line() -> None:
         content_fork_tokens=np.zeros(4, dtype=np.int64),
     )
     with pytest.raises(InputError, match="closed-loop sessions"):
-        simulate_clients(
-            requests, np.full(4, 1e9), prefill=_pool(), decode=_pool(2), fabric=FABRIC,
-            placement=PLACEMENT,
-        )  # fmt: skip
+        simulate_clients(requests, _pools(decode=_pool(2), placement=PLACEMENT))

@@ -180,6 +180,13 @@ def _candidate_row(ev: Evaluated, slo: Slo | None) -> DisaggCandidate:
 
 def figures_source(workload: WorkloadChoice, requests: int, sample: OnlineSample | None) -> str:
     """Which simulation the serving figures, and so the costs, come from."""
+    if sample is None and workload.clients is not None:
+        return (
+            f"{workload.clients:,} closed-loop clients, each sending its next request when its "
+            f"last one ends ({requests:,} requests; with --disagg the send times are the fixed "
+            "point of the two-pool simulation), both kinds simulated end to end over the whole "
+            "run ($ per million tokens at its throughput)"
+        )
     if sample is None:
         return (
             f"an offline batch: {requests:,} requests at t = 0, both kinds simulated end to end "

@@ -227,10 +227,13 @@ def run_disagg(
     decode = dec.pool
     if concurrency is not None:
         decode = replace(decode, config=config_at(decode.config, concurrency, decode.replicas))
-    simulate = simulate_clients if requests.closed_loop else simulate_disaggregated
-    return simulate(
-        requests, kv_bytes_per_request(dep, requests), prefill=pre.pool, decode=decode,
-        fabric=fabric_between(pre.hardware, dec.hardware,
-                              overhead_ms=dep.settings.kv_transfer_overhead_ms),
-        points=points,
-    )  # fmt: skip
+    kv_bytes = kv_bytes_per_request(dep, requests)
+    fabric = fabric_between(pre.hardware, dec.hardware,
+                            overhead_ms=dep.settings.kv_transfer_overhead_ms)  # fmt: skip
+
+    def simulate(timed: Requests) -> DisaggResult:
+        return simulate_disaggregated(
+            timed, kv_bytes, prefill=pre.pool, decode=decode, fabric=fabric, points=points
+        )
+
+    return simulate_clients(requests, simulate) if requests.closed_loop else simulate(requests)

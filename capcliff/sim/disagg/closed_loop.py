@@ -16,14 +16,14 @@ itself, not an approximation. A run that has not settled after MAX_ROUNDS is ref
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
 
 from capcliff.errors import InputError
 from capcliff.sim.config import ARRIVAL_TIE_S
-from capcliff.sim.disagg.kv_transfer import Fabric, Placement
-from capcliff.sim.disagg.pools import DisaggResult, Pool, simulate_disaggregated
+from capcliff.sim.disagg.pools import DisaggResult
 from capcliff.sim.traffic.workload import Requests
 
 FloatArray = npt.NDArray[np.float64]
@@ -51,17 +51,11 @@ def send_times(requests: Requests, finish_s: FloatArray) -> FloatArray:
 
 
 def simulate_clients(
-    requests: Requests,
-    kv_bytes: FloatArray,
-    *,
-    prefill: Pool,
-    decode: Pool,
-    fabric: Fabric,
-    placement: Placement | None = None,
-    points: int = 512,
+    requests: Requests, simulate: Callable[[Requests], DisaggResult]
 ) -> DisaggResult:
-    """`simulate_disaggregated` for closed-loop `requests`: the send times are iterated to the
-    fixed point (module docstring); the result's arrivals are the clients' send times."""
+    """`simulate` (the two-pool simulation of timed requests, `pools.simulate_disaggregated` with
+    its pools) for closed-loop `requests`: the send times are iterated to the fixed point (module
+    docstring); the result's arrivals are the clients' send times."""
     if not requests.closed_loop:
         raise InputError("disagg: simulate_clients takes closed-loop requests")
     if requests.has_content:
@@ -73,13 +67,8 @@ def simulate_clients(
     first = np.isfinite(trial)
     trial[~first] = np.nanmax(trial) if first.any() else 0.0  # every other request at once
     for _ in range(MAX_ROUNDS):
-        timed = dataclasses.replace(requests, arrival_s=trial, closed_loop=False)
-        result = simulate_disaggregated(
-            timed, kv_bytes, prefill=prefill, decode=decode, fabric=fabric,
-            placement=placement, points=points,
-        )  # fmt: skip
-        finish = trial + result.serving.e2e_s
-        sent = send_times(requests, finish)
+        result = simulate(dataclasses.replace(requests, arrival_s=trial, closed_loop=False))
+        sent = send_times(requests, trial + result.serving.e2e_s)
         if np.max(np.abs(sent - trial)) <= ARRIVAL_TIE_S:
             return result
         trial = sent
