@@ -3,13 +3,11 @@ point of the two-pool simulation, which is the closed-loop run itself."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 
 import numpy as np
 import pytest
 
-from capcliff.errors import InputError
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.disagg.closed_loop import send_times, simulate_clients
 from capcliff.sim.disagg.kv_transfer import Fabric, Path, Placement
@@ -91,12 +89,29 @@ def test_send_times_follow_waves() -> None:
     assert send_times(requests, finish).tolist() == [0.0, 1.5, 1.5, 4.5, 0.2, 2.5]
 
 
-def test_sessions_are_refused_in_one_line() -> None:
-    requests = dataclasses.replace(
-        _clients(4, 2, 0.0),
-        content_node=np.arange(4),
-        content_parent=np.full(4, -1),
-        content_fork_tokens=np.zeros(4, dtype=np.int64),
-    )
-    with pytest.raises(InputError, match="closed-loop sessions"):
-        simulate_clients(requests, _pools(decode=_pool(2), placement=PLACEMENT))
+def test_sessions_run_on_two_pools(capsys: pytest.CaptureFixture[str]) -> None:
+    # Multi-turn sessions arriving at a rate: each turn leaves a think time after the previous
+    # one ends (the client loop replayed over the finishes); the run settles and serves them all.
+    from capcliff.cli import main
+
+    args = [
+        "sweep",
+        "llama-3.1-8b",
+        "--disagg",
+        "1p:tp1,1d:tp1",
+        "--workload",
+        "multiturn-chat",
+        "--rate",
+        "2",
+        "--num-requests",
+        "60",
+        "--concurrency",
+        "16",
+        "--format",
+        "json",
+    ]
+    assert main(args) == 0
+    import json
+
+    report = json.loads(capsys.readouterr().out)
+    assert report["disaggregated"]["kv_transfer"]["transfers"] == 60

@@ -11,11 +11,14 @@ first requests are sent at their own arrival times, so after each round the send
 up to a horizon that grows by at least the shortest request cycle (first token, transfer, one
 decode step, think time): the iteration ends, and at its end the result is the closed-loop run
 itself, not an approximation. A run that has not settled after MAX_ROUNDS is refused in one line.
+The send times come from the aggregated simulator's own client loop, so sessions (fan-out waves,
+users taking the next session from a shared pool) follow the same rules with --disagg.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -24,6 +27,7 @@ import numpy.typing as npt
 from capcliff.errors import InputError
 from capcliff.sim.config import ARRIVAL_TIE_S
 from capcliff.sim.disagg.pools import DisaggResult
+from capcliff.sim.loop.clients import ClientLoop
 from capcliff.sim.traffic.workload import Requests
 
 FloatArray = npt.NDArray[np.float64]
@@ -31,23 +35,16 @@ MAX_ROUNDS = 400  # set: rounds of the two-pool simulation before a closed loop 
 
 
 def send_times(requests: Requests, finish_s: FloatArray) -> FloatArray:
-    """Each request's send time from the finishes of its client's earlier requests, as
-    `sim.loop.clients.ClientLoop` sends them: a request with an arrival time at that time; one
-    that joins the request before it (a fan-out wave) with it; any other `think_s` after the last
-    finish of its client's previous wave."""
-    given = np.array(requests.arrival_s, dtype=np.float64)
-    sent = given.copy()
-    for client in np.unique(requests.client):
-        wave_end = -np.inf
-        for i in np.flatnonzero(requests.client == client):
-            if np.isnan(given[i]):
-                sent[i] = (
-                    sent[i - 1] if requests.joins_previous[i] else wave_end + requests.think_s[i]
-                )
-            if not (np.isnan(given[i]) and requests.joins_previous[i]):
-                wave_end = -np.inf  # a new wave: its requests' last finish
-            wave_end = max(wave_end, float(finish_s[i]))
-    return sent
+    """Each request's send time given every request's finish: the replica's own client loop
+    (`sim.loop.clients.ClientLoop`: a request with an arrival time at that time; a client's next
+    request, or wave, its think time after the last of its previous ones ends; a user whose
+    session ends takes the next one from the shared pool) replayed over the finishes in time
+    order, one loop for every client of the deployment."""
+    arrival = [a if math.isfinite(a) else math.inf for a in requests.arrival_s.tolist()]
+    loop = ClientLoop(requests, arrival)
+    for i in np.argsort(finish_s, kind="stable").tolist():
+        loop.finished(i, float(finish_s[i]))
+    return np.array(loop.arrival, dtype=np.float64)
 
 
 def simulate_clients(
@@ -58,11 +55,6 @@ def simulate_clients(
     docstring); the result's arrivals are the clients' send times."""
     if not requests.closed_loop:
         raise InputError("disagg: simulate_clients takes closed-loop requests")
-    if requests.has_content:
-        raise InputError(
-            "disagg: closed-loop sessions (users drawing sessions from a shared pool) are not "
-            "simulated with --disagg; give --clients with single-turn requests, or a --rate"
-        )
     trial = np.array(requests.arrival_s, dtype=np.float64)
     first = np.isfinite(trial)
     trial[~first] = np.nanmax(trial) if first.any() else 0.0  # every other request at once
