@@ -3,11 +3,13 @@ point of the two-pool simulation, which is the closed-loop run itself."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import numpy as np
 import pytest
 
+from capcliff.cli import main
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.disagg.closed_loop import send_times, simulate_clients
 from capcliff.sim.disagg.kv_transfer import Fabric, Path, Placement
@@ -92,26 +94,8 @@ def test_send_times_follow_waves() -> None:
 def test_sessions_run_on_two_pools(capsys: pytest.CaptureFixture[str]) -> None:
     # Multi-turn sessions arriving at a rate: each turn leaves a think time after the previous
     # one ends (the client loop replayed over the finishes); the run settles and serves them all.
-    from capcliff.cli import main
-
-    args = [
-        "sweep",
-        "llama-3.1-8b",
-        "--disagg",
-        "1p:tp1,1d:tp1",
-        "--workload",
-        "multiturn-chat",
-        "--rate",
-        "2",
-        "--num-requests",
-        "60",
-        "--concurrency",
-        "16",
-        "--format",
-        "json",
-    ]
+    args = ["sweep", "llama-3.1-8b", "--disagg", "1p:tp1,1d:tp1", "--workload", "multiturn-chat",
+            "--rate", "2", "--num-requests", "60", "--concurrency", "16", "--format", "json"]  # fmt: skip
     assert main(args) == 0
-    import json
-
     report = json.loads(capsys.readouterr().out)
     assert report["disaggregated"]["kv_transfer"]["transfers"] == 60
