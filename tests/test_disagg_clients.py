@@ -94,8 +94,9 @@ def test_send_times_follow_waves() -> None:
 def test_sessions_run_on_two_pools(capsys: pytest.CaptureFixture[str]) -> None:
     # Multi-turn sessions arriving at a rate: each turn leaves a think time after the previous
     # one ends (the client loop replayed over the finishes); the run settles and serves them all.
-    args = ["sweep", "llama-3.1-8b", "--disagg", "1p:tp1,1d:tp1", "--workload", "multiturn-chat",
-            "--rate", "2", "--num-requests", "60", "--concurrency", "16", "--format", "json"]  # fmt: skip
+    args = ["sweep", "llama-3.1-8b", "--disagg", "1p:tp1,1d:tp1", "--workload",
+            "multiturn-chat", "--rate", "2", "--num-requests", "60", "--concurrency", "16",
+            "--format", "json"]  # fmt: skip
     assert main(args) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["disaggregated"]["kv_transfer"]["transfers"] == 60
