@@ -4,6 +4,7 @@ point of the two-pool simulation, which is the closed-loop run itself."""
 from __future__ import annotations
 
 import json
+from pathlib import Path as PathLib
 from collections.abc import Callable
 
 import numpy as np
@@ -100,3 +101,14 @@ def test_sessions_run_on_two_pools(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(args) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["disaggregated"]["kv_transfer"]["transfers"] == 60
+
+
+def test_a_check_spec_runs_clients_on_two_pools(tmp_path: PathLib) -> None:
+    spec = tmp_path / "capcliff.toml"
+    spec.write_text(
+        '[[scenario]]\nname = "d"\nmodel = "llama-3.1-8b"\ngpu = "h200-sxm"\n'
+        'disagg = "1p:tp1,1d:tp1"\n[scenario.workload]\nisl = 500\nosl = "lognormal:200:800"\n'
+        'arrival = "clients"\nclients = 8\nnum_requests = 100\nconcurrency = 8\n'
+        "[scenario.expect]\ntpot_p99_max_s = 1.0\n"
+    )
+    assert main(["check", str(spec)]) == 0
