@@ -4,8 +4,8 @@ point of the two-pool simulation, which is the closed-loop run itself."""
 from __future__ import annotations
 
 import json
-from pathlib import Path as PathLib
 from collections.abc import Callable
+from pathlib import Path as PathLib
 
 import numpy as np
 import pytest
