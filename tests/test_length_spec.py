@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,8 @@ from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
 from capcliff.check.runner import check_file
 from capcliff.cli import main
 from capcliff.errors import InputError
-from capcliff.sim.traffic.length_spec import OutputLengths, parse_output_lengths
+from capcliff.sim.traffic.length_spec import OutputLengths, histogram_spec, parse_output_lengths
+from capcliff.sim.traffic.workload import LogNormal
 
 
 def test_the_spec_names_mean_p99_and_the_cut() -> None:
@@ -85,4 +87,61 @@ def test_any_text_is_a_distribution_or_one_error_naming_osl(text: str) -> None:
         assert str(exc).startswith("osl: ") and "\n" not in str(exc)
     else:
         assert isinstance(lengths, OutputLengths)
-        assert 1 <= lengths.dist.mean < lengths.dist.p99 <= lengths.max_tokens
+        if isinstance(lengths.dist, LogNormal):
+            assert 1 <= lengths.dist.mean < lengths.dist.p99 <= lengths.max_tokens
+        else:
+            assert max(lengths.dist.values) == lengths.max_tokens
+
+
+HISTOGRAM = "tokens,count\n500,10\n2000,5  # a comment\n\n16000,1\n"
+
+
+def test_a_histogram_file_reads_into_its_inline_form() -> None:
+    spec = histogram_spec(HISTOGRAM, source="h.csv")
+    assert spec == "histogram:500*10,2000*5,16000*1"
+    lengths = parse_output_lengths(spec)
+    assert lengths.max_tokens == 16000
+    # (500 x 10 + 2000 x 5 + 16000 x 1) / 16 = 1,937.5
+    assert "mean 1,938" in lengths.label
+
+
+def test_histogram_draws_follow_the_counts() -> None:
+    choice = WorkloadChoice(num_requests=32_000, isl=100, osl=(16_000,),
+                            output_lengths=histogram_spec(HISTOGRAM, source="h"))  # fmt: skip
+    outputs = plan_workloads(choice, seed=1)[1][0][1].output_tokens
+    assert set(outputs.tolist()) == {500, 2000, 16000}
+    assert float((outputs == 500).mean()) == pytest.approx(10 / 16, abs=0.01)
+    assert float((outputs == 16000).mean()) == pytest.approx(1 / 16, abs=0.005)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("500,2\n1e3,x\n", "line 2"), ("", "holds no lengths"), ("0,1\n", "tokens must be"),
+     ("500,-1\n", "count must be"), ("500,1,2\n", "write tokens[,count]")],
+)  # fmt: skip
+def test_a_bad_histogram_row_is_named(text: str, message: str) -> None:
+    with pytest.raises(InputError, match=r"^osl: h.csv"):
+        histogram_spec(text, source="h.csv")
+    with pytest.raises(InputError, match=re.escape(message)):
+        histogram_spec(text, source="h.csv")
+
+
+def test_sweep_and_check_read_a_histogram_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "lengths.csv").write_text(HISTOGRAM.replace("16000", "1600"))
+    args = ["sweep", "llama-3.1-8b", "--gpus", "1", "--isl", "100", "--osl",
+            f"hist:{tmp_path / 'lengths.csv'}", "--num-requests", "40", "--concurrency", "8",
+            "--format", "json"]  # fmt: skip
+    assert main(args) == 0
+    assert "osl histogram of 3 lengths" in json.loads(capsys.readouterr().out)["workload"]
+    spec = tmp_path / "capcliff.toml"
+    spec.write_text(
+        '[[scenario]]\nname = "h"\nmodel = "llama-3.1-8b"\ngpu = "h200-sxm"\nlayout = "tp1"\n'
+        '[scenario.workload]\nisl = 100\nosl = "hist:lengths.csv"\nnum_requests = 40\n'
+        "concurrency = 8\n[scenario.expect]\nfits = true\n"
+    )
+    assert check_file(spec).scenarios[0].assertions[0].passed
+    spec.write_text(spec.read_text().replace("lengths.csv", "missing.csv"))
+    assert main(["check", str(spec)]) == 2
+    assert "scenario[0].workload.osl: cannot read" in capsys.readouterr().err

@@ -31,7 +31,7 @@ from capcliff.check.spec_errors import field_line, validation_lines
 from capcliff.errors import CatalogError, InputError
 from capcliff.file_fields import refuse_bool_number
 from capcliff.files import parse_toml, read_text
-from capcliff.sim.traffic.length_spec import parse_output_lengths
+from capcliff.sim.traffic.length_spec import histogram_file, histogram_spec, parse_output_lengths
 from capcliff.sim.traffic.sessions import SESSION_PRESETS, WORKLOAD_PRESETS
 from capcliff.sim.traffic.workload import Arrival, parse_trace
 from capcliff.sim.traffic.workload_rules import (
@@ -334,6 +334,7 @@ class SpecFile:
     path: Path
     spec: CheckSpec
     traces: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    histograms: tuple[Path, ...] = ()  # the `osl = "hist:FILE"` files it read
 
     @property
     def base_dir(self) -> Path:
@@ -354,7 +355,7 @@ class SpecFile:
             for name in (s.workload.trace, s.calibration):
                 if name is not None:
                     paths.append(self.base_dir / name)
-        return paths
+        return paths + list(self.histograms)
 
 
 def _reference_problems(scenario: Scenario, base_dir: Path) -> list[str]:
@@ -409,14 +410,36 @@ def parse_spec(text: str, *, path: Path) -> SpecFile:
     Raises CatalogError listing every problem, one `path: field: message` line each.
     """
     data = _toml(text, path)
-    problems = validation_lines(CheckSpec, data)
+    histograms, problems = _read_histograms(data, path.parent)
+    problems += validation_lines(CheckSpec, data)
     if problems:
         raise CatalogError("\n".join(f"{path}: {p}" for p in problems))
     spec = CheckSpec.model_validate(data)
     traces, problems = _spec_problems(spec, path.parent)
     if problems:
         raise CatalogError("\n".join(f"{path}: {p}" for p in problems))
-    return SpecFile(path=path, spec=spec, traces=traces)
+    return SpecFile(path=path, spec=spec, traces=traces, histograms=tuple(histograms))
+
+
+def _read_histograms(data: dict[str, Any], base_dir: Path) -> tuple[list[Path], list[str]]:
+    """Each scenario's `osl = "hist:FILE"` (relative to the spec's folder) read into its
+    inline form in `data`, in place: (the files read, problem lines)."""
+    read: list[Path] = []
+    problems: list[str] = []
+    scenarios = data.get("scenario")
+    for i, scenario in enumerate(scenarios if isinstance(scenarios, list) else []):
+        workload = scenario.get("workload") if isinstance(scenario, dict) else None
+        osl = workload.get("osl") if isinstance(workload, dict) else None
+        name = histogram_file(osl) if isinstance(osl, str) else None
+        if name is None or not isinstance(workload, dict):
+            continue
+        try:
+            file = base_dir / name
+            workload["osl"] = histogram_spec(read_text(file, field="osl"), source=name)
+            read.append(file)
+        except InputError as exc:
+            problems.append(f"scenario[{i}].workload.{exc}")
+    return read, problems
 
 
 def load_spec(path: Path = DEFAULT_SPEC) -> SpecFile:

@@ -176,7 +176,7 @@ def sweep(
 
     plot_path = parse_plot_path(plot)
     check_outputs(
-        [("--plot", plot_path)], inputs=input_paths(workload, model, settings), force=force
+        [("--plot", plot_path)], inputs=input_paths(workload, model, settings, osl), force=force
     )
     plotting_ready(plot_path)
     names = [] if layout is None else [p.strip() for p in layout.split(",") if p.strip()]

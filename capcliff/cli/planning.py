@@ -243,7 +243,7 @@ def plan(
     from capcliff.catalog.catalogs import get_hardware, get_model
 
     figure = _plot_target(
-        plot, disagg=disagg, force=force, inputs=input_paths(workload, model, settings)
+        plot, disagg=disagg, force=force, inputs=input_paths(workload, model, settings, osl)
     )
     gpu_ids = [g.strip() for g in gpu.split(",") if g.strip()]
     if not gpu_ids:

@@ -101,7 +101,12 @@ def workload_choice(
 
     from capcliff.analysis.workloads import WorkloadChoice
     from capcliff.files import read_text
-    from capcliff.sim.traffic.length_spec import is_length_spec, parse_output_lengths
+    from capcliff.sim.traffic.length_spec import (
+        histogram_file,
+        histogram_spec,
+        is_length_spec,
+        parse_output_lengths,
+    )
     from capcliff.sim.traffic.workload import Arrival
 
     trace = None
@@ -114,8 +119,11 @@ def workload_choice(
     lengths: tuple[int, ...] = ()
     distributed = None
     if osl is not None and is_length_spec(osl):
-        distributed = osl
-        lengths = (parse_output_lengths(osl).max_tokens,)
+        source = histogram_file(osl)
+        distributed = osl if source is None else histogram_spec(
+            read_text(Path(source), field="osl"), source=source
+        )  # fmt: skip
+        lengths = (parse_output_lengths(distributed).max_tokens,)
     elif osl is not None:
         try:
             lengths = tuple(int(v) for v in osl.split(",") if v.strip())
@@ -142,11 +150,18 @@ def workload_choice(
     )
 
 
-def input_paths(workload: str | None, model: str, settings: DeploymentSettings) -> list[Path]:
+def input_paths(
+    workload: str | None, model: str, settings: DeploymentSettings, osl: str | None = None
+) -> list[Path]:
     """The files a run reads (an output may never be one of them)."""
     from pathlib import Path
 
+    from capcliff.sim.traffic.length_spec import histogram_file
+
     paths = [Path(workload)] if workload is not None and workload.endswith(".jsonl") else []
+    source = None if osl is None else histogram_file(osl)
+    if source is not None:
+        paths.append(Path(source))
     if Path(model).exists():
         paths.append(Path(model) / "config.json" if Path(model).is_dir() else Path(model))
     if settings.calibration is not None:

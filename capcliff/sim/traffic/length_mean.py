@@ -55,4 +55,6 @@ def expected_length(dist: LengthDist, *, max_tokens: int) -> float:
         values = np.arange(dist.low, dist.high + 1, dtype=np.float64)
         return float(np.clip(values, 1, top).mean())
     assert isinstance(dist, Empirical)
-    return float(np.clip(np.asarray(dist.values, dtype=np.float64), 1, top).mean())
+    clipped = np.clip(np.asarray(dist.values, dtype=np.float64), 1, top)
+    p = dist.probabilities
+    return float(clipped.mean() if p is None else clipped @ p)

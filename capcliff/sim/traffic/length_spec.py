@@ -1,9 +1,12 @@
-"""Output lengths given as a distribution on the command line or in a spec: `lognormal:MEAN:P99`.
+"""Output lengths given as a distribution on the command line or in a spec.
 
-Reasoning traffic has long, heavy-tailed outputs; a fixed `--osl` cannot say so. A lognormal is
-named the way its users describe it, by its mean and 99th percentile in tokens (`LogNormal`), and
-cut at the engine's `max_tokens` the client sends: `lognormal:MEAN:P99:MAX`, MAX by default
-DEFAULT_CUT x P99 (a set assumption, printed in the workload label).
+Reasoning traffic has long, heavy-tailed outputs; a fixed `--osl` cannot say so. Two forms:
+- `lognormal:MEAN:P99[:MAX]`: named the way its users describe it, by its mean and 99th
+  percentile in tokens (`LogNormal`), cut at the engine's `max_tokens` the client sends, MAX by
+  default DEFAULT_CUT x P99 (a set assumption, printed in the workload label);
+- `hist:FILE`: a histogram the user measured (one `tokens[,count]` row per line), which the
+  command reads (`histogram_spec`) into the inline form `histogram:L*C,L*C,...`; lengths are
+  drawn in proportion to the counts and cut at the longest.
 """
 
 from __future__ import annotations
@@ -12,9 +15,12 @@ import math
 from dataclasses import dataclass
 
 from capcliff.errors import InputError
-from capcliff.sim.traffic.workload import LogNormal
+from capcliff.sim.traffic.workload import Empirical, LogNormal
 
 PREFIX = "lognormal:"
+FILE_PREFIX = "hist:"
+INLINE_PREFIX = "histogram:"
+MAX_BINS = 100_000  # the most rows a histogram may have (a sanity bound)
 DEFAULT_CUT = 2.0  # set: max_tokens = 2 x the p99 unless the spec gives it
 MAX_TOKENS = 10_000_000  # the longest output a spec may name (a sanity bound, not an engine one)
 
@@ -23,12 +29,25 @@ MAX_TOKENS = 10_000_000  # the longest output a spec may name (a sanity bound, n
 class OutputLengths:
     """A distribution of output lengths and the max_tokens that cuts it, tokens."""
 
-    dist: LogNormal
+    dist: LogNormal | Empirical
     max_tokens: int
 
     @property
     def label(self) -> str:
-        """'osl lognormal mean 8,000, p99 30,000, cut at 60,000'."""
+        """'osl lognormal mean 8,000, p99 30,000, cut at 60,000' or 'osl histogram of 12
+        lengths, mean 3,100, up to 16,384'."""
+        if isinstance(self.dist, Empirical):
+            p = self.dist.probabilities
+            values = self.dist.values
+            mean = (
+                sum(values) / len(values)
+                if p is None
+                else float(sum(v * q for v, q in zip(values, p, strict=True)))
+            )
+            return (
+                f"osl histogram of {len(values):,} lengths, mean {mean:,.0f}, up to "
+                f"{self.max_tokens:,}"
+            )
         return (
             f"osl lognormal mean {self.dist.mean:,.0f}, p99 {self.dist.p99:,.0f}, cut at "
             f"{self.max_tokens:,}"
@@ -37,11 +56,78 @@ class OutputLengths:
 
 def is_length_spec(text: str) -> bool:
     """Whether `text` names a distribution rather than a list of lengths."""
-    return text.strip().lower().startswith(PREFIX)
+    lowered = text.strip().lower()
+    return lowered.startswith((PREFIX, FILE_PREFIX, INLINE_PREFIX))
+
+
+def histogram_file(text: str) -> str | None:
+    """The path of `hist:PATH` (None for any other form)."""
+    stripped = text.strip()
+    return stripped[len(FILE_PREFIX) :] if stripped.lower().startswith(FILE_PREFIX) else None
+
+
+def histogram_spec(text: str, *, source: str, field: str = "osl") -> str:
+    """A histogram file's text -> `histogram:L*C,...`. One row per line: `tokens` or
+    `tokens,count` (commas, tabs or spaces); blank lines and `#` comments skipped, and a first
+    line that is not numbers (a header). Lengths in [1, MAX_TOKENS], counts finite and > 0."""
+    bins: dict[int, float] = {}
+    rows = [line.split("#", 1)[0].strip() for line in text.splitlines()]
+    numbered = [(n, r) for n, r in enumerate(rows, 1) if r]
+    for k, (n, row) in enumerate(numbered):
+        cells = row.replace(",", " ").split()
+        try:
+            numbers = [float(c) for c in cells]
+        except ValueError:
+            if k == 0:
+                continue  # a header
+            raise InputError(
+                f"{field}: {source} line {n}: cannot read {row!r}; write tokens[,count]"
+            ) from None
+        if len(numbers) not in (1, 2):
+            raise InputError(f"{field}: {source} line {n}: write tokens[,count], got {row!r}")
+        tokens, count = numbers[0], numbers[1] if len(numbers) == 2 else 1.0
+        if not (tokens.is_integer() and 1 <= tokens <= MAX_TOKENS):
+            raise InputError(
+                f"{field}: {source} line {n}: tokens must be an integer in "
+                f"[1, {MAX_TOKENS:,}], got {cells[0]}"
+            )
+        if not (math.isfinite(count) and 0 < count < 1e15):
+            raise InputError(
+                f"{field}: {source} line {n}: count must be a number > 0, got {cells[1]}"
+            )
+        bins[int(tokens)] = bins.get(int(tokens), 0.0) + count
+    if not bins:
+        raise InputError(
+            f"{field}: {source} holds no lengths; write one tokens[,count] row per line"
+        )
+    if len(bins) > MAX_BINS:
+        raise InputError(f"{field}: {source} has {len(bins):,} lengths, past {MAX_BINS:,}")
+    return INLINE_PREFIX + ",".join(f"{t}*{c:g}" for t, c in sorted(bins.items()))
+
+
+def _parse_histogram(text: str, field: str) -> OutputLengths:
+    values, weights = [], []
+    hint = f"{field}: write histogram:TOKENS*COUNT,... or hist:FILE, got {text[:60]!r}"
+    for part in text.strip()[len(INLINE_PREFIX) :].split(","):
+        tokens, _, count = part.partition("*")
+        try:
+            t, c = int(tokens), float(count or 1)
+        except ValueError:
+            raise InputError(hint) from None
+        if not (1 <= t <= MAX_TOKENS and math.isfinite(c) and c > 0):
+            raise InputError(hint)
+        values.append(t)
+        weights.append(c)
+    return OutputLengths(Empirical(tuple(values), tuple(weights)), max(values))
 
 
 def parse_output_lengths(text: str, *, field: str = "osl") -> OutputLengths:
-    """`lognormal:MEAN:P99[:MAX]` -> OutputLengths; a bad spec is one InputError naming `field`."""
+    """`lognormal:MEAN:P99[:MAX]` or `histogram:L*C,...` -> OutputLengths; a bad spec is one
+    InputError naming `field`. (`hist:FILE` is read by the command first: `histogram_spec`.)"""
+    if text.strip().lower().startswith(INLINE_PREFIX):
+        return _parse_histogram(text, field)
+    if histogram_file(text) is not None:
+        raise InputError(f"{field}: {text!r}: the histogram file was not read")
     parts = text.strip().split(":")
     hint = (
         f"{field}: write a number of tokens, lognormal:MEAN:P99 or lognormal:MEAN:P99:MAX "

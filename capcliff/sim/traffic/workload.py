@@ -96,13 +96,29 @@ class LogNormal:
 
 @dataclass(frozen=True)
 class Empirical:
-    """Lengths sampled with replacement from observed `values`."""
+    """Lengths sampled with replacement from observed `values`, each with its `weights` (a
+    histogram's counts; none: equally likely)."""
 
     values: tuple[int, ...]
+    weights: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.values or min(self.values) < 1:
             raise InputError("empirical: needs at least one length, all >= 1")
+        if self.weights and (
+            len(self.weights) != len(self.values)
+            or not all(math.isfinite(w) and w > 0 for w in self.weights)
+        ):
+            raise InputError("empirical: one finite count > 0 per length")
+
+    @property
+    def probabilities(self) -> npt.NDArray[np.float64] | None:
+        """Each value's probability (None: equally likely)."""
+        if not self.weights:
+            return None
+        w: npt.NDArray[np.float64] = np.asarray(self.weights, dtype=np.float64)
+        normalized: npt.NDArray[np.float64] = w / w.sum()
+        return normalized
 
 
 LengthDist = Fixed | Uniform | Normal | LogNormal | Empirical
@@ -133,7 +149,7 @@ def sample_lengths(
     elif isinstance(dist, LogNormal):
         raw = rng.lognormal(dist.mu, dist.sigma, size=n)
     else:
-        raw = rng.choice(np.asarray(dist.values, dtype=np.float64), size=n)
+        raw = rng.choice(np.asarray(dist.values, dtype=np.float64), size=n, p=dist.probabilities)
     return np.clip(np.rint(raw), 1, max_tokens).astype(np.int64)
 
 
