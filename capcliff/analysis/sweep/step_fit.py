@@ -278,14 +278,16 @@ def fit_bases(
         PointFit(
             b.point,
             modeled=b.modeled or b.fixed.combine(fixed0, b.variable, 1.0),
-            calibrated=replace(
-                b.fixed.combine(fixed, b.variable, scale),
-                ttft_s=b.fixed.ttft_s * fixed + b.variable.ttft_s * scale + overhead,
-            ),
+            calibrated=_plus_overhead(b.fixed.combine(fixed, b.variable, scale), overhead),
         )
         for b in (bases if predict is None else predict)
     )
     return StepFit(fixed, scale, fixed0, label, fits, overhead)
+
+
+def _plus_overhead(t: Timings, overhead_s: float) -> Timings:
+    """`t` with the request overhead in its TTFT."""
+    return replace(t, ttft_s=t.ttft_s + overhead_s)
 
 
 def request_overhead(bases: list[Basis], fixed: float, scale: float) -> float:
@@ -297,7 +299,7 @@ def request_overhead(bases: list[Basis], fixed: float, scale: float) -> float:
     waits it between requests too, which lengthens its cycle by it (a few per cent of an E2E of
     seconds, not in the fitted throughput)."""
     gaps = [
-        b.point.mean_ttft_s - (b.fixed.ttft_s * fixed + b.variable.ttft_s * scale)
+        b.point.mean_ttft_s - b.fixed.combine(fixed, b.variable, scale).ttft_s
         for b in bases if b.point.mean_ttft_s
     ]  # fmt: skip
     return max(0.0, float(np.median(gaps))) if gaps else 0.0

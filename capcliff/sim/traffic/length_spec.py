@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from capcliff.errors import InputError
+from capcliff.sim.traffic.length_mean import expected_length
 from capcliff.sim.traffic.workload import Empirical, LogNormal
 
 PREFIX = "lognormal:"
@@ -37,15 +39,9 @@ class OutputLengths:
         """'osl lognormal mean 8,000, p99 30,000, cut at 60,000' or 'osl histogram of 12
         lengths, mean 3,100, up to 16,384'."""
         if isinstance(self.dist, Empirical):
-            p = self.dist.probabilities
-            values = self.dist.values
-            mean = (
-                sum(values) / len(values)
-                if p is None
-                else float(sum(v * q for v, q in zip(values, p, strict=True)))
-            )
+            mean = expected_length(self.dist, max_tokens=self.max_tokens)
             return (
-                f"osl histogram of {len(values):,} lengths, mean {mean:,.0f}, up to "
+                f"osl histogram of {len(self.dist.values):,} lengths, mean {mean:,.0f}, up to "
                 f"{self.max_tokens:,}"
             )
         return (
@@ -121,6 +117,7 @@ def _parse_histogram(text: str, field: str) -> OutputLengths:
     return OutputLengths(Empirical(tuple(values), tuple(weights)), max(values))
 
 
+@lru_cache(maxsize=32)  # the online search reads the workload's mean output many times
 def parse_output_lengths(text: str, *, field: str = "osl") -> OutputLengths:
     """`lognormal:MEAN:P99[:MAX]` or `histogram:L*C,...` -> OutputLengths; a bad spec is one
     InputError naming `field`. (`hist:FILE` is read by the command first: `histogram_spec`.)"""
