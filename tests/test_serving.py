@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from capcliff.analysis.evaluate.cap_base import steady_cliff
-from capcliff.analysis.evaluate.capacity import Replica, replica_capacity
+from capcliff.analysis.evaluate.capacity import Replica, cap_grid, replica_capacity, sweep_caps
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
+from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.evaluate.steady_state import (
     WARMUP_FRACTION,
     SteadyState,
@@ -80,6 +81,19 @@ def test_cap_and_sustained_rate_move_less_than_ten_percent_with_four_times_the_r
     larger = replica_capacity(replica, workload, slo=None, least=4 * sized.simulated_requests)
     assert abs(larger.cap / sized.cap - 1) < 0.1
     assert abs(larger.sustained_rps / sized.sustained_rps - 1) < 0.1
+
+
+def test_with_an_slo_every_grid_cap_up_to_the_climbs_end_is_simulated() -> None:
+    # The SLO search picks the smallest cap within CAP_TOLERANCE of the best rate, so which caps
+    # it sees must not hang on a saturation comparison at that tolerance's edge (70B on 8 x H100
+    # jumped between caps 143 and 203 with the seed): the lowest grid cap is always there.
+    replica, workload = _replica(), _workload()
+    _, base = cap_grid(workload, replica)
+    grid = sweep_caps(replica, base)
+    result = replica_capacity(replica, workload, slo=Slo(ttft_s=5.0, tpot_s=0.05))
+    seen = sorted(p.cap for p in result.points)
+    assert seen == grid[: len(seen)]
+    assert seen[0] == grid[0]
 
 
 def _run_cap(cap: int) -> float:

@@ -18,7 +18,9 @@
    Of the caps whose rates come within CAP_TOLERANCE of the best, the smallest is chosen (the
    rates cannot be told apart at the sample sizes used, and the smallest cap keeps the most KV
    in reserve), and its rate is checked on a fresh sample with the p99s' sampling noise added
-   (`verified`).
+   (`verified`). Every cap of the grid up to the climb's end is simulated here, the lowest
+   included: which caps the SLO search sees must not hang on a saturation comparison at the
+   edge of CAP_TOLERANCE, or the recommended cap would jump a whole grid step with the seed.
 3. No SLO: the capacity is the saturation throughput; the default latency target is a bounded
    queue, and the latencies reported are those at (1 - headroom) x saturation.
 """
@@ -229,9 +231,12 @@ def saturation_sweep(
     least: int | None,
     first: CapPoint | None = None,
     known: dict[int, CapPoint] | None = None,
+    *,
+    lowest: bool = False,
 ) -> tuple[CapPoint, ...]:
     """Caps on the grid from the first factor above 1/2 upwards, until throughput falls past the
-    cliff or the engine thrashes; the lowest factor only when the next one up is the choice.
+    cliff or the engine thrashes; the lowest factor when the next one up is the choice, or
+    always with `lowest` (the SLO search, which may prefer it for latency).
     `first` is a point already simulated (the coarse pass), reused when it lies on the grid;
     `known`: points already simulated by `sweep_point` (in parallel), by cap."""
     caps = sweep_caps(replica, base)
@@ -247,7 +252,7 @@ def saturation_sweep(
         best = max(p.state.throughput_rps for p in points)
         if points[-1].state.throughput_rps < FALL_STOP * best or points[-1].thrashing:
             break
-    if len(caps) > 1 and chosen_cap(tuple(points)).cap == caps[1]:
+    if len(caps) > 1 and (lowest or chosen_cap(tuple(points)).cap == caps[1]):
         points.insert(0, at(caps[0]))
     return tuple(points)
 
@@ -339,7 +344,7 @@ def replica_capacity(
     `known`: caps of the sweep already simulated (`sweep_point`).
     """
     cliff, base = cap_grid(workload, replica)
-    points = saturation_sweep(replica, workload, base, least, first, known)
+    points = saturation_sweep(replica, workload, base, least, first, known, lowest=slo is not None)
     top = chosen_cap(points)
     sizes = max(p.requests for p in points)
     settled = top.state.settled

@@ -109,15 +109,16 @@ def _ahead(
 ) -> list[dict[int, CapPoint]]:
     """With more than one worker (`workers`: idle cores, the run's pool): the caps every refined
     layout's sweep reaches (the grid's AHEAD caps from the first above 1/2: the climb stops only
-    past the cliff), simulated in parallel ahead of the sweeps, by layout. Serially: none (the
-    sweep runs what it needs)."""
+    past the cliff; with an SLO the lowest too), simulated in parallel ahead of the sweeps, by
+    layout. Serially: none (the sweep runs what it needs)."""
     if workers(search.jobs) <= 1:
         return [{} for _ in names]
     jobs = []
     for n in names:
         ev = found[n]
         _, base = cap_grid(search.workload, ev.replica)
-        for cap in sweep_caps(ev.replica, base)[1 : 1 + AHEAD]:
+        caps = sweep_caps(ev.replica, base)
+        for cap in caps[1 : 1 + AHEAD] + (caps[:1] if search.slo is not None else []):
             jobs.append((ev.replica, search, ev.capacity.points[0], cap))
     points = parallel_map(_cap_point, jobs, search.jobs)
     known: dict[int, dict[int, CapPoint]] = {id(ev.replica): {} for ev in found.values()}
