@@ -28,11 +28,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from capcliff.errors import InputError
+from capcliff.memory.budget import EngineName
 from capcliff.memory.draft import SpecMethod
 
 # The most draft tokens per step accepted on input (the engines' own examples stay under 10:
 # SGLang's EAGLE tree examples use up to 8 steps; a sanity bound, not an engine limit).
 MAX_SPECULATIVE_TOKENS = 16
+
+# SGLang caps the running batch when speculation is on and --max-running-requests is not given:
+# server_args.py `_handle_speculative_decoding` (0.4.x-0.5.x; arg_groups/speculative_hook.py
+# later): "Max running requests is reset to 48 for speculative decoding. You can override this
+# by explicitly setting --max-running-requests." vLLM and TensorRT-LLM keep their batch caps
+# (TensorRT-LLM's `max_concurrency`, above which it stops speculating, defaults to None:
+# "speculation will always be on").
+SGLANG_SPECULATIVE_MAX_RUNNING_REQUESTS = 48
 
 SPEC_ASSUMPTIONS = (
     "speculation (mean field): a decode step = one speculative step / E, E the expected tokens "
@@ -91,6 +100,12 @@ def parse_speculative(text: str) -> Speculation:
             f"speculative: only eagle takes a draft model (eagle:K:DRAFT), got {text!r}"
         )
     return Speculation(SpecMethod(method), int(k_text), draft or None)
+
+
+def speculative_max_num_seqs(engine: EngineName) -> int | None:
+    """The engine's default cap on running sequences with speculation on, where it has its own
+    (SGLang: 48); None where the engine's usual default stands."""
+    return SGLANG_SPECULATIVE_MAX_RUNNING_REQUESTS if engine is EngineName.SGLANG else None
 
 
 def parse_acceptance(text: str) -> tuple[float, ...]:
