@@ -41,11 +41,16 @@ def test_accepted_tokens_per_step_stay_within_one_and_k_plus_one(rates: list[flo
     assert 1.0 <= expected <= len(rates) + 1 + 1e-9
 
 
-def test_mtp_default_acceptance_is_the_published_decay() -> None:
-    # a = 0.85, 0.85*0.86 = 0.731, 0.731*0.86 = 0.62866; E = 1 + 0.85 + 0.85*0.731
-    # + 0.85*0.731*0.62866 = 1 + 0.85 + 0.62135 + 0.39062 = 2.86197
+def test_mtp_default_acceptance_is_the_chat_prompt_measurement() -> None:
+    # a = 0.75, 0.75*0.86 = 0.645, 0.645*0.86 = 0.5547; E = 1 + 0.75 + 0.75*0.645
+    # + 0.75*0.645*0.5547 = 1 + 0.75 + 0.48375 + 0.26834 = 2.50209: InferenceX PR #649's ~2.50
     accepted = acceptance(Speculation(SpecMethod.MTP, 3))
-    assert accepted.tokens_per_step == pytest.approx(2.86197, abs=1e-4)
+    assert accepted.tokens_per_step == pytest.approx(2.50209, abs=1e-4)
+
+
+def test_mtp_default_with_one_draft_token_is_sglang_issue_8092s_accept_length() -> None:
+    # K = 1: E = 1 + 0.75 = 1.75, the "accept length is 1.75" SGLang issue #8092 logs
+    assert acceptance(Speculation(SpecMethod.MTP, 1)).tokens_per_step == pytest.approx(1.75)
 
 
 @pytest.mark.parametrize("text", ["mtp", "mtp:0", "mtp:x", "medusa:3", "ngram:3:draft", "mtp:17"])

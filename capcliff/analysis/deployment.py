@@ -49,6 +49,7 @@ from capcliff.perf.speculation import (
     acceptance,
     parse_acceptance,
     parse_speculative,
+    speculative_max_num_seqs,
 )
 from capcliff.sim.config import KVCapacity, PreemptionMode, Routing, SimConfig
 from capcliff.sim.policy_names import POLICY_NAMES, VLLM_FULL_SEQUENCE_RELEASE
@@ -302,9 +303,12 @@ class Deployment:
         policy = self.settings.policy or engine_policy(
             self.settings.engine, self.settings.engine_version
         )
+        max_num_seqs = defaults.max_num_seqs
+        if self.speculation is not None and self.settings.max_num_seqs is None:
+            max_num_seqs = speculative_max_num_seqs(self.settings.engine) or max_num_seqs
         return SimConfig(
             policy=policy,
-            max_num_seqs=defaults.max_num_seqs,
+            max_num_seqs=max_num_seqs,
             max_num_batched_tokens=defaults.max_num_batched_tokens,
             preemption=self.settings.preemption,
             routing=self.settings.routing,

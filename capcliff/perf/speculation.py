@@ -28,11 +28,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from capcliff.errors import InputError
+from capcliff.memory.budget import EngineName
 from capcliff.memory.draft import SpecMethod
 
 # The most draft tokens per step accepted on input (the engines' own examples stay under 10:
 # SGLang's EAGLE tree examples use up to 8 steps; a sanity bound, not an engine limit).
 MAX_SPECULATIVE_TOKENS = 16
+
+# SGLang caps the running batch when speculation is on and --max-running-requests is not given:
+# server_args.py `_handle_speculative_decoding` (0.4.x-0.5.x; arg_groups/speculative_hook.py
+# later): "Max running requests is reset to 48 for speculative decoding. You can override this
+# by explicitly setting --max-running-requests." vLLM and TensorRT-LLM keep their batch caps
+# (TensorRT-LLM's `max_concurrency`, above which it stops speculating, defaults to None:
+# "speculation will always be on").
+SGLANG_SPECULATIVE_MAX_RUNNING_REQUESTS = 48
 
 SPEC_ASSUMPTIONS = (
     "speculation (mean field): a decode step = one speculative step / E, E the expected tokens "
@@ -40,19 +49,27 @@ SPEC_ASSUMPTIONS = (
 )
 
 # Published acceptance figures used as defaults, as conditional per-position rates a_j.
-# MTP (DeepSeek-V3/R1): the first draft's acceptance is 85-90 % (DeepSeek-V3 technical report,
-# arXiv 2412.19437, section 5.4.3; the low end taken); the single MTP layer reused for later
-# positions accepts less: a_j = 0.85 x 0.86^(j-1), the decay chosen so that K = 7 gives the
-# mean acceptance length 3.2 that nebius/MTP-DeepSeek-V3-0324's model card reports for the
-# original MTP module at temperature 0 (MT-bench, HumanEval, GSM8K, K = 7).
-MTP_FIRST_ACCEPTANCE = 0.85
+# MTP (DeepSeek-R1, chat-formatted prompts): a_j = 0.75 x 0.86^(j-1), so E = 1.75 at K = 1,
+# 2.23 at K = 2 and 2.50 at K = 3. The level is the acceptance measured where the benchmarks
+# run: InferenceX (SemiAnalysisAI/InferenceX PR #649, 2026-02-05, DeepSeek-R1-0528 on SGLang)
+# measured "ARs (~2.50)" with random-token prompts sent through the chat template, as every
+# InferenceX MTP recipe sends them, and the same "overall AR ~2.50" on MT-Bench (without the
+# template random prompts gave ~3.55, so that run drafted at least 3 tokens: K = 3 taken).
+# SGLang issue #8092 (2025-07-16) logs "accept length is 1.75" for R1 MTP with one draft token,
+# which the same curve gives at K = 1. The MTP module was trained with the base model and not
+# updated by the chat post-training (ROCm/ATOM issue #609), so the DeepSeek-V3 report's 85-90 %
+# first-token acceptance (arXiv 2412.19437, section 5.4.3) holds for raw text, not for chat
+# traffic. The decay over positions is the one that takes that report's 0.85 to the mean
+# acceptance length 3.2 that nebius/MTP-DeepSeek-V3-0324's card reports at K = 7 (one MTP
+# layer reused for later positions accepts less at each).
+MTP_FIRST_ACCEPTANCE = 0.75
 MTP_ACCEPTANCE_DECAY = 0.86
 # EAGLE-3: acceptance stays near-flat over positions ("training-time test", arXiv 2503.01840,
 # the n-alpha table for LLaMA-3.1-8B on MT-bench: about 0.7-0.8 at every position); 0.75 taken.
 EAGLE3_ACCEPTANCE = 0.75
 DEFAULT_SOURCES = {
-    SpecMethod.MTP: "DeepSeek-V3 report (a1 = 0.85) decaying x0.86 per position (nebius MTP card: "
-    "mean acceptance 3.2 at K = 7)",
+    SpecMethod.MTP: "DeepSeek-R1 MTP on chat-formatted prompts: 0.75 x 0.86^(j-1), E = 2.50 at "
+    "K = 3 (InferenceX PR #649: ~2.50 on MT-Bench and on random prompts with the chat template)",
     SpecMethod.EAGLE: "EAGLE-3 paper (arXiv 2503.01840): ~0.75 per position",
 }
 
@@ -83,6 +100,12 @@ def parse_speculative(text: str) -> Speculation:
             f"speculative: only eagle takes a draft model (eagle:K:DRAFT), got {text!r}"
         )
     return Speculation(SpecMethod(method), int(k_text), draft or None)
+
+
+def speculative_max_num_seqs(engine: EngineName) -> int | None:
+    """The engine's default cap on running sequences with speculation on, where it has its own
+    (SGLang: 48); None where the engine's usual default stands."""
+    return SGLANG_SPECULATIVE_MAX_RUNNING_REQUESTS if engine is EngineName.SGLANG else None
 
 
 def parse_acceptance(text: str) -> tuple[float, ...]:

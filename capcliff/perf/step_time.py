@@ -277,19 +277,40 @@ class StepTimeModel:
         )
 
     def _spec_coefficients(self, seqs: int, spec: SpecStep) -> tuple[float, ...]:
-        """`_decode_coefficients` of one speculative step per generated token: a verification
-        pass over q = k + 1 query tokens per sequence (weights and KV read once; q times the
-        token FLOPs, the lm_head and the attention pairs; communication over q tokens) plus k
-        draft passes (their own terms), summed term by term (one roofline) and divided by
-        tokens_per_step."""
+        """`_decode_coefficients` of one speculative step per generated token, the passes summed
+        term by term (one roofline) and divided by tokens_per_step:
+        - the verification: q = k + 1 query tokens per sequence, logits for each;
+        - the draft (MTP, EAGLE): one extend pass over the q tokens of the verification (the
+          accepted ones fill its KV, the last gives the first draft token; logits for one per
+          sequence), then k - 1 single-token passes. SGLang: eagle_worker.py
+          `forward_draft_extend_after_decode` (`num_tokens_per_req = speculative_num_steps + 1`)
+          and `draft_forward` ("1 token from draft prefill and (#spec steps - 1) tokens here");
+          TensorRT-LLM: _torch/speculative/mtp.py `MTPEagleWorker.forward` (the first MTP step
+          runs on every accepted-token slot, `accepted_tokens[num_contexts:, :].flatten()`, later
+          ones on one token per sequence)."""
+        q = spec.k + 1
+        verify = self._multi_token_terms(seqs, q, logits_per_seq=q)
+        passes = [verify]
+        if spec.draft is not None:
+            passes.append(spec.draft._multi_token_terms(seqs, q, logits_per_seq=1))
+            passes.extend([spec.draft.decode_terms(seqs)] * (spec.k - 1))
+        per_token = 1.0 / spec.tokens_per_step
+        return tuple(sum(terms) * per_token for terms in zip(*passes, strict=True))
+
+    def _multi_token_terms(self, seqs: int, q: int, *, logits_per_seq: int) -> tuple[float, ...]:
+        """`_decode_coefficients` of one pass over q query tokens per sequence with logits for
+        `logits_per_seq` of them: weights and KV read once (the experts the q x seqs tokens
+        touch); q times the token FLOPs and attention pairs; communication over q tokens; the
+        step overhead once."""
         m = self._microbatches(seqs)
         k = self.pp * self.variable_scale
-        q = spec.k + 1
         per_ctx_mem = k * self.kv_bytes_per_token / m / self._kv_bw
         per_ctx_cmp = k * self.attention_flops_per_pair * q / m / self.flops_per_s
         tokens = seqs * q / m  # per micro-batch
-        fixed_flops = (self.flops_per_token + self.flops_per_sequence) * tokens
-        verify = (
+        fixed_flops = (
+            self.flops_per_token * tokens + self.flops_per_sequence * seqs * logits_per_seq / m
+        )
+        return (
             k * self._weights_time_s(tokens),
             per_ctx_mem,
             per_ctx_mem * seqs,
@@ -300,9 +321,6 @@ class StepTimeModel:
             m * self._weights_read(tokens) + (m * self.moe.bytes_read(tokens) if self.moe else 0.0),
             self.kv_bytes_per_token * seqs,
         )
-        drafts = (0.0,) * 9 if spec.draft is None else spec.draft.decode_terms(seqs)
-        per_token = 1.0 / spec.tokens_per_step
-        return tuple((v + spec.k * d) * per_token for v, d in zip(verify, drafts, strict=True))
 
 
 def compute_dtype(scheme: WeightScheme, hardware: HardwareSpec | None = None) -> str:

@@ -1,0 +1,82 @@
+"""Speculative decoding as the engines run it: the draft's extend pass over the verified slots
+(SGLang eagle_worker.py, TensorRT-LLM MTPEagleWorker) and SGLang's cap on running requests."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from capcliff.analysis.deployment import DeploymentSettings, resolve
+from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.memory.budget import EngineName
+from capcliff.perf.step_time import SpecStep, StepTimeModel
+from tests.test_speculation import _dense_model
+
+
+def _target() -> StepTimeModel:
+    """Dense, one GPU, round numbers (tests/test_speculation.py): 1 GB of weights at 1 TB/s,
+    2 GFLOP per token, 0.1 GFLOP of lm_head per logit row, at 1 TFLOP/s; 1 ms step overhead."""
+    return _dense_model()
+
+
+def _draft() -> StepTimeModel:
+    """A draft a hundredth of the target: 10 MB, 20 MFLOP per token, 0.1 GFLOP per logit row
+    (the shared lm_head), no KV of its own, no step overhead of its own."""
+    return replace(
+        _target(), weight_bytes=1e7, flops_per_token=2e7, kv_bytes_per_token=0.0,
+        attention_flops_per_pair=0.0, step_overhead_s=0.0,
+    )  # fmt: skip
+
+
+def test_the_draft_extends_over_the_verified_slots_then_decodes_k_minus_one_tokens() -> None:
+    # K = 2, E = 2 tokens per step, 4 sequences with no context (attention and KV drop out).
+    # Compute-bound throughout, so each pass's FLOPs add:
+    # verification, q = 3 tokens each with logits: (2e9 + 1e8) x 12 = 2.52e10 FLOP
+    # draft extend over the 12 slots, logits for 4:  2e7 x 12 + 1e8 x 4 = 6.4e8 FLOP
+    # one draft decode pass of 4 tokens:             (2e7 + 1e8) x 4   = 4.8e8 FLOP
+    # sum 2.632e10 FLOP at 1e12 FLOP/s = 2.632e-2 s (> 1e-3 + 1e-5 + 1e-5 s of weights), plus
+    # the target's 1e-3 s overhead: 2.732e-2 s per speculative step, / E = 1.366e-2 s per token.
+    model = replace(_target(), spec=SpecStep(k=2, tokens_per_step=2.0, draft=_draft()))
+    assert model.step_time_s(4, 4, 0, 0) == pytest.approx(1.366e-2)
+
+
+def test_k_single_token_draft_passes_would_cost_less_than_the_extend() -> None:
+    # the previous pricing (K = 2 draft passes of one token each): 2 x 4.8e8 = 9.6e8 FLOP, where
+    # the extend and one pass take 6.4e8 + 4.8e8 = 1.12e9: the extend's 8 extra token slots
+    # (8 x 2e7 = 1.6e8 FLOP) are the difference.
+    model = replace(_target(), spec=SpecStep(k=2, tokens_per_step=2.0, draft=_draft()))
+    single_passes = (2.52e10 + 9.6e8) / 1e12 + 1e-3
+    assert model.step_time_s(4, 4, 0, 0) * 2.0 - single_passes == pytest.approx(1.6e8 / 1e12)
+
+
+def _deployment(engine: str, **settings: object):  # type: ignore[no-untyped-def]
+    return resolve(
+        get_model("deepseek-r1"), get_hardware("h200-sxm"),
+        DeploymentSettings(engine=engine, **settings),
+    )  # fmt: skip
+
+
+def test_sglang_caps_running_requests_at_48_with_speculation() -> None:
+    # server_args.py _handle_speculative_decoding: "Max running requests is reset to 48 for
+    # speculative decoding" when --max-running-requests is not given
+    dep = _deployment("sglang", speculative="mtp:2")
+    assert dep.settings.engine is EngineName.SGLANG
+    assert dep.sim_config(4096).max_num_seqs == 48
+
+
+def test_a_given_max_running_requests_overrides_sglangs_speculative_cap() -> None:
+    dep = _deployment("sglang", speculative="mtp:2", max_num_seqs=512)
+    assert dep.sim_config(4096).max_num_seqs == 512
+
+
+def test_without_speculation_sglang_keeps_its_pool_default() -> None:
+    plain = _deployment("sglang").sim_config(4096).max_num_seqs
+    assert plain != 48
+    assert plain == _deployment("sglang", max_num_seqs=None).sim_config(4096).max_num_seqs
+
+
+def test_trtllm_keeps_its_batch_cap_with_speculation() -> None:
+    # TensorRT-LLM's max_concurrency (above which it stops speculating) defaults to None
+    plain = _deployment("trtllm").sim_config(4096).max_num_seqs
+    assert _deployment("trtllm", speculative="mtp:3").sim_config(4096).max_num_seqs == plain
