@@ -5,10 +5,11 @@
    rate grows the queue without bound. Caps are tried at CAP_FACTORS x a base: the steady-state
    cliff (`steady_cliff`) or, when it comes first, the throughput knee (`throughput_knee`),
    never above the engine's default max_num_seqs (vLLM V1: 1,024 on GPUs of 70 GiB or more, see
-   `memory.engines`). The base comes from a fixed reference sample, so the grid never moves with
-   the sample size. Caps are climbed until the throughput falls past the cliff or the engine
-   thrashes. The chosen cap is the smallest within CAP_TOLERANCE of the best throughput: past it
-   more concurrency buys nothing but latency.
+   `memory.engines`). The base comes from a fixed reference sample (`OnlineWorkload.reference`:
+   its own seed), so the grid never moves with the sample size or the run's seed. Caps are
+   climbed until the throughput falls past the cliff or the engine thrashes. The chosen cap is
+   the smallest within CAP_TOLERANCE of the best throughput: past it more concurrency buys
+   nothing but latency.
 2. Within an SLO: for each cap (best saturation throughput first), the highest Poisson rate in
    (0, saturation] whose steady state meets the TTFT and TPOT p99 limits with a bounded queue
    (`highest_rate`, with the light load that gives the best latencies). A cap whose saturation
@@ -133,7 +134,7 @@ class Replica:
 def cap_grid(workload: OnlineWorkload, replica: Replica) -> tuple[int, int]:
     """(analytic p99 cliff per replica, the grid's base: the steady-state cliff, or the
     throughput knee when that comes first) of the fixed reference sample."""
-    reference = workload.backlog(REFERENCE_REQUESTS)
+    reference = workload.reference(REFERENCE_REQUESTS)
     capacity = replica.capacity
     cliff = analytic_cliff_percentile(
         reference, blocks_per_replica=capacity.blocks, block_size=capacity.block_size,

@@ -43,6 +43,8 @@ SEED_SEED_OFFSET = 2_000_003  # the stationary running set's stream (`saturation
 # set: a session saturation sample is run by 1.25 x cap users (`saturation_sample`)
 SESSION_USERS_PER_CAP = 1.25
 SESSION_DOUBLINGS = 1  # set: see `max_doublings`
+# set: the seed of the reference sample (`reference`), whatever the run's seed
+REFERENCE_SEED = 0
 
 
 class LoadKind(StrEnum):
@@ -67,6 +69,7 @@ class OnlineWorkload:
         default_factory=dict
     )
     _per_session: float | None = None
+    _reference: OnlineWorkload | None = None
 
     def __post_init__(self) -> None:
         if self.sessions:
@@ -94,7 +97,7 @@ class OnlineWorkload:
         if not self.sessions:
             return 1.0
         if self._per_session is None:
-            self._per_session = requests_per_session(self.backlog(1000))
+            self._per_session = requests_per_session(self.reference(1000))
         return self._per_session
 
     def _session_sample(
@@ -147,13 +150,23 @@ class OnlineWorkload:
             self._lengths[key] = series[0][1]
         return self._lengths[key]
 
+    def reference(self, n: int) -> Requests:
+        """The fixed sample of n requests that the cap grid, the analytic cliff, max_model_len
+        and the per-session figures come from: drawn with REFERENCE_SEED whatever the run's
+        seed, so none of them moves with `--seed` (a trace: itself)."""
+        if self.is_trace or self.seed == REFERENCE_SEED:
+            return self.backlog(n)
+        if self._reference is None:
+            self._reference = OnlineWorkload(self.choice, REFERENCE_SEED)
+        return self._reference.backlog(n)
+
     def mean_output_tokens(self) -> float:
         """The workload's expected output tokens per request: the closed form of its length
         distribution (`sim.length_mean`), a trace's own mean, or (sessions) the mean of the
         1,000-request reference sample."""
         name = self.choice.preset_name
         if self.is_trace or self.sessions:
-            return float(self.backlog(0 if self.is_trace else 1000).output_tokens.mean())
+            return float(self.reference(0 if self.is_trace else 1000).output_tokens.mean())
         if name is not None:
             _, outputs, most = PRESETS[name]
             return expected_length(outputs, max_tokens=most)

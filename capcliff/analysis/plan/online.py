@@ -133,7 +133,7 @@ def _refine_contenders(found: dict[str, LayoutEval], search: SearchSettings, ban
 
 
 def _mean_output(workload: OnlineWorkload) -> float:
-    return float(workload.backlog(REFERENCE_REQUESTS).output_tokens.mean())
+    return float(workload.reference(REFERENCE_REQUESTS).output_tokens.mean())
 
 
 def _fleet_line(
@@ -272,7 +272,7 @@ def build_online_plan(
 ) -> PlanReport:
     """Every layout's online capacity on `gpus` GPUs, one recommended, and the fleet."""
     online = OnlineWorkload(workload, seed)
-    reference = online.backlog(REFERENCE_REQUESTS)
+    reference = online.reference(REFERENCE_REQUESTS)
     length = dep.context_length(reference)
     ctx = _Context(dep, length, online, options)
     memories, found = _search(ctx, dep, gpus)

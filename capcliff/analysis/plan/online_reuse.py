@@ -66,7 +66,7 @@ def online_reuse(
         return None, None
     config = replace(best.replica.config, max_num_seqs=best.capacity.cap)
     advice = reuse_advice(dep, best.memory, requests, config)
-    per_session = requests_per_session(workload.backlog(REFERENCE_REQUESTS))
+    per_session = requests_per_session(workload.reference(REFERENCE_REQUESTS))
     think = mean_think_s(workload)
     rate = best.capacity.sustained_rps
     cycle = best.capacity.at_sustained.e2e_mean_s + think
