@@ -46,8 +46,47 @@ SAME_LOAD = ["model", "hardware", "parallelism", "engine", "input_len", "output_
              "concurrency"]  # fmt: skip
 
 
+# What each InferenceX SGLang MTP launch script (named in the rows' spec_source, read at the
+# commit given there, github.com/SemiAnalysisAI/InferenceX) passes as --max-running-requests:
+# a number, "conc" (the row's clients), or None where it passes none and SGLang's own cap with
+# speculation applies (48, perf/speculation.py).
+_SGLANG_SCRIPTS: dict[str, int | str | None] = {
+    "benchmarks/dsr1_fp8_b200_mtp.sh": 512,  # MAX_RUNNING_REQUESTS=512
+    "benchmarks/single_node/dsr1_fp4_b200_mtp.sh": 512,  # --max-running-requests 512
+    "benchmarks/single_node/dsr1_fp8_b300_mtp.sh": 512,  # MAX_RUNNING_REQUESTS=512
+    # MAX_RUNNING_REQUESTS=512 at 1k/1k, 256 otherwise
+    "benchmarks/single_node/dsr1_fp8_h200_mtp.sh": "h200",
+    "benchmarks/single_node/dsr1_fp8_mi325x_mtp.sh": None,  # no --max-running-requests
+    "benchmarks/single_node/dsr1_fp4_mi355x_mtp.sh": None,  # no --max-running-requests
+    "benchmarks/single_node/dsr1_fp8_mi355x_mtp.sh": "conc",  # ${MAX_RUNNING_REQUESTS:-$CONC}
+}
+
+
+def _script(r: dict[str, Any]) -> str | None:
+    """The launch script a row's spec_source names, where it is one of _SGLANG_SCRIPTS."""
+    source = str(r.get("spec_source", ""))
+    return next((s for s in _SGLANG_SCRIPTS if f"InferenceX {s} @" in source), None)
+
+
+def _max_running_requests(r: dict[str, Any]) -> int | None:
+    """--max-running-requests as the row's launch script passed it (None: not passed)."""
+    script = _script(r)
+    given = None if script is None else _SGLANG_SCRIPTS[script]
+    if given == "conc":
+        return int(r["concurrency"])
+    if given == "h200":
+        return 512 if (int(r["input_len"]), int(r["output_len"])) == (1024, 1024) else 256
+    return given if isinstance(given, int) else None
+
+
 def _speculation(r: dict[str, Any]) -> dict[str, Any]:
-    return {"speculative": f"{r['spec_method']}:{int(r['spec_num_draft_tokens'])}"}
+    settings: dict[str, Any] = {
+        "speculative": f"{r['spec_method']}:{int(r['spec_num_draft_tokens'])}"
+    }
+    running = _max_running_requests(r)
+    if running is not None:
+        settings["max_num_seqs"] = running
+    return settings
 
 
 @dataclass(frozen=True)

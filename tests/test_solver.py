@@ -60,6 +60,12 @@ def test_sweep_splits_concurrency_over_replicas() -> None:
     assert config_at(SimConfig(), 20_000, 1).max_num_batched_tokens == 20_000
 
 
+def test_config_at_keeps_the_engines_own_cap() -> None:
+    # ceil(10,000 / 4) = 2,500 per replica, above the engine's 48: 48; the budget stays
+    config = config_at(SimConfig(max_num_batched_tokens=8_192, engine_max_num_seqs=48), 10_000, 4)
+    assert (config.max_num_seqs, config.max_num_batched_tokens) == (48, 8_192)
+
+
 def test_sweep_rejects_a_zero_concurrency() -> None:
     with pytest.raises(InputError, match="concurrency"):
         sweep(fixed_batch(2, 10, 10), toy_model(), KVCapacity(100, 16), SimConfig(), [0])

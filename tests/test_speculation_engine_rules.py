@@ -1,5 +1,6 @@
 """Speculative decoding as the engines run it: the draft's extend pass over the verified slots
-(SGLang eagle_worker.py, TensorRT-LLM MTPEagleWorker) and SGLang's cap on running requests."""
+(SGLang eagle_worker.py, TensorRT-LLM MTPEagleWorker), SGLang's cap on running requests (in
+sweeps too) and the host time of SGLang's non-overlapped speculative worker."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from capcliff.analysis.deployment import DeploymentSettings, resolve
+from capcliff.analysis.evaluate.solver import config_at
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.memory.budget import EngineName
 from capcliff.perf.step_time import SpecStep, StepTimeModel
@@ -80,3 +82,29 @@ def test_trtllm_keeps_its_batch_cap_with_speculation() -> None:
     # TensorRT-LLM's max_concurrency (above which it stops speculating) defaults to None
     plain = _deployment("trtllm").sim_config(4096).max_num_seqs
     assert _deployment("trtllm", speculative="mtp:3").sim_config(4096).max_num_seqs == plain
+
+
+def test_a_sweep_point_above_sglangs_speculative_cap_runs_48_requests() -> None:
+    # 64 clients on one replica: min(64, 48) = 48 running, the other 16 wait
+    config = _deployment("sglang", speculative="mtp:2").sim_config(4096)
+    assert config_at(config, 64, 1).max_num_seqs == 48
+
+
+def test_a_sweep_point_below_sglangs_speculative_cap_runs_every_client() -> None:
+    config = _deployment("sglang", speculative="mtp:2").sim_config(4096)
+    assert config_at(config, 32, 1).max_num_seqs == 32
+
+
+def test_sglangs_speculative_cap_holds_per_replica() -> None:
+    # 128 clients over 2 replicas: ceil(128 / 2) = 64 per replica, capped at 48
+    config = _deployment("sglang", speculative="mtp:2").sim_config(4096)
+    assert config_at(config, 128, 2).max_num_seqs == 48
+
+
+def test_a_given_max_running_requests_lifts_the_cap_in_sweeps() -> None:
+    config = _deployment("sglang", speculative="mtp:2", max_num_seqs=512).sim_config(4096)
+    assert config_at(config, 64, 1).max_num_seqs == 64
+
+
+def test_without_speculation_a_sweep_point_runs_every_client() -> None:
+    assert config_at(_deployment("sglang").sim_config(4096), 64, 1).max_num_seqs == 64

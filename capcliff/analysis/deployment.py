@@ -303,12 +303,14 @@ class Deployment:
         policy = self.settings.policy or engine_policy(
             self.settings.engine, self.settings.engine_version
         )
-        max_num_seqs = defaults.max_num_seqs
+        max_num_seqs, engine_cap = defaults.max_num_seqs, None
         if self.speculation is not None and self.settings.max_num_seqs is None:
-            max_num_seqs = speculative_max_num_seqs(self.settings.engine) or max_num_seqs
+            engine_cap = speculative_max_num_seqs(self.settings.engine)
+            max_num_seqs = engine_cap or max_num_seqs
         return SimConfig(
             policy=policy,
             max_num_seqs=max_num_seqs,
+            engine_max_num_seqs=engine_cap,
             max_num_batched_tokens=defaults.max_num_batched_tokens,
             preemption=self.settings.preemption,
             routing=self.settings.routing,
