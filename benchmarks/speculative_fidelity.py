@@ -47,18 +47,20 @@ SAME_LOAD = ["model", "hardware", "parallelism", "engine", "input_len", "output_
 
 
 # What each InferenceX SGLang MTP launch script (named in the rows' spec_source, read at the
-# commit given there, github.com/SemiAnalysisAI/InferenceX) passes as --max-running-requests:
-# a number, "conc" (the row's clients), or None where it passes none and SGLang's own cap with
-# speculation applies (48, perf/speculation.py).
-_SGLANG_SCRIPTS: dict[str, int | str | None] = {
-    "benchmarks/dsr1_fp8_b200_mtp.sh": 512,  # MAX_RUNNING_REQUESTS=512
-    "benchmarks/single_node/dsr1_fp4_b200_mtp.sh": 512,  # --max-running-requests 512
-    "benchmarks/single_node/dsr1_fp8_b300_mtp.sh": 512,  # MAX_RUNNING_REQUESTS=512
-    # MAX_RUNNING_REQUESTS=512 at 1k/1k, 256 otherwise
-    "benchmarks/single_node/dsr1_fp8_h200_mtp.sh": "h200",
-    "benchmarks/single_node/dsr1_fp8_mi325x_mtp.sh": None,  # no --max-running-requests
-    "benchmarks/single_node/dsr1_fp4_mi355x_mtp.sh": None,  # no --max-running-requests
-    "benchmarks/single_node/dsr1_fp8_mi355x_mtp.sh": "conc",  # ${MAX_RUNNING_REQUESTS:-$CONC}
+# commit given there, github.com/SemiAnalysisAI/InferenceX) passes as --max-running-requests
+# (a number, "conc": the row's clients, "h200": 512 at 1k/1k and 256 otherwise, or None where
+# it passes none and SGLang's own cap with speculation applies, 48) and whether it exports
+# SGLANG_ENABLE_SPEC_V2=1 (the overlap scheduler with EAGLE/MTP). The B200-FP8 and B300 scripts
+# write `SGLANG_ENABLE_SPEC_V2=1` on a line of its own, without `export` and without `set -a`
+# anywhere in the script or benchmark_lib.sh, so the server never sees it.
+_SGLANG_SCRIPTS: dict[str, tuple[int | str | None, bool]] = {
+    "benchmarks/dsr1_fp8_b200_mtp.sh": (512, False),
+    "benchmarks/single_node/dsr1_fp4_b200_mtp.sh": (512, True),
+    "benchmarks/single_node/dsr1_fp8_b300_mtp.sh": (512, False),
+    "benchmarks/single_node/dsr1_fp8_h200_mtp.sh": ("h200", True),
+    "benchmarks/single_node/dsr1_fp8_mi325x_mtp.sh": (None, True),
+    "benchmarks/single_node/dsr1_fp4_mi355x_mtp.sh": (None, True),
+    "benchmarks/single_node/dsr1_fp8_mi355x_mtp.sh": ("conc", True),  # ${..:-$CONC}
 }
 
 
@@ -71,7 +73,7 @@ def _script(r: dict[str, Any]) -> str | None:
 def _max_running_requests(r: dict[str, Any]) -> int | None:
     """--max-running-requests as the row's launch script passed it (None: not passed)."""
     script = _script(r)
-    given = None if script is None else _SGLANG_SCRIPTS[script]
+    given = None if script is None else _SGLANG_SCRIPTS[script][0]
     if given == "conc":
         return int(r["concurrency"])
     if given == "h200":
@@ -86,6 +88,9 @@ def _speculation(r: dict[str, Any]) -> dict[str, Any]:
     running = _max_running_requests(r)
     if running is not None:
         settings["max_num_seqs"] = running
+    script = _script(r)
+    if script is not None:
+        settings["spec_overlap"] = _SGLANG_SCRIPTS[script][1]
     return settings
 
 
@@ -128,7 +133,8 @@ def predict(args: tuple[Row, dict[str, Any], float | None]) -> Predicted | tuple
         if length is not None and not pd.isna(length):
             with_length = _variant(dep, spec_accept_length=float(length))
             recorded = simulate_point(with_length, layout, point, {})
-        plain = simulate_point(_variant(dep, speculative=None), layout, point, {})
+        plain_dep = _variant(dep, speculative=None, spec_overlap=None)
+        plain = simulate_point(plain_dep, layout, point, {})
     except CapcliffError as exc:
         return row.row_id, str(exc)
     assert dep.acceptance is not None and dep.speculation is not None

@@ -9,8 +9,11 @@ from dataclasses import replace
 import pytest
 
 from capcliff.analysis.deployment import DeploymentSettings, resolve
+from capcliff.analysis.evaluate.replica_models import replica_models
 from capcliff.analysis.evaluate.solver import config_at
 from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.catalog.layout import Layout
+from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
 from capcliff.perf.step_time import SpecStep, StepTimeModel
 from tests.test_speculation import _dense_model
@@ -108,3 +111,57 @@ def test_a_given_max_running_requests_lifts_the_cap_in_sweeps() -> None:
 
 def test_without_speculation_a_sweep_point_runs_every_client() -> None:
     assert config_at(_deployment("sglang").sim_config(4096), 64, 1).max_num_seqs == 64
+
+
+# SGLang without SGLANG_ENABLE_SPEC_V2: no overlap scheduler with EAGLE/MTP, 1.1 ms of host time
+# per step (sgl-project/sglang PR #11398: 2.99 / 246.80 tok/s = 12.115 ms per step without
+# overlap, 3.01 / 273.43 = 11.008 ms with it; 1.107 ms)
+V1_HOST_S = 1.1e-3
+
+
+def test_sglang_speculation_without_spec_v2_exposes_host_time() -> None:
+    assert _deployment("sglang", speculative="mtp:2").speculative_host_s == V1_HOST_S
+    assert _deployment("sglang", speculative="mtp:2", spec_overlap=False).speculative_host_s == (
+        V1_HOST_S
+    )
+
+
+def test_sglang_speculation_with_spec_v2_hides_host_time() -> None:
+    assert _deployment("sglang", speculative="mtp:2", spec_overlap=True).speculative_host_s == 0
+
+
+def test_other_engines_and_plain_decoding_expose_no_speculative_host_time() -> None:
+    assert _deployment("trtllm", speculative="mtp:2").speculative_host_s == 0
+    assert _deployment("sglang").speculative_host_s == 0
+
+
+def test_spec_overlap_is_an_sglang_setting() -> None:
+    with pytest.raises(InputError, match="spec_overlap: SGLang's SGLANG_ENABLE_SPEC_V2"):
+        _deployment("trtllm", speculative="mtp:2", spec_overlap=True)
+
+
+def test_spec_overlap_needs_speculation() -> None:
+    with pytest.raises(InputError, match="spec_overlap: needs --speculative"):
+        _deployment("sglang", spec_overlap=True)
+
+
+def _steps(**settings: object) -> StepTimeModel:
+    dep = _deployment("sglang", speculative="mtp:2", **settings)
+    return replica_models(dep, dep.memory(Layout(tp=8), 4096))[1]
+
+
+def test_the_host_time_is_paid_once_per_speculative_step() -> None:
+    # mtp:2 default acceptance: E = 1 + 0.75 + 0.75 x 0.645 = 2.23375 tokens per step, so a
+    # decode step (priced per generated token) gains 1.1e-3 / 2.23375 = 4.9245e-4 s
+    without, overlapped = _steps(spec_overlap=False), _steps(spec_overlap=True)
+    gain = without.step_time_s(64, 64, 64_000, 64_000) - overlapped.step_time_s(
+        64, 64, 64_000, 64_000
+    )
+    assert gain == pytest.approx(1.1e-3 / 2.23375)
+
+
+def test_a_step_with_a_prefill_pays_the_whole_host_time() -> None:
+    # a step carrying a prefill chunk is not speculated: the host time is added once, whole
+    without, overlapped = _steps(spec_overlap=False), _steps(spec_overlap=True)
+    gain = without.step_time_s(1_024, 1, 0, 524_800) - overlapped.step_time_s(1_024, 1, 0, 524_800)
+    assert gain == pytest.approx(1.1e-3)
