@@ -130,6 +130,15 @@ def test_sglang_speculation_with_spec_v2_hides_host_time() -> None:
     assert _deployment("sglang", speculative="mtp:2", spec_overlap=True).speculative_host_s == 0
 
 
+def test_sglang_ngram_runs_without_the_overlap_scheduler() -> None:
+    # server_args.py: NGRAM sets disable_overlap_schedule = True whatever SGLANG_ENABLE_SPEC_V2
+    dep = resolve(
+        get_model("llama-3.1-8b"), get_hardware("h200-sxm"),
+        DeploymentSettings(engine="sglang", speculative="ngram:4", spec_accept_length=2.0),
+    )  # fmt: skip
+    assert dep.speculative_host_s == V1_HOST_S
+
+
 def test_other_engines_and_plain_decoding_expose_no_speculative_host_time() -> None:
     assert _deployment("trtllm", speculative="mtp:2").speculative_host_s == 0
     assert _deployment("sglang").speculative_host_s == 0

@@ -296,13 +296,11 @@ class Deployment:
 
     @property
     def speculative_host_s(self) -> float:
-        """Host seconds every step exposes because of speculation (SGLang's EAGLE/MTP worker
+        """Host seconds every step exposes because of speculation (SGLang's speculative worker
         without the overlap scheduler); 0 without speculation."""
         if self.speculation is None:
             return 0.0
-        return speculative_host_s(
-            self.settings.engine, self.speculation.method, overlap=self.settings.spec_overlap
-        )
+        return speculative_host_s(self.settings.engine, overlap=self.settings.spec_overlap)
 
     def sim_config(self, max_model_len: int) -> SimConfig:
         """The simulator's engine settings: policy, batch caps (the engine's defaults unless

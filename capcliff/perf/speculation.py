@@ -48,7 +48,9 @@ SGLANG_SPECULATIVE_MAX_RUNNING_REQUESTS = 48
 # envs.SGLANG_ENABLE_SPEC_V2.get(): self.disable_overlap_schedule = True`), and environ.py of
 # those releases declares `SGLANG_ENABLE_SPEC_V2 = EnvBool(False)` (the docs: "Want overlap
 # scheduler (experimental): Enable SpecV2 with SGLANG_ENABLE_SPEC_V2=True"; later releases
-# default it to True, and sgl-project/sglang PR #27964, 2026-06-11, retired the V1 worker).
+# default it to True, and sgl-project/sglang PR #27964, 2026-06-11, retired the V1 worker);
+# NGRAM turns it off whatever the variable ("The overlap scheduler and mixed chunked prefill are
+# disabled because of using ngram speculative decoding").
 # Without overlap the scheduler's host work of each step (scheduling, input preparation,
 # result processing) runs between GPU steps. Its size per speculative step, derived from
 # sgl-project/sglang PR #11398 (2025-10-09, "Beta spec-overlap for EAGLE"): Llama-3.1-8B with
@@ -57,11 +59,6 @@ SGLANG_SPECULATIVE_MAX_RUNNING_REQUESTS = 48
 # 1.107 ms exposed per step. 1.1 ms; how it grows with the batch was not measured there (not
 # priced: a named limitation).
 SGLANG_SPEC_V1_HOST_S = 1.1e-3
-SGLANG_SPEC_V1_HOST_SOURCE = (
-    "SGLang without SGLANG_ENABLE_SPEC_V2 runs EAGLE/MTP without its overlap scheduler "
-    "(server_args.py _handle_speculative_decoding): 1.1 ms of host time per step exposed "
-    "(sgl-project/sglang PR #11398: V1 12.12 ms vs V2 11.01 ms per step, one request)"
-)
 
 SPEC_ASSUMPTIONS = (
     "speculation (mean field): a decode step = one speculative step / E, E the expected tokens "
@@ -128,12 +125,13 @@ def speculative_max_num_seqs(engine: EngineName) -> int | None:
     return SGLANG_SPECULATIVE_MAX_RUNNING_REQUESTS if engine is EngineName.SGLANG else None
 
 
-def speculative_host_s(engine: EngineName, method: SpecMethod, *, overlap: bool | None) -> float:
-    """Seconds of host time each step exposes with speculation on: SGLang's EAGLE/MTP worker
-    without the overlap scheduler (`overlap` False, or None: SGLANG_ENABLE_SPEC_V2 unset, the
-    0.5.x default) pays SGLANG_SPEC_V1_HOST_S; 0 otherwise (the engine profile's own host
-    time stands)."""
-    if engine is not EngineName.SGLANG or method is SpecMethod.NGRAM or overlap:
+def speculative_host_s(engine: EngineName, *, overlap: bool | None) -> float:
+    """Seconds of host time each step exposes with speculation on: SGLang's speculative worker
+    without the overlap scheduler (`overlap` False, or None: the 0.5.x default, where EAGLE/MTP
+    need SGLANG_ENABLE_SPEC_V2 and NGRAM always turns it off: "The overlap scheduler and mixed
+    chunked prefill are disabled because of using ngram speculative decoding") pays
+    SGLANG_SPEC_V1_HOST_S; 0 otherwise (the engine profile's own host time stands)."""
+    if engine is not EngineName.SGLANG or overlap:
         return 0.0
     return SGLANG_SPEC_V1_HOST_S
 
