@@ -46,8 +46,52 @@ SAME_LOAD = ["model", "hardware", "parallelism", "engine", "input_len", "output_
              "concurrency"]  # fmt: skip
 
 
+# What each InferenceX SGLang MTP launch script (named in the rows' spec_source, read at the
+# commit given there, github.com/SemiAnalysisAI/InferenceX) passes as --max-running-requests
+# (a number, "conc": the row's clients, "h200": 512 at 1k/1k and 256 otherwise, or None where
+# it passes none and SGLang's own cap with speculation applies, 48) and whether it exports
+# SGLANG_ENABLE_SPEC_V2=1 (the overlap scheduler with EAGLE/MTP). The B200-FP8 and B300 scripts
+# write `SGLANG_ENABLE_SPEC_V2=1` on a line of its own, without `export` and without `set -a`
+# anywhere in the script or benchmark_lib.sh, so the server never sees it.
+_SGLANG_SCRIPTS: dict[str, tuple[int | str | None, bool]] = {
+    "benchmarks/dsr1_fp8_b200_mtp.sh": (512, False),
+    "benchmarks/single_node/dsr1_fp4_b200_mtp.sh": (512, True),
+    "benchmarks/single_node/dsr1_fp8_b300_mtp.sh": (512, False),
+    "benchmarks/single_node/dsr1_fp8_h200_mtp.sh": ("h200", True),
+    "benchmarks/single_node/dsr1_fp8_mi325x_mtp.sh": (None, True),
+    "benchmarks/single_node/dsr1_fp4_mi355x_mtp.sh": (None, True),
+    "benchmarks/single_node/dsr1_fp8_mi355x_mtp.sh": ("conc", True),  # ${..:-$CONC}
+}
+
+
+def _script(r: dict[str, Any]) -> str | None:
+    """The launch script a row's spec_source names, where it is one of _SGLANG_SCRIPTS."""
+    source = str(r.get("spec_source", ""))
+    return next((s for s in _SGLANG_SCRIPTS if f"InferenceX {s} @" in source), None)
+
+
+def _max_running_requests(r: dict[str, Any]) -> int | None:
+    """--max-running-requests as the row's launch script passed it (None: not passed)."""
+    script = _script(r)
+    given = None if script is None else _SGLANG_SCRIPTS[script][0]
+    if given == "conc":
+        return int(r["concurrency"])
+    if given == "h200":
+        return 512 if (int(r["input_len"]), int(r["output_len"])) == (1024, 1024) else 256
+    return given if isinstance(given, int) else None
+
+
 def _speculation(r: dict[str, Any]) -> dict[str, Any]:
-    return {"speculative": f"{r['spec_method']}:{int(r['spec_num_draft_tokens'])}"}
+    settings: dict[str, Any] = {
+        "speculative": f"{r['spec_method']}:{int(r['spec_num_draft_tokens'])}"
+    }
+    running = _max_running_requests(r)
+    if running is not None:
+        settings["max_num_seqs"] = running
+    script = _script(r)
+    if script is not None:
+        settings["spec_overlap"] = _SGLANG_SCRIPTS[script][1]
+    return settings
 
 
 @dataclass(frozen=True)
@@ -89,7 +133,8 @@ def predict(args: tuple[Row, dict[str, Any], float | None]) -> Predicted | tuple
         if length is not None and not pd.isna(length):
             with_length = _variant(dep, spec_accept_length=float(length))
             recorded = simulate_point(with_length, layout, point, {})
-        plain = simulate_point(_variant(dep, speculative=None), layout, point, {})
+        plain_dep = _variant(dep, speculative=None, spec_overlap=None)
+        plain = simulate_point(plain_dep, layout, point, {})
     except CapcliffError as exc:
         return row.row_id, str(exc)
     assert dep.acceptance is not None and dep.speculation is not None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from capcliff.analysis.evaluate.solver import (
     Slo,
@@ -58,6 +60,20 @@ def test_sweep_splits_concurrency_over_replicas() -> None:
     assert config.max_num_seqs == 2_500
     assert config.max_num_batched_tokens == 8_192
     assert config_at(SimConfig(), 20_000, 1).max_num_batched_tokens == 20_000
+
+
+def test_config_at_keeps_the_engines_own_cap() -> None:
+    # ceil(10,000 / 4) = 2,500 per replica, above the engine's 48: 48; the budget stays
+    config = config_at(SimConfig(max_num_batched_tokens=8_192, engine_max_num_seqs=48), 10_000, 4)
+    assert (config.max_num_seqs, config.max_num_batched_tokens) == (48, 8_192)
+
+
+@given(st.integers(1, 100_000), st.integers(1, 64), st.integers(1, 4_096))
+def test_config_at_never_runs_more_than_the_engines_cap_or_the_clients(
+    concurrency: int, dp: int, cap: int
+) -> None:
+    seqs = config_at(SimConfig(engine_max_num_seqs=cap), concurrency, dp).max_num_seqs
+    assert seqs == min(-(-concurrency // dp), cap)
 
 
 def test_sweep_rejects_a_zero_concurrency() -> None:

@@ -1,5 +1,6 @@
 """Speculative decoding as the engines run it: the draft's extend pass over the verified slots
-(SGLang eagle_worker.py, TensorRT-LLM MTPEagleWorker) and SGLang's cap on running requests."""
+(SGLang eagle_worker.py, TensorRT-LLM MTPEagleWorker), SGLang's cap on running requests (in
+sweeps too) and the host time of SGLang's non-overlapped speculative worker."""
 
 from __future__ import annotations
 
@@ -8,7 +9,11 @@ from dataclasses import replace
 import pytest
 
 from capcliff.analysis.deployment import DeploymentSettings, resolve
+from capcliff.analysis.evaluate.replica_models import replica_models
+from capcliff.analysis.evaluate.solver import config_at
 from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.catalog.layout import Layout
+from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
 from capcliff.perf.step_time import SpecStep, StepTimeModel
 from tests.test_speculation import _dense_model
@@ -80,3 +85,92 @@ def test_trtllm_keeps_its_batch_cap_with_speculation() -> None:
     # TensorRT-LLM's max_concurrency (above which it stops speculating) defaults to None
     plain = _deployment("trtllm").sim_config(4096).max_num_seqs
     assert _deployment("trtllm", speculative="mtp:3").sim_config(4096).max_num_seqs == plain
+
+
+def test_a_sweep_point_above_sglangs_speculative_cap_runs_48_requests() -> None:
+    # 64 clients on one replica: min(64, 48) = 48 running, the other 16 wait
+    config = _deployment("sglang", speculative="mtp:2").sim_config(4096)
+    assert config_at(config, 64, 1).max_num_seqs == 48
+
+
+def test_a_sweep_point_below_sglangs_speculative_cap_runs_every_client() -> None:
+    config = _deployment("sglang", speculative="mtp:2").sim_config(4096)
+    assert config_at(config, 32, 1).max_num_seqs == 32
+
+
+def test_sglangs_speculative_cap_holds_per_replica() -> None:
+    # 128 clients over 2 replicas: ceil(128 / 2) = 64 per replica, capped at 48
+    config = _deployment("sglang", speculative="mtp:2").sim_config(4096)
+    assert config_at(config, 128, 2).max_num_seqs == 48
+
+
+def test_a_given_max_running_requests_lifts_the_cap_in_sweeps() -> None:
+    config = _deployment("sglang", speculative="mtp:2", max_num_seqs=512).sim_config(4096)
+    assert config_at(config, 64, 1).max_num_seqs == 64
+
+
+def test_without_speculation_a_sweep_point_runs_every_client() -> None:
+    assert config_at(_deployment("sglang").sim_config(4096), 64, 1).max_num_seqs == 64
+
+
+# SGLang without SGLANG_ENABLE_SPEC_V2: no overlap scheduler with EAGLE/MTP, 1.1 ms of host time
+# per step (sgl-project/sglang PR #11398: 2.99 / 246.80 tok/s = 12.115 ms per step without
+# overlap, 3.01 / 273.43 = 11.008 ms with it; 1.107 ms)
+V1_HOST_S = 1.1e-3
+
+
+def test_sglang_speculation_without_spec_v2_exposes_host_time() -> None:
+    assert _deployment("sglang", speculative="mtp:2").speculative_host_s == V1_HOST_S
+    assert _deployment("sglang", speculative="mtp:2", spec_overlap=False).speculative_host_s == (
+        V1_HOST_S
+    )
+
+
+def test_sglang_speculation_with_spec_v2_hides_host_time() -> None:
+    assert _deployment("sglang", speculative="mtp:2", spec_overlap=True).speculative_host_s == 0
+
+
+def test_sglang_ngram_runs_without_the_overlap_scheduler() -> None:
+    # server_args.py: NGRAM sets disable_overlap_schedule = True whatever SGLANG_ENABLE_SPEC_V2
+    dep = resolve(
+        get_model("llama-3.1-8b"), get_hardware("h200-sxm"),
+        DeploymentSettings(engine="sglang", speculative="ngram:4", spec_accept_length=2.0),
+    )  # fmt: skip
+    assert dep.speculative_host_s == V1_HOST_S
+
+
+def test_other_engines_and_plain_decoding_expose_no_speculative_host_time() -> None:
+    assert _deployment("trtllm", speculative="mtp:2").speculative_host_s == 0
+    assert _deployment("sglang").speculative_host_s == 0
+
+
+def test_spec_overlap_is_an_sglang_setting() -> None:
+    with pytest.raises(InputError, match="spec_overlap: SGLang's SGLANG_ENABLE_SPEC_V2"):
+        _deployment("trtllm", speculative="mtp:2", spec_overlap=True)
+
+
+def test_spec_overlap_needs_speculation() -> None:
+    with pytest.raises(InputError, match="spec_overlap: needs --speculative"):
+        _deployment("sglang", spec_overlap=True)
+
+
+def _steps(**settings: object) -> StepTimeModel:
+    dep = _deployment("sglang", speculative="mtp:2", **settings)
+    return replica_models(dep, dep.memory(Layout(tp=8), 4096))[1]
+
+
+def test_the_host_time_is_paid_once_per_speculative_step() -> None:
+    # mtp:2 default acceptance: E = 1 + 0.75 + 0.75 x 0.645 = 2.23375 tokens per step, so a
+    # decode step (priced per generated token) gains 1.1e-3 / 2.23375 = 4.9245e-4 s
+    without, overlapped = _steps(spec_overlap=False), _steps(spec_overlap=True)
+    gain = without.step_time_s(64, 64, 64_000, 64_000) - overlapped.step_time_s(
+        64, 64, 64_000, 64_000
+    )
+    assert gain == pytest.approx(1.1e-3 / 2.23375)
+
+
+def test_a_step_with_a_prefill_pays_the_whole_host_time() -> None:
+    # a step carrying a prefill chunk is not speculated: the host time is added once, whole
+    without, overlapped = _steps(spec_overlap=False), _steps(spec_overlap=True)
+    gain = without.step_time_s(1_024, 1, 0, 524_800) - overlapped.step_time_s(1_024, 1, 0, 524_800)
+    assert gain == pytest.approx(1.1e-3)

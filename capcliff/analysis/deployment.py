@@ -49,6 +49,7 @@ from capcliff.perf.speculation import (
     acceptance,
     parse_acceptance,
     parse_speculative,
+    speculative_host_s,
     speculative_max_num_seqs,
 )
 from capcliff.sim.config import KVCapacity, PreemptionMode, Routing, SimConfig
@@ -149,6 +150,9 @@ class DeploymentSettings(BaseModel):
     speculative: str | None = None
     spec_acceptance: str | None = None
     spec_accept_length: float | None = Field(default=None, ge=1)
+    # SGLang: SGLANG_ENABLE_SPEC_V2=1, speculation under the overlap scheduler (True) or not
+    # (False); None: the engine's default (0.5.x: off, perf/speculation.py)
+    spec_overlap: bool | None = None
     # what prices the engine steps: the roofline (perf/step_time.py) or aiconfigurator's
     # measured kernel tables (perf/measured_kernels.py, the optional `kernels` extra)
     step_source: Literal["roofline", "kernels"] = "roofline"
@@ -290,6 +294,14 @@ class Deployment:
             return self.settings.request_overhead_ms / 1e3
         return dict(self.budget.step_time_terms).get("request_overhead_s", 0.0)
 
+    @property
+    def speculative_host_s(self) -> float:
+        """Host seconds every step exposes because of speculation (SGLang's speculative worker
+        without the overlap scheduler); 0 without speculation."""
+        if self.speculation is None:
+            return 0.0
+        return speculative_host_s(self.settings.engine, overlap=self.settings.spec_overlap)
+
     def sim_config(self, max_model_len: int) -> SimConfig:
         """The simulator's engine settings: policy, batch caps (the engine's defaults unless
         given), whether vLLM V0 chunks prefills, preemption mode and DP routing."""
@@ -303,12 +315,14 @@ class Deployment:
         policy = self.settings.policy or engine_policy(
             self.settings.engine, self.settings.engine_version
         )
-        max_num_seqs = defaults.max_num_seqs
+        max_num_seqs, engine_cap = defaults.max_num_seqs, None
         if self.speculation is not None and self.settings.max_num_seqs is None:
-            max_num_seqs = speculative_max_num_seqs(self.settings.engine) or max_num_seqs
+            engine_cap = speculative_max_num_seqs(self.settings.engine)
+            max_num_seqs = engine_cap or max_num_seqs
         return SimConfig(
             policy=policy,
             max_num_seqs=max_num_seqs,
+            engine_max_num_seqs=engine_cap,
             max_num_batched_tokens=defaults.max_num_batched_tokens,
             preemption=self.settings.preemption,
             routing=self.settings.routing,
@@ -347,7 +361,12 @@ class Deployment:
     def without_speculation(self) -> Deployment:
         """The same deployment decoding one token per step (what speculation is compared with:
         no draft in memory, no lookahead slots, plain decode steps)."""
-        plain = {"speculative": None, "spec_acceptance": None, "spec_accept_length": None}
+        plain = {
+            "speculative": None,
+            "spec_acceptance": None,
+            "spec_accept_length": None,
+            "spec_overlap": None,
+        }
         settings = self.settings.model_copy(update=plain)
         return replace(self, settings=settings, speculation=None, acceptance=None)
 
@@ -530,11 +549,20 @@ def _speculation(
     model's own MTP layers (num_nextn_predict_layers); acceptance figures need a method."""
     rates = settings.spec_acceptance
     if settings.speculative is None:
-        if rates is not None or settings.spec_accept_length is not None:
-            given = "spec_acceptance" if rates is not None else "spec_accept_length"
+        given = next(
+            (name for name in ("spec_acceptance", "spec_accept_length", "spec_overlap")
+             if getattr(settings, name) is not None),
+            None,
+        )  # fmt: skip
+        if given is not None:
             raise InputError(f"{given}: needs --speculative (mtp:K, eagle:K[:DRAFT], ngram:K)")
         return None, None
     spec = parse_speculative(settings.speculative)
+    if settings.spec_overlap is not None and settings.engine is not EngineName.SGLANG:
+        raise InputError(
+            f"spec_overlap: SGLang's SGLANG_ENABLE_SPEC_V2, not a {settings.engine.value} "
+            "setting; leave it unset"
+        )
     if spec.method is SpecMethod.MTP and model.arch.num_mtp_layers == 0:
         raise InputError(
             f"speculative: mtp needs a model with MTP layers (num_nextn_predict_layers); "

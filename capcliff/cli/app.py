@@ -294,6 +294,15 @@ SIM_OPTIONS: dict[str, Any] = {
         float | None,
         typer.Option(help="Mean acceptance length, tokens per speculative step, in [1, K+1]."),
     ],
+    "spec_overlap": Annotated[
+        bool | None,
+        typer.Option(
+            "--spec-overlap/--no-spec-overlap",
+            help="SGLang: speculation under the overlap scheduler (SGLANG_ENABLE_SPEC_V2=1) or "
+            "not (default: not, as 0.5.x runs EAGLE/MTP; each step then shows 1.1 ms of host "
+            "time).",
+        ),
+    ],
     "step_source": Annotated[
         str | None,
         typer.Option(

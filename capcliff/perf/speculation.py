@@ -43,6 +43,23 @@ MAX_SPECULATIVE_TOKENS = 16
 # "speculation will always be on").
 SGLANG_SPECULATIVE_MAX_RUNNING_REQUESTS = 48
 
+# SGLang runs EAGLE/NEXTN (MTP) speculation with its overlap scheduler off unless
+# SGLANG_ENABLE_SPEC_V2 is set: server_args.py `_handle_speculative_decoding` (0.5.x: `if not
+# envs.SGLANG_ENABLE_SPEC_V2.get(): self.disable_overlap_schedule = True`), and environ.py of
+# those releases declares `SGLANG_ENABLE_SPEC_V2 = EnvBool(False)` (the docs: "Want overlap
+# scheduler (experimental): Enable SpecV2 with SGLANG_ENABLE_SPEC_V2=True"; later releases
+# default it to True, and sgl-project/sglang PR #27964, 2026-06-11, retired the V1 worker);
+# NGRAM turns it off whatever the variable ("The overlap scheduler and mixed chunked prefill are
+# disabled because of using ngram speculative decoding").
+# Without overlap the scheduler's host work of each step (scheduling, input preparation,
+# result processing) runs between GPU steps. Its size per speculative step, derived from
+# sgl-project/sglang PR #11398 (2025-10-09, "Beta spec-overlap for EAGLE"): Llama-3.1-8B with
+# an EAGLE draft, K = 5, one request (sglang.test.send_one), V1 (no overlap) 246.80 tok/s at
+# acceptance length 2.99 = 12.115 ms per step, V2 (overlap) 273.43 tok/s at 3.01 = 11.008 ms:
+# 1.107 ms exposed per step. 1.1 ms; how it grows with the batch was not measured there (not
+# priced: a named limitation).
+SGLANG_SPEC_V1_HOST_S = 1.1e-3
+
 SPEC_ASSUMPTIONS = (
     "speculation (mean field): a decode step = one speculative step / E, E the expected tokens "
     "per step; draft and verification in one roofline; steps with a prefill not speculated"
@@ -106,6 +123,17 @@ def speculative_max_num_seqs(engine: EngineName) -> int | None:
     """The engine's default cap on running sequences with speculation on, where it has its own
     (SGLang: 48); None where the engine's usual default stands."""
     return SGLANG_SPECULATIVE_MAX_RUNNING_REQUESTS if engine is EngineName.SGLANG else None
+
+
+def speculative_host_s(engine: EngineName, *, overlap: bool | None) -> float:
+    """Seconds of host time each step exposes with speculation on: SGLang's speculative worker
+    without the overlap scheduler (`overlap` False, or None: the 0.5.x default, where EAGLE/MTP
+    need SGLANG_ENABLE_SPEC_V2 and NGRAM always turns it off: "The overlap scheduler and mixed
+    chunked prefill are disabled because of using ngram speculative decoding") pays
+    SGLANG_SPEC_V1_HOST_S; 0 otherwise (the engine profile's own host time stands)."""
+    if engine is not EngineName.SGLANG or overlap:
+        return 0.0
+    return SGLANG_SPEC_V1_HOST_S
 
 
 def parse_acceptance(text: str) -> tuple[float, ...]:

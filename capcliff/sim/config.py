@@ -71,12 +71,20 @@ class SimConfig:
     # detokenized chunk, the client's turnaround): the engine sees a request this long after its
     # client sent it; TTFT and E2E include it (`simulate.simulate`). 0: not modeled
     request_overhead_s: float = 0.0
+    # the engine's own cap on running sequences per replica where the user set none (SGLang
+    # with speculation: 48), which a sweep's concurrency does not lift (solver.config_at);
+    # None: the sweep's concurrency is the cap
+    engine_max_num_seqs: int | None = None
 
     def __post_init__(self) -> None:
         if self.policy not in POLICY_NAMES:
             raise InputError(f"policy: unknown {self.policy!r}; known: {', '.join(POLICY_NAMES)}")
         if self.max_num_seqs < 1:
             raise InputError(f"max_num_seqs: must be >= 1, got {self.max_num_seqs}")
+        if self.engine_max_num_seqs is not None and self.engine_max_num_seqs < 1:
+            raise InputError(
+                f"engine_max_num_seqs: must be >= 1 or None, got {self.engine_max_num_seqs}"
+            )
         if self.max_num_batched_tokens < self.max_num_seqs:
             # vLLM's SchedulerConfig refuses this too: every running request must fit one step.
             raise InputError(

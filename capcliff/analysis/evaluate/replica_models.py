@@ -41,7 +41,12 @@ def replica_models(
         profile=profile, fitted=fitted, exchange=MoEExchange.ALL_TO_ALL if deepep else None,
     )  # fmt: skip
     if dep.speculation is not None and dep.acceptance is not None:
-        steps = replace(steps, spec=_spec_step(dep, memory, steps, profile, fitted, deepep))
+        # the host time a non-overlapped speculative worker exposes, in every step it runs
+        host_s = steps.step_overhead_s + dep.speculative_host_s
+        steps = replace(
+            steps, step_overhead_s=host_s,
+            spec=_spec_step(dep, memory, steps, profile, fitted, deepep),
+        )  # fmt: skip
     if dep.kernels is not None:  # --step-source kernels: aiconfigurator's tables price steps
         from capcliff.perf.measured_kernels import kernel_step_model
 
@@ -98,9 +103,16 @@ def step_label(dep: Deployment) -> str:
     spec, accepted = dep.speculation, dep.acceptance
     if spec is None or accepted is None:
         return label
+    host = (
+        f"; no overlap scheduler: {dep.speculative_host_s * 1e3:.1f} ms host time per step "
+        "(SGLANG_ENABLE_SPEC_V2 unset; --spec-overlap if the server sets it)"
+        if dep.speculative_host_s > 0
+        else ""
+    )
     return (
         f"{label}; speculative {spec.method.value}:{spec.num_speculative_tokens}, "
-        f"{accepted.tokens_per_step:.2f} tokens/step ({accepted.source}); {SPEC_ASSUMPTIONS}"
+        f"{accepted.tokens_per_step:.2f} tokens/step ({accepted.source}){host}; "
+        f"{SPEC_ASSUMPTIONS}"
     )
 
 
