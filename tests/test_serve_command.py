@@ -265,3 +265,65 @@ def test_a_spec_key_that_contradicts_the_command_is_refused(
     assert main(["check", str(path)]) == 2
     err = capsys.readouterr().err
     assert "--max-num-seqs 32 conflicts with the command's 64" in err
+
+
+def _speculative_line(engine: str, spec: tuple[str, int, str | None]) -> str:
+    from capcliff.analysis.flags import sglang_speculative_flags, vllm_speculative_flags
+
+    if engine == "sglang":
+        head = "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-R1 --tp 8"
+        return " ".join([head, *sglang_speculative_flags(spec)])
+    words = vllm_speculative_flags(spec)
+    return f"vllm serve deepseek-ai/DeepSeek-R1 --tensor-parallel-size 8 {words[0]} '{words[1]}'"
+
+
+@pytest.mark.parametrize(
+    ("engine", "spec", "setting"),
+    [
+        ("sglang", ("mtp", 3, None), "mtp:3"),
+        ("sglang", ("eagle", 2, "org/draft"), "eagle:2:org/draft"),
+        ("sglang", ("ngram", 4, None), "ngram:4"),
+        ("vllm", ("mtp", 1, None), "mtp:1"),
+        ("vllm", ("eagle", 3, "org/draft"), "eagle:3:org/draft"),
+        ("vllm", ("ngram", 5, None), "ngram:5"),
+    ],
+)
+def test_the_printed_speculative_flags_read_back_as_the_same_speculation(
+    engine: str, spec: tuple[str, int, str | None], setting: str
+) -> None:
+    command = parse_serve_command(_speculative_line(engine, spec))
+    assert command.settings["speculative"] == setting
+    assert command.unmodelled == ()
+
+
+def test_sglangs_spec_v2_variable_is_the_overlap_setting_and_a_draft_tree_is_named() -> None:
+    line = _speculative_line("sglang", ("mtp", 3, None))
+    assert parse_serve_command("SGLANG_ENABLE_SPEC_V2=1 " + line).settings["spec_overlap"] is True
+    assert parse_serve_command("SGLANG_ENABLE_SPEC_V2=0 " + line).settings["spec_overlap"] is False
+    assert "spec_overlap" not in parse_serve_command(line).settings
+    # SGLang's EAGLE on a model's own MTP layers (no draft checkpoint) is NEXTN: mtp
+    eagle = line.replace("NEXTN", "EAGLE")
+    assert parse_serve_command(eagle).settings["speculative"] == "mtp:3"
+    tree = parse_serve_command(
+        line.replace("--speculative-eagle-topk 1", "--speculative-eagle-topk 4")
+    )
+    assert "speculative" not in tree.settings
+    assert any("tree of drafts" in flag for flag in tree.unmodelled)
+
+
+def test_the_sglang_line_carries_spec_v2_only_with_speculation_under_overlap() -> None:
+    from dataclasses import replace
+
+    from capcliff.analysis.flags import Deployment, sglang_command
+
+    base = Deployment(
+        model="deepseek-ai/DeepSeek-R1", layout=Layout(tp=8), max_num_seqs=48,
+        max_num_batched_tokens=8192, max_model_len=4096, gpu_memory_utilization=0.9,
+        mem_fraction_static=0.8, kv_cache_dtype="auto", moe=True, mla=True,
+    )  # fmt: skip
+    spec = replace(base, speculative=("mtp", 3, None))
+    assert sglang_command(replace(spec, spec_overlap=True)).startswith("SGLANG_ENABLE_SPEC_V2=1 ")
+    assert sglang_command(spec).startswith("python -m sglang.launch_server")
+    assert sglang_command(replace(base, spec_overlap=True)).startswith("python")
+    read = parse_serve_command(sglang_command(replace(spec, spec_overlap=True)))
+    assert (read.settings["speculative"], read.settings["spec_overlap"]) == ("mtp:3", True)

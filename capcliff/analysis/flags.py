@@ -51,6 +51,7 @@ class Deployment:
     all2all_backend: str = "none"  # capcliff's AllToAllBackend value
     # speculative decoding: (method mtp|eagle|ngram, K draft tokens, EAGLE draft checkpoint)
     speculative: tuple[str, int, str | None] | None = None
+    spec_overlap: bool = False  # SGLang: speculation under the overlap scheduler
 
 
 # vLLM's `--speculative-config` method names (vllm/config/speculative.py `SpeculativeMethod`):
@@ -223,15 +224,20 @@ def command_text(args: list[str]) -> str:
 
 
 def sglang_command(dep: Deployment) -> str:
-    """`python -m sglang.launch_server ...` for the deployment.
+    """`python -m sglang.launch_server ...` for the deployment (prefixed by
+    `SGLANG_ENABLE_SPEC_V2=1` when speculation was simulated under the overlap scheduler).
 
     Pipeline stages map to `--pp-size` (SGLang >= 0.4.9). An attention-DP layout maps to
     `--enable-dp-attention` with `--tp` = all dp x tp ranks of the lockstep group (SGLang's
     `--tp` counts them; `--dp` divides it) and `--ep-size` dividing `--tp`.
     """
     lay = dep.layout
+    # SGLang 0.5.x runs EAGLE/NEXTN speculation without its overlap scheduler unless this
+    # variable is set (python/sglang/srt/environ.py SGLANG_ENABLE_SPEC_V2); it must reach the
+    # server's environment, so it prefixes the command rather than being set on a line before.
+    env = ["SGLANG_ENABLE_SPEC_V2=1"] if dep.spec_overlap and dep.speculative else []
     args = [
-        "python", "-m", "sglang.launch_server",
+        *env, "python", "-m", "sglang.launch_server",
         "--model-path", dep.model,
         "--tp", str(lay.tp * lay.dp if lay.attention_dp else lay.tp),
         "--dp", str(lay.dp),

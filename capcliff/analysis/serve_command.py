@@ -24,6 +24,7 @@ Flag names are the engines' own:
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import shlex
@@ -38,6 +39,15 @@ from capcliff.units import GB, GIB, parse_kv_dtype, parse_weight_dtype
 
 FIELD = "serve_command"
 _ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_SPEC_V2 = {
+    f"SGLANG_ENABLE_SPEC_V2={value}": on
+    for on, values in ((True, ("1", "true", "True")), (False, ("0", "false", "False")))
+    for value in values
+}
+# The engines' speculative method names (analysis/flags.py writes them) as capcliff's methods.
+_SGLANG_METHODS = {"NEXTN": "mtp", "EAGLE": "eagle", "EAGLE3": "eagle", "NGRAM": "ngram"}
+_VLLM_METHODS = {"mtp": "mtp", "deepseek_mtp": "mtp", "eagle": "eagle", "eagle3": "eagle",
+                 "ngram": "ngram"}  # fmt: skip
 # vLLM's human-readable integers (`--max-model-len 32k`): k/m/g powers of 1000, K/M/G of 1024.
 _SUFFIX = {"k": 10**3, "m": 10**6, "g": 10**9, "K": 2**10, "M": 2**20, "G": 2**30}
 
@@ -161,6 +171,7 @@ class _Reading:
     switches: set[str] = field(default_factory=set)
     unmodelled: list[str] = field(default_factory=list)
     model: str | None = None
+    spec_v2: bool | None = None  # SGLANG_ENABLE_SPEC_V2 from the environment
 
 
 def _kv_dtype(r: _Reading, flag: str, value: str | None) -> None:
@@ -230,6 +241,7 @@ _VLLM: dict[str, Callable[..., None]] = {
     "kv-offloading-size": _setting("offload_gib", _number),
     "kv-offloading-backend": _setting("offload_backend", _text),
     "all2all-backend": _setting("all2all_backend", _text),
+    "speculative-config": _setting("spec_config", _text),
 }  # fmt: skip
 _SGLANG: dict[str, Callable[..., None]] = {
     **_COMMON,
@@ -251,6 +263,11 @@ _SGLANG: dict[str, Callable[..., None]] = {
     "hicache-write-policy": _setting("hicache_policy", _text),
     "moe-a2a-backend": _setting("a2a", _text),
     "deepep-mode": _setting("deepep_mode", _text),
+    "speculative-algorithm": _setting("spec_algorithm", _text),
+    "speculative-num-steps": _setting("spec_steps", _integer),
+    "speculative-num-draft-tokens": _setting("spec_draft_tokens", _integer),
+    "speculative-eagle-topk": _setting("spec_topk", _integer),
+    "speculative-draft-model-path": _setting("spec_draft", _text),
 }  # fmt: skip
 _TRTLLM: dict[str, Callable[..., None]] = {
     "tp_size": _size("tp"), "pp_size": _size("pp"), "ep_size": _size("ep"),
@@ -294,11 +311,15 @@ def parse_serve_command(text: str) -> ServeCommand:
 
 
 def _environment(r: _Reading, assignments: list[str]) -> None:
-    """VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 allows a max_model_len past the model's context; the GPUs
-    a process sees change nothing modelled; any other assignment is not modelled."""
+    """VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 allows a max_model_len past the model's context;
+    SGLANG_ENABLE_SPEC_V2=1 runs SGLang's speculation under the overlap scheduler (`spec_overlap`,
+    read only with a speculative algorithm); the GPUs a process sees change nothing modelled; any
+    other assignment is not modelled."""
     for assignment in assignments:
         if assignment in ("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1", "VLLM_ALLOW_LONG_MAX_MODEL_LEN=true"):
             r.settings["allow_long_max_model_len"] = True
+        elif r.engine == "sglang" and assignment in _SPEC_V2:
+            r.spec_v2 = _SPEC_V2[assignment]
         elif not assignment.startswith("CUDA_VISIBLE_DEVICES="):
             r.unmodelled.append(assignment)
 
@@ -347,6 +368,58 @@ def _finish(r: _Reading, layout: Layout) -> None:
         r.unmodelled.append(f"--moe-a2a-backend {a2a}")
     if s.get("all2all_backend") not in (None, "none", *_DEEPEP):
         r.unmodelled.append(f"--all2all-backend {s.pop('all2all_backend')}")
+    _speculation(r)
+
+
+def _speculation(r: _Reading) -> None:
+    """`speculative` (mtp:K, eagle:K[:DRAFT], ngram:K) from SGLang's `--speculative-*` flags or
+    vLLM's `--speculative-config` JSON, and SGLang's overlap setting; a tree of drafts (top-k
+    above 1) or a method capcliff does not model is named as not modelled."""
+    s = r.settings
+    keys = ("spec_algorithm", "spec_steps", "spec_draft_tokens", "spec_topk", "spec_draft")
+    algorithm, steps, drafts, topk, draft = (s.pop(k, None) for k in keys)
+    config = s.pop("spec_config", None)
+    spec: str | None = None
+    if algorithm is not None:
+        spec = _sglang_speculation(r, str(algorithm), steps, drafts, topk, draft)
+    elif config is not None:
+        spec = _vllm_speculation(r, str(config))
+    if spec is None:
+        return
+    s["speculative"] = spec
+    if r.engine == "sglang" and r.spec_v2 is not None:
+        s["spec_overlap"] = r.spec_v2
+
+
+def _sglang_speculation(
+    r: _Reading, algorithm: str, steps: Any, drafts: Any, topk: Any, draft: Any
+) -> str | None:
+    method = _SGLANG_METHODS.get(algorithm.upper())
+    if method == "ngram" and drafts is not None:
+        return f"ngram:{max(1, int(drafts) - 1)}"
+    if method is None or steps is None or (topk is not None and int(topk) > 1):
+        flag = f"--speculative-algorithm {algorithm}"
+        why = "a tree of drafts (--speculative-eagle-topk above 1)" if topk and topk > 1 else ""
+        r.unmodelled.append(f"{flag} ({why or 'method or --speculative-num-steps not read'})")
+        return None
+    if method == "eagle" and draft:
+        return f"eagle:{int(steps)}:{draft}"
+    # EAGLE without a draft checkpoint runs the model's own MTP layers, as NEXTN does
+    return f"{'mtp' if method == 'eagle' else method}:{int(steps)}"
+
+
+def _vllm_speculation(r: _Reading, config: str) -> str | None:
+    try:
+        data = json.loads(config)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        method = _VLLM_METHODS.get(str(data.get("method")))
+        k, model = data.get("num_speculative_tokens"), data.get("model")
+        if method is not None and type(k) is int and k >= 1:
+            return f"{method}:{k}" + (f":{model}" if method == "eagle" and model else "")
+    r.unmodelled.append(f"--speculative-config {config}")
+    return None
 
 
 _DEEPEP = ("deepep", "deepep_high_throughput", "deepep_low_latency")

@@ -153,6 +153,7 @@ def engine_flags(
             dep.speculation.num_speculative_tokens,
             dep.speculation.draft,
         ),
+        spec_overlap=bool(dep.settings.spec_overlap),
     )
     warnings = flag_warnings(
         served,
