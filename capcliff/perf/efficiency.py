@@ -11,11 +11,15 @@ from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.memory.params import param_count
+from capcliff.memory.weights import WeightScheme
+from capcliff.perf.op_curves import OpCurve, op_curve, table_format
 from capcliff.perf.profiles import (
     MEASURED_FABRICS,
     RCCL_MEASURED_FABRICS,
     EngineProfile,
     allreduce_curve,
+    curve_kernels_per_layer,
+    dense_gemms_per_layer,
     dp_host_overhead_s,
     kernels_per_layer,
     rccl_allreduce_curve,
@@ -76,11 +80,41 @@ class Efficiency:
     allreduce_curve: tuple[tuple[float, float], ...] = ()  # (message bytes, s); () latency+wire
     variable_scale: float = 1.0  # calibrated: multiplies everything but step_overhead_s
     mla_extend_efficiency: float | None = None  # prefill attention, of BF16 peak; None: mfu
+    # Measured op curves (perf/op_curves.py): the dense weights' GEMMs (in place of mbu and
+    # their kernel floors; `dense_gemms_per_layer` calls per layer) and the routed experts'
+    # fused MoE layer (in place of mbu / expert_efficiency and its kernels' floors). None: the
+    # constants above.
+    gemm_curve: OpCurve | None = None
+    moe_curve: OpCurve | None = None
+    dense_gemms_per_layer: int = 0
+
+    @property
+    def weight_source(self) -> str:
+        """Which figures price the weight reads, for the step label."""
+        curves = [c for c in (self.gemm_curve, self.moe_curve) if c is not None]
+        if not curves:
+            return "weight reads at the model's MBU (no measured op table for this GPU/engine)"
+        return "weight reads from measured op curves (" + "; ".join(c.source for c in curves) + ")"
 
 
 def default_efficiency(arch: Architecture) -> Efficiency:
     """The efficiency defaults for `arch`: MBU from its size (MBU_ANCHORS), the rest named."""
     return Efficiency(mbu=default_mbu(param_count(arch).total))
+
+
+def op_curves_for(
+    arch: Architecture, hardware: HardwareSpec, profile: EngineProfile, scheme: WeightScheme
+) -> tuple[OpCurve | None, OpCurve | None]:
+    """The measured (GEMM, MoE) curves of `arch`'s weights on `hardware` under `profile`'s
+    kernel tables; None for each that no table measured (or the profile names none)."""
+    if profile.op_tables is None:
+        return None, None
+    quant = scheme.quantization
+    gemm = op_curve(hardware.id, profile.op_tables, "gemm", table_format(scheme.linear, quant))
+    moe = None
+    if arch.moe is not None:
+        moe = op_curve(hardware.id, profile.op_tables, "moe", table_format(scheme.expert, quant))
+    return gemm, moe
 
 
 def profile_efficiency(
@@ -90,18 +124,23 @@ def profile_efficiency(
     profile: EngineProfile,
     *,
     fitted: dict[str, float] | None = None,
+    scheme: WeightScheme | None = None,
 ) -> Efficiency:
     """The efficiency of `arch` on `layout` under an engine profile: per step the profile's host
     time + layers x kernels per layer x the kernel floor; measured all-reduce latencies where the
     fabric matches (NVLink custom all-reduce, or RCCL on AMD xGMI); attention and MoE
-    efficiencies; MBU and the attention fraction scaled by the GPU's `hbm_factor`. `fitted`
-    (`fixed_s`, `scale`) replaces the per-step time and scales the rest, as `capcliff calibrate`
-    fits them."""
+    efficiencies; MBU and the attention fraction scaled by the GPU's `hbm_factor`; measured GEMM
+    and MoE curves for the weights in `scheme` (None: as shipped) where the profile's kernel
+    tables have them, whose kernels then take no floor. `fitted` (`fixed_s`, `scale`) replaces
+    the per-step time and scales the rest, as `capcliff calibrate` fits them."""
     fitted = fitted or {}
+    scheme = WeightScheme.as_shipped(arch) if scheme is None else scheme
+    gemm, moe = op_curves_for(arch, hardware, profile, scheme)
     floor = profile.kernel_floor_s
     if arch.mla is not None and profile.mla_kernel_floor_s is not None:
         floor = profile.mla_kernel_floor_s
-    per_layer_s = kernels_per_layer(arch, tp=layout.tp) * floor
+    covered = curve_kernels_per_layer(arch, gemm=gemm is not None, moe=moe is not None)
+    per_layer_s = (kernels_per_layer(arch, tp=layout.tp) - covered) * floor
     overhead = dp_host_overhead_s(profile, layout) + arch.num_layers * per_layer_s
     mla = arch.mla is not None
     kv_fraction = profile.mla_attention_efficiency if mla else profile.gqa_attention_efficiency
@@ -120,4 +159,7 @@ def profile_efficiency(
         allreduce_curve=curve,
         variable_scale=fitted.get("scale", 1.0),
         mla_extend_efficiency=profile.mla_extend_efficiency if mla else None,
+        gemm_curve=gemm,
+        moe_curve=moe,
+        dense_gemms_per_layer=dense_gemms_per_layer(arch),
     )

@@ -170,6 +170,9 @@ class EngineProfile:
     mla_extend_efficiency: float | None = None
     # MLA models: the kernel floor of a decode layer's kernels (None: kernel_floor_s).
     mla_kernel_floor_s: float | None = None
+    # The aiconfigurator backend whose measured kernel tables describe this release's GEMM and
+    # MoE kernels (perf/op_curves.py); None: the roofline's constants (MBU, kernel floor).
+    op_tables: str | None = None
 
     @property
     def label(self) -> str:
@@ -214,12 +217,20 @@ _COMMON_SOURCES = (
     ("moe_small_batch_efficiency", "assumption: 1.0 (inside the model's MBU)"),
     ("allreduce", ALLREDUCE_SOURCE),
 )
+# The releases aiconfigurator-core 0.12's tables were measured on (SGLang 0.5.14, TensorRT-LLM
+# 1.3.0rc20, vLLM 0.24.0) stand for every release the latest profiles describe.
+OP_TABLES_SOURCE = (
+    "op_tables",
+    "aiconfigurator-core 0.12 measured GEMM and MoE tables (perf/data/op_curves.json)",
+)
 
 PROFILES: dict[EngineName, EngineProfile] = {
     EngineName.VLLM: EngineProfile(
         EngineName.VLLM, "V1 (>= 0.8)", V1_HOST_OVERHEAD_S, KERNEL_FLOOR_S, "vllm",
         FLASHMLA_BANDWIDTH_FRACTION, None, 1.0,
-        (("host_overhead_s", "assumption: 0.5 ms, scheduler between steps"), *_COMMON_SOURCES),
+        (("host_overhead_s", "assumption: 0.5 ms, scheduler between steps"), *_COMMON_SOURCES,
+         OP_TABLES_SOURCE),
+        op_tables="vllm",
     ),
     EngineName.VLLM_V0: EngineProfile(
         EngineName.VLLM_V0, "V0 (0.6 - 0.7)", V0_HOST_OVERHEAD_S, KERNEL_FLOOR_S, "vllm",
@@ -229,13 +240,16 @@ PROFILES: dict[EngineName, EngineProfile] = {
     EngineName.SGLANG: EngineProfile(
         EngineName.SGLANG, ">= 0.4.8 (overlap scheduler)", 0.0, KERNEL_FLOOR_S, "trtllm",
         FLASHMLA_BANDWIDTH_FRACTION, None, 1.0,
-        (("host_overhead_s", "SGLang v0.4 blog: zero-overhead batch scheduler"), *_COMMON_SOURCES),
+        (("host_overhead_s", "SGLang v0.4 blog: zero-overhead batch scheduler"), *_COMMON_SOURCES,
+         OP_TABLES_SOURCE),
+        op_tables="sglang",
     ),
     EngineName.TRTLLM: EngineProfile(
         EngineName.TRTLLM, "PyTorch backend (overlap scheduler)", 0.0, KERNEL_FLOOR_S, "trtllm",
         FLASHMLA_BANDWIDTH_FRACTION, None, 1.0,
         (("host_overhead_s", "TensorRT-LLM docs: overlap scheduler on by default"),
-         *_COMMON_SOURCES),
+         *_COMMON_SOURCES, OP_TABLES_SOURCE),
+        op_tables="trtllm",
     ),
 }  # fmt: skip
 
@@ -248,8 +262,9 @@ _SGLANG_PRE_0_4_8 = dataclasses.replace(
     version="0.4.6 - 0.4.7 (DP attention: overlap scheduler off, idle ranks eager)",
     dp_attention_host_overhead_s=V0_HOST_OVERHEAD_S,
     dp_eager_op_s=EAGER_OP_S,
+    op_tables=None,  # older kernels than the tables measured
     sources=(
-        *PROFILES[EngineName.SGLANG].sources,
+        *(s for s in PROFILES[EngineName.SGLANG].sources if s != OP_TABLES_SOURCE),
         ("dp_attention_host_overhead_s", SGLANG_DPA_OVERLAP_SOURCE + "; assumption: 2 ms"),
         ("dp_eager_op_s", SGLANG_DPA_EAGER_SOURCE + "; assumption: 15 us per eager op"),
     ),
@@ -362,6 +377,24 @@ def kernels_per_layer(arch: Architecture, *, tp: int) -> int:
     if arch.linear_dtype is WeightDType.FP8:
         count += gemms
     return count
+
+
+# The kernels of kernels_per_layer's list that the fused MoE op of the measured tables times: the
+# token sort, the two grouped GEMMs, the activation and the combine.
+FUSED_MOE_KERNELS = 5
+
+
+def dense_gemms_per_layer(arch: Architecture) -> int:
+    """Dense (non-expert) weight GEMMs of one decoder layer in kernels_per_layer's list: QKV, O,
+    gate/up, down (4); MLA's q_a, q_b and kv_a in QKV's place (+2)."""
+    return 4 + (2 if arch.mla is not None else 0)
+
+
+def curve_kernels_per_layer(arch: Architecture, *, gemm: bool, moe: bool) -> int:
+    """Kernels of one decoder layer that measured op curves price themselves (so they take no
+    kernel floor): the dense GEMMs with a GEMM curve, the fused MoE op with a MoE curve."""
+    dense = dense_gemms_per_layer(arch) if gemm else 0
+    return dense + (FUSED_MOE_KERNELS if moe and arch.moe is not None else 0)
 
 
 def allreduce_curve(profile: EngineProfile, *, tp: int) -> tuple[tuple[float, float], ...]:

@@ -36,6 +36,7 @@ from capcliff.perf.efficiency import Efficiency as Efficiency  # re-exported
 from capcliff.perf.efficiency import default_efficiency as default_efficiency  # re-exported
 from capcliff.perf.efficiency import default_mbu as default_mbu  # re-exported
 from capcliff.perf.efficiency import profile_efficiency as profile_efficiency  # re-exported
+from capcliff.perf.op_curves import OpCurve
 from capcliff.perf.profiles import EngineProfile, dp_eager_pass_s
 from capcliff.perf.stage_cost import FLOPS_PER_MAC, attention_flops_per_pair, stage_cost
 from capcliff.units import GB, TERA, KVDType, WeightDType
@@ -95,6 +96,14 @@ class StepTimeModel:
     # Speculative decoding: decode-only steps are priced per generated token (mean field, see
     # `_spec_coefficients`); None: plain decoding, every formula as without it.
     spec: SpecStep | None = None
+    # Measured op curves (perf/op_curves.py): the dense weights are read by `dense_gemms` GEMM
+    # calls per pass and the routed experts by `moe_layers` fused MoE calls, each at the curve's
+    # floor + bytes / (fraction x peak) for the pass's tokens; None: at bandwidth_bytes_per_s
+    # (and expert_efficiency), as without them.
+    gemm_curve: OpCurve | None = None
+    moe_curve: OpCurve | None = None
+    dense_gemms: int = 0
+    moe_layers: int = 0
 
     def _microbatches(self, seqs: float) -> float:
         return float(max(1.0, min(self.pp, seqs)))
@@ -107,12 +116,25 @@ class StepTimeModel:
         return self.weight_bytes + self.expert_bytes * touched
 
     def _weights_time_s(self, tokens: float) -> float:
-        """Seconds to read the dense weights and the touched experts (at their efficiency)."""
+        """Seconds to read the dense weights and the touched experts (at their efficiency, or
+        at the measured op curves' floor and fraction of peak for `tokens` tokens)."""
+        peak = self.peak_bandwidth_bytes_per_s
+        gemm = self.gemm_curve
+        if gemm is None:
+            dense = self.weight_bytes / self.bandwidth_bytes_per_s
+        else:
+            dense = self.dense_gemms * gemm.floor_at(tokens) + self.weight_bytes / (
+                gemm.fraction_at(tokens) * peak
+            )
         if not self.expert_bytes:
-            return self.weight_bytes / self.bandwidth_bytes_per_s
+            return dense
         experts = self._weights_read(tokens) - self.weight_bytes
-        read = self.weight_bytes + experts / self.expert_efficiency
-        return read / self.bandwidth_bytes_per_s
+        moe = self.moe_curve
+        if moe is None:
+            return dense + experts / self.expert_efficiency / self.bandwidth_bytes_per_s
+        return dense + self.moe_layers * moe.floor_at(tokens) + experts / (
+            moe.fraction_at(tokens) * peak
+        )
 
     def _comm_s(self, tokens: float) -> float:
         """TP all-reduces plus the PP activation send of one pass over `tokens` tokens."""
@@ -346,13 +368,15 @@ def step_time_model(
     if efficiency is not None:
         eff = efficiency
     elif profile is not None:
-        eff = profile_efficiency(arch, hardware, layout, profile, fitted=fitted)
+        eff = profile_efficiency(arch, hardware, layout, profile, fitted=fitted, scheme=scheme)
     else:
         eff = default_efficiency(arch)
     costs = [stage_cost(arch, layout, scheme, s) for s in range(layout.pp)]
     stage = max(range(layout.pp), key=lambda s: costs[s].read_bytes + costs[s].expert_bytes)
     cost = costs[stage]
-    layers = len(stage_layer_ranges(arch.num_layers, layout.pp)[stage])
+    stage_layers = stage_layer_ranges(arch.num_layers, layout.pp)[stage]
+    layers = len(stage_layers)
+    moe_layers = sum(1 for i in stage_layers if arch.moe and arch.moe.is_moe_layer[i])
     choice = arch.moe.experts_per_token / arch.moe.num_experts if arch.moe else 0.0
     peak_flops = hardware.dense_flops_per_s(compute_dtype(scheme, hardware))
     peak_flops = peak_flops or hardware.dense_tflops_bf16 * TERA
@@ -395,6 +419,10 @@ def step_time_model(
         if eff.mla_extend_efficiency is None
         else hardware.dense_tflops_bf16 * TERA * eff.mla_extend_efficiency,
         profile=profile.label + (" (calibrated)" if fitted else "") if profile else "",
+        gemm_curve=eff.gemm_curve,
+        moe_curve=eff.moe_curve,
+        dense_gemms=layers * eff.dense_gemms_per_layer,
+        moe_layers=moe_layers,
     )
     if not layout.attention_dp or arch.moe is None:
         return model
