@@ -210,6 +210,7 @@ def build() -> dict[str, Any]:
 
 def _compare(old: dict[str, Any], new: dict[str, Any]) -> float:
     """Largest relative difference of any fraction between two files with the same curves."""
+
     def key(c: dict[str, Any]) -> tuple[str, ...]:
         return (c["hardware"], c["engine"], c["op"], c["format"])
 

@@ -88,14 +88,6 @@ class Efficiency:
     moe_curve: OpCurve | None = None
     dense_gemms_per_layer: int = 0
 
-    @property
-    def weight_source(self) -> str:
-        """Which figures price the weight reads, for the step label."""
-        curves = [c for c in (self.gemm_curve, self.moe_curve) if c is not None]
-        if not curves:
-            return "weight reads at the model's MBU (no measured op table for this GPU/engine)"
-        return "weight reads from measured op curves (" + "; ".join(c.source for c in curves) + ")"
-
 
 def default_efficiency(arch: Architecture) -> Efficiency:
     """The efficiency defaults for `arch`: MBU from its size (MBU_ANCHORS), the rest named."""

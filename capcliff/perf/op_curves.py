@@ -120,3 +120,9 @@ def op_curve(hardware_id: str, engine: str, op: str, fmt: str | None) -> OpCurve
     if fmt is None:
         return None
     return _curves().get((hardware_id, engine, op, fmt))
+
+
+@cache
+def measured_hardware(engine: str) -> tuple[str, ...]:
+    """capcliff hardware ids with at least one curve for aiconfigurator backend `engine`."""
+    return tuple(sorted({hw for hw, eng, _, _ in _curves() if eng == engine}))

@@ -41,6 +41,7 @@ from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
+from capcliff.perf.op_curves import measured_hardware
 from capcliff.units import WeightDType
 
 MICRO = 1e-6
@@ -327,14 +328,34 @@ def step_profile(
 
 
 def profile_label(
-    engine: EngineName, terms: Mapping[str, float], version: str | None = None
+    engine: EngineName,
+    terms: Mapping[str, float],
+    version: str | None = None,
+    *,
+    hardware_id: str | None = None,
 ) -> str:
-    """What outputs print about the step time: engine, version, modeled or calibrated."""
+    """What outputs print about the step time: engine, version, modeled or calibrated, and what
+    prices the weight reads (measured op curves or the MBU constants; without `hardware_id`,
+    where each applies)."""
     how = "calibrated" if any(k in FITTED_TERMS for k in terms) else "modeled"
     overridden = (
         " with overrides" if any(k not in (*FITTED_TERMS, *REQUEST_TERMS) for k in terms) else ""
     )
-    return f"{engine_profile(engine, version).label}, {how}{overridden}"
+    profile = engine_profile(engine, version)
+    return f"{profile.label}, {how}{overridden}; {weight_read_source(profile, hardware_id)}"
+
+
+def weight_read_source(profile: EngineProfile, hardware_id: str | None = None) -> str:
+    """Which figures price the weight reads of `profile` on `hardware_id` (None: any GPU)."""
+    tables = profile.op_tables
+    if tables is None:
+        return "weight reads at the model's MBU (no measured op tables for this release)"
+    if hardware_id is None:
+        gpus = ", ".join(measured_hardware(tables))
+        return f"weight reads from measured {tables} op curves on {gpus}; MBU elsewhere"
+    if hardware_id in measured_hardware(tables):
+        return f"weight reads from measured {tables} op curves (aiconfigurator-core tables)"
+    return f"weight reads at the model's MBU (no measured {tables} op table for {hardware_id})"
 
 
 def dp_host_overhead_s(profile: EngineProfile, layout: Layout) -> float:

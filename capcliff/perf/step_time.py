@@ -132,8 +132,10 @@ class StepTimeModel:
         moe = self.moe_curve
         if moe is None:
             return dense + experts / self.expert_efficiency / self.bandwidth_bytes_per_s
-        return dense + self.moe_layers * moe.floor_at(tokens) + experts / (
-            moe.fraction_at(tokens) * peak
+        return (
+            dense
+            + self.moe_layers * moe.floor_at(tokens)
+            + experts / (moe.fraction_at(tokens) * peak)
         )
 
     def _comm_s(self, tokens: float) -> float:
