@@ -118,6 +118,19 @@ class StepTimeModel:
     def _weights_time_s(self, tokens: float) -> float:
         """Seconds to read the dense weights and the touched experts (at their efficiency, or
         at the measured op curves' floor and fraction of peak for `tokens` tokens)."""
+        if self.gemm_curve is None and self.moe_curve is None:
+            return self._weights_time_at(tokens)
+        cached = self._weights_times.get(tokens)
+        if cached is None:
+            cached = self._weights_times[tokens] = self._weights_time_at(tokens)
+        return cached
+
+    @cached_property
+    def _weights_times(self) -> dict[float, float]:
+        """`_weights_time_s` by tokens, filled as the simulator asks (the curves interpolate)."""
+        return {}
+
+    def _weights_time_at(self, tokens: float) -> float:
         peak = self.peak_bandwidth_bytes_per_s
         gemm = self.gemm_curve
         if gemm is None:
