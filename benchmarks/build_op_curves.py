@@ -56,7 +56,7 @@ FORMATS = {
     "fp8_block": 1.0 + 4.0 / (128 * 128),
     "nvfp4": 0.5 + 1.0 / 16,
 }
-TOKENS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+TOKENS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)  # MLA: batch sizes (256 and 512 as measured)
 MAX_TOKENS = 512
 # Shapes kept for the fit: weights per GPU between these (bytes). Smaller kernels are all floor;
 # larger are not in decode.
@@ -168,6 +168,35 @@ def moe_curves(frame: Any, peak: float) -> dict[str, dict[str, list[float]]]:
     return out
 
 
+# DeepSeek's MLA cache per token and layer: kv_lora_rank 512 + rope 64 elements (the tables hold
+# no dimension column: every MLA model they measure has DeepSeek's shape)
+MLA_CACHE_ELEMENTS = 512 + 64
+MLA_KV = {"bfloat16": 2.0, "fp8": 1.0}
+MLA_HEADS = (8, 16, 32, 64, 128)  # heads per GPU: DeepSeek's 128 over TP 16, 8, 4, 2, 1
+
+
+def mla_curves(frame: Any, peak: float) -> dict[str, dict[str, list[float]]]:
+    """Per KV dtype and heads per GPU ("bfloat16:16"): the MLA decode attention curve over the
+    batch, each batch's line fitted across the measured contexts (one call reads batch x
+    (step + 1) tokens' latent cache)."""
+    out = {}
+    for kv, bpe in MLA_KV.items():
+        for heads in MLA_HEADS:
+            part = frame[(frame.kv_cache_dtype == kv) & (frame.num_heads == heads)]
+            if part.empty:
+                continue
+            part = _fastest(part, ["batch_size", "step"])
+            by_batch: dict[int, list[tuple[float, float]]] = {}
+            for b, step, ms in part[["batch_size", "step", "latency"]].itertuples(index=False):
+                size = float(b) * (step + 1) * MLA_CACHE_ELEMENTS * bpe
+                if step + 1 >= 128 and ms > 0:
+                    by_batch.setdefault(int(b), []).append((size, ms * 1e-3))
+            curve = _curve(by_batch, peak)
+            if curve:
+                out[f"{kv}:{heads}"] = curve
+    return out
+
+
 def _peak(system: str) -> float:
     import yaml
 
@@ -187,6 +216,7 @@ def build() -> dict[str, Any]:
             for op, name, distil, column in (
                 ("gemm", "gemm_perf.parquet", gemm_curves, "gemm"),
                 ("moe", "moe_perf.parquet", moe_curves, "moe"),
+                ("mla", "generation_mla_perf.parquet", mla_curves, "mla"),
             ):
                 path = _table(system, op, backend, release, name)
                 if path is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from importlib import resources
 
 import pytest
@@ -132,3 +133,25 @@ def test_a_gpu_without_tables_keeps_the_mbu_constants() -> None:
 def test_older_sglang_kernels_keep_the_constants() -> None:
     model = _r1_tp8("h200-sxm", EngineName.SGLANG, "0.4.3")
     assert model.gemm_curve is None and model.moe_curve is None
+
+
+def test_mla_attention_curve_is_opt_in_and_prices_the_kv_read_by_batch() -> None:
+    # B200, TensorRT-LLM, R1 at TP 8: 128 / 8 = 16 heads per GPU, BF16 cache -> "bfloat16:16".
+    # Opted in: 4 sequences read KV at the curve's batch-4 fraction of peak, each of the 61
+    # layers adds its batch-4 floor, and the attention kernel takes no 1 us floor:
+    # 61 x (33 - 6 GEMMs - 5 MoE - 1 attention) x 1 us = 1.281 ms.
+    arch = arch_of("deepseek-r1")
+    profile = replace(engine_profile(EngineName.TRTLLM), op_curve_ops=("gemm", "moe", "mla"))
+    model = step_time_model(
+        arch, get_hardware("b200"), parse_layout("tp8"), scheme=WeightScheme.as_shipped(arch),
+        kv_dtype=KVDType.BF16, profile=profile,
+    )  # fmt: skip
+    mla = _curve("b200", "trtllm", "mla", "bfloat16:16")
+    assert mla["tokens"][2] == 4
+    assert model._kv_bw_at(4) == pytest.approx(
+        mla["hbm_fraction"][2] * model.peak_bandwidth_bytes_per_s
+    )
+    assert model._attention_floor_s(4) == pytest.approx(61 * mla["floor_us"][2] * 1e-6)
+    assert model.step_overhead_s == pytest.approx(61 * (33 - 6 - 5 - 1) * 1e-6)
+    default = _r1_tp8("b200", EngineName.TRTLLM)
+    assert default.attention_curve is None and default._attention_floor_s(4) == 0.0

@@ -12,7 +12,7 @@ from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.memory.params import param_count
 from capcliff.memory.weights import WeightScheme
-from capcliff.perf.op_curves import OpCurve, op_curve, table_format
+from capcliff.perf.op_curves import OpCurve, mla_format, op_curve, table_format
 from capcliff.perf.profiles import (
     MEASURED_FABRICS,
     RCCL_MEASURED_FABRICS,
@@ -24,6 +24,7 @@ from capcliff.perf.profiles import (
     kernels_per_layer,
     rccl_allreduce_curve,
 )
+from capcliff.units import KVDType
 
 # Decode HBM bandwidth use the study measured (shared/reference/paper_findings.md, "HBM bandwidth
 # use in decode"): 8B ~ 85 %, 70B ~ 70 %, 671B ~ 50-60 % (midpoint 55 %). Between these anchors
@@ -87,6 +88,9 @@ class Efficiency:
     gemm_curve: OpCurve | None = None
     moe_curve: OpCurve | None = None
     dense_gemms_per_layer: int = 0
+    # MLA decode attention's measured curve over the batch (in place of kv_bandwidth_fraction
+    # and the attention kernel's floor); None: the fraction above.
+    attention_curve: OpCurve | None = None
 
 
 def default_efficiency(arch: Architecture) -> Efficiency:
@@ -95,18 +99,29 @@ def default_efficiency(arch: Architecture) -> Efficiency:
 
 
 def op_curves_for(
-    arch: Architecture, hardware: HardwareSpec, profile: EngineProfile, scheme: WeightScheme
-) -> tuple[OpCurve | None, OpCurve | None]:
-    """The measured (GEMM, MoE) curves of `arch`'s weights on `hardware` under `profile`'s
-    kernel tables; None for each that no table measured (or the profile names none)."""
-    if profile.op_tables is None:
-        return None, None
-    quant = scheme.quantization
-    gemm = op_curve(hardware.id, profile.op_tables, "gemm", table_format(scheme.linear, quant))
-    moe = None
-    if arch.moe is not None:
-        moe = op_curve(hardware.id, profile.op_tables, "moe", table_format(scheme.expert, quant))
-    return gemm, moe
+    arch: Architecture,
+    hardware: HardwareSpec,
+    profile: EngineProfile,
+    scheme: WeightScheme,
+    *,
+    kv_dtype: KVDType | None = None,
+    tp: int = 1,
+) -> tuple[OpCurve | None, OpCurve | None, OpCurve | None]:
+    """The measured (GEMM, MoE, MLA attention) curves of `arch` on `hardware` under `profile`'s
+    kernel tables, for the ops it prices with them (`op_curve_ops`); None for each that no
+    table measured (MLA: for `kv_dtype` at `tp`'s heads per GPU; None without `kv_dtype`)."""
+    tables, ops, quant = profile.op_tables, profile.op_curve_ops, scheme.quantization
+    if tables is None:
+        return None, None, None
+    gemm = moe = attention = None
+    if "gemm" in ops:
+        gemm = op_curve(hardware.id, tables, "gemm", table_format(scheme.linear, quant))
+    if arch.moe is not None and "moe" in ops:
+        moe = op_curve(hardware.id, tables, "moe", table_format(scheme.expert, quant))
+    if arch.mla is not None and "mla" in ops and kv_dtype is not None:
+        heads = mla_format(kv_dtype, arch.num_attention_heads / tp)
+        attention = op_curve(hardware.id, tables, "mla", heads)
+    return gemm, moe, attention
 
 
 def profile_efficiency(
@@ -117,21 +132,28 @@ def profile_efficiency(
     *,
     fitted: dict[str, float] | None = None,
     scheme: WeightScheme | None = None,
+    kv_dtype: KVDType | None = None,
 ) -> Efficiency:
     """The efficiency of `arch` on `layout` under an engine profile: per step the profile's host
     time + layers x kernels per layer x the kernel floor; measured all-reduce latencies where the
     fabric matches (NVLink custom all-reduce, or RCCL on AMD xGMI); attention and MoE
     efficiencies; MBU and the attention fraction scaled by the GPU's `hbm_factor`; measured GEMM
     and MoE curves for the weights in `scheme` (None: as shipped) where the profile's kernel
-    tables have them, whose kernels then take no floor. `fitted` (`fixed_s`, `scale`) replaces
-    the per-step time and scales the rest, as `capcliff calibrate` fits them."""
+    tables have them, and (where the profile opts in) MLA decode attention's curve for
+    `kv_dtype` at the layout's heads per GPU; their kernels then take no floor. `fitted`
+    (`fixed_s`, `scale`) replaces the per-step time and scales the rest, as `capcliff
+    calibrate` fits them."""
     fitted = fitted or {}
     scheme = WeightScheme.as_shipped(arch) if scheme is None else scheme
-    gemm, moe = op_curves_for(arch, hardware, profile, scheme)
+    gemm, moe, attention = op_curves_for(
+        arch, hardware, profile, scheme, kv_dtype=kv_dtype, tp=layout.tp
+    )
     floor = profile.kernel_floor_s
     if arch.mla is not None and profile.mla_kernel_floor_s is not None:
         floor = profile.mla_kernel_floor_s
-    covered = curve_kernels_per_layer(arch, gemm=gemm is not None, moe=moe is not None)
+    covered = curve_kernels_per_layer(
+        arch, gemm=gemm is not None, moe=moe is not None, attention=attention is not None
+    )
     per_layer_s = (kernels_per_layer(arch, tp=layout.tp) - covered) * floor
     overhead = dp_host_overhead_s(profile, layout) + arch.num_layers * per_layer_s
     mla = arch.mla is not None
@@ -154,4 +176,5 @@ def profile_efficiency(
         gemm_curve=gemm,
         moe_curve=moe,
         dense_gemms_per_layer=dense_gemms_per_layer(arch),
+        attention_curve=attention,
     )

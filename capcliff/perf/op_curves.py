@@ -14,7 +14,10 @@ from an installed aiconfigurator-core and says which table each curve came from)
 
 - `gemm`: a dense GEMM reading N x K weights (every linear layer outside the routed experts);
 - `moe`: one routed-expert layer (the fused MoE kernel: both grouped GEMMs, the activation,
-  the token sort and the combine) reading the experts its tokens touch.
+  the token sort and the combine) reading the experts its tokens touch;
+- `mla`: one layer's MLA decode attention over a batch of sequences, reading their latent KV
+  cache (per KV dtype and heads per GPU; its "tokens" are the batch's sequences, each batch's
+  line fitted across the measured contexts, so a step stays affine in the summed context).
 
 Between measured token counts both figures are interpolated linearly in log(tokens); outside
 them the end values hold (above 512 tokens the roofline's compute term takes over anyway).
@@ -36,7 +39,7 @@ from importlib import resources
 from typing import Any
 
 from capcliff.catalog.quantization import Quantization
-from capcliff.units import WeightDType
+from capcliff.units import KVDType, WeightDType
 
 CURVES_FILE = "op_curves.json"
 MICRO = 1e-6
@@ -114,8 +117,18 @@ def table_format(dtype: WeightDType, quantization: Quantization | None) -> str |
     }.get(dtype)
 
 
+def mla_format(kv_dtype: KVDType, heads_per_gpu: float) -> str | None:
+    """The MLA decode table's key for a KV cache dtype and attention heads per GPU
+    ("bfloat16:16"); None where no table measures it."""
+    kv = {KVDType.BF16: "bfloat16", KVDType.FP16: "bfloat16", KVDType.FP8: "fp8"}.get(kv_dtype)
+    if kv is None or heads_per_gpu != int(heads_per_gpu):
+        return None
+    return f"{kv}:{int(heads_per_gpu)}"
+
+
 def op_curve(hardware_id: str, engine: str, op: str, fmt: str | None) -> OpCurve | None:
-    """The measured curve of `op` ("gemm" or "moe") for weights in `fmt` under aiconfigurator
+    """The measured curve of `op` ("gemm", "moe" or "mla") for weights (MLA: KV cache and
+    heads, `mla_format`) in `fmt` under aiconfigurator
     backend `engine` on `hardware_id`; None where none was measured."""
     if fmt is None:
         return None

@@ -148,6 +148,10 @@ TRITON_MLA_EXTEND_SOURCE = (
 )
 
 
+OP_CURVE_OPS = ("gemm", "moe", "mla")
+DEFAULT_OP_CURVES = ("gemm", "moe")
+
+
 @dataclass(frozen=True)
 class EngineProfile:
     """Named step-time terms of one engine and version (seconds, fractions of peak)."""
@@ -174,6 +178,10 @@ class EngineProfile:
     # The aiconfigurator backend whose measured kernel tables describe this release's GEMM and
     # MoE kernels (perf/op_curves.py); None: the roofline's constants (MBU, kernel floor).
     op_tables: str | None = None
+    # Which of those curves price steps: "gemm", "moe" by default; "mla" (MLA decode attention
+    # over the batch) is measured too but did not lower the held-out error (docs/validation.md),
+    # so it is opt-in (benchmarks/fidelity.py --op-curves gemm,moe,mla).
+    op_curve_ops: tuple[str, ...] = DEFAULT_OP_CURVES
 
     @property
     def label(self) -> str:
@@ -411,11 +419,14 @@ def dense_gemms_per_layer(arch: Architecture) -> int:
     return 4 + (2 if arch.mla is not None else 0)
 
 
-def curve_kernels_per_layer(arch: Architecture, *, gemm: bool, moe: bool) -> int:
+def curve_kernels_per_layer(
+    arch: Architecture, *, gemm: bool, moe: bool, attention: bool = False
+) -> int:
     """Kernels of one decoder layer that measured op curves price themselves (so they take no
-    kernel floor): the dense GEMMs with a GEMM curve, the fused MoE op with a MoE curve."""
+    kernel floor): the dense GEMMs with a GEMM curve, the fused MoE op with a MoE curve, the
+    attention kernel with an attention curve."""
     dense = dense_gemms_per_layer(arch) if gemm else 0
-    return dense + (FUSED_MOE_KERNELS if moe and arch.moe is not None else 0)
+    return dense + (FUSED_MOE_KERNELS if moe and arch.moe is not None else 0) + int(attention)
 
 
 def allreduce_curve(profile: EngineProfile, *, tp: int) -> tuple[tuple[float, float], ...]:

@@ -104,6 +104,11 @@ class StepTimeModel:
     moe_curve: OpCurve | None = None
     dense_gemms: int = 0
     moe_layers: int = 0
+    # MLA decode attention's measured curve (perf/op_curves.py): `attention_calls` calls per pass
+    # (the stage's layers), each its floor at the pass's sequences, and the KV read at its
+    # fraction of peak for them; None: kv_bandwidth_bytes_per_s, no floor.
+    attention_curve: OpCurve | None = None
+    attention_calls: int = 0
 
     def _microbatches(self, seqs: float) -> float:
         return float(max(1.0, min(self.pp, seqs)))
@@ -151,6 +156,18 @@ class StepTimeModel:
             + experts / (moe.fraction_at(tokens) * peak)
         )
 
+    def _kv_bw_at(self, seqs: float) -> float:
+        """Bytes/s the attention reads KV at in a pass over `seqs` sequences."""
+        curve = self.attention_curve
+        if curve is None:
+            return self._kv_bw
+        return curve.fraction_at(seqs) * self.peak_bandwidth_bytes_per_s
+
+    def _attention_floor_s(self, seqs: float) -> float:
+        """Fixed seconds of a pass's attention calls over `seqs` sequences (0 without a curve)."""
+        curve = self.attention_curve
+        return 0.0 if curve is None else self.attention_calls * curve.floor_at(seqs)
+
     def _comm_s(self, tokens: float) -> float:
         """TP all-reduces plus the PP activation send of one pass over `tokens` tokens."""
         return self.comm.pass_s(tokens, pp=self.pp)
@@ -168,7 +185,8 @@ class StepTimeModel:
         mb_tokens = tokens / m
         mem = (
             self._weights_time_s(mb_tokens)
-            + self.kv_bytes_per_token * context_tokens / m / self._kv_bw
+            + self._attention_floor_s(seqs / m)
+            + self.kv_bytes_per_token * context_tokens / m / self._kv_bw_at(seqs / m)
         )
         extend_rate = self.extend_attention_flops_per_s if tokens > seqs else None
         if extend_rate:
@@ -297,12 +315,12 @@ class StepTimeModel:
             return self._spec_coefficients(seqs, self.spec)
         m = self._microbatches(seqs)
         k = self.pp * self.variable_scale
-        per_ctx_mem = k * self.kv_bytes_per_token / m / self._kv_bw
+        per_ctx_mem = k * self.kv_bytes_per_token / m / self._kv_bw_at(seqs / m)
         per_ctx_cmp = k * self.attention_flops_per_pair / m / self.flops_per_s
         weights = self._weights_read(seqs / m)
         fixed_flops = (self.flops_per_token + self.flops_per_sequence) * seqs / m
         return (
-            k * self._weights_time_s(seqs / m),
+            k * (self._weights_time_s(seqs / m) + self._attention_floor_s(seqs / m)),
             per_ctx_mem,
             per_ctx_mem * seqs,
             k * fixed_flops / self.flops_per_s,
@@ -383,7 +401,9 @@ def step_time_model(
     if efficiency is not None:
         eff = efficiency
     elif profile is not None:
-        eff = profile_efficiency(arch, hardware, layout, profile, fitted=fitted, scheme=scheme)
+        eff = profile_efficiency(
+            arch, hardware, layout, profile, fitted=fitted, scheme=scheme, kv_dtype=kv_dtype
+        )
     else:
         eff = default_efficiency(arch)
     costs = [stage_cost(arch, layout, scheme, s) for s in range(layout.pp)]
@@ -438,6 +458,8 @@ def step_time_model(
         moe_curve=eff.moe_curve,
         dense_gemms=layers * eff.dense_gemms_per_layer,
         moe_layers=moe_layers,
+        attention_curve=eff.attention_curve,
+        attention_calls=layers if eff.attention_curve is not None else 0,
     )
     if not layout.attention_dp or arch.moe is None:
         return model
