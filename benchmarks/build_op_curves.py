@@ -255,12 +255,20 @@ def _compare(old: dict[str, Any], new: dict[str, Any]) -> float:
     return worst
 
 
+def _dumps(data: dict[str, Any]) -> str:
+    """JSON with one curve per line (readable diffs when the tables are rebuilt)."""
+    head = {k: v for k, v in data.items() if k != "curves"}
+    lines = [json.dumps(c) for c in data["curves"]]
+    body = json.dumps(head, indent=1)[:-2]
+    return body + ',\n "curves": [\n  ' + ",\n  ".join(lines) + "\n ]\n}\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare with the shipped file")
     args = parser.parse_args()
     data = build()
-    text = json.dumps(data, indent=1) + "\n"
+    text = _dumps(data)
     if args.check:
         old = json.loads(OUT.read_text())
         print(f"largest relative difference of a fraction: {_compare(old, data):.3g}")
