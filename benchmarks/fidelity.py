@@ -1,7 +1,9 @@
 """The fidelity harness: capcliff against every public serving benchmark and start-up log row.
 
 Run: python benchmarks/fidelity.py   (prints the Markdown tables of docs/validation.md; asserts
-nothing: the tests assert the rules with stated tolerances)
+nothing: the tests assert the rules with stated tolerances). `--op-curves gemm,moe,mla` (or
+`none`) prices steps with another set of measured op curves (perf/op_curves.py) than the
+profiles' default, to compare them on the same rows.
 
 Serving rows (shared/reference/serving_benchmarks.csv): each row is simulated as the benchmark
 ran it (closed-loop clients, the row's lengths and request count) and its output throughput and
