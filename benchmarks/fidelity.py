@@ -1,7 +1,9 @@
 """The fidelity harness: capcliff against every public serving benchmark and start-up log row.
 
 Run: python benchmarks/fidelity.py   (prints the Markdown tables of docs/validation.md; asserts
-nothing: the tests assert the rules with stated tolerances)
+nothing: the tests assert the rules with stated tolerances). `--op-curves gemm,moe,mla` (or
+`none`) prices steps with another set of measured op curves (perf/op_curves.py) than the
+profiles' default, to compare them on the same rows.
 
 Serving rows (shared/reference/serving_benchmarks.csv): each row is simulated as the benchmark
 ran it (closed-loop clients, the row's lengths and request count) and its output throughput and
@@ -49,6 +51,7 @@ from capcliff.calibrate.benchmarks import (
 from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import Layout, parse_layout
 from capcliff.errors import CapcliffError
+from capcliff.perf import profiles
 
 ROOT = Path(__file__).parent.parent
 # shared/reference next to the repository (or $CAPCLIFF_REFERENCE).
@@ -460,6 +463,23 @@ def print_startup() -> None:
             print(f"- {r['row_id']} ({r['model_hf_id']}): {why}")
 
 
+def use_op_curves(ops: tuple[str, ...]) -> None:
+    """Every engine profile with measured op tables prices steps with the curves `ops` (of
+    profiles.OP_CURVE_OPS; () the constants alone): an evaluation switch, before the run."""
+    for engine, profile in list(profiles.PROFILES.items()):
+        if profile.op_tables is not None:
+            profiles.PROFILES[engine] = replace(profile, op_curve_ops=ops)
+
+
+def _op_curves(text: str) -> tuple[str, ...]:
+    ops = () if text == "none" else tuple(text.split(","))
+    unknown = sorted(set(ops) - set(profiles.OP_CURVE_OPS))
+    if unknown:
+        valid = ", ".join(profiles.OP_CURVE_OPS)
+        raise argparse.ArgumentTypeError(f"unknown op {', '.join(unknown)}; valid: {valid}, none")
+    return ops
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=1, help="processes simulating deployments")
@@ -472,7 +492,16 @@ def main() -> None:
         action="store_true",
         help=f"write the per-engine error bands to {BANDS.relative_to(ROOT)}",
     )
+    parser.add_argument(
+        "--op-curves", type=_op_curves, default=None,
+        help="measured op curves that price steps, comma-separated (gemm, moe, mla) or none; "
+        f"default: the profiles' own ({','.join(profiles.DEFAULT_OP_CURVES)})",
+    )  # fmt: skip
     args = parser.parse_args()
+    if args.op_curves is not None:
+        if args.write_bands:
+            parser.error("--write-bands records the default profiles: drop --op-curves")
+        use_op_curves(args.op_curves)
     rows = serving_rows()
     outcomes = serving_outcomes(rows, jobs=args.jobs)
     print("## Serving benchmarks\n")

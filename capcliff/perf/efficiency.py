@@ -11,15 +11,20 @@ from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.memory.params import param_count
+from capcliff.memory.weights import WeightScheme
+from capcliff.perf.op_curves import OpCurve, mla_format, op_curve, table_format
 from capcliff.perf.profiles import (
     MEASURED_FABRICS,
     RCCL_MEASURED_FABRICS,
     EngineProfile,
     allreduce_curve,
+    curve_kernels_per_layer,
+    dense_gemms_per_layer,
     dp_host_overhead_s,
     kernels_per_layer,
     rccl_allreduce_curve,
 )
+from capcliff.units import KVDType
 
 # Decode HBM bandwidth use the study measured (shared/reference/paper_findings.md, "HBM bandwidth
 # use in decode"): 8B ~ 85 %, 70B ~ 70 %, 671B ~ 50-60 % (midpoint 55 %). Between these anchors
@@ -76,11 +81,47 @@ class Efficiency:
     allreduce_curve: tuple[tuple[float, float], ...] = ()  # (message bytes, s); () latency+wire
     variable_scale: float = 1.0  # calibrated: multiplies everything but step_overhead_s
     mla_extend_efficiency: float | None = None  # prefill attention, of BF16 peak; None: mfu
+    # Measured op curves (perf/op_curves.py): the dense weights' GEMMs (in place of mbu and
+    # their kernel floors; `dense_gemms_per_layer` calls per layer) and the routed experts'
+    # fused MoE layer (in place of mbu / expert_efficiency and its kernels' floors). None: the
+    # constants above.
+    gemm_curve: OpCurve | None = None
+    moe_curve: OpCurve | None = None
+    dense_gemms_per_layer: int = 0
+    # MLA decode attention's measured curve over the batch (in place of kv_bandwidth_fraction
+    # and the attention kernel's floor); None: the fraction above.
+    attention_curve: OpCurve | None = None
 
 
 def default_efficiency(arch: Architecture) -> Efficiency:
     """The efficiency defaults for `arch`: MBU from its size (MBU_ANCHORS), the rest named."""
     return Efficiency(mbu=default_mbu(param_count(arch).total))
+
+
+def op_curves_for(
+    arch: Architecture,
+    hardware: HardwareSpec,
+    profile: EngineProfile,
+    scheme: WeightScheme,
+    *,
+    kv_dtype: KVDType | None = None,
+    tp: int = 1,
+) -> tuple[OpCurve | None, OpCurve | None, OpCurve | None]:
+    """The measured (GEMM, MoE, MLA attention) curves of `arch` on `hardware` under `profile`'s
+    kernel tables, for the ops it prices with them (`op_curve_ops`); None for each that no
+    table measured (MLA: for `kv_dtype` at `tp`'s heads per GPU; None without `kv_dtype`)."""
+    tables, ops, quant = profile.op_tables, profile.op_curve_ops, scheme.quantization
+    if tables is None:
+        return None, None, None
+    gemm = moe = attention = None
+    if "gemm" in ops:
+        gemm = op_curve(hardware.id, tables, "gemm", table_format(scheme.linear, quant))
+    if arch.moe is not None and "moe" in ops:
+        moe = op_curve(hardware.id, tables, "moe", table_format(scheme.expert, quant))
+    if arch.mla is not None and "mla" in ops and kv_dtype is not None:
+        heads = mla_format(kv_dtype, arch.num_attention_heads / tp)
+        attention = op_curve(hardware.id, tables, "mla", heads)
+    return gemm, moe, attention
 
 
 def profile_efficiency(
@@ -90,18 +131,30 @@ def profile_efficiency(
     profile: EngineProfile,
     *,
     fitted: dict[str, float] | None = None,
+    scheme: WeightScheme | None = None,
+    kv_dtype: KVDType | None = None,
 ) -> Efficiency:
     """The efficiency of `arch` on `layout` under an engine profile: per step the profile's host
     time + layers x kernels per layer x the kernel floor; measured all-reduce latencies where the
     fabric matches (NVLink custom all-reduce, or RCCL on AMD xGMI); attention and MoE
-    efficiencies; MBU and the attention fraction scaled by the GPU's `hbm_factor`. `fitted`
-    (`fixed_s`, `scale`) replaces the per-step time and scales the rest, as `capcliff calibrate`
-    fits them."""
+    efficiencies; MBU and the attention fraction scaled by the GPU's `hbm_factor`; measured GEMM
+    and MoE curves for the weights in `scheme` (None: as shipped) where the profile's kernel
+    tables have them, and (where the profile opts in) MLA decode attention's curve for
+    `kv_dtype` at the layout's heads per GPU; their kernels then take no floor. `fitted`
+    (`fixed_s`, `scale`) replaces the per-step time and scales the rest, as `capcliff
+    calibrate` fits them."""
     fitted = fitted or {}
+    scheme = WeightScheme.as_shipped(arch) if scheme is None else scheme
+    gemm, moe, attention = op_curves_for(
+        arch, hardware, profile, scheme, kv_dtype=kv_dtype, tp=layout.tp
+    )
     floor = profile.kernel_floor_s
     if arch.mla is not None and profile.mla_kernel_floor_s is not None:
         floor = profile.mla_kernel_floor_s
-    per_layer_s = kernels_per_layer(arch, tp=layout.tp) * floor
+    covered = curve_kernels_per_layer(
+        arch, gemm=gemm is not None, moe=moe is not None, attention=attention is not None
+    )
+    per_layer_s = (kernels_per_layer(arch, tp=layout.tp) - covered) * floor
     overhead = dp_host_overhead_s(profile, layout) + arch.num_layers * per_layer_s
     mla = arch.mla is not None
     kv_fraction = profile.mla_attention_efficiency if mla else profile.gqa_attention_efficiency
@@ -120,4 +173,8 @@ def profile_efficiency(
         allreduce_curve=curve,
         variable_scale=fitted.get("scale", 1.0),
         mla_extend_efficiency=profile.mla_extend_efficiency if mla else None,
+        gemm_curve=gemm,
+        moe_curve=moe,
+        dense_gemms_per_layer=dense_gemms_per_layer(arch),
+        attention_curve=attention,
     )

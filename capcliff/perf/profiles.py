@@ -41,6 +41,7 @@ from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
+from capcliff.perf.op_curves import measured_hardware
 from capcliff.units import WeightDType
 
 MICRO = 1e-6
@@ -147,6 +148,10 @@ TRITON_MLA_EXTEND_SOURCE = (
 )
 
 
+OP_CURVE_OPS = ("gemm", "moe", "mla")
+DEFAULT_OP_CURVES = ("gemm", "moe")
+
+
 @dataclass(frozen=True)
 class EngineProfile:
     """Named step-time terms of one engine and version (seconds, fractions of peak)."""
@@ -170,6 +175,13 @@ class EngineProfile:
     mla_extend_efficiency: float | None = None
     # MLA models: the kernel floor of a decode layer's kernels (None: kernel_floor_s).
     mla_kernel_floor_s: float | None = None
+    # The aiconfigurator backend whose measured kernel tables describe this release's GEMM and
+    # MoE kernels (perf/op_curves.py); None: the roofline's constants (MBU, kernel floor).
+    op_tables: str | None = None
+    # Which of those curves price steps: "gemm", "moe" by default; "mla" (MLA decode attention
+    # over the batch) is measured too but did not lower the held-out error (docs/validation.md),
+    # so it is opt-in (benchmarks/fidelity.py --op-curves gemm,moe,mla).
+    op_curve_ops: tuple[str, ...] = DEFAULT_OP_CURVES
 
     @property
     def label(self) -> str:
@@ -214,12 +226,20 @@ _COMMON_SOURCES = (
     ("moe_small_batch_efficiency", "assumption: 1.0 (inside the model's MBU)"),
     ("allreduce", ALLREDUCE_SOURCE),
 )
+# The releases aiconfigurator-core 0.12's tables were measured on (SGLang 0.5.14, TensorRT-LLM
+# 1.3.0rc20, vLLM 0.24.0) stand for every release the latest profiles describe.
+OP_TABLES_SOURCE = (
+    "op_tables",
+    "aiconfigurator-core 0.12 measured GEMM and MoE tables (perf/data/op_curves.json)",
+)
 
 PROFILES: dict[EngineName, EngineProfile] = {
     EngineName.VLLM: EngineProfile(
         EngineName.VLLM, "V1 (>= 0.8)", V1_HOST_OVERHEAD_S, KERNEL_FLOOR_S, "vllm",
         FLASHMLA_BANDWIDTH_FRACTION, None, 1.0,
-        (("host_overhead_s", "assumption: 0.5 ms, scheduler between steps"), *_COMMON_SOURCES),
+        (("host_overhead_s", "assumption: 0.5 ms, scheduler between steps"), *_COMMON_SOURCES,
+         OP_TABLES_SOURCE),
+        op_tables="vllm",
     ),
     EngineName.VLLM_V0: EngineProfile(
         EngineName.VLLM_V0, "V0 (0.6 - 0.7)", V0_HOST_OVERHEAD_S, KERNEL_FLOOR_S, "vllm",
@@ -229,13 +249,16 @@ PROFILES: dict[EngineName, EngineProfile] = {
     EngineName.SGLANG: EngineProfile(
         EngineName.SGLANG, ">= 0.4.8 (overlap scheduler)", 0.0, KERNEL_FLOOR_S, "trtllm",
         FLASHMLA_BANDWIDTH_FRACTION, None, 1.0,
-        (("host_overhead_s", "SGLang v0.4 blog: zero-overhead batch scheduler"), *_COMMON_SOURCES),
+        (("host_overhead_s", "SGLang v0.4 blog: zero-overhead batch scheduler"), *_COMMON_SOURCES,
+         OP_TABLES_SOURCE),
+        op_tables="sglang",
     ),
     EngineName.TRTLLM: EngineProfile(
         EngineName.TRTLLM, "PyTorch backend (overlap scheduler)", 0.0, KERNEL_FLOOR_S, "trtllm",
         FLASHMLA_BANDWIDTH_FRACTION, None, 1.0,
         (("host_overhead_s", "TensorRT-LLM docs: overlap scheduler on by default"),
-         *_COMMON_SOURCES),
+         *_COMMON_SOURCES, OP_TABLES_SOURCE),
+        op_tables="trtllm",
     ),
 }  # fmt: skip
 
@@ -248,8 +271,9 @@ _SGLANG_PRE_0_4_8 = dataclasses.replace(
     version="0.4.6 - 0.4.7 (DP attention: overlap scheduler off, idle ranks eager)",
     dp_attention_host_overhead_s=V0_HOST_OVERHEAD_S,
     dp_eager_op_s=EAGER_OP_S,
+    op_tables=None,  # older kernels than the tables measured
     sources=(
-        *PROFILES[EngineName.SGLANG].sources,
+        *(s for s in PROFILES[EngineName.SGLANG].sources if s != OP_TABLES_SOURCE),
         ("dp_attention_host_overhead_s", SGLANG_DPA_OVERLAP_SOURCE + "; assumption: 2 ms"),
         ("dp_eager_op_s", SGLANG_DPA_EAGER_SOURCE + "; assumption: 15 us per eager op"),
     ),
@@ -312,14 +336,34 @@ def step_profile(
 
 
 def profile_label(
-    engine: EngineName, terms: Mapping[str, float], version: str | None = None
+    engine: EngineName,
+    terms: Mapping[str, float],
+    version: str | None = None,
+    *,
+    hardware_id: str | None = None,
 ) -> str:
-    """What outputs print about the step time: engine, version, modeled or calibrated."""
+    """What outputs print about the step time: engine, version, modeled or calibrated, and what
+    prices the weight reads (measured op curves or the MBU constants; without `hardware_id`,
+    where each applies)."""
     how = "calibrated" if any(k in FITTED_TERMS for k in terms) else "modeled"
     overridden = (
         " with overrides" if any(k not in (*FITTED_TERMS, *REQUEST_TERMS) for k in terms) else ""
     )
-    return f"{engine_profile(engine, version).label}, {how}{overridden}"
+    profile = engine_profile(engine, version)
+    return f"{profile.label}, {how}{overridden}; {weight_read_source(profile, hardware_id)}"
+
+
+def weight_read_source(profile: EngineProfile, hardware_id: str | None = None) -> str:
+    """Which figures price the weight reads of `profile` on `hardware_id` (None: any GPU)."""
+    tables = profile.op_tables
+    if tables is None:
+        return "weight reads at the model's MBU (no measured op tables for this release)"
+    if hardware_id is None:
+        gpus = ", ".join(measured_hardware(tables))
+        return f"weight reads from measured {tables} op curves on {gpus}; MBU elsewhere"
+    if hardware_id in measured_hardware(tables):
+        return f"weight reads from measured {tables} op curves (aiconfigurator-core tables)"
+    return f"weight reads at the model's MBU (no measured {tables} op table for {hardware_id})"
 
 
 def dp_host_overhead_s(profile: EngineProfile, layout: Layout) -> float:
@@ -362,6 +406,27 @@ def kernels_per_layer(arch: Architecture, *, tp: int) -> int:
     if arch.linear_dtype is WeightDType.FP8:
         count += gemms
     return count
+
+
+# The kernels of kernels_per_layer's list that the fused MoE op of the measured tables times: the
+# token sort, the two grouped GEMMs, the activation and the combine.
+FUSED_MOE_KERNELS = 5
+
+
+def dense_gemms_per_layer(arch: Architecture) -> int:
+    """Dense (non-expert) weight GEMMs of one decoder layer in kernels_per_layer's list: QKV, O,
+    gate/up, down (4); MLA's q_a, q_b and kv_a in QKV's place (+2)."""
+    return 4 + (2 if arch.mla is not None else 0)
+
+
+def curve_kernels_per_layer(
+    arch: Architecture, *, gemm: bool, moe: bool, attention: bool = False
+) -> int:
+    """Kernels of one decoder layer that measured op curves price themselves (so they take no
+    kernel floor): the dense GEMMs with a GEMM curve, the fused MoE op with a MoE curve, the
+    attention kernel with an attention curve."""
+    dense = dense_gemms_per_layer(arch) if gemm else 0
+    return dense + (FUSED_MOE_KERNELS if moe and arch.moe is not None else 0) + int(attention)
 
 
 def allreduce_curve(profile: EngineProfile, *, tp: int) -> tuple[tuple[float, float], ...]:

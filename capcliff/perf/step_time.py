@@ -36,6 +36,7 @@ from capcliff.perf.efficiency import Efficiency as Efficiency  # re-exported
 from capcliff.perf.efficiency import default_efficiency as default_efficiency  # re-exported
 from capcliff.perf.efficiency import default_mbu as default_mbu  # re-exported
 from capcliff.perf.efficiency import profile_efficiency as profile_efficiency  # re-exported
+from capcliff.perf.op_curves import OpCurve
 from capcliff.perf.profiles import EngineProfile, dp_eager_pass_s
 from capcliff.perf.stage_cost import FLOPS_PER_MAC, attention_flops_per_pair, stage_cost
 from capcliff.units import GB, TERA, KVDType, WeightDType
@@ -95,6 +96,19 @@ class StepTimeModel:
     # Speculative decoding: decode-only steps are priced per generated token (mean field, see
     # `_spec_coefficients`); None: plain decoding, every formula as without it.
     spec: SpecStep | None = None
+    # Measured op curves (perf/op_curves.py): the dense weights are read by `dense_gemms` GEMM
+    # calls per pass and the routed experts by `moe_layers` fused MoE calls, each at the curve's
+    # floor + bytes / (fraction x peak) for the pass's tokens; None: at bandwidth_bytes_per_s
+    # (and expert_efficiency), as without them.
+    gemm_curve: OpCurve | None = None
+    moe_curve: OpCurve | None = None
+    dense_gemms: int = 0
+    moe_layers: int = 0
+    # MLA decode attention's measured curve (perf/op_curves.py): `attention_calls` calls per pass
+    # (the stage's layers), each its floor at the pass's sequences, and the KV read at its
+    # fraction of peak for them; None: kv_bandwidth_bytes_per_s, no floor.
+    attention_curve: OpCurve | None = None
+    attention_calls: int = 0
 
     def _microbatches(self, seqs: float) -> float:
         return float(max(1.0, min(self.pp, seqs)))
@@ -107,12 +121,52 @@ class StepTimeModel:
         return self.weight_bytes + self.expert_bytes * touched
 
     def _weights_time_s(self, tokens: float) -> float:
-        """Seconds to read the dense weights and the touched experts (at their efficiency)."""
+        """Seconds to read the dense weights and the touched experts (at their efficiency, or
+        at the measured op curves' floor and fraction of peak for `tokens` tokens)."""
+        if self.gemm_curve is None and self.moe_curve is None:
+            return self._weights_time_at(tokens)
+        cached = self._weights_times.get(tokens)
+        if cached is None:
+            cached = self._weights_times[tokens] = self._weights_time_at(tokens)
+        return cached
+
+    @cached_property
+    def _weights_times(self) -> dict[float, float]:
+        """`_weights_time_s` by tokens, filled as the simulator asks (the curves interpolate)."""
+        return {}
+
+    def _weights_time_at(self, tokens: float) -> float:
+        peak = self.peak_bandwidth_bytes_per_s
+        gemm = self.gemm_curve
+        if gemm is None:
+            dense = self.weight_bytes / self.bandwidth_bytes_per_s
+        else:
+            dense = self.dense_gemms * gemm.floor_at(tokens) + self.weight_bytes / (
+                gemm.fraction_at(tokens) * peak
+            )
         if not self.expert_bytes:
-            return self.weight_bytes / self.bandwidth_bytes_per_s
+            return dense
         experts = self._weights_read(tokens) - self.weight_bytes
-        read = self.weight_bytes + experts / self.expert_efficiency
-        return read / self.bandwidth_bytes_per_s
+        moe = self.moe_curve
+        if moe is None:
+            return dense + experts / self.expert_efficiency / self.bandwidth_bytes_per_s
+        return (
+            dense
+            + self.moe_layers * moe.floor_at(tokens)
+            + experts / (moe.fraction_at(tokens) * peak)
+        )
+
+    def _kv_bw_at(self, seqs: float) -> float:
+        """Bytes/s the attention reads KV at in a pass over `seqs` sequences."""
+        curve = self.attention_curve
+        if curve is None:
+            return self._kv_bw
+        return curve.fraction_at(seqs) * self.peak_bandwidth_bytes_per_s
+
+    def _attention_floor_s(self, seqs: float) -> float:
+        """Fixed seconds of a pass's attention calls over `seqs` sequences (0 without a curve)."""
+        curve = self.attention_curve
+        return 0.0 if curve is None else self.attention_calls * curve.floor_at(seqs)
 
     def _comm_s(self, tokens: float) -> float:
         """TP all-reduces plus the PP activation send of one pass over `tokens` tokens."""
@@ -131,7 +185,8 @@ class StepTimeModel:
         mb_tokens = tokens / m
         mem = (
             self._weights_time_s(mb_tokens)
-            + self.kv_bytes_per_token * context_tokens / m / self._kv_bw
+            + self._attention_floor_s(seqs / m)
+            + self.kv_bytes_per_token * context_tokens / m / self._kv_bw_at(seqs / m)
         )
         extend_rate = self.extend_attention_flops_per_s if tokens > seqs else None
         if extend_rate:
@@ -260,12 +315,12 @@ class StepTimeModel:
             return self._spec_coefficients(seqs, self.spec)
         m = self._microbatches(seqs)
         k = self.pp * self.variable_scale
-        per_ctx_mem = k * self.kv_bytes_per_token / m / self._kv_bw
+        per_ctx_mem = k * self.kv_bytes_per_token / m / self._kv_bw_at(seqs / m)
         per_ctx_cmp = k * self.attention_flops_per_pair / m / self.flops_per_s
         weights = self._weights_read(seqs / m)
         fixed_flops = (self.flops_per_token + self.flops_per_sequence) * seqs / m
         return (
-            k * self._weights_time_s(seqs / m),
+            k * (self._weights_time_s(seqs / m) + self._attention_floor_s(seqs / m)),
             per_ctx_mem,
             per_ctx_mem * seqs,
             k * fixed_flops / self.flops_per_s,
@@ -364,13 +419,17 @@ def step_time_model(
     if efficiency is not None:
         eff = efficiency
     elif profile is not None:
-        eff = profile_efficiency(arch, hardware, layout, profile, fitted=fitted)
+        eff = profile_efficiency(
+            arch, hardware, layout, profile, fitted=fitted, scheme=scheme, kv_dtype=kv_dtype
+        )
     else:
         eff = default_efficiency(arch)
     costs = [stage_cost(arch, layout, scheme, s) for s in range(layout.pp)]
     stage = max(range(layout.pp), key=lambda s: costs[s].read_bytes + costs[s].expert_bytes)
     cost = costs[stage]
-    layers = len(stage_layer_ranges(arch.num_layers, layout.pp)[stage])
+    stage_layers = stage_layer_ranges(arch.num_layers, layout.pp)[stage]
+    layers = len(stage_layers)
+    moe_layers = sum(1 for i in stage_layers if arch.moe and arch.moe.is_moe_layer[i])
     choice = arch.moe.experts_per_token / arch.moe.num_experts if arch.moe else 0.0
     peak_flops = hardware.dense_flops_per_s(compute_dtype(scheme, hardware))
     peak_flops = peak_flops or hardware.dense_tflops_bf16 * TERA
@@ -413,6 +472,12 @@ def step_time_model(
         if eff.mla_extend_efficiency is None
         else hardware.dense_tflops_bf16 * TERA * eff.mla_extend_efficiency,
         profile=profile.label + (" (calibrated)" if fitted else "") if profile else "",
+        gemm_curve=eff.gemm_curve,
+        moe_curve=eff.moe_curve,
+        dense_gemms=layers * eff.dense_gemms_per_layer,
+        moe_layers=moe_layers,
+        attention_curve=eff.attention_curve,
+        attention_calls=layers if eff.attention_curve is not None else 0,
     )
     if not layout.attention_dp or arch.moe is None:
         return model

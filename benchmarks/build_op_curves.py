@@ -1,0 +1,282 @@
+"""Rebuild capcliff/perf/data/op_curves.json from aiconfigurator-core's measured kernel tables.
+
+Run: python benchmarks/build_op_curves.py [--check]
+(needs `pip install '.[kernels]'`; writes the JSON, or with --check prints how far the shipped
+file is from a rebuild; asserts nothing)
+
+aiconfigurator-core (NVIDIA, Apache-2.0) ships per-GPU, per-engine tables of measured kernel
+latencies (systems/data/<system>/<op>/<backend>/<release>/*.parquet). From two of them this
+script distils, per GPU, engine and weight format, how long a weight-reading kernel takes as a
+function of the tokens it runs over:
+
+- dense GEMM (gemm_perf): an M x N x K matmul reading W = N x K x bytes-per-element bytes;
+- routed-expert MoE (moe_perf, `balanced` routing): T tokens routed to top-k of E experts,
+  each GPU holding E / ep experts sliced 1 / moe_tp, reading the experts the tokens touch,
+  E / ep x (1 - (1 - k / E)^T) of them (the expectation capcliff's roofline uses), three
+  hidden x inter / moe_tp matrices each (gate, up, down).
+
+For every token count t the table's shapes give points (bytes read, latency); a line
+latency = floor_s + bytes / (fraction x peak HBM bytes/s) is fitted through them by least
+squares on relative error. `floor_s` is the kernel's fixed cost (launch, tail, synchronisation:
+what no byte count explains) and `fraction` the share of the GPU's peak HBM bandwidth the kernel
+reaches on its bytes. Where several kernels were measured for one format (e.g. Triton and
+CUTLASS MoE), each shape keeps its fastest: the engine picks among them per shape.
+
+Only the memory-bound range is kept (t <= MAX_TOKENS): above it the roofline's compute term
+takes over. Each curve records its source: aiconfigurator-core's version, the system, the
+backend's table release and the table file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "capcliff" / "perf" / "data" / "op_curves.json"
+# aiconfigurator system -> capcliff hardware id
+SYSTEMS = {
+    "h100_sxm": "h100-sxm",
+    "h200_sxm": "h200-sxm",
+    "b200_sxm": "b200",
+    "b300_sxm": "b300",
+    "gb200": "gb200",
+}
+BACKENDS = ("sglang", "trtllm", "vllm")
+# aiconfigurator's weight formats -> bytes per stored element (scales included: block FP8 adds
+# one fp32 scale per 128 x 128 block, NVFP4 one fp8 scale per 16 elements)
+FORMATS = {
+    "bfloat16": 2.0,
+    "fp8": 1.0,
+    "fp8_block": 1.0 + 4.0 / (128 * 128),
+    "nvfp4": 0.5 + 1.0 / 16,
+}
+TOKENS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)  # MLA: batch sizes (256 and 512 as measured)
+MAX_TOKENS = 512
+# Shapes kept for the fit: weights per GPU between these (bytes). Smaller kernels are all floor;
+# larger are not in decode.
+MIN_BYTES = 256 * 1024
+MAX_BYTES = 2 * 1024**3
+# A fit is dropped (the roofline keeps its constants there) when it does not describe a
+# bandwidth-bound kernel: a fixed cost over 50 us for one token, or under a fifth of peak bandwidth
+# (vLLM's block-FP8 GEMM table: 56-536 us "floors"; its per-tensor FP8 MoE: 10-17 % of peak).
+MAX_FLOOR_US = 50.0
+MIN_FRACTION = 0.2
+
+
+def _package_dir() -> Path:
+    import aiconfigurator_core
+
+    return Path(aiconfigurator_core.__file__).parent
+
+
+def _current_release(system: str, backend: str) -> str:
+    from aiconfigurator_core.sdk import perf_database
+
+    return str(perf_database.resolve_query_version(system, backend, "current"))
+
+
+def _table(system: str, op: str, backend: str, release: str, name: str) -> Path | None:
+    folder = _package_dir() / "systems" / "data" / system / op / backend
+    path = folder / release / name
+    return path if path.exists() else None
+
+
+def _fit(points: list[tuple[float, float]]) -> tuple[float, float]:
+    """(floor_s, seconds per byte) minimising sum(((a + s x) - y) / y)^2)."""
+    w = [1.0 / (y * y) for _, y in points]
+    sw = sum(w)
+    sx = sum(wi * x for wi, (x, _) in zip(w, points, strict=True))
+    sy = sum(wi * y for wi, (_, y) in zip(w, points, strict=True))
+    sxx = sum(wi * x * x for wi, (x, _) in zip(w, points, strict=True))
+    sxy = sum(wi * x * y for wi, (x, y) in zip(w, points, strict=True))
+    slope = (sw * sxy - sx * sy) / (sw * sxx - sx * sx)
+    return max((sy - slope * sx) / sw, 0.0), slope
+
+
+def _curve(
+    by_tokens: dict[int, list[tuple[float, float]]], peak_bytes_per_s: float
+) -> dict[str, list[float]] | None:
+    tokens, floors, fractions = [], [], []
+    for t in TOKENS:
+        points = by_tokens.get(t, [])
+        if len(points) < 4:
+            continue
+        floor_s, s_per_byte = _fit(points)
+        if s_per_byte <= 0:
+            continue
+        tokens.append(t)
+        floors.append(round(floor_s * 1e6, 3))
+        fractions.append(round(min(1.0, 1.0 / (s_per_byte * peak_bytes_per_s)), 4))
+    if len(tokens) < 3 or floors[0] > MAX_FLOOR_US or min(fractions) < MIN_FRACTION:
+        return None
+    return {"tokens": tokens, "floor_us": floors, "hbm_fraction": fractions}
+
+
+def _fastest(frame: Any, keys: list[str]) -> Any:
+    return frame.groupby(keys, as_index=False)["latency"].min()
+
+
+def gemm_curves(frame: Any, peak: float) -> dict[str, dict[str, list[float]]]:
+    """Per weight format: the dense GEMM curve over M tokens."""
+    out = {}
+    for fmt, bpe in FORMATS.items():
+        part = frame[(frame.gemm_dtype == fmt) & (frame.m <= MAX_TOKENS)]
+        part = part[(part.n >= 512) & (part.k >= 512)]
+        if part.empty:
+            continue
+        part = _fastest(part, ["m", "n", "k"])
+        by_tokens: dict[int, list[tuple[float, float]]] = {}
+        for m, n, k, ms in part[["m", "n", "k", "latency"]].itertuples(index=False):
+            size = float(n) * float(k) * bpe
+            if MIN_BYTES <= size <= MAX_BYTES and ms > 0:
+                by_tokens.setdefault(int(m), []).append((size, ms * 1e-3))
+        curve = _curve(by_tokens, peak)
+        if curve:
+            out[fmt] = curve
+    return out
+
+
+def moe_curves(frame: Any, peak: float) -> dict[str, dict[str, list[float]]]:
+    """Per weight format: the routed-expert MoE curve over T tokens (balanced routing)."""
+    out = {}
+    frame = frame[(frame.distribution == "balanced") & (frame.num_tokens <= MAX_TOKENS)]
+    keys = ["num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size",
+            "moe_ep_size"]  # fmt: skip
+    for fmt, bpe in FORMATS.items():
+        part = frame[frame.moe_dtype == fmt]
+        if part.empty:
+            continue
+        part = _fastest(part, keys)
+        by_tokens: dict[int, list[tuple[float, float]]] = {}
+        for t, h, inter, k, e, tp, ep, ms in part[[*keys, "latency"]].itertuples(index=False):
+            if k > e or ms <= 0:
+                continue
+            held = e / ep
+            touched = held * (1.0 - (1.0 - k / e) ** t)
+            size = touched * 3.0 * h * inter / tp * bpe
+            if MIN_BYTES <= size <= MAX_BYTES:
+                by_tokens.setdefault(int(t), []).append((size, ms * 1e-3))
+        curve = _curve(by_tokens, peak)
+        if curve:
+            out[fmt] = curve
+    return out
+
+
+# DeepSeek's MLA cache per token and layer: kv_lora_rank 512 + rope 64 elements (the tables hold
+# no dimension column: every MLA model they measure has DeepSeek's shape)
+MLA_CACHE_ELEMENTS = 512 + 64
+MLA_KV = {"bfloat16": 2.0, "fp8": 1.0}
+MLA_HEADS = (8, 16, 32, 64, 128)  # heads per GPU: DeepSeek's 128 over TP 16, 8, 4, 2, 1
+
+
+def mla_curves(frame: Any, peak: float) -> dict[str, dict[str, list[float]]]:
+    """Per KV dtype and heads per GPU ("bfloat16:16"): the MLA decode attention curve over the
+    batch, each batch's line fitted across the measured contexts (one call reads batch x
+    (step + 1) tokens' latent cache)."""
+    out = {}
+    for kv, bpe in MLA_KV.items():
+        for heads in MLA_HEADS:
+            part = frame[(frame.kv_cache_dtype == kv) & (frame.num_heads == heads)]
+            if part.empty:
+                continue
+            part = _fastest(part, ["batch_size", "step"])
+            by_batch: dict[int, list[tuple[float, float]]] = {}
+            for b, step, ms in part[["batch_size", "step", "latency"]].itertuples(index=False):
+                size = float(b) * (step + 1) * MLA_CACHE_ELEMENTS * bpe
+                if step + 1 >= 128 and ms > 0:
+                    by_batch.setdefault(int(b), []).append((size, ms * 1e-3))
+            curve = _curve(by_batch, peak)
+            if curve:
+                out[f"{kv}:{heads}"] = curve
+    return out
+
+
+def _peak(system: str) -> float:
+    import yaml
+
+    spec = yaml.safe_load((_package_dir() / "systems" / f"{system}.yaml").read_text())
+    return float(spec["gpu"]["mem_bw"])
+
+
+def build() -> dict[str, Any]:
+    """Every curve the installed aiconfigurator-core's tables give."""
+    import pandas as pd
+
+    curves = []
+    for system, hardware in SYSTEMS.items():
+        peak = _peak(system)
+        for backend in BACKENDS:
+            release = _current_release(system, backend)
+            for op, name, distil, column in (
+                ("gemm", "gemm_perf.parquet", gemm_curves, "gemm"),
+                ("moe", "moe_perf.parquet", moe_curves, "moe"),
+                ("mla", "generation_mla_perf.parquet", mla_curves, "mla"),
+            ):
+                path = _table(system, op, backend, release, name)
+                if path is None:
+                    continue
+                for fmt, curve in distil(pd.read_parquet(path), peak).items():
+                    table = path.relative_to(_package_dir()).as_posix()
+                    curves.append({
+                        "hardware": hardware, "engine": backend, "op": column, "format": fmt,
+                        "system": system, "release": release, "table": table,
+                        "peak_hbm_bytes_per_s": peak, **curve,
+                    })  # fmt: skip
+    return {
+        "source": (
+            f"aiconfigurator-core {version('aiconfigurator-core')} (NVIDIA, Apache-2.0), "
+            "measured kernel tables; distilled by benchmarks/build_op_curves.py"
+        ),
+        "fit": "latency = floor + bytes / (hbm_fraction x peak) per token count, relative LSQ",
+        "curves": curves,
+    }
+
+
+def _compare(old: dict[str, Any], new: dict[str, Any]) -> float:
+    """Largest relative difference of any fraction between two files with the same curves."""
+
+    def key(c: dict[str, Any]) -> tuple[str, ...]:
+        return (c["hardware"], c["engine"], c["op"], c["format"])
+
+    worst = 0.0
+    olds = {key(c): c for c in old["curves"]}
+    for c in new["curves"]:
+        o = olds.get(key(c))
+        if o is None or o["tokens"] != c["tokens"]:
+            return math.inf
+        for a, b in zip(o["hbm_fraction"], c["hbm_fraction"], strict=True):
+            worst = max(worst, abs(a - b) / b)
+    return worst
+
+
+def _dumps(data: dict[str, Any]) -> str:
+    """JSON with one curve per line (readable diffs when the tables are rebuilt)."""
+    head = {k: v for k, v in data.items() if k != "curves"}
+    lines = [json.dumps(c) for c in data["curves"]]
+    body = json.dumps(head, indent=1)[:-2]
+    return body + ',\n "curves": [\n  ' + ",\n  ".join(lines) + "\n ]\n}\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare with the shipped file")
+    args = parser.parse_args()
+    data = build()
+    text = _dumps(data)
+    if args.check:
+        old = json.loads(OUT.read_text())
+        print(f"largest relative difference of a fraction: {_compare(old, data):.3g}")
+        return
+    OUT.parent.mkdir(exist_ok=True)
+    OUT.write_text(text)
+    sys.stdout.write(f"{len(data['curves'])} curves -> {OUT.relative_to(ROOT)}\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""Measured per-op curves: how a weight-reading kernel's time grows with the tokens it runs over.
+
+The roofline reads weights at one memory-bandwidth efficiency (MBU, from the model's size) at
+every batch, plus a named 1 us floor per kernel. Measured kernels do not behave like that: a
+decode GEMM costs a fixed 3-15 us per call whatever its size, a fused MoE layer 17-38 us, and
+the share of peak bandwidth they reach on their bytes changes with the tokens (a grouped GEMM
+over few tokens per expert reaches less of it than one over many).
+
+`data/op_curves.json` holds those two figures per token count for each GPU, engine and weight
+format that NVIDIA's aiconfigurator-core (Apache-2.0) measured: a line
+    seconds = floor_s(t) + bytes / (hbm_fraction(t) x peak HBM bytes/s)
+fitted through its tables' shapes at t tokens (`benchmarks/build_op_curves.py` rebuilds the file
+from an installed aiconfigurator-core and says which table each curve came from). Two ops:
+
+- `gemm`: a dense GEMM reading N x K weights (every linear layer outside the routed experts);
+- `moe`: one routed-expert layer (the fused MoE kernel: both grouped GEMMs, the activation,
+  the token sort and the combine) reading the experts its tokens touch;
+- `mla`: one layer's MLA decode attention over a batch of sequences, reading their latent KV
+  cache (per KV dtype and heads per GPU; its "tokens" are the batch's sequences, each batch's
+  line fitted across the measured contexts, so a step stays affine in the summed context).
+
+Between measured token counts both figures are interpolated linearly in log(tokens); outside
+them the end values hold (above 512 tokens the roofline's compute term takes over anyway).
+Curves are looked up by capcliff hardware id, aiconfigurator backend and format; where none was
+measured (AMD GPUs, vLLM V0, SGLang before 0.4.8, INT4/MXFP4 weights) the roofline keeps its
+constants, and the step label says which.
+
+Loading the shipped data file is this module's only I/O (package data, read once, cached).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from capcliff.catalog.quantization import Quantization
+from capcliff.units import KVDType, WeightDType
+
+CURVES_FILE = "op_curves.json"
+MICRO = 1e-6
+
+
+@dataclass(frozen=True)
+class OpCurve:
+    """One op's measured curve: per token count, the fixed seconds per call and the fraction of
+    peak HBM bandwidth reached on the bytes read."""
+
+    tokens: tuple[float, ...]
+    floor_s: tuple[float, ...]
+    hbm_fraction: tuple[float, ...]
+    source: str  # aiconfigurator-core version, system, backend release, table
+
+    def _at(self, values: tuple[float, ...], tokens: float) -> float:
+        xs = self.tokens
+        if tokens <= xs[0]:
+            return values[0]
+        if tokens >= xs[-1]:
+            return values[-1]
+        i = bisect.bisect_right(xs, tokens) - 1
+        w = math.log(tokens / xs[i]) / math.log(xs[i + 1] / xs[i])
+        return values[i] + w * (values[i + 1] - values[i])
+
+    def floor_at(self, tokens: float) -> float:
+        """Fixed seconds of one call over `tokens` tokens."""
+        return self._at(self.floor_s, tokens)
+
+    def fraction_at(self, tokens: float) -> float:
+        """Fraction of peak HBM bandwidth one call over `tokens` tokens reaches on its bytes."""
+        return self._at(self.hbm_fraction, tokens)
+
+    def seconds(self, tokens: float, bytes_read: float, peak_bytes_per_s: float) -> float:
+        """floor + bytes / (fraction x peak): one call over `tokens` tokens reading
+        `bytes_read` bytes."""
+        return self.floor_at(tokens) + bytes_read / (self.fraction_at(tokens) * peak_bytes_per_s)
+
+
+@cache
+def _file() -> dict[str, Any]:
+    path = resources.files("capcliff.perf").joinpath("data", CURVES_FILE)
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+@cache
+def _curves() -> dict[tuple[str, str, str, str], OpCurve]:
+    data = _file()
+    out = {}
+    for c in data["curves"]:
+        source = (
+            f"{data['source'].split(' (')[0]}: {c['engine']} {c['release']} {c['op']} "
+            f"table on {c['system']} ({c['table'].rsplit('/', 1)[-1]})"
+        )
+        out[(c["hardware"], c["engine"], c["op"], c["format"])] = OpCurve(
+            tokens=tuple(float(t) for t in c["tokens"]),
+            floor_s=tuple(us * MICRO for us in c["floor_us"]),
+            hbm_fraction=tuple(float(f) for f in c["hbm_fraction"]),
+            source=source,
+        )
+    return out
+
+
+def table_format(dtype: WeightDType, quantization: Quantization | None) -> str | None:
+    """aiconfigurator's name of a weight format (block FP8 where the checkpoint's FP8 has
+    block scales); None where no table measures it."""
+    if dtype is WeightDType.FP8:
+        fmt = None if quantization is None else quantization.main_format
+        return "fp8_block" if fmt is not None and fmt.block_rows > 1 else "fp8"
+    return {
+        WeightDType.BF16: "bfloat16",
+        WeightDType.FP16: "bfloat16",
+        WeightDType.NVFP4: "nvfp4",
+    }.get(dtype)
+
+
+def mla_format(kv_dtype: KVDType, heads_per_gpu: float) -> str | None:
+    """The MLA decode table's key for a KV cache dtype and attention heads per GPU
+    ("bfloat16:16"); None where no table measures it."""
+    kv = {KVDType.BF16: "bfloat16", KVDType.FP16: "bfloat16", KVDType.FP8: "fp8"}.get(kv_dtype)
+    if kv is None or heads_per_gpu != int(heads_per_gpu):
+        return None
+    return f"{kv}:{int(heads_per_gpu)}"
+
+
+def op_curve(hardware_id: str, engine: str, op: str, fmt: str | None) -> OpCurve | None:
+    """The measured curve of `op` ("gemm", "moe" or "mla") for weights (MLA: KV cache and
+    heads, `mla_format`) in `fmt` under aiconfigurator
+    backend `engine` on `hardware_id`; None where none was measured."""
+    if fmt is None:
+        return None
+    return _curves().get((hardware_id, engine, op, fmt))
+
+
+@cache
+def measured_hardware(engine: str) -> tuple[str, ...]:
+    """capcliff hardware ids with at least one curve for aiconfigurator backend `engine`."""
+    return tuple(sorted({hw for hw, eng, _, _ in _curves() if eng == engine}))
