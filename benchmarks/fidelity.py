@@ -267,12 +267,21 @@ def serving_outcomes(rows: list[Row], jobs: int = 1) -> list[Outcome]:
     return outcomes
 
 
+def _same_terms(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Whether deployments `a` and `b` (group keys: model, GPU, layout, engine, release) are
+    priced by the same step terms, so a calibration of one is evidence for the other: the same
+    engine on the same GPU vendor (NVIDIA GPUs read their weights through measured op curves,
+    AMD GPUs through the MBU constants: perf/op_curves.py)."""
+    return a[3] == b[3] and get_hardware(a[1]).vendor == get_hardware(b[1]).vendor
+
+
 def _serving_outcomes(
     rows: list[Row], jobs: int
 ) -> tuple[list[Outcome], dict[tuple[str, ...], str]]:
     """Simulate every expressible row; calibrate each deployment leave-one-deployment-out: the
-    terms (fixed_s, scale) are fitted to the other deployments of the same engine, never to a
-    row of the deployment predicted. Uncalibrated = the engine profile's defaults."""
+    terms (fixed_s, scale) are fitted to the other deployments of the same engine and GPU vendor
+    (`_same_terms`), never to a row of the deployment predicted. Uncalibrated = the engine
+    profile's defaults."""
     groups: dict[tuple[str, ...], list[Row]] = {}
     for row in rows:
         if not row.reason:
@@ -293,8 +302,7 @@ def _serving_outcomes(
         dep, layout = members[0].dep, members[0].layout
         assert dep is not None and layout is not None
         fixed0, label = modeled_fixed_s(dep, layout)
-        engine = key[3]
-        others = [b for k, v in ok.items() if k[3] == engine and k != key for b in v]
+        others = [b for k, v in ok.items() if _same_terms(k, key) and k != key for b in v]
         if not others:
             for member, b in zip(members, ok[key], strict=True):
                 modeled = b.modeled or b.fixed.combine(fixed0, b.variable, 1.0)
@@ -378,8 +386,8 @@ def print_summary(outcomes: list[Outcome]) -> None:
     print()
     print("Cells: median |error| / share of rows within 20 %. LOO-cal.: step terms (fixed_s, "
           "scale) and the request overhead (the median of measured - simulated mean TTFT) "
-          "fitted to the other deployments of the same engine; a deployment is model, GPU, "
-          "layout, engine and release.")  # fmt: skip
+          "fitted to the other deployments of the same engine and GPU vendor; a deployment is "
+          "model, GPU, layout, engine and release.")  # fmt: skip
 
 
 def error_bands(outcomes: list[Outcome], when: str) -> dict[str, object]:
@@ -406,8 +414,8 @@ def error_bands(outcomes: list[Outcome], when: str) -> dict[str, object]:
         "(shared/reference/serving_benchmarks.csv and benchmarks/data/public_serving_rows.csv), "
         "per engine and GPU family: uncalibrated (the engine profile's named terms) and "
         "calibrated leave-one-deployment-out (fixed_s, scale and the request overhead fitted to "
-        "the other deployments of the same engine; a deployment is model, GPU, layout, engine "
-        "and release). Fractions. "
+        "the other deployments of the same engine and GPU vendor; a deployment is model, GPU, "
+        "layout, engine and release). Fractions. "
         f"Written by `python benchmarks/fidelity.py --write-bands` on {when}."
     )
     return {"about": about, "engines": engines}
