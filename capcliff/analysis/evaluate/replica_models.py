@@ -96,7 +96,9 @@ def step_label(dep: Deployment) -> str:
 
         return source_label(dep.kernels)
     terms = dict(dep.budget.step_time_terms)
-    label = profile_label(dep.settings.engine, terms, dep.settings.engine_version)
+    label = profile_label(
+        dep.settings.engine, terms, dep.settings.engine_version, hardware_id=dep.hardware.id
+    )
     if dep.request_overhead_s > 0:
         how = "set" if dep.settings.request_overhead_ms is not None else "calibrated"
         label += f"; request overhead {dep.request_overhead_s * 1e3:.1f} ms in every TTFT ({how})"
