@@ -25,6 +25,17 @@ CUTLASS MoE), each shape keeps its fastest: the engine picks among them per shap
 Only the memory-bound range is kept (t <= MAX_TOKENS): above it the roofline's compute term
 takes over. Each curve records its source: aiconfigurator-core's version, the system, the
 backend's table release and the table file.
+
+The compute term's curves (`compute_curves`) come from the same two tables at the token counts
+of prefill chunks and large batches (COMPUTE_TOKENS, 512-16384): per token count a line
+latency = floor_s + FLOPs / (flops_fraction x peak FLOP/s) through the same shapes, where FLOPs
+= 2 x M x N x K for a GEMM and 2 x T x top-k / ep x 3 x hidden x inter / moe_tp for a MoE layer
+(the token-expert pairs that land on one GPU under balanced routing) and the peak is the
+system's dense tensor-core figure for the format in aiconfigurator's system file (bfloat16,
+fp8 for both FP8 formats, fp4 for NVFP4), recorded with the curve. At 512 tokens a GEMM's
+compute line is its weight-read line (the same points; FLOPs and bytes are both proportional to
+N x K). A compute curve is kept only where the same table's weight-read curve is (the same
+test of a bandwidth-bound kernel) and no fraction exceeds 1.
 """
 
 from __future__ import annotations
@@ -67,6 +78,15 @@ MAX_BYTES = 2 * 1024**3
 # (vLLM's block-FP8 GEMM table: 56-536 us "floors"; its per-tensor FP8 MoE: 10-17 % of peak).
 MAX_FLOOR_US = 50.0
 MIN_FRACTION = 0.2
+# Compute curves: tokens per GPU in one GEMM or MoE call (the tables measure M up to 32768 and
+# MoE tokens up to 16384), and the system file's peak per format.
+COMPUTE_TOKENS = (512, 1024, 2048, 4096, 8192, 16384)
+PEAK_FLOPS = {
+    "bfloat16": "bfloat16_tc_flops",
+    "fp8": "fp8_tc_flops",
+    "fp8_block": "fp8_tc_flops",
+    "nvfp4": "fp4_tc_flops",
+}
 
 
 def _package_dir() -> Path:
@@ -118,34 +138,67 @@ def _curve(
     return {"tokens": tokens, "floor_us": floors, "hbm_fraction": fractions}
 
 
+def _compute_curve(
+    by_tokens: dict[int, list[tuple[float, float]]], peak_flops_per_s: float
+) -> dict[str, list[float]] | None:
+    """(FLOPs, seconds) points per token count -> floor and fraction of peak FLOP/s."""
+    tokens, floors, fractions = [], [], []
+    for t in COMPUTE_TOKENS:
+        points = by_tokens.get(t, [])
+        if len(points) < 4:
+            continue
+        floor_s, s_per_flop = _fit(points)
+        if s_per_flop <= 0:
+            continue
+        tokens.append(t)
+        floors.append(round(floor_s * 1e6, 3))
+        fractions.append(round(1.0 / (s_per_flop * peak_flops_per_s), 4))
+    if len(tokens) < 3 or max(fractions) > 1.0:
+        return None
+    return {"tokens": tokens, "floor_us": floors, "flops_fraction": fractions}
+
+
 def _fastest(frame: Any, keys: list[str]) -> Any:
     return frame.groupby(keys, as_index=False)["latency"].min()
 
 
-def gemm_curves(frame: Any, peak: float) -> dict[str, dict[str, list[float]]]:
-    """Per weight format: the dense GEMM curve over M tokens."""
+def gemm_curves(
+    frame: Any, peak: float, peaks: dict[str, float] | None = None
+) -> dict[str, dict[str, list[float]]]:
+    """Per weight format: the dense GEMM curve over M tokens; with `peaks` (peak FLOP/s per
+    format), the compute curves over COMPUTE_TOKENS instead (where the weight-read curve is)."""
     out = {}
     for fmt, bpe in FORMATS.items():
-        part = frame[(frame.gemm_dtype == fmt) & (frame.m <= MAX_TOKENS)]
+        part = frame[(frame.gemm_dtype == fmt) & (frame.m <= max(COMPUTE_TOKENS))]
         part = part[(part.n >= 512) & (part.k >= 512)]
         if part.empty:
             continue
         part = _fastest(part, ["m", "n", "k"])
         by_tokens: dict[int, list[tuple[float, float]]] = {}
+        by_flops: dict[int, list[tuple[float, float]]] = {}
         for m, n, k, ms in part[["m", "n", "k", "latency"]].itertuples(index=False):
             size = float(n) * float(k) * bpe
             if MIN_BYTES <= size <= MAX_BYTES and ms > 0:
-                by_tokens.setdefault(int(m), []).append((size, ms * 1e-3))
+                if m <= MAX_TOKENS:
+                    by_tokens.setdefault(int(m), []).append((size, ms * 1e-3))
+                by_flops.setdefault(int(m), []).append((2.0 * m * n * k, ms * 1e-3))
         curve = _curve(by_tokens, peak)
-        if curve:
+        if curve and peaks is None:
             out[fmt] = curve
+        elif curve and peaks and peaks.get(fmt):
+            compute = _compute_curve(by_flops, peaks[fmt])
+            if compute:
+                out[fmt] = {**compute, "peak_flops_per_s": peaks[fmt]}
     return out
 
 
-def moe_curves(frame: Any, peak: float) -> dict[str, dict[str, list[float]]]:
-    """Per weight format: the routed-expert MoE curve over T tokens (balanced routing)."""
+def moe_curves(
+    frame: Any, peak: float, peaks: dict[str, float] | None = None
+) -> dict[str, dict[str, list[float]]]:
+    """Per weight format: the routed-expert MoE curve over T tokens (balanced routing); with
+    `peaks`, the compute curves over COMPUTE_TOKENS instead (where the weight-read curve is)."""
     out = {}
-    frame = frame[(frame.distribution == "balanced") & (frame.num_tokens <= MAX_TOKENS)]
+    frame = frame[(frame.distribution == "balanced") & (frame.num_tokens <= max(COMPUTE_TOKENS))]
     keys = ["num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size",
             "moe_ep_size"]  # fmt: skip
     for fmt, bpe in FORMATS.items():
@@ -154,6 +207,7 @@ def moe_curves(frame: Any, peak: float) -> dict[str, dict[str, list[float]]]:
             continue
         part = _fastest(part, keys)
         by_tokens: dict[int, list[tuple[float, float]]] = {}
+        by_flops: dict[int, list[tuple[float, float]]] = {}
         for t, h, inter, k, e, tp, ep, ms in part[[*keys, "latency"]].itertuples(index=False):
             if k > e or ms <= 0:
                 continue
@@ -161,10 +215,17 @@ def moe_curves(frame: Any, peak: float) -> dict[str, dict[str, list[float]]]:
             touched = held * (1.0 - (1.0 - k / e) ** t)
             size = touched * 3.0 * h * inter / tp * bpe
             if MIN_BYTES <= size <= MAX_BYTES:
-                by_tokens.setdefault(int(t), []).append((size, ms * 1e-3))
+                if t <= MAX_TOKENS:
+                    by_tokens.setdefault(int(t), []).append((size, ms * 1e-3))
+                flops = 2.0 * t * k / ep * 3.0 * h * inter / tp
+                by_flops.setdefault(int(t), []).append((flops, ms * 1e-3))
         curve = _curve(by_tokens, peak)
-        if curve:
+        if curve and peaks is None:
             out[fmt] = curve
+        elif curve and peaks and peaks.get(fmt):
+            compute = _compute_curve(by_flops, peaks[fmt])
+            if compute:
+                out[fmt] = {**compute, "peak_flops_per_s": peaks[fmt]}
     return out
 
 
@@ -197,20 +258,32 @@ def mla_curves(frame: Any, peak: float) -> dict[str, dict[str, list[float]]]:
     return out
 
 
-def _peak(system: str) -> float:
+def _spec(system: str) -> dict[str, Any]:
     import yaml
 
     spec = yaml.safe_load((_package_dir() / "systems" / f"{system}.yaml").read_text())
-    return float(spec["gpu"]["mem_bw"])
+    gpu: dict[str, Any] = spec["gpu"]
+    return gpu
+
+
+def _peak(system: str) -> float:
+    return float(_spec(system)["mem_bw"])
+
+
+def _peak_flops(system: str) -> dict[str, float]:
+    """Dense tensor-core FLOP/s per weight format (the system file's; 0 where it has none)."""
+    gpu = _spec(system)
+    return {fmt: float(gpu.get(key, 0)) for fmt, key in PEAK_FLOPS.items()}
 
 
 def build() -> dict[str, Any]:
     """Every curve the installed aiconfigurator-core's tables give."""
     import pandas as pd
 
-    curves = []
+    curves, compute_curves = [], []
     for system, hardware in SYSTEMS.items():
         peak = _peak(system)
+        peaks = _peak_flops(system)
         for backend in BACKENDS:
             release = _current_release(system, backend)
             for op, name, distil, column in (
@@ -221,12 +294,20 @@ def build() -> dict[str, Any]:
                 path = _table(system, op, backend, release, name)
                 if path is None:
                     continue
-                for fmt, curve in distil(pd.read_parquet(path), peak).items():
-                    table = path.relative_to(_package_dir()).as_posix()
+                frame = pd.read_parquet(path)
+                table = path.relative_to(_package_dir()).as_posix()
+                where = {"system": system, "release": release, "table": table}
+                for fmt, curve in distil(frame, peak).items():
                     curves.append({
                         "hardware": hardware, "engine": backend, "op": column, "format": fmt,
-                        "system": system, "release": release, "table": table,
-                        "peak_hbm_bytes_per_s": peak, **curve,
+                        **where, "peak_hbm_bytes_per_s": peak, **curve,
+                    })  # fmt: skip
+                if op == "mla":
+                    continue
+                for fmt, curve in distil(frame, peak, peaks).items():
+                    compute_curves.append({
+                        "hardware": hardware, "engine": backend, "op": column, "format": fmt,
+                        **where, **curve,
                     })  # fmt: skip
     return {
         "source": (
@@ -234,7 +315,12 @@ def build() -> dict[str, Any]:
             "measured kernel tables; distilled by benchmarks/build_op_curves.py"
         ),
         "fit": "latency = floor + bytes / (hbm_fraction x peak) per token count, relative LSQ",
+        "compute_fit": (
+            "latency = floor + FLOPs / (flops_fraction x peak_flops_per_s) per token count, "
+            "relative LSQ; peak: the system file's dense tensor-core FLOP/s of the format"
+        ),
         "curves": curves,
+        "compute_curves": compute_curves,
     }
 
 
@@ -257,10 +343,13 @@ def _compare(old: dict[str, Any], new: dict[str, Any]) -> float:
 
 def _dumps(data: dict[str, Any]) -> str:
     """JSON with one curve per line (readable diffs when the tables are rebuilt)."""
-    head = {k: v for k, v in data.items() if k != "curves"}
-    lines = [json.dumps(c) for c in data["curves"]]
+    lists = ("curves", "compute_curves")
+    head = {k: v for k, v in data.items() if k not in lists}
     body = json.dumps(head, indent=1)[:-2]
-    return body + ',\n "curves": [\n  ' + ",\n  ".join(lines) + "\n ]\n}\n"
+    for name in lists:
+        lines = [json.dumps(c) for c in data[name]]
+        body += f',\n "{name}": [\n  ' + ",\n  ".join(lines) + "\n ]"
+    return body + "\n}\n"
 
 
 def main() -> None:
