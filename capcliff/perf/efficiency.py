@@ -12,7 +12,14 @@ from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.memory.params import param_count
 from capcliff.memory.weights import WeightScheme
-from capcliff.perf.op_curves import OpCurve, mla_format, op_curve, table_format
+from capcliff.perf.op_curves import (
+    ComputeCurve,
+    OpCurve,
+    compute_curve,
+    mla_format,
+    op_curve,
+    table_format,
+)
 from capcliff.perf.profiles import (
     MEASURED_FABRICS,
     RCCL_MEASURED_FABRICS,
@@ -91,6 +98,10 @@ class Efficiency:
     # MLA decode attention's measured curve over the batch (in place of kv_bandwidth_fraction
     # and the attention kernel's floor); None: the fraction above.
     attention_curve: OpCurve | None = None
+    # Measured compute lines (perf/op_curves.py ComputeCurve): the dense GEMMs' and lm_head's
+    # FLOPs, and the routed experts' (in place of mfu for those FLOPs; attention's stay at mfu).
+    gemm_flops_curve: ComputeCurve | None = None
+    moe_flops_curve: ComputeCurve | None = None
 
 
 def default_efficiency(arch: Architecture) -> Efficiency:
@@ -124,6 +135,23 @@ def op_curves_for(
     return gemm, moe, attention
 
 
+def compute_curves_for(
+    arch: Architecture, hardware: HardwareSpec, profile: EngineProfile, scheme: WeightScheme
+) -> tuple[ComputeCurve | None, ComputeCurve | None]:
+    """The measured (GEMM, MoE) compute lines of `arch`'s weights in `scheme` on `hardware`
+    under `profile`'s kernel tables, where it prices with them ("gemm_flops", "moe_flops" in
+    `op_curve_ops`); None for each that no table measured."""
+    tables, ops, quant = profile.op_tables, profile.op_curve_ops, scheme.quantization
+    if tables is None:
+        return None, None
+    gemm = moe = None
+    if "gemm_flops" in ops:
+        gemm = compute_curve(hardware.id, tables, "gemm", table_format(scheme.linear, quant))
+    if arch.moe is not None and "moe_flops" in ops:
+        moe = compute_curve(hardware.id, tables, "moe", table_format(scheme.expert, quant))
+    return gemm, moe
+
+
 def profile_efficiency(
     arch: Architecture,
     hardware: HardwareSpec,
@@ -148,6 +176,7 @@ def profile_efficiency(
     gemm, moe, attention = op_curves_for(
         arch, hardware, profile, scheme, kv_dtype=kv_dtype, tp=layout.tp
     )
+    gemm_flops, moe_flops = compute_curves_for(arch, hardware, profile, scheme)
     floor = profile.kernel_floor_s
     if arch.mla is not None and profile.mla_kernel_floor_s is not None:
         floor = profile.mla_kernel_floor_s
@@ -177,4 +206,6 @@ def profile_efficiency(
         moe_curve=moe,
         dense_gemms_per_layer=dense_gemms_per_layer(arch),
         attention_curve=attention,
+        gemm_flops_curve=gemm_flops,
+        moe_flops_curve=moe_flops,
     )

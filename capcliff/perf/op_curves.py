@@ -21,6 +21,15 @@ from an installed aiconfigurator-core and says which table each curve came from)
 
 Between measured token counts both figures are interpolated linearly in log(tokens); outside
 them the end values hold (above 512 tokens the roofline's compute term takes over anyway).
+
+The compute term has its own curves (`ComputeCurve`, the file's `compute_curves`) from the same
+GEMM and MoE tables at 512-16384 tokens per call: a line
+    seconds = floor_s(t) + FLOPs / (flops_fraction(t) x peak FLOP/s)
+with the peak of aiconfigurator's system file for the format (recorded with the curve), so the
+achieved FLOP/s is the measured one whatever peak capcliff's catalog quotes. At 512 tokens a
+GEMM's compute line is its weight-read line (same points, FLOPs and bytes both proportional to
+N x K). Below the first measured count the fraction holds and the floor shrinks in proportion to
+the tokens (the weight-read curve carries the fixed cost there, and the step stays continuous).
 Curves are looked up by capcliff hardware id, aiconfigurator backend and format; where none was
 measured (AMD GPUs, vLLM V0, SGLang before 0.4.8, INT4/MXFP4 weights) the roofline keeps its
 constants, and the step label says which.
@@ -56,14 +65,7 @@ class OpCurve:
     source: str  # aiconfigurator-core version, system, backend release, table
 
     def _at(self, values: tuple[float, ...], tokens: float) -> float:
-        xs = self.tokens
-        if tokens <= xs[0]:
-            return values[0]
-        if tokens >= xs[-1]:
-            return values[-1]
-        i = bisect.bisect_right(xs, tokens) - 1
-        w = math.log(tokens / xs[i]) / math.log(xs[i + 1] / xs[i])
-        return values[i] + w * (values[i + 1] - values[i])
+        return _interpolate(self.tokens, values, tokens)
 
     def floor_at(self, tokens: float) -> float:
         """Fixed seconds of one call over `tokens` tokens."""
@@ -79,6 +81,47 @@ class OpCurve:
         return self.floor_at(tokens) + bytes_read / (self.fraction_at(tokens) * peak_bytes_per_s)
 
 
+def _interpolate(xs: tuple[float, ...], values: tuple[float, ...], tokens: float) -> float:
+    """values at `tokens`: linear in log(tokens) between the measured counts, ends held."""
+    if tokens <= xs[0]:
+        return values[0]
+    if tokens >= xs[-1]:
+        return values[-1]
+    i = bisect.bisect_right(xs, tokens) - 1
+    w = math.log(tokens / xs[i]) / math.log(xs[i + 1] / xs[i])
+    return values[i] + w * (values[i + 1] - values[i])
+
+
+@dataclass(frozen=True)
+class ComputeCurve:
+    """One op's measured compute line: per token count (tokens per call), the fixed seconds per
+    call and the fraction of `peak_flops_per_s` (aiconfigurator's system figure for the format)
+    reached on the call's FLOPs."""
+
+    tokens: tuple[float, ...]
+    floor_s: tuple[float, ...]
+    flops_fraction: tuple[float, ...]
+    peak_flops_per_s: float
+    source: str  # aiconfigurator-core version, system, backend release, table
+
+    def floor_at(self, tokens: float) -> float:
+        """Fixed seconds of one call over `tokens` tokens (below the first measured count, in
+        proportion to the tokens)."""
+        first = self.tokens[0]
+        if tokens < first:
+            return self.floor_s[0] * max(tokens, 0.0) / first
+        return _interpolate(self.tokens, self.floor_s, tokens)
+
+    def flops_per_s_at(self, tokens: float) -> float:
+        """FLOP/s one call over `tokens` tokens reaches on its FLOPs."""
+        return _interpolate(self.tokens, self.flops_fraction, tokens) * self.peak_flops_per_s
+
+    def seconds(self, tokens: float, flops: float, calls: int = 1) -> float:
+        """`calls` x floor + FLOPs / reached FLOP/s: `calls` calls over `tokens` tokens each,
+        `flops` FLOPs in all."""
+        return calls * self.floor_at(tokens) + flops / self.flops_per_s_at(tokens)
+
+
 @cache
 def _file() -> dict[str, Any]:
     path = resources.files("capcliff.perf").joinpath("data", CURVES_FILE)
@@ -91,10 +134,7 @@ def _curves() -> dict[tuple[str, str, str, str], OpCurve]:
     data = _file()
     out = {}
     for c in data["curves"]:
-        source = (
-            f"{data['source'].split(' (')[0]}: {c['engine']} {c['release']} {c['op']} "
-            f"table on {c['system']} ({c['table'].rsplit('/', 1)[-1]})"
-        )
+        source = _source(data, c)
         out[(c["hardware"], c["engine"], c["op"], c["format"])] = OpCurve(
             tokens=tuple(float(t) for t in c["tokens"]),
             floor_s=tuple(us * MICRO for us in c["floor_us"]),
@@ -102,6 +142,36 @@ def _curves() -> dict[tuple[str, str, str, str], OpCurve]:
             source=source,
         )
     return out
+
+
+def _source(data: dict[str, Any], c: dict[str, Any]) -> str:
+    return (
+        f"{data['source'].split(' (')[0]}: {c['engine']} {c['release']} {c['op']} "
+        f"table on {c['system']} ({c['table'].rsplit('/', 1)[-1]})"
+    )
+
+
+@cache
+def _compute_curves() -> dict[tuple[str, str, str, str], ComputeCurve]:
+    data = _file()
+    return {
+        (c["hardware"], c["engine"], c["op"], c["format"]): ComputeCurve(
+            tokens=tuple(float(t) for t in c["tokens"]),
+            floor_s=tuple(us * MICRO for us in c["floor_us"]),
+            flops_fraction=tuple(float(f) for f in c["flops_fraction"]),
+            peak_flops_per_s=float(c["peak_flops_per_s"]),
+            source=_source(data, c),
+        )
+        for c in data.get("compute_curves", [])
+    }
+
+
+def compute_curve(hardware_id: str, engine: str, op: str, fmt: str | None) -> ComputeCurve | None:
+    """The measured compute line of `op` ("gemm" or "moe") for weights in `fmt` under
+    aiconfigurator backend `engine` on `hardware_id`; None where none was measured."""
+    if fmt is None:
+        return None
+    return _compute_curves().get((hardware_id, engine, op, fmt))
 
 
 def table_format(dtype: WeightDType, quantization: Quantization | None) -> str | None:
@@ -139,3 +209,9 @@ def op_curve(hardware_id: str, engine: str, op: str, fmt: str | None) -> OpCurve
 def measured_hardware(engine: str) -> tuple[str, ...]:
     """capcliff hardware ids with at least one curve for aiconfigurator backend `engine`."""
     return tuple(sorted({hw for hw, eng, _, _ in _curves() if eng == engine}))
+
+
+@cache
+def compute_measured_hardware(engine: str) -> tuple[str, ...]:
+    """capcliff hardware ids with at least one compute curve for backend `engine`."""
+    return tuple(sorted({hw for hw, eng, _, _ in _compute_curves() if eng == engine}))

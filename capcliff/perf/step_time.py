@@ -36,7 +36,7 @@ from capcliff.perf.efficiency import Efficiency as Efficiency  # re-exported
 from capcliff.perf.efficiency import default_efficiency as default_efficiency  # re-exported
 from capcliff.perf.efficiency import default_mbu as default_mbu  # re-exported
 from capcliff.perf.efficiency import profile_efficiency as profile_efficiency  # re-exported
-from capcliff.perf.op_curves import OpCurve
+from capcliff.perf.op_curves import ComputeCurve, OpCurve
 from capcliff.perf.profiles import EngineProfile, dp_eager_pass_s
 from capcliff.perf.stage_cost import FLOPS_PER_MAC, attention_flops_per_pair, stage_cost
 from capcliff.units import GB, TERA, KVDType, WeightDType
@@ -109,6 +109,13 @@ class StepTimeModel:
     # fraction of peak for them; None: kv_bandwidth_bytes_per_s, no floor.
     attention_curve: OpCurve | None = None
     attention_calls: int = 0
+    # Measured compute lines (perf/op_curves.py ComputeCurve): the dense GEMMs' FLOPs (and
+    # lm_head's) take `dense_gemms` x the GEMM line's floor + FLOPs at its reached FLOP/s for the
+    # pass's tokens, the routed experts' FLOPs (`expert_flops_per_token` of flops_per_token)
+    # `moe_layers` x the MoE line's floor + FLOPs at its FLOP/s; None: at flops_per_s.
+    gemm_flops_curve: ComputeCurve | None = None
+    moe_flops_curve: ComputeCurve | None = None
+    expert_flops_per_token: float = 0.0
 
     def _microbatches(self, seqs: float) -> float:
         return float(max(1.0, min(self.pp, seqs)))
@@ -156,6 +163,40 @@ class StepTimeModel:
             + experts / (moe.fraction_at(tokens) * peak)
         )
 
+    @cached_property
+    def _curved_compute(self) -> bool:
+        return self.gemm_flops_curve is not None or self.moe_flops_curve is not None
+
+    def _token_compute_s(self, tokens: float, logits: float) -> float:
+        """Seconds of one pass's matmul FLOPs over `tokens` tokens with `logits` lm_head rows
+        (attention excluded): at flops_per_s, or the measured compute lines at `tokens`."""
+        flops = self.flops_per_token * tokens + self.flops_per_sequence * logits
+        if not self._curved_compute:
+            return flops / self.flops_per_s
+        cached = self._compute_rates.get(tokens)
+        if cached is None:
+            cached = self._compute_rates[tokens] = self._compute_rates_at(tokens)
+        fixed_s, dense_rate, expert_rate = cached
+        experts = self.expert_flops_per_token * tokens if self.moe_flops_curve else 0.0
+        return fixed_s + (flops - experts) / dense_rate + experts / expert_rate
+
+    @cached_property
+    def _compute_rates(self) -> dict[float, tuple[float, float, float]]:
+        """`_compute_rates_at` by tokens, filled as the simulator asks (the lines interpolate)."""
+        return {}
+
+    def _compute_rates_at(self, tokens: float) -> tuple[float, float, float]:
+        """(fixed seconds, dense FLOP/s, expert FLOP/s) of a pass over `tokens` tokens."""
+        fixed_s, dense_rate, expert_rate = 0.0, self.flops_per_s, self.flops_per_s
+        gemm, moe = self.gemm_flops_curve, self.moe_flops_curve
+        if gemm is not None:
+            fixed_s += self.dense_gemms * gemm.floor_at(tokens)
+            dense_rate = gemm.flops_per_s_at(tokens)
+        if moe is not None:
+            fixed_s += self.moe_layers * moe.floor_at(tokens)
+            expert_rate = moe.flops_per_s_at(tokens)
+        return fixed_s, dense_rate, expert_rate
+
     def _kv_bw_at(self, seqs: float) -> float:
         """Bytes/s the attention reads KV at in a pass over `seqs` sequences."""
         curve = self.attention_curve
@@ -189,7 +230,13 @@ class StepTimeModel:
             + self.kv_bytes_per_token * context_tokens / m / self._kv_bw_at(seqs / m)
         )
         extend_rate = self.extend_attention_flops_per_s if tokens > seqs else None
-        if extend_rate:
+        if self._curved_compute:
+            pair_rate = extend_rate or self.flops_per_s
+            compute = (
+                self._token_compute_s(mb_tokens, seqs / m)
+                + self.attention_flops_per_pair * attention_pairs / m / pair_rate
+            )
+        elif extend_rate:
             compute = (
                 (self.flops_per_token * tokens + self.flops_per_sequence * seqs) / self.flops_per_s
                 + self.attention_flops_per_pair * attention_pairs / extend_rate
@@ -318,12 +365,15 @@ class StepTimeModel:
         per_ctx_mem = k * self.kv_bytes_per_token / m / self._kv_bw_at(seqs / m)
         per_ctx_cmp = k * self.attention_flops_per_pair / m / self.flops_per_s
         weights = self._weights_read(seqs / m)
-        fixed_flops = (self.flops_per_token + self.flops_per_sequence) * seqs / m
+        if self._curved_compute:
+            fixed_cmp = self._token_compute_s(seqs / m, seqs / m)
+        else:
+            fixed_cmp = (self.flops_per_token + self.flops_per_sequence) * seqs / m / self.flops_per_s
         return (
             k * (self._weights_time_s(seqs / m) + self._attention_floor_s(seqs / m)),
             per_ctx_mem,
             per_ctx_mem * seqs,
-            k * fixed_flops / self.flops_per_s,
+            k * fixed_cmp,
             per_ctx_cmp,
             per_ctx_cmp * seqs,
             k * (self._comm_s(seqs / m) + self._moe_pass_s(seqs / m)) + self.step_overhead_s,
@@ -362,14 +412,12 @@ class StepTimeModel:
         per_ctx_mem = k * self.kv_bytes_per_token / m / self._kv_bw
         per_ctx_cmp = k * self.attention_flops_per_pair * q / m / self.flops_per_s
         tokens = seqs * q / m  # per micro-batch
-        fixed_flops = (
-            self.flops_per_token * tokens + self.flops_per_sequence * seqs * logits_per_seq / m
-        )
+        fixed_cmp = self._token_compute_s(tokens, seqs * logits_per_seq / m)
         return (
             k * self._weights_time_s(tokens),
             per_ctx_mem,
             per_ctx_mem * seqs,
-            k * fixed_flops / self.flops_per_s,
+            k * fixed_cmp,
             per_ctx_cmp,
             per_ctx_cmp * seqs,
             k * (self._comm_s(tokens) + self._moe_pass_s(tokens)) + self.step_overhead_s,
@@ -478,6 +526,9 @@ def step_time_model(
         moe_layers=moe_layers,
         attention_curve=eff.attention_curve,
         attention_calls=layers if eff.attention_curve is not None else 0,
+        gemm_flops_curve=eff.gemm_flops_curve,
+        moe_flops_curve=eff.moe_flops_curve,
+        expert_flops_per_token=float(FLOPS_PER_MAC * cost.expert_elements * choice),
     )
     if not layout.attention_dp or arch.moe is None:
         return model
@@ -494,5 +545,6 @@ def step_time_model(
     eager = dp_eager_pass_s(profile, arch, layout) if profile and not fitted else 0.0
     return replace(
         model, expert_bytes=0.0, flops_per_token=dense_flops, moe=group, comm=comm,
+        expert_flops_per_token=0.0,
         eager_floor_s=0.0 if efficiency is not None else eager,
     )  # fmt: skip
