@@ -375,9 +375,9 @@ def weight_read_source(profile: EngineProfile, hardware_id: str | None = None) -
 
 
 def compute_source(profile: EngineProfile, hardware_id: str | None = None) -> str:
-    """"; compute ..." where `profile` prices GEMM or MoE FLOPs from measured compute curves:
-    on which GPUs (None: any) or, on `hardware_id` without them, at the MFU constant; "" where
-    the profile uses no compute curves (every FLOP at the MFU constant, as before them)."""
+    """The label's "; compute ..." part where `profile` prices GEMM or MoE FLOPs from measured
+    compute curves: on which GPUs (None: any) or, on `hardware_id` without them, at the MFU
+    constant; "" where the profile uses no compute curves (every FLOP at MFU, as before)."""
     tables = profile.op_tables
     if tables is None or not {"gemm_flops", "moe_flops"} & set(profile.op_curve_ops):
         return ""

@@ -11,6 +11,9 @@ per micro-batch pass of one pipeline stage, where
   + latency;
 - PP: m = min(PP, sequences) micro-batches; a pass costs PP stage times (a bubble of PP - m stages
   when m < PP) plus an activation send per stage.
+Where measured compute lines exist (perf/op_curves.py ComputeCurve: the engine's GEMM and MoE
+tables for this GPU and format), the GEMM and expert FLOPs take the lines' floor per call and
+reached FLOP/s at the pass's tokens instead of peak x MFU (attention FLOPs stay at peak x MFU).
 For decode-only steps the time is max of two affine functions of the context read, so k identical
 decode steps sum in closed form (`DecodeLine`).
 """
@@ -368,7 +371,9 @@ class StepTimeModel:
         if self._curved_compute:
             fixed_cmp = self._token_compute_s(seqs / m, seqs / m)
         else:
-            fixed_cmp = (self.flops_per_token + self.flops_per_sequence) * seqs / m / self.flops_per_s
+            fixed_cmp = (
+                (self.flops_per_token + self.flops_per_sequence) * seqs / m / self.flops_per_s
+            )
         return (
             k * (self._weights_time_s(seqs / m) + self._attention_floor_s(seqs / m)),
             per_ctx_mem,
