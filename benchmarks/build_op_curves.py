@@ -35,7 +35,10 @@ system's dense tensor-core figure for the format in aiconfigurator's system file
 fp8 for both FP8 formats, fp4 for NVFP4), recorded with the curve. At 512 tokens a GEMM's
 compute line is its weight-read line (the same points; FLOPs and bytes are both proportional to
 N x K). A compute curve is kept only where the same table's weight-read curve is (the same
-test of a bandwidth-bound kernel) and no fraction exceeds 1.
+test of a bandwidth-bound kernel) and no fraction exceeds 1. MLA prefill attention
+(context_mla_perf) gets a compute line over the prompt length (`mla_context`, per KV dtype and
+heads per GPU), its FLOPs counted in the MHA form the engines run (2 x (128 + 64 + 128) per
+causal pair and head) at the BF16 peak.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Iterator
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -139,11 +143,13 @@ def _curve(
 
 
 def _compute_curve(
-    by_tokens: dict[int, list[tuple[float, float]]], peak_flops_per_s: float
+    by_tokens: dict[int, list[tuple[float, float]]],
+    peak_flops_per_s: float,
+    grid: tuple[int, ...] = COMPUTE_TOKENS,
 ) -> dict[str, list[float]] | None:
     """(FLOPs, seconds) points per token count -> floor and fraction of peak FLOP/s."""
     tokens, floors, fractions = [], [], []
-    for t in COMPUTE_TOKENS:
+    for t in grid:
         points = by_tokens.get(t, [])
         if len(points) < 4:
             continue
@@ -236,25 +242,57 @@ MLA_KV = {"bfloat16": 2.0, "fp8": 1.0}
 MLA_HEADS = (8, 16, 32, 64, 128)  # heads per GPU: DeepSeek's 128 over TP 16, 8, 4, 2, 1
 
 
+def _mla_parts(frame: Any, keys: list[str]) -> Iterator[tuple[str, float, int, Any]]:
+    """("kv:heads", KV bytes per element, heads, the fastest rows per `keys`) for every KV dtype and
+    heads per GPU the MLA table measured."""
+    for kv, bpe in MLA_KV.items():
+        for heads in MLA_HEADS:
+            part = frame[(frame.kv_cache_dtype == kv) & (frame.num_heads == heads)]
+            if not part.empty:
+                yield f"{kv}:{heads}", bpe, heads, _fastest(part, keys)
+
+
 def mla_curves(frame: Any, peak: float) -> dict[str, dict[str, list[float]]]:
     """Per KV dtype and heads per GPU ("bfloat16:16"): the MLA decode attention curve over the
     batch, each batch's line fitted across the measured contexts (one call reads batch x
     (step + 1) tokens' latent cache)."""
     out = {}
-    for kv, bpe in MLA_KV.items():
-        for heads in MLA_HEADS:
-            part = frame[(frame.kv_cache_dtype == kv) & (frame.num_heads == heads)]
-            if part.empty:
-                continue
-            part = _fastest(part, ["batch_size", "step"])
-            by_batch: dict[int, list[tuple[float, float]]] = {}
-            for b, step, ms in part[["batch_size", "step", "latency"]].itertuples(index=False):
-                size = float(b) * (step + 1) * MLA_CACHE_ELEMENTS * bpe
-                if step + 1 >= 128 and ms > 0:
-                    by_batch.setdefault(int(b), []).append((size, ms * 1e-3))
-            curve = _curve(by_batch, peak)
-            if curve:
-                out[f"{kv}:{heads}"] = curve
+    for key, bpe, _, part in _mla_parts(frame, ["batch_size", "step"]):
+        by_batch: dict[int, list[tuple[float, float]]] = {}
+        for b, step, ms in part[["batch_size", "step", "latency"]].itertuples(index=False):
+            size = float(b) * (step + 1) * MLA_CACHE_ELEMENTS * bpe
+            if step + 1 >= 128 and ms > 0:
+                by_batch.setdefault(int(b), []).append((size, ms * 1e-3))
+        curve = _curve(by_batch, peak)
+        if curve:
+            out[key] = curve
+    return out
+
+
+# MLA prefill (context) attention: engines run it in the MHA form (the latent KV expanded by
+# kv_b_proj), per (query, key) pair and head 2 x (qk_nope + rope + v) = 2 x (128 + 64 + 128)
+# FLOPs, causal: a prompt of L tokens has L (L + 1) / 2 pairs. DeepSeek's head dims (every MLA
+# model the tables measure).
+MLA_MHA_FLOPS_PER_PAIR_HEAD = 2.0 * (128 + 64 + 128)
+CONTEXT_ISL = (1024, 2048, 4096, 8192, 16384)
+
+
+def mla_context_curves(frame: Any, peak_bf16: float) -> dict[str, dict[str, Any]]:
+    """Per KV dtype and heads per GPU ("bfloat16:16"): the MLA prefill attention compute line
+    over the prompt length (its "tokens"), fitted across the measured batch sizes; FLOPs in the
+    MHA form at BF16 peak (the tables' attention runs in BF16)."""
+    out: dict[str, dict[str, Any]] = {}
+    for key, _, heads, part in _mla_parts(
+        frame[frame.mla_dtype == "bfloat16"], ["batch_size", "isl"]
+    ):
+        by_isl: dict[int, list[tuple[float, float]]] = {}
+        for b, isl, ms in part[["batch_size", "isl", "latency"]].itertuples(index=False):
+            flops = b * isl * (isl + 1) / 2 * heads * MLA_MHA_FLOPS_PER_PAIR_HEAD
+            if isl in CONTEXT_ISL and ms > 0:
+                by_isl.setdefault(int(isl), []).append((flops, ms * 1e-3))
+        curve = _compute_curve(by_isl, peak_bf16, CONTEXT_ISL)
+        if curve:
+            out[key] = {**curve, "peak_flops_per_s": peak_bf16}
     return out
 
 
@@ -303,6 +341,18 @@ def build() -> dict[str, Any]:
                         **where, "peak_hbm_bytes_per_s": peak, **curve,
                     })  # fmt: skip
                 if op == "mla":
+                    context = _table(system, op, backend, release, "context_mla_perf.parquet")
+                    if context is None:
+                        continue
+                    where = {
+                        **where, "table": context.relative_to(_package_dir()).as_posix()
+                    }  # fmt: skip
+                    mla = mla_context_curves(pd.read_parquet(context), peaks["bfloat16"])
+                    for fmt, curve in mla.items():
+                        compute_curves.append({
+                            "hardware": hardware, "engine": backend, "op": "mla_context",
+                            "format": fmt, **where, **curve,
+                        })  # fmt: skip
                     continue
                 for fmt, curve in distil(frame, peak, peaks).items():
                     compute_curves.append({

@@ -3,6 +3,7 @@ roofline's compute term priced through them (expected values worked out from the
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import pytest
@@ -10,13 +11,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from capcliff.catalog.catalogs import get_hardware
-from capcliff.catalog.layout import Layout
+from capcliff.catalog.layout import Layout, parse_layout
 from capcliff.memory.budget import EngineName
 from capcliff.memory.weights import WeightScheme
 from capcliff.perf.efficiency import DEFAULT_MFU
 from capcliff.perf.op_curves import ComputeCurve, compute_curve
 from capcliff.perf.profiles import engine_profile
-from capcliff.perf.step_time import step_time_model
+from capcliff.perf.step_time import StepTimeModel, step_time_model
 from capcliff.units import KVDType
 from tests.conftest import arch_of
 from tests.test_op_curves import _shipped
@@ -52,7 +53,8 @@ def test_every_shipped_compute_line_is_physical_and_names_its_source() -> None:
     lines = _shipped()["compute_curves"]
     assert isinstance(lines, list) and lines
     for c in lines:
-        assert c["tokens"][0] == 512 and c["tokens"] == sorted(c["tokens"]), c
+        first = 1024 if c["op"] == "mla_context" else 512  # prompt length / tokens per call
+        assert c["tokens"][0] == first and c["tokens"] == sorted(c["tokens"]), c
         assert all(0 < f <= 1 for f in c["flops_fraction"]), c
         assert all(us >= 0 for us in c["floor_us"]), c
         assert c["table"].endswith(".parquet") and c["release"] and c["system"]
@@ -112,3 +114,30 @@ def test_without_the_compute_ops_the_step_is_the_mfu_roofline() -> None:
     flops = 2 * (6_979_321_856 + 266_240) * 4096 + 2 * 525_336_576
     compute = flops / (989.4e12 * DEFAULT_MFU)
     assert model.step_time_s(4096, 1, 4096, 0) - model.step_overhead_s == pytest.approx(compute)
+
+
+def test_mla_prefill_attention_line_is_opt_in_and_prices_the_mha_form() -> None:
+    arch, h200 = arch_of("deepseek-r1"), get_hardware("h200-sxm")
+
+    def model(ops: tuple[str, ...]) -> StepTimeModel:
+        return step_time_model(
+            arch, h200, parse_layout("tp8"), scheme=WeightScheme.as_shipped(arch),
+            kv_dtype=KVDType.BF16,
+            profile=replace(engine_profile(EngineName.TRTLLM), op_curve_ops=ops),
+        )  # fmt: skip
+
+    assert model(("gemm", "moe", "gemm_flops", "moe_flops")).extend_attention_curve is None
+    curved = model(("gemm", "moe", "gemm_flops", "moe_flops", "mla_context"))
+    # one 4096-token prompt: 4096 x 4097 / 2 pairs, prompt length 2 x pairs / tokens = 4097,
+    # just past 4096 on the h200-sxm trtllm "bfloat16:16" line (128 heads / TP 8): at
+    # w = ln(4097 / 4096) / ln 2 between 4096 (0.5609, 48.147 us) and 8192 (0.589, 30.279 us).
+    # Per pair: 61 layers x 16 heads x 2 x (128 + 64 + 128) FLOPs; 61 calls' floors.
+    pairs = 4096 * 4097 / 2
+    w = math.log(4097 / 4096) / math.log(2)
+    rate = (0.5609 + w * (0.589 - 0.5609)) * 989e12
+    floor = (48.147 + w * (30.279 - 48.147)) * 1e-6
+    attention = 61 * floor + 61 * 16 * 640 * pairs / rate
+    with_pairs = curved.step_time_s(4096, 1, 4096, pairs)
+    # the same step's GEMM and MoE FLOPs alone: the prefill is compute-bound either way
+    without = curved.step_time_s(4096, 1, 4096, 0)
+    assert with_pairs - without == pytest.approx(attention, rel=1e-6)

@@ -105,6 +105,8 @@ class Efficiency:
     # FLOPs, and the routed experts' (in place of mfu for those FLOPs; attention's stay at mfu).
     gemm_flops_curve: ComputeCurve | None = None
     moe_flops_curve: ComputeCurve | None = None
+    # MLA prefill attention's measured compute line (in place of mla_extend_efficiency / mfu).
+    extend_attention_curve: ComputeCurve | None = None
 
 
 def default_efficiency(arch: Architecture) -> Efficiency:
@@ -180,6 +182,11 @@ def profile_efficiency(
         arch, hardware, profile, scheme, kv_dtype=kv_dtype, tp=layout.tp
     )
     gemm_flops, moe_flops = compute_curves_for(arch, hardware, profile, scheme)
+    extend = None
+    if arch.mla is not None and "mla_context" in profile.op_curve_ops and kv_dtype is not None:
+        heads = mla_format(kv_dtype, arch.num_attention_heads / layout.tp)
+        if profile.op_tables is not None:
+            extend = compute_curve(hardware.id, profile.op_tables, "mla_context", heads)
     floor = profile.kernel_floor_s
     if arch.mla is not None and profile.mla_kernel_floor_s is not None:
         floor = profile.mla_kernel_floor_s
@@ -211,4 +218,5 @@ def profile_efficiency(
         attention_curve=attention,
         gemm_flops_curve=gemm_flops,
         moe_flops_curve=moe_flops,
+        extend_attention_curve=extend,
     )

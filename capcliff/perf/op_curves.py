@@ -30,6 +30,8 @@ achieved FLOP/s is the measured one whatever peak capcliff's catalog quotes. At 
 GEMM's compute line is its weight-read line (same points, FLOPs and bytes both proportional to
 N x K). Below the first measured count the fraction holds and the floor shrinks in proportion to
 the tokens (the weight-read curve carries the fixed cost there, and the step stays continuous).
+MLA prefill attention has one too (`mla_context`, per KV dtype and heads per GPU as `mla`): over
+the prompt length, its FLOPs counted in the MHA form the engines run, at the BF16 peak.
 Curves are looked up by capcliff hardware id, aiconfigurator backend and format; where none was
 measured (AMD GPUs, vLLM V0, SGLang before 0.4.8, INT4/MXFP4 weights) the roofline keeps its
 constants, and the step label says which.
@@ -167,7 +169,8 @@ def _compute_curves() -> dict[tuple[str, str, str, str], ComputeCurve]:
 
 
 def compute_curve(hardware_id: str, engine: str, op: str, fmt: str | None) -> ComputeCurve | None:
-    """The measured compute line of `op` ("gemm" or "moe") for weights in `fmt` under
+    """The measured compute line of `op` ("gemm", "moe"; "mla_context" with `mla_format`'s
+    key) for weights in `fmt` under
     aiconfigurator backend `engine` on `hardware_id`; None where none was measured."""
     if fmt is None:
         return None

@@ -153,7 +153,8 @@ TRITON_MLA_EXTEND_SOURCE = (
 # FLOP is priced at DEFAULT_MFU of the compute dtype's peak. Both lowered the held-out error
 # (235 rows: uncalibrated throughput 23 -> 22 %, mean TTFT 78 -> 76 %, LOO-calibrated TTFT
 # 47 -> 43 %; docs/validation.md), so they are on by default.
-OP_CURVE_OPS = ("gemm", "moe", "mla", "gemm_flops", "moe_flops")
+# "mla_context": MLA prefill attention's measured compute line over the prompt length.
+OP_CURVE_OPS = ("gemm", "moe", "mla", "gemm_flops", "moe_flops", "mla_context")
 DEFAULT_OP_CURVES = ("gemm", "moe", "gemm_flops", "moe_flops")
 
 

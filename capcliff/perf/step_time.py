@@ -41,7 +41,12 @@ from capcliff.perf.efficiency import default_mbu as default_mbu  # re-exported
 from capcliff.perf.efficiency import profile_efficiency as profile_efficiency  # re-exported
 from capcliff.perf.op_curves import ComputeCurve, OpCurve
 from capcliff.perf.profiles import EngineProfile, dp_eager_pass_s
-from capcliff.perf.stage_cost import FLOPS_PER_MAC, attention_flops_per_pair, stage_cost
+from capcliff.perf.stage_cost import (
+    FLOPS_PER_MAC,
+    attention_flops_per_pair,
+    mla_mha_flops_per_pair,
+    stage_cost,
+)
 from capcliff.units import GB, TERA, KVDType, WeightDType
 
 
@@ -119,6 +124,13 @@ class StepTimeModel:
     gemm_flops_curve: ComputeCurve | None = None
     moe_flops_curve: ComputeCurve | None = None
     expert_flops_per_token: float = 0.0
+    # MLA prefill attention's measured compute line over the prompt length (perf/op_curves.py,
+    # "mla_context"): a step with a prefill prices its attention pairs at `extend_flops_per_pair`
+    # (the MHA form the engines run) and the line's FLOP/s, plus `extend_attention_layers` x its
+    # floor, at the prompt length 2 x pairs / tokens; None: as above.
+    extend_attention_curve: ComputeCurve | None = None
+    extend_flops_per_pair: float = 0.0
+    extend_attention_layers: int = 0
 
     def _microbatches(self, seqs: float) -> float:
         return float(max(1.0, min(self.pp, seqs)))
@@ -233,7 +245,17 @@ class StepTimeModel:
             + self.kv_bytes_per_token * context_tokens / m / self._kv_bw_at(seqs / m)
         )
         extend_rate = self.extend_attention_flops_per_s if tokens > seqs else None
-        if self._curved_compute:
+        extend_curve = self.extend_attention_curve if tokens > seqs else None
+        if extend_curve is not None:
+            length = 2.0 * attention_pairs / tokens
+            compute = self._token_compute_s(mb_tokens, seqs / m) + (
+                self.extend_attention_layers * extend_curve.floor_at(length)
+                + self.extend_flops_per_pair
+                * attention_pairs
+                / m
+                / extend_curve.flops_per_s_at(length)
+            )
+        elif self._curved_compute:
             pair_rate = extend_rate or self.flops_per_s
             compute = (
                 self._token_compute_s(mb_tokens, seqs / m)
@@ -534,6 +556,11 @@ def step_time_model(
         gemm_flops_curve=eff.gemm_flops_curve,
         moe_flops_curve=eff.moe_flops_curve,
         expert_flops_per_token=float(FLOPS_PER_MAC * cost.expert_elements * choice),
+        extend_attention_curve=eff.extend_attention_curve,
+        extend_flops_per_pair=0.0
+        if arch.mla is None
+        else mla_mha_flops_per_pair(arch, layout, layers),
+        extend_attention_layers=layers if eff.extend_attention_curve is not None else 0,
     )
     if not layout.attention_dp or arch.moe is None:
         return model
