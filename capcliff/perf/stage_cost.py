@@ -52,15 +52,3 @@ def attention_flops_per_pair(arch: Architecture, layout: Layout, layers: int) ->
     else:
         per_head = 2 * arch.head_dim * FLOPS_PER_MAC
     return layers * heads * per_head
-
-
-def mla_mha_flops_per_pair(arch: Architecture, layout: Layout, layers: int) -> float:
-    """Per (query, key) pair per GPU of MLA prefill in the MHA form the engines run (the latent
-    KV expanded per head): QK^T over qk_nope + rope dims and PV over v_head_dim, 2 FLOPs per
-    multiply-add; 0 for models without MLA."""
-    if arch.mla is None:
-        return 0.0
-    heads = arch.num_attention_heads / layout.tp
-    mla = arch.mla
-    per_head = (mla.qk_nope_head_dim + mla.qk_rope_head_dim + mla.v_head_dim) * FLOPS_PER_MAC
-    return layers * heads * per_head

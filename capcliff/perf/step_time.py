@@ -41,12 +41,7 @@ from capcliff.perf.efficiency import default_mbu as default_mbu  # re-exported
 from capcliff.perf.efficiency import profile_efficiency as profile_efficiency  # re-exported
 from capcliff.perf.op_curves import ComputeCurve, OpCurve
 from capcliff.perf.profiles import EngineProfile, dp_eager_pass_s
-from capcliff.perf.stage_cost import (
-    FLOPS_PER_MAC,
-    attention_flops_per_pair,
-    mla_mha_flops_per_pair,
-    stage_cost,
-)
+from capcliff.perf.stage_cost import FLOPS_PER_MAC, attention_flops_per_pair, stage_cost
 from capcliff.units import GB, TERA, KVDType, WeightDType
 
 
@@ -451,6 +446,17 @@ class StepTimeModel:
             m * self._weights_read(tokens) + (m * self.moe.bytes_read(tokens) if self.moe else 0.0),
             self.kv_bytes_per_token * seqs,
         )
+
+
+def mla_mha_flops_per_pair(arch: Architecture, layout: Layout, layers: int) -> float:
+    """Per (query, key) pair per GPU of MLA prefill in the MHA form the engines run (the latent
+    KV expanded per head): QK^T over qk_nope + rope dims and PV over v_head_dim, 2 FLOPs per
+    multiply-add; 0 for models without MLA."""
+    if arch.mla is None:
+        return 0.0
+    mla = arch.mla
+    per_head = (mla.qk_nope_head_dim + mla.qk_rope_head_dim + mla.v_head_dim) * FLOPS_PER_MAC
+    return layers * arch.num_attention_heads / layout.tp * per_head
 
 
 def compute_dtype(scheme: WeightScheme, hardware: HardwareSpec | None = None) -> str:
