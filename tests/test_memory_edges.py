@@ -9,6 +9,7 @@ from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
 from capcliff.memory.budget import BudgetSettings
 from capcliff.memory.engines import _sglang_tier
+from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.overheads import (
     ACTIVATION_BYTES,
     FUSED_MOE_CHUNK_TOKENS,
@@ -74,6 +75,6 @@ def test_kv_heads_fewer_than_tp_ranks_are_replicated_one_per_rank() -> None:
 
 def test_max_concurrency_of_an_empty_and_a_one_token_request() -> None:
     # 56,254 blocks of 16 tokens (tests/test_memory.py): a 1-token request needs one block.
-    mem = _memory("llama-3.1-8b", Layout())
+    mem: LayoutMemory = _memory("llama-3.1-8b", Layout())
     assert mem.max_concurrency(1) == 56_254
     assert mem.max_concurrency(0) == 0
