@@ -83,3 +83,19 @@ def test_a_size_given_with_other_spacing_agrees_with_the_command() -> None:
     assert merged_settings(command, {"swap_space": "4 GiB"})["swap_space"] == "4 GiB"
     with pytest.raises(InputError, match="swap"):
         merged_settings(command, {"swap_space": "8GiB"})
+
+
+def test_speculation_reserves_each_running_sequences_lookahead_blocks() -> None:
+    # n-gram K = 3 on vLLM: 3 lookahead slots per sequence (no draft model, so not 2K); at
+    # max_num_seqs 100 and 16-token blocks the reserve is ceil(100 x 3 / 16) = 19 blocks.
+    from capcliff.analysis.deployment import DeploymentSettings, resolve
+    from capcliff.catalog.catalogs import get_model
+
+    settings = DeploymentSettings(max_num_seqs=100, speculative="ngram:3", spec_accept_length=2.0)
+    dep = resolve(get_model("llama-3.1-8b"), get_hardware("h200-sxm"), settings)
+    plain = resolve(get_model("llama-3.1-8b"), get_hardware("h200-sxm"),
+                    DeploymentSettings(max_num_seqs=100))  # fmt: skip
+    memory = plain.memory(Layout(), 4096)
+    assert dep.lookahead_tokens_per_sequence() == 3
+    assert memory.stages[0].block_size == 16
+    assert dep.capacity(memory).blocks == plain.capacity(memory).blocks - 19
