@@ -123,20 +123,30 @@ def _fit(points: list[tuple[float, float]]) -> tuple[float, float]:
     return max((sy - slope * sx) / sw, 0.0), slope
 
 
-def _curve(
-    by_tokens: dict[int, list[tuple[float, float]]], peak_bytes_per_s: float
-) -> dict[str, list[float]] | None:
+def _fit_grid(
+    by_tokens: dict[int, list[tuple[float, float]]], peak_per_s: float, grid: tuple[int, ...]
+) -> tuple[list[int], list[float], list[float]]:
+    """(amount, seconds) points per token count -> the token counts with a physical fit, their
+    floors (us) and their fractions of `peak_per_s` (bytes or FLOPs per second)."""
     tokens, floors, fractions = [], [], []
-    for t in TOKENS:
+    for t in grid:
         points = by_tokens.get(t, [])
         if len(points) < 4:
             continue
-        floor_s, s_per_byte = _fit(points)
-        if s_per_byte <= 0:
+        floor_s, s_per_unit = _fit(points)
+        if s_per_unit <= 0:
             continue
         tokens.append(t)
         floors.append(round(floor_s * 1e6, 3))
-        fractions.append(round(min(1.0, 1.0 / (s_per_byte * peak_bytes_per_s)), 4))
+        fractions.append(round(1.0 / (s_per_unit * peak_per_s), 4))
+    return tokens, floors, fractions
+
+
+def _curve(
+    by_tokens: dict[int, list[tuple[float, float]]], peak_bytes_per_s: float
+) -> dict[str, list[float]] | None:
+    tokens, floors, fractions = _fit_grid(by_tokens, peak_bytes_per_s, TOKENS)
+    fractions = [min(1.0, f) for f in fractions]
     if len(tokens) < 3 or floors[0] > MAX_FLOOR_US or min(fractions) < MIN_FRACTION:
         return None
     return {"tokens": tokens, "floor_us": floors, "hbm_fraction": fractions}
@@ -148,17 +158,7 @@ def _compute_curve(
     grid: tuple[int, ...] = COMPUTE_TOKENS,
 ) -> dict[str, list[float]] | None:
     """(FLOPs, seconds) points per token count -> floor and fraction of peak FLOP/s."""
-    tokens, floors, fractions = [], [], []
-    for t in grid:
-        points = by_tokens.get(t, [])
-        if len(points) < 4:
-            continue
-        floor_s, s_per_flop = _fit(points)
-        if s_per_flop <= 0:
-            continue
-        tokens.append(t)
-        floors.append(round(floor_s * 1e6, 3))
-        fractions.append(round(1.0 / (s_per_flop * peak_flops_per_s), 4))
+    tokens, floors, fractions = _fit_grid(by_tokens, peak_flops_per_s, grid)
     if len(tokens) < 3 or max(fractions) > 1.0:
         return None
     return {"tokens": tokens, "floor_us": floors, "flops_fraction": fractions}

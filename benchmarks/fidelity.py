@@ -267,12 +267,11 @@ def serving_outcomes(rows: list[Row], jobs: int = 1) -> list[Outcome]:
     return outcomes
 
 
-def _same_terms(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-    """Whether deployments `a` and `b` (group keys: model, GPU, layout, engine, release) are
-    priced by the same step terms, so a calibration of one is evidence for the other: the same
-    engine on the same GPU vendor (NVIDIA GPUs read their weights through measured op curves,
-    AMD GPUs through the MBU constants: perf/op_curves.py)."""
-    return a[3] == b[3] and get_hardware(a[1]).vendor == get_hardware(b[1]).vendor
+def _terms_family(key: tuple[str, ...]) -> tuple[str, str]:
+    """What prices deployment `key` (model, GPU, layout, engine, release): its engine and GPU
+    vendor (NVIDIA GPUs read their weights through measured op curves, AMD GPUs through the MBU
+    constants: perf/op_curves.py). A calibration is evidence only within one family."""
+    return key[3], get_hardware(key[1]).vendor
 
 
 def _serving_outcomes(
@@ -280,7 +279,7 @@ def _serving_outcomes(
 ) -> tuple[list[Outcome], dict[tuple[str, ...], str]]:
     """Simulate every expressible row; calibrate each deployment leave-one-deployment-out: the
     terms (fixed_s, scale) are fitted to the other deployments of the same engine and GPU vendor
-    (`_same_terms`), never to a row of the deployment predicted. Uncalibrated = the engine
+    (`_terms_family`), never to a row of the deployment predicted. Uncalibrated = the engine
     profile's defaults."""
     groups: dict[tuple[str, ...], list[Row]] = {}
     for row in rows:
@@ -295,6 +294,7 @@ def _serving_outcomes(
         bases = {key: _deployment_bases(members) for key, members in groups.items()}
     failed = {k: v for k, v in bases.items() if isinstance(v, str)}
     ok = {k: v for k, v in bases.items() if not isinstance(v, str)}
+    family = {k: _terms_family(k) for k in ok}
     out = []
     for key, members in groups.items():
         if key in failed:
@@ -302,7 +302,7 @@ def _serving_outcomes(
         dep, layout = members[0].dep, members[0].layout
         assert dep is not None and layout is not None
         fixed0, label = modeled_fixed_s(dep, layout)
-        others = [b for k, v in ok.items() if _same_terms(k, key) and k != key for b in v]
+        others = [b for k, v in ok.items() if family[k] == family[key] and k != key for b in v]
         if not others:
             for member, b in zip(members, ok[key], strict=True):
                 modeled = b.modeled or b.fixed.combine(fixed0, b.variable, 1.0)

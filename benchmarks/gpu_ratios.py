@@ -24,6 +24,7 @@ import json
 import subprocess
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 ISL, OSL = 1024, 256  # named assumption: a short chat turn
 CONCURRENCY = "256,1024,4096"
@@ -69,12 +70,13 @@ SCENARIOS = {"8b": ((2.0, 0.100), (0.5, 0.030)), "70b": ((2.0, 0.200), (0.45, 0.
 INTERACTIVE_PUBLIC = (0.36, 0.82)  # Interactive over Server throughput, issue 19
 
 
-def _capcliff(args: list[str]) -> dict:  # type: ignore[type-arg]
+def _capcliff(args: list[str]) -> dict[str, Any]:
     out = subprocess.run(
         [sys.executable, "-m", "capcliff", *args, "--format", "json"],
         check=True, capture_output=True, text=True,
     ).stdout  # fmt: skip
-    return json.loads(out)  # type: ignore[no-any-return]
+    result: dict[str, Any] = json.loads(out)
+    return result
 
 
 def offline_tok_s(model: str, s: System, requests: int) -> tuple[float, str]:
@@ -107,9 +109,11 @@ def sustained_rps(model: str, s: System, slo: tuple[float, float]) -> tuple[floa
 
 
 def _verdict(ours: float, public: tuple[float, float]) -> str:
+    """'in range', or how far `ours` lies from the nearer end of the public range."""
     lo, hi = public
-    off = 0.0 if lo <= ours <= hi else min(abs(ours / lo - 1), abs(ours / hi - 1))
-    return f"{off:+.0%}".replace("+0%", "in range") if off else "in range"
+    if lo <= ours <= hi:
+        return "in range"
+    return f"{ours / (lo if ours < lo else hi) - 1:+.0%}"
 
 
 def main() -> None:
@@ -122,16 +126,11 @@ def main() -> None:
     print("|---|---|---|---:|---|")
     for r in RATIOS:
         model = MODELS[r.model]
-        (n, nw), (d, dw) = (
-            offline_tok_s(model, r.num, a.requests),
-            offline_tok_s(model, r.den, a.requests),
-        )
+        n, nw = offline_tok_s(model, r.num, a.requests)
+        d, dw = offline_tok_s(model, r.den, a.requests)
         ours = n / d if d else float("nan")
-        pub = (
-            f"{r.public[0]:.2f}"
-            if r.public[0] == r.public[1]
-            else "{:.2f}-{:.2f}".format(*r.public)
-        )
+        lo, hi = r.public
+        pub = f"{lo:.2f}" if lo == hi else f"{lo:.2f}-{hi:.2f}"
         print(
             f"| {r.label} | {model} | {ours:.2f} ({n:,.0f} at {nw} / {d:,.0f} at {dw}) | {pub} "
             f"| {_verdict(ours, r.public)} |"
@@ -141,9 +140,8 @@ def main() -> None:
     print("|---|---|---|---|---:|---:|")
     for key, (server, interactive) in SCENARIOS.items():
         for s in (H200[key], B200[key]):
-            (srv, sl), (itv, il) = (
-                sustained_rps(MODELS[key], s, server), sustained_rps(MODELS[key], s, interactive)
-            )  # fmt: skip
+            srv, sl = sustained_rps(MODELS[key], s, server)
+            itv, il = sustained_rps(MODELS[key], s, interactive)
             ratio = itv / srv if srv else float("nan")
             print(
                 f"| {MODELS[key]} | {s.gpu} {s.dtype} {s.engine} | {srv:.2f} {sl} ({server[0]} s, "

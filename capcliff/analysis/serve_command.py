@@ -392,20 +392,23 @@ def _speculation(r: _Reading) -> None:
 
 
 def _sglang_speculation(
-    r: _Reading, algorithm: str, steps: Any, drafts: Any, topk: Any, draft: Any
-) -> str | None:
+    r: _Reading, algorithm: str, steps: int | None, drafts: int | None, topk: int | None,
+    draft: str | None,
+) -> str | None:  # fmt: skip
     method = _SGLANG_METHODS.get(algorithm.upper())
     if method == "ngram" and drafts is not None:
-        return f"ngram:{max(1, int(drafts) - 1)}"
-    if method is None or steps is None or (topk is not None and int(topk) > 1):
-        flag = f"--speculative-algorithm {algorithm}"
-        why = "a tree of drafts (--speculative-eagle-topk above 1)" if topk and topk > 1 else ""
-        r.unmodelled.append(f"{flag} ({why or 'method or --speculative-num-steps not read'})")
+        return f"ngram:{max(1, drafts - 1)}"
+    tree = topk is not None and topk > 1
+    if method is None or steps is None or tree:
+        why = "a tree of drafts (--speculative-eagle-topk above 1)" if tree else (
+            "method or --speculative-num-steps not read"
+        )  # fmt: skip
+        r.unmodelled.append(f"--speculative-algorithm {algorithm} ({why})")
         return None
     if method == "eagle" and draft:
-        return f"eagle:{int(steps)}:{draft}"
+        return f"eagle:{steps}:{draft}"
     # EAGLE without a draft checkpoint runs the model's own MTP layers, as NEXTN does
-    return f"{'mtp' if method == 'eagle' else method}:{int(steps)}"
+    return f"{'mtp' if method == 'eagle' else method}:{steps}"
 
 
 def _vllm_speculation(r: _Reading, config: str) -> str | None:
