@@ -402,7 +402,7 @@ class MeasuredStepModel(StepTimeModel):
         m = self._microbatches(seqs)
         kernels = self._kernels().mixed_s(tokens / m, seqs / m, context_tokens / m,
                                           attention_pairs / m)  # fmt: skip
-        return self.variable_scale * kernels + self.step_overhead_s
+        return max(self.variable_scale * kernels + self.step_overhead_s, self.extend_floor_s)
 
     def _decode_coefficients(self, seqs: int) -> tuple[float, ...]:
         """The decode line's terms from the surrogate: a + s x mean context, all on the memory

@@ -95,6 +95,18 @@ V1_HOST_OVERHEAD_S = 0.5e-3
 # op to kernel launch", gpu_kernel_serving lesson 18, per-layer cost table). 15 us: the middle of
 # that range. Only the SGLang < 0.4.8 DP-attention profile uses it (see SGLANG_DPA_EAGER_SOURCE).
 EAGER_OP_S = 15.0 * MICRO
+# SGLang runs a step that prefills (an extend batch) without CUDA graphs unless
+# --enable-piecewise-cuda-graph (off by default; model_runner.py replays graphs for decode batches
+# only). Measured: sgl-project/sglang PR #12160 (2025-10-26), DeepSeek-V3, an extend of one new
+# token ("#new-token: 1, #cached-token: 1") logged "forward cost-82.64 ms" run eagerly and 23.10 ms
+# through a captured graph. A one-token pass does next to no GPU work, so the eager pass is bound
+# by launching its ops: 82.64 ms over 61 layers x 33 kernels (kernels_per_layer, DeepSeek at TP 8)
+# = 41 us per op, about 3x the generic figure above (SGLang's layers add Python around each op).
+SGLANG_EXTEND_EAGER_OP_S = 82.64e-3 / (61 * 33)
+SGLANG_EXTEND_EAGER_SOURCE = (
+    "sgl-project/sglang PR #12160: DeepSeek-V3 one-token extend 82.64 ms eager vs 23.10 ms "
+    "graphed; 41 us per eager op (61 layers x 33 kernels); model_runner.py graphs decode only"
+)
 # SGLang DP attention before PR #7269 (sgl-project/sglang, merged 2025-06-17, "Enable cuda graph
 # for dp idle batch": "#6081 does not enable CUDA graphs when some DP ranks are idle"): a rank with
 # no requests runs an IDLE batch so the per-layer collectives have every rank
@@ -176,6 +188,9 @@ class EngineProfile:
     # prefilling (0: every rank replays its CUDA graph).
     dp_attention_host_overhead_s: float | None = None
     dp_eager_op_s: float = 0.0
+    # Host time of one op of a step that prefills, where the engine launches such steps without
+    # CUDA graphs: that step lasts at least one eagerly launched pass (0: graphed or not modelled).
+    extend_eager_op_s: float = 0.0
     # MLA models: the fraction of dense BF16 peak the prefill (extend) attention kernel reaches
     # (None: the model's MFU of the compute dtype's peak, as for every other FLOP).
     mla_extend_efficiency: float | None = None
@@ -221,6 +236,7 @@ OVERRIDABLE_PROFILE_TERMS = (
     "moe_small_batch_efficiency",
     "dp_attention_host_overhead_s",
     "dp_eager_op_s",
+    "extend_eager_op_s",
     "mla_extend_efficiency",
     "mla_kernel_floor_s",
 )
@@ -256,8 +272,9 @@ PROFILES: dict[EngineName, EngineProfile] = {
         EngineName.SGLANG, ">= 0.4.8 (overlap scheduler)", 0.0, KERNEL_FLOOR_S, "trtllm",
         FLASHMLA_BANDWIDTH_FRACTION, None, 1.0,
         (("host_overhead_s", "SGLang v0.4 blog: zero-overhead batch scheduler"), *_COMMON_SOURCES,
-         OP_TABLES_SOURCE),
+         OP_TABLES_SOURCE, ("extend_eager_op_s", SGLANG_EXTEND_EAGER_SOURCE)),
         op_tables="sglang",
+        extend_eager_op_s=SGLANG_EXTEND_EAGER_OP_S,
     ),
     EngineName.TRTLLM: EngineProfile(
         EngineName.TRTLLM, "PyTorch backend (overlap scheduler)", 0.0, KERNEL_FLOOR_S, "trtllm",
@@ -356,9 +373,17 @@ def profile_label(
         " with overrides" if any(k not in (*FITTED_TERMS, *REQUEST_TERMS) for k in terms) else ""
     )
     profile = engine_profile(engine, version)
+    op_s = terms.get("extend_eager_op_s", profile.extend_eager_op_s)
+    eager = (
+        f"; a step that prefills lasts at least one eager pass ({op_s * 1e6:.0f} us per op, "
+        "no CUDA graph)"
+        if op_s > 0 and how == "modeled"
+        else ""
+    )
     return (
         f"{profile.label}, {how}{overridden}; {weight_read_source(profile, hardware_id)}"
         + compute_source(profile, hardware_id)
+        + eager
     )
 
 
@@ -405,6 +430,15 @@ def dp_eager_pass_s(profile: EngineProfile, arch: Architecture, layout: Layout) 
         return 0.0
     ranks = max(layout.tp, layout.moe_ranks)
     return arch.num_layers * kernels_per_layer(arch, tp=ranks) * profile.dp_eager_op_s
+
+
+def extend_eager_pass_s(profile: EngineProfile, arch: Architecture, layers: int, tp: int) -> float:
+    """Seconds of host time launching one eager pass over `layers` decoder layers at TP `tp`:
+    the least a step that prefills takes in an engine that runs such steps without CUDA graphs
+    (layers x the decoder layer's kernels x `extend_eager_op_s`; 0 where it is 0)."""
+    if profile.extend_eager_op_s <= 0:
+        return 0.0
+    return layers * kernels_per_layer(arch, tp=tp) * profile.extend_eager_op_s
 
 
 def kernels_per_layer(arch: Architecture, *, tp: int) -> int:

@@ -40,7 +40,7 @@ from capcliff.perf.efficiency import default_efficiency as default_efficiency  #
 from capcliff.perf.efficiency import default_mbu as default_mbu  # re-exported
 from capcliff.perf.efficiency import profile_efficiency as profile_efficiency  # re-exported
 from capcliff.perf.op_curves import ComputeCurve, OpCurve
-from capcliff.perf.profiles import EngineProfile, dp_eager_pass_s
+from capcliff.perf.profiles import EngineProfile, dp_eager_pass_s, extend_eager_pass_s
 from capcliff.perf.stage_cost import FLOPS_PER_MAC, attention_flops_per_pair, stage_cost
 from capcliff.units import GB, TERA, KVDType, WeightDType
 
@@ -96,6 +96,9 @@ class StepTimeModel:
     # Attention DP: the least a lockstep step takes when a rank is idle or prefilling, in engines
     # that replay CUDA graphs only when every rank decodes (profiles.dp_eager_pass_s); 0: none.
     eager_floor_s: float = 0.0
+    # The least a step that prefills takes where the engine launches such steps eagerly
+    # (profiles.extend_eager_pass_s: the host time of one pass); 0: none.
+    extend_floor_s: float = 0.0
     # Speculative decoding: decode-only steps are priced per generated token (mean field, see
     # `_spec_coefficients`); None: plain decoding, every formula as without it.
     spec: SpecStep | None = None
@@ -269,8 +272,12 @@ class StepTimeModel:
             ) / m
             compute = flops / self.flops_per_s
         shared = self._moe_pass_s(mb_tokens)
-        variable = self.pp * (max(mem, compute) + self._comm_s(mb_tokens) + shared)
-        return self.variable_scale * variable + self.step_overhead_s
+        variable = (
+            self.variable_scale * self.pp * (max(mem, compute) + self._comm_s(mb_tokens) + shared)
+        )
+        step = variable + self.step_overhead_s
+        # launching an eager pass hides the GPU's gaps between kernels: a floor, not a sum
+        return max(step, self.extend_floor_s) if tokens > seqs else step
 
     def _moe_pass_s(self, busiest_tokens: float) -> float:
         """The shared MoE layers of one pass (attention DP), 0 otherwise."""
@@ -567,6 +574,10 @@ def step_time_model(
         if arch.mla is None
         else mla_mha_flops_per_pair(arch, layout, layers),
         extend_attention_layers=layers if eff.extend_attention_curve is not None else 0,
+        # a floor is a profile term: a calibration's fixed_s and scale replace it (linear fit)
+        extend_floor_s=extend_eager_pass_s(profile, arch, layers, max(layout.tp, 1))
+        if profile is not None and efficiency is None and not fitted
+        else 0.0,
     )
     if not layout.attention_dp or arch.moe is None:
         return model

@@ -199,10 +199,12 @@ def simulate_point(
 
 
 def _basis(run: _Run, point: BenchmarkPoint) -> Basis:
-    steps = replace(run.steps, eager_floor_s=0.0)  # a floor is not linear in the terms
+    # a floor is not linear in the terms
+    steps = replace(run.steps, eager_floor_s=0.0, extend_floor_s=0.0)
     fixed = run.timings(replace(steps, step_overhead_s=UNIT_FIXED_S, variable_scale=0.0))
     variable = run.timings(replace(steps, step_overhead_s=0.0, variable_scale=1.0))
-    modeled = run.timings(run.steps) if run.steps.eager_floor_s > 0 else None
+    floored = run.steps.eager_floor_s > 0 or run.steps.extend_floor_s > 0
+    modeled = run.timings(run.steps) if floored else None
     return Basis(point, fixed.combine(1 / UNIT_FIXED_S, fixed, 0.0), variable, modeled)
 
 
