@@ -492,3 +492,19 @@ def test_a_cap_safe_at_the_rate_but_past_the_burst_cliff_is_warned_about() -> No
     calm = replace(capacity, sustained=replace(s, preemptions=0))
     assert "safe at the planned rate, but a restart or a burst preempts" in cliff_line(calm)
     assert "a cap below 40 rides it out" in cliff_line(calm)
+
+
+@pytest.mark.parametrize("mode", [["--arrival", "batch"], ["--rate", "2"]])
+def test_a_given_layout_that_cannot_exist_names_the_layouts_that_fit_as_they_are(
+    mode: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Llama-3.1-8B has 32 attention heads: TP 3 cannot split them. 16 GB of BF16 weights fit one
+    # H200, so three GPUs serve it as dp3 with no FP8 and no more GPUs (the old fixes said "FP8
+    # weights fit as dp3", as if BF16 did not).
+    code = main(["plan", "llama-3.1-8b", "--gpu", "h200-sxm", "--layout", "tp3", "--isl", "100",
+                 "--osl", "100", *mode])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "32 attention heads are not divisible by TP=3" in out
+    assert "fit these 3 GPUs as they are (--layout dp3)" in out
+    assert "FP8 weights" not in out

@@ -200,11 +200,23 @@ def kv_aware_gain(ev: _Evaluated, inputs: PlanInputs) -> tuple[float, float]:
     return result.makespan_s, 1 - result.makespan_s / base if base else 0.0
 
 
-def fit_fixes(dep: Deployment, gpus: int, inputs: PlanInputs) -> list[str]:
-    """When nothing fits: what would (FP8 weights, FP8 KV, a shorter context, more GPUs)."""
+def fit_fixes(
+    dep: Deployment, gpus: int, inputs: PlanInputs, *, given: tuple[Layout, ...] = ()
+) -> list[str]:
+    """When nothing fits: what would (FP8 weights, FP8 KV, a shorter context, more GPUs). When
+    the user's `given` layouts fit not but another layout of the same GPUs does, only that."""
     from capcliff.memory.fit import largest_max_model_len
 
     arch = dep.model.arch
+    if given:
+        plain = [
+            dep.memory(lay, inputs.max_model_len) for lay in enumerate_layouts(gpus, arch=arch)
+        ]
+        if ok_as_is := [m.layout.name for m in plain if m.fits]:
+            return [
+                f"{', '.join(ok_as_is[:4])} fit{'s' if len(ok_as_is) == 1 else ''} these {gpus} "
+                f"GPUs as they are (--layout {ok_as_is[0]})"
+            ]
 
     def fitting(changed: Deployment, length: int, count: int) -> list[LayoutMemory]:
         mems = [changed.memory(lay, length) for lay in enumerate_layouts(count, arch=arch)]
@@ -318,7 +330,7 @@ def build_plan_report(
     rec = None
     reuse: ReuseAdvice | None = None
     if chosen is None:
-        fixes = fit_fixes(dep, gpus, inputs)
+        fixes = fit_fixes(dep, gpus, inputs, given=tuple(layouts))
     else:
         best, rec = chosen
         makespan, gain = kv_aware_gain(evaluated[best.name], inputs)

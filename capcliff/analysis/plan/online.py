@@ -301,7 +301,8 @@ def build_online_plan(
     inputs = PlanInputs(reference, online.label, length, config)
     if not found:
         return report.model_copy(
-            update={"fixes": fit_fixes(dep, gpus, inputs), "reason": "no layout fits",
+            update={"fixes": fit_fixes(dep, gpus, inputs, given=options.layouts),
+                    "reason": "no layout fits",
                     "load": _load(ctx, None, None)}
         )  # fmt: skip
     best = best_layout(found)
