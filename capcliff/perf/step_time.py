@@ -40,7 +40,12 @@ from capcliff.perf.efficiency import default_efficiency as default_efficiency  #
 from capcliff.perf.efficiency import default_mbu as default_mbu  # re-exported
 from capcliff.perf.efficiency import profile_efficiency as profile_efficiency  # re-exported
 from capcliff.perf.op_curves import ComputeCurve, OpCurve
-from capcliff.perf.profiles import EngineProfile, dp_eager_pass_s, extend_eager_pass_s
+from capcliff.perf.profiles import (
+    EngineProfile,
+    dp_eager_pass_s,
+    dp_host_overhead_s,
+    extend_eager_pass_s,
+)
 from capcliff.perf.stage_cost import FLOPS_PER_MAC, attention_flops_per_pair, stage_cost
 from capcliff.units import GB, TERA, KVDType, WeightDType
 
@@ -96,8 +101,8 @@ class StepTimeModel:
     # Attention DP: the least a lockstep step takes when a rank is idle or prefilling, in engines
     # that replay CUDA graphs only when every rank decodes (profiles.dp_eager_pass_s); 0: none.
     eager_floor_s: float = 0.0
-    # The least a step that prefills takes where the engine launches such steps eagerly
-    # (profiles.extend_eager_pass_s: the host time of one pass); 0: none.
+    # The least a step that prefills takes where the engine launches such steps eagerly: the
+    # host's per-step time, then launching one eager pass (`extend_floor_s` below); 0: none.
     extend_floor_s: float = 0.0
     # Speculative decoding: decode-only steps are priced per generated token (mean field, see
     # `_spec_coefficients`); None: plain decoding, every formula as without it.
@@ -487,6 +492,18 @@ def host_link_bytes_per_s(hardware: HardwareSpec) -> float:
     return hardware.host_link_bw_gb_s_bidir * GB / 2
 
 
+def extend_floor_s(
+    profile: EngineProfile | None, arch: Architecture, layout: Layout, layers: int
+) -> float:
+    """The least a step that prefills takes (`StepTimeModel.extend_floor_s`): the host time of
+    the profile's per-step work, then of launching one eager pass over the stage's `layers`
+    (serial on the CPU); 0 where the engine graphs such steps or no profile applies."""
+    if profile is None:
+        return 0.0
+    eager = extend_eager_pass_s(profile, arch, layers, max(layout.tp, 1))
+    return eager + dp_host_overhead_s(profile, layout) if eager > 0 else 0.0
+
+
 def step_time_model(
     arch: Architecture,
     hardware: HardwareSpec,
@@ -574,9 +591,8 @@ def step_time_model(
         if arch.mla is None
         else mla_mha_flops_per_pair(arch, layout, layers),
         extend_attention_layers=layers if eff.extend_attention_curve is not None else 0,
-        # a floor is a profile term: a calibration's fixed_s and scale replace it (linear fit)
-        extend_floor_s=extend_eager_pass_s(profile, arch, layers, max(layout.tp, 1))
-        if profile is not None and efficiency is None and not fitted
+        extend_floor_s=extend_floor_s(profile, arch, layout, layers)
+        if efficiency is None and not fitted  # a calibration's fixed_s and scale replace it
         else 0.0,
     )
     if not layout.attention_dp or arch.moe is None:

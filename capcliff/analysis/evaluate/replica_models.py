@@ -43,8 +43,9 @@ def replica_models(
     if dep.speculation is not None and dep.acceptance is not None:
         # the host time a non-overlapped speculative worker exposes, in every step it runs
         host_s = steps.step_overhead_s + dep.speculative_host_s
+        floor_s = steps.extend_floor_s + dep.speculative_host_s if steps.extend_floor_s else 0.0
         steps = replace(
-            steps, step_overhead_s=host_s,
+            steps, step_overhead_s=host_s, extend_floor_s=floor_s,
             spec=_spec_step(dep, memory, steps, profile, fitted, deepep),
         )  # fmt: skip
     if dep.kernels is not None:  # --step-source kernels: aiconfigurator's tables price steps
