@@ -1,6 +1,6 @@
 """capcliff against the public speculative-decoding (MTP) serving rows, uncalibrated.
 
-Run: python benchmarks/speculative_fidelity.py [--jobs N] [--rows S023,S024]
+Run: python benchmarks/speculative_fidelity.py [--jobs N] [--rows S023,S024] [--script-memory-flags]
 (prints Markdown; asserts nothing)
 
 Each row of benchmarks/data/public_speculative_rows.csv (InferenceX's MTP runs of
@@ -27,6 +27,7 @@ import json
 import statistics
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,20 @@ _SGLANG_SCRIPTS: dict[str, tuple[int | str | None, bool]] = {
     "benchmarks/single_node/dsr1_fp8_mi355x_mtp.sh": ("conc", True),  # ${..:-$CONC}
 }
 
+# The memory and batch flags of the same scripts (same commits): --kv-cache-dtype (every script
+# but H200's passes fp8_e4m3; H200's passes none, so SGLang's "auto" keeps the model's BF16),
+# --mem-fraction-static, and --chunked-prefill-size (= --max-prefill-tokens in each; "mi355x-fp4":
+# 196608, or 32768 at 8k/1k above 32 clients, as that script sets PREFILL_SIZE).
+_SGLANG_MEMORY: dict[str, tuple[str, float, int | str]] = {
+    "benchmarks/dsr1_fp8_b200_mtp.sh": ("fp8", 0.82, 16384),
+    "benchmarks/single_node/dsr1_fp4_b200_mtp.sh": ("fp8", 0.82, 16384),
+    "benchmarks/single_node/dsr1_fp8_b300_mtp.sh": ("fp8", 0.82, 16384),
+    "benchmarks/single_node/dsr1_fp8_h200_mtp.sh": ("bf16", 0.82, 32768),
+    "benchmarks/single_node/dsr1_fp8_mi325x_mtp.sh": ("fp8", 0.8, 131072),
+    "benchmarks/single_node/dsr1_fp4_mi355x_mtp.sh": ("fp8", 0.8, "mi355x-fp4"),
+    "benchmarks/single_node/dsr1_fp8_mi355x_mtp.sh": ("fp8", 0.8, 196608),
+}
+
 
 def _script(r: dict[str, Any]) -> str | None:
     """The launch script a row's spec_source names, where it is one of _SGLANG_SCRIPTS."""
@@ -81,7 +96,18 @@ def _max_running_requests(r: dict[str, Any]) -> int | None:
     return given if isinstance(given, int) else None
 
 
-def _speculation(r: dict[str, Any]) -> dict[str, Any]:
+def _memory_flags(script: str, r: dict[str, Any]) -> dict[str, Any]:
+    """KV dtype, mem_fraction_static and chunked prefill size as the row's script passed them."""
+    kv, fraction, chunk = _SGLANG_MEMORY[script]
+    if chunk == "mi355x-fp4":
+        long_prompt = (int(r["input_len"]), int(r["output_len"])) == (8192, 1024)
+        chunk = 32768 if long_prompt and int(r["concurrency"]) > 32 else 196608
+    return {"kv_cache_dtype": kv, "mem_fraction_static": fraction, "max_num_batched_tokens": chunk}
+
+
+def _speculation(r: dict[str, Any], *, memory_flags: bool = False) -> dict[str, Any]:
+    """A row's speculation and the launch script's batch flags; with `memory_flags`, its KV
+    dtype, mem_fraction_static and chunked prefill size too (`_memory_flags`)."""
     settings: dict[str, Any] = {
         "speculative": f"{r['spec_method']}:{int(r['spec_num_draft_tokens'])}"
     }
@@ -91,6 +117,8 @@ def _speculation(r: dict[str, Any]) -> dict[str, Any]:
     script = _script(r)
     if script is not None:
         settings["spec_overlap"] = _SGLANG_SCRIPTS[script][1]
+        if memory_flags:
+            settings.update(_memory_flags(script, r))
     return settings
 
 
@@ -288,11 +316,16 @@ def main() -> None:
         "--write-bands", action="store_true",
         help="write the per-engine speculative error bands into capcliff/perf/error_bands.json",
     )  # fmt: skip
+    parser.add_argument(
+        "--script-memory-flags", action="store_true",
+        help="also pass each launch script's --kv-cache-dtype, --mem-fraction-static and "
+        "--chunked-prefill-size (SGLang rows)",
+    )  # fmt: skip
     args = parser.parse_args()
     table = pd.read_csv(SPECULATIVE_ROWS)
     if args.rows:
         table = table[table["row_id"].isin(args.rows.split(","))]
-    rows = resolve_rows(table, _speculation)
+    rows = resolve_rows(table, partial(_speculation, memory_flags=args.script_memory_flags))
     records = {str(r["row_id"]): r for r in table.to_dict("records")}
     plain = _plain_throughputs()
     work = [

@@ -329,6 +329,7 @@ class Deployment:
             prefix_caching=_caching(self.settings.prefix_caching),
             # V0's default scheduler, only where both the engine and the policy are V0's
             chunked_prefill=defaults.chunked_prefill or policy != "vllm-v0",
+            mixed_prefill=defaults.mixed_prefill,
             request_overhead_s=self.request_overhead_s,
         )
 

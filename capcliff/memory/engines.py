@@ -56,6 +56,14 @@ VLLM_V0_CHUNKED_PREFILL_ABOVE = 32_768
 # SGLang: max_running_requests from the pool (model_runner.py): clamp(tokens / context x 512, 2048,
 # 4096).
 SGLANG_MIN_REQUESTS, SGLANG_MAX_REQUESTS = 2048, 4096
+# SGLang runs a prefill batch and the decode batch in separate forwards unless --enable-mixed-chunk
+# (`ServerArgs.enable_mixed_chunk: bool = False` in every release; scheduler.py
+# `get_next_batch_to_run` runs the new prefill batch instead of the running batch, and mixes them
+# only when `is_mixed_chunk`), and server_args.py forces it off with EAGLE/MTP speculation ("Mixed
+# chunked prefill is disabled because of using eagle speculative decoding", 0.5.6 on) and with
+# n-gram ("The overlap scheduler and mixed chunked prefill are disabled because of using ngram
+# speculative decoding"). vLLM V1 and TensorRT-LLM put the chunks in the decodes' step.
+SGLANG_MIXED_CHUNK = False
 # TensorRT-LLM LLM-API defaults: KvCacheConfig.tokens_per_block 32, max_num_tokens 8192,
 # max_batch_size 2048.
 TRTLLM_TOKENS_PER_BLOCK, TRTLLM_MAX_NUM_TOKENS, TRTLLM_MAX_BATCH_SIZE = 32, 8192, 2048
@@ -71,6 +79,8 @@ class EngineDefaults:
     # vLLM V0: False runs `_schedule_default` (prefills in steps of their own); every other
     # engine chunks prefills (or, TensorRT-LLM, is modelled so)
     chunked_prefill: bool = True
+    # False: a step that runs prefill chunks decodes nobody (SGLang, `SGLANG_MIXED_CHUNK`)
+    mixed_prefill: bool = True
 
 
 def _sglang_tier(total_mib: float, tp: int) -> tuple[int, int]:
@@ -119,6 +129,7 @@ def engine_defaults(
         max_num_seqs=_given(settings.max_num_seqs, seqs),
         block_size=_given(settings.block_size, block),
         chunked_prefill=chunked,
+        mixed_prefill=SGLANG_MIXED_CHUNK if engine is EngineName.SGLANG else True,
     )
 
 

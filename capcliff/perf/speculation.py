@@ -20,7 +20,8 @@ Named assumptions (printed with every speculative result, `SPEC_ASSUMPTIONS`):
   and so are their FLOPs, before the max (a draft pass reads a small fraction of the weights);
 - a draft pass pays its roofline and communication but no engine step overhead of its own
   (drafts replay CUDA graphs inside the engine step);
-- steps that carry a prefill chunk are priced and advanced as without speculation.
+- steps that carry a prefill chunk are priced and advanced as without speculation (SGLang runs
+  them apart from the decodes, speculating or not: memory/engines.py `SGLANG_MIXED_CHUNK`).
 """
 
 from __future__ import annotations

@@ -65,6 +65,10 @@ class SimConfig:
     # vllm-v0 only: False runs V0's default scheduler, prefills in steps of their own
     # (`capcliff.sim.loop.prefill_only`); True its chunked-prefill scheduler
     chunked_prefill: bool = True
+    # False: a step that runs prefill chunks decodes nobody (SGLang without --enable-mixed-chunk,
+    # its default, and always with EAGLE/MTP speculation: `capcliff.sim.loop.exclusive_prefill`);
+    # True: the chunks ride along with the decodes of the step (vLLM V1, TensorRT-LLM)
+    mixed_prefill: bool = True
     time_series_points: int = 512
     max_steps: int = 100_000_000  # a guard against a simulation that cannot finish
     # seconds each request spends outside the engine's steps (HTTP, tokenization, the first

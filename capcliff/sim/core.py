@@ -47,6 +47,7 @@ CORE_MODULES = (
     "admit_step",
     "clients",
     "cohort",
+    "exclusive_prefill",
     "fast_forward",
     "head",
     "landed",

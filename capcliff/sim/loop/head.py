@@ -19,7 +19,8 @@ def head_verdict(sim: ReplicaState, *, step: int, free: int) -> Candidate | bool
     refused candidate."""
     if sim.prefill_only:
         return prefill_verdict(sim, step=step, free=free)
-    budget = sim.config.max_num_batched_tokens - sim.cohort.count
+    # a prefill step of its own (exclusive_prefill) has the whole token budget
+    budget = sim.config.max_num_batched_tokens - (0 if sim.exclusive_prefill else sim.cohort.count)
     if not (sim.waiting and budget > 0 and len(sim.running) < sim.max_num_seqs):
         return False
     after = free - sim.cohort.needs_at(step)

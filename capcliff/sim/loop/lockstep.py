@@ -174,6 +174,8 @@ class LockstepSim:
 
     def __init__(self, ranks: list[ReplicaSim], model: StepTimeModel, group: int = 0) -> None:
         self.ranks, self.model, self.now_s, self.steps = ranks, model, 0.0, 0
+        for r in ranks:  # how SGLang's DP ranks line up prefill and decode steps: not modelled
+            r.exclusive_prefill = False
         self.group = max(group, len(ranks))  # ranks in the group, those given no request too
         self.pending: dict[int, PendingRun] = {}
         self.run_end: dict[int, tuple[int, bool]] = {}  # rank -> (step its run ends, blocked)

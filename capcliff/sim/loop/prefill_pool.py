@@ -49,6 +49,7 @@ class PrefillReplicaSim(ReplicaSim):
     ) -> None:
         """As `ReplicaSim` (not landed)."""
         super().__init__(requests, model, capacity, config, rule)
+        self.exclusive_prefill = False  # nobody decodes here to wait out a prefill step
         self.fast = (
             rule.admit in FITS_RULES
             and not rule.event_triggered

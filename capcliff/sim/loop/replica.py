@@ -19,6 +19,7 @@ from functools import partial
 from capcliff.errors import step_limit_error
 from capcliff.sim.config import ARRIVAL_TIE_S
 from capcliff.sim.loop.admission import candidate, head_admissible
+from capcliff.sim.loop.exclusive_prefill import exclusive, exclusive_step
 from capcliff.sim.loop.fast_forward import fast_forward
 from capcliff.sim.loop.prefill_only import no_chunking, prefill_step, swap_ins
 from capcliff.sim.loop.state import ReplicaState
@@ -36,6 +37,7 @@ class ReplicaSim(ReplicaState):
     def _choose_paths(self, landed: bool) -> None:
         self.prefill_only = no_chunking(self, landed=landed)
         self.inline = handles(self)  # vLLM-like: its thrashing and admission steps run inlined
+        self.exclusive_prefill = exclusive(self, landed=landed)
 
     # --- the loop ---------------------------------------------------------------------------
     def run(self) -> ReplicaResult:
@@ -78,6 +80,10 @@ class ReplicaSim(ReplicaState):
         self.swap_out_tokens = self.swap_in_tokens = 0
         if self.prefill_only and (planned := prefill_step(self)) is not None:
             return planned  # vLLM V0 without chunked prefill: this step runs prefills alone
+        if self.exclusive_prefill:
+            if (planned := exclusive_step(self, self._admit)) is not None:
+                return planned  # SGLang: the prefill chunks run alone
+            budget = 0  # a decode step: no chunk, no admission (no token budget left for one)
         cohort = self.cohort
         if self.partial is None and cohort.needs_at(self.step) <= self.free:
             preempted = False  # resolve_exhaustion would give up nobody
@@ -90,6 +96,8 @@ class ReplicaSim(ReplicaState):
             self.held[self.partial] += need_x
         admit = partial(swap_ins, self) if self.prefill_only else self._admit
         admitted, blocked = admit(budget - decoders - chunk_x, preempted)
+        if self.exclusive_prefill:
+            blocked = self.prefill_refused  # as exclusive_step found the head of the queue
         prefills = admitted
         if self.partial is not None and chunk_x:
             prefills = [*admitted, (self.partial, self.context[self.partial], chunk_x)]

@@ -76,6 +76,7 @@ class ReplicaState:
         self.max_num_seqs = config.max_num_seqs
         # set by ReplicaSim: the policy's prefill-only steps and inlined thrash/admission steps
         self.prefill_only, self.prefill_refused, self.inline = False, False, False
+        self.exclusive_prefill = False  # set by ReplicaSim: prefill steps decode nobody
         self.clients = ClientLoop(requests, self.arrival)
         self.arrivals = self.clients.arrivals
         self.reuse = replica_reuse(requests, capacity, model, config, rule)
