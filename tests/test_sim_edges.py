@@ -20,6 +20,7 @@ from capcliff.errors import InputError
 from capcliff.memory.budget import BudgetSettings
 from capcliff.memory.layout_memory import layout_memory
 from capcliff.memory.weights import WeightScheme
+from capcliff.sim import core
 from capcliff.sim.config import KVCapacity, SimConfig, resolved_prefix_caching
 from capcliff.sim.core import CORE_MODULES, load_compiled, source_digest
 from capcliff.sim.policies import (
@@ -183,6 +184,15 @@ def test_a_compiled_core_loads_only_when_built_from_the_current_sources(fake_cor
     assert load_compiled("capcliff_no_such_core", digest="built-from-A") is None  # not built
 
 
+def test_the_environment_switch_forces_the_python_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    # As if a current compiled copy were installed: it runs unless CAPCLIFF_SIM_CORE=python.
+    monkeypatch.setattr(core, "_built", lambda: sys)
+    monkeypatch.delenv(core.ENV_SWITCH, raising=False)
+    assert core.core_name() == "compiled"
+    monkeypatch.setenv(core.ENV_SWITCH, "Python")  # read case-blind
+    assert core.core_name() == "python"
+
+
 # --- policies --------------------------------------------------------------------------------
 
 
@@ -223,6 +233,15 @@ def test_sequence_blocks_of_a_recomputed_request_cover_prompt_and_generated() ->
     assert sequence_blocks(_cand(10, 6, 20, 20, chunk=8, blocks_now=2), 4) == 4
     # 4 cached tokens (one block a running request holds): 2 + 4 - ceil((4 + 8) / 4) = 3 new.
     assert sequence_blocks(_cand(10, 6, 20, 20, chunk=8, blocks_now=2, cached=4), 4) == 3
+
+
+def test_prefill_tokens_of_a_fresh_a_recomputed_and_a_swapped_in_request() -> None:
+    assert _cand(10, 0, 8, 8, chunk=10, blocks_now=3).prefill_tokens == 10
+    # prompt 10 + 5 generated, 4 of them cached: 11 tokens to compute
+    assert _cand(10, 5, 8, 8, chunk=11, blocks_now=3, cached=4).prefill_tokens == 11
+    # its 15 tokens of KV come back from the host: nothing to compute
+    swapped = Candidate(10, 5, 8, 8, kv_tokens=15, chunk_tokens=0, blocks_now=4)
+    assert swapped.prefill_tokens == 0
 
 
 def test_sglang_counts_a_recomputed_candidate_s_remaining_output_only() -> None:
