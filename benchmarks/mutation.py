@@ -83,9 +83,9 @@ TESTS = {
 
 def tests_for(site: Site) -> list[str]:
     """The test files that import the mutated module directly, then the package's own list."""
-    package, stem = site.module.split(".")[1:]
-    direct = (f"capcliff.{package}.{stem} ", f"capcliff.{package}.{stem}\n",
-              f"from capcliff.{package} import {stem}")  # fmt: skip
+    parts = site.module.split(".")
+    package, stem, parent = parts[1], parts[-1], ".".join(parts[:-1])
+    direct = (f"{site.module} ", f"{site.module}\n", f"from {parent} import {stem}")
     importers = [
         str(path.relative_to(ROOT))
         for path in sorted((ROOT / "tests").glob("test_*.py"))
@@ -213,14 +213,15 @@ def _site_details(node: ast.AST) -> list[tuple[str, str, int]]:
 
 
 def sites_of(package: str) -> list[Site]:
-    """Every mutation site in the package's modules (function bodies only)."""
+    """Every mutation site in the package's modules, its subpackages' included (function bodies
+    only); `package` may name a subpackage ("sim.loop")."""
     found: list[Site] = []
-    for path in sorted((ROOT / "capcliff" / package).glob("*.py")):
+    for path in sorted((ROOT / "capcliff" / package.replace(".", "/")).rglob("*.py")):
         if path.name == "__init__.py":
             continue
         tree = ast.parse(path.read_text(), filename=str(path))
         order = {id(n): k for k, n in enumerate(ast.walk(tree))}
-        module = f"capcliff.{package}.{path.stem}"
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
         for qualname, func in _functions(tree):
             skip = _skip_ids(func)
             for node in ast.walk(func):
