@@ -102,7 +102,7 @@ class StepTimeModel:
     # that replay CUDA graphs only when every rank decodes (profiles.dp_eager_pass_s); 0: none.
     eager_floor_s: float = 0.0
     # The least a step that prefills takes where the engine launches such steps eagerly: the
-    # host's per-step time, then launching one eager pass (`extend_floor_s` below); 0: none.
+    # host's per-step time, then launching one eager pass (`eager_prefill_floor_s` below); 0: none.
     extend_floor_s: float = 0.0
     # Speculative decoding: decode-only steps are priced per generated token (mean field, see
     # `_spec_coefficients`); None: plain decoding, every formula as without it.
@@ -492,7 +492,7 @@ def host_link_bytes_per_s(hardware: HardwareSpec) -> float:
     return hardware.host_link_bw_gb_s_bidir * GB / 2
 
 
-def extend_floor_s(
+def eager_prefill_floor_s(
     profile: EngineProfile | None, arch: Architecture, layout: Layout, layers: int
 ) -> float:
     """The least a step that prefills takes (`StepTimeModel.extend_floor_s`): the host time of
@@ -591,7 +591,7 @@ def step_time_model(
         if arch.mla is None
         else mla_mha_flops_per_pair(arch, layout, layers),
         extend_attention_layers=layers if eff.extend_attention_curve is not None else 0,
-        extend_floor_s=extend_floor_s(profile, arch, layout, layers)
+        extend_floor_s=eager_prefill_floor_s(profile, arch, layout, layers)
         if efficiency is None and not fitted  # a calibration's fixed_s and scale replace it
         else 0.0,
     )
