@@ -407,11 +407,12 @@ def _calibration_terms(
     layout: str | None,
     base_dir: Path | None,
     force: bool,
-) -> tuple[dict[str, int], list[str], tuple[tuple[str, float], ...]]:
-    """The calibrated terms (bytes), warnings and step-time terms; a calibration made for
-    another deployment is refused unless `force`."""
+) -> tuple[dict[str, int], list[str], tuple[tuple[str, float], ...], Acceptance | None]:
+    """The calibrated terms (bytes), warnings, step-time terms and the calibrated acceptance of
+    the deployment's speculation; a calibration made for another deployment (or another
+    speculative setting) is refused unless `force`."""
     if settings.calibration is None:
-        return {}, [], ()
+        return {}, [], (), None
     from capcliff.calibrate.calibration_file import calibration_mismatches, load_calibration
 
     path = Path(settings.calibration)
@@ -428,6 +429,28 @@ def _calibration_terms(
         layout=layout,
         model_shape=model.arch.shape_label,
     )
+    fitted = calibration.speculative
+    accepted, spec_note = None, []
+    if fitted is not None and settings.speculative is not None:
+        mine, theirs = (parse_speculative(t) for t in (settings.speculative, fitted.speculative))
+        same = (mine.method, mine.num_speculative_tokens) == (
+            theirs.method,
+            theirs.num_speculative_tokens,
+        )
+        if not same:
+            mismatches.append(f"speculative {fitted.speculative} != {settings.speculative}")
+        elif settings.spec_acceptance is None and settings.spec_accept_length is None:
+            seen = f"{fitted.concurrency_min}-{fitted.concurrency_max} clients, "
+            accepted = Acceptance(
+                fitted.accept_length,
+                f"calibrated from {fitted.source} ({seen if fitted.concurrency_min else ''}"
+                f"{fitted.points} runs)",
+            )
+    elif fitted is not None:
+        spec_note.append(
+            f"calibration {path}: its acceptance length ({fitted.accept_length:.2f} tokens per "
+            f"step) applies only with --speculative {fitted.speculative}"
+        )
     if mismatches and not force:
         raise InputError(
             f"calibration: {path} was made for another deployment ({'; '.join(mismatches)}); "
@@ -450,7 +473,7 @@ def _calibration_terms(
             f"calibration {path} does not record the GPU it was made on: it applies to "
             f"{hardware.id} only if it was made there"
         )
-    return calibration.terms_bytes, warnings, calibration.step_time_terms
+    return calibration.terms_bytes, warnings + spec_note, calibration.step_time_terms, accepted
 
 
 def resolve(
@@ -489,7 +512,7 @@ def resolve(
         if settings.weight_dtype is None
         else WeightScheme.quantised(arch, parse_weight_dtype(settings.weight_dtype))
     )
-    terms, warnings, step_terms = _calibration_terms(
+    terms, warnings, step_terms, calibrated_acceptance = _calibration_terms(
         settings, model, hardware, weight_dtype=scheme.linear.value, layout=layout,
         base_dir=base_dir, force=force,
     )  # fmt: skip
@@ -511,6 +534,7 @@ def resolve(
         step_time_terms=step_terms,
     )
     spec, accepted = _speculation(settings, model)
+    accepted = calibrated_acceptance or accepted
     kv_dtype = parse_kv_dtype(settings.kv_cache_dtype)
     return Deployment(
         model=model, hardware=hardware, settings=settings, budget=budget, scheme=scheme,

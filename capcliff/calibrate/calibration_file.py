@@ -21,6 +21,11 @@ deployment it was fitted on, so that applying it to another one is refused witho
     source = "bench.csv"
     points = 5
     request_overhead_s = 0.085      # measured - simulated mean TTFT (median)
+    [speculative]                   # from benchmark results with speculation (optional)
+    speculative = "mtp:3"
+    accept_length = 2.31            # tokens per speculative step
+    source = "bench-mtp.csv"
+    points = 4
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from capcliff.catalog.catalogs import load_toml
 from capcliff.errors import CatalogError
 from capcliff.file_fields import refuse_bool_number
 from capcliff.memory.budget import OVERRIDABLE_TERMS, EngineName
+from capcliff.memory.draft import SpecMethod
 from capcliff.units import GIB, MAX_BYTES, MAX_SLO_TPOT_S
 
 # Set bounds on fitted step-time terms (not modeled): a scale off the roofline-and-communication
@@ -101,6 +107,41 @@ class StepTimeCalibration(BaseModel):
         return self
 
 
+class SpeculativeCalibration(BaseModel):
+    """The mean acceptance length fitted from benchmark results of a speculative deployment
+    (`capcliff calibrate bench.csv --speculative mtp:3`): tokens per speculative step."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return refuse_bool_number(cls, value, info)
+
+    speculative: str  # the setting it was fitted for, as --speculative writes it (mtp:3)
+    accept_length: float = Field(ge=1)  # tokens per speculative step, at most K + 1
+    source: str  # the benchmark file
+    points: int = Field(ge=1)
+    concurrency_min: int | None = Field(default=None, ge=1)
+    concurrency_max: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _within_k(self) -> SpeculativeCalibration:
+        method, _, rest = self.speculative.partition(":")
+        k_text = rest.partition(":")[0]
+        if method not in {m.value for m in SpecMethod} or not k_text.isdigit() or k_text == "0":
+            raise ValueError(
+                f"speculative: {self.speculative!r} is not mtp:K, eagle:K[:DRAFT] or ngram:K"
+            )
+        k = int(k_text)
+        if self.accept_length > k + 1:
+            raise ValueError(
+                f"accept_length: {self.accept_length:g} tokens per step is more than K + 1 = "
+                f"{k + 1} for {self.speculative}"
+            )
+        return self
+
+
 class Calibration(BaseModel):
     """Fitted terms for one engine: memory overheads (GiB per GPU) from a start-up log and
     step-time terms from benchmark results; a file may carry either or both."""
@@ -125,6 +166,7 @@ class Calibration(BaseModel):
     # Strict: `activation_peak = true` was read as 1 GiB
     terms_gib: dict[str, Annotated[float, Strict()]] = Field(default_factory=dict)
     step_time: StepTimeCalibration | None = None
+    speculative: SpeculativeCalibration | None = None
 
     @property
     def step_time_terms(self) -> tuple[tuple[str, float], ...]:

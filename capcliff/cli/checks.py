@@ -83,6 +83,20 @@ def calibrate(
             "profile the fit starts from (default: the latest modelled)."
         ),
     ] = None,
+    speculative: Annotated[
+        str | None,
+        typer.Option(
+            help="Benchmark results only: the runs used speculative decoding (mtp:K, "
+            "eagle:K[:DRAFT], ngram:K); fits its mean acceptance length, not the step terms."
+        ),
+    ] = None,
+    calibration: Annotated[
+        str | None,
+        typer.Option(
+            help="With --speculative: the calibration whose step terms the acceptance fit "
+            "keeps (fitted on a benchmark without speculation); the written file carries it."
+        ),
+    ] = None,
 ) -> None:
     """Compare a start-up log with capcliff's prediction, or fit step times to benchmark
     results; with -o, write the fitted terms."""
@@ -91,16 +105,19 @@ def calibrate(
     from capcliff.calibrate.benchmarks import is_benchmark_file
 
     if is_benchmark_file(Path(logfile)):
-        from capcliff.cli.calibrate_bench import BenchArgs, calibrate_benchmark
+        from capcliff.cli.calibration.bench import BenchArgs, calibrate_benchmark
 
         return calibrate_benchmark(
             BenchArgs(
                 Path(logfile), model, gpu, gpus, layout, engine, kv_dtype, weight_dtype,
                 max_model_len, None if output is None else Path(output), force, fmt,
-                engine_version,
+                engine_version, speculative, calibration,
             )
         )  # fmt: skip
 
+    if speculative is not None or calibration is not None:
+        given = "--speculative" if speculative is not None else "--calibration"
+        raise InputError(f"{given.lstrip('-')}: applies to benchmark results, not a start-up log")
     from capcliff.calibrate.calibration_file import calibration_toml
     from capcliff.calibrate.compare import LogClaims, model_id_from_log
     from capcliff.calibrate.compare import calibrate as run_calibration
@@ -150,22 +167,24 @@ def calibrate(
     if fmt is OutputFormat.JSON:
         import json
 
-        from capcliff.cli.render_calibration import calibration_dict
+        from capcliff.cli.calibration.render_log import calibration_dict
 
         typer.echo(json.dumps(calibration_dict(result, written), indent=2))
     else:
+        from capcliff.cli.calibration.render_log import calibration_view
         from capcliff.cli.render import make_console
-        from capcliff.cli.render_calibration import calibration_view
 
         make_console().print(calibration_view(result, written))
     if target is not None:
-        calibration = result.calibration
-        if target.exists():  # --force: keep a step-time section the replaced file carries
+        fitted = result.calibration
+        if target.exists():  # --force: keep the benchmark sections the replaced file carries
             from capcliff.calibrate.calibration_file import load_calibration
 
-            kept = load_calibration(target).step_time
-            calibration = calibration.model_copy(update={"step_time": kept})
-        write_text_atomic(target, calibration_toml(calibration), overwrite=force)
+            kept = load_calibration(target)
+            fitted = fitted.model_copy(
+                update={"step_time": kept.step_time, "speculative": kept.speculative}
+            )
+        write_text_atomic(target, calibration_toml(fitted), overwrite=force)
 
 
 class CheckFormat(StrEnum):

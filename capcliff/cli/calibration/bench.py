@@ -10,8 +10,9 @@ from pathlib import Path
 
 import typer
 
-from capcliff.analysis.sweep.step_fit import FIT_TERMS, PointFit, StepFit, Timings
+from capcliff.analysis.sweep.step_fit import FIT_TERMS, StepFit
 from capcliff.cli.app import DEFAULT_GPU, NO_GPU_NOTE, OutputFormat
+from capcliff.cli.calibration.points import POINT_TABLE_HEADER, point_row, points_json
 from capcliff.errors import InputError
 
 
@@ -32,6 +33,8 @@ class BenchArgs:
     force: bool
     fmt: OutputFormat
     engine_version: str | None = None
+    speculative: str | None = None  # a speculative deployment: fit its acceptance length
+    calibration: str | None = None  # step terms to fit the acceptance length with
 
 
 def calibrate_benchmark(args: BenchArgs) -> None:
@@ -44,7 +47,15 @@ def calibrate_benchmark(args: BenchArgs) -> None:
     from capcliff.files import check_outputs
 
     model_path = [Path(args.model)] if args.model is not None and Path(args.model).exists() else []
-    check_outputs([("--output", args.output)], inputs=[args.path, *model_path], force=args.force)
+    given = [Path(args.calibration)] if args.calibration is not None else []
+    check_outputs(
+        [("--output", args.output)], inputs=[args.path, *model_path, *given], force=args.force
+    )
+    if args.calibration is not None and args.speculative is None:
+        raise InputError(
+            "calibration: a step-time fit starts from the engine profile; --calibration applies "
+            "to an acceptance fit (with --speculative) only"
+        )
     if args.model is None:
         raise InputError("model: a benchmark file does not name a catalog model; pass --model")
     model, hardware = get_model(args.model), get_hardware(args.gpu or DEFAULT_GPU)
@@ -54,7 +65,8 @@ def calibrate_benchmark(args: BenchArgs) -> None:
     settings = settings_of(
         {"engine": args.engine or "vllm", "weight_dtype": args.weight_dtype,
          "kv_cache_dtype": args.kv_dtype, "max_model_len": args.max_model_len,
-         "engine_version": args.engine_version}
+         "engine_version": args.engine_version, "speculative": args.speculative,
+         "calibration": args.calibration}
     )  # fmt: skip
     names = (model.id, model.name, Path(model.local_path).name if model.local_path else "")
     keep = DeploymentFilter(
@@ -69,9 +81,18 @@ def calibrate_benchmark(args: BenchArgs) -> None:
             f"{layout.gpus} --layout {layout.name} --engine {settings.engine.value} with "
             "concurrency, input_len, output_len and a throughput or TPOT"
         )
+    dep = resolve(model, hardware, settings, layout=layout.name)
+    if dep.speculation is not None:
+        from capcliff.cli.calibration.acceptance import AcceptArgs, calibrate_acceptance
+
+        accept = AcceptArgs(
+            args.path, args.output, args.calibration, args.gpu, args.kv_dtype,
+            args.engine_version, args.fmt,
+        )  # fmt: skip
+        return calibrate_acceptance(accept, dep, layout, points)
     # One run fits the scale alone (fixed_s kept at the profile's), two or more fit both terms.
     terms = FIT_TERMS if len(points) >= len(FIT_TERMS) else ("scale",)
-    fit = fit_step_terms(resolve(model, hardware, settings), layout, points, terms=terms)
+    fit = fit_step_terms(dep, layout, points, terms=terms)
     if args.gpu is None:  # after the checks: an input refused says so in one line
         typer.echo(NO_GPU_NOTE, err=True)
     if args.fmt is OutputFormat.JSON:
@@ -88,13 +109,8 @@ def _write(
     args: BenchArgs, fit: StepFit, model_id: str, model_shape: str, layout: str, engine: str
 ) -> None:
     """Write the step-time section, keeping a replaced calibration file's start-up terms."""
-    from capcliff.calibrate.calibration_file import (
-        Calibration,
-        StepTimeCalibration,
-        calibration_toml,
-        load_calibration,
-    )
-    from capcliff.files import write_text_atomic
+    from capcliff.calibrate.calibration_file import StepTimeCalibration
+    from capcliff.cli.calibration.written import write_section
 
     assert args.output is not None
     seen = [p.point.concurrency for p in fit.points]
@@ -104,36 +120,13 @@ def _write(
         concurrency_min=min(seen), concurrency_max=max(seen),
         request_overhead_s=round(fit.request_overhead_s, 4),
     )  # fmt: skip
-    if args.output.exists():  # --force was given (check_outputs): keep what the file holds
-        calibration = load_calibration(args.output).model_copy(update={"step_time": step})
-    else:
-        calibration = Calibration.model_validate(
-            {"engine": engine, "source": str(args.path), "model": model_id,
-             "model_shape": model_shape, "gpu": args.gpu,
-             "layout": layout, "kv_cache_dtype": args.kv_dtype, "step_time": step,
-             "engine_version": args.engine_version}
-        )  # fmt: skip
-    write_text_atomic(args.output, calibration_toml(calibration), overwrite=True)
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:+.1f} %"
-
-
-def _row(p: PointFit) -> str:
-    b = p.point
-    measured_tp = "-" if b.output_throughput_tok_s is None else f"{b.output_throughput_tok_s:,.1f}"
-    measured_tpot = "-" if b.mean_tpot_s is None else f"{b.mean_tpot_s * 1e3:.2f}"
-    measured_ttft = "-" if b.mean_ttft_s is None else f"{b.mean_ttft_s * 1e3:.1f}"
-    return (
-        f"| {b.row_id} | {b.concurrency} | {b.input_len}/{b.output_len} | {measured_tp} | "
-        f"{1 / p.modeled.s_per_token:,.1f} ({_pct(p.throughput_error(p.modeled))}) | "
-        f"{1 / p.calibrated.s_per_token:,.1f} ({_pct(p.throughput_error(p.calibrated))}) | "
-        f"{measured_tpot} | {p.modeled.tpot_s * 1e3:.2f} ({_pct(p.tpot_error(p.modeled))}) | "
-        f"{p.calibrated.tpot_s * 1e3:.2f} ({_pct(p.tpot_error(p.calibrated))}) | "
-        f"{measured_ttft} | {p.modeled.ttft_s * 1e3:.1f} ({_pct(p.ttft_error(p.modeled))}) | "
-        f"{p.calibrated.ttft_s * 1e3:.1f} ({_pct(p.ttft_error(p.calibrated))}) |"
-    )
+    write_section(
+        args.output, "step_time", step,
+        base=args.output if args.output.exists() else None,  # --force: keep what it holds
+        new={"engine": engine, "source": str(args.path), "model": model_id,
+             "model_shape": model_shape, "gpu": args.gpu, "layout": layout,
+             "kv_cache_dtype": args.kv_dtype, "engine_version": args.engine_version},
+    )  # fmt: skip
 
 
 def fit_text(fit: StepFit, written: Path | None) -> str:
@@ -153,22 +146,12 @@ def fit_text(fit: StepFit, written: Path | None) -> str:
             else "request overhead: not fitted (no row measured TTFT)"
         ),
         "",
-        "| row | clients | isl/osl | output tok/s | modeled | calibrated | TPOT ms | modeled | "
-        "calibrated | TTFT ms | modeled | calibrated |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-        *(_row(p) for p in fit.points),
+        *POINT_TABLE_HEADER,
+        *(point_row(p) for p in fit.points),
         "",
         f"written: {written}" if written else "not written (pass -o FILE)",
     ]
     return "\n".join(lines) + "\n"
-
-
-def _timings(t: Timings) -> dict[str, float]:
-    return {
-        "output_throughput_tok_s": 1 / t.s_per_token,
-        "mean_tpot_s": t.tpot_s,
-        "mean_ttft_s": t.ttft_s,
-    }
 
 
 def fit_dict(fit: StepFit, written: Path | None) -> dict[str, object]:
@@ -180,24 +163,6 @@ def fit_dict(fit: StepFit, written: Path | None) -> dict[str, object]:
         "scale": fit.scale,
         "modeled_fixed_s": fit.modeled_fixed_s,
         "request_overhead_s": fit.request_overhead_s,
-        "points": [
-            {
-                "row": p.point.row_id,
-                "concurrency": p.point.concurrency,
-                "input_len": p.point.input_len,
-                "output_len": p.point.output_len,
-                "measured": {
-                    "output_throughput_tok_s": p.point.output_throughput_tok_s,
-                    "mean_tpot_s": p.point.mean_tpot_s,
-                    "mean_ttft_s": p.point.mean_ttft_s,
-                },
-                "modeled": _timings(p.modeled),
-                "calibrated": _timings(p.calibrated),
-                "throughput_error": p.throughput_error(p.calibrated),
-                "tpot_error": p.tpot_error(p.calibrated),
-                "ttft_error": p.ttft_error(p.calibrated),
-            }
-            for p in fit.points
-        ],
+        "points": points_json(fit.points),
         "written": None if written is None else str(written),
     }
