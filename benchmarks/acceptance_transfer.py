@@ -23,6 +23,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from calibration_transfer import _median
 from fidelity import Row, resolve_rows
 from speculative_fidelity import SPECULATIVE_ROWS, _speculation
 
@@ -52,11 +53,6 @@ def transfer(members: list[Row]) -> tuple[str, float, float, list[PointFit]] | N
         return None
     where = f"{members[0].engine} {dep.hardware.id}"
     return where, dep.acceptance.tokens_per_step, fit.accept_length, points
-
-
-def _median(values: list[float | None]) -> str:
-    kept = [abs(v) for v in values if v is not None]
-    return f"{100 * statistics.median(kept):.0f} %" if kept else "-"
 
 
 def main() -> None:
