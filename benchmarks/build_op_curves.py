@@ -1,8 +1,9 @@
 """Rebuild capcliff/perf/data/op_curves.json from aiconfigurator-core's measured kernel tables.
 
-Run: python benchmarks/build_op_curves.py [--check]
+Run: python benchmarks/build_op_curves.py [--check] [--aiter DIR]
 (needs `pip install '.[kernels]'`; writes the JSON, or with --check prints how far the shipped
-file is from a rebuild; asserts nothing)
+file is from a rebuild; asserts nothing. --aiter DIR: a git clone of ROCm/aiter holding
+AITER_COMMIT, for the AMD curves; without it the shipped AMD curves are kept as they are)
 
 aiconfigurator-core (NVIDIA, Apache-2.0) ships per-GPU, per-engine tables of measured kernel
 latencies (systems/data/<system>/<op>/<backend>/<release>/*.parquet). From two of them this
@@ -39,14 +40,28 @@ test of a bandwidth-bound kernel) and no fraction exceeds 1. MLA prefill attenti
 (context_mla_perf) gets a compute line over the prompt length (`mla_context`, per KV dtype and
 heads per GPU), its FLOPs counted in the MHA form the engines run (2 x (128 + 64 + 128) per
 causal pair and head) at the BF16 peak.
+
+AMD GPUs (`aiter_curves`): ROCm/aiter (AMD, MIT) ships the tuned kernel tables its dispatcher
+reads, each row a shape, the CU count it was tuned on and the measured time of the fastest
+kernel (`us`). The DeepSeek-V3 block-FP8 tables give, per GPU, the GEMM curve (the same fit as
+above; aiter pads M < 16 to 16, so the MI325X rows start at 16 tokens and the curve holds its
+first values below) and its compute line, and the fused-MoE curve. The fused-MoE table holds one
+to three shapes per token count, too few for a line, so there the fraction is 1 (a named
+assumption: the kernel reads its touched experts at peak HBM bandwidth) and the floor is the
+median over the shapes of measured time - bytes / peak: everything the bytes at peak do not
+explain is fixed cost. CU counts name GPUs through each row's commit (AITER_GPUS).
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
+import statistics
+import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator
 from importlib.metadata import version
 from pathlib import Path
@@ -143,11 +158,19 @@ def _fit_grid(
 
 
 def _curve(
-    by_tokens: dict[int, list[tuple[float, float]]], peak_bytes_per_s: float
+    by_tokens: dict[int, list[tuple[float, float]]],
+    peak_bytes_per_s: float,
+    *,
+    decode_fraction_only: bool = False,
 ) -> dict[str, list[float]] | None:
+    """The weight-read curve, or None where it does not describe a bandwidth-bound kernel (with
+    `decode_fraction_only`, the fraction test looks at the first token count alone: aiter's
+    GEMMs fall under a fifth of peak past 256 tokens, where the compute line takes over)."""
     tokens, floors, fractions = _fit_grid(by_tokens, peak_bytes_per_s, TOKENS)
     fractions = [min(1.0, f) for f in fractions]
-    if len(tokens) < 3 or floors[0] > MAX_FLOOR_US or min(fractions) < MIN_FRACTION:
+    if len(tokens) < 3 or floors[0] > MAX_FLOOR_US:
+        return None
+    if (fractions[0] if decode_fraction_only else min(fractions)) < MIN_FRACTION:
         return None
     return {"tokens": tokens, "floor_us": floors, "hbm_fraction": fractions}
 
@@ -169,7 +192,11 @@ def _fastest(frame: Any, keys: list[str]) -> Any:
 
 
 def gemm_curves(
-    frame: Any, peak: float, peaks: dict[str, float] | None = None
+    frame: Any,
+    peak: float,
+    peaks: dict[str, float] | None = None,
+    *,
+    decode_fraction_only: bool = False,
 ) -> dict[str, dict[str, list[float]]]:
     """Per weight format: the dense GEMM curve over M tokens; with `peaks` (peak FLOP/s per
     format), the compute curves over COMPUTE_TOKENS instead (where the weight-read curve is)."""
@@ -188,7 +215,7 @@ def gemm_curves(
                 if m <= MAX_TOKENS:
                     by_tokens.setdefault(int(m), []).append((size, ms * 1e-3))
                 by_flops.setdefault(int(m), []).append((2.0 * m * n * k, ms * 1e-3))
-        curve = _curve(by_tokens, peak)
+        curve = _curve(by_tokens, peak, decode_fraction_only=decode_fraction_only)
         if curve and peaks is None:
             out[fmt] = curve
         elif curve and peaks and peaks.get(fmt):
@@ -296,6 +323,136 @@ def mla_context_curves(frame: Any, peak_bf16: float) -> dict[str, dict[str, Any]
     return out
 
 
+# ROCm/aiter's tuned tables (aiter/configs/model_configs at AITER_COMMIT): DeepSeek-V3's block-FP8
+# GEMMs and fused MoE.
+AITER_COMMIT = "e4048607a535ace3a2b51ded31b1c8c2d45c0879"
+AITER_TABLES = "aiter/configs/model_configs"
+AITER_GEMM = "a8w8_blockscale_tuned_gemm_ds_v3.csv"
+AITER_MOE = "a8w8_blockscale_tuned_fmoe_ds_v3.csv"
+# capcliff hardware id -> (gfx target, CU count, the commit whose added rows were measured on it,
+# why). MI300X and MI325X both have 304 gfx942 CUs, MI350X and MI355X 256 gfx950 CUs (AMD's
+# ROCm "AMD GPU specifications" table, rocm.docs.amd.com reference/gpu-specs), so a CU count
+# alone names no GPU: each GPU takes the rows that the commit naming it added and that the table
+# still holds at AITER_COMMIT (MI355X: 6,339 GEMM and 51 fused-MoE rows; MI325X: 258 and 15).
+AITER_GPUS = {
+    "mi355x": (
+        "gfx950", 256, "1638f9e7a913cf55ac527917ef3c5d9d0b09d671",
+        "ROCm/aiter#3024 'Add MI355X tuned GEMM and FMoE configs for DeepSeek-V3.2 (gfx950, "
+        "MI355X, cu_num=256)'",
+    ),
+    "mi325x": (
+        "gfx942", 304, "84493f0e5b083b02c9ff3d60961f58bae547045a",
+        "ROCm/aiter#3951 'tuned a8w8 blockscale GEMM + FMoE configs for DSv3.2 TP8 ... gfx942 "
+        "(MI325X, 304 CU)'",
+    ),
+}  # fmt: skip
+# GPUs no table names, priced with another GPU's curves: id -> (measured GPU, the assumption).
+AITER_BORROWED = {
+    "mi300x": (
+        "mi325x",
+        "assumption: MI325X's curves on MI300X (same gfx942 die, 304 CUs and clocks; only the "
+        "HBM differs), at the same fraction of MI300X's peak HBM",
+    ),
+}
+AITER_FORMAT = "fp8_block"
+AITER_QUANT = "QuantType.per_1x128"
+
+
+def _git_show(repo: Path, commit: str, path: str) -> str:
+    out = subprocess.run(
+        ["git", "-C", str(repo), "show", f"{commit}:{path}"],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return out.stdout
+
+
+def aiter_rows(repo: Path, name: str, commit: str) -> Any:
+    """The rows of table `name` at AITER_COMMIT that `commit` added (lines not in its parent)."""
+    import pandas as pd
+
+    path = f"{AITER_TABLES}/{name}"
+    before = set(_git_show(repo, f"{commit}^", path).splitlines())
+    added = set(_git_show(repo, commit, path).splitlines()) - before
+    lines = _git_show(repo, AITER_COMMIT, path).splitlines()
+    kept = [lines[0], *(line for line in lines[1:] if line in added)]
+    return pd.read_csv(io.StringIO("\n".join(kept) + "\n"))
+
+
+def aiter_gemm_frame(rows: Any, gfx: str, cu_num: int) -> Any:
+    """aiter GEMM rows of one GPU -> gemm_curves' columns (block-FP8 weights, latency in ms)."""
+    import pandas as pd
+
+    part = rows[(rows.gfx == gfx) & (rows.cu_num == cu_num) & (rows.us > 0)]
+    return pd.DataFrame({
+        "gemm_dtype": AITER_FORMAT, "m": part.M, "n": part.N, "k": part.K,
+        "latency": part.us * 1e-3,
+    })  # fmt: skip
+
+
+def aiter_moe_curve(rows: Any, cu_num: int, peak: float) -> dict[str, list[float]] | None:
+    """The fused-MoE curve of one GPU's block-FP8 rows: per token count, fraction 1 and the
+    median over the shapes of (measured - touched experts' bytes / peak) as the floor."""
+    part = rows[(rows.cu_num == cu_num) & (rows.us > 0) & (rows.q_type == AITER_QUANT)]
+    by_tokens: dict[int, list[float]] = {}
+    cols = ["token", "model_dim", "inter_dim", "expert", "topk", "us"]
+    for t, h, inter, e, k, us in part[cols].itertuples(index=False):
+        touched = e * (1.0 - (1.0 - k / e) ** t)
+        size = touched * 3.0 * h * inter * FORMATS[AITER_FORMAT]
+        if t <= MAX_TOKENS:
+            by_tokens.setdefault(int(t), []).append(max(us * 1e-6 - size / peak, 0.0))
+    tokens = [t for t in TOKENS if t in by_tokens]
+    if len(tokens) < 3:
+        return None
+    return {
+        "tokens": tokens,
+        "floor_us": [round(statistics.median(by_tokens[t]) * 1e6, 3) for t in tokens],
+        "hbm_fraction": [1.0] * len(tokens),
+    }
+
+
+def _hardware(hardware_id: str) -> dict[str, Any]:
+    spec: dict[str, Any] = tomllib.loads((ROOT / "hardware" / f"{hardware_id}.toml").read_text())
+    return spec
+
+
+def aiter_curves(repo: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(weight-read curves, compute curves) of every AMD GPU from aiter's tables in `repo`; peaks
+    from capcliff's hardware files (vendor specs)."""
+    curves: list[dict[str, Any]] = []
+    compute_curves: list[dict[str, Any]] = []
+    for hardware, (gfx, cu_num, commit, why) in AITER_GPUS.items():
+        spec = _hardware(hardware)
+        peak = float(spec["hbm_bandwidth_tb_s"]) * 1e12
+        peaks = {AITER_FORMAT: float(spec["dense_tflops_fp8"]) * 1e12}
+        where = {
+            "engine": "sglang", "format": AITER_FORMAT,
+            "system": f"{hardware} ({gfx}, {cu_num} CUs)", "release": f"ROCm/aiter {AITER_COMMIT}",
+            "measured_on": hardware, "provenance": why,
+        }  # fmt: skip
+        gemm = aiter_gemm_frame(aiter_rows(repo, AITER_GEMM, commit), gfx, cu_num)
+        table = {"table": f"{AITER_TABLES}/{AITER_GEMM}"}
+        for fmt, curve in gemm_curves(gemm, peak, decode_fraction_only=True).items():
+            curves.append({"hardware": hardware, "op": "gemm", **where, **table,
+                           "peak_hbm_bytes_per_s": peak, **curve, "format": fmt})  # fmt: skip
+        computed = gemm_curves(gemm, peak, peaks, decode_fraction_only=True)
+        for fmt, curve in computed.items():
+            compute_curves.append({"hardware": hardware, "op": "gemm", **where, **table,
+                                   **curve, "format": fmt})  # fmt: skip
+        moe = aiter_moe_curve(aiter_rows(repo, AITER_MOE, commit), cu_num, peak)
+        if moe:
+            curves.append({"hardware": hardware, "op": "moe", **where,
+                           "table": f"{AITER_TABLES}/{AITER_MOE}",
+                           "peak_hbm_bytes_per_s": peak, **moe})  # fmt: skip
+    for hardware, (measured, assumption) in AITER_BORROWED.items():
+        peak = float(_hardware(hardware)["hbm_bandwidth_tb_s"]) * 1e12
+        for c in [c for c in curves if c["hardware"] == measured]:
+            curves.append({**c, "hardware": hardware, "peak_hbm_bytes_per_s": peak,
+                           "assumption": assumption})  # fmt: skip
+        for c in [c for c in compute_curves if c["hardware"] == measured]:
+            compute_curves.append({**c, "hardware": hardware, "assumption": assumption})
+    return curves, compute_curves
+
+
 def _spec(system: str) -> dict[str, Any]:
     import yaml
 
@@ -314,8 +471,22 @@ def _peak_flops(system: str) -> dict[str, float]:
     return {fmt: float(gpu.get(key, 0)) for fmt, key in PEAK_FLOPS.items()}
 
 
-def build() -> dict[str, Any]:
-    """Every curve the installed aiconfigurator-core's tables give."""
+def _amd_curves(
+    aiter: Path | None, shipped: dict[str, Any] | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The AMD curves from the aiter clone `aiter`, or (None) `shipped`'s as they are."""
+    if aiter is not None:
+        return aiter_curves(aiter)
+    old = shipped or {}
+    return (
+        [c for c in old.get("curves", []) if "measured_on" in c],
+        [c for c in old.get("compute_curves", []) if "measured_on" in c],
+    )
+
+
+def build(aiter: Path | None, shipped: dict[str, Any] | None) -> dict[str, Any]:
+    """Every curve the installed aiconfigurator-core's tables give, and the AMD curves of the
+    ROCm/aiter clone `aiter` (None: `shipped`'s AMD curves, as they are)."""
     import pandas as pd
 
     curves, compute_curves = [], []
@@ -359,10 +530,17 @@ def build() -> dict[str, Any]:
                         "hardware": hardware, "engine": backend, "op": column, "format": fmt,
                         **where, **curve,
                     })  # fmt: skip
+    amd, amd_compute = _amd_curves(aiter, shipped)
+    curves += amd
+    compute_curves += amd_compute
     return {
         "source": (
             f"aiconfigurator-core {version('aiconfigurator-core')} (NVIDIA, Apache-2.0), "
             "measured kernel tables; distilled by benchmarks/build_op_curves.py"
+        ),
+        "amd_source": (
+            f"ROCm/aiter {AITER_COMMIT} (AMD, MIT), tuned kernel tables (measured us per shape "
+            "and CU count); distilled by benchmarks/build_op_curves.py"
         ),
         "fit": "latency = floor + bytes / (hbm_fraction x peak) per token count, relative LSQ",
         "compute_fit": (
@@ -405,8 +583,10 @@ def _dumps(data: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare with the shipped file")
+    parser.add_argument("--aiter", type=Path, help="a git clone of ROCm/aiter (AMD curves)")
     args = parser.parse_args()
-    data = build()
+    shipped = json.loads(OUT.read_text()) if OUT.exists() else None
+    data = build(args.aiter, shipped)
     text = _dumps(data)
     if args.check:
         old = json.loads(OUT.read_text())

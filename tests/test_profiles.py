@@ -77,8 +77,9 @@ def test_an_override_replaces_one_term() -> None:
 def test_label_says_engine_version_and_whether_calibrated() -> None:
     assert profile_label(EngineName.SGLANG, {}) == (
         "sglang >= 0.4.8 (overlap scheduler), modeled; weight reads from measured sglang op "
-        "curves on b200, b300, gb200, h100-sxm, h200-sxm; MBU elsewhere; compute from measured "
-        "sglang curves on b200, b300, gb200, h100-sxm, h200-sxm; MFU elsewhere; a step that "
+        "curves on b200, b300, gb200, h100-sxm, h200-sxm, mi300x, mi325x, mi355x; MBU elsewhere; "
+        "compute from measured sglang curves on b200, b300, gb200, h100-sxm, h200-sxm, mi300x, "
+        "mi325x, mi355x; MFU elsewhere; a step that "
         "prefills lasts at least one eager pass (41 us per op, no CUDA graph)"
     )
     assert ", calibrated; " in profile_label(EngineName.VLLM_V0, {"fixed_s": 0.01})

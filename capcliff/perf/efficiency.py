@@ -45,8 +45,9 @@ REFERENCE_HBM_FRACTION = 4.32 / 4.8
 # Named assumption: fraction of dense peak FLOP/s a compute-bound (prefill) step reaches. Not in
 # the reference data; 0.5 is a common figure for large-batch GEMMs on H100-class GPUs. Where an
 # engine's measured GEMM or MoE compute line exists (perf/op_curves.py ComputeCurve) it prices
-# those FLOPs instead; this prices attention's FLOPs and every FLOP elsewhere (AMD GPUs, vLLM V0,
-# formats no table measured).
+# those FLOPs instead; this prices attention's FLOPs and every FLOP elsewhere (AMD GPUs but for
+# SGLang's block-FP8 GEMMs, whose lines come from aiter's tables; vLLM V0; formats no table
+# measured).
 DEFAULT_MFU = 0.5
 # Named assumption: fixed latency of one small NCCL all-reduce inside a CUDA graph on NVLink.
 DEFAULT_ALLREDUCE_LATENCY_S = 8e-6

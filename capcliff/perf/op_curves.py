@@ -33,8 +33,16 @@ the tokens (the weight-read curve carries the fixed cost there, and the step sta
 MLA prefill attention has one too (`mla_context`, per KV dtype and heads per GPU as `mla`): over
 the prompt length, its FLOPs counted in the MHA form the engines run, at the BF16 peak.
 Curves are looked up by capcliff hardware id, aiconfigurator backend and format; where none was
-measured (AMD GPUs, vLLM V0, SGLang before 0.4.8, INT4/MXFP4 weights) the roofline keeps its
-constants, and the step label says which.
+measured (vLLM V0, SGLang before 0.4.8, INT4/MXFP4 weights) the roofline keeps its constants, and
+the step label says which.
+
+AMD GPUs have curves of the same form under SGLang from ROCm/aiter's (AMD, MIT) tuned kernel
+tables (`measured_on` in the file: the GPU the rows were measured on, named by the aiter commit
+that added them): DeepSeek-V3's block-FP8 GEMMs and fused MoE on MI355X and MI325X. The fused
+MoE table measures too few shapes per token count for a line: its curve reads the bytes at peak
+(fraction 1) and carries the rest of each measured time as its floor. MI300X, which no table
+names, takes MI325X's curves under the assumption each such curve records (`assumption`), and
+the step label says so.
 
 Loading the shipped data file is this module's only I/O (package data, read once, cached).
 """
@@ -147,6 +155,12 @@ def _curves() -> dict[tuple[str, str, str, str], OpCurve]:
 
 
 def _source(data: dict[str, Any], c: dict[str, Any]) -> str:
+    if "measured_on" in c:
+        assumption = f"; {c['assumption']}" if "assumption" in c else ""
+        return (
+            f"ROCm/aiter {c['release'].split()[-1][:10]}: {c['op']} table measured on "
+            f"{c['measured_on']} ({c['table'].rsplit('/', 1)[-1]}){assumption}"
+        )
     return (
         f"{data['source'].split(' (')[0]}: {c['engine']} {c['release']} {c['op']} "
         f"table on {c['system']} ({c['table'].rsplit('/', 1)[-1]})"
@@ -206,6 +220,33 @@ def op_curve(hardware_id: str, engine: str, op: str, fmt: str | None) -> OpCurve
     if fmt is None:
         return None
     return _curves().get((hardware_id, engine, op, fmt))
+
+
+AITER_ORIGIN = "measured aiter curves"
+
+
+@cache
+def curves_origin(hardware_id: str, engine: str) -> str:
+    """How a label names the tables behind `hardware_id`'s curves under backend `engine`:
+    "aiconfigurator-core tables", or AITER_ORIGIN with the aiter commit, the GPU its rows were
+    measured on and any assumption that carries them to `hardware_id`; "" where it has none."""
+    data = _file()
+    kinds = [
+        c
+        for c in (*data["curves"], *data.get("compute_curves", []))
+        if c["hardware"] == hardware_id and c["engine"] == engine
+    ]
+    if not kinds:
+        return ""
+    aiter = next((c for c in kinds if "measured_on" in c), None)
+    if aiter is None:
+        return "aiconfigurator-core tables"
+    where = (
+        f"ROCm/aiter {aiter['release'].split()[-1][:10]} tables measured on {aiter['measured_on']}"
+    )
+    if "assumption" in aiter:
+        where += f"; {aiter['assumption']}"
+    return f"{AITER_ORIGIN} ({where})"
 
 
 @cache

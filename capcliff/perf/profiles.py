@@ -41,7 +41,12 @@ from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
-from capcliff.perf.op_curves import compute_measured_hardware, measured_hardware
+from capcliff.perf.op_curves import (
+    AITER_ORIGIN,
+    compute_measured_hardware,
+    curves_origin,
+    measured_hardware,
+)
 from capcliff.units import WeightDType
 
 MICRO = 1e-6
@@ -396,7 +401,10 @@ def weight_read_source(profile: EngineProfile, hardware_id: str | None = None) -
         gpus = ", ".join(measured_hardware(tables))
         return f"weight reads from measured {tables} op curves on {gpus}; MBU elsewhere"
     if hardware_id in measured_hardware(tables):
-        return f"weight reads from measured {tables} op curves (aiconfigurator-core tables)"
+        origin = curves_origin(hardware_id, tables)
+        if origin.startswith(AITER_ORIGIN):
+            return f"weight reads from {origin}"
+        return f"weight reads from measured {tables} op curves ({origin})"
     return f"weight reads at the model's MBU (no measured {tables} op table for {hardware_id})"
 
 
@@ -411,7 +419,10 @@ def compute_source(profile: EngineProfile, hardware_id: str | None = None) -> st
     if hardware_id is None:
         return f"; compute from measured {tables} curves on {', '.join(gpus)}; MFU elsewhere"
     if hardware_id in gpus:
-        return f"; compute from measured {tables} curves (aiconfigurator-core tables)"
+        origin = curves_origin(hardware_id, tables)
+        if origin.startswith(AITER_ORIGIN):
+            return f"; compute from {AITER_ORIGIN} (the same tables)"
+        return f"; compute from measured {tables} curves ({origin})"
     return f"; compute at MFU (no measured {tables} compute table for {hardware_id})"
 
 
