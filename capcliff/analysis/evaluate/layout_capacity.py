@@ -7,11 +7,17 @@ saturation throughput (all replicas together); the REFINE_TOP leaders are then s
 and no leader meets it, the rest are searched too before the answer is "nothing meets it".
 A layout that was not refined can only rank below one that was: its coarse figure is a lower bound
 of its saturation throughput near the cliff, and the leaders beat it there.
+
+Searches are pure functions of the replica (its step-time model, KV capacity and engine settings)
+and the search settings, and layouts that differ only in data parallelism share one replica
+(dp2-tp4 and tp4 search the same tp4 replica). A plan that searches several sets of layouts on one
+GPU type (its layouts, then one replica of each TP size for the fleet) passes one `Searched` to
+each, and a replica searched before is not searched again: the same figures, once.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.evaluate.capacity import (
@@ -67,6 +73,26 @@ class SearchSettings:
     least_requests: int | None  # the stopping rule starts at no fewer requests
     jobs: int = 1
     headroom: float = 0.2
+
+
+SearchKey = tuple[Replica, object, int, Slo | None, int | None, float]
+
+
+@dataclass
+class Searched:
+    """The coarse and the refined capacities already found in one plan, by replica and search
+    settings (`key`), so that a replica shared by two layouts is searched once."""
+
+    coarse: dict[SearchKey, ReplicaCapacity] = field(default_factory=dict)
+    refined: dict[SearchKey, ReplicaCapacity] = field(default_factory=dict)
+
+
+def key(replica: Replica, search: SearchSettings) -> SearchKey:
+    """What a search's result depends on: the replica, the workload (its choice and seed), the
+    SLO, the stopping rule's least sample and the headroom (not the worker count: a parallel
+    search gives the serial answer)."""
+    load = search.workload
+    return (replica, load.choice, load.seed, search.slo, search.least_requests, search.headroom)
 
 
 def layout_memories(dep: Deployment, gpus: int, max_model_len: int) -> list[LayoutMemory]:
@@ -137,36 +163,64 @@ def evaluate_layouts(
     search: SearchSettings,
     *,
     refine_all: bool = False,
+    searched: Searched | None = None,
 ) -> dict[str, LayoutEval]:
     """Coarse capacity of every fitting layout, refined for the leaders (by layout name;
-    `refine_all`: every fitting layout, as for the layouts a user names)."""
+    `refine_all`: every fitting layout, as for the layouts a user names). `searched`: the
+    plan's searches so far, reused and added to."""
+    done = Searched() if searched is None else searched
     replicas: dict[str, tuple[LayoutMemory, Replica]] = {}
     for memory in memories:
         if memory.fits:
             capacity, steps = replica_models(dep, memory)
             replicas[memory.layout.name] = (memory, Replica(steps, capacity, search.config))
     names = list(replicas)
-    coarse = parallel_map(_coarse, [(replicas[n][1], search) for n in names], search.jobs)
+    todo = list(
+        dict.fromkeys(
+            replicas[n][1] for n in names if key(replicas[n][1], search) not in done.coarse
+        )
+    )
+    for replica, cap in zip(
+        todo, parallel_map(_coarse, [(r, search) for r in todo], search.jobs), strict=True
+    ):
+        done.coarse[key(replica, search)] = cap
     found = {
-        n: LayoutEval(replicas[n][0], replicas[n][1], cap, refined=False)
-        for n, cap in zip(names, coarse, strict=True)
-    }
+        n: LayoutEval(replicas[n][0], replicas[n][1], done.coarse[key(replicas[n][1], search)],
+                      refined=False)
+        for n in names
+    }  # fmt: skip
     order = sorted(names, key=lambda n: (-found[n].saturation_rps, n))
     top = len(order) if refine_all else REFINE_TOP
-    refine_layouts(found, order[:top], search)
+    refine_layouts(found, order[:top], search, searched=done)
     if search.slo is not None and not any(found[n].capacity.meets_slo for n in order):
-        refine_layouts(found, order[top:], search)
+        refine_layouts(found, order[top:], search, searched=done)
     return found
 
 
-def refine_layouts(found: dict[str, LayoutEval], names: list[str], search: SearchSettings) -> None:
-    """Refine the layouts `names` of `found` in place (the full cap search within the SLO)."""
-    known = _ahead(found, names, search)
+def refine_layouts(
+    found: dict[str, LayoutEval],
+    names: list[str],
+    search: SearchSettings,
+    *,
+    searched: Searched | None = None,
+) -> None:
+    """Refine the layouts `names` of `found` in place (the full cap search within the SLO);
+    `searched`: the plan's searches so far (a replica refined before is not searched again)."""
+    done = Searched() if searched is None else searched
+    todo: dict[SearchKey, str] = {}
+    for name in names:
+        if key(found[name].replica, search) not in done.refined:
+            todo.setdefault(key(found[name].replica, search), name)
+    fresh = list(todo.values())
+    known = _ahead(found, fresh, search)
     jobs = [
-        (found[n].replica, search, found[n].capacity, k) for n, k in zip(names, known, strict=True)
+        (found[n].replica, search, found[n].capacity, k) for n, k in zip(fresh, known, strict=True)
     ]
-    for name, capacity in zip(names, parallel_map(_refine, jobs, search.jobs), strict=True):
+    for name, capacity in zip(fresh, parallel_map(_refine, jobs, search.jobs), strict=True):
+        done.refined[key(found[name].replica, search)] = capacity
+    for name in names:
         ev = found[name]
+        capacity = done.refined[key(ev.replica, search)]
         found[name] = LayoutEval(ev.memory, ev.replica, capacity, refined=True)
 
 

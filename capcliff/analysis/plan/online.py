@@ -15,6 +15,7 @@ from capcliff.analysis.deployment import Deployment, resolve
 from capcliff.analysis.evaluate.capacity import REFERENCE_REQUESTS
 from capcliff.analysis.evaluate.layout_capacity import (
     LayoutEval,
+    Searched,
     SearchSettings,
     best_layout,
     evaluate_layouts,
@@ -76,6 +77,8 @@ class _Context:
     max_model_len: int
     workload: OnlineWorkload
     options: OnlineOptions
+    # the searches done so far on this GPU type (a context sent to a worker gets its own)
+    searched: Searched = field(default_factory=Searched)
 
     @property
     def band(self) -> float:
@@ -105,13 +108,15 @@ def _search(
             else layout_memories(dep, gpus, ctx.max_model_len)
         )
     named = bool(o.layouts) and not replicas_only
-    found = evaluate_layouts(dep, memories, search, refine_all=named)
+    found = evaluate_layouts(dep, memories, search, refine_all=named, searched=ctx.searched)
     if not replicas_only:
-        _refine_contenders(found, search, ctx.band)
+        _refine_contenders(found, search, ctx.band, ctx.searched)
     return memories, found
 
 
-def _refine_contenders(found: dict[str, LayoutEval], search: SearchSettings, band: float) -> None:
+def _refine_contenders(
+    found: dict[str, LayoutEval], search: SearchSettings, band: float, searched: Searched
+) -> None:
     """Refine the unrefined layouts that could change the recommendation: simpler than the one
     the tie rule picks and not ruled out by their first cap (a lower bound of the rate, so within
     twice the tie band of the best). Without this the layouts refined first, chosen on a noisy
@@ -129,7 +134,7 @@ def _refine_contenders(found: dict[str, LayoutEval], search: SearchSettings, ban
         ]  # fmt: skip
         if not more:
             return
-        refine_layouts(found, more, search)
+        refine_layouts(found, more, search, searched=searched)
 
 
 def _mean_output(workload: OnlineWorkload) -> float:
@@ -207,7 +212,9 @@ def _same_search(ctx: _Context, entry: FleetEntry, gpus: int) -> tuple[FleetEntr
     on one against replica-sized ones on the others. Only with a load (rate or users)."""
     if ctx.workload.offered_rps() is None and ctx.workload.choice.clients is None:
         return entry, []
-    inner = _Context(ctx.dep, ctx.max_model_len, ctx.workload, _serial(ctx.options))
+    # the planned type's own searches: a replica of the layouts searched (tp4 of dp2-tp4) is
+    # not searched again
+    inner = _Context(ctx.dep, ctx.max_model_len, ctx.workload, _serial(ctx.options), ctx.searched)
     alt, _ = _type_fleet((inner, ctx.dep.hardware, gpus))
     if (
         alt is None
