@@ -17,6 +17,8 @@ each, and a replica searched before is not searched again: the same figures, onc
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from capcliff.analysis.deployment import Deployment
@@ -26,7 +28,9 @@ from capcliff.analysis.evaluate.capacity import (
     ReplicaCapacity,
     cap_grid,
     replica_capacity,
+    saturation_caps,
     saturation_point,
+    sustained_bound,
     sweep_caps,
     sweep_point,
 )
@@ -75,6 +79,10 @@ class SearchSettings:
     headroom: float = 0.2
 
 
+# The rank of a layout that sustained at most the given rate (requests/s per replica), as
+# (value, tie-breaker) with the least first, or None where the layout has no rank
+Rank = Callable[["LayoutEval", float], tuple[float, int] | None]
+Ranked = tuple[float, int, int]  # a rank and the layout's position
 SearchKey = tuple[Replica, object, int, Slo | None, int | None, float]
 
 
@@ -164,10 +172,12 @@ def evaluate_layouts(
     *,
     refine_all: bool = False,
     searched: Searched | None = None,
+    rank: Rank | None = None,
 ) -> dict[str, LayoutEval]:
     """Coarse capacity of every fitting layout, refined for the leaders (by layout name;
     `refine_all`: every fitting layout, as for the layouts a user names). `searched`: the
-    plan's searches so far, reused and added to."""
+    plan's searches so far, reused and added to. `rank`: only the first-ranked refined layout
+    that meets the SLO is wanted (`refine_layouts`)."""
     done = Searched() if searched is None else searched
     replicas: dict[str, tuple[LayoutMemory, Replica]] = {}
     for memory in memories:
@@ -191,9 +201,9 @@ def evaluate_layouts(
     }  # fmt: skip
     order = sorted(names, key=lambda n: (-found[n].saturation_rps, n))
     top = len(order) if refine_all else REFINE_TOP
-    refine_layouts(found, order[:top], search, searched=done)
+    refine_layouts(found, order[:top], search, searched=done, rank=rank)
     if search.slo is not None and not any(found[n].capacity.meets_slo for n in order):
-        refine_layouts(found, order[top:], search, searched=done)
+        refine_layouts(found, order[top:], search, searched=done, rank=rank)
     return found
 
 
@@ -203,10 +213,16 @@ def refine_layouts(
     search: SearchSettings,
     *,
     searched: Searched | None = None,
+    rank: Rank | None = None,
 ) -> None:
     """Refine the layouts `names` of `found` in place (the full cap search within the SLO);
-    `searched`: the plan's searches so far (a replica refined before is not searched again)."""
+    `searched`: the plan's searches so far (a replica refined before is not searched again).
+    `rank`: only the refined layout that meets the SLO with the least rank is wanted (ties to
+    the first in `found`), and a layout that cannot be it is left unrefined (`_refine_ranked`)."""
     done = Searched() if searched is None else searched
+    if rank is not None:
+        _refine_ranked(found, names, search, done, rank)
+        return
     todo: dict[SearchKey, str] = {}
     for name in names:
         if key(found[name].replica, search) not in done.refined:
@@ -222,6 +238,57 @@ def refine_layouts(
         ev = found[name]
         capacity = done.refined[key(ev.replica, search)]
         found[name] = LayoutEval(ev.memory, ev.replica, capacity, refined=True)
+
+
+def _refine_ranked(
+    found: dict[str, LayoutEval],
+    names: list[str],
+    search: SearchSettings,
+    done: Searched,
+    rank: Rank,
+) -> None:
+    """`refine_layouts` for the first-ranked layout only, serially, from the best rank each
+    layout could reach at any rate (replicas searched before in the plan first). A layout
+    whose rank cannot beat one already found (rank, then position in `found`) is left at its
+    coarse capacity: not simulated at all when even an unbounded rate cannot, else its caps are
+    simulated at saturation (`saturation_caps`) and the bound they set on its rate within the
+    SLO (`sustained_bound`) decides whether it is searched. `rank` must not improve as the rate
+    falls, so a rank at an upper bound of the rate bounds the rank it can reach."""
+    position = {name: i for i, name in enumerate(found)}
+
+    def ranked(name: str, rate: float) -> Ranked | None:
+        got = rank(found[name], rate)
+        return None if got is None else (*got, position[name])
+
+    def beaten(at: Ranked | None, first: Ranked | None) -> bool:
+        return at is not None and first is not None and at > first
+
+    def order(name: str) -> tuple[bool, Ranked]:
+        fresh = key(found[name].replica, search) not in done.refined
+        return fresh, ranked(name, math.inf) or (-math.inf, 0, position[name])
+
+    first: Ranked | None = None
+    for name in sorted(names, key=order):
+        ev = found[name]
+        capacity = done.refined.get(key(ev.replica, search))
+        if capacity is None:
+            if beaten(ranked(name, math.inf), first):
+                continue  # cannot rank first at any rate: left at its coarse capacity
+            points = saturation_caps(
+                ev.replica, search.workload, slo=search.slo, least=search.least_requests,
+                first=ev.capacity.points[0],
+            )  # fmt: skip
+            if beaten(ranked(name, sustained_bound(points, search.slo)), first):
+                continue
+            capacity = replica_capacity(
+                ev.replica, search.workload, slo=search.slo, least=search.least_requests,
+                headroom=search.headroom, points=points,
+            )  # fmt: skip
+            done.refined[key(ev.replica, search)] = capacity
+        found[name] = LayoutEval(ev.memory, ev.replica, capacity, refined=True)
+        got = ranked(name, capacity.sustained_rps) if capacity.meets_slo else None
+        if got is not None and (first is None or got < first):
+            first = got
 
 
 def best_layout(found: dict[str, LayoutEval], *, per_gpu: bool = False) -> LayoutEval | None:

@@ -9,12 +9,13 @@ layout meets the SLO, what would (`feasibility`). Nothing is recommended that mi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from capcliff.analysis.deployment import Deployment, resolve
 from capcliff.analysis.evaluate.capacity import REFERENCE_REQUESTS
 from capcliff.analysis.evaluate.layout_capacity import (
     LayoutEval,
+    Rank,
     Searched,
     SearchSettings,
     best_layout,
@@ -51,6 +52,7 @@ from capcliff.analysis.plan.types import (
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
+from capcliff.errors import InputError
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.report import report_header
 
@@ -87,10 +89,15 @@ class _Context:
 
 
 def _search(
-    ctx: _Context, dep: Deployment, gpus: int, *, replicas_only: bool = False
+    ctx: _Context,
+    dep: Deployment,
+    gpus: int,
+    *,
+    replicas_only: bool = False,
+    rank: Rank | None = None,
 ) -> tuple[list[LayoutMemory], dict[str, LayoutEval]]:
     """Every layout of `gpus` GPUs of `dep` (or, `replicas_only`, one replica of each TP size
-    up to `gpus`), searched coarse-to-fine."""
+    up to `gpus`), searched coarse-to-fine (`rank`: only the first-ranked is wanted)."""
     o = ctx.options
     search = SearchSettings(
         ctx.workload, dep.sim_config(ctx.max_model_len), o.slo, o.least_requests, o.jobs,
@@ -108,7 +115,9 @@ def _search(
             else layout_memories(dep, gpus, ctx.max_model_len)
         )
     named = bool(o.layouts) and not replicas_only
-    found = evaluate_layouts(dep, memories, search, refine_all=named, searched=ctx.searched)
+    found = evaluate_layouts(
+        dep, memories, search, refine_all=named, searched=ctx.searched, rank=rank
+    )
     if not replicas_only:
         _refine_contenders(found, search, ctx.band, ctx.searched)
     return memories, found
@@ -172,7 +181,10 @@ def _type_fleet(job: tuple[_Context, HardwareSpec, int]) -> tuple[FleetEntry | N
     sized for the load (or a note saying why there is none)."""
     ctx, hardware, gpus = job
     dep = resolve(ctx.dep.model, hardware, ctx.dep.settings)
-    _, found = _search(ctx, dep, min(gpus, hardware.gpus_per_node), replicas_only=True)
+    _, found = _search(
+        ctx, dep, min(gpus, hardware.gpus_per_node), replicas_only=True,
+        rank=_fleet_rank(ctx, hardware),
+    )  # fmt: skip
     meeting = [ev for ev in found.values() if ev.refined and ev.capacity.meets_slo]
     if not meeting:
         return None, f"{hardware.id}: no replica of up to {gpus} GPUs fits and meets the target"
@@ -182,6 +194,37 @@ def _type_fleet(job: tuple[_Context, HardwareSpec, int]) -> tuple[FleetEntry | N
     if checked is not None:  # the cheapest line, simulated at the load with its routing
         line = _fleet_line(ctx, hardware, ev, checked)
     return line, ""
+
+
+def _fleet_rank(ctx: _Context, hardware: HardwareSpec) -> Rank | None:
+    """The key `_type_fleet` takes the cheapest line by ($ per million output tokens, GPUs) of a
+    replica that sustained a given rate, for an offered rate (None otherwise: with users or no
+    load the cost moves with the latencies too). It never falls as the rate rises (fewer
+    replicas carry the load), so at an upper bound of the rate it is a lower bound of the key.
+    None where the line cannot be priced (the line itself then reports why)."""
+    offered = ctx.workload.offered_rps()
+    if offered is None:
+        return None
+
+    def rank(ev: LayoutEval, rate: float) -> tuple[float, int] | None:
+        lay = ev.memory.layout
+        unit = replace(unit_of(ev), sustained_rps=rate * (lay.dp if lay.ep > 1 else 1))
+        try:
+            replicas = replicas_for(
+                unit, offered_rps=offered, clients=None, headroom=ctx.options.headroom
+            )
+            price = price_of(hardware, ctx.options.prices)
+        except InputError:
+            return None
+        if replicas is None:
+            return None
+        line = fleet_entry(
+            hardware, unit, replicas, price=price, served_rps=offered,
+            mean_output_tokens=_mean_output(ctx.workload),
+        )  # fmt: skip
+        return line.usd_per_million_output_tokens, line.gpus
+
+    return rank
 
 
 def _checked_fleet(ctx: _Context, ev: LayoutEval) -> tuple[int | None, Checked | None]:
@@ -230,8 +273,6 @@ def _same_search(ctx: _Context, entry: FleetEntry, gpus: int) -> tuple[FleetEntr
 
 
 def _serial(options: OnlineOptions) -> OnlineOptions:
-    from dataclasses import replace
-
     return replace(options, jobs=1)
 
 
