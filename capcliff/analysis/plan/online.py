@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from capcliff.analysis.deployment import Deployment, resolve
-from capcliff.analysis.evaluate.capacity import REFERENCE_REQUESTS
+from capcliff.analysis.evaluate.capacity import REFERENCE_REQUESTS, Replica
 from capcliff.analysis.evaluate.layout_capacity import (
     LayoutEval,
     Rank,
@@ -32,6 +32,7 @@ from capcliff.analysis.plan.commands import engine_flags, served_model
 from capcliff.analysis.plan.fleet import (
     DEFAULT_HEADROOM,
     Checked,
+    Unit,
     check_fleet,
     fleet_entry,
     price_of,
@@ -79,8 +80,10 @@ class _Context:
     max_model_len: int
     workload: OnlineWorkload
     options: OnlineOptions
-    # the searches done so far on this GPU type (a context sent to a worker gets its own)
+    # the searches done so far on this GPU type (a context sent to a worker gets its own), and
+    # the fleets simulated at the load, by replica, unit and count
     searched: Searched = field(default_factory=Searched)
+    checked: dict[tuple[Replica, Unit, int, int], Checked] = field(default_factory=dict)
 
     @property
     def band(self) -> float:
@@ -236,7 +239,12 @@ def _checked_fleet(ctx: _Context, ev: LayoutEval) -> tuple[int | None, Checked |
     )  # fmt: skip
     if needed is None:
         return None, None
-    checked = check_fleet(ev, unit, needed, ctx.workload, ctx.options.slo)
+    # the recommended layout's copies can be the planned type's fleet line too (dp2-tp4 and
+    # tp4): one fleet, simulated once
+    seen = (ev.replica, unit, needed, ev.capacity.simulated_requests)
+    if seen not in ctx.checked:
+        ctx.checked[seen] = check_fleet(ev, unit, needed, ctx.workload, ctx.options.slo)
+    checked = ctx.checked[seen]
     return checked.replicas, checked
 
 
@@ -257,7 +265,9 @@ def _same_search(ctx: _Context, entry: FleetEntry, gpus: int) -> tuple[FleetEntr
         return entry, []
     # the planned type's own searches: a replica of the layouts searched (tp4 of dp2-tp4) is
     # not searched again
-    inner = _Context(ctx.dep, ctx.max_model_len, ctx.workload, _serial(ctx.options), ctx.searched)
+    inner = _Context(
+        ctx.dep, ctx.max_model_len, ctx.workload, _serial(ctx.options), ctx.searched, ctx.checked
+    )
     alt, _ = _type_fleet((inner, ctx.dep.hardware, gpus))
     if (
         alt is None
