@@ -10,6 +10,7 @@ import pytest
 import capcliff.analysis.evaluate.capacity as capacity_module
 from capcliff.analysis.deployment import DeploymentSettings, resolve
 from capcliff.analysis.evaluate.capacity import (
+    VERIFY_SIZE,
     Replica,
     replica_capacity,
     saturation_caps,
@@ -140,3 +141,20 @@ def test_a_ranked_search_skips_a_layout_that_cannot_come_first() -> None:
     ranked = evaluate_layouts(dep, memories, _search(dep), rank=_gpu_rank)
     assert ranked["tp2"].refined and ranked["tp2"].capacity.sustained_rps >= 10
     assert not ranked["tp4"].refined
+
+
+def test_the_rate_probes_hold_twenty_times_the_requests_a_passing_rate_keeps_in_the_system() -> (
+    None
+):
+    # A request that meets TTFT 5 s and TPOT 50 ms over 100 output tokens spends at most about
+    # 5 + 100 x 0.05 = 10 s in the system: a probe at r requests/s holds max(200, 20 x 10 r)
+    # requests, or the largest cap's stopping-rule sample when that is smaller.
+    replica, workload = _replica(400), _workload()
+    found = replica_capacity(replica, workload, slo=SLO)
+    largest = max(p.requests for p in found.points if not p.thrashing)
+    chosen = next(p.requests for p in found.points if p.cap == found.cap)
+    verifying = VERIFY_SIZE * chosen  # the verification's fresh samples: the chosen cap's own
+    searched = [p for p in found.probes if p.requests not in (200, verifying)]
+    assert searched
+    for p in searched:
+        assert p.requests == min(largest, max(200, math.ceil(20 * 10 * p.rate_rps)))

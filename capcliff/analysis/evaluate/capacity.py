@@ -415,9 +415,12 @@ def _within_slo(
     # one sample size for every cap (common random numbers), and one resolution for the layout
     size = max(p.requests for p in calm)
     resolution = rate_resolution(max(p.state.throughput_rps for p in calm))
+    # a request that meets the SLO spends about its TTFT and its output's TPOTs in the system
+    cycle = slo.ttft_s + workload.mean_output_tokens() * slo.tpot_s
     probes = RateProbes(
-        replica.config, slo, workload.at_rate, replica.run, workload.mean_output_tokens(), []
-    )
+        replica.config, slo, workload.at_rate, replica.run, workload.mean_output_tokens(), [],
+        cycle,
+    )  # fmt: skip
     for point in sorted(calm, key=lambda p: -p.state.throughput_rps):
         if point.state.throughput_rps <= 0:
             continue
