@@ -4,6 +4,7 @@ do, and the search that starts from another cap's rate finds what a full search 
 from __future__ import annotations
 
 import dataclasses
+import math
 from types import SimpleNamespace
 from typing import Any, cast
 
@@ -176,3 +177,19 @@ def test_runs_are_shared_only_where_the_cap_does_not_bind() -> None:
     assert dataclasses.replace(shared, cap=1000) == first
     probes.probe(40.0, 300, first.peak - 1)  # may bind: simulated
     assert calls == [1000, first.peak - 1]
+
+
+def test_a_probe_holds_twenty_times_the_requests_in_the_system_at_a_passing_rate() -> None:
+    # TTFT 2 s + 1,000 output tokens x 30 ms = 32 s in the system; at 5 requests/s Little's law
+    # holds 5 x 32 = 160 requests, and the probe 20 x 160 = 3,200 of the 20,480 asked for.
+    slo = Slo(ttft_s=2.0, tpot_s=0.03)
+    probes = RateProbes(SimConfig(), slo, _never, _never, 1000.0, [], cycle_s=32.0)
+    assert probes.size(20_480, 5.0) == 3_200
+    assert probes.size(1_000, 5.0) == 1_000  # never more than asked for
+    assert probes.size(20_480, 0.01) == 200  # 20 x 0.32 = 6.4: at least MIN_FIRST
+
+
+def test_without_a_bound_on_the_time_in_the_system_a_probe_is_the_size_asked_for() -> None:
+    slo = Slo(ttft_s=math.inf, tpot_s=0.05)
+    probes = RateProbes(SimConfig(), slo, _never, _never, 1000.0, [], cycle_s=math.inf)
+    assert probes.size(20_480, 5.0) == 20_480

@@ -328,6 +328,34 @@ def verified(
     return found
 
 
+def saturation_caps(
+    replica: Replica,
+    workload: OnlineWorkload,
+    *,
+    slo: Slo | None,
+    least: int | None = None,
+    first: CapPoint | None = None,
+) -> tuple[CapPoint, ...]:
+    """The caps `replica_capacity` simulates at saturation before its search within `slo`."""
+    _, base = cap_grid(workload, replica)
+    return saturation_sweep(replica, workload, base, least, first, lowest=slo is not None)
+
+
+def sustained_bound(points: tuple[CapPoint, ...], slo: Slo | None) -> float:
+    """An upper bound of the rate `replica_capacity` sustains from these caps, requests/s per
+    replica: the best saturation throughput among the caps that do not thrash (all of them when
+    every cap thrashes), times (1 - CAP_TOLERANCE) within an SLO.
+
+    Why it bounds: without an SLO the rate is the chosen cap's saturation throughput, one of
+    those caps (`chosen_cap`). Within one, every rate the search probes at a cap lies at or below
+    (1 - CAP_TOLERANCE) x that cap's saturation throughput (`highest_rate`'s top probe,
+    `highest_rate_above`'s top rate; `_narrow` stays inside its bracket), and the verification
+    only steps the rate down (`verified`)."""
+    calm = [p for p in points if not p.thrashing] or list(points)
+    best = max(p.state.throughput_rps for p in calm)
+    return best if slo is None else (1 - CAP_TOLERANCE) * best
+
+
 def replica_capacity(
     replica: Replica,
     workload: OnlineWorkload,
@@ -337,15 +365,20 @@ def replica_capacity(
     headroom: float = 0.2,
     first: CapPoint | None = None,
     known: dict[int, CapPoint] | None = None,
+    points: tuple[CapPoint, ...] | None = None,
 ) -> ReplicaCapacity:
     """The saturation throughput, the chosen cap and the rate sustained within `slo`.
 
     Without an SLO the capacity is the saturation throughput, and the latencies reported are
     those at (1 - headroom) x it, where the queue is bounded (the default latency target).
-    `known`: caps of the sweep already simulated (`sweep_point`).
+    `known`: caps of the sweep already simulated (`sweep_point`); `points`: the whole sweep
+    (`saturation_caps`), already simulated.
     """
     cliff, base = cap_grid(workload, replica)
-    points = saturation_sweep(replica, workload, base, least, first, known, lowest=slo is not None)
+    if points is None:
+        points = saturation_sweep(
+            replica, workload, base, least, first, known, lowest=slo is not None
+        )
     top = chosen_cap(points)
     sizes = max(p.requests for p in points)
     settled = top.state.settled
@@ -382,9 +415,12 @@ def _within_slo(
     # one sample size for every cap (common random numbers), and one resolution for the layout
     size = max(p.requests for p in calm)
     resolution = rate_resolution(max(p.state.throughput_rps for p in calm))
+    # a request that meets the SLO spends about its TTFT and its output's TPOTs in the system
+    cycle = slo.ttft_s + workload.mean_output_tokens() * slo.tpot_s
     probes = RateProbes(
-        replica.config, slo, workload.at_rate, replica.run, workload.mean_output_tokens(), []
-    )
+        replica.config, slo, workload.at_rate, replica.run, workload.mean_output_tokens(), [],
+        cycle,
+    )  # fmt: skip
     for point in sorted(calm, key=lambda p: -p.state.throughput_rps):
         if point.state.throughput_rps <= 0:
             continue

@@ -7,11 +7,19 @@ saturation throughput (all replicas together); the REFINE_TOP leaders are then s
 and no leader meets it, the rest are searched too before the answer is "nothing meets it".
 A layout that was not refined can only rank below one that was: its coarse figure is a lower bound
 of its saturation throughput near the cliff, and the leaders beat it there.
+
+Searches are pure functions of the replica (its step-time model, KV capacity and engine settings)
+and the search settings, and layouts that differ only in data parallelism share one replica
+(dp2-tp4 and tp4 search the same tp4 replica). A plan that searches several sets of layouts on one
+GPU type (its layouts, then one replica of each TP size for the fleet) passes one `Searched` to
+each, and a replica searched before is not searched again: the same figures, once.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.evaluate.capacity import (
@@ -20,7 +28,9 @@ from capcliff.analysis.evaluate.capacity import (
     ReplicaCapacity,
     cap_grid,
     replica_capacity,
+    saturation_caps,
     saturation_point,
+    sustained_bound,
     sweep_caps,
     sweep_point,
 )
@@ -67,6 +77,30 @@ class SearchSettings:
     least_requests: int | None  # the stopping rule starts at no fewer requests
     jobs: int = 1
     headroom: float = 0.2
+
+
+# The rank of a layout that sustained at most the given rate (requests/s per replica), as
+# (value, tie-breaker) with the least first, or None where the layout has no rank
+Rank = Callable[["LayoutEval", float], tuple[float, int] | None]
+Ranked = tuple[float, int, int]  # a rank and the layout's position
+SearchKey = tuple[Replica, object, int, Slo | None, int | None, float]
+
+
+@dataclass
+class Searched:
+    """The coarse and the refined capacities already found in one plan, by replica and search
+    settings (`key`), so that a replica shared by two layouts is searched once."""
+
+    coarse: dict[SearchKey, ReplicaCapacity] = field(default_factory=dict)
+    refined: dict[SearchKey, ReplicaCapacity] = field(default_factory=dict)
+
+
+def key(replica: Replica, search: SearchSettings) -> SearchKey:
+    """What a search's result depends on: the replica, the workload (its choice and seed), the
+    SLO, the stopping rule's least sample and the headroom (not the worker count: a parallel
+    search gives the serial answer)."""
+    load = search.workload
+    return (replica, load.choice, load.seed, search.slo, search.least_requests, search.headroom)
 
 
 def layout_memories(dep: Deployment, gpus: int, max_model_len: int) -> list[LayoutMemory]:
@@ -137,37 +171,124 @@ def evaluate_layouts(
     search: SearchSettings,
     *,
     refine_all: bool = False,
+    searched: Searched | None = None,
+    rank: Rank | None = None,
 ) -> dict[str, LayoutEval]:
     """Coarse capacity of every fitting layout, refined for the leaders (by layout name;
-    `refine_all`: every fitting layout, as for the layouts a user names)."""
+    `refine_all`: every fitting layout, as for the layouts a user names). `searched`: the
+    plan's searches so far, reused and added to. `rank`: only the first-ranked refined layout
+    that meets the SLO is wanted (`refine_layouts`)."""
+    done = Searched() if searched is None else searched
     replicas: dict[str, tuple[LayoutMemory, Replica]] = {}
     for memory in memories:
         if memory.fits:
             capacity, steps = replica_models(dep, memory)
             replicas[memory.layout.name] = (memory, Replica(steps, capacity, search.config))
     names = list(replicas)
-    coarse = parallel_map(_coarse, [(replicas[n][1], search) for n in names], search.jobs)
+    todo = list(
+        dict.fromkeys(
+            replicas[n][1] for n in names if key(replicas[n][1], search) not in done.coarse
+        )
+    )
+    for replica, cap in zip(
+        todo, parallel_map(_coarse, [(r, search) for r in todo], search.jobs), strict=True
+    ):
+        done.coarse[key(replica, search)] = cap
     found = {
-        n: LayoutEval(replicas[n][0], replicas[n][1], cap, refined=False)
-        for n, cap in zip(names, coarse, strict=True)
-    }
+        n: LayoutEval(replicas[n][0], replicas[n][1], done.coarse[key(replicas[n][1], search)],
+                      refined=False)
+        for n in names
+    }  # fmt: skip
     order = sorted(names, key=lambda n: (-found[n].saturation_rps, n))
     top = len(order) if refine_all else REFINE_TOP
-    refine_layouts(found, order[:top], search)
+    refine_layouts(found, order[:top], search, searched=done, rank=rank)
     if search.slo is not None and not any(found[n].capacity.meets_slo for n in order):
-        refine_layouts(found, order[top:], search)
+        refine_layouts(found, order[top:], search, searched=done, rank=rank)
     return found
 
 
-def refine_layouts(found: dict[str, LayoutEval], names: list[str], search: SearchSettings) -> None:
-    """Refine the layouts `names` of `found` in place (the full cap search within the SLO)."""
-    known = _ahead(found, names, search)
+def refine_layouts(
+    found: dict[str, LayoutEval],
+    names: list[str],
+    search: SearchSettings,
+    *,
+    searched: Searched | None = None,
+    rank: Rank | None = None,
+) -> None:
+    """Refine the layouts `names` of `found` in place (the full cap search within the SLO);
+    `searched`: the plan's searches so far (a replica refined before is not searched again).
+    `rank`: only the refined layout that meets the SLO with the least rank is wanted (ties to
+    the first in `found`), and a layout that cannot be it is left unrefined (`_refine_ranked`)."""
+    done = Searched() if searched is None else searched
+    if rank is not None:
+        _refine_ranked(found, names, search, done, rank)
+        return
+    todo: dict[SearchKey, str] = {}
+    for name in names:
+        if key(found[name].replica, search) not in done.refined:
+            todo.setdefault(key(found[name].replica, search), name)
+    fresh = list(todo.values())
+    known = _ahead(found, fresh, search)
     jobs = [
-        (found[n].replica, search, found[n].capacity, k) for n, k in zip(names, known, strict=True)
+        (found[n].replica, search, found[n].capacity, k) for n, k in zip(fresh, known, strict=True)
     ]
-    for name, capacity in zip(names, parallel_map(_refine, jobs, search.jobs), strict=True):
+    for name, capacity in zip(fresh, parallel_map(_refine, jobs, search.jobs), strict=True):
+        done.refined[key(found[name].replica, search)] = capacity
+    for name in names:
         ev = found[name]
+        capacity = done.refined[key(ev.replica, search)]
         found[name] = LayoutEval(ev.memory, ev.replica, capacity, refined=True)
+
+
+def _refine_ranked(
+    found: dict[str, LayoutEval],
+    names: list[str],
+    search: SearchSettings,
+    done: Searched,
+    rank: Rank,
+) -> None:
+    """`refine_layouts` for the first-ranked layout only, serially, from the best rank each
+    layout could reach at any rate (replicas searched before in the plan first). A layout
+    whose rank cannot beat one already found (rank, then position in `found`) is left at its
+    coarse capacity: not simulated at all when even an unbounded rate cannot, else its caps are
+    simulated at saturation (`saturation_caps`) and the bound they set on its rate within the
+    SLO (`sustained_bound`) decides whether it is searched. `rank` must not improve as the rate
+    falls, so a rank at an upper bound of the rate bounds the rank it can reach."""
+    position = {name: i for i, name in enumerate(found)}
+
+    def ranked(name: str, rate: float) -> Ranked | None:
+        got = rank(found[name], rate)
+        return None if got is None else (*got, position[name])
+
+    def beaten(at: Ranked | None, first: Ranked | None) -> bool:
+        return at is not None and first is not None and at > first
+
+    def order(name: str) -> tuple[bool, Ranked]:
+        fresh = key(found[name].replica, search) not in done.refined
+        return fresh, ranked(name, math.inf) or (-math.inf, 0, position[name])
+
+    first: Ranked | None = None
+    for name in sorted(names, key=order):
+        ev = found[name]
+        capacity = done.refined.get(key(ev.replica, search))
+        if capacity is None:
+            if beaten(ranked(name, math.inf), first):
+                continue  # cannot rank first at any rate: left at its coarse capacity
+            points = saturation_caps(
+                ev.replica, search.workload, slo=search.slo, least=search.least_requests,
+                first=ev.capacity.points[0],
+            )  # fmt: skip
+            if beaten(ranked(name, sustained_bound(points, search.slo)), first):
+                continue
+            capacity = replica_capacity(
+                ev.replica, search.workload, slo=search.slo, least=search.least_requests,
+                headroom=search.headroom, points=points,
+            )  # fmt: skip
+            done.refined[key(ev.replica, search)] = capacity
+        found[name] = LayoutEval(ev.memory, ev.replica, capacity, refined=True)
+        got = ranked(name, capacity.sustained_rps) if capacity.meets_slo else None
+        if got is not None and (first is None or got < first):
+            first = got
 
 
 def best_layout(found: dict[str, LayoutEval], *, per_gpu: bool = False) -> LayoutEval | None:

@@ -11,6 +11,12 @@ arrivals and lengths, and a run is reused wherever it is provably the run anothe
   (`capcliff/sim/loop/head.py`, `admit_step.py`: the cap is only read in admission). The token
   budget must also be the same (`solver.config_at` raises it to the cap where it was lower).
 
+A probe at an offered rate holds HELD_FACTOR x the requests in the system at a rate that meets
+the SLO (Little's law: rate x (TTFT limit + mean output x TPOT limit)), or the stopping rule's
+sample at the largest cap where that is fewer (`RateProbes.size`): the stopping rule sizes a
+backlog's sample by the running set at the cap, which a rate within the SLO does not fill, and
+the size depends on the rate alone, so caps still share their samples.
+
 A plain search (`highest_rate`) brackets the rate between the light load and (1 - CAP_TOLERANCE)
 x saturation and narrows the bracket to `rate_resolution`, the width BISECTIONS halvings would
 leave, probing where the p99s' margin over their limits crosses 1 (`_narrow`). A cap searched
@@ -20,6 +26,7 @@ starts at that rate, where a cap that does not bind shares the run and so the ve
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -31,6 +38,10 @@ from capcliff.sim.config import SimConfig
 from capcliff.sim.result import SimResult
 from capcliff.sim.traffic.workload import Requests
 
+# requests a probe holds per request in the system: the stopping rule's stationary first sample
+# is 20 x cap (capacity.FIRST_PER_CAP x SETTLE_FROM), about ten batches of two mean decode times
+# with `cap` requests running; at an offered rate the running set is the requests in the system
+HELD_FACTOR = 20
 CAP_TOLERANCE = 0.05  # set: the smallest cap within 5 % of the best rate is chosen
 BISECTIONS = 5  # rate resolution: about the saturation rate / 2^5 (3 %)
 LIGHT_LOAD = 0.05  # the lightest load tried: 5 % of saturation (best achievable latencies)
@@ -81,6 +92,18 @@ class RateProbes:
     run: Callable[[Requests, int], SimResult]
     mean_output: float
     points: list[RatePoint]
+    cycle_s: float = math.inf  # bounds the mean time in the system of a rate that meets the SLO
+
+    def size(self, n: int, rate: float) -> int:
+        """Requests of a probe asked for with n at `rate`: n, or HELD_FACTOR x the requests in
+        the system at a rate that meets the SLO (Little's law: rate x `cycle_s`) where that is
+        fewer, at least MIN_FIRST. The sample then spans as many turnovers of the requests
+        held as the stopping rule's does of the running set at the largest cap, which a rate
+        within the SLO does not fill. A function of the rate alone, so caps still share it."""
+        held = rate * self.cycle_s
+        if not math.isfinite(held):
+            return n
+        return min(n, max(MIN_FIRST, math.ceil(HELD_FACTOR * held)))
 
     def _shared(self, rate: float, n: int, cap: int) -> RatePoint | None:
         budget = config_at(self.config, cap, 1).max_num_batched_tokens
@@ -94,7 +117,9 @@ class RateProbes:
         return None
 
     def probe(self, rate: float, n: int, cap: int) -> RatePoint:
-        """The replica at `rate` requests/s on the n-request sample with max_num_seqs = cap."""
+        """The replica at `rate` requests/s on the n-request sample (`size`) with
+        max_num_seqs = cap."""
+        n = self.size(n, rate)
         old = self._shared(rate, n, cap)
         if old is not None:
             point = replace(old, cap=cap)
@@ -142,7 +167,8 @@ def _upwards(
     steps that double from `step` (requests/s)."""
     failed = [
         p.rate_rps for p in probes.points
-        if not p.meets and p.requests == requests and good.rate_rps < p.rate_rps < top_rate
+        if not p.meets and p.requests == probes.size(requests, p.rate_rps)
+        and good.rate_rps < p.rate_rps < top_rate
     ]  # fmt: skip
     hi = min(failed, default=None)
     if hi is not None:

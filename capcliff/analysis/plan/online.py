@@ -9,12 +9,14 @@ layout meets the SLO, what would (`feasibility`). Nothing is recommended that mi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from capcliff.analysis.deployment import Deployment, resolve
-from capcliff.analysis.evaluate.capacity import REFERENCE_REQUESTS
+from capcliff.analysis.evaluate.capacity import REFERENCE_REQUESTS, Replica
 from capcliff.analysis.evaluate.layout_capacity import (
     LayoutEval,
+    Rank,
+    Searched,
     SearchSettings,
     best_layout,
     evaluate_layouts,
@@ -30,6 +32,7 @@ from capcliff.analysis.plan.commands import engine_flags, served_model
 from capcliff.analysis.plan.fleet import (
     DEFAULT_HEADROOM,
     Checked,
+    Unit,
     check_fleet,
     fleet_entry,
     price_of,
@@ -50,6 +53,7 @@ from capcliff.analysis.plan.types import (
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
+from capcliff.errors import InputError
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.report import report_header
 
@@ -76,6 +80,10 @@ class _Context:
     max_model_len: int
     workload: OnlineWorkload
     options: OnlineOptions
+    # the searches done so far on this GPU type (a context sent to a worker gets its own), and
+    # the fleets simulated at the load, by replica, unit and count
+    searched: Searched = field(default_factory=Searched)
+    checked: dict[tuple[Replica, Unit, int, int], Checked] = field(default_factory=dict)
 
     @property
     def band(self) -> float:
@@ -84,10 +92,15 @@ class _Context:
 
 
 def _search(
-    ctx: _Context, dep: Deployment, gpus: int, *, replicas_only: bool = False
+    ctx: _Context,
+    dep: Deployment,
+    gpus: int,
+    *,
+    replicas_only: bool = False,
+    rank: Rank | None = None,
 ) -> tuple[list[LayoutMemory], dict[str, LayoutEval]]:
     """Every layout of `gpus` GPUs of `dep` (or, `replicas_only`, one replica of each TP size
-    up to `gpus`), searched coarse-to-fine."""
+    up to `gpus`), searched coarse-to-fine (`rank`: only the first-ranked is wanted)."""
     o = ctx.options
     search = SearchSettings(
         ctx.workload, dep.sim_config(ctx.max_model_len), o.slo, o.least_requests, o.jobs,
@@ -105,13 +118,17 @@ def _search(
             else layout_memories(dep, gpus, ctx.max_model_len)
         )
     named = bool(o.layouts) and not replicas_only
-    found = evaluate_layouts(dep, memories, search, refine_all=named)
+    found = evaluate_layouts(
+        dep, memories, search, refine_all=named, searched=ctx.searched, rank=rank
+    )
     if not replicas_only:
-        _refine_contenders(found, search, ctx.band)
+        _refine_contenders(found, search, ctx.band, ctx.searched)
     return memories, found
 
 
-def _refine_contenders(found: dict[str, LayoutEval], search: SearchSettings, band: float) -> None:
+def _refine_contenders(
+    found: dict[str, LayoutEval], search: SearchSettings, band: float, searched: Searched
+) -> None:
     """Refine the unrefined layouts that could change the recommendation: simpler than the one
     the tie rule picks and not ruled out by their first cap (a lower bound of the rate, so within
     twice the tie band of the best). Without this the layouts refined first, chosen on a noisy
@@ -129,7 +146,7 @@ def _refine_contenders(found: dict[str, LayoutEval], search: SearchSettings, ban
         ]  # fmt: skip
         if not more:
             return
-        refine_layouts(found, more, search)
+        refine_layouts(found, more, search, searched=searched)
 
 
 def _mean_output(workload: OnlineWorkload) -> float:
@@ -167,7 +184,10 @@ def _type_fleet(job: tuple[_Context, HardwareSpec, int]) -> tuple[FleetEntry | N
     sized for the load (or a note saying why there is none)."""
     ctx, hardware, gpus = job
     dep = resolve(ctx.dep.model, hardware, ctx.dep.settings)
-    _, found = _search(ctx, dep, min(gpus, hardware.gpus_per_node), replicas_only=True)
+    _, found = _search(
+        ctx, dep, min(gpus, hardware.gpus_per_node), replicas_only=True,
+        rank=_fleet_rank(ctx, hardware),
+    )  # fmt: skip
     meeting = [ev for ev in found.values() if ev.refined and ev.capacity.meets_slo]
     if not meeting:
         return None, f"{hardware.id}: no replica of up to {gpus} GPUs fits and meets the target"
@@ -179,6 +199,37 @@ def _type_fleet(job: tuple[_Context, HardwareSpec, int]) -> tuple[FleetEntry | N
     return line, ""
 
 
+def _fleet_rank(ctx: _Context, hardware: HardwareSpec) -> Rank | None:
+    """The key `_type_fleet` takes the cheapest line by ($ per million output tokens, GPUs) of a
+    replica that sustained a given rate, for an offered rate (None otherwise: with users or no
+    load the cost moves with the latencies too). It never falls as the rate rises (fewer
+    replicas carry the load), so at an upper bound of the rate it is a lower bound of the key.
+    None where the line cannot be priced (the line itself then reports why)."""
+    offered = ctx.workload.offered_rps()
+    if offered is None:
+        return None
+
+    def rank(ev: LayoutEval, rate: float) -> tuple[float, int] | None:
+        lay = ev.memory.layout
+        unit = replace(unit_of(ev), sustained_rps=rate * (lay.dp if lay.ep > 1 else 1))
+        try:
+            replicas = replicas_for(
+                unit, offered_rps=offered, clients=None, headroom=ctx.options.headroom
+            )
+            price = price_of(hardware, ctx.options.prices)
+        except InputError:
+            return None
+        if replicas is None:
+            return None
+        line = fleet_entry(
+            hardware, unit, replicas, price=price, served_rps=offered,
+            mean_output_tokens=_mean_output(ctx.workload),
+        )  # fmt: skip
+        return line.usd_per_million_output_tokens, line.gpus
+
+    return rank
+
+
 def _checked_fleet(ctx: _Context, ev: LayoutEval) -> tuple[int | None, Checked | None]:
     """Replicas of `ev` for the load, and, with a load, that fleet simulated with its routing."""
     unit = unit_of(ev, mean_think_s(ctx.workload))
@@ -188,7 +239,12 @@ def _checked_fleet(ctx: _Context, ev: LayoutEval) -> tuple[int | None, Checked |
     )  # fmt: skip
     if needed is None:
         return None, None
-    checked = check_fleet(ev, unit, needed, ctx.workload, ctx.options.slo)
+    # the recommended layout's copies can be the planned type's fleet line too (dp2-tp4 and
+    # tp4): one fleet, simulated once
+    seen = (ev.replica, unit, needed, ev.capacity.simulated_requests)
+    if seen not in ctx.checked:
+        ctx.checked[seen] = check_fleet(ev, unit, needed, ctx.workload, ctx.options.slo)
+    checked = ctx.checked[seen]
     return checked.replicas, checked
 
 
@@ -207,7 +263,11 @@ def _same_search(ctx: _Context, entry: FleetEntry, gpus: int) -> tuple[FleetEntr
     on one against replica-sized ones on the others. Only with a load (rate or users)."""
     if ctx.workload.offered_rps() is None and ctx.workload.choice.clients is None:
         return entry, []
-    inner = _Context(ctx.dep, ctx.max_model_len, ctx.workload, _serial(ctx.options))
+    # the planned type's own searches: a replica of the layouts searched (tp4 of dp2-tp4) is
+    # not searched again
+    inner = _Context(
+        ctx.dep, ctx.max_model_len, ctx.workload, _serial(ctx.options), ctx.searched, ctx.checked
+    )
     alt, _ = _type_fleet((inner, ctx.dep.hardware, gpus))
     if (
         alt is None
@@ -223,8 +283,6 @@ def _same_search(ctx: _Context, entry: FleetEntry, gpus: int) -> tuple[FleetEntr
 
 
 def _serial(options: OnlineOptions) -> OnlineOptions:
-    from dataclasses import replace
-
     return replace(options, jobs=1)
 
 
