@@ -137,8 +137,13 @@ def main() -> None:
         if s["online"]:
             c = row["capacity"]
             rate = c["sustained_rps"]  # the layout's, every replica together
-            plan_fig = f"{rate:.3g} req/s, TPOT p99 {c['tpot_p99_s'] * 1e3:.1f} ms"
-            points = [_sweep(s, rec["layout"], cap, rate, seed)["steady"] for seed in (0, 1)]
+            # without an SLO the plan's latencies are those at the headroom below its rate
+            no_slo = plans[0].get("slo_ttft_s") is None and plans[0].get("slo_tpot_s") is None
+            at = rate * (1 - plans[0]["headroom"]) if no_slo else rate
+            plan_fig = f"{rate:.3g} req/s, TPOT p99 {c['tpot_p99_s'] * 1e3:.1f} ms" + (
+                f" at {at:.3g} req/s (the headroom below it)" if no_slo else ""
+            )
+            points = [_sweep(s, rec["layout"], cap, at, seed)["steady"] for seed in (0, 1)]
             sweep_fig = "; ".join(
                 f"TPOT p99 {p['tpot_p99_s'] * 1e3:.1f} ms, {p['throughput_rps']:.3g} req/s"
                 for p in points
@@ -179,7 +184,8 @@ def _check(s: dict[str, Any], layout: str, cap: int, rate: float) -> str:
     spec = (
         f'[[scenario]]\nname = "agreement"\nmodel = "{s["model"]}"\ngpu = "{s["gpu"]}"\n'
         f'gpus = {s["gpus"]}\nlayout = "{layout}"\n{weight}[scenario.workload]\n{lengths}'
-        f'arrival = "poisson"\nrate = {rate:.6g}\nconcurrency = {cap}\n[scenario.expect]\n'
+        f'arrival = "poisson"\nrate = {rate:.6g}\nconcurrency = {cap}\n'
+        f"num_requests = {max(2000, 2 * cap)}\n[scenario.expect]\n"
         f"ttft_p99_max_s = {slo['--slo-ttft']}\ntpot_p99_max_s = {slo['--slo-tpot']}\n"
     )
     with tempfile.TemporaryDirectory() as tmp:

@@ -2,9 +2,9 @@
 sweep's stopping rule.
 
 An online sweep starts at --num-requests. A point whose steady state did not settle (its 95 %
-half-widths, the p99s' included, are over 5 %) and whose queue is bounded (a saturated point
-grows its queue with any sample: more requests cannot settle it) is simulated again with twice
-the requests, at most MAX_DOUBLINGS times (8 x the first), with the same workload drawn at the
+half-widths, the p99s' included, are over 5 %) is simulated again with twice the requests (a
+saturated point: while the rate it serves is unsettled, since its queue and p99s grow with any
+sample), at most MAX_DOUBLINGS times (8 x the first), with the same workload drawn at the
 larger size. Each point reports the sample its estimate came from (`requests`). A trace has its
 own size and is not grown.
 """
@@ -15,7 +15,7 @@ import math
 
 from pydantic import BaseModel, ConfigDict
 
-from capcliff.analysis.evaluate.steady_state import steady_state
+from capcliff.analysis.evaluate.steady_state import MIN_MEASURED, REL_HALF_WIDTH, steady_state
 from capcliff.sim.result import SimResult
 
 
@@ -59,7 +59,11 @@ MAX_DOUBLINGS = 3  # set: as the plan's stopping rule, at most 8 x the first sam
 
 
 def needs_more(result: SimResult, *, open_loop: bool) -> bool:
-    """Whether a point's steady state (its rate, mean TPOT and, open loop, its p99s) is
-    unsettled with a bounded queue (more requests help)."""
+    """Whether a point's steady state is unsettled: with a bounded queue its rate, mean TPOT
+    and, open loop, its p99s; saturated, the rate it serves (the p99s of a growing queue grow
+    with any sample, but the served rate is the point's capacity, and a short sample of a
+    backlog that takes minutes to fill reads it low)."""
     s = steady_state(result, open_loop=open_loop)
-    return not (s.settled and (s.p99_settled or not open_loop)) and not s.saturated
+    if s.saturated:
+        return not (s.measured >= MIN_MEASURED and s.rps_half_width <= REL_HALF_WIDTH)
+    return not (s.settled and (s.p99_settled or not open_loop))
