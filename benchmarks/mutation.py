@@ -35,6 +35,7 @@ import importlib
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -85,11 +86,13 @@ def tests_for(site: Site) -> list[str]:
     """The test files that import the mutated module directly, then the package's own list."""
     parts = site.module.split(".")
     package, stem, parent = parts[1], parts[-1], ".".join(parts[:-1])
-    direct = (f"{site.module} ", f"{site.module}\n", f"from {parent} import {stem}")
+    direct = (f"{site.module} ", f"{site.module}\n")
+    # `from parent import a, stem` (as ruff's import sorting merges them), on one line
+    listed = re.compile(rf"^from {re.escape(parent)} import [^\n]*\b{stem}\b", re.MULTILINE)
     importers = [
         str(path.relative_to(ROOT))
         for path in sorted((ROOT / "tests").glob("test_*.py"))
-        if any(d in path.read_text() for d in direct)
+        if any(d in (text := path.read_text()) for d in direct) or listed.search(text)
     ]
     return list(dict.fromkeys([*importers, *TESTS[package]]))
 

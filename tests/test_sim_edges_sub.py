@@ -11,7 +11,7 @@ from capcliff.sim.config import Routing
 from capcliff.sim.simulate import route
 from capcliff.sim.traffic import length_mean, workload_rules
 from capcliff.sim.traffic.sessions import parse_session_trace
-from capcliff.sim.traffic.workload import Arrival, Fixed, WorkloadSpec, generate_requests
+from capcliff.sim.traffic.workload import Arrival, Fixed, Uniform, WorkloadSpec, generate_requests
 
 
 def test_the_normal_density_at_zero_and_one() -> None:
@@ -38,15 +38,18 @@ def test_a_session_turn_of_one_new_token_is_a_turn() -> None:
 
 def test_round_robin_gives_client_i_to_replica_i_mod_dp() -> None:
     # closed loop: a client's requests stay on one replica; round robin deals clients in order
-    # (client 0 -> replica 0, 1 -> 1, 2 -> 0, 3 -> 1), whatever their work
+    # (client 0 -> replica 0, 1 -> 1, 2 -> 0, 3 -> 1) whatever their work, where least-loaded
+    # routing would balance the clients' unequal work
     spec = WorkloadSpec(
-        num_requests=12, input=Fixed(100), output=Fixed(10), arrival=Arrival.CLIENTS, clients=4,
-        max_input_tokens=100, max_output_tokens=10,
+        num_requests=12, input=Uniform(10, 5_000), output=Fixed(10), arrival=Arrival.CLIENTS,
+        clients=4, max_input_tokens=5_000, max_output_tokens=10,
     )  # fmt: skip
-    requests = generate_requests(spec, np.random.default_rng(0))
+    requests = generate_requests(spec, np.random.default_rng(3))  # seed 3: unequal clients
     owners = route(requests, 2, Routing.ROUND_ROBIN)
     clients = np.unique(requests.client)
     slot = {int(c): k for k, c in enumerate(clients)}
     for replica, idx in enumerate(owners):
         assert {slot[int(c)] % 2 for c in requests.client[idx]} == {replica}
     assert sum(len(i) for i in owners) == 12
+    balanced = route(requests, 2, Routing.LEAST_LOADED)
+    assert [sorted(i) for i in balanced] != [sorted(i) for i in owners]  # the rules differ here
