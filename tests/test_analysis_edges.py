@@ -99,3 +99,12 @@ def test_speculation_reserves_each_running_sequences_lookahead_blocks() -> None:
     assert dep.lookahead_tokens_per_sequence() == 3
     assert memory.stages[0].block_size == 16
     assert dep.capacity(memory).blocks == plain.capacity(memory).blocks - 19
+
+
+def test_a_disaggregated_spec_counts_every_pool_gpu_against_the_limit() -> None:
+    # 1 x tp8 prefill + 8,192 x tp8 decode = 8 + 65,536 = 65,544 GPUs: 8 past MAX_GPUS (65,536)
+    from capcliff.analysis.disagg.pools import parse_disagg
+
+    with pytest.raises(InputError, match="spans 65,544 GPUs"):
+        parse_disagg("1p:tp8,8192d:tp8")
+    assert parse_disagg("1p:tp8,8191d:tp8").decode_instances == 8191  # 65,536: at the limit
