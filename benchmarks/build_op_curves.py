@@ -215,14 +215,30 @@ def gemm_curves(
                 if m <= MAX_TOKENS:
                     by_tokens.setdefault(int(m), []).append((size, ms * 1e-3))
                 by_flops.setdefault(int(m), []).append((2.0 * m * n * k, ms * 1e-3))
-        curve = _curve(by_tokens, peak, decode_fraction_only=decode_fraction_only)
-        if curve and peaks is None:
-            out[fmt] = curve
-        elif curve and peaks and peaks.get(fmt):
-            compute = _compute_curve(by_flops, peaks[fmt])
-            if compute:
-                out[fmt] = {**compute, "peak_flops_per_s": peaks[fmt]}
+        found = _format_curve(
+            _curve(by_tokens, peak, decode_fraction_only=decode_fraction_only),
+            by_flops, peaks.get(fmt) if peaks else None, weight_reads=peaks is None,
+        )  # fmt: skip
+        if found:
+            out[fmt] = found
     return out
+
+
+def _format_curve(
+    curve: dict[str, list[float]] | None,
+    by_flops: dict[int, list[tuple[float, float]]],
+    peak_flops: float | None,
+    *,
+    weight_reads: bool,
+) -> dict[str, Any] | None:
+    """One weight format's entry: the weight-read `curve` (`weight_reads`), else, where the
+    format has a weight-read curve and a peak, its compute curve with that peak; None: none."""
+    if not curve:
+        return None
+    if weight_reads:
+        return curve
+    compute = _compute_curve(by_flops, peak_flops) if peak_flops else None
+    return {**compute, "peak_flops_per_s": peak_flops} if compute else None
 
 
 def moe_curves(
@@ -252,13 +268,12 @@ def moe_curves(
                     by_tokens.setdefault(int(t), []).append((size, ms * 1e-3))
                 flops = 2.0 * t * k / ep * 3.0 * h * inter / tp
                 by_flops.setdefault(int(t), []).append((flops, ms * 1e-3))
-        curve = _curve(by_tokens, peak)
-        if curve and peaks is None:
-            out[fmt] = curve
-        elif curve and peaks and peaks.get(fmt):
-            compute = _compute_curve(by_flops, peaks[fmt])
-            if compute:
-                out[fmt] = {**compute, "peak_flops_per_s": peaks[fmt]}
+        found = _format_curve(
+            _curve(by_tokens, peak), by_flops, peaks.get(fmt) if peaks else None,
+            weight_reads=peaks is None,
+        )  # fmt: skip
+        if found:
+            out[fmt] = found
     return out
 
 
