@@ -27,7 +27,7 @@ from calibration_transfer import _median
 from fidelity import Row, resolve_rows
 from speculative_fidelity import SPECULATIVE_ROWS, _speculation
 
-from capcliff.analysis.sweep.accept_fit import _with_length, fit_accept_length
+from capcliff.analysis.sweep.accept_fit import fit_accept_length, with_accept_length
 from capcliff.analysis.sweep.step_fit import PointFit, simulate_point
 from capcliff.errors import CapcliffError
 
@@ -44,7 +44,7 @@ def transfer(members: list[Row]) -> tuple[str, float, float, list[PointFit]] | N
         return None
     try:
         fit = fit_accept_length(dep, layout, low)
-        fitted = _with_length(dep, fit.accept_length)
+        fitted = with_accept_length(dep, fit.accept_length)
         points = [
             PointFit(p, simulate_point(dep, layout, p, {}), simulate_point(fitted, layout, p, {}))
             for p in high

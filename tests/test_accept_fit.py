@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from capcliff.analysis.deployment import resolve, settings_of
-from capcliff.analysis.sweep.accept_fit import _with_length, fit_accept_length
+from capcliff.analysis.sweep.accept_fit import fit_accept_length, with_accept_length
 from capcliff.analysis.sweep.step_fit import simulate_point
 from capcliff.calibrate.benchmarks import BenchmarkPoint
 from capcliff.calibrate.calibration_file import SpeculativeCalibration
@@ -33,7 +33,7 @@ def _measured_at(length: float) -> list[BenchmarkPoint]:
     dep, points = _r1_mtp(), []
     for c in CLIENTS:
         p = BenchmarkPoint(f"c{c}", c, 512, 256)
-        t = simulate_point(_with_length(dep, length), TP8, p, {})
+        t = simulate_point(with_accept_length(dep, length), TP8, p, {})
         points.append(replace(p, output_throughput_tok_s=1 / t.s_per_token, mean_tpot_s=t.tpot_s))
     return points
 

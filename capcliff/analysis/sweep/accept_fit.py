@@ -45,7 +45,8 @@ class AcceptFit:
     points: tuple[PointFit, ...]
 
 
-def _with_length(dep: Deployment, length: float) -> Deployment:
+def with_accept_length(dep: Deployment, length: float) -> Deployment:
+    """`dep` with its drafts accepting `length` tokens per step on average (fitted)."""
     return replace(dep, acceptance=Acceptance(length, FITTED_SOURCE))
 
 
@@ -70,7 +71,7 @@ def fit_accept_length(dep: Deployment, layout: Layout, points: list[BenchmarkPoi
     terms = dict(dep.budget.step_time_terms)
 
     def run(length: float) -> list[Timings]:
-        return [simulate_point(_with_length(dep, length), layout, p, terms) for p in measured]
+        return [simulate_point(with_accept_length(dep, length), layout, p, terms) for p in measured]
 
     def g(length: float) -> float:
         return float(np.median(_log_gaps(run(length), measured)))
