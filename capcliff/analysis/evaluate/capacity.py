@@ -28,6 +28,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from capcliff.analysis.evaluate.cap_base import (
@@ -297,10 +298,12 @@ VERIFY_SIZE = 2
 
 
 def verified(
-    replica: Replica, workload: OnlineWorkload, slo: Slo, found: RatePoint,
-    probes: list[RatePoint], own: int,
+    run: Callable[[Requests, int], SimResult], workload: OnlineWorkload, slo: Slo,
+    found: RatePoint, probes: list[RatePoint], own: int, ranks: int = 1,
 ) -> RatePoint:  # fmt: skip
-    """`found` checked on a sample drawn independently of the one the search chose it on.
+    """`found` checked on a sample drawn independently of the one the search chose it on
+    (`run`: a replica's simulation; `ranks`: the replicas it simulates together, each offered
+    `found`'s rate and sample size).
 
     The search keeps the highest rate whose estimate passes the SLO, so the estimate it keeps is
     biased toward passing (the winner's curse): at that rate a fresh sample, or `sweep`, sees a
@@ -313,7 +316,7 @@ def verified(
     rate = found.rate_rps
     size = VERIFY_SIZE * own
     for _ in range(VERIFY_TRIES):
-        result = replica.run(fresh.at_rate(size, rate), found.cap)
+        result = run(fresh.at_rate(size * ranks, rate * ranks), found.cap)
         state = steady_state(result, open_loop=True, mean_output=fresh.mean_output_tokens())
         meets = meets_slo(state, slo)
         probes.append(
@@ -444,7 +447,7 @@ def _within_slo(
     own = {p.cap: p.requests for p in calm}
     chosen = (
         None if best is None
-        else verified(replica, workload, slo, best, probes.points, own[best.cap])
+        else verified(replica.run, workload, slo, best, probes.points, own[best.cap])
     )  # fmt: skip
     if lightest is None:  # no throughput to search under: the sample is far too small
         lightest = RatePoint(top.cap, 0.0, top.state, False)

@@ -34,6 +34,7 @@ from capcliff.analysis.evaluate.capacity import (
     sweep_caps,
     sweep_point,
 )
+from capcliff.analysis.evaluate.lockstep_group import group_capacity, lockstep_ranks
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.replica_models import replica_models
 from capcliff.analysis.evaluate.solver import Slo
@@ -55,6 +56,8 @@ class LayoutEval:
     replica: Replica
     capacity: ReplicaCapacity
     refined: bool
+    # one rank's search, where the rate was then searched on the lockstep group (`group_layouts`)
+    alone: ReplicaCapacity | None = None
 
     @property
     def sustained_rps(self) -> float:
@@ -93,6 +96,7 @@ class Searched:
 
     coarse: dict[SearchKey, ReplicaCapacity] = field(default_factory=dict)
     refined: dict[SearchKey, ReplicaCapacity] = field(default_factory=dict)
+    grouped: dict[tuple[SearchKey, int], ReplicaCapacity] = field(default_factory=dict)
 
 
 def key(replica: Replica, search: SearchSettings) -> SearchKey:
@@ -289,6 +293,42 @@ def _refine_ranked(
         got = ranked(name, capacity.sustained_rps) if capacity.meets_slo else None
         if got is not None and (first is None or got < first):
             first = got
+
+
+def _group(job: tuple[Replica, int, SearchSettings, ReplicaCapacity]) -> ReplicaCapacity:
+    replica, ranks, search, single = job
+    assert search.slo is not None
+    return group_capacity(replica, ranks, search.workload, search.slo, single)
+
+
+def group_layouts(
+    found: dict[str, LayoutEval], search: SearchSettings, searched: Searched | None = None
+) -> None:
+    """Within an SLO, each refined layout whose ranks step in lockstep (`lockstep_ranks`) and
+    that met the SLO gets the rate its whole group meets (`lockstep_group.group_capacity`), in
+    place; `searched`: the plan's searches so far (a group searched before is not searched
+    again)."""
+    if search.slo is None:
+        return
+    done = Searched() if searched is None else searched
+    todo: dict[tuple[SearchKey, int], tuple[Replica, int, SearchSettings, ReplicaCapacity]] = {}
+    names = []
+    for name, ev in found.items():
+        ranks = lockstep_ranks(ev.replica, ev.memory.layout.dp)
+        if ev.alone is not None or not ev.refined or ranks < 2 or not ev.capacity.meets_slo:
+            continue
+        names.append(name)
+        at = (key(ev.replica, search), ranks)
+        if at not in done.grouped:
+            todo.setdefault(at, (ev.replica, ranks, search, ev.capacity))
+    for at, capacity in zip(
+        todo, parallel_map(_group, list(todo.values()), search.jobs), strict=True
+    ):
+        done.grouped[at] = capacity
+    for name in names:
+        ev = found[name]
+        at = (key(ev.replica, search), lockstep_ranks(ev.replica, ev.memory.layout.dp))
+        found[name] = LayoutEval(ev.memory, ev.replica, done.grouped[at], True, alone=ev.capacity)
 
 
 def best_layout(found: dict[str, LayoutEval], *, per_gpu: bool = False) -> LayoutEval | None:

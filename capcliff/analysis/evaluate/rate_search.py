@@ -218,6 +218,24 @@ def highest_rate_above(
     return _narrow(probes, cap, good, bad, requests, resolution)
 
 
+def highest_rate_below(
+    probes: RateProbes, cap: int, bad: RatePoint, requests: int, resolution: float
+) -> RatePoint | None:
+    """The highest passing rate below the failing `bad`, for a search that starts from a rate
+    another model found: the rate halves until one passes (None once it falls under LIGHT_LOAD x
+    `bad`'s rate, the light load of a replica that saturates there), then the bracket is narrowed
+    to `resolution` (requests/s, `_narrow`)."""
+    floor = LIGHT_LOAD * bad.rate_rps
+    rate = bad.rate_rps / 2
+    while True:
+        good = probes.probe(rate, requests, cap)
+        if good.meets:
+            return _narrow(probes, cap, good, bad, requests, resolution)
+        if rate <= floor:
+            return None
+        bad, rate = good, max(floor, rate / 2)
+
+
 def _margin(point: RatePoint, slo: Slo) -> float | None:
     """The larger of the p99s over their limits (1 at the limit); None with a growing queue."""
     if point.state.saturated:

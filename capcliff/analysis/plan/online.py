@@ -20,6 +20,7 @@ from capcliff.analysis.evaluate.layout_capacity import (
     SearchSettings,
     best_layout,
     evaluate_layouts,
+    group_layouts,
     layout_memories,
     refine_layouts,
 )
@@ -40,7 +41,7 @@ from capcliff.analysis.plan.fleet import (
     unit_of,
 )
 from capcliff.analysis.plan.inputs import PlanInputs
-from capcliff.analysis.plan.lockstep_check import lockstep_note
+from capcliff.analysis.plan.lockstep_note import lockstep_note
 from capcliff.analysis.plan.online_reuse import mean_think_s, online_reuse
 from capcliff.analysis.plan.online_rows import layout_row, recommendation_reasons_online
 from capcliff.analysis.plan.ties import Option, decide, simplicity, tie_band, tie_reason
@@ -123,6 +124,7 @@ def _search(
         dep, memories, search, refine_all=named, searched=ctx.searched, rank=rank
     )
     if not replicas_only:
+        group_layouts(found, search, ctx.searched)
         _refine_contenders(found, search, ctx.band, ctx.searched)
     return memories, found
 
@@ -148,6 +150,7 @@ def _refine_contenders(
         if not more:
             return
         refine_layouts(found, more, search, searched=searched)
+        group_layouts(found, search, searched)
 
 
 def _mean_output(workload: OnlineWorkload) -> float:
@@ -435,7 +438,7 @@ def _recommend(
             f"the fleet of {checked.replicas} x {entry.layout} simulated at the load still "
             "misses the target: add replicas or headroom"
         )
-    notes += lockstep_note(best, ctx.workload, o.slo)
+    notes += lockstep_note(best)
     if not best.capacity.settled:
         notes.append(
             f"{lay.name}: the sample ({best.capacity.simulated_requests:,} requests) was too "
