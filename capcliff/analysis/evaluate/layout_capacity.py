@@ -34,7 +34,7 @@ from capcliff.analysis.evaluate.capacity import (
     sweep_caps,
     sweep_point,
 )
-from capcliff.analysis.evaluate.lockstep_group import group_capacity, lockstep_ranks
+from capcliff.analysis.evaluate.dp_group import group_capacity
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.replica_models import replica_models
 from capcliff.analysis.evaluate.solver import Slo
@@ -56,7 +56,7 @@ class LayoutEval:
     replica: Replica
     capacity: ReplicaCapacity
     refined: bool
-    # one rank's search, where the rate was then searched on the lockstep group (`group_layouts`)
+    # one replica's search, where the rate was then searched on all dp together (`group_layouts`)
     alone: ReplicaCapacity | None = None
 
     @property
@@ -304,17 +304,17 @@ def _group(job: tuple[Replica, int, SearchSettings, ReplicaCapacity]) -> Replica
 def group_layouts(
     found: dict[str, LayoutEval], search: SearchSettings, searched: Searched | None = None
 ) -> None:
-    """Within an SLO, each refined layout whose ranks step in lockstep (`lockstep_ranks`) and
-    that met the SLO gets the rate its whole group meets (`lockstep_group.group_capacity`), in
-    place; `searched`: the plan's searches so far (a group searched before is not searched
-    again)."""
+    """Within an SLO, each refined layout of several DP replicas that met the SLO gets the rate
+    its replicas meet simulated together (`dp_group.group_capacity`: attention-DP ranks in
+    lockstep, independent replicas behind the router), in place; `searched`: the plan's
+    searches so far (a group searched before is not searched again)."""
     if search.slo is None:
         return
     done = Searched() if searched is None else searched
     todo: dict[tuple[SearchKey, int], tuple[Replica, int, SearchSettings, ReplicaCapacity]] = {}
     names = []
     for name, ev in found.items():
-        ranks = lockstep_ranks(ev.replica, ev.memory.layout.dp)
+        ranks = ev.memory.layout.dp
         if ev.alone is not None or not ev.refined or ranks < 2 or not ev.capacity.meets_slo:
             continue
         names.append(name)
@@ -327,8 +327,8 @@ def group_layouts(
         done.grouped[at] = capacity
     for name in names:
         ev = found[name]
-        at = (key(ev.replica, search), lockstep_ranks(ev.replica, ev.memory.layout.dp))
-        found[name] = LayoutEval(ev.memory, ev.replica, done.grouped[at], True, alone=ev.capacity)
+        grouped = done.grouped[(key(ev.replica, search), ev.memory.layout.dp)]
+        found[name] = LayoutEval(ev.memory, ev.replica, grouped, True, alone=ev.capacity)
 
 
 def best_layout(found: dict[str, LayoutEval], *, per_gpu: bool = False) -> LayoutEval | None:

@@ -40,8 +40,8 @@ from capcliff.analysis.plan.fleet import (
     replicas_for,
     unit_of,
 )
+from capcliff.analysis.plan.group_note import group_note
 from capcliff.analysis.plan.inputs import PlanInputs
-from capcliff.analysis.plan.lockstep_note import lockstep_note
 from capcliff.analysis.plan.online_reuse import mean_think_s, online_reuse
 from capcliff.analysis.plan.online_rows import layout_row, recommendation_reasons_online
 from capcliff.analysis.plan.ties import Option, decide, simplicity, tie_band, tie_reason
@@ -438,7 +438,7 @@ def _recommend(
             f"the fleet of {checked.replicas} x {entry.layout} simulated at the load still "
             "misses the target: add replicas or headroom"
         )
-    notes += lockstep_note(best)
+    notes += group_note(best)
     if not best.capacity.settled:
         notes.append(
             f"{lay.name}: the sample ({best.capacity.simulated_requests:,} requests) was too "

@@ -1,15 +1,25 @@
-"""The rate an attention-DP layout's lockstep group sustains within an SLO, searched on the group.
+"""The rate a layout's DP replicas sustain within an SLO, searched on all of them together.
 
-Under attention DP (the experts spread across the DP ranks) every MoE layer waits for all ranks,
-so the ranks step in lockstep and a prefill on any rank stalls the others (`sim/loop/lockstep.py`).
-The layout search (`capacity.replica_capacity`) simulates one rank whose steps are priced as if
-every rank were as busy as it (`StepTimeModel.moe`): there the ranks' prefills always fall in the
-same steps, and with long prompts that overstates the layout. Here the cap that search chose is
-kept and the rate is searched again on the whole group by the same rules (probes on common
-samples, the bracket narrowed to the same resolution, the answer verified on a fresh sample), so
-the figures a plan reports for the layout are the ones `sweep` and `check` simulate for it.
+The layout search (`capacity.replica_capacity`) simulates one replica offered 1/dp of the load,
+a Poisson stream of its own. A deployment is all dp replicas behind the engine's router, and
+that differs in two ways, both of which `sweep` and `check` simulate:
 
-Every rate here is per rank (the group is offered `ranks` x it), as everywhere in a
+- Under attention DP (the experts spread across the DP ranks) every MoE layer waits for all
+  ranks, so the ranks step in lockstep and a prefill on any rank stalls the others
+  (`sim/loop/lockstep.py`). The one-rank search prices a rank as if every rank were as busy as
+  it (`StepTimeModel.moe`): there the ranks' prefills always fall in the same steps, and with
+  long prompts that overstates the layout, several-fold.
+- Independent replicas get their arrivals from a router (round robin by default), which
+  spreads them more evenly than dp independent Poisson streams: the one-replica search's p99s
+  are a few per cent pessimistic.
+
+So the cap that search chose is kept and the rate is checked again on the whole group by the
+same rules (probes on common samples, the bracket narrowed to the same resolution, the answer
+verified on a fresh sample with its p99s' noise added), and the figures a plan reports for the
+layout are the group's. The rate is only ever lowered: where the group does better than one
+replica, the one-replica rate stands, with the group's latencies at it.
+
+Every rate here is per replica (the group is offered `ranks` x it), as everywhere in a
 `ReplicaCapacity`; the group's states are divided by the ranks where they count requests or
 tokens per second (`per_rank`).
 """
@@ -39,10 +49,10 @@ from capcliff.sim.simulate import simulate
 from capcliff.sim.traffic.workload import Requests
 
 
-def lockstep_ranks(replica: Replica, dp: int) -> int:
-    """The replicas of a layout that step together: its DP ranks under attention DP (a MoE
-    step model with `dp` > 1, as `sim.simulate` runs them), else 1."""
-    return dp if replica.steps.moe is not None and dp > 1 else 1
+def in_lockstep(replica: Replica, dp: int) -> bool:
+    """Whether a layout's `dp` replicas step together: attention DP, a MoE step model with
+    `dp` > 1, as `sim.simulate` runs them."""
+    return replica.steps.moe is not None and dp > 1
 
 
 def per_rank(state: SteadyState, ranks: int) -> SteadyState:
@@ -67,8 +77,8 @@ def group_capacity(
     slo: Slo,
     single: ReplicaCapacity,
 ) -> ReplicaCapacity:
-    """`single` (one rank's search) with the rate within `slo` searched on the `ranks` ranks
-    together at `single`'s cap: first at `single`'s rate, kept when the group meets the SLO
+    """`single` (one replica's search) with the rate within `slo` searched on the `ranks`
+    replicas together at `single`'s cap: first at `single`'s rate, kept when the group meets the SLO
     there with its p99s' sampling noise added (`meets_slo_surely`), else the highest rate below
     it that the group meets (`highest_rate_below`), verified on a fresh sample. Unchanged for
     one rank or when `single` met no rate."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from capcliff.analysis.evaluate.lockstep_group import per_rank
+from capcliff.analysis.evaluate.dp_group import per_rank
 from capcliff.analysis.evaluate.rate_search import (
     LIGHT_LOAD,
     RatePoint,
