@@ -43,6 +43,7 @@ from capcliff.memory.draft import (
 from capcliff.memory.engines import engine_defaults
 from capcliff.memory.layout_memory import LayoutMemory, layout_memory
 from capcliff.memory.weights import WeightScheme
+from capcliff.perf.profiles import FITTED_TERMS, engine_profile
 from capcliff.perf.speculation import (
     Acceptance,
     Speculation,
@@ -288,11 +289,22 @@ class Deployment:
 
     @property
     def request_overhead_s(self) -> float:
-        """Seconds per request outside the engine's steps: --request-overhead-ms, else the
-        calibration's fitted figure, else 0 (not modeled)."""
+        """Seconds per request outside the engine's steps: --request-overhead-ms, else a
+        calibration's fitted figure (0 where it fitted none), else the engine profile's measured
+        default (`EngineProfile.request_overhead_s`; 0 where none is sourced)."""
+        return self.request_overhead[0]
+
+    @property
+    def request_overhead(self) -> tuple[float, str]:
+        """(seconds per request outside the engine's steps, where the figure comes from: "set",
+        "calibrated" or "engine default")."""
         if self.settings.request_overhead_ms is not None:
-            return self.settings.request_overhead_ms / 1e3
-        return dict(self.budget.step_time_terms).get("request_overhead_s", 0.0)
+            return self.settings.request_overhead_ms / 1e3, "set"
+        terms = dict(self.budget.step_time_terms)
+        if any(k in FITTED_TERMS for k in terms):
+            return terms.get("request_overhead_s", 0.0), "calibrated"
+        profile = engine_profile(self.settings.engine, self.settings.engine_version)
+        return profile.request_overhead_s, "engine default"
 
     @property
     def speculative_host_s(self) -> float:

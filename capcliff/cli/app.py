@@ -269,7 +269,7 @@ SIM_OPTIONS: dict[str, Any] = {
         typer.Option(
             help="Time each request spends outside the engine's steps (HTTP, tokenization, the "
             "first chunk, the client), ms, added to TTFT (default: a calibration's fitted "
-            "figure, else 0)."
+            "figure, else the engine's measured one: SGLang 6.9, others 0)."
         ),
     ],
     "kv_transfer_overhead_ms": Annotated[

@@ -112,6 +112,20 @@ SGLANG_EXTEND_EAGER_SOURCE = (
     "sgl-project/sglang PR #12160: DeepSeek-V3 one-token extend 82.64 ms eager vs 23.10 ms "
     "graphed; 41 us per eager op (61 layers x 33 kernels); model_runner.py graphs decode only"
 )
+# Seconds each request spends in SGLang outside its forward passes, measured end to end: SGLang's
+# HTTP server, tokenizer manager, scheduler and detokenizer processes with a model runner whose
+# forward busy-waits 1 / 380 s (tenstorrent/tt-inference-server issue #3560, 2026-05-18,
+# tt-sglang-plugin CPU mock at 380 tokens/s/user): `vllm bench serve --backend openai-chat
+# --random-input-len 128 --max-concurrency 1` measured a median TTFT of 9.54 ms, of which one
+# forward is 2.632 ms. The other 6.9 ms are the client's request and SSE parsing, HTTP, the chat
+# template and tokenization of 128 tokens, the ZMQ hops between SGLang's processes, the
+# scheduler's admission and the first detokenized chunk. Tokenization of longer prompts is not
+# in it (no per-token figure was found); nor is the first use of a kernel shape (warm-up).
+SGLANG_REQUEST_OVERHEAD_S = 9.54e-3 - 1 / 380
+SGLANG_REQUEST_OVERHEAD_SOURCE = (
+    "tenstorrent/tt-inference-server#3560: SGLang with a 2.632 ms mock forward, median TTFT "
+    "9.54 ms at one client (chat endpoint, 128-token prompts): 6.9 ms outside the forward"
+)
 # SGLang DP attention before PR #7269 (sgl-project/sglang, merged 2025-06-17, "Enable cuda graph
 # for dp idle batch": "#6081 does not enable CUDA graphs when some DP ranks are idle"): a rank with
 # no requests runs an IDLE batch so the per-layer collectives have every rank
@@ -196,6 +210,10 @@ class EngineProfile:
     # Host time of one op of a step that prefills, where the engine launches such steps without
     # CUDA graphs: that step lasts at least one eagerly launched pass (0: graphed or not modelled).
     extend_eager_op_s: float = 0.0
+    # Seconds each request spends outside the engine's steps (front end, tokenizer, the first
+    # chunk, the client): the default of SimConfig.request_overhead_s where neither the user
+    # (--request-overhead-ms) nor a calibration sets it (0: not modelled).
+    request_overhead_s: float = 0.0
     # MLA models: the fraction of dense BF16 peak the prefill (extend) attention kernel reaches
     # (None: the model's MFU of the compute dtype's peak, as for every other FLOP).
     mla_extend_efficiency: float | None = None
@@ -277,9 +295,11 @@ PROFILES: dict[EngineName, EngineProfile] = {
         EngineName.SGLANG, ">= 0.4.8 (overlap scheduler)", 0.0, KERNEL_FLOOR_S, "trtllm",
         FLASHMLA_BANDWIDTH_FRACTION, None, 1.0,
         (("host_overhead_s", "SGLang v0.4 blog: zero-overhead batch scheduler"), *_COMMON_SOURCES,
-         OP_TABLES_SOURCE, ("extend_eager_op_s", SGLANG_EXTEND_EAGER_SOURCE)),
+         OP_TABLES_SOURCE, ("extend_eager_op_s", SGLANG_EXTEND_EAGER_SOURCE),
+         ("request_overhead_s", SGLANG_REQUEST_OVERHEAD_SOURCE)),
         op_tables="sglang",
         extend_eager_op_s=SGLANG_EXTEND_EAGER_OP_S,
+        request_overhead_s=SGLANG_REQUEST_OVERHEAD_S,
     ),
     EngineName.TRTLLM: EngineProfile(
         EngineName.TRTLLM, "PyTorch backend (overlap scheduler)", 0.0, KERNEL_FLOOR_S, "trtllm",

@@ -100,9 +100,11 @@ def step_label(dep: Deployment) -> str:
     label = profile_label(
         dep.settings.engine, terms, dep.settings.engine_version, hardware_id=dep.hardware.id
     )
-    if dep.request_overhead_s > 0:
-        how = "set" if dep.settings.request_overhead_ms is not None else "calibrated"
-        label += f"; request overhead {dep.request_overhead_s * 1e3:.1f} ms in every TTFT ({how})"
+    overhead_s, how = dep.request_overhead
+    if overhead_s > 0:
+        if how == "engine default":
+            how = "measured front end and client, engine default; --request-overhead-ms sets it"
+        label += f"; request overhead {overhead_s * 1e3:.1f} ms in every TTFT ({how})"
     spec, accepted = dep.speculation, dep.acceptance
     if spec is None or accepted is None:
         return label

@@ -118,8 +118,9 @@ class Basis:
     point: BenchmarkPoint
     fixed: Timings  # per second of fixed time per step
     variable: Timings  # at scale 1 with no fixed time
-    # the profile's own prediction where it is not linear in the terms (a lockstep step floor,
-    # StepTimeModel.eager_floor_s); None: fixed x the profile's fixed_s + variable
+    # the profile's own prediction where it is not linear in the terms (a step floor,
+    # StepTimeModel.eager_floor_s, or a request overhead); None: fixed x the profile's fixed_s +
+    # variable
     modeled: Timings | None = None
 
 
@@ -199,12 +200,16 @@ def simulate_point(
 
 
 def _basis(run: _Run, point: BenchmarkPoint) -> Basis:
-    # a floor is not linear in the terms
+    # A floor is not linear in the terms, nor is a request overhead in seconds (it moves a
+    # closed-loop client's next arrival against the steps): the bases run without either, and
+    # the profile's own prediction is simulated with both where it has them.
     steps = replace(run.steps, eager_floor_s=0.0, extend_floor_s=0.0)
-    fixed = run.timings(replace(steps, step_overhead_s=UNIT_FIXED_S, variable_scale=0.0))
-    variable = run.timings(replace(steps, step_overhead_s=0.0, variable_scale=1.0))
+    bare = replace(run, config=replace(run.config, request_overhead_s=0.0))
+    fixed = bare.timings(replace(steps, step_overhead_s=UNIT_FIXED_S, variable_scale=0.0))
+    variable = bare.timings(replace(steps, step_overhead_s=0.0, variable_scale=1.0))
     floored = run.steps.eager_floor_s > 0 or run.steps.extend_floor_s > 0
-    modeled = run.timings(run.steps) if floored else None
+    nonlinear = floored or run.config.request_overhead_s > 0
+    modeled = run.timings(run.steps) if nonlinear else None
     return Basis(point, fixed.combine(1 / UNIT_FIXED_S, fixed, 0.0), variable, modeled)
 
 

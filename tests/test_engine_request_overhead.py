@@ -1,0 +1,103 @@
+"""SGLang's measured time per request outside its forward passes (front end, tokenizer, scheduler
+admission, detokenizer, client) is simulated in every TTFT unless the user or a calibration says
+otherwise (tenstorrent/tt-inference-server#3560: median TTFT 9.54 ms at one client with a forward
+that busy-waits 1/380 s)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from capcliff.analysis.deployment import resolve, settings_of
+from capcliff.analysis.evaluate.replica_models import step_label
+from capcliff.analysis.sweep.step_fit import point_bases
+from capcliff.calibrate.benchmarks import CLIENT_TURNAROUND_S, BenchmarkPoint
+from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.catalog.layout import Layout
+from capcliff.memory.budget import EngineName
+from capcliff.perf.profiles import PROFILES, engine_profile
+
+# 9.54 ms measured TTFT - 1000 / 380 = 2.632 ms of mock forward = 6.908 ms.
+ISSUE_3560_OUTSIDE_S = 6.908e-3
+
+
+def _deployment(engine: str, **settings: object):  # type: ignore[no-untyped-def]
+    return resolve(
+        get_model("llama-3.1-8b"), get_hardware("h200-sxm"),
+        settings_of({"engine": engine, **settings}),
+    )  # fmt: skip
+
+
+def test_sglang_default_is_the_measured_ttft_less_one_mock_forward() -> None:
+    assert engine_profile(EngineName.SGLANG).request_overhead_s == pytest.approx(
+        ISSUE_3560_OUTSIDE_S, abs=1e-6
+    )
+
+
+def test_older_sglang_releases_keep_the_same_front_end_figure() -> None:
+    # the tokenizer, scheduler and detokenizer processes predate every modelled release
+    assert engine_profile(EngineName.SGLANG, "0.4.3").request_overhead_s == pytest.approx(
+        ISSUE_3560_OUTSIDE_S, abs=1e-6
+    )
+
+
+@pytest.mark.parametrize("engine", [EngineName.VLLM, EngineName.VLLM_V0, EngineName.TRTLLM])
+def test_engines_without_a_measured_figure_model_none(engine: EngineName) -> None:
+    assert PROFILES[engine].request_overhead_s == 0.0
+
+
+def test_an_sglang_deployment_simulates_the_default_and_says_so() -> None:
+    dep = _deployment("sglang")
+    overhead_s, how = dep.request_overhead
+    assert overhead_s == pytest.approx(ISSUE_3560_OUTSIDE_S, abs=1e-6)
+    assert how == "engine default"
+    assert dep.sim_config(4096).request_overhead_s == overhead_s
+    assert "request overhead 6.9 ms in every TTFT (measured front end" in step_label(dep)
+
+
+def test_the_user_figure_replaces_the_default() -> None:
+    assert _deployment("sglang", request_overhead_ms=0.0).request_overhead == (0.0, "set")
+    assert _deployment("sglang", request_overhead_ms=25.0).request_overhead == (0.025, "set")
+
+
+def test_a_vllm_deployment_is_unchanged() -> None:
+    assert _deployment("vllm").request_overhead == (0.0, "engine default")
+
+
+def test_the_harness_adds_it_to_one_client_ttft_exactly() -> None:
+    # One client: the engine is idle when each request reaches it, so the client's TTFT is the
+    # engine's plus the overhead, request by request.
+    point = BenchmarkPoint(
+        "c1", 1, 256, 16, num_requests=4, client_turnaround_s=CLIENT_TURNAROUND_S
+    )
+    with_default = point_bases(_deployment("sglang"), Layout(), [point])[0]
+    without = point_bases(_deployment("sglang", request_overhead_ms=0.0), Layout(), [point])[0]
+    assert with_default.modeled is not None and without.modeled is not None
+    assert with_default.modeled.ttft_s - without.modeled.ttft_s == pytest.approx(
+        ISSUE_3560_OUTSIDE_S, abs=1e-6
+    )
+    # the linear bases are simulated without it (the calibration fits its own overhead)
+    assert with_default.fixed == without.fixed and with_default.variable == without.variable
+
+
+SGLANG_CALIBRATION = """engine = "sglang"
+source = "by hand"
+model = "llama-3.1-8b"
+gpu = "h200-sxm"
+layout = "tp1"
+[step_time]
+fixed_s = 0.002
+scale = 1.0
+profile = "by hand"
+source = "by hand"
+points = 2
+request_overhead_s = 0.0
+"""
+
+
+def test_a_calibration_that_fitted_no_overhead_replaces_the_default(tmp_path: Path) -> None:
+    # Its TTFTs were already met by the fitted steps: adding the default would double-count.
+    path = tmp_path / "sglang.toml"
+    path.write_text(SGLANG_CALIBRATION)
+    assert _deployment("sglang", calibration=str(path)).request_overhead == (0.0, "calibrated")
