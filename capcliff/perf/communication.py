@@ -49,12 +49,6 @@ FALLBACK_SCALEOUT_LATENCY_US = 2.7
 # One GB/s of the slowest fabric when a GPU's scale-out NIC is unknown: EP across nodes without
 # a NIC figure is then visibly slow rather than silently free.
 UNKNOWN_SCALEOUT_BYTES_PER_S = 1.0 * GB
-# Full-mesh scale-up fabrics (hardware ids; AMD's 8-GPU UBB: seven xGMI links per GPU, one to
-# each peer, hardware/mi3*.toml). A ring over n of the domain's GPUs crosses only n - 1 of a GPU's
-# domain - 1 links; RCCL's own topology search counts the same (4 x MI300X: "maxBw 48.0 totalBw
-# 144.0", three links of 48 GB/s, ROCm/rccl#1210). On a switch (NVSwitch) every GPU keeps its
-# full bandwidth at any rank count.
-FULL_MESH_FABRICS = frozenset({"mi300x", "mi325x", "mi355x"})
 
 
 @dataclass(frozen=True)
@@ -191,15 +185,6 @@ def all_to_all_cost(
     return ExchangeCost(2 * (COLLECTIVE_BASE_LATENCY_S + hop_s), max(nvlink_s, rdma_s))
 
 
-def mesh_link_fraction(hardware: HardwareSpec, ranks: int) -> float:
-    """Share of a GPU's scale-up links a ring over `ranks` GPUs of one domain uses: (ranks - 1) /
-    (domain - 1) on a full mesh (FULL_MESH_FABRICS), 1 on a switch or at the full domain."""
-    domain = hardware.scaleup_domain_gpus
-    if hardware.id not in FULL_MESH_FABRICS or not 1 < ranks < domain:
-        return 1.0
-    return (ranks - 1) / (domain - 1)
-
-
 def tp_pp_communication(
     arch: Architecture,
     hardware: HardwareSpec,
@@ -210,12 +195,11 @@ def tp_pp_communication(
     p2p_latency_s: float,
     allreduce_curve: tuple[tuple[float, float], ...],
 ) -> Communication:
-    """TP all-reduces (2 per layer, ring over measured busbw, else half the scale-up link, times
-    `mesh_link_fraction` on a full mesh) and the PP send (half the bidirectional scale-up link;
-    the GPU's NIC when the replica's stages span more than one scale-up domain) of one pass."""
+    """TP all-reduces (2 per layer, ring over measured busbw, else half the scale-up link) and the
+    PP send (half the bidirectional scale-up link; the GPU's NIC when the replica's stages span
+    more than one scale-up domain) of one pass."""
     tp = layout.tp
     busbw = hardware.allreduce_busbw_gb_s or hardware.scaleup_bw_gb_s_bidir / 2
-    busbw *= mesh_link_fraction(hardware, tp)
     fabric = Fabric.of(hardware)
     across = layout.gpus_per_replica > fabric.domain_gpus
     return Communication(
