@@ -50,6 +50,8 @@ to three shapes per token count, too few for a line, so there the fraction is 1 
 assumption: the kernel reads its touched experts at peak HBM bandwidth) and the floor is the
 median over the shapes of measured time - bytes / peak: everything the bytes at peak do not
 explain is fixed cost. CU counts name GPUs through each row's commit (AITER_GPUS).
+vLLM's dense FP8 GEMMs on MI300X (AITER_DENSE) come the same way from the rows AMD measured on
+MI300X for Llama 70B and 405B in ROCm/aiter#1092 (aiter's CK row-scaled 8-bit GEMM).
 """
 
 from __future__ import annotations
@@ -371,6 +373,29 @@ AITER_BORROWED = {
 }
 AITER_FORMAT = "fp8_block"
 AITER_QUANT = "QuantType.per_1x128"
+# Dense 8-bit GEMMs of Llama 70B and 405B (vLLM's per-tensor FP8 checkpoints): ROCm/aiter#1092
+# ("[MI300X] tune Gemm performance for llama 70b/405b", AMD, 2025-09-26) timed aiter's CK
+# row-scaled GEMM (`a8w8_rowwise`) on MI300X for their linear shapes at TP 1, 2, 4 and 8 and M up
+# to 32768 (288 rows with cu_num 304 in aiter/configs/a8w8_tuned_gemm.csv at the PR's head
+# commit; the table before it had none; the rows never reached aiter's main, so they are read at
+# that commit). id -> (CU count, commit, table, why).
+AITER_DENSE = {
+    "mi300x": (
+        304, "035725098db2d65f8d5757d6c8488c6176b00b93", "aiter/configs/a8w8_tuned_gemm.csv",
+        "ROCm/aiter#1092 '[MI300X] tune Gemm performance for llama 70b/405b' (Llama 70B/405B "
+        "shapes, TP 1/2/4/8, on MI300X)",
+    ),
+}  # fmt: skip
+AITER_DENSE_ENGINE = "vllm"
+AITER_DENSE_FORMAT = "fp8"
+# The tuner of that date (csrc/ck_gemm_a8w8/gemm_a8w8_tune.py at the commit) times int8
+# operands. gfx942 runs INT8 and FP8 matrix ops at the same dense peak (AMD MI300X datasheet:
+# 2,614.9 TOPS and TFLOP/s) and both read one byte per weight; the PR's own FP8 (e4m3fnuz) run
+# of the same CK kernel at 1 x 1280 x 8192 took 17.6 us against the table's 16.0 us for int8.
+AITER_DENSE_ASSUMPTION = (
+    "assumption: aiter's CK row-scaled int8 GEMM times (same one-byte weights and dense peak as "
+    "FP8 on gfx942) stand for vLLM's FP8 GEMMs"
+)
 
 
 def _git_show(repo: Path, commit: str, path: str) -> str:
@@ -425,6 +450,39 @@ def aiter_moe_curve(rows: Any, cu_num: int, peak: float) -> dict[str, list[float
     }
 
 
+def aiter_dense_curves(
+    repo: Path, hardware: str, cu_num: int, commit: str, path: str, why: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(weight-read curves, compute curves) of vLLM's dense FP8 GEMMs on `hardware` from the
+    `cu_num` rows of aiter table `path` at `commit` (AITER_DENSE)."""
+    import pandas as pd
+
+    rows = pd.read_csv(io.StringIO(_git_show(repo, commit, path)))
+    part = rows[(rows.cu_num == cu_num) & (rows.us > 0)]
+    frame = pd.DataFrame({
+        "gemm_dtype": AITER_DENSE_FORMAT, "m": part.M, "n": part.N, "k": part.K,
+        "latency": part.us * 1e-3,
+    })  # fmt: skip
+    spec = _hardware(hardware)
+    peak = float(spec["hbm_bandwidth_tb_s"]) * 1e12
+    peaks = {AITER_DENSE_FORMAT: float(spec["dense_tflops_fp8"]) * 1e12}
+    where = {
+        "hardware": hardware, "op": "gemm", "engine": AITER_DENSE_ENGINE,
+        "system": f"{hardware} ({cu_num} CUs)", "release": f"ROCm/aiter {commit}",
+        "measured_on": hardware, "provenance": why, "table": path,
+        "assumption": AITER_DENSE_ASSUMPTION,
+    }  # fmt: skip
+    curves = [
+        {**where, "peak_hbm_bytes_per_s": peak, **curve, "format": fmt}
+        for fmt, curve in gemm_curves(frame, peak, decode_fraction_only=True).items()
+    ]
+    compute = [
+        {**where, **curve, "format": fmt}
+        for fmt, curve in gemm_curves(frame, peak, peaks, decode_fraction_only=True).items()
+    ]
+    return curves, compute
+
+
 def _hardware(hardware_id: str) -> dict[str, Any]:
     spec: dict[str, Any] = tomllib.loads((ROOT / "hardware" / f"{hardware_id}.toml").read_text())
     return spec
@@ -458,6 +516,10 @@ def aiter_curves(repo: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
             curves.append({"hardware": hardware, "op": "moe", **where,
                            "table": f"{AITER_TABLES}/{AITER_MOE}",
                            "peak_hbm_bytes_per_s": peak, **moe})  # fmt: skip
+    for hardware, (cu_num, commit, path, why) in AITER_DENSE.items():
+        dense, dense_compute = aiter_dense_curves(repo, hardware, cu_num, commit, path, why)
+        curves += dense
+        compute_curves += dense_compute
     for hardware, (measured, assumption) in AITER_BORROWED.items():
         peak = float(_hardware(hardware)["hbm_bandwidth_tb_s"]) * 1e12
         for c in [c for c in curves if c["hardware"] == measured]:
