@@ -15,9 +15,10 @@ that differs in two ways, both of which `sweep` and `check` simulate:
 
 So the cap that search chose is kept and the rate is checked again on the whole group by the
 same rules (probes on common samples, the bracket narrowed to the same resolution, the answer
-verified on a fresh sample with its p99s' noise added), and the figures a plan reports for the
-layout are the group's. The rate is only ever lowered: where the group does better than one
-replica, the one-replica rate stands, with the group's latencies at it.
+verified on a fresh sample that offers each replica as many requests as one replica's
+verification did, up to GROUP_VERIFY_MAX in all, with its p99s' noise added), and the figures a
+plan reports for the layout are the group's. The rate is only ever lowered: where the group
+does better than one replica, the one-replica rate stands, with the group's latencies at it.
 
 Every rate here is per replica (the group is offered `ranks` x it), as everywhere in a
 `ReplicaCapacity`; the group's states are divided by the ranks where they count requests or
@@ -29,9 +30,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from capcliff.analysis.evaluate.capacity import (
+    VERIFY_SIZE,
     Replica,
     ReplicaCapacity,
-    meets_slo_surely,
     verified,
 )
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
@@ -47,6 +48,10 @@ from capcliff.analysis.evaluate.steady_state import SteadyState
 from capcliff.sim.result import SimResult
 from capcliff.sim.simulate import simulate
 from capcliff.sim.traffic.workload import Requests
+
+# set: the most requests a group's verification simulates, the largest sample an online `sweep`
+# grows to from its default 2,000 requests (`steady_point.MAX_DOUBLINGS`: 8 x)
+GROUP_VERIFY_MAX = 16_000
 
 
 def in_lockstep(replica: Replica, dp: int) -> bool:
@@ -97,16 +102,17 @@ def group_capacity(
     # as `capacity._within_slo`: the caps' sample size, and the time a request meeting the SLO
     # spends in the system (the probes' Little's-law size)
     size = max(p.requests for p in single.points)
-    # the verification's sample holds as many requests in all as one rank's did: its p99s are
-    # as tight (the probes span as many turnovers of the group's requests as of one rank's)
-    own = -(-next((p.requests for p in single.points if p.cap == cap), size) // ranks)
+    # the verification offers each replica as many requests as one replica's did, up to
+    # GROUP_VERIFY_MAX in all
+    own = next((p.requests for p in single.points if p.cap == cap), size)
+    own = min(own, -(-GROUP_VERIFY_MAX // (VERIFY_SIZE * ranks)))
     probes = RateProbes(replica.config, slo, sample, run, mean, [], slo.ttft_s + mean * slo.tpot_s)
     at = probes.probe(single.sustained_rps, size, cap)
     found: RatePoint | None = at
     if not at.meets:
         resolution = rate_resolution(single.sustained_rps / (1 - CAP_TOLERANCE))
         found = highest_rate_below(probes, cap, at, size, resolution)
-    if found is not None and not meets_slo_surely(found.state, slo):
+    if found is not None:  # the figures reported come from the verification's fresh sample
         found = verified(run, workload, slo, found, probes.points, own, ranks)
     shown = tuple(_point_per_rank(p, ranks) for p in probes.points)
     if found is None:
