@@ -17,7 +17,8 @@ Parallel only where it pays:
   rest would take less than `MIN_PARALLEL_CPU_S` of CPU serially, it runs them here too.
 - **Work known early starts early.** `ahead` hands a job whose inputs are already known (a plan's
   other GPU types) to the run's pool at once, so it runs beside the steps before its result is
-  needed; with one worker it runs here when its result is asked for, as it did before.
+  needed; with one worker it runs here when its result is asked for, as it did before. One
+  still running when the run ends (its result was not wanted) stops with the workers.
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ class _Run:
         self.workers = max(1, min(jobs, idle_cores()))
         self.owner = os.getpid()
         self.executor: Executor | None = None
+        self.running: list[Callable[[], bool]] = []  # of each job started ahead (`ahead`)
 
     def pool(self) -> Executor:
         if self.executor is None:
@@ -117,7 +119,16 @@ def run_pool(jobs: int) -> Iterator[None]:
     finally:
         _RUN = None
         if run.executor is not None:
+            if any(running() for running in run.running):
+                _stop_workers(run.executor)  # a job started ahead that nobody will read
             run.executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _stop_workers(executor: Executor) -> None:
+    """Stop the pool's worker processes at once: a job started ahead (`ahead`) whose result the
+    run did not ask for (nothing recommended, or an error) is not waited for."""
+    for process in list(getattr(executor, "_processes", {}).values()):
+        process.terminate()
 
 
 def workers(jobs: int) -> int:
@@ -180,4 +191,6 @@ def ahead(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[Later[R]]
     if run is None or workers(jobs) <= 1:
         return [Later(fn, x, None) for x in items]
     pool = run.pool()
-    return [Later(fn, x, pool.submit(fn, x)) for x in items]
+    futures = [pool.submit(fn, x) for x in items]
+    run.running += [future.running for future in futures]
+    return [Later(fn, x, future) for x, future in zip(items, futures, strict=True)]
