@@ -14,9 +14,12 @@ The questions are aiconfigurator's default ones (`aiconfigurator cli default`: Q
   (TTFT 1,000 s, TPOT 100 s).
 
 Each command runs as a fresh process (imports included, as a user runs it), one after the other
-in this one run; CPU = user + system seconds of the process and its children (os.wait4). capcliff
-runs its pure-Python event loop (CAPCLIFF_SIM_CORE=python, capcliff/sim/core.py) and its default
-step-time source (the roofline). The ratio is aiconfigurator's CPU over capcliff's (the best of
+in this one run; capcliff's modules are compiled to bytecode first (`compileall`, as `pip install`
+does: aiconfigurator's are, in site-packages; a checkout run with PYTHONDONTWRITEBYTECODE=1 would
+otherwise compile every module from source in every run, about 0.2 s); CPU = user + system
+seconds of the process and its children (os.wait4). capcliff runs its pure-Python event loop
+(CAPCLIFF_SIM_CORE=python, capcliff/sim/core.py) and its default step-time source (the
+roofline). The ratio is aiconfigurator's CPU over capcliff's (the best of
 `--repeat` runs each). What each answered is printed under the figures.
 """
 
@@ -103,6 +106,8 @@ def main() -> None:
     args = parser.parse_args()
     if shutil.which("aiconfigurator") is None:
         raise SystemExit("needs the aiconfigurator command: pip install aiconfigurator")
+    # as installed: bytecode next to the sources (read even where PYTHONDONTWRITEBYTECODE is set)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "capcliff")], check=True)
     print(f"1-minute load average at the start: {os.getloadavg()[0]:.2f}\n")
     print("| question | capcliff CPU s (wall) | aiconfigurator CPU s (wall) | speed-up (CPU) |")
     print("|---|---:|---:|---:|")

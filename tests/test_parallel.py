@@ -4,6 +4,7 @@ enough work, and the same results as a serial run."""
 from __future__ import annotations
 
 import os
+import time
 from concurrent.futures import Executor
 
 import pytest
@@ -94,3 +95,69 @@ def test_a_worker_process_runs_its_own_steps_serially(two_idle_cores: list[int])
 
 def _workers_seen_inside(jobs: int) -> int:
     return parallel.workers(jobs)
+
+
+def _fails(x: int) -> int:
+    raise ValueError(f"job {x} failed")
+
+
+def test_jobs_started_ahead_run_in_workers_and_return_the_serial_results(
+    two_idle_cores: list[int],
+) -> None:
+    with parallel.run_pool(2):
+        later = parallel.ahead(_square, [3, 4, 5], 2)
+        pids = parallel.ahead(_pid, [0, 1], 2)
+        assert [job.result() for job in later] == [9, 16, 25]
+        assert os.getpid() not in [job.result() for job in pids]
+    assert two_idle_cores == [2]
+
+
+def test_with_one_worker_a_job_started_ahead_runs_here_once_when_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(parallel, "idle_cores", lambda: 1)
+    calls: list[int] = []
+
+    def counted(x: int) -> int:
+        calls.append(x)
+        return os.getpid()
+
+    with parallel.run_pool(2):
+        later = parallel.ahead(counted, [7], 2)
+        assert calls == []  # nothing runs until its result is wanted
+        assert later[0].result() == os.getpid()
+        assert later[0].result() == os.getpid()
+    assert calls == [7]
+
+
+def test_a_job_started_ahead_raises_its_error_when_its_result_is_asked_for(
+    two_idle_cores: list[int],
+) -> None:
+    with parallel.run_pool(2):
+        later = parallel.ahead(_fails, [1], 2)
+        with pytest.raises(ValueError, match="job 1 failed"):
+            later[0].result()
+
+
+def _sleeps(seconds: float) -> float:
+    time.sleep(seconds)
+    return seconds
+
+
+def test_a_run_does_not_wait_for_a_job_started_ahead_whose_result_it_did_not_ask_for(
+    two_idle_cores: list[int],
+) -> None:
+    # An hour's job started ahead and never read (a plan that recommends nothing): the run ends
+    # at once, its workers stopped, rather than an hour later.
+    start = time.monotonic()
+    with parallel.run_pool(2):
+        parallel.ahead(_sleeps, [3600.0], 2)
+        time.sleep(0.5)  # the worker has picked it up
+    assert time.monotonic() - start < 60
+
+
+def test_a_job_started_ahead_and_read_ends_the_run_normally(two_idle_cores: list[int]) -> None:
+    with parallel.run_pool(2):
+        later = parallel.ahead(_sleeps, [0.1], 2)
+        assert later[0].result() == 0.1
+        assert parallel.parallel_map(_square, [1, 2, 3], 2) == [1, 4, 9]

@@ -158,3 +158,47 @@ def test_the_rate_probes_hold_twenty_times_the_requests_a_passing_rate_keeps_in_
     assert searched
     for p in searched:
         assert p.requests == min(largest, max(200, math.ceil(20 * 10 * p.rate_rps)))
+
+
+def _found_and_probes() -> tuple[Replica, OnlineWorkload, capacity_module.RatePoint, int]:
+    """A replica, its workload, the rate its search found (before verification) and the chosen
+    cap's own sample size."""
+    replica, workload = _replica(400), _workload()
+    whole = replica_capacity(replica, workload, slo=SLO)
+    assert whole.sustained is not None
+    own = next(p.requests for p in whole.points if p.cap == whole.cap)
+    searched = [p for p in whole.probes if p.requests != VERIFY_SIZE * own]
+    found = max((p for p in searched if p.meets and p.cap == whole.cap), key=lambda p: p.rate_rps)
+    return replica, workload, found, own
+
+
+def test_a_verification_at_a_rate_worth_nothing_to_the_caller_simulates_nothing() -> None:
+    replica, workload, found, own = _found_and_probes()
+    probes: list[capacity_module.RatePoint] = []
+    got = capacity_module.verified(
+        replica.run, workload, SLO, found, probes, own, worthless=lambda rate: True
+    )
+    assert got is None and probes == []
+
+
+def test_a_verification_whose_rates_all_matter_is_the_plain_one() -> None:
+    replica, workload, found, own = _found_and_probes()
+    plain: list[capacity_module.RatePoint] = []
+    floored: list[capacity_module.RatePoint] = []
+    expected = capacity_module.verified(replica.run, workload, SLO, found, plain, own)
+    got = capacity_module.verified(
+        replica.run, workload, SLO, found, floored, own, worthless=lambda rate: False
+    )
+    assert got == expected and floored == plain
+
+
+def test_a_verification_stops_at_the_first_rate_worth_nothing() -> None:
+    # Steps of 3 %: a floor just below the found rate lets only the first step run.
+    replica, workload, found, own = _found_and_probes()
+    probes: list[capacity_module.RatePoint] = []
+    floor = found.rate_rps * 0.99
+    got = capacity_module.verified(
+        replica.run, workload, SLO, found, probes, own, worthless=lambda rate: rate < floor
+    )
+    assert [p.rate_rps for p in probes] == [found.rate_rps]
+    assert got is None or got is probes[0]

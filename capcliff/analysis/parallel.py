@@ -15,6 +15,10 @@ Parallel only where it pays:
   `--jobs 2` on a busy two-core machine runs serially, as `--jobs 1` does.
 - **Enough work.** `parallel_map` runs its first item in this process and times it; when the
   rest would take less than `MIN_PARALLEL_CPU_S` of CPU serially, it runs them here too.
+- **Work known early starts early.** `ahead` hands a job whose inputs are already known (a plan's
+  other GPU types) to the run's pool at once, so it runs beside the steps before its result is
+  needed; with one worker it runs here when its result is asked for, as it did before. One
+  still running when the run ends (its result was not wanted) stops with the workers.
 """
 
 from __future__ import annotations
@@ -23,9 +27,9 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -72,6 +76,7 @@ class _Run:
         self.workers = max(1, min(jobs, idle_cores()))
         self.owner = os.getpid()
         self.executor: Executor | None = None
+        self.running: list[Callable[[], bool]] = []  # of each job started ahead (`ahead`)
 
     def pool(self) -> Executor:
         if self.executor is None:
@@ -114,7 +119,16 @@ def run_pool(jobs: int) -> Iterator[None]:
     finally:
         _RUN = None
         if run.executor is not None:
+            if any(running() for running in run.running):
+                _stop_workers(run.executor)  # a job started ahead that nobody will read
             run.executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _stop_workers(executor: Executor) -> None:
+    """Stop the pool's worker processes at once: a job started ahead (`ahead`) whose result the
+    run did not ask for (nothing recommended, or an error) is not waited for."""
+    for process in list(getattr(executor, "_processes", {}).values()):
+        process.terminate()
 
 
 def workers(jobs: int) -> int:
@@ -144,3 +158,39 @@ def parallel_map(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]
         return [first, *run.pool().map(fn, rest)]
     with _new_pool(count) as pool:
         return [first, *pool.map(fn, rest)]
+
+
+class Later(Generic[R]):
+    """The result of one job: computed in the run's pool ahead of need (`ahead`), or here, once,
+    when first asked for."""
+
+    def __init__(self, fn: Callable[[T], R], item: T, future: Future[R] | None) -> None:
+        self._compute: Callable[[], R] = lambda: fn(item)
+        self._future = future
+        self._done: list[R] = []
+
+    def result(self) -> R:
+        """The job's result (an exception the job raised is raised here)."""
+        if self._future is not None:
+            return self._future.result()
+        if not self._done:
+            self._done.append(self._compute())
+        return self._done[0]
+
+    def cancel(self) -> None:
+        """Drop the job if no worker has started it (one already running finishes)."""
+        if self._future is not None:
+            self._future.cancel()
+
+
+def ahead(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[Later[R]]:
+    """`fn(x)` for each of `items`, started now in the open run's pool when the step may use more
+    than one worker (`workers`), else left to run here when its result is asked for. A job is a
+    pure function of its item, so where it ran changes nothing but the wall time."""
+    run = _current_run()
+    if run is None or workers(jobs) <= 1:
+        return [Later(fn, x, None) for x in items]
+    pool = run.pool()
+    futures = [pool.submit(fn, x) for x in items]
+    run.running += [future.running for future in futures]
+    return [Later(fn, x, future) for x, future in zip(items, futures, strict=True)]

@@ -107,6 +107,9 @@ class ReplicaCapacity:
     settled: bool
     probes: tuple[RatePoint, ...] = ()  # every offered rate the SLO search simulated
     sustained: RatePoint | None = None  # the run at the sustained rate (within an SLO)
+    # the verification stopped where the rate was worth nothing to the caller (`verified`'s
+    # `worthless`): the rate and latencies above are not the replica's
+    worthless: bool = False
 
     @property
     def simulated_cliff(self) -> int | None:
@@ -300,7 +303,8 @@ VERIFY_SIZE = 2
 def verified(
     run: Callable[[Requests, int], SimResult], workload: OnlineWorkload, slo: Slo,
     found: RatePoint, probes: list[RatePoint], own: int, ranks: int = 1,
-) -> RatePoint:  # fmt: skip
+    worthless: Callable[[float], bool] | None = None,
+) -> RatePoint | None:  # fmt: skip
     """`found` checked on a sample drawn independently of the one the search chose it on
     (`run`: a replica's simulation; `ranks`: the replicas it simulates together, each offered
     `found`'s rate and sample size).
@@ -311,11 +315,19 @@ def verified(
     `own` (the stopping rule's size at the found cap) meets the SLO with its p99s' sampling
     noise added (`meets_slo_surely`), and that sample's figures are the ones reported: another
     sample at that rate meets the SLO too. Unchanged when no step passes (the search's point is
-    returned)."""
+    returned).
+
+    `worthless(rate)`: whether a rate is worth nothing to the caller (a fleet's replica that
+    could not be the cheapest at it); true of every rate below one it is true of. On reaching
+    such a rate None is returned with no more simulation: any step left that passes is worth
+    nothing too. (The one case this changes: every step left misses, where the unverified
+    `found` would be returned.)"""
     fresh = OnlineWorkload(workload.choice, workload.seed + VERIFY_SEED)
     rate = found.rate_rps
     size = VERIFY_SIZE * own
     for _ in range(VERIFY_TRIES):
+        if worthless is not None and worthless(rate):
+            return None
         result = run(fresh.at_rate(size * ranks, rate * ranks), found.cap)
         state = steady_state(result, open_loop=True, mean_output=fresh.mean_output_tokens())
         meets = meets_slo(state, slo)
@@ -369,13 +381,15 @@ def replica_capacity(
     first: CapPoint | None = None,
     known: dict[int, CapPoint] | None = None,
     points: tuple[CapPoint, ...] | None = None,
+    worthless: Callable[[float], bool] | None = None,
 ) -> ReplicaCapacity:
     """The saturation throughput, the chosen cap and the rate sustained within `slo`.
 
     Without an SLO the capacity is the saturation throughput, and the latencies reported are
     those at (1 - headroom) x it, where the queue is bounded (the default latency target).
     `known`: caps of the sweep already simulated (`sweep_point`); `points`: the whole sweep
-    (`saturation_caps`), already simulated.
+    (`saturation_caps`), already simulated. `worthless`: rates worth nothing to the caller
+    (`verified`); a verification that reaches one marks the capacity `worthless`.
     """
     cliff, base = cap_grid(workload, replica)
     if points is None:
@@ -399,7 +413,7 @@ def replica_capacity(
             best_ttft_p99_s=None, best_tpot_p99_s=None, simulated_requests=sizes,
             settled=settled,
         )  # fmt: skip
-    return _within_slo(replica, workload, slo, points, top, cliff, settled)
+    return _within_slo(replica, workload, slo, points, top, cliff, settled, worthless)
 
 
 def _within_slo(
@@ -410,6 +424,7 @@ def _within_slo(
     top: CapPoint,
     cliff: int,
     settled: bool,
+    worthless: Callable[[float], bool] | None = None,
 ) -> ReplicaCapacity:
     best: RatePoint | None = None
     lightest: RatePoint | None = None
@@ -447,7 +462,9 @@ def _within_slo(
     own = {p.cap: p.requests for p in calm}
     chosen = (
         None if best is None
-        else verified(replica.run, workload, slo, best, probes.points, own[best.cap])
+        else verified(
+            replica.run, workload, slo, best, probes.points, own[best.cap], worthless=worthless
+        )
     )  # fmt: skip
     if lightest is None:  # no throughput to search under: the sample is far too small
         lightest = RatePoint(top.cap, 0.0, top.state, False)
@@ -464,4 +481,5 @@ def _within_slo(
         settled=settled,
         probes=tuple(probes.points),
         sustained=chosen,
+        worthless=best is not None and chosen is None,
     )

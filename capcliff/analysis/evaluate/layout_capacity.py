@@ -256,8 +256,10 @@ def _refine_ranked(
     whose rank cannot beat one already found (rank, then position in `found`) is left at its
     coarse capacity: not simulated at all when even an unbounded rate cannot, else its caps are
     simulated at saturation (`saturation_caps`) and the bound they set on its rate within the
-    SLO (`sustained_bound`) decides whether it is searched. `rank` must not improve as the rate
-    falls, so a rank at an upper bound of the rate bounds the rank it can reach."""
+    SLO (`sustained_bound`) decides whether it is searched; its verification stops once the
+    rate has stepped down to where it cannot rank first (`capacity.verified`'s `worthless`).
+    `rank` must not improve as the rate falls, so a rank at an upper bound of the rate bounds
+    the rank it can reach."""
     position = {name: i for i, name in enumerate(found)}
 
     def ranked(name: str, rate: float) -> Ranked | None:
@@ -271,28 +273,43 @@ def _refine_ranked(
         fresh = key(found[name].replica, search) not in done.refined
         return fresh, ranked(name, math.inf) or (-math.inf, 0, position[name])
 
+    def beaten_at(name: str, first: Ranked | None) -> Callable[[float], bool]:
+        return lambda rate: beaten(ranked(name, rate), first)
+
     first: Ranked | None = None
     for name in sorted(names, key=order):
         ev = found[name]
         capacity = done.refined.get(key(ev.replica, search))
         if capacity is None:
-            if beaten(ranked(name, math.inf), first):
-                continue  # cannot rank first at any rate: left at its coarse capacity
-            points = saturation_caps(
-                ev.replica, search.workload, slo=search.slo, least=search.least_requests,
-                first=ev.capacity.points[0],
-            )  # fmt: skip
-            if beaten(ranked(name, sustained_bound(points, search.slo)), first):
+            capacity = _unless_beaten(ev, search, beaten_at(name, first))
+            if capacity is None:  # cannot rank first: left at its coarse capacity
                 continue
-            capacity = replica_capacity(
-                ev.replica, search.workload, slo=search.slo, least=search.least_requests,
-                headroom=search.headroom, points=points,
-            )  # fmt: skip
             done.refined[key(ev.replica, search)] = capacity
         found[name] = LayoutEval(ev.memory, ev.replica, capacity, refined=True)
         got = ranked(name, capacity.sustained_rps) if capacity.meets_slo else None
         if got is not None and (first is None or got < first):
             first = got
+
+
+def _unless_beaten(
+    ev: LayoutEval, search: SearchSettings, beaten_at: Callable[[float], bool]
+) -> ReplicaCapacity | None:
+    """`ev`'s capacity within the SLO, or None once `beaten_at` (its rank at a rate cannot be
+    first) holds of an upper bound of its rate: any rate (nothing simulated), the bound its
+    saturation caps set (`sustained_bound`), or the rate its verification steps down to."""
+    if beaten_at(math.inf):
+        return None
+    points = saturation_caps(
+        ev.replica, search.workload, slo=search.slo, least=search.least_requests,
+        first=ev.capacity.points[0],
+    )  # fmt: skip
+    if beaten_at(sustained_bound(points, search.slo)):
+        return None
+    capacity = replica_capacity(
+        ev.replica, search.workload, slo=search.slo, least=search.least_requests,
+        headroom=search.headroom, points=points, worthless=beaten_at,
+    )  # fmt: skip
+    return None if capacity.worthless else capacity
 
 
 def _group(job: tuple[Replica, int, SearchSettings, ReplicaCapacity]) -> ReplicaCapacity:

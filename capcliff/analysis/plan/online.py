@@ -27,7 +27,7 @@ from capcliff.analysis.evaluate.layout_capacity import (
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.replica_models import band_of, step_label
 from capcliff.analysis.evaluate.solver import Slo
-from capcliff.analysis.parallel import parallel_map
+from capcliff.analysis.parallel import Later, ahead
 from capcliff.analysis.plan.batch import fit_fixes
 from capcliff.analysis.plan.commands import engine_flags, served_model
 from capcliff.analysis.plan.fleet import (
@@ -93,6 +93,22 @@ class _Context:
         return tie_band(band_of(self.dep).throughput)
 
 
+def _memories(
+    ctx: _Context, dep: Deployment, gpus: int, *, replicas_only: bool = False
+) -> list[LayoutMemory]:
+    """Every layout of `gpus` GPUs of `dep` (only those named, when some are), or, with
+    `replicas_only`, one replica of each TP size up to `gpus`."""
+    o = ctx.options
+    if replicas_only:
+        return [
+            dep.memory(Layout(tp=size), ctx.max_model_len) for size in FLEET_TP_SIZES
+            if size <= gpus
+        ]  # fmt: skip
+    if o.layouts:
+        return [dep.memory(lay, ctx.max_model_len) for lay in o.layouts]
+    return layout_memories(dep, gpus, ctx.max_model_len)
+
+
 def _search(
     ctx: _Context,
     dep: Deployment,
@@ -100,25 +116,18 @@ def _search(
     *,
     replicas_only: bool = False,
     rank: Rank | None = None,
+    memories: list[LayoutMemory] | None = None,
 ) -> tuple[list[LayoutMemory], dict[str, LayoutEval]]:
     """Every layout of `gpus` GPUs of `dep` (or, `replicas_only`, one replica of each TP size
-    up to `gpus`), searched coarse-to-fine (`rank`: only the first-ranked is wanted)."""
+    up to `gpus`), searched coarse-to-fine (`rank`: only the first-ranked is wanted);
+    `memories`: those layouts' memories (`_memories`), when already worked out."""
     o = ctx.options
     search = SearchSettings(
         ctx.workload, dep.sim_config(ctx.max_model_len), o.slo, o.least_requests, o.jobs,
         o.headroom,
     )  # fmt: skip
-    if replicas_only:
-        memories = [
-            dep.memory(Layout(tp=size), ctx.max_model_len) for size in FLEET_TP_SIZES
-            if size <= gpus
-        ]  # fmt: skip
-    else:
-        memories = (
-            [dep.memory(lay, ctx.max_model_len) for lay in o.layouts]
-            if o.layouts
-            else layout_memories(dep, gpus, ctx.max_model_len)
-        )
+    if memories is None:
+        memories = _memories(ctx, dep, gpus, replicas_only=replicas_only)
     named = bool(o.layouts) and not replicas_only
     found = evaluate_layouts(
         dep, memories, search, refine_all=named, searched=ctx.searched, rank=rank
@@ -252,11 +261,25 @@ def _checked_fleet(ctx: _Context, ev: LayoutEval) -> tuple[int | None, Checked |
     return checked.replicas, checked
 
 
-def _other_fleets(ctx: _Context, gpus: int) -> tuple[list[FleetEntry], list[str]]:
-    """The other GPU types' fleet lines, one worker process per type when jobs allow."""
+def _start_other_fleets(ctx: _Context, gpus: int) -> list[Later[tuple[FleetEntry | None, str]]]:
+    """The other GPU types' fleet lines for `gpus` GPUs, one job per type: started now in the
+    run's pool when it has more than one worker (they need nothing the planned type's search
+    finds, so they run beside it), else searched here, in turn, when `_other_fleets` asks."""
     inner = _Context(ctx.dep, ctx.max_model_len, ctx.workload, _serial(ctx.options))
     others = [h for h in ctx.options.fleet_gpus if h.id != ctx.dep.hardware.id]
-    found = parallel_map(_type_fleet, [(inner, h, gpus) for h in others], ctx.options.jobs)
+    return ahead(_type_fleet, [(inner, h, gpus) for h in others], ctx.options.jobs)
+
+
+def _other_fleets(
+    ctx: _Context, gpus: int, started: tuple[int, list[Later[tuple[FleetEntry | None, str]]]]
+) -> tuple[list[FleetEntry], list[str]]:
+    """The other GPU types' fleet lines for `gpus` GPUs: those `started` for as many GPUs."""
+    count, lines = started
+    if count != gpus:  # every layout of a plan uses all its GPUs, so this is a safeguard
+        for later in lines:
+            later.cancel()
+        lines = _start_other_fleets(ctx, gpus)
+    found = [later.result() for later in lines]
     return [e for e, _ in found if e is not None], [n for e, n in found if e is None]
 
 
@@ -337,7 +360,11 @@ def build_online_plan(
     reference = online.reference(REFERENCE_REQUESTS)
     length = dep.context_length(reference)
     ctx = _Context(dep, length, online, options)
-    memories, found = _search(ctx, dep, gpus)
+    memories = _memories(ctx, dep, gpus)
+    # the other GPU types' fleets run beside this type's search, where a layout fits to size
+    # one on (with one worker they wait for `_recommend`, as before)
+    others = _start_other_fleets(ctx, gpus) if any(m.fits for m in memories) else []
+    memories, found = _search(ctx, dep, gpus, memories=memories)
     config = dep.sim_config(length)
     header = report_header(
         dep.model, dep.hardware, gpus=gpus, settings=dep.budget, scheme=dep.scheme,
@@ -361,17 +388,23 @@ def build_online_plan(
         slo_tpot_s=_finite(None if slo is None else slo.tpot_s), headroom=options.headroom,
     )  # fmt: skip
     inputs = PlanInputs(reference, online.label, length, config)
+    best = best_layout(found)
+    if best is None:  # nothing to size a fleet of: the other types' lines are not wanted
+        for later in others:
+            later.cancel()
     if not found:
         return report.model_copy(
             update={"fixes": fit_fixes(dep, gpus, inputs, given=options.layouts),
                     "reason": "no layout fits",
                     "load": _load(ctx, None, None)}
         )  # fmt: skip
-    best = best_layout(found)
     if best is None:
         return _infeasible(ctx, report, gpus)
     chosen, tied, fastest = decide([_option(ev) for ev in found.values() if _ranked(ev)], ctx.band)
-    return _recommend(ctx, report, found[chosen.name], found, inputs, tie=(chosen, tied, fastest))
+    return _recommend(
+        ctx, report, found[chosen.name], found, inputs, tie=(chosen, tied, fastest),
+        others=(gpus, others),
+    )  # fmt: skip
 
 
 def _tie_lines(tie: tuple[Option, list[Option], Option | None], band: float) -> list[str]:
@@ -405,15 +438,16 @@ def _recommend(
     inputs: PlanInputs,
     *,
     tie: tuple[Option, list[Option], Option | None],
+    others: tuple[int, list[Later[tuple[FleetEntry | None, str]]]],
 ) -> PlanReport:
     dep, o = ctx.dep, ctx.options
     lay = best.memory.layout
     needed, checked = _checked_fleet(ctx, best)
     entry = _fleet_line(ctx, dep.hardware, best, checked)
-    others, notes = _other_fleets(ctx, lay.gpus)
+    other_lines, notes = _other_fleets(ctx, lay.gpus, others)
     entry, same = _same_search(ctx, entry, lay.gpus)
     notes += same
-    fleet = sorted([entry, *others], key=lambda e: e.usd_per_million_output_tokens)
+    fleet = sorted([entry, *other_lines], key=lambda e: e.usd_per_million_output_tokens)
     load = _load(ctx, best, needed)
     rec = Recommendation(
         layout=lay.name, dp=lay.dp, tp=lay.tp, pp=lay.pp, ep=lay.ep,
