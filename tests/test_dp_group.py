@@ -103,3 +103,16 @@ def test_plan_reports_the_groups_rate_and_sweep_sees_the_same_latencies(
     # the same figure within the two samples' 95 % intervals of the p99
     band = row["tpot_p99_half_width"] + steady["tpot_p99_half_width"]
     assert math.isclose(steady["tpot_p99_s"], row["tpot_p99_s"], rel_tol=band)
+
+
+def test_without_a_target_a_lockstep_layouts_rate_is_said_to_be_one_ranks(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # no SLO, so no group search: the note must say whose rate the row shows (dp8-ep8 of a MoE
+    # model runs its 8 ranks in lockstep; dp8 of a dense model does not, and gets no note)
+    moe = _run(capsys, ["plan", "qwen3-30b-a3b", "--gpus", "8", "--layout", "dp8-ep8",
+                        "--isl", "4096", "--osl", "512", "--rate", "20"])  # fmt: skip
+    assert any("without a latency target the rate shown is one rank's" in n for n in moe["notes"])
+    dense = _run(capsys, ["plan", "llama-3.1-8b", "--gpus", "8", "--layout", "dp8",
+                          "--isl", "4096", "--osl", "512", "--rate", "20"])  # fmt: skip
+    assert not any("lockstep" in n for n in dense["notes"])

@@ -16,10 +16,18 @@ from capcliff.analysis.evaluate.layout_capacity import LayoutEval
 SAME_RATE = 0.03
 
 
-def group_note(best: LayoutEval) -> list[str]:
+def group_note(best: LayoutEval, *, within_slo: bool = True) -> list[str]:
     """A note when `best`'s replicas, simulated together, sustain less than one replica's
-    search said; [] otherwise."""
+    search said, or, without an SLO (`within_slo` False), when its ranks step in lockstep and
+    its saturation rate is one rank's; [] otherwise."""
     alone, lay = best.alone, best.memory.layout
+    if not within_slo and in_lockstep(best.replica, lay.dp):
+        return [
+            f"{lay.name}: its {lay.dp} ranks step in lockstep, and a prefill on any rank stalls "
+            f"them all; without a latency target the rate shown is one rank's at saturation, "
+            "which the group reaches only while the ranks' prefills fall in the same steps. "
+            "Give --slo-ttft/--slo-tpot to search the group, or measure it (docs/serving.md)"
+        ]
     if alone is None or alone.sustained_rps <= 0:
         return []
     one = alone.sustained_rps * lay.dp

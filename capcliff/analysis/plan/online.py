@@ -472,7 +472,7 @@ def _recommend(
             f"the fleet of {checked.replicas} x {entry.layout} simulated at the load still "
             "misses the target: add replicas or headroom"
         )
-    notes += group_note(best)
+    notes += group_note(best, within_slo=o.slo is not None)
     if not best.capacity.settled:
         notes.append(
             f"{lay.name}: the sample ({best.capacity.simulated_requests:,} requests) was too "
