@@ -327,3 +327,30 @@ def test_the_sglang_line_carries_spec_v2_only_with_speculation_under_overlap() -
     assert sglang_command(replace(base, spec_overlap=True)).startswith("python")
     read = parse_serve_command(sglang_command(replace(spec, spec_overlap=True)))
     assert (read.settings["speculative"], read.settings["spec_overlap"]) == ("mtp:3", True)
+
+
+def test_a_vllm_line_with_dp_reads_a_moe_model_as_lockstep_ranks() -> None:
+    # vLLM runs a MoE model's --data-parallel-size ranks in lockstep with the MoE layers over
+    # all dp x tp ranks (docs.vllm.ai, serving/data_parallel_deployment): attention DP, dpa4-tp2
+    # here; a dense model's DP replicas stay independent
+    from capcliff.analysis.serve_command import merged_target
+
+    moe = parse_serve_command(
+        "vllm serve Qwen/Qwen3-30B-A3B --tensor-parallel-size 2 --data-parallel-size 4"
+    )
+    assert merged_target(moe, model=None, layout=None) == ("qwen3-30b-a3b", "dpa4-tp2")
+    dense = parse_serve_command(
+        "vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size 2 --data-parallel-size 4"
+    )
+    assert merged_target(dense, model=None, layout=None)[1] == "dp4-tp2"
+
+
+def test_independent_replicas_of_a_moe_model_are_printed_as_separate_vllm_servers(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    plan = _json(capsys, "plan", "qwen3-30b-a3b", "--gpus", "8", "--layout", "dp4-tp2",
+                 "--isl", "1024", "--osl", "256", "--rate", "5", "--format", "json")  # fmt: skip
+    line = plan["engine_flags"]["vllm"]
+    assert "--data-parallel-size 1" in line and "--tensor-parallel-size 2" in line
+    assert any(w.startswith("vllm: the line is one replica of dp4-tp2: run 4 of them")
+               for w in plan["flag_warnings"])  # fmt: skip

@@ -112,14 +112,26 @@ def sglang_speculative_flags(spec: tuple[str, int, str | None] | None) -> list[s
     ]  # fmt: skip
 
 
-def vllm_command(dep: Deployment) -> str:
-    """`vllm serve MODEL ...` for the deployment."""
+def vllm_separate_replicas(dep: Deployment) -> bool:
+    """Whether the layout's DP replicas must be separate `vllm serve` processes: a MoE model's
+    independent replicas. vLLM's `--data-parallel-size` runs a MoE model's DP ranks in lockstep
+    (dummy forward passes on idle ranks) with its MoE layers over all `dp x tp` ranks of a
+    stage, TP-sharded by default (docs.vllm.ai, serving/data_parallel_deployment), which is
+    attention DP (`dpa`), not independent replicas."""
     lay = dep.layout
+    return dep.moe and lay.dp > 1 and not lay.attention_dp
+
+
+def vllm_command(dep: Deployment) -> str:
+    """`vllm serve MODEL ...` for the deployment (for one replica where the replicas must be
+    separate servers, `vllm_separate_replicas`)."""
+    lay = dep.layout
+    dp = 1 if vllm_separate_replicas(dep) else lay.dp
     args = [
         "vllm", "serve", dep.model,
         "--tensor-parallel-size", str(lay.tp),
         "--pipeline-parallel-size", str(lay.pp),
-        "--data-parallel-size", str(lay.dp),
+        "--data-parallel-size", str(dp),
     ]  # fmt: skip
     if dep.moe and lay.ep > 1:
         args.append("--enable-expert-parallel")
@@ -343,5 +355,14 @@ def flag_warnings(
         warnings.append(
             f"--gpu-memory-utilization {dep.gpu_memory_utilization:g} leaves no room for CUDA "
             "graphs and the CUDA context: lower it or add --enforce-eager"
+        )
+    lay = dep.layout
+    if vllm_separate_replicas(dep):
+        lockstep = Layout(dp=lay.dp, tp=lay.tp, pp=lay.pp, ep=lay.ep, attention_dp=True)
+        warnings.append(
+            f"vllm: the line is one replica of {lay.name}: run {lay.dp} of them behind a load "
+            f"balancer. vLLM's --data-parallel-size {lay.dp} would run this MoE model's "
+            f"replicas in lockstep with its MoE layers over all {lay.dp * lay.tp} ranks "
+            f"({lockstep.name}), another deployment than the one simulated"
         )
     return warnings
