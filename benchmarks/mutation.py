@@ -529,6 +529,10 @@ def main() -> None:
     parser.add_argument(
         "--limit-s", type=float, default=30.0, help="per mutant, on top of 3x its files' baseline"
     )
+    parser.add_argument(
+        "--skip", type=int, default=0,
+        help="leave out each sample's first N mutants (to resume a run its budget cut short)",
+    )  # fmt: skip
     parser.add_argument("--json", help="write every outcome here")
     parser.add_argument("--worker", nargs=3, metavar=("PACKAGE", "SITES", "OUT"))
     args = parser.parse_args()
@@ -543,7 +547,7 @@ def main() -> None:
     for k, package in enumerate(packages):
         every = sites_of(package)
         totals[package] = len(every)
-        chosen = rng.sample(every, min(args.sample, len(every)))
+        chosen = rng.sample(every, min(args.sample, len(every)))[args.skip :]
         outcomes += _run_package(package, chosen, deadline, len(packages) - k, args.limit_s)
     _print(outcomes, totals)
     if args.json:
