@@ -60,6 +60,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # The layers that can call a package's functions (layering: catalog -> memory -> perf/calibrate ->
@@ -68,6 +70,7 @@ _REACHING = {
     "analysis": ("capcliff.analysis", "capcliff.check", "capcliff.cli", "capcliff.__main__"),
 }
 _CACHE = Path(tempfile.gettempdir()) / "capcliff-mutation"
+_RECORD_FORMAT = "2"  # FileRecord's fields; a new one makes every cached record stale
 
 
 def candidate_tests(package: str) -> list[str]:
@@ -90,18 +93,38 @@ def _digest(*paths: Path) -> str:
 def _tree_digest() -> str:
     """capcliff's sources and the tests' shared helpers (conftest, simtools, ...)."""
     helpers = [p for p in (ROOT / "tests").glob("*.py") if not p.name.startswith("test_")]
-    return _digest(*sorted((ROOT / "capcliff").rglob("*.py")), *sorted(helpers))
+    return _RECORD_FORMAT + _digest(*sorted((ROOT / "capcliff").rglob("*.py")), *sorted(helpers))
 
 
 @dataclass
 class FileRecord:
-    """One test file's baseline: its digest, run time (s), failing tests and the functions it
-    called, as "module:qualname"."""
+    """One test file's baseline: its digest, run time (s), failing tests, the functions it
+    called ("module:qualname") outside any test's own call (importing the file, fixtures' setup
+    and teardown), and those each test called in its call, with the test's time (s)."""
 
     digest: str
     seconds: float
     failing: list[str]
     calls: list[str]
+    tests: dict[str, list[str]]
+    test_seconds: dict[str, float]
+
+    def select(self, name: str, path: str) -> list[tuple[str, float]]:
+        """(file or test node id, seconds) to run for a mutant of function `name`: the whole
+        file when it calls the function outside a test's own call, or when a test may reuse
+        what another computed (a functools cache in the file); else the tests that call it."""
+        whole = name in self.calls or (
+            ("cache" in (text := (ROOT / path).read_text()) and "functools" in text)
+            and any(name in c for c in self.tests.values())
+        )
+        if whole:
+            return [(path, self.seconds)]
+        # a parametrized test's every case (a case's id may not parse back on a command line)
+        chosen: dict[str, float] = defaultdict(float)
+        for test, called in self.tests.items():
+            if name in called:
+                chosen[test.split("[")[0]] += self.test_seconds[test]
+        return list(chosen.items())
 
 
 _COMPARE_SWAP: dict[type[ast.cmpop], type[ast.cmpop]] = {
@@ -381,9 +404,24 @@ class _Recorder:
         self.seconds: dict[str, float] = defaultdict(float)
         self.calls: dict[str, set[str]] = defaultdict(set)
         self.failing: dict[str, set[str]] = defaultdict(set)
+        self.test = ""  # the node id of the test in its call phase, else ""
+        self.tests: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+        self.test_seconds: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
 
     def hit(self, name: str) -> None:
-        self.calls[self.current].add(name)
+        if self.test:
+            self.tests[self.current][self.test].add(name)
+        else:
+            self.calls[self.current].add(name)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_call(self, item: Any) -> None:
+        self.test = item.nodeid
+        self.tests[self.current][self.test]
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_teardown(self, item: Any) -> None:
+        self.test = ""
 
     def _switch(self, path: Path | None) -> None:
         now = time.monotonic()
@@ -392,8 +430,6 @@ class _Recorder:
         self.current = "" if path is None else str(Path(path).relative_to(ROOT))
 
     def pytest_collectstart(self, collector: Any) -> None:
-        import pytest
-
         if isinstance(collector, pytest.Module):
             self._switch(collector.path)
 
@@ -401,6 +437,8 @@ class _Recorder:
         self._switch(item.path)
 
     def pytest_runtest_logreport(self, report: Any) -> None:
+        self.test = ""
+        self.test_seconds[report.nodeid.split("::")[0]][report.nodeid] += report.duration
         if report.failed:
             self.failing[report.nodeid.split("::")[0]].add(report.nodeid)
 
@@ -413,9 +451,8 @@ class _Recorder:
 
 
 def _run_tests(files: list[str], deselect: list[str], plugins: list[object], stop: bool) -> int:
-    """Run the test files in this process (test modules re-imported); pytest's exit code."""
-    import pytest
-
+    """Run the test files or node ids in this process (test modules re-imported); pytest's exit
+    code."""
     for name in [m for m in sys.modules if m == "tests" or m.startswith(("tests.", "conftest"))]:
         del sys.modules[name]
     args = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--no-header"]
@@ -450,6 +487,8 @@ def baseline(package: str) -> tuple[dict[str, FileRecord], float, int]:
                 recorder.seconds[f],
                 sorted(recorder.failing[f]),
                 sorted(recorder.calls[f]),
+                {t: sorted(c) for t, c in recorder.tests[f].items()},
+                dict(recorder.test_seconds[f]),
             )
             cached[f] = asdict(record)
         cache.parent.mkdir(parents=True, exist_ok=True)
@@ -471,18 +510,18 @@ def worker(package: str, site_json: str, out_path: str, limit_s: float) -> None:
     sites = [Site(**s) for s in json.loads(Path(site_json).read_text())]
     records, baseline_s, rerun = baseline(package)
     deselect = [t for r in records.values() for t in r.failing]
-    fastest_first = sorted(records, key=lambda f: records[f].seconds)
     signal.signal(signal.SIGALRM, _on_alarm)
     with open(out_path, "a") as out:
         head = {"baseline_s": baseline_s, "files": len(records), "rerun": rerun}
         out.write(json.dumps({**head, "deselected": deselect}) + "\n")
         out.flush()
         for site in sites:
-            files = [
-                f for f in fastest_first if f"{site.module}:{site.qualname}" in records[f].calls
-            ]
-            limit = limit_s + 3 * sum(records[f].seconds for f in files)
-            outcome = _try(site, files, deselect, limit)
+            name = f"{site.module}:{site.qualname}"
+            chosen = sorted(
+                (item for f in records for item in records[f].select(name, f)), key=lambda i: i[1]
+            )
+            limit = limit_s + 3 * sum(seconds for _, seconds in chosen)
+            outcome = _try(site, [item for item, _ in chosen], deselect, limit)
             out.write(json.dumps(asdict(outcome)) + "\n")
             out.flush()
 
@@ -502,18 +541,20 @@ def _try(site: Site, files: list[str], deselect: list[str], limit_s: float) -> O
     original = live.__code__
     live.__code__ = new
     started = time.monotonic()
-    status = "survived"
+    status, note = "survived", f"{len(files)} test files or tests"
     signal.setitimer(signal.ITIMER_REAL, limit_s)
     try:
-        # 5: every test of the files deselected (none ran), not a failure
-        if _run_tests(files, deselect, [], stop=True) not in (0, 5):
+        code = _run_tests(files, deselect, [], stop=True)
+        if code in (3, 4):  # pytest's internal or usage error: no verdict
+            status, note = "skipped", f"pytest exit code {code}"
+        elif code not in (0, 5):  # 5: every test deselected (none ran), not a failure
             status = "killed"
     except _TimeoutError:
         status = "timeout"
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         live.__code__ = original
-    return Outcome(site, status, time.monotonic() - started, f"{len(files)} test files")
+    return Outcome(site, status, time.monotonic() - started, note)
 
 
 def _source_line(site: Site) -> str:
