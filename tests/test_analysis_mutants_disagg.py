@@ -7,9 +7,15 @@ from types import SimpleNamespace
 
 import pytest
 
+from capcliff.analysis.deployment import DeploymentSettings, resolve
 from capcliff.analysis.disagg.compare import AggregatedSummary
 from capcliff.analysis.disagg.fleet import _Walk
-from capcliff.analysis.disagg.fleet_reasons import Spent, _kinds
+from capcliff.analysis.disagg.fleet_reasons import Spent, _kinds, aggregated_row
+from capcliff.analysis.disagg.options import instance_layouts
+from capcliff.analysis.disagg.plan import chosen_split
+from capcliff.analysis.evaluate.solver import Slo
+from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.errors import InputError
 
 
 def _agg(layout: str, usd_per_hour: float, tok_s: float) -> AggregatedSummary:
@@ -65,3 +71,44 @@ def test_a_full_prefill_chunk_is_priced_with_its_causal_attention_pairs(
     # one prompt of 4 tokens, 4 tokens of context; token i attends to keys 1..i, causal:
     # 1 + 2 + 3 + 4 = 10 (query, key) pairs, as the simulator counts a chunk (step_plan.py)
     assert calls == [(4, 1, 4, 10)]
+
+
+def test_an_instance_is_the_narrowest_width_that_fits_or_the_split_is_refused() -> None:
+    h200 = get_hardware("h200-sxm")
+    small = resolve(get_model("deepseek-r1-distill-llama-8b"), h200, DeploymentSettings())
+    # 16 GB of BF16 weights fit one 141 GB H200: instances of 1 GPU
+    width, mems = instance_layouts(small, 4, 3072)
+    assert width == 1
+    assert mems
+    assert {m.layout.gpus for m in mems} == {1}
+    # DeepSeek-R1's ~671 GB of FP8 weights do not fit 4 / 2 = 2 H200s (282 GB)
+    large = resolve(get_model("deepseek-r1"), h200, DeploymentSettings())
+    with pytest.raises(InputError, match="no layout of up to 2 GPUs"):
+        instance_layouts(large, 4, 3072)
+
+
+def test_an_aggregated_row_carries_its_deployments_latencies_or_none() -> None:
+    option = SimpleNamespace(hardware="h200-sxm", gpus=2, usd_per_hour=8.0)
+    agg = _agg("tp2", 8.0, 400.0)  # TTFT p99 1 s, TPOT p99 50 ms
+    row = aggregated_row(option, agg, Slo(ttft_s=2.0, tpot_s=0.1))  # type: ignore[arg-type]
+    assert (row.deployment, row.meets, row.ttft_p99_s, row.tpot_p99_s) == ("tp2", True, 1.0, 0.05)
+    # 50 ms over a 40 ms TPOT limit: misses
+    row = aggregated_row(option, agg, Slo(ttft_s=2.0, tpot_s=0.04))  # type: ignore[arg-type]
+    assert row.meets is False
+    row = aggregated_row(option, None, Slo(ttft_s=2.0, tpot_s=0.1))  # type: ignore[arg-type]
+    assert (row.deployment, row.meets, row.ttft_p99_s, row.tpot_p99_s) == (None, False, None, None)
+    assert row.usd_per_million_output_tokens is None
+
+
+def test_a_split_that_misses_on_its_first_sample_is_not_grown_unless_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from capcliff.analysis.disagg import plan
+
+    grown: list[object] = []
+    monkeypatch.setattr(plan, "disagg_steady", lambda *a, **k: grown.append(a) or (None, None))
+    # a miss ranks by its throughput: (False, 300 tok/s, 0); growing it is asked only when a
+    # near miss should be (grow_failing)
+    miss = SimpleNamespace(key=(False, 300.0, 0.0), state=object())
+    assert chosen_split(None, [miss], object(), None, grow_failing=False) == (miss, [])  # type: ignore[arg-type]
+    assert grown == []

@@ -9,7 +9,10 @@ from typing import Any
 
 import pytest
 
+from capcliff.analysis.deployment import DeploymentSettings, resolve
+from capcliff.analysis.plan.feasibility import alternatives
 from capcliff.analysis.plan.reuse_advice import _point
+from capcliff.catalog.catalogs import get_hardware, get_model
 
 
 def _result(tiers: list[int], queried: int, ttft_p99: float) -> Any:
@@ -30,3 +33,12 @@ def test_the_offload_hit_rate_is_every_tiers_loaded_tokens_over_those_looked_up(
     # nothing looked up: 0, not a division by zero; an endless TTFT p99 is reported as 0
     point = _point("caching on", 0, _result([], 0, math.inf))
     assert (point.offload_hit_rate, point.ttft_p99_s) == (0.0, 0.0)
+
+
+def test_more_tensor_parallelism_is_offered_up_to_twice_the_gpus_within_one_domain() -> None:
+    dep = resolve(get_model("llama-3.1-8b"), get_hardware("h200-sxm"), DeploymentSettings())
+    # 2 GPUs: tp2 as given, then min(2 x 2, 8 behind one NVSwitch) = 4
+    wider = [a for a in alternatives(dep, 2, []) if a.label.endswith("GPUs as tp4")]
+    assert [(a.label, a.layout.tp) for a in wider] == [("4 GPUs as tp4", 4)]
+    # 8 GPUs already fill the domain: min(16, 8) = 8 is not wider, so nothing is offered
+    assert not [a for a in alternatives(dep, 8, []) if " GPUs as tp" in a.label]
