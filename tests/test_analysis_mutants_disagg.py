@@ -112,3 +112,30 @@ def test_a_split_that_misses_on_its_first_sample_is_not_grown_unless_asked(
     miss = SimpleNamespace(key=(False, 300.0, 0.0), state=object())
     assert chosen_split(None, [miss], object(), None, grow_failing=False) == (miss, [])  # type: ignore[arg-type]
     assert grown == []
+
+
+def test_the_transfer_figures_are_the_percentiles_of_their_samples(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import numpy as np
+
+    from capcliff.analysis.disagg import report
+
+    monkeypatch.setattr(report, "link_utilization", lambda t, links, horizon_s: 0.5)
+    transfers = SimpleNamespace(
+        path=["nvlink", "rdma", "nvlink", "nvlink"], nbytes=np.array([100.0, 200.0, 300.0, 400.0]),
+        wire_s=np.array([1.0, 2.0, 3.0, 4.0]), wait_s=np.array([0.0, 0.0, 0.0, 1.0]),
+    )  # fmt: skip
+    result = SimpleNamespace(
+        transfers=transfers, decode_queue_s=np.array([0.0, 10.0]),
+        serving=SimpleNamespace(makespan_s=20.0),
+    )  # fmt: skip
+    got = report.transfer_report(result, prefill_replicas=2)  # type: ignore[arg-type]
+    # linear interpolation between order statistics (numpy's default): the median of 1..4 is
+    # 2.5; p99 sits 0.99 x 3 = 2.97 ranks up: 3 + 0.97 x (4 - 3) = 3.97; of the waits
+    # 0, 0, 0, 1: 0 + 0.97 x 1 = 0.97; of the queue 0, 10: 5.0 and 9.9
+    assert (got.p50_transfer_s, got.p99_transfer_s) == pytest.approx((2.5, 3.97))
+    assert got.p99_link_wait_s == pytest.approx(0.97)
+    assert (got.decode_queue_p50_s, got.decode_queue_p99_s) == pytest.approx((5.0, 9.9))
+    assert (got.bytes_per_request, got.total_bytes, got.transfers) == (250.0, 1000.0, 4)
+    assert (got.link, got.links) == ("nvlink", {"nvlink": 3, "rdma": 1})
