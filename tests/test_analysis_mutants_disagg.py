@@ -139,3 +139,13 @@ def test_the_transfer_figures_are_the_percentiles_of_their_samples(
     assert (got.decode_queue_p50_s, got.decode_queue_p99_s) == pytest.approx((5.0, 9.9))
     assert (got.bytes_per_request, got.total_bytes, got.transfers) == (250.0, 1000.0, 4)
     assert (got.link, got.links) == ("nvlink", {"nvlink": 3, "rdma": 1})
+
+
+def test_a_part_given_twice_is_refused_even_when_both_kinds_are_there() -> None:
+    from capcliff.analysis.disagg.pools import parse_disagg
+
+    # a second prefill part would overwrite the first: refused, not read as 2p:tp4
+    with pytest.raises(InputError, match="cannot read"):
+        parse_disagg("1p:tp8,1d:tp8,2p:tp4")
+    spec = parse_disagg("2p:tp4,1d:tp8")
+    assert (spec.prefill_instances, spec.decode_instances) == (2, 1)

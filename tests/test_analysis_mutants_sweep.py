@@ -39,3 +39,24 @@ def test_a_fit_with_no_positive_scale_is_refused(
     bases = [_basis(3.0, 1.0, 1.0), _basis(4.0, 1.0, 2.0)]
     with pytest.raises(InputError, match="must be > 0"):
         step_fit.fit_bases(bases, fixed0=0.001, label="x")
+
+
+def _past_cliff(before: float | None, after: float | None) -> Any:
+    from capcliff.analysis.sweep.failure import PastCliff
+
+    return PastCliff(
+        preemptions_per_request=0.25, peak_waiting=40, mean_waiting=12.4, mean_wait_s=3.0,
+        kv_blocked_s=1.0, hit_rate=0.5, hit_rate_before_cliff=before, hit_rate_after_cliff=after,
+        recompute_share=0.1, cache_loss_share=0.3, dominant="prefix-cache loss", advice="more KV",
+    )  # fmt: skip
+
+
+def test_the_past_cliff_statement_names_the_hit_rates_only_when_both_are_known() -> None:
+    head = "prefix-cache loss dominates (waiting mean 12, peak 40, 3.0 s each; "
+    assert _past_cliff(0.8, 0.2).statement() == (
+        head + "0.25 preemptions/request, recompute 10%, hit rate 80% -> 20%): more KV"
+    )
+    for before, after in ((None, 0.2), (0.8, None), (None, None)):
+        assert _past_cliff(before, after).statement() == (
+            head + "0.25 preemptions/request, recompute 10%): more KV"
+        )
