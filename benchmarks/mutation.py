@@ -24,18 +24,24 @@ already fail without any mutant are deselected.
 Test selection (coverage-based, as mutmut and Stryker do it): the baseline runs every test file
 that imports capcliff.analysis, check or cli (the only layers that can reach an analysis
 function; for memory/sim/perf, every test file) with each of the package's functions
-instrumented to record which test file called it (a call recorded at the function's entry,
-nested functions and comprehensions included in their enclosing function). A mutant can only
-change a test whose run calls the mutated function, so each mutant runs those files only,
-fastest first, stopping at the first failure. The record is cached per test file (in the
-system's temp directory, keyed by the content of capcliff/ and tests/ helpers and of the file),
-so a rerun after adding a test file runs only that file. A mutant's time limit is three times
-the baseline time of its selected files plus --limit-s; a mutant past it is counted as killed
-(a timeout, as mutmut and Stryker count it: an endless loop is a caught bug), and listed apart.
+instrumented to record its callers (a call recorded at the function's entry, nested functions
+and comprehensions included in their enclosing function): the test whose own call phase called
+it, or the whole file when the call came from importing the file or from a fixture's setup or
+teardown (a fixture's value may be shared by other tests), or when the file holds a functools
+cache (a test may reuse what another test computed). A mutant can only change a test whose run
+calls the mutated function, so each mutant runs those tests and files only (every case of a
+parametrized test), fastest first, stopping at the first failure; a test that reads state
+another test left behind in some other way would be missed. The record is cached per test file
+(in the system's temp directory, keyed by the content of capcliff/, the tests' helpers and the
+file), so a rerun after adding a test file runs only that file. A mutant's time limit is three
+times the baseline time of what it runs plus --limit-s; a mutant past it is counted as killed
+(a timeout, as mutmut and Stryker count it: an endless loop is a caught bug), in its own column.
+A pytest usage or internal error (exit code 3 or 4) gives no verdict: the mutant is skipped.
 
 Run (2 shared cores: keep it niced, and size the sample to the time you have):
     nice -n 19 python benchmarks/mutation.py --sample 40 --budget-s 840
     nice -n 19 python benchmarks/mutation.py --packages sim --sample 10 --seed 3
+    nice -n 19 python benchmarks/mutation.py --packages analysis --seed 7 --skip 12  # resume
 """
 
 from __future__ import annotations
