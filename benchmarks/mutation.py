@@ -554,7 +554,9 @@ def _try(site: Site, files: list[str], deselect: list[str], limit_s: float) -> O
         if code in (3, 4):  # pytest's internal or usage error: no verdict
             status, note = "skipped", f"pytest exit code {code}"
         elif code not in (0, 5):  # 5: every test deselected (none ran), not a failure
-            status = "killed"
+            # the alarm raised inside a test reads as that test's failure
+            timed_out = time.monotonic() - started >= limit_s
+            status = "timeout" if timed_out else "killed"
     except _TimeoutError:
         status = "timeout"
     finally:
