@@ -48,3 +48,17 @@ def test_the_confidence_line_gives_each_half_width_or_n_a() -> None:
         "steady state: split 900 of 1,200 requests measured, rate +/-1.2%, mean TPOT +/-n/a "
         "(not settled)"
     ]
+
+
+def test_each_objective_shows_its_own_figure() -> None:
+    from capcliff.analysis.plan.advice import merit_shown
+    from capcliff.analysis.plan.types import Objective
+
+    row: Any = SimpleNamespace(
+        sweet_spot=SimpleNamespace(
+            goodput_req_s=1234.5, gpu_hours_per_mtok=0.01234, makespan_s=99.6
+        )
+    )
+    assert merit_shown(row, Objective.GOODPUT) == "1,234.50 requests/s within the SLO"
+    assert merit_shown(row, Objective.COST) == "0.0123 GPU-hours per million output tokens"
+    assert merit_shown(row, Objective.MAKESPAN) == "makespan 100 s"
