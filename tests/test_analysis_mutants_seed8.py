@@ -62,3 +62,15 @@ def test_each_objective_shows_its_own_figure() -> None:
     assert merit_shown(row, Objective.GOODPUT) == "1,234.50 requests/s within the SLO"
     assert merit_shown(row, Objective.COST) == "0.0123 GPU-hours per million output tokens"
     assert merit_shown(row, Objective.MAKESPAN) == "makespan 100 s"
+
+
+def test_an_instance_width_doubles_until_the_model_fits() -> None:
+    from capcliff.analysis.deployment import DeploymentSettings, resolve
+    from capcliff.analysis.disagg.options import instance_layouts
+    from capcliff.catalog.catalogs import get_hardware, get_model
+
+    # Llama 3.1 70B: 70.6e9 x 2 B = 141 GB of BF16 weights leave a 141 GB H200 no room; two do
+    dep = resolve(get_model("llama-3.1-70b"), get_hardware("h200-sxm"), DeploymentSettings())
+    width, mems = instance_layouts(dep, 8, 3072)
+    assert width == 2
+    assert {m.layout.gpus for m in mems} == {2}
