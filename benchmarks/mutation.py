@@ -2,10 +2,10 @@
 
 Not part of CI (it runs the tests once per mutant). For each package it lists every mutation site
 inside a function body, draws a random sample of them, plants each one in turn and runs only the
-relevant test files (those that import the mutated module, then the package's own list). A
+test files that call the mutated function (found once by a recorded baseline run, below). A
 mutant is *killed* when a test fails (or the run exceeds its time limit) and *survives* when
-every test still passes. It prints the kill rate per package
-and every survivor (file:line, function, mutation).
+every test still passes; a mutant in a function that no test calls survives without a run. It
+prints the kill rate per package and every survivor (file:line, function, mutation).
 
 Mutations (one at a time): a comparison flipped (`<` <-> `<=`, `>` <-> `>=`, `==` <-> `!=`,
 `is` <-> `is not`, `in` <-> `not in`), an arithmetic operator swapped (`+` <-> `-`, `*` <-> `/`,
@@ -18,12 +18,30 @@ How: one worker process per package imports capcliff and the tests once; a mutan
 from the module's AST and its function's code object is swapped into the live function
 (`__code__`), so every reference to the function, however imported, runs the mutant. The test
 modules are re-imported for every run (module-level values are recomputed with the mutant), and
-Hypothesis keeps no example database between runs. Tests that already fail without any mutant
-are deselected.
+Hypothesis keeps no example database between runs (derandomized, no deadline). Tests that
+already fail without any mutant are deselected.
+
+Test selection (coverage-based, as mutmut and Stryker do it): the baseline runs every test file
+that imports capcliff.analysis, check or cli (the only layers that can reach an analysis
+function; for memory/sim/perf, every test file) with each of the package's functions
+instrumented to record its callers (a call recorded at the function's entry, nested functions
+and comprehensions included in their enclosing function): the test whose own call phase called
+it, or the whole file when the call came from importing the file or from a fixture's setup or
+teardown (a fixture's value may be shared by other tests), or when the file holds a functools
+cache (a test may reuse what another test computed). A mutant can only change a test whose run
+calls the mutated function, so each mutant runs those tests and files only (every case of a
+parametrized test), fastest first, stopping at the first failure; a test that reads state
+another test left behind in some other way would be missed. The record is cached per test file
+(in the system's temp directory, keyed by the content of capcliff/, the tests' helpers and the
+file), so a rerun after adding a test file runs only that file. A mutant's time limit is three
+times the baseline time of what it runs plus --limit-s; a mutant past it is counted as killed
+(a timeout, as mutmut and Stryker count it: an endless loop is a caught bug), in its own column.
+A pytest usage or internal error (exit code 3 or 4) gives no verdict: the mutant is skipped.
 
 Run (2 shared cores: keep it niced, and size the sample to the time you have):
     nice -n 19 python benchmarks/mutation.py --sample 40 --budget-s 840
     nice -n 19 python benchmarks/mutation.py --packages sim --sample 10 --seed 3
+    nice -n 19 python benchmarks/mutation.py --packages analysis --seed 7 --skip 12  # resume
 """
 
 from __future__ import annotations
@@ -31,70 +49,88 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import hashlib
 import importlib
 import json
 import os
 import random
-import re
 import signal
 import subprocess
 import sys
 import tempfile
 import time
 import types
-from collections.abc import Iterator
+from collections import defaultdict
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The test files that exercise each package (run after the mutated module's direct importers;
-# -x stops at the first failure).
-TESTS = {
-    "memory": [
-        "tests/test_kv.py",
-        "tests/test_params.py",
-        "tests/test_weights.py",
-        "tests/test_fit.py",
-        "tests/test_memory.py",
-        "tests/test_engines.py",
-        "tests/test_attention_dp.py",
-    ],
-    "sim": [
-        "tests/test_figures.py",
-        "tests/test_scheduler.py",
-        "tests/test_workload.py",
-        "tests/test_simulate.py",
-        "tests/test_prefix_cache.py",
-        "tests/test_prefix_reuse.py",
-        "tests/test_means.py",
-        "tests/test_attention_dp.py",
-    ],
-    "analysis": [
-        "tests/test_figures.py",
-        "tests/test_solver.py",
-        "tests/test_sweep.py",
-        "tests/test_plan.py",
-        "tests/test_means.py",
-        "tests/test_benchmarks.py",
-    ],
-    "perf": ["tests/test_perf.py", "tests/test_profiles.py", "tests/test_figures.py"],
+# The layers that can call a package's functions (layering: catalog -> memory -> perf/calibrate ->
+# sim -> analysis -> check -> cli); a test file that imports none of them cannot reach one.
+_REACHING = {
+    "analysis": ("capcliff.analysis", "capcliff.check", "capcliff.cli", "capcliff.__main__"),
 }
+_CACHE = Path(tempfile.gettempdir()) / "capcliff-mutation"
+_RECORD_FORMAT = "2"  # FileRecord's fields; a new one makes every cached record stale
 
 
-def tests_for(site: Site) -> list[str]:
-    """The test files that import the mutated module directly, then the package's own list."""
-    parts = site.module.split(".")
-    package, stem, parent = parts[1], parts[-1], ".".join(parts[:-1])
-    direct = (f"{site.module} ", f"{site.module}\n")
-    # `from parent import a, stem` (as ruff's import sorting merges them), on one line
-    listed = re.compile(rf"^from {re.escape(parent)} import [^\n]*\b{stem}\b", re.MULTILINE)
-    importers = [
+def candidate_tests(package: str) -> list[str]:
+    """The test files whose run could call one of the package's functions."""
+    reaching = _REACHING.get(package.split(".")[0])
+    return [
         str(path.relative_to(ROOT))
         for path in sorted((ROOT / "tests").glob("test_*.py"))
-        if any(d in (text := path.read_text()) for d in direct) or listed.search(text)
+        if reaching is None or any(r in path.read_text() for r in reaching)
     ]
-    return list(dict.fromkeys([*importers, *TESTS[package]]))
+
+
+def _digest(*paths: Path) -> str:
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def _tree_digest() -> str:
+    """capcliff's sources and the tests' shared helpers (conftest, simtools, ...)."""
+    helpers = [p for p in (ROOT / "tests").glob("*.py") if not p.name.startswith("test_")]
+    return _RECORD_FORMAT + _digest(*sorted((ROOT / "capcliff").rglob("*.py")), *sorted(helpers))
+
+
+@dataclass
+class FileRecord:
+    """One test file's baseline: its digest, run time (s), failing tests, the functions it
+    called ("module:qualname") outside any test's own call (importing the file, fixtures' setup
+    and teardown), and those each test called in its call, with the test's time (s)."""
+
+    digest: str
+    seconds: float
+    failing: list[str]
+    calls: list[str]
+    tests: dict[str, list[str]]
+    test_seconds: dict[str, float]
+
+    def select(self, name: str, path: str) -> list[tuple[str, float]]:
+        """(file or test node id, seconds) to run for a mutant of function `name`: the whole
+        file when it calls the function outside a test's own call, or when a test may reuse
+        what another computed (a functools cache in the file); else the tests that call it."""
+        whole = name in self.calls or (
+            ("cache" in (text := (ROOT / path).read_text()) and "functools" in text)
+            and any(name in c for c in self.tests.values())
+        )
+        if whole:
+            return [(path, self.seconds)]
+        # a parametrized test's every case (a case's id may not parse back on a command line)
+        chosen: dict[str, float] = defaultdict(float)
+        for test, called in self.tests.items():
+            if name in called:
+                chosen[test.split("[")[0]] += self.test_seconds[test]
+        return list(chosen.items())
 
 
 _COMPARE_SWAP: dict[type[ast.cmpop], type[ast.cmpop]] = {
@@ -323,34 +359,151 @@ def _on_alarm(signum: int, frame: object) -> None:
     raise _TimeoutError
 
 
-def _run_tests(files: list[str], deselect: list[str], report: Path | None) -> int:
-    """Run the test files in this process (test modules re-imported); pytest's exit code. With
-    a `report` (the baseline run) every test runs; otherwise the run stops at the first
-    failure."""
-    import pytest
+_HIT = "__mutation_hit__"  # the recorder's name in an instrumented module's globals
 
+
+def _instrument(
+    package: str, record: Callable[[str], None]
+) -> list[tuple[types.FunctionType, types.CodeType]]:
+    """Swap every function of the package for a copy that calls record("module:qualname") on
+    entry; returns (function, original code) pairs to restore."""
+    swapped = []
+    for path in sorted((ROOT / "capcliff" / package.replace(".", "/")).rglob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        module = importlib.import_module(name)
+        tree = ast.parse(path.read_text(), filename=str(path))
+        qualnames = []
+        for qualname, func in _functions(tree):
+            assert isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef))
+            body = func.body
+            first = body[0]
+            at = int(isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant))
+            call = ast.parse(f"{_HIT}({f'{name}:{qualname}'!r})").body[0]
+            for node in ast.walk(call):
+                ast.copy_location(node, body[min(at, len(body) - 1)])
+            body.insert(at, call)
+            qualnames.append(qualname)
+        code = compile(ast.fix_missing_locations(tree), str(path), "exec")
+        vars(module)[_HIT] = record
+        for qualname in qualnames:
+            new = _code_named(code, qualname)
+            live = _live_function(module, qualname)
+            if (
+                new is not None
+                and live is not None
+                and new.co_freevars == live.__code__.co_freevars
+            ):
+                swapped.append((live, live.__code__))
+                live.__code__ = new
+    return swapped
+
+
+class _Recorder:
+    """A pytest plugin: which test file is running (its collection included), for how long,
+    which of its tests fail, and which instrumented functions it calls."""
+
+    def __init__(self) -> None:
+        self.current = ""
+        self.since = time.monotonic()
+        self.seconds: dict[str, float] = defaultdict(float)
+        self.calls: dict[str, set[str]] = defaultdict(set)
+        self.failing: dict[str, set[str]] = defaultdict(set)
+        self.test = ""  # the node id of the test in its call phase, else ""
+        self.tests: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+        self.test_seconds: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+
+    def hit(self, name: str) -> None:
+        if self.test:
+            self.tests[self.current][self.test].add(name)
+        else:
+            self.calls[self.current].add(name)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_call(self, item: Any) -> None:
+        self.test = item.nodeid
+        self.tests[self.current][self.test]
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_teardown(self, item: Any) -> None:
+        self.test = ""
+
+    def _switch(self, path: Path | None) -> None:
+        now = time.monotonic()
+        self.seconds[self.current] += now - self.since
+        self.since = now
+        self.current = "" if path is None else str(Path(path).relative_to(ROOT))
+
+    def pytest_collectstart(self, collector: Any) -> None:
+        if isinstance(collector, pytest.Module):
+            self._switch(collector.path)
+
+    def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> None:
+        self._switch(item.path)
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        self.test = ""
+        self.test_seconds[report.nodeid.split("::")[0]][report.nodeid] += report.duration
+        if report.failed:
+            self.failing[report.nodeid.split("::")[0]].add(report.nodeid)
+
+    def pytest_collectreport(self, report: Any) -> None:
+        if report.failed:
+            self.failing[report.nodeid.split("::")[0]].add(report.nodeid)
+
+    def pytest_sessionfinish(self) -> None:
+        self._switch(None)
+
+
+def _run_tests(files: list[str], deselect: list[str], plugins: list[object], stop: bool) -> int:
+    """Run the test files or node ids in this process (test modules re-imported); pytest's exit
+    code."""
     for name in [m for m in sys.modules if m == "tests" or m.startswith(("tests.", "conftest"))]:
         del sys.modules[name]
     args = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--no-header"]
     args += [a for d in deselect for a in ("--deselect", d)]
-    args += ["-x"] if report is None else ["--junit-xml", str(report)]
-    return int(pytest.main([*args, *files]))
+    args += ["-x"] if stop else []
+    return int(pytest.main([*args, *files], plugins=plugins))
 
 
-def _failing_tests(report: Path) -> list[str]:
-    """Node ids of the tests that failed in a JUnit report (file::name)."""
-    import xml.etree.ElementTree as ET
-
-    failing = []
-    for case in ET.parse(report).iter("testcase"):
-        if case.find("failure") is not None or case.find("error") is not None:
-            path = case.get("classname", "").replace(".", "/") + ".py"
-            failing.append(f"{path}::{case.get('name')}")
-    return failing
+def baseline(package: str) -> tuple[dict[str, FileRecord], float, int]:
+    """Each candidate test file's record (run now where the cache is stale), the seconds the
+    run took and how many files it ran."""
+    tree = _tree_digest()
+    cache = _CACHE / f"{package}.json"
+    cached = json.loads(cache.read_text()) if cache.exists() else {}
+    files = candidate_tests(package)
+    digests = {
+        f: hashlib.sha256((tree + _digest(ROOT / f)).encode()).hexdigest()[:16] for f in files
+    }
+    stale = [f for f in files if cached.get(f, {}).get("digest") != digests[f]]
+    started = time.monotonic()
+    if stale:
+        recorder = _Recorder()
+        swapped = _instrument(package, recorder.hit)
+        try:
+            _run_tests(stale, [], [recorder], stop=False)
+        finally:
+            for function, code in swapped:
+                function.__code__ = code
+        for f in stale:
+            record = FileRecord(
+                digests[f],
+                recorder.seconds[f],
+                sorted(recorder.failing[f]),
+                sorted(recorder.calls[f]),
+                {t: sorted(c) for t, c in recorder.tests[f].items()},
+                dict(recorder.test_seconds[f]),
+            )
+            cached[f] = asdict(record)
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(cached, indent=0))
+    return {f: FileRecord(**cached[f]) for f in files}, time.monotonic() - started, len(stale)
 
 
 def worker(package: str, site_json: str, out_path: str, limit_s: float) -> None:
-    """Plant each site in turn and run the package's tests (one process, imports kept)."""
+    """Plant each site in turn and run the tests that call it (one process, imports kept)."""
     os.chdir(ROOT)
     sys.path.insert(0, str(ROOT))
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -358,22 +511,23 @@ def worker(package: str, site_json: str, out_path: str, limit_s: float) -> None:
     os.dup2(devnull, 2)
     from hypothesis import settings
 
-    settings.register_profile("mutation", database=None)
+    settings.register_profile("mutation", database=None, derandomize=True, deadline=None)
     settings.load_profile("mutation")
     sites = [Site(**s) for s in json.loads(Path(site_json).read_text())]
-    every = list(dict.fromkeys(f for site in sites for f in tests_for(site)))
-    baseline_report = Path(tempfile.mkdtemp()) / "baseline.xml"
-    started = time.monotonic()
-    deselect: list[str] = []
-    if _run_tests(every, [], baseline_report) != 0:
-        deselect = _failing_tests(baseline_report)
-    baseline_s = time.monotonic() - started
+    records, baseline_s, rerun = baseline(package)
+    deselect = [t for r in records.values() for t in r.failing]
     signal.signal(signal.SIGALRM, _on_alarm)
     with open(out_path, "a") as out:
-        out.write(json.dumps({"baseline_s": baseline_s, "deselected": deselect}) + "\n")
+        head = {"baseline_s": baseline_s, "files": len(records), "rerun": rerun}
+        out.write(json.dumps({**head, "deselected": deselect}) + "\n")
         out.flush()
         for site in sites:
-            outcome = _try(site, tests_for(site), deselect, max(limit_s, 3 * baseline_s))
+            name = f"{site.module}:{site.qualname}"
+            chosen = sorted(
+                (item for f in records for item in records[f].select(name, f)), key=lambda i: i[1]
+            )
+            limit = limit_s + 3 * sum(seconds for _, seconds in chosen)
+            outcome = _try(site, [item for item, _ in chosen], deselect, limit)
             out.write(json.dumps(asdict(outcome)) + "\n")
             out.flush()
 
@@ -388,20 +542,27 @@ def _try(site: Site, files: list[str], deselect: list[str], limit_s: float) -> O
     live = _live_function(module, site.qualname)
     if new is None or live is None or new.co_freevars != live.__code__.co_freevars:
         return Outcome(site, "skipped", 0.0, "function not reachable for patching")
+    if not files:
+        return Outcome(site, "survived", 0.0, "no test calls this function")
     original = live.__code__
     live.__code__ = new
     started = time.monotonic()
-    status = "survived"
+    status, note = "survived", f"{len(files)} test files or tests"
     signal.setitimer(signal.ITIMER_REAL, limit_s)
     try:
-        if _run_tests(files, deselect, None) != 0:
-            status = "killed"
+        code = _run_tests(files, deselect, [], stop=True)
+        if code in (3, 4):  # pytest's internal or usage error: no verdict
+            status, note = "skipped", f"pytest exit code {code}"
+        elif code not in (0, 5):  # 5: every test deselected (none ran), not a failure
+            # the alarm raised inside a test reads as that test's failure
+            timed_out = time.monotonic() - started >= limit_s
+            status = "timeout" if timed_out else "killed"
     except _TimeoutError:
         status = "timeout"
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         live.__code__ = original
-    return Outcome(site, status, time.monotonic() - started)
+    return Outcome(site, status, time.monotonic() - started, note)
 
 
 def _source_line(site: Site) -> str:
@@ -414,7 +575,13 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=40, help="mutants per package")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--budget-s", type=float, default=840.0, help="for all packages")
-    parser.add_argument("--limit-s", type=float, default=60.0, help="per mutant, at least")
+    parser.add_argument(
+        "--limit-s", type=float, default=30.0, help="per mutant, on top of 3x its files' baseline"
+    )
+    parser.add_argument(
+        "--skip", type=int, default=0,
+        help="leave out each sample's first N mutants (to resume a run its budget cut short)",
+    )  # fmt: skip
     parser.add_argument("--json", help="write every outcome here")
     parser.add_argument("--worker", nargs=3, metavar=("PACKAGE", "SITES", "OUT"))
     args = parser.parse_args()
@@ -429,7 +596,7 @@ def main() -> None:
     for k, package in enumerate(packages):
         every = sites_of(package)
         totals[package] = len(every)
-        chosen = rng.sample(every, min(args.sample, len(every)))
+        chosen = rng.sample(every, min(args.sample, len(every)))[args.skip :]
         outcomes += _run_package(package, chosen, deadline, len(packages) - k, args.limit_s)
     _print(outcomes, totals)
     if args.json:
@@ -455,7 +622,10 @@ def _run_package(
     lines = out.read_text().splitlines() if out.exists() else []
     if lines:
         head = json.loads(lines[0])
-        print(f"{package}: baseline {head['baseline_s']:.1f} s; deselected {head['deselected']}")
+        print(
+            f"{package}: baseline {head['baseline_s']:.1f} s ({head['rerun']} of {head['files']} "
+            f"candidate test files run, the rest cached); deselected {head['deselected']}"
+        )
     done = []
     for line in lines[1:]:
         raw = json.loads(line)
@@ -482,7 +652,8 @@ def _print(outcomes: list[Outcome], totals: dict[str, int]) -> None:
         print("\nsurvivors:")
         for o in sorted(survivors, key=lambda o: (o.site.path, o.site.line)):
             s = o.site
-            print(f"  {s.path}:{s.line} {s.qualname}: {s.detail}   | {_source_line(s)}")
+            uncalled = " (no test calls it)" if o.note.startswith("no test") else ""
+            print(f"  {s.path}:{s.line} {s.qualname}: {s.detail}{uncalled}   | {_source_line(s)}")
 
 
 if __name__ == "__main__":
