@@ -12,7 +12,9 @@ from capcliff.analysis.flags import flag_warnings
 
 
 def _dep(max_num_seqs: int, dp: int) -> Any:
-    return SimpleNamespace(max_num_seqs=max_num_seqs, layout=SimpleNamespace(dp=dp))
+    return SimpleNamespace(
+        max_num_seqs=max_num_seqs, moe=False, layout=SimpleNamespace(dp=dp, attention_dp=False)
+    )
 
 
 @pytest.mark.parametrize(
