@@ -36,10 +36,8 @@ class ReplicaSim(ReplicaState):
 
     def _choose_paths(self, landed: bool) -> None:
         self.prefill_only = no_chunking(self, landed=landed)
+        self.inline = handles(self)  # vLLM-like: its thrashing and admission steps run inlined
         self.exclusive_prefill = exclusive(self, landed=landed)
-        # vLLM-like: its thrashing and admission steps run inlined. The inlined admission step
-        # (`admit_step.exact_step`) mixes prefills with decodes, so not where they run apart.
-        self.inline = handles(self) and not self.exclusive_prefill
 
     # --- the loop ---------------------------------------------------------------------------
     def run(self) -> ReplicaResult:

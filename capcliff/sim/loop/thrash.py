@@ -72,10 +72,13 @@ def _plain_replica(cls: type) -> bool:
 
 
 def handles(sim: ReplicaState) -> bool:
-    """Whether `run_thrash` and `admit_step.exact_step` apply to `sim`'s policy and settings."""
+    """Whether `run_thrash` and `admit_step.exact_step` apply to `sim`'s policy and settings
+    (not where prefill steps run alone, `SimConfig.mixed_prefill` off: `exact_step` mixes an
+    admission's prefill into the decode step)."""
     rule = sim.rule
     return (
         sim.preempts_latest_and_waits
+        and sim.config.mixed_prefill
         and _plain_replica(type(sim))
         and sim.reuse is None
         and not rule.event_triggered
