@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from capcliff.errors import InputError
 from capcliff.sim.reuse.prefix_cache import PrefixCache
-from capcliff.sim.traffic.sessions import parse_session_trace
+from capcliff.sim.traffic.sessions import (
+    SessionSpec,
+    generate_sessions,
+    parse_session_trace,
+    requests_from_session_trace,
+)
+from capcliff.sim.traffic.workload import Fixed
 
 
 def test_a_request_that_hit_part_of_the_cache_publishes_only_its_new_blocks() -> None:
@@ -42,3 +49,27 @@ def test_a_session_turn_of_one_token_in_and_out_is_valid() -> None:
 def test_a_session_turn_of_zero_tokens_is_refused(field: str) -> None:
     with pytest.raises(InputError, match=f"{field}: must be an integer >= 1"):
         parse_session_trace([_row(**{field: 0})])
+
+
+def test_each_later_turn_carries_the_whole_conversation() -> None:
+    # 10 new tokens in, 5 out, every turn: turn k's prompt is its 10 tokens after the k - 1
+    # turns before it (15 tokens each), 10 + 15 (k - 1): 10, 25, 40, ... Some sessions (mean 4
+    # turns) have later turns.
+    spec = SessionSpec(mean_turns=4, user_input=Fixed(10), output=Fixed(5))
+    requests = generate_sessions(spec, 40, np.random.default_rng(0), clients=2)
+    prompts = requests.input_tokens
+    assert prompts.max() > 10
+    assert set((prompts - 10) % 15) == {0}
+    assert set(requests.output_tokens) == {5}
+
+
+def test_a_traced_session_starts_at_its_arrival_and_its_next_turn_follows() -> None:
+    # Without clients, a session's first turn arrives at its trace arrival_s (2.5 s); the next
+    # turn has no arrival of its own (NaN: sent think_s = 0.75 s after the first finishes).
+    rows = parse_session_trace(
+        [_row(arrival_s=2.5), _row(turn=1, arrival_s=None, think_s=0.75, input_tokens=3)]
+    )
+    requests = requests_from_session_trace(rows)
+    assert requests.arrival_s[0] == 2.5
+    assert np.isnan(requests.arrival_s[1])
+    assert requests.input_tokens.tolist() == [1, 1 + 1 + 3]
