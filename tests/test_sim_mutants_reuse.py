@@ -10,6 +10,7 @@ import pytest
 
 from capcliff.errors import InputError
 from capcliff.sim.reuse.prefix_cache import PrefixCache
+from capcliff.sim.reuse.prefix_reuse import PrefixReuse
 from capcliff.sim.traffic.sessions import (
     SessionSpec,
     generate_sessions,
@@ -17,6 +18,7 @@ from capcliff.sim.traffic.sessions import (
     requests_from_session_trace,
 )
 from capcliff.sim.traffic.workload import Fixed
+from tests.simtools import fixed_batch
 
 
 def test_a_request_that_hit_part_of_the_cache_publishes_only_its_new_blocks() -> None:
@@ -73,3 +75,10 @@ def test_a_traced_session_starts_at_its_arrival_and_its_next_turn_follows() -> N
     assert requests.arrival_s[0] == 2.5
     assert np.isnan(requests.arrival_s[1])
     assert requests.input_tokens.tolist() == [1, 1 + 1 + 3]
+
+
+def test_a_cold_admission_hits_and_revives_nothing() -> None:
+    # Nothing cached yet: a 32-token prompt hits 0 blocks and revives 0, so the request holds
+    # exactly the blocks it allocated.
+    reuse = PrefixReuse(fixed_batch(2, 32, 4), 16, radix=False)
+    assert reuse.admit(0, 32, 0.0) == (0, 0)
