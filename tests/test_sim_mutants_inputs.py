@@ -96,3 +96,16 @@ def test_lockstep_counts_every_rank_given_when_no_group_is_named() -> None:
     assert first.first_token_s[0] == pytest.approx(0.01)
     assert first.finish_s[0] == pytest.approx(0.05)
     assert second.finish_s[0] == pytest.approx(1.05)
+
+
+def test_a_session_trace_without_a_cut_keeps_every_output() -> None:
+    # No max_output_tokens: the cut is the longest output in the trace (50), so turn 0 keeps its
+    # 50 tokens and turn 1's prompt is 10 + 50 + 5 = 65.
+    rows = [
+        SessionRow("s", 0, 10, 50, 0.0, None, None, 0),
+        SessionRow("s", 1, 5, 20, None, 0.0, None, 0),
+    ]
+    requests = requests_from_session_trace(rows)
+    assert requests.output_tokens.tolist() == [50, 20]
+    assert requests.input_tokens.tolist() == [10, 65]
+    assert requests.max_output_tokens.tolist() == [50, 50]

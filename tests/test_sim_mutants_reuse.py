@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from capcliff.errors import InputError
+from capcliff.sim.policies import Candidate
 from capcliff.sim.reuse.prefix_cache import PrefixCache
 from capcliff.sim.reuse.prefix_reuse import PrefixReuse
 from capcliff.sim.traffic.sessions import (
@@ -30,6 +31,7 @@ def test_a_request_that_hit_part_of_the_cache_publishes_only_its_new_blocks() ->
     cache.release(0, 0, 33, now_s=1.0)
     assert cache.acquire(0, 20) == 20
     assert (cache.unreferenced, cache.in_use) == (13, 20)
+    assert cache.revivable(0, 33) == 13  # blocks 20-32: cached, referenced by no request
     cache.release(0, 20, 40, now_s=2.0)
     assert (cache.unreferenced, cache.in_use) == (40, 0)
     assert cache.lookup(0, 1000) == 40
@@ -82,3 +84,17 @@ def test_a_cold_admission_hits_and_revives_nothing() -> None:
     # exactly the blocks it allocated.
     reuse = PrefixReuse(fixed_batch(2, 32, 4), 16, radix=False)
     assert reuse.admit(0, 32, 0.0) == (0, 0)
+
+
+def test_a_resumed_request_holds_its_own_blocks_and_its_revived_hit() -> None:
+    # One 40-token prompt, 16-token blocks: 3 blocks. Admitted cold: it holds the 3 it
+    # allocated. Preempted at 40 tokens: its 40 // 16 = 2 full blocks stay cached, unreferenced.
+    # Resumed: it hits those 2 ((40 - 1) // 16 = 2), revives both, and allocates 3 blocks
+    # counting them: it holds 3 - 2 revived + 2 hit = 3 blocks, ceil(40 / 16).
+    reuse = PrefixReuse(fixed_batch(1, 40, 4), 16, radix=False)
+    cold = Candidate(40, 0, 4, 4, 0, chunk_tokens=40, blocks_now=3)
+    assert reuse.held_blocks(0, cold, 3, 0.0) == 3
+    assert reuse.freed_blocks(0, 3, 40, 1.0, finished=False) == 3
+    warm = Candidate(40, 0, 4, 4, 0, chunk_tokens=8, blocks_now=3, cached_tokens=32)
+    assert reuse.held_blocks(0, warm, 3, 2.0, resumed=True) == 3
+    assert reuse.shared[0] == 2
