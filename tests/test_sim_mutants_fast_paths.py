@@ -2,8 +2,7 @@
 that ends exactly where the module docstrings say, worked out by hand. A mutant that only
 shortens or skips a jump leaves every other result the same (the step-by-step comparison of
 tests/test_simulate.py cannot see it), so these tests count the events and check their times.
-They came from the survivors of `benchmarks/mutation.py --packages sim` (seeds 3 and 7); that
-tool runs a test file for a module's mutants when the file names the module, as here:
+They came from the survivors of `benchmarks/mutation.py --packages sim` (seeds 3 and 7) in:
 capcliff.sim.loop.fast_forward
 capcliff.sim.loop.thrash
 capcliff.sim.loop.admit_step

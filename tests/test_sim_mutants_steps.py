@@ -1,6 +1,5 @@
 """A run's price, a step's admissions and an arrival on the tie, on the fast paths, worked
-out by hand (mutation survivors of `benchmarks/mutation.py --packages sim`, seed 3). The tool
-runs this file for the mutants of the modules it names:
+out by hand (mutation survivors of `benchmarks/mutation.py --packages sim`, seed 3), in:
 capcliff.sim.loop.thrash
 capcliff.sim.loop.admit_step
 capcliff.sim.loop.fast_forward
