@@ -73,3 +73,179 @@ def test_ranged_benchmark_lengths_run_from_ratio_x_len_to_len() -> None:
     assert requests.input_tokens.min() < 600 and requests.input_tokens.max() > 900
     fixed = point_requests(BenchmarkPoint("f", 4, 1000, 200, num_requests=8))
     assert set(fixed.input_tokens.tolist()) == {1000}  # ratio 1: 1 x 1,000 = the length
+
+
+def test_split_candidates_share_the_budget_between_the_pools() -> None:
+    from capcliff.analysis.disagg.options import split_candidates
+
+    asked: list[tuple[str, int]] = []
+
+    def decode(gpu: str, most: int) -> tuple[int, str]:
+        asked.append(("decode", most))
+        return 2, "D"  # a decode instance is 2 GPUs wide
+
+    def prefill(gpu: str, most: int) -> tuple[int, list[str]]:
+        asked.append(("prefill", most))
+        return 1, ["P"]  # a prefill instance is 1 GPU wide
+
+    choices: Any = SimpleNamespace(
+        dep=SimpleNamespace(hardware=SimpleNamespace(id="h")), decode=decode, prefill=prefill
+    )
+    specs = split_candidates(choices, 8, ("h",))
+    # decode gets at most 8 // 2 = 4 GPUs, prefill what one decode instance leaves: 8 - 2 = 6
+    assert asked == [("decode", 4), ("prefill", 6)]
+    # x = 1 .. (8 - 2) // 1 = 6 prefill instances, y = (8 - x) // 2 decode instances:
+    # (1, 3), (2, 3), (3, 2), (4, 2), (5, 1), (6, 1)
+    got = [(s.prefill_instances, s.decode_instances) for s in specs]
+    assert got == [(1, 3), (2, 3), (3, 2), (4, 2), (5, 1), (6, 1)]
+    assert all(s.prefill_gpu is None and s.decode_gpu is None for s in specs)
+    # 32 GPUs, both 2 wide: prefill gets (32 - 2) // 2 = 15 instances at most, more than
+    # MAX_SPLITS = 6, so the grid geomspace(1, 15, 6) = 1, 1.72, 2.95, 5.08, 8.73, 15 rounds
+    # to 1, 2, 3, 5, 9, 15, each with (32 - 2x) // 2 decode instances
+    wide: Any = SimpleNamespace(
+        dep=choices.dep, decode=lambda g, most: (2, "D"), prefill=lambda g, most: (2, ["P"])
+    )
+    got = [(s.prefill_instances, s.decode_instances) for s in split_candidates(wide, 32, ("h",))]
+    assert got == [(1, 15), (2, 14), (3, 13), (5, 11), (9, 7), (15, 1)]
+
+
+def test_without_an_slo_the_latencies_are_read_at_the_headroom_below_saturation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from capcliff.analysis.evaluate import capacity
+
+    rates: list[float] = []
+    at_rate = SimpleNamespace(throughput_rps=8.0)
+
+    def run_at(rps: float) -> Any:
+        top = SimpleNamespace(state=SimpleNamespace(throughput_rps=rps, settled=True),
+                              requests=500, cap=64)  # fmt: skip
+        workload: Any = SimpleNamespace(
+            at_rate=lambda n, rate: rates.append(rate) or "requests",
+            mean_output_tokens=lambda: 100.0,
+        )
+        replica: Any = SimpleNamespace(run=lambda requests, cap: "result")
+        monkeypatch.setattr(capacity, "cap_grid", lambda w, r: (70, 8))
+        monkeypatch.setattr(capacity, "chosen_cap", lambda points: top)
+        monkeypatch.setattr(capacity, "steady_state", lambda *a, **k: at_rate)
+        return capacity.replica_capacity(replica, workload, slo=None, headroom=0.2, points=(top,))
+
+    got = run_at(10.0)
+    assert rates == [pytest.approx(8.0)]  # (1 - 0.2) x 10 requests/s
+    assert got.saturation_rps == got.sustained_rps == 10.0 and got.at_sustained is at_rate
+    rates.clear()
+    got = run_at(0.0)  # nothing served: no run at a rate of 0, the saturated state reported
+    assert rates == [] and got.at_sustained.throughput_rps == 0.0
+
+
+def _rate_point(rate: float, saturated_from: float = 1e9) -> Any:
+    # margin = TTFT p99 / 1 s = rate / 2: the SLO holds up to 2 requests/s
+    sat = rate >= saturated_from
+    state = SimpleNamespace(saturated=sat, ttft_p99_s=rate / 2, tpot_p99_s=0.0)
+    return SimpleNamespace(rate_rps=rate, meets=not sat and rate / 2 <= 1, state=state)
+
+
+def _probes() -> tuple[Any, list[float]]:
+    probed: list[float] = []
+
+    def probe(rate: float, requests: int, cap: int) -> Any:
+        probed.append(rate)
+        return _rate_point(rate, saturated_from=4.0)
+
+    return SimpleNamespace(slo=SimpleNamespace(ttft_s=1.0, tpot_s=1.0), probe=probe), probed
+
+
+def test_narrow_interpolates_only_between_two_known_margins() -> None:
+    from capcliff.analysis.evaluate.rate_search import _narrow
+
+    probes, probed = _probes()
+    # margins 0.5 at 1 and 1.5 at 3 (rate / 2): the line crosses 1 at 1 + 2 x 0.5 / 1 = 2,
+    # where bisection would probe 1 + 2 / 2 = 2 as well; so start the bad end at 5 (margin 2.5):
+    # 1 + 4 x 0.5 / 2 = 2.0, where bisection probes 3.0
+    got = _narrow(probes, 64, _rate_point(1.0), _rate_point(5.0), 100, 0.1)
+    # 2.0 passes; the bad end is still the starting one, so no second probe; the bracket (2, 5)
+    # did not halve, so bisect: 3.5 fails (1.75); then the line through 1.0 and 1.75 crosses 1
+    # at 2.0, pushed in by 0.1 / 4 to 2.025, which fails; 2.025 - 0.09 is below 2: no probe
+    assert probed == pytest.approx([2.0, 3.5, 2.025]) and got.rate_rps == pytest.approx(2.0)
+    # a saturated bad end has no margin: bisect, (1 + 4.5) / 2 = 2.75 first
+    probes, probed = _probes()
+    got = _narrow(probes, 64, _rate_point(1.0), _rate_point(4.5, 4.0), 100, 0.1)
+    # 2.75 fails (1.375), with no second probe (the round did not interpolate); then the line
+    # through 0.5 at 1 and 1.375 at 2.75 crosses 1 at 1 + 1.75 x 0.5 / 0.875 = 2.0, which
+    # passes, and 2.0 + 0.9 x 0.1 = 2.09 fails: the bracket (2.0, 2.09) is done
+    assert probed == pytest.approx([2.75, 2.0, 2.09]) and got.rate_rps == pytest.approx(2.0)
+
+
+def test_narrow_bisects_when_the_failing_end_has_no_higher_margin() -> None:
+    from capcliff.analysis.evaluate.rate_search import _narrow
+
+    probed: list[float] = []
+
+    def probe(rate: float, requests: int, cap: int) -> Any:
+        probed.append(rate)
+        return _rate_point(rate)
+
+    probes: Any = SimpleNamespace(slo=SimpleNamespace(ttft_s=1.0, tpot_s=1.0), probe=probe)
+    # the failing end fails on something else, with the same margin 0.5 as the passing end:
+    # no line to follow (it would divide by 0), so bisect: (1 + 3) / 2 = 2.0 first
+    bad = SimpleNamespace(rate_rps=3.0, meets=False, state=_rate_point(1.0).state)
+    _narrow(probes, 64, _rate_point(1.0), bad, 100, 0.1)
+    assert probed[0] == pytest.approx(2.0)
+
+
+def test_fit_fixes_offers_the_longest_length_any_valid_layout_takes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import capcliff.memory.fit
+    from capcliff.analysis.plan import batch
+    from capcliff.units import KVDType, WeightDType
+
+    def memories(lengths: list[tuple[int, bool]]) -> Any:
+        mems = [
+            SimpleNamespace(longest=n, valid=ok, fits=False, layout=SimpleNamespace(name=f"l{k}"))
+            for k, (n, ok) in enumerate(lengths)
+        ]
+        monkeypatch.setattr(batch, "enumerate_layouts", lambda gpus, arch: list(range(len(mems))))
+        return SimpleNamespace(
+            model=SimpleNamespace(arch=None), memory=lambda lay, length: mems[lay],
+            scheme=SimpleNamespace(linear=WeightDType.FP8), kv_dtype=KVDType.FP8,
+            hardware=SimpleNamespace(gpus_per_node=1),
+        )  # fmt: skip
+
+    monkeypatch.setattr(batch, "replace", lambda dep, **changes: dep)
+    monkeypatch.setattr(batch.WeightScheme, "quantised", staticmethod(lambda *a: None))
+    monkeypatch.setattr(capcliff.memory.fit, "largest_max_model_len", lambda m: m.longest)
+    inputs: Any = SimpleNamespace(max_model_len=8192)
+    # valid layouts take 3,000 and 5,000 tokens (an invalid one 7,000 does not count): 5,000
+    dep = memories([(3000, True), (5000, True), (7000, False)])
+    assert batch.fit_fixes(dep, 8, inputs) == [
+        "--max-model-len 5000 (the longest one request that fits)"
+    ]
+    # no valid layout: the longest is 0, and no length is offered
+    dep = memories([(7000, False)])
+    assert batch.fit_fixes(dep, 8, inputs) == [
+        "no change tried here fits: the model needs a larger deployment"
+    ]
+
+
+def test_the_users_a_layout_holds_follow_littles_law(monkeypatch: pytest.MonkeyPatch) -> None:
+    from capcliff.analysis.plan import online_reuse as module
+
+    requests = SimpleNamespace(has_content=True)
+    monkeypatch.setattr(module, "online_requests", lambda w, rps, h: requests)
+    monkeypatch.setattr(module, "reuse_advice", lambda *a: None)
+    monkeypatch.setattr(module, "requests_per_session", lambda sample: 4.0)
+    monkeypatch.setattr(module, "mean_think_s", lambda w: 6.0)
+    monkeypatch.setattr(module, "replace", lambda config, **changes: config)
+    best: Any = SimpleNamespace(
+        sustained_rps=2.0, replica=SimpleNamespace(config=None), memory=None,
+        capacity=SimpleNamespace(cap=8, sustained_rps=2.0,
+                                 at_sustained=SimpleNamespace(e2e_mean_s=4.0)),
+    )  # fmt: skip
+    workload: Any = SimpleNamespace(reference=lambda n: None)
+    sessions, advice = module.online_reuse(None, best, workload, 0.2)  # type: ignore[arg-type]
+    assert advice is None and sessions is not None
+    # 2 requests/s x (4 s end to end + 6 s thinking) = 20 users; 2 / 4 = 0.5 sessions/s
+    assert sessions.users == pytest.approx(20.0)
+    assert sessions.sessions_per_s == pytest.approx(0.5)
+    assert sessions.mean_think_s == 6.0 and sessions.preemptions == 0
