@@ -249,3 +249,44 @@ def test_the_users_a_layout_holds_follow_littles_law(monkeypatch: pytest.MonkeyP
     assert sessions.users == pytest.approx(20.0)
     assert sessions.sessions_per_s == pytest.approx(0.5)
     assert sessions.mean_think_s == 6.0 and sessions.preemptions == 0
+
+
+def test_the_caching_off_point_offloads_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from capcliff.analysis.evaluate import replica_models
+    from capcliff.analysis.plan import reuse_advice as module
+    from capcliff.memory.budget import EngineName
+    from capcliff.sim.config import PREFIX_CACHING_POLICIES
+
+    runs: list[tuple[bool, Any]] = []
+
+    def simulate(requests: Any, model: Any, cap: Any, config: Any, dp: int) -> Any:
+        runs.append((config.prefix_caching, cap.tiers))
+        hit = 0.4 if config.prefix_caching else None  # 40 % of looked-up tokens hit with caching
+        return SimpleNamespace(
+            reuse=None, prefix_cache_hit_rate=hit, ttft=SimpleNamespace(p99=2.0),
+            output_tokens_per_s=100.0, total_preemptions=0,
+        )  # fmt: skip
+
+    def merged(obj: Any, **changes: Any) -> Any:
+        return SimpleNamespace(**{**vars(obj), **changes})
+
+    monkeypatch.setattr(replica_models, "replica_models", lambda dep, memory: (SimpleNamespace(),
+                                                                               None))  # fmt: skip
+    monkeypatch.setattr(module, "replace", merged)
+    monkeypatch.setattr(module, "simulate", simulate)
+    monkeypatch.setattr(module, "offload_sizes", lambda dep, memory: [])
+    monkeypatch.setattr(module, "offload_tiers", lambda *a, **k: ("a tier",))
+    dep: Any = SimpleNamespace(settings=SimpleNamespace(engine=EngineName.VLLM))
+    memory: Any = SimpleNamespace(layout=SimpleNamespace(dp=1, gpus=2))
+    config: Any = SimpleNamespace(policy=next(iter(PREFIX_CACHING_POLICIES)))
+    advice = module.reuse_advice(dep, memory, SimpleNamespace(has_content=True), config)  # type: ignore[arg-type]
+    assert advice is not None
+    # two runs, neither with an offload tier: caching off, then on
+    assert runs == [(False, ()), (True, ())]
+    off, on = advice.points
+    assert (off.label, off.offload_bytes, off.prefix_cache_hit_rate) == ("caching off", 0, None)
+    assert (on.label, on.offload_bytes, on.prefix_cache_hit_rate) == ("caching on", 0, 0.4)
+    # no size offered, so none recommended: the flags turn caching on only
+    assert advice.recommended_offload_bytes == 0
+    assert advice.flags == ["--enable-prefix-caching"]
+    assert advice.hit_rate_without == advice.hit_rate_with == 0.4
