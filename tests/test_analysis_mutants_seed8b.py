@@ -290,3 +290,41 @@ def test_the_caching_off_point_offloads_nothing(monkeypatch: pytest.MonkeyPatch)
     assert advice.recommended_offload_bytes == 0
     assert advice.flags == ["--enable-prefix-caching"]
     assert advice.hit_rate_without == advice.hit_rate_with == 0.4
+
+
+def test_the_fleet_report_counts_a_split_only_when_its_best_meets(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from capcliff.analysis.disagg import fleet
+
+    found: list[tuple[bool, Any, bool]] = []
+    plan = SimpleNamespace(winner="disaggregated", disaggregated=SimpleNamespace(gpus=4))
+    monkeypatch.setattr(fleet, "split_plan_report", lambda dep, **k: plan)
+    monkeypatch.setattr(fleet, "offered_tokens_per_s", lambda w, i: 1.0)
+    monkeypatch.setattr(fleet, "Spent", lambda *a: None)
+    monkeypatch.setattr(fleet, "cheapest_reasons", lambda spent, p, f: found.append(f) or [])
+    monkeypatch.setattr(fleet, "CheapestReport", lambda **k: SimpleNamespace(**k))
+    ctx: Any = SimpleNamespace(
+        slo=SimpleNamespace(ttft_s=1.0, tpot_s=0.1), workload=SimpleNamespace(rate_per_s=2.0),
+        dep=SimpleNamespace(model=SimpleNamespace(id="m")), inputs=None, seed=0, prices={},
+        usd_per_gpu_hour={"h": 2.0},
+    )  # fmt: skip
+    agg = SimpleNamespace(gpus=8)
+    chosen = [SimpleNamespace(spec=SimpleNamespace(gpus=4))]
+
+    def report(split: Any, agg_ok: bool) -> Any:
+        walk: Any = SimpleNamespace(
+            best_aggregated=lambda: (agg, agg_ok), best_split=lambda: split, skipped=0
+        )
+        return fleet._report(ctx, ("h",), [], [], walk, 10.0)
+
+    # the best split misses the SLOs and 8 aggregated GPUs meet them: aggregated, although
+    # the plan (comparing the two as they are) prefers the split
+    got = report((None, chosen, False), True)
+    assert (got.choice, got.gpus, found[-1][0]) == ("aggregated", 8, False)
+    # the best split meets them and the aggregated fleet does not: the split's 4 GPUs
+    got = report((None, chosen, True), False)
+    assert (got.choice, got.gpus, found[-1][0]) == ("disaggregated", 4, True)
+    # no split at all: aggregated
+    got = report(None, True)
+    assert (got.choice, got.gpus, found[-1][0]) == ("aggregated", 8, False)
