@@ -328,3 +328,38 @@ def test_the_fleet_report_counts_a_split_only_when_its_best_meets(
     # no split at all: aggregated
     got = report(None, True)
     assert (got.choice, got.gpus, found[-1][0]) == ("aggregated", 8, False)
+
+
+def test_after_the_answer_only_the_kind_that_missed_is_walked_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from capcliff.analysis.disagg import fleet
+
+    visited: list[list[tuple[str, float]]] = []
+
+    def visit(ctx: Any, level: list[Any], walk: Any, jobs: int) -> list[Any]:
+        visited.append([(o.kind, o.price_level) for o in level])
+        return [SimpleNamespace(model_copy=lambda update: SimpleNamespace(meets=False, **update))]
+
+    monkeypatch.setattr(fleet, "_visit", visit)
+    options: Any = [
+        SimpleNamespace(kind=k, price_level=p)
+        for k, p in [("aggregated", 5.0), ("aggregated", 10.0), ("disaggregated", 12.0),
+                     ("aggregated", 12.0), ("aggregated", 20.0), ("aggregated", 25.0)]
+    ]  # fmt: skip
+
+    def other(split_ok: bool, agg_ok: bool) -> list[Any]:
+        visited.clear()
+        walk: Any = SimpleNamespace(splits=[(None, split_ok)], aggregated=[(None, agg_ok)])
+        return fleet._other_kind(None, options, walk, 10.0, 1)  # type: ignore[arg-type]
+
+    # a split met at $10/h and no aggregated fleet did: the aggregated ones above $10 up to
+    # 2 x 10 = $20/h, each level in turn (none meets), marked as compared only
+    rows = other(True, False)
+    assert visited == [[("aggregated", 12.0)], [("aggregated", 20.0)]]
+    assert len(rows) == 2 and all(r.compared_only for r in rows)
+    # the other way round: the split at $12/h
+    other(False, True)
+    assert visited == [[("disaggregated", 12.0)]]
+    # both kinds met (or neither): nothing more
+    assert other(True, True) == [] and other(False, False) == [] and visited == []
