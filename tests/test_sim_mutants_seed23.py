@@ -1,0 +1,46 @@
+"""Survivors of `benchmarks/mutation.py --packages sim --sample 40 --seed 23` left unanalysed
+(capcliff.sim.policies, capcliff.sim.traffic.sessions, capcliff.sim.loop.exclusive_prefill),
+each value worked out by hand."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from capcliff.sim.policies import sglang_first_admissible_step
+from capcliff.sim.traffic.sessions import SessionSpec, generate_sessions
+from capcliff.sim.traffic.workload import Fixed
+
+
+def test_sglang_reserve_stays_at_the_clip_while_a_long_request_decodes() -> None:
+    # One running request with 10 tokens still to generate, clip 4 (SGLang reserves
+    # min(remaining, clip) tokens per running request, times the ratio 1 here). Steps j = 0, 1,
+    # 2: remaining 10, 9, 8, so the reserve is 4 each step. Block size 1, free blocks 10, 10,
+    # 11: room 10 - 4 = 6, 6, 11 - 4 = 7. A candidate needing 6 tokens is admitted when
+    # 6 < room: first at step 2. (With `clip - j` in place of `clip + j` the reserve would fall
+    # to 4, 2, 0 and admit at step 1.)
+    step = sglang_first_admissible_step(
+        need_tokens=6,
+        blocks_now=0,
+        free_blocks_after=np.array([10, 10, 11], dtype=np.int64),
+        block_size=1,
+        ratios=np.ones(3),
+        future_tokens=np.array([10], dtype=np.int64),
+        clip=4,
+    )
+    assert step == 2
+
+
+def test_sessions_start_at_the_request_rate_over_the_mean_turns() -> None:
+    # 5 requests/s of sessions of 2.5 turns on average: 5 / 2.5 = 2 sessions/s, so the gaps
+    # between session starts are exponential with mean 2.5 / 5 = 0.5 s (standard deviation
+    # 0.5 s too). The last of S starts is the sum of S gaps: their mean is within 4 standard
+    # errors, 4 x 0.5 / sqrt(S), of 0.5 s (S is about 1000 / 2.5 = 400: 0.1 s).
+    spec = SessionSpec(mean_turns=2.5, user_input=Fixed(10), output=Fixed(10))
+    requests = generate_sessions(spec, 1000, np.random.default_rng(23), rate_per_s=5.0)
+    starts = requests.arrival_s[~np.isnan(requests.arrival_s)]
+    sessions = len(starts)
+    assert 300 < sessions < 500
+    mean_gap = float(starts.max()) / sessions
+    assert abs(mean_gap - 0.5) < 4 * 0.5 / math.sqrt(sessions)
