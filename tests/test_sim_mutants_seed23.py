@@ -5,12 +5,19 @@ each value worked out by hand."""
 from __future__ import annotations
 
 import math
+from unittest.mock import patch
 
 import numpy as np
 
+import capcliff.sim.loop.replica as replica_module
+from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.sim.loop.replica import ReplicaSim
+from capcliff.sim.loop.step_plan import PlannedStep
 from capcliff.sim.policies import sglang_first_admissible_step
+from capcliff.sim.simulate import make_policy
 from capcliff.sim.traffic.sessions import SessionSpec, generate_sessions
-from capcliff.sim.traffic.workload import Fixed
+from capcliff.sim.traffic.workload import Fixed, Requests
+from tests.simtools import constant_model
 
 
 def test_sglang_reserve_stays_at_the_clip_while_a_long_request_decodes() -> None:
@@ -44,3 +51,42 @@ def test_sessions_start_at_the_request_rate_over_the_mean_turns() -> None:
     assert 300 < sessions < 500
     mean_gap = float(starts.max()) / sessions
     assert abs(mean_gap - 0.5) < 4 * 0.5 / math.sqrt(sessions)
+
+
+class _RunawayError(Exception):
+    """More steps than the case needs: the simulation would not end."""
+
+
+def test_a_partial_prefill_takes_its_next_chunk_with_nobody_waiting() -> None:
+    # SGLang without mixed chunks, 8 tokens a step, each step 1 s. A and B (4-token prompts, 5
+    # out) at 0 s, C (12-token prompt, 2 out) at 2.5 s. Per step, the tokens scheduled: 8 (A, B
+    # prefill), 2, 2 (A, B decode), 8 (C's first chunk), 4 (C's last chunk, the queue empty, so
+    # the head verdict is False while C is part way through), 3 (A, B, C decode), 2 (A, B).
+    # Every step exact (no jumps), stopped after 12 steps.
+    prompts, outputs = np.array([4, 4, 12]), np.array([5, 5, 2])
+    requests = Requests(prompts, outputs, outputs, np.array([0.0, 0.0, 2.5]))
+    config = SimConfig("sglang", max_num_seqs=8, max_num_batched_tokens=8, mixed_prefill=False)
+    sim = ReplicaSim(
+        requests, constant_model(1.0), KVCapacity(1000, 1, 1000), config,
+        make_policy(config, requests),
+    )  # fmt: skip
+    tokens: list[int] = []
+    begin = sim.begin_step
+
+    def counted() -> PlannedStep:
+        if len(tokens) >= 12:
+            raise _RunawayError
+        planned = begin()
+        tokens.append(planned.load[0])
+        return planned
+
+    with (
+        patch.object(replica_module, "fast_forward", lambda sim: False),
+        patch.object(sim, "begin_step", counted),
+    ):
+        try:
+            run = sim.run()
+        except _RunawayError:
+            run = None
+    assert tokens == [8, 2, 2, 8, 4, 3, 2]
+    assert run is not None and run.first_token_s.tolist() == [1.0, 1.0, 5.0]
