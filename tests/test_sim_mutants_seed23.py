@@ -1,16 +1,20 @@
 """Survivors of `benchmarks/mutation.py --packages sim --sample 40 --seed 23` left unanalysed
-(capcliff.sim.policies, capcliff.sim.traffic.sessions, capcliff.sim.loop.exclusive_prefill),
-each value worked out by hand."""
+(capcliff.sim.policies, capcliff.sim.traffic.sessions, capcliff.sim.loop.exclusive_prefill,
+capcliff.sim.disagg.pools), each value worked out by hand."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from unittest.mock import patch
 
 import numpy as np
 
 import capcliff.sim.loop.replica as replica_module
+from capcliff.perf.attention_dp import MoEGroup
+from capcliff.perf.communication import ExchangeCost
 from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.sim.disagg.pools import Pool, _run_pool
 from capcliff.sim.loop.replica import ReplicaSim
 from capcliff.sim.loop.step_plan import PlannedStep
 from capcliff.sim.policies import sglang_first_admissible_step
@@ -90,3 +94,29 @@ def test_a_partial_prefill_takes_its_next_chunk_with_nobody_waiting() -> None:
             run = None
     assert tokens == [8, 2, 2, 8, 4, 3, 2]
     assert run is not None and run.first_token_s.tolist() == [1.0, 1.0, 5.0]
+
+
+def test_a_pools_first_two_ranks_share_one_clock() -> None:
+    # capcliff.sim.disagg.pools._run_pool: a MoE pool of 2 replicas in lockstep groups of 2
+    # (attention DP), every step 1 s (no weights, FLOPs or expert traffic: the MoE pass costs
+    # 0). A (4-token prompt, 3 out) at 0 s on rank 0, B (the same) at 0.5 s on rank 1. One
+    # clock: step 0-1 s prefills A; B waits for the next shared step, 1-2 s, so its tokens come
+    # at 2, 3 and 4 s; A's at 1, 2 and 3 s. (Groups started at rank -1 put ranks 0 and 1 apart:
+    # B would start at 0.5 s, first token 1.5 s.)
+    moe = MoEGroup(
+        ranks=2, expert_bytes=0.0, expert_choice_fraction=0.0, expert_flops_per_token=0.0,
+        moe_layers=1, exchange=ExchangeCost(0.0, 0.0),
+    )  # fmt: skip
+    pool = Pool(
+        model=dataclasses.replace(constant_model(1.0), moe=moe),
+        capacity=KVCapacity(blocks=100, block_size=4),
+        config=SimConfig(policy="vllm", max_num_seqs=8, max_num_batched_tokens=64),
+        replicas=2,
+        gpus_per_replica=1,
+        lockstep_ranks=2,
+    )
+    requests = Requests(np.array([4, 4]), np.array([3, 3]), np.array([3, 3]), np.array([0.0, 0.5]))
+    owners, runs = _run_pool(requests, np.array([0, 1]), pool, landed=False)
+    assert [o.tolist() for o in owners] == [[0], [1]]
+    assert [r.first_token_s.tolist() for r in runs] == [[1.0], [2.0]]
+    assert [r.finish_s.tolist() for r in runs] == [[3.0], [4.0]]
