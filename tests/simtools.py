@@ -8,6 +8,7 @@ import numpy as np
 
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
+from capcliff.sim.loop.replica import ReplicaSim
 from capcliff.sim.policies import NewTokenRatio, Policy
 from capcliff.sim.simulate import make_policy
 from capcliff.sim.traffic.workload import Requests
@@ -157,3 +158,15 @@ def pressure_case(
     if rule.ratio is not None:
         rule = dataclasses.replace(rule, ratio=SGLANG_RATIOS[seed % len(SGLANG_RATIOS)])
     return requests, capacity, config, rule
+
+
+def two_decoding_and_a_long_arrival(*, mixed: bool) -> ReplicaSim:
+    """An SGLang replica, 8 tokens a step, each step 1 s (`mixed`: SimConfig.mixed_prefill):
+    A and B (4-token prompts, 5 tokens out) at 0 s; C (12-token prompt, 2 out) at 2.5 s."""
+    prompts, outputs = np.array([4, 4, 12]), np.array([5, 5, 2])
+    requests = Requests(prompts, outputs, outputs, np.array([0.0, 0.0, 2.5]))
+    config = SimConfig("sglang", max_num_seqs=8, max_num_batched_tokens=8, mixed_prefill=mixed)
+    return ReplicaSim(
+        requests, constant_model(1.0), KVCapacity(1000, 1, 1000), config,
+        make_policy(config, requests),
+    )  # fmt: skip

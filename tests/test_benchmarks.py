@@ -24,6 +24,7 @@ from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout
 from capcliff.cli import app, main
 from capcliff.errors import InputError
+from tests.calibration_text import calibration_toml
 
 runner = CliRunner()
 # Rows copied from shared/reference/serving_benchmarks.csv (each keeps its source column).
@@ -250,21 +251,6 @@ def test_a_measured_ttft_below_the_simulated_one_fits_no_overhead() -> None:
     assert fit_step_terms(_deployment(), Layout(), points).request_overhead_s == 0.0
 
 
-CALIBRATION = """engine = "vllm"
-source = "by hand"
-model = "llama-3.1-8b"
-gpu = "h200-sxm"
-layout = "tp1"
-[step_time]
-fixed_s = 0.002
-scale = 1.0
-profile = "by hand"
-source = "by hand"
-points = 2
-request_overhead_s = {overhead}
-"""
-
-
 def _sweep_ttft_p50(path: Path) -> float:
     out = runner.invoke(app, [
         "sweep", "llama-3.1-8b", "--gpus", "1", "--isl", "256", "--osl", "32", "--num-requests",
@@ -279,8 +265,8 @@ def test_a_calibrated_overhead_reaches_the_simulated_ttft(tmp_path: Path) -> Non
     # A batch: every request reaches the engine 120 ms late, so the whole run shifts and each
     # TTFT is exactly 120 ms longer than with no overhead (same step terms).
     with_it, without = tmp_path / "with.toml", tmp_path / "without.toml"
-    with_it.write_text(CALIBRATION.format(overhead=0.12))
-    without.write_text(CALIBRATION.format(overhead=0.0))
+    with_it.write_text(calibration_toml("vllm", 0.12))
+    without.write_text(calibration_toml("vllm", 0.0))
     assert _sweep_ttft_p50(with_it) == pytest.approx(_sweep_ttft_p50(without) + 0.12, abs=1e-6)
 
 
@@ -289,7 +275,7 @@ def test_a_bad_overhead_in_a_calibration_file_is_one_line(
     tmp_path: Path, bad: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "bad.toml"
-    path.write_text(CALIBRATION.format(overhead=bad))
+    path.write_text(calibration_toml("vllm", bad))
     assert main(["memory", "llama-3.1-8b", "--gpus", "1", "--calibration", str(path)]) == 2
     err = capsys.readouterr().err
     assert "request_overhead_s" in err and err.count("\n") == 1

@@ -17,6 +17,7 @@ from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout
 from capcliff.memory.budget import EngineName
 from capcliff.perf.profiles import PROFILES, engine_profile
+from tests.calibration_text import calibration_toml
 
 # 9.54 ms measured TTFT - 1000 / 380 = 2.632 ms of mock forward = 6.908 ms.
 ISSUE_3560_OUTSIDE_S = 6.908e-3
@@ -81,23 +82,8 @@ def test_the_harness_adds_it_to_one_client_ttft_exactly() -> None:
     assert with_default.fixed == without.fixed and with_default.variable == without.variable
 
 
-SGLANG_CALIBRATION = """engine = "sglang"
-source = "by hand"
-model = "llama-3.1-8b"
-gpu = "h200-sxm"
-layout = "tp1"
-[step_time]
-fixed_s = 0.002
-scale = 1.0
-profile = "by hand"
-source = "by hand"
-points = 2
-request_overhead_s = 0.0
-"""
-
-
 def test_a_calibration_that_fitted_no_overhead_replaces_the_default(tmp_path: Path) -> None:
     # Its TTFTs were already met by the fitted steps: adding the default would double-count.
     path = tmp_path / "sglang.toml"
-    path.write_text(SGLANG_CALIBRATION)
+    path.write_text(calibration_toml("sglang", 0.0))
     assert _deployment("sglang", calibration=str(path)).request_overhead == (0.0, "calibrated")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 from unittest.mock import patch
 
-import numpy as np
 import pytest
 
 import capcliff.sim.loop.replica as replica_module
@@ -18,19 +17,17 @@ from capcliff.sim.loop.step_plan import PlannedStep
 from capcliff.sim.loop.timeline import ReplicaResult
 from capcliff.sim.simulate import make_policy
 from capcliff.sim.traffic.workload import Requests
-from tests.simtools import constant_model, pressure_case, random_case, toy_model
+from tests.simtools import (
+    pressure_case,
+    random_case,
+    toy_model,
+    two_decoding_and_a_long_arrival,
+)
 
 
 def _two_decoding_and_a_long_arrival(*, mixed: bool) -> ReplicaResult:
     """A and B (4-token prompts, 5 tokens out) at 0 s; C (12-token prompt, 2 out) at 2.5 s."""
-    prompts, outputs = np.array([4, 4, 12]), np.array([5, 5, 2])
-    requests = Requests(prompts, outputs, outputs, np.array([0.0, 0.0, 2.5]))
-    config = SimConfig("sglang", max_num_seqs=8, max_num_batched_tokens=8, mixed_prefill=mixed)
-    sim = ReplicaSim(
-        requests, constant_model(1.0), KVCapacity(1000, 1, 1000), config,
-        make_policy(config, requests),
-    )  # fmt: skip
-    return sim.run()
+    return two_decoding_and_a_long_arrival(mixed=mixed).run()
 
 
 def test_a_long_prompt_runs_its_chunks_in_steps_of_their_own() -> None:

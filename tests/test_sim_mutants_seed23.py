@@ -15,13 +15,11 @@ from capcliff.perf.attention_dp import MoEGroup
 from capcliff.perf.communication import ExchangeCost
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.disagg.pools import Pool, _run_pool
-from capcliff.sim.loop.replica import ReplicaSim
 from capcliff.sim.loop.step_plan import PlannedStep
 from capcliff.sim.policies import sglang_first_admissible_step
-from capcliff.sim.simulate import make_policy
 from capcliff.sim.traffic.sessions import SessionSpec, generate_sessions
 from capcliff.sim.traffic.workload import Fixed, Requests
-from tests.simtools import constant_model
+from tests.simtools import constant_model, two_decoding_and_a_long_arrival
 
 
 def test_sglang_reserve_stays_at_the_clip_while_a_long_request_decodes() -> None:
@@ -67,13 +65,7 @@ def test_a_partial_prefill_takes_its_next_chunk_with_nobody_waiting() -> None:
     # prefill), 2, 2 (A, B decode), 8 (C's first chunk), 4 (C's last chunk, the queue empty, so
     # the head verdict is False while C is part way through), 3 (A, B, C decode), 2 (A, B).
     # Every step exact (no jumps), stopped after 12 steps.
-    prompts, outputs = np.array([4, 4, 12]), np.array([5, 5, 2])
-    requests = Requests(prompts, outputs, outputs, np.array([0.0, 0.0, 2.5]))
-    config = SimConfig("sglang", max_num_seqs=8, max_num_batched_tokens=8, mixed_prefill=False)
-    sim = ReplicaSim(
-        requests, constant_model(1.0), KVCapacity(1000, 1, 1000), config,
-        make_policy(config, requests),
-    )  # fmt: skip
+    sim = two_decoding_and_a_long_arrival(mixed=False)
     tokens: list[int] = []
     begin = sim.begin_step
 

@@ -358,11 +358,10 @@ def flag_warnings(
         )
     lay = dep.layout
     if vllm_separate_replicas(dep):
-        lockstep = Layout(dp=lay.dp, tp=lay.tp, pp=lay.pp, ep=lay.ep, attention_dp=True)
         warnings.append(
             f"vllm: the line is one replica of {lay.name}: run {lay.dp} of them behind a load "
             f"balancer. vLLM's --data-parallel-size {lay.dp} would run this MoE model's "
             f"replicas in lockstep with its MoE layers over all {lay.dp * lay.tp} ranks "
-            f"({lockstep.name}), another deployment than the one simulated"
+            f"({lay.in_lockstep().name}), another deployment than the one simulated"
         )
     return warnings

@@ -477,38 +477,31 @@ def merged_target(
 ) -> tuple[str, str]:
     """(model, layout name): the command's, or the given ones where they agree with it. The
     model the command names is found in the catalog by its HF repo id (or used as a path). A
-    vLLM line's DP ranks of a MoE model are attention DP (`vllm_moe_layout`)."""
-    if model is None:
-        model = catalog_model(command.model)
-        named = _catalogued(model)
-    else:
-        named = _catalogued(model)
-        # a path relative to a spec's folder is checked where the spec is read
-        if (
-            named is not None
-            and named.hf_repo.lower() != command.model.lower()
-            and not Path(command.model).exists()
-        ):
-            raise InputError(
-                f"{FIELD}: model {model} ({named.hf_repo or 'no HF repo'}) conflicts with the "
-                f"command's {command.model}"
-            )
+    vLLM line's DP ranks of a MoE model are attention DP (`Layout.in_lockstep`)."""
+    given = model is not None
+    model = model if model is not None else catalog_model(command.model)
+    named = _catalogued(model)
+    # a path relative to a spec's folder is checked where the spec is read
+    if (
+        given
+        and named is not None
+        and named.hf_repo.lower() != command.model.lower()
+        and not Path(command.model).exists()
+    ):
+        raise InputError(
+            f"{FIELD}: model {model} ({named.hf_repo or 'no HF repo'}) conflicts with the "
+            f"command's {command.model}"
+        )
     ours = command.layout
     if command.engine == "vllm" and named is not None and named.arch.moe is not None:
-        ours = vllm_moe_layout(ours)
+        # vLLM runs a MoE model's DP ranks in lockstep with the MoE layers over all dp x tp
+        # ranks, TP-sharded without --enable-expert-parallel (docs.vllm.ai,
+        # serving/data_parallel_deployment)
+        ours = ours.in_lockstep()
     read = parse_layout(layout).name if layout not in (None, "all") else None
     if read is not None and read != ours.name:
         raise InputError(f"{FIELD}: --layout {read} conflicts with the command's {ours.name}")
     return model, ours.name
-
-
-def vllm_moe_layout(layout: Layout) -> Layout:
-    """The layout vLLM runs for a MoE model: its DP ranks in lockstep with the MoE layers over
-    all `dp x tp` ranks of a stage (attention DP), TP-sharded without
-    `--enable-expert-parallel` (docs.vllm.ai, serving/data_parallel_deployment)."""
-    if layout.dp < 2 or layout.attention_dp:
-        return layout
-    return Layout(dp=layout.dp, tp=layout.tp, pp=layout.pp, ep=layout.ep, attention_dp=True)
 
 
 def _catalogued(model: str) -> Model | None:

@@ -62,6 +62,13 @@ class Layout:
         """Attention replicas that step together: `dp` under attention DP, else 1."""
         return self.dp if self.attention_dp else 1
 
+    def in_lockstep(self) -> Layout:
+        """The same GPUs with the `dp` replicas in lockstep (attention DP: MoE layers over all
+        `dp * tp` ranks of a stage); itself where `dp` is 1 or it already is."""
+        if self.dp < 2 or self.attention_dp:
+            return self
+        return Layout(dp=self.dp, tp=self.tp, pp=self.pp, ep=self.ep, attention_dp=True)
+
     @property
     def moe_ranks(self) -> int:
         """Ranks one MoE layer of a stage spans: `dp * tp` under attention DP, else `tp`."""

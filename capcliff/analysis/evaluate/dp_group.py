@@ -83,10 +83,11 @@ def group_capacity(
     single: ReplicaCapacity,
 ) -> ReplicaCapacity:
     """`single` (one replica's search) with the rate within `slo` searched on the `ranks`
-    replicas together at `single`'s cap: first at `single`'s rate, kept when the group meets the SLO
-    there with its p99s' sampling noise added (`meets_slo_surely`), else the highest rate below
-    it that the group meets (`highest_rate_below`), verified on a fresh sample. Unchanged for
-    one rank or when `single` met no rate."""
+    replicas together at `single`'s cap: `single`'s rate where the group meets the SLO there,
+    else the highest rate below it that the group meets (`highest_rate_below`); then verified
+    on a fresh sample (`capacity.verified`: stepped down until that sample meets the SLO with
+    its p99s' noise added), whose figures are the ones reported. Unchanged for one replica or
+    when `single` met no rate."""
     if ranks < 2 or single.sustained is None:
         return single
     cap = single.cap

@@ -91,8 +91,9 @@ SearchKey = tuple[Replica, object, int, Slo | None, int | None, float]
 
 @dataclass
 class Searched:
-    """The coarse and the refined capacities already found in one plan, by replica and search
-    settings (`key`), so that a replica shared by two layouts is searched once."""
+    """The coarse, refined and grouped (`group_layouts`, by key and DP size) capacities already
+    found in one plan, by replica and search settings (`key`), so that a replica shared by two
+    layouts is searched once."""
 
     coarse: dict[SearchKey, ReplicaCapacity] = field(default_factory=dict)
     refined: dict[SearchKey, ReplicaCapacity] = field(default_factory=dict)
