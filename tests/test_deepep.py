@@ -18,7 +18,6 @@ from capcliff.memory.deepep import (
     low_latency_rdma_bytes,
     normal_nvl_bytes,
     normal_rdma_bytes,
-    parse_all2all_backend,
 )
 from capcliff.memory.layout_memory import layout_memory
 from capcliff.memory.weights import WeightScheme
@@ -115,8 +114,6 @@ def test_what_deepep_refuses_is_one_line(
 ) -> None:
     with pytest.raises(InputError, match=words):
         deepep_buffers(R1, parse_layout(layout), engine=engine, backend=backend)
-    with pytest.raises(InputError, match="valid: none, deepep"):
-        parse_all2all_backend("pplx")
 
 
 def _memory(layout: str, settings: BudgetSettings):  # type: ignore[no-untyped-def]

@@ -17,7 +17,6 @@ from capcliff.sim.traffic.workload import (
     Requests,
     Uniform,
     WorkloadSpec,
-    empirical_lengths,
     generate_requests,
     parse_trace,
     preset,
@@ -170,17 +169,6 @@ def test_trace_replays_in_arrival_order() -> None:
     assert requests.input_tokens.tolist() == [2, 1]
     assert requests.arrival_s.tolist() == [1.0, 2.0]
     assert requests.max_output_tokens.tolist() == [9, 9]
-
-
-def test_trace_lengths_can_be_resampled() -> None:
-    rows = parse_trace(
-        ['{"input_tokens": 7, "output_tokens": 70}', '{"input_tokens": 9, "output_tokens": 90}']
-    )
-    inputs, outputs = empirical_lengths(rows)
-    spec = WorkloadSpec(num_requests=50, input=inputs, output=outputs)
-    requests = generate_requests(spec, np.random.default_rng(0))
-    assert set(requests.input_tokens.tolist()) == {7, 9}
-    assert set(requests.output_tokens.tolist()) == {70, 90}
 
 
 def test_requests_reject_an_output_over_its_limit() -> None:

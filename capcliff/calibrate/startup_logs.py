@@ -16,7 +16,6 @@ from typing import Literal
 
 from capcliff.calibrate import sglang_log, trtllm_log, vllm_log
 from capcliff.errors import InputError
-from capcliff.units import GIB
 
 ConfigValue = str | int | float | bool
 
@@ -39,11 +38,6 @@ class LoggedFigure:
     unit: str
     line_no: int
     text: str
-
-    @property
-    def value_bytes(self) -> float | None:
-        """The figure in bytes where it is a memory size in GiB (`*_gib`), else None."""
-        return self.value * GIB if self.name.endswith("_gib") else None
 
 
 @dataclass(frozen=True)

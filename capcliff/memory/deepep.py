@@ -82,15 +82,6 @@ class AllToAllBackend(StrEnum):
     DEEPEP_LOW_LATENCY = "deepep_low_latency"  # vLLM; SGLang --deepep-mode low_latency
 
 
-def parse_all2all_backend(text: str) -> AllToAllBackend:
-    """A backend by name; a one-line error naming the valid ones."""
-    try:
-        return AllToAllBackend(text)
-    except ValueError:
-        valid = ", ".join(b.value for b in AllToAllBackend)
-        raise InputError(f"all2all_backend: unknown {text!r}; valid: {valid}") from None
-
-
 @dataclass(frozen=True)
 class DeepEPBuffers:
     """One rank's DeepEP allocation, bytes."""

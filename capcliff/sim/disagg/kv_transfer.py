@@ -60,14 +60,9 @@ class Fabric:
         domains = {g // self.domain_gpus for g in (*sender_gpus, *receiver_gpus)}
         return self.scaleup if len(domains) == 1 else self.scaleout
 
-    def transfer_s(self, nbytes: float, path: Path, lanes: int) -> float:
-        """latency + overhead + bytes / (lanes x per-GPU bandwidth), seconds."""
-        fixed_s, rate = self.route_terms(path, lanes)
-        return fixed_s + nbytes / rate
-
     def route_terms(self, path: Path, lanes: int) -> tuple[float, float]:
         """(latency + overhead in s, lanes x per-GPU bandwidth in bytes/s) of a route:
-        `transfer_s` of n bytes is the first plus n over the second."""
+        a transfer of n bytes takes the first plus n over the second."""
         return path.latency_s + self.overhead_s, lanes * path.bytes_per_s_per_gpu
 
 

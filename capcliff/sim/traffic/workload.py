@@ -352,15 +352,6 @@ def parse_trace(lines: Iterable[str]) -> list[TraceRow]:
     return rows
 
 
-def empirical_lengths(rows: list[TraceRow]) -> tuple[Empirical, Empirical]:
-    """(input, output) length distributions of a trace, to resample from. Each is sampled on its
-    own, so any correlation between a row's input and output is not kept."""
-    return (
-        Empirical(tuple(r.input_tokens for r in rows)),
-        Empirical(tuple(r.output_tokens for r in rows)),
-    )
-
-
 def requests_from_trace(
     rows: list[TraceRow],
     *,
