@@ -6,6 +6,7 @@ import json
 import math
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -25,10 +26,10 @@ from capcliff.analysis.evaluate.steady_state import (
 )
 from capcliff.analysis.evaluate.steady_state import steady_state as steady
 from capcliff.analysis.parallel import parallel_map
-from capcliff.analysis.plan.fleet import Unit, fleet_entry, replicas_for
+from capcliff.analysis.plan.fleet import Unit, fleet_entry, replicas_for, unit_of
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.catalogs import get_hardware, get_model, hardware_catalog
-from capcliff.catalog.layout import Layout
+from capcliff.catalog.layout import Layout, parse_layout
 from capcliff.cli import app
 from capcliff.memory.weights import WeightScheme
 from capcliff.perf.step_time import step_time_model
@@ -123,6 +124,33 @@ def test_replicas_carry_the_rate_below_the_headroom() -> None:
     assert replicas_for(unit, offered_rps=40.0, clients=None, headroom=0.2) == 5
     # Users: a replica holds 8 requests/s x 4 s = 32 users at the headroom; 100 users need 4.
     assert replicas_for(unit, offered_rps=None, clients=100, headroom=0.2) == 4
+
+
+def _evaluated(layout: str, per_replica_rps: float):  # type: ignore[no-untyped-def]
+    """The fields of a LayoutEval that `unit_of` reads."""
+    lay = parse_layout(layout)
+    capacity = SimpleNamespace(
+        sustained_rps=per_replica_rps, cap=35, at_sustained=SimpleNamespace(e2e_mean_s=60.0)
+    )
+    return SimpleNamespace(
+        memory=SimpleNamespace(layout=lay), capacity=capacity,
+        sustained_rps=per_replica_rps * lay.dp,
+    )  # fmt: skip
+
+
+def test_an_attention_dp_layout_is_one_fleet_unit() -> None:
+    # dpa8's eight ranks share the MoE layers and step in lockstep: no rank runs alone, so the
+    # unit is all 8 GPUs at 8 x 0.11 = 0.88 requests/s. 2 requests/s at 20 % headroom need
+    # ceil(2 / (0.88 x 0.8)) = ceil(2.84) = 3 units, 24 GPUs (not 23 one-GPU "replicas").
+    for name in ("dpa8", "dp8-ep8"):
+        unit = unit_of(_evaluated(name, 0.11))
+        assert (unit.layout.name, unit.dp, unit.gpus) == (name, 8, 8)
+        assert unit.sustained_rps == pytest.approx(0.88)
+        assert replicas_for(unit, offered_rps=2.0, clients=None, headroom=0.2) == 3
+    # Independent replicas are their own units, expert parallelism kept in the name.
+    assert unit_of(_evaluated("dp2-tp4", 1.5)).layout.name == "tp4"
+    assert unit_of(_evaluated("dp2-tp4", 1.5)).sustained_rps == 1.5
+    assert unit_of(_evaluated("tp8-ep8", 0.3)).layout.name == "tp8-ep8"
 
 
 @given(st.floats(0.5, 1000.0), st.floats(0.1, 100.0))

@@ -1,7 +1,7 @@
 """Fleet sizing: how many replicas carry the load, on how many GPUs and nodes, at what cost.
 
-- Unit: one engine replica of the layout (its TP x PP GPUs); a layout with expert parallelism
-  spans its data-parallel ranks, so there the whole layout is the unit.
+- Unit: one engine replica of the layout (its TP x PP GPUs); the ranks of an attention-DP
+  layout step in lockstep and share its MoE layers, so there the whole layout is the unit.
 - Replicas for a rate R: ceil(R / (per-replica sustained rate x (1 - headroom))). Headroom
   (DEFAULT_HEADROOM, set) keeps the fleet below the rate where its queues stop being bounded.
 - Replicas for N closed-loop users: a replica holds L = rate x mean end-to-end time users at its
@@ -60,9 +60,9 @@ def unit_of(ev: LayoutEval, think_s: float = 0.0) -> Unit:
     """The replica a fleet of this layout is built from (`think_s`: users' mean think time)."""
     lay = ev.memory.layout
     state = ev.capacity.at_sustained
-    if lay.ep > 1:
+    if lay.attention_dp:  # lockstep ranks share the MoE layers: no rank runs alone
         return Unit(lay, lay.dp, ev.sustained_rps, ev.capacity.cap, state.e2e_mean_s, think_s)
-    one = Layout(tp=lay.tp, pp=lay.pp)
+    one = Layout(tp=lay.tp, pp=lay.pp, ep=lay.ep)
     return Unit(one, 1, ev.capacity.sustained_rps, ev.capacity.cap, state.e2e_mean_s, think_s)
 
 

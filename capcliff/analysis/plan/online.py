@@ -224,7 +224,7 @@ def _fleet_rank(ctx: _Context, hardware: HardwareSpec) -> Rank | None:
 
     def rank(ev: LayoutEval, rate: float) -> tuple[float, int] | None:
         lay = ev.memory.layout
-        unit = replace(unit_of(ev), sustained_rps=rate * (lay.dp if lay.ep > 1 else 1))
+        unit = replace(unit_of(ev), sustained_rps=rate * (lay.dp if lay.attention_dp else 1))
         try:
             replicas = replicas_for(
                 unit, offered_rps=offered, clients=None, headroom=ctx.options.headroom
