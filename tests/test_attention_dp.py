@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import parse_layout
+from capcliff.errors import InputError
 from capcliff.memory.budget import BudgetSettings
 from capcliff.memory.layout_memory import LayoutMemory, layout_memory
 from capcliff.memory.weights import WeightScheme
@@ -272,3 +273,27 @@ def test_exchange_defaults_to_the_engines_gather_inside_a_node(
     name: str, exchange: MoEExchange
 ) -> None:
     assert default_exchange(parse_layout(name), get_hardware("h200-sxm")) is exchange
+
+
+def test_a_fleet_of_attention_dp_deployments_steps_each_apart() -> None:
+    # Two 2-rank deployments (dp=4, groups=2), requests round-robin over the four ranks: only
+    # rank 0 (the first deployment) gets the long prompts. The second deployment's ranks then
+    # run exactly as a 2-rank deployment given their requests alone; in one 4-rank lockstep
+    # group (groups=1) rank 0's prefill stalls them too.
+    model = _toy_lockstep(ranks=2)
+    capacity, config = _roomy()
+    long_on_rank_0 = dataclasses.replace(
+        fixed_batch(8, prompt=40, output=60),
+        input_tokens=np.array([2000, 40, 40, 40, 2000, 40, 40, 40]),
+        output_tokens=np.array([60, 5, 5, 5, 60, 5, 5, 5]),
+    )
+    fleet = simulate(long_on_rank_0, model, capacity, config, dp=4, groups=2)
+    one_group = simulate(long_on_rank_0, model, capacity, config, dp=4, groups=1)
+    first, second = np.array([0, 1, 4, 5]), np.array([2, 3, 6, 7])
+    for mine in (first, second):
+        alone = simulate(long_on_rank_0.subset(mine), model, capacity, config, dp=2)
+        assert fleet.ttft_s[mine].tolist() == pytest.approx(alone.ttft_s.tolist(), rel=1e-12)
+        assert fleet.e2e_s[mine].tolist() == pytest.approx(alone.e2e_s.tolist(), rel=1e-12)
+    assert (one_group.ttft_s[second] > fleet.ttft_s[second]).all()
+    with pytest.raises(InputError, match="groups: must divide dp = 4"):
+        simulate(long_on_rank_0, model, capacity, config, dp=4, groups=3)

@@ -108,26 +108,36 @@ def simulate(
     config: SimConfig,
     *,
     dp: int = 1,
+    groups: int = 1,
 ) -> SimResult:
     """Serve `requests` on `dp` replicas, each with `capacity` and step times from `model`;
-    attention-DP replicas (`model.moe`) are simulated in lockstep (`capcliff.sim.loop.lockstep`)."""
+    attention-DP replicas (`model.moe`) are simulated in lockstep (`capcliff.sim.loop.lockstep`),
+    as `groups` deployments of dp / groups ranks each that step apart from one another (a fleet
+    of attention-DP deployments; the routing spreads requests over all dp ranks)."""
     if dp < 1:
         raise InputError(f"dp: must be >= 1, got {dp}")
+    if groups < 1 or dp % groups:
+        raise InputError(f"groups: must divide dp = {dp}, got {groups}")
     check_fits(requests, capacity)
     if config.request_overhead_s > 0:
         overhead = config.request_overhead_s
         served = simulate(
             _sent_later(requests, overhead), model, capacity,
-            replace(config, request_overhead_s=0.0), dp=dp,
+            replace(config, request_overhead_s=0.0), dp=dp, groups=groups,
         )  # fmt: skip
         return _as_the_client_sees(served, overhead)
     config = resolved_prefix_caching(config, shares_content=requests.has_content)
     rule = make_policy(config, requests)
-    owners = [idx for idx in route(requests, dp, config.routing) if len(idx)]
+    routed = route(requests, dp, config.routing)
+    owners = [idx for idx in routed if len(idx)]
     replica = replica_class()  # the compiled event loop when it is current (same results)
-    if model.moe is not None and dp > 1:  # attention DP: the replicas step in lockstep
-        ranks = [replica(requests.subset(i), model.local, capacity, config, rule) for i in owners]
-        runs = lockstep_class()(ranks, model, group=dp).run()
+    if model.moe is not None and dp > 1:  # attention DP: each group's ranks step in lockstep
+        size, runs, owners = dp // groups, [], []
+        for g in range(groups):
+            mine = [idx for idx in routed[g * size : (g + 1) * size] if len(idx)]
+            ranks = [replica(requests.subset(i), model.local, capacity, config, rule) for i in mine]
+            runs += lockstep_class()(ranks, model, group=size).run() if ranks else []
+            owners += mine
     else:
         runs = [
             replica(requests.subset(idx), model, capacity, config, rule).run() for idx in owners

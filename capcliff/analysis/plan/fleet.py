@@ -151,7 +151,9 @@ def check_fleet(
             assert offered is not None
             requests = workload.at_rate(n, offered)
         config = config_at(ev.replica.config, unit.cap * engines, engines)
-        result = simulate(requests, ev.replica.steps, ev.replica.capacity, config, dp=engines)
+        result = simulate(
+            requests, ev.replica.steps, ev.replica.capacity, config, dp=engines, groups=count
+        )
         state = steady_state(result, open_loop=workload.kind is not LoadKind.CLIENTS)
         if meets_slo(state, limits):
             return Checked(count, state, True)
