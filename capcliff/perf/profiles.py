@@ -86,11 +86,13 @@ RCCL_MEASURED_FABRICS = frozenset({"mi300x", "mi325x"})
 # MLA projections: from 0.5.6 every HIP block-FP8 linear calls aiter's Triton
 # `gemm_a8w8_blockscale` (python/sglang/srt/layers/quantization/fp8_utils.py of the 0.5.6 and
 # 0.5.9 wheels; 0.5.5.post3 called aiter's CK kernel; sgl-project/sglang PR #13617), and the
-# 0.5.9 ROCm image bundles aiter v0.1.10.post3 (SemiAnalysisAI/InferenceX PR #816), whose only
-# gfx942 Triton config for it is the generic one (128 x 128 tiles, no split-K:
-# aiter/ops/triton/configs/gemm/gfx942-GEMM-A8W8_BLOCKSCALE.json at that tag). aiter PR #2024
-# (merged 2026-02-12, first tagged in v0.1.11) added gfx942 configs for the three MLA shapes
-# (N, K) = (2112, 7168) fused q/kv-a, (3072, 1536) q-b and (7168, 2048) o-proj at TP 8; the
+# aiter those ROCm images bundle (v0.1.7.post5 until sgl-project/sglang PR #16619, 3b0ef17 after
+# it; v0.1.10.post3 in 0.5.9's, SemiAnalysisAI/InferenceX PR #816) holds only the generic gfx942
+# Triton config for it (128 x 128 tiles, no split-K:
+# aiter/ops/triton/configs/gemm/gfx942-GEMM-A8W8_BLOCKSCALE.json, the same at all three).
+# aiter PR #2024 (merged 2026-02-12, first tagged in v0.1.11) added gfx942 configs for the
+# three MLA shapes (N, K) = (2112, 7168) fused q/kv-a, (3072, 1536) q-b and (7168, 2048) o-proj
+# at TP 8; the
 # ROCm Dockerfile after 0.5.9 pins v0.1.11.post1, so 0.5.10 is where capcliff assumes the tuned
 # configs arrive (0.5.12's rows are the first after it in the public data). Measured cost of the
 # generic config, one shape: ROCm/aiter PR #1930 (SGLang, DeepSeek-R1, 8 x MI300X, 1k/1k, 4
