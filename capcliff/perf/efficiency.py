@@ -21,6 +21,7 @@ from capcliff.perf.op_curves import (
     table_format,
 )
 from capcliff.perf.profiles import (
+    GFX942_HARDWARE,
     MEASURED_FABRICS,
     RCCL_MEASURED_FABRICS,
     EngineProfile,
@@ -108,6 +109,9 @@ class Efficiency:
     moe_flops_curve: ComputeCurve | None = None
     # MLA prefill attention's measured compute line (in place of mla_extend_efficiency / mfu).
     extend_attention_curve: ComputeCurve | None = None
+    # Seconds per layer and pass the dense GEMMs take beyond what the terms above price (an
+    # engine release running untuned kernels on this GPU: profiles.gfx942_mla_gemm_extra_s).
+    gemm_extra_s_per_layer: float = 0.0
 
 
 def default_efficiency(arch: Architecture) -> Efficiency:
@@ -205,6 +209,8 @@ def profile_efficiency(
     elif hardware.id in RCCL_MEASURED_FABRICS and in_domain:
         curve = rccl_allreduce_curve(tp=layout.tp)
     factor = hbm_factor(hardware)
+    block_fp8 = table_format(scheme.linear, scheme.quantization) == "fp8_block"
+    untuned = mla and block_fp8 and hardware.id in GFX942_HARDWARE
     return Efficiency(
         mbu=min(1.0, default_mbu(param_count(arch).total) * factor),
         step_overhead_s=fitted.get("fixed_s", overhead),
@@ -220,4 +226,5 @@ def profile_efficiency(
         gemm_flops_curve=gemm_flops,
         moe_flops_curve=moe_flops,
         extend_attention_curve=extend,
+        gemm_extra_s_per_layer=profile.gfx942_mla_gemm_extra_s if untuned else 0.0,
     )

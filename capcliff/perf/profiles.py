@@ -82,6 +82,32 @@ RCCL_RANKS = 8
 RCCL_ALLREDUCE_SOURCE = "hisohara/ai-scripts rccl-tests all_reduce_perf, 8 x MI300X, one node"
 RCCL_MEASURED_FABRICS = frozenset({"mi300x", "mi325x"})
 
+# SGLang 0.5.6 - 0.5.9 on gfx942 (MI300X, MI325X) with SGLANG_USE_AITER=1, DeepSeek's block-FP8
+# MLA projections: from 0.5.6 every HIP block-FP8 linear calls aiter's Triton
+# `gemm_a8w8_blockscale` (python/sglang/srt/layers/quantization/fp8_utils.py of the 0.5.6 and
+# 0.5.9 wheels; 0.5.5.post3 called aiter's CK kernel; sgl-project/sglang PR #13617), and the
+# aiter those ROCm images bundle (v0.1.7.post5 until sgl-project/sglang PR #16619, 3b0ef17 after
+# it; v0.1.10.post3 in 0.5.9's, SemiAnalysisAI/InferenceX PR #816) holds only the generic gfx942
+# Triton config for it (128 x 128 tiles, no split-K:
+# aiter/ops/triton/configs/gemm/gfx942-GEMM-A8W8_BLOCKSCALE.json, the same at all three).
+# aiter PR #2024 (merged 2026-02-12, first tagged in v0.1.11) added gfx942 configs for the
+# three MLA shapes (N, K) = (2112, 7168) fused q/kv-a, (3072, 1536) q-b and (7168, 2048) o-proj
+# at TP 8; the
+# ROCm Dockerfile after 0.5.9 pins v0.1.11.post1, so 0.5.10 is where capcliff assumes the tuned
+# configs arrive (0.5.12's rows are the first after it in the public data). Measured cost of the
+# generic config, one shape: ROCm/aiter PR #1930 (SGLang, DeepSeek-R1, 8 x MI300X, 1k/1k, 4
+# clients) tuned (2112, 7168) alone and median TPOT fell from 28.76 to 22.05 ms: 6.71 ms over
+# 61 layers, 110 us per layer. The other two shapes have no gfx942 measurement and are left out,
+# so the term is a lower bound. ROCm/aiter PR #1232 timed the generic config of the same shape
+# on MI350X at 117-129 us for 64-256 tokens, in line.
+GFX942_HARDWARE = frozenset({"mi300x", "mi325x"})
+AITER_UNTUNED_MLA_GEMM_S = (28.76 - 22.05) * 1e-3 / 61
+AITER_UNTUNED_MLA_GEMM_SOURCE = (
+    "ROCm/aiter PR #1930: tuning gfx942's Triton block-FP8 GEMM for (N, K) = (2112, 7168) cut "
+    "SGLang R1 median TPOT on 8 x MI300X (4 clients) 28.76 -> 22.05 ms: 110 us per layer; the "
+    "0.5.9 image's aiter v0.1.10.post3 has no gfx942 config for it (InferenceX PR #816)"
+)
+
 # FlashMLA (deepseek-ai/FlashMLA README): "up to 3000 GB/s in memory-bound configuration ... on
 # H800 SXM5", whose HBM3 peak is 3.35 TB/s: 3000 / 3350 = 0.896 of peak.
 FLASHMLA_BANDWIDTH_FRACTION = 3000 / 3350
@@ -219,6 +245,9 @@ class EngineProfile:
     mla_extend_efficiency: float | None = None
     # MLA models: the kernel floor of a decode layer's kernels (None: kernel_floor_s).
     mla_kernel_floor_s: float | None = None
+    # MLA models with block-FP8 projections on gfx942 (GFX942_HARDWARE): seconds per layer and
+    # pass its projection GEMMs take beyond the tuned kernels the op curves price (0: none).
+    gfx942_mla_gemm_extra_s: float = 0.0
     # The aiconfigurator backend whose measured kernel tables describe this release's GEMM and
     # MoE kernels (perf/op_curves.py); None: the roofline's constants (MBU, kernel floor).
     op_tables: str | None = None
@@ -262,6 +291,7 @@ OVERRIDABLE_PROFILE_TERMS = (
     "extend_eager_op_s",
     "mla_extend_efficiency",
     "mla_kernel_floor_s",
+    "gfx942_mla_gemm_extra_s",
 )
 
 _COMMON_SOURCES = (
@@ -343,11 +373,22 @@ _SGLANG_PRE_0_4_4 = dataclasses.replace(
     mla_kernel_floor_s=SGLANG_04_MLA_KERNEL_S,
     sources=(*_SGLANG_PRE_0_4_6.sources, ("mla_kernel_floor_s", SGLANG_04_MLA_KERNEL_SOURCE)),
 )
+_SGLANG_0_5_6_TO_0_5_9 = dataclasses.replace(
+    PROFILES[EngineName.SGLANG],
+    version="0.5.6 - 0.5.9 (gfx942: aiter's Triton block-FP8 GEMMs without gfx942 configs)",
+    gfx942_mla_gemm_extra_s=AITER_UNTUNED_MLA_GEMM_S,
+    sources=(
+        *PROFILES[EngineName.SGLANG].sources,
+        ("gfx942_mla_gemm_extra_s", AITER_UNTUNED_MLA_GEMM_SOURCE),
+    ),
+)
 OLDER_PROFILES: dict[EngineName, tuple[tuple[tuple[int, ...], EngineProfile], ...]] = {
     EngineName.SGLANG: (
         ((0, 4, 4), _SGLANG_PRE_0_4_4),
         ((0, 4, 6), _SGLANG_PRE_0_4_6),
         ((0, 4, 8), _SGLANG_PRE_0_4_8),
+        ((0, 5, 6), PROFILES[EngineName.SGLANG]),
+        ((0, 5, 10), _SGLANG_0_5_6_TO_0_5_9),
     ),
 }
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")

@@ -134,6 +134,9 @@ class StepTimeModel:
     extend_attention_curve: ComputeCurve | None = None
     extend_flops_per_pair: float = 0.0
     extend_attention_layers: int = 0
+    # Seconds every pass's dense GEMMs take beyond the weight-read terms above (untuned kernels
+    # of an engine release on this GPU: Efficiency.gemm_extra_s_per_layer x the stage's layers).
+    gemm_extra_s: float = 0.0
 
     def _microbatches(self, seqs: float) -> float:
         return float(max(1.0, min(self.pp, seqs)))
@@ -164,10 +167,12 @@ class StepTimeModel:
         peak = self.peak_bandwidth_bytes_per_s
         gemm = self.gemm_curve
         if gemm is None:
-            dense = self.weight_bytes / self.bandwidth_bytes_per_s
+            dense = self.gemm_extra_s + self.weight_bytes / self.bandwidth_bytes_per_s
         else:
-            dense = self.dense_gemms * gemm.floor_at(tokens) + self.weight_bytes / (
-                gemm.fraction_at(tokens) * peak
+            dense = (
+                self.gemm_extra_s
+                + self.dense_gemms * gemm.floor_at(tokens)
+                + self.weight_bytes / (gemm.fraction_at(tokens) * peak)
             )
         if not self.expert_bytes:
             return dense
@@ -591,6 +596,7 @@ def step_time_model(
         if arch.mla is None
         else mla_mha_flops_per_pair(arch, layout, layers),
         extend_attention_layers=layers if eff.extend_attention_curve is not None else 0,
+        gemm_extra_s=layers * eff.gemm_extra_s_per_layer,
         extend_floor_s=eager_prefill_floor_s(profile, arch, layout, layers)
         if efficiency is None and not fitted  # a calibration's fixed_s and scale replace it
         else 0.0,
