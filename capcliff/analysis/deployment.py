@@ -154,6 +154,10 @@ class DeploymentSettings(BaseModel):
     # SGLang: SGLANG_ENABLE_SPEC_V2=1, speculation under the overlap scheduler (True) or not
     # (False); None: the engine's default (0.5.x: off, perf/speculation.py)
     spec_overlap: bool | None = None
+    # the engine's overlap scheduler (a request arriving during step N runs from step N + 2):
+    # on (True) or off (False: SGLang --disable-overlap-schedule, TensorRT-LLM
+    # disable_overlap_scheduler); None: the engine's default (EngineProfile.overlap_schedule)
+    overlap_schedule: bool | None = None
     # what prices the engine steps: the roofline (perf/step_time.py) or aiconfigurator's
     # measured kernel tables (perf/measured_kernels.py, the optional `kernels` extra)
     step_source: Literal["roofline", "kernels"] = "roofline"
@@ -313,6 +317,17 @@ class Deployment:
         if self.speculation is None:
             return 0.0
         return speculative_host_s(self.settings.engine, overlap=self.settings.spec_overlap)
+
+    def overlap_schedule(self, profile_default: bool) -> tuple[bool, str]:
+        """(whether the engine runs an overlap scheduler, where that comes from: "set",
+        "speculative worker" or "engine default"), given the profile's verdict for the layout
+        (`profiles.overlaps`). SGLang's speculative worker without SGLANG_ENABLE_SPEC_V2 turns it
+        off (`speculative_host_s` > 0)."""
+        if self.settings.overlap_schedule is not None:
+            return self.settings.overlap_schedule, "set"
+        if self.speculative_host_s > 0:
+            return False, "speculative worker"
+        return profile_default, "engine default"
 
     def sim_config(self, max_model_len: int) -> SimConfig:
         """The simulator's engine settings: policy, batch caps (the engine's defaults unless

@@ -303,6 +303,15 @@ SIM_OPTIONS: dict[str, Any] = {
             "time).",
         ),
     ],
+    "overlap_schedule": Annotated[
+        bool | None,
+        typer.Option(
+            "--overlap-schedule/--no-overlap-schedule",
+            help="The engine's overlap scheduler: a request arriving during a step runs from the "
+            "step after next (default: on for SGLang and TensorRT-LLM, as they ship; off for vLLM "
+            "and SGLang's speculative worker).",
+        ),
+    ],
     "step_source": Annotated[
         str | None,
         typer.Option(

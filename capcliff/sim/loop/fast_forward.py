@@ -98,14 +98,26 @@ def plain_decode_run(sim: ReplicaState) -> tuple[int, bool] | None:
 
 
 def steps_before_arrival(sim: ReplicaState, count: int, context0: int, limit: int) -> int:
-    """`sim.model.decode_line(count, context0).steps_before(due, limit)` for the time `due` to
-    the next arrival, to the bit: the smallest m in [1, limit] whose first m steps last at least
-    `due`, else `limit`. Where the run stays memory-bound over all `limit` steps its time is
-    `decode_run`'s m (mem0 + fixed) + mem1 m (m - 1) / 2, which never falls as m grows (each
-    rounded operation keeps the order of non-negative operands), so halving the interval on it
-    finds the same m as the line's search, without building the line; else (compute-bound
-    somewhere, or a negative term) the line searches."""
+    """The steps of the run before the next arrival can be taken: the smallest m in [1, limit]
+    after which it is there when the next step is decided, else `limit`. That is the first m
+    steps lasting at least `due` (the time to it), or under an overlap scheduler the first m - 1
+    (the step after the one it arrives in is already decided: `ReplicaState.seen_s`)."""
     due_s = sim.arrivals[0][0] - sim.now_s - ARRIVAL_TIE_S
+    if not sim.overlap:
+        return _steps_lasting(sim, count, context0, limit, due_s)
+    if due_s <= 0 or limit == 1:
+        return 1
+    return 1 + _steps_lasting(sim, count, context0, limit - 1, due_s)
+
+
+def _steps_lasting(sim: ReplicaState, count: int, context0: int, limit: int, due_s: float) -> int:
+    """`sim.model.decode_line(count, context0).steps_before(due_s, limit)`, to the bit: the
+    smallest m in [1, limit] whose first m steps last at least `due_s`, else `limit`. Where the
+    run stays memory-bound over all `limit` steps its time is `decode_run`'s
+    m (mem0 + fixed) + mem1 m (m - 1) / 2, which never falls as m grows (each rounded operation
+    keeps the order of non-negative operands), so halving the interval on it finds the same m as
+    the line's search, without building the line; else (compute-bound somewhere, or a negative
+    term) the line searches."""
     terms = line_terms_of(sim, count)
     mem0, mem1 = terms[0] + terms[1] * context0, terms[2]
     d0 = mem0 - (terms[3] + terms[4] * context0)
@@ -143,7 +155,7 @@ def _preempt_then_decode(sim: ReplicaState) -> bool:
             count == 0
             or len(running) != count
             or needs[sim.step % size] <= sim.free
-            or (arrivals and arrivals[0][0] <= sim.now_s + ARRIVAL_TIE_S)
+            or (arrivals and arrivals[0][0] <= sim.seen_s + ARRIVAL_TIE_S)
             or rec.steps > max_steps
         ):
             return True  # the caller's loop takes it from here, as after any event
@@ -266,7 +278,8 @@ def settle_decode(
     blocked: bool,
 ) -> float:
     """`advance_decode` of a run that takes `duration` s and reads `read` bytes (`total_s(j)`:
-    seconds of its first j steps, asked only at the first saturation)."""
+    seconds of its first j steps, asked only at the first saturation and, under an overlap
+    scheduler, for the start of its last step)."""
     co, step, free0, rec = sim.cohort, sim.step, sim.free, sim.rec
     count = co.count
     used_first = sim.total - free0 + co.phase_counts[step % co.block_size]  # + needs_at(step)
@@ -278,6 +291,8 @@ def settle_decode(
     sim.free = free = free0 - blocks
     start = sim.now_s
     sim.now_s = start + duration
+    if sim.overlap:  # the start of the run's last step
+        sim.last_start_s = start + total_s(k - 1) if k > 1 else start
     last = step + k - 1
     if sim.reuse is not None:  # the run's blocks were allocated before anyone finishes
         sim.reuse.settle(sim.free, sim.now_s)

@@ -61,6 +61,11 @@ class ReplicaState:
         self.waiting: deque[int] = deque()
         self.partial: int | None = None  # the running request part way through its prefill
         self.step, self.now_s, self.done, self.seq = 0, 0.0, 0, 0
+        # An overlap scheduler (`StepTimeModel.overlap_schedule`) decides a step when the one
+        # before it starts: the arrivals it can take are those up to that start (`last_start_s`,
+        # the start of the latest step, or the moment an idle replica wakes), not up to now.
+        self.overlap = model.overlap_schedule
+        self.last_start_s = 0.0
         self.ratio_base, self.ratio_steps = (rule.ratio.init if rule.ratio else 0.0), 0
         self.dirty = True  # the running set or the queue changed since admission was decided
         self.full_blocks_sum = 0  # over running requests admitted before this step
@@ -102,6 +107,12 @@ class ReplicaState:
 
     def _choose_paths(self, landed: bool) -> None:
         """Set `prefill_only` and `inline` once the state is built (the loop does)."""
+
+    @property
+    def seen_s(self) -> float:
+        """The latest arrival time the step about to be decided can take: now, or under an
+        overlap scheduler the start of the step just run (it was decided while that one ran)."""
+        return self.last_start_s if self.overlap else self.now_s
 
     @property
     def new_token_ratio(self) -> float:

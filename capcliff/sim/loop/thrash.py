@@ -111,6 +111,7 @@ def run_thrash(sim: ReplicaState) -> None:
     )  # fmt: skip
     requeue, peak_hbm = waiting.appendleft, rec.peak_hbm
     step, free, now, max_steps = sim.step, sim.free, sim.now_s, sim.config.max_steps
+    overlap = sim.overlap
     while True:
         phase = step % size
         while needs[phase] > free:  # the victims: the latest admissions (`preempt`)
@@ -152,6 +153,10 @@ def run_thrash(sim: ReplicaState) -> None:
         duration, read, first_s = decode_run(sim, count, ctx0, limit)
         rec.first_saturation = rec.first_saturation or (step, now + first_s)
         start, now = now, now + duration
+        if overlap:  # the start of the event's last step (`ReplicaState.seen_s`)
+            sim.last_start_s = (
+                start + decode_run(sim, count, ctx0, limit - 1)[0] if limit > 1 else start
+            )
         last = step + limit - 1
         if finish == last:
             sim.free, sim.now_s = free, now
@@ -182,7 +187,10 @@ def run_thrash(sim: ReplicaState) -> None:
             count == 0
             or len(running) != count
             or needs[step % size] <= free
-            or (arrivals and arrivals[0][0] <= now + ARRIVAL_TIE_S)
+            or (
+                arrivals
+                and arrivals[0][0] <= (sim.last_start_s if overlap else now) + ARRIVAL_TIE_S
+            )
             or rec.steps > max_steps
         ):
             sim.step, sim.free, sim.now_s = step, free, now
@@ -258,6 +266,7 @@ def _head_refused(sim: ReplicaState, count: int) -> bool | None:
 
 def empty_step(sim: ReplicaState) -> None:
     """Every running request was given up: a step that computes nothing and takes no time."""
+    sim.last_start_s = sim.now_s
     sim.rec.saturation(sim.step, sim.now_s)
     sim.rec.run(
         steps=1,
