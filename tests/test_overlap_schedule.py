@@ -10,6 +10,10 @@ import dataclasses
 import numpy as np
 import pytest
 
+from capcliff.analysis.deployment import resolve, settings_of
+from capcliff.analysis.evaluate.replica_models import replica_models, step_label
+from capcliff.analysis.serve_command import parse_serve_command
+from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout
 from capcliff.memory.budget import EngineName
 from capcliff.perf.profiles import engine_profile, overlaps, step_profile
@@ -167,3 +171,48 @@ def test_a_decode_replica_admitting_landed_kv_matches_the_reference_under_overla
         np.testing.assert_allclose(fast.first_token_s, ref.first_token_s, rtol=1e-9)
         np.testing.assert_allclose(fast.finish_s, ref.finish_s, rtol=1e-9)
         assert fast.steps == ref.steps
+
+
+def _deployment(engine: str, **settings: object):  # type: ignore[no-untyped-def]
+    return resolve(
+        get_model("llama-3.1-8b"), get_hardware("h200-sxm"),
+        settings_of({"engine": engine, **settings}),
+    )  # fmt: skip
+
+
+def _replica_overlaps(dep) -> bool:  # type: ignore[no-untyped-def]
+    memory = dep.memory(Layout(), 4096)
+    return replica_models(dep, memory)[1].overlap_schedule
+
+
+def test_a_deployment_carries_the_rule_to_the_simulator_and_says_so() -> None:
+    sglang = _deployment("sglang")
+    assert _replica_overlaps(sglang)
+    assert "overlap scheduler: a request arriving during step N runs from step N + 2 (modeled" in (
+        step_label(sglang)
+    )
+    off = _deployment("sglang", overlap_schedule=False)
+    assert not _replica_overlaps(off)
+    assert "no overlap scheduler (--no-overlap-schedule)" in step_label(off)
+    assert _replica_overlaps(_deployment("trtllm"))
+    assert not _replica_overlaps(_deployment("vllm"))
+    assert "overlap scheduler" not in step_label(_deployment("vllm"))
+    assert _replica_overlaps(_deployment("vllm", overlap_schedule=True))
+
+
+def test_sglang_launch_flag_turns_it_off() -> None:
+    cmd = parse_serve_command(
+        "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B --tp 1 "
+        "--disable-overlap-schedule"
+    )
+    assert cmd.settings["overlap_schedule"] is False
+    assert not cmd.unmodelled
+
+
+def test_sglang_speculative_worker_without_spec_v2_runs_no_overlap_scheduler() -> None:
+    # server_args.py: without SGLANG_ENABLE_SPEC_V2, EAGLE/MTP set disable_overlap_schedule
+    assert _deployment("sglang", speculative="eagle:3").overlap_schedule(True) == (
+        False, "speculative worker",
+    )  # fmt: skip
+    on = _deployment("sglang", speculative="eagle:3", spec_overlap=True)
+    assert on.overlap_schedule(True) == (True, "engine default")
