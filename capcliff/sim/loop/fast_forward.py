@@ -101,13 +101,16 @@ def steps_before_arrival(sim: ReplicaState, count: int, context0: int, limit: in
     """The steps of the run before the next arrival can be taken: the smallest m in [1, limit]
     after which it is there when the next step is decided, else `limit`. That is the first m
     steps lasting at least `due` (the time to it), or under an overlap scheduler the first m - 1
-    (the step after the one it arrives in is already decided: `ReplicaState.seen_s`)."""
+    (the step after the one it arrives in is already decided: `ReplicaState.seen_s`); under a
+    receive interval, the first poll at or after that (`poll_aligned`)."""
     due_s = sim.arrivals[0][0] - sim.now_s - ARRIVAL_TIE_S
     if not sim.overlap:
-        return _steps_lasting(sim, count, context0, limit, due_s)
-    if due_s <= 0 or limit == 1:
-        return 1
-    return 1 + _steps_lasting(sim, count, context0, limit - 1, due_s)
+        steps = _steps_lasting(sim, count, context0, limit, due_s)
+    elif due_s <= 0 or limit == 1:
+        steps = 1
+    else:
+        steps = 1 + _steps_lasting(sim, count, context0, limit - 1, due_s)
+    return poll_aligned(sim, steps, limit)
 
 
 def _steps_lasting(sim: ReplicaState, count: int, context0: int, limit: int, due_s: float) -> int:
@@ -156,6 +159,7 @@ def _preempt_then_decode(sim: ReplicaState) -> bool:
             or len(running) != count
             or needs[sim.step % size] <= sim.free
             or (arrivals and arrivals[0][0] <= sim.seen_s + ARRIVAL_TIE_S)
+            or sim.recv_every > 1  # its polls are the caller's loop's
             or rec.steps > max_steps
         ):
             return True  # the caller's loop takes it from here, as after any event
@@ -264,6 +268,36 @@ def _run_s(sim: ReplicaState, count: int, context0: int, k: int) -> float:
     return decode_run(sim, count, context0, k)[0]
 
 
+def _count_run(sim: ReplicaState, k: int, start: float, total_s: Callable[[int], float]) -> None:
+    """The receive counter over a run of k decode steps from `start` (`ReplicaState.poll_s`):
+    the polls at its inner boundaries (after step j - 1 for j in 1 .. k - 1, the counter
+    reaching N) and the run's last step; the boundary after it is the caller's loop's."""
+    every, counter = sim.recv_every, sim.recv_counter
+    first = max(1, every - counter)  # the first inner boundary that polls
+    if first > k - 1:
+        sim.recv_counter = counter + k
+        return
+    last = first + every * ((k - 1 - first) // every)
+    # what the poll at boundary `last` heard: arrivals up to its end of step, or under an
+    # overlap scheduler up to the start of the step before it
+    seen_steps = last - 1 if sim.overlap else last
+    sim.heard_s = start + total_s(seen_steps) if seen_steps > 0 else start
+    sim.recv_counter = k - last
+
+
+def poll_aligned(sim: ReplicaState, steps: int, limit: int) -> int:
+    """Under --scheduler-recv-interval, the first boundary at or after `steps` steps of a run
+    whose counter is `sim.recv_counter` at its start where the scheduler polls, at most
+    `limit`; `steps` without it."""
+    every = sim.recv_every
+    if every == 1:
+        return steps
+    first = max(1, every - sim.recv_counter)
+    if steps <= first:
+        return min(first, limit)
+    return min(first + every * -(-(steps - first) // every), limit)
+
+
 def advance_decode(sim: ReplicaState, k: int, line: DecodeRun, blocked: bool) -> float:
     """Run k decode steps: blocks, clock, finishing requests, records. Returns their time."""
     return settle_decode(sim, k, line.total_s(k), line.total_bytes(k), line.total_s, blocked)
@@ -293,6 +327,8 @@ def settle_decode(
     sim.now_s = start + duration
     if sim.overlap:  # the start of the run's last step
         sim.last_start_s = start + total_s(k - 1) if k > 1 else start
+    if sim.recv_every > 1:
+        _count_run(sim, k, start, total_s)
     last = step + k - 1
     if sim.reuse is not None:  # the run's blocks were allocated before anyone finishes
         sim.reuse.settle(sim.free, sim.now_s)

@@ -178,6 +178,7 @@ class LockstepSim:
         self.overlap, self.last_start_s = model.overlap_schedule, 0.0
         for r in ranks:  # how SGLang's DP ranks line up prefill and decode steps: not modelled
             r.exclusive_prefill = False
+            r.recv_every = 1  # nor a receive interval (SGLang's skipper refused DP attention)
         self.group = max(group, len(ranks))  # ranks in the group, those given no request too
         self.pending: dict[int, PendingRun] = {}
         self.run_end: dict[int, tuple[int, bool]] = {}  # rank -> (step its run ends, blocked)

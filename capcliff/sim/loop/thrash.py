@@ -77,7 +77,8 @@ def handles(sim: ReplicaState) -> bool:
     admission's prefill into the decode step)."""
     rule = sim.rule
     return (
-        sim.preempts_latest_and_waits
+        sim.recv_every == 1  # the receive counter's polls are the general path's
+        and sim.preempts_latest_and_waits
         and sim.config.mixed_prefill
         and _plain_replica(type(sim))
         and sim.reuse is None
@@ -267,6 +268,8 @@ def _head_refused(sim: ReplicaState, count: int) -> bool | None:
 def empty_step(sim: ReplicaState) -> None:
     """Every running request was given up: a step that computes nothing and takes no time."""
     sim.last_start_s = sim.now_s
+    if sim.recv_every > 1:
+        sim.count_step(False)
     sim.rec.saturation(sim.step, sim.now_s)
     sim.rec.run(
         steps=1,
