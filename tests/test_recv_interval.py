@@ -9,6 +9,10 @@ import dataclasses
 import numpy as np
 import pytest
 
+from capcliff.analysis.deployment import resolve, settings_of
+from capcliff.analysis.evaluate.replica_models import step_label
+from capcliff.analysis.serve_command import parse_serve_command
+from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.errors import InputError
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
 from capcliff.sim.loop.replica import ReplicaSim
@@ -103,3 +107,33 @@ def test_receive_interval_under_pressure_agrees_with_the_reference(
         config = dataclasses.replace(config, scheduler_recv_interval=5)
         fast, slow = _pair(requests, capacity, config, toy_model())
         _assert_same(fast, slow)
+
+
+def _deployment(engine: str, **settings: object):  # type: ignore[no-untyped-def]
+    return resolve(
+        get_model("llama-3.1-8b"), get_hardware("h200-sxm"),
+        settings_of({"engine": engine, **settings}),
+    )  # fmt: skip
+
+
+def test_a_deployment_passes_the_interval_to_the_simulator_and_says_so() -> None:
+    dep = _deployment("sglang", scheduler_recv_interval=30)
+    assert dep.sim_config(4096).scheduler_recv_interval == 30
+    assert "new requests received every 30 decode steps" in step_label(dep)
+    assert _deployment("sglang").sim_config(4096).scheduler_recv_interval == 1
+
+
+def test_other_engines_refuse_the_interval_in_one_line() -> None:
+    with pytest.raises(InputError, match="scheduler_recv_interval: SGLang's"):
+        _deployment("vllm", scheduler_recv_interval=10)
+    with pytest.raises(InputError, match="--scheduler-recv-interval: "):
+        settings_of({"engine": "sglang", "scheduler_recv_interval": 0})
+
+
+def test_the_launch_flag_is_read() -> None:
+    cmd = parse_serve_command(
+        "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B "
+        "--scheduler-recv-interval 10"
+    )
+    assert cmd.settings["scheduler_recv_interval"] == 10
+    assert not cmd.unmodelled

@@ -303,6 +303,13 @@ SIM_OPTIONS: dict[str, Any] = {
             "time).",
         ),
     ],
+    "scheduler_recv_interval": Annotated[
+        int | None,
+        typer.Option(
+            help="SGLang --scheduler-recv-interval: receive new requests every N decode steps "
+            "(default: every step)."
+        ),
+    ],
     "overlap_schedule": Annotated[
         bool | None,
         typer.Option(

@@ -110,6 +110,9 @@ def step_label(dep: Deployment) -> str:
         dep.settings.engine, terms, dep.settings.engine_version, hardware_id=dep.hardware.id
     )
     label += _overlap_label(dep)
+    every = dep.settings.scheduler_recv_interval or 1
+    if every > 1:
+        label += f"; new requests received every {every} decode steps (--scheduler-recv-interval)"
     overhead_s, how = dep.request_overhead
     if overhead_s > 0:
         if how == "engine default":
