@@ -159,6 +159,26 @@ def _offline_chunked_prefill(r: dict[str, object], engine: str) -> bool | None:
     return False
 
 
+def _recv_interval(r: dict[str, object], engine: str, layout: str) -> int | None:
+    """SGLang's --scheduler-recv-interval as InferenceX's DeepSeek-R1 launch scripts for B200
+    and B300 pass it (SemiAnalysisAI/InferenceX benchmarks/dsr1_fp{4,8}_b200_docker.sh from
+    2025-10-01, benchmarks/single_node/dsr1_fp{4,8}_b{2,3}00.sh; the B300 scripts had it from
+    their first commit, 2026-04-17): 30 at 16 clients and more, else 10; 10 for FP8 at TP 4; 1
+    with DP attention. None for every other row (H200 and AMD scripts do not pass it)."""
+    hardware, model = str(r["hardware"]), str(r["model"]).lower()
+    if (
+        engine != "sglang"
+        or "InferenceX" not in str(r["notes"])
+        or "deepseek-r1" not in model
+        or not any(g in hardware for g in ("B200", "B300"))
+        or layout.startswith("dpa")
+    ):
+        return None
+    if "fp8" in model and layout.startswith("tp4"):
+        return 10
+    return 30 if int(float(str(r["concurrency"]))) >= 16 else 10
+
+
 def _release(cell: str) -> str | None:
     """The release a row's engine_version cell names (sglang 0.4.3.post2, v0.5.12-cu130), or
     None (not recorded: the latest modelled profile)."""
@@ -220,6 +240,7 @@ def resolve_rows(
              or _server_context(get_model(model[0]).arch.max_position_embeddings, engine),
              "enable_chunked_prefill": _offline_chunked_prefill(r, engine),
              "engine_version": _release(str(r["engine_version"])),
+             "scheduler_recv_interval": _recv_interval(r, engine, layout),
              **(extra(r) if extra else {})}
         )  # fmt: skip
         try:
@@ -243,13 +264,25 @@ class Outcome:
 
 
 def _deployment_bases(members: list[Row]) -> list[Basis] | str:
-    """The deployment's bases, or why capcliff cannot simulate it (a layout that does not fit)."""
-    dep, layout = members[0].dep, members[0].layout
-    assert dep is not None and layout is not None
+    """The deployment's bases, or why capcliff cannot simulate it (a layout that does not fit).
+    Rows of one deployment whose server ran another receive interval (InferenceX's scripts set
+    it by concurrency: `_recv_interval`) are simulated with their own."""
+    layout = members[0].layout
+    assert layout is not None
+    runs: dict[int | None, list[int]] = {}
+    for i, m in enumerate(members):
+        assert m.dep is not None and m.point is not None
+        runs.setdefault(m.dep.settings.scheduler_recv_interval, []).append(i)
+    bases: dict[int, Basis] = {}
     try:
-        return point_bases(dep, layout, [m.point for m in members if m.point is not None])
+        for idx in runs.values():
+            dep = members[idx[0]].dep
+            assert dep is not None
+            points = [p for i in idx if (p := members[i].point) is not None]
+            bases.update(zip(idx, point_bases(dep, layout, points), strict=True))
     except CapcliffError as exc:
         return str(exc)
+    return [bases[i] for i in range(len(members))]
 
 
 def _bases_job(key: tuple[str, ...]) -> tuple[tuple[str, ...], list[Basis] | str]:

@@ -126,6 +126,14 @@ class ReferenceSim:
         for r in self.not_arrived:
             self.outstanding[r.client] += 1
         self.t = 0.0
+        # an overlap scheduler decides a step while the one before it runs: it takes the arrivals
+        # up to that step's start (or the moment an idle engine wakes)
+        self.overlap = model.overlap_schedule
+        self.last_start = 0.0
+        # SGLang --scheduler-recv-interval: a counter, +1 per decode-only step and +1000 per step
+        # that prefills, starting ready; arrivals are received only when it reaches the interval
+        self.recv_every = 1 if landed else config.scheduler_recv_interval
+        self.recv_counter, self.heard = self.recv_every, 0.0
         self.step = 0
         self.seq = 0
         self.done = 0
@@ -181,13 +189,19 @@ class ReferenceSim:
     # the loop
     def run(self) -> RefResult:
         while self.done < len(self.reqs):
+            seen = self.last_start if self.overlap else self.t
+            if self.recv_every > 1:
+                if self.recv_counter >= self.recv_every:
+                    self.recv_counter, self.heard = 0, seen
+                seen = self.heard
             for r in sorted(self.not_arrived, key=lambda q: (q.arrival, q.idx)):
-                if r.arrival <= self.t + ARRIVAL_TIE_S:
+                if r.arrival <= seen + ARRIVAL_TIE_S:
                     self.not_arrived.remove(r)
                     self.waiting.append(r)
                     self.dirty = True
             if not self.running and not self.waiting and not self.swapped:
-                self.t = max(self.t, min(r.arrival for r in self.not_arrived))
+                self.t = self.last_start = max(self.t, min(r.arrival for r in self.not_arrived))
+                self.recv_counter = self.recv_every  # an idle scheduler polls at once
                 if self.rule.ratio:
                     self.ratio_base, self.ratio_steps = self.rule.ratio.init, 0
                 continue
@@ -418,7 +432,10 @@ class ReferenceSim:
         self.account(dt, preempted=preempted, blocked=blocked, tokens=tokens)
         self.swapped_tokens += sum(swap_out)
         self.swap_s += self.cap.swap_seconds(moved)
+        self.last_start = self.t
         self.t += dt
+        prefilled = bool(admitted) or any(n > 0 and not r.decoding for r, n in scheduled)
+        self.recv_counter += 1000 if prefilled else 1
         self.settle()
         for r, n in work:
             self.advance(r, n)

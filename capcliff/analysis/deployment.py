@@ -53,7 +53,13 @@ from capcliff.perf.speculation import (
     speculative_host_s,
     speculative_max_num_seqs,
 )
-from capcliff.sim.config import KVCapacity, PreemptionMode, Routing, SimConfig
+from capcliff.sim.config import (
+    RECV_WEIGHT_EXTEND,
+    KVCapacity,
+    PreemptionMode,
+    Routing,
+    SimConfig,
+)
 from capcliff.sim.policy_names import POLICY_NAMES, VLLM_FULL_SEQUENCE_RELEASE
 from capcliff.units import KVDType, parse_kv_dtype, parse_weight_dtype, round_up
 
@@ -154,6 +160,13 @@ class DeploymentSettings(BaseModel):
     # SGLang: SGLANG_ENABLE_SPEC_V2=1, speculation under the overlap scheduler (True) or not
     # (False); None: the engine's default (0.5.x: off, perf/speculation.py)
     spec_overlap: bool | None = None
+    # the engine's overlap scheduler (a request arriving during step N runs from step N + 2):
+    # on (True) or off (False: SGLang --disable-overlap-schedule, TensorRT-LLM
+    # disable_overlap_scheduler); None: the engine's default (EngineProfile.overlap_schedule)
+    overlap_schedule: bool | None = None
+    # SGLang --scheduler-recv-interval: new requests are received every N decode steps (and at
+    # the first step after one that prefills); None: every step (SimConfig.scheduler_recv_interval)
+    scheduler_recv_interval: int | None = Field(default=None, ge=1, le=RECV_WEIGHT_EXTEND)
     # what prices the engine steps: the roofline (perf/step_time.py) or aiconfigurator's
     # measured kernel tables (perf/measured_kernels.py, the optional `kernels` extra)
     step_source: Literal["roofline", "kernels"] = "roofline"
@@ -314,6 +327,17 @@ class Deployment:
             return 0.0
         return speculative_host_s(self.settings.engine, overlap=self.settings.spec_overlap)
 
+    def overlap_schedule(self, profile_default: bool) -> tuple[bool, str]:
+        """(whether the engine runs an overlap scheduler, where that comes from: "set",
+        "speculative worker" or "engine default"), given the profile's verdict for the layout
+        (`profiles.overlaps`). SGLang's speculative worker without SGLANG_ENABLE_SPEC_V2 turns it
+        off (`speculative_host_s` > 0)."""
+        if self.settings.overlap_schedule is not None:
+            return self.settings.overlap_schedule, "set"
+        if self.speculative_host_s > 0:
+            return False, "speculative worker"
+        return profile_default, "engine default"
+
     def sim_config(self, max_model_len: int) -> SimConfig:
         """The simulator's engine settings: policy, batch caps (the engine's defaults unless
         given), whether vLLM V0 chunks prefills, preemption mode and DP routing."""
@@ -343,6 +367,7 @@ class Deployment:
             chunked_prefill=defaults.chunked_prefill or policy != "vllm-v0",
             mixed_prefill=defaults.mixed_prefill,
             request_overhead_s=self.request_overhead_s,
+            scheduler_recv_interval=self.settings.scheduler_recv_interval or 1,
         )
 
     def memory(self, layout: Layout, max_model_len: int) -> LayoutMemory:
@@ -517,6 +542,11 @@ def resolve(
         )
     if settings.enable_chunked_prefill is not None and settings.engine is not EngineName.VLLM_V0:
         raise InputError(f"enable_chunked_prefill: modelled for vllm-v0, not {settings.engine}")
+    if settings.scheduler_recv_interval is not None and settings.engine is not EngineName.SGLANG:
+        raise InputError(
+            f"scheduler_recv_interval: SGLang's --scheduler-recv-interval, not a "
+            f"{settings.engine.value} setting; leave it unset"
+        )
     check_model_context(settings.max_model_len, arch.max_position_embeddings,
                         allow_long=settings.allow_long_max_model_len)  # fmt: skip
     scheme = (

@@ -16,7 +16,8 @@ Flag names are the engines' own:
 - SGLang: `python/sglang/srt/server_args.py` (`--tp` counts every rank of an attention-DP group;
   `--max-running-requests` is the group's total under `--enable-dp-attention`, per replica
   otherwise; `--enable-hierarchical-cache --hicache-size GB` per rank,
-  `--hicache-write-policy write_through|write_back`; `--disable-radix-cache`).
+  `--hicache-write-policy write_through|write_back`; `--disable-radix-cache`;
+  `--disable-overlap-schedule`, `--scheduler-recv-interval`).
 - TensorRT-LLM: `trtllm-serve` (tensorrt_llm/commands/serve.py: `--tp_size`, `--pp_size`,
   `--ep_size`, `--max_batch_size`, `--max_num_tokens`, `--max_seq_len`,
   `--kv_cache_free_gpu_memory_fraction`); one server per replica, so no DP.
@@ -68,7 +69,7 @@ _BOOLEAN = frozenset(
         "enable-expert-parallel", "enable-prefix-caching", "no-enable-prefix-caching",
         "enforce-eager", "enable-dp-attention", "disable-radix-cache", "enable-hierarchical-cache",
         "disable-cuda-graph", "trust-remote-code", "disable-log-requests", "disable-log-stats",
-        "enable-chunked-prefill", "no-enable-chunked-prefill",
+        "enable-chunked-prefill", "no-enable-chunked-prefill", "disable-overlap-schedule",
     }
 )  # fmt: skip
 
@@ -260,6 +261,8 @@ _SGLANG: dict[str, Callable[..., None]] = {
     "chunked-prefill-size": _setting("max_num_batched_tokens", _integer),
     "page-size": _setting("block_size", _integer),
     "disable-radix-cache": _setting("prefix_caching", lambda f, v: "off"),
+    "disable-overlap-schedule": _setting("overlap_schedule", lambda f, v: False),
+    "scheduler-recv-interval": _setting("scheduler_recv_interval", _integer),
     "disable-cuda-graph": _setting("enforce_eager", lambda f, v: True),
     "enable-hierarchical-cache": _switch("hicache"),
     "hicache-size": _setting("hicache_gb", _number),

@@ -303,6 +303,22 @@ SIM_OPTIONS: dict[str, Any] = {
             "time).",
         ),
     ],
+    "scheduler_recv_interval": Annotated[
+        int | None,
+        typer.Option(
+            help="SGLang --scheduler-recv-interval: receive new requests every N decode steps "
+            "(default: every step)."
+        ),
+    ],
+    "overlap_schedule": Annotated[
+        bool | None,
+        typer.Option(
+            "--overlap-schedule/--no-overlap-schedule",
+            help="The engine's overlap scheduler: a request arriving during a step runs from the "
+            "step after next (default: on for SGLang and TensorRT-LLM, as they ship; off for vLLM "
+            "and SGLang's speculative worker).",
+        ),
+    ],
     "step_source": Annotated[
         str | None,
         typer.Option(

@@ -163,6 +163,26 @@ SGLANG_DPA_EAGER_SOURCE = (
     "sgl-project/sglang PR #7269 (idle DP ranks ran without CUDA graphs before it) and "
     "scheduler.py prepare_dp_attn_batch (all ranks eager when one prefills)"
 )
+# Overlap schedulers: the CPU schedules and launches step N + 1 while the GPU runs step N, and
+# processes step N's results after that launch. SGLang (>= 0.4, on unless
+# --disable-overlap-schedule): python/sglang/srt/managers/scheduler.py `event_loop_overlap` runs
+# `recv_requests()`, `get_next_batch_to_run()`, `run_batch(batch)` (non-blocking) and only then
+# `pop_and_process()` of the previous batch, which waits for it; the next iteration's
+# `recv_requests()` follows. So the poll that feeds step N + 1 happens as step N starts, and a
+# request that arrives while step N runs is first received for step N + 2 (PR #2067 introduced
+# the loop: "we delayed the processing of the first batch in favor of launching the kernels for the
+# next batch first"; PR #11856 measured the cost of one such step in P99 TTFT, 425.5 -> 335.1 ms
+# on 8 x H20). TensorRT-LLM's PyTorch backend (overlap scheduler on by default:
+# `disable_overlap_scheduler=False`): tensorrt_llm/_torch/pyexecutor/py_executor.py
+# `_executor_loop_overlap` runs `_fetch_new_requests()`, `_schedule()`, `_forward_step()` and then
+# `_update_requests()` / `_handle_responses()` of `self.previous_batch`, the same order. An idle
+# engine blocks on its queue (TensorRT-LLM's fetch waits with no timeout when nothing is active;
+# SGLang's loop spins), so a request reaching an idle engine runs at once.
+OVERLAP_SCHEDULE_SOURCE = (
+    "sglang scheduler.py event_loop_overlap (PR #2067); TensorRT-LLM py_executor.py "
+    "_executor_loop_overlap: step N + 1 is scheduled before step N's results, so a request "
+    "arriving during step N runs from step N + 2"
+)
 # SGLang 0.4.x server_args.py, `if self.enable_dp_attention:` ... `self.disable_overlap_schedule =
 # True` ("Overlap scheduler is disabled."): host time per step returns; V0's 2 ms assumption.
 SGLANG_DPA_OVERLAP_SOURCE = (
@@ -248,6 +268,10 @@ class EngineProfile:
     # MLA models with block-FP8 projections on gfx942 (GFX942_HARDWARE): seconds per layer and
     # pass its projection GEMMs take beyond the tuned kernels the op curves price (0: none).
     gfx942_mla_gemm_extra_s: float = 0.0
+    # An overlap scheduler (OVERLAP_SCHEDULE_SOURCE): a request that arrives while step N runs
+    # is first scheduled in step N + 2 (False: N + 1). Off under attention DP where
+    # `dp_attention_host_overhead_s` is set (those releases turn the scheduler off; `overlaps`).
+    overlap_schedule: bool = False
     # The aiconfigurator backend whose measured kernel tables describe this release's GEMM and
     # MoE kernels (perf/op_curves.py); None: the roofline's constants (MBU, kernel floor).
     op_tables: str | None = None
@@ -270,6 +294,8 @@ class EngineProfile:
                 f"valid: {', '.join((*OVERRIDABLE_PROFILE_TERMS, *FITTED_TERMS))}"
             )
         terms: dict[str, Any] = dict(overrides)
+        if "overlap_schedule" in terms:  # a switch: 0 off, anything else on
+            terms["overlap_schedule"] = bool(terms["overlap_schedule"])
         return dataclasses.replace(self, **terms)
 
 
@@ -292,6 +318,7 @@ OVERRIDABLE_PROFILE_TERMS = (
     "mla_extend_efficiency",
     "mla_kernel_floor_s",
     "gfx942_mla_gemm_extra_s",
+    "overlap_schedule",
 )
 
 _COMMON_SOURCES = (
@@ -326,17 +353,20 @@ PROFILES: dict[EngineName, EngineProfile] = {
         FLASHMLA_BANDWIDTH_FRACTION, None, 1.0,
         (("host_overhead_s", "SGLang v0.4 blog: zero-overhead batch scheduler"), *_COMMON_SOURCES,
          OP_TABLES_SOURCE, ("extend_eager_op_s", SGLANG_EXTEND_EAGER_SOURCE),
-         ("request_overhead_s", SGLANG_REQUEST_OVERHEAD_SOURCE)),
+         ("request_overhead_s", SGLANG_REQUEST_OVERHEAD_SOURCE),
+         ("overlap_schedule", OVERLAP_SCHEDULE_SOURCE)),
         op_tables="sglang",
         extend_eager_op_s=SGLANG_EXTEND_EAGER_OP_S,
         request_overhead_s=SGLANG_REQUEST_OVERHEAD_S,
+        overlap_schedule=True,
     ),
     EngineName.TRTLLM: EngineProfile(
         EngineName.TRTLLM, "PyTorch backend (overlap scheduler)", 0.0, KERNEL_FLOOR_S, "trtllm",
         FLASHMLA_BANDWIDTH_FRACTION, None, 1.0,
         (("host_overhead_s", "TensorRT-LLM docs: overlap scheduler on by default"),
-         *_COMMON_SOURCES, OP_TABLES_SOURCE),
+         *_COMMON_SOURCES, OP_TABLES_SOURCE, ("overlap_schedule", OVERLAP_SCHEDULE_SOURCE)),
         op_tables="trtllm",
+        overlap_schedule=True,
     ),
 }  # fmt: skip
 
@@ -485,6 +515,15 @@ def compute_source(profile: EngineProfile, hardware_id: str | None = None) -> st
             return f"; compute from {AITER_ORIGIN} (the same tables)"
         return f"; compute from measured {tables} curves ({origin})"
     return f"; compute at MFU (no measured {tables} compute table for {hardware_id})"
+
+
+def overlaps(profile: EngineProfile, layout: Layout) -> bool:
+    """Whether `layout` runs under the profile's overlap scheduler: not on attention-DP layouts
+    of the releases that turn it off there (their `dp_attention_host_overhead_s` is set: SGLang
+    before 0.4.8, SGLANG_DPA_OVERLAP_SOURCE)."""
+    if layout.attention_dp and profile.dp_attention_host_overhead_s is not None:
+        return False
+    return profile.overlap_schedule
 
 
 def dp_host_overhead_s(profile: EngineProfile, layout: Layout) -> float:

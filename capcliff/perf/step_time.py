@@ -45,6 +45,7 @@ from capcliff.perf.profiles import (
     dp_eager_pass_s,
     dp_host_overhead_s,
     extend_eager_pass_s,
+    overlaps,
 )
 from capcliff.perf.stage_cost import FLOPS_PER_MAC, attention_flops_per_pair, stage_cost
 from capcliff.units import GB, TERA, KVDType, WeightDType
@@ -137,6 +138,11 @@ class StepTimeModel:
     # Seconds every pass's dense GEMMs take beyond the weight-read terms above (untuned kernels
     # of an engine release on this GPU: Efficiency.gemm_extra_s_per_layer x the stage's layers).
     gemm_extra_s: float = 0.0
+    # The engine's overlap scheduler (profiles.EngineProfile.overlap_schedule): it schedules step
+    # N + 1 while step N runs, so a request that arrives during step N first runs in step N + 2
+    # (the simulator's loop, `capcliff.sim.loop`); False: in step N + 1. Carried here with the
+    # other per-layout engine terms (it is off under some releases' attention DP).
+    overlap_schedule: bool = False
 
     def _microbatches(self, seqs: float) -> float:
         return float(max(1.0, min(self.pp, seqs)))
@@ -600,6 +606,7 @@ def step_time_model(
         extend_floor_s=eager_prefill_floor_s(profile, arch, layout, layers)
         if efficiency is None and not fitted  # a calibration's fixed_s and scale replace it
         else 0.0,
+        overlap_schedule=profile is not None and overlaps(profile, layout),
     )
     if not layout.attention_dp or arch.moe is None:
         return model

@@ -29,6 +29,13 @@ DEFAULT_SWAP_SPACE_BYTES = 4 * GIB
 # on the rounding of a sum of step times, which a run's fast paths add in another order than
 # step by step (a whole step apart). 1 ns: far below any step or client turnaround (1 us).
 ARRIVAL_TIE_S = 1e-9
+# SGLang's scheduler_recv_skipper.py (`SchedulerRecvSkipper`, `--scheduler-recv-interval N`):
+# `handle(last_forward_mode)` adds the weight of the batch run last to a counter and receives
+# new requests only when it reaches N (then resets it to 0): DECODE, TARGET_VERIFY and no batch
+# weigh 1 (SGLANG_SCHEDULER_RECV_SKIPPER_WEIGHT_DECODE / _NONE defaults), any other (a batch
+# that prefills) `_DEFAULT_WEIGHT` = 1000; it starts at N (the first call receives). So
+# requests are received every N decode steps, and at the first poll after a prefill.
+RECV_WEIGHT_EXTEND = 1000
 # vLLM's default max_num_seqs and the V1 server's default max_num_batched_tokens on large GPUs.
 DEFAULT_MAX_NUM_SEQS = 256
 DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192
@@ -79,6 +86,10 @@ class SimConfig:
     # with speculation: 48), which a sweep's concurrency does not lift (solver.config_at);
     # None: the sweep's concurrency is the cap
     engine_max_num_seqs: int | None = None
+    # SGLang --scheduler-recv-interval: the scheduler polls for new requests only once its
+    # counter, +1 per decode step and +RECV_WEIGHT_EXTEND per step that prefills, reaches it
+    # (`capcliff.sim.loop`, RECV_WEIGHT_EXTEND); 1: every step (every engine's default)
+    scheduler_recv_interval: int = 1
 
     def __post_init__(self) -> None:
         if self.policy not in POLICY_NAMES:
@@ -104,9 +115,17 @@ class SimConfig:
             )
         if not self.chunked_prefill and self.policy != "vllm-v0":
             raise InputError(f"chunked_prefill: off is modelled for vllm-v0, not {self.policy!r}")
+        self._check_ranges()
+
+    def _check_ranges(self) -> None:
         if not (math.isfinite(self.request_overhead_s) and 0 <= self.request_overhead_s <= 60):
             raise InputError(
                 f"request_overhead_s: must be in [0, 60] seconds, got {self.request_overhead_s}"
+            )
+        if not 1 <= self.scheduler_recv_interval <= RECV_WEIGHT_EXTEND:
+            raise InputError(
+                f"scheduler_recv_interval: must be in [1, {RECV_WEIGHT_EXTEND}], "
+                f"got {self.scheduler_recv_interval}"
             )
         if self.output_quantile is not None and not 0 < self.output_quantile <= 1:
             raise InputError(f"output_quantile: must be in (0, 1], got {self.output_quantile}")

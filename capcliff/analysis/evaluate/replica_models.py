@@ -13,7 +13,13 @@ from capcliff.memory.draft import draft_layout
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.perf.communication import MoEExchange
 from capcliff.perf.error_band import error_band, speculative_band
-from capcliff.perf.profiles import FITTED_TERMS, EngineProfile, profile_label, step_profile
+from capcliff.perf.profiles import (
+    FITTED_TERMS,
+    EngineProfile,
+    engine_profile,
+    profile_label,
+    step_profile,
+)
 from capcliff.perf.speculation import SPEC_ASSUMPTIONS
 from capcliff.perf.stage_cost import FLOPS_PER_MAC
 from capcliff.perf.step_time import SpecStep, StepTimeModel, step_time_model
@@ -48,6 +54,9 @@ def replica_models(
             steps, step_overhead_s=host_s, extend_floor_s=floor_s,
             spec=_spec_step(dep, memory, steps, profile, fitted, deepep),
         )  # fmt: skip
+    overlap = dep.overlap_schedule(steps.overlap_schedule)[0]
+    if overlap != steps.overlap_schedule:
+        steps = replace(steps, overlap_schedule=overlap)
     if dep.kernels is not None:  # --step-source kernels: aiconfigurator's tables price steps
         from capcliff.perf.measured_kernels import kernel_step_model
 
@@ -100,6 +109,10 @@ def step_label(dep: Deployment) -> str:
     label = profile_label(
         dep.settings.engine, terms, dep.settings.engine_version, hardware_id=dep.hardware.id
     )
+    label += _overlap_label(dep)
+    every = dep.settings.scheduler_recv_interval or 1
+    if every > 1:
+        label += f"; new requests received every {every} decode steps (--scheduler-recv-interval)"
     overhead_s, how = dep.request_overhead
     if overhead_s > 0:
         if how == "engine default":
@@ -119,6 +132,20 @@ def step_label(dep: Deployment) -> str:
         f"{accepted.tokens_per_step:.2f} tokens/step ({accepted.source}){host}; "
         f"{SPEC_ASSUMPTIONS}"
     )
+
+
+def _overlap_label(dep: Deployment) -> str:
+    """The label's overlap-scheduler part: what the simulator's admission assumes."""
+    profile = engine_profile(dep.settings.engine, dep.settings.engine_version)
+    on, how = dep.overlap_schedule(profile.overlap_schedule)
+    if how == "set":
+        how = "--overlap-schedule" if on else "--no-overlap-schedule"
+    elif how == "engine default":
+        dpa = " (off under DP attention)" if profile.dp_attention_host_overhead_s else ""
+        how = f"modeled, engine default{dpa}; --no-overlap-schedule turns it off"
+    if not on:  # the speculative worker's own label part says so
+        return f"; no overlap scheduler ({how})" if how.startswith("--") else ""
+    return f"; overlap scheduler: a request arriving during step N runs from step N + 2 ({how})"
 
 
 def band_of(dep: Deployment) -> ErrorBandOut:

@@ -56,6 +56,7 @@ def exact_step(sim: ReplicaState) -> bool | None:
     if sim.free == 0:
         rec.saturation(step, start + duration)
     sim.now_s = start + duration
+    sim.last_start_s = start
     sim._end_step(chunk_x, admitted, False)
     rec.swapped_tokens += sim.swap_out_tokens
     rec.swap_s += swap_s + 0.0

@@ -98,14 +98,29 @@ def plain_decode_run(sim: ReplicaState) -> tuple[int, bool] | None:
 
 
 def steps_before_arrival(sim: ReplicaState, count: int, context0: int, limit: int) -> int:
-    """`sim.model.decode_line(count, context0).steps_before(due, limit)` for the time `due` to
-    the next arrival, to the bit: the smallest m in [1, limit] whose first m steps last at least
-    `due`, else `limit`. Where the run stays memory-bound over all `limit` steps its time is
-    `decode_run`'s m (mem0 + fixed) + mem1 m (m - 1) / 2, which never falls as m grows (each
-    rounded operation keeps the order of non-negative operands), so halving the interval on it
-    finds the same m as the line's search, without building the line; else (compute-bound
-    somewhere, or a negative term) the line searches."""
+    """The steps of the run before the next arrival can be taken: the smallest m in [1, limit]
+    after which it is there when the next step is decided, else `limit`. That is the first m
+    steps lasting at least `due` (the time to it), or under an overlap scheduler the first m - 1
+    (the step after the one it arrives in is already decided: `ReplicaState.seen_s`); under a
+    receive interval, the first poll at or after that (`poll_aligned`)."""
     due_s = sim.arrivals[0][0] - sim.now_s - ARRIVAL_TIE_S
+    if not sim.overlap:
+        steps = _steps_lasting(sim, count, context0, limit, due_s)
+    elif due_s <= 0 or limit == 1:
+        steps = 1
+    else:
+        steps = 1 + _steps_lasting(sim, count, context0, limit - 1, due_s)
+    return poll_aligned(sim, steps, limit)
+
+
+def _steps_lasting(sim: ReplicaState, count: int, context0: int, limit: int, due_s: float) -> int:
+    """`sim.model.decode_line(count, context0).steps_before(due_s, limit)`, to the bit: the
+    smallest m in [1, limit] whose first m steps last at least `due_s`, else `limit`. Where the
+    run stays memory-bound over all `limit` steps its time is `decode_run`'s
+    m (mem0 + fixed) + mem1 m (m - 1) / 2, which never falls as m grows (each rounded operation
+    keeps the order of non-negative operands), so halving the interval on it finds the same m as
+    the line's search, without building the line; else (compute-bound somewhere, or a negative
+    term) the line searches."""
     terms = line_terms_of(sim, count)
     mem0, mem1 = terms[0] + terms[1] * context0, terms[2]
     d0 = mem0 - (terms[3] + terms[4] * context0)
@@ -143,7 +158,8 @@ def _preempt_then_decode(sim: ReplicaState) -> bool:
             count == 0
             or len(running) != count
             or needs[sim.step % size] <= sim.free
-            or (arrivals and arrivals[0][0] <= sim.now_s + ARRIVAL_TIE_S)
+            or (arrivals and arrivals[0][0] <= sim.seen_s + ARRIVAL_TIE_S)
+            or sim.recv_every > 1  # its polls are the caller's loop's
             or rec.steps > max_steps
         ):
             return True  # the caller's loop takes it from here, as after any event
@@ -252,6 +268,36 @@ def _run_s(sim: ReplicaState, count: int, context0: int, k: int) -> float:
     return decode_run(sim, count, context0, k)[0]
 
 
+def _count_run(sim: ReplicaState, k: int, start: float, total_s: Callable[[int], float]) -> None:
+    """The receive counter over a run of k decode steps from `start` (`ReplicaState.poll_s`):
+    the polls at its inner boundaries (after step j - 1 for j in 1 .. k - 1, the counter
+    reaching N) and the run's last step; the boundary after it is the caller's loop's."""
+    every, counter = sim.recv_every, sim.recv_counter
+    first = max(1, every - counter)  # the first inner boundary that polls
+    if first > k - 1:
+        sim.recv_counter = counter + k
+        return
+    last = first + every * ((k - 1 - first) // every)
+    # what the poll at boundary `last` heard: arrivals up to its end of step, or under an
+    # overlap scheduler up to the start of the step before it
+    seen_steps = last - 1 if sim.overlap else last
+    sim.heard_s = start + total_s(seen_steps) if seen_steps > 0 else start
+    sim.recv_counter = k - last
+
+
+def poll_aligned(sim: ReplicaState, steps: int, limit: int) -> int:
+    """Under --scheduler-recv-interval, the first boundary at or after `steps` steps of a run
+    whose counter is `sim.recv_counter` at its start where the scheduler polls, at most
+    `limit`; `steps` without it."""
+    every = sim.recv_every
+    if every == 1:
+        return steps
+    first = max(1, every - sim.recv_counter)
+    if steps <= first:
+        return min(first, limit)
+    return min(first + every * -(-(steps - first) // every), limit)
+
+
 def advance_decode(sim: ReplicaState, k: int, line: DecodeRun, blocked: bool) -> float:
     """Run k decode steps: blocks, clock, finishing requests, records. Returns their time."""
     return settle_decode(sim, k, line.total_s(k), line.total_bytes(k), line.total_s, blocked)
@@ -266,7 +312,8 @@ def settle_decode(
     blocked: bool,
 ) -> float:
     """`advance_decode` of a run that takes `duration` s and reads `read` bytes (`total_s(j)`:
-    seconds of its first j steps, asked only at the first saturation)."""
+    seconds of its first j steps, asked only at the first saturation and, under an overlap
+    scheduler, for the start of its last step)."""
     co, step, free0, rec = sim.cohort, sim.step, sim.free, sim.rec
     count = co.count
     used_first = sim.total - free0 + co.phase_counts[step % co.block_size]  # + needs_at(step)
@@ -278,6 +325,10 @@ def settle_decode(
     sim.free = free = free0 - blocks
     start = sim.now_s
     sim.now_s = start + duration
+    if sim.overlap:  # the start of the run's last step
+        sim.last_start_s = start + total_s(k - 1) if k > 1 else start
+    if sim.recv_every > 1:
+        _count_run(sim, k, start, total_s)
     last = step + k - 1
     if sim.reuse is not None:  # the run's blocks were allocated before anyone finishes
         sim.reuse.settle(sim.free, sim.now_s)

@@ -174,8 +174,11 @@ class LockstepSim:
 
     def __init__(self, ranks: list[ReplicaSim], model: StepTimeModel, group: int = 0) -> None:
         self.ranks, self.model, self.now_s, self.steps = ranks, model, 0.0, 0
+        # the ranks share one clock and so one overlap scheduler's view (`ReplicaState.seen_s`)
+        self.overlap, self.last_start_s = model.overlap_schedule, 0.0
         for r in ranks:  # how SGLang's DP ranks line up prefill and decode steps: not modelled
             r.exclusive_prefill = False
+            r.recv_every = 1  # nor a receive interval (SGLang's skipper refused DP attention)
         self.group = max(group, len(ranks))  # ranks in the group, those given no request too
         self.pending: dict[int, PendingRun] = {}
         self.run_end: dict[int, tuple[int, bool]] = {}  # rank -> (step its run ends, blocked)
@@ -184,10 +187,12 @@ class LockstepSim:
         """Simulate until every rank's requests have finished."""
         ranks, max_steps = self.ranks, self.ranks[0].config.max_steps if self.ranks else 0
         while any(r.done < len(r.prompt) for r in ranks):
+            seen = self.last_start_s if self.overlap else self.now_s
             for i, r in enumerate(ranks):
-                if r.arrivals and r.arrivals[0][0] <= self.now_s + ARRIVAL_TIE_S:
+                if r.arrivals and r.arrivals[0][0] <= seen + ARRIVAL_TIE_S:
                     self._settle(i)
                     r.now_s = self.now_s  # a rank settled inside an exact step kept its start
+                    r.last_start_s = self.last_start_s
                     r.take_arrivals()
                     self.run_end.pop(i, None)
                 if i not in self.pending:
@@ -220,7 +225,7 @@ class LockstepSim:
         nxt = [r.arrivals[0][0] for r in self.ranks if r.arrivals]
         if not nxt:
             raise RuntimeError("ranks idle with requests unfinished and none to arrive")
-        self.now_s = max(self.now_s, min(nxt))
+        self.now_s = self.last_start_s = max(self.now_s, min(nxt))
 
     def _exact_step(self, busy: list[int]) -> None:
         """One step of every busy rank, priced together. Ranks whose step is a plain decode step
@@ -247,6 +252,7 @@ class LockstepSim:
             # every rank also waits for the slowest swap: one duration for all
             r.finish_step(p, compute_s + (swap_s - p.swap_s), shared)
         self._pend(decoding, ends, 1, FixedStep(compute_s + swap_s), shared, compute_s + swap_s)
+        self.last_start_s = self.now_s
         self.now_s += compute_s + swap_s
 
     def _step_of(self, i: int) -> int:
@@ -291,6 +297,15 @@ class LockstepSim:
             cached = self.run_end[i] = (r.step + run[0], run[1])
         return cached
 
+    def _steps_before(self, clock: LockstepLine, due_s: float, limit: int) -> int:
+        """Steps of the run before an arrival `due_s` from now can be taken
+        (`fast_forward.steps_before_arrival` on the group's clock)."""
+        if not self.overlap:
+            return clock.steps_before(due_s, limit)
+        if due_s <= 0 or limit == 1:
+            return 1
+        return 1 + clock.steps_before(due_s, limit - 1)
+
     def _fast_forward(self, busy: list[int]) -> bool:
         """Jump every rank over the common run of identical decode steps; False if some busy
         rank's next step is not a decode step (then all run one step together)."""
@@ -317,9 +332,11 @@ class LockstepSim:
             if r.arrivals and (not (r.running or r.waiting) or waits_for_arrival(r))
         ]
         if due:
-            limit = clock.steps_before(min(due) - self.now_s - ARRIVAL_TIE_S, limit)
+            limit = self._steps_before(clock, min(due) - self.now_s - ARRIVAL_TIE_S, limit)
         seconds = clock.total_s(limit)
         self._pend(lines, ends, limit, clock, self.model.moe_hbm_bytes(busiest, busiest), seconds)
+        if self.overlap:  # the start of the run's last step
+            self.last_start_s = self.now_s + clock.total_s(limit - 1) if limit > 1 else self.now_s
         self.now_s += seconds
         for i in busy:
             if i not in self.pending:

@@ -39,6 +39,8 @@ FITS_RULES = (vllm_admit, vllm_first_chunk_admit, trtllm_max_util_admit)
 class PrefillReplicaSim(ReplicaSim):
     """`ReplicaSim` of a prefill pool (outputs of one token), its steps decided in locals."""
 
+    RECEIVES_EVERY_STEP = True  # its prompts come from the router, not a receive interval
+
     def __init__(
         self,
         requests: Requests,

@@ -45,8 +45,10 @@ class ReplicaSim(ReplicaState):
         n, rec, arrivals = len(self.prompt), self.rec, self.arrivals
         max_steps = self.config.max_steps
         while self.done < n:
-            if arrivals and arrivals[0][0] <= self.now_s + ARRIVAL_TIE_S:
+            if arrivals and arrivals[0][0] <= self.poll_s() + ARRIVAL_TIE_S:
                 self.take_arrivals()
+            elif self.recv_every > 1:
+                self.poll_s()  # the counter resets at a poll whether or not anything came
             if not self.running and not self.waiting:
                 self._idle()
             elif not fast_forward(self):
@@ -56,16 +58,18 @@ class ReplicaSim(ReplicaState):
         return self.result()
 
     def take_arrivals(self) -> None:
-        """Queue the requests that have arrived by now."""
-        arrivals, waiting, now = self.arrivals, self.waiting, self.now_s
-        while arrivals and arrivals[0][0] <= now + ARRIVAL_TIE_S:
+        """Queue the requests received by now (`poll_s`: under an overlap scheduler, those that
+        arrived by the start of the step just run; under a receive interval, by the last poll)."""
+        arrivals, waiting, seen = self.arrivals, self.waiting, self.poll_s()
+        while arrivals and arrivals[0][0] <= seen + ARRIVAL_TIE_S:
             waiting.append(arrivals.popleft()[1])
             self.dirty = True
 
     def _idle(self) -> None:
         if not self.arrivals:
             raise RuntimeError("replica idle with requests unfinished and none to arrive")
-        self.now_s = max(self.now_s, self.arrivals[0][0])
+        self.now_s = self.last_start_s = max(self.now_s, self.arrivals[0][0])  # polls at once
+        self.recv_counter = self.recv_every
         if self.rule.ratio:  # SGLang resets the ratio when the scheduler goes idle
             self.ratio_base, self.ratio_steps = self.rule.ratio.init, 0
 
@@ -116,6 +120,9 @@ class ReplicaSim(ReplicaState):
         if planned.preempted or self.free == 0:
             rec.saturation(self.step, self.now_s + duration)
         start, self.now_s = self.now_s, self.now_s + duration
+        self.last_start_s = start
+        if self.recv_every > 1:
+            self.count_step(bool(planned.admitted) or planned.chunk_x > 0)
         if self.reuse is not None:  # evict the cached blocks this step's allocations took
             self.reuse.settle(self.free, self.now_s)
         self._end_step(planned.chunk_x, planned.admitted, planned.preempted)

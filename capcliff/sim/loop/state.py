@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from typing import ClassVar
 
 from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
-from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
+from capcliff.sim.config import RECV_WEIGHT_EXTEND, KVCapacity, PreemptionMode, SimConfig
 from capcliff.sim.loop.clients import ClientLoop
 from capcliff.sim.loop.cohort import DecodeCohort
 from capcliff.sim.loop.timeline import Recorder, ReplicaResult
@@ -32,6 +33,8 @@ from capcliff.units import ceil_div
 
 class ReplicaState:
     """One replica's engine state over `requests` (local indices 0 .. n-1)."""
+
+    RECEIVES_EVERY_STEP: ClassVar[bool] = False  # True: no receive interval modelled (a pool)
 
     def __init__(
         self,
@@ -61,6 +64,18 @@ class ReplicaState:
         self.waiting: deque[int] = deque()
         self.partial: int | None = None  # the running request part way through its prefill
         self.step, self.now_s, self.done, self.seq = 0, 0.0, 0, 0
+        # An overlap scheduler (`StepTimeModel.overlap_schedule`) decides a step when the one
+        # before it starts: the arrivals it can take are those up to that start (`last_start_s`,
+        # the start of the latest step, or the moment an idle replica wakes), not up to now.
+        self.overlap = model.overlap_schedule
+        self.last_start_s = 0.0
+        # SGLang --scheduler-recv-interval (SimConfig.scheduler_recv_interval): arrivals are
+        # received only at polls (`poll_s`), up to `heard_s`; not modelled for the two pools of
+        # disaggregated serving (their requests land from a transfer queue)
+        self.recv_every = (
+            1 if landed or self.RECEIVES_EVERY_STEP else config.scheduler_recv_interval
+        )
+        self.recv_counter, self.heard_s = self.recv_every, 0.0
         self.ratio_base, self.ratio_steps = (rule.ratio.init if rule.ratio else 0.0), 0
         self.dirty = True  # the running set or the queue changed since admission was decided
         self.full_blocks_sum = 0  # over running requests admitted before this step
@@ -102,6 +117,26 @@ class ReplicaState:
 
     def _choose_paths(self, landed: bool) -> None:
         """Set `prefill_only` and `inline` once the state is built (the loop does)."""
+
+    @property
+    def seen_s(self) -> float:
+        """The latest arrival time the step about to be decided can take: now, or under an
+        overlap scheduler the start of the step just run (it was decided while that one ran)."""
+        return self.last_start_s if self.overlap else self.now_s
+
+    def poll_s(self) -> float:
+        """The latest arrival time received by the step about to be decided: `seen_s`, or under
+        --scheduler-recv-interval N the one of the latest poll, which happens here once N decode
+        steps (or one step that prefilled) have run since the one before."""
+        if self.recv_every == 1:
+            return self.seen_s
+        if self.recv_counter >= self.recv_every:
+            self.recv_counter, self.heard_s = 0, self.seen_s
+        return self.heard_s
+
+    def count_step(self, prefilled: bool) -> None:
+        """The receive counter after one step (`poll_s`)."""
+        self.recv_counter += RECV_WEIGHT_EXTEND if prefilled else 1
 
     @property
     def new_token_ratio(self) -> float:

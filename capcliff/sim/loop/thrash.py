@@ -77,7 +77,8 @@ def handles(sim: ReplicaState) -> bool:
     admission's prefill into the decode step)."""
     rule = sim.rule
     return (
-        sim.preempts_latest_and_waits
+        sim.recv_every == 1  # the receive counter's polls are the general path's
+        and sim.preempts_latest_and_waits
         and sim.config.mixed_prefill
         and _plain_replica(type(sim))
         and sim.reuse is None
@@ -111,6 +112,7 @@ def run_thrash(sim: ReplicaState) -> None:
     )  # fmt: skip
     requeue, peak_hbm = waiting.appendleft, rec.peak_hbm
     step, free, now, max_steps = sim.step, sim.free, sim.now_s, sim.config.max_steps
+    overlap = sim.overlap
     while True:
         phase = step % size
         while needs[phase] > free:  # the victims: the latest admissions (`preempt`)
@@ -152,6 +154,10 @@ def run_thrash(sim: ReplicaState) -> None:
         duration, read, first_s = decode_run(sim, count, ctx0, limit)
         rec.first_saturation = rec.first_saturation or (step, now + first_s)
         start, now = now, now + duration
+        if overlap:  # the start of the event's last step (`ReplicaState.seen_s`)
+            sim.last_start_s = (
+                start + decode_run(sim, count, ctx0, limit - 1)[0] if limit > 1 else start
+            )
         last = step + limit - 1
         if finish == last:
             sim.free, sim.now_s = free, now
@@ -182,7 +188,10 @@ def run_thrash(sim: ReplicaState) -> None:
             count == 0
             or len(running) != count
             or needs[step % size] <= free
-            or (arrivals and arrivals[0][0] <= now + ARRIVAL_TIE_S)
+            or (
+                arrivals
+                and arrivals[0][0] <= (sim.last_start_s if overlap else now) + ARRIVAL_TIE_S
+            )
             or rec.steps > max_steps
         ):
             sim.step, sim.free, sim.now_s = step, free, now
@@ -258,6 +267,9 @@ def _head_refused(sim: ReplicaState, count: int) -> bool | None:
 
 def empty_step(sim: ReplicaState) -> None:
     """Every running request was given up: a step that computes nothing and takes no time."""
+    sim.last_start_s = sim.now_s
+    if sim.recv_every > 1:
+        sim.count_step(False)
     sim.rec.saturation(sim.step, sim.now_s)
     sim.rec.run(
         steps=1,
