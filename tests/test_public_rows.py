@@ -50,9 +50,24 @@ def test_output_throughput_is_the_clients_tokens_over_their_latency() -> None:
     row agrees within a few percent (the tail of the run, when fewer clients remain, is the
     rest)."""
     for r in _rows():
+        if "InferenceX" not in r["benchmark_tool"]:
+            continue
         clients, osl = int(r["concurrency"]), int(r["output_len"])
         expected = clients * 0.9 * osl / (float(r["mean_e2e_latency_ms"]) / 1e3)
         assert abs(expected / float(r["output_throughput_tok_s"]) - 1) < 0.06, r["row_id"]
+
+
+def test_burst_rows_generated_every_prompts_tokens_within_their_duration() -> None:
+    """GPUStack's vLLM V1 rows send every prompt at once and ran without --ignore-eos:
+    `vllm bench serve` divides the generated tokens by the duration, and only cases whose
+    requests produced at least 98 % of prompts x output length were kept."""
+    burst = [r for r in _rows() if "gpustack" in r["source"]]
+    assert len(burst) >= 15
+    for r in burst:
+        assert r["engine"] == "vLLM" and r["concurrency"] == r["num_requests"], r["row_id"]
+        generated = float(r["output_throughput_tok_s"]) * float(r["duration_s"])
+        nominal = int(r["num_requests"]) * int(r["output_len"])
+        assert 0.98 <= generated / nominal <= 1.0 + 1e-3, r["row_id"]
 
 
 def test_no_row_repeats_a_reference_row() -> None:
