@@ -18,16 +18,10 @@ import re
 import sys
 from pathlib import Path
 
+from inferencex_to_rows import COLUMNS  # the reference CSV's columns (this folder)
+
 REPO = "github.com/gpustack/gpustack"
 COMMIT = "1f37f1b8bd79c6b424a0cb55c7abd08a5c2132dc"  # last change of every page used (2026-01-06)
-COLUMNS = [
-    "row_id", "model", "hardware", "num_gpus", "parallelism", "engine", "engine_version",
-    "server_flags", "benchmark_tool", "dataset", "input_len", "output_len", "num_requests",
-    "concurrency", "duration_s", "request_throughput_req_s", "output_throughput_tok_s",
-    "total_or_other_throughput", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms",
-    "mean_tpot_ms", "mean_itl_ms", "mean_e2e_latency_ms", "median_e2e_latency_ms", "notes",
-    "source", "reliability",
-]  # fmt: skip
 # The served checkpoints capcliff has a card for (fidelity.CHECKPOINTS maps them), with a note.
 CHECKPOINTS = {
     "deepseek-ai/DeepSeek-R1-0528": "FP8 block-scaled weights as shipped",
