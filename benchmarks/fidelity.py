@@ -73,6 +73,7 @@ CHECKPOINTS = {
     "openai/gpt-oss-120b": ("gpt-oss-120b", None),
     "openai/gpt-oss-20b": ("gpt-oss-20b", None),
     "qwen/qwen3-32b": ("qwen3-32b", None),
+    "qwen/qwen3-30b-a3b": ("qwen3-30b-a3b", None),
     # The 2507 refresh: the cards' architecture, a longer context (262144 positions); the
     # rows' workloads stay far below either.
     "qwen/qwen3-235b-a22b-instruct-2507": ("qwen3-235b-a22b", None),

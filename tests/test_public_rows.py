@@ -35,7 +35,11 @@ def test_every_row_has_a_source_and_parses() -> None:
     assert len(rows) >= 40
     assert len({r["row_id"] for r in rows}) == len(rows)
     for r in rows:
-        assert "github.com/" in r["source"] and re.search(r"@[0-9a-f]{7,40}", r["source"]), r
+        # a file at a commit, or a pull request or issue thread (the post quoting the block)
+        pinned = re.search(
+            r"@[0-9a-f]{7,40}|github\.com/[\w.-]+/[\w.-]+/(pull|issues)/\d+", r["source"]
+        )
+        assert "github.com/" in r["source"] and pinned, r
         for column in ("input_len", "output_len", "concurrency", "num_gpus"):
             assert int(r[column]) > 0, (r["row_id"], column)
         for column in ("output_throughput_tok_s", "mean_ttft_ms", "mean_tpot_ms"):
