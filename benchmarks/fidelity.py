@@ -70,6 +70,14 @@ CHECKPOINTS = {
     "deepseek-ai/deepseek-r1-0528": ("deepseek-r1", None),  # same architecture and FP8 format
     "nvidia/llama-3.3-70b-instruct-fp4": ("llama-3.3-70b-fp4", None),
     "nvidia/deepseek-r1-0528-fp4": ("deepseek-r1-0528-fp4", None),
+    "openai/gpt-oss-120b": ("gpt-oss-120b", None),
+    "openai/gpt-oss-20b": ("gpt-oss-20b", None),
+    "qwen/qwen3-32b": ("qwen3-32b", None),
+    "qwen/qwen3-30b-a3b": ("qwen3-30b-a3b", None),
+    # The 2507 refresh: the cards' architecture, a longer context (262144 positions); the
+    # rows' workloads stay far below either.
+    "qwen/qwen3-235b-a22b-instruct-2507": ("qwen3-235b-a22b", None),
+    "qwen/qwen3-235b-a22b-instruct-2507-fp8": ("qwen3-235b-a22b-fp8", None),
 }
 GPUS = {"h100": "h100-sxm", "h200": "h200-sxm", "b200": "b200", "b300": "b300", "mi300x": "mi300x",
         "mi325x": "mi325x", "mi355x": "mi355x"}  # fmt: skip
@@ -133,8 +141,9 @@ def _point(r: dict[str, object], row_id: str) -> BenchmarkPoint:
     return point
 
 
-def _max_model_len(flags: str) -> int | None:
-    found = re.search(r"--max-model-len[ =](\d+)", flags)
+def _flag(flags: str, name: str) -> int | None:
+    """The integer a server flag (`--max-model-len 32768`) sets in a row's flags, or None."""
+    found = re.search(rf"{name}[ =](\d+)", flags)
     return int(found.group(1)) if found else None
 
 
@@ -236,8 +245,9 @@ def resolve_rows(
         assert model is not None and gpu is not None
         settings = settings_of(
             {"engine": engine, "weight_dtype": model[1],
-             "max_model_len": _max_model_len(str(r["server_flags"]))
+             "max_model_len": _flag(str(r["server_flags"]), "--max-model-len")
              or _server_context(get_model(model[0]).arch.max_position_embeddings, engine),
+             "max_num_batched_tokens": _flag(str(r["server_flags"]), "--max-num-batched-tokens"),
              "enable_chunked_prefill": _offline_chunked_prefill(r, engine),
              "engine_version": _release(str(r["engine_version"])),
              "scheduler_recv_interval": _recv_interval(r, engine, layout),

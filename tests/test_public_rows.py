@@ -35,7 +35,11 @@ def test_every_row_has_a_source_and_parses() -> None:
     assert len(rows) >= 40
     assert len({r["row_id"] for r in rows}) == len(rows)
     for r in rows:
-        assert "github.com/" in r["source"] and re.search(r"@[0-9a-f]{7,40}", r["source"]), r
+        # a file at a commit, or a pull request or issue thread (the post quoting the block)
+        pinned = re.search(
+            r"@[0-9a-f]{7,40}|github\.com/[\w.-]+/[\w.-]+/(pull|issues)/\d+", r["source"]
+        )
+        assert "github.com/" in r["source"] and pinned, r
         for column in ("input_len", "output_len", "concurrency", "num_gpus"):
             assert int(r[column]) > 0, (r["row_id"], column)
         for column in ("output_throughput_tok_s", "mean_ttft_ms", "mean_tpot_ms"):
@@ -50,9 +54,24 @@ def test_output_throughput_is_the_clients_tokens_over_their_latency() -> None:
     row agrees within a few percent (the tail of the run, when fewer clients remain, is the
     rest)."""
     for r in _rows():
+        if "InferenceX" not in r["benchmark_tool"]:
+            continue
         clients, osl = int(r["concurrency"]), int(r["output_len"])
         expected = clients * 0.9 * osl / (float(r["mean_e2e_latency_ms"]) / 1e3)
         assert abs(expected / float(r["output_throughput_tok_s"]) - 1) < 0.06, r["row_id"]
+
+
+def test_burst_rows_generated_every_prompts_tokens_within_their_duration() -> None:
+    """GPUStack's vLLM V1 rows send every prompt at once and ran without --ignore-eos:
+    `vllm bench serve` divides the generated tokens by the duration, and only cases whose
+    requests produced at least 98 % of prompts x output length were kept."""
+    burst = [r for r in _rows() if "gpustack" in r["source"]]
+    assert len(burst) >= 15
+    for r in burst:
+        assert r["engine"] == "vLLM" and r["concurrency"] == r["num_requests"], r["row_id"]
+        generated = float(r["output_throughput_tok_s"]) * float(r["duration_s"])
+        nominal = int(r["num_requests"]) * int(r["output_len"])
+        assert 0.98 <= generated / nominal <= 1.0 + 1e-3, r["row_id"]
 
 
 def test_no_row_repeats_a_reference_row() -> None:
