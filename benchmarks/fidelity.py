@@ -433,12 +433,31 @@ def print_summary(outcomes: list[Outcome]) -> None:
           "model, GPU, layout, engine and release.")  # fmt: skip
 
 
+# A band is a median: a cell of fewer rows is left out, and a report then takes the next wider
+# scope (perf/error_band.py). Set, not fitted.
+MIN_BAND_ROWS = 5
+
+
+def sustained(o: Outcome) -> bool:
+    """Whether a row measured a sustained load (clients that send their next request when one
+    finishes, more requests than clients), the regime the figures a band travels with describe
+    (plan's and sweep's steady state), rather than one burst of every request at once (a batch's
+    transient: its makespan, its queue of all the prompts)."""
+    p = o.row.point
+    return p is not None and (p.num_requests is None or p.num_requests > p.concurrency)
+
+
 def error_bands(outcomes: list[Outcome], when: str) -> dict[str, object]:
     """The bands as capcliff/perf/error_bands.json holds them (perf/error_band.py reads it):
     {"about", "engines": {engine or "all": {GPU family or "all": {"rows", "uncalibrated":
-    {"throughput", "tpot", "ttft"}, "calibrated": {...}}}}}; fractions, None: not measured."""
+    {"throughput", "tpot", "ttft"}, "calibrated": {...}}}}}; fractions, None: not measured.
+    From the rows of sustained loads (`sustained`), in cells of at least MIN_BAND_ROWS."""
     engines: dict[str, object] = {}
-    for engine, per in sorted(_by_engine_gpu(outcomes).items()):
+    steady = [o for o in outcomes if sustained(o)]
+    for engine, per in sorted(_by_engine_gpu(steady).items()):
+        per = {gpu: chosen for gpu, chosen in per.items() if len(chosen) >= MIN_BAND_ROWS}
+        if not per:
+            continue
         engines[engine] = {
             gpu: {
                 "rows": len(chosen),
@@ -458,7 +477,9 @@ def error_bands(outcomes: list[Outcome], when: str) -> dict[str, object]:
         "per engine and GPU family: uncalibrated (the engine profile's named terms) and "
         "calibrated leave-one-deployment-out (fixed_s, scale and the request overhead fitted to "
         "the other deployments of the same engine and GPU vendor; a deployment is model, GPU, "
-        "layout, engine and release). Fractions. "
+        "layout, engine and release). Only rows of a sustained load (more requests than "
+        "clients; not one burst of every request at once), in cells of at least "
+        f"{MIN_BAND_ROWS} rows. Fractions. "
         f"Written by `python benchmarks/fidelity.py --write-bands` on {when}."
     )
     return {"about": about, "engines": engines}

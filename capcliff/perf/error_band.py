@@ -1,7 +1,9 @@
 """The error a user should expect of a simulated figure, as the validation measured it.
 
 `benchmarks/fidelity.py` predicts public serving benchmarks (output throughput, mean TPOT, mean
-TTFT) and records the median absolute error per engine (and per GPU where it has rows for one),
+TTFT) and records the median absolute error per engine (and per GPU where it has rows for
+one; from the rows of a sustained load, in cells of at least five rows: `fidelity.sustained`,
+`MIN_BAND_ROWS`),
 uncalibrated (the engine profile's named terms) and calibrated (step terms fitted to other rows,
 the predicted one held out), in `error_bands.json` next to this module (data, regenerated with
 `python benchmarks/fidelity.py --write-bands`). Every report prints the band of its engine and
