@@ -938,8 +938,16 @@ RUN_KEYS = ["completed", "num_prompts", "max_concurrency", "total_input_tokens",
             "random_input_len", "random_output_len", "model_id"]  # fmt: skip
 
 
+# cells as people write them: thousands separators, units, text booleans
+CELL_TEXTS = st.sampled_from(["1,024", "12 ms", "nan", "true", "1e3", " 8 ", "-0"])
+
+
 @settings(max_examples=150, deadline=None)
-@given(fields=st.dictionaries(st.sampled_from(RUN_KEYS), JSON_SCALARS, max_size=5))
+@given(
+    fields=st.dictionaries(
+        st.sampled_from(RUN_KEYS), st.one_of(JSON_SCALARS, CELL_TEXTS), max_size=5
+    )
+)
 def test_a_fuzzed_benchmark_run_is_refused_or_plausible(
     fields: dict[str, object], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -955,7 +963,8 @@ def test_a_fuzzed_benchmark_run_is_refused_or_plausible(
         assert p.concurrency >= 1 and p.input_len >= 1 and p.output_len >= 1
         for value in (p.output_throughput_tok_s, p.mean_tpot_s, p.mean_ttft_s):
             assert value is None or (math.isfinite(value) and value > 0)
-        assert p.mean_tpot_s is None or p.mean_tpot_s >= 1e-3  # never seconds read as ms
+        # never seconds read as ms, never microseconds (or days) read as ms
+        assert p.mean_tpot_s is None or 1e-3 <= p.mean_tpot_s <= 10
 
 
 @settings(max_examples=150, deadline=None)
@@ -1026,3 +1035,40 @@ def test_fuzzed_check_limits_are_refused_or_finite(
     for key in expect:
         assert math.isfinite(getattr(limits, key))
     assert (limits.tpot_p99_max_s or 0) <= 10 and (limits.ttft_p99_max_s or 0) <= 600
+
+
+# Fuzz round 2 (issue 23 item 5): what a fresh corpus of 1,903 cases still found
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        # no throughput and no TPOT: nothing to fit (LinAlgError traceback before)
+        ({"output_throughput": None, "mean_tpot_ms": None, "mean_ttft_ms": None},
+         "r.json:2: output_throughput and mean_tpot_ms: both missing; a run needs one to fit"),
+        # true read as 1 token per answer (an SVD that did not converge before)
+        ({"random_output_len": True}, "r.json:2: random_output_len: must be a number, got true"),
+        # 1e9 ms (11.6 days) per token was fitted as "scale 1.9"
+        ({"mean_tpot_ms": 1e9},
+         "r.json:2: mean_tpot_ms: 1e+09 ms per token is past 10 s; these look like microseconds"),
+        ({"max_concurrency": "1,024"},
+         "r.json:2: max_concurrency: '1,024': write numbers without thousands separators"),
+    ],
+    ids=["no-measurement", "bool-length", "tpot-past-10s", "thousands-separator"],
+)  # fmt: skip
+def test_a_benchmark_run_that_cannot_be_fitted_is_one_line(
+    change: dict[str, object], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = [dict(r) for r in RUNS]
+    runs[1] = {k: v for k, v in {**runs[1], **change}.items() if v is not None}
+    path = tmp_path / "r.json"
+    path.write_text("\n".join(json.dumps(r) for r in runs))
+    line = _one_line_error(["calibrate", str(path), "--model", "llama-3.1-8b"], capsys)
+    assert line.startswith(f"error: {message}"), line
+
+
+def test_a_csv_length_with_a_thousands_separator_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "b.csv"  # "1,024" was read as 1 token: a one-token answer has no TPOT
+    path.write_text('concurrency,input_len,output_len,mean_tpot_ms\n8,1024,"1,024",14\n')
+    with pytest.raises(InputError, match=r"^b\.csv: row 2: output_len: '1,024': write numbers"):
+        read_benchmark_file(path, ANY)
