@@ -1072,3 +1072,22 @@ def test_a_csv_length_with_a_thousands_separator_is_refused(tmp_path: Path) -> N
     path.write_text('concurrency,input_len,output_len,mean_tpot_ms\n8,1024,"1,024",14\n')
     with pytest.raises(InputError, match=r"^b\.csv: row 2: output_len: '1,024': write numbers"):
         read_benchmark_file(path, ANY)
+
+
+@pytest.mark.parametrize("name", ["r.json", "r.jsonl", "b.csv"])
+def test_a_result_file_saved_with_a_byte_order_mark_is_read(name: str, tmp_path: Path) -> None:
+    # Excel and Notepad save UTF-8 with a BOM; it was read as part of the first key or column
+    path = tmp_path / name
+    if name == "b.csv":
+        body = "concurrency,input_len,output_len,mean_tpot_ms\n8,1024,128,14\n32,1024,128,24\n"
+    else:
+        body = "\n".join(json.dumps(r) for r in RUNS)
+    path.write_bytes(b"\xef\xbb\xbf" + body.encode())
+    assert [p.concurrency for p in read_benchmark_file(path, ANY)][:2] == [8, 32]
+
+
+def test_a_model_config_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "config.json").write_bytes(b"\xef\xbb\xbf" + json.dumps(_llama_config()).encode())
+    assert get_model(str(folder)).arch.num_layers == 32  # Llama-3.1-8B's 32 layers

@@ -54,7 +54,7 @@ def read_user_text(path: Path) -> str:
         else:
             problem = text_problem(data)
             if problem is None:
-                return data.decode("utf-8")
+                return data.decode("utf-8-sig")  # a leading byte-order mark dropped
     raise CatalogError(f"{path}: (file): {problem}")
 
 
