@@ -1091,3 +1091,17 @@ def test_a_model_config_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "config.json").write_bytes(b"\xef\xbb\xbf" + json.dumps(_llama_config()).encode())
     assert get_model(str(folder)).arch.num_layers == 32  # Llama-3.1-8B's 32 layers
+
+
+@pytest.mark.parametrize("size", ["0", "-2", "2.5"])
+def test_a_log_parallel_size_under_one_or_fractional_is_one_line(
+    size: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import re
+
+    log = tmp_path / "v.log"  # tensor_parallel_size=0 divided by zero in the layout check before
+    log.write_text(
+        re.sub(r"tensor_parallel_size=\d+", f"tensor_parallel_size={size}", V16.read_text())
+    )
+    line = _one_line_error(["calibrate", str(log)], capsys)
+    assert line == f"error: logfile: tensor_parallel_size: must be an integer >= 1, got {size}"
