@@ -102,8 +102,14 @@ LATER = {"session_id": "a", "input_tokens": 10, "output_tokens": 10, "think_s": 
          "trace line 2: turn: session 'a' turn 0 is also line 1; give each turn once"),
         ([{**SESSION_FIRST, "session_id": ["a"]}],
          "trace line 1: session_id: must be a string or an integer, got ['a']"),
+        # 10**40 tokens overflowed numpy's int64: a traceback before
+        ([{"input_tokens": 10**40, "output_tokens": 5}],
+         "trace line 1: input_tokens: 1e+40 is past the sanity bound 1,073,741,824"),
+        ([{**SESSION_FIRST, "output_tokens": 10**40}],
+         "trace line 1: output_tokens: 1e+40 is past the sanity bound 1,073,741,824"),
     ],
-    ids=["arrival-1e300", "think-1e300", "arrival-1e10", "turn-twice", "session-id-list"],
+    ids=["arrival-1e300", "think-1e300", "arrival-1e10", "turn-twice", "session-id-list",
+         "plain-tokens-1e40", "session-tokens-1e40"],
 )  # fmt: skip
 def test_a_trace_time_or_turn_no_run_has_is_refused(
     rows: list[dict[str, object]], line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
