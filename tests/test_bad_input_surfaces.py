@@ -778,6 +778,21 @@ def test_a_spec_calibration_is_read_from_the_spec_folder(
     assert main(["check", str(spec)]) == 0, capsys.readouterr().err
 
 
+def test_a_spec_model_folder_is_not_read_from_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    spec = _spec(specs)
+    spec.write_text(spec.read_text().replace('"llama-3.1-8b"', '"model"'))
+    _model_folder(tmp_path)  # tmp_path/model: beside the current directory, not the spec
+    monkeypatch.chdir(tmp_path)  # it was read from here and the check passed
+    line = _one_line_error(["check", str(spec)], capsys)
+    assert (
+        line == f"error: {spec}: scenario[0].model: {specs / 'model'}: (file): no such config.json"
+    )
+
+
 # Readers: nesting too deep for Python's parsers, integers past its 4,300-digit conversion
 
 

@@ -318,11 +318,13 @@ class CheckSpec(_Spec):
 
 
 def model_reference(text: str, base_dir: Path) -> str:
-    """A catalog id as written; a config path resolved against the spec's folder."""
+    """A catalog id as written; a config path resolved against the spec's folder (a name that
+    is a folder only in the current directory too: it was read from there, whatever the spec's
+    folder held)."""
     if text in model_catalog() or Path(text).is_absolute():
         return text
     candidate = base_dir / text
-    if Path(text).suffix == ".json" or "/" in text or candidate.exists():
+    if Path(text).suffix == ".json" or "/" in text or candidate.exists() or Path(text).exists():
         return str(candidate)
     return text
 
