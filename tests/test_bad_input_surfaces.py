@@ -303,6 +303,32 @@ def test_a_corrupt_safetensors_header_is_one_line(
     assert "\n" not in message and problem in message, message
 
 
+@pytest.mark.parametrize(
+    ("b_offsets", "problem"),
+    [
+        ([4, 12], "b.data_offsets: [4, 12] overlaps a (ends at 8); tensors lie end to end"),
+        ([0, 8], "b.data_offsets: [0, 8] overlaps a (ends at 8); tensors lie end to end"),
+        (
+            [12, 20],
+            "b.data_offsets: [12, 20] leaves a gap after a (ends at 8); tensors lie end to end",
+        ),
+    ],
+    ids=["overlap", "duplicate", "gap"],
+)
+def test_tensors_that_share_bytes_or_leave_gaps_are_refused(
+    b_offsets: list[int], problem: str, tmp_path: Path
+) -> None:
+    # safetensors' Metadata::validate: sorted by offset, each start is the previous end; two
+    # 8-byte tensors on 12 bytes were counted as 16 before
+    folder = _model_folder(tmp_path)
+    header = {"a": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 8]},
+              "b": {"dtype": "BF16", "shape": [2, 2], "data_offsets": b_offsets}}  # fmt: skip
+    path = _safetensors(folder, json.dumps(header).encode(), data=b"\0" * 20)
+    with pytest.raises(CatalogError) as caught:
+        safetensors_bytes(folder)
+    assert str(caught.value) == f"{path}: (safetensors): {problem}"
+
+
 def test_a_tensor_whose_bytes_disagree_with_its_shape_is_refused(tmp_path: Path) -> None:
     folder = _model_folder(tmp_path)
     # 2 x 2 BF16 is 8 bytes, the offsets say 6
