@@ -661,14 +661,42 @@ def test_a_gpu_type_listed_twice_is_refused(capsys: pytest.CaptureFixture[str]) 
     assert line.startswith("error: gpu: h100-sxm listed more than once; give each GPU type once")
 
 
-def test_a_price_list_with_a_price_left_out_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
-    # "2," for two GPU types read as the one price 2 for both
+@pytest.mark.parametrize(
+    ("gpus", "price"),
+    # "2," for two GPU types read as the one price 2 for both; 1e308 printed "inf" $/M tokens
+    [("h100-sxm,h200-sxm", "2,"), ("h100-sxm", "1e308"), ("h100-sxm", "10001")],
+    ids=["price-left-out", "1e308", "past-10000"],
+)
+def test_a_price_list_left_short_or_past_any_gpu_is_refused(
+    gpus: str, price: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     args = ["plan", "llama-3.1-8b", "--isl", "10", "--osl", "10", "--rate", "2"]
-    line = _one_line_error([*args, "--gpu", "h100-sxm,h200-sxm", "--price-gpu-hour", "2,"], capsys)
+    line = _one_line_error([*args, "--gpu", gpus, "--price-gpu-hour", price], capsys)
     assert line == (
-        "error: price-gpu-hour: cannot read '2,'; give one price > 0 in $/GPU-hour, or one per "
-        "--gpu (2)"
+        f"error: price-gpu-hour: cannot read {price!r}; give one price in (0, 10,000] "
+        f"$/GPU-hour, or one per --gpu ({gpus.count(',') + 1})"
     )
+
+
+def test_a_spec_price_past_any_gpu_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = _spec(tmp_path)
+    spec.write_text(spec.read_text().replace('layout = "tp1"', 'layout = "tp1"\n'
+                    "usd_per_gpu_hour = 1e308"))  # fmt: skip
+    line = _one_line_error(["check", str(spec)], capsys)
+    assert line == (
+        f"error: {spec}: scenario[0].usd_per_gpu_hour: Input should be less than or equal to 10000"
+    )
+
+
+@pytest.mark.parametrize("gpus", ["h100-sxm,", "h100-sxm,,h200-sxm", ",h100-sxm"])
+def test_a_gpu_list_with_an_empty_item_is_refused(
+    gpus: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["plan", "llama-3.1-8b", "--isl", "10", "--osl", "10", "--rate", "2", "--gpu", gpus]
+    line = _one_line_error(args, capsys)
+    assert line == f"error: gpu: {gpus!r} has an empty item; give hardware ids between the commas"
 
 
 # Check keys and SLO flags
