@@ -746,6 +746,39 @@ def test_a_boolean_for_a_spec_number_is_refused(
     assert _one_line_error(["check", str(spec)], capsys) == f"error: {spec}: {line}"
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "line"),
+    [
+        # pydantic's lax mode read "16" as 16, "yes" and 1 as true: a spec typed by hand passed
+        ("isl = 16", 'isl = "16"',
+         "scenario[0].workload.isl: must be a number, not text, got '16'"),
+        ("fits = true", 'ttft_p99_max_s = "30"',
+         "scenario[0].expect.ttft_p99_max_s: must be a number, not text, got '30'"),
+        ("fits = true", 'fits = "yes"',
+         "scenario[0].expect.fits: must be true or false, got 'yes'"),
+        ("fits = true", "fits = 1", "scenario[0].expect.fits: must be true or false, got 1"),
+        ('layout = "tp1"', 'layout = "tp1"\nenforce_eager = "false"',
+         "scenario[0].enforce_eager: must be true or false, got 'false'"),
+    ],
+    ids=["text-length", "text-limit", "yes-for-true", "one-for-true", "text-for-false"],
+)  # fmt: skip
+def test_text_for_a_spec_number_or_a_number_for_a_boolean_is_refused(
+    old: str, new: str, line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = _spec(tmp_path)
+    spec.write_text(spec.read_text().replace(old, new))
+    assert _one_line_error(["check", str(spec)], capsys) == f"error: {spec}: {line}"
+
+
+def test_a_byte_size_in_a_spec_is_still_text(tmp_path: Path) -> None:
+    from capcliff.check.spec import parse_spec
+
+    spec = _spec(tmp_path)
+    text = spec.read_text().replace('layout = "tp1"', 'layout = "tp1"\nswap_space = "8GiB"')
+    parsed = parse_spec(text, path=spec).spec.scenario[0]
+    assert parsed.swap_space == 8 * 1024**3  # 8 GiB = 8,589,934,592 bytes
+
+
 def test_a_boolean_for_a_workload_length_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -1088,11 +1121,15 @@ EXPECT_KEYS = ["ttft_p99_max_s", "tpot_p99_max_s", "kv_headroom_min", "sustained
 @settings(max_examples=60, deadline=None)
 @given(
     expect=st.dictionaries(
-        st.sampled_from(EXPECT_KEYS), st.floats(allow_nan=True, allow_infinity=True), max_size=3
+        st.sampled_from(EXPECT_KEYS),
+        st.one_of(  # numbers, and what a hand-typed spec holds instead: text, booleans
+            st.floats(allow_nan=True, allow_infinity=True), st.booleans(), CELL_TEXTS
+        ),
+        max_size=3,
     )
 )
 def test_fuzzed_check_limits_are_refused_or_finite(
-    expect: dict[str, float], tmp_path_factory: pytest.TempPathFactory
+    expect: dict[str, object], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     import tomli_w
 
@@ -1108,7 +1145,9 @@ def test_fuzzed_check_limits_are_refused_or_finite(
         return
     limits = spec.spec.scenario[0].expect
     for key in expect:
-        assert math.isfinite(getattr(limits, key))
+        value = getattr(limits, key)
+        assert isinstance(value, float) and math.isfinite(value)
+        assert not isinstance(expect[key], bool | str)  # never read as 1, 0 or the text's number
     assert (limits.tpot_p99_max_s or 0) <= 10 and (limits.ttft_p99_max_s or 0) <= 600
 
 
