@@ -539,6 +539,37 @@ def test_a_non_finite_calibration_term_is_refused_on_read(
     assert line == f"error: {cal}: terms_gib.activation_peak: must be a finite number, got {value}"
 
 
+def test_a_calibration_term_past_the_whole_gpu_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cal = tmp_path / "cal.toml"  # 5,000 GiB of activations printed a KV cache of -4,894 GiB
+    cal.write_text('engine = "vllm"\nsource = "x"\n[terms_gib]\nactivation_peak = 5000.0\n')
+    line = _one_line_error(["memory", "llama-3.1-8b", "--calibration", str(cal)], capsys)
+    # h200-sxm: the driver's 143,771 MiB / 1,024 = 140.40 GiB
+    assert line == (
+        f"error: calibration: {cal}: terms_gib.activation_peak: 5,000.00 GiB per GPU is more "
+        "than h200-sxm's 140.40 GiB; a term of another deployment or unit"
+    )
+
+
+@pytest.mark.parametrize(
+    ("speculative", "message"),
+    [("ngram:" + "9" * 30, "speculative: K is at most 16, got 999999999999"),
+     ("mtp:17", "speculative: K is at most 16, got 17")],
+    ids=["k-30-digits", "k-17"],
+)  # fmt: skip
+def test_a_calibrated_speculation_past_16_drafts_is_refused(
+    speculative: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cal = tmp_path / "cal.toml"  # kept before, to apply to no deployment ever
+    cal.write_text(
+        'engine = "vllm"\nsource = "x"\n[terms_gib]\n[speculative]\n'
+        f'speculative = "{speculative}"\naccept_length = 2.0\nsource = "b"\npoints = 1\n'
+    )
+    line = _one_line_error(["memory", "llama-3.1-8b", "--calibration", str(cal)], capsys)
+    assert line == f"error: {cal}: speculative: {message}"
+
+
 def test_a_calibration_term_past_an_exbibyte_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
