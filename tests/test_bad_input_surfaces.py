@@ -233,10 +233,16 @@ def test_model_files_are_told_by_name(name: str, model_file: bool) -> None:
          "quantization_config.config_groups.g.targets"),
         ({"quant_method": "compressed-tensors", "config_groups": [{"weights": {"num_bits": 4}}]},
          "quantization_config.config_groups"),
+        # "false" read as true (zero points stored); strategy 5 read as per-tensor
+        ({"quant_method": "awq", "bits": 4, "zero_point": "false"},
+         "quantization_config.zero_point"),
+        ({"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {
+            "num_bits": 4, "type": "int", "strategy": 5}}}},
+         "quantization_config.config_groups.weights.strategy"),
     ],
     ids=["bits-negative", "group-null", "group-bool", "a-list", "a-string", "modelopt-group-0",
          "block-bool", "bad-regex", "ct-group-null", "ct-bits-negative", "ct-targets-regex",
-         "ct-groups-list"],
+         "ct-groups-list", "zero-point-text", "ct-strategy-number"],
 )  # fmt: skip
 def test_a_bad_quantization_config_names_its_field(
     quant: object, field: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
