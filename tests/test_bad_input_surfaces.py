@@ -1256,3 +1256,10 @@ def test_a_log_parallel_size_under_one_or_fractional_is_one_line(
     )
     line = _one_line_error(["calibrate", str(log)], capsys)
     assert line == f"error: logfile: tensor_parallel_size: must be an integer >= 1, got {size}"
+
+
+def test_an_output_length_list_past_64_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    osl = ",".join(str(n) for n in range(10, 75))  # 65 lengths: each a whole sweep (5,000 hung)
+    args = ["sweep", "llama-3.1-8b", "--isl", "10", "--osl", osl, "--concurrency", "4"]
+    line = _one_line_error(args, capsys)
+    assert line.startswith("error: osl: cannot read '10,11,12,") and "at most 64 lengths" in line
