@@ -1263,3 +1263,13 @@ def test_an_output_length_list_past_64_is_refused(capsys: pytest.CaptureFixture[
     args = ["sweep", "llama-3.1-8b", "--isl", "10", "--osl", osl, "--concurrency", "4"]
     line = _one_line_error(args, capsys)
     assert line.startswith("error: osl: cannot read '10,11,12,") and "at most 64 lengths" in line
+
+
+def test_a_repeated_output_length_is_swept_once() -> None:
+    from capcliff.cli.workload_options import workload_choice
+
+    # 5,000 repeats of one length ran 5,000 identical sweeps (past 60 s)
+    choice = workload_choice(
+        10, ",".join(["10"] * 5000 + ["20", "10"]), None, 20, "batch", None, None
+    )
+    assert choice.osl == (10, 20)

@@ -126,10 +126,11 @@ def workload_choice(
         lengths = (parse_output_lengths(distributed).max_tokens,)
     elif osl is not None:
         try:
-            lengths = tuple(int(v) for v in osl.split(",") if v.strip())
+            # each once: "10,10,..." ran the same sweep once per repeat
+            lengths = tuple(dict.fromkeys(int(v) for v in osl.split(",") if v.strip()))
         except ValueError:
             lengths = ()
-        if not lengths or len(set(lengths)) > MAX_OUTPUT_LENGTHS:  # each: a whole sweep
+        if not lengths or len(lengths) > MAX_OUTPUT_LENGTHS:  # each: a whole sweep
             raise InputError(
                 f"osl: cannot read {osl!r:.60}; write 1024 or 1024,4096,16384 (at most "
                 f"{MAX_OUTPUT_LENGTHS} lengths) or lognormal:MEAN:P99"
