@@ -56,11 +56,13 @@ def text_problem(data: bytes) -> str | None:
 
 
 def decode_text(data: bytes, path: Path, *, field: str) -> str:
-    """`data` as UTF-8 text; a binary file or another encoding is an InputError."""
+    """`data` as UTF-8 text, less a leading byte-order mark (Excel and Notepad write one; JSON,
+    CSV headers and TOML read it as a character); a binary file or another encoding is an
+    InputError."""
     problem = text_problem(data)
     if problem is not None:
         raise InputError(f"{field}: cannot read {path}: {problem}")
-    return data.decode("utf-8")
+    return data.decode("utf-8-sig")
 
 
 def read_text(path: Path, *, field: str) -> str:

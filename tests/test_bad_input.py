@@ -600,3 +600,31 @@ def test_a_calibration_for_another_layout_needs_force(
     args = ["memory", "llama-3.1-8b", "--engine", "vllm-v0", "--calibration", str(out)]
     assert "(layout tp1 != tp2)" in _one_line_error([*args, "--layout", "tp2"], capsys)
     assert main([*args, "--layout", "tp1", "--format", "json"]) == 0
+
+
+# Usage errors: click printed three lines (Usage, Try, Error) before
+
+
+@pytest.mark.parametrize(
+    ("args", "start"),
+    [
+        (["plan", "--gpus", "nan"], "error: Invalid value for '--gpus': "),
+        (["sweep", "--rate", "abc"], "error: Invalid value for '--rate': "),
+        (["memory", "--max-num-seqs", "1e3"], "error: Invalid value for '--max-num-seqs': "),
+        (["plan", "--gpu-s", "3"], "error: No such option: --gpu-s"),
+        (["calibrate"], "error: Missing argument 'logfile'"),
+        (["nope"], "error: No such command 'nope'"),
+    ],
+    ids=["int-flag-nan", "float-flag-text", "int-flag-exponent", "unknown-option",
+         "missing-argument", "unknown-command"],
+)  # fmt: skip
+def test_a_usage_error_is_one_line_naming_the_flag(
+    args: list[str], start: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _one_line_error(args, capsys).startswith(start)
+
+
+def test_capcliff_alone_still_prints_the_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    captured = capsys.readouterr()
+    assert "Commands" in captured.out + captured.err and "error:" not in captured.err

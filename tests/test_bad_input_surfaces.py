@@ -102,8 +102,14 @@ LATER = {"session_id": "a", "input_tokens": 10, "output_tokens": 10, "think_s": 
          "trace line 2: turn: session 'a' turn 0 is also line 1; give each turn once"),
         ([{**SESSION_FIRST, "session_id": ["a"]}],
          "trace line 1: session_id: must be a string or an integer, got ['a']"),
+        # 10**40 tokens overflowed numpy's int64: a traceback before
+        ([{"input_tokens": 10**40, "output_tokens": 5}],
+         "trace line 1: input_tokens: 1e+40 is past the sanity bound 1,073,741,824"),
+        ([{**SESSION_FIRST, "output_tokens": 10**40}],
+         "trace line 1: output_tokens: 1e+40 is past the sanity bound 1,073,741,824"),
     ],
-    ids=["arrival-1e300", "think-1e300", "arrival-1e10", "turn-twice", "session-id-list"],
+    ids=["arrival-1e300", "think-1e300", "arrival-1e10", "turn-twice", "session-id-list",
+         "plain-tokens-1e40", "session-tokens-1e40"],
 )  # fmt: skip
 def test_a_trace_time_or_turn_no_run_has_is_refused(
     rows: list[dict[str, object]], line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -227,10 +233,16 @@ def test_model_files_are_told_by_name(name: str, model_file: bool) -> None:
          "quantization_config.config_groups.g.targets"),
         ({"quant_method": "compressed-tensors", "config_groups": [{"weights": {"num_bits": 4}}]},
          "quantization_config.config_groups"),
+        # "false" read as true (zero points stored); strategy 5 read as per-tensor
+        ({"quant_method": "awq", "bits": 4, "zero_point": "false"},
+         "quantization_config.zero_point"),
+        ({"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {
+            "num_bits": 4, "type": "int", "strategy": 5}}}},
+         "quantization_config.config_groups.weights.strategy"),
     ],
     ids=["bits-negative", "group-null", "group-bool", "a-list", "a-string", "modelopt-group-0",
          "block-bool", "bad-regex", "ct-group-null", "ct-bits-negative", "ct-targets-regex",
-         "ct-groups-list"],
+         "ct-groups-list", "zero-point-text", "ct-strategy-number"],
 )  # fmt: skip
 def test_a_bad_quantization_config_names_its_field(
     quant: object, field: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -295,6 +307,32 @@ def test_a_corrupt_safetensors_header_is_one_line(
         get_model(str(folder))
     message = str(caught.value)
     assert "\n" not in message and problem in message, message
+
+
+@pytest.mark.parametrize(
+    ("b_offsets", "problem"),
+    [
+        ([4, 12], "b.data_offsets: [4, 12] overlaps a (ends at 8); tensors lie end to end"),
+        ([0, 8], "b.data_offsets: [0, 8] overlaps a (ends at 8); tensors lie end to end"),
+        (
+            [12, 20],
+            "b.data_offsets: [12, 20] leaves a gap after a (ends at 8); tensors lie end to end",
+        ),
+    ],
+    ids=["overlap", "duplicate", "gap"],
+)
+def test_tensors_that_share_bytes_or_leave_gaps_are_refused(
+    b_offsets: list[int], problem: str, tmp_path: Path
+) -> None:
+    # safetensors' Metadata::validate: sorted by offset, each start is the previous end; two
+    # 8-byte tensors on 12 bytes were counted as 16 before
+    folder = _model_folder(tmp_path)
+    header = {"a": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 8]},
+              "b": {"dtype": "BF16", "shape": [2, 2], "data_offsets": b_offsets}}  # fmt: skip
+    path = _safetensors(folder, json.dumps(header).encode(), data=b"\0" * 20)
+    with pytest.raises(CatalogError) as caught:
+        safetensors_bytes(folder)
+    assert str(caught.value) == f"{path}: (safetensors): {problem}"
 
 
 def test_a_tensor_whose_bytes_disagree_with_its_shape_is_refused(tmp_path: Path) -> None:
@@ -507,6 +545,37 @@ def test_a_non_finite_calibration_term_is_refused_on_read(
     assert line == f"error: {cal}: terms_gib.activation_peak: must be a finite number, got {value}"
 
 
+def test_a_calibration_term_past_the_whole_gpu_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cal = tmp_path / "cal.toml"  # 5,000 GiB of activations printed a KV cache of -4,894 GiB
+    cal.write_text('engine = "vllm"\nsource = "x"\n[terms_gib]\nactivation_peak = 5000.0\n')
+    line = _one_line_error(["memory", "llama-3.1-8b", "--calibration", str(cal)], capsys)
+    # h200-sxm: the driver's 143,771 MiB / 1,024 = 140.40 GiB
+    assert line == (
+        f"error: calibration: {cal}: terms_gib.activation_peak: 5,000.00 GiB per GPU is more "
+        "than h200-sxm's 140.40 GiB; a term of another deployment or unit"
+    )
+
+
+@pytest.mark.parametrize(
+    ("speculative", "message"),
+    [("ngram:" + "9" * 30, "speculative: K is at most 16, got 999999999999"),
+     ("mtp:17", "speculative: K is at most 16, got 17")],
+    ids=["k-30-digits", "k-17"],
+)  # fmt: skip
+def test_a_calibrated_speculation_past_16_drafts_is_refused(
+    speculative: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cal = tmp_path / "cal.toml"  # kept before, to apply to no deployment ever
+    cal.write_text(
+        'engine = "vllm"\nsource = "x"\n[terms_gib]\n[speculative]\n'
+        f'speculative = "{speculative}"\naccept_length = 2.0\nsource = "b"\npoints = 1\n'
+    )
+    line = _one_line_error(["memory", "llama-3.1-8b", "--calibration", str(cal)], capsys)
+    assert line == f"error: {cal}: speculative: {message}"
+
+
 def test_a_calibration_term_past_an_exbibyte_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -629,14 +698,42 @@ def test_a_gpu_type_listed_twice_is_refused(capsys: pytest.CaptureFixture[str]) 
     assert line.startswith("error: gpu: h100-sxm listed more than once; give each GPU type once")
 
 
-def test_a_price_list_with_a_price_left_out_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
-    # "2," for two GPU types read as the one price 2 for both
+@pytest.mark.parametrize(
+    ("gpus", "price"),
+    # "2," for two GPU types read as the one price 2 for both; 1e308 printed "inf" $/M tokens
+    [("h100-sxm,h200-sxm", "2,"), ("h100-sxm", "1e308"), ("h100-sxm", "10001")],
+    ids=["price-left-out", "1e308", "past-10000"],
+)
+def test_a_price_list_left_short_or_past_any_gpu_is_refused(
+    gpus: str, price: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     args = ["plan", "llama-3.1-8b", "--isl", "10", "--osl", "10", "--rate", "2"]
-    line = _one_line_error([*args, "--gpu", "h100-sxm,h200-sxm", "--price-gpu-hour", "2,"], capsys)
+    line = _one_line_error([*args, "--gpu", gpus, "--price-gpu-hour", price], capsys)
     assert line == (
-        "error: price-gpu-hour: cannot read '2,'; give one price > 0 in $/GPU-hour, or one per "
-        "--gpu (2)"
+        f"error: price-gpu-hour: cannot read {price!r}; give one price in (0, 10,000] "
+        f"$/GPU-hour, or one per --gpu ({gpus.count(',') + 1})"
     )
+
+
+def test_a_spec_price_past_any_gpu_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = _spec(tmp_path)
+    spec.write_text(spec.read_text().replace('layout = "tp1"', 'layout = "tp1"\n'
+                    "usd_per_gpu_hour = 1e308"))  # fmt: skip
+    line = _one_line_error(["check", str(spec)], capsys)
+    assert line == (
+        f"error: {spec}: scenario[0].usd_per_gpu_hour: Input should be less than or equal to 10000"
+    )
+
+
+@pytest.mark.parametrize("gpus", ["h100-sxm,", "h100-sxm,,h200-sxm", ",h100-sxm"])
+def test_a_gpu_list_with_an_empty_item_is_refused(
+    gpus: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["plan", "llama-3.1-8b", "--isl", "10", "--osl", "10", "--rate", "2", "--gpu", gpus]
+    line = _one_line_error(args, capsys)
+    assert line == f"error: gpu: {gpus!r} has an empty item; give hardware ids between the commas"
 
 
 # Check keys and SLO flags
@@ -684,6 +781,39 @@ def test_a_boolean_for_a_spec_number_is_refused(
     else:
         spec.write_text(text.replace("[scenario.workload]", f"{key}\n[scenario.workload]"))
     assert _one_line_error(["check", str(spec)], capsys) == f"error: {spec}: {line}"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line"),
+    [
+        # pydantic's lax mode read "16" as 16, "yes" and 1 as true: a spec typed by hand passed
+        ("isl = 16", 'isl = "16"',
+         "scenario[0].workload.isl: must be a number, not text, got '16'"),
+        ("fits = true", 'ttft_p99_max_s = "30"',
+         "scenario[0].expect.ttft_p99_max_s: must be a number, not text, got '30'"),
+        ("fits = true", 'fits = "yes"',
+         "scenario[0].expect.fits: must be true or false, got 'yes'"),
+        ("fits = true", "fits = 1", "scenario[0].expect.fits: must be true or false, got 1"),
+        ('layout = "tp1"', 'layout = "tp1"\nenforce_eager = "false"',
+         "scenario[0].enforce_eager: must be true or false, got 'false'"),
+    ],
+    ids=["text-length", "text-limit", "yes-for-true", "one-for-true", "text-for-false"],
+)  # fmt: skip
+def test_text_for_a_spec_number_or_a_number_for_a_boolean_is_refused(
+    old: str, new: str, line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = _spec(tmp_path)
+    spec.write_text(spec.read_text().replace(old, new))
+    assert _one_line_error(["check", str(spec)], capsys) == f"error: {spec}: {line}"
+
+
+def test_a_byte_size_in_a_spec_is_still_text(tmp_path: Path) -> None:
+    from capcliff.check.spec import parse_spec
+
+    spec = _spec(tmp_path)
+    text = spec.read_text().replace('layout = "tp1"', 'layout = "tp1"\nswap_space = "8GiB"')
+    parsed = parse_spec(text, path=spec).spec.scenario[0]
+    assert parsed.swap_space == 8 * 1024**3  # 8 GiB = 8,589,934,592 bytes
 
 
 def test_a_boolean_for_a_workload_length_is_refused(
@@ -770,6 +900,21 @@ def test_a_spec_calibration_is_read_from_the_spec_folder(
     monkeypatch.chdir(elsewhere)  # not the spec's folder: a CWD-relative read would miss it
     capsys.readouterr()
     assert main(["check", str(spec)]) == 0, capsys.readouterr().err
+
+
+def test_a_spec_model_folder_is_not_read_from_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    spec = _spec(specs)
+    spec.write_text(spec.read_text().replace('"llama-3.1-8b"', '"model"'))
+    _model_folder(tmp_path)  # tmp_path/model: beside the current directory, not the spec
+    monkeypatch.chdir(tmp_path)  # it was read from here and the check passed
+    line = _one_line_error(["check", str(spec)], capsys)
+    assert (
+        line == f"error: {spec}: scenario[0].model: {specs / 'model'}: (file): no such config.json"
+    )
 
 
 # Readers: nesting too deep for Python's parsers, integers past its 4,300-digit conversion
@@ -938,8 +1083,16 @@ RUN_KEYS = ["completed", "num_prompts", "max_concurrency", "total_input_tokens",
             "random_input_len", "random_output_len", "model_id"]  # fmt: skip
 
 
+# cells as people write them: thousands separators, units, text booleans
+CELL_TEXTS = st.sampled_from(["1,024", "12 ms", "nan", "true", "1e3", " 8 ", "-0"])
+
+
 @settings(max_examples=150, deadline=None)
-@given(fields=st.dictionaries(st.sampled_from(RUN_KEYS), JSON_SCALARS, max_size=5))
+@given(
+    fields=st.dictionaries(
+        st.sampled_from(RUN_KEYS), st.one_of(JSON_SCALARS, CELL_TEXTS), max_size=5
+    )
+)
 def test_a_fuzzed_benchmark_run_is_refused_or_plausible(
     fields: dict[str, object], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -955,7 +1108,8 @@ def test_a_fuzzed_benchmark_run_is_refused_or_plausible(
         assert p.concurrency >= 1 and p.input_len >= 1 and p.output_len >= 1
         for value in (p.output_throughput_tok_s, p.mean_tpot_s, p.mean_ttft_s):
             assert value is None or (math.isfinite(value) and value > 0)
-        assert p.mean_tpot_s is None or p.mean_tpot_s >= 1e-3  # never seconds read as ms
+        # never seconds read as ms, never microseconds (or days) read as ms
+        assert p.mean_tpot_s is None or 1e-3 <= p.mean_tpot_s <= 10
 
 
 @settings(max_examples=150, deadline=None)
@@ -1004,11 +1158,15 @@ EXPECT_KEYS = ["ttft_p99_max_s", "tpot_p99_max_s", "kv_headroom_min", "sustained
 @settings(max_examples=60, deadline=None)
 @given(
     expect=st.dictionaries(
-        st.sampled_from(EXPECT_KEYS), st.floats(allow_nan=True, allow_infinity=True), max_size=3
+        st.sampled_from(EXPECT_KEYS),
+        st.one_of(  # numbers, and what a hand-typed spec holds instead: text, booleans
+            st.floats(allow_nan=True, allow_infinity=True), st.booleans(), CELL_TEXTS
+        ),
+        max_size=3,
     )
 )
 def test_fuzzed_check_limits_are_refused_or_finite(
-    expect: dict[str, float], tmp_path_factory: pytest.TempPathFactory
+    expect: dict[str, object], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     import tomli_w
 
@@ -1024,5 +1182,94 @@ def test_fuzzed_check_limits_are_refused_or_finite(
         return
     limits = spec.spec.scenario[0].expect
     for key in expect:
-        assert math.isfinite(getattr(limits, key))
+        value = getattr(limits, key)
+        assert isinstance(value, float) and math.isfinite(value)
+        assert not isinstance(expect[key], bool | str)  # never read as 1, 0 or the text's number
     assert (limits.tpot_p99_max_s or 0) <= 10 and (limits.ttft_p99_max_s or 0) <= 600
+
+
+# Fuzz round 2 (issue 23 item 5): what a fresh corpus of 1,903 cases still found
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        # no throughput and no TPOT: nothing to fit (LinAlgError traceback before)
+        ({"output_throughput": None, "mean_tpot_ms": None, "mean_ttft_ms": None},
+         "r.json:2: output_throughput and mean_tpot_ms: both missing; a run needs one to fit"),
+        # true read as 1 token per answer (an SVD that did not converge before)
+        ({"random_output_len": True}, "r.json:2: random_output_len: must be a number, got true"),
+        # 1e9 ms (11.6 days) per token was fitted as "scale 1.9"
+        ({"mean_tpot_ms": 1e9},
+         "r.json:2: mean_tpot_ms: 1e+09 ms per token is past 10 s; these look like microseconds"),
+        ({"max_concurrency": "1,024"},
+         "r.json:2: max_concurrency: '1,024': write numbers without thousands separators"),
+    ],
+    ids=["no-measurement", "bool-length", "tpot-past-10s", "thousands-separator"],
+)  # fmt: skip
+def test_a_benchmark_run_that_cannot_be_fitted_is_one_line(
+    change: dict[str, object], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = [dict(r) for r in RUNS]
+    runs[1] = {k: v for k, v in {**runs[1], **change}.items() if v is not None}
+    path = tmp_path / "r.json"
+    path.write_text("\n".join(json.dumps(r) for r in runs))
+    line = _one_line_error(["calibrate", str(path), "--model", "llama-3.1-8b"], capsys)
+    assert line.startswith(f"error: {message}"), line
+
+
+def test_a_csv_length_with_a_thousands_separator_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "b.csv"  # "1,024" was read as 1 token: a one-token answer has no TPOT
+    path.write_text('concurrency,input_len,output_len,mean_tpot_ms\n8,1024,"1,024",14\n')
+    with pytest.raises(InputError, match=r"^b\.csv: row 2: output_len: '1,024': write numbers"):
+        read_benchmark_file(path, ANY)
+
+
+@pytest.mark.parametrize("name", ["r.json", "r.jsonl", "b.csv"])
+def test_a_result_file_saved_with_a_byte_order_mark_is_read(name: str, tmp_path: Path) -> None:
+    # Excel and Notepad save UTF-8 with a BOM; it was read as part of the first key or column
+    path = tmp_path / name
+    if name == "b.csv":
+        body = "concurrency,input_len,output_len,mean_tpot_ms\n8,1024,128,14\n32,1024,128,24\n"
+    else:
+        body = "\n".join(json.dumps(r) for r in RUNS)
+    path.write_bytes(b"\xef\xbb\xbf" + body.encode())
+    assert [p.concurrency for p in read_benchmark_file(path, ANY)][:2] == [8, 32]
+
+
+def test_a_model_config_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "config.json").write_bytes(b"\xef\xbb\xbf" + json.dumps(_llama_config()).encode())
+    assert get_model(str(folder)).arch.num_layers == 32  # Llama-3.1-8B's 32 layers
+
+
+@pytest.mark.parametrize("size", ["0", "-2", "2.5"])
+def test_a_log_parallel_size_under_one_or_fractional_is_one_line(
+    size: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import re
+
+    log = tmp_path / "v.log"  # tensor_parallel_size=0 divided by zero in the layout check before
+    log.write_text(
+        re.sub(r"tensor_parallel_size=\d+", f"tensor_parallel_size={size}", V16.read_text())
+    )
+    line = _one_line_error(["calibrate", str(log)], capsys)
+    assert line == f"error: logfile: tensor_parallel_size: must be an integer >= 1, got {size}"
+
+
+def test_an_output_length_list_past_64_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    osl = ",".join(str(n) for n in range(10, 75))  # 65 lengths: each a whole sweep (5,000 hung)
+    args = ["sweep", "llama-3.1-8b", "--isl", "10", "--osl", osl, "--concurrency", "4"]
+    line = _one_line_error(args, capsys)
+    assert line.startswith("error: osl: cannot read '10,11,12,") and "at most 64 lengths" in line
+
+
+def test_a_repeated_output_length_is_swept_once() -> None:
+    from capcliff.cli.workload_options import workload_choice
+
+    # 5,000 repeats of one length ran 5,000 identical sweeps (past 60 s)
+    choice = workload_choice(
+        10, ",".join(["10"] * 5000 + ["20", "10"]), None, 20, "batch", None, None
+    )
+    assert choice.osl == (10, 20)

@@ -37,3 +37,16 @@ def test_the_step_guard_is_exit_code_2_with_one_line(
     err = capsys.readouterr().err
     assert code == 2
     assert err.count("\n") == 1 and err.startswith("error: num_requests: 1,000,000 requests")
+
+
+def test_a_run_whose_decode_alone_passes_the_guard_is_refused_before_its_first_step() -> None:
+    requests, capacity, config = random_case(0, "vllm", PreemptionMode.RECOMPUTE, "batch")
+    # each decode step gives each of at most 2 running requests one token: sum(output - 1) / 2
+    # steps at least, one more than the guard allows
+    decode_tokens = int((requests.output_tokens - 1).sum())
+    tight = dataclasses.replace(config, max_num_seqs=2, max_steps=decode_tokens // 2 - 1)
+    assert tight.max_steps > 10
+    sim = ReplicaSim(requests, toy_model(), capacity, tight, make_policy(tight, requests))
+    with pytest.raises(SimulationLimitError, match="num_requests"):
+        sim.run()
+    assert sim.rec.steps == 0  # refused up front (10M requests took minutes to reach the guard)

@@ -61,7 +61,7 @@ from capcliff.sim.config import (
     SimConfig,
 )
 from capcliff.sim.policy_names import POLICY_NAMES, VLLM_FULL_SEQUENCE_RELEASE
-from capcliff.units import KVDType, parse_kv_dtype, parse_weight_dtype, round_up
+from capcliff.units import GIB, KVDType, parse_kv_dtype, parse_weight_dtype, round_up
 
 if TYPE_CHECKING:
     from capcliff.perf.measured_kernels import KernelTarget
@@ -435,6 +435,20 @@ def _caching(value: str | None) -> bool | None:
     return None if value is None else value == "on"
 
 
+def _refuse_terms_past_the_device(
+    terms: dict[str, int], path: Path, hardware: HardwareSpec, settings: DeploymentSettings
+) -> None:
+    """An InputError when a calibrated term (bytes per GPU) is more than the whole device."""
+    device = max(hardware.hbm_driver_bytes, settings.gpu_total_memory or 0)
+    for name, size in terms.items():
+        if size > device:  # 5,000 GiB of activations printed a KV cache of -4,894 GiB
+            raise InputError(
+                f"calibration: {path}: terms_gib.{name}: {size / GIB:,.2f} GiB per GPU is more "
+                f"than {hardware.id}'s {device / GIB:,.2f} GiB; a term of another deployment or "
+                "unit"
+            )
+
+
 def _calibration_terms(
     settings: DeploymentSettings,
     model: Model,
@@ -510,6 +524,7 @@ def _calibration_terms(
             f"calibration {path} does not record the GPU it was made on: it applies to "
             f"{hardware.id} only if it was made there"
         )
+    _refuse_terms_past_the_device(calibration.terms_bytes, path, hardware, settings)
     return calibration.terms_bytes, warnings + spec_note, calibration.step_time_terms, accepted
 
 

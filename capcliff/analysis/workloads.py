@@ -68,6 +68,9 @@ def concurrency_past_requests(
 
 # The most concurrencies one sweep may simulate (each is a whole simulation).
 MAX_CONCURRENCY_POINTS = 256
+# The most output lengths one sweep may list (each is a whole sweep over the concurrencies; 5,000
+# ran for minutes).
+MAX_OUTPUT_LENGTHS = 64
 
 
 def parse_concurrency(text: str) -> tuple[int, ...]:

@@ -17,7 +17,8 @@ Three formats, told apart by the file name:
 
 Times in the files are milliseconds; points carry seconds. A run whose TPOT or TTFT is under
 1 ms is refused as seconds written where milliseconds belong (no engine decodes a token in under
-a millisecond: a TPOT of 0.024 is 24 ms); so are non-positive or infinite measurements, a row
+a millisecond: a TPOT of 0.024 is 24 ms), as is a TPOT past 10 s (units.MAX_SLO_TPOT_S); so are
+non-positive or infinite measurements, a true or false for a number, `1,024` for 1024, a row
 that repeats another, and rows of another model than the one calibrated (unless forced).
 """
 
@@ -34,6 +35,7 @@ from typing import Any
 
 from capcliff.errors import InputError
 from capcliff.files import parse_json, read_text, refuse_non_finite
+from capcliff.units import MAX_SLO_TPOT_S
 
 MS = 1e-3
 # Sanity bounds on a run's counts (the simulator's own, sim.workload_rules, which this layer sits
@@ -115,17 +117,27 @@ _CELL_NUMBER = re.compile(
 
 
 def _number(value: Any) -> float | None:
-    """A float from a cell (`4 (batch_size column)` reads 4); None when empty."""
+    """A float from a cell (`4 (batch_size column)` reads 4); None when empty. A JSON true or
+    false, or a number written with thousands separators (`1,024`, which read as 1), is an
+    InputError: neither says which number was meant."""
     if value is None:
         return None
+    if isinstance(value, bool):
+        raise InputError(f"must be a number, got {str(value).lower()}")
     if isinstance(value, int | float):
         return None if value != value else float(value)  # NaN is empty
-    found = re.match(
-        r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf(?:inity)?(?![a-z]))",
-        str(value),
-        re.I,
-    )
+    found = _CELL_NUMBER.match(str(value))
+    if found and re.match(r",\d{3}", str(value)[found.end() :]):
+        raise InputError(f"{str(value).strip()!r}: write numbers without thousands separators")
     return float(found.group(1)) if found else None  # "inf": refused by the caller
+
+
+def _cell(row: dict[str, Any], key: str, row_id: str) -> float | None:
+    """`_number` of `row[key]`, its InputError naming the row and the column."""
+    try:
+        return _number(row.get(key))
+    except InputError as exc:
+        raise InputError(f"{row_id}: {key}: {exc}") from None
 
 
 def layout_of(parallelism: str) -> str:
@@ -200,7 +212,8 @@ def _refuse_other_model(path: Path, others: list[str], keep: DeploymentFilter) -
 
 
 def _measure(value: float | None, row_id: str, column: str, *, ms: bool) -> float | None:
-    """`value` (None: not measured) if positive and finite; in ms columns at least 1 ms."""
+    """`value` (None: not measured) if positive and finite; in ms columns at least 1 ms, and a
+    TPOT at most MAX_SLO_TPOT_S."""
     if value is None:
         return None
     if not math.isfinite(value) or value <= 0:
@@ -209,6 +222,11 @@ def _measure(value: float | None, row_id: str, column: str, *, ms: bool) -> floa
         raise InputError(
             f"{row_id}: {column}: {value:g} ms is under 1 ms; these look like seconds: give "
             f"milliseconds ({value:g} s = {value * 1e3:g} ms)"
+        )
+    if column == "mean_tpot_ms" and value * MS > MAX_SLO_TPOT_S:
+        raise InputError(
+            f"{row_id}: {column}: {value:g} ms per token is past {MAX_SLO_TPOT_S:g} s; these look "
+            "like microseconds or another figure: give milliseconds per output token"
         )
     return value * MS if ms else value
 
@@ -250,16 +268,15 @@ def _refuse_duplicates(points: list[BenchmarkPoint]) -> list[BenchmarkPoint]:
 
 def _point(row: dict[str, Any], row_id: str) -> BenchmarkPoint | None:
     """A point from a CSV row, or None when it lacks lengths, concurrency or a measurement."""
-    values = {k: _number(row.get(k)) for k in REQUIRED_COLUMNS}
+    values = {k: _cell(row, k, row_id) for k in REQUIRED_COLUMNS}
     if any(v is None for v in values.values()):
         return None
-    throughput = _measure(
-        _number(row.get("output_throughput_tok_s")), row_id, "output_throughput_tok_s", ms=False
-    )
-    tpot = _measure(_number(row.get("mean_tpot_ms")), row_id, "mean_tpot_ms", ms=True)
+    throughput = _cell(row, "output_throughput_tok_s", row_id)
+    throughput = _measure(throughput, row_id, "output_throughput_tok_s", ms=False)
+    tpot = _measure(_cell(row, "mean_tpot_ms", row_id), row_id, "mean_tpot_ms", ms=True)
     if throughput is None and tpot is None:
         return None
-    requests = _number(row.get("num_requests"))
+    requests = _cell(row, "num_requests", row_id)
     return BenchmarkPoint(
         row_id=row_id,
         concurrency=_count(values["concurrency"], row_id, "concurrency", MAX_REQUESTS, whole=True),
@@ -270,7 +287,7 @@ def _point(row: dict[str, Any], row_id: str) -> BenchmarkPoint | None:
         else _count(requests, row_id, "num_requests", MAX_REQUESTS, whole=True),
         output_throughput_tok_s=throughput,
         mean_tpot_s=tpot,
-        mean_ttft_s=_measure(_number(row.get("mean_ttft_ms")), row_id, "mean_ttft_ms", ms=True),
+        mean_ttft_s=_measure(_cell(row, "mean_ttft_ms", row_id), row_id, "mean_ttft_ms", ms=True),
         # vLLM's offline benchmark_throughput.py queues every prompt before the first step
         client_turnaround_s=0.0
         if "benchmark_throughput" in str(row.get("benchmark_tool", ""))
@@ -323,26 +340,34 @@ def read_benchmark_csv(path: Path, keep: DeploymentFilter) -> list[BenchmarkPoin
         raise InputError(f"{path.name}: {exc}") from None
 
 
-def _run_point(run: dict[str, Any], row_id: str, lengths: tuple[Any, Any]) -> BenchmarkPoint:
-    """A point from one vLLM or SGLang result object."""
-    found = _number(run.get("completed")) or _number(run.get("num_prompts"))
+def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
+    """A point from one vLLM or SGLang result object (`random_input_len` and
+    `random_output_len`, SGLang's, else the token totals over the completed requests)."""
+    found = _cell(run, "completed", row_id) or _cell(run, "num_prompts", row_id)
     if not found:
         raise InputError(f"{row_id}: completed: no finished requests in the result")
     completed = _count(found, row_id, "completed", MAX_REQUESTS, whole=True)
-    isl = _number(lengths[0]) or (_number(run.get("total_input_tokens")) or 0) / completed
-    osl = _number(lengths[1]) or (_number(run.get("total_output_tokens")) or 0) / completed
-    clients = _number(run.get("max_concurrency")) or completed  # no cap: all at once
-    throughput = _number(run.get("output_throughput"))
+    inputs = _cell(run, "total_input_tokens", row_id) or 0
+    outputs = _cell(run, "total_output_tokens", row_id) or 0
+    isl = _cell(run, "random_input_len", row_id) or inputs / completed
+    osl = _cell(run, "random_output_len", row_id) or outputs / completed
+    clients = _cell(run, "max_concurrency", row_id) or completed  # no cap: all at once
+    throughput = _cell(run, "output_throughput", row_id)
+    tpot = _cell(run, "mean_tpot_ms", row_id)
+    if throughput is None and tpot is None:  # a fit had nothing to fit (a traceback before)
+        raise InputError(
+            f"{row_id}: output_throughput and mean_tpot_ms: both missing; a run needs one to fit"
+        )
     return BenchmarkPoint(
         row_id=row_id,
         concurrency=_count(clients, row_id, "max_concurrency", MAX_REQUESTS, whole=True),
         input_len=_count(isl, row_id, "input tokens per request", MAX_TOKENS_PER_REQUEST),
         output_len=_count(osl, row_id, "output tokens per request", MAX_TOKENS_PER_REQUEST),
         num_requests=completed,
-        range_ratio=_ratio(_number(run.get("random_range_ratio")), row_id),
+        range_ratio=_ratio(_cell(run, "random_range_ratio", row_id), row_id),
         output_throughput_tok_s=_measure(throughput, row_id, "output_throughput", ms=False),
-        mean_tpot_s=_measure(_number(run.get("mean_tpot_ms")), row_id, "mean_tpot_ms", ms=True),
-        mean_ttft_s=_measure(_number(run.get("mean_ttft_ms")), row_id, "mean_ttft_ms", ms=True),
+        mean_tpot_s=_measure(tpot, row_id, "mean_tpot_ms", ms=True),
+        mean_ttft_s=_measure(_cell(run, "mean_ttft_ms", row_id), row_id, "mean_ttft_ms", ms=True),
         client_turnaround_s=CLIENT_TURNAROUND_S,
     )
 
@@ -388,8 +413,7 @@ def read_benchmark_file(path: Path, keep: DeploymentFilter) -> list[BenchmarkPoi
         _refuse_other_model(path, others, keep)
     points = []
     for n, run in enumerate(runs, start=1):
-        lengths = (run.get("random_input_len"), run.get("random_output_len"))
-        points.append(_run_point(run, f"{path.name}:{n}", lengths))
+        points.append(_run_point(run, f"{path.name}:{n}"))
     return _refuse_duplicates(points)
 
 

@@ -48,7 +48,7 @@ from capcliff.catalog.catalogs import load_toml
 from capcliff.errors import CatalogError
 from capcliff.file_fields import refuse_bool_number
 from capcliff.memory.budget import OVERRIDABLE_TERMS, EngineName
-from capcliff.memory.draft import SpecMethod
+from capcliff.memory.draft import MAX_SPECULATIVE_TOKENS, SpecMethod
 from capcliff.units import GIB, MAX_BYTES, MAX_SLO_TPOT_S
 
 # Set bounds on fitted step-time terms (not modeled): a scale off the roofline-and-communication
@@ -129,9 +129,14 @@ class SpeculativeCalibration(BaseModel):
     def _within_k(self) -> SpeculativeCalibration:
         method, _, rest = self.speculative.partition(":")
         k_text = rest.partition(":")[0]
-        if method not in {m.value for m in SpecMethod} or not k_text.isdigit() or k_text == "0":
+        methods = {m.value for m in SpecMethod}
+        if method not in methods or not k_text.isdigit() or k_text == "0":
             raise ValueError(
-                f"speculative: {self.speculative!r} is not mtp:K, eagle:K[:DRAFT] or ngram:K"
+                f"speculative: {self.speculative!r:.40} is not mtp:K, eagle:K[:DRAFT] or ngram:K"
+            )
+        if len(k_text) > 2 or int(k_text) > MAX_SPECULATIVE_TOKENS:  # ngram:10**30 was kept
+            raise ValueError(
+                f"speculative: K is at most {MAX_SPECULATIVE_TOKENS}, got {k_text:.12}"
             )
         k = int(k_text)
         if self.accept_length > k + 1:

@@ -58,8 +58,14 @@ class CalibrationResult:
 
 
 def _config_int(log: StartupLog, key: str, default: int) -> int:
+    """A parallel size from the log's config (`default` when it names none); a size under 1
+    or with a fraction is an InputError (tensor_parallel_size=0 divided by zero before)."""
     value = log.config.get(key)
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return default
+    if value < 1 or value != int(value):
+        raise InputError(f"logfile: {key}: must be an integer >= 1, got {value:g}")
+    return int(value)
 
 
 def _fig(log: StartupLog, name: str) -> float | None:

@@ -54,7 +54,7 @@ def read_user_text(path: Path) -> str:
         else:
             problem = text_problem(data)
             if problem is None:
-                return data.decode("utf-8")
+                return data.decode("utf-8-sig")  # a leading byte-order mark dropped
     raise CatalogError(f"{path}: (file): {problem}")
 
 
@@ -237,6 +237,7 @@ def safetensors_bytes(folder: Path) -> int | None:
     total = 0
     for path in files:
         header, data_bytes = _safetensors_header(path)
+        spans: list[tuple[int, int, str]] = []
         for name, entry in header.items():
             if name == "__metadata__":  # the format's free-form text-to-text map
                 if not isinstance(entry, dict) or not all(
@@ -250,8 +251,24 @@ def safetensors_bytes(folder: Path) -> int | None:
             found = _tensor_bytes(key_label(name), entry, data_bytes)
             if isinstance(found, str):
                 raise CatalogError(f"{path}: (safetensors): {found}")
+            spans.append((*entry["data_offsets"], key_label(name)))
             total += found
+        _refuse_overlaps(path, spans)
     return total
+
+
+def _refuse_overlaps(path: Path, spans: list[tuple[int, int, str]]) -> None:
+    """Tensors lie end to end from byte 0, in offset order (safetensors' `Metadata::validate`:
+    each start must equal the previous end); two sharing bytes were counted twice."""
+    at, before = 0, "the data's start"
+    for start, end, name in sorted(spans):
+        if start != at:
+            where = "overlaps" if start < at else "leaves a gap after"
+            raise CatalogError(
+                f"{path}: (safetensors): {name}.data_offsets: [{start}, {end}] {where} {before} "
+                f"(ends at {at}); tensors lie end to end"
+            )
+        at, before = end, name
 
 
 def model_from_path(path: Path) -> Model:

@@ -219,6 +219,8 @@ def _compressed_weights(scheme: dict[str, Any], path: str) -> WeightFormat:
     bits, kind = scheme.get("num_bits"), scheme.get("type", "int")
     strategy = scheme.get("strategy", "tensor")
     group = scheme.get("group_size")
+    if not isinstance(strategy, str):  # 5 was read as per-tensor
+        raise _error(path, "config_groups.weights.strategy", f"must be a name, got {strategy!r}")
     if bits == FP8_BITS and kind == "float":
         return FP8_CHANNEL if strategy == "channel" else FP8_TENSOR
     if bits == 4 and kind == "float":  # compressed-tensors NVFP4 (nvfp4-pack-quantized)
@@ -259,7 +261,10 @@ def _awq_gptq(raw: dict[str, Any], path: str, method: str) -> Quantization:
     group = _group(raw.get("group_size", raw.get("q_group_size", 128)), path, "group_size",
                    per_row=(-1, 0))  # fmt: skip
     # AWQ stores zero points unless zero_point is false; GPTQ checkpoints always carry qzeros.
-    zero = bool(raw.get("zero_point", True)) if method == "awq" else True
+    zero_point = raw.get("zero_point", True)
+    if not isinstance(zero_point, bool):  # "false" read as true
+        raise _error(path, "zero_point", f"must be true or false, got {zero_point!r}")
+    zero = zero_point if method == "awq" else True
     fmt = int_grouped(bits, group, zero_point=zero)
     return Quantization(method, fmt, fmt, _patterns(raw, path, "modules_to_not_convert"))
 

@@ -13,6 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from capcliff.units import MIB, TB, TERA, WeightDType
 
+# Set: the highest price per GPU-hour any input may name, $ (cloud list prices run $1-15 per
+# GPU-hour; 1e308 printed "inf" $ per million tokens and a 300-digit $/h).
+MAX_USD_PER_GPU_HOUR = 10_000.0
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -51,7 +55,8 @@ class HardwareSpec(_Frozen):
     host_dram_tb_per_node: float = Field(gt=0)
     allreduce_busbw_gb_s: float | None = Field(default=None, gt=0)
     tdp_w: float | None = Field(default=None, gt=0)
-    usd_per_gpu_hour: float | None = Field(default=None, gt=0)  # on-demand rental, set per file
+    # on-demand rental, set per file
+    usd_per_gpu_hour: float | None = Field(default=None, gt=0, le=MAX_USD_PER_GPU_HOUR)
     # KV offload tiers (prefix caching): the fixed cost of one host-link transfer, and the node's
     # local NVMe (capacity, sequential read and write bandwidth, one read's latency). Host DRAM
     # is `host_dram_tb_per_node`; the host link's bandwidth is `host_link_bw_gb_s_bidir`.

@@ -27,6 +27,7 @@ from capcliff.analysis.deployment import DeploymentSettings, check_gpu_count
 from capcliff.analysis.disagg.pools import parse_disagg
 from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import parse_layout
+from capcliff.catalog.specs import MAX_USD_PER_GPU_HOUR
 from capcliff.check.spec_errors import field_line, validation_lines
 from capcliff.errors import CatalogError, InputError
 from capcliff.file_fields import refuse_bool_number
@@ -222,7 +223,8 @@ class Scenario(DeploymentSettings):
     gpus: int | None = Field(default=None, ge=1)  # default: the layout's
     layout: str = "auto"  # "auto" (what `capcliff plan` recommends) or e.g. "dp4-tp2"
     headroom: float = Field(default=0.2, ge=0, lt=1)  # online fleet sizing: spare capacity
-    usd_per_gpu_hour: float | None = Field(default=None, gt=0)  # default: the hardware file's
+    # default: the hardware file's
+    usd_per_gpu_hour: float | None = Field(default=None, gt=0, le=MAX_USD_PER_GPU_HOUR)
     disagg: str | None = None  # a disaggregated deployment, e.g. "1p:tp8,3d:dp8-ep8"
     seed: int = Field(default=0, ge=0)  # the workload's random seed
     # the engine command line the deployment runs (`vllm serve MODEL ...`): it sets the model,
@@ -318,11 +320,13 @@ class CheckSpec(_Spec):
 
 
 def model_reference(text: str, base_dir: Path) -> str:
-    """A catalog id as written; a config path resolved against the spec's folder."""
+    """A catalog id as written; a config path resolved against the spec's folder (a name that
+    is a folder only in the current directory too: it was read from there, whatever the spec's
+    folder held)."""
     if text in model_catalog() or Path(text).is_absolute():
         return text
     candidate = base_dir / text
-    if Path(text).suffix == ".json" or "/" in text or candidate.exists():
+    if Path(text).suffix == ".json" or "/" in text or candidate.exists() or Path(text).exists():
         return str(candidate)
     return text
 

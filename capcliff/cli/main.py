@@ -13,19 +13,41 @@ from capcliff.errors import CapcliffError
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: run the app; domain errors become one line on stderr and exit code 2."""
+    """Entry point: run the app; domain and usage errors become one line on stderr, exit 2."""
     try:
-        app(args=argv, prog_name="capcliff")  # usage errors: click prints them, exits 2
+        code = app(args=argv, prog_name="capcliff", standalone_mode=False)
     except CapcliffError as exc:
         for line in str(exc).splitlines() or [type(exc).__name__]:
             typer.echo(f"error: {line}", err=True)
         return EXIT_INPUT
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except Exception:
+    except typer.Abort:
+        typer.echo("Aborted!", err=True)
+        return 1
+    except Exception as exc:
+        usage = _usage_error(exc)
+        if usage is not None:
+            return usage
         traceback.print_exc(file=sys.stderr)
         return EXIT_INTERNAL
-    return 0
+    return code if isinstance(code, int) else 0  # typer.Exit(code) comes back as its code
+
+
+def _usage_error(exc: Exception) -> int | None:
+    """Print click's usage error `exc` (a bad flag value, an unknown option) as one line and
+    give its exit code; None when `exc` is not one. Click's own display took three lines (Usage,
+    Try, Error); `capcliff` alone still prints the help. Told by shape: typer 0.12-0.2x raise
+    click's exceptions, later releases their own copies of them."""
+    message, code = getattr(exc, "format_message", None), getattr(exc, "exit_code", None)
+    if not callable(message) or not isinstance(code, int):
+        return None
+    show = getattr(exc, "show", None)
+    if type(exc).__name__ == "NoArgsIsHelpError" and callable(show):
+        show()
+    else:
+        typer.echo(f"error: {' '.join(str(message()).split())}", err=True)
+    return code
 
 
 if __name__ == "__main__":

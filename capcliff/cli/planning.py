@@ -111,6 +111,8 @@ PlanArrivalOption = Annotated[
 
 def _prices(text: str | None, gpu_ids: list[str]) -> dict[str, float]:
     """`--price-gpu-hour 3.5` (every GPU type) or `3,4,6` (one per --gpu, in order)."""
+    from capcliff.catalog.specs import MAX_USD_PER_GPU_HOUR
+
     if text is None:
         return {}
     try:
@@ -119,12 +121,28 @@ def _prices(text: str | None, gpu_ids: list[str]) -> dict[str, float]:
         values = []
     if len(values) == 1:
         values = values * len(gpu_ids)
-    if len(values) != len(gpu_ids) or any(not 0 < v < float("inf") for v in values):
+    if len(values) != len(gpu_ids) or any(not 0 < v <= MAX_USD_PER_GPU_HOUR for v in values):
         raise InputError(
-            f"price-gpu-hour: cannot read {text!r}; give one price > 0 in $/GPU-hour, or one per "
-            f"--gpu ({len(gpu_ids)})"
+            f"price-gpu-hour: cannot read {text!r}; give one price in (0, "
+            f"{MAX_USD_PER_GPU_HOUR:,.0f}] $/GPU-hour, or one per --gpu ({len(gpu_ids)})"
         )
     return dict(zip(gpu_ids, values, strict=True))
+
+
+def _gpu_ids(gpu: str) -> list[str]:
+    """--gpu's hardware ids, each once and none empty."""
+    gpu_ids = [g.strip() for g in gpu.split(",")]
+    if not any(gpu_ids):
+        raise InputError("gpu: give a hardware id (see `capcliff hardware`)")
+    if not all(gpu_ids):  # "h100-sxm,,h200-sxm": a price list would pair with it unseen
+        raise InputError(f"gpu: {gpu!r} has an empty item; give hardware ids between the commas")
+    twice = sorted({g for g in gpu_ids if gpu_ids.count(g) > 1})
+    if twice:  # a second price for one GPU type would replace the first unseen
+        raise InputError(
+            f"gpu: {', '.join(twice)} listed more than once; give each GPU type once, with one "
+            "--price-gpu-hour each"
+        )
+    return gpu_ids
 
 
 def _pattern(arrival: str | None, rate: float | None, clients: int | None) -> str:
@@ -245,15 +263,7 @@ def plan(
     figure = _plot_target(
         plot, disagg=disagg, force=force, inputs=input_paths(workload, model, settings, osl)
     )
-    gpu_ids = [g.strip() for g in gpu.split(",") if g.strip()]
-    if not gpu_ids:
-        raise InputError("gpu: give a hardware id (see `capcliff hardware`)")
-    twice = sorted({g for g in gpu_ids if gpu_ids.count(g) > 1})
-    if twice:  # a second price for one GPU type would replace the first unseen
-        raise InputError(
-            f"gpu: {', '.join(twice)} listed more than once; give each GPU type once, with one "
-            "--price-gpu-hour each"
-        )
+    gpu_ids = _gpu_ids(gpu)
     specs = [get_hardware(g) for g in gpu_ids]
     spec = specs[0]
     named = _plan_layouts(layout)

@@ -99,7 +99,7 @@ def workload_choice(
     session preset shaped by --isl/--osl/--turns/--context/--think-time) or a trace file."""
     from pathlib import Path
 
-    from capcliff.analysis.workloads import WorkloadChoice
+    from capcliff.analysis.workloads import MAX_OUTPUT_LENGTHS, WorkloadChoice
     from capcliff.files import read_text
     from capcliff.sim.traffic.length_spec import (
         histogram_file,
@@ -126,12 +126,14 @@ def workload_choice(
         lengths = (parse_output_lengths(distributed).max_tokens,)
     elif osl is not None:
         try:
-            lengths = tuple(int(v) for v in osl.split(",") if v.strip())
+            # each once: "10,10,..." ran the same sweep once per repeat
+            lengths = tuple(dict.fromkeys(int(v) for v in osl.split(",") if v.strip()))
         except ValueError:
             lengths = ()
-        if not lengths:
+        if not lengths or len(lengths) > MAX_OUTPUT_LENGTHS:  # each: a whole sweep
             raise InputError(
-                f"osl: cannot read {osl!r}; write 1024 or 1024,4096,16384 or lognormal:MEAN:P99"
+                f"osl: cannot read {osl!r:.60}; write 1024 or 1024,4096,16384 (at most "
+                f"{MAX_OUTPUT_LENGTHS} lengths) or lognormal:MEAN:P99"
             )
     return WorkloadChoice(
         num_requests=num_requests,

@@ -41,6 +41,10 @@ EAGLE3_DRAFT_VOCAB = 32_000
 EAGLE3_FUSED_STATES = 3
 MTP_FUSED_STATES = 2
 
+# The most draft tokens per step accepted on input (the engines' own examples stay under 10:
+# SGLang's EAGLE tree examples use up to 8 steps; a sanity bound, not an engine limit).
+MAX_SPECULATIVE_TOKENS = 16
+
 
 class SpecMethod(StrEnum):
     """How draft tokens are proposed."""

@@ -30,11 +30,7 @@ from dataclasses import dataclass
 
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
-from capcliff.memory.draft import SpecMethod
-
-# The most draft tokens per step accepted on input (the engines' own examples stay under 10:
-# SGLang's EAGLE tree examples use up to 8 steps; a sanity bound, not an engine limit).
-MAX_SPECULATIVE_TOKENS = 16
+from capcliff.memory.draft import MAX_SPECULATIVE_TOKENS, SpecMethod
 
 # SGLang caps the running batch when speculation is on and --max-running-requests is not given:
 # server_args.py `_handle_speculative_decoding` (0.4.x-0.5.x; arg_groups/speculative_hook.py

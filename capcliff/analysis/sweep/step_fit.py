@@ -13,6 +13,7 @@ over all points, a linear least-squares problem in (fixed_s, scale).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -229,9 +230,15 @@ def _solve(bases: list[Basis], terms: tuple[str, ...], fixed0: float) -> tuple[f
             (b.point.mean_tpot_s, b.fixed.tpot_s, b.variable.tpot_s),
             (_s_per_token(b.point), b.fixed.s_per_token, b.variable.s_per_token),
         ):
-            if measured:
+            # a modeled figure that is not finite (a TPOT of one-token answers) says nothing
+            if measured and math.isfinite(fixed) and math.isfinite(variable):
                 rows.append((fixed / measured, variable / measured))
                 targets.append(1.0)
+    if not rows:
+        raise InputError(
+            "benchmark: no run has a TPOT or a throughput the model can price (one-token "
+            "answers have no TPOT); give runs of at least two output tokens"
+        )
     a, y = np.array(rows), np.array(targets)
     if "fixed_s" in terms:
         (f, s), *_ = np.linalg.lstsq(a, y, rcond=None)

@@ -44,6 +44,10 @@ class ReplicaSim(ReplicaState):
         """Simulate until every request has finished."""
         n, rec, arrivals = len(self.prompt), self.rec, self.arrivals
         max_steps = self.config.max_steps
+        # A decode step gives each running request one token: no run finishes in fewer steps
+        # than this, so one past the guard is refused now (10M requests took minutes to reach it).
+        if (sum(self.output) - n) / self.max_num_seqs > max_steps:
+            raise step_limit_error(max_steps, n)
         while self.done < n:
             if arrivals and arrivals[0][0] <= self.poll_s() + ARRIVAL_TIE_S:
                 self.take_arrivals()

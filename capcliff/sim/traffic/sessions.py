@@ -53,6 +53,7 @@ from capcliff.sim.traffic.workload import (
 )
 from capcliff.sim.traffic.workload_rules import (
     MAX_TOKENS_PER_REQUEST,
+    MAX_TURNS,
     check_count,
     check_range_ratio,
     check_seconds_bound,
@@ -419,6 +420,9 @@ def _count(row: dict[str, object], key: str, line: int, *, least: int) -> int:
     value = row.get(key, None if least else 0)
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
         raise InputError(f"trace line {line}: {key}: must be an integer >= {least}, got {value!r}")
+    most = MAX_TURNS if key == "turn" else MAX_TOKENS_PER_REQUEST  # 10**40 overflowed numpy
+    if value > most:
+        raise InputError(f"trace line {line}: {key}: {value:.3g} is past the sanity bound {most:,}")
     return value
 
 

@@ -25,6 +25,7 @@ import numpy.typing as npt
 from capcliff.errors import InputError
 from capcliff.files import parse_json
 from capcliff.sim.traffic.workload_rules import (
+    MAX_TOKENS_PER_REQUEST,
     check_arrival,
     check_count,
     check_seconds_bound,
@@ -310,6 +311,11 @@ def _trace_int(row: dict[str, object], key: str, line: int) -> int:
     value = row.get(key)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise InputError(f"trace line {line}: {key}: must be an integer >= 1, got {value!r}")
+    if value > MAX_TOKENS_PER_REQUEST:  # 10**40 overflowed numpy's int64 (a traceback)
+        raise InputError(
+            f"trace line {line}: {key}: {value:.3g} is past the sanity bound "
+            f"{MAX_TOKENS_PER_REQUEST:,}"
+        )
     return value
 
 
