@@ -59,6 +59,16 @@ def test_low_latency_buffer_by_hand() -> None:
     assert low_latency_rdma_bytes(256, 7168, 256) == R1_LL_256
 
 
+def test_low_latency_buffer_when_the_dispatch_message_is_the_longer() -> None:
+    # Below hidden 512 the bf16 dispatch message (16 + 2h) outgrows the combine message
+    # (h / 128 x 4 + 2h). Hidden 256 (2 scales), 4 tokens, 4 experts:
+    #   dispatch = 16 + max(512, 256 + 8) = 528; combine = 8 + 512 = 520
+    #   send = max(4 x 528, 4 x 4 x 520) = 8,320; recv = 4 x 4 x max(528, 520) = 8,448
+    #   signalling = 4 x 4 = 16 -> 128; total = 16,640 + 16,896 + 256 = 33,792
+    #   (33,792 + 128) // 128 x 128 = 33,920
+    assert low_latency_rdma_bytes(4, 256, 4) == 33_920
+
+
 def test_normal_buffers_by_hand() -> None:
     assert normal_nvl_bytes(7168 * 2, 8, 256) == R1_NVL_8
     assert normal_rdma_bytes(7168 * 2, 8, 6, 128) == 0  # one node: no RDMA buffer

@@ -16,7 +16,7 @@ from capcliff.check.runner import check_file
 from capcliff.cli import main
 from capcliff.errors import InputError
 from capcliff.sim.traffic.length_spec import OutputLengths, histogram_spec, parse_output_lengths
-from capcliff.sim.traffic.workload import LogNormal
+from capcliff.sim.traffic.workload import Empirical, LogNormal
 
 
 def test_the_spec_names_mean_p99_and_the_cut() -> None:
@@ -145,3 +145,10 @@ def test_sweep_and_check_read_a_histogram_file(
     spec.write_text(spec.read_text().replace("lengths.csv", "missing.csv"))
     assert main(["check", str(spec)]) == 2
     assert "scenario[0].workload.osl: cannot read" in capsys.readouterr().err
+
+
+def test_a_histogram_length_without_a_count_counts_once() -> None:
+    # Mutation seed 41 (sim): "100" alone is 100 tokens seen once, next to 300 seen 3 times.
+    lengths = parse_output_lengths("histogram:100,300*3")
+    assert isinstance(lengths.dist, Empirical)
+    assert (lengths.dist.values, lengths.dist.weights) == ((100, 300), (1.0, 3.0))

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from capcliff.catalog.catalogs import get_hardware
 from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
-from capcliff.memory.budget import BudgetSettings
-from capcliff.memory.engines import _sglang_tier
-from capcliff.memory.layout_memory import LayoutMemory
+from capcliff.memory.budget import BudgetSettings, EngineName
+from capcliff.memory.draft import DraftMemory
+from capcliff.memory.engines import _sglang_tier, sglang_mem_fraction_static, stage_budget
+from capcliff.memory.layout_memory import LayoutMemory, layout_memory
 from capcliff.memory.overheads import (
     ACTIVATION_BYTES,
     FUSED_MOE_CHUNK_TOKENS,
@@ -17,8 +19,10 @@ from capcliff.memory.overheads import (
     forward_peak_bytes,
 )
 from capcliff.memory.params import Component, ParamGroup, Shard, Storage
-from capcliff.memory.weights import elements_per_rank
+from capcliff.memory.weights import WeightScheme, elements_per_rank
+from capcliff.units import GIB, MIB, KVDType
 from tests.conftest import arch_of
+from tests.test_engines import NO_OVERHEADS, _demand
 from tests.test_memory import _memory
 
 
@@ -78,3 +82,56 @@ def test_max_concurrency_of_an_empty_and_a_one_token_request() -> None:
     mem: LayoutMemory = _memory("llama-3.1-8b", Layout())
     assert mem.max_concurrency(1) == 56_254
     assert mem.max_concurrency(0) == 0
+
+
+# Seed 31 (benchmarks/mutation.py --packages memory --seed 31): survivors' values by hand.
+
+
+def test_sglang_tier_35_to_60_gib() -> None:
+    # python/sglang/srt/server_args.py: `elif gpu_mem < 60 * 1024` (A100 40GB, L40): chunked
+    # prefill 4096, cuda_graph_max_bs 32 if tp_size < 4 else 160.
+    assert _sglang_tier(48 * 1024, 2) == (4096, 32)
+    assert _sglang_tier(48 * 1024, 4) == (4096, 160)
+
+
+def test_sglang_reserve_counts_a_2048_token_chunk_as_3072_mib() -> None:
+    # 18,688 MiB at TP 1 (< 20 GiB: chunk 2048, graphs up to 8): reserved = 512 + 1.5 x
+    # max(2048, 2048) + 2 x 8 + 1/8 x 1,024 = 512 + 3,072 + 16 + 128 = 3,728 MiB;
+    # (18,688 - 3,728) / 18,688 = 14,960 / 18,688 = 0.80051 -> 0.801. One MiB more reserved
+    # (a 2049-token floor gives 3,729.5) falls to 0.80043 -> 0.800.
+    assert sglang_mem_fraction_static(18_688 * MIB, tp=1, pp=1) == 0.801
+
+
+def test_trtllm_reserve_is_free_memory_minus_the_rounded_up_pool() -> None:
+    # 100,000 B free, nothing else used, 1,000 B per token, 32-token blocks: 0.9 x 100,000 =
+    # 90,000 B -> 90 tokens -> ceil(90 / 32) = 3 blocks = 96 tokens = 96,000 B of KV (the
+    # round-up takes 6,000 B of the reserve), leaving 100,000 - 96,000 = 4,000 B.
+    settings = BudgetSettings(engine=EngineName.TRTLLM, term_overrides=NO_OVERHEADS)
+    budget = stage_budget(_demand(total=100_000, weights=0, per_token=1_000), settings)
+    assert (budget.blocks, budget.kv_bytes) == (3, 96_000)
+    assert budget.term("fraction_reserve") == 4_000
+
+
+@pytest.mark.parametrize("engine", list(EngineName))
+def test_weights_overhead_is_the_rope_cache_on_every_engine(engine: EngineName) -> None:
+    # Llama 3.1 8B, a GQA model (no MLA copies), allocator rounding not given: the only load-time
+    # extra is the RoPE table, 131,072 positions x 128 rotary dims x 2 B = 33,554,432 B.
+    budget = stage_budget(_demand(total=80 * GIB, weights=16 * GIB), BudgetSettings(engine=engine))
+    assert budget.term("weights_overhead") == 33_554_432
+
+
+def test_a_draft_loads_its_weights_on_the_last_pipeline_stage() -> None:
+    # A draft of 1,000,000 B: with one stage (stage 0 is the last) its weights are a term there;
+    # at PP 2 only stage 1 carries them and stage 0 has none.
+    arch = arch_of("llama-3.1-8b")
+
+    def draft_bytes(layout: Layout) -> list[int]:
+        mem = layout_memory(
+            arch, get_hardware("h200-sxm"), layout, scheme=WeightScheme.as_shipped(arch),
+            kv_dtype=KVDType.BF16, max_model_len=8_192, settings=BudgetSettings(),
+            draft=DraftMemory(weights_bytes=1_000_000),
+        )  # fmt: skip
+        return [s.term("draft_weights") for s in mem.stages]
+
+    assert draft_bytes(Layout()) == [1_000_000]
+    assert draft_bytes(Layout(pp=2)) == [0, 1_000_000]

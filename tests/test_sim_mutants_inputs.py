@@ -109,3 +109,13 @@ def test_a_session_trace_without_a_cut_keeps_every_output() -> None:
     assert requests.output_tokens.tolist() == [50, 20]
     assert requests.input_tokens.tolist() == [10, 65]
     assert requests.max_output_tokens.tolist() == [50, 50]
+
+
+def test_a_uniform_range_exactly_one_million_wide_is_averaged_exactly() -> None:
+    # Mutation seed 41 (sim): a span of exactly UNIFORM_EXACT_SPAN (1,000,000) still takes the
+    # exact mean. U[1, 1,000,001] cut at 500,001: the 500,001 values up to the cut average to
+    # their own, the 500,000 above count as 500,001, so the mean is 500,001 x (250,001 +
+    # 500,000) / 1,000,001 = 375,001,250,001 / 1,000,001 = 375,000.875; the continuous shortcut
+    # would give the cut, 500,001.
+    mean = expected_length(Uniform(1, 1_000_001), max_tokens=500_001)
+    assert mean == pytest.approx(375_000.875, rel=1e-9)
