@@ -239,10 +239,12 @@ def test_model_files_are_told_by_name(name: str, model_file: bool) -> None:
         ({"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {
             "num_bits": 4, "type": "int", "strategy": 5}}}},
          "quantization_config.config_groups.weights.strategy"),
+        # groups of 7 do not split a layer's input width evenly (the folder's hidden_size)
+        ({"quant_method": "awq", "bits": 4, "group_size": 7}, "quantization_config.group_size"),
     ],
     ids=["bits-negative", "group-null", "group-bool", "a-list", "a-string", "modelopt-group-0",
          "block-bool", "bad-regex", "ct-group-null", "ct-bits-negative", "ct-targets-regex",
-         "ct-groups-list", "zero-point-text", "ct-strategy-number"],
+         "ct-groups-list", "zero-point-text", "ct-strategy-number", "awq-group-uneven"],
 )  # fmt: skip
 def test_a_bad_quantization_config_names_its_field(
     quant: object, field: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -335,6 +335,14 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
     tie_source = fields if fields.has("tie_word_embeddings") else _Fields(top, path, "")
     attention_bias = fields.bool_("attention_bias", False)
     linear, expert, activation, quantization = _dtypes(fields, top)
+    group = quantization.linear.group_size if quantization and quantization.linear else None
+    if quantization and quantization.method in ("awq", "gptq") and group and hidden % group:
+        # vLLM's AWQ/GPTQ linear methods refuse an input width that is no multiple of the group
+        # ("The input size is not aligned with the quantized weight shape")
+        raise CatalogError(
+            f"{path}: quantization_config.group_size: {group} does not divide hidden_size "
+            f"{hidden}; AWQ/GPTQ groups split each layer's input width evenly (e.g. 128)"
+        )
     return Architecture(
         model_type=model_type,
         hidden_size=hidden,
