@@ -628,3 +628,18 @@ def test_capcliff_alone_still_prints_the_help(capsys: pytest.CaptureFixture[str]
     assert main([]) == 2
     captured = capsys.readouterr()
     assert "Commands" in captured.out + captured.err and "error:" not in captured.err
+
+
+def test_a_sweep_without_a_layout_checks_the_calibration_against_the_layout_it_picks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # V01 is a one-GPU (tp1) log; a sweep of 2 GPUs with no --layout picks a 2-GPU layout, to
+    # which the calibration is refused as to a named one
+    out = tmp_path / "v01.toml"
+    assert main(["calibrate", str(V01), "--model", "llama-3.1-8b", "-o", str(out)]) == 0
+    capsys.readouterr()
+    args = ["sweep", "llama-3.1-8b", "--engine", "vllm-v0", "--gpus", "2", "--calibration",
+            str(out), "--isl", "64", "--osl", "16", "--num-requests", "20",
+            "--concurrency", "4"]  # fmt: skip
+    line = _one_line_error(args, capsys)
+    assert "made for another deployment (layout tp1 != " in line

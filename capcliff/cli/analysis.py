@@ -201,6 +201,10 @@ def sweep(
         return
     length = max(dep.context_length(requests) for _, requests in workloads)
     layouts = _sweep_layouts(layout, gpus, dep, length)
+    if settings.calibration is not None and one is None:  # a calibration made on another layout
+        for lay in layouts:  # is refused (or, with --force, said) as for a named one
+            checked = resolve(dep.model, dep.hardware, settings, force=force, layout=lay.name)
+        dep = checked if len(layouts) == 1 else dep
     plan = SweepPlan(
         layouts=tuple(layouts),
         workloads=tuple(workloads),
