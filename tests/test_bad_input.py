@@ -430,12 +430,18 @@ def test_a_calibration_without_its_gpu_warns_where_it_is_applied(
     assert "does not record the GPU it was made on" in capsys.readouterr().err
 
 
-def test_a_calibration_for_another_engine_needs_force_and_warns(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def _v01_calibration(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """V01 (vLLM V0, llama-3.1-8b, tp1, no GPU recorded) calibrated to a file."""
     out = tmp_path / "v01.toml"
     assert main(["calibrate", str(V01), "--model", "llama-3.1-8b", "-o", str(out)]) == 0
     capsys.readouterr()
+    return out
+
+
+def test_a_calibration_for_another_engine_needs_force_and_warns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = _v01_calibration(tmp_path, capsys)
     args = ["memory", "llama-3.1-8b", "--layout", "tp1", "--calibration", str(out)]
     line = _one_line_error(args, capsys)
     assert "made for another deployment (engine vllm-v0 != vllm)" in line
@@ -635,9 +641,7 @@ def test_a_sweep_without_a_layout_checks_the_calibration_against_the_layout_it_p
 ) -> None:
     # V01 is a one-GPU (tp1) log; a sweep of 2 GPUs with no --layout picks a 2-GPU layout, to
     # which the calibration is refused as to a named one
-    out = tmp_path / "v01.toml"
-    assert main(["calibrate", str(V01), "--model", "llama-3.1-8b", "-o", str(out)]) == 0
-    capsys.readouterr()
+    out = _v01_calibration(tmp_path, capsys)
     args = ["sweep", "llama-3.1-8b", "--engine", "vllm-v0", "--gpus", "2", "--calibration",
             str(out), "--isl", "64", "--osl", "16", "--num-requests", "20",
             "--concurrency", "4"]  # fmt: skip
