@@ -45,6 +45,13 @@ def _state(hw: float, batches: int, measured: int = 1_000) -> SteadyState:
         # 0.05 x t(9) / t(8) / sqrt(1.5) = 0.05 x 2.262 / 2.306 / 1.2247 = 0.04005 > 0.04;
         # x2: 0.05 x 2.262 / 2.306 / 1.414 = 0.0347 <= 0.04: x2
         (0.05, 9, 1_000, 2_000),
+        # t at the right degrees of freedom, t(b' - 1) over t(b - 1): 5 batches, hw 0.055, x1.5
+        # (7 batches): 0.055 x t(6) / t(4) / sqrt(1.5) = 0.055 x 2.447 / 2.776 / 1.2247 =
+        # 0.0396 <= 0.04 (with t(5) above, 2.571: 0.0416, too wide)
+        (0.055, 5, 1_000, 1_500),
+        # hw 0.0575: 0.0575 x 2.447 / 2.776 / 1.2247 = 0.0414 > 0.04 (with t(3) below, 3.182:
+        # 0.0361); x2 (10 batches): 0.0575 x 2.262 / 2.776 / 1.414 = 0.0331: x2
+        (0.0575, 5, 1_000, 2_000),
     ],
 )
 def test_next_size_at_its_edges(hw: float, batches: int, measured: int, expected: int) -> None:
