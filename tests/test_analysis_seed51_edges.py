@@ -1,0 +1,129 @@
+"""Edges the seed-51 mutation sample (`benchmarks/mutation.py --packages analysis --seed 51`)
+found untested in small functions: when the reuse advice runs, which flags a lognormal output
+length refuses, a draft model's presence, the price level's rounding, and which layouts the
+online recommendation compares. Every expected value is worked out by hand in the comments."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from capcliff.analysis.workloads import WorkloadChoice
+from capcliff.errors import InputError
+
+
+def test_reuse_advice_needs_shared_content_and_a_prefix_cache() -> None:
+    from capcliff.analysis.plan.reuse_advice import reuse_advice
+
+    unused: Any = None  # not read: the advice stops before it looks at the deployment
+    shared: Any = SimpleNamespace(has_content=True)
+    alone: Any = SimpleNamespace(has_content=False)
+    # content shared, but a policy without a modelled prefix cache (vLLM V0's): no advice
+    v0: Any = SimpleNamespace(policy="vllm-v0")
+    assert reuse_advice(unused, unused, shared, v0) is None
+    # a prefix cache, but nothing shared
+    for policy in ("vllm", "vllm-first-chunk", "sglang"):
+        config: Any = SimpleNamespace(policy=policy)
+        assert reuse_advice(unused, unused, alone, config) is None
+
+
+def test_a_lognormal_output_length_is_for_single_turn_requests_without_a_range() -> None:
+    spread = "lognormal:8000:30000"
+    with pytest.raises(InputError, match="osl: a lognormal output length is for single-turn"):
+        WorkloadChoice(
+            num_requests=1, preset_name="multiturn-chat", osl=(30_000,), output_lengths=spread
+        )
+    with pytest.raises(InputError, match="osl: a lognormal output length is for single-turn"):
+        WorkloadChoice(
+            num_requests=1, isl=100, osl=(30_000,), output_lengths=spread, random_range_ratio=0.5
+        )
+    # neither: accepted
+    assert WorkloadChoice(num_requests=1, isl=100, osl=(30_000,), output_lengths=spread)
+
+
+def test_a_deployment_has_a_draft_model_only_with_a_drafting_method() -> None:
+    from capcliff.analysis.deployment import Deployment
+    from capcliff.catalog.catalogs import get_model
+    from capcliff.memory.draft import SpecMethod
+    from capcliff.perf.speculation import Speculation
+
+    r1 = get_model("deepseek-r1")  # one MTP layer (num_nextn_predict_layers = 1)
+
+    def draft(spec: Speculation | None) -> Any:
+        fake = SimpleNamespace(speculation=spec, model=r1)
+        prop: Any = Deployment.draft
+        return prop.fget(fake)
+
+    assert draft(None) is None  # no speculation
+    assert draft(Speculation(SpecMethod.NGRAM, 3)) is None  # n-gram drafts from the prompt
+    mtp = draft(Speculation(SpecMethod.MTP, 1))
+    assert mtp is not None and mtp.arch.num_layers == r1.arch.num_mtp_layers == 1
+    eagle = draft(Speculation(SpecMethod.EAGLE, 3))
+    assert eagle is not None and eagle.arch.num_layers == 1  # one dense layer
+
+
+def test_options_of_one_price_to_a_millionth_of_a_dollar_are_one_level() -> None:
+    from capcliff.analysis.disagg.options import Option
+
+    def level(usd: float) -> float:
+        return Option(usd, "aggregated", 8, "h100-sxm").price_level
+
+    # 0.1 + 0.2 = 0.30000000000000004 in floating point: one level with 0.3
+    assert level(0.1 + 0.2) == level(0.3) == 0.3
+    # 4 millionths apart are two levels (at a hundred-thousandth they would be one)
+    assert level(1.000004) == 1.000004
+    assert level(1.000004) != level(1.0)
+    # half a millionth rounds away
+    assert level(2.0000004) == 2.0
+
+
+def _layout_eval(name: str, tp: int, dp: int, rps: float, refined: bool = True) -> Any:
+    at = SimpleNamespace(
+        ttft_p99_s=1.0, ttft_p99_half_width=0.01, tpot_p99_s=0.05, tpot_p99_half_width=0.01
+    )
+    capacity = SimpleNamespace(at_sustained=at, cap=64, simulated_cliff=None, meets_slo=True)
+    layout = SimpleNamespace(name=name, tp=tp, pp=1, dp=dp)
+    return SimpleNamespace(
+        memory=SimpleNamespace(layout=layout), capacity=capacity, sustained_rps=rps,
+        saturation_rps=rps * 1.2, refined=refined,
+    )  # fmt: skip
+
+
+def _compared(best: Any, *others: Any) -> list[str]:
+    from capcliff.analysis.plan.online_rows import recommendation_reasons_online
+
+    found = {ev.memory.layout.name: ev for ev in (best, *others)}
+    reasons = recommendation_reasons_online(best, found)
+    return [r for r in reasons if "the rate of" in r]
+
+
+def test_the_online_recommendation_compares_the_runner_up_and_the_data_parallel_layout() -> None:
+    tp2 = _layout_eval("tp2", 2, 1, 10.0)
+    tp4 = _layout_eval("tp4", 4, 1, 8.0)
+    dp2 = _layout_eval("dp2", 1, 2, 4.0)
+    # best tp2 at 10/s: the runner-up tp4 (10 / 8 = 1.25x) and the data-parallel dp2 (2.50x)
+    assert _compared(tp2, tp4, dp2) == [
+        "1.25x the rate of tp4 (8.00 requests/s)",
+        "2.50x the rate of dp2 (4.00 requests/s)",
+    ]
+    # the data-parallel layout is the best: it is not compared with itself
+    best_dp = _layout_eval("dp2", 1, 2, 12.0)
+    assert _compared(best_dp, tp2, tp4) == ["1.20x the rate of tp2 (10.00 requests/s)"]
+    # the data-parallel layout is the runner-up: named once
+    fast_dp = _layout_eval("dp2", 1, 2, 9.0)
+    assert _compared(tp2, fast_dp, tp4) == ["1.11x the rate of dp2 (9.00 requests/s)"]
+    # a data-parallel layout measured at its first cap only says so; one at 0/s is not compared
+    first = _layout_eval("dp2", 1, 2, 5.0, refined=False)
+    assert (
+        _compared(tp2, tp4, first)[1] == "2.00x the rate of dp2 (5.00 requests/s, first cap only)"
+    )
+    assert _compared(tp2, tp4, _layout_eval("dp2", 1, 2, 0.0, refined=False)) == [
+        "1.25x the rate of tp4 (8.00 requests/s)"
+    ]
+    # any rate above 0 is compared: 10 / 0.5 = 20x
+    slow = _layout_eval("dp2", 1, 2, 0.5, refined=False)
+    assert (
+        _compared(tp2, tp4, slow)[1] == "20.00x the rate of dp2 (0.50 requests/s, first cap only)"
+    )
