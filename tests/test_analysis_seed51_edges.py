@@ -127,3 +127,90 @@ def test_the_online_recommendation_compares_the_runner_up_and_the_data_parallel_
     assert (
         _compared(tp2, tp4, slow)[1] == "20.00x the rate of dp2 (0.50 requests/s, first cap only)"
     )
+
+
+class _Fleet:
+    """check_fleet's simulator, steady state and SLO test stubbed: each simulation records
+    (requests drawn, engines) and the SLO is met from `meets_from` engines on."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, meets_from: int) -> None:
+        from capcliff.analysis.plan import fleet
+
+        self.runs: list[tuple[int, int]] = []
+        self.caps: list[int] = []  # max_num_seqs over the fleet's engines
+        self.open_loop: list[bool] = []
+        self.limits: list[Any] = []
+
+        def config_at(config: object, cap: int, engines: int) -> int:
+            self.caps.append(cap)
+            return engines
+
+        def steady_state(result: tuple[int, int], open_loop: bool) -> tuple[int, int]:
+            self.open_loop.append(open_loop)
+            return result
+
+        def meets(state: tuple[int, int], limits: object) -> bool:
+            self.runs.append(state)
+            self.limits.append(limits)
+            return state[1] >= meets_from
+
+        monkeypatch.setattr(fleet, "config_at", config_at)
+        monkeypatch.setattr(
+            fleet, "simulate", lambda requests, steps, kv, config, dp: (requests, dp)
+        )
+        monkeypatch.setattr(fleet, "steady_state", steady_state)
+        monkeypatch.setattr(fleet, "meets_slo", meets)
+
+
+def _check(
+    monkeypatch: pytest.MonkeyPatch, meets_from: int, clients: bool = False, slo: Any = None
+) -> Any:
+    from capcliff.analysis.evaluate.online_load import LoadKind
+    from capcliff.analysis.plan.fleet import check_fleet
+
+    stub = _Fleet(monkeypatch, meets_from)
+    workload: Any = SimpleNamespace(
+        kind=LoadKind.CLIENTS if clients else LoadKind.RATE,
+        choice=SimpleNamespace(clients=7),
+        offered_rps=lambda: 2.0,
+        at_rate=lambda n, rate: n,
+        with_clients=lambda n, c: n + c * 1_000_000,  # marks the clients' draw
+    )
+    ev: Any = SimpleNamespace(
+        capacity=SimpleNamespace(simulated_requests=6_000),
+        replica=SimpleNamespace(config=None, steps=None, capacity=None),
+    )
+    unit: Any = SimpleNamespace(dp=2, cap=64)  # 2 engines a replica
+    checked = check_fleet(ev, unit, 2, workload, slo)
+    return checked, stub
+
+
+def test_the_fleet_check_adds_a_replica_at_most_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    from capcliff.analysis.evaluate.solver import Slo
+
+    # never met: 2, 3 and 4 replicas (4, 6 and 8 engines) are simulated (VERIFY_RETRIES = 2
+    # more), and the answer is the last tried, 4, not met. Requests: min(16,000, 6,000 x
+    # replicas): 12,000, then 16,000. max_num_seqs 64 per engine: 256, 384, 512 in all.
+    checked, stub = _check(monkeypatch, meets_from=99)
+    assert stub.runs == [(12_000, 4), (16_000, 6), (16_000, 8)]
+    assert stub.caps == [256, 384, 512]
+    assert (checked.replicas, checked.meets) == (4, False)
+    # a rate is an open loop; without an SLO the limits are unbounded
+    assert stub.open_loop == [True] * 3
+    assert stub.limits[0] == Slo.unlimited()
+    # met from 6 engines: 2 replicas miss, 3 meet
+    checked, stub = _check(monkeypatch, meets_from=6)
+    assert [engines for _, engines in stub.runs] == [4, 6]
+    assert (checked.replicas, checked.meets) == (3, True)
+    # met at once: no retry; the SLO given is the one tested
+    slo = Slo.of(1.0, None)
+    checked, stub = _check(monkeypatch, meets_from=1, slo=slo)
+    assert (len(stub.runs), checked.replicas, checked.meets) == (1, 2, True)
+    assert stub.limits == [slo]
+
+
+def test_the_fleet_check_sends_clients_their_own_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    # closed-loop users: with_clients(12,000, 7), marked as 7,012,000 by the stub; a closed loop
+    _, stub = _check(monkeypatch, meets_from=1, clients=True)
+    assert stub.runs == [(7_012_000, 4)]
+    assert stub.open_loop == [False]
