@@ -214,3 +214,29 @@ def test_the_fleet_check_sends_clients_their_own_way(monkeypatch: pytest.MonkeyP
     _, stub = _check(monkeypatch, meets_from=1, clients=True)
     assert stub.runs == [(7_012_000, 4)]
     assert stub.open_loop == [False]
+
+
+@pytest.mark.parametrize("policy", ["write-through", "write-back"])
+def test_a_deployments_offload_tier_and_policy_reach_its_kv_capacity(policy: str) -> None:
+    from capcliff.analysis.deployment import DeploymentSettings, resolve
+    from capcliff.catalog.catalogs import get_hardware, get_model
+    from capcliff.catalog.layout import Layout
+
+    model, h200 = get_model("llama-3.1-8b"), get_hardware("h200-sxm")
+    settings = DeploymentSettings(offload="cpu:64GiB", offload_policy=policy)  # type: ignore[arg-type]
+    dep = resolve(model, h200, settings)
+    capacity = dep.capacity(dep.memory(Layout(), 4096))
+    # one GPU: 64 GiB of host DRAM over Llama 3.1 8B's bf16 KV, 2 x 32 layers x 8 KV heads x
+    # 128 x 2 bytes = 131,072 bytes a token: 68,719,476,736 / 131,072 = 524,288 tokens
+    (cpu,) = capacity.tiers
+    assert (cpu.name, cpu.tokens) == ("cpu", 524_288)
+    assert capacity.offload_write_back is (policy == "write-back")
+    # the size is per replica. TP 2: 32 GiB on each of its GPUs, each holding half of every
+    # token's KV (65,536 bytes): 524,288 tokens still. DP 2: each replica is one GPU with all
+    # 64 GiB, as with one GPU.
+    for layout in (Layout(tp=2), Layout(dp=2)):
+        (cpu,) = dep.capacity(dep.memory(layout, 4096)).tiers
+        assert cpu.tokens == 524_288
+    plain = resolve(model, h200, DeploymentSettings())
+    bare = plain.capacity(plain.memory(Layout(), 4096))
+    assert bare.tiers == () and not bare.offload_write_back
