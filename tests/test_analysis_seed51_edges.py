@@ -223,7 +223,7 @@ def test_a_deployments_offload_tier_and_policy_reach_its_kv_capacity(policy: str
     from capcliff.catalog.layout import Layout
 
     model, h200 = get_model("llama-3.1-8b"), get_hardware("h200-sxm")
-    settings = DeploymentSettings(offload="cpu:64GiB", offload_policy=policy)  # type: ignore[arg-type]
+    settings = DeploymentSettings(offload="cpu:64GiB", offload_policy=policy)
     dep = resolve(model, h200, settings)
     capacity = dep.capacity(dep.memory(Layout(), 4096))
     # one GPU: 64 GiB of host DRAM over Llama 3.1 8B's bf16 KV, 2 x 32 layers x 8 KV heads x
