@@ -33,3 +33,73 @@ def test_a_point_without_a_prefix_cache_reports_no_reuse() -> None:
     assert point.cache_evicted_blocks == 0
     assert point.offload == []
     assert point.steady is None  # not an online point
+
+
+def _fleet_line(
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    offered: float | None = None,
+    clients: int | None = None,
+    sized: int | None = None,
+    layout_gpus: int = 8,
+    e2e: float = 4.0,
+    think: float = 1.0,
+) -> dict[str, object]:
+    """plan.online._fleet_line with its helpers stubbed: a unit of 2 GPUs sustaining 3
+    requests/s with a 4 s mean E2E and 1 s think time (unless given), headroom 0.2; what it
+    hands `fleet_entry`."""
+    from types import SimpleNamespace
+    from typing import Any
+
+    from capcliff.analysis.plan import online
+
+    unit = SimpleNamespace(gpus=2, sustained_rps=3.0, e2e_mean_s=e2e)
+    seen: dict[str, object] = {}
+
+    def entry(hardware: object, unit: object, replicas: int, **kw: object) -> dict[str, object]:
+        seen.update(kw, replicas=replicas)
+        return seen
+
+    monkeypatch.setattr(online, "mean_think_s", lambda workload: think)
+    monkeypatch.setattr(online, "unit_of", lambda ev, think: unit)
+    monkeypatch.setattr(online, "replicas_for", lambda *a, **kw: sized)
+    monkeypatch.setattr(online, "price_of", lambda hardware, prices: 2.0)
+    monkeypatch.setattr(online, "_mean_output", lambda workload: 100.0)
+    monkeypatch.setattr(online, "fleet_entry", entry)
+    workload = SimpleNamespace(offered_rps=lambda: offered, choice=SimpleNamespace(clients=clients))
+    ctx: Any = SimpleNamespace(
+        workload=workload, options=SimpleNamespace(headroom=0.2, prices=None)
+    )
+    ev: Any = SimpleNamespace(memory=SimpleNamespace(layout=SimpleNamespace(gpus=layout_gpus)))
+    online._fleet_line(ctx, None, ev, None)  # type: ignore[arg-type]
+    return seen
+
+
+def test_a_fleet_line_without_a_load_is_the_planned_deployment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # no load: the layout's 8 GPUs are 8 // 2 = 4 units, serving 4 x 3 x (1 - 0.2) = 9.6/s
+    seen = _fleet_line(monkeypatch)
+    assert seen["replicas"] == 4
+    assert seen["served_rps"] == pytest.approx(9.6)
+    assert (seen["price"], seen["mean_output_tokens"]) == (2.0, 100.0)
+    # a layout narrower than a unit still has one
+    assert _fleet_line(monkeypatch, layout_gpus=1)["replicas"] == 1
+
+
+def test_a_fleet_line_serves_the_load_it_was_sized_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a rate: the offered 5/s, on the replicas sized for it
+    seen = _fleet_line(monkeypatch, offered=5.0, sized=3)
+    assert (seen["replicas"], seen["served_rps"]) == (3, 5.0)
+    # 30 users cycling every 4 + 1 s ask 6/s, and 3 replicas serve up to 9/s: 6
+    assert _fleet_line(monkeypatch, clients=30, sized=3)["served_rps"] == pytest.approx(6.0)
+    # 60 users ask 12/s, more than 9/s: 9
+    assert _fleet_line(monkeypatch, clients=60, sized=3)["served_rps"] == pytest.approx(9.0)
+
+    # a cycle of 0.25 + 0.5 = 0.75 s: 30 users ask 40/s, capped at 9
+    short = _fleet_line(monkeypatch, clients=30, sized=3, e2e=0.25, think=0.5)
+    assert short["served_rps"] == pytest.approx(9.0)
+    # no cycle time at all (nothing measured): the replicas' rate less the headroom,
+    # 3 x 3 x 0.8 = 7.2, not 30 / 0
+    none = _fleet_line(monkeypatch, clients=30, sized=3, e2e=0.0, think=0.0)
+    assert none["served_rps"] == pytest.approx(7.2)
