@@ -103,3 +103,56 @@ def test_a_fleet_line_serves_the_load_it_was_sized_for(monkeypatch: pytest.Monke
     # 3 x 3 x 0.8 = 7.2, not 30 / 0
     none = _fleet_line(monkeypatch, clients=30, sized=3, e2e=0.0, think=0.0)
     assert none["served_rps"] == pytest.approx(7.2)
+
+
+def _capacity(
+    cap: int, cliff: int | None, requests: int, preemptions: int, finished: int = 100
+) -> object:
+    from types import SimpleNamespace
+
+    sustained = SimpleNamespace(requests=requests, rate_rps=2.5, preemptions=preemptions)
+    # the cap's own point: 50 preemptions over `finished` requests, not thrashing; its KV
+    # cache never filled (no past-cliff statement)
+    point = SimpleNamespace(
+        cap=cap, thrashing=False,
+        result=SimpleNamespace(
+            total_preemptions=50, finish_s=[0.0] * finished, first_saturation=None
+        ),
+    )  # fmt: skip
+    return SimpleNamespace(
+        simulated_cliff=cliff, analytic_cliff=1_200, sustained=sustained, points=[point], cap=cap
+    )
+
+
+def test_the_cliff_reason_counts_preemptions_per_request() -> None:
+    from typing import Any
+
+    from capcliff.analysis.plan.online_rows import _cliff_reason
+
+    head = (
+        "cliffs per replica: analytic p99 1,200 (every running request at the p99 length); "
+        "burst {} (the cap at which a backlog, as after a restart or a burst of arrivals, first "
+        "runs KV short); at 2.50 requests/s per replica in steady state: {} preemptions per "
+        "request; "
+    )
+    below: Any = _capacity(64, None, 1, 3)
+    # one request in the steady sample with 3 preemptions: 3 / 1 = 3.000 a request
+    assert _cliff_reason(below) == head.format("-", "3.000") + "the cap is below the burst cliff"
+    # none measured: divided by 1, not 0
+    none: Any = _capacity(64, None, 0, 3)
+    assert "3.000 preemptions per request" in _cliff_reason(none)
+    # 4 requests, 3 preemptions: 0.750
+    four: Any = _capacity(64, 80, 4, 3)
+    assert "0.750 preemptions per request" in _cliff_reason(four)
+    # at the cliff (cap 128, cliff 100): 50 preemptions over 100 requests at the cap is 0.50
+    at: Any = _capacity(128, 100, 4, 3)
+    said = _cliff_reason(at)
+    assert said.startswith(head.format("100", "0.750"))
+    assert "so with a backlog requests are preempted (0.50 per request)" in said
+    assert "a cap below 100 rides it out" not in said  # it preempted at the planned rate too
+    # exactly at the cliff counts as at it; no request finished: 50 / max(1, 0) = 50.00
+    exactly: Any = _capacity(100, 100, 4, 3, finished=0)
+    assert "the cap is at or past the burst cliff" in _cliff_reason(exactly)
+    assert "(50.00 per request)" in _cliff_reason(exactly)
+    safe: Any = _capacity(128, 100, 4, 0)
+    assert "a cap below 100 rides it out" in _cliff_reason(safe)
