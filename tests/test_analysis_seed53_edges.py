@@ -156,3 +156,25 @@ def test_the_cliff_reason_counts_preemptions_per_request() -> None:
     assert "(50.00 per request)" in _cliff_reason(exactly)
     safe: Any = _capacity(128, 100, 4, 0)
     assert "a cap below 100 rides it out" in _cliff_reason(safe)
+
+
+def test_another_gpu_type_is_offered_at_the_widest_tp_one_node_holds() -> None:
+    from capcliff.analysis.deployment import DeploymentSettings, resolve
+    from capcliff.analysis.plan.feasibility import alternatives
+    from capcliff.catalog.catalogs import get_hardware, get_model
+
+    h200, gb200 = get_hardware("h200-sxm"), get_hardware("gb200")
+    dep = resolve(get_model("llama-3.1-8b"), h200, DeploymentSettings())
+    named = {a.label: a.layout.tp for a in alternatives(dep, 2, [h200, gb200])}
+    # GB200: an NVLink domain of 72 GPUs but 4 to a node (tensor parallelism stays in a node):
+    # min(72, 4) = tp4. The H200 itself is not offered as another type.
+    assert named["gb200 as tp4"] == 4
+    assert not any(label.startswith("h200-sxm as") for label in named)
+    # on H200s (domain 8): 2 GPUs widest tp2, so 4 GPUs as tp4 = min(2 x 2, 8) is offered
+    assert named["4 GPUs as tp4"] == 4
+    # bf16 weights and KV: both FP8 options are offered, at the widest TP of the 2 GPUs
+    assert named["FP8 weights (--weight-dtype fp8)"] == 2
+    assert named["an FP8 KV cache (--kv-cache-dtype fp8)"] == 2
+    # on 8 H200s, tp8 already spans the domain: min(16, 8) = 8 is not wider, nothing offered
+    eight = [a.label for a in alternatives(dep, 8, [h200])]
+    assert not any("GPUs as tp" in label for label in eight)
