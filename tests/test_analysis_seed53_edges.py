@@ -178,3 +178,63 @@ def test_another_gpu_type_is_offered_at_the_widest_tp_one_node_holds() -> None:
     # on 8 H200s, tp8 already spans the domain: min(16, 8) = 8 is not wider, nothing offered
     eight = [a.label for a in alternatives(dep, 8, [h200])]
     assert not any("GPUs as tp" in label for label in eight)
+
+
+class _StepProbes:
+    """Rate probes on a step function: a rate passes iff it is at most `limit` requests/s.
+    Every probe is recorded; the sample size is the requests asked for."""
+
+    def __init__(self, limit: float, seen: list[tuple[float, bool]] | None = None) -> None:
+        from types import SimpleNamespace
+
+        self.limit = limit
+        self.points = [
+            SimpleNamespace(rate_rps=r, meets=ok, requests=100) for r, ok in (seen or [])
+        ]
+        self.probed: list[float] = []
+
+    def size(self, n: int, rate: float) -> int:
+        return n
+
+    def probe(self, rate: float, n: int, cap: int) -> object:
+        from types import SimpleNamespace
+
+        self.probed.append(rate)
+        point = SimpleNamespace(rate_rps=rate, meets=rate <= self.limit, requests=n)
+        self.points.append(point)
+        return point
+
+
+def _gallop(probes: _StepProbes, top: float) -> tuple[list[float], float, float | None]:
+    from types import SimpleNamespace
+    from typing import Any
+
+    from capcliff.analysis.evaluate.rate_search import _upwards
+
+    stub: Any = probes
+    good: Any = SimpleNamespace(rate_rps=1.0, meets=True, requests=100)
+    passed, failed = _upwards(stub, 8, good, 100, top, 1.0)
+    return probes.probed, passed.rate_rps, None if failed is None else failed.rate_rps
+
+
+def test_the_upward_gallop_doubles_its_step_from_the_last_pass() -> None:
+    # limit 7.3 from 1/s with step 1: 2 (pass), +2 = 4 (pass), +4 = 8 (fail): bracket [4, 8]
+    assert _gallop(_StepProbes(7.3), top=20.0) == ([2.0, 4.0, 8.0], 4.0, 8.0)
+    # the top rate passes: 2, 4, 8, then min(20, 16) = 16 passes, then 20 (capped) passes
+    assert _gallop(_StepProbes(100.0), top=20.0) == ([2.0, 4.0, 8.0, 16.0, 20.0], 20.0, None)
+    # exactly at the limit passes: limit 4: 2, 4 pass, 8 fails
+    assert _gallop(_StepProbes(4.0), top=20.0) == ([2.0, 4.0, 8.0], 4.0, 8.0)
+
+
+def test_the_gallop_tries_the_lowest_rate_seen_failing_first() -> None:
+    # failures already seen at 6, 9 and 30 (30 is past the top, 20): 6 is tried first; it fails
+    # again on the step function (limit 5), so the bracket is [1, 6] at once
+    seen = [(6.0, False), (9.0, False), (30.0, False), (3.0, True)]
+    assert _gallop(_StepProbes(5.0, seen), top=20.0) == ([6.0], 1.0, 6.0)
+    # limit 7: 6 (recorded failing, at another cap) passes when probed; from 6: 7 passes,
+    # 7 + 2 = 9 fails
+    assert _gallop(_StepProbes(7.0, seen), top=20.0) == ([6.0, 7.0, 9.0], 7.0, 9.0)
+    # failures recorded exactly at the passing rate (1) or at the top (20) are not inside the
+    # bracket: ignored, the gallop runs as with none
+    edges = [(1.0, False), (20.0, False)]
+    assert _gallop(_StepProbes(100.0, edges), top=20.0) == ([2.0, 4.0, 8.0, 16.0, 20.0], 20.0, None)
