@@ -7,7 +7,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-import numpy as np
 import pytest
 
 from capcliff.analysis import parallel
@@ -21,22 +20,23 @@ def test_a_run_keeps_at_least_one_worker(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_a_timed_traces_offered_rate_counts_intervals_not_requests() -> None:
-    from capcliff.analysis.evaluate.online_load import LoadKind, OnlineWorkload
+    import json
+
+    from capcliff.analysis.evaluate.online_load import OnlineWorkload
+    from capcliff.analysis.workloads import WorkloadChoice
+
+    def trace(arrivals: list[float]) -> OnlineWorkload:
+        lines = tuple(
+            json.dumps({"input_tokens": 10, "output_tokens": 5, "arrival_s": a}) for a in arrivals
+        )
+        return OnlineWorkload(WorkloadChoice(num_requests=1, trace_lines=lines), seed=0)
 
     # 5 requests at 0, 1, 2, 3, 4 s: 4 intervals over a 4 s span = 1 request/s (not 5 / 4)
-    arrivals = np.array([2.0, 0.0, 1.0, 4.0, 3.0])
-    fake: Any = SimpleNamespace(
-        kind=LoadKind.TRACE, backlog=lambda n: SimpleNamespace(arrival_s=arrivals)
-    )
-    assert OnlineWorkload.offered_rps(fake) == pytest.approx(1.0)
+    assert trace([2.0, 0.0, 1.0, 4.0, 3.0]).offered_rps() == pytest.approx(1.0)
     # 3 requests at 10, 12 and 15 s: 2 intervals over 5 s = 0.4 request/s
-    three = np.array([10.0, 12.0, 15.0])
-    fake = SimpleNamespace(kind=LoadKind.TRACE, backlog=lambda n: SimpleNamespace(arrival_s=three))
-    assert OnlineWorkload.offered_rps(fake) == pytest.approx(0.4)
-    # all at once: no span, no rate
-    same = np.array([1.0, 1.0])
-    fake = SimpleNamespace(kind=LoadKind.TRACE, backlog=lambda n: SimpleNamespace(arrival_s=same))
-    assert OnlineWorkload.offered_rps(fake) is None
+    assert trace([10.0, 12.0, 15.0]).offered_rps() == pytest.approx(0.4)
+    # all at once (and not at 0, so the trace is timed): no span, no rate
+    assert trace([1.0, 1.0]).offered_rps() is None
 
 
 def test_kv_capacity_is_compared_only_when_both_layouts_have_one() -> None:

@@ -219,10 +219,14 @@ class OnlineWorkload:
         if self.kind is LoadKind.RATE:
             return self.choice.rate_per_s
         if self.kind is LoadKind.TRACE:
-            arrivals = self.backlog(0).arrival_s
-            span = float(arrivals.max() - arrivals.min())
-            return (len(arrivals) - 1) / span if span > 0 else None
+            return self._trace_rps()
         return None
+
+    def _trace_rps(self) -> float | None:
+        """A trace's own request rate, (n - 1) intervals over its span; None when untimed."""
+        arrivals = self.backlog(0).arrival_s
+        span = float(arrivals.max() - arrivals.min())
+        return (len(arrivals) - 1) / span if span > 0 else None
 
     def at_rate(self, n: int, rate_rps: float) -> Requests:
         """n requests arriving at `rate_rps` (a trace: its timestamps scaled to that rate)."""
@@ -232,7 +236,8 @@ class OnlineWorkload:
             return self._session_sample(n, rate_rps, None)
         base = self.backlog(n)
         if self.is_trace:
-            offered = self.offered_rps()
+            # its own rate, not the load: an untimed trace under --rate is a RATE load
+            offered = self._trace_rps()
             if offered is None:  # untimed trace: Poisson arrivals over its rows
                 arrivals = self._unit_arrivals(len(base)) / rate_rps
             else:
