@@ -6,9 +6,12 @@ import dataclasses
 
 import numpy as np
 
+from capcliff.analysis.evaluate.steady_state import SteadyState
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
+from capcliff.sim.loop.lockstep import LockstepSim
 from capcliff.sim.loop.replica import ReplicaSim
+from capcliff.sim.loop.replica_result import ReplicaResult
 from capcliff.sim.policies import NewTokenRatio, Policy
 from capcliff.sim.simulate import make_policy
 from capcliff.sim.traffic.workload import Requests
@@ -170,3 +173,26 @@ def two_decoding_and_a_long_arrival(*, mixed: bool) -> ReplicaSim:
         requests, constant_model(1.0), KVCapacity(1000, 1, 1000), config,
         make_policy(config, requests),
     )  # fmt: skip
+
+
+def steady_at(hw: float, batches: int, measured: int = 1_000) -> SteadyState:
+    """A steady state whose worst relative half-width is `hw` (the TPOT's is half the rate's),
+    over `batches` batch means of `measured` requests; every other figure 1 (or 0.1 s)."""
+    return SteadyState(
+        requests=1_000, measured=measured, window_s=(0.0, 1.0), throughput_rps=1.0,
+        output_tok_s=1.0, arrival_rps=None, ttft_p99_s=1.0, tpot_p99_s=0.1, tpot_mean_s=0.1,
+        e2e_mean_s=1.0, rps_half_width=hw, tpot_half_width=hw / 2, queue_growing=False,
+        batches=batches,
+    )  # fmt: skip
+
+
+def alone_and_in_lockstep(
+    requests: Requests, model: StepTimeModel, capacity: KVCapacity, config: SimConfig
+) -> tuple[ReplicaResult, ReplicaResult]:
+    """One replica's run priced by `model`, and the same requests as the one rank of a lockstep
+    group (its own work `model.local` plus the shared MoE layers)."""
+    rule = make_policy(config, requests)
+    alone = ReplicaSim(requests, model, capacity, config, rule).run()
+    rank = ReplicaSim(requests, model.local, capacity, config, rule)
+    (together,) = LockstepSim([rank], model).run()
+    return alone, together

@@ -10,17 +10,8 @@ import math
 
 import pytest
 
-from capcliff.analysis.evaluate.steady_state import SteadyState, next_size
-
-
-def _state(hw: float, batches: int, measured: int = 1_000) -> SteadyState:
-    # the TPOT half-width is half the rate's: the worst of the two is `hw`
-    return SteadyState(
-        requests=1_000, measured=measured, window_s=(0.0, 1.0), throughput_rps=1.0,
-        output_tok_s=1.0, arrival_rps=None, ttft_p99_s=1.0, tpot_p99_s=0.1, tpot_mean_s=0.1,
-        e2e_mean_s=1.0, rps_half_width=hw, tpot_half_width=hw / 2, queue_growing=False,
-        batches=batches,
-    )  # fmt: skip
+from capcliff.analysis.evaluate.steady_state import next_size
+from tests.simtools import steady_at
 
 
 @pytest.mark.parametrize(
@@ -55,4 +46,4 @@ def _state(hw: float, batches: int, measured: int = 1_000) -> SteadyState:
     ],
 )
 def test_next_size_at_its_edges(hw: float, batches: int, measured: int, expected: int) -> None:
-    assert next_size(_state(hw, batches, measured), 1_000) == expected
+    assert next_size(steady_at(hw, batches, measured), 1_000) == expected

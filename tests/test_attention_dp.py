@@ -28,11 +28,10 @@ from capcliff.perf.communication import (
 from capcliff.perf.decode_line import DecodeLine
 from capcliff.perf.step_time import StepTimeModel, step_time_model
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
-from capcliff.sim.loop.lockstep import LockstepLine, LockstepSim
-from capcliff.sim.loop.replica import ReplicaSim
-from capcliff.sim.simulate import make_policy, simulate
+from capcliff.sim.loop.lockstep import LockstepLine
+from capcliff.sim.simulate import simulate
 from capcliff.units import KVDType
-from tests.simtools import POLICIES, fixed_batch, random_case, toy_model
+from tests.simtools import POLICIES, alone_and_in_lockstep, fixed_batch, random_case, toy_model
 
 TOY_FABRIC = Fabric(
     domain_gpus=8,
@@ -157,10 +156,7 @@ def test_one_busy_rank_in_lockstep_runs_as_a_replica_priced_for_all(
     # ranks padded to its tokens: exactly the step the model prices alone.
     requests, capacity, config = random_case(seed, policy, PreemptionMode.SWAP, arrival)
     model = _toy_lockstep()
-    rule = make_policy(config, requests)
-    alone = ReplicaSim(requests, model, capacity, config, rule).run()
-    rank = ReplicaSim(requests, model.local, capacity, config, rule)
-    (together,) = LockstepSim([rank], model).run()
+    alone, together = alone_and_in_lockstep(requests, model, capacity, config)
     assert together.finish_s == pytest.approx(alone.finish_s, rel=1e-9)
     assert together.first_token_s == pytest.approx(alone.first_token_s, rel=1e-9)
     assert list(together.preemptions) == list(alone.preemptions)

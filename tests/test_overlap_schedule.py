@@ -20,12 +20,18 @@ from capcliff.perf.profiles import engine_profile, overlaps, step_profile
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
 from capcliff.sim.loop.landed import LandedReplicaSim
-from capcliff.sim.loop.lockstep import LockstepSim
 from capcliff.sim.loop.replica import ReplicaSim
 from capcliff.sim.simulate import make_policy, simulate
 from capcliff.sim.traffic.workload import Requests
 from tests.reference_sim import ReferenceSim
-from tests.simtools import POLICIES, constant_model, pressure_case, random_case, toy_model
+from tests.simtools import (
+    POLICIES,
+    alone_and_in_lockstep,
+    constant_model,
+    pressure_case,
+    random_case,
+    toy_model,
+)
 from tests.test_attention_dp import _toy_lockstep
 from tests.test_simulate import ARRIVALS, MODES, _assert_same
 
@@ -145,10 +151,7 @@ def test_one_busy_rank_in_lockstep_runs_as_alone_under_overlap(policy: str, arri
     model = _overlapped(_toy_lockstep())
     for seed in range(2):
         requests, capacity, config = random_case(seed, policy, PreemptionMode.SWAP, arrival)
-        rule = make_policy(config, requests)
-        alone = ReplicaSim(requests, model, capacity, config, rule).run()
-        rank = ReplicaSim(requests, model.local, capacity, config, rule)
-        (together,) = LockstepSim([rank], model).run()
+        alone, together = alone_and_in_lockstep(requests, model, capacity, config)
         assert together.first_token_s == pytest.approx(alone.first_token_s, rel=1e-9)
         assert together.finish_s == pytest.approx(alone.finish_s, rel=1e-9)
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from capcliff.analysis.evaluate.capacity import Replica
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
-from capcliff.analysis.evaluate.steady_state import SteadyState, next_size, steady_state
+from capcliff.analysis.evaluate.steady_state import next_size, steady_state
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout
@@ -21,6 +21,7 @@ from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.traffic.length_mean import expected_length
 from capcliff.sim.traffic.workload import Empirical, Fixed, LogNormal, Normal, Uniform
 from capcliff.units import KVDType
+from tests.simtools import steady_at
 
 
 def _cdf(z: float) -> float:
@@ -110,15 +111,6 @@ def test_token_rate_over_the_mean_output_counts_the_requests_finished() -> None:
     assert state.batches == 10 and state.settled
 
 
-def _state(hw: float, batches: int, measured: int = 1_000) -> SteadyState:
-    return SteadyState(
-        requests=1_000, measured=measured, window_s=(0.0, 1.0), throughput_rps=1.0,
-        output_tok_s=1.0, arrival_rps=None, ttft_p99_s=1.0, tpot_p99_s=0.1, tpot_mean_s=0.1,
-        e2e_mean_s=1.0, rps_half_width=hw, tpot_half_width=hw / 2, queue_growing=False,
-        batches=batches,
-    )  # fmt: skip
-
-
 @pytest.mark.parametrize(
     ("hw", "batches", "expected"),
     [
@@ -137,12 +129,12 @@ def _state(hw: float, batches: int, measured: int = 1_000) -> SteadyState:
 def test_a_short_window_grows_to_the_size_predicted_to_settle(
     hw: float, batches: int, expected: int
 ) -> None:
-    assert next_size(_state(hw, batches), 1_000) == expected
+    assert next_size(steady_at(hw, batches), 1_000) == expected
 
 
 def test_a_full_window_still_doubles_as_before() -> None:
     # ten batches: the doubling rule, (0.06 / 0.05)^2 = 1.44 -> one doubling
-    assert next_size(_state(0.06, 10), 1_000) == 2_000
+    assert next_size(steady_at(0.06, 10), 1_000) == 2_000
 
 
 @pytest.mark.parametrize(
