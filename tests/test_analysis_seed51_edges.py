@@ -155,9 +155,14 @@ class _Fleet:
             return state[1] >= meets_from
 
         monkeypatch.setattr(fleet, "config_at", config_at)
-        monkeypatch.setattr(
-            fleet, "simulate", lambda requests, steps, kv, config, dp: (requests, dp)
-        )
+
+        def simulate(
+            requests: int, steps: object, kv: object, config: object, dp: int, groups: int
+        ) -> tuple[int, int]:
+            assert dp == 2 * groups  # one group of the unit's 2 engines per replica
+            return requests, dp
+
+        monkeypatch.setattr(fleet, "simulate", simulate)
         monkeypatch.setattr(fleet, "steady_state", steady_state)
         monkeypatch.setattr(fleet, "meets_slo", meets)
 
