@@ -104,13 +104,23 @@ def steps_before_arrival(sim: ReplicaState, count: int, context0: int, limit: in
     (the step after the one it arrives in is already decided: `ReplicaState.seen_s`); under a
     receive interval, the first poll at or after that (`poll_aligned`)."""
     due_s = sim.arrivals[0][0] - sim.now_s - ARRIVAL_TIE_S
-    if not sim.overlap:
-        steps = _steps_lasting(sim, count, context0, limit, due_s)
-    elif due_s <= 0 or limit == 1:
-        steps = 1
-    else:
-        steps = 1 + _steps_lasting(sim, count, context0, limit - 1, due_s)
-    return poll_aligned(sim, steps, limit)
+
+    def lasting(n: int) -> int:
+        return _steps_lasting(sim, count, context0, n, due_s)
+
+    return poll_aligned(sim, decided_steps(sim.overlap, due_s, limit, lasting), limit)
+
+
+def decided_steps(overlap: bool, due_s: float, limit: int, lasting: Callable[[int], int]) -> int:
+    """Steps of a run before an arrival `due_s` from its start is there when the next step is
+    decided, at most `limit`, given `lasting(n)`: the smallest m in [1, n] whose first m steps
+    last at least `due_s`, else n. Under an overlap scheduler the step after the one it arrives
+    in is already decided: one step more (`ReplicaState.seen_s`)."""
+    if not overlap:
+        return lasting(limit)
+    if due_s <= 0 or limit == 1:
+        return 1
+    return 1 + lasting(limit - 1)
 
 
 def _steps_lasting(sim: ReplicaState, count: int, context0: int, limit: int, due_s: float) -> int:

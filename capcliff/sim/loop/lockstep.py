@@ -22,7 +22,12 @@ from capcliff.errors import step_limit_error
 from capcliff.perf.decode_line import DecodeLine
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import ARRIVAL_TIE_S
-from capcliff.sim.loop.fast_forward import advance_decode, plain_decode_run, waits_for_arrival
+from capcliff.sim.loop.fast_forward import (
+    advance_decode,
+    decided_steps,
+    plain_decode_run,
+    waits_for_arrival,
+)
 from capcliff.sim.loop.landed import first_tokens_at, fold_landing
 from capcliff.sim.loop.replica import ReplicaSim
 from capcliff.sim.loop.timeline import ReplicaResult
@@ -297,15 +302,6 @@ class LockstepSim:
             cached = self.run_end[i] = (r.step + run[0], run[1])
         return cached
 
-    def _steps_before(self, clock: LockstepLine, due_s: float, limit: int) -> int:
-        """Steps of the run before an arrival `due_s` from now can be taken
-        (`fast_forward.steps_before_arrival` on the group's clock)."""
-        if not self.overlap:
-            return clock.steps_before(due_s, limit)
-        if due_s <= 0 or limit == 1:
-            return 1
-        return 1 + clock.steps_before(due_s, limit - 1)
-
     def _fast_forward(self, busy: list[int]) -> bool:
         """Jump every rank over the common run of identical decode steps; False if some busy
         rank's next step is not a decode step (then all run one step together)."""
@@ -332,7 +328,10 @@ class LockstepSim:
             if r.arrivals and (not (r.running or r.waiting) or waits_for_arrival(r))
         ]
         if due:
-            limit = self._steps_before(clock, min(due) - self.now_s - ARRIVAL_TIE_S, limit)
+            due_s = min(due) - self.now_s - ARRIVAL_TIE_S
+            limit = decided_steps(
+                self.overlap, due_s, limit, lambda n: clock.steps_before(due_s, n)
+            )
         seconds = clock.total_s(limit)
         self._pend(lines, ends, limit, clock, self.model.moe_hbm_bytes(busiest, busiest), seconds)
         if self.overlap:  # the start of the run's last step

@@ -49,10 +49,9 @@ class ReplicaSim(ReplicaState):
         if (sum(self.output) - n) / self.max_num_seqs > max_steps:
             raise step_limit_error(max_steps, n)
         while self.done < n:
-            if arrivals and arrivals[0][0] <= self.poll_s() + ARRIVAL_TIE_S:
+            heard = self.poll_s()  # a poll resets the receive counter, whatever came
+            if arrivals and arrivals[0][0] <= heard + ARRIVAL_TIE_S:
                 self.take_arrivals()
-            elif self.recv_every > 1:
-                self.poll_s()  # the counter resets at a poll whether or not anything came
             if not self.running and not self.waiting:
                 self._idle()
             elif not fast_forward(self):
