@@ -6,7 +6,9 @@ import dataclasses
 
 import numpy as np
 
+from capcliff.analysis.deployment import Deployment, resolve, settings_of
 from capcliff.analysis.evaluate.steady_state import SteadyState
+from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
 from capcliff.sim.loop.lockstep import LockstepSim
@@ -196,3 +198,11 @@ def alone_and_in_lockstep(
     rank = ReplicaSim(requests, model.local, capacity, config, rule)
     (together,) = LockstepSim([rank], model).run()
     return alone, together
+
+
+def llama_8b_h200(engine: str, **settings: object) -> Deployment:
+    """Llama-3.1-8B on an H200 under `engine` with the deployment `settings` given."""
+    return resolve(
+        get_model("llama-3.1-8b"), get_hardware("h200-sxm"),
+        settings_of({"engine": engine, **settings}),
+    )  # fmt: skip

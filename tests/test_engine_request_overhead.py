@@ -9,25 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from capcliff.analysis.deployment import resolve, settings_of
 from capcliff.analysis.evaluate.replica_models import step_label
 from capcliff.analysis.sweep.step_fit import point_bases
 from capcliff.calibrate.benchmarks import CLIENT_TURNAROUND_S, BenchmarkPoint
-from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout
 from capcliff.memory.budget import EngineName
 from capcliff.perf.profiles import PROFILES, engine_profile
 from tests.calibration_text import calibration_toml
+from tests.simtools import llama_8b_h200
 
 # 9.54 ms measured TTFT - 1000 / 380 = 2.632 ms of mock forward = 6.908 ms.
 ISSUE_3560_OUTSIDE_S = 6.908e-3
-
-
-def _deployment(engine: str, **settings: object):  # type: ignore[no-untyped-def]
-    return resolve(
-        get_model("llama-3.1-8b"), get_hardware("h200-sxm"),
-        settings_of({"engine": engine, **settings}),
-    )  # fmt: skip
 
 
 def test_sglang_default_is_the_measured_ttft_less_one_mock_forward() -> None:
@@ -49,7 +41,7 @@ def test_engines_without_a_measured_figure_model_none(engine: EngineName) -> Non
 
 
 def test_an_sglang_deployment_simulates_the_default_and_says_so() -> None:
-    dep = _deployment("sglang")
+    dep = llama_8b_h200("sglang")
     overhead_s, how = dep.request_overhead
     assert overhead_s == pytest.approx(ISSUE_3560_OUTSIDE_S, abs=1e-6)
     assert how == "engine default"
@@ -58,12 +50,12 @@ def test_an_sglang_deployment_simulates_the_default_and_says_so() -> None:
 
 
 def test_the_user_figure_replaces_the_default() -> None:
-    assert _deployment("sglang", request_overhead_ms=0.0).request_overhead == (0.0, "set")
-    assert _deployment("sglang", request_overhead_ms=25.0).request_overhead == (0.025, "set")
+    assert llama_8b_h200("sglang", request_overhead_ms=0.0).request_overhead == (0.0, "set")
+    assert llama_8b_h200("sglang", request_overhead_ms=25.0).request_overhead == (0.025, "set")
 
 
 def test_a_vllm_deployment_is_unchanged() -> None:
-    assert _deployment("vllm").request_overhead == (0.0, "engine default")
+    assert llama_8b_h200("vllm").request_overhead == (0.0, "engine default")
 
 
 def test_the_harness_adds_it_to_one_client_ttft_exactly() -> None:
@@ -72,8 +64,8 @@ def test_the_harness_adds_it_to_one_client_ttft_exactly() -> None:
     point = BenchmarkPoint(
         "c1", 1, 256, 16, num_requests=4, client_turnaround_s=CLIENT_TURNAROUND_S
     )
-    with_default = point_bases(_deployment("sglang"), Layout(), [point])[0]
-    without = point_bases(_deployment("sglang", request_overhead_ms=0.0), Layout(), [point])[0]
+    with_default = point_bases(llama_8b_h200("sglang"), Layout(), [point])[0]
+    without = point_bases(llama_8b_h200("sglang", request_overhead_ms=0.0), Layout(), [point])[0]
     assert with_default.modeled is not None and without.modeled is not None
     assert with_default.modeled.ttft_s - without.modeled.ttft_s == pytest.approx(
         ISSUE_3560_OUTSIDE_S, abs=1e-6
@@ -86,4 +78,4 @@ def test_a_calibration_that_fitted_no_overhead_replaces_the_default(tmp_path: Pa
     # Its TTFTs were already met by the fitted steps: adding the default would double-count.
     path = tmp_path / "sglang.toml"
     path.write_text(calibration_toml("sglang", 0.0))
-    assert _deployment("sglang", calibration=str(path)).request_overhead == (0.0, "calibrated")
+    assert llama_8b_h200("sglang", calibration=str(path)).request_overhead == (0.0, "calibrated")

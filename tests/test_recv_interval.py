@@ -9,17 +9,23 @@ import dataclasses
 import numpy as np
 import pytest
 
-from capcliff.analysis.deployment import resolve, settings_of
+from capcliff.analysis.deployment import settings_of
 from capcliff.analysis.evaluate.replica_models import step_label
 from capcliff.analysis.serve_command import parse_serve_command
-from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.errors import InputError
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
 from capcliff.sim.loop.replica import ReplicaSim
 from capcliff.sim.simulate import make_policy, simulate
 from capcliff.sim.traffic.workload import Requests
 from tests.reference_sim import ReferenceSim
-from tests.simtools import POLICIES, constant_model, pressure_case, random_case, toy_model
+from tests.simtools import (
+    POLICIES,
+    constant_model,
+    llama_8b_h200,
+    pressure_case,
+    random_case,
+    toy_model,
+)
 from tests.test_simulate import ARRIVALS, MODES, _assert_same
 
 
@@ -109,23 +115,16 @@ def test_receive_interval_under_pressure_agrees_with_the_reference(
         _assert_same(fast, slow)
 
 
-def _deployment(engine: str, **settings: object):  # type: ignore[no-untyped-def]
-    return resolve(
-        get_model("llama-3.1-8b"), get_hardware("h200-sxm"),
-        settings_of({"engine": engine, **settings}),
-    )  # fmt: skip
-
-
 def test_a_deployment_passes_the_interval_to_the_simulator_and_says_so() -> None:
-    dep = _deployment("sglang", scheduler_recv_interval=30)
+    dep = llama_8b_h200("sglang", scheduler_recv_interval=30)
     assert dep.sim_config(4096).scheduler_recv_interval == 30
     assert "new requests received every 30 decode steps" in step_label(dep)
-    assert _deployment("sglang").sim_config(4096).scheduler_recv_interval == 1
+    assert llama_8b_h200("sglang").sim_config(4096).scheduler_recv_interval == 1
 
 
 def test_other_engines_refuse_the_interval_in_one_line() -> None:
     with pytest.raises(InputError, match="scheduler_recv_interval: SGLang's"):
-        _deployment("vllm", scheduler_recv_interval=10)
+        llama_8b_h200("vllm", scheduler_recv_interval=10)
     with pytest.raises(InputError, match="--scheduler-recv-interval: "):
         settings_of({"engine": "sglang", "scheduler_recv_interval": 0})
 
