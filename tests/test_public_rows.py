@@ -87,6 +87,21 @@ def test_no_row_repeats_a_reference_row() -> None:
                 assert not (math.isclose(ttft, float(a)) and math.isclose(tpot, float(b)))
 
 
+def test_p216_and_p217_differ_only_in_async_scheduling() -> None:
+    """docs/validation.md (vLLM V1: the host time the bursts measure) bounds V1's non-overlapped
+    host time per step by these two rows' TPOT gap, 178.91 - 75.14 = 103.77 ms: that holds only
+    while the rows share everything but `--async-scheduling` (GPUStack's gpt-oss-20b/h100 page)."""
+    rows = {r["row_id"]: r for r in _rows()}
+    sync, overlapped = rows["P216"], rows["P217"]
+    same = ("model", "hardware", "num_gpus", "parallelism", "engine", "engine_version",
+            "benchmark_tool", "dataset", "input_len", "output_len", "num_requests", "concurrency",
+            "source")  # fmt: skip
+    for column in same:
+        assert sync[column] == overlapped[column], column
+    assert overlapped["server_flags"] == sync["server_flags"] + " --async-scheduling"
+    assert math.isclose(float(sync["mean_tpot_ms"]) - float(overlapped["mean_tpot_ms"]), 103.77)
+
+
 SPECULATIVE_ROWS = ROOT / "benchmarks" / "data" / "public_speculative_rows.csv"
 SPEC_COLUMNS = ["spec_method", "spec_num_draft_tokens", "spec_accept_length", "spec_source"]
 
