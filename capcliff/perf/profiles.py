@@ -76,10 +76,18 @@ MEASURED_FABRICS = frozenset({"h100-sxm", "h200-sxm"})
 # Measured for 8 ranks only. The same file's 8 x MI325X run reaches the same large-message bus
 # bandwidth (316-319 GB/s against MI300X's 314-316 GB/s) on the same xGMI mesh, so the curve is
 # used for MI325X too; MI355X has only a two-node run there, so it keeps latency + bandwidth.
+# Named assumption for SGLang: on HIP it runs its TP all-reduces through aiter's custom
+# all-reduce, not RCCL (`dispatch_custom_allreduce`, SGLANG_USE_AITER_AR defaults to true;
+# python/sglang/srt/distributed/device_communicators/custom_all_reduce.py, sglang 004e656). No
+# gfx942 latency of that kernel family was found; vLLM's ROCm custom all-reduce measured 6.3-7.6
+# us up to 96 KB on MI355X at TP 8 (vllm-project/vllm#39080), half of RCCL's 13.7 us here.
 _RCCL_MESSAGE_BYTES = (1_024, 4_096, 32_768, 262_144, 524_288, 1_048_576, 2_097_152, 4_194_304)
 _RCCL_8X_MI300X_US = (13.67, 13.72, 13.94, 17.46, 27.30, 28.39, 36.68, 52.96)
 RCCL_RANKS = 8
-RCCL_ALLREDUCE_SOURCE = "hisohara/ai-scripts rccl-tests all_reduce_perf, 8 x MI300X, one node"
+RCCL_ALLREDUCE_SOURCE = (
+    "hisohara/ai-scripts rccl-tests all_reduce_perf, 8 x MI300X, one node; assumption: RCCL's "
+    "latency stands for the aiter custom all-reduce SGLang runs on HIP (unmeasured on gfx942)"
+)
 RCCL_MEASURED_FABRICS = frozenset({"mi300x", "mi325x"})
 
 # SGLang 0.5.6 - 0.5.9 on gfx942 (MI300X, MI325X) with SGLANG_USE_AITER=1, DeepSeek's block-FP8
