@@ -148,6 +148,15 @@ def test_online_clients_reach_the_engine_one_at_a_time() -> None:
     assert point_requests(_point(3)).arrival_s[:3].tolist() == [0.0, 0.0, 0.0]
 
 
+def test_a_point_is_simulated_with_at_most_max_requests_and_one_per_client() -> None:
+    # InferenceX at 64 clients sends 640 requests: the harness keeps 320 by default, all 640 when
+    # asked, and never fewer than one per client
+    point = BenchmarkPoint("p", 64, 1024, 1024, num_requests=640)
+    assert len(point_requests(point)) == 320
+    assert len(point_requests(point, max_requests=10_000)) == 640
+    assert len(point_requests(point, max_requests=10)) == 64
+
+
 def test_the_fit_stays_exact_with_the_client_turnaround() -> None:
     # the turnaround (1 us) is shorter than any step, so every timing stays linear in the terms
     fit = fit_step_terms(_deployment(), Layout(), _measured_online((2, 8)))

@@ -125,13 +125,16 @@ class Basis:
     modeled: Timings | None = None
 
 
-def point_requests(point: BenchmarkPoint, *, seed: int = 0) -> Requests:
+def point_requests(
+    point: BenchmarkPoint, *, seed: int = 0, max_requests: int = MAX_SIMULATED_REQUESTS
+) -> Requests:
     """The benchmark's closed-loop clients: `concurrency` clients, lengths fixed or uniform in
-    [range_ratio x len, len], the file's request count (else 10 per client), capped. The clients'
-    first requests reach the engine `client_turnaround_s` apart and each next one that long after
-    its previous one finishes (calibrate.benchmarks.CLIENT_TURNAROUND_S)."""
+    [range_ratio x len, len], the file's request count (else 10 per client), at most
+    `max_requests` (never fewer than one per client). The clients' first requests reach the
+    engine `client_turnaround_s` apart and each next one that long after its previous one
+    finishes (calibrate.benchmarks.CLIENT_TURNAROUND_S)."""
     count = point.num_requests or REQUESTS_PER_CLIENT * point.concurrency
-    count = max(min(count, MAX_SIMULATED_REQUESTS), point.concurrency)
+    count = max(min(count, max_requests), point.concurrency)
 
     def lengths(tokens: int) -> Fixed | Uniform:
         low = max(1, round(tokens * point.range_ratio))
