@@ -100,3 +100,23 @@ def test_attention_dp_layouts_leave_the_moe_to_the_lockstep_group() -> None:
 def test_without_the_op_the_fitted_moe_lines_price_the_layer() -> None:
     ops = tuple(op for op in DEFAULT_OP_CURVES if op != "moe_table")
     assert _r1_h200("tp8", ops).moe_table is None
+
+
+def _label(model: str, engine: str, gpu: str) -> str:
+    from capcliff.analysis.deployment import resolve, settings_of
+    from capcliff.analysis.evaluate.replica_models import step_label
+    from capcliff.catalog.catalogs import get_model
+
+    return step_label(resolve(get_model(model), get_hardware(gpu), settings_of({"engine": engine})))
+
+
+def test_the_step_label_names_the_measured_moe_rows_where_they_price_the_steps() -> None:
+    label = _label("deepseek-r1", "sglang", "h200-sxm")
+    assert "; MoE layers at measured rows of their shape (aiconfigurator-core" in label
+    assert "kernel sglang_fused_moe_triton), power_law_1.01 rows" in label
+
+
+def test_the_step_label_is_silent_where_no_measured_rows_apply() -> None:
+    assert "measured rows of their shape" not in _label("qwen3-30b-a3b", "sglang", "h200-sxm")
+    # TensorRT-LLM on Blackwell: no table (its block-FP8 rows measured DeepGEMM only)
+    assert "measured rows of their shape" not in _label("deepseek-r1", "trtllm", "b200")

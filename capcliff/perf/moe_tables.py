@@ -98,3 +98,20 @@ def moe_table(
     if fmt is None or not has_table_shape(arch):
         return None
     return _tables().get((hardware_id, engine, fmt, moe_tp, ep))
+
+
+def moe_table_source(arch: Architecture, hardware_id: str, engine: str, fmt: str | None) -> str:
+    """What a step label says where `arch`'s MoE layers on `hardware_id` under backend `engine`
+    (experts in `fmt`) are priced at measured rows of their own shape; "" where no table holds
+    them (at any MoE split)."""
+    if fmt is None or not has_table_shape(arch):
+        return ""
+    found = next(
+        (
+            t
+            for (hw, eng, f, _, _), t in _tables().items()
+            if (hw, eng, f) == (hardware_id, engine, fmt)
+        ),
+        None,
+    )
+    return "" if found is None else f"; MoE layers at measured rows of their shape ({found.source})"
