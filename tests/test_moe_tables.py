@@ -120,3 +120,11 @@ def test_the_step_label_is_silent_where_no_measured_rows_apply() -> None:
     assert "measured rows of their shape" not in _label("qwen3-30b-a3b", "sglang", "h200-sxm")
     # TensorRT-LLM on Blackwell: no table (its block-FP8 rows measured DeepGEMM only)
     assert "measured rows of their shape" not in _label("deepseek-r1", "trtllm", "b200")
+
+
+def test_the_measured_rows_are_a_switch_a_profile_override_turns_off() -> None:
+    profile = engine_profile(EngineName.SGLANG)
+    off = profile.with_overrides({"moe_table": 0})
+    assert "moe_table" in profile.op_curve_ops and "moe_table" not in off.op_curve_ops
+    assert "moe_table" in off.with_overrides({"moe_table": 1}).op_curve_ops
+    assert _r1_h200("tp8", off.op_curve_ops).moe_table is None

@@ -302,6 +302,9 @@ class EngineProfile:
         terms: dict[str, Any] = dict(overrides)
         if "overlap_schedule" in terms:  # a switch: 0 off, anything else on
             terms["overlap_schedule"] = bool(terms["overlap_schedule"])
+        if "moe_table" in terms:  # a switch over op_curve_ops: 0 off, anything else on
+            ops = tuple(op for op in self.op_curve_ops if op != "moe_table")
+            terms["op_curve_ops"] = (*ops, "moe_table") if terms.pop("moe_table") else ops
         return dataclasses.replace(self, **terms)
 
 
@@ -325,6 +328,7 @@ OVERRIDABLE_PROFILE_TERMS = (
     "mla_kernel_floor_s",
     "gfx942_mla_gemm_extra_s",
     "overlap_schedule",
+    "moe_table",
 )
 
 _COMMON_SOURCES = (
@@ -338,7 +342,9 @@ _COMMON_SOURCES = (
 # 1.3.0rc20, vLLM 0.24.0) stand for every release the latest profiles describe.
 OP_TABLES_SOURCE = (
     "op_tables",
-    "aiconfigurator-core 0.12 measured GEMM and MoE tables (perf/data/op_curves.json)",
+    "aiconfigurator-core 0.12 measured GEMM and MoE tables (perf/data/op_curves.json); "
+    "DeepSeek-V3/R1's MoE layers at the rows of their own shape where the measured kernel is "
+    "the engine's default (perf/data/moe_tables.json)",
 )
 
 PROFILES: dict[EngineName, EngineProfile] = {
