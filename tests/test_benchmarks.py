@@ -197,8 +197,11 @@ def test_cli_writes_a_step_time_section_that_sweep_applies(tmp_path: Path) -> No
     assert sweep.exit_code == 0, sweep.output
     profile = json.loads(sweep.stdout)["step_profile"]
     assert ", calibrated" in profile
-    # the rows' TTFT sit above the simulated ones: the fitted overhead is in every TTFT
-    assert f"request overhead {step.request_overhead_s * 1e3:.1f} ms" in profile
+    # B52 and B53 measured 157.8 and 165.4 ms mean TTFT where the model gives 179.1 and 270.2 ms
+    # (the calibrate table): measured - simulated is negative at both, the fitted overhead is
+    # clipped to 0, and the label names none (the engine default is replaced, not added)
+    assert step.request_overhead_s == 0.0
+    assert "request overhead" not in profile
 
 
 def test_cli_one_row_fits_the_scale_alone(

@@ -12,6 +12,7 @@ from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.memory.params import param_count
 from capcliff.memory.weights import WeightScheme
+from capcliff.perf.moe_tables import MoETable, moe_table
 from capcliff.perf.op_curves import (
     ComputeCurve,
     OpCurve,
@@ -112,6 +113,9 @@ class Efficiency:
     # Seconds per layer and pass the dense GEMMs take beyond what the terms above price (an
     # engine release running untuned kernels on this GPU: profiles.gfx942_mla_gemm_extra_s).
     gemm_extra_s_per_layer: float = 0.0
+    # A routed-expert layer's measured time by tokens where the tables hold the model's own MoE
+    # shape (perf/moe_tables.py; in place of moe_curve and moe_flops_curve); None: those.
+    moe_table: MoETable | None = None
 
 
 def default_efficiency(arch: Architecture) -> Efficiency:
@@ -192,11 +196,15 @@ def profile_efficiency(
         heads = mla_format(kv_dtype, arch.num_attention_heads / layout.tp)
         if profile.op_tables is not None:
             extend = compute_curve(hardware.id, profile.op_tables, "mla_context", heads)
+    table = shape_moe_table(arch, hardware, layout, profile, scheme)
     floor = profile.kernel_floor_s
     if arch.mla is not None and profile.mla_kernel_floor_s is not None:
         floor = profile.mla_kernel_floor_s
     covered = curve_kernels_per_layer(
-        arch, gemm=gemm is not None, moe=moe is not None, attention=attention is not None
+        arch,
+        gemm=gemm is not None,
+        moe=moe is not None or table is not None,
+        attention=attention is not None,
     )
     per_layer_s = (kernels_per_layer(arch, tp=layout.tp) - covered) * floor
     overhead = dp_host_overhead_s(profile, layout) + arch.num_layers * per_layer_s
@@ -227,4 +235,24 @@ def profile_efficiency(
         moe_flops_curve=moe_flops,
         extend_attention_curve=extend,
         gemm_extra_s_per_layer=profile.gfx942_mla_gemm_extra_s if untuned else 0.0,
+        moe_table=table,
     )
+
+
+def shape_moe_table(
+    arch: Architecture,
+    hardware: HardwareSpec,
+    layout: Layout,
+    profile: EngineProfile,
+    scheme: WeightScheme,
+) -> MoETable | None:
+    """The measured MoE layer table of `arch`'s own expert shape for `layout`'s MoE split under
+    `profile`'s kernel tables, where the profile prices with it ("moe_table" in `op_curve_ops`);
+    None under attention DP (the lockstep group prices the MoE layers there) or where none was
+    measured."""
+    if profile.op_tables is None or "moe_table" not in profile.op_curve_ops:
+        return None
+    if layout.attention_dp:
+        return None
+    fmt = table_format(scheme.expert, scheme.quantization)
+    return moe_table(arch, hardware.id, profile.op_tables, fmt, moe_tp=layout.moe_tp, ep=layout.ep)

@@ -239,8 +239,14 @@ TRITON_MLA_EXTEND_SOURCE = (
 # (235 rows: uncalibrated throughput 23 -> 22 %, mean TTFT 78 -> 76 %, LOO-calibrated TTFT
 # 47 -> 43 %; docs/validation.md), so they are on by default.
 # "mla_context": MLA prefill attention's measured compute line over the prompt length.
-OP_CURVE_OPS = ("gemm", "moe", "mla", "gemm_flops", "moe_flops", "mla_context")
-DEFAULT_OP_CURVES = ("gemm", "moe", "gemm_flops", "moe_flops")
+# "moe_table": a routed-expert layer of DeepSeek-V3/R1's own shape at its measured time
+# (perf/moe_tables.py), in place of the "moe" and "moe_flops" lines for that layer, where the
+# measured kernel is the engine's default (SGLang on Hopper and Blackwell, TensorRT-LLM on
+# Hopper). It lowered the held-out error (253 rows: uncalibrated throughput / TPOT / mean TTFT
+# 18 / 17 / 60 -> 17 / 15 / 57 %, LOO-calibrated 15 / 15 / 35 -> 15 / 13 / 33 %;
+# docs/validation.md), so it is on by default.
+OP_CURVE_OPS = ("gemm", "moe", "mla", "gemm_flops", "moe_flops", "mla_context", "moe_table")
+DEFAULT_OP_CURVES = ("gemm", "moe", "gemm_flops", "moe_flops", "moe_table")
 
 
 @dataclass(frozen=True)
@@ -304,6 +310,9 @@ class EngineProfile:
         terms: dict[str, Any] = dict(overrides)
         if "overlap_schedule" in terms:  # a switch: 0 off, anything else on
             terms["overlap_schedule"] = bool(terms["overlap_schedule"])
+        if "moe_table" in terms:  # a switch over op_curve_ops: 0 off, anything else on
+            ops = tuple(op for op in self.op_curve_ops if op != "moe_table")
+            terms["op_curve_ops"] = (*ops, "moe_table") if terms.pop("moe_table") else ops
         return dataclasses.replace(self, **terms)
 
 
@@ -327,6 +336,7 @@ OVERRIDABLE_PROFILE_TERMS = (
     "mla_kernel_floor_s",
     "gfx942_mla_gemm_extra_s",
     "overlap_schedule",
+    "moe_table",
 )
 
 _COMMON_SOURCES = (
@@ -340,7 +350,9 @@ _COMMON_SOURCES = (
 # 1.3.0rc20, vLLM 0.24.0) stand for every release the latest profiles describe.
 OP_TABLES_SOURCE = (
     "op_tables",
-    "aiconfigurator-core 0.12 measured GEMM and MoE tables (perf/data/op_curves.json)",
+    "aiconfigurator-core 0.12 measured GEMM and MoE tables (perf/data/op_curves.json); "
+    "DeepSeek-V3/R1's MoE layers at the rows of their own shape where the measured kernel is "
+    "the engine's default (perf/data/moe_tables.json)",
 )
 
 PROFILES: dict[EngineName, EngineProfile] = {

@@ -20,6 +20,7 @@ decode steps sum in closed form (`DecodeLine`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -39,6 +40,7 @@ from capcliff.perf.efficiency import Efficiency as Efficiency  # re-exported
 from capcliff.perf.efficiency import default_efficiency as default_efficiency  # re-exported
 from capcliff.perf.efficiency import default_mbu as default_mbu  # re-exported
 from capcliff.perf.efficiency import profile_efficiency as profile_efficiency  # re-exported
+from capcliff.perf.moe_tables import MoETable
 from capcliff.perf.op_curves import ComputeCurve, OpCurve
 from capcliff.perf.profiles import (
     EngineProfile,
@@ -138,6 +140,10 @@ class StepTimeModel:
     # Seconds every pass's dense GEMMs take beyond the weight-read terms above (untuned kernels
     # of an engine release on this GPU: Efficiency.gemm_extra_s_per_layer x the stage's layers).
     gemm_extra_s: float = 0.0
+    # A routed-expert layer's measured seconds by tokens (perf/moe_tables.py: the model's own MoE
+    # shape): each of `moe_layers` layers takes the table's time for the pass's tokens, in both
+    # the weight-read and the compute term (in place of moe_curve and moe_flops_curve); None: those.
+    moe_table: MoETable | None = None
     # The engine's overlap scheduler (profiles.EngineProfile.overlap_schedule): it schedules step
     # N + 1 while step N runs, so a request that arrives during step N first runs in step N + 2
     # (the simulator's loop, `capcliff.sim.loop`); False: in step N + 1. Carried here with the
@@ -157,7 +163,7 @@ class StepTimeModel:
     def _weights_time_s(self, tokens: float) -> float:
         """Seconds to read the dense weights and the touched experts (at their efficiency, or
         at the measured op curves' floor and fraction of peak for `tokens` tokens)."""
-        if self.gemm_curve is None and self.moe_curve is None:
+        if self.gemm_curve is None and self.moe_curve is None and self.moe_table is None:
             return self._weights_time_at(tokens)
         cached = self._weights_times.get(tokens)
         if cached is None:
@@ -182,6 +188,8 @@ class StepTimeModel:
             )
         if not self.expert_bytes:
             return dense
+        if self.moe_table is not None:
+            return dense + self.moe_layers * self.moe_table.seconds_at(tokens)
         experts = self._weights_read(tokens) - self.weight_bytes
         moe = self.moe_curve
         if moe is None:
@@ -194,7 +202,11 @@ class StepTimeModel:
 
     @cached_property
     def _curved_compute(self) -> bool:
-        return self.gemm_flops_curve is not None or self.moe_flops_curve is not None
+        return (
+            self.gemm_flops_curve is not None
+            or self.moe_flops_curve is not None
+            or self.moe_table is not None
+        )
 
     def _token_compute_s(self, tokens: float, logits: float) -> float:
         """Seconds of one pass's matmul FLOPs over `tokens` tokens with `logits` lm_head rows
@@ -206,7 +218,8 @@ class StepTimeModel:
         if cached is None:
             cached = self._compute_rates[tokens] = self._compute_rates_at(tokens)
         fixed_s, dense_rate, expert_rate = cached
-        experts = self.expert_flops_per_token * tokens if self.moe_flops_curve else 0.0
+        priced = self.moe_flops_curve is not None or self.moe_table is not None
+        experts = self.expert_flops_per_token * tokens if priced else 0.0
         return fixed_s + (flops - experts) / dense_rate + experts / expert_rate
 
     @cached_property
@@ -221,7 +234,11 @@ class StepTimeModel:
         if gemm is not None:
             fixed_s += self.dense_gemms * gemm.floor_at(tokens)
             dense_rate = gemm.flops_per_s_at(tokens)
-        if moe is not None:
+        if self.moe_table is not None and self.expert_bytes:
+            # the layers' measured time carries their FLOPs: none left to divide
+            fixed_s += self.moe_layers * self.moe_table.seconds_at(tokens)
+            expert_rate = math.inf
+        elif moe is not None:
             fixed_s += self.moe_layers * moe.floor_at(tokens)
             expert_rate = moe.flops_per_s_at(tokens)
         return fixed_s, dense_rate, expert_rate
@@ -603,6 +620,7 @@ def step_time_model(
         else mla_mha_flops_per_pair(arch, layout, layers),
         extend_attention_layers=layers if eff.extend_attention_curve is not None else 0,
         gemm_extra_s=layers * eff.gemm_extra_s_per_layer,
+        moe_table=eff.moe_table,
         extend_floor_s=eager_prefill_floor_s(profile, arch, layout, layers)
         if efficiency is None and not fitted  # a calibration's fixed_s and scale replace it
         else 0.0,

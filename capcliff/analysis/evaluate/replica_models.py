@@ -13,6 +13,8 @@ from capcliff.memory.draft import draft_layout
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.perf.communication import MoEExchange
 from capcliff.perf.error_band import error_band, speculative_band
+from capcliff.perf.moe_tables import moe_table_source
+from capcliff.perf.op_curves import table_format
 from capcliff.perf.profiles import (
     FITTED_TERMS,
     EngineProfile,
@@ -109,6 +111,7 @@ def step_label(dep: Deployment) -> str:
     label = profile_label(
         dep.settings.engine, terms, dep.settings.engine_version, hardware_id=dep.hardware.id
     )
+    label += _moe_rows_label(dep)
     label += _overlap_label(dep)
     every = dep.settings.scheduler_recv_interval or 1
     if every > 1:
@@ -132,6 +135,16 @@ def step_label(dep: Deployment) -> str:
         f"{accepted.tokens_per_step:.2f} tokens/step ({accepted.source}){host}; "
         f"{SPEC_ASSUMPTIONS}"
     )
+
+
+def _moe_rows_label(dep: Deployment) -> str:
+    """The label's part naming the measured MoE rows that price the model's expert layers, where
+    the deployment's profile uses them ("moe_table"); "" elsewhere."""
+    profile = engine_profile(dep.settings.engine, dep.settings.engine_version)
+    if profile.op_tables is None or "moe_table" not in profile.op_curve_ops:
+        return ""
+    fmt = table_format(dep.scheme.expert, dep.scheme.quantization)
+    return moe_table_source(dep.model.arch, dep.hardware.id, profile.op_tables, fmt)
 
 
 def _overlap_label(dep: Deployment) -> str:

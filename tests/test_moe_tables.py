@@ -1,0 +1,130 @@
+"""Measured MoE layer tables of DeepSeek-V3/R1's own expert shape: interpolation, the shipped
+rows, and where the roofline uses them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from capcliff.catalog.catalogs import get_hardware
+from capcliff.catalog.layout import parse_layout
+from capcliff.memory.budget import EngineName
+from capcliff.memory.weights import WeightScheme
+from capcliff.perf.moe_tables import MoETable, _tables, has_table_shape, moe_table
+from capcliff.perf.profiles import DEFAULT_OP_CURVES, engine_profile
+from capcliff.perf.step_time import step_time_model
+from capcliff.units import KVDType
+from tests.conftest import arch_of
+
+TABLE = MoETable(tokens=(1.0, 4.0, 16.0), seconds=(10e-6, 40e-6, 80e-6), source="t")
+
+
+def test_a_table_interpolates_in_log_tokens_and_log_seconds() -> None:
+    # 2 tokens lie half-way between 1 and 4 in log: exp((ln 10 + ln 40) / 2) = 20 us
+    assert TABLE.seconds_at(2) == pytest.approx(20e-6)
+    # 8 tokens half-way between 4 and 16: sqrt(40 x 80) = 56.57 us
+    assert TABLE.seconds_at(8) == pytest.approx(56.5685e-6, rel=1e-5)
+
+
+def test_a_table_holds_its_first_time_below_the_first_count() -> None:
+    assert TABLE.seconds_at(0.5) == 10e-6
+
+
+def test_past_the_last_count_a_layer_takes_time_in_proportion_to_its_tokens() -> None:
+    # 64 tokens = 4 x the last count's 16: 4 x 80 us
+    assert TABLE.seconds_at(64) == pytest.approx(320e-6)
+
+
+@given(st.sampled_from(sorted(_tables())))
+def test_every_shipped_table_passes_through_its_measured_rows(key: tuple) -> None:  # type: ignore[type-arg]
+    table = _tables()[key]
+    for tokens, seconds in zip(table.tokens, table.seconds, strict=True):
+        assert table.seconds_at(tokens) == pytest.approx(seconds)
+
+
+def test_the_h200_sglang_table_is_aiconfigurators_power_law_row() -> None:
+    # aiconfigurator-core 0.12 systems/data/h200_sxm/moe/sglang/0.5.14/moe_perf.parquet,
+    # fp8_block, hidden 7168, inter 2048, 256 experts, top 8, moe_tp 8, moe_ep 1,
+    # power_law_1.01, 64 tokens: 0.326 ms (the balanced row: 0.249 ms)
+    table = moe_table(arch_of("deepseek-r1"), "h200-sxm", "sglang", "fp8_block", moe_tp=8, ep=1)
+    assert table is not None
+    assert table.seconds_at(64) == pytest.approx(326e-6, abs=1e-6)
+
+
+def test_only_deepseeks_expert_shape_has_tables() -> None:
+    assert has_table_shape(arch_of("deepseek-r1"))
+    assert has_table_shape(arch_of("deepseek-r1-0528-fp4"))
+    assert not has_table_shape(arch_of("qwen3-30b-a3b"))  # 128 experts of width 768
+    qwen = arch_of("qwen3-30b-a3b")
+    assert moe_table(qwen, "h200-sxm", "sglang", "bfloat16", moe_tp=1, ep=1) is None
+
+
+def _r1_h200(layout: str, ops: tuple[str, ...] = DEFAULT_OP_CURVES):  # type: ignore[no-untyped-def]
+    arch = arch_of("deepseek-r1")
+    profile = replace(engine_profile(EngineName.SGLANG), op_curve_ops=ops)
+    return step_time_model(
+        arch, get_hardware("h200-sxm"), parse_layout(layout), scheme=WeightScheme.as_shipped(arch),
+        kv_dtype=KVDType.BF16, profile=profile,
+    )  # fmt: skip
+
+
+def test_each_moe_layer_of_a_decode_step_takes_the_tables_time() -> None:
+    # R1: 61 layers, the first 3 dense (first_k_dense_replace = 3): 58 MoE layers, each at the
+    # table's 326 us for 64 tokens: 18.9 ms on top of the dense weights' read
+    model = _r1_h200("tp8")
+    assert model.moe_table is not None and model.moe_layers == 58
+    dense = replace(model, expert_bytes=0.0)._weights_time_s(64)
+    assert model._weights_time_s(64) - dense == pytest.approx(58 * 326e-6, rel=0.005)
+
+
+def test_the_table_prices_a_prefills_expert_flops_too() -> None:
+    # 8,192 tokens: the compute term's expert part is 58 x the table's time, not FLOPs at a rate
+    model = _r1_h200("tp8")
+    table = model.moe_table
+    assert table is not None
+    no_experts = replace(
+        model, moe_table=None, moe_flops_curve=None, expert_flops_per_token=0.0,
+        flops_per_token=model.flops_per_token - model.expert_flops_per_token,
+    )  # fmt: skip
+    extra = model._token_compute_s(8192, 1) - no_experts._token_compute_s(8192, 1)
+    assert extra == pytest.approx(58 * table.seconds_at(8192))
+
+
+def test_attention_dp_layouts_leave_the_moe_to_the_lockstep_group() -> None:
+    assert _r1_h200("dpa8").moe_table is None
+
+
+def test_without_the_op_the_fitted_moe_lines_price_the_layer() -> None:
+    ops = tuple(op for op in DEFAULT_OP_CURVES if op != "moe_table")
+    assert _r1_h200("tp8", ops).moe_table is None
+
+
+def _label(model: str, engine: str, gpu: str) -> str:
+    from capcliff.analysis.deployment import resolve, settings_of
+    from capcliff.analysis.evaluate.replica_models import step_label
+    from capcliff.catalog.catalogs import get_model
+
+    return step_label(resolve(get_model(model), get_hardware(gpu), settings_of({"engine": engine})))
+
+
+def test_the_step_label_names_the_measured_moe_rows_where_they_price_the_steps() -> None:
+    label = _label("deepseek-r1", "sglang", "h200-sxm")
+    assert "; MoE layers at measured rows of their shape (aiconfigurator-core" in label
+    assert "kernel sglang_fused_moe_triton), power_law_1.01 rows" in label
+
+
+def test_the_step_label_is_silent_where_no_measured_rows_apply() -> None:
+    assert "measured rows of their shape" not in _label("qwen3-30b-a3b", "sglang", "h200-sxm")
+    # TensorRT-LLM on Blackwell: no table (its block-FP8 rows measured DeepGEMM only)
+    assert "measured rows of their shape" not in _label("deepseek-r1", "trtllm", "b200")
+
+
+def test_the_measured_rows_are_a_switch_a_profile_override_turns_off() -> None:
+    profile = engine_profile(EngineName.SGLANG)
+    off = profile.with_overrides({"moe_table": 0})
+    assert "moe_table" in profile.op_curve_ops and "moe_table" not in off.op_curve_ops
+    assert "moe_table" in off.with_overrides({"moe_table": 1}).op_curve_ops
+    assert _r1_h200("tp8", off.op_curve_ops).moe_table is None
