@@ -149,10 +149,13 @@ def test_online_clients_reach_the_engine_one_at_a_time() -> None:
 
 
 def test_a_point_is_simulated_with_at_most_max_requests_and_one_per_client() -> None:
-    # InferenceX at 64 clients sends 640 requests: the harness keeps 320 by default, all 640 when
-    # asked, and never fewer than one per client
+    # InferenceX at 64 clients sends 640 requests: the harness simulates all 640 by default (the
+    # first wave is then 64 / 640 of the mean, as in the run), fewer when asked, and never fewer
+    # than one per client; a file naming 10^6 requests is held to the 20,000 guard
     point = BenchmarkPoint("p", 64, 1024, 1024, num_requests=640)
-    assert len(point_requests(point)) == 320
+    assert len(point_requests(point)) == 640
+    assert len(point_requests(point, max_requests=320)) == 320
+    assert len(point_requests(BenchmarkPoint("q", 4, 16, 16, num_requests=10**6))) == 20_000
     assert len(point_requests(point, max_requests=10_000)) == 640
     assert len(point_requests(point, max_requests=10)) == 64
 
