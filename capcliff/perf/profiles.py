@@ -41,6 +41,7 @@ from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
+from capcliff.perf.host_time import VLLM_V1_HOST_PER_SEQ_S, VLLM_V1_HOST_PER_SEQ_SOURCE
 from capcliff.perf.op_curves import (
     AITER_ORIGIN,
     compute_measured_hardware,
@@ -279,6 +280,10 @@ class EngineProfile:
     # over the batch) is measured too but did not lower the held-out error (docs/validation.md),
     # so it is opt-in (benchmarks/fidelity.py --op-curves gemm,moe,mla).
     op_curve_ops: tuple[str, ...] = DEFAULT_OP_CURVES
+    # Host (CPU) seconds per scheduled sequence per step, on top of host_overhead_s: serial
+    # without an overlap scheduler, the larger of it and the GPU's step with one
+    # (perf/host_time.py). 0: not measured for this engine.
+    host_per_seq_s: float = 0.0
 
     @property
     def label(self) -> str:
@@ -319,6 +324,7 @@ OVERRIDABLE_PROFILE_TERMS = (
     "mla_kernel_floor_s",
     "gfx942_mla_gemm_extra_s",
     "overlap_schedule",
+    "host_per_seq_s",
 )
 
 _COMMON_SOURCES = (
@@ -340,8 +346,9 @@ PROFILES: dict[EngineName, EngineProfile] = {
         EngineName.VLLM, "V1 (>= 0.8)", V1_HOST_OVERHEAD_S, KERNEL_FLOOR_S, "vllm",
         FLASHMLA_BANDWIDTH_FRACTION, None, 1.0,
         (("host_overhead_s", "assumption: 0.5 ms, scheduler between steps"), *_COMMON_SOURCES,
-         OP_TABLES_SOURCE),
+         OP_TABLES_SOURCE, ("host_per_seq_s", VLLM_V1_HOST_PER_SEQ_SOURCE)),
         op_tables="vllm",
+        host_per_seq_s=VLLM_V1_HOST_PER_SEQ_S,
     ),
     EngineName.VLLM_V0: EngineProfile(
         EngineName.VLLM_V0, "V0 (0.6 - 0.7)", V0_HOST_OVERHEAD_S, KERNEL_FLOOR_S, "vllm",
