@@ -13,8 +13,8 @@ class DecodeLine(NamedTuple):
     max(mem0 + mem1 j, cmp0 + cmp1 j, floor_s) + fixed_s.
 
     Bytes each GPU reads in step j: bytes0 + bytes1 j. Units: seconds and bytes. `floor_s`: the
-    host time of an overlap scheduler's step beyond the fixed part (perf/host_time.py); 0 where
-    none (the lines are never negative). (A tuple: the simulator makes one per event.)
+    host time of an overlap scheduler's step beyond the fixed part (perf/host_time.py); 0 or
+    less: none. (A tuple: the simulator makes one per event.)
     """
 
     mem0: float
@@ -29,12 +29,12 @@ class DecodeLine(NamedTuple):
     def step_s(self, j: int) -> float:
         """Time of step j, seconds."""
         line = max(self.mem0 + self.mem1 * j, self.cmp0 + self.cmp1 * j)
-        return max(line, self.floor_s) + self.fixed_s
+        return (max(line, self.floor_s) if self.floor_s > 0 else line) + self.fixed_s
 
     def floor_steps(self, k: int) -> int:
         """How many of steps 0 .. k-1 the floor sets: the leading steps where both lines are
         below it (the lines never fall: their slopes are context growth)."""
-        if self.floor_s <= max(self.mem0, self.cmp0):
+        if self.floor_s <= 0 or self.floor_s <= max(self.mem0, self.cmp0):
             return 0
         first = k
         for x0, x1 in ((self.mem0, self.mem1), (self.cmp0, self.cmp1)):
