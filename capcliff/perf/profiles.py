@@ -419,7 +419,25 @@ _SGLANG_0_5_6_TO_0_5_9 = dataclasses.replace(
         ("gfx942_mla_gemm_extra_s", AITER_UNTUNED_MLA_GEMM_SOURCE),
     ),
 )
+# vLLM V1 before 0.14 schedules between steps unless `--async-scheduling`
+# (SchedulerConfig.async_scheduling = False); 0.14.0 turned async scheduling on by default ("Async
+# scheduling is now enabled by default", #27614), except with pipeline parallelism, the CPU
+# backend and speculation other than EAGLE/MTP (release notes of v0.14.0, 2026-01).
+VLLM_ASYNC_DEFAULT_SOURCE = (
+    "vLLM v0.14.0 release notes: async scheduling on by default (#27614), not with PP; "
+    "AsyncScheduler schedules step N + 1 while step N runs (vllm/v1/core/sched/async_scheduler.py)"
+)
+_VLLM_V1_SERIAL = dataclasses.replace(
+    PROFILES[EngineName.VLLM], version="V1 0.8 - 0.13 (scheduler between steps)"
+)
+PROFILES[EngineName.VLLM] = dataclasses.replace(
+    _VLLM_V1_SERIAL,
+    version="V1 >= 0.14 (async scheduling)",
+    overlap_schedule=True,
+    sources=(*_VLLM_V1_SERIAL.sources, ("overlap_schedule", VLLM_ASYNC_DEFAULT_SOURCE)),
+)
 OLDER_PROFILES: dict[EngineName, tuple[tuple[tuple[int, ...], EngineProfile], ...]] = {
+    EngineName.VLLM: (((0, 14, 0), _VLLM_V1_SERIAL),),
     EngineName.SGLANG: (
         ((0, 4, 4), _SGLANG_PRE_0_4_4),
         ((0, 4, 6), _SGLANG_PRE_0_4_6),
@@ -527,8 +545,11 @@ def compute_source(profile: EngineProfile, hardware_id: str | None = None) -> st
 def overlaps(profile: EngineProfile, layout: Layout) -> bool:
     """Whether `layout` runs under the profile's overlap scheduler: not on attention-DP layouts
     of the releases that turn it off there (their `dp_attention_host_overhead_s` is set: SGLang
-    before 0.4.8, SGLANG_DPA_OVERLAP_SOURCE)."""
+    before 0.4.8, SGLANG_DPA_OVERLAP_SOURCE), nor vLLM's with pipeline parallelism
+    (VLLM_ASYNC_DEFAULT_SOURCE)."""
     if layout.attention_dp and profile.dp_attention_host_overhead_s is not None:
+        return False
+    if profile.engine is EngineName.VLLM and layout.pp > 1:  # not by default with PP (0.14.0)
         return False
     return profile.overlap_schedule
 
