@@ -93,11 +93,13 @@ def test_the_per_sequence_host_time_is_overridable_by_name() -> None:
     assert profile.host_per_seq_s == 2e-5
 
 
-def _llama_8b(*, fitted: dict[str, float] | None = None, layout: Layout | None = None):  # type: ignore[no-untyped-def]
+def _llama_8b(  # type: ignore[no-untyped-def]
+    *, fitted: dict[str, float] | None = None, layout: Layout | None = None, version: str = "0.11.0"
+):
     arch = arch_of("llama-3.1-8b")
     return step_time_model(
         arch, get_hardware("h100-sxm"), layout or Layout(), scheme=WeightScheme.as_shipped(arch),
-        kv_dtype=KVDType.BF16, profile=engine_profile(EngineName.VLLM), fitted=fitted,
+        kv_dtype=KVDType.BF16, profile=engine_profile(EngineName.VLLM, version), fitted=fitted,
     )  # fmt: skip
 
 
@@ -105,7 +107,22 @@ def test_a_vllm_v1_replica_carries_the_profile_host_terms() -> None:
     model = _llama_8b()
     assert model.host_fixed_s == 0.5 * MS
     assert model.host_per_seq_s == VLLM_V1_HOST_PER_SEQ_S
-    assert not model.overlap_schedule
+    assert not model.overlap_schedule  # 0.11: the scheduler runs between steps
+
+
+def test_vllm_from_0_14_hides_the_host_time_behind_the_gpu_step() -> None:
+    # v0.14.0 turned async scheduling on by default: one H100 step of 8 Llama-8B sequences is the
+    # serial step less its 0.5 ms fixed host time and 8 x 103.77 us (the GPU outlasts the host)
+    serial, overlapped = _llama_8b(), _llama_8b(version="0.14.0")
+    assert overlapped.overlap_schedule
+    hidden = 0.5 * MS + 8 * VLLM_V1_HOST_PER_SEQ_S
+    expected = serial.step_time_s(8, 8, 8_000, 8_000) - hidden
+    assert overlapped.step_time_s(8, 8, 8_000, 8_000) == pytest.approx(expected)
+
+
+def test_pipeline_parallel_vllm_keeps_the_serial_host_time() -> None:
+    # async scheduling is not on by default with PP (v0.14.0 release notes)
+    assert not _llama_8b(layout=Layout(pp=2), version="0.14.0").overlap_schedule
 
 
 def test_a_calibration_replaces_the_host_terms() -> None:
