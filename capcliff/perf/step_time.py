@@ -303,7 +303,7 @@ class StepTimeModel:
         return max(step, self.extend_floor_s) if tokens > seqs else step
 
     @cached_property
-    def _host_applies(self) -> bool:
+    def host_applies(self) -> bool:
         """Whether the host terms change a step (else every step is as without them)."""
         return self.host_per_seq_s > 0 or (self.overlap_schedule and self.host_fixed_s > 0)
 
@@ -311,7 +311,7 @@ class StepTimeModel:
         """`step_s` (the GPU's work plus step_overhead_s, which holds host_fixed_s) with the host
         time of a step over `seqs` sequences: their sum, or under an overlap scheduler the larger
         of the GPU's part and the whole host time (perf/host_time.py)."""
-        if not self._host_applies:
+        if not self.host_applies:
             return step_s
         if not self.overlap_schedule:
             return step_s + self.host_per_seq_s * seqs  # host_fixed_s is in step_s already
@@ -323,7 +323,7 @@ class StepTimeModel:
         `fixed_s` without the per-sequence host time: serial, the host time per sequence joins
         the fixed part; overlapped, the fixed host time leaves it and the whole host time becomes
         the line's floor (DecodeLine.floor_s, relative to the fixed part)."""
-        if not self._host_applies:
+        if not self.host_applies:
             return fixed_s, 0.0
         if not self.overlap_schedule:
             return fixed_s + self.host_per_seq_s * seqs, 0.0
@@ -355,7 +355,7 @@ class StepTimeModel:
         when fewer loads than `ranks` (an idle rank) or a load prefills (tokens > sequences)."""
         busiest = max(loads, key=lambda load: load[0], default=(0, 0, 0, 0))
         shared = self.shared_step_s(busiest[0], busiest[1])
-        if self.overlap_schedule and self._host_applies and loads:
+        if self.overlap_schedule and self.host_applies and loads:
             # each rank's scheduler works while the whole lockstep step runs, MoE layers too
             gpu = max(self._local_gpu.step_time_s(*load) for load in loads) - self.host_fixed_s
             host = max(
