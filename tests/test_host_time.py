@@ -20,13 +20,19 @@ from capcliff.perf.decode_line import DecodeLine
 from capcliff.perf.host_time import VLLM_V1_HOST_PER_SEQ_S, host_step_s, step_with_host_s
 from capcliff.perf.profiles import engine_profile, step_profile
 from capcliff.perf.step_time import StepTimeModel, step_time_model
-from capcliff.sim.config import PreemptionMode
+from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
 from capcliff.sim.loop.replica import ReplicaSim
-from capcliff.sim.simulate import make_policy
+from capcliff.sim.simulate import make_policy, simulate
 from capcliff.units import KVDType
 from tests.conftest import arch_of
 from tests.reference_sim import ReferenceSim
-from tests.simtools import alone_and_in_lockstep, constant_model, random_case, toy_model
+from tests.simtools import (
+    alone_and_in_lockstep,
+    constant_model,
+    fixed_batch,
+    random_case,
+    toy_model,
+)
 from tests.test_attention_dp import _toy_lockstep
 from tests.test_simulate import MODES, _assert_same
 
@@ -199,3 +205,14 @@ def test_a_lockstep_rank_keeps_its_own_host_time(overlap: bool) -> None:
         alone, together = alone_and_in_lockstep(requests, model, capacity, config)
         assert together.first_token_s == pytest.approx(alone.first_token_s, rel=1e-9)
         assert together.finish_s == pytest.approx(alone.finish_s, rel=1e-9)
+
+
+@pytest.mark.parametrize("overlap", [False, True], ids=["serial", "overlapped"])
+def test_each_dp_replica_pays_only_its_own_sequences_host_time(overlap: bool) -> None:
+    # 2 x 40 identical requests on two replicas take as long as 40 on one: each replica's host
+    # schedules its own 40 (one host per replica), not the 80 of the deployment
+    model = _hosted(constant_model(5 * MS), overlap=overlap, per_seq_s=1 * MS)
+    capacity, config = KVCapacity(blocks=1000, block_size=16), SimConfig(policy="vllm")
+    one = simulate(fixed_batch(40, 32, 8), model, capacity, config, dp=1)
+    two = simulate(fixed_batch(80, 32, 8), model, capacity, config, dp=2)
+    assert float(two.finish_s.max()) == pytest.approx(float(one.finish_s.max()))
