@@ -188,6 +188,15 @@ def _recv_interval(r: dict[str, object], engine: str, layout: str) -> int | None
     return 30 if int(float(str(r["concurrency"]))) >= 16 else 10
 
 
+def _async_scheduling(r: dict[str, object], engine: str) -> bool | None:
+    """vLLM V1's `--async-scheduling` in a row's serve command (P213-P215, P217): the engine's
+    overlap scheduler (`--overlap-schedule`: AsyncScheduler schedules step N + 1 while step N
+    runs, perf/host_time.py). None: the release's default."""
+    if engine != "vllm" or "--async-scheduling" not in str(r["server_flags"]):
+        return None
+    return True
+
+
 def _release(cell: str) -> str | None:
     """The release a row's engine_version cell names (sglang 0.4.3.post2, v0.5.12-cu130), or
     None (not recorded: the latest modelled profile)."""
@@ -251,6 +260,7 @@ def resolve_rows(
              "enable_chunked_prefill": _offline_chunked_prefill(r, engine),
              "engine_version": _release(str(r["engine_version"])),
              "scheduler_recv_interval": _recv_interval(r, engine, layout),
+             "overlap_schedule": _async_scheduling(r, engine),
              **(extra(r) if extra else {})}
         )  # fmt: skip
         try:

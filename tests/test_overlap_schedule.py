@@ -137,7 +137,11 @@ def test_which_engines_and_layouts_run_an_overlap_scheduler() -> None:
     assert overlaps(sglang, tp8) and overlaps(sglang, dpa) and overlaps(trtllm, tp8)
     old = engine_profile(EngineName.SGLANG, "0.4.3")  # DP attention turned it off before 0.4.8
     assert overlaps(old, tp8) and not overlaps(old, dpa)
-    assert not overlaps(engine_profile(EngineName.VLLM), tp8)
+    # vLLM V1 schedules between steps before 0.14, asynchronously from 0.14.0 (not with PP)
+    assert not overlaps(engine_profile(EngineName.VLLM, "0.11.0"), tp8)
+    assert overlaps(engine_profile(EngineName.VLLM, "0.14.0"), tp8)
+    assert overlaps(engine_profile(EngineName.VLLM), tp8)
+    assert not overlaps(engine_profile(EngineName.VLLM), Layout(tp=4, pp=2))
     assert not overlaps(engine_profile(EngineName.VLLM_V0), tp8)
     off, _ = step_profile(EngineName.SGLANG, {"overlap_schedule": 0.0})
     assert not overlaps(off, tp8)
@@ -198,9 +202,11 @@ def test_a_deployment_carries_the_rule_to_the_simulator_and_says_so() -> None:
     assert not _replica_overlaps(off)
     assert "no overlap scheduler (--no-overlap-schedule)" in step_label(off)
     assert _replica_overlaps(_deployment("trtllm"))
-    assert not _replica_overlaps(_deployment("vllm"))
-    assert "overlap scheduler" not in step_label(_deployment("vllm"))
-    assert _replica_overlaps(_deployment("vllm", overlap_schedule=True))
+    serial = _deployment("vllm", engine_version="0.11.0")  # before async scheduling's default
+    assert not _replica_overlaps(serial)
+    assert "overlap scheduler" not in step_label(serial)
+    assert _replica_overlaps(_deployment("vllm", engine_version="0.11.0", overlap_schedule=True))
+    assert _replica_overlaps(_deployment("vllm"))  # the latest release: async by default
 
 
 def test_sglang_launch_flag_turns_it_off() -> None:

@@ -89,7 +89,7 @@ def test_fitted_terms_make_the_step_fixed_plus_scaled_roofline() -> None:
     # step = fixed_s + scale x (roofline + communication): doubling scale and adding 3 ms to the
     # fixed part moves a step from t to 2 (t - f0) + 0.003, f0 the modeled fixed part.
     arch, h200 = arch_of("llama-3.1-8b"), get_hardware("h200-sxm")
-    profile = engine_profile(EngineName.VLLM)
+    profile = engine_profile(EngineName.VLLM, "0.11.0")  # serial: host time adds to the step
 
     def build(fitted: dict[str, float]) -> float:
         model = step_time_model(
@@ -100,6 +100,9 @@ def test_fitted_terms_make_the_step_fixed_plus_scaled_roofline() -> None:
 
     base = build({})
     # 0.5 ms host + 32 layers x 6 kernels x 1 us: of a Llama layer's 10 kernels, the 4 dense
-    # GEMMs are priced by vLLM's measured H200 BF16 GEMM curve (perf/op_curves.py), not floored
-    fixed = profile.host_overhead_s + 32 * (10 - 4) * profile.kernel_floor_s
+    # GEMMs are priced by vLLM's measured H200 BF16 GEMM curve (perf/op_curves.py), not floored;
+    # + the host time of the step's one sequence (perf/host_time.py), which fixed_s replaces too
+    fixed = (
+        profile.host_overhead_s + 32 * (10 - 4) * profile.kernel_floor_s + profile.host_per_seq_s
+    )
     assert build({"fixed_s": 0.003, "scale": 2.0}) == pytest.approx(2 * (base - fixed) + 0.003)

@@ -354,3 +354,13 @@ def test_independent_replicas_of_a_moe_model_are_printed_as_separate_vllm_server
     assert "--data-parallel-size 1" in line and "--tensor-parallel-size 2" in line
     assert any(w.startswith("vllm: the line is one replica of dp4-tp2: run 4 of them")
                for w in plan["flag_warnings"])  # fmt: skip
+
+
+def test_vllms_async_scheduling_is_the_overlap_setting() -> None:
+    # vLLM V1's AsyncScheduler schedules step N + 1 while step N runs: its overlap scheduler
+    line = "vllm serve openai/gpt-oss-20b"
+    assert parse_serve_command(line + " --async-scheduling").settings["overlap_schedule"] is True
+    assert (
+        parse_serve_command(line + " --no-async-scheduling").settings["overlap_schedule"] is False
+    )
+    assert "overlap_schedule" not in parse_serve_command(line).settings

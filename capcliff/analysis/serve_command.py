@@ -10,7 +10,8 @@ capcliff flags or spec keys: a different value for the same setting is a one-lin
 Flag names are the engines' own:
 - vLLM: `vllm/engine/arg_utils.py` (`EngineArgs`; `--kv-cache-memory-bytes` is
   `CacheConfig.kv_cache_memory_bytes`, per GPU; `--kv-offloading-size` GiB over the replica's
-  TP ranks with `--kv-offloading-backend native`, vllm/config/cache.py). With
+  TP ranks with `--kv-offloading-backend native`, vllm/config/cache.py; `--async-scheduling`
+  and `--no-async-scheduling` are its overlap scheduler on and off). With
   `--enable-expert-parallel` the MoE layers span all `tp x dp` ranks
   (`FusedMoEParallelConfig.make`), which is capcliff's `ep = tp x dp`.
 - SGLang: `python/sglang/srt/server_args.py` (`--tp` counts every rank of an attention-DP group;
@@ -70,6 +71,7 @@ _BOOLEAN = frozenset(
         "enforce-eager", "enable-dp-attention", "disable-radix-cache", "enable-hierarchical-cache",
         "disable-cuda-graph", "trust-remote-code", "disable-log-requests", "disable-log-stats",
         "enable-chunked-prefill", "no-enable-chunked-prefill", "disable-overlap-schedule",
+        "async-scheduling", "no-async-scheduling",
     }
 )  # fmt: skip
 
@@ -246,6 +248,9 @@ _VLLM: dict[str, Callable[..., None]] = {
     "kv-offloading-backend": _setting("offload_backend", _text),
     "all2all-backend": _setting("all2all_backend", _text),
     "speculative-config": _setting("spec_config", _text),
+    # vLLM V1's AsyncScheduler is its overlap scheduler (perf/host_time.py)
+    "async-scheduling": _setting("overlap_schedule", lambda f, v: True),
+    "no-async-scheduling": _setting("overlap_schedule", lambda f, v: False),
 }  # fmt: skip
 _SGLANG: dict[str, Callable[..., None]] = {
     **_COMMON,

@@ -9,10 +9,12 @@ from typing import NamedTuple
 
 
 class DecodeLine(NamedTuple):
-    """Decode step j of a run of identical steps: max(mem0 + mem1 j, cmp0 + cmp1 j) + fixed_s.
+    """Decode step j of a run of identical steps:
+    max(mem0 + mem1 j, cmp0 + cmp1 j, floor_s) + fixed_s.
 
-    Bytes each GPU reads in step j: bytes0 + bytes1 j. Units: seconds and bytes. (A tuple: the
-    simulator makes one per event.)
+    Bytes each GPU reads in step j: bytes0 + bytes1 j. Units: seconds and bytes. `floor_s`: the
+    host time of an overlap scheduler's step beyond the fixed part (perf/host_time.py); 0 or
+    less: none. (A tuple: the simulator makes one per event.)
     """
 
     mem0: float
@@ -22,10 +24,24 @@ class DecodeLine(NamedTuple):
     fixed_s: float
     bytes0: float
     bytes1: float
+    floor_s: float = 0.0
 
     def step_s(self, j: int) -> float:
         """Time of step j, seconds."""
-        return max(self.mem0 + self.mem1 * j, self.cmp0 + self.cmp1 * j) + self.fixed_s
+        line = max(self.mem0 + self.mem1 * j, self.cmp0 + self.cmp1 * j)
+        return (max(line, self.floor_s) if self.floor_s > 0 else line) + self.fixed_s
+
+    def floor_steps(self, k: int) -> int:
+        """How many of steps 0 .. k-1 the floor sets: the leading steps where both lines are
+        below it (the lines never fall: their slopes are context growth)."""
+        if self.floor_s <= 0 or self.floor_s <= max(self.mem0, self.cmp0):
+            return 0
+        first = k
+        for x0, x1 in ((self.mem0, self.mem1), (self.cmp0, self.cmp1)):
+            gap = self.floor_s - x0
+            if x1 > 0 and gap < x1 * first:  # the line reaches the floor within the run
+                first = min(first, math.ceil(gap / x1))
+        return max(0, min(k, first))
 
     def _mem_bound_range(self, k: int) -> tuple[int, int]:
         """Steps [a, b) of 0..k-1 where the memory line is the larger one."""
@@ -39,7 +55,18 @@ class DecodeLine(NamedTuple):
         return 0, min(k, max(0, math.floor(cross) + 1))
 
     def total_s(self, k: int) -> float:
-        """Sum of steps 0 .. k-1, seconds (arithmetic series on each side of the crossing)."""
+        """Sum of steps 0 .. k-1, seconds: the floored steps, then arithmetic series on each
+        side of the lines' crossing."""
+        floored = self.floor_steps(k)
+        if floored == 0:
+            return self._lines_total_s(k)
+        rest = self._lines_total_s(k) - self._lines_total_s(floored)
+        return floored * (self.floor_s + self.fixed_s) + rest
+
+    def _lines_total_s(self, k: int) -> float:
+        """Sum of steps 0 .. k-1 without the floor, seconds."""
+        if k <= 0:
+            return 0.0
         d0 = self.mem0 - self.cmp0
         d_last = d0 + (self.mem1 - self.cmp1) * (k - 1)
         if d0 >= 0 and d_last >= 0:  # memory-bound throughout: the common decode case

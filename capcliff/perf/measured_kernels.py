@@ -413,7 +413,7 @@ class MeasuredStepModel(StepTimeModel):
         per_summed = k * per_ctx / seqs  # the line's context is the sequences' summed context
         roof = super()._decode_coefficients(seqs)
         return (k * base, per_summed, per_summed * seqs, 0.0, 0.0, 0.0, self.step_overhead_s,
-                roof[7], roof[8])  # fmt: skip
+                roof[7], roof[8], 0.0)  # fmt: skip
 
     def shared_step_s(self, busiest_tokens: float, seqs: float) -> float:
         """0: under attention DP the surrogate's step already holds the MoE layers."""

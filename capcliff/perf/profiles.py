@@ -41,6 +41,7 @@ from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
+from capcliff.perf.host_time import VLLM_V1_HOST_PER_SEQ_S, VLLM_V1_HOST_PER_SEQ_SOURCE
 from capcliff.perf.op_curves import (
     AITER_ORIGIN,
     compute_measured_hardware,
@@ -293,6 +294,10 @@ class EngineProfile:
     # over the batch) is measured too but did not lower the held-out error (docs/validation.md),
     # so it is opt-in (benchmarks/fidelity.py --op-curves gemm,moe,mla).
     op_curve_ops: tuple[str, ...] = DEFAULT_OP_CURVES
+    # Host (CPU) seconds per scheduled sequence per step, on top of host_overhead_s: serial
+    # without an overlap scheduler, the larger of it and the GPU's step with one
+    # (perf/host_time.py). 0: not measured for this engine.
+    host_per_seq_s: float = 0.0
 
     @property
     def label(self) -> str:
@@ -337,6 +342,7 @@ OVERRIDABLE_PROFILE_TERMS = (
     "gfx942_mla_gemm_extra_s",
     "overlap_schedule",
     "moe_table",
+    "host_per_seq_s",
 )
 
 _COMMON_SOURCES = (
@@ -360,8 +366,9 @@ PROFILES: dict[EngineName, EngineProfile] = {
         EngineName.VLLM, "V1 (>= 0.8)", V1_HOST_OVERHEAD_S, KERNEL_FLOOR_S, "vllm",
         FLASHMLA_BANDWIDTH_FRACTION, None, 1.0,
         (("host_overhead_s", "assumption: 0.5 ms, scheduler between steps"), *_COMMON_SOURCES,
-         OP_TABLES_SOURCE),
+         OP_TABLES_SOURCE, ("host_per_seq_s", VLLM_V1_HOST_PER_SEQ_SOURCE)),
         op_tables="vllm",
+        host_per_seq_s=VLLM_V1_HOST_PER_SEQ_S,
     ),
     EngineName.VLLM_V0: EngineProfile(
         EngineName.VLLM_V0, "V0 (0.6 - 0.7)", V0_HOST_OVERHEAD_S, KERNEL_FLOOR_S, "vllm",
@@ -432,7 +439,25 @@ _SGLANG_0_5_6_TO_0_5_9 = dataclasses.replace(
         ("gfx942_mla_gemm_extra_s", AITER_UNTUNED_MLA_GEMM_SOURCE),
     ),
 )
+# vLLM V1 before 0.14 schedules between steps unless `--async-scheduling`
+# (SchedulerConfig.async_scheduling = False); 0.14.0 turned async scheduling on by default ("Async
+# scheduling is now enabled by default", #27614), except with pipeline parallelism, the CPU
+# backend and speculation other than EAGLE/MTP (release notes of v0.14.0, 2026-01).
+VLLM_ASYNC_DEFAULT_SOURCE = (
+    "vLLM v0.14.0 release notes: async scheduling on by default (#27614), not with PP; "
+    "AsyncScheduler schedules step N + 1 while step N runs (vllm/v1/core/sched/async_scheduler.py)"
+)
+_VLLM_V1_SERIAL = dataclasses.replace(
+    PROFILES[EngineName.VLLM], version="V1 0.8 - 0.13 (scheduler between steps)"
+)
+PROFILES[EngineName.VLLM] = dataclasses.replace(
+    _VLLM_V1_SERIAL,
+    version="V1 >= 0.14 (async scheduling)",
+    overlap_schedule=True,
+    sources=(*_VLLM_V1_SERIAL.sources, ("overlap_schedule", VLLM_ASYNC_DEFAULT_SOURCE)),
+)
 OLDER_PROFILES: dict[EngineName, tuple[tuple[tuple[int, ...], EngineProfile], ...]] = {
+    EngineName.VLLM: (((0, 14, 0), _VLLM_V1_SERIAL),),
     EngineName.SGLANG: (
         ((0, 4, 4), _SGLANG_PRE_0_4_4),
         ((0, 4, 6), _SGLANG_PRE_0_4_6),
@@ -540,8 +565,11 @@ def compute_source(profile: EngineProfile, hardware_id: str | None = None) -> st
 def overlaps(profile: EngineProfile, layout: Layout) -> bool:
     """Whether `layout` runs under the profile's overlap scheduler: not on attention-DP layouts
     of the releases that turn it off there (their `dp_attention_host_overhead_s` is set: SGLang
-    before 0.4.8, SGLANG_DPA_OVERLAP_SOURCE)."""
+    before 0.4.8, SGLANG_DPA_OVERLAP_SOURCE), nor vLLM's with pipeline parallelism
+    (VLLM_ASYNC_DEFAULT_SOURCE)."""
     if layout.attention_dp and profile.dp_attention_host_overhead_s is not None:
+        return False
+    if profile.engine is EngineName.VLLM and layout.pp > 1:  # not by default with PP (0.14.0)
         return False
     return profile.overlap_schedule
 

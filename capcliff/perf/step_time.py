@@ -40,6 +40,7 @@ from capcliff.perf.efficiency import Efficiency as Efficiency  # re-exported
 from capcliff.perf.efficiency import default_efficiency as default_efficiency  # re-exported
 from capcliff.perf.efficiency import default_mbu as default_mbu  # re-exported
 from capcliff.perf.efficiency import profile_efficiency as profile_efficiency  # re-exported
+from capcliff.perf.host_time import host_step_s, step_with_host_s
 from capcliff.perf.moe_tables import MoETable
 from capcliff.perf.op_curves import ComputeCurve, OpCurve
 from capcliff.perf.profiles import (
@@ -149,6 +150,12 @@ class StepTimeModel:
     # (the simulator's loop, `capcliff.sim.loop`); False: in step N + 1. Carried here with the
     # other per-layout engine terms (it is off under some releases' attention DP).
     overlap_schedule: bool = False
+    # Host (CPU) time per step (perf/host_time.py): the fixed part, which step_overhead_s holds,
+    # and the part per scheduled sequence. Serial (no overlap scheduler): step + per_seq x seqs;
+    # overlapped: max(step - host_fixed_s, host_fixed_s + per_seq x seqs). 0 where a calibration's
+    # fixed_s and scale or given efficiencies replace the profile's terms.
+    host_fixed_s: float = 0.0
+    host_per_seq_s: float = 0.0
 
     def _microbatches(self, seqs: float) -> float:
         return float(max(1.0, min(self.pp, seqs)))
@@ -308,9 +315,38 @@ class StepTimeModel:
         variable = (
             self.variable_scale * self.pp * (max(mem, compute) + self._comm_s(mb_tokens) + shared)
         )
-        step = variable + self.step_overhead_s
+        step = self._with_host(variable + self.step_overhead_s, seqs)
         # launching an eager pass hides the GPU's gaps between kernels: a floor, not a sum
         return max(step, self.extend_floor_s) if tokens > seqs else step
+
+    @cached_property
+    def host_applies(self) -> bool:
+        """Whether the host terms change a step (else every step is as without them)."""
+        return self.host_per_seq_s > 0 or (self.overlap_schedule and self.host_fixed_s > 0)
+
+    def _with_host(self, step_s: float, seqs: float) -> float:
+        """`step_s` (the GPU's work plus step_overhead_s, which holds host_fixed_s) with the host
+        time of a step over `seqs` sequences: their sum, or under an overlap scheduler the larger
+        of the GPU's part and the whole host time (perf/host_time.py)."""
+        if not self.host_applies:
+            return step_s
+        if not self.overlap_schedule:
+            return step_s + self.host_per_seq_s * seqs  # host_fixed_s is in step_s already
+        host_s = host_step_s(fixed_s=self.host_fixed_s, per_seq_s=self.host_per_seq_s, seqs=seqs)
+        return step_with_host_s(step_s - self.host_fixed_s, host_s, overlapped=True)
+
+    def _host_line(self, fixed_s: float, seqs: float) -> tuple[float, float]:
+        """(fixed, floor) of a decode line over `seqs` sequences whose fixed seconds are
+        `fixed_s` without the per-sequence host time: serial, the host time per sequence joins
+        the fixed part; overlapped, the fixed host time leaves it and the whole host time becomes
+        the line's floor (DecodeLine.floor_s, relative to the fixed part)."""
+        if not self.host_applies:
+            return fixed_s, 0.0
+        if not self.overlap_schedule:
+            return fixed_s + self.host_per_seq_s * seqs, 0.0
+        host_s = host_step_s(fixed_s=self.host_fixed_s, per_seq_s=self.host_per_seq_s, seqs=seqs)
+        fixed = fixed_s - self.host_fixed_s
+        return fixed, max(0.0, host_s - fixed)
 
     def _moe_pass_s(self, busiest_tokens: float) -> float:
         """The shared MoE layers of one pass (attention DP), 0 otherwise."""
@@ -324,14 +360,28 @@ class StepTimeModel:
         """This rank's own work alone (attention DP: without the shared MoE layers)."""
         return self if self.moe is None else replace(self, moe=None)
 
+    @cached_property
+    def _local_gpu(self) -> StepTimeModel:
+        """`local` without the per-sequence host terms (its steps keep host_fixed_s)."""
+        return replace(self.local, host_fixed_s=0.0, host_per_seq_s=0.0)
+
     def lockstep_step_time_s(self, loads: list[tuple[int, int, int, int]], ranks: int = 0) -> float:
         """Seconds of one lockstep step of attention-DP ranks with (tokens, sequences, context,
         pairs) `loads`: the slowest rank's own work, then the MoE layers over every rank padded
         to the busiest one's tokens (micro-batches as that rank's); at least `eager_floor_s`
         when fewer loads than `ranks` (an idle rank) or a load prefills (tokens > sequences)."""
-        own = max((self.local.step_time_s(*load) for load in loads), default=0.0)
         busiest = max(loads, key=lambda load: load[0], default=(0, 0, 0, 0))
-        step = own + self.shared_step_s(busiest[0], busiest[1])
+        shared = self.shared_step_s(busiest[0], busiest[1])
+        if self.overlap_schedule and self.host_applies and loads:
+            # each rank's scheduler works while the whole lockstep step runs, MoE layers too
+            gpu = max(self._local_gpu.step_time_s(*load) for load in loads) - self.host_fixed_s
+            host = max(
+                host_step_s(fixed_s=self.host_fixed_s, per_seq_s=self.host_per_seq_s, seqs=load[1])
+                for load in loads
+            )
+            step = step_with_host_s(gpu + shared, host, overlapped=True)
+        else:
+            step = max((self.local.step_time_s(*load) for load in loads), default=0.0) + shared
         eager = len(loads) < ranks or any(load[0] > load[1] for load in loads)
         return max(step, self.eager_floor_s) if eager and loads else step
 
@@ -379,7 +429,7 @@ class StepTimeModel:
         """Steps of `seqs` decoding sequences whose summed context (each counting the token it
         writes) is context0_tokens at step 0 and grows by `seqs` per step."""
         line = self._decode_lines.get(seqs) or self.decode_terms(seqs)
-        mem0, per_ctx_mem, mem1, cmp0, per_ctx_cmp, cmp1, fixed_s, bytes0, bytes1 = line
+        mem0, per_ctx_mem, mem1, cmp0, per_ctx_cmp, cmp1, fixed_s, bytes0, bytes1, floor = line
         return DecodeLine(
             mem0 + per_ctx_mem * context0_tokens,
             mem1,
@@ -388,6 +438,7 @@ class StepTimeModel:
             fixed_s,
             bytes0 + self.context_bytes_per_token * context0_tokens,
             bytes1,
+            floor,
         )
 
     @cached_property
@@ -407,9 +458,9 @@ class StepTimeModel:
 
     def decode_terms(self, seqs: int) -> tuple[float, ...]:
         """The terms of `decode_line(seqs, c)` (cached): (mem0, per-context mem0, mem1, cmp0,
-        per-context cmp0, cmp1, fixed_s, bytes0, bytes1), so that the line is DecodeLine(t0 +
-        t1 c, t2, t3 + t4 c, t5, t6, t7 + kv_bytes_per_token c, t8). For callers that price a
-        run without building the line (the simulator's thrash loop)."""
+        per-context cmp0, cmp1, fixed_s, bytes0, bytes1, floor_s), so that the line is
+        DecodeLine(t0 + t1 c, t2, t3 + t4 c, t5, t6, t7 + kv_bytes_per_token c, t8, t9). For
+        callers that price a run without building the line (the simulator's thrash loop)."""
         terms = self._decode_lines.get(seqs)
         if terms is None:
             terms = self._decode_lines[seqs] = self._decode_coefficients(seqs)
@@ -431,6 +482,9 @@ class StepTimeModel:
             fixed_cmp = (
                 (self.flops_per_token + self.flops_per_sequence) * seqs / m / self.flops_per_s
             )
+        fixed_s, floor_s = self._host_line(
+            k * (self._comm_s(seqs / m) + self._moe_pass_s(seqs / m)) + self.step_overhead_s, seqs
+        )
         return (
             k * (self._weights_time_s(seqs / m) + self._attention_floor_s(seqs / m)),
             per_ctx_mem,
@@ -438,9 +492,10 @@ class StepTimeModel:
             k * fixed_cmp,
             per_ctx_cmp,
             per_ctx_cmp * seqs,
-            k * (self._comm_s(seqs / m) + self._moe_pass_s(seqs / m)) + self.step_overhead_s,
+            fixed_s,
             m * weights + self.moe_hbm_bytes(seqs, seqs),
             self.kv_bytes_per_token * seqs,
+            floor_s,
         )
 
     def _spec_coefficients(self, seqs: int, spec: SpecStep) -> tuple[float, ...]:
@@ -485,6 +540,7 @@ class StepTimeModel:
             k * (self._comm_s(tokens) + self._moe_pass_s(tokens)) + self.step_overhead_s,
             m * self._weights_read(tokens) + (m * self.moe.bytes_read(tokens) if self.moe else 0.0),
             self.kv_bytes_per_token * seqs,
+            0.0,  # no host floor: speculative steps keep the host time in step_overhead_s
         )
 
 
@@ -557,6 +613,8 @@ def step_time_model(
         )
     else:
         eff = default_efficiency(arch)
+    # the profile's host terms hold where its own step terms do (no calibration, no efficiency)
+    own_host = profile is not None and efficiency is None and not fitted
     costs = [stage_cost(arch, layout, scheme, s) for s in range(layout.pp)]
     stage = max(range(layout.pp), key=lambda s: costs[s].read_bytes + costs[s].expert_bytes)
     cost = costs[stage]
@@ -625,6 +683,8 @@ def step_time_model(
         if efficiency is None and not fitted  # a calibration's fixed_s and scale replace it
         else 0.0,
         overlap_schedule=profile is not None and overlaps(profile, layout),
+        host_fixed_s=dp_host_overhead_s(profile, layout) if own_host and profile else 0.0,
+        host_per_seq_s=profile.host_per_seq_s if own_host and profile else 0.0,
     )
     if not layout.attention_dp or arch.moe is None:
         return model

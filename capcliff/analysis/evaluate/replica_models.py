@@ -89,7 +89,7 @@ def _spec_step(
         # the fusion projection (eh_proj / fc), replicated, in the activation dtype
         fc_bytes = float(draft.fc_elements * weight_bytes_per_element(dep.scheme.native))
         draft_steps = replace(
-            model, step_overhead_s=0.0, eager_floor_s=0.0,
+            model, step_overhead_s=0.0, eager_floor_s=0.0, host_fixed_s=0.0, host_per_seq_s=0.0,
             weight_bytes=model.weight_bytes + fc_bytes,
             flops_per_token=model.flops_per_token + FLOPS_PER_MAC * draft.fc_elements,
         )  # fmt: skip

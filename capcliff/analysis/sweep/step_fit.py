@@ -207,14 +207,17 @@ def simulate_point(
 
 def _basis(run: _Run, point: BenchmarkPoint) -> Basis:
     # A floor is not linear in the terms, nor is a request overhead in seconds (it moves a
-    # closed-loop client's next arrival against the steps): the bases run without either, and
-    # the profile's own prediction is simulated with both where it has them.
-    steps = replace(run.steps, eager_floor_s=0.0, extend_floor_s=0.0)
+    # closed-loop client's next arrival against the steps), nor the host time per sequence
+    # (perf/host_time.py; a calibration replaces it): the bases run without them, and the
+    # profile's own prediction is simulated with them where it has them.
+    steps = replace(
+        run.steps, eager_floor_s=0.0, extend_floor_s=0.0, host_fixed_s=0.0, host_per_seq_s=0.0
+    )
     bare = replace(run, config=replace(run.config, request_overhead_s=0.0))
     fixed = bare.timings(replace(steps, step_overhead_s=UNIT_FIXED_S, variable_scale=0.0))
     variable = bare.timings(replace(steps, step_overhead_s=0.0, variable_scale=1.0))
     floored = run.steps.eager_floor_s > 0 or run.steps.extend_floor_s > 0
-    nonlinear = floored or run.config.request_overhead_s > 0
+    nonlinear = floored or run.steps.host_applies or run.config.request_overhead_s > 0
     modeled = run.timings(run.steps) if nonlinear else None
     return Basis(point, fixed.combine(1 / UNIT_FIXED_S, fixed, 0.0), variable, modeled)
 

@@ -135,7 +135,8 @@ def _steps_lasting(sim: ReplicaState, count: int, context0: int, limit: int, due
     mem0, mem1 = terms[0] + terms[1] * context0, terms[2]
     d0 = mem0 - (terms[3] + terms[4] * context0)
     per_step_s = mem0 + terms[6]  # the first step, and each step's part that does not grow
-    if d0 < 0 or d0 + (mem1 - terms[5]) * (limit - 1) < 0 or min(mem1, per_step_s) < 0:
+    floored = terms[9] > mem0  # an overlap scheduler's host time sets the first steps
+    if d0 < 0 or d0 + (mem1 - terms[5]) * (limit - 1) < 0 or min(mem1, per_step_s) < 0 or floored:
         return sim.model.decode_line(count, context0).steps_before(due_s, limit)
     lo, hi = 1, limit
     while lo < hi:

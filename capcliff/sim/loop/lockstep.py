@@ -46,6 +46,9 @@ class LockstepLine:
         ]
         if floor_s > 0:  # a flat piece: no step shorter than floor_s (StepTimeModel.eager_floor_s)
             self.pieces.append((floor_s - shared_s, 0.0))
+        # a rank's host time under an overlap scheduler (DecodeLine.floor_s): a flat piece too
+        # (it overlaps the shared MoE layers as well)
+        self.pieces += [(ln.floor_s + ln.fixed_s - shared_s, 0.0) for ln in lines if ln.floor_s > 0]
         self.shared_s = shared_s
         self.hull = self._upper_envelope()
 

@@ -208,13 +208,14 @@ def decode_run(sim: ReplicaState, count: int, context0: int, k: int) -> tuple[fl
     terms = line_terms_of(sim, count)
     mem0, mem1 = terms[0] + terms[1] * context0, terms[2]
     cmp0, cmp1 = terms[3] + terms[4] * context0, terms[5]
-    fixed, bytes0, bytes1 = terms[6], terms[7] + terms[9] * context0, terms[8]
-    first_s = max(mem0 + mem1 * 0, cmp0 + cmp1 * 0) + fixed
+    fixed, bytes0, bytes1 = terms[6], terms[7] + terms[10] * context0, terms[8]
+    floor = terms[9]  # an overlap scheduler's host time (perf/host_time.py); 0: none
+    first_s = max(max(mem0 + mem1 * 0, cmp0 + cmp1 * 0), floor) + fixed
     d0 = mem0 - cmp0
-    if d0 >= 0 and d0 + (mem1 - cmp1) * (k - 1) >= 0:  # memory-bound throughout
+    if d0 >= 0 and d0 + (mem1 - cmp1) * (k - 1) >= 0 and floor <= mem0:  # memory-bound throughout
         duration = k * (mem0 + fixed) + mem1 * k * (k - 1) / 2
     else:
-        duration = DecodeLine(mem0, mem1, cmp0, cmp1, fixed, bytes0, bytes1).total_s(k)
+        duration = DecodeLine(mem0, mem1, cmp0, cmp1, fixed, bytes0, bytes1, floor).total_s(k)
     return duration, k * bytes0 + bytes1 * (k * (k - 1)) / 2, first_s
 
 
