@@ -17,6 +17,7 @@ from capcliff.errors import InputError
 from capcliff.memory.draft import SpecMethod, draft_memory, draft_model
 from capcliff.memory.weights import WeightScheme
 from capcliff.perf.communication import Communication
+from capcliff.perf.moe_tables import MoETable
 from capcliff.perf.op_curves import OpCurve
 from capcliff.perf.speculation import (
     Speculation,
@@ -226,3 +227,22 @@ def test_the_verification_reads_kv_through_the_decode_attention_curve() -> None:
     spec = replace(plain, spec=SpecStep(k=3, tokens_per_step=2.0))
     assert spec.step_time_s(4, 4, 8000, 8000) == pytest.approx(1.85e-3)
     assert plain.step_time_s(4, 4, 8000, 8000) == pytest.approx(3.7e-3)
+
+
+def test_each_pass_prices_its_moe_layers_at_the_table_time_for_its_own_tokens() -> None:
+    # A measured MoE table (perf/moe_tables.py) of 1e-4 s per layer at 4 tokens, 2e-4 s at 16;
+    # the target has 10 MoE layers, the MTP draft 1; mtp:3 (q = 4), E = 2, 4 sequences, no
+    # context, FLOPs negligible (1e16 FLOP/s), so every pass is its weights + MoE layers.
+    # verification over 16 tokens: 1e9 / 1e12 + 10 x 2e-4 = 3e-3 s
+    # draft extend over the 16 verified slots: 1e7 / 1e12 + 1 x 2e-4 = 2.1e-4 s
+    # 2 draft decodes over 4 tokens: 1e7 / 1e12 + 1 x 1e-4 = 1.1e-4 s each
+    # (3e-3 + 2.1e-4 + 2.2e-4 + 1e-3 step overhead) / 2 = 2.215e-3 s per token; plain decoding
+    # over 4 tokens: 1e-3 + 10 x 1e-4 + 1e-3 = 3e-3 s
+    table = MoETable((4.0, 16.0), (1e-4, 2e-4), "hand-made")
+    plain = replace(
+        _dense_model(), flops_per_s=1e16, expert_bytes=1.0, moe_layers=10, moe_table=table
+    )
+    draft = replace(plain, weight_bytes=1e7, flops_per_token=2e7, step_overhead_s=0.0, moe_layers=1)
+    spec = replace(plain, spec=SpecStep(k=3, tokens_per_step=2.0, draft=draft))
+    assert spec.step_time_s(4, 4, 0, 0) == pytest.approx(2.215e-3)
+    assert plain.step_time_s(4, 4, 0, 0) == pytest.approx(3e-3)
