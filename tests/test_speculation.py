@@ -17,6 +17,8 @@ from capcliff.errors import InputError
 from capcliff.memory.draft import SpecMethod, draft_memory, draft_model
 from capcliff.memory.weights import WeightScheme
 from capcliff.perf.communication import Communication
+from capcliff.perf.moe_tables import MoETable
+from capcliff.perf.op_curves import OpCurve
 from capcliff.perf.speculation import (
     Speculation,
     acceptance,
@@ -185,3 +187,62 @@ def test_trtllm_speculative_config_as_its_llm_api_names_it() -> None:
         "speculative_config: {decoding_type: NGram, max_draft_len: 4}"
     )
     assert trtllm_speculative_config(None) is None
+
+
+# The speculative step's host time and attention as a plain decode step's (perf/step_time.py
+# `_spec_coefficients`, `_multi_token_terms`). The figures extend
+# test_verification_step_time_follows_the_roofline: n-gram K = 3, E = 2, 4 sequences reading
+# 8,000 tokens of context, GPU work 3.68e-2 s per speculative step, step overhead 1e-3 s.
+
+
+def test_a_serial_engine_adds_the_host_time_per_sequence_once_per_speculative_step() -> None:
+    # host 1e-4 s per scheduled sequence, no overlap: (3.68e-2 + 1e-3 + 4 x 1e-4) / 2 = 1.91e-2
+    model = replace(_dense_model(), host_per_seq_s=1e-4, spec=SpecStep(k=3, tokens_per_step=2.0))
+    assert model.step_time_s(4, 4, 8000, 8000) == pytest.approx(1.91e-2)
+
+
+def test_an_overlap_scheduler_hides_the_host_time_behind_the_speculative_step() -> None:
+    # the step overhead 1e-3 s is the host's fixed time; step = max(GPU, host) / E
+    overlapped = replace(
+        _dense_model(), overlap_schedule=True, host_fixed_s=1e-3,
+        spec=SpecStep(k=3, tokens_per_step=2.0),
+    )  # fmt: skip
+    # host 1e-3 + 4 x 1e-4 = 1.4e-3 s < GPU 3.68e-2 s: 3.68e-2 / 2 = 1.84e-2
+    small = replace(overlapped, host_per_seq_s=1e-4)
+    assert small.step_time_s(4, 4, 8000, 8000) == pytest.approx(1.84e-2)
+    # host 1e-3 + 4 x 1e-2 = 4.1e-2 s > GPU: 4.1e-2 / 2 = 2.05e-2
+    large = replace(overlapped, host_per_seq_s=1e-2)
+    assert large.step_time_s(4, 4, 8000, 8000) == pytest.approx(2.05e-2)
+    assert large.decode_line(4, 8000).step_s(0) == large.step_time_s(4, 4, 8000, 8000)
+
+
+def test_the_verification_reads_kv_through_the_decode_attention_curve() -> None:
+    # 10 attention calls of 1e-5 s each, KV at half of the 1 TB/s peak; FLOPs 100x cheaper so
+    # the pass is memory-bound. memory: 1e9 / 1e12 + 10 x 1e-5 + 1e5 x 8,000 / 5e11
+    # = 1e-3 + 1e-4 + 1.6e-3 = 2.7e-3 s; compute: 2.1e9 x 16 / 1e14 + 1e5 x 32,000 / 1e14
+    # = 3.68e-4 s. Speculative: (2.7e-3 + 1e-3) / 2 = 1.85e-3 s per token; a plain step reads
+    # the same bytes and pays the same floor: 2.7e-3 + 1e-3 = 3.7e-3 s = 2 x 1.85e-3
+    curve = OpCurve((1.0, 1000.0), (1e-5, 1e-5), (0.5, 0.5), "hand-made")
+    plain = replace(_dense_model(), flops_per_s=1e14, attention_curve=curve, attention_calls=10)
+    spec = replace(plain, spec=SpecStep(k=3, tokens_per_step=2.0))
+    assert spec.step_time_s(4, 4, 8000, 8000) == pytest.approx(1.85e-3)
+    assert plain.step_time_s(4, 4, 8000, 8000) == pytest.approx(3.7e-3)
+
+
+def test_each_pass_prices_its_moe_layers_at_the_table_time_for_its_own_tokens() -> None:
+    # A measured MoE table (perf/moe_tables.py) of 1e-4 s per layer at 4 tokens, 2e-4 s at 16;
+    # the target has 10 MoE layers, the MTP draft 1; mtp:3 (q = 4), E = 2, 4 sequences, no
+    # context, FLOPs negligible (1e16 FLOP/s), so every pass is its weights + MoE layers.
+    # verification over 16 tokens: 1e9 / 1e12 + 10 x 2e-4 = 3e-3 s
+    # draft extend over the 16 verified slots: 1e7 / 1e12 + 1 x 2e-4 = 2.1e-4 s
+    # 2 draft decodes over 4 tokens: 1e7 / 1e12 + 1 x 1e-4 = 1.1e-4 s each
+    # (3e-3 + 2.1e-4 + 2.2e-4 + 1e-3 step overhead) / 2 = 2.215e-3 s per token; plain decoding
+    # over 4 tokens: 1e-3 + 10 x 1e-4 + 1e-3 = 3e-3 s
+    table = MoETable((4.0, 16.0), (1e-4, 2e-4), "hand-made")
+    plain = replace(
+        _dense_model(), flops_per_s=1e16, expert_bytes=1.0, moe_layers=10, moe_table=table
+    )
+    draft = replace(plain, weight_bytes=1e7, flops_per_token=2e7, step_overhead_s=0.0, moe_layers=1)
+    spec = replace(plain, spec=SpecStep(k=3, tokens_per_step=2.0, draft=draft))
+    assert spec.step_time_s(4, 4, 0, 0) == pytest.approx(2.215e-3)
+    assert plain.step_time_s(4, 4, 0, 0) == pytest.approx(3e-3)

@@ -516,22 +516,29 @@ class StepTimeModel:
         if spec.draft is not None:
             passes.append(spec.draft._multi_token_terms(seqs, q, logits_per_seq=1))
             passes.extend([spec.draft.decode_terms(seqs)] * (spec.k - 1))
+        step = [sum(terms) for terms in zip(*passes, strict=True)]
+        # one scheduler iteration per speculative step: its host time (perf/host_time.py) meets
+        # the step's GPU time as a plain decode step's does, then the step is shared by E tokens
+        step[6], step[9] = self._host_line(step[6], seqs)
         per_token = 1.0 / spec.tokens_per_step
-        return tuple(sum(terms) * per_token for terms in zip(*passes, strict=True))
+        return tuple(term * per_token for term in step)
 
     def _multi_token_terms(self, seqs: int, q: int, *, logits_per_seq: int) -> tuple[float, ...]:
         """`_decode_coefficients` of one pass over q query tokens per sequence with logits for
         `logits_per_seq` of them: weights and KV read once (the experts the q x seqs tokens
         touch); q times the token FLOPs and attention pairs; communication over q tokens; the
-        step overhead once."""
+        step overhead once. The attention is the decode kernel's over `seqs` sequences (its
+        measured floor and KV fraction at seqs, as a decode step's): the engines run the
+        verification through their decode attention with q queries per sequence (SGLang's
+        attention backends, TARGET_VERIFY: cache_seqlens = seq_lens + draft_token_num)."""
         m = self._microbatches(seqs)
         k = self.pp * self.variable_scale
-        per_ctx_mem = k * self.kv_bytes_per_token / m / self._kv_bw
+        per_ctx_mem = k * self.kv_bytes_per_token / m / self._kv_bw_at(seqs / m)
         per_ctx_cmp = k * self.attention_flops_per_pair * q / m / self.flops_per_s
         tokens = seqs * q / m  # per micro-batch
         fixed_cmp = self._token_compute_s(tokens, seqs * logits_per_seq / m)
         return (
-            k * self._weights_time_s(tokens),
+            k * (self._weights_time_s(tokens) + self._attention_floor_s(seqs / m)),
             per_ctx_mem,
             per_ctx_mem * seqs,
             k * fixed_cmp,
@@ -540,7 +547,7 @@ class StepTimeModel:
             k * (self._comm_s(tokens) + self._moe_pass_s(tokens)) + self.step_overhead_s,
             m * self._weights_read(tokens) + (m * self.moe.bytes_read(tokens) if self.moe else 0.0),
             self.kv_bytes_per_token * seqs,
-            0.0,  # no host floor: speculative steps keep the host time in step_overhead_s
+            0.0,  # no host floor here: `_spec_coefficients` adds the step's host time once
         )
 
 
