@@ -551,6 +551,11 @@ def use_op_curves(ops: tuple[str, ...]) -> None:
     for engine, profile in list(profiles.PROFILES.items()):
         if profile.op_tables is not None:
             profiles.PROFILES[engine] = replace(profile, op_curve_ops=ops)
+    for engine, older in list(profiles.OLDER_PROFILES.items()):  # earlier releases alike
+        profiles.OLDER_PROFILES[engine] = tuple(
+            (boundary, replace(p, op_curve_ops=ops) if p.op_tables is not None else p)
+            for boundary, p in older
+        )
 
 
 def _op_curves(text: str) -> tuple[str, ...]:
