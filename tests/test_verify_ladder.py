@@ -26,6 +26,8 @@ SLO = Slo(ttft_s=1.0, tpot_s=1.0)
 def test_the_next_step_is_where_the_margin_reaches_the_limit_at_the_set_elasticity() -> None:
     # 10 % over the limit, falling 0.97^1.7 = 0.9495 x a step: 1.0445 after one, 0.9917 after two
     assert _next_rung((0, 1.10), None, 8) == 2
+    # 30 % over: ln 1.3 / 0.0518 = 5.1 steps, but at most two before a step has passed
+    assert _next_rung((1, 1.30), None, 8) == 3
     # 2 % over: one step (1.02 x 0.9495 = 0.968)
     assert _next_rung((3, 1.02), None, 8) == 4
 
@@ -37,8 +39,8 @@ def test_between_a_miss_and_a_pass_the_step_is_where_their_log_margin_line_cross
 
 
 def test_the_next_step_stays_strictly_inside_the_bracket() -> None:
-    # far over the limit: ln 2 / 0.0518 = 13 steps, but the ladder ends at 3
-    assert _next_rung((0, 2.0), None, 3) == 2
+    # far over the limit, two steps at most, and the ladder ends at 2
+    assert _next_rung((0, 2.0), None, 2) == 1
     # barely over, a pass far below: at least one step down
     assert _next_rung((0, 1.0001), (7, 0.5), 8) == 1
     # a growing queue (no finite margin): one step, or halfway to a known pass
@@ -121,11 +123,12 @@ def test_a_ladder_whose_third_step_passes_answers_it_in_three_runs(
 
 def test_a_ladder_whose_fifth_step_passes_saves_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     # margin 1.20 x (rate / 10)^1.7: steps 0-3 miss (1.20, 1.139, 1.082, 1.027), step 4 passes
-    # (0.975). A walk runs five; the search: 0, then ln 1.2 / 0.0518 = 3.5 -> step 4 (passes),
-    # then step 3 (misses): three.
+    # (0.975). A walk runs five; the search: 0, then ln 1.2 / 0.0518 = 3.5 steps, at most two:
+    # step 2 (misses), then ln 1.082 / 0.0518 = 1.5 -> two more: step 4 (passes), then step 3
+    # (misses): four.
     got, runs = _verify(monkeypatch, lambda rate: 1.20 * (rate / 10) ** 1.7)
     assert got is not None and got.rate_rps == pytest.approx(10 * 0.97**4)
-    assert len(runs) == 3
+    assert runs == pytest.approx([10.0, 10 * 0.97**2, 10 * 0.97**4, 10 * 0.97**3])
 
 
 @settings(max_examples=300, deadline=None)

@@ -300,11 +300,13 @@ VERIFY_TRIES = 8  # ... at most this many times (about 22 % below the rate the s
 # is about ±10 %, and the figure reported is this sample's
 VERIFY_SIZE = 2
 # set: how fast the verification's margin falls with the rate, d ln(margin) / d ln(rate), to
-# guess the step that first passes (`_next_rung`). Only the number of runs depends on it, not the
-# answer: on the 2026-12-06 Qwen3-32B plan the margins of ten verifications fell 0.45-1.7 x as
-# fast as the rate, and 1.7 took them from 31 runs to 25 (a guess below the passing step costs
-# one run, a guess above it two).
+# guess the step that first passes (`_next_rung`), and the most steps one guess goes down before
+# a step has passed. Only the number of runs depends on them, not the answer. Measured
+# 2026-12-06: the margins of the Qwen3-32B plan's verifications fell 0.45-1.7 x as fast as the
+# rate; the 70B fleet's fell that fast but from up to 2.4 x the limit, and then flattened (a
+# guess past the passing step costs two runs, one short of it one).
 VERIFY_ELASTICITY = 1.7
+VERIFY_JUMP = 2
 
 
 def _surely_margin(state: SteadyState, slo: Slo) -> float:
@@ -321,8 +323,8 @@ def _next_rung(failed: tuple[int, float], passed: tuple[int, float] | None, end:
     the lowest known to pass (or `end`, where the ladder stops), each given as (step, margin over
     the SLO). With both ends known: where the line through their log-margins crosses the limit.
     With only a missing step: where the margin would reach the limit if it fell
-    VERIFY_ELASTICITY x as fast as the rate. One step down (or halfway, between two ends) where
-    a margin is not finite."""
+    VERIFY_ELASTICITY x as fast as the rate, at most VERIFY_JUMP steps down. One step down (or
+    halfway, between two ends) where a margin is not finite."""
     low, margin = failed
     high = end if passed is None else passed[0]
     if not math.isfinite(margin):
@@ -332,7 +334,7 @@ def _next_rung(failed: tuple[int, float], passed: tuple[int, float] | None, end:
         guess = low + math.ceil((high - low) * math.log(margin) / fall) if fall > 0 else low + 1
     else:
         per_step = VERIFY_ELASTICITY * -math.log1p(-VERIFY_BACKOFF)
-        guess = low + math.ceil(math.log(margin) / per_step)
+        guess = low + min(VERIFY_JUMP, math.ceil(math.log(margin) / per_step))
     return min(high - 1, max(low + 1, guess))
 
 
