@@ -244,7 +244,13 @@ def saturation_sweep(
     cliff or the engine thrashes; the lowest factor when the next one up is the choice, or
     always with `lowest` (the SLO search, which may prefer it for latency).
     `first` is a point already simulated (the coarse pass), reused when it lies on the grid;
-    `known`: points already simulated by `sweep_point` (in parallel), by cap."""
+    `known`: points already simulated by `sweep_point` (in parallel), by cap.
+
+    With `lowest` the climb also stops at the first cap whose throughput, plus its 95 %
+    half-width, is below the best so far (`past_peak`): a larger cap runs KV shorter still. The
+    caps past it matter to the SLO search only if they beat the smaller caps' rates, and at a
+    rate within the SLO the requests in the system stay far below such caps, where a cap does
+    not bind and its runs are the smaller cap's (`rate_search`)."""
     caps = sweep_caps(replica, base)
     points: list[CapPoint] = []
 
@@ -258,9 +264,18 @@ def saturation_sweep(
         best = max(p.state.throughput_rps for p in points)
         if points[-1].state.throughput_rps < FALL_STOP * best or points[-1].thrashing:
             break
+        if lowest and past_peak(points[-1], best):
+            break
     if len(caps) > 1 and (lowest or chosen_cap(tuple(points)).cap == caps[1]):
         points.insert(0, at(caps[0]))
     return tuple(points)
+
+
+def past_peak(point: CapPoint, best: float) -> bool:
+    """Whether `point`'s saturation throughput is below `best` (requests/s) by more than its
+    own 95 % half-width."""
+    state = point.state
+    return state.throughput_rps * (1 + state.rps_half_width) < best
 
 
 def sweep_point(
