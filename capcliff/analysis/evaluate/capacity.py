@@ -19,9 +19,10 @@
    Of the caps whose rates come within CAP_TOLERANCE of the best, the smallest is chosen (the
    rates cannot be told apart at the sample sizes used, and the smallest cap keeps the most KV
    in reserve), and its rate is checked on a fresh sample with the p99s' sampling noise added
-   (`verified`). Every cap of the grid up to the climb's end is simulated here, the lowest
-   included: which caps the SLO search sees must not hang on a saturation comparison at the
-   edge of CAP_TOLERANCE, or the recommended cap would jump a whole grid step with the seed.
+   (`verified`). Every cap of the grid up to the climb's end (here also the first cap past the
+   throughput peak, `past_peak`) is simulated here, the lowest included: which caps the SLO
+   search sees must not hang on a saturation comparison at the edge of CAP_TOLERANCE, or the
+   recommended cap would jump a whole grid step with the seed.
 3. No SLO: the capacity is the saturation throughput; the default latency target is a bounded
    queue, and the latencies reported are those at (1 - headroom) x saturation.
 """
