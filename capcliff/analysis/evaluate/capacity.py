@@ -19,15 +19,17 @@
    Of the caps whose rates come within CAP_TOLERANCE of the best, the smallest is chosen (the
    rates cannot be told apart at the sample sizes used, and the smallest cap keeps the most KV
    in reserve), and its rate is checked on a fresh sample with the p99s' sampling noise added
-   (`verified`). Every cap of the grid up to the climb's end is simulated here, the lowest
-   included: which caps the SLO search sees must not hang on a saturation comparison at the
-   edge of CAP_TOLERANCE, or the recommended cap would jump a whole grid step with the seed.
+   (`verified`). Every cap of the grid up to the climb's end (here also the first cap past the
+   throughput peak, `past_peak`) is simulated here, the lowest included: which caps the SLO
+   search sees must not hang on a saturation comparison at the edge of CAP_TOLERANCE, or the
+   recommended cap would jump a whole grid step with the seed.
 3. No SLO: the capacity is the saturation throughput; the default latency target is a bounded
    queue, and the latencies reported are those at (1 - headroom) x saturation.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -243,7 +245,13 @@ def saturation_sweep(
     cliff or the engine thrashes; the lowest factor when the next one up is the choice, or
     always with `lowest` (the SLO search, which may prefer it for latency).
     `first` is a point already simulated (the coarse pass), reused when it lies on the grid;
-    `known`: points already simulated by `sweep_point` (in parallel), by cap."""
+    `known`: points already simulated by `sweep_point` (in parallel), by cap.
+
+    With `lowest` the climb also stops at the first cap whose throughput, plus its 95 %
+    half-width, is below the best so far (`past_peak`): a larger cap runs KV shorter still. The
+    caps past it matter to the SLO search only if they beat the smaller caps' rates, and at a
+    rate within the SLO the requests in the system stay far below such caps, where a cap does
+    not bind and its runs are the smaller cap's (`rate_search`)."""
     caps = sweep_caps(replica, base)
     points: list[CapPoint] = []
 
@@ -257,9 +265,18 @@ def saturation_sweep(
         best = max(p.state.throughput_rps for p in points)
         if points[-1].state.throughput_rps < FALL_STOP * best or points[-1].thrashing:
             break
+        if lowest and past_peak(points[-1], best):
+            break
     if len(caps) > 1 and (lowest or chosen_cap(tuple(points)).cap == caps[1]):
         points.insert(0, at(caps[0]))
     return tuple(points)
+
+
+def past_peak(point: CapPoint, best: float) -> bool:
+    """Whether `point`'s saturation throughput is below `best` (requests/s) by more than its
+    own 95 % half-width."""
+    state = point.state
+    return state.throughput_rps * (1 + state.rps_half_width) < best
 
 
 def sweep_point(
@@ -298,6 +315,43 @@ VERIFY_TRIES = 8  # ... at most this many times (about 22 % below the rate the s
 # set: the fresh sample is twice the search's: a p99's spread between samples of the search's size
 # is about ±10 %, and the figure reported is this sample's
 VERIFY_SIZE = 2
+# set: how fast the verification's margin falls with the rate, d ln(margin) / d ln(rate), to
+# guess the step that first passes (`_next_rung`), and the most steps one guess goes down before
+# a step has passed. Only the number of runs depends on them, not the answer. Measured
+# 2026-12-06: the margins of the Qwen3-32B plan's verifications fell 0.45-1.7 x as fast as the
+# rate; the 70B fleet's fell that fast but from up to 2.4 x the limit, and then flattened (a
+# guess past the passing step costs two runs, one short of it one).
+VERIFY_ELASTICITY = 1.7
+VERIFY_JUMP = 2
+
+
+def _surely_margin(state: SteadyState, slo: Slo) -> float:
+    """The larger of the p99s with their half-widths over their limits (`meets_slo_surely`
+    passes at or below 1); inf with a growing queue or no p99."""
+    ttft = state.ttft_p99_s * (1 + state.ttft_p99_half_width) / slo.ttft_s
+    tpot = state.tpot_p99_s * (1 + state.tpot_p99_half_width) / slo.tpot_s
+    margin = max(ttft, tpot)
+    return margin if not state.saturated and margin == margin else math.inf
+
+
+def _next_rung(failed: tuple[int, float], passed: tuple[int, float] | None, end: int) -> int:
+    """The step of the ladder to try next, strictly between the highest step known to miss and
+    the lowest known to pass (or `end`, where the ladder stops), each given as (step, margin over
+    the SLO). With both ends known: where the line through their log-margins crosses the limit.
+    With only a missing step: where the margin would reach the limit if it fell
+    VERIFY_ELASTICITY x as fast as the rate, at most VERIFY_JUMP steps down. One step down (or
+    halfway, between two ends) where a margin is not finite."""
+    low, margin = failed
+    high = end if passed is None else passed[0]
+    if not math.isfinite(margin):
+        guess = low + 1 if passed is None else (low + high) // 2
+    elif passed is not None:
+        fall = math.log(margin) - math.log(max(passed[1], 1e-9))
+        guess = low + math.ceil((high - low) * math.log(margin) / fall) if fall > 0 else low + 1
+    else:
+        per_step = VERIFY_ELASTICITY * -math.log1p(-VERIFY_BACKOFF)
+        guess = low + min(VERIFY_JUMP, math.ceil(math.log(margin) / per_step))
+    return min(high - 1, max(low + 1, guess))
 
 
 def verified(
@@ -311,36 +365,64 @@ def verified(
 
     The search keeps the highest rate whose estimate passes the SLO, so the estimate it keeps is
     biased toward passing (the winner's curse): at that rate a fresh sample, or `sweep`, sees a
-    higher p99. The rate steps down by VERIFY_BACKOFF until a fresh sample of VERIFY_SIZE x
-    `own` (the stopping rule's size at the found cap) meets the SLO with its p99s' sampling
-    noise added (`meets_slo_surely`), and that sample's figures are the ones reported: another
-    sample at that rate meets the SLO too. Unchanged when no step passes (the search's point is
-    returned).
+    higher p99. The answer is the first step of a ladder down from `found`'s rate, VERIFY_BACKOFF
+    at a time, at which a fresh sample of VERIFY_SIZE x `own` (the stopping rule's size at the
+    found cap) meets the SLO with its p99s' sampling noise added (`meets_slo_surely`), and that
+    sample's figures are the ones reported: another sample at that rate meets the SLO too.
+    Unchanged when no step passes (the search's point is returned).
+
+    The fresh sample is one draw whose arrival times are scaled by 1 / rate (common random
+    numbers), so its p99s fall step by step down the ladder. The ladder is searched rather than
+    walked: from a step that misses, the next one tried is where the margin would reach the limit
+    (`_next_rung`), until a passing step lies next to a missing one (the top step is always
+    tried; when every step tried misses, the others are tried top first). Where passing is
+    monotone down the ladder that is the step a walk finds, in at most one run more than the
+    walk and mostly fewer (the 2026-12-06 Qwen3-32B plan: 25 runs instead of 31); where it is
+    not, a passing step at or below the walk's (never a higher rate).
 
     `worthless(rate)`: whether a rate is worth nothing to the caller (a fleet's replica that
-    could not be the cheapest at it); true of every rate below one it is true of. On reaching
-    such a rate None is returned with no more simulation: any step left that passes is worth
-    nothing too. (The one case this changes: every step left misses, where the unverified
-    `found` would be returned.)"""
+    could not be the cheapest at it); true of every rate below one it is true of. When no step
+    above the first worthless one passes, None is returned, with no simulation at or below it:
+    any step left that passes is worth nothing too. (The one case this changes: every step left
+    misses, where the unverified `found` would be returned.)"""
     fresh = OnlineWorkload(workload.choice, workload.seed + VERIFY_SEED)
-    rate = found.rate_rps
     size = VERIFY_SIZE * own
-    for _ in range(VERIFY_TRIES):
-        if worthless is not None and worthless(rate):
-            return None
+    rates = [found.rate_rps]
+    for _ in range(VERIFY_TRIES - 1):
+        rates.append(rates[-1] * (1 - VERIFY_BACKOFF))
+    end = next(
+        (k for k, rate in enumerate(rates) if worthless is not None and worthless(rate)),
+        VERIFY_TRIES,
+    )
+    tried: dict[int, tuple[RatePoint, float]] = {}
+
+    def passes(k: int) -> bool:
+        rate = rates[k]
         result = run(fresh.at_rate(size * ranks, rate * ranks), found.cap)
         state = steady_state(result, open_loop=True, mean_output=fresh.mean_output_tokens())
-        meets = meets_slo(state, slo)
-        probes.append(
-            RatePoint(
-                found.cap, rate, state, meets, size, result.total_preemptions,
-                peak_in_system(result),
-            )
+        point = RatePoint(
+            found.cap, rate, state, meets_slo(state, slo), size, result.total_preemptions,
+            peak_in_system(result),
         )  # fmt: skip
-        if meets_slo_surely(state, slo):
-            return probes[-1]
-        rate *= 1 - VERIFY_BACKOFF
-    return found
+        probes.append(point)
+        tried[k] = (point, _surely_margin(state, slo))
+        return meets_slo_surely(state, slo)
+
+    failed, passed = -1, end  # the highest step known to miss, the lowest known to pass (or end)
+    while passed - failed > 1:
+        k = 0
+        if failed >= 0:
+            upper = (passed, tried[passed][1]) if passed < end else None
+            k = _next_rung((failed, tried[failed][1]), upper, end)
+        if passes(k):
+            passed = k
+        else:
+            failed = k
+    if passed == end:  # every step tried missed: the others too, top first, as a walk would
+        passed = next((k for k in range(end) if k not in tried and passes(k)), end)
+    if passed < end:
+        return tried[passed][0]
+    return None if end < VERIFY_TRIES else found
 
 
 def saturation_caps(
