@@ -298,6 +298,10 @@ class EngineProfile:
     # without an overlap scheduler, the larger of it and the GPU's step with one
     # (perf/host_time.py). 0: not measured for this engine.
     host_per_seq_s: float = 0.0
+    # The MoE backend the engine runs (its own name, perf/moe_tables.py MOE_BACKEND_KERNELS),
+    # which decides the measured MoE rows that price DeepSeek's expert layers; None: the
+    # engine's default for the GPU (moe_tables.DEFAULT_MOE_KERNELS). --moe-backend sets it.
+    moe_backend: str | None = None
 
     @property
     def label(self) -> str:
