@@ -24,7 +24,9 @@ default 'CUTLASS'; InferenceX's dsr1_fp8_h200_trt.sh sets it too). Not kept: Ten
 Blackwell, whose block-FP8 table measured DeepGEMM only, while the R1 launch scripts there select
 `moe_config.backend: TRTLLM` (trtllm-gen; dsr1_fp8_b200_trt.sh since 2026-01-29,
 dsr1_fp4_b200_trt.sh), which no table measured; vLLM, whose R1 MoE kernels have no serving
-rows to check them against.
+rows to check them against. TensorRT-LLM's TRTLLM backend on Blackwell runs the trtllm-gen MoE
+runner that FlashInfer ported and SGLang runs there, so capcliff prices it with the SGLang
+trtllm-gen tables kept here (perf/moe_tables.py, `SHARED_KERNELS`), not with a table of its own.
 """
 
 from __future__ import annotations

@@ -197,6 +197,23 @@ def _async_scheduling(r: dict[str, object], engine: str) -> bool | None:
     return True
 
 
+def _moe_backend(r: dict[str, object], engine: str) -> str | None:
+    """The MoE backend a TensorRT-LLM R1 FP8 row on B200 ran, where it is not the default
+    (TRTLLM, perf/moe_tables.py): InferenceX's dsr1_fp8_b200_trt.sh set `moe_config.backend:
+    DEEPGEMM` until 2026-01-29 (#594 made it TRTLLM), and dsr1_fp8_b200_trt_mtp.sh until
+    2026-02-05 (#632); under attention DP it stays DEEPGEMM. None: the default."""
+    if engine != "trtllm" or "B200" not in str(r["hardware"]):
+        return None
+    notes = str(r["notes"])
+    date = re.search(r"InferenceX (\d{4}-\d\d-\d\d)", notes)
+    if "precision fp8" not in notes or date is None:
+        return None
+    mtp = str(r.get("spec_method", "nan")) != "nan"
+    switched = "2026-02-05" if mtp else "2026-01-29"
+    dpa = "DP attention" in str(r["parallelism"]) and "no DP attention" not in str(r["parallelism"])
+    return "deepgemm" if date.group(1) < switched or dpa else None
+
+
 def _release(cell: str) -> str | None:
     """The release a row's engine_version cell names (sglang 0.4.3.post2, v0.5.12-cu130), or
     None (not recorded: the latest modelled profile)."""
@@ -261,6 +278,7 @@ def resolve_rows(
              "engine_version": _release(str(r["engine_version"])),
              "scheduler_recv_interval": _recv_interval(r, engine, layout),
              "overlap_schedule": _async_scheduling(r, engine),
+             "moe_backend": _moe_backend(r, engine),
              **(extra(r) if extra else {})}
         )  # fmt: skip
         try:

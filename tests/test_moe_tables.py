@@ -13,7 +13,7 @@ from capcliff.catalog.catalogs import get_hardware
 from capcliff.catalog.layout import parse_layout
 from capcliff.memory.budget import EngineName
 from capcliff.memory.weights import WeightScheme
-from capcliff.perf.moe_tables import MoETable, _tables, has_table_shape, moe_table
+from capcliff.perf.moe_tables import MoETable, _tables, has_table_shape, moe_kernel, moe_table
 from capcliff.perf.profiles import DEFAULT_OP_CURVES, engine_profile
 from capcliff.perf.step_time import step_time_model
 from capcliff.units import KVDType
@@ -102,12 +102,13 @@ def test_without_the_op_the_fitted_moe_lines_price_the_layer() -> None:
     assert _r1_h200("tp8", ops).moe_table is None
 
 
-def _label(model: str, engine: str, gpu: str) -> str:
+def _label(model: str, engine: str, gpu: str, moe_backend: str | None = None) -> str:
     from capcliff.analysis.deployment import resolve, settings_of
     from capcliff.analysis.evaluate.replica_models import step_label
     from capcliff.catalog.catalogs import get_model
 
-    return step_label(resolve(get_model(model), get_hardware(gpu), settings_of({"engine": engine})))
+    settings = settings_of({"engine": engine, "moe_backend": moe_backend})
+    return step_label(resolve(get_model(model), get_hardware(gpu), settings))
 
 
 def test_the_step_label_names_the_measured_moe_rows_where_they_price_the_steps() -> None:
@@ -118,8 +119,75 @@ def test_the_step_label_names_the_measured_moe_rows_where_they_price_the_steps()
 
 def test_the_step_label_is_silent_where_no_measured_rows_apply() -> None:
     assert "measured rows of their shape" not in _label("qwen3-30b-a3b", "sglang", "h200-sxm")
-    # TensorRT-LLM on Blackwell: no table (its block-FP8 rows measured DeepGEMM only)
-    assert "measured rows of their shape" not in _label("deepseek-r1", "trtllm", "b200")
+    # vLLM: no DeepSeek MoE table at all
+    assert "measured rows of their shape" not in _label("deepseek-r1", "vllm", "b200")
+
+
+def test_tensorrt_llm_on_blackwell_reads_the_trtllm_gen_rows_measured_under_sglang() -> None:
+    # TensorRT-LLM's TRTLLM MoE backend and FlashInfer's trtllm_fp8_block_scale_moe run the same
+    # trtllm-gen runner; aiconfigurator-core 0.12 b200_sxm/moe/sglang/0.5.14, fp8_block, MoE TP
+    # 8, power_law_1.01, kernel sglang_flashinfer_trtllm_moe: 49.7 us at 4 tokens, 74.2 at 8
+    arch = arch_of("deepseek-r1")
+    table = moe_table(arch, "b200", "trtllm", "fp8_block", moe_tp=8, ep=1)
+    assert table is not None
+    assert table.seconds_at(4) == pytest.approx(49.7e-6, abs=0.05e-6)
+    # 6 tokens, log-log between them: 49.7 x (74.2 / 49.7) ** log2(1.5) = 62.8 us
+    assert table.seconds_at(6) == pytest.approx(62.8e-6, abs=0.1e-6)
+    label = _label("deepseek-r1", "trtllm", "b200")
+    assert "kernel sglang_flashinfer_trtllm_moe" in label
+    assert "the trtllm-gen MoE runner, measured under SGLang's FlashInfer port" in label
+
+
+@pytest.mark.parametrize("backend", ["CUTLASS", "DEEPGEMM", "cutedsl"])
+def test_another_tensorrt_llm_moe_backend_on_blackwell_takes_the_fitted_lines(backend: str) -> None:
+    arch = arch_of("deepseek-r1")
+    assert moe_table(arch, "b200", "trtllm", "fp8_block", moe_tp=8, ep=1, backend=backend) is None
+    label = _label("deepseek-r1", "trtllm", "b200", backend)
+    assert f"fitted MoE lines (no measured rows of --moe-backend {backend.lower()})" in label
+
+
+def test_only_the_shared_trtllm_gen_kernel_crosses_engines() -> None:
+    arch = arch_of("deepseek-r1")
+    # SGLang's "cutlass" runner is sgl-kernel's, not TensorRT-LLM's CutlassFusedMoE: no rows
+    assert (
+        moe_table(arch, "h200-sxm", "sglang", "fp8_block", moe_tp=8, ep=1, backend="cutlass")
+        is None
+    )
+    # trtllm-gen is sm100-only: no Hopper rows, for either engine
+    for engine in ("trtllm", "sglang"):
+        assert (
+            moe_table(arch, "h200-sxm", engine, "fp8_block", moe_tp=8, ep=1, backend="TRTLLM")
+            is None
+        )
+    # TensorRT-LLM on Hopper keeps its own CUTLASS rows by default: 146.8 us at 4 tokens, MoE TP 8
+    cutlass = moe_table(arch, "h200-sxm", "trtllm", "fp8_block", moe_tp=8, ep=1)
+    assert cutlass is not None and cutlass.seconds_at(4) == pytest.approx(146.8e-6, abs=0.05e-6)
+
+
+def test_moe_backend_names_are_the_engines_own_spellings() -> None:
+    assert moe_kernel("TRTLLM") == moe_kernel("flashinfer_trtllm") == "trtllm_gen"
+    assert moe_kernel(" DeepGEMM ") == moe_kernel("deep_gemm") == "deepgemm"
+    with pytest.raises(ValueError, match="valid: auto, trtllm"):
+        moe_kernel("fastest")
+
+
+def test_a_bad_moe_backend_is_one_line_naming_the_flag() -> None:
+    from capcliff.analysis.deployment import settings_of
+    from capcliff.errors import InputError
+
+    with pytest.raises(InputError, match=r"^--moe-backend: valid: auto, trtllm.*got 'fastest'"):
+        settings_of({"moe_backend": "fastest"})
+    assert settings_of({"moe_backend": "TRTLLM"}).moe_backend == "trtllm"
+
+
+def test_sglangs_moe_runner_backend_flag_sets_the_moe_backend() -> None:
+    from capcliff.analysis.serve_command import parse_serve_command
+
+    command = parse_serve_command(
+        "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-R1 --tp 8 "
+        "--moe-runner-backend triton"
+    )
+    assert command.settings["moe_backend"] == "triton"
 
 
 def test_the_measured_rows_are_a_switch_a_profile_override_turns_off() -> None:

@@ -167,6 +167,9 @@ class DeploymentSettings(BaseModel):
     # SGLang --scheduler-recv-interval: new requests are received every N decode steps (and at
     # the first step after one that prefills); None: every step (SimConfig.scheduler_recv_interval)
     scheduler_recv_interval: int | None = Field(default=None, ge=1, le=RECV_WEIGHT_EXTEND)
+    # the engine's MoE backend (TensorRT-LLM moe_config.backend, SGLang --moe-runner-backend),
+    # which picks the measured MoE rows of DeepSeek's experts; None: the engine's default
+    moe_backend: str | None = None
     # what prices the engine steps: the roofline (perf/step_time.py) or aiconfigurator's
     # measured kernel tables (perf/measured_kernels.py, the optional `kernels` extra)
     step_source: Literal["roofline", "kernels"] = "roofline"
@@ -179,6 +182,16 @@ class DeploymentSettings(BaseModel):
         if value == "kernels" and not extra_installed():
             raise ValueError(f"'kernels' needs aiconfigurator-core: {INSTALL_HINT}")
         return value
+
+    @field_validator("moe_backend")
+    @classmethod
+    def _moe_backend(cls, value: str | None) -> str | None:
+        from capcliff.perf.moe_tables import moe_kernel
+
+        if value is None:
+            return None
+        moe_kernel(value)  # raises with the valid names
+        return value.strip().lower()
 
     @field_validator("speculative")
     @classmethod

@@ -273,6 +273,7 @@ _SGLANG: dict[str, Callable[..., None]] = {
     "hicache-size": _setting("hicache_gb", _number),
     "hicache-write-policy": _setting("hicache_policy", _text),
     "moe-a2a-backend": _setting("a2a", _text),
+    "moe-runner-backend": _setting("moe_backend", _text),
     "deepep-mode": _setting("deepep_mode", _text),
     "speculative-algorithm": _setting("spec_algorithm", _text),
     "speculative-num-steps": _setting("spec_steps", _integer),

@@ -319,6 +319,15 @@ SIM_OPTIONS: dict[str, Any] = {
             "and SGLang's speculative worker).",
         ),
     ],
+    "moe_backend": Annotated[
+        str | None,
+        typer.Option(
+            help="The engine's MoE backend (TensorRT-LLM moe_config.backend: TRTLLM, CUTLASS, "
+            "DEEPGEMM, ...; SGLang --moe-runner-backend): which measured rows price "
+            "DeepSeek's expert layers (default: the engine's own, TRTLLM/flashinfer_trtllm on "
+            "Blackwell; a backend with no measured rows takes the fitted MoE lines).",
+        ),
+    ],
     "step_source": Annotated[
         str | None,
         typer.Option(

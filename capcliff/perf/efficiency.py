@@ -255,4 +255,7 @@ def shape_moe_table(
     if layout.attention_dp:
         return None
     fmt = table_format(scheme.expert, scheme.quantization)
-    return moe_table(arch, hardware.id, profile.op_tables, fmt, moe_tp=layout.moe_tp, ep=layout.ep)
+    return moe_table(
+        arch, hardware.id, profile.op_tables, fmt,
+        moe_tp=layout.moe_tp, ep=layout.ep, backend=profile.moe_backend,
+    )  # fmt: skip

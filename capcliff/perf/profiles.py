@@ -242,10 +242,11 @@ TRITON_MLA_EXTEND_SOURCE = (
 # "mla_context": MLA prefill attention's measured compute line over the prompt length.
 # "moe_table": a routed-expert layer of DeepSeek-V3/R1's own shape at its measured time
 # (perf/moe_tables.py), in place of the "moe" and "moe_flops" lines for that layer, where the
-# measured kernel is the engine's default (SGLang on Hopper and Blackwell, TensorRT-LLM on
-# Hopper). It lowered the held-out error (253 rows: uncalibrated throughput / TPOT / mean TTFT
-# 18 / 17 / 60 -> 17 / 15 / 57 %, LOO-calibrated 15 / 15 / 35 -> 15 / 13 / 33 %;
-# docs/validation.md), so it is on by default.
+# measured kernel is the one the engine's MoE backend runs (SGLang on Hopper and Blackwell,
+# TensorRT-LLM on Hopper, and on Blackwell the trtllm-gen rows measured under SGLang: the same
+# runner; `EngineProfile.moe_backend`, --moe-backend). It lowered the held-out error (253 rows:
+# uncalibrated throughput / TPOT / mean TTFT 18 / 17 / 60 -> 17 / 15 / 57 %, LOO-calibrated
+# 15 / 15 / 35 -> 15 / 13 / 33 %; docs/validation.md), so it is on by default.
 OP_CURVE_OPS = ("gemm", "moe", "mla", "gemm_flops", "moe_flops", "mla_context", "moe_table")
 DEFAULT_OP_CURVES = ("gemm", "moe", "gemm_flops", "moe_flops", "moe_table")
 
@@ -298,6 +299,10 @@ class EngineProfile:
     # without an overlap scheduler, the larger of it and the GPU's step with one
     # (perf/host_time.py). 0: not measured for this engine.
     host_per_seq_s: float = 0.0
+    # The MoE backend the engine runs (its own name, perf/moe_tables.py MOE_BACKEND_KERNELS),
+    # which decides the measured MoE rows that price DeepSeek's expert layers; None: the
+    # engine's default for the GPU (moe_tables.DEFAULT_MOE_KERNELS). --moe-backend sets it.
+    moe_backend: str | None = None
 
     @property
     def label(self) -> str:

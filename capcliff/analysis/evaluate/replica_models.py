@@ -13,7 +13,7 @@ from capcliff.memory.draft import draft_layout
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.perf.communication import MoEExchange
 from capcliff.perf.error_band import error_band, speculative_band
-from capcliff.perf.moe_tables import moe_table_source
+from capcliff.perf.moe_tables import has_table_shape, moe_table_source
 from capcliff.perf.op_curves import table_format
 from capcliff.perf.profiles import (
     FITTED_TERMS,
@@ -42,6 +42,8 @@ def replica_models(
     engine = memory.stages[0].engine if memory.stages else EngineName.VLLM
     terms = dict(dep.budget.step_time_terms) if step_terms is None else step_terms
     profile, fitted = step_profile(engine, terms, dep.settings.engine_version)
+    if dep.settings.moe_backend is not None:
+        profile = replace(profile, moe_backend=dep.settings.moe_backend)
     # A DeepEP backend dispatches and combines; otherwise the layout's default exchange.
     deepep = dep.settings.all2all_backend is not AllToAllBackend.NONE
     steps = step_time_model(
@@ -144,7 +146,11 @@ def _moe_rows_label(dep: Deployment) -> str:
     if profile.op_tables is None or "moe_table" not in profile.op_curve_ops:
         return ""
     fmt = table_format(dep.scheme.expert, dep.scheme.quantization)
-    return moe_table_source(dep.model.arch, dep.hardware.id, profile.op_tables, fmt)
+    backend = dep.settings.moe_backend
+    source = moe_table_source(dep.model.arch, dep.hardware.id, profile.op_tables, fmt, backend)
+    if backend is not None and not source and has_table_shape(dep.model.arch):
+        return f"; MoE layers on the fitted MoE lines (no measured rows of --moe-backend {backend})"
+    return source
 
 
 def _overlap_label(dep: Deployment) -> str:

@@ -225,6 +225,8 @@ def _basis(run: _Run, point: BenchmarkPoint) -> Basis:
 def modeled_fixed_s(dep: Deployment, layout: Layout) -> tuple[float, str]:
     """The profile's fixed time per step for `layout` and the profile's label."""
     profile, _ = step_profile(dep.settings.engine, {}, dep.settings.engine_version)
+    if dep.settings.moe_backend is not None:
+        profile = replace(profile, moe_backend=dep.settings.moe_backend)
     eff = profile_efficiency(dep.model.arch, dep.hardware, layout, profile)
     return eff.step_overhead_s, profile.label
 
