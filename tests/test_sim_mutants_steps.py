@@ -23,8 +23,8 @@ from tests.simtools import constant_model
 
 # decode terms of 2 sequences (StepTimeModel.decode_terms order, then the KV bytes per token):
 # mem0 = 1 + 0.1 c, mem1 = 0.1, cmp0 = 0.5 + 0.1 c, cmp1 = 0.4, fixed 0.25 s,
-# bytes0 = 100 + 10 c, bytes1 = 5
-TERMS = (1.0, 0.1, 0.1, 0.5, 0.1, 0.4, 0.25, 100.0, 5.0, 10.0)
+# bytes0 = 100 + 10 c, bytes1 = 5, no host floor (a serial engine)
+TERMS = (1.0, 0.1, 0.1, 0.5, 0.1, 0.4, 0.25, 100.0, 5.0, 0.0, 10.0)
 
 
 def _sim() -> Any:
