@@ -53,3 +53,45 @@ def test_a_fleet_line_searches_replicas_within_one_node(monkeypatch: pytest.Monk
     assert note == "x8: no replica of up to 4 GPUs fits and meets the target"
     online._type_fleet((ctx, node, 16))  # type: ignore[arg-type]
     assert asked == [4, 8]
+
+
+def test_a_kv_pool_exactly_the_device_is_accepted_and_a_byte_more_refused() -> None:
+    from capcliff.errors import InputError
+    from tests.simtools import llama_8b_h200
+
+    # "more than the device" refuses only past it: 80 GiB of 80 GiB is allowed
+    dep = llama_8b_h200("vllm", gpu_total_memory="80GiB", kv_cache_memory="80GiB")
+    assert dep.settings.kv_cache_memory == 80 * 2**30
+    with pytest.raises(InputError, match="^kv_cache_memory: 80.00 GiB per GPU is more than"):
+        llama_8b_h200("vllm", gpu_total_memory="80GiB", kv_cache_memory=80 * 2**30 + 1)
+
+
+def test_the_step_label_names_only_the_overheads_that_are_there() -> None:
+    from capcliff.analysis.evaluate.replica_models import step_label
+    from tests.simtools import llama_8b_h200
+
+    # vLLM models no request overhead (0 s) and its speculation keeps the overlap scheduler (no
+    # host time per step): neither is named. SGLang's speculative worker without SPEC_V2 has
+    # host time per step, and its front end a request overhead: both are.
+    plain = step_label(llama_8b_h200("vllm"))
+    assert "request overhead" not in plain
+    spec = step_label(llama_8b_h200("vllm", speculative="ngram:3", spec_accept_length=2.0))
+    assert "speculative ngram:3, 2.00 tokens/step" in spec
+    assert "no overlap scheduler" not in spec
+    assert "request overhead" not in spec
+    sglang = step_label(llama_8b_h200("sglang", speculative="ngram:3", spec_accept_length=2.0))
+    assert "; no overlap scheduler: " in sglang
+    assert "; request overhead " in sglang
+
+
+def test_a_run_opened_inside_a_run_is_the_outer_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    from capcliff.analysis import parallel
+
+    monkeypatch.setattr(parallel, "idle_cores", lambda: 4)
+    with parallel.run_pool(4):
+        outer = parallel._current_run()
+        assert outer is not None and outer.workers == 4
+        with parallel.run_pool(2):  # nested: no second pool, the outer run's 4 workers
+            assert parallel._current_run() is outer
+        assert parallel._current_run() is outer  # the inner exit leaves the outer run open
+    assert parallel._current_run() is None
