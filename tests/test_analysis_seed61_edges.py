@@ -95,3 +95,65 @@ def test_a_run_opened_inside_a_run_is_the_outer_one(monkeypatch: pytest.MonkeyPa
             assert parallel._current_run() is outer
         assert parallel._current_run() is outer  # the inner exit leaves the outer run open
     assert parallel._current_run() is None
+
+
+def _full_run(
+    arrival: list[float], ttft: list[float], finish: list[float], tokens: list[int]
+) -> Any:
+    """A run's per-request arrays (s, tokens) as `steady_state` reads them: TPOT over the decode
+    gaps (NaN for one token), E2E from arrival to finish."""
+    first = np.array(arrival) + np.array(ttft)
+    out = np.array(tokens)
+    gaps = np.where(out > 1, out - 1, 1)
+    return SimpleNamespace(
+        arrival_s=np.array(arrival), ttft_s=np.array(ttft), finish_s=np.array(finish),
+        output_tokens=out, e2e_s=np.array(finish) - np.array(arrival),
+        tpot_s=np.where(out > 1, (np.array(finish) - first) / gaps, np.nan),
+        makespan_s=max(finish),
+    )  # fmt: skip
+
+
+def test_an_open_loop_window_of_no_length_falls_back_to_the_whole_run() -> None:
+    from capcliff.analysis.evaluate.steady_state import steady_state
+
+    # 100 one-token requests arrive, and finish, at 1 s: the window [1, 1] has no length, so the
+    # whole run is the estimate: 100 requests over a 1 s makespan, nothing measured.
+    n = 100
+    run = _full_run([1.0] * n, [0.0] * n, [1.0] * n, [1] * n)
+    state = steady_state(run, open_loop=True)
+    assert state.measured == 0
+    assert state.window_s == (0.0, 1.0)
+    assert state.throughput_rps == pytest.approx(100.0)
+
+
+def test_a_stationary_backlog_counts_a_request_that_finishes_as_the_window_opens() -> None:
+    from capcliff.analysis.evaluate.steady_state import steady_state
+
+    # first tokens at 1, 2, 3 s; seeds = 1: the window is [1, 3]. Request 0 (one token) finishes
+    # exactly at 1 s, inside the closed window, so 3 requests are measured, not 2.
+    run = _full_run([0.0, 0.0, 0.0], [1.0, 2.0, 3.0], [1.0, 2.5, 3.0], [1, 2, 1])
+    state = steady_state(run, open_loop=False, seeds=1)
+    assert state.window_s == (1.0, 3.0)
+    assert state.measured == 3
+
+
+def test_a_stationary_window_of_no_length_falls_back_to_the_whole_run() -> None:
+    from capcliff.analysis.evaluate.steady_state import steady_state
+
+    # every first token at 1 s: the seeds' latest start is the latest start, so the window has
+    # no length and the whole run (makespan 3 s) is the estimate
+    run = _full_run([0.0] * 4, [1.0] * 4, [2.0, 2.0, 3.0, 3.0], [2, 2, 3, 3])
+    state = steady_state(run, open_loop=False, seeds=2)
+    assert state.window_s == (0.0, 3.0)
+    assert state.measured == 0
+
+
+def test_token_rates_spread_each_request_over_its_decode() -> None:
+    from capcliff.analysis.evaluate.steady_state import _token_rates
+
+    # Request A: first token at 1 s, last at 3 s, 4 tokens: 2 tokens/s over [1, 3]. Request B:
+    # one token, at 2.5 s. Over [0, 2): A's 1 s gives 2 tokens, 2 / 2 s = 1.0 tokens/s; over
+    # [2, 4): A's 1 s gives 2 and B's token 1, 3 / 2 s = 1.5 tokens/s.
+    run = _full_run([0.0, 2.0], [1.0, 0.5], [3.0, 2.5], [4, 1])
+    rates = _token_rates(run, np.array([0.0, 2.0, 4.0]))
+    assert rates.tolist() == pytest.approx([1.0, 1.5])
