@@ -157,3 +157,97 @@ def test_token_rates_spread_each_request_over_its_decode() -> None:
     run = _full_run([0.0, 2.0], [1.0, 0.5], [3.0, 2.5], [4, 1])
     rates = _token_rates(run, np.array([0.0, 2.0, 4.0]))
     assert rates.tolist() == pytest.approx([1.0, 1.5])
+
+
+def test_a_contender_exactly_twice_the_band_below_the_best_is_refined(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from capcliff.analysis.plan import online
+
+    # The best refined layout sustains 10/s; with a tie band of 0.25 an unrefined, simpler
+    # layout whose first cap already reaches 10 x (1 - 2 x 0.25) = 5.0/s could still win: it is
+    # refined. One at 4.9/s cannot, and is not.
+    refined: list[str] = []
+
+    def refine(found: dict[str, Any], names: list[str], search: object, **kw: object) -> None:
+        refined.extend(names)
+        for name in names:
+            found[name].refined = True
+
+    chosen = SimpleNamespace(name="tp2", value=10.0)
+    monkeypatch.setattr(online, "_ranked", lambda ev: ev.refined)
+    monkeypatch.setattr(online, "_option", lambda ev: ev)
+    monkeypatch.setattr(online, "decide", lambda ranked, band: (chosen, [], None))
+    monkeypatch.setattr(online, "simplicity", lambda option: 2 if option.name == "tp2" else 1)
+    monkeypatch.setattr(online, "refine_layouts", refine)
+    monkeypatch.setattr(online, "group_layouts", lambda *a: None)
+    for rate, expected in ((5.0, ["tp1"]), (4.9, [])):
+        refined.clear()
+        found: Any = {
+            "tp2": SimpleNamespace(name="tp2", refined=True, saturation_rps=10.0),
+            "tp1": SimpleNamespace(name="tp1", refined=False, saturation_rps=rate),
+        }
+        online._refine_contenders(found, None, 0.25, None)  # type: ignore[arg-type]
+        assert refined == expected
+
+
+def test_users_exactly_at_a_replicas_cycle_capacity_do_not_saturate_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from capcliff.analysis.plan import online
+
+    # 2 requests/s sustained, 3 s mean E2E + 2 s think: a 5 s cycle holds 2 x 5 = 10 users.
+    # 10 users are served; 11 saturate. With an offered rate, 2.0/s is served and 2.01/s is not.
+    monkeypatch.setattr(online, "mean_think_s", lambda workload: 2.0)
+    best: Any = SimpleNamespace(
+        sustained_rps=2.0, capacity=SimpleNamespace(at_sustained=SimpleNamespace(e2e_mean_s=3.0))
+    )
+
+    def load(offered: float | None, clients: int | None) -> Any:
+        workload = SimpleNamespace(
+            offered_rps=lambda: offered, choice=SimpleNamespace(clients=clients),
+            kind=SimpleNamespace(value="users" if clients else "rate"),
+        )  # fmt: skip
+        return online._load(SimpleNamespace(workload=workload), best, 1)  # type: ignore[arg-type]
+
+    assert not load(None, 10).saturated
+    assert load(None, 11).saturated
+    assert not load(2.0, None).saturated
+    assert load(2.01, None).saturated
+
+
+def test_fit_fixes_offers_up_to_eight_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from capcliff.analysis.plan import batch
+    from capcliff.units import KVDType, WeightDType
+
+    # 8-GPU nodes: the counts tried past 1 GPU are 2, 4 (within a node), then 8, 16, 32 and 64
+    # (1, 2, 4 and 8 nodes). A model that fits only from 64 GPUs gets "64 GPUs (8 nodes)"; one
+    # that needs more gets no count at all.
+    def dep_fitting_from(least: int) -> Any:
+        monkeypatch.setattr(batch, "enumerate_layouts", lambda gpus, arch: [gpus])
+        return SimpleNamespace(
+            model=SimpleNamespace(arch=None), scheme=SimpleNamespace(linear=WeightDType.FP8),
+            kv_dtype=KVDType.FP8, hardware=SimpleNamespace(gpus_per_node=8),
+            memory=lambda gpus, length: SimpleNamespace(
+                fits=gpus >= least, valid=False, layout=SimpleNamespace(name=f"tp{gpus}")
+            ),
+        )  # fmt: skip
+
+    monkeypatch.setattr(batch, "replace", lambda dep, **changes: dep)
+    monkeypatch.setattr(batch.WeightScheme, "quantised", staticmethod(lambda *a: None))
+    inputs: Any = SimpleNamespace(max_model_len=8192)
+    assert batch.fit_fixes(dep_fitting_from(64), 1, inputs) == ["64 GPUs (8 nodes) fit as tp64"]
+    assert batch.fit_fixes(dep_fitting_from(3), 1, inputs) == ["4 GPUs (1 node) fit as tp4"]
+    assert batch.fit_fixes(dep_fitting_from(65), 1, inputs) == [
+        "no change tried here fits: the model needs a larger deployment"
+    ]
+
+
+def test_any_sustained_rate_above_zero_meets_the_slo() -> None:
+    from capcliff.analysis.evaluate.capacity import ReplicaCapacity
+
+    # 0.5 requests/s is a slow replica, not a failing one; only 0 means no rate met the SLO
+    meets = ReplicaCapacity.meets_slo.fget
+    assert meets is not None
+    assert meets(SimpleNamespace(sustained_rps=0.5))
+    assert not meets(SimpleNamespace(sustained_rps=0.0))
