@@ -251,3 +251,37 @@ def test_any_sustained_rate_above_zero_meets_the_slo() -> None:
     assert meets is not None
     assert meets(SimpleNamespace(sustained_rps=0.5))
     assert not meets(SimpleNamespace(sustained_rps=0.0))
+
+
+def test_the_chosen_split_says_how_many_served_and_how_much_room_it_has(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from typing import NamedTuple
+
+    from capcliff.analysis.disagg import plan
+    from capcliff.analysis.evaluate.solver import Slo
+
+    class Split(NamedTuple):
+        key: tuple[bool, float, float]
+        state: Any
+        pools: Any = None
+        cap: int = 0
+        running: Any = None
+        result: Any = None
+
+    monkeypatch.setattr(plan, "disagg_steady", lambda *a, **k: ("grown", "settled"))
+    # two splits serve the rate ($12/h and $20/h), one misses; the $12/h one ranks first. Its
+    # TTFT p99 1.0 s of a 2 s limit and TPOT p99 0.02 s of 0.05 s: it uses max(0.5, 0.4) = 50 %
+    # of the SLO; without an SLO, its 5 s mean E2E is the figure.
+    state = SimpleNamespace(requests=400, ttft_p99_s=1.0, tpot_p99_s=0.02, e2e_mean_s=5.0)
+    cheap = Split((True, -12.0, -0.5), state)
+    splits = [Split((True, -20.0, -0.3), state), cheap, Split((False, 100.0, 0.0), state)]
+    best, why = plan.chosen_split(None, splits, object(), Slo(ttft_s=2.0, tpot_s=0.05))  # type: ignore[arg-type]
+    assert (best.key, best.result, best.state) == (cheap.key, "grown", "settled")
+    assert why == [
+        "2 of 3 split(s) serve the rate on the first 400 requests; this one costs the fewest $ "
+        "per hour ($12.00; at equal cost, the most room under the SLOs wins) and uses 50% of "
+        "the SLO"
+    ]
+    _, why = plan.chosen_split(None, splits, object(), None)  # type: ignore[arg-type]
+    assert why[0].endswith("and 5 s mean E2E")
