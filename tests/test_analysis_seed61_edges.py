@@ -285,3 +285,19 @@ def test_the_chosen_split_says_how_many_served_and_how_much_room_it_has(
     ]
     _, why = plan.chosen_split(None, splits, object(), None)  # type: ignore[arg-type]
     assert why[0].endswith("and 5 s mean E2E")
+
+
+def test_a_tiers_link_utilisation_is_its_busy_time_over_each_replicas_makespan() -> None:
+    from capcliff.analysis.sweep.report import _tiers
+
+    # one replica whose CPU tier's link was busy 2 s of a 4 s run: 0.5; 300 of 1,000 queried
+    # tokens hit it: 0.3. Two replicas sharing 2 s of busy time over 4 s each: 0.25.
+    tier = SimpleNamespace(
+        name="cpu", hit_tokens=300, read_bytes=10, written_bytes=20, busy_s=2.0,
+        recompute_saved_s=0.1,
+    )  # fmt: skip
+    reuse = SimpleNamespace(queried_tokens=1000, tiers=[tier])
+    one = _tiers(SimpleNamespace(reuse=reuse, replicas=[0], makespan_s=4.0))  # type: ignore[arg-type]
+    assert (one[0].tier, one[0].hit_rate, one[0].link_utilization) == ("cpu", 0.3, 0.5)
+    two = _tiers(SimpleNamespace(reuse=reuse, replicas=[0, 1], makespan_s=4.0))  # type: ignore[arg-type]
+    assert two[0].link_utilization == 0.25
