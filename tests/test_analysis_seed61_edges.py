@@ -301,3 +301,33 @@ def test_a_tiers_link_utilisation_is_its_busy_time_over_each_replicas_makespan()
     assert (one[0].tier, one[0].hit_rate, one[0].link_utilization) == ("cpu", 0.3, 0.5)
     two = _tiers(SimpleNamespace(reuse=reuse, replicas=[0, 1], makespan_s=4.0))  # type: ignore[arg-type]
     assert two[0].link_utilization == 0.25
+
+
+def test_only_an_online_sweep_with_a_redraw_is_grown(monkeypatch: pytest.MonkeyPatch) -> None:
+    from capcliff.analysis.evaluate.steady_point import MAX_DOUBLINGS
+    from capcliff.analysis.sweep import report
+
+    # A point that never settles: an online sweep that can redraw its requests doubles them
+    # MAX_DOUBLINGS times (10 -> 20 -> 40 ...); a batch sweep, or one with nothing to redraw
+    # from, keeps its points as they are.
+    drawn: list[int] = []
+
+    def redraw(n: int) -> tuple[tuple[str, str], ...]:
+        drawn.append(n)
+        return (("w", f"{n} requests"),)
+
+    def sweep(requests: str, *a: object, **k: object) -> list[Any]:
+        return [SimpleNamespace(concurrency=4, result=requests)]
+
+    monkeypatch.setattr(report, "needs_more", lambda result, open_loop: True)
+    monkeypatch.setattr(report, "sweep", sweep)
+    requests: Any = type("Ten", (), {"closed_loop": False, "__len__": lambda self: 10})()
+    points: Any = (SimpleNamespace(concurrency=4, result="first"),)
+    models: Any = (None, None, None, 1)
+    for online, plan in ((True, None), (False, redraw), (True, redraw)):
+        monkeypatch.setattr(report, "is_online", lambda r, online=online: online)
+        out = report._grown(points, requests, "w", SimpleNamespace(redraw=plan), models)  # type: ignore[arg-type]
+        if plan is None or not online:
+            assert out == points
+    assert drawn == [10 * 2**k for k in range(1, MAX_DOUBLINGS + 1)]
+    assert out[0].result == f"{10 * 2**MAX_DOUBLINGS} requests"
