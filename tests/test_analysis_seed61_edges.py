@@ -331,3 +331,25 @@ def test_only_an_online_sweep_with_a_redraw_is_grown(monkeypatch: pytest.MonkeyP
             assert out == points
     assert drawn == [10 * 2**k for k in range(1, MAX_DOUBLINGS + 1)]
     assert out[0].result == f"{10 * 2**MAX_DOUBLINGS} requests"
+
+
+def test_an_online_sweet_spot_is_the_goodput_best_else_the_throughput_best(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from capcliff.analysis.evaluate import sweet_spot
+    from capcliff.analysis.evaluate.solver import Slo
+
+    # caps 8, 16, 32 at 100, 300, 300 tokens/s. The SLO's goodput picks 8: the answer is 8, by
+    # goodput. When no point meets the SLO, the most tokens/s wins, the smaller cap on a tie: 16.
+    points: Any = tuple(
+        SimpleNamespace(concurrency=c, output_tokens_per_s=t)
+        for c, t in ((8, 100.0), (16, 300.0), (32, 300.0))
+    )
+    monkeypatch.setattr(sweet_spot, "collapse", lambda pts, best: SimpleNamespace(worst_loss=0.0))
+    slo = Slo(ttft_s=1.0, tpot_s=0.05)
+    monkeypatch.setattr(sweet_spot, "slo_sweet_spot", lambda pts, slo: pts[0])
+    met = sweet_spot.sweet_spot_result(points, slo, online=True)
+    assert (met.concurrency, met.objective) == (8, "goodput")
+    monkeypatch.setattr(sweet_spot, "slo_sweet_spot", lambda pts, slo: None)
+    missed = sweet_spot.sweet_spot_result(points, slo, online=True)
+    assert (missed.concurrency, missed.objective) == (16, "throughput (no point meets the SLO)")
