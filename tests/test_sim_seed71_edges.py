@@ -1,0 +1,28 @@
+"""Edges the seed-71 mutation sample (`benchmarks/mutation.py --packages sim --seed 71`) found
+untested. Every expected value is worked out by hand in the comments."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from capcliff.sim.loop.timeline import Recorder
+from capcliff.sim.result import mean_kv_utilization
+
+
+def test_kv_in_use_is_integrated_over_time_by_the_trapezoid_rule() -> None:
+    # 10 blocks. A 2 s event whose used blocks go 4 -> 6 holds (4 + 6) / 2 x 2 = 10 block-s; a
+    # 1 s event at 6 -> 6 holds 6: 16 block-s over a 4 s run of 10 blocks is 0.4 of the KV on
+    # average. A second replica that never ran counts 0: the mean over the two is 0.2.
+    rec = Recorder(total_blocks=10, peak_hbm_bytes_per_s=1e12)
+    rec.record(3, 0.0, 2.0, 4, 6, 2, 0, 0.0, 7)
+    rec.record(1, 2.0, 1.0, 6, 6, 2, 1, 0.0, 2, blocked=True)
+    assert rec.used_block_seconds == 16.0
+    assert (rec.steps, rec.events, rec.busy_s, rec.peak_used) == (4, 2, 3.0, 6)
+    assert (rec.blocked_steps, rec.blocked_s, rec.scheduled_tokens) == (1, 1.0, 9)
+    ran: Any = SimpleNamespace(used_block_seconds=16.0, total_blocks=10, makespan_s=4.0)
+    idle: Any = SimpleNamespace(used_block_seconds=0.0, total_blocks=10, makespan_s=0.0)
+    assert mean_kv_utilization([ran]) == pytest.approx(0.4)
+    assert mean_kv_utilization([ran, idle]) == pytest.approx(0.2)
