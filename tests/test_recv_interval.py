@@ -54,6 +54,13 @@ def test_a_request_waits_for_the_next_poll() -> None:
     assert _ttft_of_b(0.015, 4, overlap=True) == pytest.approx(0.045)
 
 
+def test_an_interval_of_two_polls_every_other_decode_step() -> None:
+    # Interval 2, B at 15 ms. t = 0: poll, A prefills in [0, 10). t = 10: poll (B not there yet),
+    # counter 0; decode steps end at 20 (counter 1: no poll) and 30 (counter 2): poll at 30, B
+    # prefilled in [30, 40): TTFT 25 ms. Polling every step would take B at 20: 15 ms.
+    assert _ttft_of_b(0.015, 2) == pytest.approx(0.025)
+
+
 def test_a_prefill_makes_the_next_boundary_poll() -> None:
     # B at 55 ms, after the poll at 50 (the one after A's prefill, counter reset to 0): decode
     # steps end at 60, 70, 80, 90 (counter 1-4), poll at 90, B prefilled in [90, 100): TTFT
