@@ -26,3 +26,17 @@ def test_kv_in_use_is_integrated_over_time_by_the_trapezoid_rule() -> None:
     idle: Any = SimpleNamespace(used_block_seconds=0.0, total_blocks=10, makespan_s=0.0)
     assert mean_kv_utilization([ran]) == pytest.approx(0.4)
     assert mean_kv_utilization([ran, idle]) == pytest.approx(0.2)
+
+
+def test_blocks_a_running_request_references_are_not_revivable() -> None:
+    from capcliff.sim.reuse.prefix_cache import PrefixCache
+
+    # One node, 16-token blocks: blocks 0-32 cached, then a request references blocks 0-19.
+    # Of the first 10 blocks none is revivable (all referenced); of the first 25, blocks 20-24.
+    cache = PrefixCache([-1], [0], 16)
+    cache.release(0, 0, 33, now_s=1.0)
+    assert cache.acquire(0, 20) == 20
+    assert cache.revivable(0, 10) == 0
+    assert cache.revivable(0, 25) == 5
+    # a 161-token prompt looks up (161 - 1) // 16 = 10 blocks: all hit, none revivable
+    assert cache.lookup_revivable(0, 161) == (10, 0)
