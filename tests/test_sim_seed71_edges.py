@@ -40,3 +40,31 @@ def test_blocks_a_running_request_references_are_not_revivable() -> None:
     assert cache.revivable(0, 25) == 5
     # a 161-token prompt looks up (161 - 1) // 16 = 10 blocks: all hit, none revivable
     assert cache.lookup_revivable(0, 161) == (10, 0)
+
+
+def test_an_idle_sglang_rank_in_lockstep_is_back_at_the_initial_ratio() -> None:
+    import dataclasses
+
+    import numpy as np
+
+    from capcliff.sim.config import KVCapacity, SimConfig
+    from capcliff.sim.loop.lockstep import LockstepSim
+    from capcliff.sim.loop.replica import ReplicaSim
+    from capcliff.sim.simulate import make_policy
+    from capcliff.sim.traffic.workload import Requests
+    from tests.simtools import constant_model
+
+    # SGLang sets new_token_ratio back to init_new_token_ratio (0.7) when its scheduler is idle.
+    # Rank 0 serves a request at 0 s and then idles while rank 1 serves one at 1 s: at the end
+    # rank 0 is at 0.7 exactly (no decay step counted since), rank 1 has decayed below it.
+    model = dataclasses.replace(constant_model(1e-3), eager_floor_s=0.01)
+    capacity, config = KVCapacity(10, 16), SimConfig(policy="sglang")
+
+    def rank(arrival_s: float) -> ReplicaSim:
+        one = Requests(np.array([10]), np.array([5]), np.array([5]), np.array([arrival_s]))
+        return ReplicaSim(one, model, capacity, config, make_policy(config, one))
+
+    ranks = [rank(0.0), rank(1.0)]
+    LockstepSim(ranks, model).run()
+    assert ranks[0].new_token_ratio == 0.7
+    assert ranks[1].new_token_ratio < 0.7
