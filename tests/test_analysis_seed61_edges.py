@@ -353,3 +353,41 @@ def test_an_online_sweet_spot_is_the_goodput_best_else_the_throughput_best(
     monkeypatch.setattr(sweet_spot, "slo_sweet_spot", lambda pts, slo: None)
     missed = sweet_spot.sweet_spot_result(points, slo, online=True)
     assert (missed.concurrency, missed.objective) == (16, "throughput (no point meets the SLO)")
+
+
+def test_a_cap_is_settled_only_when_asked_and_not_thrashing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from capcliff.analysis.evaluate import capacity
+
+    # First sample 10 requests, largest 80. More than 0.5 preemptions per request (over 5 of
+    # 10) is thrashing: such a cap stays at its first sample, as does any cap not to be
+    # settled; a cap at exactly 5 preemptions that is to be settled grows to the 80 the
+    # stopping rule stopped at.
+    monkeypatch.setattr(capacity, "_sample_sizes", lambda cap, least, workload: (10, 80))
+    monkeypatch.setattr(capacity, "steady_state", lambda result, **kw: "first state")
+    settled: list[int] = []
+
+    def settle(run: object, *, first: int, cap: int, measure: object) -> Any:
+        settled.append(first)
+        return SimpleNamespace(state="settled state", result="grown", requests=cap)
+
+    monkeypatch.setattr(capacity, "settle", settle)
+    workload: Any = SimpleNamespace(
+        is_trace=False, sessions=False, stationary_start=lambda: False,
+        mean_output_tokens=lambda: 100.0, saturation_sample=lambda n, cap: list(range(n)),
+    )  # fmt: skip
+
+    def point(preemptions: int, settle_it: bool) -> tuple[object, int]:
+        replica: Any = SimpleNamespace(
+            run=lambda sample, cap: SimpleNamespace(total_preemptions=preemptions)
+        )
+        p = capacity.saturation_point(replica, workload, 8, None, settle_it=settle_it)
+        return p.state, p.requests
+
+    assert point(6, settle_it=True) == ("first state", 10)
+    assert point(0, settle_it=False) == ("first state", 10)
+    assert point(6, settle_it=False) == ("first state", 10)
+    assert settled == []
+    assert point(5, settle_it=True) == ("settled state", 80)
+    assert settled == [10]
