@@ -391,3 +391,24 @@ def test_a_cap_is_settled_only_when_asked_and_not_thrashing(
     assert settled == []
     assert point(5, settle_it=True) == ("settled state", 80)
     assert settled == [10]
+
+
+def test_the_quantized_checkpoint_is_the_catalogs_card_of_that_dtype() -> None:
+    from capcliff.analysis.deployment import resolve, settings_of
+    from capcliff.analysis.plan.commands import quantized_checkpoint
+    from capcliff.catalog.catalogs import get_hardware, get_model
+
+    def planned(model: str, **settings: object) -> Any:
+        return resolve(get_model(model), get_hardware("h200-sxm"), settings_of(settings))
+
+    # Meta ships Llama 3.1 405B in FP8 too (meta-llama/Llama-3.1-405B-Instruct-FP8): planned
+    # with FP8 weights, that card is served. As shipped (BF16) there is nothing to swap in.
+    card = quantized_checkpoint(planned("llama-3.1-405b", weight_dtype="fp8"))
+    assert card is not None
+    assert (card.id, card.hf_repo) == (
+        "llama-3.1-405b-fp8",
+        "meta-llama/Llama-3.1-405B-Instruct-FP8",
+    )
+    assert quantized_checkpoint(planned("llama-3.1-405b")) is None
+    # Llama 3.1 70B has no FP8 card of its own; Llama 3.3's is another model and never stands in
+    assert quantized_checkpoint(planned("llama-3.1-70b", weight_dtype="fp8")) is None
