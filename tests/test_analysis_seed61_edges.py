@@ -62,7 +62,7 @@ def test_a_kv_pool_exactly_the_device_is_accepted_and_a_byte_more_refused() -> N
     # "more than the device" refuses only past it: 80 GiB of 80 GiB is allowed
     dep = llama_8b_h200("vllm", gpu_total_memory="80GiB", kv_cache_memory="80GiB")
     assert dep.settings.kv_cache_memory == 80 * 2**30
-    with pytest.raises(InputError, match="^kv_cache_memory: 80.00 GiB per GPU is more than"):
+    with pytest.raises(InputError, match=r"^kv_cache_memory: 80\.00 GiB per GPU is more than"):
         llama_8b_h200("vllm", gpu_total_memory="80GiB", kv_cache_memory=80 * 2**30 + 1)
 
 
