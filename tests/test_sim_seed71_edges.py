@@ -68,3 +68,24 @@ def test_an_idle_sglang_rank_in_lockstep_is_back_at_the_initial_ratio() -> None:
     LockstepSim(ranks, model).run()
     assert ranks[0].new_token_ratio == 0.7
     assert ranks[1].new_token_ratio < 0.7
+
+
+def test_a_later_turn_with_an_arrival_time_but_no_think_time_is_refused() -> None:
+    import math
+
+    from capcliff.errors import InputError
+    from capcliff.sim.traffic.sessions import SessionRow, requests_from_session_trace
+
+    # A later turn is sent after the previous one finishes, so its gap is a think time; an
+    # arrival time alone cannot place it. Neither given: it follows at once (think 0).
+    first = SessionRow("s", 0, 10, 5, 0.0, None, None, 0)
+    with pytest.raises(InputError, match="turn 1: a later turn needs think_s"):
+        requests_from_session_trace([first, SessionRow("s", 1, 5, 5, 3.0, None, None, 0)])
+    follows = requests_from_session_trace([first, SessionRow("s", 1, 5, 5, None, None, None, 0)])
+    assert math.isnan(follows.arrival_s[1])
+    assert follows.think_s is not None and follows.think_s[1] == 0.0
+    # a pool of users sends each turn when its user is free: the arrival time is not used
+    pooled = requests_from_session_trace(
+        [first, SessionRow("s", 1, 5, 5, 3.0, None, None, 0)], clients=1
+    )
+    assert math.isnan(pooled.arrival_s[1])
