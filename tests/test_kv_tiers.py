@@ -63,6 +63,18 @@ def test_a_write_is_skipped_while_the_link_is_busy() -> None:
     assert tiers.records()[0].skipped_writes == 1
 
 
+def test_a_write_waits_for_a_load_on_the_same_link() -> None:
+    tiers = cpu_tiers(100)
+    tiers.write(0, 10, now_s=0.0)  # busy until 11 ms
+    # at 20 ms, node 0's 10 blocks load in 10 ms + 1 ms latency: the link is busy until 31 ms
+    assert tiers.load(0, 0, 10, now_s=0.020) == pytest.approx(11e-3)
+    tiers.write(1, 10, now_s=0.025)  # during the load: skipped
+    assert tiers.plan(1, 0, 30)[0] == 0
+    tiers.write(1, 10, now_s=0.032)  # after it: written
+    assert tiers.plan(1, 0, 30)[0] == 10
+    assert tiers.records()[0].skipped_writes == 1
+
+
 def test_offload_flag_reads_tiers_in_speed_order() -> None:
     assert parse_offload("nvme:4TiB,cpu:512GiB") == {"cpu": 512 * GIB, "nvme": 4 * TIB}
 
