@@ -42,14 +42,13 @@ Loading the shipped data file is this module's only I/O (package data, read once
 from __future__ import annotations
 
 import bisect
-import json
 import math
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from capcliff.catalog.architecture import Architecture
+from capcliff.perf.op_curves import data_file
 
 TABLES_FILE = "moe_tables.json"
 MICRO = 1e-6
@@ -120,11 +119,8 @@ class MoETable:
         return math.exp(math.log(ys[i]) + w * (math.log(ys[i + 1]) - math.log(ys[i])))
 
 
-@cache
 def _file() -> dict[str, Any]:
-    path = resources.files("capcliff.perf").joinpath("data", TABLES_FILE)
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return data
+    return data_file(TABLES_FILE)
 
 
 @cache

@@ -133,10 +133,15 @@ class ComputeCurve:
 
 
 @cache
-def _file() -> dict[str, Any]:
-    path = resources.files("capcliff.perf").joinpath("data", CURVES_FILE)
+def data_file(name: str) -> dict[str, Any]:
+    """One JSON file of measured tables shipped in `capcliff/perf/data`, read once."""
+    path = resources.files("capcliff.perf").joinpath("data", name)
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return data
+
+
+def _file() -> dict[str, Any]:
+    return data_file(CURVES_FILE)
 
 
 @cache
