@@ -33,3 +33,23 @@ def test_merit_is_the_inverse_cost_and_zero_for_no_cost() -> None:
     assert merit(row(), Objective.GOODPUT) == 3.0
     assert merit(row(gpu_hours_per_mtok=0.0), Objective.COST) == 0.0
     assert merit(row(makespan_s=0.0), Objective.MAKESPAN) == 0.0
+
+
+def test_kv_over_time_keeps_about_128_points() -> None:
+    import numpy as np
+
+    from capcliff.analysis.sweep.timelines import kv_over_time
+
+    # 256 samples are thinned to every 256 // 128 = 2nd: 128 points, from t = 0, 2, 4 ...; 10
+    # samples are all kept (step max(1, 10 // 128) = 1).
+    def point(cap: int, n: int) -> Any:
+        series = SimpleNamespace(time_s=np.arange(float(n)), kv_utilization=np.arange(n) / n)
+        return SimpleNamespace(
+            concurrency=cap, hit_cliff=False, result=SimpleNamespace(series=series)
+        )
+
+    long = kv_over_time((point(8, 256),), 8)["sweet spot (8)"]
+    assert len(long) == 128
+    assert long[:2] == [(0.0, 0.0), (2.0, 2 / 256)]
+    short = kv_over_time((point(4, 10),), 4)["sweet spot (4)"]
+    assert [t for t, _ in short] == [float(t) for t in range(10)]
