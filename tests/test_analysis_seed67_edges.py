@@ -6,6 +6,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from capcliff.analysis.disagg.compare import meets
 from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.plan.advice import merit
@@ -53,3 +55,14 @@ def test_kv_over_time_keeps_about_128_points() -> None:
     assert long[:2] == [(0.0, 0.0), (2.0, 2 / 256)]
     short = kv_over_time((point(4, 10),), 4)["sweet spot (4)"]
     assert [t for t, _ in short] == [float(t) for t in range(10)]
+
+
+def test_cores_falls_back_to_the_cpu_count_and_then_to_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    from capcliff.analysis import parallel
+
+    # without sched_getaffinity (not Linux): os.cpu_count(), and 1 when even that is unknown
+    monkeypatch.delattr(parallel.os, "sched_getaffinity", raising=False)
+    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 6)
+    assert parallel.cores() == 6
+    monkeypatch.setattr(parallel.os, "cpu_count", lambda: None)
+    assert parallel.cores() == 1
