@@ -41,14 +41,13 @@ Loading the shipped data file is this module's only I/O (package data, read once
 
 from __future__ import annotations
 
-import bisect
 import math
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 from capcliff.catalog.architecture import Architecture
-from capcliff.perf.op_curves import data_file
+from capcliff.perf.op_curves import data_file, interpolate
 
 TABLES_FILE = "moe_tables.json"
 MICRO = 1e-6
@@ -108,15 +107,18 @@ class MoETable:
     source: str
 
     def seconds_at(self, tokens: float) -> float:
-        """Seconds of one MoE layer over `tokens` tokens (log-log between measured counts)."""
+        """Seconds of one MoE layer over `tokens` tokens (log-log between measured counts, the
+        first count's time below it, in proportion past the last)."""
         xs, ys = self.tokens, self.seconds
         if tokens <= xs[0]:
             return ys[0]
         if tokens >= xs[-1]:
             return ys[-1] * tokens / xs[-1]
-        i = bisect.bisect_right(xs, tokens) - 1
-        w = math.log(tokens / xs[i]) / math.log(xs[i + 1] / xs[i])
-        return math.exp(math.log(ys[i]) + w * (math.log(ys[i + 1]) - math.log(ys[i])))
+        return math.exp(interpolate(xs, self._log_seconds, tokens))
+
+    @cached_property
+    def _log_seconds(self) -> tuple[float, ...]:
+        return tuple(math.log(y) for y in self.seconds)
 
 
 def _file() -> dict[str, Any]:

@@ -75,7 +75,7 @@ class OpCurve:
     source: str  # aiconfigurator-core version, system, backend release, table
 
     def _at(self, values: tuple[float, ...], tokens: float) -> float:
-        return _interpolate(self.tokens, values, tokens)
+        return interpolate(self.tokens, values, tokens)
 
     def floor_at(self, tokens: float) -> float:
         """Fixed seconds of one call over `tokens` tokens."""
@@ -91,7 +91,7 @@ class OpCurve:
         return self.floor_at(tokens) + bytes_read / (self.fraction_at(tokens) * peak_bytes_per_s)
 
 
-def _interpolate(xs: tuple[float, ...], values: tuple[float, ...], tokens: float) -> float:
+def interpolate(xs: tuple[float, ...], values: tuple[float, ...], tokens: float) -> float:
     """values at `tokens`: linear in log(tokens) between the measured counts, ends held."""
     if tokens <= xs[0]:
         return values[0]
@@ -120,11 +120,11 @@ class ComputeCurve:
         first = self.tokens[0]
         if tokens < first:
             return self.floor_s[0] * max(tokens, 0.0) / first
-        return _interpolate(self.tokens, self.floor_s, tokens)
+        return interpolate(self.tokens, self.floor_s, tokens)
 
     def flops_per_s_at(self, tokens: float) -> float:
         """FLOP/s one call over `tokens` tokens reaches on its FLOPs."""
-        return _interpolate(self.tokens, self.flops_fraction, tokens) * self.peak_flops_per_s
+        return interpolate(self.tokens, self.flops_fraction, tokens) * self.peak_flops_per_s
 
     def seconds(self, tokens: float, flops: float, calls: int = 1) -> float:
         """`calls` x floor + FLOPs / reached FLOP/s: `calls` calls over `tokens` tokens each,

@@ -324,6 +324,10 @@ class StepTimeModel:
         """Whether the host terms change a step (else every step is as without them)."""
         return self.host_per_seq_s > 0 or (self.overlap_schedule and self.host_fixed_s > 0)
 
+    def _host_s(self, seqs: float) -> float:
+        """Host seconds of one step that schedules `seqs` sequences (perf/host_time.py)."""
+        return host_step_s(fixed_s=self.host_fixed_s, per_seq_s=self.host_per_seq_s, seqs=seqs)
+
     def _with_host(self, step_s: float, seqs: float) -> float:
         """`step_s` (the GPU's work plus step_overhead_s, which holds host_fixed_s) with the host
         time of a step over `seqs` sequences: their sum, or under an overlap scheduler the larger
@@ -332,7 +336,7 @@ class StepTimeModel:
             return step_s
         if not self.overlap_schedule:
             return step_s + self.host_per_seq_s * seqs  # host_fixed_s is in step_s already
-        host_s = host_step_s(fixed_s=self.host_fixed_s, per_seq_s=self.host_per_seq_s, seqs=seqs)
+        host_s = self._host_s(seqs)
         return step_with_host_s(step_s - self.host_fixed_s, host_s, overlapped=True)
 
     def _host_line(self, fixed_s: float, seqs: float) -> tuple[float, float]:
@@ -344,7 +348,7 @@ class StepTimeModel:
             return fixed_s, 0.0
         if not self.overlap_schedule:
             return fixed_s + self.host_per_seq_s * seqs, 0.0
-        host_s = host_step_s(fixed_s=self.host_fixed_s, per_seq_s=self.host_per_seq_s, seqs=seqs)
+        host_s = self._host_s(seqs)
         fixed = fixed_s - self.host_fixed_s
         return fixed, max(0.0, host_s - fixed)
 
@@ -375,10 +379,7 @@ class StepTimeModel:
         if self.overlap_schedule and self.host_applies and loads:
             # each rank's scheduler works while the whole lockstep step runs, MoE layers too
             gpu = max(self._local_gpu.step_time_s(*load) for load in loads) - self.host_fixed_s
-            host = max(
-                host_step_s(fixed_s=self.host_fixed_s, per_seq_s=self.host_per_seq_s, seqs=load[1])
-                for load in loads
-            )
+            host = max(self._host_s(load[1]) for load in loads)
             step = step_with_host_s(gpu + shared, host, overlapped=True)
         else:
             step = max((self.local.step_time_s(*load) for load in loads), default=0.0) + shared

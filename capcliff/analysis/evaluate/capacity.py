@@ -304,9 +304,16 @@ def meets_slo_surely(state: SteadyState, slo: Slo) -> bool:
     """`meets_slo` with each p99's 95 % half-width added (`steady_state.p99_half_width`): another
     sample of the same load (a `sweep`, a `check`, the deployment itself) meets the limits too,
     not only this one."""
-    ttft = state.ttft_p99_s * (1 + state.ttft_p99_half_width)
-    tpot = state.tpot_p99_s * (1 + state.tpot_p99_half_width)
+    ttft, tpot = _p99s_surely(state)
     return not state.saturated and ttft <= slo.ttft_s and tpot <= slo.tpot_s
+
+
+def _p99s_surely(state: SteadyState) -> tuple[float, float]:
+    """The TTFT and TPOT p99s (seconds) with their 95 % half-widths added."""
+    return (
+        state.ttft_p99_s * (1 + state.ttft_p99_half_width),
+        state.tpot_p99_s * (1 + state.tpot_p99_half_width),
+    )
 
 
 VERIFY_SEED = 1_000_003  # set: the fresh sample's seed is the workload's plus this
@@ -328,9 +335,8 @@ VERIFY_JUMP = 2
 def _surely_margin(state: SteadyState, slo: Slo) -> float:
     """The larger of the p99s with their half-widths over their limits (`meets_slo_surely`
     passes at or below 1); inf with a growing queue or no p99."""
-    ttft = state.ttft_p99_s * (1 + state.ttft_p99_half_width) / slo.ttft_s
-    tpot = state.tpot_p99_s * (1 + state.tpot_p99_half_width) / slo.tpot_s
-    margin = max(ttft, tpot)
+    ttft, tpot = _p99s_surely(state)
+    margin = max(ttft / slo.ttft_s, tpot / slo.tpot_s)
     return margin if not state.saturated and margin == margin else math.inf
 
 

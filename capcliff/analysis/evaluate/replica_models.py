@@ -3,6 +3,7 @@ profile label its predictions assume, and the analytic cliff of a workload on it
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from capcliff.analysis.deployment import Deployment
@@ -33,6 +34,19 @@ from capcliff.units import weight_bytes_per_element
 CLIFF_PERCENTILE = 99.0
 
 
+def deployment_profile(
+    dep: Deployment, terms: Mapping[str, float], engine: EngineName | None = None
+) -> tuple[EngineProfile, dict[str, float]]:
+    """The engine profile that prices `dep`'s steps (`engine`, else its settings' engine, at its
+    release) with `terms` applied and its MoE backend (--moe-backend); the fitted terms apart
+    (`step_profile`)."""
+    engine = dep.settings.engine if engine is None else engine
+    profile, fitted = step_profile(engine, terms, dep.settings.engine_version)
+    if dep.settings.moe_backend is not None:
+        profile = replace(profile, moe_backend=dep.settings.moe_backend)
+    return profile, fitted
+
+
 def replica_models(
     dep: Deployment, memory: LayoutMemory, step_terms: dict[str, float] | None = None
 ) -> tuple[KVCapacity, StepTimeModel]:
@@ -41,9 +55,7 @@ def replica_models(
     `step_terms` in their place."""
     engine = memory.stages[0].engine if memory.stages else EngineName.VLLM
     terms = dict(dep.budget.step_time_terms) if step_terms is None else step_terms
-    profile, fitted = step_profile(engine, terms, dep.settings.engine_version)
-    if dep.settings.moe_backend is not None:
-        profile = replace(profile, moe_backend=dep.settings.moe_backend)
+    profile, fitted = deployment_profile(dep, terms, engine)
     # A DeepEP backend dispatches and combines; otherwise the layout's default exchange.
     deepep = dep.settings.all2all_backend is not AllToAllBackend.NONE
     steps = step_time_model(

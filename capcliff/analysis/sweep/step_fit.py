@@ -19,13 +19,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from capcliff.analysis.deployment import Deployment
-from capcliff.analysis.evaluate.replica_models import replica_models
+from capcliff.analysis.evaluate.replica_models import deployment_profile, replica_models
 from capcliff.analysis.evaluate.solver import config_at
 from capcliff.calibrate.benchmarks import BenchmarkPoint
 from capcliff.calibrate.calibration_file import step_terms_problem
 from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
-from capcliff.perf.profiles import step_profile
 from capcliff.perf.step_time import StepTimeModel, profile_efficiency
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.simulate import simulate
@@ -224,9 +223,7 @@ def _basis(run: _Run, point: BenchmarkPoint) -> Basis:
 
 def modeled_fixed_s(dep: Deployment, layout: Layout) -> tuple[float, str]:
     """The profile's fixed time per step for `layout` and the profile's label."""
-    profile, _ = step_profile(dep.settings.engine, {}, dep.settings.engine_version)
-    if dep.settings.moe_backend is not None:
-        profile = replace(profile, moe_backend=dep.settings.moe_backend)
+    profile, _ = deployment_profile(dep, {})
     eff = profile_efficiency(dep.model.arch, dep.hardware, layout, profile)
     return eff.step_overhead_s, profile.label
 
