@@ -9,7 +9,9 @@
    its own seed), so the grid never moves with the sample size or the run's seed. Caps are
    climbed until the throughput falls past the cliff or the engine thrashes. The chosen cap is
    the smallest within CAP_TOLERANCE of the best throughput: past it more concurrency buys
-   nothing but latency.
+   nothing but latency. A backlog that cannot start stationary (sessions, requests that share
+   content) is extended, not restarted: its largest sample is simulated once, lazily, with the
+   stopping rule evaluated at checkpoints as it runs (`_extended_point`).
 2. Within an SLO: for each cap (best saturation throughput first), the highest Poisson rate in
    (0, saturation] whose steady state meets the TTFT and TPOT p99 limits with a bounded queue
    (`highest_rate`, with the light load that gives the best latencies). A cap whose saturation

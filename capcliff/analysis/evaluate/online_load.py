@@ -88,10 +88,12 @@ class OnlineWorkload:
         return self.choice.trace_lines is None and is_session_preset(self.choice.preset_name)
 
     def max_doublings(self, default: int) -> int:
-        """How often the stopping rule may double a saturation sample: `default`, or for sessions
-        SESSION_DOUBLINGS (set: a session sample holds r times the requests of a single-turn one,
-        and near the cliff the prefix cache's hit rate swings over long stretches, so their
-        batch means settle slowly; the plan says when a layout did not settle)."""
+        """How often the stopping rule may double a saturation sample (the largest sample is the
+        first x 2^this; a session sample is extended to it, not restarted): `default`, or for
+        sessions SESSION_DOUBLINGS (set: a session sample holds r times the requests of a
+        single-turn one, and near the cliff the prefix cache's hit rate swings over long
+        stretches, so their batch means settle slowly; the plan says when a layout did not
+        settle)."""
         return min(default, SESSION_DOUBLINGS) if self.sessions else default
 
     def requests_per_unit(self) -> float:
