@@ -373,8 +373,9 @@ def test_a_cap_is_settled_only_when_asked_and_not_thrashing(
         return SimpleNamespace(state="settled state", result="grown", requests=cap)
 
     monkeypatch.setattr(capacity, "settle", settle)
+    # a trace that shares content: restarted samples (`settle`), not an extended run
     workload: Any = SimpleNamespace(
-        is_trace=False, sessions=False, stationary_start=lambda: False,
+        is_trace=True, sessions=False, stationary_start=lambda: False,
         mean_output_tokens=lambda: 100.0, saturation_sample=lambda n, cap: list(range(n)),
     )  # fmt: skip
 
@@ -391,6 +392,48 @@ def test_a_cap_is_settled_only_when_asked_and_not_thrashing(
     assert settled == []
     assert point(5, settle_it=True) == ("settled state", 80)
     assert settled == [10]
+
+
+def test_an_extended_cap_is_settled_only_when_asked_and_not_thrashing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from capcliff.analysis.evaluate import capacity
+
+    # The extended run (sessions, shared content): first checkpoint at 10 requests of an
+    # 80-request sample. Over 5 preemptions in those 10 is thrashing: the point stays at its first
+    # checkpoint, as does any cap not to be settled (which keeps its run paused for the sweep);
+    # at exactly 5 the rule runs on over the checkpoints 10 .. 80.
+    monkeypatch.setattr(capacity, "_sample_sizes", lambda cap, least, workload: (10, 80))
+    monkeypatch.setattr(capacity, "steady_state", lambda result, **kw: "first state")
+    asked: list[list[int]] = []
+
+    def settle_paused(advance: Any, sizes: list[int], measure: object) -> Any:
+        asked.append(list(sizes))
+        return SimpleNamespace(finished=range(80), result="grown"), "settled state"
+
+    monkeypatch.setattr(capacity, "settle_paused", settle_paused)
+    workload: Any = SimpleNamespace(
+        is_trace=False, sessions=False, stationary_start=lambda: False,
+        mean_output_tokens=lambda: 100.0, saturation_sample=lambda n, cap: list(range(n)),
+    )  # fmt: skip
+
+    def point(preemptions: int, settle_it: bool) -> Any:
+        def advance(k: int) -> object:
+            result = SimpleNamespace(total_preemptions=preemptions)
+            return SimpleNamespace(result=result, finished=range(k), complete=False, horizon_s=1.0)
+
+        replica: Any = SimpleNamespace(paused=lambda sample, cap: SimpleNamespace(advance=advance))
+        return capacity.saturation_point(replica, workload, 8, None, settle_it=settle_it)
+
+    thrashing = point(6, settle_it=True)
+    assert (thrashing.state, thrashing.requests, thrashing.paused) == ("first state", 10, None)
+    coarse = point(0, settle_it=False)
+    assert (coarse.state, coarse.requests) == ("first state", 10) and coarse.paused is not None
+    assert point(6, settle_it=False).paused is None
+    assert asked == []
+    grown = point(5, settle_it=True)
+    assert (grown.state, grown.requests) == ("settled state", 80)
+    assert asked == [[10, 13, 17, 22, 28, 35, 44, 55, 69, 80]]  # ceil(1.25 x) each time
 
 
 def test_the_quantized_checkpoint_is_the_catalogs_card_of_that_dtype() -> None:

@@ -9,7 +9,7 @@ other replicas while one preempts is reported. Pure: data in, result out, no I/O
 from __future__ import annotations
 
 import heapq
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -18,12 +18,14 @@ from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, Routing, SimConfig, resolved_prefix_caching
 from capcliff.sim.core import lockstep_class, replica_class
+from capcliff.sim.loop.timeline import ReplicaResult
 from capcliff.sim.policies import Policy, policy
 from capcliff.sim.result import Percentiles, SimResult, sim_result
 from capcliff.sim.traffic.workload import Requests
 from capcliff.units import ceil_div
 
 IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
 
 
 def make_policy(config: SimConfig, requests: Requests) -> Policy:
@@ -143,3 +145,66 @@ def simulate(
             replica(requests.subset(idx), model, capacity, config, rule).run() for idx in owners
         ]
     return sim_result(runs, owners, points=config.time_series_points)
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A paused run (`PausedRun`): the requests finished so far and where the run stands."""
+
+    result: SimResult  # the finished requests only, in input order (their indices: `finished`)
+    finished: IntArray  # input indices of the requests in `result`
+    now_s: float  # the simulated time the run paused at (the end of its latest step)
+    # every request whose first token came before this has finished: a statistic over the
+    # requests that started before it is the one the whole run would give them
+    horizon_s: float
+    complete: bool  # every request has finished: `result` is `simulate`'s
+
+
+def _finished_part(run: ReplicaResult, finished: IntArray) -> ReplicaResult:
+    """`run` restricted to the requests in `finished` (per-request arrays; the records are the
+    run's so far)."""
+    return replace(
+        run, arrival_s=run.arrival_s[finished], first_token_s=run.first_token_s[finished],
+        finish_s=run.finish_s[finished], output_tokens=run.output_tokens[finished],
+        preemptions=run.preemptions[finished], recomputed_tokens=run.recomputed_tokens[finished],
+    )  # fmt: skip
+
+
+def horizon(first_token_s: FloatArray, finish_s: FloatArray, now_s: float) -> float:
+    """The latest time t <= `now_s` such that every request with its first token before t has
+    finished (NaN: not yet): the first token of the earliest started request still running."""
+    running = first_token_s[np.isfinite(first_token_s) & np.isnan(finish_s)]
+    return min(now_s, float(running.min())) if len(running) else now_s
+
+
+class PausedRun:
+    """One replica serving `requests`, simulated lazily: `advance(k)` runs on until k requests
+    have finished and returns what they show (a `Checkpoint`). Pausing changes nothing: the steps
+    are those of one uninterrupted `simulate` of the same requests, which the last checkpoint
+    returns. Pure, as `simulate`; one replica (dp = 1), as the saturation search runs."""
+
+    def __init__(
+        self, requests: Requests, model: StepTimeModel, capacity: KVCapacity, config: SimConfig
+    ) -> None:
+        check_fits(requests, capacity)
+        self.overhead_s = config.request_overhead_s
+        if self.overhead_s > 0:
+            requests = _sent_later(requests, self.overhead_s)
+            config = replace(config, request_overhead_s=0.0)
+        config = resolved_prefix_caching(config, shares_content=requests.has_content)
+        self.size, self.points = len(requests), config.time_series_points
+        self.sim = replica_class()(requests, model, capacity, config, make_policy(config, requests))
+
+    def advance(self, done: int) -> Checkpoint:
+        """Run on until at least `done` requests (at most all) have finished."""
+        sim = self.sim
+        sim.run_until(done)
+        run = sim.result()
+        finished = np.flatnonzero(np.isfinite(run.finish_s)).astype(np.int64)
+        complete = len(finished) == self.size
+        part = _finished_part(run, finished)
+        result = sim_result([part], [np.arange(len(finished))], points=self.points)
+        if self.overhead_s > 0:
+            result = _as_the_client_sees(result, self.overhead_s)
+        edge = sim.now_s if complete else horizon(run.first_token_s, run.finish_s, sim.now_s)
+        return Checkpoint(result, finished, sim.now_s, edge, complete)

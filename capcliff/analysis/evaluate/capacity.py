@@ -9,7 +9,9 @@
    its own seed), so the grid never moves with the sample size or the run's seed. Caps are
    climbed until the throughput falls past the cliff or the engine thrashes. The chosen cap is
    the smallest within CAP_TOLERANCE of the best throughput: past it more concurrency buys
-   nothing but latency.
+   nothing but latency. A backlog that cannot start stationary (sessions, requests that share
+   content) is extended, not restarted: its largest sample is simulated once, lazily, with the
+   stopping rule evaluated at checkpoints as it runs (`_extended_point`).
 2. Within an SLO: for each cap (best saturation throughput first), the highest Poisson rate in
    (0, saturation] whose steady state meets the TTFT and TPOT p99 limits with a bounded queue
    (`highest_rate`, with the light load that gives the best latencies). A cap whose saturation
@@ -31,7 +33,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from capcliff.analysis.evaluate.cap_base import (
     held_tokens,
@@ -52,11 +56,18 @@ from capcliff.analysis.evaluate.rate_search import (
     rate_resolution,
 )
 from capcliff.analysis.evaluate.solver import Slo, analytic_cliff_percentile, config_at
-from capcliff.analysis.evaluate.steady_state import Settled, SteadyState, settle, steady_state
+from capcliff.analysis.evaluate.steady_state import (
+    Settled,
+    SteadyState,
+    checkpoint_sizes,
+    settle,
+    settle_paused,
+    steady_state,
+)
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.result import SimResult
-from capcliff.sim.simulate import simulate
+from capcliff.sim.simulate import Checkpoint, PausedRun, simulate
 from capcliff.sim.traffic.workload import Requests
 
 REFERENCE_REQUESTS = 1000  # the fixed sample that sets the cap grid
@@ -73,6 +84,20 @@ CLIFF_PERCENTILE = 99.0
 KNEE_GRID_FACTOR = 1.41  # the knee sits one grid step above the base, so the grid spans it
 
 
+@dataclass
+class Resumable:
+    """A paused run handed on once (`take`): the first caller goes on with it, any other
+    simulates afresh, which gives the same steps."""
+
+    run: PausedRun | None
+    sample_size: int
+
+    def take(self, sample_size: int) -> PausedRun | None:
+        """The paused run, if it runs a sample of `sample_size` and nobody took it."""
+        run, self.run = self.run, None
+        return run if run is not None and sample_size == self.sample_size else None
+
+
 @dataclass(frozen=True)
 class CapPoint:
     """One cap at saturation (per replica)."""
@@ -81,6 +106,14 @@ class CapPoint:
     state: SteadyState
     result: SimResult
     requests: int
+    # an extended run paused at this point's checkpoint (`_extended_point`), in this process
+    # only: it is dropped when the point is pickled to or from a worker
+    paused: Resumable | None = field(default=None, compare=False, repr=False)
+
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        state["paused"] = None
+        return state
 
     @property
     def thrashing(self) -> bool:
@@ -136,6 +169,10 @@ class Replica:
         """Simulate `requests` on this replica with max_num_seqs = cap."""
         return simulate(requests, self.steps, self.capacity, config_at(self.config, cap, 1))
 
+    def paused(self, requests: Requests, cap: int) -> PausedRun:
+        """`run`, lazily: a run that goes on as far as it is asked (`PausedRun.advance`)."""
+        return PausedRun(requests, self.steps, self.capacity, config_at(self.config, cap, 1))
+
 
 def cap_grid(workload: OnlineWorkload, replica: Replica) -> tuple[int, int]:
     """(analytic p99 cliff per replica, the grid's base: the steady-state cliff, or the
@@ -181,16 +218,14 @@ def saturation_point(
     PROBE_PER_CAP x cap first, and a cap that thrashes there is not simulated further (a
     stationary start is in steady state at once, so a short sample shows the thrashing)."""
     first, most = _sample_sizes(cap, least, workload)
-    if probe and workload.stationary_start() and not workload.is_trace:
-        small = max(MIN_FIRST, round(PROBE_PER_CAP * cap))
-        trial = workload.saturation_sample(small, cap)
-        seen = replica.run(trial, cap)
-        if seen.total_preemptions > THRASH_PREEMPTIONS * len(trial):
-            state = steady_state(
-                seen, open_loop=False, seeds=cap, mean_output=workload.mean_output_tokens()
-            )
-            return CapPoint(cap, state, seen, small)
     stationary = workload.stationary_start()
+    if probe and stationary and not workload.is_trace:
+        thrashed = _probed(replica, workload, cap)
+        if thrashed is not None:
+            return thrashed
+    if not stationary and not workload.is_trace:
+        return _extended_point(replica, workload, cap, (first, most), settle_it, prior)
+    # a stationary start, or a trace (its own size: simulated once)
     seeds = cap if stationary else 0
     mean_output = workload.mean_output_tokens()
     samples: dict[int, Requests] = {}
@@ -201,12 +236,7 @@ def saturation_point(
         return samples[n]
 
     def measure(result: SimResult) -> SteadyState:
-        until = None
-        if workload.sessions:
-            until = users_end(samples[len(result.finish_s)].client, result.finish_s, cap)
-        return steady_state(
-            result, open_loop=False, seeds=seeds, mean_output=mean_output, until_s=until
-        )
+        return steady_state(result, open_loop=False, seeds=seeds, mean_output=mean_output)
 
     if settle_it and stationary:  # the first size cannot hold ten batches
         first = min(most, first * SETTLE_FROM)
@@ -223,6 +253,63 @@ def saturation_point(
         first=first, cap=most, measure=measure,
     )  # fmt: skip
     return CapPoint(cap, done.state, done.result, done.requests)
+
+
+def _probed(replica: Replica, workload: OnlineWorkload, cap: int) -> CapPoint | None:
+    """`saturation_point`'s probe: PROBE_PER_CAP x cap requests from the stationary running set;
+    the point if the cap thrashes there, else None."""
+    small = max(MIN_FIRST, round(PROBE_PER_CAP * cap))
+    trial = workload.saturation_sample(small, cap)
+    seen = replica.run(trial, cap)
+    if seen.total_preemptions <= THRASH_PREEMPTIONS * len(trial):
+        return None
+    state = steady_state(
+        seen, open_loop=False, seeds=cap, mean_output=workload.mean_output_tokens()
+    )
+    return CapPoint(cap, state, seen, small)
+
+
+def _extended_point(
+    replica: Replica,
+    workload: OnlineWorkload,
+    cap: int,
+    sizes: tuple[int, int],
+    settle_it: bool,
+    prior: CapPoint | None,
+) -> CapPoint:
+    """`saturation_point` of a backlog that cannot start stationary (sessions, requests that
+    share content): the largest sample of the stopping rule is simulated once, lazily, and the
+    rule is evaluated at checkpoints as it runs (`settle_paused`), instead of simulating the first
+    size, then twice it from the start. Not `settle_it`: the first checkpoint, with the run left
+    paused for the caller that settles this cap (`prior`). Sessions: the window also closes when
+    the users can no longer keep the cap busy (`cap_base.users_end`, requests still running
+    counted as never ending)."""
+    first, most = sizes
+    sample = workload.saturation_sample(most, cap)
+    held = None if prior is None or prior.cap != cap or prior.paused is None else prior.paused
+    run = held.take(len(sample)) if held is not None else None
+    if run is None:
+        run = replica.paused(sample, cap)
+    mean_output = workload.mean_output_tokens()
+
+    def measure(point: Checkpoint) -> SteadyState:
+        until = point.horizon_s
+        if workload.sessions:
+            finish = np.full(len(sample), np.inf)
+            finish[point.finished] = point.result.finish_s
+            end = users_end(sample.client, finish, cap)
+            until = until if end is None else min(until, end)
+        return steady_state(point.result, open_loop=False, mean_output=mean_output, until_s=until)
+
+    start = run.advance(first)
+    thrashing = start.result.total_preemptions > THRASH_PREEMPTIONS * len(start.finished)
+    if thrashing or not settle_it:  # a thrashing cap is never chosen: no need to settle it
+        paused = None if thrashing or start.complete else Resumable(run, len(sample))
+        return CapPoint(cap, measure(start), start.result, len(start.finished), paused)
+    point, state = settle_paused(
+        lambda k: start if k <= first else run.advance(k), checkpoint_sizes(first, most), measure
+    )
+    return CapPoint(cap, state, point.result, len(point.finished))
 
 
 def sweep_caps(replica: Replica, base: int) -> list[int]:

@@ -29,12 +29,12 @@ import numpy.typing as npt
 from capcliff.analysis.evaluate.session_load import (
     is_session_preset,
     requests_per_session,
-    session_requests,
+    session_stream,
 )
 from capcliff.analysis.workloads import WorkloadChoice, output_lengths, plan_workloads
 from capcliff.errors import InputError
 from capcliff.sim.traffic.length_mean import expected_length
-from capcliff.sim.traffic.sessions import describe_sessions, is_session_trace
+from capcliff.sim.traffic.sessions import SessionStream, describe_sessions, is_session_trace
 from capcliff.sim.traffic.workload import PRESETS, Arrival, Requests, ranged_length
 
 FloatArray = npt.NDArray[np.float64]
@@ -68,6 +68,9 @@ class OnlineWorkload:
     _loaded: dict[tuple[int, float | None, int | None, bool], Requests] = field(
         default_factory=dict
     )
+    _streams: dict[tuple[float | None, int | None, bool], SessionStream] = field(
+        default_factory=dict
+    )
     _per_session: float | None = None
     _reference: OnlineWorkload | None = None
 
@@ -85,10 +88,12 @@ class OnlineWorkload:
         return self.choice.trace_lines is None and is_session_preset(self.choice.preset_name)
 
     def max_doublings(self, default: int) -> int:
-        """How often the stopping rule may double a saturation sample: `default`, or for sessions
-        SESSION_DOUBLINGS (set: a session sample holds r times the requests of a single-turn one,
-        and near the cliff the prefix cache's hit rate swings over long stretches, so their
-        batch means settle slowly; the plan says when a layout did not settle)."""
+        """How often the stopping rule may double a saturation sample (the largest sample is the
+        first x 2^this; a session sample is extended to it, not restarted): `default`, or for
+        sessions SESSION_DOUBLINGS (set: a session sample holds r times the requests of a
+        single-turn one, and near the cliff the prefix cache's hit rate swings over long
+        stretches, so their batch means settle slowly; the plan says when a layout did not
+        settle)."""
         return min(default, SESSION_DOUBLINGS) if self.sessions else default
 
     def requests_per_unit(self) -> float:
@@ -103,12 +108,22 @@ class OnlineWorkload:
     def _session_sample(
         self, n: int, rate: float | None, clients: int | None, *, think: bool = True
     ) -> Requests:
-        key = (n, rate, clients, think)
-        if key not in self._loaded:
-            self._loaded[key] = session_requests(
-                self.choice.session_spec(), n, self.seed, clients=clients, rate_rps=rate,
+        """n requests of sessions at the load (`session_load.session_stream`). One stream per
+        load is kept and extended: a larger sample draws only the sessions it adds, and
+        without a think time (a backlog, the saturation search's users) one stream serves
+        every count of users."""
+        timed = rate is not None or clients is not None  # a backlog has no think time
+        thinks = think and timed and self.choice.session_spec().think_time_s > 0
+        stream_key = (rate, clients if rate is None and thinks else None, thinks)
+        if stream_key not in self._streams:
+            self._streams[stream_key] = session_stream(
+                self.choice.session_spec(), self.seed, clients=clients, rate_rps=rate,
                 think=think,
             )  # fmt: skip
+        key = (n, rate, clients, think)
+        if key not in self._loaded:
+            users = None if rate is not None else clients or max(n, 1)
+            self._loaded[key] = self._streams[stream_key].take(max(n, 1), users)
         return self._loaded[key]
 
     @property

@@ -2,8 +2,9 @@
 
 A session preset cannot be drawn as lengths first and timed later (`OnlineWorkload`'s way for
 single requests): a turn's prompt holds the session's history, and its arrival follows the turn
-before it. So every sample is drawn whole by `sim.sessions.generate_sessions` with the seed, at
-the size and load asked for:
+before it. So every sample is drawn whole (`sim.sessions.SessionStream`) with the seed, at the
+size and load asked for, and a larger sample extends a smaller one of the same load (its first n
+requests are the n-request sample's):
 - users (`--clients N`): N users each run sessions back to back (a think time between turns and
   before a user's next session);
 - a rate (`--rate R`, requests/s): sessions start as a Poisson process at R / mean turns per
@@ -21,7 +22,7 @@ from dataclasses import replace
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from capcliff.sim.traffic.sessions import SESSION_PRESETS, SessionSpec, generate_sessions
+from capcliff.sim.traffic.sessions import SESSION_PRESETS, SessionSpec, SessionStream
 from capcliff.sim.traffic.workload import Requests
 
 
@@ -43,26 +44,28 @@ def is_session_preset(name: str | None) -> bool:
     return name in SESSION_PRESETS
 
 
-def session_requests(
+def session_stream(
     spec: SessionSpec,
-    n: int,
     seed: int,
     *,
     clients: int | None = None,
     rate_rps: float | None = None,
     think: bool = True,
-) -> Requests:
-    """n requests of sessions shaped as `spec` run by `clients` users, started at `rate_rps`
-    requests/s, or (neither) all started at once (a backlog). `think=False`: users send each
-    request as soon as the one before it ends (the saturation experiment)."""
+) -> SessionStream:
+    """The sessions shaped as `spec`, drawn with `seed` as far as a sample asks
+    (`SessionStream.take`): run by `clients` users, started at `rate_rps` requests/s, or
+    (neither) all started at once (a backlog: `take(n, clients=n)`, one user per session).
+    `think=False`: users send each request as soon as the one before it ends (the saturation
+    experiment). Without a think time the users' count is `take`'s, so one stream serves every
+    count of users and every size: a larger sample extends a smaller one."""
     spec = spec if think else replace(spec, think_time_s=0.0)
     rng = np.random.default_rng(seed)
     if rate_rps is not None:
-        return generate_sessions(spec, max(n, 1), rng, rate_per_s=rate_rps)
-    if clients is not None:
-        return generate_sessions(spec, max(n, 1), rng, clients=clients)
+        return SessionStream(spec, rng, rate_per_s=rate_rps)
+    if clients is not None and spec.think_time_s > 0:
+        return SessionStream(spec, rng, clients=clients)
     backlog = replace(spec, think_time_s=0.0)  # every turn waits: the engine is never idle
-    return generate_sessions(backlog, max(n, 1), rng, clients=max(n, 1))
+    return SessionStream(backlog, rng, clients=1)
 
 
 def session_spec(name: str) -> SessionSpec:

@@ -16,6 +16,12 @@ A simulation of n requests starts empty (warm-up) and ends when the last request
   the mean is t(0.975, BATCHES - 1) x s / sqrt(BATCHES), for the request rate and the mean TPOT.
 - settled: both half-widths are within REL_HALF_WIDTH of their means and at least MIN_MEASURED
   requests were measured; `settle` doubles the requests until then, up to a cap.
+- extended, not restarted (`settle_paused`): the largest sample is simulated once, lazily, and
+  the rule is evaluated at checkpoints while it runs (each CHECKPOINT_GROWTH x the requests
+  finished at the one before). At a checkpoint the window closes at the run's horizon (the first
+  token of the earliest request still running: every request that started before it has
+  finished), so the requests measured are those a whole run would measure there, whatever is
+  still running; the last checkpoint is the whole run.
 
 A backlog that starts from the stationary running set (`OnlineWorkload.saturation_sample`: its
 first `seeds` requests are that set) is measured differently (`_stationary`):
@@ -41,13 +47,17 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from capcliff.sim.result import SimResult
+
+if TYPE_CHECKING:
+    from capcliff.sim.simulate import Checkpoint
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -62,6 +72,10 @@ GROWTH_STEPS = (1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
 AIM = 0.8
 MIN_BATCHES = 4
 TARGET_BATCHES = 8
+# set: each checkpoint of an extended run (`settle_paused`) at 1.25 x the requests of the one
+# before: evaluating the rule costs a few ms against about a second of simulation per thousand
+# session requests, so checking often costs nothing and stops the run soon after it settles
+CHECKPOINT_GROWTH = 1.25
 REL_HALF_WIDTH = 0.05  # set: settled when the 95 % half-widths are within 5 % of the means
 MIN_MEASURED = 100  # set: fewer measured requests never count as settled
 # set: a point judged against a latency limit (a sweep's or a check's p99s) also needs its p99
@@ -362,3 +376,29 @@ def doublings_needed(state: SteadyState) -> int:
     if state.measured < MIN_MEASURED or not math.isfinite(worst) or worst <= 1:
         return 1
     return max(1, math.ceil(math.log2(worst * worst)) - 1)
+
+
+def checkpoint_sizes(first: int, most: int) -> list[int]:
+    """Requests finished at each checkpoint of an extended run: `first`, then CHECKPOINT_GROWTH
+    x the one before, ending at `most` (the whole sample)."""
+    sizes = [min(first, most)]
+    while sizes[-1] < most:
+        sizes.append(min(most, max(sizes[-1] + 1, math.ceil(sizes[-1] * CHECKPOINT_GROWTH))))
+    return sizes
+
+
+def settle_paused(
+    advance: Callable[[int], Checkpoint],
+    sizes: Sequence[int],
+    measure: Callable[[Checkpoint], SteadyState],
+) -> tuple[Checkpoint, SteadyState]:
+    """The stopping rule over one run extended instead of restarted: `advance(k)` runs the largest
+    sample on until k requests have finished; the rule is evaluated at each of `sizes` (a
+    checkpoint, `measure`), and the run stops at the first that settles, or at the last (the
+    whole sample). A run that completes early (every request finished) stops there."""
+    for k in sizes:
+        point = advance(k)
+        state = measure(point)
+        if state.settled or point.complete or k >= sizes[-1]:
+            return point, state
+    raise ValueError("settle_paused: no checkpoint sizes")

@@ -42,13 +42,22 @@ class ReplicaSim(ReplicaState):
     # --- the loop ---------------------------------------------------------------------------
     def run(self) -> ReplicaResult:
         """Simulate until every request has finished."""
+        self.run_until(len(self.prompt))
+        return self.result()
+
+    def run_until(self, done: int) -> None:
+        """Simulate until at least `done` requests (at most all) have finished. A later call goes
+        on from there: the loop pauses between two of its iterations, so the steps taken are
+        those of one uninterrupted `run` (a jump over decode steps may finish several requests,
+        so more than `done` may have finished)."""
         n, rec, arrivals = len(self.prompt), self.rec, self.arrivals
         max_steps = self.config.max_steps
         # A decode step gives each running request one token: no run finishes in fewer steps
         # than this, so one past the guard is refused now (10M requests took minutes to reach it).
-        if (sum(self.output) - n) / self.max_num_seqs > max_steps:
+        if not self.step and (sum(self.output) - n) / self.max_num_seqs > max_steps:
             raise step_limit_error(max_steps, n)
-        while self.done < n:
+        target = min(done, n)
+        while self.done < target:
             heard = self.poll_s()  # a poll resets the receive counter, whatever came
             if arrivals and arrivals[0][0] <= heard + ARRIVAL_TIE_S:
                 self.take_arrivals()
@@ -58,7 +67,6 @@ class ReplicaSim(ReplicaState):
                 self.run_step()
             if rec.steps > max_steps:
                 raise step_limit_error(max_steps, n)
-        return self.result()
 
     def take_arrivals(self) -> None:
         """Queue the requests received by now (`poll_s`: under an overlap scheduler, those that

@@ -206,7 +206,7 @@ def describe_sessions(spec: SessionSpec) -> str:
 
 @dataclass
 class _Builder:
-    """Requests in client order, and the content tree, as they are generated."""
+    """Requests in generation order, and the content tree, as they are generated."""
 
     inputs: list[int] = field(default_factory=list)
     outputs: list[int] = field(default_factory=list)
@@ -217,6 +217,7 @@ class _Builder:
     node: list[int] = field(default_factory=list)
     parent: list[int] = field(default_factory=list)
     fork: list[int] = field(default_factory=list)
+    nodes_at: list[int] = field(default_factory=list)  # content nodes when each request was added
 
     def new_node(self, parent: int, fork_tokens: int) -> int:
         self.parent.append(parent)
@@ -241,22 +242,25 @@ class _Builder:
         self.arrival.append(arrival_s)
         self.think.append(think_s)
         self.joins.append(joins)
+        self.nodes_at.append(len(self.parent))
 
-    def requests(self, max_output_tokens: int) -> Requests:
-        n = len(self.inputs)
-        outputs = np.minimum(np.asarray(self.outputs, dtype=np.int64), max_output_tokens)
+    def requests(self, max_output_tokens: int, n: int | None = None) -> Requests:
+        """The first `n` requests (default: all), with the content nodes made by then."""
+        n = len(self.inputs) if n is None else n
+        nodes = self.nodes_at[n - 1] if n else 0
+        outputs = np.minimum(np.asarray(self.outputs[:n], dtype=np.int64), max_output_tokens)
         return Requests(
-            input_tokens=np.asarray(self.inputs, dtype=np.int64),
+            input_tokens=np.asarray(self.inputs[:n], dtype=np.int64),
             output_tokens=outputs,
             max_output_tokens=np.full(n, max_output_tokens, dtype=np.int64),
-            arrival_s=np.asarray(self.arrival, dtype=np.float64),
-            client=np.asarray(self.client, dtype=np.int64),
+            arrival_s=np.asarray(self.arrival[:n], dtype=np.float64),
+            client=np.asarray(self.client[:n], dtype=np.int64),
             closed_loop=True,
-            think_s=np.asarray(self.think, dtype=np.float64),
-            joins_previous=np.asarray(self.joins, dtype=bool),
-            content_node=np.asarray(self.node, dtype=np.int64),
-            content_parent=np.asarray(self.parent, dtype=np.int64),
-            content_fork_tokens=np.asarray(self.fork, dtype=np.int64),
+            think_s=np.asarray(self.think[:n], dtype=np.float64),
+            joins_previous=np.asarray(self.joins[:n], dtype=bool),
+            content_node=np.asarray(self.node[:n], dtype=np.int64),
+            content_parent=np.asarray(self.parent[:nodes], dtype=np.int64),
+            content_fork_tokens=np.asarray(self.fork[:nodes], dtype=np.int64),
         )
 
 
@@ -279,16 +283,14 @@ class _Draws:
 
 
 def _session(
-    b: _Builder, d: _Draws, *, prefix_node: int, client: int, first_arrival_s: float, budget: int
+    b: _Builder, d: _Draws, *, prefix_node: int, client: int, first_arrival_s: float
 ) -> int:
-    """Append one session's requests (at most `budget`); returns how many."""
+    """Append one whole session's requests; returns how many."""
     spec = d.spec
     node = b.new_node(prefix_node, spec.prefix_tokens) if prefix_node >= 0 else b.new_node(-1, 0)
     context, carried, made = spec.prefix_tokens, 0, 0
     own = 0 if spec.start_context is None else d.length(spec.start_context, spec.max_context_tokens)
     for turn in range(d.turns()):
-        if made >= budget:
-            break
         new_input = d.length(spec.user_input, spec.max_context_tokens) + carried + own
         own = 0
         output = d.length(spec.output, spec.max_output_tokens)
@@ -310,8 +312,6 @@ def _session(
             branch_dist = spec.branch_input or spec.user_input
             think = d.think()
             for k in range(spec.fanout_width):
-                if made >= budget:
-                    break
                 branch = b.new_node(node, context)
                 branch_out = d.length(spec.output, spec.max_output_tokens)
                 branch_in = context + d.length(branch_dist, spec.max_context_tokens)
@@ -331,6 +331,79 @@ def _session(
     return made
 
 
+class SessionStream:
+    """Sessions drawn whole, one after another, from one Generator, and extended on demand: a
+    sample of n requests is the first n requests generated (the last session cut at n), so the
+    first n requests of a larger sample are the n-request sample's, draw for draw
+    (prefix-consistent), and growing a sample draws only the sessions it adds.
+
+    Sessions are run by `clients` users or started at `rate_per_s` (see `generate_sessions`).
+    With users and no think time the draws do not depend on the number of users, so one stream
+    serves any (`take`'s `clients`); with a think time, a user's next session starts after one,
+    drawn for the sessions past the first `clients`, so the stream is its users'."""
+
+    def __init__(
+        self,
+        spec: SessionSpec,
+        rng: np.random.Generator,
+        *,
+        clients: int | None = None,
+        rate_per_s: float | None = None,
+    ) -> None:
+        if (clients is None) == (rate_per_s is None):
+            raise InputError("sessions: give either clients or a rate")
+        if clients is not None and clients < 1:
+            raise InputError(f"clients: must be >= 1, got {clients}")
+        if rate_per_s is not None and not rate_per_s > 0:
+            raise InputError(f"rate: must be > 0, got {rate_per_s}")
+        self.spec, self.clients, self.rate_per_s = spec, clients, rate_per_s
+        self._b, self._d = _Builder(), _Draws(spec, rng)
+        self._prefixes = (
+            [self._b.new_node(-1, 0) for _ in range(spec.prefixes)] if spec.prefix_tokens else []
+        )
+        self._session: list[int] = []  # each request's session, in generation order
+        self._sessions, self._start_s = 0, 0.0
+
+    def _extend(self, n: int) -> None:
+        """Draw whole sessions until at least `n` requests exist."""
+        b, d, spec = self._b, self._d, self.spec
+        empty = 0  # sessions with no turn that fits, in a row
+        while len(b.inputs) < n:
+            k = self._sessions
+            prefix = self._prefixes[k % len(self._prefixes)] if self._prefixes else -1
+            arrival = math.nan
+            if self.rate_per_s is not None:
+                self._start_s += float(d.rng.exponential(spec.mean_turns / self.rate_per_s))
+                arrival = self._start_s
+            first = len(b.inputs)
+            count = _session(b, d, prefix_node=prefix, client=k, first_arrival_s=arrival)
+            if count and self.clients is not None and k >= self.clients:
+                b.think[first] = d.think()  # a user's next session starts after a think time
+            self._session.extend([k] * count)
+            self._sessions += 1
+            empty = 0 if count else empty + 1
+            if empty > 100 * max(n, 1):
+                raise InputError("sessions: no turn fits the context limit")
+
+    def take(self, n: int, clients: int | None = None) -> Requests:
+        """The first `n` requests, run by `clients` users (default: the stream's; another count
+        only without a think time), each user's requests in the order it sends them."""
+        check_count("num_requests", n)
+        users = self.clients if clients is None else clients
+        if self.rate_per_s is None and users != self.clients and self.spec.think_time_s > 0:
+            raise ValueError("SessionStream.take: a think time ties the stream to its users")
+        self._extend(n)
+        requests = self._b.requests(self.spec.max_output_tokens, n)
+        if users is None:  # a rate: each session is its own closed loop
+            return requests
+        session = np.asarray(self._session[:n], dtype=np.int64)
+        first = np.ones(n, dtype=bool)
+        first[1:] = session[1:] != session[:-1]
+        arrival = np.where(first & (session < users), 0.0, np.nan)
+        labelled = replace(requests, client=session % users, arrival_s=arrival)
+        return labelled.subset(np.argsort(labelled.client, kind="stable").astype(np.int64))
+
+
 def generate_sessions(
     spec: SessionSpec,
     num_requests: int,
@@ -339,50 +412,14 @@ def generate_sessions(
     clients: int | None = None,
     rate_per_s: float | None = None,
 ) -> Requests:
-    """`num_requests` requests of sessions, run by `clients` users or started at a rate."""
+    """`num_requests` requests of sessions, run by `clients` users or started at a rate: with
+    users, N users each run sessions back to back (user u sessions u, u + N, ...); at a rate, each
+    session is its own closed loop. The first n requests of a larger sample are the n-request
+    sample's (`SessionStream`)."""
     if num_requests < 1:
         raise InputError(f"num_requests: must be >= 1, got {num_requests}")
-    if (clients is None) == (rate_per_s is None):
-        raise InputError("sessions: give either clients or a rate")
-    if clients is not None and clients < 1:
-        raise InputError(f"clients: must be >= 1, got {clients}")
-    if rate_per_s is not None and not rate_per_s > 0:
-        raise InputError(f"rate: must be > 0, got {rate_per_s}")
-    b, d = _Builder(), _Draws(spec, rng)
-    prefix_nodes = [b.new_node(-1, 0) for _ in range(spec.prefixes)] if spec.prefix_tokens else []
-    per_client: list[list[int]] = []  # session starts per client, for client order
-    sessions, made, start_s = 0, 0, 0.0
-    while made < num_requests:
-        prefix = prefix_nodes[sessions % len(prefix_nodes)] if prefix_nodes else -1
-        if rate_per_s is not None:
-            start_s += float(rng.exponential(spec.mean_turns / rate_per_s))
-            client, arrival = sessions, start_s
-        else:
-            assert clients is not None
-            client = sessions % clients
-            arrival = 0.0 if sessions < clients else math.nan
-        first = len(b.inputs)
-        count = _session(
-            b, d, prefix_node=prefix, client=client, first_arrival_s=arrival,
-            budget=num_requests - made,
-        )  # fmt: skip
-        if count and sessions >= (clients or math.inf):
-            b.think[first] = d.think()  # a user's next session starts after a think time
-        made += count
-        sessions += 1
-        if sessions > 100 * num_requests:
-            raise InputError("sessions: no turn fits the context limit")
-        per_client.append([first, first + count])
-    return _client_order(b.requests(spec.max_output_tokens), per_client, clients)
-
-
-def _client_order(requests: Requests, spans: list[list[int]], clients: int | None) -> Requests:
-    """Requests reordered so that each client's requests are in the order it sends them."""
-    if clients is None:
-        return requests
-    parts = [np.arange(lo, hi) for c in range(clients) for lo, hi in spans[c::clients]]
-    order = np.concatenate(parts).astype(np.int64)
-    return requests.subset(order)
+    stream = SessionStream(spec, rng, clients=clients, rate_per_s=rate_per_s)
+    return stream.take(num_requests)
 
 
 @dataclass(frozen=True)
