@@ -161,3 +161,33 @@ def test_a_job_started_ahead_and_read_ends_the_run_normally(two_idle_cores: list
         later = parallel.ahead(_sleeps, [0.1], 2)
         assert later[0].result() == 0.1
         assert parallel.parallel_map(_square, [1, 2, 3], 2) == [1, 4, 9]
+
+
+def _pid_after(seconds: float) -> tuple[int, float]:
+    time.sleep(seconds)
+    return os.getpid(), time.monotonic()
+
+
+def test_a_heavy_step_starts_its_other_items_before_the_first_one_ends(
+    two_idle_cores: list[int],
+) -> None:
+    # The first item runs here for 1 s; the second, in a worker, is already done by then (it
+    # was handed over before the first began), where a timed step would only start it after.
+    with parallel.run_pool(2):
+        (here, first_end), (there, second_end) = parallel.parallel_map(
+            _pid_after, [1.0, 0.0], 2, heavy=True
+        )
+    assert here == os.getpid() and there != os.getpid()
+    assert second_end < first_end
+
+
+def test_a_heavy_step_of_two_items_uses_one_worker_beside_this_process(
+    two_idle_cores: list[int],
+) -> None:
+    pids = parallel.parallel_map(_pid, [0, 1], 2, heavy=True)
+    assert pids[0] == os.getpid() and pids[1] != os.getpid()
+
+
+def test_a_heavy_step_with_one_idle_core_runs_serially(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "idle_cores", lambda: 1)
+    assert parallel.parallel_map(_pid, [0, 1, 2], 4, heavy=True) == [os.getpid()] * 3

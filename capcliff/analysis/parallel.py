@@ -140,14 +140,21 @@ def workers(jobs: int) -> int:
     return min(jobs, run.workers if run is not None else idle_cores())
 
 
-def parallel_map(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:
+def parallel_map(
+    fn: Callable[[T], R], items: Sequence[T], jobs: int, *, heavy: bool = False
+) -> list[R]:
     """`[fn(x) for x in items]` (in order, as a serial run returns them), over up to `jobs`
     worker processes when that pays: more than one item, more than one worker (`workers`), and
     the items after the first worth at least `MIN_PARALLEL_CPU_S` of CPU, judged from the first,
-    which runs here. Inside `run_pool` the run's pool serves; outside, a pool for this call."""
+    which runs here. `heavy`: every item is known to be worth a worker (a layout's whole
+    search), so the items after the first go to the pool before the first runs here, not after
+    it (timing the first would hold the others back for as long as it runs). Inside `run_pool`
+    the run's pool serves; outside, a pool for this call."""
     count = min(workers(jobs), len(items) - 1)
-    if count <= 1:
+    if workers(jobs) <= 1 or count < 1 or (count == 1 and not heavy):
         return [fn(x) for x in items]
+    if heavy:
+        return _beside(fn, items, count)
     start = time.process_time()
     first = fn(items[0])
     rest = items[1:]
@@ -158,6 +165,20 @@ def parallel_map(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]
         return [first, *run.pool().map(fn, rest)]
     with _new_pool(count) as pool:
         return [first, *pool.map(fn, rest)]
+
+
+def _beside(fn: Callable[[T], R], items: Sequence[T], count: int) -> list[R]:
+    """`items[1:]` submitted to the run's pool (or a pool of `count` workers), then `items[0]`
+    computed here beside them."""
+    run = _current_run()
+    pool = run.pool() if run is not None else _new_pool(count)
+    try:
+        futures = [pool.submit(fn, x) for x in items[1:]]
+        first = fn(items[0])
+        return [first, *(future.result() for future in futures)]
+    finally:
+        if run is None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 class Later(Generic[R]):
