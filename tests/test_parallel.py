@@ -59,10 +59,12 @@ def test_the_pool_is_shut_down_when_the_run_ends(two_idle_cores: list[int]) -> N
         run.executor.submit(_square, 1)
 
 
-def test_the_first_item_runs_here_and_the_rest_in_workers(two_idle_cores: list[int]) -> None:
+def test_the_first_item_runs_here_and_idle_workers_take_the_next(
+    two_idle_cores: list[int],
+) -> None:
     pids = parallel.parallel_map(_pid, list(range(5)), 2)
     assert pids[0] == os.getpid()
-    assert os.getpid() not in pids[1:]
+    assert pids[1] != os.getpid() and pids[2] != os.getpid()
 
 
 def test_small_work_runs_serially_without_a_pool(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -163,29 +165,28 @@ def test_a_job_started_ahead_and_read_ends_the_run_normally(two_idle_cores: list
         assert parallel.parallel_map(_square, [1, 2, 3], 2) == [1, 4, 9]
 
 
-def _pid_after(seconds: float) -> tuple[int, float]:
-    time.sleep(seconds)
-    return os.getpid(), time.monotonic()
-
-
-def test_a_heavy_step_starts_its_other_items_before_the_first_one_ends(
+def test_a_heavy_step_hands_every_item_to_a_worker_when_enough_are_idle(
     two_idle_cores: list[int],
 ) -> None:
-    # The first item runs here for 1 s; the second, in a worker, is already done by then (it
-    # was handed over before the first began), where a timed step would only start it after.
+    # Nothing is held back to be timed here first: two idle workers take both items.
     with parallel.run_pool(2):
-        (here, first_end), (there, second_end) = parallel.parallel_map(
-            _pid_after, [1.0, 0.0], 2, heavy=True
-        )
-    assert here == os.getpid() and there != os.getpid()
-    assert second_end < first_end
+        pids = parallel.parallel_map(_pid, [0, 1], 2, heavy=True)
+    assert os.getpid() not in pids
 
 
-def test_a_heavy_step_of_two_items_uses_one_worker_beside_this_process(
+def test_a_step_runs_here_while_the_workers_are_busy_with_jobs_started_ahead(
     two_idle_cores: list[int],
 ) -> None:
-    pids = parallel.parallel_map(_pid, [0, 1], 2, heavy=True)
-    assert pids[0] == os.getpid() and pids[1] != os.getpid()
+    # Both workers hold a 2 s job started ahead; the step does not queue behind them (where it
+    # could not be taken back) but runs in this process, at once.
+    with parallel.run_pool(2):
+        later = parallel.ahead(_sleeps, [2.0, 2.0], 2)
+        start = time.monotonic()
+        pids = parallel.parallel_map(_pid, [0, 1, 2], 2, heavy=True)
+        took = time.monotonic() - start
+        assert [job.result() for job in later] == [2.0, 2.0]
+    assert pids == [os.getpid()] * 3
+    assert took < 1.5
 
 
 def test_a_heavy_step_with_one_idle_core_runs_serially(monkeypatch: pytest.MonkeyPatch) -> None:

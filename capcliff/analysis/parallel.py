@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future
 from contextlib import contextmanager
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -77,11 +77,17 @@ class _Run:
         self.owner = os.getpid()
         self.executor: Executor | None = None
         self.running: list[Callable[[], bool]] = []  # of each job started ahead (`ahead`)
+        self.handed: list[Future[Any]] = []  # every job handed to the pool, while not done
 
     def pool(self) -> Executor:
         if self.executor is None:
             self.executor = _new_pool(self.workers)
         return self.executor
+
+    def idle_workers(self) -> int:
+        """Workers with no job handed to them (jobs started ahead included)."""
+        self.handed = [future for future in self.handed if not future.done()]
+        return self.workers - len(self.handed)
 
 
 _RUN: _Run | None = None
@@ -147,38 +153,47 @@ def parallel_map(
     worker processes when that pays: more than one item, more than one worker (`workers`), and
     the items after the first worth at least `MIN_PARALLEL_CPU_S` of CPU, judged from the first,
     which runs here. `heavy`: every item is known to be worth a worker (a layout's whole
-    search), so the items after the first go to the pool before the first runs here, not after
-    it (timing the first would hold the others back for as long as it runs). Inside `run_pool`
-    the run's pool serves; outside, a pool for this call."""
+    search), so none is held back while the first is timed. Items go to idle workers only
+    (`_spread`); this process runs the others. Inside `run_pool` the run's pool serves;
+    outside, a pool for this call."""
     count = min(workers(jobs), len(items) - 1)
     if workers(jobs) <= 1 or count < 1 or (count == 1 and not heavy):
         return [fn(x) for x in items]
+    run = _current_run()
     if heavy:
-        return _beside(fn, items, count)
+        return _spread(fn, items, run if run is not None else _Run(count))
     start = time.process_time()
     first = fn(items[0])
     rest = items[1:]
     if (time.process_time() - start) * len(rest) < MIN_PARALLEL_CPU_S:
         return [first, *(fn(x) for x in rest)]
-    run = _current_run()
-    if run is not None:
-        return [first, *run.pool().map(fn, rest)]
-    with _new_pool(count) as pool:
-        return [first, *pool.map(fn, rest)]
+    return [first, *_spread(fn, rest, run if run is not None else _Run(count))]
 
 
-def _beside(fn: Callable[[T], R], items: Sequence[T], count: int) -> list[R]:
-    """`items[1:]` submitted to the run's pool (or a pool of `count` workers), then `items[0]`
-    computed here beside them."""
-    run = _current_run()
-    pool = run.pool() if run is not None else _new_pool(count)
+def _spread(fn: Callable[[T], R], items: Sequence[T], run: _Run) -> list[R]:
+    """`fn` over `items`, in order: the first items each to an idle worker of `run`'s pool
+    (`_Run.idle_workers`), the last ones here, one at a time, handing more to workers as they
+    become idle, then the workers' results. A job handed to a busy pool waits in its queue
+    where this process cannot take it back (the pool hands a worker its next job before the
+    worker is free), so while the workers are busy with jobs started ahead (`ahead`: a plan's
+    other GPU types) this process runs the step itself rather than wait. A job is a pure
+    function of its item, so where it ran changes nothing but the wall time."""
+    left = list(range(len(items)))
+    handed: dict[int, Future[R]] = {}
+    here: dict[int, R] = {}
     try:
-        futures = [pool.submit(fn, x) for x in items[1:]]
-        first = fn(items[0])
-        return [first, *(future.result() for future in futures)]
+        while left:
+            while left and run.idle_workers() > 0:
+                index = left.pop(0)
+                handed[index] = run.pool().submit(fn, items[index])
+                run.handed.append(handed[index])
+            if left:
+                index = left.pop()
+                here[index] = fn(items[index])
+        return [here[i] if i in here else handed[i].result() for i in range(len(items))]
     finally:
-        if run is None:
-            pool.shutdown(wait=True, cancel_futures=True)
+        if run is not _current_run() and run.executor is not None:  # this call's own pool
+            run.executor.shutdown(wait=True, cancel_futures=True)
 
 
 class Later(Generic[R]):
@@ -191,8 +206,9 @@ class Later(Generic[R]):
         self._done: list[R] = []
 
     def result(self) -> R:
-        """The job's result (an exception the job raised is raised here)."""
-        if self._future is not None:
+        """The job's result (an exception the job raised is raised here); a job no worker has
+        taken yet is taken back and run here rather than waited for."""
+        if self._future is not None and not self._future.cancel():
             return self._future.result()
         if not self._done:
             self._done.append(self._compute())
@@ -214,4 +230,5 @@ def ahead(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[Later[R]]
     pool = run.pool()
     futures = [pool.submit(fn, x) for x in items]
     run.running += [future.running for future in futures]
+    run.handed += futures
     return [Later(fn, x, future) for x, future in zip(items, futures, strict=True)]

@@ -446,8 +446,9 @@ def _recommend(
     lay = best.memory.layout
     needed, checked = _checked_fleet(ctx, best)
     entry = _fleet_line(ctx, dep.hardware, best, checked)
-    other_lines, notes = _other_fleets(ctx, lay.gpus, others)
+    # this type's fleet line before the other types' (their jobs may still be running)
     entry, same = _same_search(ctx, entry, lay.gpus)
+    other_lines, notes = _other_fleets(ctx, lay.gpus, others)
     notes += same
     fleet = sorted([entry, *other_lines], key=lambda e: e.usd_per_million_output_tokens)
     load = _load(ctx, best, needed)
