@@ -8,6 +8,8 @@ import time
 from concurrent.futures import Executor
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import capcliff.analysis.parallel as parallel
 
@@ -192,3 +194,23 @@ def test_a_step_runs_here_while_the_workers_are_busy_with_jobs_started_ahead(
 def test_a_heavy_step_with_one_idle_core_runs_serially(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(parallel, "idle_cores", lambda: 1)
     assert parallel.parallel_map(_pid, [0, 1, 2], 4, heavy=True) == [os.getpid()] * 3
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    items=st.lists(st.integers(-50, 50), min_size=0, max_size=7),
+    busy=st.integers(0, 3),
+    heavy=st.booleans(),
+)
+def test_a_step_gives_the_serial_results_whatever_the_workers_are_busy_with(
+    items: list[int], busy: int, heavy: bool
+) -> None:
+    # Whichever items go to workers and whichever run here (`busy` of the two workers hold a
+    # job started ahead, a third queues), the results are the serial ones, in order.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(parallel, "idle_cores", lambda: 2)
+        patch.setattr(parallel, "MIN_PARALLEL_CPU_S", 0.0)
+        with parallel.run_pool(2):
+            later = parallel.ahead(_sleeps, [0.2] * busy, 2)
+            assert parallel.parallel_map(_square, items, 2, heavy=heavy) == [x * x for x in items]
+            assert [job.result() for job in later] == [0.2] * busy

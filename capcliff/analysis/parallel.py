@@ -14,11 +14,18 @@ Parallel only where it pays:
   (`idle_cores`, read once per run): a worker on a busy core only adds the pool's overhead, so
   `--jobs 2` on a busy two-core machine runs serially, as `--jobs 1` does.
 - **Enough work.** `parallel_map` runs its first item in this process and times it; when the
-  rest would take less than `MIN_PARALLEL_CPU_S` of CPU serially, it runs them here too.
+  rest would take less than `MIN_PARALLEL_CPU_S` of CPU serially, it runs them here too. A step
+  whose every item is known to be worth a worker (`heavy`: a layout's whole search) skips the
+  timing, which held the other items back for as long as the first ran.
 - **Work known early starts early.** `ahead` hands a job whose inputs are already known (a plan's
   other GPU types) to the run's pool at once, so it runs beside the steps before its result is
   needed; with one worker it runs here when its result is asked for, as it did before. One
   still running when the run ends (its result was not wanted) stops with the workers.
+- **Idle workers only, this process too.** A step hands its items to the workers that have no
+  job (`_Run.idle_workers`) and runs the others here, handing more over as workers finish
+  (`_spread`). A job handed to a busy pool would wait in its queue, where it can no longer be
+  taken back, behind the jobs started ahead: the planned GPU type's searches used to wait there
+  for seconds while this process sat idle.
 """
 
 from __future__ import annotations
