@@ -8,6 +8,8 @@ import time
 from concurrent.futures import Executor
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import capcliff.analysis.parallel as parallel
 
@@ -59,10 +61,12 @@ def test_the_pool_is_shut_down_when_the_run_ends(two_idle_cores: list[int]) -> N
         run.executor.submit(_square, 1)
 
 
-def test_the_first_item_runs_here_and_the_rest_in_workers(two_idle_cores: list[int]) -> None:
+def test_the_first_item_runs_here_and_idle_workers_take_the_next(
+    two_idle_cores: list[int],
+) -> None:
     pids = parallel.parallel_map(_pid, list(range(5)), 2)
     assert pids[0] == os.getpid()
-    assert os.getpid() not in pids[1:]
+    assert pids[1] != os.getpid() and pids[2] != os.getpid()
 
 
 def test_small_work_runs_serially_without_a_pool(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -161,3 +165,52 @@ def test_a_job_started_ahead_and_read_ends_the_run_normally(two_idle_cores: list
         later = parallel.ahead(_sleeps, [0.1], 2)
         assert later[0].result() == 0.1
         assert parallel.parallel_map(_square, [1, 2, 3], 2) == [1, 4, 9]
+
+
+def test_a_heavy_step_hands_every_item_to_a_worker_when_enough_are_idle(
+    two_idle_cores: list[int],
+) -> None:
+    # Nothing is held back to be timed here first: two idle workers take both items.
+    with parallel.run_pool(2):
+        pids = parallel.parallel_map(_pid, [0, 1], 2, heavy=True)
+    assert os.getpid() not in pids
+
+
+def test_a_step_runs_here_while_the_workers_are_busy_with_jobs_started_ahead(
+    two_idle_cores: list[int],
+) -> None:
+    # Both workers hold a 2 s job started ahead; the step does not queue behind them (where it
+    # could not be taken back) but runs in this process, at once.
+    with parallel.run_pool(2):
+        later = parallel.ahead(_sleeps, [2.0, 2.0], 2)
+        start = time.monotonic()
+        pids = parallel.parallel_map(_pid, [0, 1, 2], 2, heavy=True)
+        took = time.monotonic() - start
+        assert [job.result() for job in later] == [2.0, 2.0]
+    assert pids == [os.getpid()] * 3
+    assert took < 1.5
+
+
+def test_a_heavy_step_with_one_idle_core_runs_serially(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "idle_cores", lambda: 1)
+    assert parallel.parallel_map(_pid, [0, 1, 2], 4, heavy=True) == [os.getpid()] * 3
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    items=st.lists(st.integers(-50, 50), min_size=0, max_size=7),
+    busy=st.integers(0, 3),
+    heavy=st.booleans(),
+)
+def test_a_step_gives_the_serial_results_whatever_the_workers_are_busy_with(
+    items: list[int], busy: int, heavy: bool
+) -> None:
+    # Whichever items go to workers and whichever run here (`busy` of the two workers hold a
+    # job started ahead, a third queues), the results are the serial ones, in order.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(parallel, "idle_cores", lambda: 2)
+        patch.setattr(parallel, "MIN_PARALLEL_CPU_S", 0.0)
+        with parallel.run_pool(2):
+            later = parallel.ahead(_sleeps, [0.2] * busy, 2)
+            assert parallel.parallel_map(_square, items, 2, heavy=heavy) == [x * x for x in items]
+            assert [job.result() for job in later] == [0.2] * busy

@@ -202,3 +202,69 @@ def test_a_verification_stops_at_the_first_rate_worth_nothing() -> None:
     )
     assert [p.rate_rps for p in probes] == [found.rate_rps]
     assert got is None or got is probes[0]
+
+
+def test_groups_searched_with_their_replica_are_the_groups_searched_after(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # dp2's group searched in its replica's job (`group=True`) is the figure `group_layouts`
+    # finds when it searches it on its own afterwards, and that second search is not made.
+    from capcliff.analysis.evaluate.layout_capacity import group_layouts
+
+    dep = _small_kv_dep()
+    memories = [dep.memory(Layout(dp=2), 256)]
+    apart = evaluate_layouts(dep, memories, _search(dep))
+    group_layouts(apart, _search(dep))
+    searched = Searched()
+    together = evaluate_layouts(dep, memories, _search(dep), searched=searched, group=True)
+    import capcliff.analysis.evaluate.dp_group as dp_group
+
+    runs = _count_runs(monkeypatch)
+    monkeypatch.setattr(dp_group, "simulate", lambda *a, **k: runs.append(1))
+    group_layouts(together, _search(dep), searched)
+    assert runs == []
+    assert apart["dp2"].alone is not None and together["dp2"].alone is not None
+
+    def figures(ev: LayoutEval) -> tuple[int, float, float, float]:
+        state = ev.capacity.at_sustained
+        return ev.capacity.cap, ev.capacity.sustained_rps, state.ttft_p99_s, state.tpot_p99_s
+
+    assert figures(together["dp2"]) == figures(apart["dp2"])
+    assert together["dp2"].capacity.sustained_rps > 0
+
+
+def test_a_fleet_check_depends_on_its_units_cap_and_count_not_on_their_rate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # dp2-tp4's copies (grouped rate 7.0/s a replica) and the tp4 fleet line (7.2/s alone) at
+    # the same cap and count simulate the same fleet: one check key, the same simulation.
+    from types import SimpleNamespace
+
+    import capcliff.analysis.plan.fleet as fleet
+
+    replica = _replica(400)
+    ev = SimpleNamespace(replica=replica, capacity=SimpleNamespace(simulated_requests=500))
+    grouped = fleet.Unit(Layout(tp=4), 1, 7.0, 227, 1.5)
+    alone = fleet.Unit(Layout(tp=4), 1, 7.2, 227, 1.4)
+    other_cap = fleet.Unit(Layout(tp=4), 1, 7.2, 228, 1.4)
+    assert fleet.check_key(ev, grouped, 4) == fleet.check_key(ev, alone, 4)  # type: ignore[arg-type]
+    assert fleet.check_key(ev, grouped, 4) != fleet.check_key(ev, other_cap, 4)  # type: ignore[arg-type]
+    assert fleet.check_key(ev, grouped, 4) != fleet.check_key(ev, grouped, 5)  # type: ignore[arg-type]
+    seen: list[tuple[object, ...]] = []
+
+    def recorded(requests, steps, capacity, config, **kw):  # type: ignore[no-untyped-def]
+        seen.append((requests.arrival_s.tobytes(), steps, capacity, config, kw))
+        return simulate_real(requests, steps, capacity, config, **kw)
+
+    simulate_real = fleet.simulate
+    monkeypatch.setattr(fleet, "simulate", recorded)
+    from capcliff.sim.traffic.workload import Arrival
+
+    choice = WorkloadChoice(
+        num_requests=1, isl=100, osl=(100,), arrival=Arrival.POISSON, rate_per_s=2.0
+    )
+    workload = OnlineWorkload(choice, 0)
+    first = fleet.check_fleet(ev, grouped, 2, workload, SLO)  # type: ignore[arg-type]
+    second = fleet.check_fleet(ev, alone, 2, workload, SLO)  # type: ignore[arg-type]
+    assert len(seen) == 2 and seen[0][1:] == seen[1][1:] and seen[0][0] == seen[1][0]
+    assert (first.replicas, first.meets) == (second.replicas, second.meets)

@@ -14,11 +14,18 @@ Parallel only where it pays:
   (`idle_cores`, read once per run): a worker on a busy core only adds the pool's overhead, so
   `--jobs 2` on a busy two-core machine runs serially, as `--jobs 1` does.
 - **Enough work.** `parallel_map` runs its first item in this process and times it; when the
-  rest would take less than `MIN_PARALLEL_CPU_S` of CPU serially, it runs them here too.
+  rest would take less than `MIN_PARALLEL_CPU_S` of CPU serially, it runs them here too. A step
+  whose every item is known to be worth a worker (`heavy`: a layout's whole search) skips the
+  timing, which held the other items back for as long as the first ran.
 - **Work known early starts early.** `ahead` hands a job whose inputs are already known (a plan's
   other GPU types) to the run's pool at once, so it runs beside the steps before its result is
   needed; with one worker it runs here when its result is asked for, as it did before. One
   still running when the run ends (its result was not wanted) stops with the workers.
+- **Idle workers only, this process too.** A step hands its items to the workers that have no
+  job (`_Run.idle_workers`) and runs the others here, handing more over as workers finish
+  (`_spread`). A job handed to a busy pool would wait in its queue, where it can no longer be
+  taken back, behind the jobs started ahead: the planned GPU type's searches used to wait there
+  for seconds while this process sat idle.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future
 from contextlib import contextmanager
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -77,11 +84,17 @@ class _Run:
         self.owner = os.getpid()
         self.executor: Executor | None = None
         self.running: list[Callable[[], bool]] = []  # of each job started ahead (`ahead`)
+        self.handed: list[Future[Any]] = []  # every job handed to the pool, while not done
 
     def pool(self) -> Executor:
         if self.executor is None:
             self.executor = _new_pool(self.workers)
         return self.executor
+
+    def idle_workers(self) -> int:
+        """Workers with no job handed to them (jobs started ahead included)."""
+        self.handed = [future for future in self.handed if not future.done()]
+        return self.workers - len(self.handed)
 
 
 _RUN: _Run | None = None
@@ -140,24 +153,54 @@ def workers(jobs: int) -> int:
     return min(jobs, run.workers if run is not None else idle_cores())
 
 
-def parallel_map(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[R]:
+def parallel_map(
+    fn: Callable[[T], R], items: Sequence[T], jobs: int, *, heavy: bool = False
+) -> list[R]:
     """`[fn(x) for x in items]` (in order, as a serial run returns them), over up to `jobs`
     worker processes when that pays: more than one item, more than one worker (`workers`), and
     the items after the first worth at least `MIN_PARALLEL_CPU_S` of CPU, judged from the first,
-    which runs here. Inside `run_pool` the run's pool serves; outside, a pool for this call."""
+    which runs here. `heavy`: every item is known to be worth a worker (a layout's whole
+    search), so none is held back while the first is timed. Items go to idle workers only
+    (`_spread`); this process runs the others. Inside `run_pool` the run's pool serves;
+    outside, a pool for this call."""
     count = min(workers(jobs), len(items) - 1)
-    if count <= 1:
+    if workers(jobs) <= 1 or count < 1 or (count == 1 and not heavy):
         return [fn(x) for x in items]
+    run = _current_run()
+    if heavy:
+        return _spread(fn, items, run if run is not None else _Run(count))
     start = time.process_time()
     first = fn(items[0])
     rest = items[1:]
     if (time.process_time() - start) * len(rest) < MIN_PARALLEL_CPU_S:
         return [first, *(fn(x) for x in rest)]
-    run = _current_run()
-    if run is not None:
-        return [first, *run.pool().map(fn, rest)]
-    with _new_pool(count) as pool:
-        return [first, *pool.map(fn, rest)]
+    return [first, *_spread(fn, rest, run if run is not None else _Run(count))]
+
+
+def _spread(fn: Callable[[T], R], items: Sequence[T], run: _Run) -> list[R]:
+    """`fn` over `items`, in order: the first items each to an idle worker of `run`'s pool
+    (`_Run.idle_workers`), the last ones here, one at a time, handing more to workers as they
+    become idle, then the workers' results. A job handed to a busy pool waits in its queue
+    where this process cannot take it back (the pool hands a worker its next job before the
+    worker is free), so while the workers are busy with jobs started ahead (`ahead`: a plan's
+    other GPU types) this process runs the step itself rather than wait. A job is a pure
+    function of its item, so where it ran changes nothing but the wall time."""
+    left = list(range(len(items)))
+    handed: dict[int, Future[R]] = {}
+    here: dict[int, R] = {}
+    try:
+        while left:
+            while left and run.idle_workers() > 0:
+                index = left.pop(0)
+                handed[index] = run.pool().submit(fn, items[index])
+                run.handed.append(handed[index])
+            if left:
+                index = left.pop()
+                here[index] = fn(items[index])
+        return [here[i] if i in here else handed[i].result() for i in range(len(items))]
+    finally:
+        if run is not _current_run() and run.executor is not None:  # this call's own pool
+            run.executor.shutdown(wait=True, cancel_futures=True)
 
 
 class Later(Generic[R]):
@@ -170,8 +213,9 @@ class Later(Generic[R]):
         self._done: list[R] = []
 
     def result(self) -> R:
-        """The job's result (an exception the job raised is raised here)."""
-        if self._future is not None:
+        """The job's result (an exception the job raised is raised here); a job no worker has
+        taken yet is taken back and run here rather than waited for."""
+        if self._future is not None and not self._future.cancel():
             return self._future.result()
         if not self._done:
             self._done.append(self._compute())
@@ -193,4 +237,5 @@ def ahead(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> list[Later[R]]
     pool = run.pool()
     futures = [pool.submit(fn, x) for x in items]
     run.running += [future.running for future in futures]
+    run.handed += futures
     return [Later(fn, x, future) for x, future in zip(items, futures, strict=True)]

@@ -127,14 +127,23 @@ def coarse_capacity(replica: Replica, search: SearchSettings) -> ReplicaCapacity
     )  # fmt: skip
 
 
-def _refine(
-    job: tuple[Replica, SearchSettings, ReplicaCapacity, dict[int, CapPoint]],
-) -> ReplicaCapacity:
-    replica, search, coarse, known = job
-    return replica_capacity(
+RefineJob = tuple[Replica, SearchSettings, ReplicaCapacity, dict[int, CapPoint], tuple[int, ...]]
+
+
+def _refine(job: RefineJob) -> tuple[ReplicaCapacity, dict[int, ReplicaCapacity]]:
+    """A replica's full search and, when it meets the SLO, its groups of each of the DP sizes
+    asked for (`group_layouts`'s searches, done in the same job: a group needs only its
+    replica's search, so one layout's group need not wait for the other layouts' searches)."""
+    replica, search, coarse, known, ranks = job
+    capacity = replica_capacity(
         replica, search.workload, slo=search.slo, least=search.least_requests,
         headroom=search.headroom, first=coarse.points[0], known=known,
     )  # fmt: skip
+    if search.slo is None or not capacity.meets_slo:
+        return capacity, {}
+    return capacity, {
+        size: group_capacity(replica, size, search.workload, search.slo, capacity) for size in ranks
+    }
 
 
 def _cap_point(job: tuple[Replica, SearchSettings, CapPoint, int]) -> CapPoint:
@@ -178,11 +187,13 @@ def evaluate_layouts(
     refine_all: bool = False,
     searched: Searched | None = None,
     rank: Rank | None = None,
+    group: bool = False,
 ) -> dict[str, LayoutEval]:
     """Coarse capacity of every fitting layout, refined for the leaders (by layout name;
     `refine_all`: every fitting layout, as for the layouts a user names). `searched`: the
     plan's searches so far, reused and added to. `rank`: only the first-ranked refined layout
-    that meets the SLO is wanted (`refine_layouts`)."""
+    that meets the SLO is wanted (`refine_layouts`). `group`: the caller groups the layouts
+    next (`group_layouts`), so their groups are searched with them (`refine_layouts`)."""
     done = Searched() if searched is None else searched
     replicas: dict[str, tuple[LayoutMemory, Replica]] = {}
     for memory in memories:
@@ -206,9 +217,9 @@ def evaluate_layouts(
     }  # fmt: skip
     order = sorted(names, key=lambda n: (-found[n].saturation_rps, n))
     top = len(order) if refine_all else REFINE_TOP
-    refine_layouts(found, order[:top], search, searched=done, rank=rank)
+    refine_layouts(found, order[:top], search, searched=done, rank=rank, group=group)
     if search.slo is not None and not any(found[n].capacity.meets_slo for n in order):
-        refine_layouts(found, order[top:], search, searched=done, rank=rank)
+        refine_layouts(found, order[top:], search, searched=done, rank=rank, group=group)
     return found
 
 
@@ -219,26 +230,39 @@ def refine_layouts(
     *,
     searched: Searched | None = None,
     rank: Rank | None = None,
+    group: bool = False,
 ) -> None:
     """Refine the layouts `names` of `found` in place (the full cap search within the SLO);
     `searched`: the plan's searches so far (a replica refined before is not searched again).
     `rank`: only the refined layout that meets the SLO with the least rank is wanted (ties to
-    the first in `found`), and a layout that cannot be it is left unrefined (`_refine_ranked`)."""
+    the first in `found`), and a layout that cannot be it is left unrefined (`_refine_ranked`).
+    `group`: the caller groups the layouts next (`group_layouts`): each replica's job searches
+    the groups of its layouts of several DP replicas too, into `searched`, as soon as its own
+    search is done (the same searches `group_layouts` would run, sooner)."""
     done = Searched() if searched is None else searched
     if rank is not None:
         _refine_ranked(found, names, search, done, rank)
         return
     todo: dict[SearchKey, str] = {}
+    sizes: dict[SearchKey, set[int]] = {}
     for name in names:
-        if key(found[name].replica, search) not in done.refined:
-            todo.setdefault(key(found[name].replica, search), name)
+        at = key(found[name].replica, search)
+        if at not in done.refined:
+            todo.setdefault(at, name)
+            ranks = found[name].memory.layout.dp
+            if group and ranks > 1 and (at, ranks) not in done.grouped:
+                sizes.setdefault(at, set()).add(ranks)
     fresh = list(todo.values())
     known = _ahead(found, fresh, search)
     jobs = [
-        (found[n].replica, search, found[n].capacity, k) for n, k in zip(fresh, known, strict=True)
+        (found[n].replica, search, found[n].capacity, k, tuple(sorted(sizes.get(at, ()))))
+        for (at, n), k in zip(todo.items(), known, strict=True)
     ]
-    for name, capacity in zip(fresh, parallel_map(_refine, jobs, search.jobs), strict=True):
-        done.refined[key(found[name].replica, search)] = capacity
+    for at, (capacity, groups) in zip(
+        todo, parallel_map(_refine, jobs, search.jobs, heavy=True), strict=True
+    ):
+        done.refined[at] = capacity
+        done.grouped.update({(at, size): grouped for size, grouped in groups.items()})
     for name in names:
         ev = found[name]
         capacity = done.refined[key(ev.replica, search)]
@@ -340,7 +364,7 @@ def group_layouts(
         if at not in done.grouped:
             todo.setdefault(at, (ev.replica, ranks, search, ev.capacity))
     for at, capacity in zip(
-        todo, parallel_map(_group, list(todo.values()), search.jobs), strict=True
+        todo, parallel_map(_group, list(todo.values()), search.jobs, heavy=True), strict=True
     ):
         done.grouped[at] = capacity
     for name in names:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from capcliff.analysis.evaluate.capacity import Replica
 from capcliff.analysis.evaluate.layout_capacity import LayoutEval
 from capcliff.analysis.evaluate.online_load import LoadKind, OnlineWorkload
 from capcliff.analysis.evaluate.rate_search import meets_slo
@@ -127,6 +128,19 @@ class Checked:
     replicas: int
     state: SteadyState
     meets: bool
+
+
+# What `check_fleet` simulates: the replica, its search's sample size, the cap and DP ranks of a
+# unit, and the units
+CheckKey = tuple[Replica, int, int, int, int]
+
+
+def check_key(ev: LayoutEval, unit: Unit, replicas: int) -> CheckKey:
+    """What `check_fleet(ev, unit, replicas, ...)` depends on besides the workload and the SLO:
+    two fleets with equal keys are the same simulations (a unit's rate, layout name and latencies
+    only size the fleet, never enter its run; dp2-tp4's copies and the tp4 fleet line are one
+    fleet when their caps and counts agree)."""
+    return (ev.replica, ev.capacity.simulated_requests, unit.cap, unit.dp, replicas)
 
 
 def check_fleet(

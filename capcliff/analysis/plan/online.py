@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from capcliff.analysis.deployment import Deployment, resolve
-from capcliff.analysis.evaluate.capacity import REFERENCE_REQUESTS, Replica
+from capcliff.analysis.evaluate.capacity import REFERENCE_REQUESTS
 from capcliff.analysis.evaluate.layout_capacity import (
     LayoutEval,
     Rank,
@@ -33,8 +33,9 @@ from capcliff.analysis.plan.commands import engine_flags, served_model
 from capcliff.analysis.plan.fleet import (
     DEFAULT_HEADROOM,
     Checked,
-    Unit,
+    CheckKey,
     check_fleet,
+    check_key,
     fleet_entry,
     price_of,
     replicas_for,
@@ -83,9 +84,9 @@ class _Context:
     workload: OnlineWorkload
     options: OnlineOptions
     # the searches done so far on this GPU type (a context sent to a worker gets its own), and
-    # the fleets simulated at the load, by replica, unit and count
+    # the fleets simulated at the load (`fleet.check_key`)
     searched: Searched = field(default_factory=Searched)
-    checked: dict[tuple[Replica, Unit, int, int], Checked] = field(default_factory=dict)
+    checked: dict[CheckKey, Checked] = field(default_factory=dict)
 
     @property
     def band(self) -> float:
@@ -130,8 +131,9 @@ def _search(
         memories = _memories(ctx, dep, gpus, replicas_only=replicas_only)
     named = bool(o.layouts) and not replicas_only
     found = evaluate_layouts(
-        dep, memories, search, refine_all=named, searched=ctx.searched, rank=rank
-    )
+        dep, memories, search, refine_all=named, searched=ctx.searched, rank=rank,
+        group=not replicas_only,
+    )  # fmt: skip
     if not replicas_only:
         group_layouts(found, search, ctx.searched)
         _refine_contenders(found, search, ctx.band, ctx.searched)
@@ -158,7 +160,7 @@ def _refine_contenders(
         ]  # fmt: skip
         if not more:
             return
-        refine_layouts(found, more, search, searched=searched)
+        refine_layouts(found, more, search, searched=searched, group=True)
         group_layouts(found, search, searched)
 
 
@@ -253,8 +255,8 @@ def _checked_fleet(ctx: _Context, ev: LayoutEval) -> tuple[int | None, Checked |
     if needed is None:
         return None, None
     # the recommended layout's copies can be the planned type's fleet line too (dp2-tp4 and
-    # tp4): one fleet, simulated once
-    seen = (ev.replica, unit, needed, ev.capacity.simulated_requests)
+    # tp4, even where their rates differ): one fleet, simulated once
+    seen = check_key(ev, unit, needed)
     if seen not in ctx.checked:
         ctx.checked[seen] = check_fleet(ev, unit, needed, ctx.workload, ctx.options.slo)
     checked = ctx.checked[seen]
@@ -444,8 +446,9 @@ def _recommend(
     lay = best.memory.layout
     needed, checked = _checked_fleet(ctx, best)
     entry = _fleet_line(ctx, dep.hardware, best, checked)
-    other_lines, notes = _other_fleets(ctx, lay.gpus, others)
+    # this type's fleet line before the other types' (their jobs may still be running)
     entry, same = _same_search(ctx, entry, lay.gpus)
+    other_lines, notes = _other_fleets(ctx, lay.gpus, others)
     notes += same
     fleet = sorted([entry, *other_lines], key=lambda e: e.usd_per_million_output_tokens)
     load = _load(ctx, best, needed)
