@@ -195,3 +195,22 @@ def test_an_internal_error_exits_4_with_its_traceback(
     err = capsys.readouterr().err
     assert "Traceback" in err
     assert "ZeroDivisionError: planted" in err
+
+
+def test_main_collects_garbage_rarely_while_it_runs_and_restores_the_thresholds() -> None:
+    import gc
+    import importlib
+
+    main_module = importlib.import_module("capcliff.cli.main")  # `capcliff.cli.main` is main
+
+    seen: list[tuple[int, int, int]] = []
+    before = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)  # CPython's defaults
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(main_module, "_run", lambda argv: seen.append(gc.get_threshold()) or 3)
+            assert main(["--version"]) == 3
+        assert seen == [(100_000, 10, 10)]
+        assert gc.get_threshold() == (700, 10, 10)
+    finally:
+        gc.set_threshold(*before)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 import traceback
 
@@ -11,9 +12,26 @@ from capcliff.cli import analysis, checks, memory, planning  # noqa: F401  (regi
 from capcliff.cli.app import EXIT_INPUT, EXIT_INTERNAL, app
 from capcliff.errors import CapcliffError
 
+# A run builds a long-lived heap as it imports (numpy, pydantic's schemas, the catalogs: about 100k
+# objects) and frees nearly all it allocates afterwards by reference counting. At CPython's default
+# thresholds (700, 10, 10) the collector ran 150 times in a batch plan and walked that heap in
+# 13 of them: about 0.08 s of its 1 s. Collecting every 100k net allocations instead runs it
+# about once (peak memory unchanged: 66 MB for the batch plan, 81 MB for the online one).
+GC_THRESHOLDS = (100_000, 10, 10)
+
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: run the app; domain and usage errors become one line on stderr, exit 2."""
+    """Entry point: run the app; domain and usage errors become one line on stderr, exit 2. The
+    cyclic collector runs at `GC_THRESHOLDS` meanwhile (restored after)."""
+    before = gc.get_threshold()
+    gc.set_threshold(*GC_THRESHOLDS)
+    try:
+        return _run(argv)
+    finally:
+        gc.set_threshold(*before)
+
+
+def _run(argv: list[str] | None) -> int:
     try:
         code = app(args=argv, prog_name="capcliff", standalone_mode=False)
     except CapcliffError as exc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
@@ -118,9 +119,15 @@ class Efficiency:
     moe_table: MoETable | None = None
 
 
+@lru_cache(maxsize=32)
+def _total_params(arch: Architecture) -> int:
+    """The model's parameters (elements), counted once per architecture (a plan asks per layout)."""
+    return param_count(arch).total
+
+
 def default_efficiency(arch: Architecture) -> Efficiency:
     """The efficiency defaults for `arch`: MBU from its size (MBU_ANCHORS), the rest named."""
-    return Efficiency(mbu=default_mbu(param_count(arch).total))
+    return Efficiency(mbu=default_mbu(_total_params(arch)))
 
 
 def op_curves_for(
@@ -220,7 +227,7 @@ def profile_efficiency(
     block_fp8 = table_format(scheme.linear, scheme.quantization) == "fp8_block"
     untuned = mla and block_fp8 and hardware.id in GFX942_HARDWARE
     return Efficiency(
-        mbu=min(1.0, default_mbu(param_count(arch).total) * factor),
+        mbu=min(1.0, default_mbu(_total_params(arch)) * factor),
         step_overhead_s=fitted.get("fixed_s", overhead),
         kv_bandwidth_fraction=None if kv_fraction is None else min(1.0, kv_fraction * factor),
         expert_efficiency=profile.moe_small_batch_efficiency,

@@ -9,7 +9,7 @@ from fractions import Fraction
 from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
 from capcliff.memory.params import Component
-from capcliff.memory.weights import WeightScheme, elements_per_rank, stage_param_groups
+from capcliff.memory.weights import WeightScheme, elements_per_rank, stage_group_counts
 
 # FLOPs of one multiply-add.
 FLOPS_PER_MAC = 2
@@ -25,10 +25,12 @@ class StageCost:
 
 
 def stage_cost(arch: Architecture, layout: Layout, scheme: WeightScheme, stage: int) -> StageCost:
+    """The stage's sums, over one layer of each kind times its count (`stage_group_counts`):
+    the same fractions as group by group over every layer, exactly."""
     read = expert = dense = experts_el = head = Fraction(0)
     tied_head = arch.tie_word_embeddings and layout.pp == 1
-    for group in stage_param_groups(arch, layout, stage):
-        elements = elements_per_rank(group, layout)
+    for group, count in stage_group_counts(arch, layout, scheme, stage):
+        elements = count * elements_per_rank(group, layout)
         size = elements * scheme.bytes_per_element(group)
         if group.component is Component.EMBEDDING and not tied_head:
             continue  # only the looked-up rows are read

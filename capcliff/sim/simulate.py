@@ -9,7 +9,8 @@ other replicas while one preempts is reported. Pure: data in, result out, no I/O
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -18,7 +19,7 @@ from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, Routing, SimConfig, resolved_prefix_caching
 from capcliff.sim.core import lockstep_class, replica_class
-from capcliff.sim.loop.timeline import ReplicaResult
+from capcliff.sim.loop.replica_result import ReplicaResult
 from capcliff.sim.policies import Policy, policy
 from capcliff.sim.result import Percentiles, SimResult, sim_result
 from capcliff.sim.traffic.workload import Requests
@@ -85,6 +86,29 @@ def route(requests: Requests, dp: int, routing: Routing) -> list[IntArray]:
     return [np.flatnonzero(owner == r) for r in range(dp)]
 
 
+def _content(requests: Requests) -> tuple[object, ...]:
+    """Every field of `requests`, arrays bit for bit (with their types): equal keys, equal
+    requests."""
+    values = (getattr(requests, f.name) for f in fields(requests))
+    return tuple((v.dtype.str, v.tobytes()) if isinstance(v, np.ndarray) else v for v in values)
+
+
+def _distinct_runs(
+    subsets: list[Requests], run: Callable[[Requests], ReplicaResult]
+) -> list[ReplicaResult]:
+    """`run` of each replica's requests, run once per distinct set: the loop reads nothing but its
+    inputs and draws nothing at random, so replicas given bit-identical requests (a batch split
+    evenly over identical replicas) run alike and share one run."""
+    done: dict[tuple[object, ...], ReplicaResult] = {}
+    runs = []
+    for mine in subsets:
+        key = _content(mine)
+        if key not in done:
+            done[key] = run(mine)
+        runs.append(done[key])
+    return runs
+
+
 def _sent_later(requests: Requests, overhead_s: float) -> Requests:
     """`requests` as the engine receives them, `overhead_s` after their clients send them: timed
     arrivals later by it, and a closed-loop request sent after its predecessor's last token (not
@@ -141,9 +165,10 @@ def simulate(
             runs += lockstep_class()(ranks, model, group=size).run() if ranks else []
             owners += mine
     else:
-        runs = [
-            replica(requests.subset(idx), model, capacity, config, rule).run() for idx in owners
-        ]
+        runs = _distinct_runs(
+            [requests.subset(idx) for idx in owners],
+            lambda mine: replica(mine, model, capacity, config, rule).run(),
+        )
     return sim_result(runs, owners, points=config.time_series_points)
 
 
