@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import capcliff.analysis.sweep.report as report
+from capcliff.analysis.disagg.online import aggregated_steady
 from capcliff.analysis.evaluate.solver import config_at, sweep
 from capcliff.analysis.evaluate.steady_state import checkpoint_sizes, steady_state
 from capcliff.analysis.sweep.report import SweepPlan, _extended, _grown, settled_part
@@ -189,3 +190,53 @@ def test_the_compiled_loop_extends_as_the_pure_one(monkeypatch: pytest.MonkeyPat
         run = PausedRun(sample, toy_model(), CAPACITY, config)
         got.append(_extended(run, sample, 150, open_loop=False))
     assert _same(got[0], got[1])
+
+
+# --- the aggregated layout a disaggregated split is compared with (`disagg.online`) -----------
+
+
+class _Sample:
+    """`OnlineSample`'s sizes and draws over `_poisson` (first x 2^3 at most)."""
+
+    def __init__(self, first: int, rate: float) -> None:
+        self.size, self.rate_rps = first, rate
+
+    def first(self, running: int) -> int:
+        return self.size
+
+    def most(self, running: int) -> int:
+        return self.size << 3
+
+    def requests(self, n: int) -> Requests:
+        return _poisson(n, self.rate_rps)
+
+
+def _aggregated(sample: _Sample, *, extend: bool) -> tuple[SimResult, object]:
+    def run(r: Requests) -> SimResult:
+        return simulate(r, toy_model(), CAPACITY, CONFIG)
+
+    def paused(r: Requests) -> PausedRun:
+        return PausedRun(r, toy_model(), CAPACITY, CONFIG)
+
+    return aggregated_steady(run, sample, 8, paused=paused if extend else None)  # type: ignore[arg-type]
+
+
+def test_an_aggregated_layout_that_never_settles_reads_as_before() -> None:
+    # 15 x 8 = 120 requests: a window of 96 arrivals is under MIN_MEASURED, so no size settles
+    # and both rules end on the whole run of the largest sample
+    sample = _Sample(15, 50.0)
+    before, after = _aggregated(sample, extend=False), _aggregated(sample, extend=True)
+    assert not before[1].settled  # type: ignore[attr-defined]
+    assert _same(after[0], before[0]) and after[1] == before[1]
+
+
+def test_an_aggregated_layout_that_settles_early_reads_a_part_of_the_largest_run() -> None:
+    sample = _Sample(400, 40.0)  # settles at a checkpoint short of the 3,200 requests
+    result, state = _aggregated(sample, extend=True)
+    whole = simulate(sample.requests(3200), toy_model(), CAPACITY, CONFIG)
+    assert state.settled and len(result.finish_s) < 3200  # type: ignore[attr-defined]
+    # the part is the run's first requests by arrival, each as the whole run served it
+    part = np.flatnonzero(np.isin(whole.arrival_s, result.arrival_s))
+    np.testing.assert_array_equal(part, np.arange(len(result.finish_s)))
+    np.testing.assert_array_equal(result.finish_s, whole.finish_s[part])
+    assert state == steady_state(result, open_loop=True)
