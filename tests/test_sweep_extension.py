@@ -15,7 +15,7 @@ import capcliff.analysis.sweep.report as report
 from capcliff.analysis.disagg.online import aggregated_steady
 from capcliff.analysis.evaluate.solver import config_at, sweep
 from capcliff.analysis.evaluate.steady_state import checkpoint_sizes, steady_state
-from capcliff.analysis.sweep.report import SweepPlan, _extended, _grown, settled_part
+from capcliff.analysis.sweep.report import SweepPlan, _extended, _grown, settled_part, timed
 from capcliff.sim import core
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.loop.replica import ReplicaSim
@@ -240,3 +240,11 @@ def test_an_aggregated_layout_that_settles_early_reads_a_part_of_the_largest_run
     np.testing.assert_array_equal(part, np.arange(len(result.finish_s)))
     np.testing.assert_array_equal(result.finish_s, whole.finish_s[part])
     assert state == steady_state(result, open_loop=True)
+
+
+def test_only_arrivals_known_up_front_are_read_part_by_part() -> None:
+    poisson = _poisson(20)
+    assert timed(poisson, open_loop=True)
+    later_turn = replace(poisson, arrival_s=np.where(np.arange(20) == 5, np.nan, poisson.arrival_s))
+    assert not timed(later_turn, open_loop=True)  # sent when the turn before it ends
+    assert timed(_sessions(20), open_loop=False)  # closed loop: read by first tokens

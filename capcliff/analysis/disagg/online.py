@@ -49,7 +49,7 @@ from capcliff.analysis.evaluate.steady_state import (
     settle,
     steady_state,
 )
-from capcliff.analysis.sweep.report import settled_part
+from capcliff.analysis.sweep.report import settled_part, timed
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.sim.disagg.pools import DisaggResult, FloatArray
 from capcliff.sim.result import SimResult
@@ -172,6 +172,12 @@ def _extended_aggregated(
     if state.settled or first >= most:
         return result, state
     largest = sample.requests(most)
+    if not timed(largest, open_loop=True):  # sessions: restarted (`settle`), first run reused
+        done = settle(
+            lambda n: result if n == first else run(sample.requests(n)),
+            first=first, cap=most, open_loop=True,
+        )  # fmt: skip
+        return done.result, done.state
     extended = paused(largest)
     for k in checkpoint_sizes(min(most, next_size(state, first)), most):
         point = extended.advance(k)

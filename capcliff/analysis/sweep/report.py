@@ -331,7 +331,7 @@ def _grown(
             c for c, p in by_cap.items() if p.result and needs_more(p.result, open_loop=open_loop)
         ]
 
-    if dp == 1:
+    if dp == 1 and timed(requests, open_loop=open_loop):
         more = unsettled()
         if more:  # the same draw as the last doubling's
             largest = dict(plan.redraw(n << MAX_DOUBLINGS))[label]
@@ -368,10 +368,17 @@ def _extended(run: PausedRun, sample: Requests, first: int, *, open_loop: bool) 
     return run.advance(len(sample)).result
 
 
+def timed(sample: Requests, *, open_loop: bool) -> bool:
+    """Whether `settled_part` can read `sample`: closed loop, or every arrival known up front
+    (a session's later turn, NaN, is sent when the turn before it ends)."""
+    return not open_loop or bool(np.isfinite(sample.arrival_s).all())
+
+
 def settled_part(sample: Requests, point: Checkpoint, *, open_loop: bool) -> IntArray:
     """The requests of a paused run of `sample` whose steady-state figures the rest of the run
     cannot change: those that started before the first that has not finished. A request starts
-    at its arrival (open loop) or at its first token (closed loop: `Checkpoint.horizon_s`).
+    at its arrival (open loop: given in `sample`, see `timed`) or at its first token (closed
+    loop: `Checkpoint.horizon_s`).
 
     Every request that ends, starts or arrives inside the window of these requests alone
     (`steady_state`, which closes it at the last start among them) is one of them, so a fresh
