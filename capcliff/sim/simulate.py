@@ -227,9 +227,18 @@ class PausedRun:
         run = sim.result()
         finished = np.flatnonzero(np.isfinite(run.finish_s)).astype(np.int64)
         complete = len(finished) == self.size
+        result = self._part(run, finished)
+        edge = sim.now_s if complete else horizon(run.first_token_s, run.finish_s, sim.now_s)
+        return Checkpoint(result, finished, sim.now_s, edge, complete)
+
+    def part(self, finished: IntArray) -> SimResult:
+        """The requests `finished` (input indices, ascending, each finished) as a result of their
+        own: their per-request figures, with the run's records (KV, steps) so far."""
+        return self._part(self.sim.result(), finished)
+
+    def _part(self, run: ReplicaResult, finished: IntArray) -> SimResult:
         part = _finished_part(run, finished)
         result = sim_result([part], [np.arange(len(finished))], points=self.points)
         if self.overhead_s > 0:
             result = _as_the_client_sees(result, self.overhead_s)
-        edge = sim.now_s if complete else horizon(run.first_token_s, run.finish_s, sim.now_s)
-        return Checkpoint(result, finished, sim.now_s, edge, complete)
+        return result

@@ -26,7 +26,7 @@ from capcliff.analysis.plan.inputs import PlanInputs, resolve_inputs
 from capcliff.analysis.plan.types import PlanReport
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.layout import parse_layout
-from capcliff.sim.simulate import simulate
+from capcliff.sim.simulate import PausedRun, simulate
 from capcliff.sim.traffic.workload import Arrival
 
 
@@ -138,6 +138,7 @@ def aggregated_online(
         sample,
         min(agg.concurrency, p99_analytic_cliff(inputs.requests, capacity, layout.dp)),
         behind_at=None if grow_behind else slo,
+        paused=None if layout.dp > 1 else lambda r: PausedRun(r, steps, capacity, config),
     )
     served = offered_tok_s if serves(state, slo) else None
     usd_per_hour, usd_per_mtok = hourly_cost(gpus, price, served or state.output_tok_s)

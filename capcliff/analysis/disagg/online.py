@@ -41,14 +41,19 @@ from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.rate_search import MIN_FIRST
 from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.evaluate.steady_state import (
+    MIN_MEASURED,
     WARMUP_FRACTION,
     SteadyState,
+    checkpoint_sizes,
+    next_size,
     settle,
     steady_state,
 )
+from capcliff.analysis.sweep.report import settled_part, timed
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.sim.disagg.pools import DisaggResult, FloatArray
 from capcliff.sim.result import SimResult
+from capcliff.sim.simulate import PausedRun
 from capcliff.sim.traffic.workload import Arrival, Requests
 
 
@@ -114,13 +119,17 @@ def disagg_steady(
 
 def aggregated_steady(
     run: Callable[[Requests], SimResult], sample: OnlineSample, running: int,
-    *, behind_at: Slo | None = None,
+    *, behind_at: Slo | None = None, paused: Callable[[Requests], PausedRun] | None = None,
 ) -> tuple[SimResult, SteadyState]:  # fmt: skip
     """The aggregated layout's steady state at the rate (`run` simulates it; at most `running`
     requests run in it), grown by the stopping rule as the chosen split is. With `behind_at`
     (an SLO with a TTFT limit), a first sample whose first tokens fall behind the arrivals
     (`falls_behind`, beyond the rate x 2 x the TTFT limit that a queue meeting it may hold
-    waiting, by Little's law) is not grown: its queue grows, so it is reported saturated."""
+    waiting, by Little's law) is not grown: its queue grows, so it is reported saturated.
+    `paused` (a layout of one replica: `run`, lazily): past the first sample the largest one is
+    simulated once and read at checkpoints as it runs (`_extended`), instead of restarting."""
+    if paused is not None:
+        return _extended_aggregated(run, paused, sample, running, behind_at)
     runs: dict[int, SimResult] = {}
 
     def one(n: int) -> SimResult:
@@ -138,6 +147,51 @@ def aggregated_steady(
             return result, replace(state, queue_growing=True, arrival_rps=rate)
     done = settle(one, first=first, cap=sample.most(running), open_loop=True)
     return runs[done.requests], done.state
+
+
+def _extended_aggregated(
+    run: Callable[[Requests], SimResult],
+    paused: Callable[[Requests], PausedRun],
+    sample: OnlineSample,
+    running: int,
+    behind_at: Slo | None,
+) -> tuple[SimResult, SteadyState]:
+    """`aggregated_steady` of one replica: the first sample as the restarting rule runs it; if
+    it does not settle, the largest sample (the restarting rule's last size, drawn alike) run on
+    from the size `next_size` predicts, read at checkpoints CHECKPOINT_GROWTH x apart
+    (`sweep.report.settled_part`: the requests the rest of the run cannot change, read as a run
+    of their own), stopping at the first that settles; the last is the whole run."""
+    first, most = sample.first(running), sample.most(running)
+    result = run(sample.requests(first))
+    state = steady_state(result, open_loop=True)
+    if behind_at is not None and math.isfinite(behind_at.ttft_s):
+        waiting = 2 * sample.rate_rps * behind_at.ttft_s
+        if falls_behind(result.arrival_s, result.arrival_s + result.ttft_s, waiting):
+            rate = state.arrival_rps or sample.rate_rps  # a first sample too short for a window
+            return result, replace(state, queue_growing=True, arrival_rps=rate)
+    if state.settled or first >= most:
+        return result, state
+    largest = sample.requests(most)
+    if not timed(largest, open_loop=True):  # sessions: restarted (`settle`), first run reused
+        done = settle(
+            lambda n: result if n == first else run(sample.requests(n)),
+            first=first, cap=most, open_loop=True,
+        )  # fmt: skip
+        return done.result, done.state
+    extended = paused(largest)
+    for k in checkpoint_sizes(min(most, next_size(state, first)), most):
+        point = extended.advance(k)
+        if point.complete:
+            break
+        part = settled_part(largest, point, open_loop=True)
+        if len(part) < MIN_MEASURED:
+            continue
+        result = extended.part(part)
+        state = steady_state(result, open_loop=True)
+        if state.settled:
+            return result, state
+    result = extended.advance(most).result
+    return result, steady_state(result, open_loop=True)
 
 
 def serves(state: SteadyState, slo: Slo | None) -> bool:

@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from capcliff.analysis.deployment import Deployment
@@ -25,6 +26,7 @@ from capcliff.analysis.evaluate.replica_models import (
 from capcliff.analysis.evaluate.solver import (
     Slo,
     SweepPoint,
+    config_at,
     simulated_cliff,
     sweep,
 )
@@ -34,6 +36,7 @@ from capcliff.analysis.evaluate.steady_point import (
     needs_more,
     steady_point,
 )
+from capcliff.analysis.evaluate.steady_state import MIN_MEASURED, checkpoint_sizes
 from capcliff.analysis.evaluate.sweet_spot import SweetSpotResult, sweet_spot_result
 from capcliff.analysis.sweep.failure import PastCliff, past_cliff
 from capcliff.analysis.sweep.speculation_gain import SpeculationGain, speculation_gain
@@ -46,6 +49,7 @@ from capcliff.perf.step_time import StepTimeModel
 from capcliff.report_header import SimulationHeader
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.result import SimResult
+from capcliff.sim.simulate import Checkpoint, IntArray, PausedRun
 from capcliff.sim.traffic.workload import Requests
 
 
@@ -310,17 +314,33 @@ def _grown(
     models: tuple[StepTimeModel, KVCapacity, SimConfig, int],
 ) -> tuple[SweepPoint, ...]:
     """The stopping rule of an online sweep (`sweep_steady`): unsettled points with a bounded
-    queue simulated again with twice the requests, up to MAX_DOUBLINGS times."""
+    queue get more requests, up to 2^MAX_DOUBLINGS x the first sample. One replica (dp = 1):
+    the largest sample is simulated once, lazily, and the rule is read at checkpoints as it
+    runs (`_extended`). Several replicas: simulated again with twice the requests, each time
+    from the start (the requests are routed up front, and attention-DP ranks step in lockstep:
+    `PausedRun` pauses one replica)."""
     if plan.redraw is None or not is_online(requests):
         return points
     steps, capacity, config, dp = models
     open_loop = not requests.closed_loop
     by_cap = {p.concurrency: p for p in points}
     n = len(requests)
-    for _ in range(MAX_DOUBLINGS):
-        more = [
+
+    def unsettled() -> list[int]:
+        return [
             c for c, p in by_cap.items() if p.result and needs_more(p.result, open_loop=open_loop)
         ]
+
+    if dp == 1 and timed(requests, open_loop=open_loop):
+        more = unsettled()
+        if more:  # the same draw as the last doubling's
+            largest = dict(plan.redraw(n << MAX_DOUBLINGS))[label]
+            for c in more:
+                run = PausedRun(largest, steps, capacity, config_at(config, c, 1))
+                by_cap[c] = SweepPoint.of(c, _extended(run, largest, 2 * n, open_loop=open_loop))
+        return tuple(by_cap[c] for c in sorted(by_cap))
+    for _ in range(MAX_DOUBLINGS):
+        more = unsettled()
         if not more:
             break
         n *= 2
@@ -328,6 +348,52 @@ def _grown(
         for p in sweep(larger, steps, capacity, config, more, dp=dp):
             by_cap[p.concurrency] = p
     return tuple(by_cap[c] for c in sorted(by_cap))
+
+
+def _extended(run: PausedRun, sample: Requests, first: int, *, open_loop: bool) -> SimResult:
+    """The stopping rule over one run of `sample` extended instead of restarted: read at
+    checkpoints CHECKPOINT_GROWTH x apart from `first` finished requests to the whole sample,
+    stopping at the first that settles (`needs_more`). A checkpoint's result is `settled_part`
+    of the run so far, so the report reads it as a run of its own; the last is the whole run."""
+    for k in checkpoint_sizes(first, len(sample)):
+        point = run.advance(k)
+        if point.complete:
+            return point.result
+        part = settled_part(sample, point, open_loop=open_loop)
+        if len(part) < MIN_MEASURED:
+            continue
+        result = run.part(part)
+        if not needs_more(result, open_loop=open_loop):
+            return result
+    return run.advance(len(sample)).result
+
+
+def timed(sample: Requests, *, open_loop: bool) -> bool:
+    """Whether `settled_part` can read `sample`: closed loop, or every arrival known up front
+    (a session's later turn, NaN, is sent when the turn before it ends)."""
+    return not open_loop or bool(np.isfinite(sample.arrival_s).all())
+
+
+def settled_part(sample: Requests, point: Checkpoint, *, open_loop: bool) -> IntArray:
+    """The requests of a paused run of `sample` whose steady-state figures the rest of the run
+    cannot change: those that started before the first that has not finished. A request starts
+    at its arrival (open loop: given in `sample`, see `timed`) or at its first token (closed
+    loop: `Checkpoint.horizon_s`).
+
+    Every request that ends, starts or arrives inside the window of these requests alone
+    (`steady_state`, which closes it at the last start among them) is one of them, so a fresh
+    `steady_state` of their result is the whole run's reading over that window: no drain, as
+    the run goes on past it. Input indices, ascending."""
+    done = point.finished
+    if open_loop:
+        left = np.ones(len(sample), dtype=bool)
+        left[done] = False
+        edge = float(sample.arrival_s[left].min()) if left.any() else math.inf
+        start = sample.arrival_s[done]
+    else:
+        edge = point.horizon_s
+        start = point.result.arrival_s + point.result.ttft_s  # the first token, engine time
+    return done[start < edge]
 
 
 def build_sweep_report(
