@@ -323,7 +323,7 @@ def test_only_an_online_sweep_with_a_redraw_is_grown(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(report, "sweep", sweep)
     requests: Any = type("Ten", (), {"closed_loop": False, "__len__": lambda self: 10})()
     points: Any = (SimpleNamespace(concurrency=4, result="first"),)
-    models: Any = (None, None, None, 1)
+    models: Any = (None, None, None, 2)  # several replicas: the restarting path
     for online, plan in ((True, None), (False, redraw), (True, redraw)):
         monkeypatch.setattr(report, "is_online", lambda r, online=online: online)
         out = report._grown(points, requests, "w", SimpleNamespace(redraw=plan), models)  # type: ignore[arg-type]
