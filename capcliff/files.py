@@ -37,11 +37,23 @@ def read_bytes(path: Path, *, field: str) -> bytes:
 
 def unreadable(path: Path) -> str | None:
     """Why `path` cannot be read as a file (None when it can be tried)."""
-    if path.is_dir():
-        return "a directory, not a file"
-    if not path.exists():
-        return "no such file"
+    try:
+        if path.is_dir():
+            return "a directory, not a file"
+        if not path.exists():
+            return "no such file"
+    except OSError as exc:  # a name past the system's limit (ENAMETOOLONG), a loop of links
+        return exc.strerror or type(exc).__name__
     return None
+
+
+def is_file(path: Path) -> bool:
+    """Whether `path` names a file; False, not an OSError, for a name the system refuses (one
+    past 255 bytes a part, as a list of 40 GPU ids read as one file name)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def text_problem(data: bytes) -> str | None:

@@ -208,6 +208,15 @@ class DeploymentSettings(BaseModel):
     def _offload(cls, value: str | None) -> str | None:
         return None if value is None else _accepted(parse_offload, value)
 
+    @field_validator("offload_policy")
+    @classmethod
+    def _policy_of_tiers(cls, value: str, info: ValidationInfo) -> str:
+        # runs only when given: a policy without tiers to write to was silently unused (a
+        # refused offload is missing from info.data and reported on its own)
+        if "offload" in info.data and info.data["offload"] is None:
+            raise ValueError("needs offload tiers to write to (offload, e.g. cpu:512GiB)")
+        return value
+
     @field_validator("engine_version")
     @classmethod
     def _release(cls, value: str | None) -> str | None:

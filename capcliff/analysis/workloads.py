@@ -135,6 +135,10 @@ class WorkloadChoice:
         )  # fmt: skip
         sessions = self.trace_lines is None and self.preset_name in SESSION_PRESETS
         _check_shape(self, sessions=sessions)
+        if self.trace_lines is not None and self.rate_per_s is not None:  # was ignored unsaid
+            raise InputError(
+                "rate: a trace replays its own arrival times (or --clients); drop --rate"
+            )
         # a trace replays its own arrival times; session presets take clients or a rate as given
         if self.trace_lines is None and not sessions:
             check_arrival(self.arrival.value, rate=self.rate_per_s, clients=self.clients)

@@ -26,7 +26,8 @@ from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 
-_NAME_RE = re.compile(r"^(dpa|dp|tp|pp|ep)(\d+)$")
+# ASCII digits, at most 9 (a factor of 5,000 digits passed the match and crashed int())
+_NAME_RE = re.compile(r"^(dpa|dp|tp|pp|ep)([0-9]{1,9})$")
 
 
 @dataclass(frozen=True, order=True)
@@ -103,7 +104,7 @@ def parse_layout(text: str) -> Layout:
             word, attention_dp = "dp", True
         if match is None or word in factors or int(match.group(2)) < 1:
             raise InputError(
-                f"layout: cannot read {text!r}; write factors like dp4-tp2, tp8, pp4-tp2-ep8, "
+                f"layout: cannot read {text!r:.60}; write factors like dp4-tp2, tp8, pp4-tp2-ep8, "
                 "tp8-ep4 or dpa8 (attention DP)"
             )
         assert word is not None

@@ -111,7 +111,7 @@ PlanArrivalOption = Annotated[
 
 def _prices(text: str | None, gpu_ids: list[str]) -> dict[str, float]:
     """`--price-gpu-hour 3.5` (every GPU type) or `3,4,6` (one per --gpu, in order)."""
-    from capcliff.catalog.specs import MAX_USD_PER_GPU_HOUR
+    from capcliff.catalog.specs import MAX_USD_PER_GPU_HOUR, MIN_USD_PER_GPU_HOUR
 
     if text is None:
         return {}
@@ -121,9 +121,11 @@ def _prices(text: str | None, gpu_ids: list[str]) -> dict[str, float]:
         values = []
     if len(values) == 1:
         values = values * len(gpu_ids)
-    if len(values) != len(gpu_ids) or any(not 0 < v <= MAX_USD_PER_GPU_HOUR for v in values):
+    if len(values) != len(gpu_ids) or any(
+        not MIN_USD_PER_GPU_HOUR <= v <= MAX_USD_PER_GPU_HOUR for v in values
+    ):
         raise InputError(
-            f"price-gpu-hour: cannot read {text!r}; give one price in (0, "
+            f"price-gpu-hour: cannot read {text!r:.60}; give one price in [{MIN_USD_PER_GPU_HOUR}, "
             f"{MAX_USD_PER_GPU_HOUR:,.0f}] $/GPU-hour, or one per --gpu ({len(gpu_ids)})"
         )
     return dict(zip(gpu_ids, values, strict=True))

@@ -38,7 +38,8 @@ from capcliff.units import GB
 FloatArray = npt.NDArray[np.float64]
 US = 1e-6
 MS = 1e-3
-_PART_RE = re.compile(r"^(\d+)([pd]):([^@]+)(?:@(.+))?$")
+# ASCII digits, at most 9: `١p` (an Arabic-Indic one) read as 1, 5,000 digits crashed int()
+_PART_RE = re.compile(r"^([0-9]{1,9})([pd]):([^@]+)(?:@(.+))?$")
 _HELP = (
     "write e.g. 1p:tp8,3d:dp8-ep8 (prefill instances p and decode instances d, each a layout, "
     "optionally on its own GPU: 1p:tp8@h100-sxm)"
@@ -88,7 +89,7 @@ def parse_disagg(text: str) -> DisaggSpec:
     for raw in text.strip().lower().split(","):
         match = _PART_RE.match(raw.strip())
         if match is None or match.group(2) in parts or int(match.group(1)) < 1:
-            raise InputError(f"disagg: cannot read {text!r}; {_HELP}")
+            raise InputError(f"disagg: cannot read {text!r:.60}; {_HELP}")
         try:
             layout = parse_layout(match.group(3))
         except InputError:

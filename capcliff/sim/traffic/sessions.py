@@ -448,6 +448,12 @@ def parse_session_trace(lines: Iterable[str]) -> list[SessionRow]:
             )
         seen[str(session), turn] = number
         prefix = row.get("prefix_id")
+        if prefix is not None and (isinstance(prefix, bool) or not isinstance(prefix, str | int)):
+            # NaN, 1.5 or [1] named a prefix by its text ("nan"), shared with any other so named
+            raise InputError(
+                f"trace line {number}: prefix_id: must be a string or an integer, got "
+                f"{prefix!r:.40}"
+            )
         rows.append(
             SessionRow(
                 session_id=str(session),
