@@ -211,9 +211,9 @@ class DeploymentSettings(BaseModel):
     @field_validator("offload_policy")
     @classmethod
     def _policy_of_tiers(cls, value: str, info: ValidationInfo) -> str:
-        # runs only when given: a policy without tiers to write to was silently unused (a
-        # refused offload is missing from info.data and reported on its own)
-        if "offload" in info.data and info.data["offload"] is None:
+        # write-back without tiers to write to was silently unused (a refused offload is
+        # missing from info.data and reported on its own; write-through is the default)
+        if value == "write-back" and "offload" in info.data and info.data["offload"] is None:
             raise ValueError("needs offload tiers to write to (offload, e.g. cpu:512GiB)")
         return value
 

@@ -171,7 +171,7 @@ def _tensor_bytes(name: str, entry: object, data_bytes: int) -> str | int:
     if not isinstance(entry, dict):
         return f"{name}: must be an object with dtype, shape and data_offsets"
     dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
-    if dtype not in SAFETENSORS_DTYPE_BITS:
+    if not isinstance(dtype, str) or dtype not in SAFETENSORS_DTYPE_BITS:  # a list: unhashable
         known = ", ".join(SAFETENSORS_DTYPE_BITS)
         return f"{name}.dtype: unknown {dtype!r}; known: {known}"
     if not isinstance(shape, list) or not all(_whole(d) and d >= 0 for d in shape):
@@ -274,8 +274,8 @@ def _refuse_overlaps(path: Path, spans: list[tuple[int, int, str]]) -> None:
 def model_from_path(path: Path) -> Model:
     """A model from an HF `config.json` file or a directory holding one (and maybe safetensors)."""
     problem = unreadable(path)
-    if problem is not None and problem != "a directory, not a file":
-        raise CatalogError(f"{str(path)!r:.80}: (file): {problem}; give a config.json or its folder")
+    if problem not in (None, "a directory, not a file", "no such file"):  # a name too long
+        raise CatalogError(f"{str(path)!r:.80}: (file): {problem}; give a shorter path")
     config_path = path / "config.json" if path.is_dir() else path
     if not is_file(config_path):
         raise CatalogError(f"{config_path}: (file): no such config.json")

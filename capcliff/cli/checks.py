@@ -104,6 +104,9 @@ def calibrate(
 
     from capcliff.calibrate.benchmarks import is_benchmark_file
 
+    for flag, value in (("gpu", gpu), ("model", model), ("engine", engine), ("layout", layout)):
+        if value is not None and not value.strip():  # "" read as not given
+            raise InputError(f"{flag}: empty; give a value or leave the flag out")
     if is_benchmark_file(Path(logfile)):
         from capcliff.cli.calibration.bench import BenchArgs, calibrate_benchmark
 
@@ -115,8 +118,11 @@ def calibrate(
             )
         )  # fmt: skip
 
-    if speculative is not None or calibration is not None:
-        given = "--speculative" if speculative is not None else "--calibration"
+    flags = (("--speculative", speculative), ("--calibration", calibration),
+             ("--engine-version", engine_version))  # fmt: skip
+    given_flags = [flag for flag, value in flags if value is not None]
+    if given_flags:  # --engine-version was ignored unsaid
+        given = given_flags[0]
         raise InputError(f"{given.lstrip('-')}: applies to benchmark results, not a start-up log")
     from capcliff.calibrate.calibration_file import calibration_toml
     from capcliff.calibrate.compare import LogClaims, model_id_from_log

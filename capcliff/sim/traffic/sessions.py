@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from capcliff.errors import InputError
+from capcliff.files import finite_number, number_text
 from capcliff.sim.traffic.length_mean import expected_length
 from capcliff.sim.traffic.workload import (
     PRESETS,
@@ -403,14 +404,11 @@ def _number(row: dict[str, object], key: str, line: int) -> float | None:
     value = row.get(key)
     if value is None:
         return None
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)  # NaN passes `value < 0`
-        or value < 0
-    ):
+    # NaN passes `value < 0`; an integer of 400 digits overflowed math.isfinite
+    if not finite_number(value) or not isinstance(value, int | float) or value < 0:
         raise InputError(
-            f"trace line {line}: {key}: must be a finite number >= 0 (seconds), got {value!r}"
+            f"trace line {line}: {key}: must be a finite number >= 0 (seconds), got "
+            f"{number_text(value):.40}"
         )
     check_seconds_bound(f"trace line {line}: {key}", value)
     return float(value)
