@@ -14,6 +14,7 @@ catalogs loaded once), with a wall-clock limit and a memory limit, and is classe
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import os
 import resource
@@ -91,7 +92,7 @@ def _child(argv: list[str], folder: Path) -> None:
     except MemoryError:
         os.write(2, b"MemoryError (child)\n")
         code = 98
-    except BaseException as exc:  # noqa: BLE001 - the classification wants every escape
+    except BaseException as exc:  # the classification wants every escape, SystemExit too
         import traceback
 
         os.write(2, ("Traceback (escaped main)\n" + traceback.format_exc()).encode())
@@ -145,38 +146,42 @@ def run_case(case: Case, root: Path) -> Outcome:
             kind, seconds = "hang", time.monotonic() - start
             break
         time.sleep(0.05)
-    err = (folder / ".stderr").read_text(errors="replace") if (folder / ".stderr").exists() else ""
-    out = (folder / ".stdout").read_text(errors="replace") if (folder / ".stdout").exists() else ""
+    err, out = (_read(folder / name) for name in (".stderr", ".stdout"))
     after = _digests(folder)
     lost = [k for k, v in before.items() if after.get(k) != v]
-    if kind:
-        pass
-    elif code in (96, 97, 98, 99) or code not in (0, 1, 2) or "Traceback" in err + out:
-        kind = "traceback" if code != 98 else "hang"
-    elif lost:
-        kind = "lost"
-    elif code == 0 and case.invalid:
-        kind = "nonsense"
-    elif code == 2 and not (err.startswith("error: ") and err.count("\n") == 1):
-        kind = "lines"
-    elif code == 2 and case.invalid is False:
-        kind = "refused-valid"
-    else:
-        kind = "ok"
+    kind = kind or _classify(case, code, err, out, lost=bool(lost))
     if lost and kind != "lost":
         err += f"\n[lost: {lost}]"
     shutil.rmtree(folder, ignore_errors=True)
     return Outcome(case, kind, code, seconds, err, out[-300:])
 
 
+def _read(path: Path) -> str:
+    return path.read_text(errors="replace") if path.exists() else ""
+
+
+def _classify(case: Case, code: int | None, err: str, out: str, *, lost: bool) -> str:
+    """The class of a finished child (see the module docstring)."""
+    if code in (96, 97, 98, 99) or code not in (0, 1, 2) or "Traceback" in err + out:
+        return "traceback" if code != 98 else "hang"
+    if lost:
+        return "lost"
+    if code == 0 and case.invalid:
+        return "nonsense"
+    if code == 2 and not (err.startswith("error: ") and err.count("\n") == 1):
+        return "lines"
+    if code == 2 and case.invalid is False:
+        return "refused-valid"
+    return "ok"
+
+
 def run_all(cases: Sequence[Case], *, jobs: int = 2) -> list[Outcome]:
     """Every case, `jobs` at a time (each in its own forked child)."""
+    import contextlib
+    import io
     from concurrent.futures import ThreadPoolExecutor
 
     from capcliff.cli import main
-
-    import contextlib
-    import io
 
     with contextlib.redirect_stdout(io.StringIO()):
         main(["memory", "llama-3.1-8b", "--gpus", "1", "--format", "json"])  # warm the catalogs
@@ -189,8 +194,6 @@ def run_all(cases: Sequence[Case], *, jobs: int = 2) -> list[Outcome]:
 
 def report(outcomes: Sequence[Outcome], *, show: int = 400) -> None:
     """Counts per surface and class; each finding on one line."""
-    import collections
-
     kinds = ("traceback", "hang", "nonsense", "lost", "lines", "refused-valid", "ok")
     table: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     for o in outcomes:
@@ -210,6 +213,7 @@ def report(outcomes: Sequence[Outcome], *, show: int = 400) -> None:
             continue
         shown += 1
         last = [ln for ln in o.stderr.strip().splitlines() if ln.strip()]
-        tail = (last[-1] if last else o.stdout_tail.strip().splitlines()[-1:] or [""])
+        tail = last[-1] if last else o.stdout_tail.strip().splitlines()[-1:] or [""]
         text = tail if isinstance(tail, str) else tail[0]
-        print(f"[{o.kind}] {o.case.surface}/{o.case.name} rc={o.code} {o.seconds:.1f}s :: {text[:220]}")
+        name = f"{o.case.surface}/{o.case.name}"
+        print(f"[{o.kind}] {name} rc={o.code} {o.seconds:.1f}s :: {text[:220]}")

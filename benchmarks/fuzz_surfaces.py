@@ -11,6 +11,10 @@ Prints a table of classes per surface, then one line per finding. The figures ar
 campaign finds on the tree it runs on; nothing here is asserted (tests/ holds the regressions).
 """
 
+# The tables below are data: mutated inputs one per line, some past 100 characters, some with
+# look-alike characters (fullwidth and Arabic-Indic digits, a Unicode hyphen) on purpose; the
+# case builders are long lists of cases, not logic.
+# ruff: noqa: E501, RUF001, C901
 from __future__ import annotations
 
 import argparse
@@ -25,7 +29,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fuzz_harness import Case, report, run_all  # noqa: E402
+from fuzz_harness import Case, report, run_all
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / "tests" / "fixtures" / "logs"
@@ -494,7 +498,7 @@ def _spec_with(table: str, key: str, raw: str) -> str:
     # drop an existing key of that name within the table
     end = next((i for i in range(at, len(lines)) if lines[i].startswith("[")), len(lines))
     body = [ln for ln in lines[at:end] if not ln.startswith(f"{key} =")]
-    return "\n".join(lines[:at] + [f"{key} = {raw}"] + body + lines[end:]) + "\n"
+    return "\n".join([*lines[:at], f"{key} = {raw}", *body, *lines[end:]]) + "\n"
 
 
 def check_cases() -> Iterator[Case]:
@@ -599,12 +603,14 @@ QUANTS: list[dict[str, object]] = [
 ]  # fmt: skip
 
 
-def _mutations(obj: object, path: tuple[object, ...] = ()) -> Iterator[tuple[tuple[object, ...], object]]:
+def _mutations(
+    obj: object, path: tuple[object, ...] = ()
+) -> Iterator[tuple[tuple[object, ...], object]]:
     """Every (path, replacement) for each leaf of `obj`."""
     if isinstance(obj, dict):
         for k, v in obj.items():
             yield from _mutations(v, (*path, k))
-        yield path + ("__extra__",), 1
+        yield (*path, "__extra__"), 1
     elif isinstance(obj, list):
         for i, v in enumerate(obj):
             yield from _mutations(v, (*path, i))

@@ -151,8 +151,10 @@ def _integer(flag: str, value: str | None) -> int:
     text = (value or "").strip()
     scale = _SUFFIX.get(text[-1:], 1) if text else 1
     digits = text[:-1] if scale != 1 else text
+    # the engines' argparse reads an int: "1e3" is refused there (a fraction only before a suffix)
+    whole = re.fullmatch(r"[0-9]+" if scale == 1 else r"[0-9]+(\.[0-9]+)?", digits)
     try:
-        number = float(digits) * scale
+        number = float(digits) * scale if whole else -1.0
     except ValueError:
         number = -1.0
     if not (1 <= number < math.inf and number == int(number)):  # 1e400: int(inf) overflowed

@@ -79,7 +79,7 @@ def parse_concurrency(text: str) -> tuple[int, ...]:
     a span with fewer integers yields fewer), never a step."""
     try:
         if ".." not in text:
-            values = [int(v) for v in text.split(",") if v.strip()]
+            values = [int(v) for v in text.split(",")]  # "4,,8": an empty item is refused
         else:
             span, _, count = text.partition(":")
             low, high = (int(v) for v in span.split(".."))

@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from capcliff.catalog.layout import MAX_GPUS
 from capcliff.errors import InputError
 from capcliff.files import parse_json, read_text, refuse_non_finite
 from capcliff.units import MAX_SLO_TPOT_S
@@ -42,8 +43,6 @@ MS = 1e-3
 # below): requests or clients, and tokens per request.
 MAX_REQUESTS = 10_000_000
 MAX_TOKENS_PER_REQUEST = 1 << 30
-# Set: the most GPUs one benchmarked deployment spans (a cluster of 100,000; more is a typo).
-MAX_GPUS_PER_RUN = 100_000
 # Set: a mean TTFT past a day (86,400,000 ms) is another unit or figure (1e12 ms was accepted).
 MAX_MEAN_TTFT_MS = 86_400_000.0
 # Under this many milliseconds a mean TPOT or TTFT is taken to be seconds in a ms column.
@@ -206,7 +205,7 @@ def _gpu_count(row: dict[str, Any]) -> int | None:
     value = _cell(row, "num_gpus", row_id)
     if value is None:
         return None
-    return _count(value, row_id, "num_gpus", MAX_GPUS_PER_RUN, whole=True)
+    return _count(value, row_id, "num_gpus", MAX_GPUS, whole=True)
 
 
 def _named(value: Any) -> bool:

@@ -161,7 +161,15 @@ INT_BITS = (2, 3, 4, 8)
 # vLLM's AWQ config refuses any other width ("only 4-bit weight quantization is supported").
 AWQ_BITS = (4,)
 # compressed-tensors' QuantizationStrategy names (quantization/quant_args.py).
-COMPRESSED_STRATEGIES = ("tensor", "channel", "group", "block", "token", "tensor_group", "attn_head")
+COMPRESSED_STRATEGIES = (
+    "tensor",
+    "channel",
+    "group",
+    "block",
+    "token",
+    "tensor_group",
+    "attn_head",
+)
 MAX_GROUP_SIZE = 1 << 20
 
 

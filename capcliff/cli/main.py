@@ -31,7 +31,9 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc(file=sys.stderr)
             return EXIT_INTERNAL
         # a path the system refuses before any file is opened, wherever a flag names one
-        typer.echo(f"error: {str(exc.filename)!r:.80}: {exc.strerror}; give a shorter path", err=True)
+        typer.echo(
+            f"error: {str(exc.filename)!r:.80}: {exc.strerror}; give a shorter path", err=True
+        )
         return EXIT_INPUT
     except Exception as exc:
         usage = _usage_error(exc)
