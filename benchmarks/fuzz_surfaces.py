@@ -304,7 +304,7 @@ def trace_cases() -> Iterator[Case]:
                 changed = [json.dumps(r) for r in rows]
                 changed[1] = _json_with(rows[1], key, raw)
                 ok = raw == "null" and key in ("think_s", "arrival_s", "prefix_id")
-                ok = ok or (key in ("session_id", "prefix_id") and raw in ('"12"', '"abc"', '""'))
+                ok = ok or (key in ("session_id", "prefix_id") and raw in ('"12"', '"abc"', '""', "-1"))
                 ok = ok or (raw == "-0.0" and key in ("arrival_s", "think_s"))
                 ok = ok or (key == "prefix_tokens" and raw == "null")
                 yield Case(f"trace-{kind}", f"{key}={raw[:12]}", TRACE_SWEEP,

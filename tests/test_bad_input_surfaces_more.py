@@ -144,6 +144,19 @@ def test_a_rate_with_a_trace_is_refused(tmp_path: Path, capsys: pytest.CaptureFi
     )
 
 
+@pytest.mark.parametrize("command", ["sweep", "plan"])
+def test_a_request_count_with_a_trace_is_refused(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"arrival_s": 0, "input_tokens": 50, "output_tokens": 20}\n')
+    args = [command, "llama-3.1-8b", "--workload", str(trace), "--num-requests", "5"]
+    # the sweep replayed the trace's one request and never said --num-requests 5 went unused
+    assert _one_line_error(args, capsys) == (
+        "error: num_requests: a trace has as many requests as lines; drop --num-requests"
+    )
+
+
 def test_write_back_without_offload_tiers_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["sweep", *SMALL, "--concurrency", "4", "--offload-policy", "write-back"]
     assert _one_line_error(args, capsys) == (

@@ -34,6 +34,7 @@ from capcliff.cli.workload_options import (
     TurnsOption,
     WorkloadOption,
     input_paths,
+    refuse_count_with_trace,
     workload_choice,
 )
 from capcliff.errors import InputError
@@ -275,6 +276,7 @@ def plan(
     lengths = _one_osl(osl)
     given = isl is not None or osl is not None or workload is not None
     pattern = _pattern(arrival, rate, clients)
+    refuse_count_with_trace(workload, num_requests)
     requests = 500 if num_requests is None else num_requests
     choice = workload_choice(
         isl, lengths, workload if given else "reasoning", requests,
