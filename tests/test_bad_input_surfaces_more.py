@@ -329,6 +329,20 @@ def test_a_quantization_no_engine_loads_is_refused(raw: dict[str, object], messa
         quantization_from_config(raw, path="c")
 
 
+@pytest.mark.parametrize("pattern", ["re:(.*)*x$", "re:(\\w+\\.?)*x$", "re:(a+)+"])
+def test_a_skip_regex_that_backtracks_forever_is_refused(pattern: str) -> None:
+    # re.match("(.*)*x$", "model.layers.10.self_attn.q_proj_weights") ran for minutes: a hang
+    raw = {"quant_method": "fp8", "ignored_layers": [pattern]}
+    with pytest.raises(CatalogError, match=r"repeats a group that itself repeats"):
+        quantization_from_config(raw, path="c")
+
+
+@pytest.mark.parametrize("pattern", ["re:.*lm_head", "re:model.layers.*self_attn.*", "re:(q|k)_p"])
+def test_an_engine_style_skip_regex_is_read(pattern: str) -> None:
+    raw = {"quant_method": "fp8", "ignored_layers": [pattern]}
+    assert quantization_from_config(raw, path="c").excluded == (pattern,)
+
+
 @pytest.mark.parametrize("dtype", [False, "", {}, 0.0])
 def test_a_torch_dtype_that_is_no_name_is_refused(dtype: object) -> None:
     # false, "" or {} read as "not given" and sized the weights in bf16

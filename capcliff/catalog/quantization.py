@@ -151,8 +151,21 @@ def _patterns(raw: dict[str, Any], path: str, *fields: str) -> tuple[str, ...]:
                     re.compile(pattern[3:])
                 except re.error as exc:
                     raise _error(path, name, f"bad regex {pattern!r}: {exc}") from None
+                if NESTED_REPEAT.search(pattern[3:]):
+                    raise _error(
+                        path, name,
+                        f"regex {pattern!r:.60} repeats a group that itself repeats (as "
+                        "(.*)*): matching a module name takes exponential time; write e.g. "
+                        "re:.*mlp.*",
+                    )  # fmt: skip
         found += value
     return tuple(found)
+
+
+# A group holding an unescaped repeat (*, + or {n,}) that is itself repeated: `(.*)*x$` took
+# minutes against one module name in Python's backtracking matcher. Engines' own `re:` patterns
+# (re:.*lm_head, re:model.layers.*self_attn.*) never nest repeats.
+NESTED_REPEAT = re.compile(r"\((?:[^()\\]|\\.)*(?<!\\)[*+}](?:[^()\\]|\\.)*\)[*+{]")
 
 
 # Integer weight widths the engines' int kernels take (AWQ 4; GPTQ 2, 3, 4, 8; compressed-tensors
