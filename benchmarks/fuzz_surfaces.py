@@ -304,7 +304,9 @@ def trace_cases() -> Iterator[Case]:
                 changed = [json.dumps(r) for r in rows]
                 changed[1] = _json_with(rows[1], key, raw)
                 ok = raw == "null" and key in ("think_s", "arrival_s", "prefix_id")
-                ok = ok or (key in ("session_id", "prefix_id") and raw in ('"12"', '"abc"', '""', "-1"))
+                ok = ok or (
+                    key in ("session_id", "prefix_id") and raw in ('"12"', '"abc"', '""', "-1")
+                )
                 ok = ok or (raw == "-0.0" and key in ("arrival_s", "think_s"))
                 ok = ok or (key == "prefix_tokens" and raw == "null")
                 yield Case(f"trace-{kind}", f"{key}={raw[:12]}", TRACE_SWEEP,
@@ -650,6 +652,10 @@ def model_cases() -> Iterator[Case]:
             text = json.dumps({**config, "quantization_config": mutated}, allow_nan=True)
             yield Case("quant", f"{method}:{where}={str(value)[:8]}", mem,
                        {"m/config.json": text}, None)  # fmt: skip
+    for pattern in ["re:(.*)*x$", "re:(\\w+\\.?)*x$", "re:(a|aa)*b$"]:  # backtracking
+        q = {"quant_method": "fp8", "ignored_layers": [pattern]}
+        yield Case("quant", f"redos-{pattern}", mem,
+                   {"m/config.json": json.dumps({**config, "quantization_config": q})}, None)  # fmt: skip
     for name, raw in [("list", [QUANTS[0]]), ("string", "fp8"), ("number", 8), ("empty", {}),
                       ("null", None), ("bool", True)]:  # fmt: skip
         yield Case("quant", f"qc-{name}", mem,

@@ -205,8 +205,18 @@ def test_a_benchmark_figure_that_is_no_json_number_is_refused(
         ({"num_prompts": 100}, "r.json:1: completed: 200 requests finished of 100 sent"),
         ({"model_id": ["x"]}, "r.json:1: model_id: must be the model's name, got ['x']"),
         ({"mean_ttft_ms": 1e12}, "r.json:1: mean_ttft_ms: 1e+12 ms is past a day"),
+        (
+            {"max_concurrency": 1e308},
+            "r.json:1: max_concurrency: must be a number in 1 to 10,000,000, got 1e+308",
+        ),
     ],
-    ids=["completed-0", "more-completed-than-sent", "model-id-list", "ttft-past-a-day"],
+    ids=[
+        "completed-0",
+        "more-completed-than-sent",
+        "model-id-list",
+        "ttft-past-a-day",
+        "cap-1e308",
+    ],
 )
 def test_a_benchmark_run_that_contradicts_itself_is_refused(
     change: dict[str, object], message: str, tmp_path: Path

@@ -406,7 +406,7 @@ def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
     osl = cell("random_output_len") or outputs / completed
     # no cap: all at once; a cap past the requests sent caps nothing (10,000,000 ran for minutes)
     cap = cell("max_concurrency")
-    clients = completed if cap is None or cap > completed else cap
+    clients = completed if cap is None or completed < cap <= MAX_REQUESTS else cap
     throughput = cell("output_throughput")
     tpot = cell("mean_tpot_ms")
     if throughput is None and tpot is None:  # a fit had nothing to fit (a traceback before)
