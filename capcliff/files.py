@@ -288,6 +288,16 @@ def check_outputs(
             raise InputError(f"{flag}: the folder {parent} does not exist")
 
 
+def output_path(text: str | None, *, flag: str) -> Path | None:
+    """An output flag's path (None: not asked for). A trailing separator names a folder, which
+    Path drops (`--junit out/` wrote a file named `out`): an InputError."""
+    if text is None:
+        return None
+    if text.endswith(("/", os.sep)):
+        raise InputError(f"{flag}: {text} ends in a separator, which names a folder; give a file")
+    return Path(text)
+
+
 def write_text_atomic(path: Path, text: str, *, overwrite: bool) -> None:
     """Write `text` to `path` atomically (see `write_bytes_atomic`)."""
     write_bytes_atomic(path, text.encode("utf-8"), overwrite=overwrite)

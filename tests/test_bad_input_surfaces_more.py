@@ -392,6 +392,32 @@ def test_an_output_onto_a_pipe_is_refused_and_the_pipe_kept(
     assert fifo.is_fifo()
 
 
+@pytest.mark.parametrize("flag", ["--junit", "--markdown", "--write-baseline"])
+def test_an_output_path_ending_in_a_separator_is_refused(
+    flag: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Path("out/") is Path("out"): a file named out was written where a folder was meant
+    target = f"{tmp_path}/out/"
+    line = _one_line_error(["check", str(tmp_path / "s.toml"), flag, target], capsys)
+    assert line == f"error: {flag}: {target} ends in a separator, which names a folder; give a file"
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_cost_limit_no_deployment_can_pass_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text(
+        '[[scenario]]\nname = "s"\nmodel = "llama-3.1-8b"\ngpu = "h100-sxm"\ngpus = 1\n'
+        "[scenario.workload]\nisl = 100\nosl = 100\nrate = 2\nnum_requests = 20\n"
+        "[scenario.expect]\nusd_per_million_tokens_max = 1e308\n"
+    )
+    assert _one_line_error(["check", str(spec)], capsys) == (
+        f"error: {spec}: scenario[0].expect.usd_per_million_tokens_max: Input should be less "
+        "than or equal to 1000000"
+    )
+
+
 def test_main_still_runs_a_valid_command_after_these_guards(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

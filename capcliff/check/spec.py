@@ -88,7 +88,8 @@ class Expectations(_Spec):
     max_model_len_fits: int | None = Field(default=None, ge=1)  # tokens
     sustained_rps_min: float | None = Field(default=None, gt=0)  # online: req/s within the SLO
     replicas_max: int | None = Field(default=None, ge=1)  # online: replicas for rate / clients
-    usd_per_million_tokens_max: float | None = Field(default=None, gt=0)  # online: $/M out tok
+    # online: $/M output tokens; past $1M per million tokens ($1 a token) no limit can fail
+    usd_per_million_tokens_max: float | None = Field(default=None, gt=0, le=1e6)
 
     @field_validator("ttft_p99_max_s", "tpot_p99_max_s")
     @classmethod
