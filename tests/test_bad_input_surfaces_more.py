@@ -418,6 +418,27 @@ def test_a_cost_limit_no_deployment_can_pass_is_refused(
     )
 
 
+@pytest.mark.parametrize(
+    ("tp", "message"),
+    [
+        ("1e3", "serve_command: --tensor-parallel-size wants a whole number >= 1, got '1e3'"),
+        (
+            "2 2",
+            "serve_command: '2' is neither the model nor a flag's value; the engine refuses it",
+        ),
+    ],
+    ids=["exponent", "extra-word"],
+)
+def test_a_serve_command_the_engine_refuses_is_refused(
+    tp: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # vLLM's argparse takes neither: "1e3" is no int, the second "2" an unrecognized argument
+    command = f"vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size {tp}"
+    assert _one_line_error(["memory", "--serve-command", command], capsys).startswith(
+        f"error: {message}"
+    )
+
+
 def test_main_still_runs_a_valid_command_after_these_guards(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -312,6 +312,12 @@ def parse_serve_command(text: str) -> ServeCommand:
             readers[key](reading, key, value)
         elif key not in _INERT:
             reading.unmodelled.append(f"--{name}" if value is None else f"--{name} {value}")
+    extra = positional if reading.model is not None else positional[1:]
+    if extra:  # `--tensor-parallel-size 2 2`: the engines' argparse refuses the second 2
+        raise InputError(
+            f"{FIELD}: {extra[0]!r:.40} is neither the model nor a flag's value; the engine "
+            "refuses it (unrecognized arguments)"
+        )
     if reading.model is None and positional:
         reading.model = positional[0]
     if not reading.model:

@@ -183,7 +183,9 @@ def sweep(
         [("--plot", plot_path)], inputs=input_paths(workload, model, settings, osl), force=force
     )
     plotting_ready(plot_path)
-    names = [] if layout is None else [p.strip() for p in layout.split(",") if p.strip()]
+    # each once, as plan reads them: "tp2,tp2" swept tp2 twice
+    parts = [] if layout is None else [p.strip() for p in layout.split(",") if p.strip()]
+    names = list(dict.fromkeys(parts))
     one = parse_layout(names[0]).name if len(names) == 1 else None
     dep = resolve(get_model(model), get_hardware(gpu), settings, force=force, layout=one)
     from capcliff.sim.traffic.workload_rules import implied_arrival
