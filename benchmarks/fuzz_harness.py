@@ -8,7 +8,8 @@ catalogs loaded once), with a wall-clock limit and a memory limit, and is classe
 - hang: past the time limit, or killed for memory (a blow-up);
 - nonsense: exit 0 although the input is invalid;
 - lost: an input file of the case changed or vanished;
-- lines: exit 2 with other than one `error: ...` line;
+- lines: exit 2 with other than one `error: ...` line (a check spec or baseline lists every
+  problem, one `error: path: field: message` line each, by design: read these by hand);
 - ok: anything else.
 """
 
