@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import tempfile
 import tomllib
 from collections.abc import Callable, Iterable
@@ -37,11 +38,23 @@ def read_bytes(path: Path, *, field: str) -> bytes:
 
 def unreadable(path: Path) -> str | None:
     """Why `path` cannot be read as a file (None when it can be tried)."""
-    if path.is_dir():
-        return "a directory, not a file"
-    if not path.exists():
-        return "no such file"
+    try:
+        if path.is_dir():
+            return "a directory, not a file"
+        if not path.exists():
+            return "no such file"
+    except OSError as exc:  # a name past the system's limit (ENAMETOOLONG), a loop of links
+        return exc.strerror or type(exc).__name__
     return None
+
+
+def is_file(path: Path) -> bool:
+    """Whether `path` names a file; False, not an OSError, for a name the system refuses (one
+    past 255 bytes a part, as a list of 40 GPU ids read as one file name)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def text_problem(data: bytes) -> str | None:
@@ -158,14 +171,39 @@ def _number_problem(exc: ValueError) -> str:
     return str(exc).split("\n")[0]
 
 
-def non_finite_field(data: Any) -> tuple[str, float] | None:
-    """(dotted path, value) of the first NaN or infinite float in parsed JSON/TOML `data`
-    (lists as `name[i]`), or None. Iterative: parsed data may nest hundreds deep."""
+# The largest integer a float holds (about 1.8e308): a JSON or TOML integer past it (309 to
+# 4,300 digits parse) raised OverflowError wherever it met a float.
+MAX_FLOAT_INT = int(sys.float_info.max)
+
+
+def finite_number(value: object) -> bool:
+    """Whether `value` is a number (not a boolean) that a float holds finitely: not NaN or
+    infinite, and no integer past MAX_FLOAT_INT."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if isinstance(value, int):
+        return abs(value) <= MAX_FLOAT_INT
+    return math.isfinite(value)
+
+
+def number_text(value: object) -> str:
+    """`value` for a one-line message: an integer too long to print whole by its digit count."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_FLOAT_INT:
+        return f"an integer of {len(str(abs(value))):,} digits"
+    return repr(value)
+
+
+def non_finite_field(data: Any) -> tuple[str, float | str] | None:
+    """(dotted path, value) of the first NaN or infinite float, or integer past a float's range
+    (its value as `number_text`), in parsed JSON/TOML `data` (lists as `name[i]`), or None.
+    Iterative: parsed data may nest hundreds deep."""
     stack: list[tuple[str, Any]] = [("", data)]
     while stack:
         where, value = stack.pop()
         if isinstance(value, float) and not math.isfinite(value):
             return where or "(value)", value
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_FLOAT_INT:
+            return where or "(value)", number_text(value)
         if isinstance(value, dict):
             items = [
                 (f"{where}.{key_label(k)}" if where else key_label(k), v) for k, v in value.items()
@@ -219,8 +257,8 @@ def check_outputs(
 ) -> None:
     """Refuse, before any work, an output path (flag, path; None: not asked for) that would
     lose a file: an input of the same run or a model checkpoint's file (even with --force),
-    another output's path, an existing file without `force`, a directory, or a folder that does
-    not exist."""
+    another output's path, an existing file without `force`, a directory, a device, pipe or
+    socket (`/dev/null`, which the rename would replace), or a folder that does not exist."""
     given = [(flag, path) for flag, path in outputs if path is not None]
     read = [p for p in inputs if p is not None]
     seen: dict[Path, str] = {}
@@ -238,11 +276,26 @@ def check_outputs(
             )
         if path.is_dir():
             raise InputError(f"{flag}: {path} is a directory; give a file path")
+        if path.exists() and not path.is_file():  # --force renamed a file over /dev/null itself
+            raise InputError(
+                f"{flag}: {path} is a device, pipe or socket, not a file; capcliff writes a file "
+                "whole by renaming over it; give a file path"
+            )
         if path.exists() and not force:
             raise InputError(f"{flag}: {path} exists; pass --force to replace it")
         parent = path.parent if str(path.parent) else Path(".")
         if not parent.is_dir():
             raise InputError(f"{flag}: the folder {parent} does not exist")
+
+
+def output_path(text: str | None, *, flag: str) -> Path | None:
+    """An output flag's path (None: not asked for). A trailing separator names a folder, which
+    Path drops (`--junit out/` wrote a file named `out`): an InputError."""
+    if text is None:
+        return None
+    if text.endswith(("/", os.sep)):
+        raise InputError(f"{flag}: {text} ends in a separator, which names a folder; give a file")
+    return Path(text)
 
 
 def write_text_atomic(path: Path, text: str, *, overwrite: bool) -> None:

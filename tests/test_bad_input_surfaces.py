@@ -714,7 +714,7 @@ def test_a_price_list_left_short_or_past_any_gpu_is_refused(
     args = ["plan", "llama-3.1-8b", "--isl", "10", "--osl", "10", "--rate", "2"]
     line = _one_line_error([*args, "--gpu", gpus, "--price-gpu-hour", price], capsys)
     assert line == (
-        f"error: price-gpu-hour: cannot read {price!r}; give one price in (0, 10,000] "
+        f"error: price-gpu-hour: cannot read {price!r}; give one price in [0.01, 10,000] "
         f"$/GPU-hour, or one per --gpu ({gpus.count(',') + 1})"
     )
 

@@ -27,6 +27,7 @@ from pydantic import (
 from capcliff.analysis.byte_count import ByteCount, DeviceBytes
 from capcliff.analysis.offload import offload_tiers, parse_offload
 from capcliff.catalog.catalogs import Model
+from capcliff.catalog.layout import MAX_GPUS as MAX_GPUS  # re-exported: its home until issue 23
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
@@ -88,10 +89,6 @@ def engine_policy(engine: EngineName, version: str | None) -> str:
     return policy
 
 
-# The most GPUs one deployment may span (a set sanity bound: the largest GPU clusters built so
-# far hold ~100k GPUs; a serving deployment is a small part of one, and enumerating the layouts of
-# many more would not finish).
-MAX_GPUS = 65_536
 # The largest set-up cost of one KV transfer accepted, ms: a minute, far past any network's (NIXL
 # and Mooncake set up a transfer in well under a millisecond to a few ms); more is a unit slip.
 MAX_KV_TRANSFER_OVERHEAD_MS = 60_000.0
@@ -207,6 +204,15 @@ class DeploymentSettings(BaseModel):
     @classmethod
     def _offload(cls, value: str | None) -> str | None:
         return None if value is None else _accepted(parse_offload, value)
+
+    @field_validator("offload_policy")
+    @classmethod
+    def _policy_of_tiers(cls, value: str, info: ValidationInfo) -> str:
+        # write-back without tiers to write to was silently unused (a refused offload is
+        # missing from info.data and reported on its own; write-through is the default)
+        if value == "write-back" and "offload" in info.data and info.data["offload"] is None:
+            raise ValueError("needs offload tiers to write to (offload, e.g. cpu:512GiB)")
+        return value
 
     @field_validator("engine_version")
     @classmethod

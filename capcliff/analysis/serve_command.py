@@ -151,8 +151,10 @@ def _integer(flag: str, value: str | None) -> int:
     text = (value or "").strip()
     scale = _SUFFIX.get(text[-1:], 1) if text else 1
     digits = text[:-1] if scale != 1 else text
+    # the engines' argparse reads an int: "1e3" is refused there (a fraction only before a suffix)
+    whole = re.fullmatch(r"[0-9]+" if scale == 1 else r"[0-9]+(\.[0-9]+)?", digits)
     try:
-        number = float(digits) * scale
+        number = float(digits) * scale if whole else -1.0
     except ValueError:
         number = -1.0
     if not (1 <= number < math.inf and number == int(number)):  # 1e400: int(inf) overflowed
@@ -310,6 +312,12 @@ def parse_serve_command(text: str) -> ServeCommand:
             readers[key](reading, key, value)
         elif key not in _INERT:
             reading.unmodelled.append(f"--{name}" if value is None else f"--{name} {value}")
+    extra = positional if reading.model is not None else positional[1:]
+    if extra:  # `--tensor-parallel-size 2 2`: the engines' argparse refuses the second 2
+        raise InputError(
+            f"{FIELD}: {extra[0]!r:.40} is neither the model nor a flag's value; the engine "
+            "refuses it (unrecognized arguments)"
+        )
     if reading.model is None and positional:
         reading.model = positional[0]
     if not reading.model:

@@ -79,7 +79,7 @@ def parse_concurrency(text: str) -> tuple[int, ...]:
     a span with fewer integers yields fewer), never a step."""
     try:
         if ".." not in text:
-            values = [int(v) for v in text.split(",") if v.strip()]
+            values = [int(v) for v in text.split(",")]  # "4,,8": an empty item is refused
         else:
             span, _, count = text.partition(":")
             low, high = (int(v) for v in span.split(".."))
@@ -135,6 +135,10 @@ class WorkloadChoice:
         )  # fmt: skip
         sessions = self.trace_lines is None and self.preset_name in SESSION_PRESETS
         _check_shape(self, sessions=sessions)
+        if self.trace_lines is not None and self.rate_per_s is not None:  # was ignored unsaid
+            raise InputError(
+                "rate: a trace replays its own arrival times (or --clients); drop --rate"
+            )
         # a trace replays its own arrival times; session presets take clients or a rate as given
         if self.trace_lines is None and not sessions:
             check_arrival(self.arrival.value, rate=self.rate_per_s, clients=self.clients)

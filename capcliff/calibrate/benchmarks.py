@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from capcliff.catalog.layout import MAX_GPUS
 from capcliff.errors import InputError
 from capcliff.files import parse_json, read_text, refuse_non_finite
 from capcliff.units import MAX_SLO_TPOT_S
@@ -42,6 +43,8 @@ MS = 1e-3
 # below): requests or clients, and tokens per request.
 MAX_REQUESTS = 10_000_000
 MAX_TOKENS_PER_REQUEST = 1 << 30
+# Set: a mean TTFT past a day (86,400,000 ms) is another unit or figure (1e12 ms was accepted).
+MAX_MEAN_TTFT_MS = 86_400_000.0
 # Under this many milliseconds a mean TPOT or TTFT is taken to be seconds in a ms column.
 LEAST_PLAUSIBLE_MS = 1.0
 REQUIRED_COLUMNS = ("concurrency", "input_len", "output_len")
@@ -126,10 +129,14 @@ def _number(value: Any) -> float | None:
         raise InputError(f"must be a number, got {str(value).lower()}")
     if isinstance(value, int | float):
         return None if value != value else float(value)  # NaN is empty
+    if not str(value).strip():
+        return None
     found = _CELL_NUMBER.match(str(value))
-    if found and re.match(r",\d{3}", str(value)[found.end() :]):
+    if found is None:  # "abc", "nan", "true" were read as an empty cell: the row was dropped
+        raise InputError(f"must be a number, got {str(value).strip()!r:.40}")
+    if re.match(r",\d{3}", str(value)[found.end() :]):
         raise InputError(f"{str(value).strip()!r}: write numbers without thousands separators")
-    return float(found.group(1)) if found else None  # "inf": refused by the caller
+    return float(found.group(1))  # "inf": refused by the caller
 
 
 def _cell(row: dict[str, Any], key: str, row_id: str) -> float | None:
@@ -182,13 +189,23 @@ def _matches(row: dict[str, Any], keep: DeploymentFilter) -> bool:
     if keep.gpu and "hardware" in row:
         checks.append(keep.gpu.split("-")[0].lower() in str(row["hardware"]).lower())
     if keep.gpus is not None and "num_gpus" in row:
-        checks.append(_number(row["num_gpus"]) == keep.gpus)
+        checks.append(_gpu_count(row) == keep.gpus)
     if keep.layout and "parallelism" in row:
         checks.append(layout_of(str(row["parallelism"])) == keep.layout)
     if keep.engine and "engine" in row:
         found = engine_of(str(row["engine"]), str(row.get("engine_version", "")))
         checks.append(found == keep.engine)
     return all(checks)
+
+
+def _gpu_count(row: dict[str, Any]) -> int | None:
+    """A row's `num_gpus` (None when empty); a cell that is no whole count >= 1 is an
+    InputError (-1 or "abc" read as another deployment and the row was dropped unsaid)."""
+    row_id = row.get("row_id") or "a row"
+    value = _cell(row, "num_gpus", row_id)
+    if value is None:
+        return None
+    return _count(value, row_id, "num_gpus", MAX_GPUS, whole=True)
 
 
 def _named(value: Any) -> bool:
@@ -222,6 +239,11 @@ def _measure(value: float | None, row_id: str, column: str, *, ms: bool) -> floa
         raise InputError(
             f"{row_id}: {column}: {value:g} ms is under 1 ms; these look like seconds: give "
             f"milliseconds ({value:g} s = {value * 1e3:g} ms)"
+        )
+    if column == "mean_ttft_ms" and value > MAX_MEAN_TTFT_MS:
+        raise InputError(
+            f"{row_id}: {column}: {value:g} ms is past a day; these look like microseconds or "
+            "another figure: give milliseconds to the first token"
         )
     if column == "mean_tpot_ms" and value * MS > MAX_SLO_TPOT_S:
         raise InputError(
@@ -340,20 +362,53 @@ def read_benchmark_csv(path: Path, keep: DeploymentFilter) -> list[BenchmarkPoin
         raise InputError(f"{path.name}: {exc}") from None
 
 
+def _json_number(run: dict[str, Any], key: str, row_id: str) -> float | None:
+    """`run[key]` as a float (None when absent or null); text, a list, an object or a boolean is
+    an InputError (`"abc"` or `[1]` read as absent, `"12"` as 12)."""
+    value = run.get(key)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        _cell(run, key, row_id)  # "1,024": its own hint
+        raise InputError(f"{row_id}: {key}: must be a number, not text, got {value!r:.40}")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        shown = str(value).lower() if isinstance(value, bool) else f"{value!r:.40}"
+        raise InputError(f"{row_id}: {key}: must be a number, got {shown}")
+    return float(value)
+
+
 def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
     """A point from one vLLM or SGLang result object (`random_input_len` and
     `random_output_len`, SGLang's, else the token totals over the completed requests)."""
-    found = _cell(run, "completed", row_id) or _cell(run, "num_prompts", row_id)
-    if not found:
+
+    def cell(key: str) -> float | None:
+        return _json_number(run, key, row_id)
+
+    model = run.get("model_id")
+    if model is not None and not isinstance(model, str):  # -1 or [1]: no model to check
+        raise InputError(f"{row_id}: model_id: must be the model's name, got {model!r:.40}")
+    prompts = cell("num_prompts")
+    found = cell("completed")
+    if found is None:
+        found = prompts
+    if not found:  # completed 0 fell back to num_prompts and was fitted
         raise InputError(f"{row_id}: completed: no finished requests in the result")
     completed = _count(found, row_id, "completed", MAX_REQUESTS, whole=True)
-    inputs = _cell(run, "total_input_tokens", row_id) or 0
-    outputs = _cell(run, "total_output_tokens", row_id) or 0
-    isl = _cell(run, "random_input_len", row_id) or inputs / completed
-    osl = _cell(run, "random_output_len", row_id) or outputs / completed
-    clients = _cell(run, "max_concurrency", row_id) or completed  # no cap: all at once
-    throughput = _cell(run, "output_throughput", row_id)
-    tpot = _cell(run, "mean_tpot_ms", row_id)
+    if prompts is not None and _count(prompts, row_id, "num_prompts", MAX_REQUESTS, whole=True) < (
+        completed
+    ):
+        raise InputError(
+            f"{row_id}: completed: {completed:,} requests finished of {prompts:,.0f} sent"
+        )
+    inputs = cell("total_input_tokens") or 0
+    outputs = cell("total_output_tokens") or 0
+    isl = cell("random_input_len") or inputs / completed
+    osl = cell("random_output_len") or outputs / completed
+    # no cap: all at once; a cap past the requests sent caps nothing (10,000,000 ran for minutes)
+    cap = cell("max_concurrency")
+    clients = completed if cap is None or completed < cap <= MAX_REQUESTS else cap
+    throughput = cell("output_throughput")
+    tpot = cell("mean_tpot_ms")
     if throughput is None and tpot is None:  # a fit had nothing to fit (a traceback before)
         raise InputError(
             f"{row_id}: output_throughput and mean_tpot_ms: both missing; a run needs one to fit"
@@ -364,10 +419,10 @@ def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
         input_len=_count(isl, row_id, "input tokens per request", MAX_TOKENS_PER_REQUEST),
         output_len=_count(osl, row_id, "output tokens per request", MAX_TOKENS_PER_REQUEST),
         num_requests=completed,
-        range_ratio=_ratio(_cell(run, "random_range_ratio", row_id), row_id),
+        range_ratio=_ratio(cell("random_range_ratio"), row_id),
         output_throughput_tok_s=_measure(throughput, row_id, "output_throughput", ms=False),
         mean_tpot_s=_measure(tpot, row_id, "mean_tpot_ms", ms=True),
-        mean_ttft_s=_measure(_cell(run, "mean_ttft_ms", row_id), row_id, "mean_ttft_ms", ms=True),
+        mean_ttft_s=_measure(cell("mean_ttft_ms"), row_id, "mean_ttft_ms", ms=True),
         client_turnaround_s=CLIENT_TURNAROUND_S,
     )
 

@@ -298,8 +298,14 @@ def _dtypes(
     fields: _Fields, top: dict[str, Any]
 ) -> tuple[WeightDType, WeightDType, WeightDType, Quantization | None]:
     """(linear, expert, activation) dtypes as shipped, and the per-module quantization."""
-    torch_dtype = top.get("torch_dtype") or top.get("dtype") or fields.raw.get("torch_dtype")
-    base = parse_weight_dtype(str(torch_dtype or "bfloat16"), field=f"{fields.path}: torch_dtype")
+    named = (top.get("torch_dtype"), top.get("dtype"), fields.raw.get("torch_dtype"))
+    torch_dtype = next((d for d in named if d is not None), "bfloat16")
+    if not isinstance(torch_dtype, str) or not torch_dtype.strip():  # false, {} or "": bf16
+        raise CatalogError(
+            f"{fields.path}: torch_dtype: must be a dtype name such as bfloat16, got "
+            f"{torch_dtype!r:.40}"
+        )
+    base = parse_weight_dtype(torch_dtype, field=f"{fields.path}: torch_dtype")
     if base not in (WeightDType.BF16, WeightDType.FP16):
         base = WeightDType.BF16
     raw = top.get("quantization_config")

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from capcliff.catalog.architecture import Architecture, architecture_from_config
 from capcliff.catalog.specs import HardwareSpec, ModelCard, PublishedParams
 from capcliff.errors import CatalogError, UnknownIdError
-from capcliff.files import key_label, parse_json, parse_toml, text_problem, unreadable
+from capcliff.files import is_file, key_label, parse_json, parse_toml, text_problem, unreadable
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 # A Hugging Face repo id: `organisation/name` (huggingface_hub's REPO_ID_REGEX, simplified).
@@ -113,7 +113,7 @@ def _unknown(kind: str, name: str, known: list[str]) -> UnknownIdError:
 def get_hardware(name: str) -> HardwareSpec:
     """A hardware spec by id, with the closest ids suggested when unknown."""
     path = catalog_dir("hardware") / f"{name}.toml"
-    if path.is_file():  # one file is all a command needs; the catalog tests validate the rest
+    if is_file(path):  # one file is all a command needs; the catalog tests validate the rest
         return load_entry(path, HardwareSpec)
     catalog = hardware_catalog()
     if name in catalog:
@@ -171,7 +171,7 @@ def _tensor_bytes(name: str, entry: object, data_bytes: int) -> str | int:
     if not isinstance(entry, dict):
         return f"{name}: must be an object with dtype, shape and data_offsets"
     dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
-    if dtype not in SAFETENSORS_DTYPE_BITS:
+    if not isinstance(dtype, str) or dtype not in SAFETENSORS_DTYPE_BITS:  # a list: unhashable
         known = ", ".join(SAFETENSORS_DTYPE_BITS)
         return f"{name}.dtype: unknown {dtype!r}; known: {known}"
     if not isinstance(shape, list) or not all(_whole(d) and d >= 0 for d in shape):
@@ -273,8 +273,11 @@ def _refuse_overlaps(path: Path, spans: list[tuple[int, int, str]]) -> None:
 
 def model_from_path(path: Path) -> Model:
     """A model from an HF `config.json` file or a directory holding one (and maybe safetensors)."""
+    problem = unreadable(path)
+    if problem not in (None, "a directory, not a file", "no such file"):  # a name too long
+        raise CatalogError(f"{str(path)!r:.80}: (file): {problem}; give a shorter path")
     config_path = path / "config.json" if path.is_dir() else path
-    if not config_path.is_file():
+    if not is_file(config_path):
         raise CatalogError(f"{config_path}: (file): no such config.json")
     raw = _load_config_json(config_path)
     arch = architecture_from_config(raw, path=str(config_path))
@@ -294,10 +297,10 @@ def model_from_path(path: Path) -> Model:
 def get_model(name: str) -> Model:
     """A catalog model by id, or a model from a config.json path or model directory."""
     path = catalog_dir("model_cards") / f"{name}.toml"
-    if path.is_file():
+    if is_file(path):
         return model_from_card(load_entry(path, ModelCard), path=str(path))
     catalog = model_catalog()
     candidate = Path(name)
-    if candidate.suffix == ".json" or candidate.exists() or "/" in name:
+    if candidate.suffix == ".json" or unreadable(candidate) != "no such file" or "/" in name:
         return model_from_path(candidate)
     raise _unknown("model", name, list(catalog))

@@ -26,7 +26,12 @@ from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 
-_NAME_RE = re.compile(r"^(dpa|dp|tp|pp|ep)(\d+)$")
+# The most GPUs one deployment may span (a set sanity bound: the largest GPU clusters built so
+# far hold ~100k GPUs; a serving deployment is a small part of one, and enumerating the layouts of
+# many more would not finish).
+MAX_GPUS = 65_536
+# ASCII digits, at most 9 (a factor of 5,000 digits passed the match and crashed int())
+_NAME_RE = re.compile(r"^(dpa|dp|tp|pp|ep)([0-9]{1,9})$")
 
 
 @dataclass(frozen=True, order=True)
@@ -103,12 +108,18 @@ def parse_layout(text: str) -> Layout:
             word, attention_dp = "dp", True
         if match is None or word in factors or int(match.group(2)) < 1:
             raise InputError(
-                f"layout: cannot read {text!r}; write factors like dp4-tp2, tp8, pp4-tp2-ep8, "
+                f"layout: cannot read {text!r:.60}; write factors like dp4-tp2, tp8, pp4-tp2-ep8, "
                 "tp8-ep4 or dpa8 (attention DP)"
             )
         assert word is not None
         factors[word] = int(match.group(2))
-    return Layout(**factors, attention_dp=attention_dp)
+    layout = Layout(**factors, attention_dp=attention_dp)
+    if layout.gpus > MAX_GPUS:  # sweep --layout dp1000000 simulated a million replicas
+        raise InputError(
+            f"layout: {layout.name} spans {layout.gpus:,} GPUs, past the {MAX_GPUS:,} one "
+            "deployment may span; give fewer"
+        )
+    return layout
 
 
 def _divisors(n: int) -> list[int]:

@@ -141,7 +141,8 @@ def _error(path: str, field: str, message: str) -> CatalogError:
 def _patterns(raw: dict[str, Any], path: str, *fields: str) -> tuple[str, ...]:
     found: list[str] = []
     for name in fields:
-        value = raw.get(name) or []
+        value = raw.get(name)
+        value = [] if value is None else value  # 0, {} or "" read as no list
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise _error(path, name, "must be a list of module names or patterns")
         for pattern in value:
@@ -150,13 +151,38 @@ def _patterns(raw: dict[str, Any], path: str, *fields: str) -> tuple[str, ...]:
                     re.compile(pattern[3:])
                 except re.error as exc:
                     raise _error(path, name, f"bad regex {pattern!r}: {exc}") from None
+                if NESTED_REPEAT.search(pattern[3:]):
+                    raise _error(
+                        path, name,
+                        f"regex {pattern!r:.60} repeats a group that itself repeats (as "
+                        "(.*)*): matching a module name takes exponential time; write e.g. "
+                        "re:.*mlp.*",
+                    )  # fmt: skip
         found += value
     return tuple(found)
+
+
+# A group holding an unescaped repeat (*, + or {n,}) that is itself repeated: `(.*)*x$` took
+# minutes against one module name in Python's backtracking matcher. Engines' own `re:` patterns
+# (re:.*lm_head, re:model.layers.*self_attn.*) never nest repeats.
+NESTED_REPEAT = re.compile(r"\((?:[^()\\]|\\.)*(?<!\\)[*+}](?:[^()\\]|\\.)*\)[*+{]")
 
 
 # Integer weight widths the engines' int kernels take (AWQ 4; GPTQ 2, 3, 4, 8; compressed-tensors
 # int4 / int8 packs), and the group sizes a scale may cover.
 INT_BITS = (2, 3, 4, 8)
+# vLLM's AWQ config refuses any other width ("only 4-bit weight quantization is supported").
+AWQ_BITS = (4,)
+# compressed-tensors' QuantizationStrategy names (quantization/quant_args.py).
+COMPRESSED_STRATEGIES = (
+    "tensor",
+    "channel",
+    "group",
+    "block",
+    "token",
+    "tensor_group",
+    "attn_head",
+)
 MAX_GROUP_SIZE = 1 << 20
 
 
@@ -219,8 +245,16 @@ def _compressed_weights(scheme: dict[str, Any], path: str) -> WeightFormat:
     bits, kind = scheme.get("num_bits"), scheme.get("type", "int")
     strategy = scheme.get("strategy", "tensor")
     group = scheme.get("group_size")
-    if not isinstance(strategy, str):  # 5 was read as per-tensor
-        raise _error(path, "config_groups.weights.strategy", f"must be a name, got {strategy!r}")
+    if strategy not in COMPRESSED_STRATEGIES:  # 5 read as per-tensor, "x" as per-row
+        raise _error(
+            path, "config_groups.weights.strategy",
+            f"must be one of {', '.join(COMPRESSED_STRATEGIES)}, got {strategy!r:.40}",
+        )  # fmt: skip
+    symmetric = scheme.get("symmetric", True)
+    if not isinstance(symmetric, bool):  # "false" or 0 read by truth
+        raise _error(
+            path, "config_groups.weights.symmetric", f"must be true or false, got {symmetric!r:.40}"
+        )
     if bits == FP8_BITS and kind == "float":
         return FP8_CHANNEL if strategy == "channel" else FP8_TENSOR
     if bits == 4 and kind == "float":  # compressed-tensors NVFP4 (nvfp4-pack-quantized)
@@ -228,7 +262,7 @@ def _compressed_weights(scheme: dict[str, Any], path: str) -> WeightFormat:
     if kind == "int":
         field = "config_groups.weights"
         width = _int_bits(bits, path, f"{field}.num_bits")
-        zero = not scheme.get("symmetric", True)
+        zero = not symmetric
         size = _group(group, path, f"{field}.group_size") if strategy == "group" else None
         return int_grouped(width, size, zero_point=zero)
     raise _error(path, "config_groups.weights", f"unsupported {bits}-bit {kind!r} weights")
@@ -257,6 +291,8 @@ def _compressed_tensors(raw: dict[str, Any], path: str) -> Quantization:
 
 def _awq_gptq(raw: dict[str, Any], path: str, method: str) -> Quantization:
     bits = _int_bits(raw.get("bits", raw.get("w_bit", 4)), path, "bits")
+    if method == "awq" and bits not in AWQ_BITS:
+        raise _error(path, "bits", f"AWQ takes 4 bits per weight, got {bits}")
     # group_size -1 (GPTQ) or 0 means one scale per output row
     group = _group(raw.get("group_size", raw.get("q_group_size", 128)), path, "group_size",
                    per_row=(-1, 0))  # fmt: skip

@@ -16,6 +16,9 @@ from capcliff.units import MIB, TB, TERA, WeightDType
 # Set: the highest price per GPU-hour any input may name, $ (cloud list prices run $1-15 per
 # GPU-hour; 1e308 printed "inf" $ per million tokens and a 300-digit $/h).
 MAX_USD_PER_GPU_HOUR = 10_000.0
+# Set: the lowest, $: under a cent per GPU-hour is a price per GPU-second or -minute (an H100 at
+# $2 an hour is $0.00056 a second), which printed costs 3,600 times too low.
+MIN_USD_PER_GPU_HOUR = 0.01
 
 
 class _Frozen(BaseModel):
@@ -56,7 +59,9 @@ class HardwareSpec(_Frozen):
     allreduce_busbw_gb_s: float | None = Field(default=None, gt=0)
     tdp_w: float | None = Field(default=None, gt=0)
     # on-demand rental, set per file
-    usd_per_gpu_hour: float | None = Field(default=None, gt=0, le=MAX_USD_PER_GPU_HOUR)
+    usd_per_gpu_hour: float | None = Field(
+        default=None, ge=MIN_USD_PER_GPU_HOUR, le=MAX_USD_PER_GPU_HOUR
+    )
     # KV offload tiers (prefix caching): the fixed cost of one host-link transfer, and the node's
     # local NVMe (capacity, sequential read and write bandwidth, one read's latency). Host DRAM
     # is `host_dram_tb_per_node`; the host link's bandwidth is `host_link_bw_gb_s_bidir`.

@@ -27,7 +27,7 @@ from capcliff.analysis.deployment import DeploymentSettings, check_gpu_count
 from capcliff.analysis.disagg.pools import parse_disagg
 from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import parse_layout
-from capcliff.catalog.specs import MAX_USD_PER_GPU_HOUR
+from capcliff.catalog.specs import MAX_USD_PER_GPU_HOUR, MIN_USD_PER_GPU_HOUR
 from capcliff.check.spec_errors import field_line, validation_lines
 from capcliff.errors import CatalogError, InputError
 from capcliff.file_fields import refuse_bool_number
@@ -88,7 +88,8 @@ class Expectations(_Spec):
     max_model_len_fits: int | None = Field(default=None, ge=1)  # tokens
     sustained_rps_min: float | None = Field(default=None, gt=0)  # online: req/s within the SLO
     replicas_max: int | None = Field(default=None, ge=1)  # online: replicas for rate / clients
-    usd_per_million_tokens_max: float | None = Field(default=None, gt=0)  # online: $/M out tok
+    # online: $/M output tokens; past $1M per million tokens ($1 a token) no limit can fail
+    usd_per_million_tokens_max: float | None = Field(default=None, gt=0, le=1e6)
 
     @field_validator("ttft_p99_max_s", "tpot_p99_max_s")
     @classmethod
@@ -224,7 +225,9 @@ class Scenario(DeploymentSettings):
     layout: str = "auto"  # "auto" (what `capcliff plan` recommends) or e.g. "dp4-tp2"
     headroom: float = Field(default=0.2, ge=0, lt=1)  # online fleet sizing: spare capacity
     # default: the hardware file's
-    usd_per_gpu_hour: float | None = Field(default=None, gt=0, le=MAX_USD_PER_GPU_HOUR)
+    usd_per_gpu_hour: float | None = Field(
+        default=None, ge=MIN_USD_PER_GPU_HOUR, le=MAX_USD_PER_GPU_HOUR
+    )
     disagg: str | None = None  # a disaggregated deployment, e.g. "1p:tp8,3d:dp8-ep8"
     seed: int = Field(default=0, ge=0)  # the workload's random seed
     # the engine command line the deployment runs (`vllm serve MODEL ...`): it sets the model,

@@ -21,6 +21,7 @@ from capcliff.cli.app import (
     print_warnings,
 )
 from capcliff.cli.workload_options import (
+    DEFAULT_SWEEP_REQUESTS,
     ClientsOption,
     ContextOption,
     IslOption,
@@ -32,6 +33,7 @@ from capcliff.cli.workload_options import (
     TurnsOption,
     WorkloadOption,
     input_paths,
+    refuse_count_with_trace,
     workload_choice,
 )
 from capcliff.errors import InputError
@@ -126,7 +128,9 @@ def sweep(
     think_time: ThinkTimeOption = None,
     turns: TurnsOption = None,
     context: ContextOption = None,
-    num_requests: Annotated[int, typer.Option(help="Requests to simulate.")] = 2000,
+    num_requests: Annotated[
+        int | None, typer.Option(help="Requests to simulate (default 2000; a trace has its own).")
+    ] = None,
     arrival: Annotated[
         str | None,
         typer.Option(
@@ -179,14 +183,18 @@ def sweep(
         [("--plot", plot_path)], inputs=input_paths(workload, model, settings, osl), force=force
     )
     plotting_ready(plot_path)
-    names = [] if layout is None else [p.strip() for p in layout.split(",") if p.strip()]
+    # each once, as plan reads them: "tp2,tp2" swept tp2 twice
+    parts = [] if layout is None else [p.strip() for p in layout.split(",") if p.strip()]
+    names = list(dict.fromkeys(parts))
     one = parse_layout(names[0]).name if len(names) == 1 else None
     dep = resolve(get_model(model), get_hardware(gpu), settings, force=force, layout=one)
     from capcliff.sim.traffic.workload_rules import implied_arrival
 
     pattern = implied_arrival(arrival, rate=rate, clients=clients)
+    refuse_count_with_trace(workload, num_requests)
+    requests = DEFAULT_SWEEP_REQUESTS if num_requests is None else num_requests
     choice = workload_choice(
-        isl, osl, workload, num_requests, pattern, rate, clients, range_ratio=random_range_ratio,
+        isl, osl, workload, requests, pattern, rate, clients, range_ratio=random_range_ratio,
         think_time=think_time, turns=turns, context=context,
     )  # fmt: skip
     concurrencies = parse_concurrency(concurrency)

@@ -103,20 +103,27 @@ def calibrate(
     from pathlib import Path
 
     from capcliff.calibrate.benchmarks import is_benchmark_file
+    from capcliff.files import output_path
 
+    for flag, value in (("gpu", gpu), ("model", model), ("engine", engine), ("layout", layout)):
+        if value is not None and not value.strip():  # "" read as not given
+            raise InputError(f"{flag}: empty; give a value or leave the flag out")
     if is_benchmark_file(Path(logfile)):
         from capcliff.cli.calibration.bench import BenchArgs, calibrate_benchmark
 
         return calibrate_benchmark(
             BenchArgs(
                 Path(logfile), model, gpu, gpus, layout, engine, kv_dtype, weight_dtype,
-                max_model_len, None if output is None else Path(output), force, fmt,
+                max_model_len, output_path(output, flag="--output"), force, fmt,
                 engine_version, speculative, calibration,
             )
         )  # fmt: skip
 
-    if speculative is not None or calibration is not None:
-        given = "--speculative" if speculative is not None else "--calibration"
+    flags = (("--speculative", speculative), ("--calibration", calibration),
+             ("--engine-version", engine_version))  # fmt: skip
+    given_flags = [flag for flag, value in flags if value is not None]
+    if given_flags:  # --engine-version was ignored unsaid
+        given = given_flags[0]
         raise InputError(f"{given.lstrip('-')}: applies to benchmark results, not a start-up log")
     from capcliff.calibrate.calibration_file import calibration_toml
     from capcliff.calibrate.compare import LogClaims, model_id_from_log
@@ -128,7 +135,7 @@ def calibrate(
     from capcliff.memory.weights import WeightScheme
     from capcliff.units import parse_kv_dtype, parse_weight_dtype
 
-    target = None if output is None else Path(output)
+    target = output_path(output, flag="--output")
     inputs = [Path(logfile)] + ([Path(model)] if model is not None and Path(model).exists() else [])
     check_outputs([("--output", target)], inputs=inputs, force=force)
     log = parse_startup_log(read_text(Path(logfile), field="logfile"))
@@ -224,14 +231,14 @@ def check(
     from capcliff.check.runner import check_spec_file
     from capcliff.check.spec import load_spec
     from capcliff.cli.progress import progress_bar
-    from capcliff.files import check_outputs, write_text_atomic
+    from capcliff.files import check_outputs, output_path, write_text_atomic
 
     targets = [
         ("--junit", junit, check_junit),
         ("--markdown", markdown, check_markdown),
         ("--write-baseline", write_baseline, baseline_json),
     ]
-    outputs = [(flag, None if text is None else Path(text)) for flag, text, _ in targets]
+    outputs = [(flag, output_path(text, flag=flag)) for flag, text, _ in targets]
     read = [Path(spec)] + ([] if baseline is None else [Path(baseline)])
     check_outputs(outputs, inputs=read, force=force)
     spec_file = load_spec(Path(spec))

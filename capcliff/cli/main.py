@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import sys
 import traceback
@@ -43,6 +44,15 @@ def _run(argv: list[str] | None) -> int:
     except typer.Abort:
         typer.echo("Aborted!", err=True)
         return 1
+    except OSError as exc:
+        if exc.errno not in PATH_ERRNOS:
+            traceback.print_exc(file=sys.stderr)
+            return EXIT_INTERNAL
+        # a path the system refuses before any file is opened, wherever a flag names one
+        typer.echo(
+            f"error: {str(exc.filename)!r:.80}: {exc.strerror}; give a shorter path", err=True
+        )
+        return EXIT_INPUT
     except Exception as exc:
         usage = _usage_error(exc)
         if usage is not None:
@@ -50,6 +60,10 @@ def _run(argv: list[str] | None) -> int:
         traceback.print_exc(file=sys.stderr)
         return EXIT_INTERNAL
     return code if isinstance(code, int) else 0  # typer.Exit(code) comes back as its code
+
+
+# A name past the system's limit (255 bytes a part, 4,096 in all): a usage slip, not a crash.
+PATH_ERRNOS = (errno.ENAMETOOLONG,)
 
 
 def _usage_error(exc: Exception) -> int | None:

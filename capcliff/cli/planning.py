@@ -34,6 +34,7 @@ from capcliff.cli.workload_options import (
     TurnsOption,
     WorkloadOption,
     input_paths,
+    refuse_count_with_trace,
     workload_choice,
 )
 from capcliff.errors import InputError
@@ -111,7 +112,7 @@ PlanArrivalOption = Annotated[
 
 def _prices(text: str | None, gpu_ids: list[str]) -> dict[str, float]:
     """`--price-gpu-hour 3.5` (every GPU type) or `3,4,6` (one per --gpu, in order)."""
-    from capcliff.catalog.specs import MAX_USD_PER_GPU_HOUR
+    from capcliff.catalog.specs import MAX_USD_PER_GPU_HOUR, MIN_USD_PER_GPU_HOUR
 
     if text is None:
         return {}
@@ -121,9 +122,11 @@ def _prices(text: str | None, gpu_ids: list[str]) -> dict[str, float]:
         values = []
     if len(values) == 1:
         values = values * len(gpu_ids)
-    if len(values) != len(gpu_ids) or any(not 0 < v <= MAX_USD_PER_GPU_HOUR for v in values):
+    if len(values) != len(gpu_ids) or any(
+        not MIN_USD_PER_GPU_HOUR <= v <= MAX_USD_PER_GPU_HOUR for v in values
+    ):
         raise InputError(
-            f"price-gpu-hour: cannot read {text!r}; give one price in (0, "
+            f"price-gpu-hour: cannot read {text!r:.60}; give one price in [{MIN_USD_PER_GPU_HOUR}, "
             f"{MAX_USD_PER_GPU_HOUR:,.0f}] $/GPU-hour, or one per --gpu ({len(gpu_ids)})"
         )
     return dict(zip(gpu_ids, values, strict=True))
@@ -273,6 +276,7 @@ def plan(
     lengths = _one_osl(osl)
     given = isl is not None or osl is not None or workload is not None
     pattern = _pattern(arrival, rate, clients)
+    refuse_count_with_trace(workload, num_requests)
     requests = 500 if num_requests is None else num_requests
     choice = workload_choice(
         isl, lengths, workload if given else "reasoning", requests,

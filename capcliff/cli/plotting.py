@@ -15,9 +15,13 @@ def plot_path(text: str | None) -> Path | None:
     """The figure's path (None: no figure); it must end in .png or .svg."""
     if text is None:
         return None
-    if Path(text).suffix.lower() not in (".png", ".svg"):
+    from capcliff.files import output_path
+
+    path = output_path(text, flag="--plot")
+    assert path is not None
+    if path.suffix.lower() not in (".png", ".svg"):
         raise InputError(f"plot: {text!r} must end in .png or .svg")
-    return Path(text)
+    return path
 
 
 def plotting_ready(path: Path | None) -> None:

@@ -152,6 +152,16 @@ def workload_choice(
     )
 
 
+# Requests a sweep simulates when --num-requests is not given.
+DEFAULT_SWEEP_REQUESTS = 2000
+
+
+def refuse_count_with_trace(workload: str | None, num_requests: int | None) -> None:
+    """A trace has as many requests as lines: --num-requests beside one was ignored unsaid."""
+    if num_requests is not None and workload is not None and workload.endswith(".jsonl"):
+        raise InputError("num_requests: a trace has as many requests as lines; drop --num-requests")
+
+
 def input_paths(
     workload: str | None, model: str, settings: DeploymentSettings, osl: str | None = None
 ) -> list[Path]:

@@ -20,11 +20,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from capcliff.analysis.deployment import MAX_GPUS, Deployment, resolve
+from capcliff.analysis.deployment import Deployment, resolve
 from capcliff.analysis.evaluate.replica_models import replica_models
 from capcliff.analysis.evaluate.solver import config_at
 from capcliff.catalog.catalogs import get_hardware
-from capcliff.catalog.layout import Layout, parse_layout
+from capcliff.catalog.layout import MAX_GPUS, Layout, parse_layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import CapcliffError, InputError
 from capcliff.memory.kv import kv_bytes_for_context
@@ -38,7 +38,8 @@ from capcliff.units import GB
 FloatArray = npt.NDArray[np.float64]
 US = 1e-6
 MS = 1e-3
-_PART_RE = re.compile(r"^(\d+)([pd]):([^@]+)(?:@(.+))?$")
+# ASCII digits, at most 9: an Arabic-Indic digit one (U+0661) read as 1, 5,000 digits crashed int()
+_PART_RE = re.compile(r"^([0-9]{1,9})([pd]):([^@]+)(?:@(.+))?$")
 _HELP = (
     "write e.g. 1p:tp8,3d:dp8-ep8 (prefill instances p and decode instances d, each a layout, "
     "optionally on its own GPU: 1p:tp8@h100-sxm)"
@@ -88,11 +89,13 @@ def parse_disagg(text: str) -> DisaggSpec:
     for raw in text.strip().lower().split(","):
         match = _PART_RE.match(raw.strip())
         if match is None or match.group(2) in parts or int(match.group(1)) < 1:
-            raise InputError(f"disagg: cannot read {text!r}; {_HELP}")
+            raise InputError(f"disagg: cannot read {text!r:.60}; {_HELP}")
         try:
             layout = parse_layout(match.group(3))
         except InputError:
-            raise InputError(f"disagg: cannot read layout {match.group(3)!r}; {_HELP}") from None
+            raise InputError(
+                f"disagg: cannot read layout {match.group(3)!r:.60}; {_HELP}"
+            ) from None
         gpu = match.group(4)
         if gpu is not None:
             _check_gpu(gpu)

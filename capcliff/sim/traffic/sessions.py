@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from capcliff.errors import InputError
+from capcliff.files import finite_number, number_text
 from capcliff.sim.traffic.length_mean import expected_length
 from capcliff.sim.traffic.workload import (
     PRESETS,
@@ -440,14 +441,11 @@ def _number(row: dict[str, object], key: str, line: int) -> float | None:
     value = row.get(key)
     if value is None:
         return None
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)  # NaN passes `value < 0`
-        or value < 0
-    ):
+    # NaN passes `value < 0`; an integer of 400 digits overflowed math.isfinite
+    if not finite_number(value) or not isinstance(value, int | float) or value < 0:
         raise InputError(
-            f"trace line {line}: {key}: must be a finite number >= 0 (seconds), got {value!r}"
+            f"trace line {line}: {key}: must be a finite number >= 0 (seconds), got "
+            f"{number_text(value):.40}"
         )
     check_seconds_bound(f"trace line {line}: {key}", value)
     return float(value)
@@ -485,6 +483,12 @@ def parse_session_trace(lines: Iterable[str]) -> list[SessionRow]:
             )
         seen[str(session), turn] = number
         prefix = row.get("prefix_id")
+        if prefix is not None and (isinstance(prefix, bool) or not isinstance(prefix, str | int)):
+            # NaN, 1.5 or [1] named a prefix by its text ("nan"), shared with any other so named
+            raise InputError(
+                f"trace line {number}: prefix_id: must be a string or an integer, got "
+                f"{prefix!r:.40}"
+            )
         rows.append(
             SessionRow(
                 session_id=str(session),

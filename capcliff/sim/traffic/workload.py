@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from capcliff.errors import InputError
-from capcliff.files import parse_json
+from capcliff.files import finite_number, number_text, parse_json
 from capcliff.sim.traffic.workload_rules import (
     MAX_TOKENS_PER_REQUEST,
     check_arrival,
@@ -338,15 +338,13 @@ def parse_trace(lines: Iterable[str]) -> list[TraceRow]:
     rows: list[TraceRow] = []
     for number, row in jsonl_objects(lines):
         arrival = row.get("arrival_s")
+        # an integer of 400 digits overflowed math.isfinite
         if arrival is not None and (
-            isinstance(arrival, bool)
-            or not isinstance(arrival, int | float)
-            or not math.isfinite(arrival)
-            or arrival < 0
+            not finite_number(arrival) or not isinstance(arrival, int | float) or arrival < 0
         ):
             raise InputError(
                 f"trace line {number}: arrival_s: must be a finite number >= 0 (seconds), "
-                f"got {arrival!r}"
+                f"got {number_text(arrival):.40}"
             )
         if arrival is not None:
             check_seconds_bound(f"trace line {number}: arrival_s", arrival)

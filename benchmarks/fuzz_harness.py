@@ -1,0 +1,220 @@
+"""Runs bad-input cases through `capcliff.cli.main` in forked children and classifies them.
+
+A case is a command line (paths as `{d}/name`, `{d}` the case's own folder), the files it needs
+and whether its input is invalid. Each runs in a child forked from a warm parent (imports and
+catalogs loaded once), with a wall-clock limit and a memory limit, and is classed as:
+
+- traceback: an exit code other than 0, 1 or 2, or `Traceback` in the output;
+- hang: past the time limit, or killed for memory (a blow-up);
+- nonsense: exit 0 although the input is invalid;
+- lost: an input file of the case changed or vanished;
+- lines: exit 2 with other than one `error: ...` line (a check spec or baseline lists every
+  problem, one `error: path: field: message` line each, by design: read these by hand);
+- ok: anything else.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import os
+import resource
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+FileSpec = bytes | str | tuple[str, ...]
+TIME_LIMIT_S = 20.0  # CPU seconds of the child: a hang (wall time is shared with other work)
+WALL_LIMIT_S = 120.0
+MEMORY_LIMIT_BYTES = 6 << 30
+
+
+@dataclass
+class Case:
+    """One bad (or valid, `invalid=False`) input through the CLI."""
+
+    surface: str
+    name: str
+    argv: list[str]
+    files: dict[str, FileSpec] = field(default_factory=dict)
+    invalid: bool | None = True  # None: either answer is fine, only crashes count
+    setup: Callable[[Path], None] | None = None
+
+
+@dataclass
+class Outcome:
+    case: Case
+    kind: str
+    code: int | None
+    seconds: float
+    stderr: str
+    stdout_tail: str
+
+
+def _make(folder: Path, files: dict[str, FileSpec]) -> None:
+    for name, spec in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(spec, tuple):
+            if spec[0] == "dir":
+                path.mkdir(exist_ok=True)
+            elif spec[0] == "symlink":
+                path.symlink_to(spec[1])
+            elif spec[0] == "fifo":
+                os.mkfifo(path)
+            continue
+        path.write_bytes(spec if isinstance(spec, bytes) else spec.encode("utf-8"))
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    out = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and not path.is_symlink() and path.stat().st_size < 50_000_000:
+            out[str(path.relative_to(folder))] = hashlib.sha1(path.read_bytes()).hexdigest()
+    return out
+
+
+def _child(argv: list[str], folder: Path) -> None:
+    os.chdir(folder)
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
+    out = os.open(folder / ".stdout", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    err = os.open(folder / ".stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(out, 1)
+    os.dup2(err, 2)
+    code = 99
+    try:
+        from capcliff.cli import main
+
+        code = main(argv)
+    except MemoryError:
+        os.write(2, b"MemoryError (child)\n")
+        code = 98
+    except BaseException as exc:  # the classification wants every escape, SystemExit too
+        import traceback
+
+        os.write(2, ("Traceback (escaped main)\n" + traceback.format_exc()).encode())
+        code = 97 if not isinstance(exc, SystemExit) else int(exc.code or 0)
+    finally:
+        import sys
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code if 0 <= code < 256 else 96)
+
+
+def _cpu_seconds(pid: int) -> float:
+    """CPU seconds a running child has used (Linux /proc; 0 when unreadable)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def run_case(case: Case, root: Path) -> Outcome:
+    """Run one case in a forked child; classify it."""
+    folder = Path(tempfile.mkdtemp(dir=root))
+    _make(folder, case.files)
+    if case.setup is not None:
+        case.setup(folder)
+    before = _digests(folder)
+    argv = [a.replace("{d}", str(folder)) for a in case.argv]
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        _child(argv, folder)
+    code: int | None = None
+    kind = ""
+    seconds = 0.0
+    while True:
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            seconds = usage.ru_utime + usage.ru_stime
+            if os.WIFEXITED(status):
+                code = os.WEXITSTATUS(status)
+            else:
+                kind = "hang"  # killed by a signal: memory
+            if seconds > TIME_LIMIT_S:
+                kind = "hang"
+            break
+        if time.monotonic() - start > WALL_LIMIT_S or _cpu_seconds(pid) > TIME_LIMIT_S:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            kind, seconds = "hang", time.monotonic() - start
+            break
+        time.sleep(0.05)
+    err, out = (_read(folder / name) for name in (".stderr", ".stdout"))
+    after = _digests(folder)
+    lost = [k for k, v in before.items() if after.get(k) != v]
+    kind = kind or _classify(case, code, err, out, lost=bool(lost))
+    if lost and kind != "lost":
+        err += f"\n[lost: {lost}]"
+    shutil.rmtree(folder, ignore_errors=True)
+    return Outcome(case, kind, code, seconds, err, out[-300:])
+
+
+def _read(path: Path) -> str:
+    return path.read_text(errors="replace") if path.exists() else ""
+
+
+def _classify(case: Case, code: int | None, err: str, out: str, *, lost: bool) -> str:
+    """The class of a finished child (see the module docstring)."""
+    if code in (96, 97, 98, 99) or code not in (0, 1, 2) or "Traceback" in err + out:
+        return "traceback" if code != 98 else "hang"
+    if lost:
+        return "lost"
+    if code == 0 and case.invalid:
+        return "nonsense"
+    if code == 2 and not (err.startswith("error: ") and err.count("\n") == 1):
+        return "lines"
+    if code == 2 and case.invalid is False:
+        return "refused-valid"
+    return "ok"
+
+
+def run_all(cases: Sequence[Case], *, jobs: int = 2) -> list[Outcome]:
+    """Every case, `jobs` at a time (each in its own forked child)."""
+    import contextlib
+    import io
+    from concurrent.futures import ThreadPoolExecutor
+
+    from capcliff.cli import main
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        main(["memory", "llama-3.1-8b", "--gpus", "1", "--format", "json"])  # warm the catalogs
+    root = Path(tempfile.mkdtemp(prefix="capcliff-fuzz-"))
+    with ThreadPoolExecutor(jobs) as pool:
+        outcomes = list(pool.map(lambda c: run_case(c, root), cases))
+    shutil.rmtree(root, ignore_errors=True)
+    return outcomes
+
+
+def report(outcomes: Sequence[Outcome], *, show: int = 400) -> None:
+    """Counts per surface and class; each finding on one line."""
+    kinds = ("traceback", "hang", "nonsense", "lost", "lines", "refused-valid", "ok")
+    table: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    for o in outcomes:
+        table[o.case.surface][o.kind] += 1
+    print(f"{'surface':<14}" + "".join(f"{k:>14}" for k in kinds) + f"{'cases':>8}")
+    for surface, counts in sorted(table.items()):
+        print(
+            f"{surface:<14}"
+            + "".join(f"{counts[k]:>14}" for k in kinds)
+            + f"{sum(counts.values()):>8}"
+        )
+    total: collections.Counter[str] = sum(table.values(), collections.Counter())
+    print(f"{'total':<14}" + "".join(f"{total[k]:>14}" for k in kinds) + f"{len(outcomes):>8}")
+    shown = 0
+    for o in outcomes:
+        if o.kind == "ok" or shown >= show:
+            continue
+        shown += 1
+        last = [ln for ln in o.stderr.strip().splitlines() if ln.strip()]
+        tail = last[-1] if last else o.stdout_tail.strip().splitlines()[-1:] or [""]
+        text = tail if isinstance(tail, str) else tail[0]
+        name = f"{o.case.surface}/{o.case.name}"
+        print(f"[{o.kind}] {name} rc={o.code} {o.seconds:.1f}s :: {text[:220]}")

@@ -1,0 +1,815 @@
+"""A bad-input campaign over every input surface of issue 23, run through the CLI in-process.
+
+    PYTHONPATH=. python benchmarks/fuzz_surfaces.py [SURFACE ...] [--jobs 2] [--show 400]
+
+Each case mutates a valid input (calibration CSV, vLLM JSON, SGLang JSONL, start-up logs,
+session and plain traces, --offload, --disagg, price and GPU lists, check specs, baselines,
+quantization configs, safetensors headers, older numeric flags, output paths) and is classed by
+`fuzz_harness`: traceback, hang (past 20 s or out of memory), nonsense (exit 0 on invalid
+input), lost (an input file changed), lines (exit 2 but not one `error:` line), refused-valid.
+Prints a table of classes per surface, then one line per finding. The figures are what the
+campaign finds on the tree it runs on; nothing here is asserted (tests/ holds the regressions).
+"""
+
+# The tables below are data: mutated inputs one per line, some past 100 characters, some with
+# look-alike characters (fullwidth and Arabic-Indic digits, a Unicode hyphen) on purpose; the
+# case builders are long lists of cases, not logic.
+# ruff: noqa: E501, RUF001, C901
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import re
+import struct
+import sys
+import tomllib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fuzz_harness import Case, report, run_all
+
+ROOT = Path(__file__).resolve().parent.parent
+LOGS = ROOT / "tests" / "fixtures" / "logs"
+DSR1_CSV = ROOT / "tests" / "fixtures" / "bench" / "dsr1_0528_h200_tp8_sglang.csv"
+LLAMA_REPO = "meta-llama/Llama-3.1-8B-Instruct"
+SMALL = ["--isl", "100", "--osl", "100", "--num-requests", "20"]
+SWEEP = ["sweep", "llama-3.1-8b", *SMALL, "--concurrency", "4"]
+PLAN = ["plan", "llama-3.1-8b", "--gpus", "1", "--jobs", "1", *SMALL, "--arrival", "batch"]
+HUGE_INT = "9" * 5000
+
+# Bad numbers as text (flags, CSV cells, log figures).
+BAD_TEXT = ["nan", "inf", "-inf", "-1", "1e308", "1e999", HUGE_INT, "-" + HUGE_INT, "abc", ""]
+EDGE_TEXT = ["0", "-0", "0.0", "1e-300", "１２", "1_000", " 5", "0x10"]
+# Bad JSON values (a JSON text each) for a field that holds a positive number.
+BAD_JSON = [
+    "NaN", "Infinity", "-Infinity", "-1", "1e308", "1e400", HUGE_INT, "null", "true", "false",
+    '"12"', '"abc"', "[1]", "{}", '""', "-0.0",
+]  # fmt: skip
+
+
+def llama_config() -> dict[str, object]:
+    card = tomllib.loads((ROOT / "model_cards" / "llama-3.1-8b.toml").read_text())
+    return dict(card["config"])
+
+
+def vllm_run(concurrency: int, throughput: float, tpot_ms: float) -> dict[str, object]:
+    return {
+        "date": "20250101-000000", "backend": "vllm", "model_id": LLAMA_REPO,
+        "tokenizer_id": LLAMA_REPO, "num_prompts": 200, "request_rate": "inf",
+        "burstiness": 1.0, "max_concurrency": concurrency, "duration": 60.0, "completed": 200,
+        "total_input_tokens": 204_800, "total_output_tokens": 25_600,
+        "request_throughput": 3.3, "output_throughput": throughput,
+        "total_token_throughput": 4600.0, "mean_ttft_ms": 150.0, "median_ttft_ms": 140.0,
+        "p99_ttft_ms": 300.0, "mean_tpot_ms": tpot_ms, "median_tpot_ms": tpot_ms,
+        "p99_tpot_ms": tpot_ms * 1.2, "mean_itl_ms": tpot_ms,
+    }  # fmt: skip
+
+
+RUNS = [vllm_run(8, 500.0, 14.0), vllm_run(32, 1200.0, 24.0), vllm_run(64, 1800.0, 32.0)]
+CAL_VLLM = ["calibrate", "{d}/r.json", "--model", "llama-3.1-8b", "--gpu", "h100-sxm"]
+CAL_CSV = ["calibrate", "{d}/b.csv", "--model", "deepseek-r1", "--gpu", "h200-sxm", "--gpus", "8",
+           "--layout", "tp8", "--engine", "sglang"]  # fmt: skip
+
+
+def sglang_run(concurrency: int, throughput: float, tpot_ms: float) -> dict[str, object]:
+    return {
+        "backend": "sglang", "dataset_name": "random", "max_concurrency": concurrency,
+        "random_input_len": 1024, "random_output_len": 128, "random_range_ratio": 1.0,
+        "completed": 200, "total_input_tokens": 204_800, "total_output_tokens": 25_600,
+        "output_throughput": throughput, "mean_tpot_ms": tpot_ms, "mean_ttft_ms": 150.0,
+    }  # fmt: skip
+
+
+SG_RUNS = [sglang_run(8, 500.0, 14.0), sglang_run(32, 1200.0, 24.0), sglang_run(64, 1800.0, 32.0)]
+
+
+def _json_with(obj: dict[str, object], key: str, raw: str) -> str:
+    """`obj` as JSON with `key`'s value replaced by the raw JSON text `raw`."""
+    marker = "__FUZZ__"
+    return json.dumps({**obj, key: marker}).replace(f'"{marker}"', raw)
+
+
+def wrappers(text: str) -> Iterator[tuple[str, bytes, bool | None]]:
+    """Whole-file mutations of a valid text: (name, bytes, invalid?)."""
+    yield "bom", b"\xef\xbb\xbf" + text.encode(), False
+    yield "crlf", text.replace("\n", "\r\n").encode(), False
+    yield "empty", b"", True
+    yield "whitespace", b"  \n\n\t\n", True
+    # a cut that ends a line cleanly cannot be told from a shorter file: only crashes count
+    yield "truncated-half", text.encode()[: len(text) // 2], None
+    yield "truncated-end", text.encode()[:-3], None
+    yield "nul", text.encode() + b"\x00", True
+    yield "latin1", text.encode() + "\ncafé".encode("latin-1"), True
+    yield "utf16", text.encode("utf-16"), True
+    yield "doubled", (text + "\n" + text).encode(), None
+    yield "cr-only", text.replace("\n", "\r").encode(), None
+
+
+# Calibration: vLLM JSON, SGLang JSONL, CSV ---------------------------------------------------
+
+
+def calibration_cases() -> Iterator[Case]:
+    one = json.dumps(RUNS[1], indent=2)
+    lines = "\n".join(json.dumps(r) for r in RUNS)
+    yield Case("cal-vllm", "valid-one", CAL_VLLM, {"r.json": one}, False)
+    yield Case("cal-vllm", "valid-appended", CAL_VLLM, {"r.json": lines}, False)
+    for name, data, invalid in wrappers(lines):
+        yield Case("cal-vllm", f"file-{name}", CAL_VLLM, {"r.json": data}, invalid)
+    keys = ["max_concurrency", "num_prompts", "completed", "total_input_tokens",
+            "total_output_tokens", "output_throughput", "mean_tpot_ms", "mean_ttft_ms", "model_id"]  # fmt: skip
+    for key in keys:
+        for raw in BAD_JSON:
+            # null is "not measured" (vLLM writes max_concurrency null); "" an unnamed model
+            valid_alike = raw == "null" or (key == "model_id" and raw == '""')
+            text = "\n".join(
+                [json.dumps(RUNS[0]), _json_with(RUNS[1], key, raw), json.dumps(RUNS[2])]
+            )
+            yield Case("cal-vllm", f"{key}={raw[:12]}", CAL_VLLM, {"r.json": text},
+                       None if valid_alike or raw == "-0.0" else True)  # fmt: skip
+    # structure
+    for name, text, invalid in [
+        ("list-of-runs", json.dumps(RUNS), None),
+        ("nested-deep", "[" * 100_000 + "]" * 100_000, True),
+        ("object-deep", '{"a":' * 50_000 + "1" + "}" * 50_000, True),
+        ("dup-key", json.dumps(RUNS[1])[:-1] + ', "mean_tpot_ms": 0.001}', True),
+        ("unknown-key-only", '{"hello": 1}', True),
+        ("all-zero-completed", _json_with(RUNS[1], "completed", "0"), True),
+        ("tokens-zero", _json_with(RUNS[1], "total_output_tokens", "0"), True),
+        ("tiny-output", _json_with(RUNS[1], "total_output_tokens", "1"), None),
+        ("concurrency-1e7", _json_with(RUNS[1], "max_concurrency", "10000000"), None),
+        ("duplicated-runs", json.dumps(RUNS[1]) + "\n" + json.dumps(RUNS[1]), True),
+        ("model-unicode", _json_with(RUNS[1], "model_id", '"ﾒﾀ/Llama\\u0000"'), None),
+        ("tpot-seconds", _json_with(RUNS[1], "mean_tpot_ms", "0.024"), True),
+        ("tpot-us", _json_with(RUNS[1], "mean_tpot_ms", "24000"), True),
+        ("throughput-absurd", _json_with(RUNS[1], "output_throughput", "1e12"), True),
+        ("ttft-absurd", _json_with(RUNS[1], "mean_ttft_ms", "1e12"), True),
+        ("range-ratio-2", _json_with(RUNS[1], "random_range_ratio", "2"), True),
+        ("range-ratio-nan", _json_with(RUNS[1], "random_range_ratio", "NaN"), True),
+        ("trailing-garbage", json.dumps(RUNS[1]) + " xyz", True),
+        ("inconsistent-tput-tpot", _json_with(_json_obj(RUNS[1], "output_throughput", 1e6),
+                                              "mean_tpot_ms", "500"), True),
+    ]:  # fmt: skip
+        yield Case("cal-vllm", name, CAL_VLLM, {"r.json": text}, invalid)
+    # SGLang JSONL
+    sg = "\n".join(json.dumps(r) for r in SG_RUNS)
+    cal_sg = ["calibrate", "{d}/r.jsonl", "--model", "llama-3.1-8b", "--gpu", "h100-sxm"]
+    yield Case("cal-sglang", "valid", cal_sg, {"r.jsonl": sg}, False)
+    for name, data, invalid in wrappers(sg):
+        yield Case("cal-sglang", f"file-{name}", cal_sg, {"r.jsonl": data}, invalid)
+    for key in ["random_input_len", "random_output_len", "random_range_ratio", "max_concurrency",
+                "completed", "output_throughput", "mean_tpot_ms"]:  # fmt: skip
+        for raw in BAD_JSON:
+            text = "\n".join(
+                [json.dumps(SG_RUNS[0]), _json_with(SG_RUNS[1], key, raw), json.dumps(SG_RUNS[2])]
+            )
+            ok_null = raw == "null"  # not measured: the totals or the other figure stand
+            yield Case("cal-sglang", f"{key}={raw[:12]}", cal_sg, {"r.jsonl": text},
+                       None if ok_null or raw == "-0.0" else True)  # fmt: skip
+    # CSV
+    rows = list(csv.DictReader(DSR1_CSV.open()))
+    base = _csv_text(rows)
+    yield Case("cal-csv", "valid", CAL_CSV, {"b.csv": base}, False)
+    for name, data, invalid in wrappers(base):
+        yield Case("cal-csv", f"file-{name}", CAL_CSV, {"b.csv": data}, invalid)
+    for column in ["concurrency", "input_len", "output_len", "num_requests",
+                   "output_throughput_tok_s", "mean_tpot_ms", "mean_ttft_ms", "num_gpus"]:  # fmt: skip
+        for value in BAD_TEXT + EDGE_TEXT + ["1,024", "12 ms", "1e3", "true", "NaN", "Infinity"]:
+            changed = [dict(r) for r in rows]
+            changed[1][column] = value
+            # an empty cell leaves the row out (the reference CSV has such rows); "12 ms" reads
+            # 12 as "4 (batch_size column)" reads 4; fullwidth digits are digits
+            empty_ok = value in ("", "12 ms", "１２")
+            invalid: bool | None = True
+            if empty_ok or value in ("1e-300", " 5", "1e3", "1_000", "-0", "0.0", "0"):
+                invalid = None
+            yield Case("cal-csv", f"{column}={value[:10]}", CAL_CSV,
+                       {"b.csv": _csv_text(changed)}, invalid)  # fmt: skip
+    header = list(rows[0])
+    for name, text, invalid in [
+        ("dup-column", base.replace("concurrency", "concurrency,concurrency", 1), None),
+        ("header-only", ",".join(header) + "\n", True),
+        ("no-header", "\n".join(base.splitlines()[1:]), True),
+        ("semicolons", base.replace(",", ";"), True),
+        ("tabs", base.replace(",", "\t"), True),
+        ("one-row", "\n".join(base.splitlines()[:2]), None),
+        ("quote-unclosed", base + '\nB99,"unclosed\n', None),
+        ("huge-field", base + "\n" + "x" * 200_000 + "\n", None),
+        ("dup-rows", base + "\n".join(base.splitlines()[1:2]) + "\n", True),
+        ("mixed-models", base + base.splitlines()[1].replace("DeepSeek-R1-0528", "Llama-3.1-8B")
+         .replace("B52", "B98") + "\n", None),
+        ("many-cols", ",".join(header + [f"c{i}" for i in range(5000)]) + "\n"
+         + "\n".join(base.splitlines()[1:]), None),
+    ]:  # fmt: skip
+        yield Case("cal-csv", name, CAL_CSV, {"b.csv": text}, invalid)
+
+
+def _json_obj(obj: dict[str, object], key: str, value: object) -> dict[str, object]:
+    return {**obj, key: value}
+
+
+def _csv_text(rows: list[dict[str, str]]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+# Calibration: start-up logs -------------------------------------------------------------------
+
+LOG_RUNS = {
+    "vllm_v1_v16_llama31_8b_eager.txt": ["--model", "llama-3.1-8b"],
+    "trtllm_t01_llama31_8b_rtx5090.txt": ["--model", "llama-3.1-8b"],
+    "vllm_v0_v01_llama31_8b_rtx3090_20k.txt": ["--model", "llama-3.1-8b"],
+    "sglang_s02_qwq_32b_4xl4_tp4.txt": ["--model", "qwen3-32b"],
+}
+NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
+
+
+def log_cases(per_log: int = 45) -> Iterator[Case]:
+    import random
+
+    rng = random.Random(23)
+    for name, extra in LOG_RUNS.items():
+        text = "\n".join(
+            ln for ln in (LOGS / name).read_text().splitlines() if not ln.startswith("#")
+        )
+        argv = ["calibrate", "{d}/log.txt", *extra]
+        yield Case("cal-log", f"{name[:10]}-valid", argv, {"log.txt": text}, None)
+        for wname, data, invalid in wrappers(text):
+            if wname == "doubled":  # two starts: refused where the log marks a start, else
+                invalid = True if "vllm_v1" in name or "sglang" in name else None  # same figures
+            yield Case("cal-log", f"{name[:10]}-{wname}", argv, {"log.txt": data}, invalid)
+        spots = [(i, m) for i, ln in enumerate(text.splitlines()) for m in NUMBER.finditer(ln)]
+        rng.shuffle(spots)
+        for i, m in spots[:per_log]:
+            value = rng.choice(["nan", "inf", "-1", "0", "1e308", HUGE_INT, "99999999999999", "-0"])
+            lines = text.splitlines()
+            lines[i] = lines[i][: m.start()] + value + lines[i][m.end() :]
+            yield Case("cal-log", f"{name[:10]}-L{i}:{m.group()}={value[:8]}", argv,
+                       {"log.txt": "\n".join(lines)}, None)  # fmt: skip
+        yield Case("cal-log", f"{name[:10]}-out-is-log",
+                   [*argv, "-o", "{d}/log.txt", "--force"], {"log.txt": text}, True)  # fmt: skip
+        yield Case("cal-log", f"{name[:10]}-out-symlink-to-log",
+                   [*argv, "-o", "{d}/link.toml", "--force"],
+                   {"log.txt": text, "link.toml": ("symlink", "log.txt")}, None)  # fmt: skip
+    # flag mutations of calibrate itself
+    v16 = (LOGS / "vllm_v1_v16_llama31_8b_eager.txt").read_text()
+    base = ["calibrate", "{d}/log.txt", "--model", "llama-3.1-8b"]
+    for flag, values in {
+        "--gpus": ["0", "-1", HUGE_INT, "3"],
+        "--max-model-len": ["0", "-1", HUGE_INT, "1e3"],
+        "--kv-cache-dtype": ["fp3", "", "FP8"],
+        "--weight-dtype": ["int1", "", "nan"],
+        "--layout": ["tp0", "tp3", "dp1-tp1-pp1-ep1-x", ""],
+        "--engine": ["vllm2", ""],
+        "--engine-version": ["0.0.0", "99.99.99", "x", ""],
+        "--speculative": ["mtp:0", "mtp:-1", "mtp:100", "eagle:", "ngram:nan", "x:1"],
+        "--gpu": ["h100", "", "H100-SXM"],
+    }.items():
+        for value in values:
+            yield Case("cal-flags", f"{flag}={value[:10]}", [*base, flag, value],
+                       {"log.txt": v16}, True if value not in ("FP8", "3", "H100-SXM") else None)  # fmt: skip
+
+
+# Session and plain traces ---------------------------------------------------------------------
+
+SESSION_ROWS = [
+    {"session_id": "a", "turn": 0, "input_tokens": 50, "output_tokens": 20, "arrival_s": 0.0},
+    {"session_id": "a", "turn": 1, "input_tokens": 30, "output_tokens": 20, "think_s": 1.0},
+    {"session_id": "b", "turn": 0, "input_tokens": 40, "output_tokens": 20, "arrival_s": 0.5,
+     "prefix_id": "sys", "prefix_tokens": 16},
+    {"session_id": "b", "turn": 1, "input_tokens": 30, "output_tokens": 20, "think_s": 2.0},
+]  # fmt: skip
+PLAIN_ROWS = [
+    {"arrival_s": 0.0, "input_tokens": 50, "output_tokens": 20},
+    {"arrival_s": 0.4, "input_tokens": 60, "output_tokens": 30},
+    {"arrival_s": 1.1, "input_tokens": 70, "output_tokens": 10},
+]
+TRACE_SWEEP = ["sweep", "llama-3.1-8b", "--workload", "{d}/t.jsonl", "--concurrency", "4"]
+
+
+def trace_cases() -> Iterator[Case]:
+    for kind, rows in (("session", SESSION_ROWS), ("plain", PLAIN_ROWS)):
+        text = "\n".join(json.dumps(r) for r in rows) + "\n"
+        yield Case(f"trace-{kind}", "valid", TRACE_SWEEP, {"t.jsonl": text}, False)
+        for name, data, invalid in wrappers(text):
+            if name == "doubled" and kind == "session":
+                invalid = True
+            yield Case(f"trace-{kind}", f"file-{name}", TRACE_SWEEP, {"t.jsonl": data}, invalid)
+        keys = sorted({k for r in rows for k in r})
+        for key in keys:
+            for raw in BAD_JSON:
+                changed = [json.dumps(r) for r in rows]
+                changed[1] = _json_with(rows[1], key, raw)
+                ok = raw == "null" and key in ("think_s", "arrival_s", "prefix_id")
+                ok = ok or (
+                    key in ("session_id", "prefix_id") and raw in ('"12"', '"abc"', '""', "-1")
+                )
+                ok = ok or (raw == "-0.0" and key in ("arrival_s", "think_s"))
+                ok = ok or (key == "prefix_tokens" and raw == "null")
+                yield Case(f"trace-{kind}", f"{key}={raw[:12]}", TRACE_SWEEP,
+                           {"t.jsonl": "\n".join(changed)}, None if ok else True)  # fmt: skip
+        for name, text2, invalid in [
+            ("unknown-key", text.replace('"input_tokens"', '"inptu_tokens"', 1), True),
+            ("dup-key", json.dumps(rows[0])[:-1] + ', "input_tokens": -5}\n' + text, True),
+            ("array-row", "[1,2,3]\n" + text, True),
+            ("string-row", '"hello"\n' + text, True),
+            ("deep-row", "[" * 50_000 + "]" * 50_000 + "\n", True),
+            ("huge-int-row", '{"input_tokens": ' + HUGE_INT + ', "output_tokens": 1}\n', True),
+            ("blank-lines", "\n\n" + text.replace("\n", "\n\n"), False),
+            ("comment-line", "# comment\n" + text, True),
+            ("one-line-array", json.dumps(rows), True),
+            ("unicode-session", text.replace('"a"', '"ä\\u202e"'), None),
+        ]:  # fmt: skip
+            if kind == "plain" and name == "unicode-session":
+                continue
+            yield Case(f"trace-{kind}", name, TRACE_SWEEP, {"t.jsonl": text2}, invalid)
+    # trace through plan and check; flags that shape sessions
+    stext = "\n".join(json.dumps(r) for r in SESSION_ROWS) + "\n"
+    plan_t = ["plan", "llama-3.1-8b", "--gpus", "1", "--jobs", "1", "--workload", "{d}/t.jsonl"]
+    yield Case("trace-session", "plan-valid", plan_t, {"t.jsonl": stext}, None)
+    for flag, values in {
+        "--think-time": ["nan", "inf", "-1", "1e308", "-0"],
+        "--clients": ["0", "-1", HUGE_INT, "100000000"],
+        "--num-requests": ["5"],
+        "--rate": ["1"],
+        "--max-model-len": ["10"],
+    }.items():
+        for value in values:
+            invalid = value not in ("-0",)
+            if flag == "--num-requests" or flag == "--rate":
+                invalid = True  # a trace has its own count and arrivals
+            yield Case("trace-session", f"flag{flag}={value[:8]}", [*TRACE_SWEEP, flag, value],
+                       {"t.jsonl": stext}, invalid)  # fmt: skip
+    for name, target, invalid in [
+        ("dir", ("dir",), True),
+        ("symlink-loop", ("symlink", "t.jsonl"), True),
+        ("fifo", None, True),
+    ]:
+        files: dict[str, object] = {}
+        if target is not None:
+            files["t.jsonl"] = target
+        if name == "fifo":
+            continue  # a FIFO nobody writes blocks any reader (cat too); not a capcliff bug
+        yield Case("trace-file", name, TRACE_SWEEP, files, invalid)  # type: ignore[arg-type]
+    yield Case("trace-file", "missing", TRACE_SWEEP, {}, True)
+    yield Case("trace-file", "name-too-long", ["sweep", "llama-3.1-8b", "--workload",
+               "x" * 5000 + ".jsonl"], {}, True)  # fmt: skip
+    yield Case("trace-file", "not-a-dir-component", ["sweep", "llama-3.1-8b", "--workload",
+               "{d}/f/t.jsonl"], {"f": "x"}, True)  # fmt: skip
+
+
+# --offload, --disagg, prices, GPU lists -------------------------------------------------------
+
+OFFLOAD_BASE = ["sweep", "llama-3.1-8b", *SMALL, "--concurrency", "4", "--workload",
+                "multiturn-chat", "--clients", "4"]  # fmt: skip
+
+
+def spec_string_cases() -> Iterator[Case]:
+    offloads = [
+        "cpu:nanGiB", "cpu:infGiB", "cpu:-1GiB", "cpu:-0GiB", "cpu:1e308GiB", "cpu:1e999GiB",
+        f"cpu:{HUGE_INT}GiB", "cpu:64GiB,cpu:64GiB", "gpu:64GiB", "cpu:64GiB,", ",cpu:64GiB",
+        "CPU:64GiB", "cpu:64gib", "cpu:64 GiB", "cpu: 64GiB", "cpu:1.5GiB", "cpu:0x10GiB",
+        "cpu:６４GiB", "cpu:64GiB,nvme:", "nvme:1e30TiB", "cpu:64GB", "cpu:64G", "cpu:64",
+        "cpu:64KiB", "cpu:1_024GiB", "cpu:", ":64GiB", "cpu64GiB", "cpu:64GiB:1", "", " ",
+        "cpu:64GiB,nvme:4TiB,cpu:1GiB", "nvme:4TiB,cpu:64GiB", "cpu:99999TiB", "cpu:1.0000001GiB",
+    ]  # fmt: skip
+    ok = {"cpu:64gib", "cpu:64 GiB", "cpu: 64GiB", "cpu:1.5GiB", "cpu:64GB", "cpu:64G",
+          "nvme:4TiB,cpu:64GiB", "cpu:1.0000001GiB", "CPU:64GiB"}  # fmt: skip
+    for value in offloads:
+        yield Case("offload", f"{value[:24]}", [*OFFLOAD_BASE, "--offload", value], {},
+                   None if value in ok else True)  # fmt: skip
+    for policy in ["", "write_back", "WRITE-BACK", "nan"]:
+        yield Case("offload", f"policy={policy}", [*OFFLOAD_BASE, "--offload", "cpu:64GiB",
+                   "--offload-policy", policy], {}, None if policy == "WRITE-BACK" else True)  # fmt: skip
+    yield Case("offload", "policy-without-offload", [*OFFLOAD_BASE, "--offload-policy",
+               "write-back"], {}, True)  # fmt: skip
+    disaggs = [
+        "0p:tp1,1d:tp1", "1p:tp0,1d:tp1", "1p:tp1", "1d:tp1", "1p:tp1,1p:tp1,1d:tp1",
+        "1p:tp1@nonexist,1d:tp1", "1p:tp1@h100-sxm@h200-sxm,1d:tp1", "1p:tp1,1d:tp1,",
+        "١p:tp1,1d:tp1", "1p:tp3,1d:tp1", "1p:tp1-ep8,1d:tp1", "+1p:tp1,1d:tp1",
+        " 1p:tp1 , 1d:tp1 ", "1P:TP1,1D:TP1", "1e3d:tp1,1p:tp1", "1p:tp1,1d:dpa2",
+        "1p:tp1,1d:tp1@", "1p:tp1,1d:tp1@H100-SXM", "1p:tp16,1d:tp1", "1p:pp2,1d:tp1",
+        "99999999999999999999p:tp1,1d:tp1", "1p:tp1,1d:tp" + HUGE_INT, "1p:dp2-tp1,1d:tp1",
+        "", ",", "1p:,1d:tp1", "p:tp1,d:tp1", "01p:tp1,01d:tp1", "1p:tp1,1d:tp1,1x:tp1",
+        "1p:tp1;1d:tp1", "1p:tp1,1d:tp1@h100-sxm", "1p:tp2-ep2,1d:tp1",
+    ]  # fmt: skip
+    good = {" 1p:tp1 , 1d:tp1 ", "1P:TP1,1D:TP1", "01p:tp1,01d:tp1", "1p:tp1,1d:tp1@h100-sxm",
+            "1p:tp1,1d:tp1@H100-SXM", "1p:tp1,1d:dpa2", "1p:tp16,1d:tp1", "1p:pp2,1d:tp1",
+            "1p:dp2-tp1,1d:tp1", "1p:tp3,1d:tp1"}  # fmt: skip
+    dis = ["sweep", "llama-3.1-8b", *SMALL, "--concurrency", "4", "--disagg"]
+    for value in disaggs:
+        yield Case("disagg", value[:28], [*dis, value], {}, None if value in good else True)
+    for value in ["nan", "inf", "-1", "-0", "1e308", "1e999", HUGE_INT, "0"]:
+        yield Case("disagg", f"kv-overhead={value[:8]}", [*dis, "1p:tp1,1d:tp1",
+                   "--kv-transfer-overhead-ms", value], {}, value not in ("0", "-0"))  # fmt: skip
+        yield Case("disagg", f"kv-overhead-nodisagg={value[:8]}",
+                   ["sweep", "llama-3.1-8b", *SMALL, "--concurrency", "4",
+                    "--kv-transfer-overhead-ms", value], {}, None if value in ("0", "-0") else True)  # fmt: skip
+    plan_d = ["plan", "llama-3.1-8b", "--gpus", "2", "--jobs", "1", *SMALL, "--arrival", "batch"]
+    yield Case("disagg", "plan-disagg-valid", [*plan_d, "--disagg"], {}, None)
+    yield Case("disagg", "plan-disagg-1gpu", [*PLAN, "--disagg"], {}, None)
+    # prices and GPU lists
+    online = ["plan", "llama-3.1-8b", "--gpus", "1", "--jobs", "1", "--isl", "100", "--osl",
+              "100", "--num-requests", "50", "--rate", "2"]  # fmt: skip
+    for gpus, prices, invalid in [
+        ("h100-sxm", "nan", True), ("h100-sxm", "inf", True), ("h100-sxm", "-1", True),
+        ("h100-sxm", "0", True), ("h100-sxm", "-0", True), ("h100-sxm", "1e308", True),
+        ("h100-sxm", HUGE_INT, True), ("h100-sxm", "$2", True), ("h100-sxm", "2,3", True),
+        ("h100-sxm,h200-sxm", "2", None), ("h100-sxm,h200-sxm", "2,", True),
+        ("h100-sxm,h200-sxm", "2,,3", True), ("h100-sxm,h200-sxm", "2,3,4", True),
+        ("h100-sxm,h200-sxm", "２,3", None), ("h100-sxm", "1e-300", True),
+        ("h100-sxm", "2 ", None), ("h100-sxm", "", True), ("h100-sxm", "2;3", True),
+        ("h100-sxm,h100-sxm", "2,3", True), ("h100-sxm,H100-SXM", "2,3", True),
+        ("h100-sxm,nonexist", "2,3", True), ("h100-sxm,", "2", True), (" h100-sxm", "2", None),
+        ("h100-sxm", "h100-sxm:2", True), ("h100-sxm", "0.0000001", True),
+    ]:  # fmt: skip
+        yield Case("prices", f"{gpus}|{prices[:10]}", [*online, "--gpu", gpus,
+                   "--price-gpu-hour", prices], {}, invalid)  # fmt: skip
+    for gpus in ["", ",", "h100-sxm,,", "nonexist", "h100-sxm," * 40, "all", "H200-SXM",
+                 "h200-sxm\u200b", "h200‐sxm"]:  # fmt: skip
+        yield Case("gpus", gpus[:20] or "empty", [*online, "--gpu", gpus], {},
+                   None if gpus == "H200-SXM" else True)  # fmt: skip
+        yield Case("gpus", f"sweep-{gpus[:16]}", [*SWEEP, "--gpu", gpus], {},
+                   None if gpus == "H200-SXM" else True)  # fmt: skip
+    for value in ["0", "-1", "1", "1e9", "0.9999999", "1.0", "nan", "inf", "-0"]:
+        yield Case("prices", f"headroom={value}", [*online, "--headroom", value], {},
+                   value not in ("0", "-0"))  # fmt: skip
+    for value in ["1e9", "1e7", "1e-9", "nan", "inf", "-1", "0", HUGE_INT]:
+        yield Case("prices", f"rate={value[:8]}", [*online[:-2], "--rate", value,
+                   "--slo-ttft", "2", "--slo-tpot", "0.05"], {}, True)  # fmt: skip
+
+
+# check specs and baselines --------------------------------------------------------------------
+
+SPEC = """
+[[scenario]]
+name = "s"
+model = "llama-3.1-8b"
+gpu = "h100-sxm"
+layout = "tp1"
+engine = "vllm"
+[scenario.workload]
+isl = 100
+osl = 100
+arrival = "batch"
+num_requests = 20
+concurrency = 4
+[scenario.expect]
+fits = true
+kv_headroom_min = 0.1
+no_preemption_at = 4
+"""
+
+SPEC_KEYS = {
+    "": ["baseline_tolerance"],
+    "scenario": [
+        "gpus", "headroom", "usd_per_gpu_hour", "seed", "gpu_memory_utilization",
+        "max_model_len", "max_num_seqs", "max_num_batched_tokens", "block_size",
+        "kv_cache_memory", "swap_space", "request_overhead_ms", "offload", "disagg",
+        "calibration", "engine_version", "speculative", "spec_accept_length",
+        "mem_fraction_static", "free_gpu_memory_fraction", "scheduler_recv_interval",
+        "gpu_total_memory", "kv_transfer_overhead_ms", "layout", "model", "gpu", "name",
+    ],
+    "scenario.workload": [
+        "isl", "osl", "num_requests", "concurrency", "rate", "clients", "random_range_ratio",
+        "think_time", "turns", "context", "preset", "trace", "arrival",
+    ],
+    "scenario.expect": [
+        "kv_headroom_min", "no_preemption_at", "cliff_concurrency_min", "ttft_p99_max_s",
+        "tpot_p99_max_s", "output_throughput_min_tok_s", "prefix_hit_rate_min",
+        "max_model_len_fits", "sustained_rps_min", "replicas_max", "usd_per_million_tokens_max",
+        "fits", "recommended_layout",
+    ],
+}  # fmt: skip
+BAD_TOML = ["nan", "inf", "-inf", "-1", "0", "-0.0", "1e308", HUGE_INT, "true", '"abc"', "[1]",
+            "{a = 1}", '""', '"-1"', "1979-05-27"]  # fmt: skip
+
+
+def _spec_with(table: str, key: str, raw: str) -> str:
+    """SPEC with `key = raw` set in `table` ('' the top level)."""
+    lines = SPEC.strip("\n").splitlines()
+    lines = [ln for ln in lines if not ln.startswith(f"{key} =")] if table else lines
+    if table == "":
+        return f"{key} = {raw}\n" + "\n".join(lines) + "\n"
+    header = {"scenario": "[[scenario]]", "scenario.workload": "[scenario.workload]",
+              "scenario.expect": "[scenario.expect]"}[table]  # fmt: skip
+    at = lines.index(header) + 1
+    # drop an existing key of that name within the table
+    end = next((i for i in range(at, len(lines)) if lines[i].startswith("[")), len(lines))
+    body = [ln for ln in lines[at:end] if not ln.startswith(f"{key} =")]
+    return "\n".join([*lines[:at], f"{key} = {raw}", *body, *lines[end:]]) + "\n"
+
+
+def check_cases() -> Iterator[Case]:
+    argv = ["check", "{d}/s.toml", "--format", "json"]
+    yield Case("check", "valid", argv, {"s.toml": SPEC}, False)
+    for name, data, invalid in wrappers(SPEC):
+        if name in ("truncated-end",):
+            invalid = True
+        if name == "doubled":
+            invalid = True
+        yield Case("check", f"file-{name}", argv, {"s.toml": data}, invalid)
+    for table, keys in SPEC_KEYS.items():
+        for key in keys:
+            for raw in BAD_TOML:
+                text = _spec_with(table, key, raw)
+                invalid: bool | None = True
+                if raw in ("0", "-0.0") and key in ("seed", "headroom", "kv_headroom_min",
+                                                    "prefix_hit_rate_min", "request_overhead_ms",
+                                                    "think_time", "kv_transfer_overhead_ms"):  # fmt: skip
+                    invalid = None
+                if (key == "name" and raw in ('"abc"', '"-1"')) or (key, raw) == ("fits", "true"):
+                    invalid = False  # a scenario's name is any text; fits = true is the spec's own
+                yield Case("check", f"{table or 'top'}.{key}={raw[:10]}", argv,
+                           {"s.toml": text}, invalid)  # fmt: skip
+    for name, text, invalid, files in [
+        ("unknown-key", SPEC.replace("fits = true", "fits = true\nfitz = true"), True, {}),
+        ("unknown-table", SPEC + "\n[scenario.extra]\na = 1\n", True, {}),
+        ("dup-key", SPEC.replace("isl = 100", "isl = 100\nisl = 200"), True, {}),
+        ("dup-name", SPEC + SPEC, True, {}),
+        ("no-scenario", "baseline_tolerance = 0.1\n", True, {}),
+        ("scenario-table-not-array", SPEC.replace("[[scenario]]", "[scenario]"), True, {}),
+        ("unicode-name", SPEC.replace('name = "s"', 'name = "s\\u202e\\u0000x"'), None, {}),
+        ("deep-key", "a" + ".a" * 500 + " = 1\n" + SPEC, True, {}),
+        ("deep-inline", "a = " + "[" * 5000 + "]" * 5000 + "\n" + SPEC, True, {}),
+        ("huge-string", 'x = "' + "a" * 1_000_000 + '"\n' + SPEC, True, {}),
+        ("trace-relative", SPEC.replace("isl = 100\nosl = 100\narrival = \"batch\"\n"
+                                        "num_requests = 20\n", 'trace = "t.jsonl"\n'), False,
+         {"t.jsonl": "\n".join(json.dumps(r) for r in PLAIN_ROWS) + "\n"}),
+        ("trace-missing", SPEC.replace("isl = 100\nosl = 100\narrival = \"batch\"\n"
+                                       "num_requests = 20\n", 'trace = "nope.jsonl"\n'), True, {}),
+        ("trace-is-spec", SPEC.replace("isl = 100\nosl = 100\narrival = \"batch\"\n"
+                                       "num_requests = 20\n", 'trace = "s.toml"\n'), True, {}),
+        ("trace-dir", SPEC.replace("isl = 100\nosl = 100\narrival = \"batch\"\n"
+                                   "num_requests = 20\n", 'trace = "."\n'), True, {}),
+        ("calibration-relative", SPEC.replace('engine = "vllm"', 'engine = "vllm"\n'
+                                              'calibration = "cal.toml"'), True,
+         {"cal.toml": "[terms]\nactivation_peak_bytes = nan\n"}),
+        ("calibration-is-spec", SPEC.replace('engine = "vllm"', 'engine = "vllm"\n'
+                                             'calibration = "s.toml"'), True, {}),
+        ("model-folder-relative", SPEC.replace('model = "llama-3.1-8b"', 'model = "m"'), None,
+         {"m/config.json": json.dumps(llama_config())}),
+        ("osl-hist-missing", SPEC.replace("osl = 100", 'osl = "hist:h.csv"'), True, {}),
+        ("osl-hist-bad", SPEC.replace("osl = 100", 'osl = "hist:h.csv"'), True,
+         {"h.csv": "tokens,count\n100,nan\n200,-1\n"}),
+        ("osl-lognormal-bad", SPEC.replace("osl = 100", 'osl = "lognormal:100:50"'), True, {}),
+        ("osl-lognormal-nan", SPEC.replace("osl = 100", 'osl = "lognormal:nan:200"'), True, {}),
+        ("osl-lognormal-huge", SPEC.replace("osl = 100", 'osl = "lognormal:100:1e300"'), True, {}),
+        ("serve-command-bad", SPEC.replace('engine = "vllm"', 'serve_command = "vllm serve x '
+                                           '--max-num-seqs nan"'), True, {}),
+    ]:  # fmt: skip
+        yield Case("check", name, argv, {"s.toml": text, **files}, invalid)
+    # outputs of check
+    for flag in ["--junit", "--markdown", "--write-baseline"]:
+        for name, target, files, invalid in [
+            ("spec", "{d}/s.toml", {}, True),
+            ("symlink-to-spec", "{d}/l.xml", {"l.xml": ("symlink", "s.toml")}, True),
+            ("hardlink-dir", "{d}", {}, True),
+            ("model-file", "{d}/m/model.safetensors", {"m/model.safetensors": b"12345678"}, True),
+            ("trailing-slash", "{d}/out/", {}, True),
+            ("missing-dir", "{d}/no/such/out.xml", {}, True),
+            ("devnull-link", "{d}/dn", {"dn": ("symlink", "/dev/null")}, None),
+            ("fifo", "{d}/ff", {"ff": ("fifo",)}, True),
+        ]:  # fmt: skip
+            yield Case("check-out", f"{flag}-{name}", [*argv, flag, target, "--force"],
+                       {"s.toml": SPEC, **files}, invalid)  # fmt: skip
+    # baselines
+    baseline_ok = None
+    yield Case("check-baseline", "missing", [*argv, "--baseline", "{d}/b.json"],
+               {"s.toml": SPEC}, True)  # fmt: skip
+    for name, text in [
+        ("empty", ""), ("list", "[]"), ("nan", '{"s": NaN}'), ("deep", "[" * 100000),
+        ("garbage", "xyz"), ("wrong-schema", '{"schema_version": 99}'),
+        ("huge-int", '{"schema_version": ' + HUGE_INT + "}"),
+        ("scenarios-str", '{"schema_version": 1, "scenarios": "x"}'),
+        ("scenario-nan", '{"schema_version": 1, "scenarios": {"s": {"cliff_concurrency": NaN}}}'),
+        ("scenario-neg", '{"schema_version": 1, "scenarios": {"s": {"output_throughput_tok_s": -1}}}'),
+    ]:  # fmt: skip
+        yield Case("check-baseline", name, [*argv, "--baseline", "{d}/b.json"],
+                   {"s.toml": SPEC, "b.json": text}, baseline_ok if name == "wrong-schema" else True)  # fmt: skip
+
+
+# Model configs: quantization_config and safetensors headers -----------------------------------
+
+QUANTS: list[dict[str, object]] = [
+    {"quant_method": "fp8", "weight_block_size": [128, 128]},
+    {"quant_method": "fbgemm_fp8", "modules_to_not_convert": ["lm_head"]},
+    {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16},
+    {"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {
+        "num_bits": 4, "type": "int", "strategy": "group", "group_size": 128,
+        "symmetric": True}, "targets": ["Linear"]}}, "ignore": ["lm_head"]},
+    {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True},
+    {"quant_method": "gptq", "bits": 4, "group_size": 128},
+    {"quant_method": "mxfp4", "modules_to_not_convert": ["lm_head"]},
+]  # fmt: skip
+
+
+def _mutations(
+    obj: object, path: tuple[object, ...] = ()
+) -> Iterator[tuple[tuple[object, ...], object]]:
+    """Every (path, replacement) for each leaf of `obj`."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _mutations(v, (*path, k))
+        yield (*path, "__extra__"), 1
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _mutations(v, (*path, i))
+    bad: list[object] = [None, True, -4, 0, 3, 1.5, float("nan"), 10**40, "x", [], {}, "re:("]
+    for b in bad:
+        yield path, b
+
+
+def _set(obj: object, path: tuple[object, ...], value: object) -> object:
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(obj, dict):
+        new = dict(obj)
+        if head == "__extra__":
+            new["extra_unknown_key"] = value
+            return new
+        new[head] = _set(obj[head], rest, value)  # type: ignore[index]
+        return new
+    assert isinstance(obj, list) and isinstance(head, int)
+    new_list = list(obj)
+    new_list[head] = _set(obj[head], rest, value)
+    return new_list
+
+
+def model_cases() -> Iterator[Case]:
+    config = llama_config()
+    mem = ["memory", "{d}/m", "--gpus", "1", "--format", "json"]
+    yield Case("quant", "valid-none", mem, {"m/config.json": json.dumps(config)}, False)
+    for q in QUANTS:
+        method = str(q["quant_method"])
+        yield Case("quant", f"{method}-valid", mem,
+                   {"m/config.json": json.dumps({**config, "quantization_config": q})}, None)  # fmt: skip
+        for path, value in _mutations(q):
+            mutated = _set(q, path, value)
+            where = ".".join(map(str, path)) or "(whole)"
+            text = json.dumps({**config, "quantization_config": mutated}, allow_nan=True)
+            yield Case("quant", f"{method}:{where}={str(value)[:8]}", mem,
+                       {"m/config.json": text}, None)  # fmt: skip
+    for pattern in ["re:(.*)*x$", "re:(\\w+\\.?)*x$", "re:(a|aa)*b$"]:  # backtracking
+        q = {"quant_method": "fp8", "ignored_layers": [pattern]}
+        yield Case("quant", f"redos-{pattern}", mem,
+                   {"m/config.json": json.dumps({**config, "quantization_config": q})}, None)  # fmt: skip
+    for name, raw in [("list", [QUANTS[0]]), ("string", "fp8"), ("number", 8), ("empty", {}),
+                      ("null", None), ("bool", True)]:  # fmt: skip
+        yield Case("quant", f"qc-{name}", mem,
+                   {"m/config.json": json.dumps({**config, "quantization_config": raw})},
+                   name not in ("null",))  # fmt: skip
+    # safetensors headers
+    good = {"w": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 8]}}
+    cfg = {"m/config.json": json.dumps(config)}
+
+    def st(header: bytes, *, length: int | None = None, data: bytes = b"\0" * 8) -> bytes:
+        size = len(header) if length is None else length
+        return struct.pack("<Q", size) + header + data
+
+    yield Case("safetensors", "valid", mem, {**cfg, "m/model.safetensors": st(json.dumps(good).encode())}, None)  # fmt: skip
+    variants: list[tuple[str, bytes]] = [
+        ("empty-file", b""), ("short", b"\x01\x02"), ("len-huge", st(b"{}", length=2**63)),
+        ("len-zero", st(b"", length=0)), ("len-past", st(b"{}", length=10**6)),
+        ("not-json", st(b"\xff\xfe")), ("json-list", st(b"[]")), ("json-nan", st(b'{"a": NaN}')),
+        ("deep", st(b"[" * 100_000 + b"]" * 100_000)),
+        ("huge-int", st(('{"w": {"dtype": "BF16", "shape": [' + HUGE_INT + '], "data_offsets": [0, 8]}}').encode())),
+        ("dup-key", st(b'{"w": {"dtype": "BF16", "shape": [2,2], "data_offsets": [0,8]}, "w": 1}')),
+        ("meta-nonstr", st(b'{"__metadata__": {"a": 1}}')), ("meta-list", st(b'{"__metadata__": []}')),
+        ("shape-huge", st(json.dumps({"w": {"dtype": "BF16", "shape": [2**62, 2**62], "data_offsets": [0, 8]}}).encode())),
+        ("shape-neg", st(json.dumps({"w": {"dtype": "BF16", "shape": [-2, -2], "data_offsets": [0, 8]}}).encode())),
+        ("shape-float", st(json.dumps({"w": {"dtype": "BF16", "shape": [2.0, 2.0], "data_offsets": [0, 8]}}).encode())),
+        ("shape-bool", st(json.dumps({"w": {"dtype": "BF16", "shape": [True, 4], "data_offsets": [0, 8]}}).encode())),
+        ("dtype-lower", st(json.dumps({"w": {"dtype": "bf16", "shape": [2, 2], "data_offsets": [0, 8]}}).encode())),
+        ("dtype-list", st(json.dumps({"w": {"dtype": ["BF16"], "shape": [2, 2], "data_offsets": [0, 8]}}).encode())),
+        ("offsets-rev", st(json.dumps({"w": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [8, 0]}}).encode())),
+        ("offsets-3", st(json.dumps({"w": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 4, 8]}}).encode())),
+        ("offsets-past", st(json.dumps({"w": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 8]}}).encode(), data=b"")),
+        ("entry-null", st(b'{"w": null}')), ("entry-list", st(b'{"w": [1]}')),
+        ("zero-tensors", st(b"{}", data=b"")),
+        ("overlap", st(json.dumps({"a": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 8]},
+                                   "b": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 8]}}).encode())),
+        ("f4-odd", st(json.dumps({"w": {"dtype": "F4", "shape": [3], "data_offsets": [0, 2]}}).encode(), data=b"\0\0")),
+        ("unicode-name", st(json.dumps({"w\u202e\u0000": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 8]}}).encode())),
+    ]  # fmt: skip
+    for name, data in variants:
+        yield Case("safetensors", name, mem, {**cfg, "m/model.safetensors": data},
+                   None if name in ("zero-tensors", "unicode-name", "f4-odd") else True)  # fmt: skip
+    yield Case("safetensors", "dir-named-safetensors", mem, {**cfg, "m/x.safetensors": ("dir",)}, True)  # fmt: skip
+    yield Case("safetensors", "symlink-loop", mem, {**cfg, "m/x.safetensors": ("symlink", "x.safetensors")}, True)  # fmt: skip
+    yield Case("safetensors", "dangling-symlink", mem, {**cfg, "m/x.safetensors": ("symlink", "nowhere")}, True)  # fmt: skip
+    # the config itself
+    for key in ["hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+                "intermediate_size", "vocab_size", "max_position_embeddings", "head_dim",
+                "torch_dtype", "tie_word_embeddings", "rope_scaling", "model_type", "architectures"]:  # fmt: skip
+        for raw in BAD_JSON:
+            text = _json_with(config, key, raw)
+            ok = raw == "null" and key in ("head_dim", "rope_scaling", "tie_word_embeddings",
+                                           "torch_dtype")  # fmt: skip
+            ok = ok or (key == "tie_word_embeddings" and raw in ("true", "false"))
+            yield Case("config", f"{key}={raw[:10]}", mem, {"m/config.json": text},
+                       None if ok or key in ("architectures", "model_type", "rope_scaling") else True)  # fmt: skip
+    for name, data, invalid in wrappers(json.dumps(config)):
+        yield Case("config", f"file-{name}", mem, {"m/config.json": data}, invalid)
+    yield Case("config", "text_config-list", mem, {"m/config.json": json.dumps({**config, "text_config": []})}, None)  # fmt: skip
+    yield Case("config", "config-is-dir", mem, {"m/config.json": ("dir",)}, True)
+    yield Case("config", "name-too-long", ["memory", "x" * 5000, "--gpus", "1"], {}, True)
+    yield Case("config", "json-too-long", ["memory", "x" * 5000 + ".json", "--gpus", "1"], {}, True)  # fmt: skip
+
+
+# Older numeric flags ---------------------------------------------------------------------------
+
+FLAGS: dict[str, tuple[list[str], list[str]]] = {
+    # flag: (base command, extra args needed)
+    "--gpus": (SWEEP, []), "--isl": (SWEEP, []), "--num-requests": (SWEEP, []),
+    "--random-range-ratio": (SWEEP, []), "--rate": (SWEEP, []), "--clients": (SWEEP, []),
+    "--slo-ttft": (SWEEP, ["--rate", "2"]), "--slo-tpot": (SWEEP, ["--rate", "2"]),
+    "--seed": (SWEEP, []), "--gpu-memory-utilization": (SWEEP, []),
+    "--max-num-seqs": (SWEEP, []), "--max-num-batched-tokens": (SWEEP, []),
+    "--block-size": (SWEEP, []), "--mem-fraction-static": (SWEEP, ["--engine", "sglang"]),
+    "--free-gpu-memory-fraction": (SWEEP, ["--engine", "trtllm"]),
+    "--request-overhead-ms": (SWEEP, []), "--max-model-len": (SWEEP, []),
+    "--spec-accept-length": (SWEEP, ["--speculative", "ngram:3"]),
+    "--scheduler-recv-interval": (SWEEP, ["--engine", "sglang"]),
+    "--think-time": (SWEEP, ["--workload", "multiturn-chat", "--clients", "4"]),
+    "--turns": (SWEEP, ["--workload", "multiturn-chat", "--clients", "4"]),
+    "--context": (SWEEP, ["--workload", "multiturn-chat", "--clients", "4"]),
+    "--nodes": (PLAN[:3] + PLAN[4:], []), "--jobs": (PLAN[:5] + PLAN[6:], []),
+}  # fmt: skip
+TEXT_FLAGS: dict[str, list[str]] = {
+    "--osl": ["nan", "0", "-1", "lognormal:nan:1", "lognormal:100:50", "lognormal:100:200:150",
+              "lognormal:1e308:1e308", "100,100", "100," * 70, "lognormal:100:200:" + HUGE_INT,
+              "hist:nope.csv", "1e3", "100..200"],
+    "--concurrency": ["0", "-1", "4..2", "4..8:0", "4..8:-1", "4..8:" + HUGE_INT, "1..1e9",
+                      "4,4,4", "nan", "4..", "..4", "4..8:1.5", ",", "4,,8"],
+    "--gpu-total-memory": ["nan", "infGiB", "-1GiB", "0", "1e308GiB", "80", "80 GiB", "80XB"],
+    "--kv-cache-memory": ["nan", "-1GiB", "0", "1e308GiB", "1", "1KiB"],
+    "--swap-space": ["nan", "-1GiB", "1e308GiB", "0"],
+    "--spec-acceptance": ["nan", "1.5", "-0.1", "0.8,nan", "", "0.8,,0.6", "0.8,0.9"],
+    "--speculative": ["ngram:0", "ngram:" + HUGE_INT, "mtp:3", "eagle:3:nope", "eagle:nan"],
+    "--layout": ["tp0", "dp0", "tp" + HUGE_INT, "dp1000000", "tp2,tp2", "tp1,", "TP1", "ep2"],
+    "--engine-version": ["0.0.1", "nan", "9" * 50],
+    "--policy": ["nope", ""], "--routing": ["nope"], "--prefix-caching": ["maybe", "ON"],
+    "--preemption": ["nope"], "--all2all-backend": ["nope"], "--moe-backend": ["nope"],
+    "--arrival": ["nope", "batch"], "--weight-dtype": ["fp3"], "--kv-cache-dtype": ["int4"],
+    "--plot": ["{d}/x.gif", "{d}/nodir/x.png", "{d}"],
+    "--calibration": ["{d}", "{d}/nope.toml"],
+}  # fmt: skip
+
+
+def flag_cases() -> Iterator[Case]:
+    values = ["nan", "inf", "-inf", "-1", "0", "-0", "1e308", "1e999", HUGE_INT, "1e9"]
+    for flag, (base, extra) in FLAGS.items():
+        for value in values:
+            fine = value in ("0", "-0") or (flag == "--think-time" and value == "1e9")  # 31 y
+            fine = fine or (flag == "--rate" and value in ("1e9", "1e308"))  # a sweep's burst
+            yield Case("flags", f"{flag}={value[:8]}", [*base, *extra, flag, value], {},
+                       None if fine else True)  # fmt: skip
+    for flag, texts in TEXT_FLAGS.items():
+        for value in texts:
+            ok = value in ("TP1", "ON", "batch", "1e3", "80 GiB", "4,4,4", "0.8,0.9", "80",
+                           "100,100", "100," * 70, "tp2,tp2", "tp1,", "eagle:3:nope")  # fmt: skip
+            yield Case("flags", f"{flag}={value[:12]}", [*SWEEP, flag, value], {},
+                       None if ok else True)  # fmt: skip
+    for command in (["memory", "llama-3.1-8b"], PLAN):
+        for flag in ["--gpus", "--max-model-len", "--gpu-memory-utilization", "--max-num-seqs"]:
+            for value in ["nan", "-1", HUGE_INT, "1e9"]:
+                yield Case("flags", f"{command[0]}{flag}={value[:6]}", [*command, flag, value],
+                           {}, True)  # fmt: skip
+    serve = "vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size {v}"
+    for v in ["nan", "-1", HUGE_INT, "0", "1e3", "2 2"]:
+        yield Case("flags", f"serve-command-tp={v[:6]}", ["memory", "--serve-command",
+                   serve.format(v=v)], {}, True)  # fmt: skip
+    for cmd in ["vllm serve", "", "vllm serve m --max-num-seqs", "'unclosed", "sglang x",
+                "vllm serve m --gpu-memory-utilization nan"]:  # fmt: skip
+        yield Case("flags", f"serve-command={cmd[:14]}", ["memory", "--serve-command", cmd], {}, True)  # fmt: skip
+
+
+SURFACES: dict[str, Callable[[], Iterator[Case]]] = {
+    "calibration": calibration_cases, "logs": log_cases, "traces": trace_cases,
+    "specs": spec_string_cases, "check": check_cases, "models": model_cases,
+    "flags": flag_cases,
+}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("surfaces", nargs="*", default=list(SURFACES))
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--show", type=int, default=400)
+    parser.add_argument("--match", default="")
+    args = parser.parse_args()
+    cases = [c for s in args.surfaces for c in SURFACES[s]()]
+    cases = [c for c in cases if args.match in f"{c.surface}/{c.name}"]
+    outcomes = run_all(cases, jobs=args.jobs)
+    report(outcomes, show=args.show)
+
+
+if __name__ == "__main__":
+    main()
