@@ -3,6 +3,8 @@ untested. Every expected value is worked out by hand in the comments."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -44,3 +46,50 @@ def test_a_load_from_the_host_tier_lengthens_the_prefill_step(mixed_prefill: boo
     assert tier.written_bytes == 80_000
     assert result.swap_s == pytest.approx(2e-3)
     assert result.ttft_s[2] >= 4e-3
+
+
+class _ScriptedRng:
+    """A stand-in for numpy's Generator: uniform draws come from a script, every session has one
+    turn, and exponential draws return their mean."""
+
+    def __init__(self, uniform_draws: list[int]) -> None:
+        self.uniform_draws = uniform_draws
+        self.taken = 0
+
+    def integers(self, low: int, high: int, size: int, endpoint: bool) -> np.ndarray:
+        value = self.uniform_draws[self.taken]
+        self.taken += 1
+        return np.full(size, value)
+
+    def geometric(self, p: float) -> int:
+        return 1
+
+    def exponential(self, scale: float) -> float:
+        return scale
+
+
+def _one_turn_sessions(draws: list[int]) -> tuple[Any, _ScriptedRng]:
+    from capcliff.sim.traffic.sessions import SessionSpec, generate_sessions
+    from capcliff.sim.traffic.workload import Fixed, Uniform
+
+    # A turn fits when its prompt + max_output_tokens (10) is within the 100-token context: a
+    # drawn input of 100 never fits, one of 50 does.
+    spec = SessionSpec(
+        mean_turns=1, user_input=Uniform(1, 100), output=Fixed(1), max_context_tokens=100,
+        max_output_tokens=10,
+    )  # fmt: skip
+    rng = _ScriptedRng(draws)
+    return generate_sessions(spec, 1, rng, clients=1), rng  # type: ignore[arg-type]
+
+
+def test_sessions_are_tried_up_to_a_hundred_per_request_before_giving_up() -> None:
+    from capcliff.errors import InputError
+
+    # One request wanted: the first 99 sessions' turns do not fit, the 100th's does. 100 x 1
+    # sessions are allowed, so the request is made from the 100th session's turn.
+    requests, rng = _one_turn_sessions([100] * 99 + [50])
+    assert rng.taken == 100
+    assert requests.input_tokens.tolist() == [50]
+    # No turn ever fits: the 101st session is one too many.
+    with pytest.raises(InputError, match="no turn fits the context limit"):
+        _one_turn_sessions([100] * 200)
