@@ -93,3 +93,55 @@ def test_sessions_are_tried_up_to_a_hundred_per_request_before_giving_up() -> No
     # No turn ever fits: the 101st session is one too many.
     with pytest.raises(InputError, match="no turn fits the context limit"):
         _one_turn_sessions([100] * 200)
+
+
+def test_a_pools_busy_fraction_is_its_step_time_over_replicas_times_the_makespan() -> None:
+    from capcliff.sim.disagg.kv_transfer import Fabric, Path, Placement
+    from capcliff.sim.disagg.pools import Pool, simulate_disaggregated
+    from tests.simtools import constant_model
+
+    # One 10-token prompt with 4 output tokens; every step takes 10 ms. The prefill replica runs
+    # one step (0-10 ms), the 4 GB of KV cross NVLink at 4 GPUs x 100 GB/s in 10 ms (no latency,
+    # no setup), and the decode replica runs the other 3 tokens' steps (20-50 ms): makespan 50 ms.
+    # Prefill: 10 ms / (1 replica x 50 ms) = 0.2. Decode: 30 ms / (2 replicas x 50 ms) = 0.3 (the
+    # second decode replica never runs). KV peaks at 3 blocks of 4 tokens (of 100) in prefill and
+    # at 4 in decode, whose last step writes the KV of the 10 + 3 tokens before the last one.
+    prefill = Pool(
+        model=constant_model(0.01), capacity=KVCapacity(blocks=100, block_size=4),
+        config=SimConfig(policy="vllm", max_num_seqs=8, max_num_batched_tokens=64), replicas=1,
+        gpus_per_replica=4,
+    )  # fmt: skip
+    decode = Pool(prefill.model, prefill.capacity, prefill.config, replicas=2, gpus_per_replica=4)
+    nvlink, rdma = Path("nvlink", 100e9, 0.0), Path("rdma", 50e9, 0.0)
+    one = Requests(np.array([10]), np.array([4]), np.array([4]), np.array([0.0]))
+    result = simulate_disaggregated(
+        one, np.array([4e9]), prefill=prefill, decode=decode,
+        fabric=Fabric(nvlink, rdma, domain_gpus=16, overhead_s=0.0),
+        placement=Placement((range(0, 4),), (range(4, 8), range(8, 12))),
+    )  # fmt: skip
+    assert result.serving.makespan_s == pytest.approx(0.05)
+    assert result.prefill.busy_fraction == pytest.approx(0.2)
+    assert result.decode.busy_fraction == pytest.approx(0.3)
+    assert (result.prefill.peak_kv_utilization, result.decode.peak_kv_utilization) == (0.03, 0.04)
+
+
+def test_only_a_replica_class_that_overrides_no_stood_in_method_takes_the_inlined_loops() -> None:
+    from capcliff.sim.loop.landed import LandedReplicaSim
+    from capcliff.sim.loop.replica import ReplicaSim
+    from capcliff.sim.loop.thrash import _plain_replica
+
+    # The inlined thrash and admission loops stand in for ReplicaSim's own methods, so they run
+    # for ReplicaSim and for a subclass that overrides none of them (asked twice: the answer is
+    # cached), not for the decode pool's LandedReplicaSim, which overrides `run_step`.
+    class Renamed(ReplicaSim):
+        pass
+
+    class OwnPreempt(ReplicaSim):
+        def preempt(self, v: int) -> None:
+            super().preempt(v)
+
+    assert _plain_replica(ReplicaSim) is True
+    assert _plain_replica(Renamed) is True
+    assert _plain_replica(Renamed) is True
+    assert _plain_replica(OwnPreempt) is False
+    assert _plain_replica(LandedReplicaSim) is False
