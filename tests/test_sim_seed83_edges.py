@@ -145,3 +145,35 @@ def test_only_a_replica_class_that_overrides_no_stood_in_method_takes_the_inline
     assert _plain_replica(Renamed) is True
     assert _plain_replica(OwnPreempt) is False
     assert _plain_replica(LandedReplicaSim) is False
+
+
+@pytest.mark.parametrize("b_at_s", [0.045, 0.055])
+def test_an_overlap_poll_inside_a_jumped_run_hears_up_to_the_start_of_the_step_before_it(
+    b_at_s: float,
+) -> None:
+    import dataclasses
+
+    from capcliff.sim.loop.replica import ReplicaSim
+    from capcliff.sim.simulate import make_policy
+    from tests.reference_sim import ReferenceSim
+    from tests.simtools import constant_model
+
+    # SGLang with the overlap scheduler and --scheduler-recv-interval 4; every step 10 ms. A
+    # (7 tokens out) and C (20) prefill in step 0 = [0, 10); the poll at 10 resets the counter.
+    # Decode steps 1-6 end at 20 .. 70, where A finishes: one jumped run. Inside it the poll at
+    # 50 (counter 4) hears arrivals up to the start of step 4, 40 ms, so B (at 45 or 55 ms) is
+    # not heard; the counter is 2 at 70 and reaches 4 at 90, whose poll hears up to 80 ms. B is
+    # prefilled in [90, 100): its first token at 100 ms, as the step-by-step reference has it.
+    model = dataclasses.replace(constant_model(0.01), overlap_schedule=True)
+    config = SimConfig(policy="sglang", scheduler_recv_interval=4)
+    requests = Requests(
+        np.array([4, 4, 4]), np.array([7, 20, 2]), np.array([7, 20, 2]),
+        np.array([0.0, 0.0, b_at_s]),
+    )  # fmt: skip
+    rule = make_policy(config, requests)
+    capacity = KVCapacity(100, 16)
+    fast = ReplicaSim(requests, model, capacity, config, rule).run()
+    slow = ReferenceSim(requests, model, capacity, config, rule).run()
+    assert fast.first_token_s[2] == pytest.approx(0.100)
+    assert slow.first_token_s[2] == pytest.approx(0.100)
+    assert fast.events < fast.steps  # the decode steps were jumped over, not stepped
