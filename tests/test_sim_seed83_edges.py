@@ -177,3 +177,29 @@ def test_an_overlap_poll_inside_a_jumped_run_hears_up_to_the_start_of_the_step_b
     assert fast.first_token_s[2] == pytest.approx(0.100)
     assert slow.first_token_s[2] == pytest.approx(0.100)
     assert fast.events < fast.steps  # the decode steps were jumped over, not stepped
+
+
+def test_a_run_of_exactly_max_steps_steps_finishes() -> None:
+    from capcliff.errors import SimulationLimitError
+    from capcliff.sim.loop.replica import ReplicaSim
+    from capcliff.sim.simulate import make_policy
+    from tests.simtools import constant_model, fixed_batch
+
+    # One 4-token prompt, 10 tokens out, one sequence at a time: a prefill step and 9 decode steps,
+    # 10 steps in all, which a guard of 10 steps lets through. 12 tokens out need 11 decode steps
+    # alone, (12 - 1) / 1 > 10: refused before the first step.
+    config = SimConfig(policy="vllm", max_num_seqs=1, max_steps=10)
+
+    def run(output: int) -> ReplicaSim:
+        requests = fixed_batch(1, 4, output)
+        return ReplicaSim(
+            requests, constant_model(0.01), KVCapacity(100, 16), config,
+            make_policy(config, requests),
+        )  # fmt: skip
+
+    ten = run(10)
+    assert ten.run().steps == 10
+    too_long = run(12)
+    with pytest.raises(SimulationLimitError):
+        too_long.run()
+    assert too_long.rec.steps == 0
