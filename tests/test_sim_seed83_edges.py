@@ -203,3 +203,33 @@ def test_a_run_of_exactly_max_steps_steps_finishes() -> None:
     with pytest.raises(SimulationLimitError):
         too_long.run()
     assert too_long.rec.steps == 0
+
+
+@pytest.mark.parametrize("policy", ["vllm", "vllm-first-chunk", "trtllm-max-util"])
+def test_a_request_arriving_while_the_cache_thrashes_joins_the_queue_at_the_next_event(
+    policy: str,
+) -> None:
+    from capcliff.sim.loop.replica import ReplicaSim
+    from capcliff.sim.simulate import make_policy
+    from tests.simtools import constant_model
+
+    # The thrashing case of test_sim_mutants_fast_paths (A, B, C: prompt 1, output 10; 12 blocks
+    # of 1 token; 1 ms a step) with D (prompt 1, output 1) arriving at 5.5 ms, during steps 4-5
+    # (C preempted), and E at 50 ms, after everything. D is queued at 6 ms, behind C, so when B
+    # is preempted in steps 6-9 three wait: B, C, D. At 10 ms B (7 blocks) and C (5) come back
+    # and D (1) waits; at 11 ms C goes again (2 waiting); at 14 ms B is done and C (6 blocks) and
+    # D (1) get in: D's only token at 15 ms. E runs alone, 50-51 ms.
+    requests = Requests(
+        np.array([1, 1, 1, 1, 1]), np.array([10, 10, 10, 1, 1]), np.array([10, 10, 10, 1, 1]),
+        np.array([0.0, 0.0, 0.0, 0.0055, 0.05]),
+    )  # fmt: skip
+    config = SimConfig(policy=policy)
+    sim = ReplicaSim(
+        requests, constant_model(1e-3), KVCapacity(12, 1), config, make_policy(config, requests)
+    )
+    result = sim.run()
+    assert result.series_s.tolist() == pytest.approx(
+        [1e-3, 4e-3, 6e-3, 10e-3, 11e-3, 14e-3, 15e-3, 19e-3, 51e-3]
+    )
+    assert result.series_waiting.tolist() == [0, 0, 1, 3, 1, 2, 0, 0, 0]
+    assert result.finish_s.tolist() == pytest.approx([10e-3, 14e-3, 19e-3, 15e-3, 51e-3])
