@@ -233,3 +233,30 @@ def test_a_request_arriving_while_the_cache_thrashes_joins_the_queue_at_the_next
     )
     assert result.series_waiting.tolist() == [0, 0, 1, 3, 1, 2, 0, 0, 0]
     assert result.finish_s.tolist() == pytest.approx([10e-3, 14e-3, 19e-3, 15e-3, 51e-3])
+
+
+def test_a_compute_bound_decode_run_is_cut_at_the_first_step_end_after_an_arrival() -> None:
+    from capcliff.sim.loop.replica import ReplicaSim
+    from capcliff.sim.simulate import make_policy
+    from tests.reference_sim import ReferenceSim
+    from tests.simtools import toy_model
+
+    # 20 one-token prompts (30 tokens out) at 0 s and X (2 tokens out) at 30 ms, vLLM, the toy
+    # model. A decode step of 20 sequences computes 20 x (10 + 0.1) GFLOP at 100 TFLOP/s =
+    # 2.02 ms, more than its 1 GB of weights take to read (1 ms): compute-bound, 1 + 2.02 ms
+    # with the step overhead (+ a few ns of attention). The prefill step ends at 3.02 ms and
+    # the 9th decode step after it at 3.02 + 9 x 3.021 = 30.21 ms, the first step end past
+    # 30 ms: the run of decode steps is cut there and X is prefilled in the next step, which
+    # ends 3.12 ms later (its own 10.1 GFLOP on top): first token 3.33 ms after it arrived.
+    n = 20
+    requests = Requests(
+        np.ones(n + 1, dtype=np.int64), np.array([30] * n + [2]), np.array([30] * n + [2]),
+        np.array([0.0] * n + [0.030]),
+    )  # fmt: skip
+    config = SimConfig(policy="vllm")
+    rule, capacity = make_policy(config, requests), KVCapacity(1000, 16)
+    fast = ReplicaSim(requests, toy_model(), capacity, config, rule).run()
+    slow = ReferenceSim(requests, toy_model(), capacity, config, rule).run()
+    assert fast.series_s[1] == pytest.approx(0.03021, abs=1e-5)
+    assert fast.first_token_s[-1] - 0.030 == pytest.approx(0.00333, abs=1e-5)
+    assert fast.first_token_s[-1] == pytest.approx(slow.first_token_s[-1], rel=1e-9)
