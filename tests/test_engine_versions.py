@@ -220,3 +220,19 @@ def test_the_extend_rate_only_touches_prefill_steps(
     prefill = (seqs + extra, seqs, context + extra, pairs)
     if extra and rate <= plain.flops_per_s:
         assert with_rate.step_time_s(*prefill) >= plain.step_time_s(*prefill) * (1 - 1e-12)
+
+
+@pytest.mark.parametrize(
+    ("engine", "version"),
+    [("vllm", "0.0.1"), ("vllm", "0.6.3"), ("sglang", "0.0.9"), ("trtllm", "0.0.1")],
+)
+def test_a_release_before_the_engines_first_is_refused(engine: str, version: str) -> None:
+    # vLLM's V1 engine first shipped in 0.7.0; no engine shipped a 0.0.x release. Before this, the
+    # oldest modelled profile was used without a word.
+    with pytest.raises(InputError, match=r"^engine_version: .* older than the earliest"):
+        engine_profile(EngineName(engine), version)
+
+
+@pytest.mark.parametrize(("engine", "version"), [("vllm", "0.7.0"), ("vllm-v0", "0.6.3")])
+def test_the_first_releases_are_accepted(engine: str, version: str) -> None:
+    assert engine_profile(EngineName(engine), version) is not None

@@ -483,11 +483,30 @@ def parse_version(text: str) -> tuple[int, int, int]:
     return int(major), int(minor), int(patch or 0)
 
 
+# The earliest release of each engine: no engine shipped a 0.0.x release (vLLM's first was 0.1.0,
+# SGLang's 0.1.x, TensorRT-LLM's 0.5.0), and vLLM's V1 engine first shipped, as an opt-in alpha, in
+# 0.7.0 (vLLM v0.7.0 release notes, "V1 alpha"); earlier vLLM releases ran V0 (`--engine vllm-v0`).
+EARLIEST_RELEASE: dict[EngineName, tuple[int, int, int]] = {
+    EngineName.VLLM: (0, 7, 0),
+    EngineName.VLLM_V0: (0, 1, 0),
+    EngineName.SGLANG: (0, 1, 0),
+    EngineName.TRTLLM: (0, 1, 0),
+}
+
+
 def engine_profile(engine: EngineName, version: str | None = None) -> EngineProfile:
     """The step-time profile capcliff assumes for `engine` at release `version` (None: the latest
-    modelled release, PROFILES)."""
+    modelled release, PROFILES). A release before the engine's first (EARLIEST_RELEASE) is an
+    input error, not the oldest profile silently."""
     release = None if version is None else parse_version(version)
     if release is not None:
+        first = EARLIEST_RELEASE.get(engine, (0, 1, 0))
+        if release < first:
+            hint = "; releases before it run V0: --engine vllm-v0" if engine == "vllm" else ""
+            raise InputError(
+                f"engine_version: {version!r} is older than the earliest {engine} release "
+                f"({'.'.join(map(str, first))}){hint}"
+            )
         for boundary, profile in OLDER_PROFILES.get(engine, ()):
             if release < boundary:
                 return profile
