@@ -29,6 +29,7 @@ from capcliff.cli import main
 from capcliff.errors import CatalogError, InputError
 from capcliff.files import is_model_file, parse_json, parse_toml, write_text_atomic
 from capcliff.sim.traffic.sessions import parse_session_trace
+from tests.bench_csv import csv_with
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / "tests" / "fixtures" / "logs"
@@ -462,21 +463,6 @@ def test_a_vllm_result_of_another_model_is_refused(tmp_path: Path) -> None:
         read_benchmark_file(path, DeploymentFilter(hf_repo="Qwen/Qwen3-32B"))
 
 
-def _csv_with(tmp_path: Path, column: str, value: str, *, extra_row: bool = False) -> Path:
-    import csv
-
-    rows = list(csv.DictReader(DSR1_CSV.open()))
-    rows[0][column] = value
-    if extra_row:
-        rows.append({**rows[0], "row_id": "B99"})
-    path = tmp_path / "bench.csv"
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
-
-
 @pytest.mark.parametrize(
     ("column", "value", "extra_row", "message"),
     [
@@ -500,7 +486,7 @@ def test_a_benchmark_csv_with_impossible_figures_is_refused(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    path = _csv_with(tmp_path, column, value, extra_row=extra_row)
+    path = csv_with(tmp_path, column, value, extra_row=extra_row)
     args = ["calibrate", str(path), "--model", "deepseek-r1", "--gpu", "h200-sxm", "--gpus", "8"]
     line = _one_line_error([*args, "--engine", "sglang"], capsys)
     assert line.startswith(f"error: bench.csv: {message}"), line

@@ -7,7 +7,6 @@ traceback, a hang or a silently simulated nonsense), and no file is lost.
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import tomllib
@@ -24,6 +23,7 @@ from capcliff.catalog.quantization import quantization_from_config
 from capcliff.cli import main
 from capcliff.errors import CatalogError, InputError
 from capcliff.sim.traffic.sessions import parse_session_trace
+from tests.bench_csv import csv_with
 
 ROOT = Path(__file__).resolve().parent.parent
 V16 = ROOT / "tests" / "fixtures" / "logs" / "vllm_v1_v16_llama31_8b_eager.txt"
@@ -232,17 +232,6 @@ def test_a_concurrency_cap_past_the_requests_is_the_requests(tmp_path: Path) -> 
     assert [p.concurrency for p in read_benchmark_file(path, ANY)] == [200]
 
 
-def _csv_with(tmp_path: Path, column: str, value: str) -> Path:
-    rows = list(csv.DictReader(DSR1_CSV.open()))
-    rows[1][column] = value
-    path = tmp_path / "bench.csv"
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
-
-
 @pytest.mark.parametrize(
     ("column", "value", "message"),
     [
@@ -258,7 +247,7 @@ def test_a_csv_cell_that_is_no_number_is_refused_not_dropped(
     column: str, value: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # the row was read as lacking the figure (or as another deployment) and left out unsaid
-    path = _csv_with(tmp_path, column, value)
+    path = csv_with(tmp_path, column, value, row=1)
     args = ["calibrate", str(path), "--model", "deepseek-r1", "--gpu", "h200-sxm", "--gpus", "8"]
     line = _one_line_error([*args, "--engine", "sglang"], capsys)
     assert message in line
@@ -266,9 +255,9 @@ def test_a_csv_cell_that_is_no_number_is_refused_not_dropped(
 
 def test_an_empty_csv_cell_still_leaves_its_row_out(tmp_path: Path) -> None:
     keep = DeploymentFilter(hf_repo="deepseek-ai/DeepSeek-R1", gpus=8, engine="sglang")
-    assert [p.row_id for p in read_benchmark_file(_csv_with(tmp_path, "input_len", ""), keep)] == [
-        "B52"
-    ]
+    assert [
+        p.row_id for p in read_benchmark_file(csv_with(tmp_path, "input_len", "", row=1), keep)
+    ] == ["B52"]
 
 
 @settings(max_examples=100, deadline=None)
