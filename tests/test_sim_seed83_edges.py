@@ -123,6 +123,12 @@ def test_a_pools_busy_fraction_is_its_step_time_over_replicas_times_the_makespan
     assert result.prefill.busy_fraction == pytest.approx(0.2)
     assert result.decode.busy_fraction == pytest.approx(0.3)
     assert (result.prefill.peak_kv_utilization, result.decode.peak_kv_utilization) == (0.03, 0.04)
+    # The mean KV in use counts the idle decode replica as 0, as busy_fraction does: half of what
+    # the one replica that ran held over the makespan.
+    ran = result.decode_runs[0]
+    alone = ran.used_block_seconds / (ran.total_blocks * 0.05)
+    assert alone > 0
+    assert result.decode.mean_kv_utilization == pytest.approx(alone / 2)
 
 
 def test_only_a_replica_class_that_overrides_no_stood_in_method_takes_the_inlined_loops() -> None:

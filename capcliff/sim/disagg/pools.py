@@ -109,13 +109,15 @@ def _round_robin(order: IntArray, replicas: int) -> IntArray:
 
 def _pool_stats(runs: list[ReplicaResult], replicas: int, makespan_s: float) -> PoolStats:
     kv = [r.peak_used_blocks / r.total_blocks for r in runs]
+    # A replica that got no request holds no KV: it counts as 0 in the mean, as in busy_fraction
+    # and in a plain run's mean (`sim.result.mean_kv_utilization`).
     mean = [
         r.used_block_seconds / (r.total_blocks * makespan_s) if makespan_s else 0.0 for r in runs
     ]
     return PoolStats(
         busy_fraction=sum(r.busy_s for r in runs) / (replicas * makespan_s) if makespan_s else 0.0,
         peak_kv_utilization=max(kv) if kv else 0.0,
-        mean_kv_utilization=float(np.mean(mean)) if mean else 0.0,
+        mean_kv_utilization=sum(mean) / replicas,
         preemptions=sum(int(r.preemptions.sum()) for r in runs),
     )
 
