@@ -1,0 +1,17 @@
+"""Edges the seed-97 mutation sample (`benchmarks/mutation.py --packages analysis --seed 97`)
+found untested. Every expected value is worked out by hand in the comments."""
+
+from __future__ import annotations
+
+from capcliff.analysis.plan.ties import Option, decide, simplicity
+
+
+def test_no_pipeline_comes_before_fewer_gpus_per_replica() -> None:
+    # the rule's first criterion is "no PP": tp1-pp2 uses 2 GPUs per replica and tp4 uses 4,
+    # but tp4 has no pipeline stages, so it is the simpler of the two and wins their tie
+    # (0.98 is 2 % below 1.0, inside the 10 % band)
+    pp = Option("tp1-pp2", 1.0, tp=1, pp=2)
+    tp = Option("tp4", 0.98, tp=4, pp=1)
+    assert simplicity(tp) < simplicity(pp)
+    assert simplicity(tp) == (False, 4, 1, 4)
+    assert decide([pp, tp])[0] is tp
