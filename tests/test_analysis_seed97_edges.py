@@ -3,7 +3,9 @@ found untested. Every expected value is worked out by hand in the comments."""
 
 from __future__ import annotations
 
+from capcliff.analysis.deployment import DeploymentSettings, resolve
 from capcliff.analysis.plan.ties import Option, decide, simplicity
+from capcliff.catalog.catalogs import get_hardware, get_model
 
 
 def test_no_pipeline_comes_before_fewer_gpus_per_replica() -> None:
@@ -15,3 +17,11 @@ def test_no_pipeline_comes_before_fewer_gpus_per_replica() -> None:
     assert simplicity(tp) < simplicity(pp)
     assert simplicity(tp) == (False, 4, 1, 4)
     assert decide([pp, tp])[0] is tp
+
+
+def test_without_speculation_a_sequence_holds_no_lookahead_slots() -> None:
+    # no speculative method: nothing is verified ahead, so 0 slots (capacity() only asks under
+    # speculation; the method's own answer is pinned here)
+    dep = resolve(get_model("llama-3.1-8b"), get_hardware("h200-sxm"), DeploymentSettings())
+    assert dep.speculation is None
+    assert dep.lookahead_tokens_per_sequence() == 0
