@@ -3,7 +3,10 @@ found untested. Every expected value is worked out by hand in the comments."""
 
 from __future__ import annotations
 
+import math
+
 from capcliff.analysis.deployment import DeploymentSettings, resolve
+from capcliff.analysis.disagg.fleet import _limit
 from capcliff.analysis.plan.ties import Option, decide, simplicity
 from capcliff.catalog.catalogs import get_hardware, get_model
 
@@ -25,3 +28,11 @@ def test_without_speculation_a_sequence_holds_no_lookahead_slots() -> None:
     dep = resolve(get_model("llama-3.1-8b"), get_hardware("h200-sxm"), DeploymentSettings())
     assert dep.speculation is None
     assert dep.lookahead_tokens_per_sequence() == 0
+
+
+def test_the_cheapest_cluster_report_echoes_a_finite_slo_limit_and_none_for_no_limit() -> None:
+    # an SLO limit left out is infinite inside the search; the report says None (no limit) for
+    # it and carries a given limit as it was given (2.0 s, 0.05 s)
+    assert _limit(2.0) == 2.0
+    assert _limit(0.05) == 0.05
+    assert _limit(math.inf) is None
