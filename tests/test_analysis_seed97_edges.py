@@ -4,11 +4,17 @@ found untested. Every expected value is worked out by hand in the comments."""
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
+from typing import cast
+
+import numpy as np
 
 from capcliff.analysis.deployment import DeploymentSettings, resolve
 from capcliff.analysis.disagg.fleet import _limit
 from capcliff.analysis.plan.ties import Option, decide, simplicity
+from capcliff.analysis.sweep.failure import past_cliff
 from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.sim.result import SimResult
 
 
 def test_no_pipeline_comes_before_fewer_gpus_per_replica() -> None:
@@ -36,3 +42,27 @@ def test_the_cheapest_cluster_report_echoes_a_finite_slo_limit_and_none_for_no_l
     assert _limit(2.0) == 2.0
     assert _limit(0.05) == 0.05
     assert _limit(math.inf) is None
+
+
+def test_past_cliff_waiting_counts_the_sample_at_the_makespan_and_none_after() -> None:
+    # samples at 0..4 s (the grid ends exactly at the 4 s makespan) wait 0, 4, 4, 2, 0 requests:
+    # mean 10 / 5 = 2.0 and peak 4; the sample at 5 s (past the makespan) is left out. 8
+    # requests at 2/s: 4 preemptions are 0.5 each, Little's law 2.0 / 2 = 1.0 s; 50 of 1,000
+    # tokens recomputed is 5 %, under the 10 % share, so queueing dominates
+    series = SimpleNamespace(
+        time_s=np.array([0.0, 1.0, 2.0, 3.0, 4.0, 5.0]),
+        waiting=np.array([0.0, 4.0, 4.0, 2.0, 0.0, 10.0]),
+    )
+    run = SimpleNamespace(
+        first_saturation=(0, 1.0), e2e_s=np.ones(8), series=series, makespan_s=4.0,
+        requests_per_s=2.0, scheduled_tokens=1_000, reuse=None, total_recomputed_tokens=50,
+        total_preemptions=4, blocked_s=1.5,
+    )  # fmt: skip
+    found = past_cliff(cast(SimResult, run))
+    assert found is not None
+    assert found.mean_waiting == 2.0
+    assert found.peak_waiting == 4.0
+    assert found.mean_wait_s == 1.0
+    assert found.preemptions_per_request == 0.5
+    assert found.recompute_share == 0.05
+    assert found.dominant == "queueing"
