@@ -11,6 +11,9 @@ import numpy as np
 
 from capcliff.analysis.deployment import DeploymentSettings, resolve
 from capcliff.analysis.disagg.fleet import _limit
+from capcliff.analysis.evaluate.capacity import CapPoint, Replica, saturation_sweep, sweep_caps
+from capcliff.analysis.evaluate.online_load import OnlineWorkload
+from capcliff.analysis.evaluate.steady_state import SteadyState
 from capcliff.analysis.plan.ties import Option, decide, simplicity
 from capcliff.analysis.sweep.failure import past_cliff
 from capcliff.catalog.catalogs import get_hardware, get_model
@@ -66,3 +69,21 @@ def test_past_cliff_waiting_counts_the_sample_at_the_makespan_and_none_after() -
     assert found.preemptions_per_request == 0.5
     assert found.recompute_share == 0.05
     assert found.dominant == "queueing"
+
+
+def _cap_point(cap: int, rps: float) -> CapPoint:
+    result = SimpleNamespace(total_preemptions=0, finish_s=np.ones(10))
+    state = SimpleNamespace(throughput_rps=rps, rps_half_width=0.0)
+    return CapPoint(cap, cast(SteadyState, state), cast(SimResult, result), 10)
+
+
+def test_a_grid_of_two_caps_adds_the_lower_one_when_the_upper_is_chosen() -> None:
+    # base 1: the factors 0.5, 0.71, 1, 1.41, 2 round to caps 1 (0 floored at 1), 1, 1, 1, 2,
+    # so the grid is [1, 2]; the climb starts at 2, and since 2 is the choice (the only point),
+    # the lowest cap, 1, goes in front (points taken from `known`: nothing is simulated)
+    replica = cast(Replica, SimpleNamespace(config=SimpleNamespace(max_num_seqs=8)))
+    assert sweep_caps(replica, 1) == [1, 2]
+    one, two = _cap_point(1, 5.0), _cap_point(2, 9.0)
+    workload = cast(OnlineWorkload, None)
+    points = saturation_sweep(replica, workload, 1, None, known={1: one, 2: two})
+    assert points == (one, two)
