@@ -11,12 +11,21 @@ import numpy as np
 
 from capcliff.analysis.deployment import DeploymentSettings, resolve
 from capcliff.analysis.disagg.fleet import _limit
-from capcliff.analysis.evaluate.capacity import CapPoint, Replica, saturation_sweep, sweep_caps
+from capcliff.analysis.evaluate.capacity import (
+    CapPoint,
+    Replica,
+    ReplicaCapacity,
+    saturation_sweep,
+    sweep_caps,
+)
+from capcliff.analysis.evaluate.layout_capacity import LayoutEval, best_layout
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.steady_state import SteadyState
 from capcliff.analysis.plan.ties import Option, decide, simplicity
 from capcliff.analysis.sweep.failure import past_cliff
 from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.catalog.layout import Layout
+from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.sim.result import SimResult
 
 
@@ -87,3 +96,24 @@ def test_a_grid_of_two_caps_adds_the_lower_one_when_the_upper_is_chosen() -> Non
     workload = cast(OnlineWorkload, None)
     points = saturation_sweep(replica, workload, 1, None, known={1: one, 2: two})
     assert points == (one, two)
+
+
+def _layout_eval(layout: Layout, replica_rps: float, *, meets: bool = True) -> LayoutEval:
+    memory = cast(LayoutMemory, SimpleNamespace(layout=layout))
+    capacity = cast(ReplicaCapacity, SimpleNamespace(sustained_rps=replica_rps, meets_slo=meets))
+    return LayoutEval(memory, cast(Replica, None), capacity, refined=True)
+
+
+def test_the_best_layout_in_all_and_per_gpu() -> None:
+    # dp8 sustains 8 x 1.0 = 8 requests/s on 8 GPUs (1.0 per GPU); tp4 sustains 6 on 4 GPUs
+    # (1.5 per GPU); tp2 would sustain 20 but misses the SLO. In all dp8 is best (8 > 6), per GPU
+    # tp4 (1.5 > 1.0). (No caller in capcliff asks per GPU yet; the option is pinned here.)
+    found = {
+        "dp8": _layout_eval(Layout(dp=8), 1.0),
+        "tp4": _layout_eval(Layout(tp=4), 6.0),
+        "tp2": _layout_eval(Layout(tp=2), 20.0, meets=False),
+    }
+    assert found["dp8"].sustained_rps == 8.0
+    assert best_layout(found) is found["dp8"]
+    assert best_layout(found, per_gpu=True) is found["tp4"]
+    assert best_layout({"tp2": found["tp2"]}) is None
