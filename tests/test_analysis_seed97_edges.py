@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import math
 from types import SimpleNamespace
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
+import pytest
 
 from capcliff.analysis.deployment import DeploymentSettings, resolve
 from capcliff.analysis.disagg.fleet import _limit
+from capcliff.analysis.evaluate import capacity
 from capcliff.analysis.evaluate.capacity import (
     CapPoint,
     Replica,
@@ -100,8 +102,8 @@ def test_a_grid_of_two_caps_adds_the_lower_one_when_the_upper_is_chosen() -> Non
 
 def _layout_eval(layout: Layout, replica_rps: float, *, meets: bool = True) -> LayoutEval:
     memory = cast(LayoutMemory, SimpleNamespace(layout=layout))
-    capacity = cast(ReplicaCapacity, SimpleNamespace(sustained_rps=replica_rps, meets_slo=meets))
-    return LayoutEval(memory, cast(Replica, None), capacity, refined=True)
+    found = cast(ReplicaCapacity, SimpleNamespace(sustained_rps=replica_rps, meets_slo=meets))
+    return LayoutEval(memory, cast(Replica, None), found, refined=True)
 
 
 def test_the_best_layout_in_all_and_per_gpu() -> None:
@@ -117,3 +119,19 @@ def test_the_best_layout_in_all_and_per_gpu() -> None:
     assert best_layout(found) is found["dp8"]
     assert best_layout(found, per_gpu=True) is found["tp4"]
     assert best_layout({"tp2": found["tp2"]}) is None
+
+
+def test_only_caps_past_the_base_are_probed_for_thrashing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the base cap is the steady-state cliff, simulated in full; a cap past it (base + 1 and up)
+    # may thrash, so it is first probed with a short sample
+    probes: dict[int, bool] = {}
+
+    def record(replica: object, workload: object, cap: int, least: object, **kw: Any) -> int:
+        probes[cap] = kw["probe"]
+        return cap
+
+    monkeypatch.setattr(capacity, "saturation_point", record)
+    replica, workload = cast(Replica, None), cast(OnlineWorkload, None)
+    for cap in (4, 8, 9):
+        capacity.sweep_point(replica, workload, 8, None, None, cap)
+    assert probes == {4: False, 8: False, 9: True}
