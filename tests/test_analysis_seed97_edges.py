@@ -23,6 +23,7 @@ from capcliff.analysis.evaluate.capacity import (
 from capcliff.analysis.evaluate.layout_capacity import LayoutEval, best_layout
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.steady_state import SteadyState
+from capcliff.analysis.plan.online_rows import _sweet
 from capcliff.analysis.plan.ties import Option, decide, simplicity
 from capcliff.analysis.sweep.failure import past_cliff
 from capcliff.catalog.catalogs import get_hardware, get_model
@@ -135,3 +136,25 @@ def test_only_caps_past_the_base_are_probed_for_thrashing(monkeypatch: pytest.Mo
     for cap in (4, 8, 9):
         capacity.sweep_point(replica, workload, 8, None, None, cap)
     assert probes == {4: False, 8: False, 9: True}
+
+
+def test_an_online_sweet_spot_takes_the_makespan_of_the_chosen_cap() -> None:
+    # caps 4 and 8 were swept and 8 chosen: its run's makespan (7 s) is the sweet spot's, not
+    # cap 4's (10 s). dp 2 on 2 GPUs: 16 concurrent, 2 x 500 = 1,000 output tok/s, 2 x 2 = 4
+    # requests/s, and 2 GPU-hours / (1,000 x 3,600 tokens) x 1e6 = 0.5556 GPU-hours per Mtok
+    def point(cap: int, makespan_s: float) -> Any:
+        return SimpleNamespace(cap=cap, result=SimpleNamespace(makespan_s=makespan_s))
+
+    state = SimpleNamespace(output_tok_s=500.0, ttft_p99_s=0.4, tpot_p99_s=0.02)
+    found = SimpleNamespace(
+        cap=8, at_sustained=state, points=[point(4, 10.0), point(8, 7.0)], sustained_rps=2.0
+    )
+    memory = cast(LayoutMemory, SimpleNamespace(layout=Layout(dp=2)))
+    ev = LayoutEval(memory, cast(Replica, None), cast(ReplicaCapacity, found), refined=True)
+    spot = _sweet(ev, 2)
+    assert spot.makespan_s == 7.0
+    assert spot.concurrency == 16
+    assert spot.output_throughput_tok_s == 1_000.0
+    assert spot.goodput_req_s == 4.0
+    assert spot.gpu_hours_per_mtok == pytest.approx(2 / 3.6)
+    assert (spot.ttft_p99_s, spot.tpot_p99_s) == (0.4, 0.02)
