@@ -25,9 +25,11 @@ from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.steady_state import SteadyState
 from capcliff.analysis.plan.online_rows import _sweet
 from capcliff.analysis.plan.ties import Option, decide, simplicity
+from capcliff.analysis.serve_command import ServeCommand, merged_settings
 from capcliff.analysis.sweep.failure import past_cliff
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout
+from capcliff.errors import InputError
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.sim.result import SimResult
 
@@ -158,3 +160,16 @@ def test_an_online_sweet_spot_takes_the_makespan_of_the_chosen_cap() -> None:
     assert spot.goodput_req_s == 4.0
     assert spot.gpu_hours_per_mtok == pytest.approx(2 / 3.6)
     assert (spot.ttft_p99_s, spot.tpot_p99_s) == (0.4, 0.02)
+
+
+def test_a_given_value_of_another_type_than_the_commands_is_a_one_line_conflict() -> None:
+    # numbers are compared as numbers only when both are: a spec's kv_cache_dtype = 8 against
+    # the command's "fp8", or gpu_memory_utilization = "high" against its 0.9, conflict (one
+    # line, no TypeError or ValueError); 0.9 against 0.9 and 128 against 128 agree
+    settings = {"kv_cache_dtype": "fp8", "gpu_memory_utilization": 0.9, "max_num_seqs": 128}
+    command = ServeCommand("vllm", "m/x", Layout(), settings)
+    agreed = {"gpu_memory_utilization": 0.9, "max_num_seqs": 128}
+    assert merged_settings(command, agreed) == settings
+    for given in ({"kv_cache_dtype": 8}, {"gpu_memory_utilization": "high"}):
+        with pytest.raises(InputError, match="conflicts with the command's"):
+            merged_settings(command, given)
