@@ -1,0 +1,46 @@
+"""Edges the seed-101 mutation sample (`benchmarks/mutation.py --packages analysis --seed 101`)
+found untested. Every expected value is worked out by hand in the comments."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import cast
+
+from capcliff.analysis.evaluate.capacity import Replica, ReplicaCapacity
+from capcliff.analysis.evaluate.layout_capacity import LayoutEval
+from capcliff.analysis.plan.online_rows import _capacity
+from capcliff.analysis.sweep.step_fit import Timings
+from capcliff.catalog.layout import Layout
+from capcliff.memory.layout_memory import LayoutMemory
+
+
+def test_combining_timings_is_a_linear_combination_of_each_figure() -> None:
+    # 3 x (2, 4, 8) + 0.5 x (1, 2, 4) = (6.5, 13, 26); the preemptions are the first run's
+    first = Timings(tpot_s=2.0, ttft_s=4.0, s_per_token=8.0, preemptions=5)
+    second = Timings(tpot_s=1.0, ttft_s=2.0, s_per_token=4.0, preemptions=9)
+    assert first.combine(3.0, second, 0.5) == Timings(6.5, 13.0, 26.0, 5)
+
+
+def _searched(meets_slo: bool) -> LayoutEval:
+    state = SimpleNamespace(
+        output_tok_s=100.0, ttft_p99_s=0.5, tpot_p99_s=0.02, ttft_p99_half_width=0.1,
+        tpot_p99_half_width=0.1, throughput_rps=3.0,
+    )  # fmt: skip
+    point = SimpleNamespace(cap=8, state=state, hit_cliff=False)
+    found = SimpleNamespace(
+        cap=8, at_sustained=state, points=[point], probes=[], meets_slo=meets_slo,
+        sustained_rps=2.0, saturation_rps=3.0, best_ttft_p99_s=0.5, best_tpot_p99_s=0.02,
+        settled=True, simulated_requests=400,
+    )  # fmt: skip
+    memory = cast(LayoutMemory, SimpleNamespace(layout=Layout(dp=2)))
+    return LayoutEval(memory, cast(Replica, None), cast(ReplicaCapacity, found), refined=True)
+
+
+def test_a_searched_layout_says_why_only_when_it_misses_the_slo() -> None:
+    # refined (searched) and within an SLO: a miss says so; a layout that meets it needs no
+    # reason. dp 2: 2 x 100 = 200 output tok/s and 2 x 2.0 = 4.0 requests/s sustained
+    missed = _capacity(_searched(meets_slo=False), within_slo=True)
+    assert missed.why_not == "searched: no cap and rate tried meets the SLO"
+    met = _capacity(_searched(meets_slo=True), within_slo=True)
+    assert met.why_not is None
+    assert (met.output_tok_s, met.sustained_rps, met.saturation_rps) == (200.0, 4.0, 6.0)
