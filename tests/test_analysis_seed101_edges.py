@@ -6,12 +6,18 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import cast
 
-from capcliff.analysis.evaluate.capacity import Replica, ReplicaCapacity
+import numpy as np
+import pytest
+
+from capcliff.analysis.evaluate.capacity import CapPoint, Replica, ReplicaCapacity, sustained_bound
 from capcliff.analysis.evaluate.layout_capacity import LayoutEval
+from capcliff.analysis.evaluate.solver import Slo
+from capcliff.analysis.evaluate.steady_state import SteadyState
 from capcliff.analysis.plan.online_rows import _capacity
 from capcliff.analysis.sweep.step_fit import Timings
 from capcliff.catalog.layout import Layout
 from capcliff.memory.layout_memory import LayoutMemory
+from capcliff.sim.result import SimResult
 
 
 def test_combining_timings_is_a_linear_combination_of_each_figure() -> None:
@@ -44,3 +50,20 @@ def test_a_searched_layout_says_why_only_when_it_misses_the_slo() -> None:
     met = _capacity(_searched(meets_slo=True), within_slo=True)
     assert met.why_not is None
     assert (met.output_tok_s, met.sustained_rps, met.saturation_rps) == (200.0, 4.0, 6.0)
+
+
+def _cap_point(cap: int, rps: float, preemptions: int) -> CapPoint:
+    result = SimpleNamespace(total_preemptions=preemptions, finish_s=np.ones(10))
+    state = SimpleNamespace(throughput_rps=rps)
+    return CapPoint(cap, cast(SteadyState, state), cast(SimResult, result), 10)
+
+
+def test_the_sustained_bound_is_the_best_calm_cap_less_the_cap_tolerance_within_an_slo() -> None:
+    # caps 8 (10/s, 0 preemptions) and 16 (12/s, 6 preemptions over 10 requests: thrashing,
+    # past 0.5 per request): the best calm cap is 10/s; within an SLO 0.95 x 10 = 9.5/s
+    calm, thrashing = _cap_point(8, 10.0, 0), _cap_point(16, 12.0, 6)
+    slo = Slo(ttft_s=2.0, tpot_s=0.05)
+    assert sustained_bound((calm, thrashing), None) == 10.0
+    assert sustained_bound((calm, thrashing), slo) == pytest.approx(9.5)
+    # every cap thrashing: the best of them all, 12/s
+    assert sustained_bound((thrashing,), None) == 12.0
