@@ -11,6 +11,7 @@ import pytest
 
 from capcliff.analysis.evaluate.capacity import CapPoint, Replica, ReplicaCapacity, sustained_bound
 from capcliff.analysis.evaluate.layout_capacity import LayoutEval
+from capcliff.analysis.evaluate.rate_search import RatePoint, RateProbes, highest_rate_above
 from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.evaluate.steady_state import SteadyState
 from capcliff.analysis.plan.online_rows import _capacity
@@ -67,3 +68,32 @@ def test_the_sustained_bound_is_the_best_calm_cap_less_the_cap_tolerance_within_
     assert sustained_bound((calm, thrashing), slo) == pytest.approx(9.5)
     # every cap thrashing: the best of them all, 12/s
     assert sustained_bound((thrashing,), None) == 12.0
+
+
+class _Passing:
+    """Rate probes that pass at every rate below `limit` (requests/s); each probe recorded."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit, self.points = limit, cast(list[RatePoint], [])
+
+    def size(self, n: int, rate: float) -> int:
+        return n
+
+    def probe(self, rate: float, n: int, cap: int) -> RatePoint:
+        state = cast(SteadyState, SimpleNamespace(saturated=False, ttft_p99_s=0.0, tpot_p99_s=1.0))
+        self.points.append(RatePoint(cap, rate, state, rate <= self.limit, n))
+        return self.points[-1]
+
+
+def test_a_cap_searched_above_another_stops_at_the_tolerance_below_saturation() -> None:
+    # saturation 10/s: no rate past (1 - 0.05) x 10 = 9.5/s is probed, though the cap would pass
+    # up to 50/s. From best's 6/s the steps double from 0.05 x 6 = 0.3: 6, 6.3, 6.9, 8.1, then
+    # min(9.5, 8.1 + 2.4) = 9.5, which passes and ends the search
+    best = RatePoint(8, 6.0, cast(SteadyState, None), True, 100)
+    probes = _Passing(50.0)
+    found = highest_rate_above(cast(RateProbes, probes), 16, 10.0, 100, best, 0.1)
+    assert found is not None and found.rate_rps == pytest.approx(9.5)
+    assert [p.rate_rps for p in probes.points] == pytest.approx([6.0, 6.3, 6.9, 8.1, 9.5])
+    # best already at 10/s: its floor 0.95 x 10 reaches the top, 9.5, so nothing is probed
+    fast = RatePoint(8, 10.0, cast(SteadyState, None), True, 100)
+    assert highest_rate_above(cast(RateProbes, _Passing(50.0)), 16, 10.0, 100, fast, 0.1) is None
