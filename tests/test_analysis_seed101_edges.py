@@ -16,9 +16,12 @@ from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.evaluate.steady_state import SteadyState
 from capcliff.analysis.plan.online_rows import _capacity
 from capcliff.analysis.sweep.step_fit import Timings
+from capcliff.analysis.workloads import parse_concurrency
 from capcliff.catalog.layout import Layout
+from capcliff.errors import InputError
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.sim.result import SimResult
+from capcliff.sim.traffic.workload_rules import MAX_REQUESTS
 
 
 def test_combining_timings_is_a_linear_combination_of_each_figure() -> None:
@@ -97,3 +100,13 @@ def test_a_cap_searched_above_another_stops_at_the_tolerance_below_saturation() 
     # best already at 10/s: its floor 0.95 x 10 reaches the top, 9.5, so nothing is probed
     fast = RatePoint(8, 10.0, cast(SteadyState, None), True, 100)
     assert highest_rate_above(cast(RateProbes, _Passing(50.0)), 16, 10.0, 100, fast, 0.1) is None
+
+
+def test_a_concurrency_of_exactly_the_request_limit_is_read_and_one_more_refused() -> None:
+    # each value is at most MAX_REQUESTS (10,000,000), the limit included; listed or as a span
+    assert MAX_REQUESTS == 10_000_000
+    assert parse_concurrency("1,10000000") == (1, 10_000_000)
+    assert parse_concurrency("5000000..10000000") == (5_000_000, 10_000_000)
+    for text in ("10000001", "0,8"):
+        with pytest.raises(InputError, match="concurrency: cannot read"):
+            parse_concurrency(text)
