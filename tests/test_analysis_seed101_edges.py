@@ -3,13 +3,20 @@ found untested. Every expected value is worked out by hand in the comments."""
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 from typing import cast
 
 import numpy as np
 import pytest
 
-from capcliff.analysis.evaluate.capacity import CapPoint, Replica, ReplicaCapacity, sustained_bound
+from capcliff.analysis.evaluate.capacity import (
+    CapPoint,
+    Replica,
+    ReplicaCapacity,
+    _surely_margin,
+    sustained_bound,
+)
 from capcliff.analysis.evaluate.layout_capacity import LayoutEval
 from capcliff.analysis.evaluate.rate_search import RatePoint, RateProbes, highest_rate_above
 from capcliff.analysis.evaluate.solver import Slo
@@ -110,3 +117,21 @@ def test_a_concurrency_of_exactly_the_request_limit_is_read_and_one_more_refused
     for text in ("10000001", "0,8"):
         with pytest.raises(InputError, match="concurrency: cannot read"):
             parse_concurrency(text)
+
+
+def test_the_verification_margin_is_the_larger_p99_with_its_half_width_over_its_limit() -> None:
+    # TTFT 1.0 s x 1.2 = 1.2 s of 2 s is 0.6; TPOT 40 ms x 1.25 = 50 ms of 50 ms is 1.0: 1.0.
+    # A TTFT of 3 s (no half-width) is 1.5; a growing queue, or no p99 (NaN), is infinite
+    slo = Slo(ttft_s=2.0, tpot_s=0.05)
+
+    def state(ttft: float, hw: float, saturated: bool = False) -> SteadyState:
+        figures = SimpleNamespace(
+            ttft_p99_s=ttft, ttft_p99_half_width=hw, tpot_p99_s=0.04, tpot_p99_half_width=0.25,
+            saturated=saturated,
+        )  # fmt: skip
+        return cast(SteadyState, figures)
+
+    assert _surely_margin(state(1.0, 0.2), slo) == pytest.approx(1.0)
+    assert _surely_margin(state(3.0, 0.0), slo) == pytest.approx(1.5)
+    assert _surely_margin(state(1.0, 0.2, saturated=True), slo) == math.inf
+    assert _surely_margin(state(math.nan, 0.0), slo) == math.inf
