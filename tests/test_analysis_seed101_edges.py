@@ -10,6 +10,7 @@ from typing import cast
 import numpy as np
 import pytest
 
+from capcliff.analysis.disagg.online import falls_behind
 from capcliff.analysis.evaluate.capacity import (
     CapPoint,
     Replica,
@@ -135,3 +136,18 @@ def test_the_verification_margin_is_the_larger_p99_with_its_half_width_over_its_
     assert _surely_margin(state(3.0, 0.0), slo) == pytest.approx(1.5)
     assert _surely_margin(state(1.0, 0.2, saturated=True), slo) == math.inf
     assert _surely_margin(state(math.nan, 0.0), slo) == math.inf
+
+
+def test_a_queue_falls_behind_past_four_sigmas_of_its_backlog_change() -> None:
+    # 250 arrivals at 0, 1, ..., 249 s: the window runs from arrival ceil(0.2 x 250) = 50 (at
+    # 50 s) to the last, 249 s, and holds 200 of them. The noise term 4 sqrt(2 x 200) = 80 is
+    # above 20 % of 200 = 40, so a deficit of 90 (110 done in the window) falls behind and one
+    # of 70 (130 done) does not
+    arrived = np.arange(250.0)
+
+    def done(in_window: int) -> np.ndarray:
+        return np.where(np.arange(250) < in_window, 100.0, 1_000.0)
+
+    assert falls_behind(arrived, done(110))
+    assert not falls_behind(arrived, done(130))
+    assert not falls_behind(arrived, done(110), waiting=95.0)  # a standing queue of 95 is fine
