@@ -15,6 +15,7 @@ from capcliff.analysis.evaluate.capacity import (
     CapPoint,
     Replica,
     ReplicaCapacity,
+    _p99s_surely,
     _surely_margin,
     sustained_bound,
 )
@@ -122,7 +123,8 @@ def test_a_concurrency_of_exactly_the_request_limit_is_read_and_one_more_refused
 
 def test_the_verification_margin_is_the_larger_p99_with_its_half_width_over_its_limit() -> None:
     # TTFT 1.0 s x 1.2 = 1.2 s of 2 s is 0.6; TPOT 40 ms x 1.25 = 50 ms of 50 ms is 1.0: 1.0.
-    # A TTFT of 3 s (no half-width) is 1.5; a growing queue, or no p99 (NaN), is infinite
+    # A TTFT of 3 s is 1.5, or 2.25 with a half-width of 0.5; a growing queue, or no p99
+    # (NaN), is infinite
     slo = Slo(ttft_s=2.0, tpot_s=0.05)
 
     def state(ttft: float, hw: float, saturated: bool = False) -> SteadyState:
@@ -134,6 +136,8 @@ def test_the_verification_margin_is_the_larger_p99_with_its_half_width_over_its_
 
     assert _surely_margin(state(1.0, 0.2), slo) == pytest.approx(1.0)
     assert _surely_margin(state(3.0, 0.0), slo) == pytest.approx(1.5)
+    assert _surely_margin(state(3.0, 0.5), slo) == pytest.approx(2.25)  # 3 x 1.5 = 4.5 of 2 s
+    assert _p99s_surely(state(1.0, 0.2)) == pytest.approx((1.2, 0.05))
     assert _surely_margin(state(1.0, 0.2, saturated=True), slo) == math.inf
     assert _surely_margin(state(math.nan, 0.0), slo) == math.inf
 
