@@ -3,12 +3,14 @@ found untested. Every expected value is worked out by hand in the comments."""
 
 from __future__ import annotations
 
+import json
 import math
 from types import SimpleNamespace
 from typing import cast
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
 from capcliff.analysis.disagg.online import falls_behind
 from capcliff.analysis.evaluate.capacity import (
@@ -27,6 +29,7 @@ from capcliff.analysis.plan.online_rows import _capacity
 from capcliff.analysis.sweep.step_fit import Timings
 from capcliff.analysis.workloads import parse_concurrency
 from capcliff.catalog.layout import Layout
+from capcliff.cli import app
 from capcliff.errors import InputError
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.sim.result import SimResult
@@ -155,3 +158,16 @@ def test_a_queue_falls_behind_past_four_sigmas_of_its_backlog_change() -> None:
     assert falls_behind(arrived, done(110))
     assert not falls_behind(arrived, done(130))
     assert not falls_behind(arrived, done(110), waiting=95.0)  # a standing queue of 95 is fine
+
+
+@pytest.mark.parametrize("policy", ["write-through", "write-back"])
+def test_the_vllm_write_back_warning_follows_the_offload_policy_planned(policy: str) -> None:
+    # vLLM's CPU offloading connector writes through; only a plan simulated with write-back
+    # warns that vLLM has no flag for it
+    args = ["plan", "llama-3.1-8b", "--gpus", "1", "--isl", "512", "--osl", "128",
+            "--num-requests", "100", "--offload", "cpu:64GiB", "--offload-policy", policy,
+            "--format", "json"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    warned = [w for w in json.loads(result.output)["flag_warnings"] if "write-back" in w]
+    assert len(warned) == (policy == "write-back")
