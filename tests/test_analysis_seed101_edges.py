@@ -26,6 +26,7 @@ from capcliff.analysis.evaluate.rate_search import RatePoint, RateProbes, highes
 from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.evaluate.steady_state import SteadyState
 from capcliff.analysis.plan.online_rows import _capacity
+from capcliff.analysis.sweep.failure import past_cliff
 from capcliff.analysis.sweep.step_fit import Timings
 from capcliff.analysis.workloads import parse_concurrency
 from capcliff.catalog.layout import Layout
@@ -171,3 +172,20 @@ def test_the_vllm_write_back_warning_follows_the_offload_policy_planned(policy: 
     assert result.exit_code == 0, result.output
     warned = [w for w in json.loads(result.output)["flag_warnings"] if "write-back" in w]
     assert len(warned) == (policy == "write-back")
+
+
+def test_a_recompute_share_of_exactly_ten_percent_dominates() -> None:
+    # "at least 10 % of the tokens computed": 100 of 1,000 recomputed is preemption; 99 is not
+    def run(recomputed: int) -> SimResult:
+        series = SimpleNamespace(time_s=np.array([0.0, 1.0]), waiting=np.array([2.0, 0.0]))
+        figures = SimpleNamespace(
+            first_saturation=(0, 0.5), e2e_s=np.ones(4), series=series, makespan_s=1.0,
+            requests_per_s=4.0, scheduled_tokens=1_000, reuse=None,
+            total_recomputed_tokens=recomputed, total_preemptions=2, blocked_s=0.0,
+        )  # fmt: skip
+        return cast(SimResult, figures)
+
+    at, below = past_cliff(run(100)), past_cliff(run(99))
+    assert at is not None and below is not None
+    assert (at.recompute_share, at.dominant) == (0.1, "preemption")
+    assert below.dominant == "queueing"
