@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
+from dataclasses import replace
 from types import SimpleNamespace
 from typing import cast
 
@@ -25,6 +27,8 @@ from capcliff.analysis.evaluate.layout_capacity import LayoutEval
 from capcliff.analysis.evaluate.rate_search import RatePoint, RateProbes, highest_rate_above
 from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.evaluate.steady_state import SteadyState
+from capcliff.analysis.flags import Deployment as FlagsDeployment
+from capcliff.analysis.flags import sglang_command
 from capcliff.analysis.plan.online_rows import _capacity
 from capcliff.analysis.sweep.failure import past_cliff
 from capcliff.analysis.sweep.step_fit import Timings
@@ -189,3 +193,15 @@ def test_a_recompute_share_of_exactly_ten_percent_dominates() -> None:
     assert at is not None and below is not None
     assert (at.recompute_share, at.dominant) == (0.1, "preemption")
     assert below.dominant == "queueing"
+
+
+def test_sglang_names_an_expert_parallel_size_only_past_one() -> None:
+    # Qwen3-30B-A3B (MoE) on TP 2: EP 1 is SGLang's default, so no --ep-size; EP 2 says it
+    base = FlagsDeployment(
+        model="Qwen/Qwen3-30B-A3B", layout=Layout(tp=2), max_num_seqs=64,
+        max_num_batched_tokens=8192, max_model_len=4096, gpu_memory_utilization=0.9,
+        mem_fraction_static=0.8, kv_cache_dtype="auto", moe=True, mla=False,
+    )  # fmt: skip
+    assert "--ep-size" not in shlex.split(sglang_command(base))
+    args = shlex.split(sglang_command(replace(base, layout=Layout(tp=2, ep=2))))
+    assert args[args.index("--ep-size") + 1] == "2"
