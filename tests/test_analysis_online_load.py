@@ -39,8 +39,9 @@ def test_the_load_kind_is_what_the_user_gave() -> None:
     assert _fixed(clients=4, arrival=Arrival.CLIENTS).kind is LoadKind.CLIENTS
     timed = [(10, 4, 2.0), (20, 6, 0.0), (30, 8, 4.0)]
     assert _trace(timed).kind is LoadKind.TRACE
-    # a timed trace replays its own times even when a rate is given
-    assert _trace(timed, rate_per_s=7.0).kind is LoadKind.TRACE
+    # a timed trace replays its own times: a rate given with it is refused, not ignored
+    with pytest.raises(InputError, match=r"^rate: a trace with arrival times replays them"):
+        _trace(timed, rate_per_s=7.0)
     # a trace whose times are all 0 (or absent) is not timed: a backlog, or the rate given
     assert not _trace([(10, 4, 0.0), (20, 6, 0.0)]).trace_is_timed
     assert _trace([(10, 4, 0.0), (20, 6, 0.0)]).kind is LoadKind.SATURATION

@@ -136,11 +136,15 @@ def test_a_400_digit_benchmark_figure_is_refused(tmp_path: Path) -> None:
 
 def test_a_rate_with_a_trace_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     trace = tmp_path / "t.jsonl"
-    trace.write_text('{"arrival_s": 0, "input_tokens": 50, "output_tokens": 20}\n')
+    trace.write_text(
+        '{"arrival_s": 0, "input_tokens": 50, "output_tokens": 20}\n'
+        '{"arrival_s": 0.4, "input_tokens": 50, "output_tokens": 20}\n'
+    )
     args = ["plan", "llama-3.1-8b", "--gpus", "1", "--workload", str(trace), "--rate", "3"]
     # the plan said "offered 2.50 requests/s (trace)" and dropped --rate 3
     assert _one_line_error(args, capsys) == (
-        "error: rate: a trace replays its own arrival times (or --clients); drop --rate"
+        "error: rate: a trace with arrival times replays them (or --clients); drop --rate "
+        "(a trace without times arrives at the rate given)"
     )
 
 

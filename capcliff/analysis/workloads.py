@@ -135,9 +135,10 @@ class WorkloadChoice:
         )  # fmt: skip
         sessions = self.trace_lines is None and self.preset_name in SESSION_PRESETS
         _check_shape(self, sessions=sessions)
-        if self.trace_lines is not None and self.rate_per_s is not None:  # was ignored unsaid
+        if self.rate_per_s is not None and _timed_trace(self.trace_lines):  # was ignored unsaid
             raise InputError(
-                "rate: a trace replays its own arrival times (or --clients); drop --rate"
+                "rate: a trace with arrival times replays them (or --clients); drop --rate "
+                "(a trace without times arrives at the rate given)"
             )
         # a trace replays its own arrival times; session presets take clients or a rate as given
         if self.trace_lines is None and not sessions:
@@ -152,6 +153,16 @@ class WorkloadChoice:
             range_ratio=self.random_range_ratio,
         )  # fmt: skip
         return shaped_session_spec(self.preset_name, shape)
+
+
+def _timed_trace(lines: tuple[str, ...] | None) -> bool:
+    """Whether `lines` are a trace that carries its own arrival times: a session trace, or a
+    request trace with an arrival_s past 0 (all 0 or absent: untimed, a rate applies)."""
+    if lines is None:
+        return False
+    if is_session_trace(lines):
+        return True
+    return any(row.arrival_s for row in parse_trace(lines))
 
 
 def _check_shape(choice: WorkloadChoice, *, sessions: bool) -> None:
