@@ -54,6 +54,7 @@ import importlib
 import json
 import os
 import random
+import resource
 import signal
 import subprocess
 import sys
@@ -502,10 +503,16 @@ def baseline(package: str) -> tuple[dict[str, FileRecord], float, int]:
     return {f: FileRecord(**cached[f]) for f in files}, time.monotonic() - started, len(stale)
 
 
+WORKER_MEMORY_BYTES = 4 << 30  # set: the address space a worker may use
+
+
 def worker(package: str, site_json: str, out_path: str, limit_s: float) -> None:
     """Plant each site in turn and run the tests that call it (one process, imports kept)."""
     os.chdir(ROOT)
     sys.path.insert(0, str(ROOT))
+    # A mutant that loops while it allocates grew ~100 MB/s to 6 GB on a shared machine before its
+    # time limit: past WORKER_MEMORY_BYTES it fails with MemoryError, a caught bug as a timeout is.
+    resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_BYTES, WORKER_MEMORY_BYTES))
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)  # pytest's report would drown the results; they go to out_path
     os.dup2(devnull, 2)
