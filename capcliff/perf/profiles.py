@@ -502,7 +502,9 @@ def engine_profile(engine: EngineName, version: str | None = None) -> EngineProf
     if release is not None:
         first = EARLIEST_RELEASE.get(engine, (0, 1, 0))
         if release < first:
-            hint = "; releases before it run V0: --engine vllm-v0" if engine == "vllm" else ""
+            hint = (
+                "; releases before it run V0: --engine vllm-v0" if engine is EngineName.VLLM else ""
+            )
             raise InputError(
                 f"engine_version: {version!r} is older than the earliest {engine} release "
                 f"({'.'.join(map(str, first))}){hint}"
