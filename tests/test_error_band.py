@@ -30,17 +30,32 @@ def test_every_band_in_the_data_file_is_a_fraction_with_its_rows() -> None:
                     assert value is None or 0 <= value < 5, (engine, gpu, basis)
 
 
-def test_an_engine_without_rows_gets_the_band_of_every_engine_on_its_gpu_and_says_so() -> None:
+def test_an_engine_without_rows_gets_the_wider_of_every_engines_bands_and_says_so() -> None:
+    # An engine the validation has no row for (vLLM V1 has only bursts, which the bands leave
+    # out) is not vouched for by other engines' few deployments on its GPU: each metric is the
+    # wider of every engine's band on that GPU and every engine's on every GPU.
     data = _data()
-    engine = "an-engine-without-rows"  # every modelled engine has rows now
+    engine = "an-engine-without-rows"
     assert engine not in data
     band = error_band(engine, "h200-sxm", calibrated=False)
-    rows = data["all"].get("h200") or data["all"]["all"]
-    assert band.scope.startswith("every engine")
-    assert band.throughput == rows["uncalibrated"]["throughput"]
+    on_gpu, overall = data["all"]["h200"]["uncalibrated"], data["all"]["all"]["uncalibrated"]
+    assert band.scope.startswith(f"no rows for {engine}")
+    for metric in ("throughput", "tpot", "ttft"):
+        assert getattr(band, metric) == max(on_gpu[metric], overall[metric])
+    assert band.throughput >= on_gpu["throughput"] and band.throughput >= overall["throughput"]
     assert "calibrate to tighten" in band.describe()
     unknown = error_band(engine, "no-such-gpu", calibrated=False)  # no rows for the GPU either
-    assert unknown.throughput == data["all"]["all"]["uncalibrated"]["throughput"]
+    assert unknown.throughput == overall["throughput"]
+
+
+def test_the_default_engine_without_sustained_rows_is_not_given_one_gpus_narrow_band() -> None:
+    # H200's rows are SGLang and TensorRT-LLM DeepSeek-R1 deployments at a few per cent; a
+    # vLLM plan on H200 must not print that as its own error.
+    data = _data()
+    assert "vllm" not in data  # if vLLM V1 gets sustained rows, this test's premise is gone
+    band = error_band("vllm", "h200-sxm", calibrated=False)
+    assert band.throughput == data["all"]["all"]["uncalibrated"]["throughput"]
+    assert band.throughput > data["all"]["h200"]["uncalibrated"]["throughput"]
 
 
 def test_a_calibrated_band_is_the_calibrated_one() -> None:

@@ -7,8 +7,10 @@ one; from the rows of a sustained load, in cells of at least five rows: `fidelit
 uncalibrated (the engine profile's named terms) and calibrated (step terms fitted to other rows,
 the predicted one held out), in `error_bands.json` next to this module (data, regenerated with
 `python benchmarks/fidelity.py --write-bands`). Every report prints the band of its engine and
-GPU; where the validation has no row for them, the band of the engine on any GPU, else of every
-engine on that GPU, else of every row, and it says which. Fractions (0.2 = 20 %).
+GPU; where the validation has no row for them, the band of the engine on any GPU; for an engine
+with no row at all, per metric the wider of every engine's on that GPU and every engine's on
+every GPU (another engine's few deployments on one GPU do not vouch for it); it says which.
+Fractions (0.2 = 20 %).
 With speculative decoding, throughput and TPOT carry the band `benchmarks/speculative_fidelity.py
 --write-bands` measured on the public MTP rows (the file's `speculative` section).
 """
@@ -87,26 +89,37 @@ def _gpu_key(hardware_id: str) -> str:
 
 def error_band(engine: str, hardware_id: str, *, calibrated: bool) -> ErrorBand:
     """The band of `engine` (capcliff's engine name: vllm, vllm-v0, sglang, trtllm) on
-    `hardware_id`, from the most specific rows the validation has."""
+    `hardware_id`, from the most specific rows the validation has: the engine's on that GPU,
+    else the engine's on any GPU. An engine with no row of its own is not given another engine's
+    figure on one GPU alone (a handful of deployments, none of them its own): each metric is the
+    larger of every engine's on that GPU and every engine's on every GPU, and it says so."""
     bands = _bands()
     gpu = _gpu_key(hardware_id)
-    candidates = (
-        (engine, gpu, f"{engine} on {hardware_id}"),
-        (engine, ANY, f"{engine}, any GPU"),
-        (ANY, gpu, f"every engine on {hardware_id} (none for {engine})"),
-        (ANY, ANY, f"every engine and GPU (none for {engine})"),
+    basis = "calibrated" if calibrated else "uncalibrated"
+    for key, scope in ((gpu, f"{engine} on {hardware_id}"), (ANY, f"{engine}, any GPU")):
+        entry = bands.get(engine, {}).get(key)
+        if entry is not None:
+            figures = entry[basis]
+            return ErrorBand(
+                throughput=figures.get("throughput"), tpot=figures.get("tpot"),
+                ttft=figures.get("ttft"), rows=int(entry["rows"]), scope=scope,
+                calibrated=calibrated,
+            )  # fmt: skip
+    others = [e for e in (bands.get(ANY, {}).get(gpu), bands.get(ANY, {}).get(ANY)) if e]
+    if not others:
+        return ErrorBand(None, None, None, 0, "no validation rows", calibrated)
+
+    def widest(metric: str) -> float | None:
+        values = [v for e in others if (v := e[basis].get(metric)) is not None]
+        return max(values) if values else None
+
+    where = (
+        f"every engine on {hardware_id} or on every GPU, the wider"
+        if len(others) > 1
+        else "every engine and GPU"
     )
-    for eng, key, scope in candidates:
-        entry = bands.get(eng, {}).get(key)
-        if entry is None:
-            continue
-        figures = entry["calibrated" if calibrated else "uncalibrated"]
-        return ErrorBand(
-            throughput=figures.get("throughput"),
-            tpot=figures.get("tpot"),
-            ttft=figures.get("ttft"),
-            rows=int(entry["rows"]),
-            scope=scope,
-            calibrated=calibrated,
-        )
-    return ErrorBand(None, None, None, 0, "no validation rows", calibrated)
+    return ErrorBand(
+        throughput=widest("throughput"), tpot=widest("tpot"), ttft=widest("ttft"),
+        rows=max(int(e["rows"]) for e in others), scope=f"no rows for {engine}: {where}",
+        calibrated=calibrated,
+    )  # fmt: skip
