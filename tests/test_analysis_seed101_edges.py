@@ -73,6 +73,15 @@ def test_a_searched_layout_says_why_only_when_it_misses_the_slo() -> None:
     assert (met.output_tok_s, met.sustained_rps, met.saturation_rps) == (200.0, 4.0, 6.0)
 
 
+def test_a_layout_that_meets_no_rate_delivers_no_tokens_but_shows_its_closest_miss() -> None:
+    # No rate met the SLO: 0 requests/s sustained make 0 output tokens/s (the table printed
+    # "0.00 rps, 182 tok/s"); its p99s stay those of the lightest load tried, so a reader sees
+    # by how much it missed (the stub's 0.5 s and 20 ms)
+    missed = _capacity(_searched(meets_slo=False), within_slo=True)
+    assert missed.output_tok_s == 0.0
+    assert (missed.ttft_p99_s, missed.tpot_p99_s) == (0.5, 0.02)
+
+
 def _cap_point(cap: int, rps: float, preemptions: int) -> CapPoint:
     result = SimpleNamespace(total_preemptions=preemptions, finish_s=np.ones(10))
     state = SimpleNamespace(throughput_rps=rps)

@@ -35,12 +35,15 @@ def _capacity(ev: LayoutEval, *, within_slo: bool) -> LayoutCapacity:
         )
     elif within_slo and not c.meets_slo:
         why_not = "searched: no cap and rate tried meets the SLO"
+    # nothing sustained, nothing delivered: 0 tokens/s at 0 requests/s (the latencies stay those
+    # of the lightest load tried, the closest miss: they say by how much the SLO is missed)
+    tok_s = 0.0 if searched and within_slo and not c.meets_slo else at_rate.output_tok_s * dp
     return LayoutCapacity(
         max_num_seqs=c.cap,
         saturation_rps=ev.saturation_rps,
         sustained_rps=ev.sustained_rps if searched else None,
         why_not=why_not,
-        output_tok_s=at_rate.output_tok_s * dp,
+        output_tok_s=tok_s,
         ttft_p99_s=state.ttft_p99_s if ev.refined else None,
         tpot_p99_s=state.tpot_p99_s if ev.refined else None,
         ttft_p99_half_width=_finite_or_none(state.ttft_p99_half_width) if ev.refined else None,

@@ -77,8 +77,12 @@ class LayoutCapacity(_Result):
     # (only its first cap was simulated: `why_not` says so). 0.0 is a searched answer: nothing
     # tried met the SLO
     sustained_rps: float | None
-    output_tok_s: float  # at sustained_rps (within no SLO: at saturation; not refined: saturation)
-    ttft_p99_s: float | None  # at the rate it is run at (None: only its saturation was simulated)
+    # at sustained_rps (within no SLO: at saturation; not refined: saturation; 0 where a search
+    # met no rate)
+    output_tok_s: float
+    # at the rate it is run at (None: only its saturation was simulated; where no rate met the
+    # SLO, the lightest load tried: the closest miss)
+    ttft_p99_s: float | None
     tpot_p99_s: float | None
     # relative 95 % half-widths of those p99s (batch quantiles); None: not estimated
     ttft_p99_half_width: float | None = None
