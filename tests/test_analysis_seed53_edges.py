@@ -66,9 +66,10 @@ def _fleet_line(
     monkeypatch.setattr(online, "price_of", lambda hardware, prices: 2.0)
     monkeypatch.setattr(online, "_mean_output", lambda workload: 100.0)
     monkeypatch.setattr(online, "fleet_entry", entry)
+    monkeypatch.setattr(online, "_throughput_error", lambda dep, hardware: 0.15)
     workload = SimpleNamespace(offered_rps=lambda: offered, choice=SimpleNamespace(clients=clients))
     ctx: Any = SimpleNamespace(
-        workload=workload, options=SimpleNamespace(headroom=0.2, prices=None)
+        workload=workload, options=SimpleNamespace(headroom=0.2, prices=None), dep=None
     )
     ev: Any = SimpleNamespace(memory=SimpleNamespace(layout=SimpleNamespace(gpus=layout_gpus)))
     online._fleet_line(ctx, None, ev, None)  # type: ignore[arg-type]

@@ -32,6 +32,7 @@ from capcliff.catalog.catalogs import get_hardware, get_model, hardware_catalog
 from capcliff.catalog.layout import Layout, parse_layout
 from capcliff.cli import app
 from capcliff.memory.weights import WeightScheme
+from capcliff.perf.error_band import error_band
 from capcliff.perf.step_time import step_time_model
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.units import KVDType
@@ -217,6 +218,9 @@ def test_every_gpu_types_fleet_is_simulated_at_the_load_with_its_routing() -> No
         assert 0 < entry["ttft_p99_s"] <= 5 and 0 < entry["tpot_p99_s"] <= 0.2
         # the rate is carried below the headroom: replicas x per-replica rate x 0.8 >= 200
         assert entry["replicas"] * entry["sustained_rps_per_replica"] * 0.8 >= 200
+        # each line carries the held-out throughput error of the engine on its own GPU type
+        band = error_band(report["engine"], entry["gpu"], calibrated=False)
+        assert entry["throughput_error"] == band.throughput
 
 
 def test_an_online_sweep_reports_each_caps_steady_state() -> None:

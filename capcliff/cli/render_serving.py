@@ -14,8 +14,8 @@ LAYOUT_HEADERS = (
     "TPOT p99",
 )  # fmt: skip
 FLEET_HEADERS = (
-    "gpu", "replica", "replicas", "GPUs", "nodes", "$/GPU-h", "$/h", "$/M out tok", "TTFT p99",
-    "TPOT p99",
+    "gpu", "replica", "replicas", "GPUs", "nodes", "$/GPU-h", "$/h", "$/M out tok", "± err",
+    "TTFT p99", "TPOT p99",
 )  # fmt: skip
 
 
@@ -58,8 +58,14 @@ def _fleet_cells(e: FleetEntry) -> list[str]:
     return [
         e.gpu, e.layout, f"{e.replicas:,}", f"{e.gpus:,}", f"{e.nodes:,}",
         f"{e.usd_per_gpu_hour:,.2f}", f"{e.usd_per_hour:,.2f}",
-        _dollars(e.usd_per_million_output_tokens), _seconds(e.ttft_p99_s), _millis(e.tpot_p99_s),
+        _dollars(e.usd_per_million_output_tokens), _error(e.throughput_error),
+        _seconds(e.ttft_p99_s), _millis(e.tpot_p99_s),
     ]  # fmt: skip
+
+
+def _error(fraction: float | None) -> str:
+    """A held-out error as a rounded percentage ('-': no validation rows)."""
+    return "-" if fraction is None else f"±{fraction * 100:.0f}%"
 
 
 def _rows(report: PlanReport) -> list[PlanLayout]:

@@ -184,8 +184,10 @@ def fleet_entry(
     served_rps: float,
     mean_output_tokens: float,
     checked: Checked | None = None,
+    throughput_error: float | None = None,
 ) -> FleetEntry:
-    """One GPU type's line of the fleet table."""
+    """One GPU type's line of the fleet table (`throughput_error`: its held-out throughput
+    error, carried to the table)."""
     gpus = replicas * unit.gpus
     usd_per_hour, usd_per_mtok = hourly_cost(gpus, price, served_rps * mean_output_tokens)
     return FleetEntry(
@@ -202,4 +204,28 @@ def fleet_entry(
         ttft_p99_s=None if checked is None else checked.state.ttft_p99_s,
         tpot_p99_s=None if checked is None else checked.state.tpot_p99_s,
         meets_slo=None if checked is None else checked.meets,
+        throughput_error=throughput_error,
+    )
+
+
+def fleet_tie_note(fleet: list[FleetEntry]) -> str | None:
+    """A note when the two cheapest GPU types of `fleet` (sorted cheapest first) cost less apart
+    than the model can resolve: their $ per million output tokens differ by less than the larger
+    of their held-out throughput errors (a cost per token is a price over a throughput, so it is
+    as uncertain as the throughput). None otherwise, or where a type has no measured error."""
+    if len(fleet) < 2:
+        return None
+    first, second = fleet[0], fleet[1]
+    errors = [e.throughput_error for e in (first, second)]
+    if any(e is None for e in errors) or second.usd_per_million_output_tokens <= 0:
+        return None
+    band = max(e for e in errors if e is not None)
+    gap = 1 - first.usd_per_million_output_tokens / second.usd_per_million_output_tokens
+    if gap >= band:
+        return None
+    return (
+        f"fleet: {first.gpu} and {second.gpu} are {gap:.0%} apart in $ per million output "
+        f"tokens, within the {band:.0%} held-out throughput error of the less validated one; "
+        "the model cannot tell which is cheaper: calibrate each with one benchmark run before "
+        "buying"
     )

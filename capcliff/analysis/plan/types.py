@@ -133,6 +133,9 @@ class FleetEntry(_Result):
     ttft_p99_s: float | None  # the whole fleet simulated at the load with routing (when checked)
     tpot_p99_s: float | None
     meets_slo: bool | None  # None: not simulated as a fleet
+    # the held-out median |error| of throughput for the engine on this GPU type (a fraction,
+    # perf/error_band.py): what its $/M output tokens may be off by; None: no validation rows
+    throughput_error: float | None = None
 
 
 class Recommendation(_Result):
