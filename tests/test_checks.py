@@ -26,6 +26,7 @@ from capcliff.check.spec import CheckSpec, CheckWorkload, Expectations, Scenario
 from capcliff.cli import main
 from capcliff.errors import CatalogError, InputError
 from capcliff.files import write_text_atomic
+from capcliff.perf.error_band import error_band
 from capcliff.units import ceil_div
 
 ROOT = Path(__file__).parent.parent
@@ -533,3 +534,25 @@ def test_every_spec_key_is_documented(model: type[CheckSpec]) -> None:
     doc = (ROOT / "docs" / "check.md").read_text()
     missing = [key for key in model.model_fields if f"`{key}`" not in doc]
     assert not missing
+
+
+def _throughput_check(minimum: float, tmp_path: Path) -> AssertionResult:
+    spec = tmp_path / "capcliff.toml"
+    spec.write_text(MINIMAL + f"output_throughput_min_tok_s = {minimum}\n")
+    return _assertion(check_file(spec), "small", "output_throughput_min_tok_s")
+
+
+def test_a_verdict_closer_to_its_limit_than_the_models_error_says_so(tmp_path: Path) -> None:
+    # The error band (perf/error_bands.json) bounds how far a simulated throughput may be from a
+    # measured one; a limit inside it is judged by the model as much as by the deployment.
+    far = _throughput_check(1.0, tmp_path)
+    assert far.passed and "held-out error" not in far.detail
+    assert isinstance(far.actual, float)
+    band = error_band("vllm", "h200-sxm", calibrated=False).throughput
+    assert band is not None and band < 0.5
+    near = _throughput_check(far.actual * (1 - band / 2), tmp_path)  # passes, inside the band
+    assert near.passed and f"held-out error of the limit (±{band:.0%}" in near.detail
+    just_over = _throughput_check(far.actual * (1 + band / 2), tmp_path)  # fails, inside too
+    assert not just_over.passed and "held-out error" in just_over.detail
+    outside = _throughput_check(far.actual * 0.5, tmp_path)  # 50 % below: outside the band
+    assert outside.passed and "held-out error" not in outside.detail
