@@ -6,27 +6,19 @@ the MTP scripts alike; no other row runs it (TensorRT-LLM's default is off)."""
 from __future__ import annotations
 
 import csv
-import importlib.util
-import sys
-from functools import cache
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 from capcliff.calibrate.benchmarks import engine_of, layout_of
+from tests.simtools import benchmark_module
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@cache
 def _fidelity() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("fidelity", ROOT / "benchmarks" / "fidelity.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("fidelity", module)  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_module("fidelity")
 
 
 def _balance(name: str, row: str) -> str | None:
