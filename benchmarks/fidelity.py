@@ -188,6 +188,23 @@ def _recv_interval(r: dict[str, object], engine: str, layout: str) -> int | None
     return 30 if int(float(str(r["concurrency"]))) >= 16 else 10
 
 
+def _adp_balance(r: dict[str, object], engine: str, layout: str) -> str | None:
+    """TensorRT-LLM's attention-DP balance as InferenceX's DeepSeek-R1 TensorRT-LLM launch
+    scripts set it on every DP-attention point (SemiAnalysisAI/InferenceX
+    benchmarks/dsr1_fp{4,8}_b200_trt*.sh and dsr1_fp8_h200_trt*.sh, `attention_dp_config:
+    enable_balance: true, timeout_iters: 60, batching_wait_iters: 0` when DP_ATTENTION is true,
+    since ec90f3fe7, 2025-09-18; the MTP scripts alike): "60:0". None for every other row
+    (TensorRT-LLM's default is off)."""
+    if (
+        engine != "trtllm"
+        or "InferenceX" not in str(r["notes"])
+        or "deepseek-r1" not in str(r["model"]).lower()
+        or not parse_layout(layout).attention_dp
+    ):
+        return None
+    return "60:0"
+
+
 def _async_scheduling(r: dict[str, object], engine: str) -> bool | None:
     """vLLM V1's `--async-scheduling` in a row's serve command (P213-P215, P217): the engine's
     overlap scheduler (`--overlap-schedule`: AsyncScheduler schedules step N + 1 while step N
@@ -279,6 +296,7 @@ def resolve_rows(
              "scheduler_recv_interval": _recv_interval(r, engine, layout),
              "overlap_schedule": _async_scheduling(r, engine),
              "moe_backend": _moe_backend(r, engine),
+             "attention_dp_balance": _adp_balance(r, engine, layout),
              **(extra(r) if extra else {})}
         )  # fmt: skip
         try:

@@ -757,6 +757,7 @@ TEXT_FLAGS: dict[str, list[str]] = {
     "--engine-version": ["0.0.1", "nan", "9" * 50],
     "--policy": ["nope", ""], "--routing": ["nope"], "--prefix-caching": ["maybe", "ON"],
     "--preemption": ["nope"], "--all2all-backend": ["nope"], "--moe-backend": ["nope"],
+    "--attention-dp-balance": ["nan", "-1", "60:0:1", "60:x", "1e9", HUGE_INT, "60:0", ""],
     "--arrival": ["nope", "batch"], "--weight-dtype": ["fp3"], "--kv-cache-dtype": ["int4"],
     "--plot": ["{d}/x.gif", "{d}/nodir/x.png", "{d}"],
     "--calibration": ["{d}", "{d}/nope.toml"],

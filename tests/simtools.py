@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+import sys
+from functools import cache
+from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -206,3 +211,15 @@ def llama_8b_h200(engine: str, **settings: object) -> Deployment:
         get_model("llama-3.1-8b"), get_hardware("h200-sxm"),
         settings_of({"engine": engine, **settings}),
     )  # fmt: skip
+
+
+@cache
+def benchmark_module(name: str) -> ModuleType:
+    """benchmarks/<name>.py imported as the module `name` (the scripts are not a package)."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(name, module)  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module

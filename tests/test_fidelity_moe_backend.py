@@ -6,25 +6,18 @@ default (TRTLLM on Blackwell, perf/moe_tables.py)."""
 from __future__ import annotations
 
 import csv
-import importlib.util
-import sys
-from functools import cache
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from tests.simtools import benchmark_module
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@cache
 def _fidelity() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("fidelity", ROOT / "benchmarks" / "fidelity.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("fidelity", module)  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_module("fidelity")
 
 
 def _rows(name: str) -> dict[str, dict[str, str]]:

@@ -28,7 +28,7 @@ from capcliff.analysis.byte_count import ByteCount, DeviceBytes
 from capcliff.analysis.offload import offload_tiers, parse_offload
 from capcliff.catalog.catalogs import Model
 from capcliff.catalog.layout import MAX_GPUS as MAX_GPUS  # re-exported: its home until issue 23
-from capcliff.catalog.layout import Layout
+from capcliff.catalog.layout import Layout, parse_layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.file_fields import refuse_bool_number
@@ -60,6 +60,7 @@ from capcliff.sim.config import (
     PreemptionMode,
     Routing,
     SimConfig,
+    parse_adp_balance,
 )
 from capcliff.sim.policy_names import POLICY_NAMES, VLLM_FULL_SEQUENCE_RELEASE
 from capcliff.units import GIB, KVDType, parse_kv_dtype, parse_weight_dtype, round_up
@@ -170,6 +171,15 @@ class DeploymentSettings(BaseModel):
     # what prices the engine steps: the roofline (perf/step_time.py) or aiconfigurator's
     # measured kernel tables (perf/measured_kernels.py, the optional `kernels` extra)
     step_source: Literal["roofline", "kernels"] = "roofline"
+    # TensorRT-LLM attention_dp_config under attention DP: "on" (enable_balance with the
+    # engine's timeout_iters 50, batching_wait_iters 10), "TIMEOUT[:BATCHING_WAIT]" (e.g. 60:0,
+    # InferenceX's R1 scripts) or "off"; None: off, as the engine ships (SimConfig.adp_balance)
+    attention_dp_balance: str | None = None
+
+    @field_validator("attention_dp_balance")
+    @classmethod
+    def _attention_dp_balance(cls, value: str | None) -> str | None:
+        return None if value is None else _accepted(parse_adp_balance, value).strip().lower()
 
     @field_validator("step_source")
     @classmethod
@@ -387,7 +397,15 @@ class Deployment:
             mixed_prefill=defaults.mixed_prefill,
             request_overhead_s=self.request_overhead_s,
             scheduler_recv_interval=self.settings.scheduler_recv_interval or 1,
+            adp_balance=self.adp_balance,
         )
+
+    @property
+    def adp_balance(self) -> tuple[int, int] | None:
+        """TensorRT-LLM's attention-DP balance (timeout_iters, batching_wait_iters), or None
+        (off); only attention-DP layouts run it (`capcliff.sim.loop.balance`)."""
+        given = self.settings.attention_dp_balance
+        return None if given is None else parse_adp_balance(given)
 
     def memory(self, layout: Layout, max_model_len: int) -> LayoutMemory:
         """The memory verdict of `layout` for requests up to `max_model_len` tokens."""
@@ -547,6 +565,23 @@ def _calibration_terms(
     return calibration.terms_bytes, warnings + spec_note, calibration.step_time_terms, accepted
 
 
+def _check_adp_balance(settings: DeploymentSettings, layout: str | None) -> None:
+    """TensorRT-LLM's attention_dp_config is refused for another engine, and for a named layout
+    without attention DP (a sweep or plan over several layouts applies it to those with it)."""
+    if settings.attention_dp_balance in (None, "off"):
+        return
+    if settings.engine is not EngineName.TRTLLM:
+        raise InputError(
+            f"attention_dp_balance: TensorRT-LLM's attention_dp_config, not a "
+            f"{settings.engine.value} setting; leave it unset"
+        )
+    if layout is not None and not parse_layout(layout).attention_dp:
+        raise InputError(
+            f"attention_dp_balance: layout {layout} has no attention DP; it balances attention-DP "
+            "ranks (a layout such as dpa8 or dp8-ep8)"
+        )
+
+
 def resolve(
     model: Model,
     hardware: HardwareSpec,
@@ -581,6 +616,7 @@ def resolve(
             f"scheduler_recv_interval: SGLang's --scheduler-recv-interval, not a "
             f"{settings.engine.value} setting; leave it unset"
         )
+    _check_adp_balance(settings, layout)
     check_model_context(settings.max_model_len, arch.max_position_embeddings,
                         allow_long=settings.allow_long_max_model_len)  # fmt: skip
     scheme = (

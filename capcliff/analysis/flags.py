@@ -52,6 +52,9 @@ class Deployment:
     # speculative decoding: (method mtp|eagle|ngram, K draft tokens, EAGLE draft checkpoint)
     speculative: tuple[str, int, str | None] | None = None
     spec_overlap: bool = False  # SGLang: speculation under the overlap scheduler
+    # TensorRT-LLM attention_dp_config (timeout_iters, batching_wait_iters) with enable_balance;
+    # None: off
+    adp_balance: tuple[int, int] | None = None
 
 
 # vLLM's `--speculative-config` method names (vllm/config/speculative.py `SpeculativeMethod`):
@@ -199,8 +202,25 @@ def unexpressed(dep: Deployment, engine: str) -> list[str]:
     return said
 
 
+def trtllm_adp_balance_config(balance: tuple[int, int] | None) -> str | None:
+    """The `attention_dp_config` of trtllm-serve's --extra_llm_api_options YAML (flow style)
+    that the attention-DP balance simulated runs (tensorrt_llm/llmapi/llm_args.py
+    `AttentionDpConfig`); None when it is off."""
+    if balance is None:
+        return None
+    timeout, wait = balance
+    return (
+        "attention_dp_config: {enable_balance: true, "
+        f"timeout_iters: {timeout}, batching_wait_iters: {wait}}}"
+    )
+
+
 def _trtllm_unexpressed(dep: Deployment) -> list[str]:
     said = []
+    balance = trtllm_adp_balance_config(dep.adp_balance) if dep.layout.attention_dp else None
+    if balance is not None:
+        said.append(f"trtllm-serve: the attention-DP balance is `{balance}` in "
+                    "--extra_llm_api_options")  # fmt: skip
     if dep.kv_cache_memory_bytes is not None:
         said.append(
             "trtllm-serve: --kv-cache-memory has no flag; set kv_cache_config.max_tokens in "

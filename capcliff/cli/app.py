@@ -310,6 +310,15 @@ SIM_OPTIONS: dict[str, Any] = {
             "(default: every step)."
         ),
     ],
+    "attention_dp_balance": Annotated[
+        str | None,
+        typer.Option(
+            help="TensorRT-LLM attention_dp_config under attention DP: on (enable_balance, "
+            "timeout_iters 50, batching_wait_iters 10), TIMEOUT[:BATCHING_WAIT] in iterations "
+            "(e.g. 60:0) or off (default, as the engine ships): new requests wait until every "
+            "attention-DP rank has one, or the timeout.",
+        ),
+    ],
     "overlap_schedule": Annotated[
         bool | None,
         typer.Option(

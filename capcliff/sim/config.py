@@ -39,6 +39,35 @@ RECV_WEIGHT_EXTEND = 1000
 # vLLM's default max_num_seqs and the V1 server's default max_num_batched_tokens on large GPUs.
 DEFAULT_MAX_NUM_SEQS = 256
 DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192
+# TensorRT-LLM's `AttentionDpConfig` defaults (tensorrt_llm/llmapi/llm_args.py): timeout_iters 50,
+# batching_wait_iters 10; `enable_balance` defaults to False.
+ADP_BALANCE_DEFAULTS = (50, 10)
+# The longest wait accepted, iterations: far past any launch script's (InferenceX: 60).
+MAX_ADP_BALANCE_ITERS = 100_000
+
+
+def parse_adp_balance(text: str) -> tuple[int, int] | None:
+    """TensorRT-LLM's `attention_dp_config` as `--attention-dp-balance` gives it: "off" (None),
+    "on" (its defaults, ADP_BALANCE_DEFAULTS) or "TIMEOUT[:BATCHING_WAIT]" in iterations
+    (batching_wait_iters 0 when left out), e.g. "60:0"."""
+    word = text.strip().lower()
+    if word == "off":
+        return None
+    if word == "on":
+        return ADP_BALANCE_DEFAULTS
+    parts = word.split(":")
+    if len(parts) > 2 or not all(p.isdigit() for p in parts):
+        raise InputError(
+            f"attention_dp_balance: {text!r} is not on, off or TIMEOUT[:BATCHING_WAIT] "
+            "(whole iterations, e.g. 60:0)"
+        )
+    timeout, wait = int(parts[0]), int(parts[1]) if len(parts) == 2 else 0
+    if max(timeout, wait) > MAX_ADP_BALANCE_ITERS:
+        raise InputError(
+            f"attention_dp_balance: timeout_iters and batching_wait_iters must be in "
+            f"[0, {MAX_ADP_BALANCE_ITERS:,}], got {text!r}"
+        )
+    return timeout, wait
 
 
 class PreemptionMode(StrEnum):
@@ -90,6 +119,11 @@ class SimConfig:
     # counter, +1 per decode step and +RECV_WEIGHT_EXTEND per step that prefills, reaches it
     # (`capcliff.sim.loop`, RECV_WEIGHT_EXTEND); 1: every step (every engine's default)
     scheduler_recv_interval: int = 1
+    # TensorRT-LLM attention_dp_config (enable_balance, timeout_iters, batching_wait_iters): the
+    # attention-DP ranks hold context requests until every rank has one, for at most
+    # `timeout_iters` iterations (`capcliff.sim.loop.balance`); None: off (the engine's default).
+    # Read only by the lockstep loop of attention-DP ranks.
+    adp_balance: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         if self.policy not in POLICY_NAMES:
@@ -127,6 +161,13 @@ class SimConfig:
                 f"scheduler_recv_interval: must be in [1, {RECV_WEIGHT_EXTEND}], "
                 f"got {self.scheduler_recv_interval}"
             )
+        if self.adp_balance is not None:
+            timeout, wait = self.adp_balance
+            if not (min(timeout, wait) >= 0 and max(timeout, wait) <= MAX_ADP_BALANCE_ITERS):
+                raise InputError(
+                    f"adp_balance: timeout_iters and batching_wait_iters must be in "
+                    f"[0, {MAX_ADP_BALANCE_ITERS:,}], got {self.adp_balance}"
+                )
         if self.output_quantile is not None and not 0 < self.output_quantile <= 1:
             raise InputError(f"output_quantile: must be in (0, 1], got {self.output_quantile}")
 

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 CORE_MODULES = (
     "admission",
     "admit_step",
+    "balance",
     "clients",
     "cohort",
     "exclusive_prefill",

@@ -130,6 +130,12 @@ def step_label(dep: Deployment) -> str:
     every = dep.settings.scheduler_recv_interval or 1
     if every > 1:
         label += f"; new requests received every {every} decode steps (--scheduler-recv-interval)"
+    if dep.adp_balance is not None:
+        timeout, wait = dep.adp_balance
+        label += (
+            f"; attention-DP balance: new requests wait for every rank to have one, up to "
+            f"{timeout} iterations (+{wait} batching; attention-DP layouts only)"
+        )
     overhead_s, how = dep.request_overhead
     if overhead_s > 0:
         if how == "engine default":

@@ -146,6 +146,7 @@ def engine_flags(
         block_size=dep.settings.block_size,
         enforce_eager=dep.settings.enforce_eager,
         all2all_backend=dep.settings.all2all_backend.value,
+        adp_balance=dep.adp_balance,
         speculative=None
         if dep.speculation is None
         else (

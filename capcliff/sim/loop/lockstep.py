@@ -6,6 +6,10 @@ MoE layer together, so a step ends when the slowest rank's own work and the shar
 (`StepTimeModel.lockstep_step_time_s`).
 A rank with nothing to run pads: it waits for the others, its clock moves with theirs.
 
+With TensorRT-LLM's attention-DP balance on (`SimConfig.adp_balance`), the ranks' context
+requests wait as `capcliff.sim.loop.balance` decides, iteration by iteration: a run of decode
+steps ends where its verdict would change, and at every arrival.
+
 Cost stays O(events): when every busy rank is in a run of identical decode steps, the ranks jump
 together to the first event of any of them. Rank r's own step time is max(mem_r(j), cmp_r(j)) +
 fixed_r, affine in the step index j on each side, so the lockstep step is the upper envelope of
@@ -22,6 +26,7 @@ from capcliff.errors import step_limit_error
 from capcliff.perf.decode_line import DecodeLine
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import ARRIVAL_TIE_S
+from capcliff.sim.loop.balance import UNBOUNDED, BalanceGate
 from capcliff.sim.loop.fast_forward import (
     advance_decode,
     decided_steps,
@@ -188,6 +193,9 @@ class LockstepSim:
             r.exclusive_prefill = False
             r.recv_every = 1  # nor a receive interval (SGLang's skipper refused DP attention)
         self.group = max(group, len(ranks))  # ranks in the group, those given no request too
+        balance = ranks[0].config.adp_balance if ranks else None
+        self.gate = None if balance is None else BalanceGate(*balance, self.group)
+        self.holding = False  # the context requests wait in the step about to run (the gate's)
         self.pending: dict[int, PendingRun] = {}
         self.run_end: dict[int, tuple[int, bool]] = {}  # rank -> (step its run ends, blocked)
 
@@ -211,12 +219,39 @@ class LockstepSim:
                     r.ratio_base, r.ratio_steps = r.rule.ratio.init, 0
             if not busy:
                 self._wait_for_arrival()
-            elif not self._fast_forward(busy):
-                self._exact_step(busy)
+            else:
+                self._step(busy)
             self.steps += 1
             if self.steps > max_steps:
                 raise step_limit_error(max_steps, sum(len(r.prompt) for r in ranks))
         return [r.result() for r in ranks]
+
+    def _step(self, busy: list[int]) -> None:
+        """The busy ranks' next run of decode steps, or one step exactly; under the balance gate,
+        no more steps than its verdict stands for."""
+        cap = UNBOUNDED if self.gate is None else self._balance()
+        steps = self._fast_forward(busy, cap)
+        if not steps:
+            self._exact_step(busy)
+            steps = 1
+        if self.gate is not None:
+            self.gate.advance(steps)
+
+    def _balance(self) -> int:
+        """The balance gate's verdict for the next step, applied: a rank whose context requests
+        wait admits nobody (no seat for a new request). Returns the steps it stands for."""
+        assert self.gate is not None
+        hold, steps = self.gate.decide(self.ranks)
+        if hold != self.holding:
+            self.holding = hold
+            for i, r in enumerate(self.ranks):
+                r.max_num_seqs = 0 if hold else r.config.max_num_seqs
+                if r.waiting:  # its admissions change: its run so far is settled first
+                    self._settle(i)
+                    r.now_s, r.last_start_s = self.now_s, self.last_start_s
+                    r.dirty = True
+                    self.run_end.pop(i, None)
+        return steps
 
     def _settle(self, i: int) -> None:
         """Apply rank i's pending decode steps to its state."""
@@ -305,12 +340,13 @@ class LockstepSim:
             cached = self.run_end[i] = (r.step + run[0], run[1])
         return cached
 
-    def _fast_forward(self, busy: list[int]) -> bool:
-        """Jump every rank over the common run of identical decode steps; False if some busy
-        rank's next step is not a decode step (then all run one step together)."""
+    def _fast_forward(self, busy: list[int], cap: int = UNBOUNDED) -> int:
+        """Jump every rank over the common run of identical decode steps, at most `cap` of them;
+        the steps jumped, 0 if some busy rank's next step is not a decode step (then all run one
+        step together)."""
         ends = {i: self._run_end(i) for i in busy}
         if any(end is None for end in ends.values()):
-            return False
+            return 0
         local = self.model.local
         at = {i: self._step_of(i) for i in busy}
         counts = [self.ranks[i].cohort.count for i in busy]
@@ -322,13 +358,15 @@ class LockstepSim:
         floor = self.model.eager_floor_s if len(busy) < self.group else 0.0
         shared_s = self.model.shared_step_s(busiest, busiest)
         clock = LockstepLine(list(lines.values()), shared_s, floor)
-        limit = min(end[0] - at[i] for i, end in ends.items() if end is not None)
+        limit = min(cap, *(end[0] - at[i] for i, end in ends.items() if end is not None))
         # the run ends before the first arrival that could be taken: steps_before is monotone in
-        # the duration, so the earliest such arrival bounds it (one search, not one per rank)
+        # the duration, so the earliest such arrival bounds it (one search, not one per rank);
+        # under the balance gate every arrival may change its verdict
         due = [
             r.arrivals[0][0]
             for r in self.ranks
-            if r.arrivals and (not (r.running or r.waiting) or waits_for_arrival(r))
+            if r.arrivals
+            and (self.gate is not None or not (r.running or r.waiting) or waits_for_arrival(r))
         ]
         if due:
             due_s = min(due) - self.now_s - ARRIVAL_TIE_S
@@ -343,4 +381,4 @@ class LockstepSim:
         for i in busy:
             if i not in self.pending:
                 self.ranks[i].now_s = self.now_s
-        return True
+        return limit
