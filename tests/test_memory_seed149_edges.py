@@ -5,10 +5,19 @@ from __future__ import annotations
 
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout
-from capcliff.memory.budget import BudgetSettings, BudgetTerm, EngineName, Provenance, StageBudget
+from capcliff.memory.budget import (
+    BudgetSettings,
+    BudgetTerm,
+    EngineName,
+    Provenance,
+    StageBudget,
+    StageDemand,
+)
 from capcliff.memory.deepep import low_latency_rdma_bytes
 from capcliff.memory.draft import SpecMethod, draft_memory, draft_model
-from capcliff.memory.layout_memory import fit_reason
+from capcliff.memory.engines import stage_budget
+from capcliff.memory.fit import largest_max_model_len
+from capcliff.memory.layout_memory import fit_reason, layout_memory
 from capcliff.memory.report import build_memory_report
 from capcliff.memory.weights import WeightScheme
 from capcliff.units import GB, GIB, KVDType
@@ -112,3 +121,55 @@ def test_the_verdict_blames_the_weights_only_past_the_most_usable_memory() -> No
     )  # fmt: skip
     assert not report.fitting_layouts
     assert report.verdict == "no layout of 2 GPUs fits; see the reasons per layout"
+
+
+# --- seed 149 ---------------------------------------------------------------------------------
+
+
+def test_trtllm_holds_back_no_reserve_when_nothing_is_free() -> None:
+    # TensorRT-LLM's KV gets free_gpu_memory_fraction of the memory left after the weights; the
+    # rest of that free memory is the (1 - fraction) reserve. With every term pinned on an 80 GiB
+    # device: context 1 GiB + weights 90 GiB + rope 0 + activations 2 GiB = 93 GiB, free =
+    # -13 GiB: the KV "pool" is the -13 GiB overflow and nothing is free to hold back (0 B).
+    demand = StageDemand(
+        arch=arch_of("llama-3.1-8b"), layout=Layout(), stage=0, total_memory_bytes=80 * GIB,
+        weights_bytes=90 * GIB, kv_bytes_per_token=131_072, max_model_len=8192,
+    )  # fmt: skip
+    pinned = {"cuda_context": GIB, "weights_overhead": 0, "activation_peak": 2 * GIB}
+    budget = stage_budget(demand, BudgetSettings(engine=EngineName.TRTLLM, term_overrides=pinned))
+    assert budget.kv_bytes == -13 * GIB
+    assert budget.term("fraction_reserve") == 0
+    assert budget.blocks == 0
+
+
+def test_no_request_length_fits_when_the_kv_cache_memory_asked_is_past_the_device() -> None:
+    # vLLM --kv-cache-memory skips its profiling and allocates exactly that pool on top of the
+    # model. Llama-3.1-8B bf16, TP 1, on an H100 (80 GB): a 100 GiB pool alone is past the
+    # device, so the engine cannot start and no length fits (0), whatever blocks the pool would
+    # hold. A 4 GiB pool holds 4 GiB / (32 layers x 2 x 8 KV heads x 128 x 2 B = 131,072 B) =
+    # 32,768 tokens (2,048 blocks of 16).
+    arch = arch_of("llama-3.1-8b")
+
+    def largest(pool: int) -> int:
+        mem = layout_memory(
+            arch, get_hardware("h100-sxm"), Layout(), scheme=WeightScheme.as_shipped(arch),
+            kv_dtype=KVDType.BF16, max_model_len=8192,
+            settings=BudgetSettings(engine=EngineName.VLLM, kv_cache_memory_bytes=pool),
+        )  # fmt: skip
+        return largest_max_model_len(mem)
+
+    assert largest(4 * GIB) == 32_768
+    assert largest(100 * GIB) == 0
+
+
+def test_an_overflowing_vllm_pool_holds_no_block_even_of_one_byte() -> None:
+    # vLLM's KV pool is total x utilisation - terms; past the device it is negative and holds no
+    # block. With 1-token blocks of 1 B (the smallest block there is) any positive pool would
+    # hold one: 80 GiB x 0.9 = 72 GiB - (90 GiB of weights + the rest) < 0 -> 0 blocks.
+    demand = StageDemand(
+        arch=arch_of("llama-3.1-8b"), layout=Layout(), stage=0, total_memory_bytes=80 * GIB,
+        weights_bytes=90 * GIB, kv_bytes_per_token=1, max_model_len=8192,
+    )  # fmt: skip
+    budget = stage_budget(demand, BudgetSettings(engine=EngineName.VLLM, block_size=1))
+    assert budget.kv_bytes < 0
+    assert budget.blocks == 0
