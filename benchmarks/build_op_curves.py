@@ -363,12 +363,21 @@ AITER_GPUS = {
         "(MI325X, 304 CU)'",
     ),
 }  # fmt: skip
-# GPUs no table names, priced with another GPU's curves: id -> (measured GPU, the assumption).
+# Curves a GPU has no table for, taken from another GPU's: id -> (measured GPU, the assumption).
+# Only an (op, engine, format) the GPU has no curve of its own for is taken, and only a curve
+# measured on the other GPU (never one it took itself). MI300X and MI325X are one gfx942 die
+# with 304 CUs; each takes the other's engine: SGLang's block-FP8 rows were measured on MI325X,
+# vLLM's dense FP8 rows (AITER_DENSE) on MI300X.
 AITER_BORROWED = {
     "mi300x": (
         "mi325x",
         "assumption: MI325X's curves on MI300X (same gfx942 die, 304 CUs and clocks; only the "
         "HBM differs), at the same fraction of MI300X's peak HBM",
+    ),
+    "mi325x": (
+        "mi300x",
+        "assumption: MI300X's curves on MI325X (same gfx942 die, 304 CUs and clocks; only the "
+        "HBM differs), at the same fraction of MI325X's peak HBM",
     ),
 }
 AITER_FORMAT = "fp8_block"
@@ -520,14 +529,34 @@ def aiter_curves(repo: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
         dense, dense_compute = aiter_dense_curves(repo, hardware, cu_num, commit, path, why)
         curves += dense
         compute_curves += dense_compute
+    return borrowed(curves, compute_curves)
+
+
+def borrowed(
+    curves: list[dict[str, Any]], compute_curves: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """`curves` and `compute_curves` with AITER_BORROWED's: each GPU takes the curves measured on
+    its twin for the (op, engine, format) it has none of (idempotent: run again, nothing more)."""
+
+    def key(c: dict[str, Any]) -> tuple[str, str, str, str]:
+        return (c["hardware"], c["op"], c["engine"], c.get("format", ""))
+
+    out, out_compute = list(curves), list(compute_curves)
     for hardware, (measured, assumption) in AITER_BORROWED.items():
         peak = float(_hardware(hardware)["hbm_bandwidth_tb_s"]) * 1e12
-        for c in [c for c in curves if c["hardware"] == measured]:
-            curves.append({**c, "hardware": hardware, "peak_hbm_bytes_per_s": peak,
-                           "assumption": assumption})  # fmt: skip
-        for c in [c for c in compute_curves if c["hardware"] == measured]:
-            compute_curves.append({**c, "hardware": hardware, "assumption": assumption})
-    return curves, compute_curves
+        for source, target, extra in (
+            (curves, out, {"peak_hbm_bytes_per_s": peak}),
+            (compute_curves, out_compute, {}),
+        ):
+            have = {key(c) for c in target}
+            for c in source:
+                if c["hardware"] != measured or c.get("measured_on") != measured:
+                    continue
+                copy = {**c, "hardware": hardware, **extra, "assumption": assumption}
+                if key(copy) not in have:
+                    target.append(copy)
+                    have.add(key(copy))
+    return out, out_compute
 
 
 def _spec(system: str) -> dict[str, Any]:
@@ -555,7 +584,7 @@ def _amd_curves(
     if aiter is not None:
         return aiter_curves(aiter)
     old = shipped or {}
-    return (
+    return borrowed(
         [c for c in old.get("curves", []) if "measured_on" in c],
         [c for c in old.get("compute_curves", []) if "measured_on" in c],
     )

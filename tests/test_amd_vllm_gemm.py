@@ -42,12 +42,29 @@ def test_compute_line_passes_near_llama70b_down_proj_at_4096_tokens() -> None:
     assert line.flops_per_s_at(4096) / MI300X_FP8_FLOPS == pytest.approx(0.39, abs=0.02)
 
 
-def test_curves_are_vllm_fp8_on_mi300x_only() -> None:
-    # The PR's rows name MI300X; no other AMD GPU gets them, and no other format or engine.
-    assert op_curve("mi325x", "vllm", "gemm", "fp8") is None
+def test_curves_are_vllm_fp8_on_the_gfx942_die_only() -> None:
+    # The PR's rows name MI300X; MI325X (the same gfx942 die, 304 CUs) takes them under a named
+    # assumption, as MI300X takes MI325X's SGLang rows; no other GPU, format or engine does.
     assert op_curve("mi355x", "vllm", "gemm", "fp8") is None
     assert op_curve("mi300x", "vllm", "gemm", "bfloat16") is None
     assert op_curve("mi300x", "vllm", "moe", "fp8") is None
+    assert op_curve("mi325x", "vllm", "gemm", "fp8") is not None
+
+
+def test_mi325x_reads_weights_at_mi300x_fraction_of_its_own_bandwidth() -> None:
+    # Same fraction of peak, MI325X's 6.0 TB/s against MI300X's 5.3: the byte-read part of the
+    # gate/up projection's 469,762,048 bytes at one token is 5.3 / 6.0 as long, the floor equal.
+    mi300x = op_curve("mi300x", "vllm", "gemm", "fp8")
+    mi325x = op_curve("mi325x", "vllm", "gemm", "fp8")
+    assert mi300x is not None and mi325x is not None
+    size = 469_762_048
+    floor = mi300x.floor_at(1)
+    assert mi325x.floor_at(1) == floor
+    read_300 = mi300x.seconds(1, size, MI300X_HBM_BYTES_PER_S) - floor
+    read_325 = mi325x.seconds(1, size, 6.0e12) - floor
+    assert read_325 == pytest.approx(read_300 * 5.3 / 6.0, rel=1e-9)
+    label = weight_read_source(engine_profile(EngineName.VLLM), "mi325x")
+    assert "measured on mi300x" in label and "same gfx942 die" in label
 
 
 def test_vllm_label_on_mi300x_names_the_pr_commit_and_the_int8_assumption() -> None:
