@@ -18,6 +18,7 @@ import pytest
 
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.sim.loop.balance import UNBOUNDED
 from capcliff.sim.loop.lockstep import LockstepSim
 from capcliff.sim.loop.replica import ReplicaSim
 from capcliff.sim.simulate import make_policy
@@ -111,10 +112,10 @@ class _CountedLockstep(LockstepSim):
 
     jumps = 0
 
-    def _fast_forward(self, busy: list[int]) -> bool:
-        jumped = super()._fast_forward(busy)
-        self.jumps += jumped
-        return jumped
+    def _fast_forward(self, busy: list[int], cap: int = UNBOUNDED) -> int:
+        steps = super()._fast_forward(busy, cap)
+        self.jumps += steps > 0
+        return steps
 
 
 def test_lockstep_ranks_jump_together_to_each_ranks_event() -> None:
