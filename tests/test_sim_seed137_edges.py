@@ -9,7 +9,7 @@ import pytest
 from capcliff.errors import InputError
 from capcliff.sim.config import ARRIVAL_TIE_S, KVCapacity, SimConfig
 from capcliff.sim.loop.replica import ReplicaSim
-from capcliff.sim.simulate import make_policy
+from capcliff.sim.simulate import make_policy, simulate
 from capcliff.sim.traffic.workload import Empirical, Requests
 from tests.simtools import constant_model
 
@@ -51,3 +51,33 @@ def test_an_empirical_length_distribution_needs_lengths_and_each_of_at_least_one
     with pytest.raises(InputError, match="empirical"):
         Empirical(values)
     Empirical((1, 5))  # one token is the shortest length there is
+
+
+@pytest.mark.parametrize("overhead_s", [0.0, 59.5, 60.0])
+def test_a_request_overhead_up_to_the_documented_60_s_is_accepted(overhead_s: float) -> None:
+    # The bound its message states, [0, 60] seconds, both ends included.
+    assert SimConfig(request_overhead_s=overhead_s).request_overhead_s == overhead_s
+
+
+@pytest.mark.parametrize("overhead_s", [-0.001, 60.001, float("inf"), float("nan")])
+def test_a_request_overhead_outside_0_to_60_s_is_refused(overhead_s: float) -> None:
+    with pytest.raises(InputError, match=r"request_overhead_s: must be in \[0, 60\] seconds"):
+        SimConfig(request_overhead_s=overhead_s)
+
+
+def test_a_fleets_first_saturation_is_its_earliest_replicas() -> None:
+    # Three replicas (round robin in arrival order), each with 4 blocks of 16 tokens, every step
+    # 1 ms. A (64-token prompt, 1 token out, at 0 s) fills replica 0's 4 blocks in its prefill
+    # step, [0, 1 ms): saturated at step 0, 1 ms. B, the same at 5 ms on replica 1: step 0,
+    # 6 ms. C (16 tokens, 1 block) never fills replica 2. The fleet's first saturation is the
+    # earliest of them, replica 0's (0, 1 ms); nobody is preempted.
+    requests = Requests(
+        np.array([64, 64, 16]), np.array([1, 1, 1]), np.array([1, 1, 1]),
+        np.array([0.0, 0.005, 0.010]),
+    )  # fmt: skip
+    result = simulate(requests, constant_model(1e-3), KVCapacity(4, 16), SimConfig(), dp=3)
+    assert result.first_saturation is not None
+    step, at_s = result.first_saturation
+    assert step == 0
+    assert at_s == pytest.approx(0.001)
+    assert result.first_preemption is None
