@@ -1,0 +1,112 @@
+"""Edges the seed-139 mutation sample (`benchmarks/mutation.py --packages analysis --seed 139`)
+found untested. Every expected value is worked out by hand in the comments."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from capcliff.analysis.deployment import settings_of
+from capcliff.analysis.plan import online, reuse_advice
+from capcliff.analysis.plan.types import FleetEntry
+from capcliff.errors import InputError
+
+
+def _fleet(layout: str, replicas: int, tp: int, usd_per_m: float) -> FleetEntry:
+    # $4/GPU-hour; the per-token price is given directly (the line only compares it)
+    return FleetEntry(
+        gpu="h200", layout=layout, max_num_seqs=64, replicas=replicas, gpus=replicas * tp,
+        nodes=1, usd_per_gpu_hour=4.0, usd_per_hour=4.0 * replicas * tp,
+        usd_per_million_output_tokens=usd_per_m, sustained_rps_per_replica=2.5,
+        ttft_p99_s=1.0, tpot_p99_s=0.05, meets_slo=True,
+    )  # fmt: skip
+
+
+def _same_search(
+    monkeypatch: pytest.MonkeyPatch, rate: float | None, clients: int | None, alt: FleetEntry
+) -> tuple[FleetEntry, list[str], int]:
+    searched: list[Any] = []
+
+    def type_fleet(job: Any) -> tuple[FleetEntry, str]:
+        searched.append(job)
+        return alt, ""
+
+    monkeypatch.setattr(online, "_type_fleet", type_fleet)
+    workload = SimpleNamespace(
+        offered_rps=lambda: rate, choice=SimpleNamespace(clients=clients, rate_per_s=rate)
+    )
+    ctx = online._Context(
+        dep=SimpleNamespace(hardware="h200"), max_model_len=8192, workload=workload,  # type: ignore[arg-type]
+        options=online.OnlineOptions(jobs=2),
+    )  # fmt: skip
+    # the recommended layout: 2 copies of pp8 (16 GPUs) at $3.00 per million output tokens
+    copies = _fleet("pp8", 2, 8, 3.0)
+    entry, notes = online._same_search(ctx, copies, 8)
+    return entry, notes, len(searched)
+
+
+@pytest.mark.parametrize(("rate", "clients"), [(15.0, None), (None, 64)])
+def test_the_planned_type_takes_the_cheaper_replica_search_under_a_rate_or_users(
+    monkeypatch: pytest.MonkeyPatch, rate: float | None, clients: int | None
+) -> None:
+    # 6 x tp2 (12 GPUs) at $2.40 < 2 x pp8 at $3.00: the fleet line is the replica search's,
+    # whichever way the load is given (a rate alone, or users alone)
+    alt = _fleet("tp2", 6, 2, 2.4)
+    entry, notes, searches = _same_search(monkeypatch, rate, clients, alt)
+    assert searches == 1
+    assert entry == alt
+    assert len(notes) == 1
+    assert "6 x tp2 (12 GPUs) carries the load for less than 2 x pp8 (16 GPUs)" in notes[0]
+
+
+def test_the_planned_type_keeps_its_copies_when_they_are_cheaper_or_there_is_no_load(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    dearer = _fleet("tp2", 6, 2, 3.0)  # as dear as the copies: not cheaper, so not taken
+    entry, notes, searches = _same_search(monkeypatch, 15.0, None, dearer)
+    assert (entry.layout, notes, searches) == ("pp8", [], 1)
+    # no load (neither a rate nor users): nothing to size a fleet for, no search
+    cheaper = _fleet("tp2", 6, 2, 2.4)
+    entry, notes, searches = _same_search(monkeypatch, None, None, cheaper)
+    assert (entry.layout, notes, searches) == ("pp8", [], 0)
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        # the validator's message already quotes the value: it is not repeated with ", got"
+        ({"policy": "fifo-x"}, "--policy: unknown 'fifo-x'; known: vllm, vllm-first-chunk, "
+         "vllm-v0, sglang, trtllm-no-evict, trtllm-max-util, kv-aware"),
+        ({"kv_cache_dtype": "fp3"}, "--kv-cache-dtype: unknown KV cache dtype 'fp3'; valid: "
+         "bf16, fp16, fp8"),
+        # pydantic's own message does not: ", got 0" names it
+        ({"max_num_seqs": 0}, "--max-num-seqs: Input should be greater than or equal to 1, got 0"),
+    ],
+)  # fmt: skip
+def test_a_refused_setting_quotes_its_value_once(values: dict[str, Any], expected: str) -> None:
+    with pytest.raises(InputError) as caught:
+        settings_of(values)
+    assert str(caught.value) == expected
+
+
+def _sim(reuse: Any) -> Any:
+    return SimpleNamespace(
+        reuse=reuse, prefix_cache_hit_rate=None if reuse is None else 0.5,
+        ttft=SimpleNamespace(p99=1.5), output_tokens_per_s=900.0, total_preemptions=0,
+    )  # fmt: skip
+
+
+def test_a_run_without_caching_shows_an_offload_hit_rate_of_zero_not_minus_zero() -> None:
+    # caching off: no reuse summary, nothing looked up, nothing loaded: 0 %, printed "0%" (a
+    # -0.0 would print "-0%" in the plan's reuse lines and "-0.0" in its JSON)
+    off = reuse_advice._point("caching off", 0, _sim(None))
+    assert f"{off.offload_hit_rate:.0%}" == "0%"
+    assert '"offload_hit_rate":0.0' in off.model_dump_json()
+    # with a summary: 250 + 50 tokens loaded from the tiers of 1,000 looked up = 30 %
+    tiers = (SimpleNamespace(hit_tokens=250), SimpleNamespace(hit_tokens=50))
+    on = reuse_advice._point(
+        "offload 64 GiB", 1, _sim(SimpleNamespace(tiers=tiers, queried_tokens=1000))
+    )
+    assert on.offload_hit_rate == pytest.approx(0.3)
