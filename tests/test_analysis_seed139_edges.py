@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 
 from capcliff.analysis.deployment import settings_of
+from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.plan import online, reuse_advice
 from capcliff.analysis.plan.types import FleetEntry
+from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.errors import InputError
 
 
@@ -110,3 +112,16 @@ def test_a_run_without_caching_shows_an_offload_hit_rate_of_zero_not_minus_zero(
         "offload 64 GiB", 1, _sim(SimpleNamespace(tiers=tiers, queried_tokens=1000))
     )
     assert on.offload_hit_rate == pytest.approx(0.3)
+
+
+def test_a_session_sample_of_n_requests_holds_n_and_never_none() -> None:
+    # a sample of n >= 1 requests of sessions holds n; one of 0 holds one, as a single-turn
+    # backlog of 0 does (a workload always has a request to size from); at a rate, with users
+    # or as a backlog alike
+    single = OnlineWorkload(WorkloadChoice(num_requests=1, preset_name="chat"), 0)
+    assert len(single.backlog(0)) == 1
+    chat = OnlineWorkload(WorkloadChoice(num_requests=1, preset_name="multiturn-chat"), 0)
+    for n, size in [(0, 1), (1, 1), (2, 2), (3, 3)]:
+        assert len(chat.backlog(n)) == size
+        assert len(chat.at_rate(n, 1.0)) == size
+        assert len(chat.with_clients(n, 4)) == size
