@@ -4,16 +4,24 @@ found untested. Every expected value is worked out by hand in the comments."""
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from capcliff.analysis.deployment import settings_of
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
+from capcliff.analysis.evaluate.rate_search import (
+    RatePoint,
+    RateProbes,
+    highest_rate,
+    rate_resolution,
+)
+from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.plan import online, reuse_advice
 from capcliff.analysis.plan.types import FleetEntry
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.errors import InputError
+from capcliff.sim.config import SimConfig
 
 
 def _fleet(layout: str, replicas: int, tp: int, usd_per_m: float) -> FleetEntry:
@@ -125,3 +133,29 @@ def test_a_session_sample_of_n_requests_holds_n_and_never_none() -> None:
         assert len(chat.backlog(n)) == size
         assert len(chat.at_rate(n, 1.0)) == size
         assert len(chat.with_clients(n, 4)) == size
+
+
+class _PassesUpTo(RateProbes):
+    """Probes that meet the SLO iff the rate is at most `threshold` (requests/s)."""
+
+    def __init__(self, threshold: float) -> None:
+        super().__init__(SimConfig(), Slo(ttft_s=1.0, tpot_s=1.0), None, None, 1.0, [])  # type: ignore[arg-type]
+        self.threshold = threshold
+
+    def probe(self, rate: float, n: int, cap: int) -> RatePoint:
+        # no margin to interpolate by (TPOT p99 at the limit whatever the rate): pure bisection
+        state = cast(Any, SimpleNamespace(saturated=False, tpot_p99_s=1.0, ttft_p99_s=0.0))
+        point = RatePoint(cap, rate, state, rate <= self.threshold, n)
+        self.points.append(point)
+        return point
+
+
+def test_the_rate_resolution_is_the_final_bracket_of_five_bisections() -> None:
+    # saturation 10/s: the light load 0.5/s passes, the top 9.5/s fails; bisecting [0.5, 9.5]
+    # around 6.2/s: 5.0 pass, 7.25 fail, 6.125 pass, 6.6875 fail, 6.40625 fail. The last
+    # bracket [6.125, 6.40625] is 9/32 = 0.28125 wide: (9.5 - 0.5) / 2^5
+    probes = _PassesUpTo(6.2)
+    found, _ = highest_rate(probes, 8, 10.0, 1000)
+    assert [p.rate_rps for p in probes.points] == [0.5, 9.5, 5.0, 7.25, 6.125, 6.6875, 6.40625]
+    assert found is not None and found.rate_rps == 6.125
+    assert rate_resolution(10.0) == pytest.approx(6.40625 - 6.125) == pytest.approx(9 / 32)
