@@ -6,6 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any, cast
 
+import numpy as np
 import pytest
 
 from capcliff.analysis.deployment import settings_of
@@ -19,9 +20,12 @@ from capcliff.analysis.evaluate.rate_search import (
 from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.plan import online, reuse_advice
 from capcliff.analysis.plan.types import FleetEntry
+from capcliff.analysis.sweep.failure import past_cliff
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.errors import InputError
 from capcliff.sim.config import SimConfig
+from capcliff.sim.result import SimResult
+from capcliff.sim.reuse.prefix_reuse import ReuseSummary
 
 
 def _fleet(layout: str, replicas: int, tp: int, usd_per_m: float) -> FleetEntry:
@@ -159,3 +163,26 @@ def test_the_rate_resolution_is_the_final_bracket_of_five_bisections() -> None:
     assert [p.rate_rps for p in probes.points] == [0.5, 9.5, 5.0, 7.25, 6.125, 6.6875, 6.40625]
     assert found is not None and found.rate_rps == 6.125
     assert rate_resolution(10.0) == pytest.approx(6.40625 - 6.125) == pytest.approx(9 / 32)
+
+
+def test_the_cache_lost_past_the_cliff_counts_the_lookups_after_it_only() -> None:
+    # lookups binned by the end of each second: 100 tokens in each of (0,1], (1,2], (2,3], (3,4],
+    # hit 80 % before the cliff at t = 2 s and 20 % after. The bin ending exactly at the cliff
+    # is before it (as hit_rate_between counts it), so 200 tokens are looked up after it:
+    # lost = (0.8 - 0.2) x 200 = 120 of 1,000 tokens computed, a 12 % share (not 0.6 x 300)
+    reuse = ReuseSummary(
+        hit_rate=0.5, queried_tokens=400, prefill_tokens_saved=200, evicted_blocks=0,
+        time_s=np.array([1.0, 2.0, 3.0, 4.0]), hit_rate_series=np.array([0.8, 0.8, 0.2, 0.2]),
+        queried_series=np.array([100.0, 100.0, 100.0, 100.0]),
+    )  # fmt: skip
+    series = SimpleNamespace(time_s=np.array([0.0, 4.0]), waiting=np.array([1.0, 0.0]))
+    run = SimpleNamespace(
+        first_saturation=(0, 2.0), e2e_s=np.ones(4), series=series, makespan_s=4.0,
+        requests_per_s=1.0, scheduled_tokens=1_000, reuse=reuse, total_preemptions=0,
+        blocked_s=0.0,
+    )  # fmt: skip
+    found = past_cliff(cast(SimResult, run))
+    assert found is not None
+    assert (found.hit_rate_before_cliff, found.hit_rate_after_cliff) == pytest.approx((0.8, 0.2))
+    assert found.cache_loss_share == pytest.approx(0.12)
+    assert (found.recompute_share, found.dominant) == (0.0, "prefix-cache loss")
