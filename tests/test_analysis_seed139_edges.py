@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 from capcliff.analysis.deployment import settings_of
+from capcliff.analysis.evaluate.capacity import Replica, ReplicaCapacity
+from capcliff.analysis.evaluate.layout_capacity import LayoutEval
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.rate_search import (
     RatePoint,
@@ -19,10 +21,13 @@ from capcliff.analysis.evaluate.rate_search import (
 )
 from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.plan import online, reuse_advice
+from capcliff.analysis.plan.group_note import group_note
 from capcliff.analysis.plan.types import FleetEntry
 from capcliff.analysis.sweep.failure import past_cliff
 from capcliff.analysis.workloads import WorkloadChoice
+from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
+from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.sim.config import SimConfig
 from capcliff.sim.result import SimResult
 from capcliff.sim.reuse.prefix_reuse import ReuseSummary
@@ -186,3 +191,23 @@ def test_the_cache_lost_past_the_cliff_counts_the_lookups_after_it_only() -> Non
     assert (found.hit_rate_before_cliff, found.hit_rate_after_cliff) == pytest.approx((0.8, 0.2))
     assert found.cache_loss_share == pytest.approx(0.12)
     assert (found.recompute_share, found.dominant) == (0.0, "prefix-cache loss")
+
+
+def _group(per_replica_rps: float, alone_rps: float) -> LayoutEval:
+    memory = cast(LayoutMemory, SimpleNamespace(layout=Layout(dp=2, tp=2)))
+    replica = cast(Replica, SimpleNamespace(steps=SimpleNamespace(moe=None)))  # dense: a router
+    capacity = cast(ReplicaCapacity, SimpleNamespace(sustained_rps=per_replica_rps))
+    alone = cast(ReplicaCapacity, SimpleNamespace(sustained_rps=alone_rps))
+    return LayoutEval(memory, replica, capacity, refined=True, alone=alone)
+
+
+def test_a_group_is_compared_with_its_replicas_priced_alone_times_their_count() -> None:
+    # one replica alone: 3/s, so two priced alone: 6/s. The group's 2 x 2.5 = 5/s is under
+    # 0.97 x 6 = 5.82: noted; 2 x 2.95 = 5.9/s is within 3 % of 6: not noted
+    (note,) = group_note(_group(2.5, 3.0))
+    assert note.startswith("dp2-tp2: its 2 replicas share one router;")
+    assert (
+        "they sustain 5 requests/s within the target, where one replica priced alone gives 6"
+        in note
+    )
+    assert group_note(_group(2.95, 3.0)) == []
