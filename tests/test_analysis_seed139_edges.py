@@ -20,7 +20,9 @@ from capcliff.analysis.evaluate.rate_search import (
     rate_resolution,
 )
 from capcliff.analysis.evaluate.solver import Slo
+from capcliff.analysis.evaluate.steady_state import _queue_growing
 from capcliff.analysis.plan import online, reuse_advice
+from capcliff.analysis.plan.feasibility import Alternative, LightLatency, what_would_meet
 from capcliff.analysis.plan.group_note import group_note
 from capcliff.analysis.plan.types import FleetEntry
 from capcliff.analysis.sweep.failure import past_cliff
@@ -211,3 +213,38 @@ def test_a_group_is_compared_with_its_replicas_priced_alone_times_their_count() 
         in note
     )
     assert group_note(_group(2.95, 3.0)) == []
+
+
+def test_an_open_loop_queue_grows_when_the_last_quarter_waits_twice_the_first_plus_a_second() -> (
+    None
+):
+    # 8 requests: the first quarter (2) waits 1 s each. The rule: unbounded when the last
+    # quarter's mean exceeds 2 x 1 s + 1 s = 3 s. 2.9 s is not (it would be against 1 x 1 s + 1 s)
+    assert not _queue_growing(np.array([1.0, 1.0, 2.0, 2.0, 2.5, 2.5, 2.9, 2.9]))
+    assert _queue_growing(np.array([1.0, 1.0, 2.0, 2.0, 2.5, 2.5, 3.1, 3.1]))
+    # from no wait at all, the margin alone: 0.9 s is not unbounded, 1.1 s is
+    assert not _queue_growing(np.array([0.0, 0.0, 0.5, 0.5, 0.7, 0.7, 0.9, 0.9]))
+    assert _queue_growing(np.array([0.0, 0.0, 0.5, 0.5, 0.7, 0.7, 1.1, 1.1]))
+
+
+def _light(label: str, ttft_s: float | None, tpot_s: float | None) -> LightLatency:
+    return LightLatency(cast(Alternative, SimpleNamespace(label=label)), ttft_s, tpot_s)
+
+
+def test_the_alternatives_that_meet_the_target_at_light_load_are_named() -> None:
+    # target TTFT p99 <= 1 s, TPOT p99 <= 50 ms. "fp8": 0.5 s, 50 ms (at the limit) meets it;
+    # "tp4": 0.5 s, 100 ms is 2x over; "h100": 3 s, 20 ms is 3x over; "int4" does not fit
+    slo = Slo(ttft_s=1.0, tpot_s=0.05)
+    fp8, tp4 = _light("fp8", 0.5, 0.05), _light("tp4", 0.5, 0.1)
+    h100, int4 = _light("h100", 3.0, 0.02), _light("int4", None, None)
+    assert [t.meets(slo) for t in (fp8, tp4, h100, int4)] == [True, False, False, False]
+
+    def name(t: LightLatency) -> str:
+        return t.alternative.label
+
+    assert what_would_meet(slo, [tp4, fp8, int4], name) == ["fp8: meets it at light load"]
+    assert what_would_meet(slo, [h100, int4, tp4], name) == [
+        "nothing tried meets it even with one user; closest:",
+        "tp4: still 2.0x over the limit",
+        "h100: still 3.0x over the limit",
+    ]
