@@ -24,6 +24,7 @@ from capcliff.analysis.evaluate.steady_state import _queue_growing
 from capcliff.analysis.plan import online, reuse_advice
 from capcliff.analysis.plan.feasibility import Alternative, LightLatency, what_would_meet
 from capcliff.analysis.plan.group_note import group_note
+from capcliff.analysis.plan.online_reuse import mean_think_s
 from capcliff.analysis.plan.types import FleetEntry
 from capcliff.analysis.sweep.failure import past_cliff
 from capcliff.analysis.workloads import WorkloadChoice
@@ -248,3 +249,16 @@ def test_the_alternatives_that_meet_the_target_at_light_load_are_named() -> None
         "tp4: still 2.0x over the limit",
         "h100: still 3.0x over the limit",
     ]
+
+
+def test_sessions_at_a_rate_think_between_turns_and_single_requests_do_not() -> None:
+    # multi-turn chat: 2.54 turns a session on average, 10 s of (exponential) think time before
+    # every turn but the first, so (2.54 - 1) / 2.54 of the requests wait 10 s on average:
+    # 10 x 0.606 = 6.06 s a request (within the sampling noise of the reference sample)
+    chat = OnlineWorkload(WorkloadChoice(num_requests=100, preset_name="multiturn-chat"), 0)
+    spec = chat.choice.session_spec()
+    assert (spec.mean_turns, spec.think_time_s) == (2.54, 10.0)
+    assert mean_think_s(chat) == pytest.approx(10.0 * (2.54 - 1) / 2.54, rel=0.15)
+    # single requests have no turns to think between
+    single = OnlineWorkload(WorkloadChoice(num_requests=100, preset_name="chat"), 0)
+    assert mean_think_s(single) == 0.0
