@@ -26,6 +26,7 @@ from capcliff.analysis.plan.feasibility import Alternative, LightLatency, what_w
 from capcliff.analysis.plan.group_note import group_note
 from capcliff.analysis.plan.online_reuse import mean_think_s
 from capcliff.analysis.plan.types import FleetEntry
+from capcliff.analysis.serve_command import parse_serve_command
 from capcliff.analysis.sweep.failure import past_cliff
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.layout import Layout
@@ -262,3 +263,10 @@ def test_sessions_at_a_rate_think_between_turns_and_single_requests_do_not() -> 
     # single requests have no turns to think between
     single = OnlineWorkload(WorkloadChoice(num_requests=100, preset_name="chat"), 0)
     assert mean_think_s(single) == 0.0
+
+
+@pytest.mark.parametrize("text", ["python -m", "python3 -m"])
+def test_a_python_module_line_without_the_module_is_refused_in_one_line(text: str) -> None:
+    # `python -m` names no module, so no engine: the one-line refusal, not an IndexError
+    with pytest.raises(InputError, match=f"serve_command: cannot tell the engine from '{text}'"):
+        parse_serve_command(text)
