@@ -581,6 +581,7 @@ def resolve(
             f"scheduler_recv_interval: SGLang's --scheduler-recv-interval, not a "
             f"{settings.engine.value} setting; leave it unset"
         )
+    unused = _refuse_other_engines_settings(settings)
     check_model_context(settings.max_model_len, arch.max_position_embeddings,
                         allow_long=settings.allow_long_max_model_len)  # fmt: skip
     scheme = (
@@ -609,6 +610,7 @@ def resolve(
         calibrated_terms=frozenset(terms),
         step_time_terms=step_terms,
     )
+    warnings = [*warnings, *unused]
     spec, accepted = _speculation(settings, model)
     accepted = calibrated_acceptance or accepted
     kv_dtype = parse_kv_dtype(settings.kv_cache_dtype)
@@ -617,6 +619,41 @@ def resolve(
         kv_dtype=kv_dtype, warnings=tuple(warnings), speculation=spec, acceptance=accepted,
         kernels=_kernels(settings, model, hardware, kv_dtype),
     )  # fmt: skip
+
+
+# Memory settings one engine family reads and the others ignore (memory/engines.py): given for
+# another engine they were dropped unsaid (`--engine sglang --gpu-memory-utilization 0.5` sized
+# SGLang's own fraction).
+ENGINE_SETTINGS: dict[str, tuple[frozenset[EngineName], str]] = {
+    "gpu_memory_utilization": (
+        frozenset({EngineName.VLLM, EngineName.VLLM_V0}),
+        "vLLM's --gpu-memory-utilization",
+    ),
+    "kv_cache_memory": (
+        frozenset({EngineName.VLLM, EngineName.VLLM_V0}),
+        "vLLM's --kv-cache-memory",
+    ),
+    "mem_fraction_static": (frozenset({EngineName.SGLANG}), "SGLang's --mem-fraction-static"),
+    "free_gpu_memory_fraction": (
+        frozenset({EngineName.TRTLLM}),
+        "TensorRT-LLM's kv_cache_free_gpu_memory_fraction",
+    ),
+}
+
+
+def _refuse_other_engines_settings(settings: DeploymentSettings) -> list[str]:
+    """Refuses a setting given (flag or spec key) that the deployment's engine does not read
+    (one line naming it); a warning for a swap pool without swap preemption (a `vllm serve`
+    command carries --swap-space whatever it preempts with)."""
+    given = settings.model_fields_set
+    for name, (engines, what) in ENGINE_SETTINGS.items():
+        if name in given and settings.engine not in engines:
+            raise InputError(
+                f"{name}: {what}, not a {settings.engine.value} setting; leave it unset"
+            )
+    if "swap_space" in given and settings.preemption is not PreemptionMode.SWAP:
+        return ["swap_space: unused: only swap preemption (preemption swap) copies KV to host"]
+    return []
 
 
 def _kernels(
