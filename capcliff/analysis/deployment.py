@@ -96,6 +96,12 @@ MAX_KV_TRANSFER_OVERHEAD_MS = 60_000.0
 CONTEXT_ROUNDING = 1024
 
 
+# A sanity bound on the KV block (page) size, tokens: vLLM takes 1 to 256 (`BlockSize =
+# Literal[1, 8, 16, 32, 64, 128, 256]`, vllm/config/cache.py); assumption: no engine pages KV in
+# blocks past 1,024 tokens (10**26 was sized as "0 blocks" needing 10**19 TB per request).
+MAX_BLOCK_SIZE = 1024
+
+
 class DeploymentSettings(BaseModel):
     """The engine and memory settings of a deployment, as the engines name them.
 
@@ -126,7 +132,7 @@ class DeploymentSettings(BaseModel):
     max_num_seqs: int | None = Field(default=None, ge=1)  # per replica
     max_num_batched_tokens: int | None = Field(default=None, ge=1)  # per step, per replica
     enable_chunked_prefill: bool | None = None  # vLLM V0 only; None: V0's default (engines.py)
-    block_size: int | None = Field(default=None, ge=1)  # tokens per KV block
+    block_size: int | None = Field(default=None, ge=1, le=MAX_BLOCK_SIZE)  # tokens per KV block
     enforce_eager: bool = False
     mem_fraction_static: float | None = Field(default=None, gt=0, le=1)  # SGLang
     free_gpu_memory_fraction: float = Field(default=0.9, gt=0, le=1)  # TensorRT-LLM
