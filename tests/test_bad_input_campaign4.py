@@ -153,6 +153,11 @@ def test_a_plan_flag_the_plan_does_not_read_is_refused(
     assert _one_line_error([*PLAN, *args], capsys).startswith(start)
 
 
+def test_an_empty_objective_is_still_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    line = _one_line_error([*PLAN, "--arrival", "batch", "--objective", ""], capsys)
+    assert line == "error: objective: unknown ''; valid: makespan, goodput, cost"
+
+
 # calibrate: --gpus with a start-up log (the log states its layout) was ignored unsaid
 
 

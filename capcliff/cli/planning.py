@@ -285,7 +285,8 @@ def plan(
         "batch" if pattern == "online" else pattern, rate, clients,
         range_ratio=random_range_ratio, think_time=think_time, turns=turns, context=context,
     )  # fmt: skip
-    goal = _choice(Objective, objective or Objective.MAKESPAN.value, "objective").value
+    given_goal = Objective.MAKESPAN.value if objective is None else objective  # "" is refused
+    goal = _choice(Objective, given_goal, "objective").value
     slo = Slo.of(slo_ttft, slo_tpot)
     cheapest = disagg and gpus is None and nodes is None and rate is not None and slo is not None
     _refuse_unused(
