@@ -4,7 +4,10 @@
 
 Each case mutates a valid input (calibration CSV, vLLM JSON, SGLang JSONL, start-up logs,
 session and plain traces, --offload, --disagg, price and GPU lists, check specs, baselines,
-quantization configs, safetensors headers, older numeric flags, output paths) and is classed by
+quantization configs, safetensors headers, older numeric flags, output paths; then, from the
+fourth campaign, every option of every command at 13 boundary values, contradicting flags, paths,
+trace, spec, calibration-file and config.json shapes: every-flag, combos, paths, traces4,
+check4, calfiles, configs4) and is classed by
 `fuzz_harness`: traceback, hang (past 20 s or out of memory), nonsense (exit 0 on invalid
 input), lost (an input file changed), lines (exit 2 but not one `error:` line), refused-valid.
 Prints a table of classes per surface, then one line per finding. The figures are what the
