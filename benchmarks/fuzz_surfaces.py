@@ -4,7 +4,10 @@
 
 Each case mutates a valid input (calibration CSV, vLLM JSON, SGLang JSONL, start-up logs,
 session and plain traces, --offload, --disagg, price and GPU lists, check specs, baselines,
-quantization configs, safetensors headers, older numeric flags, output paths) and is classed by
+quantization configs, safetensors headers, older numeric flags, output paths; then, from the
+fourth campaign, every option of every command at 13 boundary values, contradicting flags, paths,
+trace, spec, calibration-file and config.json shapes: every-flag, combos, paths, traces4,
+check4, calfiles, configs4) and is classed by
 `fuzz_harness`: traceback, hang (past 20 s or out of memory), nonsense (exit 0 on invalid
 input), lost (an input file changed), lines (exit 2 but not one `error:` line), refused-valid.
 Prints a table of classes per surface, then one line per finding. The figures are what the
@@ -29,7 +32,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fuzz_harness import Case, report, run_all
+from fuzz_harness import Case, FileSpec, report, run_all
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / "tests" / "fixtures" / "logs"
@@ -792,10 +795,635 @@ def flag_cases() -> Iterator[Case]:
         yield Case("flags", f"serve-command={cmd[:14]}", ["memory", "--serve-command", cmd], {}, True)  # fmt: skip
 
 
+# A fourth campaign (2026-12-06, h-fuzz4): every flag of every command, flags that contradict
+# each other, paths, and shapes of traces, specs, calibration files and configs not tried above.
+
+# Boundary values given to every option of every command (typer's own list of them).
+EVERY_VALUE = ["0", "-0", "1e-320", "1e308", "inf", "nan", "9" * 40, "", " ", "5 s", "٣",
+               "\u00a0", "1e3x"]  # fmt: skip
+OUTPUT_OPTIONS = {"--output", "--junit", "--markdown", "--write-baseline"}  # "nan" names a file
+EVERY_FINE = {"0", "-0", "1e-320", "9" * 40, "٣"}  # may be valid for some flag: crashes only
+FLAG_BASES: dict[str, tuple[list[str], dict[str, FileSpec]]] = {
+    "sweep": (SWEEP, {}),
+    "plan": (PLAN, {}),
+    "memory": (["memory", "llama-3.1-8b", "--gpus", "1"], {}),
+    "calibrate": (["calibrate", "{d}/log.txt", "--model", "llama-3.1-8b"], {"log.txt": "V16"}),
+    "check": (["check", "{d}/s.toml"], {"s.toml": SPEC}),
+    "models": (["models"], {}),
+    "hardware": (["hardware"], {}),
+}
+
+
+def _options(command: str) -> list[tuple[str, bool]]:
+    """(option, is a bare on/off flag) for every option of `command`, from typer's own list."""
+    import typer
+
+    from capcliff.cli.main import app
+
+    group = typer.main.get_command(app)
+    params = group.commands[command].params  # type: ignore[attr-defined]
+    return [
+        (p.opts[0], bool(getattr(p, "is_flag", False))) for p in params if p.opts[0].startswith("-")
+    ]
+
+
+def every_flag_cases() -> Iterator[Case]:
+    v16 = (LOGS / "vllm_v1_v16_llama31_8b_eager.txt").read_text()
+    for command, (base, files) in FLAG_BASES.items():
+        files = {k: (v16 if v == "V16" else v) for k, v in files.items()}
+        for option, is_flag in _options(command):
+            if is_flag or option == "--help":
+                continue
+            for value in EVERY_VALUE:
+                fine = value in EVERY_FINE or (option in OUTPUT_OPTIONS and value.strip() != "")
+                fine = fine or (command, option, value) == ("sweep", "--rate", "1e308")  # a burst
+                yield Case("every-flag", f"{command}{option}={value[:8]!r}", [*base, option, value],
+                           files, None if fine else True)  # fmt: skip
+        # the positional argument itself
+        for value in EVERY_VALUE:
+            argv = [base[0], value, *base[2:]] if len(base) > 1 else [*base, value]
+            yield Case("every-flag", f"{command}-arg={value[:8]!r}", argv, files, True)
+
+
+COMBOS: list[tuple[str, list[str], bool | None]] = [
+    # (name, argv after the base, invalid?)
+    ("batch+rate", ["--arrival", "batch", "--rate", "2"], True),
+    ("batch+clients", ["--arrival", "batch", "--clients", "4"], True),
+    ("poisson-no-rate", ["--arrival", "poisson"], None),
+    ("poisson+clients", ["--arrival", "poisson", "--clients", "4"], True),
+    ("clients-arrival-no-clients", ["--arrival", "clients"], None),
+    ("rate+clients", ["--rate", "2", "--clients", "4"], True),
+    ("slo-without-rate", ["--slo-ttft", "2"], None),
+    ("layout-not-dividing-gpus", ["--gpus", "3", "--layout", "tp2"], True),
+    ("layout-bigger-than-gpus", ["--gpus", "1", "--layout", "tp8"], True),
+    ("layout-dp-not-dividing", ["--gpus", "4", "--layout", "dp3"], True),
+    ("disagg+offload", ["--disagg", "1p:tp1,1d:tp1", "--offload", "cpu:64GiB"], None),
+    ("disagg+layout", ["--disagg", "1p:tp1,1d:tp1", "--layout", "tp2"], True),
+    ("disagg+gpus", ["--disagg", "1p:tp1,1d:tp1", "--gpus", "8"], True),
+    ("disagg+spec", ["--disagg", "1p:tp1,1d:tp1", "--speculative", "ngram:3"], None),
+    ("disagg+swap", ["--disagg", "1p:tp1,1d:tp1", "--preemption", "swap", "--swap-space", "4GiB"], None),
+    ("engine-version-other-engine", ["--engine", "sglang", "--engine-version", "0.10.2"], None),  # a later SGLang
+    ("engine-version-future", ["--engine-version", "99.0.0"], None),  # the latest profile, named
+    ("engine-version-v0-removed", ["--engine", "vllm-v0", "--engine-version", "0.11.0"], True),
+    ("engine-version-v0-last", ["--engine", "vllm-v0", "--engine-version", "0.10.2"], False),
+    ("trtllm-version-vllm", ["--engine", "trtllm", "--engine-version", "0.4.3"], True),
+    ("mem-fraction-on-vllm", ["--mem-fraction-static", "0.5"], True),
+    ("free-fraction-on-sglang", ["--engine", "sglang", "--free-gpu-memory-fraction", "0.5"], True),
+    ("gmu-on-sglang", ["--engine", "sglang", "--gpu-memory-utilization", "0.5"], True),
+    ("kv-cache-memory-on-sglang", ["--engine", "sglang", "--kv-cache-memory", "10GiB"], True),
+    ("recv-interval-on-vllm", ["--scheduler-recv-interval", "4"], True),
+    ("overlap-schedule-on-vllm", ["--overlap-schedule"], None),  # vLLM's async scheduling
+    ("moe-backend-on-dense", ["--moe-backend", "cutlass", "--engine", "trtllm"], None),
+    ("all2all-on-dense", ["--all2all-backend", "deepep"], None),
+    ("swap-space-without-swap", ["--swap-space", "4GiB"], None),  # a warning: serve commands carry it
+    ("swap-without-space", ["--preemption", "swap"], None),
+    ("spec-accept-without-spec", ["--spec-accept-length", "2"], True),
+    ("spec-acceptance-without-spec", ["--spec-acceptance", "0.8,0.6"], True),
+    ("spec-acceptance-and-length", ["--speculative", "ngram:2", "--spec-acceptance", "0.8,0.6",
+                                    "--spec-accept-length", "2"], True),
+    ("spec-acceptance-wrong-k", ["--speculative", "ngram:2", "--spec-acceptance", "0.8,0.6,0.5"], True),
+    ("spec-overlap-without-spec", ["--spec-overlap"], True),
+    ("mtp-on-llama", ["--speculative", "mtp:2"], True),
+    ("eagle-on-sglang-v0", ["--engine", "vllm-v0", "--speculative", "eagle:2"], None),
+    ("think-time-single-turn", ["--think-time", "5"], True),
+    ("turns-single-turn", ["--turns", "3"], True),
+    ("context-single-turn", ["--context", "1000"], True),
+    ("range-ratio-with-trace", ["--workload", "{d}/t.jsonl", "--random-range-ratio", "0.5"], True),
+    ("isl-with-trace", ["--workload", "{d}/t.jsonl", "--isl", "5000"], True),
+    ("osl-with-trace", ["--workload", "{d}/t.jsonl", "--osl", "5000"], True),
+    ("arrival-with-trace", ["--workload", "{d}/t.jsonl", "--arrival", "batch"], None),
+    ("clients-with-plain-trace", ["--workload", "{d}/t.jsonl", "--clients", "4"], True),
+    ("osl-list-and-hist", ["--osl", "100,hist:h.csv"], True),
+    ("max-model-len-below-isl", ["--max-model-len", "50", "--isl", "100"], True),
+    ("max-model-len-below-isl+osl", ["--max-model-len", "150"], None),
+    ("block-size-odd", ["--block-size", "7"], None),
+    ("block-size-sglang", ["--engine", "sglang", "--block-size", "16"], None),
+    ("batched-tokens-below-isl-no-chunk", ["--max-num-batched-tokens", "50", "--no-enable-chunked-prefill"], True),
+    ("max-num-seqs-0", ["--max-num-seqs", "0"], True),
+    ("kv-dtype-fp8-v0", ["--engine", "vllm-v0", "--kv-cache-dtype", "fp8"], None),
+    ("weight-int4-on-fp-model", ["--weight-dtype", "int4"], None),
+    ("prefix-caching-off-sessions", ["--workload", "multiturn-chat", "--clients", "4", "--prefix-caching", "off"], None),
+    ("offload-with-prefix-off", ["--offload", "cpu:64GiB", "--prefix-caching", "off"], None),
+    ("routing-without-dp", ["--routing", "least-loaded"], None),
+    ("step-source-bad-with-calibration", ["--step-source", "aiconfigurator"], None),
+    ("step-source-calibration-no-file", ["--step-source", "calibration"], True),
+    ("serve-command-and-engine", ["--serve-command", "sglang.launch_server --model-path x --tp 1", "--engine", "vllm"], True),
+    ("serve-command-other-model", ["--serve-command", "vllm serve Qwen/Qwen3-8B"], True),
+    ("gpu-total-memory-below-weights", ["--gpu-total-memory", "4GiB"], None),
+    ("kv-cache-memory-above-gpu", ["--kv-cache-memory", "500GiB"], True),
+    ("kv-cache-memory+gmu", ["--kv-cache-memory", "10GiB", "--gpu-memory-utilization", "0.5"], None),
+    ("concurrency-above-requests", ["--concurrency", "64..4096"], None),
+    ("plot-and-csv", ["--plot", "{d}/x.png", "--format", "csv"], None),
+]  # fmt: skip
+PLAN_COMBOS: list[tuple[str, list[str], bool | None]] = [
+    ("gpus+nodes-contradict", ["--gpus", "3", "--nodes", "2"], True),
+    ("nodes-0", ["--nodes", "0"], True),
+    ("objective-online", ["--rate", "2", "--arrival", "poisson", "--objective", "makespan"], True),
+    ("objective-bad", ["--objective", "speed"], True),
+    ("headroom-batch", ["--headroom", "0.5"], True),
+    ("price-batch-makespan", ["--price-gpu-hour", "3"], None),
+    ("slo-batch", ["--slo-ttft", "2"], None),  # goodput reads it
+    ("disagg-1gpu", ["--disagg"], None),
+    ("disagg+layout", ["--disagg", "--gpus", "2", "--layout", "tp1"], None),
+    ("serve-local-path-catalog", ["--serve-local-path"], True),
+    ("plot-batch", ["--plot", "{d}/x.png"], True),
+    ("format-markdown-plot", ["--format", "markdown", "--plot", "{d}/x.svg"], None),
+    ("jobs-huge", ["--jobs", "100000"], None),  # capped at idle cores
+    ("layout-not-dividing", ["--gpus", "3", "--layout", "tp2"], True),
+    ("gpu-list-one-price-each-bad", ["--gpu", "h100-sxm,h200-sxm", "--price-gpu-hour", "2,nan"], True),
+]  # fmt: skip
+
+
+def combo_cases() -> Iterator[Case]:
+    trace = "\n".join(json.dumps(r) for r in PLAIN_ROWS) + "\n"
+    files: dict[str, FileSpec] = {"t.jsonl": trace, "h.csv": "tokens,count\n100,1\n"}
+    for name, extra, invalid in COMBOS:
+        yield Case("combo", f"sweep-{name}", [*SWEEP, *extra], files, invalid)
+        if not any(x in name for x in ("plot", "concurrency", "disagg")):
+            mem_ok = not any(f in extra for f in ("--arrival", "--rate", "--clients", "--workload",
+                             "--think-time", "--turns", "--context", "--osl", "--isl", "--concurrency",
+                             "--routing", "--preemption", "--swap-space", "--offload", "--speculative",
+                             "--spec-accept-length", "--spec-acceptance", "--spec-overlap", "--step-source",
+                             "--engine-version", "--prefix-caching", "--slo-ttft", "--random-range-ratio",
+                             "--scheduler-recv-interval", "--overlap-schedule", "--moe-backend"))  # fmt: skip
+            if mem_ok:
+                yield Case(
+                    "combo", f"memory-{name}", ["memory", "llama-3.1-8b", *extra], files, invalid
+                )
+    for name, extra, invalid in PLAN_COMBOS:
+        yield Case("combo", f"plan-{name}", [*PLAN, *extra], files, invalid)
+    # calibrate: flags that contradict the input
+    v16 = (LOGS / "vllm_v1_v16_llama31_8b_eager.txt").read_text()
+    rows = "\n".join(json.dumps(r) for r in RUNS)
+    for name, argv, fs, invalid in [
+        ("log-other-engine", ["calibrate", "{d}/l.txt", "--model", "llama-3.1-8b", "--engine", "sglang"], {"l.txt": v16}, True),
+        ("log-other-model", ["calibrate", "{d}/l.txt", "--model", "qwen3-8b"], {"l.txt": v16}, True),
+        ("log-other-layout", ["calibrate", "{d}/l.txt", "--model", "llama-3.1-8b", "--layout", "tp2"], {"l.txt": v16}, True),
+        ("log-gpus-4", ["calibrate", "{d}/l.txt", "--model", "llama-3.1-8b", "--gpus", "4"], {"l.txt": v16}, True),
+        ("log-speculative", ["calibrate", "{d}/l.txt", "--model", "llama-3.1-8b", "--speculative", "ngram:3"], {"l.txt": v16}, True),
+        ("log-calibration", ["calibrate", "{d}/l.txt", "--model", "llama-3.1-8b", "--calibration", "{d}/l.txt"], {"l.txt": v16}, True),
+        ("bench-other-model", ["calibrate", "{d}/r.json", "--model", "deepseek-r1", "--gpu", "h100-sxm"], {"r.json": rows}, True),
+        ("bench-layout-vs-gpus", [*CAL_VLLM, "--layout", "tp2", "--gpus", "1"], {"r.json": rows}, True),
+        ("bench-speculative-mtp-llama", [*CAL_VLLM, "--speculative", "mtp:2"], {"r.json": rows}, True),
+        ("bench-calibration-without-spec", [*CAL_VLLM, "--calibration", "{d}/c.toml"], {"r.json": rows, "c.toml": "x = 1\n"}, True),
+        ("bench-max-model-len", [*CAL_VLLM, "--max-model-len", "10"], {"r.json": rows}, True),
+        ("bench-output-is-input", [*CAL_VLLM, "-o", "{d}/r.json", "--force"], {"r.json": rows}, True),
+        ("bench-output-dot-spelling", [*CAL_VLLM, "-o", "./r.json", "--force"], {"r.json": rows}, True),
+        ("bench-output-hardlink", [*CAL_VLLM, "-o", "{d}/h.json", "--force"], {"r.json": rows}, True),
+        ("bench-output-missing-dir", [*CAL_VLLM, "-o", "{d}/no/c.toml"], {"r.json": rows}, True),
+        ("bench-output-dir", [*CAL_VLLM, "-o", "{d}", "--force"], {"r.json": rows}, True),
+        ("bench-output-devnull", [*CAL_VLLM, "-o", "/dev/null", "--force"], {"r.json": rows}, None),
+        ("bench-output-dotdot", [*CAL_VLLM, "-o", "{d}/x/../r.json", "--force"], {"r.json": rows, "x": ("dir",)}, True),
+        ("bench-format-json-and-out", [*CAL_VLLM, "--format", "json", "-o", "{d}/c.toml"], {"r.json": rows}, None),
+    ]:  # fmt: skip
+        setup = _hardlink("r.json", "h.json") if "hardlink" in name else None
+        yield Case("combo", f"calibrate-{name}", argv, fs, invalid, setup)
+
+
+def _hardlink(source: str, link: str) -> Callable[[Path], None]:
+    def make(folder: Path) -> None:
+        (folder / link).hardlink_to(folder / source)
+
+    return make
+
+
+def _chmod(name: str, mode: int) -> Callable[[Path], None]:
+    def make(folder: Path) -> None:
+        (folder / name).chmod(mode)
+
+    return make
+
+
+def path_cases() -> Iterator[Case]:
+    config = json.dumps(llama_config())
+    trace = "\n".join(json.dumps(r) for r in PLAIN_ROWS) + "\n"
+    mem = ["memory", "{d}/m", "--gpus", "1"]
+    for name, argv, fs, invalid, setup in [
+        ("model-empty-dir", mem, {"m": ("dir",)}, True, None),
+        ("model-devnull", ["memory", "/dev/null", "--gpus", "1"], {}, True, None),
+        ("model-config-devnull", mem, {"m/config.json": ("symlink", "/dev/null")}, True, None),
+        ("model-config-dangling", mem, {"m/config.json": ("symlink", "nowhere")}, True, None),
+        ("model-config-symlink-ok", mem, {"real.json": config, "m/config.json": ("symlink", "../real.json")}, False, None),
+        ("model-json-file", ["memory", "{d}/c.json", "--gpus", "1"], {"c.json": config}, None, None),
+        ("model-json-not-config", ["memory", "{d}/c.json", "--gpus", "1"], {"c.json": "[1,2]"}, True, None),
+        ("model-toml-card", ["memory", "{d}/c.toml", "--gpus", "1"], {"c.toml": "x = 1\n"}, True, None),
+        ("model-dot", ["memory", ".", "--gpus", "1"], {"config.json": config}, None, None),
+        ("model-relative-dotslash", ["memory", "./m", "--gpus", "1"], {"m/config.json": config}, None, None),
+        ("model-trailing-slash", ["memory", "{d}/m/", "--gpus", "1"], {"m/config.json": config}, None, None),
+        ("model-catalog-name-as-dir", ["memory", "llama-3.1-8b", "--gpus", "1"], {"llama-3.1-8b": ("dir",)}, None, None),
+        ("model-unreadable", mem, {"m/config.json": config}, None, _chmod("m/config.json", 0)),
+        ("trace-devnull", ["sweep", "llama-3.1-8b", "--workload", "/dev/null", "--concurrency", "4"], {}, True, None),
+        ("trace-dotslash", ["sweep", "llama-3.1-8b", "--workload", "./t.jsonl", "--concurrency", "4"], {"t.jsonl": trace}, False, None),
+        ("trace-no-suffix", ["sweep", "llama-3.1-8b", "--workload", "{d}/t", "--concurrency", "4"], {"t": trace}, None, None),
+        ("trace-json-suffix", ["sweep", "llama-3.1-8b", "--workload", "{d}/t.json", "--concurrency", "4"], {"t.json": trace}, None, None),
+        ("trace-named-like-preset", ["sweep", "llama-3.1-8b", "--workload", "chat", "--concurrency", "4"], {"chat": trace}, None, None),
+        ("plot-is-trace", ["sweep", "llama-3.1-8b", "--workload", "{d}/t.png", "--concurrency", "4", "--plot", "{d}/t.png", "--force"], {"t.png": trace}, True, None),
+        ("plot-is-trace-dotslash", ["sweep", "llama-3.1-8b", "--workload", "t.svg", "--concurrency", "4", "--plot", "./t.svg", "--force"], {"t.svg": trace}, True, None),
+        ("plot-hardlink-to-trace", ["sweep", "llama-3.1-8b", "--workload", "{d}/t.jsonl", "--concurrency", "4", "--plot", "{d}/h.png", "--force"], {"t.jsonl": trace}, True, _hardlink("t.jsonl", "h.png")),
+        ("plot-is-calibration", [*SWEEP, "--calibration", "{d}/c.svg", "--plot", "{d}/c.svg", "--force"], {"c.svg": "engine = \"vllm\"\nsource = \"x\"\n"}, True, None),
+        ("plot-missing-dir", [*SWEEP, "--plot", "{d}/no/x.png"], {}, True, None),
+        ("plot-devnull", [*SWEEP, "--plot", "/dev/null"], {}, True, None),
+        ("plot-existing-no-force", [*SWEEP, "--plot", "{d}/x.png"], {"x.png": b"keep"}, True, None),
+        ("plan-plot-is-model-config", ["plan", "{d}/m", "--gpus", "1", "--jobs", "1", *SMALL, "--rate", "1", "--plot", "{d}/m/config.png", "--force"], {"m/config.json": config, "m/config.png": ("symlink", "config.json")}, True, None),
+        ("check-junit-equals-markdown", ["check", "{d}/s.toml", "--junit", "{d}/o.txt", "--markdown", "{d}/o.txt"], {"s.toml": SPEC}, True, None),
+        ("check-junit-equals-baseline-out", ["check", "{d}/s.toml", "--junit", "{d}/o.json", "--write-baseline", "{d}/o.json"], {"s.toml": SPEC}, True, None),
+        ("check-baseline-equals-write", ["check", "{d}/s.toml", "--baseline", "{d}/b.json", "--write-baseline", "./b.json", "--force"], {"s.toml": SPEC}, None, None),
+        ("check-junit-dotslash-spec", ["check", "s.toml", "--junit", "./s.toml", "--force"], {"s.toml": SPEC}, True, None),
+        ("check-junit-hardlink-spec", ["check", "{d}/s.toml", "--junit", "{d}/h.xml", "--force"], {"s.toml": SPEC}, True, _hardlink("s.toml", "h.xml")),
+        ("check-markdown-is-trace", ["check", "{d}/s.toml", "--markdown", "{d}/t.jsonl", "--force"],
+         {"s.toml": SPEC.replace("isl = 100\nosl = 100\narrival = \"batch\"\nnum_requests = 20\n", 'trace = "t.jsonl"\n').replace("no_preemption_at = 4", "no_preemption_at = 2").replace("concurrency = 4", "concurrency = 2"), "t.jsonl": trace}, True, None),
+        ("check-markdown-is-calibration", ["check", "{d}/s.toml", "--markdown", "{d}/c.toml", "--force"],
+         {"s.toml": SPEC.replace('engine = "vllm"', 'engine = "vllm"\ncalibration = "c.toml"'), "c.toml": "engine = \"vllm\"\nsource = \"x\"\n"}, True, None),
+        ("check-spec-devnull", ["check", "/dev/null"], {}, True, None),
+        ("check-spec-dir", ["check", "{d}"], {}, True, None),
+        ("check-spec-unreadable", ["check", "{d}/s.toml"], {"s.toml": SPEC}, None, _chmod("s.toml", 0)),
+        ("calibrate-log-devnull", ["calibrate", "/dev/null", "--model", "llama-3.1-8b"], {}, True, None),
+        ("calibrate-log-dir", ["calibrate", "{d}", "--model", "llama-3.1-8b"], {}, True, None),
+        ("calibrate-out-is-model-config", ["calibrate", "{d}/l.txt", "--model", "{d}/m", "-o", "{d}/m/config.json", "--force"],
+         {"l.txt": (LOGS / "vllm_v1_v16_llama31_8b_eager.txt").read_text(), "m/config.json": config}, True, None),
+        ("calibrate-out-symlink-to-model-config", ["calibrate", "{d}/l.txt", "--model", "{d}/m", "-o", "{d}/o.toml", "--force"],
+         {"l.txt": (LOGS / "vllm_v1_v16_llama31_8b_eager.txt").read_text(), "m/config.json": config, "o.toml": ("symlink", "m/config.json")}, True, None),
+    ]:  # fmt: skip
+        yield Case("paths", name, argv, fs, invalid, setup)
+
+
+def trace4_cases() -> Iterator[Case]:
+    def text(rows: list[dict[str, object]]) -> str:
+        return "\n".join(json.dumps(r) for r in rows) + "\n"
+
+    plain = PLAIN_ROWS
+    sess = SESSION_ROWS
+    same = [dict(plain[0]) for _ in range(50)]
+    out_of_order = [plain[2], plain[0], plain[1]]
+    big = [{"arrival_s": i * 0.001, "input_tokens": 50, "output_tokens": 5} for i in range(200_000)]
+    for name, body, invalid in [
+        ("out-of-order", text(out_of_order), None),
+        ("all-identical", text(same), None),
+        ("one-request", text(plain[:1]), None),
+        ("huge-200k", text(big), None),
+        ("trailing-comma", text(plain).replace("}\n", "},\n"), True),
+        ("trailing-comma-in-object", text(plain).replace("}", ", }"), True),
+        ("single-quotes", text(plain).replace('"', "'"), True),
+        ("arrival-negative", text([{**plain[0], "arrival_s": -5.0}, *plain[1:]]), True),
+        ("arrival-1e9", text([*plain[:2], {**plain[2], "arrival_s": 1e9}]), None),  # under 31 years
+        ("arrival-1e300", text([*plain[:2], {**plain[2], "arrival_s": 1e300}]), True),
+        ("arrival-all-1e6", text([{**r, "arrival_s": 1e6 + i} for i, r in enumerate(plain)]), None),
+        ("arrival-denormal", text([{**r, "arrival_s": 5e-324 * i} for i, r in enumerate(plain)]), None),
+        ("arrival-as-string", text([{**plain[0], "arrival_s": "0.5"}, *plain[1:]]), True),
+        ("output-zero", text([{**plain[0], "output_tokens": 0}, *plain[1:]]), True),
+        ("input-zero", text([{**plain[0], "input_tokens": 0}, *plain[1:]]), True),
+        ("input-past-context", text([{**plain[0], "input_tokens": 10_000_000}, *plain[1:]]), True),
+        ("input-float", text([{**plain[0], "input_tokens": 50.5}, *plain[1:]]), True),
+        ("input-float-integral", text([{**plain[0], "input_tokens": 50.0}, *plain[1:]]), None),
+        ("output-bool", text([{**plain[0], "output_tokens": True}, *plain[1:]]), True),
+        ("mixed-plain-and-session", text([plain[0], sess[0], sess[1]]), True),
+        ("dup-keys-differ", '{"arrival_s": 0, "input_tokens": 50, "output_tokens": 20, "output_tokens": 999999}\n', True),
+        ("bom-every-line", "".join("\ufeff" + json.dumps(r) + "\n" for r in plain), True),
+        ("crlf-and-lf-mixed", json.dumps(plain[0]) + "\r\n" + json.dumps(plain[1]) + "\n" + json.dumps(plain[2]) + "\r\n", False),
+        ("nul-inside", text(plain).replace("}", "}\x00", 1), True),
+        ("only-blank", "\n\n\n", True),
+        ("zero-requests-array", "[]\n", True),
+        ("empty-objects", "{}\n{}\n", True),
+        ("extra-field", text([{**r, "priority": 1} for r in plain]), True),
+        ("unicode-key", text([{"arrival_s": 0.0, "ínput_tokens": 5, "output_tokens": 5}]), True),
+        ("number-1e400", '{"arrival_s": 1e400, "input_tokens": 50, "output_tokens": 20}\n', True),
+        ("arrival-minus-0", text([{**plain[0], "arrival_s": -0.0}, *plain[1:]]), None),
+    ]:  # fmt: skip
+        yield Case("trace4", f"plain-{name}", TRACE_SWEEP, {"t.jsonl": body}, invalid)
+        if name in (
+            "out-of-order",
+            "huge-200k",
+            "arrival-1e9",
+            "all-identical",
+            "arrival-negative",
+        ):
+            yield Case("trace4", f"plan-plain-{name}", ["plan", "llama-3.1-8b", "--gpus", "1", "--jobs", "1",
+                       "--workload", "{d}/t.jsonl"], {"t.jsonl": body}, invalid)  # fmt: skip
+    s = sess
+    for name, rows, invalid in [
+        ("turn-gap", [s[0], {**s[1], "turn": 5}, s[2], s[3]], None),  # turns order
+        ("turn-dup", [s[0], {**s[1], "turn": 0}, s[2], s[3]], True),
+        ("turn-starts-1", [{**s[0], "turn": 1}, {**s[1], "turn": 2}, s[2], s[3]], None),
+        ("turn-only-later", [s[1], s[3]], None),
+        ("turns-out-of-order", [s[1], s[0], s[2], s[3]], None),
+        ("turn-negative", [{**s[0], "turn": -1}, s[1], s[2], s[3]], True),
+        ("turn-float", [s[0], {**s[1], "turn": 1.5}, s[2], s[3]], True),
+        ("turn-huge", [s[0], {**s[1], "turn": 10**15}, s[2], s[3]], True),
+        ("think-1e9", [s[0], {**s[1], "think_s": 1e9}, s[2], s[3]], None),
+        ("think-1e300", [s[0], {**s[1], "think_s": 1e300}, s[2], s[3]], True),
+        ("think-on-first-turn", [{**s[0], "think_s": 3.0}, s[1], s[2], s[3]], None),
+        ("arrival-on-later-turn", [s[0], {**s[1], "arrival_s": 2.0}, s[2], s[3]], None),
+        ("prefix-longer-than-input", [s[0], s[1], {**s[2], "prefix_tokens": 400}, s[3]], None),  # on top
+        ("prefix-tokens-no-id", [s[0], s[1], {k: v for k, v in s[2].items() if k != "prefix_id"}, s[3]], None),
+        ("prefix-id-no-tokens", [s[0], s[1], {k: v for k, v in s[2].items() if k != "prefix_tokens"}, s[3]], None),
+        ("prefix-same-id-diff-tokens", [{**s[0], "prefix_id": "sys", "prefix_tokens": 8}, s[1], s[2], s[3]], None),
+        ("session-id-int", [{**r, "session_id": 7} for r in s], None),
+        ("session-id-mixed-types", [{**s[0], "session_id": 1}, {**s[1], "session_id": "1"}, s[2], s[3]], None),
+        ("session-1000-turns", [{**s[0], "turn": t, "think_s": 0.1} if t else s[0] for t in range(1000)], None),
+        ("session-no-arrival", [{k: v for k, v in s[0].items() if k != "arrival_s"}, s[1], s[2], s[3]], None),
+        ("all-sessions-at-1e9", [{**s[0], "arrival_s": 1e9}, s[1], {**s[2], "arrival_s": 1e9}, s[3]], None),
+        ("context-grows-past-max", [s[0], *[{**s[1], "turn": t, "input_tokens": 50_000, "think_s": 0.1} for t in range(1, 6)]], None),
+    ]:  # fmt: skip
+        rows2 = (
+            [r for r in rows if r.get("turn", 0) != 0 or r is rows[0] or r.get("session_id") != "a"]
+            if name == "session-1000-turns"
+            else rows
+        )
+        yield Case("trace4", f"session-{name}", TRACE_SWEEP, {"t.jsonl": text(rows2)}, invalid)
+    # check with traces
+    argv = ["check", "{d}/s.toml", "--format", "json"]
+    tspec = (
+        SPEC.replace(
+            'isl = 100\nosl = 100\narrival = "batch"\nnum_requests = 20\n', 'trace = "t.jsonl"\n'
+        )
+        .replace("concurrency = 4", "concurrency = 2")
+        .replace("no_preemption_at = 4", "no_preemption_at = 2")
+    )
+    for name, spec, invalid in [
+        ("trace+isl", tspec.replace('trace = "t.jsonl"', 'trace = "t.jsonl"\nisl = 5000'), True),
+        ("trace+rate", tspec.replace('trace = "t.jsonl"', 'trace = "t.jsonl"\nrate = 5.0'), True),
+        ("trace+num_requests", tspec.replace('trace = "t.jsonl"', 'trace = "t.jsonl"\nnum_requests = 5'), True),
+        ("trace+preset", tspec.replace('trace = "t.jsonl"', 'trace = "t.jsonl"\npreset = "chat"'), True),
+        ("trace-absolute-dotdot", tspec.replace('"t.jsonl"', '"sub/../t.jsonl"'), False),
+        ("trace-empty-string", tspec.replace('"t.jsonl"', '""'), True),
+    ]:  # fmt: skip
+        yield Case(
+            "trace4",
+            f"check-{name}",
+            argv,
+            {"s.toml": spec, "t.jsonl": text(plain), "sub": ("dir",)},
+            invalid,
+        )
+
+
+def check4_cases() -> Iterator[Case]:
+    argv = ["check", "{d}/s.toml", "--format", "json"]
+    exp = "[scenario.expect]\n"
+    for name, spec, invalid in [
+        ("unknown-key-workload", SPEC.replace("isl = 100", "isl = 100\nisl_tokens = 5"), True),
+        ("unknown-key-top", "baseline_tolerence = 0.1\n" + SPEC, True),
+        ("unknown-key-scenario", SPEC.replace('gpu = "h100-sxm"', 'gpu = "h100-sxm"\ngpu_count = 2'), True),
+        ("expect-nested-table", SPEC.replace(exp, exp + "fits = true\n[scenario.expect.more]\na = 1\n").replace("fits = true\nkv_headroom", "kv_headroom"), True),
+        ("workload-nested-table", SPEC.replace("[scenario.expect]", "[scenario.workload.more]\na = 1\n[scenario.expect]"), True),
+        ("expect-array-of-tables", SPEC.replace("[scenario.expect]", "[[scenario.expect]]"), True),
+        ("workload-array-of-tables", SPEC.replace("[scenario.workload]", "[[scenario.workload]]"), True),
+        ("expect-empty", SPEC.split("[scenario.expect]")[0] + "[scenario.expect]\n", None),  # baselines
+        ("no-expect", SPEC.split("[scenario.expect]")[0], None),
+        ("no-workload", SPEC.split("[scenario.workload]")[0] + "[scenario.expect]\nfits = true\n", None),
+        ("headroom-min-1", SPEC.replace("kv_headroom_min = 0.1", "kv_headroom_min = 1.0"), True),
+        ("headroom-min-2", SPEC.replace("kv_headroom_min = 0.1", "kv_headroom_min = 2.0"), True),
+        ("prefix-hit-1.5", SPEC.replace("kv_headroom_min = 0.1", "prefix_hit_rate_min = 1.5"), True),
+        ("ttft-max-0", SPEC.replace("kv_headroom_min = 0.1", "ttft_p99_max_s = 0.0"), True),
+        ("ttft-max-1e-320", SPEC.replace("kv_headroom_min = 0.1", "ttft_p99_max_s = 1e-320"), True),
+        ("ttft-max-1e300", SPEC.replace("kv_headroom_min = 0.1", "ttft_p99_max_s = 1e300"), True),
+        ("throughput-min-0", SPEC.replace("kv_headroom_min = 0.1", "output_throughput_min_tok_s = 0.0"), True),
+        ("no-preempt-above-requests", SPEC.replace("no_preemption_at = 4", "no_preemption_at = 1000000"), True),
+        ("cliff-min-above-requests", SPEC.replace("no_preemption_at = 4", "cliff_concurrency_min = 1000000"), True),
+        ("replicas-max-0", SPEC.replace("no_preemption_at = 4", "replicas_max = 0"), True),
+        ("sustained-rps-batch", SPEC.replace("no_preemption_at = 4", "sustained_rps_min = 1.0"), None),
+        ("usd-max-batch", SPEC.replace("no_preemption_at = 4", "usd_per_million_tokens_max = 1.0"), None),
+        ("layout-expect-impossible", SPEC.replace("no_preemption_at = 4", 'recommended_layout = "tp3"'), True),
+        ("max-model-len-fits-0", SPEC.replace("no_preemption_at = 4", "max_model_len_fits = 0"), True),
+        ("max-model-len-fits-huge", SPEC.replace("no_preemption_at = 4", "max_model_len_fits = 10000000000"), None),
+        ("fits-false-and-limits", SPEC.replace("fits = true", "fits = false"), True),
+        ("fits-string", SPEC.replace("fits = true", 'fits = "yes"'), True),
+        ("rate-and-batch", SPEC.replace('arrival = "batch"', 'arrival = "batch"\nrate = 2.0'), True),
+        ("clients-and-rate", SPEC.replace('arrival = "batch"', 'arrival = "poisson"\nrate = 2.0\nclients = 4'), True),
+        ("concurrency-list", SPEC.replace("concurrency = 4", "concurrency = [4, 8]"), None),
+        ("concurrency-string-range", SPEC.replace("concurrency = 4", 'concurrency = "4..8"'), None),
+        ("concurrency-string-bad", SPEC.replace("concurrency = 4", 'concurrency = "4..2"'), True),
+        ("osl-list", SPEC.replace("osl = 100", "osl = [100, 200]"), None),
+        ("gpus-not-dividing", SPEC.replace('layout = "tp1"', 'layout = "tp2"\ngpus = 3'), True),
+        ("engine-version-other", SPEC.replace('engine = "vllm"', 'engine = "sglang"\nengine_version = "0.10.2"'), None),
+        ("engine-unknown", SPEC.replace('engine = "vllm"', 'engine = "vllm2"'), True),
+        ("mem-fraction-on-vllm", SPEC.replace('engine = "vllm"', 'engine = "vllm"\nmem_fraction_static = 0.5'), True),
+        ("offload-and-prefix-off", SPEC.replace('engine = "vllm"', 'engine = "vllm"\noffload = "cpu:64GiB"\nprefix_caching = "off"'), None),
+        ("baseline-tolerance-2", "baseline_tolerance = 2.0\n" + SPEC, True),
+        ("scenario-1000", SPEC * 0 + "".join(SPEC.replace('name = "s"', f'name = "s{i}"') for i in range(300)), None),
+        ("datetime-value", SPEC.replace("isl = 100", "isl = 1979-05-27T07:32:00Z"), True),
+        ("key-quoted-dotted", SPEC.replace("isl = 100", '"isl.x" = 100\nisl = 100'), True),
+        ("multiline-name", SPEC.replace('name = "s"', 'name = """s\nsecond line"""'), None),
+        ("name-empty", SPEC.replace('name = "s"', 'name = ""'), True),
+        ("name-missing", SPEC.replace('name = "s"\n', ""), None),
+        ("model-missing", SPEC.replace('model = "llama-3.1-8b"\n', ""), True),
+        ("gpu-missing", SPEC.replace('gpu = "h100-sxm"\n', ""), None),
+        ("top-level-scalars-only", "name = 1\n", True),
+        ("scenario-empty-table", "[[scenario]]\n", True),
+        ("expect-int-for-float", SPEC.replace("kv_headroom_min = 0.1", "kv_headroom_min = 0"), None),
+        ("expect-float-for-int", SPEC.replace("no_preemption_at = 4", "no_preemption_at = 4.0"), None),
+        ("isl-float", SPEC.replace("isl = 100", "isl = 100.5"), True),
+        ("num-requests-1e6", SPEC.replace("num_requests = 20", "num_requests = 100000000"), True),
+        ("seed-huge", SPEC.replace('engine = "vllm"', 'engine = "vllm"\nseed = 9223372036854775807'), None),
+    ]:  # fmt: skip
+        yield Case("check4", name, argv, {"s.toml": spec}, invalid)
+
+
+CAL_OK = """engine = "vllm"
+engine_version = "0.10.2"
+source = "log.txt"
+model = "llama-3.1-8b"
+layout = "tp1"
+weight_dtype = "bf16"
+kv_cache_dtype = "bf16"
+
+[terms_gib]
+weights_overhead = 0.0314
+"""
+STEP_OK = """
+[step_time]
+fixed_s = 0.002
+scale = 1.1
+points = 3
+source = "r.json"
+"""
+
+
+def calfile_cases() -> Iterator[Case]:
+    use = [*SWEEP, "--calibration", "{d}/c.toml"]
+    yield Case("calfile", "valid", use, {"c.toml": CAL_OK}, False)
+    for name, text, invalid in [
+        ("schema-version-2", "schema_version = 2\n" + CAL_OK, True),
+        ("schema-version-0", "schema_version = 0\n" + CAL_OK, True),
+        ("older-no-source", CAL_OK.replace('source = "log.txt"\n', ""), True),
+        ("unknown-top-key", CAL_OK.replace('engine = "vllm"', 'engine = "vllm"\nfitted_at = "2030"'), True),
+        ("unknown-term", CAL_OK + "future_term = 0.5\n", True),
+        ("term-string", CAL_OK.replace("0.0314", '"0.0314"'), True),
+        ("term-int", CAL_OK.replace("0.0314", "1"), None),
+        ("term-bool", CAL_OK.replace("0.0314", "true"), True),
+        ("term-nan", CAL_OK.replace("0.0314", "nan"), True),
+        ("term-inf", CAL_OK.replace("0.0314", "inf"), True),
+        ("term-neg", CAL_OK.replace("0.0314", "-1.0"), True),
+        ("term-huge", CAL_OK.replace("0.0314", "1e300"), True),
+        ("term-past-gpu", CAL_OK.replace("0.0314", "500.0"), True),
+        ("term-table", CAL_OK.replace("weights_overhead = 0.0314", "[terms_gib.weights_overhead]\na = 1"), True),
+        ("terms-scalar", CAL_OK.replace("[terms_gib]\nweights_overhead = 0.0314\n", "terms_gib = 3\n"), True),
+        ("engine-other", CAL_OK.replace('engine = "vllm"', 'engine = "sglang"'), True),
+        ("engine-unknown", CAL_OK.replace('engine = "vllm"', 'engine = "vllm9"'), True),
+        ("engine-version-num", CAL_OK.replace('"0.10.2"', "0.1"), True),
+        ("engine-version-future", CAL_OK.replace('"0.10.2"', '"99.0.0"'), None),
+        ("model-other", CAL_OK.replace('model = "llama-3.1-8b"', 'model = "qwen3-8b"'), True),
+        ("layout-other", CAL_OK.replace('layout = "tp1"', 'layout = "tp2"'), True),
+        ("layout-garbage", CAL_OK.replace('layout = "tp1"', 'layout = "zz"'), True),
+        ("weight-dtype-other", CAL_OK.replace('weight_dtype = "bf16"', 'weight_dtype = "fp8"'), True),
+        ("kv-dtype-garbage", CAL_OK.replace('kv_cache_dtype = "bf16"', 'kv_cache_dtype = "fp3"'), True),
+        ("gpu-other", CAL_OK.replace('layout = "tp1"', 'layout = "tp1"\ngpu = "h100-sxm"'), True),
+        ("gpu-unknown", CAL_OK.replace('layout = "tp1"', 'layout = "tp1"\ngpu = "zz"'), True),
+        ("step-ok", CAL_OK + STEP_OK, None),
+        ("step-scale-0", CAL_OK + STEP_OK.replace("scale = 1.1", "scale = 0.0"), True),
+        ("step-scale-1e-3", CAL_OK + STEP_OK.replace("scale = 1.1", "scale = 0.001"), True),
+        ("step-fixed-neg", CAL_OK + STEP_OK.replace("fixed_s = 0.002", "fixed_s = -1.0"), True),
+        ("step-fixed-huge", CAL_OK + STEP_OK.replace("fixed_s = 0.002", "fixed_s = 100.0"), True),
+        ("step-points-0", CAL_OK + STEP_OK.replace("points = 3", "points = 0"), True),
+        ("step-unknown-key", CAL_OK + STEP_OK + "alpha = 1.0\n", True),
+        ("step-as-array", CAL_OK + STEP_OK.replace("[step_time]", "[[step_time]]"), True),
+        ("spec-only", 'engine = "vllm"\nsource = "b.csv"\n[speculative]\nspeculative = "ngram:3"\naccept_length = 2.0\nsource = "b.csv"\npoints = 3\n', None),
+        ("spec-accept-past-k", 'engine = "vllm"\nsource = "b.csv"\n[speculative]\nspeculative = "ngram:3"\naccept_length = 9.0\nsource = "b.csv"\npoints = 3\n', True),
+        ("spec-method-bad", 'engine = "vllm"\nsource = "b.csv"\n[speculative]\nspeculative = "magic:3"\naccept_length = 2.0\nsource = "b.csv"\npoints = 3\n', True),
+        ("spec-conc-min-gt-max", 'engine = "vllm"\nsource = "b.csv"\n[speculative]\nspeculative = "ngram:3"\naccept_length = 2.0\nsource = "b.csv"\npoints = 3\nconcurrency_min = 64\nconcurrency_max = 8\n', True),
+        ("json-not-toml", json.dumps({"engine": "vllm", "source": "x"}), True),
+        ("bom", "\ufeff" + CAL_OK, None),
+        ("empty", "", True),
+        ("only-comment", "# nothing\n", True),
+    ]:  # fmt: skip
+        yield Case("calfile", name, use, {"c.toml": text}, invalid)
+        if name in (
+            "term-past-gpu",
+            "engine-other",
+            "model-other",
+            "step-ok",
+            "spec-only",
+            "schema-version-2",
+        ):
+            yield Case("calfile", f"memory-{name}", ["memory", "llama-3.1-8b", "--gpus", "1",
+                       "--calibration", "{d}/c.toml"], {"c.toml": text}, invalid)  # fmt: skip
+            yield Case("calfile", f"plan-{name}", [*PLAN, "--calibration", "{d}/c.toml"],
+                       {"c.toml": text}, invalid)  # fmt: skip
+    yield Case("calfile", "spec-with-calibration-force", [*SWEEP, "--calibration", "{d}/c.toml", "--force"],
+               {"c.toml": CAL_OK.replace('model = "llama-3.1-8b"', 'model = "qwen3-8b"')}, None)  # fmt: skip
+
+
+def _card_config(model: str) -> dict[str, object]:
+    return dict(tomllib.loads((ROOT / "model_cards" / f"{model}.toml").read_text())["config"])
+
+
+def config4_cases() -> Iterator[Case]:
+    mem = ["memory", "{d}/m", "--gpus", "1", "--format", "json"]
+    sweep = ["sweep", "{d}/m", "--gpus", "1", *SMALL, "--concurrency", "4"]
+    llama = llama_config()
+    variants: list[tuple[str, dict[str, object], bool | None]] = [
+        ("heads-not-dividing-hidden", {**llama, "num_attention_heads": 30}, None),
+        ("kv-heads-not-dividing-heads", {**llama, "num_key_value_heads": 5}, True),
+        ("kv-heads-above-heads", {**llama, "num_key_value_heads": 64}, True),
+        ("head-dim-odd", {**llama, "head_dim": 7}, None),
+        ("head-dim-huge", {**llama, "head_dim": 10**9}, True),
+        ("hidden-1", {**llama, "hidden_size": 1, "head_dim": 1}, None),
+        ("layers-1e6", {**llama, "num_hidden_layers": 1_000_000}, None),
+        ("layers-1e12", {**llama, "num_hidden_layers": 10**12}, True),
+        ("vocab-1e12", {**llama, "vocab_size": 10**12}, None),
+        ("intermediate-0", {**llama, "intermediate_size": 0}, True),
+        ("max-pos-1", {**llama, "max_position_embeddings": 1}, None),
+        ("max-pos-1e15", {**llama, "max_position_embeddings": 10**15}, None),
+        (
+            "rope-scaling-factor-nan",
+            {**llama, "rope_scaling": {"rope_type": "llama3", "factor": float("nan")}},
+            None,
+        ),  # not read
+        (
+            "rope-scaling-factor-neg",
+            {
+                **llama,
+                "rope_scaling": {
+                    "rope_type": "yarn",
+                    "factor": -4.0,
+                    "original_max_position_embeddings": 8192,
+                },
+            },
+            None,
+        ),
+        ("rope-scaling-list", {**llama, "rope_scaling": [1, 2]}, None),
+        ("sliding-window-0", {**llama, "sliding_window": 0}, None),
+        ("sliding-window-neg", {**llama, "sliding_window": -5}, True),
+        ("sliding-window-str", {**llama, "sliding_window": "4096"}, True),
+        ("text-config-empty", {"model_type": "llava", "text_config": {}}, True),
+        (
+            "text-config-llama",
+            {
+                "model_type": "llava",
+                "architectures": ["LlavaForConditionalGeneration"],
+                "text_config": llama,
+            },
+            None,
+        ),
+        (
+            "text-config-nested-twice",
+            {"model_type": "x", "text_config": {"text_config": llama}},
+            None,
+        ),
+        ("num-layers-missing", {k: v for k, v in llama.items() if k != "num_hidden_layers"}, True),
+        ("hidden-missing", {k: v for k, v in llama.items() if k != "hidden_size"}, True),
+        ("vocab-missing", {k: v for k, v in llama.items() if k != "vocab_size"}, True),
+        ("kv-heads-missing", {k: v for k, v in llama.items() if k != "num_key_value_heads"}, None),
+        ("torch-dtype-int8", {**llama, "torch_dtype": "int8"}, None),
+        ("torch-dtype-unknown", {**llama, "torch_dtype": "bfloat17"}, True),
+        (
+            "dtype-key-new",
+            {**{k: v for k, v in llama.items() if k != "torch_dtype"}, "dtype": "float16"},
+            None,
+        ),
+        ("layer-types-short", {**llama, "layer_types": ["full_attention"]}, True),
+        ("layer-types-bad", {**llama, "layer_types": ["warp_attention"] * 32}, True),
+    ]
+    qwen = _card_config("qwen3-30b-a3b")
+    variants += [
+        ("moe-experts-0", {**qwen, "num_experts": 0}, True),
+        ("moe-topk-above-experts", {**qwen, "num_experts_per_tok": 200}, True),
+        ("moe-topk-0", {**qwen, "num_experts_per_tok": 0}, True),
+        ("moe-intermediate-0", {**qwen, "moe_intermediate_size": 0}, True),
+        ("moe-sparse-step-0", {**qwen, "decoder_sparse_step": 0}, True),
+        ("moe-sparse-step-huge", {**qwen, "decoder_sparse_step": 1000}, None),
+        ("moe-experts-1e9", {**qwen, "num_experts": 10**9}, None),
+        ("moe-mlp-only-layers-bad", {**qwen, "mlp_only_layers": [999]}, True),
+        ("moe-mlp-only-layers-str", {**qwen, "mlp_only_layers": "0,1"}, True),
+    ]
+    ds = _card_config("deepseek-r1")
+    variants += [
+        ("mla-kv-lora-0", {**ds, "kv_lora_rank": 0}, True),
+        ("mla-rope-dim-0", {**ds, "qk_rope_head_dim": 0}, None),
+        ("mla-q-lora-null", {**ds, "q_lora_rank": None}, None),
+        ("mla-first-dense-above-layers", {**ds, "first_k_dense_replace": 100}, None),
+        ("mla-first-dense-neg", {**ds, "first_k_dense_replace": -1}, True),
+        ("mla-routed-0", {**ds, "n_routed_experts": 0}, True),
+        ("mla-shared-neg", {**ds, "n_shared_experts": -1}, True),
+        ("mla-topk-group-above-groups", {**ds, "topk_group": 16}, None),  # routing groups: not read
+        ("mla-n-group-not-dividing", {**ds, "n_group": 7}, None),
+        ("mla-nextn-huge", {**ds, "num_nextn_predict_layers": 1000}, None),
+        ("mla-moe-layer-freq-0", {**ds, "moe_layer_freq": 0}, True),
+    ]
+    oss = _card_config("gpt-oss-20b")
+    variants += [
+        ("oss-window-0", {**oss, "sliding_window": 0}, None),
+        ("oss-local-experts-0", {**oss, "num_local_experts": 0}, True),
+        ("oss-experts-per-token-mismatch", {**oss, "experts_per_token": 8}, None),
+    ]
+    for name, config, invalid in variants:
+        yield Case(
+            "config4", name, mem, {"m/config.json": json.dumps(config, allow_nan=True)}, invalid
+        )
+        yield Case(
+            "config4",
+            f"sweep-{name}",
+            sweep,
+            {"m/config.json": json.dumps(config, allow_nan=True)},
+            invalid,
+        )
+
+
 SURFACES: dict[str, Callable[[], Iterator[Case]]] = {
     "calibration": calibration_cases, "logs": log_cases, "traces": trace_cases,
     "specs": spec_string_cases, "check": check_cases, "models": model_cases,
-    "flags": flag_cases,
+    "flags": flag_cases, "every-flag": every_flag_cases, "combos": combo_cases,
+    "paths": path_cases, "traces4": trace4_cases, "check4": check4_cases,
+    "calfiles": calfile_cases, "configs4": config4_cases,
 }  # fmt: skip
 
 

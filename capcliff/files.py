@@ -293,6 +293,8 @@ def output_path(text: str | None, *, flag: str) -> Path | None:
     Path drops (`--junit out/` wrote a file named `out`): an InputError."""
     if text is None:
         return None
+    if not text.strip():  # `--junit " "` (an unset shell variable, quoted) wrote a file named " "
+        raise InputError(f"{flag}: {text!r} is blank; give a file name")
     if text.endswith(("/", os.sep)):
         raise InputError(f"{flag}: {text} ends in a separator, which names a folder; give a file")
     return Path(text)

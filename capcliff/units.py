@@ -145,11 +145,17 @@ def parse_bytes(text: str, *, field: str) -> int:
 # Latency limits past these are milliseconds typed where seconds belong (a TPOT of 60 s is a
 # minute per token; no served model is that slow, and a TTFT past ten minutes is no SLO).
 MAX_SLO_TPOT_S = 10.0
+# ... and under this one no limit can hold (assumption: no engine step or first token takes under
+# a microsecond; one CUDA kernel launch alone takes a few microseconds)
+MIN_SLO_S = 1e-6
 MAX_SLO_TTFT_S = 600.0
 
 
 def slo_seconds_problem(value_s: float, *, most_s: float) -> str | None:
-    """Why a latency limit `value_s` (seconds) is plainly milliseconds, or None when it is not."""
+    """Why a latency limit `value_s` (seconds) is plainly milliseconds (or under a microsecond),
+    or None when it is not."""
+    if value_s < MIN_SLO_S:  # 1e-320 s printed "inf x over the limit"
+        return f"{value_s:g} s is under {MIN_SLO_S:g} s, which no engine step meets; give seconds"
     if value_s <= most_s:
         return None
     return (

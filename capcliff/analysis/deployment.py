@@ -97,6 +97,12 @@ MAX_KV_TRANSFER_OVERHEAD_MS = 60_000.0
 CONTEXT_ROUNDING = 1024
 
 
+# A sanity bound on the KV block (page) size, tokens: vLLM takes 1 to 256 (`BlockSize =
+# Literal[1, 8, 16, 32, 64, 128, 256]`, vllm/config/cache.py); assumption: no engine pages KV in
+# blocks past 1,024 tokens (10**26 was sized as "0 blocks" needing 10**19 TB per request).
+MAX_BLOCK_SIZE = 1024
+
+
 class DeploymentSettings(BaseModel):
     """The engine and memory settings of a deployment, as the engines name them.
 
@@ -127,7 +133,7 @@ class DeploymentSettings(BaseModel):
     max_num_seqs: int | None = Field(default=None, ge=1)  # per replica
     max_num_batched_tokens: int | None = Field(default=None, ge=1)  # per step, per replica
     enable_chunked_prefill: bool | None = None  # vLLM V0 only; None: V0's default (engines.py)
-    block_size: int | None = Field(default=None, ge=1)  # tokens per KV block
+    block_size: int | None = Field(default=None, ge=1, le=MAX_BLOCK_SIZE)  # tokens per KV block
     enforce_eager: bool = False
     mem_fraction_static: float | None = Field(default=None, gt=0, le=1)  # SGLang
     free_gpu_memory_fraction: float = Field(default=0.9, gt=0, le=1)  # TensorRT-LLM
@@ -617,6 +623,7 @@ def resolve(
             f"{settings.engine.value} setting; leave it unset"
         )
     _check_adp_balance(settings, layout)
+    unused = _refuse_other_engines_settings(settings)
     check_model_context(settings.max_model_len, arch.max_position_embeddings,
                         allow_long=settings.allow_long_max_model_len)  # fmt: skip
     scheme = (
@@ -645,6 +652,7 @@ def resolve(
         calibrated_terms=frozenset(terms),
         step_time_terms=step_terms,
     )
+    warnings = [*warnings, *unused]
     spec, accepted = _speculation(settings, model)
     accepted = calibrated_acceptance or accepted
     kv_dtype = parse_kv_dtype(settings.kv_cache_dtype)
@@ -653,6 +661,41 @@ def resolve(
         kv_dtype=kv_dtype, warnings=tuple(warnings), speculation=spec, acceptance=accepted,
         kernels=_kernels(settings, model, hardware, kv_dtype),
     )  # fmt: skip
+
+
+# Memory settings one engine family reads and the others ignore (memory/engines.py): given for
+# another engine they were dropped unsaid (`--engine sglang --gpu-memory-utilization 0.5` sized
+# SGLang's own fraction).
+ENGINE_SETTINGS: dict[str, tuple[frozenset[EngineName], str]] = {
+    "gpu_memory_utilization": (
+        frozenset({EngineName.VLLM, EngineName.VLLM_V0}),
+        "vLLM's --gpu-memory-utilization",
+    ),
+    "kv_cache_memory": (
+        frozenset({EngineName.VLLM, EngineName.VLLM_V0}),
+        "vLLM's --kv-cache-memory",
+    ),
+    "mem_fraction_static": (frozenset({EngineName.SGLANG}), "SGLang's --mem-fraction-static"),
+    "free_gpu_memory_fraction": (
+        frozenset({EngineName.TRTLLM}),
+        "TensorRT-LLM's kv_cache_free_gpu_memory_fraction",
+    ),
+}
+
+
+def _refuse_other_engines_settings(settings: DeploymentSettings) -> list[str]:
+    """Refuses a setting given (flag or spec key) that the deployment's engine does not read
+    (one line naming it); a warning for a swap pool without swap preemption (a `vllm serve`
+    command carries --swap-space whatever it preempts with)."""
+    given = settings.model_fields_set
+    for name, (engines, what) in ENGINE_SETTINGS.items():
+        if name in given and settings.engine not in engines:
+            raise InputError(
+                f"{name}: {what}, not a {settings.engine.value} setting; leave it unset"
+            )
+    if "swap_space" in given and settings.preemption is not PreemptionMode.SWAP:
+        return ["swap_space: unused: only swap preemption (preemption swap) copies KV to host"]
+    return []
 
 
 def _kernels(

@@ -60,6 +60,13 @@ MAX_STEP_SCALE = 100.0
 MAX_STEP_FIXED_S = MAX_SLO_TPOT_S
 
 
+def concurrency_range_problem(low: int | None, high: int | None) -> str | None:
+    """A fitted range of concurrencies that is empty (`concurrency_min` past `_max`)."""
+    if low is not None and high is not None and low > high:
+        return f"concurrency_min: {low} is past concurrency_max {high}; the range is empty"
+    return None
+
+
 def step_terms_problem(fixed_s: float, scale: float) -> str | None:
     """Why fitted step-time terms cannot describe a deployment (None when they can)."""
     if not MIN_STEP_SCALE <= scale <= MAX_STEP_SCALE:
@@ -101,7 +108,9 @@ class StepTimeCalibration(BaseModel):
 
     @model_validator(mode="after")
     def _plausible(self) -> StepTimeCalibration:
-        problem = step_terms_problem(self.fixed_s, self.scale)
+        problem = step_terms_problem(self.fixed_s, self.scale) or concurrency_range_problem(
+            self.concurrency_min, self.concurrency_max
+        )
         if problem is not None:
             raise ValueError(problem)
         return self
@@ -139,6 +148,9 @@ class SpeculativeCalibration(BaseModel):
                 f"speculative: K is at most {MAX_SPECULATIVE_TOKENS}, got {k_text:.12}"
             )
         k = int(k_text)
+        problem = concurrency_range_problem(self.concurrency_min, self.concurrency_max)
+        if problem is not None:
+            raise ValueError(problem)
         if self.accept_length > k + 1:
             raise ValueError(
                 f"accept_length: {self.accept_length:g} tokens per step is more than K + 1 = "

@@ -84,15 +84,22 @@ def log_layout(log: StartupLog, model: Model) -> Layout:
 
 def log_max_model_len(log: StartupLog, fallback: int | None) -> int:
     """max_model_len from the log's config, its concurrency line or its failure."""
+    for value in (stated_max_model_len(log), fallback):
+        if value is not None and value > 0:
+            return int(value)
+    return 8192
+
+
+def stated_max_model_len(log: StartupLog) -> int | None:
+    """The max_model_len the log states (its config, concurrency line or failure), else None."""
     for value in (
         log.config.get("max_model_len"),
         _fig(log, "max_concurrency_len"),
         _fig(log, "failed_max_model_len"),
-        fallback,
     ):
         if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
             return int(value)
-    return 8192
+    return None
 
 
 def log_kv_dtype(log: StartupLog, default: KVDType) -> KVDType:

@@ -210,14 +210,37 @@ def _model_type(fields: _Fields) -> str:
     raise fields.error("architectures", "missing; cannot tell the model family")
 
 
+LAYER_TYPES = ("full_attention", "sliding_attention")  # transformers' `layer_types` entries
+
+
+def _window(fields: _Fields) -> int | None:
+    """The config's `sliding_window` (tokens; 0 or null: none). "4096", -5 or 4096.0 read as no
+    window (every layer's KV at full length) unsaid."""
+    window = fields.raw.get("sliding_window")
+    if window is not None and (isinstance(window, bool) or not isinstance(window, int)):
+        raise fields.error(
+            "sliding_window", f"must be an integer (tokens) or null, got {window!r:.40}"
+        )
+    if isinstance(window, int) and window < 0:
+        raise fields.error("sliding_window", f"must be >= 0 tokens (0 or null: none), got {window}")
+    return window
+
+
 def _sliding_windows(fields: _Fields, model_type: str, num_layers: int) -> tuple[int | None, ...]:
     """Per-layer sliding window, from `layer_types` when the config lists it, else the family
     rule."""
-    window = fields.raw.get("sliding_window")
+    window = _window(fields)
     layer_types = fields.raw.get("layer_types")
     if layer_types is not None:
         if not isinstance(layer_types, list) or len(layer_types) != num_layers:
             raise fields.error("layer_types", f"must list one type per layer ({num_layers})")
+        # another kind (linear_attention, mamba, a typo) was sized as full attention unsaid
+        other = next((t for t in layer_types if t not in LAYER_TYPES), None)
+        if other is not None:
+            raise fields.error(
+                "layer_types",
+                f"{other!r:.40} is not a layer capcliff sizes; valid: " + ", ".join(LAYER_TYPES),
+            )
         if "sliding_attention" in layer_types and not isinstance(window, int):
             raise fields.error("sliding_window", "missing while layer_types has sliding layers")
         return tuple(window if t == "sliding_attention" else None for t in layer_types)
@@ -257,7 +280,7 @@ def _moe(fields: _Fields, model_type: str, num_layers: int) -> MoE | None:
         shared = fields.int_("n_shared_experts", 0, minimum=0) * width
     else:
         step = fields.int_("decoder_sparse_step", 1)
-        dense_layers = set(fields.raw.get("mlp_only_layers") or [])
+        dense_layers = _layer_indices(fields, "mlp_only_layers", num_layers)
         flags = tuple(i not in dense_layers and (i + 1) % step == 0 for i in range(num_layers))
         shared = fields.int_("shared_expert_intermediate_size", 0, minimum=0)
     router_bias = model_type == "gpt_oss" or fields.raw.get("topk_method") == "noaux_tc"
@@ -270,6 +293,21 @@ def _moe(fields: _Fields, model_type: str, num_layers: int) -> MoE | None:
         router_bias=router_bias,
         expert_bias=model_type == "gpt_oss",
     )
+
+
+def _layer_indices(fields: _Fields, field: str, num_layers: int) -> set[int]:
+    """A config's list of layer indices (absent or null: none); a string, or an index past the
+    layers, was read as no layer (or each character as one) unsaid."""
+    value = fields.raw.get(field)
+    if value is None:
+        return set()
+    if not isinstance(value, list) or not all(
+        isinstance(i, int) and not isinstance(i, bool) and 0 <= i < num_layers for i in value
+    ):
+        raise fields.error(
+            field, f"must list layer indices in 0..{num_layers - 1}, got {value!r:.40}"
+        )
+    return set(value)
 
 
 def _mla(fields: _Fields) -> MLA | None:

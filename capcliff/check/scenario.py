@@ -112,7 +112,10 @@ def deployment(
     the spec's folder; a calibration for another deployment needs `force`)."""
     model = get_model(spec_file.model_ref(scenario))
     settings = resolution.DeploymentSettings.model_validate(
-        scenario.model_dump(include=set(resolution.DeploymentSettings.model_fields))
+        # the keys the spec gave only: a setting is "given" only where the spec gives it
+        scenario.model_dump(
+            include=set(resolution.DeploymentSettings.model_fields), exclude_unset=True
+        )
     )
     resolved = resolution.resolve(
         model, get_hardware(scenario.gpu), settings, base_dir=spec_file.base_dir, force=force,

@@ -6,7 +6,7 @@ Registered on `cli.app` when `cli` imports this module; domain errors reach `cli
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -22,6 +22,9 @@ from capcliff.cli.app import (
     print_warning,
 )
 from capcliff.errors import InputError
+
+if TYPE_CHECKING:
+    from capcliff.calibrate.startup_logs import StartupLog
 
 
 @app.command()
@@ -119,8 +122,9 @@ def calibrate(
             )
         )  # fmt: skip
 
+    # --engine-version and --gpus were ignored unsaid (a log states its own layout: --layout)
     flags = (("--speculative", speculative), ("--calibration", calibration),
-             ("--engine-version", engine_version))  # fmt: skip
+             ("--engine-version", engine_version), ("--gpus", gpus))  # fmt: skip
     given_flags = [flag for flag, value in flags if value is not None]
     if given_flags:  # --engine-version was ignored unsaid
         given = given_flags[0]
@@ -139,6 +143,7 @@ def calibrate(
     inputs = [Path(logfile)] + ([Path(model)] if model is not None and Path(model).exists() else [])
     check_outputs([("--output", target)], inputs=inputs, force=force)
     log = parse_startup_log(read_text(Path(logfile), field="logfile"))
+    _refuse_another_length(log, max_model_len)
     repos = {mid: card.hf_repo for mid, card in model_catalog().items()}
     from_log = model_id_from_log(log, repos)
     model_id = model if model is not None else from_log
@@ -192,6 +197,19 @@ def calibrate(
                 update={"step_time": kept.step_time, "speculative": kept.speculative}
             )
         write_text_atomic(target, calibration_toml(fitted), overwrite=force)
+
+
+def _refuse_another_length(log: StartupLog, max_model_len: int | None) -> None:
+    """--max-model-len against a log that states its own: the log's was used and the flag
+    dropped unsaid."""
+    from capcliff.calibrate.compare import stated_max_model_len
+
+    stated = stated_max_model_len(log)
+    if max_model_len is not None and stated is not None and stated != max_model_len:
+        raise InputError(
+            f"max-model-len: the log ran {stated:,} tokens, not {max_model_len:,} (the flag "
+            "stands in only where a log omits it)"
+        )
 
 
 class CheckFormat(StrEnum):

@@ -213,14 +213,16 @@ def plan(
     slo_ttft: SloTtftOption = None,
     slo_tpot: SloTpotOption = None,
     objective: Annotated[
-        str, typer.Option(help="Batch: makespan, goodput or cost (online: sustained rate).")
-    ] = "makespan",
+        str | None,
+        typer.Option(help="Batch: makespan (default), goodput or cost (online: sustained rate)."),
+    ] = None,
     headroom: Annotated[
-        float,
+        float | None,
         typer.Option(
-            callback=SHARE, help="Online: spare capacity fleet sizing keeps, in [0, 1) (0.2: 20 %)."
+            callback=SHARE,
+            help="Online: spare capacity fleet sizing keeps, in [0, 1) (default 0.2: 20 %).",
         ),
-    ] = 0.2,
+    ] = None,
     price_gpu_hour: Annotated[
         str | None,
         typer.Option(help="$ per GPU-hour: one for all, or one per --gpu (default: catalog)."),
@@ -283,8 +285,15 @@ def plan(
         "batch" if pattern == "online" else pattern, rate, clients,
         range_ratio=random_range_ratio, think_time=think_time, turns=turns, context=context,
     )  # fmt: skip
-    goal = _choice(Objective, objective, "objective").value
+    given_goal = Objective.MAKESPAN.value if objective is None else objective  # "" is refused
+    goal = _choice(Objective, given_goal, "objective").value
     slo = Slo.of(slo_ttft, slo_tpot)
+    cheapest = disagg and gpus is None and nodes is None and rate is not None and slo is not None
+    _refuse_unused(
+        gpu_ids, batch=pattern == "batch" and not disagg, fleet=pattern != "batch" and not disagg,
+        ranked=(disagg and not cheapest) or (not disagg and pattern == "batch"),
+        price=price_gpu_hour, headroom=headroom, objective=objective,
+    )  # fmt: skip
     print_warnings(dep.warnings)
     if disagg:
         from capcliff.cli.disagg import plan_cheapest, plan_disagg
@@ -294,7 +303,7 @@ def plan(
 
         prices = _prices(price_gpu_hour, gpu_ids)
         others = tuple(gpu_ids[1:])  # GPU types either pool may also run on
-        if gpus is None and nodes is None and rate is not None and slo is not None:
+        if cheapest and slo is not None:
             from capcliff.analysis.parallel import default_jobs, run_pool
 
             workers = jobs or default_jobs()
@@ -315,7 +324,8 @@ def plan(
         from capcliff.analysis.plan.online import OnlineOptions, build_online_plan
 
         options = OnlineOptions(
-            slo=slo, headroom=headroom, least_requests=num_requests, fleet_gpus=tuple(specs),
+            slo=slo, headroom=DEFAULT_HEADROOM if headroom is None else headroom,
+            least_requests=num_requests, fleet_gpus=tuple(specs),
             prices=_prices(price_gpu_hour, gpu_ids), jobs=jobs or default_jobs(),
             serve_local_path=serve_local_path, layouts=named,
         )  # fmt: skip
@@ -333,6 +343,39 @@ def plan(
 
             write_figure(render, figure)
     _print_plan(report, output)
+
+
+DEFAULT_HEADROOM = 0.2  # online fleet sizing keeps 20 % of each replica's sustained rate spare
+
+
+def _refuse_unused(
+    gpu_ids: list[str], *, batch: bool, fleet: bool, ranked: bool, price: str | None,
+    headroom: float | None, objective: str | None,
+) -> None:  # fmt: skip
+    """A flag the plan being made does not read is an error, not dropped unsaid: a batch plan
+    sizes one GPU type and ranks by GPU-hours (no prices, no fleet headroom); an online plan's
+    objective is the sustained rate (`batch`: an aggregated batch plan; `fleet`: an aggregated
+    online plan; `ranked`: a plan that ranks by --objective)."""
+    if batch and len(gpu_ids) > 1:
+        raise InputError(
+            f"gpu: a batch plan sizes one GPU type, got {len(gpu_ids)}; give one, or "
+            "--rate/--clients for an online fleet over several"
+        )
+    if batch and price is not None:
+        raise InputError(
+            "price-gpu-hour: a batch plan ranks by GPU-hours (--objective cost), not dollars; "
+            "leave it unset, or give --rate/--clients for an online fleet's cost"
+        )
+    if headroom is not None and not fleet:
+        raise InputError(
+            "headroom: only an online aggregated plan sizes a fleet with spare capacity; "
+            "leave it unset, or give --rate/--clients without --disagg"
+        )
+    if objective is not None and not ranked:
+        raise InputError(
+            "objective: an online plan ranks by the sustained rate within the SLO; give "
+            "--arrival batch for makespan, goodput or cost, or leave it unset"
+        )
 
 
 def _plot_target(text: str | None, *, disagg: bool, force: bool, inputs: list[Path]) -> Path | None:

@@ -490,7 +490,13 @@ EARLIEST_RELEASE: dict[EngineName, tuple[int, int, int]] = {
     EngineName.VLLM: (0, 7, 0),
     EngineName.VLLM_V0: (0, 1, 0),
     EngineName.SGLANG: (0, 1, 0),
-    EngineName.TRTLLM: (0, 1, 0),
+    EngineName.TRTLLM: (0, 5, 0),
+}
+# The first release without an engine: vLLM removed V0 completely in 0.11.0 (V1 is the only engine
+# from it; huggingface/optimum-neuron#1027 moving to 0.11.0 for that reason), so `vllm-v0` at
+# 0.11 or later names an engine that release does not have.
+REMOVED_IN: dict[EngineName, tuple[tuple[int, int, int], str]] = {
+    EngineName.VLLM_V0: ((0, 11, 0), "vLLM removed its V0 engine in 0.11.0; --engine vllm"),
 }
 
 
@@ -509,6 +515,9 @@ def engine_profile(engine: EngineName, version: str | None = None) -> EngineProf
                 f"engine_version: {version!r} is older than the earliest {engine} release "
                 f"({'.'.join(map(str, first))}){hint}"
             )
+        removed = REMOVED_IN.get(engine)
+        if removed is not None and release >= removed[0]:
+            raise InputError(f"engine_version: {version!r} has no {engine} engine: {removed[1]}")
         for boundary, profile in OLDER_PROFILES.get(engine, ()):
             if release < boundary:
                 return profile

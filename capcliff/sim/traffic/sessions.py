@@ -50,6 +50,7 @@ from capcliff.sim.traffic.workload import (
     Requests,
     jsonl_objects,
     ranged_length,
+    refuse_unknown_keys,
     sample_lengths,
 )
 from capcliff.sim.traffic.workload_rules import (
@@ -461,6 +462,10 @@ def _count(row: dict[str, object], key: str, line: int, *, least: int) -> int:
     return value
 
 
+SESSION_TRACE_KEYS = ("session_id", "turn", "input_tokens", "output_tokens", "arrival_s",
+                      "think_s", "prefix_id", "prefix_tokens")  # fmt: skip
+
+
 def parse_session_trace(lines: Iterable[str]) -> list[SessionRow]:
     """Rows of a JSONL session trace: `session_id`, `turn`, `input_tokens` (new this turn),
     `output_tokens`, `arrival_s` or `think_s`, optional `prefix_id` and `prefix_tokens`."""
@@ -469,6 +474,7 @@ def parse_session_trace(lines: Iterable[str]) -> list[SessionRow]:
     for number, row in jsonl_objects(lines):
         if "session_id" not in row:
             raise InputError(f"trace line {number}: session_id: missing")
+        refuse_unknown_keys(row, number, SESSION_TRACE_KEYS)
         session = row["session_id"]
         if isinstance(session, bool) or not isinstance(session, str | int):
             raise InputError(

@@ -330,13 +330,28 @@ def jsonl_objects(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, object]
         yield number, row
 
 
+TRACE_KEYS = ("input_tokens", "output_tokens", "arrival_s")
+
+
+def refuse_unknown_keys(row: dict[str, object], line: int, known: tuple[str, ...]) -> None:
+    """A key the trace format does not have is an error: a misspelt `think_time` for `think_s`,
+    or a session row in a plain trace, was dropped unsaid and the row simulated without it."""
+    unknown = [key for key in row if key not in known]
+    if unknown:
+        raise InputError(
+            f"trace line {line}: {unknown[0]!r:.40}: unknown key; valid: {', '.join(known)}"
+        )
+
+
 def parse_trace(lines: Iterable[str]) -> list[TraceRow]:
     """Rows of a JSONL trace `{"input_tokens": .., "output_tokens": .., "arrival_s": ..}`.
 
-    `arrival_s` is optional; blank lines are skipped. The caller reads the file.
+    `arrival_s` is optional; blank lines are skipped; any other key is refused. The caller reads
+    the file.
     """
     rows: list[TraceRow] = []
     for number, row in jsonl_objects(lines):
+        refuse_unknown_keys(row, number, TRACE_KEYS)
         arrival = row.get("arrival_s")
         # an integer of 400 digits overflowed math.isfinite
         if arrival is not None and (
