@@ -60,7 +60,8 @@ def fast_forward(sim: ReplicaState) -> bool:
     if co.needs_at(sim.step) > sim.free:  # the next step needs more blocks than are free
         return _preempt_then_decode(sim)
     if sim.inline:
-        head = exact_step(sim)  # an admission: an exact step
+        # an admission: an exact step (with nobody queued it admits nobody: False, unchanged)
+        head = exact_step(sim) if sim.waiting else False
         if head is True:
             return True
         limit, blocked = _steps_that_fit(sim), head is None
@@ -104,11 +105,9 @@ def steps_before_arrival(sim: ReplicaState, count: int, context0: int, limit: in
     (the step after the one it arrives in is already decided: `ReplicaState.seen_s`); under a
     receive interval, the first poll at or after that (`poll_aligned`)."""
     due_s = sim.arrivals[0][0] - sim.now_s - ARRIVAL_TIE_S
-
-    def lasting(n: int) -> int:
-        return _steps_lasting(sim, count, context0, n, due_s)
-
-    return poll_aligned(sim, decided_steps(sim.overlap, due_s, limit, lasting), limit)
+    ahead, n = decided_span(sim.overlap, due_s, limit)  # no closure for decided_steps: per run
+    steps = ahead if ahead and not n else ahead + _steps_lasting(sim, count, context0, n, due_s)
+    return steps if sim.recv_every == 1 else poll_aligned(sim, steps, limit)
 
 
 def decided_steps(overlap: bool, due_s: float, limit: int, lasting: Callable[[int], int]) -> int:
@@ -116,11 +115,18 @@ def decided_steps(overlap: bool, due_s: float, limit: int, lasting: Callable[[in
     decided, at most `limit`, given `lasting(n)`: the smallest m in [1, n] whose first m steps
     last at least `due_s`, else n. Under an overlap scheduler the step after the one it arrives
     in is already decided: one step more (`ReplicaState.seen_s`)."""
+    ahead, n = decided_span(overlap, due_s, limit)
+    return ahead if ahead and not n else ahead + lasting(n)
+
+
+def decided_span(overlap: bool, due_s: float, limit: int) -> tuple[int, int]:
+    """`decided_steps`' (steps taken whatever the arrival's time, steps n to search with
+    `lasting(n)`; no search where the first is 1 and the second 0)."""
     if not overlap:
-        return lasting(limit)
+        return 0, limit
     if due_s <= 0 or limit == 1:
-        return 1
-    return 1 + lasting(limit - 1)
+        return 1, 0
+    return 1, limit - 1
 
 
 def _steps_lasting(sim: ReplicaState, count: int, context0: int, limit: int, due_s: float) -> int:

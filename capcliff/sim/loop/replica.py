@@ -56,9 +56,11 @@ class ReplicaSim(ReplicaState):
         # than this, so one past the guard is refused now (10M requests took minutes to reach it).
         if not self.step and (sum(self.output) - n) / self.max_num_seqs > max_steps:
             raise step_limit_error(max_steps, n)
-        target = min(done, n)
+        target, polls = min(done, n), self.recv_every != 1
         while self.done < target:
-            heard = self.poll_s()  # a poll resets the receive counter, whatever came
+            # a poll resets the receive counter, whatever came; without a receive interval every
+            # step polls: `poll_s` is `seen_s`, read here without the two calls
+            heard = self.poll_s() if polls else self.last_start_s if self.overlap else self.now_s
             if arrivals and arrivals[0][0] <= heard + ARRIVAL_TIE_S:
                 self.take_arrivals()
             if not self.running and not self.waiting:
