@@ -357,14 +357,6 @@ def settle_decode(
             sim.complete(i, -(-ctx // size))
     sim.step = last + 1
     sim.ratio_steps += k
-    rec.run(
-        steps=k,
-        start_s=start,
-        duration_s=duration,
-        used_blocks=(used_first, sim.total - free),
-        counts=(len(sim.running), len(sim.waiting)),
-        hbm_bytes=read,
-        blocked=blocked,
-        tokens=count * k,
-    )
+    used_last, running, waiting = sim.total - free, len(sim.running), len(sim.waiting)
+    rec.record(k, start, duration, used_first, used_last, running, waiting, read, count * k, blocked)
     return duration

@@ -210,7 +210,10 @@ def decode_run(sim: ReplicaState, count: int, context0: int, k: int) -> tuple[fl
     cmp0, cmp1 = terms[3] + terms[4] * context0, terms[5]
     fixed, bytes0, bytes1 = terms[6], terms[7] + terms[10] * context0, terms[8]
     floor = terms[9]  # an overlap scheduler's host time (perf/host_time.py); 0: none
-    first_s = max(max(mem0 + mem1 * 0, cmp0 + cmp1 * 0), floor) + fixed
+    # max(max(mem, cmp), floor) as `max` picks (the first of equals), without its two calls
+    mem, cmp = mem0 + mem1 * 0, cmp0 + cmp1 * 0
+    top = cmp if cmp > mem else mem
+    first_s = (floor if floor > top else top) + fixed
     d0 = mem0 - cmp0
     if d0 >= 0 and d0 + (mem1 - cmp1) * (k - 1) >= 0 and floor <= mem0:  # memory-bound throughout
         duration = k * (mem0 + fixed) + mem1 * k * (k - 1) / 2
