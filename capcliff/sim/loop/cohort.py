@@ -168,8 +168,15 @@ class DecodeCohort:
     def blocks_needed(self, step: int, k: int) -> int:
         """N(k): new blocks the members need over steps step .. step + k - 1."""
         size = self.block_size
-        pre = self._prefix_sums if step % size == self._prefix_phase else self._prefix(step)
-        return (k // size) * self.count + pre[k % size]
+        r, j = step % size, k % size
+        if r == self._prefix_phase:
+            return (k // size) * self.count + self._prefix_sums[j]
+        # the same sum from the histogram's slices: building the prefix sums costs more where
+        # the membership changes between two calls (most runs end in a finish)
+        counts = self.phase_counts
+        end = r + j
+        part = sum(counts[r:end]) if end <= size else sum(counts[r:]) + sum(counts[: end - size])
+        return (k // size) * self.count + part
 
     def blocks_needed_by_step(self, step: int, k: int, first: int = 0) -> IntArray:
         """N(first + 1) .. N(k) as an array."""

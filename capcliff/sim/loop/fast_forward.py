@@ -227,10 +227,16 @@ def _steps_that_fit(sim: ReplicaState) -> int:
     """Steps before the blocks run out, up to and including the next step in which one
     finishes."""
     co, step = sim.cohort, sim.step
-    over = co.first_step_needing(step, sim.free, strictly_more=True)
     finish = co.next_finish_step()
-    assert over is not None and finish is not None
-    return max(1, min(over - 1, finish - step + 1))
+    assert finish is not None
+    steps = finish - step + 1
+    # no member needs more than one block per block_size steps: if those steps' blocks fit
+    # even so, the blocks last past the finish (no prefix-sum search)
+    if steps >= 1 and -(-steps // co.block_size) * co.count <= sim.free:
+        return steps
+    over = co.first_step_needing(step, sim.free, strictly_more=True)
+    assert over is not None
+    return max(1, min(over - 1, steps))
 
 
 def _admission_horizon(
