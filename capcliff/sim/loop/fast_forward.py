@@ -364,5 +364,6 @@ def settle_decode(
     sim.step = last + 1
     sim.ratio_steps += k
     used_last, running, waiting = sim.total - free, len(sim.running), len(sim.waiting)
-    rec.record(k, start, duration, used_first, used_last, running, waiting, read, count * k, blocked)
+    tokens = count * k
+    rec.record(k, start, duration, used_first, used_last, running, waiting, read, tokens, blocked)
     return duration
