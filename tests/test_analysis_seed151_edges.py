@@ -12,13 +12,14 @@ import pytest
 
 from capcliff.analysis import parallel
 from capcliff.analysis.disagg.plan import _candidate_row
-from capcliff.analysis.evaluate.capacity import CapPoint, meets_slo_surely
+from capcliff.analysis.evaluate.capacity import CapPoint, cap_grid, meets_slo_surely
 from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.evaluate.steady_state import SteadyState, steady_state
 from capcliff.analysis.plan import batch
 from capcliff.analysis.plan.types import Objective
 from capcliff.analysis.sweep.step_fit import PointFit, Timings
 from capcliff.calibrate.benchmarks import BenchmarkPoint
+from capcliff.sim.traffic.workload import Requests
 
 
 def test_a_points_throughput_error_is_relative_to_the_measured_throughput() -> None:
@@ -159,3 +160,25 @@ def test_a_batch_plans_reasons_weigh_the_best_against_pure_data_parallel(
     best, rec = found
     assert best.name == "tp2" and rec.reasons == ["tp2 vs dp8"]
     assert (rec.layout, rec.tp, rec.max_num_seqs) == ("tp2", 2, 16)
+
+
+def test_the_cap_grid_looks_for_the_knee_up_to_twice_the_steady_cliff() -> None:
+    # 1,000 requests of 100 + 100 tokens hold 100 + 100 / 2 = 150 tokens each on average, plus
+    # half a 2-token block: 15,100 tokens of KV hold 100 (the steady cliff). A step of B
+    # sequences takes (10 + B) ms, so decode runs at B / (10 + B) of its best pace. Up to
+    # 2 x 100 = 200 the best is 200 / 210; 90 % of it is 0.857, first reached on the grid
+    # round(200 / 1.19^k) at 70 (70 / 80 = 0.875; the next point down, 59, gives 0.855), so
+    # the base is round(70 / 1.41) = 50. (Up to 300 the knee would be 75: a base of 53.)
+    # The analytic cliff: a request peaks at 199 tokens, 100 blocks; 7,550 blocks hold 75.
+    n = 1000
+    full = np.full(n, 100)
+    reference = Requests(
+        input_tokens=full, output_tokens=full, max_output_tokens=full, arrival_s=np.zeros(n)
+    )
+    workload = SimpleNamespace(reference=lambda _: reference)
+    replica = SimpleNamespace(
+        capacity=SimpleNamespace(blocks=7550, block_size=2, tokens=15100),
+        steps=SimpleNamespace(step_time_s=lambda _tokens, seqs, *_: 1e-3 * (10 + seqs)),
+        config=SimpleNamespace(max_num_seqs=1024),
+    )
+    assert cap_grid(workload, replica) == (75, 50)  # type: ignore[arg-type]
