@@ -15,10 +15,12 @@ from capcliff.analysis.disagg.plan import _candidate_row
 from capcliff.analysis.evaluate.capacity import CapPoint, cap_grid, meets_slo_surely
 from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.evaluate.steady_state import SteadyState, steady_state
+from capcliff.analysis.flags import unexpressed
 from capcliff.analysis.plan import batch
 from capcliff.analysis.plan.types import Objective
 from capcliff.analysis.sweep.step_fit import PointFit, Timings
 from capcliff.calibrate.benchmarks import BenchmarkPoint
+from capcliff.memory.deepep import AllToAllBackend
 from capcliff.sim.traffic.workload import Requests
 
 
@@ -182,3 +184,21 @@ def test_the_cap_grid_looks_for_the_knee_up_to_twice_the_steady_cliff() -> None:
         config=SimpleNamespace(max_num_seqs=1024),
     )
     assert cap_grid(workload, replica) == (75, 50)  # type: ignore[arg-type]
+
+
+def test_only_vllms_line_says_it_cannot_name_deepeps_auto_mode() -> None:
+    # `--all2all-backend deepep` is SGLang's auto mode (--deepep-mode auto); vLLM names a mode
+    # (deepep_high_throughput or deepep_low_latency), so only vLLM's line warns, and only
+    # under deepep. Nothing else is simulated here that a line cannot say.
+    def dep(backend: AllToAllBackend) -> Any:
+        return SimpleNamespace(
+            offload_nvme_bytes=0, offload_write_back=False, all2all_backend=backend,
+            layout=SimpleNamespace(gpus_per_replica=1), offload_cpu_bytes=0,
+            kv_cache_memory_bytes=None,
+        )  # fmt: skip
+
+    deepep, plain = dep(AllToAllBackend.DEEPEP), dep(AllToAllBackend.NONE)
+    warning = "vllm: --all2all-backend deepep is SGLang's auto mode; vLLM names a mode"
+    assert unexpressed(deepep, "vllm") == [warning]
+    assert unexpressed(plain, "vllm") == []
+    assert unexpressed(deepep, "sglang") == []
