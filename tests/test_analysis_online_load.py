@@ -88,6 +88,18 @@ def test_arrivals_at_a_rate_share_one_set_of_random_gaps() -> None:
         workload.at_rate(6, -1.0)
 
 
+def test_a_sample_of_zero_at_a_rate_holds_one_request_as_a_backlog_of_zero_does() -> None:
+    # A backlog of 0 holds max(0, 1) = 1 request, and so do a session sample and a clients
+    # sample of 0; a single-turn sample of 0 at a rate refused instead ("every field needs one
+    # entry per request": one request, no arrival time; seen in seed 139's note, fixed in 151).
+    workload = _fixed()
+    zero, one = workload.at_rate(0, 2.0), workload.at_rate(1, 2.0)
+    assert len(zero) == 1 and len(workload.with_clients(0, 1)) == 1
+    # the same request at the same time as a sample of 1: the first unit-rate gap, halved
+    assert zero.arrival_s.tolist() == one.arrival_s.tolist() and zero.arrival_s[0] > 0
+    assert zero.input_tokens.tolist() == [100] and zero.output_tokens.tolist() == [50]
+
+
 def test_a_timed_trace_is_replayed_at_a_rate_by_scaling_its_own_times() -> None:
     # arrivals 10, 12 and 14 s: its own rate is 2 / 4 = 0.5 request/s. At 1 request/s every gap
     # is half as long, counted from the first arrival: 0, 1 and 2 s.

@@ -257,8 +257,8 @@ class OnlineWorkload:
                 arrivals = self._unit_arrivals(len(base)) / rate_rps
             else:
                 arrivals = (base.arrival_s - base.arrival_s.min()) * offered / rate_rps
-        else:
-            arrivals = self._unit_arrivals(n) / rate_rps
+        else:  # len(base), not n: a sample of 0 holds one request, as a backlog of 0 does
+            arrivals = self._unit_arrivals(len(base)) / rate_rps
         return replace(base, arrival_s=np.asarray(arrivals, dtype=np.float64))
 
     def with_clients(self, n: int, clients: int) -> Requests:
