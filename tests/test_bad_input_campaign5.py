@@ -1,0 +1,61 @@
+"""Bad input that a fifth campaign (benchmarks/fuzz_surfaces.py's adp5, fleet5, check5 and left5
+surfaces) found: one test per class of finding.
+
+A digit that Python's `str.isdigit` takes but `int` refuses (a superscript "²", a circled "①")
+passed the digit check of `--attention-dp-balance` and `--speculative`, and the answer was
+`int()`'s own message ("invalid literal for int() with base 10") instead of the field's valid
+forms. Decimal digits of other scripts (an Arabic-Indic 3) stay valid, as elsewhere in capcliff.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_bad_input import _one_line_error
+
+from capcliff.calibrate.calibration_file import SpeculativeCalibration
+from capcliff.cli import main
+from capcliff.errors import InputError
+from capcliff.perf.speculation import parse_speculative
+from capcliff.sim.config import parse_adp_balance
+
+SWEEP = ["sweep", "llama-3.1-8b", "--isl", "100", "--osl", "100", "--num-requests", "20",
+         "--concurrency", "4"]  # fmt: skip
+TRT = ["sweep", "qwen3-30b-a3b", "--gpus", "2", "--layout", "dpa2", "--engine", "trtllm",
+       "--isl", "100", "--osl", "100", "--num-requests", "20", "--concurrency", "4"]  # fmt: skip
+
+
+@pytest.mark.parametrize("value", ["²", "60:²", "①:0", "⁵"])
+def test_a_superscript_digit_in_the_balance_is_refused_with_its_forms(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _one_line_error([*TRT, "--attention-dp-balance", value], capsys)
+    assert line == (
+        f"error: --attention-dp-balance: {value!r} is not on, off or TIMEOUT[:BATCHING_WAIT] "
+        "(whole iterations, e.g. 60:0)"
+    )
+
+
+@pytest.mark.parametrize("value", ["ngram:²", "mtp:①", "eagle:⁵"])
+def test_a_superscript_k_in_speculative_is_refused_with_its_range(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _one_line_error([*SWEEP, "--speculative", value], capsys)
+    method = value.split(":")[0]
+    assert line == (
+        f"error: --speculative: K must be an integer from 1 to 16 ({method}:K), got {value!r}"
+    )
+
+
+def test_a_superscript_k_in_a_calibration_file_names_the_forms() -> None:
+    with pytest.raises(ValueError, match=r"is not mtp:K, eagle:K\[:DRAFT\] or ngram:K"):
+        SpeculativeCalibration(speculative="ngram:²", accept_length=1.5, source="b.csv", points=3)
+
+
+def test_decimal_digits_of_other_scripts_stay_valid(capsys: pytest.CaptureFixture[str]) -> None:
+    # Arabic-Indic 3 is a decimal digit: int() reads it as 3, as for every numeric flag
+    assert parse_adp_balance("٣:٣") == (3, 3)
+    assert parse_speculative("ngram:٣").num_speculative_tokens == 3
+    with pytest.raises(InputError):
+        parse_adp_balance("²")
+    assert main([*TRT, "--attention-dp-balance", "٣:0", "--format", "json"]) == 0
+    capsys.readouterr()
