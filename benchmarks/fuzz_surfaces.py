@@ -1421,6 +1421,8 @@ def config4_cases() -> Iterator[Case]:
 # Fifth campaign: attention-DP balance, the fleet's error column and tie note, check limits at
 # the simulated value, --offload without prefix caching, tiny samples at a rate ---------------
 
+# fmt: off
+SMALL_SWEEP = ["sweep", "llama-3.1-8b", *SMALL, "--concurrency", "4"]
 MOE_SWEEP = ["sweep", "qwen3-30b-a3b", "--gpus", "2", *SMALL, "--concurrency", "4"]
 ADP_VALUES: list[tuple[str, bool | None]] = [
     ("on", False), ("off", False), ("ON", False), (" on ", False), ("Off", False),
@@ -1462,10 +1464,10 @@ def adp5_cases() -> Iterator[Case]:
     yield Case("adp5", "plan-online-trtllm", ["plan", "qwen3-30b-a3b", "--gpus", "2", "--jobs", "1", "--isl", "100", "--osl", "100", "--rate", "2", "--slo-ttft", "2", "--engine", "trtllm", "--attention-dp-balance", "60:0"], {}, None)
     # with speculation, disaggregation, memory, calibrate
     for spec in ("ngram:3", "eagle3:2", "mtp:1"):
-        yield Case("adp5", f"speculative-{spec}", [*trt, "--layout", "dpa2", "--speculative", spec, "--attention-dp-balance", "on"], {}, None)
+        yield Case("adp5", f"speculative-{spec}", [*trt, "--layout", "dpa2", "--speculative", spec, "--spec-accept-length", "1.5", "--attention-dp-balance", "on"], {}, None)
     for dis, invalid in (("1p:tp1,1d:dpa2", None), ("1p:dpa2,1d:tp1", None), ("1p:tp1,1d:tp1", True), ("1p:tp2,1d:tp2", True)):
-        yield Case("adp5", f"disagg-{dis}", [*MOE_SWEEP[:2], "--gpus", "4", *SMALL, "--concurrency", "4", "--engine", "trtllm", "--disagg", dis, "--attention-dp-balance", "on"], {}, invalid)
-    yield Case("adp5", "disagg-vllm", [*MOE_SWEEP[:2], "--gpus", "4", *SMALL, "--concurrency", "4", "--engine", "vllm", "--disagg", "1p:tp1,1d:dpa2", "--attention-dp-balance", "on"], {}, True)
+        yield Case("adp5", f"disagg-{dis}", [*MOE_SWEEP[:2], *SMALL, "--concurrency", "4", "--engine", "trtllm", "--disagg", dis, "--attention-dp-balance", "on"], {}, invalid)
+    yield Case("adp5", "disagg-vllm", [*MOE_SWEEP[:2], *SMALL, "--concurrency", "4", "--engine", "vllm", "--disagg", "1p:tp1,1d:dpa2", "--attention-dp-balance", "on"], {}, True)
     yield Case("adp5", "memory", ["memory", "qwen3-30b-a3b", "--gpus", "2", "--layout", "dpa2", "--engine", "trtllm", "--attention-dp-balance", "on"], {}, None)
     yield Case("adp5", "with-calibration-log", ["calibrate", "{d}/l.txt", "--model", "llama-3.1-8b", "--attention-dp-balance", "on"],
                {"l.txt": (LOGS / "vllm_v1_v16_llama31_8b_eager.txt").read_text()}, True)
@@ -1523,15 +1525,15 @@ def fleet5_cases() -> Iterator[Case]:
     # GPU types whose fleet finds no replica, or has no measured error
     yield Case("fleet5", "model-too-big-one-type", ["plan", "llama-3.1-70b", "--jobs", "1", "--isl", "100", "--osl", "100", "--num-requests", "20", "--rate", "2", "--slo-ttft", "2", "--gpu", "h100-sxm,h200-sxm", "--gpus", "1"], {}, None)
     yield Case("fleet5", "slo-unmeetable", [*two, "--slo-ttft", "1e-5"], {}, None)
-    yield Case("fleet5", "clients", [p for p in two if p not in ("--rate", "2")] + ["--clients", "4"], {}, None)
-    yield Case("fleet5", "no-load", [p for p in two if p not in ("--rate", "2")], {}, None)
+    yield Case("fleet5", "clients", [*two[:10], *two[12:], "--clients", "4"], {}, None)
+    yield Case("fleet5", "no-load", [*two[:10], *two[12:]], {}, None)
     yield Case("fleet5", "sglang", [*two, "--engine", "sglang"], {}, False)
     yield Case("fleet5", "trtllm", [*two, "--engine", "trtllm"], {}, False)
-    yield Case("fleet5", "speculative", [*two, "--speculative", "ngram:3"], {}, None)
+    yield Case("fleet5", "speculative", [*two, "--speculative", "ngram:3", "--spec-accept-length", "1.5"], {}, None)
     yield Case("fleet5", "disagg", [*two, "--disagg"], {}, None)
     yield Case("fleet5", "batch-fleet", ["plan", "llama-3.1-8b", "--jobs", "1", *SMALL, "--arrival", "batch", "--gpu", "h100-sxm,h200-sxm"], {}, True)
-    yield Case("fleet5", "rate-1e-9", [p if p != "2" else "1e-9" for p in two], {}, None)
-    yield Case("fleet5", "rate-1e6", [p if p != "2" else "1000000" for p in two], {}, None)
+    yield Case("fleet5", "rate-1e-9", [*two[:11], "1e-9", *two[12:]], {}, None)
+    yield Case("fleet5", "rate-1e6", [*two[:11], "1000000", *two[12:]], {}, None)
 
 
 CHECK5 = """
@@ -1566,7 +1568,7 @@ def check5_cases() -> Iterator[Case]:
             ("x0.5", repr(actual * 0.5), False), ("x2", repr(actual * 2), False),
             ("x1e6", repr(actual * 1e6), None), ("x1e-6", repr(actual * 1e-6), None),
             ("0", "0.0", True), ("-0", "-0.0", True), ("neg", f"-{actual}", True), ("inf", "inf", True),
-            ("-inf", "-inf", True), ("nan", "nan", True), ("1e-320", "1e-320", True), ("1e308", "1e308", None if at_least else True),
+            ("-inf", "-inf", True), ("nan", "nan", True), ("1e-320", "1e-320", None if at_least else True), ("1e308", "1e308", None if at_least else True),
             ("int", str(max(1, round(actual))), None), ("string", f'"{actual}"', True),
         ]:  # fmt: skip
             spec = CHECK5 + f"{key} = {value}\n"
@@ -1607,10 +1609,22 @@ def left5_cases() -> Iterator[Case]:
         for rate in ("1", "1e-6", "1000"):
             yield Case("left5", f"sweep-n{n}-rate{rate}", ["sweep", "llama-3.1-8b", "--isl", "100", "--osl", "100", "--num-requests", n, "--rate", rate, "--concurrency", "4"], {}, True if n == "0" else None)
             yield Case("left5", f"plan-n{n}-rate{rate}", ["plan", "llama-3.1-8b", "--gpus", "1", "--jobs", "1", "--isl", "100", "--osl", "100", "--num-requests", n, "--rate", rate], {}, True if n == "0" else None)
-        yield Case("left5", f"plan-fleet-n{n}", [*FLEET[:7], n, "--rate", "2", "--gpu", "h100-sxm,h200-sxm"], {}, True if n == "0" else None)
+        yield Case("left5", f"plan-fleet-n{n}", [*FLEET[:9], n, *FLEET[10:], "--gpu", "h100-sxm,h200-sxm"], {}, True if n == "0" else None)
         yield Case("left5", f"plan-disagg-n{n}", ["plan", "llama-3.1-8b", "--gpus", "2", "--jobs", "1", "--isl", "100", "--osl", "100", "--num-requests", n, "--rate", "2", "--disagg"], {}, True if n == "0" else None)
         yield Case("left5", f"sweep-clients-n{n}", ["sweep", "llama-3.1-8b", "--isl", "100", "--osl", "100", "--num-requests", n, "--clients", "4", "--concurrency", "4"], {}, True if n == "0" else None)
         yield Case("left5", f"plan-sessions-n{n}", ["plan", "llama-3.1-8b", "--gpus", "1", "--jobs", "1", "--workload", "multiturn-chat", "--num-requests", n, "--rate", "1"], {}, True if n == "0" else None)
+
+    # digits Python's str.isdigit takes and int() refuses (superscripts, circled): one line
+    # naming what is valid, not int()'s own message
+    for odd in ("²", "⁵", "①", "٣"):
+        yield Case("left5", f"speculative-ngram:{odd}", [*SMALL_SWEEP, "--speculative", f"ngram:{odd}", "--spec-accept-length", "1.5"], {}, odd != "٣")
+        yield Case("left5", f"speculative-eagle3:{odd}", [*SMALL_SWEEP, "--speculative", f"eagle3:{odd}"], {}, None if odd == "٣" else True)
+        yield Case("left5", f"spec-speculative-{odd}", ["check", "{d}/s.toml"],
+                   {"s.toml": SPEC.replace('engine = "vllm"', f'engine = "vllm"\nspeculative = "ngram:{odd}"\nspec_accept_length = 1.5')}, odd != "٣")
+        yield Case("left5", f"calfile-speculative-{odd}", [*SMALL_SWEEP, "--speculative", "ngram:3", "--calibration", "{d}/c.toml"],
+                   {"c.toml": CAL_OK + f'[speculative]\nspeculative = "ngram:{odd}"\naccept_length = 1.5\n'}, True)
+
+# fmt: on
 
 
 SURFACES: dict[str, Callable[[], Iterator[Case]]] = {
@@ -1629,11 +1643,18 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--show", type=int, default=400)
     parser.add_argument("--match", default="")
+    parser.add_argument("--list", action="store_true", help="every outcome, ok ones too")
     args = parser.parse_args()
     cases = [c for s in args.surfaces for c in SURFACES[s]()]
     cases = [c for c in cases if args.match in f"{c.surface}/{c.name}"]
     outcomes = run_all(cases, jobs=args.jobs)
     report(outcomes, show=args.show)
+    if args.list:
+        for o in outcomes:
+            first = (o.stderr.strip().splitlines() or [""])[0]
+            print(
+                f"{o.kind:<9} rc={o.code} invalid={o.case.invalid} {o.case.surface}/{o.case.name} :: {first[:200]}"
+            )
 
 
 if __name__ == "__main__":
