@@ -9,6 +9,8 @@ forms. Decimal digits of other scripts (an Arabic-Indic 3) stay valid, as elsewh
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from test_bad_input import _one_line_error
 
@@ -59,3 +61,24 @@ def test_decimal_digits_of_other_scripts_stay_valid(capsys: pytest.CaptureFixtur
         parse_adp_balance("²")
     assert main([*TRT, "--attention-dp-balance", "٣:0", "--format", "json"]) == 0
     capsys.readouterr()
+
+
+# Valid input simulated wrong: a fleet line on each GPU type past the first refined only the
+# three replicas of highest first-cap saturation (tp2, tp4, tp8 of Llama-8B), never tp1, so the
+# cheapest line was a 2-GPU replica where one GPU carries the load at half the price.
+
+
+def test_every_gpu_types_fleet_line_is_its_cheapest_replica(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # By hand: Llama-3.1-8B in BF16 is 16 GB, one GPU of either type holds it with room for KV;
+    # 2 requests/s x 100 output tokens is 200 tok/s, and one decode step reads the 16 GB at 3.35
+    # (H100) or 4.8 TB/s (H200), 3-5 ms, so one request alone already streams 200-300 tok/s with
+    # TPOT far inside 50 ms. One GPU thus carries the load on each type, and 1 GPU costs half of
+    # 2 at one price: each type's cheapest line is 1 GPU.
+    args = ["plan", "llama-3.1-8b", "--jobs", "1", "--isl", "100", "--osl", "100",
+            "--num-requests", "20", "--rate", "2", "--slo-ttft", "2", "--slo-tpot", "0.05",
+            "--gpu", "h200-sxm,h100-sxm", "--price-gpu-hour", "3", "--format", "json"]  # fmt: skip
+    assert main(args) == 0
+    fleet = json.loads(capsys.readouterr().out)["fleet"]
+    assert {e["gpu"]: e["gpus"] for e in fleet} == {"h200-sxm": 1, "h100-sxm": 1}
