@@ -10,6 +10,7 @@ forms. Decimal digits of other scripts (an Arabic-Indic 3) stay valid, as elsewh
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from test_bad_input import _one_line_error
@@ -82,3 +83,33 @@ def test_every_gpu_types_fleet_line_is_its_cheapest_replica(
     assert main(args) == 0
     fleet = json.loads(capsys.readouterr().out)["fleet"]
     assert {e["gpu"]: e["gpus"] for e in fleet} == {"h200-sxm": 1, "h100-sxm": 1}
+
+
+# The attention-DP balance for named disaggregated pools without attention DP was dropped
+# unsaid (a named aggregated layout without it is refused)
+
+
+def test_the_balance_for_pools_without_attention_dp_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sweep = ["sweep", "qwen3-30b-a3b", "--isl", "100", "--osl", "100", "--num-requests",
+             "20", "--concurrency", "4", "--engine", "trtllm", "--attention-dp-balance",
+             "on"]  # fmt: skip
+    line = _one_line_error([*sweep, "--disagg", "1p:tp1,1d:tp1"], capsys)
+    assert line == (
+        "error: attention_dp_balance: neither pool of 1p:tp1,1d:tp1 has attention DP; it "
+        "balances attention-DP ranks (a pool such as 1d:dpa8 or 1d:dp8-ep8), or leave it off"
+    )
+    spec = tmp_path / "s.toml"
+    spec.write_text(
+        '[[scenario]]\nname = "s"\nmodel = "qwen3-30b-a3b"\ngpu = "h200-sxm"\n'
+        'engine = "trtllm"\ndisagg = "1p:tp1,1d:tp1"\nattention_dp_balance = "on"\n'
+        '[scenario.workload]\nisl = 100\nosl = 100\narrival = "batch"\nnum_requests = 20\n'
+        "concurrency = 4\n[scenario.expect]\nkv_headroom_min = 0.1\n"
+    )
+    assert "neither pool of 1p:tp1,1d:tp1 has attention DP" in _one_line_error(
+        ["check", str(spec)], capsys
+    )
+    # a decode pool with attention DP takes it
+    assert main([*sweep, "--disagg", "1p:tp1,1d:dpa2", "--format", "json"]) == 0
+    capsys.readouterr()
