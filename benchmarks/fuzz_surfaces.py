@@ -1622,7 +1622,7 @@ def left5_cases() -> Iterator[Case]:
         yield Case("left5", f"spec-speculative-{odd}", ["check", "{d}/s.toml"],
                    {"s.toml": SPEC.replace('engine = "vllm"', f'engine = "vllm"\nspeculative = "ngram:{odd}"\nspec_accept_length = 1.5')}, odd != "٣")
         yield Case("left5", f"calfile-speculative-{odd}", [*SMALL_SWEEP, "--speculative", "ngram:3", "--calibration", "{d}/c.toml"],
-                   {"c.toml": CAL_OK + f'[speculative]\nspeculative = "ngram:{odd}"\naccept_length = 1.5\n'}, True)
+                   {"c.toml": CAL_OK + f'[speculative]\nspeculative = "ngram:{odd}"\naccept_length = 1.5\nsource = \"b.csv\"\npoints = 3\n'}, True)
 
 # fmt: on
 
