@@ -6,7 +6,8 @@ catalogs loaded once), with a wall-clock limit and a memory limit, and is classe
 
 - traceback: an exit code other than 0, 1 or 2, or `Traceback` in the output;
 - hang: past the time limit, or killed for memory (a blow-up);
-- nonsense: exit 0 although the input is invalid;
+- nonsense: exit 0 although the input is invalid, or an answer that prints a percentage of nan
+  or inf (`NONSENSE_TEXT`, whatever the input);
 - lost: an input file of the case changed or vanished;
 - lines: exit 2 with other than one `error: ...` line (a check spec or baseline lists every
   problem, one `error: path: field: message` line each, by design: read these by hand);
@@ -31,6 +32,8 @@ FileSpec = bytes | str | tuple[str, ...]
 TIME_LIMIT_S = 20.0  # CPU seconds of the child: a hang (wall time is shared with other work)
 WALL_LIMIT_S = 120.0
 MEMORY_LIMIT_BYTES = 6 << 30
+# figures no answer may print: a percentage or an error band of nan or inf
+NONSENSE_TEXT = ("nan%", "inf%", "±nan", "±inf", "nan %", "inf %")
 
 
 @dataclass
@@ -168,6 +171,8 @@ def _classify(case: Case, code: int | None, err: str, out: str, *, lost: bool) -
     if lost:
         return "lost"
     if code == 0 and case.invalid:
+        return "nonsense"
+    if code == 0 and any(t in (err + out).lower() for t in NONSENSE_TEXT):
         return "nonsense"
     if code == 2 and not (err.startswith("error: ") and err.count("\n") == 1):
         return "lines"

@@ -1418,12 +1418,222 @@ def config4_cases() -> Iterator[Case]:
         )
 
 
+# Fifth campaign: attention-DP balance, the fleet's error column and tie note, check limits at
+# the simulated value, --offload without prefix caching, tiny samples at a rate ---------------
+
+# fmt: off
+SMALL_SWEEP = ["sweep", "llama-3.1-8b", *SMALL, "--concurrency", "4"]
+MOE_SWEEP = ["sweep", "qwen3-30b-a3b", "--gpus", "2", *SMALL, "--concurrency", "4"]
+ADP_VALUES: list[tuple[str, bool | None]] = [
+    ("on", False), ("off", False), ("ON", False), (" on ", False), ("Off", False),
+    ("60:0", False), ("60", False), ("0", False), ("0:0", False), ("100000:100000", False),
+    ("٣:٣", None), ("１:0", None), ("100001", True), ("0:100001", True), ("60:0:0", True),
+    (":", True), ("60:", True), (":0", True), ("-1", True), ("-1:0", True), ("+5", True),
+    ("1e3", True), ("nan", True), ("inf", True), ("", True), (" ", True), ("\u00a0", True),
+    ("²", True), ("60:²", True), ("on:5", True), ("true", True), ("yes", True), ("0x10", True),
+    ("9" * 40, True), ("60 :0", True), ("1_000", True), ("60,0", True), ("60/0", True),
+    ("5 s", True), ("onn", True),
+]  # fmt: skip
+
+
+def adp5_cases() -> Iterator[Case]:
+    trt = [*MOE_SWEEP, "--engine", "trtllm"]
+    for value, invalid in ADP_VALUES:
+        for layout in ("dpa2", "dp2-ep2"):
+            yield Case("adp5", f"value={value[:12]!r}@{layout}",
+                       [*trt, "--layout", layout, "--attention-dp-balance", value], {}, invalid)  # fmt: skip
+    # engines x layouts: on is TensorRT-LLM's and an attention-DP layout's only; off is anyone's
+    for engine in ("trtllm", "vllm", "sglang", "vllm-v0"):
+        for layout in ("tp2", "dp2", "dpa2", "dp2-ep2", "tp2-ep2", "ep2", "dpa2-ep2"):
+            for value in ("on", "off", "60:0"):
+                valid = value == "off" or (engine == "trtllm" and layout in ("dpa2", "dp2-ep2", "dpa2-ep2"))
+                yield Case("adp5", f"{engine}-{layout}-{value}",
+                           [*MOE_SWEEP, "--engine", engine, "--layout", layout,
+                            "--attention-dp-balance", value], {}, None if valid else True)  # fmt: skip
+    # a dense model: attention DP is a layout word (dpa2), not an MoE property
+    dense = ["sweep", "llama-3.1-8b", "--gpus", "2", *SMALL, "--concurrency", "4", "--engine", "trtllm"]
+    for layout, invalid in (("dpa2", None), ("dp2", True), ("tp2", True)):
+        yield Case("adp5", f"dense-{layout}", [*dense, "--layout", layout, "--attention-dp-balance", "on"], {}, invalid)
+    # no layout: the sweep's default layout; plan over every layout applies it where it can
+    yield Case("adp5", "sweep-no-layout", [*trt, "--attention-dp-balance", "on"], {}, None)
+    plan = ["plan", "qwen3-30b-a3b", "--gpus", "2", "--jobs", "1", *SMALL, "--arrival", "batch"]
+    for engine, invalid in (("trtllm", False), ("vllm", True), ("sglang", True)):
+        yield Case("adp5", f"plan-{engine}", [*plan, "--engine", engine, "--attention-dp-balance", "on"], {}, invalid)
+        yield Case("adp5", f"plan-{engine}-layout-tp2", [*plan, "--engine", engine, "--layout", "tp2", "--attention-dp-balance", "on"], {}, True)
+    yield Case("adp5", "plan-trtllm-bad", [*plan, "--engine", "trtllm", "--attention-dp-balance", "60:"], {}, True)
+    yield Case("adp5", "plan-online-trtllm", ["plan", "qwen3-30b-a3b", "--gpus", "2", "--jobs", "1", "--isl", "100", "--osl", "100", "--rate", "2", "--slo-ttft", "2", "--engine", "trtllm", "--attention-dp-balance", "60:0"], {}, None)
+    # with speculation, disaggregation, memory, calibrate
+    for spec in ("ngram:3", "eagle3:2", "mtp:1"):
+        yield Case("adp5", f"speculative-{spec}", [*trt, "--layout", "dpa2", "--speculative", spec, "--spec-accept-length", "1.5", "--attention-dp-balance", "on"], {}, None)
+    for dis, invalid in (("1p:tp1,1d:dpa2", None), ("1p:dpa2,1d:tp1", None), ("1p:tp1,1d:tp1", True), ("1p:tp2,1d:tp2", True)):
+        yield Case("adp5", f"disagg-{dis}", [*MOE_SWEEP[:2], *SMALL, "--concurrency", "4", "--engine", "trtllm", "--disagg", dis, "--attention-dp-balance", "on"], {}, invalid)
+    yield Case("adp5", "disagg-vllm", [*MOE_SWEEP[:2], *SMALL, "--concurrency", "4", "--engine", "vllm", "--disagg", "1p:tp1,1d:dpa2", "--attention-dp-balance", "on"], {}, True)
+    yield Case("adp5", "memory", ["memory", "qwen3-30b-a3b", "--gpus", "2", "--layout", "dpa2", "--engine", "trtllm", "--attention-dp-balance", "on"], {}, None)
+    yield Case("adp5", "with-calibration-log", ["calibrate", "{d}/l.txt", "--model", "llama-3.1-8b", "--attention-dp-balance", "on"],
+               {"l.txt": (LOGS / "vllm_v1_v16_llama31_8b_eager.txt").read_text()}, True)
+    # the check spec key
+    argv = ["check", "{d}/s.toml", "--format", "json"]
+    moe = SPEC.replace('model = "llama-3.1-8b"', 'model = "qwen3-30b-a3b"').replace('layout = "tp1"', 'layout = "dpa2"\ngpus = 2')
+    for engine in ("trtllm", "vllm", "sglang"):
+        for layout in ("dpa2", "tp2", "dp2-ep2"):
+            for raw in ('"on"', '"off"', '"60:0"'):
+                valid = raw == '"off"' or (engine == "trtllm" and layout != "tp2")
+                spec = moe.replace('engine = "vllm"', f'engine = "{engine}"\nattention_dp_balance = {raw}').replace('layout = "dpa2"', f'layout = "{layout}"')
+                yield Case("adp5", f"spec-{engine}-{layout}-{raw}", argv, {"s.toml": spec}, None if valid else True)
+    trt_spec = moe.replace('engine = "vllm"', 'engine = "trtllm"')
+    for raw in ["true", "60", "0", "-1", "nan", "inf", '"60:"', '""', '"²"', "[60, 0]", "{timeout = 60}", '"on:5"', '"100001"', "1979-05-27"]:
+        spec = trt_spec.replace('engine = "trtllm"', f'engine = "trtllm"\nattention_dp_balance = {raw}')
+        yield Case("adp5", f"spec-value-{raw[:10]}", argv, {"s.toml": spec}, True)
+    spec = trt_spec.replace('layout = "dpa2"\ngpus = 2', 'gpus = 2').replace('engine = "trtllm"', 'engine = "trtllm"\nattention_dp_balance = "on"')
+    yield Case("adp5", "spec-no-layout-plan", argv, {"s.toml": spec.replace("[scenario.expect]", '[scenario.expect]\nrecommended_layout = "dpa2"')}, None)
+    yield Case("adp5", "spec-workload-key", argv, {"s.toml": trt_spec.replace("isl = 100", 'isl = 100\nattention_dp_balance = "on"')}, True)
+
+
+FLEET = ["plan", "llama-3.1-8b", "--jobs", "1", "--isl", "100", "--osl", "100", "--num-requests",
+         "20", "--rate", "2", "--slo-ttft", "2", "--slo-tpot", "0.05"]  # fmt: skip
+
+
+def fleet5_cases() -> Iterator[Case]:
+    gpus: list[tuple[str, bool | None]] = [
+        ("h100-sxm", False), ("h100-sxm,h200-sxm", False), ("h200-sxm,h100-sxm", False),
+        ("h100-sxm,h100-sxm", True), ("h100-sxm,h200-sxm,h100-sxm", True), ("h100-sxm,nope", True),
+        ("nope", True), ("h100-sxm,H100-SXM", True), ("h100-sxm, h200-sxm", False),
+        ("h100-sxm,h200-sxm,", True), (",h100-sxm", True), ("h100-sxm;h200-sxm", True),
+        ("h100-sxm,mi300x", False), ("h100-sxm,b200", False), ("h100-sxm,h200-sxm,b200,mi300x", None),
+        ("h100-sxm,gb200", None),
+    ]  # fmt: skip
+    for gpu, invalid in gpus:
+        yield Case("fleet5", f"gpu={gpu[:30]}", [*FLEET, "--gpu", gpu], {}, invalid)
+    two = [*FLEET, "--gpu", "h100-sxm,h200-sxm"]
+    prices: list[tuple[str, bool | None]] = [
+        ("0", True), ("-1", True), ("inf", True), ("nan", True), ("-inf", True), ("0,3", True),
+        ("3,0", True), ("3,-1", True), ("3,inf", True), ("3,nan", True), ("nan,nan", True),
+        ("0.001", True), ("0.01", False), ("10000", False), ("10001", True), ("3,3", False),
+        ("3", False), ("3,4,5", True), ("3,", True), (",3", True), ("3;4", True), ("1e-320", True),
+        ("-0", True), ("4,2", False), ("2,1", False), ("2,4", False), ("0.02,0.01", False),
+        ("3 ,4", False), ("３,4", None), ("1_0,4", None), ("0x10,4", True), ("1e308,4", True),
+    ]  # fmt: skip
+    for price, invalid in prices:
+        yield Case("fleet5", f"price={price}", [*two, "--price-gpu-hour", price], {}, invalid)
+        yield Case("fleet5", f"price-json={price}", [*two, "--price-gpu-hour", price, "--format", "json"], {}, invalid)
+    one = [*FLEET, "--gpu", "h100-sxm"]
+    for price, invalid in [("3", False), ("3,4", True), ("0", True), ("nan", True)]:
+        yield Case("fleet5", f"one-gpu-price={price}", [*one, "--price-gpu-hour", price], {}, invalid)
+    # ties at exactly equal cost: one type's replica is tp1, the other's tp2 at half the price
+    for a, b in (("4", "2"), ("2", "1"), ("4", "4"), ("1", "2")):
+        yield Case("fleet5", f"tie-{a}-{b}", [*two, "--price-gpu-hour", f"{a},{b}"], {}, False)
+    # GPU types whose fleet finds no replica, or has no measured error
+    yield Case("fleet5", "model-too-big-one-type", ["plan", "llama-3.1-70b", "--jobs", "1", "--isl", "100", "--osl", "100", "--num-requests", "20", "--rate", "2", "--slo-ttft", "2", "--gpu", "h100-sxm,h200-sxm", "--gpus", "1"], {}, None)
+    yield Case("fleet5", "slo-unmeetable", [*two, "--slo-ttft", "1e-5"], {}, None)
+    yield Case("fleet5", "clients", [*two[:10], *two[12:], "--clients", "4"], {}, None)
+    yield Case("fleet5", "no-load", [*two[:10], *two[12:]], {}, None)
+    yield Case("fleet5", "sglang", [*two, "--engine", "sglang"], {}, False)
+    yield Case("fleet5", "trtllm", [*two, "--engine", "trtllm"], {}, False)
+    yield Case("fleet5", "speculative", [*two, "--speculative", "ngram:3", "--spec-accept-length", "1.5"], {}, None)
+    yield Case("fleet5", "disagg", [*two, "--disagg"], {}, None)
+    yield Case("fleet5", "batch-fleet", ["plan", "llama-3.1-8b", "--jobs", "1", *SMALL, "--arrival", "batch", "--gpu", "h100-sxm,h200-sxm"], {}, True)
+    yield Case("fleet5", "rate-1e-9", [*two[:11], "1e-9", *two[12:]], {}, None)
+    yield Case("fleet5", "rate-1e6", [*two[:11], "1000000", *two[12:]], {}, None)
+
+
+CHECK5 = """
+[[scenario]]
+name = "s"
+model = "llama-3.1-8b"
+gpu = "h100-sxm"
+layout = "tp1"
+engine = "vllm"
+[scenario.workload]
+isl = 100
+osl = 100
+arrival = "batch"
+num_requests = 20
+concurrency = 4
+[scenario.expect]
+"""
+# the figures CHECK5 simulates, as `check --format json` prints them (6 significant figures)
+CHECK5_ACTUAL = {"ttft_p99_max_s": 2.34754, "tpot_p99_max_s": 0.00581724,
+                 "output_throughput_min_tok_s": 684.124}  # fmt: skip
+
+
+def check5_cases() -> Iterator[Case]:
+    argv = ["check", "{d}/s.toml", "--format", "json"]
+    text = ["check", "{d}/s.toml"]
+    for key, actual in CHECK5_ACTUAL.items():
+        at_least = key.startswith("output")
+        for label, value, invalid in [
+            ("at", repr(actual), False), ("at-shown-4", f"{actual:.4g}", False),
+            ("at-shown-3", f"{actual:.3g}", False), ("1ulp-up", repr(actual * (1 + 2e-16)), False),
+            ("1ppm-down", repr(actual * (1 - 1e-6)), False), ("1ppm-up", repr(actual * (1 + 1e-6)), False),
+            ("x0.5", repr(actual * 0.5), False), ("x2", repr(actual * 2), False),
+            ("x1e6", repr(actual * 1e6), None), ("x1e-6", repr(actual * 1e-6), None),
+            ("0", "0.0", True), ("-0", "-0.0", True), ("neg", f"-{actual}", True), ("inf", "inf", True),
+            ("-inf", "-inf", True), ("nan", "nan", True), ("1e-320", "1e-320", None if at_least else True), ("1e308", "1e308", None if at_least else True),
+            ("int", str(max(1, round(actual))), None), ("string", f'"{actual}"', True),
+        ]:  # fmt: skip
+            spec = CHECK5 + f"{key} = {value}\n"
+            yield Case("check5", f"{key}-{label}", argv, {"s.toml": spec}, invalid)
+            if label in ("at", "1ppm-down", "1ppm-up", "x1e6", "x1e-6", "1e308", "int"):
+                yield Case("check5", f"{key}-{label}-text", text, {"s.toml": spec}, invalid)
+    both = CHECK5 + "".join(f"{k} = {v!r}\n" for k, v in CHECK5_ACTUAL.items())
+    yield Case("check5", "all-at", argv, {"s.toml": both}, False)
+    yield Case("check5", "all-at-text", text, {"s.toml": both}, False)
+    # calibrated: the band is the calibrated one; an online scenario; another engine and GPU
+    online = both.replace('arrival = "batch"', 'arrival = "poisson"\nrate = 2.0')
+    yield Case("check5", "online-at", argv, {"s.toml": online}, None)
+    for engine in ("sglang", "trtllm"):
+        yield Case("check5", f"{engine}-at", text, {"s.toml": both.replace('"vllm"', f'"{engine}"')}, None)
+    yield Case("check5", "mi300x-at", text, {"s.toml": both.replace('"h100-sxm"', '"mi300x"')}, None)
+    yield Case("check5", "speculative-at", text, {"s.toml": both.replace('engine = "vllm"', 'engine = "vllm"\nspeculative = "ngram:3"')}, None)
+    yield Case("check5", "baseline-write-at", [*text, "--write-baseline", "{d}/b.json"], {"s.toml": both}, False)
+
+
+def left5_cases() -> Iterator[Case]:
+    # --offload with prefix caching off: the tiers hold prefix KV, which the cache reads back
+    base = ["sweep", "llama-3.1-8b", *SMALL, "--concurrency", "4"]
+    sess = [*OFFLOAD_BASE]
+    for name, argv in [
+        ("single", [*base, "--offload", "cpu:64GiB", "--prefix-caching", "off"]),
+        ("single-on", [*base, "--offload", "cpu:64GiB", "--prefix-caching", "on"]),
+        ("sessions", [*sess, "--offload", "cpu:64GiB", "--prefix-caching", "off"]),
+        ("sessions-write-back", [*sess, "--offload", "cpu:64GiB", "--offload-policy", "write-back", "--prefix-caching", "off"]),
+        ("sglang-sessions", [*sess, "--engine", "sglang", "--offload", "cpu:64GiB", "--prefix-caching", "off"]),
+        ("plan", ["plan", "llama-3.1-8b", "--gpus", "1", "--jobs", "1", "--workload", "multiturn-chat", "--clients", "4", "--offload", "cpu:64GiB", "--prefix-caching", "off"]),
+        ("memory", ["memory", "llama-3.1-8b", "--offload", "cpu:64GiB", "--prefix-caching", "off"]),
+    ]:  # fmt: skip
+        yield Case("left5", f"offload-prefix-off-{name}", argv, {}, None)
+    spec = SPEC.replace('engine = "vllm"', 'engine = "vllm"\noffload = "cpu:64GiB"\nprefix_caching = "off"')
+    yield Case("left5", "offload-prefix-off-spec", ["check", "{d}/s.toml"], {"s.toml": spec}, None)
+    # tiny samples at a rate: at_rate(0, rate) of a single-turn workload
+    for n in ("0", "1", "2", "3"):
+        for rate in ("1", "1e-6", "1000"):
+            yield Case("left5", f"sweep-n{n}-rate{rate}", ["sweep", "llama-3.1-8b", "--isl", "100", "--osl", "100", "--num-requests", n, "--rate", rate, "--concurrency", "4"], {}, True if n == "0" else None)
+            yield Case("left5", f"plan-n{n}-rate{rate}", ["plan", "llama-3.1-8b", "--gpus", "1", "--jobs", "1", "--isl", "100", "--osl", "100", "--num-requests", n, "--rate", rate], {}, True if n == "0" else None)
+        yield Case("left5", f"plan-fleet-n{n}", [*FLEET[:9], n, *FLEET[10:], "--gpu", "h100-sxm,h200-sxm"], {}, True if n == "0" else None)
+        yield Case("left5", f"plan-disagg-n{n}", ["plan", "llama-3.1-8b", "--gpus", "2", "--jobs", "1", "--isl", "100", "--osl", "100", "--num-requests", n, "--rate", "2", "--disagg"], {}, True if n == "0" else None)
+        yield Case("left5", f"sweep-clients-n{n}", ["sweep", "llama-3.1-8b", "--isl", "100", "--osl", "100", "--num-requests", n, "--clients", "4", "--concurrency", "4"], {}, True if n == "0" else None)
+        yield Case("left5", f"plan-sessions-n{n}", ["plan", "llama-3.1-8b", "--gpus", "1", "--jobs", "1", "--workload", "multiturn-chat", "--num-requests", n, "--rate", "1"], {}, True if n == "0" else None)
+
+    # digits Python's str.isdigit takes and int() refuses (superscripts, circled): one line
+    # naming what is valid, not int()'s own message
+    for odd in ("²", "⁵", "①", "٣"):
+        yield Case("left5", f"speculative-ngram:{odd}", [*SMALL_SWEEP, "--speculative", f"ngram:{odd}", "--spec-accept-length", "1.5"], {}, odd != "٣")
+        yield Case("left5", f"speculative-eagle3:{odd}", [*SMALL_SWEEP, "--speculative", f"eagle3:{odd}"], {}, None if odd == "٣" else True)
+        yield Case("left5", f"spec-speculative-{odd}", ["check", "{d}/s.toml"],
+                   {"s.toml": SPEC.replace('engine = "vllm"', f'engine = "vllm"\nspeculative = "ngram:{odd}"\nspec_accept_length = 1.5')}, odd != "٣")
+        yield Case("left5", f"calfile-speculative-{odd}", [*SMALL_SWEEP, "--speculative", "ngram:3", "--calibration", "{d}/c.toml"],
+                   {"c.toml": CAL_OK + f'[speculative]\nspeculative = "ngram:{odd}"\naccept_length = 1.5\nsource = \"b.csv\"\npoints = 3\n'}, True)
+
+# fmt: on
+
+
 SURFACES: dict[str, Callable[[], Iterator[Case]]] = {
     "calibration": calibration_cases, "logs": log_cases, "traces": trace_cases,
     "specs": spec_string_cases, "check": check_cases, "models": model_cases,
     "flags": flag_cases, "every-flag": every_flag_cases, "combos": combo_cases,
     "paths": path_cases, "traces4": trace4_cases, "check4": check4_cases,
-    "calfiles": calfile_cases, "configs4": config4_cases,
+    "calfiles": calfile_cases, "configs4": config4_cases, "adp5": adp5_cases,
+    "fleet5": fleet5_cases, "check5": check5_cases, "left5": left5_cases,
 }  # fmt: skip
 
 
@@ -1433,11 +1643,18 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--show", type=int, default=400)
     parser.add_argument("--match", default="")
+    parser.add_argument("--list", action="store_true", help="every outcome, ok ones too")
     args = parser.parse_args()
     cases = [c for s in args.surfaces for c in SURFACES[s]()]
     cases = [c for c in cases if args.match in f"{c.surface}/{c.name}"]
     outcomes = run_all(cases, jobs=args.jobs)
     report(outcomes, show=args.show)
+    if args.list:
+        for o in outcomes:
+            first = (o.stderr.strip().splitlines() or [""])[0]
+            print(
+                f"{o.kind:<9} rc={o.code} invalid={o.case.invalid} {o.case.surface}/{o.case.name} :: {first[:200]}"
+            )
 
 
 if __name__ == "__main__":

@@ -139,7 +139,7 @@ class SpeculativeCalibration(BaseModel):
         method, _, rest = self.speculative.partition(":")
         k_text = rest.partition(":")[0]
         methods = {m.value for m in SpecMethod}
-        if method not in methods or not k_text.isdigit() or k_text == "0":
+        if method not in methods or not k_text.isdecimal() or k_text == "0":
             raise ValueError(
                 f"speculative: {self.speculative!r:.40} is not mtp:K, eagle:K[:DRAFT] or ngram:K"
             )

@@ -104,7 +104,7 @@ def parse_speculative(text: str) -> Speculation:
     known = ", ".join(m.value for m in SpecMethod)
     if method not in {m.value for m in SpecMethod}:
         raise InputError(f"speculative: unknown method {method!r} in {text!r}; known: {known}")
-    if not k_text.isdigit() or not 1 <= int(k_text) <= MAX_SPECULATIVE_TOKENS:
+    if not k_text.isdecimal() or not 1 <= int(k_text) <= MAX_SPECULATIVE_TOKENS:
         raise InputError(
             f"speculative: K must be an integer from 1 to {MAX_SPECULATIVE_TOKENS} "
             f"({method}:K), got {text!r}"

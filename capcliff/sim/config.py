@@ -56,7 +56,7 @@ def parse_adp_balance(text: str) -> tuple[int, int] | None:
     if word == "on":
         return ADP_BALANCE_DEFAULTS
     parts = word.split(":")
-    if len(parts) > 2 or not all(p.isdigit() for p in parts):
+    if len(parts) > 2 or not all(p.isdecimal() for p in parts):  # isdigit takes "²"
         raise InputError(
             f"attention_dp_balance: {text!r} is not on, off or TIMEOUT[:BATCHING_WAIT] "
             "(whole iterations, e.g. 60:0)"

@@ -112,6 +112,17 @@ def parse_disagg(text: str) -> DisaggSpec:
     return DisaggSpec(pre, np_, dec, nd, prefill_gpu=pre_gpu, decode_gpu=dec_gpu)
 
 
+def check_adp_balance(dep: Deployment, spec: DisaggSpec) -> None:
+    """TensorRT-LLM's attention-DP balance is refused for named pools that have no attention DP
+    (as for a named aggregated layout): it would be dropped unsaid."""
+    if dep.adp_balance is None or spec.prefill.attention_dp or spec.decode.attention_dp:
+        return
+    raise InputError(
+        f"attention_dp_balance: neither pool of {spec.name} has attention DP; it balances "
+        "attention-DP ranks (a pool such as 1d:dpa8 or 1d:dp8-ep8), or leave it off"
+    )
+
+
 def _check_gpu(gpu: str) -> None:
     try:
         get_hardware(gpu)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.disagg.options import gpu_types
-from capcliff.analysis.disagg.pools import DisaggSpec, pools_of, run_disagg
+from capcliff.analysis.disagg.pools import DisaggSpec, check_adp_balance, pools_of, run_disagg
 from capcliff.analysis.disagg.report import (
     DisaggHeader,
     DisaggregatedReport,
@@ -51,6 +51,7 @@ def disagg_series(
     progress: Callable[[], None] | None = None,
 ) -> tuple[SeriesResult, list[DisaggregatedReport]]:
     """The series of `spec` over `concurrencies`, and each point's disaggregated report."""
+    check_adp_balance(dep, spec)
     pools = pools_of(dep, spec, max_model_len)
     dec = pools[1].pool
     points: list[SweepPoint] = []

@@ -216,7 +216,9 @@ def evaluate_layouts(
         for n in names
     }  # fmt: skip
     order = sorted(names, key=lambda n: (-found[n].saturation_rps, n))
-    top = len(order) if refine_all else REFINE_TOP
+    # ranked (a fleet line's cost): the cheapest may be a slow replica, so every layout is a
+    # candidate; `_refine_ranked` skips, unsimulated, those whose rank cannot come first
+    top = len(order) if refine_all or rank is not None else REFINE_TOP
     refine_layouts(found, order[:top], search, searched=done, rank=rank, group=group)
     if search.slo is not None and not any(found[n].capacity.meets_slo for n in order):
         refine_layouts(found, order[top:], search, searched=done, rank=rank, group=group)
