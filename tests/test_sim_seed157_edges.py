@@ -1,0 +1,53 @@
+"""Edges the seed-157 mutation sample (`benchmarks/mutation.py --packages sim --seed 157`) found
+untested. Every expected value is worked out by hand in the comments."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from capcliff.errors import InputError
+from capcliff.sim.config import MAX_ADP_BALANCE_ITERS, SimConfig
+from capcliff.sim.loop.fast_forward import decided_steps
+
+
+@pytest.mark.parametrize("balance", [(-1, 10), (10, -1), (-1, -1), (0, MAX_ADP_BALANCE_ITERS + 1)])
+def test_an_attention_dp_balance_with_either_count_out_of_range_is_refused(
+    balance: tuple[int, int],
+) -> None:
+    # Both timeout_iters and batching_wait_iters must lie in [0, 100,000]: the smaller of the two
+    # must be >= 0, the larger <= 100,000. (-1, 10) and (10, -1) have one negative count each
+    # (their larger, 10, is in range), so only the lower bound refuses them.
+    with pytest.raises(InputError, match="adp_balance: "):
+        SimConfig(policy="trtllm-no-evict", adp_balance=balance)
+
+
+@pytest.mark.parametrize("balance", [(0, 0), (60, 0), (MAX_ADP_BALANCE_ITERS, 0)])
+def test_an_attention_dp_balance_in_range_is_kept(balance: tuple[int, int]) -> None:
+    assert SimConfig(policy="trtllm-no-evict", adp_balance=balance).adp_balance == balance
+
+
+def _lasting_of(step_s: float, due_s: float) -> Callable[[int], int]:
+    """`lasting(n)` for steps of `step_s` each: the smallest m in [1, n] whose first m steps last
+    at least `due_s` (m x step_s >= due_s), else n."""
+    return lambda n: next((m for m in range(1, n + 1) if m * step_s >= due_s), n)
+
+
+@pytest.mark.parametrize(
+    ("due_s", "steps"),
+    [(-0.001, 1), (0.0, 1), (0.0005, 2), (0.001, 2), (0.0015, 3), (0.05, 10)],
+)
+def test_under_overlap_an_arrival_due_at_the_run_start_stops_it_after_one_step(
+    due_s: float, steps: int
+) -> None:
+    # Overlap scheduler, steps of 1 ms, a run of at most 10 steps. The run's first step was
+    # decided before it began; step k + 1 is decided while step k runs and takes the arrivals by
+    # the start of step k, (k - 1) ms. An arrival due 0 s from the run's start (already there,
+    # the tie included in due_s) is seen when step 2 is decided: the run is 1 step, the same as
+    # one due before the start. Due 0.5 ms or 1 ms: it lands in step 1 (by its end), so step 2 is
+    # already decided and step 3 takes it: 2 steps. Due 1.5 ms: 3 steps. Due 50 ms: past the
+    # limit of 10 steps.
+    assert decided_steps(True, due_s, 10, _lasting_of(0.001, due_s)) == steps
+    # a run of one step is one step, however late the arrival
+    assert decided_steps(True, due_s, 1, _lasting_of(0.001, due_s)) == 1
