@@ -4,12 +4,14 @@ untested. Every expected value is worked out by hand in the comments."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import SimpleNamespace
 
 import pytest
 
 from capcliff.errors import InputError
+from capcliff.perf.decode_line import DecodeLine
 from capcliff.sim.config import MAX_ADP_BALANCE_ITERS, SimConfig
-from capcliff.sim.loop.fast_forward import decided_steps
+from capcliff.sim.loop.fast_forward import _steps_lasting, decided_steps
 
 
 @pytest.mark.parametrize("balance", [(-1, 10), (10, -1), (-1, -1), (0, MAX_ADP_BALANCE_ITERS + 1)])
@@ -51,3 +53,45 @@ def test_under_overlap_an_arrival_due_at_the_run_start_stops_it_after_one_step(
     assert decided_steps(True, due_s, 10, _lasting_of(0.001, due_s)) == steps
     # a run of one step is one step, however late the arrival
     assert decided_steps(True, due_s, 1, _lasting_of(0.001, due_s)) == 1
+
+
+U = 2.0**-11  # seconds: a unit whose multiples sum without rounding
+
+
+class _LineModel:
+    """The two methods `_steps_lasting` reads, for a decode line given by its terms."""
+
+    def __init__(self, terms: tuple[float, ...]) -> None:
+        self.terms = terms
+
+    def decode_terms(self, seqs: int) -> tuple[float, ...]:
+        return self.terms
+
+    context_bytes_per_token = 0.0
+
+    def decode_line(self, seqs: int, context0: int) -> DecodeLine:
+        t = self.terms
+        return DecodeLine(t[0], t[2], t[3], t[5], t[6], t[7], t[8], t[9])
+
+
+@pytest.mark.parametrize(
+    ("cmp0", "cmp1", "due_units", "steps"),
+    [
+        # compute grows past memory: steps of 2, 2, 3, 4, 5 U (max(2, 1 + j)), ending at 2, 4, 7,
+        # 11, 16 U; the first 4 last 11 U >= 10 U. Memory alone (2 U a step) would say 5.
+        (U, U, 10, 4),
+        (U, U, 7, 3),  # 7 U reached at the end of step 3 exactly
+        # memory-bound throughout (compute 1 U a step): steps of 2 U, 10 U after 5 steps
+        (U, 0.0, 10, 5),
+        (U, 0.0, 7, 4),
+    ],
+)
+def test_a_run_that_turns_compute_bound_counts_its_longer_steps(
+    cmp0: float, cmp1: float, due_units: int, steps: int
+) -> None:
+    # A decode line of memory 2 U a step (no growth) and compute cmp0 + cmp1 j in step j, no
+    # fixed part or floor, context 0, at most 5 steps: the smallest m whose first m steps last
+    # at least due_units x U.
+    terms = (2 * U, 0.0, 0.0, cmp0, 0.0, cmp1, 0.0, 0.0, 0.0, 0.0)
+    sim = SimpleNamespace(line_terms={}, model=_LineModel(terms))
+    assert _steps_lasting(sim, 1, 0, 5, due_units * U) == steps  # type: ignore[arg-type]
