@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from capcliff.errors import InputError
 from capcliff.perf.decode_line import DecodeLine
 from capcliff.sim.config import MAX_ADP_BALANCE_ITERS, SimConfig
 from capcliff.sim.loop.fast_forward import _steps_lasting, decided_steps
+from capcliff.sim.reuse.prefix_reuse import ReuseRecord
 
 
 @pytest.mark.parametrize("balance", [(-1, 10), (10, -1), (-1, -1), (0, MAX_ADP_BALANCE_ITERS + 1)])
@@ -95,3 +97,22 @@ def test_a_run_that_turns_compute_bound_counts_its_longer_steps(
     terms = (2 * U, 0.0, 0.0, cmp0, 0.0, cmp1, 0.0, 0.0, 0.0, 0.0)
     sim = SimpleNamespace(line_terms={}, model=_LineModel(terms))
     assert _steps_lasting(sim, 1, 0, 5, due_units * U) == steps  # type: ignore[arg-type]
+
+
+def _record(queried: int, hit: int, resumed_queried: int, resumed_hit: int) -> ReuseRecord:
+    empty = np.zeros(0)
+    return ReuseRecord(
+        queried_tokens=queried, hit_tokens=hit, evicted_blocks=0, lookup_s=empty,
+        lookup_queried=empty, lookup_hit=empty, resumed_queried_tokens=resumed_queried,
+        resumed_hit_tokens=resumed_hit,
+    )  # fmt: skip
+
+
+def test_a_replica_hit_rate_leaves_out_the_lookups_of_preempted_requests() -> None:
+    # 100 tokens queried, 40 hit; 20 and 15 of them by requests preempted before: the new
+    # requests hit 40 - 15 = 25 of 100 - 20 = 80 tokens, 0.3125 (vLLM's PrefixCacheStats).
+    assert _record(100, 40, 20, 15).hit_rate == 0.3125
+    assert _record(100, 40, 0, 0).hit_rate == 0.4
+    # only resumed lookups, or none at all: 0
+    assert _record(20, 15, 20, 15).hit_rate == 0.0
+    assert _record(0, 0, 0, 0).hit_rate == 0.0
