@@ -1536,21 +1536,8 @@ def fleet5_cases() -> Iterator[Case]:
     yield Case("fleet5", "rate-1e6", [*two[:11], "1000000", *two[12:]], {}, None)
 
 
-CHECK5 = """
-[[scenario]]
-name = "s"
-model = "llama-3.1-8b"
-gpu = "h100-sxm"
-layout = "tp1"
-engine = "vllm"
-[scenario.workload]
-isl = 100
-osl = 100
-arrival = "batch"
-num_requests = 20
-concurrency = 4
-[scenario.expect]
-"""
+# SPEC's scenario with its expectations left for each case to add
+CHECK5 = SPEC.split("[scenario.expect]\n", 1)[0] + "[scenario.expect]\n"
 # the figures CHECK5 simulates, as `check --format json` prints them (6 significant figures)
 CHECK5_ACTUAL = {"ttft_p99_max_s": 2.34754, "tpot_p99_max_s": 0.00581724,
                  "output_throughput_min_tok_s": 684.124}  # fmt: skip
