@@ -113,3 +113,27 @@ def test_the_balance_for_pools_without_attention_dp_is_refused(
     # a decode pool with attention DP takes it
     assert main([*sweep, "--disagg", "1p:tp1,1d:dpa2", "--format", "json"]) == 0
     capsys.readouterr()
+
+
+def test_offload_tiers_with_prefix_caching_off_are_said_to_change_nothing() -> None:
+    # The tiers extend the prefix cache (a lookup finds a block there after HBM evicted it);
+    # with caching off nothing is looked up, so every figure is the one without tiers, and the
+    # command says so instead of accepting the tiers without a word.
+    import json as _json
+
+    from typer.testing import CliRunner
+
+    from capcliff.cli import app
+
+    base = ["sweep", "llama-3.1-8b", "--workload", "multiturn-chat", "--clients", "8",
+            "--num-requests", "40", "--concurrency", "4", "--kv-cache-memory", "2GiB",
+            "--prefix-caching", "off"]  # fmt: skip
+    runner = CliRunner()
+    with_tiers = runner.invoke(app, [*base, "--offload", "cpu:64GiB"])
+    assert with_tiers.exit_code == 0, with_tiers.output
+    assert "offload: the tiers hold the prefix cache's evicted blocks" in with_tiers.output
+    plain = runner.invoke(app, [*base, "--format", "json"])
+    tiered = runner.invoke(app, [*base, "--offload", "cpu:64GiB", "--format", "json"])
+    points = [_json.loads(r.stdout)["points"][0] for r in (plain, tiered)]
+    figures = ("output_throughput_tok_s", "ttft_p99_s", "tpot_p99_s", "preemptions")
+    assert [points[0][k] for k in figures] == [points[1][k] for k in figures]

@@ -652,7 +652,7 @@ def resolve(
         calibrated_terms=frozenset(terms),
         step_time_terms=step_terms,
     )
-    warnings = [*warnings, *unused]
+    warnings = [*warnings, *unused, *_unused_tiers(settings)]
     spec, accepted = _speculation(settings, model)
     accepted = calibrated_acceptance or accepted
     kv_dtype = parse_kv_dtype(settings.kv_cache_dtype)
@@ -681,6 +681,19 @@ ENGINE_SETTINGS: dict[str, tuple[frozenset[EngineName], str]] = {
         "TensorRT-LLM's kv_cache_free_gpu_memory_fraction",
     ),
 }
+
+
+def _unused_tiers(settings: DeploymentSettings) -> list[str]:
+    """A warning for offload tiers with prefix caching turned off: the tiers extend the prefix
+    cache (a lookup finds a block there after HBM evicted it), so with no lookups they change no
+    figure."""
+    if settings.offload is None or settings.prefix_caching != "off":
+        return []
+    return [
+        "offload: the tiers hold the prefix cache's evicted blocks and prefix caching is off, so "
+        "nothing is looked up in them and they change no figure; turn prefix caching on or "
+        "drop the tiers"
+    ]
 
 
 def _refuse_other_engines_settings(settings: DeploymentSettings) -> list[str]:
