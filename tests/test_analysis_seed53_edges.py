@@ -66,13 +66,15 @@ def _fleet_line(
     monkeypatch.setattr(online, "price_of", lambda hardware, prices: 2.0)
     monkeypatch.setattr(online, "_mean_output", lambda workload: 100.0)
     monkeypatch.setattr(online, "fleet_entry", entry)
-    monkeypatch.setattr(online, "_throughput_error", lambda dep, hardware: 0.15)
+    monkeypatch.setattr(
+        online, "band_of", lambda dep, hardware_id: SimpleNamespace(throughput=0.15)
+    )
     workload = SimpleNamespace(offered_rps=lambda: offered, choice=SimpleNamespace(clients=clients))
     ctx: Any = SimpleNamespace(
         workload=workload, options=SimpleNamespace(headroom=0.2, prices=None), dep=None
     )
     ev: Any = SimpleNamespace(memory=SimpleNamespace(layout=SimpleNamespace(gpus=layout_gpus)))
-    online._fleet_line(ctx, None, ev, None)  # type: ignore[arg-type]
+    online._fleet_line(ctx, SimpleNamespace(id="h200-sxm"), ev, None)  # type: ignore[arg-type]
     return seen
 
 

@@ -321,6 +321,7 @@ def plan(
         report = _batch_plan(dep, count, choice, goal, slo, seed, serve_local_path, named)
     else:
         from capcliff.analysis.parallel import default_jobs, run_pool
+        from capcliff.analysis.plan.fleet import DEFAULT_HEADROOM
         from capcliff.analysis.plan.online import OnlineOptions, build_online_plan
 
         options = OnlineOptions(
@@ -343,9 +344,6 @@ def plan(
 
             write_figure(render, figure)
     _print_plan(report, output)
-
-
-DEFAULT_HEADROOM = 0.2  # online fleet sizing keeps 20 % of each replica's sustained rate spare
 
 
 def _refuse_unused(

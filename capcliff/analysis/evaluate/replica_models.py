@@ -185,11 +185,14 @@ def _overlap_label(dep: Deployment) -> str:
     return f"; overlap scheduler: a request arriving during step N runs from step N + 2 ({how})"
 
 
-def band_of(dep: Deployment) -> ErrorBandOut:
-    """The held-out error band of a deployment's figures: its engine on its GPU, calibrated
-    when its step terms were fitted."""
-    calibrated = any(k in FITTED_TERMS for k in dict(dep.budget.step_time_terms))
-    band = error_band(dep.settings.engine.value, dep.hardware.id, calibrated=calibrated)
+def band_of(dep: Deployment, hardware_id: str | None = None) -> ErrorBandOut:
+    """The held-out error band of a deployment's figures: its engine on its GPU (or on
+    `hardware_id`, as a fleet line on another GPU type prices it), calibrated when its step
+    terms were fitted, and only on its own GPU (a calibration is of one deployment)."""
+    on = dep.hardware.id if hardware_id is None else hardware_id
+    fitted = any(k in FITTED_TERMS for k in dict(dep.budget.step_time_terms))
+    calibrated = fitted and on == dep.hardware.id
+    band = error_band(dep.settings.engine.value, on, calibrated=calibrated)
     if dep.speculation is not None:
         band = speculative_band(dep.settings.engine.value, band)
         calibrated = False

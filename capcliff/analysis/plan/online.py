@@ -60,7 +60,6 @@ from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.report import report_header
-from capcliff.perf.error_band import error_band, speculative_band
 
 FLEET_TP_SIZES = (1, 2, 4, 8)  # the replicas tried on another GPU type (TP only: PP adds latency)
 
@@ -193,21 +192,8 @@ def _fleet_line(
     return fleet_entry(
         hardware, unit, replicas, price=price_of(hardware, ctx.options.prices),
         served_rps=served, mean_output_tokens=_mean_output(ctx.workload), checked=checked,
-        throughput_error=_throughput_error(ctx.dep, hardware),
+        throughput_error=band_of(ctx.dep, hardware.id).throughput,
     )  # fmt: skip
-
-
-def _throughput_error(dep: Deployment, hardware: HardwareSpec) -> float | None:
-    """The held-out throughput error of a fleet line on `hardware`: the planned deployment's band
-    on its own GPU type (calibrated there when it was), uncalibrated on the others (a calibration
-    is of one deployment)."""
-    if hardware.id == dep.hardware.id:
-        return band_of(dep).throughput
-    engine = dep.settings.engine.value
-    band = error_band(engine, hardware.id, calibrated=False)
-    if dep.speculation is not None:
-        band = speculative_band(engine, band)
-    return band.throughput
 
 
 def _type_fleet(job: tuple[_Context, HardwareSpec, int]) -> tuple[FleetEntry | None, str]:
