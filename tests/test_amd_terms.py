@@ -1,4 +1,5 @@
-"""Per-vendor AMD terms: the measured-HBM factor, the RCCL all-reduce curve, catalog validation."""
+"""Per-vendor AMD terms: the measured-HBM factor, the RCCL all-reduce curve, HIP graph replay's
+kernel floor, catalog validation."""
 
 from __future__ import annotations
 
@@ -8,9 +9,20 @@ import pytest
 from pydantic import ValidationError
 
 from capcliff.catalog.catalogs import get_hardware, load_toml
+from capcliff.catalog.layout import parse_layout
 from capcliff.catalog.specs import HardwareSpec
-from capcliff.perf.efficiency import REFERENCE_HBM_FRACTION, hbm_factor
-from capcliff.perf.profiles import allreduce_s, rccl_allreduce_curve
+from capcliff.memory.budget import EngineName
+from capcliff.memory.weights import WeightScheme
+from capcliff.perf.efficiency import REFERENCE_HBM_FRACTION, hbm_factor, profile_efficiency
+from capcliff.perf.profiles import (
+    KERNEL_FLOOR_S,
+    allreduce_s,
+    curves_carry_launch,
+    engine_profile,
+    hip_kernel_floor_s,
+    rccl_allreduce_curve,
+)
+from tests.conftest import arch_of
 
 HARDWARE = Path(__file__).resolve().parents[1] / "hardware"
 
@@ -41,6 +53,32 @@ def test_rccl_curve_at_table_points_equals_table() -> None:
 
 def test_rccl_curve_only_where_measured() -> None:
     assert rccl_allreduce_curve(tp=4) == ()
+
+
+def test_hip_kernel_floor_by_hand() -> None:
+    # GraphBench, straight chain synced: (12,614.591 - 1,605.067) us / (8,192 - 1,024) nodes =
+    # 1.53593 us per node against CUDA's 0.58 (ocannl#488): 1 + 1.53593 - 0.58 = 1.95593 us.
+    assert hip_kernel_floor_s(KERNEL_FLOOR_S) == pytest.approx(1.95593e-6, rel=1e-5)
+
+
+def test_aiter_curves_time_kernels_without_their_launch() -> None:
+    assert not curves_carry_launch("mi325x", "sglang")  # aiter's device times
+    assert not curves_carry_launch("mi300x", "sglang")  # MI325X's, borrowed
+    assert curves_carry_launch("h200-sxm", "sglang")  # aiconfigurator's, per call
+    assert not curves_carry_launch("mi325x", None)
+
+
+@pytest.mark.parametrize("gpu", ["mi300x", "mi325x", "mi355x"])
+def test_every_r1_kernel_on_amd_takes_the_hip_floor(gpu: str) -> None:
+    # R1 at TP 8 under SGLang: 61 layers x 33 kernels, none excused by the aiter-priced GEMM and
+    # MoE curves, x 1.95593 us = 3.93729 ms (H200: 61 x 22 x 1 us, tests/test_op_curves.py).
+    arch = arch_of("deepseek-r1")
+    eff = profile_efficiency(
+        arch, get_hardware(gpu), parse_layout("tp8"), engine_profile(EngineName.SGLANG),
+        scheme=WeightScheme.as_shipped(arch),
+    )  # fmt: skip
+    assert eff.gemm_curve is not None
+    assert eff.step_overhead_s == pytest.approx(61 * 33 * 1.95593e-6, rel=1e-5)
 
 
 @pytest.mark.parametrize("value", [-1.0, 0.0, 5.4])

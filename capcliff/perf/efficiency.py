@@ -29,8 +29,10 @@ from capcliff.perf.profiles import (
     EngineProfile,
     allreduce_curve,
     curve_kernels_per_layer,
+    curves_carry_launch,
     dense_gemms_per_layer,
     dp_host_overhead_s,
+    hip_kernel_floor_s,
     kernels_per_layer,
     rccl_allreduce_curve,
 )
@@ -189,7 +191,10 @@ def profile_efficiency(
     efficiencies; MBU and the attention fraction scaled by the GPU's `hbm_factor`; measured GEMM
     and MoE curves for the weights in `scheme` (None: as shipped) where the profile's kernel
     tables have them, and (where the profile opts in) MLA decode attention's curve for
-    `kv_dtype` at the layout's heads per GPU; their kernels then take no floor. `fitted`
+    `kv_dtype` at the layout's heads per GPU; their kernels then take no floor where the
+    tables time each call with its launch (aiconfigurator's; not aiter's device times:
+    `profiles.curves_carry_launch`), and every kernel's floor on an AMD GPU is HIP graph
+    replay's (`kernel_floor_s`). `fitted`
     (`fixed_s`, `scale`) replaces the per-step time and scales the rest, as `capcliff
     calibrate` fits them."""
     fitted = fitted or {}
@@ -204,16 +209,17 @@ def profile_efficiency(
         if profile.op_tables is not None:
             extend = compute_curve(hardware.id, profile.op_tables, "mla_context", heads)
     table = shape_moe_table(arch, hardware, layout, profile, scheme)
-    floor = profile.kernel_floor_s
-    if arch.mla is not None and profile.mla_kernel_floor_s is not None:
-        floor = profile.mla_kernel_floor_s
-    covered = curve_kernels_per_layer(
-        arch,
-        gemm=gemm is not None,
-        moe=moe is not None or table is not None,
-        attention=attention is not None,
+    covered = 0
+    if curves_carry_launch(hardware.id, profile.op_tables):
+        covered = curve_kernels_per_layer(
+            arch,
+            gemm=gemm is not None,
+            moe=moe is not None or table is not None,
+            attention=attention is not None,
+        )
+    per_layer_s = (kernels_per_layer(arch, tp=layout.tp) - covered) * kernel_floor_s(
+        arch, hardware, profile
     )
-    per_layer_s = (kernels_per_layer(arch, tp=layout.tp) - covered) * floor
     overhead = dp_host_overhead_s(profile, layout) + arch.num_layers * per_layer_s
     mla = arch.mla is not None
     kv_fraction = profile.mla_attention_efficiency if mla else profile.gqa_attention_efficiency
@@ -244,6 +250,16 @@ def profile_efficiency(
         gemm_extra_s_per_layer=profile.gfx942_mla_gemm_extra_s if untuned else 0.0,
         moe_table=table,
     )
+
+
+def kernel_floor_s(arch: Architecture, hardware: HardwareSpec, profile: EngineProfile) -> float:
+    """Seconds each kernel of a decode layer costs beyond its bytes and FLOPs: the profile's
+    floor (its MLA figure for MLA models where it has one); on an AMD GPU with HIP graph
+    replay's measured per-node time in place of CUDA's (profiles.hip_kernel_floor_s)."""
+    floor = profile.kernel_floor_s
+    if arch.mla is not None and profile.mla_kernel_floor_s is not None:
+        floor = profile.mla_kernel_floor_s
+    return hip_kernel_floor_s(floor) if hardware.vendor == "AMD" else floor
 
 
 def shape_moe_table(

@@ -91,6 +91,50 @@ RCCL_ALLREDUCE_SOURCE = (
 )
 RCCL_MEASURED_FABRICS = frozenset({"mi300x", "mi325x"})
 
+# HIP graph replay on AMD GPUs, one node of a dependent chain: KERNEL_FLOOR_S holds CUDA graph
+# replay's per-node cost (ahrefs/ocannl#488: a chain of N no-op kernels stream-captured and
+# replayed with a sync, ~15 us fixed + 0.58 us per node, RTX 5070 Ti) plus a drain; on ROCm the
+# same measurement costs 1.54 us per node: saleelk/GraphBench results.csv (topo_bench.cpp, a
+# straight chain of N null kernels added with hipGraphAddKernelNode, hipGraphLaunch +
+# hipStreamSynchronize, ROCm 7.2), (12,614.6 - 1,605.1) us / (8,192 - 1,024) nodes. The CSV names
+# no GPU; its README's sample output is "AMD Instinct MI300X", the repository's author works on
+# AMD's HIP graph runtime (ROCm/rocm-systems PR #1073), and the cost is the runtime's and the
+# command processor's, so it is used for every AMD GPU. The kernel floor on an AMD GPU is the
+# profile's floor with HIP's per-node time in place of CUDA's (`hip_kernel_floor_s`).
+CUDA_GRAPH_NODE_S = 0.58 * MICRO
+HIP_GRAPH_NODE_S = (12_614.591 - 1_605.067) / (8_192 - 1_024) * MICRO
+HIP_GRAPH_SOURCE = (
+    "saleelk/GraphBench results.csv: HIP graph replay of a dependent chain of null kernels, "
+    "1.54 us per node (ROCm 7.2) against CUDA's 0.58 (ahrefs/ocannl#488), added per kernel"
+)
+# aiter's tuned tables time kernels with `perftest` (aiter/test_common.py, ROCm/aiter 029455b):
+# torch.profiler's `self_device_time_total` of the op's kernels per iteration (`get_trace_perf`),
+# the kernels' own device time, not the gap between one kernel and the next. So on the GPUs whose
+# op curves come from aiter (op_curves.AITER_ORIGIN) the kernels those curves price still take
+# the per-kernel floor in a replayed graph; aiconfigurator's tables, timed per call around the
+# launches, carry it in their floors already (`curves_carry_launch`).
+AITER_DEVICE_TIME_SOURCE = (
+    "ROCm/aiter test_common.py perftest/get_trace_perf: tuned times are profiler device time "
+    "per kernel, without the gap between kernels"
+)
+
+
+def hip_kernel_floor_s(floor_s: float) -> float:
+    """Seconds per kernel of a replayed decode graph on an AMD GPU: `floor_s` (a CUDA-graph
+    floor, KERNEL_FLOOR_S by default) + HIP_GRAPH_NODE_S - CUDA_GRAPH_NODE_S."""
+    return floor_s + HIP_GRAPH_NODE_S - CUDA_GRAPH_NODE_S
+
+
+def curves_carry_launch(hardware_id: str, tables: str | None) -> bool:
+    """Whether the measured op curves of `hardware_id` under backend `tables` include each
+    kernel's launch gap (aiconfigurator's, timed per call) so that the kernels they price take
+    no floor; False for aiter's (device time only, AITER_DEVICE_TIME_SOURCE) and without any."""
+    if tables is None:
+        return False
+    origin = curves_origin(hardware_id, tables)
+    return bool(origin) and not origin.startswith(AITER_ORIGIN)
+
+
 # SGLang 0.5.6 - 0.5.9 on gfx942 (MI300X, MI325X) with SGLANG_USE_AITER=1, DeepSeek's block-FP8
 # MLA projections: from 0.5.6 every HIP block-FP8 linear calls aiter's Triton
 # `gemm_a8w8_blockscale` (python/sglang/srt/layers/quantization/fp8_utils.py of the 0.5.6 and
