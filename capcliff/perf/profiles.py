@@ -111,8 +111,10 @@ HIP_GRAPH_SOURCE = (
 # torch.profiler's `self_device_time_total` of the op's kernels per iteration (`get_trace_perf`),
 # the kernels' own device time, not the gap between one kernel and the next. So on the GPUs whose
 # op curves come from aiter (op_curves.AITER_ORIGIN) the kernels those curves price still take
-# the per-kernel floor in a replayed graph; aiconfigurator's tables, timed per call around the
-# launches, carry it in their floors already (`curves_carry_launch`).
+# the per-kernel floor in a replayed graph. aiconfigurator's tables carry it in their floors
+# already: its collector captures the calls in a CUDA graph and times replays with CUDA events,
+# elapsed / runs / calls (ai-dynamo/aiconfigurator collector/helper.py `benchmark_with_power`), so
+# each call's time includes its node's launch (`curves_carry_launch`).
 AITER_DEVICE_TIME_SOURCE = (
     "ROCm/aiter test_common.py perftest/get_trace_perf: tuned times are profiler device time "
     "per kernel, without the gap between kernels"
