@@ -5,11 +5,16 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
+from capcliff.analysis.evaluate import dp_group
+from capcliff.analysis.evaluate.capacity import CapPoint, Replica, ReplicaCapacity
 from capcliff.analysis.evaluate.dp_group import per_rank
+from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.rate_search import (
     LIGHT_LOAD,
     RatePoint,
@@ -116,3 +121,46 @@ def test_without_a_target_a_lockstep_layouts_rate_is_said_to_be_one_ranks(
     dense = _run(capsys, ["plan", "llama-3.1-8b", "--gpus", "8", "--layout", "dp8",
                           "--isl", "4096", "--osl", "512", "--rate", "20"])  # fmt: skip
     assert not any("lockstep" in n for n in dense["notes"])
+
+
+def _single(rate: float) -> ReplicaCapacity:
+    sustained = RatePoint(8, rate, _state(0.05, rate), True, 1000)
+    point = SimpleNamespace(cap=8, requests=1000, state=_state(0.05, 2 * rate))
+    return ReplicaCapacity(
+        analytic_cliff=10, points=(cast(CapPoint, point),), cap=8, saturation_rps=2 * rate,
+        sustained_rps=rate, at_sustained=sustained.state, best_ttft_p99_s=0.1,
+        best_tpot_p99_s=0.02, simulated_requests=1000, settled=True, sustained=sustained,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("passes", [True, False], ids=["a-step-passes", "no-step-passes"])
+def test_independent_replicas_are_verified_from_one_replicas_rate_before_any_probe(
+    monkeypatch: pytest.MonkeyPatch, passes: bool
+) -> None:
+    # Where the ladder from one replica's rate finds a step, that is the group's answer and no
+    # probe runs; where none passes (the ladder hands back what it was given), the group is
+    # probed at that rate and searched below it as before.
+    single, calls = _single(1.0), []
+
+    def ladder(run: object, workload: object, slo: Slo, found: RatePoint, *args: object) -> object:
+        calls.append(("verify", found.rate_rps))
+        if not passes and found is single.sustained:
+            return found
+        return replace(found, rate_rps=0.97 * found.rate_rps)
+
+    def probe(self: RateProbes, rate: float, n: int, cap: int) -> RatePoint:
+        calls.append(("probe", rate))
+        point = RatePoint(cap, rate, _state(0.05, rate), True, n)
+        self.points.append(point)
+        return point
+
+    monkeypatch.setattr(dp_group, "verified", ladder)
+    monkeypatch.setattr(RateProbes, "probe", probe)
+    replica = cast(Replica, SimpleNamespace(steps=SimpleNamespace(moe=None), config=None))
+    workload = cast(OnlineWorkload, SimpleNamespace(mean_output_tokens=lambda: 100.0))
+    got = dp_group.group_capacity(replica, 2, workload, Slo(ttft_s=2.0, tpot_s=0.06), single)
+    if passes:
+        assert calls == [("verify", 1.0)]
+    else:
+        assert calls == [("verify", 1.0), ("probe", 1.0), ("verify", 1.0)]
+    assert got.sustained_rps == pytest.approx(0.97)  # one step below, per replica

@@ -87,7 +87,16 @@ def group_capacity(
     else the highest rate below it that the group meets (`highest_rate_below`); then verified
     on a fresh sample (`capacity.verified`: stepped down until that sample meets the SLO with
     its p99s' noise added), whose figures are the ones reported. Unchanged for one replica or
-    when `single` met no rate."""
+    when `single` met no rate.
+
+    Replicas that do not step in lockstep are verified from `single`'s rate at once, without
+    the probe on the search's sample: where that probe passes, the answer is the same (the
+    same ladder from the same rate), and where the verification's stricter test (a larger
+    fresh sample, the p99s' noise added) passes a step the probe would have missed, that step
+    stands. A router spreads arrivals more evenly than a Poisson stream per replica, so the
+    group does at least about as well as one replica there; where no step passes, the group is
+    searched as above. Ranks in lockstep can do several-fold worse (a prefill on one stalls
+    all), where the ladder of 3 % steps would miss throughout, so they are probed first."""
     if ranks < 2 or single.sustained is None:
         return single
     cap = single.cap
@@ -107,18 +116,27 @@ def group_capacity(
     # GROUP_VERIFY_MAX in all
     own = next((p.requests for p in single.points if p.cap == cap), size)
     own = min(own, -(-GROUP_VERIFY_MAX // (VERIFY_SIZE * ranks)))
+    tried: list[RatePoint] = []  # the direct verification's runs
+    found: RatePoint | None = None
+    if not in_lockstep(replica, ranks):
+        found = verified(run, workload, slo, single.sustained, tried, own, ranks)
+        found = None if found is single.sustained else found  # no step passed
     probes = RateProbes(replica.config, slo, sample, run, mean, [], slo.ttft_s + mean * slo.tpot_s)
-    at = probes.probe(single.sustained_rps, size, cap)
-    found: RatePoint | None = at
-    if not at.meets:
-        resolution = rate_resolution(single.sustained_rps / (1 - CAP_TOLERANCE))
-        found = highest_rate_below(probes, cap, at, size, resolution)
-    if found is not None:  # the figures reported come from the verification's fresh sample
-        found = verified(run, workload, slo, found, probes.points, own, ranks)
-    shown = tuple(_point_per_rank(p, ranks) for p in probes.points)
+    missed: SteadyState | None = None
     if found is None:
+        at = probes.probe(single.sustained_rps, size, cap)
+        found = at
+        if not at.meets:
+            missed = at.state
+            resolution = rate_resolution(single.sustained_rps / (1 - CAP_TOLERANCE))
+            found = highest_rate_below(probes, cap, at, size, resolution)
+        if found is not None:  # the figures reported come from the verification's fresh sample
+            found = verified(run, workload, slo, found, probes.points, own, ranks)
+    shown = tuple(_point_per_rank(p, ranks) for p in [*tried, *probes.points])
+    if found is None:
+        assert missed is not None  # no rate found: the probe at `single`'s rate missed
         return replace(
-            single, sustained_rps=0.0, at_sustained=per_rank(at.state, ranks), sustained=None,
+            single, sustained_rps=0.0, at_sustained=per_rank(missed, ranks), sustained=None,
             probes=shown,
         )  # fmt: skip
     chosen = _point_per_rank(found, ranks)
