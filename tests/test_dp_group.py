@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from types import SimpleNamespace
 from typing import cast
 
+import numpy as np
 import pytest
 
 from capcliff.analysis.evaluate import dp_group
@@ -24,6 +25,10 @@ from capcliff.analysis.evaluate.rate_search import (
 from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.evaluate.steady_state import SteadyState
 from capcliff.cli.main import main
+from capcliff.sim.config import KVCapacity, Routing, SimConfig
+from capcliff.sim.simulate import route, simulate
+from tests.simtools import toy_model
+from tests.test_rate_search import _poisson
 
 R1 = ["deepseek-r1", "--gpu", "h200-sxm", "--gpus", "32", "--layout", "dp8-tp2-pp2-ep16",
       "--isl", "8192", "--osl", "1024"]  # fmt: skip
@@ -156,7 +161,8 @@ def test_independent_replicas_are_verified_from_one_replicas_rate_before_any_pro
 
     monkeypatch.setattr(dp_group, "verified", ladder)
     monkeypatch.setattr(RateProbes, "probe", probe)
-    replica = cast(Replica, SimpleNamespace(steps=SimpleNamespace(moe=None), config=None))
+    config = SimpleNamespace(routing=Routing.ROUND_ROBIN)
+    replica = cast(Replica, SimpleNamespace(steps=SimpleNamespace(moe=None), config=config))
     workload = cast(OnlineWorkload, SimpleNamespace(mean_output_tokens=lambda: 100.0))
     got = dp_group.group_capacity(replica, 2, workload, Slo(ttft_s=2.0, tpot_s=0.06), single)
     if passes:
@@ -164,3 +170,28 @@ def test_independent_replicas_are_verified_from_one_replicas_rate_before_any_pro
     else:
         assert calls == [("verify", 1.0), ("probe", 1.0), ("verify", 1.0)]
     assert got.sustained_rps == pytest.approx(0.97)  # one step below, per replica
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_round_robin_replicas_share_runs_alone_as_in_its_group(seed: int) -> None:
+    # The claim `interchangeable` rests on: behind a round-robin router, replicas that do not
+    # step in lockstep never affect one another, so the first replica's share, simulated
+    # alone, is its part of the group's run, request for request.
+    requests = _poisson(600, 30.0, seed)
+    capacity = KVCapacity(blocks=4000, block_size=16, kv_bytes_per_token=1000)
+    config = SimConfig(policy="vllm", max_num_seqs=16, max_num_batched_tokens=2048)
+    group = simulate(requests, toy_model(), capacity, config, dp=3)
+    mine = route(requests, 3, Routing.ROUND_ROBIN)[0]
+    alone = simulate(requests.subset(mine), toy_model(), capacity, config)
+    np.testing.assert_array_equal(alone.finish_s, group.finish_s[mine])
+    np.testing.assert_array_equal(alone.ttft_s, group.ttft_s[mine])
+
+
+def test_only_independent_round_robin_replicas_are_read_from_one_share() -> None:
+    def replica(moe: object, routing: Routing) -> Replica:
+        config = SimpleNamespace(routing=routing)
+        return cast(Replica, SimpleNamespace(steps=SimpleNamespace(moe=moe), config=config))
+
+    assert dp_group.interchangeable(replica(None, Routing.ROUND_ROBIN), 4)
+    assert not dp_group.interchangeable(replica(object(), Routing.ROUND_ROBIN), 4)  # lockstep
+    assert not dp_group.interchangeable(replica(None, Routing.LEAST_LOADED), 4)

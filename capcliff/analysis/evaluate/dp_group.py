@@ -20,8 +20,13 @@ verification did, up to GROUP_VERIFY_MAX in all, with its p99s' noise added), an
 plan reports for the layout are the group's. The rate is only ever lowered: where the group
 does better than one replica, the one-replica rate stands, with the group's latencies at it.
 
+Replicas that are not in lockstep and share a round-robin router are interchangeable
+(`interchangeable`): each serves every dp-th request of the stream, on its own, so the group is
+read from the first replica's share alone, at 1/dp of the requests (its p99s' intervals are
+then those of one replica's verification, which holds as many requests).
+
 Every rate here is per replica (the group is offered `ranks` x it), as everywhere in a
-`ReplicaCapacity`; the group's states are divided by the ranks where they count requests or
+`ReplicaCapacity`; a whole group's states are divided by the ranks where they count requests or
 tokens per second (`per_rank`).
 """
 
@@ -45,8 +50,9 @@ from capcliff.analysis.evaluate.rate_search import (
 )
 from capcliff.analysis.evaluate.solver import Slo, config_at
 from capcliff.analysis.evaluate.steady_state import SteadyState
+from capcliff.sim.config import Routing
 from capcliff.sim.result import SimResult
-from capcliff.sim.simulate import simulate
+from capcliff.sim.simulate import route, simulate
 from capcliff.sim.traffic.workload import Requests
 
 # set: the most requests a group's verification simulates, the largest sample an online `sweep`
@@ -58,6 +64,17 @@ def in_lockstep(replica: Replica, dp: int) -> bool:
     """Whether a layout's `dp` replicas step together: attention DP, a MoE step model with
     `dp` > 1, as `sim.simulate` runs them."""
     return replica.steps.moe is not None and dp > 1
+
+
+def interchangeable(replica: Replica, dp: int) -> bool:
+    """Whether `dp` replicas of `replica` behind the router are alike and apart: not in
+    lockstep, and sent requests round robin. Each then serves every dp-th request of the
+    group's stream, whatever the others do, so each replica's share is drawn alike (the same
+    lengths, gaps of dp of the stream's) and runs on its own: the group's latencies are those of
+    any one of them, and one replica's share, simulated, reads the group's figures (rates per
+    replica) at 1/dp of the cost. With least-loaded routing the router reads every replica's
+    work, so the group is simulated whole."""
+    return not in_lockstep(replica, dp) and replica.config.routing is Routing.ROUND_ROBIN
 
 
 def per_rank(state: SteadyState, ranks: int) -> SteadyState:
@@ -101,8 +118,13 @@ def group_capacity(
         return single
     cap = single.cap
     mean = workload.mean_output_tokens()
+    alike = interchangeable(replica, ranks)
+    per = 1 if alike else ranks  # replicas whose figures one run's state holds
 
     def run(requests: Requests, at_cap: int) -> SimResult:
+        if alike:  # the first replica's share of the group's stream
+            mine = route(requests, ranks, Routing.ROUND_ROBIN)[0]
+            return replica.run(requests.subset(mine), at_cap)
         config = config_at(replica.config, at_cap * ranks, ranks)
         return simulate(requests, replica.steps, replica.capacity, config, dp=ranks)
 
@@ -132,14 +154,14 @@ def group_capacity(
             found = highest_rate_below(probes, cap, at, size, resolution)
         if found is not None:  # the figures reported come from the verification's fresh sample
             found = verified(run, workload, slo, found, probes.points, own, ranks)
-    shown = tuple(_point_per_rank(p, ranks) for p in [*tried, *probes.points])
+    shown = tuple(_point_per_rank(p, per) for p in [*tried, *probes.points])
     if found is None:
         assert missed is not None  # no rate found: the probe at `single`'s rate missed
         return replace(
-            single, sustained_rps=0.0, at_sustained=per_rank(missed, ranks), sustained=None,
+            single, sustained_rps=0.0, at_sustained=per_rank(missed, per), sustained=None,
             probes=shown,
         )  # fmt: skip
-    chosen = _point_per_rank(found, ranks)
+    chosen = _point_per_rank(found, per)
     return replace(
         single, sustained_rps=chosen.rate_rps, at_sustained=chosen.state, sustained=chosen,
         probes=shown,
