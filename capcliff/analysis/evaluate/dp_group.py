@@ -135,9 +135,9 @@ def group_capacity(
     # spends in the system (the probes' Little's-law size)
     size = max(p.requests for p in single.points)
     # the verification offers each replica as many requests as one replica's did, up to
-    # GROUP_VERIFY_MAX in all
+    # GROUP_VERIFY_MAX simulated in all (one share: as one replica's)
     own = next((p.requests for p in single.points if p.cap == cap), size)
-    own = min(own, -(-GROUP_VERIFY_MAX // (VERIFY_SIZE * ranks)))
+    own = min(own, -(-GROUP_VERIFY_MAX // (VERIFY_SIZE * per)))
     tried: list[RatePoint] = []  # the direct verification's runs
     found: RatePoint | None = None
     if not in_lockstep(replica, ranks):
