@@ -72,7 +72,9 @@ def interchangeable(replica: Replica, dp: int) -> bool:
     group's stream, whatever the others do, so each replica's share is drawn alike (the same
     lengths, gaps of dp of the stream's) and runs on its own: the group's latencies are those of
     any one of them, and one replica's share, simulated, reads the group's figures (rates per
-    replica) at 1/dp of the cost. With least-loaded routing the router reads every replica's
+    replica) at 1/dp of the cost (the same run as its part of the group's, but for the kv-aware
+    policy, whose output quantile is then taken over the share's requests, not the group's:
+    the same distribution). With least-loaded routing the router reads every replica's
     work, so the group is simulated whole."""
     return not in_lockstep(replica, dp) and replica.config.routing is Routing.ROUND_ROBIN
 
