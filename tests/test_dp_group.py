@@ -5,11 +5,17 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from types import SimpleNamespace
+from typing import cast
 
+import numpy as np
 import pytest
 
+from capcliff.analysis.evaluate import dp_group
+from capcliff.analysis.evaluate.capacity import CapPoint, Replica, ReplicaCapacity
 from capcliff.analysis.evaluate.dp_group import per_rank
+from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.rate_search import (
     LIGHT_LOAD,
     RatePoint,
@@ -19,6 +25,10 @@ from capcliff.analysis.evaluate.rate_search import (
 from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.evaluate.steady_state import SteadyState
 from capcliff.cli.main import main
+from capcliff.sim.config import KVCapacity, Routing, SimConfig
+from capcliff.sim.simulate import route, simulate
+from tests.simtools import toy_model
+from tests.test_rate_search import _poisson
 
 R1 = ["deepseek-r1", "--gpu", "h200-sxm", "--gpus", "32", "--layout", "dp8-tp2-pp2-ep16",
       "--isl", "8192", "--osl", "1024"]  # fmt: skip
@@ -116,3 +126,72 @@ def test_without_a_target_a_lockstep_layouts_rate_is_said_to_be_one_ranks(
     dense = _run(capsys, ["plan", "llama-3.1-8b", "--gpus", "8", "--layout", "dp8",
                           "--isl", "4096", "--osl", "512", "--rate", "20"])  # fmt: skip
     assert not any("lockstep" in n for n in dense["notes"])
+
+
+def _single(rate: float) -> ReplicaCapacity:
+    sustained = RatePoint(8, rate, _state(0.05, rate), True, 1000)
+    point = SimpleNamespace(cap=8, requests=1000, state=_state(0.05, 2 * rate))
+    return ReplicaCapacity(
+        analytic_cliff=10, points=(cast(CapPoint, point),), cap=8, saturation_rps=2 * rate,
+        sustained_rps=rate, at_sustained=sustained.state, best_ttft_p99_s=0.1,
+        best_tpot_p99_s=0.02, simulated_requests=1000, settled=True, sustained=sustained,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("passes", [True, False], ids=["a-step-passes", "no-step-passes"])
+def test_independent_replicas_are_verified_from_one_replicas_rate_before_any_probe(
+    monkeypatch: pytest.MonkeyPatch, passes: bool
+) -> None:
+    # Where the ladder from one replica's rate finds a step, that is the group's answer and no
+    # probe runs; where none passes (the ladder hands back what it was given), the group is
+    # probed at that rate and searched below it as before.
+    single, calls = _single(1.0), []
+
+    def ladder(run: object, workload: object, slo: Slo, found: RatePoint, *args: object) -> object:
+        calls.append(("verify", found.rate_rps))
+        if not passes and found is single.sustained:
+            return found
+        return replace(found, rate_rps=0.97 * found.rate_rps)
+
+    def probe(self: RateProbes, rate: float, n: int, cap: int) -> RatePoint:
+        calls.append(("probe", rate))
+        point = RatePoint(cap, rate, _state(0.05, rate), True, n)
+        self.points.append(point)
+        return point
+
+    monkeypatch.setattr(dp_group, "verified", ladder)
+    monkeypatch.setattr(RateProbes, "probe", probe)
+    config = SimpleNamespace(routing=Routing.ROUND_ROBIN)
+    replica = cast(Replica, SimpleNamespace(steps=SimpleNamespace(moe=None), config=config))
+    workload = cast(OnlineWorkload, SimpleNamespace(mean_output_tokens=lambda: 100.0))
+    got = dp_group.group_capacity(replica, 2, workload, Slo(ttft_s=2.0, tpot_s=0.06), single)
+    if passes:
+        assert calls == [("verify", 1.0)]
+    else:
+        assert calls == [("verify", 1.0), ("probe", 1.0), ("verify", 1.0)]
+    assert got.sustained_rps == pytest.approx(0.97)  # one step below, per replica
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_round_robin_replicas_share_runs_alone_as_in_its_group(seed: int) -> None:
+    # The claim `interchangeable` rests on: behind a round-robin router, replicas that do not
+    # step in lockstep never affect one another, so the first replica's share, simulated
+    # alone, is its part of the group's run, request for request.
+    requests = _poisson(600, 30.0, seed)
+    capacity = KVCapacity(blocks=4000, block_size=16, kv_bytes_per_token=1000)
+    config = SimConfig(policy="vllm", max_num_seqs=16, max_num_batched_tokens=2048)
+    group = simulate(requests, toy_model(), capacity, config, dp=3)
+    mine = route(requests, 3, Routing.ROUND_ROBIN)[0]
+    alone = simulate(requests.subset(mine), toy_model(), capacity, config)
+    np.testing.assert_array_equal(alone.finish_s, group.finish_s[mine])
+    np.testing.assert_array_equal(alone.ttft_s, group.ttft_s[mine])
+
+
+def test_only_independent_round_robin_replicas_are_read_from_one_share() -> None:
+    def replica(moe: object, routing: Routing) -> Replica:
+        config = SimpleNamespace(routing=routing)
+        return cast(Replica, SimpleNamespace(steps=SimpleNamespace(moe=moe), config=config))
+
+    assert dp_group.interchangeable(replica(None, Routing.ROUND_ROBIN), 4)
+    assert not dp_group.interchangeable(replica(object(), Routing.ROUND_ROBIN), 4)  # lockstep
+    assert not dp_group.interchangeable(replica(None, Routing.LEAST_LOADED), 4)

@@ -14,8 +14,13 @@ import pytest
 import capcliff.analysis.sweep.report as report
 from capcliff.analysis.disagg.online import aggregated_steady
 from capcliff.analysis.evaluate.solver import config_at, sweep
-from capcliff.analysis.evaluate.steady_state import checkpoint_sizes, steady_state
-from capcliff.analysis.sweep.report import SweepPlan, _extended, _grown, settled_part, timed
+from capcliff.analysis.evaluate.steady_state import (
+    checkpoint_sizes,
+    settled_part,
+    steady_state,
+    timed,
+)
+from capcliff.analysis.sweep.report import SweepPlan, _extended, _grown
 from capcliff.sim import core
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.loop.replica import ReplicaSim

@@ -47,9 +47,10 @@ from capcliff.analysis.evaluate.steady_state import (
     checkpoint_sizes,
     next_size,
     settle,
+    settled_part,
     steady_state,
+    timed,
 )
-from capcliff.analysis.sweep.report import settled_part, timed
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.sim.disagg.pools import DisaggResult, FloatArray
 from capcliff.sim.result import SimResult

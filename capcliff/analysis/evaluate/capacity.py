@@ -47,8 +47,10 @@ from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.rate_search import (
     CAP_TOLERANCE,
     MIN_FIRST,
+    EarlyMiss,
     RatePoint,
     RateProbes,
+    early_miss,
     highest_rate,
     highest_rate_above,
     meets_slo,
@@ -63,6 +65,7 @@ from capcliff.analysis.evaluate.steady_state import (
     settle,
     settle_paused,
     steady_state,
+    timed,
 )
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
@@ -419,6 +422,25 @@ VERIFY_ELASTICITY = 1.7
 VERIFY_JUMP = 2
 
 
+def _verification_run(
+    run: Callable[[Requests, int], SimResult],
+    paused: Callable[[Requests, int], PausedRun] | None,
+    sample: Requests, cap: int, slo: Slo, mean_output: float,
+) -> tuple[SimResult, SteadyState, EarlyMiss | None]:  # fmt: skip
+    """`sample` at `cap` and its steady state: the whole run, or with `paused` (one replica,
+    arrivals known up front) the part at which it surely misses the SLO
+    (`rate_search.early_miss`)."""
+    if paused is not None and timed(sample, open_loop=True):
+        lazy = paused(sample, cap)
+        early = early_miss(lazy, sample, slo, mean_output)
+        if early is not None:
+            return early.result, early.state, early
+        result = lazy.advance(len(sample)).result
+    else:
+        result = run(sample, cap)
+    return result, steady_state(result, open_loop=True, mean_output=mean_output), None
+
+
 def _surely_margin(state: SteadyState, slo: Slo) -> float:
     """The larger of the p99s with their half-widths over their limits (`meets_slo_surely`
     passes at or below 1); inf with a growing queue or no p99."""
@@ -451,6 +473,7 @@ def verified(
     run: Callable[[Requests, int], SimResult], workload: OnlineWorkload, slo: Slo,
     found: RatePoint, probes: list[RatePoint], own: int, ranks: int = 1,
     worthless: Callable[[float], bool] | None = None,
+    paused: Callable[[Requests, int], PausedRun] | None = None,
 ) -> RatePoint | None:  # fmt: skip
     """`found` checked on a sample drawn independently of the one the search chose it on
     (`run`: a replica's simulation; `ranks`: the replicas it simulates together, each offered
@@ -477,7 +500,11 @@ def verified(
     could not be the cheapest at it); true of every rate below one it is true of. When no step
     above the first worthless one passes, None is returned, with no simulation at or below it:
     any step left that passes is worth nothing too. (The one case this changes: every step left
-    misses, where the unverified `found` would be returned.)"""
+    misses, where the unverified `found` would be returned.)
+
+    `paused`: `run`, lazily (one replica): a step's run is read part way
+    (`rate_search.early_miss`) and stopped once it misses the SLO surely; the step's point is
+    then that part's."""
     fresh = OnlineWorkload(workload.choice, workload.seed + VERIFY_SEED)
     size = VERIFY_SIZE * own
     rates = [found.rate_rps]
@@ -489,13 +516,15 @@ def verified(
     )
     tried: dict[int, tuple[RatePoint, float]] = {}
 
+    mean_output = fresh.mean_output_tokens()
+
     def passes(k: int) -> bool:
         rate = rates[k]
-        result = run(fresh.at_rate(size * ranks, rate * ranks), found.cap)
-        state = steady_state(result, open_loop=True, mean_output=fresh.mean_output_tokens())
+        sample = fresh.at_rate(size * ranks, rate * ranks)
+        result, state, early = _verification_run(run, paused, sample, found.cap, slo, mean_output)
         point = RatePoint(
             found.cap, rate, state, meets_slo(state, slo), size, result.total_preemptions,
-            peak_in_system(result),
+            early.peak if early else peak_in_system(result),
         )  # fmt: skip
         probes.append(point)
         tried[k] = (point, _surely_margin(state, slo))
@@ -612,7 +641,7 @@ def _within_slo(
     cycle = slo.ttft_s + workload.mean_output_tokens() * slo.tpot_s
     probes = RateProbes(
         replica.config, slo, workload.at_rate, replica.run, workload.mean_output_tokens(), [],
-        cycle,
+        cycle, replica.paused,
     )  # fmt: skip
     for point in sorted(calm, key=lambda p: -p.state.throughput_rps):
         if point.state.throughput_rps <= 0:
@@ -638,7 +667,8 @@ def _within_slo(
     chosen = (
         None if best is None
         else verified(
-            replica.run, workload, slo, best, probes.points, own[best.cap], worthless=worthless
+            replica.run, workload, slo, best, probes.points, own[best.cap], worthless=worthless,
+            paused=replica.paused,
         )
     )  # fmt: skip
     if lightest is None:  # no throughput to search under: the sample is far too small

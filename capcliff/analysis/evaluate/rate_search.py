@@ -31,12 +31,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
+import numpy.typing as npt
 
 from capcliff.analysis.evaluate.solver import Slo, config_at
-from capcliff.analysis.evaluate.steady_state import SteadyState, steady_state
+from capcliff.analysis.evaluate.steady_state import (
+    SteadyState,
+    settled_part,
+    steady_state,
+    timed,
+)
 from capcliff.sim.config import SimConfig
 from capcliff.sim.result import SimResult
+from capcliff.sim.simulate import PausedRun
 from capcliff.sim.traffic.workload import Requests
+
+FloatArray = npt.NDArray[np.float64]
 
 # requests a probe holds per request in the system: the stopping rule's stationary first sample
 # is 20 x cap (capacity.FIRST_PER_CAP x SETTLE_FROM), about ten batches of two mean decode times
@@ -73,10 +82,65 @@ def peak_in_system(result: SimResult) -> int:
     arrive, finish = result.arrival_s, result.finish_s
     if not len(finish) or not np.all(np.isfinite(finish)):
         return len(finish)
+    return _most_inside(arrive, finish)
+
+
+def _most_inside(arrive: FloatArray, finish: FloatArray) -> int:
+    """The most of the arrivals `arrive` not yet among the departures `finish` at any instant,
+    arrivals counted first at equal times."""
     times = np.concatenate([arrive, finish])
     delta = np.concatenate([np.ones(len(arrive)), -np.ones(len(finish))])
     order = np.lexsort((-delta, times))  # by time; at a tie +1 (key -1) first
     return int(np.cumsum(delta[order]).max())
+
+
+def misses_slo_surely(state: SteadyState, slo: Slo) -> bool:
+    """Whether a p99 is over its limit by more than its 95 % half-width (`p99_half_width`):
+    another sample of the same load misses the limit too. False where a half-width is not
+    estimated (inf)."""
+    ttft = state.ttft_p99_s * (1 - state.ttft_p99_half_width)
+    tpot = state.tpot_p99_s * (1 - state.tpot_p99_half_width)
+    return ttft > slo.ttft_s or tpot > slo.tpot_s
+
+
+# set: the shares of a verification sample at which a run is read before it ends (`early_miss`)
+EARLY_SHARES = (0.25, 0.5)
+
+
+@dataclass(frozen=True)
+class EarlyMiss:
+    """A run stopped part way because it missed the SLO surely (`early_miss`)."""
+
+    result: SimResult  # the part read (`steady_state.settled_part`)
+    state: SteadyState
+    # the most requests in the system up to where the run stopped: another cap at least this
+    # large runs the same steps up to there, and so misses there too (`RateProbes._shared`)
+    peak: int
+
+
+def early_miss(run: PausedRun, sample: Requests, slo: Slo, mean_output: float) -> EarlyMiss | None:
+    """A run read at EARLY_SHARES of its sample, as `sweep` extends a run
+    (`steady_state.settled_part`: the requests the rest of the run cannot change, read as a run
+    of their own): the first reading that misses the SLO surely (`misses_slo_surely`), or None
+    (the caller runs it to the end). Its verdict is settled: the whole sample's p99s would have
+    to fall below the interval this part puts them in, and the rest of the sample would only
+    narrow that. Run to the end, the paused run is the plain one, step for step (`PausedRun`)."""
+    for share in EARLY_SHARES:
+        k = math.ceil(share * len(sample))
+        if k < MIN_FIRST:
+            continue
+        point = run.advance(k)
+        if point.complete:
+            return None
+        part = settled_part(sample, point, open_loop=True)
+        if len(part) < MIN_FIRST:
+            continue
+        result = run.part(part)
+        state = steady_state(result, open_loop=True, mean_output=mean_output)
+        if misses_slo_surely(state, slo):
+            arrived = sample.arrival_s[sample.arrival_s <= point.now_s]
+            return EarlyMiss(result, state, _most_inside(arrived, point.result.finish_s))
+    return None
 
 
 @dataclass
@@ -93,6 +157,9 @@ class RateProbes:
     mean_output: float
     points: list[RatePoint]
     cycle_s: float = math.inf  # bounds the mean time in the system of a rate that meets the SLO
+    # `run`, lazily (one replica): a probe is read part way and stopped once it misses the SLO
+    # surely (`early_miss`)
+    paused: Callable[[Requests, int], PausedRun] | None = None
 
     def size(self, n: int, rate: float) -> int:
         """Requests of a probe asked for with n at `rate`: n, or HELD_FACTOR x the requests in
@@ -121,17 +188,29 @@ class RateProbes:
         max_num_seqs = cap."""
         n = self.size(n, rate)
         old = self._shared(rate, n, cap)
-        if old is not None:
-            point = replace(old, cap=cap)
-        else:
-            result = self.run(self.sample(n, rate), cap)
-            state = steady_state(result, open_loop=True, mean_output=self.mean_output)
-            point = RatePoint(
-                cap, rate, state, meets_slo(state, self.slo), n, result.total_preemptions,
-                peak_in_system(result),
-            )  # fmt: skip
+        point = replace(old, cap=cap) if old is not None else self._simulated(rate, n, cap)
         self.points.append(point)
         return point
+
+    def _simulated(self, rate: float, n: int, cap: int) -> RatePoint:
+        """A fresh probe. One stopped early (`early_miss`) misses the SLO, as the whole sample
+        would; its state and peak are those of the part run."""
+        sample = self.sample(n, rate)
+        if self.paused is not None and timed(sample, open_loop=True):
+            lazy = self.paused(sample, cap)
+            early = early_miss(lazy, sample, self.slo, self.mean_output)
+            if early is not None:
+                return RatePoint(
+                    cap, rate, early.state, False, n, early.result.total_preemptions, early.peak
+                )
+            result = lazy.advance(len(sample)).result
+        else:
+            result = self.run(sample, cap)
+        state = steady_state(result, open_loop=True, mean_output=self.mean_output)
+        return RatePoint(
+            cap, rate, state, meets_slo(state, self.slo), n, result.total_preemptions,
+            peak_in_system(result),
+        )  # fmt: skip
 
 
 def rate_resolution(saturation_rps: float) -> float:

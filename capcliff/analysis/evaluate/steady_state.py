@@ -57,7 +57,8 @@ import numpy.typing as npt
 from capcliff.sim.result import SimResult
 
 if TYPE_CHECKING:
-    from capcliff.sim.simulate import Checkpoint
+    from capcliff.sim.simulate import Checkpoint, IntArray
+    from capcliff.sim.traffic.workload import Requests
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -402,3 +403,31 @@ def settle_paused(
         if state.settled or point.complete or k >= sizes[-1]:
             return point, state
     raise ValueError("settle_paused: no checkpoint sizes")
+
+
+def settled_part(sample: Requests, point: Checkpoint, *, open_loop: bool) -> IntArray:
+    """The requests of a paused run of `sample` whose steady-state figures the rest of the run
+    cannot change: those that started before the first that has not finished. A request starts
+    at its arrival (open loop: given in `sample`, see `timed`) or at its first token (closed
+    loop: `Checkpoint.horizon_s`).
+
+    Every request that ends, starts or arrives inside the window of these requests alone
+    (`steady_state`, which closes it at the last start among them) is one of them, so a fresh
+    `steady_state` of their result is the whole run's reading over that window: no drain, as
+    the run goes on past it. Input indices, ascending."""
+    done = point.finished
+    if open_loop:
+        left = np.ones(len(sample), dtype=bool)
+        left[done] = False
+        edge = float(sample.arrival_s[left].min()) if left.any() else math.inf
+        start = sample.arrival_s[done]
+    else:
+        edge = point.horizon_s
+        start = point.result.arrival_s + point.result.ttft_s  # the first token, engine time
+    return done[start < edge]
+
+
+def timed(sample: Requests, *, open_loop: bool) -> bool:
+    """Whether `settled_part` can read `sample`: closed loop, or every arrival known up front
+    (a session's later turn, NaN, is sent when the turn before it ends)."""
+    return not open_loop or bool(np.isfinite(sample.arrival_s).all())

@@ -13,7 +13,6 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from capcliff.analysis.deployment import Deployment
@@ -36,7 +35,12 @@ from capcliff.analysis.evaluate.steady_point import (
     needs_more,
     steady_point,
 )
-from capcliff.analysis.evaluate.steady_state import MIN_MEASURED, checkpoint_sizes
+from capcliff.analysis.evaluate.steady_state import (
+    MIN_MEASURED,
+    checkpoint_sizes,
+    settled_part,
+    timed,
+)
 from capcliff.analysis.evaluate.sweet_spot import SweetSpotResult, sweet_spot_result
 from capcliff.analysis.sweep.failure import PastCliff, past_cliff
 from capcliff.analysis.sweep.speculation_gain import SpeculationGain, speculation_gain
@@ -49,7 +53,7 @@ from capcliff.perf.step_time import StepTimeModel
 from capcliff.report_header import SimulationHeader
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.result import SimResult
-from capcliff.sim.simulate import Checkpoint, IntArray, PausedRun
+from capcliff.sim.simulate import PausedRun
 from capcliff.sim.traffic.workload import Requests
 
 
@@ -366,34 +370,6 @@ def _extended(run: PausedRun, sample: Requests, first: int, *, open_loop: bool) 
         if not needs_more(result, open_loop=open_loop):
             return result
     return run.advance(len(sample)).result
-
-
-def timed(sample: Requests, *, open_loop: bool) -> bool:
-    """Whether `settled_part` can read `sample`: closed loop, or every arrival known up front
-    (a session's later turn, NaN, is sent when the turn before it ends)."""
-    return not open_loop or bool(np.isfinite(sample.arrival_s).all())
-
-
-def settled_part(sample: Requests, point: Checkpoint, *, open_loop: bool) -> IntArray:
-    """The requests of a paused run of `sample` whose steady-state figures the rest of the run
-    cannot change: those that started before the first that has not finished. A request starts
-    at its arrival (open loop: given in `sample`, see `timed`) or at its first token (closed
-    loop: `Checkpoint.horizon_s`).
-
-    Every request that ends, starts or arrives inside the window of these requests alone
-    (`steady_state`, which closes it at the last start among them) is one of them, so a fresh
-    `steady_state` of their result is the whole run's reading over that window: no drain, as
-    the run goes on past it. Input indices, ascending."""
-    done = point.finished
-    if open_loop:
-        left = np.ones(len(sample), dtype=bool)
-        left[done] = False
-        edge = float(sample.arrival_s[left].min()) if left.any() else math.inf
-        start = sample.arrival_s[done]
-    else:
-        edge = point.horizon_s
-        start = point.result.arrival_s + point.result.ttft_s  # the first token, engine time
-    return done[start < edge]
 
 
 def build_sweep_report(
