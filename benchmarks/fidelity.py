@@ -214,6 +214,21 @@ def _async_scheduling(r: dict[str, object], engine: str) -> bool | None:
     return True
 
 
+def _prefix_caching(r: dict[str, object], engine: str) -> str | None:
+    """vLLM V1 serves with prefix caching on unless `--no-enable-prefix-caching` (V1's default,
+    vllm/engine/arg_utils.py), and gives a preempted request's blocks to the cache's free queue
+    with their hashes (vllm/v1/core/block_pool.py `free_blocks`), so the request's recompute hits
+    what was not reused since (sim/reuse/prefix_reuse.py models it). capcliff's default leaves
+    the cache out of single-turn workloads, which share nothing (`resolved_prefix_caching`: the
+    same results unless the run preempts, and the thrash fast path): past the cliff that drops
+    the reuse and recomputes every preempted token (P210: 4,851 preemptions of 100 requests,
+    throughput -75 %). The row's server ran with the cache, so it is simulated with it: "on".
+    None: the engine's default (every other engine and release)."""
+    if engine != "vllm" or "no-enable-prefix-caching" in str(r["server_flags"]):
+        return None
+    return "on"
+
+
 def _moe_backend(r: dict[str, object], engine: str) -> str | None:
     """The MoE backend a TensorRT-LLM R1 FP8 row on B200 ran, where it is not the default
     (TRTLLM, perf/moe_tables.py): InferenceX's dsr1_fp8_b200_trt.sh set `moe_config.backend:
@@ -295,6 +310,7 @@ def resolve_rows(
              "engine_version": _release(str(r["engine_version"])),
              "scheduler_recv_interval": _recv_interval(r, engine, layout),
              "overlap_schedule": _async_scheduling(r, engine),
+             "prefix_caching": _prefix_caching(r, engine),
              "moe_backend": _moe_backend(r, engine),
              "attention_dp_balance": _adp_balance(r, engine, layout),
              **(extra(r) if extra else {})}
