@@ -215,8 +215,9 @@ def _async_scheduling(r: dict[str, object], engine: str) -> bool | None:
 
 
 def _prefix_caching(r: dict[str, object], engine: str) -> str | None:
-    """vLLM V1 serves with prefix caching on unless `--no-enable-prefix-caching` (V1's default,
-    vllm/engine/arg_utils.py), and gives a preempted request's blocks to the cache's free queue
+    """vLLM V1 serves with prefix caching on unless `--no-enable-prefix-caching` (vllm/engine/
+    arg_utils.py `_set_default_args_v1`: "V1 always uses chunked prefills and prefix caching for
+    non-pooling tasks"), and gives a preempted request's blocks to the cache's free queue
     with their hashes (vllm/v1/core/block_pool.py `free_blocks`), so the request's recompute hits
     what was not reused since (sim/reuse/prefix_reuse.py models it). capcliff's default leaves
     the cache out of single-turn workloads, which share nothing (`resolved_prefix_caching`: the
