@@ -13,7 +13,8 @@ model, GPU, layout, engine and version; two terms from two or more rows, the sca
 one). Online rows' clients reach the engine one request at a time
 (calibrate.benchmarks.CLIENT_TURNAROUND_S); offline rows (vLLM's benchmark_throughput.py) queue
 every prompt at once and, in the 0.6 releases, run without chunked prefill
-(`_offline_chunked_prefill`). Each row's engine release picks its step-time profile. Start-up log
+(`_offline_chunked_prefill`); vLLM V1 rows run with prefix caching on, as V1 serves by default
+(`_prefix_caching`). Each row's engine release picks its step-time profile. Start-up log
 rows: KV tokens predicted from the configuration the log states
 (benchmarks/engine_validation.py's fixtures). Rows capcliff cannot express are listed with why.
 """
