@@ -231,6 +231,19 @@ def _prefix_caching(r: dict[str, object], engine: str) -> str | None:
     return "on"
 
 
+def _vllm_mxfp4_backend(r: dict[str, object], engine: str) -> str | None:
+    """ "marlin" for GPUStack's gpt-oss rows on Hopper: the lab runs vLLM in its runner images
+    (gpustack/gpustack docs/image-selector: `gpustack/runner:cuda12.8-vllm0.10.2`, ...), whose
+    pack/cuda/Dockerfile (gpustack/runner 99e25ed for 0.10.x, 9063cc7 for 0.11.0) installs
+    `vllm==${VLLM_VERSION}` from PyPI and FlashInfer, not the optional `triton_kernels`, so
+    vLLM's `get_mxfp4_backend` runs the experts on Marlin (perf/marlin_moe.py). None for every
+    other row."""
+    model, hardware = str(r["model"]).lower(), str(r["hardware"])
+    if engine != "vllm" or "gpustack" not in str(r["source"]) or "gpt-oss" not in model:
+        return None
+    return "marlin" if any(g in hardware for g in ("H100", "H200")) else None
+
+
 def _moe_backend(r: dict[str, object], engine: str) -> str | None:
     """The MoE backend a TensorRT-LLM R1 FP8 row on B200 ran, where it is not the default
     (TRTLLM, perf/moe_tables.py): InferenceX's dsr1_fp8_b200_trt.sh set `moe_config.backend:
@@ -313,7 +326,7 @@ def resolve_rows(
              "scheduler_recv_interval": _recv_interval(r, engine, layout),
              "overlap_schedule": _async_scheduling(r, engine),
              "prefix_caching": _prefix_caching(r, engine),
-             "moe_backend": _moe_backend(r, engine),
+             "moe_backend": _moe_backend(r, engine) or _vllm_mxfp4_backend(r, engine),
              "attention_dp_balance": _adp_balance(r, engine, layout),
              **(extra(r) if extra else {})}
         )  # fmt: skip
