@@ -334,7 +334,8 @@ SIM_OPTIONS: dict[str, Any] = {
             help="The engine's MoE backend (TensorRT-LLM moe_config.backend: TRTLLM, CUTLASS, "
             "DEEPGEMM, ...; SGLang --moe-runner-backend): which measured rows price "
             "DeepSeek's expert layers (default: the engine's own, TRTLLM/flashinfer_trtllm on "
-            "Blackwell; a backend with no measured rows takes the fitted MoE lines).",
+            "Blackwell; a backend with no measured rows takes the fitted MoE lines); vLLM: "
+            "marlin prices MXFP4 experts on Hopper at the Marlin kernel's measured line.",
         ),
     ],
     "step_source": Annotated[

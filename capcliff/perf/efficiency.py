@@ -13,6 +13,7 @@ from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.memory.params import param_count
 from capcliff.memory.weights import WeightScheme
+from capcliff.perf.marlin_moe import marlin_mxfp4_curve
 from capcliff.perf.moe_tables import MoETable, moe_table
 from capcliff.perf.op_curves import (
     ComputeCurve,
@@ -36,7 +37,7 @@ from capcliff.perf.profiles import (
     kernels_per_layer,
     rccl_allreduce_curve,
 )
-from capcliff.units import KVDType
+from capcliff.units import KVDType, WeightDType
 
 # Decode HBM bandwidth use the study measured (shared/reference/paper_findings.md, "HBM bandwidth
 # use in decode"): 8B ~ 85 %, 70B ~ 70 %, 671B ~ 50-60 % (midpoint 55 %). Between these anchors
@@ -172,6 +173,8 @@ def compute_curves_for(
         gemm = compute_curve(hardware.id, tables, "gemm", table_format(scheme.linear, quant))
     if arch.moe is not None and "moe_flops" in ops:
         moe = compute_curve(hardware.id, tables, "moe", table_format(scheme.expert, quant))
+        if profile.moe_backend == "marlin" and scheme.expert is WeightDType.MXFP4:
+            moe = marlin_mxfp4_curve(hardware.id) or moe  # perf/marlin_moe.py
     return gemm, moe
 
 

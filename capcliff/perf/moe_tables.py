@@ -70,6 +70,7 @@ MOE_BACKEND_KERNELS: dict[str, str] = {
     "cutedsl": "cutedsl",
     "wideep": "wideep",
     "vanilla": "vanilla",
+    "marlin": "marlin",  # vLLM's Marlin MoE (MXFP4 experts on Hopper: perf/marlin_moe.py)
 }
 # The kernel each aiconfigurator kernel_source measured (benchmarks/build_moe_tables.py).
 TABLE_KERNELS = {

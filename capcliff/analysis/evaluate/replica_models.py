@@ -14,6 +14,7 @@ from capcliff.memory.draft import draft_layout
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.perf.communication import MoEExchange
 from capcliff.perf.error_band import error_band, speculative_band
+from capcliff.perf.marlin_moe import marlin_mxfp4_curve
 from capcliff.perf.moe_tables import has_table_shape, moe_table_source
 from capcliff.perf.op_curves import table_format
 from capcliff.perf.profiles import (
@@ -29,7 +30,7 @@ from capcliff.perf.step_time import SpecStep, StepTimeModel, step_time_model
 from capcliff.report_header import ErrorBandOut
 from capcliff.sim.config import KVCapacity
 from capcliff.sim.traffic.workload import Requests
-from capcliff.units import weight_bytes_per_element
+from capcliff.units import WeightDType, weight_bytes_per_element
 
 CLIFF_PERCENTILE = 99.0
 
@@ -165,6 +166,9 @@ def _moe_rows_label(dep: Deployment) -> str:
         return ""
     fmt = table_format(dep.scheme.expert, dep.scheme.quantization)
     backend = dep.settings.moe_backend
+    if backend == "marlin" and dep.scheme.expert is WeightDType.MXFP4:
+        applies = marlin_mxfp4_curve(dep.hardware.id) is not None
+        return "; MXFP4 experts on vLLM's Marlin MoE line" if applies else ""
     source = moe_table_source(dep.model.arch, dep.hardware.id, profile.op_tables, fmt, backend)
     if backend is not None and not source and has_table_shape(dep.model.arch):
         return f"; MoE layers on the fitted MoE lines (no measured rows of --moe-backend {backend})"
