@@ -151,7 +151,11 @@ def test_step_time_never_falls_as_sequences_grow(
     model = dataclasses.replace(_llama_8b(), overlap_schedule=overlap)
     few, many = sorted((a, b))
     fewer = model.step_time_s(few, few, few * context, few * context)
-    assert model.step_time_s(many, many, many * context, many * context) >= fewer
+    # the measured GEMM curve's floor and bandwidth fraction are fitted per token count, and
+    # between 1 and 8 tokens its floor dips by up to 0.16 us (aiconfigurator's H100 vLLM table):
+    # with the host hidden, a 5-sequence step comes out 2.8 us (0.05 %) under a 4-sequence one.
+    # More than 0.1 % would be the model's own doing, not the table's.
+    assert model.step_time_s(many, many, many * context, many * context) >= fewer * (1 - 1e-3)
 
 
 line_coefficients = st.tuples(
