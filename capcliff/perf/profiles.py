@@ -207,6 +207,23 @@ SGLANG_REQUEST_OVERHEAD_SOURCE = (
     "tenstorrent/tt-inference-server#3560: SGLang with a 2.632 ms mock forward, median TTFT "
     "9.54 ms at one client (chat endpoint, 128-token prompts): 6.9 ms outside the forward"
 )
+# Seconds each request spends in TensorRT-LLM's trtllm-serve outside its steps, as one client saw
+# it: NVIDIA/TensorRT-LLM issue #5929 (v0.21.0rc2, LLMPerf against trtllm-serve, DeepSeek-R1 FP8
+# on 8 x H200 at TP 8 with EP none, 4 and 8, one client) measured median TTFTs of 164.63, 134.36
+# and 124.11 ms at 1,600 prompt tokens and 515.83, 370.07 and 352.81 ms at 8,192; capcliff
+# simulates those six points without an overhead at 115.0, 75.8, 70.1, 483.5, 334.4 and 310.9 ms.
+# The remainders, 49.6, 58.6, 54.0, 32.3, 35.7 and 41.9 ms, do not grow with the prompt, so they
+# are a per-request cost (client, HTTP, chat template and tokenization, the hops between
+# trtllm-serve's processes, the first chunk), not a slower prefill; the figure is their median.
+# `python benchmarks/trtllm_request_overhead.py` recomputes it (a prefill model that moves the
+# simulated TTFTs moves it too). The issue's B200 FP4 points are not used: their remainder grows
+# with the prompt (131 to 291 ms), a prefill slower than modelled at that release.
+TRTLLM_REQUEST_OVERHEAD_S = (41.9e-3 + 49.6e-3) / 2
+TRTLLM_REQUEST_OVERHEAD_SOURCE = (
+    "NVIDIA/TensorRT-LLM#5929: DeepSeek-R1 FP8 on 8 x H200, one client, median TTFT at 1,600 and "
+    "8,192 prompt tokens (v0.21.0rc2, LLMPerf) less capcliff's simulated TTFT: 32-59 ms, median "
+    "45.75 ms, flat in the prompt length (benchmarks/trtllm_request_overhead.py)"
+)
 # SGLang DP attention before PR #7269 (sgl-project/sglang, merged 2025-06-17, "Enable cuda graph
 # for dp idle batch": "#6081 does not enable CUDA graphs when some DP ranks are idle"): a rank with
 # no requests runs an IDLE batch so the per-layer collectives have every rank
@@ -442,9 +459,11 @@ PROFILES: dict[EngineName, EngineProfile] = {
         EngineName.TRTLLM, "PyTorch backend (overlap scheduler)", 0.0, KERNEL_FLOOR_S, "trtllm",
         FLASHMLA_BANDWIDTH_FRACTION, None, 1.0,
         (("host_overhead_s", "TensorRT-LLM docs: overlap scheduler on by default"),
-         *_COMMON_SOURCES, OP_TABLES_SOURCE, ("overlap_schedule", OVERLAP_SCHEDULE_SOURCE)),
+         *_COMMON_SOURCES, OP_TABLES_SOURCE, ("overlap_schedule", OVERLAP_SCHEDULE_SOURCE),
+         ("request_overhead_s", TRTLLM_REQUEST_OVERHEAD_SOURCE)),
         op_tables="trtllm",
         overlap_schedule=True,
+        request_overhead_s=TRTLLM_REQUEST_OVERHEAD_S,
     ),
 }  # fmt: skip
 
