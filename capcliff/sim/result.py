@@ -159,7 +159,11 @@ class SimResult:
 
 def _hold(times: FloatArray, values: FloatArray, grid: FloatArray) -> FloatArray:
     """Value of the event covering each grid time (events record their end time); 0 after."""
-    idx = np.searchsorted(times, grid, side="left")
+    return _held(np.searchsorted(times, grid, side="left"), values)
+
+
+def _held(idx: IntArray, values: FloatArray) -> FloatArray:
+    """`_hold` of `values` at the grid times whose positions among the event times are `idx`."""
     padded = np.append(values, 0.0)
     held: FloatArray = padded[np.minimum(idx, len(values))]
     return held
@@ -170,17 +174,16 @@ def deployment_series(replicas: list[ReplicaResult], points: int) -> TimeSeries:
     makespan = max(r.makespan_s for r in replicas)
     grid = np.linspace(0.0, makespan, max(points, 2))
     total_blocks = sum(r.total_blocks for r in replicas)
-    used = sum(
-        (_hold(r.series_s, r.series_used_blocks, grid) for r in replicas), np.zeros_like(grid)
-    )
-    running = sum(
-        (_hold(r.series_s, r.series_running, grid) for r in replicas), np.zeros_like(grid)
-    )
-    waiting = sum(
-        (_hold(r.series_s, r.series_waiting, grid) for r in replicas), np.zeros_like(grid)
-    )
-    hbm = sum(
-        (_hold(r.series_s, r.series_hbm_utilization, grid) for r in replicas), np.zeros_like(grid)
+    # a run that identical replicas share (`simulate._distinct_runs`) is sampled once, and its
+    # samples added once per replica, as before
+    sampled: dict[int, tuple[FloatArray, ...]] = {}
+    for r in replicas:
+        if id(r) not in sampled:
+            idx = np.searchsorted(r.series_s, grid, side="left")
+            series = (r.series_used_blocks, r.series_running, r.series_waiting)
+            sampled[id(r)] = tuple(_held(idx, v) for v in (*series, r.series_hbm_utilization))
+    used, running, waiting, hbm = (
+        sum((sampled[id(r)][k] for r in replicas), np.zeros_like(grid)) for k in range(4)
     )
     return TimeSeries(grid, used / total_blocks, running, waiting, hbm / len(replicas))
 
@@ -188,6 +191,7 @@ def deployment_series(replicas: list[ReplicaResult], points: int) -> TimeSeries:
 def stranded_kv_fraction(replicas: list[ReplicaResult]) -> float:
     """Mean, over every preemption in any replica, of the other replicas' free KV fraction then."""
     samples: list[float] = []
+    held: dict[tuple[int, int], FloatArray] = {}  # (other, preempted) runs: shared runs once
     for r, rep in enumerate(replicas):
         if not len(rep.preemption_times_s):
             continue
@@ -196,7 +200,10 @@ def stranded_kv_fraction(replicas: list[ReplicaResult]) -> float:
             continue
         free = np.zeros(len(rep.preemption_times_s))
         for o in others:
-            free += o.total_blocks - _hold(o.series_s, o.series_used_blocks, rep.preemption_times_s)
+            key = (id(o), id(rep))
+            if key not in held:
+                held[key] = _hold(o.series_s, o.series_used_blocks, rep.preemption_times_s)
+            free += o.total_blocks - held[key]
         samples.extend((free / sum(o.total_blocks for o in others)).tolist())
     return float(np.mean(samples)) if samples else 0.0
 
