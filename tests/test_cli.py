@@ -214,3 +214,23 @@ def test_main_collects_garbage_rarely_while_it_runs_and_restores_the_thresholds(
         assert gc.get_threshold() == (700, 10, 10)
     finally:
         gc.set_threshold(*before)
+
+
+def test_a_run_naming_its_command_builds_only_that_command_and_restores_the_rest() -> None:
+    import typer.main
+
+    every = list(app.registered_commands)
+    built: list[list[str]] = []
+    with pytest.MonkeyPatch.context() as mp:  # the run: which commands typer would build
+        mp.setattr(type(app), "__call__", lambda self, **kw: built.append(sorted(_commands())) or 0)
+        assert main(["models", "--format", "json"]) == 0
+        assert main(["--help"]) == 0
+    assert built == [["models"], sorted(_commands())]  # an option first: every command
+    assert app.registered_commands == every
+    assert typer.main.get_command(app).name == "capcliff"
+
+
+def _commands() -> list[str]:
+    import typer.main
+
+    return list(typer.main.get_command(app).commands)  # type: ignore[attr-defined]

@@ -84,3 +84,24 @@ def test_shared_runs_equal_each_replicas_own_run(
         assert result.finish_s[idx].tolist() == own.finish_s.tolist()
         assert result.ttft_s[idx].tolist() == (own.first_token_s - own.arrival_s).tolist()
         assert result.preemptions[idx].tolist() == own.preemptions.tolist()
+
+
+def test_a_shared_run_adds_to_the_series_as_separate_equal_runs_do() -> None:
+    # `sim_result` samples a run shared by several replicas once; the combined series and the
+    # stranded KV fraction are those of separate, equal runs, to the bit.
+    import copy
+
+    from capcliff.sim.result import sim_result
+
+    capacity, config = KVCapacity(20, 16), SimConfig(max_num_seqs=4)  # small: some preempt
+    requests = fixed_batch(6, 90, 25)
+    rule = make_policy(config, requests)
+    run = ReplicaSim(requests, toy_model(), capacity, config, rule).run()
+    other = ReplicaSim(requests.subset(np.arange(4)), toy_model(), capacity, config, rule).run()
+    assert run.preemption_times_s.size  # the stranded fraction has samples to take
+    owners = [np.arange(6), np.arange(6, 12), np.arange(12, 16)]
+    shared = sim_result([run, run, other], owners, points=50)
+    separate = sim_result([run, copy.deepcopy(run), other], owners, points=50)
+    for name in ("kv_utilization", "running", "waiting", "hbm_utilization"):
+        assert getattr(shared.series, name).tolist() == getattr(separate.series, name).tolist()
+    assert shared.stranded_kv_fraction == separate.stranded_kv_fraction > 0

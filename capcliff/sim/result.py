@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,6 +13,35 @@ from capcliff.sim.reuse.prefix_reuse import ReuseSummary, reuse_summary
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+
+
+def linear_quantiles(values: FloatArray | IntArray, quantiles: list[float]) -> list[float]:
+    """`np.quantile(values, quantiles)` (its default, linear method) of a 1-D array, to the bit:
+    at virtual index v = (n - 1) q between sorted values a = x[floor v] and b = the next (both
+    the last past it), with t = v - floor v: a + (b - a) t, or b - (b - a)(1 - t) when t >= 0.5
+    (numpy's `_lerp`; past the end numpy's t is v + 1); NaN if any value is. A percentile p is
+    the quantile p / 100, as `np.percentile` divides. numpy's own costs about 80 us a call, and
+    its first call imports numpy.ma (`np.unique` asks `np.ma.is_masked`): 10 ms of a batch plan."""
+    n = len(values)
+    if n == 0:
+        return [float(v) for v in np.quantile(values, quantiles)]  # numpy's own refusal
+    ordered = np.sort(values)
+    if ordered.dtype.kind == "f" and ordered[-1] != ordered[-1]:  # NaN sorts last
+        return [math.nan] * len(quantiles)
+    last = n - 1
+    out = []
+    for q in quantiles:
+        v = last * q
+        if v >= last:
+            a = b = ordered[last].item()
+            t = v + 1  # numpy's gamma against its previous index, set to -1 there
+        else:
+            below = math.floor(v)
+            a, b = ordered[below].item(), ordered[below + 1].item()
+            t = v - below
+        diff = b - a
+        out.append(float(b - diff * (1 - t) if t >= 0.5 else a + diff * t))
+    return out
 
 
 @dataclass(frozen=True)
@@ -34,8 +64,8 @@ class Percentiles:
         if not len(finite):
             return cls(np.nan, np.nan, np.nan, np.nan)
         if weights is None:
-            p50, p90, p99 = np.percentile(finite, [50, 90, 99])
-            return cls(float(p50), float(p90), float(p99), float(finite.mean()))
+            p50, p90, p99 = linear_quantiles(finite, [50 / 100, 90 / 100, 99 / 100])
+            return cls(p50, p90, p99, float(finite.mean()))
         w = weights[keep]
         order = np.argsort(finite)
         ranked, cumulative = finite[order], np.cumsum(w[order]) / w.sum()
@@ -129,7 +159,11 @@ class SimResult:
 
 def _hold(times: FloatArray, values: FloatArray, grid: FloatArray) -> FloatArray:
     """Value of the event covering each grid time (events record their end time); 0 after."""
-    idx = np.searchsorted(times, grid, side="left")
+    return _held(np.searchsorted(times, grid, side="left"), values)
+
+
+def _held(idx: IntArray, values: FloatArray) -> FloatArray:
+    """`_hold` of `values` at the grid times whose positions among the event times are `idx`."""
     padded = np.append(values, 0.0)
     held: FloatArray = padded[np.minimum(idx, len(values))]
     return held
@@ -140,17 +174,16 @@ def deployment_series(replicas: list[ReplicaResult], points: int) -> TimeSeries:
     makespan = max(r.makespan_s for r in replicas)
     grid = np.linspace(0.0, makespan, max(points, 2))
     total_blocks = sum(r.total_blocks for r in replicas)
-    used = sum(
-        (_hold(r.series_s, r.series_used_blocks, grid) for r in replicas), np.zeros_like(grid)
-    )
-    running = sum(
-        (_hold(r.series_s, r.series_running, grid) for r in replicas), np.zeros_like(grid)
-    )
-    waiting = sum(
-        (_hold(r.series_s, r.series_waiting, grid) for r in replicas), np.zeros_like(grid)
-    )
-    hbm = sum(
-        (_hold(r.series_s, r.series_hbm_utilization, grid) for r in replicas), np.zeros_like(grid)
+    # a run that identical replicas share (`simulate._distinct_runs`) is sampled once, and its
+    # samples added once per replica, as before
+    sampled: dict[int, tuple[FloatArray, ...]] = {}
+    for r in replicas:
+        if id(r) not in sampled:
+            idx = np.searchsorted(r.series_s, grid, side="left")
+            series = (r.series_used_blocks, r.series_running, r.series_waiting)
+            sampled[id(r)] = tuple(_held(idx, v) for v in (*series, r.series_hbm_utilization))
+    used, running, waiting, hbm = (
+        sum((sampled[id(r)][k] for r in replicas), np.zeros_like(grid)) for k in range(4)
     )
     return TimeSeries(grid, used / total_blocks, running, waiting, hbm / len(replicas))
 
@@ -158,6 +191,7 @@ def deployment_series(replicas: list[ReplicaResult], points: int) -> TimeSeries:
 def stranded_kv_fraction(replicas: list[ReplicaResult]) -> float:
     """Mean, over every preemption in any replica, of the other replicas' free KV fraction then."""
     samples: list[float] = []
+    held: dict[tuple[int, int], FloatArray] = {}  # (other, preempted) runs: shared runs once
     for r, rep in enumerate(replicas):
         if not len(rep.preemption_times_s):
             continue
@@ -166,7 +200,10 @@ def stranded_kv_fraction(replicas: list[ReplicaResult]) -> float:
             continue
         free = np.zeros(len(rep.preemption_times_s))
         for o in others:
-            free += o.total_blocks - _hold(o.series_s, o.series_used_blocks, rep.preemption_times_s)
+            key = (id(o), id(rep))
+            if key not in held:
+                held[key] = _hold(o.series_s, o.series_used_blocks, rep.preemption_times_s)
+            free += o.total_blocks - held[key]
         samples.extend((free / sum(o.total_blocks for o in others)).tolist())
     return float(np.mean(samples)) if samples else 0.0
 

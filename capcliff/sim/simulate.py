@@ -9,6 +9,7 @@ other replicas while one preempts is reported. Pure: data in, result out, no I/O
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 
@@ -21,7 +22,7 @@ from capcliff.sim.config import KVCapacity, Routing, SimConfig, resolved_prefix_
 from capcliff.sim.core import lockstep_class, replica_class
 from capcliff.sim.loop.replica_result import ReplicaResult
 from capcliff.sim.policies import Policy, policy
-from capcliff.sim.result import Percentiles, SimResult, sim_result
+from capcliff.sim.result import Percentiles, SimResult, linear_quantiles, sim_result
 from capcliff.sim.traffic.workload import Requests
 from capcliff.units import ceil_div
 
@@ -33,7 +34,7 @@ def make_policy(config: SimConfig, requests: Requests) -> Policy:
     """The configured policy; kv-aware's output quantile is taken over the workload's outputs."""
     quantile = None
     if config.output_quantile is not None and len(requests):
-        quantile = int(np.ceil(np.quantile(requests.output_tokens, config.output_quantile)))
+        quantile = math.ceil(linear_quantiles(requests.output_tokens, [config.output_quantile])[0])
     return policy(config.policy, kv_margin=config.kv_margin, quantile_tokens=quantile)
 
 

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
@@ -20,7 +21,7 @@ import numpy.typing as npt
 from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
-from capcliff.sim.result import SimResult
+from capcliff.sim.result import SimResult, linear_quantiles
 from capcliff.sim.simulate import simulate
 from capcliff.sim.traffic.workload import Requests
 from capcliff.units import ceil_div
@@ -43,7 +44,7 @@ def analytic_cliff_percentile(
     """The analytic cliff for requests at the `percentile` of their peak KV (input + output -
     1)."""
     peaks = requests.input_tokens + requests.output_tokens - 1
-    tokens = int(np.ceil(np.percentile(peaks, percentile)))
+    tokens = math.ceil(linear_quantiles(peaks, [percentile / 100])[0])
     return dp * (blocks_per_replica // ceil_div(tokens, block_size))
 
 
@@ -156,9 +157,9 @@ class Slo:
 
 def meets(point: SweepPoint, slo: Slo) -> bool:
     """Whether the point's TTFT and TPOT percentiles are within the limits."""
-    ttft = float(np.percentile(point.ttft_s, slo.percentile))
+    ttft = linear_quantiles(point.ttft_s, [slo.percentile / 100])[0]
     tpot_values = point.tpot_s[np.isfinite(point.tpot_s)]
-    tpot = float(np.percentile(tpot_values, slo.percentile)) if len(tpot_values) else 0.0
+    tpot = linear_quantiles(tpot_values, [slo.percentile / 100])[0] if len(tpot_values) else 0.0
     return ttft <= slo.ttft_s and tpot <= slo.tpot_s
 
 

@@ -74,6 +74,10 @@ class ReplicaSim(ReplicaState):
         """Queue the requests received by now (`poll_s`: under an overlap scheduler, those that
         arrived by the start of the step just run; under a receive interval, by the last poll)."""
         arrivals, waiting, seen = self.arrivals, self.waiting, self.poll_s()
+        if arrivals and arrivals[-1][0] <= seen + ARRIVAL_TIE_S:  # all of them (a batch at once)
+            waiting.extend([i for _, i in arrivals])
+            arrivals.clear()
+            self.dirty = True
         while arrivals and arrivals[0][0] <= seen + ARRIVAL_TIE_S:
             waiting.append(arrivals.popleft()[1])
             self.dirty = True

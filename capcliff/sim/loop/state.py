@@ -206,16 +206,18 @@ class ReplicaState:
             ctx, _ = cohort.remove(i, self.step + 1)
             self.complete(i, -(-ctx // size))
         x, self.partial = self.partial, None
-        if x is not None:
-            self._advance_all([(x, 0, chunk_x)])
         if admitted:
             prompt, max_output, host_kv = self.prompt, self.max_output, self.host_kv
             for i, _, _ in admitted:
                 self.full_blocks_sum += -(-(prompt[i] + max_output[i]) // size)
                 self.max_output_sum += max_output[i]
                 host_kv[i] = 0
-            self._advance_all(admitted)
+            # the chunk of the request part way through its prefill first, then the admitted
+            # ones, in one pass (the sums above commute with what the pass changes)
+            self._advance_all(admitted if x is None else [(x, 0, chunk_x), *admitted])
             self.dirty = True
+        elif x is not None:
+            self._advance_all([(x, 0, chunk_x)])
         if not preempted and self.rule.ratio:
             self.ratio_steps += 1
 
