@@ -27,6 +27,7 @@ from capcliff.analysis.evaluate.capacity import (
     Replica,
     ReplicaCapacity,
     cap_grid,
+    decode_bound,
     replica_capacity,
     saturation_caps,
     saturation_point,
@@ -322,9 +323,13 @@ def _unless_beaten(
     ev: LayoutEval, search: SearchSettings, beaten_at: Callable[[float], bool]
 ) -> ReplicaCapacity | None:
     """`ev`'s capacity within the SLO, or None once `beaten_at` (its rank at a rate cannot be
-    first) holds of an upper bound of its rate: any rate (nothing simulated), the bound its
-    saturation caps set (`sustained_bound`), or the rate its verification steps down to."""
+    first) holds of an upper bound of its rate: any rate or the step-time model's decode bound
+    (`decode_bound`; nothing simulated), the bound its saturation caps set
+    (`sustained_bound`), or the rate its verification steps down to."""
     if beaten_at(math.inf):
+        return None
+    bound = decode_bound(ev.replica, search.workload)
+    if bound is not None and beaten_at(bound):  # no simulation either
         return None
     points = saturation_caps(
         ev.replica, search.workload, slo=search.slo, least=search.least_requests,
