@@ -280,7 +280,7 @@ def _refine_ranked(
     rank: Rank,
 ) -> None:
     """`refine_layouts` for the first-ranked layout only, serially, from the best rank each
-    layout could reach at any rate (replicas searched before in the plan first). A layout
+    layout would reach at its coarse rate (replicas searched before in the plan first). A layout
     whose rank cannot beat one already found (rank, then position in `found`) is left at its
     coarse capacity: not simulated at all when even an unbounded rate cannot, else its caps are
     simulated at saturation (`saturation_caps`) and the bound they set on its rate within the
@@ -298,8 +298,12 @@ def _refine_ranked(
         return at is not None and first is not None and at > first
 
     def order(name: str) -> tuple[bool, Ranked]:
+        # searched first: replicas already refined, then by the rank at their coarse rate (a
+        # guess of the first-ranked, so that the others face its rank; any order gives the
+        # same first-ranked layout, only the simulations skipped differ)
         fresh = key(found[name].replica, search) not in done.refined
-        return fresh, ranked(name, math.inf) or (-math.inf, 0, position[name])
+        guess = ranked(name, found[name].capacity.saturation_rps) or ranked(name, math.inf)
+        return fresh, guess or (-math.inf, 0, position[name])
 
     def beaten_at(name: str, first: Ranked | None) -> Callable[[float], bool]:
         return lambda rate: beaten(ranked(name, rate), first)
