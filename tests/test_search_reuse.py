@@ -256,12 +256,8 @@ def test_a_fleet_check_depends_on_its_units_cap_and_count_not_on_their_rate(
         seen.append((requests.arrival_s.tobytes(), steps, capacity, config, kw))
         return simulate_real(requests, steps, capacity, config, **kw)
 
-    import capcliff.analysis.evaluate.capacity as capacity
-
     simulate_real = fleet.simulate
     monkeypatch.setattr(fleet, "simulate", recorded)
-    # round-robin replicas are checked from one replica's share (`Replica.run`)
-    monkeypatch.setattr(capacity, "simulate", recorded)
     from capcliff.sim.traffic.workload import Arrival
 
     choice = WorkloadChoice(

@@ -11,10 +11,7 @@
   offered rate (without a load: the sustained rate less the headroom) x mean output tokens x 3600.
 - Check: the whole fleet is simulated at the load with its routing (round-robin or least-loaded),
   so the stranded KV of data parallelism and the slowest replica's tail show; if it misses the
-  SLO, one replica more is tried, up to VERIFY_RETRIES times. Independent replicas behind a
-  round-robin router (`dp_group.interchangeable`) are read from the first replica's share of the
-  fleet's stream: its part of the fleet's run, request for request, at 1/replicas of the cost
-  (its p99s are over that share's requests, the same distribution as the fleet's).
+  SLO, one replica more is tried, up to VERIFY_RETRIES times.
 """
 
 from __future__ import annotations
@@ -23,7 +20,6 @@ import math
 from dataclasses import dataclass
 
 from capcliff.analysis.evaluate.capacity import Replica
-from capcliff.analysis.evaluate.dp_group import interchangeable
 from capcliff.analysis.evaluate.layout_capacity import LayoutEval
 from capcliff.analysis.evaluate.online_load import LoadKind, OnlineWorkload
 from capcliff.analysis.evaluate.rate_search import meets_slo
@@ -33,8 +29,7 @@ from capcliff.analysis.plan.types import FleetEntry
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
-from capcliff.sim.config import Routing
-from capcliff.sim.simulate import route, simulate
+from capcliff.sim.simulate import simulate
 
 # The largest fleet sized, GPUs: about the largest GPU clusters built (~100k GPUs). A load that
 # needs more is refused in one line with the replica count, before any fleet is simulated (the
@@ -156,9 +151,7 @@ def check_fleet(
     slo: Slo | None,
 ) -> Checked:
     """Simulate `replicas` units at the workload's load with the configured routing; add one
-    while the SLO (or, without one, a bounded queue) is missed. Units of one engine each that
-    are `interchangeable` are read from the first one's share of the stream (the state's rates
-    are then that engine's)."""
+    while the SLO (or, without one, a bounded queue) is missed."""
     limits = slo or Slo.unlimited()
     count = replicas
     for _ in range(VERIFY_RETRIES + 1):
@@ -171,14 +164,10 @@ def check_fleet(
             offered = workload.offered_rps()
             assert offered is not None
             requests = workload.at_rate(n, offered)
-        if unit.dp == 1 and interchangeable(ev.replica, engines):
-            mine = route(requests, engines, Routing.ROUND_ROBIN)[0]
-            result = ev.replica.run(requests.subset(mine), unit.cap)
-        else:
-            config = config_at(ev.replica.config, unit.cap * engines, engines)
-            result = simulate(
-                requests, ev.replica.steps, ev.replica.capacity, config, dp=engines, groups=count
-            )
+        config = config_at(ev.replica.config, unit.cap * engines, engines)
+        result = simulate(
+            requests, ev.replica.steps, ev.replica.capacity, config, dp=engines, groups=count
+        )
         state = steady_state(result, open_loop=workload.kind is not LoadKind.CLIENTS)
         if meets_slo(state, limits):
             return Checked(count, state, True)
