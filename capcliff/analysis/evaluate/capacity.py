@@ -575,6 +575,27 @@ def sustained_bound(points: tuple[CapPoint, ...], slo: Slo | None) -> float:
     return best if slo is None else (1 - CAP_TOLERANCE) * best
 
 
+def decode_bound(replica: Replica, workload: OnlineWorkload) -> float | None:
+    """An upper bound of any saturation throughput `saturation_caps` can find, so of the rate
+    `replica_capacity` sustains, requests/s per replica, from the step-time model alone (None
+    where it does not apply: speculative decoding, whose steps make several tokens a sequence).
+
+    Why it bounds: a step makes at most one token for each sequence it schedules (a decode, or a
+    prefill that completes), and the simulator times a step over B such sequences with
+    `StepTimeModel.step_time_s` of its whole load: at least B tokens and sequences and some KV
+    read, never less time than a decode of B sequences reading no KV (the model's time grows
+    with each term of the load; tested, `tests/test_decode_bound.py`). No cap on the sweep's grid
+    exceeds its largest (`sweep_caps`), so tokens/s <= max over B <= that cap of B / that time,
+    and a rate in steady state is tokens/s over the mean output length (the workload's)."""
+    if replica.steps.spec is not None:
+        return None
+    _, base = cap_grid(workload, replica)
+    top = max(sweep_caps(replica, base))
+    steps = replica.steps
+    tok_s = max(b / steps.step_time_s(b, b, 0.0, 0.0) for b in range(1, top + 1))
+    return tok_s / workload.mean_output_tokens()
+
+
 def replica_capacity(
     replica: Replica,
     workload: OnlineWorkload,

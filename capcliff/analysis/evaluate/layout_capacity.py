@@ -27,6 +27,7 @@ from capcliff.analysis.evaluate.capacity import (
     Replica,
     ReplicaCapacity,
     cap_grid,
+    decode_bound,
     replica_capacity,
     saturation_caps,
     saturation_point,
@@ -279,7 +280,7 @@ def _refine_ranked(
     rank: Rank,
 ) -> None:
     """`refine_layouts` for the first-ranked layout only, serially, from the best rank each
-    layout could reach at any rate (replicas searched before in the plan first). A layout
+    layout would reach at its coarse rate (replicas searched before in the plan first). A layout
     whose rank cannot beat one already found (rank, then position in `found`) is left at its
     coarse capacity: not simulated at all when even an unbounded rate cannot, else its caps are
     simulated at saturation (`saturation_caps`) and the bound they set on its rate within the
@@ -297,8 +298,12 @@ def _refine_ranked(
         return at is not None and first is not None and at > first
 
     def order(name: str) -> tuple[bool, Ranked]:
+        # searched first: replicas already refined, then by the rank at their coarse rate (a
+        # guess of the first-ranked, so that the others face its rank; any order gives the
+        # same first-ranked layout, only the simulations skipped differ)
         fresh = key(found[name].replica, search) not in done.refined
-        return fresh, ranked(name, math.inf) or (-math.inf, 0, position[name])
+        guess = ranked(name, found[name].capacity.saturation_rps) or ranked(name, math.inf)
+        return fresh, guess or (-math.inf, 0, position[name])
 
     def beaten_at(name: str, first: Ranked | None) -> Callable[[float], bool]:
         return lambda rate: beaten(ranked(name, rate), first)
@@ -322,9 +327,13 @@ def _unless_beaten(
     ev: LayoutEval, search: SearchSettings, beaten_at: Callable[[float], bool]
 ) -> ReplicaCapacity | None:
     """`ev`'s capacity within the SLO, or None once `beaten_at` (its rank at a rate cannot be
-    first) holds of an upper bound of its rate: any rate (nothing simulated), the bound its
-    saturation caps set (`sustained_bound`), or the rate its verification steps down to."""
+    first) holds of an upper bound of its rate: any rate or the step-time model's decode bound
+    (`decode_bound`; nothing simulated), the bound its saturation caps set
+    (`sustained_bound`), or the rate its verification steps down to."""
     if beaten_at(math.inf):
+        return None
+    bound = decode_bound(ev.replica, search.workload)
+    if bound is not None and beaten_at(bound):  # no simulation either
         return None
     points = saturation_caps(
         ev.replica, search.workload, slo=search.slo, least=search.least_requests,
