@@ -8,6 +8,7 @@ Every loading error reads `path: field: message`. Catalog files ship inside the 
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import struct
 from dataclasses import dataclass
@@ -110,10 +111,24 @@ def _unknown(kind: str, name: str, known: list[str]) -> UnknownIdError:
     return UnknownIdError(f"{kind}: unknown id {name!r}; {hint}")
 
 
+def _catalog_file(kind: str, name: str) -> Path | None:
+    """The catalog file of id `name`, or None: a name with a path separator is no id (it joined
+    onto the catalog folder, so `--gpu /tmp/x` read /tmp/x.toml unchecked as a catalog entry)."""
+    if not name or any(sep in name for sep in ("/", "\\", os.sep)) or name in (".", ".."):
+        return None
+    path = catalog_dir(kind) / f"{name}.toml"
+    return path if is_file(path) else None
+
+
 def get_hardware(name: str) -> HardwareSpec:
     """A hardware spec by id, with the closest ids suggested when unknown."""
-    path = catalog_dir("hardware") / f"{name}.toml"
-    if is_file(path):  # one file is all a command needs; the catalog tests validate the rest
+    path = _catalog_file("hardware", name)
+    if Path(name).suffix == ".toml" or "/" in name or os.sep in name:
+        raise UnknownIdError(
+            f"gpu: {name!r:.80} is a path; give a hardware id (see capcliff hardware): hardware "
+            "files are read from the catalog only"
+        )
+    if path is not None:  # one file is all a command needs; the catalog tests validate the rest
         return load_entry(path, HardwareSpec)
     catalog = hardware_catalog()
     if name in catalog:
@@ -296,11 +311,16 @@ def model_from_path(path: Path) -> Model:
 
 def get_model(name: str) -> Model:
     """A catalog model by id, or a model from a config.json path or model directory."""
-    path = catalog_dir("model_cards") / f"{name}.toml"
-    if is_file(path):
+    path = _catalog_file("model_cards", name)
+    if path is not None:
         return model_from_card(load_entry(path, ModelCard), path=str(path))
     catalog = model_catalog()
     candidate = Path(name)
+    if candidate.suffix == ".toml":  # parsed as JSON: "(json): Expecting value at line 1"
+        raise CatalogError(
+            f"{name!r:.80}: (file): a model card is read from the catalog only; give a catalog "
+            "id (see capcliff models), an HF config.json or a model folder"
+        )
     if candidate.suffix == ".json" or unreadable(candidate) != "no such file" or "/" in name:
         return model_from_path(candidate)
     raise _unknown("model", name, list(catalog))
