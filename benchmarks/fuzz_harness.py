@@ -49,6 +49,9 @@ class Case:
     # environment for the child (a fresh interpreter, `python -m capcliff`, so that variables
     # read at start-up, such as PYTHONIOENCODING, apply); None: a fork of the warm parent
     env: dict[str, str] | None = None
+    # files the case's --force is asked to replace (neither an input nor a model file): a
+    # change to them is the answer, not a loss
+    replaced: tuple[str, ...] = ()
 
 
 @dataclass
@@ -161,7 +164,7 @@ def run_case(case: Case, root: Path) -> Outcome:
     code, kind, seconds = _wait(pid, start)
     err, out = (_read(folder / name) for name in (".stderr", ".stdout"))
     after = _digests(folder)
-    lost = [k for k, v in before.items() if after.get(k) != v]
+    lost = [k for k, v in before.items() if after.get(k) != v and k not in case.replaced]
     kind = kind or _classify(case, code, err, out, lost=bool(lost))
     if lost and kind != "lost":
         err += f"\n[lost: {lost}]"

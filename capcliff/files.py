@@ -311,6 +311,8 @@ def output_path(text: str | None, *, flag: str) -> Path | None:
         return None
     if not text.strip():  # `--junit " "` (an unset shell variable, quoted) wrote a file named " "
         raise InputError(f"{flag}: {text!r} is blank; give a file name")
+    if text.strip() == "-":  # the usual name of standard output: a file named "-" was written
+        raise InputError(f"{flag}: '-' is standard output by custom; give a file name")
     if text.endswith(("/", os.sep)):
         raise InputError(f"{flag}: {text} ends in a separator, which names a folder; give a file")
     return Path(text)

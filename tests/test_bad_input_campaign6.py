@@ -291,3 +291,32 @@ def test_a_histogram_header_of_count_then_tokens_is_refused(
         f"error: osl: {hist} line 1: the header names count before tokens; the columns are "
         "read by position: write tokens,count"
     )
+
+
+# A spec's unreadable histogram was said twice: the reader's line, then "the histogram file
+# was not read" from the validation that followed.
+
+
+@pytest.mark.parametrize(
+    "osl", ["hist:s.toml", "hist:nope.csv"], ids=["not-a-histogram", "missing"]
+)
+def test_a_specs_unreadable_histogram_is_said_once(
+    osl: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = _spec(tmp_path, SPEC.replace("osl = 100", f'osl = "{osl}"'))
+    line = _one_line_error(["check", spec], capsys)
+    assert line.startswith(f"error: {spec}: scenario[0].workload.osl: ")
+    assert "was not read" not in line
+
+
+# "-" as an output: the usual name of standard output wrote a file named "-".
+
+
+@pytest.mark.parametrize("flag", ["--junit", "--markdown", "--write-baseline"])
+def test_a_dash_output_is_refused(
+    flag: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    line = _one_line_error(["check", _spec(tmp_path, SPEC), flag, "-"], capsys)
+    assert line == f"error: {flag}: '-' is standard output by custom; give a file name"
+    assert not (tmp_path / "-").exists()

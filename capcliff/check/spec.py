@@ -433,7 +433,9 @@ def parse_spec(text: str, *, path: Path) -> SpecFile:
     """
     data = _toml(text, path)
     histograms, problems = _read_histograms(data, path.parent)
-    problems += validation_lines(CheckSpec, data)
+    # a histogram that could not be read is said once, not again as "was not read"
+    said = tuple(p.split(":", 1)[0] + ":" for p in problems)
+    problems += [p for p in validation_lines(CheckSpec, data) if not said or not p.startswith(said)]
     if problems:
         raise CatalogError("\n".join(f"{path}: {p}" for p in problems))
     spec = CheckSpec.model_validate(data)
