@@ -339,6 +339,8 @@ def configs6_cases() -> Iterator[Case]:
         ("dtype-key-new", {**{k: v for k, v in c.items() if k != "torch_dtype"}, "dtype": "bfloat16"}, None),
         ("dtype-both-disagree", {**c, "dtype": "float16"}, None),
         ("quant-config-null", {**c, "quantization_config": None}, None),
+        ("compression-config-key", {**c, "compression_config": {"quant_method": "fp8"}}, False),
+        ("compression-config-bad", {**c, "compression_config": {"quant_method": "gguf"}}, True),
         ("quant-fp8-no-method", {**c, "quantization_config": {"weight_block_size": [128, 128]}}, True),
         ("nested-huge-depth", {**c, "x": json.loads("[" * 500 + "]" * 500)}, None),
         ("unicode-keys", {**c, "ｈidden_size": 4096}, None),
@@ -358,11 +360,13 @@ def configs6_cases() -> Iterator[Case]:
             )
     # hf_quant_config.json beside the config (ModelOpt checkpoints)
     for name, side, invalid in [
-        ("hf-quant-fp4", {"quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": None}}, None),
-        ("hf-quant-garbage", {"quantization": "x"}, None),
-        ("hf-quant-binary", b"\x00\x01", None),
+        ("hf-quant-fp4", {"quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": None}}, False),
+        ("hf-quant-garbage", {"quantization": "x"}, True),
+        ("hf-quant-binary", b"\x00\x01", True),
+        ("hf-quant-beside-inline", {"quantization": "x"}, False),  # config.json's own wins, as in vLLM
     ]:  # fmt: skip
-        files: dict[str, FileSpec] = {"m/config.json": json.dumps(c),
+        inline = {**c, "quantization_config": {"quant_method": "fp8"}} if "inline" in name else c
+        files: dict[str, FileSpec] = {"m/config.json": json.dumps(inline),
                                       "m/hf_quant_config.json": side if isinstance(side, bytes) else json.dumps(side)}  # fmt: skip
         yield Case("configs6", name, ["memory", "{d}/m", "--gpus", "1"], files, invalid)
 

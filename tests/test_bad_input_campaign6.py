@@ -320,3 +320,50 @@ def test_a_dash_output_is_refused(
     line = _one_line_error(["check", _spec(tmp_path, SPEC), flag, "-"], capsys)
     assert line == f"error: {flag}: '-' is standard output by custom; give a file name"
     assert not (tmp_path / "-").exists()
+
+
+# A ModelOpt checkpoint of release 0.29 or before keeps its format in hf_quant_config.json, not
+# config.json; vLLM reads it from there, and capcliff sized such a folder at bf16.
+
+MODELOPT_NVFP4 = {"producer": {"name": "modelopt", "version": "0.27.0"},
+                  "quantization": {"quant_algo": "NVFP4", "group_size": 16,
+                                   "exclude_modules": ["lm_head"]}}  # fmt: skip
+
+
+def test_a_modelopt_folders_hf_quant_config_is_its_format(tmp_path: Path) -> None:
+    from capcliff.catalog.catalogs import model_from_path
+
+    config = _card_config("llama-3.1-8b")
+    side, inline = tmp_path / "side", tmp_path / "inline"
+    for folder in (side, inline):
+        folder.mkdir()
+    (side / "config.json").write_text(json.dumps(config))
+    (side / "hf_quant_config.json").write_text(json.dumps(MODELOPT_NVFP4))
+    (inline / "config.json").write_text(
+        json.dumps({**config, "quantization_config": MODELOPT_NVFP4})
+    )
+    beside, within = model_from_path(side).arch, model_from_path(inline).arch
+    assert beside.linear_dtype.value == "nvfp4"
+    assert beside == within
+
+
+def test_a_bad_hf_quant_config_is_named_by_its_path(tmp_path: Path) -> None:
+    from capcliff.catalog.catalogs import model_from_path
+
+    (tmp_path / "config.json").write_text(json.dumps(_card_config("llama-3.1-8b")))
+    (tmp_path / "hf_quant_config.json").write_text('{"quantization": {"quant_algo": "INT3"}}')
+    with pytest.raises(CatalogError, match=r"hf_quant_config.json: quantization_config.quant_algo"):
+        model_from_path(tmp_path)
+
+
+def test_a_compression_config_key_is_the_quantization_config() -> None:
+    # llm-compressor's older checkpoints name the key compression_config (vLLM reads either)
+    w4 = {"quant_method": "compressed-tensors",
+          "config_groups": {"g": {"weights": {"num_bits": 4, "type": "int", "strategy": "group",
+                                              "group_size": 128}, "targets": ["Linear"]}},
+          "ignore": ["lm_head"]}  # fmt: skip
+    config = _card_config("llama-3.1-8b")
+    old = architecture_from_config({**config, "compression_config": w4}, path="c")
+    new = architecture_from_config({**config, "quantization_config": w4}, path="c")
+    assert old.quantization is not None
+    assert old == new

@@ -363,6 +363,8 @@ def _dtypes(
     if base not in (WeightDType.BF16, WeightDType.FP16):
         base = WeightDType.BF16
     raw = top.get("quantization_config")
+    if raw is None:  # vLLM's _parse_quant_hf_config: "compressed-tensors uses a
+        raw = top.get("compression_config")  # 'compression_config' key" (its older releases)
     if raw is None:
         return base, base, base, None
     if not isinstance(raw, dict):

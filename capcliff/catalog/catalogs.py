@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from capcliff.catalog.architecture import Architecture, architecture_from_config
+from capcliff.catalog.quantization import quantization_from_config
 from capcliff.catalog.specs import HardwareSpec, ModelCard, PublishedParams
 from capcliff.errors import CatalogError, UnknownIdError
 from capcliff.files import is_file, key_label, parse_json, parse_toml, text_problem, unreadable
@@ -170,6 +171,19 @@ def _load_config_json(path: Path) -> dict[str, Any]:
     return data
 
 
+def _with_modelopt_file(raw: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """`raw` with the folder's `hf_quant_config.json` as its quantization_config when it has
+    none: ModelOpt 0.29 and before wrote the format there, and vLLM reads it from there (its
+    `transformers_utils/config.py`, "ModelOpt 0.29.0 and before saves the quantization config in
+    a separate hf_quant_config.json"); such a checkpoint was sized at bf16."""
+    side = folder / "hf_quant_config.json"
+    if raw.get("quantization_config") is not None or not is_file(side):
+        return raw
+    data = _load_config_json(side)
+    quantization_from_config(data, path=str(side))  # its own problems, named by its own path
+    return {**raw, "quantization_config": data}
+
+
 # Bytes per element of each safetensors dtype (the format's `Dtype` enum; sub-byte and 8-bit
 # floats as the `safetensors` package names them). F4 (two per byte) counts half a byte.
 SAFETENSORS_DTYPE_BITS = {
@@ -294,7 +308,7 @@ def model_from_path(path: Path) -> Model:
     config_path = path / "config.json" if path.is_dir() else path
     if not is_file(config_path):
         raise CatalogError(f"{config_path}: (file): no such config.json")
-    raw = _load_config_json(config_path)
+    raw = _with_modelopt_file(_load_config_json(config_path), config_path.parent)
     arch = architecture_from_config(raw, path=str(config_path))
     named = raw.get("_name_or_path")
     name = named if isinstance(named, str) and named else config_path.parent.name
