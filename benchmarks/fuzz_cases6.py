@@ -133,6 +133,9 @@ COMBOS6: list[tuple[str, list[str], bool | None]] = [
     ("serve-other-model", [*SW, "--serve-command", "vllm serve Qwen/Qwen3-8B"], True),
     ("serve-utilization-twice", [*SW, "--gpu-memory-utilization", "0.5", "--serve-command", "vllm serve meta-llama/Llama-3.1-8B --gpu-memory-utilization 0.8"], True),
     ("serve-unknown-flag", [*SW, "--serve-command", "vllm serve meta-llama/Llama-3.1-8B --no-such-flag 3"], None),
+    ("serve-dtype-float32", [*SW, "--serve-command", "vllm serve meta-llama/Llama-3.1-8B --dtype float32"], True),
+    ("serve-dtype-half", [*SW, "--serve-command", "vllm serve meta-llama/Llama-3.1-8B --dtype half"], False),
+    ("serve-dtype-no-value", [*SW, "--serve-command", "vllm serve meta-llama/Llama-3.1-8B --dtype"], True),
     ("serve-empty", [*SW, "--serve-command", ""], True),
     ("serve-unbalanced-quote", [*SW, "--serve-command", "vllm serve 'meta-llama/Llama-3.1-8B"], True),
     # plan's own

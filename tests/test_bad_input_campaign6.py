@@ -367,3 +367,27 @@ def test_a_compression_config_key_is_the_quantization_config() -> None:
     new = architecture_from_config({**config, "quantization_config": w4}, path="c")
     assert old.quantization is not None
     assert old == new
+
+
+# A serve command's `--dtype float32` was skipped as inert: 4-byte weights sized as 16-bit ones.
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["vllm serve meta-llama/Llama-3.1-8B --dtype float32",
+     "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B --dtype float"],
+    ids=["vllm", "sglang"],
+)  # fmt: skip
+def test_a_float32_serve_command_is_refused(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _one_line_error([*SWEEP, "--serve-command", command], capsys)
+    assert "serve_command: --dtype float" in line
+    assert line.endswith("capcliff sizes 16-bit weights (auto, bfloat16, float16) or a "
+                         "quantization; float32 serving is not modelled")  # fmt: skip
+
+
+def test_a_sixteen_bit_serve_dtype_is_taken(capsys: pytest.CaptureFixture[str]) -> None:
+    command = "vllm serve meta-llama/Llama-3.1-8B --dtype half"
+    assert main([*SWEEP, "--serve-command", command, "--format", "json"]) == 0
+    capsys.readouterr()
