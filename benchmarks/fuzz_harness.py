@@ -46,6 +46,12 @@ class Case:
     files: dict[str, FileSpec] = field(default_factory=dict)
     invalid: bool | None = True  # None: either answer is fine, only crashes count
     setup: Callable[[Path], None] | None = None
+    # environment for the child (a fresh interpreter, `python -m capcliff`, so that variables
+    # read at start-up, such as PYTHONIOENCODING, apply); None: a fork of the warm parent
+    env: dict[str, str] | None = None
+    # files the case's --force is asked to replace (neither an input nor a model file): a
+    # change to them is the answer, not a loss
+    replaced: tuple[str, ...] = ()
 
 
 @dataclass
@@ -109,6 +115,27 @@ def _child(argv: list[str], folder: Path) -> None:
         os._exit(code if 0 <= code < 256 else 96)
 
 
+def _spawn(argv: list[str], folder: Path, env: dict[str, str]) -> int:
+    """A fresh `python -m capcliff ARGV` in `folder` with `env` over this environment."""
+    import subprocess
+    import sys
+
+    root = str(Path(__file__).resolve().parent.parent)
+    full = {**os.environ, "PYTHONPATH": root, **env}
+    full = {k: v for k, v in full.items() if v != "<unset>"}
+    with open(folder / ".stdout", "wb") as out, open(folder / ".stderr", "wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "capcliff", *argv], cwd=folder, env=full, stdout=out,
+            stderr=err, preexec_fn=lambda: resource.setrlimit(
+                resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES)),
+        )  # fmt: skip
+    _SPAWNED[proc.pid] = proc  # held, so that Popen's own reaper never waits on it first
+    return proc.pid
+
+
+_SPAWNED: dict[int, object] = {}
+
+
 def _cpu_seconds(pid: int) -> float:
     """CPU seconds a running child has used (Linux /proc; 0 when unreadable)."""
     try:
@@ -119,7 +146,8 @@ def _cpu_seconds(pid: int) -> float:
 
 
 def run_case(case: Case, root: Path) -> Outcome:
-    """Run one case in a forked child; classify it."""
+    """Run one case in a forked child (or a fresh interpreter, for a case's environment);
+    classify it."""
     folder = Path(tempfile.mkdtemp(dir=root))
     _make(folder, case.files)
     if case.setup is not None:
@@ -127,37 +155,46 @@ def run_case(case: Case, root: Path) -> Outcome:
     before = _digests(folder)
     argv = [a.replace("{d}", str(folder)) for a in case.argv]
     start = time.monotonic()
-    pid = os.fork()
-    if pid == 0:
-        _child(argv, folder)
-    code: int | None = None
-    kind = ""
-    seconds = 0.0
-    while True:
-        done, status, usage = os.wait4(pid, os.WNOHANG)
-        if done:
-            seconds = usage.ru_utime + usage.ru_stime
-            if os.WIFEXITED(status):
-                code = os.WEXITSTATUS(status)
-            else:
-                kind = "hang"  # killed by a signal: memory
-            if seconds > TIME_LIMIT_S:
-                kind = "hang"
-            break
-        if time.monotonic() - start > WALL_LIMIT_S or _cpu_seconds(pid) > TIME_LIMIT_S:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            kind, seconds = "hang", time.monotonic() - start
-            break
-        time.sleep(0.05)
+    if case.env is not None:
+        pid = _spawn(argv, folder, case.env)
+    else:
+        pid = os.fork()
+        if pid == 0:
+            _child(argv, folder)
+    code, kind, seconds = _wait(pid, start)
     err, out = (_read(folder / name) for name in (".stderr", ".stdout"))
     after = _digests(folder)
-    lost = [k for k, v in before.items() if after.get(k) != v]
+    lost = [k for k, v in before.items() if after.get(k) != v and k not in case.replaced]
     kind = kind or _classify(case, code, err, out, lost=bool(lost))
     if lost and kind != "lost":
         err += f"\n[lost: {lost}]"
     shutil.rmtree(folder, ignore_errors=True)
     return Outcome(case, kind, code, seconds, err, out[-300:])
+
+
+def _reaped(pid: int, status: int) -> None:
+    """Tell a spawned child's Popen that it was waited for (its own reaper must not wait)."""
+    spawned = _SPAWNED.pop(pid, None)
+    if spawned is not None:
+        spawned.returncode = status  # type: ignore[attr-defined]
+
+
+def _wait(pid: int, start: float) -> tuple[int | None, str, float]:
+    """(exit code, "hang" or "", CPU seconds) of the child `pid`, killed past the limits."""
+    while True:
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            _reaped(pid, status)
+            seconds = usage.ru_utime + usage.ru_stime
+            if not os.WIFEXITED(status):
+                return None, "hang", seconds  # killed by a signal: memory
+            return os.WEXITSTATUS(status), "hang" if seconds > TIME_LIMIT_S else "", seconds
+        if time.monotonic() - start > WALL_LIMIT_S or _cpu_seconds(pid) > TIME_LIMIT_S:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            _reaped(pid, -9)
+            return None, "hang", time.monotonic() - start
+        time.sleep(0.05)
 
 
 def _read(path: Path) -> str:

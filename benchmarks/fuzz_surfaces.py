@@ -7,7 +7,8 @@ session and plain traces, --offload, --disagg, price and GPU lists, check specs,
 quantization configs, safetensors headers, older numeric flags, output paths; then, from the
 fourth campaign, every option of every command at 13 boundary values, contradicting flags, paths,
 trace, spec, calibration-file and config.json shapes: every-flag, combos, paths, traces4,
-check4, calfiles, configs4) and is classed by
+check4, calfiles, configs4; the sixth, in `fuzz_cases6.py`: combos6, cards6, configs6, spec6,
+files6, outputs6, env6) and is classed by
 `fuzz_harness`: traceback, hang (past 20 s or out of memory), nonsense (exit 0 on invalid
 input), lost (an input file changed), lines (exit 2 but not one `error:` line), refused-valid.
 Prints a table of classes per surface, then one line per finding. The figures are what the
@@ -1625,6 +1626,9 @@ SURFACES: dict[str, Callable[[], Iterator[Case]]] = {
 
 
 def main() -> None:
+    from fuzz_cases6 import SURFACES6  # imports this module's tables: loaded once they exist
+
+    SURFACES.update(SURFACES6)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("surfaces", nargs="*", default=list(SURFACES))
     parser.add_argument("--jobs", type=int, default=2)

@@ -83,6 +83,14 @@ def read_text(path: Path, *, field: str) -> str:
     return decode_text(read_bytes(path, field=field), path, field=field)
 
 
+def jsonl_lines(text: str) -> tuple[str, ...]:
+    """The lines of a JSON Lines text, split at newlines only: `str.splitlines` also splits at
+    U+2028, U+0085 and the like, which JSON strings may hold (a `session_id` with one was cut in
+    two); a carriage return before the newline is whitespace to JSON."""
+    lines = text.split("\n")
+    return tuple(lines[:-1] if lines and lines[-1] == "" else lines)
+
+
 def parse_json(
     text: str, *, source: str, error: type[InputError] = InputError, finite: bool = True
 ) -> Any:
@@ -238,11 +246,17 @@ def _same(a: Path, b: Path) -> bool:
 # Files of a model checkpoint folder: capcliff never writes one, even with --force (a report
 # written over a checkpoint loses it). Weights by suffix (safetensors, PyTorch, GGUF, ONNX), and
 # the JSON files HF model folders carry by name.
-MODEL_FILE_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf", ".onnx")
+MODEL_FILE_SUFFIXES = (
+    ".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf", ".onnx", ".tiktoken",
+)  # fmt: skip
+# the tokenizer's other files (SentencePiece `tokenizer.model`, BPE `vocab.json` + `merges.txt`,
+# WordPiece `vocab.txt`), the processor's and chat template's, Mistral's `params.json`
 MODEL_FILE_NAMES = (
     "config.json", "generation_config.json", "hf_quant_config.json", "tokenizer.json",
     "tokenizer_config.json", "special_tokens_map.json", "model.safetensors.index.json",
-    "pytorch_model.bin.index.json",
+    "pytorch_model.bin.index.json", "tokenizer.model", "spiece.model", "vocab.json",
+    "merges.txt", "vocab.txt", "added_tokens.json", "preprocessor_config.json",
+    "processor_config.json", "chat_template.jinja", "chat_template.json", "params.json",
 )  # fmt: skip
 
 
@@ -263,11 +277,13 @@ def check_outputs(
     read = [p for p in inputs if p is not None]
     seen: dict[Path, str] = {}
     for flag, path in given:
-        key = Path(os.path.abspath(path))
+        # the real path: two spellings through a symlinked folder, or a link to the other
+        # output, name one file, and the second write replaced the first
+        key = Path(os.path.realpath(path))
         if key in seen:
             raise InputError(f"{flag}: {path} is also the path of {seen[key]}; give each its own")
         seen[key] = flag
-        if any(Path(os.path.abspath(i)) == key or _same(i, path) for i in read):
+        if any(Path(os.path.realpath(i)) == key or _same(i, path) for i in read):
             raise InputError(f"{flag}: {path} is an input of this run; write elsewhere")
         if is_model_file(path):
             raise InputError(
@@ -295,6 +311,8 @@ def output_path(text: str | None, *, flag: str) -> Path | None:
         return None
     if not text.strip():  # `--junit " "` (an unset shell variable, quoted) wrote a file named " "
         raise InputError(f"{flag}: {text!r} is blank; give a file name")
+    if text.strip() == "-":  # the usual name of standard output: a file named "-" was written
+        raise InputError(f"{flag}: '-' is standard output by custom; give a file name")
     if text.endswith(("/", os.sep)):
         raise InputError(f"{flag}: {text} ends in a separator, which names a folder; give a file")
     return Path(text)

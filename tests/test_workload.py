@@ -130,16 +130,24 @@ def test_unknown_preset_lists_the_known_ones() -> None:
 
 
 def test_trace_rows_parse_with_optional_arrival_and_blank_lines() -> None:
+    timed = ['{"input_tokens": 10, "output_tokens": 20, "arrival_s": 1.5}', ""]
+    untimed = ['{"input_tokens": 3, "output_tokens": 4}', ""]
+    rows = parse_trace(timed) + parse_trace(untimed)
+    assert [(r.input_tokens, r.output_tokens, r.arrival_s) for r in rows] == [
+        (10, 20, 1.5),
+        (3, 4, None),
+    ]
+
+
+def test_a_trace_with_arrivals_on_some_rows_only_is_refused() -> None:
+    # the untimed row arrived at 0 s, before the timed one at 1.5 s, unsaid
     lines = [
         '{"input_tokens": 10, "output_tokens": 20, "arrival_s": 1.5}',
         "",
         '{"input_tokens": 3, "output_tokens": 4}',
     ]
-    rows = parse_trace(lines)
-    assert [(r.input_tokens, r.output_tokens, r.arrival_s) for r in rows] == [
-        (10, 20, 1.5),
-        (3, 4, None),
-    ]
+    with pytest.raises(InputError, match="trace line 3: arrival_s: missing while line 1 has one"):
+        parse_trace(lines)
 
 
 @pytest.mark.parametrize(

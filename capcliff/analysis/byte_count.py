@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, Field
 
 from capcliff.errors import InputError
-from capcliff.units import parse_bytes
+from capcliff.units import MAX_BYTES, parse_bytes
 
 # Set: a sanity bound on --gpu-total-memory. No accelerator capcliff plans for has under 1 GiB,
 # so a smaller total is a size given without its unit (80 read as 80 bytes).
@@ -21,6 +21,9 @@ def _byte_count(value: Any) -> Any:
             return parse_bytes(value, field="bytes")
         except InputError as exc:
             raise ValueError(str(exc).removeprefix("bytes: ")) from None
+    # a number of bytes has the text's bound (a spec's 2**63 was taken where "2**63" was not)
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > MAX_BYTES:
+        raise ValueError(f"{value:.3g} bytes is past {MAX_BYTES:.3g} (1 EiB), beyond any device")
     return value
 
 

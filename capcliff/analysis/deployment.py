@@ -588,6 +588,32 @@ def _check_adp_balance(settings: DeploymentSettings, layout: str | None) -> None
         )
 
 
+def refuse_disagg_only(settings: DeploymentSettings, *, disagg: bool) -> None:
+    """The KV transfer's set-up cost prices the prefill-to-decode hand-off; an aggregated
+    deployment has none, and the setting was dropped unsaid."""
+    if not disagg and settings.kv_transfer_overhead_ms is not None:
+        raise InputError(
+            "kv_transfer_overhead_ms: the prefill-to-decode KV hand-off's cost; it applies "
+            "with disagg only"
+        )
+
+
+def _refuse_moe_settings_on_dense(settings: DeploymentSettings, model: Model) -> None:
+    """The MoE backend and the all-to-all backend pick expert kernels and expert dispatch; on a
+    dense model they were dropped unsaid."""
+    if model.arch.moe is not None:
+        return
+    given = [name for name, on in (
+        ("moe_backend", settings.moe_backend is not None),
+        ("all2all_backend", settings.all2all_backend is not AllToAllBackend.NONE),
+    ) if on]  # fmt: skip
+    if given:
+        raise InputError(
+            f"{given[0]}: picks the experts' kernels or dispatch; {model.id} is dense (no "
+            "experts); leave it unset"
+        )
+
+
 def resolve(
     model: Model,
     hardware: HardwareSpec,
@@ -623,6 +649,7 @@ def resolve(
             f"{settings.engine.value} setting; leave it unset"
         )
     _check_adp_balance(settings, layout)
+    _refuse_moe_settings_on_dense(settings, model)
     unused = _refuse_other_engines_settings(settings)
     check_model_context(settings.max_model_len, arch.max_position_embeddings,
                         allow_long=settings.allow_long_max_model_len)  # fmt: skip

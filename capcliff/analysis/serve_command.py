@@ -62,7 +62,7 @@ _INERT = frozenset(
     {
         "host", "port", "served-model-name", "trust-remote-code", "api-key", "disable-log-requests",
         "disable-log-stats", "uvicorn-log-level", "log-level", "download-dir", "tokenizer",
-        "revision", "seed", "enable-chunked-prefill", "backend", "log_level", "dtype",
+        "revision", "seed", "enable-chunked-prefill", "backend", "log_level",
     }
 )  # fmt: skip
 _BOOLEAN = frozenset(
@@ -187,6 +187,20 @@ def _kv_dtype(r: _Reading, flag: str, value: str | None) -> None:
         r.settings["kv_cache_dtype"] = parse_kv_dtype(value or "", field=FIELD).value
 
 
+# `--dtype` values at 2 bytes a weight (vLLM, SGLang): bf16 and fp16 size alike, so they are inert
+_SIXTEEN_BIT = frozenset({"auto", "bfloat16", "bf16", "float16", "half", "fp16"})
+
+
+def _dtype(r: _Reading, flag: str, value: str | None) -> None:
+    """A 16-bit --dtype changes nothing capcliff sizes; float32 weights (4 bytes each) were
+    sized as 16-bit ones unsaid."""
+    if (value or "").strip().lower() not in _SIXTEEN_BIT:
+        raise InputError(
+            f"{FIELD}: --{flag} {value or '(no value)'}: capcliff sizes 16-bit weights (auto, "
+            "bfloat16, float16) or a quantization; float32 serving is not modelled"
+        )
+
+
 def _quantization(r: _Reading, flag: str, value: str | None) -> None:
     try:
         r.settings["weight_dtype"] = parse_weight_dtype(value or "", field=FIELD).value
@@ -226,6 +240,7 @@ def _text(flag: str, value: str | None) -> str:
 _COMMON = {
     "max-num-batched-tokens": _setting("max_num_batched_tokens", _integer),
     "kv-cache-dtype": _kv_dtype,
+    "dtype": _dtype,
     "quantization": _quantization,
     "q": _quantization,
     "model": _model,

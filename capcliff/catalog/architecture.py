@@ -173,7 +173,9 @@ class _Fields:
         return self.raw.get(field) is not None
 
     def int_(self, field: str, default: int | None = None, *, minimum: int = 1) -> int:
-        value = self.raw.get(field, default)
+        # null is unset, as transformers reads it (`num_key_value_heads: null` is the heads)
+        value = self.raw.get(field)
+        value = default if value is None else value
         if value is None:
             raise self.error(field, "missing (required to size the model)")
         if isinstance(value, bool) or not isinstance(value, int):
@@ -283,6 +285,12 @@ def _moe(fields: _Fields, model_type: str, num_layers: int) -> MoE | None:
         dense_layers = _layer_indices(fields, "mlp_only_layers", num_layers)
         flags = tuple(i not in dense_layers and (i + 1) % step == 0 for i in range(num_layers))
         shared = fields.int_("shared_expert_intermediate_size", 0, minimum=0)
+    if not any(flags):  # a MoE model of dense layers only was sized with expert layouts
+        which = "first_k_dense_replace, moe_layer_freq" if model_type in (
+            "deepseek_v2", "deepseek_v3") else "decoder_sparse_step, mlp_only_layers"  # fmt: skip
+        raise fields.error(
+            expert_field, f"{num_experts} experts but {which} leave no MoE layer of {num_layers}"
+        )
     router_bias = model_type == "gpt_oss" or fields.raw.get("topk_method") == "noaux_tc"
     return MoE(
         num_experts=num_experts,
@@ -332,6 +340,9 @@ def _quant_dtype(fmt: WeightFormat | None, base: WeightDType) -> WeightDType:
     return next((d for key, d in families.items() if fmt.name.startswith(key)), base)
 
 
+FLOAT32_NAMES = ("float32", "float", "fp32")  # torch's names of a float32 checkpoint
+
+
 def _dtypes(
     fields: _Fields, top: dict[str, Any]
 ) -> tuple[WeightDType, WeightDType, WeightDType, Quantization | None]:
@@ -343,10 +354,17 @@ def _dtypes(
             f"{fields.path}: torch_dtype: must be a dtype name such as bfloat16, got "
             f"{torch_dtype!r:.40}"
         )
+    if torch_dtype.strip().lower() in FLOAT32_NAMES:
+        # vLLM's dtype "auto" serves a float32 checkpoint at 2 bytes a weight: float16 (its
+        # _get_and_verify_dtype, "we use float16 for float32 models"), bfloat16 from 0.10.1;
+        # the same bytes either way, and SGLang copies the rule
+        torch_dtype = "bfloat16"
     base = parse_weight_dtype(torch_dtype, field=f"{fields.path}: torch_dtype")
     if base not in (WeightDType.BF16, WeightDType.FP16):
         base = WeightDType.BF16
     raw = top.get("quantization_config")
+    if raw is None:  # vLLM's _parse_quant_hf_config: "compressed-tensors uses a
+        raw = top.get("compression_config")  # 'compression_config' key" (its older releases)
     if raw is None:
         return base, base, base, None
     if not isinstance(raw, dict):
@@ -362,6 +380,11 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
     """Normalise an HF config dict (the text model of a multimodal config) into an Architecture."""
     top = raw
     text = raw.get("text_config")
+    if text is not None and not isinstance(text, dict):  # read as absent: "hidden_size: missing"
+        raise CatalogError(
+            f"{path}: text_config: must be an object of the text model's fields, got "
+            f"{type(text).__name__} {text!r:.40}"
+        )
     fields = (
         _Fields(text, path, "text_config.") if isinstance(text, dict) else _Fields(raw, path, "")
     )

@@ -8,6 +8,7 @@ Every loading error reads `path: field: message`. Catalog files ship inside the 
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import struct
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from capcliff.catalog.architecture import Architecture, architecture_from_config
+from capcliff.catalog.quantization import quantization_from_config
 from capcliff.catalog.specs import HardwareSpec, ModelCard, PublishedParams
 from capcliff.errors import CatalogError, UnknownIdError
 from capcliff.files import is_file, key_label, parse_json, parse_toml, text_problem, unreadable
@@ -110,10 +112,24 @@ def _unknown(kind: str, name: str, known: list[str]) -> UnknownIdError:
     return UnknownIdError(f"{kind}: unknown id {name!r}; {hint}")
 
 
+def _catalog_file(kind: str, name: str) -> Path | None:
+    """The catalog file of id `name`, or None: a name with a path separator is no id (it joined
+    onto the catalog folder, so `--gpu /tmp/x` read /tmp/x.toml unchecked as a catalog entry)."""
+    if not name or any(sep in name for sep in ("/", "\\", os.sep)) or name in (".", ".."):
+        return None
+    path = catalog_dir(kind) / f"{name}.toml"
+    return path if is_file(path) else None
+
+
 def get_hardware(name: str) -> HardwareSpec:
     """A hardware spec by id, with the closest ids suggested when unknown."""
-    path = catalog_dir("hardware") / f"{name}.toml"
-    if is_file(path):  # one file is all a command needs; the catalog tests validate the rest
+    path = _catalog_file("hardware", name)
+    if Path(name).suffix == ".toml" or "/" in name or os.sep in name:
+        raise UnknownIdError(
+            f"gpu: {name!r:.80} is a path; give a hardware id (see capcliff hardware): hardware "
+            "files are read from the catalog only"
+        )
+    if path is not None:  # one file is all a command needs; the catalog tests validate the rest
         return load_entry(path, HardwareSpec)
     catalog = hardware_catalog()
     if name in catalog:
@@ -153,6 +169,19 @@ def _load_config_json(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise CatalogError(f"{path}: (json): expected an object of config fields")
     return data
+
+
+def _with_modelopt_file(raw: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """`raw` with the folder's `hf_quant_config.json` as its quantization_config when it has
+    none: ModelOpt 0.29 and before wrote the format there, and vLLM reads it from there (its
+    `transformers_utils/config.py`, "ModelOpt 0.29.0 and before saves the quantization config in
+    a separate hf_quant_config.json"); such a checkpoint was sized at bf16."""
+    side = folder / "hf_quant_config.json"
+    if raw.get("quantization_config") is not None or not is_file(side):
+        return raw
+    data = _load_config_json(side)
+    quantization_from_config(data, path=str(side))  # its own problems, named by its own path
+    return {**raw, "quantization_config": data}
 
 
 # Bytes per element of each safetensors dtype (the format's `Dtype` enum; sub-byte and 8-bit
@@ -279,7 +308,7 @@ def model_from_path(path: Path) -> Model:
     config_path = path / "config.json" if path.is_dir() else path
     if not is_file(config_path):
         raise CatalogError(f"{config_path}: (file): no such config.json")
-    raw = _load_config_json(config_path)
+    raw = _with_modelopt_file(_load_config_json(config_path), config_path.parent)
     arch = architecture_from_config(raw, path=str(config_path))
     named = raw.get("_name_or_path")
     name = named if isinstance(named, str) and named else config_path.parent.name
@@ -296,11 +325,16 @@ def model_from_path(path: Path) -> Model:
 
 def get_model(name: str) -> Model:
     """A catalog model by id, or a model from a config.json path or model directory."""
-    path = catalog_dir("model_cards") / f"{name}.toml"
-    if is_file(path):
+    path = _catalog_file("model_cards", name)
+    if path is not None:
         return model_from_card(load_entry(path, ModelCard), path=str(path))
     catalog = model_catalog()
     candidate = Path(name)
+    if candidate.suffix == ".toml":  # parsed as JSON: "(json): Expecting value at line 1"
+        raise CatalogError(
+            f"{name!r:.80}: (file): a model card is read from the catalog only; give a catalog "
+            "id (see capcliff models), an HF config.json or a model folder"
+        )
     if candidate.suffix == ".json" or unreadable(candidate) != "no such file" or "/" in name:
         return model_from_path(candidate)
     raise _unknown("model", name, list(catalog))

@@ -9,6 +9,7 @@ is one line `path: field: message`, all of them at once.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from capcliff.analysis.deployment import DeploymentSettings, check_gpu_count
+from capcliff.analysis.deployment import DeploymentSettings, check_gpu_count, refuse_disagg_only
 from capcliff.analysis.disagg.pools import parse_disagg
 from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import parse_layout
@@ -31,7 +32,7 @@ from capcliff.catalog.specs import MAX_USD_PER_GPU_HOUR, MIN_USD_PER_GPU_HOUR
 from capcliff.check.spec_errors import field_line, validation_lines
 from capcliff.errors import CatalogError, InputError
 from capcliff.file_fields import refuse_bool_number
-from capcliff.files import parse_toml, read_text
+from capcliff.files import jsonl_lines, parse_toml, read_text
 from capcliff.sim.traffic.length_spec import histogram_file, histogram_spec, parse_output_lengths
 from capcliff.sim.traffic.sessions import SESSION_PRESETS, WORKLOAD_PRESETS
 from capcliff.sim.traffic.workload import Arrival, parse_trace
@@ -248,6 +249,16 @@ class Scenario(DeploymentSettings):
         except InputError as exc:
             raise ValueError(str(exc)) from None
 
+    @field_validator("name")
+    @classmethod
+    def _printable_name(cls, value: str) -> str:
+        # JUnit XML cannot hold NUL or most control characters (the report was not XML), and a
+        # newline broke the text table's one line per scenario
+        bad = next((c for c in value if unicodedata.category(c) == "Cc"), None)
+        if bad is not None:
+            raise ValueError(f"must be printable text; got the control character U+{ord(bad):04X}")
+        return value
+
     @field_validator("layout")
     @classmethod
     def _layout(cls, value: str) -> str:
@@ -269,6 +280,10 @@ class Scenario(DeploymentSettings):
                         f"expect.{key}: not with disagg (it judges `capcliff plan`'s aggregated "
                         "layouts); drop it or give a layout"
                     )
+        try:
+            refuse_disagg_only(self, disagg=self.disagg is not None)
+        except InputError as exc:
+            raise ValueError(str(exc)) from None
         named = self.disagg or (None if self.layout == "auto" else self.layout)
         if named is None and self.gpus is None:
             raise ValueError("gpus: needed when layout is auto")
@@ -387,7 +402,7 @@ def _trace(scenario: Scenario, base_dir: Path) -> tuple[tuple[str, ...], list[st
     assert scenario.workload.trace is not None
     try:
         text = read_text(base_dir / scenario.workload.trace, field="workload.trace")
-        lines = tuple(text.splitlines())
+        lines = jsonl_lines(text)
         rows = parse_trace(lines)
     except InputError as exc:
         message = str(exc)
@@ -418,7 +433,9 @@ def parse_spec(text: str, *, path: Path) -> SpecFile:
     """
     data = _toml(text, path)
     histograms, problems = _read_histograms(data, path.parent)
-    problems += validation_lines(CheckSpec, data)
+    # a histogram that could not be read is said once, not again as "was not read"
+    said = tuple(p.split(":", 1)[0] + ":" for p in problems)
+    problems += [p for p in validation_lines(CheckSpec, data) if not said or not p.startswith(said)]
     if problems:
         raise CatalogError("\n".join(f"{path}: {p}" for p in problems))
     spec = CheckSpec.model_validate(data)

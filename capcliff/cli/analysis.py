@@ -163,7 +163,7 @@ def sweep(
     settings: DeploymentSettings,
 ) -> None:
     """Simulate serving across concurrency (and output lengths, layouts): cliff and sweet spot."""
-    from capcliff.analysis.deployment import resolve
+    from capcliff.analysis.deployment import refuse_disagg_only, resolve
     from capcliff.analysis.evaluate.solver import Slo
     from capcliff.analysis.sweep.report import SweepPlan
     from capcliff.analysis.workloads import (
@@ -200,6 +200,7 @@ def sweep(
     concurrencies = parse_concurrency(concurrency)
     label, workloads = plan_workloads(choice, seed)
     repeats = concurrency_past_requests(workloads, concurrencies)  # said once the run is done
+    refuse_disagg_only(settings, disagg=disagg is not None)
     if disagg is not None:
         from capcliff.cli.disagg import sweep_disagg
 

@@ -27,6 +27,7 @@ GC_THRESHOLDS = (100_000, 10, 10)
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app; domain and usage errors become one line on stderr, exit 2. The
     cyclic collector runs at `GC_THRESHOLDS` meanwhile (restored after)."""
+    _replace_unencodable()
     before = gc.get_threshold()
     gc.set_threshold(*GC_THRESHOLDS)
     try:
@@ -60,6 +61,20 @@ def _command_name(info: CommandInfo) -> str:
     if info.name:
         return info.name
     return "" if callback is None else callback.__name__.lower().replace("_", "-")
+
+
+def _replace_unencodable() -> None:
+    """A stream whose encoding lacks the tables' box characters (`PYTHONIOENCODING=ascii`,
+    `LC_ALL=C` without UTF-8 mode) writes `?` for them instead of failing the run with
+    UnicodeEncodeError, an internal error, after the work was done."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        reconfigure = getattr(stream, "reconfigure", None)
+        try:
+            "─→±".encode(encoding)
+        except (UnicodeEncodeError, LookupError):
+            if callable(reconfigure):
+                reconfigure(errors="replace")
 
 
 def _run(argv: list[str] | None) -> int:

@@ -260,7 +260,7 @@ def plan(
     settings: DeploymentSettings,
 ) -> None:
     """Recommend a layout, cap and fleet for online serving within an SLO (or a batch job)."""
-    from capcliff.analysis.deployment import resolve
+    from capcliff.analysis.deployment import refuse_disagg_only, resolve
     from capcliff.analysis.evaluate.solver import Slo
     from capcliff.analysis.plan.types import Objective
     from capcliff.catalog.catalogs import get_hardware, get_model
@@ -294,6 +294,7 @@ def plan(
         ranked=(disagg and not cheapest) or (not disagg and pattern == "batch"),
         price=price_gpu_hour, headroom=headroom, objective=objective,
     )  # fmt: skip
+    refuse_disagg_only(settings, disagg=disagg)
     print_warnings(dep.warnings)
     if disagg:
         from capcliff.cli.disagg import plan_cheapest, plan_disagg

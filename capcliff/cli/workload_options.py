@@ -100,7 +100,7 @@ def workload_choice(
     from pathlib import Path
 
     from capcliff.analysis.workloads import MAX_OUTPUT_LENGTHS, WorkloadChoice
-    from capcliff.files import read_text
+    from capcliff.files import jsonl_lines, read_text
     from capcliff.sim.traffic.length_spec import (
         histogram_file,
         histogram_spec,
@@ -113,7 +113,7 @@ def workload_choice(
     preset_name = None
     if workload is not None:
         if workload.endswith(".jsonl"):
-            trace = tuple(read_text(Path(workload), field="workload").splitlines())
+            trace = jsonl_lines(read_text(Path(workload), field="workload"))
         else:
             preset_name = workload
     lengths: tuple[int, ...] = ()

@@ -62,6 +62,20 @@ def histogram_file(text: str) -> str | None:
     return stripped[len(FILE_PREFIX) :] if stripped.lower().startswith(FILE_PREFIX) else None
 
 
+MAX_COUNT = 1e15  # set: a row's count (weights past it are a corrupt file, not a histogram)
+
+
+def _check_header(cells: list[str], *, source: str, field: str, line: int) -> None:
+    """A header naming the columns the other way round (`count,tokens`) read each count as a
+    length and each length as a count, unsaid: the columns are read by position."""
+    words = [c.lower() for c in cells]
+    if len(words) >= 2 and "count" in words[0] and ("token" in words[1] or "len" in words[1]):
+        raise InputError(
+            f"{field}: {source} line {line}: the header names count before tokens; the columns "
+            "are read by position: write tokens,count"
+        )
+
+
 def histogram_spec(text: str, *, source: str, field: str = "osl") -> str:
     """A histogram file's text -> `histogram:L*C,...`. One row per line: `tokens` or
     `tokens,count` (commas, tabs or spaces); blank lines and `#` comments skipped, and a first
@@ -75,6 +89,7 @@ def histogram_spec(text: str, *, source: str, field: str = "osl") -> str:
             numbers = [float(c) for c in cells]
         except ValueError:
             if k == 0:
+                _check_header(cells, source=source, field=field, line=n)
                 continue  # a header
             raise InputError(
                 f"{field}: {source} line {n}: cannot read {row!r}; write tokens[,count]"
@@ -87,9 +102,10 @@ def histogram_spec(text: str, *, source: str, field: str = "osl") -> str:
                 f"{field}: {source} line {n}: tokens must be an integer in "
                 f"[1, {MAX_TOKENS:,}], got {cells[0]}"
             )
-        if not (math.isfinite(count) and 0 < count < 1e15):
+        if not (math.isfinite(count) and 0 < count < MAX_COUNT):
             raise InputError(
-                f"{field}: {source} line {n}: count must be a number > 0, got {cells[1]}"
+                f"{field}: {source} line {n}: count must be a number > 0 and < {MAX_COUNT:.0e}, "
+                f"got {cells[1]}"
             )
         bins[int(tokens)] = bins.get(int(tokens), 0.0) + count
     if not bins:

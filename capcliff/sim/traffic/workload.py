@@ -346,11 +346,14 @@ def refuse_unknown_keys(row: dict[str, object], line: int, known: tuple[str, ...
 def parse_trace(lines: Iterable[str]) -> list[TraceRow]:
     """Rows of a JSONL trace `{"input_tokens": .., "output_tokens": .., "arrival_s": ..}`.
 
-    `arrival_s` is optional; blank lines are skipped; any other key is refused. The caller reads
+    `arrival_s` is optional, in every row or in none; blank lines are skipped; any other key is
+    refused. The caller reads
     the file.
     """
     rows: list[TraceRow] = []
+    numbers: list[int] = []
     for number, row in jsonl_objects(lines):
+        numbers.append(number)
         refuse_unknown_keys(row, number, TRACE_KEYS)
         arrival = row.get("arrival_s")
         # an integer of 400 digits overflowed math.isfinite
@@ -368,6 +371,12 @@ def parse_trace(lines: Iterable[str]) -> list[TraceRow]:
         rows.append(TraceRow(inputs, outputs, None if arrival is None else float(arrival)))
     if not rows:
         raise InputError("trace: no requests")
+    timed = [r.arrival_s is not None for r in rows]
+    if any(timed) and not all(timed):  # the untimed rows arrived at 0 s unsaid
+        raise InputError(
+            f"trace line {numbers[timed.index(False)]}: arrival_s: missing while line "
+            f"{numbers[timed.index(True)]} has one; give every row an arrival time, or none"
+        )
     return rows
 
 
