@@ -18,7 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
 
-from capcliff.analysis.deployment import Deployment, resolve, settings_of
+from capcliff.analysis.deployment import Deployment, resolve
+from capcliff.analysis.deployment_settings import settings_of
 from capcliff.analysis.evaluate.replica_models import replica_models
 from capcliff.analysis.evaluate.solver import config_at
 from capcliff.analysis.sweep.step_fit import point_requests

@@ -39,7 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.disagg_lockstep import RANKS, _case
 from benchmarks.sim_fingerprint import MODES, _digest
-from capcliff.analysis.deployment import DeploymentSettings, resolve
+from capcliff.analysis.deployment import resolve
+from capcliff.analysis.deployment_settings import DeploymentSettings
 from capcliff.analysis.disagg.pools import parse_disagg, pools_of, run_disagg
 from capcliff.analysis.evaluate.replica_models import replica_models
 from capcliff.analysis.workloads import WorkloadChoice, plan_workloads

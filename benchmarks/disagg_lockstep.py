@@ -17,7 +17,8 @@ import dataclasses
 
 import numpy as np
 
-from capcliff.analysis.deployment import DeploymentSettings, resolve
+from capcliff.analysis.deployment import resolve
+from capcliff.analysis.deployment_settings import DeploymentSettings
 from capcliff.analysis.disagg.pools import parse_disagg, pools_of
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.sim.core import landed_class, lockstep_class, replica_class

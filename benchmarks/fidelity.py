@@ -35,7 +35,8 @@ from typing import Any
 
 import pandas as pd
 
-from capcliff.analysis.deployment import Deployment, resolve, settings_of
+from capcliff.analysis.deployment import Deployment, resolve
+from capcliff.analysis.deployment_settings import settings_of
 from capcliff.analysis.sweep.step_fit import (
     Basis,
     PointFit,

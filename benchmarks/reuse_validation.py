@@ -42,7 +42,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
 
-from capcliff.analysis.deployment import resolve, settings_of
+from capcliff.analysis.deployment import resolve
+from capcliff.analysis.deployment_settings import settings_of
 from capcliff.analysis.evaluate.replica_models import replica_models
 from capcliff.analysis.sweep.failure import past_cliff
 from capcliff.catalog.catalogs import get_hardware, get_model

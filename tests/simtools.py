@@ -11,7 +11,8 @@ from types import ModuleType
 
 import numpy as np
 
-from capcliff.analysis.deployment import Deployment, resolve, settings_of
+from capcliff.analysis.deployment import Deployment, resolve
+from capcliff.analysis.deployment_settings import settings_of
 from capcliff.analysis.evaluate.steady_state import SteadyState
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.perf.step_time import StepTimeModel

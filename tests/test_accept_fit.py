@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from capcliff.analysis.deployment import resolve, settings_of
+from capcliff.analysis.deployment import resolve
+from capcliff.analysis.deployment_settings import settings_of
 from capcliff.analysis.sweep.accept_fit import fit_accept_length, with_accept_length
 from capcliff.analysis.sweep.step_fit import simulate_point
 from capcliff.calibrate.benchmarks import BenchmarkPoint

@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from capcliff.analysis.deployment import Deployment, resolve, settings_of
+from capcliff.analysis.deployment import Deployment, resolve
+from capcliff.analysis.deployment_settings import settings_of
 from capcliff.analysis.evaluate.replica_models import step_label
 from capcliff.analysis.flags import trtllm_adp_balance_config
 from capcliff.catalog.catalogs import get_hardware, get_model

@@ -7,12 +7,12 @@ from dataclasses import replace
 
 import pytest
 
-from capcliff.analysis.deployment import MAX_GPUS, check_gpu_count
+from capcliff.analysis.deployment_settings import check_gpu_count
 from capcliff.analysis.flags import Deployment, unexpressed, vllm_command
 from capcliff.analysis.offload import offload_tiers
 from capcliff.analysis.serve_command import merged_settings, parse_serve_command
 from capcliff.catalog.catalogs import get_hardware
-from capcliff.catalog.layout import Layout
+from capcliff.catalog.layout import MAX_GPUS, Layout
 from capcliff.errors import InputError
 from capcliff.units import GB
 
@@ -88,7 +88,8 @@ def test_a_size_given_with_other_spacing_agrees_with_the_command() -> None:
 def test_speculation_reserves_each_running_sequences_lookahead_blocks() -> None:
     # n-gram K = 3 on vLLM: 3 lookahead slots per sequence (no draft model, so not 2K); at
     # max_num_seqs 100 and 16-token blocks the reserve is ceil(100 x 3 / 16) = 19 blocks.
-    from capcliff.analysis.deployment import DeploymentSettings, resolve
+    from capcliff.analysis.deployment import resolve
+    from capcliff.analysis.deployment_settings import DeploymentSettings
     from capcliff.catalog.catalogs import get_model
 
     settings = DeploymentSettings(max_num_seqs=100, speculative="ngram:3", spec_accept_length=2.0)

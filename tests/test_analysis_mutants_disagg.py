@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from capcliff.analysis.deployment import DeploymentSettings, resolve
+from capcliff.analysis.deployment import resolve
+from capcliff.analysis.deployment_settings import DeploymentSettings
 from capcliff.analysis.disagg.compare import AggregatedSummary
 from capcliff.analysis.disagg.fleet import _Walk
 from capcliff.analysis.disagg.fleet_reasons import Spent, _kinds, aggregated_row

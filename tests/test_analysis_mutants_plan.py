@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from capcliff.analysis.deployment import DeploymentSettings, resolve
+from capcliff.analysis.deployment import resolve
+from capcliff.analysis.deployment_settings import DeploymentSettings
 from capcliff.analysis.plan.feasibility import alternatives
 from capcliff.analysis.plan.reuse_advice import _point
 from capcliff.catalog.catalogs import get_hardware, get_model

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from capcliff.analysis import parallel
-from capcliff.analysis.deployment import context_length
+from capcliff.analysis.max_model_len import context_length
 from capcliff.errors import InputError
 
 
@@ -65,7 +65,8 @@ def test_each_objective_shows_its_own_figure() -> None:
 
 
 def test_an_instance_width_doubles_until_the_model_fits() -> None:
-    from capcliff.analysis.deployment import DeploymentSettings, resolve
+    from capcliff.analysis.deployment import resolve
+    from capcliff.analysis.deployment_settings import DeploymentSettings
     from capcliff.analysis.disagg.options import instance_layouts
     from capcliff.catalog.catalogs import get_hardware, get_model
 

@@ -9,7 +9,7 @@ from typing import Any, cast
 import numpy as np
 import pytest
 
-from capcliff.analysis.deployment import settings_of
+from capcliff.analysis.deployment_settings import settings_of
 from capcliff.analysis.evaluate.capacity import Replica, ReplicaCapacity
 from capcliff.analysis.evaluate.layout_capacity import LayoutEval
 from capcliff.analysis.evaluate.online_load import OnlineWorkload

@@ -223,7 +223,8 @@ def test_the_fleet_check_sends_clients_their_own_way(monkeypatch: pytest.MonkeyP
 
 @pytest.mark.parametrize("policy", ["write-through", "write-back"])
 def test_a_deployments_offload_tier_and_policy_reach_its_kv_capacity(policy: str) -> None:
-    from capcliff.analysis.deployment import DeploymentSettings, resolve
+    from capcliff.analysis.deployment import resolve
+    from capcliff.analysis.deployment_settings import DeploymentSettings
     from capcliff.catalog.catalogs import get_hardware, get_model
     from capcliff.catalog.layout import Layout
 

@@ -162,7 +162,8 @@ def test_the_cliff_reason_counts_preemptions_per_request() -> None:
 
 
 def test_another_gpu_type_is_offered_at_the_widest_tp_one_node_holds() -> None:
-    from capcliff.analysis.deployment import DeploymentSettings, resolve
+    from capcliff.analysis.deployment import resolve
+    from capcliff.analysis.deployment_settings import DeploymentSettings
     from capcliff.analysis.plan.feasibility import alternatives
     from capcliff.catalog.catalogs import get_hardware, get_model
 

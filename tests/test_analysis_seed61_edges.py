@@ -437,7 +437,8 @@ def test_an_extended_cap_is_settled_only_when_asked_and_not_thrashing(
 
 
 def test_the_quantized_checkpoint_is_the_catalogs_card_of_that_dtype() -> None:
-    from capcliff.analysis.deployment import resolve, settings_of
+    from capcliff.analysis.deployment import resolve
+    from capcliff.analysis.deployment_settings import settings_of
     from capcliff.analysis.plan.commands import quantized_checkpoint
     from capcliff.catalog.catalogs import get_hardware, get_model
 

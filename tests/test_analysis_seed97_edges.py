@@ -10,7 +10,8 @@ from typing import Any, cast
 import numpy as np
 import pytest
 
-from capcliff.analysis.deployment import DeploymentSettings, resolve
+from capcliff.analysis.deployment import resolve
+from capcliff.analysis.deployment_settings import DeploymentSettings
 from capcliff.analysis.disagg.fleet import _limit
 from capcliff.analysis.evaluate import capacity
 from capcliff.analysis.evaluate.capacity import (

@@ -1115,8 +1115,8 @@ def test_fuzzed_text_is_parsed_or_refused_in_one_line(text: str) -> None:
 @settings(max_examples=150, deadline=None)
 @given(text=st.text(alphabet="0123456789pd:tpe,@-h1x", max_size=24))
 def test_a_fuzzed_disagg_spec_is_refused_or_within_one_deployment(text: str) -> None:
-    from capcliff.analysis.deployment import MAX_GPUS
     from capcliff.analysis.disagg.pools import parse_disagg
+    from capcliff.catalog.layout import MAX_GPUS
 
     try:
         spec = parse_disagg(text)

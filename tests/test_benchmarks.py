@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from capcliff.analysis.deployment import resolve, settings_of
+from capcliff.analysis.deployment import resolve
+from capcliff.analysis.deployment_settings import settings_of
 from capcliff.analysis.sweep.step_fit import fit_step_terms, point_requests, simulate_point
 from capcliff.calibrate.benchmarks import (
     CLIENT_TURNAROUND_S,

@@ -115,7 +115,8 @@ def test_a_local_directory_is_served_only_when_asked_and_quoted(
 
 
 def test_sweep_progress_ticks_once_per_simulated_point() -> None:
-    from capcliff.analysis.deployment import DeploymentSettings, resolve
+    from capcliff.analysis.deployment import resolve
+    from capcliff.analysis.deployment_settings import DeploymentSettings
     from capcliff.analysis.sweep.report import SweepPlan, build_sweep_report
     from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
     from capcliff.catalog.catalogs import get_hardware, get_model

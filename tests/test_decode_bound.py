@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import capcliff.analysis.evaluate.capacity as capacity
-from capcliff.analysis.deployment import DeploymentSettings, resolve
+from capcliff.analysis.deployment import resolve
+from capcliff.analysis.deployment_settings import DeploymentSettings
 from capcliff.analysis.evaluate.capacity import Replica, decode_bound
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.replica_models import replica_models

@@ -48,7 +48,8 @@ def test_only_sglang_layouts_hold_less_and_read_less() -> None:
 
 
 def test_the_sglang_budget_loads_the_split_weights() -> None:
-    from capcliff.analysis.deployment import resolve, settings_of
+    from capcliff.analysis.deployment import resolve
+    from capcliff.analysis.deployment_settings import settings_of
     from capcliff.memory.weights import weight_bytes_per_gpu_by_stage
 
     model, hw = get_model("deepseek-r1"), get_hardware("h200-sxm")

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from capcliff.analysis.deployment import DeploymentSettings, resolve
+from capcliff.analysis.deployment import resolve
+from capcliff.analysis.deployment_settings import DeploymentSettings
 from capcliff.analysis.disagg.pools import parse_disagg, pools_of, run_disagg
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.errors import InputError

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from capcliff.analysis.deployment import DeploymentSettings, resolve
+from capcliff.analysis.deployment import resolve
+from capcliff.analysis.deployment_settings import DeploymentSettings
 from capcliff.analysis.disagg.options import splits
 from capcliff.analysis.disagg.pools import fabric_of, kv_bytes_per_request, parse_disagg
 from capcliff.analysis.plan.fleet import hourly_cost

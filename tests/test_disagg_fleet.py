@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from capcliff.analysis.deployment import DeploymentSettings, resolve
+from capcliff.analysis.deployment import resolve
+from capcliff.analysis.deployment_settings import DeploymentSettings
 from capcliff.analysis.disagg.options import (
     Option,
     PoolChoices,

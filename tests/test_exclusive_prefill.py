@@ -9,7 +9,8 @@ from unittest.mock import patch
 import pytest
 
 import capcliff.sim.loop.replica as replica_module
-from capcliff.analysis.deployment import resolve, settings_of
+from capcliff.analysis.deployment import resolve
+from capcliff.analysis.deployment_settings import settings_of
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.sim.config import KVCapacity, PreemptionMode, SimConfig
 from capcliff.sim.loop.replica import ReplicaSim

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from capcliff.analysis.deployment import Deployment, resolve, settings_of
+from capcliff.analysis.deployment import Deployment, resolve
+from capcliff.analysis.deployment_settings import settings_of
 from capcliff.analysis.evaluate.replica_models import replica_models
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import parse_layout

@@ -103,7 +103,8 @@ def test_without_the_op_the_fitted_moe_lines_price_the_layer() -> None:
 
 
 def _label(model: str, engine: str, gpu: str, moe_backend: str | None = None) -> str:
-    from capcliff.analysis.deployment import resolve, settings_of
+    from capcliff.analysis.deployment import resolve
+    from capcliff.analysis.deployment_settings import settings_of
     from capcliff.analysis.evaluate.replica_models import step_label
     from capcliff.catalog.catalogs import get_model
 
@@ -172,7 +173,7 @@ def test_moe_backend_names_are_the_engines_own_spellings() -> None:
 
 
 def test_a_bad_moe_backend_is_one_line_naming_the_flag() -> None:
-    from capcliff.analysis.deployment import settings_of
+    from capcliff.analysis.deployment_settings import settings_of
     from capcliff.errors import InputError
 
     with pytest.raises(InputError, match=r"^--moe-backend: valid: auto, trtllm.*got 'fastest'"):

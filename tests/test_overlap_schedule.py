@@ -10,7 +10,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from capcliff.analysis.deployment import resolve, settings_of
+from capcliff.analysis.deployment import resolve
+from capcliff.analysis.deployment_settings import settings_of
 from capcliff.analysis.evaluate.replica_models import replica_models, step_label
 from capcliff.analysis.serve_command import parse_serve_command
 from capcliff.catalog.catalogs import get_hardware, get_model

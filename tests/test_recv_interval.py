@@ -9,7 +9,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from capcliff.analysis.deployment import settings_of
+from capcliff.analysis.deployment_settings import settings_of
 from capcliff.analysis.evaluate.replica_models import step_label
 from capcliff.analysis.serve_command import parse_serve_command
 from capcliff.errors import InputError

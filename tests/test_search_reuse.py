@@ -8,7 +8,8 @@ import math
 import pytest
 
 import capcliff.analysis.evaluate.capacity as capacity_module
-from capcliff.analysis.deployment import DeploymentSettings, resolve
+from capcliff.analysis.deployment import resolve
+from capcliff.analysis.deployment_settings import DeploymentSettings
 from capcliff.analysis.evaluate.capacity import (
     VERIFY_SIZE,
     Replica,

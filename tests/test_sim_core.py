@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from capcliff.analysis.deployment import DeploymentSettings, resolve
+from capcliff.analysis.deployment import resolve
+from capcliff.analysis.deployment_settings import DeploymentSettings
 from capcliff.analysis.disagg.pools import parse_disagg, pools_of, run_disagg
 from capcliff.analysis.evaluate.replica_models import replica_models
 from capcliff.analysis.workloads import WorkloadChoice, plan_workloads

@@ -10,7 +10,8 @@
   shares: the replica's models, the simulation points, the steady state and its stopping rule,
   the capacity of a replica and of each layout, the cliff and the sweet spot.
 
-At the root, below all four: the deployment (user settings resolved against a model and a GPU),
+At the root, below all four: the deployment (user settings resolved against a model and a GPU:
+the settings, what they refuse, a calibration applied to them, the max_model_len rule),
 the workload choice, the engine flags, offload tiers and the process pool.
 Each layer imports only the layers below it and the root.
 May import: `capcliff.sim`, `capcliff.calibrate`, `capcliff.perf`, `capcliff.memory`,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from capcliff.analysis import deployment as resolution
+from capcliff.analysis.deployment_settings import DeploymentSettings
 from capcliff.analysis.disagg.pools import parse_disagg, pool_deployment
 from capcliff.analysis.disagg.sweep import disagg_series
 from capcliff.analysis.evaluate.solver import Slo
@@ -111,11 +112,9 @@ def deployment(
     """Resolve a scenario's catalog ids, dtypes, engine settings and calibration (relative to
     the spec's folder; a calibration for another deployment needs `force`)."""
     model = get_model(spec_file.model_ref(scenario))
-    settings = resolution.DeploymentSettings.model_validate(
+    settings = DeploymentSettings.model_validate(
         # the keys the spec gave only: a setting is "given" only where the spec gives it
-        scenario.model_dump(
-            include=set(resolution.DeploymentSettings.model_fields), exclude_unset=True
-        )
+        scenario.model_dump(include=set(DeploymentSettings.model_fields), exclude_unset=True)
     )
     resolved = resolution.resolve(
         model, get_hardware(scenario.gpu), settings, base_dir=spec_file.base_dir, force=force,

@@ -24,8 +24,9 @@ from pydantic import (
     model_validator,
 )
 
-from capcliff.analysis.deployment import DeploymentSettings, check_gpu_count, refuse_disagg_only
+from capcliff.analysis.deployment_settings import DeploymentSettings, check_gpu_count
 from capcliff.analysis.disagg.pools import parse_disagg
+from capcliff.analysis.setting_refusals import refuse_disagg_only
 from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import parse_layout
 from capcliff.catalog.specs import MAX_USD_PER_GPU_HOUR, MIN_USD_PER_GPU_HOUR

@@ -41,7 +41,8 @@ from capcliff.errors import InputError
 if TYPE_CHECKING:  # types only: the commands import their modules lazily to keep --help fast
     from pathlib import Path
 
-    from capcliff.analysis.deployment import Deployment, DeploymentSettings
+    from capcliff.analysis.deployment import Deployment
+    from capcliff.analysis.deployment_settings import DeploymentSettings
     from capcliff.analysis.sweep.report import SweepPlan, SweepReport
     from capcliff.catalog.layout import Layout
 
@@ -70,7 +71,7 @@ def _sweep_layouts(
         if wrong:
             raise InputError(f"layout: {', '.join(wrong)} do not use --gpus {gpus}")
         return layouts
-    from capcliff.analysis.deployment import check_gpu_count
+    from capcliff.analysis.deployment_settings import check_gpu_count
 
     count = check_gpu_count(1 if gpus is None else gpus, gpus_per_node=dep.hardware.gpus_per_node)
     memories = [dep.memory(lay, length) for lay in enumerate_layouts(count, arch=dep.model.arch)]
@@ -163,8 +164,9 @@ def sweep(
     settings: DeploymentSettings,
 ) -> None:
     """Simulate serving across concurrency (and output lengths, layouts): cliff and sweet spot."""
-    from capcliff.analysis.deployment import refuse_disagg_only, resolve
+    from capcliff.analysis.deployment import resolve
     from capcliff.analysis.evaluate.solver import Slo
+    from capcliff.analysis.setting_refusals import refuse_disagg_only
     from capcliff.analysis.sweep.report import SweepPlan
     from capcliff.analysis.workloads import (
         concurrency_past_requests,

@@ -154,8 +154,8 @@ SeedOption = Annotated[
 ]
 
 # The deployment settings every command that sizes memory takes, one option per field of
-# `analysis.deployment.DeploymentSettings` (None: not given). `deployment_options` adds them to a
-# command; a new setting is a field there and an entry here.
+# `analysis.deployment_settings.DeploymentSettings` (None: not given). `deployment_options` adds
+# them to a command; a new setting is a field there and an entry here.
 MEMORY_OPTIONS: dict[str, Any] = {
     "engine": Annotated[str | None, typer.Option(help="vllm (default), vllm-v0, sglang, trtllm.")],
     "weight_dtype": Annotated[
@@ -374,7 +374,7 @@ def deployment_options(*, simulation: bool) -> Callable[[C], C]:
 
         @functools.wraps(command)
         def wrapper(**kwargs: Any) -> Any:
-            from capcliff.analysis.deployment import settings_of
+            from capcliff.analysis.deployment_settings import settings_of
 
             values = {name: kwargs.pop(name) for name in options}
             serve, context = kwargs.pop("serve_command"), kwargs.pop("serve_context")
@@ -460,7 +460,7 @@ def _resolve_gpus(gpus: int | None, layout: str, gpus_per_node: int) -> int:
         if gpus is not None and gpus != from_layout:
             raise InputError(f"gpus: --gpus {gpus} but layout {layout!r} uses {from_layout} GPUs")
         count = from_layout
-    from capcliff.analysis.deployment import check_gpu_count
+    from capcliff.analysis.deployment_settings import check_gpu_count
 
     return check_gpu_count(count, gpus_per_node=gpus_per_node)
 

@@ -22,7 +22,7 @@ from capcliff.cli.app import (
 from capcliff.errors import InputError
 
 if TYPE_CHECKING:
-    from capcliff.analysis.deployment import DeploymentSettings
+    from capcliff.analysis.deployment_settings import DeploymentSettings
 
 
 @app.command()
@@ -43,7 +43,8 @@ def memory(
     settings: DeploymentSettings,
 ) -> None:
     """Weights, KV bytes per token, the engine's budget and KV capacity for every layout."""
-    from capcliff.analysis.deployment import check_model_context, resolve
+    from capcliff.analysis.deployment import resolve
+    from capcliff.analysis.max_model_len import check_model_context
     from capcliff.catalog.catalogs import get_hardware, get_model
     from capcliff.catalog.layout import parse_layout
     from capcliff.memory.report import build_memory_report

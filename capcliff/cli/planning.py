@@ -42,7 +42,8 @@ from capcliff.errors import InputError
 if TYPE_CHECKING:  # types only: the command imports its modules lazily to keep --help fast
     from pathlib import Path
 
-    from capcliff.analysis.deployment import Deployment, DeploymentSettings
+    from capcliff.analysis.deployment import Deployment
+    from capcliff.analysis.deployment_settings import DeploymentSettings
     from capcliff.analysis.evaluate.solver import Slo
     from capcliff.analysis.plan.types import PlanReport
     from capcliff.analysis.workloads import WorkloadChoice
@@ -64,7 +65,7 @@ def _plan_gpus(
     named layout must use exactly the GPUs planned."""
     if gpus is not None and nodes is not None:
         raise InputError("gpus: give --gpus or --nodes, not both")
-    from capcliff.analysis.deployment import check_gpu_count
+    from capcliff.analysis.deployment_settings import check_gpu_count
 
     if gpus is None and nodes is None and layouts:
         gpus = layouts[0].gpus
@@ -260,9 +261,10 @@ def plan(
     settings: DeploymentSettings,
 ) -> None:
     """Recommend a layout, cap and fleet for online serving within an SLO (or a batch job)."""
-    from capcliff.analysis.deployment import refuse_disagg_only, resolve
+    from capcliff.analysis.deployment import resolve
     from capcliff.analysis.evaluate.solver import Slo
     from capcliff.analysis.plan.types import Objective
+    from capcliff.analysis.setting_refusals import refuse_disagg_only
     from capcliff.catalog.catalogs import get_hardware, get_model
 
     figure = _plot_target(

@@ -18,7 +18,7 @@ from capcliff.units import MAX_SLO_TPOT_S, MAX_SLO_TTFT_S, slo_seconds_problem
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from capcliff.analysis.deployment import DeploymentSettings
+    from capcliff.analysis.deployment_settings import DeploymentSettings
     from capcliff.analysis.workloads import WorkloadChoice
 
 IslOption = Annotated[

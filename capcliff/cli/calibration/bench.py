@@ -39,7 +39,8 @@ class BenchArgs:
 
 def calibrate_benchmark(args: BenchArgs) -> None:
     """Read the benchmark rows of the deployment, fit, print residuals, write the file."""
-    from capcliff.analysis.deployment import resolve, settings_of
+    from capcliff.analysis.deployment import resolve
+    from capcliff.analysis.deployment_settings import settings_of
     from capcliff.analysis.sweep.step_fit import fit_step_terms
     from capcliff.calibrate.benchmarks import DeploymentFilter, read_benchmark_file
     from capcliff.catalog.catalogs import get_hardware, get_model

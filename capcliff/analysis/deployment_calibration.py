@@ -1,0 +1,110 @@
+"""A calibration file applied to a deployment: its terms, checked against the deployment.
+
+`calibration_terms` reads the file `DeploymentSettings.calibration` names and returns its memory
+terms (bytes per GPU), step-time terms and fitted acceptance, with warnings; a calibration made for
+another deployment is refused unless forced, and a term larger than the device always.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from capcliff.analysis.deployment_settings import DeploymentSettings
+from capcliff.catalog.catalogs import Model
+from capcliff.catalog.specs import HardwareSpec
+from capcliff.errors import InputError
+from capcliff.perf.speculation import Acceptance, parse_speculative
+from capcliff.units import GIB, parse_kv_dtype
+
+
+def _refuse_terms_past_the_device(
+    terms: dict[str, int], path: Path, hardware: HardwareSpec, settings: DeploymentSettings
+) -> None:
+    """An InputError when a calibrated term (bytes per GPU) is more than the whole device."""
+    device = max(hardware.hbm_driver_bytes, settings.gpu_total_memory or 0)
+    for name, size in terms.items():
+        if size > device:  # 5,000 GiB of activations printed a KV cache of -4,894 GiB
+            raise InputError(
+                f"calibration: {path}: terms_gib.{name}: {size / GIB:,.2f} GiB per GPU is more "
+                f"than {hardware.id}'s {device / GIB:,.2f} GiB; a term of another deployment or "
+                "unit"
+            )
+
+
+def calibration_terms(
+    settings: DeploymentSettings,
+    model: Model,
+    hardware: HardwareSpec,
+    *,
+    weight_dtype: str,
+    layout: str | None,
+    base_dir: Path | None,
+    force: bool,
+) -> tuple[dict[str, int], list[str], tuple[tuple[str, float], ...], Acceptance | None]:
+    """The calibrated terms (bytes), warnings, step-time terms and the calibrated acceptance of
+    the deployment's speculation; a calibration made for another deployment (or another
+    speculative setting) is refused unless `force`."""
+    if settings.calibration is None:
+        return {}, [], (), None
+    from capcliff.calibrate.calibration_file import calibration_mismatches, load_calibration
+
+    path = Path(settings.calibration)
+    if base_dir is not None and not path.is_absolute():
+        path = base_dir / path
+    calibration = load_calibration(path)
+    mismatches = calibration_mismatches(
+        calibration,
+        engine=settings.engine,
+        model=model.id,
+        gpu=hardware.id,
+        weight_dtype=weight_dtype,
+        kv_cache_dtype=parse_kv_dtype(settings.kv_cache_dtype).value,
+        layout=layout,
+        model_shape=model.arch.shape_label,
+    )
+    fitted = calibration.speculative
+    accepted, spec_note = None, []
+    if fitted is not None and settings.speculative is not None:
+        mine, theirs = (parse_speculative(t) for t in (settings.speculative, fitted.speculative))
+        same = (mine.method, mine.num_speculative_tokens) == (
+            theirs.method,
+            theirs.num_speculative_tokens,
+        )
+        if not same:
+            mismatches.append(f"speculative {fitted.speculative} != {settings.speculative}")
+        elif settings.spec_acceptance is None and settings.spec_accept_length is None:
+            seen = f"{fitted.concurrency_min}-{fitted.concurrency_max} clients, "
+            accepted = Acceptance(
+                fitted.accept_length,
+                f"calibrated from {fitted.source} ({seen if fitted.concurrency_min else ''}"
+                f"{fitted.points} runs)",
+            )
+    elif fitted is not None:
+        spec_note.append(
+            f"calibration {path}: its acceptance length ({fitted.accept_length:.2f} tokens per "
+            f"step) applies only with --speculative {fitted.speculative}"
+        )
+    if mismatches and not force:
+        raise InputError(
+            f"calibration: {path} was made for another deployment ({'; '.join(mismatches)}); "
+            "pass --force to apply it anyway"
+        )
+    warnings = (
+        [f"calibration {path} applied to another deployment: {'; '.join(mismatches)}"]
+        if mismatches
+        else []
+    )
+    step = calibration.step_time
+    if step is not None and step.concurrency_min is not None:
+        warnings.append(
+            f"calibration {path}: step times fitted at {step.concurrency_min}-"
+            f"{step.concurrency_max} concurrent requests ({step.points} runs); figures at other "
+            "concurrencies extrapolate them"
+        )
+    if calibration.gpu is None:
+        warnings.append(
+            f"calibration {path} does not record the GPU it was made on: it applies to "
+            f"{hardware.id} only if it was made there"
+        )
+    _refuse_terms_past_the_device(calibration.terms_bytes, path, hardware, settings)
+    return calibration.terms_bytes, warnings + spec_note, calibration.step_time_terms, accepted

@@ -1,0 +1,108 @@
+"""What a deployment refuses: settings given that it would drop unsaid.
+
+A setting another engine reads (`refuse_other_engines_settings`), an MoE setting on a dense model
+(`refuse_moe_settings_on_dense`), TensorRT-LLM's attention-DP balance without its engine or
+attention DP (`check_adp_balance`), a KV transfer cost without disagg (`refuse_disagg_only`), and
+the warning for offload tiers nothing looks up (`unused_tiers`). Each refusal is one line naming the
+field.
+"""
+
+from __future__ import annotations
+
+from capcliff.analysis.deployment_settings import DeploymentSettings
+from capcliff.catalog.catalogs import Model
+from capcliff.catalog.layout import parse_layout
+from capcliff.errors import InputError
+from capcliff.memory.budget import EngineName
+from capcliff.memory.deepep import AllToAllBackend
+from capcliff.sim.config import PreemptionMode
+
+# Memory settings one engine family reads and the others ignore (memory/engines.py): given for
+# another engine they were dropped unsaid (`--engine sglang --gpu-memory-utilization 0.5` sized
+# SGLang's own fraction).
+ENGINE_SETTINGS: dict[str, tuple[frozenset[EngineName], str]] = {
+    "gpu_memory_utilization": (
+        frozenset({EngineName.VLLM, EngineName.VLLM_V0}),
+        "vLLM's --gpu-memory-utilization",
+    ),
+    "kv_cache_memory": (
+        frozenset({EngineName.VLLM, EngineName.VLLM_V0}),
+        "vLLM's --kv-cache-memory",
+    ),
+    "mem_fraction_static": (frozenset({EngineName.SGLANG}), "SGLang's --mem-fraction-static"),
+    "free_gpu_memory_fraction": (
+        frozenset({EngineName.TRTLLM}),
+        "TensorRT-LLM's kv_cache_free_gpu_memory_fraction",
+    ),
+}
+
+
+def refuse_other_engines_settings(settings: DeploymentSettings) -> list[str]:
+    """Refuses a setting given (flag or spec key) that the deployment's engine does not read
+    (one line naming it); a warning for a swap pool without swap preemption (a `vllm serve`
+    command carries --swap-space whatever it preempts with)."""
+    given = settings.model_fields_set
+    for name, (engines, what) in ENGINE_SETTINGS.items():
+        if name in given and settings.engine not in engines:
+            raise InputError(
+                f"{name}: {what}, not a {settings.engine.value} setting; leave it unset"
+            )
+    if "swap_space" in given and settings.preemption is not PreemptionMode.SWAP:
+        return ["swap_space: unused: only swap preemption (preemption swap) copies KV to host"]
+    return []
+
+
+def refuse_moe_settings_on_dense(settings: DeploymentSettings, model: Model) -> None:
+    """The MoE backend and the all-to-all backend pick expert kernels and expert dispatch; on a
+    dense model they were dropped unsaid."""
+    if model.arch.moe is not None:
+        return
+    given = [name for name, on in (
+        ("moe_backend", settings.moe_backend is not None),
+        ("all2all_backend", settings.all2all_backend is not AllToAllBackend.NONE),
+    ) if on]  # fmt: skip
+    if given:
+        raise InputError(
+            f"{given[0]}: picks the experts' kernels or dispatch; {model.id} is dense (no "
+            "experts); leave it unset"
+        )
+
+
+def check_adp_balance(settings: DeploymentSettings, layout: str | None) -> None:
+    """TensorRT-LLM's attention_dp_config is refused for another engine, and for a named layout
+    without attention DP (a sweep or plan over several layouts applies it to those with it)."""
+    if settings.attention_dp_balance in (None, "off"):
+        return
+    if settings.engine is not EngineName.TRTLLM:
+        raise InputError(
+            f"attention_dp_balance: TensorRT-LLM's attention_dp_config, not a "
+            f"{settings.engine.value} setting; leave it unset"
+        )
+    if layout is not None and not parse_layout(layout).attention_dp:
+        raise InputError(
+            f"attention_dp_balance: layout {layout} has no attention DP; it balances attention-DP "
+            "ranks (a layout such as dpa8 or dp8-ep8)"
+        )
+
+
+def unused_tiers(settings: DeploymentSettings) -> list[str]:
+    """A warning for offload tiers with prefix caching turned off: the tiers extend the prefix
+    cache (a lookup finds a block there after HBM evicted it), so with no lookups they change no
+    figure."""
+    if settings.offload is None or settings.prefix_caching != "off":
+        return []
+    return [
+        "offload: the tiers hold the prefix cache's evicted blocks and prefix caching is off, so "
+        "nothing is looked up in them and they change no figure; turn prefix caching on or "
+        "drop the tiers"
+    ]
+
+
+def refuse_disagg_only(settings: DeploymentSettings, *, disagg: bool) -> None:
+    """The KV transfer's set-up cost prices the prefill-to-decode hand-off; an aggregated
+    deployment has none, and the setting was dropped unsaid."""
+    if not disagg and settings.kv_transfer_overhead_ms is not None:
+        raise InputError(
+            "kv_transfer_overhead_ms: the prefill-to-decode KV hand-off's cost; it applies "
+            "with disagg only"
+        )
