@@ -111,6 +111,10 @@ def test_an_open_loop_window_opens_after_a_fifth_of_the_arrivals() -> None:
     assert state.throughput_rps == pytest.approx(160 / 159)
     assert state.arrival_rps == pytest.approx(160 / 159)
     assert state.ttft_p99_s == pytest.approx(1.9741)
+    # 10 tokens each: 1,600 tokens over 159 s; with E[O] = 12.5 given, 160 / 159 x 12.5
+    assert state.output_tok_s == pytest.approx(1600 / 159)
+    with_mean = steady_state(cast(Any, _run(i, i / 100, i + 10)), open_loop=True, mean_output=12.5)
+    assert with_mean.output_tok_s == pytest.approx(160 / 159 * 12.5)
     # 16 finishes in each of the ten 15.9 s batches: no spread
     assert state.rps_half_width == 0.0
     assert not state.queue_growing
@@ -132,3 +136,138 @@ def test_a_backlog_window_closes_at_the_last_first_token() -> None:
     assert state.measured == 150
     assert state.throughput_rps == pytest.approx(150 / 149)
     assert state.arrival_rps is None
+
+
+@pytest.mark.parametrize(
+    ("ttft", "growing"),
+    [
+        ([0, 0, 0, 0, 0, 0, 5], False),  # 7 requests: too few to judge
+        ([0.5, 0.5, 0, 0, 0, 0, 2, 2], False),  # last quarter 2.0 s = 2 x 0.5 + 1: not past it
+        ([0.5, 0.5, 0, 0, 0, 0, 2, 2.5], True),  # 2.25 s > 2.0 s
+        # quarters of 3: first 0 s, last (5 + 0.5 + 0.5) / 3 = 2 s > 1 s (quarters of 2 or 4
+        # would read 0.5 > 1 s or 1.5 > 2 x 2.5 + 1 s: not growing)
+        ([0, 0, 0, 10, 0, 0, 0, 0, 0, 5, 0.5, 0.5], True),
+    ],
+)
+def test_a_queue_grows_when_its_last_quarter_waits_twice_the_first_plus_a_second(
+    ttft: list[float], growing: bool
+) -> None:
+    import numpy as np
+
+    from capcliff.analysis.evaluate.steady_state import _queue_growing
+
+    assert _queue_growing(np.array(ttft, dtype=float)) is growing
+
+
+def test_a_window_closed_early_by_the_users_running_out_ends_there() -> None:
+    from typing import Any, cast
+
+    import numpy as np
+
+    from capcliff.analysis.evaluate.steady_state import steady_state
+
+    # the open-loop run above closed at 150 s instead of 199 s: finished inside are arrivals
+    # 30-140 (111) over 110 s
+    i = np.arange(200)
+    state = steady_state(cast(Any, _run(i, i / 100, i + 10)), open_loop=True, until_s=150.0)
+    assert state.window_s == (40.0, 150.0)
+    assert state.measured == 111
+    assert state.throughput_rps == pytest.approx(111 / 110)
+
+
+def test_exactly_the_least_measured_requests_give_a_window_and_one_fewer_the_whole_run() -> None:
+    from typing import Any, cast
+
+    import numpy as np
+
+    from capcliff.analysis.evaluate.steady_state import steady_state
+
+    # 125 arrivals 1 s apart, 10 s each: the window [25, 124] s holds 100 finishes (arrivals
+    # 15-114) and 100 starts (25-124): measured
+    i = np.arange(125)
+    finish = i + 10.0
+    run: Any = _run(i, np.zeros(125), finish)
+    run.tpot_s, run.e2e_s, run.output_tokens = np.full(125, 0.01), np.ones(125), np.ones(125)
+    assert steady_state(cast(Any, run), open_loop=True).measured == 100
+    # request 15 ending at 24.5 s, before the window opens, leaves 99 finishes: the whole run
+    finish[15] = 24.5
+    run.finish_s = finish
+    whole = steady_state(cast(Any, run), open_loop=True)
+    assert (whole.measured, whole.window_s) == (0, (0.0, 134.0))
+
+
+def test_a_window_shorter_than_a_second_is_measured() -> None:
+    from typing import Any, cast
+
+    import numpy as np
+
+    from capcliff.analysis.evaluate.steady_state import steady_state
+
+    # 200 arrivals 5 ms apart, 62.5 ms each: the window [0.2, 0.995] s is 0.795 s long and holds
+    # the finishes of arrivals 28-186 (159)
+    i = np.arange(200)
+    state = steady_state(cast(Any, _run(i / 200, np.zeros(200), i / 200 + 0.0625)), open_loop=True)
+    assert state.window_s == (0.2, 0.995)
+    assert state.measured == 159
+
+
+def test_token_rates_spread_a_decode_over_its_span_and_count_a_single_token_once() -> None:
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    import numpy as np
+
+    from capcliff.analysis.evaluate.steady_state import _token_rates
+
+    # A decodes 4 tokens from its first token at 1 s to 3 s (2 tokens/s): 2 in each of [0, 2)
+    # and [2, 4); C decodes 1 token over 1.75-2.25 s: half in each. B's one token comes at
+    # exactly 2.0 s: it counts in [2, 4) only. Rates: 2.5 / 2 = 1.25 and 3.5 / 2 = 1.75 tokens/s
+    run = SimpleNamespace(
+        arrival_s=np.zeros(3), ttft_s=np.array([1.0, 2.0, 1.75]),
+        finish_s=np.array([3.0, 2.0, 2.25]), output_tokens=np.array([4, 1, 1]),
+    )  # fmt: skip
+    rates = _token_rates(cast(Any, run), np.array([0.0, 2.0, 4.0]))
+    assert rates.tolist() == pytest.approx([1.25, 1.75])
+
+
+def test_a_stationary_window_of_two_decode_batches_has_half_widths() -> None:
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    import numpy as np
+
+    from capcliff.analysis.evaluate.steady_state import steady_state
+
+    # two seeds start at 0 and 1 s, four more at 2-5 s; each decodes 2 tokens over 1 s. The
+    # window [1, 5] s is 4 s = 2 x (2 x 1 s) decode times: two batches, [1, 3) and [3, 5), each
+    # with 4 tokens (2/s); 2 tokens a request: 1 request/s, and no spread between the batches
+    start = np.arange(6.0)
+    run = SimpleNamespace(
+        arrival_s=np.zeros(6), ttft_s=start, finish_s=start + 1, tpot_s=np.full(6, 0.5),
+        e2e_s=start + 1, output_tokens=np.full(6, 2),
+    )  # fmt: skip
+    state = steady_state(cast(Any, run), open_loop=False, seeds=2)
+    assert (state.window_s, state.batches) == ((1.0, 5.0), 2)
+    assert state.throughput_rps == 1.0
+    assert (state.rps_half_width, state.tpot_half_width) == (0.0, 0.0)
+
+
+def test_a_stationary_window_of_one_token_requests_is_one_batch_without_half_widths() -> None:
+    import math
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    import numpy as np
+
+    from capcliff.analysis.evaluate.steady_state import steady_state
+
+    # each request ends at its first token: no decode time to size batches by, so one batch,
+    # and one batch has no spread to state
+    start = np.arange(6.0)
+    run = SimpleNamespace(
+        arrival_s=np.zeros(6), ttft_s=start, finish_s=start, tpot_s=np.full(6, math.nan),
+        e2e_s=start, output_tokens=np.ones(6, dtype=int),
+    )  # fmt: skip
+    state = steady_state(cast(Any, run), open_loop=False, seeds=2)
+    assert state.batches == 1
+    assert (state.rps_half_width, state.tpot_half_width) == (math.inf, math.inf)
