@@ -194,6 +194,8 @@ def test_exactly_the_least_measured_requests_give_a_window_and_one_fewer_the_who
     run.finish_s = finish
     whole = steady_state(cast(Any, run), open_loop=True)
     assert (whole.measured, whole.window_s) == (0, (0.0, 134.0))
+    # the whole run's figures: 125 requests, one token each, over its 134 s
+    assert whole.throughput_rps == whole.output_tok_s == pytest.approx(125 / 134)
 
 
 def test_a_window_shorter_than_a_second_is_measured() -> None:
@@ -238,17 +240,17 @@ def test_a_stationary_window_of_two_decode_batches_has_half_widths() -> None:
 
     from capcliff.analysis.evaluate.steady_state import steady_state
 
-    # two seeds start at 0 and 1 s, four more at 2-5 s; each decodes 2 tokens over 1 s. The
-    # window [1, 5] s is 4 s = 2 x (2 x 1 s) decode times: two batches, [1, 3) and [3, 5), each
-    # with 4 tokens (2/s); 2 tokens a request: 1 request/s, and no spread between the batches
-    start = np.arange(6.0)
+    # two seeds start at 0 and 0.5 s, four more at 1-2.5 s; each decodes 1 token over 0.5 s. The
+    # window [0.5, 2.5] s is 2 s = 2 x (2 x 0.5 s) decode times: two batches, [0.5, 1.5) and
+    # [1.5, 2.5], each with 2 tokens (2/s); 1 token a request: 2 requests/s, no spread
+    start = np.arange(6.0) / 2
     run = SimpleNamespace(
-        arrival_s=np.zeros(6), ttft_s=start, finish_s=start + 1, tpot_s=np.full(6, 0.5),
-        e2e_s=start + 1, output_tokens=np.full(6, 2),
+        arrival_s=np.zeros(6), ttft_s=start, finish_s=start + 0.5, tpot_s=np.full(6, 0.5),
+        e2e_s=start + 0.5, output_tokens=np.full(6, 1),
     )  # fmt: skip
     state = steady_state(cast(Any, run), open_loop=False, seeds=2)
-    assert (state.window_s, state.batches) == ((1.0, 5.0), 2)
-    assert state.throughput_rps == 1.0
+    assert (state.window_s, state.batches) == ((0.5, 2.5), 2)
+    assert state.throughput_rps == 2.0
     assert (state.rps_half_width, state.tpot_half_width) == (0.0, 0.0)
 
 
