@@ -96,8 +96,18 @@ def test_one_replicas_extended_run_reads_its_first_checkpoint_at_the_first_doubl
     assert firsts == [(200, 800)]
 
 
+@pytest.mark.parametrize(
+    ("engine", "dp", "flags"),
+    [
+        # vLLM: the size over the replica's ranks, in GiB
+        ("vllm", 1, ["--enable-prefix-caching", "--kv-offloading-backend native",
+                     "--kv-offloading-size 128"]),
+        # SGLang at dp 2 on 4 GPUs: 2 ranks a replica, 128 GiB / 2 / 1e9 = 68.7 -> 69 GB a rank
+        ("sglang", 2, ["--enable-hierarchical-cache", "--hicache-size 69"]),
+    ],
+)  # fmt: skip
 def test_the_advice_reports_the_recommended_sizes_own_hit_rate_and_ttft(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, engine: str, dp: int, flags: list[str]
 ) -> None:
     from capcliff.analysis.evaluate import replica_models as models
     from capcliff.analysis.plan import reuse_advice as module
@@ -125,10 +135,16 @@ def test_the_advice_reports_the_recommended_sizes_own_hit_rate_and_ttft(
     monkeypatch.setattr(
         module, "offload_sizes", lambda dep, memory: [64 * GIB, 128 * GIB, 256 * GIB]
     )
-    monkeypatch.setattr(module, "offload_tiers", lambda sizes, *a, **k: (sizes["cpu"],))
-    dep: Any = SimpleNamespace(settings=SimpleNamespace(engine=EngineName.VLLM), hardware=None)
+    ranks: list[int] = []
+
+    def tiers(sizes: dict[str, int], *args: Any, gpus_per_replica: int, **kw: Any) -> Any:
+        ranks.append(gpus_per_replica)
+        return (sizes["cpu"],)
+
+    monkeypatch.setattr(module, "offload_tiers", tiers)
+    dep: Any = SimpleNamespace(settings=SimpleNamespace(engine=EngineName(engine)), hardware=None)
     memory: Any = SimpleNamespace(
-        layout=SimpleNamespace(dp=1, gpus=2), kv_bytes_per_token_per_gpu=1000
+        layout=SimpleNamespace(dp=dp, gpus=2 * dp), kv_bytes_per_token_per_gpu=1000
     )
     config: Any = SimpleNamespace(policy=next(iter(PREFIX_CACHING_POLICIES)))
     advice = module.reuse_advice(dep, memory, SimpleNamespace(has_content=True), config)  # type: ignore[arg-type]
@@ -140,11 +156,9 @@ def test_the_advice_reports_the_recommended_sizes_own_hit_rate_and_ttft(
     assert advice.hit_rate_with == 0.61
     # 1.45 / 2.0 - 1 = -27.5 %
     assert advice.ttft_p99_change == pytest.approx(-0.275)
-    assert advice.flags == [
-        "--enable-prefix-caching",
-        "--kv-offloading-backend native",
-        "--kv-offloading-size 128",
-    ]
+    assert advice.flags == flags
+    # each offload size's tiers are sized for a replica's 2 GPUs
+    assert ranks == [2, 2, 2]
 
 
 def _searched_caps(monkeypatch: pytest.MonkeyPatch, tpot_at_cap4: float) -> Any:
