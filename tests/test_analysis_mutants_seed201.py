@@ -161,13 +161,31 @@ def test_the_advice_reports_the_recommended_sizes_own_hit_rate_and_ttft(
     assert ranks == [2, 2, 2]
 
 
+def cap_point(cap: int, rps: float, requests: int = 100) -> Any:
+    """A cap that saturates at `rps` requests/s on `requests` requests, without preempting."""
+    from capcliff.analysis.evaluate.capacity import CapPoint
+
+    result = SimpleNamespace(total_preemptions=0, finish_s=np.ones(requests))
+    return CapPoint(
+        cap, cast(Any, SimpleNamespace(throughput_rps=rps)), cast(Any, result), requests
+    )
+
+
+def within_slo(points: tuple[Any, ...]) -> Any:
+    """`_within_slo` over `points` (the last the top cap), TTFT 0.5 s and TPOT 10 ms limits."""
+    from capcliff.analysis.evaluate.capacity import _within_slo
+    from capcliff.analysis.evaluate.solver import Slo
+
+    workload: Any = SimpleNamespace(at_rate=None, mean_output_tokens=lambda: 100.0)
+    replica: Any = SimpleNamespace(config=None, run=None)
+    return _within_slo(replica, workload, Slo(ttft_s=0.5, tpot_s=0.01), points, points[-1], 0, True)
+
+
 def _searched_caps(monkeypatch: pytest.MonkeyPatch, tpot_at_cap4: float) -> Any:
     """`_within_slo` over caps 8 (10/s at saturation, searched first) and 4 (6/s), whose light
     loads have TTFT p99 1 s and 2 s and TPOT p99 50 ms and `tpot_at_cap4`; no rate passes."""
     from capcliff.analysis.evaluate import capacity
-    from capcliff.analysis.evaluate.capacity import CapPoint, _within_slo
     from capcliff.analysis.evaluate.rate_search import RatePoint
-    from capcliff.analysis.evaluate.solver import Slo
 
     states = {8: (1.0, 0.05), 4: (2.0, tpot_at_cap4)}
 
@@ -177,15 +195,7 @@ def _searched_caps(monkeypatch: pytest.MonkeyPatch, tpot_at_cap4: float) -> Any:
         return None, RatePoint(cap, 0.1 * sat, cast(Any, light), False)
 
     monkeypatch.setattr(capacity, "highest_rate", highest_rate)
-
-    def point(cap: int, rps: float) -> CapPoint:
-        result = SimpleNamespace(total_preemptions=0, finish_s=np.ones(100))
-        return CapPoint(cap, cast(Any, SimpleNamespace(throughput_rps=rps)), cast(Any, result), 100)
-
-    points = (point(4, 6.0), point(8, 10.0))
-    workload: Any = SimpleNamespace(at_rate=None, mean_output_tokens=lambda: 100.0)
-    replica: Any = SimpleNamespace(config=None, run=None)
-    return _within_slo(replica, workload, Slo(ttft_s=0.5, tpot_s=0.01), points, points[1], 0, True)
+    return within_slo((cap_point(4, 6.0), cap_point(8, 10.0)))
 
 
 def test_the_least_latency_reported_is_the_light_load_with_the_lowest_tpot(
