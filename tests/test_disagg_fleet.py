@@ -204,12 +204,12 @@ def test_a_split_that_stops_serving_once_grown_gives_way_to_the_next(
     assert found == ("b", True, ["a", "b"])
 
 
-@pytest.mark.parametrize(("share", "grown"), [(1.3, True), (2.5, False)])
+@pytest.mark.parametrize(("share", "grown"), [(1.3, True), (2.0, True), (2.5, False)])
 def test_a_near_miss_on_the_first_sample_is_grown_a_clear_one_is_not(
     monkeypatch: pytest.MonkeyPatch, share: float, grown: bool
 ) -> None:
-    # the only split misses on its first sample by 1.3 x a limit (within GROW_NEAR = 2): grown,
-    # it meets; 2.5 x a limit is left as it is
+    # the only split misses on its first sample by 1.3 x a limit (within GROW_NEAR = 2), or by
+    # exactly 2 x: grown, it meets; 2.5 x a limit is left as it is
     found = _grow_stand_in(monkeypatch, [_split("a", (False, 100.0, 0.0))], {"a grown"},
                            {"a first": share})  # fmt: skip
     assert found == ("a", grown, ["a"] if grown else [])
