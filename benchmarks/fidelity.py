@@ -190,6 +190,30 @@ def _recv_interval(r: dict[str, object], engine: str, layout: str) -> int | None
     return 30 if int(float(str(r["concurrency"]))) >= 16 else 10
 
 
+def _parallelism(r: dict[str, object], engine: str) -> str:
+    """The row's parallelism cell, with expert parallelism where InferenceX's launch script ran
+    it and the cell leaves it out: SemiAnalysisAI/InferenceX benchmarks/dsr1_fp4_b200_docker.sh
+    passed `--enable-ep-moe` (SGLang: ep_size = tp_size) from its first version (2025-09-19)
+    until d8fe8f73e (2025-11-10), which replaced it with `--ep-size $EP_SIZE` and set `ep` equal
+    to `tp` on every point of dsr1-fp4-b200-sglang in .github/configs/nvidia-master.yaml; the
+    same script's later rows are recorded as TP + EP. So an InferenceX SGLang DeepSeek-R1 FP4 row
+    on B200 recorded as "TPn (no DP attention)" ran TPn + EPn. Not the MTP rows (another script,
+    dsr1_fp4_b200_mtp.sh)."""
+    cell = str(r["parallelism"])
+    found = re.fullmatch(r"TP(\d+) \(no DP attention\)", cell)
+    if (
+        found is None
+        or engine != "sglang"
+        or "InferenceX" not in str(r["notes"])
+        or "B200" not in str(r["hardware"])
+        or "deepseek-r1" not in str(r["model"]).lower()
+        or "fp4" not in str(r["model"]).lower()
+        or str(r.get("spec_method", "nan")) != "nan"
+    ):
+        return cell
+    return f"TP{found.group(1)} + EP{found.group(1)} (no DP attention)"
+
+
 def _adp_balance(r: dict[str, object], engine: str, layout: str) -> str | None:
     """TensorRT-LLM's attention-DP balance as InferenceX's DeepSeek-R1 TensorRT-LLM launch
     scripts set it on every DP-attention point (SemiAnalysisAI/InferenceX
@@ -299,7 +323,7 @@ def resolve_rows(
     for r in table.to_dict("records"):
         row_id = str(r["row_id"])
         engine = engine_of(str(r["engine"]), str(r["engine_version"])) or str(r["engine"])
-        layout = layout_of(str(r["parallelism"]))
+        layout = layout_of(_parallelism(r, engine))
         model = _model(str(r["model"]))
         gpu = next((v for k, v in GPUS.items() if k in str(r["hardware"]).lower()), None)
         if pd.isna(r["input_len"]):
