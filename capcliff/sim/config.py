@@ -99,7 +99,7 @@ class SimConfig:
     kv_margin: float = DEFAULT_KV_MARGIN  # kv-aware only
     output_quantile: float | None = None  # kv-aware: None knows each output (oracle)
     # vllm (APC) and sglang (radix cache) only; None: the engine's default, on where the
-    # workload shares content (`resolved_prefix_caching`)
+    # workload shares content, else vLLM V1's `keeps_preempted_kv` (`resolved_prefix_caching`)
     prefix_caching: bool | None = False
     # vllm-v0 only: False runs V0's default scheduler, prefills in steps of their own
     # (`capcliff.sim.loop.prefill_only`); True its chunked-prefill scheduler
