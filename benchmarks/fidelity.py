@@ -5,18 +5,18 @@ nothing: the tests assert the rules with stated tolerances). `--op-curves gemm,m
 `none`) prices steps with another set of measured op curves (perf/op_curves.py) than the
 profiles' default, to compare them on the same rows.
 
-Serving rows (shared/reference/serving_benchmarks.csv): each row is simulated as the benchmark
-ran it (closed-loop clients, the row's lengths and request count) and its output throughput and
-mean TPOT compared with the measurement, uncalibrated (the engine's step-time profile) and
-calibrated leave-one-out (step-time terms fitted to the other rows of the same deployment:
-model, GPU, layout, engine and version; two terms from two or more rows, the scale alone from
-one). Online rows' clients reach the engine one request at a time
-(calibrate.benchmarks.CLIENT_TURNAROUND_S); offline rows (vLLM's benchmark_throughput.py) queue
-every prompt at once and, in the 0.6 releases, run without chunked prefill
-(`_offline_chunked_prefill`); vLLM V1 rows run with prefix caching on, as V1 serves by default
-(`_prefix_caching`). Each row's engine release picks its step-time profile. Start-up log
-rows: KV tokens predicted from the configuration the log states
-(benchmarks/engine_validation.py's fixtures). Rows capcliff cannot express are listed with why.
+Serving rows (shared/reference/serving_benchmarks.csv): each row is simulated as the benchmark ran
+it (closed-loop clients, the row's lengths and request count) and its output throughput and mean
+TPOT compared with the measurement, uncalibrated (the engine's step-time profile) and calibrated
+leave-one-out (step-time terms fitted to the other rows of the same deployment: model, GPU, layout,
+engine and version; two terms from two or more rows, the scale alone from one). Online rows' clients
+reach the engine one request at a time (calibrate.benchmarks.CLIENT_TURNAROUND_S); offline rows
+(vLLM's benchmark_throughput.py) queue every prompt at once and, in the 0.6 releases, run without
+chunked prefill (`_offline_chunked_prefill`); vLLM V1 rows run with V1's default prefix cache, which
+gives a preempted request back its blocks not yet reused (`capcliff.sim.reuse.retained_kv`). Each
+row's engine release picks its step-time profile. Start-up log rows: KV tokens predicted from the
+configuration the log states (benchmarks/engine_validation.py's fixtures). Rows capcliff cannot
+express are listed with why.
 """
 
 from __future__ import annotations
@@ -240,22 +240,6 @@ def _async_scheduling(r: dict[str, object], engine: str) -> bool | None:
     return True
 
 
-def _prefix_caching(r: dict[str, object], engine: str) -> str | None:
-    """vLLM V1 serves with prefix caching on unless `--no-enable-prefix-caching` (vllm/engine/
-    arg_utils.py `_set_default_args_v1`: "V1 always uses chunked prefills and prefix caching for
-    non-pooling tasks"), and gives a preempted request's blocks to the cache's free queue
-    with their hashes (vllm/v1/core/block_pool.py `free_blocks`), so the request's recompute hits
-    what was not reused since (sim/reuse/prefix_reuse.py models it). capcliff's default leaves
-    the cache out of single-turn workloads, which share nothing (`resolved_prefix_caching`: the
-    same results unless the run preempts, and the thrash fast path): past the cliff that drops
-    the reuse and recomputes every preempted token (P210: 4,851 preemptions of 100 requests,
-    throughput -75 %). The row's server ran with the cache, so it is simulated with it: "on".
-    None: the engine's default (every other engine and release)."""
-    if engine != "vllm" or "no-enable-prefix-caching" in str(r["server_flags"]):
-        return None
-    return "on"
-
-
 def _vllm_mxfp4_backend(r: dict[str, object], engine: str) -> str | None:
     """ "marlin" for GPUStack's gpt-oss rows on Hopper: the lab runs vLLM in its runner images
     (gpustack/gpustack docs/image-selector: `gpustack/runner:cuda12.8-vllm0.10.2`, ...), whose
@@ -350,7 +334,8 @@ def resolve_rows(
              "engine_version": _release(str(r["engine_version"])),
              "scheduler_recv_interval": _recv_interval(r, engine, layout),
              "overlap_schedule": _async_scheduling(r, engine),
-             "prefix_caching": _prefix_caching(r, engine),
+             "prefix_caching": "off" if "no-enable-prefix-caching" in str(r["server_flags"])
+             else None,
              "moe_backend": _moe_backend(r, engine) or _vllm_mxfp4_backend(r, engine),
              "attention_dp_balance": _adp_balance(r, engine, layout),
              **(extra(r) if extra else {})}

@@ -21,6 +21,9 @@ if TYPE_CHECKING:  # only a type here: keeps the simulator free of the memory ca
 # engines have them on by default (vLLM V1 `enable_prefix_caching`, SGLang without
 # `--disable-radix-cache`).
 PREFIX_CACHING_POLICIES = ("vllm", "vllm-first-chunk", "sglang")
+# vLLM V1's policies: its prefix cache is on by default (vllm/engine/arg_utils.py
+# `_set_default_args_v1`) and keeps a preempted request's blocks (`resolved_prefix_caching`).
+V1_POLICIES = ("vllm", "vllm-first-chunk")
 # vLLM V0's default CPU swap space per GPU (`--swap-space 4`, GiB).
 DEFAULT_SWAP_SPACE_BYTES = 4 * GIB
 # Set: an arrival within ARRIVAL_TIE_S after a step's end is there when that step ends, so it is
@@ -96,7 +99,7 @@ class SimConfig:
     kv_margin: float = DEFAULT_KV_MARGIN  # kv-aware only
     output_quantile: float | None = None  # kv-aware: None knows each output (oracle)
     # vllm (APC) and sglang (radix cache) only; None: the engine's default, on where the
-    # workload shares content (`resolved_prefix_caching`)
+    # workload shares content, else vLLM V1's `keeps_preempted_kv` (`resolved_prefix_caching`)
     prefix_caching: bool | None = False
     # vllm-v0 only: False runs V0's default scheduler, prefills in steps of their own
     # (`capcliff.sim.loop.prefill_only`); True its chunked-prefill scheduler
@@ -124,6 +127,10 @@ class SimConfig:
     # `timeout_iters` iterations (`capcliff.sim.loop.balance`); None: off (the engine's default).
     # Read only by the lockstep loop of attention-DP ranks.
     adp_balance: tuple[int, int] | None = None
+    # vLLM V1 (recompute) with its default prefix cache on a workload that shares nothing:
+    # a preempted request's recompute skips its blocks still cached (`resolved_prefix_caching`,
+    # `capcliff.sim.reuse.retained_kv`); with `prefix_caching` on, the general cache does it
+    keeps_preempted_kv: bool = False
 
     def __post_init__(self) -> None:
         if self.policy not in POLICY_NAMES:
@@ -146,6 +153,13 @@ class SimConfig:
             raise InputError(
                 f"prefix_caching: modelled for {', '.join(PREFIX_CACHING_POLICIES)}, "
                 f"not {self.policy!r}"
+            )
+        if self.keeps_preempted_kv and (
+            self.policy not in V1_POLICIES or self.preemption is not PreemptionMode.RECOMPUTE
+        ):
+            raise InputError(
+                f"keeps_preempted_kv: modelled for {', '.join(V1_POLICIES)} under recompute, "
+                f"not {self.policy!r} with {self.preemption.value}"
             )
         if not self.chunked_prefill and self.policy != "vllm-v0":
             raise InputError(f"chunked_prefill: off is modelled for vllm-v0, not {self.policy!r}")
@@ -174,12 +188,16 @@ class SimConfig:
 
 def resolved_prefix_caching(config: SimConfig, *, shares_content: bool) -> SimConfig:
     """`config` with prefix caching decided: None becomes on for vllm and sglang (both engines
-    have it on by default) when the workload shares content (sessions, shared prefixes), off
-    otherwise (a single-turn workload keeps the results of the simulator without caching)."""
+    have it on by default) when the workload shares content (sessions, shared prefixes). Where
+    it shares nothing, vLLM V1's cache can only give a preempted request back its own blocks
+    (not yet reused since): under recompute, `keeps_preempted_kv` models just that
+    (`capcliff.sim.reuse.retained_kv`); otherwise caching is off (the same results)."""
     if config.prefix_caching is not None:
         return config
-    on = shares_content and config.policy in PREFIX_CACHING_POLICIES
-    return replace(config, prefix_caching=on)
+    if shares_content:
+        return replace(config, prefix_caching=config.policy in PREFIX_CACHING_POLICIES)
+    keeps = config.policy in V1_POLICIES and config.preemption is PreemptionMode.RECOMPUTE
+    return replace(config, prefix_caching=False, keeps_preempted_kv=keeps)
 
 
 @dataclass(frozen=True)

@@ -100,15 +100,27 @@ def candidate(sim: ReplicaState, i: int, budget: int, *, free: int) -> Candidate
     todo = prompt + generated
     reuse = sim.reuse
     if reuse is None:
-        chunk = todo if todo < budget else budget
-        blocks = -(-(todo if sim.whole_prompt_blocks else chunk) // size)
-        return Candidate(prompt, generated, sim.output[i], sim.max_output[i], 0, chunk, blocks)
+        cached = retained_tokens(sim, i, todo, free) if sim.preemptions[i] else 0
+        chunk = min(todo - cached, budget)
+        blocks = -(-(todo if sim.whole_prompt_blocks else cached + chunk) // size)
+        return Candidate(
+            prompt, generated, sim.output[i], sim.max_output[i], 0, chunk, blocks, cached
+        )
     reuse.settle(free, sim.now_s)
     reach, hit, revive = reuse.lookup(i, todo)
     cached = reach * size  # HBM hits and blocks loaded from offload tiers
     chunk = min(todo - cached, budget)
     blocks = -(-(cached + chunk) // size) - hit + revive
     return Candidate(prompt, generated, sim.output[i], sim.max_output[i], 0, chunk, blocks, cached)
+
+
+def retained_tokens(sim: ReplicaState, i: int, todo: int, free: int) -> int:
+    """Tokens of waiting request i's KV (of `todo` to prefill) its recompute skips with `free`
+    blocks free: its blocks still cached since it was preempted (`RetainedKV`), else 0."""
+    retained = sim.retained
+    if retained is None:
+        return 0
+    return retained.hit_blocks(i, todo, free) * sim.block_size
 
 
 def head_admissible(

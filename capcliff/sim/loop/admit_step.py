@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from capcliff.sim.loop.admission import retained_tokens
 from capcliff.sim.loop.step_plan import step_load
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ def _admit(sim: ReplicaState, budget: int, free: int) -> tuple[Admitted, bool, i
     )
     sequence = sim.rule.admits_whole_sequence  # the verdict needs the whole sequence's blocks
     context, held, admit_seq, landed = sim.context, sim.held, sim.admit_seq, sim.landed
-    size = sim.block_size
+    size, preemptions = sim.block_size, sim.preemptions
     admitted: Admitted = []
     swap_in = 0
     while waiting and budget > 0 and len(running) < max_seqs:
@@ -89,24 +90,29 @@ def _admit(sim: ReplicaState, budget: int, free: int) -> tuple[Admitted, bool, i
         kv = host_kv[i]
         if kv:
             chunk, blocks = 1, -(-(kv + 1) // size)
-            need = blocks
+            need, before = blocks, kv
         else:
             todo = prompt[i] + generated[i]
-            chunk = todo if todo < budget else budget
-            blocks = -(-(todo if whole else chunk) // size)
+            # KV still cached since it was preempted: not computed again
+            before = retained_tokens(sim, i, todo, free) if preemptions[i] else 0
+            chunk = min(todo - before, budget)
+            blocks = -(-(todo if whole else before + chunk) // size)
             need = -(-todo // size) if sequence else blocks
         if need > free:
             return admitted, True, free, swap_in
         waiting.popleft()
+        if preemptions[i] and sim.retained is not None and not kv:
+            sim.retained.take(i, before // size, free)
+            sim.recomputed[i] -= before
         free -= blocks
         running[i] = None
         sim.seq += 1
-        admit_seq[i], held[i], context[i] = sim.seq, blocks, kv
+        admit_seq[i], held[i], context[i] = sim.seq, blocks, before
         if i in landed:
             landed.discard(i)
         elif kv:
             swap_in += kv
             sim.host_used -= kv
-        admitted.append((i, kv, chunk))
+        admitted.append((i, before, chunk))
         budget -= chunk
     return admitted, False, free, swap_in

@@ -190,6 +190,9 @@ class ReplicaSim(ReplicaState):
             self.seq += 1
             self.admit_seq[i], self.held[i] = self.seq, blocks
             self.context[i] = kv or cand.cached_tokens
+            if self.retained is not None and self.preemptions[i] and not kv:
+                self.retained.take(i, cand.cached_tokens // self.block_size, self.free + blocks)
+                self.recomputed[i] -= cand.cached_tokens
             if self.reuse is not None and not kv:  # the blocks it hit are shared, not its own
                 self.held[i] = self.reuse.held_blocks(
                     i, cand, blocks, self.now_s, resumed=self.preemptions[i] > 0

@@ -27,6 +27,7 @@ from capcliff.sim.loop.cohort import DecodeCohort
 from capcliff.sim.loop.timeline import Recorder, ReplicaResult
 from capcliff.sim.policies import Policy, Requeue, VictimOrder
 from capcliff.sim.reuse.prefix_reuse import replica_reuse
+from capcliff.sim.reuse.retained_kv import RetainedKV
 from capcliff.sim.traffic.workload import Requests
 from capcliff.units import ceil_div
 
@@ -95,6 +96,13 @@ class ReplicaState:
         self.clients = ClientLoop(requests, self.arrival)
         self.arrivals = self.clients.arrivals
         self.reuse = replica_reuse(requests, capacity, model, config, rule)
+        # vLLM V1's cache where nothing is shared: only a preempted request's own blocks hit
+        # (not modelled for the pools of disaggregated serving)
+        self.retained = (
+            RetainedKV(capacity.block_size)
+            if config.keeps_preempted_kv and not landed and not self.RECEIVES_EVERY_STEP
+            else None
+        )
         self._choose_paths(landed)
 
     def _per_request(self, requests: Requests) -> None:
@@ -170,6 +178,8 @@ class ReplicaState:
             ctx, held, self.partial = self.context[v], self.held[v], None
         if self.reuse is not None:  # its hit blocks were never its own
             held = self.reuse.freed_blocks(v, held, ctx, self.now_s, finished=False)
+        elif self.retained is not None and self.config.preemption is PreemptionMode.RECOMPUTE:
+            self.retained.preempted(v, ctx, self.free)
         self.free += held
         self._leave_running(v)
         if (
@@ -181,7 +191,7 @@ class ReplicaState:
             self.host_used += ctx
             self.swap_out_tokens += ctx
         else:
-            self.recomputed[v] += ctx
+            self.recomputed[v] += ctx  # less what it hits when it is admitted again
         self.context[v] = self.held[v] = 0
         if self.rule.requeue is Requeue.FRONT:
             self.waiting.appendleft(v)
@@ -264,6 +274,8 @@ class ReplicaState:
         if self.reuse is not None:  # it holds prompt + output - 1 tokens of KV
             ctx = self.prompt[i] + self.output[i] - 1
             blocks = self.reuse.freed_blocks(i, blocks, ctx, self.now_s, finished=True)
+        elif self.retained is not None:
+            self.retained.finished(self.prompt[i] + self.output[i] - 1, self.free)
         self.free += blocks
         self._leave_running(i)
         self.finish_s[i] = self.now_s

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from capcliff.perf.decode_line import DecodeLine
 from capcliff.sim.config import ARRIVAL_TIE_S
+from capcliff.sim.loop.admission import retained_tokens
 from capcliff.sim.policies import (
     Requeue,
     trtllm_max_util_admit,
@@ -102,31 +103,17 @@ def run_thrash(sim: ReplicaState) -> None:
     co, rec, size, total = sim.cohort, sim.rec, sim.block_size, sim.total
     needs = co.phase_counts
     running, waiting, arrivals = sim.running, sim.waiting, sim.arrivals
-    prompt, generated, max_output = sim.prompt, sim.generated, sim.max_output
-    recomputed, preemptions, context, held = sim.recomputed, sim.preemptions, sim.context, sim.held
     times, used_series, running_series, waiting_series, hbm_series = rec.series
     # bound methods: looked up once per call of this function, not once per event
     add_time, add_used, add_running = times.append, used_series.append, running_series.append
-    add_waiting, add_hbm, add_preemption = (
-        waiting_series.append, hbm_series.append, rec.preemption_times.append
-    )  # fmt: skip
-    requeue, peak_hbm = waiting.appendleft, rec.peak_hbm
+    add_waiting, add_hbm = waiting_series.append, hbm_series.append
+    peak_hbm = rec.peak_hbm
     step, free, now, max_steps = sim.step, sim.free, sim.now_s, sim.config.max_steps
     overlap = sim.overlap
     while True:
         phase = step % size
-        while needs[phase] > free:  # the victims: the latest admissions (`preempt`)
-            v = running.popitem()[0]  # the last key: the latest admission
-            ctx, generated[v] = co.remove(v, step)
-            free += -(-ctx // size)
-            sim.full_blocks_sum -= -(-(prompt[v] + max_output[v]) // size)
-            sim.max_output_sum -= max_output[v]
-            recomputed[v] += ctx
-            context[v] = held[v] = 0
-            requeue(v)
-            preemptions[v] += 1
-            add_preemption(now)
-            rec.first_preemption = rec.first_preemption or (step, now)
+        if needs[phase] > free:
+            free = _give_up_latest(sim, step, free, now)
         sim.dirty = True
         count = co.count
         if count == 0:
@@ -198,6 +185,31 @@ def run_thrash(sim: ReplicaState) -> None:
             return
 
 
+def _give_up_latest(sim: ReplicaState, step: int, free: int, now: float) -> int:
+    """`ReplicaState.preempt` of the latest admissions until step `step`'s new blocks fit in the
+    free ones; returns the free blocks after."""
+    co, size, needs, running = sim.cohort, sim.block_size, sim.cohort.phase_counts, sim.running
+    prompt, generated, max_output = sim.prompt, sim.generated, sim.max_output
+    recomputed, preemptions, context, held = sim.recomputed, sim.preemptions, sim.context, sim.held
+    requeue, add_preemption, rec = sim.waiting.appendleft, sim.rec.preemption_times.append, sim.rec
+    retained, phase = sim.retained, step % size
+    while needs[phase] > free:
+        v = running.popitem()[0]  # the last key: the latest admission
+        ctx, generated[v] = co.remove(v, step)
+        if retained is not None:
+            retained.preempted(v, ctx, free)
+        free += -(-ctx // size)
+        sim.full_blocks_sum -= -(-(prompt[v] + max_output[v]) // size)
+        sim.max_output_sum -= max_output[v]
+        recomputed[v] += ctx
+        context[v] = held[v] = 0
+        requeue(v)
+        preemptions[v] += 1
+        add_preemption(now)
+        rec.first_preemption = rec.first_preemption or (step, now)
+    return free
+
+
 def decode_run(sim: ReplicaState, count: int, context0: int, k: int) -> tuple[float, float, float]:
     """(seconds, bytes one GPU reads, seconds of the first step) of k identical decode steps of
     `count` requests whose contexts (each counting the token it writes) sum to `context0`:
@@ -257,16 +269,17 @@ def _head_refused(sim: ReplicaState, count: int) -> bool | None:
         return None
     head = waiting[0]
     kv = sim.host_kv[head]
-    blocks: int
+    needs, step = sim.cohort.phase_counts, sim.step
+    free = sim.free - needs[step % size] - needs[(step + 1) % size]
     if kv:
         blocks = -(-(kv + 1) // size)
     else:
         todo = sim.prompt[head] + sim.generated[head]
-        chunk = todo if todo < budget else budget
-        whole = sim.whole_prompt_blocks or sim.rule.admits_whole_sequence  # no cache here
-        blocks = -(-(todo if whole else chunk) // size)
-    needs, step = sim.cohort.phase_counts, sim.step
-    return blocks > sim.free - needs[step % size] - needs[(step + 1) % size]
+        whole = sim.whole_prompt_blocks or sim.rule.admits_whole_sequence  # all of it, hits too
+        cached = 0 if whole else retained_tokens(sim, head, todo, free)
+        chunk = min(todo - cached, budget)
+        blocks = -(-(todo if whole else cached + chunk) // size)
+    return blocks > free
 
 
 def empty_step(sim: ReplicaState) -> None:
