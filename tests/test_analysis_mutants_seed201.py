@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import capcliff.analysis.sweep.report as report
-from capcliff.analysis.deployment import resolve, settings_of
+from capcliff.analysis.deployment import resolve
+from capcliff.analysis.deployment_settings import settings_of
 from capcliff.analysis.evaluate.replica_models import deployment_profile, replica_models
 from capcliff.analysis.evaluate.solver import sweep
 from capcliff.analysis.sweep.failure import past_cliff

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from capcliff.analysis.deployment import settings_of
+from capcliff.analysis.deployment_settings import settings_of
 from capcliff.errors import InputError
 
 
