@@ -178,7 +178,7 @@ def within_slo(points: tuple[Any, ...]) -> Any:
     from capcliff.analysis.evaluate.solver import Slo
 
     workload: Any = SimpleNamespace(at_rate=None, mean_output_tokens=lambda: 100.0)
-    replica: Any = SimpleNamespace(config=None, run=None)
+    replica: Any = SimpleNamespace(config=None, run=None, paused=None)
     return _within_slo(replica, workload, Slo(ttft_s=0.5, tpot_s=0.01), points, points[-1], 0, True)
 
 
