@@ -1,0 +1,117 @@
+"""Edges a sweep of mutants of `capcliff/analysis/evaluate/capacity.py` (`benchmarks/mutation.py`'s
+sites of that file) found untested. Every expected value is worked out by hand in the comments."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from types import SimpleNamespace
+from typing import Any, cast
+
+import pytest
+
+from capcliff.analysis.deployment import resolve
+from capcliff.analysis.deployment_settings import settings_of
+from capcliff.analysis.evaluate.capacity import (
+    CapPoint,
+    Replica,
+    Resumable,
+    _extended_point,
+)
+from capcliff.analysis.evaluate.online_load import OnlineWorkload
+from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.catalog.layout import parse_layout
+
+
+class _ResumedError(Exception):
+    """The held paused run was asked to go on."""
+
+
+class _FreshRunError(Exception):
+    """A fresh paused run was started; carries the cap it runs at."""
+
+
+def _stubs(held_cap: int) -> tuple[Any, Any, CapPoint]:
+    sample = list(range(40))  # only its length is read before the run starts
+    workload = SimpleNamespace(
+        saturation_sample=lambda n, cap: sample, mean_output_tokens=lambda: 8.0, sessions=None
+    )
+
+    def paused(requests: object, cap: int) -> object:
+        raise _FreshRunError(cap)
+
+    def advance(k: int) -> object:
+        raise _ResumedError(k)
+
+    replica = SimpleNamespace(config=None, run=None, paused=paused)
+    held = Resumable(cast(Any, SimpleNamespace(advance=advance)), len(sample))
+    prior = CapPoint(held_cap, cast(Any, None), cast(Any, None), 10, held)
+    return replica, workload, prior
+
+
+def test_a_paused_run_held_at_another_cap_is_not_resumed() -> None:
+    # the point held a run of a 40-request sample at cap 8; cap 16 draws a sample of the same
+    # size, but the held run's steps admit at most 8 sequences: cap 16 must start its own run
+    replica, workload, prior = _stubs(held_cap=8)
+    with pytest.raises(_FreshRunError) as fresh:
+        _extended_point(
+            cast(Replica, replica), cast(OnlineWorkload, workload), 16, (10, 40), True, prior
+        )
+    assert fresh.value.args == (16,)
+
+
+def test_a_paused_run_held_at_the_same_cap_goes_on() -> None:
+    # the same cap and sample size: the held run goes on to the first checkpoint, 10 requests
+    replica, workload, prior = _stubs(held_cap=8)
+    with pytest.raises(_ResumedError) as resumed:
+        _extended_point(
+            cast(Replica, replica), cast(OnlineWorkload, workload), 8, (10, 40), True, prior
+        )
+    assert resumed.value.args == (10,)
+
+
+def test_cuda_graphs_fit_with_exactly_no_headroom_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    # headroom = total - requested - outside terms (CUDA graphs, context): at exactly 0 bytes
+    # everything outside the budget fits, so no "leaves no room for CUDA graphs" trap; 1 byte
+    # less and it does not
+    import capcliff.analysis.flags as flags
+    from capcliff.analysis.plan.commands import engine_flags
+
+    seen: list[bool] = []
+
+    def capture(served: object, **kw: Any) -> list[str]:
+        seen.append(kw["graphs_fit"])
+        return []
+
+    monkeypatch.setattr(flags, "flag_warnings", capture)
+    dep = resolve(get_model("llama-3.1-8b"), get_hardware("h200-sxm"), settings_of({}))
+    memory = dep.memory(parse_layout("tp1"), 8192)
+    stage = memory.stages[0]
+    outside = sum(t.bytes for t in stage.outside_terms)
+    rec = SimpleNamespace(layout="tp1", max_num_seqs=64)
+    config = SimpleNamespace(max_num_batched_tokens=8192)
+    inputs = SimpleNamespace(config=config, max_model_len=8192)
+    for spare in (0, -1):
+        total = stage.requested_bytes + outside + spare
+        exact = replace(memory, stages=(replace(stage, total_memory_bytes=total),))
+        assert exact.stages[0].headroom_bytes == spare
+        engine_flags(dep, (exact, 64), cast(Any, rec), cast(Any, inputs), "m")
+    assert seen == [True, False]
+
+
+def test_a_point_with_linear_steps_is_predicted_from_its_two_bases_alone() -> None:
+    # no floor, no host time and no request overhead: the steps are linear in (fixed, scale),
+    # so the profile's prediction is the bases' combination and no third run is simulated; a
+    # request overhead of 1 ms is not linear in them (`_basis`), and is simulated
+    from capcliff.analysis.sweep import step_fit
+    from capcliff.calibrate.benchmarks import CLIENT_TURNAROUND_S, BenchmarkPoint
+    from capcliff.catalog.layout import Layout
+    from tests.simtools import llama_8b_h200
+
+    point = BenchmarkPoint("c2", 2, 64, 4, num_requests=4, client_turnaround_s=CLIENT_TURNAROUND_S)
+    run = step_fit._run(llama_8b_h200("vllm"), Layout(), point, {})
+    steps = replace(run.steps, host_fixed_s=0.0, host_per_seq_s=0.0)
+    assert steps.eager_floor_s == 0.0 and steps.extend_floor_s == 0.0
+    for overhead_s, simulated in ((0.0, False), (1e-3, True)):
+        config = replace(run.config, request_overhead_s=overhead_s)
+        linear = replace(run, steps=steps, config=config)
+        assert (step_fit._basis(linear, point).modeled is not None) is simulated
