@@ -30,7 +30,9 @@ class _FreshRunError(Exception):
     """A fresh paused run was started; carries the cap it runs at."""
 
 
-def _stubs(held_cap: int) -> tuple[Any, Any, CapPoint]:
+def _first_move(held_cap: int, cap: int) -> Exception:
+    """What `_extended_point` at `cap` does first, given a point at `held_cap` that holds a
+    paused run of the same 40-request sample: resume it or start a fresh run."""
     sample = list(range(40))  # only its length is read before the run starts
     workload = SimpleNamespace(
         saturation_sample=lambda n, cap: sample, mean_output_tokens=lambda: 8.0, sessions=None
@@ -45,28 +47,24 @@ def _stubs(held_cap: int) -> tuple[Any, Any, CapPoint]:
     replica = SimpleNamespace(config=None, run=None, paused=paused)
     held = Resumable(cast(Any, SimpleNamespace(advance=advance)), len(sample))
     prior = CapPoint(held_cap, cast(Any, None), cast(Any, None), 10, held)
-    return replica, workload, prior
+    with pytest.raises((_FreshRunError, _ResumedError)) as first:
+        _extended_point(
+            cast(Replica, replica), cast(OnlineWorkload, workload), cap, (10, 40), True, prior
+        )
+    return first.value
 
 
 def test_a_paused_run_held_at_another_cap_is_not_resumed() -> None:
     # the point held a run of a 40-request sample at cap 8; cap 16 draws a sample of the same
-    # size, but the held run's steps admit at most 8 sequences: cap 16 must start its own run
-    replica, workload, prior = _stubs(held_cap=8)
-    with pytest.raises(_FreshRunError) as fresh:
-        _extended_point(
-            cast(Replica, replica), cast(OnlineWorkload, workload), 16, (10, 40), True, prior
-        )
-    assert fresh.value.args == (16,)
+    # size, but the held run's steps admit at most 8 sequences: cap 16 starts its own run
+    first = _first_move(held_cap=8, cap=16)
+    assert isinstance(first, _FreshRunError) and first.args == (16,)
 
 
 def test_a_paused_run_held_at_the_same_cap_goes_on() -> None:
     # the same cap and sample size: the held run goes on to the first checkpoint, 10 requests
-    replica, workload, prior = _stubs(held_cap=8)
-    with pytest.raises(_ResumedError) as resumed:
-        _extended_point(
-            cast(Replica, replica), cast(OnlineWorkload, workload), 8, (10, 40), True, prior
-        )
-    assert resumed.value.args == (10,)
+    first = _first_move(held_cap=8, cap=8)
+    assert isinstance(first, _ResumedError) and first.args == (10,)
 
 
 def test_cuda_graphs_fit_with_exactly_no_headroom_left(monkeypatch: pytest.MonkeyPatch) -> None:
