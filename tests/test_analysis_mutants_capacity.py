@@ -113,3 +113,22 @@ def test_a_point_with_linear_steps_is_predicted_from_its_two_bases_alone() -> No
         config = replace(run.config, request_overhead_s=overhead_s)
         linear = replace(run, steps=steps, config=config)
         assert (step_fit._basis(linear, point).modeled is not None) is simulated
+
+
+def test_the_overload_note_comes_before_the_other_notes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 1,000 requests/s overload one H200's Llama-3.1-8B replica (`test_serving`); with a note
+    # from other GPU types' searches already taken (two: the first place, not the last but one),
+    # the overload still leads the notes
+    import capcliff.analysis.plan.online as online
+    from tests.test_serving import _plan
+
+    searched = online._other_fleets
+    other = ["another type: a first note", "another type: a second note"]
+
+    def with_a_note(*args: Any) -> tuple[list[Any], list[str]]:
+        fleets, notes = searched(*args)
+        return fleets, [*notes, *other]
+
+    monkeypatch.setattr(online, "_other_fleets", with_a_note)
+    notes = _plan("--rate", "1000", "--slo-ttft", "5", "--slo-tpot", "0.2")["notes"]
+    assert notes[0].startswith("overload:") and set(other) <= set(notes[1:])
