@@ -132,3 +132,25 @@ def test_the_overload_note_comes_before_the_other_notes(monkeypatch: pytest.Monk
     monkeypatch.setattr(online, "_other_fleets", with_a_note)
     notes = _plan("--rate", "1000", "--slo-ttft", "5", "--slo-tpot", "0.2")["notes"]
     assert notes[0].startswith("overload:") and set(other) <= set(notes[1:])
+
+
+def test_a_cap_saturating_above_the_tolerance_below_the_best_rate_is_searched(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from capcliff.analysis.evaluate import capacity
+    from capcliff.analysis.evaluate.rate_search import RatePoint
+    from tests.test_analysis_mutants_seed201 import cap_point, within_slo
+
+    # cap 8 saturates at 10/s and passes at 8/s; cap 4 saturating at 8.2/s could still pass
+    # above 0.95 x 8 = 7.6/s, so it is searched; cap 2 at 7.5/s cannot, and is skipped
+    light = cast(Any, SimpleNamespace(ttft_p99_s=1.0, tpot_p99_s=0.05))
+    found = RatePoint(8, 8.0, light, True)
+    searched: list[int] = []
+    monkeypatch.setattr(capacity, "highest_rate", lambda probes, cap, sat, size: (found, found))
+    monkeypatch.setattr(
+        capacity, "highest_rate_above",
+        lambda probes, cap, sat, size, best, resolution: searched.append(cap),
+    )  # fmt: skip
+    monkeypatch.setattr(capacity, "verified", lambda *a, **k: None)
+    within_slo((cap_point(2, 7.5), cap_point(4, 8.2), cap_point(8, 10.0)))
+    assert searched == [4]
