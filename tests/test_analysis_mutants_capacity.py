@@ -146,11 +146,12 @@ def test_a_cap_saturating_above_the_tolerance_below_the_best_rate_is_searched(
     light = cast(Any, SimpleNamespace(ttft_p99_s=1.0, tpot_p99_s=0.05))
     found = RatePoint(8, 8.0, light, True)
     searched: list[int] = []
-    monkeypatch.setattr(capacity, "highest_rate", lambda probes, cap, sat, size: (found, found))
-    monkeypatch.setattr(
-        capacity, "highest_rate_above",
-        lambda probes, cap, sat, size, best, resolution: searched.append(cap),
-    )  # fmt: skip
-    monkeypatch.setattr(capacity, "verified", lambda *a, **k: None)
+    stubs = {
+        "highest_rate": lambda probes, cap, sat, size: (found, found),
+        "highest_rate_above": lambda probes, cap, *rest: searched.append(cap),
+        "verified": lambda *a, **k: None,
+    }
+    for name, stub in stubs.items():
+        monkeypatch.setattr(capacity, name, stub)
     within_slo((cap_point(2, 7.5), cap_point(4, 8.2), cap_point(8, 10.0)))
     assert searched == [4]
