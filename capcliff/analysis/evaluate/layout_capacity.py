@@ -42,6 +42,7 @@ from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.parallel import parallel_map, workers
 from capcliff.catalog.layout import enumerate_layouts
 from capcliff.memory.layout_memory import LayoutMemory
+from capcliff.perf.op_curves import MEASURED_CURVE_DIP
 from capcliff.sim.config import SimConfig
 
 COARSE_FACTOR = 0.71  # x the steady-state cliff: below it, so the coarse run does not thrash
@@ -333,7 +334,8 @@ def _unless_beaten(
     if beaten_at(math.inf):
         return None
     bound = decode_bound(ev.replica, search.workload)
-    if bound is not None and beaten_at(bound):  # no simulation either
+    # raised by the measured curves' dip (`decode_bound` assumes a step never gets faster)
+    if bound is not None and beaten_at(bound * (1 + MEASURED_CURVE_DIP)):  # no simulation either
         return None
     points = saturation_caps(
         ev.replica, search.workload, slo=search.slo, least=search.least_requests,
