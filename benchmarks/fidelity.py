@@ -89,6 +89,11 @@ BANDS = ROOT / "capcliff" / "perf" / "error_bands.json"
 # InferenceX (bench_serving with --random-range-ratio 0.8, num_prompts = 10 x conc: the row
 # notes quote the InferenceMAX README).
 INFERENCEX_RANGE_RATIO = 0.8
+# InferenceX's client under transformers 5 (`_served_prompt_factor`): server tokens per client
+# token, measured in SemiAnalysisAI/InferenceX #937 (7,140 -> 35,921 tokens, DeepSeek-R1).
+INFLATED_PROMPT_FACTOR = 35_921 / 7_140
+INFLATED_PROMPT_SINCE = (0, 5, 10)  # SGLang releases that require transformers 5
+TOKENIZER_FIX_DATE = "2026-05-15"  # InferenceX #1381: the client fix reaches HF Hub repo ids
 
 
 @dataclass(frozen=True)
@@ -139,8 +144,40 @@ def _point(r: dict[str, object], row_id: str) -> BenchmarkPoint:
             point, num_requests=c, output_throughput_tok_s=c * osl / e2e_s, client_turnaround_s=0.0
         )
     if "InferenceX" in tool:
-        return replace(point, num_requests=10 * c, range_ratio=INFERENCEX_RANGE_RATIO)
+        served = round(isl * _served_prompt_factor(r))
+        return replace(
+            point, input_len=served, num_requests=10 * c, range_ratio=INFERENCEX_RANGE_RATIO
+        )
     return point
+
+
+def _served_prompt_factor(r: dict[str, object]) -> float:
+    """Server-side prompt tokens per prompt token InferenceX's client counted: 1, except on the
+    SGLang DeepSeek-R1 rows its client tokenized wrongly. Transformers 5 loads DeepSeek-R1's
+    tokenizer (declared LlamaTokenizerFast, ByteLevel in tokenizer.json) with a Metaspace
+    pre-tokenizer and decoder; SGLang restores them at start-up
+    (`_fix_v5_tokenizer_components`), the benchmark client did not, so the random token ids it
+    decoded to a prompt re-tokenized on the server into about five times as many
+    (SemiAnalysisAI/InferenceX #937, measured with transformers 5.3.0: a 7,140-token prompt
+    reached the server as 35,921 tokens). #937 (ef01c2205, 2026-03-27) applied the fix in the
+    client for local model directories only; #1381 (5fe6d56ee, 2026-05-15) for HF Hub repo ids,
+    which is how the B300 runner passed DeepSeek-R1 (runners/launch_b300-nv.sh from 9ebeafb4e),
+    and #1502 re-ran the DeepSeek-R1 SGLang configs "to pick up the tokenizer fix". SGLang
+    requires transformers 5 from 0.5.10 (INFLATED_PROMPT_SINCE). So: InferenceX SGLang
+    DeepSeek-R1 rows of release 0.5.10 or later dated before 2026-05-15."""
+    engine = engine_of(str(r["engine"]), str(r["engine_version"]))
+    release = _release(str(r["engine_version"]))
+    date = re.search(r"InferenceX (\d{4}-\d\d-\d\d)", str(r["notes"]))
+    if (
+        engine != "sglang"
+        or date is None
+        or date.group(1) >= TOKENIZER_FIX_DATE
+        or "deepseek-r1" not in str(r["model"]).lower()
+        or release is None
+        or tuple(int(x) for x in release.split(".")) < INFLATED_PROMPT_SINCE
+    ):
+        return 1.0
+    return INFLATED_PROMPT_FACTOR
 
 
 def _flag(flags: str, name: str) -> int | None:
