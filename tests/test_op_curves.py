@@ -127,6 +127,43 @@ def test_r1_weights_on_h200_sglang_are_read_through_the_measured_curves() -> Non
     assert model._weights_time_s(1) == pytest.approx(dense + experts)
 
 
+def _r1_fp4_tp4_b200_trtllm() -> StepTimeModel:
+    arch = arch_of("deepseek-r1-0528-fp4")
+    profile = engine_profile(EngineName.TRTLLM)
+    lines = tuple(op for op in profile.op_curve_ops if op != "moe_table")
+    return step_time_model(
+        arch, get_hardware("b200"), parse_layout("tp4"), scheme=WeightScheme.as_shipped(arch),
+        kv_dtype=KVDType.FP8, profile=replace(profile, op_curve_ops=lines),
+    )  # fmt: skip
+
+
+def test_attention_projections_an_nvfp4_checkpoint_keeps_in_bf16_read_the_bf16_curve() -> None:
+    # NVIDIA's R1 NVFP4 excludes model.layers.*.self_attn*: per layer at TP 4, q_a_proj
+    # 7168 x 1536 = 11,010,048 and kv_a 7168 x 576 = 4,128,768 replicated; q_b 1536 x 24576 / 4 =
+    # 9,437,184, kv_b 512 x 32768 / 4 = 4,194,304 and o_proj 16384 x 7168 / 4 = 29,360,128
+    # split: 58,130,432 BF16 elements x 2 B x 61 layers = 7,091,912,704 bytes. Four of the six
+    # dense GEMMs of a layer (q_a, q_b, kv_a, O) read them; gate/up and down stay NVFP4.
+    model = _r1_fp4_tp4_b200_trtllm()
+    assert model.excluded_bytes == 7_091_912_704
+    assert (model.excluded_gemms, model.dense_gemms) == (61 * 4, 61 * 6)
+    bf16 = _curve("b200", "trtllm", "gemm", "bfloat16")
+    fp4 = _curve("b200", "trtllm", "gemm", "nvfp4")
+    peak = 8.0e12  # hardware/b200.toml
+    dense = (
+        61 * 4 * bf16["floor_us"][0] * 1e-6
+        + 7_091_912_704 / (bf16["hbm_fraction"][0] * peak)
+        + 61 * 2 * fp4["floor_us"][0] * 1e-6
+        + (model.weight_bytes - 7_091_912_704) / (fp4["hbm_fraction"][0] * peak)
+    )
+    assert model.gemm_curve is not None
+    assert model._dense_gemms_s(model.gemm_curve, 1) == pytest.approx(dense)
+
+
+def test_a_checkpoint_quantising_every_linear_prices_them_on_one_curve() -> None:
+    model = _r1_tp8("b200", EngineName.TRTLLM)  # block FP8 everywhere: nothing excluded
+    assert (model.excluded_gemm_curve, model.excluded_gemms, model.excluded_bytes) == (None, 0, 0)
+
+
 def test_curved_kernels_take_no_kernel_floor() -> None:
     # 61 layers x (33 kernels - 6 dense GEMMs - 5 fused-MoE kernels) x 1 us = 1.342 ms
     assert kernels_per_layer(arch_of("deepseek-r1"), tp=8) == 33

@@ -10,7 +10,7 @@ import pytest
 from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.catalogs import model_catalog
 from capcliff.catalog.layout import Layout, parse_layout
-from capcliff.memory.params import Component
+from capcliff.memory.params import Component, Storage
 from capcliff.memory.weights import WeightScheme, elements_per_rank, stage_param_groups
 from capcliff.perf.stage_cost import StageCost, stage_cost
 from capcliff.units import WeightDType
@@ -22,7 +22,8 @@ def _group_by_group(
 ) -> StageCost:
     """Every group of the stage in turn: dense reads and elements, routed experts apart, the
     lm_head (or a tied embedding) apart, an untied embedding not read at all."""
-    read = expert = dense = experts_el = head = Fraction(0)
+    read = expert = dense = experts_el = head = excluded = Fraction(0)
+    quantised = scheme.quantization.linear if scheme.quantization else None
     tied = arch.tie_word_embeddings and layout.pp == 1
     for group in stage_param_groups(arch, layout, stage):
         elements = elements_per_rank(group, layout)
@@ -35,7 +36,10 @@ def _group_by_group(
             expert, experts_el = expert + size, experts_el + elements
         else:
             read, dense = read + size, dense + elements
-    return StageCost(read, expert, dense, experts_el, head)
+            # a linear the checkpoint quantises others of, held in another (the native) format
+            if group.storage is Storage.LINEAR and quantised not in (None, scheme.format_of(group)):
+                excluded += size
+    return StageCost(read, expert, dense, experts_el, head, excluded)
 
 
 @pytest.mark.parametrize("model_id", sorted(model_catalog()))

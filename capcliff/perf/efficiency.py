@@ -105,6 +105,9 @@ class Efficiency:
     gemm_curve: OpCurve | None = None
     moe_curve: OpCurve | None = None
     dense_gemms_per_layer: int = 0
+    # The GEMM curve of the native dtype, for the dense linears a checkpoint's quantization
+    # excludes (`stage_cost.is_excluded_linear`); None: gemm_curve prices them too.
+    excluded_gemm_curve: OpCurve | None = None
     # MLA decode attention's measured curve over the batch (in place of kv_bandwidth_fraction
     # and the attention kernel's floor); None: the fraction above.
     attention_curve: OpCurve | None = None
@@ -212,6 +215,10 @@ def profile_efficiency(
         if profile.op_tables is not None:
             extend = compute_curve(hardware.id, profile.op_tables, "mla_context", heads)
     table = shape_moe_table(arch, hardware, layout, profile, scheme)
+    excluded = None
+    if gemm is not None and profile.op_tables is not None:
+        native_format = table_format(scheme.native, None)
+        excluded = op_curve(hardware.id, profile.op_tables, "gemm", native_format)
     covered = 0
     if curves_carry_launch(hardware.id, profile.op_tables):
         covered = curve_kernels_per_layer(
@@ -246,6 +253,7 @@ def profile_efficiency(
         gemm_curve=gemm,
         moe_curve=moe,
         dense_gemms_per_layer=dense_gemms_per_layer(arch),
+        excluded_gemm_curve=excluded,
         attention_curve=attention,
         gemm_flops_curve=gemm_flops,
         moe_flops_curve=moe_flops,

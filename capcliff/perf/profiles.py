@@ -736,6 +736,25 @@ def dense_gemms_per_layer(arch: Architecture) -> int:
     return 4 + (2 if arch.mla is not None else 0)
 
 
+def dense_gemm_modules(arch: Architecture, layer: int) -> tuple[str, ...]:
+    """The Hugging Face module each dense GEMM of kernels_per_layer's list reads in decoder layer
+    `layer` (`dense_gemms_per_layer` of them): QKV (q_proj; MLA's q_a_proj, q_b_proj and
+    kv_a_proj_with_mqa), O, gate/up and down (the shared expert's in a MoE layer)."""
+    prefix = f"model.layers.{layer}."
+    attention = (
+        ("q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "o_proj")
+        if arch.mla is not None
+        else ("q_proj", "o_proj")
+    )
+    moe_layer = arch.moe is not None and arch.moe.is_moe_layer[layer]
+    mlp = "mlp.shared_experts." if moe_layer else "mlp."
+    return (
+        *(f"{prefix}self_attn.{name}" for name in attention),
+        f"{prefix}{mlp}gate_proj",
+        f"{prefix}{mlp}down_proj",
+    )
+
+
 def curve_kernels_per_layer(
     arch: Architecture, *, gemm: bool, moe: bool, attention: bool = False
 ) -> int:

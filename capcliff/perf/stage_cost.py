@@ -8,7 +8,7 @@ from fractions import Fraction
 
 from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
-from capcliff.memory.params import Component
+from capcliff.memory.params import Component, Storage
 from capcliff.memory.weights import WeightScheme, elements_per_rank, stage_group_counts
 
 # FLOPs of one multiply-add.
@@ -22,12 +22,16 @@ class StageCost:
     dense_elements: Fraction  # elements in matmuls run for every token (experts excluded)
     expert_elements: Fraction
     head_elements: Fraction  # lm_head elements (run once per sequence)
+    # Of read_bytes: the dense linear weights a checkpoint's quantization leaves in the native
+    # dtype (its exclude list: NVIDIA's DeepSeek-R1 NVFP4 keeps every self_attn projection in
+    # BF16), which engines run through native-dtype GEMM kernels.
+    excluded_bytes: Fraction = Fraction(0)
 
 
 def stage_cost(arch: Architecture, layout: Layout, scheme: WeightScheme, stage: int) -> StageCost:
     """The stage's sums, over one layer of each kind times its count (`stage_group_counts`):
     the same fractions as group by group over every layer, exactly."""
-    read = expert = dense = experts_el = head = Fraction(0)
+    read = expert = dense = experts_el = head = excluded = Fraction(0)
     tied_head = arch.tie_word_embeddings and layout.pp == 1
     for group, count in stage_group_counts(arch, layout, scheme, stage):
         elements = count * elements_per_rank(group, layout)
@@ -43,7 +47,20 @@ def stage_cost(arch: Architecture, layout: Layout, scheme: WeightScheme, stage: 
         else:
             read += size
             dense += elements
-    return StageCost(read, expert, dense, experts_el, head)
+            if group.storage is Storage.LINEAR and is_excluded_linear(scheme, group.module):
+                excluded += size
+    return StageCost(read, expert, dense, experts_el, head, excluded)
+
+
+def is_excluded_linear(scheme: WeightScheme, module: str) -> bool:
+    """Whether the dense linear weight `module` (a Hugging Face module path) stays in the native
+    dtype although the checkpoint quantises its linear layers (its exclude list names it)."""
+    quant = scheme.quantization
+    return (
+        quant is not None
+        and quant.linear is not None
+        and (quant.format_of(module, expert=False) is None)
+    )
 
 
 def attention_flops_per_pair(arch: Architecture, layout: Layout, layers: int) -> float:

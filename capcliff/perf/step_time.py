@@ -45,12 +45,18 @@ from capcliff.perf.moe_tables import MoETable
 from capcliff.perf.op_curves import ComputeCurve, OpCurve
 from capcliff.perf.profiles import (
     EngineProfile,
+    dense_gemm_modules,
     dp_eager_pass_s,
     dp_host_overhead_s,
     extend_eager_pass_s,
     overlaps,
 )
-from capcliff.perf.stage_cost import FLOPS_PER_MAC, attention_flops_per_pair, stage_cost
+from capcliff.perf.stage_cost import (
+    FLOPS_PER_MAC,
+    attention_flops_per_pair,
+    is_excluded_linear,
+    stage_cost,
+)
 from capcliff.units import GB, TERA, KVDType, WeightDType
 
 
@@ -119,6 +125,12 @@ class StepTimeModel:
     moe_curve: OpCurve | None = None
     dense_gemms: int = 0
     moe_layers: int = 0
+    # Of those: `excluded_gemms` calls reading `excluded_bytes` bytes of dense linears the
+    # checkpoint's quantization leaves in the native dtype, at the native GEMM curve
+    # `excluded_gemm_curve` (their kernels are native-dtype GEMMs); None: at gemm_curve.
+    excluded_gemm_curve: OpCurve | None = None
+    excluded_gemms: int = 0
+    excluded_bytes: float = 0.0
     # MLA decode attention's measured curve (perf/op_curves.py): `attention_calls` calls per pass
     # (the stage's layers), each its floor at the pass's sequences, and the KV read at its
     # fraction of peak for them; None: kv_bandwidth_bytes_per_s, no floor.
@@ -190,11 +202,7 @@ class StepTimeModel:
         if gemm is None:
             dense = self.gemm_extra_s + self.weight_bytes / self.bandwidth_bytes_per_s
         else:
-            dense = (
-                self.gemm_extra_s
-                + self.dense_gemms * gemm.floor_at(tokens)
-                + self.weight_bytes / (gemm.fraction_at(tokens) * peak)
-            )
+            dense = self._dense_gemms_s(gemm, tokens)
         if not self.expert_bytes:
             return dense
         if self.moe_table is not None:
@@ -208,6 +216,22 @@ class StepTimeModel:
             + self.moe_layers * moe.floor_at(tokens)
             + experts / (moe.fraction_at(tokens) * peak)
         )
+
+    def _dense_gemms_s(self, gemm: OpCurve, tokens: float) -> float:
+        """Seconds of the dense GEMMs of one pass over `tokens` tokens at the measured curves:
+        each call's floor plus its bytes at the curve's fraction of peak, the calls on weights
+        the quantization excludes at the native dtype's curve."""
+        peak = self.peak_bandwidth_bytes_per_s
+        native = self.excluded_gemm_curve
+        calls, read = float(self.dense_gemms), self.weight_bytes
+        seconds = self.gemm_extra_s
+        if native is not None:
+            calls -= self.excluded_gemms
+            read -= self.excluded_bytes
+            seconds += self.excluded_gemms * native.floor_at(tokens) + self.excluded_bytes / (
+                native.fraction_at(tokens) * peak
+            )
+        return seconds + calls * gemm.floor_at(tokens) + read / (gemm.fraction_at(tokens) * peak)
 
     @cached_property
     def _curved_compute(self) -> bool:
@@ -598,6 +622,20 @@ def eager_prefill_floor_s(
     return eager + dp_host_overhead_s(profile, layout) if eager > 0 else 0.0
 
 
+def _excluded_gemms(
+    arch: Architecture, scheme: WeightScheme, eff: Efficiency, layers: range
+) -> tuple[OpCurve | None, int]:
+    """(the native GEMM curve, the dense GEMM calls of `layers` on linears the quantization
+    excludes), or (None, 0) where none is excluded or no curve prices them."""
+    native = eff.excluded_gemm_curve
+    if native is None or eff.gemm_curve is None or eff.dense_gemms_per_layer == 0:
+        return None, 0
+    calls = sum(
+        is_excluded_linear(scheme, module) for i in layers for module in dense_gemm_modules(arch, i)
+    )
+    return (native, calls) if calls else (None, 0)
+
+
 def step_time_model(
     arch: Architecture,
     hardware: HardwareSpec,
@@ -636,6 +674,7 @@ def step_time_model(
     peak_flops = peak_flops or hardware.dense_tflops_bf16 * TERA
     kv_per_token = kv_bytes_per_token_per_gpu(arch, layout, kv_dtype=kv_dtype)[stage]
     read_bytes = float(cost.read_bytes)
+    native, excluded_gemms = _excluded_gemms(arch, scheme, eff, stage_layers)
     if profile is not None and profile.engine is EngineName.SGLANG:
         # SGLang's dense MLPs span the MoE group under DP attention: each rank reads its share
         # (the FLOPs stay: it runs them on every rank's gathered tokens)
@@ -676,6 +715,9 @@ def step_time_model(
         gemm_curve=eff.gemm_curve,
         moe_curve=eff.moe_curve,
         dense_gemms=layers * eff.dense_gemms_per_layer,
+        excluded_gemm_curve=native,
+        excluded_gemms=excluded_gemms,
+        excluded_bytes=float(cost.excluded_bytes) if native is not None else 0.0,
         moe_layers=moe_layers,
         attention_curve=eff.attention_curve,
         attention_calls=layers if eff.attention_curve is not None else 0,
