@@ -48,8 +48,12 @@ def test_sglang_before_0_4_8_gets_the_dp_attention_profile() -> None:
     assert old.dp_eager_op_s == pytest.approx(15e-6)
     assert old.dp_attention_host_overhead_s == pytest.approx(2e-3)
     # PR #7269 landed for 0.4.8: that release and later, and no release given, get the latest
-    for version in ("0.4.8", "0.5.12", None):
+    for version in ("0.5.12", None):
         assert engine_profile(EngineName.SGLANG, version) is PROFILES[EngineName.SGLANG]
+    # 0.4.8 - 0.5.5: the same rules without aiter's MLA decode floor (test_aiter_mla_decode.py)
+    first = engine_profile(EngineName.SGLANG, "0.4.8")
+    assert first.label == PROFILES[EngineName.SGLANG].label
+    assert first.dp_attention_host_overhead_s is None and first.dp_eager_op_s == 0.0
     # engines with one modelled profile accept any release
     assert engine_profile(EngineName.VLLM_V0, "0.7.4") is PROFILES[EngineName.VLLM_V0]
     assert "0.4.0 - 0.4.3" in profile_label(EngineName.SGLANG, {}, OLD)

@@ -24,6 +24,7 @@ from capcliff.perf.op_curves import (
     table_format,
 )
 from capcliff.perf.profiles import (
+    AITER_MLA_DECODE_FLOOR_S,
     GFX942_HARDWARE,
     MEASURED_FABRICS,
     RCCL_MEASURED_FABRICS,
@@ -200,7 +201,8 @@ def profile_efficiency(
     `kv_dtype` at the layout's heads per GPU; their kernels then take no floor where the
     tables time each call with its launch (aiconfigurator's; not aiter's device times:
     `profiles.curves_carry_launch`), and every kernel's floor on an AMD GPU is HIP graph
-    replay's (`kernel_floor_s`). `fitted`
+    replay's (`kernel_floor_s`); an MLA model's decode attention on an AMD GPU takes aiter's
+    measured fixed time per layer (`aiter_mla_decode_s`). `fitted`
     (`fixed_s`, `scale`) replaces the per-step time and scales the rest, as `capcliff
     calibrate` fits them."""
     fitted = fitted or {}
@@ -230,6 +232,8 @@ def profile_efficiency(
     per_layer_s = (kernels_per_layer(arch, tp=layout.tp) - covered) * kernel_floor_s(
         arch, hardware, profile
     )
+    if attention is None:
+        per_layer_s += aiter_mla_decode_s(arch, hardware, profile)
     overhead = dp_host_overhead_s(profile, layout) + arch.num_layers * per_layer_s
     mla = arch.mla is not None
     kv_fraction = profile.mla_attention_efficiency if mla else profile.gqa_attention_efficiency
@@ -271,6 +275,20 @@ def kernel_floor_s(arch: Architecture, hardware: HardwareSpec, profile: EnginePr
     if arch.mla is not None and profile.mla_kernel_floor_s is not None:
         floor = profile.mla_kernel_floor_s
     return hip_kernel_floor_s(floor) if hardware.vendor == "AMD" else floor
+
+
+def aiter_mla_decode_s(arch: Architecture, hardware: HardwareSpec, profile: EngineProfile) -> float:
+    """Seconds per decoder layer and pass that aiter's MLA decode op adds beyond its KV bytes and
+    the one kernel floor decode attention already takes: its measured fixed time (the profile's
+    `aiter_mla_decode_floor_s`, or AITER_MLA_DECODE_FLOOR_S for the GPU) plus the floor of its
+    second kernel, the split reduce; 0 for a model without MLA, a GPU other than AMD's, a
+    profile that does not run aiter's decode (0) or a GPU with no figure."""
+    if arch.mla is None or hardware.vendor != "AMD":
+        return 0.0
+    floor = profile.aiter_mla_decode_floor_s
+    if floor is None:
+        floor = AITER_MLA_DECODE_FLOOR_S.get(hardware.id, 0.0)
+    return floor + kernel_floor_s(arch, hardware, profile) if floor > 0 else 0.0
 
 
 def shape_moe_table(

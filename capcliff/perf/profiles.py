@@ -163,6 +163,30 @@ AITER_UNTUNED_MLA_GEMM_SOURCE = (
     "0.5.9 image's aiter v0.1.10.post3 has no gfx942 config for it (InferenceX PR #816)"
 )
 
+# SGLang's aiter attention backend (`--attention-backend aiter`, the InferenceX AMD scripts' and
+# the HIP default with SGLANG_USE_AITER=1) runs an MLA model's decode attention as aiter's
+# `mla_decode_fwd`: an ASM decode kernel over KV splits, then the split reduce (`mla_reduce_v1`
+# with SGLANG_AITER_MLA_PERSIST=1; sgl-project/sglang
+# python/sglang/srt/layers/attention/aiter_backend.py). ROCm/aiter PR #2039 (merged 2026-03-09,
+# 57ed6a01a2) timed that op (its "ASM (us)" columns: the persistent FP8 ASM kernel and its reduce,
+# device time, AITER_DEVICE_TIME_SOURCE) at a 21-token context, where the KV read is a few KB:
+# batch 1, 15.491 us on MI300 and 12.106 us on MI355 (batches 3-64: 15.1-18.9 and 12.9-15.1 us,
+# the rise being the 128 query heads' reads and writes). That is the op's time beyond its bytes;
+# capcliff charges decode attention one kernel floor, so each decode layer takes the measured
+# figure plus the floor of the op's second kernel (`efficiency.aiter_mla_decode_s`). The table
+# times 128 query heads (DeepSeek at TP 1); at TP 8 a GPU runs 16 (the `qh16` kernels), whose
+# fixed cost is taken to be the same: an assumption. MI325X (gfx942, MI300X's 304 CUs) takes
+# MI300's figure: an assumption. aiter's gfx942 `qh16` persistent binaries have not changed since
+# 2025-11-03 (aiter PR #1233), so the figures hold for the images of SGLang 0.5.6 on; older
+# releases carry no floor (`_SGLANG_0_4_8_TO_0_5_5`).
+AITER_MLA_DECODE_FLOOR_S = {
+    "mi300x": 15.491 * MICRO, "mi325x": 15.491 * MICRO, "mi355x": 12.106 * MICRO,
+}  # fmt: skip
+AITER_MLA_DECODE_SOURCE = (
+    "ROCm/aiter PR #2039: aiter's MLA decode op (ASM kernel + reduce) at a 21-token context, "
+    "batch 1: 15.491 us on MI300, 12.106 us on MI355 (device time); MI325X takes MI300's"
+)
+
 # FlashMLA (deepseek-ai/FlashMLA README): "up to 3000 GB/s in memory-bound configuration ... on
 # H800 SXM5", whose HBM3 peak is 3.35 TB/s: 3000 / 3350 = 0.896 of peak.
 FLASHMLA_BANDWIDTH_FRACTION = 3000 / 3350
@@ -347,6 +371,10 @@ class EngineProfile:
     # MLA models with block-FP8 projections on gfx942 (GFX942_HARDWARE): seconds per layer and
     # pass its projection GEMMs take beyond the tuned kernels the op curves price (0: none).
     gfx942_mla_gemm_extra_s: float = 0.0
+    # MLA models on AMD GPUs: seconds beyond its bytes of one decode layer's aiter MLA decode op
+    # (kernel and reduce). None: the figure measured for the GPU (AITER_MLA_DECODE_FLOOR_S; none on
+    # a GPU it does not name); 0: the profile does not run aiter's MLA decode.
+    aiter_mla_decode_floor_s: float | None = 0.0
     # An overlap scheduler (OVERLAP_SCHEDULE_SOURCE): a request that arrives while step N runs
     # is first scheduled in step N + 2 (False: N + 1). Off under attention DP where
     # `dp_attention_host_overhead_s` is set (those releases turn the scheduler off; `overlaps`).
@@ -408,6 +436,7 @@ OVERRIDABLE_PROFILE_TERMS = (
     "mla_extend_efficiency",
     "mla_kernel_floor_s",
     "gfx942_mla_gemm_extra_s",
+    "aiter_mla_decode_floor_s",
     "overlap_schedule",
     "moe_table",
     "host_per_seq_s",
@@ -500,6 +529,16 @@ _SGLANG_PRE_0_4_4 = dataclasses.replace(
     mla_kernel_floor_s=SGLANG_04_MLA_KERNEL_S,
     sources=(*_SGLANG_PRE_0_4_6.sources, ("mla_kernel_floor_s", SGLANG_04_MLA_KERNEL_SOURCE)),
 )
+# 0.4.8 - 0.5.5: no measured aiter MLA decode figure for those images (AITER_MLA_DECODE_SOURCE).
+_SGLANG_0_4_8_TO_0_5_5 = PROFILES[EngineName.SGLANG]
+PROFILES[EngineName.SGLANG] = dataclasses.replace(
+    _SGLANG_0_4_8_TO_0_5_5,
+    aiter_mla_decode_floor_s=None,
+    sources=(
+        *_SGLANG_0_4_8_TO_0_5_5.sources,
+        ("aiter_mla_decode_floor_s", AITER_MLA_DECODE_SOURCE),
+    ),
+)
 _SGLANG_0_5_6_TO_0_5_9 = dataclasses.replace(
     PROFILES[EngineName.SGLANG],
     version="0.5.6 - 0.5.9 (gfx942: aiter's Triton block-FP8 GEMMs without gfx942 configs)",
@@ -532,7 +571,7 @@ OLDER_PROFILES: dict[EngineName, tuple[tuple[tuple[int, ...], EngineProfile], ..
         ((0, 4, 4), _SGLANG_PRE_0_4_4),
         ((0, 4, 6), _SGLANG_PRE_0_4_6),
         ((0, 4, 8), _SGLANG_PRE_0_4_8),
-        ((0, 5, 6), PROFILES[EngineName.SGLANG]),
+        ((0, 5, 6), _SGLANG_0_4_8_TO_0_5_5),
         ((0, 5, 10), _SGLANG_0_5_6_TO_0_5_9),
     ),
 }
