@@ -23,10 +23,14 @@ Triton otherwise), and TensorRT-LLM's CUTLASS MoE on Hopper (llm_args.py `MoeCon
 default 'CUTLASS'; InferenceX's dsr1_fp8_h200_trt.sh sets it too). Not kept: TensorRT-LLM on
 Blackwell, whose block-FP8 table measured DeepGEMM only, while the R1 launch scripts there select
 `moe_config.backend: TRTLLM` (trtllm-gen; dsr1_fp8_b200_trt.sh since 2026-01-29,
-dsr1_fp4_b200_trt.sh), which no table measured; vLLM, whose R1 MoE kernels have no serving
-rows to check them against. TensorRT-LLM's TRTLLM backend on Blackwell runs the trtllm-gen MoE
-runner that FlashInfer ported and SGLang runs there, so capcliff prices it with the SGLang
-trtllm-gen tables kept here (perf/moe_tables.py, `SHARED_KERNELS`), not with a table of its own.
+dsr1_fp4_b200_trt.sh), which no table measured. vLLM's table on Hopper is its Triton fused MoE,
+which is not its default everywhere: vLLM's `Fp8MoEMethod` runs block-FP8 experts on DeepGEMM
+where `VLLM_USE_DEEP_GEMM` allows it and the package is installed (`has_deep_gemm()`), on the
+Triton `fused_experts` kernel otherwise; the table prices the latter, which capcliff selects with
+`--moe-backend triton` (perf/moe_tables.py: no vLLM default). TensorRT-LLM's TRTLLM backend on
+Blackwell runs the trtllm-gen MoE runner that FlashInfer ported and SGLang runs there, so
+capcliff prices it with the SGLang trtllm-gen tables kept here (perf/moe_tables.py,
+`SHARED_KERNELS`), not with a table of its own.
 """
 
 from __future__ import annotations
@@ -58,6 +62,10 @@ DEFAULT_KERNELS = {
     "sglang": {s: ("sglang_fused_moe_triton",) for s in HOPPER}
     | {s: ("sglang_flashinfer_trtllm_moe",) for s in BLACKWELL},
     "trtllm": {s: ("moe_torch_flow_cutlass",) for s in HOPPER},
+    # vLLM's Triton fused MoE (`fused_experts`; aiconfigurator names it by release), kept as the
+    # kernel `--moe-backend triton` selects: it is what vLLM runs for block-FP8 experts on Hopper
+    # where DeepGEMM is not installed (see the module docstring)
+    "vllm": {s: ("vllm_fp8moe_triton_tritonexperts", "vllm_fused_moe") for s in HOPPER},
 }
 # A replica's MoE layer spans its TP ranks (moe_tp x moe_ep); 64 covers an NVL72 rack's layouts.
 MAX_RANKS = 64  # the formats DeepSeek-R1 is served in (model_cards/)
@@ -99,9 +107,12 @@ def build() -> dict[str, Any]:
                 continue
             key = f"{hardware}/{backend}"
             table = path.relative_to(_package_dir()).as_posix()
+            frame = pd.read_parquet(path)
+            # the kernel this release's table measured (vLLM's is named by release)
+            kernels = tuple(k for k in kernels if (frame.kernel_source == k).any())
             sources[key] = f"{table} (release {release}, kernel {', '.join(kernels)})"
             tables += [{"hardware": hardware, "engine": backend, **t}
-                       for t in tables_of(pd.read_parquet(path), kernels)]  # fmt: skip
+                       for t in tables_of(frame, kernels)]  # fmt: skip
     return {
         "source": (
             f"aiconfigurator-core {version('aiconfigurator-core')} (NVIDIA, Apache-2.0), "

@@ -290,6 +290,20 @@ def _vllm_mxfp4_backend(r: dict[str, object], engine: str) -> str | None:
     return "marlin" if any(g in hardware for g in ("H100", "H200")) else None
 
 
+def _vllm_block_fp8_backend(r: dict[str, object], engine: str) -> str | None:
+    """ "triton" for GPUStack's DeepSeek-R1 rows (vLLM 0.11.0 on H200, P206-P209): vLLM's
+    `Fp8MoEMethod` runs block-FP8 experts on DeepGEMM only where `has_deep_gemm()` finds it
+    installed (and `VLLM_USE_DEEP_GEMM` allows it), else on its Triton `fused_experts` kernel.
+    The page was published on 2025-10-15 (gpustack/gpustack 72aee9dd) and the lab's runner
+    images installed vLLM from PyPI without DeepGEMM until 2025-11-06 (gpustack/runner 796089a
+    "cuda pack ep kernels" adds it), so the experts ran the Triton kernel, which aiconfigurator
+    measured at R1's own shape (perf/moe_tables.py). None for every other row."""
+    model, hardware = str(r["model"]).lower(), str(r["hardware"])
+    if engine != "vllm" or "gpustack" not in str(r["source"]) or "deepseek-r1" not in model:
+        return None
+    return "triton" if any(g in hardware for g in ("H100", "H200")) else None
+
+
 def _moe_backend(r: dict[str, object], engine: str) -> str | None:
     """The MoE backend a TensorRT-LLM R1 FP8 row on B200 ran, where it is not the default
     (TRTLLM, perf/moe_tables.py): InferenceX's dsr1_fp8_b200_trt.sh set `moe_config.backend:
@@ -373,7 +387,8 @@ def resolve_rows(
              "overlap_schedule": _async_scheduling(r, engine),
              "prefix_caching": "off" if "no-enable-prefix-caching" in str(r["server_flags"])
              else None,
-             "moe_backend": _moe_backend(r, engine) or _vllm_mxfp4_backend(r, engine),
+             "moe_backend": _moe_backend(r, engine) or _vllm_mxfp4_backend(r, engine)
+             or _vllm_block_fp8_backend(r, engine),
              "attention_dp_balance": _adp_balance(r, engine, layout),
              **(extra(r) if extra else {})}
         )  # fmt: skip

@@ -51,3 +51,17 @@ def test_serving_rows(row: str, backend: str | None) -> None:
 def test_speculative_rows(row: str, backend: str | None) -> None:
     r = _rows("public_speculative_rows.csv")[row]
     assert _fidelity()._moe_backend(r, "trtllm") == backend
+
+
+@pytest.mark.parametrize(
+    ("row", "backend"),
+    [
+        ("P206", "triton"),  # GPUStack R1 on 8 x H200, vLLM 0.11.0 from PyPI: no DeepGEMM
+        ("P209", "triton"),
+        ("P210", None),  # gpt-oss: MXFP4 experts (`_vllm_mxfp4_backend`), not block FP8
+        ("P218", None),  # Qwen3-235B: not DeepSeek's expert shape
+    ],
+)
+def test_gpustacks_r1_rows_ran_vllms_triton_moe(row: str, backend: str | None) -> None:
+    r = _rows("public_serving_rows.csv")[row]
+    assert _fidelity()._vllm_block_fp8_backend(r, "vllm") == backend

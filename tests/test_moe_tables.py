@@ -197,3 +197,24 @@ def test_the_measured_rows_are_a_switch_a_profile_override_turns_off() -> None:
     assert "moe_table" in profile.op_curve_ops and "moe_table" not in off.op_curve_ops
     assert "moe_table" in off.with_overrides({"moe_table": 1}).op_curve_ops
     assert _r1_h200("tp8", off.op_curve_ops).moe_table is None
+
+
+def test_vllms_triton_moe_prices_r1_at_its_own_tp8_rows() -> None:
+    # aiconfigurator-core 0.12 systems/data/h200_sxm/moe/vllm/0.24.0/moe_perf.parquet,
+    # vllm_fp8moe_triton_tritonexperts, fp8_block, R1's shape at moe_tp 8, power_law_1.01:
+    # 8,192 tokens 2.538 ms (the balanced row 2.371 ms); that is 6 x 8192 x 8 x 7168 x 256
+    # FLOPs / 2.538 ms = 284 TFLOP/s, about half the 540 TFLOP/s of the fitted MoE line
+    r1 = arch_of("deepseek-r1")
+    table = moe_table(r1, "h200-sxm", "vllm", "fp8_block", moe_tp=8, ep=1, backend="triton")
+    assert table is not None
+    assert table.seconds_at(8192) == pytest.approx(2.538e-3, abs=1e-6)
+    flops = 6 * 8192 * 8 * 7168 * 256
+    assert flops / table.seconds_at(8192) == pytest.approx(284e12, rel=0.01)
+
+
+def test_vllm_has_no_default_moe_table() -> None:
+    # vLLM 0.11's Fp8MoEMethod runs DeepGEMM where it is installed, which no table measured:
+    # only --moe-backend triton selects the Triton rows
+    r1 = arch_of("deepseek-r1")
+    assert moe_table(r1, "h200-sxm", "vllm", "fp8_block", moe_tp=8, ep=1) is None
+    assert moe_table(r1, "h100-sxm", "vllm", "fp8_block", moe_tp=8, ep=1, backend="triton")

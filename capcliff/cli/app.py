@@ -335,7 +335,9 @@ SIM_OPTIONS: dict[str, Any] = {
             "DEEPGEMM, ...; SGLang --moe-runner-backend): which measured rows price "
             "DeepSeek's expert layers (default: the engine's own, TRTLLM/flashinfer_trtllm on "
             "Blackwell; a backend with no measured rows takes the fitted MoE lines); vLLM: "
-            "marlin prices MXFP4 experts on Hopper at the Marlin kernel's measured line.",
+            "marlin prices MXFP4 experts on Hopper at the Marlin kernel's measured line; "
+            "triton prices DeepSeek's block-FP8 experts on Hopper at vLLM's Triton fused-MoE "
+            "rows (what vLLM runs where DeepGEMM is not installed).",
         ),
     ],
     "step_source": Annotated[

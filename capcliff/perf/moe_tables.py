@@ -77,6 +77,9 @@ TABLE_KERNELS = {
     "sglang_fused_moe_triton": "triton",
     "sglang_flashinfer_trtllm_moe": "trtllm_gen",
     "moe_torch_flow_cutlass": "cutlass",
+    # vLLM's Triton fused MoE (`fused_experts`), as aiconfigurator's 0.19 and 0.24 tables name it
+    "vllm_fused_moe": "triton",
+    "vllm_fp8moe_triton_tritonexperts": "triton",
 }
 # Kernels one framework's measurement prices in another (the same code, above); every other
 # backend name is engine-specific (SGLang's "cutlass" is sgl-kernel's, not TensorRT-LLM's).
