@@ -76,6 +76,21 @@ def test_sglang_dp_attention_tp_counts_every_rank_and_the_cap_is_the_group_total
     assert command.settings["prefix_caching"] == "off"
 
 
+def test_sglang_dp_attention_cap_below_one_request_per_rank_is_refused() -> None:
+    # --max-running-requests 4 over 4 attention-DP ranks is 4 // 4 = 1 each; 3 is 3 // 4 = 0
+    # each, which SGLang's tp_worker asserts against ("max_running_request is zero")
+    line = (
+        "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-R1 --tp 4 --dp 4 "
+        "--enable-dp-attention --max-running-requests {}"
+    )
+    assert parse_serve_command(line.format(4)).settings["max_num_seqs"] == 1
+    with pytest.raises(InputError, match=r"--max-running-requests 3 .* give at least 4$"):
+        parse_serve_command(line.format(3))
+    # without attention DP the cap is per replica: 3 on each of the 4 replicas
+    plain = parse_serve_command(line.format(3).replace(" --enable-dp-attention", ""))
+    assert plain.settings["max_num_seqs"] == 3
+
+
 def test_sglang_plain_dp_cap_is_per_replica() -> None:
     command = parse_serve_command(
         "python -m sglang.launch_server --model-path m/x --tp 2 --dp 4 --max-running-requests 96"
