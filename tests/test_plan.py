@@ -64,6 +64,16 @@ def test_a_small_model_with_short_requests_prefers_pure_dp(short_8b: dict) -> No
     assert (rec["dp"], rec["tp"], rec["pp"]) == (8, 1, 1)
 
 
+def test_stranded_kv_is_reported_for_data_parallel_layouts_only(short_8b: dict) -> None:  # type: ignore[type-arg]
+    # KV stranded in the other replicas while one preempts needs another replica: a number for
+    # each simulated layout with dp > 1, none (not 0) for a single replica
+    for lay in short_8b["layouts"]:
+        assert lay["sweet_spot"] is not None  # every layout of the plan was simulated
+        stranded = lay["stranded_kv_fraction"]
+        assert (stranded is None) == (lay["dp"] == 1), lay
+        assert stranded is None or 0.0 <= stranded <= 1.0
+
+
 def test_a_model_that_needs_all_eight_gpus_gets_tp8() -> None:
     # 405B in BF16 is 811.7 GB: only 8-way splits fit (101.5 GB/GPU); TP=8 reads each GPU's
     # weights in parallel every step, PP=8 serialises eight stages.
@@ -131,6 +141,41 @@ def test_plain_dp_sglang_cap_is_per_replica() -> None:
     assert sglang[sglang.index("--dp") + 1] == "4"
     # Each of the 4 schedulers enforces the whole flag: the per-replica cap.
     assert sglang[sglang.index("--max-running-requests") + 1] == "100"
+
+
+@pytest.mark.parametrize(
+    ("offload", "nvme_note"),
+    [("cpu:64GiB", None), ("cpu:64GiB,nvme:1TiB", "the NVMe offload tier (1024 GiB per replica)")],
+)
+def test_only_a_planned_nvme_tier_is_named_as_one_the_lines_cannot_set(
+    offload: str, nvme_note: str | None
+) -> None:
+    # neither line has an NVMe flag: a plan with a 1 TiB (1,024 GiB) NVMe tier says so once per
+    # engine; a plan with a CPU tier only has no NVMe tier to name
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    from capcliff.analysis.deployment import resolve
+    from capcliff.analysis.deployment_settings import settings_of
+    from capcliff.analysis.plan.commands import engine_flags
+    from capcliff.catalog.catalogs import get_hardware, get_model
+    from capcliff.catalog.layout import parse_layout
+
+    dep = resolve(
+        get_model("llama-3.1-8b"), get_hardware("h200-sxm"), settings_of({"offload": offload})
+    )
+    memory = dep.memory(parse_layout("tp1"), 8192)
+    rec = SimpleNamespace(layout="tp1", max_num_seqs=64)
+    inputs = SimpleNamespace(
+        config=SimpleNamespace(max_num_batched_tokens=8192), max_model_len=8192
+    )
+    _, warnings = engine_flags(dep, (memory, 64), cast(Any, rec), cast(Any, inputs), "m")
+    named = [w for w in warnings if "NVMe" in w]
+    if nvme_note is None:
+        assert named == []
+    else:
+        assert [w.split(":")[0] for w in named] == ["vllm", "sglang"]
+        assert all(nvme_note in w for w in named)
 
 
 def test_nothing_fits_is_an_answer_with_fixes() -> None:
