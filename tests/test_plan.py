@@ -178,6 +178,34 @@ def test_only_a_planned_nvme_tier_is_named_as_one_the_lines_cannot_set(
         assert all(nvme_note in w for w in named)
 
 
+@pytest.mark.parametrize("change", ["layers", "dtype", "repo"])
+def test_a_quantized_card_of_another_shape_dtype_or_without_a_repo_is_not_served(
+    monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    # llama-3.1-405b planned with FP8 weights is served from its FP8 card only while that card
+    # has the same shape (126 layers), ships FP8 and names a repo: one layer fewer, BF16 weights
+    # or no repo, and the engine line keeps the planned model
+    from dataclasses import replace
+
+    import capcliff.catalog.catalogs as catalogs
+    from capcliff.analysis.deployment import resolve
+    from capcliff.analysis.deployment_settings import settings_of
+    from capcliff.analysis.plan.commands import quantized_checkpoint
+
+    planned = catalogs.get_model("llama-3.1-405b")
+    dep = resolve(planned, catalogs.get_hardware("h200-sxm"), settings_of({"weight_dtype": "fp8"}))
+    card = catalogs.get_model("llama-3.1-405b-fp8")
+    assert card.arch.num_layers == planned.arch.num_layers == 126
+    assert quantized_checkpoint(dep) == card
+    other = {
+        "layers": replace(card, arch=replace(card.arch, num_layers=125)),
+        "dtype": replace(card, arch=planned.arch),  # the BF16 checkpoint's own shape and dtype
+        "repo": replace(card, hf_repo=""),
+    }[change]
+    monkeypatch.setattr(catalogs, "get_model", lambda model_id: other)
+    assert quantized_checkpoint(dep) is None
+
+
 def test_nothing_fits_is_an_answer_with_fixes() -> None:
     # 405B BF16 on 4 GPUs: 811.7 GB of weights > 4 x 135.7 GB usable.
     report = _plan("llama-3.1-405b", "--gpus", "4", "--isl", "100", "--osl", "100")

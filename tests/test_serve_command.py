@@ -174,6 +174,15 @@ def test_an_explicit_flag_that_agrees_is_kept_and_one_that_differs_is_an_error()
         merged_settings(command, {"max_num_seqs": 64})
 
 
+def test_a_byte_setting_agrees_with_the_commands_bytes_only_at_the_same_size() -> None:
+    # --kv-cache-memory-bytes 21474836480 is 20 x 2^30 B: "20GiB" given agrees (kept as
+    # given), "40GiB" conflicts
+    command = parse_serve_command("vllm serve m/x --kv-cache-memory-bytes 21474836480")
+    assert merged_settings(command, {"kv_cache_memory": "20GiB"})["kv_cache_memory"] == "20GiB"
+    with pytest.raises(InputError, match="--kv-cache-memory 40GiB conflicts with the command's"):
+        merged_settings(command, {"kv_cache_memory": "40GiB"})
+
+
 def test_the_model_is_found_by_its_hf_repo_and_a_layout_conflict_is_an_error() -> None:
     command = parse_serve_command("vllm serve meta-llama/llama-3.1-8b --tensor-parallel-size 2")
     assert merged_target(command, model=None, layout=None) == ("llama-3.1-8b", "tp2")
