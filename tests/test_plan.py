@@ -213,6 +213,16 @@ def test_nothing_fits_is_an_answer_with_fixes() -> None:
     assert any("GPUs" in fix for fix in report["fixes"])
 
 
+def test_more_gpus_are_offered_a_whole_node_at_a_time() -> None:
+    # 405B BF16 on 8 H100s: 811.7 GB of weights > 8 x 80 GB. Past one 8-GPU node the counts tried
+    # are 2, 4, 8 nodes...: 16 GPUs (2 nodes, 1,280 GB) hold it, so that is the fix, not 24
+    report = _plan(
+        "llama-3.1-405b", "--gpu", "h100-sxm", "--gpus", "8", "--isl", "1000", "--osl", "100"
+    )
+    assert report["recommended"] is None
+    assert [f for f in report["fixes"] if "GPUs (" in f] == ["16 GPUs (2 nodes) fit as tp8-pp2"]
+
+
 def test_markdown_has_the_table_and_flags() -> None:
     result = runner.invoke(
         app, ["plan", "llama-3.1-8b", "--isl", "100", "--osl", "100", "--num-requests", "200",
