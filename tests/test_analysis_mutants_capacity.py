@@ -155,3 +155,43 @@ def test_a_cap_saturating_above_the_tolerance_below_the_best_rate_is_searched(
         monkeypatch.setattr(capacity, name, stub)
     within_slo((cap_point(2, 7.5), cap_point(4, 8.2), cap_point(8, 10.0)))
     assert searched == [4]
+
+
+@pytest.mark.parametrize("trace", [False, True])
+def test_a_cap_past_the_base_is_probed_for_thrashing_unless_the_workload_is_a_trace(
+    monkeypatch: pytest.MonkeyPatch, trace: bool
+) -> None:
+    # a probed cap of a workload that starts from its stationary running set is first run on a
+    # short sample, and a cap that thrashes there is that point; a trace (its own requests,
+    # simulated once) is never probed
+    from capcliff.analysis.evaluate import capacity
+
+    class SimulatedError(Exception):
+        """The point goes on to the full run."""
+
+    thrashed = cast(CapPoint, SimpleNamespace(cap=16))
+    probed: list[int] = []
+
+    def probe(replica: object, workload: object, cap: int) -> CapPoint:
+        probed.append(cap)
+        return thrashed
+
+    def simulated() -> float:
+        raise SimulatedError
+
+    monkeypatch.setattr(capacity, "_probed", probe)
+    workload = SimpleNamespace(
+        is_trace=trace, stationary_start=lambda: True, requests_per_unit=lambda: 1.0,
+        max_doublings=lambda most: 0, backlog=lambda n: [0] * 50, mean_output_tokens=simulated,
+    )  # fmt: skip
+    replica = cast(Replica, None)
+    if trace:
+        with pytest.raises(SimulatedError):
+            capacity.saturation_point(replica, cast(Any, workload), 16, None, probe=True)
+        assert probed == []
+    else:
+        assert (
+            capacity.saturation_point(replica, cast(Any, workload), 16, None, probe=True)
+            is thrashed
+        )
+        assert probed == [16]

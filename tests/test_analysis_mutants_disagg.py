@@ -150,3 +150,30 @@ def test_a_part_given_twice_is_refused_even_when_both_kinds_are_there() -> None:
         parse_disagg("1p:tp8,1d:tp8,2p:tp4")
     spec = parse_disagg("2p:tp4,1d:tp8")
     assert (spec.prefill_instances, spec.decode_instances) == (2, 1)
+
+
+def test_the_cheaper_deployment_wins_and_equal_costs_go_to_the_aggregated_one() -> None:
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    from capcliff.analysis.disagg.compare import winner_by_cost
+
+    # no SLO: both "meet" it. $1.20 against $1.50 per million output tokens: disaggregated wins;
+    # $1.50 and $40/h each: the same GPUs for the same rate, aggregated (one pool) wins
+    def serving(usd_per_mtok: float) -> Any:
+        return SimpleNamespace(
+            ttft_p99_s=1.0, tpot_p99_s=0.05, steady=None, usd_per_hour=40.0,
+            usd_per_million_output_tokens=usd_per_mtok,
+        )  # fmt: skip
+
+    agg = serving(1.5)
+    cheaper = winner_by_cost(cast(Any, SimpleNamespace(serving=serving(1.2))), agg, None)
+    assert cheaper == (
+        "disaggregated",
+        "no SLO given; disaggregated serves a million output tokens for fewer dollars",
+    )
+    same = winner_by_cost(cast(Any, SimpleNamespace(serving=serving(1.5))), agg, None)
+    assert same == (
+        "aggregated",
+        "no SLO given at the same $; aggregated is one pool, no KV transfers",
+    )

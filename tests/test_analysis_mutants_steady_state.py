@@ -273,3 +273,24 @@ def test_a_stationary_window_of_one_token_requests_is_one_batch_without_half_wid
     state = steady_state(cast(Any, run), open_loop=False, seeds=2)
     assert state.batches == 1
     assert (state.rps_half_width, state.tpot_half_width) == (math.inf, math.inf)
+
+
+def test_a_stationary_window_cuts_exactly_its_batches_for_the_rate_spread() -> None:
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    import numpy as np
+
+    from capcliff.analysis.evaluate.steady_state import steady_state
+
+    # as above (window [0.5, 2.5] s, two batches of 1 s), but the request starting at 1.5 s
+    # decodes 3 tokens: batch rates 2 and 4 tokens/s, mean 3; t(1 df) 12.706 x sd 1.4142 /
+    # sqrt(2) / 3 = 4.2353 (three batches would read 2, 4 and 3 tokens/s)
+    start = np.arange(6.0) / 2
+    run = SimpleNamespace(
+        arrival_s=np.zeros(6), ttft_s=start, finish_s=start + 0.5, tpot_s=np.full(6, 0.25),
+        e2e_s=start + 0.5, output_tokens=np.array([1, 1, 1, 3, 1, 1]),
+    )  # fmt: skip
+    state = steady_state(cast(Any, run), open_loop=False, seeds=2)
+    assert (state.window_s, state.batches, state.output_tok_s) == ((0.5, 2.5), 2, 3.0)
+    assert state.rps_half_width == pytest.approx(12.706 / 3)

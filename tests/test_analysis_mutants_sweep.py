@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -29,6 +29,19 @@ def test_the_fit_solves_each_point_relative_to_its_measurement() -> None:
     # errors, rows (1/1, 1/1) and (1/3, 2/3), targets 1: s = (1 + 2/3) / (1 + 4/9) = 15/13
     bases = [_basis(1.0, 1.0, 1.0), _basis(3.0, 1.0, 2.0)]
     assert step_fit._solve(bases, ("fixed_s", "scale"), 0.5) == pytest.approx((0.0, 15 / 13))
+
+
+def test_the_fit_weighs_a_points_throughput_as_seconds_per_output_token() -> None:
+    # 100 output tok/s is 0.01 s per token, measured beside a mean TPOT of 20 ms; at scale 1
+    # the model gives 10 ms for both. With fixed_s pinned to 0 the rows are 0.01 / 0.02 = 0.5
+    # (TPOT) and 0.01 / 0.01 = 1.0 (s/token), targets 1: s = (0.5 + 1.0) / (0.25 + 1.0) = 1.2
+    # (the TPOT row alone would give 2.0)
+    basis = SimpleNamespace(
+        point=SimpleNamespace(mean_tpot_s=0.02, output_throughput_tok_s=100.0),
+        fixed=SimpleNamespace(tpot_s=1.0, s_per_token=1.0),
+        variable=SimpleNamespace(tpot_s=0.01, s_per_token=0.01),
+    )
+    assert step_fit._solve([cast(Any, basis)], ("scale",), 0.0) == pytest.approx((0.0, 1.2))
 
 
 @pytest.mark.parametrize("scale", [0.0, -0.5])

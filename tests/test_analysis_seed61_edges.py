@@ -355,6 +355,27 @@ def test_an_online_sweet_spot_is_the_goodput_best_else_the_throughput_best(
     assert (missed.concurrency, missed.objective) == (16, "throughput (no point meets the SLO)")
 
 
+@pytest.mark.parametrize("online", [False, True])
+def test_a_batch_sweet_spot_and_an_online_one_without_runs_go_by_makespan(
+    monkeypatch: pytest.MonkeyPatch, online: bool
+) -> None:
+    from capcliff.analysis.evaluate import sweet_spot
+
+    # caps 8 and 16: makespans 100 s and 90 s; in steady state 300 and 100 tokens/s. A batch
+    # (with its runs) and online points without runs both take the least makespan, 16; only
+    # online points with their runs go by steady tokens/s
+    def point(cap: int, makespan_s: float) -> SimpleNamespace:
+        result = None if online else SimpleNamespace(steady=3000.0 / cap)
+        return SimpleNamespace(
+            concurrency=cap, makespan_s=makespan_s, output_tokens_per_s=1.0, result=result
+        )
+
+    points: Any = (point(8, 100.0), point(16, 90.0))
+    monkeypatch.setattr(sweet_spot, "_steady_tok_s", lambda p, open_loop: p.result.steady)
+    got = sweet_spot.sweet_spot_result(points, None, online=online)
+    assert (got.concurrency, got.objective) == (16, "makespan")
+
+
 def test_a_cap_is_settled_only_when_asked_and_not_thrashing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from capcliff.analysis.disagg.online import falls_behind, online_rank, slo_share
+from capcliff.analysis.disagg.online import falls_behind, online_rank, rank_reason, slo_share
 from capcliff.analysis.disagg.pools import fabric_between, parse_disagg
 from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.evaluate.steady_state import SteadyState
@@ -53,6 +53,18 @@ def test_a_split_that_serves_the_rate_outranks_one_that_does_not() -> None:
 def test_without_an_slo_the_least_mean_end_to_end_time_wins() -> None:
     quick, slow = _state(9.0, 0.5, e2e=20.0), _state(1.0, 0.01, e2e=30.0)
     assert max([slow, quick], key=lambda s: online_rank(s, None)) is quick
+
+
+def test_the_reason_counts_the_splits_that_serve_the_rate_even_when_only_one_does() -> None:
+    # one split of three serves the rate: it is chosen for its cost ($98.00 per hour) and uses
+    # max(2.5 / 5, 0.045 / 0.06) = 75 % of the SLO; "none serves" is said only when none does
+    state = _state(2.5, 0.045)
+    one = rank_reason(state, SLO, among=1, of=3, first=1000, usd_per_hour=98.0)
+    assert one.startswith("1 of 3 split(s) serve the rate on the first 1,000 requests")
+    assert "($98.00;" in one and one.endswith("uses 75% of the SLO")
+    none = rank_reason(state, SLO, among=0, of=3, first=1000, usd_per_hour=98.0)
+    assert none.startswith("none of the 3 split(s) tried serves the rate")
+    assert "(4,096 output tok/s in steady state)" in none
 
 
 def test_plan_at_a_rate_measures_both_kinds_in_their_steady_state() -> None:

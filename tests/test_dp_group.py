@@ -172,6 +172,72 @@ def test_independent_replicas_are_verified_from_one_replicas_rate_before_any_pro
     assert got.sustained_rps == pytest.approx(0.97)  # one step below, per replica
 
 
+def test_a_lockstep_group_is_probed_on_the_largest_sample_any_cap_needed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One replica's search settled cap 4 on 400 requests and its chosen cap 8 on 100. A group in
+    # lockstep is probed first, on the largest of the caps' samples (400, as `_within_slo`); the
+    # verification offers each rank what the chosen cap's run had, 100 (under GROUP_VERIFY_MAX:
+    # 16,000 / (VERIFY_SIZE 2 x 2 ranks) = 4,000).
+    single = _single(1.0)
+    points = (
+        SimpleNamespace(cap=4, requests=400, state=_state(0.05, 2.0)),
+        SimpleNamespace(cap=8, requests=100, state=_state(0.05, 2.0)),
+    )
+    single = replace(single, points=cast(tuple[CapPoint, ...], points))
+    calls: list[tuple[str, float, int]] = []
+    cycles: list[float] = []
+
+    def probe(self: RateProbes, rate: float, n: int, cap: int) -> RatePoint:
+        calls.append(("probe", rate, n))
+        cycles.append(self.cycle_s)
+        point = RatePoint(cap, rate, _state(0.05, rate), True, n)
+        self.points.append(point)
+        return point
+
+    def ladder(run: object, workload: object, slo: Slo, found: RatePoint, tried: object,
+               own: int, ranks: int) -> RatePoint:  # fmt: skip
+        calls.append(("verify", found.rate_rps, own))
+        return found
+
+    monkeypatch.setattr(dp_group, "verified", ladder)
+    monkeypatch.setattr(RateProbes, "probe", probe)
+    config = SimpleNamespace(routing=Routing.ROUND_ROBIN)
+    replica = cast(Replica, SimpleNamespace(steps=SimpleNamespace(moe=object()), config=config))
+    workload = cast(OnlineWorkload, SimpleNamespace(mean_output_tokens=lambda: 100.0))
+    dp_group.group_capacity(replica, 2, workload, Slo(ttft_s=2.0, tpot_s=0.06), single)
+    assert calls == [("probe", 1.0, 400), ("verify", 1.0, 100)]
+    # a request that meets the SLO spends at most TTFT 2 s + 100 tokens x 0.06 s = 8 s in the
+    # system: the probes' Little's-law bound
+    assert cycles == [pytest.approx(8.0)]
+
+
+def test_a_lockstep_group_that_misses_is_searched_below_to_its_saturations_resolution(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One replica sustains 0.95/s, 0.95 of the saturation it stands for, 1.0/s. The group
+    # misses there, so it is searched below to rate_resolution(1.0): the bracket from the light
+    # load (0.05) to 0.95 of saturation halved 5 times, (0.95 - 0.05) x 1.0 / 32 = 0.028125/s.
+    asked: list[float] = []
+
+    def probe(self: RateProbes, rate: float, n: int, cap: int) -> RatePoint:
+        point = RatePoint(cap, rate, _state(0.5, rate), False, n)
+        self.points.append(point)
+        return point
+
+    def below(probes: object, cap: int, bad: RatePoint, n: int, resolution: float) -> None:
+        asked.append(resolution)
+
+    monkeypatch.setattr(RateProbes, "probe", probe)
+    monkeypatch.setattr(dp_group, "highest_rate_below", below)
+    config = SimpleNamespace(routing=Routing.ROUND_ROBIN)
+    replica = cast(Replica, SimpleNamespace(steps=SimpleNamespace(moe=object()), config=config))
+    workload = cast(OnlineWorkload, SimpleNamespace(mean_output_tokens=lambda: 100.0))
+    got = dp_group.group_capacity(replica, 2, workload, Slo(ttft_s=2.0, tpot_s=0.06), _single(0.95))
+    assert asked == [pytest.approx(0.028125)]
+    assert got.sustained_rps == 0.0 and got.sustained is None  # nothing below passed
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_round_robin_replicas_share_runs_alone_as_in_its_group(seed: int) -> None:
     # The claim `interchangeable` rests on: behind a round-robin router, replicas that do not

@@ -207,12 +207,20 @@ def test_v1_profile_of_a_few_sequences_is_the_forward_pass() -> None:
     assert peak == 8192 * (10_240 + 86_016 + 8192) * 2
 
 
+def test_a_layout_with_no_stage_holds_nothing() -> None:
+    # an invalid layout has no stage budgets: no weights, no KV per token, no blocks, 0 tokens
+    invalid = LayoutMemory(Layout(tp=3), valid=False, reason="tp 3 does not divide 32 heads")
+    assert invalid.weights_bytes_per_gpu == invalid.kv_bytes_per_token_per_gpu == 0
+    assert invalid.blocks_per_replica == invalid.kv_capacity_tokens_per_replica == 0
+
+
 def test_nvls_buffers_follow_nccl_sizes() -> None:
     # nccl src/transport/nvls.cc: nHeads x nChannels x 2 x (128 KiB x 8 steps). B200 (NVLink 5,
     # 24 channels in row V35's log) at TP4: 4 x 24 x 2 MiB = 192 MiB; H200 at TP8: 8 x 16 x 2 MiB.
     assert nvls_buffer_bytes(4, nvls_channels(get_hardware("b200"))) == 192 * MIB
     assert nvls_buffer_bytes(8, nvls_channels(get_hardware("h200-sxm"))) == 256 * MIB
     assert nvls_buffer_bytes(2, 16) == 0  # NCCL needs more than 2 GPUs for NVLS
+    assert nvls_buffer_bytes(3, 16) == 3 * 16 * 2 * MIB  # 3 is more: 96 MiB on NVLink 4
     assert nvls_channels(get_hardware("mi300x")) == 0  # xGMI mesh: no NVLS
 
 

@@ -94,6 +94,16 @@ def test_sglang_tier_35_to_60_gib() -> None:
     assert _sglang_tier(48 * 1024, 4) == (4096, 160)
 
 
+def test_sglang_tiers_from_60_gib() -> None:
+    # server_args.py: below 160 GiB (H100, H20, H200) chunked prefill 8192 and graphs up to 256
+    # sequences while tp_size < 4 (TP 3 included), 512 from TP 4; from 160 GiB (B200, MI300)
+    # 16384 and 512 at any TP.
+    assert _sglang_tier(80 * 1024, 3) == (8192, 256)
+    assert _sglang_tier(80 * 1024, 4) == (8192, 512)
+    assert _sglang_tier(180 * 1024, 1) == (16384, 512)
+    assert _sglang_tier(180 * 1024, 8) == (16384, 512)
+
+
 def test_sglang_reserve_counts_a_2048_token_chunk_as_3072_mib() -> None:
     # 18,688 MiB at TP 1 (< 20 GiB: chunk 2048, graphs up to 8): reserved = 512 + 1.5 x
     # max(2048, 2048) + 2 x 8 + 1/8 x 1,024 = 512 + 3,072 + 16 + 128 = 3,728 MiB;

@@ -64,6 +64,16 @@ def test_a_small_model_with_short_requests_prefers_pure_dp(short_8b: dict) -> No
     assert (rec["dp"], rec["tp"], rec["pp"]) == (8, 1, 1)
 
 
+def test_stranded_kv_is_reported_for_data_parallel_layouts_only(short_8b: dict) -> None:  # type: ignore[type-arg]
+    # KV stranded in the other replicas while one preempts needs another replica: a number for
+    # each simulated layout with dp > 1, none (not 0) for a single replica
+    for lay in short_8b["layouts"]:
+        assert lay["sweet_spot"] is not None  # every layout of the plan was simulated
+        stranded = lay["stranded_kv_fraction"]
+        assert (stranded is None) == (lay["dp"] == 1), lay
+        assert stranded is None or 0.0 <= stranded <= 1.0
+
+
 def test_a_model_that_needs_all_eight_gpus_gets_tp8() -> None:
     # 405B in BF16 is 811.7 GB: only 8-way splits fit (101.5 GB/GPU); TP=8 reads each GPU's
     # weights in parallel every step, PP=8 serialises eight stages.
@@ -133,11 +143,84 @@ def test_plain_dp_sglang_cap_is_per_replica() -> None:
     assert sglang[sglang.index("--max-running-requests") + 1] == "100"
 
 
+@pytest.mark.parametrize(
+    ("offload", "nvme_note"),
+    [("cpu:64GiB", None), ("cpu:64GiB,nvme:1TiB", "the NVMe offload tier (1024 GiB per replica)")],
+)
+def test_only_a_planned_nvme_tier_is_named_as_one_the_lines_cannot_set(
+    offload: str, nvme_note: str | None
+) -> None:
+    # neither line has an NVMe flag: a plan with a 1 TiB (1,024 GiB) NVMe tier says so once per
+    # engine; a plan with a CPU tier only has no NVMe tier to name
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    from capcliff.analysis.deployment import resolve
+    from capcliff.analysis.deployment_settings import settings_of
+    from capcliff.analysis.plan.commands import engine_flags
+    from capcliff.catalog.catalogs import get_hardware, get_model
+    from capcliff.catalog.layout import parse_layout
+
+    dep = resolve(
+        get_model("llama-3.1-8b"), get_hardware("h200-sxm"), settings_of({"offload": offload})
+    )
+    memory = dep.memory(parse_layout("tp1"), 8192)
+    rec = SimpleNamespace(layout="tp1", max_num_seqs=64)
+    inputs = SimpleNamespace(
+        config=SimpleNamespace(max_num_batched_tokens=8192), max_model_len=8192
+    )
+    _, warnings = engine_flags(dep, (memory, 64), cast(Any, rec), cast(Any, inputs), "m")
+    named = [w for w in warnings if "NVMe" in w]
+    if nvme_note is None:
+        assert named == []
+    else:
+        assert [w.split(":")[0] for w in named] == ["vllm", "sglang"]
+        assert all(nvme_note in w for w in named)
+
+
+@pytest.mark.parametrize("change", ["layers", "dtype", "repo"])
+def test_a_quantized_card_of_another_shape_dtype_or_without_a_repo_is_not_served(
+    monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    # llama-3.1-405b planned with FP8 weights is served from its FP8 card only while that card
+    # has the same shape (126 layers), ships FP8 and names a repo: one layer fewer, BF16 weights
+    # or no repo, and the engine line keeps the planned model
+    from dataclasses import replace
+
+    import capcliff.catalog.catalogs as catalogs
+    from capcliff.analysis.deployment import resolve
+    from capcliff.analysis.deployment_settings import settings_of
+    from capcliff.analysis.plan.commands import quantized_checkpoint
+
+    planned = catalogs.get_model("llama-3.1-405b")
+    dep = resolve(planned, catalogs.get_hardware("h200-sxm"), settings_of({"weight_dtype": "fp8"}))
+    card = catalogs.get_model("llama-3.1-405b-fp8")
+    assert card.arch.num_layers == planned.arch.num_layers == 126
+    assert quantized_checkpoint(dep) == card
+    other = {
+        "layers": replace(card, arch=replace(card.arch, num_layers=125)),
+        "dtype": replace(card, arch=planned.arch),  # the BF16 checkpoint's own shape and dtype
+        "repo": replace(card, hf_repo=""),
+    }[change]
+    monkeypatch.setattr(catalogs, "get_model", lambda model_id: other)
+    assert quantized_checkpoint(dep) is None
+
+
 def test_nothing_fits_is_an_answer_with_fixes() -> None:
     # 405B BF16 on 4 GPUs: 811.7 GB of weights > 4 x 135.7 GB usable.
     report = _plan("llama-3.1-405b", "--gpus", "4", "--isl", "100", "--osl", "100")
     assert report["recommended"] is None
     assert any("GPUs" in fix for fix in report["fixes"])
+
+
+def test_more_gpus_are_offered_a_whole_node_at_a_time() -> None:
+    # 405B BF16 on 8 H100s: 811.7 GB of weights > 8 x 80 GB. Past one 8-GPU node the counts tried
+    # are 2, 4, 8 nodes...: 16 GPUs (2 nodes, 1,280 GB) hold it, so that is the fix, not 24
+    report = _plan(
+        "llama-3.1-405b", "--gpu", "h100-sxm", "--gpus", "8", "--isl", "1000", "--osl", "100"
+    )
+    assert report["recommended"] is None
+    assert [f for f in report["fixes"] if "GPUs (" in f] == ["16 GPUs (2 nodes) fit as tp8-pp2"]
 
 
 def test_markdown_has_the_table_and_flags() -> None:

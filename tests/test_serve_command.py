@@ -76,6 +76,21 @@ def test_sglang_dp_attention_tp_counts_every_rank_and_the_cap_is_the_group_total
     assert command.settings["prefix_caching"] == "off"
 
 
+def test_sglang_dp_attention_cap_below_one_request_per_rank_is_refused() -> None:
+    # --max-running-requests 4 over 4 attention-DP ranks is 4 // 4 = 1 each; 3 is 3 // 4 = 0
+    # each, which SGLang's tp_worker asserts against ("max_running_request is zero")
+    line = (
+        "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-R1 --tp 4 --dp 4 "
+        "--enable-dp-attention --max-running-requests {}"
+    )
+    assert parse_serve_command(line.format(4)).settings["max_num_seqs"] == 1
+    with pytest.raises(InputError, match=r"--max-running-requests 3 .* give at least 4$"):
+        parse_serve_command(line.format(3))
+    # without attention DP the cap is per replica: 3 on each of the 4 replicas
+    plain = parse_serve_command(line.format(3).replace(" --enable-dp-attention", ""))
+    assert plain.settings["max_num_seqs"] == 3
+
+
 def test_sglang_plain_dp_cap_is_per_replica() -> None:
     command = parse_serve_command(
         "python -m sglang.launch_server --model-path m/x --tp 2 --dp 4 --max-running-requests 96"
@@ -157,6 +172,15 @@ def test_an_explicit_flag_that_agrees_is_kept_and_one_that_differs_is_an_error()
     assert merged == {"engine": "vllm", "max_num_seqs": 128, "block_size": 32}
     with pytest.raises(InputError, match="--max-num-seqs 64 conflicts with the command's 128"):
         merged_settings(command, {"max_num_seqs": 64})
+
+
+def test_a_byte_setting_agrees_with_the_commands_bytes_only_at_the_same_size() -> None:
+    # --kv-cache-memory-bytes 21474836480 is 20 x 2^30 B: "20GiB" given agrees (kept as
+    # given), "40GiB" conflicts
+    command = parse_serve_command("vllm serve m/x --kv-cache-memory-bytes 21474836480")
+    assert merged_settings(command, {"kv_cache_memory": "20GiB"})["kv_cache_memory"] == "20GiB"
+    with pytest.raises(InputError, match="--kv-cache-memory 40GiB conflicts with the command's"):
+        merged_settings(command, {"kv_cache_memory": "40GiB"})
 
 
 def test_the_model_is_found_by_its_hf_repo_and_a_layout_conflict_is_an_error() -> None:

@@ -189,6 +189,43 @@ def _plan(*args: str) -> dict:  # type: ignore[type-arg]
     return json.loads(result.output)  # type: ignore[no-any-return]
 
 
+@pytest.mark.parametrize("meets", [True, False])
+def test_a_fleet_that_misses_the_target_at_the_load_says_so(
+    monkeypatch: pytest.MonkeyPatch, meets: bool
+) -> None:
+    # the fleet for 5 requests/s (one tp1 replica on one H200) is simulated at the load: only a
+    # fleet that misses the target there gets the note to add replicas or headroom
+    from dataclasses import replace
+
+    import capcliff.analysis.plan.online as online
+
+    simulated = online.check_fleet
+
+    def checked(*args: object) -> object:
+        return replace(simulated(*args), meets=meets)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(online, "check_fleet", checked)
+    report = _plan("--rate", "5")
+    assert report["fleet"][0]["replicas"] == 1
+    missing = [n for n in report["notes"] if "still misses the target" in n]
+    expected = "the fleet of 1 x tp1 simulated at the load still misses the target"
+    assert missing == ([] if meets else [f"{expected}: add replicas or headroom"])
+
+
+def test_the_plan_counts_the_largest_sample_any_layout_needed() -> None:
+    # two GPUs: dp2, tp2 and pp2 are searched on samples of their own sizes; the plan's request
+    # count is the largest of them, not the smallest
+    result = runner.invoke(
+        app, ["plan", "llama-3.1-8b", "--gpus", "2", "--isl", "200", "--osl", "200", "--jobs",
+              "1", "--rate", "5", "--format", "json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    sizes = [lay["capacity"]["simulated_requests"] for lay in report["layouts"]]
+    assert len(set(sizes)) == 3  # three different samples
+    assert report["simulated_requests"] == report["num_requests"] == max(sizes)
+
+
 def test_an_slo_nothing_meets_gives_no_recommendation_and_no_engine_command() -> None:
     # 0.1 ms per output token: an 8B decode step reads ~16 GB of weights, over 3 ms on any GPU.
     report = _plan("--slo-tpot", "0.0001")

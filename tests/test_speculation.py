@@ -129,6 +129,28 @@ def test_mtp_draft_of_deepseek_r1_is_one_moe_layer_and_its_latent_kv() -> None:
     assert 1.5e9 < memory.weights_bytes < 1.8e9
 
 
+def test_an_eagle_drafts_pass_adds_its_fusion_projection_to_its_own_layer() -> None:
+    # EAGLE-3 on Llama-3.1-8B fuses 3 hidden states: fc is 3 x 4,096 x 4,096 = 50,331,648
+    # weights in bf16, so each draft pass reads 100,663,296 B more than the draft layer alone and
+    # does 2 x 50,331,648 = 100,663,296 FLOPs more per token
+    from capcliff.analysis.deployment import resolve
+    from capcliff.analysis.deployment_settings import settings_of
+    from capcliff.analysis.evaluate.replica_models import deployment_profile, replica_models
+
+    settings = settings_of({"speculative": "eagle:3"})
+    dep = resolve(get_model("llama-3.1-8b"), get_hardware("h200-sxm"), settings)
+    assert dep.draft is not None and dep.scheme.native.value == "bf16"
+    _, steps = replica_models(dep, dep.memory(Layout(), 8192), {})
+    assert steps.spec is not None and steps.spec.draft is not None
+    profile, fitted = deployment_profile(dep, {})
+    layer = step_time_model(
+        dep.draft.arch, dep.hardware, Layout(), scheme=dep.scheme, kv_dtype=dep.kv_dtype,
+        profile=profile, fitted=fitted,
+    )  # fmt: skip
+    assert steps.spec.draft.weight_bytes - layer.weight_bytes == 100_663_296
+    assert steps.spec.draft.flops_per_token - layer.flops_per_token == 100_663_296
+
+
 def test_ngram_draft_has_no_memory() -> None:
     arch = get_model("llama-3.1-8b").arch
     assert draft_model(arch, SpecMethod.NGRAM) is None

@@ -39,6 +39,13 @@ def test_bad_concurrency_names_the_field(bad: str) -> None:
         parse_concurrency(bad)
 
 
+def test_at_most_256_concurrencies_are_read() -> None:
+    # MAX_CONCURRENCY_POINTS is 256: 1,2,...,256 is read; 1,...,257 is one too many
+    assert parse_concurrency(",".join(str(c) for c in range(1, 257))) == tuple(range(1, 257))
+    with pytest.raises(InputError, match=r"^concurrency: .*at most 256 values"):
+        parse_concurrency(",".join(str(c) for c in range(1, 258)))
+
+
 def _sweep_json(*extra: str) -> dict:  # type: ignore[type-arg]
     result = runner.invoke(app, ["sweep", *SMALL, *extra, "--format", "json"])
     assert result.exit_code == 0, result.output

@@ -22,6 +22,7 @@ from capcliff.sim.traffic.sessions import (
     shaped_session_spec,
 )
 from capcliff.sim.traffic.workload import (
+    Arrival,
     Fixed,
     LogNormal,
     Uniform,
@@ -114,6 +115,22 @@ def test_session_label_prints_the_shape() -> None:
 def test_misplaced_shape_flags_are_refused(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(InputError, match=message):
         WorkloadChoice(num_requests=10, **kwargs)  # type: ignore[arg-type]
+
+
+def test_think_time_is_taken_by_closed_loop_users_without_sessions() -> None:
+    # 2 users, 6 requests: each user sends 3, waiting 2 s after each answer
+    choice = WorkloadChoice(
+        num_requests=6, isl=10, osl=(10,), arrival=Arrival.CLIENTS, clients=2, think_time_s=2.0
+    )
+    requests = plan_workloads(choice, 0)[1][0][1]
+    assert requests.closed_loop and requests.client.tolist() == [0, 1] * 3
+    assert requests.think_s.tolist() == [2.0] * 6
+    # and by a session preset at a rate (no users): the think time between its turns
+    sessions = WorkloadChoice(
+        num_requests=6, preset_name="multiturn-chat", arrival=Arrival.POISSON, rate_per_s=1.0,
+        think_time_s=3.0,
+    )  # fmt: skip
+    assert plan_workloads(sessions, 0)[0].endswith("think 3 s)")
 
 
 def test_trace_clients_pool_recycles_users() -> None:

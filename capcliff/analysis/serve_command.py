@@ -16,8 +16,10 @@ Flag names are the engines' own:
   (`FusedMoEParallelConfig.make`), which is capcliff's `ep = tp x dp`.
 - SGLang: `python/sglang/srt/server_args.py` (`--tp` counts every rank of an attention-DP group;
   `--max-running-requests` is the group's total under `--enable-dp-attention`, per replica
-  otherwise; `--enable-hierarchical-cache --hicache-size GB` per rank,
-  `--hicache-write-policy write_through|write_back`; `--disable-radix-cache`;
+  otherwise; each rank takes `max_running_requests // dp_size` (managers/tp_worker.py, issue
+  sgl-project/sglang#10868 at 71f24ef) and newer versions assert it is > 0 ("max_running_request
+  is zero"): fewer than one per rank is refused; `--enable-hierarchical-cache --hicache-size GB`
+  per rank, `--hicache-write-policy write_through|write_back`; `--disable-radix-cache`;
   `--disable-overlap-schedule`, `--scheduler-recv-interval`).
 - TensorRT-LLM: `trtllm-serve` (tensorrt_llm/commands/serve.py: `--tp_size`, `--pp_size`,
   `--ep_size`, `--max_batch_size`, `--max_num_tokens`, `--max_seq_len`,
@@ -373,14 +375,27 @@ def _layout(r: _Reading) -> Layout:
     return Layout(dp=dp, tp=tp, pp=pp, ep=ep)
 
 
+def _running_per_replica(running: int, layout: Layout) -> int:
+    """SGLang's `--max-running-requests` per replica: the group's total under DP attention,
+    `running // dp_size` each (SGLang's tp_worker, which asserts it is > 0), else per replica."""
+    ranks = layout.lockstep_replicas
+    if running < ranks:
+        raise InputError(
+            f"{FIELD}: --max-running-requests {running} is the total of {ranks} attention-DP "
+            f"ranks, {running} // {ranks} = 0 each, and SGLang does not start; give at least "
+            f"{ranks}"
+        )
+    return running // ranks
+
+
 def _finish(r: _Reading, layout: Layout) -> None:
     """Engine-specific settings that need the layout: SGLang's request cap and HiCache, vLLM's
     offload backend and all-to-all, the engine itself."""
     s = r.settings
     s["engine"] = r.engine
     running = s.pop("max_running_requests", None)
-    if running is not None:  # the group's total under DP attention, else per replica
-        s["max_num_seqs"] = max(1, running // layout.lockstep_replicas)
+    if running is not None:
+        s["max_num_seqs"] = _running_per_replica(running, layout)
     gib, backend = s.pop("offload_gib", None), s.pop("offload_backend", None)
     if gib is not None and backend in (None, "native"):
         s["offload"] = f"cpu:{gib:g}GiB"  # the total over the replica's ranks = per replica
