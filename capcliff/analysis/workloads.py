@@ -138,6 +138,8 @@ class WorkloadChoice:
             clients=self.clients,
         )  # fmt: skip
         sessions = self.trace_lines is None and self.preset_name in SESSION_PRESETS
+        if self.trace_lines is not None:
+            _check_trace_flags(self)
         _check_shape(self, sessions=sessions)
         if self.rate_per_s is not None and _timed_trace(self.trace_lines):  # was ignored unsaid
             raise InputError(
@@ -147,8 +149,6 @@ class WorkloadChoice:
         # a trace replays its own arrival times; session presets take clients or a rate as given
         if self.trace_lines is None and not sessions:
             check_arrival(self.arrival.value, rate=self.rate_per_s, clients=self.clients)
-        if self.trace_lines is not None:
-            _check_trace_flags(self)
 
     def session_spec(self) -> SessionSpec:
         """The session preset with the shape the flags give (its own values elsewhere)."""
