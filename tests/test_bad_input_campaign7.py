@@ -254,3 +254,18 @@ def test_an_index_with_every_shard_counts_both(tmp_path: Path) -> None:
 def test_an_index_without_shards_is_a_config_only_copy(tmp_path: Path) -> None:
     folder = _folder(tmp_path, {"model.safetensors.index.json": INDEX})
     assert model_from_path(folder).checkpoint_bytes is None
+
+
+# A spec's unknown moe_backend read "scenario[0].moe_backend.valid: auto, ...": the message began
+# "valid: ", which the spec's error lines take for a sub-field's name.
+
+
+def test_an_unknown_moe_backend_in_a_spec_names_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from test_bad_input_campaign6 import SPEC
+
+    spec = SPEC.replace('engine = "vllm"', 'engine = "trtllm"\nmoe_backend = "nope"')
+    path = _write(tmp_path / "s.toml", spec)
+    line = _one_line_error(["check", path], capsys)
+    assert line.startswith(f"error: {path}: scenario[0].moe_backend: must be one of auto, trtllm")

@@ -180,7 +180,8 @@ def _check_trace_flags(choice: WorkloadChoice) -> None:
             raise InputError(
                 f"{name}: a trace gives each request's own lengths; drop --{name.replace('_', '-')}"
             )
-    check_arrival(choice.arrival.value, rate=choice.rate_per_s, clients=choice.clients)
+    if choice.arrival is not Arrival.BATCH:  # as given: batch is also "not said" (the default)
+        check_arrival(choice.arrival.value, rate=choice.rate_per_s, clients=choice.clients)
 
 
 def _check_shape(choice: WorkloadChoice, *, sessions: bool) -> None:
