@@ -321,7 +321,8 @@ def calib7_cases() -> Iterator[Case]:
         ("vllm-tpot-seconds", CAL, True, {"r.json": _lines([{**run, "mean_tpot_ms": float(str(run["mean_tpot_ms"])) / 1000} for run in RUNS])}),
         ("vllm-concurrency-0", CAL, True, each(max_concurrency=0)),
         ("vllm-request-rate-nan", CAL, True, each(request_rate="nan")),
-        ("vllm-request-rate-num", CAL, True, each(request_rate=4.0)),
+        ("vllm-request-rate-num", CAL, None, each(request_rate=4.0)),  # under a cap: its clients
+        ("vllm-request-rate-no-cap", CAL, True, each(request_rate=4.0, max_concurrency=None)),
         ("vllm-request-rate-neg", CAL, True, each(request_rate=-4.0)),
         ("vllm-duration-0", CAL, None, each(duration=0)),  # not read
         ("vllm-duration-neg", CAL, None, each(duration=-5.0)),

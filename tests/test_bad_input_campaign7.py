@@ -154,15 +154,23 @@ def _run(concurrency: int, throughput: float, tpot_ms: float, **changes: object)
     return json.dumps({**run, **changes})
 
 
-@pytest.mark.parametrize("rate", [4.0, -4.0, "nan", 0])
-def test_a_paced_run_is_refused(
-    rate: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    lines = [_run(8, 500.0, 14.0, request_rate=rate), _run(32, 1200.0, 24.0)]
+@pytest.mark.parametrize(
+    ("rate", "cap", "fragment"),
+    [(4.0, None, "4 requests/s with no max_concurrency: an open-loop run"),
+     (-4.0, 8, 'must be "inf" or a rate > 0 (requests/s), got -4.0'),
+     ("nan", 8, "must be \"inf\" or a rate > 0 (requests/s), got 'nan'"),
+     (0, 8, 'must be "inf" or a rate > 0 (requests/s), got 0')],
+    ids=["paced-no-cap", "negative", "text", "zero"],
+)  # fmt: skip
+def test_a_paced_run_without_a_cap_or_a_bad_rate_is_refused(
+    rate: object, cap: int | None, fragment: str, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    lines = [_run(8, 500.0, 14.0, request_rate=rate, max_concurrency=cap), _run(32, 1200.0, 24.0)]
     path = _write(tmp_path / "r.json", "\n".join(lines))
     line = _one_line_error(["calibrate", path, "--model", "llama-3.1-8b"], capsys)
     assert line.startswith("error: r.json:1: request_rate: ")
-    assert "not runs paced at a rate" in line
+    assert fragment in line
 
 
 def test_runs_of_two_backends_are_refused(

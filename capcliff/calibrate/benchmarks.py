@@ -20,7 +20,8 @@ Times in the files are milliseconds; points carry seconds. A run whose TPOT or T
 a millisecond: a TPOT of 0.024 is 24 ms), as is a TPOT past 10 s (units.MAX_SLO_TPOT_S); so are
 non-positive or infinite measurements, a true or false for a number, `1,024` for 1024, a row
 that repeats another, rows of another model than the one calibrated (unless forced), a run paced
-at a finite `request_rate` (open loop) and runs of different `backend`s in one file.
+at a finite `request_rate` without a `max_concurrency` (open loop) and runs of different
+`backend`s in one file.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from typing import Any
 
 from capcliff.catalog.layout import MAX_GPUS
 from capcliff.errors import InputError
-from capcliff.files import number_text, parse_json, read_text, refuse_non_finite
+from capcliff.files import finite_number, number_text, parse_json, read_text, refuse_non_finite
 from capcliff.units import MAX_SLO_TPOT_S
 
 MS = 1e-3
@@ -442,14 +443,23 @@ def _refuse_mixed_backends(path: Path, runs: list[dict[str, Any]]) -> None:
 
 
 def _refuse_paced(run: dict[str, Any], row_id: str) -> None:
-    """A run sent at a Poisson `request_rate` (vLLM writes "inf" for none) is an open-loop run;
-    its points were fitted as clients sending at will, a load it did not have."""
+    """`request_rate` is "inf" (vLLM's word for none) or a rate > 0. A run paced at a rate with no
+    max_concurrency sent its requests over time, and was fitted as every request at t = 0.
+    (Under a cap the run is fitted as the cap's clients: its load where the rate outruns the
+    server, the usual `--request-rate R --max-concurrency C` with R past what C clients send.)"""
     rate = run.get("request_rate")
-    if rate is not None and rate != "inf":
+    if rate is None or rate == "inf":
+        return
+    if not finite_number(rate) or not isinstance(rate, int | float) or rate <= 0:
         raise InputError(
-            f"{row_id}: request_rate: {number_text(rate):.40}; calibrate fits runs whose clients "
-            'send at will (request_rate "inf", with or without max_concurrency), not runs '
-            "paced at a rate"
+            f'{row_id}: request_rate: must be "inf" or a rate > 0 (requests/s), got '
+            f"{number_text(rate):.40}"
+        )
+    if run.get("max_concurrency") is None:
+        raise InputError(
+            f"{row_id}: request_rate: {rate:g} requests/s with no max_concurrency: an open-loop "
+            "run paced over time, not the burst or the closed-loop clients calibrate fits; give "
+            'runs of request_rate "inf" or with max_concurrency'
         )
 
 
