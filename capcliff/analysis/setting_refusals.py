@@ -3,8 +3,9 @@
 A setting another engine reads (`refuse_other_engines_settings`), an MoE setting on a dense model
 (`refuse_moe_settings_on_dense`), TensorRT-LLM's attention-DP balance without its engine or
 attention DP (`check_adp_balance`), a KV transfer cost without disagg (`refuse_disagg_only`), and
-the warning for offload tiers nothing looks up (`unused_tiers`). Each refusal is one line naming the
-field.
+the warning for offload tiers nothing looks up (`unused_tiers`), and a driver-reported memory
+given for more than one GPU type (`refuse_total_memory_across_gpus`). Each refusal is one line
+naming the field.
 """
 
 from __future__ import annotations
@@ -105,4 +106,15 @@ def refuse_disagg_only(settings: DeploymentSettings, *, disagg: bool) -> None:
         raise InputError(
             "kv_transfer_overhead_ms: the prefill-to-decode KV hand-off's cost; it applies "
             "with disagg only"
+        )
+
+
+def refuse_total_memory_across_gpus(settings: DeploymentSettings, gpu_ids: list[str]) -> None:
+    """`gpu_total_memory` overrides one GPU's driver-reported memory; over a fleet of several
+    types (or a pool on another type) it was applied to each of them (79 GiB for an MI300X)."""
+    kinds = list(dict.fromkeys(gpu_ids))
+    if settings.gpu_total_memory is not None and len(kinds) > 1:
+        raise InputError(
+            f"gpu_total_memory: one GPU's driver-reported memory, given for {len(kinds)} GPU "
+            f"types ({', '.join(kinds)}); size one type at a time, or leave it unset"
         )

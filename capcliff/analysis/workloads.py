@@ -28,6 +28,7 @@ from capcliff.sim.traffic.workload import (
     Arrival,
     Requests,
     WorkloadSpec,
+    arrival_times_s,
     generate_requests,
     parse_trace,
     preset,
@@ -87,7 +88,10 @@ def parse_concurrency(text: str) -> tuple[int, ...]:
             if not 1 <= low <= high <= MAX_REQUESTS:
                 raise ValueError(span)
             if count:
-                if not 1 <= int(count) <= MAX_CONCURRENCY_POINTS:
+                # one point cannot hold both ends: `1..4096:1` (a step written for a count) ran
+                # the low end alone
+                least = 2 if low < high else 1
+                if not least <= int(count) <= MAX_CONCURRENCY_POINTS:
                     raise ValueError(count)
                 grid = np.geomspace(low, high, int(count))
                 values = sorted({round(v) for v in grid})
@@ -102,7 +106,7 @@ def parse_concurrency(text: str) -> tuple[int, ...]:
     ):
         raise InputError(
             f"concurrency: cannot read {text!r}; write 64,128,256 or 64..8192 (doubling) or "
-            f"64..8192:16, where 16 counts points, not a step "
+            f"64..8192:16, where 16 counts points (2 or more: both ends), not a step "
             f"(at most {MAX_CONCURRENCY_POINTS} values, each >= 1 and <= {MAX_REQUESTS:,})"
         )
     return tuple(sorted(set(values)))
@@ -134,6 +138,8 @@ class WorkloadChoice:
             clients=self.clients,
         )  # fmt: skip
         sessions = self.trace_lines is None and self.preset_name in SESSION_PRESETS
+        if self.trace_lines is not None:
+            _check_trace_flags(self)
         _check_shape(self, sessions=sessions)
         if self.rate_per_s is not None and _timed_trace(self.trace_lines):  # was ignored unsaid
             raise InputError(
@@ -163,6 +169,19 @@ def _timed_trace(lines: tuple[str, ...] | None) -> bool:
     if is_session_trace(lines):
         return True
     return any(row.arrival_s for row in parse_trace(lines))
+
+
+def _check_trace_flags(choice: WorkloadChoice) -> None:
+    """A trace gives each request's lengths, and its own arrivals unless a rate (untimed rows)
+    or clients replay it: lengths and an arrival beside it were dropped unsaid."""
+    for name, given in (("isl", choice.isl is not None), ("osl", bool(choice.osl)),
+                        ("random_range_ratio", choice.random_range_ratio is not None)):  # fmt: skip
+        if given:
+            raise InputError(
+                f"{name}: a trace gives each request's own lengths; drop --{name.replace('_', '-')}"
+            )
+    if choice.arrival is not Arrival.BATCH:  # as given: batch is also "not said" (the default)
+        check_arrival(choice.arrival.value, rate=choice.rate_per_s, clients=choice.clients)
 
 
 def _check_shape(choice: WorkloadChoice, *, sessions: bool) -> None:
@@ -200,7 +219,7 @@ def plan_workloads(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[s
     """(label, [(series label, requests)]) for fixed lengths, a preset or a trace."""
     rng = np.random.default_rng(seed)
     if choice.trace_lines is not None:
-        return _trace_workload(choice)
+        return _trace_workload(choice, seed)
     if choice.preset_name in SESSION_PRESETS:
         name = choice.preset_name
         clients = choice.clients if choice.rate_per_s is None else None
@@ -276,8 +295,9 @@ def _distributed(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[str
     return label, [(lengths.label.removeprefix("osl "), requests)]
 
 
-def _trace_workload(choice: WorkloadChoice) -> tuple[str, list[tuple[str, Requests]]]:
-    """A trace as recorded, or replayed by a fixed pool of `clients` users."""
+def _trace_workload(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[str, Requests]]]:
+    """A trace as recorded, replayed by a fixed pool of `clients` users, or (rows without
+    arrival times) at a Poisson rate, drawn as a generated workload's arrivals of `seed` are."""
     assert choice.trace_lines is not None
     clients, think = choice.clients, choice.think_time_s
     pool = "" if clients is None else f", {clients:,} users"
@@ -288,6 +308,14 @@ def _trace_workload(choice: WorkloadChoice) -> tuple[str, list[tuple[str, Reques
     requests = requests_from_trace(
         parse_trace(choice.trace_lines), clients=clients, think_time_s=think
     )
+    if choice.rate_per_s is not None:  # untimed rows (a timed trace's rate is refused)
+        spec = WorkloadSpec(
+            num_requests=len(requests.arrival_s), input=ranged_length(1, None),
+            output=ranged_length(1, None), arrival=Arrival.POISSON, rate_per_s=choice.rate_per_s,
+        )  # fmt: skip
+        arrivals = arrival_times_s(spec, np.random.default_rng(seed))
+        rate = f", {choice.rate_per_s:g} requests/s (Poisson)"
+        return f"trace{rate}", [("trace", replace(requests, arrival_s=arrivals))]
     return f"trace{pool}", [("trace", requests)]
 
 

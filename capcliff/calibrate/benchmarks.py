@@ -19,7 +19,9 @@ Times in the files are milliseconds; points carry seconds. A run whose TPOT or T
 1 ms is refused as seconds written where milliseconds belong (no engine decodes a token in under
 a millisecond: a TPOT of 0.024 is 24 ms), as is a TPOT past 10 s (units.MAX_SLO_TPOT_S); so are
 non-positive or infinite measurements, a true or false for a number, `1,024` for 1024, a row
-that repeats another, and rows of another model than the one calibrated (unless forced).
+that repeats another, rows of another model than the one calibrated (unless forced), a run paced
+at a finite `request_rate` without a `max_concurrency` (open loop) and runs of different
+`backend`s in one file.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import Any
 
 from capcliff.catalog.layout import MAX_GPUS
 from capcliff.errors import InputError
-from capcliff.files import parse_json, read_text, refuse_non_finite
+from capcliff.files import finite_number, number_text, parse_json, read_text, refuse_non_finite
 from capcliff.units import MAX_SLO_TPOT_S
 
 MS = 1e-3
@@ -384,6 +386,7 @@ def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
     def cell(key: str) -> float | None:
         return _json_number(run, key, row_id)
 
+    _refuse_paced(run, row_id)
     model = run.get("model_id")
     if model is not None and not isinstance(model, str):  # -1 or [1]: no model to check
         raise InputError(f"{row_id}: model_id: must be the model's name, got {model!r:.40}")
@@ -427,6 +430,39 @@ def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
     )
 
 
+def _refuse_mixed_backends(path: Path, runs: list[dict[str, Any]]) -> None:
+    """Runs of one file against servers of different `backend`s (the bench tool's `--backend`:
+    vllm, sglang, openai ...) are not one deployment's; they were fitted together."""
+    named = [(n, r["backend"]) for n, r in enumerate(runs, start=1) if r.get("backend") is not None]
+    for n, backend in named[1:]:
+        if backend != named[0][1]:
+            raise InputError(
+                f"{path.name}:{n}: backend: {backend!r:.40}, where {path.name}:{named[0][0]} is "
+                f"{named[0][1]!r:.40}; one calibration fits one deployment's runs: split the file"
+            )
+
+
+def _refuse_paced(run: dict[str, Any], row_id: str) -> None:
+    """`request_rate` is "inf" (vLLM's word for none) or a rate > 0. A run paced at a rate with no
+    max_concurrency sent its requests over time, and was fitted as every request at t = 0.
+    (Under a cap the run is fitted as the cap's clients: its load where the rate outruns the
+    server, the usual `--request-rate R --max-concurrency C` with R past what C clients send.)"""
+    rate = run.get("request_rate")
+    if rate is None or rate == "inf":
+        return
+    if not finite_number(rate) or not isinstance(rate, int | float) or rate <= 0:
+        raise InputError(
+            f'{row_id}: request_rate: must be "inf" or a rate > 0 (requests/s), got '
+            f"{number_text(rate):.40}"
+        )
+    if run.get("max_concurrency") is None:
+        raise InputError(
+            f"{row_id}: request_rate: {rate:g} requests/s with no max_concurrency: an open-loop "
+            "run paced over time, not the burst or the closed-loop clients calibrate fits; give "
+            'runs of request_rate "inf" or with max_concurrency'
+        )
+
+
 def _json_objects(path: Path, text: str) -> list[dict[str, Any]]:
     """The JSON objects of a result file, one after another: one run (a `--save-result`
     file, indented or not), or one per line (`--append-result`, SGLang's JSONL)."""
@@ -466,6 +502,7 @@ def read_benchmark_file(path: Path, keep: DeploymentFilter) -> list[BenchmarkPoi
     others = _other_models(runs, "model_id", keep)
     if others:
         _refuse_other_model(path, others, keep)
+    _refuse_mixed_backends(path, runs)
     points = []
     for n, run in enumerate(runs, start=1):
         points.append(_run_point(run, f"{path.name}:{n}"))

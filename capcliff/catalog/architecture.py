@@ -410,6 +410,15 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
             f"{path}: quantization_config.group_size: {group} does not divide hidden_size "
             f"{hidden}; AWQ/GPTQ groups split each layer's input width evenly (e.g. 128)"
         )
+    moe = _moe(fields, model_type, layers)
+    if quantization and quantization.linear is None and moe is None:
+        # mxfp4 quantises routed experts only (vLLM's Mxfp4Config): a dense model's checkpoint
+        # so labelled was sized at its native dtype unsaid
+        raise CatalogError(
+            f"{path}: quantization_config.quant_method: {quantization.method} quantises the "
+            "experts only and this model has none (dense); a dense checkpoint's format is "
+            "fp8, fbgemm_fp8, compressed-tensors, modelopt, awq or gptq"
+        )
     return Architecture(
         model_type=model_type,
         hidden_size=hidden,
@@ -428,7 +437,7 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
         norms_per_layer=4 if model_type in _FOUR_NORM_FAMILIES else 2,
         sliding_window_per_layer=_sliding_windows(fields, model_type, layers),
         mla=_mla(fields),
-        moe=_moe(fields, model_type, layers),
+        moe=moe,
         linear_dtype=linear,
         expert_dtype=expert,
         activation_dtype=activation,

@@ -263,6 +263,7 @@ def safetensors_bytes(folder: Path) -> int | None:
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         return None
+    _refuse_missing_shards(folder, files)
     total = 0
     for path in files:
         header, data_bytes = _safetensors_header(path)
@@ -282,13 +283,39 @@ def safetensors_bytes(folder: Path) -> int | None:
                 raise CatalogError(f"{path}: (safetensors): {found}")
             spans.append((*entry["data_offsets"], key_label(name)))
             total += found
-        _refuse_overlaps(path, spans)
+        _refuse_overlaps(path, spans, data_bytes)
     return total
 
 
-def _refuse_overlaps(path: Path, spans: list[tuple[int, int, str]]) -> None:
+SHARD_INDEX = "model.safetensors.index.json"
+
+
+def _refuse_missing_shards(folder: Path, files: list[Path]) -> None:
+    """A sharded checkpoint whose index names a shard the folder lacks is a partial download;
+    its headers' bytes were printed as the checkpoint's. (A folder with the index and no shard
+    at all is a config-only copy: sized from config.json, as without the index.)"""
+    index = folder / SHARD_INDEX
+    if not is_file(index):
+        return
+    data = parse_json(read_user_text(index), source=str(index), error=CatalogError)
+    weight_map = data.get("weight_map") if isinstance(data, dict) else None
+    if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
+        raise CatalogError(f"{index}: weight_map: must be an object of tensor -> shard file names")
+    present = {f.name for f in files}
+    missing = sorted(set(weight_map.values()) - present)
+    if missing:
+        raise CatalogError(
+            f"{index}: weight_map: names {len(missing)} shard(s) not in the folder "
+            f"({missing[0]!r:.80}{' ...' if len(missing) > 1 else ''}); the checkpoint is "
+            "incomplete: finish the download, or give its config.json alone"
+        )
+
+
+def _refuse_overlaps(path: Path, spans: list[tuple[int, int, str]], data_bytes: int) -> None:
     """Tensors lie end to end from byte 0, in offset order (safetensors' `Metadata::validate`:
-    each start must equal the previous end); two sharing bytes were counted twice."""
+    each start must equal the previous end), and fill the data (its `deserialize`:
+    MetadataIncompleteBuffer otherwise); two sharing bytes were counted twice, and bytes past the
+    last tensor were not counted."""
     at, before = 0, "the data's start"
     for start, end, name in sorted(spans):
         if start != at:
@@ -298,6 +325,11 @@ def _refuse_overlaps(path: Path, spans: list[tuple[int, int, str]]) -> None:
                 f"(ends at {at}); tensors lie end to end"
             )
         at, before = end, name
+    if at != data_bytes:
+        raise CatalogError(
+            f"{path}: (safetensors): the data holds {data_bytes} bytes and its tensors end at "
+            f"{at}; the file is cut or carries bytes no tensor names"
+        )
 
 
 def model_from_path(path: Path) -> Model:

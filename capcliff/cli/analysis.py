@@ -193,7 +193,7 @@ def sweep(
     from capcliff.sim.traffic.workload_rules import implied_arrival
 
     pattern = implied_arrival(arrival, rate=rate, clients=clients)
-    refuse_count_with_trace(workload, num_requests)
+    refuse_count_with_trace(workload, num_requests, arrival)
     requests = DEFAULT_SWEEP_REQUESTS if num_requests is None else num_requests
     choice = workload_choice(
         isl, osl, workload, requests, pattern, rate, clients, range_ratio=random_range_ratio,

@@ -264,13 +264,17 @@ def plan(
     from capcliff.analysis.deployment import resolve
     from capcliff.analysis.evaluate.solver import Slo
     from capcliff.analysis.plan.types import Objective
-    from capcliff.analysis.setting_refusals import refuse_disagg_only
+    from capcliff.analysis.setting_refusals import (
+        refuse_disagg_only,
+        refuse_total_memory_across_gpus,
+    )
     from capcliff.catalog.catalogs import get_hardware, get_model
 
     figure = _plot_target(
         plot, disagg=disagg, force=force, inputs=input_paths(workload, model, settings, osl)
     )
     gpu_ids = _gpu_ids(gpu)
+    refuse_total_memory_across_gpus(settings, gpu_ids)
     specs = [get_hardware(g) for g in gpu_ids]
     spec = specs[0]
     named = _plan_layouts(layout)

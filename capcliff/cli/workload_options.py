@@ -156,10 +156,20 @@ def workload_choice(
 DEFAULT_SWEEP_REQUESTS = 2000
 
 
-def refuse_count_with_trace(workload: str | None, num_requests: int | None) -> None:
-    """A trace has as many requests as lines: --num-requests beside one was ignored unsaid."""
-    if num_requests is not None and workload is not None and workload.endswith(".jsonl"):
+def refuse_count_with_trace(
+    workload: str | None, num_requests: int | None, arrival: str | None = None
+) -> None:
+    """A trace has as many requests as lines: --num-requests beside one was ignored unsaid; and
+    it replays its own arrival times, so `--arrival batch` beside one was ignored too."""
+    if workload is None or not workload.endswith(".jsonl"):
+        return
+    if num_requests is not None:
         raise InputError("num_requests: a trace has as many requests as lines; drop --num-requests")
+    if arrival == "batch":
+        raise InputError(
+            "arrival: a trace replays its own arrival times (all at t = 0 where it has none), "
+            "--clients its rows or --rate its untimed rows; drop --arrival batch"
+        )
 
 
 def input_paths(

@@ -160,7 +160,7 @@ def moe_kernel(backend: str) -> str:
     """The kernel family of MoE backend name `backend` (any case; `MOE_BACKEND_KERNELS`)."""
     kernel = MOE_BACKEND_KERNELS.get(backend.strip().lower())
     if kernel is None:
-        raise ValueError(f"valid: {', '.join(MOE_BACKEND_KERNELS)}")
+        raise ValueError(f"must be one of {', '.join(MOE_BACKEND_KERNELS)}")
     return kernel
 
 

@@ -23,6 +23,7 @@ import numpy.typing as npt
 from capcliff.analysis.deployment import Deployment, resolve
 from capcliff.analysis.evaluate.replica_models import replica_models
 from capcliff.analysis.evaluate.solver import config_at
+from capcliff.analysis.setting_refusals import refuse_total_memory_across_gpus
 from capcliff.catalog.catalogs import get_hardware
 from capcliff.catalog.layout import MAX_GPUS, Layout, parse_layout
 from capcliff.catalog.specs import HardwareSpec
@@ -135,6 +136,7 @@ def pool_deployment(dep: Deployment, gpu: str | None) -> Deployment:
     GPU."""
     if gpu is None or gpu == dep.hardware.id:
         return dep
+    refuse_total_memory_across_gpus(dep.settings, [dep.hardware.id, gpu])
     return resolve(dep.model, get_hardware(gpu), dep.settings)
 
 
