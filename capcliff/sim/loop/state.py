@@ -19,6 +19,8 @@ import math
 from collections import deque
 from typing import ClassVar
 
+import numpy as np
+
 from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import RECV_WEIGHT_EXTEND, KVCapacity, PreemptionMode, SimConfig
@@ -112,7 +114,15 @@ class ReplicaState:
         self.output: list[int] = requests.output_tokens.tolist()
         self.max_output: list[int] = requests.max_output_tokens.tolist()
         self.requests = requests
-        self.arrival = [math.inf if math.isnan(a) else a for a in requests.arrival_s.tolist()]
+        arrival_s = requests.arrival_s
+        # every request timed (no client sends one): the list stays these times, and the result
+        # copies the array instead of converting the list back
+        self.all_timed = bool(np.isfinite(arrival_s).all())
+        self.arrival: list[float] = (
+            arrival_s.tolist()
+            if self.all_timed
+            else np.where(np.isnan(arrival_s), math.inf, arrival_s).tolist()
+        )
         self.context = [0] * n  # KV tokens (not kept up to date while decoding: see cohort)
         self.generated = [0] * n
         self.held = [0] * n  # blocks held while not decoding
@@ -284,11 +294,12 @@ class ReplicaState:
 
     def result(self) -> ReplicaResult:
         """The finished replica's timings and records."""
+        requests = self.requests
         return self.rec.result(
-            arrival_s=self.arrival,
+            arrival_s=requests.arrival_s if self.all_timed else self.arrival,
             first_token_s=self.first_token_s,
             finish_s=self.finish_s,
-            output_tokens=self.output,
+            output_tokens=requests.output_tokens,  # never changed: `self.output` is its copy
             preemptions=self.preemptions,
             recomputed_tokens=self.recomputed,
             reuse=None if self.reuse is None else self.reuse.record(),

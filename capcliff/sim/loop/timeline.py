@@ -110,21 +110,22 @@ class Recorder:
     def result(
         self,
         *,
-        arrival_s: list[float],
+        arrival_s: list[float] | FloatArray,
         first_token_s: list[float],
         finish_s: list[float],
-        output_tokens: list[int],
+        output_tokens: list[int] | IntArray,
         preemptions: list[int],
         recomputed_tokens: list[int],
         reuse: ReuseRecord | None = None,
     ) -> ReplicaResult:
-        """The replica's result: these per-request lists plus what was recorded."""
+        """The replica's result: these per-request lists (or arrays, copied) plus what was
+        recorded."""
         times, used, running, waiting, hbm = self.series_arrays()
         return ReplicaResult(
-            arrival_s=np.asarray(arrival_s, dtype=np.float64),
+            arrival_s=np.array(arrival_s, dtype=np.float64),
             first_token_s=np.asarray(first_token_s, dtype=np.float64),
             finish_s=np.asarray(finish_s, dtype=np.float64),
-            output_tokens=np.asarray(output_tokens, dtype=np.int64),
+            output_tokens=np.array(output_tokens, dtype=np.int64),
             preemptions=np.asarray(preemptions, dtype=np.int64),
             recomputed_tokens=np.asarray(recomputed_tokens, dtype=np.int64),
             total_blocks=self.total_blocks,
