@@ -78,7 +78,7 @@ def fast_forward(sim: ReplicaState) -> bool:
         limit, blocked = run
     # priced from the decode terms (`decode_run`), no DecodeLine built
     context0 = co.context_sum(sim.step) + count
-    if waits_for_arrival(sim):
+    if sim.arrivals and (not sim.waiting or sim.rule.event_triggered):  # waits_for_arrival
         limit = steps_before_arrival(sim, count, context0, limit)
     duration, read, _ = decode_run(sim, count, context0, limit)
     settle_decode(sim, limit, duration, read, None, blocked)
@@ -368,7 +368,7 @@ def settle_decode(
     last = step + k - 1
     if sim.reuse is not None:  # the run's blocks were allocated before anyone finishes
         sim.reuse.settle(sim.free, sim.now_s)
-    finishing = sim.finishing(last)
+    finishing = co.pop_finishing(last) if sim.reuse is None else sim.finishing(last)
     if finishing:
         size = sim.block_size
         for i in finishing:

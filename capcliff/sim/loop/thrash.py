@@ -153,7 +153,6 @@ def run_thrash(sim: ReplicaState) -> None:
         sim.ratio_steps += limit
         # Recorder.record, in place
         rec.steps += limit
-        rec.events += 1
         rec.scheduled_tokens += count * limit
         used_last, top = total - free, rec.peak_used
         rec.peak_used = (

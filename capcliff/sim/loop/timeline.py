@@ -21,7 +21,6 @@ class Recorder:
         self.total_blocks = total_blocks
         self.peak_hbm = peak_hbm_bytes_per_s
         self.steps = 0
-        self.events = 0
         self.scheduled_tokens = 0
         self.swapped_tokens = 0
         self.swap_s = 0.0
@@ -39,6 +38,11 @@ class Recorder:
         # time, used, running, waiting, HBM use
         self.series = (array("d"), array("d"), array("d"), array("d"), array("d"))
         self._times, self._used, self._running, self._waiting, self._hbm = self.series
+
+    @property
+    def events(self) -> int:
+        """Events recorded: one sample each (a step, or a run of decode steps)."""
+        return len(self._times)
 
     def preemption(self, step: int, time_s: float) -> None:
         """A running request was preempted in `step`, which started at `time_s`."""
@@ -86,7 +90,6 @@ class Recorder:
         """`run`, positionally (a call per event): used blocks `first` and `last` at the first
         and last step, requests running and waiting."""
         self.steps += steps
-        self.events += 1
         self.scheduled_tokens += tokens
         peak = self.peak_used
         if first > peak or last > peak:
