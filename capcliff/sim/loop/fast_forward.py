@@ -63,7 +63,8 @@ def fast_forward(sim: ReplicaState) -> bool:
         return sim.inline and exact_step(sim) is True
     if len(sim.running) != count:
         return False
-    if co.needs_at(sim.step) > sim.free:  # the next step needs more blocks than are free
+    # the next step needs more blocks than are free (`needs_at`, without the call: per event)
+    if co.phase_counts[sim.step % co.block_size] > sim.free:
         return _preempt_then_decode(sim)
     if sim.inline:
         # an admission: an exact step (with nobody queued it admits nobody: False, unchanged)
@@ -148,7 +149,7 @@ def _steps_lasting(sim: ReplicaState, count: int, context0: int, limit: int, due
     d0 = mem0 - (terms[3] + terms[4] * context0)
     per_step_s = mem0 + terms[6]  # the first step, and each step's part that does not grow
     floored = terms[9] > mem0  # an overlap scheduler's host time sets the first steps
-    if d0 < 0 or d0 + (mem1 - terms[5]) * (limit - 1) < 0 or min(mem1, per_step_s) < 0 or floored:
+    if d0 < 0 or d0 + (mem1 - terms[5]) * (limit - 1) < 0 or mem1 < 0 or per_step_s < 0 or floored:
         return sim.model.decode_line(count, context0).steps_before(due_s, limit)
     lo, hi = 1, limit
     while lo < hi:

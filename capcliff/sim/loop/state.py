@@ -227,23 +227,19 @@ class ReplicaState:
             ctx, _ = cohort.remove(i, step + 1)
             self.complete(i, -(-ctx // size))
         x, self.partial = self.partial, None
+        # the chunk of the request part way through its prefill first, then the admitted ones
+        # (the running sums the admissions add commute with what advancing x changes)
+        if x is not None:
+            self._advance_all([(x, 0, chunk_x)], admitted=False)
         if admitted:
-            prompt, max_output, host_kv = self.prompt, self.max_output, self.host_kv
-            for i, _, _ in admitted:
-                self.full_blocks_sum += -(-(prompt[i] + max_output[i]) // size)
-                self.max_output_sum += max_output[i]
-                host_kv[i] = 0
-            # the chunk of the request part way through its prefill first, then the admitted
-            # ones, in one pass (the sums above commute with what the pass changes)
-            self._advance_all(admitted if x is None else [(x, 0, chunk_x), *admitted])
+            self._advance_all(admitted, admitted=True)
             self.dirty = True
-        elif x is not None:
-            self._advance_all([(x, 0, chunk_x)])
         if not preempted and self.rule.ratio:
             self.ratio_steps += 1
 
-    def _advance_all(self, entries: list[tuple[int, int, int]]) -> None:
-        """Each (request, _, chunk) in order computed `chunk` tokens this step."""
+    def _advance_all(self, entries: list[tuple[int, int, int]], *, admitted: bool) -> None:
+        """Each (request, _, chunk) in order computed `chunk` tokens this step; `admitted`: they
+        were admitted in it (they join the running sums and leave the host)."""
         context, held, generated, prompt, output = (
             self.context, self.held, self.generated, self.prompt, self.output
         )  # fmt: skip
@@ -251,7 +247,12 @@ class ReplicaState:
             self.block_size, self.whole_prompt_blocks, self.cohort, self.first_token_s
         )  # fmt: skip
         step, tracks = self.step + 1, self.rule.victim_order is VictimOrder.FEWEST_GENERATED
+        max_output, host_kv = self.max_output, self.host_kv
         for i, _, chunk in entries:
+            if admitted:
+                self.full_blocks_sum += -(-(prompt[i] + max_output[i]) // size)
+                self.max_output_sum += max_output[i]
+                host_kv[i] = 0
             context[i] = ctx = context[i] + chunk
             if not whole:
                 held[i] = -(-ctx // size)
