@@ -59,8 +59,8 @@ def exact_step(sim: ReplicaState) -> bool | None:
     sim.now_s = start + duration
     sim.last_start_s = start
     sim._end_step(chunk_x, admitted, False)
-    rec.swapped_tokens += sim.swap_out_tokens
-    rec.swap_s += swap_s + 0.0
+    if swap_in:  # else nothing moved: no swapped tokens (none out), 0.0 s
+        rec.swap_s += swap_s + 0.0
     hbm_bytes = sim.model.hbm_bytes(tokens, seqs, ctx) + 0.0
     running, waiting = len(sim.running), len(sim.waiting)
     rec.record(1, start, duration, used, used, running, waiting, hbm_bytes, tokens, blocked)
@@ -95,7 +95,8 @@ def _admit(sim: ReplicaState, budget: int, free: int) -> tuple[Admitted, bool, i
             todo = prompt[i] + generated[i]
             # KV still cached since it was preempted: not computed again
             before = retained_tokens(sim, i, todo, free) if preemptions[i] else 0
-            chunk = min(todo - before, budget)
+            chunk = todo - before
+            chunk = chunk if chunk <= budget else budget  # min(), without its call
             blocks = -(-(todo if whole else before + chunk) // size)
             need = -(-todo // size) if sequence else blocks
         if need > free:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from bisect import insort
 from collections import deque
+from collections.abc import Iterable
 
 from capcliff.sim.traffic.workload import Requests
 
@@ -34,7 +35,10 @@ class ClientLoop:
         # (time, request) in order, taken from the front: the pairs are distinct, so this is the
         # order a heap would pop them in, each taken in O(1); a client's next request is
         # inserted in its place (`finished`)
-        self.arrivals = deque(sorted((w, i) for i, w in enumerate(arrival) if w < math.inf))
+        timed: Iterable[tuple[float, int]] = zip(arrival, range(len(arrival)), strict=True)
+        if math.inf in arrival:  # sent by a client: not timed yet
+            timed = ((w, i) for w, i in timed if w < math.inf)
+        self.arrivals = deque(sorted(timed))
         self.queue: dict[int, deque[int]] = {}
         self.pool: deque[deque[int]] = deque()  # sessions no user has started (`_pool`)
         # requests of a client not finished yet, where requests are sent in waves

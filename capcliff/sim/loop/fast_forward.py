@@ -19,7 +19,13 @@ import numpy as np
 from capcliff.sim.config import ARRIVAL_TIE_S
 from capcliff.sim.loop.admit_step import exact_step
 from capcliff.sim.loop.head import head_verdict
-from capcliff.sim.loop.thrash import decode_run, empty_step, line_terms_of, run_thrash
+from capcliff.sim.loop.thrash import (
+    decode_run,
+    decode_run_s,
+    empty_step,
+    line_terms_of,
+    run_thrash,
+)
 from capcliff.sim.policies import (
     SGLANG_CLIP_MAX_NEW_TOKENS,
     Candidate,
@@ -57,7 +63,8 @@ def fast_forward(sim: ReplicaState) -> bool:
         return sim.inline and exact_step(sim) is True
     if len(sim.running) != count:
         return False
-    if co.needs_at(sim.step) > sim.free:  # the next step needs more blocks than are free
+    # the next step needs more blocks than are free (`needs_at`, without the call: per event)
+    if co.phase_counts[sim.step % co.block_size] > sim.free:
         return _preempt_then_decode(sim)
     if sim.inline:
         # an admission: an exact step (with nobody queued it admits nobody: False, unchanged)
@@ -72,10 +79,10 @@ def fast_forward(sim: ReplicaState) -> bool:
         limit, blocked = run
     # priced from the decode terms (`decode_run`), no DecodeLine built
     context0 = co.context_sum(sim.step) + count
-    if waits_for_arrival(sim):
+    if sim.arrivals and (not sim.waiting or sim.rule.event_triggered):  # waits_for_arrival
         limit = steps_before_arrival(sim, count, context0, limit)
     duration, read, _ = decode_run(sim, count, context0, limit)
-    settle_decode(sim, limit, duration, read, partial(_run_s, sim, count, context0), blocked)
+    settle_decode(sim, limit, duration, read, None, blocked)
     return True
 
 
@@ -142,7 +149,7 @@ def _steps_lasting(sim: ReplicaState, count: int, context0: int, limit: int, due
     d0 = mem0 - (terms[3] + terms[4] * context0)
     per_step_s = mem0 + terms[6]  # the first step, and each step's part that does not grow
     floored = terms[9] > mem0  # an overlap scheduler's host time sets the first steps
-    if d0 < 0 or d0 + (mem1 - terms[5]) * (limit - 1) < 0 or min(mem1, per_step_s) < 0 or floored:
+    if d0 < 0 or d0 + (mem1 - terms[5]) * (limit - 1) < 0 or mem1 < 0 or per_step_s < 0 or floored:
         return sim.model.decode_line(count, context0).steps_before(due_s, limit)
     lo, hi = 1, limit
     while lo < hi:
@@ -207,7 +214,7 @@ def _preempt_then_decode_once(sim: ReplicaState) -> None:
     if limit > 1 and sim.arrivals and sim.rule.event_triggered:
         limit = steps_before_arrival(sim, count, context0, limit)
     duration, read, _ = decode_run(sim, count, context0, limit)
-    settle_decode(sim, limit, duration, read, partial(_run_s, sim, count, context0), False)
+    settle_decode(sim, limit, duration, read, None, False)
     if blocked:
         rec.blocked_steps += limit - 1
         rec.blocked_s += duration - first_s
@@ -287,10 +294,6 @@ def _sglang_limit(sim: ReplicaState, cand: Candidate, limit: int, *, step: int, 
     return limit
 
 
-def _run_s(sim: ReplicaState, count: int, context0: int, k: int) -> float:
-    return decode_run(sim, count, context0, k)[0]
-
-
 def _count_run(sim: ReplicaState, k: int, start: float, total_s: Callable[[int], float]) -> None:
     """The receive counter over a run of k decode steps from `start` (`ReplicaState.poll_s`):
     the polls at its inner boundaries (after step j - 1 for j in 1 .. k - 1, the counter
@@ -331,31 +334,42 @@ def settle_decode(
     k: int,
     duration: float,
     read: float,
-    total_s: Callable[[int], float],
+    total_s: Callable[[int], float] | None,
     blocked: bool,
 ) -> float:
     """`advance_decode` of a run that takes `duration` s and reads `read` bytes (`total_s(j)`:
     seconds of its first j steps, asked only at the first saturation and, under an overlap
-    scheduler, for the start of its last step)."""
+    scheduler, for the start of its last step; None: the replica's own decode steps of its whole
+    cohort, `decode_run`'s)."""
     co, step, free0, rec = sim.cohort, sim.step, sim.free, sim.rec
     count = co.count
+    context0 = co.context_sum(step) + count if total_s is None else 0
     used_first = sim.total - free0 + co.phase_counts[step % co.block_size]  # + needs_at(step)
     blocks = co.blocks_needed(step, k)
     if blocks >= free0 and rec.first_saturation is None:
         saturated = co.first_step_needing(step, free0, strictly_more=False)
         assert saturated is not None
-        rec.saturation(step + saturated - 1, sim.now_s + total_s(saturated))
+        seconds = (
+            total_s(saturated)
+            if total_s is not None
+            else decode_run_s(sim, count, context0, saturated)
+        )
+        rec.saturation(step + saturated - 1, sim.now_s + seconds)
     sim.free = free = free0 - blocks
     start = sim.now_s
     sim.now_s = start + duration
-    if sim.overlap:  # the start of the run's last step
-        sim.last_start_s = start + total_s(k - 1) if k > 1 else start
+    if sim.overlap and k > 1:  # the start of the run's last step
+        sim.last_start_s = start + (
+            total_s(k - 1) if total_s is not None else decode_run_s(sim, count, context0, k - 1)
+        )
+    elif sim.overlap:
+        sim.last_start_s = start
     if sim.recv_every > 1:
-        _count_run(sim, k, start, total_s)
+        _count_run(sim, k, start, total_s or partial(decode_run_s, sim, count, context0))
     last = step + k - 1
     if sim.reuse is not None:  # the run's blocks were allocated before anyone finishes
         sim.reuse.settle(sim.free, sim.now_s)
-    finishing = sim.finishing(last)
+    finishing = co.pop_finishing(last) if sim.reuse is None else sim.finishing(last)
     if finishing:
         size = sim.block_size
         for i in finishing:

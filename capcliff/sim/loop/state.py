@@ -19,6 +19,8 @@ import math
 from collections import deque
 from typing import ClassVar
 
+import numpy as np
+
 from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import RECV_WEIGHT_EXTEND, KVCapacity, PreemptionMode, SimConfig
@@ -112,7 +114,15 @@ class ReplicaState:
         self.output: list[int] = requests.output_tokens.tolist()
         self.max_output: list[int] = requests.max_output_tokens.tolist()
         self.requests = requests
-        self.arrival = [math.inf if math.isnan(a) else a for a in requests.arrival_s.tolist()]
+        arrival_s = requests.arrival_s
+        # every request timed (no client sends one): the list stays these times, and the result
+        # copies the array instead of converting the list back
+        self.all_timed = bool(np.isfinite(arrival_s).all())
+        self.arrival: list[float] = (
+            arrival_s.tolist()
+            if self.all_timed
+            else np.where(np.isnan(arrival_s), math.inf, arrival_s).tolist()
+        )
         self.context = [0] * n  # KV tokens (not kept up to date while decoding: see cohort)
         self.generated = [0] * n
         self.held = [0] * n  # blocks held while not decoding
@@ -211,28 +221,25 @@ class ReplicaState:
     def _end_step(
         self, chunk_x: int, admitted: list[tuple[int, int, int]], preempted: bool
     ) -> None:
-        cohort, size = self.cohort, self.block_size
-        for i in self.finishing(self.step):
-            ctx, _ = cohort.remove(i, self.step + 1)
+        cohort, size, step = self.cohort, self.block_size, self.step
+        # `finishing`, one call less where no prefix cache orders the frees
+        for i in cohort.pop_finishing(step) if self.reuse is None else self.finishing(step):
+            ctx, _ = cohort.remove(i, step + 1)
             self.complete(i, -(-ctx // size))
         x, self.partial = self.partial, None
+        # the chunk of the request part way through its prefill first, then the admitted ones
+        # (the running sums the admissions add commute with what advancing x changes)
+        if x is not None:
+            self._advance_all([(x, 0, chunk_x)], admitted=False)
         if admitted:
-            prompt, max_output, host_kv = self.prompt, self.max_output, self.host_kv
-            for i, _, _ in admitted:
-                self.full_blocks_sum += -(-(prompt[i] + max_output[i]) // size)
-                self.max_output_sum += max_output[i]
-                host_kv[i] = 0
-            # the chunk of the request part way through its prefill first, then the admitted
-            # ones, in one pass (the sums above commute with what the pass changes)
-            self._advance_all(admitted if x is None else [(x, 0, chunk_x), *admitted])
+            self._advance_all(admitted, admitted=True)
             self.dirty = True
-        elif x is not None:
-            self._advance_all([(x, 0, chunk_x)])
         if not preempted and self.rule.ratio:
             self.ratio_steps += 1
 
-    def _advance_all(self, entries: list[tuple[int, int, int]]) -> None:
-        """Each (request, _, chunk) in order computed `chunk` tokens this step."""
+    def _advance_all(self, entries: list[tuple[int, int, int]], *, admitted: bool) -> None:
+        """Each (request, _, chunk) in order computed `chunk` tokens this step; `admitted`: they
+        were admitted in it (they join the running sums and leave the host)."""
         context, held, generated, prompt, output = (
             self.context, self.held, self.generated, self.prompt, self.output
         )  # fmt: skip
@@ -240,7 +247,12 @@ class ReplicaState:
             self.block_size, self.whole_prompt_blocks, self.cohort, self.first_token_s
         )  # fmt: skip
         step, tracks = self.step + 1, self.rule.victim_order is VictimOrder.FEWEST_GENERATED
+        max_output, host_kv = self.max_output, self.host_kv
         for i, _, chunk in entries:
+            if admitted:
+                self.full_blocks_sum += -(-(prompt[i] + max_output[i]) // size)
+                self.max_output_sum += max_output[i]
+                host_kv[i] = 0
             context[i] = ctx = context[i] + chunk
             if not whole:
                 held[i] = -(-ctx // size)
@@ -284,11 +296,12 @@ class ReplicaState:
 
     def result(self) -> ReplicaResult:
         """The finished replica's timings and records."""
+        requests = self.requests
         return self.rec.result(
-            arrival_s=self.arrival,
+            arrival_s=requests.arrival_s if self.all_timed else self.arrival,
             first_token_s=self.first_token_s,
             finish_s=self.finish_s,
-            output_tokens=self.output,
+            output_tokens=requests.output_tokens,  # never changed: `self.output` is its copy
             preemptions=self.preemptions,
             recomputed_tokens=self.recomputed,
             reuse=None if self.reuse is None else self.reuse.record(),

@@ -143,7 +143,7 @@ def run_thrash(sim: ReplicaState) -> None:
         start, now = now, now + duration
         if overlap:  # the start of the event's last step (`ReplicaState.seen_s`)
             sim.last_start_s = (
-                start + decode_run(sim, count, ctx0, limit - 1)[0] if limit > 1 else start
+                start + decode_run_s(sim, count, ctx0, limit - 1) if limit > 1 else start
             )
         last = step + limit - 1
         if finish == last:
@@ -153,7 +153,6 @@ def run_thrash(sim: ReplicaState) -> None:
         sim.ratio_steps += limit
         # Recorder.record, in place
         rec.steps += limit
-        rec.events += 1
         rec.scheduled_tokens += count * limit
         used_last, top = total - free, rec.peak_used
         rec.peak_used = (
@@ -232,6 +231,17 @@ def decode_run(sim: ReplicaState, count: int, context0: int, k: int) -> tuple[fl
     else:
         duration = DecodeLine(mem0, mem1, cmp0, cmp1, fixed, bytes0, bytes1, floor).total_s(k)
     return duration, k * bytes0 + bytes1 * (k * (k - 1)) / 2, first_s
+
+
+def decode_run_s(sim: ReplicaState, count: int, context0: int, k: int) -> float:
+    """`decode_run(sim, count, context0, k)[0]` alone, to the bit: the seconds of k steps, without
+    their bytes or a tuple (an overlap scheduler asks it for the start of each run's last step)."""
+    terms = line_terms_of(sim, count)
+    mem0, mem1 = terms[0] + terms[1] * context0, terms[2]
+    d0 = mem0 - (terms[3] + terms[4] * context0)
+    if d0 >= 0 and d0 + (mem1 - terms[5]) * (k - 1) >= 0 and terms[9] <= mem0:
+        return k * (mem0 + terms[6]) + mem1 * k * (k - 1) / 2
+    return decode_run(sim, count, context0, k)[0]
 
 
 def line_terms_of(sim: ReplicaState, count: int) -> tuple[float, ...]:

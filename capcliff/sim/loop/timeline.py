@@ -21,7 +21,6 @@ class Recorder:
         self.total_blocks = total_blocks
         self.peak_hbm = peak_hbm_bytes_per_s
         self.steps = 0
-        self.events = 0
         self.scheduled_tokens = 0
         self.swapped_tokens = 0
         self.swap_s = 0.0
@@ -39,6 +38,11 @@ class Recorder:
         # time, used, running, waiting, HBM use
         self.series = (array("d"), array("d"), array("d"), array("d"), array("d"))
         self._times, self._used, self._running, self._waiting, self._hbm = self.series
+
+    @property
+    def events(self) -> int:
+        """Events recorded: one sample each (a step, or a run of decode steps)."""
+        return len(self._times)
 
     def preemption(self, step: int, time_s: float) -> None:
         """A running request was preempted in `step`, which started at `time_s`."""
@@ -86,7 +90,6 @@ class Recorder:
         """`run`, positionally (a call per event): used blocks `first` and `last` at the first
         and last step, requests running and waiting."""
         self.steps += steps
-        self.events += 1
         self.scheduled_tokens += tokens
         peak = self.peak_used
         if first > peak or last > peak:
@@ -110,21 +113,22 @@ class Recorder:
     def result(
         self,
         *,
-        arrival_s: list[float],
+        arrival_s: list[float] | FloatArray,
         first_token_s: list[float],
         finish_s: list[float],
-        output_tokens: list[int],
+        output_tokens: list[int] | IntArray,
         preemptions: list[int],
         recomputed_tokens: list[int],
         reuse: ReuseRecord | None = None,
     ) -> ReplicaResult:
-        """The replica's result: these per-request lists plus what was recorded."""
+        """The replica's result: these per-request lists (or arrays, copied) plus what was
+        recorded."""
         times, used, running, waiting, hbm = self.series_arrays()
         return ReplicaResult(
-            arrival_s=np.asarray(arrival_s, dtype=np.float64),
+            arrival_s=np.array(arrival_s, dtype=np.float64),
             first_token_s=np.asarray(first_token_s, dtype=np.float64),
             finish_s=np.asarray(finish_s, dtype=np.float64),
-            output_tokens=np.asarray(output_tokens, dtype=np.int64),
+            output_tokens=np.array(output_tokens, dtype=np.int64),
             preemptions=np.asarray(preemptions, dtype=np.int64),
             recomputed_tokens=np.asarray(recomputed_tokens, dtype=np.int64),
             total_blocks=self.total_blocks,
