@@ -295,3 +295,24 @@ def test_a_bad_overhead_in_a_calibration_file_is_one_line(
     assert main(["memory", "llama-3.1-8b", "--gpus", "1", "--calibration", str(path)]) == 2
     err = capsys.readouterr().err
     assert "request_overhead_s" in err and err.count("\n") == 1
+
+
+def test_sglang_jsonl_with_its_default_infinite_rate_is_read(tmp_path: Path) -> None:
+    # sglang.bench_serving's --request-rate defaults to float("inf"), and json.dumps writes it as
+    # the literal Infinity: a run of clients sending at will, like vLLM's "inf"
+    path = tmp_path / "sglang.jsonl"
+    run = {"request_rate": float("inf"), "max_concurrency": 8, "random_input_len": 1024,
+           "random_output_len": 1024, "completed": 80, "output_throughput": 800.0}  # fmt: skip
+    path.write_text(json.dumps(run) + "\n")
+    assert "Infinity" in path.read_text()
+    (point,) = read_benchmark_file(path, DeploymentFilter())
+    assert (point.concurrency, point.num_requests) == (8, 80)
+
+
+def test_a_negative_infinite_rate_is_still_refused(tmp_path: Path) -> None:
+    path = tmp_path / "sglang.jsonl"
+    run = {"request_rate": float("-inf"), "max_concurrency": 8, "random_input_len": 1024,
+           "random_output_len": 1024, "completed": 80, "output_throughput": 800.0}  # fmt: skip
+    path.write_text(json.dumps(run) + "\n")
+    with pytest.raises(InputError, match="request_rate"):
+        read_benchmark_file(path, DeploymentFilter())

@@ -483,6 +483,10 @@ def _json_objects(path: Path, text: str) -> list[dict[str, Any]]:
         except (RecursionError, ValueError):  # too deep, or past the int-string limit
             parse_json(text[at:], source=source)  # raises the reader's one-line reason
             raise
+        if isinstance(value, dict) and value.get("request_rate") == math.inf:
+            # SGLang's bench_serving writes its default rate, float("inf"), as JSON's Infinity;
+            # vLLM writes the string "inf". Both mean no pacing.
+            value = {**value, "request_rate": "inf"}
         refuse_non_finite(value, source=source)
         if not isinstance(value, dict):
             raise InputError(f"{source}: expected a JSON object per run")
