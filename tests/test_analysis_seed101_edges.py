@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from capcliff.analysis.disagg.online import falls_behind
+from capcliff.analysis.disagg.online import falls_behind, queue_allowance
 from capcliff.analysis.evaluate.capacity import (
     CapPoint,
     Replica,
@@ -214,3 +214,9 @@ def test_sglang_names_an_expert_parallel_size_only_past_one() -> None:
     assert "--ep-size" not in shlex.split(sglang_command(base))
     args = shlex.split(sglang_command(replace(base, layout=Layout(tp=2, ep=2))))
     assert args[args.index("--ep-size") + 1] == "2"
+
+
+def test_the_queue_a_ttft_limit_allows_is_twice_littles_law() -> None:
+    # 4 requests/s waiting 2 s each on average hold 8 (Little's law); the allowance is twice that
+    assert queue_allowance(4.0, 2.0) == pytest.approx(16.0)
+    assert queue_allowance(0.5, 3.0) == pytest.approx(3.0)

@@ -141,7 +141,7 @@ def aggregated_steady(
     first = sample.first(running)
     if behind_at is not None and math.isfinite(behind_at.ttft_s):
         result = one(first)
-        waiting = 2 * sample.rate_rps * behind_at.ttft_s
+        waiting = queue_allowance(sample.rate_rps, behind_at.ttft_s)
         if falls_behind(result.arrival_s, result.arrival_s + result.ttft_s, waiting):
             state = steady_state(result, open_loop=True)
             rate = state.arrival_rps or sample.rate_rps  # a first sample too short for a window
@@ -166,7 +166,7 @@ def _extended_aggregated(
     result = run(sample.requests(first))
     state = steady_state(result, open_loop=True)
     if behind_at is not None and math.isfinite(behind_at.ttft_s):
-        waiting = 2 * sample.rate_rps * behind_at.ttft_s
+        waiting = queue_allowance(sample.rate_rps, behind_at.ttft_s)
         if falls_behind(result.arrival_s, result.arrival_s + result.ttft_s, waiting):
             rate = state.arrival_rps or sample.rate_rps  # a first sample too short for a window
             return result, replace(state, queue_growing=True, arrival_rps=rate)
@@ -205,6 +205,14 @@ def serves(state: SteadyState, slo: Slo | None) -> bool:
 SHORT_FRACTION = 0.2  # a deficit of at least 20 % of the window's arrivals ...
 NOISE_SIGMAS = 4.0  # ... and of 4 standard deviations of a balanced queue's backlog change
 LEAST_ARRIVALS = 100  # fewer arrivals in the window are too few to tell
+
+
+def queue_allowance(rate_rps: float, ttft_limit_s: float) -> float:
+    """Requests a queue that meets a TTFT limit may hold in steady state, and so a deficit
+    `falls_behind` must exceed: by Little's law a mean wait of the limit at `rate_rps` holds
+    rate x limit requests; twice that, as a p99 limit allows a mean below it and a first sample
+    fluctuates (requests; rate in requests/s, limit in seconds)."""
+    return 2 * rate_rps * ttft_limit_s
 
 
 def falls_behind(arrived_s: FloatArray, done_s: FloatArray, waiting: float = 0.0) -> bool:
