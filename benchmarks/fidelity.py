@@ -284,10 +284,7 @@ def _vllm_mxfp4_backend(r: dict[str, object], engine: str) -> str | None:
     `vllm==${VLLM_VERSION}` from PyPI and FlashInfer, not the optional `triton_kernels`, so
     vLLM's `get_mxfp4_backend` runs the experts on Marlin (perf/marlin_moe.py). None for every
     other row."""
-    model, hardware = str(r["model"]).lower(), str(r["hardware"])
-    if engine != "vllm" or "gpustack" not in str(r["source"]) or "gpt-oss" not in model:
-        return None
-    return "marlin" if any(g in hardware for g in ("H100", "H200")) else None
+    return "marlin" if _gpustack_vllm_hopper(r, engine, "gpt-oss") else None
 
 
 def _vllm_block_fp8_backend(r: dict[str, object], engine: str) -> str | None:
@@ -298,10 +295,18 @@ def _vllm_block_fp8_backend(r: dict[str, object], engine: str) -> str | None:
     images installed vLLM from PyPI without DeepGEMM until 2025-11-06 (gpustack/runner 796089a
     "cuda pack ep kernels" adds it), so the experts ran the Triton kernel, which aiconfigurator
     measured at R1's own shape (perf/moe_tables.py). None for every other row."""
-    model, hardware = str(r["model"]).lower(), str(r["hardware"])
-    if engine != "vllm" or "gpustack" not in str(r["source"]) or "deepseek-r1" not in model:
-        return None
-    return "triton" if any(g in hardware for g in ("H100", "H200")) else None
+    return "triton" if _gpustack_vllm_hopper(r, engine, "deepseek-r1") else None
+
+
+def _gpustack_vllm_hopper(r: dict[str, object], engine: str, model: str) -> bool:
+    """Whether a row is GPUStack's vLLM run of `model` (a lower-case name part) on an H100 or
+    H200: the lab's runner images, which the two MoE backends above describe."""
+    return (
+        engine == "vllm"
+        and "gpustack" in str(r["source"])
+        and model in str(r["model"]).lower()
+        and any(g in str(r["hardware"]) for g in ("H100", "H200"))
+    )
 
 
 def _moe_backend(r: dict[str, object], engine: str) -> str | None:

@@ -450,7 +450,7 @@ def _refuse_paced(run: dict[str, Any], row_id: str) -> None:
     rate = run.get("request_rate")
     if rate is None or rate == "inf":
         return
-    if not finite_number(rate) or not isinstance(rate, int | float) or rate <= 0:
+    if not finite_number(rate) or rate <= 0:
         raise InputError(
             f'{row_id}: request_rate: must be "inf" or a rate > 0 (requests/s), got '
             f"{number_text(rate):.40}"
