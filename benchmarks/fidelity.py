@@ -439,15 +439,43 @@ def _deployment_bases(members: list[Row]) -> list[Basis] | str:
     return [bases[i] for i in range(len(members))]
 
 
-def _bases_job(key: tuple[str, ...]) -> tuple[tuple[str, ...], list[Basis] | str]:
-    """Worker: rebuild the rows (cheap) and simulate one deployment's points."""
-    members = [r for r in serving_rows() if not r.reason and r.group == key]
+def _bases_job(
+    job: tuple[tuple[str, ...], float | None],
+) -> tuple[tuple[str, ...], list[Basis] | str]:
+    """Worker: rebuild the rows (cheap) and simulate one deployment's points (with its held-out
+    first wave, where it has one)."""
+    key, wave = job
+    members = [with_first_wave(r, wave) for r in serving_rows() if not r.reason and r.group == key]
     return key, _deployment_bases(members)
 
 
-def serving_outcomes(rows: list[Row], jobs: int = 1) -> list[Outcome]:
-    """See _serving_outcomes; rows whose deployment cannot be simulated get its reason."""
-    outcomes, failed = _serving_outcomes(rows, jobs)
+def with_first_wave(row: Row, wave_s: float | None) -> Row:
+    """`row` whose deployment simulates a first wave of `wave_s` seconds (None: the shipped
+    figure of its engine and GPU vendor, `capcliff/perf/first_wave.py`)."""
+    if wave_s is None or row.dep is None:
+        return row
+    return replace(row, dep=replace(row.dep, first_wave_s=wave_s))
+
+
+def held_out_first_waves() -> dict[tuple[str, ...], float]:
+    """Each InferenceX deployment's first wave from the other deployments of its engine and GPU
+    vendor (benchmarks/first_wave.py): the shipped figures were made from these runs, so a row
+    of them is predicted with the figure its own deployment did not choose. Rows outside
+    those runs chose nothing and get the shipped figure."""
+    from first_wave import held_out, waves
+
+    return held_out(waves())
+
+
+def serving_outcomes(
+    rows: list[Row], jobs: int = 1, first_waves: dict[tuple[str, ...], float] | None = None
+) -> list[Outcome]:
+    """See _serving_outcomes; rows whose deployment cannot be simulated get its reason.
+    `first_waves`: per deployment, the first wave its uncalibrated prediction simulates (default:
+    `held_out_first_waves()`)."""
+    waves = held_out_first_waves() if first_waves is None else first_waves
+    rows[:] = [with_first_wave(r, waves.get(r.group)) for r in rows]
+    outcomes, failed = _serving_outcomes(rows, jobs, waves)
     for i, row in enumerate(rows):
         if row.group in failed:
             rows[i] = replace(row, reason=failed[row.group])
@@ -462,7 +490,7 @@ def _terms_family(key: tuple[str, ...]) -> tuple[str, str]:
 
 
 def _serving_outcomes(
-    rows: list[Row], jobs: int
+    rows: list[Row], jobs: int, waves: dict[tuple[str, ...], float]
 ) -> tuple[list[Outcome], dict[tuple[str, ...], str]]:
     """Simulate every expressible row; calibrate each deployment leave-one-deployment-out: the
     terms (fixed_s, scale) are fitted to the other deployments of the same engine and GPU vendor
@@ -476,7 +504,8 @@ def _serving_outcomes(
         from multiprocessing import Pool
 
         with Pool(jobs) as pool:
-            bases = dict(pool.map(_bases_job, list(groups), chunksize=1))
+            work = [(key, waves.get(key)) for key in groups]
+            bases = dict(pool.map(_bases_job, work, chunksize=1))
     else:
         bases = {key: _deployment_bases(members) for key, members in groups.items()}
     failed = {k: v for k, v in bases.items() if isinstance(v, str)}

@@ -22,9 +22,11 @@ fitted; the figures are the evidence behind docs/validation.md's "The first wave
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +39,7 @@ from fidelity import Row, load_public_rows, serving_rows
 from capcliff.analysis.evaluate.replica_models import replica_models
 from capcliff.analysis.evaluate.solver import config_at
 from capcliff.analysis.sweep.step_fit import point_requests
+from capcliff.catalog.catalogs import get_hardware
 from capcliff.errors import CapcliffError
 from capcliff.sim.simulate import simulate
 
@@ -51,6 +54,8 @@ class Wave:
 
     row_id: str
     stack: str  # GPU, engine, release, layout
+    group: tuple[str, ...]  # the deployment (fidelity.Row.group)
+    family: tuple[str, str]  # engine and GPU vendor: what a first-wave figure is shared by
     input_len: int
     clients: int
     requests: int
@@ -98,11 +103,78 @@ def waves() -> list[Wave]:
             continue
         gpu, engine, release, layout = row.group[1].split("-")[0], *row.group[3:], row.group[2]
         measured = (r["mean_ttft_ms"] / 1e3, r["median_ttft_ms"] / 1e3, r["p99_ttft_ms"] / 1e3)
+        family = (row.group[3], get_hardware(row.group[1]).vendor)
         out.append(
-            Wave(row.row_id, f"{gpu} {engine} {release} {layout}", row.point.input_len,
-                 row.point.concurrency, n, measured, sim)
+            Wave(row.row_id, f"{gpu} {engine} {release} {layout}", row.group, family,
+                 row.point.input_len, row.point.concurrency, n, measured, sim)
         )  # fmt: skip
     return sorted(out, key=lambda w: (w.stack, w.input_len, w.clients, w.row_id))
+
+
+def _mean_ttft_error(w: Wave, wave_s: float) -> float:
+    """|predicted / measured - 1| of the run's mean TTFT with a first wave of `wave_s` seconds
+    (the run's first C of N requests that much later: + wave_s x C / N on the mean)."""
+    wave = wave_s if w.clients > 1 else 0.0  # one client sends no wave (perf/first_wave.py)
+    predicted = w.simulated[0] + wave * w.clients / w.requests
+    return abs(predicted / w.measured[0] - 1)
+
+
+def held_out(rows: list[Wave]) -> dict[tuple[str, ...], float]:
+    """Each deployment's first wave as the other deployments give it: the median D over the runs
+    of the other deployments of its engine on its GPU vendor (0 where there are none)."""
+    out = {}
+    for group in {w.group for w in rows}:
+        family = next(w.family for w in rows if w.group == group)
+        others = [
+            w.excess_s for w in rows if w.family == family and w.group != group and w.clients > 1
+        ]
+        out[group] = statistics.median(others) if others else 0.0
+    return out
+
+
+def figures(rows: list[Wave]) -> list[dict[str, object]]:
+    """The shipped figures (capcliff/perf/first_wave.py): per engine and GPU vendor, the median
+    D, its runs and deployments, and the median mean-TTFT error of those runs predicted with the
+    held-out figure and with none."""
+    loo = held_out(rows)
+    out: list[dict[str, object]] = []
+    for family in sorted({w.family for w in rows}):
+        mine = [w for w in rows if w.family == family]
+        waved = [w for w in mine if w.clients > 1]
+        held = statistics.median(_mean_ttft_error(w, loo[w.group]) for w in mine)
+        without = statistics.median(_mean_ttft_error(w, 0.0) for w in mine)
+        out.append({
+            "engine": family[0],
+            "vendor": family[1],
+            "seconds": round(statistics.median(w.excess_s for w in waved), 3),
+            "runs": len(waved),
+            "deployments": len({w.group for w in waved}),
+            "held_out_error": round(held, 4),
+            "without_error": round(without, 4),
+        })  # fmt: skip
+    return out
+
+
+def write_figures(rows: list[Wave]) -> None:
+    """Rewrite capcliff/perf/data/first_wave.json from `rows`."""
+    table = {
+        "about": (
+            "Seconds each closed-loop client's first request of a benchmark run waits beyond "
+            "its simulated steps, per engine and GPU vendor (capcliff/perf/first_wave.py)."
+        ),
+        "source": (
+            "benchmarks/first_wave.py --write over the public InferenceX runs in "
+            "benchmarks/data: per run D = N / C x ((measured mean - median) - (simulated mean "
+            "- median)) TTFT, uncalibrated steps, every request simulated; the median D over "
+            "the runs with two clients or more"
+        ),
+        "written": date.today().isoformat(),
+        "figures": figures(rows),
+    }
+    path = Path(__file__).parent.parent / "capcliff" / "perf" / "data" / "first_wave.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(path)
 
 
 def _median(values: list[float]) -> str:
@@ -136,8 +208,24 @@ def print_summary(rows: list[Wave]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--summary", action="store_true", help="only the per-stack medians")
+    parser.add_argument(
+        "--write", action="store_true", help="rewrite capcliff/perf/data/first_wave.json"
+    )
     args = parser.parse_args()
     rows = waves()
+    if args.write:
+        write_figures(rows)
+    print(
+        "First wave per engine and GPU vendor (median D; mean TTFT median |error| with the "
+        "held-out figure / with none)\n"
+    )
+    for f in figures(rows):
+        print(
+            f"- {f['engine']} on {f['vendor']}: {f['seconds']:.2f} s over {f['runs']} runs, "
+            f"{f['deployments']} deployments; mean TTFT {f['held_out_error']:.1%} held out, "
+            f"{f['without_error']:.1%} without"
+        )
+    print()
     print("Median D (first-wave excess per request, measured - simulated; rows in brackets)\n")
     print_summary(rows)
     if not args.summary:

@@ -31,6 +31,7 @@ from capcliff.memory.draft import DraftMemory, DraftModel, SpecMethod, draft_mem
 from capcliff.memory.engines import engine_defaults
 from capcliff.memory.layout_memory import LayoutMemory, layout_memory
 from capcliff.memory.weights import WeightScheme
+from capcliff.perf.first_wave import first_wave_figure
 from capcliff.perf.profiles import FITTED_TERMS, engine_profile
 from capcliff.perf.speculation import (
     Acceptance,
@@ -85,6 +86,9 @@ class Deployment:
     speculation: Speculation | None = None
     acceptance: Acceptance | None = None  # set with `speculation`
     kernels: KernelTarget | None = None  # set with step_source "kernels"
+    # seconds each client's first request of a replayed benchmark run waits more (see
+    # `first_wave`); None: the calibrated figure of the engine on the GPU's vendor
+    first_wave_s: float | None = None
 
     @property
     def draft(self) -> DraftModel | None:
@@ -131,6 +135,21 @@ class Deployment:
             return terms.get("request_overhead_s", 0.0), "calibrated"
         profile = engine_profile(self.settings.engine, self.settings.engine_version)
         return profile.request_overhead_s, "engine default"
+
+    @property
+    def first_wave(self) -> tuple[float, str]:
+        """(seconds each client's first request of a benchmark run waits more, where the figure
+        comes from: "set", or the calibrated figure of the engine on the GPU's vendor with its
+        basis; 0 where no public run measured one). Only a simulated benchmark run reads it
+        (`analysis.sweep.step_fit`)."""
+        if self.first_wave_s is not None:
+            return self.first_wave_s, "set"
+        figure = first_wave_figure(self.settings.engine.value, self.hardware.vendor)
+        if figure is None:
+            return 0.0, "none measured for this engine and vendor"
+        return figure.seconds, (
+            f"calibrated: median of {figure.runs} public runs, {figure.deployments} deployments"
+        )
 
     @property
     def speculative_host_s(self) -> float:

@@ -172,13 +172,21 @@ class _Run:
     steps: StepTimeModel  # with the deployment's own terms
     config: SimConfig
     dp: int
+    # seconds each client's first request waits more (perf/first_wave.py); 0: none
+    first_wave_s: float = 0.0
 
     def timings(self, steps: StepTimeModel) -> Timings:
         result = simulate(self.requests, steps, self.capacity, self.config, dp=self.dp)
         tokens = float(result.output_tokens.sum())
+        # The first wave: nothing reaches the server before the clients' first requests, so
+        # holding all of them first_wave_s longer runs the same schedule that much later; only
+        # their TTFT (and E2E) and the run's duration grow by it. One client sends no wave: its
+        # first prefill is the shape its warm-up ran (perf/first_wave.py).
+        first = int(np.isfinite(self.requests.arrival_s).sum())
+        wave = self.first_wave_s if first > 1 else 0.0
         return Timings(
-            result.tpot.mean, result.ttft.mean, result.makespan_s / tokens,
-            result.total_preemptions,
+            result.tpot.mean, result.ttft.mean + wave * first / len(self.requests),
+            (result.makespan_s + wave) / tokens, result.total_preemptions,
         )  # fmt: skip
 
 
@@ -192,7 +200,8 @@ def _run(dep: Deployment, layout: Layout, point: BenchmarkPoint, cache: dict[int
         cache[length] = replica_models(dep, memory, {})
     capacity, steps = cache[length]
     config = config_at(dep.sim_config(length), point.concurrency, layout.dp)
-    return _Run(requests, capacity, steps, config, layout.dp)
+    # a benchmark run has a first wave (perf/first_wave.py), a steady state none
+    return _Run(requests, capacity, steps, config, layout.dp, dep.first_wave[0])
 
 
 def simulate_point(
@@ -212,11 +221,12 @@ def _basis(run: _Run, point: BenchmarkPoint) -> Basis:
     steps = replace(
         run.steps, eager_floor_s=0.0, extend_floor_s=0.0, host_fixed_s=0.0, host_per_seq_s=0.0
     )
-    bare = replace(run, config=replace(run.config, request_overhead_s=0.0))
+    bare = replace(run, config=replace(run.config, request_overhead_s=0.0), first_wave_s=0.0)
     fixed = bare.timings(replace(steps, step_overhead_s=UNIT_FIXED_S, variable_scale=0.0))
     variable = bare.timings(replace(steps, step_overhead_s=0.0, variable_scale=1.0))
     floored = run.steps.eager_floor_s > 0 or run.steps.extend_floor_s > 0
-    nonlinear = floored or run.steps.host_applies or run.config.request_overhead_s > 0
+    delayed = run.config.request_overhead_s > 0 or run.first_wave_s > 0
+    nonlinear = floored or run.steps.host_applies or delayed
     modeled = run.timings(run.steps) if nonlinear else None
     return Basis(point, fixed.combine(1 / UNIT_FIXED_S, fixed, 0.0), variable, modeled)
 

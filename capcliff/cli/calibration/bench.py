@@ -99,9 +99,9 @@ def calibrate_benchmark(args: BenchArgs) -> None:
     if args.fmt is OutputFormat.JSON:
         import json
 
-        typer.echo(json.dumps(fit_dict(fit, args.output), indent=2))
+        typer.echo(json.dumps(fit_dict(fit, args.output, dep.first_wave), indent=2))
     else:
-        typer.echo(fit_text(fit, args.output), nl=False)
+        typer.echo(fit_text(fit, args.output, dep.first_wave), nl=False)
     if args.output is not None:
         _write(args, fit, model.id, model.arch.shape_label, layout.name, settings.engine.value)
 
@@ -130,8 +130,18 @@ def _write(
     )  # fmt: skip
 
 
-def fit_text(fit: StepFit, written: Path | None) -> str:
-    """The fit as text: the terms, then every point's measured, modeled and calibrated figures."""
+def _first_wave_line(first_wave: tuple[float, str]) -> str:
+    seconds, how = first_wave
+    return (
+        f"modeled: each client's first request {seconds:.2f} s later (the run's first wave; {how})"
+        if seconds > 0
+        else f"modeled: no first wave ({how})"
+    )
+
+
+def fit_text(fit: StepFit, written: Path | None, first_wave: tuple[float, str]) -> str:
+    """The fit as text: the terms, then every point's measured, modeled and calibrated figures;
+    `first_wave`: the modeled run's first wave (seconds, its source: `Deployment.first_wave`)."""
     lines = [
         f"step-time profile: {fit.profile}",
         f"fitted: fixed {fit.fixed_s * 1e3:.3f} ms per step (modeled "
@@ -146,6 +156,7 @@ def fit_text(fit: StepFit, written: Path | None) -> str:
             if any(p.point.mean_ttft_s for p in fit.points)
             else "request overhead: not fitted (no row measured TTFT)"
         ),
+        _first_wave_line(first_wave),
         "",
         *POINT_TABLE_HEADER,
         *(point_row(p) for p in fit.points),
@@ -155,7 +166,9 @@ def fit_text(fit: StepFit, written: Path | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def fit_dict(fit: StepFit, written: Path | None) -> dict[str, object]:
+def fit_dict(
+    fit: StepFit, written: Path | None, first_wave: tuple[float, str]
+) -> dict[str, object]:
     """The fit as a JSON-ready object."""
     return {
         "schema_version": 1,
@@ -164,6 +177,8 @@ def fit_dict(fit: StepFit, written: Path | None) -> dict[str, object]:
         "scale": fit.scale,
         "modeled_fixed_s": fit.modeled_fixed_s,
         "request_overhead_s": fit.request_overhead_s,
+        "modeled_first_wave_s": first_wave[0],
+        "modeled_first_wave_source": first_wave[1],
         "points": points_json(fit.points),
         "written": None if written is None else str(written),
     }
