@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from fidelity import Row, _deployment_bases, serving_rows
+from fidelity import Row, _deployment_bases, held_out_first_waves, serving_rows, with_first_wave
 
 from capcliff.analysis.sweep.step_fit import Basis, PointFit, fit_bases, modeled_fixed_s
 from capcliff.errors import CapcliffError
@@ -67,9 +67,10 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1, help="processes simulating deployments")
     args = parser.parse_args()
     groups: dict[tuple[str, ...], list[Row]] = {}
+    waves = held_out_first_waves()  # the uncalibrated column: a first wave not chosen on it
     for row in serving_rows():
         if not row.reason and row.point is not None:
-            groups.setdefault(row.group, []).append(row)
+            groups.setdefault(row.group, []).append(with_first_wave(row, waves.get(row.group)))
     work = list(groups.values())
     if args.jobs > 1:
         from multiprocessing import Pool
