@@ -16,7 +16,7 @@ import pytest
 from capcliff.sim.config import ARRIVAL_TIE_S, KVCapacity, SimConfig
 from capcliff.sim.loop.lockstep import LockstepSim
 from capcliff.sim.loop.replica import ReplicaSim
-from capcliff.sim.loop.thrash import decode_run
+from capcliff.sim.loop.thrash import decode_run, decode_run_s
 from capcliff.sim.simulate import make_policy
 from capcliff.sim.traffic.workload import Requests
 from tests.simtools import constant_model
@@ -49,6 +49,8 @@ def test_a_run_costs_the_sum_of_its_steps_past_the_compute_crossover(
     assert duration == pytest.approx(seconds)
     assert bytes_read == pytest.approx(read)
     assert first_s == pytest.approx(2.25)
+    # the seconds alone, as an overlap scheduler asks for them: the same sums
+    assert decode_run_s(_sim(), 2, 10, k) == pytest.approx(seconds)
 
 
 POLICIES_BY_PATH = [

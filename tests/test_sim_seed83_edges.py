@@ -46,6 +46,8 @@ def test_a_load_from_the_host_tier_lengthens_the_prefill_step(mixed_prefill: boo
     assert tier.written_bytes == 80_000
     assert result.swap_s == pytest.approx(2e-3)
     assert result.ttft_s[2] >= 4e-3
+    # the load saved recomputing 32 tokens (3.2 ms) less its own 2 ms: 1.2 ms
+    assert tier.recompute_saved_s == pytest.approx(3.2e-3 - 2e-3)
 
 
 class _ScriptedRng:
