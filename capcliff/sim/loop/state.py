@@ -298,13 +298,17 @@ class ReplicaState:
 
     def result(self) -> ReplicaResult:
         """The finished replica's timings and records."""
-        requests = self.requests
+        requests, n = self.requests, len(self.prompt)
+        # Every preemption is recorded (`Recorder.first_preemption`), and a request's recompute
+        # count changes only once it was preempted: none recorded, both lists are zeros, made as
+        # arrays without reading the lists (a result is taken after every leg of a run).
+        preempted = self.rec.first_preemption is not None
         return self.rec.result(
             arrival_s=requests.arrival_s if self.all_timed else self.arrival,
             first_token_s=self.first_token_s,
             finish_s=self.finish_s,
             output_tokens=requests.output_tokens,  # never changed: `self.output` is its copy
-            preemptions=self.preemptions,
-            recomputed_tokens=self.recomputed,
+            preemptions=self.preemptions if preempted else np.zeros(n, dtype=np.int64),
+            recomputed_tokens=self.recomputed if preempted else np.zeros(n, dtype=np.int64),
             reuse=None if self.reuse is None else self.reuse.record(),
         )
