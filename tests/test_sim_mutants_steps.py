@@ -32,25 +32,27 @@ def _sim() -> Any:
 
 
 @pytest.mark.parametrize(
-    ("k", "seconds", "read"),
+    ("k", "seconds", "read", "before_last"),
     [
         # context 10: step j reads max(2 + 0.1 j, 1.5 + 0.4 j) + 0.25: 2.25, 2.35, then compute
         # overtakes at j = 2 (2.3 > 2.2): 2.55, and 2.95 at j = 3. Bytes: 200 k + 5 k (k - 1) / 2.
-        (1, 2.25, 200.0),
-        (2, 2.25 + 2.35, 405.0),
-        (3, 2.25 + 2.35 + 2.55, 615.0),
-        (4, 2.25 + 2.35 + 2.55 + 2.95, 830.0),
+        # The run's last step starts after the first k - 1 (none for k = 1).
+        (1, 2.25, 200.0, 0.0),
+        (2, 2.25 + 2.35, 405.0, 2.25),
+        (3, 2.25 + 2.35 + 2.55, 615.0, 2.25 + 2.35),
+        (4, 2.25 + 2.35 + 2.55 + 2.95, 830.0, 2.25 + 2.35 + 2.55),
     ],
 )
 def test_a_run_costs_the_sum_of_its_steps_past_the_compute_crossover(
-    k: int, seconds: float, read: float
+    k: int, seconds: float, read: float, before_last: float
 ) -> None:
-    duration, bytes_read, first_s = decode_run(_sim(), 2, 10, k)
+    duration, bytes_read, first_s, before = decode_run(_sim(), 2, 10, k)
     assert duration == pytest.approx(seconds)
     assert bytes_read == pytest.approx(read)
     assert first_s == pytest.approx(2.25)
     # the seconds alone, as an overlap scheduler asks for them: the same sums
     assert decode_run_s(_sim(), 2, 10, k) == pytest.approx(seconds)
+    assert before == pytest.approx(before_last)
 
 
 POLICIES_BY_PATH = [

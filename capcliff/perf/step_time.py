@@ -301,18 +301,16 @@ class StepTimeModel:
             return 0.0
         if self.spec is not None and tokens == seqs:  # decode only: per generated token
             return self.decode_line(int(seqs), context_tokens).step_s(0)
-        m = self._microbatches(seqs)
-        mb_tokens = tokens / m
-        mem = (
-            self._weights_time_s(mb_tokens)
-            + self._attention_floor_s(seqs / m)
-            + self.kv_bytes_per_token * context_tokens / m / self._kv_bw_at(seqs / m)
-        )
+        terms = self._load_terms.get((tokens, seqs))
+        if terms is None:
+            terms = self._load_terms[tokens, seqs] = self._load_terms_at(tokens, seqs)
+        m, fixed_mem_s, kv_bw, token_compute_s, comm_s, shared, host_s, _, _ = terms
+        mem = fixed_mem_s + self.kv_bytes_per_token * context_tokens / m / kv_bw
         extend_rate = self.extend_attention_flops_per_s if tokens > seqs else None
         extend_curve = self.extend_attention_curve if tokens > seqs else None
         if extend_curve is not None:
             length = 2.0 * attention_pairs / tokens
-            compute = self._token_compute_s(mb_tokens, seqs / m) + (
+            compute = token_compute_s + (
                 self.extend_attention_layers * extend_curve.floor_at(length)
                 + self.extend_flops_per_pair
                 * attention_pairs
@@ -322,8 +320,7 @@ class StepTimeModel:
         elif self._curved_compute:
             pair_rate = extend_rate or self.flops_per_s
             compute = (
-                self._token_compute_s(mb_tokens, seqs / m)
-                + self.attention_flops_per_pair * attention_pairs / m / pair_rate
+                token_compute_s + self.attention_flops_per_pair * attention_pairs / m / pair_rate
             )
         elif extend_rate:
             compute = (
@@ -337,13 +334,45 @@ class StepTimeModel:
                 + self.attention_flops_per_pair * attention_pairs
             ) / m
             compute = flops / self.flops_per_s
-        shared = self._moe_pass_s(mb_tokens)
-        variable = (
-            self.variable_scale * self.pp * (max(mem, compute) + self._comm_s(mb_tokens) + shared)
-        )
-        step = self._with_host(variable + self.step_overhead_s, seqs)
+        # max(mem, compute) as `max` picks (the first of equals), without its call
+        top = compute if compute > mem else mem
+        variable = self.variable_scale * self.pp * (top + comm_s + shared)
+        step = variable + self.step_overhead_s
+        if self.host_applies:  # the host time (`_host_added_s`, from the terms)
+            if self.overlap_schedule:
+                step = step_with_host_s(step - self.host_fixed_s, host_s, overlapped=True)
+            else:
+                step = step + host_s  # host_fixed_s is in step_overhead_s already
         # launching an eager pass hides the GPU's gaps between kernels: a floor, not a sum
         return max(step, self.extend_floor_s) if tokens > seqs else step
+
+    @cached_property
+    def _load_terms(self) -> dict[tuple[float, float], tuple[float, ...]]:
+        """`_load_terms_at` by (tokens, sequences), filled as the simulator asks (a replica's
+        steps repeat a few thousand loads: only the context read and the pairs differ)."""
+        return {}
+
+    def _load_terms_at(self, tokens: float, seqs: float) -> tuple[float, ...]:
+        """The parts of `step_time_s` that depend only on its tokens and sequences: (micro-batches,
+        the weight and attention-floor seconds, the KV bandwidth, the token compute seconds where
+        measured lines or the extend curve price them (else 0), communication seconds, shared MoE
+        seconds, host seconds (`_host_added_s`); then `hbm_bytes`' weight and shared-expert
+        bytes); `step_time_s` and `hbm_bytes` add the context and pair terms in the same order,
+        so a step's time and bytes are the same to the last bit."""
+        m = self._microbatches(seqs)
+        mb_tokens = tokens / m
+        curved = self._curved_compute or (tokens > seqs and self.extend_attention_curve is not None)
+        return (
+            m,
+            self._weights_time_s(mb_tokens) + self._attention_floor_s(seqs / m),
+            self._kv_bw_at(seqs / m),
+            self._token_compute_s(mb_tokens, seqs / m) if curved else 0.0,
+            self._comm_s(mb_tokens),
+            self._moe_pass_s(mb_tokens),
+            self._host_added_s(seqs),
+            m * self._weights_read(mb_tokens),
+            self.moe_hbm_bytes(tokens, seqs),
+        )
 
     @cached_property
     def host_applies(self) -> bool:
@@ -354,16 +383,16 @@ class StepTimeModel:
         """Host seconds of one step that schedules `seqs` sequences (perf/host_time.py)."""
         return host_step_s(fixed_s=self.host_fixed_s, per_seq_s=self.host_per_seq_s, seqs=seqs)
 
-    def _with_host(self, step_s: float, seqs: float) -> float:
-        """`step_s` (the GPU's work plus step_overhead_s, which holds host_fixed_s) with the host
-        time of a step over `seqs` sequences: their sum, or under an overlap scheduler the larger
-        of the GPU's part and the whole host time (perf/host_time.py)."""
+    def _host_added_s(self, seqs: float) -> float:
+        """The host seconds `step_time_s` meets a step over `seqs` sequences with: serial (no
+        overlap scheduler), the per-sequence part, added to the GPU's work plus step_overhead_s
+        (which holds host_fixed_s); overlapped, the whole host time, the step then the larger of
+        it and the GPU's part (perf/host_time.py); 0 where the host terms change no step."""
         if not self.host_applies:
-            return step_s
+            return 0.0
         if not self.overlap_schedule:
-            return step_s + self.host_per_seq_s * seqs  # host_fixed_s is in step_s already
-        host_s = self._host_s(seqs)
-        return step_with_host_s(step_s - self.host_fixed_s, host_s, overlapped=True)
+            return self.host_per_seq_s * seqs
+        return self._host_s(seqs)
 
     def _host_line(self, fixed_s: float, seqs: float) -> tuple[float, float]:
         """(fixed, floor) of a decode line over `seqs` sequences whose fixed seconds are
@@ -440,9 +469,11 @@ class StepTimeModel:
             return 0.0
         if self.spec is not None and tokens == seqs:
             return self.decode_line(int(seqs), context_tokens).bytes0
-        m = self._microbatches(seqs)
-        own = m * self._weights_read(tokens / m) + self.kv_bytes_per_token * context_tokens
-        return own + self.moe_hbm_bytes(tokens, seqs)
+        terms = self._load_terms.get((tokens, seqs))
+        if terms is None:
+            terms = self._load_terms[tokens, seqs] = self._load_terms_at(tokens, seqs)
+        own = terms[7] + self.kv_bytes_per_token * context_tokens
+        return own + terms[8]
 
     def hbm_utilization(self, tokens: float, seqs: float, context_tokens: float) -> float:
         """Fraction of peak HBM bandwidth the step uses: bytes / (time x peak bandwidth)."""

@@ -49,8 +49,9 @@ class DecodeCohort:
         self._prefix_sums: list[int] = []
         self._lag = 0  # steps held so far; the bases and heaps count t = step - lag
 
-    def add(self, i: int, *, context: int, generated: int, output: int, step: int) -> None:
-        """Start decoding request i at `step` with `context` KV tokens and `generated` tokens."""
+    def add(self, i: int, context: int, generated: int, output: int, step: int) -> None:
+        """Start decoding request i at `step` with `context` KV tokens and `generated` tokens (of
+        `output`). Positional arguments: a call per admission, where keywords cost more."""
         lag = self._lag
         t = step - lag
         base_c, base_g = context - t, generated - t

@@ -81,8 +81,8 @@ def fast_forward(sim: ReplicaState) -> bool:
     context0 = co.context_sum(sim.step) + count
     if sim.arrivals and (not sim.waiting or sim.rule.event_triggered):  # waits_for_arrival
         limit = steps_before_arrival(sim, count, context0, limit)
-    duration, read, _ = decode_run(sim, count, context0, limit)
-    settle_decode(sim, limit, duration, read, None, blocked)
+    duration, read, _, before_last = decode_run(sim, count, context0, limit)
+    settle_decode(sim, limit, duration, read, None, blocked, before_last)
     return True
 
 
@@ -213,8 +213,8 @@ def _preempt_then_decode_once(sim: ReplicaState) -> None:
     blocked, limit = _admission_after_preemption(sim, limit if limit > 1 else 1)
     if limit > 1 and sim.arrivals and sim.rule.event_triggered:
         limit = steps_before_arrival(sim, count, context0, limit)
-    duration, read, _ = decode_run(sim, count, context0, limit)
-    settle_decode(sim, limit, duration, read, None, False)
+    duration, read, _, before_last = decode_run(sim, count, context0, limit)
+    settle_decode(sim, limit, duration, read, None, False, before_last)
     if blocked:
         rec.blocked_steps += limit - 1
         rec.blocked_s += duration - first_s
@@ -336,19 +336,22 @@ def settle_decode(
     read: float,
     total_s: Callable[[int], float] | None,
     blocked: bool,
+    before_last_s: float = 0.0,
 ) -> float:
     """`advance_decode` of a run that takes `duration` s and reads `read` bytes (`total_s(j)`:
     seconds of its first j steps, asked only at the first saturation and, under an overlap
     scheduler, for the start of its last step; None: the replica's own decode steps of its whole
-    cohort, `decode_run`'s)."""
+    cohort, `decode_run`'s, whose fourth answer is then `before_last_s`)."""
     co, step, free0, rec = sim.cohort, sim.step, sim.free, sim.rec
     count = co.count
-    context0 = co.context_sum(step) + count if total_s is None else 0
+    context0 = 0  # of the cohort's decode steps (total_s None), asked for where needed
     used_first = sim.total - free0 + co.phase_counts[step % co.block_size]  # + needs_at(step)
     blocks = co.blocks_needed(step, k)
     if blocks >= free0 and rec.first_saturation is None:
         saturated = co.first_step_needing(step, free0, strictly_more=False)
         assert saturated is not None
+        if total_s is None:
+            context0 = co.context_sum(step) + count
         seconds = (
             total_s(saturated)
             if total_s is not None
@@ -359,12 +362,12 @@ def settle_decode(
     start = sim.now_s
     sim.now_s = start + duration
     if sim.overlap and k > 1:  # the start of the run's last step
-        sim.last_start_s = start + (
-            total_s(k - 1) if total_s is not None else decode_run_s(sim, count, context0, k - 1)
-        )
+        sim.last_start_s = start + (total_s(k - 1) if total_s is not None else before_last_s)
     elif sim.overlap:
         sim.last_start_s = start
     if sim.recv_every > 1:
+        if total_s is None:
+            context0 = co.context_sum(step) + count
         _count_run(sim, k, start, total_s or partial(decode_run_s, sim, count, context0))
     last = step + k - 1
     if sim.reuse is not None:  # the run's blocks were allocated before anyone finishes

@@ -60,10 +60,10 @@ class LandedReplicaSim(ReplicaSim):
         # admits the head when its blocks fit, nothing else (vLLM V1, TensorRT-LLM MAX_UTILIZATION)
         self.fits_rule = rule.admit in FITS_RULES and not rule.event_triggered
 
-    def take_arrivals(self) -> None:
+    def take_arrivals(self, seen: float | None = None) -> None:
         """Queue what has arrived; a lone landing that the next step would admit joins the decode
         run at once (alone, this replica's own clock gives its first token)."""
-        super().take_arrivals()
+        super().take_arrivals(seen)
         if not self.in_lockstep and self.fold_single_landing():
             self._first_tokens_now()
 

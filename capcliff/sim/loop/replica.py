@@ -62,7 +62,7 @@ class ReplicaSim(ReplicaState):
             # step polls: `poll_s` is `seen_s`, read here without the two calls
             heard = self.poll_s() if polls else self.last_start_s if self.overlap else self.now_s
             if arrivals and arrivals[0][0] <= heard + ARRIVAL_TIE_S:
-                self.take_arrivals()
+                self.take_arrivals(heard)
             if not self.running and not self.waiting:
                 self._idle()
             elif not fast_forward(self):
@@ -70,10 +70,13 @@ class ReplicaSim(ReplicaState):
             if rec.steps > max_steps:
                 raise step_limit_error(max_steps, n)
 
-    def take_arrivals(self) -> None:
+    def take_arrivals(self, seen: float | None = None) -> None:
         """Queue the requests received by now (`poll_s`: under an overlap scheduler, those that
-        arrived by the start of the step just run; under a receive interval, by the last poll)."""
-        arrivals, waiting, seen = self.arrivals, self.waiting, self.poll_s()
+        arrived by the start of the step just run; under a receive interval, by the last poll).
+        `seen`: what `poll_s()` answered the caller just now (asked again, it answers the same)."""
+        arrivals, waiting = self.arrivals, self.waiting
+        if seen is None:
+            seen = self.poll_s()
         if arrivals and arrivals[-1][0] <= seen + ARRIVAL_TIE_S:  # all of them (a batch at once)
             waiting.extend([i for _, i in arrivals])
             arrivals.clear()

@@ -230,14 +230,14 @@ class ReplicaState:
         # the chunk of the request part way through its prefill first, then the admitted ones
         # (the running sums the admissions add commute with what advancing x changes)
         if x is not None:
-            self._advance_all([(x, 0, chunk_x)], admitted=False)
+            self._advance_all([(x, 0, chunk_x)], False)
         if admitted:
-            self._advance_all(admitted, admitted=True)
+            self._advance_all(admitted, True)  # admitted in it
             self.dirty = True
         if not preempted and self.rule.ratio:
             self.ratio_steps += 1
 
-    def _advance_all(self, entries: list[tuple[int, int, int]], *, admitted: bool) -> None:
+    def _advance_all(self, entries: list[tuple[int, int, int]], admitted: bool) -> None:
         """Each (request, _, chunk) in order computed `chunk` tokens this step; `admitted`: they
         were admitted in it (they join the running sums and leave the host)."""
         context, held, generated, prompt, output = (
@@ -266,7 +266,7 @@ class ReplicaState:
             if g == output[i]:
                 self.complete(i, -(-ctx // size))
                 continue
-            cohort.add(i, context=ctx, generated=g, output=output[i], step=step)
+            cohort.add(i, ctx, g, output[i], step)  # context, generated, output, step
             if tracks:
                 cohort.track_victims(i, prompt=prompt[i], admit_seq=self.admit_seq[i])
 
@@ -292,17 +292,23 @@ class ReplicaState:
         self._leave_running(i)
         self.finish_s[i] = self.now_s
         self.done += 1
-        self.clients.finished(i, self.now_s)
+        clients = self.clients
+        if clients.queue:  # else nobody waits for a client: `finished` would do nothing
+            clients.finished(i, self.now_s)
 
     def result(self) -> ReplicaResult:
         """The finished replica's timings and records."""
-        requests = self.requests
+        requests, n = self.requests, len(self.prompt)
+        # Every preemption is recorded (`Recorder.first_preemption`), and a request's recompute
+        # count changes only once it was preempted: none recorded, both lists are zeros, made as
+        # arrays without reading the lists (a result is taken after every leg of a run).
+        preempted = self.rec.first_preemption is not None
         return self.rec.result(
             arrival_s=requests.arrival_s if self.all_timed else self.arrival,
             first_token_s=self.first_token_s,
             finish_s=self.finish_s,
             output_tokens=requests.output_tokens,  # never changed: `self.output` is its copy
-            preemptions=self.preemptions,
-            recomputed_tokens=self.recomputed,
+            preemptions=self.preemptions if preempted else np.zeros(n, dtype=np.int64),
+            recomputed_tokens=self.recomputed if preempted else np.zeros(n, dtype=np.int64),
             reuse=None if self.reuse is None else self.reuse.record(),
         )

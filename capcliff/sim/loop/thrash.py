@@ -138,13 +138,11 @@ def run_thrash(sim: ReplicaState) -> None:
             else left if limit == fit and left >= 0
             else free - co.blocks_needed(step, limit)
         )  # fmt: skip
-        duration, read, first_s = decode_run(sim, count, ctx0, limit)
+        duration, read, first_s, before_last = decode_run(sim, count, ctx0, limit)
         rec.first_saturation = rec.first_saturation or (step, now + first_s)
         start, now = now, now + duration
         if overlap:  # the start of the event's last step (`ReplicaState.seen_s`)
-            sim.last_start_s = (
-                start + decode_run_s(sim, count, ctx0, limit - 1) if limit > 1 else start
-            )
+            sim.last_start_s = start + before_last if limit > 1 else start
         last = step + limit - 1
         if finish == last:
             sim.free, sim.now_s = free, now
@@ -209,12 +207,17 @@ def _give_up_latest(sim: ReplicaState, step: int, free: int, now: float) -> int:
     return free
 
 
-def decode_run(sim: ReplicaState, count: int, context0: int, k: int) -> tuple[float, float, float]:
-    """(seconds, bytes one GPU reads, seconds of the first step) of k identical decode steps of
-    `count` requests whose contexts (each counting the token it writes) sum to `context0`:
-    `sim.model.decode_line(count, context0)`'s total_s(k), total_bytes(k) and step_s(0), to the
-    bit. The line's fields come from the model's decode terms (kept in the replica's table) in
-    `decode_line`'s order, and the memory-bound sum with `DecodeLine.total_s`'s arithmetic; the
+def decode_run(
+    sim: ReplicaState, count: int, context0: int, k: int
+) -> tuple[float, float, float, float]:
+    """(seconds, bytes one GPU reads, seconds of the first step, seconds of the first k - 1 steps)
+    of k identical decode steps of `count` requests whose contexts (each counting the token it
+    writes) sum to `context0`: `sim.model.decode_line(count, context0)`'s total_s(k),
+    total_bytes(k), step_s(0) and total_s(k - 1) (0 for k = 1), to the bit; the last is
+    `decode_run_s(sim, count, context0, k - 1)` too (memory-bound over k steps, it is over
+    k - 1), which an overlap scheduler asks for the start of the run's last step. The line's
+    fields come from the model's decode terms (kept in the replica's table) in `decode_line`'s
+    order, and the memory-bound sum with `DecodeLine.total_s`'s arithmetic; the
     line itself is built only when the compute term overtakes within the run."""
     terms = line_terms_of(sim, count)
     mem0, mem1 = terms[0] + terms[1] * context0, terms[2]
@@ -226,11 +229,14 @@ def decode_run(sim: ReplicaState, count: int, context0: int, k: int) -> tuple[fl
     top = cmp if cmp > mem else mem
     first_s = (floor if floor > top else top) + fixed
     d0 = mem0 - cmp0
-    if d0 >= 0 and d0 + (mem1 - cmp1) * (k - 1) >= 0 and floor <= mem0:  # memory-bound throughout
-        duration = k * (mem0 + fixed) + mem1 * k * (k - 1) / 2
+    j = k - 1
+    if d0 >= 0 and d0 + (mem1 - cmp1) * j >= 0 and floor <= mem0:  # memory-bound throughout
+        duration = k * (mem0 + fixed) + mem1 * k * j / 2
+        before_last = j * (mem0 + fixed) + mem1 * j * (j - 1) / 2 if j else 0.0
     else:
-        duration = DecodeLine(mem0, mem1, cmp0, cmp1, fixed, bytes0, bytes1, floor).total_s(k)
-    return duration, k * bytes0 + bytes1 * (k * (k - 1)) / 2, first_s
+        line = DecodeLine(mem0, mem1, cmp0, cmp1, fixed, bytes0, bytes1, floor)
+        duration, before_last = line.total_s(k), line.total_s(j) if j else 0.0
+    return duration, k * bytes0 + bytes1 * (k * j) / 2, first_s, before_last
 
 
 def decode_run_s(sim: ReplicaState, count: int, context0: int, k: int) -> float:

@@ -117,8 +117,8 @@ class Recorder:
         first_token_s: list[float],
         finish_s: list[float],
         output_tokens: list[int] | IntArray,
-        preemptions: list[int],
-        recomputed_tokens: list[int],
+        preemptions: list[int] | IntArray,
+        recomputed_tokens: list[int] | IntArray,
         reuse: ReuseRecord | None = None,
     ) -> ReplicaResult:
         """The replica's result: these per-request lists (or arrays, copied) plus what was
