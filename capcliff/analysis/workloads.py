@@ -150,6 +150,16 @@ class WorkloadChoice:
         if self.trace_lines is None and not sessions:
             check_arrival(self.arrival.value, rate=self.rate_per_s, clients=self.clients)
 
+    @property
+    def longest_request_bound(self) -> int | None:
+        """The longest request (input + max_tokens, tokens) a sample of any size can hold: a
+        session preset's context limit (a turn is drawn only where prompt + max_tokens fits it,
+        `sessions._session`); None where the sample decides (fixed lengths, a trace, a
+        single-turn preset)."""
+        if self.trace_lines is not None or self.preset_name not in SESSION_PRESETS:
+            return None
+        return self.session_spec().max_context_tokens
+
     def session_spec(self) -> SessionSpec:
         """The session preset with the shape the flags give (its own values elsewhere)."""
         assert self.preset_name in SESSION_PRESETS

@@ -210,7 +210,8 @@ def sweep(
                      Slo.of(slo_ttft, slo_tpot), seed, output.value)  # fmt: skip
         print_warnings([*dep.warnings, *repeats])
         return
-    length = max(dep.context_length(requests) for _, requests in workloads)
+    bound = choice.longest_request_bound
+    length = max(dep.context_length(requests, bound=bound) for _, requests in workloads)
     layouts = _sweep_layouts(layout, gpus, dep, length)
     if settings.calibration is not None and one is None:  # a calibration made on another layout
         for lay in layouts:  # is refused (or, with --force, said) as for a named one

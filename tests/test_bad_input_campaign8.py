@@ -1,0 +1,94 @@
+"""Bad input that an eighth campaign (benchmarks/fuzz_cases8.py) and issue 23's leftovers found:
+one test per class of finding, each case named for it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_bad_input import _one_line_error
+
+from capcliff.analysis.max_model_len import context_length
+from capcliff.cli import main
+from capcliff.errors import InputError
+from capcliff.sim.traffic.workload import Requests
+
+SESSIONS = ["sweep", "llama-3.1-8b", "--workload", "multiturn-chat", "--clients", "8",
+            "--num-requests", "40", "--concurrency", "4"]  # fmt: skip
+UNUSED_TIERS = ["--prefix-caching", "off", "--offload", "cpu:64GiB"]
+
+
+def _requests(*lengths: tuple[int, int]) -> Requests:
+    import numpy as np
+
+    ins = np.array([i for i, _ in lengths], dtype=np.int64)
+    outs = np.array([o for _, o in lengths], dtype=np.int64)
+    return Requests(ins, outs, outs, np.zeros(len(lengths)))
+
+
+# A run that refuses its input part-way printed the deployment's warnings (offload tiers with
+# prefix caching off) before the error: bad input is the one error line alone.
+
+
+def test_a_run_that_refuses_its_input_prints_no_warning_first(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import capcliff.analysis.sweep.report as report
+
+    def refuse(*_: object, **__: object) -> None:
+        raise InputError("workload: refused part-way")
+
+    monkeypatch.setattr(report, "build_sweep_report", refuse)
+    line = _one_line_error([*SESSIONS, *UNUSED_TIERS], capsys)
+    assert line == "error: workload: refused part-way"
+
+
+def test_the_warning_still_comes_when_the_run_answers(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*SESSIONS, *UNUSED_TIERS, "--kv-cache-memory", "5GiB", "--format", "json"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: offload: the tiers hold the prefix cache's evicted blocks" in err
+
+
+def test_a_disaggregated_sweep_says_the_deployments_warnings(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # it dropped them: the tiers were accepted without a word
+    args = ["sweep", "llama-3.1-8b", "--isl", "200", "--osl", "20", "--num-requests", "20",
+            "--concurrency", "2", "--disagg", "1p:tp1,1d:tp1", *UNUSED_TIERS]  # fmt: skip
+    assert main(args) == 0
+    assert "warning: offload: the tiers hold" in capsys.readouterr().err
+
+
+# vLLM V0 on a session preset was always refused ("max_num_batched_tokens (25600) must be >=
+# the longest request (32766 tokens) when chunked prefill is off", two settings the user never
+# gave): max_model_len came from the first sample, and the online stopping rule draws larger
+# ones whose sessions grow further, up to the preset's 32,768-token context limit.
+
+
+def test_max_model_len_covers_what_a_larger_sample_can_hold() -> None:
+    # the sample's longest is 1,000 + 100 tokens; sessions may reach 32,768
+    sample = _requests((1_000, 100))
+    assert context_length(None, sample, model_context=131_072, allow_long=False) == 2_048
+    got = context_length(None, sample, model_context=131_072, allow_long=False, bound=32_768)
+    assert got == 32_768
+
+
+def test_the_bound_stops_at_the_models_context() -> None:
+    sample = _requests((1_000, 100))
+    assert context_length(None, sample, model_context=8_192, allow_long=False, bound=32_768) == (
+        8_192
+    )
+
+
+def test_a_given_max_model_len_shorter_than_the_sessions_grow_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    line = _one_line_error([*SESSIONS, "--max-model-len", "26000"], capsys)
+    assert line.startswith("error: max_model_len: 26000 is shorter than the workload's sessions")
+    assert "give at least 32768" in line
+
+
+def test_vllm_v0_sizes_a_session_preset(capsys: pytest.CaptureFixture[str]) -> None:
+    # V0 without chunked prefill (its default at <= 32K context) budgets max_model_len tokens
+    # a step: 32,768, enough for the longest turn a session can send
+    assert main([*SESSIONS, "--engine", "vllm-v0", "--format", "json"]) == 0
+    assert '"max_model_len": 32768' in capsys.readouterr().out
