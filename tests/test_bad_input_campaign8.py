@@ -4,6 +4,8 @@ one test per class of finding, each case named for it.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from test_bad_input import _one_line_error
 
@@ -92,3 +94,43 @@ def test_vllm_v0_sizes_a_session_preset(capsys: pytest.CaptureFixture[str]) -> N
     # a step: 32,768, enough for the longest turn a session can send
     assert main([*SESSIONS, "--engine", "vllm-v0", "--format", "json"]) == 0
     assert '"max_model_len": 32768' in capsys.readouterr().out
+
+
+# calibrate: a vLLM run paced at a finite request_rate under a max_concurrency (each request
+# waits for its paced time, then for a free slot) was fitted as the cap's clients sending at
+# will, right only where the rate outruns them, which the file does not say.
+
+LLAMA_REPO = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def _vllm_run(concurrency: int, throughput: float, tpot_ms: float, **changes: object) -> str:
+    import json
+
+    run = {
+        "backend": "vllm", "model_id": LLAMA_REPO, "num_prompts": 200, "request_rate": "inf",
+        "max_concurrency": concurrency, "completed": 200, "total_input_tokens": 204_800,
+        "total_output_tokens": 25_600, "output_throughput": throughput,
+        "mean_ttft_ms": 150.0, "mean_tpot_ms": tpot_ms,
+    }  # fmt: skip
+    return json.dumps({**run, **changes})
+
+
+@pytest.mark.parametrize("rate", [2.0, 1e6], ids=["slow", "far-past-the-cap"])
+def test_a_paced_run_under_a_cap_is_refused(
+    rate: float, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = [_vllm_run(8, 500.0, 14.0, request_rate=rate), _vllm_run(32, 1200.0, 24.0)]
+    path = tmp_path / "r.json"
+    path.write_text("\n".join(lines))
+    line = _one_line_error(["calibrate", str(path), "--model", "llama-3.1-8b"], capsys)
+    assert line.startswith(f"error: r.json:1: request_rate: {rate:g} requests/s under ")
+    assert 'give runs of request_rate "inf"' in line
+
+
+def test_clients_sending_at_will_under_a_cap_are_still_read(tmp_path: Path) -> None:
+    from capcliff.calibrate.benchmarks import DeploymentFilter, read_benchmark_file
+
+    path = tmp_path / "r.json"
+    path.write_text("\n".join([_vllm_run(8, 500.0, 14.0), _vllm_run(32, 1200.0, 24.0)]))
+    points = read_benchmark_file(path, DeploymentFilter(hf_repo=LLAMA_REPO))
+    assert [p.concurrency for p in points] == [8, 32]

@@ -20,7 +20,7 @@ Times in the files are milliseconds; points carry seconds. A run whose TPOT or T
 a millisecond: a TPOT of 0.024 is 24 ms), as is a TPOT past 10 s (units.MAX_SLO_TPOT_S); so are
 non-positive or infinite measurements, a true or false for a number, `1,024` for 1024, a row
 that repeats another, rows of another model than the one calibrated (unless forced), a run paced
-at a finite `request_rate` without a `max_concurrency` (open loop) and runs of different
+at a finite `request_rate` (open loop, or paced under a `max_concurrency`) and runs of different
 `backend`s in one file.
 """
 
@@ -443,10 +443,13 @@ def _refuse_mixed_backends(path: Path, runs: list[dict[str, Any]]) -> None:
 
 
 def _refuse_paced(run: dict[str, Any], row_id: str) -> None:
-    """`request_rate` is "inf" (vLLM's word for none) or a rate > 0. A run paced at a rate with no
-    max_concurrency sent its requests over time, and was fitted as every request at t = 0.
-    (Under a cap the run is fitted as the cap's clients: its load where the rate outruns the
-    server, the usual `--request-rate R --max-concurrency C` with R past what C clients send.)"""
+    """`request_rate` is "inf" (vLLM's word for none) or a rate > 0, and calibrate fits only "inf".
+    A run paced at a rate with no max_concurrency sent its requests over time, and was fitted as
+    every request at t = 0. Under a cap (`--request-rate R --max-concurrency C`) each request
+    waits for its paced time and then for a free slot (vLLM benchmark_serving: the pacing loop
+    starts a task per request, which takes the semaphore), and it was fitted as C clients
+    sending at will: right only where R outruns what C clients send, which the file does not
+    say, and the simulator has no such arrivals (timed ones, or clients sending at will)."""
     rate = run.get("request_rate")
     if rate is None or rate == "inf":
         return
@@ -455,12 +458,19 @@ def _refuse_paced(run: dict[str, Any], row_id: str) -> None:
             f'{row_id}: request_rate: must be "inf" or a rate > 0 (requests/s), got '
             f"{number_text(rate):.40}"
         )
-    if run.get("max_concurrency") is None:
+    cap = run.get("max_concurrency")
+    if cap is None:
         raise InputError(
             f"{row_id}: request_rate: {rate:g} requests/s with no max_concurrency: an open-loop "
             "run paced over time, not the burst or the closed-loop clients calibrate fits; give "
-            'runs of request_rate "inf" or with max_concurrency'
+            'runs of request_rate "inf" (with max_concurrency for clients)'
         )
+    raise InputError(
+        f"{row_id}: request_rate: {rate:g} requests/s under max_concurrency "
+        f"{number_text(cap):.20}: requests paced and capped, not the closed-loop clients "
+        "calibrate fits (the cap's clients only where the rate outruns them); give runs of "
+        'request_rate "inf"'
+    )
 
 
 def _json_objects(path: Path, text: str) -> list[dict[str, Any]]:
