@@ -363,8 +363,11 @@ class SessionStream:
         self._prefixes = (
             [self._b.new_node(-1, 0) for _ in range(spec.prefixes)] if spec.prefix_tokens else []
         )
-        self._session: list[int] = []  # each request's session, in generation order
-        self._sessions, self._start_s = 0, 0.0
+        # each request's session, in generation order, counting only sessions that sent a turn:
+        # a session whose first turn did not fit is no user's (user k % N starting an empty one
+        # never sent anything, and its later sessions waited forever)
+        self._session: list[int] = []
+        self._sessions, self._started, self._start_s = 0, 0, 0.0
 
     def _extend(self, n: int) -> None:
         """Draw whole sessions until at least `n` requests exist."""
@@ -379,10 +382,11 @@ class SessionStream:
                 arrival = self._start_s
             first = len(b.inputs)
             count = _session(b, d, prefix_node=prefix, client=k, first_arrival_s=arrival)
-            if count and self.clients is not None and k >= self.clients:
+            if count and self.clients is not None and self._started >= self.clients:
                 b.think[first] = d.think()  # a user's next session starts after a think time
-            self._session.extend([k] * count)
+            self._session.extend([self._started] * count)
             self._sessions += 1
+            self._started += count > 0
             empty = 0 if count else empty + 1
             if empty > 100 * max(n, 1):
                 raise InputError("sessions: no turn fits the context limit")
