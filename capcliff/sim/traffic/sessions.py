@@ -165,6 +165,12 @@ def shaped_session_spec(name: str, shape: SessionShape) -> SessionSpec:
         think_time_s=base.think_time_s if shape.think_time_s is None else shape.think_time_s,
     )
     if shape.isl is not None:
+        room = spec.max_context_tokens - spec.prefix_tokens - spec.max_output_tokens
+        if shape.isl >= room:  # its turns were drawn from the few short ones that fit
+            raise InputError(
+                f"isl: {shape.isl:,} new tokens a turn leave no room for a turn in {name}'s "
+                f"{spec.max_context_tokens:,}-token context (at most {room - 1:,})"
+            )
         spec = replace(spec, user_input=rescaled(base.user_input, shape.isl, shape.range_ratio))
     if shape.osl is not None:
         spec = replace(
