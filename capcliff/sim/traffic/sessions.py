@@ -505,6 +505,11 @@ def parse_session_trace(lines: Iterable[str]) -> list[SessionRow]:
                 f"trace line {number}: prefix_id: must be a string or an integer, got "
                 f"{prefix!r:.40}"
             )
+        if prefix is None and row.get("prefix_tokens"):  # the tokens were dropped unsaid
+            raise InputError(
+                f"trace line {number}: prefix_tokens: a shared prefix needs its prefix_id "
+                "(sessions with the same prefix_id share it); give one or drop prefix_tokens"
+            )
         rows.append(
             SessionRow(
                 session_id=str(session),
@@ -519,7 +524,24 @@ def parse_session_trace(lines: Iterable[str]) -> list[SessionRow]:
         )
     if not rows:
         raise InputError("trace: no requests")
+    _refuse_later_prefixes(rows)
     return rows
+
+
+def _refuse_later_prefixes(rows: list[SessionRow]) -> None:
+    """A session's shared prefix is its first turn's (the later turns resend the history that
+    starts with it): a later turn naming another prefix was ignored unsaid."""
+    heads: dict[str, SessionRow] = {}
+    for r in sorted(rows, key=lambda r: (r.session_id, r.turn)):
+        head = heads.setdefault(r.session_id, r)
+        named = r.prefix_id is not None
+        if named and (r.prefix_id, r.prefix_tokens) != (head.prefix_id, head.prefix_tokens):
+            raise InputError(
+                f"trace: session {r.session_id!r:.40} turn {r.turn}: prefix_id "
+                f"{r.prefix_id!r:.40} with {r.prefix_tokens} prefix_tokens, where its first turn "
+                f"has {head.prefix_id!r:.40} with {head.prefix_tokens}; a session keeps its "
+                "first turn's prefix"
+            )
 
 
 def is_session_trace(lines: Iterable[str]) -> bool:
