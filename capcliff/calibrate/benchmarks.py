@@ -405,8 +405,10 @@ def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
         )
     inputs = cell("total_input_tokens") or 0
     outputs = cell("total_output_tokens") or 0
-    isl = cell("random_input_len") or inputs / completed
-    osl = cell("random_output_len") or outputs / completed
+    # the lengths asked (SGLang's), else the mean over the finished requests; 0 asked is
+    # refused as asked, not read as absent (it fell back to the totals)
+    isl, isl_name = _asked_or_mean(cell("random_input_len"), inputs / completed, "input")
+    osl, osl_name = _asked_or_mean(cell("random_output_len"), outputs / completed, "output")
     # no cap: all at once; a cap past the requests sent caps nothing (10,000,000 ran for minutes)
     cap = cell("max_concurrency")
     clients = completed if cap is None or completed < cap <= MAX_REQUESTS else cap
@@ -419,8 +421,8 @@ def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
     return BenchmarkPoint(
         row_id=row_id,
         concurrency=_count(clients, row_id, "max_concurrency", MAX_REQUESTS, whole=True),
-        input_len=_count(isl, row_id, "input tokens per request", MAX_TOKENS_PER_REQUEST),
-        output_len=_count(osl, row_id, "output tokens per request", MAX_TOKENS_PER_REQUEST),
+        input_len=_count(isl, row_id, isl_name, MAX_TOKENS_PER_REQUEST),
+        output_len=_count(osl, row_id, osl_name, MAX_TOKENS_PER_REQUEST),
         num_requests=completed,
         range_ratio=_ratio(cell("random_range_ratio"), row_id),
         output_throughput_tok_s=_measure(throughput, row_id, "output_throughput", ms=False),
@@ -428,6 +430,14 @@ def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
         mean_ttft_s=_measure(cell("mean_ttft_ms"), row_id, "mean_ttft_ms", ms=True),
         client_turnaround_s=CLIENT_TURNAROUND_S,
     )
+
+
+def _asked_or_mean(asked: float | None, mean: float, kind: str) -> tuple[float, str]:
+    """(tokens per request, the field they come from): `random_{kind}_len` as asked, else
+    `mean` (the totals over the finished requests)."""
+    if asked is None:
+        return mean, f"{kind} tokens per request"
+    return asked, f"random_{kind}_len"
 
 
 def _refuse_mixed_backends(path: Path, runs: list[dict[str, Any]]) -> None:
