@@ -134,3 +134,122 @@ def test_clients_sending_at_will_under_a_cap_are_still_read(tmp_path: Path) -> N
     path.write_text("\n".join([_vllm_run(8, 500.0, 14.0), _vllm_run(32, 1200.0, 24.0)]))
     points = read_benchmark_file(path, DeploymentFilter(hf_repo=LLAMA_REPO))
     assert [p.concurrency for p in points] == [8, 32]
+
+
+# A session preset took `--clients 4 --rate 1` (the rate ran, the users were dropped) and an
+# --arrival that contradicts its load (`--arrival poisson --clients 4` ran the users).
+
+SESSION_SWEEP = ["sweep", "llama-3.1-8b", "--workload", "multiturn-chat", "--num-requests", "20",
+                 "--concurrency", "4"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("extra", "start"),
+    [(["--clients", "4", "--rate", "1"], "error: rate: a session preset runs --clients users"),
+     (["--clients", "4", "--arrival", "batch"], "error: arrival: a session preset's users"),
+     (["--clients", "4", "--arrival", "poisson"], "error: clients: only a clients arrival"),
+     (["--rate", "1", "--arrival", "clients"], "error: rate: only a poisson arrival")],
+    ids=["clients-and-rate", "batch-with-clients", "poisson-with-clients", "clients-with-rate"],
+)  # fmt: skip
+def test_a_session_load_named_twice_is_refused(
+    extra: list[str], start: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _one_line_error([*SESSION_SWEEP, *extra], capsys).startswith(start)
+
+
+# A session whose first turn did not fit the context (a long --context or --isl) was still
+# numbered: user k of N, starting that empty session, sent nothing, and its later sessions
+# waited for it forever ("replica idle with requests unfinished", exit 4).
+
+
+def test_every_user_starts_when_some_sessions_send_nothing() -> None:
+    import numpy as np
+
+    from capcliff.sim.traffic.sessions import (
+        SessionShape,
+        SessionStream,
+        shaped_session_spec,
+    )
+
+    # 28,000 tokens of own context + 200 prefix + a turn + 4,096 max_tokens: a first turn fits
+    # the 32,768-token limit only when its new input is under 472 tokens, so some sessions
+    # send nothing
+    spec = shaped_session_spec("multiturn-chat", SessionShape(context_tokens=28_000))
+    requests = SessionStream(spec, np.random.default_rng(0), clients=4).take(40)
+    starts = requests.client[requests.arrival_s == 0.0]
+    assert sorted(starts.tolist()) == [0, 1, 2, 3]  # one first request per user, each at 0
+
+
+def test_a_long_context_session_sweep_answers(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*SESSION_SWEEP, "--clients", "4", "--context", "28000", "--format", "json"]) == 0
+
+
+def test_a_turn_longer_than_the_room_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    # multiturn-chat: 32,768 - 200 prefix - 4,096 max_tokens = 28,472 tokens of room
+    line = _one_line_error([*SESSION_SWEEP, "--clients", "4", "--isl", "40000"], capsys)
+    assert line.endswith("32,768-token context (at most 28,471)")
+
+
+# calibrate: `random_input_len: 0` (or an output length of 0) was read as absent and the length
+# taken from the token totals.
+
+
+@pytest.mark.parametrize("key", ["random_input_len", "random_output_len"])
+def test_a_zero_length_asked_is_refused(
+    key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "r.json"
+    path.write_text("\n".join([_vllm_run(8, 500.0, 14.0, **{key: 0}), _vllm_run(32, 1200.0, 24.0)]))
+    line = _one_line_error(["calibrate", str(path), "--model", "llama-3.1-8b"], capsys)
+    assert line.startswith(f"error: r.json:1: {key}: must be a number in 1 to ")
+
+
+# A session trace's prefix_tokens without a prefix_id was dropped (the prompt lost those
+# tokens), and a later turn naming another prefix than its session's first was ignored.
+
+
+def _trace(tmp_path: Path, rows: list[dict[str, object]]) -> str:
+    import json
+
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return str(path)
+
+
+TRACE_ROWS: list[dict[str, object]] = [
+    {"session_id": "a", "turn": 0, "input_tokens": 50, "output_tokens": 20, "arrival_s": 0.0,
+     "prefix_id": "sys", "prefix_tokens": 16},
+    {"session_id": "a", "turn": 1, "input_tokens": 30, "output_tokens": 20, "think_s": 1.0},
+]  # fmt: skip
+
+
+def test_prefix_tokens_without_a_prefix_id_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [{**TRACE_ROWS[0], "prefix_id": None}, TRACE_ROWS[1]]
+    line = _one_line_error(["sweep", "llama-3.1-8b", "--workload", _trace(tmp_path, rows)], capsys)
+    assert line.startswith(
+        "error: trace line 1: prefix_tokens: a shared prefix needs its prefix_id"
+    )
+
+
+@pytest.mark.parametrize(
+    "later",
+    [{"prefix_id": "other", "prefix_tokens": 16}, {"prefix_id": "sys", "prefix_tokens": 8}],
+    ids=["another-id", "another-length"],
+)  # fmt: skip
+def test_a_later_turn_naming_another_prefix_is_refused(
+    later: dict[str, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [TRACE_ROWS[0], {**TRACE_ROWS[1], **later}]
+    line = _one_line_error(["sweep", "llama-3.1-8b", "--workload", _trace(tmp_path, rows)], capsys)
+    assert line.startswith("error: trace: session 'a' turn 1: prefix_id ")
+
+
+def test_a_later_turn_repeating_its_sessions_prefix_is_read() -> None:
+    import json
+
+    from capcliff.sim.traffic.sessions import parse_session_trace
+
+    rows = [TRACE_ROWS[0], {**TRACE_ROWS[1], "prefix_id": "sys", "prefix_tokens": 16}]
+    assert len(parse_session_trace([json.dumps(r) for r in rows])) == 2
