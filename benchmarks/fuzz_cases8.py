@@ -65,8 +65,9 @@ def sess8_cases() -> Iterator[Case]:
         ("think-0", [*SW_CL, "--think-time", "0"], False),
         ("context-0", [*SW_CL, "--context", "0"], None),
         ("context-neg", [*SW_CL, "--context", "-5"], True),
-        ("context-room", [*SW_CL, "--context", "28000"], True),
+        ("context-room", [*SW_CL, "--context", "29000"], True),
         ("context-just", [*SW_CL, "--context", "20000"], None),
+        ("context-most-turns-past", [*SW_CL, "--context", "28000"], None),  # a turn fits under 472 new tokens
         ("context-huge", [*SW_CL, "--context", HUGE_INT], True),
         ("isl-0", [*SW_CL, "--isl", "0"], True),
         ("isl-huge", [*SW_CL, "--isl", "40000"], True),
@@ -256,7 +257,7 @@ def trace8_cases() -> Iterator[Case]:
         ("context-past-model", {"t.jsonl": _lines(long_turns)}, True, []),
         ("context-past-model-allowed", {"t.jsonl": _lines(long_turns)}, None, ["--allow-long-max-model-len"]),
         ("prefix-tokens-past-input", rows(prefix_tokens=10_000), None, []),  # on top of input_tokens: valid
-        ("prefix-tokens-no-id", rows(prefix_id=None), True, []),
+        ("prefix-tokens-no-id", {"t.jsonl": _lines([*SESSION_ROWS[:2], {**SESSION_ROWS[2], "prefix_id": None}, SESSION_ROWS[3]])}, True, []),
         ("later-turn-other-prefix", {"t.jsonl": _lines([SESSION_ROWS[0], SESSION_ROWS[1], SESSION_ROWS[2], {**SESSION_ROWS[3], "prefix_id": "other", "prefix_tokens": 16}])}, True, []),
         ("prefix-tokens-neg", rows(prefix_tokens=-1), True, []),
         ("turn-neg", rows(turn=-1), True, []),
