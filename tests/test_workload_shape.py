@@ -86,7 +86,11 @@ def test_session_context_is_sent_once_with_the_first_turn() -> None:
 
 def test_zero_think_time_sends_the_next_turn_at_once() -> None:
     choice = WorkloadChoice(
-        num_requests=200, preset_name="multiturn-chat", clients=8, think_time_s=0.0
+        num_requests=200,
+        preset_name="multiturn-chat",
+        clients=8,
+        think_time_s=0.0,
+        arrival=Arrival.CLIENTS,
     )
     _, [(_, requests)] = plan_workloads(choice, 0)
     assert not requests.think_s.any()
@@ -95,7 +99,7 @@ def test_zero_think_time_sends_the_next_turn_at_once() -> None:
 def test_session_label_prints_the_shape() -> None:
     choice = WorkloadChoice(
         num_requests=20, preset_name="multiturn-chat", clients=2, isl=270, osl=(590,), turns=3,
-        think_time_s=0.0, random_range_ratio=1.0,
+        think_time_s=0.0, random_range_ratio=1.0, arrival=Arrival.CLIENTS,
     )  # fmt: skip
     label, _ = plan_workloads(choice, 0)
     assert label == ("multiturn-chat (3 turns, isl 270, osl 590, shared prefix 200, think 0 s)")

@@ -108,13 +108,15 @@ class Deployment:
         given = self.settings.gpu_total_memory
         return self.hardware.hbm_driver_bytes if given is None else given
 
-    def context_length(self, requests: Requests) -> int:
-        """max_model_len for `requests` (see `context_length`)."""
+    def context_length(self, requests: Requests, *, bound: int | None = None) -> int:
+        """max_model_len for `requests`, of a workload whose requests are at most `bound`
+        tokens long (see `context_length`)."""
         return context_length(
             self.settings.max_model_len,
             requests,
             model_context=self.model.arch.max_position_embeddings,
             allow_long=self.settings.allow_long_max_model_len,
+            bound=bound,
         )
 
     @property

@@ -35,11 +35,19 @@ def check_model_context(
 
 
 def context_length(
-    given: int | None, requests: Requests, *, model_context: int | None, allow_long: bool
+    given: int | None,
+    requests: Requests,
+    *,
+    model_context: int | None,
+    allow_long: bool,
+    bound: int | None = None,
 ) -> int:
     """max_model_len: `given`, else the longest request rounded up to CONTEXT_ROUNDING (at most
     the model's context). A request longer than it is refused, with the numbers: an engine
-    would reject it."""
+    would reject it. `bound` (tokens; None: the sample is the whole workload) is the longest
+    request any sample of the workload can hold: a session preset's context limit. The online
+    stopping rule draws larger samples than `requests`, so without a length given it counts
+    too (at most the model's context), and the answer does not depend on the sample's size."""
     lengths = requests.input_tokens + requests.max_output_tokens
     import numpy as np  # only where a workload is sized: `capcliff memory` never needs it
 
@@ -49,11 +57,20 @@ def context_length(
         f"the longest request ({longest} tokens: {int(requests.input_tokens[index])} input + "
         f"{int(requests.max_output_tokens[index])} output)"
     )
+    reach = 0
+    if bound is not None:
+        reach = bound if model_context is None or allow_long else min(bound, model_context)
     if given is not None:
         check_model_context(given, model_context, allow_long=allow_long)
         if longest > given:
             raise InputError(f"max_model_len: {given} is shorter than {request}")
+        if reach > given:  # a larger sample would hold a request the engine refuses
+            raise InputError(
+                f"max_model_len: {given} is shorter than the workload's sessions grow "
+                f"({reach} tokens, their context limit); give at least {reach} or leave it unset"
+            )
         return given
+    longest = max(longest, reach)
     if model_context is None or allow_long:
         return round_up(longest, CONTEXT_ROUNDING)
     if longest > model_context:

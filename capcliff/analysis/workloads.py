@@ -149,6 +149,18 @@ class WorkloadChoice:
         # a trace replays its own arrival times; session presets take clients or a rate as given
         if self.trace_lines is None and not sessions:
             check_arrival(self.arrival.value, rate=self.rate_per_s, clients=self.clients)
+        elif sessions:
+            _check_session_load(self)
+
+    @property
+    def longest_request_bound(self) -> int | None:
+        """The longest request (input + max_tokens, tokens) a sample of any size can hold: a
+        session preset's context limit (a turn is drawn only where prompt + max_tokens fits it,
+        `sessions._session`); None where the sample decides (fixed lengths, a trace, a
+        single-turn preset)."""
+        if self.trace_lines is not None or self.preset_name not in SESSION_PRESETS:
+            return None
+        return self.session_spec().max_context_tokens
 
     def session_spec(self) -> SessionSpec:
         """The session preset with the shape the flags give (its own values elsewhere)."""
@@ -159,6 +171,20 @@ class WorkloadChoice:
             range_ratio=self.random_range_ratio,
         )  # fmt: skip
         return shaped_session_spec(self.preset_name, shape)
+
+
+def _check_session_load(choice: WorkloadChoice) -> None:
+    """A session preset runs `clients` users or starts sessions at a rate: one of them, and an
+    arrival, where one is named (batch: none, the default), that is theirs (`--clients 4
+    --rate 1` ran the rate and `--arrival poisson --clients 4` the clients, each dropping the
+    other unsaid)."""
+    rate, clients = choice.rate_per_s, choice.clients
+    if rate is not None and clients is not None:
+        raise InputError(
+            "rate: a session preset runs --clients users or starts sessions at --rate; give one"
+        )
+    if choice.arrival is not Arrival.BATCH and (rate is not None or clients is not None):
+        check_arrival(choice.arrival.value, rate=rate, clients=clients)
 
 
 def _timed_trace(lines: tuple[str, ...] | None) -> bool:

@@ -20,7 +20,7 @@ Times in the files are milliseconds; points carry seconds. A run whose TPOT or T
 a millisecond: a TPOT of 0.024 is 24 ms), as is a TPOT past 10 s (units.MAX_SLO_TPOT_S); so are
 non-positive or infinite measurements, a true or false for a number, `1,024` for 1024, a row
 that repeats another, rows of another model than the one calibrated (unless forced), a run paced
-at a finite `request_rate` without a `max_concurrency` (open loop) and runs of different
+at a finite `request_rate` (open loop, or paced under a `max_concurrency`) and runs of different
 `backend`s in one file.
 """
 
@@ -405,8 +405,10 @@ def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
         )
     inputs = cell("total_input_tokens") or 0
     outputs = cell("total_output_tokens") or 0
-    isl = cell("random_input_len") or inputs / completed
-    osl = cell("random_output_len") or outputs / completed
+    # the lengths asked (SGLang's), else the mean over the finished requests; 0 asked is
+    # refused as asked, not read as absent (it fell back to the totals)
+    isl, isl_name = _asked_or_mean(cell("random_input_len"), inputs / completed, "input")
+    osl, osl_name = _asked_or_mean(cell("random_output_len"), outputs / completed, "output")
     # no cap: all at once; a cap past the requests sent caps nothing (10,000,000 ran for minutes)
     cap = cell("max_concurrency")
     clients = completed if cap is None or completed < cap <= MAX_REQUESTS else cap
@@ -419,8 +421,8 @@ def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
     return BenchmarkPoint(
         row_id=row_id,
         concurrency=_count(clients, row_id, "max_concurrency", MAX_REQUESTS, whole=True),
-        input_len=_count(isl, row_id, "input tokens per request", MAX_TOKENS_PER_REQUEST),
-        output_len=_count(osl, row_id, "output tokens per request", MAX_TOKENS_PER_REQUEST),
+        input_len=_count(isl, row_id, isl_name, MAX_TOKENS_PER_REQUEST),
+        output_len=_count(osl, row_id, osl_name, MAX_TOKENS_PER_REQUEST),
         num_requests=completed,
         range_ratio=_ratio(cell("random_range_ratio"), row_id),
         output_throughput_tok_s=_measure(throughput, row_id, "output_throughput", ms=False),
@@ -428,6 +430,14 @@ def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
         mean_ttft_s=_measure(cell("mean_ttft_ms"), row_id, "mean_ttft_ms", ms=True),
         client_turnaround_s=CLIENT_TURNAROUND_S,
     )
+
+
+def _asked_or_mean(asked: float | None, mean: float, kind: str) -> tuple[float, str]:
+    """(tokens per request, the field they come from): `random_{kind}_len` as asked, else
+    `mean` (the totals over the finished requests)."""
+    if asked is None:
+        return mean, f"{kind} tokens per request"
+    return asked, f"random_{kind}_len"
 
 
 def _refuse_mixed_backends(path: Path, runs: list[dict[str, Any]]) -> None:
@@ -443,10 +453,13 @@ def _refuse_mixed_backends(path: Path, runs: list[dict[str, Any]]) -> None:
 
 
 def _refuse_paced(run: dict[str, Any], row_id: str) -> None:
-    """`request_rate` is "inf" (vLLM's word for none) or a rate > 0. A run paced at a rate with no
-    max_concurrency sent its requests over time, and was fitted as every request at t = 0.
-    (Under a cap the run is fitted as the cap's clients: its load where the rate outruns the
-    server, the usual `--request-rate R --max-concurrency C` with R past what C clients send.)"""
+    """`request_rate` is "inf" (vLLM's word for none) or a rate > 0, and calibrate fits only "inf".
+    A run paced at a rate with no max_concurrency sent its requests over time, and was fitted as
+    every request at t = 0. Under a cap (`--request-rate R --max-concurrency C`) each request
+    waits for its paced time and then for a free slot (vLLM benchmark_serving: the pacing loop
+    starts a task per request, which takes the semaphore), and it was fitted as C clients
+    sending at will: right only where R outruns what C clients send, which the file does not
+    say, and the simulator has no such arrivals (timed ones, or clients sending at will)."""
     rate = run.get("request_rate")
     if rate is None or rate == "inf":
         return
@@ -455,12 +468,19 @@ def _refuse_paced(run: dict[str, Any], row_id: str) -> None:
             f'{row_id}: request_rate: must be "inf" or a rate > 0 (requests/s), got '
             f"{number_text(rate):.40}"
         )
-    if run.get("max_concurrency") is None:
+    cap = run.get("max_concurrency")
+    if cap is None:
         raise InputError(
             f"{row_id}: request_rate: {rate:g} requests/s with no max_concurrency: an open-loop "
             "run paced over time, not the burst or the closed-loop clients calibrate fits; give "
-            'runs of request_rate "inf" or with max_concurrency'
+            'runs of request_rate "inf" (with max_concurrency for clients)'
         )
+    raise InputError(
+        f"{row_id}: request_rate: {rate:g} requests/s under max_concurrency "
+        f"{number_text(cap):.20}: requests paced and capped, not the closed-loop clients "
+        "calibrate fits (the cap's clients only where the rate outruns them); give runs of "
+        'request_rate "inf"'
+    )
 
 
 def _json_objects(path: Path, text: str) -> list[dict[str, Any]]:

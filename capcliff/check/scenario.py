@@ -393,7 +393,7 @@ def chosen_layout(
 def outcome(dep: Deployment) -> Outcome:
     """Everything a scenario's assertions are judged on."""
     label, requests = dep.requests()
-    max_len = dep.resolved.context_length(requests)
+    max_len = dep.resolved.context_length(requests, bound=dep.choice(None).longest_request_bound)
     online = is_online(requests)
     layout, rec, report = chosen_layout(dep, online)
     memory = None if layout is None else dep.memory(layout, max_len)

@@ -208,9 +208,10 @@ def sweep(
 
         sweep_disagg(dep, disagg, (layout, gpus, plot), workloads, concurrencies, label,
                      Slo.of(slo_ttft, slo_tpot), seed, output.value)  # fmt: skip
-        print_warnings(repeats)
+        print_warnings([*dep.warnings, *repeats])
         return
-    length = max(dep.context_length(requests) for _, requests in workloads)
+    bound = choice.longest_request_bound
+    length = max(dep.context_length(requests, bound=bound) for _, requests in workloads)
     layouts = _sweep_layouts(layout, gpus, dep, length)
     if settings.calibration is not None and one is None:  # a calibration made on another layout
         for lay in layouts:  # is refused (or, with --force, said) as for a named one
@@ -225,8 +226,10 @@ def sweep(
         slo=Slo.of(slo_ttft, slo_tpot),
         redraw=None if choice.trace_lines is not None else redraw(choice, seed),
     )
-    print_warnings(dep.warnings)
     report = _run_sweep(dep, plan, length)
+    # the deployment's warnings once the run has answered: bad input found on the way is one
+    # line, with no warning about something else before it
+    print_warnings(dep.warnings)
     if output is SweepFormat.JSON:
         typer.echo(report.model_dump_json(indent=2))
     elif output is SweepFormat.CSV:

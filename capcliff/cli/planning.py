@@ -301,7 +301,8 @@ def plan(
         price=price_gpu_hour, headroom=headroom, objective=objective,
     )  # fmt: skip
     refuse_disagg_only(settings, disagg=disagg)
-    print_warnings(dep.warnings)
+    # the deployment's warnings once the run has answered: bad input found on the way is one
+    # line, with no warning about something else before it
     if disagg:
         from capcliff.cli.disagg import plan_cheapest, plan_disagg
 
@@ -318,6 +319,7 @@ def plan(
                 plan_cheapest(dep, choice, slo, seed, output.value, prices, others, workers)
         else:
             plan_disagg(dep, count, choice, goal, slo, seed, output.value, prices, others)
+        print_warnings(dep.warnings)
         return
     if pattern == "batch":
         if figure is not None:
@@ -350,6 +352,7 @@ def plan(
                 return plan_figure_bytes(report, fmt)
 
             write_figure(render, figure)
+    print_warnings(dep.warnings)
     _print_plan(report, output)
 
 

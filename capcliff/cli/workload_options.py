@@ -107,6 +107,7 @@ def workload_choice(
         is_length_spec,
         parse_output_lengths,
     )
+    from capcliff.sim.traffic.sessions import SESSION_PRESETS
     from capcliff.sim.traffic.workload import Arrival
 
     trace = None
@@ -135,6 +136,11 @@ def workload_choice(
                 f"osl: cannot read {osl!r:.60}; write 1024 or 1024,4096,16384 (at most "
                 f"{MAX_OUTPUT_LENGTHS} lengths) or lognormal:MEAN:P99"
             )
+    if arrival == "batch" and preset_name in SESSION_PRESETS and (rate, clients) != (None, None):
+        raise InputError(  # the library reads batch as no arrival named; here it was typed
+            "arrival: a session preset's users (--clients) or sessions started at --rate, not "
+            "batch; drop --arrival batch"
+        )
     return WorkloadChoice(
         num_requests=num_requests,
         isl=isl,

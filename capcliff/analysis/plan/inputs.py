@@ -24,5 +24,5 @@ def resolve_inputs(dep: Deployment, workload: WorkloadChoice, *, seed: int) -> P
     """Requests, context length and simulator settings of a plan."""
     label, series = plan_workloads(workload, seed)
     requests = series[0][1]
-    length = dep.context_length(requests)
+    length = dep.context_length(requests, bound=workload.longest_request_bound)
     return PlanInputs(requests, label, length, dep.sim_config(length))

@@ -362,7 +362,7 @@ def build_online_plan(
     """Every layout's online capacity on `gpus` GPUs, one recommended, and the fleet."""
     online = OnlineWorkload(workload, seed)
     reference = online.reference(REFERENCE_REQUESTS)
-    length = dep.context_length(reference)
+    length = dep.context_length(reference, bound=online.choice.longest_request_bound)
     ctx = _Context(dep, length, online, options)
     memories = _memories(ctx, dep, gpus)
     # the other GPU types' fleets run beside this type's search, where a layout fits to size

@@ -165,6 +165,12 @@ def shaped_session_spec(name: str, shape: SessionShape) -> SessionSpec:
         think_time_s=base.think_time_s if shape.think_time_s is None else shape.think_time_s,
     )
     if shape.isl is not None:
+        room = spec.max_context_tokens - spec.prefix_tokens - spec.max_output_tokens
+        if shape.isl >= room:  # its turns were drawn from the few short ones that fit
+            raise InputError(
+                f"isl: {shape.isl:,} new tokens a turn leave no room for a turn in {name}'s "
+                f"{spec.max_context_tokens:,}-token context (at most {room - 1:,})"
+            )
         spec = replace(spec, user_input=rescaled(base.user_input, shape.isl, shape.range_ratio))
     if shape.osl is not None:
         spec = replace(
@@ -363,8 +369,11 @@ class SessionStream:
         self._prefixes = (
             [self._b.new_node(-1, 0) for _ in range(spec.prefixes)] if spec.prefix_tokens else []
         )
-        self._session: list[int] = []  # each request's session, in generation order
-        self._sessions, self._start_s = 0, 0.0
+        # each request's session, in generation order, counting only sessions that sent a turn:
+        # a session whose first turn did not fit is no user's (user k % N starting an empty one
+        # never sent anything, and its later sessions waited forever)
+        self._session: list[int] = []
+        self._sessions, self._started, self._start_s = 0, 0, 0.0
 
     def _extend(self, n: int) -> None:
         """Draw whole sessions until at least `n` requests exist."""
@@ -379,10 +388,11 @@ class SessionStream:
                 arrival = self._start_s
             first = len(b.inputs)
             count = _session(b, d, prefix_node=prefix, client=k, first_arrival_s=arrival)
-            if count and self.clients is not None and k >= self.clients:
+            if count and self.clients is not None and self._started >= self.clients:
                 b.think[first] = d.think()  # a user's next session starts after a think time
-            self._session.extend([k] * count)
+            self._session.extend([self._started] * count)
             self._sessions += 1
+            self._started += count > 0
             empty = 0 if count else empty + 1
             if empty > 100 * max(n, 1):
                 raise InputError("sessions: no turn fits the context limit")
@@ -495,6 +505,11 @@ def parse_session_trace(lines: Iterable[str]) -> list[SessionRow]:
                 f"trace line {number}: prefix_id: must be a string or an integer, got "
                 f"{prefix!r:.40}"
             )
+        if prefix is None and row.get("prefix_tokens"):  # the tokens were dropped unsaid
+            raise InputError(
+                f"trace line {number}: prefix_tokens: a shared prefix needs its prefix_id "
+                "(sessions with the same prefix_id share it); give one or drop prefix_tokens"
+            )
         rows.append(
             SessionRow(
                 session_id=str(session),
@@ -509,7 +524,24 @@ def parse_session_trace(lines: Iterable[str]) -> list[SessionRow]:
         )
     if not rows:
         raise InputError("trace: no requests")
+    _refuse_later_prefixes(rows)
     return rows
+
+
+def _refuse_later_prefixes(rows: list[SessionRow]) -> None:
+    """A session's shared prefix is its first turn's (the later turns resend the history that
+    starts with it): a later turn naming another prefix was ignored unsaid."""
+    heads: dict[str, SessionRow] = {}
+    for r in sorted(rows, key=lambda r: (r.session_id, r.turn)):
+        head = heads.setdefault(r.session_id, r)
+        named = r.prefix_id is not None
+        if named and (r.prefix_id, r.prefix_tokens) != (head.prefix_id, head.prefix_tokens):
+            raise InputError(
+                f"trace: session {r.session_id!r:.40} turn {r.turn}: prefix_id "
+                f"{r.prefix_id!r:.40} with {r.prefix_tokens} prefix_tokens, where its first turn "
+                f"has {head.prefix_id!r:.40} with {head.prefix_tokens}; a session keeps its "
+                "first turn's prefix"
+            )
 
 
 def is_session_trace(lines: Iterable[str]) -> bool:
