@@ -94,5 +94,6 @@ def test_a_run_that_starts_compute_bound_is_priced_step_by_step() -> None:
     # bound, so the memory-bound sum (3 x 1.0 + 0.5 x 3 = 4.5 s) is not the price.
     terms = (1.0, 0.0, 0.5, 1.5, 0.0, 0.0, 0.0, 100.0, 5.0, 0.0, 10.0)
     sim: Any = SimpleNamespace(line_terms={2: terms})
-    duration, _, first_s = decode_run(sim, 2, 0, 3)
+    duration, _, first_s, before_last = decode_run(sim, 2, 0, 3)
     assert duration == pytest.approx(5.0) and first_s == pytest.approx(1.5)
+    assert before_last == pytest.approx(3.0)  # steps 0 and 1: 1.5 + 1.5
