@@ -58,7 +58,8 @@ def test_the_chosen_split_is_grown_when_it_serves_or_when_misses_are_asked_to_be
     )  # fmt: skip
     split._replace = lambda **changed: SimpleNamespace(**{**vars(split), **changed})
     best, why = plan.chosen_split(None, [split], object(), None, grow_failing=grow_failing)  # type: ignore[arg-type]
-    assert (best.result, why) == (("grown", ["why"]) if grown else ("first", []))
+    found: tuple[Any, list[str]] = (best.result, why)
+    assert found == (("grown", ["why"]) if grown else ("first", []))
 
 
 def test_a_caps_first_run_is_reused_only_from_a_prior_of_that_cap_and_size(
@@ -87,7 +88,8 @@ def test_a_caps_first_run_is_reused_only_from_a_prior_of_that_cap_and_size(
         coarse = SimpleNamespace(total_preemptions=0, name="coarse")
         prior: Any = SimpleNamespace(cap=prior_cap, requests=prior_requests, result=coarse)
         point = capacity.saturation_point(replica, workload, 8, None, settle_it=False, prior=prior)
-        return str(point.result.name)
+        found: Any = point.result
+        return str(found.name)
 
     assert result_with(8, 10) == "coarse" and runs == []
     assert result_with(16, 10) == "cap 8 of 10" and runs == [8]
