@@ -94,3 +94,68 @@ def test_a_caps_first_run_is_reused_only_from_a_prior_of_that_cap_and_size(
     assert result_with(8, 10) == "coarse" and runs == []
     assert result_with(16, 10) == "cap 8 of 10" and runs == [8]
     assert result_with(8, 5) == "cap 8 of 10" and runs == [8, 8]
+
+
+def test_an_online_plan_where_nothing_fits_simulated_no_request(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import json
+
+    from capcliff.cli import main
+
+    # 405B in BF16 is about 812 GB: over 4 H200s about 203 GB a GPU, more than a 141 GB H200
+    # holds, so no layout fits and no request is simulated: 0, not a negative count
+    argv = ["plan", "llama-3.1-405b", "--gpus", "4", "--isl", "100", "--osl", "100"]
+    assert main([*argv, "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["reason"] == "no layout fits"
+    assert (report["num_requests"], report["simulated_requests"]) == (0, 0)
+
+
+def test_the_analytic_cliff_counts_the_block_that_a_requests_last_kv_token_opens() -> None:
+    from capcliff.analysis.evaluate.solver import analytic_cliff
+
+    # 100 + 14 - 1 = 113 KV tokens = 7 x 16 + 1: the 113th opens an 8th block; 1,000 // 8 = 125
+    # (at 112 tokens, 7 blocks, it would be 1,000 // 7 = 142)
+    assert analytic_cliff(blocks_per_replica=1000, block_size=16, input_tokens=100,
+                          output_tokens=14) == 125  # fmt: skip
+    assert analytic_cliff(blocks_per_replica=1000, block_size=16, input_tokens=100,
+                          output_tokens=13) == 142  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("slo", "meets", "groups"),
+    [(None, True, {}), ("slo", False, {}), ("slo", True, {2: "group of 2"})],
+)
+def test_dp_groups_are_searched_only_for_a_replica_that_meets_a_given_slo(
+    monkeypatch: pytest.MonkeyPatch, slo: str | None, meets: bool, groups: dict[int, str]
+) -> None:
+    from capcliff.analysis.evaluate import layout_capacity
+
+    capacity = SimpleNamespace(meets_slo=meets)
+    monkeypatch.setattr(layout_capacity, "replica_capacity", lambda *a, **k: capacity)
+    monkeypatch.setattr(
+        layout_capacity, "group_capacity", lambda replica, size, *a: f"group of {size}"
+    )
+    search = SimpleNamespace(workload=None, slo=slo, least_requests=None, headroom=0.1)
+    coarse = SimpleNamespace(points=[None])
+    job: Any = (None, search, coarse, {}, (2,))
+    # a group is sized against the SLO its single replica meets: none without an SLO or a miss
+    found: tuple[Any, Any] = layout_capacity._refine(job)
+    assert found == (capacity, groups)
+
+
+def test_gpu_hours_per_million_tokens_are_gpus_times_hours_over_millions_served() -> None:
+    import numpy as np
+
+    from capcliff.analysis.disagg.report import serving_report
+
+    p = SimpleNamespace(p50=1.0, p99=2.0)
+    serving = SimpleNamespace(
+        output_tokens=np.full(1000, 500), output_tokens_per_s=5000.0, requests_per_s=10.0,
+        ttft=p, tpot=p, e2e=p, makespan_s=90.0,
+    )  # fmt: skip
+    result: Any = SimpleNamespace(serving=serving)
+    # 4 GPUs x 90 s = 0.1 GPU-hours for 1,000 x 500 = 0.5 M tokens: 0.2 GPU-hours per million
+    report = serving_report(result, 4, 16, None)
+    assert report.gpu_hours_per_mtok == pytest.approx(0.2)
