@@ -159,3 +159,34 @@ def test_gpu_hours_per_million_tokens_are_gpus_times_hours_over_millions_served(
     # 4 GPUs x 90 s = 0.1 GPU-hours for 1,000 x 500 = 0.5 M tokens: 0.2 GPU-hours per million
     report = serving_report(result, 4, 16, None)
     assert report.gpu_hours_per_mtok == pytest.approx(0.2)
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ([], []),  # BF16 as shipped: nothing quantized, nothing said
+        (
+            ["--weight-dtype", "fp8"],
+            [
+                "--quantization fp8: the catalog has no fp8 checkpoint of llama-3.1-8b; the "
+                "engines quantize its weights while loading (a published quantized checkpoint of "
+                "the model you serve is usually better)"
+            ],
+        ),
+    ],
+)
+def test_weights_quantized_while_loading_are_said_once_and_only_then(
+    capsys: pytest.CaptureFixture[str], extra: list[str], said: list[str]
+) -> None:
+    import json
+
+    from capcliff.catalog.catalogs import model_catalog
+    from capcliff.cli import main
+
+    # Llama-3.1-8B ships BF16 and the catalog holds no llama-3.1-8b-fp8 card, so planned in FP8
+    # it is served with --quantization fp8 (vLLM and SGLang quantize while loading)
+    assert "llama-3.1-8b-fp8" not in model_catalog()
+    argv = ["plan", "llama-3.1-8b", "--gpus", "1", "--isl", "100", "--osl", "100"]
+    assert main([*argv, "--num-requests", "20", *extra, "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [w for w in report["flag_warnings"] if "--quantization" in w] == said
