@@ -34,3 +34,10 @@ def test_two_types_further_apart_than_either_error_do_not_tie() -> None:
 def test_no_tie_is_claimed_without_a_measured_error_or_a_second_type() -> None:
     assert fleet_tie_note([_line("h200-sxm", 1.0, 0.15)]) is None
     assert fleet_tie_note([_line("h200-sxm", 0.99, None), _line("b200", 1.0, 0.15)]) is None
+
+
+def test_types_exactly_the_wider_error_apart_are_resolved() -> None:
+    # $0.75 against $1.00: 1 - 0.75 / 1.00 = 25 % apart (exact in binary), at a 25 % error: the
+    # gap is not less than the error, so no tie; at $0.76 (24 % apart) it is one
+    assert fleet_tie_note([_line("mi300x", 0.75, 0.25), _line("b200", 1.00, 0.15)]) is None
+    assert fleet_tie_note([_line("mi300x", 0.76, 0.25), _line("b200", 1.00, 0.15)]) is not None
