@@ -7,16 +7,17 @@ profiles' default, to compare them on the same rows.
 
 Serving rows (shared/reference/serving_benchmarks.csv): each row is simulated as the benchmark ran
 it (closed-loop clients, the row's lengths and request count) and its output throughput and mean
-TPOT compared with the measurement, uncalibrated (the engine's step-time profile) and calibrated
-leave-one-out (step-time terms fitted to the other rows of the same deployment: model, GPU, layout,
-engine and version; two terms from two or more rows, the scale alone from one). Online rows' clients
-reach the engine one request at a time (calibrate.benchmarks.CLIENT_TURNAROUND_S); offline rows
-(vLLM's benchmark_throughput.py) queue every prompt at once and, in the 0.6 releases, run without
-chunked prefill (`_offline_chunked_prefill`); vLLM V1 rows run with V1's default prefix cache, which
-gives a preempted request back its blocks not yet reused (`capcliff.sim.reuse.retained_kv`). Each
-row's engine release picks its step-time profile. Start-up log rows: KV tokens predicted from the
-configuration the log states (benchmarks/engine_validation.py's fixtures). Rows capcliff cannot
-express are listed with why.
+TPOT compared with the measurement, uncalibrated (the engine's step-time profile; a replayed run's
+first wave from the other deployments of its engine and GPU vendor, `held_out_first_waves`) and
+calibrated leave-one-out (step-time terms fitted to the other rows of the same deployment: model,
+GPU, layout, engine and version; two terms from two or more rows, the scale alone from one). Online
+rows' clients reach the engine one request at a time (calibrate.benchmarks.CLIENT_TURNAROUND_S);
+offline rows (vLLM's benchmark_throughput.py) queue every prompt at once and, in the 0.6 releases,
+run without chunked prefill (`_offline_chunked_prefill`); vLLM V1 rows run with V1's default prefix
+cache, which gives a preempted request back its blocks not yet reused
+(`capcliff.sim.reuse.retained_kv`). Each row's engine release picks its step-time profile. Start-up
+log rows: KV tokens predicted from the configuration the log states
+(benchmarks/engine_validation.py's fixtures). Rows capcliff cannot express are listed with why.
 """
 
 from __future__ import annotations
@@ -757,7 +758,10 @@ def main() -> None:
     print("## Serving benchmarks\n")
     print("### Every row (shared/reference and benchmarks/data)\n")
     print_summary(outcomes)
-    print("\n### The public rows alone (benchmarks/data: no term was chosen on them)\n")
+    print(
+        "\n### The public rows alone (benchmarks/data: no term was chosen on them but the first "
+        "wave, which each deployment takes from the others)\n"
+    )
     print_summary([o for o in outcomes if o.row.row_id in public_ids()])
     print()
     if not args.summary:
