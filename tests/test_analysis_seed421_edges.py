@@ -1,0 +1,63 @@
+"""Edges the analysis mutation sample of seed 421 found untested (benchmarks/mutation.py
+--packages analysis --sample 40 --seed 421): each value worked out by hand in its comment."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from capcliff.analysis.plan.fleet import Unit, replicas_for
+from capcliff.catalog.layout import Layout
+from capcliff.errors import InputError
+from capcliff.memory.weights import WeightScheme
+from capcliff.units import KVDType, WeightDType
+
+
+def test_a_fleet_with_no_headroom_carries_the_load_at_full_rate() -> None:
+    # one tp1 replica sustains 4 requests/s; 10 requests/s with no headroom need
+    # ceil(10 / 4) = 3 replicas, with 20 % headroom ceil(10 / 3.2) = 4; a headroom of 1 leaves
+    # nothing and is refused
+    unit = Unit(Layout(), 1, 4.0, 64, 2.0)
+    assert replicas_for(unit, offered_rps=10.0, clients=None, headroom=0.0) == 3
+    assert replicas_for(unit, offered_rps=10.0, clients=None, headroom=0.2) == 4
+    with pytest.raises(InputError, match=r"headroom: must be in \[0, 1\), got 1"):
+        replicas_for(unit, offered_rps=10.0, clients=None, headroom=1.0)
+
+
+class _Dep:
+    """A deployment whose weights fit one GPU in FP8 and none in BF16 (8-GPU nodes, FP8 KV)."""
+
+    def __init__(self, **fields: object) -> None:
+        self.__dict__.update(fields)
+
+    def memory(self, gpus: int, length: int) -> Any:
+        fits = self.scheme.linear is WeightDType.FP8  # type: ignore[attr-defined]
+        return SimpleNamespace(fits=fits, valid=False, layout=SimpleNamespace(name=f"tp{gpus}"))
+
+
+def test_fp8_weights_are_offered_only_to_a_model_planned_in_another_dtype(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from capcliff.analysis.plan import batch
+
+    monkeypatch.setattr(batch, "enumerate_layouts", lambda gpus, arch: [gpus])
+    monkeypatch.setattr(batch, "replace", lambda dep, **changes: _Dep(**{**vars(dep), **changes}))
+    monkeypatch.setattr(
+        WeightScheme,
+        "quantised",
+        staticmethod(lambda arch, dtype: SimpleNamespace(linear=dtype)),
+    )
+    inputs: Any = SimpleNamespace(max_model_len=8192)
+
+    def dep(linear: WeightDType) -> Any:
+        return _Dep(
+            model=SimpleNamespace(arch=None), scheme=SimpleNamespace(linear=linear),
+            kv_dtype=KVDType.FP8, hardware=SimpleNamespace(gpus_per_node=8),
+        )  # fmt: skip
+
+    # planned in BF16 it fits nowhere, in FP8 on one GPU: that is the fix
+    assert batch.fit_fixes(dep(WeightDType.BF16), 1, inputs) == [
+        "FP8 weights (--weight-dtype fp8) fit as tp1"
+    ]
