@@ -61,3 +61,29 @@ def test_fp8_weights_are_offered_only_to_a_model_planned_in_another_dtype(
     assert batch.fit_fixes(dep(WeightDType.BF16), 1, inputs) == [
         "FP8 weights (--weight-dtype fp8) fit as tp1"
     ]
+
+
+def test_kv_aware_admission_is_tried_at_the_largest_cap_swept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from capcliff.analysis.plan import batch
+    from capcliff.sim import simulate as simulate_module
+    from capcliff.sim.config import SimConfig
+
+    seen: list[SimConfig] = []
+
+    def simulate(requests: Any, steps: Any, capacity: Any, config: SimConfig, dp: int) -> Any:
+        seen.append(config)
+        return SimpleNamespace(makespan_s=80.0)
+
+    monkeypatch.setattr(simulate_module, "simulate", simulate)
+    points = [SimpleNamespace(concurrency=c) for c in (8, 64, 16)]
+    ev: Any = SimpleNamespace(
+        memory=SimpleNamespace(layout=Layout()), points=points, steps=None, capacity=None,
+        sweet=SimpleNamespace(makespan_s=100.0),
+    )  # fmt: skip
+    inputs: Any = SimpleNamespace(config=SimConfig(), requests=None)
+    # the generous cap is the largest swept, 64; 80 s against the sweet spot's 100 s: 20 % gain
+    makespan, gain = batch.kv_aware_gain(ev, inputs)
+    assert makespan == 80.0 and gain == pytest.approx(0.2)
+    assert [(c.policy, c.max_num_seqs) for c in seen] == [("kv-aware", 64)]
