@@ -87,3 +87,22 @@ def test_kv_aware_admission_is_tried_at_the_largest_cap_swept(
     makespan, gain = batch.kv_aware_gain(ev, inputs)
     assert makespan == 80.0 and gain == pytest.approx(0.2)
     assert [(c.policy, c.max_num_seqs) for c in seen] == [("kv-aware", 64)]
+
+
+def test_a_lookahead_reserve_past_the_cache_leaves_one_block_not_none() -> None:
+    from capcliff.analysis.deployment import resolve
+    from capcliff.analysis.deployment_settings import DeploymentSettings
+    from capcliff.catalog.catalogs import get_hardware, get_model
+
+    # n-gram K = 3 on vLLM at max_num_seqs 100 with 16-token blocks reserves
+    # ceil(100 x 3 / 16) = 19 blocks: from 50 blocks 31 are left; from 10, none would be, and
+    # the replica keeps max(1, 10 - 19) = 1 block (a KV cache of 0 blocks cannot be simulated)
+    settings = DeploymentSettings(max_num_seqs=100, speculative="ngram:3", spec_accept_length=2.0)
+    dep = resolve(get_model("llama-3.1-8b"), get_hardware("h200-sxm"), settings)
+    memory: Any = SimpleNamespace(max_model_len=4096)
+
+    def left(blocks: int) -> int:
+        capacity: Any = SimpleNamespace(blocks=blocks, block_size=16)
+        return dep._speculative_blocks(capacity, memory)
+
+    assert (left(50), left(10)) == (31, 1)
