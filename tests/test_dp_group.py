@@ -172,17 +172,19 @@ def test_independent_replicas_are_verified_from_one_replicas_rate_before_any_pro
     assert got.sustained_rps == pytest.approx(0.97)  # one step below, per replica
 
 
+@pytest.mark.parametrize(("chosen", "probed", "own"), [(100, 400, 100), (6000, 6000, 4000)])
 def test_a_lockstep_group_is_probed_on_the_largest_sample_any_cap_needed(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, chosen: int, probed: int, own: int
 ) -> None:
     # One replica's search settled cap 4 on 400 requests and its chosen cap 8 on 100. A group in
     # lockstep is probed first, on the largest of the caps' samples (400, as `_within_slo`); the
     # verification offers each rank what the chosen cap's run had, 100 (under GROUP_VERIFY_MAX:
-    # 16,000 / (VERIFY_SIZE 2 x 2 ranks) = 4,000).
+    # 16,000 / (VERIFY_SIZE 2 x 2 ranks) = 4,000). Had cap 8 taken 6,000, the probe would run
+    # 6,000 and the verification stop at the 4,000 the limit allows.
     single = _single(1.0)
     points = (
         SimpleNamespace(cap=4, requests=400, state=_state(0.05, 2.0)),
-        SimpleNamespace(cap=8, requests=100, state=_state(0.05, 2.0)),
+        SimpleNamespace(cap=8, requests=chosen, state=_state(0.05, 2.0)),
     )
     single = replace(single, points=cast(tuple[CapPoint, ...], points))
     calls: list[tuple[str, float, int]] = []
@@ -206,7 +208,7 @@ def test_a_lockstep_group_is_probed_on_the_largest_sample_any_cap_needed(
     replica = cast(Replica, SimpleNamespace(steps=SimpleNamespace(moe=object()), config=config))
     workload = cast(OnlineWorkload, SimpleNamespace(mean_output_tokens=lambda: 100.0))
     dp_group.group_capacity(replica, 2, workload, Slo(ttft_s=2.0, tpot_s=0.06), single)
-    assert calls == [("probe", 1.0, 400), ("verify", 1.0, 100)]
+    assert calls == [("probe", 1.0, probed), ("verify", 1.0, own)]
     # a request that meets the SLO spends at most TTFT 2 s + 100 tokens x 0.06 s = 8 s in the
     # system: the probes' Little's-law bound
     assert cycles == [pytest.approx(8.0)]
