@@ -14,33 +14,18 @@ whose numbers sit at their limits (trace8).
 # ruff: noqa: E501
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 
+from fuzz_cases7 import CAL, DISAGG, SESS, SW_SESS, TRACE, Table, _cases, _lines
 from fuzz_harness import Case, FileSpec
 from fuzz_surfaces import HUGE_INT, RUNS, SESSION_ROWS
 
 # fmt: off
-SESS = ["--workload", "multiturn-chat", "--num-requests", "20"]
-SW_SESS = ["sweep", "llama-3.1-8b", *SESS, "--concurrency", "4"]
 SW_CL = [*SW_SESS, "--clients", "4"]
 SW_RATE = [*SW_SESS, "--rate", "1"]
 PLAN_SESS = ["plan", "llama-3.1-8b", "--gpus", "1", "--jobs", "1", *SESS]
 SMALL = ["--isl", "100", "--osl", "100", "--num-requests", "20"]
 SW = ["sweep", "llama-3.1-8b", *SMALL, "--concurrency", "4"]
-CAL = ["calibrate", "{d}/r.json", "--model", "llama-3.1-8b", "--gpu", "h100-sxm"]
-TRACE = ["sweep", "llama-3.1-8b", "--workload", "{d}/t.jsonl", "--concurrency", "4"]
-DISAGG = ["--disagg", "1p:tp1,1d:tp1"]
-Table = list[tuple[str, list[str], bool | None]]
-
-
-def _lines(rows: list[dict[str, object]]) -> str:
-    return "\n".join(json.dumps(r, allow_nan=True) for r in rows) + "\n"
-
-
-def _cases(surface: str, table: Table, files: dict[str, FileSpec] | None = None) -> Iterator[Case]:
-    for name, argv, invalid in table:
-        yield Case(surface, name, argv, dict(files or {}), invalid)
 
 
 # Session presets against their shaping flags ------------------------------------------------------

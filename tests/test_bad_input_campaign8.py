@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from test_bad_input import _one_line_error
+from test_bad_input_campaign7 import LLAMA_REPO, _run
 
 from capcliff.analysis.max_model_len import context_length
 from capcliff.cli import main
@@ -100,26 +101,12 @@ def test_vllm_v0_sizes_a_session_preset(capsys: pytest.CaptureFixture[str]) -> N
 # waits for its paced time, then for a free slot) was fitted as the cap's clients sending at
 # will, right only where the rate outruns them, which the file does not say.
 
-LLAMA_REPO = "meta-llama/Llama-3.1-8B-Instruct"
-
-
-def _vllm_run(concurrency: int, throughput: float, tpot_ms: float, **changes: object) -> str:
-    import json
-
-    run = {
-        "backend": "vllm", "model_id": LLAMA_REPO, "num_prompts": 200, "request_rate": "inf",
-        "max_concurrency": concurrency, "completed": 200, "total_input_tokens": 204_800,
-        "total_output_tokens": 25_600, "output_throughput": throughput,
-        "mean_ttft_ms": 150.0, "mean_tpot_ms": tpot_ms,
-    }  # fmt: skip
-    return json.dumps({**run, **changes})
-
 
 @pytest.mark.parametrize("rate", [2.0, 1e6], ids=["slow", "far-past-the-cap"])
 def test_a_paced_run_under_a_cap_is_refused(
     rate: float, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    lines = [_vllm_run(8, 500.0, 14.0, request_rate=rate), _vllm_run(32, 1200.0, 24.0)]
+    lines = [_run(8, 500.0, 14.0, request_rate=rate), _run(32, 1200.0, 24.0)]
     path = tmp_path / "r.json"
     path.write_text("\n".join(lines))
     line = _one_line_error(["calibrate", str(path), "--model", "llama-3.1-8b"], capsys)
@@ -131,7 +118,7 @@ def test_clients_sending_at_will_under_a_cap_are_still_read(tmp_path: Path) -> N
     from capcliff.calibrate.benchmarks import DeploymentFilter, read_benchmark_file
 
     path = tmp_path / "r.json"
-    path.write_text("\n".join([_vllm_run(8, 500.0, 14.0), _vllm_run(32, 1200.0, 24.0)]))
+    path.write_text("\n".join([_run(8, 500.0, 14.0), _run(32, 1200.0, 24.0)]))
     points = read_benchmark_file(path, DeploymentFilter(hf_repo=LLAMA_REPO))
     assert [p.concurrency for p in points] == [8, 32]
 
@@ -199,7 +186,7 @@ def test_a_zero_length_asked_is_refused(
     key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "r.json"
-    path.write_text("\n".join([_vllm_run(8, 500.0, 14.0, **{key: 0}), _vllm_run(32, 1200.0, 24.0)]))
+    path.write_text("\n".join([_run(8, 500.0, 14.0, **{key: 0}), _run(32, 1200.0, 24.0)]))
     line = _one_line_error(["calibrate", str(path), "--model", "llama-3.1-8b"], capsys)
     assert line.startswith(f"error: r.json:1: {key}: must be a number in 1 to ")
 
