@@ -301,8 +301,6 @@ def plan(
         price=price_gpu_hour, headroom=headroom, objective=objective,
     )  # fmt: skip
     refuse_disagg_only(settings, disagg=disagg)
-    # the deployment's warnings once the run has answered: bad input found on the way is one
-    # line, with no warning about something else before it
     if disagg:
         from capcliff.cli.disagg import plan_cheapest, plan_disagg
 
@@ -352,6 +350,8 @@ def plan(
                 return plan_figure_bytes(report, fmt)
 
             write_figure(render, figure)
+    # the deployment's warnings once the run has answered: bad input found on the way is one
+    # line, with no warning about something else before it
     print_warnings(dep.warnings)
     _print_plan(report, output)
 
