@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 
 from fuzz_cases7 import CAL, DISAGG, SESS, SW_SESS, TRACE, Table, _cases, _lines
 from fuzz_harness import Case, FileSpec
-from fuzz_surfaces import HUGE_INT, RUNS, SESSION_ROWS
+from fuzz_surfaces import HUGE_INT, RUNS, SESSION_ROWS, SPEC
 
 # fmt: off
 SW_CL = [*SW_SESS, "--clients", "4"]
@@ -192,18 +192,11 @@ def disagg8_cases() -> Iterator[Case]:
 
 # A check scenario's session workload --------------------------------------------------------------
 
+SCENARIO = SPEC.split("[scenario.workload]")[0]  # the check surface's scenario, up to its workload
+
+
 def _spec(workload: str, extra: str = "") -> str:
-    return f"""
-[[scenario]]
-name = "s"
-model = "llama-3.1-8b"
-gpu = "h100-sxm"
-layout = "tp1"
-engine = "vllm"
-{extra}
-[scenario.workload]
-{workload}
-"""
+    return f"{SCENARIO}{extra}\n[scenario.workload]\n{workload}\n"
 
 
 def check8_cases() -> Iterator[Case]:
