@@ -1,6 +1,6 @@
 """The first wave of an InferenceX run, measured against simulated: where the mean-TTFT tail is.
 
-Run: python benchmarks/first_wave.py [--summary]   (prints Markdown; asserts nothing)
+Run: python benchmarks/first_wave.py [--summary] [--write]   (prints Markdown; asserts nothing)
 
 InferenceX's client (`benchmark_serving.py`, num_prompts = 10 x clients, `--request-rate inf`, a
 `--max-concurrency` semaphore) starts every client at once, so a run's first `clients` requests
@@ -14,9 +14,11 @@ estimated as the mean's excess over the median, in seconds per first-wave reques
 gives it, if the requests past the first wave sit at the median (the rows at 1 client, whose
 first request repeats the client's warm-up prompt, give D ~ 0). Every row is simulated as
 `benchmarks/fidelity.py` simulates it uncalibrated (the engine's profile, the scripts' receive
-interval) but with all of its N requests (the harness caps a point at 320, which gives the first
-wave of 64 or 128 clients two or four times its weight in the simulated mean). Nothing here is
-fitted; the figures are the evidence behind docs/validation.md's "The first wave" section.
+interval, every one of its N requests) but without a first wave. `--write` turns the Ds into the
+calibrated figures capcliff ships (`capcliff/perf/first_wave.py`: the median D per engine and GPU
+vendor over runs of two clients or more), and `held_out` gives each deployment the figure of the
+other deployments, which the harnesses judge it with (docs/validation.md, "The first wave as a
+calibrated term").
 """
 
 from __future__ import annotations
