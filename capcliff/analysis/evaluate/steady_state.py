@@ -157,7 +157,7 @@ def p99_half_width(values: FloatArray, batches: int = BATCHES) -> float:
 
 def _p99(values: FloatArray) -> float:
     """`np.percentile` of the finite values at 99, to the bit (`linear_quantiles`, without
-    numpy's per-call machinery: a steady state takes 22 of them); 0 when none is finite."""
+    numpy's per-call machinery: a steady state takes up to 22); 0 when none is finite."""
     finite = values[np.isfinite(values)]
     return linear_quantiles(finite, [99 / 100])[0] if len(finite) else 0.0
 
