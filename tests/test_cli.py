@@ -216,6 +216,22 @@ def test_main_collects_garbage_rarely_while_it_runs_and_restores_the_thresholds(
         gc.set_threshold(*before)
 
 
+def test_only_a_command_line_run_freezes_the_heap_as_it_ends() -> None:
+    import gc
+    import importlib
+
+    main_module = importlib.import_module("capcliff.cli.main")  # `capcliff.cli.main` is main
+
+    frozen: list[str] = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(main_module, "_run", lambda argv: 0)
+        mp.setattr(gc, "freeze", lambda: frozen.append("frozen"))
+        main(["--version"])  # a caller's argv: the caller's process goes on
+        assert frozen == []
+        main()  # the console script's call: the process exits next
+        assert frozen == ["frozen"]
+
+
 def test_a_run_naming_its_command_builds_only_that_command_and_restores_the_rest() -> None:
     import typer.main
 

@@ -26,7 +26,10 @@ GC_THRESHOLDS = (100_000, 10, 10)
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app; domain and usage errors become one line on stderr, exit 2. The
-    cyclic collector runs at `GC_THRESHOLDS` meanwhile (restored after)."""
+    cyclic collector runs at `GC_THRESHOLDS` meanwhile (restored after). Run as the program
+    (`argv` None), the heap is frozen at the end: the process exits next, and the collection
+    at interpreter exit walked all of it (about 0.06 s of a 0.65 s batch plan) to free what the
+    exit frees anyway."""
     _replace_unencodable()
     before = gc.get_threshold()
     gc.set_threshold(*GC_THRESHOLDS)
@@ -34,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
         return _run(argv)
     finally:
         gc.set_threshold(*before)
+        if argv is None:
+            gc.freeze()
 
 
 @contextmanager
