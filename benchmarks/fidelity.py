@@ -299,6 +299,18 @@ def _vllm_block_fp8_backend(r: dict[str, object], engine: str) -> str | None:
     return "triton" if _gpustack_vllm_hopper(r, engine, "deepseek-r1") else None
 
 
+def _sglang_fp8_gemm_backend(r: dict[str, object], engine: str) -> str | None:
+    """ "flashinfer_trtllm" for InferenceX's SGLang rows on B200 and B300: every launch script
+    of theirs exports `SGL_ENABLE_JIT_DEEPGEMM=false` (and `SGLANG_ENABLE_FLASHINFER_GEMM=true`),
+    under which SGLang's `dispatch_w8a8_block_fp8_linear` runs the dense block-FP8 GEMMs on
+    FlashInfer's `gemm_fp8_nt_groupwise` (perf/flashinfer_gemm.py). None for every other row."""
+    hardware, notes = str(r["hardware"]), str(r["notes"])
+    blackwell = "B200" in hardware or "B300" in hardware
+    return (
+        "flashinfer_trtllm" if engine == "sglang" and blackwell and "InferenceX" in notes else None
+    )
+
+
 def _gpustack_vllm_hopper(r: dict[str, object], engine: str, model: str) -> bool:
     """Whether a row is GPUStack's vLLM run of `model` (a lower-case name part) on an H100 or
     H200: the lab's runner images, which the two MoE backends above describe."""
@@ -396,6 +408,7 @@ def resolve_rows(
              "moe_backend": _moe_backend(r, engine) or _vllm_mxfp4_backend(r, engine)
              or _vllm_block_fp8_backend(r, engine),
              "attention_dp_balance": _adp_balance(r, engine, layout),
+             "fp8_gemm_backend": _sglang_fp8_gemm_backend(r, engine),
              **(extra(r) if extra else {})}
         )  # fmt: skip
         try:

@@ -106,6 +106,10 @@ class DeploymentSettings(BaseModel):
     # the engine's MoE backend (TensorRT-LLM moe_config.backend, SGLang --moe-runner-backend),
     # which picks the measured MoE rows of DeepSeek's experts; None: the engine's default
     moe_backend: str | None = None
+    # SGLang's dense block-FP8 GEMM kernel (--fp8-gemm-backend; SGL_ENABLE_JIT_DEEPGEMM=false
+    # selects flashinfer_trtllm on Blackwell): which measured line prices those GEMMs' FLOPs
+    # on sm100 GPUs (perf/flashinfer_gemm.py); None: DeepGEMM, the engine's default
+    fp8_gemm_backend: str | None = None
     # what prices the engine steps: the roofline (perf/step_time.py) or aiconfigurator's
     # measured kernel tables (perf/measured_kernels.py, the optional `kernels` extra)
     step_source: Literal["roofline", "kernels"] = "roofline"
@@ -137,6 +141,18 @@ class DeploymentSettings(BaseModel):
             return None
         moe_kernel(value)  # raises with the valid names
         return value.strip().lower()
+
+    @field_validator("fp8_gemm_backend")
+    @classmethod
+    def _fp8_gemm_backend(cls, value: str | None) -> str | None:
+        from capcliff.perf.flashinfer_gemm import FP8_GEMM_BACKENDS
+
+        if value is None:
+            return None
+        name = value.strip().lower()
+        if name not in FP8_GEMM_BACKENDS:
+            raise ValueError(f"unknown {value!r}; valid: {', '.join(FP8_GEMM_BACKENDS)}")
+        return name
 
     @field_validator("speculative")
     @classmethod

@@ -340,6 +340,14 @@ SIM_OPTIONS: dict[str, Any] = {
             "rows (what vLLM runs where DeepGEMM is not installed).",
         ),
     ],
+    "fp8_gemm_backend": Annotated[
+        str | None,
+        typer.Option(
+            help="SGLang's dense block-FP8 GEMM kernel (--fp8-gemm-backend): deep_gemm "
+            "(default) or flashinfer_trtllm (what SGL_ENABLE_JIT_DEEPGEMM=false runs on "
+            "Blackwell), whose measured line prices those GEMMs' FLOPs on B200/B300/GB200.",
+        ),
+    ],
     "step_source": Annotated[
         str | None,
         typer.Option(

@@ -11,8 +11,10 @@ from functools import lru_cache
 from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
+from capcliff.memory.budget import EngineName
 from capcliff.memory.params import param_count
 from capcliff.memory.weights import WeightScheme
+from capcliff.perf.flashinfer_gemm import FLASHINFER_TRTLLM, flashinfer_block_fp8_curve
 from capcliff.perf.marlin_moe import marlin_mxfp4_curve
 from capcliff.perf.moe_tables import MoETable, moe_table
 from capcliff.perf.op_curves import (
@@ -175,11 +177,23 @@ def compute_curves_for(
     gemm = moe = None
     if "gemm_flops" in ops:
         gemm = compute_curve(hardware.id, tables, "gemm", table_format(scheme.linear, quant))
+        if gemm is not None and _flashinfer_block_fp8(profile, scheme):
+            gemm = flashinfer_block_fp8_curve(hardware.id) or gemm  # perf/flashinfer_gemm.py
     if arch.moe is not None and "moe_flops" in ops:
         moe = compute_curve(hardware.id, tables, "moe", table_format(scheme.expert, quant))
         if profile.moe_backend == "marlin" and scheme.expert is WeightDType.MXFP4:
             moe = marlin_mxfp4_curve(hardware.id) or moe  # perf/marlin_moe.py
     return gemm, moe
+
+
+def _flashinfer_block_fp8(profile: EngineProfile, scheme: WeightScheme) -> bool:
+    """Whether SGLang runs `scheme`'s dense block-FP8 linears on FlashInfer's groupwise GEMM
+    (--fp8-gemm-backend flashinfer_trtllm)."""
+    return (
+        profile.engine is EngineName.SGLANG
+        and profile.fp8_gemm_backend == FLASHINFER_TRTLLM
+        and table_format(scheme.linear, scheme.quantization) == "fp8_block"
+    )
 
 
 def profile_efficiency(

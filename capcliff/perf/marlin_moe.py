@@ -25,7 +25,7 @@ experts (2880 x 2880, 32 or 128 experts, top 4). H200 has H100's compute (the sa
 
 from __future__ import annotations
 
-from capcliff.perf.op_curves import ComputeCurve
+from capcliff.perf.op_curves import ComputeCurve, one_shape_curve
 
 MARLIN_MXFP4_SOURCE = (
     "aiconfigurator-core 0.12, h100_sxm moe vllm 0.24.0 moe_perf.parquet, "
@@ -51,14 +51,7 @@ def marlin_mxfp4_curve(hardware_id: str) -> ComputeCurve | None:
     """The Marlin MXFP4 MoE compute line on `hardware_id` (sm90 GPUs), None elsewhere."""
     if hardware_id not in SM90_HARDWARE:
         return None
-    fractions = tuple(
-        marlin_flops(t) / (ms * 1e-3) / _PEAK_FLOPS_PER_S
-        for t, ms in zip(_TOKENS, _LATENCY_MS, strict=True)
-    )
-    return ComputeCurve(
-        tokens=tuple(float(t) for t in _TOKENS),
-        floor_s=(0.0,) * len(_TOKENS),
-        flops_fraction=fractions,
-        peak_flops_per_s=_PEAK_FLOPS_PER_S,
-        source=MARLIN_MXFP4_SOURCE,
-    )
+    return one_shape_curve(
+        _TOKENS, tuple(marlin_flops(t) for t in _TOKENS), tuple(ms * 1e-3 for ms in _LATENCY_MS),
+        _PEAK_FLOPS_PER_S, MARLIN_MXFP4_SOURCE,
+    )  # fmt: skip

@@ -136,6 +136,25 @@ class ComputeCurve:
         return calls * self.floor_at(tokens) + flops / self.flops_per_s_at(tokens)
 
 
+def one_shape_curve(
+    tokens: tuple[int, ...],
+    flops: tuple[float, ...],
+    seconds: tuple[float, ...],
+    peak_flops_per_s: float,
+    source: str,
+) -> ComputeCurve:
+    """A compute line from one measured shape: per token count the fraction of
+    `peak_flops_per_s` its `flops` reached in `seconds`, no fixed cost split off (one shape
+    gives no line)."""
+    return ComputeCurve(
+        tokens=tuple(float(t) for t in tokens),
+        floor_s=(0.0,) * len(tokens),
+        flops_fraction=tuple(f / s / peak_flops_per_s for f, s in zip(flops, seconds, strict=True)),
+        peak_flops_per_s=peak_flops_per_s,
+        source=source,
+    )
+
+
 @cache
 def data_file(name: str) -> dict[str, Any]:
     """One JSON file of measured tables shipped in `capcliff/perf/data`, read once."""

@@ -394,6 +394,10 @@ class EngineProfile:
     # which decides the measured MoE rows that price DeepSeek's expert layers; None: the
     # engine's default for the GPU (moe_tables.DEFAULT_MOE_KERNELS). --moe-backend sets it.
     moe_backend: str | None = None
+    # SGLang's dense block-FP8 GEMM kernel (its --fp8-gemm-backend name): "flashinfer_trtllm"
+    # (what SGL_ENABLE_JIT_DEEPGEMM=false selects on sm100) prices those GEMMs' FLOPs at
+    # FlashInfer's measured line (perf/flashinfer_gemm.py); None: the tables' DeepGEMM.
+    fp8_gemm_backend: str | None = None
 
     @property
     def label(self) -> str:

@@ -14,6 +14,7 @@ from capcliff.memory.draft import draft_layout
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.perf.communication import MoEExchange
 from capcliff.perf.error_band import error_band, speculative_band
+from capcliff.perf.flashinfer_gemm import FLASHINFER_TRTLLM, flashinfer_block_fp8_curve
 from capcliff.perf.marlin_moe import marlin_mxfp4_curve
 from capcliff.perf.moe_tables import has_table_shape, moe_table_source
 from capcliff.perf.op_curves import table_format
@@ -45,6 +46,8 @@ def deployment_profile(
     profile, fitted = step_profile(engine, terms, dep.settings.engine_version)
     if dep.settings.moe_backend is not None:
         profile = replace(profile, moe_backend=dep.settings.moe_backend)
+    if dep.settings.fp8_gemm_backend is not None:
+        profile = replace(profile, fp8_gemm_backend=dep.settings.fp8_gemm_backend)
     return profile, fitted
 
 
@@ -127,6 +130,7 @@ def step_label(dep: Deployment) -> str:
         dep.settings.engine, terms, dep.settings.engine_version, hardware_id=dep.hardware.id
     )
     label += _moe_rows_label(dep)
+    label += _fp8_gemm_label(dep)
     label += _overlap_label(dep)
     every = dep.settings.scheduler_recv_interval or 1
     if every > 1:
@@ -173,6 +177,22 @@ def _moe_rows_label(dep: Deployment) -> str:
     if backend is not None and not source and has_table_shape(dep.model.arch):
         return f"; MoE layers on the fitted MoE lines (no measured rows of --moe-backend {backend})"
     return source
+
+
+def _fp8_gemm_label(dep: Deployment) -> str:
+    """The label's part naming FlashInfer's measured line where it prices the dense block-FP8
+    GEMMs' FLOPs (--fp8-gemm-backend flashinfer_trtllm on an sm100 GPU); "" elsewhere."""
+    if (
+        dep.settings.fp8_gemm_backend != FLASHINFER_TRTLLM
+        or dep.settings.engine is not EngineName.SGLANG
+    ):
+        return ""
+    profile = engine_profile(dep.settings.engine, dep.settings.engine_version)
+    block = table_format(dep.scheme.linear, dep.scheme.quantization) == "fp8_block"
+    gemm = "gemm_flops" in profile.op_curve_ops and profile.op_tables is not None
+    if not (block and gemm and flashinfer_block_fp8_curve(dep.hardware.id) is not None):
+        return ""
+    return "; dense block-FP8 GEMM FLOPs on FlashInfer's measured line (sglang PR #13528)"
 
 
 def _overlap_label(dep: Deployment) -> str:
