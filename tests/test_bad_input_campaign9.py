@@ -1,0 +1,137 @@
+"""Bad input that a ninth campaign (benchmarks/fuzz_cases9.py) found: one test per class of
+finding, each case named for it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_bad_input import _one_line_error
+from test_bad_input_campaign7 import INDEX, SHARDS, W, _folder, _st
+
+from capcliff.catalog.catalogs import model_from_path
+from capcliff.catalog.quantization import quantization_from_config, slow_regex_problem
+from capcliff.cli import main
+from capcliff.errors import CatalogError
+
+SMALL_SWEEP = ["sweep", "llama-3.1-8b", "--isl", "100", "--osl", "100", "--num-requests", "20",
+               "--concurrency", "4"]  # fmt: skip
+
+
+# Skip-list regexes: a repeated group that branches, `(.|.)*X$`, or a dozen `.*` in a row ran
+# for minutes against one module name (the check caught only a group holding a repeat), and a
+# repeat count past the regex engine's limit, `a{99999999999}`, was a traceback (OverflowError).
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["(.|.)*X$", "(\\w|\\d)*Z$", "(.?){40}.{40}", "(.*){20}Z", "((a|b)c)*", ".*" * 12 + "Z$"],
+    ids=["branch-star", "class-branch", "optional-times-40", "star-times-20", "nested-branch",
+         "twelve-stars"],
+)  # fmt: skip
+def test_a_skip_regex_that_takes_exponential_time_is_refused(pattern: str) -> None:
+    raw = {"quant_method": "fp8", "ignored_layers": [f"re:{pattern}"]}
+    with pytest.raises(CatalogError, match=r"ignored_layers: regex .* exponential time"):
+        quantization_from_config(raw, path="c")
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [".*lm_head", "model.layers.*self_attn.*", ".*mlp.gate$", r".*\.experts\.(\d+)\..*",
+     "(q|k|v)_proj", "(ab){3}", "(a|b)?", r"\(.*\)*", "[(|]*x"],
+)  # fmt: skip
+def test_engine_style_regexes_are_not_called_slow(pattern: str) -> None:
+    # a branch or a repeat inside a group that is not itself repeated backtracks boundedly
+    assert slow_regex_problem(pattern) is None
+
+
+def test_four_unbounded_repeats_pass_and_five_do_not() -> None:
+    # each unbounded repeat past a few multiplies a failing match's time by the name's length
+    assert slow_regex_problem(".*a.*b.*c.*") is None
+    assert slow_regex_problem(".*a.*b.*c.*d+") == ("holds 5 unbounded repeats (*, +), more than 4")
+
+
+@pytest.mark.parametrize("count", ["99999999999", "9" * 5000])
+def test_a_repeat_count_past_the_regex_engine_is_one_line(count: str) -> None:
+    raw = {"quant_method": "compressed-tensors", "ignore": [f"re:a{{{count}}}"],
+           "config_groups": {"g": {"weights": {"num_bits": 8, "type": "float"}}}}  # fmt: skip
+    with pytest.raises(CatalogError, match=r"^c: quantization_config\.ignore: bad regex"):
+        quantization_from_config(raw, path="c")
+
+
+# A shard index beside a consolidated copy (Mistral-7B-v0.3 ships consolidated.safetensors
+# with its shards): every *.safetensors was counted, the weights twice. vLLM loads only the
+# files the index names (weight_utils.py, filter_duplicate_safetensors_files).
+
+BIG = {"w": {"dtype": "BF16", "shape": [4, 4], "data_offsets": [0, 32]}}  # 4 x 4 x 2 = 32 bytes
+
+
+def test_a_consolidated_copy_beside_indexed_shards_is_not_counted(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, {
+        "model.safetensors.index.json": INDEX, SHARDS[0]: _st({"a": W}, b"\0" * 8),
+        SHARDS[1]: _st({"b": W}, b"\0" * 8), "consolidated.safetensors": _st(BIG, b"\0" * 32),
+    })  # fmt: skip
+    assert model_from_path(folder).checkpoint_bytes == 16  # the two 8-byte shards
+
+
+def test_a_shard_index_naming_no_shard_is_refused(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, {
+        "model.safetensors.index.json": json.dumps({"weight_map": {}}),
+        "model.safetensors": _st({"w": W}, b"\0" * 8),
+    })  # fmt: skip
+    with pytest.raises(CatalogError, match=r"weight_map: names no shard"):
+        model_from_path(folder)
+
+
+# A benchmark CSV with a column named twice: the reader kept the last one's cells unsaid.
+
+
+def test_a_csv_column_named_twice_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "b.csv"
+    path.write_text(
+        "concurrency,input_len,output_len,output_throughput_tok_s,mean_tpot_ms,concurrency\n"
+        "8,1024,128,500,14,64\n32,1024,128,1200,24,8\n"
+    )
+    line = _one_line_error(
+        ["calibrate", str(path), "--model", "llama-3.1-8b", "--gpu", "h100-sxm"], capsys
+    )
+    assert line.endswith("column 'concurrency' is named twice in the header; keep one (which of "
+                         "them holds the run's figures is not said)")  # fmt: skip
+
+
+def test_blank_column_names_may_repeat(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # trailing commas (a spreadsheet's empty columns) name no figure
+    path = tmp_path / "b.csv"
+    path.write_text(
+        "concurrency,input_len,output_len,output_throughput_tok_s,mean_tpot_ms,,\n"
+        "8,1024,128,500,14,,\n32,1024,128,1200,24,,\n64,1024,128,1800,32,,\n"
+    )
+    args = ["calibrate", str(path), "--model", "llama-3.1-8b", "--gpu", "h100-sxm"]
+    assert main(args) == 0, capsys.readouterr().err
+
+
+# TensorRT-LLM's attention-DP balancing on a dense model: no layout of it has attention DP, and
+# the setting was dropped unsaid (the MoE backends were already refused there).
+
+
+def test_attention_dp_balance_on_a_dense_model_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    line = _one_line_error(
+        [*SMALL_SWEEP, "--engine", "trtllm", "--attention-dp-balance", "on"], capsys
+    )
+    assert line == (
+        "error: attention_dp_balance: balances attention-DP ranks, which only MoE models have; "
+        "llama-3.1-8b is dense (no experts); leave it unset"
+    )
+
+
+def test_attention_dp_balance_off_on_a_dense_model_is_accepted(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = [*SMALL_SWEEP, "--engine", "trtllm", "--attention-dp-balance", "off"]
+    assert main([*args, "--format", "json"]) == 0, capsys.readouterr().err
