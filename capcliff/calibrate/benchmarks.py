@@ -331,6 +331,12 @@ def _csv_rows(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
         raise InputError(f"{path}: cannot read as CSV ({exc})") from None
     if not columns:
         raise InputError(f"{path}: cannot read as CSV (no header row)")
+    twice = [c for n, c in enumerate(columns) if c.strip() and c in columns[:n]]
+    if twice:  # the reader keeps the last cell of a name: the first column's figures were lost
+        raise InputError(
+            f"{path}: column {twice[0]!r:.40} is named twice in the header; keep one (which "
+            "of them holds the run's figures is not said)"
+        )
     return columns, rows
 
 
