@@ -135,3 +135,39 @@ def test_attention_dp_balance_off_on_a_dense_model_is_accepted(
 ) -> None:
     args = [*SMALL_SWEEP, "--engine", "trtllm", "--attention-dp-balance", "off"]
     assert main([*args, "--format", "json"]) == 0, capsys.readouterr().err
+
+
+# A run whose throughput contradicts its own latencies: 1 tok/s beside 8 clients at 14 ms TPOT
+# and 150 ms TTFT for 128 tokens (8 x 128 / (0.150 + 127 x 0.014) = 531 tok/s) was fitted, with
+# a +46,398 % residual printed beside the calibration.
+
+
+def test_a_throughput_its_latencies_contradict_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "b.csv"
+    path.write_text(
+        "concurrency,input_len,output_len,output_throughput_tok_s,mean_tpot_ms,mean_ttft_ms\n"
+        "8,1024,128,1,14,150\n32,1024,128,2,24,160\n"
+    )
+    line = _one_line_error(
+        ["calibrate", str(path), "--model", "llama-3.1-8b", "--gpu", "h100-sxm"], capsys
+    )
+    assert line == (
+        "error: b.csv: row 2: output_throughput: 1 tok/s, where 8 clients of 128 output tokens at "
+        "TTFT 150 ms and TPOT 14 ms give about 531.1 tok/s; the figures are of different runs or "
+        "units"
+    )
+
+
+def test_a_throughput_within_four_times_its_latencies_is_fitted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 531 tok/s by Little's law; 140 tok/s is 3.8x under it, within the bound
+    path = tmp_path / "b.csv"
+    path.write_text(
+        "concurrency,input_len,output_len,output_throughput_tok_s,mean_tpot_ms,mean_ttft_ms\n"
+        "8,1024,128,140,14,150\n32,1024,128,1300,24,160\n"
+    )
+    args = ["calibrate", str(path), "--model", "llama-3.1-8b", "--gpu", "h100-sxm"]
+    assert main(args) == 0, capsys.readouterr().err
