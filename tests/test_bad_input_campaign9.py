@@ -194,3 +194,25 @@ def test_other_checkpoint_files_are_never_written(
                            capsys)  # fmt: skip
     assert "is a model checkpoint's file name" in line
     assert target.read_text() == "keep"
+
+
+# A benchmark run of 1,000,000 clients: the fit simulates one request per client at least, and
+# ran for hours; past the sample a fit simulates (20,000 requests) a run is refused.
+
+
+def test_a_run_of_more_clients_than_a_fit_simulates_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # figures consistent by Little's law: 30,000 x 128 / (0.150 + 127 x 0.014) = 1.99M tok/s
+    path = tmp_path / "b.csv"
+    path.write_text(
+        "concurrency,input_len,output_len,output_throughput_tok_s,mean_tpot_ms,mean_ttft_ms\n"
+        "30000,1024,128,1990000,14,150\n"
+    )
+    line = _one_line_error(
+        ["calibrate", str(path), "--model", "llama-3.1-8b", "--gpu", "h100-sxm"], capsys
+    )
+    assert line == (
+        "error: row 2: concurrency: 30,000 clients is past the 20,000 requests a fitted run "
+        "simulates; give runs of fewer clients"
+    )
