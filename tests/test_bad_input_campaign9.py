@@ -216,3 +216,20 @@ def test_a_run_of_more_clients_than_a_fit_simulates_is_refused(
         "error: row 2: concurrency: 30,000 clients is past the 20,000 requests a fitted run "
         "simulates; give runs of fewer clients"
     )
+
+
+# A workload that names a JSON (not JSON Lines) trace read "unknown preset 't.json'; known:
+# reasoning, chat, chat-short": neither what a trace is nor the two session presets.
+
+
+def test_a_workload_that_is_no_preset_says_what_a_trace_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = tmp_path / "t.json"
+    trace.write_text('[{"input_tokens": 5, "output_tokens": 5}]')
+    line = _one_line_error(["sweep", "llama-3.1-8b", "--workload", str(trace)], capsys)
+    assert line.startswith("error: workload: unknown '")  # the name, cut at 80 characters
+    assert line.endswith(
+        "; give a preset (reasoning, chat, chat-short, multiturn-chat, agentic) or a trace: a "
+        "JSON Lines file, one request per line, named *.jsonl"
+    )
