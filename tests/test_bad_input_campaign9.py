@@ -233,3 +233,65 @@ def test_a_workload_that_is_no_preset_says_what_a_trace_is(
         "; give a preset (reasoning, chat, chat-short, multiturn-chat, agentic) or a trace: a "
         "JSON Lines file, one request per line, named *.jsonl"
     )
+
+
+# A calibration of another GPU with --force: a fleet's other GPU types and a pool's GPU were
+# re-resolved without the flag, so the run refused it there ("pass --force to apply it anyway",
+# with --force given).
+
+CALIBRATION = """engine = "vllm"
+source = "r.json"
+model = "llama-3.1-8b"
+gpu = "h100-sxm"
+layout = "tp1"
+weight_dtype = "bf16"
+kv_cache_dtype = "bf16"
+[step_time]
+fixed_s = 0.002
+scale = 1.1
+points = 3
+source = "r.json"
+profile = "vllm"
+"""
+
+
+@pytest.fixture
+def cal(tmp_path: Path) -> Path:
+    """A calibration fitted on one H100 as tp1."""
+    path = tmp_path / "c.toml"
+    path.write_text(CALIBRATION)
+    return path
+
+
+def test_a_forced_calibration_reaches_a_fleets_other_gpu(
+    cal: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["plan", "llama-3.1-8b", "--jobs", "1", "--isl", "100", "--osl", "100",
+            "--num-requests", "20", "--rate", "2", "--slo-ttft", "2", "--gpu", "h100-sxm,b200",
+            "--calibration", str(cal), "--force", "--format", "json"]  # fmt: skip
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert f"warning: calibration {cal} applied to another deployment: gpu h100-sxm != b200" in err
+
+
+def test_a_forced_calibration_reaches_a_pools_gpu(
+    cal: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = [*SMALL_SWEEP, "--gpu", "h100-sxm", "--disagg", "1p:tp1@b200,1d:tp1",
+            "--calibration", str(cal), "--force", "--format", "json"]  # fmt: skip
+    assert main(args) == 0, capsys.readouterr().err
+
+
+# `memory --layout all` with a calibration made on tp1 applied its per-GPU terms to every
+# layout unsaid (sweep refuses another layout's calibration, or says it with --force).
+
+
+def test_memory_over_all_layouts_refuses_another_layouts_calibration(
+    cal: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["memory", "llama-3.1-8b", "--gpus", "2", "--gpu", "h100-sxm", "--layout", "all",
+            "--calibration", str(cal)]  # fmt: skip
+    line = _one_line_error(args, capsys)
+    assert line.startswith(f"error: calibration: {cal} was made for another deployment (layout ")
+    assert main([*args, "--force", "--format", "json"]) == 0
+    assert "applied to another deployment: layout tp1 != tp2" in capsys.readouterr().err
