@@ -80,12 +80,14 @@ def calib9_cases() -> Iterator[Case]:
         ("csv-column-twice", CAL_CSV, csv("8,1024,128,500,14,150,64\n32,1024,128,1200,24,160,8\n64,1024,128,1800,32,170,32\n", CSV_HEAD.strip() + ",concurrency\n"), True),
         ("csv-input-past-model", CAL_CSV, csv("8,500000000,128,500,14,150\n32,500000000,128,1200,24,160\n"), True),
         ("csv-output-past-model", CAL_CSV, csv("1,100,900000000,50,14,150\n2,100,900000000,90,24,160\n"), True),
-        ("csv-concurrency-million", CAL_CSV, csv("1000000,1024,128,500,14,150\n2000000,1024,128,1200,24,160\n"), None),
+        ("csv-concurrency-million", CAL_CSV, csv("1000000,1024,128,500,14,150\n2000000,1024,128,1200,24,160\n"), True),
+        ("csv-concurrency-30000-consistent", CAL_CSV, csv("30000,1024,128,1990000,14,150\n"), True),  # past the 20,000 a fit simulates
         ("csv-requests-under-clients", CAL_CSV, {"b.csv": CSV_HEAD.strip() + ",num_requests\n64,1024,128,1800,32,170,8\n32,1024,128,1200,24,160,8\n"}, None),
         ("csv-header-twice", CAL_CSV, csv(CSV_ROWS + CSV_HEAD + CSV_ROWS), True),
         ("csv-ttft-under-tpot", CAL_CSV, csv("8,1024,128,500,14,1.5\n32,1024,128,1200,24,1.6\n"), None),
         ("csv-throughput-past-clients", CAL_CSV, csv("1,1024,128,100000,14,150\n2,1024,128,200000,24,160\n"), None),
-        ("csv-tpot-times-clients-contradicts", CAL_CSV, csv("8,1024,128,1,14,150\n32,1024,128,2,24,160\n"), None),
+        ("csv-tpot-times-clients-contradicts", CAL_CSV, csv("8,1024,128,1,14,150\n32,1024,128,2,24,160\n"), True),
+        ("csv-throughput-in-requests-per-s", CAL_CSV, csv("8,1024,128,4.1,14,150\n32,1024,128,10,24,160\n64,1024,128,14,32,170\n"), True),
         ("csv-gpus-other", [*CAL_CSV, "--gpus", "4"], {"b.csv": CSV_HEAD.strip() + ",num_gpus\n8,1024,128,500,14,150,8\n"}, True),
         ("csv-layout-other", [*CAL_CSV, "--layout", "tp2", "--gpus", "2"], {"b.csv": CSV_HEAD.strip() + ",parallelism\n8,1024,128,500,14,150,TP8\n"}, True),
         ("csv-engine-sglang-asked-vllm", [*CAL_CSV, "--engine", "vllm"], {"b.csv": CSV_HEAD.strip() + ",engine\n8,1024,128,500,14,150,sglang\n"}, True),
@@ -116,9 +118,12 @@ def calib9_cases() -> Iterator[Case]:
     use = [*SW, "--calibration", "{d}/c.toml"]
     for name, argv, text, invalid in [
         ("apply-step-valid", use, STEP_CAL, False),
-        ("apply-fleet-other-gpus", [*FLEET[:-2], "--gpu", "h100-sxm,b200", "--calibration", "{d}/c.toml"], STEP_CAL.replace('model = "llama-3.1-8b"', 'model = "llama-3.1-8b"\ngpu = "h100-sxm"'), None),
-        ("apply-fleet-other-gpus-force", [*FLEET[:-2], "--gpu", "h100-sxm,b200", "--calibration", "{d}/c.toml", "--force"], STEP_CAL.replace('model = "llama-3.1-8b"', 'model = "llama-3.1-8b"\ngpu = "h100-sxm"'), None),
-        ("apply-disagg-pool-other-gpu", [*SW, "--disagg", "1p:tp1@b200,1d:tp1", "--calibration", "{d}/c.toml"], STEP_CAL.replace('model = "llama-3.1-8b"', 'model = "llama-3.1-8b"\ngpu = "h100-sxm"'), None),
+        ("apply-fleet-other-gpus", [*FLEET[:-2], "--gpu", "h100-sxm,b200", "--calibration", "{d}/c.toml"], STEP_CAL.replace('model = "llama-3.1-8b"', 'model = "llama-3.1-8b"\ngpu = "h100-sxm"'), True),
+        ("apply-fleet-other-gpus-force", [*FLEET[:-2], "--gpu", "h100-sxm,b200", "--calibration", "{d}/c.toml", "--force"], STEP_CAL.replace('model = "llama-3.1-8b"', 'model = "llama-3.1-8b"\ngpu = "h100-sxm"'), False),
+        ("apply-disagg-pool-other-gpu", [*SW, "--disagg", "1p:tp1@b200,1d:tp1", "--calibration", "{d}/c.toml"], STEP_CAL.replace('model = "llama-3.1-8b"', 'model = "llama-3.1-8b"\ngpu = "h100-sxm"'), True),
+        ("apply-disagg-pool-other-gpu-force", [*SW, "--gpu", "h100-sxm", "--disagg", "1p:tp1@b200,1d:tp1", "--calibration", "{d}/c.toml", "--force"], STEP_CAL.replace('model = "llama-3.1-8b"', 'model = "llama-3.1-8b"\ngpu = "h100-sxm"'), False),
+        ("apply-memory-all-layouts", ["memory", "llama-3.1-8b", "--gpus", "2", "--gpu", "h100-sxm", "--layout", "all", "--calibration", "{d}/c.toml"], STEP_CAL.replace('model = "llama-3.1-8b"', 'model = "llama-3.1-8b"\ngpu = "h100-sxm"'), True),
+        ("apply-memory-all-layouts-force", ["memory", "llama-3.1-8b", "--gpus", "2", "--gpu", "h100-sxm", "--layout", "all", "--calibration", "{d}/c.toml", "--force"], STEP_CAL.replace('model = "llama-3.1-8b"', 'model = "llama-3.1-8b"\ngpu = "h100-sxm"'), False),
         ("apply-other-gpu-force-memory", ["memory", "llama-3.1-8b", "--gpus", "1", "--gpu", "l40s", "--calibration", "{d}/c.toml", "--force"], CAL_OK.replace('model = "llama-3.1-8b"', 'model = "llama-3.1-8b"\ngpu = "h100-sxm"').replace("weights_overhead = 0.0314", "activation_peak = 60.0"), None),
         ("apply-sglang-to-vllm-force", [*use, "--force"], STEP_CAL.replace('engine = "vllm"', 'engine = "sglang"'), None),
         ("apply-concurrency-range-outside", [*use, "--concurrency", "512"], STEP_CAL + "concurrency_min = 1\nconcurrency_max = 4\n", None),
@@ -382,6 +387,9 @@ def quant9_cases() -> Iterator[Case]:
         *[(f"ct-targets-slow-{i}", cfg({**ct, "config_groups": {"g": {**ct["config_groups"]["g"], "targets": [p]}}}), True) for i, p in enumerate(slow[:2])],  # type: ignore[index]
         ("ignore-10000-regexes", cfg({**fp8, "ignored_layers": [f"re:model\\.layers\\.{i}\\..*" for i in range(10_000)]}), None),
         ("ignore-long-literal", cfg({**fp8, "ignored_layers": ["x" * 1_000_000]}), None),
+        ("ignore-regex-count-overflow", cfg({**fp8, "ignored_layers": ["re:a{99999999999}"]}), True),
+        ("ignore-regex-count-5000-digits", cfg({**fp8, "ignored_layers": ["re:a{" + HUGE_INT + "}"]}), True),
+        ("ct-targets-count-overflow", cfg({**ct, "config_groups": {"g": {**ct["config_groups"]["g"], "targets": ["re:a{4294967295}"]}}}), True),  # type: ignore[index]
         ("ignore-regex-lookbehind-var", cfg({**fp8, "ignored_layers": ["re:(?<=a+)b"]}), True),
         ("ignore-regex-backref", cfg({**fp8, "ignored_layers": ["re:(.)\\1"]}), None),
         ("ignore-regex-empty", cfg({**fp8, "ignored_layers": ["re:"]}), None),
@@ -462,9 +470,14 @@ def st9_cases() -> Iterator[Case]:
 def files9_cases() -> Iterator[Case]:
     runs = _lines(RUNS)
     cal_m = ["calibrate", "{d}/r.json", "--model", "{d}/m", "--gpu", "h100-sxm", "-o"]
-    for model_file in ("quantize_config.json", "tf_model.h5", "flax_model.msgpack", "tokenizer.model.v3", "tekken.json", "adapter_config.json", "model.npz", "quant_config.json", "model.safetensors.index.json.bak"):
+    spec_m = SPEC.replace('model = "llama-3.1-8b"', 'model = "m"')
+    for model_file in ("quantize_config.json", "tf_model.h5", "flax_model.msgpack", "tokenizer.model.v3", "tekken.json", "adapter_config.json", "model.npz", "sentencepiece.bpe.model"):
         yield Case("files9", f"calibrate-out-over-{model_file}", [*cal_m, "{d}/m/" + model_file, "--force"],
                    {"r.json": runs, "m/config.json": MODEL, f"m/{model_file}": "keep"}, True)
+        yield Case("files9", f"check-junit-over-{model_file}", ["check", "{d}/s.toml", "--junit", "{d}/m/" + model_file, "--force"],
+                   {"s.toml": spec_m, "m/config.json": MODEL, f"m/{model_file}": "keep"}, True)
+    yield Case("files9", "check-junit-over-index-backup", ["check", "{d}/s.toml", "--junit", "{d}/m/model.safetensors.index.json.bak", "--force"],
+               {"s.toml": spec_m, "m/config.json": MODEL, "m/model.safetensors.index.json.bak": "old"}, None, replaced=("m/model.safetensors.index.json.bak",))
     spec_trace = SPEC.replace("isl = 100\nosl = 100\n", "").replace("num_requests = 20\n", "").replace('arrival = "batch"\n', "").replace("[scenario.workload]\n", '[scenario.workload]\ntrace = "sub/t.jsonl"\n').replace("concurrency = 4", "concurrency = 2").replace("no_preemption_at = 4", "no_preemption_at = 2")
     spec_model = SPEC.replace('model = "llama-3.1-8b"', 'model = "m"')
     spec_cal = _scenario('calibration = "c.toml"')
