@@ -57,14 +57,14 @@ def memory(
     one = None if layout == "all" else parse_layout(layout).name
     dep = resolve(resolved, spec, settings, force=force, layout=one)
     if settings.calibration is not None and one is None:
-        # --layout all: a calibration made on another layout is refused (or, with --force, said)
-        # as for a named one; it was applied to every layout unsaid
+        # --layout all (the default): a calibration made on one layout is applied to every
+        # layout, and each other one is said (it was unsaid); a named layout refuses it unforced
         from capcliff.catalog.layout import enumerate_layouts
 
         said = [
             w
             for lay in enumerate_layouts(count, arch=resolved.arch)
-            for w in resolve(resolved, spec, settings, force=force, layout=lay.name).warnings
+            for w in resolve(resolved, spec, settings, force=True, layout=lay.name).warnings
             if w not in dep.warnings
         ]
         dep = dataclasses.replace(dep, warnings=(*dep.warnings, *dict.fromkeys(said)))
