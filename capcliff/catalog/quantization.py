@@ -158,7 +158,7 @@ def _patterns(raw: dict[str, Any], path: str, *fields: str) -> tuple[str, ...]:
                     raise _error(
                         path, name,
                         f"regex {pattern!r:.60} {slow}: matching a module name takes "
-                        "exponential time; write e.g. re:.*mlp.*",
+                        "exponential (or high-polynomial) time; write e.g. re:.*mlp.*",
                     )  # fmt: skip
         found += value
     return tuple(found)
