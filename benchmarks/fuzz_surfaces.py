@@ -1629,10 +1629,12 @@ def main() -> None:
     from fuzz_cases6 import SURFACES6  # imports this module's tables: loaded once they exist
     from fuzz_cases7 import SURFACES7
     from fuzz_cases8 import SURFACES8
+    from fuzz_cases9 import SURFACES9
 
     SURFACES.update(SURFACES6)
     SURFACES.update(SURFACES7)
     SURFACES.update(SURFACES8)
+    SURFACES.update(SURFACES9)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("surfaces", nargs="*", default=list(SURFACES))
     parser.add_argument("--jobs", type=int, default=2)

@@ -248,6 +248,7 @@ def _same(a: Path, b: Path) -> bool:
 # the JSON files HF model folders carry by name.
 MODEL_FILE_SUFFIXES = (
     ".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf", ".onnx", ".tiktoken",
+    ".h5", ".msgpack", ".npz", ".model",  # TensorFlow, Flax, NumPy weights; SentencePiece
 )  # fmt: skip
 # the tokenizer's other files (SentencePiece `tokenizer.model`, BPE `vocab.json` + `merges.txt`,
 # WordPiece `vocab.txt`), the processor's and chat template's, Mistral's `params.json`
@@ -257,13 +258,19 @@ MODEL_FILE_NAMES = (
     "pytorch_model.bin.index.json", "tokenizer.model", "spiece.model", "vocab.json",
     "merges.txt", "vocab.txt", "added_tokens.json", "preprocessor_config.json",
     "processor_config.json", "chat_template.jinja", "chat_template.json", "params.json",
+    "quantize_config.json", "adapter_config.json", "tekken.json",  # AutoGPTQ, PEFT, Mistral
 )  # fmt: skip
 
 
 def is_model_file(path: Path) -> bool:
     """Whether `path` names a model checkpoint's file (weights, config.json, tokenizer)."""
     name = path.name.lower()
-    return name.endswith(MODEL_FILE_SUFFIXES) or name in MODEL_FILE_NAMES
+    # tokenizer.*: Mistral's tokenizer.model.v3 and the like
+    return (
+        name.endswith(MODEL_FILE_SUFFIXES)
+        or name in MODEL_FILE_NAMES
+        or (name.startswith("tokenizer."))
+    )
 
 
 def check_outputs(

@@ -43,10 +43,9 @@ def test_a_fleet_line_searches_replicas_within_one_node(monkeypatch: pytest.Monk
         asked.append(gpus)
         return None, {}
 
-    monkeypatch.setattr(online, "resolve", lambda model, hardware, settings: None)
     monkeypatch.setattr(online, "_fleet_rank", lambda ctx, hardware: None)
     monkeypatch.setattr(online, "_search", search)
-    ctx = SimpleNamespace(dep=SimpleNamespace(model=None, settings=None))
+    ctx = SimpleNamespace(dep=SimpleNamespace(on=lambda hardware: None))
     node = SimpleNamespace(id="x8", gpus_per_node=8)
     line, note = online._type_fleet((ctx, node, 4))  # type: ignore[arg-type]
     assert line is None

@@ -231,8 +231,9 @@ def test_a_benchmark_run_that_contradicts_itself_is_refused(
 
 
 def test_a_concurrency_cap_past_the_requests_is_the_requests(tmp_path: Path) -> None:
-    # 200 requests under a cap of 10,000,000 run 200 at once at most (the fit ran for minutes)
-    path = _runs_file(tmp_path, _vllm_run(max_concurrency=10_000_000))
+    # 200 requests under a cap of 10,000,000 run 200 at once at most (the fit ran for minutes);
+    # 200 x 128 tokens / (150 ms + 127 x 24 ms) = 8,005 tok/s is what 200 at once produce
+    path = _runs_file(tmp_path, _vllm_run(max_concurrency=10_000_000, output_throughput=8000.0))
     assert [p.concurrency for p in read_benchmark_file(path, ANY)] == [200]
 
 

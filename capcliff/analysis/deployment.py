@@ -89,6 +89,19 @@ class Deployment:
     # seconds each client's first request of a replayed benchmark run waits more (see
     # `first_wave`); None: the calibrated figure of the engine on the GPU's vendor
     first_wave_s: float | None = None
+    # how `resolve` read the settings: relative paths from `base_dir`, a calibration of another
+    # deployment applied when `forced`; a re-resolution on another GPU reads them alike
+    base_dir: Path | None = None
+    forced: bool = False
+
+    def on(self, hardware: HardwareSpec, settings: DeploymentSettings | None = None) -> Deployment:
+        """These settings (or `settings`) resolved on `hardware` as this deployment was: a fleet's
+        other GPU types and a pool's GPU dropped --force (a forced calibration was refused there)
+        and the spec's folder."""
+        return resolve(
+            self.model, hardware, settings or self.settings, base_dir=self.base_dir,
+            force=self.forced,
+        )  # fmt: skip
 
     @property
     def draft(self) -> DraftModel | None:
@@ -349,7 +362,7 @@ def resolve(
     return Deployment(
         model=model, hardware=hardware, settings=settings, budget=budget, scheme=scheme,
         kv_dtype=kv_dtype, warnings=tuple(warnings), speculation=spec, acceptance=accepted,
-        kernels=_kernels(settings, model, hardware, kv_dtype),
+        kernels=_kernels(settings, model, hardware, kv_dtype), base_dir=base_dir, forced=force,
     )  # fmt: skip
 
 

@@ -54,8 +54,9 @@ def refuse_other_engines_settings(settings: DeploymentSettings) -> list[str]:
 
 
 def refuse_moe_settings_on_dense(settings: DeploymentSettings, model: Model) -> None:
-    """The MoE backend and the all-to-all backend pick expert kernels and expert dispatch; on a
-    dense model they were dropped unsaid."""
+    """The MoE backend and the all-to-all backend pick expert kernels and expert dispatch, and
+    attention-DP balancing needs attention DP, which only MoE layouts have; on a dense model
+    they were dropped unsaid."""
     if model.arch.moe is not None:
         return
     given = [name for name, on in (
@@ -66,6 +67,11 @@ def refuse_moe_settings_on_dense(settings: DeploymentSettings, model: Model) -> 
         raise InputError(
             f"{given[0]}: picks the experts' kernels or dispatch; {model.id} is dense (no "
             "experts); leave it unset"
+        )
+    if settings.attention_dp_balance not in (None, "off"):  # no layout of it has attention DP
+        raise InputError(
+            f"attention_dp_balance: balances attention-DP ranks, which only MoE models have; "
+            f"{model.id} is dense (no experts); leave it unset"
         )
 
 

@@ -25,6 +25,7 @@ from capcliff.sim.traffic.sessions import (
     shaped_session_spec,
 )
 from capcliff.sim.traffic.workload import (
+    PRESETS,
     Arrival,
     Requests,
     WorkloadSpec,
@@ -241,6 +242,26 @@ def _check_shape(choice: WorkloadChoice, *, sessions: bool) -> None:
         )
 
 
+def _preset_requests(choice: WorkloadChoice, rng: np.random.Generator) -> Requests:
+    """The requests of a single-turn preset; an unknown name is refused listing every preset
+    and what a trace is (`t.json` read "unknown preset", listing three)."""
+    name = choice.preset_name or ""
+    if name not in PRESETS:
+        known = ", ".join([*PRESETS, *SESSION_PRESETS])
+        raise InputError(
+            f"workload: unknown {name!r:.80}; give a preset ({known}) or a trace: a JSON Lines "
+            "file, one request per line, named *.jsonl"
+        )
+    spec = preset(
+        name,
+        num_requests=choice.num_requests,
+        arrival=choice.arrival,
+        rate_per_s=choice.rate_per_s,
+        clients=choice.clients,
+    )
+    return generate_requests(spec, rng)
+
+
 def plan_workloads(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[str, Requests]]]:
     """(label, [(series label, requests)]) for fixed lengths, a preset or a trace."""
     rng = np.random.default_rng(seed)
@@ -257,14 +278,7 @@ def plan_workloads(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[s
         )  # fmt: skip
         return f"{name} ({describe_sessions(shape)})", [(name, sessions)]
     if choice.preset_name is not None:
-        spec = preset(
-            choice.preset_name,
-            num_requests=choice.num_requests,
-            arrival=choice.arrival,
-            rate_per_s=choice.rate_per_s,
-            clients=choice.clients,
-        )
-        return choice.preset_name, [(choice.preset_name, generate_requests(spec, rng))]
+        return choice.preset_name, [(choice.preset_name, _preset_requests(choice, rng))]
     if choice.isl is None or not choice.osl:
         raise InputError("workload: give --isl and --osl, or --workload PRESET|trace.jsonl")
     series = []

@@ -20,8 +20,9 @@ Times in the files are milliseconds; points carry seconds. A run whose TPOT or T
 a millisecond: a TPOT of 0.024 is 24 ms), as is a TPOT past 10 s (units.MAX_SLO_TPOT_S); so are
 non-positive or infinite measurements, a true or false for a number, `1,024` for 1024, a row
 that repeats another, rows of another model than the one calibrated (unless forced), a run paced
-at a finite `request_rate` (open loop, or paced under a `max_concurrency`) and runs of different
-`backend`s in one file.
+at a finite `request_rate` (open loop, or paced under a `max_concurrency`), runs of different
+`backend`s in one file, a CSV column named twice, and a throughput more than 4x off what the
+run's own clients, lengths and latencies give (MAX_LITTLE_RATIO).
 """
 
 from __future__ import annotations
@@ -274,10 +275,36 @@ def _ratio(value: float | None, row_id: str) -> float:
     return value
 
 
+# Set: how far a run's output throughput may sit from what its own clients, lengths and mean
+# latencies give by Little's law (clients x output_len / (TTFT + (output_len - 1) x TPOT) for
+# closed-loop clients); the public rows shipped (shared/reference/serving_benchmarks.csv) sit
+# within 4 % of it. Past 4x either way the figures are of different runs or in other units (a
+# throughput of 1 tok/s beside 8 clients at 14 ms TPOT was fitted, with a +46,398 % residual).
+MAX_LITTLE_RATIO = 4.0
+
+
+def _refuse_inconsistent(point: BenchmarkPoint) -> None:
+    """An InputError when `point`'s throughput and latencies cannot describe one run."""
+    throughput, tpot, ttft = point.output_throughput_tok_s, point.mean_tpot_s, point.mean_ttft_s
+    if throughput is None or tpot is None or ttft is None:
+        return
+    clients = min(point.concurrency, point.num_requests or point.concurrency)
+    implied = clients * point.output_len / (ttft + (point.output_len - 1) * tpot)
+    if not 1 / MAX_LITTLE_RATIO <= throughput / implied <= MAX_LITTLE_RATIO:
+        raise InputError(
+            f"{point.row_id}: output_throughput: {throughput:,.4g} tok/s, where {clients:,} "
+            f"clients of {point.output_len:,} output tokens at TTFT {ttft * 1e3:,.4g} ms and TPOT "
+            f"{tpot * 1e3:,.4g} ms give about {implied:,.4g} tok/s; the figures are of different "
+            "runs or units"
+        )
+
+
 def _refuse_duplicates(points: list[BenchmarkPoint]) -> list[BenchmarkPoint]:
-    """`points`, or an InputError naming a row that repeats another (same run, same figures)."""
+    """`points`, or an InputError naming a row that repeats another (same run, same figures)
+    or whose figures contradict each other (`_refuse_inconsistent`)."""
     seen: dict[tuple[object, ...], str] = {}
     for p in points:
+        _refuse_inconsistent(p)
         key = (
             p.concurrency, p.input_len, p.output_len, p.num_requests, p.range_ratio,
             p.output_throughput_tok_s, p.mean_tpot_s, p.mean_ttft_s,
@@ -331,6 +358,12 @@ def _csv_rows(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
         raise InputError(f"{path}: cannot read as CSV ({exc})") from None
     if not columns:
         raise InputError(f"{path}: cannot read as CSV (no header row)")
+    twice = [c for n, c in enumerate(columns) if c.strip() and c in columns[:n]]
+    if twice:  # the reader keeps the last cell of a name: the first column's figures were lost
+        raise InputError(
+            f"{path}: column {twice[0]!r:.40} is named twice in the header; keep one (which "
+            "of them holds the run's figures is not said)"
+        )
     return columns, rows
 
 

@@ -263,7 +263,12 @@ def safetensors_bytes(folder: Path) -> int | None:
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         return None
-    _refuse_missing_shards(folder, files)
+    indexed = _refuse_missing_shards(folder, files)
+    if indexed is not None:
+        # only the shards the index names: Mistral-7B-v0.3 ships a consolidated.safetensors
+        # beside its shards, and it was counted twice (vLLM loads the index's files alone:
+        # model_executor/model_loader/weight_utils.py, filter_duplicate_safetensors_files)
+        files = [f for f in files if f.name in indexed]
     total = 0
     for path in files:
         header, data_bytes = _safetensors_header(path)
@@ -290,25 +295,30 @@ def safetensors_bytes(folder: Path) -> int | None:
 SHARD_INDEX = "model.safetensors.index.json"
 
 
-def _refuse_missing_shards(folder: Path, files: list[Path]) -> None:
-    """A sharded checkpoint whose index names a shard the folder lacks is a partial download;
-    its headers' bytes were printed as the checkpoint's. (A folder with the index and no shard
-    at all is a config-only copy: sized from config.json, as without the index.)"""
+def _refuse_missing_shards(folder: Path, files: list[Path]) -> set[str] | None:
+    """The shard file names the folder's index names (None: no index); a sharded checkpoint
+    whose index names a shard the folder lacks is a partial download, refused: its headers'
+    bytes were printed as the checkpoint's. (A folder with the index and no shard at all is a
+    config-only copy: sized from config.json, as without the index.)"""
     index = folder / SHARD_INDEX
     if not is_file(index):
-        return
+        return None
     data = parse_json(read_user_text(index), source=str(index), error=CatalogError)
     weight_map = data.get("weight_map") if isinstance(data, dict) else None
     if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
         raise CatalogError(f"{index}: weight_map: must be an object of tensor -> shard file names")
     present = {f.name for f in files}
-    missing = sorted(set(weight_map.values()) - present)
+    named = set(weight_map.values())
+    if not named:  # every file was dropped as not in the index: the checkpoint read as none
+        raise CatalogError(f"{index}: weight_map: names no shard; give the tensors' files")
+    missing = sorted(named - present)
     if missing:
         raise CatalogError(
             f"{index}: weight_map: names {len(missing)} shard(s) not in the folder "
             f"({missing[0]!r:.80}{' ...' if len(missing) > 1 else ''}); the checkpoint is "
             "incomplete: finish the download, or give its config.json alone"
         )
+    return named
 
 
 def _refuse_overlaps(path: Path, spans: list[tuple[int, int, str]], data_bytes: int) -> None:

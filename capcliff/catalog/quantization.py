@@ -149,23 +149,117 @@ def _patterns(raw: dict[str, Any], path: str, *fields: str) -> tuple[str, ...]:
             if pattern.startswith("re:"):
                 try:
                     re.compile(pattern[3:])
-                except re.error as exc:
-                    raise _error(path, name, f"bad regex {pattern!r}: {exc}") from None
-                if NESTED_REPEAT.search(pattern[3:]):
+                except (re.error, OverflowError, ValueError, RecursionError) as exc:
+                    # a{99999999999}: OverflowError; a 5,000-digit count: ValueError
+                    problem = str(exc).split("\n")[0][:80]
+                    raise _error(path, name, f"bad regex {pattern!r:.60}: {problem}") from None
+                slow = slow_regex_problem(pattern[3:])
+                if slow is not None:
                     raise _error(
                         path, name,
-                        f"regex {pattern!r:.60} repeats a group that itself repeats (as "
-                        "(.*)*): matching a module name takes exponential time; write e.g. "
-                        "re:.*mlp.*",
+                        f"regex {pattern!r:.60} {slow}: matching a module name takes "
+                        "exponential (or high-polynomial) time; write e.g. re:.*mlp.*",
                     )  # fmt: skip
         found += value
     return tuple(found)
 
 
-# A group holding an unescaped repeat (*, + or {n,}) that is itself repeated: `(.*)*x$` took
-# minutes against one module name in Python's backtracking matcher. Engines' own `re:` patterns
-# (re:.*lm_head, re:model.layers.*self_attn.*) never nest repeats.
-NESTED_REPEAT = re.compile(r"\((?:[^()\\]|\\.)*(?<!\\)[*+}](?:[^()\\]|\\.)*\)[*+{]")
+# Python's `re` backtracks: a repeated group that can match one text in several ways (it holds a
+# repeat, `(.*)*x$`, or a branch, `(.|.)*x$`) takes time exponential in a module name's length
+# (minutes for one name), and each unbounded repeat past a few multiplies the time by the name's
+# length (12 `.*` in a row: hours). Engines' own `re:` patterns (re:.*lm_head,
+# re:model.layers.*self_attn.*, re:.*mlp.gate$) repeat no group and hold 1 to 3 such repeats.
+# Set: at most 4 unbounded repeats (a 4-repeat pattern that fails takes 0.3 ms on a 41-character
+# module name; 6 take 50 ms, per name and layout).
+MAX_UNBOUNDED_REPEATS = 4
+
+
+def slow_regex_problem(pattern: str) -> str | None:
+    """Why `pattern` may take exponential or high-polynomial time to match (None when it
+    cannot): a repeated group holding a repeat or a branch, or more than MAX_UNBOUNDED_REPEATS
+    unbounded repeats (`*`, `+`, `{n,}`). A scan of the text: escapes and character classes
+    hold no repeat."""
+    groups: list[bool] = []  # per open group: it holds a repeat or a branch
+    unbounded = 0
+    at = 0
+    while at < len(pattern):
+        skipped = _skip_atom(pattern, at, groups)
+        if skipped is not None:
+            at = skipped
+            continue
+        if pattern[at] == ")" and groups:
+            ambiguous = groups.pop()
+            repeat, width = _repeat_at(pattern, at + 1)
+            if repeat in ("unbounded", "bounded") and ambiguous:
+                return "repeats a group that itself repeats or branches (as (.*)* or (a|b)*)"
+            at += 1 + width
+        else:
+            repeat, width = _repeat_at(pattern, at)
+            ambiguous = repeat is not None or pattern[at] == "|"
+            at += width or 1
+        if groups:
+            groups[-1] = groups[-1] or ambiguous or repeat is not None
+        unbounded += repeat == "unbounded"
+    if unbounded > MAX_UNBOUNDED_REPEATS:
+        return f"holds {unbounded} unbounded repeats (*, +), more than {MAX_UNBOUNDED_REPEATS}"
+    return None
+
+
+def _skip_atom(pattern: str, at: int, groups: list[bool]) -> int | None:
+    """The index past an escape, a character class or a group's opening at `at` (a group
+    opened is pushed on `groups`); None for any other character."""
+    char = pattern[at]
+    if char == "\\":
+        return at + 2
+    if char == "[":
+        return _class_end(pattern, at)
+    if char == "(":
+        groups.append(False)
+        return at + 2 if pattern.startswith("(?", at) else at + 1  # `(?:` is no repeat
+    return None
+
+
+def _class_end(pattern: str, at: int) -> int:
+    """The index past the character class `[...]` opening at `at` (a `]` first is a member)."""
+    end = at + 1
+    if pattern.startswith("^", end):
+        end += 1
+    if pattern.startswith("]", end):
+        end += 1
+    while end < len(pattern) and pattern[end] != "]":
+        end += 2 if pattern[end] == "\\" else 1
+    return end + 1
+
+
+_BRACES = re.compile(r"\{(\d*)(,?)(\d*)\}")
+
+
+def _repeat_at(pattern: str, at: int) -> tuple[str | None, int]:
+    """(the repeat at `at`: "unbounded" (`*`, `+`, `{n,}`), "bounded" (`{n}`, `{n,m}`, at most
+    more than once), "optional" (`?`, `{0,1}`) or None; its width with a lazy or possessive
+    suffix)."""
+    if at >= len(pattern):
+        return None, 0
+    char = pattern[at]
+    braces = _BRACES.match(pattern, at) if char == "{" else None
+    if char in "*+":
+        kind, width = "unbounded", 1
+    elif char == "?":
+        kind, width = "optional", 1
+    elif braces is not None:
+        low, comma, high = braces.groups()
+        most = high or ("" if comma else low)  # {n,}: no most
+        kind = (
+            "unbounded"
+            if not most
+            else "optional"
+            if len(most) == 1 and most in "01"
+            else "bounded"
+        )
+        width = braces.end() - at
+    else:
+        return None, 0
+    return kind, width + (pattern.startswith(("?", "+"), at + width))
 
 
 # Integer weight widths the engines' int kernels take (AWQ 4; GPTQ 2, 3, 4, 8; compressed-tensors

@@ -43,6 +43,8 @@ def memory(
     settings: DeploymentSettings,
 ) -> None:
     """Weights, KV bytes per token, the engine's budget and KV capacity for every layout."""
+    import dataclasses
+
     from capcliff.analysis.deployment import resolve
     from capcliff.analysis.max_model_len import check_model_context
     from capcliff.catalog.catalogs import get_hardware, get_model
@@ -54,6 +56,18 @@ def memory(
     count = _resolve_gpus(gpus, layout, spec.gpus_per_node)
     one = None if layout == "all" else parse_layout(layout).name
     dep = resolve(resolved, spec, settings, force=force, layout=one)
+    if settings.calibration is not None and one is None:
+        # --layout all (the default): a calibration made on one layout is applied to every
+        # layout, and each other one is said (it was unsaid); a named layout refuses it unforced
+        from capcliff.catalog.layout import enumerate_layouts
+
+        said = [
+            w
+            for lay in enumerate_layouts(count, arch=resolved.arch)
+            for w in resolve(resolved, spec, settings, force=True, layout=lay.name).warnings
+            if w not in dep.warnings
+        ]
+        dep = dataclasses.replace(dep, warnings=(*dep.warnings, *dict.fromkeys(said)))
     given = settings.max_model_len
     length = resolved.arch.max_position_embeddings if given is None else given
     if length is None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from capcliff.analysis.deployment import Deployment, resolve
+from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.evaluate.replica_models import replica_models
 from capcliff.analysis.evaluate.solver import config_at
 from capcliff.analysis.setting_refusals import refuse_total_memory_across_gpus
@@ -137,7 +137,7 @@ def pool_deployment(dep: Deployment, gpu: str | None) -> Deployment:
     if gpu is None or gpu == dep.hardware.id:
         return dep
     refuse_total_memory_across_gpus(dep.settings, [dep.hardware.id, gpu])
-    return resolve(dep.model, get_hardware(gpu), dep.settings)
+    return dep.on(get_hardware(gpu))
 
 
 def fabric_between(

@@ -202,10 +202,9 @@ def _cap_memory_note(dep: Deployment, memory: LayoutMemory, cap: int, length: in
     batch sizes follow it) holds another KV pool than the default cap the plan sized: said."""
     if dep.settings.max_num_seqs is not None:
         return []
-    from capcliff.analysis.deployment import resolve
 
     settings = dep.settings.model_copy(update={"max_num_seqs": cap})
-    capped = resolve(dep.model, dep.hardware, settings).memory(memory.layout, length)
+    capped = dep.on(dep.hardware, settings).memory(memory.layout, length)
     before, after = memory.kv_capacity_tokens_total, capped.kv_capacity_tokens_total
     if before == after or not before:
         return []

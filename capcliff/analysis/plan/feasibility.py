@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from capcliff.analysis.deployment import Deployment, resolve
+from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.replica_models import replica_models
 from capcliff.analysis.evaluate.solver import Slo, config_at
@@ -87,7 +87,7 @@ def alternatives(dep: Deployment, gpus: int, catalog: list[HardwareSpec]) -> lis
         if other.id != dep.hardware.id:
             lay = Layout(tp=min(other.scaleup_domain_gpus, other.gpus_per_node))
             try:
-                moved = resolve(dep.model, other, dep.settings)
+                moved = dep.on(other)
             except CapcliffError:  # e.g. a memory override larger than that GPU
                 continue
             out.append(Alternative(f"{other.id} as {lay.name}", moved, lay))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from capcliff.analysis.deployment import Deployment, resolve
+from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.evaluate.capacity import REFERENCE_REQUESTS
 from capcliff.analysis.evaluate.layout_capacity import (
     LayoutEval,
@@ -200,7 +200,7 @@ def _type_fleet(job: tuple[_Context, HardwareSpec, int]) -> tuple[FleetEntry | N
     """The cheapest fleet line on one GPU type: one replica of each TP size up to `gpus`, each
     sized for the load (or a note saying why there is none)."""
     ctx, hardware, gpus = job
-    dep = resolve(ctx.dep.model, hardware, ctx.dep.settings)
+    dep = ctx.dep.on(hardware)
     _, found = _search(
         ctx, dep, min(gpus, hardware.gpus_per_node), replicas_only=True,
         rank=_fleet_rank(ctx, hardware),

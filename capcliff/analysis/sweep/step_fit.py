@@ -131,9 +131,16 @@ def point_requests(
 ) -> Requests:
     """The benchmark's closed-loop clients: `concurrency` clients, lengths fixed or uniform in
     [range_ratio x len, len], the file's request count (else 10 per client), at most
-    `max_requests` (never fewer than one per client). The clients' first requests reach the
-    engine `client_turnaround_s` apart and each next one that long after its previous one
-    finishes (calibrate.benchmarks.CLIENT_TURNAROUND_S)."""
+    `max_requests` (never fewer than one per client; a run of more clients than
+    MAX_SIMULATED_REQUESTS is refused). The clients' first requests reach the engine
+    `client_turnaround_s` apart and each next one that long after its previous one finishes
+    (calibrate.benchmarks.CLIENT_TURNAROUND_S)."""
+    if point.concurrency > MAX_SIMULATED_REQUESTS:  # one request each: 1,000,000 ran for hours
+        raise InputError(
+            f"{point.row_id}: concurrency: {point.concurrency:,} clients is past the "
+            f"{MAX_SIMULATED_REQUESTS:,} requests a fitted run simulates; give runs of fewer "
+            "clients"
+        )
     count = point.num_requests or REQUESTS_PER_CLIENT * point.concurrency
     count = max(min(count, max_requests), point.concurrency)
 
