@@ -24,6 +24,15 @@ class SimulationLimitError(InputError):
     input asks for more work than capcliff simulates (exit code 2, one line naming the field)."""
 
 
+def request_limit_error(max_requests: int, requests: int) -> SimulationLimitError:
+    """The one-line refusal of one replica's simulation of more than `max_requests` requests."""
+    return SimulationLimitError(
+        f"num_requests: {requests:,} requests in one replica's simulation, past the most capcliff "
+        f"simulates in one ({max_requests:,}, minutes of CPU); a run's throughput and latencies "
+        "settle within a few thousand requests: ask for fewer (--num-requests)"
+    )
+
+
 def step_limit_error(max_steps: int, requests: int) -> SimulationLimitError:
     """The one-line refusal of a simulation that reached `max_steps` with `requests` requests."""
     return SimulationLimitError(

@@ -110,6 +110,9 @@ class SimConfig:
     mixed_prefill: bool = True
     time_series_points: int = 512
     max_steps: int = 100_000_000  # a guard against a simulation that cannot finish
+    # set: the most requests one replica simulates; each costs tens of microseconds of the
+    # event loop, so 10M in a batch plan ran for over an hour where the step guard saw few steps
+    max_requests: int = 200_000
     # seconds each request spends outside the engine's steps (HTTP, tokenization, the first
     # detokenized chunk, the client's turnaround): the engine sees a request this long after its
     # client sent it; TTFT and E2E include it (`simulate.simulate`). 0: not modeled

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from capcliff.errors import step_limit_error
+from capcliff.errors import request_limit_error, step_limit_error
 from capcliff.perf.decode_line import DecodeLine
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import ARRIVAL_TIE_S
@@ -177,6 +177,14 @@ class PendingRun:
         return self.own.total_bytes(k) + shared
 
 
+def _check_requests(ranks: list[ReplicaSim]) -> None:
+    """Each rank is a replica's scheduler of its own: more requests than its `max_requests`
+    are refused before the first step, as `ReplicaSim.run_until` refuses them."""
+    for r in ranks:
+        if len(r.prompt) > r.config.max_requests:
+            raise request_limit_error(r.config.max_requests, len(r.prompt))
+
+
 class LockstepSim:
     """Simulates attention-DP ranks (`ReplicaSim`s built on `model.local`) on one clock.
 
@@ -202,6 +210,7 @@ class LockstepSim:
     def run(self) -> list[ReplicaResult]:
         """Simulate until every rank's requests have finished."""
         ranks, max_steps = self.ranks, self.ranks[0].config.max_steps if self.ranks else 0
+        _check_requests(ranks)
         while any(r.done < len(r.prompt) for r in ranks):
             seen = self.last_start_s if self.overlap else self.now_s
             for i, r in enumerate(ranks):

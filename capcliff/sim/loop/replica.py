@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from capcliff.errors import step_limit_error
+from capcliff.errors import request_limit_error, step_limit_error
 from capcliff.sim.config import ARRIVAL_TIE_S
 from capcliff.sim.loop.admission import candidate, head_admissible
 from capcliff.sim.loop.exclusive_prefill import exclusive, exclusive_step
@@ -54,6 +54,8 @@ class ReplicaSim(ReplicaState):
         max_steps = self.config.max_steps
         # A decode step gives each running request one token: no run finishes in fewer steps
         # than this, so one past the guard is refused now (10M requests took minutes to reach it).
+        if not self.step and n > self.config.max_requests:
+            raise request_limit_error(self.config.max_requests, n)
         if not self.step and (sum(self.output) - n) / self.max_num_seqs > max_steps:
             raise step_limit_error(max_steps, n)
         target, polls = min(done, n), self.recv_every != 1
