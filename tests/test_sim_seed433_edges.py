@@ -6,7 +6,11 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
+from capcliff.errors import InputError
 from capcliff.sim.loop.balance import BalanceGate
+from capcliff.sim.reuse.kv_tiers import KVTier
 
 
 def _rank() -> Any:
@@ -31,3 +35,19 @@ def test_after_the_batching_wait_runs_the_next_context_requests_wait_it_again() 
     assert gate.decide(ranks) == (True, 3)
     gate.advance(2)
     assert gate.decide(ranks) == (True, 1)  # 2 of the 3 waited: one more
+
+
+@pytest.mark.parametrize(
+    ("tokens", "read", "write"),
+    [(-1, 1e9, 1e9), (10, 0.0, 1e9), (10, 1e9, 0.0), (10, -1e9, 1e9)],
+)
+def test_an_offload_tier_with_any_one_bad_figure_is_refused(
+    tokens: int, read: float, write: float
+) -> None:
+    # a negative capacity, or a read or write bandwidth that is not positive, each alone
+    with pytest.raises(InputError, match="offload cpu: needs a capacity >= 0 and bandwidths > 0"):
+        KVTier("cpu", tokens, read, write, 0.0)
+
+
+def test_an_offload_tier_of_no_capacity_is_accepted() -> None:
+    assert KVTier("cpu", 0, 1e9, 1e9, 0.0).tokens == 0
