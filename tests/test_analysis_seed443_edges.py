@@ -17,3 +17,22 @@ def test_an_empty_backlog_of_sessions_is_one_request_sent_at_once() -> None:
     assert len(one) == 1
     np.testing.assert_array_equal(one.arrival_s, [0.0])
     np.testing.assert_array_equal(one.client, [0])
+
+
+def test_a_request_done_exactly_at_the_last_arrival_is_done_in_the_window() -> None:
+    from capcliff.analysis.disagg.online import falls_behind
+
+    # 125 arrivals, one a second (0 to 124 s): the window runs from arrival ceil(0.2 x 125) = 25
+    # (25 s) to the last (124 s), 100 arrivals, so a growing queue needs a deficit over
+    # max(0.2 x 100, 4 sqrt(200) = 56.57). The warm-up's 25 finish after the window; of the
+    # window's, 43 finish half a second after they arrive (25.5 to 67.5 s), one exactly at
+    # 124 s, the rest at 200 s: 44 done, a deficit of 56, so the queue keeps up. Without the
+    # one at 124 s it would be 57, over the bound.
+    arrived = np.arange(125.0)
+    done = np.full(125, 200.0)
+    done[:25] = 300.0
+    done[25:68] = arrived[25:68] + 0.5
+    done[68] = 124.0
+    assert not falls_behind(arrived, done)
+    done[68] = 124.5
+    assert falls_behind(arrived, done)
