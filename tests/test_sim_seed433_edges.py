@@ -51,3 +51,36 @@ def test_an_offload_tier_with_any_one_bad_figure_is_refused(
 
 def test_an_offload_tier_of_no_capacity_is_accepted() -> None:
     assert KVTier("cpu", 0, 1e9, 1e9, 0.0).tokens == 0
+
+
+def test_a_fan_out_branch_of_the_first_content_node_stays_with_its_session() -> None:
+    import numpy as np
+
+    from capcliff.sim.config import KVCapacity, SimConfig
+    from capcliff.sim.simulate import simulate
+    from capcliff.sim.traffic.workload import Requests
+    from tests.simtools import constant_model
+
+    # Two users. User 0 runs session A (content node 0: request 0, 10 tokens out, then request
+    # 1, a branch forked from node 0); user 1 runs session B (node 2: request 2, one token) and
+    # then session C (node 3: request 3). Steps of 10 ms, nothing else limits them. Request 2
+    # ends with its prefill step at 10 ms, and user 1 starts the next session not yet started,
+    # C: request 3 is sent at 10 ms and ends at 30 ms (prefill, then one decode step). Request
+    # 1 belongs to session A (its parent, node 0, carries a request), so user 0 sends it when
+    # request 0 ends, at 100 ms (a prefill and 9 decode steps), and it ends at 120 ms.
+    outputs = np.array([10, 2, 1, 2])
+    requests = Requests(
+        input_tokens=np.full(4, 8), output_tokens=outputs, max_output_tokens=outputs,
+        arrival_s=np.array([0.0, np.nan, 0.0, np.nan]), client=np.array([0, 0, 1, 1]),
+        closed_loop=True, think_s=np.zeros(4), joins_previous=np.zeros(4, dtype=bool),
+        content_node=np.arange(4), content_parent=np.array([-1, 0, -1, -1]),
+        content_fork_tokens=np.array([0, 4, 0, 0]),
+    )  # fmt: skip
+    capacity = KVCapacity(
+        blocks=1000, block_size=16, kv_bytes_per_token=1, host_link_bytes_per_s=1e9,
+        host_kv_tokens=0,
+    )  # fmt: skip
+    config = SimConfig(max_num_seqs=8, max_num_batched_tokens=512)
+    result = simulate(requests, constant_model(0.01), capacity, config)
+    np.testing.assert_allclose(result.arrival_s, [0.0, 0.1, 0.0, 0.01], atol=1e-12)
+    np.testing.assert_allclose(result.finish_s, [0.1, 0.12, 0.01, 0.03], atol=1e-12)
