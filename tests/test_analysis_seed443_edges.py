@@ -36,3 +36,20 @@ def test_a_request_done_exactly_at_the_last_arrival_is_done_in_the_window() -> N
     assert not falls_behind(arrived, done)
     done[68] = 124.5
     assert falls_behind(arrived, done)
+
+
+def test_the_cap_grid_is_the_half_octave_factors_times_the_base() -> None:
+    from types import SimpleNamespace
+    from typing import Any
+
+    from capcliff.analysis.evaluate.capacity import sweep_caps
+
+    # CAP_FACTORS 0.5, 0.71, 1, 1.41, 2 times a base of 1,000: 500, 710, 1,000, 1,410, 2,000
+    # (not 1,000 / 0.71 = 1,408 or 1,000 / 1.41 = 709); capped at the larger of the base and
+    # the engine's max_num_seqs
+    def replica(seqs: int) -> Any:
+        return SimpleNamespace(config=SimpleNamespace(max_num_seqs=seqs))
+
+    assert sweep_caps(replica(4096), 1000) == [500, 710, 1000, 1410, 2000]
+    assert sweep_caps(replica(256), 1000) == [500, 710, 1000]
+    assert sweep_caps(replica(1500), 1000) == [500, 710, 1000, 1410, 1500]
