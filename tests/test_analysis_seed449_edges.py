@@ -41,3 +41,41 @@ def test_a_pinned_fixed_time_is_taken_out_before_the_scale_is_fitted() -> None:
     fixed, scale = _solve([basis], ("scale",), 0.001)
     assert fixed == 0.001
     assert scale == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("cliff", "runs", "caps"),
+    [
+        (8, [None], [None]),  # the p99 cliff is the engine's default (8 seats): one run, no cap
+        (6, [6, None], [6]),  # under it: the cap, then the default, which ran the same
+        (10, [None], [None]),  # over it: the default is the cap
+    ],
+)
+def test_a_split_is_capped_only_below_its_engines_default(
+    monkeypatch: pytest.MonkeyPatch, cliff: int, runs: list[int | None], caps: list[int | None]
+) -> None:
+    import numpy as np
+
+    from capcliff.analysis.disagg import plan
+
+    # one decode replica of 8 seats; every run serves its requests at the same times (the cap
+    # never binds), so a capped run followed by the default stops at the capped one
+    dec = SimpleNamespace(pool=SimpleNamespace(replicas=1, config=SimpleNamespace(max_num_seqs=8),
+                                               capacity=None))  # fmt: skip
+    seen: list[int | None] = []
+
+    def run_disagg(dep: Any, pools: Any, requests: Any, *, concurrency: Any, points: int) -> Any:
+        seen.append(concurrency)
+        return SimpleNamespace(serving=SimpleNamespace(e2e_s=np.array([1.0, 2.0])))
+
+    monkeypatch.setattr(plan, "pools_of", lambda dep, spec, length: (None, dec))
+    monkeypatch.setattr(plan, "pools_price", lambda pools, prices: 1.0)
+    monkeypatch.setattr(plan, "p99_analytic_cliff", lambda requests, capacity, dp: cliff)
+    monkeypatch.setattr(plan, "run_disagg", run_disagg)
+    monkeypatch.setattr(plan, "SweepPoint", SimpleNamespace(of=lambda cap, result: None))
+    monkeypatch.setattr(plan, "score", lambda point, goal, slo: 0.0)
+    inputs: Any = SimpleNamespace(max_model_len=4096, requests=[0, 0])
+    spec: Any = SimpleNamespace(gpus=2)
+    out = plan._evaluate(None, spec, inputs, None, None, None, {}, None)  # type: ignore[arg-type]
+    assert seen == runs
+    assert [ev.cap for ev in out] == caps
