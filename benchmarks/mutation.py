@@ -613,21 +613,51 @@ def main() -> None:
 def _run_package(
     package: str, chosen: list[Site], deadline: float, packages_left: int, limit_s: float
 ) -> list[Outcome]:
-    """Run one package's sample in a worker until its share of the time budget is spent."""
-    share = (deadline - time.monotonic()) / packages_left
+    """Run one package's sample in a worker until its share of the time budget is spent. A
+    worker that dies before its share is spent (a mutant looping while it allocates meets
+    WORKER_MEMORY_BYTES in numpy's C code, which ends the process rather than raising) counts
+    the mutant it was running as a timeout, a caught bug, and a new worker takes the rest."""
+    end = time.monotonic() + (deadline - time.monotonic()) / packages_left
+    done: list[Outcome] = []
+    while len(done) < len(chosen) and time.monotonic() < end:
+        left = chosen[len(done) :]
+        ran, finished = _run_worker(package, left, end, limit_s, first=not done)
+        done.extend(ran or [])
+        if finished or ran is None or len(ran) == len(left) or time.monotonic() >= end:
+            break  # None: it died before its baseline ran, so no mutant is to blame
+        done.append(Outcome(left[len(ran)], "timeout", 0.0, "the worker died (memory limit)"))
+    if len(done) < len(chosen):
+        print(f"{package}: time budget spent after {len(done)} of {len(chosen)} mutants")
+    return done
+
+
+def _run_worker(
+    package: str, sites: list[Site], end: float, limit_s: float, *, first: bool
+) -> tuple[list[Outcome] | None, bool]:
+    """(the outcomes a worker over `sites` recorded by monotonic time `end`, None if it recorded
+    not even its baseline; whether it exited normally)."""
     tmp = Path(tempfile.mkdtemp())
-    (tmp / "sites.json").write_text(json.dumps([asdict(s) for s in chosen]))
+    (tmp / "sites.json").write_text(json.dumps([asdict(s) for s in sites]))
     out = tmp / "out.jsonl"
     cmd = [sys.executable, __file__, "--limit-s", str(limit_s), "--worker", package,
            str(tmp / "sites.json"), str(out)]  # fmt: skip
     proc = subprocess.Popen(cmd)
     try:
-        proc.wait(timeout=max(share, 1.0))
+        proc.wait(timeout=max(end - time.monotonic(), 1.0))
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+        return _recorded(out, package, first), True  # the budget, not the mutant, ended it
+    return _recorded(out, package, first), proc.returncode == 0
+
+
+def _recorded(out: Path, package: str, first: bool) -> list[Outcome] | None:
+    """The outcomes a worker wrote to `out` (its first line: the baseline, printed once); None
+    without that line."""
     lines = out.read_text().splitlines() if out.exists() else []
-    if lines:
+    if not lines:
+        return None
+    if first:
         head = json.loads(lines[0])
         print(
             f"{package}: baseline {head['baseline_s']:.1f} s ({head['rerun']} of {head['files']} "
@@ -637,8 +667,6 @@ def _run_package(
     for line in lines[1:]:
         raw = json.loads(line)
         done.append(Outcome(Site(**raw.pop("site")), **raw))
-    if len(done) < len(chosen):
-        print(f"{package}: time budget spent after {len(done)} of {len(chosen)} mutants")
     return done
 
 
