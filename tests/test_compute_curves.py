@@ -142,28 +142,3 @@ def test_mla_prefill_attention_line_is_opt_in_and_prices_the_mha_form() -> None:
     # the same step's GEMM and MoE FLOPs alone: the prefill is compute-bound either way
     without = curved.step_time_s(4096, 1, 4096, 0)
     assert with_pairs - without == pytest.approx(attention, rel=1e-6)
-
-
-def test_the_bf16_projections_of_an_nvfp4_checkpoint_take_the_bf16_line() -> None:
-    # nvidia/DeepSeek-R1-0528-FP4 keeps every self_attn projection in BF16 (its exclude list);
-    # SGLang runs them as BF16 GEMMs, so their FLOPs take the BF16 line, not the NVFP4 one.
-    arch, b200 = arch_of("deepseek-r1-0528-fp4"), get_hardware("b200")
-    model = step_time_model(
-        arch, b200, parse_layout("tp8-ep8"), scheme=WeightScheme.as_shipped(arch),
-        kv_dtype=KVDType.FP8, profile=engine_profile(EngineName.SGLANG),
-    )  # fmt: skip
-    # Per layer and GPU at TP 8: q_a 7168 x 1536 and kv_a 7168 x 576 (replicated), q_b
-    # 1536 x 24576 / 8, kv_b 512 x 32768 / 8, o 16384 / 8 x 7168 = 36,634,624; 61 layers.
-    assert model.excluded_flops_per_token == 2 * 36_634_624 * 61
-    # At 8,192 tokens (the b200 sglang lines of op_curves.json): bfloat16 0.6681 of 2.25
-    # PFLOP/s and 3.946 us a call, nvfp4 0.4451 of 9 PFLOP/s and 14.718 us a call.
-    flops = 2 * 36_634_624 * 61 * 8192
-    calls = model.excluded_gemms
-    moved = flops / (0.6681 * 2.25e15) - flops / (0.4451 * 9e15) + calls * (3.946e-6 - 14.718e-6)
-    as_fp4 = replace(model, excluded_gemm_flops_curve=None)
-    step = model.step_time_s(8192, 1, 8192, 0) - as_fp4.step_time_s(8192, 1, 8192, 0)
-    assert step == pytest.approx(moved, rel=1e-6)
-    # 3.661e13 FLOPs: 24.36 ms at BF16's 1.503 PFLOP/s, 9.14 ms at NVFP4's 4.006; 244 calls
-    # 10.77 us a call faster: 12.6 ms more a step
-    assert calls == 4 * 61
-    assert moved == pytest.approx(0.0126, abs=2e-4)

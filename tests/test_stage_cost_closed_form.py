@@ -22,7 +22,7 @@ def _group_by_group(
 ) -> StageCost:
     """Every group of the stage in turn: dense reads and elements, routed experts apart, the
     lm_head (or a tied embedding) apart, an untied embedding not read at all."""
-    read = expert = dense = experts_el = head = excluded = excluded_el = Fraction(0)
+    read = expert = dense = experts_el = head = excluded = Fraction(0)
     quantised = scheme.quantization.linear if scheme.quantization else None
     tied = arch.tie_word_embeddings and layout.pp == 1
     for group in stage_param_groups(arch, layout, stage):
@@ -38,8 +38,8 @@ def _group_by_group(
             read, dense = read + size, dense + elements
             # a linear the checkpoint quantises others of, held in another (the native) format
             if group.storage is Storage.LINEAR and quantised not in (None, scheme.format_of(group)):
-                excluded, excluded_el = excluded + size, excluded_el + elements
-    return StageCost(read, expert, dense, experts_el, head, excluded, excluded_el)
+                excluded += size
+    return StageCost(read, expert, dense, experts_el, head, excluded)
 
 
 @pytest.mark.parametrize("model_id", sorted(model_catalog()))

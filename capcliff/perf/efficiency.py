@@ -118,10 +118,6 @@ class Efficiency:
     # FLOPs, and the routed experts' (in place of mfu for those FLOPs; attention's stay at mfu).
     gemm_flops_curve: ComputeCurve | None = None
     moe_flops_curve: ComputeCurve | None = None
-    # The native dtype's GEMM compute line, for the FLOPs of the dense linears a checkpoint's
-    # quantization excludes (they run native-dtype GEMMs: aiconfigurator-core prices them so,
-    # models/deepseek.py `_attn_mode`); None: gemm_flops_curve prices them too.
-    excluded_gemm_flops_curve: ComputeCurve | None = None
     # MLA prefill attention's measured compute line (in place of mla_extend_efficiency / mfu).
     extend_attention_curve: ComputeCurve | None = None
     # Seconds per layer and pass the dense GEMMs take beyond what the terms above price (an
@@ -235,13 +231,10 @@ def profile_efficiency(
         if profile.op_tables is not None:
             extend = compute_curve(hardware.id, profile.op_tables, "mla_context", heads)
     table = shape_moe_table(arch, hardware, layout, profile, scheme)
-    excluded = excluded_flops = None
-    if profile.op_tables is not None:
+    excluded = None
+    if gemm is not None and profile.op_tables is not None:
         native_format = table_format(scheme.native, None)
-        if gemm is not None:
-            excluded = op_curve(hardware.id, profile.op_tables, "gemm", native_format)
-        if gemm_flops is not None:
-            excluded_flops = compute_curve(hardware.id, profile.op_tables, "gemm", native_format)
+        excluded = op_curve(hardware.id, profile.op_tables, "gemm", native_format)
     covered = 0
     if curves_carry_launch(hardware.id, profile.op_tables):
         covered = curve_kernels_per_layer(
@@ -282,7 +275,6 @@ def profile_efficiency(
         attention_curve=attention,
         gemm_flops_curve=gemm_flops,
         moe_flops_curve=moe_flops,
-        excluded_gemm_flops_curve=excluded_flops,
         extend_attention_curve=extend,
         gemm_extra_s_per_layer=profile.gfx942_mla_gemm_extra_s if untuned else 0.0,
         moe_table=table,

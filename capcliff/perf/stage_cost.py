@@ -26,13 +26,12 @@ class StageCost:
     # dtype (its exclude list: NVIDIA's DeepSeek-R1 NVFP4 keeps every self_attn projection in
     # BF16), which engines run through native-dtype GEMM kernels.
     excluded_bytes: Fraction = Fraction(0)
-    excluded_elements: Fraction = Fraction(0)  # their elements (of dense_elements)
 
 
 def stage_cost(arch: Architecture, layout: Layout, scheme: WeightScheme, stage: int) -> StageCost:
     """The stage's sums, over one layer of each kind times its count (`stage_group_counts`):
     the same fractions as group by group over every layer, exactly."""
-    read = expert = dense = experts_el = head = excluded = excluded_el = Fraction(0)
+    read = expert = dense = experts_el = head = excluded = Fraction(0)
     tied_head = arch.tie_word_embeddings and layout.pp == 1
     for group, count in stage_group_counts(arch, layout, scheme, stage):
         elements = count * elements_per_rank(group, layout)
@@ -50,8 +49,7 @@ def stage_cost(arch: Architecture, layout: Layout, scheme: WeightScheme, stage: 
             dense += elements
             if group.storage is Storage.LINEAR and is_excluded_linear(scheme, group.module):
                 excluded += size
-                excluded_el += elements
-    return StageCost(read, expert, dense, experts_el, head, excluded, excluded_el)
+    return StageCost(read, expert, dense, experts_el, head, excluded)
 
 
 def is_excluded_linear(scheme: WeightScheme, module: str) -> bool:

@@ -143,11 +143,6 @@ class StepTimeModel:
     gemm_flops_curve: ComputeCurve | None = None
     moe_flops_curve: ComputeCurve | None = None
     expert_flops_per_token: float = 0.0
-    # Of the dense FLOPs: `excluded_flops_per_token` on the linears the quantization excludes
-    # (`excluded_gemms` of the calls), at the native dtype's line `excluded_gemm_flops_curve`
-    # (their kernels are native-dtype GEMMs); None: at gemm_flops_curve.
-    excluded_gemm_flops_curve: ComputeCurve | None = None
-    excluded_flops_per_token: float = 0.0
     # MLA prefill attention's measured compute line over the prompt length (perf/op_curves.py,
     # "mla_context"): a step with a prefill prices its attention pairs at `extend_flops_per_pair`
     # (the MHA form the engines run) and the line's FLOP/s, plus `extend_attention_layers` x its
@@ -255,32 +250,22 @@ class StepTimeModel:
         cached = self._compute_rates.get(tokens)
         if cached is None:
             cached = self._compute_rates[tokens] = self._compute_rates_at(tokens)
-        fixed_s, dense_rate, expert_rate, native_rate = cached
+        fixed_s, dense_rate, expert_rate = cached
         priced = self.moe_flops_curve is not None or self.moe_table is not None
         experts = self.expert_flops_per_token * tokens if priced else 0.0
-        native = self.excluded_flops_per_token * tokens if native_rate else 0.0
-        seconds = fixed_s + (flops - experts - native) / dense_rate + experts / expert_rate
-        return seconds + native / native_rate if native_rate else seconds
+        return fixed_s + (flops - experts) / dense_rate + experts / expert_rate
 
     @cached_property
-    def _compute_rates(self) -> dict[float, tuple[float, float, float, float]]:
+    def _compute_rates(self) -> dict[float, tuple[float, float, float]]:
         """`_compute_rates_at` by tokens, filled as the simulator asks (the lines interpolate)."""
         return {}
 
-    def _compute_rates_at(self, tokens: float) -> tuple[float, float, float, float]:
-        """(fixed seconds, dense FLOP/s, expert FLOP/s, excluded linears' FLOP/s or 0 where
-        gemm_flops_curve prices them) of a pass over `tokens` tokens."""
+    def _compute_rates_at(self, tokens: float) -> tuple[float, float, float]:
+        """(fixed seconds, dense FLOP/s, expert FLOP/s) of a pass over `tokens` tokens."""
         fixed_s, dense_rate, expert_rate = 0.0, self.flops_per_s, self.flops_per_s
-        native_rate = 0.0
         gemm, moe = self.gemm_flops_curve, self.moe_flops_curve
-        native = self.excluded_gemm_flops_curve
         if gemm is not None:
-            calls = float(self.dense_gemms)
-            if native is not None and self.excluded_flops_per_token:
-                calls -= self.excluded_gemms
-                fixed_s += self.excluded_gemms * native.floor_at(tokens)
-                native_rate = native.flops_per_s_at(tokens)
-            fixed_s += calls * gemm.floor_at(tokens)
+            fixed_s += self.dense_gemms * gemm.floor_at(tokens)
             dense_rate = gemm.flops_per_s_at(tokens)
         if self.moe_table is not None and self.expert_bytes:
             # the layers' measured time carries their FLOPs: none left to divide
@@ -289,7 +274,7 @@ class StepTimeModel:
         elif moe is not None:
             fixed_s += self.moe_layers * moe.floor_at(tokens)
             expert_rate = moe.flops_per_s_at(tokens)
-        return fixed_s, dense_rate, expert_rate, native_rate
+        return fixed_s, dense_rate, expert_rate
 
     def _kv_bw_at(self, seqs: float) -> float:
         """Bytes/s the attention reads KV at in a pass over `seqs` sequences."""
@@ -770,12 +755,6 @@ def step_time_model(
         gemm_flops_curve=eff.gemm_flops_curve,
         moe_flops_curve=eff.moe_flops_curve,
         expert_flops_per_token=float(FLOPS_PER_MAC * cost.expert_elements * choice),
-        excluded_gemm_flops_curve=eff.excluded_gemm_flops_curve
-        if cost.excluded_elements and eff.gemm_flops_curve is not None
-        else None,
-        excluded_flops_per_token=float(FLOPS_PER_MAC * cost.excluded_elements)
-        if eff.excluded_gemm_flops_curve is not None and eff.gemm_flops_curve is not None
-        else 0.0,
         extend_attention_curve=eff.extend_attention_curve,
         extend_flops_per_pair=0.0
         if arch.mla is None
