@@ -74,12 +74,17 @@ def test_two_outputs_that_are_one_file_are_refused(
 
 
 # A model folder's tokenizer, processor and template files were not model files: a report
-# written with --force replaced them.
+# written with --force replaced them. Campaign 9: nor were a checkpoint's TensorFlow, Flax and
+# NumPy weights, SentencePiece models, AutoGPTQ's and PEFT's configs and Mistral's tokenizers
+# (`check --junit m/tf_model.h5 --force` replaced the weights with JUnit XML).
 
 
 @pytest.mark.parametrize(
-    "name", ["tokenizer.model", "merges.txt", "vocab.json", "chat_template.jinja", "o200k.tiktoken"]
-)
+    "name",
+    ["tokenizer.model", "merges.txt", "vocab.json", "chat_template.jinja", "o200k.tiktoken",
+     "tf_model.h5", "flax_model.msgpack", "model.npz", "sentencepiece.bpe.model",
+     "quantize_config.json", "adapter_config.json", "tekken.json", "tokenizer.model.v3"],
+)  # fmt: skip
 def test_tokenizer_and_template_files_are_model_files(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from test_bad_input import _one_line_error
-from test_bad_input_campaign6 import SPEC, _spec
 from test_bad_input_campaign7 import INDEX, SHARDS, W, _folder, _st
 
 from capcliff.catalog.catalogs import model_from_path
@@ -174,28 +173,6 @@ def test_a_throughput_within_four_times_its_latencies_is_fitted(
     )
     args = ["calibrate", str(path), "--model", "llama-3.1-8b", "--gpu", "h100-sxm"]
     assert main(args) == 0, capsys.readouterr().err
-
-
-# A checkpoint's TensorFlow, Flax and NumPy weights, SentencePiece models, AutoGPTQ's and PEFT's
-# configs and Mistral's tokenizers were not model files: `check --junit m/tf_model.h5 --force`
-# replaced the weights with JUnit XML.
-
-
-@pytest.mark.parametrize(
-    "name",
-    ["tf_model.h5", "flax_model.msgpack", "model.npz", "sentencepiece.bpe.model",
-     "quantize_config.json", "adapter_config.json", "tekken.json", "tokenizer.model.v3"],
-)  # fmt: skip
-def test_other_checkpoint_files_are_never_written(
-    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    target = tmp_path / "m" / name
-    target.parent.mkdir()
-    target.write_text("keep")
-    line = _one_line_error(["check", _spec(tmp_path, SPEC), "--junit", str(target), "--force"],
-                           capsys)  # fmt: skip
-    assert "is a model checkpoint's file name" in line
-    assert target.read_text() == "keep"
 
 
 # A benchmark run of 1,000,000 clients: the fit simulates one request per client at least, and
