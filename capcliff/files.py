@@ -250,12 +250,13 @@ MODEL_FILE_SUFFIXES = (
     ".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf", ".onnx", ".tiktoken",
     ".h5", ".msgpack", ".npz", ".model",  # TensorFlow, Flax, NumPy weights; SentencePiece
 )  # fmt: skip
-# the tokenizer's other files (SentencePiece `tokenizer.model`, BPE `vocab.json` + `merges.txt`,
-# WordPiece `vocab.txt`), the processor's and chat template's, Mistral's `params.json`
+# the tokenizer's other files (BPE `vocab.json` + `merges.txt`, WordPiece `vocab.txt`; the
+# SentencePiece `*.model` and `tokenizer.*` files go by suffix and prefix), the processor's and
+# chat template's, Mistral's `params.json`
 MODEL_FILE_NAMES = (
-    "config.json", "generation_config.json", "hf_quant_config.json", "tokenizer.json",
+    "config.json", "generation_config.json", "hf_quant_config.json",
     "tokenizer_config.json", "special_tokens_map.json", "model.safetensors.index.json",
-    "pytorch_model.bin.index.json", "tokenizer.model", "spiece.model", "vocab.json",
+    "pytorch_model.bin.index.json", "vocab.json",
     "merges.txt", "vocab.txt", "added_tokens.json", "preprocessor_config.json",
     "processor_config.json", "chat_template.jinja", "chat_template.json", "params.json",
     "quantize_config.json", "adapter_config.json", "tekken.json",  # AutoGPTQ, PEFT, Mistral
@@ -269,7 +270,7 @@ def is_model_file(path: Path) -> bool:
     return (
         name.endswith(MODEL_FILE_SUFFIXES)
         or name in MODEL_FILE_NAMES
-        or (name.startswith("tokenizer."))
+        or name.startswith("tokenizer.")
     )
 
 

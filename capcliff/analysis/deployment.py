@@ -8,6 +8,7 @@ each other (`setting_refusals`, `max_model_len`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -102,6 +103,12 @@ class Deployment:
             self.model, hardware, settings or self.settings, base_dir=self.base_dir,
             force=self.forced,
         )  # fmt: skip
+
+    def with_warnings_of(self, others: Iterable[Deployment]) -> Deployment:
+        """This deployment with the warnings `others` (re-resolutions of it: a fleet's other GPU
+        types, other layouts) give that it does not give itself, each once."""
+        extra = [w for other in others for w in other.warnings if w not in self.warnings]
+        return replace(self, warnings=(*self.warnings, *dict.fromkeys(extra)))
 
     @property
     def draft(self) -> DraftModel | None:

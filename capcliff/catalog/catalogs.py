@@ -263,7 +263,7 @@ def safetensors_bytes(folder: Path) -> int | None:
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         return None
-    indexed = _refuse_missing_shards(folder, files)
+    indexed = _indexed_shards(folder, files)
     if indexed is not None:
         # only the shards the index names: Mistral-7B-v0.3 ships a consolidated.safetensors
         # beside its shards, and it was counted twice (vLLM loads the index's files alone:
@@ -295,7 +295,7 @@ def safetensors_bytes(folder: Path) -> int | None:
 SHARD_INDEX = "model.safetensors.index.json"
 
 
-def _refuse_missing_shards(folder: Path, files: list[Path]) -> set[str] | None:
+def _indexed_shards(folder: Path, files: list[Path]) -> set[str] | None:
     """The shard file names the folder's index names (None: no index); a sharded checkpoint
     whose index names a shard the folder lacks is a partial download, refused: its headers'
     bytes were printed as the checkpoint's. (A folder with the index and no shard at all is a

@@ -43,8 +43,6 @@ def memory(
     settings: DeploymentSettings,
 ) -> None:
     """Weights, KV bytes per token, the engine's budget and KV capacity for every layout."""
-    import dataclasses
-
     from capcliff.analysis.deployment import resolve
     from capcliff.analysis.max_model_len import check_model_context
     from capcliff.catalog.catalogs import get_hardware, get_model
@@ -61,13 +59,10 @@ def memory(
         # layout, and each other one is said (it was unsaid); a named layout refuses it unforced
         from capcliff.catalog.layout import enumerate_layouts
 
-        said = [
-            w
+        dep = dep.with_warnings_of(
+            resolve(resolved, spec, settings, force=True, layout=lay.name)
             for lay in enumerate_layouts(count, arch=resolved.arch)
-            for w in resolve(resolved, spec, settings, force=True, layout=lay.name).warnings
-            if w not in dep.warnings
-        ]
-        dep = dataclasses.replace(dep, warnings=(*dep.warnings, *dict.fromkeys(said)))
+        )
     given = settings.max_model_len
     length = resolved.arch.max_position_embeddings if given is None else given
     if length is None:

@@ -261,8 +261,6 @@ def plan(
     settings: DeploymentSettings,
 ) -> None:
     """Recommend a layout, cap and fleet for online serving within an SLO (or a batch job)."""
-    import dataclasses
-
     from capcliff.analysis.deployment import resolve
     from capcliff.analysis.evaluate.solver import Slo
     from capcliff.analysis.plan.types import Objective
@@ -284,8 +282,7 @@ def plan(
     dep = resolve(get_model(model), spec, settings, force=force, layout=one)
     # the fleet's other GPU types say their own warnings (a forced calibration of another GPU
     # applied there was unsaid)
-    fleet = [w for hw in specs[1:] for w in dep.on(hw).warnings if w not in dep.warnings]
-    dep = dataclasses.replace(dep, warnings=(*dep.warnings, *dict.fromkeys(fleet)))
+    dep = dep.with_warnings_of(dep.on(hw) for hw in specs[1:])
     count = _plan_gpus(gpus, nodes, spec.gpus_per_node, named)
     lengths = _one_osl(osl)
     given = isl is not None or osl is not None or workload is not None
