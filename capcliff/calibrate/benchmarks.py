@@ -84,6 +84,9 @@ class BenchmarkPoint:
     mean_tpot_s: float | None = None
     mean_ttft_s: float | None = None
     client_turnaround_s: float = 0.0  # set from CLIENT_TURNAROUND_S by the readers
+    # leading prompt tokens every request of the run shares (a chat template's system message):
+    # the engine's prefix cache computes them once (0: the prompts share nothing)
+    shared_prefix_tokens: int = 0
 
 
 @dataclass(frozen=True)

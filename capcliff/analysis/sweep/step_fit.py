@@ -134,7 +134,8 @@ def point_requests(
     `max_requests` (never fewer than one per client; a run of more clients than
     MAX_SIMULATED_REQUESTS is refused). The clients' first requests reach the engine
     `client_turnaround_s` apart and each next one that long after its previous one finishes
-    (calibrate.benchmarks.CLIENT_TURNAROUND_S)."""
+    (calibrate.benchmarks.CLIENT_TURNAROUND_S). The first `shared_prefix_tokens` of every prompt
+    are one shared content (`_with_shared_prefix`)."""
     if point.concurrency > MAX_SIMULATED_REQUESTS:  # one request each: 1,000,000 ran for hours
         raise InputError(
             f"{point.row_id}: concurrency: {point.concurrency:,} clients is past the "
@@ -158,13 +159,36 @@ def point_requests(
         max_output_tokens=max(point.output_len, 1),
         think_time_s=point.client_turnaround_s,
     )
-    requests = generate_requests(spec, np.random.default_rng(seed))
+    requests = _with_shared_prefix(
+        generate_requests(spec, np.random.default_rng(seed)), point.shared_prefix_tokens
+    )
     if point.client_turnaround_s <= 0:
         return requests
     arrival = requests.arrival_s.copy()
     first = min(point.concurrency, count)
     arrival[:first] = np.arange(first) * point.client_turnaround_s
     return replace(requests, arrival_s=arrival)
+
+
+def _with_shared_prefix(requests: Requests, tokens: int) -> Requests:
+    """`requests` whose first `tokens` prompt tokens are one content every request shares (a
+    chat template's system message): content node 0 is that prefix, request i is node i + 1,
+    forked from it after `tokens` tokens (`Requests`' content tree), so a prefix cache holds its
+    full blocks once. 0 tokens: `requests` as they are (nothing shared)."""
+    if tokens <= 0:
+        return requests
+    n = len(requests)
+    if n and tokens > int(requests.input_tokens.min()):
+        raise InputError(
+            f"shared_prefix_tokens: {tokens} is longer than the shortest prompt "
+            f"({int(requests.input_tokens.min())} tokens)"
+        )
+    return replace(
+        requests,
+        content_node=np.arange(1, n + 1, dtype=np.int64),
+        content_parent=np.array([-1] + [0] * n, dtype=np.int64),
+        content_fork_tokens=np.array([0] + [tokens] * n, dtype=np.int64),
+    )
 
 
 _Models = tuple[KVCapacity, StepTimeModel]
