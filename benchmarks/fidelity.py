@@ -82,6 +82,34 @@ CHECKPOINTS = {
     "qwen/qwen3-235b-a22b-instruct-2507": ("qwen3-235b-a22b", None),
     "qwen/qwen3-235b-a22b-instruct-2507-fp8": ("qwen3-235b-a22b-fp8", None),
 }
+# What a chat endpoint adds around each prompt, per catalog id: (prompt tokens in all, leading
+# tokens every request of a run shares). `vllm bench serve --backend openai-chat` counts a
+# prompt's own tokens only (RandomDataset re-encodes it without special tokens; the GPUStack
+# rows' notes), while the server prefills the rendered chat, and vLLM V1's prefix cache (on for
+# every generating model) computes the shared leading blocks once per run. Counted from the
+# templates (docs/validation.md, "The chat template's tokens"):
+# - gpt-oss, vLLM 0.10.2 / 0.11.0 (`_make_request_with_harmony`, serving_chat.py): harmony's
+#   default system message (SystemContent.new(): identity, knowledge cutoff, current date,
+#   "Reasoning: medium", "# Valid channels: analysis, final. Channel must be included for every
+#   message.", the commentary channel dropped without custom tools, harmony_utils.py
+#   `get_system_message`, PR #23386): 59 o200k_harmony tokens; an empty developer message
+#   (`get_developer_message(tools=None)`; harmony's DeveloperContent renders no text):
+#   <|start|>developer<|message|><|end|>, 4; the user header <|start|>user<|message|>, 3; then
+#   the prompt, <|end|>, and <|start|>assistant (render_conversation_for_completion), 3.
+#   59 + 4 + 3 + 3 = 69 in all, the first 59 + 4 + 3 = 66 shared.
+# - DeepSeek-R1-0528 (its tokenizer_config's template): the BOS and User special tokens, the
+#   prompt, the Assistant special token: 3, the first 2 shared.
+# - Qwen3 (Qwen3-32B; Qwen3-235B-A22B-Instruct-2507): <|im_start|>user\n, the prompt,
+#   <|im_end|>\n<|im_start|>assistant\n (no default system message; nothing more with thinking
+#   left on): 3 + 5 = 8, the first 3 shared.
+CHAT_TEMPLATE_TOKENS: dict[str, tuple[int, int]] = {
+    "gpt-oss-120b": (69, 66),
+    "gpt-oss-20b": (69, 66),
+    "deepseek-r1": (3, 2),
+    "qwen3-32b": (8, 3),
+    "qwen3-235b-a22b": (8, 3),
+    "qwen3-235b-a22b-fp8": (8, 3),
+}
 GPUS = {"h100": "h100-sxm", "h200": "h200-sxm", "b200": "b200", "b300": "b300", "mi300x": "mi300x",
         "mi325x": "mi325x", "mi355x": "mi355x"}  # fmt: skip
 # Public rows collected for this harness (not in shared/reference), each with its source.
@@ -149,7 +177,23 @@ def _point(r: dict[str, object], row_id: str) -> BenchmarkPoint:
         return replace(
             point, input_len=served, num_requests=10 * c, range_ratio=INFERENCEX_RANGE_RATIO
         )
+    if "openai-chat" in tool:
+        return _with_chat_template(point, r)
     return point
+
+
+def _with_chat_template(point: BenchmarkPoint, r: dict[str, object]) -> BenchmarkPoint:
+    """`point` as the server prefilled it through a chat endpoint: the model's chat-template
+    tokens around each prompt, the leading ones shared by every request (CHAT_TEMPLATE_TOKENS)."""
+    model = _model(str(r["model"]))
+    found = CHAT_TEMPLATE_TOKENS.get(model[0]) if model else None
+    if found is None:
+        raise ValueError(
+            f"{point.row_id}: a chat-endpoint row needs its model's template tokens in "
+            "CHAT_TEMPLATE_TOKENS"
+        )
+    total, shared = found
+    return replace(point, input_len=point.input_len + total, shared_prefix_tokens=shared)
 
 
 def _served_prompt_factor(r: dict[str, object]) -> float:
