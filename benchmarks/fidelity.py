@@ -15,9 +15,11 @@ rows' clients reach the engine one request at a time (calibrate.benchmarks.CLIEN
 offline rows (vLLM's benchmark_throughput.py) queue every prompt at once and, in the 0.6 releases,
 run without chunked prefill (`_offline_chunked_prefill`); vLLM V1 rows run with V1's default prefix
 cache, which gives a preempted request back its blocks not yet reused
-(`capcliff.sim.reuse.retained_kv`). Each row's engine release picks its step-time profile. Start-up
-log rows: KV tokens predicted from the configuration the log states
-(benchmarks/engine_validation.py's fixtures). Rows capcliff cannot express are listed with why.
+(`capcliff.sim.reuse.retained_kv`); rows measured through a chat endpoint prefill their model's
+chat-template tokens too, the shared leading ones cached once (`CHAT_TEMPLATE_TOKENS`). Each row's
+engine release picks its step-time profile. Start-up log rows: KV tokens predicted from the
+configuration the log states (benchmarks/engine_validation.py's fixtures). Rows capcliff cannot
+express are listed with why.
 """
 
 from __future__ import annotations
