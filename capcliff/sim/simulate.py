@@ -220,12 +220,21 @@ class PausedRun:
         config = resolved_prefix_caching(config, shares_content=requests.has_content)
         self.size, self.points = len(requests), config.time_series_points
         self.sim = replica_class()(requests, model, capacity, config, make_policy(config, requests))
+        self._taken: tuple[int, ReplicaResult] | None = None  # (events, the result then)
+
+    def _result(self) -> ReplicaResult:
+        """`sim.result()`, taken once per pause: a checkpoint and the parts read at it
+        (`part`) share it (each taking it converted the run's per-request lists again)."""
+        events = self.sim.rec.events
+        if self._taken is None or self._taken[0] != events:
+            self._taken = (events, self.sim.result())
+        return self._taken[1]
 
     def advance(self, done: int) -> Checkpoint:
         """Run on until at least `done` requests (at most all) have finished."""
         sim = self.sim
         sim.run_until(done)
-        run = sim.result()
+        run = self._result()
         finished = np.flatnonzero(np.isfinite(run.finish_s)).astype(np.int64)
         complete = len(finished) == self.size
         result = self._part(run, finished)
@@ -235,7 +244,7 @@ class PausedRun:
     def part(self, finished: IntArray) -> SimResult:
         """The requests `finished` (input indices, ascending, each finished) as a result of their
         own: their per-request figures, with the run's records (KV, steps) so far."""
-        return self._part(self.sim.result(), finished)
+        return self._part(self._result(), finished)
 
     def _part(self, run: ReplicaResult, finished: IntArray) -> SimResult:
         part = _finished_part(run, finished)
