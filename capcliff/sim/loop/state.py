@@ -213,6 +213,7 @@ class ReplicaState:
         self.rec.preemption(step, self.now_s)
 
     def _leave_running(self, i: int) -> None:
+        # `complete` does the same in place (once per request); this serves `preempt`
         del self.running[i]
         max_output = self.max_output[i]
         self.full_blocks_sum -= -(-(self.prompt[i] + max_output) // self.block_size)
