@@ -57,6 +57,29 @@ def test_finish_order_and_generated_bases_survive_heap_compaction(seed: int) -> 
     assert drained == sorted((at, i) for i, at in last.items())
 
 
+def test_a_member_removed_and_added_again_alike_finishes_once() -> None:
+    # Request 1 is added at step 0 with 1 of 4 tokens generated, so its last token comes in step
+    # 0 + 4 - 1 - 1 = 2; removed and added again at step 0 alike, its stale entry and its live
+    # one name the same step and request. Request 0 (last step 2 too) and request 2 (1 of 3:
+    # step 1) are the others. Step 1 gives up request 2 alone; step 2 requests 0 and 1, in
+    # request order, each once.
+    cohort = DecodeCohort(3, block_size=4)
+    cohort.add(0, 8, 1, 4, 0)
+    cohort.add(1, 8, 1, 4, 0)
+    cohort.remove(1, 0)
+    cohort.add(1, 8, 1, 4, 0)
+    cohort.add(2, 8, 1, 3, 0)
+    assert cohort.next_finish_step() == 1
+    assert cohort.pop_finishing(1) == [2]
+    cohort.remove(2, 2)
+    assert cohort.next_finish_step() == 2
+    assert cohort.pop_finishing(2) == [0, 1]
+    assert cohort.pop_finishing(2) == []
+    cohort.remove(0, 3)
+    cohort.remove(1, 3)
+    assert cohort.next_finish_step() is None
+
+
 def _replica(policy: str, mode: PreemptionMode = PreemptionMode.RECOMPUTE) -> ReplicaSim:
     requests = fixed_batch(4, 8, 8)
     config = SimConfig(policy=policy, max_num_seqs=4, preemption=mode)

@@ -339,12 +339,17 @@ class StepTimeModel:
         variable = self.variable_scale * self.pp * (top + comm_s + shared)
         step = variable + self.step_overhead_s
         if self.host_applies:  # the host time (`_host_added_s`, from the terms)
-            if self.overlap_schedule:
-                step = step_with_host_s(step - self.host_fixed_s, host_s, overlapped=True)
+            if self.overlap_schedule:  # step_with_host_s(gpu, host_s, overlapped=True), inline
+                gpu = step - self.host_fixed_s
+                step = host_s if host_s > gpu else gpu  # as `max` picks: the first of equals
             else:
                 step = step + host_s  # host_fixed_s is in step_overhead_s already
         # launching an eager pass hides the GPU's gaps between kernels: a floor, not a sum
-        return max(step, self.extend_floor_s) if tokens > seqs else step
+        # (`max(step, floor)` without its call: a call per prefill step)
+        if tokens > seqs:
+            floor = self.extend_floor_s
+            return floor if floor > step else step
+        return step
 
     @cached_property
     def _load_terms(self) -> dict[tuple[float, float], tuple[float, ...]]:

@@ -118,14 +118,17 @@ def _sent_later(requests: Requests, overhead_s: float) -> Requests:
     return replace(requests, arrival_s=requests.arrival_s + overhead_s, think_s=think)
 
 
-def _as_the_client_sees(result: SimResult, overhead_s: float) -> SimResult:
+def _as_the_client_sees(
+    result: SimResult, overhead_s: float, *, percentiles: bool = True
+) -> SimResult:
     """`result` timed from when each client sent its request: TTFT and E2E longer by the
-    overhead, arrivals earlier by it (every token reaches the client when the engine emits it)."""
+    overhead, arrivals earlier by it (every token reaches the client when the engine emits it);
+    `percentiles` False: theirs left as they are (NaN, not computed)."""
     ttft, e2e = result.ttft_s + overhead_s, result.e2e_s + overhead_s
-    return replace(
-        result, ttft_s=ttft, e2e_s=e2e, ttft=Percentiles.of(ttft), e2e=Percentiles.of(e2e),
-        arrival_s=result.arrival_s - overhead_s,
-    )  # fmt: skip
+    moved = replace(result, ttft_s=ttft, e2e_s=e2e, arrival_s=result.arrival_s - overhead_s)
+    return (
+        replace(moved, ttft=Percentiles.of(ttft), e2e=Percentiles.of(e2e)) if percentiles else moved
+    )
 
 
 def simulate(
@@ -220,26 +223,40 @@ class PausedRun:
         config = resolved_prefix_caching(config, shares_content=requests.has_content)
         self.size, self.points = len(requests), config.time_series_points
         self.sim = replica_class()(requests, model, capacity, config, make_policy(config, requests))
+        self._taken: tuple[int, ReplicaResult] | None = None  # (events, the result then)
 
-    def advance(self, done: int) -> Checkpoint:
-        """Run on until at least `done` requests (at most all) have finished."""
+    def _result(self) -> ReplicaResult:
+        """`sim.result()`, taken once per pause: a checkpoint and the parts read at it
+        (`part`) share it (each taking it converted the run's per-request lists again)."""
+        events = self.sim.rec.events
+        if self._taken is None or self._taken[0] != events:
+            self._taken = (events, self.sim.result())
+        return self._taken[1]
+
+    def advance(self, done: int, *, percentiles: bool = True) -> Checkpoint:
+        """Run on until at least `done` requests (at most all) have finished. `percentiles`:
+        False leaves the result's latency percentiles NaN (`sim_result`), for a reader of the
+        per-request figures alone."""
         sim = self.sim
         sim.run_until(done)
-        run = sim.result()
+        run = self._result()
         finished = np.flatnonzero(np.isfinite(run.finish_s)).astype(np.int64)
         complete = len(finished) == self.size
-        result = self._part(run, finished)
+        result = self._part(run, finished, percentiles)
         edge = sim.now_s if complete else horizon(run.first_token_s, run.finish_s, sim.now_s)
         return Checkpoint(result, finished, sim.now_s, edge, complete)
 
-    def part(self, finished: IntArray) -> SimResult:
+    def part(self, finished: IntArray, *, percentiles: bool = True) -> SimResult:
         """The requests `finished` (input indices, ascending, each finished) as a result of their
-        own: their per-request figures, with the run's records (KV, steps) so far."""
-        return self._part(self.sim.result(), finished)
+        own: their per-request figures, with the run's records (KV, steps) so far;
+        `percentiles` as `advance`'s."""
+        return self._part(self._result(), finished, percentiles)
 
-    def _part(self, run: ReplicaResult, finished: IntArray) -> SimResult:
+    def _part(self, run: ReplicaResult, finished: IntArray, percentiles: bool) -> SimResult:
         part = _finished_part(run, finished)
-        result = sim_result([part], [np.arange(len(finished))], points=self.points)
+        result = sim_result(
+            [part], [np.arange(len(finished))], points=self.points, percentiles=percentiles
+        )
         if self.overhead_s > 0:
-            result = _as_the_client_sees(result, self.overhead_s)
+            result = _as_the_client_sees(result, self.overhead_s, percentiles=percentiles)
         return result

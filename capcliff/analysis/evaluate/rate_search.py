@@ -129,13 +129,15 @@ def early_miss(run: PausedRun, sample: Requests, slo: Slo, mean_output: float) -
         k = math.ceil(share * len(sample))
         if k < MIN_FIRST:
             continue
-        point = run.advance(k)
+        # what is read here is per request (`settled_part`, `steady_state`, the peak) and, of a
+        # run that misses, its preemptions: no latency percentiles
+        point = run.advance(k, percentiles=False)
         if point.complete:
             return None
         part = settled_part(sample, point, open_loop=True)
         if len(part) < MIN_FIRST:
             continue
-        result = run.part(part)
+        result = run.part(part, percentiles=False)
         state = steady_state(result, open_loop=True, mean_output=mean_output)
         if misses_slo_surely(state, slo):
             arrived = sample.arrival_s[sample.arrival_s <= point.now_s]

@@ -43,7 +43,12 @@ class DecodeCohort:
         self._context_base_sum = 0
         self._generated_base_sum = 0
         self._version = [0] * size
-        self._finish_heap: list[tuple[int, int, int]] = []  # (last step, request, version)
+        # (last step) x size + request, one int per entry: ints compare faster than tuples, and
+        # the order is the (last step, request) order. An entry is live while it is its
+        # request's `_finish_key` (-1: none); a removed member's entry goes stale in place.
+        self._size = size
+        self._finish_key = [-1] * size
+        self._finish_heap: list[int] = []
         self._victim_heap: list[tuple[tuple[int, int, int], int, int]] = []
         self._prefix_phase = -1  # the phase whose prefix sums are cached (-1: none)
         self._prefix_sums: list[int] = []
@@ -63,12 +68,13 @@ class DecodeCohort:
         self._prefix_phase = -1
         self._context_base_sum += base_c
         self._generated_base_sum += base_g
-        version = self._version[i] + 1
-        self._version[i] = version
+        self._version[i] += 1
         heap = self._finish_heap
         if len(heap) > 2 * self.count + 64:  # mostly stale entries: keep the heap small
-            heap = self._finish_heap = self._live(heap)
-        heappush(heap, (t + output - generated - 1, i, version))
+            heap = self._finish_heap = self._live_finishes(heap)
+        key = (t + output - generated - 1) * self._size + i
+        self._finish_key[i] = key
+        heappush(heap, key)
 
     def track_victims(self, i: int, *, prompt: int, admit_seq: int) -> None:
         """Also keep i in the fewest-generated retraction order (SGLang)."""
@@ -77,6 +83,14 @@ class DecodeCohort:
         if len(heap) > 2 * self.count + 64:
             heap = self._victim_heap = self._live(heap)
         heappush(heap, (key, i, self._version[i]))
+
+    def _live_finishes(self, heap: list[int]) -> list[int]:
+        """The finish heap's live entries, as a heap (which live entry comes first depends only
+        on the entries, so compacting changes no result)."""
+        live, size = self._finish_key, self._size
+        kept = [key for key in heap if live[key % size] == key]
+        heapify(kept)
+        return kept
 
     def _live(self, heap: list[tuple[_Key, int, int]]) -> list[tuple[_Key, int, int]]:
         """The heap's entries for current members (stale ones dropped), as a heap. Which live
@@ -97,6 +111,7 @@ class DecodeCohort:
         self._context_base_sum -= base_c
         self._generated_base_sum -= base_g
         self._version[i] += 1
+        self._finish_key[i] = -1
         t = step - lag
         return base_c + t, base_g + t
 
@@ -176,7 +191,12 @@ class DecodeCohort:
         # the membership changes between two calls (most runs end in a finish)
         counts = self.phase_counts
         end = r + j
-        part = sum(counts[r:end]) if end <= size else sum(counts[r:]) + sum(counts[: end - size])
+        if j == 1:  # a run of one step (or of B + 1, ...): about a third of the runs
+            part = counts[r]
+        else:
+            part = (
+                sum(counts[r:end]) if end <= size else sum(counts[r:]) + sum(counts[: end - size])
+            )
         return (k // size) * self.count + part
 
     def blocks_needed_by_step(self, step: int, k: int, first: int = 0) -> IntArray:
@@ -200,23 +220,26 @@ class DecodeCohort:
 
     def next_finish_step(self) -> int | None:
         """The step in which the next member generates its last token."""
-        heap = self._finish_heap
-        while heap and heap[0][2] != self._version[heap[0][1]]:
+        heap, live, size = self._finish_heap, self._finish_key, self._size
+        while heap and live[heap[0] % size] != heap[0]:
             heappop(heap)
-        return heap[0][0] + self._lag if heap else None
+        return heap[0] // size + self._lag if heap else None
 
     def pop_finishing(self, step: int) -> list[int]:
         """Members whose last token is generated in `step` (they stay members until removed)."""
         done: list[int] = []
-        heap, version = self._finish_heap, self._version
-        step -= self._lag
+        heap, live, size = self._finish_heap, self._finish_key, self._size
+        first = (step - self._lag) * size  # the keys of `step`: first .. first + size - 1
+        end = first + size
         while heap:
-            last, i, v = heap[0]
-            if v != version[i]:
-                heappop(heap)
-            elif last == step:
+            key = heap[0]
+            i = key % size
+            if live[i] != key:
+                heappop(heap)  # stale
+            elif first <= key < end:
                 done.append(i)
                 heappop(heap)
+                live[i] = -1  # taken: a stale copy of the same key (re-added alike) is skipped
             else:
                 break
         return done

@@ -112,8 +112,13 @@ def steps_before_arrival(sim: ReplicaState, count: int, context0: int, limit: in
     (the step after the one it arrives in is already decided: `ReplicaState.seen_s`); under a
     receive interval, the first poll at or after that (`poll_aligned`)."""
     due_s = sim.arrivals[0][0] - sim.now_s - ARRIVAL_TIE_S
-    ahead, n = decided_span(sim.overlap, due_s, limit)  # no closure for decided_steps: per run
-    steps = ahead if ahead and not n else ahead + _steps_lasting(sim, count, context0, n, due_s)
+    # `decided_steps` without its closure, and `decided_span` without its call: per run
+    if not sim.overlap:
+        steps = _steps_lasting(sim, count, context0, limit, due_s)
+    elif due_s <= 0 or limit == 1:
+        steps = 1
+    else:
+        steps = 1 + _steps_lasting(sim, count, context0, limit - 1, due_s)
     return steps if sim.recv_every == 1 else poll_aligned(sim, steps, limit)
 
 
@@ -144,7 +149,7 @@ def _steps_lasting(sim: ReplicaState, count: int, context0: int, limit: int, due
     keeps the order of non-negative operands), so halving the interval on it finds the same m as
     the line's search, without building the line; else (compute-bound somewhere, or a negative
     term) the line searches."""
-    terms = line_terms_of(sim, count)
+    terms = sim.line_terms.get(count) or line_terms_of(sim, count)  # a lookup per event
     mem0, mem1 = terms[0] + terms[1] * context0, terms[2]
     d0 = mem0 - (terms[3] + terms[4] * context0)
     per_step_s = mem0 + terms[6]  # the first step, and each step's part that does not grow

@@ -92,6 +92,8 @@ class ReplicaState:
             and config.preemption is PreemptionMode.RECOMPUTE
         )
         self.max_num_seqs = config.max_num_seqs
+        # SGLang's retraction order: the cohort keeps its members in it too (`_advance_all`)
+        self.tracks_victims = rule.victim_order is VictimOrder.FEWEST_GENERATED
         # set by ReplicaSim: the policy's prefill-only steps and inlined thrash/admission steps
         self.prefill_only, self.prefill_refused, self.inline = False, False, False
         self.exclusive_prefill = False  # set by ReplicaSim: prefill steps decode nobody
@@ -211,6 +213,7 @@ class ReplicaState:
         self.rec.preemption(step, self.now_s)
 
     def _leave_running(self, i: int) -> None:
+        # `complete` does the same in place (once per request); this serves `preempt`
         del self.running[i]
         max_output = self.max_output[i]
         self.full_blocks_sum -= -(-(self.prompt[i] + max_output) // self.block_size)
@@ -246,7 +249,7 @@ class ReplicaState:
         size, whole, cohort, first_token_s = (
             self.block_size, self.whole_prompt_blocks, self.cohort, self.first_token_s
         )  # fmt: skip
-        step, tracks = self.step + 1, self.rule.victim_order is VictimOrder.FEWEST_GENERATED
+        step, tracks = self.step + 1, self.tracks_victims
         max_output, host_kv = self.max_output, self.host_kv
         for i, _, chunk in entries:
             if admitted:
@@ -289,7 +292,11 @@ class ReplicaState:
         elif self.retained is not None:
             self.retained.finished(self.prompt[i] + self.output[i] - 1, self.free)
         self.free += blocks
-        self._leave_running(i)
+        del self.running[i]  # `_leave_running`, without its call: one per request
+        max_output = self.max_output[i]
+        self.full_blocks_sum -= -(-(self.prompt[i] + max_output) // self.block_size)
+        self.max_output_sum -= max_output
+        self.dirty = True
         self.finish_s[i] = self.now_s
         self.done += 1
         clients = self.clients

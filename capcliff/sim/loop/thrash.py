@@ -219,7 +219,7 @@ def decode_run(
     fields come from the model's decode terms (kept in the replica's table) in `decode_line`'s
     order, and the memory-bound sum with `DecodeLine.total_s`'s arithmetic; the
     line itself is built only when the compute term overtakes within the run."""
-    terms = line_terms_of(sim, count)
+    terms = sim.line_terms.get(count) or line_terms_of(sim, count)  # a lookup per event
     mem0, mem1 = terms[0] + terms[1] * context0, terms[2]
     cmp0, cmp1 = terms[3] + terms[4] * context0, terms[5]
     fixed, bytes0, bytes1 = terms[6], terms[7] + terms[10] * context0, terms[8]
