@@ -1,9 +1,11 @@
 """Rebuild capcliff/perf/data/moe_tables.json: aiconfigurator-core's measured MoE layer times for
 DeepSeek-V3/R1's own routed-expert shape, per GPU, engine, weight format and MoE TP x EP.
 
-Run: python benchmarks/build_moe_tables.py [--check]
+Run: python benchmarks/build_moe_tables.py [--check] [--distribution D] [--out PATH]
 (needs `pip install '.[kernels]'`; writes the JSON, or with --check says whether the shipped file
-matches a rebuild; asserts nothing)
+matches a rebuild; asserts nothing). `--distribution balanced` (or `power_law_1.2`) builds the
+same tables from aiconfigurator's rows in that routing distribution, for experiments: point
+`--out` elsewhere; the shipped file is the `power_law_1.01` build.
 
 `op_curves.json`'s `moe` curves are one line per token count fitted through every MoE shape the
 table measured (many models), at `balanced` routing. For DeepSeek-V3/R1 (hidden 7168, expert
@@ -39,6 +41,7 @@ import argparse
 import json
 import sys
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 from build_op_curves import (
@@ -56,6 +59,8 @@ OUT = ROOT / "capcliff" / "perf" / "data" / "moe_tables.json"
 # n_routed_experts, num_experts_per_tok)
 SHAPE = {"hidden_size": 7168, "inter_size": 2048, "num_experts": 256, "topk": 8}
 DISTRIBUTION = "power_law_1.01"  # aiconfigurator sdk/models/deepseek.py, _power_law_alpha
+# the routing distributions aiconfigurator's moe_perf tables measured the DeepSeek shape in
+DISTRIBUTIONS = ("power_law_1.01", "balanced", "power_law_1.2")
 FORMATS = ("fp8_block", "nvfp4")
 HOPPER, BLACKWELL = ("h100_sxm", "h200_sxm"), ("b200_sxm", "b300_sxm", "gb200")
 DEFAULT_KERNELS = {
@@ -71,10 +76,12 @@ DEFAULT_KERNELS = {
 MAX_RANKS = 64  # the formats DeepSeek-R1 is served in (model_cards/)
 
 
-def tables_of(frame: Any, kernels: tuple[str, ...]) -> list[dict[str, Any]]:
+def tables_of(
+    frame: Any, kernels: tuple[str, ...], distribution: str = DISTRIBUTION
+) -> list[dict[str, Any]]:
     """One table per (format, MoE TP, MoE EP): token counts and the fastest measured seconds of
-    `kernels`."""
-    rows = frame[(frame.distribution == DISTRIBUTION) & frame.kernel_source.isin(kernels)]
+    `kernels` in routing `distribution`."""
+    rows = frame[(frame.distribution == distribution) & frame.kernel_source.isin(kernels)]
     for column, value in SHAPE.items():
         rows = rows[rows[column] == value]
     keys = ["moe_dtype", "moe_tp_size", "moe_ep_size", "num_tokens"]
@@ -92,8 +99,9 @@ def tables_of(frame: Any, kernels: tuple[str, ...]) -> list[dict[str, Any]]:
     return out
 
 
-def build() -> dict[str, Any]:
-    """Every DeepSeek-shape MoE table the installed aiconfigurator-core holds."""
+def build(distribution: str = DISTRIBUTION) -> dict[str, Any]:
+    """Every DeepSeek-shape MoE table the installed aiconfigurator-core holds, in routing
+    `distribution`."""
     import pandas as pd
 
     tables: list[dict[str, Any]] = []
@@ -112,14 +120,14 @@ def build() -> dict[str, Any]:
             kernels = tuple(k for k in kernels if (frame.kernel_source == k).any())
             sources[key] = f"{table} (release {release}, kernel {', '.join(kernels)})"
             tables += [{"hardware": hardware, "engine": backend, **t}
-                       for t in tables_of(frame, kernels)]  # fmt: skip
+                       for t in tables_of(frame, kernels, distribution)]  # fmt: skip
     return {
         "source": (
             f"aiconfigurator-core {version('aiconfigurator-core')} (NVIDIA, Apache-2.0), "
-            f"measured moe_perf rows, {DISTRIBUTION} routing; benchmarks/build_moe_tables.py"
+            f"measured moe_perf rows, {distribution} routing; benchmarks/build_moe_tables.py"
         ),
         "shape": SHAPE,
-        "distribution": DISTRIBUTION,
+        "distribution": distribution,
         "tables_read": sources,
         "tables": tables,
     }
@@ -136,15 +144,21 @@ def _dumps(data: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare with the shipped file")
+    parser.add_argument(
+        "--distribution", choices=DISTRIBUTIONS, default=DISTRIBUTION,
+        help=f"aiconfigurator routing distribution to read (default {DISTRIBUTION})",
+    )  # fmt: skip
+    parser.add_argument("--out", type=Path, default=OUT, help="where to write (default: shipped)")
     args = parser.parse_args()
-    data = build()
+    data = build(args.distribution)
     text = _dumps(data)
+    out: Path = args.out
     if args.check:
-        same = OUT.exists() and OUT.read_text() == text
+        same = out.exists() and out.read_text() == text
         sys.stdout.write("shipped file matches a rebuild\n" if same else "shipped file differs\n")
         return
-    OUT.write_text(text)
-    sys.stdout.write(f"{len(data['tables'])} tables -> {OUT.relative_to(ROOT)}\n")
+    out.write_text(text)
+    sys.stdout.write(f"{len(data['tables'])} tables -> {out}\n")
 
 
 if __name__ == "__main__":
