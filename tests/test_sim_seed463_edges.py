@@ -3,6 +3,7 @@ untested. Every expected value is worked out by hand in the comments."""
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import numpy as np
@@ -16,6 +17,7 @@ from capcliff.sim.loop.landed import LandedReplicaSim
 from capcliff.sim.loop.lockstep import FixedStep, PendingRun
 from capcliff.sim.loop.replica import ReplicaSim
 from capcliff.sim.simulate import make_policy
+from capcliff.sim.traffic.sessions import parse_session_trace, requests_from_session_trace
 from capcliff.sim.traffic.workload import Requests
 from tests.simtools import constant_model
 from tests.test_sim_seed157_edges import _LineModel
@@ -113,3 +115,25 @@ def test_a_pending_lockstep_run_counts_the_expert_bytes_of_each_segment_it_reach
     run.add(3, clock, 100.0, clock.total_s(3))
     run.add(2, clock, 200.0, clock.total_s(2))
     assert [run.total_bytes(k) for k in (2, 4, 5)] == [2_210.0, 4_560.0, 5_800.0]
+
+
+def test_a_session_traces_shared_prefix_starts_every_prompt_of_its_sessions() -> None:
+    # Sessions a and b open with the 16-token prefix "sys", c with none. A turn's prompt is
+    # its session's context so far plus its new tokens: a's first 16 + 10 = 26, its second
+    # 26 + 5 (the first's output) + 4 = 35; b's 16 + 6 = 22; c's 7. The content tree: node 0
+    # is the prefix (no parent), a's and b's sessions fork from it after 16 tokens (nodes 1,
+    # 2), c's stands alone (node 3). seed 463's `prefix_id is not None` -> `is None` dropped
+    # the prefix of a and b (prompts 10, 19, 6).
+    rows = [
+        {"session_id": "a", "turn": 0, "input_tokens": 10, "output_tokens": 5, "arrival_s": 0.0,
+         "prefix_id": "sys", "prefix_tokens": 16},
+        {"session_id": "a", "turn": 1, "input_tokens": 4, "output_tokens": 3, "think_s": 1.0},
+        {"session_id": "b", "turn": 0, "input_tokens": 6, "output_tokens": 2, "arrival_s": 0.5,
+         "prefix_id": "sys", "prefix_tokens": 16},
+        {"session_id": "c", "turn": 0, "input_tokens": 7, "output_tokens": 2, "arrival_s": 1.0},
+    ]  # fmt: skip
+    requests = requests_from_session_trace(parse_session_trace([json.dumps(r) for r in rows]))
+    assert requests.input_tokens.tolist() == [26, 35, 22, 7]
+    assert requests.content_node.tolist() == [1, 1, 2, 3]
+    assert requests.content_parent.tolist() == [-1, 0, 0, -1]
+    assert requests.content_fork_tokens.tolist() == [0, 16, 16, 0]
