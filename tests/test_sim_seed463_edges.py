@@ -103,6 +103,18 @@ def test_a_batching_wait_restarts_the_context_wait_count() -> None:
     assert gate.decide(ranks) == (True, 3)
 
 
+def test_a_memory_bound_run_reads_each_sequences_context_once() -> None:
+    # Two sequences whose contexts sum to 16 tokens; weights read in U a step, KV in U / 16 per
+    # token of context, so the first step reads U + 16 x U / 16 = 2 U and each step after reads
+    # 2 x U / 16 = U / 8 more (one token per sequence); no compute, fixed part or floor. The
+    # first m steps last 2 U m + (U / 8) m (m - 1) / 2: 8.75 U for 4 steps, 11.25 U for 5, so
+    # 10 U takes 5. seed 463's `terms[1]` -> `terms[2]` read the starting context at the
+    # per-step growth (U / 8 a token: 3 U for the first step) and counted 4.
+    terms = (U, U / 16, U / 8, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    sim = SimpleNamespace(line_terms={}, model=_ContextLineModel(terms))
+    assert _steps_lasting(sim, 2, 16, 8, 10 * U) == 5  # type: ignore[arg-type]
+
+
 def test_a_pending_lockstep_run_counts_the_expert_bytes_of_each_segment_it_reaches() -> None:
     # A rank's own decode line reads 1,000 B in step 0 and 10 B more each step after (the run's
     # steps j read 1,000 + 10 j); in lockstep it ran 3 steps reading 100 B of shared experts
