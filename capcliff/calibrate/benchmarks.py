@@ -38,7 +38,15 @@ from typing import Any
 
 from capcliff.catalog.layout import MAX_GPUS
 from capcliff.errors import InputError
-from capcliff.files import finite_number, number_text, parse_json, read_text, refuse_non_finite
+from capcliff.files import (
+    DuplicateKeyError,
+    finite_number,
+    number_text,
+    parse_json,
+    read_text,
+    refuse_non_finite,
+    unique_object,
+)
 from capcliff.units import MAX_SLO_TPOT_S
 
 MS = 1e-3
@@ -519,7 +527,7 @@ def _refuse_paced(run: dict[str, Any], row_id: str) -> None:
 def _json_objects(path: Path, text: str) -> list[dict[str, Any]]:
     """The JSON objects of a result file, one after another: one run (a `--save-result`
     file, indented or not), or one per line (`--append-result`, SGLang's JSONL)."""
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(object_pairs_hook=unique_object)
     out: list[dict[str, Any]] = []
     at = 0
     while True:
@@ -533,6 +541,8 @@ def _json_objects(path: Path, text: str) -> list[dict[str, Any]]:
             value, at = decoder.raw_decode(text, at)
         except json.JSONDecodeError as exc:
             raise InputError(f"{source}: (json): {exc.msg}") from None
+        except DuplicateKeyError as exc:
+            raise InputError(f"{source}: (json): {exc}") from None
         except (RecursionError, ValueError):  # too deep, or past the int-string limit
             parse_json(text[at:], source=source)  # raises the reader's one-line reason
             raise
