@@ -9,7 +9,11 @@ from pathlib import Path
 
 import pytest
 from test_bad_input import _one_line_error
+from test_bad_input_campaign4 import _card_config
 
+from capcliff.catalog.quantization import int_grouped, quantization_from_config
+from capcliff.cli import main
+from capcliff.errors import CatalogError
 from capcliff.files import parse_json
 
 RUN = {
@@ -52,3 +56,52 @@ def test_a_trace_row_with_a_key_twice_is_refused(
 def test_a_model_config_keeps_the_last_of_a_key_twice() -> None:
     # transformers and the engines read config.json with json.load, which keeps the last
     assert parse_json('{"a": 1, "a": 2}', source="config.json") == {"a": 2}
+
+
+# A compressed-tensors checkpoint whose groups hold different formats (W4 MLPs beside FP8
+# attention) was sized with the first group's format on every linear: 5.70 GB with the W4
+# group first, 9.09 GB with the FP8 group first, for one checkpoint.
+
+W4_MLP = {"weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128,
+                      "symmetric": True}, "targets": ["re:.*mlp.*"]}  # fmt: skip
+FP8_ATTN = {"weights": {"num_bits": 8, "type": "float", "strategy": "channel"},
+            "targets": ["re:.*self_attn.*"]}  # fmt: skip
+
+
+def _mixed(*groups: dict[str, object]) -> dict[str, object]:
+    named = {f"group_{i}": g for i, g in enumerate(groups)}
+    return {"quant_method": "compressed-tensors", "config_groups": named}
+
+
+def test_each_module_takes_the_format_of_the_group_that_targets_it() -> None:
+    quant = quantization_from_config(_mixed(W4_MLP, FP8_ATTN), path="c")
+    mlp = quant.format_of("model.layers.0.mlp.down_proj", expert=False)
+    attn = quant.format_of("model.layers.0.self_attn.q_proj", expert=False)
+    assert mlp == int_grouped(4, 128, zero_point=False)
+    assert attn is not None and attn.name == "fp8-channel"
+    assert quant.format_of("lm_head", expert=False) is None  # no group targets it
+
+
+@pytest.mark.parametrize("order", ["w4-first", "fp8-first"])
+def test_a_mixed_checkpoint_weighs_the_same_whichever_group_comes_first(
+    order: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    groups = (W4_MLP, FP8_ATTN) if order == "w4-first" else (FP8_ATTN, W4_MLP)
+    config = {**_card_config("llama-3.1-8b"), "quantization_config": _mixed(*groups)}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert main(["memory", str(tmp_path), "--gpus", "1", "--format", "json"]) == 0
+    # Llama-3.1-8B, 32 layers:
+    # MLP 3 x 4096 x 14336 = 176,160,768 elements at int4 g128 (0.5 + 2/128 bytes) = 90,832,896
+    # attention q,o 4096x4096, k,v 1024x4096 = 41,943,040 elements at 1 byte, plus a 4-byte
+    # scale per output row (4096 + 1024 + 1024 + 4096 rows) = 41,984,000
+    # embedding and lm_head 2 x 128256 x 4096 x 2 bytes = 2,101,346,304; norms (65 x 4096) x 2
+    expected = 32 * (90_832_896 + 41_984_000) + 2_101_346_304 + 65 * 4096 * 2
+    assert json.loads(capsys.readouterr().out)["weights_bytes_total"] == expected
+
+
+def test_one_target_in_two_groups_of_different_formats_is_refused() -> None:
+    # vLLM's target map keeps the last group for a target; capcliff took the first
+    w4_all, fp8_all = {**W4_MLP, "targets": ["Linear"]}, {**FP8_ATTN, "targets": ["Linear"]}
+    with pytest.raises(CatalogError, match=r"^c: quantization_config\.config_groups\.group_1\."
+                       r"targets: 'Linear' is also a target of 'group_0'"):  # fmt: skip
+        quantization_from_config(_mixed(w4_all, fp8_all), path="c")

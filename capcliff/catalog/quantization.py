@@ -98,10 +98,18 @@ class Quantization:
     linear: WeightFormat | None
     expert: WeightFormat | None
     excluded: tuple[str, ...] = ()
+    # compressed-tensors groups of different formats: (targets, format) in the config's order;
+    # a module takes the first group a target of which names it (empty: one format for all)
+    targeted: tuple[tuple[tuple[str, ...], WeightFormat], ...] = ()
 
     def format_of(self, module: str, *, expert: bool) -> WeightFormat | None:
         """The format of the weight of HF module `module`; None: stored in the native dtype."""
         if _is_excluded(self.excluded, module):
+            return None
+        for targets, fmt in self.targeted:
+            if any(_targets(target, module) for target in targets):
+                return fmt
+        if self.targeted:  # vLLM refuses to load a linear no group targets; left unquantised
             return None
         return self.expert if expert else self.linear
 
@@ -117,6 +125,13 @@ class Quantization:
 def _is_excluded(patterns: tuple[str, ...], module: str) -> bool:
     """Whether any skip-list pattern names `module` (cached: layouts ask about the same modules)."""
     return any(module_matches(module, pattern) for pattern in patterns)
+
+
+def _targets(target: str, module: str) -> bool:
+    """Whether a compressed-tensors target names `module`: a layer class (`Linear`, every
+    weight capcliff prices is one), or a module name or `re:` pattern (`module_matches`); as
+    compressed-tensors' `is_match` (src/compressed_tensors/utils/match.py)."""
+    return target.endswith("Linear") or module_matches(module, target)
 
 
 def module_matches(module: str, pattern: str) -> bool:
@@ -369,18 +384,39 @@ def _compressed_tensors(raw: dict[str, Any], path: str) -> Quantization:
         raise _error(path, "config_groups", f"must be an object of named groups, got a {kind}")
     if not groups:
         raise _error(path, "config_groups", "missing; needed to know the weight format")
-    formats = []
+    formats: list[tuple[tuple[str, ...], WeightFormat]] = []
     for name, group in groups.items():
         if not isinstance(group, dict) or not isinstance(group.get("weights"), dict):
             raise _error(path, f"config_groups.{key_label(name)}.weights", "missing")
-        formats.append(_compressed_weights(group["weights"], path))
-        # targets are not applied (see below), but a bad one is refused: it cannot load
         targets = f"config_groups.{key_label(name)}.targets"
-        _patterns({targets: group.get("targets")}, path, targets)
-    # Several groups target different layers by name; capcliff applies the first to all linears.
+        found = _patterns({targets: group.get("targets")}, path, targets)
+        formats.append((found, _compressed_weights(group["weights"], path)))
+    _refuse_shared_targets(groups, formats, path)
+    first = formats[0][1]
+    # Groups of different formats target different layers (W4 MLPs beside FP8 attention): each
+    # module takes its group's format (the first group's for all read the MLPs at the attention's)
+    mixed = len({fmt for _, fmt in formats}) > 1
     return Quantization(
-        "compressed-tensors", formats[0], formats[0], _patterns(raw, path, "ignore")
-    )
+        "compressed-tensors", first, first, _patterns(raw, path, "ignore"),
+        targeted=tuple(formats) if mixed else (),
+    )  # fmt: skip
+
+
+def _refuse_shared_targets(
+    groups: dict[str, Any], formats: list[tuple[tuple[str, ...], WeightFormat]], path: str
+) -> None:
+    """Two groups of different formats that name one target: which one a layer takes is the
+    reader's accident (vLLM's target map keeps the last group, capcliff took the first)."""
+    owner: dict[str, tuple[str, WeightFormat]] = {}
+    for name, (targets, fmt) in zip(groups, formats, strict=True):
+        for target in targets:
+            first = owner.setdefault(target, (name, fmt))
+            if first[1] != fmt:
+                raise _error(
+                    path, f"config_groups.{key_label(name)}.targets",
+                    f"{target!r:.60} is also a target of {key_label(first[0])!r:.40}, of another "
+                    f"format ({first[1].name}, here {fmt.name}); give each target one group",
+                )  # fmt: skip
 
 
 def _awq_gptq(raw: dict[str, Any], path: str, method: str) -> Quantization:
