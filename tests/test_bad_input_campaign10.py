@@ -11,6 +11,7 @@ import pytest
 from test_bad_input import _one_line_error
 from test_bad_input_campaign4 import _card_config
 
+from capcliff.calibrate.benchmarks import _cell
 from capcliff.catalog.quantization import int_grouped, quantization_from_config
 from capcliff.cli import main
 from capcliff.errors import CatalogError
@@ -105,3 +106,46 @@ def test_one_target_in_two_groups_of_different_formats_is_refused() -> None:
     with pytest.raises(CatalogError, match=r"^c: quantization_config\.config_groups\.group_1\."
                        r"targets: 'Linear' is also a target of 'group_0'"):  # fmt: skip
         quantization_from_config(_mixed(w4_all, fp8_all), path="c")
+
+
+# A CSV's latency in another unit: a cell "1.5 s" in mean_ttft_ms was read as 1.5 ms (its
+# leading number), "2 min" as 2 ms, and a mean_tpot_s column was read as missing (the fit ran
+# on throughput alone, unsaid).
+
+CSV_HEAD = "concurrency,input_len,output_len,output_throughput_tok_s,mean_tpot_ms,mean_ttft_ms\n"
+
+
+@pytest.mark.parametrize(
+    ("rows", "said"),
+    [
+        ("8,1024,128,500,14,1.5 s\n", "row 2: mean_ttft_ms: '1.5 s' is in s; the column holds "
+         "milliseconds"),
+        ("8,1024,128,500,14,2 min\n", "row 2: mean_ttft_ms: '2 min' is in min;"),
+        ("8,1024,128,500,14000 us,150\n", "row 2: mean_tpot_ms: '14000 us' is in us;"),
+        ("8,1024,128,1.2k,14,150\n", "row 2: output_throughput_tok_s: '1.2k': write the number "
+         "whole, without the k"),
+    ],
+    ids=["ttft-seconds", "ttft-minutes", "tpot-microseconds", "throughput-thousands"],
+)  # fmt: skip
+def test_a_cell_in_another_unit_is_refused(
+    rows: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "b.csv"
+    path.write_text(CSV_HEAD + rows)
+    assert f"b.csv: {said}" in _one_line_error(["calibrate", str(path), *CALIBRATE], capsys)
+
+
+def test_a_cell_in_milliseconds_is_read() -> None:
+    assert _cell({"mean_tpot_ms": "14 ms"}, "mean_tpot_ms", "row 2") == 14.0
+
+
+def test_a_latency_column_in_seconds_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "b.csv"
+    head = CSV_HEAD.replace("mean_tpot_ms", "mean_tpot_s").replace("mean_ttft_ms", "mean_ttft_s")
+    path.write_text(head + "8,1024,128,500,0.014,0.15\n")
+    assert _one_line_error(["calibrate", str(path), *CALIBRATE], capsys).endswith(
+        "b.csv: column 'mean_tpot_s': capcliff reads mean_tpot_ms (milliseconds); give the "
+        "figures in ms under that name"
+    )
