@@ -14,8 +14,9 @@ from test_bad_input_campaign4 import _card_config
 from capcliff.calibrate.benchmarks import _cell
 from capcliff.catalog.quantization import int_grouped, quantization_from_config
 from capcliff.cli import main
-from capcliff.errors import CatalogError
+from capcliff.errors import CatalogError, InputError
 from capcliff.files import parse_json
+from capcliff.sim.traffic.sessions import parse_session_trace
 
 RUN = {
     "date": "20250101-000000", "backend": "vllm", "model_id": "meta-llama/Llama-3.1-8B-Instruct",
@@ -149,3 +150,15 @@ def test_a_latency_column_in_seconds_is_refused(
         "b.csv: column 'mean_tpot_s': capcliff reads mean_tpot_ms (milliseconds); give the "
         "figures in ms under that name"
     )
+
+
+# A session trace's prefix_id without its prefix_tokens: read as a prefix of 0 tokens, the
+# sharing it names was dropped unsaid (the reverse, tokens without an id, was refused).
+
+
+def test_a_prefix_id_without_its_tokens_is_refused() -> None:
+    row = {"session_id": "a", "turn": 0, "input_tokens": 40, "output_tokens": 20,
+           "prefix_id": "sys"}  # fmt: skip
+    with pytest.raises(InputError, match=r"^trace line 1: prefix_id: a shared prefix needs its "
+                       r"prefix_tokens"):  # fmt: skip
+        parse_session_trace([json.dumps(row)])
