@@ -13,6 +13,7 @@ from test_bad_input_campaign4 import _card_config
 
 from capcliff.calibrate.benchmarks import _cell
 from capcliff.catalog.quantization import int_grouped, quantization_from_config
+from capcliff.check.spec import load_spec
 from capcliff.cli import main
 from capcliff.errors import CatalogError, InputError
 from capcliff.files import parse_json
@@ -162,3 +163,37 @@ def test_a_prefix_id_without_its_tokens_is_refused() -> None:
     with pytest.raises(InputError, match=r"^trace line 1: prefix_id: a shared prefix needs its "
                        r"prefix_tokens"):  # fmt: skip
         parse_session_trace([json.dumps(row)])
+
+
+# A JSON check spec (`check s.json`) was read as TOML: "Invalid statement (at line 1, column 1)".
+
+SPEC_TABLES = {"scenario": [{
+    "name": "s", "model": "llama-3.1-8b", "gpu": "h100-sxm", "layout": "tp1", "engine": "vllm",
+    "workload": {"isl": 100, "osl": 100, "arrival": "batch", "num_requests": 20, "concurrency": 4},
+    "expect": {"fits": True},
+}]}  # fmt: skip
+
+
+def test_a_json_spec_is_read_as_its_toml_tables(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(SPEC_TABLES))
+    assert load_spec(path).spec.scenario[0].workload.isl == 100
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (json.dumps(SPEC_TABLES).replace('"fits": true', '"ttft_p99_max_s": Infinity'),
+         "s.json: scenario[0].expect.ttft_p99_max_s: Input should be a finite number"),
+        (json.dumps(SPEC_TABLES).replace('"isl": 100', '"isl": 100, "isl": 5'),
+         "s.json: (json): 'isl': key given twice; give it once"),
+        ("[]", "s.json: (json): a spec is an object of the TOML spec's tables"),
+    ],
+    ids=["infinite-bound", "key-twice", "not-an-object"],
+)  # fmt: skip
+def test_a_bad_json_spec_is_one_line(
+    text: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(text)
+    assert said in _one_line_error(["check", str(path)], capsys)
