@@ -280,7 +280,7 @@ def trace10_cases() -> Iterator[Case]:
         ("session-id-bool", _lines([{**r, "session_id": True} for r in s[:2]]), [], True),
         ("session-id-null-later", _lines([s[0], {**s[1], "session_id": None}]), [], True),
         ("session-id-nan", raw(s[:2], 1, "session_id", "NaN"), [], True),
-        ("session-prefix-over-input", _lines([s[0], s[1], {**s[2], "prefix_tokens": 41}, s[3]]), [], True),
+        ("session-prefix-over-input", _lines([s[0], s[1], {**s[2], "prefix_tokens": 41}, s[3]]), [], None),  # on top of input_tokens
         ("session-prefix-zero", _lines([s[0], s[1], {**s[2], "prefix_tokens": 0}, s[3]]), [], None),
         ("session-prefix-negative", _lines([s[0], s[1], {**s[2], "prefix_tokens": -16}, s[3]]), [], True),
         ("session-prefix-nan", raw(s, 2, "prefix_tokens", "NaN"), [], True),
@@ -433,11 +433,11 @@ def check10_cases() -> Iterator[Case]:
     wrong = [("isl", '"100"'), ("isl", "100.0"), ("isl", "100.5"), ("isl", "true"), ("isl", "[100]"), ("osl", "{a = 1}"), ("concurrency", '"4"'),
              ("concurrency", "4.0"), ("num_requests", "1e3"), ("num_requests", "-20"), ("arrival", "1"), ("arrival", '"Batch"'), ("arrival", '"batch "')]
     for key, raw in wrong:
-        table.append((f"workload-{key}={raw[:10]}", CHECK, {"s.toml": SPEC.replace(f"{key} = ", f"{key}_was = ", 1).replace("[scenario.workload]\n", f"[scenario.workload]\n{key} = {raw}\n").replace(f"{key}_was = ", "# ")}, None if raw in ('"Batch"', '"batch "') else True))
+        table.append((f"workload-{key}={raw[:10]}", CHECK, {"s.toml": SPEC.replace(f"{key} = ", f"{key}_was = ", 1).replace("[scenario.workload]\n", f"[scenario.workload]\n{key} = {raw}\n").replace(f"{key}_was = ", "# ")}, None if raw in ('"Batch"', '"batch "', "100.0", "4.0", "1e3") else True))
     for key, raw in [("gpus", '"1"'), ("gpus", "1.0"), ("layout", "1"), ("engine", '"VLLM"'), ("engine", '"vllm "'), ("model", "8"), ("gpu", '"H100-SXM"'),
                      ("seed", "-1"), ("seed", "1.5"), ("seed", "1" + "0" * 30), ("max_model_len", '"8k"'), ("block_size", "0"), ("gpu_memory_utilization", "1.5"),
                      ("gpu_memory_utilization", "nan"), ("gpu_memory_utilization", "-0.0"), ("headroom", "1.0"), ("headroom", "-inf")]:
-        table.append((f"scenario-{key}={raw[:10]}", CHECK, {"s.toml": _scenario(f"{key} = {raw}") if key not in ("layout", "engine", "model", "gpu") else SPEC.replace(f'{key} = "', f'{key}_old = "', 1).replace(f"{key}_old = ", f"{key} = {raw}\n# ")}, None if raw in ('"VLLM"', '"vllm "', '"H100-SXM"') else True))
+        table.append((f"scenario-{key}={raw[:10]}", CHECK, {"s.toml": _scenario(f"{key} = {raw}") if key not in ("layout", "engine", "model", "gpu") else SPEC.replace(f'{key} = "', f'{key}_old = "', 1).replace(f"{key}_old = ", f"{key} = {raw}\n# ")}, None if raw in ('"VLLM"', '"vllm "', '"H100-SXM"', "1.0", "1" + "0" * 30) else True))
     for key in ("ttft_p99_max_s", "tpot_p99_max_s", "output_throughput_min_tok_s", "kv_headroom_min", "prefix_hit_rate_min", "sustained_rps_min", "usd_per_million_tokens_max", "cliff_concurrency_min"):
         for raw in ("inf", "-inf", "nan", "+nan", "-0.0", "1e308", "1e-320"):
             table.append((f"expect-{key}={raw}", CHECK, {"s.toml": _scenario(expect=f"{key} = {raw}")}, None if raw in ("1e308", "1e-320", "-0.0") else True))
@@ -492,7 +492,9 @@ def check10_cases() -> Iterator[Case]:
         ("junit-is-model-safetensors-via-hardlink", [*CHECK, "--junit", "{d}/j.xml", "--force"], {"s.toml": SPEC.replace('model = "llama-3.1-8b"', 'model = "m"'), "m/config.json": MODEL, "m/model.safetensors": _st(GOOD)}, _hardlink("m/model.safetensors", "j.xml")),
         ("junit-and-markdown-hardlinked", [*CHECK, "--junit", "{d}/a.txt", "--markdown", "{d}/b.txt", "--force"], {"s.toml": SPEC, "a.txt": "old"}, _hardlink("a.txt", "b.txt")),
     ]:
-        yield Case("check10", name, argv, files, True, setup=setup)
+        # a rename over a hard link replaces that name only: the file it shared stays whole
+        replaced = {"junit-is-model-safetensors-via-hardlink": ("j.xml",), "junit-and-markdown-hardlinked": ("a.txt", "b.txt")}.get(name, ())
+        yield Case("check10", name, argv, files, None if replaced else True, setup=setup, replaced=replaced)
     for name, argv, files, invalid in table:
         yield Case("check10", name, argv, files, invalid)
 
@@ -542,8 +544,11 @@ def quant10_cases() -> Iterator[Case]:
         ("ct-groups-empty", cfg({"quant_method": "compressed-tensors", "config_groups": {}}), True),
         ("ct-groups-list", cfg({"quant_method": "compressed-tensors", "config_groups": [w4]}), True),
         ("gptq-dynamic-per-layer", gptq(dynamic={"+:.*mlp.*": {"bits": 8}, "-:.*lm_head": {}}), None),
-        ("gptq-dynamic-bits-neg", gptq(dynamic={"+:.*mlp.*": {"bits": -4}}), None),
-        ("gptq-dynamic-list", gptq(dynamic=[1, 2]), None),
+        ("gptq-dynamic-bits-neg", gptq(dynamic={"+:.*mlp.*": {"bits": -4}}), True),
+        ("gptq-dynamic-list", gptq(dynamic=[1, 2]), True),
+        ("gptq-dynamic-group-null", gptq(dynamic={"+:.*mlp.*": {"group_size": None}}), True),
+        ("gptq-dynamic-slow-regex", gptq(dynamic={"+:(.|.)*X$": {"bits": 8}}), True),
+        ("gptq-dynamic-skip-all", gptq(dynamic={"-:.*": {}}), None),
         ("gptq-modules-not-convert-string", gptq(modules_to_not_convert="lm_head"), True),
         ("gptq-modules-not-convert-ints", gptq(modules_to_not_convert=[1, 2]), True),
         ("gptq-modules-not-convert-bad-regex", gptq(modules_to_not_convert=["re:*"]), True),
@@ -660,7 +665,9 @@ def num10_cases() -> Iterator[Case]:
                 if option == "--isl":
                     argv = ["sweep", "llama-3.1-8b", "--osl", "100", "--num-requests", "20", "--concurrency", "4", option, value]
                 # -0, 1e-400 (zero), 0b11/0o17 (not decimal), huge: invalid for every one of these
-                fine = value in ("0x10", "1_000", "1.5e3", "١٠", "  7  ") or (value == "-0" and option in ("--seed", "--request-overhead-ms"))
+                # a rate of 1e308 under a concurrency cap is a burst; 0 overhead and 0 headroom are valid
+                zero_ok = value in ("-0", "1e-400") and option in ("--seed", "--request-overhead-ms", "--headroom")
+                fine = value in ("0x10", "1_000", "1.5e3", "١٠", "  7  ") or zero_ok or (command, option, value) == ("sweep", "--rate", "1e308")
                 yield Case("num10", f"{command}{option}={value[:10]!r}", argv, {}, None if fine else True)
 
 
@@ -685,7 +692,7 @@ def out10_cases() -> Iterator[Case]:
         ("calibrate-out-long-name", [*cal, "-o", "{d}/" + "c" * 300 + ".toml"], runs, True, None),
         ("calibrate-out-newline-name", [*cal, "-o", "{d}/c\n.toml"], runs, None, None),
         ("calibrate-out-dangling-symlink", [*cal, "-o", "{d}/l.toml"], runs, None, _symlink("nowhere.toml", "l.toml")),
-        ("calibrate-out-symlink-loop", [*cal, "-o", "{d}/l.toml", "--force"], runs, True, _symlink("l.toml", "l.toml")),
+        ("calibrate-out-symlink-loop", [*cal, "-o", "{d}/l.toml", "--force"], runs, None, _symlink("l.toml", "l.toml")),  # --force replaces a link to nowhere
         ("calibrate-out-fifo", [*cal, "-o", "{d}/p.toml", "--force"], {**runs, "p.toml": ("fifo",)}, True, None),
         ("calibrate-out-dev-null", [*cal, "-o", "/dev/null", "--force"], runs, True, None),
         ("calibrate-out-empty", [*cal, "-o", ""], runs, True, None),

@@ -197,3 +197,52 @@ def test_a_bad_json_spec_is_one_line(
     path = tmp_path / "s.json"
     path.write_text(text)
     assert said in _one_line_error(["check", str(path)], capsys)
+
+
+# GPTQModel's per-module `dynamic` overrides were ignored: a checkpoint with 8-bit MLPs was
+# sized at 4 bits throughout, and `"bits": -4` in an override was accepted.
+
+GPTQ = {"quant_method": "gptq", "bits": 4, "group_size": 128}
+
+
+def test_a_gptq_dynamic_override_sets_the_bits_of_the_modules_it_names() -> None:
+    raw = {**GPTQ, "dynamic": {"+:.*mlp.*": {"bits": 8}, "-:.*self_attn.o_proj": {}}}
+    quant = quantization_from_config(raw, path="c")
+    # vLLM's get_dynamic_override: the first regex matching from the start wins
+    assert quant.format_of("model.layers.0.mlp.up_proj", expert=False) == int_grouped(
+        8, 128, zero_point=True
+    )
+    assert quant.format_of("model.layers.0.self_attn.o_proj", expert=False) is None
+    assert quant.format_of("model.layers.0.self_attn.q_proj", expert=False) == int_grouped(
+        4, 128, zero_point=True
+    )
+
+
+@pytest.mark.parametrize(
+    ("dynamic", "said"),
+    [
+        ({"+:.*mlp.*": {"bits": -4}}, r"dynamic\.\+:\.\*mlp\.\*\.bits: must be one of 2, 3, 4, 8"),
+        ({"+:.*mlp.*": {"group_size": 1.5}}, r"dynamic\.\+:\.\*mlp\.\*\.group_size: must be an"),
+        ({"+:(": {"bits": 8}}, r"dynamic\.\+:\(: bad regex"),
+        ({"+:.*mlp.*": 8}, r"dynamic\.\+:\.\*mlp\.\*: must be an object of overrides"),
+        ([1, 2], r"dynamic: must be an object of \{regex: overrides\}"),
+    ],
+    ids=["bits-negative", "group-float", "bad-regex", "override-not-object", "list"],
+)  # fmt: skip
+def test_a_bad_gptq_dynamic_override_is_refused(dynamic: object, said: str) -> None:
+    with pytest.raises(CatalogError, match=r"^c: quantization_config\." + said):
+        quantization_from_config({**GPTQ, "dynamic": dynamic}, path="c")
+
+
+def test_a_gptq_checkpoint_with_8_bit_mlps_weighs_them_at_8_bits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    quant = {**GPTQ, "dynamic": {"+:.*mlp.*": {"bits": 8}}}
+    config = {**_card_config("llama-3.1-8b"), "quantization_config": quant}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert main(["memory", str(tmp_path), "--gpus", "1", "--format", "json"]) == 0
+    # GPTQ stores an fp16 scale and a packed zero point of `bits` per group of 128:
+    # MLP 176,160,768 elements x (1 + (16 + 8) / 8 / 128) = 180,289,536 bytes a layer
+    # attention 41,943,040 x (0.5 + (16 + 4) / 8 / 128) = 21,790,720 bytes a layer
+    expected = 32 * (180_289_536 + 21_790_720) + 2_101_346_304 + 65 * 4096 * 2
+    assert json.loads(capsys.readouterr().out)["weights_bytes_total"] == expected
