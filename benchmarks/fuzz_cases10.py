@@ -68,6 +68,7 @@ def issue10_cases() -> Iterator[Case]:
     table: list[tuple[str, list[str], dict[str, FileSpec], bool | None]] = [
         ("trace-think-nan-sweep", TRACE, {"t.jsonl": _think("NaN")}, True),
         ("trace-think-nan-check", CHECK, {"s.toml": _trace_spec(), "t.jsonl": _think("NaN")}, True),
+        ("think-time-nan-check-sessions", CHECK, {"s.toml": SPEC.replace("isl = 100\nosl = 100\n", 'preset = "multiturn-chat"\nthink_time = nan\n').replace('arrival = "batch"\n', "").replace("concurrency = 4", "clients = 2")}, True),
         ("trace-arrival-nan-sweep", TRACE, {"t.jsonl": _lines([{**PLAIN_ROWS[0], "arrival_s": float("nan")}, *PLAIN_ROWS[1:]])}, True),
         ("disagg-kv-transfer-inf", [*SW, *DISAGG, "--kv-transfer-overhead-ms", "inf"], {}, True),
         ("check-junit-over-model-safetensors-force", [*CHECK, "--junit", "{d}/m/model.safetensors", "--force"], {"s.toml": SPEC.replace('model = "llama-3.1-8b"', 'model = "m"'), "m/config.json": MODEL, "m/model.safetensors": _st(GOOD)}, True),
