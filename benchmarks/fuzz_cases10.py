@@ -140,7 +140,7 @@ def calib10_cases() -> Iterator[Case]:
         ("dup-key-appended-line", CAL, {"r.json": appended.replace('"completed": 200', '"completed": 200, "completed": 100', 1)}, True),
         ("dup-key-sglang", ["calibrate", "{d}/r.jsonl", "--model", "llama-3.1-8b", "--gpu", "h100-sxm"], {"r.jsonl": appended.replace('"output_throughput": 500.0', '"output_throughput": 500.0, "output_throughput": 900.0')}, True),
         ("bom-single", CAL, {"r.json": b"\xef\xbb\xbf" + one.encode()}, False),
-        ("bom-each-appended", CAL, {"r.json": b"".join(b"\xef\xbb\xbf" + json.dumps(r).encode() + b"\n" for r in RUNS)}, None),
+        ("bom-each-appended", CAL, {"r.json": b"".join(b"\xef\xbb\xbf" + json.dumps(r).encode() + b"\n" for r in RUNS)}, False),
         ("crlf-appended", CAL, {"r.json": appended.replace("\n", "\r\n")}, False),
         ("utf16-single", CAL, {"r.json": one.encode("utf-16")}, True),
         ("utf16le-nobom", CAL, {"r.json": one.encode("utf-16-le")}, True),
@@ -441,7 +441,8 @@ def check10_cases() -> Iterator[Case]:
         table.append((f"scenario-{key}={raw[:10]}", CHECK, {"s.toml": _scenario(f"{key} = {raw}") if key not in ("layout", "engine", "model", "gpu") else SPEC.replace(f'{key} = "', f'{key}_old = "', 1).replace(f"{key}_old = ", f"{key} = {raw}\n# ")}, None if raw in ('"VLLM"', '"vllm "', '"H100-SXM"', "1.0", "1" + "0" * 30) else True))
     for key in ("ttft_p99_max_s", "tpot_p99_max_s", "output_throughput_min_tok_s", "kv_headroom_min", "prefix_hit_rate_min", "sustained_rps_min", "usd_per_million_tokens_max", "cliff_concurrency_min"):
         for raw in ("inf", "-inf", "nan", "+nan", "-0.0", "1e308", "1e-320"):
-            table.append((f"expect-{key}={raw}", CHECK, {"s.toml": _scenario(expect=f"{key} = {raw}")}, None if raw in ("1e308", "1e-320", "-0.0") else True))
+            spec = SPEC.replace("kv_headroom_min = 0.1", f"kv_headroom_min = {raw}") if key == "kv_headroom_min" else _scenario(expect=f"{key} = {raw}")
+            table.append((f"expect-{key}={raw}", CHECK, {"s.toml": spec}, None if raw in ("1e308", "1e-320", "-0.0") else True))
     spec_json = {"scenario": [{"name": "s", "model": "llama-3.1-8b", "gpu": "h100-sxm", "layout": "tp1", "engine": "vllm",
                                "workload": {"isl": 100, "osl": 100, "arrival": "batch", "num_requests": 20, "concurrency": 4}, "expect": {"fits": True}}]}
     good_json = json.dumps(spec_json)

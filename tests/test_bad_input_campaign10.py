@@ -246,3 +246,18 @@ def test_a_gptq_checkpoint_with_8_bit_mlps_weighs_them_at_8_bits(
     # attention 41,943,040 x (0.5 + (16 + 4) / 8 / 128) = 21,790,720 bytes a layer
     expected = 32 * (180_289_536 + 21_790_720) + 2_101_346_304 + 65 * 4096 * 2
     assert json.loads(capsys.readouterr().out)["weights_bytes_total"] == expected
+
+
+# Results joined with `cat` from files that each begin with a byte-order mark: the second run's
+# mark read as JSON ("Expecting value"); the first file's was skipped already.
+
+
+def test_a_byte_order_mark_before_each_joined_run_is_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "r.json"
+    runs = [{**RUN, "max_concurrency": c, "output_throughput": t, "mean_tpot_ms": m}
+            for c, t, m in ((8, 500.0, 14.0), (32, 1200.0, 24.0))]  # fmt: skip
+    path.write_bytes(b"".join(b"\xef\xbb\xbf" + json.dumps(r).encode() + b"\n" for r in runs))
+    assert main(["calibrate", str(path), *CALIBRATE]) == 0
+    assert "r.json:2 | 32 " in capsys.readouterr().out

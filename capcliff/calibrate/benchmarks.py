@@ -576,7 +576,8 @@ def _json_objects(path: Path, text: str) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     at = 0
     while True:
-        while at < len(text) and text[at].isspace():
+        # a byte-order mark before each run: results of a Windows tool joined with `cat`
+        while at < len(text) and (text[at].isspace() or text[at] == "\ufeff"):
             at += 1
         if at == len(text):
             break
