@@ -91,19 +91,44 @@ def jsonl_lines(text: str) -> tuple[str, ...]:
     return tuple(lines[:-1] if lines and lines[-1] == "" else lines)
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object that names one key twice (see `unique_object`)."""
+
+
+def unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's pairs as a dict, refusing a key given twice: Python's reader keeps the
+    last silently (`{"mean_tpot_ms": 14, ..., "mean_tpot_ms": 30}` was fitted at 30 ms)."""
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise DuplicateKeyError(f"{key_label(key)!r:.60}: key given twice; give it once")
+        data[key] = value
+    return data
+
+
 def parse_json(
-    text: str, *, source: str, error: type[InputError] = InputError, finite: bool = True
+    text: str,
+    *,
+    source: str,
+    error: type[InputError] = InputError,
+    finite: bool = True,
+    unique_keys: bool = False,
 ) -> Any:
     """`text` parsed as JSON; an InputError `source: (json): problem` for a syntax error, nesting
     too deep for Python's parser, an integer of more digits than Python converts (4,300), or a
     non-finite number (NaN, Infinity, or a literal such as 1e400 that overflows to infinity),
-    the last naming the field that holds it (`finite=False`: the caller checks its fields)."""
+    the last naming the field that holds it (`finite=False`: the caller checks its fields);
+    `unique_keys`: a key given twice in one object too (capcliff's own inputs: traces, results,
+    baselines; a model's config.json keeps the last, as transformers and the engines read it)."""
 
     def describe(exc: Exception) -> str:
         assert isinstance(exc, json.JSONDecodeError)
         return f"{exc.msg} at line {exc.lineno}"
 
-    data = _parsed(json.loads, text, (json.JSONDecodeError, describe), "json", source, error)
+    def loads(raw: str) -> Any:
+        return json.loads(raw, object_pairs_hook=unique_object if unique_keys else None)
+
+    data = _parsed(loads, text, (json.JSONDecodeError, describe), "json", source, error)
     if finite:
         refuse_non_finite(data, source=source, error=error)
     return data
@@ -169,6 +194,8 @@ def _parsed(
         raise error(f"{source}: ({kind}): {syntax[1](exc)}") from None
     except RecursionError:
         raise error(f"{source}: ({kind}): nested too deeply") from None
+    except DuplicateKeyError as exc:
+        raise error(f"{source}: ({kind}): {exc}") from None
     except ValueError as exc:  # int-string conversion limit
         raise error(f"{source}: ({kind}): {_number_problem(exc)}") from None
 

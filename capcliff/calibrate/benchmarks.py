@@ -38,7 +38,15 @@ from typing import Any
 
 from capcliff.catalog.layout import MAX_GPUS
 from capcliff.errors import InputError
-from capcliff.files import finite_number, number_text, parse_json, read_text, refuse_non_finite
+from capcliff.files import (
+    DuplicateKeyError,
+    finite_number,
+    number_text,
+    parse_json,
+    read_text,
+    refuse_non_finite,
+    unique_object,
+)
 from capcliff.units import MAX_SLO_TPOT_S
 
 MS = 1e-3
@@ -145,12 +153,39 @@ def _number(value: Any) -> float | None:
     return float(found.group(1))  # "inf": refused by the caller
 
 
+# A word after a cell's number that changes its meaning: a time unit other than a ms column's
+# ("1.5 s" was read as 1.5 ms), or a multiplier ("1.2k" as 1.2 tokens/s).
+_CELL_UNIT = re.compile(r"\s*(µs|μs|[a-z]+)", re.I)
+_OTHER_TIME_UNITS = frozenset({
+    "s", "sec", "secs", "second", "seconds", "min", "mins", "minute", "minutes",
+    "h", "hr", "hrs", "hour", "hours", "us", "µs", "μs", "ns",
+})  # fmt: skip
+_MULTIPLIERS = frozenset({"k", "m", "g", "b"})  # thousand, million, billion (1.2k, 3M)
+
+
+def _unit_problem(value: str, key: str) -> str | None:
+    """Why the word after a cell's number contradicts its column (None: it does not)."""
+    found = _CELL_NUMBER.match(value)
+    unit = _CELL_UNIT.match(value[found.end() :]) if found else None
+    word = unit.group(1) if unit else ""
+    if key.endswith("_ms") and word.lower() in _OTHER_TIME_UNITS:
+        return f"{value.strip()!r:.40} is in {word}; the column holds milliseconds"
+    if word.lower() in _MULTIPLIERS:
+        return f"{value.strip()!r:.40}: write the number whole, without the {word}"
+    return None
+
+
 def _cell(row: dict[str, Any], key: str, row_id: str) -> float | None:
     """`_number` of `row[key]`, its InputError naming the row and the column."""
     try:
-        return _number(row.get(key))
+        number = _number(row.get(key))
     except InputError as exc:
         raise InputError(f"{row_id}: {key}: {exc}") from None
+    if number is not None and isinstance(row.get(key), str):
+        problem = _unit_problem(row[key], key)
+        if problem is not None:
+            raise InputError(f"{row_id}: {key}: {problem}")
+    return number
 
 
 def layout_of(parallelism: str) -> str:
@@ -370,9 +405,27 @@ def _csv_rows(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     return columns, rows
 
 
+# The latency columns read, in milliseconds; one named in another unit (mean_tpot_s,
+# mean_ttft_us) was read as missing and the fit ran unsaid on the other figures.
+MS_COLUMNS = ("mean_tpot_ms", "mean_ttft_ms")
+_OTHER_UNIT_COLUMN = re.compile(r"^(mean_tpot|mean_ttft)_([a-zµμ]+)$")
+
+
+def _refuse_other_units(path: Path, columns: list[str]) -> None:
+    for column in columns:
+        found = _OTHER_UNIT_COLUMN.match(column.strip().lower())
+        want = f"{found.group(1)}_ms" if found else ""
+        if found and found.group(2) != "ms" and want not in columns:
+            raise InputError(
+                f"{path}: column {column!r:.40}: capcliff reads {want} (milliseconds); give the "
+                "figures in ms under that name"
+            )
+
+
 def read_benchmark_csv(path: Path, keep: DeploymentFilter) -> list[BenchmarkPoint]:
     """The rows of a benchmark CSV that belong to `keep`'s deployment and can be fitted."""
     columns, rows = _csv_rows(path)
+    _refuse_other_units(path, columns)
     missing = [c for c in REQUIRED_COLUMNS if c not in columns]
     if missing or not any(c in columns for c in MEASURED_COLUMNS):
         need = ", ".join(REQUIRED_COLUMNS) + " and " + " or ".join(MEASURED_COLUMNS)
@@ -522,11 +575,12 @@ def _refuse_paced(run: dict[str, Any], row_id: str) -> None:
 def _json_objects(path: Path, text: str) -> list[dict[str, Any]]:
     """The JSON objects of a result file, one after another: one run (a `--save-result`
     file, indented or not), or one per line (`--append-result`, SGLang's JSONL)."""
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(object_pairs_hook=unique_object)
     out: list[dict[str, Any]] = []
     at = 0
     while True:
-        while at < len(text) and text[at].isspace():
+        # a byte-order mark before each run: results of a Windows tool joined with `cat`
+        while at < len(text) and (text[at].isspace() or text[at] == "\ufeff"):
             at += 1
         if at == len(text):
             break
@@ -536,6 +590,8 @@ def _json_objects(path: Path, text: str) -> list[dict[str, Any]]:
             value, at = decoder.raw_decode(text, at)
         except json.JSONDecodeError as exc:
             raise InputError(f"{source}: (json): {exc.msg}") from None
+        except DuplicateKeyError as exc:
+            raise InputError(f"{source}: (json): {exc}") from None
         except (RecursionError, ValueError):  # too deep, or past the int-string limit
             parse_json(text[at:], source=source)  # raises the reader's one-line reason
             raise

@@ -12,13 +12,14 @@ quantization/<method>.py`):
   scale per tensor; `modules_to_not_convert` / `ignored_layers`.
 - `fbgemm_fp8` (Meta): one fp32 scale per output channel; `modules_to_not_convert`.
 - `compressed-tensors` (llm-compressor): `config_groups.*.weights` (num_bits, type, strategy,
-  group_size, symmetric) and `ignore` (exact names or `re:` regexes).
+  group_size, symmetric), each group's `targets` where groups differ in format, and `ignore`
+  (exact names or `re:` regexes).
 - `modelopt` (NVIDIA ModelOpt, config.json or hf_quant_config.json's `quantization`): `quant_algo`
   NVFP4 (FP8 E4M3 scale per 16 elements) or FP8 (per-tensor), `exclude_modules` / `ignore` (globs).
 - `mxfp4` (gpt-oss): routed experts only (vLLM's Mxfp4Config leaves linear layers unquantised),
   one E8M0 scale per 32 elements; `modules_to_not_convert`.
 - `awq`, `gptq`: `bits`, `group_size`, zero points (`zero_point`, GPTQ always stores `qzeros`),
-  fp16 scales; `modules_to_not_convert`.
+  fp16 scales; `modules_to_not_convert`; GPTQ's per-module `dynamic` overrides.
 
 Per-tensor fp32 scales (NVFP4's weight_scale_2 and input_scale, FP8's per-tensor scale) are a few
 bytes per tensor, under 1 MiB for the whole of DeepSeek-R1, and are not counted. GPTQ's `g_idx`
@@ -98,10 +99,20 @@ class Quantization:
     linear: WeightFormat | None
     expert: WeightFormat | None
     excluded: tuple[str, ...] = ()
+    # formats of the modules that targets name, in the config's order (None: unquantised), read
+    # before the default: compressed-tensors groups of different formats, GPTQ's `dynamic`
+    targeted: tuple[tuple[tuple[str, ...], WeightFormat | None], ...] = ()
+    # a module no target names: unquantised (compressed-tensors groups), else the default
+    untargeted_native: bool = False
 
     def format_of(self, module: str, *, expert: bool) -> WeightFormat | None:
         """The format of the weight of HF module `module`; None: stored in the native dtype."""
         if _is_excluded(self.excluded, module):
+            return None
+        for targets, fmt in self.targeted:
+            if any(_targets(target, module) for target in targets):
+                return fmt
+        if self.untargeted_native:  # vLLM refuses to load a linear no group targets
             return None
         return self.expert if expert else self.linear
 
@@ -117,6 +128,14 @@ class Quantization:
 def _is_excluded(patterns: tuple[str, ...], module: str) -> bool:
     """Whether any skip-list pattern names `module` (cached: layouts ask about the same modules)."""
     return any(module_matches(module, pattern) for pattern in patterns)
+
+
+def _targets(target: str, module: str) -> bool:
+    """Whether a compressed-tensors target names `module`: a layer class (`Linear`, every
+    weight capcliff prices is one), or a module name or `re:` pattern (`module_matches`); as
+    compressed-tensors' `is_match` (src/compressed_tensors/utils/match.py)."""
+    is_class = not target.startswith("re:") and target.endswith("Linear")
+    return is_class or module_matches(module, target)
 
 
 def module_matches(module: str, pattern: str) -> bool:
@@ -369,18 +388,39 @@ def _compressed_tensors(raw: dict[str, Any], path: str) -> Quantization:
         raise _error(path, "config_groups", f"must be an object of named groups, got a {kind}")
     if not groups:
         raise _error(path, "config_groups", "missing; needed to know the weight format")
-    formats = []
+    formats: list[tuple[tuple[str, ...], WeightFormat]] = []
     for name, group in groups.items():
         if not isinstance(group, dict) or not isinstance(group.get("weights"), dict):
             raise _error(path, f"config_groups.{key_label(name)}.weights", "missing")
-        formats.append(_compressed_weights(group["weights"], path))
-        # targets are not applied (see below), but a bad one is refused: it cannot load
         targets = f"config_groups.{key_label(name)}.targets"
-        _patterns({targets: group.get("targets")}, path, targets)
-    # Several groups target different layers by name; capcliff applies the first to all linears.
+        found = _patterns({targets: group.get("targets")}, path, targets)
+        formats.append((found, _compressed_weights(group["weights"], path)))
+    _refuse_shared_targets(groups, formats, path)
+    first = formats[0][1]
+    # Groups of different formats target different layers (W4 MLPs beside FP8 attention): each
+    # module takes its group's format (the first group's for all read the MLPs at the attention's)
+    mixed = len({fmt for _, fmt in formats}) > 1
     return Quantization(
-        "compressed-tensors", formats[0], formats[0], _patterns(raw, path, "ignore")
-    )
+        "compressed-tensors", first, first, _patterns(raw, path, "ignore"),
+        targeted=tuple(formats) if mixed else (), untargeted_native=mixed,
+    )  # fmt: skip
+
+
+def _refuse_shared_targets(
+    groups: dict[str, Any], formats: list[tuple[tuple[str, ...], WeightFormat]], path: str
+) -> None:
+    """Two groups of different formats that name one target: which one a layer takes is the
+    reader's accident (vLLM's target map keeps the last group, capcliff took the first)."""
+    owner: dict[str, tuple[str, WeightFormat]] = {}
+    for name, (targets, fmt) in zip(groups, formats, strict=True):
+        for target in targets:
+            first = owner.setdefault(target, (name, fmt))
+            if first[1] != fmt:
+                raise _error(
+                    path, f"config_groups.{key_label(name)}.targets",
+                    f"{target!r:.60} is also a target of {key_label(first[0])!r:.40}, of another "
+                    f"format ({first[1].name}, here {fmt.name}); give each target one group",
+                )  # fmt: skip
 
 
 def _awq_gptq(raw: dict[str, Any], path: str, method: str) -> Quantization:
@@ -396,7 +436,41 @@ def _awq_gptq(raw: dict[str, Any], path: str, method: str) -> Quantization:
         raise _error(path, "zero_point", f"must be true or false, got {zero_point!r}")
     zero = zero_point if method == "awq" else True
     fmt = int_grouped(bits, group, zero_point=zero)
-    return Quantization(method, fmt, fmt, _patterns(raw, path, "modules_to_not_convert"))
+    skipped = _patterns(raw, path, "modules_to_not_convert")
+    if method == "awq":
+        return Quantization(method, fmt, fmt, skipped)
+    return Quantization(method, fmt, fmt, skipped, targeted=_gptq_dynamic(raw, path, bits, group))
+
+
+def _gptq_dynamic(
+    raw: dict[str, Any], path: str, bits: int, group: int | None
+) -> tuple[tuple[tuple[str, ...], WeightFormat | None], ...]:
+    """GPTQModel's per-module `dynamic` overrides, `{"+:regex": {"bits": 8}, "-:regex": {}}`:
+    the first regex that matches a module from its start gives its bits and group size (`+:` or
+    no prefix) or leaves it unquantised (`-:`), as vLLM's `get_dynamic_override` reads them
+    (vllm/model_executor/layers/quantization/utils/gptq_utils.py); they were ignored."""
+    dynamic = raw.get("dynamic")
+    if dynamic is None:
+        return ()
+    if not isinstance(dynamic, dict):
+        raise _error(
+            path, "dynamic", f"must be an object of {{regex: overrides}}, got {dynamic!r:.40}"
+        )
+    found: list[tuple[tuple[str, ...], WeightFormat | None]] = []
+    for key, override in dynamic.items():
+        field = f"dynamic.{key_label(key)[:60]}"
+        pattern = "re:" + key.removeprefix("-:").removeprefix("+:")
+        _patterns({field: [pattern]}, path, field)  # a bad or exponential regex is refused
+        if not isinstance(override, dict):
+            raise _error(path, field, f"must be an object of overrides, got {override!r:.40}")
+        if key.startswith("-:"):
+            found.append(((pattern,), None))
+            continue
+        width = _int_bits(override.get("bits", bits), path, f"{field}.bits")
+        size = _group(override.get("group_size", group or -1), path, f"{field}.group_size",
+                      per_row=(-1, 0))  # fmt: skip
+        found.append(((pattern,), int_grouped(width, size, zero_point=True)))
+    return tuple(found)
 
 
 def quantization_from_config(raw: dict[str, Any], *, path: str) -> Quantization:

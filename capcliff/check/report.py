@@ -155,7 +155,7 @@ def baseline_of(report: CheckReport) -> Baseline:
 
 def parse_baseline(text: str, *, path: Path) -> Baseline:
     """Validate a baseline file's JSON `text`; problems read `path: field: message`."""
-    data = parse_json(text, source=str(path), error=CatalogError)
+    data = parse_json(text, source=str(path), error=CatalogError, unique_keys=True)
     problems = validation_lines(Baseline, data)
     if problems:
         raise CatalogError("\n".join(f"{path}: {p}" for p in problems))

@@ -33,7 +33,7 @@ from capcliff.catalog.specs import MAX_USD_PER_GPU_HOUR, MIN_USD_PER_GPU_HOUR
 from capcliff.check.spec_errors import field_line, validation_lines
 from capcliff.errors import CatalogError, InputError
 from capcliff.file_fields import refuse_bool_number
-from capcliff.files import jsonl_lines, parse_toml, read_text
+from capcliff.files import jsonl_lines, parse_json, parse_toml, read_text
 from capcliff.sim.traffic.length_spec import histogram_file, histogram_spec, parse_output_lengths
 from capcliff.sim.traffic.sessions import SESSION_PRESETS, WORKLOAD_PRESETS
 from capcliff.sim.traffic.workload import Arrival, parse_trace
@@ -424,11 +424,22 @@ def _spec_problems(spec: CheckSpec, base_dir: Path) -> tuple[dict[str, tuple[str
 
 
 def _toml(text: str, path: Path) -> dict[str, Any]:
-    return parse_toml(text, source=str(path), error=CatalogError, finite=False)  # _Spec refuses
+    """The spec's tables: TOML, or the same tables as a JSON object in a `*.json` file (read as
+    TOML, a generated JSON spec failed as "Invalid statement"); _Spec refuses NaN and inf."""
+    if path.suffix.lower() != ".json":
+        return parse_toml(text, source=str(path), error=CatalogError, finite=False)
+    data = parse_json(text, source=str(path), error=CatalogError, finite=False, unique_keys=True)
+    if not isinstance(data, dict):
+        raise CatalogError(
+            f"{path}: (json): a spec is an object of the TOML spec's tables "
+            f'({{"scenario": [...]}}), got {type(data).__name__}'
+        )
+    return data
 
 
 def parse_spec(text: str, *, path: Path) -> SpecFile:
-    """Validate a spec's TOML `text` read from `path` (relative paths start at its folder).
+    """Validate a spec's TOML (or JSON) `text` read from `path` (relative paths start at its
+    folder).
 
     Raises CatalogError listing every problem, one `path: field: message` line each.
     """

@@ -505,6 +505,11 @@ def parse_session_trace(lines: Iterable[str]) -> list[SessionRow]:
                 f"trace line {number}: prefix_id: must be a string or an integer, got "
                 f"{prefix!r:.40}"
             )
+        if prefix is not None and row.get("prefix_tokens") is None:  # shared 0 tokens unsaid
+            raise InputError(
+                f"trace line {number}: prefix_id: a shared prefix needs its prefix_tokens (the "
+                "tokens the sessions share); give them or drop prefix_id"
+            )
         if prefix is None and row.get("prefix_tokens"):  # the tokens were dropped unsaid
             raise InputError(
                 f"trace line {number}: prefix_tokens: a shared prefix needs its prefix_id "

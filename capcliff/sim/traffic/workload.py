@@ -324,7 +324,9 @@ def jsonl_objects(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, object]
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
-        row = parse_json(text, source=f"trace line {number}", finite=False)  # fields say
+        row = parse_json(
+            text, source=f"trace line {number}", finite=False, unique_keys=True
+        )  # fields say
         if not isinstance(row, dict):
             raise InputError(f"trace line {number}: expected a JSON object")
         yield number, row
