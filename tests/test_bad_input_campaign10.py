@@ -102,6 +102,19 @@ def test_a_mixed_checkpoint_weighs_the_same_whichever_group_comes_first(
     assert json.loads(capsys.readouterr().out)["weights_bytes_total"] == expected
 
 
+@pytest.mark.parametrize("order", ["linear-first", "mlp-first"])
+def test_a_name_target_takes_its_modules_from_a_linear_class_target(order: str) -> None:
+    # vLLM matches a layer's name against every target before its class: FP8 on every Linear
+    # but the MLPs, which a W4 group names by pattern, in whichever order the groups come
+    fp8_all = {**FP8_ATTN, "targets": ["Linear"]}
+    groups = (fp8_all, W4_MLP) if order == "linear-first" else (W4_MLP, fp8_all)
+    quant = quantization_from_config(_mixed(*groups), path="c")
+    mlp = quant.format_of("model.layers.0.mlp.up_proj", expert=False)
+    attn = quant.format_of("model.layers.0.self_attn.o_proj", expert=False)
+    assert mlp == int_grouped(4, 128, zero_point=False)
+    assert attn is not None and attn.name == "fp8-channel"
+
+
 def test_one_target_in_two_groups_of_different_formats_is_refused() -> None:
     # vLLM's target map keeps the last group for a target; capcliff took the first
     w4_all, fp8_all = {**W4_MLP, "targets": ["Linear"]}, {**FP8_ATTN, "targets": ["Linear"]}

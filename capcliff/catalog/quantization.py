@@ -109,9 +109,11 @@ class Quantization:
         """The format of the weight of HF module `module`; None: stored in the native dtype."""
         if _is_excluded(self.excluded, module):
             return None
-        for targets, fmt in self.targeted:
-            if any(_targets(target, module) for target in targets):
-                return fmt
+        # a module's name (exact or `re:`) before its layer class, whichever group names it
+        for by_class in (False, True):
+            for targets, fmt in self.targeted:
+                if any(_targets(target, module, by_class=by_class) for target in targets):
+                    return fmt
         if self.untargeted_native:  # vLLM refuses to load a linear no group targets
             return None
         return self.expert if expert else self.linear
@@ -130,12 +132,14 @@ def _is_excluded(patterns: tuple[str, ...], module: str) -> bool:
     return any(module_matches(module, pattern) for pattern in patterns)
 
 
-def _targets(target: str, module: str) -> bool:
-    """Whether a compressed-tensors target names `module`: a layer class (`Linear`, every
-    weight capcliff prices is one), or a module name or `re:` pattern (`module_matches`); as
-    compressed-tensors' `is_match` (src/compressed_tensors/utils/match.py)."""
+def _targets(target: str, module: str, *, by_class: bool) -> bool:
+    """Whether a compressed-tensors target names `module`: `by_class`, as a layer class
+    (`Linear`, every weight capcliff prices is one); else as a module name or `re:` pattern
+    (`module_matches`). vLLM's `find_matched_target` (compressed_tensors/utils.py) tries every
+    target on the layer's name first and on its class only then, so a group naming the MLPs by
+    pattern takes them from a group that targets every `Linear`, in either order."""
     is_class = not target.startswith("re:") and target.endswith("Linear")
-    return is_class or module_matches(module, target)
+    return is_class if by_class else not is_class and module_matches(module, target)
 
 
 def module_matches(module: str, pattern: str) -> bool:
