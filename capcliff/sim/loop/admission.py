@@ -61,7 +61,25 @@ class AdmissionView:
 
 def running_state(sim: ReplicaState, step: int) -> RunningState:
     """The running set of `sim` at the start of `step`: the cohort advanced to `step`, then the
-    request part way through its prefill (flagged `prefilling`)."""
+    request part way through its prefill (flagged `prefilling`). Kept while neither the step,
+    the cohort (`DecodeCohort.changes`) nor the partial request changes: SGLang's rule reads it
+    once for every request a step admits (837,389 builds for 119,836 steps of a short-request
+    plan, 60 % of its time), and the arrays are read, never written."""
+    partial = sim.partial
+    key = (
+        (step, sim.cohort.changes, -1, 0)
+        if partial is None
+        else (step, sim.cohort.changes, partial, sim.generated[partial])
+    )
+    memo = sim.running_memo
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    state = _running_state(sim, step)
+    sim.running_memo = (key, state)
+    return state
+
+
+def _running_state(sim: ReplicaState, step: int) -> RunningState:
     members = sim.cohort.members()
     generated = sim.cohort.generated_base[members] + step
     partial = sim.partial
@@ -71,13 +89,17 @@ def running_state(sim: ReplicaState, step: int) -> RunningState:
         generated = np.append(generated, sim.generated[partial])
         prefilling[-1] = True
     req = sim.requests
-    return RunningState(
+    state = RunningState(
         req.input_tokens[members],
         generated.astype(np.int64),
         req.output_tokens[members],
         req.max_output_tokens[members],
         prefilling,
     )
+    for array in (state.prompt_tokens, state.generated_tokens, state.output_tokens,
+                  state.max_output_tokens, state.prefilling):  # fmt: skip
+        array.flags.writeable = False  # kept for the step's other readers (`running_state`)
+    return state
 
 
 def candidate(sim: ReplicaState, i: int, budget: int, *, free: int) -> Candidate:

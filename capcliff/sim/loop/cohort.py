@@ -53,6 +53,9 @@ class DecodeCohort:
         self._prefix_phase = -1  # the phase whose prefix sums are cached (-1: none)
         self._prefix_sums: list[int] = []
         self._lag = 0  # steps held so far; the bases and heaps count t = step - lag
+        # bumped by add, remove and hold: the members and their counts as of a step are the same
+        # while it and the step are (`admission.running_state` keeps its arrays for that long)
+        self.changes = 0
 
     def add(self, i: int, context: int, generated: int, output: int, step: int) -> None:
         """Start decoding request i at `step` with `context` KV tokens and `generated` tokens (of
@@ -64,6 +67,7 @@ class DecodeCohort:
         self._context_bases[i], self._generated_bases[i] = base_c, base_g
         self._members[i] = None
         self.count += 1
+        self.changes += 1
         self.phase_counts[(lag - base_c) % self.block_size] += 1
         self._prefix_phase = -1
         self._context_base_sum += base_c
@@ -106,6 +110,7 @@ class DecodeCohort:
         lag = self._lag
         del self._members[i]
         self.count -= 1
+        self.changes += 1
         self.phase_counts[(lag - base_c) % self.block_size] -= 1
         self._prefix_phase = -1
         self._context_base_sum -= base_c
@@ -120,6 +125,7 @@ class DecodeCohort:
         of the next step each still has its context and output, so every phase and every last
         step moves one step later. O(B)."""
         self._lag += 1
+        self.changes += 1
         counts = self.phase_counts
         self.phase_counts = [counts[-1], *counts[:-1]]  # phase lag - base_c mod B rises by one
         self._prefix_phase = -1

@@ -27,7 +27,7 @@ from capcliff.sim.config import RECV_WEIGHT_EXTEND, KVCapacity, PreemptionMode, 
 from capcliff.sim.loop.clients import ClientLoop
 from capcliff.sim.loop.cohort import DecodeCohort
 from capcliff.sim.loop.timeline import Recorder, ReplicaResult
-from capcliff.sim.policies import Policy, Requeue, VictimOrder
+from capcliff.sim.policies import Policy, Requeue, RunningState, VictimOrder
 from capcliff.sim.reuse.prefix_reuse import replica_reuse
 from capcliff.sim.reuse.retained_kv import RetainedKV
 from capcliff.sim.traffic.workload import Requests
@@ -66,6 +66,9 @@ class ReplicaState:
         self.running: dict[int, None] = {}  # running order = admission order
         self.waiting: deque[int] = deque()
         self.partial: int | None = None  # the running request part way through its prefill
+        # admission.running_state's last arrays and the (step, cohort changes, partial,
+        # its generated tokens) they hold for
+        self.running_memo: tuple[tuple[int, int, int, int], RunningState] | None = None
         self.step, self.now_s, self.done, self.seq = 0, 0.0, 0, 0
         # An overlap scheduler (`StepTimeModel.overlap_schedule`) decides a step when the one
         # before it starts: the arrivals it can take are those up to that start (`last_start_s`,
