@@ -172,6 +172,23 @@ def sglang_future_tokens(max_output: IntArray, generated: IntArray, clip: int) -
     return future
 
 
+# The last running set `_clipped_future_sum` summed, its clip and the sum: the replica hands
+# out one RunningState per step and membership (`admission.running_state`), read-only, and
+# SGLang's rule reads it once for every request the step admits. Held by reference, so an
+# identity match is that same set.
+_FUTURE_MEMO: list[object] = [None, -1, 0]
+
+
+def _clipped_future_sum(state: RunningState, clip: int) -> int:
+    """Sum over `state` of SGLang's clipped remaining output (`sglang_future_tokens`)."""
+    memo = _FUTURE_MEMO
+    if memo[0] is state and memo[1] == clip:
+        return memo[2]  # type: ignore[return-value]
+    total = int(sglang_future_tokens(state.max_output_tokens, state.generated_tokens, clip).sum())
+    memo[:] = [state, clip, total]
+    return total
+
+
 def sglang_admit(
     view: ReplicaView,
     cand: Candidate,
@@ -183,9 +200,7 @@ def sglang_admit(
     reserve new_token_ratio x min(max_new - generated, 4096) tokens; requests admitted this step
     reserve their input + min(max_new - generated, 4096); the candidate's input + its clipped
     max_new must be below what is left (free tokens - reserves)."""
-    state = view.running_state()
-    future = sglang_future_tokens(state.max_output_tokens, state.generated_tokens, clip)
-    reserve = view.new_token_ratio * float(future.sum())
+    reserve = view.new_token_ratio * float(_clipped_future_sum(view.running_state(), clip))
     for a in admitted:
         reserve += (
             a.prefill_tokens + a.kv_tokens + min(a.max_output_tokens - a.generated_tokens, clip)
