@@ -112,13 +112,8 @@ def steps_before_arrival(sim: ReplicaState, count: int, context0: int, limit: in
     (the step after the one it arrives in is already decided: `ReplicaState.seen_s`); under a
     receive interval, the first poll at or after that (`poll_aligned`)."""
     due_s = sim.arrivals[0][0] - sim.now_s - ARRIVAL_TIE_S
-    # `decided_steps` without its closure, and `decided_span` without its call: per run
-    if not sim.overlap:
-        steps = _steps_lasting(sim, count, context0, limit, due_s)
-    elif due_s <= 0 or limit == 1:
-        steps = 1
-    else:
-        steps = 1 + _steps_lasting(sim, count, context0, limit - 1, due_s)
+    ahead, n = decided_span(sim.overlap, due_s, limit)  # no closure for decided_steps: per run
+    steps = ahead if ahead and not n else ahead + _steps_lasting(sim, count, context0, n, due_s)
     return steps if sim.recv_every == 1 else poll_aligned(sim, steps, limit)
 
 

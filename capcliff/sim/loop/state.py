@@ -216,7 +216,6 @@ class ReplicaState:
         self.rec.preemption(step, self.now_s)
 
     def _leave_running(self, i: int) -> None:
-        # `complete` does the same in place (once per request); this serves `preempt`
         del self.running[i]
         max_output = self.max_output[i]
         self.full_blocks_sum -= -(-(self.prompt[i] + max_output) // self.block_size)
@@ -295,11 +294,7 @@ class ReplicaState:
         elif self.retained is not None:
             self.retained.finished(self.prompt[i] + self.output[i] - 1, self.free)
         self.free += blocks
-        del self.running[i]  # `_leave_running`, without its call: one per request
-        max_output = self.max_output[i]
-        self.full_blocks_sum -= -(-(self.prompt[i] + max_output) // self.block_size)
-        self.max_output_sum -= max_output
-        self.dirty = True
+        self._leave_running(i)
         self.finish_s[i] = self.now_s
         self.done += 1
         clients = self.clients
