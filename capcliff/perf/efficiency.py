@@ -36,8 +36,10 @@ from capcliff.perf.profiles import (
     curves_carry_launch,
     dense_gemms_per_layer,
     dp_host_overhead_s,
+    fuses_allreduce,
     hip_kernel_floor_s,
     kernels_per_layer,
+    lamport_allreduce_curve,
     rccl_allreduce_curve,
 )
 from capcliff.units import KVDType, WeightDType
@@ -257,6 +259,8 @@ def profile_efficiency(
         curve = allreduce_curve(profile, tp=layout.tp)
     elif hardware.id in RCCL_MEASURED_FABRICS and in_domain:
         curve = rccl_allreduce_curve(tp=layout.tp)
+    elif in_domain and fuses_allreduce(profile, layout, arch):
+        curve = lamport_allreduce_curve(hardware.id, tp=layout.tp)
     factor = hbm_factor(hardware)
     block_fp8 = table_format(scheme.linear, scheme.quantization) == "fp8_block"
     untuned = mla and block_fp8 and hardware.id in GFX942_HARDWARE

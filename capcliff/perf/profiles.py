@@ -46,6 +46,7 @@ from capcliff.perf.op_curves import (
     AITER_ORIGIN,
     compute_measured_hardware,
     curves_origin,
+    data_file,
     measured_hardware,
 )
 from capcliff.units import WeightDType
@@ -70,6 +71,54 @@ _VLLM_KERNEL_US = {
 ALLREDUCE_SOURCE = "sgl-project/sglang PR #2904, custom all-reduce latency table, 8 x H100 SXM"
 # The fabrics those measurements describe (hardware ids): H200 has H100's NVLink 4 / NVSwitch.
 MEASURED_FABRICS = frozenset({"h100-sxm", "h200-sxm"})
+
+# SGLang's fused all-reduce on Blackwell (B200, B300): SGLang turns
+# `--enable-flashinfer-allreduce-fusion` on by itself for DeepSeek-V3/R1 and the other MoE
+# families it lists on sm90/sm100, one node, TP > 1, no DP attention, no all-to-all MoE backend
+# (python/sglang/srt/server_args.py of the 0.5.6, 0.5.9 and 0.5.12 wheels), and every InferenceX
+# B200/B300 SGLang R1 script passes the flag. Each decode layer's two TP all-reduces then run
+# FlashInfer's `trtllm_allreduce_fusion` (all-reduce + residual add + RMSNorm) up to 2,048 tokens
+# (layers/communicator.py `apply_flashinfer_allreduce_fusion`, FUSE_ALLREDUCE_MAX_BATCH_SIZE;
+# the post-MoE one fused into the next layer's norm, models/deepseek_v2.py
+# `should_fuse_mlp_allreduce_with_next_layer`), not SGLang's custom all-reduce. That kernel is
+# TensorRT-LLM's (`allreduce_fusion_kernel_oneshot_lamport`, one-shot Lamport at small messages,
+# two-shot above; flashinfer-ai/flashinfer ports it as its "trtllm" backend). Its measured times:
+# aiconfigurator-core 0.12, `systems/data/{b200_sxm,b300_sxm}/comm/trtllm/1.3.0rc20/
+# custom_allreduce_perf.parquet` (TensorRT-LLM's AllReduce, BF16, CUDA graph), message size in
+# BF16 elements -> latency, TP 2/4/8, up to 4,194,304 elements (585 tokens of 7,168), copied to
+# perf/data/lamport_allreduce.json; the bandwidth line past them. Named assumption: FlashInfer's
+# port runs at TensorRT-LLM's speed and the fused norm adds nothing (the norm kernel keeps its
+# own floor).
+LAMPORT_ALLREDUCE_FILE = "lamport_allreduce.json"
+LAMPORT_ALLREDUCE_SOURCE = (
+    "SGLang's FlashInfer all-reduce fusion (server_args.py: on for DeepSeek on sm100, one node) "
+    "runs TensorRT-LLM's Lamport all-reduce kernel: aiconfigurator-core 0.12 TensorRT-LLM "
+    "1.3.0rc20 custom_allreduce_perf on B200 / B300 (TP 2, 4, 8)"
+)
+
+
+def lamport_allreduce_curve(hardware_id: str, *, tp: int) -> tuple[tuple[float, float], ...]:
+    """(message bytes, seconds) of one FlashInfer / TensorRT-LLM fused all-reduce over `tp`
+    ranks on `hardware_id` (B200, B300); () where it was not measured (another GPU or TP)."""
+    data = data_file(LAMPORT_ALLREDUCE_FILE)
+    table = data["latency_us"].get(hardware_id, {}).get(str(tp))
+    if table is None:
+        return ()
+    return tuple((2.0 * n, us * MICRO) for n, us in zip(data["elements"], table, strict=True))
+
+
+def fuses_allreduce(profile: EngineProfile, layout: Layout, arch: Architecture) -> bool:
+    """Whether `profile`'s engine runs `layout`'s TP all-reduces as FlashInfer's fused kernel on
+    an sm100 GPU by default: SGLang with the measured kernel tables (0.5.x), a MoE model (the
+    families SGLang lists are MoE models), TP > 1 and no attention DP."""
+    return (
+        profile.engine is EngineName.SGLANG
+        and profile.op_tables is not None
+        and arch.moe is not None
+        and layout.tp > 1
+        and not layout.attention_dp
+    )
+
 
 # RCCL all-reduce latency (message bytes -> seconds) on 8 x MI300X (xGMI full mesh), rccl-tests
 # all_reduce_perf, float sum, out-of-place, one node, ROCm/RCCL of 2025 (hisohara/ai-scripts
