@@ -107,14 +107,22 @@ def lamport_allreduce_curve(hardware_id: str, *, tp: int) -> tuple[tuple[float, 
     return tuple((2.0 * n, us * MICRO) for n, us in zip(data["elements"], table, strict=True))
 
 
+# The model classes SGLang 0.5.9's server_args.py turns the fusion on for (DeepseekV3ForCausalLM,
+# GptOssForCausalLM, Glm4MoeForCausalLM, Glm4MoeLiteForCausalLM, Qwen3MoeForCausalLM,
+# KimiK25ForConditionalGeneration; 0.5.12 keeps them and adds newer ones), by their `model_type`.
+SGLANG_ALLREDUCE_FUSION_MODEL_TYPES = frozenset(
+    {"deepseek_v3", "gpt_oss", "glm4_moe", "glm4_moe_lite", "qwen3_moe", "kimi_k25"}
+)
+
+
 def fuses_allreduce(profile: EngineProfile, layout: Layout, arch: Architecture) -> bool:
-    """Whether `profile`'s engine runs `layout`'s TP all-reduces as FlashInfer's fused kernel on
-    an sm100 GPU by default: SGLang with the measured kernel tables (0.5.x), a MoE model (the
-    families SGLang lists are MoE models), TP > 1 and no attention DP."""
+    """Whether `profile`'s engine runs `layout`'s TP all-reduces as FlashInfer's fused kernel by
+    default: SGLang with the measured kernel tables (0.5.x), a model class it turns the fusion on
+    for (SGLANG_ALLREDUCE_FUSION_MODEL_TYPES), TP > 1 and no attention DP."""
     return (
         profile.engine is EngineName.SGLANG
         and profile.op_tables is not None
-        and arch.moe is not None
+        and arch.model_type in SGLANG_ALLREDUCE_FUSION_MODEL_TYPES
         and layout.tp > 1
         and not layout.attention_dp
     )
