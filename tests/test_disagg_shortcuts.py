@@ -1,8 +1,8 @@
 """Shortcuts of the disaggregated search give the answer of the full computation:
 - the closed loop's rounds simulate only the requests sent by a cutoff past the settled horizon
   (`closed_loop.simulate_clients`), and settle where rounds over every request settle;
-- `plan --disagg` does not run a split again without its decode cap when the cap never bound
-  (`cap_never_binds`): the run without it is the same run."""
+- `plan --disagg` does not run a split again without its decode cap, nor `sweep --disagg` at a
+  higher cap, when no run at the cap filled its seats (`cap_never_binds`): it is the same run."""
 
 from __future__ import annotations
 
@@ -132,3 +132,18 @@ def test_a_cap_that_never_bound_runs_as_the_default(gap_s: float, binds: bool) -
     without = _two_pools(decode, [])(requests)
     assert cap_never_binds(decode, 6, with_cap.decode_most_held) is not binds
     assert np.array_equal(with_cap.serving.e2e_s, without.serving.e2e_s) is not binds
+
+
+@pytest.mark.parametrize(("gap_s", "binds"), [(0.5, False), (0.0, True)], ids=["apart", "burst"])
+def test_two_caps_whose_seats_were_never_filled_run_alike(gap_s: float, binds: bool) -> None:
+    # `sweep --disagg` reuses a run at a higher cap: caps of 6 and 10 requests over two decode
+    # replicas give 3 and 5 seats each; 12 requests 0.5 s apart never fill 3, 12 at once do.
+    decode = _pool(2)
+    runs = [
+        _two_pools(dataclasses.replace(decode, config=config_at(decode.config, c, 2)), [])(
+            _burst(12, gap_s)
+        )
+        for c in (6, 10)
+    ]
+    assert cap_never_binds(decode, 6, runs[0].decode_most_held, 10) is not binds
+    assert np.array_equal(runs[0].serving.e2e_s, runs[1].serving.e2e_s) is not binds

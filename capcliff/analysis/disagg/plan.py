@@ -50,6 +50,7 @@ from capcliff.analysis.disagg.pools import (
     DisaggSpec,
     PoolPlan,
     cap_never_binds,
+    note_most_held,
     pools_of,
     run_disagg,
 )
@@ -148,7 +149,7 @@ def _evaluate(
         state: SteadyState | None = None
         running = min(cap or default, capped)
         held: list[int] = []  # the most any decode replica held, in each run simulated
-        observe = partial(_note_held, held)
+        observe = partial(note_most_held, held)
         if sample is None:
             result = run_disagg(dep, (pre, dec), inputs.requests, concurrency=cap, points=64,
                                 observe=observe)  # fmt: skip
@@ -166,10 +167,6 @@ def _evaluate(
         if cap is not None and cap_never_binds(dec.pool, cap, max(held)):
             break  # every run (each round of a closed loop) is the default's: it is not run
     return out
-
-
-def _note_held(held: list[int], run: DisaggResult) -> None:
-    held.append(run.decode_most_held)
 
 
 def _same(a: DisaggResult, b: DisaggResult) -> bool:

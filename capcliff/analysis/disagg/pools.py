@@ -269,12 +269,22 @@ def run_disagg(
     return simulate_clients(requests, simulate) if requests.closed_loop else simulate(requests)
 
 
-def cap_never_binds(decode: Pool, concurrency: int, most_held: int) -> bool:
-    """Whether `decode` capped at `concurrency` (`config_at`) runs exactly as without the cap,
-    given runs of it in which no replica held more than `most_held` requests (`most_held`): the
-    cap changes only the seats (max_num_seqs), and every use of them compares them with running
-    or decoding requests, which never reached them (so each comparison comes out the same with
-    the engine's default seats, which are more)."""
+def cap_never_binds(
+    decode: Pool, concurrency: int, most_held: int, other: int | None = None
+) -> bool:
+    """Whether `decode` capped at `concurrency` (`config_at`) runs exactly as capped at `other`
+    (None: uncapped, the engine's default seats), given runs at `concurrency` in which no
+    replica held more than `most_held` requests (`most_held`): a cap changes only the seats
+    (max_num_seqs) where it leaves the token budget as it was, and every use of them compares
+    them with running or decoding requests, which never reached either (so each comparison
+    comes out the same); the step guard that divides by them passed with the fewer."""
     capped = config_at(decode.config, concurrency, decode.replicas)
-    same_otherwise = replace(capped, max_num_seqs=decode.config.max_num_seqs) == decode.config
-    return same_otherwise and most_held < capped.max_num_seqs
+    to = decode.config if other is None else config_at(decode.config, other, decode.replicas)
+    same_otherwise = replace(capped, max_num_seqs=to.max_num_seqs) == to
+    return same_otherwise and most_held < min(capped.max_num_seqs, to.max_num_seqs)
+
+
+def note_most_held(held: list[int], run: DisaggResult) -> None:
+    """Append the most requests any decode replica of `run` held at once (an `observe` of
+    `run_disagg`, with `held` bound)."""
+    held.append(run.decode_most_held)
