@@ -164,7 +164,7 @@ def _evaluate(
         out.append(Evaluated(spec, (pre, dec), result, cap, key, state, running))
         if progress is not None:
             progress()
-        if cap is not None and cap_never_binds(dec.pool, cap, max(held)):
+        if cap is not None and held and cap_never_binds(dec.pool, cap, max(held)):
             break  # every run (each round of a closed loop) is the default's: it is not run
     return out
 

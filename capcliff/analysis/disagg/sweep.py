@@ -75,7 +75,7 @@ def disagg_series(
             held: list[int] = []
             result = run_disagg(dep, pools, requests, concurrency=c,
                                 observe=partial(note_most_held, held))  # fmt: skip
-            ran = (c, max(held), result)
+            ran = (c, max(held), result) if held else None
         points.append(SweepPoint.of(c, result.serving))
         reports.append(
             disaggregated_report(spec, pools, result, concurrency=c, price=pools_price(pools, {}))
