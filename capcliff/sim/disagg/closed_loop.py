@@ -50,7 +50,9 @@ def send_times(requests: Requests, finish_s: FloatArray) -> FloatArray:
     order, one loop for every client of the deployment."""
     arrival = [a if math.isfinite(a) else math.inf for a in requests.arrival_s.tolist()]
     loop = ClientLoop(requests, arrival)
-    for i in np.argsort(finish_s, kind="stable").tolist():
+    order = np.argsort(finish_s, kind="stable")
+    # a request that never finishes (inf: not simulated) sends nothing; those sort last
+    for i in order[: np.count_nonzero(np.isfinite(finish_s))].tolist():
         loop.finished(i, float(finish_s[i]))
     return np.array(loop.arrival, dtype=np.float64)
 
