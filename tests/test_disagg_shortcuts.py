@@ -101,6 +101,24 @@ def test_a_long_loop_simulates_only_the_requests_sent() -> None:
     assert sizes == list(range(1, 31))
 
 
+def test_a_client_that_starts_past_the_cutoff_is_simulated_too() -> None:
+    # Client 0 sends at 0 s and again 10 ms after that ends; client 1 sends once, at 1,000 s.
+    # The second round's cutoff (a fraction of a second) leaves client 1 out, and nothing moves
+    # in it; the run still ends with a round over all three. Alone on the pools, client 1's
+    # request takes what client 0's first one took.
+    requests = Requests(
+        np.full(3, 40, dtype=np.int64), np.full(3, 20, dtype=np.int64),
+        np.full(3, 20, dtype=np.int64), np.array([0.0, np.nan, 1000.0]),
+        np.array([0, 0, 1], dtype=np.int64), closed_loop=True, think_s=np.array([0.0, 0.01, 0.0]),
+    )  # fmt: skip
+    sizes: list[int] = []
+    result = simulate_clients(requests, _two_pools(_pool(), sizes))
+    assert sizes == [2, 2, 3]
+    e2e = result.serving.e2e_s
+    assert result.serving.arrival_s.tolist() == pytest.approx([0.0, e2e[0] + 0.01, 1000.0])
+    assert e2e[2] == pytest.approx(e2e[0], abs=1e-9)
+
+
 def test_most_held_counts_both_ends() -> None:
     # Requests in [0, 2], [1, 3], [2, 4] and [5, 6] s: at t = 2 the first has not left (it
     # finishes then) and the third has come, so 3 are held at once.
