@@ -64,7 +64,9 @@ def test_a_split_is_capped_only_below_its_engines_default(
                                                capacity=None))  # fmt: skip
     seen: list[int | None] = []
 
-    def run_disagg(dep: Any, pools: Any, requests: Any, *, concurrency: Any, points: int) -> Any:
+    def run_disagg(
+        dep: Any, pools: Any, requests: Any, *, concurrency: Any, points: int, observe: Any
+    ) -> Any:
         seen.append(concurrency)
         return SimpleNamespace(serving=SimpleNamespace(e2e_s=np.array([1.0, 2.0])))
 

@@ -97,18 +97,20 @@ def disagg_steady(
     grow: bool,
     points: int = 64,
     prior: DisaggResult | None = None,
+    observe: Callable[[DisaggResult], None] | None = None,
 ) -> tuple[DisaggResult, SteadyState]:
     """The split's run and steady state at the rate: on the first sample, or (`grow`) at the
     size the stopping rule settles at. `concurrency`: the decode pool's cap (None: the engine
     default); `running`: the most requests that can run in it (sets the sample sizes); `prior`:
-    the run of the first sample, when already simulated."""
+    the run of the first sample, when already simulated; `observe`: given every two-pool run
+    (`run_disagg`)."""
     first = sample.first(running)
     runs: dict[int, DisaggResult] = {} if prior is None else {first: prior}
 
     def run(n: int) -> SimResult:
         if n not in runs:
             runs[n] = run_disagg(dep, pools, sample.requests(n), concurrency=concurrency,
-                                 points=points)  # fmt: skip
+                                 points=points, observe=observe)  # fmt: skip
         return runs[n].serving
 
     if not grow:

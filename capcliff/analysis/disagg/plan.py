@@ -10,7 +10,8 @@ Search (each candidate is one two-pool simulation, O(requests)):
 - splits: x prefill and y decode instances with x + y = the budget's instances (at most 6 splits,
   spread geometrically over x);
 - the decode pool's cap on running requests: its analytic cliff (every request at its p99 peak
-  fits) and the engine's default.
+  fits) and the engine's default (not simulated again when no run at the cap filled its seats,
+  `cap_never_binds`: it would be the same run).
 The best candidate by the plan's objective is reported in full and compared with `plan`'s
 recommendation on the same GPUs; the better of the two is the one that meets the SLOs, else the
 one with the fewer dollars per million output tokens (`fleet.hourly_cost` at the hardware's
@@ -20,6 +21,7 @@ one with the fewer dollars per million output tokens (`fleet.hourly_cost` at the
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -47,6 +49,8 @@ from capcliff.analysis.disagg.options import PoolChoices, instance_layouts, spli
 from capcliff.analysis.disagg.pools import (
     DisaggSpec,
     PoolPlan,
+    cap_never_binds,
+    note_most_held,
     pools_of,
     run_disagg,
 )
@@ -144,19 +148,24 @@ def _evaluate(
     for cap in (capped, None) if capped < default else (None,):  # a cap above the default is it
         state: SteadyState | None = None
         running = min(cap or default, capped)
+        held: list[int] = []  # the most any decode replica held, in each run simulated
+        observe = partial(note_most_held, held)
         if sample is None:
-            result = run_disagg(dep, (pre, dec), inputs.requests, concurrency=cap, points=64)
+            result = run_disagg(dep, (pre, dec), inputs.requests, concurrency=cap, points=64,
+                                observe=observe)  # fmt: skip
             point = SweepPoint.of(cap or len(inputs.requests), result.serving)
             key: tuple[float, ...] = (score(point, goal, slo),)
         else:  # at an offered rate: ranked on the first sample's steady state
             result, state = disagg_steady(dep, (pre, dec), sample, concurrency=cap,
-                                          running=running, grow=False)  # fmt: skip
+                                          running=running, grow=False, observe=observe)  # fmt: skip
             key = online_rank(state, slo, usd_per_hour)
         if out and _same(out[-1].result, result):
             break  # the cap never bound: the engine default ran the same
         out.append(Evaluated(spec, (pre, dec), result, cap, key, state, running))
         if progress is not None:
             progress()
+        if cap is not None and held and cap_never_binds(dec.pool, cap, max(held)):
+            break  # every run (each round of a closed loop) is the default's: it is not run
     return out
 
 

@@ -15,6 +15,7 @@ sent once, not once per TP rank). The fabric comes from the hardware file: NVLin
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -183,12 +184,17 @@ def kv_bytes_per_request(dep: Deployment, requests: Requests) -> FloatArray:
     """Whole-model KV bytes of each request's prompt (one copy), from the KV calculator."""
     # once per distinct prompt length
     prompts, slot = np.unique(requests.input_tokens, return_inverse=True)
+    out: FloatArray = _kv_bytes_of_prompts(dep, prompts)[slot.reshape(-1)]
+    return out
+
+
+def _kv_bytes_of_prompts(dep: Deployment, prompts: npt.NDArray[np.int64]) -> FloatArray:
+    """Whole-model KV bytes of a prompt of each length in `prompts` (tokens), one copy."""
     per_prompt = [
         kv_bytes_for_context(dep.model.arch, prompt, kv_dtype=dep.kv_dtype)
         for prompt in prompts.tolist()
     ]
-    out: FloatArray = np.array(per_prompt, dtype=np.float64)[slot.reshape(-1)]
-    return out
+    return np.array(per_prompt, dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -236,20 +242,49 @@ def run_disagg(
     *,
     concurrency: int | None = None,
     points: int = 512,
+    observe: Callable[[DisaggResult], None] | None = None,
 ) -> DisaggResult:
     """Simulate `requests` on the pools; `concurrency` caps running requests in the decode pool
-    (split over its replicas, as `sweep` caps an aggregated deployment)."""
+    (split over its replicas, as `sweep` caps an aggregated deployment). `observe` is given
+    every two-pool run simulated (closed-loop clients: every round of the fixed point)."""
     pre, dec = pools
     decode = dec.pool
     if concurrency is not None:
         decode = replace(decode, config=config_at(decode.config, concurrency, decode.replicas))
-    kv_bytes = kv_bytes_per_request(dep, requests)
+    # a prompt's KV bytes by its length: the closed loop simulates subsets of the requests
+    prompts = np.unique(requests.input_tokens)
+    per_prompt = _kv_bytes_of_prompts(dep, prompts)
     fabric = fabric_between(pre.hardware, dec.hardware,
                             overhead_ms=dep.settings.kv_transfer_overhead_ms)  # fmt: skip
 
     def simulate(timed: Requests) -> DisaggResult:
-        return simulate_disaggregated(
+        kv_bytes = per_prompt[np.searchsorted(prompts, timed.input_tokens)]
+        result = simulate_disaggregated(
             timed, kv_bytes, prefill=pre.pool, decode=decode, fabric=fabric, points=points
         )
+        if observe is not None:
+            observe(result)
+        return result
 
     return simulate_clients(requests, simulate) if requests.closed_loop else simulate(requests)
+
+
+def cap_never_binds(
+    decode: Pool, concurrency: int, most_held: int, other: int | None = None
+) -> bool:
+    """Whether `decode` capped at `concurrency` (`config_at`) runs exactly as capped at `other`
+    (None: uncapped, the engine's default seats), given runs at `concurrency` in which no
+    replica held more than `most_held` requests (`most_held`): a cap changes only the seats
+    (max_num_seqs) where it leaves the token budget as it was, and every use of them compares
+    them with running or decoding requests, which never reached either (so each comparison
+    comes out the same); the step guard that divides by them passed with the fewer."""
+    capped = config_at(decode.config, concurrency, decode.replicas)
+    to = decode.config if other is None else config_at(decode.config, other, decode.replicas)
+    same_otherwise = replace(capped, max_num_seqs=to.max_num_seqs) == to
+    return same_otherwise and most_held < min(capped.max_num_seqs, to.max_num_seqs)
+
+
+def note_most_held(held: list[int], run: DisaggResult) -> None:
+    """Append the most requests any decode replica of `run` held at once (an `observe` of
+    `run_disagg`, with `held` bound)."""
+    held.append(run.decode_most_held)

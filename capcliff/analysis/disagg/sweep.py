@@ -1,19 +1,29 @@
 """`capcliff sweep --disagg`: a disaggregated deployment across the decode pool's concurrency.
 
 Each concurrency caps the running requests of the decode pool (split over its replicas), as
-`sweep` caps an aggregated deployment. The series has the aggregated sweep's shape (so `check`'s
-assertions apply unchanged): points from the end-to-end result, the analytic cliff of the decode
-pool (it holds the running requests' KV), the simulated cliff (the first concurrency at which the
-decode pool preempted or refused a request whose KV had landed), the sweet spot.
+`sweep` caps an aggregated deployment; a concurrency is not simulated again where the run at a
+lower one never filled the seats of either (`cap_never_binds`: it would be the same run). The
+series has the aggregated sweep's shape (so `check`'s assertions apply unchanged): points from
+the end-to-end result, the analytic cliff of the decode pool (it holds the running requests'
+KV), the simulated cliff (the first concurrency at which the decode pool preempted or refused a
+request whose KV had landed), the sweet spot.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.disagg.options import gpu_types
-from capcliff.analysis.disagg.pools import DisaggSpec, check_adp_balance, pools_of, run_disagg
+from capcliff.analysis.disagg.pools import (
+    DisaggSpec,
+    cap_never_binds,
+    check_adp_balance,
+    note_most_held,
+    pools_of,
+    run_disagg,
+)
 from capcliff.analysis.disagg.report import (
     DisaggHeader,
     DisaggregatedReport,
@@ -26,6 +36,7 @@ from capcliff.analysis.evaluate.sweet_spot import sweet_spot_result
 from capcliff.analysis.sweep.report import CliffResult, SeriesResult, point_result
 from capcliff.analysis.sweep.timelines import kv_over_time
 from capcliff.analysis.workloads import is_online
+from capcliff.sim.disagg.pools import DisaggResult
 from capcliff.sim.traffic.workload import Requests
 
 SCHEMA_VERSION = 1
@@ -56,8 +67,15 @@ def disagg_series(
     dec = pools[1].pool
     points: list[SweepPoint] = []
     reports: list[DisaggregatedReport] = []
+    ran: tuple[int, int, DisaggResult] | None = None  # (concurrency, most held, its run)
     for c in sorted(set(concurrencies)):
-        result = run_disagg(dep, pools, requests, concurrency=c)
+        if ran is not None and cap_never_binds(dec, ran[0], ran[1], c):
+            result = ran[2]  # the seats of neither cap were filled: the same run
+        else:
+            held: list[int] = []
+            result = run_disagg(dep, pools, requests, concurrency=c,
+                                observe=partial(note_most_held, held))  # fmt: skip
+            ran = (c, max(held), result) if held else None
         points.append(SweepPoint.of(c, result.serving))
         reports.append(
             disaggregated_report(spec, pools, result, concurrency=c, price=pools_price(pools, {}))

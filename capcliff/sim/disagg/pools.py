@@ -31,7 +31,7 @@ import numpy.typing as npt
 
 from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
-from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.sim.config import ARRIVAL_TIE_S, KVCapacity, SimConfig
 from capcliff.sim.core import landed_class, lockstep_class, prefill_class
 from capcliff.sim.disagg.kv_transfer import Fabric, Placement, Transfers, schedule_transfers
 from capcliff.sim.loop.replica import ReplicaSim
@@ -95,10 +95,26 @@ class DisaggResult:
         return sum(r.events for r in (*self.prefill_runs, *self.decode_runs))
 
     @property
+    def decode_most_held(self) -> int:
+        """The most requests any decode replica held at once (`most_held`)."""
+        return max((most_held(r) for r in self.decode_runs), default=0)
+
+    @property
     def decode_queue_s(self) -> FloatArray:
         """Time from KV landing to the decode replica admitting it (waiting for KV blocks)."""
         queue: FloatArray = self.decode_admitted_s - self.transfers.end_s
         return queue
+
+
+def most_held(run: ReplicaResult) -> int:
+    """The most of `run`'s requests in its replica at once, each from ARRIVAL_TIE_S before it
+    arrives (when the loop may take it) to its finish, both ends counted: a bound on its running
+    requests, which are some of these."""
+    starts = np.sort(run.arrival_s) - ARRIVAL_TIE_S
+    ends = np.sort(run.finish_s)
+    # at each start: requests started by then less those finished before it
+    held = np.searchsorted(starts, starts, side="right") - np.searchsorted(ends, starts)
+    return int(held.max()) if len(held) else 0
 
 
 def _round_robin(order: IntArray, replicas: int) -> IntArray:
