@@ -4,14 +4,27 @@ from __future__ import annotations
 
 import pytest
 
+from capcliff.analysis.deployment import resolve
+from capcliff.analysis.deployment_settings import settings_of
+from capcliff.analysis.evaluate.replica_models import replica_models
 from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.catalog.layout import parse_layout
 from capcliff.catalog.specs import HardwareSpec
+from capcliff.perf.step_time import StepTimeModel
 
 
 def arch_of(model_id: str) -> Architecture:
     """The architecture of a catalog model."""
     return get_model(model_id).arch
+
+
+def step_model(model_id: str, gpu: str, engine: str, layout: str) -> StepTimeModel:
+    """The decode step model of a catalog model on a GPU under an engine's default profile
+    (16,384-token context)."""
+    dep = resolve(get_model(model_id), get_hardware(gpu), settings_of({"engine": engine}))
+    _, steps = replica_models(dep, dep.memory(parse_layout(layout), 16384), {})
+    return steps
 
 
 @pytest.fixture

@@ -6,12 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from capcliff.analysis.deployment import resolve
-from capcliff.analysis.deployment_settings import settings_of
-from capcliff.analysis.evaluate.replica_models import replica_models
-from capcliff.catalog.catalogs import get_hardware, get_model
-from capcliff.catalog.layout import parse_layout
 from capcliff.perf.profiles import lamport_allreduce_curve
+from tests.conftest import step_model
 
 # aiconfigurator-core 0.12, b200_sxm comm/trtllm/1.3.0rc20 custom_allreduce_perf, TP 8:
 # 262,144 BF16 elements in 10.94 us, 524,288 in 17.78 us
@@ -20,9 +16,7 @@ US = 1e-6
 
 def _comm_s(gpu: str, engine: str, layout: str, tokens: int, model: str = "deepseek-r1") -> float:
     """Seconds of one decode pass's TP all-reduces (the step model's communication term)."""
-    dep = resolve(get_model(model), get_hardware(gpu), settings_of({"engine": engine}))
-    _, steps = replica_models(dep, dep.memory(parse_layout(layout), 16384), {})
-    return steps.comm.pass_s(tokens, pp=1)
+    return step_model(model, gpu, engine, layout).comm.pass_s(tokens, pp=1)
 
 
 def test_the_curve_is_the_table_in_bytes() -> None:
@@ -53,7 +47,7 @@ def test_one_token_is_cheaper_than_the_assumed_latency() -> None:
 @pytest.mark.parametrize(
     ("gpu", "engine", "layout", "model"),
     [
-        ("b200", "trtllm", "tp8", "deepseek-r1"),  # another engine: its own assumption
+        ("b200", "trtllm", "tp8", "deepseek-r1"),  # another engine: its AUTO curve (whole range)
         ("h200-sxm", "sglang", "tp8", "deepseek-r1"),  # Hopper keeps PR #2904's curve
         ("b200", "sglang", "tp8", "llama-3.1-70b"),  # a dense model: SGLang does not fuse
         ("b200", "sglang", "tp8", "mixtral-8x7b"),  # a MoE class SGLang does not list
@@ -62,14 +56,11 @@ def test_one_token_is_cheaper_than_the_assumed_latency() -> None:
 def test_elsewhere_nothing_changes(gpu: str, engine: str, layout: str, model: str) -> None:
     """Outside SGLang's MoE models on sm100 the all-reduce is not this kernel: the price at 64
     tokens differs from the Lamport curve's."""
-    dep = resolve(get_model(model), get_hardware(gpu), settings_of({"engine": engine}))
-    _, steps = replica_models(dep, dep.memory(parse_layout(layout), 16384), {})
-    assert steps.comm.allreduce_curve != lamport_allreduce_curve("b200", tp=8)
+    curve = step_model(model, gpu, engine, layout).comm.allreduce_curve
+    assert curve != lamport_allreduce_curve("b200", tp=8)
 
 
 def test_attention_dp_takes_no_curve() -> None:
     """Under DP attention SGLang refuses the fusion (communicator.py: not
     is_dp_attention_enabled())."""
-    dep = resolve(get_model("deepseek-r1"), get_hardware("b200"), settings_of({"engine": "sglang"}))
-    _, steps = replica_models(dep, dep.memory(parse_layout("dpa4-tp2"), 16384), {})
-    assert steps.comm.allreduce_curve == ()
+    assert step_model("deepseek-r1", "b200", "sglang", "dpa4-tp2").comm.allreduce_curve == ()

@@ -41,6 +41,8 @@ from capcliff.perf.profiles import (
     kernels_per_layer,
     lamport_allreduce_curve,
     rccl_allreduce_curve,
+    runs_trtllm_allreduce,
+    trtllm_allreduce_curve,
 )
 from capcliff.units import KVDType, WeightDType
 
@@ -261,6 +263,8 @@ def profile_efficiency(
         curve = rccl_allreduce_curve(tp=layout.tp)
     elif in_domain and fuses_allreduce(profile, layout, arch):
         curve = lamport_allreduce_curve(hardware.id, tp=layout.tp)
+    elif in_domain and runs_trtllm_allreduce(profile, layout):
+        curve = trtllm_allreduce_curve(hardware.id, tp=layout.tp)
     factor = hbm_factor(hardware)
     block_fp8 = table_format(scheme.linear, scheme.quantization) == "fp8_block"
     untuned = mla and block_fp8 and hardware.id in GFX942_HARDWARE

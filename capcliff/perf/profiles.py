@@ -100,7 +100,15 @@ LAMPORT_ALLREDUCE_SOURCE = (
 def lamport_allreduce_curve(hardware_id: str, *, tp: int) -> tuple[tuple[float, float], ...]:
     """(message bytes, seconds) of one FlashInfer / TensorRT-LLM fused all-reduce over `tp`
     ranks on `hardware_id` (B200, B300); () where it was not measured (another GPU or TP)."""
-    data = data_file(LAMPORT_ALLREDUCE_FILE)
+    return _measured_allreduce_curve(LAMPORT_ALLREDUCE_FILE, hardware_id, tp)
+
+
+def _measured_allreduce_curve(
+    name: str, hardware_id: str, tp: int
+) -> tuple[tuple[float, float], ...]:
+    """(message bytes, seconds) of data file `name`'s BF16 all-reduce table for `hardware_id`
+    at `tp` ranks; () where it has none."""
+    data = data_file(name)
     table = data["latency_us"].get(hardware_id, {}).get(str(tp))
     if table is None:
         return ()
@@ -123,6 +131,44 @@ def fuses_allreduce(profile: EngineProfile, layout: Layout, arch: Architecture) 
         profile.engine is EngineName.SGLANG
         and profile.op_tables is not None
         and arch.model_type in SGLANG_ALLREDUCE_FUSION_MODEL_TYPES
+        and layout.tp > 1
+        and not layout.attention_dp
+    )
+
+
+# TensorRT-LLM's own all-reduce on Blackwell (B200, B300). InferenceX's TensorRT-LLM scripts set
+# no `allreduce_strategy`, so it is AUTO. On one node with NVLink and P2P, AUTO runs the custom
+# kernels up to the IPC workspace (8 MB at TP > 2; cpp/tensorrt_llm/common/customAllReduceUtils.h
+# getMaxRequiredWorkspaceSize; 64 MB from NVIDIA/TensorRT-LLM#9145) and NCCL past it; below it
+# the strategy is 1.1's MIN_LATENCY one-shot up to 128 tokens (NVIDIA/TensorRT-LLM#5432), the
+# lookup table (customAllReduceUtils.h read at NVIDIA/TensorRT-LLM 005b299; the release tags were
+# not readable here; cpp/tensorrt_llm/thop/allreduceOp.cpp selectImplementation calls it for
+# AUTO), AllReduceBestStrategyTableSM100: SM 100 and 103 share it; hidden
+# 7,168 reads the 4,096 row, log2 floor; TP 8 RESIDUAL_RMS_NORM, the fusion DeepSeek's decoder
+# layers use without attention DP (modeling_deepseekv3.py PRE_MOE_FUSION / POST_MOE_FUSION):
+# ONESHOT 1-256 tokens, TWOSHOT 512, NCCL from 1,024), and from the AllReduce autotuner
+# (NVIDIA/TensorRT-LLM#8531) the fastest of NCCL, NCCL_SYMMETRIC, ONESHOT and TWOSHOT. Every one
+# runs a decode step's all-reduce (1-256 tokens) in the one-shot kernel or faster. Measured:
+# aiconfigurator-core 0.12 ran that AllReduce module at AUTO on B200 and B300 over every size
+# (`comm/trtllm/1.3.0rc20/custom_allreduce_perf.parquet`, collector/collect_all_reduce.py: fusion
+# NONE, rows of 4,096 elements, the same lookup row as R1's 7,168), copied whole to
+# perf/data/trtllm_allreduce.json: 5.0-6.3 us to 65,536 elements, 55 us at 4,194,304, then the
+# large-message sizes a prefill chunk sends.
+TRTLLM_ALLREDUCE_FILE = "trtllm_allreduce.json"
+
+
+def trtllm_allreduce_curve(hardware_id: str, *, tp: int) -> tuple[tuple[float, float], ...]:
+    """(message bytes, seconds) of one TensorRT-LLM AllReduce at strategy AUTO over `tp` ranks on
+    `hardware_id` (B200, B300); () where it was not measured (another GPU or TP)."""
+    return _measured_allreduce_curve(TRTLLM_ALLREDUCE_FILE, hardware_id, tp)
+
+
+def runs_trtllm_allreduce(profile: EngineProfile, layout: Layout) -> bool:
+    """Whether `layout`'s TP all-reduces run TensorRT-LLM's own AllReduce at AUTO: TensorRT-LLM
+    with the measured kernel tables (its current releases), TP > 1 and no attention DP."""
+    return (
+        profile.engine is EngineName.TRTLLM
+        and profile.op_tables is not None
         and layout.tp > 1
         and not layout.attention_dp
     )
