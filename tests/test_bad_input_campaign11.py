@@ -216,3 +216,36 @@ def test_a_multimodal_configs_text_fields_are_checked_under_text_config(
     }
     line = _one_line_error(["memory", _folder(tmp_path, config), "--gpus", "1"], capsys)
     assert "config.json: text_config.interleave_moe_layer_step: " in line
+
+
+# A FIFO given as an input file (no program writing to it) blocked the run forever in open(2):
+# `--calibration`, the check spec, the calibrate input and a `hist:` file.
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "{p}"],
+        ["calibrate", "{p}", "--model", "llama-3.1-8b", "--gpu", "h100-sxm"],
+        ["memory", "llama-3.1-8b", "--gpus", "1", "--calibration", "{p}"],
+    ],
+    ids=["check-spec", "calibrate-input", "memory-calibration"],
+)
+def test_a_fifo_nobody_writes_to_is_refused_not_waited_on(
+    args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+    import threading
+
+    fifo = tmp_path / "f"
+    os.mkfifo(fifo)
+    done: list[int] = []
+    argv = [a.replace("{p}", str(fifo)) for a in args]
+    worker = threading.Thread(target=lambda: done.append(main(argv)), daemon=True)
+    worker.start()
+    worker.join(60)
+    if not done:  # unblock the thread's open(2) so that the test run can go on
+        os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    assert done == [2]
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1, err
