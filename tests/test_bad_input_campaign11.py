@@ -249,3 +249,22 @@ def test_a_fifo_nobody_writes_to_is_refused_not_waited_on(
     assert done == [2]
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1, err
+
+
+# `sweep --layout tp1,tp1` ran and printed the same layout twice (plan reads a layout list once
+# each); a list of 5,000 concurrencies was refused with all 24 KB of it echoed on the line.
+
+SWEEP = ["sweep", "llama-3.1-8b", "--isl", "100", "--osl", "100", "--num-requests", "20"]
+
+
+def test_sweep_runs_a_layout_named_twice_once(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*SWEEP, "--concurrency", "4", "--layout", "tp1,tp1", "--format", "json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert [s["layout"] for s in result["series"]] == ["tp1"]
+
+
+def test_a_refused_list_is_echoed_in_part(capsys: pytest.CaptureFixture[str]) -> None:
+    many = ",".join(str(i) for i in range(1, 5001))
+    line = _one_line_error([*SWEEP, "--concurrency", many], capsys)
+    assert len(line) < 400
+    assert line.startswith("error: concurrency: cannot read '1,2,3,")
