@@ -236,6 +236,8 @@ def configs11_cases() -> Iterator[Case]:
 
 NEW_VALUES = ["-0.0", "+2", "2\u200b", "２", "2\x00", "2,2"]
 NEW_FINE = {"-0.0", "+2", "２"}  # may be valid for a flag: crashes only
+# options that take a list: "2,2" is the one item (each once)
+LIST_OPTIONS = {"--concurrency", "--osl", "--layout", "--gpu", "--spec-acceptance", "--price-gpu-hour"}
 # choices with their valid spelling: given upper-cased, title-cased and padded
 CHOICES = {
     "--engine": "sglang", "--format": "json", "--arrival": "poisson", "--objective": "cost",
@@ -256,7 +258,8 @@ def flags11_cases() -> Iterator[Case]:
             if is_flag or option == "--help":
                 continue
             for value in NEW_VALUES:
-                fine = value in NEW_FINE or option in fs.OUTPUT_OPTIONS
+                fine = value in NEW_FINE or (option in fs.OUTPUT_OPTIONS and "\0" not in value)
+                fine = fine or (value == "2,2" and option in LIST_OPTIONS)
                 yield Case("flags11", f"{command}{option}={value!r}", [*base, option, value], files, None if fine else True)
             if option in CHOICES:
                 good = CHOICES[option]
@@ -292,7 +295,7 @@ def lists11_cases() -> Iterator[Case]:
         ("sweep-disagg-1000-pools", [*SW, "--disagg", ",".join(["1p:tp1"] * 500 + ["1d:tp1"] * 500)], True),
         ("sweep-offload-twice", [*SW, "--offload", "cpu:64GiB", "--offload", "cpu:32GiB"], None),
         ("sweep-offload-repeated-tier", [*SW, "--offload", "cpu:64GiB,cpu:32GiB"], True),
-        ("sweep-layout-list", [*SW, "--layout", "tp1,tp1"], True),
+        ("sweep-layout-list", [*SW, "--layout", "tp1,tp1"], False),  # once, as plan reads it
         ("sweep-slo-ttft-list", [*SW, "--slo-ttft", "2,2"], True),
         ("sweep-think-time-list", [*SW, "--workload", "multiturn-chat", "--think-time", "5,5"], True),
         ("sweep-seed-twice", [*SW, "--seed", "1", "--seed", "2"], None),

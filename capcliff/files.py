@@ -358,6 +358,8 @@ def output_path(text: str | None, *, flag: str) -> Path | None:
         raise InputError(f"{flag}: {text!r} is blank; give a file name")
     if text.strip() == "-":  # the usual name of standard output: a file named "-" was written
         raise InputError(f"{flag}: '-' is standard output by custom; give a file name")
+    if "\0" in text:  # no file name holds one: os.stat's "embedded null byte" escaped as exit 4
+        raise InputError(f"{flag}: {text!r:.60} holds a NUL byte; give a file name")
     if text.endswith(("/", os.sep)):
         raise InputError(f"{flag}: {text} ends in a separator, which names a folder; give a file")
     return Path(text)

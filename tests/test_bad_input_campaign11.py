@@ -268,3 +268,16 @@ def test_a_refused_list_is_echoed_in_part(capsys: pytest.CaptureFixture[str]) ->
     line = _one_line_error([*SWEEP, "--concurrency", many], capsys)
     assert len(line) < 400
     assert line.startswith("error: concurrency: cannot read '1,2,3,")
+
+
+# An output path holding a NUL byte escaped as a traceback (os.stat: "embedded null byte").
+
+
+@pytest.mark.parametrize("flag", ["--junit", "--markdown", "--write-baseline"])
+def test_an_output_path_with_a_nul_byte_is_refused(
+    flag: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text("")  # never read: outputs are checked first
+    line = _one_line_error(["check", str(spec), flag, "o\0.xml"], capsys)
+    assert line == f"error: {flag}: 'o\\x00.xml' holds a NUL byte; give a file name"
