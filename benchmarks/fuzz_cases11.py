@@ -228,6 +228,13 @@ def configs11_cases() -> Iterator[Case]:
         ("minimax-swa-layers", {**REAL["minimax-m2"], "sliding_window": 4096, "layer_types": ["sliding_attention", "full_attention"] * 31}, None),
         ("phi4-window-string", {**REAL["phi-4"], "sliding_window": "131072"}, True),
         ("phi4-tie-missing", {k: v for k, v in REAL["phi-4"].items() if k != "tie_word_embeddings"}, False),
+        # baidu/ERNIE-4.5-21B-A3B-PT, google/gemma-3n-E4B-it, MiniMaxAI/MiniMax-Text-01,
+        # ibm-granite/granite-4.0-h-micro: the field that tells their layers, on Phi-4's sizes
+        ("ernie-4.5-moe-keys", {**REAL["phi-4"], "moe_num_experts": 64, "moe_k": 6, "moe_layer_start_index": 1}, True),
+        ("gemma-3n-audio-tower", {**REAL["phi-4"], "audio_config": {"hidden_size": 1536}}, True),
+        ("gemma-3n-altup", {**REAL["phi-4"], "altup_num_inputs": 4}, True),
+        ("minimax-text-01-lightning", {**REAL["phi-4"], "attn_type_list": [0] * 7 + [1]}, True),
+        ("granite-zero-experts", {**REAL["phi-4"], "num_local_experts": 0}, False),
     ]:
         yield Case("configs11", label, MEM, _folder(config), invalid)
 

@@ -191,6 +191,9 @@ REFUSED = {
     "llama-4": ({"intermediate_size_mlp": 16384}, "intermediate_size_mlp"),
     "chunked-attention": ({"attention_chunk_size": 8192}, "attention_chunk_size"),
     "qwen2.5-vl": ({"vision_config": {"depth": 32}}, "vision_config.model_type"),
+    "minimax-text-01": ({"attn_type_list": [0, 1]}, "attn_type_list"),
+    "ernie-4.5-moe": ({"moe_num_experts": 64, "moe_k": 8}, "moe_num_experts"),
+    "gemma-3n-audio": ({"audio_config": {"hidden_size": 1536}}, "audio_config"),
 }  # fmt: skip
 
 
@@ -281,3 +284,12 @@ def test_an_output_path_with_a_nul_byte_is_refused(
     spec.write_text("")  # never read: outputs are checked first
     line = _one_line_error(["check", str(spec), flag, "o\0.xml"], capsys)
     assert line == f"error: {flag}: 'o\\x00.xml' holds a NUL byte; give a file name"
+
+
+def test_zero_experts_is_a_dense_model() -> None:
+    # ibm-granite/granite-4.0-h-micro config.json: num_local_experts 0, a plain MLP per layer
+    # (GraniteMoeHybrid); it was refused ("num_local_experts: must be >= 1, got 0")
+    arch = architecture_from_config(
+        {**PHI_4, "tie_word_embeddings": False, "num_local_experts": 0}, path="g"
+    )
+    assert arch.moe is None

@@ -60,7 +60,9 @@ _INT_DEFAULT: dict[str, dict[str, int]] = {
 # Qwen3NextConfig), Mamba mixers (Nemotron-H's hybrid_override_pattern, Jamba's
 # attn_layer_period, Mamba's state_size, Falcon-H1's mamba_d_ssm), Llama 4's shared expert and
 # chunked attention (Llama4TextConfig), DeepSeek-V3.2's lightning indexer and its own KV cache
-# (vLLM deepseek_v2.py DeepseekV32IndexerCache). The first one a config holds is named.
+# (vLLM deepseek_v2.py DeepseekV32IndexerCache), MiniMax-Text-01's and Kimi Linear's linear
+# attention, Gemma 3n's AltUp, and expert counts under keys capcliff does not read (a MoE model
+# sized as dense). The first one a config holds is named.
 UNSIZED_FIELDS: dict[str, str] = {
     "full_attention_interval": "linear-attention (Gated DeltaNet) layers",
     "linear_num_value_heads": "linear-attention (Gated DeltaNet) layers",
@@ -77,6 +79,11 @@ UNSIZED_FIELDS: dict[str, str] = {
     "interleave_moe_layer_step": "Llama 4's shared expert and dense layers",
     "attention_chunk_size": "chunked local attention (its KV is held per chunk)",
     "index_n_heads": "DeepSeek-V3.2's lightning indexer (weights and its own KV cache)",
+    "attn_type_list": "lightning (linear) attention layers",
+    "linear_attn_config": "linear-attention layers",
+    "altup_num_inputs": "Gemma 3n's AltUp and per-layer embeddings",
+    "moe_num_experts": "experts under a key capcliff does not read (ERNIE 4.5's MoE)",
+    "ffn_config": "experts under a key capcliff does not read (DBRX's MoE)",
 }
 # Families whose q, k, v projections always carry a bias (Qwen2Attention: bias=True on q/k/v, none
 # on o).
@@ -242,8 +249,8 @@ def _refuse_unsized(fields: _Fields) -> None:
     if field is not None:
         raise fields.error(
             field,
-            f"marks {UNSIZED_FIELDS[field]}, which capcliff does not size; sizing this model "
-            "as plain attention layers would be wrong",
+            f"marks {UNSIZED_FIELDS[field]}, which capcliff does not size (refused rather "
+            "than sized wrong)",
         )
 
 
@@ -310,8 +317,15 @@ def _sliding_windows(fields: _Fields, model_type: str, num_layers: int) -> tuple
 
 
 def _moe(fields: _Fields, model_type: str, num_layers: int) -> MoE | None:
+    # 0 experts is a dense model, as transformers builds it (GraniteMoeHybrid's
+    # num_local_experts 0: a plain MLP in every layer)
     expert_field = next(
-        (f for f in ("n_routed_experts", "num_local_experts", "num_experts") if fields.has(f)), None
+        (
+            f
+            for f in ("n_routed_experts", "num_local_experts", "num_experts")
+            if fields.has(f) and fields.raw[f] != 0
+        ),
+        None,
     )
     if expert_field is None:
         return None
@@ -514,6 +528,8 @@ VISION_TOWERS = ("siglip_vision_model", "pixtral")  # vision_config.model_type v
 def _vision_params(raw: dict[str, Any], path: str, text_hidden: int) -> int:
     """Elements of a multimodal config's vision tower and projector (0 without vision_config),
     tensor by tensor as transformers builds them; another tower is refused, not left out."""
+    if raw.get("audio_config") is not None:  # Gemma 3n, Qwen2-Audio: left out unsaid
+        raise CatalogError(f"{path}: audio_config: an audio tower capcliff does not size")
     vision = raw.get("vision_config")
     if vision is None:
         return 0
