@@ -234,7 +234,7 @@ def configs11_cases() -> Iterator[Case]:
         ("gemma-3n-audio-tower", {**REAL["phi-4"], "audio_config": {"hidden_size": 1536}}, True),
         ("gemma-3n-altup", {**REAL["phi-4"], "altup_num_inputs": 4}, True),
         ("minimax-text-01-lightning", {**REAL["phi-4"], "attn_type_list": [0] * 7 + [1]}, True),
-        ("granite-zero-experts", {**REAL["phi-4"], "num_local_experts": 0}, False),
+        ("granite-zero-experts", {**REAL["phi-4"], "num_local_experts": 0, "num_experts_per_tok": 0}, False),
     ]:
         yield Case("configs11", label, MEM, _folder(config), invalid)
 

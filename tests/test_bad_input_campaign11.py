@@ -14,6 +14,7 @@ from test_bad_input import _one_line_error
 
 from capcliff.catalog.architecture import architecture_from_config
 from capcliff.cli import main
+from capcliff.errors import CatalogError
 from capcliff.memory.params import Component, param_count
 
 # zai-org/GLM-4.5 config.json
@@ -287,9 +288,13 @@ def test_an_output_path_with_a_nul_byte_is_refused(
 
 
 def test_zero_experts_is_a_dense_model() -> None:
-    # ibm-granite/granite-4.0-h-micro config.json: num_local_experts 0, a plain MLP per layer
-    # (GraniteMoeHybrid); it was refused ("num_local_experts: must be >= 1, got 0")
-    arch = architecture_from_config(
-        {**PHI_4, "tie_word_embeddings": False, "num_local_experts": 0}, path="g"
-    )
-    assert arch.moe is None
+    # ibm-granite/granite-4.0-h-micro config.json: num_local_experts 0, num_experts_per_tok 0, a
+    # plain MLP per layer (GraniteMoeHybrid); it was refused ("must be >= 1, got 0")
+    config = {**PHI_4, "tie_word_embeddings": False, "num_local_experts": 0}
+    assert architecture_from_config({**config, "num_experts_per_tok": 0}, path="g").moe is None
+
+
+def test_zero_experts_routing_some_per_token_is_refused() -> None:
+    config = {**PHI_4, "tie_word_embeddings": False, "num_experts": 0, "num_experts_per_tok": 8}
+    with pytest.raises(CatalogError, match="num_experts: must be >= 1, got 0"):
+        architecture_from_config(config, path="q")

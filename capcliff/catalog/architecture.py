@@ -317,13 +317,14 @@ def _sliding_windows(fields: _Fields, model_type: str, num_layers: int) -> tuple
 
 
 def _moe(fields: _Fields, model_type: str, num_layers: int) -> MoE | None:
-    # 0 experts is a dense model, as transformers builds it (GraniteMoeHybrid's
-    # num_local_experts 0: a plain MLP in every layer)
+    # 0 experts routing 0 per token is a dense model, as transformers builds it (GraniteMoeHybrid
+    # with num_local_experts 0: a plain MLP in every layer); 0 experts routing some is refused
+    dense = fields.raw.get("num_experts_per_tok") in (0, None)
     expert_field = next(
         (
             f
             for f in ("n_routed_experts", "num_local_experts", "num_experts")
-            if fields.has(f) and fields.raw[f] != 0
+            if fields.has(f) and not (dense and fields.raw[f] == 0)
         ),
         None,
     )
