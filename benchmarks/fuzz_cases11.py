@@ -310,7 +310,8 @@ def lists11_cases() -> Iterator[Case]:
     ]
     spec_files: dict[str, FileSpec] = {"s.toml": SPEC}
     for name, argv, invalid in table:
-        yield Case("lists11", name, argv, spec_files if "check" in name else {}, invalid)
+        files = spec_files if "check" in name else {"r.json": _lines(RUNS)} if "calibrate" in name else {}
+        yield Case("lists11", name, argv, files, invalid)
 
 
 # Input paths that are not plain readable files ---------------------------------------------------

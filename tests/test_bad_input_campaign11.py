@@ -298,3 +298,24 @@ def test_zero_experts_routing_some_per_token_is_refused() -> None:
     config = {**PHI_4, "tie_word_embeddings": False, "num_experts": 0, "num_experts_per_tok": 8}
     with pytest.raises(CatalogError, match="num_experts: must be >= 1, got 0"):
         architecture_from_config(config, path="q")
+
+
+# A blank model or --calibration was read as the current folder: "config.json: (file): no such
+# config.json" and ".: (file): a directory, not a file", naming no field.
+
+
+@pytest.mark.parametrize(
+    ("args", "start"),
+    [
+        (["memory", " ", "--gpus", "1"], "error: model: blank;"),
+        (
+            ["memory", "llama-3.1-8b", "--gpus", "1", "--calibration", ""],
+            "error: --calibration: blank;",
+        ),
+    ],
+    ids=["model", "calibration"],
+)
+def test_a_blank_path_is_refused_naming_its_field(
+    args: list[str], start: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _one_line_error(args, capsys).startswith(start)

@@ -375,6 +375,9 @@ def model_from_path(path: Path) -> Model:
 
 def get_model(name: str) -> Model:
     """A catalog model by id, or a model from a config.json path or model directory."""
+    if not name.strip():  # read as the current folder: "config.json: no such config.json"
+        raise CatalogError("model: blank; give a catalog id (see capcliff models), an HF "
+                           "config.json or a model folder")  # fmt: skip
     path = _catalog_file("model_cards", name)
     if path is not None:
         return model_from_card(load_entry(path, ModelCard), path=str(path))
