@@ -319,3 +319,22 @@ def test_a_blank_path_is_refused_naming_its_field(
     args: list[str], start: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert _one_line_error(args, capsys).startswith(start)
+
+
+def _vision(config: dict[str, object], **changes: object) -> int:
+    vision = {**config["vision_config"], **changes}  # type: ignore[dict-item]
+    return architecture_from_config({**config, "vision_config": vision}, path="v").vision_params
+
+
+def test_a_siglip_tower_without_vision_use_head_false_carries_its_pooling_head() -> None:
+    # SiglipVisionTransformer builds the head unless vision_use_head is false: probe 1152,
+    # attention 4 x 1152^2 + 4 x 1152 = 5,313,024, LayerNorm 2,304, MLP 2 x 1152x4304 + 4304 +
+    # 1152 = 9,921,872: 15,238,352 in all
+    with_head = _vision(GEMMA_3_27B, vision_use_head=True)
+    assert with_head - _vision(GEMMA_3_27B) == 15_238_352
+
+
+def test_a_biased_mistral_3_projector_adds_its_two_biases() -> None:
+    config = {**MISTRAL_SMALL_31, "multimodal_projector_bias": True}
+    biased = architecture_from_config(config, path="m").vision_params
+    assert biased - _vision(MISTRAL_SMALL_31) == 2 * 5120
