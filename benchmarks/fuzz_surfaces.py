@@ -1631,12 +1631,14 @@ def main() -> None:
     from fuzz_cases8 import SURFACES8
     from fuzz_cases9 import SURFACES9
     from fuzz_cases10 import SURFACES10
+    from fuzz_cases11 import SURFACES11
 
     SURFACES.update(SURFACES6)
     SURFACES.update(SURFACES7)
     SURFACES.update(SURFACES8)
     SURFACES.update(SURFACES9)
     SURFACES.update(SURFACES10)
+    SURFACES.update(SURFACES11)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("surfaces", nargs="*", default=list(SURFACES))
     parser.add_argument("--jobs", type=int, default=2)

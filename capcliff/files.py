@@ -31,9 +31,19 @@ def read_bytes(path: Path, *, field: str) -> bytes:
     if problem is not None:
         raise InputError(f"{field}: cannot read {path}: {problem}")
     try:
-        return path.read_bytes()
+        return file_bytes(path)
     except OSError as exc:
         raise InputError(f"{field}: cannot read {path}: {exc.strerror}") from None
+
+
+def file_bytes(path: Path) -> bytes:
+    """All bytes of `path`. Opened without waiting: a FIFO no program writes to reads as empty
+    (then refused as such) instead of blocking the run forever in open(2), while a pipe with its
+    writer there (`--workload <(zcat t.jsonl.gz)`) reads as usual."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with open(fd, "rb") as handle:
+        os.set_blocking(fd, True)
+        return handle.read()
 
 
 def unreadable(path: Path) -> str | None:
@@ -348,6 +358,8 @@ def output_path(text: str | None, *, flag: str) -> Path | None:
         raise InputError(f"{flag}: {text!r} is blank; give a file name")
     if text.strip() == "-":  # the usual name of standard output: a file named "-" was written
         raise InputError(f"{flag}: '-' is standard output by custom; give a file name")
+    if "\0" in text:  # no file name holds one: os.stat's "embedded null byte" escaped as exit 4
+        raise InputError(f"{flag}: {text!r:.60} holds a NUL byte; give a file name")
     if text.endswith(("/", os.sep)):
         raise InputError(f"{flag}: {text} ends in a separator, which names a folder; give a file")
     return Path(text)

@@ -123,6 +123,13 @@ class DeploymentSettings(BaseModel):
     def _attention_dp_balance(cls, value: str | None) -> str | None:
         return None if value is None else _accepted(parse_adp_balance, value).strip().lower()
 
+    @field_validator("calibration")
+    @classmethod
+    def _calibration(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():  # read as "." (a directory) unsaid
+            raise ValueError("blank; give a calibration file written by `capcliff calibrate`")
+        return value
+
     @field_validator("step_source")
     @classmethod
     def _step_source(cls, value: str) -> str:

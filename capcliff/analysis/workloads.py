@@ -106,7 +106,7 @@ def parse_concurrency(text: str) -> tuple[int, ...]:
         or len(set(values)) > MAX_CONCURRENCY_POINTS
     ):
         raise InputError(
-            f"concurrency: cannot read {text!r}; write 64,128,256 or 64..8192 (doubling) or "
+            f"concurrency: cannot read {text!r:.60}; write 64,128,256 or 64..8192 (doubling) or "
             f"64..8192:16, where 16 counts points (2 or more: both ends), not a step "
             f"(at most {MAX_CONCURRENCY_POINTS} values, each >= 1 and <= {MAX_REQUESTS:,})"
         )

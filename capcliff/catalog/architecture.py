@@ -29,6 +29,10 @@ _TIE_DEFAULT: dict[str, bool] = {
     "gpt_oss": False,
     "gemma3_text": True,
     "gemma2": True,
+    # Phi3Config, Glm4MoeConfig and MiniMax-M2's configuration_minimax_m2.py: False
+    "phi3": False,
+    "glm4_moe": False,
+    "minimax_m2": False,
 }
 _ARCH_TO_TYPE: dict[str, str] = {
     "LlamaForCausalLM": "llama",
@@ -44,6 +48,42 @@ _ARCH_TO_TYPE: dict[str, str] = {
     "Gemma3ForCausalLM": "gemma3_text",
     "Gemma3ForConditionalGeneration": "gemma3_text",
     "Gemma2ForCausalLM": "gemma2",
+}
+# transformers' defaults for sizing fields a released config.json omits, per family: Gemma 3's
+# text_config sets neither (google/gemma-3-27b-it config.json; Gemma3TextConfig(vocab_size=262_208,
+# max_position_embeddings=131_072), transformers models/gemma3/configuration_gemma3.py).
+_INT_DEFAULT: dict[str, dict[str, int]] = {
+    "gemma3_text": {"vocab_size": 262_208, "max_position_embeddings": 131_072},
+}
+# Fields that mark layers capcliff does not size (each would be sized as full attention or a
+# plain MoE layer unsaid): linear attention (Qwen3-Next's Gated DeltaNet, transformers
+# Qwen3NextConfig), Mamba mixers (Nemotron-H's hybrid_override_pattern, Jamba's
+# attn_layer_period, Mamba's state_size, Falcon-H1's mamba_d_ssm), Llama 4's shared expert and
+# chunked attention (Llama4TextConfig), DeepSeek-V3.2's lightning indexer and its own KV cache
+# (vLLM deepseek_v2.py DeepseekV32IndexerCache), MiniMax-Text-01's and Kimi Linear's linear
+# attention, Gemma 3n's AltUp, and expert counts under keys capcliff does not read (a MoE model
+# sized as dense). The first one a config holds is named.
+UNSIZED_FIELDS: dict[str, str] = {
+    "full_attention_interval": "linear-attention (Gated DeltaNet) layers",
+    "linear_num_value_heads": "linear-attention (Gated DeltaNet) layers",
+    "hybrid_override_pattern": "Mamba layers",
+    "attn_layer_period": "Mamba layers",
+    "layers_block_type": "Mamba layers",
+    "mamba_d_ssm": "Mamba layers",
+    "mamba_n_heads": "Mamba layers",
+    "mamba_num_heads": "Mamba layers",
+    "ssm_state_size": "Mamba layers",
+    "mamba_d_state": "Mamba layers",
+    "state_size": "Mamba layers",
+    "intermediate_size_mlp": "Llama 4's shared expert and dense layers",
+    "interleave_moe_layer_step": "Llama 4's shared expert and dense layers",
+    "attention_chunk_size": "chunked local attention (its KV is held per chunk)",
+    "index_n_heads": "DeepSeek-V3.2's lightning indexer (weights and its own KV cache)",
+    "attn_type_list": "lightning (linear) attention layers",
+    "linear_attn_config": "linear-attention layers",
+    "altup_num_inputs": "Gemma 3n's AltUp and per-layer embeddings",
+    "moe_num_experts": "experts under a key capcliff does not read (ERNIE 4.5's MoE)",
+    "ffn_config": "experts under a key capcliff does not read (DBRX's MoE)",
 }
 # Families whose q, k, v projections always carry a bias (Qwen2Attention: bias=True on q/k/v, none
 # on o).
@@ -134,6 +174,7 @@ class Architecture:
     quantization: Quantization | None  # per-module formats from quantization_config, if any
     max_position_embeddings: int | None
     num_mtp_layers: int  # DeepSeek multi-token-prediction layers (not loaded unless speculating)
+    vision_params: int = 0  # vision tower and projector of a multimodal config (elements)
 
     @property
     def shape_label(self) -> str:
@@ -194,9 +235,23 @@ class _Fields:
 
     def bool_(self, field: str, default: bool | None) -> bool:
         value = self.raw.get(field, default)
+        if value is None:
+            raise self.error(field, "missing, and capcliff knows no default for this family; "
+                             "set true or false")  # fmt: skip
         if not isinstance(value, bool):
             raise self.error(field, f"must be true or false, got {value!r}")
         return value
+
+
+def _refuse_unsized(fields: _Fields) -> None:
+    """Refuse a config holding a field of a layer kind capcliff does not size (UNSIZED_FIELDS)."""
+    field = next((f for f in UNSIZED_FIELDS if fields.has(f)), None)
+    if field is not None:
+        raise fields.error(
+            field,
+            f"marks {UNSIZED_FIELDS[field]}, which capcliff does not size (refused rather "
+            "than sized wrong)",
+        )
 
 
 def _model_type(fields: _Fields) -> str:
@@ -262,8 +317,16 @@ def _sliding_windows(fields: _Fields, model_type: str, num_layers: int) -> tuple
 
 
 def _moe(fields: _Fields, model_type: str, num_layers: int) -> MoE | None:
+    # 0 experts routing 0 per token is a dense model, as transformers builds it (GraniteMoeHybrid
+    # with num_local_experts 0: a plain MLP in every layer); 0 experts routing some is refused
+    dense = fields.raw.get("num_experts_per_tok") in (0, None)
     expert_field = next(
-        (f for f in ("n_routed_experts", "num_local_experts", "num_experts") if fields.has(f)), None
+        (
+            f
+            for f in ("n_routed_experts", "num_local_experts", "num_experts")
+            if fields.has(f) and not (dense and fields.raw[f] == 0)
+        ),
+        None,
     )
     if expert_field is None:
         return None
@@ -275,7 +338,12 @@ def _moe(fields: _Fields, model_type: str, num_layers: int) -> MoE | None:
         width = fields.int_("moe_intermediate_size")
     else:
         width = fields.int_("intermediate_size")
-    if model_type in ("deepseek_v2", "deepseek_v3"):
+    # The DeepSeek-style keys (n_routed_experts, n_shared_experts, first_k_dense_replace) keep their
+    # meaning in the families that copied them: GLM-4.5's Glm4MoeDecoderLayer takes the MoE from
+    # layer first_k_dense_replace on, with moe_intermediate_size x n_shared_experts shared
+    # (transformers models/glm4_moe/modeling_glm4_moe.py), as DeepSeek-V3.2 and Kimi K2 do.
+    deepseek_keys = expert_field == "n_routed_experts" or model_type.startswith("deepseek_v")
+    if deepseek_keys:
         first_dense = fields.int_("first_k_dense_replace", 0, minimum=0)
         freq = fields.int_("moe_layer_freq", 1)
         flags = tuple(i >= first_dense and i % freq == 0 for i in range(num_layers))
@@ -286,8 +354,11 @@ def _moe(fields: _Fields, model_type: str, num_layers: int) -> MoE | None:
         flags = tuple(i not in dense_layers and (i + 1) % step == 0 for i in range(num_layers))
         shared = fields.int_("shared_expert_intermediate_size", 0, minimum=0)
     if not any(flags):  # a MoE model of dense layers only was sized with expert layouts
-        which = "first_k_dense_replace, moe_layer_freq" if model_type in (
-            "deepseek_v2", "deepseek_v3") else "decoder_sparse_step, mlp_only_layers"  # fmt: skip
+        which = (
+            "first_k_dense_replace, moe_layer_freq"
+            if deepseek_keys
+            else "decoder_sparse_step, mlp_only_layers"
+        )
         raise fields.error(
             expert_field, f"{num_experts} experts but {which} leave no MoE layer of {num_layers}"
         )
@@ -389,6 +460,7 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
         _Fields(text, path, "text_config.") if isinstance(text, dict) else _Fields(raw, path, "")
     )
     model_type = _model_type(_Fields(raw, path, ""))
+    _refuse_unsized(fields)
     hidden = fields.int_("hidden_size")
     layers = fields.int_("num_hidden_layers")
     heads = fields.int_("num_attention_heads")
@@ -398,7 +470,9 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
     head_dim = fields.int_("head_dim") if fields.has("head_dim") else hidden // heads
     if not fields.has("head_dim") and hidden % heads:
         raise fields.error("head_dim", f"missing and hidden_size {hidden} % heads {heads} != 0")
-    tie_default = _TIE_DEFAULT.get(model_type)
+    text_type = fields.raw.get("model_type")
+    tie_default = _TIE_DEFAULT.get(model_type, _TIE_DEFAULT.get(str(text_type)))
+    int_default = _INT_DEFAULT.get(model_type, {})
     tie_source = fields if fields.has("tie_word_embeddings") else _Fields(top, path, "")
     attention_bias = fields.bool_("attention_bias", False)
     linear, expert, activation, quantization = _dtypes(fields, top)
@@ -427,7 +501,7 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
         num_kv_heads=kv_heads,
         head_dim=head_dim,
         intermediate_size=fields.int_("intermediate_size"),
-        vocab_size=fields.int_("vocab_size"),
+        vocab_size=fields.int_("vocab_size", int_default.get("vocab_size")),
         tie_word_embeddings=tie_source.bool_("tie_word_embeddings", tie_default),
         qkv_bias=model_type in _QKV_BIAS_FAMILIES or attention_bias,
         o_bias=attention_bias,
@@ -442,6 +516,53 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
         expert_dtype=expert,
         activation_dtype=activation,
         quantization=quantization,
-        max_position_embeddings=fields.opt_int("max_position_embeddings"),
+        max_position_embeddings=fields.opt_int("max_position_embeddings")
+        or int_default.get("max_position_embeddings"),
         num_mtp_layers=fields.int_("num_nextn_predict_layers", 0, minimum=0),
+        vision_params=_vision_params(raw, path, hidden),
     )
+
+
+VISION_TOWERS = ("siglip_vision_model", "pixtral")  # vision_config.model_type values sized
+
+
+def _vision_params(raw: dict[str, Any], path: str, text_hidden: int) -> int:
+    """Elements of a multimodal config's vision tower and projector (0 without vision_config),
+    tensor by tensor as transformers builds them; another tower is refused, not left out."""
+    if raw.get("audio_config") is not None:  # Gemma 3n, Qwen2-Audio: left out unsaid
+        raise CatalogError(f"{path}: audio_config: an audio tower capcliff does not size")
+    vision = raw.get("vision_config")
+    if vision is None:
+        return 0
+    if not isinstance(vision, dict):
+        raise CatalogError(f"{path}: vision_config: must be an object, got {vision!r:.40}")
+    fields = _Fields(vision, path, "vision_config.")
+    kind = vision.get("model_type")
+    if kind not in VISION_TOWERS:
+        raise fields.error(
+            "model_type",
+            f"{kind!r:.40} is a vision tower capcliff does not size (its weights would be left "
+            f"out); valid: {', '.join(VISION_TOWERS)}",
+        )
+    h, i = fields.int_("hidden_size"), fields.int_("intermediate_size")
+    layers, patch = fields.int_("num_hidden_layers"), fields.int_("patch_size")
+    conv = fields.int_("num_channels", 3) * patch * patch * h
+    if kind == "pixtral":
+        # PixtralVisionModel: patch_conv (no bias), ln_pre; per layer two RMSNorms, q/k/v/o and a
+        # gated MLP, no biases. Mistral3MultiModalProjector: norm, patch merger (h x s^2 -> h),
+        # linear_1 (h -> text), linear_2 (text -> text), biased if multimodal_projector_bias
+        # (transformers models/pixtral/modeling_pixtral.py, models/mistral3/modeling_mistral3.py).
+        merge = _Fields(raw, path, "").int_("spatial_merge_size", 2)
+        bias = 2 * text_hidden if raw.get("multimodal_projector_bias") is True else 0
+        tower = conv + h + layers * (2 * h + 4 * h * h + 3 * h * i)
+        return tower + h + h * merge * merge * h + h * text_hidden + text_hidden**2 + bias
+    # SiglipVisionTransformer: patch conv (biased), learned position embedding per patch; per
+    # layer two LayerNorms, biased q/k/v/o and fc1/fc2; post LayerNorm; the pooling head only
+    # where vision_use_head. Gemma3MultiModalProjector: soft-embedding RMSNorm and the projection
+    # (transformers models/siglip/modeling_siglip.py, models/gemma3/modeling_gemma3.py).
+    positions = (fields.int_("image_size") // patch) ** 2
+    mlp = 2 * h * i + i + h
+    tower = conv + h + positions * h + layers * (4 * h * h + 4 * h + mlp + 4 * h) + 2 * h
+    if vision.get("vision_use_head", True) is not False:
+        tower += h + 4 * h * h + 4 * h + 2 * h + mlp  # probe, attention, LayerNorm, MLP
+    return tower + h + h * text_hidden

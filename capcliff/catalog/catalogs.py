@@ -22,7 +22,15 @@ from capcliff.catalog.architecture import Architecture, architecture_from_config
 from capcliff.catalog.quantization import quantization_from_config
 from capcliff.catalog.specs import HardwareSpec, ModelCard, PublishedParams
 from capcliff.errors import CatalogError, UnknownIdError
-from capcliff.files import is_file, key_label, parse_json, parse_toml, text_problem, unreadable
+from capcliff.files import (
+    file_bytes,
+    is_file,
+    key_label,
+    parse_json,
+    parse_toml,
+    text_problem,
+    unreadable,
+)
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 # A Hugging Face repo id: `organisation/name` (huggingface_hub's REPO_ID_REGEX, simplified).
@@ -50,7 +58,7 @@ def read_user_text(path: Path) -> str:
     problem = unreadable(path)
     if problem is None:
         try:
-            data = path.read_bytes()
+            data = file_bytes(path)
         except OSError as exc:
             problem = str(exc.strerror)
         else:
@@ -367,6 +375,9 @@ def model_from_path(path: Path) -> Model:
 
 def get_model(name: str) -> Model:
     """A catalog model by id, or a model from a config.json path or model directory."""
+    if not name.strip():  # read as the current folder: "config.json: no such config.json"
+        raise CatalogError("model: blank; give a catalog id (see capcliff models), an HF "
+                           "config.json or a model folder")  # fmt: skip
     path = _catalog_file("model_cards", name)
     if path is not None:
         return model_from_card(load_entry(path, ModelCard), path=str(path))

@@ -60,13 +60,14 @@ class SweepFormat(StrEnum):
 def _sweep_layouts(
     text: str | None, gpus: int | None, dep: Deployment, length: int
 ) -> list[Layout]:
-    """The named layouts, or the fitting layout of `gpus` with the most KV in all."""
+    """The named layouts (each once, as plan reads them), or the fitting layout of `gpus` with
+    the most KV in all."""
     from capcliff.catalog.layout import enumerate_layouts, parse_layout
 
     if text is not None:
-        layouts = [parse_layout(part) for part in text.split(",") if part.strip()]
+        layouts = list(dict.fromkeys(parse_layout(p) for p in text.split(",") if p.strip()))
         if not layouts:
-            raise InputError(f"layout: cannot read {text!r}; write e.g. tp2 or dp2-tp2,tp4")
+            raise InputError(f"layout: cannot read {text!r:.60}; write e.g. tp2 or dp2-tp2,tp4")
         wrong = [lay.name for lay in layouts if gpus is not None and lay.gpus != gpus]
         if wrong:
             raise InputError(f"layout: {', '.join(wrong)} do not use --gpus {gpus}")

@@ -91,7 +91,7 @@ def _plan_layouts(text: str | None) -> tuple[Layout, ...]:
 
     layouts = [parse_layout(part) for part in text.split(",") if part.strip()]
     if not layouts:
-        raise InputError(f"layout: cannot read {text!r}; write e.g. tp8 or dp2-tp4,tp8")
+        raise InputError(f"layout: cannot read {text!r:.60}; write e.g. tp8 or dp2-tp4,tp8")
     return tuple(dict.fromkeys(layouts))
 
 

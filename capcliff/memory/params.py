@@ -23,6 +23,7 @@ class Component(StrEnum):
     SHARED_EXPERTS = "shared_experts"
     NORMS = "norms"
     LM_HEAD = "lm_head"
+    VISION = "vision"  # a multimodal model's vision tower and projector
 
 
 class Shard(StrEnum):
@@ -207,6 +208,19 @@ def embedding_group(arch: Architecture) -> ParamGroup:
     )
 
 
+def first_stage_groups(arch: Architecture) -> list[ParamGroup]:
+    """The groups the first pipeline stage holds besides its layers: the embedding and a
+    multimodal model's vision tower (sharded over TP as vLLM's towers build their linears:
+    QKVParallelLinear, RowParallelLinear; kept in the native dtype, which quantised checkpoints
+    leave it in)."""
+    groups = [embedding_group(arch)]
+    if arch.vision_params:
+        groups.append(
+            ParamGroup(Component.VISION, arch.vision_params, Shard.TP, Storage.NATIVE, None)
+        )
+    return groups
+
+
 def head_groups(arch: Architecture) -> list[ParamGroup]:
     """Final norm and lm_head, held by the last stage. A tied lm_head is the embedding itself."""
     groups = [ParamGroup(Component.NORMS, arch.hidden_size, Shard.REPLICATED, Storage.NATIVE, None)]
@@ -226,7 +240,7 @@ def head_groups(arch: Architecture) -> list[ParamGroup]:
 
 def all_param_groups(arch: Architecture) -> list[ParamGroup]:
     """Every distinct weight tensor group of the model (a tied lm_head is not counted twice)."""
-    groups = [embedding_group(arch)]
+    groups = first_stage_groups(arch)
     for layer in range(arch.num_layers):
         groups += layer_param_groups(arch, layer)
     head = head_groups(arch)

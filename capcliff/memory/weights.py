@@ -25,7 +25,7 @@ from capcliff.memory.params import (
     ParamGroup,
     Shard,
     Storage,
-    embedding_group,
+    first_stage_groups,
     head_groups,
     layer_param_groups,
 )
@@ -137,7 +137,7 @@ def elements_per_rank(group: ParamGroup, layout: Layout) -> Fraction:
 def stage_param_groups(arch: Architecture, layout: Layout, stage: int) -> list[ParamGroup]:
     """Weight groups held by pipeline stage `stage` (embedding first, norm + lm_head last)."""
     layers = stage_layer_ranges(arch.num_layers, layout.pp)[stage]
-    groups: list[ParamGroup] = [embedding_group(arch)] if stage == 0 else []
+    groups: list[ParamGroup] = first_stage_groups(arch) if stage == 0 else []
     for layer in layers:
         groups += layer_param_groups(arch, layer)
     return groups + _stage_head_groups(arch, layout, stage)
@@ -181,7 +181,7 @@ def stage_group_counts(
     groups, once each). Summing count x bytes over these equals summing `stage_param_groups`
     group by group, in a few dozen terms instead of one per group of every layer."""
     layers = stage_layer_ranges(arch.num_layers, layout.pp)[stage]
-    out: list[tuple[ParamGroup, int]] = [(embedding_group(arch), 1)] if stage == 0 else []
+    out = [(group, 1) for group in first_stage_groups(arch)] if stage == 0 else []
     for groups, indices in _layer_kinds(arch, scheme):
         count = bisect_left(indices, layers.stop) - bisect_left(indices, layers.start)
         if count:

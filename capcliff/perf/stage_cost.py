@@ -36,8 +36,10 @@ def stage_cost(arch: Architecture, layout: Layout, scheme: WeightScheme, stage: 
     for group, count in stage_group_counts(arch, layout, scheme, stage):
         elements = count * elements_per_rank(group, layout)
         size = elements * scheme.bytes_per_element(group)
-        if group.component is Component.EMBEDDING and not tied_head:
-            continue  # only the looked-up rows are read
+        if group.component is Component.VISION or (
+            group.component is Component.EMBEDDING and not tied_head
+        ):
+            continue  # only the looked-up rows are read; the vision tower runs on images only
         if group.component in (Component.LM_HEAD, Component.EMBEDDING):
             head += elements
             read += size
