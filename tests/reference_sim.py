@@ -17,7 +17,14 @@ import numpy as np
 
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import ARRIVAL_TIE_S, KVCapacity, PreemptionMode, SimConfig
-from capcliff.sim.policies import Candidate, Policy, Requeue, RunningState, VictimOrder
+from capcliff.sim.policies import (
+    Candidate,
+    Policy,
+    Requeue,
+    RunningState,
+    VictimOrder,
+    sglang_future_tokens,
+)
 from capcliff.sim.traffic.workload import Requests
 
 
@@ -184,6 +191,12 @@ class ReferenceSim:
             np.array([r.output for r in old], dtype=np.int64),
             np.array([r.max_output for r in old], dtype=np.int64),
             np.array([not r.decoding for r in old], dtype=bool),
+        )
+
+    def future_tokens(self, clip: int) -> int:
+        state = self.running_state()
+        return int(
+            sglang_future_tokens(state.max_output_tokens, state.generated_tokens, clip).sum()
         )
 
     # the loop

@@ -116,13 +116,12 @@ class _Passing:
 
 def test_a_cap_searched_above_another_stops_at_the_tolerance_below_saturation() -> None:
     # saturation 10/s: no rate past (1 - 0.05) x 10 = 9.5/s is probed, though the cap would pass
-    # up to 50/s. From best's 6/s the steps double from 0.05 x 6 = 0.3: 6, 6.3, 6.9, 8.1, then
-    # min(9.5, 8.1 + 2.4) = 9.5, which passes and ends the search
+    # up to 50/s. From best's 6/s (a pass) the top, 9.5, is tried; it passes and ends the search
     best = RatePoint(8, 6.0, cast(SteadyState, None), True, 100)
     probes = _Passing(50.0)
     found = highest_rate_above(cast(RateProbes, probes), 16, 10.0, 100, best, 0.1)
     assert found is not None and found.rate_rps == pytest.approx(9.5)
-    assert [p.rate_rps for p in probes.points] == pytest.approx([6.0, 6.3, 6.9, 8.1, 9.5])
+    assert [p.rate_rps for p in probes.points] == pytest.approx([6.0, 9.5])
     # best already at 10/s: its floor 0.95 x 10 reaches the top, 9.5, so nothing is probed
     fast = RatePoint(8, 10.0, cast(SteadyState, None), True, 100)
     assert highest_rate_above(cast(RateProbes, _Passing(50.0)), 16, 10.0, 100, fast, 0.1) is None

@@ -222,12 +222,16 @@ def _gallop(probes: _StepProbes, top: float) -> tuple[list[float], float, float 
 
 
 def test_the_upward_gallop_doubles_its_step_from_the_last_pass() -> None:
-    # limit 7.3 from 1/s with step 1: 2 (pass), +2 = 4 (pass), +4 = 8 (fail): bracket [4, 8]
-    assert _gallop(_StepProbes(7.3), top=20.0) == ([2.0, 4.0, 8.0], 4.0, 8.0)
-    # the top rate passes: 2, 4, 8, then min(20, 16) = 16 passes, then 20 (capped) passes
-    assert _gallop(_StepProbes(100.0), top=20.0) == ([2.0, 4.0, 8.0, 16.0, 20.0], 20.0, None)
-    # exactly at the limit passes: limit 4: 2, 4 pass, 8 fails
-    assert _gallop(_StepProbes(4.0), top=20.0) == ([2.0, 4.0, 8.0], 4.0, 8.0)
+    # the top rate (20) first; where it fails, from 1/s with step 1: limit 7.3: 2 (pass),
+    # +2 = 4 (pass), +4 = 8 (fail): bracket [4, 8]
+    assert _gallop(_StepProbes(7.3), top=20.0) == ([20.0, 2.0, 4.0, 8.0], 4.0, 8.0)
+    # the top rate passes: nothing else is probed
+    assert _gallop(_StepProbes(100.0), top=20.0) == ([20.0], 20.0, None)
+    # exactly at the limit passes: limit 4: 20 fails, 2, 4 pass, 8 fails
+    assert _gallop(_StepProbes(4.0), top=20.0) == ([20.0, 2.0, 4.0, 8.0], 4.0, 8.0)
+    # limit 19: 20 fails, 2, 4, 8, 16 pass, then min(20, 32) = 20 is the top, already seen
+    # failing (not probed again): bracket [16, 20]
+    assert _gallop(_StepProbes(19.0), top=20.0) == ([20.0, 2.0, 4.0, 8.0, 16.0], 16.0, 20.0)
 
 
 def test_the_gallop_tries_the_lowest_rate_seen_failing_first() -> None:
@@ -235,10 +239,10 @@ def test_the_gallop_tries_the_lowest_rate_seen_failing_first() -> None:
     # again on the step function (limit 5), so the bracket is [1, 6] at once
     seen = [(6.0, False), (9.0, False), (30.0, False), (3.0, True)]
     assert _gallop(_StepProbes(5.0, seen), top=20.0) == ([6.0], 1.0, 6.0)
-    # limit 7: 6 (recorded failing, at another cap) passes when probed; from 6: 7 passes,
-    # 7 + 2 = 9 fails
-    assert _gallop(_StepProbes(7.0, seen), top=20.0) == ([6.0, 7.0, 9.0], 7.0, 9.0)
+    # limit 7: 6 (recorded failing, at another cap) passes when probed, the top (20) fails;
+    # from 6: 7 passes, 7 + 2 = 9 fails
+    assert _gallop(_StepProbes(7.0, seen), top=20.0) == ([6.0, 20.0, 7.0, 9.0], 7.0, 9.0)
     # failures recorded exactly at the passing rate (1) or at the top (20) are not inside the
-    # bracket: ignored, the gallop runs as with none
+    # bracket: ignored, the top is probed as with none (and passes here)
     edges = [(1.0, False), (20.0, False)]
-    assert _gallop(_StepProbes(100.0, edges), top=20.0) == ([2.0, 4.0, 8.0, 16.0, 20.0], 20.0, None)
+    assert _gallop(_StepProbes(100.0, edges), top=20.0) == ([20.0], 20.0, None)

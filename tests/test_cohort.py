@@ -80,6 +80,28 @@ def test_a_member_removed_and_added_again_alike_finishes_once() -> None:
     assert cohort.next_finish_step() is None
 
 
+def test_the_retraction_order_is_that_of_the_members_tracked_now() -> None:
+    # All at step 0: A (request 0) with 3 generated, B (1) with 1 generated and a 50-token
+    # prompt, C (2) with 1 generated and a 70-token prompt. SGLang retracts the fewest generated,
+    # then the longest prompt: C. C leaves and comes back untracked (a later admission it was
+    # not tracked for): B, its stale entry skipped. Tracked again (admission 7), C is first.
+    cohort = DecodeCohort(4, block_size=4)
+    for i, (generated, prompt) in enumerate([(3, 20), (1, 50), (1, 70)]):
+        cohort.add(i, prompt + generated - 1, generated, 10, 0)
+        cohort.track_victims(i, prompt=prompt, admit_seq=i)
+    cohort.remove(2, 0)
+    cohort.add(2, 70, 1, 10, 0)
+    assert cohort.fewest_generated() == ((1, -50, -1), 1)
+    cohort.track_victims(2, prompt=70, admit_seq=7)
+    assert cohort.fewest_generated() == ((1, -70, -7), 2)
+    # once asked, later members join the order as they are tracked: D (3) with none generated
+    cohort.add(3, 9, 0, 10, 0)
+    cohort.track_victims(3, prompt=9, admit_seq=8)
+    assert cohort.fewest_generated() == ((0, -9, -8), 3)
+    cohort.remove(3, 0)
+    assert cohort.fewest_generated() == ((1, -70, -7), 2)
+
+
 def _replica(policy: str, mode: PreemptionMode = PreemptionMode.RECOMPUTE) -> ReplicaSim:
     requests = fixed_batch(4, 8, 8)
     config = SimConfig(policy=policy, max_num_seqs=4, preemption=mode)

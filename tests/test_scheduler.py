@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pytest
@@ -17,6 +17,7 @@ from capcliff.sim.policies import (
     Requeue,
     RunningState,
     VictimOrder,
+    future_tokens_of,
     kv_aware_admit,
     policy,
     projected_peak_blocks,
@@ -56,6 +57,9 @@ class View:
 
     def running_state(self) -> RunningState:
         return self.state
+
+    def future_tokens(self, clip: int) -> int:
+        return future_tokens_of(self.running_state(), clip)
 
 
 def _cand(prompt: int = 100, *, blocks: int = 7, max_output: int = 1_000, output: int = 500,
@@ -108,6 +112,36 @@ def test_sglang_counts_this_steps_admissions_in_full() -> None:
     view = View(free_blocks=81, state=_state([100], [10], [500], [1_000]))
     first = Candidate(300, 0, 400, 400, 0, 300, 19)
     assert not sglang_admit(view, _cand(200, blocks=13, max_output=500), [first])
+
+
+def test_sglang_counts_this_steps_admissions_afresh_after_the_list_changed() -> None:
+    # One token a block, 20 free; the running request may add 10 - 2 = 8 tokens, reserved at
+    # ratio 0.5: 4. A (prompt 5, max_new 4, 5 blocks) admitted reserves 9, its 5 blocks count as
+    # free tokens: 25 - (4 + 9) = 12 left, so an 11-token candidate fits, a 12-token one not.
+    view = View(free_blocks=20, block_size=1, state=_state([4], [2], [10], [10]))
+    a = Candidate(5, 0, 4, 4, 0, 5, 5)
+    admitted = [a]
+    assert sglang_admit(view, _cand(3, blocks=3, max_output=8), admitted)
+    assert not sglang_admit(view, _cand(4, blocks=3, max_output=8), admitted)
+    # A replaced in place by B (prompt 7): 25 - (4 + 11) = 10 left; a sum kept from A's would
+    # still admit the 11-token candidate.
+    admitted[0] = Candidate(7, 0, 4, 4, 0, 7, 5)
+    assert not sglang_admit(view, _cand(3, blocks=3, max_output=8), admitted)
+    # A again, at ratio 1: the running request reserves 8, 25 - (8 + 9) = 8 left (A's 9 added to
+    # the ratio-0.5 reserve would leave 12).
+    admitted[0] = a
+    assert sglang_admit(view, _cand(3, blocks=3, max_output=8), admitted)
+    assert not sglang_admit(replace(view, new_token_ratio=1.0), _cand(3, blocks=3, max_output=8),
+                            admitted)  # fmt: skip
+    # C (prompt 2, max_new 3, 2 blocks) appended: 27 - (4 + 9 + 5) = 9 left, counted on from A
+    # or from the start (a fresh list).
+    admitted.append(Candidate(2, 0, 3, 3, 0, 2, 2))
+    assert sglang_admit(view, _cand(2, blocks=3, max_output=6), admitted)  # 8 < 9
+    assert not sglang_admit(view, _cand(3, blocks=3, max_output=6), admitted)  # 9, not < 9
+    assert not sglang_admit(view, _cand(3, blocks=3, max_output=6), list(admitted))
+    # emptied and refilled with C alone (one entry, as when A was counted): 22 - (4 + 5) = 13
+    admitted[:] = [Candidate(2, 0, 3, 3, 0, 2, 2)]
+    assert sglang_admit(view, _cand(4, blocks=3, max_output=8), admitted)  # 12 < 13
 
 
 def test_trtllm_no_evict_reserves_prompt_plus_max_output() -> None:

@@ -27,6 +27,7 @@ from capcliff.sim.policies import (
     Candidate,
     NewTokenRatio,
     RunningState,
+    future_tokens_of,
     kv_aware_admit,
     projected_peak_blocks,
     sequence_blocks,
@@ -218,6 +219,9 @@ class View:
 
     def running_state(self) -> RunningState:
         return self.running
+
+    def future_tokens(self, clip: int) -> int:
+        return future_tokens_of(self.running_state(), clip)
 
 
 def _cand(

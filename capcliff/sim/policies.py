@@ -121,6 +121,11 @@ class ReplicaView(Protocol):
         """The running set as arrays."""
         ...
 
+    def future_tokens(self, clip: int) -> int:
+        """Tokens SGLang expects the running set may still add: the sum of
+        min(max_output - generated, clip) over it (`future_tokens_of` its `running_state`)."""
+        ...
+
 
 AdmitRule = Callable[[ReplicaView, Candidate, Sequence[Candidate]], bool]
 
@@ -172,14 +177,14 @@ def sglang_future_tokens(max_output: IntArray, generated: IntArray, clip: int) -
     return future
 
 
-# The last running set `_clipped_future_sum` summed, its clip and the sum: the replica hands
-# out one RunningState per step and membership (`admission.running_state`), read-only, and
-# SGLang's rule reads it once for every request the step admits. Held by reference, so an
-# identity match is that same set.
+# The last running set `future_tokens_of` summed, its clip and the sum: a replica hands out
+# one RunningState per step and membership (`admission.running_state`), read-only, and SGLang's
+# rule reads it once for every request the step admits. Held by reference, so an identity match
+# is that same set.
 _FUTURE_MEMO: list[object] = [None, -1, 0]
 
 
-def _clipped_future_sum(state: RunningState, clip: int) -> int:
+def future_tokens_of(state: RunningState, clip: int) -> int:
     """Sum over `state` of SGLang's clipped remaining output (`sglang_future_tokens`)."""
     memo = _FUTURE_MEMO
     if memo[0] is state and memo[1] == clip:
@@ -187,6 +192,39 @@ def _clipped_future_sum(state: RunningState, clip: int) -> int:
     total = int(sglang_future_tokens(state.max_output_tokens, state.generated_tokens, clip).sum())
     memo[:] = [state, clip, total]
     return total
+
+
+# The requests admitted so far in a step as `_admitted_reserve` last counted them: the list
+# (held, so an identity match is that list), how many of its entries were counted, the last of
+# them (an identity check that those are still its first entries), the clip, the running set's
+# reserve they were added to, and the two results. A replica's admission loop asks SGLang's
+# rule once per request it admits, each time with one entry more: counted from the start each
+# time, a step that admits k requests would cost k^2 / 2 terms.
+_ADMITTED_MEMO: list[object] = [None, 0, None, -1, 0.0, 0.0, 0]
+
+
+def _admitted_reserve(
+    running: float, admitted: Sequence[Candidate], clip: int
+) -> tuple[float, int]:
+    """(tokens reserved: `running` plus each request admitted this step's input +
+    min(max_new - generated, clip), added one at a time in order; blocks they took), as SGLang's
+    `PrefillAdder` counts its budget down (python/sglang/srt/managers/schedule_policy.py
+    `_update_prefill_budget`)."""
+    memo = _ADMITTED_MEMO
+    start, reserve, blocks = 0, running, 0
+    if memo[0] is admitted and memo[3] == clip and memo[4] == running:
+        counted = memo[1]
+        assert isinstance(counted, int)
+        if counted <= len(admitted) and (not counted or admitted[counted - 1] is memo[2]):
+            start, reserve, blocks = counted, memo[5], memo[6]  # type: ignore[assignment]
+    for a in admitted[start:]:
+        reserve += (
+            a.prefill_tokens + a.kv_tokens + min(a.max_output_tokens - a.generated_tokens, clip)
+        )
+        blocks += a.blocks_now
+    if admitted:
+        memo[:] = [admitted, len(admitted), admitted[-1], clip, running, reserve, blocks]
+    return reserve, blocks
 
 
 def sglang_admit(
@@ -200,12 +238,9 @@ def sglang_admit(
     reserve new_token_ratio x min(max_new - generated, 4096) tokens; requests admitted this step
     reserve their input + min(max_new - generated, 4096); the candidate's input + its clipped
     max_new must be below what is left (free tokens - reserves)."""
-    reserve = view.new_token_ratio * float(_clipped_future_sum(view.running_state(), clip))
-    for a in admitted:
-        reserve += (
-            a.prefill_tokens + a.kv_tokens + min(a.max_output_tokens - a.generated_tokens, clip)
-        )
-    free_tokens = (view.free_blocks + sum(a.blocks_now for a in admitted)) * view.block_size
+    running = view.new_token_ratio * float(view.future_tokens(clip))
+    reserve, taken = _admitted_reserve(running, admitted, clip)
+    free_tokens = (view.free_blocks + taken) * view.block_size
     need = (
         cand.prefill_tokens
         + cand.kv_tokens

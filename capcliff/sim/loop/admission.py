@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from capcliff.sim.policies import Candidate, RunningState
+from capcliff.sim.policies import Candidate, RunningState, future_tokens_of
 
 if TYPE_CHECKING:
     from capcliff.sim.loop.state import ReplicaState
@@ -57,6 +57,19 @@ class AdmissionView:
     def running_state(self) -> RunningState:
         """Decoding requests (as of `step`) and the one in prefill, as arrays."""
         return running_state(self._sim, self._step)
+
+    def future_tokens(self, clip: int) -> int:
+        """Sum of min(max_output - generated, clip) over `running_state`. Where no request of
+        the replica may generate more than `clip` tokens, no term is clipped (generated >= 0),
+        and the sum is the running set's max outputs less its generated tokens, both kept as
+        requests come and go (`ReplicaState._decoding_sums`' sums): no arrays. SGLang's rule
+        asks it for every request a step admits and every run of decode steps."""
+        sim = self._sim
+        if sim.max_output_top > clip:
+            return future_tokens_of(running_state(sim, self._step), clip)
+        x = sim.partial
+        generated = sim.cohort.generated_sum(self._step)
+        return sim.max_output_sum - (generated if x is None else generated + sim.generated[x])
 
 
 def running_state(sim: ReplicaState, step: int) -> RunningState:

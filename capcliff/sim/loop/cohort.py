@@ -50,6 +50,14 @@ class DecodeCohort:
         self._finish_key = [-1] * size
         self._finish_heap: list[int] = []
         self._victim_heap: list[tuple[tuple[int, int, int], int, int]] = []
+        # SGLang's retraction order is kept as a heap only from the first question on
+        # (`fewest_generated`): most runs never retract, and a push per admission cost more than
+        # the rest of it. Until then a tracked member's prompt and admission number are kept,
+        # with the version it was tracked at (-1: never).
+        self._victims_built = False
+        self._victim_prompt = [0] * size
+        self._victim_seq = [0] * size
+        self._tracked = [-1] * size
         self._prefix_phase = -1  # the phase whose prefix sums are cached (-1: none)
         self._prefix_sums: list[int] = []
         self._lag = 0  # steps held so far; the bases and heaps count t = step - lag
@@ -82,6 +90,10 @@ class DecodeCohort:
 
     def track_victims(self, i: int, *, prompt: int, admit_seq: int) -> None:
         """Also keep i in the fewest-generated retraction order (SGLang)."""
+        if not self._victims_built:
+            self._victim_prompt[i], self._victim_seq[i] = prompt, admit_seq
+            self._tracked[i] = self._version[i]
+            return
         key = victim_key(self._generated_bases[i], prompt, admit_seq)
         heap = self._victim_heap
         if len(heap) > 2 * self.count + 64:
@@ -252,6 +264,8 @@ class DecodeCohort:
 
     def fewest_generated(self) -> tuple[tuple[int, int, int], int] | None:
         """(key, request) of the member SGLang would retract first; key uses generated - step."""
+        if not self._victims_built:
+            self._build_victims()
         heap = self._victim_heap
         while heap and heap[0][2] != self._version[heap[0][1]]:
             heappop(heap)
@@ -261,3 +275,17 @@ class DecodeCohort:
             (g, prompt, admit), i = heap[0][0], heap[0][1]
             return (g - self._lag, prompt, admit), i
         return heap[0][0], heap[0][1]
+
+    def _build_victims(self) -> None:
+        """The retraction heap of the members tracked so far (`track_victims`), as pushing each
+        when it was tracked would have left it less its stale entries (its first entry depends
+        only on the live ones); tracked members are pushed from now on."""
+        version, tracked, bases = self._version, self._tracked, self._generated_bases
+        prompt, seq = self._victim_prompt, self._victim_seq
+        heap = [
+            (victim_key(bases[i], prompt[i], seq[i]), i, version[i])
+            for i in self._members
+            if tracked[i] == version[i]
+        ]
+        heapify(heap)
+        self._victim_heap, self._victims_built = heap, True

@@ -118,6 +118,7 @@ class ReplicaState:
         self.prompt: list[int] = requests.input_tokens.tolist()
         self.output: list[int] = requests.output_tokens.tolist()
         self.max_output: list[int] = requests.max_output_tokens.tolist()
+        self.max_output_top = max(self.max_output, default=0)  # no running request's is larger
         self.requests = requests
         arrival_s = requests.arrival_s
         # every request timed (no client sends one): the list stays these times, and the result
