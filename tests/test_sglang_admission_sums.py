@@ -114,6 +114,7 @@ def test_the_cohorts_clipped_sum_is_each_members_term_added(
                 cohort.remove(i, step)
                 del joined[i]
         elif event[0] == "hold":
+            cohort.hold()
             holds += 1
             step += 1
         else:
