@@ -145,13 +145,14 @@ class DecodeCohort:
         self._generated_base_sum -= base_g
         self._version[i] += 1
         self._finish_key[i] = -1
-        side = self._clip_side[i]
-        if side == 1:
-            self._above_count -= 1
-        elif side == 2:
-            self._below_count -= 1
-            self._below_sum -= self._clip_max[i] - base_g
-        self._clip_side[i] = 0
+        if self._clip >= 0:  # `clipped_future` asked: i leaves its side
+            side = self._clip_side[i]
+            if side == 1:
+                self._above_count -= 1
+            elif side == 2:
+                self._below_count -= 1
+                self._below_sum -= self._clip_max[i] - base_g
+            self._clip_side[i] = 0
         t = step - lag
         return base_c + t, base_g + t
 
