@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from capcliff.sim.policies import Candidate, RunningState, future_tokens_of
+from capcliff.sim.policies import Candidate, RunningState
 
 if TYPE_CHECKING:
     from capcliff.sim.loop.state import ReplicaState
@@ -63,11 +63,17 @@ class AdmissionView:
         the replica may generate more than `clip` tokens, no term is clipped (generated >= 0),
         and the sum is the running set's max outputs less its generated tokens, both kept as
         requests come and go (`ReplicaState._decoding_sums`' sums): no arrays. SGLang's rule
-        asks it for every request a step admits and every run of decode steps."""
+        asks it for every request a step admits and every run of decode steps. Where some may
+        generate more, the cohort keeps which members are still clipped
+        (`DecodeCohort.clipped_future`), and the request part way through its prefill is added
+        on its own: no arrays either."""
         sim = self._sim
-        if sim.max_output_top > clip:
-            return future_tokens_of(running_state(sim, self._step), clip)
         x = sim.partial
+        if sim.max_output_top > clip:
+            total = sim.cohort.clipped_future(self._step, clip, sim.max_output)
+            if x is None:
+                return total
+            return total + min(sim.max_output[x] - sim.generated[x], clip)
         generated = sim.cohort.generated_sum(self._step)
         return sim.max_output_sum - (generated if x is None else generated + sim.generated[x])
 

@@ -64,6 +64,20 @@ class DecodeCohort:
         # bumped by add, remove and hold: the members and their counts as of a step are the same
         # while it and the step are (`admission.running_state` keeps its arrays for that long)
         self.changes = 0
+        # SGLang's clipped remaining outputs (`clipped_future`), kept from the first question
+        # on (clip -1: not yet asked). A member with d = max_output - (g0 - s0) has d - t left at
+        # cohort time t, clipped while t < d - clip (its crossing time T). The members split at
+        # `_clip_t` into those with T > _clip_t ("above": clip each, counted) and the rest
+        # ("below": d - t each, their d summed); a question at another time moves the members
+        # whose T lies between (two heaps of T x size + i, one negated, stale entries skipped).
+        self._clip = -1
+        self._clip_t = 0
+        self._clip_max: list[int] = []  # every request's max output (the replica's list)
+        self._clip_side = [0] * size  # 1 above, 2 below, 0 not a member
+        self._clip_cross = [0] * size  # T x size + i of a member
+        self._above: list[int] = []  # min-heap of T x size + i
+        self._below: list[int] = []  # min-heap of -(T x size + i): the latest T first
+        self._above_count = self._below_count = self._below_sum = 0
 
     def add(self, i: int, context: int, generated: int, output: int, step: int) -> None:
         """Start decoding request i at `step` with `context` KV tokens and `generated` tokens (of
@@ -87,6 +101,8 @@ class DecodeCohort:
         key = (t + output - generated - 1) * self._size + i
         self._finish_key[i] = key
         heappush(heap, key)
+        if self._clip >= 0:
+            self._clip_join(i)
 
     def track_victims(self, i: int, *, prompt: int, admit_seq: int) -> None:
         """Also keep i in the fewest-generated retraction order (SGLang)."""
@@ -129,6 +145,14 @@ class DecodeCohort:
         self._generated_base_sum -= base_g
         self._version[i] += 1
         self._finish_key[i] = -1
+        if self._clip >= 0:  # `clipped_future` asked: i leaves its side
+            side = self._clip_side[i]
+            if side == 1:
+                self._above_count -= 1
+            elif side == 2:
+                self._below_count -= 1
+                self._below_sum -= self._clip_max[i] - base_g
+            self._clip_side[i] = 0
         t = step - lag
         return base_c + t, base_g + t
 
@@ -176,6 +200,83 @@ class DecodeCohort:
     def generated_sum(self, step: int) -> int:
         """Sum of the members' generated tokens at the start of `step`."""
         return self._generated_base_sum + self.count * (step - self._lag)
+
+    def clipped_future(self, step: int, clip: int, max_output: list[int]) -> int:
+        """Sum over the members of min(max_output - generated, clip) tokens at the start of
+        `step` (SGLang's clipped remaining outputs; `max_output`: every request's, the same list
+        at every call). The first call, or one with another clip, sorts the members; later ones
+        move only the members whose remaining output crossed the clip between the two steps."""
+        if clip != self._clip or max_output is not self._clip_max:
+            self._build_clip(clip, max_output, step - self._lag)
+        t = step - self._lag
+        size = self._size
+        side, max_out, bases = self._clip_side, self._clip_max, self._generated_bases
+        if t > self._clip_t:  # members with T <= t now have fewer than clip tokens left
+            heap, cross = self._above, self._clip_cross
+            while heap and heap[0] // size <= t:
+                key = heappop(heap)
+                i = key % size
+                if side[i] == 1 and cross[i] == key:
+                    side[i] = 2
+                    self._above_count -= 1
+                    self._below_count += 1
+                    self._below_sum += max_out[i] - bases[i]
+                    heappush(self._below, -key)
+        elif t < self._clip_t:  # members with T > t still had more than clip left
+            heap, cross = self._below, self._clip_cross
+            while heap and (-heap[0]) // size > t:
+                key = -heappop(heap)
+                i = key % size
+                if side[i] == 2 and cross[i] == key:
+                    side[i] = 1
+                    self._below_count -= 1
+                    self._below_sum -= max_out[i] - bases[i]
+                    self._above_count += 1
+                    heappush(self._above, key)
+        self._clip_t = t
+        return clip * self._above_count + self._below_sum - self._below_count * t
+
+    def _build_clip(self, clip: int, max_output: list[int], t: int) -> None:
+        """`clipped_future`'s split of the members at cohort time t, from scratch."""
+        self._clip, self._clip_max, self._clip_t = clip, max_output, t
+        self._above, self._below = [], []
+        self._above_count = self._below_count = self._below_sum = 0
+        for i in self._members:
+            self._clip_join(i)
+        heapify(self._above)
+        heapify(self._below)
+
+    def _clip_join(self, i: int) -> None:
+        """Put member i on its side of `_clip_t` (`clipped_future`)."""
+        d = self._clip_max[i] - self._generated_bases[i]
+        key = (d - self._clip) * self._size + i
+        self._clip_cross[i] = key
+        if d - self._clip > self._clip_t:
+            self._clip_side[i] = 1
+            self._above_count += 1
+            heap = self._above
+            if len(heap) > 2 * self.count + 64:  # mostly stale entries: keep the heap small
+                heap = self._above = self._live_clip(heap, 1, 1)
+            heappush(heap, key)
+        else:
+            self._clip_side[i] = 2
+            self._below_count += 1
+            self._below_sum += d
+            heap = self._below
+            if len(heap) > 2 * self.count + 64:
+                heap = self._below = self._live_clip(heap, 2, -1)
+            heappush(heap, -key)
+
+    def _live_clip(self, heap: list[int], side: int, sign: int) -> list[int]:
+        """A clip heap's live entries (members on that side, at their key), as a heap."""
+        on, cross, size = self._clip_side, self._clip_cross, self._size
+        kept = [
+            e
+            for e in heap
+            if on[(sign * e) % size] == side and cross[(sign * e) % size] == sign * e
+        ]
+        heapify(kept)
+        return kept
 
     def needs_at(self, step: int) -> int:
         """Members that need a new block in `step`."""
