@@ -13,14 +13,13 @@ from capcliff.catalog.layout import parse_layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.memory.budget import EngineName
 from capcliff.memory.weights import WeightScheme
+from capcliff.perf.allreduce_curves import allreduce_s, rccl_allreduce_curve
 from capcliff.perf.efficiency import REFERENCE_HBM_FRACTION, hbm_factor, profile_efficiency
 from capcliff.perf.profiles import (
     KERNEL_FLOOR_S,
-    allreduce_s,
     curves_carry_launch,
     engine_profile,
     hip_kernel_floor_s,
-    rccl_allreduce_curve,
 )
 from tests.conftest import arch_of
 

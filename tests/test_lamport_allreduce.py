@@ -1,4 +1,4 @@
-"""SGLang's fused all-reduce on Blackwell (profiles.lamport_allreduce_curve): SGLang turns
+"""SGLang's fused all-reduce on Blackwell (allreduce_curves.lamport_allreduce_curve): SGLang turns
 FlashInfer's all-reduce fusion on for DeepSeek on sm100, so a decode step's TP all-reduces are
 priced at TensorRT-LLM's measured Lamport all-reduce on B200 / B300, and nowhere else."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from capcliff.perf.profiles import lamport_allreduce_curve
+from capcliff.perf.allreduce_curves import lamport_allreduce_curve
 from tests.conftest import step_model
 
 # aiconfigurator-core 0.12, b200_sxm comm/trtllm/1.3.0rc20 custom_allreduce_perf, TP 8:

@@ -11,9 +11,8 @@ from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
 from capcliff.memory.weights import WeightScheme
+from capcliff.perf.allreduce_curves import allreduce_curve, allreduce_s
 from capcliff.perf.profiles import (
-    allreduce_curve,
-    allreduce_s,
     engine_profile,
     kernels_per_layer,
     profile_label,
@@ -37,24 +36,24 @@ def test_deepseek_r1_at_tp8_runs_thirty_three_kernels_per_layer() -> None:
 def test_allreduce_interpolates_between_measured_sizes() -> None:
     # SGLang PR #2904, TP 8, TRT-LLM kernel: 32,768 B 7.8 us, 262,144 B 16.7 us. A 147,456 B
     # message (half-way in bytes: 32,768 + 114,688) takes 7.8 + 8.9 / 2 = 12.25 us.
-    curve = allreduce_curve(engine_profile(EngineName.SGLANG), tp=8)
+    curve = allreduce_curve(engine_profile(EngineName.SGLANG).allreduce_kernel, tp=8)
     assert allreduce_s(curve, 147_456, 1e12) == pytest.approx(12.25e-6)
 
 
 def test_allreduce_past_the_last_measurement_adds_bytes_at_bus_bandwidth() -> None:
     # 1,048,576 B takes 45.0 us with vLLM's kernel at TP 8; 1 MB more at 1e11 B/s adds 10.49 us.
-    curve = allreduce_curve(engine_profile(EngineName.VLLM), tp=8)
+    curve = allreduce_curve(engine_profile(EngineName.VLLM).allreduce_kernel, tp=8)
     assert allreduce_s(curve, 2 * 1_048_576, 1e11) == pytest.approx(45.0e-6 + 10.48576e-6)
 
 
 def test_tp1_has_no_allreduce() -> None:
-    assert allreduce_curve(engine_profile(EngineName.VLLM), tp=1) == ()
+    assert allreduce_curve(engine_profile(EngineName.VLLM).allreduce_kernel, tp=1) == ()
 
 
 @given(st.floats(1, 1e9), st.floats(1, 1e9))
 def test_allreduce_time_never_falls_as_messages_grow_past_4k(a: float, b: float) -> None:
     # The measured table dips once below 4 KiB (launch noise); above it time grows with bytes.
-    curve = allreduce_curve(engine_profile(EngineName.SGLANG), tp=8)
+    curve = allreduce_curve(engine_profile(EngineName.SGLANG).allreduce_kernel, tp=8)
     small, large = sorted((a + 4096, b + 4096))
     assert allreduce_s(curve, small, 4.7e11) <= allreduce_s(curve, large, 4.7e11)
 

@@ -1,4 +1,4 @@
-"""TensorRT-LLM's all-reduce on Blackwell (profiles.trtllm_allreduce_curve): InferenceX's
+"""TensorRT-LLM's all-reduce on Blackwell (allreduce_curves.trtllm_allreduce_curve): InferenceX's
 TensorRT-LLM scripts leave `allreduce_strategy` at AUTO, which runs a decode step's all-reduce in
 the one-shot kernel and a prefill chunk's in NCCL; both are priced at TensorRT-LLM's AllReduce as
 aiconfigurator measured it at AUTO on B200 / B300, TP > 1 without attention DP."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from capcliff.perf.profiles import lamport_allreduce_curve, trtllm_allreduce_curve
+from capcliff.perf.allreduce_curves import lamport_allreduce_curve, trtllm_allreduce_curve
 from tests.conftest import step_model
 
 # aiconfigurator-core 0.12, b200_sxm comm/trtllm/1.3.0rc20 custom_allreduce_perf, TP 8 (BF16

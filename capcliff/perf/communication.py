@@ -31,7 +31,7 @@ from math import comb
 from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
-from capcliff.perf.profiles import allreduce_s
+from capcliff.perf.allreduce_curves import allreduce_s
 from capcliff.units import GB
 
 # NCCL's fixed cost of launching one ring collective (src/graph/tuning.cc baseLat, Ring/LL = 6.6

@@ -14,6 +14,14 @@ from capcliff.catalog.specs import HardwareSpec
 from capcliff.memory.budget import EngineName
 from capcliff.memory.params import param_count
 from capcliff.memory.weights import WeightScheme
+from capcliff.perf.allreduce_curves import (
+    MEASURED_FABRICS,
+    RCCL_MEASURED_FABRICS,
+    allreduce_curve,
+    lamport_allreduce_curve,
+    rccl_allreduce_curve,
+    trtllm_allreduce_curve,
+)
 from capcliff.perf.flashinfer_gemm import FLASHINFER_TRTLLM, flashinfer_block_fp8_curve
 from capcliff.perf.marlin_moe import marlin_mxfp4_curve
 from capcliff.perf.moe_tables import MoETable, moe_table
@@ -28,10 +36,7 @@ from capcliff.perf.op_curves import (
 from capcliff.perf.profiles import (
     AITER_MLA_DECODE_FLOOR_S,
     GFX942_HARDWARE,
-    MEASURED_FABRICS,
-    RCCL_MEASURED_FABRICS,
     EngineProfile,
-    allreduce_curve,
     curve_kernels_per_layer,
     curves_carry_launch,
     dense_gemms_per_layer,
@@ -39,10 +44,7 @@ from capcliff.perf.profiles import (
     fuses_allreduce,
     hip_kernel_floor_s,
     kernels_per_layer,
-    lamport_allreduce_curve,
-    rccl_allreduce_curve,
     runs_trtllm_allreduce,
-    trtllm_allreduce_curve,
 )
 from capcliff.units import KVDType, WeightDType
 
@@ -258,7 +260,7 @@ def profile_efficiency(
     in_domain = layout.tp <= hardware.scaleup_domain_gpus
     curve: tuple[tuple[float, float], ...] = ()
     if hardware.id in MEASURED_FABRICS and in_domain:
-        curve = allreduce_curve(profile, tp=layout.tp)
+        curve = allreduce_curve(profile.allreduce_kernel, tp=layout.tp)
     elif hardware.id in RCCL_MEASURED_FABRICS and in_domain:
         curve = rccl_allreduce_curve(tp=layout.tp)
     elif in_domain and fuses_allreduce(profile, layout, arch):
