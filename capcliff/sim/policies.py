@@ -177,21 +177,10 @@ def sglang_future_tokens(max_output: IntArray, generated: IntArray, clip: int) -
     return future
 
 
-# The last running set `future_tokens_of` summed, its clip and the sum: a replica hands out
-# one RunningState per step and membership (`admission.running_state`), read-only, and SGLang's
-# rule reads it once for every request the step admits. Held by reference, so an identity match
-# is that same set.
-_FUTURE_MEMO: list[object] = [None, -1, 0]
-
-
 def future_tokens_of(state: RunningState, clip: int) -> int:
-    """Sum over `state` of SGLang's clipped remaining output (`sglang_future_tokens`)."""
-    memo = _FUTURE_MEMO
-    if memo[0] is state and memo[1] == clip:
-        return memo[2]  # type: ignore[return-value]
-    total = int(sglang_future_tokens(state.max_output_tokens, state.generated_tokens, clip).sum())
-    memo[:] = [state, clip, total]
-    return total
+    """Sum over `state` of SGLang's clipped remaining output (`sglang_future_tokens`): what a
+    replica keeps without arrays (`ReplicaView.future_tokens`), from the arrays."""
+    return int(sglang_future_tokens(state.max_output_tokens, state.generated_tokens, clip).sum())
 
 
 # The requests admitted so far in a step as `_admitted_reserve` last counted them: the list
