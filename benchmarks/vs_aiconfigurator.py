@@ -21,19 +21,32 @@ seconds of the process and its children (os.wait4). capcliff runs its pure-Pytho
 (CAPCLIFF_SIM_CORE=python, capcliff/sim/core.py) and its default step-time source (the
 roofline). The ratio is aiconfigurator's CPU over capcliff's (the best of
 `--repeat` runs each). What each answered is printed under the figures.
+
+`--phases` (no aiconfigurator needed) runs each capcliff question once in this process and prints
+where its CPU goes: start-up (interpreter and imports, up to the command), then, per phase of
+the search (the innermost of the functions in `PHASES` running when a replica's event loop
+starts; nested ones joined by /), the replica runs started, the requests they were given, and
+the CPU spent inside their event loops (`ReplicaSim.run_until`), then the rest of the command.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
+import importlib
+import io
 import os
 import re
 import shutil
 import subprocess
 import sys
 import time
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).parent.parent
 WORKLOAD = ["--isl", "4000", "--osl", "1000"]
@@ -100,10 +113,121 @@ def aic_answer(out: str) -> str:
         f"{cells[3]} tok/s/GPU, {cells[5]} req/s"  # fmt: skip
 
 
+# the functions that name a phase of `--phases`, by module (where each is defined)
+PHASES = {
+    "capcliff.analysis.evaluate.layout_capacity": ("coarse_capacity",),
+    "capcliff.analysis.evaluate.capacity": ("sweep_point", "verified"),
+    "capcliff.analysis.evaluate.rate_search": (
+        "highest_rate", "highest_rate_above", "highest_rate_below",
+    ),
+    "capcliff.analysis.evaluate.dp_group": ("group_capacity",),
+    "capcliff.analysis.plan.fleet": ("check_fleet",),
+    "capcliff.analysis.evaluate.solver": ("sweep",),
+    "capcliff.analysis.plan.batch": ("kv_aware_gain",),
+}  # fmt: skip
+
+
+@dataclass
+class _Tally:
+    """Replica runs, their requests and their event loops' CPU seconds, by phase."""
+
+    stack: list[str]
+    runs: Counter[str]
+    requests: Counter[str]
+    cpu_s: Counter[str]
+
+    def phase(self, name: str, f: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(f)
+        def inside(*args: Any, **kwargs: Any) -> Any:
+            self.stack.append(name)
+            try:
+                return f(*args, **kwargs)
+            finally:
+                self.stack.pop()
+
+        return inside
+
+
+def _instrument(tally: _Tally) -> None:
+    """Wrap every reference to the `PHASES` functions in capcliff's modules, and the replica's
+    event loop, to count into `tally`."""
+    for module, names in PHASES.items():
+        for name in names:
+            f = getattr(importlib.import_module(module), name)
+            wrapped = tally.phase(name, f)
+            for mod in [m for n, m in sys.modules.items() if n.startswith("capcliff")]:
+                for attr, value in list(vars(mod).items()):
+                    if value is f:
+                        setattr(mod, attr, wrapped)
+    from capcliff.sim.core import replica_class
+
+    cls = replica_class()
+    init, run_until = cls.__init__, cls.run_until
+
+    def started(sim: Any, requests: Any, *args: Any, **kwargs: Any) -> None:
+        sim.phase = "/".join(tally.stack) or "other"
+        tally.runs[sim.phase] += 1
+        tally.requests[sim.phase] += len(requests)
+        init(sim, requests, *args, **kwargs)
+
+    def ran(sim: Any, done: int) -> None:
+        start = time.process_time()
+        run_until(sim, done)
+        tally.cpu_s[sim.phase] += time.process_time() - start
+
+    cls.__init__, cls.run_until = started, ran  # type: ignore[method-assign]
+
+
+def phases(index: int) -> None:
+    """Where the `index`-th question's CPU goes, in this process (the module docstring's
+    `--phases`)."""
+    question, (command, _) = list(QUESTIONS.items())[index]
+    os.environ["CAPCLIFF_SIM_CORE"] = "python"
+    # the command's own imports (lazy in the CLI), counted in the start-up
+    import capcliff.analysis.plan.online
+    import capcliff.cli.planning  # noqa: F401
+    from capcliff.cli.main import main as capcliff_main
+
+    imported = time.process_time()  # since the process started: the interpreter and imports
+    tally = _Tally([], Counter(), Counter(), Counter())
+    _instrument(tally)
+    # one worker: a pool's runs would be in other processes, out of the tally
+    sys.argv = ["capcliff", *command[command.index("plan") :], "--jobs", "1"]
+    ran = time.process_time()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+        capcliff_main()
+    end = time.process_time()
+    loops = sum(tally.cpu_s.values())
+    print(f"{question}: CPU {end:.2f} s; start-up (interpreter, imports) {imported:.2f} s; "
+          f"event loops {loops:.2f} s; the rest {end - ran - loops:.2f} s")  # fmt: skip
+    print("| phase | replica runs | requests | event-loop CPU s |\n|---|---:|---:|---:|")
+    for phase in sorted(tally.runs, key=lambda p: -tally.cpu_s[p]):
+        print(f"| {phase} | {tally.runs[phase]} | {tally.requests[phase]:,} | "
+              f"{tally.cpu_s[phase]:.2f} |")  # fmt: skip
+    print(
+        f"| all | {sum(tally.runs.values())} | {sum(tally.requests.values()):,} | {loops:.2f} |\n"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs of each command (best kept)")
+    parser.add_argument("--phases", action="store_true", help="where capcliff's CPU goes")
+    parser.add_argument("--phases-of", type=int, help=argparse.SUPPRESS)  # one, in this process
     args = parser.parse_args()
+    if args.phases_of is not None:
+        phases(args.phases_of)
+        return
+    if args.phases:  # each question in a fresh process, as a user runs it
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", str(ROOT / "capcliff")], check=True
+        )
+        for index in range(len(QUESTIONS)):
+            env = {**os.environ, "PYTHONPATH": str(ROOT)}
+            subprocess.run(
+                [sys.executable, __file__, "--phases-of", str(index)], check=True, env=env
+            )
+        return
     if shutil.which("aiconfigurator") is None:
         raise SystemExit("needs the aiconfigurator command: pip install aiconfigurator")
     # as installed: bytecode next to the sources (read even where PYTHONDONTWRITEBYTECODE is set)
