@@ -24,6 +24,7 @@ from capcliff.perf.allreduce_curves import (
 )
 from capcliff.perf.flashinfer_gemm import FLASHINFER_TRTLLM, flashinfer_block_fp8_curve
 from capcliff.perf.marlin_moe import marlin_mxfp4_curve
+from capcliff.perf.mla_bmm import MLA_BMM_KERNELS, mla_bmm_table
 from capcliff.perf.moe_tables import MoETable, moe_table
 from capcliff.perf.op_curves import (
     ComputeCurve,
@@ -132,6 +133,9 @@ class Efficiency:
     # A routed-expert layer's measured time by tokens where the tables hold the model's own MoE
     # shape (perf/moe_tables.py; in place of moe_curve and moe_flops_curve); None: those.
     moe_table: MoETable | None = None
+    # MLA decode's two absorbed BMMs' measured time by tokens (perf/mla_bmm.py; in place of
+    # their kernel floors); None: the floors.
+    mla_bmm_table: MoETable | None = None
 
 
 @lru_cache(maxsize=32)
@@ -237,6 +241,7 @@ def profile_efficiency(
         if profile.op_tables is not None:
             extend = compute_curve(hardware.id, profile.op_tables, "mla_context", heads)
     table = shape_moe_table(arch, hardware, layout, profile, scheme)
+    bmm = profile_mla_bmm_table(profile, arch, hardware.id, layout=layout, scheme=scheme)
     excluded = None
     if gemm is not None and profile.op_tables is not None:
         native_format = table_format(scheme.native, None)
@@ -248,7 +253,7 @@ def profile_efficiency(
             gemm=gemm is not None,
             moe=moe is not None or table is not None,
             attention=attention is not None,
-        )
+        ) + (MLA_BMM_KERNELS if bmm is not None else 0)
     per_layer_s = (kernels_per_layer(arch, tp=layout.tp) - covered) * kernel_floor_s(
         arch, hardware, profile
     )
@@ -288,6 +293,7 @@ def profile_efficiency(
         extend_attention_curve=extend,
         gemm_extra_s_per_layer=profile.gfx942_mla_gemm_extra_s if untuned else 0.0,
         moe_table=table,
+        mla_bmm_table=bmm,
     )
 
 
@@ -313,6 +319,22 @@ def aiter_mla_decode_s(arch: Architecture, hardware: HardwareSpec, profile: Engi
     if floor is None:
         floor = AITER_MLA_DECODE_FLOOR_S.get(hardware.id, 0.0)
     return floor + kernel_floor_s(arch, hardware, profile) if floor > 0 else 0.0
+
+
+def profile_mla_bmm_table(
+    profile: EngineProfile,
+    arch: Architecture,
+    hardware_id: str,
+    *,
+    layout: Layout,
+    scheme: WeightScheme,
+) -> MoETable | None:
+    """MLA decode's two absorbed BMMs' measured seconds by tokens (perf/mla_bmm.py) under
+    `profile`'s kernel tables, where the profile prices with them ("mla_bmm" in
+    `op_curve_ops`); None elsewhere."""
+    if "mla_bmm" not in profile.op_curve_ops:
+        return None
+    return mla_bmm_table(arch, hardware_id, profile.op_tables, layout, scheme)
 
 
 def shape_moe_table(

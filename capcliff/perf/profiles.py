@@ -328,8 +328,12 @@ TRITON_MLA_EXTEND_SOURCE = (
 # runner; `EngineProfile.moe_backend`, --moe-backend). It lowered the held-out error (253 rows:
 # uncalibrated throughput / TPOT / mean TTFT 18 / 17 / 60 -> 17 / 15 / 57 %, LOO-calibrated
 # 15 / 15 / 35 -> 15 / 13 / 33 %; docs/validation.md), so it is on by default.
-OP_CURVE_OPS = ("gemm", "moe", "mla", "gemm_flops", "moe_flops", "mla_context", "moe_table")
-DEFAULT_OP_CURVES = ("gemm", "moe", "gemm_flops", "moe_flops", "moe_table")
+# "mla_bmm": MLA decode's two absorbed BMMs at their measured time by tokens (perf/mla_bmm.py),
+# in place of two kernel floors per layer, where the tables timed the kernel the engine runs.
+OP_CURVE_OPS = (
+    "gemm", "moe", "mla", "gemm_flops", "moe_flops", "mla_context", "moe_table", "mla_bmm",
+)  # fmt: skip
+DEFAULT_OP_CURVES = ("gemm", "moe", "gemm_flops", "moe_flops", "moe_table", "mla_bmm")
 
 
 @dataclass(frozen=True)

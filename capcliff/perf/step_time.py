@@ -157,6 +157,13 @@ class StepTimeModel:
     # shape): each of `moe_layers` layers takes the table's time for the pass's tokens, in both
     # the weight-read and the compute term (in place of moe_curve and moe_flops_curve); None: those.
     moe_table: MoETable | None = None
+    # MLA decode's two absorbed BMMs, measured (perf/mla_bmm.py): in a pass that decodes (or
+    # verifies drafts), each of `mla_bmm_layers` layers takes the table's seconds for the pass's
+    # tokens, in both the weight-read and the compute term, as moe_table; a pass that prefills
+    # runs MLA's MHA form for its prompt (kv_b as a GEMM, in the dense terms) and takes none.
+    # None: their kernel floors (in step_overhead_s).
+    mla_bmm_table: MoETable | None = None
+    mla_bmm_layers: int = 0
     # The engine's overlap scheduler (profiles.EngineProfile.overlap_schedule): it schedules step
     # N + 1 while step N runs, so a request that arrives during step N first runs in step N + 2
     # (the simulator's loop, `capcliff.sim.loop`); False: in step N + 1. Carried here with the
@@ -239,6 +246,7 @@ class StepTimeModel:
             self.gemm_flops_curve is not None
             or self.moe_flops_curve is not None
             or self.moe_table is not None
+            or self.mla_bmm_table is not None
         )
 
     def _token_compute_s(self, tokens: float, logits: float) -> float:
@@ -287,6 +295,11 @@ class StepTimeModel:
         """Fixed seconds of a pass's attention calls over `seqs` sequences (0 without a curve)."""
         curve = self.attention_curve
         return 0.0 if curve is None else self.attention_calls * curve.floor_at(seqs)
+
+    def _mla_bmm_s(self, tokens: float) -> float:
+        """Seconds of a decode pass's MLA BMMs over `tokens` tokens (0 without their table)."""
+        table = self.mla_bmm_table
+        return 0.0 if table is None else self.mla_bmm_layers * table.seconds_at(tokens)
 
     def _comm_s(self, tokens: float) -> float:
         """TP all-reduces plus the PP activation send of one pass over `tokens` tokens."""
@@ -366,11 +379,12 @@ class StepTimeModel:
         m = self._microbatches(seqs)
         mb_tokens = tokens / m
         curved = self._curved_compute or (tokens > seqs and self.extend_attention_curve is not None)
+        bmm_s = self._mla_bmm_s(mb_tokens) if tokens == seqs else 0.0
         return (
             m,
-            self._weights_time_s(mb_tokens) + self._attention_floor_s(seqs / m),
+            self._weights_time_s(mb_tokens) + self._attention_floor_s(seqs / m) + bmm_s,
             self._kv_bw_at(seqs / m),
-            self._token_compute_s(mb_tokens, seqs / m) if curved else 0.0,
+            self._token_compute_s(mb_tokens, seqs / m) + bmm_s if curved else 0.0,
             self._comm_s(mb_tokens),
             self._moe_pass_s(mb_tokens),
             self._host_added_s(seqs),
@@ -538,8 +552,9 @@ class StepTimeModel:
         per_ctx_mem = k * self.kv_bytes_per_token / m / self._kv_bw_at(seqs / m)
         per_ctx_cmp = k * self.attention_flops_per_pair / m / self.flops_per_s
         weights = self._weights_read(seqs / m)
+        bmm_s = self._mla_bmm_s(seqs / m)
         if self._curved_compute:
-            fixed_cmp = self._token_compute_s(seqs / m, seqs / m)
+            fixed_cmp = self._token_compute_s(seqs / m, seqs / m) + bmm_s
         else:
             fixed_cmp = (
                 (self.flops_per_token + self.flops_per_sequence) * seqs / m / self.flops_per_s
@@ -548,7 +563,7 @@ class StepTimeModel:
             k * (self._comm_s(seqs / m) + self._moe_pass_s(seqs / m)) + self.step_overhead_s, seqs
         )
         return (
-            k * (self._weights_time_s(seqs / m) + self._attention_floor_s(seqs / m)),
+            k * (self._weights_time_s(seqs / m) + self._attention_floor_s(seqs / m) + bmm_s),
             per_ctx_mem,
             per_ctx_mem * seqs,
             k * fixed_cmp,
@@ -598,9 +613,10 @@ class StepTimeModel:
         per_ctx_mem = k * self.kv_bytes_per_token / m / self._kv_bw_at(seqs / m)
         per_ctx_cmp = k * self.attention_flops_per_pair * q / m / self.flops_per_s
         tokens = seqs * q / m  # per micro-batch
-        fixed_cmp = self._token_compute_s(tokens, seqs * logits_per_seq / m)
+        bmm_s = self._mla_bmm_s(tokens)  # the verification's queries run the absorbed path
+        fixed_cmp = self._token_compute_s(tokens, seqs * logits_per_seq / m) + bmm_s
         return (
-            k * (self._weights_time_s(tokens) + self._attention_floor_s(seqs / m)),
+            k * (self._weights_time_s(tokens) + self._attention_floor_s(seqs / m) + bmm_s),
             per_ctx_mem,
             per_ctx_mem * seqs,
             k * fixed_cmp,
@@ -766,6 +782,8 @@ def step_time_model(
         extend_attention_layers=layers if eff.extend_attention_curve is not None else 0,
         gemm_extra_s=layers * eff.gemm_extra_s_per_layer,
         moe_table=eff.moe_table,
+        mla_bmm_table=eff.mla_bmm_table,
+        mla_bmm_layers=layers if eff.mla_bmm_table is not None else 0,
         extend_floor_s=eager_prefill_floor_s(profile, arch, layout, layers)
         if efficiency is None and not fitted  # a calibration's fixed_s and scale replace it
         else 0.0,
