@@ -12,7 +12,7 @@ import pytest
 
 from capcliff.cli import main
 from capcliff.sim.config import KVCapacity, SimConfig
-from capcliff.sim.disagg.closed_loop import send_times, simulate_clients
+from capcliff.sim.disagg.closed_loop import Round, send_times, simulate_clients
 from capcliff.sim.disagg.kv_transfer import Fabric, Path, Placement
 from capcliff.sim.disagg.pools import DisaggResult, Pool, simulate_disaggregated
 from capcliff.sim.traffic.workload import Requests
@@ -31,12 +31,10 @@ def _pool(replicas: int = 1) -> Pool:
     )  # fmt: skip
 
 
-def _pools(
-    *, decode: Pool, placement: Placement | None = None
-) -> Callable[[Requests], DisaggResult]:
+def _pools(*, decode: Pool, placement: Placement | None = None) -> Callable[..., DisaggResult]:
     """The two-pool simulation of timed requests, 1 GB of KV each."""
 
-    def run(timed: Requests) -> DisaggResult:
+    def run(timed: Requests, _round: Round | None = None) -> DisaggResult:
         return simulate_disaggregated(
             timed, np.full(len(timed), 1e9), prefill=_pool(), decode=decode, fabric=FABRIC,
             placement=placement,

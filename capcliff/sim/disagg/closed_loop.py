@@ -15,9 +15,10 @@ A round need not simulate every request: the events before a time T of the reque
 are those of all of them, so a round simulates only the requests sent by a cutoff past the
 settled horizon (`_cutoff`); what it finds past the cutoff is unsettled, as what a round over
 every request finds past the horizon is. The last round, where nothing moves, runs every
-request, so the result is that of rounds over every request. The work is about half of theirs:
-each round still runs from t = 0 (a replica simulation cannot be resumed with other arrivals),
-and there are as many rounds.
+request, so the result is that of rounds over every request. Nor need a round start at t = 0:
+each replica's events before the settled horizon are those of the round before, so a round can
+go on from the state each replica had there (`resume.ResumedRounds`, given the round's requests
+and horizon as a `Round`); the work is then about that of the rounds' new parts.
 The send times come from the aggregated simulator's own client loop, so sessions (fan-out waves,
 users taking the next session from a shared pool) follow the same rules with --disagg.
 """
@@ -27,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +40,7 @@ from capcliff.sim.loop.clients import ClientLoop
 from capcliff.sim.traffic.workload import Requests
 
 FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
 MAX_ROUNDS = 400  # set: rounds of the two-pool simulation before a closed loop is refused
 LOOKAHEAD = 4  # set, speed only: how far past the settled horizon a round simulates (`_cutoff`)
 
@@ -57,13 +60,23 @@ def send_times(requests: Requests, finish_s: FloatArray) -> FloatArray:
     return np.array(loop.arrival, dtype=np.float64)
 
 
+@dataclass(frozen=True)
+class Round:
+    """The requests a round simulates (indices into the closed-loop requests, ascending) and the
+    time before which their send times are the closed loop's own (s)."""
+
+    rows: IntArray
+    settled_s: float
+
+
 def simulate_clients(
-    requests: Requests, simulate: Callable[[Requests], DisaggResult]
+    requests: Requests, simulate: Callable[[Requests, Round], DisaggResult]
 ) -> DisaggResult:
     """`simulate` (the two-pool simulation of timed requests, `pools.simulate_disaggregated` with
-    its pools) for closed-loop `requests`: the send times are iterated to the fixed point (module
-    docstring), each round simulating only the requests sent by its cutoff (`_cutoff`); the
-    result's arrivals are the clients' send times."""
+    its pools, told which requests of `requests` a round simulates and how far their send times
+    are settled, to resume from the round before: `resume`) for closed-loop `requests`: the send
+    times are iterated to the fixed point (module docstring), each round simulating only the
+    requests sent by its cutoff (`_cutoff`); the result's arrivals are the clients' send times."""
     if not requests.closed_loop:
         raise InputError("disagg: simulate_clients takes closed-loop requests")
     n = len(requests)
@@ -75,7 +88,8 @@ def simulate_clients(
         sub = np.flatnonzero((trial <= cutoff) & np.isfinite(trial))  # inf: not sent yet
         whole = len(sub) == n
         timed = requests if whole else requests.subset(sub)
-        result = simulate(dataclasses.replace(timed, arrival_s=trial[sub], closed_loop=False))
+        timed = dataclasses.replace(timed, arrival_s=trial[sub], closed_loop=False)
+        result = simulate(timed, Round(sub, horizon))
         finish = np.full(n, math.inf)
         finish[sub] = trial[sub] + result.serving.e2e_s
         sent = send_times(requests, finish)
