@@ -16,10 +16,11 @@ from hypothesis import strategies as st
 
 from capcliff.errors import InputError
 from capcliff.sim.config import ARRIVAL_TIE_S, KVCapacity, SimConfig
-from capcliff.sim.disagg.closed_loop import Round, simulate_clients
+from capcliff.sim.disagg.closed_loop import ClientReplay, Round, send_times, simulate_clients
 from capcliff.sim.disagg.kv_transfer import Fabric, Path
 from capcliff.sim.disagg.pools import DisaggResult, Pool, simulate_disaggregated
-from capcliff.sim.disagg.resume import ResumedRounds, state_copy
+from capcliff.sim.disagg.resume import ResumedRounds
+from capcliff.sim.disagg.state_copy import state_copy
 from capcliff.sim.loop.replica import ReplicaSim
 from capcliff.sim.simulate import make_policy
 from capcliff.sim.traffic.workload import Requests
@@ -81,6 +82,7 @@ def test_a_copied_state_runs_on_as_the_original_and_apart_from_it() -> None:
     original.run_until(12, before_s=0.055)
     copied = state_copy(original)
     assert copied.arrivals is copied.clients.arrivals  # references between its parts kept
+    assert copied.arrival is copied.clients.arrival and copied.arrival is not original.arrival
     assert copied.cohort is not original.cohort and copied.finish_s is not original.finish_s
     copied.run_until(12)
     assert original.done < 12  # running the copy left the original where it paused
@@ -163,3 +165,28 @@ def test_a_long_loop_resumes_its_replicas() -> None:
 
     simulate_clients(requests, run)
     assert rounds.resumed >= 2 * 28  # both pools' replica, in rounds 2 to 30
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    clients=st.integers(1, 6),
+    cycle=st.lists(st.tuples(st.integers(1, 60), st.floats(0.0, 0.5)), min_size=4, max_size=40),
+    seed=st.integers(0, 2**32 - 1),
+    settled_s=st.floats(0.0, 3.0),
+)
+def test_a_replay_going_on_from_the_settled_finishes_sends_as_one_from_the_start(
+    clients: int, cycle: list[tuple[int, float]], seed: int, settled_s: float
+) -> None:
+    # Two rounds of finishes that agree before settled_s and differ after it (later finishes
+    # moved, some requests not finished): the second replay goes on from the first's kept loop.
+    requests = _clients(cycle, clients)
+    rng = np.random.default_rng(seed)
+    first = rng.uniform(0.0, 4.0, len(requests))
+    second = np.where(first < settled_s, first, first + rng.uniform(-0.5, 0.5, len(first)))
+    second[(second >= settled_s) & (rng.random(len(first)) < 0.2)] = np.inf
+    second = np.where(first < settled_s, first, np.maximum(second, settled_s))
+    replay = ClientReplay(requests)
+    np.testing.assert_array_equal(replay.send_times(first, settled_s), send_times(requests, first))
+    np.testing.assert_array_equal(
+        replay.send_times(second, settled_s), send_times(requests, second)
+    )

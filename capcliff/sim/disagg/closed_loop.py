@@ -36,6 +36,7 @@ import numpy.typing as npt
 from capcliff.errors import InputError
 from capcliff.sim.config import ARRIVAL_TIE_S
 from capcliff.sim.disagg.pools import DisaggResult
+from capcliff.sim.disagg.state_copy import state_copy
 from capcliff.sim.loop.clients import ClientLoop
 from capcliff.sim.traffic.workload import Requests
 
@@ -51,13 +52,64 @@ def send_times(requests: Requests, finish_s: FloatArray) -> FloatArray:
     request, or wave, its think time after the last of its previous ones ends; a user whose
     session ends takes the next one from the shared pool) replayed over the finishes in time
     order, one loop for every client of the deployment."""
-    arrival = [a if math.isfinite(a) else math.inf for a in requests.arrival_s.tolist()]
-    loop = ClientLoop(requests, arrival)
-    order = np.argsort(finish_s, kind="stable")
-    # a request that never finishes (inf: not simulated) sends nothing; those sort last
-    for i in order[: np.count_nonzero(np.isfinite(finish_s))].tolist():
-        loop.finished(i, float(finish_s[i]))
-    return np.array(loop.arrival, dtype=np.float64)
+    return ClientReplay(requests).send_times(finish_s, -math.inf)
+
+
+class ClientReplay:
+    """`send_times` round after round: each replay goes on from the client loop as it stood
+    after the finishes before the settled horizon of the round before, when the new finishes
+    begin with those same ones (a request that finishes before the horizon was sent before it,
+    so its finish is the closed loop's own)."""
+
+    def __init__(self, requests: Requests) -> None:
+        """`requests`: the closed-loop requests."""
+        self.requests = requests
+        self._kept: tuple[ClientLoop, IntArray, FloatArray] | None = None
+
+    def send_times(self, finish_s: FloatArray, settled_s: float) -> FloatArray:
+        """`send_times(requests, finish_s)`; the finishes before `settled_s` (s) are kept for
+        the next call to go on from."""
+        # a request that never finishes (inf: not simulated) sends nothing; those sort last
+        order = np.argsort(finish_s, kind="stable")[: np.count_nonzero(np.isfinite(finish_s))]
+        times = finish_s[order]
+        loop, start = self._resumed(order, times)
+        cut = max(start, int(np.searchsorted(times, settled_s)))
+        _replay(loop, order[start:cut], times[start:cut])
+        if cut:
+            self._kept = (state_copy(loop), order[:cut], times[:cut])
+        _replay(loop, order[cut:], times[cut:])
+        return np.array(loop.arrival, dtype=np.float64)
+
+    def _resumed(self, order: IntArray, times: FloatArray) -> tuple[ClientLoop, int]:
+        """The kept loop and how many finishes it took, when they begin `order` at `times`;
+        else a new loop."""
+        kept, self._kept = self._kept, None
+        if kept is not None:
+            loop, taken, at = kept
+            k = len(taken)
+            if np.array_equal(order[:k], taken) and np.array_equal(times[:k], at):
+                return loop, k
+        requests = self.requests
+        arrival = [a if math.isfinite(a) else math.inf for a in requests.arrival_s.tolist()]
+        loop = ClientLoop(requests, arrival)
+        # only the send times are read here, not the queue of arrivals a replica takes from
+        loop.arrivals = _Dropped()  # type: ignore[assignment]
+        return loop, 0
+
+
+class _Dropped:
+    """An arrival queue that keeps nothing: `bisect.insort` finds it empty and inserts into it."""
+
+    def __len__(self) -> int:
+        return 0
+
+    def insert(self, index: int, item: object) -> None:
+        """Drop `item`."""
+
+
+def _replay(loop: ClientLoop, order: IntArray, times: FloatArray) -> None:
+    for i, t in zip(order.tolist(), times.tolist(), strict=True):
+        loop.finished(i, t)
 
 
 @dataclass(frozen=True)
@@ -84,6 +136,7 @@ def simulate_clients(
     if not np.isfinite(trial).any():
         raise InputError("disagg: no client sends a first request (every arrival time is empty)")
     horizon, reach, cutoff = float(trial.min()), 0.0, math.inf
+    replay = ClientReplay(requests)
     for _ in range(MAX_ROUNDS):
         sub = np.flatnonzero((trial <= cutoff) & np.isfinite(trial))  # inf: not sent yet
         whole = len(sub) == n
@@ -92,7 +145,7 @@ def simulate_clients(
         result = simulate(timed, Round(sub, horizon))
         finish = np.full(n, math.inf)
         finish[sub] = trial[sub] + result.serving.e2e_s
-        sent = send_times(requests, finish)
+        sent = replay.send_times(finish, horizon)
         moved = sent != trial  # a request not sent in either (inf) has not moved
         moved[moved] = np.abs(sent[moved] - trial[moved]) > ARRIVAL_TIE_S
         if whole and not moved.any():
