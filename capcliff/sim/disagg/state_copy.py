@@ -15,6 +15,7 @@ import dataclasses
 import types
 from array import array
 from collections import deque
+from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
@@ -23,6 +24,11 @@ import numpy as np
 _ATOMIC = frozenset({int, float, bool, str, bytes, type(None), complex})
 _SHARED = (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType)
 _FLAT: set[tuple[type, str]] = set()  # (class, attribute): a list that only ever holds atoms
+
+
+def _atoms(values: Iterable[Any]) -> bool:
+    """Whether every value is a number, a string or None (in C: no Python call per value)."""
+    return _ATOMIC.issuperset(map(type, values))
 
 
 def state_copy(state: Any) -> Any:
@@ -39,7 +45,7 @@ def _copy(x: Any, memo: dict[int, Any]) -> Any:  # noqa: C901 - one branch per k
         return x
     if id(x) in memo:
         return memo[id(x)]
-    if (kind is list or kind is deque) and all(type(v) in _ATOMIC for v in x):
+    if (kind is list or kind is deque) and _atoms(x):
         flat: Any = kind(x)  # the common case first: a queue or a list of numbers
         memo[id(x)] = flat
         return flat
@@ -51,15 +57,11 @@ def _copy(x: Any, memo: dict[int, Any]) -> Any:  # noqa: C901 - one branch per k
     if kind is list or kind is deque:
         made = kind(_copy(v, memo) for v in x)
     elif kind is tuple:
-        if all(type(v) in _ATOMIC for v in x):
+        if _atoms(x):
             return x
         made = tuple(_copy(v, memo) for v in x)
     elif kind is dict:
-        values = x.values()
-        if all(type(v) in _ATOMIC for v in values):
-            made = x.copy()
-        else:
-            made = {k: _copy(v, memo) for k, v in x.items()}
+        made = x.copy() if _atoms(x.values()) else {k: _copy(v, memo) for k, v in x.items()}
     elif kind is set or kind is frozenset:
         made = kind(x)  # members are hashable, so immutable here
     elif kind is np.ndarray or kind is array:
@@ -80,11 +82,7 @@ def _copy(x: Any, memo: dict[int, Any]) -> Any:  # noqa: C901 - one branch per k
                 fields[name] = shared
             else:
                 fields[name] = _copy(value, memo)
-                if (
-                    type(value) is list
-                    and len(value) > 64
-                    and all(type(v) in _ATOMIC for v in value)
-                ):
+                if type(value) is list and len(value) > 64 and _atoms(value):
                     _FLAT.add((kind, name))  # a typed list[int] or list[float]: stays so
         return made
     else:
