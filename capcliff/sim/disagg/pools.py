@@ -249,8 +249,12 @@ def _end_to_end(
         full[moved] = values
         return full
 
+    finished = np.array(finish_s)
+    finished[moved] = serving.finish_s  # the decode pool's, to the bit; the rest: their prefill
     return dataclasses.replace(
         serving,
+        arrival_s=np.array(requests.arrival_s, dtype=np.float64),
+        finish_s=finished,
         ttft_s=ttft,
         tpot_s=tpot,
         e2e_s=e2e,
