@@ -12,7 +12,7 @@ import pytest
 
 from capcliff.cli import main
 from capcliff.sim.config import KVCapacity, SimConfig
-from capcliff.sim.disagg.closed_loop import send_times, simulate_clients
+from capcliff.sim.disagg.closed_loop import Round, send_times, simulate_clients
 from capcliff.sim.disagg.kv_transfer import Fabric, Path, Placement
 from capcliff.sim.disagg.pools import DisaggResult, Pool, simulate_disaggregated
 from capcliff.sim.traffic.workload import Requests
@@ -31,12 +31,10 @@ def _pool(replicas: int = 1) -> Pool:
     )  # fmt: skip
 
 
-def _pools(
-    *, decode: Pool, placement: Placement | None = None
-) -> Callable[[Requests], DisaggResult]:
+def _pools(*, decode: Pool, placement: Placement | None = None) -> Callable[..., DisaggResult]:
     """The two-pool simulation of timed requests, 1 GB of KV each."""
 
-    def run(timed: Requests) -> DisaggResult:
+    def run(timed: Requests, _round: Round | None = None) -> DisaggResult:
         return simulate_disaggregated(
             timed, np.full(len(timed), 1e9), prefill=_pool(), decode=decode, fabric=FABRIC,
             placement=placement,
@@ -112,3 +110,17 @@ def test_a_check_spec_runs_clients_on_two_pools(tmp_path: PathLib) -> None:
         "[scenario.expect]\ntpot_p99_max_s = 1.0\n"
     )
     assert main(["check", str(spec)]) == 0
+
+
+def test_a_one_token_output_finishes_at_its_prefill_in_every_per_request_array() -> None:
+    # Request 0 (one output token) ends with its 10 ms prefill and is never transferred;
+    # request 1, sent at 1 s, takes 33.501 ms as above (10 ms prefill, 3.501 ms transfer, two
+    # 10 ms decode steps). Every per-request array has both, in input order (a steady-state
+    # window indexes them together).
+    timed = Requests(
+        np.full(2, 10, dtype=np.int64), np.array([1, 3]), np.array([1, 3]), np.array([0.0, 1.0])
+    )
+    serving = _pools(decode=_pool())(timed).serving
+    assert serving.arrival_s.tolist() == [0.0, 1.0]
+    assert serving.finish_s.tolist() == pytest.approx([0.01, 1.033501])
+    assert len(serving.output_tokens) == len(serving.finish_s) == 2

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from capcliff.analysis.disagg.pools import cap_never_binds
 from capcliff.analysis.evaluate.solver import config_at
 from capcliff.sim.config import ARRIVAL_TIE_S, KVCapacity, SimConfig
-from capcliff.sim.disagg.closed_loop import send_times, simulate_clients
+from capcliff.sim.disagg.closed_loop import Round, send_times, simulate_clients
 from capcliff.sim.disagg.kv_transfer import Fabric, Path
 from capcliff.sim.disagg.pools import DisaggResult, Pool, most_held, simulate_disaggregated
 from capcliff.sim.traffic.workload import Requests
@@ -35,10 +35,10 @@ def _pool(replicas: int = 1, seqs: int = 8) -> Pool:
     )  # fmt: skip
 
 
-def _two_pools(decode: Pool, sizes: list[int]) -> Callable[[Requests], DisaggResult]:
+def _two_pools(decode: Pool, sizes: list[int]) -> Callable[..., DisaggResult]:
     """The two-pool simulation of timed requests (1 GB of KV each); notes each run's size."""
 
-    def run(timed: Requests) -> DisaggResult:
+    def run(timed: Requests, _round: Round | None = None) -> DisaggResult:
         sizes.append(len(timed))
         return simulate_disaggregated(
             timed, np.full(len(timed), 1e9), prefill=_pool(), decode=decode, fabric=FABRIC

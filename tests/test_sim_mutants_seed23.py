@@ -14,7 +14,7 @@ import capcliff.sim.loop.replica as replica_module
 from capcliff.perf.attention_dp import MoEGroup
 from capcliff.perf.communication import ExchangeCost
 from capcliff.sim.config import KVCapacity, SimConfig
-from capcliff.sim.disagg.pools import Pool, _run_pool
+from capcliff.sim.disagg.pools import Pool, run_pool
 from capcliff.sim.loop.step_plan import PlannedStep
 from capcliff.sim.policies import sglang_first_admissible_step
 from capcliff.sim.traffic.sessions import SessionSpec, generate_sessions
@@ -89,7 +89,7 @@ def test_a_partial_prefill_takes_its_next_chunk_with_nobody_waiting() -> None:
 
 
 def test_a_pools_first_two_ranks_share_one_clock() -> None:
-    # capcliff.sim.disagg.pools._run_pool: a MoE pool of 2 replicas in lockstep groups of 2
+    # capcliff.sim.disagg.pools.run_pool: a MoE pool of 2 replicas in lockstep groups of 2
     # (attention DP), every step 1 s (no weights, FLOPs or expert traffic: the MoE pass costs
     # 0). A (4-token prompt, 3 out) at 0 s on rank 0, B (the same) at 0.5 s on rank 1. One
     # clock: step 0-1 s prefills A; B waits for the next shared step, 1-2 s, so its tokens come
@@ -108,7 +108,7 @@ def test_a_pools_first_two_ranks_share_one_clock() -> None:
         lockstep_ranks=2,
     )
     requests = Requests(np.array([4, 4]), np.array([3, 3]), np.array([3, 3]), np.array([0.0, 0.5]))
-    owners, runs = _run_pool(requests, np.array([0, 1]), pool, landed=False)
+    owners, runs = run_pool(requests, np.array([0, 1]), pool, landed=False)
     assert [o.tolist() for o in owners] == [[0], [1]]
     assert [r.first_token_s.tolist() for r in runs] == [[1.0], [2.0]]
     assert [r.finish_s.tolist() for r in runs] == [[3.0], [4.0]]

@@ -31,9 +31,10 @@ from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import CapcliffError, InputError
 from capcliff.memory.kv import kv_bytes_for_context
 from capcliff.memory.layout_memory import LayoutMemory
-from capcliff.sim.disagg.closed_loop import simulate_clients
+from capcliff.sim.disagg.closed_loop import Round, simulate_clients
 from capcliff.sim.disagg.kv_transfer import DEFAULT_TRANSFER_OVERHEAD_S, Fabric, Path
-from capcliff.sim.disagg.pools import DisaggResult, Pool, simulate_disaggregated
+from capcliff.sim.disagg.pools import DisaggResult, Pool, run_pool, simulate_disaggregated
+from capcliff.sim.disagg.resume import ResumedRounds
 from capcliff.sim.traffic.workload import Requests
 from capcliff.units import GB
 
@@ -243,10 +244,12 @@ def run_disagg(
     concurrency: int | None = None,
     points: int = 512,
     observe: Callable[[DisaggResult], None] | None = None,
+    resume: bool = True,
 ) -> DisaggResult:
     """Simulate `requests` on the pools; `concurrency` caps running requests in the decode pool
     (split over its replicas, as `sweep` caps an aggregated deployment). `observe` is given
-    every two-pool run simulated (closed-loop clients: every round of the fixed point)."""
+    every two-pool run simulated (closed-loop clients: every round of the fixed point, each
+    resumed from the round before unless `resume` is False: the same runs, from t = 0)."""
     pre, dec = pools
     decode = dec.pool
     if concurrency is not None:
@@ -257,11 +260,15 @@ def run_disagg(
     fabric = fabric_between(pre.hardware, dec.hardware,
                             overhead_ms=dep.settings.kv_transfer_overhead_ms)  # fmt: skip
 
-    def simulate(timed: Requests) -> DisaggResult:
+    rounds = ResumedRounds(requests) if requests.closed_loop and resume else None
+
+    def simulate(timed: Requests, rnd: Round | None = None) -> DisaggResult:
         kv_bytes = per_prompt[np.searchsorted(prompts, timed.input_tokens)]
+        runner = run_pool if rounds is None or rnd is None else rounds.runner(rnd)
         result = simulate_disaggregated(
-            timed, kv_bytes, prefill=pre.pool, decode=decode, fabric=fabric, points=points
-        )
+            timed, kv_bytes, prefill=pre.pool, decode=decode, fabric=fabric, points=points,
+            pool_runner=runner,
+        )  # fmt: skip
         if observe is not None:
             observe(result)
         return result

@@ -24,6 +24,7 @@ stages, are the fixed point of this simulation (`closed_loop.simulate_clients`).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -138,9 +139,11 @@ def _pool_stats(runs: list[ReplicaResult], replicas: int, makespan_s: float) -> 
     )
 
 
-def _run_pool(
-    requests: Requests, owner: IntArray, pool: Pool, *, landed: bool
-) -> tuple[list[IntArray], list[ReplicaResult]]:
+PoolRun = tuple[list[IntArray], list[ReplicaResult]]  # each replica's requests and its run
+PoolRunner = Callable[..., PoolRun]  # `run_pool`'s arguments
+
+
+def run_pool(requests: Requests, owner: IntArray, pool: Pool, *, landed: bool) -> PoolRun:
     """Simulate each replica of `pool` over the requests it owns: (owners, runs). With
     attention DP (`pool.model.moe`) each group of `lockstep_ranks` ranks runs in lockstep."""
     rule = make_policy(pool.config, requests)
@@ -168,7 +171,7 @@ def _run_pool(
     return owners, runs
 
 
-def _prefill_requests(requests: Requests) -> Requests:
+def prefill_requests(requests: Requests) -> Requests:
     """The same prompts, each to end after its first token."""
     ones = np.ones(len(requests), dtype=np.int64)
     return dataclasses.replace(requests, output_tokens=ones, max_output_tokens=ones)
@@ -183,9 +186,11 @@ def simulate_disaggregated(
     fabric: Fabric,
     placement: Placement | None = None,
     points: int = 512,
+    pool_runner: PoolRunner = run_pool,
 ) -> DisaggResult:
     """Serve `requests` on a prefill pool and a decode pool; `kv_bytes[i]` is the KV request i's
-    prompt moves (bytes)."""
+    prompt moves (bytes). `pool_runner`: `run_pool` or one that gives the same runs
+    (`resume.ResumedRounds`)."""
     if requests.closed_loop:
         raise InputError(
             "disagg: the two-pool simulation takes timed arrivals; closed-loop clients run "
@@ -193,13 +198,13 @@ def simulate_disaggregated(
         )
     if len(kv_bytes) != len(requests):
         raise InputError("disagg: kv_bytes needs one entry per request")
-    check_fits(_prefill_requests(requests), prefill.capacity)
+    check_fits(prefill_requests(requests), prefill.capacity)
     check_fits(requests, decode.capacity)
     placement = placement or Placement.packed(
         prefill.replicas, prefill.gpus_per_replica, decode.replicas, decode.gpus_per_replica
     )
     p_owner = _round_robin(np.argsort(requests.arrival_s, kind="stable"), prefill.replicas)
-    pre = _run_pool(_prefill_requests(requests), p_owner, prefill, landed=False)
+    pre = pool_runner(prefill_requests(requests), p_owner, prefill, landed=False)
     done = np.zeros(len(requests))
     for idx, run in zip(*pre, strict=True):
         done[idx] = run.finish_s
@@ -211,7 +216,7 @@ def simulate_disaggregated(
         done[moved], kv_bytes[moved], p_owner[moved], d_owner, fabric=fabric, placement=placement
     )
     landing = dataclasses.replace(requests.subset(moved), arrival_s=transfers.end_s)
-    dec = _run_pool(landing, d_owner, decode, landed=True)
+    dec = pool_runner(landing, d_owner, decode, landed=True)
     return _combine(
         requests,
         moved,
@@ -222,9 +227,6 @@ def simulate_disaggregated(
         points=points,
         replicas=(prefill.replicas, decode.replicas),
     )
-
-
-PoolRun = tuple[list[IntArray], list[ReplicaResult]]
 
 
 def _end_to_end(
@@ -247,8 +249,12 @@ def _end_to_end(
         full[moved] = values
         return full
 
+    finished = np.array(finish_s)
+    finished[moved] = serving.finish_s  # the decode pool's, to the bit; the rest: their prefill
     return dataclasses.replace(
         serving,
+        arrival_s=np.array(requests.arrival_s, dtype=np.float64),
+        finish_s=finished,
         ttft_s=ttft,
         tpot_s=tpot,
         e2e_s=e2e,

@@ -14,6 +14,7 @@ The state and the changes every part makes to it are `ReplicaState`'s
 
 from __future__ import annotations
 
+import math
 from functools import partial
 
 from capcliff.errors import request_limit_error, step_limit_error
@@ -45,11 +46,13 @@ class ReplicaSim(ReplicaState):
         self.run_until(len(self.prompt))
         return self.result()
 
-    def run_until(self, done: int) -> None:
+    def run_until(self, done: int, before_s: float = math.inf) -> None:
         """Simulate until at least `done` requests (at most all) have finished. A later call goes
         on from there: the loop pauses between two of its iterations, so the steps taken are
         those of one uninterrupted `run` (a jump over decode steps may finish several requests,
-        so more than `done` may have finished)."""
+        so more than `done` may have finished). `before_s`: pause earlier, before the first
+        iteration that could read an arrival at or after `before_s` - ARRIVAL_TIE_S (`reads_past`),
+        so that what was simulated depends only on the arrivals before that time."""
         n, rec, arrivals = len(self.prompt), self.rec, self.arrivals
         max_steps = self.config.max_steps
         # A decode step gives each running request one token: no run finishes in fewer steps
@@ -58,8 +61,10 @@ class ReplicaSim(ReplicaState):
             raise request_limit_error(self.config.max_requests, n)
         if not self.step and (sum(self.output) - n) / self.max_num_seqs > max_steps:
             raise step_limit_error(max_steps, n)
-        target, polls = min(done, n), self.recv_every != 1
+        target, polls, pausing = min(done, n), self.recv_every != 1, before_s < math.inf
         while self.done < target:
+            if pausing and self.reads_past(before_s):
+                return
             # a poll resets the receive counter, whatever came; without a receive interval every
             # step polls: `poll_s` is `seen_s`, read here without the two calls
             heard = self.poll_s() if polls else self.last_start_s if self.overlap else self.now_s
@@ -71,6 +76,18 @@ class ReplicaSim(ReplicaState):
                 self.run_step()
             if rec.steps > max_steps:
                 raise step_limit_error(max_steps, n)
+
+    def reads_past(self, before_s: float) -> bool:
+        """Whether the next iteration may read an arrival at or after `before_s` - ARRIVAL_TIE_S:
+        it takes those up to its poll (at most now) + ARRIVAL_TIE_S, then an idle wait or a run
+        of decode steps reads the next one (none: it may run to the last finish)."""
+        if self.now_s + 2 * ARRIVAL_TIE_S >= before_s:
+            return True
+        taken_by = self.now_s + ARRIVAL_TIE_S
+        for arrival_s, _ in self.arrivals:  # the first it cannot take is the one it reads
+            if arrival_s > taken_by:
+                return arrival_s + ARRIVAL_TIE_S >= before_s
+        return True
 
     def take_arrivals(self, seen: float | None = None) -> None:
         """Queue the requests received by now (`poll_s`: under an overlap scheduler, those that
