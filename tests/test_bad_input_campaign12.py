@@ -128,3 +128,23 @@ def test_a_log_of_many_starts_names_five_of_them(
     )
     assert "logfile: holds 1000 server starts" in err
     assert len(err) < 300, err
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "named"),
+    [
+        ('name = "s"', 'Name = "s"', "scenario[0].Name: unknown key; did you mean name?"),
+        ('model = "llama', 'MODEL = "llama', "scenario[0].MODEL: unknown key; did you mean model?"),
+    ],
+    ids=["title-case", "upper-case"],
+)
+def test_a_spec_key_in_the_wrong_case_is_one_line_naming_the_right_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, named: str
+) -> None:
+    spec = (
+        '[[scenario]]\nname = "s"\nmodel = "llama-3.1-8b"\ngpu = "h100-sxm"\nlayout = "tp1"\n'
+        "[scenario.workload]\nisl = 100\nosl = 100\nconcurrency = 4\n"
+    )
+    (tmp_path / "s.toml").write_text(spec.replace(old, new))
+    err = _one_line_error(["check", str(tmp_path / "s.toml")], capsys)
+    assert err.endswith(named), err
