@@ -148,3 +148,11 @@ def test_a_spec_key_in_the_wrong_case_is_one_line_naming_the_right_one(
     (tmp_path / "s.toml").write_text(spec.replace(old, new))
     err = _one_line_error(["check", str(tmp_path / "s.toml")], capsys)
     assert err.endswith(named), err
+
+
+def test_gptq_block_list_of_fused_names_quantises_their_parts() -> None:
+    listed = [["self_attn.qkv_proj"], ["mlp.gate_up_proj"]]
+    quant = quantization_from_config({**GPTQ4, "modules_in_block_to_quantize": listed}, path="c")
+    for part in ("self_attn.q_proj", "self_attn.v_proj", "mlp.gate_proj", "mlp.up_proj"):
+        assert quant.format_of(f"model.layers.0.{part}", expert=False) is not None, part
+    assert quant.format_of("model.layers.0.mlp.down_proj", expert=False) is None

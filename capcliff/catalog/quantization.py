@@ -491,8 +491,13 @@ def _gptq_in_block(raw: dict[str, Any], path: str) -> tuple[str, ...]:
         parts = [p for p in name.strip(".").split(".") if not p.isdigit()]
         if "experts" in parts:
             parts = parts[: parts.index("experts") + 1]
-        found.append(".".join(parts))
+        # a fused name (Phi-3's qkv_proj, gate_up_proj) names the HF modules capcliff sizes
+        for each in _UNFUSED.get(parts[-1], (parts[-1],)):
+            found.append(".".join([*parts[:-1], each]))
     return tuple(found)
+
+
+_UNFUSED = {"qkv_proj": ("q_proj", "k_proj", "v_proj"), "gate_up_proj": ("gate_proj", "up_proj")}
 
 
 def _gptq_dynamic(
