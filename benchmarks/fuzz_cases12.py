@@ -85,9 +85,23 @@ QUANTS12: list[tuple[str, object, bool | None]] = [
 ]
 
 
+# AutoGPTQ's quantize_config.json and AutoAWQ's quant_config.json beside a config.json without
+# quantization_config (TheBloke-era int4 checkpoints): int4, or refused naming the side file
+SIDE12: list[tuple[str, str, object, bool | None]] = [
+    ("autogptq-side-file", "quantize_config.json", {"bits": 4, "group_size": 128, "desc_act": False, "sym": True}, False),
+    ("autoawq-side-file", "quant_config.json", {"zero_point": True, "q_group_size": 128, "w_bit": 4, "version": "GEMM"}, False),
+    ("autogptq-side-file-bits-5", "quantize_config.json", {"bits": 5, "group_size": 128}, True),
+    ("autogptq-side-file-list", "quantize_config.json", [4, 128], True),
+    ("autoawq-side-file-text", "quant_config.json", "not json", True),
+]
+
+
 def quants12_cases() -> Iterator[Case]:
     for name, quant, invalid in QUANTS12:
         yield Case("quants12", name, MEM, {"m/config.json": json.dumps({**LLAMA_70B, "quantization_config": quant})}, invalid)
+    for name, side, content, invalid in SIDE12:
+        text = content if isinstance(content, str) else json.dumps(content)
+        yield Case("quants12", name, MEM, {"m/config.json": json.dumps(LLAMA_70B), f"m/{side}": text}, invalid)
 
 
 # Inputs far larger than any before --------------------------------------------------------------

@@ -34,7 +34,7 @@ CT_FP8 = {
 
 def _weights_bytes(tmp_path: Path, quant: object, capsys: pytest.CaptureFixture[str]) -> int:
     folder = tmp_path / "m"
-    folder.mkdir(exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.json").write_text(json.dumps({**LLAMA_70B, "quantization_config": quant}))
     code = main(["memory", str(folder), "--gpus", "8", "--gpu", "h200-sxm", "--format", "json"])
     out = capsys.readouterr().out
@@ -156,3 +156,36 @@ def test_gptq_block_list_of_fused_names_quantises_their_parts() -> None:
     for part in ("self_attn.q_proj", "self_attn.v_proj", "mlp.gate_proj", "mlp.up_proj"):
         assert quant.format_of(f"model.layers.0.{part}", expert=False) is not None, part
     assert quant.format_of("model.layers.0.mlp.down_proj", expert=False) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "side"),
+    [
+        ("quantize_config.json", {"bits": 4, "group_size": 128, "desc_act": False, "sym": True}),
+        ("quant_config.json", {"zero_point": True, "q_group_size": 128, "w_bit": 4}),
+    ],
+    ids=["autogptq", "autoawq"],
+)
+def test_a_side_file_of_an_older_int4_checkpoint_sizes_it_in_int4(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, side: dict[str, object]
+) -> None:
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(LLAMA_70B))
+    (folder / name).write_text(json.dumps(side))
+    code = main(["memory", str(folder), "--gpus", "8", "--gpu", "h200-sxm", "--format", "json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    # the same checkpoint with the format in config.json: int4 g128 with zero points
+    assert out["weights_bytes_total"] == _weights_bytes(tmp_path / "inline", GPTQ4, capsys)
+
+
+def test_a_bad_side_file_is_refused_by_its_own_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(LLAMA_70B))
+    (folder / "quantize_config.json").write_text(json.dumps({"bits": 5}))
+    err = _one_line_error(["memory", str(folder), "--gpus", "8", "--gpu", "h200-sxm"], capsys)
+    assert "quantize_config.json: quantization_config.bits" in err
