@@ -296,7 +296,8 @@ MODEL_FILE_NAMES = (
     "pytorch_model.bin.index.json", "vocab.json",
     "merges.txt", "vocab.txt", "added_tokens.json", "preprocessor_config.json",
     "processor_config.json", "chat_template.jinja", "chat_template.json", "params.json",
-    "quantize_config.json", "adapter_config.json", "tekken.json",  # AutoGPTQ, PEFT, Mistral
+    "quantize_config.json", "quant_config.json", "adapter_config.json",  # AutoGPTQ, AutoAWQ, PEFT
+    "tekken.json",  # Mistral
 )  # fmt: skip
 
 

@@ -578,13 +578,14 @@ def _json_objects(path: Path, text: str) -> list[dict[str, Any]]:
     decoder = json.JSONDecoder(object_pairs_hook=unique_object)
     out: list[dict[str, Any]] = []
     at = 0
+    line, counted = 1, 0  # newlines counted up to `counted` (from the start: quadratic)
     while True:
         # a byte-order mark before each run: results of a Windows tool joined with `cat`
         while at < len(text) and (text[at].isspace() or text[at] == "\ufeff"):
             at += 1
         if at == len(text):
             break
-        line = text.count("\n", 0, at) + 1
+        line, counted = line + text.count("\n", counted, at), at
         source = f"{path}: line {line}"
         try:
             value, at = decoder.raw_decode(text, at)

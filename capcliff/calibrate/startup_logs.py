@@ -187,7 +187,8 @@ def _refuse_two_starts(text: str) -> None:
         if len(at) > 1:
             raise InputError(
                 f"logfile: holds {len(at)} server starts ('{phrase}' at lines "
-                f"{', '.join(map(str, at))}); cut it to one start (the last begins near line "
+                f"{', '.join(map(str, at[:5]))}{', ...' if len(at) > 5 else ''}); cut it to one "
+                "start (the last begins near line "
                 f"{at[-1]})"
             )
 

@@ -184,12 +184,27 @@ def _with_modelopt_file(raw: dict[str, Any], folder: Path) -> dict[str, Any]:
     none: ModelOpt 0.29 and before wrote the format there, and vLLM reads it from there (its
     `transformers_utils/config.py`, "ModelOpt 0.29.0 and before saves the quantization config in
     a separate hf_quant_config.json"); such a checkpoint was sized at bf16."""
-    side = folder / "hf_quant_config.json"
-    if raw.get("quantization_config") is not None or not is_file(side):
+    if raw.get("quantization_config") is not None:
         return raw
-    data = _load_config_json(side)
-    quantization_from_config(data, path=str(side))  # its own problems, named by its own path
-    return {**raw, "quantization_config": data}
+    for name, method in _SIDE_FILES:
+        side = folder / name
+        if not is_file(side):
+            continue
+        data = _load_config_json(side)
+        if method and "quant_method" not in data:
+            data = {**data, "quant_method": method}
+        quantization_from_config(data, path=str(side))  # its own problems, named by its own path
+        return {**raw, "quantization_config": data}
+    return raw
+
+
+# Side files that hold a checkpoint's format when config.json has none, and the method each
+# implies: AutoGPTQ's quantize_config.json and AutoAWQ's quant_config.json (no quant_method; vLLM
+# reads them by name, `get_config_filenames` of its GPTQConfig and AWQConfig, weight_utils.py
+# `get_quant_config`); such a checkpoint was sized at bf16.
+_SIDE_FILES = (
+    ("hf_quant_config.json", ""), ("quantize_config.json", "gptq"), ("quant_config.json", "awq"),
+)  # fmt: skip
 
 
 # Bytes per element of each safetensors dtype (the format's `Dtype` enum; sub-byte and 8-bit

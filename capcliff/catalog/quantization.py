@@ -386,6 +386,7 @@ def _compressed_weights(scheme: dict[str, Any], path: str) -> WeightFormat:
 
 
 def _compressed_tensors(raw: dict[str, Any], path: str) -> Quantization:
+    _refuse_sparse(raw, path)
     groups = raw.get("config_groups")
     if groups is not None and not isinstance(groups, dict):
         kind = type(groups).__name__
@@ -408,6 +409,22 @@ def _compressed_tensors(raw: dict[str, Any], path: str) -> Quantization:
         "compressed-tensors", first, first, _patterns(raw, path, "ignore"),
         targeted=tuple(formats) if mixed else (), untargeted_native=mixed,
     )  # fmt: skip
+
+
+def _refuse_sparse(raw: dict[str, Any], path: str) -> None:
+    """A `sparsity_config` of a sparse format: vLLM keeps 2:4 weights compressed (half the values
+    plus metadata, `CompressedTensors24`, compressed_tensors/schemes/compressed_tensors_24.py);
+    capcliff sizes every weight dense, so such a checkpoint was sized at about twice its bytes."""
+    sparsity = raw.get("sparsity_config")
+    if sparsity is None or sparsity == {}:
+        return
+    fmt = sparsity.get("format", "dense") if isinstance(sparsity, dict) else sparsity
+    if fmt != "dense":
+        raise _error(
+            path, "sparsity_config.format",
+            f"{fmt!r:.40}: sparse checkpoints are not sized (capcliff sizes dense weights); "
+            "valid: dense, or no sparsity_config",
+        )  # fmt: skip
 
 
 def _refuse_shared_targets(
@@ -443,7 +460,44 @@ def _awq_gptq(raw: dict[str, Any], path: str, method: str) -> Quantization:
     skipped = _patterns(raw, path, "modules_to_not_convert")
     if method == "awq":
         return Quantization(method, fmt, fmt, skipped)
-    return Quantization(method, fmt, fmt, skipped, targeted=_gptq_dynamic(raw, path, bits, group))
+    targeted = _gptq_dynamic(raw, path, bits, group)
+    in_block = _gptq_in_block(raw, path)
+    if not in_block:
+        return Quantization(method, fmt, fmt, skipped, targeted=targeted)
+    return Quantization(
+        method, fmt, fmt, skipped, targeted=(*targeted, (in_block, fmt)), untargeted_native=True
+    )
+
+
+def _gptq_in_block(raw: dict[str, Any], path: str) -> tuple[str, ...]:
+    """GPTQ's `modules_in_block_to_quantize` (`[["self_attn.q_proj", ...], ["mlp.down_proj"]]`,
+    or flat): a decoder layer's module no entry names stays in the native dtype, as vLLM builds
+    it (`is_layer_gptq_quantized`, vllm/model_executor/layers/quantization/utils/gptq_utils.py);
+    it was ignored, every linear sized at `bits`. An expert's index (`mlp.experts.0.up_proj`)
+    names the fused experts module (`mlp.experts`) capcliff sizes."""
+    listed = raw.get("modules_in_block_to_quantize")
+    if listed is None or listed == []:
+        return ()
+    names = [n for item in listed for n in (item if isinstance(item, list) else [item])] \
+        if isinstance(listed, list) else [listed]  # fmt: skip
+    if not all(isinstance(n, str) and n.strip(". ") for n in names):
+        raise _error(
+            path, "modules_in_block_to_quantize",
+            f"must be a list (or a list of lists) of module names such as self_attn.q_proj, "
+            f"got {listed!r:.60}",
+        )  # fmt: skip
+    found = []
+    for name in names:
+        parts = [p for p in name.strip(".").split(".") if not p.isdigit()]
+        if "experts" in parts:
+            parts = parts[: parts.index("experts") + 1]
+        # a fused name (Phi-3's qkv_proj, gate_up_proj) names the HF modules capcliff sizes
+        for each in _UNFUSED.get(parts[-1], (parts[-1],)):
+            found.append(".".join([*parts[:-1], each]))
+    return tuple(found)
+
+
+_UNFUSED = {"qkv_proj": ("q_proj", "k_proj", "v_proj"), "gate_up_proj": ("gate_proj", "up_proj")}
 
 
 def _gptq_dynamic(

@@ -39,7 +39,10 @@ def location(loc: tuple[int | str, ...]) -> str:
 
 def nearest_key(key: str, valid: list[str]) -> str | None:
     """The valid key `key` most likely meant: the closest spelling, else one it contains or
-    that contains it (the longest)."""
+    that contains it (the longest). Keys are lower case: `MODEL` means model."""
+    folded = [v for v in valid if v.lower() == key.lower()]
+    if folded:
+        return folded[0]
     close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
     if close:
         return close[0]
@@ -77,5 +80,18 @@ def validation_lines(root: type[BaseModel], data: Any) -> list[str]:
     try:
         root.model_validate(data)
     except ValidationError as exc:
-        return [_problem(root, e) for e in exc.errors()]
-    return []
+        errors = exc.errors()
+    else:
+        return []
+    # a required key given in the wrong case (`Name`): its "unknown key; did you mean name?"
+    # says all; a second line saying name is missing only repeats it
+    miscased = {
+        (tuple(e["loc"][:-1]), str(e["loc"][-1]).lower())
+        for e in errors
+        if e["type"] == "extra_forbidden" and e["loc"]
+    }
+    return [
+        _problem(root, e)
+        for e in errors
+        if not (e["type"] == "missing" and (tuple(e["loc"][:-1]), str(e["loc"][-1])) in miscased)
+    ]
