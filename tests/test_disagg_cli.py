@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from capcliff.analysis.deployment import resolve
 from capcliff.analysis.deployment_settings import DeploymentSettings
 from capcliff.analysis.disagg.options import splits
-from capcliff.analysis.disagg.pools import fabric_of, kv_bytes_per_request, parse_disagg
+from capcliff.analysis.disagg.pools import fabric_of, kv_bytes_of_prompts, parse_disagg
 from capcliff.analysis.plan.fleet import hourly_cost
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout
@@ -20,7 +20,6 @@ from capcliff.check.output import check_text
 from capcliff.check.runner import check_file
 from capcliff.cli import app, main
 from capcliff.errors import CatalogError, InputError
-from capcliff.sim.traffic.workload import Requests
 
 runner = CliRunner()
 SMALL = "deepseek-r1-distill-llama-8b"
@@ -57,10 +56,8 @@ def test_fabric_comes_from_the_hardware_file() -> None:
 
 def test_kv_per_request_is_the_prompts_whole_model_kv() -> None:
     dep = resolve(get_model("deepseek-r1"), get_hardware("h200-sxm"), DeploymentSettings())
-    one = np.ones(2, dtype=np.int64)
-    requests = Requests(np.array([8192, 1]), one * 2, one * 2, np.zeros(2))
     # MLA latent 512 + rope 64 = 576 elements x 2 bytes x 61 layers = 70,272 B per token
-    assert kv_bytes_per_request(dep, requests).tolist() == [70_272 * 8192, 70_272]
+    assert kv_bytes_of_prompts(dep, np.array([8192, 1])).tolist() == [70_272 * 8192, 70_272]
 
 
 def test_splits_are_spread_over_the_instances() -> None:

@@ -181,15 +181,7 @@ def fabric_of(hardware: HardwareSpec, *, overhead_ms: float | None = None) -> Fa
                   overhead_s=overhead_s)  # fmt: skip
 
 
-def kv_bytes_per_request(dep: Deployment, requests: Requests) -> FloatArray:
-    """Whole-model KV bytes of each request's prompt (one copy), from the KV calculator."""
-    # once per distinct prompt length
-    prompts, slot = np.unique(requests.input_tokens, return_inverse=True)
-    out: FloatArray = _kv_bytes_of_prompts(dep, prompts)[slot.reshape(-1)]
-    return out
-
-
-def _kv_bytes_of_prompts(dep: Deployment, prompts: npt.NDArray[np.int64]) -> FloatArray:
+def kv_bytes_of_prompts(dep: Deployment, prompts: npt.NDArray[np.int64]) -> FloatArray:
     """Whole-model KV bytes of a prompt of each length in `prompts` (tokens), one copy."""
     per_prompt = [
         kv_bytes_for_context(dep.model.arch, prompt, kv_dtype=dep.kv_dtype)
@@ -256,7 +248,7 @@ def run_disagg(
         decode = replace(decode, config=config_at(decode.config, concurrency, decode.replicas))
     # a prompt's KV bytes by its length: the closed loop simulates subsets of the requests
     prompts = np.unique(requests.input_tokens)
-    per_prompt = _kv_bytes_of_prompts(dep, prompts)
+    per_prompt = kv_bytes_of_prompts(dep, prompts)
     fabric = fabric_between(pre.hardware, dec.hardware,
                             overhead_ms=dep.settings.kv_transfer_overhead_ms)  # fmt: skip
 
