@@ -110,7 +110,11 @@ def test_host_link_is_half_the_bidirectional_figure() -> None:
 def test_hbm_utilization_of_a_decode_step_stays_under_mbu() -> None:
     model = _model("llama-3.1-8b")
     for seqs in (1, 64, 1024):
-        assert 0 < model.hbm_utilization(seqs, seqs, seqs * 2_000) <= EFF.mbu
+        ctx = seqs * 2_000
+        # fraction of peak HBM bandwidth the step uses: bytes / (time x peak bandwidth)
+        time_s = model.step_time_s(seqs, seqs, ctx, ctx)
+        used = model.hbm_bytes(seqs, seqs, ctx) / (time_s * model.peak_bandwidth_bytes_per_s)
+        assert 0 < used <= EFF.mbu
 
 
 line_coefficients = st.tuples(

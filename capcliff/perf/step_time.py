@@ -493,14 +493,6 @@ class StepTimeModel:
         own = terms[7] + self.kv_bytes_per_token * context_tokens
         return own + terms[8]
 
-    def hbm_utilization(self, tokens: float, seqs: float, context_tokens: float) -> float:
-        """Fraction of peak HBM bandwidth the step uses: bytes / (time x peak bandwidth)."""
-        time_s = self.step_time_s(tokens, seqs, context_tokens, context_tokens)
-        if time_s <= 0:
-            return 0.0
-        used = self.hbm_bytes(tokens, seqs, context_tokens)
-        return used / (time_s * self.peak_bandwidth_bytes_per_s)
-
     def decode_line(self, seqs: int, context0_tokens: float) -> DecodeLine:
         """Steps of `seqs` decoding sequences whose summed context (each counting the token it
         writes) is context0_tokens at step 0 and grows by `seqs` per step."""
