@@ -230,3 +230,33 @@ def test_the_reference_sample_is_drawn_with_seed_zero_whatever_the_runs_seed() -
     assert sessions.requests_per_unit() == requests_per_session(thousand)
     assert sessions.requests_per_unit() > 1  # multi-turn: more than one request a session
     assert sessions.mean_output_tokens() == float(thousand.output_tokens.mean())
+
+
+def test_a_timed_traces_saturation_sample_has_every_request_waiting() -> None:
+    # Saturation is the most a replica serves with every request waiting. Rows recorded at
+    # 1 request/s would otherwise cap it at the trace's own rate (a plan once read 100 req/s
+    # "saturation" off a 100 req/s trace, and asked for twice the GPUs for 20 % headroom).
+    timed = _trace([(10, 4, 0.0), (20, 6, 1.0), (30, 8, 2.0)])
+    sample = timed.saturation_sample(0, 2)
+    assert sample.arrival_s.tolist() == [0.0] * 5  # 2 seeds of the running set + 3 rows
+    assert sample.input_tokens[2:].tolist() == [10, 20, 30]  # the rows, in the trace's order
+    # the same rows untimed give the same sample, seeds included: the times do not matter
+    untimed = _trace([(10, 4, None), (20, 6, None), (30, 8, None)]).saturation_sample(0, 2)
+    assert sample.input_tokens.tolist() == untimed.input_tokens.tolist()
+    assert sample.output_tokens.tolist() == untimed.output_tokens.tolist()
+    # the load itself keeps the recorded times: 2 intervals over 2 s is 1 request/s
+    assert timed.offered_rps() == pytest.approx(1.0)
+    assert timed.backlog(0).arrival_s.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_a_session_traces_later_turns_still_follow_their_first() -> None:
+    rows = [
+        {"session_id": "a", "turn": 0, "input_tokens": 10, "output_tokens": 4, "arrival_s": 5.0},
+        {"session_id": "a", "turn": 1, "input_tokens": 30, "output_tokens": 5, "think_s": 1.0},
+        {"session_id": "b", "turn": 0, "input_tokens": 10, "output_tokens": 4, "arrival_s": 9.0},
+    ]
+    lines = tuple(json.dumps(r) for r in rows)
+    trace = OnlineWorkload(WorkloadChoice(num_requests=1, trace_lines=lines), seed=3)
+    arrivals = trace.saturation_sample(0, 5).arrival_s
+    # first turns wait at t = 0; the later turn (NaN) is sent when turn 0 of "a" finishes
+    assert arrivals[0] == 0.0 and np.isnan(arrivals[1]) and arrivals[2] == 0.0

@@ -196,6 +196,16 @@ class OnlineWorkload:
         or requests that share content (a turn depends on the turns before it)."""
         return not self.sessions and not self.backlog(0 if self.is_trace else 1).has_content
 
+    @staticmethod
+    def _waiting(base: Requests) -> Requests:
+        """`base` with every open arrival at t = 0: a timed trace's recorded times would cap the
+        saturation run at the trace's own rate. Turns that follow an earlier one (NaN) still
+        follow it."""
+        arrivals = base.arrival_s
+        if not np.nanmax(arrivals, initial=0.0) > 0:
+            return base
+        return replace(base, arrival_s=np.where(np.isnan(arrivals), arrivals, 0.0))
+
     def saturation_sample(self, n: int, cap: int) -> Requests:
         """`cap` requests of the stationary running set (see the module docstring), then the
         n-request backlog. Sessions: SESSION_USERS_PER_CAP x cap users running sessions back to
@@ -206,7 +216,7 @@ class OnlineWorkload:
         if self.sessions:
             users = math.ceil(SESSION_USERS_PER_CAP * cap)
             return self._session_sample(n, None, users, think=False)
-        base = self.backlog(n)
+        base = self._waiting(self.backlog(n))
         if not self.stationary_start():
             return base
         rng = np.random.default_rng(self.seed + SEED_SEED_OFFSET)
