@@ -384,10 +384,35 @@ def sglang_first_admissible_step(
     below = np.concatenate([[0], np.cumsum(x)])
     cut = np.searchsorted(x, clip + steps, side="left")  # x < clip + j -> x - j < clip
     reserve_tokens = below[cut] + (clip + steps) * (len(x) - cut) - steps * len(x)
-    free_tokens = free_blocks_after * block_size
-    ok = (need_tokens < free_tokens - ratios * reserve_tokens) & (blocks_now <= free_blocks_after)
+    ok = sglang_admissible(
+        need_tokens=need_tokens,
+        blocks_now=blocks_now,
+        free_blocks_after=free_blocks_after,
+        block_size=block_size,
+        ratios=ratios,
+        reserve_tokens=reserve_tokens,
+    )
     hits = np.flatnonzero(ok)
     return first + int(hits[0]) if len(hits) else None
+
+
+def sglang_admissible(
+    *,
+    need_tokens: int,
+    blocks_now: int,
+    free_blocks_after: IntArray,
+    block_size: int,
+    ratios: npt.NDArray[np.float64],
+    reserve_tokens: IntArray,
+) -> npt.NDArray[np.bool_]:
+    """`sglang_admit`'s verdict at each of several steps, for a candidate needing `need_tokens`
+    tokens and `blocks_now` blocks: free blocks then (after the step's decode allocations), the
+    ratio then and the running set's clipped remaining outputs (tokens) then."""
+    free_tokens = free_blocks_after * block_size
+    admissible: npt.NDArray[np.bool_] = (need_tokens < free_tokens - ratios * reserve_tokens) & (
+        blocks_now <= free_blocks_after
+    )
+    return admissible
 
 
 @dataclass(frozen=True)
