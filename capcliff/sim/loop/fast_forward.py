@@ -273,7 +273,7 @@ def _sglang_limit(sim: ReplicaState, cand: Candidate, limit: int, *, step: int, 
     ratio, co, size = sim.rule.ratio, sim.cohort, sim.block_size
     assert ratio is not None
     clip = SGLANG_CLIP_MAX_NEW_TOKENS
-    reserve, below, crossings = co.clip_crossings(step, clip, sim.max_output, limit)
+    reserve, below, crossings = _clip_scan(sim, step, clip, limit)
     need = (
         cand.prefill_tokens
         + cand.kv_tokens
@@ -296,6 +296,19 @@ def _sglang_limit(sim: ReplicaState, cand: Candidate, limit: int, *, step: int, 
         return limit
     scan = (need, blocks_now, reserve, below, crossings[c:])
     return _sglang_limit_windows(sim, scan, limit, step=step, free=free0)
+
+
+def _clip_scan(sim: ReplicaState, step: int, clip: int, k: int) -> tuple[int, int, list[int]]:
+    """`DecodeCohort.clip_crossings` of the cohort. Where no request of the replica may generate
+    more than `clip` tokens, no member is clipped and none crosses: the sum is the members' max
+    outputs less their generated tokens, kept as requests come and go (as
+    `AdmissionView.future_tokens` reads it), and the cohort keeps no crossings."""
+    co = sim.cohort
+    if sim.max_output_top > clip:
+        return co.clip_crossings(step, clip, sim.max_output, k)
+    x = sim.partial  # the running sum's one non-member
+    members_max = sim.max_output_sum - (0 if x is None else sim.max_output[x])
+    return members_max - co.generated_sum(step), co.count, []
 
 
 def _sglang_limit_windows(
