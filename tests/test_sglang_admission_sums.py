@@ -74,14 +74,16 @@ def _check_every_question(
 
 
 # one event: ("add", request, generated, step offset), ("remove", request, step offset),
-# ("hold",) or ("ask", step offset, clip); offsets from the latest step, negative ones asking
-# back in time (as a jump's search over steps does)
+# ("hold",) or ("ask", step offset, clip, steps of a run); offsets from the latest step,
+# negative ones asking back in time (as a jump's search over steps does)
 _EVENTS = st.lists(
     st.one_of(
         st.tuples(st.just("add"), st.integers(0, 7), st.integers(0, 40), st.integers(0, 5)),
         st.tuples(st.just("remove"), st.integers(0, 7), st.integers(0, 5)),
         st.tuples(st.just("hold")),
-        st.tuples(st.just("ask"), st.integers(-30, 30), st.sampled_from([5, 20])),
+        st.tuples(
+            st.just("ask"), st.integers(-30, 30), st.sampled_from([5, 20]), st.integers(1, 60)
+        ),
     ),
     max_size=60,
 )
@@ -93,7 +95,8 @@ def test_the_cohorts_clipped_sum_is_each_members_term_added(
     max_output: list[int], events: list[tuple[object, ...]]
 ) -> None:
     # Each member's generated count worked out here on its own (it gains one per step the
-    # cohort decodes, none in a held step), its clipped remaining output summed term by term.
+    # cohort decodes, none in a held step), its clipped remaining output r summed term by term;
+    # over a run of k steps it is clipped until r - j reaches the clip, at j = r - clip.
     cohort = DecodeCohort(8, 4)
     step = 0
     joined: dict[int, tuple[int, int, int]] = {}  # member: (generated, step, holds) at joining
@@ -118,11 +121,19 @@ def test_the_cohorts_clipped_sum_is_each_members_term_added(
             holds += 1
             step += 1
         else:
-            _, dt, clip = event
-            assert isinstance(dt, int) and isinstance(clip, int)
+            _, dt, clip, k = event
+            assert isinstance(dt, int) and isinstance(clip, int) and isinstance(k, int)
             at = max(0, step + dt)
-            expected = 0
-            for i, (g, start, held) in joined.items():
-                generated = g + (at - start) - (holds - held)
-                expected += min(max_output[i] - generated, clip)
+            left = [
+                max_output[i] - (g + (at - start) - (holds - held))
+                for i, (g, start, held) in joined.items()
+            ]
+            expected = sum(min(r, clip) for r in left)
             assert cohort.clipped_future(at, clip, max_output) == expected
+            crossings = sorted(r - clip for r in left if 0 < r - clip < k)
+            unclipped = sum(r <= clip for r in left)
+            assert cohort.clip_crossings(at, clip, max_output, k) == (
+                expected,
+                unclipped,
+                crossings,
+            )

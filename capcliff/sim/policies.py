@@ -200,19 +200,21 @@ def _admitted_reserve(
     `PrefillAdder` counts its budget down (python/sglang/srt/managers/schedule_policy.py
     `_update_prefill_budget`)."""
     memo = _ADMITTED_MEMO
-    start, reserve, blocks = 0, running, 0
+    start, reserve, blocks, end = 0, running, 0, len(admitted)
     if memo[0] is admitted and memo[3] == clip and memo[4] == running:
         counted = memo[1]
         assert isinstance(counted, int)
-        if counted <= len(admitted) and (not counted or admitted[counted - 1] is memo[2]):
+        if counted <= end and (not counted or admitted[counted - 1] is memo[2]):
             start, reserve, blocks = counted, memo[5], memo[6]  # type: ignore[assignment]
-    for a in admitted[start:]:
+    for k in range(start, end):  # no slice: mostly the one entry added since the last call
+        a = admitted[k]
         reserve += (
             a.prefill_tokens + a.kv_tokens + min(a.max_output_tokens - a.generated_tokens, clip)
         )
         blocks += a.blocks_now
-    if admitted:
-        memo[:] = [admitted, len(admitted), admitted[-1], clip, running, reserve, blocks]
+    if end:
+        memo[0], memo[1], memo[2], memo[3] = admitted, end, admitted[-1], clip
+        memo[4], memo[5], memo[6] = running, reserve, blocks
     return reserve, blocks
 
 
@@ -228,14 +230,14 @@ def sglang_admit(
     reserve their input + min(max_new - generated, 4096); the candidate's input + its clipped
     max_new must be below what is left (free tokens - reserves)."""
     running = view.new_token_ratio * float(view.future_tokens(clip))
-    reserve, taken = _admitted_reserve(running, admitted, clip)
-    free_tokens = (view.free_blocks + taken) * view.block_size
-    need = (
-        cand.prefill_tokens
-        + cand.kv_tokens
-        + min(cand.max_output_tokens - cand.generated_tokens, clip)
-    )
-    return need < free_tokens - reserve and cand.blocks_now <= view.free_blocks
+    # the head of the queue is asked alone far more often than after others (every run of
+    # decode steps): nothing admitted reserves nothing and takes no blocks
+    reserve, taken = _admitted_reserve(running, admitted, clip) if admitted else (running, 0)
+    free = view.free_blocks
+    kv = cand.kv_tokens  # prefill_tokens, without the property: 0 for a swapped-in request
+    prefill = 0 if kv else cand.prompt_tokens + cand.generated_tokens - cand.cached_tokens
+    need = prefill + kv + min(cand.max_output_tokens - cand.generated_tokens, clip)
+    return need < (free + taken) * view.block_size - reserve and cand.blocks_now <= free
 
 
 def trtllm_no_evict_admit(
@@ -384,10 +386,35 @@ def sglang_first_admissible_step(
     below = np.concatenate([[0], np.cumsum(x)])
     cut = np.searchsorted(x, clip + steps, side="left")  # x < clip + j -> x - j < clip
     reserve_tokens = below[cut] + (clip + steps) * (len(x) - cut) - steps * len(x)
-    free_tokens = free_blocks_after * block_size
-    ok = (need_tokens < free_tokens - ratios * reserve_tokens) & (blocks_now <= free_blocks_after)
+    ok = sglang_admissible(
+        need_tokens=need_tokens,
+        blocks_now=blocks_now,
+        free_blocks_after=free_blocks_after,
+        block_size=block_size,
+        ratios=ratios,
+        reserve_tokens=reserve_tokens,
+    )
     hits = np.flatnonzero(ok)
     return first + int(hits[0]) if len(hits) else None
+
+
+def sglang_admissible(
+    *,
+    need_tokens: int,
+    blocks_now: int,
+    free_blocks_after: IntArray,
+    block_size: int,
+    ratios: npt.NDArray[np.float64],
+    reserve_tokens: IntArray,
+) -> npt.NDArray[np.bool_]:
+    """`sglang_admit`'s verdict at each of several steps, for a candidate needing `need_tokens`
+    tokens and `blocks_now` blocks: free blocks then (after the step's decode allocations), the
+    ratio then and the running set's clipped remaining outputs (tokens) then."""
+    free_tokens = free_blocks_after * block_size
+    admissible: npt.NDArray[np.bool_] = (need_tokens < free_tokens - ratios * reserve_tokens) & (
+        blocks_now <= free_blocks_after
+    )
+    return admissible
 
 
 @dataclass(frozen=True)

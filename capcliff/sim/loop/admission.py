@@ -46,8 +46,11 @@ class AdmissionView:
 
     @property
     def new_token_ratio(self) -> float:
-        """SGLang's new-token ratio now (0 for other policies)."""
-        return self._sim.new_token_ratio
+        """SGLang's new-token ratio now (0 for other policies): `ReplicaState.new_token_ratio`,
+        read once per candidate SGLang's rule is asked about."""
+        sim = self._sim
+        ratio = sim.rule.ratio
+        return ratio.value(sim.ratio_base, sim.ratio_steps) if ratio else 0.0
 
     def full_length_blocks(self) -> int:
         """Sum of ceil((prompt + max_output) / B) over running requests admitted before this

@@ -15,7 +15,7 @@ rotates.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right, insort
 from heapq import heapify, heappop, heappush  # names, not module attributes: cheaper
 from typing import TypeVar
 
@@ -78,6 +78,10 @@ class DecodeCohort:
         self._above: list[int] = []  # min-heap of T x size + i
         self._below: list[int] = []  # min-heap of -(T x size + i): the latest T first
         self._above_count = self._below_count = self._below_sum = 0
+        # every member's T x size + i, ascending: the members crossing the clip over a run of
+        # steps are a slice of it (`clip_crossings`), where the heaps would be popped and pushed
+        # back
+        self._crossings: list[int] = []
 
     def add(self, i: int, context: int, generated: int, output: int, step: int) -> None:
         """Start decoding request i at `step` with `context` KV tokens and `generated` tokens (of
@@ -153,6 +157,8 @@ class DecodeCohort:
                 self._below_count -= 1
                 self._below_sum -= self._clip_max[i] - base_g
             self._clip_side[i] = 0
+            crossings = self._crossings
+            del crossings[bisect_left(crossings, self._clip_cross[i])]
         t = step - lag
         return base_c + t, base_g + t
 
@@ -236,21 +242,37 @@ class DecodeCohort:
         self._clip_t = t
         return clip * self._above_count + self._below_sum - self._below_count * t
 
+    def clip_crossings(
+        self, step: int, clip: int, max_output: list[int], k: int
+    ) -> tuple[int, int, list[int]]:
+        """(`clipped_future` at `step`; members with at most `clip` tokens left then; for each
+        member whose remaining output falls to `clip` in step + j, 0 < j < k, that j,
+        ascending). Over steps step .. step + k - 1 the sum falls by the members with at most
+        `clip` left before each step: from step + j to step + j + 1, by the second answer plus
+        the crossings <= j (min(r - 1, clip) = min(r, clip) - 1 exactly when r <= clip)."""
+        total = self.clipped_future(step, clip, max_output)
+        t, size, crossings = step - self._lag, self._size, self._crossings
+        first = bisect_right(crossings, t * size + size - 1)  # T > t
+        last = bisect_right(crossings, (t + k - 1) * size + size - 1, first)  # T < t + k
+        return total, self._below_count, [key // size - t for key in crossings[first:last]]
+
     def _build_clip(self, clip: int, max_output: list[int], t: int) -> None:
         """`clipped_future`'s split of the members at cohort time t, from scratch."""
         self._clip, self._clip_max, self._clip_t = clip, max_output, t
-        self._above, self._below = [], []
+        self._above, self._below, self._crossings = [], [], []
         self._above_count = self._below_count = self._below_sum = 0
         for i in self._members:
             self._clip_join(i)
         heapify(self._above)
         heapify(self._below)
+        self._crossings.sort()
 
     def _clip_join(self, i: int) -> None:
         """Put member i on its side of `_clip_t` (`clipped_future`)."""
         d = self._clip_max[i] - self._generated_bases[i]
         key = (d - self._clip) * self._size + i
         self._clip_cross[i] = key
+        insort(self._crossings, key)
         if d - self._clip > self._clip_t:
             self._clip_side[i] = 1
             self._above_count += 1

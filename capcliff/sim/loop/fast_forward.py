@@ -29,10 +29,12 @@ from capcliff.sim.loop.thrash import (
 from capcliff.sim.policies import (
     SGLANG_CLIP_MAX_NEW_TOKENS,
     Candidate,
-    sglang_first_admissible_step,
+    sglang_admissible,
 )
 
-# Steps in the first window of `_sglang_limit`'s scan (set: any size gives the same answer).
+# Steps `_sglang_limit` scans one at a time, then steps in the first of its numpy windows
+# (set: any sizes give the same answer).
+SGLANG_SCALAR_STEPS = 64
 SGLANG_WINDOW_STEPS = 256
 
 if TYPE_CHECKING:
@@ -263,33 +265,87 @@ def _admission_horizon(
 
 def _sglang_limit(sim: ReplicaState, cand: Candidate, limit: int, *, step: int, free: int) -> int:
     """Steps from `step` (with `free` blocks free at its start) before SGLang's decaying ratio
-    would admit `cand` (as `sglang_admit` decides). The horizon is scanned in windows that grow
-    4x from SGLANG_WINDOW_STEPS, so the arrays stay short and the scan stops at the first hit."""
-    ratio, co = sim.rule.ratio, sim.cohort
+    would admit `cand` (as `sglang_admit` decides). The running set's clipped reserve over the
+    run comes from the cohort's crossings (`DecodeCohort.clip_crossings`), no sort: step by step
+    over the first SGLANG_SCALAR_STEPS steps (most runs end within them), then in windows that
+    grow 4x from SGLANG_WINDOW_STEPS, so the arrays stay short and the scan stops at the first
+    hit. Both are `sglang_first_admissible_step`'s arithmetic, operation for operation."""
+    ratio, co, size = sim.rule.ratio, sim.cohort, sim.block_size
     assert ratio is not None
-    members = co.members()
     clip = SGLANG_CLIP_MAX_NEW_TOKENS
-    future = np.sort(sim.requests.max_output_tokens[members] - (co.generated_base[members] + step))
+    reserve, below, crossings = _clip_scan(sim, step, clip, limit)
     need = (
         cand.prefill_tokens
         + cand.kv_tokens
         + min(cand.max_output_tokens - cand.generated_tokens, clip)
     )
-    lo, width = 0, SGLANG_WINDOW_STEPS
+    blocks_now, base, steps0 = cand.blocks_now, sim.ratio_base, sim.ratio_steps
+    floor, decay = ratio.floor, ratio.decay
+    counts, n_cross, c, free0 = co.phase_counts, len(crossings), 0, free
+    scalar = min(limit, SGLANG_SCALAR_STEPS)
+    for j in range(scalar):
+        free -= counts[(step + j) % size]  # free after step j's decode blocks
+        if blocks_now > free:  # and so in every later step: never admitted in the run
+            return limit
+        if need < free * size - max(floor, base - (steps0 + j) * decay) * reserve:
+            return max(j, 1)
+        while c < n_cross and crossings[c] <= j:
+            below, c = below + 1, c + 1
+        reserve -= below  # the reserve at step j + 1
+    if scalar == limit:
+        return limit
+    scan = (need, blocks_now, reserve, below, crossings[c:])
+    return _sglang_limit_windows(sim, scan, limit, step=step, free=free0)
+
+
+def _clip_scan(sim: ReplicaState, step: int, clip: int, k: int) -> tuple[int, int, list[int]]:
+    """`DecodeCohort.clip_crossings` of the cohort. Where no request of the replica may generate
+    more than `clip` tokens, no member is clipped and none crosses: the sum is the members' max
+    outputs less their generated tokens, kept as requests come and go (as
+    `AdmissionView.future_tokens` reads it), and the cohort keeps no crossings."""
+    co = sim.cohort
+    if sim.max_output_top > clip:
+        return co.clip_crossings(step, clip, sim.max_output, k)
+    x = sim.partial  # the running sum's one non-member
+    members_max = sim.max_output_sum - (0 if x is None else sim.max_output[x])
+    return members_max - co.generated_sum(step), co.count, []
+
+
+def _sglang_limit_windows(
+    sim: ReplicaState,
+    scan: tuple[int, int, int, int, list[int]],
+    limit: int,
+    *,
+    step: int,
+    free: int,
+) -> int:
+    """`_sglang_limit` from step SGLANG_SCALAR_STEPS on, in numpy windows; `scan`: (tokens the
+    candidate needs, blocks it takes now, the reserve at that step, members with at most the
+    clip left before it, the later crossings)."""
+    ratio, co = sim.rule.ratio, sim.cohort
+    assert ratio is not None
+    need, blocks_now, reserve, below, crossings = scan
+    lo, width = SGLANG_SCALAR_STEPS, SGLANG_WINDOW_STEPS
+    later = np.asarray(crossings, dtype=np.int64)
     while lo < limit:
         hi = min(limit, lo + width)
-        hit = sglang_first_admissible_step(
-            need_tokens=need,
-            blocks_now=cand.blocks_now,
-            free_blocks_after=free - co.blocks_needed_by_step(step, hi, lo),
-            block_size=sim.block_size,
-            ratios=ratio.values(sim.ratio_base, sim.ratio_steps + np.arange(lo, hi)),
-            future_tokens=future,
-            clip=clip,
-            first=lo,
+        j = np.arange(lo, hi, dtype=np.int64)
+        falls = below + np.searchsorted(later, j, side="right")  # reserve(j) - reserve(j + 1)
+        drop = np.cumsum(falls)
+        reserves = reserve - np.concatenate(([0], drop[:-1]))
+        hits = np.flatnonzero(
+            sglang_admissible(
+                need_tokens=need,
+                blocks_now=blocks_now,
+                free_blocks_after=free - co.blocks_needed_by_step(step, hi, lo),
+                block_size=sim.block_size,
+                ratios=ratio.values(sim.ratio_base, sim.ratio_steps + j),
+                reserve_tokens=reserves,
+            )
         )
-        if hit is not None:
-            return max(hit, 1)
+        if len(hits):
+            return max(lo + int(hits[0]), 1)
+        reserve -= int(drop[-1])
         lo, width = hi, 4 * width
     return limit
 
