@@ -5,6 +5,8 @@ Every figure is a simulation of the recommended layout at its admission cap (per
 - caching off and on (the engine's prefix cache in HBM only);
 - offload sizes per replica from OFFLOAD_START_BYTES doubling up to the host DRAM of the
   replica's GPUs (the hardware file's `host_dram_tb_per_node` shared by its GPUs), caching on.
+Where no two requests share content and the caching-off run preempts nothing, no run can hit,
+and the others are that run (`content_is_private`): it alone is simulated.
 Recommended size (a named rule, not a fit): offload pays when the best size raises the total hit
 rate (HBM + offload tiers) by at least MIN_HIT_GAIN or cuts TTFT p99 by more than
 OFFLOAD_TOLERANCE against no offload; then the smallest size that reaches HIT_GAIN_SHARE of the
@@ -29,6 +31,7 @@ from capcliff.memory.budget import EngineName
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.sim.config import PREFIX_CACHING_POLICIES, SimConfig
 from capcliff.sim.result import SimResult
+from capcliff.sim.reuse.prefix_reuse import content_is_private
 from capcliff.sim.simulate import simulate
 from capcliff.sim.traffic.workload import Requests
 from capcliff.units import GB, GIB
@@ -78,6 +81,14 @@ def _point(label: str, offload: int, r: SimResult) -> ReusePoint:
         ttft_p99_s=r.ttft.p99 if math.isfinite(r.ttft.p99) else 0.0,
         output_throughput_tok_s=r.output_tokens_per_s,
         preemptions=r.total_preemptions,
+    )
+
+
+def _unhit_point(label: str, offload: int, off: SimResult) -> ReusePoint:
+    """The point of a run with caching on that hit nothing and took `off`'s steps: `off`'s
+    figures with hit rates of 0 (no lookup hit, in HBM or in a tier)."""
+    return _point(label, offload, off).model_copy(
+        update={"prefix_cache_hit_rate": 0.0, "offload_hit_rate": 0.0}
     )
 
 
@@ -154,9 +165,15 @@ def reuse_advice(
         cap = replace(capacity, tiers=tiers)
         return simulate(requests, model, cap, replace(config, prefix_caching=caching), dp=dp)
 
-    points = [_point("caching off", 0, run(False, 0)), _point("caching on", 0, run(True, 0))]
-    for size in offload_sizes(dep, memory):
-        points.append(_point(f"offload {size / GIB:.0f} GiB", size, run(True, size)))
+    off = run(False, 0)
+    sizes = [(f"offload {size / GIB:.0f} GiB", size) for size in offload_sizes(dep, memory)]
+    if off.total_preemptions == 0 and content_is_private(requests):
+        # nothing to hit: every run is the caching-off one (`content_is_private`)
+        unhit = [_unhit_point(label, size, off) for label, size in [("caching on", 0), *sizes]]
+        points = [_point("caching off", 0, off), *unhit]
+    else:
+        points = [_point("caching off", 0, off), _point("caching on", 0, run(True, 0))]
+        points += [_point(label, size, run(True, size)) for label, size in sizes]
     size = recommended_size(points)
     tp_ranks = max(1, memory.layout.gpus // dp)
     base = points[1]

@@ -206,6 +206,37 @@ class PrefixReuse:
         )  # fmt: skip
 
 
+def content_is_private(requests: Requests) -> bool:
+    """Whether no content node lies on two requests' paths (each request's blocks are its own).
+
+    Then a block one request computed can be hit only by that request, and only after it was
+    preempted (a finished request is never looked up again): a run without preemptions hits
+    nothing, with or without offload tiers (a tier holds only what a release wrote). Until a
+    first preemption, a run with the prefix cache on takes the steps of the run with it off: its
+    lookups find nothing (`candidate` asks for the blocks of the chunk alone, as without a cache,
+    since no prefix-caching policy allocates whole prompts), cached blocks no running request
+    references count as free, a finish frees the blocks it held, and a tier's loads and writes
+    cost no step time when nothing is loaded. So the first preemption, if any, comes at the same
+    step in both, and a run with caching off and no preemption is the run of every cache size
+    (tests/test_reuse_private.py checks it bit for bit). Conservative: a shared parent node
+    counts even where the fork leaves it no full block."""
+    if not requests.has_content:
+        return True  # each request is its own content
+    node = requests.content_node
+    if len(node) and node.min() < 0:
+        return False
+    parent = requests.content_parent
+    paths, level = [], node
+    for _ in range(len(parent) + 1):  # a path is no longer than the nodes there are
+        if not len(level):
+            break
+        paths.append(level)
+        up = parent[level]
+        level = up[up >= 0]
+    on_paths = np.concatenate(paths) if paths else node
+    return len(np.unique(on_paths)) == len(on_paths)
+
+
 def replica_reuse(
     requests: Requests,
     capacity: KVCapacity,

@@ -1,0 +1,207 @@
+"""Requests whose content is their own (no block two requests share): the prefix cache can hit
+only a preempted request's own blocks, so a run without preemptions is the same with the cache
+on or off, whatever the offload tiers (`prefix_reuse.content_is_private`), and the reuse advice
+simulates it once."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from capcliff.analysis.plan import reuse_advice as advice_module
+from capcliff.analysis.plan.reuse_advice import reuse_advice
+from capcliff.catalog.layout import Layout
+from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.sim.result import SimResult
+from capcliff.sim.reuse.kv_tiers import KVTier
+from capcliff.sim.reuse.prefix_reuse import content_is_private
+from capcliff.sim.simulate import simulate
+from capcliff.sim.traffic.workload import Requests
+from tests.simtools import constant_model, llama_8b_h200, toy_model
+
+
+def _requests(
+    prompts: list[int],
+    outputs: list[int],
+    arrivals: list[float],
+    *,
+    node: list[int] | None = None,
+    parent: list[int] | None = None,
+) -> Requests:
+    """Requests on content nodes (default: request i on its own root node i)."""
+    n = len(prompts)
+    node = list(range(n)) if node is None else node
+    parent = [-1] * (max(node) + 1) if parent is None else parent
+    return Requests(
+        input_tokens=np.asarray(prompts, dtype=np.int64),
+        output_tokens=np.asarray(outputs, dtype=np.int64),
+        max_output_tokens=np.asarray(outputs, dtype=np.int64),
+        arrival_s=np.asarray(arrivals, dtype=np.float64),
+        content_node=np.asarray(node, dtype=np.int64),
+        content_parent=np.asarray(parent, dtype=np.int64),
+        content_fork_tokens=np.zeros(len(parent), dtype=np.int64),
+    )
+
+
+def _differences(x: Any, y: Any, path: str = "") -> list[str]:
+    """The fields where x and y differ, bit for bit (NaN equals NaN)."""
+    if (x is None) != (y is None):
+        return [path]
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return [d for f in dataclasses.fields(x) for d in _differences(
+            getattr(x, f.name), getattr(y, f.name), f"{path}.{f.name}")]  # fmt: skip
+    if isinstance(x, np.ndarray):
+        same = x.dtype == y.dtype and np.array_equal(x, y, equal_nan=x.dtype.kind == "f")
+        return [] if same else [path]
+    if isinstance(x, tuple | list):
+        if len(x) != len(y):
+            return [path]
+        return [d for k, (a, b) in enumerate(zip(x, y, strict=True))
+                for d in _differences(a, b, f"{path}[{k}]")]  # fmt: skip
+    if isinstance(x, float) and math.isnan(x) and math.isnan(y):
+        return []
+    return [] if x == y else [path]
+
+
+def test_requests_each_on_its_own_root_node_are_private() -> None:
+    assert content_is_private(_requests([5, 6, 7], [2, 2, 2], [0.0, 0.0, 0.0]))
+
+
+def test_requests_without_content_nodes_are_private() -> None:
+    plain = Requests(np.array([5, 6]), np.array([2, 2]), np.array([2, 2]), np.zeros(2))
+    assert content_is_private(plain)
+
+
+def test_two_turns_of_one_session_share_their_node() -> None:
+    assert not content_is_private(_requests([5, 12], [2, 2], [0.0, 0.0], node=[0, 0]))
+
+
+def test_two_sessions_under_one_shared_prefix_share_its_node() -> None:
+    # nodes 1 and 2 both fork from the prefix node 0: node 0 is on both paths
+    shared = _requests([5, 6], [2, 2], [0.0, 0.0], node=[1, 2], parent=[-1, 0, 0])
+    assert not content_is_private(shared)
+
+
+def test_one_session_under_a_prefix_of_its_own_is_private() -> None:
+    # node 1 forks from node 0, which no other request's path passes
+    alone = _requests([5, 6], [2, 2], [0.0, 0.0], node=[1, 2], parent=[-1, 0, -1])
+    assert content_is_private(alone)
+
+
+def test_a_preempted_request_re_hits_its_own_blocks_so_the_cache_changes_that_run() -> None:
+    # The case of tests/test_sim_retained.py: 2 requests of 8 + 10 tokens in 6 blocks of 4, 1 ms
+    # per step. B is preempted at 12 tokens (3 full blocks cached); A's blocks in steps 5 and 9
+    # take two of them from the LRU head, so B's recompute hits 1 block: 4 tokens it need not
+    # compute again, which the run with the cache off computes.
+    requests = _requests([8, 8], [10, 10], [0.0, 0.0])
+    assert content_is_private(requests)
+    capacity = KVCapacity(6, 4)
+    on = simulate(requests, constant_model(1e-3), capacity, SimConfig(prefix_caching=True))
+    off = simulate(requests, constant_model(1e-3), capacity, SimConfig(prefix_caching=False))
+    assert list(on.preemptions) == list(off.preemptions) == [0, 1]
+    assert on.reuse is not None and on.reuse.prefill_tokens_saved == 4
+    assert off.scheduled_tokens - on.scheduled_tokens == 4
+
+
+TIER = KVTier("cpu", tokens=4096, read_bytes_per_s=1e12, write_bytes_per_s=1e9, latency_s=1e-6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    policy=st.sampled_from(["vllm", "vllm-first-chunk", "sglang"]),
+    tiers=st.booleans(),
+)
+def test_without_preemptions_private_requests_run_alike_with_the_cache_on_or_off(
+    seed: int, policy: str, tiers: bool
+) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 40))
+    prompts = rng.integers(1, 120, n).tolist()
+    outputs = rng.integers(1, 60, n).tolist()
+    arrivals = np.cumsum(rng.exponential(0.002, n)) if seed % 2 else np.zeros(n)
+    requests = _requests(prompts, outputs, arrivals.tolist())
+    block = int(rng.choice([1, 4, 16]))
+    need = max(p + o for p, o in zip(prompts, outputs, strict=True))
+    blocks = -(-need // block) + int(rng.integers(0, 3 * need)) // block
+    capacity = KVCapacity(
+        blocks, block, kv_bytes_per_token=1000, tiers=(TIER,) if tiers else (),
+        offload_write_back=bool(seed % 3 == 0),
+    )  # fmt: skip
+    seqs = int(rng.integers(1, 16))
+    config = SimConfig(
+        policy=policy, max_num_seqs=seqs, max_num_batched_tokens=int(rng.integers(seqs, 200))
+    )
+    model = toy_model()
+    off = simulate(requests, model, capacity, dataclasses.replace(config, prefix_caching=False))
+    on: SimResult = simulate(
+        requests, model, capacity, dataclasses.replace(config, prefix_caching=True)
+    )
+    if off.total_preemptions:  # then the cache may give a request its own blocks back
+        return
+    assert _differences(off, on) == [".reuse"]
+    assert on.reuse is not None and on.reuse.prefill_tokens_saved == 0
+    assert all(t.hit_tokens == 0 for t in on.reuse.tiers)
+
+
+def _advice_inputs(requests: Requests) -> tuple[Any, Any, Requests, SimConfig]:
+    dep = llama_8b_h200("vllm")
+    memory = dep.memory(Layout(tp=1), 2048)
+    config = dataclasses.replace(dep.sim_config(2048), max_num_seqs=8, prefix_caching=True)
+    return dep, memory, requests, config
+
+
+def _counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    real = advice_module.simulate
+
+    def counting(*args: Any, **kwargs: Any) -> SimResult:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(advice_module, "simulate", counting)
+    return calls
+
+
+def _trace(rng: np.random.Generator, n: int) -> tuple[list[int], list[int], list[float]]:
+    prompts = rng.integers(20, 400, n).tolist()
+    outputs = rng.integers(5, 80, n).tolist()
+    return prompts, outputs, np.cumsum(rng.exponential(0.01, n)).tolist()
+
+
+def test_the_advice_on_private_requests_is_the_advice_of_every_replay(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    requests = _requests(*_trace(np.random.default_rng(7), 300))
+    inputs = _advice_inputs(requests)
+    calls = _counted(monkeypatch)
+    once = reuse_advice(*inputs)
+    assert len(calls) == 1  # the caching-off run alone
+    monkeypatch.setattr(advice_module, "content_is_private", lambda _: False)
+    every = reuse_advice(*inputs)
+    assert once is not None and every is not None
+    # caching off, caching on, and each offload size (64 GiB doubling within the host's DRAM)
+    assert len(calls) == 1 + len(every.points)
+    assert once == every
+    assert [p.prefix_cache_hit_rate for p in once.points][:2] == [None, 0.0]
+
+
+def test_requests_that_share_content_are_replayed_at_every_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # two-turn sessions: request 2k + 1 is the second turn of request 2k (one node each pair)
+    prompts, outputs, arrivals = _trace(np.random.default_rng(11), 200)
+    node = [i // 2 for i in range(200)]
+    requests = _requests(prompts, outputs, arrivals, node=node)
+    calls = _counted(monkeypatch)
+    advice = reuse_advice(*_advice_inputs(requests))
+    assert advice is not None
+    assert len(calls) == len(advice.points) >= 3  # off, on and at least one offload size
+    assert advice.points[1].prefix_cache_hit_rate is not None
+    assert advice.points[1].prefix_cache_hit_rate > 0
