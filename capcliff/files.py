@@ -116,6 +116,11 @@ def unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return data
 
 
+# the decoders `json.loads` builds on every call (a JSONL trace parses one line at a time)
+_DECODER = json.JSONDecoder()
+_UNIQUE_KEYS = json.JSONDecoder(object_pairs_hook=unique_object)
+
+
 def parse_json(
     text: str,
     *,
@@ -136,6 +141,8 @@ def parse_json(
         return f"{exc.msg} at line {exc.lineno}"
 
     def loads(raw: str) -> Any:
+        if isinstance(raw, str) and not raw.startswith("\ufeff"):  # json.loads refuses a BOM
+            return (_UNIQUE_KEYS if unique_keys else _DECODER).decode(raw)
         return json.loads(raw, object_pairs_hook=unique_object if unique_keys else None)
 
     data = _parsed(loads, text, (json.JSONDecodeError, describe), "json", source, error)

@@ -6,7 +6,9 @@ simulates it once."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -14,15 +16,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from capcliff.analysis.evaluate import online_load as load_module
+from capcliff.analysis.evaluate.capacity import Replica
+from capcliff.analysis.evaluate.online_load import OnlineWorkload
+from capcliff.analysis.plan import fleet as fleet_module
 from capcliff.analysis.plan import reuse_advice as advice_module
 from capcliff.analysis.plan.reuse_advice import reuse_advice
+from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.layout import Layout
+from capcliff.errors import InputError
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.result import SimResult
 from capcliff.sim.reuse.kv_tiers import KVTier
+from capcliff.sim.reuse.prefix_cache import PrefixCache
 from capcliff.sim.reuse.prefix_reuse import content_is_private
 from capcliff.sim.simulate import simulate
-from capcliff.sim.traffic.workload import Requests
+from capcliff.sim.traffic.workload import Requests, parse_trace
 from tests.simtools import constant_model, llama_8b_h200, toy_model
 
 
@@ -205,3 +214,103 @@ def test_requests_that_share_content_are_replayed_at_every_size(
     assert len(calls) == len(advice.points) >= 3  # off, on and at least one offload size
     assert advice.points[1].prefix_cache_hit_rate is not None
     assert advice.points[1].prefix_cache_hit_rate > 0
+
+
+def _fleet_caching(monkeypatch: pytest.MonkeyPatch) -> list[bool | None]:
+    """The prefix_caching of each run the fleet check asks for, as the runs come."""
+    caching: list[bool | None] = []
+    real = fleet_module.simulate
+
+    def recording(*args: Any, **kwargs: Any) -> SimResult:
+        caching.append(args[3].prefix_caching)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fleet_module, "simulate", recording)
+    return caching
+
+
+def _replica(blocks: int) -> tuple[Replica, SimConfig]:
+    config = SimConfig(policy="vllm", max_num_seqs=4, max_num_batched_tokens=64)
+    return Replica(constant_model(1e-3), KVCapacity(blocks, 4), config), config
+
+
+def test_the_fleet_check_of_private_requests_runs_with_the_cache_off_when_none_is_preempted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 6 requests of 8 + 10 tokens, 4 at a time in 60 blocks of 4: 4 x 5 = 20 blocks at most
+    requests = _requests([8] * 6, [10] * 6, [0.0] * 6)
+    replica, config = _replica(60)
+    caching = _fleet_caching(monkeypatch)
+    result = fleet_module._fleet_run(replica, requests, replace(config, prefix_caching=None), 1, 1)
+    assert caching == [False]
+    on = replace(config, prefix_caching=True)
+    configured = simulate(requests, replica.steps, replica.capacity, on)
+    assert _differences(result, configured) == [".reuse"]
+
+
+def test_the_fleet_check_runs_as_configured_once_the_cache_off_run_preempts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 2 requests of 8 + 10 tokens in 6 blocks of 4: the second is preempted (see above), and
+    # the cache then gives it a block back: the run with the cache off is not the fleet's
+    requests = _requests([8, 8], [10, 10], [0.0, 0.0])
+    replica, config = _replica(6)
+    caching = _fleet_caching(monkeypatch)
+    result = fleet_module._fleet_run(replica, requests, replace(config, prefix_caching=None), 1, 1)
+    assert caching == [False, None]
+    assert result.reuse is not None and result.reuse.prefill_tokens_saved == 4
+
+
+def test_the_fleet_check_of_shared_content_runs_as_configured_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    requests = _requests([8, 20], [4, 4], [0.0, 0.5], node=[0, 0])  # two turns of one session
+    replica, config = _replica(60)
+    caching = _fleet_caching(monkeypatch)
+    fleet_module._fleet_run(replica, requests, replace(config, prefix_caching=None), 1, 1)
+    assert caching == [None]
+
+
+def test_a_root_node_owns_every_block_of_a_lookup_from_its_start() -> None:
+    # blocks of 4: root 0 from block 0; node 1 forks from it at 8 tokens (its own part from block
+    # 2); root 2 starts at 6 tokens (block 1)
+    cache = PrefixCache([-1, 0, -1], [0, 8, 6], 4)
+    assert cache.segments(0, 5) == [(0, 0, 5)]
+    assert cache.segments(0, 0) == []
+    assert cache.segments(1, 5) == [(0, 0, 2), (1, 2, 5)]
+    assert cache.segments(2, 3) == [(2, 1, 3)]
+    assert cache.segments(2, 1) == []
+
+
+def test_a_timed_trace_is_parsed_once_for_its_label_and_its_backlog(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lines = tuple(
+        json.dumps({"session_id": f"s{i}", "turn": 0, "input_tokens": 50 + i,
+                    "output_tokens": 20, "arrival_s": i * 0.01})
+        for i in range(5)
+    )  # fmt: skip
+    parses: list[int] = []
+    real = load_module.plan_workloads
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        parses.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(load_module, "plan_workloads", counting)
+    workload = OnlineWorkload(WorkloadChoice(num_requests=1, trace_lines=lines), seed=3)
+    backlog = workload.backlog(0)
+    assert len(parses) == 1
+    assert backlog.input_tokens.tolist() == [50, 51, 52, 53, 54]
+    assert backlog.arrival_s.tolist() == [0.0, 0.01, 0.02, 0.03, 0.04]
+
+
+def test_a_trace_line_with_a_byte_order_mark_is_refused_as_json_refuses_it() -> None:
+    with pytest.raises(InputError, match=r"trace line 1: \(json\): Unexpected UTF-8 BOM"):
+        parse_trace(['\ufeff{"input_tokens": 5, "output_tokens": 2}'])
+
+
+def test_a_trace_line_naming_a_key_twice_is_refused() -> None:
+    with pytest.raises(InputError, match=r"trace line 2: .*'output_tokens': key given twice"):
+        parse_trace(['{"input_tokens": 5, "output_tokens": 2}',
+                     '{"input_tokens": 5, "output_tokens": 2, "output_tokens": 3}'])  # fmt: skip

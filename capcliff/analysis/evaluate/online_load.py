@@ -79,8 +79,10 @@ class OnlineWorkload:
             spec = self.choice.session_spec()
             self.label = f"{self.choice.preset_name} ({describe_sessions(spec)})"
             return
-        label, _ = plan_workloads(replace(self._batch_choice(1)), self.seed)
+        label, series = plan_workloads(self._batch_choice(1), self.seed)
         self.label = label
+        if self.is_trace:  # its rows whatever the count: the backlog, parsed once
+            self._lengths[0] = series[0][1]
 
     @property
     def sessions(self) -> bool:

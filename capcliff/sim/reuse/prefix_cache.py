@@ -84,6 +84,9 @@ class PrefixCache:
 
     def segments(self, node: int, limit: int) -> list[tuple[int, int, int]]:
         """(node, first block, end block) of each node's share of blocks [0, limit)."""
+        if self.parent[node] < 0:  # a root owns every block from its start (the loop's one pass)
+            lo = self.own_start[node]
+            return [(node, lo, limit)] if limit > lo else []
         bounds = self._bounds.get(node)
         if bounds is None:
             path, own = self.path(node), self.own_start
