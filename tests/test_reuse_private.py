@@ -9,21 +9,26 @@ import dataclasses
 import json
 import math
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
 from capcliff.analysis.evaluate import online_load as load_module
 from capcliff.analysis.evaluate.capacity import Replica
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.plan import fleet as fleet_module
 from capcliff.analysis.plan import reuse_advice as advice_module
+from capcliff.analysis.plan import runs as runs_module
 from capcliff.analysis.plan.reuse_advice import reuse_advice
+from capcliff.analysis.plan.runs import SimRuns
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.layout import Layout
+from capcliff.cli import app
 from capcliff.errors import InputError
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.result import SimResult
@@ -241,7 +246,9 @@ def test_the_fleet_check_of_private_requests_runs_with_the_cache_off_when_none_i
     requests = _requests([8] * 6, [10] * 6, [0.0] * 6)
     replica, config = _replica(60)
     caching = _fleet_caching(monkeypatch)
-    result = fleet_module._fleet_run(replica, requests, replace(config, prefix_caching=None), 1, 1)
+    result = fleet_module._fleet_run(
+        replica, requests, replace(config, prefix_caching=None), (1, 1)
+    )
     assert caching == [False]
     on = replace(config, prefix_caching=True)
     configured = simulate(requests, replica.steps, replica.capacity, on)
@@ -256,7 +263,9 @@ def test_the_fleet_check_runs_as_configured_once_the_cache_off_run_preempts(
     requests = _requests([8, 8], [10, 10], [0.0, 0.0])
     replica, config = _replica(6)
     caching = _fleet_caching(monkeypatch)
-    result = fleet_module._fleet_run(replica, requests, replace(config, prefix_caching=None), 1, 1)
+    result = fleet_module._fleet_run(
+        replica, requests, replace(config, prefix_caching=None), (1, 1)
+    )
     assert caching == [False, None]
     assert result.reuse is not None and result.reuse.prefill_tokens_saved == 4
 
@@ -267,7 +276,7 @@ def test_the_fleet_check_of_shared_content_runs_as_configured_at_once(
     requests = _requests([8, 20], [4, 4], [0.0, 0.5], node=[0, 0])  # two turns of one session
     replica, config = _replica(60)
     caching = _fleet_caching(monkeypatch)
-    fleet_module._fleet_run(replica, requests, replace(config, prefix_caching=None), 1, 1)
+    fleet_module._fleet_run(replica, requests, replace(config, prefix_caching=None), (1, 1))
     assert caching == [None]
 
 
@@ -314,3 +323,65 @@ def test_a_trace_line_naming_a_key_twice_is_refused() -> None:
     with pytest.raises(InputError, match=r"trace line 2: .*'output_tokens': key given twice"):
         parse_trace(['{"input_tokens": 5, "output_tokens": 2}',
                      '{"input_tokens": 5, "output_tokens": 2, "output_tokens": 3}'])  # fmt: skip
+
+
+def _counted_runs(monkeypatch: pytest.MonkeyPatch) -> list[SimConfig]:
+    configs: list[SimConfig] = []
+    real = runs_module.simulate
+
+    def recording(*args: Any, **kwargs: Any) -> SimResult:
+        configs.append(args[3])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runs_module, "simulate", recording)
+    return configs
+
+
+def test_runs_with_equal_inputs_are_simulated_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    configs = _counted_runs(monkeypatch)
+    runs, model, capacity = SimRuns(), constant_model(1e-3), KVCapacity(60, 4)
+    first = runs.simulate(_requests([8, 9], [4, 4], [0.0, 0.1]), model, capacity, SimConfig())
+    again = runs.simulate(_requests([8, 9], [4, 4], [0.0, 0.1]), model, capacity, SimConfig())
+    assert again is first and len(configs) == 1
+
+
+def test_a_default_prefix_cache_is_the_setting_it_resolves_to(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # requests on content nodes: None (the engine's default) resolves to on for vllm
+    configs = _counted_runs(monkeypatch)
+    runs, model, capacity = SimRuns(), constant_model(1e-3), KVCapacity(60, 4)
+    requests = _requests([8, 9], [4, 4], [0.0, 0.1])
+    runs.simulate(requests, model, capacity, SimConfig(prefix_caching=None))
+    runs.simulate(requests, model, capacity, SimConfig(prefix_caching=True))
+    assert [c.prefix_caching for c in configs] == [True]
+
+
+def test_runs_of_other_requests_or_settings_are_simulated_apart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    configs = _counted_runs(monkeypatch)
+    runs, model, capacity = SimRuns(), constant_model(1e-3), KVCapacity(60, 4)
+    requests = _requests([8, 9], [4, 4], [0.0, 0.1])
+    runs.simulate(requests, model, capacity, SimConfig())
+    runs.simulate(_requests([8, 9], [4, 4], [0.0, 0.2]), model, capacity, SimConfig())
+    runs.simulate(requests, model, capacity, SimConfig(max_num_seqs=1))
+    runs.simulate(requests, model, capacity, SimConfig(), dp=2)
+    assert len(configs) == 4
+
+
+def test_a_plan_on_single_turn_sessions_replays_the_trace_once_for_fleet_and_reuse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 400 sessions of one turn, 10 ms apart: the fleet check (one replica at the trace's times)
+    # and the reuse advice's caching-off run are one run, and the advice needs no other
+    rows = [{"session_id": f"s{i}", "turn": 0, "input_tokens": 50, "output_tokens": 20,
+             "arrival_s": i * 0.01} for i in range(400)]  # fmt: skip
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    configs = _counted_runs(monkeypatch)
+    argv = ["plan", "llama-3.1-8b", "--gpus", "1", "--jobs", "1", "--workload", str(trace)]
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 0, result.output
+    assert [c.prefix_caching for c in configs] == [False]
+    assert "caching on: TTFT p99" in result.output

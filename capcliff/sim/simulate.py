@@ -87,7 +87,7 @@ def route(requests: Requests, dp: int, routing: Routing) -> list[IntArray]:
     return [np.flatnonzero(owner == r) for r in range(dp)]
 
 
-def _content(requests: Requests) -> tuple[object, ...]:
+def requests_key(requests: Requests) -> tuple[object, ...]:
     """Every field of `requests`, arrays bit for bit (with their types): equal keys, equal
     requests."""
     values = (getattr(requests, f.name) for f in fields(requests))
@@ -103,7 +103,7 @@ def _distinct_runs(
     done: dict[tuple[object, ...], ReplicaResult] = {}
     runs = []
     for mine in subsets:
-        key = _content(mine)
+        key = requests_key(mine)
         if key not in done:
             done[key] = run(mine)
         runs.append(done[key])

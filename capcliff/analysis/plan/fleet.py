@@ -25,6 +25,7 @@ from capcliff.analysis.evaluate.online_load import LoadKind, OnlineWorkload
 from capcliff.analysis.evaluate.rate_search import meets_slo
 from capcliff.analysis.evaluate.solver import Slo, config_at
 from capcliff.analysis.evaluate.steady_state import SteadyState, steady_state
+from capcliff.analysis.plan.runs import SimRuns
 from capcliff.analysis.plan.types import FleetEntry
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
@@ -153,9 +154,11 @@ def check_fleet(
     replicas: int,
     workload: OnlineWorkload,
     slo: Slo | None,
+    runs: SimRuns | None = None,
 ) -> Checked:
     """Simulate `replicas` units at the workload's load with the configured routing; add one
-    while the SLO (or, without one, a bounded queue) is missed."""
+    while the SLO (or, without one, a bounded queue) is missed. `runs`: the plan's runs so far
+    (`runs.SimRuns`)."""
     limits = slo or Slo.unlimited()
     count = replicas
     for _ in range(VERIFY_RETRIES + 1):
@@ -169,7 +172,7 @@ def check_fleet(
             assert offered is not None
             requests = workload.at_rate(n, offered)
         config = config_at(ev.replica.config, unit.cap * engines, engines)
-        result = _fleet_run(ev.replica, requests, config, engines, count)
+        result = _fleet_run(ev.replica, requests, config, (engines, count), runs)
         state = steady_state(result, open_loop=workload.kind is not LoadKind.CLIENTS)
         if meets_slo(state, limits):
             return Checked(count, state, True)
@@ -178,20 +181,26 @@ def check_fleet(
 
 
 def _fleet_run(
-    replica: Replica, requests: Requests, config: SimConfig, engines: int, groups: int
+    replica: Replica,
+    requests: Requests,
+    config: SimConfig,
+    engines_groups: tuple[int, int],
+    runs: SimRuns | None = None,
 ) -> SimResult:
     """`simulate` of the fleet, whose steady state reads no prefix-cache figure. Where the cache
     is on but no request can hit another's blocks (`content_is_private`), the run with it off
     first: without a preemption it takes the same steps, faster; with one, the cache may give a
     request its own blocks back, so the run is done as configured."""
     steps, capacity = replica.steps, replica.capacity
+    engines, groups = engines_groups
+    run = simulate if runs is None else runs.simulate
     caching = resolved_prefix_caching(config, shares_content=requests.has_content).prefix_caching
     if caching and content_is_private(requests):
         off = replace(config, prefix_caching=False)
-        result = simulate(requests, steps, capacity, off, dp=engines, groups=groups)
+        result = run(requests, steps, capacity, off, dp=engines, groups=groups)
         if result.total_preemptions == 0:
             return result
-    return simulate(requests, steps, capacity, config, dp=engines, groups=groups)
+    return run(requests, steps, capacity, config, dp=engines, groups=groups)
 
 
 def fleet_entry(

@@ -46,6 +46,7 @@ from capcliff.analysis.plan.group_note import group_note
 from capcliff.analysis.plan.inputs import PlanInputs
 from capcliff.analysis.plan.online_reuse import mean_think_s, online_reuse
 from capcliff.analysis.plan.online_rows import layout_row, recommendation_reasons_online
+from capcliff.analysis.plan.runs import SimRuns
 from capcliff.analysis.plan.ties import Option, decide, simplicity, tie_band, tie_reason
 from capcliff.analysis.plan.types import (
     FleetEntry,
@@ -88,6 +89,8 @@ class _Context:
     # the fleets simulated at the load (`fleet.check_key`)
     searched: Searched = field(default_factory=Searched)
     checked: dict[CheckKey, Checked] = field(default_factory=dict)
+    # the runs the fleet check and the reuse advice share (`runs.SimRuns`)
+    runs: SimRuns = field(default_factory=SimRuns)
 
     @property
     def band(self) -> float:
@@ -260,7 +263,7 @@ def _checked_fleet(ctx: _Context, ev: LayoutEval) -> tuple[int | None, Checked |
     # tp4, even where their rates differ): one fleet, simulated once
     seen = check_key(ev, unit, needed)
     if seen not in ctx.checked:
-        ctx.checked[seen] = check_fleet(ev, unit, needed, ctx.workload, ctx.options.slo)
+        ctx.checked[seen] = check_fleet(ev, unit, needed, ctx.workload, ctx.options.slo, ctx.runs)
     checked = ctx.checked[seen]
     return checked.replicas, checked
 
@@ -466,7 +469,7 @@ def _recommend(
         dep, (best.memory, best.capacity.cap * lay.dp), rec, inputs,
         served_model(dep, local=o.serve_local_path),
     )  # fmt: skip
-    sessions, reuse = online_reuse(dep, best, ctx.workload, o.headroom)
+    sessions, reuse = online_reuse(dep, best, ctx.workload, o.headroom, ctx.runs)
     if load.saturated:
         notes.insert(0, _overload_note(load, best, entry, o.headroom))
         if reuse is not None:

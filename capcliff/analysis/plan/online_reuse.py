@@ -25,6 +25,7 @@ from capcliff.analysis.evaluate.layout_capacity import LayoutEval
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.session_load import SessionCapacity, requests_per_session
 from capcliff.analysis.plan.reuse_advice import ReuseAdvice, reuse_advice
+from capcliff.analysis.plan.runs import SimRuns
 from capcliff.sim.traffic.workload import Requests
 
 REUSE_REQUESTS = 2000  # set: requests per reuse-advice run (the whole layout)
@@ -57,15 +58,19 @@ def online_requests(workload: OnlineWorkload, sustained_rps: float, headroom: fl
 
 
 def online_reuse(
-    dep: Deployment, best: LayoutEval, workload: OnlineWorkload, headroom: float
+    dep: Deployment,
+    best: LayoutEval,
+    workload: OnlineWorkload,
+    headroom: float,
+    runs: SimRuns | None = None,
 ) -> tuple[SessionCapacity | None, ReuseAdvice | None]:
     """(session capacity, reuse advice) of the recommended layout at the online load; (None,
-    None) for a workload that shares no content."""
+    None) for a workload that shares no content. `runs`: the plan's runs so far."""
     requests = online_requests(workload, best.sustained_rps, headroom)
     if not requests.has_content:
         return None, None
     config = replace(best.replica.config, max_num_seqs=best.capacity.cap)
-    advice = reuse_advice(dep, best.memory, requests, config)
+    advice = reuse_advice(dep, best.memory, requests, config, runs)
     per_session = requests_per_session(workload.reference(REFERENCE_REQUESTS))
     think = mean_think_s(workload)
     rate = best.capacity.sustained_rps

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.offload import offload_tiers
+from capcliff.analysis.plan.runs import SimRuns
 from capcliff.memory.budget import EngineName
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.sim.config import PREFIX_CACHING_POLICIES, SimConfig
@@ -145,10 +146,14 @@ def reuse_flags(engine: EngineName, offload_bytes: int, tp_ranks: int) -> list[s
 
 
 def reuse_advice(
-    dep: Deployment, memory: LayoutMemory, requests: Requests, config: SimConfig
+    dep: Deployment,
+    memory: LayoutMemory,
+    requests: Requests,
+    config: SimConfig,
+    runs: SimRuns | None = None,
 ) -> ReuseAdvice | None:
     """Caching off / on and each offload size on `memory`'s layout; None where the workload shares
-    no content or the policy has no modelled prefix cache."""
+    no content or the policy has no modelled prefix cache. `runs`: the plan's runs so far."""
     from capcliff.analysis.evaluate.replica_models import replica_models
 
     if not requests.has_content or config.policy not in PREFIX_CACHING_POLICIES:
@@ -163,7 +168,8 @@ def reuse_advice(
             kv_bytes_per_token_per_gpu=memory.kv_bytes_per_token_per_gpu,
         ) if offload else ()  # fmt: skip
         cap = replace(capacity, tiers=tiers)
-        return simulate(requests, model, cap, replace(config, prefix_caching=caching), dp=dp)
+        sim = simulate if runs is None else runs.simulate
+        return sim(requests, model, cap, replace(config, prefix_caching=caching), dp=dp)
 
     off = run(False, 0)
     sizes = [(f"offload {size / GIB:.0f} GiB", size) for size in offload_sizes(dep, memory)]
