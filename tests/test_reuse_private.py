@@ -385,3 +385,21 @@ def test_a_plan_on_single_turn_sessions_replays_the_trace_once_for_fleet_and_reu
     assert result.exit_code == 0, result.output
     assert [c.prefix_caching for c in configs] == [False]
     assert "caching on: TTFT p99" in result.output
+
+
+def test_a_replica_run_for_its_steps_alone_is_its_run_less_the_cache_figures() -> None:
+    # private requests that fit (no preemption): the run with the cache off, the same steps
+    requests = _requests([8] * 6, [10] * 6, [0.0, 0.01, 0.02, 0.03, 0.04, 0.05])
+    replica, _ = _replica(60)
+    on = replace(replica, config=replace(replica.config, prefix_caching=None))
+    assert _differences(on.steps_run(requests, 4), on.run(requests, 4)) == [".reuse"]
+    assert on.steps_run(requests, 4).reuse is None
+
+
+def test_a_replica_run_of_shared_content_for_its_steps_alone_keeps_the_cache() -> None:
+    requests = _requests([8, 20], [4, 4], [0.0, 0.5], node=[0, 0])
+    replica, _ = _replica(60)
+    on = replace(replica, config=replace(replica.config, prefix_caching=None))
+    alone = on.steps_run(requests, 4)
+    assert _differences(alone, on.run(requests, 4)) == []
+    assert alone.reuse is not None and alone.reuse.prefill_tokens_saved > 0

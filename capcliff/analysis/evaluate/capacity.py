@@ -67,6 +67,7 @@ from capcliff.analysis.evaluate.steady_state import (
     steady_state,
     timed,
 )
+from capcliff.analysis.evaluate.unhit_runs import steps_run
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.result import SimResult
@@ -171,6 +172,14 @@ class Replica:
     def run(self, requests: Requests, cap: int) -> SimResult:
         """Simulate `requests` on this replica with max_num_seqs = cap."""
         return simulate(requests, self.steps, self.capacity, config_at(self.config, cap, 1))
+
+    def steps_run(self, requests: Requests, cap: int) -> SimResult:
+        """`run` for a reader of its steps alone (its prefix-cache figures may be left out:
+        `unhit_runs.steps_run`)."""
+        config = config_at(self.config, cap, 1)
+        return steps_run(
+            requests, config, lambda c: simulate(requests, self.steps, self.capacity, c)
+        )
 
     def paused(self, requests: Requests, cap: int) -> PausedRun:
         """`run`, lazily: a run that goes on as far as it is asked (`PausedRun.advance`)."""
@@ -628,7 +637,8 @@ def replica_capacity(
         rate = top.state.throughput_rps
         state = top.state
         if rate > 0:
-            operating = replica.run(workload.at_rate(top.requests, (1 - headroom) * rate), top.cap)
+            load = workload.at_rate(top.requests, (1 - headroom) * rate)
+            operating = replica.steps_run(load, top.cap)
             state = steady_state(
                 operating, open_loop=True, mean_output=workload.mean_output_tokens()
             )

@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from capcliff.analysis.evaluate.capacity import Replica
 from capcliff.analysis.evaluate.layout_capacity import LayoutEval
@@ -25,14 +25,14 @@ from capcliff.analysis.evaluate.online_load import LoadKind, OnlineWorkload
 from capcliff.analysis.evaluate.rate_search import meets_slo
 from capcliff.analysis.evaluate.solver import Slo, config_at
 from capcliff.analysis.evaluate.steady_state import SteadyState, steady_state
+from capcliff.analysis.evaluate.unhit_runs import steps_run
 from capcliff.analysis.plan.runs import SimRuns
 from capcliff.analysis.plan.types import FleetEntry
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
-from capcliff.sim.config import SimConfig, resolved_prefix_caching
+from capcliff.sim.config import SimConfig
 from capcliff.sim.result import SimResult
-from capcliff.sim.reuse.prefix_reuse import content_is_private
 from capcliff.sim.simulate import simulate
 from capcliff.sim.traffic.workload import Requests
 
@@ -187,20 +187,16 @@ def _fleet_run(
     engines_groups: tuple[int, int],
     runs: SimRuns | None = None,
 ) -> SimResult:
-    """`simulate` of the fleet, whose steady state reads no prefix-cache figure. Where the cache
-    is on but no request can hit another's blocks (`content_is_private`), the run with it off
-    first: without a preemption it takes the same steps, faster; with one, the cache may give a
-    request its own blocks back, so the run is done as configured."""
+    """`simulate` of the fleet, whose steady state reads no prefix-cache figure: with the cache
+    off where that takes the same steps (`unhit_runs.steps_run`)."""
     steps, capacity = replica.steps, replica.capacity
     engines, groups = engines_groups
-    run = simulate if runs is None else runs.simulate
-    caching = resolved_prefix_caching(config, shares_content=requests.has_content).prefix_caching
-    if caching and content_is_private(requests):
-        off = replace(config, prefix_caching=False)
-        result = run(requests, steps, capacity, off, dp=engines, groups=groups)
-        if result.total_preemptions == 0:
-            return result
-    return run(requests, steps, capacity, config, dp=engines, groups=groups)
+    sim = simulate if runs is None else runs.simulate
+
+    def run(c: SimConfig) -> SimResult:
+        return sim(requests, steps, capacity, c, dp=engines, groups=groups)
+
+    return steps_run(requests, config, run)
 
 
 def fleet_entry(
