@@ -29,12 +29,13 @@ PLANS = {
 }
 
 
-def cpu_seconds(args: list[str]) -> float:
-    """User + system CPU seconds of one `python -m capcliff ARGS --jobs 1` run."""
+def cpu_seconds(args: list[str], *, jobs: bool = True) -> float:
+    """User + system CPU seconds of one `python -m capcliff ARGS --jobs 1` run (`jobs` False:
+    ARGS alone)."""
     env = {**os.environ, "CAPCLIFF_SIM_CORE": "python"}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(
-        [sys.executable, "-m", "capcliff", *args, "--jobs", "1"],
+        [sys.executable, "-m", "capcliff", *args, *(["--jobs", "1"] if jobs else [])],
         env=env,
         check=True,
         stdout=subprocess.DEVNULL,

@@ -143,6 +143,8 @@ def test_the_advice_reports_the_recommended_sizes_own_hit_rate_and_ttft(
         return (sizes["cpu"],)
 
     monkeypatch.setattr(module, "offload_tiers", tiers)
+    # the stand-in requests share content: every size is simulated
+    monkeypatch.setattr(module, "content_is_private", lambda requests: False)
     dep: Any = SimpleNamespace(settings=SimpleNamespace(engine=EngineName(engine)), hardware=None)
     memory: Any = SimpleNamespace(
         layout=SimpleNamespace(dp=dp, gpus=2 * dp), kv_bytes_per_token_per_gpu=1000

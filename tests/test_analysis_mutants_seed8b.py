@@ -124,7 +124,7 @@ def test_without_an_slo_the_latencies_are_read_at_the_headroom_below_saturation(
             at_rate=lambda n, rate: rates.append(rate) or "requests",
             mean_output_tokens=lambda: 100.0,
         )
-        replica: Any = SimpleNamespace(run=lambda requests, cap: "result")
+        replica: Any = SimpleNamespace(steps_run=lambda requests, cap: "result")
         monkeypatch.setattr(capacity, "cap_grid", lambda w, r: (70, 8))
         monkeypatch.setattr(capacity, "chosen_cap", lambda points: top)
         monkeypatch.setattr(capacity, "steady_state", lambda *a, **k: at_rate)
@@ -276,6 +276,8 @@ def test_the_caching_off_point_offloads_nothing(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(module, "simulate", simulate)
     monkeypatch.setattr(module, "offload_sizes", lambda dep, memory: [])
     monkeypatch.setattr(module, "offload_tiers", lambda *a, **k: ("a tier",))
+    # the stand-in requests share content: caching on is simulated too
+    monkeypatch.setattr(module, "content_is_private", lambda requests: False)
     dep: Any = SimpleNamespace(settings=SimpleNamespace(engine=EngineName.VLLM))
     memory: Any = SimpleNamespace(layout=SimpleNamespace(dp=1, gpus=2))
     config: Any = SimpleNamespace(policy=next(iter(PREFIX_CACHING_POLICIES)))

@@ -163,6 +163,8 @@ class _Fleet:
             return requests, dp
 
         monkeypatch.setattr(fleet, "simulate", simulate)
+        # stand-in requests: the run as configured (`unhit_runs.steps_run` reads real ones)
+        monkeypatch.setattr(fleet, "steps_run", lambda requests, config, run: run(config))
         monkeypatch.setattr(fleet, "steady_state", steady_state)
         monkeypatch.setattr(fleet, "meets_slo", meets)
 
