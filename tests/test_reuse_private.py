@@ -164,23 +164,24 @@ def test_without_preemptions_private_requests_run_alike_with_the_cache_on_or_off
     assert all(t.hit_tokens == 0 for t in on.reuse.tiers)
 
 
+def _configs_run(monkeypatch: pytest.MonkeyPatch, module: Any) -> list[SimConfig]:
+    """The config of each run `module` asks `simulate` for, as the runs come."""
+    configs: list[SimConfig] = []
+    real = module.simulate
+
+    def recording(*args: Any, **kwargs: Any) -> SimResult:
+        configs.append(args[3])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "simulate", recording)
+    return configs
+
+
 def _advice_inputs(requests: Requests) -> tuple[Any, Any, Requests, SimConfig]:
     dep = llama_8b_h200("vllm")
     memory = dep.memory(Layout(tp=1), 2048)
     config = dataclasses.replace(dep.sim_config(2048), max_num_seqs=8, prefix_caching=True)
     return dep, memory, requests, config
-
-
-def _counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    calls: list[int] = []
-    real = advice_module.simulate
-
-    def counting(*args: Any, **kwargs: Any) -> SimResult:
-        calls.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(advice_module, "simulate", counting)
-    return calls
 
 
 def _trace(rng: np.random.Generator, n: int) -> tuple[list[int], list[int], list[float]]:
@@ -194,7 +195,7 @@ def test_the_advice_on_private_requests_is_the_advice_of_every_replay(
 ) -> None:
     requests = _requests(*_trace(np.random.default_rng(7), 300))
     inputs = _advice_inputs(requests)
-    calls = _counted(monkeypatch)
+    calls = _configs_run(monkeypatch, advice_module)
     once = reuse_advice(*inputs)
     assert len(calls) == 1  # the caching-off run alone
     monkeypatch.setattr(advice_module, "content_is_private", lambda _: False)
@@ -213,25 +214,12 @@ def test_requests_that_share_content_are_replayed_at_every_size(
     prompts, outputs, arrivals = _trace(np.random.default_rng(11), 200)
     node = [i // 2 for i in range(200)]
     requests = _requests(prompts, outputs, arrivals, node=node)
-    calls = _counted(monkeypatch)
+    calls = _configs_run(monkeypatch, advice_module)
     advice = reuse_advice(*_advice_inputs(requests))
     assert advice is not None
     assert len(calls) == len(advice.points) >= 3  # off, on and at least one offload size
     assert advice.points[1].prefix_cache_hit_rate is not None
     assert advice.points[1].prefix_cache_hit_rate > 0
-
-
-def _fleet_caching(monkeypatch: pytest.MonkeyPatch) -> list[bool | None]:
-    """The prefix_caching of each run the fleet check asks for, as the runs come."""
-    caching: list[bool | None] = []
-    real = fleet_module.simulate
-
-    def recording(*args: Any, **kwargs: Any) -> SimResult:
-        caching.append(args[3].prefix_caching)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(fleet_module, "simulate", recording)
-    return caching
 
 
 def _replica(blocks: int) -> tuple[Replica, SimConfig]:
@@ -245,11 +233,11 @@ def test_the_fleet_check_of_private_requests_runs_with_the_cache_off_when_none_i
     # 6 requests of 8 + 10 tokens, 4 at a time in 60 blocks of 4: 4 x 5 = 20 blocks at most
     requests = _requests([8] * 6, [10] * 6, [0.0] * 6)
     replica, config = _replica(60)
-    caching = _fleet_caching(monkeypatch)
+    configs = _configs_run(monkeypatch, fleet_module)
     result = fleet_module._fleet_run(
         replica, requests, replace(config, prefix_caching=None), (1, 1)
     )
-    assert caching == [False]
+    assert [c.prefix_caching for c in configs] == [False]
     on = replace(config, prefix_caching=True)
     configured = simulate(requests, replica.steps, replica.capacity, on)
     assert _differences(result, configured) == [".reuse"]
@@ -262,11 +250,11 @@ def test_the_fleet_check_runs_as_configured_once_the_cache_off_run_preempts(
     # the cache then gives it a block back: the run with the cache off is not the fleet's
     requests = _requests([8, 8], [10, 10], [0.0, 0.0])
     replica, config = _replica(6)
-    caching = _fleet_caching(monkeypatch)
+    configs = _configs_run(monkeypatch, fleet_module)
     result = fleet_module._fleet_run(
         replica, requests, replace(config, prefix_caching=None), (1, 1)
     )
-    assert caching == [False, None]
+    assert [c.prefix_caching for c in configs] == [False, None]
     assert result.reuse is not None and result.reuse.prefill_tokens_saved == 4
 
 
@@ -275,9 +263,9 @@ def test_the_fleet_check_of_shared_content_runs_as_configured_at_once(
 ) -> None:
     requests = _requests([8, 20], [4, 4], [0.0, 0.5], node=[0, 0])  # two turns of one session
     replica, config = _replica(60)
-    caching = _fleet_caching(monkeypatch)
+    configs = _configs_run(monkeypatch, fleet_module)
     fleet_module._fleet_run(replica, requests, replace(config, prefix_caching=None), (1, 1))
-    assert caching == [None]
+    assert [c.prefix_caching for c in configs] == [None]
 
 
 def test_a_root_node_owns_every_block_of_a_lookup_from_its_start() -> None:
@@ -325,20 +313,8 @@ def test_a_trace_line_naming_a_key_twice_is_refused() -> None:
                      '{"input_tokens": 5, "output_tokens": 2, "output_tokens": 3}'])  # fmt: skip
 
 
-def _counted_runs(monkeypatch: pytest.MonkeyPatch) -> list[SimConfig]:
-    configs: list[SimConfig] = []
-    real = runs_module.simulate
-
-    def recording(*args: Any, **kwargs: Any) -> SimResult:
-        configs.append(args[3])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(runs_module, "simulate", recording)
-    return configs
-
-
 def test_runs_with_equal_inputs_are_simulated_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    configs = _counted_runs(monkeypatch)
+    configs = _configs_run(monkeypatch, runs_module)
     runs, model, capacity = SimRuns(), constant_model(1e-3), KVCapacity(60, 4)
     first = runs.simulate(_requests([8, 9], [4, 4], [0.0, 0.1]), model, capacity, SimConfig())
     again = runs.simulate(_requests([8, 9], [4, 4], [0.0, 0.1]), model, capacity, SimConfig())
@@ -349,7 +325,7 @@ def test_a_default_prefix_cache_is_the_setting_it_resolves_to(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # requests on content nodes: None (the engine's default) resolves to on for vllm
-    configs = _counted_runs(monkeypatch)
+    configs = _configs_run(monkeypatch, runs_module)
     runs, model, capacity = SimRuns(), constant_model(1e-3), KVCapacity(60, 4)
     requests = _requests([8, 9], [4, 4], [0.0, 0.1])
     runs.simulate(requests, model, capacity, SimConfig(prefix_caching=None))
@@ -360,7 +336,7 @@ def test_a_default_prefix_cache_is_the_setting_it_resolves_to(
 def test_runs_of_other_requests_or_settings_are_simulated_apart(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    configs = _counted_runs(monkeypatch)
+    configs = _configs_run(monkeypatch, runs_module)
     runs, model, capacity = SimRuns(), constant_model(1e-3), KVCapacity(60, 4)
     requests = _requests([8, 9], [4, 4], [0.0, 0.1])
     runs.simulate(requests, model, capacity, SimConfig())
@@ -379,7 +355,7 @@ def test_a_plan_on_single_turn_sessions_replays_the_trace_once_for_fleet_and_reu
              "arrival_s": i * 0.01} for i in range(400)]  # fmt: skip
     trace = tmp_path / "t.jsonl"
     trace.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    configs = _counted_runs(monkeypatch)
+    configs = _configs_run(monkeypatch, runs_module)
     argv = ["plan", "llama-3.1-8b", "--gpus", "1", "--jobs", "1", "--workload", str(trace)]
     result = CliRunner().invoke(app, argv)
     assert result.exit_code == 0, result.output
