@@ -10,7 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from capcliff.catalog.quantization import Quantization, WeightFormat, quantization_from_config
+from capcliff.catalog.quantization import (
+    Quantization,
+    WeightFormat,
+    format_label,
+    quantization_from_config,
+)
 from capcliff.errors import CatalogError
 from capcliff.units import WeightDType, parse_weight_dtype
 
@@ -190,8 +195,15 @@ class Architecture:
             parts.append(f"e{self.moe.num_experts}x{self.moe.expert_intermediate_size}")
         if self.mla is not None:
             parts.append("mla")
-        dtypes = {self.linear_dtype.value, self.expert_dtype.value}
+        dtypes = {self.dtype_label(expert=False), self.dtype_label(expert=True)}
         return " ".join([*parts, "/".join(sorted(dtypes))])
+
+    def dtype_label(self, *, expert: bool) -> str:
+        """The dtype the linear (or routed-expert) weights ship in, integer formats by their
+        bits (a GPTQ int8 checkpoint is `int8`, though it shares int4's compute family)."""
+        quant = self.quantization
+        fmt = None if quant is None else quant.expert if expert else quant.linear
+        return format_label(fmt, (self.expert_dtype if expert else self.linear_dtype).value)
 
     @property
     def has_sliding_window(self) -> bool:

@@ -87,6 +87,14 @@ def int_grouped(bits: int, group_size: int | None, *, zero_point: bool) -> Weigh
     return WeightFormat(name, bits, group_size, 1, FP16_BITS, bits if zero_point else 0)
 
 
+def format_label(fmt: WeightFormat | None, family: str) -> str:
+    """The dtype a module's format is named by in reports: `int{bits}` for an integer format
+    (GPTQ/AWQ/compressed-tensors at 2, 3, 4 or 8 bits), else `family` (fp8, nvfp4, bf16 ...)."""
+    if fmt is not None and fmt.name.startswith("int"):
+        return f"int{fmt.element_bits}"
+    return family
+
+
 @dataclass(frozen=True)
 class Quantization:
     """A checkpoint's quantisation: the format of its quantised linears, experts and what it skips.
