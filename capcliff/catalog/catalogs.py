@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import stat
 import struct
 from dataclasses import dataclass
 from functools import cache
@@ -255,6 +256,8 @@ def _safetensors_header(path: Path) -> tuple[dict[str, Any], int]:
         return CatalogError(f"{path}: (safetensors): {problem}")
 
     try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO blocked open(2) forever
+            raise bad("a device, pipe or socket, not a file; give the checkpoint's shard")
         with path.open("rb") as handle:
             prefix = handle.read(8)
             size = path.stat().st_size
