@@ -270,11 +270,15 @@ def _model_type(fields: _Fields) -> str:
     archs = fields.raw.get("architectures") or []
     if not isinstance(archs, list):
         raise fields.error("architectures", "must be a list of class names")
+    model_type = fields.raw.get("model_type")
+    if model_type is not None and not isinstance(model_type, str):  # transformers' AutoConfig
+        raise fields.error(  # looks it up by name: 7 loads nothing, whatever the class
+            "model_type", f"must be a family name such as llama, got {model_type!r:.40}"
+        )
     for arch in archs:
         if arch in _ARCH_TO_TYPE:
             return _ARCH_TO_TYPE[arch]
-    model_type = fields.raw.get("model_type")
-    if isinstance(model_type, str) and model_type:
+    if model_type:
         return "gemma3_text" if model_type == "gemma3" else model_type
     raise fields.error("architectures", "missing; cannot tell the model family")
 
