@@ -468,9 +468,71 @@ def spec13_cases() -> Iterator[Case]:
         yield Case("spec13", label, chk, {"s.toml": spec}, True)  # type: ignore[dict-item]
 
 
+# Devices and pipes where a file is expected: /dev/zero and /dev/urandom never end ------------
+
+def devices13_cases() -> Iterator[Case]:
+    spec = {"s.toml": fs.SPEC}
+    cfg = {"m/config.json": json.dumps(LLAMA)}
+    inputs: list[tuple[str, list[str], str, dict[str, FileSpec]]] = [
+        ("trace", ["sweep", "llama-3.1-8b", "--workload", "{d}/t.jsonl", "--concurrency", "4"], "t.jsonl", {}),
+        ("check-spec", ["check", "{d}/s.toml"], "s.toml", {}),
+        ("check-baseline", ["check", "{d}/s.toml", "--baseline", "{d}/b.json"], "b.json", spec),
+        ("calibrate-json", CAL, "r.json", {}),
+        ("calibrate-csv", CSV_CAL, "b.csv", {}),
+        ("calibrate-log", LOG_CAL, "log.txt", {}),
+        ("calibration-file", [*SW, "--calibration", "{d}/c.toml"], "c.toml", {}),
+        ("osl-hist", ["sweep", "llama-3.1-8b", "--isl", "100", "--osl", "hist:{d}/h.csv", "--num-requests", "20", "--concurrency", "4"], "h.csv", {}),
+        ("gpu-file", [*SW, "--gpus", "1", "--gpu", "{d}/g.toml"], "g.toml", {}),
+        ("model-config", ["memory", "{d}/m", "--gpus", "1"], "m/config.json", {}),
+        ("model-index", ["memory", "{d}/m", "--gpus", "1"], "m/model.safetensors.index.json", cfg),
+        ("model-gptq-side-file", ["memory", "{d}/m", "--gpus", "1"], "m/quantize_config.json", cfg),
+        ("model-modelopt-side-file", ["memory", "{d}/m", "--gpus", "1"], "m/hf_quant_config.json", cfg),
+    ]
+    for label, argv, name, extra in inputs:
+        for device in ("/dev/zero", "/dev/urandom"):
+            files: dict[str, FileSpec] = {**extra, name: ("symlink", device)}
+            yield Case("devices13", f"{label}-{device.rsplit('/', 1)[1]}", argv, files, True)
+        if name.startswith("m/"):  # a FIFO no program writes to, inside a model folder
+            yield Case("devices13", f"{label}-fifo", argv, {**extra, name: ("fifo",)}, True)
+
+
+# JSON number spellings the BAD_JSON lists left out, in every file that holds counts or figures --
+
+# (JSON text, invalid for a count, invalid for a positive figure); None: either answer is right
+ODD_NUMBERS: list[tuple[str, bool | None, bool | None]] = [
+    ("1E-400", True, True),  # underflows to 0.0
+    ("-0", True, True),  # an integer zero
+    ("5e-324", True, None),  # the least subnormal
+    ('"٨"', True, True),  # an Arabic-Indic digit as text
+    ("1" + "0" * 30, True, None),  # an integer no count reaches
+    ("8.000000000000001", True, None),  # a float one ulp past an integer
+]
+
+
+def numbers13_cases() -> Iterator[Case]:
+    run_fields = [("max_concurrency", True), ("completed", True), ("output_throughput", False), ("mean_tpot_ms", False), ("mean_ttft_ms", False)]
+    for key, count in run_fields:
+        for raw, bad_count, bad_figure in ODD_NUMBERS:
+            text = fs._json_with(R[1], key, raw) + "\n" + json.dumps(R[0]) + "\n" + json.dumps(R[2]) + "\n"
+            yield Case("numbers13", f"run-{key}-{raw[:12]}", CAL, {"r.json": text}, bad_count if count else bad_figure)
+    trace_fields = [("input_tokens", True), ("output_tokens", True), ("think_s", False), ("prefix_tokens", True)]
+    for key, count in trace_fields:
+        for raw, bad_count, bad_figure in ODD_NUMBERS:
+            row = S[2] if key == "prefix_tokens" else S[1]
+            lines = [json.dumps(S[0]), json.dumps(S[1]), json.dumps(S[2]), json.dumps(S[3])]
+            lines[S.index(row)] = fs._json_with(row, key, raw)
+            invalid = bad_count if count else (None if raw in ("-0", "1E-400", "5e-324") else bad_figure)
+            yield Case("numbers13", f"trace-{key}-{raw[:12]}", ["sweep", "llama-3.1-8b", "--workload", "{d}/t.jsonl", "--concurrency", "4"],
+                       {"t.jsonl": "\n".join(lines) + "\n"}, invalid)
+    for key in ("hidden_size", "num_hidden_layers", "intermediate_size"):
+        for raw, bad_count, _ in ODD_NUMBERS:
+            yield Case("numbers13", f"config-{key}-{raw[:12]}", MEM8, {"m/config.json": _raw(LLAMA, key, raw)}, bad_count)
+
+
 SURFACES13: dict[str, Callable[[], Iterator[Case]]] = {
     "configs13": configs13_cases, "quants13": quants13_cases, "st13": st13_cases,
     "traces13": traces13_cases, "cal13": cal13_cases, "flags13": flags13_cases,
-    "outputs13": outputs13_cases, "spec13": spec13_cases,
+    "outputs13": outputs13_cases, "spec13": spec13_cases, "devices13": devices13_cases,
+    "numbers13": numbers13_cases,
 }
 # fmt: on
