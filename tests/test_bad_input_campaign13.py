@@ -6,9 +6,11 @@ the field and what is valid; valid input is sized by its own rule.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
+from test_bad_input import _one_line_error
 
 from capcliff.cli import main
 
@@ -63,3 +65,105 @@ def test_gptq_8_bit_table_header_says_int8(
     (folder / "config.json").write_text(json.dumps({**LLAMA_70B, "quantization_config": quant}))
     assert main(["memory", str(folder), "--gpus", "8", "--gpu", "h200-sxm"]) == 0
     assert "(weights int8, KV bf16" in capsys.readouterr().out
+
+
+# --- bad input the campaign found -------------------------------------------------------------
+
+SMALL_SWEEP = ["sweep", "llama-3.1-8b", "--isl", "100", "--osl", "100", "--num-requests", "20",
+               "--concurrency", "4"]  # fmt: skip
+CSV_HEAD = "concurrency,input_len,output_len,output_throughput_tok_s,mean_tpot_ms,mean_ttft_ms\n"
+
+
+def _model_folder(tmp_path: Path, config: dict[str, object]) -> Path:
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+def test_fifo_safetensors_shard_is_refused_not_waited_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _model_folder(tmp_path, LLAMA_70B)
+    os.mkfifo(folder / "model.safetensors")  # open(2) on it blocked until a writer came
+    err = _one_line_error(["memory", str(folder), "--gpus", "8"], capsys)
+    assert "model.safetensors: (safetensors): a device, pipe or socket, not a file" in err
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_endless_device_as_a_trace_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], device: str
+) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.symlink_to(device)  # read whole, it never ended: MemoryError, exit 4
+    err = _one_line_error(
+        [*SMALL_SWEEP[:2], "--workload", str(trace), "--concurrency", "4"], capsys
+    )
+    assert err == f"error: workload: cannot read {trace}: a device or socket, not a file"
+
+
+def test_endless_device_as_a_check_spec_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "s.toml"
+    spec.symlink_to("/dev/zero")
+    err = _one_line_error(["check", str(spec)], capsys)
+    assert err == f"error: spec: cannot read {spec}: a device or socket, not a file"
+
+
+def test_csv_row_with_more_cells_than_its_header_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench = tmp_path / "b.csv"
+    # the two cells past the six columns were dropped unread and the row fitted
+    rows = "8,1024,128,500,14,150,9,9\n32,1024,128,1200,24,160\n64,1024,128,1800,32,170\n"
+    bench.write_text(CSV_HEAD + rows)
+    err = _one_line_error(
+        ["calibrate", str(bench), "--model", "llama-3.1-8b", "--gpu", "h100-sxm"], capsys
+    )
+    assert "line 2: 8 cells where the header names 6" in err
+
+
+@pytest.mark.parametrize("layouts", ["tp2,,dp2", "tp2,", ",tp2"])
+@pytest.mark.parametrize("command", ["sweep", "plan"])
+def test_layout_list_with_an_empty_item_is_refused(
+    capsys: pytest.CaptureFixture[str], layouts: str, command: str
+) -> None:
+    args = [*SMALL_SWEEP, "--gpus", "2", "--layout", layouts]
+    if command == "plan":
+        args = ["plan", *SMALL_SWEEP[1:8], "--gpus", "2", "--jobs", "1", "--arrival", "batch",
+                "--layout", layouts]  # fmt: skip
+    err = _one_line_error(args, capsys)
+    assert err.startswith(f"error: layout: {layouts!r} has an empty item; give layout names")
+
+
+def test_layout_list_named_twice_is_swept_once(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*SMALL_SWEEP, "--gpus", "2", "--layout", "tp2, tp2", "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [series["layout"] for series in report["series"]] == ["tp2"]
+
+
+@pytest.mark.parametrize("model_type", [7, False, ["llama"]])
+def test_model_type_that_is_not_a_name_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], model_type: object
+) -> None:
+    folder = _model_folder(tmp_path, {**LLAMA_70B, "model_type": model_type})
+    err = _one_line_error(["memory", str(folder), "--gpus", "8"], capsys)
+    assert "config.json: model_type: must be a family name such as llama" in err
+
+
+@pytest.mark.parametrize(
+    ("quant", "field"),
+    [
+        ({"quant_method": "gptq", "group_size": 128}, "bits: missing"),
+        ({"quant_method": "awq", "bits": 4, "zero_point": True}, "group_size: missing"),
+        ({"quant_method": "gptq", "bits": 8}, "group_size: missing"),
+    ],
+    ids=["gptq-no-bits", "awq-no-group", "gptq-no-group"],
+)
+def test_awq_gptq_without_bits_or_group_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], quant: dict[str, object], field: str
+) -> None:
+    folder = _model_folder(tmp_path, {**LLAMA_70B, "quantization_config": quant})
+    err = _one_line_error(["memory", str(folder), "--gpus", "8"], capsys)
+    assert f"quantization_config.{field}" in err
