@@ -484,7 +484,7 @@ def devices13_cases() -> Iterator[Case]:
         ("osl-hist", ["sweep", "llama-3.1-8b", "--isl", "100", "--osl", "hist:{d}/h.csv", "--num-requests", "20", "--concurrency", "4"], "h.csv", {}),
         ("gpu-file", [*SW, "--gpus", "1", "--gpu", "{d}/g.toml"], "g.toml", {}),
         ("model-config", ["memory", "{d}/m", "--gpus", "1"], "m/config.json", {}),
-        ("model-index", ["memory", "{d}/m", "--gpus", "1"], "m/model.safetensors.index.json", cfg),
+        ("model-index", ["memory", "{d}/m", "--gpus", "1"], "m/model.safetensors.index.json", {**cfg, "m/model.safetensors": _st({"w": _t("BF16", [2, 2], 0, 8)})}),
         ("model-gptq-side-file", ["memory", "{d}/m", "--gpus", "1"], "m/quantize_config.json", cfg),
         ("model-modelopt-side-file", ["memory", "{d}/m", "--gpus", "1"], "m/hf_quant_config.json", cfg),
     ]
@@ -522,6 +522,8 @@ def numbers13_cases() -> Iterator[Case]:
             lines = [json.dumps(S[0]), json.dumps(S[1]), json.dumps(S[2]), json.dumps(S[3])]
             lines[S.index(row)] = fs._json_with(row, key, raw)
             invalid = bad_count if count else (None if raw in ("-0", "1E-400", "5e-324") else bad_figure)
+            if key == "prefix_tokens" and raw == "-0":  # 0 shared tokens under a prefix_id: valid
+                invalid = None
             yield Case("numbers13", f"trace-{key}-{raw[:12]}", ["sweep", "llama-3.1-8b", "--workload", "{d}/t.jsonl", "--concurrency", "4"],
                        {"t.jsonl": "\n".join(lines) + "\n"}, invalid)
     for key in ("hidden_size", "num_hidden_layers", "intermediate_size"):

@@ -167,3 +167,20 @@ def test_awq_gptq_without_bits_or_group_is_refused(
     folder = _model_folder(tmp_path, {**LLAMA_70B, "quantization_config": quant})
     err = _one_line_error(["memory", str(folder), "--gpus", "8"], capsys)
     assert f"quantization_config.{field}" in err
+
+
+@pytest.mark.parametrize(
+    "name", ["quantize_config.json", "hf_quant_config.json", "model.safetensors.index.json"]
+)
+def test_side_file_that_is_a_device_is_refused_not_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    folder = _model_folder(tmp_path, LLAMA_70B)
+    # a shard, so that the index is read (a folder of config.json alone skips it by design)
+    header = json.dumps({"w": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 8]}})
+    (folder / "model.safetensors").write_bytes(
+        len(header).to_bytes(8, "little") + header.encode() + bytes(8)
+    )
+    (folder / name).symlink_to("/dev/zero")  # skipped as absent: a GPTQ side file sized as bf16
+    err = _one_line_error(["memory", str(folder), "--gpus", "8"], capsys)
+    assert f"{name}: (file): not a regular file" in err
