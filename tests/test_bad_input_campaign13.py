@@ -184,3 +184,27 @@ def test_side_file_that_is_a_device_is_refused_not_skipped(
     (folder / name).symlink_to("/dev/zero")  # skipped as absent: a GPTQ side file sized as bf16
     err = _one_line_error(["memory", str(folder), "--gpus", "8"], capsys)
     assert f"{name}: (file): not a regular file" in err
+
+
+def test_quantization_config_under_text_config_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # vLLM reads a multimodal config's text_config.quantization_config when the top level has
+    # none (ModelConfig._verify_quantization); capcliff sized such a checkpoint at bf16.
+    text = {
+        "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+        "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+        "vocab_size": 128256, "max_position_embeddings": 131072, "tie_word_embeddings": False,
+        "quantization_config": {"quant_method": "fp8", "activation_scheme": "dynamic"},
+    }  # fmt: skip
+    config = {"model_type": "llava", "architectures": ["LlavaForConditionalGeneration"],
+              "text_config": text}  # fmt: skip
+    folder = _model_folder(tmp_path, config)
+    assert main(["memory", str(folder), "--gpus", "1", "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    # linears per layer 2 x 4096^2 + 2 x 4096 x 1024 + 3 x 4096 x 14336 = 218,103,808, x 32
+    # layers at 1 B (per-tensor FP8; its one fp32 scale is not counted); embeddings, lm_head
+    # (2 x 128,256 x 4,096) and 65 norms of 4,096 at 2 B
+    linear = 218_103_808 * 32
+    native = (2 * 128_256 * 4_096 + 65 * 4_096) * 2
+    assert (report["weight_dtype"], report["weights_bytes_total"]) == ("fp8", linear + native)

@@ -452,6 +452,10 @@ def _dtypes(
     raw = top.get("quantization_config")
     if raw is None:  # vLLM's _parse_quant_hf_config: "compressed-tensors uses a
         raw = top.get("compression_config")  # 'compression_config' key" (its older releases)
+    if raw is None and fields.raw is not top:  # vLLM's ModelConfig._verify_quantization
+        # (vllm/config/model.py): "Check the text config as well for multi-modal models"; a
+        # quantised text model under text_config was sized at bf16
+        raw = fields.raw.get("quantization_config", fields.raw.get("compression_config"))
     if raw is None:
         return base, base, base, None
     if not isinstance(raw, dict):
