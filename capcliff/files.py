@@ -9,9 +9,11 @@ rename, so a reader never sees half a file.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+import stat
 import sys
 import tempfile
 import tomllib
@@ -39,9 +41,13 @@ def read_bytes(path: Path, *, field: str) -> bytes:
 def file_bytes(path: Path) -> bytes:
     """All bytes of `path`. Opened without waiting: a FIFO no program writes to reads as empty
     (then refused as such) instead of blocking the run forever in open(2), while a pipe with its
-    writer there (`--workload <(zcat t.jsonl.gz)`) reads as usual."""
+    writer there (`--workload <(zcat t.jsonl.gz)`) reads as usual. A device (/dev/zero,
+    /dev/urandom, a terminal) is refused: reading one never ends (a MemoryError)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     with open(fd, "rb") as handle:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
+            raise OSError(errno.EINVAL, "a device or socket, not a file")
         os.set_blocking(fd, True)
         return handle.read()
 

@@ -31,6 +31,7 @@ from capcliff.memory.budget import BudgetSettings, EngineName
 from capcliff.memory.draft import DraftMemory, DraftModel, SpecMethod, draft_memory, draft_model
 from capcliff.memory.engines import engine_defaults
 from capcliff.memory.layout_memory import LayoutMemory, layout_memory
+from capcliff.memory.params import Storage
 from capcliff.memory.weights import WeightScheme
 from capcliff.perf.first_wave import first_wave_figure
 from capcliff.perf.profiles import FITTED_TERMS, engine_profile
@@ -342,7 +343,7 @@ def resolve(
         else WeightScheme.quantised(arch, parse_weight_dtype(settings.weight_dtype))
     )
     terms, warnings, step_terms, calibrated_acceptance = calibration_terms(
-        settings, model, hardware, weight_dtype=scheme.linear.value, layout=layout,
+        settings, model, hardware, weight_dtype=scheme.label_of(Storage.LINEAR), layout=layout,
         base_dir=base_dir, force=force,
     )  # fmt: skip
     budget = BudgetSettings(

@@ -396,6 +396,13 @@ def _csv_rows(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
         raise InputError(f"{path}: cannot read as CSV ({exc})") from None
     if not columns:
         raise InputError(f"{path}: cannot read as CSV (no header row)")
+    for line, row in rows:  # the reader files cells past the header under None, unread
+        extra = row.get(None)
+        if extra:
+            raise InputError(
+                f"{path}: line {line}: {len(columns) + len(extra)} cells where the header names "
+                f'{len(columns)}; quote a cell that holds a comma ("1,500") or name the column'
+            )
     twice = [c for n, c in enumerate(columns) if c.strip() and c in columns[:n]]
     if twice:  # the reader keeps the last cell of a name: the first column's figures were lost
         raise InputError(

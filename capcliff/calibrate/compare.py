@@ -19,6 +19,7 @@ from capcliff.errors import InputError
 from capcliff.memory.budget import BudgetSettings, EngineName
 from capcliff.memory.layout_memory import LayoutMemory, layout_memory
 from capcliff.memory.overheads import DEFAULT_CUDA_CONTEXT_BYTES
+from capcliff.memory.params import Storage
 from capcliff.memory.weights import WeightScheme
 from capcliff.units import GIB, KVDType, WeightDType, parse_weight_dtype
 
@@ -331,7 +332,7 @@ def calibrate(
         engine=settings.engine, engine_version=None if version is None else str(version),
         source=source, model=model.id, model_shape=model.arch.shape_label, gpu=gpu,
         layout=layout.name,
-        weight_dtype=weights.linear.value, kv_cache_dtype=kv.value, terms_gib=terms,
+        weight_dtype=weights.label_of(Storage.LINEAR), kv_cache_dtype=kv.value, terms_gib=terms,
     )  # fmt: skip
     calibrated = predict(
         replace(settings, term_overrides=cal.terms_bytes, calibrated_terms=frozenset(terms))

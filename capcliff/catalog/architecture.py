@@ -10,7 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from capcliff.catalog.quantization import Quantization, WeightFormat, quantization_from_config
+from capcliff.catalog.quantization import (
+    Quantization,
+    WeightFormat,
+    format_label,
+    quantization_from_config,
+)
 from capcliff.errors import CatalogError
 from capcliff.units import WeightDType, parse_weight_dtype
 
@@ -190,8 +195,15 @@ class Architecture:
             parts.append(f"e{self.moe.num_experts}x{self.moe.expert_intermediate_size}")
         if self.mla is not None:
             parts.append("mla")
-        dtypes = {self.linear_dtype.value, self.expert_dtype.value}
+        dtypes = {self.dtype_label(expert=False), self.dtype_label(expert=True)}
         return " ".join([*parts, "/".join(sorted(dtypes))])
+
+    def dtype_label(self, *, expert: bool) -> str:
+        """The dtype the linear (or routed-expert) weights ship in, integer formats by their
+        bits (a GPTQ int8 checkpoint is `int8`, though it shares int4's compute family)."""
+        quant = self.quantization
+        fmt = None if quant is None else quant.expert if expert else quant.linear
+        return format_label(fmt, (self.expert_dtype if expert else self.linear_dtype).value)
 
     @property
     def has_sliding_window(self) -> bool:
@@ -258,11 +270,15 @@ def _model_type(fields: _Fields) -> str:
     archs = fields.raw.get("architectures") or []
     if not isinstance(archs, list):
         raise fields.error("architectures", "must be a list of class names")
+    model_type = fields.raw.get("model_type")
+    if model_type is not None and not isinstance(model_type, str):  # transformers' AutoConfig
+        raise fields.error(  # looks it up by name: 7 loads nothing, whatever the class
+            "model_type", f"must be a family name such as llama, got {model_type!r:.40}"
+        )
     for arch in archs:
         if arch in _ARCH_TO_TYPE:
             return _ARCH_TO_TYPE[arch]
-    model_type = fields.raw.get("model_type")
-    if isinstance(model_type, str) and model_type:
+    if model_type:
         return "gemma3_text" if model_type == "gemma3" else model_type
     raise fields.error("architectures", "missing; cannot tell the model family")
 
@@ -436,6 +452,10 @@ def _dtypes(
     raw = top.get("quantization_config")
     if raw is None:  # vLLM's _parse_quant_hf_config: "compressed-tensors uses a
         raw = top.get("compression_config")  # 'compression_config' key" (its older releases)
+    if raw is None and fields.raw is not top:  # vLLM's ModelConfig._verify_quantization
+        # (vllm/config/model.py): "Check the text config as well for multi-modal models"; a
+        # quantised text model under text_config was sized at bf16
+        raw = fields.raw.get("quantization_config", fields.raw.get("compression_config"))
     if raw is None:
         return base, base, base, None
     if not isinstance(raw, dict):

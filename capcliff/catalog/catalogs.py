@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import stat
 import struct
 from dataclasses import dataclass
 from functools import cache
@@ -179,6 +180,24 @@ def _load_config_json(path: Path) -> dict[str, Any]:
     return data
 
 
+def _optional_file(path: Path) -> bool:
+    """Whether the optional file `path` is there to read (False: absent). Something else by its
+    name (a FIFO, a device, a folder, a dangling link) is a CatalogError: it was skipped as
+    absent and the checkpoint sized without it (a GPTQ side file: at bf16)."""
+    if is_file(path):
+        return True
+    try:
+        there = os.path.lexists(path)
+    except (OSError, ValueError):  # a name the system refuses: absent, as is_file says
+        there = False
+    if there:
+        raise CatalogError(
+            f"{path}: (file): not a regular file (a folder, device, pipe or dangling link); "
+            "give the file or remove it"
+        )
+    return False
+
+
 def _with_modelopt_file(raw: dict[str, Any], folder: Path) -> dict[str, Any]:
     """`raw` with the folder's `hf_quant_config.json` as its quantization_config when it has
     none: ModelOpt 0.29 and before wrote the format there, and vLLM reads it from there (its
@@ -188,7 +207,7 @@ def _with_modelopt_file(raw: dict[str, Any], folder: Path) -> dict[str, Any]:
         return raw
     for name, method in _SIDE_FILES:
         side = folder / name
-        if not is_file(side):
+        if not _optional_file(side):
             continue
         data = _load_config_json(side)
         if method and "quant_method" not in data:
@@ -255,6 +274,8 @@ def _safetensors_header(path: Path) -> tuple[dict[str, Any], int]:
         return CatalogError(f"{path}: (safetensors): {problem}")
 
     try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO blocked open(2) forever
+            raise bad("a device, pipe or socket, not a file; give the checkpoint's shard")
         with path.open("rb") as handle:
             prefix = handle.read(8)
             size = path.stat().st_size
@@ -324,7 +345,7 @@ def _indexed_shards(folder: Path, files: list[Path]) -> set[str] | None:
     bytes were printed as the checkpoint's. (A folder with the index and no shard at all is a
     config-only copy: sized from config.json, as without the index.)"""
     index = folder / SHARD_INDEX
-    if not is_file(index):
+    if not _optional_file(index):
         return None
     data = parse_json(read_user_text(index), source=str(index), error=CatalogError)
     weight_map = data.get("weight_map") if isinstance(data, dict) else None
@@ -371,7 +392,7 @@ def model_from_path(path: Path) -> Model:
     if problem not in (None, "a directory, not a file", "no such file"):  # a name too long
         raise CatalogError(f"{str(path)!r:.80}: (file): {problem}; give a shorter path")
     config_path = path / "config.json" if path.is_dir() else path
-    if not is_file(config_path):
+    if not _optional_file(config_path):
         raise CatalogError(f"{config_path}: (file): no such config.json")
     raw = _with_modelopt_file(_load_config_json(config_path), config_path.parent)
     arch = architecture_from_config(raw, path=str(config_path))

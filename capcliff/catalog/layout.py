@@ -122,6 +122,20 @@ def parse_layout(text: str) -> Layout:
     return layout
 
 
+def parse_layout_list(text: str) -> tuple[Layout, ...]:
+    """Read a comma list of layout names (`dp2-tp2,tp4`), each once in the order given; an
+    empty item (`tp2,,dp2`, `tp2,`) is refused, as in --gpu and --concurrency lists."""
+    parts = [part.strip() for part in text.split(",")]
+    if not any(parts):
+        raise InputError(f"layout: cannot read {text!r:.60}; write e.g. tp2 or dp2-tp2,tp4")
+    if not all(parts):
+        raise InputError(
+            f"layout: {text!r:.60} has an empty item; give layout names between the commas "
+            "(e.g. dp2-tp2,tp4)"
+        )
+    return tuple(dict.fromkeys(parse_layout(part) for part in parts))
+
+
 def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 

@@ -87,6 +87,14 @@ def int_grouped(bits: int, group_size: int | None, *, zero_point: bool) -> Weigh
     return WeightFormat(name, bits, group_size, 1, FP16_BITS, bits if zero_point else 0)
 
 
+def format_label(fmt: WeightFormat | None, family: str) -> str:
+    """The dtype a module's format is named by in reports: `int{bits}` for an integer format
+    (GPTQ/AWQ/compressed-tensors at 2, 3, 4 or 8 bits), else `family` (fp8, nvfp4, bf16 ...)."""
+    if fmt is not None and fmt.name.startswith("int"):
+        return f"int{fmt.element_bits}"
+    return family
+
+
 @dataclass(frozen=True)
 class Quantization:
     """A checkpoint's quantisation: the format of its quantised linears, experts and what it skips.
@@ -445,7 +453,11 @@ def _refuse_shared_targets(
 
 
 def _awq_gptq(raw: dict[str, Any], path: str, method: str) -> Quantization:
-    bits = _int_bits(raw.get("bits", raw.get("w_bit", 4)), path, "bits")
+    # vLLM's GPTQConfig/AWQConfig.from_config read both with get_from_keys, which raises
+    # "Cannot find any of ['bits'] in the model's quantization config": not 4 and 128 unsaid
+    if "bits" not in raw and "w_bit" not in raw:
+        raise _error(path, "bits", f"missing; {method} stores 2, 3, 4 or 8 bits per weight")
+    bits = _int_bits(raw.get("bits", raw.get("w_bit")), path, "bits")
     if method == "awq" and bits not in AWQ_BITS:
         raise _error(path, "bits", f"AWQ takes 4 bits per weight, got {bits}")
     # group_size -1 (GPTQ) or 0 means one scale per output row
@@ -456,6 +468,10 @@ def _awq_gptq(raw: dict[str, Any], path: str, method: str) -> Quantization:
     if not isinstance(zero_point, bool):  # "false" read as true
         raise _error(path, "zero_point", f"must be true or false, got {zero_point!r}")
     zero = zero_point if method == "awq" else True
+    if "group_size" not in raw and "q_group_size" not in raw:
+        raise _error(
+            path, "group_size", "missing; give the weights' group (e.g. 128, or -1: a row)"
+        )
     fmt = int_grouped(bits, group, zero_point=zero)
     skipped = _patterns(raw, path, "modules_to_not_convert")
     if method == "awq":

@@ -62,12 +62,10 @@ def _sweep_layouts(
 ) -> list[Layout]:
     """The named layouts (each once, as plan reads them), or the fitting layout of `gpus` with
     the most KV in all."""
-    from capcliff.catalog.layout import enumerate_layouts, parse_layout
+    from capcliff.catalog.layout import enumerate_layouts, parse_layout_list
 
     if text is not None:
-        layouts = list(dict.fromkeys(parse_layout(p) for p in text.split(",") if p.strip()))
-        if not layouts:
-            raise InputError(f"layout: cannot read {text!r:.60}; write e.g. tp2 or dp2-tp2,tp4")
+        layouts = list(parse_layout_list(text))
         wrong = [lay.name for lay in layouts if gpus is not None and lay.gpus != gpus]
         if wrong:
             raise InputError(f"layout: {', '.join(wrong)} do not use --gpus {gpus}")
@@ -176,7 +174,7 @@ def sweep(
         redraw,
     )
     from capcliff.catalog.catalogs import get_hardware, get_model
-    from capcliff.catalog.layout import parse_layout
+    from capcliff.catalog.layout import parse_layout_list
     from capcliff.cli.plotting import plot_path as parse_plot_path
     from capcliff.cli.plotting import plotting_ready
     from capcliff.files import check_outputs
@@ -187,9 +185,8 @@ def sweep(
     )
     plotting_ready(plot_path)
     # each once, as plan reads them: "tp2,tp2" swept tp2 twice
-    parts = [] if layout is None else [p.strip() for p in layout.split(",") if p.strip()]
-    names = list(dict.fromkeys(parts))
-    one = parse_layout(names[0]).name if len(names) == 1 else None
+    names = () if layout is None else parse_layout_list(layout)
+    one = names[0].name if len(names) == 1 else None
     dep = resolve(get_model(model), get_hardware(gpu), settings, force=force, layout=one)
     from capcliff.sim.traffic.workload_rules import implied_arrival
 

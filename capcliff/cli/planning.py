@@ -87,12 +87,9 @@ def _plan_layouts(text: str | None) -> tuple[Layout, ...]:
     """The layouts named by --layout (none: every layout), each once."""
     if text is None:
         return ()
-    from capcliff.catalog.layout import parse_layout
+    from capcliff.catalog.layout import parse_layout_list
 
-    layouts = [parse_layout(part) for part in text.split(",") if part.strip()]
-    if not layouts:
-        raise InputError(f"layout: cannot read {text!r:.60}; write e.g. tp8 or dp2-tp4,tp8")
-    return tuple(dict.fromkeys(layouts))
+    return parse_layout_list(text)
 
 
 PlanGpuOption = Annotated[

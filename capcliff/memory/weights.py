@@ -17,6 +17,7 @@ from capcliff.catalog.quantization import (
     NVFP4,
     Quantization,
     WeightFormat,
+    format_label,
     fp8_block,
     int_grouped,
 )
@@ -75,6 +76,15 @@ class WeightScheme:
     def quantised(cls, arch: Architecture, dtype: WeightDType) -> WeightScheme:
         """Every linear and expert weight in `dtype`; embeddings, norms and router stay native."""
         return cls(dtype, dtype, arch.activation_dtype)
+
+    def label_of(self, storage: Storage) -> str:
+        """The dtype name reports give this storage class: `dtype_of`, integer formats by their
+        bits (GPTQ at 8 bits is int8, not its int4 compute family)."""
+        dtype = self.dtype_of(storage).value
+        if self.quantization is None or storage is Storage.NATIVE:
+            return dtype
+        quant = self.quantization
+        return format_label(quant.expert if storage is Storage.EXPERT else quant.linear, dtype)
 
     def dtype_of(self, storage: Storage) -> WeightDType:
         """The dtype most tensors of this storage class are held in (a summary; see format_of)."""
