@@ -1,5 +1,5 @@
 """Sim mutants earlier samples left alive and not equivalent (docs/validation.md, "Mutation":
-seeds 83 and 89), each pinned by a case worked out by hand in its comment."""
+seeds 83, 89 and 509), each pinned by a case worked out by hand in its comment."""
 
 from __future__ import annotations
 
@@ -63,3 +63,8 @@ def test_vllm_v0_swaps_a_request_back_in_with_one_token_of_budget_left() -> None
     sim.preempt(2)
     assert (sim.cohort.count, sim.host_used, sim.free) == (2, 1, 98)
     assert prefill_verdict(sim, step=sim.step, free=sim.free) is True
+    # and the step swaps it in: its 1 token of KV back from the host (seed 509's `swap_ins`
+    # `budget <= 0` -> `<= 1` left it swapped out)
+    planned = sim.begin_step()
+    assert planned.admitted == [(2, 1, 1)]
+    assert (sim.swap_in_tokens, sim.host_used) == (1, 0)
