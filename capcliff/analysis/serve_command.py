@@ -4,8 +4,11 @@
 `trtllm-serve MODEL ...` (with shell quoting, `\\`-newlines, `--flag=value` and leading
 `VAR=value` assignments) into the model, the layout and the `DeploymentSettings` keys those flags
 set; every flag it does not model is listed in `ServeCommand.unmodelled`, never dropped in
-silence. `merged_settings` and `merged_target` combine it with what the user also gave as
-capcliff flags or spec keys: a different value for the same setting is a one-line error.
+silence. What the engine's own parser refuses is refused here too (a switch given a value, a
+`--speculative-config` that is not a JSON object or has K < 1, an SGLang choice it does not
+offer, fewer `CUDA_VISIBLE_DEVICES` than the TP group). `merged_settings` and `merged_target`
+combine it with what the user also gave as capcliff flags or spec keys: a different value for
+the same setting is a one-line error.
 
 Flag names are the engines' own:
 - vLLM: `vllm/engine/arg_utils.py` (`EngineArgs`; `--kv-cache-memory-bytes` is
