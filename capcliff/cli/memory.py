@@ -80,11 +80,6 @@ def memory(
         max_model_len=length,
         settings=dep.budget,
     )
-    if one is not None and not any(lay.valid for lay in report.layouts):
-        # a layout that cannot exist (heads that TP does not divide, EP on a dense model) is
-        # not an answer, as one that does not fit memory is; sweep refuses it the same way
-        why = "; ".join(f"{lay.name}: {lay.reason}" for lay in report.layouts)
-        raise InputError(f"layout: no requested layout can run this model ({why})")
     if output is OutputFormat.JSON:
         typer.echo(report.model_dump_json(indent=2))
         return

@@ -47,9 +47,7 @@ if TYPE_CHECKING:  # types only: the command imports its modules lazily to keep 
     from capcliff.analysis.evaluate.solver import Slo
     from capcliff.analysis.plan.types import PlanReport
     from capcliff.analysis.workloads import WorkloadChoice
-    from capcliff.catalog.architecture import Architecture
     from capcliff.catalog.layout import Layout
-    from capcliff.catalog.specs import HardwareSpec
 
 
 class PlanFormat(StrEnum):
@@ -83,27 +81,6 @@ def _plan_gpus(
             "every layout must span them all"
         )
     return count
-
-
-def _refuse_impossible(
-    layouts: tuple[Layout, ...], arch: Architecture, specs: list[HardwareSpec], engine: str
-) -> None:
-    """Named layouts none of which can run the model on any GPU given (TP that does not divide
-    the heads, EP on a dense model): an error, as `sweep --layout` says, not "no layout fits"."""
-    from capcliff.catalog.layout import engine_refusal, invalid_reason
-
-    if not layouts:
-        return
-    reasons = [
-        invalid_reason(lay, arch=arch, hardware=hw) or engine_refusal(lay, engine)
-        for lay in layouts
-        for hw in specs
-    ]
-    if all(reasons):
-        why = "; ".join(
-            f"{lay.name}: {r}" for lay, r in zip(layouts, reasons[:: len(specs)], strict=True)
-        )
-        raise InputError(f"layout: no requested layout can run this model ({why})")
 
 
 def _plan_layouts(text: str | None) -> tuple[Layout, ...]:
@@ -304,7 +281,6 @@ def plan(
     # applied there was unsaid)
     dep = dep.with_warnings_of(dep.on(hw) for hw in specs[1:])
     count = _plan_gpus(gpus, nodes, spec.gpus_per_node, named)
-    _refuse_impossible(named, get_model(model).arch, specs, dep.budget.engine.value)
     lengths = _one_osl(osl)
     given = isl is not None or osl is not None or workload is not None
     pattern = _pattern(arrival, rate, clients)
