@@ -4,8 +4,11 @@
 `trtllm-serve MODEL ...` (with shell quoting, `\\`-newlines, `--flag=value` and leading
 `VAR=value` assignments) into the model, the layout and the `DeploymentSettings` keys those flags
 set; every flag it does not model is listed in `ServeCommand.unmodelled`, never dropped in
-silence. `merged_settings` and `merged_target` combine it with what the user also gave as
-capcliff flags or spec keys: a different value for the same setting is a one-line error.
+silence. What the engine's own parser refuses is refused here too (a switch given a value, a
+`--speculative-config` that is not a JSON object or has K < 1, an SGLang choice it does not
+offer, fewer `CUDA_VISIBLE_DEVICES` than the TP group). `merged_settings` and `merged_target`
+combine it with what the user also gave as capcliff flags or spec keys: a different value for
+the same setting is a one-line error.
 
 Flag names are the engines' own:
 - vLLM: `vllm/engine/arg_utils.py` (`EngineArgs`; `--kv-cache-memory-bytes` is
@@ -55,8 +58,17 @@ _SPEC_V2 = {
 _SGLANG_METHODS = {"NEXTN": "mtp", "EAGLE": "eagle", "EAGLE3": "eagle", "NGRAM": "ngram"}
 _VLLM_METHODS = {"mtp": "mtp", "deepseek_mtp": "mtp", "eagle": "eagle", "eagle3": "eagle",
                  "ngram": "ngram"}  # fmt: skip
-# vLLM's human-readable integers (`--max-model-len 32k`): k/m/g powers of 1000, K/M/G of 1024.
-_SUFFIX = {"k": 10**3, "m": 10**6, "g": 10**9, "K": 2**10, "M": 2**20, "G": 2**30}
+# vLLM's human-readable integers (`--max-model-len 32k`, vllm/engine/arg_utils.py
+# `human_readable_int`): k/m/g/t powers of 1000 (a fraction allowed: 1.5k), K/M/G/T of 1024
+# (whole numbers only); without a suffix, Python's int() as argparse's `type=int` reads it.
+_SUFFIX = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+_BINARY_SUFFIX = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+_WHOLE = r"\+?[0-9](_?[0-9])*"  # int()'s literal: a sign, digits and single underscores
+# SGLang's --speculative-algorithm choices (python/sglang/srt/server_args.py); STANDALONE (a
+# small draft model run as such) is one capcliff does not model.
+_SGLANG_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"})
+# SGLang's --deepep-mode choices (server_args.py)
+_DEEPEP_MODES = ("auto", "normal", "low_latency")
 
 # Flags that do not change capacity or latency (networking, logging, naming, loading), skipped
 # without a warning.
@@ -134,6 +146,17 @@ def _options(words: list[str]) -> tuple[list[str], list[tuple[str, str | None]]]
             i += 1
             continue
         name, eq, value = word.lstrip("-").partition("=")
+        if not name or word.startswith("---"):  # `--`, `--=3`, `---tp`: argparse refuses them
+            raise InputError(
+                f"{FIELD}: {word!r:.40} is not a flag the engine reads; write --name or "
+                "--name=value"
+            )
+        if eq and name.replace("_", "-") in _BOOLEAN:
+            # argparse refuses a value after a switch ("ignored explicit argument")
+            raise InputError(
+                f"{FIELD}: --{name} is a switch and takes no value, got {word!r}; give --{name} "
+                "alone (or leave it out)"
+            )
         if eq:
             options.append((name, value))
         elif (
@@ -151,10 +174,13 @@ def _options(words: list[str]) -> tuple[list[str], list[tuple[str, str | None]]]
 
 def _integer(flag: str, value: str | None) -> int:
     text = (value or "").strip()
-    scale = _SUFFIX.get(text[-1:], 1) if text else 1
+    binary = _BINARY_SUFFIX.get(text[-1:])
+    scale = binary or _SUFFIX.get(text[-1:], 1) if text else 1
     digits = text[:-1] if scale != 1 else text
-    # the engines' argparse reads an int: "1e3" is refused there (a fraction only before a suffix)
-    whole = re.fullmatch(r"[0-9]+" if scale == 1 else r"[0-9]+(\.[0-9]+)?", digits)
+    # the engines' argparse reads an int: "1e3" is refused there (a fraction only before a
+    # decimal suffix)
+    pattern = _WHOLE if scale == 1 else r"[0-9]+" if binary else r"[0-9]+(\.[0-9]+)?"
+    whole = re.fullmatch(pattern, digits)
     try:
         number = float(digits) * scale if whole else -1.0
     except ValueError:
@@ -182,6 +208,7 @@ class _Reading:
     unmodelled: list[str] = field(default_factory=list)
     model: str | None = None
     spec_v2: bool | None = None  # SGLANG_ENABLE_SPEC_V2 from the environment
+    visible_gpus: int | None = None  # CUDA_VISIBLE_DEVICES: the GPUs the server sees
 
 
 def _kv_dtype(r: _Reading, flag: str, value: str | None) -> None:
@@ -229,6 +256,16 @@ def _switch(name: str) -> Callable[..., None]:
         r.switches.add(name)
 
     return apply
+
+
+def _chunked_prefill(r: _Reading, flag: str, value: str | None) -> None:
+    """SGLang's --chunked-prefill-size; -1 turns chunked prefill off (server_args.py), which
+    capcliff does not model: named, not refused."""
+    if (value or "").strip() == "-1":
+        r.unmodelled.append(f"--{flag} -1 (chunked prefill off)")
+        r.settings.pop("max_num_batched_tokens", None)
+    else:
+        r.settings["max_num_batched_tokens"] = _integer(flag, value)
 
 
 def _model(r: _Reading, flag: str, value: str | None) -> None:
@@ -282,7 +319,7 @@ _SGLANG: dict[str, Callable[..., None]] = {
     "mem-fraction-static": _setting("mem_fraction_static", _number),
     "max-running-requests": _setting("max_running_requests", _integer),
     "context-length": _setting("max_model_len", _integer),
-    "chunked-prefill-size": _setting("max_num_batched_tokens", _integer),
+    "chunked-prefill-size": lambda r, f, v: _chunked_prefill(r, f, v),
     "page-size": _setting("block_size", _integer),
     "disable-radix-cache": _setting("prefix_caching", lambda f, v: "off"),
     "disable-overlap-schedule": _setting("overlap_schedule", lambda f, v: False),
@@ -329,7 +366,8 @@ def parse_serve_command(text: str) -> ServeCommand:
             readers[key](reading, key, value)
         elif key not in _INERT:
             reading.unmodelled.append(f"--{name}" if value is None else f"--{name} {value}")
-    extra = positional if reading.model is not None else positional[1:]
+    # SGLang's launch_server takes no positional argument: the model is --model-path
+    extra = positional if reading.model is not None or engine == "sglang" else positional[1:]
     if extra:  # `--tensor-parallel-size 2 2`: the engines' argparse refuses the second 2
         raise InputError(
             f"{FIELD}: {extra[0]!r:.40} is neither the model nor a flag's value; the engine "
@@ -340,6 +378,7 @@ def parse_serve_command(text: str) -> ServeCommand:
     if not reading.model:
         raise InputError(f"{FIELD}: the command names no model")
     layout = _layout(reading)
+    _check_visible(reading, layout)
     _finish(reading, layout)
     return ServeCommand(
         engine=engine, model=reading.model, layout=layout, settings=reading.settings,
@@ -353,12 +392,26 @@ def _environment(r: _Reading, assignments: list[str]) -> None:
     read only with a speculative algorithm); the GPUs a process sees change nothing modelled; any
     other assignment is not modelled."""
     for assignment in assignments:
-        if assignment in ("VLLM_ALLOW_LONG_MAX_MODEL_LEN=1", "VLLM_ALLOW_LONG_MAX_MODEL_LEN=true"):
-            r.settings["allow_long_max_model_len"] = True
+        name, _, value = assignment.partition("=")
+        if name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN":  # vllm/envs.py: "1" or "true", else off
+            if value.strip().lower() in ("1", "true"):
+                r.settings["allow_long_max_model_len"] = True
         elif r.engine == "sglang" and assignment in _SPEC_V2:
             r.spec_v2 = _SPEC_V2[assignment]
-        elif not assignment.startswith("CUDA_VISIBLE_DEVICES="):
+        elif name == "CUDA_VISIBLE_DEVICES":
+            r.visible_gpus = len([d for d in value.split(",") if d.strip()])
+        else:
             r.unmodelled.append(assignment)
+
+
+def _check_visible(r: _Reading, layout: Layout) -> None:
+    """A server that sees fewer GPUs than one TP group (which never spans nodes) does not
+    start: CUDA_VISIBLE_DEVICES names the GPUs of the node it runs on."""
+    if r.visible_gpus is not None and r.visible_gpus < layout.tp:
+        raise InputError(
+            f"{FIELD}: CUDA_VISIBLE_DEVICES names {r.visible_gpus} GPU(s) but the command's "
+            f"TP is {layout.tp}; name at least {layout.tp} GPUs or lower the TP"
+        )
 
 
 def _layout(r: _Reading) -> Layout:
@@ -409,7 +462,19 @@ def _finish(r: _Reading, layout: Layout) -> None:
             s["offload_policy"] = policy.replace("_", "-")
     elif "hicache" in r.switches:
         r.unmodelled.append("--enable-hierarchical-cache without --hicache-size")
+    _all_to_all(r)
+    _speculation(r)
+
+
+def _all_to_all(r: _Reading) -> None:
+    """SGLang's --moe-a2a-backend and --deepep-mode, vLLM's --all2all-backend, as capcliff's
+    `all2all_backend`; a backend it does not model is named."""
+    s = r.settings
     a2a, mode = s.pop("a2a", None), s.pop("deepep_mode", None)
+    if mode is not None and mode not in _DEEPEP_MODES:
+        raise InputError(
+            f"{FIELD}: --deepep-mode {mode!r} is not one of SGLang's {', '.join(_DEEPEP_MODES)}"
+        )
     if a2a == "deepep":
         modes = {None: "deepep", "auto": "deepep", "normal": "deepep_high_throughput",
                  "low_latency": "deepep_low_latency"}  # fmt: skip
@@ -418,7 +483,6 @@ def _finish(r: _Reading, layout: Layout) -> None:
         r.unmodelled.append(f"--moe-a2a-backend {a2a}")
     if s.get("all2all_backend") not in (None, "none", *_DEEPEP):
         r.unmodelled.append(f"--all2all-backend {s.pop('all2all_backend')}")
-    _speculation(r)
 
 
 def _speculation(r: _Reading) -> None:
@@ -445,6 +509,11 @@ def _sglang_speculation(
     r: _Reading, algorithm: str, steps: int | None, drafts: int | None, topk: int | None,
     draft: str | None,
 ) -> str | None:  # fmt: skip
+    if algorithm.upper() not in _SGLANG_ALGORITHMS:
+        known = ", ".join(sorted(_SGLANG_ALGORITHMS))
+        raise InputError(
+            f"{FIELD}: --speculative-algorithm {algorithm!r} is not one of SGLang's {known}"
+        )
     method = _SGLANG_METHODS.get(algorithm.upper())
     if method == "ngram" and drafts is not None:
         return f"ngram:{max(1, drafts - 1)}"
@@ -462,17 +531,40 @@ def _sglang_speculation(
 
 
 def _vllm_speculation(r: _Reading, config: str) -> str | None:
+    """vLLM reads --speculative-config as a JSON object into `SpeculativeConfig` (pydantic, lax:
+    3, 3.0 and "3" are K = 3), which wants num_speculative_tokens > 0."""
     try:
         data = json.loads(config)
     except ValueError:
         data = None
-    if isinstance(data, dict):
-        method = _VLLM_METHODS.get(str(data.get("method")))
-        k, model = data.get("num_speculative_tokens"), data.get("model")
-        if method is not None and type(k) is int and k >= 1:
-            return f"{method}:{k}" + (f":{model}" if method == "eagle" and model else "")
+    if not isinstance(data, dict):
+        raise InputError(
+            f"{FIELD}: --speculative-config {config!r:.60} is not a JSON object; give e.g. "
+            '\'{"method": "ngram", "num_speculative_tokens": 3}\''
+        )
+    method = _VLLM_METHODS.get(str(data.get("method")))
+    k, model = _speculative_tokens(data.get("num_speculative_tokens")), data.get("model")
+    if method is not None and k is not None:
+        return f"{method}:{k}" + (f":{model}" if method == "eagle" and model else "")
     r.unmodelled.append(f"--speculative-config {config}")
     return None
+
+
+def _speculative_tokens(value: object) -> int | None:
+    """num_speculative_tokens as vLLM's lax pydantic int reads it (None: not given); a value
+    that is no whole number above 0 is a one-line error."""
+    if value is None:
+        return None
+    number: float | None = None
+    numeric = isinstance(value, int | float) and not isinstance(value, bool)
+    if numeric or (isinstance(value, str) and re.fullmatch(_WHOLE, value.strip())):
+        number = float(value)  # type: ignore[arg-type]  # a number or a whole-number string
+    if number is None or not (1 <= number < math.inf and number == int(number)):
+        raise InputError(
+            f"{FIELD}: --speculative-config num_speculative_tokens wants a whole number >= 1, "
+            f"got {value!r:.40}"
+        )
+    return int(number)
 
 
 _DEEPEP = ("deepep", "deepep_high_throughput", "deepep_low_latency")

@@ -17,7 +17,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 from typer.core import TyperGroup
 
-from capcliff.errors import InputError
+from capcliff.errors import CapcliffError, InputError
 
 E = TypeVar("E", bound=StrEnum)
 DEFAULT_MODEL = "deepseek-r1-distill-qwen-32b"
@@ -388,9 +388,17 @@ def deployment_options(*, simulation: bool) -> Callable[[C], C]:
 
             values = {name: kwargs.pop(name) for name in options}
             serve, context = kwargs.pop("serve_command"), kwargs.pop("serve_context")
+            warning = None
             if serve is not None:
-                values = _read_serve_command(serve, values, kwargs, context)
-            return command(**kwargs, settings=settings_of(values))
+                values, warning = _read_serve_command(serve, values, kwargs, context)
+            try:
+                return command(**kwargs, settings=settings_of(values))
+            except CapcliffError:
+                warning = None  # the error alone, on its one line
+                raise
+            finally:
+                if warning is not None:
+                    print_warning(warning)
 
         params = [*own, *added, _SERVE_COMMAND, _SERVE_CONTEXT]
         wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
@@ -422,9 +430,11 @@ _SERVE_CONTEXT = inspect.Parameter(
 
 def _read_serve_command(
     text: str, values: dict[str, Any], kwargs: dict[str, Any], context: typer.Context
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], str | None]:
     """The settings, model and layout of `--serve-command` merged into the command's own
-    (`kwargs`, updated in place): a flag given with another value is a one-line error."""
+    (`kwargs`, updated in place), and the warning naming the flags it does not model (printed
+    once the command has run, so that an error stays one line): a flag given with another
+    value is a one-line error."""
     from capcliff.analysis.serve_command import (
         merged_settings,
         merged_target,
@@ -444,10 +454,7 @@ def _read_serve_command(
     kwargs["model"] = model
     if "layout" in kwargs:
         kwargs["layout"] = layout
-    warning = command.warning()
-    if warning is not None:
-        print_warning(warning)
-    return merged
+    return merged, command.warning()
 
 
 def print_warning(line: str) -> None:

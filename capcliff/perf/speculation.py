@@ -100,7 +100,7 @@ class Speculation:
 def parse_speculative(text: str) -> Speculation:
     """`mtp:K`, `eagle:K[:DRAFT]` or `ngram:K` (K in 1..MAX_SPECULATIVE_TOKENS)."""
     method, _, rest = text.strip().partition(":")
-    k_text, _, draft = rest.partition(":")
+    k_text, sep, draft = rest.partition(":")
     known = ", ".join(m.value for m in SpecMethod)
     if method not in {m.value for m in SpecMethod}:
         raise InputError(f"speculative: unknown method {method!r} in {text!r}; known: {known}")
@@ -108,6 +108,11 @@ def parse_speculative(text: str) -> Speculation:
         raise InputError(
             f"speculative: K must be an integer from 1 to {MAX_SPECULATIVE_TOKENS} "
             f"({method}:K), got {text!r}"
+        )
+    if sep and not draft.strip():  # eagle:3: names a draft and leaves it out
+        raise InputError(
+            f"speculative: the draft model after {method}:{k_text}: is empty; name it "
+            f"(eagle:K:DRAFT) or drop the colon, got {text!r}"
         )
     if draft and method != SpecMethod.EAGLE.value:
         raise InputError(
