@@ -16,10 +16,12 @@ statements (constants, dataclass fields), default argument values, docstrings, a
 
 How: one worker process per package imports capcliff and the tests once; a mutant is compiled
 from the module's AST and its function's code object is swapped into the live function
-(`__code__`), so every reference to the function, however imported, runs the mutant. The test
-modules are re-imported for every run (module-level values are recomputed with the mutant), and
-Hypothesis keeps no example database between runs (derandomized, no deadline). Tests that
-already fail without any mutant are deselected.
+(`__code__`), so every reference to the function, however imported, runs the mutant (one under a
+functools cache is patched beneath it, and the cache emptied before and after each run, so no
+result cached by the original code hides the mutant's). The test modules are re-imported for
+every run (module-level values are recomputed with the mutant), and Hypothesis keeps no example
+database between runs (derandomized, no deadline). Tests that already fail without any mutant are
+deselected.
 
 Test selection (coverage-based, as mutmut and Stryker do it): the baseline runs every test file
 that imports capcliff.analysis, check or cli (the only layers that can reach an analysis
@@ -77,7 +79,7 @@ _REACHING = {
     "analysis": ("capcliff.analysis", "capcliff.check", "capcliff.cli", "capcliff.__main__"),
 }
 _CACHE = Path(tempfile.gettempdir()) / "capcliff-mutation"
-_RECORD_FORMAT = "2"  # FileRecord's fields; a new one makes every cached record stale
+_RECORD_FORMAT = "3"  # FileRecord's fields and what is instrumented; a new one: every record stale
 
 
 def candidate_tests(package: str) -> list[str]:
@@ -341,7 +343,7 @@ def _live_function(module: types.ModuleType, qualname: str) -> types.FunctionTyp
         obj = vars(holder).get(part) if isinstance(holder, type) else getattr(holder, part, None)
         if obj is None:
             return None
-    for attr in ("fget", "__func__", "func"):
+    for attr in ("fget", "__func__", "func", "__wrapped__"):  # __wrapped__: a functools cache
         if not isinstance(obj, types.FunctionType) and hasattr(obj, attr):
             obj = getattr(obj, attr)
     while isinstance(obj, types.FunctionType) and obj.__code__.co_qualname != qualname:
@@ -350,6 +352,17 @@ def _live_function(module: types.ModuleType, qualname: str) -> types.FunctionTyp
             return None
         obj = wrapped
     return obj if isinstance(obj, types.FunctionType) else None
+
+
+def _clear_cache(module: types.ModuleType, qualname: str) -> None:
+    """Empty the functools cache (`lru_cache`, `cache`) that wraps the function, if one does:
+    results the original code (or an earlier mutant) cached would hide a mutant's."""
+    obj: object = module
+    for part in qualname.split("."):
+        obj = vars(obj).get(part) if isinstance(obj, type) else getattr(obj, part, None)
+    clear = getattr(obj, "cache_clear", None)
+    if callable(clear):
+        clear()
 
 
 class _TimeoutError(Exception):
@@ -398,6 +411,7 @@ def _instrument(
             ):
                 swapped.append((live, live.__code__))
                 live.__code__ = new
+                _clear_cache(module, qualname)  # a cached call would record no caller
     return swapped
 
 
@@ -553,6 +567,7 @@ def _try(site: Site, files: list[str], deselect: list[str], limit_s: float) -> O
         return Outcome(site, "survived", 0.0, "no test calls this function")
     original = live.__code__
     live.__code__ = new
+    _clear_cache(module, site.qualname)
     started = time.monotonic()
     status, note = "survived", f"{len(files)} test files or tests"
     signal.setitimer(signal.ITIMER_REAL, limit_s)
@@ -569,6 +584,7 @@ def _try(site: Site, files: list[str], deselect: list[str], limit_s: float) -> O
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         live.__code__ = original
+        _clear_cache(module, site.qualname)  # what the mutant cached goes with it
     return Outcome(site, status, time.monotonic() - started, note)
 
 
