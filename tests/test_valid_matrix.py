@@ -1,0 +1,65 @@
+"""Valid input the matrix run (`benchmarks/valid_matrix.py`) found answered wrongly, one claim each."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from capcliff.cli import main
+
+
+def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _memory_405b_h100(capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
+    code, out, _ = _run(
+        ["memory", "llama-3.1-405b", "--gpu", "h100-sxm", "--gpus", "8", "--layout", "tp8", *extra],
+        capsys,
+    )
+    return code, out
+
+
+def test_a_layout_that_does_not_fit_reports_no_negative_kv_pool(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 405.85B bf16 parameters over TP 8: >= 405.85e9 x 2 B / 8 = 101.46e9 B a GPU; vLLM's budget is
+    # 0.9 x 81,559 MiB = 0.9 x 85,520,809,984 B = 76,968,728,985 B: short by >= 24.49e9 B.
+    code, out = _memory_405b_h100(capsys, "--format", "json")
+    assert code == 0
+    (stage,) = json.loads(out)["layouts"][0]["stages"]
+    assert stage["kv_bytes"] == 0
+    assert stage["kv_blocks"] == 0
+    assert stage["kv_shortfall_bytes"] > 24_490_000_000
+
+
+def test_the_shortfall_is_what_the_budget_terms_overrun(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _memory_405b_h100(capsys, "--format", "json")
+    assert code == 0
+    (stage,) = json.loads(out)["layouts"][0]["stages"]
+    inside = sum(t["bytes"] for t in stage["terms"] if t["inside_budget"])
+    assert stage["kv_shortfall_bytes"] == inside - stage["usable_bytes"]
+
+
+def test_the_budget_table_of_a_layout_that_does_not_fit_prints_no_negative_gib(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out = _memory_405b_h100(capsys)
+    assert code == 0
+    kv_row = next(line for line in out.splitlines() if "= KV cache" in line)
+    assert "-" not in kv_row.split("│")[2]
+    assert "overrun the budget by" in kv_row
+
+
+def test_where_no_layout_fits_the_budget_shown_is_the_nearest_to_fitting(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 8 x H100 for 405B bf16: every layout is short; tp8 (101.5 GB of weights a GPU) is nearer
+    # to fitting than dp8 (811.7 GB a GPU), which the table showed before.
+    code, out, _ = _run(["memory", "llama-3.1-405b", "--gpu", "h100-sxm", "--gpus", "8"], capsys)
+    assert code == 0
+    title = next(line for line in out.splitlines() if "budget per GPU" in line)
+    assert "dp8" not in title
