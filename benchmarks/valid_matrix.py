@@ -4,8 +4,9 @@
         [--no-memory] [--no-sample] [--show 60]
 
 The bad-input campaigns (`fuzz_surfaces.py`, `fuzz_cases*.py`) mutate a handful of valid inputs;
-this one runs valid input only, as `python -m capcliff ...` subprocesses (`CAPCLIFF_SIM_CORE=python`,
-`nice`, 60 s wall limit each):
+this one runs valid input only, each command in a child process (a fork of this warm interpreter,
+or with `--spawn` a fresh `python -m capcliff`; `CAPCLIFF_SIM_CORE=python`, `nice`, killed past
+60 s wall):
 
 - the memory matrix: `memory` for every model x GPU x engine (vllm, sglang, trtllm) x `--gpus`
   1, 2, 8, then at 8 GPUs `--kv-cache-dtype fp8` and each `--quantization` the model can take;
@@ -67,9 +68,13 @@ PRESETS = ("reasoning", "chat", "chat-short", "multiturn-chat", "agentic")
 ISLS = (128, 1000, 4000, 65536, 131072)
 OSLS = ("1", "200", "1000", "16384", "32768", "lognormal:2000:8000")
 # a keyed figure whose name says it can never be below zero
-NON_NEGATIVE = re.compile(r"(bytes|_s$|_s_|rps|tok|tokens|concurrency|throughput|makespan|usd|gpus)")
+NON_NEGATIVE = re.compile(
+    r"(bytes|_s$|_s_|rps|tok|tokens|concurrency|throughput|makespan|usd|gpus)"
+)
 FRACTION = re.compile(r"(fraction|utilization|hit_rate|share)$")
-TEXT_NONSENSE = re.compile(r"(?<![\w.-])-?(nan|inf)(?![\w])|(?<![\w.])-\d[\d,.]*\s*(GB|GiB|tok|req|s\b)", re.I)
+TEXT_NONSENSE = re.compile(
+    r"(?<![\w.-])-?(nan|inf)(?![\w])|(?<![\w.])-\d[\d,.]*\s*(GB|GiB|tok|req|s\b)", re.I
+)
 PERCENT = re.compile(r"(?<![±+\-\d.])(\d[\d,]*(?:\.\d+)?)\s?%")
 
 
@@ -104,46 +109,61 @@ def _workload(rng: random.Random) -> list[str]:
     if pick < 0.25:
         return ["--workload", rng.choice(PRESETS)]
     if pick < 0.45:  # reasoning-length outputs
-        return ["--isl", str(rng.choice((256, 1000, 2000))), "--osl", rng.choice(("16384", "32768"))]
+        return [
+            "--isl",
+            str(rng.choice((256, 1000, 2000))),
+            "--osl",
+            rng.choice(("16384", "32768")),
+        ]
     if pick < 0.6:  # long prompts
         return ["--isl", str(rng.choice((65536, 131072))), "--osl", rng.choice(("200", "1000"))]
     return ["--isl", str(rng.choice(ISLS)), "--osl", rng.choice(OSLS)]
 
 
+def _plan_extras(rng: random.Random) -> list[str]:
+    extras: list[str] = []
+    roll = rng.random()
+    if roll < 0.15:
+        extras += ["--arrival", "batch"]
+    elif roll < 0.35:
+        extras += ["--rate", str(rng.choice((0.5, 2, 10)))]
+    if rng.random() < 0.3:
+        ttft, tpot = rng.choice((1, 5, 30)), rng.choice((0.05, 0.2))
+        extras += ["--slo-ttft", str(ttft), "--slo-tpot", str(tpot)]
+    if rng.random() < 0.12:
+        extras += ["--disagg"]
+    return extras
+
+
+def _sweep_extras(rng: random.Random) -> list[str]:
+    extras: list[str] = []
+    roll = rng.random()
+    if roll < 0.15:
+        extras += ["--rate", str(rng.choice((1, 5)))]
+    elif roll < 0.3:
+        extras += ["--clients", str(rng.choice((8, 64)))]
+    if rng.random() < 0.1:
+        extras += ["--disagg", "1p:tp4,1d:tp4", "--gpus", "8"]
+    return extras
+
+
 def _extras(rng: random.Random, command: str, model: str) -> list[str]:
     extras: list[str] = []
     if rng.random() < 0.2:
-        method = "mtp:2" if "deepseek-r1" in model and "distill" not in model else rng.choice(("eagle:3", "ngram:4"))
-        extras += ["--speculative", method]
+        mtp = "deepseek-r1" in model and "distill" not in model
+        extras += ["--speculative", "mtp:2" if mtp else rng.choice(("eagle:3", "ngram:4"))]
     if rng.random() < 0.15:
         extras += ["--offload", rng.choice(("cpu:256GiB", "cpu:512GiB,nvme:2TiB"))]
     if rng.random() < 0.15:
         extras += ["--kv-cache-dtype", "fp8"]
-    if command == "plan":
-        roll = rng.random()
-        if roll < 0.15:
-            extras += ["--arrival", "batch"]
-        elif roll < 0.35:
-            extras += ["--rate", str(rng.choice((0.5, 2, 10)))]
-        if rng.random() < 0.3:
-            extras += ["--slo-ttft", str(rng.choice((1, 5, 30))), "--slo-tpot", str(rng.choice((0.05, 0.2)))]
-        if rng.random() < 0.12:
-            extras += ["--disagg"]
-    else:
-        roll = rng.random()
-        if roll < 0.15:
-            extras += ["--rate", str(rng.choice((1, 5)))]
-        elif roll < 0.3:
-            extras += ["--clients", str(rng.choice((8, 64)))]
-        if rng.random() < 0.1:
-            extras += ["--disagg", "1p:tp4,1d:tp4", "--gpus", "8"]
+    extras += _plan_extras(rng) if command == "plan" else _sweep_extras(rng)
     if rng.random() < 0.5:
         extras += ["--format", "json"]
     return extras
 
 
 def sample_cases(seed: int, count: int) -> Iterator[tuple[str, list[str]]]:
-    """`count` plan and sweep commands drawn with `seed` over models, GPUs, engines and workloads."""
+    """`count` plan and sweep commands drawn with `seed` over models, GPUs, engines, workloads."""
     rng = random.Random(seed)
     models, gpus = sorted(model_catalog()), sorted(hardware_catalog())
     for _ in range(count):
@@ -155,7 +175,12 @@ def sample_cases(seed: int, count: int) -> Iterator[tuple[str, list[str]]]:
             if rng.random() < 0.5:
                 argv += ["--gpus", "8"]
         else:
-            argv += ["--num-requests", "200", "--concurrency", rng.choice(("16,64", "32..512", "8"))]
+            argv += [
+                "--num-requests",
+                "200",
+                "--concurrency",
+                rng.choice(("16,64", "32..512", "8")),
+            ]
         extras = _extras(rng, command, model)
         if command == "sweep" and "--gpus" not in extras and rng.random() < 0.4:
             extras += ["--layout", rng.choice(("tp8", "tp4", "tp2", "dp2-tp4"))]
@@ -202,7 +227,8 @@ def _roofline_problem(argv: list[str], data: dict[str, object]) -> str | None:
         cap = lay.get("capacity") or {}
         tok_s = cap.get("output_tok_s") if isinstance(cap, dict) else None
         if isinstance(tok_s, (int, float)) and tok_s / per_replica > limit:
-            return f"{lay.get('name')}: {tok_s / per_replica:.0f} output tok/s per GPU > roofline {limit:.0f}"
+            per_gpu = tok_s / per_replica
+            return f"{lay.get('name')}: {per_gpu:.0f} output tok/s a GPU > roofline {limit:.0f}"
     return None
 
 
@@ -215,7 +241,8 @@ def _fit_problem(data: dict[str, object]) -> str | None:
         for stage in lay.get("stages") or []:
             total = stage.get("total_memory_bytes")
             if total and (stage.get("weights_bytes") or 0) > total:
-                return f"{lay.get('name')} fits with weights {stage['weights_bytes']} B > {total} B a GPU"
+                weights = stage["weights_bytes"]
+                return f"{lay.get('name')} fits with weights {weights} B > {total} B a GPU"
         if (
             total
             and int(lay.get("tp") or 1) * int(lay.get("pp") or 1) * int(lay.get("dp") or 1) > 0
@@ -336,7 +363,9 @@ def run_all(cases: list[tuple[str, list[str]]], *, jobs: int, spawn: bool) -> li
     return results
 
 
-def classify(group: str, argv: list[str], code: int, cpu_s: float, stdout: str, stderr: str) -> Result:
+def classify(
+    group: str, argv: list[str], code: int, cpu_s: float, stdout: str, stderr: str
+) -> Result:
     """The outcome class of one finished command."""
     lines = [line for line in stderr.splitlines() if line.strip()]
     errors = [line for line in lines if line.startswith("error")]
@@ -345,7 +374,9 @@ def classify(group: str, argv: list[str], code: int, cpu_s: float, stdout: str, 
         return Result(argv, group, "crash", code, cpu_s, tail[:200])
     if code == 2:
         if len(errors) != 1:
-            return Result(argv, group, "crash", code, cpu_s, f"exit 2 with {len(errors)} error lines")
+            return Result(
+                argv, group, "crash", code, cpu_s, f"exit 2 with {len(errors)} error lines"
+            )
         return Result(argv, group, "refused", code, cpu_s, errors[0][:240])
     problem = output_problem(argv, stdout)
     if problem:
@@ -369,7 +400,8 @@ def report(results: list[Result], show: int) -> None:
         print(f"{group:<16}" + "".join(f"{row[k]:>10}" for k in KINDS) + f"{sum(row.values()):>8}")
     cpu = sorted(r.cpu_s for r in results)
     if cpu:
-        print(f"CPU s per case: median {cpu[len(cpu) // 2]:.1f}, max {cpu[-1]:.1f}, total {sum(cpu):.0f}")
+        median, total = cpu[len(cpu) // 2], sum(cpu)
+        print(f"CPU s per case: median {median:.1f}, max {cpu[-1]:.1f}, total {total:.0f}")
     failing = [r for r in results if r.kind != "ok"]
     # refusals with one message are listed once, with how many commands gave it
     by_message: dict[str, list[Result]] = collections.defaultdict(list)

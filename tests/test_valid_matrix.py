@@ -1,4 +1,4 @@
-"""Valid input the matrix run (`benchmarks/valid_matrix.py`) found answered wrongly, one claim each."""
+"""Valid input the matrix run (`benchmarks/valid_matrix.py`) answered wrongly, one claim each."""
 
 from __future__ import annotations
 
