@@ -6,7 +6,12 @@ import json
 
 import pytest
 
+from capcliff.analysis.deployment import resolve
+from capcliff.analysis.deployment_settings import settings_of
+from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.catalog.layout import parse_layout
 from capcliff.cli import main
+from capcliff.memory.layout_memory import LayoutMemory
 
 
 def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -63,3 +68,42 @@ def test_where_no_layout_fits_the_budget_shown_is_the_nearest_to_fitting(
     assert code == 0
     title = next(line for line in out.splitlines() if "budget per GPU" in line)
     assert "dp8" not in title
+
+
+def _qwen14b_gb200(layout: str, offload: str) -> LayoutMemory:
+    settings = settings_of({"engine": "sglang", "offload": offload})
+    dep = resolve(get_model("deepseek-r1-distill-qwen-14b"), get_hardware("gb200"), settings)
+    return dep.memory(parse_layout(layout), 4096)
+
+
+def test_a_replica_whose_host_dram_share_cannot_hold_the_offload_tier_does_not_fit() -> None:
+    # GB200: 0.96 TB of Grace DRAM per 4-GPU tray = 240 GB a GPU; cpu:256GiB = 274.9 GB > 240 GB
+    # on a 1-GPU replica, 137.4 GB a GPU on a 2-GPU replica.
+    alone = _qwen14b_gb200("tp1", "cpu:256GiB")
+    assert not alone.fits
+    assert alone.reason.startswith("does not fit: offload cpu: 275 GB per replica")
+    assert _qwen14b_gb200("tp2", "cpu:256GiB").fits
+
+
+def test_an_offload_tier_one_gpu_holds_leaves_the_verdict_alone() -> None:
+    # cpu:200GiB = 214.7 GB <= 240 GB a GPU
+    assert _qwen14b_gb200("tp1", "cpu:200GiB").fits
+
+
+def test_plan_answers_an_offload_that_only_wider_replicas_hold(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # it refused the whole plan (exit 2) because a 1-GPU replica cannot hold 256 GiB of it
+    code, out, err = _run(
+        ["plan", "deepseek-r1-distill-qwen-14b", "--gpu", "gb200", "--engine", "sglang",
+         "--gpus", "4", "--isl", "1000", "--osl", "200", "--num-requests", "100", "--jobs", "1",
+         "--arrival", "batch", "--offload", "cpu:256GiB", "--format", "json"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    report = json.loads(out)
+    rec = report["recommended"]
+    assert rec["tp"] * rec["pp"] >= 2
+    dp4 = next(lay for lay in report["layouts"] if lay["name"] == "dp4")
+    assert not dp4["fits"]
+    assert "offload cpu" in dp4["reason"]
