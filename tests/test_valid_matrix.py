@@ -107,3 +107,30 @@ def test_plan_answers_an_offload_that_only_wider_replicas_hold(
     dp4 = next(lay for lay in report["layouts"] if lay["name"] == "dp4")
     assert not dp4["fits"]
     assert "offload cpu" in dp4["reason"]
+
+
+def test_plan_disagg_where_no_split_fits_answers_aggregated_and_says_why(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Llama-3.1-70B in bf16: 70.55B x 2 B = 141 GB, more than one H200's 141 GB (126 GB usable),
+    # so 2 GPUs hold no 1-GPU prefill and 1-GPU decode instance; tp2 (70.5 GB a GPU) fits.
+    # It exited 2 before, though the aggregated half of the question has an answer.
+    code, out, err = _run(
+        ["plan", "llama-3.1-70b", "--gpu", "h200-sxm", "--gpus", "2", "--disagg", "--isl", "100",
+         "--osl", "100", "--num-requests", "50", "--jobs", "1", "--format", "json"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    assert err.startswith("warning: disagg: no layout of up to 1 GPUs fits this model")
+    assert "the plan is aggregated" in err.splitlines()[0]
+    assert json.loads(out)["recommended"]["layout"] == "tp2"
+
+
+def test_plan_disagg_on_one_gpu_is_still_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(
+        ["plan", "llama-3.1-8b", "--gpus", "1", "--disagg", "--isl", "100", "--osl", "100",
+         "--num-requests", "50", "--jobs", "1"],
+        capsys,
+    )  # fmt: skip
+    assert code == 2
+    assert err.startswith("error: gpus: a split needs at least 2 GPUs")
