@@ -134,3 +134,31 @@ def test_plan_disagg_on_one_gpu_is_still_refused(capsys: pytest.CaptureFixture[s
     )  # fmt: skip
     assert code == 2
     assert err.startswith("error: gpus: a split needs at least 2 GPUs")
+
+
+def _sweep(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    small = ["--isl", "100", "--osl", "100", "--num-requests", "20", "--concurrency", "4"]
+    return _run(["sweep", *args, *small], capsys)
+
+
+def test_sweep_without_gpus_runs_the_fewest_gpus_the_model_fits(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Qwen3-235B-A22B-FP8: 235B parameters at 1 B = 235 GB, more than one GB200's 186 GB; two
+    # hold 118 GB each. It exited 2 ("no layout of 1 GPUs fits") before.
+    code, out, err = _sweep(capsys, "qwen3-235b-a22b-fp8", "--gpu", "gb200", "--engine", "sglang")
+    assert code == 0, err
+    assert out.startswith("qwen3-235b-a22b-fp8 on 2 x gb200")
+
+
+def test_sweep_with_gpus_given_keeps_them(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _sweep(capsys, "llama-3.1-8b", "--gpus", "2")
+    assert code == 0
+    assert out.startswith("llama-3.1-8b on 2 x h200-sxm")
+
+
+def test_sweep_of_a_model_no_node_holds_names_the_node(capsys: pytest.CaptureFixture[str]) -> None:
+    # Llama-3.1-405B in bf16: 811.7 GB, more than 8 x H100 (8 x 77.0 GB usable)
+    code, _, err = _sweep(capsys, "llama-3.1-405b", "--gpu", "h100-sxm")
+    assert code == 2
+    assert err.startswith("error: layout: no layout of up to 8 GPUs fits (dp8: does not fit")
