@@ -162,3 +162,20 @@ def test_sweep_of_a_model_no_node_holds_names_the_node(capsys: pytest.CaptureFix
     code, _, err = _sweep(capsys, "llama-3.1-405b", "--gpu", "h100-sxm")
     assert code == 2
     assert err.startswith("error: layout: no layout of up to 8 GPUs fits (dp8: does not fit")
+
+
+def test_speculation_on_a_small_kv_pool_reserves_lookahead_for_the_sequences_it_holds(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # DeepSeek-R1-Distill-Qwen-32B with an EAGLE-3 head on one H100: 283 blocks of KV are left;
+    # reserving 6 lookahead slots for max_num_seqs 1,024 sequences (ceil(1,024 x 6 / 16) = 384
+    # blocks) left 1 block and refused a 1,067-token request (exit 2); at most 283 sequences
+    # run, ceil(283 x 6 / 16) = 107 blocks reserved, 176 left.
+    code, out, err = _run(
+        ["sweep", "deepseek-r1-distill-qwen-32b", "--gpu", "h100-sxm", "--workload", "chat-short",
+         "--num-requests", "20", "--concurrency", "4", "--speculative", "eagle:3", "--format",
+         "json"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["series"][0]["kv_blocks_per_replica"] == 176

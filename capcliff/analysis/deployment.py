@@ -293,10 +293,14 @@ class Deployment:
         return 2 * k if vllm and self.draft is not None else k
 
     def _speculative_blocks(self, capacity: KVCapacity, memory: LayoutMemory) -> int:
-        """The blocks left for context once every sequence the engine may run
-        (max_num_seqs) holds its lookahead slots: an upper bound on the reserve (a named
-        assumption: the simulator does not track the slots per sequence)."""
-        seqs = self.sim_config(memory.max_model_len).max_num_seqs
+        """The blocks left for context once every sequence the engine may run holds its
+        lookahead slots: an upper bound on the reserve (a named assumption: the simulator does
+        not track the slots per sequence). No more sequences run at once than max_num_seqs, nor
+        than the pool has blocks (each running sequence holds one at least): vLLM allocates the
+        lookahead slots of running requests only (`KVCacheManager.allocate_slots`'
+        `num_lookahead_tokens`, vllm/v1/core/sched/scheduler.py), so a pool smaller than
+        max_num_seqs x lookahead runs fewer sequences, not none."""
+        seqs = min(self.sim_config(memory.max_model_len).max_num_seqs, capacity.blocks)
         reserve = -(-seqs * self.lookahead_tokens_per_sequence() // capacity.block_size)
         return max(1, capacity.blocks - reserve)
 
