@@ -186,7 +186,8 @@ def sample_cases(seed: int, count: int) -> Iterator[tuple[str, list[str]]]:
             ]
         extras = _extras(rng, command, model)
         if command == "sweep" and "--gpus" not in extras and rng.random() < 0.4:
-            extras += ["--layout", rng.choice(("tp8", "tp4", "tp2", "dp2-tp4"))]
+            named = ["--layout", rng.choice(("tp8", "tp4", "tp2", "dp2-tp4"))]
+            extras += [] if "--disagg" in extras else named  # --disagg names the pools' own
         yield command, argv + extras
 
 
