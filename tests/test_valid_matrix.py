@@ -123,7 +123,10 @@ def test_plan_disagg_where_no_split_fits_answers_aggregated_and_says_why(
     assert code == 0, err
     assert err.startswith("warning: disagg: no layout of up to 1 GPUs fits this model")
     assert "the plan is aggregated" in err.splitlines()[0]
-    assert json.loads(out)["recommended"]["layout"] == "tp2"
+    report = json.loads(out)
+    assert report["recommended"]["layout"] == "tp2"
+    # what the splits are compared with when no rate is given: the batch plan by its objective
+    assert (report["mode"], report["objective"]) == ("batch", "makespan")
 
 
 def test_plan_disagg_on_one_gpu_is_still_refused(capsys: pytest.CaptureFixture[str]) -> None:

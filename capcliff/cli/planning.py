@@ -324,8 +324,11 @@ def plan(
             else:
                 plan_disagg(dep, count, choice, goal, slo, seed, output.value, prices, others)
         except NoSplitError as exc:
-            # no split of these GPUs holds the model: the aggregated plan of them is the answer
+            # no split of these GPUs holds the model: the aggregated plan the splits are compared
+            # with is the answer (`aggregated_at`: the batch plan, by the objective, where no
+            # rate or clients are given; else the online plan at them)
             no_split.append(f"{exc}; the plan is aggregated")
+            pattern = "batch" if pattern == "online" else pattern
         else:
             print_warnings(dep.warnings)
             return
