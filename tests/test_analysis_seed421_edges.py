@@ -89,14 +89,15 @@ def test_kv_aware_admission_is_tried_at_the_largest_cap_swept(
     assert [(c.policy, c.max_num_seqs) for c in seen] == [("kv-aware", 64)]
 
 
-def test_a_lookahead_reserve_past_the_cache_leaves_one_block_not_none() -> None:
+def test_the_lookahead_reserve_counts_no_more_sequences_than_the_pool_has_blocks() -> None:
     from capcliff.analysis.deployment import resolve
     from capcliff.analysis.deployment_settings import DeploymentSettings
     from capcliff.catalog.catalogs import get_hardware, get_model
 
-    # n-gram K = 3 on vLLM at max_num_seqs 100 with 16-token blocks reserves
-    # ceil(100 x 3 / 16) = 19 blocks: from 50 blocks 31 are left; from 10, none would be, and
-    # the replica keeps max(1, 10 - 19) = 1 block (a KV cache of 0 blocks cannot be simulated)
+    # n-gram K = 3 on vLLM at max_num_seqs 100 with 16-token blocks: from 200 blocks the reserve
+    # is ceil(100 x 3 / 16) = 19 and 181 are left; a pool of 50 blocks runs at most 50 sequences
+    # (each holds a block), ceil(50 x 3 / 16) = 10 reserved, 40 left; of 10, ceil(10 x 3 / 16)
+    # = 2 reserved, 8 left (it kept max(1, 10 - 19) = 1, so a request of 2 blocks was refused)
     settings = DeploymentSettings(max_num_seqs=100, speculative="ngram:3", spec_accept_length=2.0)
     dep = resolve(get_model("llama-3.1-8b"), get_hardware("h200-sxm"), settings)
     memory: Any = SimpleNamespace(max_model_len=4096)
@@ -105,4 +106,4 @@ def test_a_lookahead_reserve_past_the_cache_leaves_one_block_not_none() -> None:
         capacity: Any = SimpleNamespace(blocks=blocks, block_size=16)
         return dep._speculative_blocks(capacity, memory)
 
-    assert (left(50), left(10)) == (31, 1)
+    assert (left(200), left(50), left(10)) == (181, 40, 8)

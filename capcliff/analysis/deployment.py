@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from capcliff.analysis.deployment_calibration import calibration_terms
 from capcliff.analysis.deployment_settings import DeploymentSettings
 from capcliff.analysis.max_model_len import check_model_context, context_length
-from capcliff.analysis.offload import offload_tiers, parse_offload
+from capcliff.analysis.offload import offload_shortfall, offload_tiers, parse_offload
 from capcliff.analysis.setting_refusals import (
     check_adp_balance,
     refuse_moe_settings_on_dense,
@@ -234,11 +234,20 @@ class Deployment:
         return None if given is None else parse_adp_balance(given)
 
     def memory(self, layout: Layout, max_model_len: int) -> LayoutMemory:
-        """The memory verdict of `layout` for requests up to `max_model_len` tokens."""
-        return layout_memory(
+        """The memory verdict of `layout` for requests up to `max_model_len` tokens; with
+        --offload, a replica whose GPUs' share of the node's host DRAM (or NVMe) cannot hold its
+        tiers does not fit either (a wider replica of the same GPUs may)."""
+        mem = layout_memory(
             self.model.arch, self.hardware, layout, scheme=self.scheme, kv_dtype=self.kv_dtype,
             max_model_len=max_model_len, settings=self.budget, draft=self.draft_memory(layout),
         )  # fmt: skip
+        if self.settings.offload is None or not mem.fits:
+            return mem
+        short = offload_shortfall(
+            parse_offload(self.settings.offload), self.hardware,
+            gpus_per_replica=max(1, layout.gpus // layout.dp),
+        )  # fmt: skip
+        return mem if short is None else replace(mem, reason=f"does not fit: {short}")
 
     def capacity(self, memory: LayoutMemory) -> KVCapacity:
         """A fitting layout's KV cache per replica, with the host swap pool."""
@@ -285,10 +294,14 @@ class Deployment:
         return 2 * k if vllm and self.draft is not None else k
 
     def _speculative_blocks(self, capacity: KVCapacity, memory: LayoutMemory) -> int:
-        """The blocks left for context once every sequence the engine may run
-        (max_num_seqs) holds its lookahead slots: an upper bound on the reserve (a named
-        assumption: the simulator does not track the slots per sequence)."""
-        seqs = self.sim_config(memory.max_model_len).max_num_seqs
+        """The blocks left for context once every sequence the engine may run holds its
+        lookahead slots: an upper bound on the reserve (a named assumption: the simulator does
+        not track the slots per sequence). No more sequences run at once than max_num_seqs, nor
+        than the pool has blocks (each running sequence holds one at least): vLLM allocates the
+        lookahead slots of running requests only (`KVCacheManager.allocate_slots`'
+        `num_lookahead_tokens`, vllm/v1/core/sched/scheduler.py), so a pool smaller than
+        max_num_seqs x lookahead runs fewer sequences, not none."""
+        seqs = min(self.sim_config(memory.max_model_len).max_num_seqs, capacity.blocks)
         reserve = -(-seqs * self.lookahead_tokens_per_sequence() // capacity.block_size)
         return max(1, capacity.blocks - reserve)
 

@@ -42,6 +42,28 @@ def parse_offload(text: str) -> dict[str, int]:
     return {name: sizes[name] for name in TIER_NAMES if name in sizes}
 
 
+def offload_shortfall(
+    sizes: dict[str, int], hardware: HardwareSpec, *, gpus_per_replica: int
+) -> str | None:
+    """Why a replica of `gpus_per_replica` GPUs cannot hold the tiers of `sizes` (its GPUs'
+    share of the node's host DRAM or NVMe is smaller), or None. A wider replica may hold them:
+    this is a layout's verdict, not the input's."""
+    for name, size in sizes.items():
+        per_gpu = size / gpus_per_replica
+        have: int | None
+        if name == "cpu":
+            have, what = hardware.host_dram_bytes_per_gpu, "the host DRAM"
+        else:
+            have, what = hardware.nvme_bytes_per_gpu, "the NVMe share"
+        if have is not None and per_gpu > have:
+            held = have * gpus_per_replica / GB
+            return (
+                f"offload {name}: {size / GB:.0f} GB per replica is more than {what} of its "
+                f"{gpus_per_replica} GPU(s) on {hardware.id} ({held:.0f} GB)"
+            )
+    return None
+
+
 def offload_tiers(
     sizes: dict[str, int],
     hardware: HardwareSpec,
@@ -56,28 +78,19 @@ def offload_tiers(
     for name, size in sizes.items():
         per_gpu = size / gpus_per_replica
         tokens = int(per_gpu // kv_bytes_per_token_per_gpu)
+        short = offload_shortfall({name: size}, hardware, gpus_per_replica=gpus_per_replica)
         if name == "cpu":
-            host = hardware.host_dram_bytes_per_gpu
-            if per_gpu > host:
-                raise InputError(
-                    f"offload cpu: {size / GB:.0f} GB per replica is more than the host DRAM of "
-                    f"its {gpus_per_replica} GPU(s) on {hardware.id} "
-                    f"({host * gpus_per_replica / GB:.0f} GB)"
-                )
+            if short:
+                raise InputError(short)
             link = host_link_bytes_per_s(hardware)
             latency = (hardware.host_link_latency_us or 0.0) * MICROSECOND
             tiers.append(KVTier("cpu", tokens, link, link, latency))
             continue
         read, write = hardware.nvme_read_gb_s_per_node, hardware.nvme_write_gb_s_per_node
-        disk = hardware.nvme_bytes_per_gpu
-        if read is None or write is None or disk is None:
+        if read is None or write is None or hardware.nvme_bytes_per_gpu is None:
             raise InputError(f"offload nvme: {hardware.id} has no NVMe figures in its catalog file")
-        if per_gpu > disk:
-            have = disk * gpus_per_replica / GB
-            raise InputError(
-                f"offload nvme: {size / GB:.0f} GB per replica is more than the NVMe share of its "
-                f"{gpus_per_replica} GPU(s) on {hardware.id} ({have:.0f} GB)"
-            )
+        if short:
+            raise InputError(short)
         share = hardware.gpus_per_node
         latency = (hardware.nvme_latency_us or 0.0) * MICROSECOND
         tiers.append(KVTier("nvme", tokens, read * GB / share, write * GB / share, latency))

@@ -61,7 +61,8 @@ def _sweep_layouts(
     text: str | None, gpus: int | None, dep: Deployment, length: int
 ) -> list[Layout]:
     """The named layouts (each once, as plan reads them), or the fitting layout of `gpus` with
-    the most KV in all."""
+    the most KV in all; without `gpus`, of the fewest GPUs (1, 2, 4, ... up to a node) any layout
+    of which fits (a model larger than one GPU is answered, not refused)."""
     from capcliff.catalog.layout import enumerate_layouts, parse_layout_list
 
     if text is not None:
@@ -72,13 +73,18 @@ def _sweep_layouts(
         return layouts
     from capcliff.analysis.deployment_settings import check_gpu_count
 
-    count = check_gpu_count(1 if gpus is None else gpus, gpus_per_node=dep.hardware.gpus_per_node)
-    memories = [dep.memory(lay, length) for lay in enumerate_layouts(count, arch=dep.model.arch)]
-    fitting = [m for m in memories if m.fits]
-    if not fitting:
-        why = "; ".join(f"{m.layout.name}: {m.reason}" for m in memories)
-        raise InputError(f"layout: no layout of {count} GPUs fits ({why})")
-    return [max(fitting, key=lambda m: (m.kv_capacity_tokens_total, -m.layout.tp)).layout]
+    node = dep.hardware.gpus_per_node
+    counts = [check_gpu_count(gpus, gpus_per_node=node)] if gpus is not None else []
+    counts = counts or [2**k for k in range(node.bit_length()) if 2**k <= node]
+    for count in counts:
+        memories = [
+            dep.memory(lay, length) for lay in enumerate_layouts(count, arch=dep.model.arch)
+        ]
+        if fitting := [m for m in memories if m.fits]:
+            return [max(fitting, key=lambda m: (m.kv_capacity_tokens_total, -m.layout.tp)).layout]
+    why = "; ".join(f"{m.layout.name}: {m.reason}" for m in memories)
+    upto = "" if gpus is not None else "up to "
+    raise InputError(f"layout: no layout of {upto}{count} GPUs fits ({why})")
 
 
 def _run_sweep(dep: Deployment, plan: SweepPlan, max_model_len: int) -> SweepReport:
@@ -110,7 +116,11 @@ def sweep(
     ] = DEFAULT_SWEEP_MODEL,
     gpu: GpuOption = DEFAULT_GPU,
     gpus: Annotated[
-        int | None, typer.Option(callback=COUNT, help="GPUs (default: the layout's, else 1).")
+        int | None,
+        typer.Option(
+            callback=COUNT,
+            help="GPUs (default: the layout's, else the fewest of a node that fit: 1, 2, 4, ...).",
+        ),
     ] = None,
     layout: Annotated[
         str | None, typer.Option(help="Layouts, comma-separated (default: most KV per replica).")

@@ -301,7 +301,9 @@ def plan(
         price=price_gpu_hour, headroom=headroom, objective=objective,
     )  # fmt: skip
     refuse_disagg_only(settings, disagg=disagg)
+    no_split: list[str] = []
     if disagg:
+        from capcliff.analysis.disagg.options import NoSplitError
         from capcliff.cli.disagg import plan_cheapest, plan_disagg
 
         if named:
@@ -309,16 +311,24 @@ def plan(
 
         prices = _prices(price_gpu_hour, gpu_ids)
         others = tuple(gpu_ids[1:])  # GPU types either pool may also run on
-        if cheapest and slo is not None:
-            from capcliff.analysis.parallel import default_jobs, run_pool
+        try:
+            if cheapest and slo is not None:
+                from capcliff.analysis.parallel import default_jobs, run_pool
 
-            workers = jobs or default_jobs()
-            with run_pool(workers):  # one process pool for the whole search
-                plan_cheapest(dep, choice, slo, seed, output.value, prices, others, workers)
+                workers = jobs or default_jobs()
+                with run_pool(workers):  # one process pool for the whole search
+                    plan_cheapest(dep, choice, slo, seed, output.value, prices, others, workers)
+            else:
+                plan_disagg(dep, count, choice, goal, slo, seed, output.value, prices, others)
+        except NoSplitError as exc:
+            # no split of these GPUs holds the model: the aggregated plan the splits are compared
+            # with is the answer (`aggregated_at`: the batch plan, by the objective, where no
+            # rate or clients are given; else the online plan at them)
+            no_split.append(f"{exc}; the plan is aggregated")
+            pattern = "batch" if pattern == "online" else pattern
         else:
-            plan_disagg(dep, count, choice, goal, slo, seed, output.value, prices, others)
-        print_warnings(dep.warnings)
-        return
+            print_warnings(dep.warnings)
+            return
     if pattern == "batch":
         if figure is not None:
             raise InputError(
@@ -352,7 +362,7 @@ def plan(
             write_figure(render, figure)
     # the deployment's warnings once the run has answered: bad input found on the way is one
     # line, with no warning about something else before it
-    print_warnings(dep.warnings)
+    print_warnings([*no_split, *dep.warnings])
     _print_plan(report, output)
 
 

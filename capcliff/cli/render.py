@@ -97,15 +97,13 @@ def budget_table(lay: LayoutResult, engine: str) -> RenderableType:
         for term in stage.terms
         if term.inside_budget
     ]
-    rows.append(
-        [
-            "= KV cache",
-            _gib(stage.kv_bytes),
-            "",
-            f"{stage.kv_blocks:,} blocks x {stage.block_size} tokens x "
-            f"{stage.kv_bytes_per_token:,} B/token",
-        ]
+    kv_source = (
+        f"none: the terms above overrun the budget by {_gib(stage.kv_shortfall_bytes)} GiB"
+        if stage.kv_shortfall_bytes
+        else f"{stage.kv_blocks:,} blocks x {stage.block_size} tokens x "
+        f"{stage.kv_bytes_per_token:,} B/token"
     )
+    rows.append(["= KV cache", _gib(stage.kv_bytes), "", kv_source])
     rows += [
         [f"outside: {term.name}", _gib(term.bytes), term.provenance, term.source]
         for term in stage.terms
@@ -138,7 +136,14 @@ def memory_view(report: MemoryReport) -> RenderableType:
     parts: list[RenderableType] = [memory_header(report)]
     if valid:
         parts.append(memory_table(valid, max_model_len=report.max_model_len))
-        best = max(valid, key=lambda lay: lay.kv_capacity_tokens_total or 0)
+        # where none fits, the one nearest to fitting (the smallest overrun of its fullest stage)
+        best = max(
+            valid,
+            key=lambda lay: (
+                lay.kv_capacity_tokens_total or 0,
+                -max(s.kv_shortfall_bytes for s in lay.stages),
+            ),
+        )
         parts.append(budget_table(best, report.engine))
     notes = [f"{lay.name}: {lay.reason}{_fixes(lay, report)}" for lay in valid if lay.reason]
     notes += [f"{lay.name}: {w}" for lay in valid for w in lay.warnings]

@@ -38,7 +38,8 @@ class StageResult(_Result):
     usable_bytes: int
     weights_bytes: int
     terms: list[TermResult]
-    kv_bytes: int
+    kv_bytes: int  # the KV pool the engine allocates: 0 when the terms overrun the budget
+    kv_shortfall_bytes: int  # how far weights and the engine's terms overrun the budget, else 0
     kv_bytes_per_token: int
     block_size: int
     kv_blocks: int
@@ -140,7 +141,8 @@ def _layout_result(mem: LayoutMemory) -> LayoutResult:
                 for inside, group in ((True, s.terms), (False, s.outside_terms))
                 for t in group
             ],
-            kv_bytes=s.kv_bytes,
+            kv_bytes=max(0, s.kv_bytes),
+            kv_shortfall_bytes=max(0, -s.kv_bytes),
             kv_bytes_per_token=s.kv_bytes_per_token,
             block_size=s.block_size,
             kv_blocks=s.blocks,

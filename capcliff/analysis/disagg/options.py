@@ -37,6 +37,11 @@ MAX_SPLITS = 6
 MAX_NODES = 8  # the largest cluster `plan --disagg` considers, in nodes of its GPU type
 
 
+class NoSplitError(InputError):
+    """No prefill and decode instance of the model fit the GPUs given: the question a split
+    answers has none, while an aggregated layout of the same GPUs may still serve."""
+
+
 def _fitting(dep: Deployment, gpus: int, length: int) -> list[LayoutMemory]:
     mems = [dep.memory(lay, length) for lay in enumerate_layouts(gpus, arch=dep.model.arch)]
     return [m for m in mems if m.fits and m.layout.pp == 1]
@@ -62,7 +67,7 @@ def instance_layouts(dep: Deployment, budget: int, length: int) -> tuple[int, li
         )
     width, mems = narrowest(dep, budget // 2, length)
     if not width:
-        raise InputError(
+        raise NoSplitError(
             f"disagg: no layout of up to {min(budget // 2, dep.hardware.gpus_per_node)} GPUs "
             f"fits this model, so {budget} GPUs cannot hold a prefill and a decode instance"
         )

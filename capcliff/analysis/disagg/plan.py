@@ -45,7 +45,12 @@ from capcliff.analysis.disagg.online import (
     rank_reason,
     serves,
 )
-from capcliff.analysis.disagg.options import PoolChoices, instance_layouts, split_candidates
+from capcliff.analysis.disagg.options import (
+    NoSplitError,
+    PoolChoices,
+    instance_layouts,
+    split_candidates,
+)
 from capcliff.analysis.disagg.pools import (
     DisaggSpec,
     PoolPlan,
@@ -68,7 +73,6 @@ from capcliff.analysis.plan.fleet import price_of
 from capcliff.analysis.plan.inputs import PlanInputs, resolve_inputs
 from capcliff.analysis.plan.types import Objective
 from capcliff.analysis.workloads import WorkloadChoice
-from capcliff.errors import InputError
 from capcliff.sim.disagg.pools import DisaggResult
 
 SCHEMA_VERSION = 2
@@ -118,8 +122,8 @@ def _candidates(
     if specs := split_candidates(choices, budget, types):
         return specs
     instance_layouts(dep, budget, inputs.max_model_len)  # says why on --gpu's type
-    raise InputError(f"disagg: {budget} GPUs of {', '.join(types)} hold no prefill and decode "
-                     "instance of this model")  # fmt: skip
+    raise NoSplitError(f"disagg: {budget} GPUs of {', '.join(types)} hold no prefill and decode "
+                       "instance of this model")  # fmt: skip
 
 
 class Evaluated(NamedTuple):
