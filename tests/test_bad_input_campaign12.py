@@ -32,14 +32,19 @@ CT_FP8 = {
 }  # fmt: skip
 
 
-def _weights_bytes(tmp_path: Path, quant: object, capsys: pytest.CaptureFixture[str]) -> int:
+def _memory_json(tmp_path: Path, quant: object, capsys: pytest.CaptureFixture[str]) -> dict:
+    """`capcliff memory --format json` of Llama-3.1-70B with `quant` as its quantization_config."""
     folder = tmp_path / "m"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.json").write_text(json.dumps({**LLAMA_70B, "quantization_config": quant}))
     code = main(["memory", str(folder), "--gpus", "8", "--gpu", "h200-sxm", "--format", "json"])
     out = capsys.readouterr().out
     assert code == 0, out
-    return int(json.loads(out)["weights_bytes_total"])
+    return dict(json.loads(out))
+
+
+def _weights_bytes(tmp_path: Path, quant: object, capsys: pytest.CaptureFixture[str]) -> int:
+    return int(_memory_json(tmp_path, quant, capsys)["weights_bytes_total"])
 
 
 def test_gptq_leaves_a_module_its_block_list_omits_in_bf16(

@@ -11,31 +11,15 @@ from pathlib import Path
 
 import pytest
 from test_bad_input import _one_line_error
+from test_bad_input_campaign12 import LLAMA_70B, _memory_json
 
 from capcliff.cli import main
 
-# meta-llama/Llama-3.1-70B-Instruct config.json (the fields that size it)
-LLAMA_70B = {
-    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8192,
-    "intermediate_size": 28672, "num_attention_heads": 64, "num_hidden_layers": 80,
-    "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072,
-    "tie_word_embeddings": False, "torch_dtype": "bfloat16",
-}  # fmt: skip
 # Linear weights of Llama-3.1-70B per layer: q and o 8192 x 8192, k and v 8192 x 1024, gate, up
 # and down 8192 x 28672: 134,217,728 + 16,777,216 + 704,643,072 = 855,638,016; x 80 layers
 LINEAR_PARAMS = 68_451_041_280
 # embeddings and lm_head 2 x 128,256 x 8,192 + norms (2 x 80 + 1) x 8,192, in bf16 (2 B)
 NATIVE_BYTES = (2 * 128_256 * 8_192 + 161 * 8_192) * 2
-
-
-def _memory_json(tmp_path: Path, quant: object, capsys: pytest.CaptureFixture[str]) -> dict:
-    folder = tmp_path / "m"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "config.json").write_text(json.dumps({**LLAMA_70B, "quantization_config": quant}))
-    code = main(["memory", str(folder), "--gpus", "8", "--gpu", "h200-sxm", "--format", "json"])
-    out = capsys.readouterr().out
-    assert code == 0, out
-    return dict(json.loads(out))
 
 
 @pytest.mark.parametrize(
