@@ -51,7 +51,7 @@ from capcliff.sim.traffic.workload import (
     jsonl_objects,
     ranged_length,
     refuse_unknown_keys,
-    sample_lengths,
+    sample_length,
 )
 from capcliff.sim.traffic.workload_rules import (
     MAX_TOKENS_PER_REQUEST,
@@ -279,7 +279,7 @@ class _Draws:
         self.spec, self.rng = spec, rng
 
     def length(self, dist: LengthDist, limit: int) -> int:
-        return int(sample_lengths(dist, 1, self.rng, max_tokens=limit)[0])
+        return sample_length(dist, self.rng, max_tokens=limit)
 
     def think(self) -> float:
         mean = self.spec.think_time_s

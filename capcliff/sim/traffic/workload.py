@@ -154,6 +154,28 @@ def sample_lengths(
     return np.clip(np.rint(raw), 1, max_tokens).astype(np.int64)
 
 
+def sample_length(dist: LengthDist, rng: np.random.Generator, *, max_tokens: int) -> int:
+    """`sample_lengths(dist, 1, rng, max_tokens=max_tokens)[0]` without building arrays: the
+    same draw (numpy's scalar call takes the one value its size-1 call takes, leaving the
+    Generator in the same state), rounded half to even as `np.rint` and clipped alike. A session
+    stream draws its lengths one at a time, so this is most of the cost of a session."""
+    if isinstance(dist, Fixed):
+        raw = float(dist.tokens)
+    elif isinstance(dist, Uniform):
+        raw = float(rng.integers(dist.low, dist.high, endpoint=True))
+    elif isinstance(dist, Normal):
+        raw = float(rng.normal(dist.mean, dist.std))
+    elif isinstance(dist, LogNormal):
+        raw = float(rng.lognormal(dist.mu, dist.sigma))
+    else:
+        raw = float(rng.choice(np.asarray(dist.values, dtype=np.float64), p=dist.probabilities))
+    if raw != raw:  # NaN: whatever the array path makes of it
+        return int(np.clip(np.rint(raw), 1, max_tokens).astype(np.int64))
+    if raw >= max_tokens:
+        return max_tokens
+    return 1 if raw <= 1 else round(raw)
+
+
 class Arrival(StrEnum):
     """How requests arrive."""
 
