@@ -58,10 +58,12 @@ class _ScriptedRng:
         self.uniform_draws = uniform_draws
         self.taken = 0
 
-    def integers(self, low: int, high: int, size: int, endpoint: bool) -> np.ndarray:
+    def integers(
+        self, low: int, high: int, size: int | None = None, endpoint: bool = False
+    ) -> np.ndarray | int:
         value = self.uniform_draws[self.taken]
         self.taken += 1
-        return np.full(size, value)
+        return value if size is None else np.full(size, value)  # numpy: a scalar without a size
 
     def geometric(self, p: float) -> int:
         return 1
