@@ -12,12 +12,11 @@ Run: PYTHONPATH=. python benchmarks/big_traces.py [--runs N] [NAME ...]
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
 from pathlib import Path
 
-from sglang_plans import cpu_seconds
+from sglang_plans import cpu_seconds, runs_and_names
 
 PLAN = "plan llama-3.1-8b --gpus 1 --jobs 1 --workload"
 CASES = {
@@ -42,21 +41,15 @@ def trace_text(kind: str, n: int) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("names", nargs="*", help=f"of {', '.join(CASES)} (default: all)")
-    options = parser.parse_args()
-    unknown = sorted(set(options.names) - set(CASES))
-    if unknown:
-        parser.error(f"names: unknown {', '.join(unknown)}; known: {', '.join(CASES)}")
+    runs_each, names = runs_and_names(__doc__.splitlines()[0], CASES)
     with tempfile.TemporaryDirectory() as folder:
-        for name in options.names or CASES:
+        for name in names:
             command, kind, n = CASES[name]
             trace = Path(folder) / f"{kind}-{n}.jsonl"
             if not trace.exists():
                 trace.write_text(trace_text(kind, n))
             args = [*command.split(), str(trace)]
-            times = [cpu_seconds(args, jobs=False) for _ in range(options.runs)]
+            times = [cpu_seconds(args, jobs=False) for _ in range(runs_each)]
             runs = ", ".join(f"{t:.1f}" for t in times)
             print(f"{name:20s} best {min(times):5.1f} s CPU  ({runs})")
 

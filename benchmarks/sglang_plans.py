@@ -16,6 +16,7 @@ import os
 import resource
 import subprocess
 import sys
+from collections.abc import Iterable
 
 PLANS = {
     name: command.split()
@@ -44,16 +45,24 @@ def cpu_seconds(args: list[str], *, jobs: bool = True) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def runs_and_names(description: str, known: Iterable[str]) -> tuple[int, list[str]]:
+    """The command line of a timing script: `--runs N` and the NAMEs to time (default: all of
+    `known`; an unknown one is refused naming the known)."""
+    known = list(known)
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("names", nargs="*", help=f"of {', '.join(PLANS)} (default: all)")
+    parser.add_argument("names", nargs="*", help=f"of {', '.join(known)} (default: all)")
     options = parser.parse_args()
-    unknown = sorted(set(options.names) - set(PLANS))
+    unknown = sorted(set(options.names) - set(known))
     if unknown:
-        parser.error(f"names: unknown {', '.join(unknown)}; known: {', '.join(PLANS)}")
-    for name in options.names or PLANS:
-        times = [cpu_seconds(PLANS[name]) for _ in range(options.runs)]
+        parser.error(f"names: unknown {', '.join(unknown)}; known: {', '.join(known)}")
+    return options.runs, options.names or known
+
+
+def main() -> None:
+    runs_each, names = runs_and_names(__doc__.splitlines()[0], PLANS)
+    for name in names:
+        times = [cpu_seconds(PLANS[name]) for _ in range(runs_each)]
         runs = ", ".join(f"{t:.1f}" for t in times)
         print(f"{name:16s} best {min(times):5.1f} s CPU  ({runs})")
 

@@ -319,7 +319,7 @@ _SGLANG: dict[str, Callable[..., None]] = {
     "mem-fraction-static": _setting("mem_fraction_static", _number),
     "max-running-requests": _setting("max_running_requests", _integer),
     "context-length": _setting("max_model_len", _integer),
-    "chunked-prefill-size": lambda r, f, v: _chunked_prefill(r, f, v),
+    "chunked-prefill-size": _chunked_prefill,
     "page-size": _setting("block_size", _integer),
     "disable-radix-cache": _setting("prefix_caching", lambda f, v: "off"),
     "disable-overlap-schedule": _setting("overlap_schedule", lambda f, v: False),
