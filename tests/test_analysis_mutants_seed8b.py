@@ -197,7 +197,7 @@ def test_fit_fixes_offers_the_longest_length_any_valid_layout_takes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import capcliff.memory.fit
-    from capcliff.analysis.plan import batch
+    from capcliff.analysis import what_fits
     from capcliff.units import KVDType, WeightDType
 
     def memories(lengths: list[tuple[int, bool]]) -> Any:
@@ -205,25 +205,26 @@ def test_fit_fixes_offers_the_longest_length_any_valid_layout_takes(
             SimpleNamespace(longest=n, valid=ok, fits=False, layout=SimpleNamespace(name=f"l{k}"))
             for k, (n, ok) in enumerate(lengths)
         ]
-        monkeypatch.setattr(batch, "enumerate_layouts", lambda gpus, arch: list(range(len(mems))))
+        monkeypatch.setattr(
+            what_fits, "enumerate_layouts", lambda gpus, arch: list(range(len(mems)))
+        )
         return SimpleNamespace(
             model=SimpleNamespace(arch=None), memory=lambda lay, length: mems[lay],
             scheme=SimpleNamespace(linear=WeightDType.FP8), kv_dtype=KVDType.FP8,
             hardware=SimpleNamespace(gpus_per_node=1),
         )  # fmt: skip
 
-    monkeypatch.setattr(batch, "replace", lambda dep, **changes: dep)
-    monkeypatch.setattr(batch.WeightScheme, "quantised", staticmethod(lambda *a: None))
+    monkeypatch.setattr(what_fits, "replace", lambda dep, **changes: dep)
+    monkeypatch.setattr(what_fits.WeightScheme, "quantised", staticmethod(lambda *a: None))
     monkeypatch.setattr(capcliff.memory.fit, "largest_max_model_len", lambda m: m.longest)
-    inputs: Any = SimpleNamespace(max_model_len=8192)
     # valid layouts take 3,000 and 5,000 tokens (an invalid one 7,000 does not count): 5,000
     dep = memories([(3000, True), (5000, True), (7000, False)])
-    assert batch.fit_fixes(dep, 8, inputs) == [
+    assert what_fits.fit_fixes(dep, 8, 8192) == [
         "--max-model-len 5000 (the longest one request that fits)"
     ]
     # no valid layout: the longest is 0, and no length is offered
     dep = memories([(7000, False)])
-    assert batch.fit_fixes(dep, 8, inputs) == [
+    assert what_fits.fit_fixes(dep, 8, 8192) == [
         "no change tried here fits: the model needs a larger deployment"
     ]
 

@@ -40,16 +40,17 @@ class _Dep:
 def test_fp8_weights_are_offered_only_to_a_model_planned_in_another_dtype(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from capcliff.analysis.plan import batch
+    from capcliff.analysis import what_fits
 
-    monkeypatch.setattr(batch, "enumerate_layouts", lambda gpus, arch: [gpus])
-    monkeypatch.setattr(batch, "replace", lambda dep, **changes: _Dep(**{**vars(dep), **changes}))
+    monkeypatch.setattr(what_fits, "enumerate_layouts", lambda gpus, arch: [gpus])
+    monkeypatch.setattr(
+        what_fits, "replace", lambda dep, **changes: _Dep(**{**vars(dep), **changes})
+    )
     monkeypatch.setattr(
         WeightScheme,
         "quantised",
         staticmethod(lambda arch, dtype: SimpleNamespace(linear=dtype)),
     )
-    inputs: Any = SimpleNamespace(max_model_len=8192)
 
     def dep(linear: WeightDType) -> Any:
         return _Dep(
@@ -58,7 +59,7 @@ def test_fp8_weights_are_offered_only_to_a_model_planned_in_another_dtype(
         )  # fmt: skip
 
     # planned in BF16 it fits nowhere, in FP8 on one GPU: that is the fix
-    assert batch.fit_fixes(dep(WeightDType.BF16), 1, inputs) == [
+    assert what_fits.fit_fixes(dep(WeightDType.BF16), 1, 8192) == [
         "FP8 weights (--weight-dtype fp8) fit as tp1"
     ]
 

@@ -216,14 +216,14 @@ def test_users_exactly_at_a_replicas_cycle_capacity_do_not_saturate_it(
 
 
 def test_fit_fixes_offers_up_to_eight_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
-    from capcliff.analysis.plan import batch
+    from capcliff.analysis import what_fits
     from capcliff.units import KVDType, WeightDType
 
     # 8-GPU nodes: the counts tried past 1 GPU are 2, 4 (within a node), then 8, 16, 32 and 64
     # (1, 2, 4 and 8 nodes). A model that fits only from 64 GPUs gets "64 GPUs (8 nodes)"; one
     # that needs more gets no count at all.
     def dep_fitting_from(least: int) -> Any:
-        monkeypatch.setattr(batch, "enumerate_layouts", lambda gpus, arch: [gpus])
+        monkeypatch.setattr(what_fits, "enumerate_layouts", lambda gpus, arch: [gpus])
         return SimpleNamespace(
             model=SimpleNamespace(arch=None), scheme=SimpleNamespace(linear=WeightDType.FP8),
             kv_dtype=KVDType.FP8, hardware=SimpleNamespace(gpus_per_node=8),
@@ -232,12 +232,11 @@ def test_fit_fixes_offers_up_to_eight_nodes(monkeypatch: pytest.MonkeyPatch) -> 
             ),
         )  # fmt: skip
 
-    monkeypatch.setattr(batch, "replace", lambda dep, **changes: dep)
-    monkeypatch.setattr(batch.WeightScheme, "quantised", staticmethod(lambda *a: None))
-    inputs: Any = SimpleNamespace(max_model_len=8192)
-    assert batch.fit_fixes(dep_fitting_from(64), 1, inputs) == ["64 GPUs (8 nodes) fit as tp64"]
-    assert batch.fit_fixes(dep_fitting_from(3), 1, inputs) == ["4 GPUs (1 node) fit as tp4"]
-    assert batch.fit_fixes(dep_fitting_from(65), 1, inputs) == [
+    monkeypatch.setattr(what_fits, "replace", lambda dep, **changes: dep)
+    monkeypatch.setattr(what_fits.WeightScheme, "quantised", staticmethod(lambda *a: None))
+    assert what_fits.fit_fixes(dep_fitting_from(64), 1, 8192) == ["64 GPUs (8 nodes) fit as tp64"]
+    assert what_fits.fit_fixes(dep_fitting_from(3), 1, 8192) == ["4 GPUs (1 node) fit as tp4"]
+    assert what_fits.fit_fixes(dep_fitting_from(65), 1, 8192) == [
         "no change tried here fits: the model needs a larger deployment"
     ]
 

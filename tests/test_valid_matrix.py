@@ -161,10 +161,16 @@ def test_sweep_with_gpus_given_keeps_them(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_sweep_of_a_model_no_node_holds_names_the_node(capsys: pytest.CaptureFixture[str]) -> None:
-    # Llama-3.1-405B in bf16: 811.7 GB, more than 8 x H100 (8 x 77.0 GB usable)
-    code, _, err = _sweep(capsys, "llama-3.1-405b", "--gpu", "h100-sxm")
-    assert code == 2
-    assert err.startswith("error: layout: no layout of up to 8 GPUs fits (dp8: does not fit")
+    # Llama-3.1-405B in bf16: 811.7 GB, more than 8 x H100 (8 x 77.0 GB usable). Not fitting is
+    # the answer (exit 0, as `plan` says it), over a whole node: every layout of 8 GPUs and why.
+    # In FP8 it is 405.9 GB, 50.7 GB a GPU at TP 8; 16 GPUs hold 50.7 GB each in BF16.
+    code, out, err = _sweep(capsys, "llama-3.1-405b", "--gpu", "h100-sxm")
+    assert code == 0, err
+    assert out.startswith("llama-3.1-405b on 8 x h100-sxm")
+    assert "  dp8: does not fit: weights 811.7 GB/GPU > 77.0 GB usable" in out
+    assert "  tp8: does not fit: weights 101.5 GB/GPU > 77.0 GB usable" in out
+    assert "  - FP8 weights (--weight-dtype fp8) fit as tp8" in out
+    assert "  - 16 GPUs (2 nodes) fit as" in out
 
 
 def test_speculation_on_a_small_kv_pool_reserves_lookahead_for_the_sequences_it_holds(

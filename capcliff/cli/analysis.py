@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # types only: the commands import their modules lazily to kee
 
     from capcliff.analysis.deployment import Deployment
     from capcliff.analysis.deployment_settings import DeploymentSettings
-    from capcliff.analysis.sweep.report import SweepPlan, SweepReport
+    from capcliff.analysis.sweep.report import SweepNoFit, SweepPlan, SweepReport
     from capcliff.catalog.layout import Layout
 
 DEFAULT_SWEEP_MODEL = "deepseek-r1-distill-llama-8b"  # the study's single-GPU scenario
@@ -62,7 +62,8 @@ def _sweep_layouts(
 ) -> list[Layout]:
     """The named layouts (each once, as plan reads them), or the fitting layout of `gpus` with
     the most KV in all; without `gpus`, of the fewest GPUs (1, 2, 4, ... up to a node) any layout
-    of which fits (a model larger than one GPU is answered, not refused)."""
+    of which fits (a model larger than one GPU is answered, not refused). Where none fits: every
+    layout of the last count tried, for the answer to say why each does not."""
     from capcliff.catalog.layout import enumerate_layouts, parse_layout_list
 
     if text is not None:
@@ -82,9 +83,7 @@ def _sweep_layouts(
         ]
         if fitting := [m for m in memories if m.fits]:
             return [max(fitting, key=lambda m: (m.kv_capacity_tokens_total, -m.layout.tp)).layout]
-    why = "; ".join(f"{m.layout.name}: {m.reason}" for m in memories)
-    upto = "" if gpus is not None else "up to "
-    raise InputError(f"layout: no layout of {upto}{count} GPUs fits ({why})")
+    return [m.layout for m in memories]
 
 
 def _run_sweep(dep: Deployment, plan: SweepPlan, max_model_len: int) -> SweepReport:
@@ -95,6 +94,22 @@ def _run_sweep(dep: Deployment, plan: SweepPlan, max_model_len: int) -> SweepRep
     total = len(plan.layouts) * len(plan.workloads) * len(plan.concurrencies)
     with progress_bar("simulating", total) as tick:
         return build_sweep_report(dep, plan, max_model_len=max_model_len, progress=tick)
+
+
+def _say_nothing_fits(answer: SweepNoFit, output: SweepFormat, plot_path: Path | None) -> None:
+    """The sweep's answer where no layout fits (exit 0: a model that does not fit is an answer):
+    the table and JSON say it; a CSV has its columns and no rows, the answer on stderr."""
+    from capcliff.cli.render import make_console, no_fit_line, no_fit_view, sweep_csv_header
+
+    if output is SweepFormat.JSON:
+        typer.echo(answer.model_dump_json(indent=2))
+    elif output is SweepFormat.CSV:
+        typer.echo(sweep_csv_header(), nl=False)
+        print_warnings([no_fit_line(answer)])
+    else:
+        make_console().print(no_fit_view(answer))
+    if plot_path is not None:
+        print_warnings([f"plot: {plot_path} not written: no layout fits, nothing was simulated"])
 
 
 def _write_plot(report: SweepReport, path: Path) -> None:
@@ -221,6 +236,12 @@ def sweep(
     bound = choice.longest_request_bound
     length = max(dep.context_length(requests, bound=bound) for _, requests in workloads)
     layouts = _sweep_layouts(layout, gpus, dep, length)
+    from capcliff.analysis.sweep.report import nothing_fits
+
+    if (answer := nothing_fits(dep, layouts, max_model_len=length)) is not None:
+        _say_nothing_fits(answer, output, plot_path)
+        print_warnings(dep.warnings)
+        return
     if settings.calibration is not None and one is None:  # a calibration made on another layout
         for lay in layouts:  # is refused (or, with --force, said) as for a named one
             checked = resolve(dep.model, dep.hardware, settings, force=force, layout=lay.name)

@@ -15,7 +15,13 @@ from capcliff.memory.report import LayoutResult, MemoryReport
 from capcliff.units import GB, GIB, format_bytes
 
 if TYPE_CHECKING:  # the simulator stack loads only for the commands that render it
-    from capcliff.analysis.sweep.report import PointResult, SeriesResult, SweepReport
+    from capcliff.analysis.sweep.report import (
+        LeftOut,
+        PointResult,
+        SeriesResult,
+        SweepNoFit,
+        SweepReport,
+    )
     from capcliff.analysis.sweep.speculation_gain import SpeculationGain
 
 # Columns of piped output when $COLUMNS is not set: wide enough that nothing wraps (tables do not
@@ -373,7 +379,51 @@ def sweep_view(report: SweepReport) -> RenderableType:
     parts: list[RenderableType] = [header]
     for series in report.series:
         parts += [series_table(series), series_summary(series, report.mode)]
+    if report.left_out:
+        parts.append(Text(_left_out_text(report.left_out), style="dim"))
     return Group(*parts)
+
+
+def _left_out_text(left_out: Iterable[LeftOut]) -> str:
+    return "left out:\n  " + "\n  ".join(f"{out.layout}: {out.reason}" for out in left_out)
+
+
+def no_fit_view(answer: SweepNoFit) -> RenderableType:
+    """`capcliff sweep` where no layout fits: each layout's reason and what would fit."""
+    header = (
+        f"{answer.model} on {answer.gpus} x {answer.hardware}, engine {answer.engine} "
+        f"({answer.overheads} overheads), weights {answer.weight_dtype}, KV cache "
+        f"{answer.kv_dtype}, max_model_len {answer.max_model_len:,}"
+    )
+    fixes = "\n".join(["Nothing fits. What would:", *[f"  - {fix}" for fix in answer.fixes]])
+    return Group(
+        Text(header), Text(_left_out_text(answer.left_out), style="dim"), Text(fixes, style="bold")
+    )
+
+
+def no_fit_line(answer: SweepNoFit) -> str:
+    """The same answer on one line (beside a CSV that has no rows)."""
+    why = "; ".join(f"{out.layout}: {out.reason}" for out in answer.left_out)
+    return f"nothing fits ({why}); what would: {'; '.join(answer.fixes)}"
+
+
+def _point_columns() -> tuple[list[str], list[str]]:
+    """A point's own columns and its steady state's (empty cells in a batch sweep)."""
+    from capcliff.analysis.evaluate.steady_point import SteadyPoint
+    from capcliff.analysis.sweep.report import PointResult
+
+    fields = [f for f in PointResult.model_fields if f not in ("offload", "steady")]
+    return fields, [f"steady_{k}" for k in SteadyPoint.model_fields]
+
+
+def _csv_columns(tier_cols: Iterable[tuple[str, str]]) -> list[str]:
+    fields, steady = _point_columns()
+    return ["layout", "output_tokens", *fields, *steady, *(f"{t}_{k}" for t, k in tier_cols)]
+
+
+def sweep_csv_header() -> str:
+    """A sweep CSV's column names with no rows (no offload tier columns): nothing was swept."""
+    return ",".join(_csv_columns(())) + "\n"
 
 
 def sweep_csv(report: SweepReport) -> str:
@@ -381,18 +431,13 @@ def sweep_csv(report: SweepReport) -> str:
     import csv
     import io
 
-    from capcliff.analysis.evaluate.steady_point import SteadyPoint
-    from capcliff.analysis.sweep.report import PointResult
-
     buffer = io.StringIO()
-    fields = [f for f in PointResult.model_fields if f not in ("offload", "steady")]
-    steady = [f"steady_{k}" for k in SteadyPoint.model_fields]  # empty cells in a batch sweep
+    fields, steady = _point_columns()
     # offload tiers flattened: one column per tier and figure (cpu_hit_rate, nvme_read_bytes ...)
     first = next((p.offload for s in report.series for p in s.points), [])
     tier_cols = [(t.tier, k) for t in first for k in type(t).model_fields if k != "tier"]
     writer = csv.writer(buffer, lineterminator="\n")
-    tier_names = (f"{t}_{k}" for t, k in tier_cols)
-    writer.writerow(["layout", "output_tokens", *fields, *steady, *tier_names])
+    writer.writerow(_csv_columns(tier_cols))
     for series in report.series:
         for point in series.points:
             row = point.model_dump()

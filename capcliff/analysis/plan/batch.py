@@ -32,15 +32,14 @@ from capcliff.analysis.plan.types import (
     PlanSweetSpot,
     Recommendation,
 )
+from capcliff.analysis.what_fits import fit_fixes
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.layout import Layout, enumerate_layouts
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.report import report_header, summary_fields
-from capcliff.memory.weights import WeightScheme
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.traffic.workload import Requests
-from capcliff.units import KVDType, WeightDType
 
 
 @dataclass(frozen=True)
@@ -200,51 +199,6 @@ def kv_aware_gain(ev: _Evaluated, inputs: PlanInputs) -> tuple[float, float]:
     return result.makespan_s, 1 - result.makespan_s / base if base else 0.0
 
 
-def fit_fixes(
-    dep: Deployment, gpus: int, inputs: PlanInputs, *, given: tuple[Layout, ...] = ()
-) -> list[str]:
-    """When nothing fits: what would (FP8 weights, FP8 KV, a shorter context, more GPUs). When
-    the user's `given` layouts fit not but another layout of the same GPUs does, only that."""
-    from capcliff.memory.fit import largest_max_model_len
-
-    arch = dep.model.arch
-    if given:
-        plain = [
-            dep.memory(lay, inputs.max_model_len) for lay in enumerate_layouts(gpus, arch=arch)
-        ]
-        if ok_as_is := [m.layout.name for m in plain if m.fits]:
-            return [
-                f"{', '.join(ok_as_is[:4])} fit{'s' if len(ok_as_is) == 1 else ''} these {gpus} "
-                f"GPUs as they are (--layout {ok_as_is[0]})"
-            ]
-
-    def fitting(changed: Deployment, length: int, count: int) -> list[LayoutMemory]:
-        mems = [changed.memory(lay, length) for lay in enumerate_layouts(count, arch=arch)]
-        return [m for m in mems if m.fits]
-
-    fixes = []
-    length = inputs.max_model_len
-    fp8 = replace(dep, scheme=WeightScheme.quantised(arch, WeightDType.FP8))
-    if dep.scheme.linear is not WeightDType.FP8 and (ok := fitting(fp8, length, gpus)):
-        fixes.append(f"FP8 weights (--weight-dtype fp8) fit as {ok[0].layout.name}")
-    fp8_kv = replace(dep, kv_dtype=KVDType.FP8)
-    if dep.kv_dtype is not KVDType.FP8 and (ok := fitting(fp8_kv, length, gpus)):
-        fixes.append(f"an FP8 KV cache (--kv-cache-dtype fp8) fits as {ok[0].layout.name}")
-    valid = [dep.memory(lay, length) for lay in enumerate_layouts(gpus, arch=arch)]
-    longest = max((largest_max_model_len(m) for m in valid if m.valid), default=0)
-    if 0 < longest < length:
-        fixes.append(f"--max-model-len {longest} (the longest one request that fits)")
-    node = dep.hardware.gpus_per_node
-    within = [2**k for k in range(1, node.bit_length()) if 2**k < node]  # 2, 4 on 8-GPU nodes
-    for count in (c for c in (*within, *(node * k for k in (1, 2, 4, 8))) if c > gpus):
-        if ok := fitting(dep, length, count):
-            nodes = -(-count // node)
-            where = f"{nodes} node{'s' if nodes > 1 else ''}"
-            fixes.append(f"{count} GPUs ({where}) fit as {ok[0].layout.name}")
-            break
-    return fixes or ["no change tried here fits: the model needs a larger deployment"]
-
-
 def _recommend(
     rows: list[PlanLayout], evaluated: dict[str, _Evaluated], objective: Objective, band: float
 ) -> tuple[PlanLayout, Recommendation] | None:
@@ -330,7 +284,7 @@ def build_plan_report(
     rec = None
     reuse: ReuseAdvice | None = None
     if chosen is None:
-        fixes = fit_fixes(dep, gpus, inputs, given=tuple(layouts))
+        fixes = fit_fixes(dep, gpus, inputs.max_model_len, given=tuple(layouts))
     else:
         best, rec = chosen
         makespan, gain = kv_aware_gain(evaluated[best.name], inputs)

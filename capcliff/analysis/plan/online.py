@@ -28,7 +28,6 @@ from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.replica_models import band_of, step_label
 from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.parallel import Later, ahead
-from capcliff.analysis.plan.batch import fit_fixes
 from capcliff.analysis.plan.commands import engine_flags, served_model
 from capcliff.analysis.plan.fleet import (
     DEFAULT_HEADROOM,
@@ -55,6 +54,7 @@ from capcliff.analysis.plan.types import (
     PlanReport,
     Recommendation,
 )
+from capcliff.analysis.what_fits import fit_fixes
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
@@ -401,7 +401,7 @@ def build_online_plan(
             later.cancel()
     if not found:
         return report.model_copy(
-            update={"fixes": fit_fixes(dep, gpus, inputs, given=options.layouts),
+            update={"fixes": fit_fixes(dep, gpus, inputs.max_model_len, given=options.layouts),
                     "reason": "no layout fits",
                     "load": _load(ctx, None, None)}
         )  # fmt: skip

@@ -10,10 +10,10 @@ the collapse (throughput lost past the sweet spot).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.evaluate.replica_models import (
@@ -45,12 +45,13 @@ from capcliff.analysis.evaluate.sweet_spot import SweetSpotResult, sweet_spot_re
 from capcliff.analysis.sweep.failure import PastCliff, past_cliff
 from capcliff.analysis.sweep.speculation_gain import SpeculationGain, speculation_gain
 from capcliff.analysis.sweep.timelines import hit_rate_over_time, kv_over_time
+from capcliff.analysis.what_fits import fit_fixes
 from capcliff.analysis.workloads import is_online
 from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
 from capcliff.memory.report import report_header
 from capcliff.perf.step_time import StepTimeModel
-from capcliff.report_header import SimulationHeader
+from capcliff.report_header import ReportHeader, SimulationHeader
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.result import SimResult
 from capcliff.sim.simulate import PausedRun
@@ -141,6 +142,13 @@ class SeriesResult(_Result):
     speculation: SpeculationGain | None = None
 
 
+class LeftOut(_Result):
+    """A requested layout that was not simulated because it does not fit, and why."""
+
+    layout: str
+    reason: str  # the memory calculator's: weights past the GPU, heads TP does not divide ...
+
+
 class SweepReport(SimulationHeader):
     """Everything `capcliff sweep` prints. Top-level points/cliff/sweet_spot: the first series."""
 
@@ -149,6 +157,38 @@ class SweepReport(SimulationHeader):
     points: list[PointResult]
     cliff: CliffResult
     sweet_spot: SweetSpotResult
+    left_out: list[LeftOut] = Field(default_factory=list)  # requested layouts that do not fit
+
+
+class SweepNoFit(ReportHeader):
+    """`capcliff sweep` where no requested layout fits: that is the answer (not an error), with
+    each layout's reason and what would fit (`what_fits.fit_fixes`), as `plan` says it."""
+
+    fits: bool = False
+    left_out: list[LeftOut]
+    fixes: list[str]
+
+
+def _left_out(dep: Deployment, layouts: Sequence[Layout], max_model_len: int) -> list[LeftOut]:
+    memories = (dep.memory(lay, max_model_len) for lay in layouts)
+    return [LeftOut(layout=m.layout.name, reason=m.reason) for m in memories if not m.fits]
+
+
+def nothing_fits(
+    dep: Deployment, layouts: Sequence[Layout], *, max_model_len: int
+) -> SweepNoFit | None:
+    """The answer when none of `layouts` fits requests of `max_model_len` tokens; None when one
+    does (it is swept)."""
+    left = _left_out(dep, layouts, max_model_len)
+    if len(left) < len(layouts):
+        return None
+    most = max(lay.gpus for lay in layouts)
+    header = report_header(
+        dep.model, dep.hardware, gpus=most, settings=dep.budget, scheme=dep.scheme,
+        kv_dtype=dep.kv_dtype, max_model_len=max_model_len,
+    )  # fmt: skip
+    fixes = fit_fixes(dep, most, max_model_len, given=tuple(layouts))
+    return SweepNoFit(**header.model_dump(), left_out=left, fixes=fixes)
 
 
 @dataclass(frozen=True)
@@ -390,10 +430,9 @@ def build_sweep_report(
         )  # fmt: skip
         if found is not None:
             series.append(found)
-    if not series:
-        why = "; ".join(
-            f"{lay.name}: {dep.memory(lay, max_model_len).reason}" for lay in plan.layouts
-        )
+    left = _left_out(dep, plan.layouts, max_model_len)
+    if not series:  # `nothing_fits` answers the CLI before this; a spec's scenario is refused
+        why = "; ".join(f"{out.layout}: {out.reason}" for out in left)
         raise InputError(f"layout: no requested layout fits this model ({why})")
     first = series[0]
     header = report_header(
@@ -413,4 +452,5 @@ def build_sweep_report(
         points=first.points,
         cliff=first.cliff,
         sweet_spot=first.sweet_spot,
+        left_out=left,
     )

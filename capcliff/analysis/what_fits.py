@@ -1,0 +1,57 @@
+"""What would fit when nothing does: FP8 weights, an FP8 KV cache, the longest request that fits,
+more GPUs; or, when the user's layouts cannot be, the layouts of the same GPUs that fit as they are.
+`plan` and `sweep` say it in place of a result (a model that does not fit is an answer)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from capcliff.analysis.deployment import Deployment
+from capcliff.catalog.layout import Layout, enumerate_layouts
+from capcliff.memory.layout_memory import LayoutMemory
+from capcliff.memory.weights import WeightScheme
+from capcliff.units import KVDType, WeightDType
+
+
+def fit_fixes(
+    dep: Deployment, gpus: int, max_model_len: int, *, given: tuple[Layout, ...] = ()
+) -> list[str]:
+    """When nothing of `gpus` GPUs fits requests of `max_model_len` tokens: what would (FP8
+    weights, FP8 KV, a shorter context, more GPUs). When the user's `given` layouts fit not but
+    another layout of the same GPUs does, only that."""
+    from capcliff.memory.fit import largest_max_model_len
+
+    arch = dep.model.arch
+    if given:
+        plain = [dep.memory(lay, max_model_len) for lay in enumerate_layouts(gpus, arch=arch)]
+        if ok_as_is := [m.layout.name for m in plain if m.fits]:
+            return [
+                f"{', '.join(ok_as_is[:4])} fit{'s' if len(ok_as_is) == 1 else ''} these {gpus} "
+                f"GPUs as they are (--layout {ok_as_is[0]})"
+            ]
+
+    def fitting(changed: Deployment, length: int, count: int) -> list[LayoutMemory]:
+        mems = [changed.memory(lay, length) for lay in enumerate_layouts(count, arch=arch)]
+        return [m for m in mems if m.fits]
+
+    fixes = []
+    length = max_model_len
+    fp8 = replace(dep, scheme=WeightScheme.quantised(arch, WeightDType.FP8))
+    if dep.scheme.linear is not WeightDType.FP8 and (ok := fitting(fp8, length, gpus)):
+        fixes.append(f"FP8 weights (--weight-dtype fp8) fit as {ok[0].layout.name}")
+    fp8_kv = replace(dep, kv_dtype=KVDType.FP8)
+    if dep.kv_dtype is not KVDType.FP8 and (ok := fitting(fp8_kv, length, gpus)):
+        fixes.append(f"an FP8 KV cache (--kv-cache-dtype fp8) fits as {ok[0].layout.name}")
+    valid = [dep.memory(lay, length) for lay in enumerate_layouts(gpus, arch=arch)]
+    longest = max((largest_max_model_len(m) for m in valid if m.valid), default=0)
+    if 0 < longest < length:
+        fixes.append(f"--max-model-len {longest} (the longest one request that fits)")
+    node = dep.hardware.gpus_per_node
+    within = [2**k for k in range(1, node.bit_length()) if 2**k < node]  # 2, 4 on 8-GPU nodes
+    for count in (c for c in (*within, *(node * k for k in (1, 2, 4, 8))) if c > gpus):
+        if ok := fitting(dep, length, count):
+            nodes = -(-count // node)
+            where = f"{nodes} node{'s' if nodes > 1 else ''}"
+            fixes.append(f"{count} GPUs ({where}) fit as {ok[0].layout.name}")
+            break
+    return fixes or ["no change tried here fits: the model needs a larger deployment"]
