@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -438,3 +440,17 @@ def test_main_still_runs_a_valid_command_after_these_guards(
 ) -> None:
     assert main(["memory", "llama-3.1-8b", "--gpus", "1"]) == 0
     assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize("args", [["memory", "llama-3.1-8b"], ["models"]], ids=["memory", "models"])
+def test_standard_output_on_a_full_disk_is_one_line(args: list[str]) -> None:
+    # `capcliff memory ... > /dev/full`: rich's write failed with ENOSPC, an OSError traceback and
+    # exit 4, as if capcliff had a bug.
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "capcliff", *args], stdout=full, stderr=subprocess.PIPE,
+            text=True, cwd=ROOT, check=False,
+        )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr == ("error: output: cannot write standard output: No space left on device\n")

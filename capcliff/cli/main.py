@@ -96,6 +96,10 @@ def _run(argv: list[str] | None) -> int:
         typer.echo("Aborted!", err=True)
         return 1
     except OSError as exc:
+        if exc.errno in FULL_ERRNOS:  # a file output says so itself (`files.write_bytes_atomic`)
+            where = "standard output" if exc.filename is None else f"{str(exc.filename)!r:.80}"
+            typer.echo(f"error: output: cannot write {where}: {exc.strerror}", err=True)
+            return EXIT_INPUT
         if exc.errno not in PATH_ERRNOS:
             traceback.print_exc(file=sys.stderr)
             return EXIT_INTERNAL
@@ -115,6 +119,9 @@ def _run(argv: list[str] | None) -> int:
 
 # A name past the system's limit (255 bytes a part, 4,096 in all): a usage slip, not a crash.
 PATH_ERRNOS = (errno.ENAMETOOLONG,)
+# The disk or quota where the output goes is full (`> /dev/full` too): the system's state, not a
+# bug of capcliff's, said in one line.
+FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 
 
 def _usage_error(exc: Exception) -> int | None:
