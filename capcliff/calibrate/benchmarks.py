@@ -9,7 +9,8 @@ Three formats, told apart by the file name:
 - `*.jsonl`: SGLang `bench_serving --output-file`: one run per line, keys `max_concurrency`,
   `random_input_len`, `random_output_len`, `random_range_ratio`, `completed`,
   `total_input_tokens`, `total_output_tokens`, `output_throughput`, `mean_tpot_ms`,
-  `mean_ttft_ms`.
+  `mean_ttft_ms`; the `random_*` lengths only where `dataset_name` is a random dataset
+  (RANDOM_DATASETS), else the totals' means.
 - `*.csv`: columns named as in shared/reference/serving_benchmarks.csv: `concurrency`,
   `input_len`, `output_len`, `output_throughput_tok_s`, `mean_tpot_ms`, `mean_ttft_ms` (and
   optionally `row_id`, `num_requests`, `model`, `hardware`, `num_gpus`, `parallelism`, `engine`,
@@ -20,7 +21,8 @@ Times in the files are milliseconds; points carry seconds. A run whose TPOT or T
 a millisecond: a TPOT of 0.024 is 24 ms), as is a TPOT past 10 s (units.MAX_SLO_TPOT_S); so are
 non-positive or infinite measurements, a true or false for a number, `1,024` for 1024, a row
 that repeats another, rows of another model than the one calibrated (unless forced), a run paced
-at a finite `request_rate` (open loop, or paced under a `max_concurrency`), runs of different
+at a finite `request_rate` (open loop, or paced under a `max_concurrency`) or on a
+`ramp_up_strategy`, a result of another tool (no `completed`), runs of different
 `backend`s in one file, a CSV column named twice, and a throughput more than 4x off what the
 run's own clients, lengths and latencies give (MAX_LITTLE_RATIO).
 """
@@ -483,6 +485,7 @@ def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
         return _json_number(run, key, row_id)
 
     _refuse_paced(run, row_id)
+    _refuse_other_tool(run, row_id)
     model = run.get("model_id")
     if model is not None and not isinstance(model, str):  # -1 or [1]: no model to check
         raise InputError(f"{row_id}: model_id: must be the model's name, got {model!r:.40}")
@@ -501,10 +504,13 @@ def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
         )
     inputs = cell("total_input_tokens") or 0
     outputs = cell("total_output_tokens") or 0
-    # the lengths asked (SGLang's), else the mean over the finished requests; 0 asked is
-    # refused as asked, not read as absent (it fell back to the totals)
-    isl, isl_name = _asked_or_mean(cell("random_input_len"), inputs / completed, "input")
-    osl, osl_name = _asked_or_mean(cell("random_output_len"), outputs / completed, "output")
+    # the lengths asked (SGLang's random datasets), else the mean over the finished requests;
+    # 0 asked is refused as asked, not read as absent (it fell back to the totals)
+    random = _random_lengths(run, row_id)
+    asked_in = cell("random_input_len") if random else None
+    asked_out = cell("random_output_len") if random else None
+    isl, isl_name = _asked_or_mean(asked_in, inputs / completed, "input")
+    osl, osl_name = _asked_or_mean(asked_out, outputs / completed, "output")
     # no cap: all at once; a cap past the requests sent caps nothing (10,000,000 ran for minutes)
     cap = cell("max_concurrency")
     clients = completed if cap is None or completed < cap <= MAX_REQUESTS else cap
@@ -520,11 +526,54 @@ def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
         input_len=_count(isl, row_id, isl_name, MAX_TOKENS_PER_REQUEST),
         output_len=_count(osl, row_id, osl_name, MAX_TOKENS_PER_REQUEST),
         num_requests=completed,
-        range_ratio=_ratio(cell("random_range_ratio"), row_id),
+        range_ratio=_ratio(cell("random_range_ratio") if random else None, row_id),
         output_throughput_tok_s=_measure(throughput, row_id, "output_throughput", ms=False),
         mean_tpot_s=_measure(tpot, row_id, "mean_tpot_ms", ms=True),
         mean_ttft_s=_measure(cell("mean_ttft_ms"), row_id, "mean_ttft_ms", ms=True),
         client_turnaround_s=CLIENT_TURNAROUND_S,
+    )
+
+
+# SGLang bench_serving's datasets whose lengths are its `--random-input-len`,
+# `--random-output-len` and `--random-range-ratio` (bench_serving.py: sample_random_requests
+# serves "random" and "random-ids"). Its result row writes those three arguments whatever the
+# dataset (`"random_input_len": args.random_input_len`), so a ShareGPT run's row carries the
+# defaults (1024/1024), which were fitted as its lengths; any other dataset's lengths are the
+# means of its totals, as for a vLLM result.
+RANDOM_DATASETS = ("random", "random-ids")
+
+
+def _random_lengths(run: dict[str, Any], row_id: str) -> bool:
+    """Whether the run's `random_*` fields are its lengths (no `dataset_name`, as older SGLang
+    rows and capcliff's own tests write, or a random dataset)."""
+    dataset = run.get("dataset_name")
+    if dataset is None:
+        return True
+    if not isinstance(dataset, str):  # 7 or ["random"] read as a random dataset unsaid
+        raise InputError(
+            f"{row_id}: dataset_name: must be the bench tool's dataset name (random, sharegpt "
+            f"...), got {dataset!r:.40}"
+        )
+    return dataset in RANDOM_DATASETS
+
+
+# Keys that say a result object is a run of `vllm bench serve` or SGLang's `bench_serving`
+# (vllm/benchmarks/serve.py and python/sglang/bench_serving.py both write `completed`; vLLM also
+# `num_prompts`).
+_RUN_KEYS = ("completed", "num_prompts")
+
+
+def _refuse_other_tool(run: dict[str, Any], row_id: str) -> None:
+    """A result of another tool (genai-perf's profile export, `vllm bench throughput` or `latency`,
+    SGLang's bench_one_batch_server or bench_offline_throughput, a trtllm-bench report) read as
+    a run with nothing finished: "completed: no finished requests", which named no cause."""
+    if any(key in run for key in _RUN_KEYS):
+        return
+    raise InputError(
+        f"{row_id}: completed: missing, so not a result of `vllm bench serve --save-result` or "
+        "SGLang `bench_serving --output-file` (genai-perf, offline throughput and latency "
+        "results are not read); give those, or a CSV with concurrency, input_len, output_len "
+        "and output_throughput_tok_s or mean_tpot_ms"
     )
 
 
@@ -556,6 +605,14 @@ def _refuse_paced(run: dict[str, Any], row_id: str) -> None:
     starts a task per request, which takes the semaphore), and it was fitted as C clients
     sending at will: right only where R outruns what C clients send, which the file does not
     say, and the simulator has no such arrivals (timed ones, or clients sending at will)."""
+    ramp = run.get("ramp_up_strategy")
+    if ramp not in (None, ""):
+        # vllm/benchmarks/serve.py writes request_rate "inf" beside a ramp (its --request-rate
+        # is unused then): the requests were paced from ramp_up_start_rps to ramp_up_end_rps
+        raise InputError(
+            f"{row_id}: ramp_up_strategy: {ramp!r:.20}: requests paced at a rising rate, not the "
+            "burst or the closed-loop clients calibrate fits; give runs without --ramp-up-strategy"
+        )
     rate = run.get("request_rate")
     if rate is None or rate == "inf":
         return

@@ -34,6 +34,8 @@ _TIE_DEFAULT: dict[str, bool] = {
     "gpt_oss": False,
     "gemma3_text": True,
     "gemma2": True,
+    # Gemma 1: GemmaConfig.tie_word_embeddings = True (google/gemma-7b's config.json omits it)
+    "gemma": True,
     # Phi3Config, Glm4MoeConfig and MiniMax-M2's configuration_minimax_m2.py: False
     "phi3": False,
     "glm4_moe": False,
@@ -90,6 +92,25 @@ UNSIZED_FIELDS: dict[str, str] = {
     "moe_num_experts": "experts under a key capcliff does not read (ERNIE 4.5's MoE)",
     "ffn_config": "experts under a key capcliff does not read (DBRX's MoE)",
 }
+# Families whose MLP is two matrices, up and down, with no gate (each was sized as a gated
+# three-matrix MLP: StarCoder2-15B as 22.0B parameters, Pythia-12B as 15.6B, Phi-2 as 3.6B):
+# vLLM model_executor/models/ gpt_neox.py (GPTNeoXMLP dense_h_to_4h, dense_4h_to_h),
+# starcoder2.py (Starcoder2MLP c_fc, c_proj), phi.py (PhiMLP fc1, fc2), nemotron.py (NemotronMLP
+# up_proj, down_proj), falcon.py, gpt_bigcode.py, gpt_j.py, gpt2.py, opt.py, bloom.py, mpt.py,
+# persimmon.py, codegen (GPT-J's layers). Falcon also shares one KV head (multi_query), which
+# num_key_value_heads does not say.
+UNGATED_MLP_FAMILIES = frozenset({
+    "gpt_neox", "starcoder2", "phi", "nemotron", "falcon", "gpt_bigcode", "gptj", "gpt2",
+    "opt", "bloom", "mpt", "persimmon", "codegen",
+})  # fmt: skip
+# Architectures of those families, for a config that names only its class.
+_UNGATED_ARCHS = {
+    "GPTNeoXForCausalLM": "gpt_neox", "Starcoder2ForCausalLM": "starcoder2",
+    "PhiForCausalLM": "phi", "NemotronForCausalLM": "nemotron", "FalconForCausalLM": "falcon",
+    "GPTBigCodeForCausalLM": "gpt_bigcode", "GPTJForCausalLM": "gptj",
+    "GPT2LMHeadModel": "gpt2", "OPTForCausalLM": "opt", "BloomForCausalLM": "bloom",
+    "MPTForCausalLM": "mpt", "PersimmonForCausalLM": "persimmon", "CodeGenForCausalLM": "codegen",
+}  # fmt: skip
 # Families whose q, k, v projections always carry a bias (Qwen2Attention: bias=True on q/k/v, none
 # on o).
 _QKV_BIAS_FAMILIES = {"qwen2", "qwen2_moe"}
@@ -275,9 +296,25 @@ def _model_type(fields: _Fields) -> str:
         raise fields.error(  # looks it up by name: 7 loads nothing, whatever the class
             "model_type", f"must be a family name such as llama, got {model_type!r:.40}"
         )
+    if fields.raw.get("is_encoder_decoder") is True:
+        # an encoder-decoder (T5, BART, Whisper) holds two stacks and a cross-attention KV cache;
+        # vLLM's ModelConfig.is_encoder_decoder reads this flag whatever the class
+        raise fields.error(
+            "is_encoder_decoder",
+            "true: an encoder-decoder model, which capcliff does not size (decoder-only models)",
+        )
     for arch in archs:
         if arch in _ARCH_TO_TYPE:
             return _ARCH_TO_TYPE[arch]
+        if arch in _UNGATED_ARCHS and not model_type:
+            model_type = _UNGATED_ARCHS[arch]
+    if model_type in UNGATED_MLP_FAMILIES:
+        raise fields.error(
+            "model_type",
+            f"{model_type}: its MLP is two matrices with no gate, which capcliff does not size "
+            "(refused rather than sized as a gated MLP); capcliff sizes Llama-style gated "
+            "families (llama, mistral, qwen2/3, gemma, deepseek, gpt_oss, phi3 ...)",
+        )
     if model_type:
         return "gemma3_text" if model_type == "gemma3" else model_type
     raise fields.error("architectures", "missing; cannot tell the model family")
