@@ -173,6 +173,24 @@ CONFIGS16: list[tuple[str, dict[str, object] | str, bool | None]] = [
     ("head-dim-null", {**LLAMA, "head_dim": None}, None),
     ("kv-heads-null", {**LLAMA, "num_key_value_heads": None}, None),
     ("vocab-null", {**LLAMA, "vocab_size": None}, True),
+    # Qwen-1: intermediate_size counts w1 and w2 together (QWenMLP: intermediate_size // 2 each)
+    ("qwen1-half-width-mlp", {"architectures": ["QWenLMHeadModel"], "model_type": "qwen", "hidden_size": 4096, "intermediate_size": 22016,
+                              "num_attention_heads": 32, "num_hidden_layers": 32, "vocab_size": 151936, "kv_channels": 128,
+                              "max_position_embeddings": 8192, "tie_word_embeddings": False}, True),
+    # Llama 3.2 Vision's text model without its vision_config: cross-attention layers' KV is of image tokens
+    ("mllama-text-cross-attention", {"architectures": ["MllamaForConditionalGeneration"], "model_type": "mllama", "torch_dtype": "bfloat16",
+                                     "text_config": {**LLAMA, "model_type": "mllama_text_model", "num_hidden_layers": 40, "cross_attention_layers": [3, 8, 13, 18, 23, 28, 33, 38]}}, True),
+    # gated MoE families sized as published (Phi-3.5-MoE 41.9B, OLMoE 6.9B, DeepSeek-V2-Lite 15.7B)
+    ("phimoe-valid", {"architectures": ["PhiMoEForCausalLM"], "model_type": "phimoe", "hidden_size": 4096, "intermediate_size": 6400, "num_attention_heads": 32,
+                      "num_key_value_heads": 8, "num_hidden_layers": 32, "num_local_experts": 16, "num_experts_per_tok": 2, "vocab_size": 32064,
+                      "max_position_embeddings": 131072, "tie_word_embeddings": False, "attention_bias": True, "torch_dtype": "bfloat16"}, False),
+    ("olmoe-valid", {"architectures": ["OlmoeForCausalLM"], "model_type": "olmoe", "hidden_size": 2048, "intermediate_size": 1024, "num_attention_heads": 16,
+                     "num_key_value_heads": 16, "num_hidden_layers": 16, "num_experts": 64, "num_experts_per_tok": 8, "vocab_size": 50304,
+                     "max_position_embeddings": 4096, "tie_word_embeddings": False, "torch_dtype": "bfloat16"}, False),
+    ("deepseek-v2-lite-valid", {**DSV3, "model_type": "deepseek_v2", "hidden_size": 2048, "intermediate_size": 10944, "q_lora_rank": None,
+                                "moe_intermediate_size": 1408, "n_routed_experts": 64, "n_shared_experts": 2, "num_experts_per_tok": 6,
+                                "first_k_dense_replace": 1, "num_attention_heads": 16, "num_key_value_heads": 16, "num_hidden_layers": 27,
+                                "vocab_size": 102400}, False),
 ]
 
 
@@ -215,7 +233,11 @@ QUANT16: list[tuple[str, dict[str, FileSpec], bool | None]] = [
     ("gptq-side-file-and-awq-side-file", {"m/config.json": json.dumps(LLAMA), "m/quantize_config.json": json.dumps({"bits": 4, "group_size": 128}), "m/quant_config.json": json.dumps({"w_bit": 4, "q_group_size": 128, "zero_point": True})}, None),
     ("awq-side-file-autoawq-keys", {"m/config.json": json.dumps(LLAMA), "m/quant_config.json": json.dumps({"w_bit": 4, "q_group_size": 128, "zero_point": True, "version": "GEMM"})}, False),
     ("fp8-modules-not-convert-string", {"m/config.json": _quant(LLAMA, {**QWEN3_FP8, "modules_to_not_convert": "lm_head"})}, True),
-    ("fp8-activation-scheme-static", {"m/config.json": _quant(LLAMA, {**QWEN3_FP8, "activation_scheme": "static"})}, False),
+    # vLLM's Fp8Config: block-wise weights take dynamic activations only; static per-tensor loads
+    ("fp8-block-activation-scheme-static", {"m/config.json": _quant(LLAMA, {**QWEN3_FP8, "activation_scheme": "static"})}, True),
+    ("fp8-tensor-activation-scheme-static", {"m/config.json": _quant(LLAMA, {"quant_method": "fp8", "activation_scheme": "static"})}, False),
+    ("fp8-activation-scheme-unknown", {"m/config.json": _quant(LLAMA, {**QWEN3_FP8, "activation_scheme": "per-token"})}, True),
+    ("fp8-activation-scheme-list", {"m/config.json": _quant(LLAMA, {**QWEN3_FP8, "activation_scheme": ["dynamic"]})}, True),
     ("fp8-fmt-e5m2", {"m/config.json": _quant(LLAMA, {**QWEN3_FP8, "fmt": "e5m2"})}, None),
     ("quant-in-text-config-and-top-disagree", {"m/config.json": json.dumps({"architectures": ["LlavaForConditionalGeneration"], "model_type": "llava", "quantization_config": {"quant_method": "fp8"}, "text_config": {**LLAMA, "quantization_config": GPTQ_V2}})}, None),
 ]
@@ -275,6 +297,46 @@ TRACES16: list[tuple[str, str, bool | None]] = [
 ]
 
 
+# Structure-aware mutations: each key of a real file's shape set to each wrong type ------------
+
+WRONG = ["null", "true", "0", "-1", '"x"', "[]", "{}", "1e400", "NaN", fs.HUGE_INT, "0.5"]
+
+
+def _mutants(obj: dict[str, object]) -> Iterator[tuple[str, str]]:
+    """(key=raw, JSON text) of `obj` with one key's value (nested objects' too) set to each of
+    WRONG, as the raw JSON text."""
+    for key, value in obj.items():
+        for raw in WRONG:
+            yield f"{key}={raw[:8]}", fs._json_with(obj, key, raw)
+        if isinstance(value, dict):
+            for inner, text in _mutants(value):
+                yield f"{key}.{inner}", fs._json_with(obj, key, text)
+
+
+def mut16_cases() -> Iterator[Case]:
+    """Only crashes, hangs, lost files and two-line errors count (invalid=None): a wrong type
+    may be one a reader takes as absent, by design."""
+    for label, quant in [("fp8", QWEN3_FP8), ("ct", CT_W4A16_KV), ("gptq", GPTQ_V2)]:
+        cfg = QWEN_MOE if label == "fp8" else LLAMA
+        for name, text in _mutants(quant):
+            config = json.dumps({**cfg, "quantization_config": "__Q__"}).replace('"__Q__"', text)
+            yield Case("mut16", f"quant-{label}-{name}", MEM, {"m/config.json": config}, None)
+    for name, text in _mutants(MODELOPT_SIDE):
+        yield Case("mut16", f"modelopt-side-{name}", MEM, {"m/config.json": json.dumps(LLAMA), "m/hf_quant_config.json": text}, None)
+    for name, text in _mutants(_sg("sharegpt", SG[1])):
+        yield Case("mut16", f"sglang-{name}", CAL_SG, {"r.jsonl": text + "\n"}, None)
+    index = {"metadata": {"total_size": 16}, "weight_map": {"a": SH[0], "b": SH[1]}}
+    shards = {f"m/{SH[0]}": _st({"a": W}), f"m/{SH[1]}": _st({"b": W})}
+    for name, text in _mutants(index):
+        yield Case("mut16", f"index-{name}", MEM, {"m/config.json": json.dumps(LLAMA), "m/model.safetensors.index.json": text, **shards}, None)
+    header = {"__metadata__": {"format": "pt"}, "a": W}
+    for name, text in _mutants(header):
+        yield Case("mut16", f"header-{name}", MEM, {"m/config.json": json.dumps(LLAMA), "m/model.safetensors": _st(text.encode())}, None)
+    for name, text in _mutants(S[2]):
+        yield Case("mut16", f"session-{name}", ["sweep", "llama-3.1-8b", "--workload", "{d}/t.jsonl", "--concurrency", "4"],
+                   {"t.jsonl": "\n".join([json.dumps(S[0]), json.dumps(S[1]), text, json.dumps(S[3])]) + "\n"}, None)
+
+
 def tools16_cases() -> Iterator[Case]:
     for name, argv, files, invalid in TOOLS16:
         yield Case("tools16", name, argv, files, invalid)
@@ -316,5 +378,6 @@ def traces16_cases() -> Iterator[Case]:
 SURFACES16: dict[str, Callable[[], Iterator[Case]]] = {
     "tools16": tools16_cases, "cal16": cal16_cases, "configs16": configs16_cases,
     "quant16": quant16_cases, "st16": st16_cases, "traces16": traces16_cases,
+    "mut16": mut16_cases,
 }
 # fmt: on

@@ -209,3 +209,50 @@ def test_fp8_kv_cache_scheme_leaves_the_weights_as_they_were(
     scheme = {"num_bits": 8, "type": "float", "strategy": "tensor", "symmetric": True}
     plain = _weights_bytes(tmp_path, CT_W4A16, capsys)
     assert _weights_bytes(tmp_path, {**CT_W4A16, "kv_cache_scheme": scheme}, capsys) == plain
+
+
+# --- FP8 activation schemes (vLLM's Fp8Config) ------------------------------------------------
+
+QWEN3_FP8 = {"quant_method": "fp8", "activation_scheme": "dynamic", "fmt": "e4m3",
+             "weight_block_size": [128, 128]}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"activation_scheme": "static"}, "activation_scheme: static: block-wise FP8 weights"),
+        ({"activation_scheme": "per-token"}, "activation_scheme: must be static or dynamic"),
+        ({"activation_scheme": ["dynamic"]}, "activation_scheme: must be static or dynamic"),
+    ],
+    ids=["static-with-blocks", "unknown", "list"],
+)
+def test_fp8_activation_scheme_vllm_refuses_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], changes: dict, message: str
+) -> None:
+    config = {**LLAMA_70B, "quantization_config": {**QWEN3_FP8, **changes}}
+    assert message in _one_line_error(_memory(tmp_path, config), capsys)
+
+
+def test_fp8_static_per_tensor_is_sized_as_dynamic(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the activation scheme says how inputs are scaled, not how weights are stored
+    static = {"quant_method": "fp8", "activation_scheme": "static"}
+    dynamic = {"quant_method": "fp8", "activation_scheme": "dynamic"}
+    assert _weights_bytes(tmp_path, static, capsys) == _weights_bytes(tmp_path, dynamic, capsys)
+
+
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [
+        ({"architectures": ["QWenLMHeadModel"], "model_type": "qwen"}, "model_type: qwen:"),
+        ({"model_type": "mllama", "text_config": {**STARCODER2_15B, "model_type": "llama",
+          "cross_attention_layers": [3, 8]}}, "text_config.cross_attention_layers: marks"),
+    ],
+    ids=["qwen-1", "mllama-text"],
+)  # fmt: skip
+def test_layers_sized_otherwise_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], config: dict, field: str
+) -> None:
+    base = {k: v for k, v in STARCODER2_15B.items() if k not in ("model_type", "architectures")}
+    assert field in _one_line_error(_memory(tmp_path, {**base, **config}), capsys)

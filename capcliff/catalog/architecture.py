@@ -91,6 +91,9 @@ UNSIZED_FIELDS: dict[str, str] = {
     "altup_num_inputs": "Gemma 3n's AltUp and per-layer embeddings",
     "moe_num_experts": "experts under a key capcliff does not read (ERNIE 4.5's MoE)",
     "ffn_config": "experts under a key capcliff does not read (DBRX's MoE)",
+    # Llama 3.2 Vision's text model (MllamaTextConfig): these layers attend to image tokens, so
+    # their KV does not grow with the text (each was sized as a self-attention layer's)
+    "cross_attention_layers": "cross-attention layers (their KV holds image tokens, not text)",
 }
 # Families whose MLP is two matrices, up and down, with no gate (each was sized as a gated
 # three-matrix MLP: StarCoder2-15B as 22.0B parameters, Pythia-12B as 15.6B, Phi-2 as 3.6B):
@@ -296,6 +299,21 @@ def _model_type(fields: _Fields) -> str:
         raise fields.error(  # looks it up by name: 7 loads nothing, whatever the class
             "model_type", f"must be a family name such as llama, got {model_type!r:.40}"
         )
+    known = next((_ARCH_TO_TYPE[a] for a in archs if a in _ARCH_TO_TYPE), None)
+    if known is None and not model_type:  # a family capcliff refuses, named by its class only
+        named = {**_UNGATED_ARCHS, "QWenLMHeadModel": "qwen"}
+        model_type = next((named[a] for a in archs if a in named), None)
+    _refuse_unsized_family(fields, known or model_type)
+    if known:
+        return known
+    if model_type:
+        return "gemma3_text" if model_type == "gemma3" else model_type
+    raise fields.error("architectures", "missing; cannot tell the model family")
+
+
+def _refuse_unsized_family(fields: _Fields, model_type: str | None) -> None:
+    """Refuse a family whose layers capcliff would size as Llama's and get wrong: an ungated
+    MLP (UNGATED_MLP_FAMILIES), Qwen-1's half-width MLP, an encoder-decoder."""
     if fields.raw.get("is_encoder_decoder") is True:
         # an encoder-decoder (T5, BART, Whisper) holds two stacks and a cross-attention KV cache;
         # vLLM's ModelConfig.is_encoder_decoder reads this flag whatever the class
@@ -303,11 +321,16 @@ def _model_type(fields: _Fields) -> str:
             "is_encoder_decoder",
             "true: an encoder-decoder model, which capcliff does not size (decoder-only models)",
         )
-    for arch in archs:
-        if arch in _ARCH_TO_TYPE:
-            return _ARCH_TO_TYPE[arch]
-        if arch in _UNGATED_ARCHS and not model_type:
-            model_type = _UNGATED_ARCHS[arch]
+    if model_type == "qwen":
+        # Qwen-1 (QWenLMHeadModel): QWenMLP builds w1 and w2 at intermediate_size // 2 (its
+        # intermediate_size counts both; TensorRT-LLM's qwen convert: "Qwen's actual
+        # intermediate_size is one half of what's in hf_config"); Qwen-7B was sized as 12.05B
+        raise fields.error(
+            "model_type",
+            "qwen: Qwen-1's intermediate_size counts the gate and up projections together, "
+            "which capcliff does not size (refused rather than sized at twice its MLP); Qwen1.5 "
+            "and later are qwen2",
+        )
     if model_type in UNGATED_MLP_FAMILIES:
         raise fields.error(
             "model_type",
@@ -315,9 +338,6 @@ def _model_type(fields: _Fields) -> str:
             "(refused rather than sized as a gated MLP); capcliff sizes Llama-style gated "
             "families (llama, mistral, qwen2/3, gemma, deepseek, gpt_oss, phi3 ...)",
         )
-    if model_type:
-        return "gemma3_text" if model_type == "gemma3" else model_type
-    raise fields.error("architectures", "missing; cannot tell the model family")
 
 
 LAYER_TYPES = ("full_attention", "sliding_attention")  # transformers' `layer_types` entries

@@ -346,8 +346,22 @@ def _fp8(raw: dict[str, Any], path: str) -> Quantization:
         fmt = fp8_block(block[0], block[1])
     else:
         raise _error(path, "weight_block_size", f"must be [rows, cols], got {block!r}")
+    # vLLM's Fp8Config: the scheme is one of ACTIVATION_SCHEMES ("Unsupported activation
+    # scheme"), and block-wise weights take dynamic activations only ("The block-wise
+    # quantization only supports dynamic activation scheme for now"); absent, it is left alone
+    scheme = raw.get("activation_scheme", "dynamic")
+    if scheme not in FP8_ACTIVATION_SCHEMES:
+        raise _error(path, "activation_scheme", f"must be static or dynamic, got {scheme!r:.40}")
+    if block is not None and scheme != "dynamic":
+        raise _error(
+            path, "activation_scheme", f"{scheme}: block-wise FP8 weights (weight_block_size) "
+            "take dynamic activations only (vLLM's Fp8Config)",
+        )  # fmt: skip
     skipped = _patterns(raw, path, "modules_to_not_convert", "ignored_layers")
     return Quantization("fp8", fmt, fmt, skipped)
+
+
+FP8_ACTIVATION_SCHEMES = ("static", "dynamic")  # vLLM fp8.py ACTIVATION_SCHEMES
 
 
 def _modelopt(raw: dict[str, Any], path: str) -> Quantization:
