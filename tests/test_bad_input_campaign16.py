@@ -256,3 +256,14 @@ def test_layers_sized_otherwise_are_refused(
 ) -> None:
     base = {k: v for k, v in STARCODER2_15B.items() if k not in ("model_type", "architectures")}
     assert field in _one_line_error(_memory(tmp_path, {**base, **config}), capsys)
+
+
+@pytest.mark.parametrize("name", ["run.txt", "results", "bench.log"])
+def test_vllm_results_under_any_file_name_are_read_as_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    # vllm bench serve --result-filename takes any name; the text, not the suffix, says JSON
+    path = tmp_path / name
+    path.write_text("\ufeff" + json.dumps(_vllm_run()) + "\n")
+    assert main(["calibrate", str(path), *CAL]) == 0
+    assert f"| {name}:1 | 32 | 1024/128 |" in capsys.readouterr().out

@@ -34,6 +34,7 @@ import io
 import json
 import math
 import re
+import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -691,5 +692,17 @@ def read_benchmark_file(path: Path, keep: DeploymentFilter) -> list[BenchmarkPoi
 
 
 def is_benchmark_file(path: Path) -> bool:
-    """Whether `capcliff calibrate` should read `path` as benchmark results (not a log)."""
-    return path.suffix.lower() in (".csv", ".json", ".jsonl")
+    """Whether `capcliff calibrate` should read `path` as benchmark results (not a log): by its
+    suffix, else by its text starting with a JSON object (`vllm bench serve --result-filename`
+    takes any name: results saved as `run.txt` were read as a log with no start-up line). A
+    start-up log never starts with `{`."""
+    if path.suffix.lower() in (".csv", ".json", ".jsonl"):
+        return True
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block the read
+            return False
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+    except (OSError, ValueError):  # the log reader names the problem
+        return False
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
