@@ -154,6 +154,11 @@ GEMMA7B = {"architectures": ["GemmaForCausalLM"], "model_type": "gemma", "hidden
 FALCON = {"architectures": ["FalconForCausalLM"], "model_type": "falcon", "hidden_size": 4544, "num_attention_heads": 71,
           "num_hidden_layers": 32, "multi_query": True, "parallel_attn": True, "vocab_size": 65024, "torch_dtype": "bfloat16",
           "intermediate_size": 18176}
+# Qwen/QwQ-32B's config.json with the YaRN table its README gives for long inputs
+QWQ_YARN = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 5120, "intermediate_size": 27648,
+            "num_attention_heads": 40, "num_key_value_heads": 8, "num_hidden_layers": 64, "vocab_size": 152064,
+            "max_position_embeddings": 40960, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+            "rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 32768, "type": "yarn"}}
 CONFIGS16: list[tuple[str, dict[str, object] | str, bool | None]] = [
     ("starcoder2-ungated-mlp", STARCODER2, True),
     ("gpt-neox-ungated-mlp", PYTHIA, True),
@@ -173,6 +178,17 @@ CONFIGS16: list[tuple[str, dict[str, object] | str, bool | None]] = [
     ("dsv3-moe-layer-freq-zero", {**DSV3, "moe_layer_freq": 0}, True),
     ("dsv3-moe-layer-freq-past-layers", {**DSV3, "moe_layer_freq": 100}, None),
     ("rope-scaling-factor-zero", {**LLAMA, "rope_scaling": {"rope_type": "llama3", "factor": 0.0}}, None),
+    # vLLM's _get_and_verify_max_len: the context is max_position_embeddings x factor (YaRN's from
+    # its original positions), except llama3/longrope/su and Gemma 3
+    ("qwq-yarn-context", {**QWQ_YARN}, False),
+    ("yarn-no-original", {**QWQ_YARN, "rope_scaling": {"type": "yarn", "factor": 4.0}}, True),
+    ("yarn-factor-null", {**QWQ_YARN, "rope_scaling": {"type": "yarn", "factor": None, "original_max_position_embeddings": 32768}}, True),
+    ("linear-factor-string", {**QWQ_YARN, "rope_scaling": {"type": "linear", "factor": "4"}}, True),
+    ("linear-factor-zero", {**QWQ_YARN, "rope_scaling": {"type": "linear", "factor": 0.0}}, True),
+    ("linear-factor-1e300", {**QWQ_YARN, "rope_scaling": {"type": "linear", "factor": 1e300}}, True),
+    ("rope-scaling-list", {**QWQ_YARN, "rope_scaling": [4.0]}, True),
+    ("rope-parameters-v5-yarn", {**{k: v for k, v in QWQ_YARN.items() if k != "rope_scaling"}, "rope_parameters": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768, "rope_theta": 1e6}}, False),
+    ("mrope-no-factor", {**QWQ_YARN, "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}}, False),
     ("max-pos-string", {**LLAMA, "max_position_embeddings": "131072"}, True),
     ("head-dim-null", {**LLAMA, "head_dim": None}, None),
     ("kv-heads-null", {**LLAMA, "num_key_value_heads": None}, None),
@@ -358,6 +374,9 @@ def configs16_cases() -> Iterator[Case]:
     sweep = ["sweep", "{d}/m", "--gpus", "1", "--gpu", "h200-sxm", *fs.SMALL, "--concurrency", "4"]
     yield Case("configs16", "sweep-starcoder2", sweep, {"m/config.json": json.dumps(STARCODER2)}, True)
     yield Case("configs16", "sweep-gemma1", sweep, {"m/config.json": json.dumps(GEMMA7B)}, False)
+    long = ["sweep", "{d}/m", "--gpus", "2", "--gpu", "h200-sxm", "--isl", "100000", "--osl", "1000", "--num-requests", "2", "--concurrency", "1"]
+    yield Case("configs16", "sweep-qwq-yarn-100k", long, {"m/config.json": json.dumps(QWQ_YARN)}, False)
+    yield Case("configs16", "sweep-qwq-no-yarn-100k", long, {"m/config.json": json.dumps({**QWQ_YARN, "rope_scaling": None})}, True)
 
 
 def quant16_cases() -> Iterator[Case]:

@@ -267,3 +267,64 @@ def test_vllm_results_under_any_file_name_are_read_as_results(
     path.write_text("\ufeff" + json.dumps(_vllm_run()) + "\n")
     assert main(["calibrate", str(path), *CAL]) == 0
     assert f"| {name}:1 | 32 | 1024/128 |" in capsys.readouterr().out
+
+
+# --- the context vLLM derives from a RoPE scaling (config/model.py _get_and_verify_max_len) ---
+
+# Qwen/QwQ-32B's config.json with the YaRN table its README gives for long inputs
+QWQ_YARN = {
+    "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 5120,
+    "intermediate_size": 27648, "num_attention_heads": 40, "num_key_value_heads": 8,
+    "num_hidden_layers": 64, "vocab_size": 152064, "max_position_embeddings": 40960,
+    "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+    "rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 32768, "type": "yarn"},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("scaling", "context"),
+    [
+        (QWQ_YARN["rope_scaling"], "131,072"),  # YaRN: 32,768 original positions x 4
+        ({"rope_type": "dynamic", "factor": 2.0}, "81,920"),  # 40,960 x 2
+        ({"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192},
+         "40,960"),  # llama3 and longrope: already in max_position_embeddings
+        ({"rope_type": "default"}, "40,960"),  # no factor: 1
+        (None, "40,960"),
+    ],
+    ids=["yarn", "dynamic", "llama3", "default", "none"],
+)  # fmt: skip
+def test_model_context_is_vllms_derived_length(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], scaling: object, context: str
+) -> None:
+    config = {**QWQ_YARN, "rope_scaling": scaling}
+    assert main([*_memory(tmp_path, config)[:2], "--gpus", "2", "--gpu", "h200-sxm"]) == 0
+    assert f"max_model_len {context})" in capsys.readouterr().out
+
+
+def test_yarn_request_past_the_positions_but_within_the_scaled_context_is_planned(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 100,000 + 1,000 tokens: past 40,960 positions, within YaRN's 131,072
+    folder = _memory(tmp_path, QWQ_YARN)[1]
+    argv = ["sweep", folder, "--gpus", "2", "--gpu", "h200-sxm", "--isl", "100000", "--osl",
+            "1000", "--num-requests", "2", "--concurrency", "1"]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("scaling", "message"),
+    [
+        ({"type": "yarn", "factor": 4.0}, "rope_scaling.original_max_position_embeddings: missing"),
+        ({"type": "yarn", "factor": None, "original_max_position_embeddings": 32768},
+         "rope_scaling.factor: must be a number in (0, 1024]"),
+        ({"type": "linear", "factor": "4"}, "rope_scaling.factor: must be a number"),
+        ({"type": "linear", "factor": 0.0}, "rope_scaling.factor: must be a number"),
+        ([4.0], "rope_scaling: must be an object or null"),
+    ],
+    ids=["yarn-no-original", "factor-null", "factor-string", "factor-zero", "list"],
+)  # fmt: skip
+def test_rope_scaling_vllm_cannot_read_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], scaling: object, message: str
+) -> None:
+    line = _one_line_error(_memory(tmp_path, {**QWQ_YARN, "rope_scaling": scaling}), capsys)
+    assert message in line

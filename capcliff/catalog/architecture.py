@@ -17,6 +17,7 @@ from capcliff.catalog.quantization import (
     quantization_from_config,
 )
 from capcliff.errors import CatalogError
+from capcliff.files import finite_number
 from capcliff.units import WeightDType, parse_weight_dtype
 
 # transformers' defaults for fields a config.json may omit, per `model_type`
@@ -201,6 +202,8 @@ class Architecture:
     expert_dtype: WeightDType  # routed-expert weights as shipped
     activation_dtype: WeightDType  # dtype of unquantised tensors (embeddings, norms, router)
     quantization: Quantization | None  # per-module formats from quantization_config, if any
+    # the context in tokens as vLLM derives it: config max_position_embeddings, scaled by the
+    # RoPE scaling's factor where vLLM scales it (`_context_tokens`); also the RoPE table's rows
     max_position_embeddings: int | None
     num_mtp_layers: int  # DeepSeek multi-token-prediction layers (not loaded unless speculating)
     vision_params: int = 0  # vision tower and projector of a multimodal config (elements)
@@ -338,6 +341,50 @@ def _refuse_unsized_family(fields: _Fields, model_type: str | None) -> None:
             "(refused rather than sized as a gated MLP); capcliff sizes Llama-style gated "
             "families (llama, mistral, qwen2/3, gemma, deepseek, gpt_oss, phi3 ...)",
         )
+
+
+# RoPE scalings whose factor vLLM does not apply to the context: Phi-3's longrope (su) and Llama
+# 3.1's llama3 hold the scaled context in max_position_embeddings already.
+UNSCALED_ROPE_TYPES = ("su", "longrope", "llama3")
+
+
+def _context_tokens(fields: _Fields, model_type: str, positions: int | None) -> int | None:
+    """The model's context as vLLM derives it (config/model.py `_get_and_verify_max_len`):
+    max_position_embeddings x rope_scaling's `factor` (1 when absent), YaRN's counted from its
+    `original_max_position_embeddings`; not for UNSCALED_ROPE_TYPES, nor for Gemma 3, whose
+    128K "is already scaled by RoPE scaling". A YaRN-extended QwQ-32B (40,960 positions, YaRN x4
+    from 32,768) serves 131,072 tokens; its 100K-token requests were refused. transformers v5
+    writes the table as `rope_parameters`."""
+    key = "rope_scaling" if fields.raw.get("rope_scaling") is not None else "rope_parameters"
+    scaling = fields.raw.get(key)
+    if scaling is None or positions is None:
+        return positions
+    if not isinstance(scaling, dict):  # vLLM's rope_scaling["rope_type"] failed on it
+        raise fields.error(key, f"must be an object or null, got {scaling!r:.40}")
+    kind = scaling.get("rope_type", scaling.get("type"))
+    if kind in UNSCALED_ROPE_TYPES or model_type.startswith("gemma3"):
+        return positions
+    factor = scaling.get("factor", 1.0)
+    if not finite_number(factor) or isinstance(factor, bool) or not 0 < factor <= MAX_ROPE_FACTOR:
+        raise fields.error(
+            f"{key}.factor", f"must be a number in (0, {MAX_ROPE_FACTOR:g}], got {factor!r:.40}"
+        )
+    if kind == "yarn":  # vLLM reads it unguarded: a YaRN table without it does not load
+        positions = _Fields(scaling, fields.path, f"{fields.prefix}{key}.").int_(
+            "original_max_position_embeddings"
+        )
+    context = int(positions * factor)
+    if not 1 <= context <= SANITY_MAX["max_position_embeddings"]:
+        raise fields.error(
+            f"{key}.factor", f"{factor:g} x {positions} positions gives a context of {context}"
+            f" tokens, outside 1 to {SANITY_MAX['max_position_embeddings']:,}",
+        )  # fmt: skip
+    return context
+
+
+# Set: past any published RoPE scaling (DeepSeek-V3's YaRN x40, gpt-oss's x32); a larger factor
+# is a corrupt table
+MAX_ROPE_FACTOR = 1024.0
 
 
 LAYER_TYPES = ("full_attention", "sliding_attention")  # transformers' `layer_types` entries
@@ -562,6 +609,9 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
             f"{hidden}; AWQ/GPTQ groups split each layer's input width evenly (e.g. 128)"
         )
     moe = _moe(fields, model_type, layers)
+    positions = fields.opt_int("max_position_embeddings") or int_default.get(
+        "max_position_embeddings"
+    )
     if quantization and quantization.linear is None and moe is None:
         # mxfp4 quantises routed experts only (vLLM's Mxfp4Config): a dense model's checkpoint
         # so labelled was sized at its native dtype unsaid
@@ -593,8 +643,7 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
         expert_dtype=expert,
         activation_dtype=activation,
         quantization=quantization,
-        max_position_embeddings=fields.opt_int("max_position_embeddings")
-        or int_default.get("max_position_embeddings"),
+        max_position_embeddings=_context_tokens(fields, model_type, positions),
         num_mtp_layers=fields.int_("num_nextn_predict_layers", 0, minimum=0),
         vision_params=_vision_params(raw, path, hidden),
     )
