@@ -122,6 +122,13 @@ CAL16: list[tuple[str, list[str], dict[str, FileSpec], bool | None]] = [
     # RFC 7464 JSON text sequences: Python reads the record separator as white space; the runs
     # are read as written
     ("ndjson-with-rs-separators", CAL, {"r.json": "".join("\x1e" + json.dumps(r) + "\n" for r in R)}, None),
+    # a CSV of two GPUs named alike: the GH200 and H100 PCIe rows are not the H200's or H100 SXM's
+    ("csv-gh200-rows-beside-h200", ["calibrate", "{d}/b.csv", "--model", "llama-3.1-8b", "--gpu", "h200-sxm"],
+     {"b.csv": "hardware,concurrency,input_len,output_len,output_throughput_tok_s,mean_tpot_ms\n8x H200,8,1024,128,500,14\n8x GH200,32,1024,128,300,60\n8x H200,64,1024,128,1800,32\n"}, False),
+    ("csv-only-gh200-rows", ["calibrate", "{d}/b.csv", "--model", "llama-3.1-8b", "--gpu", "h200-sxm"],
+     {"b.csv": "hardware,concurrency,input_len,output_len,output_throughput_tok_s,mean_tpot_ms\n8x GH200,8,1024,128,500,14\n"}, True),
+    ("csv-h100-pcie-rows", ["calibrate", "{d}/b.csv", "--model", "llama-3.1-8b", "--gpu", "h100-sxm"],
+     {"b.csv": "hardware,concurrency,input_len,output_len,output_throughput_tok_s,mean_tpot_ms\nH100 PCIe,8,1024,128,500,14\n"}, True),
     # vllm bench serve --result-filename takes any name: JSON results under a log's suffix
     ("results-named-txt", ["calibrate", "{d}/run.txt", "--model", "llama-3.1-8b", "--gpu", "h100-sxm"], {"run.txt": _lines(R)}, False),
     ("results-no-suffix-bom", ["calibrate", "{d}/run", "--model", "llama-3.1-8b", "--gpu", "h100-sxm"], {"run": "\ufeff" + json.dumps(R[1], indent=2)}, False),

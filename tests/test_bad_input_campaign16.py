@@ -328,3 +328,28 @@ def test_rope_scaling_vllm_cannot_read_is_refused(
 ) -> None:
     line = _one_line_error(_memory(tmp_path, {**QWQ_YARN, "rope_scaling": scaling}), capsys)
     assert message in line
+
+
+# --- a CSV's hardware cell names the GPU as a whole word ----------------------------------------
+
+HEAD = "row_id,hardware,concurrency,input_len,output_len,output_throughput_tok_s,mean_tpot_ms\n"
+
+
+@pytest.mark.parametrize(
+    ("hardware", "kept"),
+    [
+        ("8x NVIDIA H200 SXM5 141GB", True),
+        ("8xH200", True),
+        ("8x NVIDIA GH200 480GB", False),  # Grace Hopper: an H100-class GPU, not an H200
+        ("8x NVIDIA H200 NVL", False),  # the PCIe card, not the SXM module
+        ("8x NVIDIA H100 SXM5 80GB", False),
+    ],
+)
+def test_csv_rows_of_another_gpu_named_alike_are_left_out(
+    tmp_path: Path, hardware: str, kept: bool
+) -> None:
+    path = tmp_path / "b.csv"
+    rows = f"a,8x NVIDIA H200 SXM5,8,1024,128,500,14\nb,{hardware},32,1024,128,1200,24\n"
+    path.write_text(HEAD + rows)
+    points = read_benchmark_file(path, DeploymentFilter(gpu="h200-sxm"))
+    assert [p.row_id for p in points] == (["a", "b"] if kept else ["a"])

@@ -13,8 +13,9 @@ Three formats, told apart by the file name:
   (RANDOM_DATASETS), else the totals' means.
 - `*.csv`: columns named as in shared/reference/serving_benchmarks.csv: `concurrency`,
   `input_len`, `output_len`, `output_throughput_tok_s`, `mean_tpot_ms`, `mean_ttft_ms` (and
-  optionally `row_id`, `num_requests`, `model`, `hardware`, `num_gpus`, `parallelism`, `engine`,
-  `engine_version`, used to keep the rows of one deployment; other columns are ignored).
+  optionally `row_id`, `num_requests`, `model`, `hardware` (the GPU as a whole word:
+  `gpu_matches`), `num_gpus`, `parallelism`, `engine`, `engine_version`, used to keep the rows
+  of one deployment; other columns are ignored).
 
 Times in the files are milliseconds; points carry seconds. A run whose TPOT or TTFT is under
 1 ms is refused as seconds written where milliseconds belong (no engine decodes a token in under
@@ -105,7 +106,7 @@ class DeploymentFilter:
     """Which rows of a benchmark CSV describe the deployment being calibrated (None: any)."""
 
     hf_repo: str | None = None  # the model card's repository; revisions (-0528) match too
-    gpu: str | None = None  # hardware id, e.g. h200-sxm: its first part (H200) must appear
+    gpu: str | None = None  # hardware id, e.g. h200-sxm: its chip (H200) must appear (gpu_matches)
     gpus: int | None = None
     layout: str | None = None  # e.g. tp8, tp4-ep4
     engine: str | None = None  # vllm, vllm-v0, sglang, trtllm
@@ -231,7 +232,7 @@ def _matches(row: dict[str, Any], keep: DeploymentFilter) -> bool:
     if not keep.any_model and _named(row.get("model")):
         checks.append(model_matches(str(row["model"]), keep))
     if keep.gpu and "hardware" in row:
-        checks.append(keep.gpu.split("-")[0].lower() in str(row["hardware"]).lower())
+        checks.append(gpu_matches(keep.gpu, str(row["hardware"])))
     if keep.gpus is not None and "num_gpus" in row:
         checks.append(_gpu_count(row) == keep.gpus)
     if keep.layout and "parallelism" in row:
@@ -240,6 +241,26 @@ def _matches(row: dict[str, Any], keep: DeploymentFilter) -> bool:
         found = engine_of(str(row["engine"]), str(row.get("engine_version", "")))
         checks.append(found == keep.engine)
     return all(checks)
+
+
+# Form factors a `hardware` cell may name; a row of another one than the GPU id's is another GPU
+# (an H100 PCIe reads 2.0 TB/s, the SXM 3.35).
+_FORM_FACTORS = ("sxm", "pcie", "nvl")
+
+
+def gpu_matches(gpu: str, hardware: str) -> bool:
+    """Whether a `hardware` cell (`8x NVIDIA H200 SXM5 141GB`, `8xH200`) names the GPU id `gpu`
+    (h200-sxm): its chip as a whole word, so that GH200 is not H200 nor GB200 B200 (a substring
+    test fitted GH200 rows as H200's), and no other form factor than the id's."""
+    # 8xH200: a count, then the chip (MI300X's x is its own)
+    text = re.sub(r"(?<![a-z0-9])(\d+)\s*x\s*", r"\1 x ", hardware.lower())
+    chip, _, form = gpu.lower().partition("-")
+    if not re.search(rf"(?<![a-z0-9]){re.escape(chip)}(?![a-z0-9])", text):
+        return False
+    if form not in _FORM_FACTORS:  # GB200 NVL72 names a rack, not a form factor of the id
+        return True
+    named = {f for f in _FORM_FACTORS if re.search(rf"(?<![a-z]){f}", text)}
+    return not named or form in named
 
 
 def _gpu_count(row: dict[str, Any]) -> int | None:
