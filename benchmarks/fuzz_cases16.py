@@ -132,7 +132,7 @@ CAL16: list[tuple[str, list[str], dict[str, FileSpec], bool | None]] = [
     # vllm bench serve --result-filename takes any name: JSON results under a log's suffix
     ("results-named-txt", ["calibrate", "{d}/run.txt", "--model", "llama-3.1-8b", "--gpu", "h100-sxm"], {"run.txt": _lines(R)}, False),
     ("results-no-suffix-bom", ["calibrate", "{d}/run", "--model", "llama-3.1-8b", "--gpu", "h100-sxm"], {"run": "\ufeff" + json.dumps(R[1], indent=2)}, False),
-    ("log-named-txt-starting-brace", ["calibrate", "{d}/log.txt", "--model", "llama-3.1-8b"], {"log.txt": "{not json\n" + (fs.LOGS / "vllm_v1_v16_llama31_8b_eager.txt").read_text()}, True),
+    ("log-named-txt-starting-brace", ["calibrate", "{d}/log.txt", "--model", "llama-3.1-8b"], {"log.txt": "{not json\n" + (fs.LOGS / "vllm_v1_v16_llama31_8b_eager.txt").read_text()}, None),  # read as JSON now: refused
     ("log-two-models-two-starts", ["calibrate", "{d}/log.txt", "--model", "llama-3.1-8b"],
      {"log.txt": (fs.LOGS / "vllm_v1_v16_llama31_8b_eager.txt").read_text() + (fs.LOGS / "vllm_v1_v04_qwen3_235b_fp8_8xl40s_tp8.txt").read_text()}, True),
     ("log-sglang-and-vllm", ["calibrate", "{d}/log.txt", "--model", "llama-3.1-8b"],
