@@ -1,6 +1,7 @@
 """The sixteenth bad-input campaign's surfaces (issue 23), run by `fuzz_surfaces.py`:
 
-    PYTHONPATH=. python benchmarks/fuzz_surfaces.py tools16 cal16 configs16 quant16 st16 traces16
+    PYTHONPATH=. python benchmarks/fuzz_surfaces.py tools16 cal16 configs16 quant16 st16 traces16 \
+        mut16 calfile16
 
 What the fourteen campaigns before did not try, on the file surfaces only: the result files of
 bench tools other than `vllm bench serve` and SGLang's `bench_serving`, and of those two run with
@@ -15,7 +16,9 @@ Nemotron; Gemma 1's tied embeddings by default; encoder-decoders; configs16); qu
 configs as real checkpoints ship them (Qwen3-FP8's block FP8 with modules left out, RedHat's
 compressed-tensors W8A8 and W4A16 with a KV scheme, ModelOpt's side file, a GPTQ v2 checkpoint;
 quant16); safetensors folders whose index and headers disagree (st16); session traces whose turns
-skip numbers, whose ids mix types, and plain traces given as CSV (traces16).
+skip numbers, whose ids mix types, and plain traces given as CSV (traces16); structure-aware
+mutations, each key of a real quantization config, side file, SGLang row, shard index, header,
+session row (mut16) and written calibration file (calfile16) set to each wrong type.
 """
 
 # Data tables: one case per line, some past 100 characters.
@@ -364,6 +367,44 @@ def mut16_cases() -> Iterator[Case]:
                    {"t.jsonl": "\n".join([json.dumps(S[0]), json.dumps(S[1]), text, json.dumps(S[3])]) + "\n"}, None)
 
 
+# A calibration file as `capcliff calibrate -o` writes it from fuzz_surfaces.RUNS, applied to a
+# sweep; each of its values set to each wrong TOML value (calfile_cases tried hand-picked ones)
+CAL_FILE = """engine = "vllm"
+source = "r.json"
+model = "llama-3.1-8b"
+model_shape = "llama L32 h4096 a32/kv8 d128 i14336 v128256 bf16"
+gpu = "h100-sxm"
+layout = "tp1"
+kv_cache_dtype = "bf16"
+
+[terms_gib]
+weights_overhead = 0.0314
+
+[step_time]
+fixed_s = 0.003475
+scale = 1.8052
+profile = "vllm V1 >= 0.14 (async scheduling)"
+source = "r.json"
+points = 3
+concurrency_min = 8
+concurrency_max = 64
+request_overhead_s = 0.0
+"""
+WRONG_TOML = ["nan", "inf", "-inf", "-1", "0", "-0.0", '"x"', "[]", "{}", "true", fs.HUGE_INT[:40], "1e308", "1970-01-01"]
+
+
+def calfile16_cases() -> Iterator[Case]:
+    sweep = ["sweep", "llama-3.1-8b", "--gpu", "h100-sxm", *fs.SMALL, "--concurrency", "4", "--calibration", "{d}/c.toml"]
+    yield Case("calfile16", "valid", sweep, {"c.toml": CAL_FILE}, False)
+    for line in CAL_FILE.splitlines():
+        if " = " not in line:
+            continue
+        key = line.split(" = ", 1)[0]
+        for raw in WRONG_TOML:
+            text = CAL_FILE.replace(line, f"{key} = {raw}", 1)
+            yield Case("calfile16", f"{key}={raw[:10]}", sweep, {"c.toml": text}, None)
+
+
 def tools16_cases() -> Iterator[Case]:
     for name, argv, files, invalid in TOOLS16:
         yield Case("tools16", name, argv, files, invalid)
@@ -408,6 +449,6 @@ def traces16_cases() -> Iterator[Case]:
 SURFACES16: dict[str, Callable[[], Iterator[Case]]] = {
     "tools16": tools16_cases, "cal16": cal16_cases, "configs16": configs16_cases,
     "quant16": quant16_cases, "st16": st16_cases, "traces16": traces16_cases,
-    "mut16": mut16_cases,
+    "mut16": mut16_cases, "calfile16": calfile16_cases,
 }
 # fmt: on
