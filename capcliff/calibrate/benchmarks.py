@@ -9,18 +9,21 @@ Three formats, told apart by the file name:
 - `*.jsonl`: SGLang `bench_serving --output-file`: one run per line, keys `max_concurrency`,
   `random_input_len`, `random_output_len`, `random_range_ratio`, `completed`,
   `total_input_tokens`, `total_output_tokens`, `output_throughput`, `mean_tpot_ms`,
-  `mean_ttft_ms`.
+  `mean_ttft_ms`; the `random_*` lengths only where `dataset_name` is a random dataset
+  (RANDOM_DATASETS), else the totals' means.
 - `*.csv`: columns named as in shared/reference/serving_benchmarks.csv: `concurrency`,
   `input_len`, `output_len`, `output_throughput_tok_s`, `mean_tpot_ms`, `mean_ttft_ms` (and
-  optionally `row_id`, `num_requests`, `model`, `hardware`, `num_gpus`, `parallelism`, `engine`,
-  `engine_version`, used to keep the rows of one deployment; other columns are ignored).
+  optionally `row_id`, `num_requests`, `model`, `hardware` (the GPU as a whole word:
+  `gpu_matches`), `num_gpus`, `parallelism`, `engine`, `engine_version`, used to keep the rows
+  of one deployment; other columns are ignored).
 
 Times in the files are milliseconds; points carry seconds. A run whose TPOT or TTFT is under
 1 ms is refused as seconds written where milliseconds belong (no engine decodes a token in under
 a millisecond: a TPOT of 0.024 is 24 ms), as is a TPOT past 10 s (units.MAX_SLO_TPOT_S); so are
 non-positive or infinite measurements, a true or false for a number, `1,024` for 1024, a row
 that repeats another, rows of another model than the one calibrated (unless forced), a run paced
-at a finite `request_rate` (open loop, or paced under a `max_concurrency`), runs of different
+at a finite `request_rate` (open loop, or paced under a `max_concurrency`) or on a
+`ramp_up_strategy`, a result of another tool (no `completed`), runs of different
 `backend`s in one file, a CSV column named twice, and a throughput more than 4x off what the
 run's own clients, lengths and latencies give (MAX_LITTLE_RATIO).
 """
@@ -32,6 +35,7 @@ import io
 import json
 import math
 import re
+import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -102,7 +106,7 @@ class DeploymentFilter:
     """Which rows of a benchmark CSV describe the deployment being calibrated (None: any)."""
 
     hf_repo: str | None = None  # the model card's repository; revisions (-0528) match too
-    gpu: str | None = None  # hardware id, e.g. h200-sxm: its first part (H200) must appear
+    gpu: str | None = None  # hardware id, e.g. h200-sxm: its chip (H200) must appear (gpu_matches)
     gpus: int | None = None
     layout: str | None = None  # e.g. tp8, tp4-ep4
     engine: str | None = None  # vllm, vllm-v0, sglang, trtllm
@@ -228,7 +232,7 @@ def _matches(row: dict[str, Any], keep: DeploymentFilter) -> bool:
     if not keep.any_model and _named(row.get("model")):
         checks.append(model_matches(str(row["model"]), keep))
     if keep.gpu and "hardware" in row:
-        checks.append(keep.gpu.split("-")[0].lower() in str(row["hardware"]).lower())
+        checks.append(gpu_matches(keep.gpu, str(row["hardware"])))
     if keep.gpus is not None and "num_gpus" in row:
         checks.append(_gpu_count(row) == keep.gpus)
     if keep.layout and "parallelism" in row:
@@ -237,6 +241,26 @@ def _matches(row: dict[str, Any], keep: DeploymentFilter) -> bool:
         found = engine_of(str(row["engine"]), str(row.get("engine_version", "")))
         checks.append(found == keep.engine)
     return all(checks)
+
+
+# Form factors a `hardware` cell may name; a row of another one than the GPU id's is another GPU
+# (an H100 PCIe reads 2.0 TB/s, the SXM 3.35).
+_FORM_FACTORS = ("sxm", "pcie", "nvl")
+
+
+def gpu_matches(gpu: str, hardware: str) -> bool:
+    """Whether a `hardware` cell (`8x NVIDIA H200 SXM5 141GB`, `8xH200`) names the GPU id `gpu`
+    (h200-sxm): its chip as a whole word, so that GH200 is not H200 nor GB200 B200 (a substring
+    test fitted GH200 rows as H200's), and no other form factor than the id's."""
+    # 8xH200: a count, then the chip (MI300X's x is its own)
+    text = re.sub(r"(?<![a-z0-9])(\d+)\s*x\s*", r"\1 x ", hardware.lower())
+    chip, _, form = gpu.lower().partition("-")
+    if not re.search(rf"(?<![a-z0-9]){re.escape(chip)}(?![a-z0-9])", text):
+        return False
+    if form not in _FORM_FACTORS:  # GB200 NVL72 names a rack, not a form factor of the id
+        return True
+    named = {f for f in _FORM_FACTORS if re.search(rf"(?<![a-z]){f}", text)}
+    return not named or form in named
 
 
 def _gpu_count(row: dict[str, Any]) -> int | None:
@@ -483,6 +507,7 @@ def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
         return _json_number(run, key, row_id)
 
     _refuse_paced(run, row_id)
+    _refuse_other_tool(run, row_id)
     model = run.get("model_id")
     if model is not None and not isinstance(model, str):  # -1 or [1]: no model to check
         raise InputError(f"{row_id}: model_id: must be the model's name, got {model!r:.40}")
@@ -501,10 +526,13 @@ def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
         )
     inputs = cell("total_input_tokens") or 0
     outputs = cell("total_output_tokens") or 0
-    # the lengths asked (SGLang's), else the mean over the finished requests; 0 asked is
-    # refused as asked, not read as absent (it fell back to the totals)
-    isl, isl_name = _asked_or_mean(cell("random_input_len"), inputs / completed, "input")
-    osl, osl_name = _asked_or_mean(cell("random_output_len"), outputs / completed, "output")
+    # the lengths asked (SGLang's random datasets), else the mean over the finished requests;
+    # 0 asked is refused as asked, not read as absent (it fell back to the totals)
+    random = _random_lengths(run, row_id)
+    asked_in = cell("random_input_len") if random else None
+    asked_out = cell("random_output_len") if random else None
+    isl, isl_name = _asked_or_mean(asked_in, inputs / completed, "input")
+    osl, osl_name = _asked_or_mean(asked_out, outputs / completed, "output")
     # no cap: all at once; a cap past the requests sent caps nothing (10,000,000 ran for minutes)
     cap = cell("max_concurrency")
     clients = completed if cap is None or completed < cap <= MAX_REQUESTS else cap
@@ -520,11 +548,54 @@ def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
         input_len=_count(isl, row_id, isl_name, MAX_TOKENS_PER_REQUEST),
         output_len=_count(osl, row_id, osl_name, MAX_TOKENS_PER_REQUEST),
         num_requests=completed,
-        range_ratio=_ratio(cell("random_range_ratio"), row_id),
+        range_ratio=_ratio(cell("random_range_ratio") if random else None, row_id),
         output_throughput_tok_s=_measure(throughput, row_id, "output_throughput", ms=False),
         mean_tpot_s=_measure(tpot, row_id, "mean_tpot_ms", ms=True),
         mean_ttft_s=_measure(cell("mean_ttft_ms"), row_id, "mean_ttft_ms", ms=True),
         client_turnaround_s=CLIENT_TURNAROUND_S,
+    )
+
+
+# SGLang bench_serving's datasets whose lengths are its `--random-input-len`,
+# `--random-output-len` and `--random-range-ratio` (bench_serving.py: sample_random_requests
+# serves "random" and "random-ids"). Its result row writes those three arguments whatever the
+# dataset (`"random_input_len": args.random_input_len`), so a ShareGPT run's row carries the
+# defaults (1024/1024), which were fitted as its lengths; any other dataset's lengths are the
+# means of its totals, as for a vLLM result.
+RANDOM_DATASETS = ("random", "random-ids")
+
+
+def _random_lengths(run: dict[str, Any], row_id: str) -> bool:
+    """Whether the run's `random_*` fields are its lengths (no `dataset_name`, as older SGLang
+    rows and capcliff's own tests write, or a random dataset)."""
+    dataset = run.get("dataset_name")
+    if dataset is None:
+        return True
+    if not isinstance(dataset, str):  # 7 or ["random"] read as a random dataset unsaid
+        raise InputError(
+            f"{row_id}: dataset_name: must be the bench tool's dataset name (random, sharegpt "
+            f"...), got {dataset!r:.40}"
+        )
+    return dataset in RANDOM_DATASETS
+
+
+# Keys that say a result object is a run of `vllm bench serve` or SGLang's `bench_serving`
+# (vllm/benchmarks/serve.py and python/sglang/bench_serving.py both write `completed`; vLLM also
+# `num_prompts`).
+_RUN_KEYS = ("completed", "num_prompts")
+
+
+def _refuse_other_tool(run: dict[str, Any], row_id: str) -> None:
+    """A result of another tool (genai-perf's profile export, `vllm bench throughput` or `latency`,
+    SGLang's bench_one_batch_server or bench_offline_throughput, a trtllm-bench report) read as
+    a run with nothing finished: "completed: no finished requests", which named no cause."""
+    if any(key in run for key in _RUN_KEYS):
+        return
+    raise InputError(
+        f"{row_id}: completed: missing, so not a result of `vllm bench serve --save-result` or "
+        "SGLang `bench_serving --output-file` (genai-perf, offline throughput and latency "
+        "results are not read); give those, or a CSV with concurrency, input_len, output_len "
+        "and output_throughput_tok_s or mean_tpot_ms"
     )
 
 
@@ -556,6 +627,14 @@ def _refuse_paced(run: dict[str, Any], row_id: str) -> None:
     starts a task per request, which takes the semaphore), and it was fitted as C clients
     sending at will: right only where R outruns what C clients send, which the file does not
     say, and the simulator has no such arrivals (timed ones, or clients sending at will)."""
+    ramp = run.get("ramp_up_strategy")
+    if ramp not in (None, ""):
+        # vllm/benchmarks/serve.py writes request_rate "inf" beside a ramp (its --request-rate
+        # is unused then): the requests were paced from ramp_up_start_rps to ramp_up_end_rps
+        raise InputError(
+            f"{row_id}: ramp_up_strategy: {ramp!r:.20}: requests paced at a rising rate, not the "
+            "burst or the closed-loop clients calibrate fits; give runs without --ramp-up-strategy"
+        )
     rate = run.get("request_rate")
     if rate is None or rate == "inf":
         return
@@ -634,5 +713,17 @@ def read_benchmark_file(path: Path, keep: DeploymentFilter) -> list[BenchmarkPoi
 
 
 def is_benchmark_file(path: Path) -> bool:
-    """Whether `capcliff calibrate` should read `path` as benchmark results (not a log)."""
-    return path.suffix.lower() in (".csv", ".json", ".jsonl")
+    """Whether `capcliff calibrate` should read `path` as benchmark results (not a log): by its
+    suffix, else by its text starting with a JSON object (`vllm bench serve --result-filename`
+    takes any name: results saved as `run.txt` were read as a log with no start-up line). A
+    start-up log never starts with `{`."""
+    if path.suffix.lower() in (".csv", ".json", ".jsonl"):
+        return True
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block the read
+            return False
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+    except (OSError, ValueError):  # the log reader names the problem
+        return False
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")

@@ -17,6 +17,7 @@ from capcliff.catalog.quantization import (
     quantization_from_config,
 )
 from capcliff.errors import CatalogError
+from capcliff.files import finite_number
 from capcliff.units import WeightDType, parse_weight_dtype
 
 # transformers' defaults for fields a config.json may omit, per `model_type`
@@ -34,6 +35,8 @@ _TIE_DEFAULT: dict[str, bool] = {
     "gpt_oss": False,
     "gemma3_text": True,
     "gemma2": True,
+    # Gemma 1: GemmaConfig.tie_word_embeddings = True (google/gemma-7b's config.json omits it)
+    "gemma": True,
     # Phi3Config, Glm4MoeConfig and MiniMax-M2's configuration_minimax_m2.py: False
     "phi3": False,
     "glm4_moe": False,
@@ -89,7 +92,29 @@ UNSIZED_FIELDS: dict[str, str] = {
     "altup_num_inputs": "Gemma 3n's AltUp and per-layer embeddings",
     "moe_num_experts": "experts under a key capcliff does not read (ERNIE 4.5's MoE)",
     "ffn_config": "experts under a key capcliff does not read (DBRX's MoE)",
+    # Llama 3.2 Vision's text model (MllamaTextConfig): these layers attend to image tokens, so
+    # their KV does not grow with the text (each was sized as a self-attention layer's)
+    "cross_attention_layers": "cross-attention layers (their KV holds image tokens, not text)",
 }
+# Families whose MLP is two matrices, up and down, with no gate (each was sized as a gated
+# three-matrix MLP: StarCoder2-15B as 22.0B parameters, Pythia-12B as 15.6B, Phi-2 as 3.6B):
+# vLLM model_executor/models/ gpt_neox.py (GPTNeoXMLP dense_h_to_4h, dense_4h_to_h),
+# starcoder2.py (Starcoder2MLP c_fc, c_proj), phi.py (PhiMLP fc1, fc2), nemotron.py (NemotronMLP
+# up_proj, down_proj), falcon.py, gpt_bigcode.py, gpt_j.py, gpt2.py, opt.py, bloom.py, mpt.py,
+# persimmon.py, codegen (GPT-J's layers). Falcon also shares one KV head (multi_query), which
+# num_key_value_heads does not say.
+UNGATED_MLP_FAMILIES = frozenset({
+    "gpt_neox", "starcoder2", "phi", "nemotron", "falcon", "gpt_bigcode", "gptj", "gpt2",
+    "opt", "bloom", "mpt", "persimmon", "codegen",
+})  # fmt: skip
+# Architectures of those families, for a config that names only its class.
+_UNGATED_ARCHS = {
+    "GPTNeoXForCausalLM": "gpt_neox", "Starcoder2ForCausalLM": "starcoder2",
+    "PhiForCausalLM": "phi", "NemotronForCausalLM": "nemotron", "FalconForCausalLM": "falcon",
+    "GPTBigCodeForCausalLM": "gpt_bigcode", "GPTJForCausalLM": "gptj",
+    "GPT2LMHeadModel": "gpt2", "OPTForCausalLM": "opt", "BloomForCausalLM": "bloom",
+    "MPTForCausalLM": "mpt", "PersimmonForCausalLM": "persimmon", "CodeGenForCausalLM": "codegen",
+}  # fmt: skip
 # Families whose q, k, v projections always carry a bias (Qwen2Attention: bias=True on q/k/v, none
 # on o).
 _QKV_BIAS_FAMILIES = {"qwen2", "qwen2_moe"}
@@ -177,6 +202,8 @@ class Architecture:
     expert_dtype: WeightDType  # routed-expert weights as shipped
     activation_dtype: WeightDType  # dtype of unquantised tensors (embeddings, norms, router)
     quantization: Quantization | None  # per-module formats from quantization_config, if any
+    # the context in tokens as vLLM derives it: config max_position_embeddings, scaled by the
+    # RoPE scaling's factor where vLLM scales it (`_context_tokens`); also the RoPE table's rows
     max_position_embeddings: int | None
     num_mtp_layers: int  # DeepSeek multi-token-prediction layers (not loaded unless speculating)
     vision_params: int = 0  # vision tower and projector of a multimodal config (elements)
@@ -275,12 +302,89 @@ def _model_type(fields: _Fields) -> str:
         raise fields.error(  # looks it up by name: 7 loads nothing, whatever the class
             "model_type", f"must be a family name such as llama, got {model_type!r:.40}"
         )
-    for arch in archs:
-        if arch in _ARCH_TO_TYPE:
-            return _ARCH_TO_TYPE[arch]
+    known = next((_ARCH_TO_TYPE[a] for a in archs if a in _ARCH_TO_TYPE), None)
+    if known is None and not model_type:  # a family capcliff refuses, named by its class only
+        named = {**_UNGATED_ARCHS, "QWenLMHeadModel": "qwen"}
+        model_type = next((named[a] for a in archs if a in named), None)
+    _refuse_unsized_family(fields, known or model_type)
+    if known:
+        return known
     if model_type:
         return "gemma3_text" if model_type == "gemma3" else model_type
     raise fields.error("architectures", "missing; cannot tell the model family")
+
+
+def _refuse_unsized_family(fields: _Fields, model_type: str | None) -> None:
+    """Refuse a family whose layers capcliff would size as Llama's and get wrong: an ungated
+    MLP (UNGATED_MLP_FAMILIES), Qwen-1's half-width MLP, an encoder-decoder."""
+    if fields.raw.get("is_encoder_decoder") is True:
+        # an encoder-decoder (T5, BART, Whisper) holds two stacks and a cross-attention KV cache;
+        # vLLM's ModelConfig.is_encoder_decoder reads this flag whatever the class
+        raise fields.error(
+            "is_encoder_decoder",
+            "true: an encoder-decoder model, which capcliff does not size (decoder-only models)",
+        )
+    if model_type == "qwen":
+        # Qwen-1 (QWenLMHeadModel): QWenMLP builds w1 and w2 at intermediate_size // 2 (its
+        # intermediate_size counts both; TensorRT-LLM's qwen convert: "Qwen's actual
+        # intermediate_size is one half of what's in hf_config"); Qwen-7B was sized as 12.05B
+        raise fields.error(
+            "model_type",
+            "qwen: Qwen-1's intermediate_size counts the gate and up projections together, "
+            "which capcliff does not size (refused rather than sized at twice its MLP); Qwen1.5 "
+            "and later are qwen2",
+        )
+    if model_type in UNGATED_MLP_FAMILIES:
+        raise fields.error(
+            "model_type",
+            f"{model_type}: its MLP is two matrices with no gate, which capcliff does not size "
+            "(refused rather than sized as a gated MLP); capcliff sizes Llama-style gated "
+            "families (llama, mistral, qwen2/3, gemma, deepseek, gpt_oss, phi3 ...)",
+        )
+
+
+# RoPE scalings whose factor vLLM does not apply to the context: Phi-3's longrope (su) and Llama
+# 3.1's llama3 hold the scaled context in max_position_embeddings already.
+UNSCALED_ROPE_TYPES = ("su", "longrope", "llama3")
+
+
+def _context_tokens(fields: _Fields, model_type: str, positions: int | None) -> int | None:
+    """The model's context as vLLM derives it (config/model.py `_get_and_verify_max_len`):
+    max_position_embeddings x rope_scaling's `factor` (1 when absent), YaRN's counted from its
+    `original_max_position_embeddings`; not for UNSCALED_ROPE_TYPES, nor for Gemma 3, whose
+    128K "is already scaled by RoPE scaling". A YaRN-extended QwQ-32B (40,960 positions, YaRN x4
+    from 32,768) serves 131,072 tokens; its 100K-token requests were refused. transformers v5
+    writes the table as `rope_parameters`."""
+    key = "rope_scaling" if fields.raw.get("rope_scaling") is not None else "rope_parameters"
+    scaling = fields.raw.get(key)
+    if scaling is None or positions is None:
+        return positions
+    if not isinstance(scaling, dict):  # vLLM's rope_scaling["rope_type"] failed on it
+        raise fields.error(key, f"must be an object or null, got {scaling!r:.40}")
+    kind = scaling.get("rope_type", scaling.get("type"))
+    if kind in UNSCALED_ROPE_TYPES or model_type.startswith("gemma3"):
+        return positions
+    factor = scaling.get("factor", 1.0)
+    if not finite_number(factor) or isinstance(factor, bool) or not 0 < factor <= MAX_ROPE_FACTOR:
+        raise fields.error(
+            f"{key}.factor", f"must be a number in (0, {MAX_ROPE_FACTOR:g}], got {factor!r:.40}"
+        )
+    if kind == "yarn":  # vLLM reads it unguarded: a YaRN table without it does not load
+        positions = _Fields(scaling, fields.path, f"{fields.prefix}{key}.").int_(
+            "original_max_position_embeddings"
+        )
+    context = int(positions * factor)
+    if not 1 <= context <= SANITY_MAX["max_position_embeddings"]:
+        raise fields.error(
+            f"{key}.factor", f"{factor:g} x {positions} positions gives a context of {context}"
+            f" tokens, outside 1 to {SANITY_MAX['max_position_embeddings']:,}",
+        )  # fmt: skip
+    return context
+
+
+# Set: past any published RoPE scaling (DeepSeek-V3's YaRN x40, gpt-oss's x32); a larger factor
+# is a corrupt table
+MAX_ROPE_FACTOR = 1024.0
 
 
 LAYER_TYPES = ("full_attention", "sliding_attention")  # transformers' `layer_types` entries
@@ -505,6 +609,9 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
             f"{hidden}; AWQ/GPTQ groups split each layer's input width evenly (e.g. 128)"
         )
     moe = _moe(fields, model_type, layers)
+    positions = fields.opt_int("max_position_embeddings") or int_default.get(
+        "max_position_embeddings"
+    )
     if quantization and quantization.linear is None and moe is None:
         # mxfp4 quantises routed experts only (vLLM's Mxfp4Config): a dense model's checkpoint
         # so labelled was sized at its native dtype unsaid
@@ -536,8 +643,7 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
         expert_dtype=expert,
         activation_dtype=activation,
         quantization=quantization,
-        max_position_embeddings=fields.opt_int("max_position_embeddings")
-        or int_default.get("max_position_embeddings"),
+        max_position_embeddings=_context_tokens(fields, model_type, positions),
         num_mtp_layers=fields.int_("num_nextn_predict_layers", 0, minimum=0),
         vision_params=_vision_params(raw, path, hidden),
     )

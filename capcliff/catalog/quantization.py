@@ -346,8 +346,22 @@ def _fp8(raw: dict[str, Any], path: str) -> Quantization:
         fmt = fp8_block(block[0], block[1])
     else:
         raise _error(path, "weight_block_size", f"must be [rows, cols], got {block!r}")
+    # vLLM's Fp8Config: the scheme is one of ACTIVATION_SCHEMES ("Unsupported activation
+    # scheme"), and block-wise weights take dynamic activations only ("The block-wise
+    # quantization only supports dynamic activation scheme for now"); absent, it is left alone
+    scheme = raw.get("activation_scheme", "dynamic")
+    if scheme not in FP8_ACTIVATION_SCHEMES:
+        raise _error(path, "activation_scheme", f"must be static or dynamic, got {scheme!r:.40}")
+    if block is not None and scheme != "dynamic":
+        raise _error(
+            path, "activation_scheme", f"{scheme}: block-wise FP8 weights (weight_block_size) "
+            "take dynamic activations only (vLLM's Fp8Config)",
+        )  # fmt: skip
     skipped = _patterns(raw, path, "modules_to_not_convert", "ignored_layers")
     return Quantization("fp8", fmt, fmt, skipped)
+
+
+FP8_ACTIVATION_SCHEMES = ("static", "dynamic")  # vLLM fp8.py ACTIVATION_SCHEMES
 
 
 def _modelopt(raw: dict[str, Any], path: str) -> Quantization:
@@ -395,6 +409,7 @@ def _compressed_weights(scheme: dict[str, Any], path: str) -> WeightFormat:
 
 def _compressed_tensors(raw: dict[str, Any], path: str) -> Quantization:
     _refuse_sparse(raw, path)
+    _check_kv_cache_scheme(raw.get("kv_cache_scheme"), path)
     groups = raw.get("config_groups")
     if groups is not None and not isinstance(groups, dict):
         kind = type(groups).__name__
@@ -417,6 +432,29 @@ def _compressed_tensors(raw: dict[str, Any], path: str) -> Quantization:
         "compressed-tensors", first, first, _patterns(raw, path, "ignore"),
         targeted=tuple(formats) if mixed else (), untargeted_native=mixed,
     )  # fmt: skip
+
+
+def _check_kv_cache_scheme(scheme: object, path: str) -> None:
+    """A compressed-tensors `kv_cache_scheme` is null or what vLLM's
+    CompressedTensorsKVCacheMethod.validate_kv_cache_scheme (compressed_tensors.py) loads: an
+    object of 8-bit (or float) per-tensor scales. It holds the scales only: the cache's dtype is
+    the engine's --kv-cache-dtype, so capcliff reads nothing else from it; a list or another
+    strategy (which vLLM refuses at load) was ignored unsaid."""
+    if scheme is None:
+        return
+    if not isinstance(scheme, dict):
+        raise _error(path, "kv_cache_scheme", f"must be an object or null, got {scheme!r:.40}")
+    kind, bits = scheme.get("type"), scheme.get("num_bits")
+    if kind != "float" and bits != 8:  # vLLM's own test, `and` as written there
+        raise _error(
+            path, "kv_cache_scheme.num_bits", f"{bits!r:.20} of type {kind!r:.20}; vLLM loads a "
+            "KV cache scheme of num_bits 8 or type float",
+        )  # fmt: skip
+    if scheme.get("strategy") != "tensor":
+        raise _error(
+            path, "kv_cache_scheme.strategy", f"{scheme.get('strategy')!r:.20}; vLLM loads "
+            'per-tensor KV cache scales only (strategy "tensor")',
+        )  # fmt: skip
 
 
 def _refuse_sparse(raw: dict[str, Any], path: str) -> None:
