@@ -122,7 +122,11 @@ def parse_weight_dtype(text: str, *, field: str = "weight_dtype") -> WeightDType
 
 
 def parse_kv_dtype(text: str, *, field: str = "kv_dtype") -> KVDType:
-    """Read a KV cache dtype name (bf16, fp16, fp8, fp8_e4m3, fp8_e5m2)."""
+    """Read a KV cache dtype name (bf16, fp16, fp8, fp8_e4m3, fp8_e5m2; `auto`: bf16)."""
+    if text.strip().lower() == "auto":
+        # vLLM's and SGLang's default: the model's activation dtype (vllm/config/cache.py
+        # CacheDType "auto"), bf16 or fp16 for every catalogue model, 2 bytes an element alike
+        return KVDType.BF16
     return _parse_dtype(KVDType, text, field=field, what="KV cache dtype")
 
 

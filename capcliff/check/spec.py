@@ -27,7 +27,7 @@ from pydantic import (
 from capcliff.analysis.deployment_settings import DeploymentSettings, check_gpu_count
 from capcliff.analysis.disagg.pools import parse_disagg
 from capcliff.analysis.setting_refusals import refuse_disagg_only
-from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
+from capcliff.catalog.catalogs import catalog_id_of_repo, get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import parse_layout
 from capcliff.catalog.specs import MAX_USD_PER_GPU_HOUR, MIN_USD_PER_GPU_HOUR
 from capcliff.check.spec_errors import field_line, validation_lines
@@ -258,6 +258,10 @@ class Scenario(DeploymentSettings):
         bad = next((c for c in value if unicodedata.category(c) == "Cc"), None)
         if bad is not None:
             raise ValueError(f"must be printable text; got the control character U+{ord(bad):04X}")
+        if not value.strip():
+            raise ValueError("is blank; give the scenario a name")
+        if value != value.strip():  # "s" and "s " printed alike and were two baseline keys
+            raise ValueError(f"{value!r:.60} has spaces at an end; give the name without them")
         return value
 
     @field_validator("layout")
@@ -345,6 +349,8 @@ def model_reference(text: str, base_dir: Path) -> str:
     if text in model_catalog() or Path(text).is_absolute():
         return text
     candidate = base_dir / text
+    if not candidate.exists() and not Path(text).exists() and catalog_id_of_repo(text):
+        return text  # an HF repo id of a model card (`meta-llama/Llama-3.1-8B`)
     if Path(text).suffix == ".json" or "/" in text or candidate.exists() or Path(text).exists():
         return str(candidate)
     return text
