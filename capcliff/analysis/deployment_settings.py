@@ -211,8 +211,10 @@ class DeploymentSettings(BaseModel):
     @classmethod
     def _kv_dtype(cls, value: str) -> str:
         # `auto` (the engines' default) is the default's own name: outputs print bf16
-        return parse_kv_dtype(value).value if value.strip().lower() == "auto" else _accepted(
-            parse_kv_dtype, value
+        return (
+            parse_kv_dtype(value).value
+            if value.strip().lower() == "auto"
+            else _accepted(parse_kv_dtype, value)
         )
 
 

@@ -35,13 +35,14 @@ import json
 import math
 import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from capcliff.catalog.layout import Layout, parse_layout
 from capcliff.errors import InputError
+from capcliff.files import is_file
 from capcliff.units import GB, GIB, parse_kv_dtype, parse_weight_dtype
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ _INERT = frozenset(
     {
         "host", "port", "served-model-name", "trust-remote-code", "api-key", "disable-log-requests",
         "disable-log-stats", "uvicorn-log-level", "log-level", "download-dir", "tokenizer",
-        "revision", "seed", "enable-chunked-prefill", "backend", "log_level",
+        "revision", "seed", "enable-chunked-prefill", "backend", "log_level", "trust_remote_code",
     }
 )  # fmt: skip
 _BOOLEAN = frozenset(
@@ -650,6 +651,22 @@ def _catalogued(model: str) -> Model | None:
         return get_model(model)
     except InputError:
         return None
+
+
+def named_files(text: str, folders: Iterable[Path]) -> list[Path]:
+    """The files a command line names (`--config cfg.yaml`, `--extra_llm_api_options=x.yml`),
+    found under any of `folders`: the engine reads them, so no output of a run may replace one."""
+    try:
+        words = _words(text)
+    except InputError:
+        return []
+    names = [part for word in words for part in (word, word.partition("=")[2]) if part]
+    return [
+        folder / name
+        for name in names
+        for folder in folders
+        if not name.startswith("-") and is_file(folder / name)
+    ]
 
 
 def catalog_model(name: str) -> str:

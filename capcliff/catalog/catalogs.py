@@ -424,10 +424,11 @@ def get_model(name: str) -> Model:
             f"{name!r:.80}: (file): a model card is read from the catalog only; give a catalog "
             "id (see capcliff models), an HF config.json or a model folder"
         )
-    if unreadable(candidate) == "no such file" and (by_repo := catalog_id_of_repo(name)):
+    missing = unreadable(candidate) == "no such file"
+    if missing and (by_repo := catalog_id_of_repo(name)):
         # an HF repo id, as `vllm serve` takes it (a local folder of that name comes first)
         return get_model(by_repo)
-    if unreadable(candidate) == "no such file" and HF_REPO_ID.fullmatch(name) and candidate.suffix != ".json":
+    if missing and HF_REPO_ID.fullmatch(name) and candidate.suffix != ".json":
         raise CatalogError(
             f"model: {name!r:.80} is no file or folder here and no model card's hf_repo (see "
             "capcliff models); give a catalog id, or the model's config.json or folder"

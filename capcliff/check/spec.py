@@ -26,6 +26,7 @@ from pydantic import (
 
 from capcliff.analysis.deployment_settings import DeploymentSettings, check_gpu_count
 from capcliff.analysis.disagg.pools import parse_disagg
+from capcliff.analysis.serve_command import named_files
 from capcliff.analysis.setting_refusals import refuse_disagg_only
 from capcliff.catalog.catalogs import catalog_id_of_repo, get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import parse_layout
@@ -189,7 +190,10 @@ class CheckWorkload(_Spec):
                 f"{'osl' if self.isl is not None else 'isl'}: needed with "
                 f"{'isl' if self.isl is not None else 'osl'}"
             )
-        if self.trace is not None and any(v is not None for v in (self.arrival, self.rate)):
+        # a trace replays its own arrival times, or is replayed by `clients` users (then
+        # `arrival = "clients"` only says so)
+        clients = self.arrival is None or self.arrival.value == "clients"
+        if self.trace is not None and (self.rate is not None or not clients):
             raise ValueError("arrival: a trace replays its own arrival times (or clients)")
         if self.trace is not None and self.num_requests is not None:
             raise ValueError("num_requests: a trace has as many requests as lines")
@@ -384,6 +388,8 @@ class SpecFile:
             for name in (s.workload.trace, s.calibration):
                 if name is not None:
                     paths.append(self.base_dir / name)
+            if s.serve_command is not None:  # the engine's own files: `--config cfg.yaml`
+                paths += named_files(s.serve_command, (self.base_dir, Path.cwd()))
         return paths + list(self.histograms)
 
 

@@ -169,7 +169,9 @@ MEMORY_OPTIONS: dict[str, Any] = {
     "kv_cache_dtype": Annotated[
         str | None,
         typer.Option(
-            "--kv-cache-dtype", "--kv-dtype", help="KV cache dtype: bf16 (default; auto, the engines' name for it), fp16, fp8."
+            "--kv-cache-dtype",
+            "--kv-dtype",
+            help="KV cache dtype: bf16 (default; auto, the engines' name for it), fp16, fp8.",
         ),
     ],
     "max_model_len": Annotated[

@@ -1,0 +1,244 @@
+"""Bad input that a fifteenth campaign (benchmarks/fuzz_cases15.py) found on the command line,
+in check specs and in output paths, and the valid spellings it found refused. Each bad input
+exits 2 with one `error: ...` line naming the field and what is valid; what an engine's own
+command line accepts is read as the engine reads it.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+from test_bad_input import ROOT, _one_line_error
+from test_bad_input_campaign4 import SPEC, SWEEP
+
+from capcliff.analysis.deployment_settings import settings_of
+from capcliff.catalog.catalogs import get_model
+from capcliff.cli import main
+from capcliff.errors import InputError
+from capcliff.files import check_outputs
+from capcliff.perf.speculation import SpecMethod, Speculation, parse_speculative
+
+
+# Outputs: `--markdown /dev/stdout --force`, with standard output redirected to a file, renamed
+# the report over the /dev/stdout link itself (as root, for every process of the machine).
+@pytest.mark.parametrize("path", ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "/dev/x.md"])
+def test_an_output_under_dev_or_proc_is_refused_even_with_force(path: str) -> None:
+    with pytest.raises(InputError, match=r"is under /dev or /proc \(a device or a stream\)"):
+        check_outputs([("--markdown", Path(path))], inputs=[], force=True)
+
+
+# KV dtype `auto`: vLLM's and SGLang's default (the model's dtype), which a serve command
+# already took, was refused as a flag and a spec key.
+def _kv_bytes_per_token(args: list[str], capsys: pytest.CaptureFixture[str]) -> int:
+    capsys.readouterr()
+    assert main(["memory", "llama-3.1-8b", "--gpus", "1", "--format", "json", *args]) == 0
+    return int(json.loads(capsys.readouterr().out)["kv_bytes_per_token"])
+
+
+@pytest.mark.parametrize("spelling", ["auto", "AUTO", " auto "])
+def test_kv_cache_dtype_auto_is_the_models_16_bit_dtype(
+    spelling: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Llama-3.1-8B: 2 (K and V) x 32 layers x 8 KV heads x 128 dims x 2 bytes = 131,072 bytes
+    assert _kv_bytes_per_token(["--kv-cache-dtype", spelling], capsys) == 131_072
+
+
+def _check_passes(tmp_path: Path, text: str, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text(text)
+    assert main(["check", str(spec)]) == 0, capsys.readouterr().err
+
+
+def test_kv_cache_dtype_auto_is_accepted_in_a_spec(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = 'layout = "tp1"\nkv_cache_dtype = "auto"'
+    _check_passes(tmp_path, SPEC.replace('layout = "tp1"', key), capsys)
+
+
+# Speculative methods by the engines' own names: vLLM's `eagle3` and `deepseek_mtp`, SGLang's
+# `EAGLE3` and `NEXTN` (capcliff's eagle is the EAGLE-3 head; mtp the model's MTP layers).
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("eagle3:3", Speculation(SpecMethod.EAGLE, 3)),
+        ("EAGLE3:3", Speculation(SpecMethod.EAGLE, 3)),
+        ("EAGLE:2", Speculation(SpecMethod.EAGLE, 2)),
+        ("NGRAM:4", Speculation(SpecMethod.NGRAM, 4)),
+        ("NEXTN:1", Speculation(SpecMethod.MTP, 1)),
+        ("deepseek_mtp:2", Speculation(SpecMethod.MTP, 2)),
+        ("eagle3:3:Org/Draft-Head", Speculation(SpecMethod.EAGLE, 3, "Org/Draft-Head")),
+    ],
+)
+def test_speculative_reads_the_engines_method_names(text: str, expected: Speculation) -> None:
+    assert parse_speculative(text) == expected
+
+
+def test_a_speculative_alias_is_kept_as_capcliffs_own_name() -> None:
+    # a calibration fitted for eagle:3 applies to --speculative EAGLE3:3 (compared as text)
+    assert settings_of({"speculative": "EAGLE3:3"}).speculative == "eagle:3"
+
+
+def test_an_unknown_speculative_method_is_named_as_written(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    line = _one_line_error([*SWEEP, "--speculative", "Medusa:3"], capsys)
+    assert line == (
+        "error: --speculative: unknown method 'Medusa' in 'Medusa:3'; known: mtp, eagle, ngram"
+    )
+
+
+# A model card's HF repo id (what `vllm serve` takes) was read as a missing config.json path.
+@pytest.mark.parametrize("name", ["meta-llama/Llama-3.1-8B", "META-LLAMA/llama-3.1-8b"])
+def test_a_model_cards_hf_repo_id_names_the_card(name: str) -> None:
+    assert get_model(name).id == "llama-3.1-8b"
+
+
+def test_a_local_folder_named_like_a_repo_comes_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as vLLM loads a local folder before the Hub: a 16-layer copy is read, not the card
+    card = tomllib.loads((ROOT / "model_cards" / "llama-3.1-8b.toml").read_text())
+    folder = tmp_path / "meta-llama" / "Llama-3.1-8B"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({**card["config"], "num_hidden_layers": 16}))
+    monkeypatch.chdir(tmp_path)
+    assert get_model("meta-llama/Llama-3.1-8B").arch.num_layers == 16
+
+
+def test_a_repo_id_of_no_card_says_what_is_valid(capsys: pytest.CaptureFixture[str]) -> None:
+    line = _one_line_error(["memory", "meta-llama/Llama-3.1-8B-Instruct", "--gpus", "1"], capsys)
+    assert line == (
+        "error: model: 'meta-llama/Llama-3.1-8B-Instruct' is no file or folder here and no model "
+        "card's hf_repo (see capcliff models); give a catalog id, or the model's config.json or "
+        "folder"
+    )
+
+
+def test_a_spec_model_may_be_a_cards_hf_repo_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _check_passes(tmp_path, SPEC.replace('"llama-3.1-8b"', '"meta-llama/Llama-3.1-8B"'), capsys)
+
+
+# `--swap-space 4` (vLLM: 4 GiB) was simulated as a 4-byte swap pool.
+@pytest.mark.parametrize("value", ["4", "0.5", " 16 ", "1000"])
+def test_a_bare_swap_space_under_a_mebibyte_is_refused_as_gib(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = [*SWEEP, "--preemption", "swap", "--swap-space", value]
+    line = _one_line_error(args, capsys)
+    number = f"{float(value):g}"
+    assert f"--swap-space: {number} bytes is under 1 MiB (a number without a unit" in line
+    assert f"write e.g. {number}GiB" in line
+
+
+def test_a_swap_space_with_its_unit_or_in_bytes_is_read(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for value in ("4GiB", "4294967296", "512MiB"):
+        assert main([*SWEEP, "--preemption", "swap", "--swap-space", value]) == 0, value
+    capsys.readouterr()
+
+
+def test_a_spec_swap_space_as_a_bare_small_integer_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "s.toml"
+    key = 'layout = "tp1"\npreemption = "swap"\nswap_space = 8'
+    spec.write_text(SPEC.replace('layout = "tp1"', key))
+    line = _one_line_error(["check", str(spec)], capsys)
+    assert line.startswith(f"error: {spec}: scenario[0].swap_space: 8 bytes is under 1 MiB")
+
+
+# Scenario names: "s" and "s " printed alike and were two baseline keys; "   " named nothing.
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("   ", "is blank; give the scenario a name"),
+        ("s ", "'s ' has spaces at an end; give the name without them"),
+        (" s", "' s' has spaces at an end; give the name without them"),
+    ],
+)
+def test_a_blank_or_space_padded_scenario_name_is_refused(
+    name: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC.replace('name = "s"', f'name = "{name}"'))
+    line = _one_line_error(["check", str(spec)], capsys)
+    assert line == f"error: {spec}: scenario[0].name: {message}"
+
+
+# TensorRT-LLM on an AMD GPU was simulated with NVIDIA's engine terms.
+@pytest.mark.parametrize(
+    "args",
+    [
+        [*SWEEP, "--engine", "trtllm", "--gpu", "mi300x"],
+        ["memory", "llama-3.1-8b", "--gpus", "1", "--engine", "trtllm", "--gpu", "mi355x"],
+        [*SWEEP, "--engine", "trtllm", "--disagg", "1p:tp1@mi300x,1d:tp1"],
+    ],
+    ids=["sweep", "memory", "disagg-part"],
+)
+def test_tensorrt_llm_on_an_amd_gpu_is_refused(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _one_line_error(args, capsys)
+    assert line.startswith("error: engine: trtllm runs on NVIDIA GPUs only, and mi3")
+    assert line.endswith("is AMD's; use vllm or sglang there, or one of NVIDIA's GPUs")
+
+
+def test_sglang_on_an_amd_gpu_is_sized(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*SWEEP, "--engine", "sglang", "--gpu", "mi300x"]) == 0, capsys.readouterr().err
+
+
+# A spec's trace replayed by clients: `arrival = "clients"` (what the docs say a trace takes)
+# was refused as if it were another arrival.
+def _trace_spec(tmp_path: Path, arrival: str) -> Path:
+    (tmp_path / "t.jsonl").write_text('{"input_tokens": 100, "output_tokens": 50}\n' * 8)
+    spec = tmp_path / "s.toml"
+    workload = f'trace = "t.jsonl"\narrival = "{arrival}"\nconcurrency = 4'
+    spec.write_text(SPEC.split("[scenario.workload]")[0] + "[scenario.workload]\n" + workload)
+    return spec
+
+
+def test_a_spec_trace_may_say_its_arrival_is_clients(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _check_passes(tmp_path, _trace_spec(tmp_path, "clients").read_text(), capsys)
+
+
+@pytest.mark.parametrize("arrival", ["poisson", "batch"])
+def test_a_spec_trace_with_another_arrival_is_refused(
+    arrival: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = _trace_spec(tmp_path, arrival)
+    line = _one_line_error(["check", str(spec)], capsys)
+    assert line == (
+        f"error: {spec}: scenario[0].workload.arrival: a trace replays its own arrival times "
+        "(or clients)"
+    )
+
+
+# `check --junit cfg.yaml --force` replaced the vLLM config file the spec's serve_command runs.
+@pytest.mark.parametrize(
+    ("flags", "name"),
+    [
+        ("--config cfg.yaml", "cfg.yaml"),
+        ("--config=cfg.yaml", "cfg.yaml"),
+        ("--chat-template tmpl.jinja", "tmpl.jinja"),
+    ],
+)
+def test_a_file_the_serve_command_names_is_never_an_output(
+    flags: str, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kept = tmp_path / name
+    kept.write_text("max-num-seqs: 8\n")
+    spec = tmp_path / "s.toml"
+    command = f'serve_command = "vllm serve meta-llama/Llama-3.1-8B {flags}"'
+    spec.write_text(SPEC.replace('model = "llama-3.1-8b"\n', "").replace('layout = "tp1"', command))
+    line = _one_line_error(["check", str(spec), "--junit", str(kept), "--force"], capsys)
+    assert line == f"error: --junit: {kept} is an input of this run; write elsewhere"
+    assert kept.read_text() == "max-num-seqs: 8\n"
