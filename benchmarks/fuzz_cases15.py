@@ -50,7 +50,7 @@ EXPERT15: Table = [
     ("max-model-len-32k", [*SW, "--max-model-len", "32k"], False),
     ("max-model-len-32K", [*SW, "--max-model-len", "32K"], False),
     ("max-model-len-underscore", [*SW, "--max-model-len", "32_768"], False),
-    ("max-num-batched-tokens-8k", [*SW, "--max-num-batched-tokens", "8k"], False),
+    ("max-num-batched-tokens-8k", [*SW, "--max-num-batched-tokens", "8k"], None),
     ("max-num-seqs-1k", [*SW, "--max-num-seqs", "1k"], None),
     ("gmu-leading-dot", [*SW, "--gpu-memory-utilization", ".9"], False),
     ("gmu-trailing-zero", [*SW, "--gpu-memory-utilization", "0.90"], False),

@@ -242,3 +242,26 @@ def test_a_file_the_serve_command_names_is_never_an_output(
     line = _one_line_error(["check", str(spec), "--junit", str(kept), "--force"], capsys)
     assert line == f"error: --junit: {kept} is an input of this run; write elsewhere"
     assert kept.read_text() == "max-num-seqs: 8\n"
+
+
+# `--max-model-len 32k` (vLLM's own flag reads k/K: "Supports k/m/g/K/M/G in human-readable
+# format") was refused with "Input should be a valid integer".
+@pytest.mark.parametrize(
+    ("value", "tokens"),
+    [("32K", 32 * 1024), ("32k", 32_000), ("32_768", 32_768), ("1.5k", 1_500), ("8192", 8192)],
+)
+def test_max_model_len_reads_vllms_human_readable_integers(
+    value: str, tokens: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    args = ["memory", "llama-3.1-8b", "--gpus", "1", "--format", "json"]
+    assert main([*args, "--max-model-len", value]) == 0
+    assert json.loads(capsys.readouterr().out)["max_model_len"] == tokens
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "abc", "1.5K", "1e3", "32 k"])
+def test_a_max_model_len_that_is_no_whole_number_says_so(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _one_line_error(["memory", "--max-model-len", value], capsys)
+    assert line == f"error: --max-model-len: wants a whole number >= 1, got {value!r}"

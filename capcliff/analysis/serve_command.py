@@ -43,7 +43,14 @@ from typing import TYPE_CHECKING, Any
 from capcliff.catalog.layout import Layout, parse_layout
 from capcliff.errors import InputError
 from capcliff.files import is_file
-from capcliff.units import GB, GIB, parse_kv_dtype, parse_weight_dtype
+from capcliff.units import (
+    GB,
+    GIB,
+    INT_LITERAL,
+    parse_human_int,
+    parse_kv_dtype,
+    parse_weight_dtype,
+)
 
 if TYPE_CHECKING:
     from capcliff.catalog.catalogs import Model
@@ -59,12 +66,6 @@ _SPEC_V2 = {
 _SGLANG_METHODS = {"NEXTN": "mtp", "EAGLE": "eagle", "EAGLE3": "eagle", "NGRAM": "ngram"}
 _VLLM_METHODS = {"mtp": "mtp", "deepseek_mtp": "mtp", "eagle": "eagle", "eagle3": "eagle",
                  "ngram": "ngram"}  # fmt: skip
-# vLLM's human-readable integers (`--max-model-len 32k`, vllm/engine/arg_utils.py
-# `human_readable_int`): k/m/g/t powers of 1000 (a fraction allowed: 1.5k), K/M/G/T of 1024
-# (whole numbers only); without a suffix, Python's int() as argparse's `type=int` reads it.
-_SUFFIX = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
-_BINARY_SUFFIX = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
-_WHOLE = r"\+?[0-9](_?[0-9])*"  # int()'s literal: a sign, digits and single underscores
 # SGLang's --speculative-algorithm choices (python/sglang/srt/server_args.py); STANDALONE (a
 # small draft model run as such) is one capcliff does not model.
 _SGLANG_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"})
@@ -174,21 +175,7 @@ def _options(words: list[str]) -> tuple[list[str], list[tuple[str, str | None]]]
 
 
 def _integer(flag: str, value: str | None) -> int:
-    text = (value or "").strip()
-    binary = _BINARY_SUFFIX.get(text[-1:])
-    scale = binary or _SUFFIX.get(text[-1:], 1) if text else 1
-    digits = text[:-1] if scale != 1 else text
-    # the engines' argparse reads an int: "1e3" is refused there (a fraction only before a
-    # decimal suffix)
-    pattern = _WHOLE if scale == 1 else r"[0-9]+" if binary else r"[0-9]+(\.[0-9]+)?"
-    whole = re.fullmatch(pattern, digits)
-    try:
-        number = float(digits) * scale if whole else -1.0
-    except ValueError:
-        number = -1.0
-    if not (1 <= number < math.inf and number == int(number)):  # 1e400: int(inf) overflowed
-        raise InputError(f"{FIELD}: --{flag} wants a whole number >= 1, got {value!r}")
-    return int(number)
+    return parse_human_int(value, field=f"{FIELD}: --{flag}")
 
 
 def _number(flag: str, value: str | None) -> float:
@@ -558,7 +545,7 @@ def _speculative_tokens(value: object) -> int | None:
         return None
     number: float | None = None
     numeric = isinstance(value, int | float) and not isinstance(value, bool)
-    if numeric or (isinstance(value, str) and re.fullmatch(_WHOLE, value.strip())):
+    if numeric or (isinstance(value, str) and re.fullmatch(INT_LITERAL, value.strip())):
         number = float(value)  # type: ignore[arg-type]  # a number or a whole-number string
     if number is None or not (1 <= number < math.inf and number == int(number)):
         raise InputError(

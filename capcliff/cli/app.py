@@ -141,6 +141,14 @@ def _share_below_one(ctx: Any, param: Any, value: float | None) -> float | None:
     return value
 
 
+def max_model_len_option(value: str) -> int:
+    """`--max-model-len` read as vLLM reads it (`units.parse_human_int`: 32K is 32,768, 32k
+    32,000)."""
+    from capcliff.units import parse_human_int
+
+    return parse_human_int(value, field="--max-model-len:")
+
+
 def _flag(param: Any) -> str:
     return str(param.opts[0]) if getattr(param, "opts", None) else str(param.name)
 
@@ -176,7 +184,12 @@ MEMORY_OPTIONS: dict[str, Any] = {
     ],
     "max_model_len": Annotated[
         int | None,
-        typer.Option(help="Longest request, tokens (default: from the workload or the model)."),
+        typer.Option(
+            parser=max_model_len_option,
+            metavar="<int>",
+            help="Longest request, tokens, as vLLM reads them (32768, 32K = 32,768, 32k = "
+            "32,000; default: from the workload or the model).",
+        ),
     ],
     "allow_long_max_model_len": Annotated[
         bool | None,

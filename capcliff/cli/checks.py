@@ -19,6 +19,7 @@ from capcliff.cli.app import (
     OutputFormat,
     _choice,
     app,
+    max_model_len_option,
     print_warning,
 )
 from capcliff.errors import InputError
@@ -66,7 +67,12 @@ def calibrate(
     ] = None,
     max_model_len: Annotated[
         int | None,
-        typer.Option(callback=COUNT, help="Longest request, tokens, if the log omits it."),
+        typer.Option(
+            parser=max_model_len_option,
+            metavar="<int>",
+            help="Longest request, tokens (32768, 32K or 32k, as vLLM reads them), if the log "
+            "omits it.",
+        ),
     ] = None,
     output: Annotated[
         str | None,
