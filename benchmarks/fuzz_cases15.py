@@ -37,7 +37,6 @@ EXPERT15: Table = [
     ("kv-dtype-auto-plan", [*ONLINE, "--kv-cache-dtype", "auto"], False),
     ("kv-dtype-fp8-e5m2", [*SW, "--kv-cache-dtype", "fp8_e5m2"], False),
     ("kv-dtype-fp8-e4m3", [*SW, "--kv-cache-dtype", "fp8_e4m3"], False),
-    ("kv-dtype-FP8", [*SW, "--kv-cache-dtype", "FP8"], None),
     ("kv-dtype-bfloat16", [*SW, "--kv-cache-dtype", "bfloat16"], False),
     ("kv-dtype-float16", [*SW, "--kv-cache-dtype", "float16"], False),
     ("weight-dtype-bfloat16", [*SW, "--weight-dtype", "bfloat16"], False),
@@ -78,7 +77,6 @@ EXPERT15: Table = [
     ("speculative-eagle3", [*SW, "--speculative", "eagle3:3"], False),
     ("rate-exponent", [*ONLINE[:-4], "--rate", "2e0", "--slo-ttft", "2"], False),
     ("seed-large", [*SW, "--seed", str(2**32 - 1)], False),
-    ("offload-cpu-G", [*fs.OFFLOAD_BASE, "--offload", "cpu:64G"], None),
     ("offload-cpu-gb-lower", [*fs.OFFLOAD_BASE, "--offload", "cpu:64gb"], None),
     ("calibrate-layout-upper", ["calibrate", str(fs.LOGS / "vllm_v1_v16_llama31_8b_eager.txt"), "--layout", "TP1"], None),
 ]
@@ -339,7 +337,6 @@ def outputs15_cases() -> Iterator[Case]:
         ("markdown-over-serve-local-config", ["check", "{d}/s.toml", "--markdown", "{d}/m/config.json", "--force"], {**model, "s.toml": serve_local}, True, ()),
         ("junit-over-model-tokenizer-sub", ["check", "{d}/s.toml", "--junit", "{d}/m/./tokenizer.json", "--force"], {**model, "s.toml": local}, True, ()),
         ("junit-over-trace-via-dotdot", ["check", "{d}/s.toml", "--junit", "{d}/m/../t.jsonl", "--force"], {**model, "s.toml": with_trace, "t.jsonl": TRACE}, True, ()),
-        ("junit-dev-stdout", ["check", "{d}/s.toml", "--junit", "/dev/stdout"], {"s.toml": spec}, None, ()),
         ("markdown-dev-stderr", ["check", "{d}/s.toml", "--markdown", "/dev/stderr"], {"s.toml": spec}, None, ()),
         ("junit-is-spec-folder", ["check", "{d}/s.toml", "--junit", "{d}"], {"s.toml": spec}, True, ()),
         ("junit-trailing-slash", ["check", "{d}/s.toml", "--junit", "{d}/out/"], {"s.toml": spec}, True, ()),
@@ -365,11 +362,81 @@ def outputs15_cases() -> Iterator[Case]:
     for name, argv, files, invalid, replaced in cases:
         yield Case("outputs15", name, argv, files, invalid, replaced=replaced)
 
+# a third pass: lists with empty or repeated parts, degenerate distributions, spec keys that a
+# scenario's other keys make meaningless
+W = [*SW[:2], "--isl", "100", "--num-requests", "20", "--concurrency", "4"]
+ROUND3: Table = [
+    ("osl-list-dup", [*W, "--osl", "100,100"], None),
+    ("osl-list-empty-part", [*W, "--osl", "100,,200"], True),
+    ("osl-list-trailing-comma", [*W, "--osl", "100,"], True),
+    ("osl-lognormal-p99-equals-mean", [*W, "--osl", "lognormal:100:100"], None),
+    ("osl-lognormal-max-between", [*W, "--osl", "lognormal:100:200:201"], None),
+    ("osl-lognormal-tiny", [*W, "--osl", "lognormal:1:2"], None),
+    ("osl-lognormal-p99-past-context", [*W, "--osl", "lognormal:100:1000000"], True),
+    ("osl-lognormal-spaces", [*W, "--osl", "lognormal: 100 : 200"], None),
+    ("osl-lognormal-upper", [*W, "--osl", "LOGNORMAL:100:200"], None),
+    ("spec-acceptance-empty-part", [*SW, "--speculative", "ngram:3", "--spec-acceptance", "0.8,,0.6"], True),
+    ("price-empty-part", [*ONLINE, "--gpu", "h100-sxm,h200-sxm", "--price-gpu-hour", "2,,3"], True),
+    ("offload-empty-part", [*fs.OFFLOAD_BASE, "--offload", "cpu:8GiB,,nvme:1TiB"], True),
+    ("disagg-empty-part", [*SW, "--disagg", "1p:tp1,,1d:tp1"], True),
+    ("concurrency-empty-part", [*SW[:-1], "4,,8"], True),
+    ("layout-empty-part", [*SW, "--gpus", "2", "--layout", "tp2,,dp2"], True),
+    ("gpu-list-empty-part", [*ONLINE, "--gpu", "h100-sxm,,h200-sxm"], True),
+    ("gpu-list-trailing-comma", [*ONLINE, "--gpu", "h100-sxm,"], True),
+    ("disagg-dup-prefill", [*SW, "--disagg", "1p:tp1,1p:tp1,1d:tp1"], True),
+    ("turns-below-one", ["sweep", "llama-3.1-8b", "--workload", "multiturn-chat", "--num-requests", "20", "--concurrency", "4", "--clients", "4", "--turns", "0.5"], True),
+    ("turns-one", ["sweep", "llama-3.1-8b", "--workload", "multiturn-chat", "--num-requests", "20", "--concurrency", "4", "--clients", "4", "--turns", "1"], None),
+    ("context-zero", ["sweep", "llama-3.1-8b", "--workload", "multiturn-chat", "--num-requests", "20", "--concurrency", "4", "--clients", "4", "--context", "0"], None),
+    ("context-past-model", ["sweep", "llama-3.1-8b", "--workload", "multiturn-chat", "--num-requests", "20", "--concurrency", "4", "--clients", "4", "--context", "200000"], True),
+    ("preset-chat-with-isl", [*SW[:2], "--workload", "chat", "--isl", "100", "--num-requests", "20", "--concurrency", "4"], None),
+    ("preset-reasoning-with-osl", [*SW[:2], "--workload", "reasoning", "--osl", "100", "--num-requests", "20", "--concurrency", "4"], None),
+    ("plan-rate-tiny", [*ONLINE[:-4], "--rate", "1e-9", "--slo-ttft", "2"], None),
+    ("plan-headroom-tiny", [*ONLINE, "--headroom", "1e-300"], None),
+    ("plan-clients-one-slo-max", [*ONLINE[:-4], "--clients", "1", "--slo-ttft", "600", "--slo-tpot", "10"], None),
+    ("memory-layout-fewer-gpus", [*MEM[:-2], "--gpus", "8", "--layout", "tp1"], None),
+    ("sweep-policy-other-engine", [*SW, "--engine", "sglang", "--policy", "vllm-v0"], None),
+    ("sweep-engine-version-future", [*SW, "--engine-version", "99.0.0"], None),
+    ("sweep-engine-version-ancient", [*SW, "--engine-version", "0.0.1"], None),
+]
+
+R3_SPEC = fs.SPEC.replace('engine = "vllm"', 'engine = "vllm"\n%s')
+SPEC_ROUND3: list[tuple[str, str, bool | None]] = [
+    ("layout-tp2-gpus-4", fs.SPEC.replace('layout = "tp1"', 'layout = "tp2"\ngpus = 4'), True),
+    ("layout-tp1-gpus-2", fs.SPEC.replace('layout = "tp1"', 'layout = "tp1"\ngpus = 2'), True),
+    ("disagg-gpus-1", fs.SPEC.replace('layout = "tp1"', 'disagg = "1p:tp1,1d:tp1"\ngpus = 1'), True),
+    ("disagg-gpus-8", fs.SPEC.replace('layout = "tp1"', 'disagg = "1p:tp1,1d:tp1"\ngpus = 8'), True),
+    ("headroom-fixed-layout-batch", R3_SPEC % "headroom = 0.5", True),
+    ("usd-without-cost-assertion", R3_SPEC % "usd_per_gpu_hour = 2.0", None),
+    ("recommended-layout-with-fixed-layout", fs.SPEC.replace("[scenario.expect]", '[scenario.expect]\nrecommended_layout = "tp1"'), None),
+    ("sustained-rps-batch", fs.SPEC.replace("[scenario.expect]", "[scenario.expect]\nsustained_rps_min = 1.0"), None),  # the most the layout sustains: a figure of its own
+    ("replicas-max-batch", fs.SPEC.replace("[scenario.expect]", "[scenario.expect]\nreplicas_max = 2"), True),
+    ("clients-past-requests", fs.SPEC.replace('arrival = "batch"', 'arrival = "clients"\nclients = 1000'), None),
+    ("concurrency-zero", fs.SPEC.replace("concurrency = 4", "concurrency = 0"), True),
+    ("think-time-batch", fs.SPEC.replace("num_requests = 20", "num_requests = 20\nthink_time = 5.0"), True),
+    ("preset-and-trace", fs.SPEC.replace("isl = 100\nosl = 100", 'preset = "chat"\ntrace = "t.jsonl"'), True),
+    ("engine-version-sglang-on-vllm", R3_SPEC % 'engine_version = "0.4.3"', None),
+    ("seed-with-trace", fs.SPEC.replace("isl = 100\nosl = 100", 'trace = "t.jsonl"').replace('arrival = "batch"', 'arrival = "clients"').replace("num_requests = 20\n", "").replace('engine = "vllm"', 'engine = "vllm"\nseed = 7'), None),
+    ("routing-dp1", R3_SPEC % 'routing = "least-loaded"', None),
+    ("offload-on-batch-single-turn", R3_SPEC % 'offload = "cpu:64GiB"', None),
+    ("rate-and-clients", fs.SPEC.replace('arrival = "batch"', "rate = 2.0\nclients = 4"), True),
+    ("expect-ttft-and-tpot-batch", fs.SPEC.replace("[scenario.expect]", "[scenario.expect]\nttft_p99_max_s = 30.0\ntpot_p99_max_s = 1.0"), None),
+    ("two-scenarios-same-outputs", fs.SPEC + fs.SPEC.replace('name = "s"', 'name = "t"'), False),
+]
+
+
+def round3_cases() -> Iterator[Case]:
+    for name, argv, invalid in ROUND3:
+        yield Case("round15", name, argv, {"t.jsonl": TRACE}, invalid)
+    for name, text, invalid in SPEC_ROUND3:
+        yield Case("round15", f"spec-{name}", ["check", "{d}/s.toml"], {"s.toml": text, "t.jsonl": TRACE}, invalid)
+
+
 
 SURFACES15: dict[str, Callable[[], Iterator[Case]]] = {
     "expert15": expert15_cases,
     "combos15": combos15_cases,
     "spec15": spec15_cases,
     "outputs15": outputs15_cases,
+    "round15": round3_cases,
 }
 # fmt: on

@@ -265,3 +265,46 @@ def test_a_max_model_len_that_is_no_whole_number_says_so(
 ) -> None:
     line = _one_line_error(["memory", "--max-model-len", value], capsys)
     assert line == f"error: --max-model-len: wants a whole number >= 1, got {value!r}"
+
+
+# A batch scenario's `headroom` changed nothing, and its `replicas_max` held at one replica
+# whatever it said: both size a fleet for a rate or clients (`plan --headroom` refuses a batch).
+@pytest.mark.parametrize(
+    ("table", "line", "key"),
+    [
+        ("[scenario.workload]", "headroom = 0.5", "headroom"),
+        ("[scenario.expect]", "replicas_max = 2", "expect.replicas_max"),
+    ],
+)
+def test_a_fleet_key_on_a_batch_scenario_is_refused(
+    table: str, line: str, key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "s.toml"
+    where = f"{line}\n{table}" if key == "headroom" else f"{table}\n{line}"
+    spec.write_text(SPEC.replace(table, where))
+    message = _one_line_error(["check", str(spec)], capsys)
+    assert message == (
+        f"error: {spec}: scenario[0].{key}: sizes a fleet for the workload's rate or clients, and "
+        "a batch has neither; give workload.rate or workload.clients, or drop it"
+    )
+
+
+def test_a_fleet_key_with_a_rate_is_judged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = SPEC.replace('arrival = "batch"', "rate = 2.0").replace(
+        "[scenario.workload]", "headroom = 0.5\n[scenario.workload]"
+    )
+    _check_passes(
+        tmp_path, text.replace("[scenario.expect]", "[scenario.expect]\nreplicas_max = 2"), capsys
+    )
+
+
+# `--osl 100,,200` and `--osl 100,` dropped the empty item and swept what was left.
+@pytest.mark.parametrize("osl", ["100,,200", "100,", ",100"])
+def test_an_empty_item_in_an_output_length_list_is_refused(
+    osl: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["sweep", "llama-3.1-8b", "--isl", "100", "--osl", osl, "--num-requests", "20"]
+    line = _one_line_error([*args, "--concurrency", "4"], capsys)
+    assert line.startswith(f"error: osl: cannot read {osl!r}; write 1024 or 1024,4096,16384")

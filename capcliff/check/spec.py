@@ -293,6 +293,7 @@ class Scenario(DeploymentSettings):
             refuse_disagg_only(self, disagg=self.disagg is not None)
         except InputError as exc:
             raise ValueError(str(exc)) from None
+        self._refuse_fleet_keys_of_a_batch()
         named = self.disagg or (None if self.layout == "auto" else self.layout)
         if named is None and self.gpus is None:
             raise ValueError("gpus: needed when layout is auto")
@@ -304,6 +305,22 @@ class Scenario(DeploymentSettings):
             for problem in running_problems(self, requests):
                 raise ValueError(problem)
         return self
+
+    def _refuse_fleet_keys_of_a_batch(self) -> None:
+        """`headroom` and `expect.replicas_max` size a fleet for the workload's rate or clients
+        (as `capcliff plan --headroom` needs --rate or --clients); a batch has neither: the
+        headroom changed nothing and replicas_max held at one replica whatever it said."""
+        w = self.workload
+        given = None if w.arrival is None else w.arrival.value
+        if w.trace is not None or implied_arrival(given, rate=w.rate, clients=w.clients) != "batch":
+            return
+        keys = [k for k in ("headroom",) if k in self.model_fields_set]
+        keys += ["expect.replicas_max"] if self.expect.replicas_max is not None else []
+        for key in keys:
+            raise ValueError(
+                f"{key}: sizes a fleet for the workload's rate or clients, and a batch has "
+                "neither; give workload.rate or workload.clients, or drop it"
+            )
 
     def _named_gpus(self) -> int:
         """GPUs of the named disaggregated deployment, else of the named layout."""
