@@ -429,6 +429,22 @@ def round3_cases() -> Iterator[Case]:
         yield Case("round15", name, argv, {"t.jsonl": TRACE}, invalid)
     for name, text, invalid in SPEC_ROUND3:
         yield Case("round15", f"spec-{name}", ["check", "{d}/s.toml"], {"s.toml": text, "t.jsonl": TRACE}, invalid)
+    # a serve command's local model folder beside the spec, run from the folder above it
+    model = {f"sub/{k}": v for k, v in _model_dir().items()}
+    for name, command, invalid in [
+        ("spec-serve-local-dotslash", "vllm serve ./m", False),
+        ("spec-serve-local-bare", "vllm serve m --tensor-parallel-size 1", False),
+        ("spec-serve-local-missing", "vllm serve ./elsewhere", True),
+    ]:
+        text = fs.SPEC.replace('model = "llama-3.1-8b"\n', "").replace('layout = "tp1"', f'serve_command = "{command}"')
+        yield Case("round15", name, ["check", "sub/s.toml"], {**model, "sub/s.toml": text}, invalid)
+    for name, command, invalid in [
+        ("serve-served-model-name-two", "vllm serve meta-llama/Llama-3.1-8B --served-model-name a b", False),
+        ("serve-served-model-name-two-then-flag", "vllm serve meta-llama/Llama-3.1-8B --served-model-name a b --max-num-seqs 8", False),
+        ("serve-lora-modules-two", "vllm serve meta-llama/Llama-3.1-8B --lora-modules a=/x b=/y", None),
+        ("serve-sglang-served-model-name-two", "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B --served-model-name a b", True),
+    ]:
+        yield Case("round15", name, [*SW, "--serve-command", command], {}, invalid)
 
 
 

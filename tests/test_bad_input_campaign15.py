@@ -15,6 +15,7 @@ from test_bad_input import ROOT, _one_line_error
 from test_bad_input_campaign4 import SPEC, SWEEP
 
 from capcliff.analysis.deployment_settings import settings_of
+from capcliff.analysis.serve_command import parse_serve_command
 from capcliff.catalog.catalogs import get_model
 from capcliff.cli import main
 from capcliff.errors import InputError
@@ -308,3 +309,66 @@ def test_an_empty_item_in_an_output_length_list_is_refused(
     args = ["sweep", "llama-3.1-8b", "--isl", "100", "--osl", osl, "--num-requests", "20"]
     line = _one_line_error([*args, "--concurrency", "4"], capsys)
     assert line.startswith(f"error: osl: cannot read {osl!r}; write 1024 or 1024,4096,16384")
+
+
+# vLLM's `--served-model-name a b` (nargs="+": the server answers to both) was refused: "'b' is
+# neither the model nor a flag's value".
+@pytest.mark.parametrize(
+    "line",
+    [
+        "vllm serve meta-llama/Llama-3.1-8B --served-model-name a b --tensor-parallel-size 2",
+        "vllm serve --served-model-name a b --model meta-llama/Llama-3.1-8B -tp 2",
+    ],
+)
+def test_vllm_served_model_name_takes_several_names(line: str) -> None:
+    command = parse_serve_command(line)
+    assert (command.model, command.layout.tp, command.unmodelled) == (
+        "meta-llama/Llama-3.1-8B",
+        2,
+        (),
+    )
+
+
+def test_sglang_served_model_name_takes_one(capsys: pytest.CaptureFixture[str]) -> None:
+    # SGLang's --served-model-name is one string (server_args.py): a second word is stray there
+    line = "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B "
+    line += "--served-model-name a b"
+    assert _one_line_error([*SWEEP, "--serve-command", line], capsys) == (
+        "error: serve_command: 'b' is neither the model nor a flag's value; the engine refuses "
+        "it (unrecognized arguments)"
+    )
+
+
+# A spec's `serve_command = "vllm serve ./m"` was read against the current directory, not the
+# spec's folder as every other path of a spec is: refused from anywhere else.
+def _model_folder_spec(tmp_path: Path, command: str) -> Path:
+    card = tomllib.loads((ROOT / "model_cards" / "llama-3.1-8b.toml").read_text())
+    (tmp_path / "specs" / "m").mkdir(parents=True)
+    (tmp_path / "specs" / "m" / "config.json").write_text(json.dumps(card["config"]))
+    spec = tmp_path / "specs" / "s.toml"
+    line = f'serve_command = "{command}"'
+    spec.write_text(SPEC.replace('model = "llama-3.1-8b"\n', "").replace('layout = "tp1"', line))
+    return spec
+
+
+@pytest.mark.parametrize("command", ["vllm serve ./m", "vllm serve m --tensor-parallel-size 1"])
+def test_a_spec_serve_command_reads_its_model_folder_beside_the_spec(
+    command: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    spec = _model_folder_spec(tmp_path, command)
+    monkeypatch.chdir(tmp_path)  # not the spec's folder
+    assert main(["check", str(spec)]) == 0, capsys.readouterr().err
+
+
+def test_a_spec_serve_command_model_folder_that_is_nowhere_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = _model_folder_spec(tmp_path, "vllm serve ./elsewhere")
+    line = _one_line_error(["check", str(spec)], capsys)
+    assert line == (
+        f"error: {spec}: scenario[0].serve_command: the model folder './elsewhere' is not here "
+        f"or in {spec.parent}; give its path"
+    )

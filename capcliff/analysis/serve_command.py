@@ -136,8 +136,18 @@ def _engine(words: list[str]) -> tuple[str, list[str]]:
     )
 
 
-def _options(words: list[str]) -> tuple[list[str], list[tuple[str, str | None]]]:
-    """Positional words and (flag name without dashes, value or None for a switch)."""
+# vLLM's flags that take one value or more (argparse nargs="+"): `--served-model-name a b`
+# answers to both names (vllm/config/model.py served_model_name: str | list[str]), and
+# `--lora-modules name=path ...` (vllm/entrypoints/openai/cli_args.py); their words after the
+# first were read as stray positional words.
+_MANY_VALUES = {"vllm": frozenset({"served-model-name", "lora-modules"})}
+
+
+def _options(
+    words: list[str], many: frozenset[str] = frozenset()
+) -> tuple[list[str], list[tuple[str, str | None]]]:
+    """Positional words and (flag name without dashes, value or None for a switch); a flag of
+    `many` takes every word up to the next flag (joined by spaces)."""
     positional: list[str] = []
     options: list[tuple[str, str | None]] = []
     i = 0
@@ -167,6 +177,12 @@ def _options(words: list[str]) -> tuple[list[str], list[tuple[str, str | None]]]
             or words[i + 1].startswith("--")
         ):
             options.append((name, None))
+        elif name.replace("_", "-") in many:
+            end = next(
+                (j for j in range(i + 1, len(words)) if words[j].startswith("-")), len(words)
+            )
+            options.append((name, " ".join(words[i + 1 : end])))
+            i = end - 1
         else:
             options.append((name, words[i + 1]))
             i += 1
@@ -346,7 +362,7 @@ def parse_serve_command(text: str) -> ServeCommand:
     engine, rest = _engine(words)
     reading = _Reading(engine)
     _environment(reading, env)
-    positional, options = _options(rest)
+    positional, options = _options(rest, _MANY_VALUES.get(engine, frozenset()))
     readers = _READERS[engine]
     for name, value in options:
         key = name if engine == "trtllm" else name.replace("_", "-")
@@ -600,13 +616,13 @@ def merged_settings(command: ServeCommand, given: Mapping[str, Any]) -> dict[str
 
 
 def merged_target(
-    command: ServeCommand, *, model: str | None, layout: str | None
+    command: ServeCommand, *, model: str | None, layout: str | None, base_dir: Path | None = None
 ) -> tuple[str, str]:
     """(model, layout name): the command's, or the given ones where they agree with it. The
     model the command names is found in the catalog by its HF repo id (or used as a path). A
     vLLM line's DP ranks of a MoE model are attention DP (`Layout.in_lockstep`)."""
     given = model is not None
-    model = model if model is not None else catalog_model(command.model)
+    model = model if model is not None else catalog_model(command.model, base_dir=base_dir)
     named = _catalogued(model)
     # a path relative to a spec's folder is checked where the spec is read
     if (
@@ -656,26 +672,37 @@ def named_files(text: str, folders: Iterable[Path]) -> list[Path]:
     ]
 
 
-def catalog_model(name: str) -> str:
+def catalog_model(name: str, *, base_dir: Path | None = None) -> str:
     """The catalog id whose HF repo is `name` (case-insensitive), else `name` itself when it is
-    a catalog id or a path; else a one-line error."""
+    a catalog id or a path (here, or in `base_dir`: a spec's folder, which reads it from
+    there); else a one-line error."""
     from capcliff.catalog.catalogs import model_catalog
 
     catalog = model_catalog()
     by_repo = {card.hf_repo.lower(): mid for mid, card in catalog.items() if card.hf_repo}
     if name.lower() in by_repo:
         return by_repo[name.lower()]
-    if name in catalog or Path(name).exists():
+    if (
+        name in catalog
+        or Path(name).exists()
+        or (base_dir is not None and (base_dir / name).exists())
+    ):
         return name
+    if name.startswith((".", "/", "~")):  # a path, not a repo id
+        where = "here" if base_dir is None else f"here or in {base_dir}"
+        raise InputError(f"{FIELD}: the model folder {name!r} is not {where}; give its path")
     raise InputError(
         f"{FIELD}: no model card has hf_repo {name!r}; pass the model's catalog id or a "
         "config.json path as MODEL (see `capcliff models`)"
     )
 
 
-def read_into(keys: Mapping[str, Any], settings: set[str]) -> dict[str, Any]:
+def read_into(
+    keys: Mapping[str, Any], settings: set[str], *, base_dir: Path | None = None
+) -> dict[str, Any]:
     """A spec scenario's keys (`keys`, with `serve_command`) with the command's model, layout
-    and settings (`settings`: the DeploymentSettings keys) filled in; conflicts are errors."""
+    and settings (`settings`: the DeploymentSettings keys) filled in; conflicts are errors. A
+    model folder the command names may lie in `base_dir` (the spec's folder)."""
     command = parse_serve_command(str(keys["serve_command"]))
     merged = merged_settings(command, {k: keys.get(k) for k in settings})
     layout = keys.get("layout")
@@ -683,6 +710,7 @@ def read_into(keys: Mapping[str, Any], settings: set[str]) -> dict[str, Any]:
         command,
         model=None if keys.get("model") is None else str(keys["model"]),
         layout=None if layout in (None, "auto") else str(layout),
+        base_dir=base_dir,
     )
     given = {k: v for k, v in merged.items() if v is not None}
     return {**keys, **given, "model": model, "layout": name}

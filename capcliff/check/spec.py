@@ -244,13 +244,14 @@ class Scenario(DeploymentSettings):
 
     @model_validator(mode="before")
     @classmethod
-    def _from_serve_command(cls, data: Any) -> Any:
+    def _from_serve_command(cls, data: Any, info: ValidationInfo) -> Any:
         if not isinstance(data, dict) or not isinstance(data.get("serve_command"), str):
             return data
         from capcliff.analysis.serve_command import read_into
 
+        base_dir = (info.context or {}).get("base_dir")  # the spec's folder (`parse_spec`)
         try:
-            return read_into(data, set(DeploymentSettings.model_fields))
+            return read_into(data, set(DeploymentSettings.model_fields), base_dir=base_dir)
         except InputError as exc:
             raise ValueError(str(exc)) from None
 
@@ -476,10 +477,12 @@ def parse_spec(text: str, *, path: Path) -> SpecFile:
     histograms, problems = _read_histograms(data, path.parent)
     # a histogram that could not be read is said once, not again as "was not read"
     said = tuple(p.split(":", 1)[0] + ":" for p in problems)
-    problems += [p for p in validation_lines(CheckSpec, data) if not said or not p.startswith(said)]
+    where = {"base_dir": path.parent}  # a serve_command's model folder is read from there
+    lines = validation_lines(CheckSpec, data, context=where)
+    problems += [p for p in lines if not said or not p.startswith(said)]
     if problems:
         raise CatalogError("\n".join(f"{path}: {p}" for p in problems))
-    spec = CheckSpec.model_validate(data)
+    spec = CheckSpec.model_validate(data, context=where)
     traces, problems = _spec_problems(spec, path.parent)
     if problems:
         raise CatalogError("\n".join(f"{path}: {p}" for p in problems))
