@@ -356,6 +356,8 @@ def outputs15_cases() -> Iterator[Case]:
         ("markdown-over-serve-config-eq", ["check", "{d}/s.toml", "--markdown", "{d}/cfg.yaml", "--force"], {"s.toml": serve_config % "--config=cfg.yaml", "cfg.yaml": "max-num-seqs: 8\n"}, True, ()),
         ("write-baseline-over-trtllm-options", ["check", "{d}/s.toml", "--write-baseline", "{d}/o.yml", "--force"], {"s.toml": serve_config.replace("vllm serve", "trtllm-serve").replace('engine = "vllm"', 'engine = "trtllm"') % "--extra_llm_api_options o.yml", "o.yml": "enable_chunked_prefill: true\n"}, True, ()),
         ("junit-over-serve-chat-template", ["check", "{d}/s.toml", "--junit", "{d}/t.jinja", "--force"], {"s.toml": serve_config % "--chat-template t.jinja", "t.jinja": "{{ messages }}"}, True, ()),
+        ("junit-name-249-bytes", ["check", "{d}/s.toml", "--junit", "{d}/" + "j" * 245 + ".xml"], {"s.toml": spec}, False, ()),
+        ("calibrate-out-name-250-bytes", ["calibrate", str(fs.LOGS / "vllm_v1_v16_llama31_8b_eager.txt"), "-o", "{d}/" + "c" * 245 + ".toml"], {}, False, ()),
         ("calibrate-out-over-serve-model", ["calibrate", str(fs.LOGS / "vllm_v1_v16_llama31_8b_eager.txt"), "--model", "{d}/m/config.json", "-o", "{d}/m/model.safetensors", "--force"], model, True, ()),
         ("calibrate-out-link-to-log", ["calibrate", "{d}/log.txt", "-o", "{d}/c.toml", "--force"], {"log.txt": (fs.LOGS / "vllm_v1_v16_llama31_8b_eager.txt").read_text(), "c.toml": ("symlink", "log.txt")}, True, ()),
     ]

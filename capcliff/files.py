@@ -418,7 +418,11 @@ def write_bytes_atomic(path: Path, data: bytes, *, overwrite: bool) -> None:
     directory = path.parent if str(path.parent) else Path(".")
     tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+        # the name cut short in the temporary file's: a 250-byte name is a file name, but
+        # with a dot, 8 random characters and ".tmp" around it, it was past the 255 bytes one
+        # may have (the run refused to write after it had run)
+        prefix = f".{path.name[:100]}."
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         umask = os.umask(0)

@@ -372,3 +372,16 @@ def test_a_spec_serve_command_model_folder_that_is_nowhere_is_named(
         f"error: {spec}: scenario[0].serve_command: the model folder './elsewhere' is not here "
         f"or in {spec.parent}; give its path"
     )
+
+
+# A 249-byte file name is a file name (Linux allows 255 a part), but the temporary file beside
+# it (".NAME.XXXXXXXX.tmp") was not: the run finished, then refused to write.
+def test_an_output_with_a_long_but_valid_name_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC)
+    junit = tmp_path / ("j" * 245 + ".xml")
+    assert main(["check", str(spec), "--junit", str(junit)]) == 0, capsys.readouterr().err
+    assert junit.read_text().startswith("<?xml")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([junit.name, "s.toml"])
