@@ -443,6 +443,10 @@ def round3_cases() -> Iterator[Case]:
     for name, command, invalid in [
         ("serve-served-model-name-two", "vllm serve meta-llama/Llama-3.1-8B --served-model-name a b", False),
         ("serve-served-model-name-two-then-flag", "vllm serve meta-llama/Llama-3.1-8B --served-model-name a b --max-num-seqs 8", False),
+        ("serve-spec-config-dotted", "vllm serve meta-llama/Llama-3.1-8B --speculative-config.method eagle3 --speculative-config.num_speculative_tokens 3", False),
+        ("serve-spec-config-dotted-k-zero", "vllm serve meta-llama/Llama-3.1-8B --speculative-config.method ngram --speculative-config.num_speculative_tokens 0", True),
+        ("serve-spec-config-dotted-k-nan", "vllm serve meta-llama/Llama-3.1-8B --speculative-config.method eagle3 --speculative-config.num_speculative_tokens NaN", True),
+        ("serve-spec-config-dotted-deep", "vllm serve meta-llama/Llama-3.1-8B --speculative-config.a.b.c 1 --speculative-config.a 2", None),
         ("serve-lora-modules-two", "vllm serve meta-llama/Llama-3.1-8B --lora-modules a=/x b=/y", None),
         ("serve-sglang-served-model-name-two", "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B --served-model-name a b", True),
     ]:

@@ -351,6 +351,41 @@ _TRTLLM: dict[str, Callable[..., None]] = {
 _READERS = {"vllm": _VLLM, "sglang": _SGLANG, "trtllm": _TRTLLM}
 
 
+def _dotted_json(options: list[tuple[str, str | None]], flag: str) -> list[tuple[str, str | None]]:
+    """`options` with vLLM's dotted keys of the JSON argument `flag` (`--speculative-config.method
+    ngram --speculative-config.num_speculative_tokens 3`, the same as the JSON object; vllm
+    utils/argparse_utils.py FlexibleArgumentParser) merged into one `flag` JSON value, after
+    any JSON the flag was given whole. A value is read as JSON where it is one (3 is a number),
+    else as text."""
+    whole: dict[str, Any] = {}
+    dotted: dict[str, Any] = {}
+    rest: list[tuple[str, str | None]] = []
+    for name, value in options:
+        head, dot, key = name.partition(".")
+        if head.replace("_", "-") != flag or (not dot and value is None):
+            rest.append((name, value))
+        elif not dot:
+            try:
+                parsed = json.loads(value or "")
+            except ValueError:
+                return options  # not JSON: the flag's own reader says so
+            if not isinstance(parsed, dict):
+                return options
+            whole.update(parsed)
+        else:
+            *parents, leaf = key.split(".")
+            where = dotted
+            for part in parents:
+                where = where.setdefault(part, {}) if isinstance(where.get(part, {}), dict) else {}
+            try:
+                where[leaf] = True if value is None else json.loads(value)
+            except ValueError:
+                where[leaf] = value
+    if not dotted:
+        return options
+    return [*rest, (flag, json.dumps({**whole, **dotted}))]
+
+
 def parse_serve_command(text: str) -> ServeCommand:
     """The deployment an engine command line launches (see the module docstring)."""
     words = _words(text)
@@ -363,6 +398,8 @@ def parse_serve_command(text: str) -> ServeCommand:
     reading = _Reading(engine)
     _environment(reading, env)
     positional, options = _options(rest, _MANY_VALUES.get(engine, frozenset()))
+    if engine == "vllm":
+        options = _dotted_json(options, "speculative-config")
     readers = _READERS[engine]
     for name, value in options:
         key = name if engine == "trtllm" else name.replace("_", "-")
