@@ -453,6 +453,50 @@ def round3_cases() -> Iterator[Case]:
         yield Case("round15", name, [*SW, "--serve-command", command], {}, invalid)
 
 
+# a fourth pass: features the simulator has, taken together (disagg with speculation, offload,
+# sessions, swap; engines with features of another)
+DIS = [*SW, "--disagg", "1p:tp1,1d:tp1"]
+SESS = ["--workload", "multiturn-chat", "--clients", "4"]
+SW_NO_LEN = ["sweep", "llama-3.1-8b", "--num-requests", "20", "--concurrency", "4"]
+QWEN = ["sweep", "qwen3-30b-a3b", *fs.SMALL, "--concurrency", "4", "--gpus", "2"]
+ROUND4: Table = [
+    ("disagg-speculative", [*DIS, "--speculative", "eagle:3"], None),
+    ("disagg-offload-sessions", [*SW_NO_LEN, "--disagg", "1p:tp1,1d:tp1", *SESS, "--offload", "cpu:64GiB"], None),
+    ("disagg-swap", [*DIS, "--preemption", "swap"], None),
+    ("disagg-least-loaded", [*DIS, "--routing", "least-loaded"], None),
+    ("disagg-calibration", [*DIS, "--calibration", "{d}/c.toml"], None),
+    ("disagg-plot", [*DIS, "--plot", "{d}/p.svg"], None),
+    ("disagg-csv", [*DIS, "--format", "csv"], None),
+    ("disagg-json", [*DIS, "--format", "json"], None),
+    ("disagg-kv-fp8", [*DIS, "--kv-cache-dtype", "fp8"], None),
+    ("disagg-max-model-len-32K", [*DIS, "--max-model-len", "32K"], False),
+    ("plan-disagg-speculative", [*ONLINE[:-6], "--gpus", "2", "--rate", "2", "--slo-ttft", "2", "--disagg", "--speculative", "ngram:3", "--spec-accept-length", "1.5"], None),
+    ("plan-disagg-sessions", ["plan", "llama-3.1-8b", "--jobs", "1", "--num-requests", "20", "--gpus", "2", "--slo-ttft", "2", "--disagg", *SESS], None),
+    ("plan-fleet-sessions", ["plan", "llama-3.1-8b", "--jobs", "1", "--num-requests", "20", "--gpus", "1", "--slo-ttft", "2", "--gpu", "h100-sxm,mi300x", *SESS], None),
+    ("dense-dpa2", [*SW, "--gpus", "2", "--layout", "dpa2"], None),
+    ("trtllm-dpa2-balance", [*QWEN, "--engine", "trtllm", "--layout", "dpa2", "--attention-dp-balance", "on"], None),
+    ("vllm-v0-speculative", [*SW, "--engine", "vllm-v0", "--speculative", "ngram:3", "--spec-accept-length", "1.5"], None),
+    ("vllm-v0-offload", [*SW_NO_LEN, "--engine", "vllm-v0", *SESS, "--offload", "cpu:64GiB"], None),
+    ("trtllm-offload", [*SW_NO_LEN, "--engine", "trtllm", *SESS, "--offload", "cpu:64GiB"], None),
+    ("trtllm-swap", [*SW, "--engine", "trtllm", "--preemption", "swap"], None),
+    ("kernels-mi300x", [*SW, "--step-source", "kernels", "--gpu", "mi300x"], None),
+    ("kernels-sglang-b300", [*SW, "--step-source", "kernels", "--engine", "sglang", "--gpu", "b300"], None),
+    ("sessions-think-zero-clients-1", [*SW_NO_LEN, "--workload", "agentic", "--clients", "1", "--think-time", "0"], None),
+    ("sessions-rate-and-turns", [*SW_NO_LEN, "--workload", "multiturn-chat", "--rate", "0.5", "--turns", "2"], None),
+    ("sessions-context-and-prefix-off", [*SW_NO_LEN, *SESS, "--context", "2000", "--prefix-caching", "off"], None),
+    ("sweep-osl-list-layout-list", [*SW[:2], "--isl", "100", "--osl", "50,100", "--num-requests", "20", "--concurrency", "4,8", "--gpus", "2", "--layout", "tp2,dp2"], None),
+    ("sweep-moe-ep-deepep", [*QWEN, "--layout", "dp2-ep2", "--all2all-backend", "deepep_low_latency"], None),
+    ("sweep-moe-backend-marlin-dense", [*SW, "--moe-backend", "marlin"], True),
+    ("sweep-fp8-gemm-h100", [*SW, "--engine", "sglang", "--fp8-gemm-backend", "flashinfer_trtllm", "--gpu", "h100-sxm"], None),
+    ("sweep-recv-interval-speculative", [*SW, "--engine", "sglang", "--scheduler-recv-interval", "4", "--speculative", "ngram:3", "--spec-accept-length", "1.5"], None),
+    ("memory-disagg-flag", [*MEM, "--disagg", "1p:tp1,1d:tp1"], True),
+]
+
+
+def round4_cases() -> Iterator[Case]:
+    for name, argv, invalid in ROUND4:
+        yield Case("round15", f"r4-{name}", argv, {"c.toml": fs.CAL_OK}, invalid)
+
 
 SURFACES15: dict[str, Callable[[], Iterator[Case]]] = {
     "expert15": expert15_cases,
@@ -460,5 +504,6 @@ SURFACES15: dict[str, Callable[[], Iterator[Case]]] = {
     "spec15": spec15_cases,
     "outputs15": outputs15_cases,
     "round15": round3_cases,
+    "round15b": round4_cases,
 }
 # fmt: on
