@@ -18,6 +18,7 @@ spec15) and outputs that point at a run's own inputs by another road, at devices
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import fuzz_surfaces as fs
 from fuzz_cases7 import MEM, ONLINE, SW
@@ -490,12 +491,29 @@ ROUND4: Table = [
     ("sweep-fp8-gemm-h100", [*SW, "--engine", "sglang", "--fp8-gemm-backend", "flashinfer_trtllm", "--gpu", "h100-sxm"], None),
     ("sweep-recv-interval-speculative", [*SW, "--engine", "sglang", "--scheduler-recv-interval", "4", "--speculative", "ngram:3", "--spec-accept-length", "1.5"], None),
     ("memory-disagg-flag", [*MEM, "--disagg", "1p:tp1,1d:tp1"], True),
+    ("calibrate-log-auto-kv-fp8", ["calibrate", str(fs.LOGS / "vllm_v1_v16_llama31_8b_eager.txt"), "--kv-dtype", "fp8"], True),
+    ("calibrate-log-auto-kv-auto", ["calibrate", str(fs.LOGS / "vllm_v1_v16_llama31_8b_eager.txt"), "--kv-dtype", "auto"], False),
+    ("calibrate-trtllm-log-kv-fp8", ["calibrate", str(fs.LOGS / "trtllm_t01_llama31_8b_rtx5090.txt"), "--model", "llama-3.1-8b", "--kv-dtype", "fp8"], None),
 ]
 
 
 def round4_cases() -> Iterator[Case]:
     for name, argv, invalid in ROUND4:
         yield Case("round15", f"r4-{name}", argv, {"c.toml": fs.CAL_OK}, invalid)
+    # a calibration written with a KV alias, then used for the deployment it was made on
+    deployment = ["--gpu", "h200-sxm", "--gpus", "8", "--layout", "tp8", "--engine", "sglang"]
+    for kv in ("fp8_e4m3", "auto"):
+        def write(folder: Path, kv: str = kv) -> None:  # a child of its own: main is not re-entrant
+            import os
+            import subprocess
+            import sys
+
+            argv = ["calibrate", str(fs.DSR1_CSV), "--model", "deepseek-r1", *deployment]
+            env = {**os.environ, "PYTHONPATH": str(fs.ROOT)}
+            subprocess.run([sys.executable, "-m", "capcliff", *argv, "--kv-dtype", kv, "-o", str(folder / "c.toml")], env=env, capture_output=True, check=False)
+
+        sweep = ["sweep", "deepseek-r1", *deployment, "--kv-dtype", kv, *fs.SMALL, "--concurrency", "4"]
+        yield Case("round15", f"r4-calibration-kv-{kv}-applies", [*sweep, "--calibration", "{d}/c.toml"], {}, False, setup=write)
 
 
 SURFACES15: dict[str, Callable[[], Iterator[Case]]] = {

@@ -412,3 +412,43 @@ def test_an_output_with_a_long_but_valid_name_is_written(
 def test_vllm_dotted_speculative_config_keys_are_read(flags: str, speculative: str) -> None:
     command = parse_serve_command(f"vllm serve meta-llama/Llama-3.1-8B {flags}")
     assert (command.settings["speculative"], command.unmodelled) == (speculative, ())
+
+
+# `calibrate --kv-dtype fp8` on a vLLM log of kv_cache_dtype=auto fitted an FP8 cache the log
+# never ran (the flag stood in for `auto`); a file written with `--kv-dtype fp8_e4m3` (or auto)
+# was then refused for the very deployment it was made on ("fp8_e4m3 != fp8").
+V16 = ROOT / "tests" / "fixtures" / "logs" / "vllm_v1_v16_llama31_8b_eager.txt"
+DSR1_CSV = ROOT / "tests" / "fixtures" / "bench" / "dsr1_0528_h200_tp8_sglang.csv"
+
+
+@pytest.mark.parametrize("kv", ["fp8", "fp8_e4m3"])
+def test_calibrate_refuses_a_kv_dtype_the_log_did_not_run(
+    kv: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _one_line_error(["calibrate", str(V16), "--kv-dtype", kv], capsys)
+    assert line == (
+        f"error: kv-cache-dtype: the log ran kv_cache_dtype=auto, not {kv} (the flag stands in "
+        "only where a log omits it)"
+    )
+
+
+@pytest.mark.parametrize("kv", ["bf16", "fp16", "auto"])
+def test_calibrate_takes_a_16_bit_kv_dtype_for_a_log_of_auto(
+    kv: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["calibrate", str(V16), "--kv-dtype", kv]) == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("kv", "recorded"), [("fp8_e4m3", "fp8"), ("auto", "bf16")])
+def test_a_calibration_written_with_a_kv_alias_applies_to_its_deployment(
+    kv: str, recorded: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "c.toml"
+    deployment = ["--gpu", "h200-sxm", "--gpus", "8", "--layout", "tp8", "--engine", "sglang"]
+    args = ["calibrate", str(DSR1_CSV), "--model", "deepseek-r1", *deployment]
+    assert main([*args, "--kv-dtype", kv, "-o", str(out)]) == 0, capsys.readouterr().err
+    assert tomllib.loads(out.read_text())["kv_cache_dtype"] == recorded
+    sweep = ["sweep", "deepseek-r1", *deployment, "--kv-dtype", kv]
+    sweep += ["--isl", "100", "--osl", "100", "--num-requests", "20", "--concurrency", "4"]
+    capsys.readouterr()
+    assert main([*sweep, "--calibration", str(out)]) == 0, capsys.readouterr().err
