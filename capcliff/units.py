@@ -152,6 +152,9 @@ def parse_bytes(text: str, *, field: str) -> int:
 # argparse's `type=int` reads it.
 _HUMAN_SUFFIX = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 _HUMAN_BINARY_SUFFIX = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+# Digits read exactly as an int; a longer literal is read as a float, which is past any bound
+# (Python refuses to convert more than 4,300 digits: `--tp 99...9` was a traceback).
+MAX_EXACT_DIGITS = 40
 INT_LITERAL = r"\+?[0-9](_?[0-9])*"  # int()'s literal: a sign, digits and single underscores
 
 
@@ -166,7 +169,7 @@ def parse_human_int(value: str | None, *, field: str) -> int:
     # decimal suffix)
     pattern = INT_LITERAL if scale == 1 else r"[0-9]+" if binary else r"[0-9]+(\.[0-9]+)?"
     whole = re.fullmatch(pattern, digits)
-    if whole and scale == 1 and int(digits) >= 1:
+    if whole and scale == 1 and len(digits) <= MAX_EXACT_DIGITS and int(digits) >= 1:
         return int(digits)  # exactly, as int() reads it (a float rounds past 2**53)
     try:
         number = float(digits) * scale if whole else -1.0

@@ -452,3 +452,25 @@ def test_a_calibration_written_with_a_kv_alias_applies_to_its_deployment(
     sweep += ["--isl", "100", "--osl", "100", "--num-requests", "20", "--concurrency", "4"]
     capsys.readouterr()
     assert main([*sweep, "--calibration", str(out)]) == 0, capsys.readouterr().err
+
+
+# An integer of more digits than Python converts (4,300) in a human-readable integer raised
+# ValueError where it was read exactly (`--tp 99...9`, `--max-model-len 99...9`).
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["memory", "--max-model-len", "9" * 5000],
+            f"error: --max-model-len: wants a whole number >= 1, got '{'9' * 5000}'",
+        ),
+        (
+            [*SWEEP, "--serve-command", f"vllm serve meta-llama/Llama-3.1-8B --tp {'9' * 5000}"],
+            f"error: serve_command: --tp wants a whole number >= 1, got '{'9' * 5000}'",
+        ),
+    ],
+    ids=["max-model-len", "serve-tp"],
+)
+def test_a_5000_digit_integer_is_refused_in_one_line(
+    args: list[str], line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _one_line_error(args, capsys) == line
