@@ -325,6 +325,21 @@ def is_model_file(path: Path) -> bool:
     )
 
 
+# Folders of the system's devices and streams: a path under them (or a link that leads there)
+# is never a file an output may be renamed over.
+_SYSTEM_FOLDERS = ("/dev", "/proc")
+
+
+def _system_path(path: Path) -> bool:
+    """Whether `path`, as written or where its links lead, lies under /dev or /proc
+    (`/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`)."""
+    return any(
+        where == folder or where.startswith(folder + "/")
+        for where in (os.path.abspath(path), os.path.realpath(path))
+        for folder in _SYSTEM_FOLDERS
+    )
+
+
 def check_outputs(
     outputs: Iterable[tuple[str, Path | None]], *, inputs: Iterable[Path], force: bool
 ) -> None:
@@ -351,6 +366,11 @@ def check_outputs(
             )
         if path.is_dir():
             raise InputError(f"{flag}: {path} is a directory; give a file path")
+        if _system_path(path):  # /dev/stdout with stdout a file: the rename replaced the link
+            raise InputError(
+                f"{flag}: {path} is under /dev or /proc (a device or a stream); capcliff writes "
+                "a file whole by renaming over it; give a file path"
+            )
         if path.exists() and not path.is_file():  # --force renamed a file over /dev/null itself
             raise InputError(
                 f"{flag}: {path} is a device, pipe or socket, not a file; capcliff writes a file "
@@ -391,12 +411,18 @@ def write_bytes_atomic(path: Path, data: bytes, *, overwrite: bool) -> None:
     """
     if is_model_file(path):
         raise InputError(f"output: {path} is a model checkpoint's file; capcliff never writes one")
+    if _system_path(path):
+        raise InputError(f"output: {path} is under /dev or /proc; give a file path")
     if path.exists() and not overwrite:
         raise InputError(f"output: {path} exists; pass --force to replace it")
     directory = path.parent if str(path.parent) else Path(".")
     tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+        # the name cut short in the temporary file's: a 250-byte name is a file name, but
+        # with a dot, 8 random characters and ".tmp" around it, it was past the 255 bytes one
+        # may have (the run refused to write after it had run)
+        prefix = f".{path.name[:100]}."
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         umask = os.umask(0)

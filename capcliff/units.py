@@ -122,7 +122,11 @@ def parse_weight_dtype(text: str, *, field: str = "weight_dtype") -> WeightDType
 
 
 def parse_kv_dtype(text: str, *, field: str = "kv_dtype") -> KVDType:
-    """Read a KV cache dtype name (bf16, fp16, fp8, fp8_e4m3, fp8_e5m2)."""
+    """Read a KV cache dtype name (bf16, fp16, fp8, fp8_e4m3, fp8_e5m2; `auto`: bf16)."""
+    if text.strip().lower() == "auto":
+        # vLLM's and SGLang's default: the model's activation dtype (vllm/config/cache.py
+        # CacheDType "auto"), bf16 or fp16 for every catalogue model, 2 bytes an element alike
+        return KVDType.BF16
     return _parse_dtype(KVDType, text, field=field, what="KV cache dtype")
 
 
@@ -140,6 +144,40 @@ def parse_bytes(text: str, *, field: str) -> int:
             f"{field}: {text!r} is past {MAX_BYTES:.3g} bytes (1 EiB), beyond any device"
         )
     return int(value)
+
+
+# vLLM's and SGLang's human-readable integers (`--max-model-len 32k`, vllm/engine/arg_utils.py
+# and sglang/srt/server_args.py `human_readable_int`): k/m/g/t powers of 1000 (a fraction
+# allowed: 1.5k), K/M/G/T of 1024 (whole numbers only); without a suffix, Python's int() as
+# argparse's `type=int` reads it.
+_HUMAN_SUFFIX = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+_HUMAN_BINARY_SUFFIX = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+# Digits read exactly as an int; a longer literal is read as a float, which is past any bound
+# (Python refuses to convert more than 4,300 digits: `--tp 99...9` was a traceback).
+MAX_EXACT_DIGITS = 40
+INT_LITERAL = r"\+?[0-9](_?[0-9])*"  # int()'s literal: a sign, digits and single underscores
+
+
+def parse_human_int(value: str | None, *, field: str) -> int:
+    """A whole number >= 1 as the engines read a human-readable integer (`32768`, `32_768`,
+    `32k` = 32,000, `32K` = 32,768, `1.5k`), or an InputError `field wants a whole number`."""
+    text = (value or "").strip()
+    binary = _HUMAN_BINARY_SUFFIX.get(text[-1:])
+    scale = binary or _HUMAN_SUFFIX.get(text[-1:], 1) if text else 1
+    digits = text[:-1] if scale != 1 else text
+    # the engines' argparse reads an int: "1e3" is refused there (a fraction only before a
+    # decimal suffix)
+    pattern = INT_LITERAL if scale == 1 else r"[0-9]+" if binary else r"[0-9]+(\.[0-9]+)?"
+    whole = re.fullmatch(pattern, digits)
+    if whole and scale == 1 and len(digits) <= MAX_EXACT_DIGITS and int(digits) >= 1:
+        return int(digits)  # exactly, as int() reads it (a float rounds past 2**53)
+    try:
+        number = float(digits) * scale if whole else -1.0
+    except ValueError:
+        number = -1.0
+    if not (1 <= number < math.inf and number == int(number)):  # 1e400: int(inf) overflowed
+        raise InputError(f"{field} wants a whole number >= 1, got {value!r}")
+    return int(number)
 
 
 # Latency limits past these are milliseconds typed where seconds belong (a TPOT of 60 s is a

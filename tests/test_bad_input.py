@@ -149,7 +149,7 @@ def test_a_nan_arrival_in_a_trace_is_refused(
         (["sweep", *SMALL, "--gpus", "0"], "--gpus: must be an integer >= 1, got 0"),
         (["plan", "--gpus", "-8"], "--gpus: must be an integer >= 1, got -8"),
         (["plan", "--nodes", "0"], "--nodes: must be an integer >= 1, got 0"),
-        (["memory", "--max-model-len", "0"], "--max-model-len: Input should be greater than"),
+        (["memory", "--max-model-len", "0"], "--max-model-len: wants a whole number >= 1, got '0'"),
         (["memory", "--gpu-total-memory", "0"], "--gpu-total-memory: Input should be greater"),
         (["plan", "--num-requests", "0"], "num_requests: must be an integer >= 1, got 0"),
         (["memory", "--max-num-seqs", "0"], "--max-num-seqs: Input should be greater than"),

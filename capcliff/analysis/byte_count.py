@@ -36,5 +36,30 @@ def _device_size(value: int) -> int:
     return value
 
 
+# Set: a host pool (swap space) given as a bare number below this is a count of GiB typed
+# without its unit: vLLM's `--swap-space 4` is 4 GiB (vllm/config/cache.py swap_space, GiB),
+# where capcliff reads a bare number as bytes; no one sizes a swap pool in kilobytes.
+MIN_BARE_POOL_BYTES = 2**20
+
+
+def _pool_size(value: Any) -> Any:
+    """A bare number (no unit) of bytes under MIN_BARE_POOL_BYTES: refused as a GiB count."""
+    number: float | None = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:  # a size with its unit (or none readable): _byte_count reads it
+            number = None
+    if number is not None and 0 < number < MIN_BARE_POOL_BYTES:
+        raise ValueError(
+            f"{number:g} bytes is under 1 MiB (a number without a unit is bytes; vLLM's "
+            f"--swap-space {number:g} is {number:g} GiB); write e.g. {number:g}GiB"
+        )
+    return value
+
+
 ByteCount = Annotated[int, BeforeValidator(_byte_count), Field(gt=0)]
 DeviceBytes = Annotated[ByteCount, AfterValidator(_device_size)]  # a whole device's memory
+PoolBytes = Annotated[ByteCount, BeforeValidator(_pool_size)]  # a host pool (swap space)

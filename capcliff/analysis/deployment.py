@@ -19,6 +19,7 @@ from capcliff.analysis.max_model_len import check_model_context, context_length
 from capcliff.analysis.offload import offload_shortfall, offload_tiers, parse_offload
 from capcliff.analysis.setting_refusals import (
     check_adp_balance,
+    refuse_engine_on_vendor,
     refuse_moe_settings_on_dense,
     refuse_other_engines_settings,
     unused_tiers,
@@ -346,6 +347,7 @@ def resolve(
             f"{settings.engine.value} setting; leave it unset"
         )
     check_adp_balance(settings, layout)
+    refuse_engine_on_vendor(settings, hardware)
     refuse_moe_settings_on_dense(settings, model)
     unused = refuse_other_engines_settings(settings)
     check_model_context(settings.max_model_len, arch.max_position_embeddings,

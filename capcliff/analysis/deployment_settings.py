@@ -12,14 +12,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from capcliff.analysis.byte_count import ByteCount, DeviceBytes
+from capcliff.analysis.byte_count import ByteCount, DeviceBytes, PoolBytes
 from capcliff.analysis.offload import parse_offload
 from capcliff.catalog.layout import MAX_GPUS
 from capcliff.errors import InputError
 from capcliff.file_fields import refuse_bool_number
 from capcliff.memory.budget import EngineName
 from capcliff.memory.deepep import AllToAllBackend
-from capcliff.perf.speculation import parse_acceptance, parse_speculative
+from capcliff.perf.speculation import parse_acceptance, parse_speculative, speculative_text
 from capcliff.sim.config import RECV_WEIGHT_EXTEND, PreemptionMode, Routing, parse_adp_balance
 from capcliff.sim.policy_names import POLICY_NAMES
 from capcliff.units import parse_kv_dtype, parse_weight_dtype
@@ -73,7 +73,7 @@ class DeploymentSettings(BaseModel):
     all2all_backend: AllToAllBackend = AllToAllBackend.NONE
     calibration: str | None = None  # a calibration file from `capcliff calibrate`
     preemption: PreemptionMode = PreemptionMode.RECOMPUTE
-    swap_space: ByteCount | None = None  # host swap pool per GPU (default vLLM's 4 GiB)
+    swap_space: PoolBytes | None = None  # host swap pool per GPU (default vLLM's 4 GiB)
     routing: Routing = Routing.ROUND_ROBIN  # how requests reach data-parallel replicas
     # prefix caching: on / off; None: the engine's default (vllm, sglang: on for workloads that
     # share content; single-turn workloads keep the simulator's results without it)
@@ -164,7 +164,10 @@ class DeploymentSettings(BaseModel):
     @field_validator("speculative")
     @classmethod
     def _speculative(cls, value: str | None) -> str | None:
-        return None if value is None else _accepted(parse_speculative, value)
+        if value is None:
+            return None
+        _accepted(parse_speculative, value)
+        return speculative_text(parse_speculative(value))  # an engine's name as capcliff's
 
     @field_validator("spec_acceptance")
     @classmethod
@@ -207,7 +210,12 @@ class DeploymentSettings(BaseModel):
     @field_validator("kv_cache_dtype")
     @classmethod
     def _kv_dtype(cls, value: str) -> str:
-        return _accepted(parse_kv_dtype, value)
+        # `auto` (the engines' default) is the default's own name: outputs print bf16
+        return (
+            parse_kv_dtype(value).value
+            if value.strip().lower() == "auto"
+            else _accepted(parse_kv_dtype, value)
+        )
 
 
 def _accepted(parse: Any, text: str) -> str:

@@ -35,14 +35,22 @@ import json
 import math
 import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from capcliff.catalog.layout import Layout, parse_layout
 from capcliff.errors import InputError
-from capcliff.units import GB, GIB, parse_kv_dtype, parse_weight_dtype
+from capcliff.files import is_file
+from capcliff.units import (
+    GB,
+    GIB,
+    INT_LITERAL,
+    parse_human_int,
+    parse_kv_dtype,
+    parse_weight_dtype,
+)
 
 if TYPE_CHECKING:
     from capcliff.catalog.catalogs import Model
@@ -58,12 +66,6 @@ _SPEC_V2 = {
 _SGLANG_METHODS = {"NEXTN": "mtp", "EAGLE": "eagle", "EAGLE3": "eagle", "NGRAM": "ngram"}
 _VLLM_METHODS = {"mtp": "mtp", "deepseek_mtp": "mtp", "eagle": "eagle", "eagle3": "eagle",
                  "ngram": "ngram"}  # fmt: skip
-# vLLM's human-readable integers (`--max-model-len 32k`, vllm/engine/arg_utils.py
-# `human_readable_int`): k/m/g/t powers of 1000 (a fraction allowed: 1.5k), K/M/G/T of 1024
-# (whole numbers only); without a suffix, Python's int() as argparse's `type=int` reads it.
-_SUFFIX = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
-_BINARY_SUFFIX = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
-_WHOLE = r"\+?[0-9](_?[0-9])*"  # int()'s literal: a sign, digits and single underscores
 # SGLang's --speculative-algorithm choices (python/sglang/srt/server_args.py); STANDALONE (a
 # small draft model run as such) is one capcliff does not model.
 _SGLANG_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"})
@@ -76,7 +78,7 @@ _INERT = frozenset(
     {
         "host", "port", "served-model-name", "trust-remote-code", "api-key", "disable-log-requests",
         "disable-log-stats", "uvicorn-log-level", "log-level", "download-dir", "tokenizer",
-        "revision", "seed", "enable-chunked-prefill", "backend", "log_level",
+        "revision", "seed", "enable-chunked-prefill", "backend", "log_level", "trust_remote_code",
     }
 )  # fmt: skip
 _BOOLEAN = frozenset(
@@ -134,8 +136,18 @@ def _engine(words: list[str]) -> tuple[str, list[str]]:
     )
 
 
-def _options(words: list[str]) -> tuple[list[str], list[tuple[str, str | None]]]:
-    """Positional words and (flag name without dashes, value or None for a switch)."""
+# vLLM's flags that take one value or more (argparse nargs="+"): `--served-model-name a b`
+# answers to both names (vllm/config/model.py served_model_name: str | list[str]), and
+# `--lora-modules name=path ...` (vllm/entrypoints/openai/cli_args.py); their words after the
+# first were read as stray positional words.
+_MANY_VALUES = {"vllm": frozenset({"served-model-name", "lora-modules"})}
+
+
+def _options(
+    words: list[str], many: frozenset[str] = frozenset()
+) -> tuple[list[str], list[tuple[str, str | None]]]:
+    """Positional words and (flag name without dashes, value or None for a switch); a flag of
+    `many` takes every word up to the next flag (joined by spaces)."""
     positional: list[str] = []
     options: list[tuple[str, str | None]] = []
     i = 0
@@ -165,6 +177,12 @@ def _options(words: list[str]) -> tuple[list[str], list[tuple[str, str | None]]]
             or words[i + 1].startswith("--")
         ):
             options.append((name, None))
+        elif name.replace("_", "-") in many:
+            end = next(
+                (j for j in range(i + 1, len(words)) if words[j].startswith("-")), len(words)
+            )
+            options.append((name, " ".join(words[i + 1 : end])))
+            i = end - 1
         else:
             options.append((name, words[i + 1]))
             i += 1
@@ -173,21 +191,7 @@ def _options(words: list[str]) -> tuple[list[str], list[tuple[str, str | None]]]
 
 
 def _integer(flag: str, value: str | None) -> int:
-    text = (value or "").strip()
-    binary = _BINARY_SUFFIX.get(text[-1:])
-    scale = binary or _SUFFIX.get(text[-1:], 1) if text else 1
-    digits = text[:-1] if scale != 1 else text
-    # the engines' argparse reads an int: "1e3" is refused there (a fraction only before a
-    # decimal suffix)
-    pattern = _WHOLE if scale == 1 else r"[0-9]+" if binary else r"[0-9]+(\.[0-9]+)?"
-    whole = re.fullmatch(pattern, digits)
-    try:
-        number = float(digits) * scale if whole else -1.0
-    except ValueError:
-        number = -1.0
-    if not (1 <= number < math.inf and number == int(number)):  # 1e400: int(inf) overflowed
-        raise InputError(f"{FIELD}: --{flag} wants a whole number >= 1, got {value!r}")
-    return int(number)
+    return parse_human_int(value, field=f"{FIELD}: --{flag}")
 
 
 def _number(flag: str, value: str | None) -> float:
@@ -347,6 +351,41 @@ _TRTLLM: dict[str, Callable[..., None]] = {
 _READERS = {"vllm": _VLLM, "sglang": _SGLANG, "trtllm": _TRTLLM}
 
 
+def _dotted_json(options: list[tuple[str, str | None]], flag: str) -> list[tuple[str, str | None]]:
+    """`options` with vLLM's dotted keys of the JSON argument `flag` (`--speculative-config.method
+    ngram --speculative-config.num_speculative_tokens 3`, the same as the JSON object; vllm
+    utils/argparse_utils.py FlexibleArgumentParser) merged into one `flag` JSON value, after
+    any JSON the flag was given whole. A value is read as JSON where it is one (3 is a number),
+    else as text."""
+    whole: dict[str, Any] = {}
+    dotted: dict[str, Any] = {}
+    rest: list[tuple[str, str | None]] = []
+    for name, value in options:
+        head, dot, key = name.partition(".")
+        if head.replace("_", "-") != flag or (not dot and value is None):
+            rest.append((name, value))
+        elif not dot:
+            try:
+                parsed = json.loads(value or "")
+            except ValueError:
+                return options  # not JSON: the flag's own reader says so
+            if not isinstance(parsed, dict):
+                return options
+            whole.update(parsed)
+        else:
+            *parents, leaf = key.split(".")
+            where = dotted
+            for part in parents:
+                where = where.setdefault(part, {}) if isinstance(where.get(part, {}), dict) else {}
+            try:
+                where[leaf] = True if value is None else json.loads(value)
+            except ValueError:
+                where[leaf] = value
+    if not dotted:
+        return options
+    return [*rest, (flag, json.dumps({**whole, **dotted}))]
+
+
 def parse_serve_command(text: str) -> ServeCommand:
     """The deployment an engine command line launches (see the module docstring)."""
     words = _words(text)
@@ -358,7 +397,9 @@ def parse_serve_command(text: str) -> ServeCommand:
     engine, rest = _engine(words)
     reading = _Reading(engine)
     _environment(reading, env)
-    positional, options = _options(rest)
+    positional, options = _options(rest, _MANY_VALUES.get(engine, frozenset()))
+    if engine == "vllm":
+        options = _dotted_json(options, "speculative-config")
     readers = _READERS[engine]
     for name, value in options:
         key = name if engine == "trtllm" else name.replace("_", "-")
@@ -557,7 +598,7 @@ def _speculative_tokens(value: object) -> int | None:
         return None
     number: float | None = None
     numeric = isinstance(value, int | float) and not isinstance(value, bool)
-    if numeric or (isinstance(value, str) and re.fullmatch(_WHOLE, value.strip())):
+    if numeric or (isinstance(value, str) and re.fullmatch(INT_LITERAL, value.strip())):
         number = float(value)  # type: ignore[arg-type]  # a number or a whole-number string
     if number is None or not (1 <= number < math.inf and number == int(number)):
         raise InputError(
@@ -612,13 +653,13 @@ def merged_settings(command: ServeCommand, given: Mapping[str, Any]) -> dict[str
 
 
 def merged_target(
-    command: ServeCommand, *, model: str | None, layout: str | None
+    command: ServeCommand, *, model: str | None, layout: str | None, base_dir: Path | None = None
 ) -> tuple[str, str]:
     """(model, layout name): the command's, or the given ones where they agree with it. The
     model the command names is found in the catalog by its HF repo id (or used as a path). A
     vLLM line's DP ranks of a MoE model are attention DP (`Layout.in_lockstep`)."""
     given = model is not None
-    model = model if model is not None else catalog_model(command.model)
+    model = model if model is not None else catalog_model(command.model, base_dir=base_dir)
     named = _catalogued(model)
     # a path relative to a spec's folder is checked where the spec is read
     if (
@@ -652,26 +693,53 @@ def _catalogued(model: str) -> Model | None:
         return None
 
 
-def catalog_model(name: str) -> str:
+def named_files(text: str, folders: Iterable[Path]) -> list[Path]:
+    """The files a command line names (`--config cfg.yaml`, `--extra_llm_api_options=x.yml`),
+    found under any of `folders`: the engine reads them, so no output of a run may replace one."""
+    try:
+        words = _words(text)
+    except InputError:
+        return []
+    names = [part for word in words for part in (word, word.partition("=")[2]) if part]
+    return [
+        folder / name
+        for name in names
+        for folder in folders
+        if not name.startswith("-") and is_file(folder / name)
+    ]
+
+
+def catalog_model(name: str, *, base_dir: Path | None = None) -> str:
     """The catalog id whose HF repo is `name` (case-insensitive), else `name` itself when it is
-    a catalog id or a path; else a one-line error."""
+    a catalog id or a path (here, or in `base_dir`: a spec's folder, which reads it from
+    there); else a one-line error."""
     from capcliff.catalog.catalogs import model_catalog
 
     catalog = model_catalog()
     by_repo = {card.hf_repo.lower(): mid for mid, card in catalog.items() if card.hf_repo}
     if name.lower() in by_repo:
         return by_repo[name.lower()]
-    if name in catalog or Path(name).exists():
+    if (
+        name in catalog
+        or Path(name).exists()
+        or (base_dir is not None and (base_dir / name).exists())
+    ):
         return name
+    if name.startswith((".", "/", "~")):  # a path, not a repo id
+        where = "here" if base_dir is None else f"here or in {base_dir}"
+        raise InputError(f"{FIELD}: the model folder {name!r} is not {where}; give its path")
     raise InputError(
         f"{FIELD}: no model card has hf_repo {name!r}; pass the model's catalog id or a "
         "config.json path as MODEL (see `capcliff models`)"
     )
 
 
-def read_into(keys: Mapping[str, Any], settings: set[str]) -> dict[str, Any]:
+def read_into(
+    keys: Mapping[str, Any], settings: set[str], *, base_dir: Path | None = None
+) -> dict[str, Any]:
     """A spec scenario's keys (`keys`, with `serve_command`) with the command's model, layout
-    and settings (`settings`: the DeploymentSettings keys) filled in; conflicts are errors."""
+    and settings (`settings`: the DeploymentSettings keys) filled in; conflicts are errors. A
+    model folder the command names may lie in `base_dir` (the spec's folder)."""
     command = parse_serve_command(str(keys["serve_command"]))
     merged = merged_settings(command, {k: keys.get(k) for k in settings})
     layout = keys.get("layout")
@@ -679,6 +747,7 @@ def read_into(keys: Mapping[str, Any], settings: set[str]) -> dict[str, Any]:
         command,
         model=None if keys.get("model") is None else str(keys["model"]),
         layout=None if layout in (None, "auto") else str(layout),
+        base_dir=base_dir,
     )
     given = {k: v for k, v in merged.items() if v is not None}
     return {**keys, **given, "model": model, "layout": name}

@@ -4,8 +4,8 @@ A setting another engine reads (`refuse_other_engines_settings`), an MoE setting
 (`refuse_moe_settings_on_dense`), TensorRT-LLM's attention-DP balance without its engine or
 attention DP (`check_adp_balance`), a KV transfer cost without disagg (`refuse_disagg_only`), and
 the warning for offload tiers nothing looks up (`unused_tiers`), and a driver-reported memory
-given for more than one GPU type (`refuse_total_memory_across_gpus`). Each refusal is one line
-naming the field.
+given for more than one GPU type (`refuse_total_memory_across_gpus`), an engine on GPUs it does not
+run on (`refuse_engine_on_vendor`). Each refusal is one line naming the field.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 from capcliff.analysis.deployment_settings import DeploymentSettings
 from capcliff.catalog.catalogs import Model
 from capcliff.catalog.layout import parse_layout
+from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
 from capcliff.memory.deepep import AllToAllBackend
@@ -123,4 +124,21 @@ def refuse_total_memory_across_gpus(settings: DeploymentSettings, gpu_ids: list[
         raise InputError(
             f"gpu_total_memory: one GPU's driver-reported memory, given for {len(kinds)} GPU "
             f"types ({', '.join(kinds)}); size one type at a time, or leave it unset"
+        )
+
+
+# TensorRT-LLM builds on CUDA and NVIDIA's kernels only ("TensorRT-LLM ... accelerates and
+# optimizes inference performance ... on NVIDIA GPUs", NVIDIA/TensorRT-LLM README.md); vLLM and
+# SGLang run on ROCm too.
+ENGINE_VENDORS: dict[EngineName, str] = {EngineName.TRTLLM: "NVIDIA"}
+
+
+def refuse_engine_on_vendor(settings: DeploymentSettings, hardware: HardwareSpec) -> None:
+    """Refuses an engine on a GPU its maker does not build it for (TensorRT-LLM on an AMD GPU
+    was simulated with NVIDIA's engine terms)."""
+    vendor = ENGINE_VENDORS.get(settings.engine)
+    if vendor is not None and hardware.vendor != vendor:
+        raise InputError(
+            f"engine: {settings.engine.value} runs on {vendor} GPUs only, and {hardware.id} is "
+            f"{hardware.vendor}'s; use vllm or sglang there, or one of {vendor}'s GPUs"
         )

@@ -45,11 +45,11 @@ from pydantic import (
 )
 
 from capcliff.catalog.catalogs import load_toml
-from capcliff.errors import CatalogError
+from capcliff.errors import CatalogError, InputError
 from capcliff.file_fields import refuse_bool_number
 from capcliff.memory.budget import OVERRIDABLE_TERMS, EngineName
 from capcliff.memory.draft import MAX_SPECULATIVE_TOKENS, SpecMethod
-from capcliff.units import GIB, MAX_BYTES, MAX_SLO_TPOT_S
+from capcliff.units import GIB, MAX_BYTES, MAX_SLO_TPOT_S, parse_kv_dtype
 
 # Set bounds on fitted step-time terms (not modeled): a scale off the roofline-and-communication
 # model by more than 100x either way, or a fixed cost per step past the longest TPOT an SLO may
@@ -259,7 +259,7 @@ def calibration_mismatches(
         ("model", calibration.model, model),
         ("gpu", calibration.gpu, gpu),
         ("weight_dtype", calibration.weight_dtype, weight_dtype),
-        ("kv_cache_dtype", calibration.kv_cache_dtype, kv_cache_dtype),
+        ("kv_cache_dtype", _kv_name(calibration.kv_cache_dtype), _kv_name(kv_cache_dtype)),
         ("layout", calibration.layout, layout),
         ("model shape", calibration.model_shape, model_shape),
     )
@@ -268,3 +268,15 @@ def calibration_mismatches(
         for name, recorded, used in pairs
         if recorded is not None and used is not None and recorded != used
     ]
+
+
+def _kv_name(text: str | None) -> str | None:
+    """A KV cache dtype by its capcliff name (`fp8_e4m3` is fp8, `auto` bf16: a file written
+    with `calibrate --kv-dtype fp8_e4m3` was refused for the deployment it was made on), or as
+    written when no dtype reads it."""
+    if text is None:
+        return None
+    try:
+        return parse_kv_dtype(text).value
+    except InputError:
+        return text

@@ -424,6 +424,23 @@ def get_model(name: str) -> Model:
             f"{name!r:.80}: (file): a model card is read from the catalog only; give a catalog "
             "id (see capcliff models), an HF config.json or a model folder"
         )
+    missing = unreadable(candidate) == "no such file"
+    if missing and (by_repo := catalog_id_of_repo(name)):
+        # an HF repo id, as `vllm serve` takes it (a local folder of that name comes first)
+        return get_model(by_repo)
+    if missing and HF_REPO_ID.fullmatch(name) and candidate.suffix != ".json":
+        raise CatalogError(
+            f"model: {name!r:.80} is no file or folder here and no model card's hf_repo (see "
+            "capcliff models); give a catalog id, or the model's config.json or folder"
+        )
     if candidate.suffix == ".json" or unreadable(candidate) != "no such file" or "/" in name:
         return model_from_path(candidate)
     raise _unknown("model", name, list(catalog))
+
+
+def catalog_id_of_repo(name: str) -> str | None:
+    """The id of the model card whose `hf_repo` is `name` (case-insensitive, as the Hub reads
+    repo ids), else None."""
+    query = name.strip().lower()
+    found = [mid for mid, card in model_catalog().items() if (card.hf_repo or "").lower() == query]
+    return found[0] if query and found else None

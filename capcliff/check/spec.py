@@ -26,8 +26,9 @@ from pydantic import (
 
 from capcliff.analysis.deployment_settings import DeploymentSettings, check_gpu_count
 from capcliff.analysis.disagg.pools import parse_disagg
+from capcliff.analysis.serve_command import named_files
 from capcliff.analysis.setting_refusals import refuse_disagg_only
-from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
+from capcliff.catalog.catalogs import catalog_id_of_repo, get_hardware, get_model, model_catalog
 from capcliff.catalog.layout import parse_layout
 from capcliff.catalog.specs import MAX_USD_PER_GPU_HOUR, MIN_USD_PER_GPU_HOUR
 from capcliff.check.spec_errors import field_line, validation_lines
@@ -189,7 +190,10 @@ class CheckWorkload(_Spec):
                 f"{'osl' if self.isl is not None else 'isl'}: needed with "
                 f"{'isl' if self.isl is not None else 'osl'}"
             )
-        if self.trace is not None and any(v is not None for v in (self.arrival, self.rate)):
+        # a trace replays its own arrival times, or is replayed by `clients` users (then
+        # `arrival = "clients"` only says so)
+        clients = self.arrival is None or self.arrival.value == "clients"
+        if self.trace is not None and (self.rate is not None or not clients):
             raise ValueError("arrival: a trace replays its own arrival times (or clients)")
         if self.trace is not None and self.num_requests is not None:
             raise ValueError("num_requests: a trace has as many requests as lines")
@@ -240,13 +244,14 @@ class Scenario(DeploymentSettings):
 
     @model_validator(mode="before")
     @classmethod
-    def _from_serve_command(cls, data: Any) -> Any:
+    def _from_serve_command(cls, data: Any, info: ValidationInfo) -> Any:
         if not isinstance(data, dict) or not isinstance(data.get("serve_command"), str):
             return data
         from capcliff.analysis.serve_command import read_into
 
+        base_dir = (info.context or {}).get("base_dir")  # the spec's folder (`parse_spec`)
         try:
-            return read_into(data, set(DeploymentSettings.model_fields))
+            return read_into(data, set(DeploymentSettings.model_fields), base_dir=base_dir)
         except InputError as exc:
             raise ValueError(str(exc)) from None
 
@@ -258,6 +263,10 @@ class Scenario(DeploymentSettings):
         bad = next((c for c in value if unicodedata.category(c) == "Cc"), None)
         if bad is not None:
             raise ValueError(f"must be printable text; got the control character U+{ord(bad):04X}")
+        if not value.strip():
+            raise ValueError("is blank; give the scenario a name")
+        if value != value.strip():  # "s" and "s " printed alike and were two baseline keys
+            raise ValueError(f"{value!r:.60} has spaces at an end; give the name without them")
         return value
 
     @field_validator("layout")
@@ -285,6 +294,7 @@ class Scenario(DeploymentSettings):
             refuse_disagg_only(self, disagg=self.disagg is not None)
         except InputError as exc:
             raise ValueError(str(exc)) from None
+        self._refuse_fleet_keys_of_a_batch()
         named = self.disagg or (None if self.layout == "auto" else self.layout)
         if named is None and self.gpus is None:
             raise ValueError("gpus: needed when layout is auto")
@@ -296,6 +306,22 @@ class Scenario(DeploymentSettings):
             for problem in running_problems(self, requests):
                 raise ValueError(problem)
         return self
+
+    def _refuse_fleet_keys_of_a_batch(self) -> None:
+        """`headroom` and `expect.replicas_max` size a fleet for the workload's rate or clients
+        (as `capcliff plan --headroom` needs --rate or --clients); a batch has neither: the
+        headroom changed nothing and replicas_max held at one replica whatever it said."""
+        w = self.workload
+        given = None if w.arrival is None else w.arrival.value
+        if w.trace is not None or implied_arrival(given, rate=w.rate, clients=w.clients) != "batch":
+            return
+        keys = [k for k in ("headroom",) if k in self.model_fields_set]
+        keys += ["expect.replicas_max"] if self.expect.replicas_max is not None else []
+        for key in keys:
+            raise ValueError(
+                f"{key}: sizes a fleet for the workload's rate or clients, and a batch has "
+                "neither; give workload.rate or workload.clients, or drop it"
+            )
 
     def _named_gpus(self) -> int:
         """GPUs of the named disaggregated deployment, else of the named layout."""
@@ -345,6 +371,8 @@ def model_reference(text: str, base_dir: Path) -> str:
     if text in model_catalog() or Path(text).is_absolute():
         return text
     candidate = base_dir / text
+    if not candidate.exists() and not Path(text).exists() and catalog_id_of_repo(text):
+        return text  # an HF repo id of a model card (`meta-llama/Llama-3.1-8B`)
     if Path(text).suffix == ".json" or "/" in text or candidate.exists() or Path(text).exists():
         return str(candidate)
     return text
@@ -378,6 +406,8 @@ class SpecFile:
             for name in (s.workload.trace, s.calibration):
                 if name is not None:
                     paths.append(self.base_dir / name)
+            if s.serve_command is not None:  # the engine's own files: `--config cfg.yaml`
+                paths += named_files(s.serve_command, (self.base_dir, Path.cwd()))
         return paths + list(self.histograms)
 
 
@@ -447,10 +477,12 @@ def parse_spec(text: str, *, path: Path) -> SpecFile:
     histograms, problems = _read_histograms(data, path.parent)
     # a histogram that could not be read is said once, not again as "was not read"
     said = tuple(p.split(":", 1)[0] + ":" for p in problems)
-    problems += [p for p in validation_lines(CheckSpec, data) if not said or not p.startswith(said)]
+    where = {"base_dir": path.parent}  # a serve_command's model folder is read from there
+    lines = validation_lines(CheckSpec, data, context=where)
+    problems += [p for p in lines if not said or not p.startswith(said)]
     if problems:
         raise CatalogError("\n".join(f"{path}: {p}" for p in problems))
-    spec = CheckSpec.model_validate(data)
+    spec = CheckSpec.model_validate(data, context=where)
     traces, problems = _spec_problems(spec, path.parent)
     if problems:
         raise CatalogError("\n".join(f"{path}: {p}" for p in problems))

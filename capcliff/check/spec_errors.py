@@ -75,10 +75,13 @@ def field_line(where: str, message: str) -> str:
     return f"{where or '(file)'}: {message}"
 
 
-def validation_lines(root: type[BaseModel], data: Any) -> list[str]:
-    """Every problem of `data` against `root`, one `field.path: message` each ([] if none)."""
+def validation_lines(
+    root: type[BaseModel], data: Any, *, context: dict[str, Any] | None = None
+) -> list[str]:
+    """Every problem of `data` against `root` (validated with `context`), one
+    `field.path: message` each ([] if none)."""
     try:
-        root.model_validate(data)
+        root.model_validate(data, context=context)
     except ValidationError as exc:
         errors = exc.errors()
     else:

@@ -141,6 +141,14 @@ def _share_below_one(ctx: Any, param: Any, value: float | None) -> float | None:
     return value
 
 
+def max_model_len_option(value: str) -> int:
+    """`--max-model-len` read as vLLM reads it (`units.parse_human_int`: 32K is 32,768, 32k
+    32,000)."""
+    from capcliff.units import parse_human_int
+
+    return parse_human_int(value, field="--max-model-len:")
+
+
 def _flag(param: Any) -> str:
     return str(param.opts[0]) if getattr(param, "opts", None) else str(param.name)
 
@@ -169,12 +177,19 @@ MEMORY_OPTIONS: dict[str, Any] = {
     "kv_cache_dtype": Annotated[
         str | None,
         typer.Option(
-            "--kv-cache-dtype", "--kv-dtype", help="KV cache dtype: bf16 (default), fp16, fp8."
+            "--kv-cache-dtype",
+            "--kv-dtype",
+            help="KV cache dtype: bf16 (default; auto, the engines' name for it), fp16, fp8.",
         ),
     ],
     "max_model_len": Annotated[
         int | None,
-        typer.Option(help="Longest request, tokens (default: from the workload or the model)."),
+        typer.Option(
+            parser=max_model_len_option,
+            metavar="<int>",
+            help="Longest request, tokens, as vLLM reads them (32768, 32K = 32,768, 32k = "
+            "32,000; default: from the workload or the model).",
+        ),
     ],
     "allow_long_max_model_len": Annotated[
         bool | None,

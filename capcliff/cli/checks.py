@@ -19,6 +19,7 @@ from capcliff.cli.app import (
     OutputFormat,
     _choice,
     app,
+    max_model_len_option,
     print_warning,
 )
 from capcliff.errors import InputError
@@ -58,15 +59,24 @@ def calibrate(
         int | None, typer.Option(callback=COUNT, help="GPUs of the benchmarked deployment.")
     ] = None,
     kv_dtype: Annotated[
-        str,
-        typer.Option("--kv-cache-dtype", "--kv-dtype", help="KV cache dtype if the log omits it."),
-    ] = "bf16",
+        str | None,
+        typer.Option(
+            "--kv-cache-dtype",
+            "--kv-dtype",
+            help="KV cache dtype if the log omits it (default bf16).",
+        ),
+    ] = None,
     weight_dtype: Annotated[
         str | None, typer.Option(help="Weight dtype if the log omits it (e.g. a prebuilt engine).")
     ] = None,
     max_model_len: Annotated[
         int | None,
-        typer.Option(callback=COUNT, help="Longest request, tokens, if the log omits it."),
+        typer.Option(
+            parser=max_model_len_option,
+            metavar="<int>",
+            help="Longest request, tokens (32768, 32K or 32k, as vLLM reads them), if the log "
+            "omits it.",
+        ),
     ] = None,
     output: Annotated[
         str | None,
@@ -107,10 +117,14 @@ def calibrate(
 
     from capcliff.calibrate.benchmarks import is_benchmark_file
     from capcliff.files import output_path
+    from capcliff.units import parse_kv_dtype
 
     for flag, value in (("gpu", gpu), ("model", model), ("engine", engine), ("layout", layout)):
         if value is not None and not value.strip():  # "" read as not given
             raise InputError(f"{flag}: empty; give a value or leave the flag out")
+    # by its capcliff name (fp8_e4m3 is fp8, auto bf16): the file records it, and a deployment
+    # is matched against it by that name
+    given_kv, kv_dtype = kv_dtype, parse_kv_dtype(kv_dtype or "bf16", field="kv-cache-dtype").value
     if is_benchmark_file(Path(logfile)):
         from capcliff.cli.calibration.bench import BenchArgs, calibrate_benchmark
 
@@ -144,6 +158,7 @@ def calibrate(
     check_outputs([("--output", target)], inputs=inputs, force=force)
     log = parse_startup_log(read_text(Path(logfile), field="logfile"))
     _refuse_another_length(log, max_model_len)
+    _refuse_another_kv_dtype(log, given_kv)
     repos = {mid: card.hf_repo for mid, card in model_catalog().items()}
     from_log = model_id_from_log(log, repos)
     model_id = model if model is not None else from_log
@@ -197,6 +212,30 @@ def calibrate(
                 update={"step_time": kept.step_time, "speculative": kept.speculative}
             )
         write_text_atomic(target, calibration_toml(fitted), overwrite=force)
+
+
+def _refuse_another_kv_dtype(log: StartupLog, given: str | None) -> None:
+    """--kv-cache-dtype (`given`; None: not given) against a log that states its own: the flag
+    stood in for the log's `auto` and fitted another cache (`--kv-dtype fp8` on a vLLM log of
+    `auto`, a 16-bit cache, sized half the KV bytes per token)."""
+    from capcliff.calibrate.startup_logs import LogFormat
+    from capcliff.units import parse_kv_dtype
+
+    stated = log.config.get("kv_cache_dtype")
+    if given is None or stated is None:
+        return
+    kv_dtype = parse_kv_dtype(given).value
+    if str(stated) == "auto" and log.format is LogFormat.TRTLLM:
+        return  # TensorRT-LLM's auto takes the checkpoint's KV quantization: the flag says it
+    try:
+        ran = parse_kv_dtype(str(stated)).value  # vLLM's and SGLang's auto: the model's dtype
+    except InputError:
+        return
+    if (ran == "fp8") != (kv_dtype == "fp8"):  # bf16 and fp16 size alike
+        raise InputError(
+            f"kv-cache-dtype: the log ran kv_cache_dtype={stated}, not {given} (the flag "
+            "stands in only where a log omits it)"
+        )
 
 
 def _refuse_another_length(log: StartupLog, max_model_len: int | None) -> None:

@@ -127,8 +127,9 @@ def workload_choice(
         lengths = (parse_output_lengths(distributed).max_tokens,)
     elif osl is not None:
         try:
-            # each once: "10,10,..." ran the same sweep once per repeat
-            lengths = tuple(dict.fromkeys(int(v) for v in osl.split(",") if v.strip()))
+            # each once: "10,10,..." ran the same sweep once per repeat; an empty item ("100,",
+            # "100,,200": a list cut or a value left out) is refused, as --concurrency's is
+            lengths = tuple(dict.fromkeys(int(v) for v in osl.split(",")))
         except ValueError:
             lengths = ()
         if not lengths or len(lengths) > MAX_OUTPUT_LENGTHS:  # each: a whole sweep

@@ -97,13 +97,21 @@ class Speculation:
     draft: str | None = None  # EAGLE: the draft checkpoint (printed in the engine flags)
 
 
+# The engines' own names of the methods, in any case (vLLM's speculative_config methods and
+# SGLang's --speculative-algorithm choices, vllm/config/speculative.py, sglang server_args.py):
+# EAGLE3 is the EAGLE-3 head `eagle` models; NEXTN and deepseek_mtp run the model's MTP layers.
+_METHOD_ALIASES = {"eagle3": "eagle", "nextn": "mtp", "deepseek_mtp": "mtp"}
+
+
 def parse_speculative(text: str) -> Speculation:
-    """`mtp:K`, `eagle:K[:DRAFT]` or `ngram:K` (K in 1..MAX_SPECULATIVE_TOKENS)."""
-    method, _, rest = text.strip().partition(":")
+    """`mtp:K`, `eagle:K[:DRAFT]` or `ngram:K` (K in 1..MAX_SPECULATIVE_TOKENS); the method in
+    any case or by an engine's name for it (eagle3, nextn, deepseek_mtp)."""
+    written, _, rest = text.strip().partition(":")
+    method = _METHOD_ALIASES.get(written.strip().lower(), written.strip().lower())
     k_text, sep, draft = rest.partition(":")
     known = ", ".join(m.value for m in SpecMethod)
     if method not in {m.value for m in SpecMethod}:
-        raise InputError(f"speculative: unknown method {method!r} in {text!r}; known: {known}")
+        raise InputError(f"speculative: unknown method {written!r} in {text!r}; known: {known}")
     if not k_text.isdecimal() or not 1 <= int(k_text) <= MAX_SPECULATIVE_TOKENS:
         raise InputError(
             f"speculative: K must be an integer from 1 to {MAX_SPECULATIVE_TOKENS} "
@@ -201,3 +209,9 @@ def acceptance(
     return Acceptance(
         expected_tokens_per_step(default_rates(spec.method, k)), DEFAULT_SOURCES[spec.method]
     )
+
+
+def speculative_text(speculation: Speculation) -> str:
+    """`speculation` as `--speculative` writes it: `method:K[:DRAFT]` (eagle3:3 as eagle:3)."""
+    draft = f":{speculation.draft}" if speculation.draft else ""
+    return f"{speculation.method.value}:{speculation.num_speculative_tokens}{draft}"
