@@ -55,6 +55,9 @@ class _Fresh:
     choice: object
     seed: int
 
+    def reseeded(self, seed: int) -> _Fresh:
+        return _Fresh(self.choice, seed)
+
     def at_rate(self, n: int, rate: float) -> float:
         return rate
 
@@ -77,7 +80,6 @@ def _verify(
 ) -> tuple[RatePoint | None, list[float]]:
     """`verified` from a found rate of 10 requests/s with the margin over the SLO at each rate
     given by `margin`; (its answer, the rates it simulated)."""
-    monkeypatch.setattr(capacity_module, "OnlineWorkload", _Fresh)
     monkeypatch.setattr(capacity_module, "steady_state", lambda result, **_: result.rate)
     monkeypatch.setattr(capacity_module, "peak_in_system", lambda rate: 0)
     monkeypatch.setattr(capacity_module, "meets_slo", lambda rate, slo: margin(rate) <= 1)

@@ -514,7 +514,7 @@ def verified(
     `paused`: `run`, lazily (one replica): a step's run is read part way
     (`rate_search.early_miss`) and stopped once it misses the SLO surely; the step's point is
     then that part's."""
-    fresh = OnlineWorkload(workload.choice, workload.seed + VERIFY_SEED)
+    fresh = workload.reseeded(workload.seed + VERIFY_SEED)
     size = VERIFY_SIZE * own
     rates = [found.rate_rps]
     for _ in range(VERIFY_TRIES - 1):

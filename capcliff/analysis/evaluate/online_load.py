@@ -68,11 +68,9 @@ class OnlineWorkload:
     _loaded: dict[tuple[int, float | None, int | None, bool], Requests] = field(
         default_factory=dict
     )
-    _streams: dict[tuple[float | None, int | None, bool], SessionStream] = field(
-        default_factory=dict
-    )
+    _streams: dict[tuple[bool, int | None, bool], SessionStream] = field(default_factory=dict)
     _per_session: float | None = None
-    _reference: OnlineWorkload | None = None
+    _reseeded: dict[int, OnlineWorkload] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.sessions:
@@ -111,12 +109,13 @@ class OnlineWorkload:
         self, n: int, rate: float | None, clients: int | None, *, think: bool = True
     ) -> Requests:
         """n requests of sessions at the load (`session_load.session_stream`). One stream per
-        load is kept and extended: a larger sample draws only the sessions it adds, and
+        kind of load is kept and extended: a larger sample draws only the sessions it adds;
         without a think time (a backlog, the saturation search's users) one stream serves
-        every count of users."""
+        every count of users, and one stream serves every rate (`SessionStream.take`: the
+        draws do not depend on the rate)."""
         timed = rate is not None or clients is not None  # a backlog has no think time
         thinks = think and timed and self.choice.session_spec().think_time_s > 0
-        stream_key = (rate, clients if rate is None and thinks else None, thinks)
+        stream_key = (rate is not None, clients if rate is None and thinks else None, thinks)
         if stream_key not in self._streams:
             self._streams[stream_key] = session_stream(
                 self.choice.session_spec(), self.seed, clients=clients, rate_rps=rate,
@@ -125,7 +124,7 @@ class OnlineWorkload:
         key = (n, rate, clients, think)
         if key not in self._loaded:
             users = None if rate is not None else clients or max(n, 1)
-            self._loaded[key] = self._streams[stream_key].take(max(n, 1), users)
+            self._loaded[key] = self._streams[stream_key].take(max(n, 1), users, rate_per_s=rate)
         return self._loaded[key]
 
     @property
@@ -171,11 +170,19 @@ class OnlineWorkload:
         """The fixed sample of n requests that the cap grid, the analytic cliff, max_model_len
         and the per-session figures come from: drawn with REFERENCE_SEED whatever the run's
         seed, so none of them moves with `--seed` (a trace: itself)."""
-        if self.is_trace or self.seed == REFERENCE_SEED:
+        if self.is_trace:
             return self.backlog(n)
-        if self._reference is None:
-            self._reference = OnlineWorkload(self.choice, REFERENCE_SEED)
-        return self._reference.backlog(n)
+        return self.reseeded(REFERENCE_SEED).backlog(n)
+
+    def reseeded(self, seed: int) -> OnlineWorkload:
+        """The same workload drawn with `seed` (itself for its own seed), kept: every sample it
+        draws is drawn once however many searches ask for it (a verification's fresh sample,
+        `capacity.verified`, at each layout and rate)."""
+        if seed == self.seed:
+            return self
+        if seed not in self._reseeded:
+            self._reseeded[seed] = OnlineWorkload(self.choice, seed)
+        return self._reseeded[seed]
 
     def mean_output_tokens(self) -> float:
         """The workload's expected output tokens per request: the closed form of its length

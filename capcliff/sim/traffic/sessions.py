@@ -39,6 +39,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import numpy.typing as npt
 
 from capcliff.errors import InputError
 from capcliff.files import finite_number, number_text
@@ -348,7 +349,11 @@ class SessionStream:
     Sessions are run by `clients` users or started at `rate_per_s` (see `generate_sessions`).
     With users and no think time the draws do not depend on the number of users, so one stream
     serves any (`take`'s `clients`); with a think time, a user's next session starts after one,
-    drawn for the sessions past the first `clients`, so the stream is its users'."""
+    drawn for the sessions past the first `clients`, so the stream is its users'. At a rate the
+    draws do not depend on the rate either: a session's start gap is numpy's exponential of
+    scale mean turns / rate, which is that scale times one standard exponential draw, bit for
+    bit and taking the same bits of the Generator. The stream keeps those draws, so one stream
+    serves every rate (`take`'s `rate_per_s`), its sessions' starts summed in the same order."""
 
     def __init__(
         self,
@@ -374,6 +379,10 @@ class SessionStream:
         # never sent anything, and its later sessions waited forever)
         self._session: list[int] = []
         self._sessions, self._started, self._start_s = 0, 0, 0.0
+        # at a rate: each session's start gap over mean turns / rate (a standard exponential),
+        # and, for each session that sent a turn, (its first request, its session's draw index)
+        self._gaps: list[float] = []
+        self._firsts: list[tuple[int, int]] = []
 
     def _extend(self, n: int) -> None:
         """Draw whole sessions until at least `n` requests exist."""
@@ -384,10 +393,16 @@ class SessionStream:
             prefix = self._prefixes[k % len(self._prefixes)] if self._prefixes else -1
             arrival = math.nan
             if self.rate_per_s is not None:
-                self._start_s += float(d.rng.exponential(spec.mean_turns / self.rate_per_s))
+                # rng.exponential(scale) is scale x rng.standard_exponential() (numpy's
+                # random_exponential), the same value and the same draws
+                gap = float(d.rng.standard_exponential())
+                self._gaps.append(gap)
+                self._start_s += spec.mean_turns / self.rate_per_s * gap
                 arrival = self._start_s
             first = len(b.inputs)
             count = _session(b, d, prefix_node=prefix, client=k, first_arrival_s=arrival)
+            if count and self.rate_per_s is not None:
+                self._firsts.append((first, k))
             if count and self.clients is not None and self._started >= self.clients:
                 b.think[first] = d.think()  # a user's next session starts after a think time
             self._session.extend([self._started] * count)
@@ -397,23 +412,42 @@ class SessionStream:
             if empty > 100 * max(n, 1):
                 raise InputError("sessions: no turn fits the context limit")
 
-    def take(self, n: int, clients: int | None = None) -> Requests:
+    def take(
+        self, n: int, clients: int | None = None, *, rate_per_s: float | None = None
+    ) -> Requests:
         """The first `n` requests, run by `clients` users (default: the stream's; another count
-        only without a think time), each user's requests in the order it sends them."""
+        only without a think time), each user's requests in the order it sends them. A stream
+        at a rate: sessions started at `rate_per_s` (default: the stream's), the requests
+        those of a stream drawn at that rate."""
         check_count("num_requests", n)
         users = self.clients if clients is None else clients
         if self.rate_per_s is None and users != self.clients and self.spec.think_time_s > 0:
             raise ValueError("SessionStream.take: a think time ties the stream to its users")
+        if rate_per_s is not None and (self.rate_per_s is None or not rate_per_s > 0):
+            raise ValueError("SessionStream.take: a rate > 0, of a stream drawn at a rate")
         self._extend(n)
         requests = self._b.requests(self.spec.max_output_tokens, n)
         if users is None:  # a rate: each session is its own closed loop
-            return requests
+            if rate_per_s is None or rate_per_s == self.rate_per_s:
+                return requests
+            return replace(requests, arrival_s=self._starts(n, rate_per_s))
         session = np.asarray(self._session[:n], dtype=np.int64)
         first = np.ones(n, dtype=bool)
         first[1:] = session[1:] != session[:-1]
         arrival = np.where(first & (session < users), 0.0, np.nan)
         labelled = replace(requests, client=session % users, arrival_s=arrival)
         return labelled.subset(np.argsort(labelled.client, kind="stable").astype(np.int64))
+
+    def _starts(self, n: int, rate_per_s: float) -> npt.NDArray[np.float64]:
+        """The first `n` requests' arrivals with sessions started at `rate_per_s`: each
+        session's first turn at its start (the gaps times mean turns / rate, summed in order as
+        `_extend` sums them: numpy's cumulative sum adds one after another), NaN after."""
+        starts = np.cumsum(np.asarray(self._gaps) * (self.spec.mean_turns / rate_per_s))
+        arrival = np.full(n, np.nan)
+        firsts = np.asarray(self._firsts, dtype=np.int64).reshape(-1, 2)
+        firsts = firsts[firsts[:, 0] < n]
+        arrival[firsts[:, 0]] = starts[firsts[:, 1]]
+        return arrival
 
 
 def generate_sessions(

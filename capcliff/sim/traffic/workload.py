@@ -18,6 +18,7 @@ import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -84,12 +85,12 @@ class LogNormal:
         if 2 * math.log(self.p99 / self.mean) > Z_P99**2:
             raise InputError(f"lognormal: p99 {self.p99} is over 15 x the mean {self.mean}")
 
-    @property
+    @cached_property  # a session stream draws one length at a time: computed once, not each
     def sigma(self) -> float:
         """Standard deviation of ln(tokens)."""
         return Z_P99 - math.sqrt(Z_P99**2 - 2 * math.log(self.p99 / self.mean))
 
-    @property
+    @cached_property
     def mu(self) -> float:
         """Mean of ln(tokens)."""
         return math.log(self.mean) - self.sigma**2 / 2
