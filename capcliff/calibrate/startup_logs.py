@@ -87,6 +87,11 @@ _STARTS = (
 )
 
 _FAILURE_TAIL = re.compile(r"\s+Try increasing[^.]*\.")
+# Terminal colour codes (ECMA-48 CSI sequences): vLLM's coloured formatter (VLLM_LOGGING_COLOR,
+# vllm/logging_utils/formatter.py) and `script`/tmux captures wrap words and numbers in them.
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# A memory figure printed in a smaller binary unit than the GiB its name holds: the divisor.
+_TO_GIB = {"MiB": 2**10, "MB": 2**10, "bytes": 2**30}
 
 _KV_NAMES = frozenset(
     {"kv_cache_gib", "kv_tokens", "gpu_blocks", "max_concurrency", "k_size_gib", "v_size_gib"}
@@ -158,6 +163,7 @@ def detect_format(text: str) -> LogFormat:
 
 def parse_startup_log(text: str) -> StartupLog:
     """Every memory figure, configuration value and start-up failure in an engine's log."""
+    text = _ANSI.sub("", text)
     log_format = detect_format(text)
     _refuse_two_starts(text)
     scan = _Scan()
@@ -167,6 +173,8 @@ def parse_startup_log(text: str) -> StartupLog:
                 _take(scan, match, line, line_no)
     failure = _take_failure(scan, text)
     readings = sorted(scan.readings, key=lambda r: r.line_no)
+    if failure is None:
+        _refuse_negative_kv(readings)
     if readings:
         scan.config["ranks_seen"] = _ranks_seen(readings, scan.rank_by_line)
     kv_pick: Literal["min", "last"] = "last" if log_format is LogFormat.TRTLLM else "min"
@@ -190,6 +198,20 @@ def _refuse_two_starts(text: str) -> None:
                 f"{', '.join(map(str, at[:5]))}{', ...' if len(at) > 5 else ''}); cut it to one "
                 "start (the last begins near line "
                 f"{at[-1]})"
+            )
+
+
+def _refuse_negative_kv(readings: Sequence[LoggedFigure]) -> None:
+    """An InputError for a negative KV capacity in a log that records no failed start: vLLM
+    refuses to start when the memory left for the cache is not positive
+    (vllm/v1/core/kv_cache_utils.py, check_enough_kv_cache_memory: "No available memory for the
+    cache blocks"), SGLang likewise ("Not enough memory", model_runner.py)."""
+    for r in readings:
+        if r.name in _KV_NAMES and r.value < 0:
+            raise InputError(
+                f"logfile: line {r.line_no}: {r.name}: {r.value:g} is negative, yet the log "
+                "records no failed start (an engine refuses to start without room for a KV "
+                "cache); valid: a figure >= 0, or the log of the failed start with its error"
             )
 
 
@@ -235,6 +257,8 @@ def _figure(name: str, raw: str, unit: str | None, text: str, line_no: int) -> L
         raise InputError(
             f"logfile: line {line_no}: {name}: cannot read {raw.strip()[:40]!r} as a number"
         ) from None
+    if name.endswith("_gib") and unit in _TO_GIB:  # '87849 MiB' is 85.79 GiB, not 87849 GiB
+        value, unit = value / _TO_GIB[unit], "GiB"
     return LoggedFigure(
         name=name, value=value, unit=unit or _default_unit(name), line_no=line_no, text=text.strip()
     )
