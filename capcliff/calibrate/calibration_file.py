@@ -45,6 +45,7 @@ from pydantic import (
 )
 
 from capcliff.catalog.catalogs import load_toml
+from capcliff.catalog.layout import parse_layout
 from capcliff.errors import CatalogError, InputError
 from capcliff.file_fields import refuse_bool_number
 from capcliff.memory.budget import OVERRIDABLE_TERMS, EngineName
@@ -196,6 +197,35 @@ class Calibration(BaseModel):
             ("fixed_s", step.fixed_s), ("scale", step.scale),
             *(overhead if step.request_overhead_s > 0 else ()),
         )  # fmt: skip
+
+    @field_validator(
+        "engine_version", "model", "model_shape", "gpu", "layout", "weight_dtype", "kv_cache_dtype"
+    )
+    @classmethod
+    def _named(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """A recorded deployment field must name something: a blank one matched no deployment
+        (a mismatch only --force passed), and a layout or KV dtype no flag reads was applied."""
+        if value is None:
+            return None
+        if not value.strip():
+            raise ValueError("blank; give the value `capcliff calibrate` recorded, or drop the key")
+        try:
+            if info.field_name == "layout":
+                parse_layout(value)
+            elif info.field_name == "kv_cache_dtype":
+                parse_kv_dtype(value, field="kv_cache_dtype")
+        except InputError as exc:
+            raise ValueError(str(exc).partition(": ")[2]) from None
+        return value
+
+    @model_validator(mode="after")
+    def _calibrates_something(self) -> Calibration:
+        if not self.terms_gib and self.step_time is None and self.speculative is None:
+            raise ValueError(
+                "no [terms_gib] term, [step_time] or [speculative] table: the file calibrates "
+                "nothing; valid: a file `capcliff calibrate -o` wrote"
+            )
+        return self
 
     @field_validator("terms_gib")
     @classmethod
