@@ -313,7 +313,10 @@ def safetensors_bytes(folder: Path) -> int | None:
         # beside its shards, and it was counted twice (vLLM loads the index's files alone:
         # model_executor/model_loader/weight_utils.py, filter_duplicate_safetensors_files)
         files = [f for f in files if f.name in indexed]
+    else:
+        _refuse_missing_numbered_shards(folder, files)
     total = 0
+    seen: set[str] = set()
     for path in files:
         header, data_bytes = _safetensors_header(path)
         spans: list[tuple[int, int, str]] = []
@@ -331,12 +334,38 @@ def safetensors_bytes(folder: Path) -> int | None:
             if isinstance(found, str):
                 raise CatalogError(f"{path}: (safetensors): {found}")
             spans.append((*entry["data_offsets"], key_label(name)))
-            total += found
+            # a tensor two files hold is one parameter: vLLM loads files in turn into the
+            # model's parameters by name, a later copy overwriting (weight_utils.py,
+            # safetensors_weights_iterator; the model's load_weights)
+            total += 0 if name in seen else found
+            seen.add(name)
         _refuse_overlaps(path, spans, data_bytes)
     return total
 
 
 SHARD_INDEX = "model.safetensors.index.json"
+# huggingface_hub's shard names (split_torch_state_dict_into_shards: `model-00001-of-00004`)
+_NUMBERED_SHARD = re.compile(r"^(?P<stem>.+)-(?P<i>\d{1,9})-of-(?P<n>\d{1,9})\.safetensors$")
+
+
+def _refuse_missing_numbered_shards(folder: Path, files: list[Path]) -> None:
+    """A folder without an index whose shards are numbered `-K-of-N` lacks one of the N: a
+    partial download, refused as with an index (its headers' bytes are not the checkpoint's)."""
+    groups: dict[tuple[str, str], set[int]] = {}
+    for f in files:
+        if match := _NUMBERED_SHARD.match(f.name):
+            groups.setdefault((match["stem"], match["n"]), set()).add(int(match["i"]))
+    for (stem, n), have in sorted(groups.items()):
+        total = int(n)
+        lacking = total - len({k for k in have if 1 <= k <= total})
+        if lacking > 0:
+            first = next(k for k in range(1, total + 1) if k not in have)
+            raise CatalogError(
+                f"{folder}: (safetensors): holds {total - lacking} of the {total} shards "
+                f"{stem}-K-of-{n}.safetensors (lacks K = {first}{' ...' if lacking > 1 else ''}) "
+                "and no model.safetensors.index.json; finish the download, or give its "
+                "config.json alone"
+            )
 
 
 def _indexed_shards(folder: Path, files: list[Path]) -> set[str] | None:
