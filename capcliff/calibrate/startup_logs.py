@@ -191,7 +191,13 @@ def _refuse_two_starts(text: str) -> None:
     """An InputError when a start-of-server line appears twice: the log holds two starts."""
     lines = text.splitlines()
     for phrase in _STARTS:
-        at = [n for n, line in enumerate(lines, start=1) if phrase in line]
+        # a line right after its own copy is one line printed by two logging handlers (vLLM's
+        # own and the root logger's, when an app configures both), not a second start
+        at = [
+            n
+            for n, line in enumerate(lines, start=1)
+            if phrase in line and (n == 1 or lines[n - 2] != line)
+        ]
         if len(at) > 1:
             raise InputError(
                 f"logfile: holds {len(at)} server starts ('{phrase}' at lines "
