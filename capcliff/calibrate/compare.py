@@ -289,6 +289,15 @@ def calibrate(
     settings = log_settings(log, base)
     layout = log_layout(log, model)
     refuse_disagreement(log, model, layout, LogClaims() if claims is None else claims)
+    if log.config.get("enable_lora") is True:
+        # vLLM counts the LoRA adapter slots (max_loras x max_lora_rank per layer) in "Model
+        # loading took" (v1/worker/gpu_model_runner.py load_model: load_lora_model inside the
+        # DeviceMemoryProfiler); SGLang reserves a LoRA memory pool: capcliff models neither
+        raise InputError(
+            "logfile: the engine ran with enable_lora=True, whose adapter buffers its memory "
+            "figures count and capcliff does not model; valid: the log of a start without "
+            "--enable-lora"
+        )
     fallback = model.arch.max_position_embeddings if max_model_len is None else max_model_len
     length = log_max_model_len(log, fallback)
     weights = log_scheme(log, model) if scheme is None else scheme

@@ -107,7 +107,7 @@ _ARG_SAME = (  # config keys capcliff names as vLLM does
     "model dtype kv_cache_dtype quantization enforce_eager block_size max_num_seqs swap_space "
     "max_num_batched_tokens chunked_prefill_size max_prefill_tokens enable_prefix_caching "
     "tensor_parallel_size pipeline_parallel_size data_parallel_size enable_expert_parallel "
-    "attention_backend disable_cuda_graph max_model_len"
+    "attention_backend disable_cuda_graph max_model_len enable_lora"
 )
 _ARG_ALIASES = (  # SGLang's and TensorRT-LLM's own key = capcliff's config key
     "model_path=model max_seq_len=max_model_len context_len=max_model_len "
