@@ -1639,6 +1639,7 @@ def main() -> None:
     from fuzz_cases14 import SURFACES14
     from fuzz_cases15 import SURFACES15
     from fuzz_cases16 import SURFACES16
+    from fuzz_cases18 import SURFACES18
 
     SURFACES.update(SURFACES6)
     SURFACES.update(SURFACES7)
@@ -1651,6 +1652,7 @@ def main() -> None:
     SURFACES.update(SURFACES14)
     SURFACES.update(SURFACES15)
     SURFACES.update(SURFACES16)
+    SURFACES.update(SURFACES18)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("surfaces", nargs="*", default=list(SURFACES))
     parser.add_argument("--jobs", type=int, default=2)
