@@ -99,9 +99,12 @@ SERVE17: list[tuple[str, str, bool | None]] = [
     ("vllm-twice-last-wins", f"{V} --max-num-seqs 8 --max-num-seqs 16", None),
     ("vllm-tp-twice-short", f"{V} -tp 1 --tensor-parallel-size 1", None),
     ("vllm-env-prefix", f"VLLM_USE_V1=1 CUDA_VISIBLE_DEVICES=0 {V}", False),
-    ("vllm-env-v0", f"VLLM_USE_V1=0 {V}", None),
+    ("vllm-env-v0", f"VLLM_USE_V1=0 {V}", False),
+    ("vllm-env-v0-offload", f"VLLM_USE_V1=0 {V} --kv-offloading-backend native --kv-offloading-size 64", True),
+    ("vllm-env-v1-offload", f"VLLM_USE_V1=1 {V} --kv-offloading-backend native --kv-offloading-size 64", False),
+    ("vllm-env-v0-engine-vllm", f"VLLM_USE_V1=0 {V}", None),
     ("vllm-env-export", f"export CUDA_VISIBLE_DEVICES=0; {V}", True),
-    ("vllm-env-cmd", f"env CUDA_VISIBLE_DEVICES=0 {V}", None),
+    ("vllm-env-cmd", f"env CUDA_VISIBLE_DEVICES=0 {V}", False),
     ("vllm-quoted-model", "vllm serve 'meta-llama/Llama-3.1-8B' --max-num-seqs '8'", False),
     ("vllm-unbalanced-quote", "vllm serve 'meta-llama/Llama-3.1-8B", True),
     ("vllm-max-num-seqs-zero", f"{V} --max-num-seqs 0", True),
@@ -173,7 +176,7 @@ BASE17: list[tuple[str, str, bool | None]] = [
     ("preemptions-float", _baseline(**{**GOOD, "preemptions": 0.5}), True),
     ("cliff-neg", _baseline(**{**GOOD, "analytic_cliff_concurrency": -1}), True),
     ("basis-other", _baseline(**{**GOOD, "latency_basis": "steady state"}), None),
-    ("basis-garbage", _baseline(**{**GOOD, "latency_basis": "xyz"}), True),
+    ("basis-garbage", _baseline(**{**GOOD, "latency_basis": "xyz"}), None),  # words, never compared
     ("ttft-neg", _baseline(**{**GOOD, "ttft_p99_s": -1.0}), True),
     ("kv-util-two", _baseline(**{**GOOD, "peak_kv_utilization": 2.0}), True),
     ("scenario-list", json.dumps({"kind": "capcliff-check-baseline", "schema_version": 1, "scenarios": [GOOD]}), True),
@@ -226,7 +229,8 @@ def price17_cases() -> Iterator[Case]:
 
 def serve17_cases() -> Iterator[Case]:
     for name, command, invalid in SERVE17:
-        yield Case("serve17", name, [*fs.SMALL_SWEEP, "--serve-command", command], {}, invalid)
+        engine = ["--engine", "vllm"] if name.endswith("-engine-vllm") else []
+        yield Case("serve17", name, [*fs.SMALL_SWEEP, *engine, "--serve-command", command], {}, invalid)
 
 
 def base17_cases() -> Iterator[Case]:
