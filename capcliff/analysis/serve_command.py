@@ -387,14 +387,21 @@ def _dotted_json(options: list[tuple[str, str | None]], flag: str) -> list[tuple
     return [*rest, (flag, json.dumps({**whole, **dotted}))]
 
 
-def parse_serve_command(text: str) -> ServeCommand:
-    """The deployment an engine command line launches (see the module docstring)."""
-    words = _words(text)
-    if words and words[0] in ("env", "/usr/bin/env"):  # `env VAR=1 vllm serve ...`: the same run
+def _assignments(words: list[str]) -> list[str]:
+    """The leading `VAR=value` words, taken off `words` (after an `env` that runs the same
+    command: `env VAR=1 vllm serve ...` is `VAR=1 vllm serve ...`)."""
+    if words and words[0] in ("env", "/usr/bin/env"):
         words.pop(0)
     env = []
     while words and _ENV_RE.match(words[0]):
         env.append(words.pop(0))
+    return env
+
+
+def parse_serve_command(text: str) -> ServeCommand:
+    """The deployment an engine command line launches (see the module docstring)."""
+    words = _words(text)
+    env = _assignments(words)
     if not words:
         raise InputError(f"{FIELD}: empty; give the engine command line, e.g. 'vllm serve MODEL'")
     engine, rest = _engine(words)
