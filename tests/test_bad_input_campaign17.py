@@ -92,8 +92,13 @@ def test_env_prefix_assignments_still_apply() -> None:
 # Baselines: pydantic's lax mode read "684" as 684.0 and true as 1.0; negative counts and a KV
 # utilisation of 2 passed; all compared as if stored by capcliff.
 def _baseline(**changes: object) -> str:
-    figures = {"layout": "tp1", "output_throughput_tok_s": 684.0,
-               "analytic_cliff_concurrency": 1993, "peak_kv_utilization": 0.002, **changes}  # fmt: skip
+    figures = {
+        "layout": "tp1",
+        "output_throughput_tok_s": 684.0,
+        "analytic_cliff_concurrency": 1993,
+        "peak_kv_utilization": 0.002,
+        **changes,
+    }
     return json.dumps(
         {"kind": "capcliff-check-baseline", "schema_version": 1, "scenarios": {"s": figures}}
     )
