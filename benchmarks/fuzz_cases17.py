@@ -33,6 +33,7 @@ DIS = [*SW, "--disagg"]
 OFFLOAD17: Table = [
     ("v0-offload-plan", [*PLAN_OFF, "--engine", "vllm-v0", "--offload", "cpu:64GiB"], None),
     ("v0-offload-nvme-plan", [*PLAN_OFF, "--engine", "vllm-v0", "--offload", "cpu:64GiB,nvme:1TiB"], None),
+    ("v0-policy-vllm-plan", [*PLAN_OFF, "--engine", "vllm-v0", "--policy", "vllm"], None),
     ("sglang-offload-plan", [*PLAN_OFF, "--engine", "sglang", "--offload", "cpu:64GiB"], None),
     ("trtllm-offload-plan", [*PLAN_OFF, "--engine", "trtllm", "--offload", "cpu:64GiB"], None),
     ("offload-tib-decimal", [*OFF, "--offload", "cpu:0.5TiB"], False),

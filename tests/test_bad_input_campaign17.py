@@ -155,3 +155,15 @@ def test_a_baseline_missing_one_new_scenario_still_compares_the_other(
     (tmp_path / "b.json").write_text(json.dumps(baseline))
     assert main(["check", str(tmp_path / "s.toml"), "--baseline", str(tmp_path / "b.json")]) == 0
     assert "no baseline for this scenario" in capsys.readouterr().out
+
+
+# A plan on vLLM V0 under the V1 policy (prefix caching on) tried host offload sizes and would
+# have recommended V1's --kv-offloading flags; V0 has none, so none is tried.
+def test_a_v0_plan_tries_no_host_offload(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["plan", "llama-3.1-8b", "--jobs", "1", "--num-requests", "20", "--gpus", "1",
+            "--slo-ttft", "2", "--workload", "multiturn-chat", "--clients", "4",
+            "--engine", "vllm-v0", "--policy", "vllm"]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "caching on" in out  # the reuse advice ran
+    assert "offload 64 GiB" not in out and "kv-offloading" not in out
