@@ -104,6 +104,7 @@ SERVE17: list[tuple[str, str, bool | None]] = [
     ("vllm-env-v0-offload", f"VLLM_USE_V1=0 {V} --kv-offloading-backend native --kv-offloading-size 64", True),
     ("vllm-env-v1-offload", f"VLLM_USE_V1=1 {V} --kv-offloading-backend native --kv-offloading-size 64", False),
     ("vllm-env-v0-engine-vllm", f"VLLM_USE_V1=0 {V}", None),
+    ("v1-offload-engine-vllm-v0", f"{V} --kv-offloading-backend native --kv-offloading-size 64", True),
     ("vllm-env-export", f"export CUDA_VISIBLE_DEVICES=0; {V}", True),
     ("vllm-env-cmd", f"env CUDA_VISIBLE_DEVICES=0 {V}", False),
     ("vllm-quoted-model", "vllm serve 'meta-llama/Llama-3.1-8B' --max-num-seqs '8'", False),
@@ -230,7 +231,7 @@ def price17_cases() -> Iterator[Case]:
 
 def serve17_cases() -> Iterator[Case]:
     for name, command, invalid in SERVE17:
-        engine = ["--engine", "vllm"] if name.endswith("-engine-vllm") else []
+        engine = ["--engine", name.rsplit("-engine-", 1)[1]] if "-engine-" in name else []
         yield Case("serve17", name, [*fs.SMALL_SWEEP, *engine, "--serve-command", command], {}, invalid)
 
 

@@ -167,3 +167,15 @@ def test_a_v0_plan_tries_no_host_offload(capsys: pytest.CaptureFixture[str]) -> 
     out = capsys.readouterr().out
     assert "caching on" in out  # the reuse advice ran
     assert "offload 64 GiB" not in out and "kv-offloading" not in out
+
+
+def test_engine_vllm_v0_with_a_v1_offloading_line_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    line = (
+        "vllm serve meta-llama/Llama-3.1-8B --kv-offloading-backend native --kv-offloading-size 64"
+    )
+    args = ["sweep", "llama-3.1-8b", "--isl", "100", "--osl", "100", "--num-requests", "20",
+            "--concurrency", "4", "--engine", "vllm-v0", "--serve-command", line]  # fmt: skip
+    error = _one_line_error(args, capsys)
+    assert "--engine vllm-v0 runs V0, which has no KV offloading flag" in error

@@ -504,13 +504,7 @@ def _finish(r: _Reading, layout: Layout) -> None:
     if running is not None:
         s["max_num_seqs"] = _running_per_replica(running, layout)
     gib, backend = s.pop("offload_gib", None), s.pop("offload_backend", None)
-    if r.vllm_v0 and (gib is not None or backend is not None):
-        # the flags are V1's OffloadingConnector (vllm/config/cache.py `kv_offloading_size`,
-        # vllm-project/vllm PR #24498, vLLM 0.11, after V0's removal): V0's parser refuses them
-        raise InputError(
-            f"{FIELD}: --kv-offloading-size/--kv-offloading-backend are vLLM V1's (0.11 and "
-            "later); VLLM_USE_V1=0 runs V0, which has no KV offloading flag: drop one of them"
-        )
+    _refuse_v0_offload(r.vllm_v0 and (gib, backend) != (None, None), "VLLM_USE_V1=0")
     if gib is not None and backend in (None, "native"):
         s["offload"] = f"cpu:{gib:g}GiB"  # the total over the replica's ranks = per replica
     elif gib is not None:
@@ -669,7 +663,21 @@ def merged_settings(command: ServeCommand, given: Mapping[str, Any]) -> dict[str
                 f"{FIELD}: {_flag(key)} {mine} conflicts with the command's {value}; "
                 "drop one of them"
             )
+    engine = merged.get("engine")
+    if command.engine == "vllm" and "offload" in command.settings:
+        _refuse_v0_offload(str(getattr(engine, "value", engine)) == "vllm-v0", "--engine vllm-v0")
     return merged
+
+
+def _refuse_v0_offload(v0: bool, how: str) -> None:
+    """vLLM's offloading flags are V1's OffloadingConnector (vllm/config/cache.py
+    `kv_offloading_size`, vllm-project/vllm PR #24498, vLLM 0.11, after V0's removal): V0's
+    parser refuses them."""
+    if v0:
+        raise InputError(
+            f"{FIELD}: --kv-offloading-size/--kv-offloading-backend are vLLM V1's (0.11 and "
+            f"later); {how} runs V0, which has no KV offloading flag: drop one of them"
+        )
 
 
 def merged_target(
