@@ -176,7 +176,7 @@ def unexpressed(dep: Deployment, engine: str) -> list[str]:
             "--kv-transfer-config with a disk backend holds it), SGLang's is a "
             "--hicache-storage-backend; the line above sets the CPU tier only"
         )
-    if engine == "vllm" and dep.vllm_v0 and dep.offload_cpu_bytes:
+    if engine == "vllm" and dep.offload_cpu_bytes and dep.vllm_v0:
         # `--kv-offloading-backend/--kv-offloading-size` are V1's OffloadingConnector
         # (vllm/config/cache.py `kv_offloading_size`, vllm-project/vllm PR #24498, vLLM 0.11,
         # after V0's removal); V0's --swap-space holds preempted requests only and
