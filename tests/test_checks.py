@@ -485,7 +485,8 @@ def test_a_written_baseline_reads_back(passing: CheckReport, tmp_path: Path) -> 
     path = tmp_path / "baseline.json"
     write_text_atomic(path, baseline_json(passing), overwrite=False)
     stored = load_baseline(path)
-    assert stored.scenarios["plan on one GPU"] == _scenario(passing, "plan on one GPU").figures
+    figures = _scenario(passing, "plan on one GPU").figures
+    assert stored.scenarios["plan on one GPU"].model_dump() == figures.model_dump()
 
 
 # The examples: what CI and pre-commit run

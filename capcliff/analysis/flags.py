@@ -55,6 +55,8 @@ class Deployment:
     # TensorRT-LLM attention_dp_config (timeout_iters, batching_wait_iters) with enable_balance;
     # None: off
     adp_balance: tuple[int, int] | None = None
+    # vLLM's V0 engine (--engine vllm-v0, releases 0.6 - 0.7): it has no KV offloading flags
+    vllm_v0: bool = False
 
 
 # vLLM's `--speculative-config` method names (vllm/config/speculative.py `SpeculativeMethod`):
@@ -152,7 +154,7 @@ def vllm_command(dep: Deployment) -> str:
     if dep.prefix_caching is not None:
         caching = "--enable-prefix-caching" if dep.prefix_caching else "--no-enable-prefix-caching"
         args.append(caching)
-    if dep.offload_cpu_bytes:
+    if dep.offload_cpu_bytes and not dep.vllm_v0:
         size = dep.offload_cpu_bytes / GIB
         args += ["--kv-offloading-backend", "native", "--kv-offloading-size", f"{size:g}"]
     if dep.block_size is not None:
@@ -173,6 +175,16 @@ def unexpressed(dep: Deployment, engine: str) -> list[str]:
             "has no flag here: vLLM offloads natively to CPU memory only (an LMCache "
             "--kv-transfer-config with a disk backend holds it), SGLang's is a "
             "--hicache-storage-backend; the line above sets the CPU tier only"
+        )
+    if engine == "vllm" and dep.offload_cpu_bytes and dep.vllm_v0:
+        # `--kv-offloading-backend/--kv-offloading-size` are V1's OffloadingConnector
+        # (vllm/config/cache.py `kv_offloading_size`, vllm-project/vllm PR #24498, vLLM 0.11,
+        # after V0's removal); V0's --swap-space holds preempted requests only and
+        # --cpu-offload-gb holds weights, not KV
+        said.append(
+            f"vllm: the CPU offload tier ({dep.offload_cpu_bytes / GIB:g} GiB per replica) has "
+            "no flag on vLLM V0 (--engine vllm-v0): --kv-offloading-backend came with V1 "
+            "(vLLM 0.11); an LMCache --kv-transfer-config holds it, or serve on V1"
         )
     if engine == "vllm" and dep.offload_write_back:
         said.append(

@@ -213,6 +213,7 @@ class _Reading:
     model: str | None = None
     spec_v2: bool | None = None  # SGLANG_ENABLE_SPEC_V2 from the environment
     visible_gpus: int | None = None  # CUDA_VISIBLE_DEVICES: the GPUs the server sees
+    vllm_v0: bool = False  # VLLM_USE_V1=0: vLLM's V0 engine (capcliff's vllm-v0)
 
 
 def _kv_dtype(r: _Reading, flag: str, value: str | None) -> None:
@@ -386,12 +387,21 @@ def _dotted_json(options: list[tuple[str, str | None]], flag: str) -> list[tuple
     return [*rest, (flag, json.dumps({**whole, **dotted}))]
 
 
-def parse_serve_command(text: str) -> ServeCommand:
-    """The deployment an engine command line launches (see the module docstring)."""
-    words = _words(text)
+def _assignments(words: list[str]) -> list[str]:
+    """The leading `VAR=value` words, taken off `words` (after an `env` that runs the same
+    command: `env VAR=1 vllm serve ...` is `VAR=1 vllm serve ...`)."""
+    if words and words[0] in ("env", "/usr/bin/env"):
+        words.pop(0)
     env = []
     while words and _ENV_RE.match(words[0]):
         env.append(words.pop(0))
+    return env
+
+
+def parse_serve_command(text: str) -> ServeCommand:
+    """The deployment an engine command line launches (see the module docstring)."""
+    words = _words(text)
+    env = _assignments(words)
     if not words:
         raise InputError(f"{FIELD}: empty; give the engine command line, e.g. 'vllm serve MODEL'")
     engine, rest = _engine(words)
@@ -434,7 +444,10 @@ def _environment(r: _Reading, assignments: list[str]) -> None:
     other assignment is not modelled."""
     for assignment in assignments:
         name, _, value = assignment.partition("=")
-        if name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN":  # vllm/envs.py: "1" or "true", else off
+        if r.engine == "vllm" and name == "VLLM_USE_V1" and value.strip() in ("0", "1"):
+            # vllm/envs.py (0.7 - 0.10): bool(int(os.getenv("VLLM_USE_V1", "1"))); 0 runs V0
+            r.vllm_v0 = value.strip() == "0"
+        elif name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN":  # vllm/envs.py: "1" or "true", else off
             if value.strip().lower() in ("1", "true"):
                 r.settings["allow_long_max_model_len"] = True
         elif r.engine == "sglang" and assignment in _SPEC_V2:
@@ -486,11 +499,12 @@ def _finish(r: _Reading, layout: Layout) -> None:
     """Engine-specific settings that need the layout: SGLang's request cap and HiCache, vLLM's
     offload backend and all-to-all, the engine itself."""
     s = r.settings
-    s["engine"] = r.engine
+    s["engine"] = "vllm-v0" if r.vllm_v0 else r.engine
     running = s.pop("max_running_requests", None)
     if running is not None:
         s["max_num_seqs"] = _running_per_replica(running, layout)
     gib, backend = s.pop("offload_gib", None), s.pop("offload_backend", None)
+    _refuse_v0_offload(r.vllm_v0 and (gib, backend) != (None, None), "VLLM_USE_V1=0")
     if gib is not None and backend in (None, "native"):
         s["offload"] = f"cpu:{gib:g}GiB"  # the total over the replica's ranks = per replica
     elif gib is not None:
@@ -649,7 +663,21 @@ def merged_settings(command: ServeCommand, given: Mapping[str, Any]) -> dict[str
                 f"{FIELD}: {_flag(key)} {mine} conflicts with the command's {value}; "
                 "drop one of them"
             )
+    engine = merged.get("engine")
+    if command.engine == "vllm" and "offload" in command.settings:
+        _refuse_v0_offload(str(getattr(engine, "value", engine)) == "vllm-v0", "--engine vllm-v0")
     return merged
+
+
+def _refuse_v0_offload(v0: bool, how: str) -> None:
+    """vLLM's offloading flags are V1's OffloadingConnector (vllm/config/cache.py
+    `kv_offloading_size`, vllm-project/vllm PR #24498, vLLM 0.11, after V0's removal): V0's
+    parser refuses them."""
+    if v0:
+        raise InputError(
+            f"{FIELD}: --kv-offloading-size/--kv-offloading-backend are vLLM V1's (0.11 and "
+            f"later); {how} runs V0, which has no KV offloading flag: drop one of them"
+        )
 
 
 def merged_target(

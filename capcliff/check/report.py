@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from enum import IntEnum
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from capcliff.check.spec_errors import validation_lines
 from capcliff.errors import CatalogError
@@ -139,17 +139,40 @@ class CheckReport(_Result):
         return ExitCode.FAILED if self.failures else ExitCode.OK
 
 
+# A stored figure as `--write-baseline` writes it: a JSON number (never "684" or true, which
+# pydantic's lax mode would read as 684.0 and 1), none negative
+_Count = Annotated[int, Field(ge=0, strict=True)]
+_Amount = Annotated[float, Field(ge=0, strict=True)]
+
+
+class StoredFigures(Figures):
+    """`Figures` as a baseline file holds them: counts whole and >= 0, amounts >= 0, the peak
+    KV utilisation a fraction of the cache (0 to 1)."""
+
+    kv_capacity_tokens_per_replica: _Count | None = None
+    analytic_cliff_concurrency: _Count | None = None
+    simulated_cliff_concurrency: _Count | None = None
+    swept_concurrency_max: _Count | None = None
+    sweet_spot_concurrency: _Count | None = None
+    sweet_spot_output_tok_s: _Amount | None = None
+    output_throughput_tok_s: _Amount | None = None
+    ttft_p99_s: _Amount | None = None
+    tpot_p99_s: _Amount | None = None
+    peak_kv_utilization: Annotated[float, Field(ge=0, le=1, strict=True)] | None = None
+    preemptions: _Count | None = None
+
+
 class Baseline(_Result):
     """A stored run (`--write-baseline`): each scenario's figures, by name."""
 
     schema_version: Literal[1]
     kind: Literal["capcliff-check-baseline"]
-    scenarios: dict[str, Figures]
+    scenarios: dict[str, StoredFigures]
 
 
 def baseline_of(report: CheckReport) -> Baseline:
     """The baseline a report would store."""
-    figures = {s.name: s.figures for s in report.scenarios}
+    figures = {s.name: StoredFigures(**dict(s.figures)) for s in report.scenarios}
     return Baseline(schema_version=1, kind=BASELINE_KIND, scenarios=figures)
 
 

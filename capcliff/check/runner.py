@@ -285,6 +285,19 @@ def _scenario_checked(spec_file: SpecFile, index: int, run: RunOptions) -> Scena
         raise InputError("\n".join(lines)) from None
 
 
+def _check_baseline_matches(baseline: Baseline, names: list[str]) -> None:
+    """A baseline that holds none of the spec's scenarios is another spec's (or empty): every
+    comparison would be skipped and the check pass having compared nothing. One scenario new
+    since the baseline was written is skipped by design; all of them is an input error."""
+    if any(name in baseline.scenarios for name in names):
+        return
+    held = ", ".join(sorted(baseline.scenarios)[:5]) or "none"
+    raise InputError(
+        f"baseline: holds none of this spec's scenarios ({', '.join(names[:5])}); it holds "
+        f"{held}: write it from this spec with --write-baseline"
+    )
+
+
 def run_checks(
     spec_file: SpecFile,
     *,
@@ -302,6 +315,8 @@ def run_checks(
     tol = spec_file.spec.baseline_tolerance if tolerance is None else tolerance
     if not 0 < tol < 1:
         raise InputError(f"tolerance: must be in (0, 1), got {tol}")
+    if baseline is not None:
+        _check_baseline_matches(baseline, [s.name for s in spec_file.spec.scenario])
     run = RunOptions(baseline, tol, force, progress, warn)
     results = [_scenario_checked(spec_file, i, run) for i in range(len(spec_file.spec.scenario))]
     return CheckReport(

@@ -147,6 +147,7 @@ def engine_flags(
         enforce_eager=dep.settings.enforce_eager,
         all2all_backend=dep.settings.all2all_backend.value,
         adp_balance=dep.adp_balance,
+        vllm_v0=dep.settings.engine is EngineName.VLLM_V0,
         speculative=None
         if dep.speculation is None
         else (

@@ -94,7 +94,10 @@ def _unhit_point(label: str, offload: int, off: SimResult) -> ReusePoint:
 
 
 def offload_sizes(dep: Deployment, memory: LayoutMemory) -> list[int]:
-    """Sizes per replica to try: 64 GiB doubling while within the replica's host DRAM."""
+    """Sizes per replica to try: 64 GiB doubling while within the replica's host DRAM; none on
+    vLLM V0, which has no KV offloading flag (`--kv-offloading-size` is V1's, vLLM 0.11)."""
+    if dep.settings.engine is EngineName.VLLM_V0:
+        return []
     layout = memory.layout
     gpus = max(1, layout.gpus // layout.dp)
     host = dep.hardware.host_dram_bytes_per_gpu * gpus
