@@ -87,18 +87,28 @@ def test_nothing_fits_in_json_names_each_layout_and_what_would(
 
 
 def test_nothing_fits_in_csv_has_the_columns_and_the_answer_on_one_line(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    figure = tmp_path / "sweep.png"
     args = ["sweep", "llama-3.1-405b", "--gpu", "h100-sxm", "--layout", "tp8", "--format", "csv"]
-    code, out, err = _run(capsys, *args, "--plot", str(figure))
+    code, out, err = _run(capsys, *args)
     assert code == 0
     assert out.count("\n") == 1 and out.startswith("layout,output_tokens,concurrency,")
-    first, second = err.splitlines()
-    assert first == (
+    assert err == (
         "warning: nothing fits (tp8: does not fit: weights 101.5 GB/GPU > 77.0 GB usable); "
         "what would: FP8 weights (--weight-dtype fp8) fit as tp8; 16 GPUs (2 nodes) fit as "
-        "tp8-pp2"
+        "tp8-pp2\n"
     )
-    assert second.startswith("warning: plot: ") and "not written: no layout fits" in second
+
+
+def test_nothing_fits_writes_no_figure_and_says_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    pytest.importorskip("matplotlib")  # --plot is refused up front without it
+    figure = tmp_path / "sweep.png"
+    args = ["sweep", "llama-3.1-405b", "--gpu", "h100-sxm", "--layout", "tp8"]
+    code, out, err = _run(capsys, *args, "--plot", str(figure))
+    assert code == 0
+    assert "Nothing fits. What would:" in out
+    assert err.startswith("warning: plot: ") and "not written: no layout fits" in err
+    assert err.count("\n") == 1
     assert not figure.exists()
