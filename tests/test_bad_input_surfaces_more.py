@@ -454,3 +454,21 @@ def test_standard_output_on_a_full_disk_is_one_line(args: list[str]) -> None:
         )  # fmt: skip
     assert done.returncode == 2
     assert done.stderr == ("error: output: cannot write standard output: No space left on device\n")
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"), [("1", "1"), ("1KiB", "1,024"), ("1048575", "1,048,575")]
+)
+def test_a_kv_pool_under_one_mebibyte_is_refused(
+    value: str, shown: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `--kv-cache-memory 1` is one byte (vLLM reads a bare number as bytes too): less than one
+    # 16-token block of Llama-3.1-8B (16 x 131,072 B = 2 MiB). It was simulated as a pool that
+    # holds nothing; it is a unit slip, refused in one line.
+    line = _one_line_error(["memory", "llama-3.1-8b", "--gpus", "1", "--kv-cache-memory", value],
+                           capsys)  # fmt: skip
+    assert line.startswith(f"error: --kv-cache-memory: {shown} bytes is under 1 MiB")
+
+
+def test_a_kv_pool_of_one_mebibyte_is_read(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["memory", "llama-3.1-8b", "--gpus", "1", "--kv-cache-memory", "1MiB"]) == 0

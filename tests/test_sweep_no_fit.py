@@ -1,8 +1,9 @@
 """`capcliff sweep` where a requested layout does not fit: the answer says so, as `plan` does.
 
 A model that does not fit is an answer, not an error (exit 0): each layout that was not simulated
-is listed with its reason, and where none fits the sweep says what would. The reasons and fixes
-below are worked out by hand from the model configs and the GPU specs.
+is listed with its reason, and where none fits the sweep says what would. A layout that cannot
+exist for the model (TP not dividing its heads) is bad input: one line, exit 2. The reasons and
+fixes below are worked out by hand from the model configs and the GPU specs.
 """
 
 from __future__ import annotations
@@ -26,22 +27,19 @@ def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]
 # Llama-3.1-8B has 32 attention heads (config.json num_attention_heads): TP 3 cannot split them.
 # Its 16 GB of BF16 weights fit one H200, so dp3 and pp3 of the same 3 GPUs fit as they are.
 TP3 = "  tp3: 32 attention heads are not divisible by TP=3"
-AS_THEY_ARE = "  - dp3, pp3 fit these 3 GPUs as they are (--layout dp3)"
 
 
-def test_a_layout_that_cannot_be_is_answered_as_plan_answers_it(
+def test_a_layout_that_cannot_be_is_refused_naming_what_would_fit(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # `sweep` refused it (exit 2) while `plan` answered it: the same question, two answers.
+    # A layout that cannot exist for the model is bad input (the layout field), not an answer:
+    # one line naming it, why, and the layouts of the same GPUs that fit as they are.
     code, out, err = _run(capsys, "sweep", "llama-3.1-8b", "--gpu", "h200-sxm", "--layout", "tp3")
-    assert (code, err) == (0, "")
-    assert out.startswith("llama-3.1-8b on 3 x h200-sxm, engine vllm")
-    assert TP3 in out and AS_THEY_ARE in out
-    code, plan_out, _ = _run(
-        capsys, "plan", "llama-3.1-8b", "--gpu", "h200-sxm", "--layout", "tp3", "--arrival", "batch"
+    assert (code, out) == (2, "")
+    assert err == (
+        "error: layout: tp3: 32 attention heads are not divisible by TP=3; valid: dp3, pp3 fit "
+        "these 3 GPUs as they are (--layout dp3)\n"
     )
-    assert code == 0
-    assert TP3 in plan_out and AS_THEY_ARE in plan_out
 
 
 def test_a_layout_left_out_beside_one_swept_is_named(capsys: pytest.CaptureFixture[str]) -> None:

@@ -60,6 +60,21 @@ def _pool_size(value: Any) -> Any:
     return value
 
 
+# Set: a KV pool under this holds a block or two at most (one 16-token block of Llama-3.1-8B
+# in BF16 is 2 MiB): a unit slip (`--kv-cache-memory 1` is one byte, as in vLLM), not a pool.
+MIN_KV_POOL_BYTES = 2**20
+
+
+def _kv_pool_size(value: int) -> int:
+    if value < MIN_KV_POOL_BYTES:
+        raise ValueError(
+            f"{value:,} bytes is under 1 MiB, not a KV pool (a number without a unit is bytes); "
+            "write e.g. 20GiB"
+        )
+    return value
+
+
 ByteCount = Annotated[int, BeforeValidator(_byte_count), Field(gt=0)]
 DeviceBytes = Annotated[ByteCount, AfterValidator(_device_size)]  # a whole device's memory
+KVPoolBytes = Annotated[ByteCount, AfterValidator(_kv_pool_size)]  # --kv-cache-memory
 PoolBytes = Annotated[ByteCount, BeforeValidator(_pool_size)]  # a host pool (swap space)

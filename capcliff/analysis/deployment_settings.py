@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from capcliff.analysis.byte_count import ByteCount, DeviceBytes, PoolBytes
+from capcliff.analysis.byte_count import DeviceBytes, KVPoolBytes, PoolBytes
 from capcliff.analysis.offload import parse_offload
 from capcliff.catalog.layout import MAX_GPUS
 from capcliff.errors import InputError
@@ -61,7 +61,7 @@ class DeploymentSettings(BaseModel):
     allow_long_max_model_len: bool = False  # vLLM's VLLM_ALLOW_LONG_MAX_MODEL_LEN
     gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)  # vLLM
     gpu_total_memory: DeviceBytes | None = None  # overrides the driver-reported total
-    kv_cache_memory: ByteCount | None = None  # vLLM --kv-cache-memory, per GPU
+    kv_cache_memory: KVPoolBytes | None = None  # vLLM --kv-cache-memory, per GPU
     max_num_seqs: int | None = Field(default=None, ge=1)  # per replica
     max_num_batched_tokens: int | None = Field(default=None, ge=1)  # per step, per replica
     enable_chunked_prefill: bool | None = None  # vLLM V0 only; None: V0's default (engines.py)

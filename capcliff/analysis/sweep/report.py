@@ -161,8 +161,9 @@ class SweepReport(SimulationHeader):
 
 
 class SweepNoFit(ReportHeader):
-    """`capcliff sweep` where no requested layout fits: that is the answer (not an error), with
-    each layout's reason and what would fit (`what_fits.fit_fixes`), as `plan` says it."""
+    """`capcliff sweep` where no requested layout fits in memory: that is the answer (not an
+    error), with each layout's reason and what would fit (`what_fits.fit_fixes`), as `plan` and
+    `memory` say it."""
 
     fits: bool = False
     left_out: list[LeftOut]
@@ -178,16 +179,21 @@ def nothing_fits(
     dep: Deployment, layouts: Sequence[Layout], *, max_model_len: int
 ) -> SweepNoFit | None:
     """The answer when none of `layouts` fits requests of `max_model_len` tokens; None when one
-    does (it is swept)."""
+    does (it is swept). Layouts that cannot exist for the model (TP not dividing its heads,
+    experts on a dense model, more stages than layers) are bad input, not an answer: an
+    InputError naming them and what would be valid."""
     left = _left_out(dep, layouts, max_model_len)
     if len(left) < len(layouts):
         return None
     most = max(lay.gpus for lay in layouts)
+    fixes = fit_fixes(dep, most, max_model_len, given=tuple(layouts))
+    if not any(dep.memory(lay, max_model_len).valid for lay in layouts):
+        why = "; ".join(f"{out.layout}: {out.reason}" for out in left)
+        raise InputError(f"layout: {why}; valid: {'; '.join(fixes)}")
     header = report_header(
         dep.model, dep.hardware, gpus=most, settings=dep.budget, scheme=dep.scheme,
         kv_dtype=dep.kv_dtype, max_model_len=max_model_len,
     )  # fmt: skip
-    fixes = fit_fixes(dep, most, max_model_len, given=tuple(layouts))
     return SweepNoFit(**header.model_dump(), left_out=left, fixes=fixes)
 
 
