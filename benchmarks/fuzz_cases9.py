@@ -218,8 +218,10 @@ def offload9_cases() -> Iterator[Case]:
         ("trtllm", [*SW, "--engine", "trtllm", "--offload", "cpu:64GiB"], None),
         ("vllm-v0", [*SW, "--engine", "vllm-v0", "--offload", "cpu:64GiB"], None),
         ("swap-and-offload", [*SW, "--preemption", "swap", "--swap-space", "16GiB", "--offload", "cpu:64GiB"], None),
-        ("swap-plus-offload-past-host", [*SW, "--preemption", "swap", "--swap-space", "1000GiB", "--offload", "cpu:1900GiB"], True),
-        ("offload-dp8-host", ["sweep", "llama-3.1-8b", *SMALL, "--concurrency", "4", "--gpus", "8", "--layout", "dp8", "--offload", "cpu:500GiB"], True),
+        # answered: the layouts past their share of host memory do not fit, and the sweep says
+        # what would (a model that does not fit is an answer, as in plan and memory)
+        ("swap-plus-offload-past-host", [*SW, "--preemption", "swap", "--swap-space", "1000GiB", "--offload", "cpu:1900GiB"], False),
+        ("offload-dp8-host", ["sweep", "llama-3.1-8b", *SMALL, "--concurrency", "4", "--gpus", "8", "--layout", "dp8", "--offload", "cpu:500GiB"], False),
         ("offload-policy-bad", [*SW, "--offload", "cpu:64GiB", "--offload-policy", "write-around"], True),
         ("offload-policy-empty", [*SW, "--offload", "cpu:64GiB", "--offload-policy", ""], True),
         ("offload-memory-cmd", ["memory", "llama-3.1-8b", "--gpus", "1", "--offload", "cpu:64GiB"], True),
