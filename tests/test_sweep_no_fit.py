@@ -2,8 +2,8 @@
 
 A model that does not fit is an answer, not an error (exit 0): each layout that was not simulated
 is listed with its reason, and where none fits the sweep says what would. A layout that cannot
-exist for the model (TP not dividing its heads) is bad input: one line, exit 2. The reasons and
-fixes below are worked out by hand from the model configs and the GPU specs.
+exist for the model (TP not dividing its heads) is bad input: one line, exit 2, in `plan` too.
+The reasons and fixes below are worked out by hand from the model configs and the GPU specs.
 """
 
 from __future__ import annotations
@@ -34,12 +34,17 @@ def test_a_layout_that_cannot_be_is_refused_naming_what_would_fit(
 ) -> None:
     # A layout that cannot exist for the model is bad input (the layout field), not an answer:
     # one line naming it, why, and the layouts of the same GPUs that fit as they are.
-    code, out, err = _run(capsys, "sweep", "llama-3.1-8b", "--gpu", "h200-sxm", "--layout", "tp3")
-    assert (code, out) == (2, "")
-    assert err == (
+    line = (
         "error: layout: tp3: 32 attention heads are not divisible by TP=3; valid: dp3, pp3 fit "
         "these 3 GPUs as they are (--layout dp3)\n"
     )
+    code, out, err = _run(capsys, "sweep", "llama-3.1-8b", "--gpu", "h200-sxm", "--layout", "tp3")
+    assert (code, out, err) == (2, "", line)
+    # `plan` says the same, batch or online (the answer does not depend on which command asked)
+    for mode in (["--arrival", "batch"], ["--rate", "2"]):
+        plan = ["plan", "llama-3.1-8b", "--gpu", "h200-sxm", "--layout", "tp3", *mode]
+        code, out, err = _run(capsys, *plan)
+        assert (code, out, err) == (2, "", line)
 
 
 def test_a_layout_left_out_beside_one_swept_is_named(capsys: pytest.CaptureFixture[str]) -> None:

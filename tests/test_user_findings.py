@@ -510,11 +510,12 @@ def test_a_given_layout_that_cannot_exist_names_the_layouts_that_fit_as_they_are
 ) -> None:
     # Llama-3.1-8B has 32 attention heads: TP 3 cannot split them. 16 GB of BF16 weights fit one
     # H200, so three GPUs serve it as dp3 with no FP8 and no more GPUs (the old fixes said "FP8
-    # weights fit as dp3", as if BF16 did not).
+    # weights fit as dp3", as if BF16 did not). A layout that cannot exist is bad input (exit 2,
+    # one line), as `sweep` says it; it was an exit-0 answer here and an error there.
     code = main(["plan", "llama-3.1-8b", "--gpu", "h200-sxm", "--layout", "tp3", "--isl", "100",
                  "--osl", "100", *mode])  # fmt: skip
-    out = capsys.readouterr().out
-    assert code == 0
-    assert "32 attention heads are not divisible by TP=3" in out
-    assert "fit these 3 GPUs as they are (--layout dp3)" in out
-    assert "FP8 weights" not in out
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "32 attention heads are not divisible by TP=3" in err
+    assert "fit these 3 GPUs as they are (--layout dp3)" in err
+    assert "FP8 weights" not in err

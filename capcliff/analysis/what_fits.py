@@ -1,6 +1,7 @@
 """What would fit when nothing does: FP8 weights, an FP8 KV cache, the longest request that fits,
 more GPUs; or, when the user's layouts cannot be, the layouts of the same GPUs that fit as they are.
-`plan` and `sweep` say it in place of a result (a model that does not fit is an answer)."""
+`plan` and `sweep` say it in place of a result (a model that does not fit is an answer); where
+none of the user's layouts can exist for the model, both refuse them (`refuse_impossible`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import replace
 
 from capcliff.analysis.deployment import Deployment
 from capcliff.catalog.layout import Layout, enumerate_layouts
+from capcliff.errors import InputError
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.weights import WeightScheme
 from capcliff.units import KVDType, WeightDType
@@ -55,3 +57,17 @@ def fit_fixes(
             fixes.append(f"{count} GPUs ({where}) fit as {ok[0].layout.name}")
             break
     return fixes or ["no change tried here fits: the model needs a larger deployment"]
+
+
+def refuse_impossible(dep: Deployment, layouts: tuple[Layout, ...], max_model_len: int) -> None:
+    """Refuse the user's `layouts` when none can exist for the model (TP not dividing its heads,
+    EP or attention DP on a dense model, more stages than layers): bad input in one line naming
+    each layout, why, and what would fit. A layout that exists but does not fit in memory is an
+    answer, said by the caller."""
+    memories = [dep.memory(lay, max_model_len) for lay in layouts]
+    if not layouts or any(m.valid for m in memories):
+        return
+    why = "; ".join(f"{m.layout.name}: {m.reason}" for m in memories)
+    most = max(lay.gpus for lay in layouts)
+    fixes = fit_fixes(dep, most, max_model_len, given=layouts)
+    raise InputError(f"layout: {why}; valid: {'; '.join(fixes)}")

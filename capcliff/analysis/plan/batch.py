@@ -32,7 +32,7 @@ from capcliff.analysis.plan.types import (
     PlanSweetSpot,
     Recommendation,
 )
-from capcliff.analysis.what_fits import fit_fixes
+from capcliff.analysis.what_fits import fit_fixes, refuse_impossible
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.layout import Layout, enumerate_layouts
 from capcliff.memory.layout_memory import LayoutMemory
@@ -284,6 +284,7 @@ def build_plan_report(
     rec = None
     reuse: ReuseAdvice | None = None
     if chosen is None:
+        refuse_impossible(dep, tuple(layouts), inputs.max_model_len)
         fixes = fit_fixes(dep, gpus, inputs.max_model_len, given=tuple(layouts))
     else:
         best, rec = chosen

@@ -54,7 +54,7 @@ from capcliff.analysis.plan.types import (
     PlanReport,
     Recommendation,
 )
-from capcliff.analysis.what_fits import fit_fixes
+from capcliff.analysis.what_fits import fit_fixes, refuse_impossible
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
@@ -400,6 +400,7 @@ def build_online_plan(
         for later in others:
             later.cancel()
     if not found:
+        refuse_impossible(dep, options.layouts, inputs.max_model_len)
         return report.model_copy(
             update={"fixes": fit_fixes(dep, gpus, inputs.max_model_len, given=options.layouts),
                     "reason": "no layout fits",

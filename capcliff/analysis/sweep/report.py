@@ -45,7 +45,7 @@ from capcliff.analysis.evaluate.sweet_spot import SweetSpotResult, sweet_spot_re
 from capcliff.analysis.sweep.failure import PastCliff, past_cliff
 from capcliff.analysis.sweep.speculation_gain import SpeculationGain, speculation_gain
 from capcliff.analysis.sweep.timelines import hit_rate_over_time, kv_over_time
-from capcliff.analysis.what_fits import fit_fixes
+from capcliff.analysis.what_fits import fit_fixes, refuse_impossible
 from capcliff.analysis.workloads import is_online
 from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
@@ -185,11 +185,9 @@ def nothing_fits(
     left = _left_out(dep, layouts, max_model_len)
     if len(left) < len(layouts):
         return None
+    refuse_impossible(dep, tuple(layouts), max_model_len)
     most = max(lay.gpus for lay in layouts)
     fixes = fit_fixes(dep, most, max_model_len, given=tuple(layouts))
-    if not any(dep.memory(lay, max_model_len).valid for lay in layouts):
-        why = "; ".join(f"{out.layout}: {out.reason}" for out in left)
-        raise InputError(f"layout: {why}; valid: {'; '.join(fixes)}")
     header = report_header(
         dep.model, dep.hardware, gpus=most, settings=dep.budget, scheme=dep.scheme,
         kv_dtype=dep.kv_dtype, max_model_len=max_model_len,
