@@ -359,6 +359,8 @@ def saturation_sweep(
             return known[cap]
         return sweep_point(replica, workload, base, least, first, cap)
 
+    if len(caps) == 1:  # every factor rounds to one cap (a base of 1: --max-num-seqs 1)
+        return (at(caps[0]),)
     for cap in caps[1:]:
         points.append(at(cap))
         best = max(p.state.throughput_rps for p in points)
