@@ -13,7 +13,7 @@ step that writes token c + 1 needs a new block when c is a multiple of the block
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import partial
 from typing import NamedTuple, Protocol
@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from capcliff.errors import InputError
+from capcliff.sim.kv_peak import PeakTable
 from capcliff.sim.policy_names import DEFAULT_KV_MARGIN as DEFAULT_KV_MARGIN  # re-exported
 from capcliff.sim.policy_names import POLICY_NAMES as POLICY_NAMES  # re-exported
 from capcliff.units import ceil_div
@@ -88,6 +89,9 @@ class RunningState:
     output_tokens: IntArray
     max_output_tokens: IntArray
     prefilling: npt.NDArray[np.bool_]  # part way through a prefill that spans steps
+    # figures a rule derives from the arrays, kept for the other questions asked of the same
+    # running set (`kv_aware_admit`'s table), by the rule's key
+    derived: dict[object, object] = field(default_factory=dict, compare=False, repr=False)
 
 
 class ReplicaView(Protocol):
@@ -325,16 +329,59 @@ def kv_aware_admit(
     Decoding requests gain one token per step (the budget always covers them), so
     `projected_peak_blocks` bounds them; a request whose prefill spans steps may start decoding
     late, so it is counted at its final size, ceil((P + O - 1) / B) blocks, throughout. With known
-    outputs and no margin this never over-commits: the policy never preempts."""
-    state = _with_candidates(view.running_state(), [*admitted, cand])
+    outputs and no margin this never over-commits: the policy never preempts.
+
+    The head of the queue alone (no `admitted`), the common question, is answered from the
+    running set's `PeakTable`, built once per running set: the same peak, bit for bit."""
+    limit = view.total_blocks * (1 - margin)
+    if admitted:
+        return kv_aware_peak(view.running_state(), [*admitted, cand], quantile_tokens,
+                             view.block_size) <= limit  # fmt: skip
+    size = view.block_size
+    table, lagging = _running_table(view.running_state(), quantile_tokens, size)
+    prompt, generated = cand.prompt_tokens, cand.generated_tokens
+    output = cand.output_tokens
+    if quantile_tokens is not None:  # `estimated_outputs`
+        output = min(max(quantile_tokens, generated + 1), cand.max_output_tokens)
+    if cand.chunk_tokens < cand.prefill_tokens:  # its prefill spills past this step
+        tokens = table.peak()
+        lagging += -(-(prompt + output - 1) // size)
+    else:
+        tokens = table.peak_with(prompt + generated - 1, output - generated)
+    return float(tokens) / size + float(lagging) <= limit
+
+
+def kv_aware_peak(
+    running: RunningState, cands: Sequence[Candidate], quantile_tokens: int | None, size: int
+) -> float:
+    """Projected peak blocks of `running` and `cands` (`kv_aware_admit`), from the arrays."""
+    state = _with_candidates(running, cands)
     outputs = estimated_outputs(state, quantile_tokens)
     context = state.prompt_tokens + state.generated_tokens - 1
-    size = view.block_size
     lag = state.prefilling
     steady = ~lag
     peak = projected_peak_blocks(context[steady], (outputs - state.generated_tokens)[steady], size)
     lagging = -(-(state.prompt_tokens[lag] + outputs[lag] - 1) // size)
-    return peak + float(lagging.sum()) <= view.total_blocks * (1 - margin)
+    return peak + float(lagging.sum())
+
+
+def _running_table(
+    state: RunningState, quantile_tokens: int | None, size: int
+) -> tuple[PeakTable, int]:
+    """The running set's decoding requests as a `PeakTable`, and the blocks its requests in
+    prefill are counted at, ceil((P + O - 1) / B) summed (kept in `state.derived`)."""
+    key = ("kv-aware", quantile_tokens, size)
+    held = state.derived.get(key)
+    if held is not None:
+        return held  # type: ignore[return-value]
+    outputs = estimated_outputs(state, quantile_tokens)
+    context = state.prompt_tokens + state.generated_tokens - 1
+    lag = state.prefilling
+    steady = ~lag
+    table = PeakTable.of(context[steady], (outputs - state.generated_tokens)[steady], size)
+    lagging = int((-(-(state.prompt_tokens[lag] + outputs[lag] - 1) // size)).sum())
+    state.derived[key] = (table, lagging)
+    return table, lagging
 
 
 @dataclass(frozen=True)
