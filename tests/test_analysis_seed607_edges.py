@@ -31,3 +31,35 @@ def test_a_split_that_misses_is_costed_at_its_own_throughput_even_with_a_rate_of
     assert cost(False, 100.0) == pytest.approx(55.5556)
     # no rate offered (a closed-loop walk): its own throughput either way
     assert cost(True, None) == pytest.approx(55.5556)
+
+
+def test_a_rate_probe_holds_twenty_turnovers_of_the_requests_a_rate_within_the_slo_holds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from capcliff.analysis.evaluate import capacity
+    from capcliff.analysis.evaluate.rate_search import RateProbes
+    from capcliff.analysis.evaluate.solver import Slo
+
+    made: list[Any] = []
+
+    class StopError(Exception):
+        pass
+
+    def probes(*args: Any) -> Any:
+        made.append(RateProbes(*args))
+        raise StopError  # only the probes' sizing is under test, not the search they drive
+
+    monkeypatch.setattr(capacity, "RateProbes", probes)
+    state = SimpleNamespace(throughput_rps=5.0)
+    point: Any = SimpleNamespace(thrashing=False, requests=2000, state=state, cap=64)
+    replica: Any = SimpleNamespace(config=None, run=None, paused=None)
+    workload: Any = SimpleNamespace(at_rate=None, mean_output_tokens=lambda: 200.0)
+    with pytest.raises(StopError):
+        capacity._within_slo(replica, workload, Slo(2.0, 0.05), (point,), point, 64, True)
+    # A request within the SLO spends about its TTFT and its 200 output tokens' TPOTs in the
+    # system: 2 + 200 x 0.05 = 12 s. At 2 requests/s a replica then holds 2 x 12 = 24 requests
+    # (Little's law), and a probe runs HELD_FACTOR = 20 turnovers of them: 480 requests, fewer
+    # than the 2,000 asked for. (Seed 607's `200 * 0.05` -> `200 / 0.05` made the cycle 4,002 s,
+    # so every probe ran the whole 2,000.) At 0.5 requests/s: 6 held, 120, raised to MIN_FIRST
+    # = 200; at 10 requests/s: 120 held, 2,400, capped at the 2,000 asked for.
+    assert [made[0].size(2000, rate) for rate in (2.0, 0.5, 10.0)] == [480, 200, 2000]
