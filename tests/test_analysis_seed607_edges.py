@@ -63,3 +63,41 @@ def test_a_rate_probe_holds_twenty_turnovers_of_the_requests_a_rate_within_the_s
     # so every probe ran the whole 2,000.) At 0.5 requests/s: 6 held, 120, raised to MIN_FIRST
     # = 200; at 10 requests/s: 120 held, 2,400, capped at the 2,000 asked for.
     assert [made[0].size(2000, rate) for rate in (2.0, 0.5, 10.0)] == [480, 200, 2000]
+
+
+def test_a_cap_exactly_five_percent_under_the_top_steady_rate_is_within_the_tolerance(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from capcliff.analysis.evaluate import sweet_spot
+
+    def spot(rates: dict[int, float]) -> int:
+        monkeypatch.setattr(sweet_spot, "_steady_tok_s", lambda p, _open: rates[p.concurrency])
+        points: Any = tuple(
+            SimpleNamespace(concurrency=c, result=object(), output_tokens_per_s=r)
+            for c, r in rates.items()
+        )
+        return sweet_spot.sweet_spot_result(points, None, True).concurrency
+
+    # the smallest cap within CAP_TOLERANCE = 5 % of the most steady tokens/s, 100: 95 (the 5 %
+    # limit itself, (1 - 0.05) x 100 = 95.0 exactly in floating point) is within, 94 is not.
+    # (Seed 607's `>=` -> `>` left 95 out and chose 64.)
+    assert spot({16: 90.0, 32: 95.0, 64: 100.0}) == 32
+    assert spot({16: 90.0, 32: 94.0, 64: 100.0}) == 64
+    # nothing served at any cap: every cap has the top rate, 0, and the smallest is chosen (the
+    # mutant found no cap at all and raised)
+    assert spot({16: 0.0, 32: 0.0}) == 16
+
+
+def test_a_split_whose_p99_equals_the_slo_serves_the_rate() -> None:
+    from capcliff.analysis.disagg.online import serves
+    from capcliff.analysis.evaluate.solver import Slo
+
+    def served(ttft: float, tpot: float) -> bool:
+        state: Any = SimpleNamespace(saturated=False, ttft_p99_s=ttft, tpot_p99_s=tpot)
+        return serves(state, Slo(2.0, 0.05))
+
+    # the SLO is a limit the p99 may reach (`meets_slo`'s `<=`): at 2 s and 50 ms it serves;
+    # 1 ms over either limit it does not. (Seed 607's TTFT `<=` -> `<` refused the equal one.)
+    assert served(2.0, 0.05)
+    assert not served(2.001, 0.05)
+    assert not served(2.0, 0.051)
