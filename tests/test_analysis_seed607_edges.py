@@ -101,3 +101,23 @@ def test_a_split_whose_p99_equals_the_slo_serves_the_rate() -> None:
     assert served(2.0, 0.05)
     assert not served(2.001, 0.05)
     assert not served(2.0, 0.051)
+
+
+def test_vllm_dotted_speculative_keys_are_read_among_other_flags_with_values() -> None:
+    from capcliff.analysis.serve_command import parse_serve_command
+    from capcliff.catalog.layout import Layout
+
+    command = parse_serve_command(
+        "vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size 2 --enable-prefix-caching "
+        "--speculative-config.method ngram --max-num-seqs 64 "
+        "--speculative-config.num_speculative_tokens 3"
+    )
+    # the two dotted keys are one `--speculative-config {"method": "ngram",
+    # "num_speculative_tokens": 3}`: n-gram speculation of 3 tokens; the other flags are read as
+    # they are (TP 2, 64 sequences), whatever their values are as JSON (2 and 64 are numbers,
+    # not objects). (Seed 607's `or` -> `and` took the other flags' values for the JSON
+    # argument's, met 2, not an object, and dropped the dotted keys as unmodelled flags.)
+    assert command.layout == Layout(tp=2)
+    assert command.settings["speculative"] == "ngram:3"
+    assert command.settings["max_num_seqs"] == 64
+    assert command.unmodelled == ()
