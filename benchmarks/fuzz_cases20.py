@@ -227,7 +227,9 @@ def spec20_cases() -> Iterator[Case]:
         spec = fs.SPEC.replace('layout = "tp1"\n', "").replace('engine = "vllm"\n', f"{keys}\n")
         if "trtllm-serve" in keys:
             spec = spec.replace("[scenario.workload]", 'engine = "trtllm"\n[scenario.workload]')
-        yield Case("spec20", name, ["check", "{d}/sub/s.toml"], {**files, "sub/s.toml": spec}, invalid)
+        yield Case(
+            "spec20", name, ["check", "{d}/sub/s.toml"], {**files, "sub/s.toml": spec}, invalid
+        )
 
 
 SURFACES20: dict[str, Callable[[], Iterator[Case]]] = {
