@@ -5,12 +5,12 @@
 leading `VAR=value` assignments; a line break without its `\\` ends the command, and more after
 it is refused) and the YAML file it names (vLLM's `--config`, trtllm-serve's
 `--config/--extra_llm_api_options`, `engine_yaml`) into the model, the layout and the
-`DeploymentSettings` keys those flags set; every flag it does not model is listed in `ServeCommand.unmodelled`, never dropped in
-silence. What the engine's own parser refuses is refused here too (a switch given a value, a
-`--speculative-config` that is not a JSON object or has K < 1, an SGLang choice it does not
-offer, fewer `CUDA_VISIBLE_DEVICES` than the TP group). `merged_settings` and `merged_target`
-combine it with what the user also gave as capcliff flags or spec keys: a different value for
-the same setting is a one-line error.
+`DeploymentSettings` keys those flags set; every flag it does not model is listed in
+`ServeCommand.unmodelled`, never dropped in silence. What the engine's own parser refuses is
+refused here too (a switch given a value, a `--speculative-config` that is not a JSON object or
+has K < 1, an SGLang choice it does not offer, fewer `CUDA_VISIBLE_DEVICES` than the TP group).
+`merged_settings` and `merged_target` combine it with what the user also gave as capcliff flags
+or spec keys: a different value for the same setting is a one-line error.
 
 Flag names are the engines' own:
 - vLLM: `vllm/engine/arg_utils.py` (`EngineArgs`; `--kv-cache-memory-bytes` is
