@@ -131,7 +131,7 @@ SERVE14: list[tuple[str, list[str], str, bool | None]] = [
     ("empty-flag-name", [], f"{V} --=3", True),
     ("triple-dash", ["--gpus", "2"], f"{V} ---tp 2", True),
     ("short-tp-eq", ["--gpus", "2"], f"{V} -tp=2", False),
-    ("shell-comment", [], f"{V} # --tp 2", True),
+    ("shell-comment", [], f"{V} # --tp 2", False),  # valid (campaign 20): the shell drops the comment, TP 1 runs
     ("shell-pipe", [], f"{V} | tee log", True),
     ("shell-redirect-background", [], f"{V} > log 2>&1 &", True),
     ("shell-arithmetic", [], f"{V} --max-model-len $((4096*2))", True),

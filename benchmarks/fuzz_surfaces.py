@@ -1641,6 +1641,7 @@ def main() -> None:
     from fuzz_cases16 import SURFACES16
     from fuzz_cases17 import SURFACES17
     from fuzz_cases18 import SURFACES18
+    from fuzz_cases20 import SURFACES20
 
     SURFACES.update(SURFACES6)
     SURFACES.update(SURFACES7)
@@ -1655,6 +1656,7 @@ def main() -> None:
     SURFACES.update(SURFACES16)
     SURFACES.update(SURFACES17)
     SURFACES.update(SURFACES18)
+    SURFACES.update(SURFACES20)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("surfaces", nargs="*", default=list(SURFACES))
     parser.add_argument("--jobs", type=int, default=2)

@@ -4,6 +4,7 @@ back into the same deployment (the round trip)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -116,18 +117,26 @@ def test_vllm_native_offload_is_the_replicas_total() -> None:
     assert command.settings["offload"] == "cpu:256GiB"
 
 
-def test_trtllm_serve_flags() -> None:
+def test_trtllm_serve_flags(tmp_path: Path) -> None:
+    # the YAML overrides the flags (tensorrt_llm/commands/serve.py: update_llm_args_with_extra_dict
+    # after get_llm_args): the KV share is the file's 0.8, not the flag's 0.85; CUDA graph
+    # capture sizes nothing capcliff models
+    (tmp_path / "extra.yaml").write_text(
+        "cuda_graph_config:\n  enable_padding: true\n"
+        "kv_cache_config:\n  free_gpu_memory_fraction: 0.8\n"
+    )
     command = parse_serve_command(
         "trtllm-serve meta-llama/Llama-3.1-8B --backend pytorch --tp_size 2 --pp_size 1 "
         "--max_batch_size 128 --max_num_tokens 8192 --max_seq_len 4096 "
-        "--kv_cache_free_gpu_memory_fraction 0.85 --extra_llm_api_options extra.yaml"
+        "--kv_cache_free_gpu_memory_fraction 0.85 --extra_llm_api_options extra.yaml",
+        base_dir=tmp_path,
     )
     assert command.engine == "trtllm" and command.layout == Layout(tp=2)
     assert command.settings == {
         "engine": "trtllm", "max_num_seqs": 128, "max_num_batched_tokens": 8192,
-        "max_model_len": 4096, "free_gpu_memory_fraction": 0.85,
+        "max_model_len": 4096, "free_gpu_memory_fraction": 0.8,
     }  # fmt: skip
-    assert command.unmodelled == ("--extra_llm_api_options extra.yaml",)
+    assert command.unmodelled == ()
 
 
 def test_flags_not_modelled_are_named_in_one_line() -> None:

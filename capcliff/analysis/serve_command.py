@@ -1,14 +1,16 @@
 """An engine launch command a user runs today, read into the deployment settings capcliff models.
 
 `parse_serve_command` reads `vllm serve MODEL ...`, `python -m sglang.launch_server ...` and
-`trtllm-serve MODEL ...` (with shell quoting, `\\`-newlines, `--flag=value` and leading
-`VAR=value` assignments) into the model, the layout and the `DeploymentSettings` keys those flags
-set; every flag it does not model is listed in `ServeCommand.unmodelled`, never dropped in
-silence. What the engine's own parser refuses is refused here too (a switch given a value, a
-`--speculative-config` that is not a JSON object or has K < 1, an SGLang choice it does not
-offer, fewer `CUDA_VISIBLE_DEVICES` than the TP group). `merged_settings` and `merged_target`
-combine it with what the user also gave as capcliff flags or spec keys: a different value for
-the same setting is a one-line error.
+`trtllm-serve MODEL ...` (with shell quoting, `\\`-newlines, `#` comments, `--flag=value` and
+leading `VAR=value` assignments; a line break without its `\\` ends the command, and more after
+it is refused) and the YAML file it names (vLLM's `--config`, trtllm-serve's
+`--config/--extra_llm_api_options`, `engine_yaml`) into the model, the layout and the
+`DeploymentSettings` keys those flags set; every flag it does not model is listed in
+`ServeCommand.unmodelled`, never dropped in silence. What the engine's own parser refuses is
+refused here too (a switch given a value, a `--speculative-config` that is not a JSON object or
+has K < 1, an SGLang choice it does not offer, fewer `CUDA_VISIBLE_DEVICES` than the TP group).
+`merged_settings` and `merged_target` combine it with what the user also gave as capcliff flags
+or spec keys: a different value for the same setting is a one-line error.
 
 Flag names are the engines' own:
 - vLLM: `vllm/engine/arg_utils.py` (`EngineArgs`; `--kv-cache-memory-bytes` is
@@ -40,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from capcliff.analysis.engine_yaml import scalar
 from capcliff.catalog.layout import Layout, parse_layout
 from capcliff.errors import InputError
 from capcliff.files import is_file
@@ -112,9 +115,58 @@ class ServeCommand:
 
 def _words(text: str) -> list[str]:
     try:
-        return shlex.split(text.replace("\\\n", " "))
+        return shlex.split(_one_command(text))
     except ValueError as exc:
         raise InputError(f"{FIELD}: cannot read {text!r} as a shell command ({exc})") from None
+
+
+def _one_command(text: str) -> str:
+    """`text` as the one command a shell runs from it: a `\\` before a line break joins the
+    lines, a `#` that starts a word outside quotes comments out the rest of its line, and a
+    line break outside quotes ends the command. What follows that break must be blank or
+    comment lines: the engines' recipes paste one command per block, and a line that goes on
+    without its `\\` (vllm-project/recipes DeepSeek-V3.md's FP4 line before
+    `--enable_expert_parallel`) is run by the shell as a command of its own, its flags never
+    reaching the engine; that is refused, not read as one line."""
+    out: list[str] = []
+    quote, i = "", 0
+    while i < len(text):
+        char = text[i]
+        if quote:
+            if char == "\\" and quote == '"' and i + 1 < len(text):
+                out.append(text[i : i + 2])
+                i += 2
+                continue
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "\\":
+            joined = text[i + 1 : i + 2] == "\n" or text[i + 1 : i + 3] == "\r\n"
+            # a `\\` before a line break joins the lines; before anything else it escapes it
+            out.append(" " if joined else text[i : i + 2])
+            i += (3 if text[i + 1] == "\r" else 2) if joined else 2
+            continue
+        elif char == "#" and (not out or out[-1][-1:].isspace()):
+            i = text.find("\n", i)
+            i = len(text) if i < 0 else i
+            continue
+        elif char == "\n":
+            _refuse_second_command(text, i)
+            break
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def _refuse_second_command(text: str, at: int) -> None:
+    """A one-line error when a line after the break at `at` holds more than a comment."""
+    for line in text[at + 1 :].splitlines():
+        if line.strip() and not line.strip().startswith("#"):
+            raise InputError(
+                f"{FIELD}: the command goes on after a line break with no `\\` before it "
+                f"({line.strip()[:40]!r}); a shell runs that line as a command of its own and "
+                "the engine never sees it: end each line but the last with ` \\`"
+            )
 
 
 def _engine(words: list[str]) -> tuple[str, list[str]]:
@@ -194,11 +246,33 @@ def _integer(flag: str, value: str | None) -> int:
     return parse_human_int(value, field=f"{FIELD}: --{flag}")
 
 
+def _plain_int(flag: str, value: str | None) -> int:
+    """An integer flag of SGLang (argparse `type=int`, python/sglang/srt/server_args.py),
+    trtllm-serve (click `type=int`, tensorrt_llm/commands/serve.py) or vLLM's parallel sizes:
+    Python's int() of the word, so `8k` or `2.0` is refused there as here (vLLM's human-readable
+    `--max-model-len 8k` is its own), then a whole number >= 1."""
+    text = (value or "").strip()
+    if not re.fullmatch(INT_LITERAL, text):
+        try:
+            text = str(int(text))  # digits of another script, as int() reads them
+        except ValueError:
+            raise InputError(
+                f"{FIELD}: {_label(flag)} wants a whole number >= 1, got {value!r:.40} (the "
+                "engine reads it with int())"
+            ) from None
+    return parse_human_int(text, field=f"{FIELD}: {_label(flag)}")
+
+
 def _number(flag: str, value: str | None) -> float:
     try:
         return float(value or "")
     except ValueError:
-        raise InputError(f"{FIELD}: --{flag} wants a number, got {value!r}") from None
+        raise InputError(f"{FIELD}: {_label(flag)} wants a number, got {value!r}") from None
+
+
+def _label(flag: str) -> str:
+    """A flag as the user wrote it: `--name`, or a YAML key (`kv_cache_config.dtype`)."""
+    return flag if "." in flag else f"--{flag}"
 
 
 @dataclass
@@ -249,9 +323,9 @@ def _setting(key: str, read: Callable[[str, str | None], Any]) -> Callable[..., 
     return apply
 
 
-def _size(key: str) -> Callable[..., None]:
+def _size(key: str, read: Callable[[str, str | None], int] = _plain_int) -> Callable[..., None]:
     def apply(r: _Reading, flag: str, value: str | None) -> None:
-        r.sizes[key] = _integer(flag, value)
+        r.sizes[key] = read(flag, value)
 
     return apply
 
@@ -270,7 +344,7 @@ def _chunked_prefill(r: _Reading, flag: str, value: str | None) -> None:
         r.unmodelled.append(f"--{flag} -1 (chunked prefill off)")
         r.settings.pop("max_num_batched_tokens", None)
     else:
-        r.settings["max_num_batched_tokens"] = _integer(flag, value)
+        r.settings["max_num_batched_tokens"] = _plain_int(flag, value)
 
 
 def _model(r: _Reading, flag: str, value: str | None) -> None:
@@ -279,6 +353,41 @@ def _model(r: _Reading, flag: str, value: str | None) -> None:
 
 def _text(flag: str, value: str | None) -> str:
     return value or ""
+
+
+def _yaml_bool(flag: str, value: str | None) -> bool:
+    """A boolean of trtllm-serve's YAML (written back as `true`/`false` by `_flat_options`)."""
+    if value not in ("true", "false"):
+        raise InputError(f"{FIELD}: {flag} wants true or false, got {value!r}")
+    return value == "true"
+
+
+def _block_reuse(r: _Reading, flag: str, value: str | None) -> None:
+    """kv_cache_config.enable_block_reuse: false is prefix caching off; true is TensorRT-LLM's
+    default (KvCacheConfig), which changes nothing."""
+    if not _yaml_bool(flag, value):
+        r.settings["prefix_caching"] = "off"
+
+
+# trtllm-serve's --backend choices and alias (ChoiceWithAlias, tensorrt_llm/commands/serve.py)
+_TRTLLM_BACKENDS = frozenset({"pytorch", "tensorrt", "trt", "_autodeploy"})
+
+
+def _trtllm_backend(r: _Reading, flag: str, value: str | None) -> None:
+    """--backend changes nothing capcliff sizes, but click refuses a value not among its
+    choices, and so the server never starts."""
+    if value not in _TRTLLM_BACKENDS:
+        choices = ", ".join(sorted(_TRTLLM_BACKENDS))
+        raise InputError(f"{FIELD}: --backend {value!r} is not one of trtllm-serve's {choices}")
+
+
+def _attention_dp(r: _Reading, flag: str, value: str | None) -> None:
+    """enable_attention_dp: each of the --tp_size ranks runs attention on its own requests
+    (tensorrt_llm/mapping.py: attention TP 1, DP = tp_size) while the MoE layers span them."""
+    if _yaml_bool(flag, value):
+        r.switches.add("adp")
+    else:
+        r.switches.discard("adp")
 
 
 _COMMON = {
@@ -322,13 +431,13 @@ _SGLANG: dict[str, Callable[..., None]] = {
     "ep-size": _size("ep"), "ep": _size("ep"), "expert-parallel-size": _size("ep"),
     "enable-dp-attention": _switch("dpa"),
     "mem-fraction-static": _setting("mem_fraction_static", _number),
-    "max-running-requests": _setting("max_running_requests", _integer),
-    "context-length": _setting("max_model_len", _integer),
+    "max-running-requests": _setting("max_running_requests", _plain_int),
+    "context-length": _setting("max_model_len", _plain_int),
     "chunked-prefill-size": _chunked_prefill,
-    "page-size": _setting("block_size", _integer),
+    "page-size": _setting("block_size", _plain_int),
     "disable-radix-cache": _setting("prefix_caching", lambda f, v: "off"),
     "disable-overlap-schedule": _setting("overlap_schedule", lambda f, v: False),
-    "scheduler-recv-interval": _setting("scheduler_recv_interval", _integer),
+    "scheduler-recv-interval": _setting("scheduler_recv_interval", _plain_int),
     "disable-cuda-graph": _setting("enforce_eager", lambda f, v: True),
     "enable-hierarchical-cache": _switch("hicache"),
     "hicache-size": _setting("hicache_gb", _number),
@@ -337,18 +446,43 @@ _SGLANG: dict[str, Callable[..., None]] = {
     "moe-runner-backend": _setting("moe_backend", _text),
     "deepep-mode": _setting("deepep_mode", _text),
     "speculative-algorithm": _setting("spec_algorithm", _text),
-    "speculative-num-steps": _setting("spec_steps", _integer),
-    "speculative-num-draft-tokens": _setting("spec_draft_tokens", _integer),
-    "speculative-eagle-topk": _setting("spec_topk", _integer),
+    "speculative-num-steps": _setting("spec_steps", _plain_int),
+    "speculative-num-draft-tokens": _setting("spec_draft_tokens", _plain_int),
+    "speculative-eagle-topk": _setting("spec_topk", _plain_int),
     "speculative-draft-model-path": _setting("spec_draft", _text),
 }  # fmt: skip
+# trtllm-serve's click options (tensorrt_llm/commands/serve.py at 00209af: each long name with
+# its short alias), and the keys of its --config/--extra_llm_api_options YAML (TorchLlmArgs,
+# tensorrt_llm/llmapi/llm_args.py), flattened as `section.key`, that override them
 _TRTLLM: dict[str, Callable[..., None]] = {
-    "tp_size": _size("tp"), "pp_size": _size("pp"), "ep_size": _size("ep"),
-    "max_batch_size": _setting("max_num_seqs", _integer),
-    "max_num_tokens": _setting("max_num_batched_tokens", _integer),
-    "max_seq_len": _setting("max_model_len", _integer),
+    "tp_size": _size("tp"), "tensor_parallel_size": _size("tp"),
+    "pp_size": _size("pp"), "pipeline_parallel_size": _size("pp"),
+    "ep_size": _size("ep"), "moe_expert_parallel_size": _size("ep"),
+    "max_batch_size": _setting("max_num_seqs", _plain_int),
+    "max_num_tokens": _setting("max_num_batched_tokens", _plain_int),
+    "max_seq_len": _setting("max_model_len", _plain_int),
     "kv_cache_free_gpu_memory_fraction": _setting("free_gpu_memory_fraction", _number),
+    "free_gpu_memory_fraction": _setting("free_gpu_memory_fraction", _number),
+    "kv_cache_config.free_gpu_memory_fraction": _setting("free_gpu_memory_fraction", _number),
+    "kv_cache_config.dtype": _kv_dtype,
+    "kv_cache_config.enable_block_reuse": _block_reuse,
+    "enable_attention_dp": _attention_dp,
+    "backend": _trtllm_backend,
+    "speculative_config.decoding_type": _setting("trt_spec_type", _text),
+    "speculative_config.num_nextn_predict_layers": _setting("trt_spec_k", _text),
+    "speculative_config.max_draft_len": _setting("trt_spec_k", _text),
+    "speculative_config.speculative_model": _setting("trt_spec_draft", _text),
+    "speculative_config.speculative_model_dir": _setting("trt_spec_draft", _text),
 }  # fmt: skip
+# sections of trtllm-serve's YAML that change nothing capcliff sizes (CUDA graph capture, the MoE
+# kernel, streaming and logging)
+_TRTLLM_INERT = frozenset(
+    {
+        "cuda_graph_config", "moe_config", "stream_interval", "print_iter_log",
+        "num_postprocess_workers", "trust_remote_code", "enable_chunked_prefill", "backend",
+        "enable_iter_perf_stats", "reasoning_parser", "return_perf_metrics",
+    }
+)  # fmt: skip
 _READERS = {"vllm": _VLLM, "sglang": _SGLANG, "trtllm": _TRTLLM}
 
 
@@ -387,6 +521,73 @@ def _dotted_json(options: list[tuple[str, str | None]], flag: str) -> list[tuple
     return [*rest, (flag, json.dumps({**whole, **dotted}))]
 
 
+# the flags that name an engine's YAML options file: vLLM's FlexibleArgumentParser `--config`;
+# trtllm-serve's `--config`, alias `--extra_llm_api_options` (tensorrt_llm/commands/serve.py)
+_CONFIG_FLAGS = {"vllm": ("config",), "trtllm": ("config", "extra_llm_api_options")}
+
+
+def _with_config_file(
+    engine: str, options: list[tuple[str, str | None]], base_dir: Path | None
+) -> list[tuple[str, str | None]]:
+    """`options` with the named YAML file's options in: vLLM inserts them before the command
+    line's, which win (`_pull_args_from_config`, vllm/utils/argparse_utils.py, refuses a second
+    `--config`); trtllm-serve's YAML overrides the flags (`update_llm_args_with_extra_dict`
+    after `get_llm_args`, tensorrt_llm/commands/serve.py), its last `--config` counting."""
+    names = _CONFIG_FLAGS.get(engine, ())
+    at = [i for i, (name, _) in enumerate(options) if name in names]
+    if not at:
+        return options
+    if engine == "vllm" and len(at) > 1:
+        raise InputError(
+            f'{FIELD}: --config is given {len(at)} times; vLLM reads one config file ("More '
+            'than one config file specified!"): merge them into one'
+        )
+    flag, value = options[at[-1]]
+    data = _config_mapping(flag, value, base_dir)
+    rest = [option for i, option in enumerate(options) if i not in at]
+    if engine == "vllm":
+        return [*_flat_options(data, nested=False), *rest]
+    return [*rest, *_flat_options(data, nested=True)]
+
+
+def _config_mapping(flag: str, value: str | None, base_dir: Path | None) -> dict[Any, Any]:
+    """The mapping of the YAML file `--flag value` names; a missing, unreadable or non-mapping
+    file is a one-line error (the engine does not start without it)."""
+    from capcliff.analysis.engine_yaml import read_mapping
+    from capcliff.files import read_text
+
+    if not value:
+        raise InputError(f"{FIELD}: --{flag} names no file; give the YAML file's path")
+    path = Path(value).expanduser()
+    if base_dir is not None and not path.is_absolute() and is_file(base_dir / path):
+        path = base_dir / path
+    text = read_text(path, field=f"{FIELD}: --{flag}")
+    try:
+        return read_mapping(text)
+    except InputError as exc:
+        raise InputError(f"{FIELD}: --{flag} {value}: {exc}") from None
+
+
+def _flat_options(data: Mapping[Any, Any], *, nested: bool) -> list[tuple[str, str | None]]:
+    """A YAML mapping as (flag name, value) pairs: vLLM's `key: true` is the switch `--key`
+    (false leaves it out) and a mapping is its JSON; trtllm-serve's nested sections are
+    `section.key`, its booleans `true`/`false`."""
+    out: list[tuple[str, str | None]] = []
+    for key, value in data.items():
+        name = str(key)
+        if nested and isinstance(value, dict):
+            out += [(f"{name}.{k}", v) for k, v in _flat_options(value, nested=True)]
+        elif value is None or (value is False and not nested):
+            continue
+        elif isinstance(value, bool):
+            out.append((name, ("true" if value else "false") if nested else None))
+        elif isinstance(value, dict | list):
+            out.append((name, json.dumps(value)))
+        else:
+            out.append((name, str(value)))
+    return out
+
+
 def _assignments(words: list[str]) -> list[str]:
     """The leading `VAR=value` words, taken off `words` (after an `env` that runs the same
     command: `env VAR=1 vllm serve ...` is `VAR=1 vllm serve ...`)."""
@@ -398,8 +599,10 @@ def _assignments(words: list[str]) -> list[str]:
     return env
 
 
-def parse_serve_command(text: str) -> ServeCommand:
-    """The deployment an engine command line launches (see the module docstring)."""
+def parse_serve_command(text: str, *, base_dir: Path | None = None) -> ServeCommand:
+    """The deployment an engine command line launches (see the module docstring). A YAML file
+    the line names (`--config`, trtllm-serve's `--extra_llm_api_options`) is read from
+    `base_dir` (a spec's folder) where it lies there, else from the current folder."""
     words = _words(text)
     env = _assignments(words)
     if not words:
@@ -408,15 +611,10 @@ def parse_serve_command(text: str) -> ServeCommand:
     reading = _Reading(engine)
     _environment(reading, env)
     positional, options = _options(rest, _MANY_VALUES.get(engine, frozenset()))
+    options = _with_config_file(engine, options, base_dir)
     if engine == "vllm":
         options = _dotted_json(options, "speculative-config")
-    readers = _READERS[engine]
-    for name, value in options:
-        key = name if engine == "trtllm" else name.replace("_", "-")
-        if key in readers:
-            readers[key](reading, key, value)
-        elif key not in _INERT:
-            reading.unmodelled.append(f"--{name}" if value is None else f"--{name} {value}")
+    _read_options(reading, options)
     # SGLang's launch_server takes no positional argument: the model is --model-path
     extra = positional if reading.model is not None or engine == "sglang" else positional[1:]
     if extra:  # `--tensor-parallel-size 2 2`: the engines' argparse refuses the second 2
@@ -435,6 +633,22 @@ def parse_serve_command(text: str) -> ServeCommand:
         engine=engine, model=reading.model, layout=layout, settings=reading.settings,
         unmodelled=tuple(reading.unmodelled),
     )  # fmt: skip
+
+
+def _read_options(r: _Reading, options: list[tuple[str, str | None]]) -> None:
+    """Each option through its engine's reader, in order (the last of a flag given twice wins,
+    as with argparse and click); an option with no reader is named as not modelled."""
+    readers = _READERS[r.engine]
+    for name, value in options:
+        key = name if r.engine == "trtllm" else name.replace("_", "-")
+        if key in readers:
+            readers[key](r, key, value)
+        elif r.engine == "trtllm" and key.partition(".")[0] in _TRTLLM_INERT:
+            continue
+        elif r.engine == "trtllm" and "." in key:  # a key of its YAML's sections
+            r.unmodelled.append(f"{key}: {value}")
+        elif key not in _INERT:
+            r.unmodelled.append(f"--{name}" if value is None else f"--{name} {value}")
 
 
 def _environment(r: _Reading, assignments: list[str]) -> None:
@@ -472,9 +686,19 @@ def _layout(r: _Reading) -> Layout:
     tp, pp, dp = (r.sizes.get(k, 1) for k in ("tp", "pp", "dp"))
     if r.engine == "vllm":
         return Layout(dp=dp, tp=tp, pp=pp, ep=tp * dp if "ep" in r.switches else 1)
-    if r.engine == "trtllm":
-        return Layout(tp=tp, pp=pp, ep=r.sizes.get("ep", 1))
     ep = r.sizes.get("ep", 1)
+    if ep > tp > 0 or (ep > 0 and tp > 0 and tp % ep):
+        # trtllm: moe_tp_size x moe_ep_size must equal tp_size (tensorrt_llm/mapping.py);
+        # SGLang: each rank's EP rank is tp_rank // (tp_size // ep_size)
+        # (python/sglang/srt/entrypoints/engine.py), so EP divides the TP ranks
+        raise InputError(
+            f"{FIELD}: an EP size of {ep} does not divide the TP size {tp}: the engine splits "
+            f"the {tp} TP ranks into EP groups; give an EP size that divides {tp}"
+        )
+    if r.engine == "trtllm" and "adp" in r.switches:
+        return Layout(dp=tp, tp=1, pp=pp, ep=ep, attention_dp=True)
+    if r.engine == "trtllm":
+        return Layout(tp=tp, pp=pp, ep=ep)
     if "dpa" in r.switches and dp > 1:  # --tp counts every rank of the lockstep group
         if tp % dp:
             raise InputError(f"{FIELD}: --dp {dp} does not divide --tp {tp} (SGLang DP attention)")
@@ -548,11 +772,14 @@ def _speculation(r: _Reading) -> None:
     keys = ("spec_algorithm", "spec_steps", "spec_draft_tokens", "spec_topk", "spec_draft")
     algorithm, steps, drafts, topk, draft = (s.pop(k, None) for k in keys)
     config = s.pop("spec_config", None)
+    trt = tuple(s.pop(k, None) for k in ("trt_spec_type", "trt_spec_k", "trt_spec_draft"))
     spec: str | None = None
     if algorithm is not None:
         spec = _sglang_speculation(r, str(algorithm), steps, drafts, topk, draft)
     elif config is not None:
         spec = _vllm_speculation(r, str(config))
+    elif trt[0] is not None:
+        spec = _trtllm_speculation(r, *trt)
     if spec is None:
         return
     s["speculative"] = spec
@@ -605,7 +832,26 @@ def _vllm_speculation(r: _Reading, config: str) -> str | None:
     return None
 
 
-def _speculative_tokens(value: object) -> int | None:
+# trtllm-serve's speculative_config decoding types (tensorrt_llm/llmapi/llm_args.py
+# DecodingBaseConfig subclasses) as capcliff's methods; flags.py writes them back
+_TRTLLM_METHODS = {"MTP": "mtp", "Eagle": "eagle", "Eagle3": "eagle", "NGram": "ngram"}
+
+
+def _trtllm_speculation(r: _Reading, kind: str, k: str | None, draft: str | None) -> str | None:
+    """speculative_config of trtllm-serve's YAML: MTP counts num_nextn_predict_layers, EAGLE and
+    n-gram max_draft_len; both must be whole numbers >= 1."""
+    method = _TRTLLM_METHODS.get(kind)
+    what = "num_nextn_predict_layers" if kind == "MTP" else "max_draft_len"
+    count = _speculative_tokens(None if k is None else scalar(k), f"speculative_config.{what}")
+    if method is None or count is None:
+        r.unmodelled.append(f"speculative_config: decoding_type {kind} (method or length not read)")
+        return None
+    return f"{method}:{count}" + (f":{draft}" if method == "eagle" and draft else "")
+
+
+def _speculative_tokens(
+    value: object, field: str = "--speculative-config num_speculative_tokens"
+) -> int | None:
     """num_speculative_tokens as vLLM's lax pydantic int reads it (None: not given); a value
     that is no whole number above 0 is a one-line error."""
     if value is None:
@@ -615,10 +861,7 @@ def _speculative_tokens(value: object) -> int | None:
     if numeric or (isinstance(value, str) and re.fullmatch(INT_LITERAL, value.strip())):
         number = float(value)  # type: ignore[arg-type]  # a number or a whole-number string
     if number is None or not (1 <= number < math.inf and number == int(number)):
-        raise InputError(
-            f"{FIELD}: --speculative-config num_speculative_tokens wants a whole number >= 1, "
-            f"got {value!r:.40}"
-        )
+        raise InputError(f"{FIELD}: {field} wants a whole number >= 1, got {value!r:.40}")
     return int(number)
 
 
@@ -768,7 +1011,7 @@ def read_into(
     """A spec scenario's keys (`keys`, with `serve_command`) with the command's model, layout
     and settings (`settings`: the DeploymentSettings keys) filled in; conflicts are errors. A
     model folder the command names may lie in `base_dir` (the spec's folder)."""
-    command = parse_serve_command(str(keys["serve_command"]))
+    command = parse_serve_command(str(keys["serve_command"]), base_dir=base_dir)
     merged = merged_settings(command, {k: keys.get(k) for k in settings})
     layout = keys.get("layout")
     model, name = merged_target(

@@ -125,7 +125,7 @@ def deployment(
 
         from capcliff.analysis.serve_command import parse_serve_command
 
-        said = parse_serve_command(scenario.serve_command).warning()
+        said = parse_serve_command(scenario.serve_command, base_dir=spec_file.base_dir).warning()
         if said is not None:
             resolved = replace(resolved, warnings=(*resolved.warnings, said))
     return Deployment(
