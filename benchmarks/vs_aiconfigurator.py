@@ -22,6 +22,12 @@ seconds of the process and its children (os.wait4). capcliff runs its pure-Pytho
 roofline). The ratio is aiconfigurator's CPU over capcliff's (the best of
 `--repeat` runs each). What each answered is printed under the figures.
 
+Under the table, the floor: a process that starts the interpreter and imports only the
+third-party libraries capcliff's command path runs on (numpy, pydantic, typer with the pydantic
+adapters it builds each parameter's coercion from, rich's console), and nothing of capcliff; set
+beside the CPU a 20 x speed-up allows (aiconfigurator's CPU / 20). What is left between the two is
+all capcliff may spend, imports, models and simulation included, for 20 x.
+
 `--phases` (no aiconfigurator needed) runs each capcliff question once in this process and prints
 where its CPU goes: start-up (interpreter and imports, up to the command), then, per phase of
 the search (the innermost of the functions in `PHASES` running when a replica's event loop
@@ -49,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).parent.parent
+FLOOR = [sys.executable, "-c", "import numpy, pydantic, rich.console, typer, typer._adapters"]
 WORKLOAD = ["--isl", "4000", "--osl", "1000"]
 CAPCLIFF = [sys.executable, "-m", "capcliff", "plan", "qwen3-32b", "--gpu", "h200-sxm",
             "--gpus", "8", *WORKLOAD]  # fmt: skip
@@ -235,13 +242,19 @@ def main() -> None:
     print(f"1-minute load average at the start: {os.getloadavg()[0]:.2f}\n")
     print("| question | capcliff CPU s (wall) | aiconfigurator CPU s (wall) | speed-up (CPU) |")
     print("|---|---:|---:|---:|")
-    answers = []
+    answers, aics = [], []
     for question, (ours, theirs) in QUESTIONS.items():
         mine, aic = best(ours, args.repeat), best(theirs, args.repeat)
+        aics.append(aic)
         print(f"| {question} | {mine.cpu_s:.2f} ({mine.wall_s:.2f}) | "
               f"{aic.cpu_s:.2f} ({aic.wall_s:.2f}) | {aic.cpu_s / mine.cpu_s:.1f} x |")  # fmt: skip
         answers.append((question, capcliff_answer(mine.out), aic_answer(aic.out)))
-    print()
+    floor = best(FLOOR, args.repeat)
+    least_aic = min(aic.cpu_s for aic in aics)
+    print(f"\nfloor (interpreter + numpy, pydantic, typer, rich; no capcliff): "
+          f"CPU {floor.cpu_s:.2f} s;"
+          f" 20 x needs at most {least_aic / 20:.2f} s, leaving capcliff"
+          f" {least_aic / 20 - floor.cpu_s:.2f} s for its own imports and work\n")  # fmt: skip
     for question, mine_says, aic_says in answers:
         print(f"{question}:\n  capcliff: {mine_says}\n  aiconfigurator: {aic_says}")
 
