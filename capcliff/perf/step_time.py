@@ -352,9 +352,8 @@ class StepTimeModel:
         variable = self.variable_scale * self.pp * (top + comm_s + shared)
         step = variable + self.step_overhead_s
         if self.host_applies:  # the host time (`_host_added_s`, from the terms)
-            if self.overlap_schedule:  # `step_with_host_s`'s max, as `max` picks, without calls
-                gpu_s = step - self.host_fixed_s
-                step = host_s if host_s > gpu_s else gpu_s
+            if self.overlap_schedule:
+                step = step_with_host_s(step - self.host_fixed_s, host_s, overlapped=True)
             else:
                 step = step + host_s  # host_fixed_s is in step_overhead_s already
         # launching an eager pass hides the GPU's gaps between kernels: a floor, not a sum
