@@ -1,6 +1,6 @@
-"""A decode run with the queue waiting and every seat taken: `fast_forward` does not ask
-`exact_step` then (a saturation run at its cap is mostly such runs), which relies on
-`exact_step` answering False there with nothing changed."""
+"""A decode run with the queue waiting and every seat taken (a saturation run at its cap is
+mostly such runs): `exact_step` answers False there with nothing changed, and the replica jumps
+to the first finish."""
 
 from __future__ import annotations
 

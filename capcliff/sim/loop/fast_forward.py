@@ -69,9 +69,8 @@ def fast_forward(sim: ReplicaState) -> bool:
     if co.phase_counts[sim.step % co.block_size] > sim.free:
         return _preempt_then_decode(sim)
     if sim.inline:
-        # an admission: an exact step (with nobody queued, or no seat free, it admits nobody:
-        # False, unchanged, without the call: at the cap, as a saturation run mostly is)
-        head = exact_step(sim) if sim.waiting and count < sim.max_num_seqs else False
+        # an admission: an exact step (with nobody queued it admits nobody: False, unchanged)
+        head = exact_step(sim) if sim.waiting else False
         if head is True:
             return True
         limit, blocked = _steps_that_fit(sim), head is None
