@@ -52,6 +52,14 @@ def test_blank_and_comment_lines_after_the_command_are_not_a_second_command() ->
     assert command.settings["max_num_seqs"] == 8
 
 
+@pytest.mark.parametrize("before", ["\n", "\r\n\n", "  \n# serve it\n"])
+def test_blank_and_comment_lines_before_the_command_are_not_a_first_command(before: str) -> None:
+    # a shell runs nothing for them, then the command (a spec's multi-line string often starts
+    # with a line break); the flags after it are the engine's: max_num_seqs 8
+    command = parse_serve_command(f"{before}{V8} --max-num-seqs 8\n")
+    assert command.settings["max_num_seqs"] == 8
+
+
 # A public SGLang script for DeepSeek-R1 on MI300X: flags commented out after the last `\`
 SG_AITER = (
     "SGLANG_USE_AITER=1 \\\npython3 -m sglang.launch_server \\\n--model-path "

@@ -151,6 +151,10 @@ def _one_command(text: str) -> str:
             i = len(text) if i < 0 else i
             continue
         elif char == "\n":
+            if not "".join(out).strip():  # blank or comment lines before the command
+                out.clear()
+                i += 1
+                continue
             _refuse_second_command(text, i)
             break
         out.append(char)
