@@ -224,7 +224,7 @@ SPEC19: list[tuple[str, list[str], bool | None]] = [
     ("eagle-draft-colon", [*SW_C, "--speculative", "eagle:3:org/model:rev"], None),
     # MTP on models without MTP layers, by config
     ("mtp-kimi-k2-zero-layers", ["sweep", "{d}/kimi/config.json", *DS, "--speculative", "mtp:1"], True),
-    ("mtp-llama-config-naming-nextn", ["sweep", "{d}/llama/config.json", *SW_C[2:], "--speculative", "mtp:1"], None),
+    ("mtp-llama-config-naming-nextn", ["sweep", "{d}/llama/config.json", *SW_C[2:], "--speculative", "mtp:1"], True),
     ("mtp-glm45-one-layer-k3", ["sweep", "{d}/glm/config.json", *DS, "--speculative", "mtp:3"], None),
     ("mtp-r1-k16", ["sweep", "deepseek-r1", *DS, "--speculative", "mtp:16"], None),
     ("mtp-r1-fp4-b200", ["sweep", "deepseek-r1-0528-fp4", "--gpus", "4", "--gpu", "b200", "--isl", "100", "--osl", "100", "--num-requests", "20", "--concurrency", "4", "--speculative", "mtp:3"], None),

@@ -8,9 +8,10 @@ the excess it states.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
-from test_bad_input import _one_line_error
+from test_bad_input import _llama_config, _one_line_error
 
 from capcliff.analysis.workloads import (
     MAX_SWEEP_REQUESTS,
@@ -114,3 +115,29 @@ def test_unmeetable_ttft_closest_figures_agree(capsys: pytest.CaptureFixture[str
     for ttft, excess in found:
         assert float(ttft) > 0
         assert float(excess.replace(",", "")) == pytest.approx(float(ttft) * 1e6, rel=0.01)
+
+
+def test_mtp_on_a_llama_config_naming_nextn_layers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Llama config.json with num_nextn_predict_layers = 1 has no MTP weights any engine loads
+    (vLLM's MTP draft models are per family: deepseek_mtp, mimo_mtp, glm4_moe_mtp, ...)."""
+    path = _llama_config(tmp_path, num_nextn_predict_layers=1)
+    argv = ["sweep", str(path), "--isl", "100", "--osl", "100", "--num-requests", "20",
+            "--concurrency", "4", "--speculative", "mtp:1"]  # fmt: skip
+    line = _one_line_error(argv, capsys)
+    assert line.startswith("error: speculative: mtp ") and "llama" in line
+    # an EAGLE head on the same config is answered
+    assert main([*argv[:-1], "eagle:1"]) == 0
+
+
+def test_nodes_past_what_one_run_simulates_names_the_gpus(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """1,000 nodes of 8 H200s: 8,000 replicas of llama-3.1-8b (tp1) verified together; the
+    refusal names the GPUs, not --num-requests (given as 20)."""
+    argv = ["plan", "llama-3.1-8b", "--jobs", "1", "--isl", "100", "--osl", "100",
+            "--num-requests", "20", "--rate", "2", "--slo-ttft", "2",
+            "--nodes", "1000"]  # fmt: skip
+    line = _one_line_error(argv, capsys)
+    assert line.startswith("error: gpus: 8,000 replicas") and "num_requests" not in line
