@@ -75,7 +75,9 @@ MAX_CONCURRENCY_POINTS = 256
 MAX_OUTPUT_LENGTHS = 64
 # The most one sweep simulates, over its whole grid (layouts x output lengths x concurrencies,
 # twice with speculation: the same grid without it): each axis within its own limit, the product
-# was not (64 lengths x 256 concurrencies x 2,000 requests, 32,768,000 requests, ran for an hour).
+# was not (64 lengths x 1..2000:256's 171 concurrencies x 2,000 requests, 21,888,000 requests,
+# had no answer when the campaign's 20 CPU s limit killed it; at the ~15 ms a point that 256
+# points took, its 10,944 points are minutes, and 200,000 requests a point far more).
 # Set, as a named limit, at what the pure-Python event loop answers in seconds: 256 points of
 # 2,000 requests (512,000) took 3.8 CPU s and 16 points of 200,000 (3,200,000) 20 s
 # (benchmarks/fuzz_cases19.py, grid19); a grid's first sample, before an online point's stopping
