@@ -54,6 +54,18 @@ if TYPE_CHECKING:
     from capcliff.sim.traffic.workload import Requests
 
 
+# Families capcliff sizes whose engines hold no MTP module, so a num_nextn_predict_layers in their
+# config.json names no weights any engine loads: vLLM runs MTP only through the per-family draft
+# models of vllm/config/speculative.py `MTP_MODEL_TYPES` (deepseek_mtp, mimo_mtp, glm4_moe_mtp,
+# ernie_mtp, qwen3_next_mtp, longcat_flash_mtp, ...; docs/features/spec_decode/mtp.md: "your base
+# model must already have pre-trained MTP heads"), SGLang's NEXTN the NextN classes of the same
+# families (DeepseekV3ForCausalLMNextN, Glm4MoeForCausalLMNextN, ...). A deny list, so that a new
+# MTP family is not refused.
+NO_MTP_FAMILIES = frozenset(
+    {"llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "gemma2", "gemma3_text",
+     "phi3", "gpt_oss"}
+)  # fmt: skip
+
 # The scheduling policy each engine runs by default (TensorRT-LLM's CapacitySchedulerPolicy defaults
 # to GUARANTEED_NO_EVICT).
 ENGINE_POLICY = {
@@ -438,6 +450,12 @@ def _speculation(
         raise InputError(
             f"speculative: mtp needs a model with MTP layers (num_nextn_predict_layers); "
             f"{model.id} has none: use eagle:K:DRAFT or ngram:K"
+        )
+    if spec.method is SpecMethod.MTP and model.arch.model_type in NO_MTP_FAMILIES:
+        raise InputError(
+            f"speculative: mtp runs a family's own MTP module, and {model.arch.model_type} "
+            f"has none in any engine (its num_nextn_predict_layers names no weights): use "
+            f"eagle:K:DRAFT or ngram:K"
         )
     accepted = acceptance(
         spec,

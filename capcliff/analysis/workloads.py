@@ -73,6 +73,38 @@ MAX_CONCURRENCY_POINTS = 256
 # The most output lengths one sweep may list (each is a whole sweep over the concurrencies; 5,000
 # ran for minutes).
 MAX_OUTPUT_LENGTHS = 64
+# The most one sweep simulates, over its whole grid (layouts x output lengths x concurrencies,
+# twice with speculation: the same grid without it): each axis within its own limit, the product
+# was not (64 lengths x 1..2000:256's 171 concurrencies x 2,000 requests, 21,888,000 requests,
+# had no answer when the campaign's 20 CPU s limit killed it; at the ~15 ms a point that 256
+# points took, its 10,944 points are minutes, and 200,000 requests a point far more).
+# Set, as a named limit, at what the pure-Python event loop answers in seconds: 256 points of
+# 2,000 requests (512,000) took 3.8 CPU s and 16 points of 200,000 (3,200,000) 20 s
+# (benchmarks/fuzz_cases19.py, grid19); a grid's first sample, before an online point's stopping
+# rule draws more (`MAX_DOUBLINGS`).
+MAX_SWEEP_SIMULATIONS = 1_024
+MAX_SWEEP_REQUESTS = 1_000_000
+
+
+def check_sweep_size(axes: tuple[tuple[int, str], ...], requests_each: int) -> None:
+    """Refuse a sweep grid past `MAX_SWEEP_SIMULATIONS` points or `MAX_SWEEP_REQUESTS` requests
+    simulated in all. `axes`: (count, name) of each grid axis, e.g. ((64, "output lengths"),
+    (256, "concurrencies")); `requests_each`: the requests one point simulates."""
+    points = 1
+    for count, _ in axes:
+        points *= count
+    total = points * requests_each
+    # one point is the simulation's own limit (`SimConfig.max_requests`, per replica)
+    if points <= MAX_SWEEP_SIMULATIONS and (points == 1 or total <= MAX_SWEEP_REQUESTS):
+        return
+    grid = " x ".join(f"{count:,} {name}" for count, name in axes if count > 1)
+    raise InputError(
+        f"sweep: {grid} = {points:,} simulations of {requests_each:,} requests "
+        f"({total:,} in all), past the most one sweep runs ({MAX_SWEEP_SIMULATIONS:,} "
+        f"simulations, {MAX_SWEEP_REQUESTS:,} requests; minutes to hours of CPU past it): "
+        f"sweep fewer concurrencies (64..8192:16), output lengths or layouts, or fewer "
+        f"requests (--num-requests)"
+    )
 
 
 def parse_concurrency(text: str) -> tuple[int, ...]:

@@ -35,7 +35,7 @@ from capcliff.analysis.evaluate.solver import Slo, SweepPoint, simulated_cliff
 from capcliff.analysis.evaluate.sweet_spot import sweet_spot_result
 from capcliff.analysis.sweep.report import CliffResult, SeriesResult, point_result
 from capcliff.analysis.sweep.timelines import kv_over_time
-from capcliff.analysis.workloads import is_online
+from capcliff.analysis.workloads import check_sweep_size, is_online
 from capcliff.sim.disagg.pools import DisaggResult
 from capcliff.sim.traffic.workload import Requests
 
@@ -63,6 +63,7 @@ def disagg_series(
 ) -> tuple[SeriesResult, list[DisaggregatedReport]]:
     """The series of `spec` over `concurrencies`, and each point's disaggregated report."""
     check_adp_balance(dep, spec)
+    check_sweep_size(((len(set(concurrencies)), "concurrencies"),), len(requests))
     pools = pools_of(dep, spec, max_model_len)
     dec = pools[1].pool
     points: list[SweepPoint] = []

@@ -68,11 +68,13 @@ from capcliff.analysis.evaluate.steady_state import (
     timed,
 )
 from capcliff.analysis.evaluate.unhit_runs import steps_run
+from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.result import SimResult
 from capcliff.sim.simulate import Checkpoint, PausedRun, simulate
 from capcliff.sim.traffic.workload import Requests
+from capcliff.sim.traffic.workload_rules import MAX_REQUESTS
 
 REFERENCE_REQUESTS = 1000  # the fixed sample that sets the cap grid
 CAP_FACTORS = (0.5, 0.71, 1.0, 1.41, 2.0)  # x the steady-state cliff (half-octave steps)
@@ -518,6 +520,12 @@ def verified(
     then that part's."""
     fresh = workload.reseeded(workload.seed + VERIFY_SEED)
     size = VERIFY_SIZE * own
+    if size * ranks > MAX_REQUESTS:  # named num_requests, which the user had set to 20
+        raise InputError(
+            f"gpus: {ranks:,} replicas simulated together at {size:,} requests each "
+            f"({size * ranks:,}) is past the {MAX_REQUESTS:,} requests capcliff simulates in one "
+            "run; plan fewer GPUs (--gpus, --nodes): a fleet grows by whole replicas"
+        )
     rates = [found.rate_rps]
     for _ in range(VERIFY_TRIES - 1):
         rates.append(rates[-1] * (1 - VERIFY_BACKOFF))

@@ -46,7 +46,7 @@ from capcliff.analysis.sweep.failure import PastCliff, past_cliff
 from capcliff.analysis.sweep.speculation_gain import SpeculationGain, speculation_gain
 from capcliff.analysis.sweep.timelines import hit_rate_over_time, kv_over_time
 from capcliff.analysis.what_fits import fit_fixes, refuse_impossible
-from capcliff.analysis.workloads import is_online
+from capcliff.analysis.workloads import check_sweep_size, is_online
 from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
 from capcliff.memory.report import report_header
@@ -416,6 +416,22 @@ def _extended(run: PausedRun, sample: Requests, first: int, *, open_loop: bool) 
     return run.advance(len(sample)).result
 
 
+def _check_grid(dep: Deployment, plan: SweepPlan, max_model_len: int) -> None:
+    """Refuse a grid past what one sweep simulates (`check_sweep_size`) before any of it runs:
+    the layouts that fit, the output lengths, the concurrencies, and the same grid again
+    without speculation where it is on (`_speculation_gain`)."""
+    fitting = sum(dep.memory(lay, max_model_len).fits for lay in plan.layouts)
+    axes = [
+        (max(fitting, 1), "layouts"),
+        (len(plan.workloads), "output lengths"),
+        (len(set(plan.concurrencies)), "concurrencies"),
+    ]
+    if dep.speculation is not None:
+        axes.append((2, "runs (with speculation and without)"))
+    most = max(len(requests) for _, requests in plan.workloads)
+    check_sweep_size(tuple(axes), most)
+
+
 def build_sweep_report(
     dep: Deployment,
     plan: SweepPlan,
@@ -424,6 +440,7 @@ def build_sweep_report(
     progress: ProgressFn | None = None,
 ) -> SweepReport:
     """Simulate every (layout, workload) series of `plan` across its concurrencies."""
+    _check_grid(dep, plan, max_model_len)
     config = dep.sim_config(max_model_len)
     jobs = [(lay, label, req) for lay in plan.layouts for label, req in plan.workloads]
     series: list[SeriesResult] = []
