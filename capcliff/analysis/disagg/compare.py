@@ -21,7 +21,7 @@ from capcliff.analysis.disagg.report import DisaggregatedReport, SteadyFigures, 
 from capcliff.analysis.evaluate.replica_models import p99_analytic_cliff, replica_models
 from capcliff.analysis.evaluate.solver import Slo, config_at
 from capcliff.analysis.plan.batch import build_plan_report
-from capcliff.analysis.plan.fleet import hourly_cost
+from capcliff.analysis.plan.fleet import gpu_hours_per_mtok, hourly_cost
 from capcliff.analysis.plan.inputs import PlanInputs, resolve_inputs
 from capcliff.analysis.plan.types import PlanReport
 from capcliff.analysis.workloads import WorkloadChoice
@@ -72,7 +72,9 @@ def aggregated_summary(
         hardware=report.hardware, gpus=report.gpus, layout=rec.layout,
         concurrency=sweet.concurrency, makespan_s=sweet.makespan_s,
         output_throughput_tok_s=sweet.output_throughput_tok_s, ttft_p99_s=sweet.ttft_p99_s,
-        tpot_p99_s=sweet.tpot_p99_s, gpu_hours_per_mtok=sweet.gpu_hours_per_mtok,
+        tpot_p99_s=sweet.tpot_p99_s,
+        gpu_hours_per_mtok=sweet.gpu_hours_per_mtok if served is None
+        else gpu_hours_per_mtok(report.gpus, served),
         usd_per_hour=usd_per_hour,
         usd_per_million_output_tokens=usd_per_mtok if math.isfinite(usd_per_mtok) else None,
     )  # fmt: skip
@@ -140,11 +142,13 @@ def aggregated_online(
         behind_at=None if grow_behind else slo,
         paused=None if layout.dp > 1 else lambda r: PausedRun(r, steps, capacity, config),
     )
-    served = offered_tok_s if serves(state, slo) else None
-    usd_per_hour, usd_per_mtok = hourly_cost(gpus, price, served or state.output_tok_s)
+    served = (offered_tok_s if serves(state, slo) else None) or state.output_tok_s
+    usd_per_hour, usd_per_mtok = hourly_cost(gpus, price, served)
     return agg.model_copy(
         update={
             "makespan_s": result.makespan_s,
+            # on the tokens/s the $ figure is costed on, not the sweet spot's batch makespan
+            "gpu_hours_per_mtok": gpu_hours_per_mtok(gpus, served),
             "output_throughput_tok_s": state.output_tok_s,
             "ttft_p99_s": state.ttft_p99_s,
             "tpot_p99_s": state.tpot_p99_s,

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from capcliff.analysis.disagg.pools import DisaggSpec, PoolPlan
 from capcliff.analysis.evaluate.steady_state import SteadyState
-from capcliff.analysis.plan.fleet import hourly_cost
+from capcliff.analysis.plan.fleet import gpu_hours_per_mtok, hourly_cost
 from capcliff.sim.disagg.kv_transfer import link_utilization
 from capcliff.sim.disagg.pools import DisaggResult, PoolStats
 
@@ -96,7 +96,9 @@ class ServingReport(_Result):
     tpot_p99_s: float
     e2e_p99_s: float
     makespan_s: float
-    gpu_hours_per_mtok: float  # GPUs x makespan per million output tokens
+    # GPU-hours per million output tokens: GPUs x makespan over the tokens (a batch); at an
+    # offered rate, GPUs over the tokens/s the $ figure is costed on (`fleet.gpu_hours_per_mtok`)
+    gpu_hours_per_mtok: float
     # at the hardware's $/GPU-hour (`fleet.hourly_cost`; None without a price): GPUs x price, and
     # that over the output tokens served per hour: at an offered rate, rate x mean output tokens
     # (as fleet sizing counts them); in a batch, tokens / makespan
@@ -174,11 +176,15 @@ def serving_report(
     `offered_tok_s` (tokens/s) at an offered rate, else the simulated throughput. With `state`
     (an offered rate) the throughput and p99 latencies are its steady state's."""
     r = result.serving
-    tokens = max(1, int(r.output_tokens.sum()))
     out_tok_s = r.output_tokens_per_s if state is None else state.output_tok_s
+    served_tok_s = offered_tok_s or out_tok_s
     usd_per_hour, usd_per_mtok = (
-        (None, None) if price is None else hourly_cost(gpus, price, offered_tok_s or out_tok_s)
+        (None, None) if price is None else hourly_cost(gpus, price, served_tok_s)
     )
+    if state is None and offered_tok_s is None:  # a batch: the GPUs held over the makespan
+        gpu_hours = gpus * r.makespan_s / 3600 / max(1, int(r.output_tokens.sum())) * 1e6
+    else:  # at an offered rate: on the tokens/s the $ figure is costed on
+        gpu_hours = gpu_hours_per_mtok(gpus, served_tok_s)
     return ServingReport(
         concurrency=concurrency,
         output_throughput_tok_s=out_tok_s,
@@ -189,7 +195,7 @@ def serving_report(
         tpot_p99_s=_finite(r.tpot.p99 if state is None else state.tpot_p99_s),
         e2e_p99_s=_finite(r.e2e.p99),
         makespan_s=r.makespan_s,
-        gpu_hours_per_mtok=gpus * r.makespan_s / 3600 / tokens * 1e6,
+        gpu_hours_per_mtok=gpu_hours,
         usd_per_hour=usd_per_hour,
         usd_per_million_output_tokens=None
         if usd_per_mtok is None

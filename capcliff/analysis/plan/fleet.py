@@ -126,6 +126,13 @@ def hourly_cost(gpus: int, price: float, output_tok_s: float) -> tuple[float, fl
     return usd_per_hour, per_mtok
 
 
+def gpu_hours_per_mtok(gpus: int, output_tok_s: float) -> float:
+    """GPU-hours per million output tokens of `gpus` GPUs serving `output_tok_s` output tokens/s:
+    `hourly_cost`'s $ per million at $1 per GPU-hour, so that the two rank alike (inf when
+    nothing is served)."""
+    return hourly_cost(gpus, 1.0, output_tok_s)[1]
+
+
 @dataclass(frozen=True)
 class Checked:
     """The fleet simulated at the load."""
