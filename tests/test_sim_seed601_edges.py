@@ -1,0 +1,32 @@
+"""Edges the seed-601 mutation sample (`benchmarks/mutation.py --packages sim --seed 601`) found
+untested. Every expected value is worked out by hand in the comments."""
+
+from __future__ import annotations
+
+import pytest
+
+from capcliff.sim.reuse.kv_tiers import KVTier
+from capcliff.sim.reuse.prefix_reuse import PrefixReuse
+from tests.simtools import fixed_batch
+
+
+def test_an_offload_tier_never_serves_a_prompts_last_token() -> None:
+    # One request, an 8-token prompt, 4-token blocks, one DRAM tier of 100 blocks. It releases
+    # 8 tokens at t = 0: write-through copies its 8 // 4 = 2 full blocks to the tier, and HBM
+    # caches the same 2. Evicting every unreferenced block (free 0) leaves HBM empty.
+    # Looked up again with its 8 tokens: the last token is always computed (its logits), so at
+    # most (8 - 1) // 4 = 1 block may be reused: HBM hits 0 (revives 0), the tier reaches
+    # block 1. Loading it: 1,000 B/token x 4 = 4,000 B at 4e6 B/s = 1 ms, no latency, beats
+    # recomputing 4 tokens at 1 ms each (4 ms), so the reach is 1 and admitting it loads 1 ms.
+    # (Seed 601's tier limit `(tokens - 1) * block_size` reached both blocks: 2 ms of loads
+    # and no token left to compute.)
+    dram = KVTier("cpu", 400, read_bytes_per_s=4e6, write_bytes_per_s=4e6, latency_s=0.0)
+    reuse = PrefixReuse(
+        fixed_batch(1, 8, 2), 4, radix=False, tiers=(dram,), kv_bytes_per_token=1000.0,
+        recompute_s_per_token=1e-3,
+    )  # fmt: skip
+    reuse.release(0, 8, 0.0, finished=False)
+    reuse.settle(0, 1.0)
+    assert reuse.lookup(0, 8) == (1, 0, 0)
+    reuse.admit(0, 8, 2.0, resumed=True)
+    assert reuse.take_load_s() == pytest.approx(1e-3)
