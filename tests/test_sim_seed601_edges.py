@@ -30,3 +30,12 @@ def test_an_offload_tier_never_serves_a_prompts_last_token() -> None:
     assert reuse.lookup(0, 8) == (1, 0, 0)
     reuse.admit(0, 8, 2.0, resumed=True)
     assert reuse.take_load_s() == pytest.approx(1e-3)
+
+
+@pytest.mark.parametrize(("read", "write"), [(1.0, 1.0), (0.5, 0.5), (1.0, 1e9), (1e9, 1.0)])
+def test_an_offload_tier_of_any_positive_bandwidth_is_accepted(read: float, write: float) -> None:
+    # "bandwidths > 0": a link of 1 B/s or less is absurdly slow, not invalid. The refusals of
+    # 0 and below are in test_sim_seed433_edges.
+    # (Seed 601's `read_bytes_per_s <= 1` refused a 1 B/s read link.)
+    tier = KVTier("cpu", 10, read, write, 0.0)
+    assert (tier.read_bytes_per_s, tier.write_bytes_per_s) == (read, write)
