@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from capcliff.errors import InputError
 from capcliff.sim.reuse.kv_tiers import KVTier
 from capcliff.sim.reuse.prefix_reuse import PrefixReuse
+from capcliff.sim.traffic.length_spec import parse_output_lengths
 from tests.simtools import fixed_batch
 
 
@@ -39,3 +41,12 @@ def test_an_offload_tier_of_any_positive_bandwidth_is_accepted(read: float, writ
     # (Seed 601's `read_bytes_per_s <= 1` refused a 1 B/s read link.)
     tier = KVTier("cpu", 10, read, write, 0.0)
     assert (tier.read_bytes_per_s, tier.write_bytes_per_s) == (read, write)
+
+
+@pytest.mark.parametrize("spec", ["histogram:100*0,300*3", "histogram:100*-1,300*3"])
+def test_an_inline_histogram_count_of_zero_or_less_is_refused(spec: str) -> None:
+    # A length is drawn in proportion to its count: a count must be > 0, as a `hist:FILE` row's
+    # must ("count must be a number > 0"). `--osl histogram:...` is typed by hand, so the inline
+    # form checks it too, naming the field. (Seed 601's `c >= 0` took the count of 0.)
+    with pytest.raises(InputError, match=r"^osl: write histogram:"):
+        parse_output_lengths(spec)
