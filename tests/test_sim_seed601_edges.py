@@ -3,13 +3,18 @@ untested. Every expected value is worked out by hand in the comments."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from capcliff.errors import InputError
+from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.sim.loop.replica import ReplicaSim
 from capcliff.sim.reuse.kv_tiers import KVTier
 from capcliff.sim.reuse.prefix_reuse import PrefixReuse
+from capcliff.sim.simulate import make_policy
 from capcliff.sim.traffic.length_spec import parse_output_lengths
-from tests.simtools import fixed_batch
+from capcliff.sim.traffic.workload import Requests
+from tests.simtools import constant_model, fixed_batch
 
 
 def test_an_offload_tier_never_serves_a_prompts_last_token() -> None:
@@ -50,3 +55,23 @@ def test_an_inline_histogram_count_of_zero_or_less_is_refused(spec: str) -> None
     # form checks it too, naming the field. (Seed 601's `c >= 0` took the count of 0.)
     with pytest.raises(InputError, match=r"^osl: write histogram:"):
         parse_output_lengths(spec)
+
+
+def test_a_landed_request_of_one_output_token_is_refused() -> None:
+    # A landed request arrives with its prompt's KV and its first token already generated (by
+    # the prefill pool): with 1 output token there is nothing left to decode, so a decode
+    # replica of landed requests refuses it; 2 tokens (one to decode) are accepted. (The
+    # two-pool run sends only outputs > 1 here. Seed 601's `< 1` took the one-token output.)
+    config = SimConfig(policy="vllm")
+
+    def landed(outputs: list[int]) -> ReplicaSim:
+        out = np.array(outputs)
+        requests = Requests(np.array([6, 6]), out, out, np.zeros(2))
+        rule = make_policy(config, requests)
+        return ReplicaSim(
+            requests, constant_model(1e-3), KVCapacity(100, 1), config, rule, landed=True
+        )
+
+    assert landed([2, 2]).generated == [1, 1]
+    with pytest.raises(InputError, match="landed requests: each needs an output of >= 2 tokens"):
+        landed([2, 1])
