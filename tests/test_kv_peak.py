@@ -119,3 +119,71 @@ def test_head_verdict_equals_the_rule_on_the_arrays(
     assert kv_aware_admit(view, c, [], margin=margin, quantile_tokens=quantile) is expected
     # asked again of the same running set (the table kept in `derived`): the same verdict
     assert kv_aware_admit(view, c, [], margin=margin, quantile_tokens=quantile) is expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    requests,
+    st.integers(0, 5_000),
+    st.integers(0, 40),
+    st.sampled_from([1, 4, 16, 64]),
+    st.integers(-20, 40),
+)
+def test_a_kept_table_shifted_equals_a_fresh_one(
+    running: list[tuple[int, int]], context: int, remaining: int, size: int, shift: int
+) -> None:
+    # `shift` decode steps later every request has `shift` more tokens of context and `shift`
+    # fewer steps to go: the table built before, shifted, answers as one built then
+    c = np.array([r[0] for r in running], dtype=np.int64)
+    r = np.array([r[1] for r in running], dtype=np.int64)
+    kept = PeakTable.of(c, r, size)
+    fresh = PeakTable.of(c + shift, r - shift, size)
+    assert kept.peak_with(context, remaining, shift) == fresh.peak_with(context, remaining)
+    assert kept.peak() == fresh.peak()
+
+
+@dataclass
+class _LockstepView(_View):
+    """A view whose running set decodes in lockstep: the memo is kept, the arrays move."""
+
+    memo: dict[object, object] | None = None
+    steps: int = 0
+
+    def lockstep_memo(self) -> tuple[dict[object, object], int]:
+        assert self.memo is not None
+        return self.memo, self.steps
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(member, max_size=20),
+    member,
+    st.sampled_from([1, 16]),
+    st.integers(1, 2_000),
+    st.lists(st.integers(0, 30), min_size=1, max_size=5),
+)
+def test_a_verdict_from_the_kept_table_equals_a_fresh_one(
+    running: list[tuple[int, int, int, bool]],
+    cand: tuple[int, int, int, bool],
+    size: int,
+    total: int,
+    steps: list[int],
+) -> None:
+    # the running set asked about at several steps of one lockstep stretch (outputs known, no
+    # request in prefill: those decode): each verdict equals the rule on that step's arrays
+    prompt, generated, extra, spills = cand
+    chunk = prompt + generated - (1 if spills else 0)
+    c = Candidate(prompt, generated, generated + extra, generated + extra + 50, 0, chunk, 1)
+    memo: dict[object, object] = {}
+    for d in steps:
+        state = RunningState(
+            np.array([m[0] for m in running], dtype=np.int64),
+            np.array([m[1] + d for m in running], dtype=np.int64),
+            np.array([m[1] + m[2] + 40 for m in running], dtype=np.int64),
+            np.array([m[1] + m[2] + 90 for m in running], dtype=np.int64),
+            np.zeros(len(running), dtype=bool),
+        )
+        peak = kv_aware_peak(state, [c], None, size)
+        for limit, expected in ((total, peak <= total), (peak, True), (peak - 0.5 / size, False)):
+            view = _LockstepView(limit, size, state, memo=memo, steps=d)  # type: ignore[arg-type]
+            assert kv_aware_admit(view, c, [], margin=0.0) is expected
