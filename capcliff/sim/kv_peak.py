@@ -55,16 +55,13 @@ class PeakTable:
         """max T over the set alone (0 when empty), tokens."""
         return self.prefix_max[-1] if self.prefix_max else 0
 
-    def peak_with(self, context: int, remaining: int, shift: int = 0) -> int:
-        """max T over the set and one more decoding request, tokens, `shift` decode steps after
-        the table was built (every request then has `shift` more context and `shift` fewer
-        steps to go: the order, every T and so the prefix maxima stay; the sums of context
-        gain (i + 1) x shift and T_i + r_i loses shift)."""
-        j = bisect_right(self.neg_remaining, -remaining - shift)  # requests with r_k >= remaining
+    def peak_with(self, context: int, remaining: int) -> int:
+        """max T over the set and one more decoding request, tokens."""
+        j = bisect_right(self.neg_remaining, -remaining)  # requests with r_k >= remaining
         size = self.block_size
-        best = context + (j + 1) * (remaining + size - 1)
+        best = (self.cum_context[j - 1] if j else 0) + context + (j + 1) * (remaining + size - 1)
         if j:
-            best = max(best + self.cum_context[j - 1] + j * shift, self.prefix_max[j - 1])
+            best = max(best, self.prefix_max[j - 1])
         if j < len(self.suffix_max):
-            best = max(best, self.suffix_max[j] - shift + context + size - 1)
+            best = max(best, self.suffix_max[j] + context + size - 1)
         return best

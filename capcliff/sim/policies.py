@@ -338,19 +338,7 @@ def kv_aware_admit(
         return kv_aware_peak(view.running_state(), [*admitted, cand], quantile_tokens,
                              view.block_size) <= limit  # fmt: skip
     size = view.block_size
-    shift = 0
-    lockstep = getattr(view, "lockstep_memo", None)
-    if quantile_tokens is None and lockstep is not None:  # outputs known: the table shifts
-        memo, steps = lockstep()
-        held = memo.get(("kv-aware", size))
-        if held is None:
-            table, lagging = _running_table(view.running_state(), quantile_tokens, size)
-            memo[("kv-aware", size)] = (table, lagging, steps)
-        else:
-            table, lagging, built = held
-            shift = steps - built
-    else:
-        table, lagging = _running_table(view.running_state(), quantile_tokens, size)
+    table, lagging = _running_table(view.running_state(), quantile_tokens, size)
     prompt, generated = cand.prompt_tokens, cand.generated_tokens
     output = cand.output_tokens
     if quantile_tokens is not None:  # `estimated_outputs`
@@ -359,7 +347,7 @@ def kv_aware_admit(
         tokens = table.peak()
         lagging += -(-(prompt + output - 1) // size)
     else:
-        tokens = table.peak_with(prompt + generated - 1, output - generated, shift)
+        tokens = table.peak_with(prompt + generated - 1, output - generated)
     return float(tokens) / size + float(lagging) <= limit
 
 

@@ -61,11 +61,6 @@ class AdmissionView:
         """Decoding requests (as of `step`) and the one in prefill, as arrays."""
         return running_state(self._sim, self._step)
 
-    def lockstep_memo(self) -> tuple[dict[object, object], int]:
-        """Figures a rule keeps while the running set decodes in lockstep (`lockstep_memo`), and
-        the steps since they were started."""
-        return lockstep_memo(self._sim, self._step)
-
     def future_tokens(self, clip: int) -> int:
         """Sum of min(max_output - generated, clip) over `running_state`. Where no request of
         the replica may generate more than `clip` tokens, no term is clipped (generated >= 0),
@@ -104,21 +99,6 @@ def running_state(sim: ReplicaState, step: int) -> RunningState:
     state = _running_state(sim, step)
     sim.running_memo = (key, state)
     return state
-
-
-def lockstep_memo(sim: ReplicaState, step: int) -> tuple[dict[object, object], int]:
-    """A dict kept while neither the cohort (`DecodeCohort.changes`) nor the partial request
-    changes, and `step` less the step it was started at. Meanwhile every member gains one
-    generated token and one of context per step and nothing else moves (`_running_state`:
-    generated = base + step), so a figure of the running set that shifts with the step in a known
-    way is built once, not once per step (`kv_aware_admit`'s table)."""
-    partial = sim.partial
-    key = (sim.cohort.changes, -1, 0) if partial is None else (
-        sim.cohort.changes, partial, sim.generated[partial])  # fmt: skip
-    memo = sim.lockstep
-    if memo is None or memo[0] != key:
-        memo = sim.lockstep = (key, step, {})
-    return memo[2], step - memo[1]
 
 
 def _running_state(sim: ReplicaState, step: int) -> RunningState:

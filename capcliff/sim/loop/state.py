@@ -69,9 +69,6 @@ class ReplicaState:
         # admission.running_state's last arrays and the (step, cohort changes, partial,
         # its generated tokens) they hold for
         self.running_memo: tuple[tuple[int, int, int, int], RunningState] | None = None
-        # admission.lockstep_memo's figures, kept while the members and the partial request
-        # are the same (their key), with the step they were started at
-        self.lockstep: tuple[tuple[int, int, int], int, dict[object, object]] | None = None
         self.step, self.now_s, self.done, self.seq = 0, 0.0, 0, 0
         # An overlap scheduler (`StepTimeModel.overlap_schedule`) decides a step when the one
         # before it starts: the arrivals it can take are those up to that start (`last_start_s`,
