@@ -306,6 +306,7 @@ def cases(seed: int, count: int, files: dict[str, bytes], mode: str = "random") 
             for name in picked:
                 value = rng.choice(values[name])
                 argv += [name] if value is None else [name, value]
+            argv = _sized(argv)
         spec = {**files, "out": ("dir",)}
         out.append(
             Case(f"{mode}{seed}", str(i), argv, spec, invalid=None, replaced=_replaced(argv))
@@ -375,6 +376,15 @@ def valid_case(rng: random.Random) -> list[str]:
         argv += ["--swap-space", "4GiB"]
     if rng.random() < 0.5:
         argv += ["--format", "json"]
+    return _sized(argv)
+
+
+def _sized(argv: list[str]) -> list[str]:
+    """`argv` with the input and output lengths a sweep needs (it has no default workload)."""
+    if argv[0] == "sweep" and "--workload" not in argv:
+        for name, value in (("--isl", "1000"), ("--osl", "500")):
+            if name not in argv:
+                argv += [name, value]
     return argv
 
 
