@@ -442,6 +442,10 @@ NON_NEGATIVE = ("throughput", "ttft", "tpot", "latency", "bytes", "tokens", "_rp
                 "requests", "hours")  # fmt: skip
 
 
+# keys of a signed difference (a calibration's error against the log), never flagged
+SIGNED = ("err", "diff", "delta", "pct", "percent", "residual", "change")
+
+
 def answer_problems(stdout: str) -> list[str]:
     """What an answer (exit 0) may not print: a negative throughput, latency, byte or token
     figure, a nan or inf figure, a recommended layout not among the evaluated ones."""
@@ -468,7 +472,7 @@ def _text_problems(stdout: str) -> list[str]:
     for line in stdout.splitlines():
         if re.search(r"(?i)(?<![\w-])(nan|-?inf|infinity)(?![\w-])", line):
             problems.append(f"nan/inf in: {line.strip()[:120]}")
-        elif re.search(r"(?<![\w.:/-])-\d", line):
+        elif re.search(r"(?<![\w.:/-])-\d[\d.,]*(?!\d|[.,]?\d|\s?%)", line):
             problems.append(f"negative in: {line.strip()[:120]}")
     return problems
 
@@ -485,7 +489,7 @@ def _json_problems(node: object, path: str) -> list[str]:
         return [f"{path} = {node}"]
     if isinstance(node, (int, float)) and not isinstance(node, bool) and node < 0:
         key = path.rsplit(".", 1)[-1].split("[")[0]
-        if any(word in key for word in NON_NEGATIVE):
+        if any(w in key for w in NON_NEGATIVE) and not any(w in key for w in SIGNED):
             return [f"{path} = {node}"]
     return []
 
