@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import itertools
 import random
 import sys
 from pathlib import Path
@@ -318,16 +319,18 @@ def cases(seed: int, count: int, files: dict[str, bytes], mode: str = "random") 
 ENGINE_VALUES: dict[str, dict[str, list[str | None]]] = {
     "vllm": {"--gpu-memory-utilization": ["0.8", "0.9"], "--max-num-seqs": ["64", "256"],
              "--max-num-batched-tokens": ["2048", "8192"], "--block-size": ["16", "32"],
-             "--enforce-eager": [None], "--no-enable-chunked-prefill": [None],
+             "--enforce-eager": [None],
              "--kv-cache-memory": ["20GiB"], "--engine-version": ["0.10.1", "0.11.0"],
-             "--offload": ["cpu:64GiB", "cpu:16GiB,nvme:1TiB"], "--policy": ["fcfs", "vllm"],
+             "--offload": ["cpu:64GiB", "cpu:16GiB,nvme:1TiB"],
+             "--policy": ["vllm", "vllm-first-chunk"],
              "--preemption": ["swap"], "--prefix-caching": ["on", "off"]},
     "sglang": {"--mem-fraction-static": ["0.8", "0.88"], "--max-num-seqs": ["64", "256"],
                "--engine-version": ["0.4.3", "0.5.0"], "--no-overlap-schedule": [None],
                "--scheduler-recv-interval": ["1", "10"], "--prefix-caching": ["on", "off"],
-               "--max-num-batched-tokens": ["8192"]},
+               "--max-num-batched-tokens": ["8192"], "--policy": ["sglang"]},
     "trtllm": {"--free-gpu-memory-fraction": ["0.85", "0.9"], "--max-num-seqs": ["64", "256"],
-               "--max-num-batched-tokens": ["8192"]},
+               "--max-num-batched-tokens": ["8192"],
+               "--policy": ["trtllm-max-util", "trtllm-no-evict"]},
 }  # fmt: skip
 COMMON_VALUES: dict[str, list[str | None]] = {
     "--isl": ["100", "1000", "4000"], "--osl": ["200", "1000", "lognormal:800:3000"],
@@ -338,10 +341,10 @@ COMMON_VALUES: dict[str, list[str | None]] = {
 # (model, GPUs, GPU choices, layouts of those GPUs); small models mostly (CPU time)
 VALID_MODELS = [
     ("llama-3.1-8b", "1", ["h100-sxm", "h200-sxm", "mi300x", "b200"], ["tp1"]),
-    ("llama-3.1-8b", "2", ["h100-sxm", "h200-sxm"], ["tp1", "tp2", "dp2"]),
-    ("qwen3-8b", "4", ["h100-sxm", "b200"], ["tp2", "dp2-tp2", "tp4", "tp1"]),
-    ("qwen3-32b", "4", ["h200-sxm", "b200", "mi300x"], ["tp2", "tp4", "dp2-tp2"]),
-    ("qwen3-30b-a3b", "2", ["h100-sxm", "h200-sxm"], ["tp2", "tp1"]),
+    ("llama-3.1-8b", "2", ["h100-sxm", "h200-sxm"], ["tp2", "dp2"]),
+    ("qwen3-8b", "4", ["h100-sxm", "b200"], ["dp2-tp2", "tp4", "dp4"]),
+    ("qwen3-32b", "4", ["h200-sxm", "b200", "mi300x"], ["tp4", "dp2-tp2"]),
+    ("qwen3-30b-a3b", "2", ["h100-sxm", "h200-sxm"], ["tp2", "dp2"]),
     ("gpt-oss-20b", "1", ["h100-sxm", "h200-sxm"], ["tp1"]),
     ("{d}/hf/llama-3.1-8b", "1", ["h100-sxm"], ["tp1"]),
 ]  # fmt: skip
@@ -376,7 +379,38 @@ def valid_case(rng: random.Random) -> list[str]:
         argv += ["--swap-space", "4GiB"]
     if rng.random() < 0.5:
         argv += ["--format", "json"]
-    return _sized(argv)
+    return _repaired(_sized(argv))
+
+
+def _repaired(argv: list[str]) -> list[str]:
+    """`argv` without the pairs its other options refuse (no draw: the same draws as before)."""
+
+    def drop(name: str) -> None:
+        k = argv.index(name)
+        del argv[k : k + (1 if k + 1 == len(argv) or argv[k + 1].startswith("--") else 2)]
+
+    given = dict(itertools.pairwise(argv))
+    if "--disagg" in argv:
+        drop("--gpus")  # the pools name the GPUs
+    if "--random-range-ratio" in argv and "--workload" in argv:
+        drop("--random-range-ratio")  # only given lengths are drawn from a range
+    elif "--random-range-ratio" in argv:
+        argv += [
+            f for n, v in (("--isl", "1000"), ("--osl", "500")) if n not in argv for f in (n, v)
+        ]
+    if given.get("--workload") in ("multiturn-chat", "agentic") and not (
+        {"--rate", "--clients"} & set(argv)
+    ):
+        if given.get("--arrival") == "batch":
+            drop("--arrival")
+        argv += ["--clients", "8"]  # a session preset is online
+    if "--objective" in argv and given.get("--arrival", "batch") != "batch":
+        drop("--objective")
+    elif "--objective" in argv and "--arrival" not in argv and "--clients" not in argv:
+        argv += ["--arrival", "batch"]
+    elif "--objective" in argv:
+        drop("--objective")
+    return argv
 
 
 def _sized(argv: list[str]) -> list[str]:
@@ -423,6 +457,7 @@ def _valid_pool(rng: random.Random, argv: list[str], layouts: list[str]) -> dict
         pool["--concurrency"] = ["8,64", "1,16"]
     if model.startswith("qwen3-30b") or model.startswith("gpt-oss"):
         pool.setdefault("--layout", []).append("dp2-ep2" if gpus == "2" else "tp1")
+    pool.pop("--no-enable-chunked-prefill", None)  # vllm-v0's only
     if rng.random() < 0.3:  # a session preset with its shaping flags
         pool = {k: v for k, v in pool.items() if k not in ("--isl", "--osl", "--workload")}
         if command != "memory":
