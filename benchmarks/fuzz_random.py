@@ -500,12 +500,17 @@ def answer_problems(stdout: str) -> list[str]:
 
 
 def _text_problems(stdout: str) -> list[str]:
-    """A table's or Markdown's lines with a nan, an inf or a negative number."""
+    """A table's or Markdown's lines with a nan, an inf, a negative number (not a signed
+    percentage: a difference) or a percentage of -0."""
     import re
 
     problems = []
     for line in stdout.splitlines():
-        if re.search(r"(?i)(?<![\w-])(nan|-?inf|infinity)(?![\w-])", line):
+        if line.lstrip().startswith(("note:", "warning:")):
+            continue  # a diagnosis may quote a negative figure it refuses to use
+        if re.search(r"(?<![\w.])-0(\.0+)?\s?%", line):
+            problems.append(f"negative zero in: {line.strip()[:120]}")
+        elif re.search(r"(?i)(?<![\w-])(nan|-?inf|infinity)(?![\w-])", line):
             problems.append(f"nan/inf in: {line.strip()[:120]}")
         elif re.search(r"(?<![\w.:/-])-\d[\d.,]*(?!\d|[.,]?\d|\s?%)", line):
             problems.append(f"negative in: {line.strip()[:120]}")
