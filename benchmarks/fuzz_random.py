@@ -508,7 +508,7 @@ def _text_problems(stdout: str) -> list[str]:
     for line in stdout.splitlines():
         if line.lstrip().startswith(("note:", "warning:")):
             continue  # a diagnosis may quote a negative figure it refuses to use
-        if re.search(r"(?<![\w.])-0(\.0+)?\s?%", line):
+        if re.search(r"(?<![\w.])-0\s?%", line):  # a signed difference prints -0.0 %
             problems.append(f"negative zero in: {line.strip()[:120]}")
         elif re.search(r"(?i)(?<![\w-])(nan|-?inf|infinity)(?![\w-])", line):
             problems.append(f"nan/inf in: {line.strip()[:120]}")
