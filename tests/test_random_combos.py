@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -52,3 +53,22 @@ def test_a_plan_whose_kv_aware_makespan_equals_the_capped_one_says_no_change(
     out = capsys.readouterr().out
     assert "-0%" not in out
     assert f"would not change the makespan ({rec['kv_aware_makespan_s']:,.0f} s)" in out
+
+
+def test_a_plan_without_an_slo_draws_its_figure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # fuzz_random seed 6 (random): `plan ... --plot out.svg` without --slo-ttft/--slo-tpot
+    # raised matplotlib's "Data cannot be log-scaled because all values are <= 0" (exit 4):
+    # without an SLO no offered rate is searched, so the two latency panels had no points
+    pytest.importorskip("matplotlib")
+    args = ["plan", "llama-3.1-8b", "--gpus", "1", "--num-requests", "40", "--jobs", "1"]
+    assert main([*args, "--format", "json"]) == 0
+    layouts = json.loads(capsys.readouterr().out)["layouts"]
+    assert all(not row["capacity"]["load_curve"] for row in layouts if row["capacity"])
+    target = tmp_path / "plan.svg"
+    assert main([*args, "--plot", str(target)]) == 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "UserWarning" not in err
+    # one note on each of the two latency panels (TTFT, TPOT)
+    assert target.read_text().count("no latency search: no SLO given") == 2
