@@ -214,7 +214,8 @@ def check_specs() -> dict[str, bytes]:
     specs = {
         "small": ("llama-3.1-8b", "h200-sxm", "tp1", "isl = 128\nosl = 256\nnum_requests = 32\n"
                   "concurrency = 16", "fits = true\nttft_p99_max_s = 30"),
-        "auto": ("qwen3-8b", "h100-sxm", "auto\"\ngpus = 1\n# \"", "isl = 256\nosl = 128\nnum_requests = 24",
+        "auto": ("qwen3-8b", "h100-sxm", "auto\"\ngpus = 1\n# \"",
+                 "isl = 256\nosl = 128\nnum_requests = 24",
                  "recommended_layout = \"tp1\""),
         "online": ("llama-3.1-8b", "h100-sxm", "tp1", "isl = 200\nosl = 100\nnum_requests = 30\n"
                    "arrival = \"poisson\"\nrate = 2", "sustained_rps_min = 0.1\nreplicas_max = 4"),
