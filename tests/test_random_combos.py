@@ -72,3 +72,60 @@ def test_a_plan_without_an_slo_draws_its_figure(
     assert "Traceback" not in err and "UserWarning" not in err
     # one note on each of the two latency panels (TTFT, TPOT)
     assert target.read_text().count("no latency search: no SLO given") == 2
+
+
+@pytest.mark.parametrize(
+    ("loss", "text"),
+    [(-0.0032, "none"), (0.0, "none"), (0.004, "none"), (0.25, "up to 25%")],
+)
+def test_a_throughput_loss_of_zero_or_less_reads_none(loss: float, text: str) -> None:
+    from capcliff.cli.render import _loss_text
+
+    assert _loss_text(loss) == text
+
+
+def test_a_sweep_whose_points_past_the_sweet_spot_hold_more_loses_none(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # fuzz_random seed 7 (random) printed "throughput lost past it: up to -0%": online, the
+    # sweet spot is the smallest cap within a tolerance of the most tokens/s, so the points past
+    # it ran 0.3 % more (2,341.0 against 2,333.5 tok/s: a loss of 1 - 2341.0 / 2333.5 < 0)
+    args = ["sweep", "qwen3-32b", "--num-requests", "40", "--rate", "50", "--isl", "1000",
+            "--osl", "500"]  # fmt: skip
+    assert main([*args, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sweet_spot"]["collapse_worst_loss"] < 0
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "throughput lost past it: none" in out and "-0%" not in out
+
+
+KV_2GIB = ["memory", "deepseek-r1", "--kv-cache-memory", "2GiB"]
+
+
+def test_a_layout_that_overruns_the_device_reports_no_negative_headroom(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # fuzz_random seed 7 (random): `memory deepseek-r1 --kv-cache-memory 2GiB` printed
+    # "headroom outside -498.54" GiB for dp8 (every GPU holding all 673 GB of weights)
+    assert main([*KV_2GIB, "--layout", "dp8", "--format", "json"]) == 0
+    stage = json.loads(capsys.readouterr().out)["layouts"][0]["stages"][0]
+    outside = sum(t["bytes"] for t in stage["terms"] if not t["inside_budget"])
+    overrun = stage["usable_bytes"] + outside - stage["total_memory_bytes"]  # budget + outside
+    assert overrun > 0
+    assert stage["headroom_bytes"] == 0 and stage["headroom_shortfall_bytes"] == overrun
+    assert main([*KV_2GIB, "--layout", "dp8"]) == 0
+    row = next(r for r in capsys.readouterr().out.splitlines() if "headroom outside" in r)
+    assert f"overrun the device by {overrun / 2**30:,.2f} GiB" in row
+    assert " 0.00 " in row  # no room left, not a negative amount
+
+
+def test_the_budget_table_shows_a_layout_that_fits_before_one_with_more_kv(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # with a fixed 2 GiB KV pool per GPU, dp8 has the most KV in all (8 replicas) but does not
+    # fit; the table showed dp8's overrun rather than pp8, the one layout that fits
+    assert main([*KV_2GIB, "--format", "json"]) == 0
+    fitting = [lay["name"] for lay in json.loads(capsys.readouterr().out)["layouts"] if lay["fits"]]
+    assert fitting == ["pp8"]
+    assert main(KV_2GIB) == 0
+    assert "budget per GPU, pp8 " in capsys.readouterr().out
