@@ -62,6 +62,7 @@ class Outcome:
     seconds: float
     stderr: str
     stdout_tail: str
+    stdout: str = ""  # the whole answer (for checks of its figures by a campaign)
 
 
 def _make(folder: Path, files: dict[str, FileSpec]) -> None:
@@ -169,7 +170,7 @@ def run_case(case: Case, root: Path) -> Outcome:
     if lost and kind != "lost":
         err += f"\n[lost: {lost}]"
     shutil.rmtree(folder, ignore_errors=True)
-    return Outcome(case, kind, code, seconds, err, out[-300:])
+    return Outcome(case, kind, code, seconds, err, out[-300:], out)
 
 
 def _reaped(pid: int, status: int) -> None:

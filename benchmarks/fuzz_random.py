@@ -1,22 +1,33 @@
-"""Random combinations of plausible option values through the CLI (issue 23): crashes only.
+"""Random combinations of plausible option values through the CLI (issue 23).
 
     PYTHONPATH=. python benchmarks/fuzz_random.py [--seed 0] [--cases 300] [--jobs 2]
+        [--mode random|valid]
 
 The campaigns in `fuzz_surfaces.py` try each bad value on its own, or hand-picked pairs and
-triples. Here each case draws a command (`plan` twice as often as `sweep` and `memory`), a catalog
-model and one to four options, each with a value from `VALUES`: values a user could type, most
-valid alone, many contradicting each other. Nothing is known about whether a combination is
-valid, so only what no input may cause is counted (`fuzz_harness`: a traceback, a hang past the
-harness's limits, an answer printing a nan or inf percentage, a lost file); a refusal and an
-answer are both fine. Prints the table of classes, each finding with its command line, how many
-cases were answered (exit 0) and the fields refusals named most. Asserts nothing: the fixes'
-regressions are in tests/.
+triples. Here each case draws a command (`plan` twice as often as `sweep` and `memory`, and
+`calibrate` and `check`), a model (a catalog id, or a Hugging Face folder or config.json written
+from a model card) and one to four options, each with a value from `VALUES`: values a user could
+type, most valid alone, many contradicting each other, and real files (`FILES`: the start-up logs,
+bench CSVs, traces and check specs of tests/fixtures, calibration files `capcliff calibrate`
+wrote from them, --serve-command lines of the engines' docs, output paths old and new).
+
+`--mode random` draws every option from every value; nothing is known about whether a
+combination is valid, so only what no input may cause is counted (`fuzz_harness`: a traceback, a
+hang past the harness's limits, an answer printing a nan or inf percentage, a lost file).
+`--mode valid` draws an engine first and then only options and values that engine (and the model
+and GPU count drawn) accepts alone (`valid_case`), so that most cases are answered: answers are
+where nonsense hides, so every answer (exit 0) is also read (`answer_problems`): a negative
+throughput, latency, byte or token figure, a nan or inf figure, or a recommended layout that is
+not among the evaluated ones is counted as `nonsense`. Prints the table of classes, each finding
+with its command line, how many cases were answered and the fields refusals named most. Asserts
+nothing: the fixes' regressions are in tests/.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import itertools
 import random
 import sys
 from pathlib import Path
@@ -32,10 +43,13 @@ VALUES: dict[str, list[str | None]] = {
     "--gpus": ["1", "2", "3", "4", "6", "8", "16"],
     "--nodes": ["1", "2"],
     "--layout": ["tp8", "dp2-tp4", "tp4", "tp2", "tp1", "pp2", "dp8", "tp4-pp2", "dpa8",
-                 "tp8-ep8", "dp4-tp2-ep8", "tp2-pp4"],
+                 "tp8-ep8", "dp4-tp2-ep8", "tp2-pp4", "tp1,tp2,tp4", "dp2-tp4,tp8", "all",
+                 "dpa4-tp2", "dpa8-ep8", "tp4,dp2-tp2"],
     "--isl": ["1", "100", "4000", "32000", "200000"],
     "--osl": ["1", "2", "500", "12000", "lognormal:4000:20000", "lognormal:800:3000:5000"],
-    "--workload": ["reasoning", "chat", "chat-short", "multiturn-chat", "agentic"],
+    "--workload": ["reasoning", "chat", "chat-short", "multiturn-chat", "agentic",
+                   "{d}/trace.jsonl", "{d}/checks/traces/short.jsonl", "{d}/missing.jsonl",
+                   "{d}/logs/vllm_v1_v16_llama31_8b_eager.txt"],
     "--random-range-ratio": ["0.01", "0.5", "1"],
     "--think-time": ["0", "0.5", "60"],
     "--turns": ["1", "3", "40"],
@@ -75,12 +89,13 @@ VALUES: dict[str, list[str | None]] = {
     "--swap-space": ["4GiB", "64GiB"],
     "--routing": ["round-robin", "least-loaded"],
     "--prefix-caching": ["on", "off"],
-    "--offload": ["cpu:512GiB", "cpu:16GiB,nvme:4TiB", "nvme:1TiB"],
+    "--offload": ["cpu:512GiB", "cpu:16GiB,nvme:4TiB", "nvme:1TiB", "cpu:1GiB", "cpu:64GiB",
+                  "cpu:0GiB", "cpu:2TiB,nvme:16TiB"],
     "--offload-policy": ["write-through", "write-back"],
     "--request-overhead-ms": ["0", "5", "1000"],
     "--kv-transfer-overhead-ms": ["0", "1", "500"],
     "--speculative": ["mtp:1", "mtp:3", "eagle:3", "ngram:4", "eagle3:2", "nextn"],
-    "--spec-acceptance": ["0.8,0.6,0.4", "0.9", "1,1,1"],
+    "--spec-acceptance": ["0.8,0.6,0.4", "0.9", "1,1,1", "0.7,0.5", "0", "0.9,0.8,0.7,0.6,0.5"],
     "--spec-accept-length": ["1", "2.5", "4"],
     "--spec-overlap": [None],
     "--no-spec-overlap": [None],
@@ -94,11 +109,167 @@ VALUES: dict[str, list[str | None]] = {
     "--scheduler-recv-interval": ["1", "10"],
     "--step-source": ["roofline", "measured"],
     "--serve-local-path": [None],
+    "--calibration": ["{d}/cal/vllm_llama8b.toml", "{d}/cal/vllm_qwen235b.toml",
+                      "{d}/cal/vllm_dsr1fp4.toml", "{d}/cal/trtllm_llama8b.toml",
+                      "{d}/cal/sglang_qwen32b.toml", "{d}/cal/sglang_dsr1_bench.toml",
+                      "{d}/trace.jsonl", "{d}/missing.toml"],
+    "--serve-command": [],  # SERVE_COMMANDS
+    "--plot": ["{d}/out/plot.png", "{d}/out/plot.svg", "{d}/trace.jsonl", "{d}/plot.pdf",
+               "{d}/cal/vllm_llama8b.toml"],
+    "--force": [None],
+    "--model": ["llama-3.1-8b", "qwen3-32b", "deepseek-r1", "{d}/hf/llama-3.1-8b",
+                "{d}/hf/qwen3-30b-a3b/config.json", "gpt-oss-120b"],
+    "--output": ["{d}/out/new.toml", "{d}/cal/vllm_llama8b.toml", "{d}/logs/log.txt"],
+    "--junit": ["{d}/out/j.xml", "{d}/checks/pass.toml"],
+    "--markdown": ["{d}/out/m.md", "{d}/out"],
+    "--baseline": ["{d}/base.json", "{d}/missing.json", "{d}/trace.jsonl"],
+    "--write-baseline": ["{d}/out/b.json", "{d}/base.json"],
 }  # fmt: skip
+# per command where an option means something else there
+COMMAND_VALUES: dict[str, dict[str, list[str | None]]] = {
+    "sweep": {"--disagg": ["1p:tp4,1d:tp4", "1p:tp8,3d:dp8-ep8", "2p:tp2,1d:tp4", "1p:tp1,1d:tp1",
+                           "1p:tp4", "0p:tp4,1d:tp4", "1p:tp4,1d:tp4,1d:tp2", "1d:tp8"]},
+    "calibrate": {"--layout": ["tp1", "tp4", "tp8", "tp4-ep4"],
+                  "--speculative": ["mtp:1", "mtp:3", "eagle:3", "ngram:4"]},
+}  # fmt: skip
+SERVE_COMMANDS = [
+    "vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 2 --max-num-seqs 128",
+    "vllm serve meta-llama/Llama-3.1-70B --tensor-parallel-size 4 --pipeline-parallel-size 2",
+    "vllm serve deepseek-ai/DeepSeek-R1 --data-parallel-size 8 --enable-expert-parallel",
+    "vllm serve Qwen/Qwen3-32B --tensor-parallel-size 4 --max-model-len 32K --kv-cache-dtype fp8",
+    "vllm serve Qwen/Qwen3-8B --gpu-memory-utilization 0.8 --enable-prefix-caching",
+    "vllm serve openai/gpt-oss-120b --tensor-parallel-size 2 --async-scheduling",
+    "python3 -m sglang.launch_server --model-path deepseek-ai/DeepSeek-R1 --tp 8 --dp 8 "
+    "--enable-dp-attention",
+    "python -m sglang.launch_server --model-path Qwen/Qwen3-32B --tp 2 --mem-fraction-static 0.85",
+    "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B --max-running-requests 64",
+    "trtllm-serve meta-llama/Llama-3.1-8B --backend pytorch --tp_size 2 --pp_size 1 "
+    "--max_batch_size 64",
+    "trtllm-serve openai/gpt-oss-120b --tp_size 4 --ep_size 4 --kv_cache_free_gpu_memory_fraction"
+    " 0.9",
+    "vllm serve",
+    "vllm serve meta-llama/Llama-3.1-8B --max-num-seqs many",
+]
+VALUES["--serve-command"] = list(SERVE_COMMANDS)
 MODELS = ["llama-3.1-8b", "qwen3-32b", "deepseek-r1", "gpt-oss-120b", "qwen3-30b-a3b",
           "mixtral-8x7b", "gemma-3-27b", "llama-3.1-405b", "qwen3-235b-a22b-fp8",
           "deepseek-r1-0528-fp4"]  # fmt: skip
-COMMANDS = ["plan", "plan", "sweep", "memory"]
+COMMANDS = ["plan", "plan", "sweep", "memory", "calibrate", "check"]
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+# the logs and bench files `capcliff calibrate` writes each calibration file from (argv)
+CALIBRATIONS = {
+    "vllm_llama8b": ["logs/vllm_v1_v16_llama31_8b_eager.txt"],
+    "vllm_qwen235b": ["logs/vllm_v1_v04_qwen3_235b_fp8_8xl40s_tp8.txt"],
+    "vllm_dsr1fp4": ["logs/vllm_v1_v35_dsr1_0528_fp4_4xb200_tp4_ep4.txt"],
+    "trtllm_llama8b": ["logs/trtllm_t01_llama31_8b_rtx5090.txt", "--model", "llama-3.1-8b"],
+    "sglang_qwen32b": ["logs/sglang_s02_qwq_32b_4xl4_tp4.txt", "--model", "qwen3-32b"],
+    "sglang_dsr1_bench": ["bench/dsr1_0528_h200_tp8_sglang.csv", "--model", "deepseek-r1",
+                          "--gpu", "h200-sxm", "--gpus", "8", "--layout", "tp8",
+                          "--engine", "sglang"],
+}  # fmt: skip
+HF_MODELS = ["llama-3.1-8b", "qwen3-30b-a3b", "qwen3-32b"]
+OUTPUTS = ("--plot", "--output", "--junit", "--markdown", "--write-baseline")
+
+
+def file_pool() -> dict[str, bytes]:
+    """Every file a case's folder holds (`{d}/...`): the fixtures, a trace, Hugging Face
+    folders from the model cards, and the calibration files `capcliff calibrate` writes."""
+    import contextlib
+    import io
+    import json
+    import tempfile
+    import tomllib
+
+    from capcliff.cli import main
+
+    files = {
+        str(p.relative_to(FIXTURES)): p.read_bytes() for p in FIXTURES.rglob("*") if p.is_file()
+    }
+    files["trace.jsonl"] = files["checks/traces/short.jsonl"]
+    files["logs/log.txt"] = files["logs/vllm_v1_v16_llama31_8b_eager.txt"]
+    for model in HF_MODELS:
+        card = tomllib.loads((ROOT / "model_cards" / f"{model}.toml").read_text())
+        files[f"hf/{model}/config.json"] = json.dumps(card["config"]).encode()
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, argv in CALIBRATIONS.items():
+            out = Path(tmp) / f"{name}.toml"
+            sink = io.StringIO()
+            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                code = main(["calibrate", str(FIXTURES / argv[0]), *argv[1:], "-o", str(out)])
+            if code != 0:
+                raise SystemExit(f"calibrate {argv}: exit {code}: {sink.getvalue()}")
+            files[f"cal/{name}.toml"] = out.read_bytes()
+        files.update(check_specs())
+        spec, base = Path(tmp) / "small.toml", Path(tmp) / "base.json"
+        spec.write_bytes(files["checks/small.toml"])
+        with contextlib.redirect_stdout(io.StringIO()):
+            main(["check", str(spec), "--write-baseline", str(base)])
+        files["base.json"] = base.read_bytes()
+    return files
+
+
+def check_specs() -> dict[str, bytes]:
+    """Small check specs beside the fixtures': one scenario each, of a few keys."""
+    specs = {
+        "small": ("llama-3.1-8b", "h200-sxm", "tp1", "isl = 128\nosl = 256\nnum_requests = 32\n"
+                  "concurrency = 16", "fits = true\nttft_p99_max_s = 30"),
+        "auto": ("qwen3-8b", "h100-sxm", "auto\"\ngpus = 1\n# \"",
+                 "isl = 256\nosl = 128\nnum_requests = 24",
+                 "recommended_layout = \"tp1\""),
+        "online": ("llama-3.1-8b", "h100-sxm", "tp1", "isl = 200\nosl = 100\nnum_requests = 30\n"
+                   "arrival = \"poisson\"\nrate = 2", "sustained_rps_min = 0.1\nreplicas_max = 4"),
+        "hf": ("../hf/llama-3.1-8b", "h200-sxm", "tp1", "trace = \"traces/short.jsonl\"\n"
+               "concurrency = 8", "no_preemption_at = 8"),
+        "bad": ("llama-3.1-8b", "h200-sxm", "tp3", "isl = -1\nosl = 0", "fits = 3"),
+    }  # fmt: skip
+    return {
+        f"checks/{name}.toml": (
+            f'[[scenario]]\nname = "{name}"\nmodel = "{model}"\ngpu = "{gpu}"\n'
+            f'layout = "{layout}"\n[scenario.workload]\n{workload}\n'
+            f"[scenario.expect]\n{expect}\n"
+        ).encode()
+        for name, (model, gpu, layout, workload, expect) in specs.items()
+    }
+
+
+def _positional(command: str, rng: random.Random) -> list[str]:
+    """The command's argument: a model, a log or bench file, a check spec."""
+    if command == "calibrate":
+        return [
+            rng.choice(
+                ["{d}/" + a[0] for a in CALIBRATIONS.values()]
+                + ["{d}/trace.jsonl", "{d}/bench/reference_rows.csv", "{d}/cal/vllm_llama8b.toml"]
+            )
+        ]
+    if command == "check":
+        return [
+            rng.choice(
+                [
+                    "{d}/checks/pass.toml",
+                    "{d}/checks/fail.toml",
+                    "{d}/checks/small.toml",
+                    "{d}/checks/auto.toml",
+                    "{d}/checks/online.toml",
+                    "{d}/checks/hf.toml",
+                    "{d}/checks/bad.toml",
+                    "{d}/trace.jsonl",
+                ]
+            )
+        ]
+    if rng.random() < 0.15:
+        model = rng.choice(HF_MODELS)
+        return [rng.choice([f"{{d}}/hf/{model}", f"{{d}}/hf/{model}/config.json"])]
+    return [rng.choice(MODELS)]
+
+
+def _replaced(argv: list[str]) -> tuple[str, ...]:
+    """Output files --force may replace: those the command line names only as an output."""
+    if "--force" not in argv:
+        return ()
+    outputs = [argv[k + 1] for k, a in enumerate(argv[:-1]) if a in OUTPUTS or a == "-o"]
+    inputs = [a for k, a in enumerate(argv) if k == 0 or argv[k - 1] not in (*OUTPUTS, "-o")]
+    return tuple(o.replace("{d}/", "") for o in outputs if o not in inputs)
 
 
 def command_options() -> dict[str, set[str]]:
@@ -116,32 +287,272 @@ def command_options() -> dict[str, set[str]]:
     }
 
 
-def cases(seed: int, count: int) -> list[Case]:
+def cases(seed: int, count: int, files: dict[str, bytes], mode: str = "random") -> list[Case]:
     """`count` random command lines (a small sample per simulation, one worker)."""
     rng = random.Random(seed)
     options = command_options()
     out = []
     for i in range(count):
-        command = rng.choice(COMMANDS)
-        names = [k for k in VALUES if k in options[command]]
-        argv = [command, rng.choice(MODELS)]
-        picked = rng.sample(names, rng.randint(1, 4))
-        if command != "memory" and "--num-requests" not in picked:
-            argv += ["--num-requests", "40"]
-        if command == "plan" and "--jobs" not in picked:
-            argv += ["--jobs", "1"]
-        for name in picked:
-            value = rng.choice(VALUES[name])
-            argv += [name] if value is None else [name, value]
-        out.append(Case(f"random{seed}", str(i), argv, invalid=None))
+        if mode == "valid":
+            argv = valid_case(rng)
+        else:
+            command = rng.choice(COMMANDS)
+            values = {**VALUES, **COMMAND_VALUES.get(command, {})}
+            names = sorted(k for k in values if k in options[command])
+            argv = [command, *_positional(command, rng)]
+            picked = rng.sample(names, rng.randint(1, min(4, len(names))))
+            if command in ("plan", "sweep") and "--num-requests" not in picked:
+                argv += ["--num-requests", "40"]
+            if command == "plan" and "--jobs" not in picked:
+                argv += ["--jobs", "1"]
+            for name in picked:
+                value = rng.choice(values[name])
+                argv += [name] if value is None else [name, value]
+            argv = _sized(argv)
+        spec = {**files, "out": ("dir",)}
+        out.append(
+            Case(f"{mode}{seed}", str(i), argv, spec, invalid=None, replaced=_replaced(argv))
+        )
     return out
+
+
+# mode valid: what each engine accepts alone (vLLM, SGLang and TensorRT-LLM's own flags)
+ENGINE_VALUES: dict[str, dict[str, list[str | None]]] = {
+    "vllm": {"--gpu-memory-utilization": ["0.8", "0.9"], "--max-num-seqs": ["64", "256"],
+             "--max-num-batched-tokens": ["2048", "8192"], "--block-size": ["16", "32"],
+             "--enforce-eager": [None],
+             "--kv-cache-memory": ["20GiB"], "--engine-version": ["0.10.1", "0.11.0"],
+             "--offload": ["cpu:64GiB", "cpu:16GiB,nvme:1TiB"],
+             "--policy": ["vllm", "vllm-first-chunk"],
+             "--preemption": ["swap"], "--prefix-caching": ["on", "off"]},
+    "sglang": {"--mem-fraction-static": ["0.8", "0.88"], "--max-num-seqs": ["64", "256"],
+               "--engine-version": ["0.4.3", "0.5.0"], "--no-overlap-schedule": [None],
+               "--scheduler-recv-interval": ["1", "10"], "--prefix-caching": ["on", "off"],
+               "--max-num-batched-tokens": ["8192"], "--policy": ["sglang"]},
+    "trtllm": {"--free-gpu-memory-fraction": ["0.85", "0.9"], "--max-num-seqs": ["64", "256"],
+               "--max-num-batched-tokens": ["8192"],
+               "--policy": ["trtllm-max-util", "trtllm-no-evict"]},
+}  # fmt: skip
+COMMON_VALUES: dict[str, list[str | None]] = {
+    "--isl": ["100", "1000", "4000"], "--osl": ["200", "1000", "lognormal:800:3000"],
+    "--workload": ["chat", "chat-short", "reasoning", "{d}/trace.jsonl"],
+    "--max-model-len": ["16384", "32K"], "--kv-cache-dtype": ["fp8", "bf16"],
+    "--seed": ["0", "3"], "--random-range-ratio": ["0.5", "1"], "--request-overhead-ms": ["5"],
+}  # fmt: skip
+# (model, GPUs, GPU choices, layouts of those GPUs); small models mostly (CPU time)
+VALID_MODELS = [
+    ("llama-3.1-8b", "1", ["h100-sxm", "h200-sxm", "mi300x", "b200"], ["tp1"]),
+    ("llama-3.1-8b", "2", ["h100-sxm", "h200-sxm"], ["tp2", "dp2"]),
+    ("qwen3-8b", "4", ["h100-sxm", "b200"], ["dp2-tp2", "tp4", "dp4"]),
+    ("qwen3-32b", "4", ["h200-sxm", "b200", "mi300x"], ["tp4", "dp2-tp2"]),
+    ("qwen3-30b-a3b", "2", ["h100-sxm", "h200-sxm"], ["tp2", "dp2"]),
+    ("gpt-oss-20b", "1", ["h100-sxm", "h200-sxm"], ["tp1"]),
+    ("{d}/hf/llama-3.1-8b", "1", ["h100-sxm"], ["tp1"]),
+]  # fmt: skip
+
+
+def valid_case(rng: random.Random) -> list[str]:
+    """A command line of options each valid alone with the engine, model and GPUs drawn."""
+    command = rng.choice(["plan", "plan", "sweep", "sweep", "memory", "calibrate", "check"])
+    if command == "check":
+        return _valid_check(rng)
+    if command == "calibrate":
+        name = rng.choice(list(CALIBRATIONS))
+        argv = ["calibrate", "{d}/" + CALIBRATIONS[name][0], *CALIBRATIONS[name][1:]]
+        if rng.random() < 0.5:
+            argv += ["-o", "{d}/out/new.toml"]
+        return argv + rng.choice([[], ["--format", "json"]])
+    model, gpus, gpu_choices, layouts = rng.choice(VALID_MODELS)
+    engine = rng.choice(list(ENGINE_VALUES))
+    argv = [command, model, "--gpu", rng.choice(gpu_choices), "--gpus", gpus, "--engine", engine]
+    pool = _valid_pool(rng, argv, layouts)
+    picked = rng.sample(sorted(pool), rng.randint(1, min(4, len(pool))))
+    for name in picked:
+        value = rng.choice(pool[name])
+        argv += [name] if value is None else [name, value]
+    if "--arrival" in picked:
+        arrival = argv[argv.index("--arrival") + 1]
+        if arrival == "poisson":
+            argv += ["--rate", rng.choice(["0.5", "2"])]
+        elif arrival == "clients":
+            argv += ["--clients", rng.choice(["4", "16"])]
+    if "--preemption" in picked:
+        argv += ["--swap-space", "4GiB"]
+    if rng.random() < 0.5:
+        argv += ["--format", "json"]
+    return _repaired(_sized(argv))
+
+
+def _repaired(argv: list[str]) -> list[str]:
+    """`argv` without the pairs its other options refuse (no draw: the same draws as before)."""
+
+    def drop(name: str) -> None:
+        k = argv.index(name)
+        del argv[k : k + (1 if k + 1 == len(argv) or argv[k + 1].startswith("--") else 2)]
+
+    given = dict(itertools.pairwise(argv))
+    if "--disagg" in argv:
+        drop("--gpus")  # the pools name the GPUs
+    if "--random-range-ratio" in argv and "--workload" in argv:
+        drop("--random-range-ratio")  # only given lengths are drawn from a range
+    elif "--random-range-ratio" in argv:
+        argv += [
+            f for n, v in (("--isl", "1000"), ("--osl", "500")) if n not in argv for f in (n, v)
+        ]
+    if given.get("--workload") in ("multiturn-chat", "agentic") and not (
+        {"--rate", "--clients"} & set(argv)
+    ):
+        if given.get("--arrival") == "batch":
+            drop("--arrival")
+        argv += ["--clients", "8"]  # a session preset is online
+    if "--objective" in argv and given.get("--arrival", "batch") != "batch":
+        drop("--objective")
+    elif "--objective" in argv and "--arrival" not in argv and "--clients" not in argv:
+        argv += ["--arrival", "batch"]
+    elif "--objective" in argv:
+        drop("--objective")
+    return argv
+
+
+def _sized(argv: list[str]) -> list[str]:
+    """`argv` with the input and output lengths a sweep needs (it has no default workload)."""
+    if argv[0] == "sweep" and "--workload" not in argv:
+        for name, value in (("--isl", "1000"), ("--osl", "500")):
+            if name not in argv:
+                argv += [name, value]
+    return argv
+
+
+def _valid_check(rng: random.Random) -> list[str]:
+    """`check` of a small spec, with some of its output files."""
+    specs = ["small", "auto", "online", "hf"]
+    argv = ["check", f"{{d}}/checks/{rng.choice(specs)}.toml"]
+    outputs = [("--format", "json"), ("--junit", "{d}/out/j.xml"),
+               ("--markdown", "{d}/out/m.md"), ("--write-baseline", "{d}/out/b.json")]  # fmt: skip
+    for name, value in rng.sample(outputs, rng.randint(0, 2)):
+        argv += [name, value]
+    return argv
+
+
+def _valid_pool(rng: random.Random, argv: list[str], layouts: list[str]) -> dict[str, list]:
+    """The options (and their values) the command, engine, model and GPUs of `argv` accept;
+    appends what they need (a sample size, one worker, a session preset) to `argv`."""
+    command, model, gpus, engine = argv[0], argv[1], argv[5], argv[7]
+    pool = {**COMMON_VALUES, **ENGINE_VALUES[engine]}
+    if command != "memory":
+        argv += ["--num-requests", "40"]
+        pool.update({"--arrival": ["poisson", "clients", "batch"], "--slo-ttft": ["2", "10"],
+                     "--slo-tpot": ["0.05", "0.2"]})  # fmt: skip
+    else:
+        pool = {k: v for k, v in pool.items() if k in MEMORY_OPTIONS}
+    if command == "plan":
+        argv += ["--jobs", "1"]
+        pool["--layout"] = [",".join(layouts), rng.choice(layouts)]
+        pool["--objective"] = ["makespan", "goodput", "cost"]
+    else:
+        pool["--layout"] = [rng.choice(layouts)]
+    if command == "sweep" and gpus == "4" and rng.random() < 0.3:
+        pool = {k: v for k, v in pool.items() if k != "--layout"}
+        pool["--disagg"] = ["1p:tp2,1d:tp2", "1p:tp1,1d:tp2", "2p:tp1,1d:tp2"]
+    if command == "sweep":
+        pool["--concurrency"] = ["8,64", "1,16"]
+    if model.startswith("qwen3-30b") or model.startswith("gpt-oss"):
+        pool.setdefault("--layout", []).append("dp2-ep2" if gpus == "2" else "tp1")
+    pool.pop("--no-enable-chunked-prefill", None)  # vllm-v0's only
+    if rng.random() < 0.3:  # a session preset with its shaping flags
+        pool = {k: v for k, v in pool.items() if k not in ("--isl", "--osl", "--workload")}
+        if command != "memory":
+            argv += ["--workload", rng.choice(["multiturn-chat", "agentic"])]
+            pool.update({"--turns": ["2", "3"], "--think-time": ["0", "1"],
+                         "--context": ["0", "2000"]})  # fmt: skip
+    return pool
+
+
+MEMORY_OPTIONS = {"--max-model-len", "--kv-cache-dtype", "--gpu-memory-utilization",
+                  "--max-num-seqs", "--max-num-batched-tokens", "--block-size", "--enforce-eager",
+                  "--no-enable-chunked-prefill", "--kv-cache-memory", "--mem-fraction-static",
+                  "--free-gpu-memory-fraction"}  # fmt: skip
+# JSON keys whose figures are never negative (throughput, latency, bytes, tokens, counts)
+NON_NEGATIVE = ("throughput", "ttft", "tpot", "latency", "bytes", "tokens", "_rps", "makespan",
+                "_s", "gib", "concurrency", "capacity", "replicas", "max_num_seqs", "gpus",
+                "requests", "hours")  # fmt: skip
+
+
+# keys of a signed difference (a calibration's error against the log), never flagged
+SIGNED = ("err", "diff", "delta", "pct", "percent", "residual", "change")
+
+
+def answer_problems(stdout: str) -> list[str]:
+    """What an answer (exit 0) may not print: a negative throughput, latency, byte or token
+    figure, a nan or inf figure, a recommended layout not among the evaluated ones."""
+    import json
+
+    try:
+        data = json.loads(stdout)
+    except ValueError:
+        return _text_problems(stdout)
+    problems = _json_problems(data, "")
+    if isinstance(data, dict) and isinstance(data.get("recommended"), dict):
+        names = {lay.get("name") for lay in data.get("layouts", []) if isinstance(lay, dict)}
+        chosen = data["recommended"].get("layout")
+        if chosen is not None and chosen not in names:
+            problems.append(f"recommended {chosen} not among {sorted(map(str, names))}")
+    return problems
+
+
+def _text_problems(stdout: str) -> list[str]:
+    """A table's or Markdown's lines with a nan, an inf, a negative number (not a signed
+    percentage: a difference) or a percentage of -0."""
+    import re
+
+    problems = []
+    for line in stdout.splitlines():
+        if line.lstrip().startswith(("note:", "warning:")):
+            continue  # a diagnosis may quote a negative figure it refuses to use
+        if re.search(r"(?<![\w.])-0\s?%", line):  # a signed difference prints -0.0 %
+            problems.append(f"negative zero in: {line.strip()[:120]}")
+        elif re.search(r"(?i)(?<![\w-])(nan|-?inf|infinity)(?![\w-])", line):
+            problems.append(f"nan/inf in: {line.strip()[:120]}")
+        elif re.search(r"(?<![\w.:/-])-\d[\d.,]*(?!\d|[.,]?\d|\s?%)", line):
+            problems.append(f"negative in: {line.strip()[:120]}")
+    return problems
+
+
+def _json_problems(node: object, path: str) -> list[str]:
+    """A JSON answer's nan or inf figures, and negative ones under `NON_NEGATIVE` keys."""
+    import math
+
+    if isinstance(node, dict):
+        return [p for k, v in node.items() for p in _json_problems(v, f"{path}.{k}")]
+    if isinstance(node, list):
+        return [p for k, v in enumerate(node) for p in _json_problems(v, f"{path}[{k}]")]
+    if isinstance(node, float) and not math.isfinite(node):
+        return [f"{path} = {node}"]
+    if isinstance(node, (int, float)) and not isinstance(node, bool) and node < 0:
+        key = path.rsplit(".", 1)[-1].split("[")[0]
+        if any(w in key for w in NON_NEGATIVE) and not any(w in key for w in SIGNED):
+            return [f"{path} = {node}"]
+    return []
+
+
+def checked(outcomes: list[Outcome]) -> list[Outcome]:
+    """The outcomes, an answer whose figures `answer_problems` flags reclassed `nonsense`."""
+    for o in outcomes:
+        if o.kind == "ok" and o.code == 0:
+            problems = answer_problems(o.stdout)
+            if problems:
+                o.kind = "nonsense"
+                o.stderr += "\n[answer: " + "; ".join(problems[:3]) + "]"
+    return outcomes
 
 
 def summary(outcomes: list[Outcome]) -> None:
     """Each finding's command line; answers and the fields refusals named most."""
     for o in outcomes:
         if o.kind != "ok":
-            print(f"{o.kind}: capcliff {' '.join(o.case.argv)}")
+            print(f"{o.kind} ({o.seconds:.1f} s CPU): capcliff {' '.join(o.case.argv)}")
+            extra = o.stderr.strip().splitlines()[-1:] if o.stderr.strip() else []
+            print(f"    {extra[0][:300] if extra else ''}")
     answered = sum(o.code == 0 for o in outcomes)
     fields = collections.Counter(
         o.stderr.split(":")[1].strip() for o in outcomes if o.code == 2 and ":" in o.stderr
@@ -155,8 +566,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cases", type=int, default=300)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--mode", choices=["random", "valid"], default="random")
     args = parser.parse_args()
-    outcomes = run_all(cases(args.seed, args.cases), jobs=args.jobs)
+    files = file_pool()
+    outcomes = checked(run_all(cases(args.seed, args.cases, files, args.mode), jobs=args.jobs))
     report(outcomes, show=0)
     summary(outcomes)
 

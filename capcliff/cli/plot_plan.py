@@ -62,13 +62,21 @@ def plan_figure_bytes(report: PlanReport, fmt: str) -> bytes:
     sat.set_xscale("log", base=2)
     sat.set_xlabel("max_num_seqs per replica (x: KV ran short; ring: recommended)")
     sat.set_ylabel("requests/s with a backlog")
+    # without an SLO the plan searches no offered rates (every load curve empty): a log axis of
+    # no data is an error in matplotlib, so the panels say why they are empty instead
+    curves = any(c.refined and c.load_curve for _, c in rows)
     for ax, label in ((ttft, "TTFT p99 (s)"), (tpot, "TPOT p99 (ms)")):
         ax.set_xlabel("offered requests/s (dotted: sustained within the SLO)")
         ax.set_ylabel(label)
-        ax.set_yscale("log")
+        if curves:
+            ax.set_yscale("log")
+        else:
+            ax.text(0.5, 0.5, "no latency search: no SLO given (--slo-ttft, --slo-tpot)",
+                    ha="center", va="center", transform=ax.transAxes, fontsize=8)  # fmt: skip
     bars.set_xlabel("sustained requests/s within the SLO (green: recommended)")
     for ax in (sat, ttft, tpot):
-        ax.legend(fontsize=7)
+        if ax.get_legend_handles_labels()[0]:  # no labelled line: no legend (nor its warning)
+            ax.legend(fontsize=7)
     fig.suptitle(f"{report.model} on {report.gpus} x {report.hardware}: {report.workload}")
     fig.tight_layout()
     buffer = io.BytesIO()

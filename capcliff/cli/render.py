@@ -91,6 +91,14 @@ def _gib(n_bytes: int) -> str:
     return f"{n_bytes / GIB:,.2f}"
 
 
+def _loss_text(loss: float) -> str:
+    """The worst throughput loss past the sweet spot (a fraction), as printed: "none" where it
+    prints as 0 % or less (online, the sweet spot is the smallest cap within a tolerance of the
+    most tokens/s, so a point past it may hold more: a loss below 0, never "-0%")."""
+    percent = round(loss * 100)
+    return f"up to {percent}%" if percent > 0 else "none"
+
+
 def budget_table(lay: LayoutResult, engine: str) -> RenderableType:
     """Where one GPU's memory goes under the engine's rule, term by term (the fullest stage)."""
     stage = max(lay.stages, key=lambda s: s.weights_bytes)
@@ -115,7 +123,12 @@ def budget_table(lay: LayoutResult, engine: str) -> RenderableType:
         for term in stage.terms
         if not term.inside_budget
     ]
-    rows.append(["headroom outside", _gib(stage.headroom_bytes), "", "total - budget - outside"])
+    headroom_source = (
+        f"none: budget + outside overrun the device by {_gib(stage.headroom_shortfall_bytes)} GiB"
+        if stage.headroom_shortfall_bytes
+        else "total - budget - outside"
+    )
+    rows.append(["headroom outside", _gib(stage.headroom_bytes), "", headroom_source])
     columns = [
         Column("term", "left"), Column("GiB"), Column("label", "left"),
         Column("source", "left", prose=True),
@@ -142,10 +155,12 @@ def memory_view(report: MemoryReport) -> RenderableType:
     parts: list[RenderableType] = [memory_header(report)]
     if valid:
         parts.append(memory_table(valid, max_model_len=report.max_model_len))
-        # where none fits, the one nearest to fitting (the smallest overrun of its fullest stage)
+        # a layout that fits first (the most KV); where none fits, the one nearest to fitting
+        # (the smallest overrun of its fullest stage)
         best = max(
             valid,
             key=lambda lay: (
+                lay.fits,
                 lay.kv_capacity_tokens_total or 0,
                 -max(s.kv_shortfall_bytes for s in lay.stages),
             ),
@@ -335,7 +350,7 @@ def series_summary(series: SeriesResult, mode: str = "batch") -> Text:
             f"{simulated:,} (first preemption or blocked admission)" if simulated else "not reached"
         ),
         f"sweet spot: {series.sweet_spot.concurrency:,} ({series.sweet_spot.objective}); "
-        f"throughput lost past it: up to {series.sweet_spot.collapse_worst_loss:.0%}",
+        f"throughput lost past it: {_loss_text(series.sweet_spot.collapse_worst_loss)}",
     ]
     worst = [p for p in series.points if p.past_cliff is not None]
     if worst:  # the most loaded point past the cliff says how the engine fails

@@ -62,9 +62,12 @@ def _recommendation_lines(report: PlanReport) -> list[str]:
     lines += [f"  - {reason}" for reason in rec.reasons]
     if rec.kv_aware_gain is not None and rec.kv_aware_makespan_s is not None:
         gain, makespan = rec.kv_aware_gain, rec.kv_aware_makespan_s
+        # by the printed percent, so that a gain of 0 (or under 0.5 %) never reads "-0% longer"
+        percent = round(gain * 100)
         verdict = (
-            f"would gain {gain:.0%} (makespan {makespan:,.0f} s)" if gain > 0
-            else f"would not help: makespan {makespan:,.0f} s, {-gain:.0%} longer"
+            f"would gain {percent}% (makespan {makespan:,.0f} s)" if percent > 0
+            else f"would not help: makespan {makespan:,.0f} s, {-percent}% longer" if percent < 0
+            else f"would not change the makespan ({makespan:,.0f} s)"
         )  # fmt: skip
         lines.append(f"  - KV-aware admission {verdict}")
     from capcliff.cli.render_reuse import reuse_lines

@@ -43,7 +43,8 @@ class StageResult(_Result):
     kv_bytes_per_token: int
     block_size: int
     kv_blocks: int
-    headroom_bytes: int
+    headroom_bytes: int  # the device's memory left outside budget + outside terms, else 0
+    headroom_shortfall_bytes: int  # how far budget + outside terms overrun the device, else 0
 
 
 class LayoutSummary(_Result):
@@ -146,7 +147,8 @@ def _layout_result(mem: LayoutMemory) -> LayoutResult:
             kv_bytes_per_token=s.kv_bytes_per_token,
             block_size=s.block_size,
             kv_blocks=s.blocks,
-            headroom_bytes=s.headroom_bytes,
+            headroom_bytes=max(0, s.headroom_bytes),
+            headroom_shortfall_bytes=max(0, -s.headroom_bytes),
         )
         for s in mem.stages
     ]

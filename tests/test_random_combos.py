@@ -1,0 +1,131 @@
+"""Findings of the random-combination campaign (benchmarks/fuzz_random.py, issue 23)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from capcliff.cli import main
+from capcliff.cli.render_plan import _recommendation_lines
+
+
+def _kv_aware_line(gain: float, makespan: float, monkeypatch: pytest.MonkeyPatch) -> str:
+    import capcliff.cli.render_reuse
+
+    monkeypatch.setattr(capcliff.cli.render_reuse, "reuse_lines", lambda report: [])
+    rec = SimpleNamespace(
+        layout="tp1", max_num_seqs=64, reasons=[], kv_aware_gain=gain, kv_aware_makespan_s=makespan
+    )
+    lines = _recommendation_lines(SimpleNamespace(recommended=rec))  # type: ignore[arg-type]
+    return next(line for line in lines if "KV-aware" in line)
+
+
+@pytest.mark.parametrize(
+    ("gain", "verdict"),
+    [
+        # 1 - 100 / 100: equal makespans (seed 5: "makespan 99 s, -0% longer")
+        (0.0, "would not change the makespan (100 s)"),
+        (-0.004, "would not change the makespan (100 s)"),  # 100.4 s: 0.4 %, prints as 0 %
+        (0.004, "would not change the makespan (100 s)"),
+        (-0.07, "would not help: makespan 100 s, 7% longer"),  # 1 - 107 / 100
+        (0.25, "would gain 25% (makespan 100 s)"),  # 1 - 75 / 100
+    ],
+)
+def test_a_kv_aware_gain_of_zero_never_reads_minus_zero_percent_longer(
+    gain: float, verdict: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _kv_aware_line(gain, 100.0, monkeypatch) == f"  - KV-aware admission {verdict}"
+
+
+def test_a_plan_whose_kv_aware_makespan_equals_the_capped_one_says_no_change(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # fuzz_random seed 5 (random) printed "would not help: makespan 99 s, -0% longer"
+    args = ["plan", "gpt-oss-120b", "--num-requests", "40", "--jobs", "1", "--objective",
+            "makespan", "--arrival", "batch", "--prefix-caching", "off"]  # fmt: skip
+    assert main([*args, "--format", "json"]) == 0
+    rec = json.loads(capsys.readouterr().out)["recommended"]
+    assert rec["kv_aware_gain"] == 0.0  # this case: the two makespans are equal
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "-0%" not in out
+    assert f"would not change the makespan ({rec['kv_aware_makespan_s']:,.0f} s)" in out
+
+
+def test_a_plan_without_an_slo_draws_its_figure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # fuzz_random seed 6 (random): `plan ... --plot out.svg` without --slo-ttft/--slo-tpot
+    # raised matplotlib's "Data cannot be log-scaled because all values are <= 0" (exit 4):
+    # without an SLO no offered rate is searched, so the two latency panels had no points
+    pytest.importorskip("matplotlib")
+    args = ["plan", "llama-3.1-8b", "--gpus", "1", "--num-requests", "40", "--jobs", "1"]
+    assert main([*args, "--format", "json"]) == 0
+    layouts = json.loads(capsys.readouterr().out)["layouts"]
+    assert all(not row["capacity"]["load_curve"] for row in layouts if row["capacity"])
+    target = tmp_path / "plan.svg"
+    assert main([*args, "--plot", str(target)]) == 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "UserWarning" not in err
+    # one note on each of the two latency panels (TTFT, TPOT)
+    assert target.read_text().count("no latency search: no SLO given") == 2
+
+
+@pytest.mark.parametrize(
+    ("loss", "text"),
+    [(-0.0032, "none"), (0.0, "none"), (0.004, "none"), (0.25, "up to 25%")],
+)
+def test_a_throughput_loss_of_zero_or_less_reads_none(loss: float, text: str) -> None:
+    from capcliff.cli.render import _loss_text
+
+    assert _loss_text(loss) == text
+
+
+def test_a_sweep_whose_points_past_the_sweet_spot_hold_more_loses_none(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # fuzz_random seed 7 (random) printed "throughput lost past it: up to -0%": online, the
+    # sweet spot is the smallest cap within a tolerance of the most tokens/s, so the points past
+    # it ran 0.3 % more (2,341.0 against 2,333.5 tok/s: a loss of 1 - 2341.0 / 2333.5 < 0)
+    args = ["sweep", "qwen3-32b", "--num-requests", "40", "--rate", "50", "--isl", "1000",
+            "--osl", "500"]  # fmt: skip
+    assert main([*args, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sweet_spot"]["collapse_worst_loss"] < 0
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "throughput lost past it: none" in out and "-0%" not in out
+
+
+KV_2GIB = ["memory", "deepseek-r1", "--kv-cache-memory", "2GiB"]
+
+
+def test_a_layout_that_overruns_the_device_reports_no_negative_headroom(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # fuzz_random seed 7 (random): `memory deepseek-r1 --kv-cache-memory 2GiB` printed
+    # "headroom outside -498.54" GiB for dp8 (every GPU holding all 673 GB of weights)
+    assert main([*KV_2GIB, "--layout", "dp8", "--format", "json"]) == 0
+    stage = json.loads(capsys.readouterr().out)["layouts"][0]["stages"][0]
+    outside = sum(t["bytes"] for t in stage["terms"] if not t["inside_budget"])
+    overrun = stage["usable_bytes"] + outside - stage["total_memory_bytes"]  # budget + outside
+    assert overrun > 0
+    assert stage["headroom_bytes"] == 0 and stage["headroom_shortfall_bytes"] == overrun
+    assert main([*KV_2GIB, "--layout", "dp8"]) == 0
+    row = next(r for r in capsys.readouterr().out.splitlines() if "headroom outside" in r)
+    assert f"overrun the device by {overrun / 2**30:,.2f} GiB" in row
+    assert " 0.00 " in row  # no room left, not a negative amount
+
+
+def test_the_budget_table_shows_a_layout_that_fits_before_one_with_more_kv(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # with a fixed 2 GiB KV pool per GPU, dp8 has the most KV in all (8 replicas) but does not
+    # fit; the table showed dp8's overrun rather than pp8, the one layout that fits
+    assert main([*KV_2GIB, "--format", "json"]) == 0
+    fitting = [lay["name"] for lay in json.loads(capsys.readouterr().out)["layouts"] if lay["fits"]]
+    assert fitting == ["pp8"]
+    assert main(KV_2GIB) == 0
+    assert "budget per GPU, pp8 " in capsys.readouterr().out
