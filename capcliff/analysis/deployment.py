@@ -109,13 +109,16 @@ class Deployment:
     base_dir: Path | None = None
     forced: bool = False
 
-    def on(self, hardware: HardwareSpec, settings: DeploymentSettings | None = None) -> Deployment:
-        """These settings (or `settings`) resolved on `hardware` as this deployment was: a fleet's
-        other GPU types and a pool's GPU dropped --force (a forced calibration was refused there)
-        and the spec's folder."""
+    def on(
+        self, hardware: HardwareSpec, settings: DeploymentSettings | None = None,
+        *, layout: str | None = None,
+    ) -> Deployment:  # fmt: skip
+        """These settings (or `settings`) resolved on `hardware` (and for `layout`, when one is
+        named) as this deployment was: a fleet's other GPU types and a pool's GPU dropped --force
+        (a forced calibration was refused there) and the spec's folder."""
         return resolve(
             self.model, hardware, settings or self.settings, base_dir=self.base_dir,
-            force=self.forced,
+            force=self.forced, layout=layout,
         )  # fmt: skip
 
     def with_warnings_of(self, others: Iterable[Deployment]) -> Deployment:

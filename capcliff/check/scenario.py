@@ -16,7 +16,7 @@ import numpy as np
 
 from capcliff.analysis import deployment as resolution
 from capcliff.analysis.deployment_settings import DeploymentSettings
-from capcliff.analysis.disagg.pools import parse_disagg, pool_deployment
+from capcliff.analysis.disagg.pools import check_pool_calibration, parse_disagg, pool_deployment
 from capcliff.analysis.disagg.sweep import disagg_series
 from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.evaluate.steady_state import P99_REL_HALF_WIDTH
@@ -120,6 +120,8 @@ def deployment(
         model, get_hardware(scenario.gpu), settings, base_dir=spec_file.base_dir, force=force,
         layout=None if scenario.layout == "auto" else scenario.layout,
     )  # fmt: skip
+    if scenario.disagg is not None:
+        resolved = check_pool_calibration(resolved, parse_disagg(scenario.disagg))
     if scenario.serve_command is not None:  # the flags it does not model, said once
         from dataclasses import replace
 

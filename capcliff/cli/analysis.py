@@ -229,8 +229,8 @@ def sweep(
     if disagg is not None:
         from capcliff.cli.disagg import sweep_disagg
 
-        sweep_disagg(dep, disagg, (layout, gpus, plot), workloads, concurrencies, label,
-                     Slo.of(slo_ttft, slo_tpot), seed, output.value)  # fmt: skip
+        dep = sweep_disagg(dep, disagg, (layout, gpus, plot), workloads, concurrencies, label,
+                           Slo.of(slo_ttft, slo_tpot), seed, output.value)  # fmt: skip
         print_warnings([*dep.warnings, *repeats])
         return
     bound = choice.longest_request_bound

@@ -52,9 +52,10 @@ def sweep_disagg(
     dep: Deployment, text: str, aggregated: tuple[str | None, int | None, str | None],
     workloads: list[tuple[str, Requests]], concurrencies: tuple[int, ...], label: str,
     slo: Slo | None, seed: int, output: str,
-) -> None:  # fmt: skip
-    """`sweep --disagg SPEC`: table or JSON."""
-    from capcliff.analysis.disagg.pools import parse_disagg
+) -> Deployment:  # fmt: skip
+    """`sweep --disagg SPEC`: table or JSON; `dep` with its calibration checked on each pool
+    (whose warnings the caller says)."""
+    from capcliff.analysis.disagg.pools import check_pool_calibration, parse_disagg
     from capcliff.analysis.disagg.sweep import build_disagg_sweep
     from capcliff.cli.progress import progress_bar
 
@@ -66,6 +67,7 @@ def sweep_disagg(
         raise InputError("format: sweep --disagg prints a table or json, not csv")
     if len(workloads) > 1:
         raise InputError("osl: sweep --disagg takes one output length")
+    dep = check_pool_calibration(dep, spec)
     with progress_bar("simulating", len(concurrencies)) as tick:
         report = build_disagg_sweep(
             dep, spec, workloads[0][1], concurrencies, workload_label=label, seed=seed,
@@ -73,11 +75,12 @@ def sweep_disagg(
         )  # fmt: skip
     if output == "json":
         typer.echo(report.model_dump_json(indent=2))
-        return
+        return dep
     from capcliff.cli.render import make_console
     from capcliff.cli.render_disagg import disagg_sweep_view
 
     make_console().print(disagg_sweep_view(report))
+    return dep
 
 
 def plan_cheapest(

@@ -142,6 +142,20 @@ def pool_deployment(dep: Deployment, gpu: str | None) -> Deployment:
     return dep.on(get_hardware(gpu))
 
 
+def check_pool_calibration(dep: Deployment, spec: DisaggSpec) -> Deployment:
+    """`dep` once its calibration is checked against each pool's layout and GPU type: a file
+    fitted on another layout is refused (forced: said) as for a named aggregated layout, never
+    applied to a pool unsaid (`sweep --disagg 1p:tp2,1d:tp2` applied a tp1 file silently)."""
+    if dep.settings.calibration is None:
+        return dep
+    pools = ((spec.prefill, spec.prefill_gpu), (spec.decode, spec.decode_gpu))
+    checked = [
+        dep.on(dep.hardware if gpu is None else get_hardware(gpu), layout=layout.name)
+        for layout, gpu in pools
+    ]
+    return dep.with_warnings_of(checked)
+
+
 def fabric_between(
     prefill: HardwareSpec, decode: HardwareSpec, *, overhead_ms: float | None = None
 ) -> Fabric:
