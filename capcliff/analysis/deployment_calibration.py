@@ -31,6 +31,28 @@ def _refuse_terms_past_the_device(
             )
 
 
+def _profile_mismatch(
+    fitted: str | None, settings: DeploymentSettings, path: Path
+) -> tuple[list[str], list[str]]:
+    """How the step-time profile a calibration was fitted against differs from the one the
+    deployment runs, as (mismatches, warnings): a mismatch for another known profile
+    (`--engine-version 0.9.0` with a file fitted on 0.14: the fitted scale multiplies another
+    release's step model), a warning for a label no profile has (hand-written, or an older
+    capcliff's wording); neither when the same or no step-time terms."""
+    from capcliff.perf.profiles import OLDER_PROFILES, PROFILES, engine_profile
+
+    mine = engine_profile(settings.engine, settings.engine_version).label
+    if fitted is None or fitted == mine:
+        return [], []
+    older = (p.label for steps in OLDER_PROFILES.values() for _, p in steps)
+    if fitted in {*(p.label for p in PROFILES.values()), *older}:
+        return [f"step-time profile {fitted!r} != {mine!r}"], []
+    return [], [
+        f"calibration {path}: step-time profile {fitted!r:.80} is no profile capcliff knows; "
+        f"its fitted terms are applied to {mine!r}"
+    ]
+
+
 def calibration_terms(
     settings: DeploymentSettings,
     model: Model,
@@ -62,6 +84,11 @@ def calibration_terms(
         layout=layout,
         model_shape=model.arch.shape_label,
     )
+    step = calibration.step_time
+    profile_mismatch, profile_warning = _profile_mismatch(
+        None if step is None else step.profile, settings, path
+    )
+    mismatches.extend(profile_mismatch)
     fitted = calibration.speculative
     accepted, spec_note = None, []
     if fitted is not None and settings.speculative is not None:
@@ -94,13 +121,13 @@ def calibration_terms(
         if mismatches
         else []
     )
-    step = calibration.step_time
     if step is not None and step.concurrency_min is not None:
         warnings.append(
             f"calibration {path}: step times fitted at {step.concurrency_min}-"
             f"{step.concurrency_max} concurrent requests ({step.points} runs); figures at other "
             "concurrencies extrapolate them"
         )
+    warnings.extend(profile_warning)
     if calibration.gpu is None:
         warnings.append(
             f"calibration {path} does not record the GPU it was made on: it applies to "
