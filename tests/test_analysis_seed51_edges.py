@@ -83,7 +83,9 @@ def _layout_eval(name: str, tp: int, dp: int, rps: float, refined: bool = True) 
     at = SimpleNamespace(
         ttft_p99_s=1.0, ttft_p99_half_width=0.01, tpot_p99_s=0.05, tpot_p99_half_width=0.01
     )
-    capacity = SimpleNamespace(at_sustained=at, cap=64, simulated_cliff=None, meets_slo=True)
+    capacity = SimpleNamespace(
+        at_sustained=at, cap=64, simulated_cliff=None, meets_slo=True, points=()
+    )  # no cap's saturation point: the recommendation prints the layout's
     layout = SimpleNamespace(name=name, tp=tp, pp=1, dp=dp)
     return SimpleNamespace(
         memory=SimpleNamespace(layout=layout), capacity=capacity, sustained_rps=rps,

@@ -129,3 +129,41 @@ def test_the_budget_table_shows_a_layout_that_fits_before_one_with_more_kv(
     assert fitting == ["pp8"]
     assert main(KV_2GIB) == 0
     assert "budget per GPU, pp8 " in capsys.readouterr().out
+
+
+def _rate_layout(cap: int, per_replica: dict[int, float]) -> SimpleNamespace:
+    """A 2-replica layout whose caps saturate at `per_replica` requests/s each, chosen at `cap`."""
+    points = tuple(
+        SimpleNamespace(cap=k, state=SimpleNamespace(throughput_rps=v))
+        for k, v in per_replica.items()
+    )
+    at = SimpleNamespace(
+        ttft_p99_s=0.12, tpot_p99_s=0.033, ttft_p99_half_width=0.07, tpot_p99_half_width=0.76
+    )
+    best_rate = max(per_replica.values())
+    capacity = SimpleNamespace(
+        cap=cap, points=points, saturation_rps=best_rate, at_sustained=at, simulated_cliff=None
+    )
+    layout = SimpleNamespace(name="dpa2", dp=2, tp=1, pp=1)
+    return SimpleNamespace(
+        memory=SimpleNamespace(layout=layout), capacity=capacity, sustained_rps=1.74,
+        saturation_rps=2 * best_rate, refined=True,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("cap", "saturation"),
+    [
+        # fuzz_random seed 14 (valid), Qwen3-30B-A3B dpa2 on 2 x H200 (JSON `capacity.caps`):
+        # cap 238 saturates at 2 x 0.98 = 1.96, the grid's best is cap 476 at 2 x 1.255 = 2.51
+        (238, "saturation 1.96 at this cap (2.51 at max_num_seqs 476)"),
+        (476, "saturation 2.51"),  # the chosen cap is the best one: said once
+    ],
+)
+def test_the_recommended_cap_prints_its_own_saturation(cap: int, saturation: str) -> None:
+    from capcliff.analysis.plan.online_rows import recommendation_reasons_online
+
+    ev = _rate_layout(cap, {119: 0.753, 238: 0.98, 476: 1.255})
+    line = recommendation_reasons_online(ev, {})[0]  # type: ignore[arg-type]
+    assert line.startswith(f"sustains 1.74 requests/s (6,264 an hour) at max_num_seqs {cap} ")
+    assert f"per replica; {saturation}; there TTFT p99 0.12 s ±7%" in line

@@ -162,8 +162,8 @@ def recommendation_reasons_online(best: LayoutEval, found: dict[str, LayoutEval]
     at = c.at_sustained
     reasons = [
         f"sustains {best.sustained_rps:,.2f} requests/s ({best.sustained_rps * 3600:,.0f} an "
-        f"hour) at max_num_seqs {c.cap:,} per replica; saturation {best.saturation_rps:,.2f}; "
-        f"there TTFT p99 {at.ttft_p99_s:,.3g} s{_pm(at.ttft_p99_half_width)}, TPOT p99 "
+        f"hour) at max_num_seqs {c.cap:,} per replica; {_saturation_text(best)}; there "
+        f"TTFT p99 {at.ttft_p99_s:,.3g} s{_pm(at.ttft_p99_half_width)}, TPOT p99 "
         f"{at.tpot_p99_s * 1e3:,.3g} ms{_pm(at.tpot_p99_half_width)} (95 % sampling interval "
         "of the p99s: another sample of the same load lands within it)",
     ]
@@ -190,6 +190,21 @@ def recommendation_reasons_online(best: LayoutEval, found: dict[str, LayoutEval]
     if lay.dp > 1:
         reasons.append(f"{lay.dp} replicas do not share KV: each holds its own requests")
     return reasons
+
+
+def _saturation_text(ev: LayoutEval) -> str:
+    """The saturation rate at the chosen cap, requests/s (all replicas), and the layout's best
+    (`saturation_rps`, another cap's) where the two differ: beside the cap, the best alone read
+    as that cap's (fuzz_random seed 14: Qwen3-30B-A3B dpa2 on 2 x H200 printed "max_num_seqs
+    238 per replica; saturation 2.51", the saturation of cap 476; cap 238 saturates at 1.96)."""
+    c = ev.capacity
+    dp = ev.memory.layout.dp
+    own = next((p.state.throughput_rps * dp for p in c.points if p.cap == c.cap), None)
+    if own is None or f"{own:,.2f}" == f"{ev.saturation_rps:,.2f}":
+        return f"saturation {ev.saturation_rps:,.2f}"
+    top = next((p.cap for p in c.points if p.state.throughput_rps == c.saturation_rps), None)
+    where = f" at max_num_seqs {top:,}" if top is not None else " at another cap"
+    return f"saturation {own:,.2f} at this cap ({ev.saturation_rps:,.2f}{where})"
 
 
 def _finite_or_none(value: float) -> float | None:
