@@ -1,7 +1,6 @@
-"""`result.deployment_series` samples many replicas' step series on one grid in blocks: each
-grid value must equal the event covering that time, replica by replica, summed in replica order
-(the plain per-replica sum, written out here), bit for bit, whatever the block boundaries and
-however often replicas share one run."""
+"""`result.deployment_series` samples many replicas' step series on one grid: each grid value
+must equal the event covering that time, replica by replica, summed in replica order (the plain
+per-replica sum, written out here), bit for bit, however often replicas share one run."""
 
 from __future__ import annotations
 
@@ -11,7 +10,6 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from capcliff.sim import result
 from capcliff.sim.result import deployment_series
 
 
@@ -45,7 +43,7 @@ runs = st.lists(
 
 @settings(max_examples=150, deadline=None)
 @given(runs, st.lists(st.integers(0, 4), min_size=1, max_size=40), st.integers(2, 9))
-def test_blocked_samples_equal_the_replica_by_replica_sum(
+def test_samples_equal_the_replica_by_replica_sum(
     events: list[list[tuple[float, int, float]]], picks: list[int], points: int
 ) -> None:
     made = []
@@ -56,21 +54,15 @@ def test_blocked_samples_equal_the_replica_by_replica_sum(
         u = np.array([e[2] for e in ev])
         made.append(_Run(t, n, n + 1, 2 * n, u, float(t[-1]) if len(t) else 1.0, 100))
     replicas = [made[p % len(made)] for p in picks]  # shared runs: the same object repeated
-    old = result._SERIES_BLOCK
-    for block in (1, 3, 64):
-        result._SERIES_BLOCK = block
-        try:
-            got = deployment_series(replicas, points)  # type: ignore[arg-type]
-        finally:
-            result._SERIES_BLOCK = old
-        grid = np.linspace(0.0, max(r.makespan_s for r in replicas), points)
-        for k, t in enumerate(grid):
-            used = running = waiting = hbm = 0.0
-            for r in replicas:
-                used += _covering(r.series_s, r.series_used_blocks, t)
-                running += _covering(r.series_s, r.series_running, t)
-                waiting += _covering(r.series_s, r.series_waiting, t)
-                hbm += _covering(r.series_s, r.series_hbm_utilization, t)
-            assert got.running[k] == running and got.waiting[k] == waiting
-            assert got.kv_utilization[k] == used / (100 * len(replicas))
-            assert got.hbm_utilization[k] == hbm / len(replicas)
+    got = deployment_series(replicas, points)  # type: ignore[arg-type]
+    grid = np.linspace(0.0, max(r.makespan_s for r in replicas), points)
+    for k, t in enumerate(grid):
+        used = running = waiting = hbm = 0.0
+        for r in replicas:
+            used += _covering(r.series_s, r.series_used_blocks, t)
+            running += _covering(r.series_s, r.series_running, t)
+            waiting += _covering(r.series_s, r.series_waiting, t)
+            hbm += _covering(r.series_s, r.series_hbm_utilization, t)
+        assert got.running[k] == running and got.waiting[k] == waiting
+        assert got.kv_utilization[k] == used / (100 * len(replicas))
+        assert got.hbm_utilization[k] == hbm / len(replicas)

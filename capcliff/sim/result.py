@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -170,50 +169,22 @@ def _held(idx: IntArray, values: FloatArray) -> FloatArray:
     return held
 
 
-_SERIES_BLOCK = 64  # replicas sampled together by `deployment_series` (a memory bound only)
-
-
-def _sampled_runs(runs: list[ReplicaResult], grid: FloatArray) -> FloatArray:
-    """`_held` of each run's used blocks, running, waiting and HBM utilisation at `grid`:
-    4 x runs x points."""
-    lengths = np.fromiter((len(r.series_s) for r in runs), np.int64, len(runs))
-    starts = np.cumsum(lengths + 1) - (lengths + 1)
-    idx = np.stack([np.searchsorted(r.series_s, grid, side="left") for r in runs])
-    idx = starts[:, None] + np.minimum(idx, lengths[:, None])
-    series = ("series_used_blocks", "series_running", "series_waiting", "series_hbm_utilization")
-    return np.stack([
-        np.concatenate([part for r in runs for part in (getattr(r, name), [0.0])])[idx]
-        for name in series
-    ])  # fmt: skip
-
-
 def deployment_series(replicas: list[ReplicaResult], points: int) -> TimeSeries:
     """Samples of all replicas on one grid of `points` times from 0 to the makespan."""
     makespan = max(r.makespan_s for r in replicas)
     grid = np.linspace(0.0, makespan, max(points, 2))
     total_blocks = sum(r.total_blocks for r in replicas)
     # a run that identical replicas share (`simulate._distinct_runs`) is sampled once, and its
-    # samples added once per replica, in replica order, as before (the same float sums). The
-    # replicas go in blocks: the block's new runs sit end to end in one array, each followed by
-    # a 0 (`_held`'s value after its last event), so one index array samples them all (a fleet
-    # of thousands of replicas: a few numpy calls per block, not four per replica; small
-    # blocks, so no large array is allocated)
-    shared = Counter(id(r) for r in replicas)
-    kept: dict[int, FloatArray] = {}  # samples (4 x points) of each run not yet added
-    totals = np.zeros((4, len(grid)))
-    for start in range(0, len(replicas), _SERIES_BLOCK):
-        block = replicas[start : start + _SERIES_BLOCK]
-        new = list({id(r): r for r in block if id(r) not in kept}.values())
-        if new:
-            sampled = _sampled_runs(new, grid)
-            for k, r in enumerate(new):
-                kept[id(r)] = sampled[:, k]
-        for r in block:
-            totals += kept[id(r)]
-            shared[id(r)] -= 1
-            if not shared[id(r)]:
-                del kept[id(r)]
-    used, running, waiting, hbm = totals
+    # samples added once per replica, as before
+    sampled: dict[int, tuple[FloatArray, ...]] = {}
+    for r in replicas:
+        if id(r) not in sampled:
+            idx = np.searchsorted(r.series_s, grid, side="left")
+            series = (r.series_used_blocks, r.series_running, r.series_waiting)
+            sampled[id(r)] = tuple(_held(idx, v) for v in (*series, r.series_hbm_utilization))
+    used, running, waiting, hbm = (
+        sum((sampled[id(r)][k] for r in replicas), np.zeros_like(grid)) for k in range(4)
+    )
     return TimeSeries(grid, used / total_blocks, running, waiting, hbm / len(replicas))
 
 
