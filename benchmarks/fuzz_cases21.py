@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import fuzz_surfaces as fs
+from fuzz_cases16 import CAL_FILE
 from fuzz_harness import Case, FileSpec
 
 # fmt: off
@@ -38,27 +39,9 @@ RUNS_JSONL = "\n".join(json.dumps(r) for r in fs.RUNS) + "\n"
 LOG8B = fs.LOGS / "vllm_v1_v16_llama31_8b_eager.txt"
 CAL = ["calibrate", "{d}/r.json", "--model", "llama-3.1-8b", "--gpu", "h100-sxm"]
 # what `calibrate` writes for RUNS (llama-3.1-8b, one H100, vLLM, tp1)
-V_TOML = """# Written by `capcliff calibrate`; apply with --calibration FILE.
-engine = "vllm"
-source = "r.json"
-model = "llama-3.1-8b"
-model_shape = "llama L32 h4096 a32/kv8 d128 i14336 v128256 bf16"
-gpu = "h100-sxm"
-layout = "tp1"
-kv_cache_dtype = "bf16"
-
-[terms_gib]
-
-[step_time]
-fixed_s = 0.003475
-scale = 1.8052
-profile = "vllm V1 >= 0.14 (async scheduling)"
-source = "r.json"
-points = 3
-concurrency_min = 8
-concurrency_max = 64
-request_overhead_s = 0.0
-"""
+V_TOML = "# Written by `capcliff calibrate`; apply with --calibration FILE.\n" + CAL_FILE.replace(
+    "weights_overhead = 0.0314\n", ""
+)
 SWEEP = ["sweep", "llama-3.1-8b", "--gpu", "h100-sxm", *fs.SMALL, "--concurrency", "4", "--calibration", "{d}/c.toml"]
 PLAN = ["plan", "llama-3.1-8b", "--jobs", "1", *fs.SMALL, "--rate", "2", "--slo-ttft", "2", "--calibration", "{d}/c.toml"]
 
