@@ -23,9 +23,9 @@ from capcliff.sim.policies import (
     Requeue,
     RunningState,
     VictimOrder,
-    sglang_future_tokens,
 )
 from capcliff.sim.traffic.workload import Requests
+from tests.reference_sglang import sglang_future_tokens
 
 
 def blocks_for(tokens: int, block_size: int) -> int:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from capcliff.check.runner import check_file
 from capcliff.cli.app import app
+from tests.checktools import check_file
 
 SPEC = """
 [[scenario]]

@@ -21,13 +21,14 @@ from capcliff.check.report import (
     load_baseline,
     parse_baseline,
 )
-from capcliff.check.runner import check_file, run_checks
+from capcliff.check.runner import run_checks
 from capcliff.check.spec import CheckSpec, CheckWorkload, Expectations, Scenario, parse_spec
 from capcliff.cli import main
 from capcliff.errors import CatalogError, InputError
 from capcliff.files import write_text_atomic
 from capcliff.perf.error_band import error_band
 from capcliff.units import ceil_div
+from tests.checktools import check_file
 
 ROOT = Path(__file__).parent.parent
 FIXTURES = Path(__file__).parent / "fixtures" / "checks"

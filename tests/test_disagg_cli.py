@@ -17,9 +17,9 @@ from capcliff.analysis.plan.fleet import hourly_cost
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout
 from capcliff.check.output import check_text
-from capcliff.check.runner import check_file
 from capcliff.cli import app, main
 from capcliff.errors import CatalogError, InputError
+from tests.checktools import check_file
 
 runner = CliRunner()
 SMALL = "deepseek-r1-distill-llama-8b"

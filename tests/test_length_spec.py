@@ -12,11 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from capcliff.analysis.workloads import WorkloadChoice, plan_workloads
-from capcliff.check.runner import check_file
 from capcliff.cli import main
 from capcliff.errors import InputError
 from capcliff.sim.traffic.length_spec import OutputLengths, histogram_spec, parse_output_lengths
 from capcliff.sim.traffic.workload import Empirical, LogNormal
+from tests.checktools import check_file
 
 
 def test_the_spec_names_mean_p99_and_the_cut() -> None:

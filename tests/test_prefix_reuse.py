@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from capcliff.check.runner import check_file
 from capcliff.errors import InputError
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.loop import replica as replica_module
@@ -23,6 +22,7 @@ from capcliff.sim.reuse.kv_tiers import KVTier
 from capcliff.sim.simulate import make_policy, simulate
 from capcliff.sim.traffic.sessions import SessionSpec, generate_sessions
 from capcliff.sim.traffic.workload import Requests, Uniform
+from tests.checktools import check_file
 from tests.reference_reuse import ReferenceReuseSim
 from tests.simtools import constant_model, toy_model
 

@@ -17,19 +17,18 @@ from capcliff.sim.policies import (
     Requeue,
     RunningState,
     VictimOrder,
-    future_tokens_of,
     kv_aware_admit,
     policy,
     projected_peak_blocks,
     sequence_blocks,
     sglang_admit,
-    sglang_first_admissible_step,
     trtllm_no_evict_admit,
     victim_key,
     vllm_admit,
     vllm_first_chunk_admit,
     vllm_v0_admit,
 )
+from tests.reference_sglang import future_tokens_of, sglang_first_admissible_step
 
 
 def _state(prompt: list[int], generated: list[int], output: list[int], max_output: list[int],

@@ -19,8 +19,8 @@ from capcliff.sim.policies import (
     Candidate,
     NewTokenRatio,
     sglang_admit,
-    sglang_first_admissible_step,
 )
+from tests.reference_sglang import sglang_first_admissible_step
 from tests.simtools import pressure_case, toy_model
 
 # a clip of 60 where outputs reach about 150 + 300 tokens: some members cross it while decoding;

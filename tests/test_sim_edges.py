@@ -27,18 +27,17 @@ from capcliff.sim.policies import (
     Candidate,
     NewTokenRatio,
     RunningState,
-    future_tokens_of,
     kv_aware_admit,
     projected_peak_blocks,
     sequence_blocks,
     sglang_admit,
-    sglang_first_admissible_step,
 )
 from capcliff.sim.result import Percentiles, _latencies
 from capcliff.sim.simulate import _least_loaded, _sent_later, check_fits, simulate
 from capcliff.sim.traffic.workload import Requests
 from capcliff.units import GIB, KVDType
 from tests.conftest import arch_of
+from tests.reference_sglang import future_tokens_of, sglang_first_admissible_step
 from tests.simtools import constant_model, fixed_batch
 
 # --- config --------------------------------------------------------------------------------

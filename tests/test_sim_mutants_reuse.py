@@ -31,7 +31,9 @@ def test_a_request_that_hit_part_of_the_cache_publishes_only_its_new_blocks() ->
     cache.release(0, 0, 33, now_s=1.0)
     assert cache.acquire(0, 20) == 20
     assert (cache.unreferenced, cache.in_use) == (13, 20)
-    assert cache.revivable(0, 33) == 13  # blocks 20-32: cached, referenced by no request
+    # a 529-token prompt looks up (529 - 1) // 16 = 33 blocks: blocks 20-32 are cached and
+    # referenced by no request
+    assert cache.lookup_revivable(0, 529) == (33, 13)
     cache.release(0, 20, 40, now_s=2.0)
     assert (cache.unreferenced, cache.in_use) == (40, 0)
     assert cache.lookup(0, 1000) == 40

@@ -16,9 +16,9 @@ from capcliff.perf.communication import ExchangeCost
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.disagg.pools import Pool, run_pool
 from capcliff.sim.loop.step_plan import PlannedStep
-from capcliff.sim.policies import sglang_first_admissible_step
 from capcliff.sim.traffic.sessions import SessionSpec, generate_sessions
 from capcliff.sim.traffic.workload import Fixed, Requests
+from tests.reference_sglang import sglang_first_admissible_step
 from tests.simtools import constant_model, two_decoding_and_a_long_arrival
 
 

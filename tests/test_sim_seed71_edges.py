@@ -36,10 +36,10 @@ def test_blocks_a_running_request_references_are_not_revivable() -> None:
     cache = PrefixCache([-1], [0], 16)
     cache.release(0, 0, 33, now_s=1.0)
     assert cache.acquire(0, 20) == 20
-    assert cache.revivable(0, 10) == 0
-    assert cache.revivable(0, 25) == 5
-    # a 161-token prompt looks up (161 - 1) // 16 = 10 blocks: all hit, none revivable
+    # a prompt of 10 x 16 + 1 tokens looks up its first 10 blocks: none revivable; of 25
+    # (401 tokens), blocks 20-24
     assert cache.lookup_revivable(0, 161) == (10, 0)
+    assert cache.lookup_revivable(0, 401) == (25, 5)
 
 
 def test_an_idle_sglang_rank_in_lockstep_is_back_at_the_initial_ratio() -> None:

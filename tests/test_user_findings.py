@@ -20,12 +20,12 @@ from capcliff.analysis.plan.online_rows import recommendation_reasons_online
 from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout
-from capcliff.check.runner import check_file
 from capcliff.cli import app, main
 from capcliff.memory.weights import WeightScheme
 from capcliff.perf.step_time import StepTimeModel, step_time_model
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.units import KVDType
+from tests.checktools import check_file
 
 
 def _llama_8b_steps() -> StepTimeModel:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from capcliff.analysis.evaluate.replica_models import band_of
 from capcliff.check.report import (
@@ -24,10 +23,9 @@ from capcliff.check.report import (
     assertion,
     bound,
     compare_baseline,
-    load_baseline,
 )
 from capcliff.check.scenario import Deployment, Judged, Outcome, deployment, outcome
-from capcliff.check.spec import DEFAULT_SPEC, Expectations, SpecFile, load_spec
+from capcliff.check.spec import Expectations, SpecFile
 from capcliff.check.spec_errors import field_line
 from capcliff.errors import InputError
 from capcliff.memory.fit import largest_max_model_len
@@ -328,18 +326,6 @@ def run_checks(
     )
 
 
-def check_file(
-    spec: Path = DEFAULT_SPEC, *, baseline: Path | None = None, tolerance: float | None = None
-) -> CheckReport:
-    """What `capcliff check` computes: load the spec (and the baseline), run every scenario.
-
-    Raises InputError (exit 2) for an invalid spec, baseline or input; the report's exit_code
-    says 0 or 1.
-    """
-    stored = None if baseline is None else load_baseline(baseline)
-    return run_checks(load_spec(spec), baseline=stored, tolerance=tolerance)
-
-
 def check_spec_file(
     spec_file: SpecFile,
     *,
@@ -348,6 +334,6 @@ def check_spec_file(
     progress: Callable[[], None] | None = None,
     warn: Callable[[str], None] | None = None,
 ) -> CheckReport:
-    """`check_file` for a spec already loaded (the CLI validates output paths against its
-    inputs first)."""
+    """What `capcliff check` computes for a spec already loaded (the CLI validates output paths
+    against its inputs first): every scenario run; the report's exit_code says 0 or 1."""
     return run_checks(spec_file, baseline=baseline, force=force, progress=progress, warn=warn)

@@ -127,7 +127,8 @@ class ReplicaView(Protocol):
 
     def future_tokens(self, clip: int) -> int:
         """Tokens SGLang expects the running set may still add: the sum of
-        min(max_output - generated, clip) over it (`future_tokens_of` its `running_state`)."""
+        min(max_output - generated, clip) over it, tokens (tests/reference_sglang.py sums it from
+        `running_state`'s arrays)."""
         ...
 
 
@@ -173,18 +174,6 @@ def vllm_v0_admit(
     """vLLM V0 (vllm/core/block_manager.py `can_allocate`): the whole prompt's blocks must fit with
     int(watermark x blocks) blocks still free afterwards."""
     return view.free_blocks - cand.blocks_now >= int(watermark * view.total_blocks)
-
-
-def sglang_future_tokens(max_output: IntArray, generated: IntArray, clip: int) -> IntArray:
-    """Tokens SGLang expects each request may still add: min(max_new - generated, clip)."""
-    future: IntArray = np.minimum(max_output - generated, clip)
-    return future
-
-
-def future_tokens_of(state: RunningState, clip: int) -> int:
-    """Sum over `state` of SGLang's clipped remaining output (`sglang_future_tokens`): what a
-    replica keeps without arrays (`ReplicaView.future_tokens`), from the arrays."""
-    return int(sglang_future_tokens(state.max_output_tokens, state.generated_tokens, clip).sum())
 
 
 # The requests admitted so far in a step as `_admitted_reserve` last counted them: the list
@@ -411,38 +400,6 @@ class NewTokenRatio:
         if max_output <= 0:
             return self.init
         return min(1.0, (generated + self.retract_steps * running) / max_output)
-
-
-def sglang_first_admissible_step(
-    *,
-    need_tokens: int,
-    blocks_now: int,
-    free_blocks_after: IntArray,
-    block_size: int,
-    ratios: npt.NDArray[np.float64],
-    future_tokens: IntArray,
-    clip: int = SGLANG_CLIP_MAX_NEW_TOKENS,
-    first: int = 0,
-) -> int | None:
-    """First step j at which `sglang_admit` would admit a candidate needing `need_tokens` while
-    every running request gains one token per step (None if none in the arrays). future_tokens:
-    sorted max_new - generated at step 0 (unclipped) per running request; the arrays cover steps
-    first, first + 1, ...: free blocks at step j after its decode allocations; the ratio then."""
-    steps = np.arange(first, first + len(ratios), dtype=np.int64)
-    x = future_tokens
-    below = np.concatenate([[0], np.cumsum(x)])
-    cut = np.searchsorted(x, clip + steps, side="left")  # x < clip + j -> x - j < clip
-    reserve_tokens = below[cut] + (clip + steps) * (len(x) - cut) - steps * len(x)
-    ok = sglang_admissible(
-        need_tokens=need_tokens,
-        blocks_now=blocks_now,
-        free_blocks_after=free_blocks_after,
-        block_size=block_size,
-        ratios=ratios,
-        reserve_tokens=reserve_tokens,
-    )
-    hits = np.flatnonzero(ok)
-    return first + int(hits[0]) if len(hits) else None
 
 
 def sglang_admissible(

@@ -269,7 +269,8 @@ def _sglang_limit(sim: ReplicaState, cand: Candidate, limit: int, *, step: int, 
     run comes from the cohort's crossings (`DecodeCohort.clip_crossings`), no sort: step by step
     over the first SGLANG_SCALAR_STEPS steps (most runs end within them), then in windows that
     grow 4x from SGLANG_WINDOW_STEPS, so the arrays stay short and the scan stops at the first
-    hit. Both are `sglang_first_admissible_step`'s arithmetic, operation for operation."""
+    hit. Both are the arithmetic of the all-steps reference (tests/reference_sglang.py),
+    operation for operation."""
     ratio, co, size = sim.rule.ratio, sim.cohort, sim.block_size
     assert ratio is not None
     clip = SGLANG_CLIP_MAX_NEW_TOKENS

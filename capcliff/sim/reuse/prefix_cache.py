@@ -116,7 +116,8 @@ class PrefixCache:
         return hit
 
     def lookup_revivable(self, node: int, prompt_tokens: int) -> tuple[int, int]:
-        """(`lookup`, `revivable` of that hit) in one walk of the path."""
+        """(`lookup`, and how many of those hit blocks no running request references: taking them
+        takes them out of the free count) in one walk of the path, blocks."""
         limit = (prompt_tokens - 1) // self.block_size
         cached, ref = self.cached_end, self.ref_end
         hit = revive = 0
@@ -128,12 +129,6 @@ class PrefixCache:
             if end < hi:
                 break
         return hit, revive
-
-    def revivable(self, node: int, hit_blocks: int) -> int:
-        """How many of the first `hit_blocks` blocks on `node`'s path no running request
-        references (taking them takes them out of the free count)."""
-        ref = self.ref_end
-        return sum(max(0, hi - max(ref[a], lo)) for a, lo, hi in self.segments(node, hit_blocks))
 
     def acquire(self, node: int, hit_blocks: int) -> int:
         """A request on `node` starts using its `hit_blocks` cached blocks; returns how many of
