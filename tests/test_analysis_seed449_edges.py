@@ -19,11 +19,14 @@ def test_an_slo_limit_is_echoed_when_finite_and_as_none_when_infinite() -> None:
 
 
 def test_a_flag_that_ends_the_command_line_is_a_switch() -> None:
-    from capcliff.analysis.serve_command import _options
+    from capcliff.analysis.serve_command.shell import split_options
 
     # nothing follows --some-flag, so it takes no value (not the next word: there is none)
     words = ["vllm", "serve", "m", "--max-num-seqs", "8", "--some-flag"]
-    assert _options(words) == (["vllm", "serve", "m"], [("max-num-seqs", "8"), ("some-flag", None)])
+    assert split_options(words) == (
+        ["vllm", "serve", "m"],
+        [("max-num-seqs", "8"), ("some-flag", None)],
+    )
 
 
 def test_a_pinned_fixed_time_is_taken_out_before_the_scale_is_fitted() -> None:

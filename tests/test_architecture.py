@@ -50,10 +50,10 @@ def _package(module: str) -> str:
 
 
 def _analysis_layer(module: str) -> str:
+    """The layer of an `analysis` module; a subpackage that is no layer of its own
+    (`serve_command`) belongs to the root layer."""
     parts = module.split(".")
-    if len(parts) > 3 or (len(parts) == 3 and parts[2] in ANALYSIS_RANK):
-        return parts[2]
-    return ""
+    return parts[2] if len(parts) >= 3 and parts[2] in ANALYSIS_RANK else ""
 
 
 MODULES = _modules()

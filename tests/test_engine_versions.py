@@ -22,10 +22,10 @@ from capcliff.perf.profiles import (
     dp_eager_pass_s,
     dp_host_overhead_s,
     engine_profile,
-    parse_version,
     profile_label,
 )
 from capcliff.perf.step_time import StepTimeModel, step_time_model
+from capcliff.releases import parse_version
 from capcliff.sim.config import KVCapacity, SimConfig
 from capcliff.sim.simulate import simulate
 from capcliff.units import KVDType

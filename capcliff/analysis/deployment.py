@@ -45,6 +45,7 @@ from capcliff.perf.speculation import (
     speculative_host_s,
     speculative_max_num_seqs,
 )
+from capcliff.releases import parse_version
 from capcliff.sim.config import KVCapacity, SimConfig, parse_adp_balance
 from capcliff.sim.policy_names import VLLM_FULL_SEQUENCE_RELEASE
 from capcliff.units import KVDType, parse_kv_dtype, parse_weight_dtype
@@ -76,11 +77,14 @@ ENGINE_POLICY = {
 }
 
 
+def _release(version: str | None) -> tuple[int, int, int] | None:
+    """(major, minor, patch) of the release the user names (None: none named)."""
+    return None if version is None else parse_version(version)
+
+
 def engine_policy(engine: EngineName, version: str | None) -> str:
     """The admission policy of `engine` at release `version` (None: the latest): vLLM V1 before
     VLLM_FULL_SEQUENCE_RELEASE admits on a request's first chunk."""
-    from capcliff.perf.profiles import parse_version
-
     policy = ENGINE_POLICY[engine]
     if policy == "vllm" and version and parse_version(version) < VLLM_FULL_SEQUENCE_RELEASE:
         return "vllm-first-chunk"
@@ -378,6 +382,7 @@ def resolve(
     )  # fmt: skip
     budget = BudgetSettings(
         engine=settings.engine,
+        engine_release=_release(settings.engine_version),
         gpu_memory_utilization=settings.gpu_memory_utilization,
         gpu_total_memory_bytes=settings.gpu_total_memory,
         max_num_seqs=settings.max_num_seqs,

@@ -191,7 +191,7 @@ class DeploymentSettings(BaseModel):
     @field_validator("engine_version")
     @classmethod
     def _release(cls, value: str | None) -> str | None:
-        from capcliff.perf.profiles import parse_version
+        from capcliff.releases import parse_version
 
         return None if value is None else _accepted(parse_version, value)
 

@@ -2,7 +2,7 @@
 
 The lines are the deployment simulated: every setting that changed the simulation is a flag, or,
 where an engine has no flag for it, a line in `unexpressed` says so (never dropped in silence).
-`analysis/serve_command.py` reads these lines back into the same settings.
+`analysis/serve_command/` reads these lines back into the same settings.
 
 Flag names are the engines' own: `vllm serve` (vllm/engine/arg_utils.py; `--kv-cache-memory-bytes`
 is `CacheConfig.kv_cache_memory_bytes`, KV bytes per GPU, which overrides

@@ -21,6 +21,7 @@ from capcliff.memory.layout_memory import LayoutMemory, layout_memory
 from capcliff.memory.overheads import DEFAULT_CUDA_CONTEXT_BYTES
 from capcliff.memory.params import Storage
 from capcliff.memory.weights import WeightScheme
+from capcliff.releases import parse_version
 from capcliff.units import GIB, KVDType, WeightDType, parse_weight_dtype
 
 ENGINE_OF_FORMAT = {
@@ -126,9 +127,17 @@ def log_scheme(log: StartupLog, model: Model) -> WeightScheme:
 
 def _graphs_in_budget(log: StartupLog) -> bool:
     """vLLM subtracts its CUDA-graph estimate from the budget from v0.21.0 on."""
-    version = str(log.config.get("engine_version", "0"))
-    parts = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
-    return parts >= (0, 21)
+    release = _release(log)
+    return release is not None and release >= (0, 21, 0)
+
+
+def _release(log: StartupLog) -> tuple[int, int, int] | None:
+    """The engine release the log states (None: it states none, or no release number)."""
+    version = log.config.get("engine_version")
+    try:
+        return None if version is None else parse_version(str(version))
+    except InputError:
+        return None
 
 
 def log_settings(log: StartupLog, base: BudgetSettings) -> BudgetSettings:
@@ -149,6 +158,7 @@ def log_settings(log: StartupLog, base: BudgetSettings) -> BudgetSettings:
     return replace(
         base,
         engine=ENGINE_OF_FORMAT[log.format],
+        engine_release=_release(log),
         gpu_total_memory_bytes=total_bytes,
         gpu_memory_utilization=base.gpu_memory_utilization if util is None else util,
         mem_fraction_static=base.mem_fraction_static if fraction is None else fraction,

@@ -237,7 +237,7 @@ class Scenario(DeploymentSettings):
     disagg: str | None = None  # a disaggregated deployment, e.g. "1p:tp8,3d:dp8-ep8"
     seed: int = Field(default=0, ge=0)  # the workload's random seed
     # the engine command line the deployment runs (`vllm serve MODEL ...`): it sets the model,
-    # layout and settings; a key that says otherwise is an error (analysis/serve_command.py)
+    # layout and settings; a key that says otherwise is an error (analysis/serve_command/)
     serve_command: str | None = None
     workload: CheckWorkload
     expect: Expectations = Field(default_factory=Expectations)

@@ -51,6 +51,9 @@ class BudgetSettings:
     """Engine settings, named as the engines name them; None means the engine's own default."""
 
     engine: EngineName = EngineName.VLLM
+    # the engine's release as (major, minor, patch) where the user names one (None: the latest
+    # capcliff models); vLLM V0's CUDA-graph capture sizes depend on it (overheads.py)
+    engine_release: tuple[int, int, int] | None = None
     gpu_memory_utilization: float = 0.9  # vLLM
     gpu_total_memory_bytes: int | None = None  # overrides the driver-reported total
     max_num_batched_tokens: int | None = (

@@ -270,8 +270,13 @@ def _all2all_terms(demand: StageDemand, settings: BudgetSettings) -> list[Budget
 def _cudagraph_term(
     demand: StageDemand, settings: BudgetSettings, defaults: EngineDefaults
 ) -> BudgetTerm:
-    modeled = cudagraph_bytes(demand.arch, demand.layout, max_num_seqs=defaults.max_num_seqs)
-    return _overhead(settings, "cudagraph", modeled, "capture sizes x layers x 0.56 MiB (row V04)")
+    v0 = settings.engine is EngineName.VLLM_V0
+    modeled = cudagraph_bytes(
+        demand.arch, demand.layout, max_num_seqs=defaults.max_num_seqs, v0=v0,
+        release=settings.engine_release,
+    )  # fmt: skip
+    sizes = "V0's capture sizes" if v0 else "capture sizes"
+    return _overhead(settings, "cudagraph", modeled, f"{sizes} x layers x 0.56 MiB (row V04)")
 
 
 def _context_term(settings: BudgetSettings) -> BudgetTerm:

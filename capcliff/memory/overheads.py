@@ -36,9 +36,17 @@ DEFAULT_CUDA_CONTEXT_BYTES = round(0.86 * GIB)
 # CUDA-graph pool per captured batch size per decoder layer (piecewise graphs split at each layer).
 # Row V04: 3.45 GiB for 67 capture sizes x 94 layers = 0.56 MiB.
 CUDAGRAPH_BYTES_PER_SIZE_PER_LAYER = round(3.45 * GIB / (67 * 94))
-# vLLM's default capture sizes: 1, 2, 4, then every multiple of 8 up to the largest size
+# vLLM V1's default capture sizes: 1, 2, 4, then every multiple of 8 up to the largest size
 # (max_cudagraph_capture_size = min(2 x max_num_seqs, 512); vllm/config/compilation.py).
 MAX_CUDAGRAPH_CAPTURE_SIZE = 512
+# vLLM V0's candidate capture sizes are 1, 2, 4 and the multiples of 8 up to this largest one:
+# 8 x 1024 = 8192 (`_BATCH_SIZES_TO_CAPTURE`, vllm/worker/model_runner.py, from PR #7894 "extend
+# cuda graph size for H200", merged 2024-08-28, first released in 0.6.0; `possible_sizes` in
+# `VllmConfig._set_cudagraph_sizes`, vllm/config.py, once the list moved there), and 8 x 32 =
+# 256 in the releases before 0.6.0.
+V0_LARGEST_CAPTURE_SIZE = 8192
+V0_LARGEST_CAPTURE_SIZE_BEFORE_0_6 = 256
+V0_LONGER_CAPTURE_LIST_FROM = (0, 6, 0)
 
 
 def rope_cache_bytes(arch: Architecture) -> int:
@@ -193,17 +201,63 @@ def mla_dequantized_bytes(
     return sum(int(elements_per_rank(g, layout)) for g in quantised) * ACTIVATION_BYTES
 
 
-def cudagraph_capture_sizes(max_num_seqs: int) -> list[int]:
-    """Batch sizes vLLM captures CUDA graphs for: 1, 2, 4, 8, 16, ... up to min(2 x S, 512)."""
+def cudagraph_capture_sizes(
+    max_num_seqs: int, *, v0: bool = False, release: tuple[int, int, int] | None = None
+) -> list[int]:
+    """Batch sizes vLLM captures CUDA graphs for, by engine (`v0`: vLLM's V0 engine) and release
+    (None: the latest of that engine).
+
+    V1: 1, 2, 4, 8, 16, ... up to min(2 x S, 512) (`vllm_v1_capture_sizes`). V0: the candidates
+    1, 2, 4, 8, 16, ... up to 8192 (256 before 0.6.0), kept up to the first one >= S, or all of
+    them when S is larger (`vllm_v0_capture_sizes`).
+    """
+    if v0:
+        return vllm_v0_capture_sizes(max_num_seqs, release=release)
+    return vllm_v1_capture_sizes(max_num_seqs)
+
+
+def vllm_v1_capture_sizes(max_num_seqs: int) -> list[int]:
+    """V1's default: 1, 2, 4, then every multiple of 8 up to min(2 x S, 512) (the V1 branch of
+    `VllmConfig._set_cudagraph_sizes`, vllm/config/__init__.py, 0.10.x: `cuda_graph_sizes`
+    defaults to [min(max_num_seqs * 2, 512)]; row V04 logs the 67 sizes of S = 256)."""
     largest = min(2 * max_num_seqs, MAX_CUDAGRAPH_CAPTURE_SIZE)
     sizes = [s for s in (1, 2, 4) if s <= largest]
     return sizes + list(range(8, largest + 1, 8))
 
 
-def cudagraph_bytes(arch: Architecture, layout: Layout, *, max_num_seqs: int) -> int:
-    """capture sizes x layers on the stage x 0.56 MiB (row V04's pool per size and layer)."""
+def vllm_v0_capture_sizes(
+    max_num_seqs: int, *, release: tuple[int, int, int] | None = None
+) -> list[int]:
+    """V0's: the candidates 1, 2, 4, 8, 16, ... up to V0_LARGEST_CAPTURE_SIZE (256 before 0.6.0)
+    that are at most the first candidate >= max_num_seqs (the last candidate when none is).
+
+    Source: 0.6.x, vllm/worker/model_runner.py: `max_batchsize_to_capture =
+    _get_max_graph_batch_size(max_num_seqs)` (max_num_seqs padded to 1, 2, 4 or the next
+    multiple of 8, capped at the last candidate) and `capture_model` captures
+    `[bs for bs in _BATCH_SIZES_TO_CAPTURE if bs <= graph_batch_size]`; earlier releases filter
+    the same way by `_get_graph_batch_size(max_num_seqs)`; 0.7 - 0.10, the V0 branch
+    (`not envs.VLLM_USE_V1`) of `_set_cudagraph_sizes`, vllm/config.py: "find the minimum size
+    that is larger than max_num_seqs" among `possible_sizes`, keep those up to it. Unlike V1 it
+    neither doubles S nor caps at 512, nor filters by max_num_batched_tokens."""
+    old = release is not None and release < V0_LONGER_CAPTURE_LIST_FROM
+    largest = V0_LARGEST_CAPTURE_SIZE_BEFORE_0_6 if old else V0_LARGEST_CAPTURE_SIZE
+    candidates = [1, 2, 4, *range(8, largest + 1, 8)]
+    top = next((size for size in candidates if size >= max_num_seqs), candidates[-1])
+    return [size for size in candidates if size <= top]
+
+
+def cudagraph_bytes(
+    arch: Architecture,
+    layout: Layout,
+    *,
+    max_num_seqs: int,
+    v0: bool = False,
+    release: tuple[int, int, int] | None = None,
+) -> int:
+    """capture sizes (`cudagraph_capture_sizes` of the engine and release) x layers on the stage
+    x 0.56 MiB (row V04's pool per size and layer)."""
     layers = -(-arch.num_layers // layout.pp)
-    sizes = len(cudagraph_capture_sizes(max_num_seqs))
+    sizes = len(cudagraph_capture_sizes(max_num_seqs, v0=v0, release=release))
     return sizes * layers * CUDAGRAPH_BYTES_PER_SIZE_PER_LAYER
 
 

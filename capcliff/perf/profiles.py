@@ -32,7 +32,6 @@ overridden by name (`with_overrides`) or replaced by `capcliff calibrate` from b
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -49,6 +48,7 @@ from capcliff.perf.op_curves import (
     curves_origin,
     measured_hardware,
 )
+from capcliff.releases import parse_version
 from capcliff.units import WeightDType
 
 MICRO = 1e-6
@@ -577,18 +577,6 @@ OLDER_PROFILES: dict[EngineName, tuple[tuple[tuple[int, ...], EngineProfile], ..
         ((0, 5, 10), _SGLANG_0_5_6_TO_0_5_9),
     ),
 }
-_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
-
-
-def parse_version(text: str) -> tuple[int, int, int]:
-    """(major, minor, patch) of a release named like 0.4.3, v0.4.3.post2 or sglang 0.4.3."""
-    found = _VERSION.search(text)
-    if found is None:
-        raise InputError(f"engine_version: {text!r} is not a release like 0.4.3")
-    major, minor, patch = found.groups()
-    return int(major), int(minor), int(patch or 0)
-
-
 # The earliest release of each engine: no engine shipped a 0.0.x release (vLLM's first was 0.1.0,
 # SGLang's 0.1.x, TensorRT-LLM's 0.5.0), and vLLM's V1 engine first shipped, as an opt-in alpha, in
 # 0.7.0 (vLLM v0.7.0 release notes, "V1 alpha"); earlier vLLM releases ran V0 (`--engine vllm-v0`).
