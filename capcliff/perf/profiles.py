@@ -578,13 +578,17 @@ OLDER_PROFILES: dict[EngineName, tuple[tuple[tuple[int, ...], EngineProfile], ..
     ),
 }
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
+# Set: digits in one part of a release number (no engine numbers a release past 9 digits); a
+# longer run is a slip, and past 4,300 digits int() failed with Python's own limit message
+MAX_VERSION_DIGITS = 9
 
 
 def parse_version(text: str) -> tuple[int, int, int]:
     """(major, minor, patch) of a release named like 0.4.3, v0.4.3.post2 or sglang 0.4.3."""
     found = _VERSION.search(text)
-    if found is None:
-        raise InputError(f"engine_version: {text!r} is not a release like 0.4.3")
+    too_long = re.search(rf"\d{{{MAX_VERSION_DIGITS + 1}}}", text)
+    if found is None or too_long is not None:
+        raise InputError(f"engine_version: {text!r:.60} is not a release like 0.4.3")
     major, minor, patch = found.groups()
     return int(major), int(minor), int(patch or 0)
 
@@ -618,12 +622,14 @@ def engine_profile(engine: EngineName, version: str | None = None) -> EngineProf
                 "; releases before it run V0: --engine vllm-v0" if engine is EngineName.VLLM else ""
             )
             raise InputError(
-                f"engine_version: {version!r} is older than the earliest {engine} release "
+                f"engine_version: {version!r:.60} is older than the earliest {engine} release "
                 f"({'.'.join(map(str, first))}){hint}"
             )
         removed = REMOVED_IN.get(engine)
         if removed is not None and release >= removed[0]:
-            raise InputError(f"engine_version: {version!r} has no {engine} engine: {removed[1]}")
+            raise InputError(
+                f"engine_version: {version!r:.60} has no {engine} engine: {removed[1]}"
+            )
         for boundary, profile in OLDER_PROFILES.get(engine, ()):
             if release < boundary:
                 return profile
