@@ -7,10 +7,11 @@ catalogs loaded once), with a wall-clock limit and a memory limit, and is classe
 - traceback: an exit code other than 0, 1 or 2, or `Traceback` in the output;
 - hang: past the time limit, or killed for memory (a blow-up);
 - nonsense: exit 0 although the input is invalid, or an answer that prints a percentage of nan
-  or inf (`NONSENSE_TEXT`, whatever the input);
+  or inf (`NONSENSE_TEXT`, whatever the input), or one a case's own `answer` reading finds wrong;
 - lost: an input file of the case changed or vanished;
 - lines: exit 2 with other than one `error: ...` line (a check spec or baseline lists every
-  problem, one `error: path: field: message` line each, by design: read these by hand);
+  problem, one `error: path: field: message` line each, by design: read these by hand), or with
+  an error line past MAX_ERROR_LINE_CHARS (an input echoed whole is no line to read);
 - ok: anything else.
 """
 
@@ -34,6 +35,8 @@ WALL_LIMIT_S = 120.0
 MEMORY_LIMIT_BYTES = 6 << 30
 # figures no answer may print: a percentage or an error band of nan or inf
 NONSENSE_TEXT = ("nan%", "inf%", "±nan", "±inf", "nan %", "inf %")
+# an error line longer than this echoed the input whole (capcliff clips its lines at 1,000)
+MAX_ERROR_LINE_CHARS = 2000
 
 
 @dataclass
@@ -52,6 +55,9 @@ class Case:
     # files the case's --force is asked to replace (neither an input nor a model file): a
     # change to them is the answer, not a loss
     replaced: tuple[str, ...] = ()
+    # a reading of the answer (standard output) of a run that exits 0: a problem it returns makes
+    # the case nonsense (a valid input answered wrongly); None: the exit code is all
+    answer: Callable[[str], str | None] | None = None
 
 
 @dataclass
@@ -167,6 +173,9 @@ def run_case(case: Case, root: Path) -> Outcome:
     after = _digests(folder)
     lost = [k for k, v in before.items() if after.get(k) != v and k not in case.replaced]
     kind = kind or _classify(case, code, err, out, lost=bool(lost))
+    problem = case.answer(out) if kind == "ok" and code == 0 and case.answer else None
+    if problem:
+        kind, err = "nonsense", err + f"\n[answer: {problem}]"
     if lost and kind != "lost":
         err += f"\n[lost: {lost}]"
     shutil.rmtree(folder, ignore_errors=True)
@@ -213,6 +222,8 @@ def _classify(case: Case, code: int | None, err: str, out: str, *, lost: bool) -
     if code == 0 and any(t in (err + out).lower() for t in NONSENSE_TEXT):
         return "nonsense"
     if code == 2 and not (err.startswith("error: ") and err.count("\n") == 1):
+        return "lines"
+    if code == 2 and len(err) > MAX_ERROR_LINE_CHARS:
         return "lines"
     if code == 2 and case.invalid is False:
         return "refused-valid"

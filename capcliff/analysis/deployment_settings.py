@@ -248,9 +248,10 @@ def settings_of(values: dict[str, Any], *, flag_names: bool = True) -> Deploymen
         name = str(error["loc"][0]) if error["loc"] else "settings"
         where = "--" + name.replace("_", "-") if flag_names else name
         message = error["msg"].removeprefix("Value error, ")
+        shown = repr(error.get("input"))
         got = (
-            ""
-            if "got" in message or repr(error.get("input")) in message
-            else (f", got {error.get('input')!r}")
+            ""  # the message quotes the value already (cut to 60 characters where long)
+            if "got" in message or shown in message or shown[:59] in message
+            else (f", got {shown:.60}")
         )
         raise InputError(f"{where}: {message}{got}") from None

@@ -354,15 +354,47 @@ def _context_tokens(fields: _Fields, model_type: str, positions: int | None) -> 
     `original_max_position_embeddings`; not for UNSCALED_ROPE_TYPES, nor for Gemma 3, whose
     128K "is already scaled by RoPE scaling". A YaRN-extended QwQ-32B (40,960 positions, YaRN x4
     from 32,768) serves 131,072 tokens; its 100K-token requests were refused. transformers v5
-    writes the table as `rope_parameters`."""
+    writes the table as `rope_parameters`, one table for the model or one per layer type
+    (`{"full_attention": {...}, "sliding_attention": {...}}`, read table by table as vLLM reads
+    it; a per-layer YaRN table was read as no scaling, the context at 1/factor)."""
     key = "rope_scaling" if fields.raw.get("rope_scaling") is not None else "rope_parameters"
     scaling = fields.raw.get(key)
     if scaling is None or positions is None:
         return positions
     if not isinstance(scaling, dict):  # vLLM's rope_scaling["rope_type"] failed on it
         raise fields.error(key, f"must be an object or null, got {scaling!r:.40}")
+    if model_type.startswith("gemma3"):
+        return positions
+    if scaling and set(scaling) <= set(ROPE_LAYER_TYPES):
+        contexts = set()
+        for layer_type, table in scaling.items():
+            if not isinstance(table, dict):
+                raise fields.error(
+                    f"{key}.{layer_type}", f"must be an object (a RoPE table), got {table!r:.40}"
+                )
+            contexts.add(_scaled_context(fields, f"{key}.{layer_type}", table, positions))
+        if len(contexts) > 1:
+            # vLLM takes one factor for all ("assumes all layer types have the same scaling
+            # factor"): which of the contexts the engine serves is not known
+            found = ", ".join(f"{c:,}" for c in sorted(contexts))
+            raise fields.error(
+                key,
+                f"its layer types scale the context differently ({found} tokens); capcliff "
+                "reads one context for the model",
+            )
+        return contexts.pop()
+    return _scaled_context(fields, key, scaling, positions)
+
+
+# transformers v5's `rope_parameters` keys when it holds one table per layer type (vLLM's
+# ALLOWED_LAYER_TYPES)
+ROPE_LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention")
+
+
+def _scaled_context(fields: _Fields, key: str, scaling: dict[str, Any], positions: int) -> int:
+    """max_position_embeddings scaled by one RoPE table (see `_context_tokens`)."""
     kind = scaling.get("rope_type", scaling.get("type"))
-    if kind in UNSCALED_ROPE_TYPES or model_type.startswith("gemma3"):
+    if kind in UNSCALED_ROPE_TYPES:
         return positions
     factor = scaling.get("factor", 1.0)
     if not finite_number(factor) or isinstance(factor, bool) or not 0 < factor <= MAX_ROPE_FACTOR:
@@ -418,8 +450,15 @@ def _sliding_windows(fields: _Fields, model_type: str, num_layers: int) -> tuple
                 "layer_types",
                 f"{other!r:.40} is not a layer capcliff sizes; valid: " + ", ".join(LAYER_TYPES),
             )
-        if "sliding_attention" in layer_types and not isinstance(window, int):
-            raise fields.error("sliding_window", "missing while layer_types has sliding layers")
+        if "sliding_attention" in layer_types and not window:
+            # 0 is "no window" to the family rules below, but a sliding layer of a 0-token
+            # window kept only the prefill chunk in flight (Llama 3.1 8B at 8,192 B/token
+            # instead of 131,072)
+            raise fields.error(
+                "sliding_window",
+                f"{'missing' if window is None else 0} while layer_types has sliding layers; "
+                "give the window in tokens (e.g. 4096)",
+            )
         return tuple(window if t == "sliding_attention" else None for t in layer_types)
     if not isinstance(window, int) or window <= 0:
         return (None,) * num_layers
@@ -571,6 +610,25 @@ def _dtypes(
     return _quant_dtype(quant.linear, base), _quant_dtype(quant.expert, base), base, quant
 
 
+def _text_family(fields: _Fields, model_type: str) -> str:
+    """The family whose layer rules size the text model: a multimodal config's text_config
+    names its own (PaliGemma 2's `gemma2` under `paligemma`, LLaVA-OneVision's `qwen2`), and
+    vLLM builds the language model from text_config by that family's class (paligemma.py,
+    llava_onevision.py: `init_vllm_registered_model(hf_config=config.text_config)`). The
+    wrapper's rules were applied, which know none of them: PaliGemma 2's alternating Gemma 2
+    windows slid on every layer, and a Qwen2 text model with `use_sliding_window: false` slid
+    on every layer too (its KV at a fraction of what the engine holds)."""
+    text_type = fields.raw.get("model_type") if fields.prefix else None
+    if text_type is None:
+        return model_type
+    if not isinstance(text_type, str) or not text_type.strip():
+        raise fields.error(
+            "model_type", f"must be a family name such as gemma2, got {text_type!r:.40}"
+        )
+    _refuse_unsized_family(fields, text_type)
+    return "gemma3_text" if text_type == "gemma3" else text_type
+
+
 def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
     """Normalise an HF config dict (the text model of a multimodal config) into an Architecture."""
     top = raw
@@ -584,6 +642,7 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
         _Fields(text, path, "text_config.") if isinstance(text, dict) else _Fields(raw, path, "")
     )
     model_type = _model_type(_Fields(raw, path, ""))
+    family = _text_family(fields, model_type)
     _refuse_unsized(fields)
     hidden = fields.int_("hidden_size")
     layers = fields.int_("num_hidden_layers")
@@ -594,9 +653,8 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
     head_dim = fields.int_("head_dim") if fields.has("head_dim") else hidden // heads
     if not fields.has("head_dim") and hidden % heads:
         raise fields.error("head_dim", f"missing and hidden_size {hidden} % heads {heads} != 0")
-    text_type = fields.raw.get("model_type")
-    tie_default = _TIE_DEFAULT.get(model_type, _TIE_DEFAULT.get(str(text_type)))
-    int_default = _INT_DEFAULT.get(model_type, {})
+    tie_default = _TIE_DEFAULT.get(model_type, _TIE_DEFAULT.get(family))
+    int_default = _INT_DEFAULT.get(model_type, _INT_DEFAULT.get(family, {}))
     tie_source = fields if fields.has("tie_word_embeddings") else _Fields(top, path, "")
     attention_bias = fields.bool_("attention_bias", False)
     linear, expert, activation, quantization = _dtypes(fields, top)
@@ -608,7 +666,7 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
             f"{path}: quantization_config.group_size: {group} does not divide hidden_size "
             f"{hidden}; AWQ/GPTQ groups split each layer's input width evenly (e.g. 128)"
         )
-    moe = _moe(fields, model_type, layers)
+    moe = _moe(fields, family, layers)
     positions = fields.opt_int("max_position_embeddings") or int_default.get(
         "max_position_embeddings"
     )
@@ -630,20 +688,20 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
         intermediate_size=fields.int_("intermediate_size"),
         vocab_size=fields.int_("vocab_size", int_default.get("vocab_size")),
         tie_word_embeddings=tie_source.bool_("tie_word_embeddings", tie_default),
-        qkv_bias=model_type in _QKV_BIAS_FAMILIES or attention_bias,
+        qkv_bias=family in _QKV_BIAS_FAMILIES or attention_bias,
         o_bias=attention_bias,
         mlp_bias=fields.bool_("mlp_bias", False),
-        qk_norm=model_type in _QK_NORM_FAMILIES,
-        attention_sinks=model_type == "gpt_oss",
-        norms_per_layer=4 if model_type in _FOUR_NORM_FAMILIES else 2,
-        sliding_window_per_layer=_sliding_windows(fields, model_type, layers),
+        qk_norm=family in _QK_NORM_FAMILIES,
+        attention_sinks=family == "gpt_oss",
+        norms_per_layer=4 if family in _FOUR_NORM_FAMILIES else 2,
+        sliding_window_per_layer=_sliding_windows(fields, family, layers),
         mla=_mla(fields),
         moe=moe,
         linear_dtype=linear,
         expert_dtype=expert,
         activation_dtype=activation,
         quantization=quantization,
-        max_position_embeddings=_context_tokens(fields, model_type, positions),
+        max_position_embeddings=_context_tokens(fields, family, positions),
         num_mtp_layers=fields.int_("num_nextn_predict_layers", 0, minimum=0),
         vision_params=_vision_params(raw, path, hidden),
     )

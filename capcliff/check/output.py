@@ -32,9 +32,25 @@ def format_value(value: Value, unit: str = "") -> str:
     if isinstance(value, str):
         return value
     if unit == "fraction":
-        return f"{value:.1%}"
+        return _percent(value)
     text = f"{value:,.0f}" if abs(value) >= 1000 or isinstance(value, int) else f"{value:.4g}"
     return f"{text} {unit}" if unit else text
+
+
+# Decimals a percentage may take before it is written in scientific notation.
+MAX_PERCENT_DECIMALS = 6
+
+
+def _percent(value: float) -> str:
+    """A fraction as a percentage to one decimal, or to as many more as it takes not to round
+    to 0 % or 100 % what is not: a bound `kv_headroom_min = 0.999999` printed "100.0%", beside
+    an actual "100.0%" and a margin "-0.0%", on a check that failed."""
+    value += 0.0  # -0.0 is 0
+    for decimals in range(1, MAX_PERCENT_DECIMALS + 1):
+        text = f"{value:.{decimals}%}"
+        if float(text[:-1]) not in (0.0, 100.0, -100.0) or value * 100 == float(text[:-1]):
+            return text
+    return f"{value * 100:.2g}%"
 
 
 def expected_text(a: AssertionResult) -> str:

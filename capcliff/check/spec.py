@@ -48,6 +48,8 @@ from capcliff.units import MAX_SLO_TPOT_S, MAX_SLO_TTFT_S, slo_seconds_problem
 
 DEFAULT_SPEC = Path("capcliff.toml")
 DEFAULT_NUM_REQUESTS = 1000
+# code points XML 1.0 forbids besides the control characters (its `Char` production)
+XML_NONCHARACTERS = frozenset("\ufffe\uffff")
 DEFAULT_TOLERANCE = 0.05  # a baseline figure may worsen by 5 % before the check fails
 
 
@@ -263,7 +265,13 @@ class Scenario(DeploymentSettings):
         bad = next((c for c in value if unicodedata.category(c) == "Cc"), None)
         if bad is not None:
             raise ValueError(f"must be printable text; got the control character U+{ord(bad):04X}")
-        if not value.strip():
+        # U+FFFE and U+FFFF are no XML characters either (XML 1.0 `Char`): the JUnit report
+        # written for such a name was not well-formed, and a CI job could not read it
+        bad = next((c for c in value if c in XML_NONCHARACTERS), None)
+        if bad is not None:
+            raise ValueError(f"must be printable text; got the noncharacter U+{ord(bad):04X}")
+        if not value.strip() or all(unicodedata.category(c) == "Cf" for c in value.strip()):
+            # a name of format characters only (a zero-width space) prints as nothing
             raise ValueError("is blank; give the scenario a name")
         if value != value.strip():  # "s" and "s " printed alike and were two baseline keys
             raise ValueError(f"{value!r:.60} has spaces at an end; give the name without them")

@@ -99,10 +99,16 @@ def _run_sweep(dep: Deployment, plan: SweepPlan, max_model_len: int) -> SweepRep
 def _say_nothing_fits(answer: SweepNoFit, output: SweepFormat, plot_path: Path | None) -> None:
     """The sweep's answer where no layout fits (exit 0: a model that does not fit is an answer):
     the table and JSON say it; a CSV has its columns and no rows, the answer on stderr."""
-    from capcliff.cli.render import make_console, no_fit_line, no_fit_view, sweep_csv_header
+    from capcliff.cli.render import (
+        make_console,
+        no_fit_line,
+        no_fit_view,
+        report_json,
+        sweep_csv_header,
+    )
 
     if output is SweepFormat.JSON:
-        typer.echo(answer.model_dump_json(indent=2))
+        typer.echo(report_json(answer))
     elif output is SweepFormat.CSV:
         typer.echo(sweep_csv_header(), nl=False)
         print_warnings([no_fit_line(answer)])
@@ -260,7 +266,9 @@ def sweep(
     # line, with no warning about something else before it
     print_warnings(dep.warnings)
     if output is SweepFormat.JSON:
-        typer.echo(report.model_dump_json(indent=2))
+        from capcliff.cli.render import report_json
+
+        typer.echo(report_json(report))
     elif output is SweepFormat.CSV:
         from capcliff.cli.render import sweep_csv
 

@@ -40,7 +40,9 @@ def plan_disagg(
             progress=tick,
         )
     if output == "json":
-        typer.echo(report.model_dump_json(indent=2))
+        from capcliff.cli.render import report_json
+
+        typer.echo(report_json(report))
         return
     from capcliff.cli.render import make_console
     from capcliff.cli.render_disagg import disagg_plan_view
@@ -74,7 +76,9 @@ def sweep_disagg(
             slo=slo, progress=tick,
         )  # fmt: skip
     if output == "json":
-        typer.echo(report.model_dump_json(indent=2))
+        from capcliff.cli.render import report_json
+
+        typer.echo(report_json(report))
         return dep
     from capcliff.cli.render import make_console
     from capcliff.cli.render_disagg import disagg_sweep_view
@@ -100,7 +104,9 @@ def plan_cheapest(
             types=types, jobs=jobs,
         )  # fmt: skip
     if output == "json":
-        typer.echo(report.model_dump_json(indent=2))
+        from capcliff.cli.render import report_json
+
+        typer.echo(report_json(report))
         return
     from capcliff.cli.render import make_console
     from capcliff.cli.render_disagg import cheapest_view

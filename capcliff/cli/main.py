@@ -88,7 +88,7 @@ def _run(argv: list[str] | None) -> int:
             code = app(args=argv, prog_name="capcliff", standalone_mode=False)
     except CapcliffError as exc:
         for line in str(exc).splitlines() or [type(exc).__name__]:
-            typer.echo(f"error: {line}", err=True)
+            typer.echo(f"error: {clipped(line)}", err=True)
         return EXIT_INPUT
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
@@ -117,6 +117,22 @@ def _run(argv: list[str] | None) -> int:
     return code if isinstance(code, int) else 0  # typer.Exit(code) comes back as its code
 
 
+# Set: the most characters an error line prints. A message quoting what was typed echoed it
+# whole: `--offload cpu:` and 100,000 digits, a 100,000-character `--workload` or `--policy`, a
+# 20,000-item `--spec-acceptance` each printed a line of 80-100 KB. A longer line keeps its
+# start (the field) and its end (what would be valid) and says how much it left out.
+MAX_ERROR_LINE_CHARS = 1000
+
+
+def clipped(line: str) -> str:
+    """`line`, or its first and last MAX_ERROR_LINE_CHARS / 2 - 40 characters around a note of
+    how many were cut."""
+    if len(line) <= MAX_ERROR_LINE_CHARS:
+        return line
+    keep = MAX_ERROR_LINE_CHARS // 2 - 40
+    return f"{line[:keep]} [... {len(line) - 2 * keep:,} characters cut ...] {line[-keep:]}"
+
+
 # A name past the system's limit (255 bytes a part, 4,096 in all): a usage slip, not a crash.
 PATH_ERRNOS = (errno.ENAMETOOLONG,)
 # The disk or quota where the output goes is full (`> /dev/full` too): the system's state, not a
@@ -136,7 +152,7 @@ def _usage_error(exc: Exception) -> int | None:
     if type(exc).__name__ == "NoArgsIsHelpError" and callable(show):
         show()
     else:
-        typer.echo(f"error: {' '.join(str(message()).split())}", err=True)
+        typer.echo(f"error: {clipped(' '.join(str(message()).split()))}", err=True)
     return code
 
 

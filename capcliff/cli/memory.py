@@ -81,7 +81,9 @@ def memory(
         settings=dep.budget,
     )
     if output is OutputFormat.JSON:
-        typer.echo(report.model_dump_json(indent=2))
+        from capcliff.cli.render import report_json
+
+        typer.echo(report_json(report))
         return
     from capcliff.cli.render import make_console, memory_view
 

@@ -428,7 +428,9 @@ def _batch_plan(
 
 def _print_plan(report: PlanReport, output: PlanFormat) -> None:
     if output is PlanFormat.JSON:
-        typer.echo(report.model_dump_json(indent=2))
+        from capcliff.cli.render import report_json
+
+        typer.echo(report_json(report))
     elif output is PlanFormat.MARKDOWN:
         from capcliff.cli.render_plan import plan_markdown
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError, to_json
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
@@ -27,6 +29,33 @@ if TYPE_CHECKING:  # the simulator stack loads only for the commands that render
 # Columns of piped output when $COLUMNS is not set: wide enough that nothing wraps (tables do not
 # stretch to it; they take the width their cells need).
 PIPE_WIDTH = 4096
+
+
+def report_json(report: BaseModel) -> str:
+    """A report as indented JSON. A path whose bytes are not UTF-8 (a Linux folder name such as
+    b"\\xffm", which Python holds as the lone surrogate U+DCFF) cannot be encoded by pydantic's
+    serializer, and `--format json` failed with an internal error after the work was done; such a
+    name is written with the byte escaped (`\\xffm`, as Python prints the bytes)."""
+    try:
+        return report.model_dump_json(indent=2)
+    except PydanticSerializationError:
+        data = _escaped_bytes(report.model_dump(mode="json"))
+        return to_json(data, indent=2).decode()
+
+
+def _escaped_bytes(value: object) -> object:
+    """`value` with every string's undecodable bytes (surrogate escapes) as `\\xNN` text."""
+    if isinstance(value, str):
+        try:
+            raw = value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a surrogate no byte escape made: its code point as text
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return raw.decode("utf-8", "backslashreplace")
+    if isinstance(value, dict):
+        return {_escaped_bytes(k): _escaped_bytes(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_escaped_bytes(v) for v in value]
+    return value
 
 
 def _gb(n_bytes: int | None) -> str:

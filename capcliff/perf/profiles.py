@@ -606,12 +606,14 @@ def engine_profile(engine: EngineName, version: str | None = None) -> EngineProf
                 "; releases before it run V0: --engine vllm-v0" if engine is EngineName.VLLM else ""
             )
             raise InputError(
-                f"engine_version: {version!r} is older than the earliest {engine} release "
+                f"engine_version: {version!r:.60} is older than the earliest {engine} release "
                 f"({'.'.join(map(str, first))}){hint}"
             )
         removed = REMOVED_IN.get(engine)
         if removed is not None and release >= removed[0]:
-            raise InputError(f"engine_version: {version!r} has no {engine} engine: {removed[1]}")
+            raise InputError(
+                f"engine_version: {version!r:.60} has no {engine} engine: {removed[1]}"
+            )
         for boundary, profile in OLDER_PROFILES.get(engine, ()):
             if release < boundary:
                 return profile

@@ -111,11 +111,20 @@ def parse_speculative(text: str) -> Speculation:
     k_text, sep, draft = rest.partition(":")
     known = ", ".join(m.value for m in SpecMethod)
     if method not in {m.value for m in SpecMethod}:
-        raise InputError(f"speculative: unknown method {written!r} in {text!r}; known: {known}")
-    if not k_text.isdecimal() or not 1 <= int(k_text) <= MAX_SPECULATIVE_TOKENS:
+        raise InputError(
+            f"speculative: unknown method {written!r:.40} in {text!r:.60}; known: {known}"
+        )
+    # a K of thousands of digits stopped at Python's int() limit (4,300 digits), whose message
+    # asked for sys.set_int_max_str_digits()
+    digits = len(str(MAX_SPECULATIVE_TOKENS))
+    if (
+        not k_text.isdecimal()
+        or len(k_text.lstrip("0")) > digits
+        or not 1 <= int(k_text) <= MAX_SPECULATIVE_TOKENS
+    ):
         raise InputError(
             f"speculative: K must be an integer from 1 to {MAX_SPECULATIVE_TOKENS} "
-            f"({method}:K), got {text!r}"
+            f"({method}:K), got {text!r:.60}"
         )
     if sep and not draft.strip():  # eagle:3: names a draft and leaves it out
         raise InputError(
