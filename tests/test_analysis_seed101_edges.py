@@ -53,7 +53,7 @@ def _searched(meets_slo: bool) -> LayoutEval:
         output_tok_s=100.0, ttft_p99_s=0.5, tpot_p99_s=0.02, ttft_p99_half_width=0.1,
         tpot_p99_half_width=0.1, throughput_rps=3.0,
     )  # fmt: skip
-    point = SimpleNamespace(cap=8, state=state, hit_cliff=False)
+    point = SimpleNamespace(cap=8, state=state, hit_cliff=False, thrashing=False, requests=400)
     found = SimpleNamespace(
         cap=8, at_sustained=state, points=[point], probes=[], meets_slo=meets_slo,
         sustained_rps=2.0, saturation_rps=3.0, best_ttft_p99_s=0.5, best_tpot_p99_s=0.02,

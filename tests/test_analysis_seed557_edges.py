@@ -49,8 +49,9 @@ def test_each_caps_saturation_counts_every_replica_of_the_layout() -> None:
     # (Seed 557's `throughput_rps * dp` -> `/ dp` gave each cap 1.5 and 2.25 requests/s.)
     def point(cap: int, rps: float, short: bool) -> SimpleNamespace:
         return SimpleNamespace(
-            cap=cap, hit_cliff=short, state=SimpleNamespace(throughput_rps=rps, output_tok_s=900.0)
-        )
+            cap=cap, hit_cliff=short, state=SimpleNamespace(throughput_rps=rps, output_tok_s=900.0),
+            thrashing=False, requests=5 * cap,
+        )  # fmt: skip
 
     probe = SimpleNamespace(
         cap=128, rate_rps=2.5, meets=True,
@@ -67,9 +68,11 @@ def test_each_caps_saturation_counts_every_replica_of_the_layout() -> None:
     )  # fmt: skip
     row = _capacity(ev, within_slo=False)
     assert row.caps == [
-        CapSaturation(max_num_seqs=64, saturation_rps=6.0, kv_ran_short=False),
-        CapSaturation(max_num_seqs=128, saturation_rps=9.0, kv_ran_short=True),
-    ]
+        CapSaturation(max_num_seqs=64, saturation_rps=6.0, kv_ran_short=False, thrashing=False,
+                      requests=320),
+        CapSaturation(max_num_seqs=128, saturation_rps=9.0, kv_ran_short=True, thrashing=False,
+                      requests=640),
+    ]  # fmt: skip
     assert row.output_tok_s == 1800.0
     assert row.load_curve == [
         LoadPoint(max_num_seqs=128, offered_rps=5.0, ttft_p99_s=0.5, tpot_p99_s=0.05,

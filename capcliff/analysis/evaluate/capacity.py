@@ -71,6 +71,7 @@ from capcliff.analysis.evaluate.unhit_runs import steps_run
 from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.sim.policies import Requeue, policy
 from capcliff.sim.result import SimResult
 from capcliff.sim.simulate import Checkpoint, PausedRun, simulate
 from capcliff.sim.traffic.workload import Requests
@@ -171,6 +172,13 @@ class Replica:
     capacity: KVCapacity
     config: SimConfig
 
+    @property
+    def parks_preempted(self) -> bool:
+        """Whether the engine puts a preempted request at the back of its queue (SGLang), which
+        in a backlog parks it until the backlog has drained (`steady_state`, parked
+        preemptions)."""
+        return policy(self.config.policy).requeue is Requeue.BACK
+
     def run(self, requests: Requests, cap: int) -> SimResult:
         """Simulate `requests` on this replica with max_num_seqs = cap."""
         return simulate(requests, self.steps, self.capacity, config_at(self.config, cap, 1))
@@ -242,6 +250,7 @@ def saturation_point(
     # a stationary start, or a trace (its own size: simulated once)
     seeds = cap if stationary else 0
     mean_output = workload.mean_output_tokens()
+    parked = stationary and replica.parks_preempted  # read only with seeds
     samples: dict[int, Requests] = {}
 
     def sample_of(n: int) -> Requests:
@@ -250,7 +259,9 @@ def saturation_point(
         return samples[n]
 
     def measure(result: SimResult) -> SteadyState:
-        return steady_state(result, open_loop=False, seeds=seeds, mean_output=mean_output)
+        return steady_state(
+            result, open_loop=False, seeds=seeds, mean_output=mean_output, parked=parked
+        )
 
     if settle_it and stationary:  # the first size cannot hold ten batches
         first = min(most, first * SETTLE_FROM)
@@ -278,8 +289,9 @@ def _probed(replica: Replica, workload: OnlineWorkload, cap: int) -> CapPoint | 
     if seen.total_preemptions <= THRASH_PREEMPTIONS * len(trial):
         return None
     state = steady_state(
-        seen, open_loop=False, seeds=cap, mean_output=workload.mean_output_tokens()
-    )
+        seen, open_loop=False, seeds=cap, mean_output=workload.mean_output_tokens(),
+        parked=replica.parks_preempted,
+    )  # fmt: skip
     return CapPoint(cap, state, seen, small)
 
 

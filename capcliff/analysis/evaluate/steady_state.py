@@ -41,6 +41,20 @@ first `seeds` requests are that set) is measured differently (`_stationary`):
   ten seeds; with batches of two decode times it matched or was wider (2,000-4,000-request
   samples of the default plan's layouts). The half-width uses Student's t with batches - 1
   degrees of freedom.
+- parked preemptions (`parked`): an engine that puts a preempted request at the back of its
+  queue (SGLang: `_add_request_to_queue` appends a retracted request to `waiting_queue`, which
+  its FCFS policy never reorders) parks it behind the whole backlog, so a request preempted
+  before the last start runs again only in the drain. The requests in the system then pile up
+  tokens that no completion inside the window carries, the running set drifts toward fresh
+  requests, and the conservation law the token estimator rests on fails: on Qwen3-30B-A3B
+  (dpa2, 476 per rank, `reasoning`) its batches climbed 1.10, 1.22, 1.45 requests/s while 1.07
+  finished per second, and none of the 4,188 preempted requests finished inside the window.
+  When a preemption came before the window closes, the throughput is the direct count (requests
+  finished inside the window / its length, batch means over BATCHES batches, as an open-loop
+  run's): the rate at which the engine finishes requests, which is what an overloaded open-loop
+  run (`sweep --rate`) serves (2.13 against the token estimator's 2.51 for the group, 16,000
+  requests at 2.6/s), and the offered rate below which its queue stays bounded (one rank:
+  bounded at 1.0 per second, growing from 1.05).
 """
 
 from __future__ import annotations
@@ -191,14 +205,17 @@ def steady_state(
     seeds: int = 0,
     mean_output: float | None = None,
     until_s: float | None = None,
+    parked: bool = False,
 ) -> SteadyState:
     """Steady-state estimates of `result` under the module's warm-up and drain rule. `seeds`:
     a backlog whose first `seeds` requests are the stationary running set (`_stationary`).
     `mean_output`: the workload's E[O] (tokens); open loop, output tokens/s are then the
     request rate x E[O] (the same conservation law), not the window's own tokens. `until_s`:
-    the window closes there at the latest (users who run out of work, `cap_base.users_end`)."""
+    the window closes there at the latest (users who run out of work, `cap_base.users_end`).
+    `parked`: the engine requeues a preempted request at the back of its queue (the module
+    docstring's parked preemptions; read with `seeds` only)."""
     if seeds > 0 and not open_loop:
-        return _stationary(result, seeds, mean_output)
+        return _stationary(result, seeds, mean_output, parked=parked)
     lo, hi = _window(result, open_loop)
     if until_s is not None:
         hi = min(hi, until_s)
@@ -262,8 +279,11 @@ def _token_rates(result: SimResult, edges: FloatArray) -> FloatArray:
     return np.array(rates)
 
 
-def _stationary(result: SimResult, seeds: int, mean_output: float | None) -> SteadyState:
-    """A backlog started from the stationary running set (the module docstring's rule)."""
+def _stationary(
+    result: SimResult, seeds: int, mean_output: float | None, *, parked: bool = False
+) -> SteadyState:
+    """A backlog started from the stationary running set (the module docstring's rule; with
+    `parked` and a preemption before the window closes, its parked-preemption rule)."""
     start = result.arrival_s + result.ttft_s
     lo, hi = float(start[:seeds].max()), float(start.max())
     length = hi - lo
@@ -273,11 +293,13 @@ def _stationary(result: SimResult, seeds: int, mean_output: float | None) -> Ste
     inside = order[own[order] & (start[order] >= lo) & (start[order] <= hi)]
     if length <= 0 or len(inside) < 2:
         return whole_run(result, open_loop=False)
+    per_request = mean_output or float(result.output_tokens[seeds:].mean())
+    if parked and result.first_preemption is not None and result.first_preemption[1] < hi:
+        return _finished_rate(result, (lo, hi), done, inside, per_request)
     decode_s = float(np.mean(result.finish_s - start))
     batches = min(BATCHES, int(length / (RESIDENCE_PER_BATCH * decode_s))) if decode_s > 0 else 1
     rates = _token_rates(result, np.linspace(lo, hi, max(batches, 1) + 1))
     tok_s = float(rates.mean())
-    per_request = mean_output or float(result.output_tokens[seeds:].mean())
     tpot = result.tpot_s[inside]
     some = bool(np.isfinite(tpot).any())
     half = batches >= 2
@@ -293,6 +315,38 @@ def _stationary(result: SimResult, seeds: int, mean_output: float | None) -> Ste
             0.0 if half else math.inf
         ),
         queue_growing=False, batches=batches,
+    )  # fmt: skip
+
+
+def _finished_rate(
+    result: SimResult,
+    window: tuple[float, float],
+    done: npt.NDArray[np.bool_],
+    inside: npt.NDArray[np.intp],
+    per_request: float,
+) -> SteadyState:
+    """`_stationary`'s window read by the direct count (parked preemptions, module docstring):
+    requests finished inside it / its length, with batch means over BATCHES batches; output
+    tokens/s are that rate x `per_request` (E[O], tokens), as an open-loop run's with E[O].
+    Latencies as `_stationary`'s: over the requests that started inside the window."""
+    lo, hi = window
+    length = hi - lo
+    finished = int(done.sum())
+    if finished < MIN_MEASURED:
+        return whole_run(result, open_loop=False)
+    counts, _ = np.histogram(result.finish_s[done], bins=np.linspace(lo, hi, BATCHES + 1))
+    rate = finished / length
+    tpot = result.tpot_s[inside]
+    some = bool(np.isfinite(tpot).any())
+    return SteadyState(
+        requests=len(result.finish_s), measured=finished, window_s=(lo, hi),
+        throughput_rps=rate, output_tok_s=rate * per_request, arrival_rps=None,
+        ttft_p99_s=_p99(result.ttft_s[inside]), tpot_p99_s=_p99(tpot),
+        tpot_mean_s=float(np.nanmean(tpot)) if some else 0.0,
+        e2e_mean_s=float(result.e2e_s[inside].mean()),
+        rps_half_width=relative_half_width(counts / (length / BATCHES)),
+        tpot_half_width=relative_half_width(_tpot_batches(tpot)) if some else 0.0,
+        queue_growing=False,
     )  # fmt: skip
 
 

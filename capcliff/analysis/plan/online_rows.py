@@ -55,7 +55,7 @@ def _capacity(ev: LayoutEval, *, within_slo: bool) -> LayoutCapacity:
         simulated_requests=c.simulated_requests,
         caps=[
             CapSaturation(max_num_seqs=p.cap, saturation_rps=p.state.throughput_rps * dp,
-                          kv_ran_short=p.hit_cliff)
+                          kv_ran_short=p.hit_cliff, thrashing=p.thrashing, requests=p.requests)
             for p in sorted(c.points, key=lambda p: p.cap)
         ],
         load_curve=[

@@ -66,6 +66,10 @@ class CapSaturation(_Result):
     max_num_seqs: int  # per replica
     saturation_rps: float  # all replicas together
     kv_ran_short: bool  # preempted or refused a waiting request for lack of KV
+    # more than 0.5 preemptions per request (`capacity.THRASH_PREEMPTIONS`): never chosen, and
+    # its rate is read from the short run that showed it (`requests`), not settled
+    thrashing: bool
+    requests: int  # the sample its rate came from (per replica)
 
 
 class LayoutCapacity(_Result):
