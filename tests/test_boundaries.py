@@ -106,9 +106,9 @@ def test_requested_exactly_the_device_fits() -> None:
 
 
 def test_cudagraph_capture_sizes_match_row_v04() -> None:
-    # Row V04 (tests/fixtures/logs/vllm_v1_v04_...): max_num_seqs 256 -> 67 sizes, 1, 2, 4 and
-    # every multiple of 8 up to 512.
-    sizes = cudagraph_capture_sizes(256)
+    # Row V04 (tests/fixtures/logs/vllm_v1_v04_..., vLLM 0.10.2): max_num_seqs 256 -> 67 sizes,
+    # 1, 2, 4 and every multiple of 8 up to 512 (all under its max_num_batched_tokens 2048).
+    sizes = cudagraph_capture_sizes(256, release=(0, 10, 2), max_num_batched_tokens=2048)
     assert sizes == [1, 2, 4, *range(8, 513, 8)] and len(sizes) == 67
 
 
@@ -118,12 +118,14 @@ def test_cudagraph_capture_sizes_match_row_v04() -> None:
         (1, [1, 2]),  # largest = 2 x 1 = 2: 4 is left out
         (2, [1, 2, 4]),  # largest 4
         (4, [1, 2, 4, 8]),  # largest 8: the first multiple of 8 is included
-        (300, [1, 2, 4, *range(8, 513, 8)]),  # 2 x 300 = 600 capped at 512
+        # 2 x 300 = 600 capped at 512: steps of 8 below 256, of 16 from 256 (3 + 31 + 17 = 51)
+        (300, [1, 2, 4, *range(8, 256, 8), *range(256, 513, 16)]),
     ],
 )
 def test_cudagraph_capture_sizes_at_small_and_capped_batches(
     max_num_seqs: int, expected: list[int]
 ) -> None:
+    # no release named: vLLM 0.24.0's rule
     assert cudagraph_capture_sizes(max_num_seqs) == expected
 
 

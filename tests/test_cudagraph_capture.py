@@ -3,11 +3,18 @@
 V0 (0.6.x vllm/worker/model_runner.py `_BATCH_SIZES_TO_CAPTURE = [1, 2, 4] + [8 * i for i in
 range(1, 1025)]` with `_get_max_graph_batch_size`; 0.7 - 0.10 the V0 branch of
 `VllmConfig._set_cudagraph_sizes`, vllm/config.py): the candidates up to the first one >= S.
-V1 (0.10.x, the V1 branch: `cuda_graph_sizes` defaults to [min(max_num_seqs * 2, 512)], then
-`[1, 2, 4] + list(range(8, cuda_graph_sizes[0] + 1, 8))`).
+V1 (0.10.x - 0.11.0, the V1 branch: `cuda_graph_sizes` defaults to [min(max_num_seqs * 2, 512)],
+then `[1, 2, 4] + list(range(8, cuda_graph_sizes[0] + 1, 8))`, kept <= max_num_batched_tokens;
+0.11.1 on, vllm/config/vllm.py: M = min(max_num_batched_tokens, min(2 x S, 512)), 1, 2, 4 up to
+M, steps of 8 below 256 and of 16 from 256 up to M; 0.21.0 on, max_num_batched_tokens itself
+when it is <= M). V1 subtracts the graphs from its KV budget from 0.20.0 on NVIDIA GPUs
+(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 1) and 0.26.0 on AMD ones.
 """
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -16,9 +23,13 @@ from capcliff.analysis.deployment import resolve
 from capcliff.analysis.deployment_settings import settings_of
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout
-from capcliff.memory.budget import BudgetSettings, EngineName, StageDemand
+from capcliff.memory.budget import BudgetSettings, EngineName, StageBudget, StageDemand
 from capcliff.memory.engines import stage_budget
-from capcliff.memory.overheads import CUDAGRAPH_BYTES_PER_SIZE_PER_LAYER, cudagraph_capture_sizes
+from capcliff.memory.overheads import (
+    CUDAGRAPH_BYTES_PER_SIZE_PER_LAYER,
+    cudagraph_capture_sizes,
+    vllm_graphs_in_budget,
+)
 from capcliff.units import GIB
 from tests.conftest import arch_of
 
@@ -44,9 +55,12 @@ def test_vllm_v0_before_0_6_0_captures_at_most_256() -> None:
 
 
 def test_vllm_v1_0_10_2_doubles_max_num_seqs_and_caps_at_512() -> None:
-    assert cudagraph_capture_sizes(300) == [1, 2, 4, *EIGHTS_TO_512]
+    assert cudagraph_capture_sizes(300, release=V1_0102) == [1, 2, 4, *EIGHTS_TO_512]
     # S = 100: 2 x 100 = 200 = 8 x 25, so 1, 2, 4 and 8 x 1 .. 8 x 25: 28 sizes
-    assert cudagraph_capture_sizes(100) == [1, 2, 4, *(8 * i for i in range(1, 26))]
+    sizes = cudagraph_capture_sizes(100, release=V1_0102)
+    assert sizes == [1, 2, 4, *(8 * i for i in range(1, 26))]
+    # 0.11.0 still builds the same list (its vllm/config/__init__.py)
+    assert cudagraph_capture_sizes(300, release=(0, 11, 0)) == [1, 2, 4, *EIGHTS_TO_512]
 
 
 def test_vllm_v0_edges_of_its_rule() -> None:
@@ -105,3 +119,115 @@ def test_the_release_the_user_names_reaches_the_budget() -> None:
         ).budget.engine_release
         is None
     )
+
+
+# --- vLLM V1 after 0.11.0 ---------------------------------------------------------------------
+
+# 0.11.1 on, S >= 256 with max_num_batched_tokens >= 512: 1, 2, 4 (3), 8 .. 248 by 8 (31) and
+# 256 .. 512 by 16 (17): 51 sizes
+STEP16_TO_512 = [1, 2, 4, *range(8, 256, 8), *range(256, 513, 16)]
+
+
+def _logged_capture_sizes(fixture: str) -> list[int]:
+    """The capture sizes a start-up log prints in its compilation config (the last list)."""
+    text = (Path(__file__).parent / "fixtures" / "logs" / fixture).read_text(encoding="utf-8")
+    found = re.findall(r"cudagraph_capture_sizes['\"]: ?\[([0-9, ]+)\]", text)
+    return sorted(int(size) for size in found[-1].split(","))
+
+
+def test_v1_lists_of_0_11_1_on_step_by_16_from_256() -> None:
+    assert len(STEP16_TO_512) == 51
+    for release in ((0, 11, 1), (0, 15, 0), (0, 19, 1), (0, 21, 0), None):
+        assert cudagraph_capture_sizes(300, release=release) == STEP16_TO_512
+    # 0.11.1 drops 1, 2 and 4 above the largest size: S = 1 gives largest 2, so [1, 2]
+    assert cudagraph_capture_sizes(1, release=(0, 11, 1)) == [1, 2]
+    assert cudagraph_capture_sizes(1, release=V1_0102) == [1, 2, 4]
+
+
+def test_v1_list_matches_row_v35s_log() -> None:
+    # Row V35 (vLLM 0.19.1, B200: max_num_seqs 1024 and max_num_batched_tokens 8192 by default;
+    # "Profiling CUDA graph memory: FULL=51 (largest=512)") logs this very list; row V04 (0.10.2,
+    # S 256, T 2048) logs the 67 of the older rule
+    v35 = _logged_capture_sizes("vllm_v1_v35_dsr1_0528_fp4_4xb200_tp4_ep4.txt")
+    assert v35 == STEP16_TO_512
+    assert cudagraph_capture_sizes(1024, release=(0, 19, 1), max_num_batched_tokens=8192) == v35
+    v04 = _logged_capture_sizes("vllm_v1_v04_qwen3_235b_fp8_8xl40s_tp8.txt")
+    assert cudagraph_capture_sizes(256, release=V1_0102, max_num_batched_tokens=2048) == v04
+
+
+def test_v1_max_num_batched_tokens_bounds_the_list() -> None:
+    # 0.10.2, S = 256, T = 100: the multiples of 8 up to 96 survive the filter: 3 + 12 = 15
+    assert cudagraph_capture_sizes(256, release=V1_0102, max_num_batched_tokens=100) == [
+        1, 2, 4, *range(8, 97, 8)
+    ]  # fmt: skip
+    # 0.19.1, S = 1024, T = 300: M = min(300, 512) = 300; 1, 2, 4, 8 .. 248 by 8, 256, 272, 288:
+    # 37 sizes, 300 itself not captured
+    below = [1, 2, 4, *range(8, 256, 8), 256, 272, 288]
+    assert len(below) == 37
+    assert cudagraph_capture_sizes(1024, release=(0, 19, 1), max_num_batched_tokens=300) == below
+    # 0.21.0 (and the latest rule) add T = 300 <= M: 38 sizes
+    for release in ((0, 21, 0), None):
+        sizes = cudagraph_capture_sizes(1024, release=release, max_num_batched_tokens=300)
+        assert sizes == [*below, 300]
+    # T = 2048 > M = 512 is not added
+    assert cudagraph_capture_sizes(256, max_num_batched_tokens=2048) == STEP16_TO_512
+
+
+def test_graphs_in_the_budget_by_release_and_vendor() -> None:
+    # NVIDIA: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to "0" in 0.19.1, "1" in 0.20.0;
+    # ROCm profiles no graphs before 0.26.0 (`is_cuda()` in 0.21 - 0.25.1, `is_cuda_alike()` in
+    # 0.26.0). No release: 0.24.0.
+    assert not vllm_graphs_in_budget((0, 19, 1))
+    assert vllm_graphs_in_budget((0, 20, 0)) and vllm_graphs_in_budget(None)
+    assert not vllm_graphs_in_budget((0, 25, 1), "AMD") and not vllm_graphs_in_budget(None, "AMD")
+    assert vllm_graphs_in_budget((0, 26, 0), "AMD")
+
+
+def _v1_budget(release: tuple[int, int, int] | None) -> StageBudget:
+    demand = StageDemand(
+        arch=arch_of("llama-3.1-8b"), layout=Layout(), stage=0, total_memory_bytes=80 * GIB,
+        weights_bytes=16 * GIB, kv_bytes_per_token=131_072, max_model_len=8192,
+    )  # fmt: skip
+    return stage_budget(demand, BudgetSettings(engine_release=release))
+
+
+def test_v1_graphs_leave_the_kv_pool_from_0_20_and_are_counted_once() -> None:
+    # 80 GiB: vLLM's defaults S = 1024, T = 8192, so 51 sizes; Llama-3.1-8B's 32 layers
+    graphs = 51 * 32 * CUDAGRAPH_BYTES_PER_SIZE_PER_LAYER
+    before, after = _v1_budget((0, 19, 1)), _v1_budget((0, 20, 0))
+    assert [t.bytes for t in before.outside_terms if t.name == "cudagraph"] == [graphs]
+    assert [t.bytes for t in after.terms if t.name == "cudagraph"] == [graphs]
+    assert "cudagraph" not in [t.name for t in after.outside_terms]  # not a headroom term too
+    assert before.kv_bytes - after.kv_bytes == graphs
+    assert _v1_budget(None).kv_bytes == after.kv_bytes
+
+
+def test_the_deployment_puts_graphs_in_the_budget_by_release_and_vendor() -> None:
+    def in_budget(gpu: str, version: str | None) -> bool | None:
+        settings = settings_of({"engine": "vllm", "engine_version": version})
+        deployment = resolve(get_model("llama-3.1-8b"), get_hardware(gpu), settings)
+        return deployment.budget.cudagraph_in_budget
+
+    assert in_budget("h200-sxm", None) and in_budget("h200-sxm", "0.20.0")
+    assert in_budget("h200-sxm", "0.19.1") is False
+    assert in_budget("mi355x", None) is False and in_budget("mi355x", "0.26.0")
+
+
+def test_memory_takes_the_release_the_user_names() -> None:
+    from typer.testing import CliRunner
+
+    from capcliff.cli.app import app
+    from capcliff.cli.main import main
+
+    def graph_row(*flags: str) -> str:
+        args = ["memory", "llama-3.1-8b", "--gpu", "h200-sxm", "--layout", "tp1", *flags]
+        result = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+        assert result.exit_code == 0, result.output
+        return next(line for line in result.output.splitlines() if "cudagraph" in line)
+
+    # 0.19.1 captures after the KV cache (a headroom row); 0.20.0 and the latest subtract it
+    assert "outside: cudagraph" in graph_row("--engine-version", "0.19.1")
+    assert "outside" not in graph_row("--engine-version", "0.20.0")
+    assert "outside" not in graph_row()
+    # a release before V1 existed is refused, as a simulation refuses it
+    assert main(["memory", "llama-3.1-8b", "--engine-version", "0.5.0"]) == 2

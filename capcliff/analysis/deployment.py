@@ -32,6 +32,7 @@ from capcliff.memory.budget import BudgetSettings, EngineName
 from capcliff.memory.draft import DraftMemory, DraftModel, SpecMethod, draft_memory, draft_model
 from capcliff.memory.engines import engine_defaults
 from capcliff.memory.layout_memory import LayoutMemory, layout_memory
+from capcliff.memory.overheads import vllm_graphs_in_budget
 from capcliff.memory.params import Storage
 from capcliff.memory.weights import WeightScheme
 from capcliff.perf.first_wave import first_wave_figure
@@ -367,6 +368,7 @@ def resolve(
         )
     check_adp_balance(settings, layout)
     refuse_engine_on_vendor(settings, hardware)
+    engine_profile(settings.engine, settings.engine_version)  # refuses a release it never had
     refuse_moe_settings_on_dense(settings, model)
     unused = refuse_other_engines_settings(settings)
     check_model_context(settings.max_model_len, arch.max_position_embeddings,
@@ -383,6 +385,9 @@ def resolve(
     budget = BudgetSettings(
         engine=settings.engine,
         engine_release=_release(settings.engine_version),
+        cudagraph_in_budget=vllm_graphs_in_budget(
+            _release(settings.engine_version), hardware.vendor
+        ),
         gpu_memory_utilization=settings.gpu_memory_utilization,
         gpu_total_memory_bytes=settings.gpu_total_memory,
         max_num_seqs=settings.max_num_seqs,

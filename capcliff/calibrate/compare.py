@@ -18,7 +18,7 @@ from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.memory.budget import BudgetSettings, EngineName
 from capcliff.memory.layout_memory import LayoutMemory, layout_memory
-from capcliff.memory.overheads import DEFAULT_CUDA_CONTEXT_BYTES
+from capcliff.memory.overheads import DEFAULT_CUDA_CONTEXT_BYTES, vllm_graphs_in_budget
 from capcliff.memory.params import Storage
 from capcliff.memory.weights import WeightScheme
 from capcliff.releases import parse_version
@@ -125,10 +125,11 @@ def log_scheme(log: StartupLog, model: Model) -> WeightScheme:
     return WeightScheme.as_shipped(model.arch)
 
 
-def _graphs_in_budget(log: StartupLog) -> bool:
-    """vLLM subtracts its CUDA-graph estimate from the budget from v0.21.0 on."""
+def _graphs_in_budget(log: StartupLog, vendor: str) -> bool:
+    """Whether the log's vLLM subtracted its CUDA-graph estimate from the budget
+    (`vllm_graphs_in_budget` of its release on the GPU's vendor; a log stating no release: no)."""
     release = _release(log)
-    return release is not None and release >= (0, 21, 0)
+    return release is not None and vllm_graphs_in_budget(release, vendor)
 
 
 def _release(log: StartupLog) -> tuple[int, int, int] | None:
@@ -140,8 +141,9 @@ def _release(log: StartupLog) -> tuple[int, int, int] | None:
         return None
 
 
-def log_settings(log: StartupLog, base: BudgetSettings) -> BudgetSettings:
-    """`base` with every setting the log states (engine, memory, utilisation, batch sizes)."""
+def log_settings(log: StartupLog, base: BudgetSettings, vendor: str = "NVIDIA") -> BudgetSettings:
+    """`base` with every setting the log states (engine, memory, utilisation, batch sizes) on a
+    GPU made by `vendor`."""
     total_bytes = base.gpu_total_memory_bytes
     total = _fig(log, "total_memory_gib")
     before = _fig(log, "avail_before_load_gib")
@@ -165,7 +167,7 @@ def log_settings(log: StartupLog, base: BudgetSettings) -> BudgetSettings:
         max_num_batched_tokens=batched if batched > 0 else base.max_num_batched_tokens,
         max_num_seqs=seqs if seqs > 0 else base.max_num_seqs,
         enforce_eager=bool(log.config.get("enforce_eager", base.enforce_eager)),
-        cudagraph_in_budget=_graphs_in_budget(log),
+        cudagraph_in_budget=_graphs_in_budget(log, vendor),
         block_size=base.block_size if block is None else int(block),
     )
 
@@ -296,7 +298,7 @@ def calibrate(
     prebuilt engine; the context length when the log omits it). Refused: a log that disagrees
     with `claims`, whose weights are another model's, or that has nothing to fit.
     """
-    settings = log_settings(log, base)
+    settings = log_settings(log, base, hardware.vendor)
     layout = log_layout(log, model)
     refuse_disagreement(log, model, layout, LogClaims() if claims is None else claims)
     if log.config.get("enable_lora") is True:

@@ -240,16 +240,17 @@ MEMORY_OPTIONS: dict[str, Any] = {
     "calibration": Annotated[
         str | None, typer.Option(help="A calibration file written by `capcliff calibrate`.")
     ],
-}
-# ... and those only a simulation uses.
-SIM_OPTIONS: dict[str, Any] = {
     "engine_version": Annotated[
         str | None,
         typer.Option(
-            help="The engine's release, e.g. 0.4.3, for its step-time profile "
-            "(default: the latest modelled release; outputs print which)."
+            help="The engine's release, e.g. 0.4.3, for its step-time profile and vLLM's "
+            "CUDA-graph rule: capture sizes, and from 0.20.0 (0.26.0 on AMD) the graphs out of "
+            "the KV budget (default: the latest modelled release; outputs print which)."
         ),
     ],
+}
+# ... and those only a simulation uses.
+SIM_OPTIONS: dict[str, Any] = {
     "policy": Annotated[str | None, typer.Option(help="Admission policy (default: the engine's).")],
     "preemption": Annotated[
         str | None, typer.Option(help="recompute (default) or swap: what preemption does to KV.")

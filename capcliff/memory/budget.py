@@ -20,7 +20,7 @@ from capcliff.memory.deepep import AllToAllBackend
 class EngineName(StrEnum):
     """The serving engines whose memory rules capcliff follows."""
 
-    VLLM = "vllm"  # vLLM V1, current releases (>= 0.21: CUDA-graph memory inside the budget)
+    VLLM = "vllm"  # vLLM V1, current releases (>= 0.20: CUDA-graph memory inside the budget)
     VLLM_V0 = "vllm-v0"  # vLLM V0 (2024 - mid 2025)
     SGLANG = "sglang"
     TRTLLM = "trtllm"
@@ -52,7 +52,8 @@ class BudgetSettings:
 
     engine: EngineName = EngineName.VLLM
     # the engine's release as (major, minor, patch) where the user names one (None: the latest
-    # capcliff models); vLLM V0's CUDA-graph capture sizes depend on it (overheads.py)
+    # capcliff models); vLLM's CUDA-graph capture sizes and whether V1 counts the graphs in its
+    # budget depend on it (overheads.py)
     engine_release: tuple[int, int, int] | None = None
     gpu_memory_utilization: float = 0.9  # vLLM
     gpu_total_memory_bytes: int | None = None  # overrides the driver-reported total
@@ -65,7 +66,9 @@ class BudgetSettings:
     block_size: int | None = None  # vLLM block_size; SGLang page_size; TRT tokens_per_block
     kv_cache_memory_bytes: int | None = None  # vLLM --kv-cache-memory: bypasses the budget
     enforce_eager: bool = False
-    cudagraph_in_budget: bool = True  # vLLM >= 0.21 subtracts its CUDA-graph estimate
+    # vLLM V1 subtracts its CUDA-graph estimate from the budget (None: by engine_release on an
+    # NVIDIA GPU, overheads.vllm_graphs_in_budget; from 0.20.0, from 0.26.0 on AMD)
+    cudagraph_in_budget: bool | None = None
     mem_fraction_static: float | None = None  # SGLang
     free_gpu_memory_fraction: float = 0.9  # TensorRT-LLM
     # MoE all-to-all backend (vLLM --all2all-backend, SGLang --moe-a2a-backend/--deepep-mode);

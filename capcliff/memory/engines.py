@@ -2,8 +2,8 @@
 
 - vLLM V1 (`vllm`): requested = total x gpu_memory_utilization; KV = requested - weights (with the
   RoPE cache built at load) - activation peak of the profile run - non-PyTorch growth - the
-  CUDA-graph
-  estimate (subtracted by default since v0.21.0; before that graphs lived outside the budget).
+  CUDA-graph estimate (subtracted by default from 0.20.0 on NVIDIA GPUs, 0.26.0 on AMD ones:
+  `overheads.vllm_graphs_in_budget`; before that graphs lived outside the budget).
   Blocks = floor(KV / (block_size x KV bytes per token)); the minimum over ranks binds.
   Source: vllm/v1/worker/gpu_worker.py `determine_available_memory`, vllm/utils/mem_utils.py
   `memory_profiling`, vllm/v1/core/kv_cache_utils.py.
@@ -37,11 +37,13 @@ from capcliff.memory.deepep import deepep_buffers
 from capcliff.memory.overheads import (
     DEFAULT_CUDA_CONTEXT_BYTES,
     DEFAULT_NON_TORCH_BYTES,
+    VLLM_V1_LIST_OTHER_ENGINES_COUNT,
     activation_peak_bytes,
     cudagraph_bytes,
     nvls_buffer_bytes,
     rope_cache_bytes,
     v1_activation_peak_bytes,
+    vllm_graphs_in_budget,
 )
 from capcliff.units import GIB, MIB
 
@@ -271,9 +273,13 @@ def _cudagraph_term(
     demand: StageDemand, settings: BudgetSettings, defaults: EngineDefaults
 ) -> BudgetTerm:
     v0 = settings.engine is EngineName.VLLM_V0
+    if settings.engine in (EngineName.VLLM, EngineName.VLLM_V0):
+        release, tokens = settings.engine_release, defaults.max_num_batched_tokens
+    else:  # SGLang's term counts vLLM 0.10's list, unbounded (its own tiers: _sglang_tier)
+        release, tokens = VLLM_V1_LIST_OTHER_ENGINES_COUNT, None
     modeled = cudagraph_bytes(
-        demand.arch, demand.layout, max_num_seqs=defaults.max_num_seqs, v0=v0,
-        release=settings.engine_release,
+        demand.arch, demand.layout, max_num_seqs=defaults.max_num_seqs, v0=v0, release=release,
+        max_num_batched_tokens=tokens,
     )  # fmt: skip
     sizes = "V0's capture sizes" if v0 else "capture sizes"
     return _overhead(settings, "cudagraph", modeled, f"{sizes} x layers x 0.56 MiB (row V04)")
@@ -299,7 +305,14 @@ def vllm_budget(
     """vLLM V1/V0: KV = total x utilisation - weights - activation peak - non-torch [- graphs]."""
     current = settings.engine is EngineName.VLLM
     graphs = [] if settings.enforce_eager else [_cudagraph_term(demand, settings, defaults)]
-    inside = graphs if current and settings.cudagraph_in_budget else []
+    in_budget = settings.cudagraph_in_budget
+    if in_budget is None:
+        in_budget = vllm_graphs_in_budget(settings.engine_release)
+    # vLLM reserves the graphs' estimate inside the budget and captures them into that room
+    # (vllm/v1/worker/gpu_worker.py `determine_available_memory`: available KV = requested -
+    # non-KV memory - `cudagraph_memory_estimate_applied`), so they are a term of the budget and
+    # no longer an outside (headroom) term.
+    inside = graphs if current and in_budget else []
     terms = (
         *_weights_terms(demand, settings),
         _activation_term(demand, settings, defaults),

@@ -36,9 +36,31 @@ DEFAULT_CUDA_CONTEXT_BYTES = round(0.86 * GIB)
 # CUDA-graph pool per captured batch size per decoder layer (piecewise graphs split at each layer).
 # Row V04: 3.45 GiB for 67 capture sizes x 94 layers = 0.56 MiB.
 CUDAGRAPH_BYTES_PER_SIZE_PER_LAYER = round(3.45 * GIB / (67 * 94))
-# vLLM V1's default capture sizes: 1, 2, 4, then every multiple of 8 up to the largest size
-# (max_cudagraph_capture_size = min(2 x max_num_seqs, 512); vllm/config/compilation.py).
+# vLLM V1's largest default capture size: min(2 x max_num_seqs, 512) in every release capcliff
+# models (0.10.x `SchedulerConfig.cuda_graph_sizes`; from 0.11.1 `max_cudagraph_capture_size`,
+# vllm/config/vllm.py `_set_cudagraph_sizes`, still 512 in 0.26.0 on every GPU).
 MAX_CUDAGRAPH_CAPTURE_SIZE = 512
+# The release whose V1 rule applies when the user names none: vLLM 0.24.0, the release of the
+# latest step-time profile (perf/profiles.py, aiconfigurator-core 0.12's tables).
+VLLM_LATEST_MODELLED_RELEASE = (0, 24, 0)
+# vLLM 0.11.1 (the change docs/validation.md traces to PR #25829; 0.11.0's released
+# vllm/config/__init__.py still builds `[1, 2, 4] + range(8, cuda_graph_sizes[0] + 1, 8)`):
+# `max_cudagraph_capture_size = min(max_num_batched_tokens, min(2 x max_num_seqs, 512))`, 1, 2
+# and 4 only up to it, steps of 8 below 256 and of 16 from 256.
+V1_STEP16_CAPTURE_LIST_FROM = (0, 11, 1)
+# vLLM 0.21.0 (PR #40734 "Fix max_num_batched_token not captured in cuda graph"; absent from
+# 0.20.0's vllm/config/vllm.py): max_num_batched_tokens itself is captured when it bounds the list.
+V1_CAPTURES_MAX_NUM_BATCHED_TOKENS_FROM = (0, 21, 0)
+# The vLLM release whose V1 list SGLang's graph term counts, as it did before the V1 rule
+# followed releases (SGLang's own `cuda_graph_max_bs` tiers are not modelled in this term).
+VLLM_V1_LIST_OTHER_ENGINES_COUNT = (0, 10, 2)
+# vLLM subtracts its profiled CUDA-graph estimate from the KV budget from 0.20.0 on NVIDIA
+# (vllm/envs.py: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to "0" in 0.19.1, "1" in
+# 0.20.0; PR #30515 added the profiling, off by default), and from 0.26.0 on ROCm
+# (vllm/v1/worker/gpu_worker.py `determine_available_memory` profiles only
+# `not current_platform.is_rocm()` in 0.20.0 and `current_platform.is_cuda()` in 0.21.0 to
+# 0.25.1; `is_cuda_alike()` in 0.26.0, PR #48526).
+V1_GRAPHS_IN_BUDGET_FROM = {"NVIDIA": (0, 20, 0), "AMD": (0, 26, 0)}
 # vLLM V0's candidate capture sizes are 1, 2, 4 and the multiples of 8 up to this largest one:
 # 8 x 1024 = 8192 (`_BATCH_SIZES_TO_CAPTURE`, vllm/worker/model_runner.py, from PR #7894 "extend
 # cuda graph size for H200", merged 2024-08-28, first released in 0.6.0; `possible_sizes` in
@@ -202,27 +224,72 @@ def mla_dequantized_bytes(
 
 
 def cudagraph_capture_sizes(
-    max_num_seqs: int, *, v0: bool = False, release: tuple[int, int, int] | None = None
+    max_num_seqs: int,
+    *,
+    v0: bool = False,
+    release: tuple[int, int, int] | None = None,
+    max_num_batched_tokens: int | None = None,
 ) -> list[int]:
     """Batch sizes vLLM captures CUDA graphs for, by engine (`v0`: vLLM's V0 engine) and release
-    (None: the latest of that engine).
+    (None: the latest of that engine); `max_num_batched_tokens` bounds V1's list (None: no bound).
 
-    V1: 1, 2, 4, 8, 16, ... up to min(2 x S, 512) (`vllm_v1_capture_sizes`). V0: the candidates
-    1, 2, 4, 8, 16, ... up to 8192 (256 before 0.6.0), kept up to the first one >= S, or all of
-    them when S is larger (`vllm_v0_capture_sizes`).
+    V1: `vllm_v1_capture_sizes`. V0: the candidates 1, 2, 4, 8, 16, ... up to 8192 (256 before
+    0.6.0), kept up to the first one >= S, or all of them when S is larger
+    (`vllm_v0_capture_sizes`).
     """
     if v0:
         return vllm_v0_capture_sizes(max_num_seqs, release=release)
-    return vllm_v1_capture_sizes(max_num_seqs)
+    return vllm_v1_capture_sizes(
+        max_num_seqs, release=release, max_num_batched_tokens=max_num_batched_tokens
+    )
 
 
-def vllm_v1_capture_sizes(max_num_seqs: int) -> list[int]:
-    """V1's default: 1, 2, 4, then every multiple of 8 up to min(2 x S, 512) (the V1 branch of
-    `VllmConfig._set_cudagraph_sizes`, vllm/config/__init__.py, 0.10.x: `cuda_graph_sizes`
-    defaults to [min(max_num_seqs * 2, 512)]; row V04 logs the 67 sizes of S = 256)."""
+def vllm_v1_capture_sizes(
+    max_num_seqs: int,
+    *,
+    release: tuple[int, int, int] | None = None,
+    max_num_batched_tokens: int | None = None,
+) -> list[int]:
+    """V1's default list at `release` (None: VLLM_LATEST_MODELLED_RELEASE), with L = min(2 x S,
+    512) and T = max_num_batched_tokens:
+
+    - before 0.11.1: 1, 2, 4 and every multiple of 8 up to L, then those <= T (0.10.2 and 0.11.0
+      `VllmConfig._set_cudagraph_sizes`, vllm/config/__init__.py: `batch_size_capture_list = [1,
+      2, 4] + [i for i in range(8, cuda_graph_sizes[0] + 1, 8)]`, `cuda_graph_sizes` defaulting to
+      [min(max_num_seqs * 2, 512)], filtered `if size <= max_num_tokens`); row V04 logs the 67
+      sizes of S = 256;
+    - from 0.11.1: M = min(T, L); 1, 2 and 4 up to M, steps of 8 from 8 below 256 and steps of
+      16 from 256, up to M (vllm/config/vllm.py `_set_cudagraph_sizes`, the same in 0.11.1 to
+      0.26.0); row V35 (0.19.1) logs the 51 sizes of S = 1024, T = 8192, and row V37 (0.15.0,
+      its largest size set to 2048) the same steps;
+    - from 0.21.0 T is added when T <= M ("ensure max_num_tokens is captured if within max
+      capture size").
+
+    Speculative decoding multiplies S by 1 + the draft tokens by 0.14.0 (`decode_query_len`, not
+    in 0.12.0); capcliff counts plain decoding.
+    """
+    rule = VLLM_LATEST_MODELLED_RELEASE if release is None else release
+    tokens = max_num_batched_tokens
     largest = min(2 * max_num_seqs, MAX_CUDAGRAPH_CAPTURE_SIZE)
-    sizes = [s for s in (1, 2, 4) if s <= largest]
-    return sizes + list(range(8, largest + 1, 8))
+    if rule < V1_STEP16_CAPTURE_LIST_FROM:
+        sizes = [1, 2, 4, *range(8, largest + 1, 8)]
+        return [size for size in sizes if tokens is None or size <= tokens]
+    if tokens is not None:
+        largest = min(largest, tokens)
+    sizes = [size for size in (1, 2, 4) if size <= largest]
+    sizes += [*range(8, min(largest + 1, 256), 8), *range(256, largest + 1, 16)]
+    if rule >= V1_CAPTURES_MAX_NUM_BATCHED_TOKENS_FROM and tokens is not None and tokens <= largest:
+        sizes.append(tokens)
+    return sorted(set(sizes))
+
+
+def vllm_graphs_in_budget(release: tuple[int, int, int] | None, vendor: str = "NVIDIA") -> bool:
+    """Whether vLLM V1 at `release` (None: VLLM_LATEST_MODELLED_RELEASE) on `vendor`'s GPUs
+    subtracts its CUDA-graph estimate from the KV budget (V1_GRAPHS_IN_BUDGET_FROM); before that
+    the graphs are captured after the KV cache, outside gpu_memory_utilization."""
+    first = V1_GRAPHS_IN_BUDGET_FROM.get(vendor)
+    rule = VLLM_LATEST_MODELLED_RELEASE if release is None else release
+    return first is not None and rule >= first
 
 
 def vllm_v0_capture_sizes(
@@ -253,11 +320,16 @@ def cudagraph_bytes(
     max_num_seqs: int,
     v0: bool = False,
     release: tuple[int, int, int] | None = None,
+    max_num_batched_tokens: int | None = None,
 ) -> int:
     """capture sizes (`cudagraph_capture_sizes` of the engine and release) x layers on the stage
     x 0.56 MiB (row V04's pool per size and layer)."""
     layers = -(-arch.num_layers // layout.pp)
-    sizes = len(cudagraph_capture_sizes(max_num_seqs, v0=v0, release=release))
+    sizes = len(
+        cudagraph_capture_sizes(
+            max_num_seqs, v0=v0, release=release, max_num_batched_tokens=max_num_batched_tokens
+        )
+    )
     return sizes * layers * CUDAGRAPH_BYTES_PER_SIZE_PER_LAYER
 
 
