@@ -99,8 +99,9 @@ def test_lockstep_counts_every_rank_given_when_no_group_is_named() -> None:
 
 
 def test_a_session_trace_without_a_cut_keeps_every_output() -> None:
-    # No max_output_tokens: the cut is the longest output in the trace (50), so turn 0 keeps its
-    # 50 tokens and turn 1's prompt is 10 + 50 + 5 = 65.
+    # No max_output_tokens: no cut, each turn sent with max_tokens = its own output (as the
+    # bench tools replay a trace), so turn 0 keeps its 50 tokens and turn 1's prompt is
+    # 10 + 50 + 5 = 65.
     rows = [
         SessionRow("s", 0, 10, 50, 0.0, None, None, 0),
         SessionRow("s", 1, 5, 20, None, 0.0, None, 0),
@@ -108,7 +109,7 @@ def test_a_session_trace_without_a_cut_keeps_every_output() -> None:
     requests = requests_from_session_trace(rows)
     assert requests.output_tokens.tolist() == [50, 20]
     assert requests.input_tokens.tolist() == [10, 65]
-    assert requests.max_output_tokens.tolist() == [50, 50]
+    assert requests.max_output_tokens.tolist() == [50, 20]
 
 
 def test_a_uniform_range_exactly_one_million_wide_is_averaged_exactly() -> None:

@@ -20,12 +20,14 @@ Three formats, told apart by the file name:
 Times in the files are milliseconds; points carry seconds. A run whose TPOT or TTFT is under
 1 ms is refused as seconds written where milliseconds belong (no engine decodes a token in under
 a millisecond: a TPOT of 0.024 is 24 ms), as is a TPOT past 10 s (units.MAX_SLO_TPOT_S); so are
-non-positive or infinite measurements, a true or false for a number, `1,024` for 1024, a row
-that repeats another, rows of another model than the one calibrated (unless forced), a run paced
-at a finite `request_rate` (open loop, or paced under a `max_concurrency`) or on a
-`ramp_up_strategy`, a result of another tool (no `completed`), runs of different
-`backend`s in one file, a CSV column named twice, and a throughput more than 4x off what the
-run's own clients, lengths and latencies give (MAX_LITTLE_RATIO).
+non-positive or infinite measurements (but a TPOT of 0 beside outputs of one token, which
+both bench tools write where no request had a second token, is read as no TPOT), a true or
+false for a number, `1,024` for 1024, a row that repeats another, rows of another model than
+the one calibrated (unless forced), a run paced at a finite `request_rate` (open loop, or
+paced under a `max_concurrency`) or on a `ramp_up_strategy`, a result of another tool (no
+`completed`), runs of different `backend`s in one file, a CSV column named twice, and a
+throughput more than 4x off what the run's own clients, lengths and latencies give
+(MAX_LITTLE_RATIO).
 """
 
 from __future__ import annotations
@@ -318,6 +320,17 @@ def _measure(value: float | None, row_id: str, column: str, *, ms: bool) -> floa
     return value * MS if ms else value
 
 
+def _tpot_of(tpot_ms: float | None, output_len: float | None) -> float | None:
+    """The run's TPOT in ms, None where it measured none: a run whose requests produced one
+    output token each has no time per output token after the first, and `vllm bench serve` and
+    SGLang's bench_serving write 0 for it (`np.mean(tpots or 0) * 1000`, tpots gathered only
+    `if output_len > 1`: vllm/benchmarks/serve.py and python/sglang/bench_serving.py,
+    calculate_metrics); it was refused as a TPOT <= 0. A 0 beside longer outputs is refused."""
+    if tpot_ms == 0 and output_len is not None and output_len <= 1:
+        return None
+    return tpot_ms
+
+
 def _count(value: float | None, row_id: str, column: str, most: int, *, whole: bool = False) -> int:
     """A count (clients, tokens, requests) from a cell: finite, 1 to `most`, rounded; `whole`:
     a count of clients or requests, which has no fraction (2.5 clients was read as 2)."""
@@ -386,7 +399,8 @@ def _point(row: dict[str, Any], row_id: str) -> BenchmarkPoint | None:
         return None
     throughput = _cell(row, "output_throughput_tok_s", row_id)
     throughput = _measure(throughput, row_id, "output_throughput_tok_s", ms=False)
-    tpot = _measure(_cell(row, "mean_tpot_ms", row_id), row_id, "mean_tpot_ms", ms=True)
+    tpot = _cell(row, "mean_tpot_ms", row_id)
+    tpot = _measure(_tpot_of(tpot, values["output_len"]), row_id, "mean_tpot_ms", ms=True)
     if throughput is None and tpot is None:
         return None
     requests = _cell(row, "num_requests", row_id)
@@ -537,7 +551,7 @@ def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
     cap = cell("max_concurrency")
     clients = completed if cap is None or completed < cap <= MAX_REQUESTS else cap
     throughput = cell("output_throughput")
-    tpot = cell("mean_tpot_ms")
+    tpot = _tpot_of(cell("mean_tpot_ms"), osl)
     if throughput is None and tpot is None:  # a fit had nothing to fit (a traceback before)
         raise InputError(
             f"{row_id}: output_throughput and mean_tpot_ms: both missing; a run needs one to fit"

@@ -112,6 +112,8 @@ class Quantization:
     targeted: tuple[tuple[tuple[str, ...], WeightFormat | None], ...] = ()
     # a module no target names: unquantised (compressed-tensors groups), else the default
     untargeted_native: bool = False
+    # the output head is quantised too (GPTQ's `lm_head: true`, GPTQModel's `lm_head=True`)
+    lm_head: bool = False
 
     def format_of(self, module: str, *, expert: bool) -> WeightFormat | None:
         """The format of the weight of HF module `module`; None: stored in the native dtype."""
@@ -125,6 +127,17 @@ class Quantization:
         if self.untargeted_native:  # vLLM refuses to load a linear no group targets
             return None
         return self.expert if expert else self.linear
+
+    def head_format(self) -> WeightFormat | None:
+        """The format of a quantised output head (`lm_head`): a GPTQ `dynamic` rule that names
+        it (vLLM overrides the head's config as any module's, by its prefix `lm_head`), else the
+        linears' format."""
+        if _is_excluded(self.excluded, "lm_head"):
+            return None
+        for targets, fmt in self.targeted:
+            if any(_targets(target, "lm_head", by_class=False) for target in targets):
+                return fmt
+        return self.linear
 
     @property
     def main_format(self) -> WeightFormat:
@@ -516,11 +529,27 @@ def _awq_gptq(raw: dict[str, Any], path: str, method: str) -> Quantization:
         return Quantization(method, fmt, fmt, skipped)
     targeted = _gptq_dynamic(raw, path, bits, group)
     in_block = _gptq_in_block(raw, path)
+    head = _gptq_lm_head(raw, path)
     if not in_block:
-        return Quantization(method, fmt, fmt, skipped, targeted=targeted)
+        return Quantization(method, fmt, fmt, skipped, targeted=targeted, lm_head=head)
     return Quantization(
-        method, fmt, fmt, skipped, targeted=(*targeted, (in_block, fmt)), untargeted_native=True
-    )
+        method, fmt, fmt, skipped, targeted=(*targeted, (in_block, fmt)), untargeted_native=True,
+        lm_head=head,
+    )  # fmt: skip
+
+
+def _gptq_lm_head(raw: dict[str, Any], path: str) -> bool:
+    """GPTQ's `lm_head` (GPTQModel writes `true` when it quantised the output head): vLLM's
+    GPTQConfig and GPTQMarlinConfig read it (`lm_head_quantized = get_from_keys_or(config,
+    ["lm_head"], default=False)`) and build the ParallelLMHead with the GPTQ linear method
+    (`get_linear_quant_method`, quantization/utils/gptq_utils.py); the head was sized at bf16
+    (Llama 3.1 8B: 1,050,673,152 B where the checkpoint holds 272,928,768)."""
+    head = raw.get("lm_head")
+    if head is None:  # absent or null: vLLM's default, False
+        return False
+    if not isinstance(head, bool):  # "true" or 1 read by truth
+        raise _error(path, "lm_head", f"must be true or false, got {head!r:.40}")
+    return head
 
 
 def _gptq_in_block(raw: dict[str, Any], path: str) -> tuple[str, ...]:

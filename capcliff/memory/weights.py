@@ -93,12 +93,21 @@ class WeightScheme:
     def format_of(self, group: ParamGroup) -> WeightFormat:
         """The storage format of one weight group, scales included."""
         native = uniform_format(self.native)
+        if self._quantised_head(group):
+            assert self.quantization is not None
+            head = self.quantization.head_format()
+            return native if head is None else head
         if group.storage is Storage.NATIVE:
             return native
         if self.quantization is None:
             return uniform_format(self.dtype_of(group.storage))
         found = self.quantization.format_of(group.module, expert=group.storage is Storage.EXPERT)
         return native if found is None else found
+
+    def _quantised_head(self, group: ParamGroup) -> bool:
+        """Whether `group` is an output head the checkpoint quantises (GPTQ's `lm_head`)."""
+        quant = self.quantization
+        return quant is not None and quant.lm_head and group.component is Component.LM_HEAD
 
     def bytes_per_element(self, group: ParamGroup) -> Fraction:
         """Bytes per stored element of `group`, its scales (and zero points) included."""

@@ -253,15 +253,20 @@ class _Builder:
         self.joins.append(joins)
         self.nodes_at.append(len(self.parent))
 
-    def requests(self, max_output_tokens: int, n: int | None = None) -> Requests:
-        """The first `n` requests (default: all), with the content nodes made by then."""
+    def requests(
+        self, max_output_tokens: int, n: int | None = None, *, own_limits: bool = False
+    ) -> Requests:
+        """The first `n` requests (default: all), with the content nodes made by then; each
+        sent with max_tokens `max_output_tokens`, or (`own_limits`) its own output's."""
         n = len(self.inputs) if n is None else n
         nodes = self.nodes_at[n - 1] if n else 0
         outputs = np.minimum(np.asarray(self.outputs[:n], dtype=np.int64), max_output_tokens)
         return Requests(
             input_tokens=np.asarray(self.inputs[:n], dtype=np.int64),
             output_tokens=outputs,
-            max_output_tokens=np.full(n, max_output_tokens, dtype=np.int64),
+            max_output_tokens=outputs.copy()
+            if own_limits
+            else np.full(n, max_output_tokens, dtype=np.int64),
             arrival_s=np.asarray(self.arrival[:n], dtype=np.float64),
             client=np.asarray(self.client[:n], dtype=np.int64),
             closed_loop=True,
@@ -649,4 +654,6 @@ def requests_from_session_trace(
                 think_s=think,
             )  # fmt: skip
             context = prompt + output
-    return b.requests(limit)
+    # each turn's max_tokens is its own output, as the bench tools replay a trace (see
+    # workload.requests_from_trace); a limit given is every turn's
+    return b.requests(limit, own_limits=max_output_tokens is None)

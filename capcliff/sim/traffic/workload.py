@@ -417,7 +417,12 @@ def requests_from_trace(
     user u sends rows u, u + N, u + 2N, ... in the trace's order, each `think_time_s` (default 0)
     after its previous one finishes."""
     outputs = np.array([r.output_tokens for r in rows], dtype=np.int64)
-    limit = int(outputs.max()) if max_output_tokens is None else max_output_tokens
+    # each row's max_tokens is its own output, as the bench tools replay a trace (`vllm bench
+    # serve` sends "max_tokens": output_len with ignore_eos, vllm/benchmarks/lib/
+    # endpoint_request_func.py; SGLang bench_serving "max_new_tokens": output_len); it was the
+    # trace's longest output for every row, so a 4,095-token prompt of 1 output beside a 1-token
+    # prompt of 4,095 read as an 8,190-token request and max_model_len 4,096 was refused
+    limits = outputs if max_output_tokens is None else np.full(len(rows), max_output_tokens)
     n = len(rows)
     if clients is not None:
         check_count("clients", clients)
@@ -430,8 +435,8 @@ def requests_from_trace(
         client = np.full(n, -1, dtype=np.int64)
     return Requests(
         input_tokens=np.array([r.input_tokens for r in rows], dtype=np.int64)[order],
-        output_tokens=np.minimum(outputs, limit)[order],
-        max_output_tokens=np.full(n, limit, dtype=np.int64),
+        output_tokens=np.minimum(outputs, limits)[order],
+        max_output_tokens=np.asarray(limits, dtype=np.int64)[order],
         arrival_s=arrivals[order],
         client=client,
         closed_loop=clients is not None,
