@@ -167,3 +167,32 @@ def test_the_recommended_cap_prints_its_own_saturation(cap: int, saturation: str
     line = recommendation_reasons_online(ev, {})[0]  # type: ignore[arg-type]
     assert line.startswith(f"sustains 1.74 requests/s (6,264 an hour) at max_num_seqs {cap} ")
     assert f"per replica; {saturation}; there TTFT p99 0.12 s ±7%" in line
+
+
+def test_a_tie_made_by_sampling_noise_says_so_with_its_gap() -> None:
+    # fuzz_random seed 17 (qwen3-8b on 4 x H100, multiturn-chat, 8 users): dp4 57.01, dp2-tp2
+    # 38.86 and dp2-pp2 25.27 requests/s, one line reading "ties with dp2-tp2 (38.86
+    # requests/s), dp2-pp2 (25.27 requests/s): within 10%". With relative 95 % half-widths of
+    # 0.30, 0.10 and 0.30: dp2-tp2 is 1 - 38.86 / 57.01 = 31.8 % below (within 0.30 + 0.10),
+    # dp2-pp2 1 - 25.27 / 57.01 = 55.7 % below (within 0.30 + 0.30 = 60 %): a tie by noise.
+    from capcliff.analysis.plan.ties import Option, decide, tie_reason
+
+    dp4 = Option("dp4", 57.01, 1, 1, 0.30, "57.01 requests/s")
+    tp = Option("dp2-tp2", 38.86, 2, 1, 0.10, "38.86 requests/s")
+    pp = Option("dp2-pp2", 25.27, 2, 2, 0.30, "25.27 requests/s")
+    chosen, tied, fastest = decide([dp4, tp, pp], 0.10)
+    assert (chosen, tied, fastest) == (dp4, [tp, pp], None)
+    line = tie_reason(chosen, tied, fastest, 0.10)
+    assert "within 10%" not in line
+    assert "up to 56% below dp4, past the model's 10% held-out throughput error" in line
+    assert "95 % half-widths summing to 60%" in line
+
+
+def test_a_tie_within_the_band_still_names_the_band() -> None:
+    # tp4-pp2 1.60 and dp2-tp4 1.53 requests/s: 1 - 1.53 / 1.60 = 4.4 %, within 10 %
+    from capcliff.analysis.plan.ties import Option, decide, tie_reason
+
+    pp = Option("tp4-pp2", 1.60, tp=4, pp=2, shown="1.60 requests/s")
+    dp = Option("dp2-tp4", 1.53, tp=4, pp=1, shown="1.53 requests/s")
+    line = tie_reason(*decide([pp, dp]))
+    assert line.startswith("ties with tp4-pp2 (1.60 requests/s): within 10% (the model's")
