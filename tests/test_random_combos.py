@@ -196,3 +196,31 @@ def test_a_tie_within_the_band_still_names_the_band() -> None:
     dp = Option("dp2-tp4", 1.53, tp=4, pp=1, shown="1.53 requests/s")
     line = tie_reason(*decide([pp, dp]))
     assert line.startswith("ties with tp4-pp2 (1.60 requests/s): within 10% (the model's")
+
+
+def test_a_fleet_without_a_load_says_the_rate_its_cost_is_priced_on() -> None:
+    # fuzz_random seed 15 (qwen3-8b on 4 x B200, no load): the layouts table said 76.11
+    # requests/s and 61,044 tok/s, the fleet $24.12 an hour and $0.14 per million output
+    # tokens, where 24.12 / (61,044 x 3,600 / 1e6) = $0.11: the fleet is priced at the rate
+    # less the 20 % headroom, which nothing said. Here one H100 at $2.50 an hour, isl 1000 and
+    # osl 500 (98 %) or 2,000 (2 %): 530 output tokens a request (0.98 x 500 + 0.02 x 2,000).
+    import contextlib
+    import io
+
+    argv = ["plan", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "1", "--engine", "vllm"]
+    argv += ["--isl", "1000", "--osl", "histogram:500*98,2000*2", "--layout", "tp1"]
+    argv += ["--jobs", "1", "--num-requests", "40", "--price-gpu-hour", "2.5"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main([*argv, "--format", "json"]) == 0
+    report = json.loads(out.getvalue())
+    fleet = report["fleet"][0]
+    served = fleet["replicas"] * fleet["sustained_rps_per_replica"] * (1 - 0.2)
+    assert report["headroom"] == 0.2 and fleet["served_rps"] == pytest.approx(served, rel=1e-12)
+    per_million = fleet["usd_per_hour"] / (served * 530 * 3600) * 1e6
+    assert fleet["usd_per_million_output_tokens"] == pytest.approx(per_million, rel=1e-9)
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        assert main(argv) == 0
+    said = f"fleet: $ per million output tokens at h100-sxm {served:,.2f} requests/s (no load "
+    assert said + "given: the replicas' sustained rate less the 20% headroom)" in text.getvalue()
