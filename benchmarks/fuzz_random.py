@@ -17,10 +17,15 @@ hang past the harness's limits, an answer printing a nan or inf percentage, a lo
 `--mode valid` draws an engine first and then only options and values that engine (and the model
 and GPU count drawn) accepts alone (`valid_case`), so that most cases are answered: answers are
 where nonsense hides, so every answer (exit 0) is also read (`answer_problems`): a negative
-throughput, latency, byte or token figure, a nan or inf figure, or a recommended layout that is
-not among the evaluated ones is counted as `nonsense`. Prints the table of classes, each finding
-with its command line, how many cases were answered and the fields refusals named most. Asserts
-nothing: the fixes' regressions are in tests/.
+throughput, latency, byte or token figure, a nan or inf figure, latency percentiles out of
+order (p50 > p90 > p99), a tie said to be "within B%" of layouts whose rates lie further apart,
+or a recommended layout that is not among the evaluated ones is counted as `nonsense`. A valid
+JSON sweep also runs again at another --seed (a "~seed" twin, beside the --cases drawn): the
+figures of the deployment and the workload's distribution (`SEED_FREE`: the analytic p99 cliff,
+KV blocks, max_model_len) must not move with it. Prints the table of classes, each finding with
+its command line, how many cases were answered and the fields refusals named most; `--dump`
+writes every case's answer (JSON lines) for reading by hand. Asserts nothing: the fixes'
+regressions are in tests/.
 """
 
 from __future__ import annotations
