@@ -199,11 +199,14 @@ def _wait(pid: int, start: float) -> tuple[int | None, str, float]:
             if not os.WIFEXITED(status):
                 return None, "hang", seconds  # killed by a signal: memory
             return os.WEXITSTATUS(status), "hang" if seconds > TIME_LIMIT_S else "", seconds
-        if time.monotonic() - start > WALL_LIMIT_S or _cpu_seconds(pid) > TIME_LIMIT_S:
+        cpu = _cpu_seconds(pid)
+        if time.monotonic() - start > WALL_LIMIT_S or cpu > TIME_LIMIT_S:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             _reaped(pid, -9)
-            return None, "hang", time.monotonic() - start
+            # its CPU seconds, as for a child that finished (the wall time past WALL_LIMIT_S
+            # was printed as "120.3 s CPU" for a child that had used a fraction of that)
+            return None, "hang", cpu
         time.sleep(0.05)
 
 

@@ -17,10 +17,15 @@ hang past the harness's limits, an answer printing a nan or inf percentage, a lo
 `--mode valid` draws an engine first and then only options and values that engine (and the model
 and GPU count drawn) accepts alone (`valid_case`), so that most cases are answered: answers are
 where nonsense hides, so every answer (exit 0) is also read (`answer_problems`): a negative
-throughput, latency, byte or token figure, a nan or inf figure, or a recommended layout that is
-not among the evaluated ones is counted as `nonsense`. Prints the table of classes, each finding
-with its command line, how many cases were answered and the fields refusals named most. Asserts
-nothing: the fixes' regressions are in tests/.
+throughput, latency, byte or token figure, a nan or inf figure, latency percentiles out of
+order (p50 > p90 > p99), a tie said to be "within B%" of layouts whose rates lie further apart,
+or a recommended layout that is not among the evaluated ones is counted as `nonsense`. A valid
+JSON sweep also runs again at another --seed (a "~seed" twin, beside the --cases drawn): the
+figures of the deployment and the workload's distribution (`SEED_FREE`: the analytic p99 cliff,
+KV blocks, max_model_len) must not move with it. Prints the table of classes, each finding with
+its command line, how many cases were answered and the fields refusals named most; `--dump`
+writes every case's answer (JSON lines) for reading by hand. Asserts nothing: the fixes'
+regressions are in tests/.
 """
 
 from __future__ import annotations
@@ -313,7 +318,58 @@ def cases(seed: int, count: int, files: dict[str, bytes], mode: str = "random") 
         out.append(
             Case(f"{mode}{seed}", str(i), argv, spec, invalid=None, replaced=_replaced(argv))
         )
+        if mode == "valid" and (twin := seed_twin(argv)) is not None:
+            out.append(Case(f"{mode}{seed}", f"{i}{TWIN}", twin, spec, invalid=None))
     return out
+
+
+TWIN = "~seed"  # a case's name suffix: the case before it with another --seed
+# JSON figures of a sweep that describe the deployment and the workload's distribution, not the
+# sample drawn: they may not move with --seed (the analytic p99 cliff did, fuzz_random seed 15)
+SEED_FREE = ("max_model_len", "kv_blocks_per_replica", "block_size", "analytic_concurrency")
+
+
+def seed_twin(argv: list[str]) -> list[str] | None:
+    """`argv` with another --seed, for a JSON sweep (cheap; its seed-free figures compared by
+    `seed_problems`); None for any other case."""
+    if argv[0] != "sweep" or "--format" not in argv or "--workload" in argv:
+        return None  # (a session preset: its sessions are the sample)
+    given = dict(itertools.pairwise(argv))
+    if given.get("--format") != "json":
+        return None
+    twin = list(argv)
+    if "--seed" in twin:
+        k = twin.index("--seed") + 1
+        twin[k] = "5" if twin[k] != "5" else "6"
+    else:
+        twin += ["--seed", "5"]
+    return twin
+
+
+def _seed_free(node: object, path: str = "") -> dict[str, object]:
+    """The `SEED_FREE` figures of a JSON answer, by path."""
+    if isinstance(node, dict):
+        found = {f"{path}.{k}": v for k, v in node.items() if k in SEED_FREE}
+        for k, v in node.items():
+            if k not in ("points", "kv_over_time", "hit_rate_over_time"):
+                found.update(_seed_free(v, f"{path}.{k}"))
+        return found
+    if isinstance(node, list):
+        return {
+            k: v for i, item in enumerate(node) for k, v in _seed_free(item, f"{path}[{i}]").items()
+        }
+    return {}
+
+
+def seed_problems(first: str, second: str) -> list[str]:
+    """The seed-free figures that differ between two answers of one case at two seeds."""
+    import json
+
+    try:
+        a, b = _seed_free(json.loads(first)), _seed_free(json.loads(second))
+    except ValueError:
+        return []
+    return [f"{k}: {a[k]} at one seed, {b.get(k)} at another" for k in a if a[k] != b.get(k)]
 
 
 # mode valid: what each engine accepts alone (vLLM, SGLang and TensorRT-LLM's own flags)
@@ -490,8 +546,8 @@ def answer_problems(stdout: str) -> list[str]:
     try:
         data = json.loads(stdout)
     except ValueError:
-        return _text_problems(stdout)
-    problems = _json_problems(data, "")
+        return _text_problems(stdout) + _tie_problems(stdout)
+    problems = _json_problems(data, "") + _order_problems(data, "") + _tie_problems(stdout)
     if isinstance(data, dict) and isinstance(data.get("recommended"), dict):
         names = {lay.get("name") for lay in data.get("layouts", []) if isinstance(lay, dict)}
         chosen = data["recommended"].get("layout")
@@ -518,6 +574,39 @@ def _text_problems(stdout: str) -> list[str]:
     return problems
 
 
+def _tie_problems(stdout: str) -> list[str]:
+    """A tie said to be "within B%" of layouts whose rates lie further apart than B % (the
+    recommended one's rate, "sustains R requests/s", and each tied one's, "name (R requests/s)").
+    """
+    import re
+
+    def rate(text: str) -> float:
+        return float(text.replace(",", ""))
+
+    problems = []
+    sustains = [rate(r) for r in re.findall(r"sustains ([\d,.]+) requests/s", stdout)]
+    for names, band in re.findall(r"ties with (.*?): within (\d+)%", stdout):
+        rates = [rate(r) for r in re.findall(r"\(([\d,.]+) requests/s", names)] + sustains[:1]
+        if rates and min(rates) < max(rates) * (1 - int(band) / 100) - 0.01:
+            problems.append(f"a tie 'within {band}%' of rates {rates}")
+    return problems
+
+
+def _order_problems(node: object, path: str) -> list[str]:
+    """Latency percentiles out of order (p50 > p90 or p90 > p99) anywhere in a JSON answer."""
+    if isinstance(node, list):
+        return [p for k, v in enumerate(node) for p in _order_problems(v, f"{path}[{k}]")]
+    if not isinstance(node, dict):
+        return []
+    problems = [p for k, v in node.items() for p in _order_problems(v, f"{path}.{k}")]
+    for name in ("ttft", "tpot", "itl", "e2e"):
+        values = [node.get(f"{name}_{q}_s") for q in ("p50", "p90", "p99")]
+        known = [v for v in values if isinstance(v, (int, float))]
+        if any(b < a * (1 - 1e-9) for a, b in itertools.pairwise(known)):
+            problems.append(f"{path}.{name} percentiles out of order: {known}")
+    return problems
+
+
 def _json_problems(node: object, path: str) -> list[str]:
     """A JSON answer's nan or inf figures, and negative ones under `NON_NEGATIVE` keys."""
     import math
@@ -536,13 +625,21 @@ def _json_problems(node: object, path: str) -> list[str]:
 
 
 def checked(outcomes: list[Outcome]) -> list[Outcome]:
-    """The outcomes, an answer whose figures `answer_problems` flags reclassed `nonsense`."""
+    """The outcomes, an answer whose figures `answer_problems` flags reclassed `nonsense`, and
+    a seed twin whose seed-free figures differ from its case's (`seed_problems`) too."""
+    by_name = {o.case.name: o for o in outcomes}
     for o in outcomes:
         if o.kind == "ok" and o.code == 0:
             problems = answer_problems(o.stdout)
             if problems:
                 o.kind = "nonsense"
                 o.stderr += "\n[answer: " + "; ".join(problems[:3]) + "]"
+        first = by_name.get(o.case.name.removesuffix(TWIN))
+        both = first is not None and (first.code, o.code) == (0, 0) and o.kind == "ok"
+        moved = seed_problems(first.stdout, o.stdout) if both and first is not None else []
+        if o.case.name.endswith(TWIN) and moved:
+            o.kind = "nonsense"
+            o.stderr += "\n[seed: " + "; ".join(moved[:3]) + "]"
     return outcomes
 
 
@@ -567,11 +664,27 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=300)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--mode", choices=["random", "valid"], default="random")
+    parser.add_argument("--dump", type=Path, help="write every case's answer here (JSON lines)")
     args = parser.parse_args()
     files = file_pool()
     outcomes = checked(run_all(cases(args.seed, args.cases, files, args.mode), jobs=args.jobs))
     report(outcomes, show=0)
     summary(outcomes)
+    if args.dump is not None:
+        dump(outcomes, args.dump)
+
+
+def dump(outcomes: list[Outcome], path: Path) -> None:
+    """Each case's command line, class, exit code, CPU seconds, stdout and stderr (one JSON
+    object a line), for reading the answers by hand."""
+    import json
+
+    with path.open("w") as f:
+        for o in outcomes:
+            row = {"name": o.case.name, "argv": o.case.argv, "kind": o.kind, "code": o.code,
+                   "cpu_s": round(o.seconds, 2), "stdout": o.stdout,
+                   "stderr": o.stderr}  # fmt: skip
+            f.write(json.dumps(row) + "\n")
 
 
 if __name__ == "__main__":

@@ -365,6 +365,24 @@ def _clear_cache(module: types.ModuleType, qualname: str) -> None:
         clear()
 
 
+def clear_caches() -> None:
+    """Empty every functools cache (`lru_cache`, `cache`) of the loaded capcliff modules, so
+    that a mutant's run depends on no mutant before it. `_clear_cache` empties the mutated
+    function's own cache only; a cached caller kept what the mutant made it return (a mutant
+    of `_parse_histogram` left `parse_output_lengths` holding its answer), and the tests of the
+    mutants after it in the same worker read it: a verdict that depended on the order the
+    mutants ran in (tests/test_mutation_caches.py)."""
+    for name, module in list(sys.modules.items()):
+        if (name != "capcliff" and not name.startswith("capcliff.")) or module is None:
+            continue
+        for value in list(vars(module).values()):
+            holders = [value, *vars(value).values()] if isinstance(value, type) else [value]
+            for obj in holders:
+                clear = getattr(obj, "cache_clear", None)
+                if callable(clear) and getattr(obj, "__module__", None) == name:
+                    clear()
+
+
 class _TimeoutError(Exception):
     """A mutant ran past its time limit (an endless loop counts as caught)."""
 
@@ -567,7 +585,7 @@ def _try(site: Site, files: list[str], deselect: list[str], limit_s: float) -> O
         return Outcome(site, "survived", 0.0, "no test calls this function")
     original = live.__code__
     live.__code__ = new
-    _clear_cache(module, site.qualname)
+    clear_caches()  # what the original code (or an earlier mutant) cached would hide this one
     started = time.monotonic()
     status, note = "survived", f"{len(files)} test files or tests"
     signal.setitimer(signal.ITIMER_REAL, limit_s)
@@ -584,7 +602,7 @@ def _try(site: Site, files: list[str], deselect: list[str], limit_s: float) -> O
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         live.__code__ = original
-        _clear_cache(module, site.qualname)  # what the mutant cached goes with it
+        clear_caches()  # what the mutant cached goes with it, in its callers' caches too
     return Outcome(site, status, time.monotonic() - started, note)
 
 

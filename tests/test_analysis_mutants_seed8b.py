@@ -303,7 +303,7 @@ def test_the_fleet_report_counts_a_split_only_when_its_best_meets(
     found: list[tuple[bool, Any, bool]] = []
     plan = SimpleNamespace(winner="disaggregated", disaggregated=SimpleNamespace(gpus=4))
     monkeypatch.setattr(fleet, "split_plan_report", lambda dep, **k: plan)
-    monkeypatch.setattr(fleet, "offered_tokens_per_s", lambda w, i: 1.0)
+    monkeypatch.setattr(fleet, "offered_tokens_per_s", lambda w: 1.0)
     monkeypatch.setattr(fleet, "Spent", lambda *a: None)
     monkeypatch.setattr(fleet, "cheapest_reasons", lambda spent, p, f: found.append(f) or [])
     monkeypatch.setattr(fleet, "CheapestReport", lambda **k: SimpleNamespace(**k))

@@ -79,7 +79,7 @@ def test_a_split_is_capped_only_below_its_engines_default(
     monkeypatch.setattr(plan, "run_disagg", run_disagg)
     monkeypatch.setattr(plan, "SweepPoint", SimpleNamespace(of=lambda cap, result: None))
     monkeypatch.setattr(plan, "score", lambda point, goal, slo: 0.0)
-    inputs: Any = SimpleNamespace(max_model_len=4096, requests=[0, 0])
+    inputs: Any = SimpleNamespace(max_model_len=4096, requests=[0, 0], reference=[0, 0])
     spec: Any = SimpleNamespace(gpus=2)
     out = plan._evaluate(None, spec, inputs, None, None, None, {}, None)  # type: ignore[arg-type]
     assert seen == runs

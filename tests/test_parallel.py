@@ -3,6 +3,7 @@ enough work, and the same results as a serial run."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
 from concurrent.futures import Executor, wait
@@ -181,19 +182,29 @@ def test_a_heavy_step_hands_every_item_to_a_worker_when_enough_are_idle(
     assert os.getpid() not in pids
 
 
+# Released by the test, inherited by the pool's forked workers: a job that holds its worker
+# until then, however slow the machine (a 2 s sleep could end before the step on a loaded one,
+# and a wall-clock bound on the step failed there).
+_GATE = multiprocessing.get_context("fork").Event()
+
+
+def _held(timeout_s: float) -> bool:
+    return _GATE.wait(timeout_s)
+
+
 def test_a_step_runs_here_while_the_workers_are_busy_with_jobs_started_ahead(
     two_idle_cores: list[int],
 ) -> None:
-    # Both workers hold a 2 s job started ahead; the step does not queue behind them (where it
-    # could not be taken back) but runs in this process, at once.
+    # Both workers hold a job started ahead until the step is done; the step does not queue
+    # behind them (where it could not be taken back: it would wait out the jobs' 30 s and run
+    # in a worker) but runs in this process.
+    _GATE.clear()
     with parallel.run_pool(2):
-        later = parallel.ahead(_sleeps, [2.0, 2.0], 2)
-        start = time.monotonic()
+        later = parallel.ahead(_held, [30.0, 30.0], 2)
         pids = parallel.parallel_map(_pid, [0, 1, 2], 2, heavy=True)
-        took = time.monotonic() - start
-        assert [job.result() for job in later] == [2.0, 2.0]
+        _GATE.set()
+        assert [job.result() for job in later] == [True, True]  # released, not timed out
     assert pids == [os.getpid()] * 3
-    assert took < 1.5
 
 
 def test_a_heavy_step_with_one_idle_core_runs_serially(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -167,3 +167,60 @@ def test_the_recommended_cap_prints_its_own_saturation(cap: int, saturation: str
     line = recommendation_reasons_online(ev, {})[0]  # type: ignore[arg-type]
     assert line.startswith(f"sustains 1.74 requests/s (6,264 an hour) at max_num_seqs {cap} ")
     assert f"per replica; {saturation}; there TTFT p99 0.12 s ±7%" in line
+
+
+def test_a_tie_made_by_sampling_noise_says_so_with_its_gap() -> None:
+    # fuzz_random seed 17 (qwen3-8b on 4 x H100, multiturn-chat, 8 users): dp4 57.01, dp2-tp2
+    # 38.86 and dp2-pp2 25.27 requests/s, one line reading "ties with dp2-tp2 (38.86
+    # requests/s), dp2-pp2 (25.27 requests/s): within 10%". With relative 95 % half-widths of
+    # 0.30, 0.10 and 0.30: dp2-tp2 is 1 - 38.86 / 57.01 = 31.8 % below (within 0.30 + 0.10),
+    # dp2-pp2 1 - 25.27 / 57.01 = 55.7 % below (within 0.30 + 0.30 = 60 %): a tie by noise.
+    from capcliff.analysis.plan.ties import Option, decide, tie_reason
+
+    dp4 = Option("dp4", 57.01, 1, 1, 0.30, "57.01 requests/s")
+    tp = Option("dp2-tp2", 38.86, 2, 1, 0.10, "38.86 requests/s")
+    pp = Option("dp2-pp2", 25.27, 2, 2, 0.30, "25.27 requests/s")
+    chosen, tied, fastest = decide([dp4, tp, pp], 0.10)
+    assert (chosen, tied, fastest) == (dp4, [tp, pp], None)
+    line = tie_reason(chosen, tied, fastest, 0.10)
+    assert "within 10%" not in line
+    assert "up to 56% below dp4, past the model's 10% held-out throughput error" in line
+    assert "95 % half-widths summing to 60%" in line
+
+
+def test_a_tie_within_the_band_still_names_the_band() -> None:
+    # tp4-pp2 1.60 and dp2-tp4 1.53 requests/s: 1 - 1.53 / 1.60 = 4.4 %, within 10 %
+    from capcliff.analysis.plan.ties import Option, decide, tie_reason
+
+    pp = Option("tp4-pp2", 1.60, tp=4, pp=2, shown="1.60 requests/s")
+    dp = Option("dp2-tp4", 1.53, tp=4, pp=1, shown="1.53 requests/s")
+    line = tie_reason(*decide([pp, dp]))
+    assert line.startswith("ties with tp4-pp2 (1.60 requests/s): within 10% (the model's")
+
+
+def test_a_fleet_without_a_load_says_the_rate_its_cost_is_priced_on() -> None:
+    # fuzz_random seed 15 (qwen3-8b on 4 x B200, no load): the layouts table said 76.11
+    # requests/s and 61,044 tok/s, the fleet $24.12 an hour and $0.14 per million output
+    # tokens, where 24.12 / (61,044 x 3,600 / 1e6) = $0.11: the fleet is priced at the rate
+    # less the 20 % headroom, which nothing said. Here one H100 at $2.50 an hour, isl 1000 and
+    # osl 500 (98 %) or 2,000 (2 %): 530 output tokens a request (0.98 x 500 + 0.02 x 2,000).
+    import contextlib
+    import io
+
+    argv = ["plan", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "1", "--engine", "vllm"]
+    argv += ["--isl", "1000", "--osl", "histogram:500*98,2000*2", "--layout", "tp1"]
+    argv += ["--jobs", "1", "--num-requests", "40", "--price-gpu-hour", "2.5"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main([*argv, "--format", "json"]) == 0
+    report = json.loads(out.getvalue())
+    fleet = report["fleet"][0]
+    served = fleet["replicas"] * fleet["sustained_rps_per_replica"] * (1 - 0.2)
+    assert report["headroom"] == 0.2 and fleet["served_rps"] == pytest.approx(served, rel=1e-12)
+    per_million = fleet["usd_per_hour"] / (served * 530 * 3600) * 1e6
+    assert fleet["usd_per_million_output_tokens"] == pytest.approx(per_million, rel=1e-9)
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        assert main(argv) == 0
+    said = f"fleet: $ per million output tokens at h100-sxm {served:,.2f} requests/s (no load "
+    assert said + "given: the replicas' sustained rate less the 20% headroom)" in text.getvalue()

@@ -400,3 +400,28 @@ def redraw(choice: WorkloadChoice, seed: int) -> Callable[[int], tuple[tuple[str
         return tuple(plan_workloads(replace(choice, num_requests=n), seed)[1])
 
     return draw
+
+
+# set: the fixed sample the analytic figures of a generated workload come from (the p99 cliff,
+# the online cap grid, max_model_len): this many requests drawn with this seed, whatever the
+# run's own seed and size
+REFERENCE_SEED = 0
+REFERENCE_REQUESTS = 1000
+
+
+def reference_workloads(choice: WorkloadChoice) -> tuple[tuple[str, Requests], ...]:
+    """The workloads of `choice` as the fixed reference sample, as (label, requests): the
+    analytic p99 cliff is a property of the workload's lengths, so it comes from the same
+    REFERENCE_REQUESTS requests drawn with REFERENCE_SEED whichever command asks and whatever
+    its --seed and --num-requests (a 40-request batch's p99 is nearly its longest request). A
+    trace is its own reference (its rows, whatever the seed). The same sample as the online
+    search's (`OnlineWorkload.reference`): every request waiting, lengths alone drawn."""
+    if choice.trace_lines is not None:
+        return tuple(plan_workloads(choice, REFERENCE_SEED)[1])
+    if choice.preset_name not in SESSION_PRESETS:  # lengths only; sessions need their load
+        choice = replace(
+            choice, arrival=Arrival.BATCH, rate_per_s=None, clients=None, think_time_s=None
+        )
+    return tuple(
+        plan_workloads(replace(choice, num_requests=REFERENCE_REQUESTS), REFERENCE_SEED)[1]
+    )

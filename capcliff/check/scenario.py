@@ -22,7 +22,13 @@ from capcliff.analysis.evaluate.solver import Slo
 from capcliff.analysis.evaluate.steady_state import P99_REL_HALF_WIDTH
 from capcliff.analysis.plan.types import PlanReport, Recommendation
 from capcliff.analysis.sweep.report import PointResult, SeriesResult, SweepPlan, build_sweep_report
-from capcliff.analysis.workloads import WorkloadChoice, is_online, plan_workloads, redraw
+from capcliff.analysis.workloads import (
+    WorkloadChoice,
+    is_online,
+    plan_workloads,
+    redraw,
+    reference_workloads,
+)
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout, parse_layout
 from capcliff.check.report import Figures, significant
@@ -74,6 +80,11 @@ class Deployment:
         """The workload drawn again at n requests, labelled as `Simulations` labels it ("")."""
         draw = redraw(self.choice(concurrency), self.scenario.seed)
         return lambda n: (("", draw(n)[0][1]),)
+
+    def reference(self) -> Requests:
+        """The workload's fixed reference sample (`workloads.reference_workloads`): the
+        analytic p99 cliff comes from it, as in `sweep` and `plan`."""
+        return reference_workloads(self.choice(None))[0][1]
 
     def memory(self, layout: Layout, max_model_len: int) -> LayoutMemory:
         """The memory verdict of `layout` for requests up to `max_model_len` tokens, on the
@@ -254,11 +265,13 @@ class Simulations:
             return disagg_series(
                 self.dep.resolved, parse_disagg(self.dep.scenario.disagg), requests,
                 concurrencies, max_model_len=self.max_model_len, progress=self.dep.progress,
+                reference=self.dep.reference(),
             )[0]  # fmt: skip
         plan = SweepPlan(
             layouts=(self.layout,), workloads=(("", requests),), concurrencies=concurrencies,
             workload_label="", seed=self.dep.scenario.seed,
             redraw=None if grow_at is None else self.dep.redraw(grow_at),
+            references=(("", self.dep.reference()),),
         )  # fmt: skip
         return build_sweep_report(
             self.dep.resolved, plan, max_model_len=self.max_model_len, progress=self.dep.progress

@@ -203,6 +203,7 @@ def sweep(
         parse_concurrency,
         plan_workloads,
         redraw,
+        reference_workloads,
     )
     from capcliff.catalog.catalogs import get_hardware, get_model
     from capcliff.catalog.layout import parse_layout_list
@@ -236,7 +237,8 @@ def sweep(
         from capcliff.cli.disagg import sweep_disagg
 
         dep = sweep_disagg(dep, disagg, (layout, gpus, plot), workloads, concurrencies, label,
-                           Slo.of(slo_ttft, slo_tpot), seed, output.value)  # fmt: skip
+                           Slo.of(slo_ttft, slo_tpot), seed, output.value,
+                           reference_workloads(choice)[0][1])  # fmt: skip
         print_warnings([*dep.warnings, *repeats])
         return
     bound = choice.longest_request_bound
@@ -260,6 +262,7 @@ def sweep(
         seed=seed,
         slo=Slo.of(slo_ttft, slo_tpot),
         redraw=None if choice.trace_lines is not None else redraw(choice, seed),
+        references=reference_workloads(choice),
     )
     report = _run_sweep(dep, plan, length)
     # the deployment's warnings once the run has answered: bad input found on the way is one

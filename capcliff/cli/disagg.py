@@ -53,10 +53,11 @@ def plan_disagg(
 def sweep_disagg(
     dep: Deployment, text: str, aggregated: tuple[str | None, int | None, str | None],
     workloads: list[tuple[str, Requests]], concurrencies: tuple[int, ...], label: str,
-    slo: Slo | None, seed: int, output: str,
+    slo: Slo | None, seed: int, output: str, reference: Requests,
 ) -> Deployment:  # fmt: skip
     """`sweep --disagg SPEC`: table or JSON; `dep` with its calibration checked on each pool
-    (whose warnings the caller says)."""
+    (whose warnings the caller says). `reference`: the workload's fixed reference sample (the
+    analytic cliff's, `workloads.reference_workloads`)."""
     from capcliff.analysis.disagg.pools import check_pool_calibration, parse_disagg
     from capcliff.analysis.disagg.sweep import build_disagg_sweep
     from capcliff.cli.progress import progress_bar
@@ -73,7 +74,7 @@ def sweep_disagg(
     with progress_bar("simulating", len(concurrencies)) as tick:
         report = build_disagg_sweep(
             dep, spec, workloads[0][1], concurrencies, workload_label=label, seed=seed,
-            slo=slo, progress=tick,
+            slo=slo, progress=tick, reference=reference,
         )  # fmt: skip
     if output == "json":
         from capcliff.cli.render import report_json

@@ -159,8 +159,11 @@ def _pattern(arrival: str | None, rate: float | None, clients: int | None) -> st
 
 
 def _one_osl(osl: str | None) -> str | None:
-    """plan's --osl: one length or one distribution (sweep's takes a list)."""
-    if osl is not None and "," in osl:
+    """plan's --osl: one length or one distribution (sweep's takes a list; an inline histogram
+    is one distribution whose rows a comma separates)."""
+    from capcliff.sim.traffic.length_spec import is_length_spec
+
+    if osl is not None and "," in osl and not is_length_spec(osl):
         raise InputError(f"osl: plan takes one output length (sweep takes a list), got {osl!r}")
     return osl
 

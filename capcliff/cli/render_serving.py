@@ -63,6 +63,26 @@ def _fleet_cells(e: FleetEntry) -> list[str]:
     ]  # fmt: skip
 
 
+def fleet_basis(report: PlanReport) -> str | None:
+    """The requests/s each fleet line's $ per million output tokens is costed on, where the
+    user gave no rate: with no load the replicas run at their sustained rate less the headroom,
+    not at the sustained rate the layouts table shows (0.14 against 0.11 $/M read from it)."""
+    load = report.load
+    if not report.fleet or (load is not None and load.offered_rps is not None):
+        return None
+    rates = ", ".join(
+        f"{e.gpu} {e.served_rps:,.2f}" for e in report.fleet if e.served_rps is not None
+    )
+    if not rates:
+        return None
+    if load is not None and load.clients is not None:
+        why = f"the {load.clients:,} users' rate, at most what the replicas sustain"
+    else:
+        headroom = f"{report.headroom or 0:.0%}"
+        why = f"no load given: the replicas' sustained rate less the {headroom} headroom"
+    return f"fleet: $ per million output tokens at {rates} requests/s ({why})"
+
+
 def _error(fraction: float | None) -> str:
     """A held-out error as a rounded percentage ('-': no validation rows)."""
     return "-" if fraction is None else f"±{fraction * 100:.0f}%"
@@ -200,6 +220,8 @@ def online_view(report: PlanReport) -> RenderableType:
             _table("Fleet per GPU type, cheapest first", FLEET_HEADERS,
                    [_fleet_cells(e) for e in report.fleet], FLEET_DROPPABLE)
         )  # fmt: skip
+        if (basis := fleet_basis(report)) is not None:
+            parts.append(Text(basis))
     parts.append(Text("\n".join(online_lines(report)), style="bold"))
     for engine, command in report.engine_flags.items():
         parts.append(Text(f"{engine}: {command}"))
@@ -221,6 +243,8 @@ def online_markdown(report: PlanReport) -> str:
         out += _markdown_table(LAYOUT_HEADERS, [_layout_cells(r) for r in rows])
     if report.fleet:
         out += _markdown_table(FLEET_HEADERS, [_fleet_cells(e) for e in report.fleet])
+        if (basis := fleet_basis(report)) is not None:
+            out += [basis, ""]
     out += [*online_lines(report), ""]
     for engine, command in report.engine_flags.items():
         out += [f"{engine}:", "", "```bash", command, "```", ""]

@@ -12,12 +12,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.disagg.online import OnlineSample, aggregated_steady, serves
 from capcliff.analysis.disagg.report import DisaggregatedReport, SteadyFigures, steady_figures
+from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.replica_models import p99_analytic_cliff, replica_models
 from capcliff.analysis.evaluate.solver import Slo, config_at
 from capcliff.analysis.plan.batch import build_plan_report
@@ -138,7 +138,7 @@ def aggregated_online(
     result, state = aggregated_steady(
         lambda requests: simulate(requests, steps, capacity, config, dp=layout.dp),
         sample,
-        min(agg.concurrency, p99_analytic_cliff(inputs.requests, capacity, layout.dp)),
+        min(agg.concurrency, p99_analytic_cliff(inputs.reference, capacity, layout.dp)),
         behind_at=None if grow_behind else slo,
         paused=None if layout.dp > 1 else lambda r: PausedRun(r, steps, capacity, config),
     )
@@ -198,11 +198,13 @@ def winner_by_cost(
     return kind, f"{both}; {kind} serves a million output tokens for fewer dollars"
 
 
-def offered_tokens_per_s(workload: WorkloadChoice, inputs: PlanInputs) -> float | None:
-    """Output tokens/s an offered rate asks for (rate x mean output tokens); None in a batch."""
+def offered_tokens_per_s(workload: WorkloadChoice) -> float | None:
+    """Output tokens/s an offered rate asks for (rate x the workload's expected output tokens,
+    as `plan`'s fleet costs it: not the mean of the run's sample, which moved with --seed and
+    --num-requests); None in a batch."""
     if workload.arrival is Arrival.BATCH or workload.rate_per_s is None:
         return None
-    return workload.rate_per_s * float(np.mean(inputs.requests.output_tokens))
+    return workload.rate_per_s * OnlineWorkload.expected_output_tokens(workload)
 
 
 def aggregated_at(
@@ -216,7 +218,7 @@ def aggregated_at(
     inputs = resolve_inputs(dep, workload, seed=seed)
     report = build_plan_report(dep, gpus=gpus, workload=workload, objective=objective, slo=slo,
                                seed=seed, progress=progress)  # fmt: skip
-    offered = offered_tokens_per_s(workload, inputs)
+    offered = offered_tokens_per_s(workload)
     agg = aggregated_summary(report, price, offered, slo)
     sample = OnlineSample.of(workload, seed)
     if agg is None:

@@ -235,7 +235,7 @@ def _visit(ctx: _Context, level: list[Option], walk: _Walk, jobs: int) -> list[O
         chosen, ok = _grown_best(ctx, evaluated)
         best = chosen[0]
         walk.splits.append((evaluated, chosen, ok))
-        offered = offered_tokens_per_s(ctx.workload, ctx.inputs)
+        offered = offered_tokens_per_s(ctx.workload)
         rows.append(split_row(level, evaluated, best, ok, home, offered))
     return rows
 
@@ -345,7 +345,7 @@ def _report(
         )  # fmt: skip
     split_ok = split is not None and split[2]
     choice, gpus = _winner(plan, (split_ok, agg, agg_ok), stop)
-    offered = offered_tokens_per_s(workload, ctx.inputs) or 0.0
+    offered = offered_tokens_per_s(workload) or 0.0
     spent = Spent(options, tried, stop, workload.rate_per_s, offered, list(ctx.usd_per_gpu_hour),
                   walk.skipped)  # fmt: skip
     return CheapestReport(

@@ -145,7 +145,7 @@ def _evaluate(
 ) -> list[Evaluated]:  # fmt: skip
     pre, dec = pools_of(dep, spec, inputs.max_model_len)
     usd_per_hour = (pools_price((pre, dec), prices) or 0.0) * spec.gpus
-    cliff = p99_analytic_cliff(inputs.requests, dec.pool.capacity, dec.pool.replicas)
+    cliff = p99_analytic_cliff(inputs.reference, dec.pool.capacity, dec.pool.replicas)
     capped = max(cliff, dec.pool.replicas)
     default = dec.pool.config.max_num_seqs * dec.pool.replicas
     out: list[Evaluated] = []
@@ -289,7 +289,7 @@ def split_plan_report(
     price = price_of(dep.hardware, prices)
     sample = OnlineSample.of(workload, seed)
     (spec, pools, result, cap, _, state, _), why_split = chosen
-    offered = offered_tokens_per_s(workload, inputs)
+    offered = offered_tokens_per_s(workload)
     r = result.serving
     ok = (
         meets(float(r.ttft.p99), float(np.nan_to_num(r.tpot.p99)), slo)

@@ -60,8 +60,11 @@ def disagg_series(
     slo: Slo | None = None,
     label: str = "",
     progress: Callable[[], None] | None = None,
+    reference: Requests | None = None,
 ) -> tuple[SeriesResult, list[DisaggregatedReport]]:
-    """The series of `spec` over `concurrencies`, and each point's disaggregated report."""
+    """The series of `spec` over `concurrencies`, and each point's disaggregated report
+    (`reference`: the workload's fixed reference sample, `workloads.reference_workloads`, that
+    the analytic p99 cliff comes from; None: `requests` itself, a trace)."""
     check_adp_balance(dep, spec)
     check_sweep_size(((len(set(concurrencies)), "concurrencies"),), len(requests))
     pools = pools_of(dep, spec, max_model_len)
@@ -98,7 +101,9 @@ def disagg_series(
         # arrivals over time: each point's steady state too, as an aggregated sweep reports it
         points=[point_result(p, online=bool((requests.arrival_s > 0).any())) for p in ordered],
         cliff=CliffResult(
-            analytic_concurrency=p99_analytic_cliff(requests, dec.capacity, dec.replicas),
+            analytic_concurrency=p99_analytic_cliff(
+                requests if reference is None else reference, dec.capacity, dec.replicas
+            ),
             simulated_concurrency=None if first is None else first.concurrency,
         ),
         sweet_spot=sweet,
@@ -117,12 +122,13 @@ def build_disagg_sweep(
     seed: int,
     slo: Slo | None,
     progress: Callable[[], None] | None = None,
+    reference: Requests | None = None,
 ) -> DisaggSweepReport:
-    """Simulate `spec` at each concurrency."""
+    """Simulate `spec` at each concurrency (`reference`: as `disagg_series`)."""
     length = dep.context_length(requests)
     series, reports = disagg_series(
         dep, spec, requests, concurrencies, max_model_len=length, slo=slo,
-        label=workload_label, progress=progress,
+        label=workload_label, progress=progress, reference=reference,
     )  # fmt: skip
     at = [p.concurrency for p in series.points].index(series.sweet_spot.concurrency)
     return DisaggSweepReport(

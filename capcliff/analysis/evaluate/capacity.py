@@ -68,6 +68,7 @@ from capcliff.analysis.evaluate.steady_state import (
     timed,
 )
 from capcliff.analysis.evaluate.unhit_runs import steps_run
+from capcliff.analysis.workloads import REFERENCE_REQUESTS
 from capcliff.errors import InputError
 from capcliff.perf.step_time import StepTimeModel
 from capcliff.sim.config import KVCapacity, SimConfig
@@ -77,7 +78,6 @@ from capcliff.sim.simulate import Checkpoint, PausedRun, simulate
 from capcliff.sim.traffic.workload import Requests
 from capcliff.sim.traffic.workload_rules import MAX_REQUESTS
 
-REFERENCE_REQUESTS = 1000  # the fixed sample that sets the cap grid
 CAP_FACTORS = (0.5, 0.71, 1.0, 1.41, 2.0)  # x the steady-state cliff (half-octave steps)
 THRASH_PREEMPTIONS = 0.5  # preemptions per request past which a cap is not simulated further
 FALL_STOP = 0.9  # stop climbing once throughput falls below 90 % of the best

@@ -31,7 +31,12 @@ from capcliff.analysis.evaluate.session_load import (
     requests_per_session,
     session_stream,
 )
-from capcliff.analysis.workloads import WorkloadChoice, output_lengths, plan_workloads
+from capcliff.analysis.workloads import (
+    REFERENCE_SEED,
+    WorkloadChoice,
+    output_lengths,
+    plan_workloads,
+)
 from capcliff.errors import InputError
 from capcliff.sim.traffic.length_mean import expected_length
 from capcliff.sim.traffic.sessions import SessionStream, describe_sessions, is_session_trace
@@ -43,8 +48,6 @@ SEED_SEED_OFFSET = 2_000_003  # the stationary running set's stream (`saturation
 # set: a session saturation sample is run by 1.25 x cap users (`saturation_sample`)
 SESSION_USERS_PER_CAP = 1.25
 SESSION_DOUBLINGS = 1  # set: see `max_doublings`
-# set: the seed of the reference sample (`reference`), whatever the run's seed
-REFERENCE_SEED = 0
 
 
 class LoadKind(StrEnum):
@@ -199,6 +202,12 @@ class OnlineWorkload:
             return expected_length(lengths.dist, max_tokens=lengths.max_tokens)
         osl = self.choice.osl[0]
         return expected_length(ranged_length(osl, self.choice.random_range_ratio), max_tokens=osl)
+
+    @staticmethod
+    def expected_output_tokens(choice: WorkloadChoice) -> float:
+        """`mean_output_tokens` of `choice` (the closed form; a trace's or the sessions'
+        reference sample), whatever a run's seed and number of requests."""
+        return OnlineWorkload(choice, REFERENCE_SEED).mean_output_tokens()
 
     def stationary_start(self) -> bool:
         """Whether saturation samples start from the stationary running set: not for sessions

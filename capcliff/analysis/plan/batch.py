@@ -91,6 +91,7 @@ class _Sim:
     config: SimConfig
     objective: Objective
     slo: Slo | None
+    reference: Requests  # the fixed sample the analytic cliff comes from (`PlanInputs`)
     progress: Callable[[], None] | None = None  # called once per simulated point
 
 
@@ -120,7 +121,7 @@ def _evaluate(
     key = (capacity, steps, layout.dp)
     if key in memo:
         return replace(memo[key], memory=memory)
-    analytic = p99_analytic_cliff(sim.requests, capacity, layout.dp)
+    analytic = p99_analytic_cliff(sim.reference, capacity, layout.dp)
     grid = concurrency_grid(analytic, len(sim.requests.input_tokens), layout.dp, COARSE_FACTORS)
     points = sweep(
         sim.requests, steps, capacity, sim.config, grid, dp=layout.dp, on_point=sim.progress
@@ -265,7 +266,7 @@ def build_plan_report(
     simulated point; `layouts`: these only, each refined, instead of every layout)."""
     goal = Objective(objective)
     inputs = resolve_inputs(dep, workload, seed=seed)
-    sim = _Sim(inputs.requests, inputs.config, goal, slo, progress)
+    sim = _Sim(inputs.requests, inputs.config, goal, slo, inputs.reference, progress)
     memories = [
         dep.memory(lay, inputs.max_model_len)
         for lay in (layouts or enumerate_layouts(gpus, arch=dep.model.arch))

@@ -236,6 +236,7 @@ def fleet_entry(
         tpot_p99_s=None if checked is None else checked.state.tpot_p99_s,
         meets_slo=None if checked is None else checked.meets,
         throughput_error=throughput_error,
+        served_rps=served_rps,
     )
 
 

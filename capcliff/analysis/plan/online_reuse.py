@@ -20,12 +20,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from capcliff.analysis.deployment import Deployment
-from capcliff.analysis.evaluate.capacity import REFERENCE_REQUESTS
 from capcliff.analysis.evaluate.layout_capacity import LayoutEval
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.session_load import SessionCapacity, requests_per_session
 from capcliff.analysis.plan.reuse_advice import ReuseAdvice, reuse_advice
 from capcliff.analysis.plan.runs import SimRuns
+from capcliff.analysis.workloads import REFERENCE_REQUESTS
 from capcliff.sim.traffic.workload import Requests
 
 REUSE_REQUESTS = 2000  # set: requests per reuse-advice run (the whole layout)

@@ -140,6 +140,10 @@ class FleetEntry(_Result):
     # the held-out median |error| of throughput for the engine on this GPU type (a fraction,
     # perf/error_band.py): what its $/M output tokens may be off by; None: no validation rows
     throughput_error: float | None = None
+    # requests/s its $ per million output tokens is costed on: the offered rate; with users,
+    # theirs (at most what the replicas sustain); with no load, the replicas' sustained rate
+    # less the headroom (None: not given, an older report)
+    served_rps: float | None = None
 
 
 class Recommendation(_Result):

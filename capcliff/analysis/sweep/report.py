@@ -208,6 +208,9 @@ class SweepPlan:
     # online: the workloads drawn again at n requests (the stopping rule, `sweep_steady`); None:
     # a fixed sample (a trace, or a batch)
     redraw: Callable[[int], tuple[tuple[str, Requests], ...]] | None = None
+    # the fixed reference sample of each workload, by label (`workloads.reference_workloads`):
+    # the analytic p99 cliff comes from it; a label not here (a trace) is its own reference
+    references: tuple[tuple[str, Requests], ...] = ()
 
 
 def _finite(value: float) -> float:
@@ -297,7 +300,7 @@ def _series(
     points = _grown(points, requests, label, plan, (steps, capacity, config, layout.dp))
     online, users = is_online(requests), requests.closed_loop
     results = [point_result(p, online=online, users=users) for p in points]
-    analytic = p99_analytic_cliff(requests, capacity, layout.dp)
+    analytic = p99_analytic_cliff(dict(plan.references).get(label, requests), capacity, layout.dp)
     first = simulated_cliff(points)
     sweet = sweet_spot_result(
         points, plan.slo, online=is_online(requests), open_loop=not requests.closed_loop
