@@ -21,6 +21,7 @@ decode steps sum in closed form (`DecodeLine`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -448,16 +449,24 @@ class StepTimeModel:
         to the busiest one's tokens (micro-batches as that rank's); at least `eager_floor_s`
         when fewer loads than `ranks` (an idle rank) or a load prefills (tokens > sequences)."""
         busiest = max(loads, key=lambda load: load[0], default=(0, 0, 0, 0))
-        shared = self.shared_step_s(busiest[0], busiest[1])
+        key = (busiest[0], busiest[1])
+        shared = self._shared_steps.get(key)
+        if shared is None:
+            shared = self._shared_steps[key] = self.shared_step_s(*key)
         if self.overlap_schedule and self.host_applies and loads:
             # each rank's scheduler works while the whole lockstep step runs, MoE layers too
-            gpu = max(self._local_gpu.step_time_s(*load) for load in loads) - self.host_fixed_s
+            gpu = _largest(self._local_gpu.step_time_s, loads) - self.host_fixed_s
             host = max(self._host_s(load[1]) for load in loads)
             step = step_with_host_s(gpu + shared, host, overlapped=True)
         else:
-            step = max((self.local.step_time_s(*load) for load in loads), default=0.0) + shared
+            step = (_largest(self.local.step_time_s, loads) if loads else 0.0) + shared
         eager = len(loads) < ranks or any(load[0] > load[1] for load in loads)
         return max(step, self.eager_floor_s) if eager and loads else step
+
+    @cached_property
+    def _shared_steps(self) -> dict[tuple[int, int], float]:
+        """`shared_step_s` by (busiest tokens, sequences), filled as lockstep steps ask."""
+        return {}
 
     def shared_step_s(self, busiest_tokens: float, seqs: float) -> float:
         """Seconds of a step's shared MoE layers when the busiest rank runs `busiest_tokens`
@@ -801,3 +810,16 @@ def step_time_model(
         expert_flops_per_token=0.0,
         eager_floor_s=0.0 if efficiency is not None else eager,
     )  # fmt: skip
+
+
+def _largest(
+    step_time_s: Callable[[int, int, int, int], float], loads: list[tuple[int, int, int, int]]
+) -> float:
+    """max(step_time_s(*load) for load in loads) over non-empty `loads` (the first of equal
+    ones, as `max` keeps it), without a generator per step."""
+    top = step_time_s(*loads[0])
+    for load in loads[1:]:
+        seconds = step_time_s(*load)
+        if seconds > top:
+            top = seconds
+    return top

@@ -186,6 +186,11 @@ def fold_landing(sim: ReplicaSim) -> bool:
     return isinstance(sim, LandedReplicaSim) and sim.fold_single_landing()
 
 
+def folds_landings(sim: ReplicaSim) -> bool:
+    """For `LockstepSim`: whether `sim` may fold landings (`first_tokens_at` then has work)."""
+    return isinstance(sim, LandedReplicaSim)
+
+
 def first_tokens_at(sim: ReplicaSim, end_s: float) -> None:
     """For `LockstepSim`: the first step of the run `sim` just settled ended at `end_s`: the
     first token of the landing folded into it."""

@@ -31,9 +31,8 @@ from capcliff.sim.loop.fast_forward import (
     advance_decode,
     decided_steps,
     plain_decode_run,
-    waits_for_arrival,
 )
-from capcliff.sim.loop.landed import first_tokens_at, fold_landing
+from capcliff.sim.loop.landed import first_tokens_at, fold_landing, folds_landings
 from capcliff.sim.loop.replica import ReplicaSim
 from capcliff.sim.loop.timeline import ReplicaResult
 
@@ -45,15 +44,16 @@ class LockstepLine:
     """Time axis of a run of lockstep decode steps: step j takes max over ranks of
     max(mem0 + mem1 j, cmp0 + cmp1 j) + fixed, plus `shared_s`."""
 
-    def __init__(self, lines: list[DecodeLine], shared_s: float, floor_s: float = 0.0) -> None:
-        self.pieces = [(ln.mem0 + ln.fixed_s, ln.mem1) for ln in lines] + [
-            (ln.cmp0 + ln.fixed_s, ln.cmp1) for ln in lines
-        ]
-        if floor_s > 0:  # a flat piece: no step shorter than floor_s (StepTimeModel.eager_floor_s)
-            self.pieces.append((floor_s - shared_s, 0.0))
-        # a rank's host time under an overlap scheduler (DecodeLine.floor_s): a flat piece too
-        # (it overlaps the shared MoE layers as well)
-        self.pieces += [(ln.floor_s + ln.fixed_s - shared_s, 0.0) for ln in lines if ln.floor_s > 0]
+    def __init__(
+        self,
+        lines: list[DecodeLine],
+        shared_s: float,
+        floor_s: float = 0.0,
+        pieces: list[tuple[float, float]] | None = None,
+    ) -> None:
+        """The clock of `lines` (one per rank), or of `pieces` as `line_pieces` makes them from
+        such lines (then `lines` is not read)."""
+        self.pieces = line_pieces(lines, shared_s, floor_s) if pieces is None else pieces
         self.shared_s = shared_s
         self.hull = self._upper_envelope()
 
@@ -97,6 +97,9 @@ class LockstepLine:
         """Seconds of steps 0 .. k-1: each envelope piece summed in closed form
         (`decode_line.series`' arithmetic, inline)."""
         total, hull = 0.0, self.hull
+        if len(hull) == 1 and k > 0:  # one piece from step 0 (most runs): the loop's one term
+            _, a, b = hull[0]
+            return total + (k * a + b * (k * (k - 1)) / 2) + k * self.shared_s
         for n, (j, a, b) in enumerate(hull):
             if j >= k:
                 break
@@ -111,10 +114,34 @@ class LockstepLine:
         if self.total_s(k_max) < duration_s:
             return k_max
         lo, hi = 1, k_max
+        if len(self.hull) == 1:  # total_s's one-piece sum, inline (the same probes, the same sums)
+            _, a, b = self.hull[0]
+            shared = self.shared_s
+            while lo < hi:
+                m = (lo + hi) // 2
+                at_m = 0.0 + (m * a + b * (m * (m - 1)) / 2) + m * shared
+                lo, hi = (lo, m) if at_m >= duration_s else (m + 1, hi)
+            return lo
         while lo < hi:
             mid = (lo + hi) // 2
             lo, hi = (lo, mid) if self.total_s(mid) >= duration_s else (mid + 1, hi)
         return lo
+
+
+def line_pieces(
+    lines: list[DecodeLine], shared_s: float, floor_s: float = 0.0
+) -> list[tuple[float, float]]:
+    """`LockstepLine`'s lines (intercept, slope), in the order its envelope reads them: every
+    rank's memory line, every rank's compute line, the eager floor, the ranks' host floors."""
+    pieces = [(ln.mem0 + ln.fixed_s, ln.mem1) for ln in lines] + [
+        (ln.cmp0 + ln.fixed_s, ln.cmp1) for ln in lines
+    ]
+    if floor_s > 0:  # a flat piece: no step shorter than floor_s (StepTimeModel.eager_floor_s)
+        pieces.append((floor_s - shared_s, 0.0))
+    # a rank's host time under an overlap scheduler (DecodeLine.floor_s): a flat piece too
+    # (it overlaps the shared MoE layers as well)
+    pieces += [(ln.floor_s + ln.fixed_s - shared_s, 0.0) for ln in lines if ln.floor_s > 0]
+    return pieces
 
 
 @dataclass(frozen=True)
@@ -143,12 +170,14 @@ class PendingRun:
     steps: int = 0  # steps pending
     whole_s: float = 0.0  # total_s(steps)
     whole_shared: float = 0.0  # expert bytes of total_bytes(steps)
+    before_last_s: float = 0.0  # whole_s before the last segment came: its earlier ones' sum
 
     def add(self, k: int, clock: LockstepLine | FixedStep, shared: float, seconds: float) -> None:
         """k more steps on `clock` (`seconds` = clock.total_s(k)), reading `shared` expert bytes
         each."""
         self.segments.append((k, clock, shared))
         self.steps += k
+        self.before_last_s = self.whole_s
         self.whole_s += seconds
         self.whole_shared += shared * k
 
@@ -156,6 +185,10 @@ class PendingRun:
         """Seconds of the first k pending steps (on each segment's shared clock)."""
         if k == self.steps:
             return self.whole_s
+        if k == self.steps - 1:  # all but the last step (an overlap scheduler's last start)
+            last, clock, _ = self.segments[-1]  # the loop below: the earlier segments whole,
+            # summed in the same order as `before_last_s`, then this one's first last - 1
+            return self.before_last_s + clock.total_s(last - 1) if last > 1 else self.before_last_s
         total = 0.0
         for steps, clock, _ in self.segments:
             total += clock.total_s(min(k, steps))
@@ -206,26 +239,28 @@ class LockstepSim:
         self.holding = False  # the context requests wait in the step about to run (the gate's)
         self.pending: dict[int, PendingRun] = {}
         self.run_end: dict[int, tuple[int, bool]] = {}  # rank -> (step its run ends, blocked)
+        # the busy ranks' `_run_end`s as the latest `_fast_forward` found them (an exact step
+        # follows one that found a None, with nothing changed in between)
+        self.ends: list[tuple[int, bool] | None] = []
+        # tables of pure functions of the model, by their arguments: `model.local`'s decode
+        # terms (with its KV bytes per token) by sequences, and the shared MoE layers' seconds
+        # and expert bytes by the busiest rank's (tokens, sequences)
+        self.terms: dict[int, tuple[float, ...]] = {}
+        self.shared: dict[tuple[int, int], tuple[float, float]] = {}
+        self.landed = any(folds_landings(r) for r in ranks)  # first tokens from the clock
 
     def run(self) -> list[ReplicaResult]:
         """Simulate until every rank's requests have finished."""
         ranks, max_steps = self.ranks, self.ranks[0].config.max_steps if self.ranks else 0
         _check_requests(ranks)
-        while any(r.done < len(r.prompt) for r in ranks):
-            seen = self.last_start_s if self.overlap else self.now_s
-            for i, r in enumerate(ranks):
-                if r.arrivals and r.arrivals[0][0] <= seen + ARRIVAL_TIE_S:
-                    self._settle(i)
-                    r.now_s = self.now_s  # a rank settled inside an exact step kept its start
-                    r.last_start_s = self.last_start_s
-                    r.take_arrivals()
-                    self.run_end.pop(i, None)
-                if i not in self.pending:
-                    r.now_s = self.now_s
-            busy = [i for i, r in enumerate(ranks) if r.running or r.waiting]
-            for r in ranks:
-                if not (r.running or r.waiting) and r.rule.ratio:  # SGLang resets it when idle
-                    r.ratio_base, r.ratio_steps = r.rule.ratio.init, 0
+        sizes = [len(r.prompt) for r in ranks]
+        first_open = 0  # every rank before it has finished (`done` never falls)
+        while True:
+            while first_open < len(ranks) and ranks[first_open].done >= sizes[first_open]:
+                first_open += 1
+            if first_open == len(ranks):
+                break
+            busy = self._take_arrivals()
             if not busy:
                 self._wait_for_arrival()
             else:
@@ -235,13 +270,34 @@ class LockstepSim:
                 raise step_limit_error(max_steps, sum(len(r.prompt) for r in ranks))
         return [r.result() for r in ranks]
 
+    def _take_arrivals(self) -> list[int]:
+        """Every rank takes what has arrived by the step about to be decided (its pending run
+        settled first) and joins the clock; the busy ranks (running or waiting)."""
+        seen = self.last_start_s if self.overlap else self.now_s
+        due_s, now, pending = seen + ARRIVAL_TIE_S, self.now_s, self.pending
+        busy: list[int] = []
+        for i, r in enumerate(self.ranks):
+            if r.arrivals and r.arrivals[0][0] <= due_s:
+                self._settle(i)
+                r.now_s = now  # a rank settled inside an exact step kept its start
+                r.last_start_s = self.last_start_s
+                r.take_arrivals()
+                self.run_end.pop(i, None)
+            if i not in pending:
+                r.now_s = now
+            if r.running or r.waiting:
+                busy.append(i)
+            elif r.rule.ratio:  # SGLang resets it when idle
+                r.ratio_base, r.ratio_steps = r.rule.ratio.init, 0
+        return busy
+
     def _step(self, busy: list[int]) -> None:
         """The busy ranks' next run of decode steps, or one step exactly; under the balance gate,
         no more steps than its verdict stands for."""
         cap = UNBOUNDED if self.gate is None else self._balance()
         steps = self._fast_forward(busy, cap)
         if not steps:
-            self._exact_step(busy)
+            self._exact_step(busy, self.ends)
             steps = 1
         if self.gate is not None:
             self.gate.advance(steps)
@@ -270,7 +326,8 @@ class LockstepSim:
         r = self.ranks[i]
         r.now_s = pending.start_s
         advance_decode(r, pending.steps, pending, pending.blocked)
-        first_tokens_at(r, pending.start_s + pending.total_s(1))  # a folded landing's (landed)
+        if self.landed:  # a folded landing's first token: the end of the run's first step
+            first_tokens_at(r, pending.start_s + pending.total_s(1))
         r.now_s = self.now_s
 
     def _wait_for_arrival(self) -> None:
@@ -279,31 +336,60 @@ class LockstepSim:
             raise RuntimeError("ranks idle with requests unfinished and none to arrive")
         self.now_s = self.last_start_s = max(self.now_s, min(nxt))
 
-    def _exact_step(self, busy: list[int]) -> None:
+    def _terms(self, seqs: int) -> tuple[float, ...]:
+        """`model.local.decode_terms(seqs)` and its KV bytes per token (`thrash.line_terms_of`'s
+        layout): `decode_line(seqs, c)` is DecodeLine(t0 + t1 c, t2, t3 + t4 c, t5, t6,
+        t7 + t10 c, t8, t9), the same floats."""
+        terms = self.terms.get(seqs)
+        if terms is None:
+            local = self.model.local
+            terms = (*local.decode_terms(seqs), local.context_bytes_per_token)
+            self.terms[seqs] = terms
+        return terms
+
+    def _shared(self, tokens: int, seqs: int) -> tuple[float, float]:
+        """(`model.shared_step_s`, `model.moe_hbm_bytes`) of a busiest rank's `tokens` of
+        `seqs` sequences."""
+        both = self.shared.get((tokens, seqs))
+        if both is None:
+            model = self.model
+            both = (model.shared_step_s(tokens, seqs), model.moe_hbm_bytes(tokens, seqs))
+            self.shared[tokens, seqs] = both
+        return both
+
+    def _exact_step(self, busy: list[int], ends: list[tuple[int, bool] | None]) -> None:
         """One step of every busy rank, priced together. Ranks whose step is a plain decode step
-        add it to their pending run; the others decide theirs exactly."""
-        ends = {i: self._run_end(i) for i in busy}
-        exact = [i for i in busy if ends[i] is None]
+        add it to their pending run; the others decide theirs exactly. `ends`: the busy ranks'
+        `_run_end`s."""
+        exact = [i for i, end in zip(busy, ends, strict=True) if end is None]
         for i in exact:
             self._settle(i)
         ranks = [self.ranks[i] for i in exact]
         planned = [r.begin_step() for r in ranks]
         loads = [p.load for p in planned]
-        decoding: dict[int, DecodeLine] = {}
-        for i in busy:
-            if ends[i] is not None:
-                co, n = self.ranks[i].cohort, self.ranks[i].cohort.count
-                ctx = co.context_sum(self._step_of(i)) + n
+        decoding: list[int] = []
+        at: list[int] = []
+        runs: list[tuple[int, bool]] = []
+        contexts: list[int] = []
+        for i, end in zip(busy, ends, strict=True):
+            if end is not None:
+                step = self._step_of(i)
+                n = self.ranks[i].cohort.count
+                ctx = self.ranks[i].cohort.context_sum(step) + n
                 loads.append((n, n, ctx, ctx))
-                decoding[i] = self.model.local.decode_line(n, ctx)
+                decoding.append(i)
+                at.append(step)
+                runs.append(end)
+                contexts.append(ctx)
         compute_s = self.model.lockstep_step_time_s(loads, ranks=self.group)
         swap_s = max((p.swap_s for p in planned), default=0.0)
         busiest = max(loads, key=lambda load: load[0])
-        shared = self.model.moe_hbm_bytes(busiest[0], busiest[1])
+        shared = self._shared(busiest[0], busiest[1])[1]
         for r, p in zip(ranks, planned, strict=True):
             # every rank also waits for the slowest swap: one duration for all
             r.finish_step(p, compute_s + (swap_s - p.swap_s), shared)
-        self._pend(decoding, ends, 1, FixedStep(compute_s + swap_s), shared, compute_s + swap_s)
+        step_s = compute_s + swap_s
+        self._pend(decoding, at, runs, contexts, 1, FixedStep(step_s), shared, step_s)
         self.last_start_s = self.now_s
         self.now_s += compute_s + swap_s
 
@@ -314,23 +400,34 @@ class LockstepSim:
 
     def _pend(
         self,
-        lines: dict[int, DecodeLine],
-        ends: dict[int, tuple[int, bool] | None],
+        busy: list[int],
+        at: list[int],
+        ends: list[tuple[int, bool]],
+        contexts: list[int],
         k: int,
         clock: LockstepLine | FixedStep,
         shared: float,
         seconds: float,
     ) -> None:
         """Add k decode steps on `clock` (`seconds` = clock.total_s(k)) to the pending runs of
-        the ranks in `lines`; a rank whose run ends there is brought up to date."""
-        for i, line in lines.items():
-            end = ends[i]
-            assert end is not None
-            step = self._step_of(i)
-            run = self.pending.get(i)
-            if run is None:
-                run = self.pending[i] = PendingRun(self.now_s, line, end[1], [])
-            run.add(k, clock, shared, seconds)
+        the ranks `busy` (at steps `at`, whose runs end as `ends` says, with summed contexts
+        `contexts` there); a rank whose run ends there is brought up to date."""
+        pending, now = self.pending, self.now_s
+        for i, step, end, ctx in zip(busy, at, ends, contexts, strict=True):
+            run = pending.get(i)
+            if run is None:  # its own line from here: `model.local.decode_line(n, ctx)`
+                t = self._terms(self.ranks[i].cohort.count)
+                own = DecodeLine(
+                    t[0] + t[1] * ctx, t[2], t[3] + t[4] * ctx, t[5], t[6], t[7] + t[10] * ctx,
+                    t[8], t[9],
+                )  # fmt: skip
+                run = pending[i] = PendingRun(now, own, end[1], [])
+            # PendingRun.add, inline
+            run.segments.append((k, clock, shared))
+            run.steps += k
+            run.before_last_s = run.whole_s
+            run.whole_s += seconds
+            run.whole_shared += shared * k
             if step + k == end[0]:  # its event: bring it up to date
                 self._settle(i)
                 self.run_end.pop(i)
@@ -349,45 +446,74 @@ class LockstepSim:
             cached = self.run_end[i] = (r.step + run[0], run[1])
         return cached
 
+    def _first_due(self) -> float:
+        """The earliest arrival that ends a run of decode steps (inf if none): a rank's next
+        one where it `waits_for_arrival`, or an idle rank's; under the balance gate every
+        arrival (it may change the gate's verdict)."""
+        gated, first = self.gate is not None, math.inf
+        for r in self.ranks:
+            if r.arrivals and (gated or not r.waiting or r.rule.event_triggered):
+                first = min(first, r.arrivals[0][0])
+        return first
+
     def _fast_forward(self, busy: list[int], cap: int = UNBOUNDED) -> int:
         """Jump every rank over the common run of identical decode steps, at most `cap` of them;
         the steps jumped, 0 if some busy rank's next step is not a decode step (then all run one
         step together)."""
-        ends = {i: self._run_end(i) for i in busy}
-        if any(end is None for end in ends.values()):
+        run_end = self.run_end
+        ends = self.ends = [run_end.get(i) or self._run_end(i) for i in busy]
+        if None in ends:
             return 0
-        local = self.model.local
-        at = {i: self._step_of(i) for i in busy}
-        counts = [self.ranks[i].cohort.count for i in busy]
-        lines = {
-            i: local.decode_line(n, self.ranks[i].cohort.context_sum(at[i]) + n)
-            for i, n in zip(busy, counts, strict=True)
-        }
-        busiest = max(counts)
+        ranks, pending = self.ranks, self.pending
+        # every rank's decode line from its step now, as `model.local.decode_line(n, ctx)`
+        # makes it, read straight into the clock's pieces (`line_pieces`' order)
+        mem: list[tuple[float, float]] = []
+        cmp: list[tuple[float, float]] = []
+        hosts: list[float] = []
+        at: list[int] = []
+        runs: list[tuple[int, bool]] = []
+        contexts: list[int] = []
+        busiest, limit = 0, cap
+        for i, end in zip(busy, ends, strict=True):
+            assert end is not None
+            r = ranks[i]
+            run = pending.get(i)
+            step = r.step + (run.steps if run is not None else 0)
+            co = r.cohort
+            n = co.count
+            ctx = co.context_sum(step) + n
+            t = self.terms.get(n) or self._terms(n)
+            fixed = t[6]
+            mem.append((t[0] + t[1] * ctx + fixed, t[2]))
+            cmp.append((t[3] + t[4] * ctx + fixed, t[5]))
+            if t[9] > 0:
+                hosts.append(t[9] + fixed)
+            at.append(step)
+            runs.append(end)
+            contexts.append(ctx)
+            busiest = max(busiest, n)
+            limit = min(limit, end[0] - step)
         floor = self.model.eager_floor_s if len(busy) < self.group else 0.0
-        shared_s = self.model.shared_step_s(busiest, busiest)
-        clock = LockstepLine(list(lines.values()), shared_s, floor)
-        limit = min(cap, *(end[0] - at[i] for i, end in ends.items() if end is not None))
+        shared_s, shared = self.shared.get((busiest, busiest)) or self._shared(busiest, busiest)
+        pieces = mem + cmp
+        if floor > 0:
+            pieces.append((floor - shared_s, 0.0))
+        pieces += [(host - shared_s, 0.0) for host in hosts]
+        clock = LockstepLine([], shared_s, pieces=pieces)
         # the run ends before the first arrival that could be taken: steps_before is monotone in
-        # the duration, so the earliest such arrival bounds it (one search, not one per rank);
-        # under the balance gate every arrival may change its verdict
-        due = [
-            r.arrivals[0][0]
-            for r in self.ranks
-            if r.arrivals
-            and (self.gate is not None or not (r.running or r.waiting) or waits_for_arrival(r))
-        ]
-        if due:
-            due_s = min(due) - self.now_s - ARRIVAL_TIE_S
+        # the duration, so the earliest such arrival bounds it (one search, not one per rank)
+        first = self._first_due()
+        if first < math.inf:
+            due_s = first - self.now_s - ARRIVAL_TIE_S
             limit = decided_steps(
                 self.overlap, due_s, limit, lambda n: clock.steps_before(due_s, n)
             )
         seconds = clock.total_s(limit)
-        self._pend(lines, ends, limit, clock, self.model.moe_hbm_bytes(busiest, busiest), seconds)
+        self._pend(busy, at, runs, contexts, limit, clock, shared, seconds)
         if self.overlap:  # the start of the run's last step
             self.last_start_s = self.now_s + clock.total_s(limit - 1) if limit > 1 else self.now_s
         self.now_s += seconds
         for i in busy:
-            if i not in self.pending:
-                self.ranks[i].now_s = self.now_s
+            if i not in pending:
+                ranks[i].now_s = self.now_s
         return limit
