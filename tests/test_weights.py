@@ -346,3 +346,20 @@ def test_closed_form_dense_split_saving_equals_the_layer_by_layer_sum(model_id: 
                     saved += held * scheme.bytes_per_element(group)
             found = dense_split_saving_bytes(arch, layout, scheme, stage)
             assert found == math.floor(saved), (name, stage)
+
+
+def test_gpt_oss_20b_as_shipped_to_the_byte() -> None:
+    # By hand from the card (hidden 2,880, 24 layers, 32 experts of width 2,880, 64 query and 8
+    # KV heads of 64, vocabulary 201,088, untied head):
+    # - experts: 24 x 32 x 3 x 2,880^2 = 19,110,297,600 elements in MXFP4, 4 bits plus one 8-bit
+    #   scale per 32: 19,110,297,600 x 4.25 / 8 = 10,152,345,600 B;
+    # - in bf16: attention 24 x (2,880 x 64 x 64 + 2 x 2,880 x 8 x 64 + 64 x 64 x 2,880)
+    #   = 24 x 26,542,080; its biases (4,096 + 2 x 512 + 2,880) and sinks (64): 24 x 8,064;
+    #   router 24 x (2,880 x 32 + 32) = 24 x 92,192; expert biases 24 x 32 x (2 x 2,880 + 2,880)
+    #   = 24 x 32 x 8,640; norms (2 per layer + the final) 49 x 2,880 = 141,120; embedding and head
+    #   2 x 201,088 x 2,880 = 2 x 579,133,440: 1,804,459,584 elements, 3,608,919,168 B.
+    arch = arch_of("gpt-oss-20b")
+    experts = 24 * 32 * 3 * 2880**2 * 17 // 32  # 4.25 bits = 17/32 B per element
+    bf16 = 24 * (26_542_080 + 8_064 + 92_192 + 32 * 8_640) + 141_120 + 2 * 579_133_440
+    assert experts == 10_152_345_600 and 2 * bf16 == 3_608_919_168
+    assert total_weight_bytes(arch, WeightScheme.as_shipped(arch)) == experts + 2 * bf16
