@@ -396,6 +396,7 @@ def resolve(
         block_size=settings.block_size,
         kv_cache_memory_bytes=settings.kv_cache_memory,
         enforce_eager=settings.enforce_eager,
+        flashinfer_sampler=settings.flashinfer_sampler,
         mem_fraction_static=settings.mem_fraction_static,
         free_gpu_memory_fraction=settings.free_gpu_memory_fraction,
         all2all_backend=settings.all2all_backend,

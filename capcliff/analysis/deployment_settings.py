@@ -67,6 +67,9 @@ class DeploymentSettings(BaseModel):
     enable_chunked_prefill: bool | None = None  # vLLM V0 only; None: V0's default (engines.py)
     block_size: int | None = Field(default=None, ge=1, le=MAX_BLOCK_SIZE)  # tokens per KV block
     enforce_eager: bool = False
+    # vLLM V1 samples with FlashInfer (<= 0.11.0: FlashInfer installed; from 0.11.1:
+    # VLLM_USE_FLASHINFER_SAMPLER=1): a smaller profile-run sampler peak (BudgetSettings)
+    flashinfer_sampler: bool = False
     mem_fraction_static: float | None = Field(default=None, gt=0, le=1)  # SGLang
     free_gpu_memory_fraction: float = Field(default=0.9, gt=0, le=1)  # TensorRT-LLM
     # MoE all-to-all: vLLM --all2all-backend, SGLang --moe-a2a-backend (+ --deepep-mode)

@@ -31,6 +31,10 @@ ENGINE_SETTINGS: dict[str, tuple[frozenset[EngineName], str]] = {
         frozenset({EngineName.VLLM, EngineName.VLLM_V0}),
         "vLLM's --kv-cache-memory",
     ),
+    "flashinfer_sampler": (
+        frozenset({EngineName.VLLM}),
+        "vLLM V1's FlashInfer sampler (its profile run's sampler peak)",
+    ),
     "mem_fraction_static": (frozenset({EngineName.SGLANG}), "SGLang's --mem-fraction-static"),
     "free_gpu_memory_fraction": (
         frozenset({EngineName.TRTLLM}),

@@ -225,6 +225,15 @@ MEMORY_OPTIONS: dict[str, Any] = {
     "enforce_eager": Annotated[
         bool | None, typer.Option("--enforce-eager", help="No CUDA graphs.")
     ],
+    "flashinfer_sampler": Annotated[
+        bool | None,
+        typer.Option(
+            "--flashinfer-sampler",
+            help="vLLM V1 samples with FlashInfer (up to 0.11.0 wherever FlashInfer is "
+            "installed; from 0.11.1 with VLLM_USE_FLASHINFER_SAMPLER=1): the profile run's "
+            "sampler peak is 14 B per logit, not 38.",
+        ),
+    ],
     "mem_fraction_static": Annotated[float | None, typer.Option(help="SGLang's fraction.")],
     "free_gpu_memory_fraction": Annotated[
         float | None, typer.Option(help="TensorRT-LLM's KV fraction of free memory (default 0.9).")

@@ -69,6 +69,11 @@ class BudgetSettings:
     # vLLM V1 subtracts its CUDA-graph estimate from the budget (None: by engine_release on an
     # NVIDIA GPU, overheads.vllm_graphs_in_budget; from 0.20.0, from 0.26.0 on AMD)
     cudagraph_in_budget: bool | None = None
+    # vLLM V1 samples with FlashInfer's top-k/top-p kernels: up to 0.11.0 wherever FlashInfer is
+    # installed (an optional extra of the PyPI wheel, in vLLM's own images), from 0.11.1 only
+    # with VLLM_USE_FLASHINFER_SAMPLER=1 (vllm/v1/sample/ops/topk_topp_sampler.py); it sizes the
+    # profile run's sampler peak (overheads.v1_activation_peak_bytes)
+    flashinfer_sampler: bool = False
     mem_fraction_static: float | None = None  # SGLang
     free_gpu_memory_fraction: float = 0.9  # TensorRT-LLM
     # MoE all-to-all backend (vLLM --all2all-backend, SGLang --moe-a2a-backend/--deepep-mode);

@@ -37,11 +37,11 @@ from capcliff.memory.deepep import deepep_buffers
 from capcliff.memory.overheads import (
     DEFAULT_CUDA_CONTEXT_BYTES,
     DEFAULT_NON_TORCH_BYTES,
-    VLLM_V1_LIST_OTHER_ENGINES_COUNT,
     activation_peak_bytes,
     cudagraph_bytes,
     nvls_buffer_bytes,
     rope_cache_bytes,
+    sglang_capture_sizes,
     v1_activation_peak_bytes,
     vllm_graphs_in_budget,
 )
@@ -224,12 +224,15 @@ def _activation_term(
     batched, seqs = defaults.max_num_batched_tokens, defaults.max_num_seqs
     rows = min(seqs, batched)
     if settings.engine is EngineName.VLLM:
+        flashinfer = settings.flashinfer_sampler
         modeled = v1_activation_peak_bytes(
-            demand.arch, demand.layout, max_num_batched_tokens=batched, max_num_seqs=seqs
-        )
+            demand.arch, demand.layout, max_num_batched_tokens=batched, max_num_seqs=seqs,
+            flashinfer_sampler=flashinfer,
+        )  # fmt: skip
+        per_logit = "14 B, FlashInfer's sampler" if flashinfer else "38 B"
         source = (
-            f"max(profile pass over {batched} tokens, sampler on {rows} rows x vocab x 38 B) "
-            "(vLLM V1 profile_run)"
+            f"max(profile pass over {batched} tokens, sampler on {rows} rows x vocab x "
+            f"{per_logit}) (vLLM V1 profile_run)"
         )
     else:
         modeled = activation_peak_bytes(
@@ -273,15 +276,19 @@ def _cudagraph_term(
     demand: StageDemand, settings: BudgetSettings, defaults: EngineDefaults
 ) -> BudgetTerm:
     v0 = settings.engine is EngineName.VLLM_V0
-    if settings.engine in (EngineName.VLLM, EngineName.VLLM_V0):
-        release, tokens = settings.engine_release, defaults.max_num_batched_tokens
-    else:  # SGLang's term counts vLLM 0.10's list, unbounded (its own tiers: _sglang_tier)
-        release, tokens = VLLM_V1_LIST_OTHER_ENGINES_COUNT, None
+    count, sizes = None, "V0's capture sizes" if v0 else "capture sizes"
+    if settings.engine is EngineName.SGLANG:
+        graph_bs = _sglang_tier(demand.total_memory_bytes / MIB, demand.layout.tp)[1]
+        listed = sglang_capture_sizes(
+            graph_bs, max_running_requests=defaults.max_num_seqs, release=settings.engine_release
+        )
+        count = len(listed)
+        sizes = f"SGLang's {count} capture sizes (cuda_graph_max_bs {graph_bs})"
     modeled = cudagraph_bytes(
-        demand.arch, demand.layout, max_num_seqs=defaults.max_num_seqs, v0=v0, release=release,
-        max_num_batched_tokens=tokens,
+        demand.arch, demand.layout, max_num_seqs=defaults.max_num_seqs, v0=v0,
+        release=settings.engine_release, max_num_batched_tokens=defaults.max_num_batched_tokens,
+        sizes=count,
     )  # fmt: skip
-    sizes = "V0's capture sizes" if v0 else "capture sizes"
     return _overhead(settings, "cudagraph", modeled, f"{sizes} x layers x 0.56 MiB (row V04)")
 
 

@@ -51,9 +51,20 @@ V1_STEP16_CAPTURE_LIST_FROM = (0, 11, 1)
 # vLLM 0.21.0 (PR #40734 "Fix max_num_batched_token not captured in cuda graph"; absent from
 # 0.20.0's vllm/config/vllm.py): max_num_batched_tokens itself is captured when it bounds the list.
 V1_CAPTURES_MAX_NUM_BATCHED_TOKENS_FROM = (0, 21, 0)
-# The vLLM release whose V1 list SGLang's graph term counts, as it did before the V1 rule
-# followed releases (SGLang's own `cuda_graph_max_bs` tiers are not modelled in this term).
-VLLM_V1_LIST_OTHER_ENGINES_COUNT = (0, 10, 2)
+# SGLang's default CUDA-graph batch sizes (no speculative decoding, graph padding on) follow
+# `cuda_graph_max_bs`: python/sglang/srt/server_args.py `_generate_cuda_graph_batch_sizes`, read
+# in the 0.5.3, 0.5.6, 0.5.9, 0.5.10.post1 and 0.5.12 wheels: `[1, 2, 4, 8, 12] + range(16, 257,
+# 8) + range(272, 512, 16) + range(512, cuda_graph_max_bs + 1, 32)`, those <= cuda_graph_max_bs;
+# 0.5.10.post1 and 0.5.12 append cuda_graph_max_bs itself when the steps miss it (0.5.9 does
+# not). Before, python/sglang/srt/model_executor/cuda_graph_runner.py
+# `get_batch_sizes_to_capture` (0.4.3.post2): `[1, 2, 4] + [i * 8 for i in range(1, 21)]`, up to
+# cuda_graph_max_bs (0.4.6 and 0.4.9 list the same sizes, plus 160-256 on GPUs above 80 or 90
+# GiB, not modelled). The releases between 0.4.9 and 0.5.3 were not read.
+SGLANG_STEP_LIST_FROM = (0, 5, 3)
+SGLANG_CAPTURES_MAX_BS_FROM = (0, 5, 10)
+SGLANG_OLD_LIST_LARGEST = 160
+# The release whose rule applies to an SGLang deployment that names none: the latest read.
+SGLANG_LATEST_MODELLED_RELEASE = (0, 5, 12)
 # vLLM subtracts its profiled CUDA-graph estimate from the KV budget from 0.20.0 on NVIDIA
 # (vllm/envs.py: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to "0" in 0.19.1, "1" in
 # 0.20.0; PR #30515 added the profiling, off by default), and from 0.26.0 on ROCm
@@ -152,12 +163,25 @@ def activation_peak_bytes(
 # the bf16 logits (2) + their fp32 copy (4) + the sort's values (4) and int64 indices (8) + the
 # int64 iota it sorts from (8) + the radix sort's alternate key/value buffers (4 + 8).
 V1_SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 8 + 8 + 4 + 8
+# The same dummy run when the sampler is FlashInfer's (vllm/v1/sample/ops/topk_topp_sampler.py
+# `forward_cuda` -> `flashinfer_sample` -> flashinfer.sampling `top_k_top_p_sampling_from_logits`
+# with its default `filter_apply_order="top_k_first"`, flashinfer-python 0.3.0/0.3.1, the
+# releases vLLM 0.10.2/0.11.0 pin): the bf16 logits (2) + their fp32 copy (4) +
+# `top_k_mask_logits`'s fp32 masked copy (`torch.empty_like`, 4) + the fp32 softmax of it (4);
+# rejection sampling sorts nothing.
+V1_FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4
 
 
 def v1_activation_peak_bytes(
-    arch: Architecture, layout: Layout, *, max_num_batched_tokens: int, max_num_seqs: int
+    arch: Architecture,
+    layout: Layout,
+    *,
+    max_num_batched_tokens: int,
+    max_num_seqs: int,
+    flashinfer_sampler: bool = False,
 ) -> int:
-    """vLLM V1: max(forward peak, sampler peak + T x h x 2 B), the sampler min(S, T) x vocab x 38 B.
+    """vLLM V1: max(forward peak, sampler peak + T x h x 2 B), the sampler min(S, T) x vocab x 38 B
+    (PyTorch's sort), or x 14 B when it samples with FlashInfer (`flashinfer_sampler`).
 
     `GPUModelRunner.profile_run` runs the forward pass (modular fused-MoE workspaces), frees its
     intermediates, then runs the sampler on min(S, T) rows while the T x h output hidden states are
@@ -170,7 +194,10 @@ def v1_activation_peak_bytes(
     )
     rows = min(max_num_seqs, max_num_batched_tokens)
     hidden = max_num_batched_tokens * arch.hidden_size * ACTIVATION_BYTES
-    return max(forward, rows * arch.vocab_size * V1_SAMPLER_BYTES_PER_LOGIT + hidden)
+    per_logit = (
+        V1_FLASHINFER_SAMPLER_BYTES_PER_LOGIT if flashinfer_sampler else V1_SAMPLER_BYTES_PER_LOGIT
+    )
+    return max(forward, rows * arch.vocab_size * per_logit + hidden)
 
 
 # NCCL's NVLink SHARP (NVLS) buffers, allocated when a large all-reduce first picks the NVLS
@@ -313,6 +340,37 @@ def vllm_v0_capture_sizes(
     return [size for size in candidates if size <= top]
 
 
+def sglang_capture_sizes(
+    cuda_graph_max_bs: int,
+    *,
+    max_running_requests: int,
+    release: tuple[int, int, int] | None = None,
+) -> list[int]:
+    """Batch sizes SGLang captures decode CUDA graphs for at `release` (None:
+    SGLANG_LATEST_MODELLED_RELEASE), without speculative decoding and with graph padding on.
+
+    The list follows `cuda_graph_max_bs` (SGLANG_STEP_LIST_FROM; before it the 0.4.x list of 1,
+    2, 4 and multiples of 8 up to 160), then cuda_graph_runner.py `get_batch_sizes_to_capture`
+    bounds it by the request pool (`req_to_token_pool.size`, max_running_requests), adding the
+    pool size when the list reaches past it (0.4.3.post2 adds size - 1 too).
+    """
+    rule = SGLANG_LATEST_MODELLED_RELEASE if release is None else release
+    if rule >= SGLANG_STEP_LIST_FROM:
+        sizes = [1, 2, 4, 8, 12, *range(16, 257, 8), *range(272, 512, 16)]
+        sizes += range(512, cuda_graph_max_bs + 1, 32)
+        sizes = [size for size in sizes if size <= cuda_graph_max_bs]
+        if rule >= SGLANG_CAPTURES_MAX_BS_FROM and cuda_graph_max_bs not in sizes:
+            sizes.append(cuda_graph_max_bs)
+        extra = [max_running_requests]
+    else:
+        sizes = [1, 2, 4, *range(8, SGLANG_OLD_LIST_LARGEST + 1, 8)]
+        extra = [max_running_requests - 1, max_running_requests]
+        sizes = [size for size in sizes if size <= cuda_graph_max_bs]
+    if sizes and max(sizes) > max_running_requests:
+        sizes += extra
+    return sorted({size for size in sizes if 0 < size <= max_running_requests})
+
+
 def cudagraph_bytes(
     arch: Architecture,
     layout: Layout,
@@ -321,15 +379,18 @@ def cudagraph_bytes(
     v0: bool = False,
     release: tuple[int, int, int] | None = None,
     max_num_batched_tokens: int | None = None,
+    sizes: int | None = None,
 ) -> int:
-    """capture sizes (`cudagraph_capture_sizes` of the engine and release) x layers on the stage
-    x 0.56 MiB (row V04's pool per size and layer)."""
+    """capture sizes x layers on the stage x 0.56 MiB (row V04's pool per size and layer); the
+    sizes counted are `sizes` when given (another engine's list), else vLLM's
+    (`cudagraph_capture_sizes` of the engine and release)."""
     layers = -(-arch.num_layers // layout.pp)
-    sizes = len(
-        cudagraph_capture_sizes(
-            max_num_seqs, v0=v0, release=release, max_num_batched_tokens=max_num_batched_tokens
+    if sizes is None:
+        sizes = len(
+            cudagraph_capture_sizes(
+                max_num_seqs, v0=v0, release=release, max_num_batched_tokens=max_num_batched_tokens
+            )
         )
-    )
     return sizes * layers * CUDAGRAPH_BYTES_PER_SIZE_PER_LAYER
 
 
