@@ -1,5 +1,6 @@
 """SGLang's own CUDA-graph batch sizes and vLLM V1's FlashInfer sampler, worked by hand from the
-engines' released source (docs/validation.md, "Graph memory by the engines' own rules").
+engines' released source (docs/validation.md, "CUDA-graph memory and the profile run's
+sampler by the engines' own rules").
 
 SGLang (python/sglang/srt/server_args.py `_generate_cuda_graph_batch_sizes`, 0.5.3 to 0.5.12):
 `[1, 2, 4, 8, 12] + range(16, 257, 8) + range(272, 512, 16) + range(512, max_bs + 1, 32)`, kept
