@@ -204,6 +204,11 @@ SERVE24: list[tuple[str, str, bool | None, Callable[[str], str | None] | None]] 
     ("hf-overrides-json", f"vllm serve {M} --hf-overrides '{{\"max_position_embeddings\": 4096}}'", None, None),
     ("speculative-config-json", f"vllm serve {M} --speculative-config '{{\"method\": \"ngram\", \"num_speculative_tokens\": 3, \"prompt_lookup_max\": 4}}'", None, None),
     ("speculative-config-broken-json", f"vllm serve {M} --speculative-config '{{method: ngram'", True, None),
+    # Qwen3's model card enables YaRN at launch on its 40,960 positions (`--rope-scaling '{...}'
+    # --max-model-len 131072`; newer vLLM: `--hf-overrides '{"rope_scaling": {...}}'`): 32,768 x
+    # 4 = 131,072 served
+    ("rope-scaling-flag-yarn", "vllm serve Qwen/Qwen3-8B --rope-scaling '{\"rope_type\": \"yarn\", \"factor\": 4.0, \"original_max_position_embeddings\": 32768}' --max-model-len 131072", False, _memory(max_model_len=131_072)),
+    ("hf-overrides-rope-yarn", "vllm serve Qwen/Qwen3-8B --hf-overrides '{\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4.0, \"original_max_position_embeddings\": 32768}}' --max-model-len 131072", False, _memory(max_model_len=131_072)),
     ("compilation-config-json", f"vllm serve {M} --compilation-config '{{\"cudagraph_capture_sizes\": [1, 2, 4]}}'", None, None),
     ("sglang-context-length-eq", f"python -m sglang.launch_server --model-path={M} --context-length=4096 --tp-size=2", False, _memory(max_model_len=4096, gpus=2)),
     ("sglang-underscores", f"python3 -m sglang.launch_server --model_path {M} --context_length 4096 --tp 2", False, _memory(max_model_len=4096, gpus=2)),
