@@ -249,7 +249,8 @@ def disagg9_cases() -> Iterator[Case]:
         table.append((f"sweep-{spec[:30]}", [*SW, "--disagg", spec], invalid))
     r1 = ["sweep", "deepseek-r1", *SMALL, "--concurrency", "4", "--gpu", "h200-sxm"]
     table += [
-        ("r1-pools-too-small", [*r1, "--disagg", "1p:tp1,1d:tp1"], True),
+        # a pool that does not fit is an answer (campaign 24: as `sweep --layout` answers one)
+        ("r1-pools-too-small", [*r1, "--disagg", "1p:tp1,1d:tp1"], False),
         ("r1-pools-dpa8", [*r1, "--disagg", "1p:dpa8,1d:dpa8"], None),
         ("r1-pools-ep-decode", [*r1, "--disagg", "1p:tp8,1d:tp8-ep8"], None),
         ("disagg-with-layout", [*SW, *DISAGG, "--layout", "tp1"], True),

@@ -211,7 +211,7 @@ def test_fit_fixes_offers_the_longest_length_any_valid_layout_takes(
         return SimpleNamespace(
             model=SimpleNamespace(arch=None), memory=lambda lay, length: mems[lay],
             scheme=SimpleNamespace(linear=WeightDType.FP8), kv_dtype=KVDType.FP8,
-            hardware=SimpleNamespace(gpus_per_node=1),
+            hardware=SimpleNamespace(gpus_per_node=1), settings=SimpleNamespace(offload=None),
         )  # fmt: skip
 
     monkeypatch.setattr(what_fits, "replace", lambda dep, **changes: dep)

@@ -56,6 +56,7 @@ def test_fp8_weights_are_offered_only_to_a_model_planned_in_another_dtype(
         return _Dep(
             model=SimpleNamespace(arch=None), scheme=SimpleNamespace(linear=linear),
             kv_dtype=KVDType.FP8, hardware=SimpleNamespace(gpus_per_node=8),
+            settings=SimpleNamespace(offload=None),
         )  # fmt: skip
 
     # planned in BF16 it fits nowhere, in FP8 on one GPU: that is the fix

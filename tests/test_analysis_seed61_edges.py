@@ -227,6 +227,7 @@ def test_fit_fixes_offers_up_to_eight_nodes(monkeypatch: pytest.MonkeyPatch) -> 
         return SimpleNamespace(
             model=SimpleNamespace(arch=None), scheme=SimpleNamespace(linear=WeightDType.FP8),
             kv_dtype=KVDType.FP8, hardware=SimpleNamespace(gpus_per_node=8),
+            settings=SimpleNamespace(offload=None),
             memory=lambda gpus, length: SimpleNamespace(
                 fits=gpus >= least, valid=False, layout=SimpleNamespace(name=f"tp{gpus}")
             ),

@@ -29,7 +29,7 @@ def check_model_context(
     if max_model_len > model_context:
         raise InputError(
             f"max_model_len: {max_model_len} is longer than the model's context "
-            f"({model_context} tokens, max_position_embeddings); pass "
+            f"({model_context} tokens, from config.json's context keys); pass "
             "--allow-long-max-model-len (allow_long_max_model_len) to plan it anyway"
         )
 

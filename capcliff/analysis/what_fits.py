@@ -8,11 +8,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from capcliff.analysis.deployment import Deployment
+from capcliff.analysis.offload import parse_offload
 from capcliff.catalog.layout import Layout, enumerate_layouts
 from capcliff.errors import InputError
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.weights import WeightScheme
-from capcliff.units import KVDType, WeightDType
+from capcliff.units import GB, KVDType, WeightDType
 
 
 def fit_fixes(
@@ -36,7 +37,7 @@ def fit_fixes(
         mems = [changed.memory(lay, length) for lay in enumerate_layouts(count, arch=arch)]
         return [m for m in mems if m.fits]
 
-    fixes = []
+    fixes = _offload_fixes(dep, gpus, max_model_len)
     length = max_model_len
     fp8 = replace(dep, scheme=WeightScheme.quantised(arch, WeightDType.FP8))
     if dep.scheme.linear is not WeightDType.FP8 and (ok := fitting(fp8, length, gpus)):
@@ -57,6 +58,28 @@ def fit_fixes(
             fixes.append(f"{count} GPUs ({where}) fit as {ok[0].layout.name}")
             break
     return fixes or ["no change tried here fits: the model needs a larger deployment"]
+
+
+def _offload_fixes(dep: Deployment, gpus: int, max_model_len: int) -> list[str]:
+    """Where a layout of `gpus` GPUs fits but for its --offload tiers (past its GPUs' share of
+    the host DRAM or NVMe): the most each tier may hold there. More GPUs were the only advice
+    ("the model needs a larger deployment" for a 1e18-byte tier), though the model fits."""
+    if dep.settings.offload is None:
+        return []
+    bare = replace(dep, settings=dep.settings.model_copy(update={"offload": None}))
+    layouts = enumerate_layouts(gpus, arch=dep.model.arch)
+    fit = [m for m in (bare.memory(lay, max_model_len) for lay in layouts) if m.fits]
+    if not fit:
+        return []
+    replica = max(1, fit[0].layout.gpus // fit[0].layout.dp)
+    hw = dep.hardware
+    held = {"cpu": hw.host_dram_bytes_per_gpu, "nvme": hw.nvme_bytes_per_gpu}
+    most = [f"{name}:{int(per_gpu * replica // GB)}GB" for name, per_gpu in held.items()
+            if name in parse_offload(dep.settings.offload) and per_gpu is not None]  # fmt: skip
+    return [
+        f"offload tiers its {replica} GPU(s) hold: at most --offload {','.join(most)} per "
+        f"replica ({fit[0].layout.name})"
+    ]
 
 
 def refuse_impossible(dep: Deployment, layouts: tuple[Layout, ...], max_model_len: int) -> None:

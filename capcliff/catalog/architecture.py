@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from capcliff.catalog.config_fields import ConfigFields
+from capcliff.catalog.context import model_context
 from capcliff.catalog.quantization import (
     Quantization,
     WeightFormat,
@@ -17,7 +19,6 @@ from capcliff.catalog.quantization import (
     quantization_from_config,
 )
 from capcliff.errors import CatalogError
-from capcliff.files import finite_number
 from capcliff.units import WeightDType, parse_weight_dtype
 
 # transformers' defaults for fields a config.json may omit, per `model_type`
@@ -124,34 +125,6 @@ _QK_NORM_FAMILIES = {"qwen3", "qwen3_moe", "gemma3_text"}
 _FOUR_NORM_FAMILIES = {"gemma2", "gemma3_text"}
 
 
-# Sanity bounds on config.json integers: far above every published model (the largest today:
-# 126 layers and hidden size 16,384 in Llama-3.1-405B, 128 heads in DeepSeek-V3, 384 experts in
-# Kimi K2, a 262,144-token vocabulary in Gemma 3, a 10M-token context in Llama 4 Scout), so only
-# a corrupt or mistyped config trips them, before any calculator allocates per-layer arrays.
-SANITY_MAX: dict[str, int] = {
-    "num_hidden_layers": 4_096,
-    "hidden_size": 1_048_576,
-    "num_attention_heads": 16_384,
-    "num_key_value_heads": 16_384,
-    "head_dim": 65_536,
-    "intermediate_size": 16_777_216,
-    "moe_intermediate_size": 16_777_216,
-    "shared_expert_intermediate_size": 16_777_216,
-    "vocab_size": 16_777_216,
-    "n_routed_experts": 65_536,
-    "num_local_experts": 65_536,
-    "num_experts": 65_536,
-    "n_shared_experts": 65_536,
-    "max_position_embeddings": 1 << 30,
-    "kv_lora_rank": 1_048_576,
-    "q_lora_rank": 1_048_576,
-    "qk_rope_head_dim": 65_536,
-    "qk_nope_head_dim": 65_536,
-    "v_head_dim": 65_536,
-    "num_nextn_predict_layers": 4_096,
-}
-
-
 @dataclass(frozen=True)
 class MLA:
     """Multi-head latent attention (DeepSeek-V2/V3): ranks and head dims from config.json."""
@@ -202,11 +175,29 @@ class Architecture:
     expert_dtype: WeightDType  # routed-expert weights as shipped
     activation_dtype: WeightDType  # dtype of unquantised tensors (embeddings, norms, router)
     quantization: Quantization | None  # per-module formats from quantization_config, if any
-    # the context in tokens as vLLM derives it: config max_position_embeddings, scaled by the
-    # RoPE scaling's factor where vLLM scales it (`_context_tokens`); also the RoPE table's rows
+    # the context in tokens as vLLM derives it: the least of config.json's context keys (or its
+    # model_max_length), scaled by the RoPE scaling's factor where vLLM scales it
+    # (capcliff/catalog/context.py); the longest max_model_len vLLM accepts unforced
     max_position_embeddings: int | None
     num_mtp_layers: int  # DeepSeek multi-token-prediction layers (not loaded unless speculating)
     vision_params: int = 0  # vision tower and projector of a multimodal config (elements)
+    # where they differ from the context (None: the context): the RoPE cos/sin table's rows
+    # (max_position_embeddings scaled, whatever seq_length says), and the max_model_len vLLM
+    # serves when none is given (LongRoPE: original_max_position_embeddings)
+    rope_positions: int | None = None
+    default_max_model_len: int | None = None
+
+    @property
+    def default_context(self) -> int | None:
+        """The max_model_len vLLM serves when none is given (tokens)."""
+        if self.default_max_model_len is not None:
+            return self.default_max_model_len
+        return self.max_position_embeddings
+
+    @property
+    def rope_table_rows(self) -> int | None:
+        """The RoPE cos/sin table's rows."""
+        return self.max_position_embeddings if self.rope_positions is None else self.rope_positions
 
     @property
     def shape_label(self) -> str:
@@ -238,51 +229,7 @@ class Architecture:
         return any(w is not None for w in self.sliding_window_per_layer)
 
 
-class _Fields:
-    """Typed access to a config dict that reports bad fields as `path: field: message`."""
-
-    def __init__(self, raw: dict[str, Any], path: str, prefix: str) -> None:
-        self.raw = raw
-        self.path = path
-        self.prefix = prefix
-
-    def error(self, field: str, message: str) -> CatalogError:
-        return CatalogError(f"{self.path}: {self.prefix}{field}: {message}")
-
-    def has(self, field: str) -> bool:
-        return self.raw.get(field) is not None
-
-    def int_(self, field: str, default: int | None = None, *, minimum: int = 1) -> int:
-        # null is unset, as transformers reads it (`num_key_value_heads: null` is the heads)
-        value = self.raw.get(field)
-        value = default if value is None else value
-        if value is None:
-            raise self.error(field, "missing (required to size the model)")
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(field, f"must be an integer, got {value!r}")
-        if value < minimum:
-            raise self.error(field, f"must be >= {minimum}, got {value}")
-        bound = SANITY_MAX.get(field)
-        if bound is not None and value > bound:
-            raise self.error(
-                field, f"{value} is past the sanity bound {bound:,} (a corrupt config?)"
-            )
-        return value
-
-    def opt_int(self, field: str) -> int | None:
-        return self.int_(field) if self.has(field) else None
-
-    def bool_(self, field: str, default: bool | None) -> bool:
-        value = self.raw.get(field, default)
-        if value is None:
-            raise self.error(field, "missing, and capcliff knows no default for this family; "
-                             "set true or false")  # fmt: skip
-        if not isinstance(value, bool):
-            raise self.error(field, f"must be true or false, got {value!r}")
-        return value
-
-
-def _refuse_unsized(fields: _Fields) -> None:
+def _refuse_unsized(fields: ConfigFields) -> None:
     """Refuse a config holding a field of a layer kind capcliff does not size (UNSIZED_FIELDS)."""
     field = next((f for f in UNSIZED_FIELDS if fields.has(f)), None)
     if field is not None:
@@ -293,7 +240,7 @@ def _refuse_unsized(fields: _Fields) -> None:
         )
 
 
-def _model_type(fields: _Fields) -> str:
+def _model_type(fields: ConfigFields) -> str:
     archs = fields.raw.get("architectures") or []
     if not isinstance(archs, list):
         raise fields.error("architectures", "must be a list of class names")
@@ -314,7 +261,7 @@ def _model_type(fields: _Fields) -> str:
     raise fields.error("architectures", "missing; cannot tell the model family")
 
 
-def _refuse_unsized_family(fields: _Fields, model_type: str | None) -> None:
+def _refuse_unsized_family(fields: ConfigFields, model_type: str | None) -> None:
     """Refuse a family whose layers capcliff would size as Llama's and get wrong: an ungated
     MLP (UNGATED_MLP_FAMILIES), Qwen-1's half-width MLP, an encoder-decoder."""
     if fields.raw.get("is_encoder_decoder") is True:
@@ -343,86 +290,10 @@ def _refuse_unsized_family(fields: _Fields, model_type: str | None) -> None:
         )
 
 
-# RoPE scalings whose factor vLLM does not apply to the context: Phi-3's longrope (su) and Llama
-# 3.1's llama3 hold the scaled context in max_position_embeddings already.
-UNSCALED_ROPE_TYPES = ("su", "longrope", "llama3")
-
-
-def _context_tokens(fields: _Fields, model_type: str, positions: int | None) -> int | None:
-    """The model's context as vLLM derives it (config/model.py `_get_and_verify_max_len`):
-    max_position_embeddings x rope_scaling's `factor` (1 when absent), YaRN's counted from its
-    `original_max_position_embeddings`; not for UNSCALED_ROPE_TYPES, nor for Gemma 3, whose
-    128K "is already scaled by RoPE scaling". A YaRN-extended QwQ-32B (40,960 positions, YaRN x4
-    from 32,768) serves 131,072 tokens; its 100K-token requests were refused. transformers v5
-    writes the table as `rope_parameters`, one table for the model or one per layer type
-    (`{"full_attention": {...}, "sliding_attention": {...}}`, read table by table as vLLM reads
-    it; a per-layer YaRN table was read as no scaling, the context at 1/factor)."""
-    key = "rope_scaling" if fields.raw.get("rope_scaling") is not None else "rope_parameters"
-    scaling = fields.raw.get(key)
-    if scaling is None or positions is None:
-        return positions
-    if not isinstance(scaling, dict):  # vLLM's rope_scaling["rope_type"] failed on it
-        raise fields.error(key, f"must be an object or null, got {scaling!r:.40}")
-    if model_type.startswith("gemma3"):
-        return positions
-    if scaling and set(scaling) <= set(ROPE_LAYER_TYPES):
-        contexts = set()
-        for layer_type, table in scaling.items():
-            if not isinstance(table, dict):
-                raise fields.error(
-                    f"{key}.{layer_type}", f"must be an object (a RoPE table), got {table!r:.40}"
-                )
-            contexts.add(_scaled_context(fields, f"{key}.{layer_type}", table, positions))
-        if len(contexts) > 1:
-            # vLLM takes one factor for all ("assumes all layer types have the same scaling
-            # factor"): which of the contexts the engine serves is not known
-            found = ", ".join(f"{c:,}" for c in sorted(contexts))
-            raise fields.error(
-                key,
-                f"its layer types scale the context differently ({found} tokens); capcliff "
-                "reads one context for the model",
-            )
-        return contexts.pop()
-    return _scaled_context(fields, key, scaling, positions)
-
-
-# transformers v5's `rope_parameters` keys when it holds one table per layer type (vLLM's
-# ALLOWED_LAYER_TYPES)
-ROPE_LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention")
-
-
-def _scaled_context(fields: _Fields, key: str, scaling: dict[str, Any], positions: int) -> int:
-    """max_position_embeddings scaled by one RoPE table (see `_context_tokens`)."""
-    kind = scaling.get("rope_type", scaling.get("type"))
-    if kind in UNSCALED_ROPE_TYPES:
-        return positions
-    factor = scaling.get("factor", 1.0)
-    if not finite_number(factor) or isinstance(factor, bool) or not 0 < factor <= MAX_ROPE_FACTOR:
-        raise fields.error(
-            f"{key}.factor", f"must be a number in (0, {MAX_ROPE_FACTOR:g}], got {factor!r:.40}"
-        )
-    if kind == "yarn":  # vLLM reads it unguarded: a YaRN table without it does not load
-        positions = _Fields(scaling, fields.path, f"{fields.prefix}{key}.").int_(
-            "original_max_position_embeddings"
-        )
-    context = int(positions * factor)
-    if not 1 <= context <= SANITY_MAX["max_position_embeddings"]:
-        raise fields.error(
-            f"{key}.factor", f"{factor:g} x {positions} positions gives a context of {context}"
-            f" tokens, outside 1 to {SANITY_MAX['max_position_embeddings']:,}",
-        )  # fmt: skip
-    return context
-
-
-# Set: past any published RoPE scaling (DeepSeek-V3's YaRN x40, gpt-oss's x32); a larger factor
-# is a corrupt table
-MAX_ROPE_FACTOR = 1024.0
-
-
 LAYER_TYPES = ("full_attention", "sliding_attention")  # transformers' `layer_types` entries
 
 
-def _window(fields: _Fields) -> int | None:
+def _window(fields: ConfigFields) -> int | None:
     """The config's `sliding_window` (tokens; 0 or null: none). "4096", -5 or 4096.0 read as no
     window (every layer's KV at full length) unsaid."""
     window = fields.raw.get("sliding_window")
@@ -435,7 +306,9 @@ def _window(fields: _Fields) -> int | None:
     return window
 
 
-def _sliding_windows(fields: _Fields, model_type: str, num_layers: int) -> tuple[int | None, ...]:
+def _sliding_windows(
+    fields: ConfigFields, model_type: str, num_layers: int
+) -> tuple[int | None, ...]:
     """Per-layer sliding window, from `layer_types` when the config lists it, else the family
     rule."""
     window = _window(fields)
@@ -475,7 +348,7 @@ def _sliding_windows(fields: _Fields, model_type: str, num_layers: int) -> tuple
     return (window,) * num_layers  # Mistral-style: every layer slides
 
 
-def _moe(fields: _Fields, model_type: str, num_layers: int) -> MoE | None:
+def _moe(fields: ConfigFields, model_type: str, num_layers: int) -> MoE | None:
     # 0 experts routing 0 per token is a dense model, as transformers builds it (GraniteMoeHybrid
     # with num_local_experts 0: a plain MLP in every layer); 0 experts routing some is refused
     dense = fields.raw.get("num_experts_per_tok") in (0, None)
@@ -533,7 +406,7 @@ def _moe(fields: _Fields, model_type: str, num_layers: int) -> MoE | None:
     )
 
 
-def _layer_indices(fields: _Fields, field: str, num_layers: int) -> set[int]:
+def _layer_indices(fields: ConfigFields, field: str, num_layers: int) -> set[int]:
     """A config's list of layer indices (absent or null: none); a string, or an index past the
     layers, was read as no layer (or each character as one) unsaid."""
     value = fields.raw.get(field)
@@ -548,7 +421,7 @@ def _layer_indices(fields: _Fields, field: str, num_layers: int) -> set[int]:
     return set(value)
 
 
-def _mla(fields: _Fields) -> MLA | None:
+def _mla(fields: ConfigFields) -> MLA | None:
     if not fields.has("kv_lora_rank"):
         return None
     return MLA(
@@ -574,7 +447,7 @@ FLOAT32_NAMES = ("float32", "float", "fp32")  # torch's names of a float32 check
 
 
 def _dtypes(
-    fields: _Fields, top: dict[str, Any]
+    fields: ConfigFields, top: dict[str, Any]
 ) -> tuple[WeightDType, WeightDType, WeightDType, Quantization | None]:
     """(linear, expert, activation) dtypes as shipped, and the per-module quantization."""
     named = (top.get("torch_dtype"), top.get("dtype"), fields.raw.get("torch_dtype"))
@@ -610,7 +483,7 @@ def _dtypes(
     return _quant_dtype(quant.linear, base), _quant_dtype(quant.expert, base), base, quant
 
 
-def _text_family(fields: _Fields, model_type: str) -> str:
+def _text_family(fields: ConfigFields, model_type: str) -> str:
     """The family whose layer rules size the text model: a multimodal config's text_config
     names its own (PaliGemma 2's `gemma2` under `paligemma`, LLaVA-OneVision's `qwen2`), and
     vLLM builds the language model from text_config by that family's class (paligemma.py,
@@ -639,9 +512,11 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
             f"{type(text).__name__} {text!r:.40}"
         )
     fields = (
-        _Fields(text, path, "text_config.") if isinstance(text, dict) else _Fields(raw, path, "")
+        ConfigFields(text, path, "text_config.")
+        if isinstance(text, dict)
+        else ConfigFields(raw, path, "")
     )
-    model_type = _model_type(_Fields(raw, path, ""))
+    model_type = _model_type(ConfigFields(raw, path, ""))
     family = _text_family(fields, model_type)
     _refuse_unsized(fields)
     hidden = fields.int_("hidden_size")
@@ -655,7 +530,7 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
         raise fields.error("head_dim", f"missing and hidden_size {hidden} % heads {heads} != 0")
     tie_default = _TIE_DEFAULT.get(model_type, _TIE_DEFAULT.get(family))
     int_default = _INT_DEFAULT.get(model_type, _INT_DEFAULT.get(family, {}))
-    tie_source = fields if fields.has("tie_word_embeddings") else _Fields(top, path, "")
+    tie_source = fields if fields.has("tie_word_embeddings") else ConfigFields(top, path, "")
     attention_bias = fields.bool_("attention_bias", False)
     linear, expert, activation, quantization = _dtypes(fields, top)
     group = quantization.linear.group_size if quantization and quantization.linear else None
@@ -678,6 +553,7 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
             "experts only and this model has none (dense); a dense checkpoint's format is "
             "fp8, fbgemm_fp8, compressed-tensors, modelopt, awq or gptq"
         )
+    context = model_context(fields, family, positions)
     return Architecture(
         model_type=model_type,
         hidden_size=hidden,
@@ -701,9 +577,13 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
         expert_dtype=expert,
         activation_dtype=activation,
         quantization=quantization,
-        max_position_embeddings=_context_tokens(fields, family, positions),
+        max_position_embeddings=context.tokens,
         num_mtp_layers=fields.int_("num_nextn_predict_layers", 0, minimum=0),
         vision_params=_vision_params(raw, path, hidden),
+        rope_positions=None if context.rope_rows == context.tokens else context.rope_rows,
+        default_max_model_len=(
+            None if context.default_tokens == context.tokens else context.default_tokens
+        ),
     )
 
 
@@ -720,7 +600,7 @@ def _vision_params(raw: dict[str, Any], path: str, text_hidden: int) -> int:
         return 0
     if not isinstance(vision, dict):
         raise CatalogError(f"{path}: vision_config: must be an object, got {vision!r:.40}")
-    fields = _Fields(vision, path, "vision_config.")
+    fields = ConfigFields(vision, path, "vision_config.")
     kind = vision.get("model_type")
     if kind not in VISION_TOWERS:
         raise fields.error(
@@ -736,7 +616,7 @@ def _vision_params(raw: dict[str, Any], path: str, text_hidden: int) -> int:
         # gated MLP, no biases. Mistral3MultiModalProjector: norm, patch merger (h x s^2 -> h),
         # linear_1 (h -> text), linear_2 (text -> text), biased if multimodal_projector_bias
         # (transformers models/pixtral/modeling_pixtral.py, models/mistral3/modeling_mistral3.py).
-        merge = _Fields(raw, path, "").int_("spatial_merge_size", 2)
+        merge = ConfigFields(raw, path, "").int_("spatial_merge_size", 2)
         bias = 2 * text_hidden if raw.get("multimodal_projector_bias") is True else 0
         tower = conv + h + layers * (2 * h + 4 * h * h + 3 * h * i)
         return tower + h + h * merge * merge * h + h * text_hidden + text_hidden**2 + bias

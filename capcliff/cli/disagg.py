@@ -59,18 +59,31 @@ def sweep_disagg(
     (whose warnings the caller says). `reference`: the workload's fixed reference sample (the
     analytic cliff's, `workloads.reference_workloads`)."""
     from capcliff.analysis.disagg.pools import check_pool_calibration, parse_disagg
-    from capcliff.analysis.disagg.sweep import build_disagg_sweep
+    from capcliff.analysis.disagg.sweep import build_disagg_sweep, disagg_nothing_fits
     from capcliff.cli.progress import progress_bar
 
     spec = parse_disagg(text)
     for flag, value in zip(("--layout", "--gpus", "--plot"), aggregated, strict=True):
-        if value is not None:
-            raise InputError(f"disagg: {flag} does not apply; --disagg names both pools' layouts")
+        # --gpus that is the pools' own count says nothing else, as a check spec's `gpus` beside
+        # its `disagg` (Scenario's rule) and --gpus beside a --layout of that many GPUs
+        if value is not None and not (flag == "--gpus" and value == spec.gpus):
+            raise InputError(
+                f"disagg: {flag} does not apply; --disagg names both pools' layouts"
+                + (f" ({spec.name} uses {spec.gpus} GPUs)" if flag == "--gpus" else "")
+            )
     if output == "csv":
         raise InputError("format: sweep --disagg prints a table or json, not csv")
     if len(workloads) > 1:
         raise InputError("osl: sweep --disagg takes one output length")
     dep = check_pool_calibration(dep, spec)
+    if (answer := disagg_nothing_fits(dep, spec, workloads[0][1])) is not None:
+        from capcliff.cli.render import make_console, no_fit_view, report_json
+
+        if output == "json":
+            typer.echo(report_json(answer))
+        else:
+            make_console().print(no_fit_view(answer))
+        return dep
     with progress_bar("simulating", len(concurrencies)) as tick:
         report = build_disagg_sweep(
             dep, spec, workloads[0][1], concurrencies, workload_label=label, seed=seed,

@@ -64,7 +64,7 @@ def memory(
             for lay in enumerate_layouts(count, arch=resolved.arch)
         )
     given = settings.max_model_len
-    length = resolved.arch.max_position_embeddings if given is None else given
+    length = resolved.arch.default_context if given is None else given
     if length is None:
         raise InputError("max_model_len: the model config has no max_position_embeddings; pass one")
     check_model_context(length, resolved.arch.max_position_embeddings,

@@ -90,7 +90,7 @@ def rope_cache_bytes(arch: Architecture) -> int:
     (V24).
     """
     rotary_dim = arch.mla.qk_rope_head_dim if arch.mla is not None else arch.head_dim
-    return (arch.max_position_embeddings or 0) * rotary_dim * ACTIVATION_BYTES
+    return (arch.rope_table_rows or 0) * rotary_dim * ACTIVATION_BYTES
 
 
 def _moe_workspace_elements(arch: Architecture, layout: Layout, *, modular: bool) -> int:

@@ -219,7 +219,7 @@ def pool_plan(
     """A pool of `instances` x `layout`; refuses a layout that does not fit."""
     memory = dep.memory(layout, max_model_len)
     if not memory.fits:
-        raise InputError(f"disagg: the {role} layout {layout.name} does not fit: {memory.reason}")
+        raise InputError(f"disagg: the {role} layout {layout.name}: {memory.reason}")
     capacity, steps = replica_models(dep, memory)
     ranks = layout.dp if layout.attention_dp else 1
     pool = Pool(

@@ -21,6 +21,7 @@ from capcliff.analysis.disagg.pools import (
     cap_never_binds,
     check_adp_balance,
     note_most_held,
+    pool_deployment,
     pools_of,
     run_disagg,
 )
@@ -33,9 +34,18 @@ from capcliff.analysis.disagg.report import (
 from capcliff.analysis.evaluate.replica_models import p99_analytic_cliff
 from capcliff.analysis.evaluate.solver import Slo, SweepPoint, simulated_cliff
 from capcliff.analysis.evaluate.sweet_spot import sweet_spot_result
-from capcliff.analysis.sweep.report import CliffResult, SeriesResult, point_result
+from capcliff.analysis.sweep.report import (
+    CliffResult,
+    LeftOut,
+    SeriesResult,
+    SweepNoFit,
+    point_result,
+)
 from capcliff.analysis.sweep.timelines import kv_over_time
+from capcliff.analysis.what_fits import fit_fixes
 from capcliff.analysis.workloads import check_sweep_size, is_online
+from capcliff.catalog.layout import Layout
+from capcliff.memory.report import report_header
 from capcliff.sim.disagg.pools import DisaggResult
 from capcliff.sim.traffic.workload import Requests
 
@@ -138,3 +148,30 @@ def build_disagg_sweep(
         num_requests=len(requests), seed=seed, series=series, disaggregated=reports[at],
         per_point=reports,
     )  # fmt: skip
+
+
+def disagg_nothing_fits(dep: Deployment, spec: DisaggSpec, requests: Requests) -> SweepNoFit | None:
+    """The answer when a pool's layout exists but does not fit in memory, as `sweep --layout`
+    answers one (a model that does not fit is an answer, and a check spec's `fits = false`
+    holds of the same deployment); None when both pools fit. A layout that cannot exist (TP past
+    the NVLink domain, EP on a dense model) stays bad input, refused by `pool_plan`."""
+    length = dep.context_length(requests)
+    left: list[tuple[Deployment, Layout, LeftOut]] = []
+    for role, layout, gpu in (("prefill", spec.prefill, spec.prefill_gpu),
+                              ("decode", spec.decode, spec.decode_gpu)):  # fmt: skip
+        pool_dep = pool_deployment(dep, gpu)
+        memory = pool_dep.memory(layout, length)
+        if not memory.valid:
+            return None
+        if not memory.fits:
+            left.append((pool_dep, layout, LeftOut(layout=f"{role} {layout.name}",
+                                                   reason=memory.reason)))  # fmt: skip
+    if not left:
+        return None
+    pool_dep, layout, _ = left[0]
+    header = report_header(
+        dep.model, pool_dep.hardware, gpus=spec.gpus, settings=dep.budget, scheme=dep.scheme,
+        kv_dtype=dep.kv_dtype, max_model_len=length,
+    )  # fmt: skip
+    fixes = fit_fixes(pool_dep, layout.gpus, length, given=(layout,))
+    return SweepNoFit(**header.model_dump(), left_out=[out for *_, out in left], fixes=fixes)
