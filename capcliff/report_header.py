@@ -16,7 +16,7 @@ SCHEMA_VERSION = 2  # of the JSON form of memory, sweep and plan reports (2: onl
 class ReportHeader(BaseModel):
     """Which model on which hardware, how many GPUs, which engine, dtypes and context length."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     schema_version: int
     model: str  # catalog id, or the config.json's path
@@ -33,7 +33,7 @@ class ErrorBandOut(BaseModel):
     """The median absolute error the validation measured for this engine and GPU (fractions;
     None: not measured), and on which rows (perf/error_band.py)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     throughput: float | None
     tpot: float | None

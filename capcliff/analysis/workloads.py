@@ -30,6 +30,7 @@ from capcliff.sim.traffic.workload import (
     Requests,
     WorkloadSpec,
     arrival_times_s,
+    draws,
     generate_requests,
     parse_trace,
     preset,
@@ -296,7 +297,6 @@ def _preset_requests(choice: WorkloadChoice, rng: np.random.Generator) -> Reques
 
 def plan_workloads(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[str, Requests]]]:
     """(label, [(series label, requests)]) for fixed lengths, a preset or a trace."""
-    rng = np.random.default_rng(seed)
     if choice.trace_lines is not None:
         return _trace_workload(choice, seed)
     if choice.preset_name in SESSION_PRESETS:
@@ -306,11 +306,14 @@ def plan_workloads(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[s
             raise InputError(f"workload {name}: give --clients N (users) or --rate R (requests/s)")
         shape = choice.session_spec()
         sessions = generate_sessions(
-            shape, choice.num_requests, rng, clients=clients, rate_per_s=choice.rate_per_s,
+            shape, choice.num_requests, np.random.default_rng(seed), clients=clients,
+            rate_per_s=choice.rate_per_s,
         )  # fmt: skip
         return f"{name} ({describe_sessions(shape)})", [(name, sessions)]
     if choice.preset_name is not None:
-        return choice.preset_name, [(choice.preset_name, _preset_requests(choice, rng))]
+        return choice.preset_name, [
+            (choice.preset_name, _preset_requests(choice, np.random.default_rng(seed)))
+        ]
     if choice.isl is None or not choice.osl:
         raise InputError("workload: give --isl and --osl, or --workload PRESET|trace.jsonl")
     series = []
@@ -329,7 +332,8 @@ def plan_workloads(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[s
             max_input_tokens=choice.isl,
             max_output_tokens=osl,
         )
-        series.append((f"osl {osl}", generate_requests(spec, np.random.default_rng(seed))))
+        drawing = np.random.default_rng(seed) if draws(spec) else None
+        series.append((f"osl {osl}", generate_requests(spec, drawing)))
     label = f"isl {choice.isl}, osl {'/'.join(map(str, choice.osl))}"
     if ratio is not None:
         label += f", range ratio {ratio:g} (each length uniform on [{ratio:g} L, L])"

@@ -36,7 +36,7 @@ FIRST_WAVE_FILE = "first_wave.json"
 class FirstWaveFigure(BaseModel):
     """The first wave of one engine on one GPU vendor's runs (seconds per first request)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     engine: str
     vendor: str  # as the hardware catalog spells it: "NVIDIA", "AMD"
@@ -53,7 +53,7 @@ class FirstWaveFigure(BaseModel):
 class FirstWaveTable(BaseModel):
     """The shipped figures and how they were made."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     about: str
     source: str

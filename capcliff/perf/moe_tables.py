@@ -146,10 +146,12 @@ def _tables() -> dict[tuple[str, str, str, int, int], MoETable]:
 
 def has_table_shape(arch: Architecture) -> bool:
     """Whether `arch`'s routed experts have the shape the tables measured (DeepSeek-V3/R1)."""
-    moe, shape = arch.moe, _file()["shape"]
+    moe = arch.moe
+    if moe is None:  # a dense model: the tables' file (3 ms to read) is not opened
+        return False
+    shape: dict[str, int] = _file()["shape"]
     return (
-        moe is not None
-        and arch.hidden_size == shape["hidden_size"]
+        arch.hidden_size == shape["hidden_size"]
         and moe.expert_intermediate_size == shape["inter_size"]
         and moe.num_experts == shape["num_experts"]
         and moe.experts_per_token == shape["topk"]

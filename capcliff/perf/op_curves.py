@@ -167,19 +167,25 @@ def _file() -> dict[str, Any]:
     return data_file(CURVES_FILE)
 
 
+Key = tuple[str, str, str, str]  # (hardware id, engine, op, format)
+
+
 @cache
-def _curves() -> dict[tuple[str, str, str, str], OpCurve]:
-    data = _file()
-    out = {}
-    for c in data["curves"]:
-        source = _source(data, c)
-        out[(c["hardware"], c["engine"], c["op"], c["format"])] = OpCurve(
-            tokens=tuple(float(t) for t in c["tokens"]),
-            floor_s=tuple(us * MICRO for us in c["floor_us"]),
-            hbm_fraction=tuple(float(f) for f in c["hbm_fraction"]),
-            source=source,
-        )
-    return out
+def _rows(kind: str) -> dict[Key, dict[str, Any]]:
+    """The file's rows of `kind` ("curves", "compute_curves") by key, the last of a key kept."""
+    return {(c["hardware"], c["engine"], c["op"], c["format"]): c for c in _file().get(kind, [])}
+
+
+@cache
+def _curve(key: Key) -> OpCurve:
+    # one curve built when first asked for: a run reads two or three of the file's 395
+    c = _rows("curves")[key]
+    return OpCurve(
+        tokens=tuple(float(t) for t in c["tokens"]),
+        floor_s=tuple(us * MICRO for us in c["floor_us"]),
+        hbm_fraction=tuple(float(f) for f in c["hbm_fraction"]),
+        source=_source(_file(), c),
+    )
 
 
 def _source(data: dict[str, Any], c: dict[str, Any]) -> str:
@@ -196,27 +202,23 @@ def _source(data: dict[str, Any], c: dict[str, Any]) -> str:
 
 
 @cache
-def _compute_curves() -> dict[tuple[str, str, str, str], ComputeCurve]:
-    data = _file()
-    return {
-        (c["hardware"], c["engine"], c["op"], c["format"]): ComputeCurve(
-            tokens=tuple(float(t) for t in c["tokens"]),
-            floor_s=tuple(us * MICRO for us in c["floor_us"]),
-            flops_fraction=tuple(float(f) for f in c["flops_fraction"]),
-            peak_flops_per_s=float(c["peak_flops_per_s"]),
-            source=_source(data, c),
-        )
-        for c in data.get("compute_curves", [])
-    }
+def _compute_curve(key: Key) -> ComputeCurve:
+    c = _rows("compute_curves")[key]
+    return ComputeCurve(
+        tokens=tuple(float(t) for t in c["tokens"]),
+        floor_s=tuple(us * MICRO for us in c["floor_us"]),
+        flops_fraction=tuple(float(f) for f in c["flops_fraction"]),
+        peak_flops_per_s=float(c["peak_flops_per_s"]),
+        source=_source(_file(), c),
+    )
 
 
 def compute_curve(hardware_id: str, engine: str, op: str, fmt: str | None) -> ComputeCurve | None:
     """The measured compute line of `op` ("gemm", "moe"; "mla_context" with `mla_format`'s
     key) for weights in `fmt` under
     aiconfigurator backend `engine` on `hardware_id`; None where none was measured."""
-    if fmt is None:
-        return None
-    return _compute_curves().get((hardware_id, engine, op, fmt))
+    key = (hardware_id, engine, op, fmt)
+    return None if fmt is None or key not in _rows("compute_curves") else _compute_curve(key)
 
 
 def table_format(dtype: WeightDType, quantization: Quantization | None) -> str | None:
@@ -245,9 +247,8 @@ def op_curve(hardware_id: str, engine: str, op: str, fmt: str | None) -> OpCurve
     """The measured curve of `op` ("gemm", "moe" or "mla") for weights (MLA: KV cache and
     heads, `mla_format`) in `fmt` under aiconfigurator
     backend `engine` on `hardware_id`; None where none was measured."""
-    if fmt is None:
-        return None
-    return _curves().get((hardware_id, engine, op, fmt))
+    key = (hardware_id, engine, op, fmt)
+    return None if fmt is None or key not in _rows("curves") else _curve(key)
 
 
 AITER_ORIGIN = "measured aiter curves"
@@ -280,10 +281,10 @@ def curves_origin(hardware_id: str, engine: str) -> str:
 @cache
 def measured_hardware(engine: str) -> tuple[str, ...]:
     """capcliff hardware ids with at least one curve for aiconfigurator backend `engine`."""
-    return tuple(sorted({hw for hw, eng, _, _ in _curves() if eng == engine}))
+    return tuple(sorted({hw for hw, eng, _, _ in _rows("curves") if eng == engine}))
 
 
 @cache
 def compute_measured_hardware(engine: str) -> tuple[str, ...]:
     """capcliff hardware ids with at least one compute curve for backend `engine`."""
-    return tuple(sorted({hw for hw, eng, _, _ in _compute_curves() if eng == engine}))
+    return tuple(sorted({hw for hw, eng, _, _ in _rows("compute_curves") if eng == engine}))

@@ -29,7 +29,7 @@ from capcliff.sim.traffic.workload import Requests
 class SessionCapacity(BaseModel):
     """Online, session workloads: what one replica of the recommended layout carries."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     requests_per_session: float  # turns plus fan-out branches, reference sample
     mean_think_s: float  # before a request is sent (0 for a session's first turn)

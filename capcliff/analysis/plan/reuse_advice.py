@@ -46,7 +46,7 @@ HIT_GAIN_SHARE = 0.95  # a size that reaches 95 % of the best size's hit-rate ga
 class ReusePoint(BaseModel):
     """One simulation of the recommended layout."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     label: str  # "caching off", "caching on", "offload 256 GiB"
     offload_bytes: int  # per replica
@@ -60,7 +60,7 @@ class ReusePoint(BaseModel):
 class ReuseAdvice(BaseModel):
     """Prefix caching and offload at the user's workload, on the recommended layout."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     points: list[ReusePoint]
     recommended_offload_bytes: int  # 0: no offload

@@ -28,7 +28,8 @@ class Objective(StrEnum):
 
 
 class _Result(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # validators built on first use: a command pays only for the models it makes (~1 ms each)
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class PlanCliff(_Result):
