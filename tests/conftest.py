@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from capcliff.analysis.deployment import resolve
 from capcliff.analysis.deployment_settings import settings_of
@@ -12,6 +13,17 @@ from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import parse_layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.perf.step_time import StepTimeModel
+
+# No test asserts on wall-clock time (speed lives in benchmarks/): Hypothesis's per-example
+# deadline and its "input generation is slow" check both fail on a loaded machine, not a bug. The
+# profile loaded before (benchmarks/mutation.py's, derandomized, no database) is kept beneath.
+settings.register_profile(
+    "capcliff",
+    parent=settings.default,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("capcliff")
 
 
 def arch_of(model_id: str) -> Architecture:
