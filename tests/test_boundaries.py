@@ -21,7 +21,8 @@ from capcliff.units import GIB
     ("gib", "expected"),
     [
         # SGLang server_args.py tiers (`gpu_mem < 20 * 1024` etc.: strict, so exactly 20 GiB is
-        # in the next tier up). reserved = 512 + 1.5 x max(chunk, 2048) + 2 x graph_bs + TP/8 x
+        # in the next tier up), at 0.5.9 (no piecewise CUDA graphs: tests/test_sglang_reserve.py
+        # has the 0.5.10-on term). reserved = 512 + 1.5 x max(chunk, 2048) + 2 x graph_bs + TP/8 x
         # 1024 MiB at TP 1:
         # 20 GiB -> (2048, 24): 512 + 3,072 + 48 + 128 = 3,760; (20,480 - 3,760) / 20,480 = 0.816
         (20, 0.816),
@@ -34,13 +35,16 @@ from capcliff.units import GIB
     ],
 )
 def test_sglang_memory_tier_starts_at_its_exact_gib(gib: int, expected: float) -> None:
-    assert sglang_mem_fraction_static(gib * GIB, tp=1, pp=1) == expected
+    assert sglang_mem_fraction_static(gib * GIB, tp=1, pp=1, release=(0, 5, 9)) == expected
 
 
 def test_sglang_tp4_takes_the_large_cuda_graph_batch() -> None:
     # server_args.py: cuda_graph_max_bs 256 if tp_size < 4 else 512 (80 GiB tier). TP 4:
-    # 512 + 12,288 + 2 x 512 + 4/8 x 1,024 = 14,336 MiB; (81,920 - 14,336) / 81,920 = 0.825.
-    assert sglang_mem_fraction_static(80 * GIB, tp=4, pp=1) == 0.825
+    # 512 + 12,288 + 2 x 512 + 4/8 x 1,024 = 14,336 MiB; (81,920 - 14,336) / 81,920 = 0.825
+    # at 0.5.9; from 0.5.10 + 58 piecewise sizes x 8 = 464 -> 14,800; 67,120 / 81,920 = 0.81934
+    # -> 0.819.
+    assert sglang_mem_fraction_static(80 * GIB, tp=4, pp=1, release=(0, 5, 9)) == 0.825
+    assert sglang_mem_fraction_static(80 * GIB, tp=4, pp=1) == 0.819
 
 
 def _defaults(engine: EngineName, *, gib: int = 80, max_model_len: int = 8192) -> tuple[int, int]:

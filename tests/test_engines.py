@@ -137,17 +137,23 @@ def test_trtllm_max_tokens_caps_the_pool() -> None:
 
 
 @pytest.mark.parametrize(
-    ("total_mib", "tp", "expected"),
+    ("total_mib", "tp", "release", "expected"),
     [
         # H200 TP8: reserved = 512 + 1.5 * 8192 + 2 * 512 + 8 / 8 * 1024 = 14,848 MiB;
-        # (143,771 - 14,848) / 143,771 = 0.897.
-        (143_771, 8, 0.897),
-        # H100 TP1: 512 + 12,288 + 2 * 256 + 128 = 13,440; (81,559 - 13,440) / 81,559 = 0.835.
-        (81_559, 1, 0.835),
+        # (143,771 - 14,848) / 143,771 = 0.897 at 0.5.9; from 0.5.10 a dense model adds 58
+        # piecewise sizes x 8 MiB = 464: 15,312; 128,459 / 143,771 = 0.89349 -> 0.893.
+        (143_771, 8, (0, 5, 9), 0.897),
+        (143_771, 8, None, 0.893),
+        # H100 TP1: 512 + 12,288 + 2 * 256 + 128 = 13,440; (81,559 - 13,440) / 81,559 = 0.835;
+        # from 0.5.10 13,904: 67,655 / 81,559 = 0.82952 -> 0.83.
+        (81_559, 1, (0, 5, 9), 0.835),
+        (81_559, 1, (0, 5, 10), 0.83),
     ],
 )
-def test_sglang_default_mem_fraction_static(total_mib: int, tp: int, expected: float) -> None:
-    assert sglang_mem_fraction_static(total_mib * MIB, tp=tp, pp=1) == expected
+def test_sglang_default_mem_fraction_static(
+    total_mib: int, tp: int, release: tuple[int, int, int] | None, expected: float
+) -> None:
+    assert sglang_mem_fraction_static(total_mib * MIB, tp=tp, pp=1, release=release) == expected
 
 
 @pytest.mark.parametrize(

@@ -83,14 +83,15 @@ def test_the_verdict_quotes_the_usable_memory_of_the_first_layout() -> None:
     # Weights: 80 layers x (q 8,192^2 + k, v 2 x 8,192 x 1,024 + o 8,192^2 + norms 2 x 8,192
     # + MLP 3 x 8,192 x 28,672) = 80 x 855,654,400 = 68,452,352,000; embedding and lm_head
     # 2 x 128,256 x 8,192 = 2,101,346,304; final norm 8,192: 70,553,706,496 x 2 B = 141.1 GB.
-    # SGLang's fraction (72 GiB = 73,728 MiB, tier chunk 8,192, graph bs 256 below TP 4):
+    # SGLang 0.5.9's fraction (72 GiB = 73,728 MiB, tier chunk 8,192, graph bs 256 below TP 4;
+    # no piecewise CUDA graphs before 0.5.10):
     #   TP1 PP1: reserved 512 + 12,288 + 512 + 128 = 13,440 MiB: 60,288 / 73,728 -> 0.818
     #   TP2 PP1 and TP1 PP2: + 128 MiB: 60,160 / 73,728 -> 0.816
     # Usable = (72 - 1) GiB x fraction: TP1 PP1 (the first layout) 76,235,669,504 x 0.818 =
     # 62.36 GB; 2 x 62.36 < 141.1 GB, no layout fits. (The PP2 layout, last: 62.21 GB.)
     model = get_model("llama-3.1-70b")
     settings = BudgetSettings(
-        engine=EngineName.SGLANG, gpu_total_memory_bytes=72 * GIB,
+        engine=EngineName.SGLANG, engine_release=(0, 5, 9), gpu_total_memory_bytes=72 * GIB,
         term_overrides={"cuda_context": GIB},
     )  # fmt: skip
     report = build_memory_report(
@@ -104,6 +105,7 @@ def test_the_verdict_quotes_the_usable_memory_of_the_first_layout() -> None:
 def test_the_verdict_blames_the_weights_only_past_the_most_usable_memory() -> None:
     # The same model on 2 GPUs of 80 GiB (81,920 MiB), CUDA context pinned to 1.4 GB: free
     # 85,899,345,920 - 1,400,000,000 = 84,499,345,920 B. SGLang's fractions:
+    #   (0.5.9, no piecewise CUDA graphs)
     #   TP1 PP1: reserved 13,440 MiB: 68,480 / 81,920 -> 0.836: usable 70,641,453,189 B
     #   TP2 PP1, TP1 PP2: 13,568 MiB: 68,352 / 81,920 -> 0.834: usable 70,472,454,497 B
     # The weights, 141,107,412,992 B, fit in 2 x 70.64 GB = 141.28 GB but not in 2 x 70.47 GB:
@@ -111,7 +113,7 @@ def test_the_verdict_blames_the_weights_only_past_the_most_usable_memory() -> No
     # say the weights exceed the GPUs.
     model = get_model("llama-3.1-70b")
     settings = BudgetSettings(
-        engine=EngineName.SGLANG, gpu_total_memory_bytes=80 * GIB,
+        engine=EngineName.SGLANG, engine_release=(0, 5, 9), gpu_total_memory_bytes=80 * GIB,
         term_overrides={"cuda_context": 1_400_000_000},
     )  # fmt: skip
     report = build_memory_report(

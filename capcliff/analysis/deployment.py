@@ -30,7 +30,7 @@ from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.memory.budget import BudgetSettings, EngineName
 from capcliff.memory.draft import DraftMemory, DraftModel, SpecMethod, draft_memory, draft_model
-from capcliff.memory.engines import engine_defaults
+from capcliff.memory.engines import engine_defaults, sglang_mem_fraction_static, sglang_server
 from capcliff.memory.layout_memory import LayoutMemory, layout_memory
 from capcliff.memory.overheads import vllm_graphs_in_budget
 from capcliff.memory.params import Storage
@@ -327,6 +327,21 @@ class Deployment:
         return max(1, capacity.blocks - reserve)
 
 
+def sglang_default_fraction(
+    dep: Deployment,
+    layout: Layout,
+    total_memory_bytes: int,
+    *,
+    vendor: str | None = None,
+    disaggregated: bool = False,
+) -> float:
+    """SGLang's default --mem-fraction-static for `layout` of `dep` (on `vendor`'s GPUs, None:
+    `dep`'s; `disaggregated`: a PD-disaggregation worker), as `sglang_budget` sizes the pool."""
+    budget = replace(dep.budget, pd_disaggregation=dep.budget.pd_disaggregation or disaggregated)
+    server = sglang_server(dep.model.arch, layout, budget, vendor=vendor or dep.hardware.vendor)
+    return sglang_mem_fraction_static(total_memory_bytes, tp=server.tp, pp=server.pp, server=server)
+
+
 def _caching(value: str | None) -> bool | None:
     """--prefix-caching on/off, or None for the engine's default."""
     return None if value is None else value == "on"
@@ -382,6 +397,7 @@ def resolve(
         settings, model, hardware, weight_dtype=scheme.label_of(Storage.LINEAR), layout=layout,
         base_dir=base_dir, force=force,
     )  # fmt: skip
+    spec, accepted = _speculation(settings, model)
     budget = BudgetSettings(
         engine=settings.engine,
         engine_release=_release(settings.engine_version),
@@ -398,6 +414,8 @@ def resolve(
         enforce_eager=settings.enforce_eager,
         flashinfer_sampler=settings.flashinfer_sampler,
         mem_fraction_static=settings.mem_fraction_static,
+        speculative=None if spec is None else spec.method.value,
+        hierarchical_cache=settings.offload is not None,
         free_gpu_memory_fraction=settings.free_gpu_memory_fraction,
         all2all_backend=settings.all2all_backend,
         term_overrides=terms,
@@ -405,7 +423,6 @@ def resolve(
         step_time_terms=step_terms,
     )
     warnings = [*warnings, *unused, *unused_tiers(settings)]
-    spec, accepted = _speculation(settings, model)
     accepted = calibrated_acceptance or accepted
     kv_dtype = parse_kv_dtype(settings.kv_cache_dtype)
     return Deployment(

@@ -75,6 +75,12 @@ class BudgetSettings:
     # profile run's sampler peak (overheads.v1_activation_peak_bytes)
     flashinfer_sampler: bool = False
     mem_fraction_static: float | None = None  # SGLang
+    # SGLang's default mem_fraction_static reads these (engines.sglang_reserved_mib): the
+    # speculative method (mtp, eagle, ngram; None: none), --enable-hierarchical-cache (capcliff's
+    # --offload) and PD disaggregation (a disagg pool's worker)
+    speculative: str | None = None
+    hierarchical_cache: bool = False
+    pd_disaggregation: bool = False
     free_gpu_memory_fraction: float = 0.9  # TensorRT-LLM
     # MoE all-to-all backend (vLLM --all2all-backend, SGLang --moe-a2a-backend/--deepep-mode);
     # every engine's default is none (deepep.py)
@@ -175,3 +181,4 @@ class StageDemand:
     mla_weight_copies_bytes: int = 0  # BF16 W_UK/W_UV vLLM builds from a quantised kv_b_proj
     allocator_rounding_bytes: int = 0  # caching-allocator segment rounding of the weight tensors
     draft_weights_bytes: int = 0  # a speculative draft's weights on this GPU (memory/draft.py)
+    gpu_vendor: str = "NVIDIA"  # the GPU's vendor (SGLang turns piecewise graphs off on HIP)

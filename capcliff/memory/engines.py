@@ -24,6 +24,8 @@ import math
 from dataclasses import dataclass
 from typing import TypeVar
 
+from capcliff.catalog.architecture import Architecture
+from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
 from capcliff.memory.budget import (
     BudgetSettings,
@@ -33,10 +35,11 @@ from capcliff.memory.budget import (
     StageBudget,
     StageDemand,
 )
-from capcliff.memory.deepep import deepep_buffers
+from capcliff.memory.deepep import AllToAllBackend, deepep_buffers
 from capcliff.memory.overheads import (
     DEFAULT_CUDA_CONTEXT_BYTES,
     DEFAULT_NON_TORCH_BYTES,
+    SGLANG_LATEST_MODELLED_RELEASE,
     activation_peak_bytes,
     cudagraph_bytes,
     nvls_buffer_bytes,
@@ -155,18 +158,158 @@ def _given(value: _T | None, default: _T) -> _T:
     return default if value is None else value
 
 
-def sglang_mem_fraction_static(total_memory_bytes: int, *, tp: int, pp: int) -> float:
-    """SGLang's default: (gpu_mem - reserved) / gpu_mem, reserved in MiB (server_args.py).
+# SGLang's reserve terms beyond the base rule, python/sglang/srt/server_args.py
+# `_handle_gpu_memory_settings`, read in the 0.4.9, 0.5.3, 0.5.6, 0.5.9, 0.5.10, 0.5.10.post1,
+# 0.5.11 and 0.5.12 wheels (0.4.9 has another rule altogether, not modelled; 0.5.4-0.5.5 and
+# 0.5.7-0.5.8 were not read): under DP attention `cuda_graph_max_bs x dp_size x 3` MiB, and `x
+# 1.5` more above 300 (0.5.3 on); an EAGLE/MTP draft 2 GiB (0.5.3-0.5.9), 4 GiB (0.5.10 on),
+# STANDALONE 6 GiB, n-gram nothing, added after the 10 GiB floor.
+SGLANG_RESERVE_TERMS_FROM = (0, 5, 3)
+SGLANG_DRAFT_RESERVE_MIB = {(0, 5, 3): 2 * 1024, (0, 5, 10): 4 * 1024}
+SGLANG_DP_ATTENTION_MIB_PER_BS, SGLANG_DP_ATTENTION_LARGE_BS = 3, 300
+# Piecewise CUDA graphs: `disable_piecewise_cuda_graph: bool = False` from 0.5.10 (0.5.9 has
+# `enable_piecewise_cuda_graph: bool = False`, off); the reserve adds 8 MiB per piecewise size
+# (`_generate_piecewise_cuda_graph_tokens`, up to `piecewise_cuda_graph_max_tokens` =
+# chunked_prefill_size), or 1.5 GiB on an MLA model, before the 10 GiB floor.
+# `_handle_piecewise_cuda_graph` (run before the reserve) turns them off for speculative decoding
+# in 0.5.10 and 0.5.10.post1 only (0.5.11 and 0.5.12 drop that condition).
+SGLANG_PIECEWISE_FROM = (0, 5, 10)
+SGLANG_PIECEWISE_WITH_SPECULATION_FROM = (0, 5, 11)
+SGLANG_PIECEWISE_MIB_PER_SIZE, SGLANG_PIECEWISE_MLA_MIB = 8, 1.5 * 1024
+# configs/model_config.py `piecewise_cuda_graph_disabled_model_archs` (0.5.10-0.5.12:
+# DeepseekV32, Qwen3Next, GlmMoeDsa, BailingMoeV2_5, LLaDA; 0.5.12 adds DeepseekV4), by the
+# model_type of their HF configs (BailingMoeV2_5's is not known here, so not listed)
+SGLANG_PIECEWISE_OFF_MODEL_TYPES = frozenset(
+    {"deepseek_v32", "deepseek_v4", "qwen3_next", "glm_moe_dsa", "llada"}
+)
 
-    reserved = 512 + 1.5 x max(chunked_prefill_size, 2048) + 2 x cuda_graph_max_bs + TP x PP / 8 x
-    1024, at least 10 GiB on GPUs above 60 GB; rounded to three decimals.
+
+def sglang_tp_size(layout: Layout) -> int:
+    """SGLang's `--tp`: every rank of the lockstep group under DP attention (`dp x tp`), else tp."""
+    return layout.moe_ranks
+
+
+def sglang_piecewise_sizes(max_tokens: int) -> list[int]:
+    """server_args.py `_generate_piecewise_cuda_graph_tokens` (0.5.9-0.5.12): the token counts
+    SGLang captures piecewise graphs for, up to `piecewise_cuda_graph_max_tokens`."""
+    sizes = [*range(4, 33, 4), *range(48, 257, 16), *range(288, 513, 32), *range(576, 1025, 64)]
+    sizes += [*range(1280, 4097, 256), *range(4608, max_tokens + 1, 512)]
+    return [size for size in sizes if size <= max_tokens]
+
+
+@dataclass(frozen=True)
+class SGLangServer:
+    """What SGLang's server_args.py reads to size the reserve, beyond GPU memory.
+
+    `tp`: SGLang's `--tp` (`sglang_tp_size`); `dp_attention`: `--dp` under
+    `--enable-dp-attention` (1 without); `speculative`: capcliff's method (mtp, eagle, ngram) or
+    None; `piecewise_allowed`: False where `_handle_piecewise_cuda_graph` turns piecewise graphs
+    off for a reason other than DP attention, PP and speculation (`sglang_piecewise_allowed`).
+    """
+
+    tp: int
+    pp: int = 1
+    release: tuple[int, int, int] | None = None
+    dp_attention: int = 1
+    mla: bool = False
+    speculative: str | None = None
+    piecewise_allowed: bool = True
+
+    @property
+    def rule(self) -> tuple[int, int, int]:
+        """The release whose rule applies (None: SGLANG_LATEST_MODELLED_RELEASE)."""
+        return SGLANG_LATEST_MODELLED_RELEASE if self.release is None else self.release
+
+    @property
+    def piecewise(self) -> bool:
+        """Whether SGLang captures piecewise CUDA graphs (and reserves for them)."""
+        speculation_off = self.speculative is not None and self.rule < (
+            SGLANG_PIECEWISE_WITH_SPECULATION_FROM
+        )
+        return (
+            self.rule >= SGLANG_PIECEWISE_FROM
+            and self.piecewise_allowed
+            and self.dp_attention == 1
+            and self.pp == 1
+            and not speculation_off
+        )
+
+
+def sglang_reserved_mib(total_memory_bytes: int, server: SGLangServer) -> float:
+    """SGLang's reserve, MiB (server_args.py `_handle_gpu_memory_settings`, 0.5.3-0.5.12).
+
+    512 + 1.5 x max(chunked_prefill_size, 2048) + 2 x cuda_graph_max_bs + TP x PP / 8 x 1024;
+    from 0.5.3 + cuda_graph_max_bs x dp x 3 (x 1.5 more above 300) under DP attention; from
+    0.5.10 + 8 x len(piecewise_cuda_graph_tokens) with piecewise graphs on (1.5 GiB on an MLA
+    model); at least 10 GiB on GPUs above 60 GB; then + the draft's 2 GiB (0.5.3-0.5.9) or
+    4 GiB (0.5.10 on) for EAGLE/MTP. chunked_prefill_size and cuda_graph_max_bs are the GPU
+    memory tier's (`_sglang_tier`).
     """
     total_mib = total_memory_bytes / MIB
-    chunk, graph_bs = _sglang_tier(total_mib, tp)
-    reserved = 512 + 1.5 * max(chunk, 2048) + 2 * graph_bs + tp * pp / 8 * 1024
+    chunk, graph_bs = _sglang_tier(total_mib, server.tp)
+    reserved = 512 + 1.5 * max(chunk, 2048) + 2 * graph_bs + server.tp * server.pp / 8 * 1024
+    terms = server.rule >= SGLANG_RESERVE_TERMS_FROM
+    if terms and server.dp_attention > 1:
+        per_bs = SGLANG_DP_ATTENTION_MIB_PER_BS * (
+            1.5 if graph_bs > SGLANG_DP_ATTENTION_LARGE_BS else 1
+        )
+        reserved += graph_bs * server.dp_attention * per_bs
+    if server.piecewise and server.mla:
+        reserved += SGLANG_PIECEWISE_MLA_MIB
+    elif server.piecewise:
+        reserved += len(sglang_piecewise_sizes(chunk)) * SGLANG_PIECEWISE_MIB_PER_SIZE
     if total_mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
-    return round((total_mib - reserved) / total_mib, 3)
+    if terms and server.speculative in ("mtp", "eagle"):
+        draft = SGLANG_DRAFT_RESERVE_MIB.items()
+        reserved += max(mib for since, mib in draft if server.rule >= since)
+    return reserved
+
+
+def sglang_mem_fraction_static(
+    total_memory_bytes: int,
+    *,
+    tp: int,
+    pp: int,
+    release: tuple[int, int, int] | None = None,
+    server: SGLangServer | None = None,
+) -> float:
+    """SGLang's default: (gpu_mem - reserved) / gpu_mem, rounded to three decimals
+    (server_args.py); reserved by `sglang_reserved_mib` for `server` (None: TP `tp`, PP `pp` at
+    `release`, None the latest, with no DP attention, speculation or MLA)."""
+    server = server or SGLangServer(tp=tp, pp=pp, release=release)
+    total_mib = total_memory_bytes / MIB
+    return round((total_mib - sglang_reserved_mib(total_memory_bytes, server)) / total_mib, 3)
+
+
+def sglang_piecewise_allowed(arch: Architecture, *, vendor: str, settings: BudgetSettings) -> bool:
+    """False where SGLang's `_handle_piecewise_cuda_graph` (0.5.10-0.5.12) turns piecewise CUDA
+    graphs off for what capcliff knows beyond DP attention, PP and speculation: HIP (AMD GPUs),
+    an all-to-all MoE backend, a multimodal model, a listed architecture
+    (SGLANG_PIECEWISE_OFF_MODEL_TYPES), hierarchical cache, PD disaggregation."""
+    return not (
+        vendor == "AMD"
+        or settings.all2all_backend is not AllToAllBackend.NONE
+        or arch.vision_params > 0
+        or arch.model_type in SGLANG_PIECEWISE_OFF_MODEL_TYPES
+        or settings.hierarchical_cache
+        or settings.pd_disaggregation
+    )
+
+
+def sglang_server(
+    arch: Architecture, layout: Layout, settings: BudgetSettings, *, vendor: str
+) -> SGLangServer:
+    """What SGLang's reserve reads for `layout` of `arch` under `settings` on `vendor`'s GPUs."""
+    return SGLangServer(
+        tp=sglang_tp_size(layout),
+        pp=layout.pp,
+        release=settings.engine_release,
+        dp_attention=layout.dp if layout.attention_dp else 1,
+        mla=arch.mla is not None,
+        speculative=settings.speculative,
+        piecewise_allowed=sglang_piecewise_allowed(arch, vendor=vendor, settings=settings),
+    )
 
 
 def _overhead(settings: BudgetSettings, name: str, modeled: int, source: str) -> BudgetTerm:
@@ -278,7 +421,7 @@ def _cudagraph_term(
     v0 = settings.engine is EngineName.VLLM_V0
     count, sizes = None, "V0's capture sizes" if v0 else "capture sizes"
     if settings.engine is EngineName.SGLANG:
-        graph_bs = _sglang_tier(demand.total_memory_bytes / MIB, demand.layout.tp)[1]
+        graph_bs = _sglang_tier(demand.total_memory_bytes / MIB, sglang_tp_size(demand.layout))[1]
         listed = sglang_capture_sizes(
             graph_bs, max_running_requests=defaults.max_num_seqs, release=settings.engine_release
         )
@@ -359,8 +502,9 @@ def sglang_budget(
     free_before = demand.total_memory_bytes - context.bytes
     fraction = settings.mem_fraction_static
     if fraction is None:
+        server = sglang_server(demand.arch, demand.layout, settings, vendor=demand.gpu_vendor)
         fraction = sglang_mem_fraction_static(
-            demand.total_memory_bytes, tp=demand.layout.tp, pp=demand.layout.pp
+            demand.total_memory_bytes, tp=server.tp, pp=server.pp, server=server
         )
     requested = int(free_before * fraction)
     terms = tuple(_weights_terms(demand, settings))

@@ -219,6 +219,7 @@ def layout_memory(
                     allocator_rounding_bytes(arch, layout, scheme, i) if sglang else 0
                 ),
                 draft_weights_bytes=draft.weights_bytes if i == last else 0,
+                gpu_vendor=hardware.vendor,
             ),
             settings,
         )

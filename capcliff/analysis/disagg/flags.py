@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import json
 
-from capcliff.analysis.deployment import Deployment
+from capcliff.analysis.deployment import Deployment, sglang_default_fraction
 from capcliff.analysis.disagg.pools import DisaggSpec, PoolPlan
 from capcliff.analysis.flags import Deployment as Served
 from capcliff.analysis.flags import command_text, sglang_command, vllm_command
 from capcliff.analysis.plan.inputs import PlanInputs
 from capcliff.catalog.layout import Layout
-from capcliff.memory.engines import sglang_mem_fraction_static
 from capcliff.units import KVDType
 
 # vLLM's NIXL connector: one role for both sides (the proxy decides who prefills).
@@ -44,7 +43,9 @@ def _served(dep: Deployment, plan: PoolPlan, inputs: PlanInputs, max_num_seqs: i
         gpu_memory_utilization=dep.settings.gpu_memory_utilization,
         mem_fraction_static=given
         if given is not None
-        else sglang_mem_fraction_static(stage.total_memory_bytes, tp=layout.tp, pp=layout.pp),
+        else sglang_default_fraction(
+            dep, layout, stage.total_memory_bytes, vendor=plan.hardware.vendor, disaggregated=True
+        ),
         kv_cache_dtype="fp8" if dep.kv_dtype is KVDType.FP8 else "auto",
         moe=dep.model.arch.moe is not None,
         mla=dep.model.arch.mla is not None,

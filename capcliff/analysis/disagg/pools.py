@@ -134,12 +134,13 @@ def _check_gpu(gpu: str) -> None:
 
 
 def pool_deployment(dep: Deployment, gpu: str | None) -> Deployment:
-    """`dep` on another GPU type (the same model and settings); `dep` itself for None or its own
-    GPU."""
-    if gpu is None or gpu == dep.hardware.id:
-        return dep
-    refuse_total_memory_across_gpus(dep.settings, [dep.hardware.id, gpu])
-    return dep.on(get_hardware(gpu))
+    """`dep` as a pool's worker on another GPU type (the same model and settings; `dep`'s own
+    for None or its GPU): its budget marked PD disaggregation, which SGLang's default
+    mem_fraction_static reads (engines.sglang_piecewise_allowed)."""
+    if gpu is not None and gpu != dep.hardware.id:
+        refuse_total_memory_across_gpus(dep.settings, [dep.hardware.id, gpu])
+        dep = dep.on(get_hardware(gpu))
+    return replace(dep, budget=replace(dep.budget, pd_disaggregation=True))
 
 
 def check_pool_calibration(dep: Deployment, spec: DisaggSpec) -> Deployment:

@@ -104,6 +104,7 @@ def engine_flags(
 ) -> tuple[dict[str, str], list[str]]:
     """vLLM and SGLang command lines for the recommendation (`chosen`: its layout's memory and
     sweet-spot concurrency), and the traps they contain."""
+    from capcliff.analysis.deployment import sglang_default_fraction
     from capcliff.analysis.flags import (
         Deployment,
         flag_warnings,
@@ -111,7 +112,6 @@ def engine_flags(
         unexpressed,
         vllm_command,
     )
-    from capcliff.memory.engines import sglang_mem_fraction_static
 
     memory, sweet_spot = chosen
     layout = parse_layout(rec.layout)
@@ -129,9 +129,7 @@ def engine_flags(
         max_num_batched_tokens=max(inputs.config.max_num_batched_tokens, rec.max_num_seqs),
         max_model_len=context,
         gpu_memory_utilization=dep.settings.gpu_memory_utilization,
-        mem_fraction_static=sglang_mem_fraction_static(
-            stage.total_memory_bytes, tp=layout.tp, pp=layout.pp
-        )
+        mem_fraction_static=sglang_default_fraction(dep, layout, stage.total_memory_bytes)
         if dep.settings.mem_fraction_static is None
         else dep.settings.mem_fraction_static,
         kv_cache_dtype="fp8" if dep.kv_dtype is KVDType.FP8 else "auto",
