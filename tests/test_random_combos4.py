@@ -1,0 +1,122 @@
+"""Findings of the random-combination campaign's seeds 25-34 (benchmarks/fuzz_random.py, issue 23),
+each value worked by hand."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from capcliff.cli import main
+
+USERS = ["plan", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "1", "--engine", "vllm",
+         "--isl", "100", "--osl", "100", "--arrival", "clients", "--clients", "8",
+         "--jobs", "1"]  # fmt: skip
+
+
+def _plan(args: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
+    assert main([*args, "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_plan_users_wait_their_think_time_as_sweeps_do(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # fuzz_random seed 25: `plan ... --clients 8 --think-time 10` simulated users who send at
+    # once (the think time was dropped), so the fleet was priced at 11.98 requests/s where
+    # `sweep` of the same users serves 0.76. Each user sends one request per think + its own
+    # latency: at most 8 / 10 = 0.8 requests/s; at least 8 / (10 + TTFT + 99 x TPOT) with the
+    # fleet row's p99s (the users' latencies at their load, an upper bound of the mean).
+    fleet = _plan([*USERS, "--think-time", "10"], capsys)["fleet"][0]
+    served = fleet["served_rps"]
+    assert served <= 8 / 10
+    assert served >= 8 / (10 + fleet["ttft_p99_s"] + 99 * fleet["tpot_p99_s"])
+    # $ per million output tokens = $3.00 an hour / (served x 100 tokens x 3,600 s) x 1e6
+    usd = fleet["usd_per_million_output_tokens"]
+    assert usd == pytest.approx(3.0 / (served * 100 * 3600) * 1e6)
+
+
+def test_plan_names_the_users_think_time_in_its_header(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main([*USERS, "--think-time", "10"]) == 0
+    assert "workload isl 100, osl 100, think 10 s, 8 closed-loop users" in capsys.readouterr().out
+
+
+def test_users_without_a_think_time_send_as_each_request_ends(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # no think time: 8 users, each with one request in flight, are 8 / E[e2e] requests/s, far past
+    # 0.8; E[e2e] <= TTFT + 99 x TPOT at their p99s bounds it from below
+    fleet = _plan(USERS, capsys)["fleet"][0]
+    assert fleet["served_rps"] >= 8 / (fleet["ttft_p99_s"] + 99 * fleet["tpot_p99_s"])
+
+
+def test_a_session_fleet_is_priced_at_its_users_rate_at_their_load(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # fuzz_random seed 25: 8 multiturn-chat users on one H200 (SGLang, TTFT p99 <= 2 s) were
+    # priced at 0.34 requests/s, 8 / (think 9.9 s + the e2e at the sustained rate, 13.5 s), where
+    # they send 0.66 (the plan's own reuse line: 305 tok/s). Their mean think before a request
+    # is at most the preset's 10 s and their latency at 8 users is seconds (441 output tokens
+    # at a few ms each), so they send more than 8 / (10 + 441 x 0.02) = 0.42 requests/s.
+    args = ["plan", "llama-3.1-8b", "--gpu", "h200-sxm", "--gpus", "1", "--engine", "sglang",
+            "--workload", "multiturn-chat", "--clients", "8", "--jobs", "1",
+            "--num-requests", "40", "--slo-ttft", "2"]  # fmt: skip
+    fleet = _plan(args, capsys)["fleet"][0]
+    assert fleet["tpot_p99_s"] < 0.02
+    assert 8 / (10 + 441 * 0.02) < fleet["served_rps"] <= 8 / 9.0
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs", "text"),
+    [
+        (93.0, 93.2, "0%"),  # 93 / 93.2 - 1 = -0.2 %: printed "-0%" (plan --disagg, 8 users)
+        (93.2, 93.0, "0%"),  # +0.2 %
+        (5.8, 5.8, "0%"),
+        (0.04, 0.01, "+300%"),  # 0.04 / 0.01 - 1
+        (90.0, 100.0, "-10%"),
+        (1.0, 0.0, "n/a"),
+    ],
+)
+def test_a_disagg_comparison_never_prints_a_signed_zero(
+    ours: float, theirs: float, text: str
+) -> None:
+    from capcliff.analysis.disagg.compare import _change
+
+    assert _change(ours, theirs) == text
+
+
+def _sweep_cliff(extra: list[str], capsys: pytest.CaptureFixture[str]) -> int:
+    args = ["sweep", "llama-3.1-8b", "--gpu", "h200-sxm", "--gpus", "1", "--engine", "sglang",
+            "--workload", "multiturn-chat", "--num-requests", "40", "--concurrency", "64",
+            "--format", "json", *extra]  # fmt: skip
+    assert main(args) == 0
+    (series,) = json.loads(capsys.readouterr().out)["series"]
+    return series["cliff"]["analytic_concurrency"]
+
+
+def test_a_session_presets_analytic_cliff_is_the_plans_whatever_the_load(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # fuzz_random seed 25: multiturn-chat on one H200 (SGLang): `plan` named an analytic p99
+    # cliff of 93, `sweep` of the same deployment 88 with users thinking (think draws took
+    # bits of the Generator the lengths come from) and 93 at --think-time 0. The cliff is the
+    # p99 peak KV (input + output - 1) of the 1,000-request reference sample of the plan's
+    # backlog, drawn with seed 0 without think times (`OnlineWorkload.reference`): 914,024
+    # one-token blocks // that p99.
+    from capcliff.analysis.evaluate.online_load import OnlineWorkload
+    from capcliff.analysis.workloads import WorkloadChoice
+    from capcliff.sim.result import linear_quantiles
+
+    choice = WorkloadChoice(num_requests=1, preset_name="multiturn-chat", clients=8)
+    sample = OnlineWorkload(choice, seed=3).reference(1000)
+    p99 = linear_quantiles(sample.input_tokens + sample.output_tokens - 1, [0.99])[0]
+    expected = 914_024 // math.ceil(p99)
+    assert expected == 93
+    loads = [["--clients", "8"], ["--clients", "8", "--think-time", "0"],
+             ["--clients", "16", "--think-time", "1"],
+             ["--arrival", "poisson", "--rate", "2"]]  # fmt: skip
+    for load in loads:
+        assert _sweep_cliff(load, capsys) == expected
