@@ -120,3 +120,40 @@ def test_a_session_presets_analytic_cliff_is_the_plans_whatever_the_load(
              ["--arrival", "poisson", "--rate", "2"]]  # fmt: skip
     for load in loads:
         assert _sweep_cliff(load, capsys) == expected
+
+
+def test_the_batch_grid_never_passes_the_cap_given() -> None:
+    from capcliff.analysis.plan.batch import COARSE_FACTORS, FINE_FACTORS, concurrency_grid
+
+    # analytic cliff 301, 400 requests, one replica: 1 x 301, 4 x 301 = 1,204 (past the batch)
+    # and every request at once, 400; the fine pass 0.25, 0.5, 2 x 301 = 75, 150, 602
+    assert concurrency_grid(301, 400, 1, COARSE_FACTORS) == (301, 400)
+    assert concurrency_grid(301, 400, 1, FINE_FACTORS, everything=False) == (75, 150)
+    # --max-num-seqs 64: every cap past it is that engine's 64
+    assert concurrency_grid(301, 400, 1, COARSE_FACTORS, most=64) == (64,)
+    assert concurrency_grid(301, 400, 1, FINE_FACTORS, everything=False, most=64) == (64,)
+
+
+def test_a_batch_plan_keeps_to_the_max_num_seqs_given(capsys: pytest.CaptureFixture[str]) -> None:
+    # fuzz_random seed 25 (read by hand): `plan --arrival batch --max-num-seqs 64` with 400
+    # requests recommended max_num_seqs 301 (the analytic cliff) on a KV pool sized at 64, with
+    # no line saying so; the online plan's caps never pass the cap given (`sweep_caps`)
+    args = ["plan", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "1", "--engine", "vllm",
+            "--num-requests", "400", "--max-num-seqs", "64", "--arrival", "batch",
+            "--isl", "1000", "--osl", "500", "--jobs", "1"]  # fmt: skip
+    report = _plan(args, capsys)
+    assert report["recommended"]["max_num_seqs"] == 64
+    assert all(lay["sweet_spot"]["concurrency"] <= 64 * lay["dp"] for lay in report["layouts"])
+    assert any("the --max-num-seqs given (64" in r for r in report["recommended"]["reasons"])
+    assert not any("admits the whole batch" in r for r in report["recommended"]["reasons"])
+
+
+def test_a_sweep_past_the_max_num_seqs_given_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["sweep", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "1", "--engine", "vllm",
+            "--num-requests", "40", "--max-num-seqs", "64", "--concurrency", "32,64,128",
+            "--isl", "1000", "--osl", "500"]  # fmt: skip
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "warning: --max-num-seqs 64: concurrency 128 runs more requests per replica" in err
+    assert main([*args[:-6], "--concurrency", "32,64", "--isl", "1000", "--osl", "500"]) == 0
+    assert "--max-num-seqs 64:" not in capsys.readouterr().err
