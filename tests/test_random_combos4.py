@@ -148,12 +148,17 @@ def test_a_batch_plan_keeps_to_the_max_num_seqs_given(capsys: pytest.CaptureFixt
     assert not any("admits the whole batch" in r for r in report["recommended"]["reasons"])
 
 
+def _sweep_warnings(concurrency: str, capsys: pytest.CaptureFixture[str]) -> str:
+    """stderr of a sweep at --max-num-seqs 64 over `concurrency`."""
+    code = main(["sweep", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "1", "--engine",
+                 "vllm", "--num-requests", "40", "--max-num-seqs", "64", "--isl", "1000",
+                 "--osl", "500", "--concurrency", concurrency])  # fmt: skip
+    assert code == 0
+    return capsys.readouterr().err
+
+
 def test_a_sweep_past_the_max_num_seqs_given_says_so(capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["sweep", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "1", "--engine", "vllm",
-            "--num-requests", "40", "--max-num-seqs", "64", "--concurrency", "32,64,128",
-            "--isl", "1000", "--osl", "500"]  # fmt: skip
-    assert main(args) == 0
-    err = capsys.readouterr().err
-    assert "warning: --max-num-seqs 64: concurrency 128 runs more requests per replica" in err
-    assert main([*args[:-6], "--concurrency", "32,64", "--isl", "1000", "--osl", "500"]) == 0
-    assert "--max-num-seqs 64:" not in capsys.readouterr().err
+    # a sweep's concurrency is the cap on running requests (one replica: 128 per replica)
+    said = "warning: --max-num-seqs 64: concurrency 128 runs more requests per replica"
+    assert said in _sweep_warnings("32,64,128", capsys)
+    assert "--max-num-seqs 64:" not in _sweep_warnings("32,64", capsys)
