@@ -162,3 +162,22 @@ def test_a_sweep_past_the_max_num_seqs_given_says_so(capsys: pytest.CaptureFixtu
     said = "warning: --max-num-seqs 64: concurrency 128 runs more requests per replica"
     assert said in _sweep_warnings("32,64,128", capsys)
     assert "--max-num-seqs 64:" not in _sweep_warnings("32,64", capsys)
+
+
+T01 = "tests/fixtures/logs/trtllm_t01_llama31_8b_rtx5090.txt"
+
+
+def test_a_log_whose_kv_pool_is_fp8_says_so_when_bf16_is_modeled(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # fuzz_random seeds 25-34 (read by hand): calibrating row T01 (an FP8 TensorRT-LLM engine)
+    # as bf16 KV printed "calibrated" 118,144 KV tokens against the 263,008 logged, with a note
+    # on the weights only. Its pool: 16.05 GiB x 2^30 / 263,008 tokens = 65,525 B per token;
+    # Llama-3.1-8B's KV is 2 x 32 layers x 8 heads x 128 x 2 B = 131,072 B in bf16, half in fp8.
+    assert main(["calibrate", T01, "--model", "llama-3.1-8b"]) == 0
+    err = capsys.readouterr().out
+    assert "the log's KV pool holds 65,525 B per token per GPU (16.05 GiB over 263,008" in err
+    assert "not the 131,072 B of the bf16 KV modeled" in err
+    assert "pass --kv-cache-dtype fp8" in err
+    assert main(["calibrate", T01, "--model", "llama-3.1-8b", "--kv-dtype", "fp8"]) == 0
+    assert "kv_cache_dtype:" not in capsys.readouterr().out
