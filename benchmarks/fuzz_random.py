@@ -22,8 +22,12 @@ order (p50 > p90 > p99), a tie said to be "within B%" of layouts whose rates lie
 or a recommended layout that is not among the evaluated ones is counted as `nonsense`. A valid
 JSON sweep also runs again at another --seed (a "~seed" twin, beside the --cases drawn): the
 figures of the deployment and the workload's distribution (`SEED_FREE`: the analytic p99 cliff,
-KV blocks, max_model_len) must not move with it. Prints the table of classes, each finding with
-its command line, how many cases were answered and the fields refusals named most; `--dump`
+KV blocks, max_model_len) must not move with it; a JSON sweep of a session preset runs again at
+--think-time 0 (a "~load" twin: the same figures, those of the workload's lengths, may not move
+with the users' think time); a JSON plan of closed-loop users of given lengths runs again with
+each user thinking 10 s (a "~think" twin: its fleet may not be priced at more requests/s than
+clients / 10, nor at a rate not below its case's). Prints the table of classes, each finding
+with its command line, how many cases were answered and the fields refusals named most; `--dump`
 writes every case's answer (JSON lines) for reading by hand. Asserts nothing: the fixes'
 regressions are in tests/.
 """
@@ -389,21 +393,38 @@ def think_twin(argv: list[str]) -> list[str] | None:
     return [*argv, "--think-time", f"{THINK_S:g}"]
 
 
-def users_problems(argv: list[str], stdout: str) -> list[str]:
-    """A fleet priced at a users' rate past what users thinking THINK_S seconds can send."""
+def users_problems(argv: list[str], stdout: str, first: str | None = None) -> list[str]:
+    """A fleet priced at a users' rate past what users thinking THINK_S seconds can send
+    (clients / THINK_S), or not below the rate of the same users without the think time
+    (`first`, the case's own answer: 10 s more per cycle can only lower it; `plan` that dropped
+    the think time priced both alike)."""
     import json
 
-    try:
-        data = json.loads(stdout)
-    except ValueError:
-        return []
+    def rates(text: str | None) -> dict[str, float]:
+        try:
+            data = json.loads(text or "")
+        except ValueError:
+            return {}
+        fleet = data.get("fleet") if isinstance(data, dict) else None
+        return {
+            str(e.get("gpu")): float(e["served_rps"])
+            for e in fleet or []
+            if isinstance(e, dict) and isinstance(e.get("served_rps"), int | float)
+        }
+
     clients = int(dict(itertools.pairwise(argv))["--clients"])
-    most = clients / THINK_S
-    return [
-        f"fleet {e.get('gpu')}: {e['served_rps']:.3g} requests/s from {clients} users thinking "
-        f"{THINK_S:g} s (at most {most:.3g})"
-        for e in data.get("fleet") or []
-        if isinstance(e, dict) and (e.get("served_rps") or 0) > most * (1 + 1e-9)
+    most, before = clients / THINK_S, rates(first)
+    problems = [
+        f"fleet {gpu}: {rps:.3g} requests/s from {clients} users thinking {THINK_S:g} s (at most "
+        f"{most:.3g})"
+        for gpu, rps in rates(stdout).items()
+        if rps > most * (1 + 1e-9)
+    ]
+    return problems + [
+        f"fleet {gpu}: {rps:.3g} requests/s from {clients} users thinking {THINK_S:g} s, not below "
+        f"the {before[gpu]:.3g} they send without"
+        for gpu, rps in rates(stdout).items()
+        if gpu in before and rps >= before[gpu] * (1 - 1e-9)
     ]
 
 
@@ -687,7 +708,8 @@ def _json_problems(node: object, path: str) -> list[str]:
 
 def checked(outcomes: list[Outcome]) -> list[Outcome]:
     """The outcomes, an answer whose figures `answer_problems` flags reclassed `nonsense`, and
-    a seed twin whose seed-free figures differ from its case's (`seed_problems`) too."""
+    so a seed or load twin whose seed-free figures differ from its case's (`seed_problems`) and
+    a think twin priced past its users' rate or not below its case's (`users_problems`)."""
     by_name = {o.case.name: o for o in outcomes}
     for o in outcomes:
         if o.kind == "ok" and o.code == 0:
@@ -697,7 +719,9 @@ def checked(outcomes: list[Outcome]) -> list[Outcome]:
                 o.stderr += "\n[answer: " + "; ".join(problems[:3]) + "]"
         name = o.case.name
         think = name.endswith(THINK_TWIN) and o.kind == "ok" and o.code == 0
-        if think and (users := users_problems(o.case.argv, o.stdout)):
+        alone = by_name.get(name.removesuffix(THINK_TWIN))
+        unthought = alone.stdout if alone is not None and alone.code == 0 else None
+        if think and (users := users_problems(o.case.argv, o.stdout, unthought)):
             o.kind = "nonsense"
             o.stderr += "\n[users: " + "; ".join(users[:3]) + "]"
         twin = next((t for t in (TWIN, LOAD_TWIN) if name.endswith(t)), None)
