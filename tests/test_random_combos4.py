@@ -181,3 +181,18 @@ def test_a_log_whose_kv_pool_is_fp8_says_so_when_bf16_is_modeled(
     assert "pass --kv-cache-dtype fp8" in err
     assert main(["calibrate", T01, "--model", "llama-3.1-8b", "--kv-dtype", "fp8"]) == 0
     assert "kv_cache_dtype:" not in capsys.readouterr().out
+
+
+def test_a_log_of_fp8_weights_calibrated_as_bf16_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # fuzz_random seed 26 (random): row V04 (Qwen3-235B-A22B-FP8, tp8-ep8 on L40S) with
+    # --weight-dtype bf16 printed a modeled KV cache of -16.78 GiB: the logged 27.72 GiB of
+    # weights per GPU are half the bf16 model's (235B x 2 B / 8 GPUs = 58.7 GB = 54.7 GiB), and
+    # the guard measured logged / modeled - 1 = -50 %, inside its 50 %, where modeled / logged - 1
+    # = +98 % is not: the guard is now either way
+    log = "tests/fixtures/logs/vllm_v1_v04_qwen3_235b_fp8_8xl40s_tp8.txt"
+    assert main(["calibrate", log, "--weight-dtype", "bf16"]) == 2
+    err = capsys.readouterr().err
+    assert "error: model: the log's weights (27.72 GiB per GPU) are -50% off" in err
+    assert main(["calibrate", log]) == 0  # its own FP8 weights: 27.66 modeled
