@@ -196,3 +196,16 @@ def test_a_log_of_fp8_weights_calibrated_as_bf16_is_refused(
     err = capsys.readouterr().err
     assert "error: model: the log's weights (27.72 GiB per GPU) are -50% off" in err
     assert main(["calibrate", log]) == 0  # its own FP8 weights: 27.66 modeled
+
+
+def test_one_user_reads_singular_and_sends_one_request_at_a_time(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # fuzz_random seed 25 (random): "the 1 users' rate"; one user with no think time sends
+    # 1 / E[e2e] requests/s, E[e2e] <= TTFT + 99 x TPOT at the fleet row's p99s
+    args = [*USERS[:-4], "--clients", "1", "--jobs", "1"]
+    fleet = _plan(args, capsys)["fleet"][0]
+    assert fleet["served_rps"] >= 1 / (fleet["ttft_p99_s"] + 99 * fleet["tpot_p99_s"])
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "1 closed-loop user;" in out and "(the 1 user's rate," in out
