@@ -22,8 +22,12 @@ order (p50 > p90 > p99), a tie said to be "within B%" of layouts whose rates lie
 or a recommended layout that is not among the evaluated ones is counted as `nonsense`. A valid
 JSON sweep also runs again at another --seed (a "~seed" twin, beside the --cases drawn): the
 figures of the deployment and the workload's distribution (`SEED_FREE`: the analytic p99 cliff,
-KV blocks, max_model_len) must not move with it. Prints the table of classes, each finding with
-its command line, how many cases were answered and the fields refusals named most; `--dump`
+KV blocks, max_model_len) must not move with it; a JSON sweep of a session preset runs again at
+--think-time 0 (a "~load" twin: the same figures, those of the workload's lengths, may not move
+with the users' think time); a JSON plan of closed-loop users of given lengths runs again with
+each user thinking 10 s (a "~think" twin: its fleet may not be priced at more requests/s than
+clients / 10, nor at a rate not below its case's). Prints the table of classes, each finding
+with its command line, how many cases were answered and the fields refusals named most; `--dump`
 writes every case's answer (JSON lines) for reading by hand. Asserts nothing: the fixes'
 regressions are in tests/.
 """
@@ -318,8 +322,14 @@ def cases(seed: int, count: int, files: dict[str, bytes], mode: str = "random") 
         out.append(
             Case(f"{mode}{seed}", str(i), argv, spec, invalid=None, replaced=_replaced(argv))
         )
-        if mode == "valid" and (twin := seed_twin(argv)) is not None:
-            out.append(Case(f"{mode}{seed}", f"{i}{TWIN}", twin, spec, invalid=None))
+        if mode == "valid":
+            for suffix, make in (
+                (TWIN, seed_twin),
+                (LOAD_TWIN, load_twin),
+                (THINK_TWIN, think_twin),
+            ):
+                if (twin := make(argv)) is not None:
+                    out.append(Case(f"{mode}{seed}", f"{i}{suffix}", twin, spec, invalid=None))
     return out
 
 
@@ -337,13 +347,85 @@ def seed_twin(argv: list[str]) -> list[str] | None:
     given = dict(itertools.pairwise(argv))
     if given.get("--format") != "json":
         return None
+    return _with_other(argv, "--seed", "5", "6")
+
+
+def _with_other(argv: list[str], name: str, value: str, instead: str) -> list[str]:
+    """`argv` with option `name` set to `value` (`instead` where it already was `value`)."""
     twin = list(argv)
-    if "--seed" in twin:
-        k = twin.index("--seed") + 1
-        twin[k] = "5" if twin[k] != "5" else "6"
+    if name in twin:
+        k = twin.index(name) + 1
+        twin[k] = value if twin[k] != value else instead
     else:
-        twin += ["--seed", "5"]
+        twin += [name, value]
     return twin
+
+
+LOAD_TWIN = "~load"  # a session preset's sweep with its users sending at once
+THINK_TWIN = "~think"  # a plan of closed-loop users of given lengths, thinking 10 s each
+THINK_S = 10.0
+
+
+def load_twin(argv: list[str]) -> list[str] | None:
+    """A JSON sweep of a session preset again at --think-time 0 (the think times draw from the
+    Generator the lengths come from): its `SEED_FREE` figures, those of the workload's lengths,
+    must not move (the analytic cliff did: 88 and 93 for multiturn-chat, seed 25). None for any
+    other case."""
+    given = dict(itertools.pairwise(argv))
+    if argv[0] != "sweep" or given.get("--format") != "json":
+        return None
+    if given.get("--workload") not in ("multiturn-chat", "agentic") or "--disagg" in argv:
+        return None
+    return _with_other(argv, "--think-time", "0", "1")
+
+
+def think_twin(argv: list[str]) -> list[str] | None:
+    """A JSON plan of closed-loop users (`--arrival clients`) of given lengths again with each
+    user thinking THINK_S seconds: its fleet's users' rate may not pass clients / THINK_S
+    (`users_problems`; plan dropped the think time, seed 25). None for any other case."""
+    given = dict(itertools.pairwise(argv))
+    if argv[0] != "plan" or given.get("--format") != "json" or "--clients" not in argv:
+        return None
+    if given.get("--workload") in ("multiturn-chat", "agentic") or "--think-time" in argv:
+        return None
+    if "--rate" in argv or "--disagg" in argv:
+        return None
+    return [*argv, "--think-time", f"{THINK_S:g}"]
+
+
+def users_problems(argv: list[str], stdout: str, first: str | None = None) -> list[str]:
+    """A fleet priced at a users' rate past what users thinking THINK_S seconds can send
+    (clients / THINK_S), or not below the rate of the same users without the think time
+    (`first`, the case's own answer: 10 s more per cycle can only lower it; `plan` that dropped
+    the think time priced both alike)."""
+    import json
+
+    def rates(text: str | None) -> dict[str, float]:
+        try:
+            data = json.loads(text or "")
+        except ValueError:
+            return {}
+        fleet = data.get("fleet") if isinstance(data, dict) else None
+        return {
+            str(e.get("gpu")): float(e["served_rps"])
+            for e in fleet or []
+            if isinstance(e, dict) and isinstance(e.get("served_rps"), int | float)
+        }
+
+    clients = int(dict(itertools.pairwise(argv))["--clients"])
+    most, before = clients / THINK_S, rates(first)
+    problems = [
+        f"fleet {gpu}: {rps:.3g} requests/s from {clients} users thinking {THINK_S:g} s (at most "
+        f"{most:.3g})"
+        for gpu, rps in rates(stdout).items()
+        if rps > most * (1 + 1e-9)
+    ]
+    return problems + [
+        f"fleet {gpu}: {rps:.3g} requests/s from {clients} users thinking {THINK_S:g} s, not below "
+        f"the {before[gpu]:.3g} they send without"
+        for gpu, rps in rates(stdout).items()
+        if gpu in before and rps >= before[gpu] * (1 - 1e-9)
+    ]
 
 
 def _seed_free(node: object, path: str = "") -> dict[str, object]:
@@ -626,7 +708,8 @@ def _json_problems(node: object, path: str) -> list[str]:
 
 def checked(outcomes: list[Outcome]) -> list[Outcome]:
     """The outcomes, an answer whose figures `answer_problems` flags reclassed `nonsense`, and
-    a seed twin whose seed-free figures differ from its case's (`seed_problems`) too."""
+    so a seed or load twin whose seed-free figures differ from its case's (`seed_problems`) and
+    a think twin priced past its users' rate or not below its case's (`users_problems`)."""
     by_name = {o.case.name: o for o in outcomes}
     for o in outcomes:
         if o.kind == "ok" and o.code == 0:
@@ -634,12 +717,20 @@ def checked(outcomes: list[Outcome]) -> list[Outcome]:
             if problems:
                 o.kind = "nonsense"
                 o.stderr += "\n[answer: " + "; ".join(problems[:3]) + "]"
-        first = by_name.get(o.case.name.removesuffix(TWIN))
+        name = o.case.name
+        think = name.endswith(THINK_TWIN) and o.kind == "ok" and o.code == 0
+        alone = by_name.get(name.removesuffix(THINK_TWIN))
+        unthought = alone.stdout if alone is not None and alone.code == 0 else None
+        if think and (users := users_problems(o.case.argv, o.stdout, unthought)):
+            o.kind = "nonsense"
+            o.stderr += "\n[users: " + "; ".join(users[:3]) + "]"
+        twin = next((t for t in (TWIN, LOAD_TWIN) if name.endswith(t)), None)
+        first = None if twin is None else by_name.get(name.removesuffix(twin))
         both = first is not None and (first.code, o.code) == (0, 0) and o.kind == "ok"
         moved = seed_problems(first.stdout, o.stdout) if both and first is not None else []
-        if o.case.name.endswith(TWIN) and moved:
+        if moved:
             o.kind = "nonsense"
-            o.stderr += "\n[seed: " + "; ".join(moved[:3]) + "]"
+            o.stderr += f"\n[{(twin or '').lstrip('~')}: " + "; ".join(moved[:3]) + "]"
     return outcomes
 
 

@@ -157,7 +157,7 @@ def test_a_batch_plans_reasons_weigh_the_best_against_pure_data_parallel(
     points = [SimpleNamespace(concurrency=64, hit_cliff=False)]
     points.append(SimpleNamespace(concurrency=128, hit_cliff=True))
     ev = SimpleNamespace(sweet=points[0], points=points)
-    found = batch._recommend(rows, {"tp2": ev}, Objective.MAKESPAN, 0.01)  # type: ignore[arg-type]
+    found = batch._recommend(rows, {"tp2": ev}, Objective.MAKESPAN, 0.01, 128)  # type: ignore[arg-type]
     assert found is not None
     best, rec = found
     assert best.name == "tp2" and rec.reasons == ["tp2 vs dp8"]

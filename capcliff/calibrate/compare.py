@@ -272,11 +272,40 @@ def refuse_other_weights(log: StartupLog, mem: LayoutMemory, model: Model) -> No
     if logged is None or modeled <= 0:
         return
     error = logged / modeled - 1
-    if abs(error) > WEIGHTS_MISMATCH:
+    # either way: a log of FP8 weights against bf16 modeled is half (-50 %), which |error|
+    # let through (Qwen3-235B-FP8 as bf16: 27.72 against 54.92 GiB, a KV pool of -16.78 GiB)
+    if max(logged / modeled, modeled / logged) - 1 > WEIGHTS_MISMATCH:
         raise InputError(
             f"model: the log's weights ({logged:.2f} GiB per GPU) are {error:+.0%} off "
             f"{model.id}'s ({modeled:.2f} GiB); a log of another model? (or pass --weight-dtype)"
         )
+
+
+# set: how far the log's KV bytes per token (its KV GiB over its KV tokens, both printed rounded)
+# may lie from the modeled dtype's before the note; dtypes differ by 2x
+KV_BYTES_TOLERANCE = 0.05
+
+
+def kv_dtype_note(log: StartupLog, mem: LayoutMemory, kv: KVDType) -> list[str]:
+    """A log whose KV pool holds another number of bytes per token per GPU than the KV dtype
+    modeled, said with the dtype it matches: logged = KV GiB x 2^30 / KV tokens (TensorRT-LLM
+    prints both, `trtllm_log`), modeled x element bytes of d / element bytes of `kv` for each
+    dtype d. Row T01: 16.05 GiB / 263,008 = 65,526 B against bf16's 131,072: fp8."""
+    gib, tokens = _fig(log, "kv_cache_gib"), _fig(log, "kv_tokens")
+    modeled = mem.kv_bytes_per_token_per_gpu
+    if not gib or not tokens or modeled <= 0:
+        return []
+    logged = gib * GIB / tokens
+    if abs(logged / modeled - 1) <= KV_BYTES_TOLERANCE:
+        return []
+    per = {d: modeled * d.bytes_per_element / kv.bytes_per_element for d in KVDType}
+    fits = [d.value for d, b in per.items() if abs(logged / b - 1) <= KV_BYTES_TOLERANCE]
+    hint = f"pass --kv-cache-dtype {fits[0]}" if fits else "a log of another model or layout?"
+    return [
+        f"kv_cache_dtype: the log's KV pool holds {logged:,.0f} B per token per GPU ({gib:g} GiB "
+        f"over {tokens:,.0f} tokens), not the {modeled:,} B of the {kv.value} KV modeled, so the "
+        f"calibrated KV figures stay off; {hint}"
+    ]
 
 
 def calibrate(
@@ -347,6 +376,7 @@ def calibrate(
         for name, value in terms.items()
         if value < 0
     ]
+    notes += kv_dtype_note(log, modeled, kv)
     terms = {name: max(0.0, value) for name, value in terms.items()}
     version = log.config.get("engine_version")
     cal = Calibration(

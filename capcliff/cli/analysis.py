@@ -96,6 +96,25 @@ def _run_sweep(dep: Deployment, plan: SweepPlan, max_model_len: int) -> SweepRep
         return build_sweep_report(dep, plan, max_model_len=max_model_len, progress=tick)
 
 
+def _caps_past_given(
+    given: int | None, layouts: list[Layout], concurrencies: tuple[int, ...]
+) -> list[str]:
+    """A sweep's concurrency is the cap on running requests (max_num_seqs = concurrency / dp per
+    replica, README): a point past the --max-num-seqs given runs more than that engine would,
+    which sizes only the KV pool here. Said, not silently overridden."""
+    if given is None:
+        return []
+    over = sorted({c for c in concurrencies for lay in layouts if -(-c // lay.dp) > given})
+    if not over:
+        return []
+    return [
+        f"--max-num-seqs {given:,}: concurrency {', '.join(f'{c:,}' for c in over)} runs more "
+        "requests per replica than that (a sweep's concurrency is the cap on running requests, "
+        "max_num_seqs = concurrency / DP); --max-num-seqs sized the KV pool only (the profile "
+        "run and CUDA graphs follow it)"
+    ]
+
+
 def _say_nothing_fits(answer: SweepNoFit, output: SweepFormat, plot_path: Path | None) -> None:
     """The sweep's answer where no layout fits (exit 0: a model that does not fit is an answer):
     the table and JSON say it; a CSV has its columns and no rows, the answer on stderr."""
@@ -282,4 +301,4 @@ def sweep(
         make_console().print(sweep_view(report))
     if plot_path is not None:
         _write_plot(report, plot_path)
-    print_warnings(repeats)
+    print_warnings([*repeats, *_caps_past_given(settings.max_num_seqs, layouts, concurrencies)])

@@ -76,7 +76,8 @@ def fleet_basis(report: PlanReport) -> str | None:
     if not rates:
         return None
     if load is not None and load.clients is not None:
-        why = f"the {load.clients:,} users' rate, at most what the replicas sustain"
+        whose = "user's" if load.clients == 1 else "users'"  # "the 1 users' rate" (seed 25)
+        why = f"the {load.clients:,} {whose} rate, at most what the replicas sustain"
     else:
         headroom = f"{report.headroom or 0:.0%}"
         why = f"no load given: the replicas' sustained rate less the {headroom} headroom"
@@ -120,7 +121,7 @@ def _load_text(report: PlanReport) -> str:
         return "no load given: the most each layout sustains"
     if load.offered_rps is not None:
         return f"offered {load.offered_rps:,.2f} requests/s ({load.kind})"
-    return f"{load.clients:,} closed-loop users"
+    return f"{load.clients:,} closed-loop user{'' if load.clients == 1 else 's'}"
 
 
 def online_header(report: PlanReport) -> str:

@@ -93,7 +93,12 @@ def with_kv_headroom(
 
 
 def _change(ours: float, theirs: float) -> str:
-    return f"{ours / theirs - 1:+.0%}" if theirs else "n/a"
+    """ours against theirs as a signed whole percentage; one that rounds to 0 reads "0%" (93
+    against 93.2 tok/s printed "-0%")."""
+    if not theirs:
+        return "n/a"
+    change = ours / theirs - 1
+    return "0%" if round(change * 100) == 0 else f"{change:+.0%}"
 
 
 def usd_text(value: float | None) -> str:

@@ -81,6 +81,9 @@ class OnlineWorkload:
             self.label = f"{self.choice.preset_name} ({describe_sessions(spec)})"
             return
         label, series = plan_workloads(self._batch_choice(1), self.seed)
+        think = self.choice.think_time_s
+        if think and self.choice.clients is not None and not self._keeps_think:
+            label += f", think {think:g} s"  # the users' (`with_clients`); a backlog has none
         self.label = label
         if self.is_trace:  # its rows whatever the count: the backlog, parsed once
             self._lengths[0] = series[0][1]
@@ -151,12 +154,17 @@ class OnlineWorkload:
         """A trace has a fixed size: the stopping rule cannot grow it."""
         return self.choice.trace_lines is not None
 
-    def _batch_choice(self, n: int) -> WorkloadChoice:
+    @property
+    def _keeps_think(self) -> bool:
+        """A session trace: its think times are its own rows' (or --think-time's), drawn with
+        its lengths."""
         lines = self.choice.trace_lines
-        keeps_think = lines is not None and is_session_trace(lines)  # its think times are its own
+        return lines is not None and is_session_trace(lines)
+
+    def _batch_choice(self, n: int) -> WorkloadChoice:
         return replace(
             self.choice, num_requests=max(n, 1), arrival=Arrival.BATCH, rate_per_s=None,
-            clients=None, think_time_s=self.choice.think_time_s if keeps_think else None,
+            clients=None, think_time_s=self.choice.think_time_s if self._keeps_think else None,
         )  # fmt: skip
 
     def backlog(self, n: int) -> Requests:
@@ -290,7 +298,9 @@ class OnlineWorkload:
         return replace(base, arrival_s=np.asarray(arrivals, dtype=np.float64))
 
     def with_clients(self, n: int, clients: int) -> Requests:
-        """n requests sent by `clients` closed-loop users (each sends its next when one ends)."""
+        """n requests sent by `clients` closed-loop users, each sending its next a think time
+        (--think-time, default 0; a session trace: its rows') after its last one ends, as
+        `sweep`'s users do (`workloads.plan_workloads`)."""
         if clients < 1:
             raise InputError(f"clients: must be >= 1, got {clients}")
         if self.sessions:
@@ -299,10 +309,12 @@ class OnlineWorkload:
         size = len(base)
         arrivals = np.zeros(size)
         arrivals[clients:] = np.nan
+        think = 0.0 if self._keeps_think else self.choice.think_time_s or 0.0
         return replace(
             base,
             arrival_s=arrivals,
             client=np.arange(size, dtype=np.int64) % clients,
             closed_loop=True,
-            think_time_s=0.0,
+            think_time_s=think,
+            think_s=base.think_s if self._keeps_think else np.full(size, think),
         )

@@ -66,12 +66,16 @@ def concurrency_grid(
     factors: tuple[float, ...] = COARSE_FACTORS + FINE_FACTORS,
     *,
     everything: bool = True,
+    most: int | None = None,
 ) -> tuple[int, ...]:
     """Caps at `factors` x the analytic cliff (at least one request per replica), plus every
-    request at once when `everything`; none above the number of requests."""
+    request at once when `everything`; none above the number of requests, and none above
+    `most` (the --max-num-seqs the user gave, all replicas: that engine never runs more, as the
+    online search's caps never pass it, `capacity.sweep_caps`)."""
+    top = num_requests if most is None else min(num_requests, most)
     base = max(analytic_cliff, dp)
-    grid = {max(dp, round(base * f)) for f in factors} | ({num_requests} if everything else set())
-    return tuple(sorted(c for c in grid if c <= num_requests))
+    grid = {max(dp, round(base * f)) for f in factors} | ({top} if everything else set())
+    return tuple(sorted({min(c, top) for c in grid if c <= num_requests}))
 
 
 def score(point: SweepPoint, objective: Objective, slo: Slo | None) -> float:
@@ -93,6 +97,7 @@ class _Sim:
     slo: Slo | None
     reference: Requests  # the fixed sample the analytic cliff comes from (`PlanInputs`)
     progress: Callable[[], None] | None = None  # called once per simulated point
+    cap: int | None = None  # the --max-num-seqs given, per replica (None: the plan picks it)
 
 
 def _judge(
@@ -122,7 +127,10 @@ def _evaluate(
     if key in memo:
         return replace(memo[key], memory=memory)
     analytic = p99_analytic_cliff(sim.reference, capacity, layout.dp)
-    grid = concurrency_grid(analytic, len(sim.requests.input_tokens), layout.dp, COARSE_FACTORS)
+    most = None if sim.cap is None else sim.cap * layout.dp
+    grid = concurrency_grid(
+        analytic, len(sim.requests.input_tokens), layout.dp, COARSE_FACTORS, most=most
+    )
     points = sweep(
         sim.requests, steps, capacity, sim.config, grid, dp=layout.dp, on_point=sim.progress
     )
@@ -137,11 +145,9 @@ def _refine(ev: _Evaluated, sim: _Sim) -> _Evaluated:
     analytic = 0 if analytic is None else analytic
     n = len(sim.requests.input_tokens)
     done = {p.concurrency for p in ev.points}
-    extra = [
-        c
-        for c in concurrency_grid(analytic, n, layout.dp, FINE_FACTORS, everything=False)
-        if c not in done
-    ]
+    most = None if sim.cap is None else sim.cap * layout.dp
+    fine = concurrency_grid(analytic, n, layout.dp, FINE_FACTORS, everything=False, most=most)
+    extra = [c for c in fine if c not in done]
     more = sweep(
         sim.requests, ev.steps, ev.capacity, sim.config, extra, dp=layout.dp,
         on_point=sim.progress,
@@ -201,7 +207,11 @@ def kv_aware_gain(ev: _Evaluated, inputs: PlanInputs) -> tuple[float, float]:
 
 
 def _recommend(
-    rows: list[PlanLayout], evaluated: dict[str, _Evaluated], objective: Objective, band: float
+    rows: list[PlanLayout],
+    evaluated: dict[str, _Evaluated],
+    objective: Objective,
+    band: float,
+    requests: int,
 ) -> tuple[PlanLayout, Recommendation] | None:
     order = ranked(rows, objective)
     if not order:
@@ -221,7 +231,7 @@ def _recommend(
         reasons.append(line)
     ev = evaluated[best.name]
     cap = _admission_cap(ev)
-    reasons += _whole_batch_reason(ev, cap)
+    reasons += _whole_batch_reason(ev, cap, requests)
     rec = Recommendation(
         layout=best.name, dp=best.dp, tp=best.tp, pp=best.pp, ep=best.ep,
         max_num_seqs=-(-cap // best.dp), reasons=reasons, tie=ties,
@@ -230,15 +240,22 @@ def _recommend(
     return best, rec
 
 
-def _whole_batch_reason(ev: _Evaluated, cap: int) -> list[str]:
-    """When the cap is every request of the batch at once: the sweep cannot see past it."""
+def _whole_batch_reason(ev: _Evaluated, cap: int, requests: int) -> list[str]:
+    """When the cap is the largest swept without preemption: every request of the batch at
+    once, or the --max-num-seqs given (the sweep cannot see past either)."""
     top = max(p.concurrency for p in ev.points)
     if cap < top or any(p.hit_cliff for p in ev.points):
         return []
+    cliff = f"the analytic p99 cliff is {ev.cliff.analytic_concurrency:,}"
+    if top < requests:  # the grid stopped at the cap given
+        return [
+            f"the cap is the --max-num-seqs given ({top:,} requests at once, all replicas), "
+            f"without preemption: the sweep does not go past it ({cliff})"
+        ]
     return [
         f"the cap admits the whole batch ({top:,} requests at once) without preemption: the "
-        "sweep cannot tell where KV would run short past it; a larger batch may (the analytic "
-        f"p99 cliff is {ev.cliff.analytic_concurrency:,}); --num-requests sets the batch"
+        f"sweep cannot tell where KV would run short past it; a larger batch may ({cliff}); "
+        "--num-requests sets the batch"
     ]
 
 
@@ -266,7 +283,10 @@ def build_plan_report(
     simulated point; `layouts`: these only, each refined, instead of every layout)."""
     goal = Objective(objective)
     inputs = resolve_inputs(dep, workload, seed=seed)
-    sim = _Sim(inputs.requests, inputs.config, goal, slo, inputs.reference, progress)
+    sim = _Sim(
+        inputs.requests, inputs.config, goal, slo, inputs.reference, progress,
+        dep.settings.max_num_seqs,
+    )  # fmt: skip
     memories = [
         dep.memory(lay, inputs.max_model_len)
         for lay in (layouts or enumerate_layouts(gpus, arch=dep.model.arch))
@@ -278,7 +298,8 @@ def build_plan_report(
     for ev in leaders:
         evaluated[ev.memory.layout.name] = _refine(ev, sim)
     rows = [_layout_row(m, evaluated.get(m.layout.name), gpus, slo) for m in memories]
-    chosen = _recommend(rows, evaluated, goal, tie_band(band_of(dep).throughput))
+    band = tie_band(band_of(dep).throughput)
+    chosen = _recommend(rows, evaluated, goal, band, len(inputs.requests.input_tokens))
     fixes: list[str] = []
     flags: dict[str, str] = {}
     warnings: list[str] = []

@@ -191,6 +191,11 @@ def _fleet_line(
         replicas = max(1, ev.memory.layout.gpus // unit.gpus)
     if offered is not None:
         served = offered
+    elif clients is not None and checked is not None:
+        # the users' own rate, simulated at their load: their cycle is think + their latency
+        # there, not the latency at the replicas' sustained rate (8 users thinking 10 s on a
+        # replica that answers in 2.3 s send 0.65 requests/s, not 8 / (10 + 13.5) = 0.34)
+        served = checked.state.throughput_rps
     elif clients is not None and unit.e2e_mean_s + think > 0:
         served = min(clients / (unit.e2e_mean_s + think), replicas * unit.sustained_rps)
     else:

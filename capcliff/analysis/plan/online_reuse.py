@@ -33,11 +33,13 @@ REUSE_REQUESTS = 2000  # set: requests per reuse-advice run (the whole layout)
 
 def mean_think_s(workload: OnlineWorkload) -> float:
     """The mean think time before a request of a reference sample at the load is sent (s): the
-    users given, else sessions at a rate (a session's first turn waits none); 0 for workloads
-    without sessions (their users send at once)."""
-    if not workload.sessions:
-        return 0.0
+    users given, else sessions at a rate (a session's first turn waits none); without sessions,
+    the users' --think-time (or a session trace's own), 0 at a rate."""
     clients = workload.choice.clients
+    if not workload.sessions:
+        if clients is None or workload.choice.rate_per_s is not None:
+            return 0.0
+        return float(workload.with_clients(REFERENCE_REQUESTS, clients).think_s.mean())
     if clients is not None and workload.choice.rate_per_s is None:
         sample = workload.with_clients(REFERENCE_REQUESTS, clients)
     else:
