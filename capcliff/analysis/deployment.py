@@ -156,7 +156,7 @@ class Deployment:
         return context_length(
             self.settings.max_model_len,
             requests,
-            model_context=self.model.arch.max_position_embeddings,
+            model_context=self.model.arch.context_for(self.settings.engine.value),
             allow_long=self.settings.allow_long_max_model_len,
             bound=bound,
         )
@@ -371,7 +371,7 @@ def resolve(
     engine_profile(settings.engine, settings.engine_version)  # refuses a release it never had
     refuse_moe_settings_on_dense(settings, model)
     unused = refuse_other_engines_settings(settings)
-    check_model_context(settings.max_model_len, arch.max_position_embeddings,
+    check_model_context(settings.max_model_len, arch.context_for(settings.engine.value),
                         allow_long=settings.allow_long_max_model_len)  # fmt: skip
     scheme = (
         WeightScheme.as_shipped(arch)

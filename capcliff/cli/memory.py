@@ -64,10 +64,11 @@ def memory(
             for lay in enumerate_layouts(count, arch=resolved.arch)
         )
     given = settings.max_model_len
-    length = resolved.arch.default_context if given is None else given
+    engine = settings.engine.value
+    length = resolved.arch.default_context_for(engine) if given is None else given
     if length is None:
         raise InputError("max_model_len: the model config has no max_position_embeddings; pass one")
-    check_model_context(length, resolved.arch.max_position_embeddings,
+    check_model_context(length, resolved.arch.context_for(engine),
                         allow_long=settings.allow_long_max_model_len)  # fmt: skip
     print_warnings(dep.warnings)
     report = build_memory_report(
