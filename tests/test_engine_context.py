@@ -7,17 +7,24 @@ keys. Each expected figure is worked by hand from those rules in the comment bes
 
 from __future__ import annotations
 
+import json
+import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from test_bad_input import _one_line_error
+from test_bad_input import ROOT, _one_line_error
 from test_bad_input_campaign24 import PHI35, _llama_plain, _memory, _served_length
 
 from capcliff.catalog.architecture import architecture_from_config
+from capcliff.cli import main
+from tests.checktools import check_file
 
 # Qwen3-8B's config with the YaRN table its model card adds for 131,072 tokens
 YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32_768}
 QWEN3_YARN = _llama_plain(max_position_embeddings=40_960, rope_scaling=YARN)
+# Qwen3-8B's card config (40,960 positions, no RoPE table)
+QWEN3_CONFIG = tomllib.loads((ROOT / "model_cards" / "qwen3-8b.toml").read_text())["config"]
 
 
 def _contexts(config: dict[str, object]) -> tuple[int | None, int | None, int | None]:
@@ -107,3 +114,132 @@ def test_a_context_only_sglang_reads_past_the_bounds_refuses_sglang_alone(
     assert _served_length(tmp_path, huge, capsys) == 131_072
     line = _one_line_error(_memory(tmp_path, huge, "--engine", "sglang"), capsys)
     assert "seq_length: gives a context of 1e+30 tokens" in line
+
+
+# --rope-scaling (a RoPE table over config.json's, as the launch line sets it): Qwen3-8B's card
+# config has 40,960 positions and no table; its model card's YaRN x4 from 32,768 gives vLLM's
+# rule 32,768 x 4 = 131,072 tokens
+YARN_FLAG = ("--rope-scaling", json.dumps(YARN))
+
+
+def _qwen3_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(QWEN3_CONFIG))
+    return folder
+
+
+def _card_length(capsys: pytest.CaptureFixture[str], *extra: str) -> int:
+    args = ["memory", "qwen3-8b", "--gpus", "1", "--gpu", "h200-sxm", "--format", "json", *extra]
+    assert main(args) == 0, capsys.readouterr().err
+    return int(json.loads(capsys.readouterr().out)["max_model_len"])
+
+
+def test_rope_scaling_flag_extends_the_context_it_is_derived_from(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # without it 131,072 is past the 40,960 positions (refused); with it vLLM serves 131,072
+    # when none is given, and SGLang still its 40,960 (the table holds an original context)
+    line = _one_line_error(["memory", "qwen3-8b", "--gpus", "1", "--gpu", "h200-sxm",
+                            "--max-model-len", "131072"], capsys)  # fmt: skip
+    assert "(40960 tokens" in line
+    assert _card_length(capsys, *YARN_FLAG, "--max-model-len", "131072") == 131_072
+    assert _card_length(capsys, *YARN_FLAG) == 131_072
+    assert _card_length(capsys, *YARN_FLAG, "--engine", "sglang") == 40_960
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [("[1]", "must be a RoPE table"), ("{yarn", "is no JSON object"),
+     ('{"rope_type": "yarn", "factor": 4.0}', "original_max_position_embeddings: missing")],
+)  # fmt: skip
+def test_a_bad_rope_scaling_is_one_line(
+    value: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["memory", "qwen3-8b", "--gpus", "1", "--gpu", "h200-sxm", "--rope-scaling", value]
+    line = _one_line_error(args, capsys)
+    assert "--rope-scaling" in line and said in line
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        f"vllm serve Qwen/Qwen3-8B --rope-scaling '{json.dumps(YARN)}' --max-model-len 131072",
+        "vllm serve Qwen/Qwen3-8B --hf-overrides "
+        f"'{json.dumps({'rope_scaling': YARN})}' --max-model-len 131072",
+    ],
+    ids=["rope-scaling", "hf-overrides"],
+)
+def test_serve_command_reads_the_launch_lines_rope_table(
+    line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Qwen3's model card lines: 131,072 served (32,768 x 4)
+    folder = _qwen3_folder(tmp_path)
+    args = ["memory", "--gpu", "h200-sxm", "--format", "json", "--serve-command",
+            line.replace("Qwen/Qwen3-8B", str(folder))]  # fmt: skip
+    assert main(args) == 0, capsys.readouterr().err
+    assert json.loads(capsys.readouterr().out)["max_model_len"] == 131_072
+
+
+def test_sglang_override_args_keep_sglangs_own_context(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # SGLang reads the same table with --json-model-override-args and drops its factor: 40,960,
+    # so --context-length 131072 is refused (SGLang raises without
+    # SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1)
+    folder = _qwen3_folder(tmp_path)
+    override = json.dumps({"rope_scaling": YARN})
+    line = (f"python -m sglang.launch_server --model-path {folder} --json-model-override-args "
+            f"'{override}' --context-length 131072")  # fmt: skip
+    error = _one_line_error(["memory", "--gpu", "h200-sxm", "--serve-command", line], capsys)
+    assert "131072 is longer than the model's context (40960 tokens" in error
+
+
+def test_check_spec_takes_a_rope_scaling_table(tmp_path: Path) -> None:
+    spec = tmp_path / "capcliff.toml"
+    spec.write_text(
+        '[[scenario]]\nname = "yarn"\nmodel = "qwen3-8b"\ngpu = "h200-sxm"\nlayout = "tp1"\n'
+        "max_model_len = 131072\n"
+        'rope_scaling = {rope_type = "yarn", factor = 4.0, original_max_position_embeddings = '
+        "32768}\n[scenario.workload]\nisl = 64\nosl = 16\nnum_requests = 4\nconcurrency = 4\n"
+    )
+    report = check_file(spec)
+    assert report.scenarios[0].max_model_len == 131_072
+
+
+def test_engine_lines_carry_the_rope_table_and_read_back() -> None:
+    # the printed launch line must start the server at the planned context: vLLM V1 gets
+    # --hf-overrides, V0 --rope-scaling, SGLang --json-model-override-args, each the same table
+    from capcliff.analysis.flags import Deployment, sglang_command, vllm_command
+    from capcliff.analysis.serve_command import parse_serve_command
+    from capcliff.catalog.layout import parse_layout
+
+    table = json.dumps(YARN, sort_keys=True)
+    dep = Deployment(
+        model="Qwen/Qwen3-8B", layout=parse_layout("tp1"), max_num_seqs=8,
+        max_num_batched_tokens=8192, max_model_len=131_072, gpu_memory_utilization=0.9,
+        mem_fraction_static=0.9, kv_cache_dtype="auto", moe=False, mla=False, rope_scaling=table,
+    )  # fmt: skip
+    v1, sglang = vllm_command(dep), sglang_command(dep)
+    assert "--hf-overrides" in v1 and "--json-model-override-args" in sglang
+    assert "--rope-scaling" in vllm_command(replace(dep, vllm_v0=True))
+    for line in (v1, sglang):
+        read = parse_serve_command(line)
+        assert json.loads(read.settings["rope_scaling"]) == YARN
+
+
+def test_a_rope_table_on_trtllm_is_refused_and_other_overrides_stay_unmodelled(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # capcliff prints no trtllm-serve flag that sets it: refused, not planned unlaunchable
+    args = ["memory", "qwen3-8b", "--gpus", "1", "--gpu", "h200-sxm", "--engine", "trtllm",
+            *YARN_FLAG]  # fmt: skip
+    assert "rope_scaling: a launch-line RoPE table is modelled for vllm" in _one_line_error(
+        args, capsys
+    )
+    from capcliff.analysis.serve_command import parse_serve_command
+
+    both = json.dumps({"rope_scaling": YARN, "max_position_embeddings": 4096})
+    read = parse_serve_command(f"vllm serve Qwen/Qwen3-8B --hf-overrides '{both}'")
+    assert json.loads(read.settings["rope_scaling"]) == YARN
+    assert read.unmodelled == ('--hf-overrides {"max_position_embeddings": 4096}',)

@@ -63,6 +63,7 @@ def memory(
             resolve(resolved, spec, settings, force=True, layout=lay.name)
             for lay in enumerate_layouts(count, arch=resolved.arch)
         )
+    resolved = dep.model  # with a --rope-scaling applied
     given = settings.max_model_len
     engine = settings.engine.value
     length = resolved.arch.default_context_for(engine) if given is None else given
