@@ -132,7 +132,7 @@ def vllm_separate_replicas(dep: Deployment) -> bool:
 def _rope_flags(dep: Deployment, overrides: str) -> list[str]:
     """The engine's flag laying the RoPE table over config.json: `overrides` (vLLM's
     --hf-overrides, SGLang's --json-model-override-args) with {"rope_scaling": table}; vLLM V0's
-    releases (0.6 - 0.7) take --rope-scaling, which left vLLM in 0.10."""
+    releases (0.6 - 0.7) take --rope-scaling, which vLLM dropped before 0.11."""
     if dep.rope_scaling is None:
         return []
     if dep.vllm_v0:

@@ -6,7 +6,7 @@ Flag names are the engines' own:
 - vLLM: `vllm/engine/arg_utils.py` (`EngineArgs`; `--kv-cache-memory-bytes` is
   `CacheConfig.kv_cache_memory_bytes`, per GPU; `--kv-offloading-size` GiB over the replica's
   TP ranks with `--kv-offloading-backend native`, vllm/config/cache.py; `--async-scheduling`
-  and `--no-async-scheduling` are its overlap scheduler on and off; `--rope-scaling` (to 0.10)
+  and `--no-async-scheduling` are its overlap scheduler on and off; `--rope-scaling` (before 0.11)
   and `--hf-overrides '{"rope_scaling": ...}'` lay a RoPE table over config.json). With
   `--enable-expert-parallel` the MoE layers span all `tp x dp` ranks
   (`FusedMoEParallelConfig.make`), which is capcliff's `ep = tp x dp`.
