@@ -8,6 +8,7 @@ each other (`setting_refusals`, `max_model_len`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,7 +25,7 @@ from capcliff.analysis.setting_refusals import (
     refuse_other_engines_settings,
     unused_tiers,
 )
-from capcliff.catalog.catalogs import Model
+from capcliff.catalog.catalogs import Model, with_rope_scaling
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
@@ -156,7 +157,7 @@ class Deployment:
         return context_length(
             self.settings.max_model_len,
             requests,
-            model_context=self.model.arch.max_position_embeddings,
+            model_context=self.model.arch.context_for(self.settings.engine.value),
             allow_long=self.settings.allow_long_max_model_len,
             bound=bound,
         )
@@ -361,8 +362,16 @@ def resolve(
 
     Refuses what no engine would start with: a KV pool larger than the device, a max_model_len
     past the model's context (unless `allow_long_max_model_len`), a calibration made for another
-    deployment (unless `force`: then a warning).
+    deployment (unless `force`: then a warning). A `rope_scaling` replaces the config's RoPE
+    table before the model's context is derived (catalogs.with_rope_scaling).
     """
+    if settings.rope_scaling is not None and settings.engine is EngineName.TRTLLM:
+        raise InputError(
+            "rope_scaling: a launch-line RoPE table is modelled for vllm (--hf-overrides) and "
+            "sglang (--json-model-override-args); for trtllm, put it in the model's config.json"
+        )
+    if settings.rope_scaling is not None:
+        model = with_rope_scaling(model, json.loads(settings.rope_scaling))
     arch = model.arch
     total = (
         hardware.hbm_driver_bytes
@@ -386,7 +395,7 @@ def resolve(
     engine_profile(settings.engine, settings.engine_version)  # refuses a release it never had
     refuse_moe_settings_on_dense(settings, model)
     unused = refuse_other_engines_settings(settings)
-    check_model_context(settings.max_model_len, arch.max_position_embeddings,
+    check_model_context(settings.max_model_len, arch.context_for(settings.engine.value),
                         allow_long=settings.allow_long_max_model_len)  # fmt: skip
     scheme = (
         WeightScheme.as_shipped(arch)

@@ -8,6 +8,7 @@ span. Commands that add settings add a field here, and every command and spec ge
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
@@ -59,6 +60,10 @@ class DeploymentSettings(BaseModel):
     kv_cache_dtype: str = "bf16"
     max_model_len: int | None = Field(default=None, ge=1)  # tokens; default: longest request
     allow_long_max_model_len: bool = False  # vLLM's VLLM_ALLOW_LONG_MAX_MODEL_LEN
+    # a RoPE table over config.json's (vLLM --rope-scaling, --hf-overrides '{"rope_scaling":
+    # ...}', SGLang --json-model-override-args), as canonical JSON; the model's context is
+    # derived from it (catalogs.with_rope_scaling)
+    rope_scaling: str | None = None
     gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)  # vLLM
     gpu_total_memory: DeviceBytes | None = None  # overrides the driver-reported total
     kv_cache_memory: KVPoolBytes | None = None  # vLLM --kv-cache-memory, per GPU
@@ -125,6 +130,26 @@ class DeploymentSettings(BaseModel):
     @classmethod
     def _attention_dp_balance(cls, value: str | None) -> str | None:
         return None if value is None else _accepted(parse_adp_balance, value).strip().lower()
+
+    @field_validator("rope_scaling", mode="before")
+    @classmethod
+    def _rope_scaling(cls, value: object) -> object:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                raise ValueError(
+                    f"{value!r:.60} is no JSON object; give one such as "
+                    '\'{"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": '
+                    "32768}'"
+                ) from None
+        if value is None:
+            return None
+        if not isinstance(value, dict) or not value:
+            raise ValueError(
+                f"must be a RoPE table (a JSON object with a rope_type), got {value!r:.60}"
+            )
+        return json.dumps(value, sort_keys=True)
 
     @field_validator("calibration")
     @classmethod

@@ -57,6 +57,8 @@ class Deployment:
     adp_balance: tuple[int, int] | None = None
     # vLLM's V0 engine (--engine vllm-v0, releases 0.6 - 0.7): it has no KV offloading flags
     vllm_v0: bool = False
+    # a RoPE table over config.json's (canonical JSON; None: the config's own)
+    rope_scaling: str | None = None
 
 
 # vLLM's `--speculative-config` method names (vllm/config/speculative.py `SpeculativeMethod`):
@@ -127,6 +129,17 @@ def vllm_separate_replicas(dep: Deployment) -> bool:
     return dep.moe and lay.dp > 1 and not lay.attention_dp
 
 
+def _rope_flags(dep: Deployment, overrides: str) -> list[str]:
+    """The engine's flag laying the RoPE table over config.json: `overrides` (vLLM's
+    --hf-overrides, SGLang's --json-model-override-args) with {"rope_scaling": table}; vLLM V0's
+    releases (0.6 - 0.7) take --rope-scaling, which vLLM dropped before 0.11."""
+    if dep.rope_scaling is None:
+        return []
+    if dep.vllm_v0:
+        return ["--rope-scaling", dep.rope_scaling]
+    return [overrides, f'{{"rope_scaling": {dep.rope_scaling}}}']
+
+
 def vllm_command(dep: Deployment) -> str:
     """`vllm serve MODEL ...` for the deployment (for one replica where the replicas must be
     separate servers, `vllm_separate_replicas`)."""
@@ -149,6 +162,7 @@ def vllm_command(dep: Deployment) -> str:
         "--max-model-len", str(dep.max_model_len),
         "--kv-cache-dtype", dep.kv_cache_dtype,
     ]  # fmt: skip
+    args += _rope_flags(dep, "--hf-overrides")
     if dep.kv_cache_memory_bytes is not None:
         args += ["--kv-cache-memory-bytes", str(dep.kv_cache_memory_bytes)]
     if dep.prefix_caching is not None:
@@ -298,6 +312,7 @@ def sglang_command(dep: Deployment) -> str:
         "--context-length", str(dep.max_model_len),
         "--chunked-prefill-size", str(dep.max_num_batched_tokens),
     ]  # fmt: skip
+    args += _rope_flags(dep, "--json-model-override-args")
     if dep.kv_cache_dtype == "fp8":
         args += ["--kv-cache-dtype", "fp8_e4m3"]
     if dep.quantization is not None:

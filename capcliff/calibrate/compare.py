@@ -339,7 +339,8 @@ def calibrate(
             "figures count and capcliff does not model; valid: the log of a start without "
             "--enable-lora"
         )
-    fallback = model.arch.default_context if max_model_len is None else max_model_len
+    default = model.arch.default_context_for(settings.engine.value)
+    fallback = default if max_model_len is None else max_model_len
     length = log_max_model_len(log, fallback)
     weights = log_scheme(log, model) if scheme is None else scheme
     kv = log_kv_dtype(log, kv_dtype)

@@ -186,6 +186,12 @@ class Architecture:
     # serves when none is given (LongRoPE: original_max_position_embeddings)
     rope_positions: int | None = None
     default_max_model_len: int | None = None
+    # (engine, context in tokens) where SGLang's or TensorRT-LLM's own rule gives another
+    # context than vLLM's (capcliff/catalog/context.py)
+    engine_contexts: tuple[tuple[str, int | None], ...] = ()
+    # (engine, refusal) where that engine's rule reads a context past the bounds (a corrupt
+    # config for it alone: vLLM's least may be sound)
+    engine_refusals: tuple[tuple[str, str], ...] = ()
 
     @property
     def default_context(self) -> int | None:
@@ -193,6 +199,21 @@ class Architecture:
         if self.default_max_model_len is not None:
             return self.default_max_model_len
         return self.max_position_embeddings
+
+    def context_for(self, engine: str) -> int | None:
+        """The longest context `engine` (an EngineName value) accepts unforced, by its own rule
+        (tokens; vLLM V0: vLLM's). Raises CatalogError where its rule reads past the bounds."""
+        refusal = dict(self.engine_refusals).get(engine)
+        if refusal is not None:
+            raise CatalogError(refusal)
+        return dict(self.engine_contexts).get(engine, self.max_position_embeddings)
+
+    def default_context_for(self, engine: str) -> int | None:
+        """The context `engine` serves when none is given (tokens): vLLM's LongRoPE default
+        is vLLM's alone; SGLang and TensorRT-LLM serve their context."""
+        if engine in ("sglang", "trtllm"):
+            return self.context_for(engine)
+        return self.default_context
 
     @property
     def rope_table_rows(self) -> int | None:
@@ -553,7 +574,10 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
             "experts only and this model has none (dense); a dense checkpoint's format is "
             "fp8, fbgemm_fp8, compressed-tensors, modelopt, awq or gptq"
         )
-    context = model_context(fields, family, positions)
+    top_table = None
+    if fields.prefix:  # TensorRT-LLM reads the top-level config's table, none where it has none
+        top_table = raw["rope_scaling"] if isinstance(raw.get("rope_scaling"), dict) else {}
+    context = model_context(fields, family, positions, top_table)
     return Architecture(
         model_type=model_type,
         hidden_size=hidden,
@@ -584,6 +608,8 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
         default_max_model_len=(
             None if context.default_tokens == context.tokens else context.default_tokens
         ),
+        engine_contexts=context.engine_contexts,
+        engine_refusals=context.engine_refusals,
     )
 
 

@@ -12,7 +12,7 @@ import os
 import re
 import stat
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
@@ -158,6 +158,26 @@ class Model:
     checkpoint_bytes: int | None = None  # exact, from safetensors headers, when available
     hf_repo: str = ""  # the HF repo id an engine loads ("" when a user's config names none)
     local_path: str = ""  # the model directory a user gave (an engine can load it too)
+    # the config the architecture was read from (None: not at hand), for a launch-line override
+    config: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+
+
+def with_rope_scaling(model: Model, table: dict[str, Any]) -> Model:
+    """`model` with `table` in place of its config's RoPE table, as the engines apply it at
+    launch (vLLM's --rope-scaling and --hf-overrides update the config before the context is
+    derived, vllm/transformers_utils/config.py; SGLang's --json-model-override-args updates
+    hf_config, srt/configs/model_config.py): set on the text config where the model nests one,
+    which is where the context is read."""
+    if model.config is None:
+        raise CatalogError(f"{model.source}: rope_scaling: the model's config is not at hand")
+    raw = dict(model.config)
+    text = raw.get("text_config")
+    if isinstance(text, dict):
+        raw["text_config"] = {**text, "rope_scaling": table}
+    else:
+        raw["rope_scaling"] = table
+    arch = architecture_from_config(raw, path="--rope-scaling")
+    return replace(model, arch=arch, config=raw)
 
 
 def model_from_card(card: ModelCard, *, path: str) -> Model:
@@ -170,6 +190,7 @@ def model_from_card(card: ModelCard, *, path: str) -> Model:
         arch=arch,
         published=card.published_params,
         hf_repo=card.hf_repo,
+        config=card.config,
     )
 
 
@@ -435,6 +456,7 @@ def model_from_path(path: Path) -> Model:
         checkpoint_bytes=safetensors_bytes(path) if path.is_dir() else None,
         hf_repo=name if HF_REPO_ID.fullmatch(name) and not Path(name).exists() else "",
         local_path=str(path) if path.is_dir() else "",
+        config=raw,
     )
 
 

@@ -16,6 +16,23 @@ vllm/transformers_utils/model_arch_config_convertor.py, the same rule), over the
    `original_max_position_embeddings` ("to avoid performance degradation for shorter
    sequences"), the context staying the most it accepts.
 
+SGLang and TensorRT-LLM derive the context by their own rules (`_sglang_context`,
+`_trtllm_context`), the same in every release read:
+
+- SGLang's `get_context_length` (python/sglang/srt/hf_transformers_utils.py in 0.4.3.post2 to
+  0.4.9, srt/utils/hf_transformers_utils.py in 0.5.3 to 0.5.10, srt/utils/hf_transformers/
+  common.py in 0.5.12; `ModelConfig._derive_context_length` serves it when no
+  --context-length is given): the first of SGLANG_CONTEXT_KEYS present, in that order, not the
+  least; times the RoPE table's `factor`, which counts 1 when the table holds an
+  `original_max_position_embeddings` (YaRN as Qwen's model cards add it) or its `rope_type` is
+  llama3. A Qwen3 config of 40,960 positions with YaRN x4 from 32,768 serves 40,960 tokens on
+  SGLang, 131,072 on vLLM. No LongRoPE default: it serves the context.
+- TensorRT-LLM's PyTorch backend, `PyTorchModelEngine._infer_max_seq_len_from_config`
+  (tensorrt_llm/_torch/pyexecutor/model_engine.py; `DecoderModelForCausalLM.infer_max_seq_len`
+  in _torch/models/modeling_utils.py the same, "Modified from tensorrt_llm/builder.py
+  _init_max_seq_len"): `max_position_embeddings` alone, times the table's `factor` unless its
+  type (legacy `type` first, then `rope_type`) is su, longrope, llama3 or yarn, rounded up.
+
 The model's rotary embedding builds its cos/sin table from `max_position_embeddings` (scaled as
 in 3) whatever the other keys say (vllm/model_executor/models/llama.py:
 `max_position_embeddings = getattr(config, "max_position_embeddings", 8192)` into `get_rope`).
@@ -23,10 +40,12 @@ in 3) whatever the other keys say (vllm/model_executor/models/llama.py:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from capcliff.catalog.config_fields import SANITY_MAX, ConfigFields
+from capcliff.errors import CatalogError
 from capcliff.files import finite_number
 
 # vLLM's `possible_keys`, in its order (OPT, GPT-2, MPT, ChatGLM2, Command-R, Whisper, others)
@@ -55,6 +74,17 @@ ROPE_LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", 
 MAX_ROPE_FACTOR = 1024.0
 
 
+# SGLang's CONTEXT_LENGTH_KEYS, in its order: the first present is the context
+SGLANG_CONTEXT_KEYS = (
+    "max_sequence_length", "seq_length", "max_seq_len", "model_max_length",
+    "max_position_embeddings",
+)  # fmt: skip
+# TensorRT-LLM's RoPE types whose factor it does not apply to max_position_embeddings
+TRTLLM_UNSCALED_ROPE_TYPES = ("su", "longrope", "llama3", "yarn")
+# the engines with a rule of their own (EngineName values; vLLM V0 is vLLM's)
+SGLANG, TRTLLM = "sglang", "trtllm"
+
+
 @dataclass(frozen=True)
 class ModelContext:
     """A config's context figures, in tokens (None: the config says none)."""
@@ -62,11 +92,19 @@ class ModelContext:
     tokens: int | None  # the longest max_model_len vLLM accepts unforced
     default_tokens: int | None  # the max_model_len vLLM serves when none is given
     rope_rows: int | None  # the RoPE cos/sin table's rows
+    # (engine, its context) where an engine's own rule gives another context (module docstring)
+    engine_contexts: tuple[tuple[str, int | None], ...] = ()
+    # (engine, the refusal) where that engine's rule reads a context past the bounds
+    engine_refusals: tuple[tuple[str, str], ...] = ()
 
 
-def model_context(fields: ConfigFields, model_type: str, positions: int | None) -> ModelContext:
+def model_context(
+    fields: ConfigFields, model_type: str, positions: int | None,
+    top_table: dict[str, Any] | None = None,
+) -> ModelContext:  # fmt: skip
     """The context figures of the text config `fields` (module docstring); `positions`: its
-    max_position_embeddings (or the family's default)."""
+    max_position_embeddings (or the family's default); `top_table`: the top-level config's RoPE
+    table where the text config is nested (TensorRT-LLM reads that one)."""
     tables = _rope_tables(fields)
     tokens = _scaled(fields, tables, model_type, _least_context(fields, positions))
     default = tokens
@@ -80,7 +118,83 @@ def model_context(fields: ConfigFields, model_type: str, positions: int | None) 
                 f"{default} is past the context LongRoPE extends it to ({tokens} tokens); "
                 "the original context is the shorter one",
             )
-    return ModelContext(tokens, default, _scaled(fields, tables, model_type, positions))
+    others, refusals = [], []
+    for engine, rule in ((SGLANG, _sglang_context), (TRTLLM, _trtllm_context)):
+        try:  # a context only one engine reads past the bounds refuses that engine alone
+            found = rule(fields, tables, positions, top_table)
+        except CatalogError as refusal:
+            refusals.append((engine, str(refusal)))
+        else:
+            if found != tokens:
+                others.append((engine, found))
+    return ModelContext(
+        tokens, default, _scaled(fields, tables, model_type, positions), tuple(others),
+        tuple(refusals),
+    )  # fmt: skip
+
+
+def _sglang_context(
+    fields: ConfigFields, tables: list[tuple[str, dict[str, Any]]], positions: int | None,
+    top_table: dict[str, Any] | None,
+) -> int | None:  # fmt: skip
+    """SGLang's context (tokens; module docstring): the first of SGLANG_CONTEXT_KEYS present
+    (`positions` for the last), times the table's factor unless the table holds an
+    `original_max_position_embeddings` or its type is llama3. `tables` already read by vLLM's
+    rule; a table per layer type holds no `factor` of its own (factor 1). The type is the legacy
+    `type` where given: transformers' config classes copy it over `rope_type` (LlamaConfig,
+    Qwen2Config: `self.rope_scaling["rope_type"] = self.rope_scaling["type"]`)."""
+    table = _one_table(tables)
+    key = next((k for k in SGLANG_CONTEXT_KEYS[:-1] if fields.has(k)), "max_position_embeddings")
+    first = positions if key == "max_position_embeddings" else fields.int_(key)
+    if first is None:
+        return None
+    held = "original_max_position_embeddings" in table
+    factor = 1.0 if held else _engine_factor(fields, tables, table, ("llama3",))
+    return _bounded(fields, key, int(factor * first))
+
+
+def _trtllm_context(
+    fields: ConfigFields, tables: list[tuple[str, dict[str, Any]]], positions: int | None,
+    top_table: dict[str, Any] | None,
+) -> int | None:  # fmt: skip
+    """TensorRT-LLM's context (tokens; module docstring): `positions` times the factor of the
+    top-level config's table, `top_table` (None: the text config is the top level), unless its
+    type is in TRTLLM_UNSCALED_ROPE_TYPES; rounded up."""
+    if positions is None:
+        return None
+    table = _one_table(tables) if top_table is None else top_table
+    factor = _engine_factor(fields, tables, table, TRTLLM_UNSCALED_ROPE_TYPES)
+    return _bounded(fields, "max_position_embeddings", math.ceil(positions * factor))
+
+
+def _one_table(tables: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """The model's one RoPE table ({}: none, or one per layer type)."""
+    return tables[0][1] if len(tables) == 1 and "." not in tables[0][0] else {}
+
+
+def _engine_factor(
+    fields: ConfigFields, tables: list[tuple[str, dict[str, Any]]], table: dict[str, Any],
+    unscaled: tuple[str, ...],
+) -> float:  # fmt: skip
+    """The table's `factor` as an engine applies it (1 for a type in `unscaled`); checked as
+    vLLM's rule checks it."""
+    if table.get("type", table.get("rope_type")) in unscaled:
+        return 1.0
+    factor = table.get("factor", 1)
+    if not finite_number(factor) or isinstance(factor, bool) or not 0 < factor <= MAX_ROPE_FACTOR:
+        raise fields.error(
+            f"{tables[0][0] if tables else 'rope_scaling'}.factor",
+            f"must be a number in (0, {MAX_ROPE_FACTOR:g}], got {factor!r:.40}",
+        )
+    return float(factor)
+
+
+def _bounded(fields: ConfigFields, key: str, context: int) -> int:
+    """`context` (tokens, read from `key`), refused outside 1 to the sanity bound."""
+    bound = SANITY_MAX["max_position_embeddings"]
+    if not 1 <= context <= bound:
+        raise fields.error(key, f"gives a context of {context:.3g} tokens, outside 1 to {bound:,}")
+    return context
 
 
 def _least_context(fields: ConfigFields, positions: int | None) -> int | None:

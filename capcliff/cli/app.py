@@ -199,6 +199,17 @@ MEMORY_OPTIONS: dict[str, Any] = {
             "(as vLLM's VLLM_ALLOW_LONG_MAX_MODEL_LEN=1).",
         ),
     ],
+    "rope_scaling": Annotated[
+        str | None,
+        typer.Option(
+            "--rope-scaling",
+            metavar="<json>",
+            help="A RoPE table over config.json's, as vLLM's --rope-scaling or --hf-overrides "
+            '\'{"rope_scaling": ...}\' sets it at launch, e.g. \'{"rope_type": "yarn", '
+            '"factor": 4.0, "original_max_position_embeddings": 32768}\'; the model\'s context '
+            "is derived with it.",
+        ),
+    ],
     "gpu_memory_utilization": Annotated[
         float | None, typer.Option(help="vLLM's memory fraction, in (0, 1] (default 0.9).")
     ],

@@ -63,11 +63,13 @@ def memory(
             resolve(resolved, spec, settings, force=True, layout=lay.name)
             for lay in enumerate_layouts(count, arch=resolved.arch)
         )
+    resolved = dep.model  # with a --rope-scaling applied
     given = settings.max_model_len
-    length = resolved.arch.default_context if given is None else given
+    engine = settings.engine.value
+    length = resolved.arch.default_context_for(engine) if given is None else given
     if length is None:
         raise InputError("max_model_len: the model config has no max_position_embeddings; pass one")
-    check_model_context(length, resolved.arch.max_position_embeddings,
+    check_model_context(length, resolved.arch.context_for(engine),
                         allow_long=settings.allow_long_max_model_len)  # fmt: skip
     print_warnings(dep.warnings)
     report = build_memory_report(

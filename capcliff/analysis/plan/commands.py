@@ -67,7 +67,7 @@ def served_context(dep: Deployment, memory: LayoutMemory, planned: int) -> tuple
     same as at `planned`, the workload's longest request rounded up): then longer prompts than
     the sample's are served, not refused. Else `planned`, with a note that longer prompts are
     refused."""
-    context = dep.model.arch.max_position_embeddings
+    context = dep.model.arch.context_for(dep.settings.engine.value)
     if dep.settings.max_model_len is not None:
         return planned, f"--max-model-len {planned}: as given"
     note = (
@@ -146,6 +146,7 @@ def engine_flags(
         all2all_backend=dep.settings.all2all_backend.value,
         adp_balance=dep.adp_balance,
         vllm_v0=dep.settings.engine is EngineName.VLLM_V0,
+        rope_scaling=dep.settings.rope_scaling,
         speculative=None
         if dep.speculation is None
         else (

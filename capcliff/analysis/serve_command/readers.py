@@ -6,7 +6,8 @@ Flag names are the engines' own:
 - vLLM: `vllm/engine/arg_utils.py` (`EngineArgs`; `--kv-cache-memory-bytes` is
   `CacheConfig.kv_cache_memory_bytes`, per GPU; `--kv-offloading-size` GiB over the replica's
   TP ranks with `--kv-offloading-backend native`, vllm/config/cache.py; `--async-scheduling`
-  and `--no-async-scheduling` are its overlap scheduler on and off). With
+  and `--no-async-scheduling` are its overlap scheduler on and off; `--rope-scaling` (before 0.11)
+  and `--hf-overrides '{"rope_scaling": ...}'` lay a RoPE table over config.json). With
   `--enable-expert-parallel` the MoE layers span all `tp x dp` ranks
   (`FusedMoEParallelConfig.make`), which is capcliff's `ep = tp x dp`.
 - SGLang: `python/sglang/srt/server_args.py` (`--tp` counts every rank of an attention-DP group;
@@ -15,7 +16,8 @@ Flag names are the engines' own:
   sgl-project/sglang#10868 at 71f24ef) and newer versions assert it is > 0 ("max_running_request
   is zero"): fewer than one per rank is refused; `--enable-hierarchical-cache --hicache-size GB`
   per rank, `--hicache-write-policy write_through|write_back`; `--disable-radix-cache`;
-  `--disable-overlap-schedule`, `--scheduler-recv-interval`).
+  `--disable-overlap-schedule`, `--scheduler-recv-interval`; `--json-model-override-args
+  '{"rope_scaling": ...}'`).
 - TensorRT-LLM: `trtllm-serve` (tensorrt_llm/commands/serve.py: `--tp_size`, `--pp_size`,
   `--ep_size`, `--max_batch_size`, `--max_num_tokens`, `--max_seq_len`,
   `--kv_cache_free_gpu_memory_fraction`); one server per replica, so no DP.
@@ -23,6 +25,7 @@ Flag names are the engines' own:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -198,6 +201,23 @@ def _attention_dp(r: Reading, flag: str, value: str | None) -> None:
         r.switches.discard("adp")
 
 
+def _config_override(r: Reading, flag: str, value: str | None) -> None:
+    """vLLM's --hf-overrides and SGLang's --json-model-override-args: a JSON object of config
+    keys laid over config.json at launch. Its `rope_scaling` is read (the RoPE table the context
+    is derived from); any other key is named as not modelled."""
+    try:
+        given = json.loads(value or "")
+    except json.JSONDecodeError:
+        given = None
+    if not isinstance(given, dict):
+        raise InputError(f"{FIELD}: --{flag} wants a JSON object of config keys, got {value!r:.60}")
+    table = given.pop("rope_scaling", None)
+    if table is not None:
+        r.settings["rope_scaling"] = json.dumps(table)
+    if given:
+        r.unmodelled.append(f"--{flag} {json.dumps(given)}")
+
+
 _COMMON = {
     "max-num-batched-tokens": _setting("max_num_batched_tokens", _integer),
     "kv-cache-dtype": _kv_dtype,
@@ -228,6 +248,9 @@ _VLLM: dict[str, Callable[..., None]] = {
     "kv-offloading-backend": _setting("offload_backend", _text),
     "all2all-backend": _setting("all2all_backend", _text),
     "speculative-config": _setting("spec_config", _text),
+    # vLLM <= 0.10's --rope-scaling (a JSON table), and --hf-overrides '{"rope_scaling": ...}'
+    "rope-scaling": _setting("rope_scaling", _text),
+    "hf-overrides": _config_override,
     # vLLM V1's AsyncScheduler is its overlap scheduler (perf/host_time.py)
     "async-scheduling": _setting("overlap_schedule", lambda f, v: True),
     "no-async-scheduling": _setting("overlap_schedule", lambda f, v: False),
@@ -262,6 +285,7 @@ _SGLANG: dict[str, Callable[..., None]] = {
     "speculative-num-draft-tokens": _setting("spec_draft_tokens", _plain_int),
     "speculative-eagle-topk": _setting("spec_topk", _plain_int),
     "speculative-draft-model-path": _setting("spec_draft", _text),
+    "json-model-override-args": _config_override,
 }  # fmt: skip
 
 
