@@ -11,6 +11,7 @@ import json
 import tomllib
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_bad_input import ROOT, _one_line_error
@@ -243,3 +244,39 @@ def test_a_rope_table_on_trtllm_is_refused_and_other_overrides_stay_unmodelled(
     read = parse_serve_command(f"vllm serve Qwen/Qwen3-8B --hf-overrides '{both}'")
     assert json.loads(read.settings["rope_scaling"]) == YARN
     assert read.unmodelled == ('--hf-overrides {"max_position_embeddings": 4096}',)
+
+
+def _memory_json(capsys: pytest.CaptureFixture[str], model: str, engine: str) -> dict[str, Any]:
+    argv = ["memory", model, "--engine", engine, "--gpus", "1", "--gpu", "h200-sxm",
+            "--layout", "tp1", "--format", "json"]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().err
+    return dict(json.loads(capsys.readouterr().out))
+
+
+def test_sglang_serves_a_context_past_its_pool_capped_at_the_pool(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Gemma 3 27B's context by SGLang's rule is 131,072 x 8 = 1,048,576 (above). SGLang starts
+    # whatever its pool and caps a request at min(context_len - 1, pool - 1) tokens
+    # (managers/tp_worker.py max_req_len); one H200's pool is shorter than 1,048,576, so the
+    # layout fits, serves pool - 1 tokens, and holds one such request.
+    out = _memory_json(capsys, "gemma-3-27b", "sglang")
+    (row,) = out["layouts"]
+    pool = row["kv_capacity_tokens_per_replica"]
+    assert out["max_model_len"] == 1_048_576 > pool
+    assert row["fits"] and row["reason"] == ""
+    assert row["max_concurrency_at_max_model_len"] == 1
+    assert any(f"at most {pool - 1:,} tokens" in w for w in row["warnings"])
+
+
+def test_sglang_context_inside_its_pool_is_served_whole(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Llama 3.1 8B on one H200: 131,072 tokens of context against a pool of ~900,000 (16 GB of
+    # weights, ~110 GB of KV at 131,072 B/token): no cap, no note
+    (row,) = _memory_json(capsys, "llama-3.1-8b", "sglang")["layouts"]
+    assert row["kv_capacity_tokens_per_replica"] > 131_072
+    assert (
+        row["max_concurrency_at_max_model_len"] == row["kv_capacity_tokens_per_replica"] // 131_072
+    )
+    assert not any("at most" in w for w in row["warnings"])

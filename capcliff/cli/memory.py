@@ -81,6 +81,9 @@ def memory(
         kv_dtype=dep.kv_dtype,
         max_model_len=length,
         settings=dep.budget,
+        # SGLang starts with a pool shorter than its context and caps requests at it; a plan's
+        # workload still needs its longest request held (plan and sweep refuse it)
+        caps_to_pool=engine == "sglang",
     )
     if output is OutputFormat.JSON:
         from capcliff.cli.render import report_json

@@ -85,8 +85,13 @@ class LayoutMemory:
         return self.valid and not self.reason
 
 
-def fit_reason(stages: tuple[StageBudget, ...], *, max_model_len: int) -> str:
-    """Empty when the stages fit; otherwise why not, in plain words with the numbers."""
+def fit_reason(
+    stages: tuple[StageBudget, ...], *, max_model_len: int, caps_to_pool: bool = False
+) -> str:
+    """Empty when the stages fit; otherwise why not, in plain words with the numbers.
+    `caps_to_pool`: the engine starts with a pool shorter than one `max_model_len` request and
+    caps requests at the pool instead (SGLang, `sglang_served_len`), so only a pool of no
+    tokens fails."""
     over = max(stages, key=lambda s: s.requested_bytes - s.total_memory_bytes)
     if over.requested_bytes > over.total_memory_bytes:
         return (
@@ -107,13 +112,22 @@ def fit_reason(stages: tuple[StageBudget, ...], *, max_model_len: int) -> str:
         )
     tight = min(stages, key=lambda s: s.blocks)
     needed_blocks = ceil_div(max_model_len, tight.block_size)
-    if tight.blocks < needed_blocks:
+    if tight.blocks < needed_blocks and not caps_to_pool:
         need = needed_blocks * tight.block_size * tight.kv_bytes_per_token
         return (
             f"does not fit: one request of max_model_len={max_model_len} needs "
             f"{format_bytes(need)} of KV/GPU, {format_bytes(tight.kv_bytes)} is left"
         )
     return ""
+
+
+def sglang_served_len(stages: tuple[StageBudget, ...], max_model_len: int) -> int:
+    """The longest request (tokens, prompt + output) SGLang serves: its scheduler caps it at
+    min(context_len - 1, max_total_num_tokens - 1) and starts whatever the pool
+    (sglang/srt/managers/tp_worker.py `max_req_len`, 0.4.3 to 0.5.12); capcliff's context is
+    `max_model_len` tokens, so the cap binds only where the pool is shorter than it."""
+    pool = min(s.blocks * s.block_size for s in stages)
+    return max_model_len if pool >= max_model_len else pool - 1
 
 
 def layout_warnings(arch: Architecture, layout: Layout) -> tuple[str, ...]:
@@ -161,9 +175,12 @@ def layout_memory(
     settings: BudgetSettings,
     weights_provenance: Provenance = Provenance.MODELED,
     draft: DraftMemory | None = None,
+    caps_to_pool: bool = False,
 ) -> LayoutMemory:
     """Weights, KV budget and fit of `layout` for `arch` on `hardware`; a speculative `draft`
-    adds its weights and its KV per token to the last pipeline stage (which runs it)."""
+    adds its weights and its KV per token to the last pipeline stage (which runs it).
+    `caps_to_pool` (SGLang serving its context, as `memory` asks): a pool shorter than
+    `max_model_len` caps the requests served (`sglang_served_len`) instead of failing."""
     reason = invalid_reason(layout, arch=arch, hardware=hardware) or engine_refusal(
         layout, settings.engine.value
     )
@@ -225,12 +242,21 @@ def layout_memory(
         )
         for i, (w, k) in enumerate(zip(weights, kv_per_token, strict=True))
     )
+    reason = fit_reason(stages, max_model_len=max_model_len, caps_to_pool=caps_to_pool)
+    served = sglang_served_len(stages, max_model_len) if caps_to_pool and not reason else None
+    capped: tuple[str, ...] = ()
+    if served is not None and served < max_model_len:
+        capped = (
+            f"SGLang starts and serves requests of at most {served:,} tokens, its KV pool less "
+            f"one (the context is {max_model_len:,}: its scheduler's max_req_len)",
+        )
     return LayoutMemory(
         layout=layout,
         valid=True,
-        reason=fit_reason(stages, max_model_len=max_model_len),
+        reason=reason,
         stages=stages,
-        max_model_len=max_model_len,
+        max_model_len=max_model_len if served is None else served,
         warnings=layout_warnings(arch, layout)
-        + tuple(w for w in (headroom_warning(stages),) if w is not None),
+        + tuple(w for w in (headroom_warning(stages),) if w is not None)
+        + capped,
     )

@@ -205,8 +205,10 @@ def build_memory_report(
     kv_dtype: KVDType,
     max_model_len: int,
     settings: BudgetSettings,
+    caps_to_pool: bool = False,
 ) -> MemoryReport:
-    """Compute the memory report for `layouts` (every layout of `gpus` GPUs when None)."""
+    """Compute the memory report for `layouts` (every layout of `gpus` GPUs when None);
+    `caps_to_pool` as `layout_memory`'s."""
     arch = model.arch
     counts = param_count(arch)
     chosen = layouts if layouts is not None else enumerate_layouts(gpus, arch=arch)
@@ -220,6 +222,7 @@ def build_memory_report(
                 kv_dtype=kv_dtype,
                 max_model_len=max_model_len,
                 settings=settings,
+                caps_to_pool=caps_to_pool,
             )
         )
         for lay in chosen
