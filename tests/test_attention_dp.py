@@ -271,25 +271,32 @@ def test_exchange_defaults_to_the_engines_gather_inside_a_node(
     assert default_exchange(parse_layout(name), get_hardware("h200-sxm")) is exchange
 
 
-def test_a_fleet_of_attention_dp_deployments_steps_each_apart() -> None:
-    # Two 2-rank deployments (dp=4, groups=2), requests round-robin over the four ranks: only
-    # rank 0 (the first deployment) gets the long prompts. The second deployment's ranks then
-    # run exactly as a 2-rank deployment given their requests alone; in one 4-rank lockstep
-    # group (groups=1) rank 0's prefill stalls them too.
+@pytest.mark.parametrize("heavy", [0, 2], ids=["long-on-rank-0", "long-on-rank-2"])
+def test_a_fleet_of_attention_dp_deployments_steps_each_apart(heavy: int) -> None:
+    # Two 2-rank deployments (dp=4, groups=2), requests round-robin over the four ranks (request
+    # i on rank i mod 4): only rank `heavy` gets the long prompts, rank 0 (the first deployment)
+    # or rank 2 (the second). The other deployment's ranks then run exactly as a 2-rank
+    # deployment given their requests alone, and so do the heavy one's; in one 4-rank lockstep
+    # group (groups=1) the heavy rank's prefill stalls the other deployment's ranks too.
+    # (Mutation seed 622's group slice `routed[g * size:(g + 2) * size]` stepped the first
+    # deployment's ranks with all four: rank 2's long prefills held ranks 0 and 1 back; only
+    # long prompts on rank 2 show it.)
     model = _toy_lockstep(ranks=2)
     capacity, config = _roomy()
-    long_on_rank_0 = dataclasses.replace(
+    long = np.arange(8) % 4 == heavy
+    requests = dataclasses.replace(
         fixed_batch(8, prompt=40, output=60),
-        input_tokens=np.array([2000, 40, 40, 40, 2000, 40, 40, 40]),
-        output_tokens=np.array([60, 5, 5, 5, 60, 5, 5, 5]),
+        input_tokens=np.where(long, 2000, 40),
+        output_tokens=np.where(long, 60, 5),
     )
-    fleet = simulate(long_on_rank_0, model, capacity, config, dp=4, groups=2)
-    one_group = simulate(long_on_rank_0, model, capacity, config, dp=4, groups=1)
+    fleet = simulate(requests, model, capacity, config, dp=4, groups=2)
+    one_group = simulate(requests, model, capacity, config, dp=4, groups=1)
     first, second = np.array([0, 1, 4, 5]), np.array([2, 3, 6, 7])
     for mine in (first, second):
-        alone = simulate(long_on_rank_0.subset(mine), model, capacity, config, dp=2)
+        alone = simulate(requests.subset(mine), model, capacity, config, dp=2)
         assert fleet.ttft_s[mine].tolist() == pytest.approx(alone.ttft_s.tolist(), rel=1e-12)
         assert fleet.e2e_s[mine].tolist() == pytest.approx(alone.e2e_s.tolist(), rel=1e-12)
-    assert (one_group.ttft_s[second] > fleet.ttft_s[second]).all()
+    other = second if heavy < 2 else first
+    assert (one_group.ttft_s[other] > fleet.ttft_s[other]).all()
     with pytest.raises(InputError, match="groups: must divide dp = 4"):
-        simulate(long_on_rank_0, model, capacity, config, dp=4, groups=3)
+        simulate(requests, model, capacity, config, dp=4, groups=3)
