@@ -18,5 +18,15 @@ def test_sglangs_10_gib_floor_starts_above_60_gib(total_mib: int, fraction: floa
     #   (61,400 - 6,848) / 61,400 = 54,552 / 61,400 = 0.888469 -> 0.888
     #   (61,439 - 6,848) / 61,439 = 54,591 / 61,439 = 0.888540 -> 0.889
     # (Seed 621's floor above 60 x 1,023 = 61,380 MiB reserved 10,240 on both:
-    #  51,160 / 61,400 = 0.833 and 51,199 / 61,439 = 0.833.)
-    assert sglang_mem_fraction_static(total_mib * MIB, tp=1, pp=1) == fraction
+    #  51,160 / 61,400 = 0.833 and 51,199 / 61,439 = 0.833.) SGLang 0.5.9: from 0.5.10 piecewise
+    # graphs add 8 MiB per size up to the chunk (test below).
+    assert sglang_mem_fraction_static(total_mib * MIB, tp=1, pp=1, release=(0, 5, 9)) == fraction
+
+
+@pytest.mark.parametrize("total_mib", [61_400, 61_439])
+def test_sglang_0_5_10_piecewise_reserve_under_the_floor(total_mib: int) -> None:
+    # 0.5.10: piecewise sizes up to the 4,096-token chunk: 8 (4-32 by 4) + 14 (48-256 by 16) +
+    # 8 (288-512 by 32) + 8 (576-1,024 by 64) + 12 (1,280-4,096 by 256) = 50, x 8 MiB = 400;
+    # reserved 6,848 + 400 = 7,248, still no floor: 54,152 / 61,400 = 0.88195 and
+    # 54,191 / 61,439 = 0.88203, both 0.882
+    assert sglang_mem_fraction_static(total_mib * MIB, tp=1, pp=1, release=(0, 5, 10)) == 0.882
