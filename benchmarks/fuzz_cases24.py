@@ -381,12 +381,19 @@ SPEC24: list[tuple[str, dict[str, object] | None, str, bool | None]] = [
 ]
 
 
-def spec24_cases() -> Iterator[Case]:
-    for name, config, text, invalid in SPEC24:
+def spec_cases(
+    surface: str, table: list[tuple[str, dict[str, object] | None, str, bool | None]]
+) -> Iterator[Case]:
+    """`check` of each (name, config.json or None, spec text, invalid) of `table`."""
+    for name, config, text, invalid in table:
         files: dict[str, FileSpec] = {"s.toml": text}
         if config is not None:
             files["m/config.json"] = json.dumps(config)
-        yield Case("spec24", name, ["check", "{d}/s.toml"], files, invalid)
+        yield Case(surface, name, ["check", "{d}/s.toml"], files, invalid)
+
+
+def spec24_cases() -> Iterator[Case]:
+    return spec_cases("spec24", SPEC24)
 
 
 # fmt: on

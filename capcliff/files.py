@@ -157,6 +157,16 @@ def parse_json(
     return data
 
 
+def json_problem(text: str) -> tuple[Any, str | None]:
+    """(value, None) for `text` parsed as JSON as `parse_json` parses it (NaN and Infinity kept:
+    the caller checks its fields; a key given twice keeps the last, as json.loads), else (None,
+    the problem in words: a syntax error, nesting too deep, an integer past 4,300 digits)."""
+    try:
+        return parse_json(text, source="", finite=False), None
+    except InputError as exc:
+        return None, str(exc).split("(json): ", 1)[-1]
+
+
 def parse_toml(
     text: str, *, source: str, error: type[InputError] = InputError, finite: bool = True
 ) -> dict[str, Any]:

@@ -10,16 +10,21 @@ import re
 from capcliff.errors import InputError
 
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
+# what may follow the release number: PEP 440's pre-, post- and dev-release parts (0.5.10rc1,
+# 0.5.10.post1, .dev3) and a local or image-tag tail (+cu129, -cu130); anything else ("0.5.x",
+# "0.5.10.postX") is no release, where reading its leading digits named another one
+_TAIL = re.compile(r"(?:\.?(?:post|dev|rc|a|b)\d*)*(?:[+-][\w.+-]*)?\s*")
 # Set: digits in one part of a release number (no engine numbers a release past 9 digits); a
 # longer run is a slip, and past 4,300 digits int() failed with Python's own limit message
 MAX_VERSION_DIGITS = 9
 
 
 def parse_version(text: str) -> tuple[int, int, int]:
-    """(major, minor, patch) of a release named like 0.4.3, v0.4.3.post2 or sglang 0.4.3."""
+    """(major, minor, patch) of a release named like 0.4.3, v0.4.3.post2 or sglang 0.4.3; what
+    follows the number must be a release suffix (`_TAIL`)."""
     found = _VERSION.search(text)
     too_long = re.search(rf"\d{{{MAX_VERSION_DIGITS + 1}}}", text)
-    if found is None or too_long is not None:
+    if found is None or too_long is not None or not _TAIL.fullmatch(text[found.end() :]):
         raise InputError(f"engine_version: {text!r:.60} is not a release like 0.4.3")
     major, minor, patch = found.groups()
     return int(major), int(minor), int(patch or 0)

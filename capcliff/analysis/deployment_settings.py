@@ -18,6 +18,7 @@ from capcliff.analysis.offload import parse_offload
 from capcliff.catalog.layout import MAX_GPUS
 from capcliff.errors import InputError
 from capcliff.file_fields import refuse_bool_number
+from capcliff.files import json_problem
 from capcliff.memory.budget import EngineName
 from capcliff.memory.deepep import AllToAllBackend
 from capcliff.perf.speculation import parse_acceptance, parse_speculative, speculative_text
@@ -135,14 +136,13 @@ class DeploymentSettings(BaseModel):
     @classmethod
     def _rope_scaling(cls, value: object) -> object:
         if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except json.JSONDecodeError:
+            text, (value, problem) = value, json_problem(value)
+            if problem is not None:
                 raise ValueError(
-                    f"{value!r:.60} is no JSON object; give one such as "
+                    f"{text!r:.60} is no JSON object ({problem:.80}); give one such as "
                     '\'{"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": '
                     "32768}'"
-                ) from None
+                )
         if value is None:
             return None
         if not isinstance(value, dict) or not value:

@@ -80,8 +80,9 @@ def served_context(dep: Deployment, memory: LayoutMemory, planned: int) -> tuple
     if wide.fits != memory.fits or wide.kv_capacity_tokens_total != memory.kv_capacity_tokens_total:
         return planned, f"{note} (the model's context, {context:,}, would change the KV pool)"
     return context, (
-        f"--max-model-len {context}: the model's context (config.json, as vLLM derives it); the "
-        f"workload's longest request needs {planned:,} and the KV pool is the same at both"
+        f"--max-model-len {context}: the model's context (config.json, by "
+        f"{dep.settings.engine.value}'s rule); the workload's longest request needs {planned:,} "
+        "and the KV pool is the same at both"
     )
 
 

@@ -33,6 +33,7 @@ from typing import Any
 
 from capcliff.analysis.serve_command.command import FIELD
 from capcliff.errors import InputError
+from capcliff.files import json_problem
 from capcliff.units import INT_LITERAL, parse_human_int, parse_kv_dtype, parse_weight_dtype
 
 _SPEC_V2 = {
@@ -205,12 +206,12 @@ def _config_override(r: Reading, flag: str, value: str | None) -> None:
     """vLLM's --hf-overrides and SGLang's --json-model-override-args: a JSON object of config
     keys laid over config.json at launch. Its `rope_scaling` is read (the RoPE table the context
     is derived from); any other key is named as not modelled."""
-    try:
-        given = json.loads(value or "")
-    except json.JSONDecodeError:
-        given = None
+    given, problem = json_problem(value or "")
     if not isinstance(given, dict):
-        raise InputError(f"{FIELD}: --{flag} wants a JSON object of config keys, got {value!r:.60}")
+        why = "" if problem is None else f" ({problem:.80})"
+        raise InputError(
+            f"{FIELD}: --{flag} wants a JSON object of config keys, got {value!r:.60}{why}"
+        )
     table = given.pop("rope_scaling", None)
     if table is not None:
         r.settings["rope_scaling"] = json.dumps(table)
