@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from capcliff.analysis.plan.ties import TIE_BAND, Option, decide, tie_reason
+from capcliff.analysis.plan.ties import TIE_BAND, Option, decide, tie_reason, unsettled_reason
 
 
 def test_a_pipeline_layout_ahead_by_less_than_the_band_gives_way_to_the_simpler_one() -> None:
@@ -55,3 +55,56 @@ def test_among_pipeline_ties_fewer_stages_win() -> None:
         Option("tp4-pp2", 13.6, 4, 2),
     ]
     assert decide(options)[0].name == "tp4-pp2"
+
+
+def test_a_tie_inside_the_band_by_less_than_the_noise_is_not_settled() -> None:
+    # the default plan, seed 0: dp4-tp2 1.3103 (+-5.34 %), dp2-tp4 1.428 (+-3.01 %); the gap,
+    # 1 - 1.3103 / 1.428 = 8.2 %, is 1.8 points inside the 10 % band, the noise 8.35 points
+    dp = Option("dp4-tp2", 1.3103, tp=2, pp=1, half_width=0.0534)
+    tp = Option("dp2-tp4", 1.428, tp=4, pp=1, half_width=0.0301)
+    assert decide([dp, tp])[0] is dp
+    line = unsettled_reason([dp, tp])
+    assert line.startswith("not settled: dp4-tp2 is 8.2% below dp2-tp4, inside the 10% band")
+    assert "summing to 8.3%" in line and line.endswith("may recommend dp2-tp4")
+
+
+def test_a_simpler_layout_just_past_the_band_is_not_settled_either() -> None:
+    # seed 1: dp4-tp2 1.3222 (+-5.52 %), dp2-tp4 1.4702 (+-3.72 %): 10.06 % apart, past the band
+    # by 0.06 points, within 9.24 points of noise; dp2-tp4 wins, dp4-tp2 might
+    dp = Option("dp4-tp2", 1.3222, tp=2, pp=1, half_width=0.0552)
+    tp = Option("dp2-tp4", 1.4702, tp=4, pp=1, half_width=0.0372)
+    assert decide([dp, tp])[0] is tp
+    line = unsettled_reason([dp, tp])
+    assert "dp4-tp2 is 10.1% below dp2-tp4, outside the 10% band" in line
+    assert line.endswith("may recommend dp4-tp2")
+
+
+def test_a_gap_farther_from_the_edge_than_the_noise_is_settled() -> None:
+    best = Option("tp8", 1.0, tp=8, pp=1, half_width=0.02)
+    near = Option("dp8", 0.95, tp=1, pp=1, half_width=0.02)  # 5 points from the edge, noise 4
+    far = Option("dp8", 0.85, tp=1, pp=1, half_width=0.02)  # 15 % below: 5 points past it
+    assert unsettled_reason([best, near]) == ""
+    assert unsettled_reason([best, far]) == ""
+
+
+def test_noise_as_wide_as_the_band_is_a_tie_not_an_unsettled_choice() -> None:
+    best = Option("tp8", 1.0, tp=8, pp=1, half_width=0.06)
+    other = Option("dp8", 0.89, tp=1, pp=1, half_width=0.06)  # 12 % of noise: tied by `ties`
+    assert decide([best, other])[0] is other
+    assert unsettled_reason([best, other]) == ""
+
+
+def test_a_less_simple_layout_near_the_edge_cannot_change_the_choice() -> None:
+    # tp8 is the best and the simplest here; a pipeline layout near the edge would never be chosen
+    best = Option("dp8", 1.0, tp=1, pp=1, half_width=0.03)
+    pp = Option("pp8", 0.90, tp=1, pp=8, half_width=0.03)
+    assert unsettled_reason([best, pp]) == ""
+
+
+@given(st.lists(st.tuples(st.floats(0.01, 100), st.sampled_from([1, 2, 4, 8]),
+                          st.sampled_from([1, 2, 4])), min_size=1, max_size=8))  # fmt: skip
+def test_without_sampling_noise_a_choice_is_always_settled(
+    rows: list[tuple[float, int, int]],
+) -> None:
+    options = [Option(f"l{i}", v, tp, pp) for i, (v, tp, pp) in enumerate(rows)]
+    assert unsettled_reason(options) == ""

@@ -45,7 +45,14 @@ from capcliff.analysis.plan.inputs import PlanInputs
 from capcliff.analysis.plan.online_reuse import mean_think_s, online_reuse
 from capcliff.analysis.plan.online_rows import layout_row, recommendation_reasons_online
 from capcliff.analysis.plan.runs import SimRuns
-from capcliff.analysis.plan.ties import Option, decide, simplicity, tie_band, tie_reason
+from capcliff.analysis.plan.ties import (
+    Option,
+    decide,
+    simplicity,
+    tie_band,
+    tie_reason,
+    unsettled_reason,
+)
 from capcliff.analysis.plan.types import (
     FleetEntry,
     Load,
@@ -416,16 +423,18 @@ def build_online_plan(
         )  # fmt: skip
     if best is None:
         return _infeasible(ctx, report, gpus)
-    chosen, tied, fastest = decide([_option(ev) for ev in found.values() if _ranked(ev)], ctx.band)
+    ranked = [_option(ev) for ev in found.values() if _ranked(ev)]
+    chosen, tied, fastest = decide(ranked, ctx.band)
     return _recommend(
         ctx, report, found[chosen.name], found, inputs, tie=(chosen, tied, fastest),
-        others=(gpus, others),
+        others=(gpus, others), unsettled=unsettled_reason(ranked, ctx.band),
     )  # fmt: skip
 
 
-def _tie_lines(tie: tuple[Option, list[Option], Option | None], band: float) -> list[str]:
-    line = tie_reason(*tie, band)
-    return [line] if line else []
+def _tie_lines(
+    tie: tuple[Option, list[Option], Option | None], band: float, unsettled: str
+) -> list[str]:
+    return [line for line in (tie_reason(*tie, band), unsettled) if line]
 
 
 def _ranked(ev: LayoutEval) -> bool:
@@ -455,6 +464,7 @@ def _recommend(
     *,
     tie: tuple[Option, list[Option], Option | None],
     others: tuple[int, list[Later[tuple[FleetEntry | None, str]]]],
+    unsettled: str = "",
 ) -> PlanReport:
     dep, o = ctx.dep, ctx.options
     lay = best.memory.layout
@@ -471,7 +481,9 @@ def _recommend(
     rec = Recommendation(
         layout=lay.name, dp=lay.dp, tp=lay.tp, pp=lay.pp, ep=lay.ep,
         max_num_seqs=best.capacity.cap,
-        reasons=[*recommendation_reasons_online(best, found), *_tie_lines(tie, ctx.band)],
+        reasons=[
+            *recommendation_reasons_online(best, found), *_tie_lines(tie, ctx.band, unsettled)
+        ],
         tie=[t.name for t in tie[1]], kv_aware_makespan_s=None, kv_aware_gain=None,
     )  # fmt: skip
     flags, warnings = engine_flags(

@@ -12,6 +12,9 @@ decided by the rule an experienced engineer uses, not by the noise: the simpler 
   `tie_band` is that error, and at least `TIE_BAND` (set, 10 %) where the validation measured
   less. The sampling noise is added where it is wider: two layouts tie when the gap is within
   max(band, the sum of their 95 % half-widths).
+- not settled (`unsettled_reason`): a gap within the sum of the two half-widths of the band's
+  edge could fall on either side of it in another sample (another --seed, more requests), and
+  the recommendation with it; the plan says so rather than present a coin toss as a finding.
 - simpler (`simplicity`): no pipeline parallelism first (a PP layout inside a node pays bubbles
   that an idealised pipeline does not show), then fewer GPUs per replica (more replicas: finer
   scaling, smaller failure domain, and data parallelism for a model that fits one GPU with room
@@ -104,3 +107,30 @@ def tie_reason(
     if fastest is not None:
         line += f"; runner-up {fastest.name}, the best as simulated"
     return line
+
+
+def unsettled_reason(options: list[Option], band: float = TIE_BAND) -> str:
+    """One line when `decide`'s choice rests on a gap within sampling noise of the band's edge
+    (empty when it does not): the chosen layout inside the band by less than the two layouts'
+    summed 95 % half-widths, or a simpler one outside it by less than that. Another sample of
+    the same load may then land on the other side and recommend the other layout. Gaps where
+    the noise alone is as wide as the band are ties already (`ties`), never unsettled."""
+    chosen, _, fastest = decide(options, band)
+    best = fastest or chosen
+    if best.value <= 0:
+        return ""
+    for o in sorted(options, key=lambda o: (simplicity(o), -o.value)):
+        noise = best.half_width + o.half_width
+        if o is best or not 0 < noise < band or simplicity(o) > simplicity(chosen):
+            continue
+        gap = 1 - o.value / best.value
+        if abs(gap - band) > noise:
+            continue
+        other = best if o is chosen else o
+        side = "inside" if o is chosen else "outside"
+        return (
+            f"not settled: {o.name} is {gap:.1%} below {best.name}, {side} the {band:.0%} band "
+            f"by less than their sampling noise (95 % half-widths summing to {noise:.1%}), so "
+            f"another --seed or more requests (--num-requests) may recommend {other.name}"
+        )
+    return ""
