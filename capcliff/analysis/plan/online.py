@@ -415,7 +415,7 @@ def build_online_plan(
                     "load": _load(ctx, None, None)}
         )  # fmt: skip
     if best is None:
-        return _infeasible(ctx, report, gpus)
+        return _infeasible(ctx, report, gpus, found)
     chosen, tied, fastest = decide([_option(ev) for ev in found.values() if _ranked(ev)], ctx.band)
     return _recommend(
         ctx, report, found[chosen.name], found, inputs, tie=(chosen, tied, fastest),
@@ -515,9 +515,12 @@ def _limits(slo: Slo) -> str:
     return " and ".join(parts)
 
 
-def _infeasible(ctx: _Context, report: PlanReport, gpus: int) -> PlanReport:
+def _infeasible(
+    ctx: _Context, report: PlanReport, gpus: int, found: dict[str, LayoutEval]
+) -> PlanReport:
     from capcliff.analysis.plan.feasibility import (
         LightLatency,
+        LightLoad,
         alternatives,
         light_latency,
         what_would_meet,
@@ -526,8 +529,12 @@ def _infeasible(ctx: _Context, report: PlanReport, gpus: int) -> PlanReport:
 
     slo = ctx.options.slo
     assert slo is not None
+    # the alternatives at the lightest load any layout missed it at (per replica)
+    probes = [p for ev in found.values() for p in ev.capacity.probes]
+    light = min(probes, key=lambda p: (p.rate_rps, p.cap), default=None)
+    load = None if light is None else LightLoad(light.rate_rps, light.requests, light.cap)
     tried = [
-        light_latency(alt, ctx.workload, ctx.max_model_len)
+        light_latency(alt, ctx.workload, ctx.max_model_len, load)
         for alt in alternatives(ctx.dep, gpus, list(hardware_catalog().values()))
     ]
 
