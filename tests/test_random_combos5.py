@@ -102,3 +102,31 @@ def test_light_latency_runs_the_sample_rate_and_cap_of_the_light_probe(
     # the probe's 200 requests at 0.0146 requests/s, cap 4; its steady-state p99s, not the raw
     assert seen == [(("at_rate", 200, 0.0146), 4)]
     assert (light.ttft_p99_s, light.tpot_p99_s) == (0.5, 0.02)
+
+
+def test_an_overload_note_counts_one_gpu_in_the_singular(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # fuzz_random seed 37: "tp1 on 1 GPUs sustains 0.18 requests/s"; seed 38: "5 x tp1 (5 GPUs,
+    # 1 nodes)". 2 requests/s over 0.18 sustained with 20 % headroom: 2 / (0.8 x 0.18) = 13.9,
+    # 14 replicas of one GPU, 8 to a node: 2 nodes.
+    args = ["plan", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "1", "--engine", "trtllm",
+            "--arrival", "poisson", "--rate", "2", "--num-requests", "40",
+            "--jobs", "1"]  # fmt: skip
+    [note] = _plan(args, capsys)["notes"]
+    assert "; tp1 on 1 GPU sustains " in note
+    assert "14 x tp1 (14 GPUs, 2 nodes) carry it" in note
+
+
+def test_one_preemption_is_counted_in_the_singular() -> None:
+    from capcliff.cli.render_reuse import reuse_lines
+
+    point = SimpleNamespace(label="caching on", ttft_p99_s=19.21, prefix_cache_hit_rate=0.85,
+                            offload_hit_rate=0.0, output_throughput_tok_s=212.0,
+                            preemptions=1)  # fmt: skip
+    reuse = SimpleNamespace(points=[point, SimpleNamespace(**{**vars(point), "preemptions": 2})],
+                            recommended_offload_bytes=0, flags=[])  # fmt: skip
+    lines = reuse_lines(SimpleNamespace(reuse=reuse))  # type: ignore[arg-type]
+    # fuzz_random seed 38 printed "hit 85% / 0%, 212 tok/s, 1 preemptions"
+    assert lines[1] == "  - caching on: TTFT p99 19.21 s, hit 85% / 0%, 212 tok/s, 1 preemption"
+    assert lines[2].endswith(", 2 preemptions")

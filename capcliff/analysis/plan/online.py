@@ -351,11 +351,16 @@ def _overload_note(load: Load, best: LayoutEval, entry: FleetEntry, headroom: fl
     )  # fmt: skip
     lay = best.memory.layout
     return (
-        f"overload: {offered} offered; {lay.name} on {lay.gpus} GPUs sustains "
+        f"overload: {offered} offered; {lay.name} on {_counted(lay.gpus, 'GPU')} sustains "
         f"{best.sustained_rps:,.2f} requests/s within the target. {entry.replicas} x "
-        f"{entry.layout} ({entry.gpus} GPUs, {entry.nodes} nodes) carry it with {headroom:.0%} "
-        "headroom"
+        f"{entry.layout} ({_counted(entry.gpus, 'GPU')}, {_counted(entry.nodes, 'node')}) carry "
+        f"it with {headroom:.0%} headroom"
     )
+
+
+def _counted(n: int, noun: str) -> str:
+    """A count with its noun, singular for one ("tp1 on 1 GPUs", "1 nodes": seeds 37, 38)."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _finite(value: float | None) -> float | None:
