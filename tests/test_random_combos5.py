@@ -130,3 +130,29 @@ def test_one_preemption_is_counted_in_the_singular() -> None:
     # fuzz_random seed 38 printed "hit 85% / 0%, 212 tok/s, 1 preemptions"
     assert lines[1] == "  - caching on: TTFT p99 19.21 s, hit 85% / 0%, 212 tok/s, 1 preemption"
     assert lines[2].endswith(", 2 preemptions")
+
+
+def test_a_one_turn_session_says_one_turn() -> None:
+    from capcliff.sim.traffic.sessions import SessionShape, describe_sessions, shaped_session_spec
+
+    # fuzz_random seed 36 (a sweep of multiturn-chat at --turns 1 read "(1 turns, isl 289, ...")
+    one = describe_sessions(shaped_session_spec("multiturn-chat", SessionShape(turns=1)))
+    assert one.startswith("1 turn, isl ")
+    three = describe_sessions(shaped_session_spec("multiturn-chat", SessionShape(turns=3)))
+    assert three.startswith("3 turns, isl ")
+
+
+def test_a_check_of_one_scenario_and_one_replica_reads_in_the_singular(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # fuzz_random seeds 36-41: "1 scenarios, 2 assertions" and "1 x tp1 (1 GPUs, 1 nodes)"
+    spec = tmp_path / "online.toml"
+    spec.write_text(
+        '[[scenario]]\nname = "online"\nmodel = "llama-3.1-8b"\ngpu = "h100-sxm"\n'
+        'layout = "tp1"\n[scenario.workload]\nisl = 200\nosl = 100\nnum_requests = 30\n'
+        'arrival = "poisson"\nrate = 2\n[scenario.expect]\nreplicas_max = 4\n'
+    )
+    assert main(["check", str(spec)]) == 0
+    out = capsys.readouterr().out
+    assert "1 scenario, 1 assertion: all hold" in out
+    assert "1 x tp1 (1 GPU, 1 node)" in out
