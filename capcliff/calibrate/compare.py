@@ -269,6 +269,8 @@ def refuse_other_weights(log: StartupLog, mem: LayoutMemory, model: Model) -> No
     logged = _fig(log, "weights_gib")
     stage = max(mem.stages, key=lambda s: s.weights_bytes)
     modeled = stage.term("weights") / GIB
+    if logged is None and modeled > 0:
+        refuse_weights_past_memory_in_use(log, modeled, model)
     if logged is None or modeled <= 0:
         return
     error = logged / modeled - 1
@@ -278,6 +280,28 @@ def refuse_other_weights(log: StartupLog, mem: LayoutMemory, model: Model) -> No
         raise InputError(
             f"model: the log's weights ({logged:.2f} GiB per GPU) are {error:+.0%} off "
             f"{model.id}'s ({modeled:.2f} GiB); a log of another model? (or pass --weight-dtype)"
+        )
+
+
+def refuse_weights_past_memory_in_use(log: StartupLog, modeled_gib: float, model: Model) -> None:
+    """Refuse a log without a weights figure whose engine had less memory in use before its KV
+    cache than the model's weights need: in_use = total - available, GiB per GPU, both from
+    TensorRT-LLM's "Memory usage when calculating max tokens in paged kv cache" line
+    (cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp: cudaMemGetInfo once the engine, its
+    weights and runtime buffers are in place), so in_use holds the weights. Row T01 (Llama-3.1-8B):
+    31.84 - 17.83 = 14.01 GiB against 14.96 modeled (bf16); Qwen3-32B's 61.02 would leave a KV
+    pool of -32.62 GiB."""
+    total, available = _fig(log, "total_memory_gib"), _fig(log, "avail_before_kv_gib")
+    if total is None or available is None:
+        return
+    in_use = total - available
+    # the same set guard as a logged weight figure's, against the memory that holds the weights
+    if modeled_gib > in_use * (1 + WEIGHTS_MISMATCH):
+        raise InputError(
+            f"model: {model.id}'s weights ({modeled_gib:.2f} GiB per GPU) do not fit in the "
+            f"{in_use:.2f} GiB the log's engine had in use before its KV cache ({total:.2f} GiB "
+            f"total less {available:.2f} available); a log of another model? (or pass "
+            "--weight-dtype)"
         )
 
 

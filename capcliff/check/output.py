@@ -75,7 +75,11 @@ def summary(report: CheckReport) -> str:
     """One line: how many scenarios and assertions, how many failed."""
     total, failed = len(report.assertions), report.failures
     state = "all hold" if not failed else f"{failed} failed"
-    return f"{len(report.scenarios)} scenarios, {total} assertions: {state}"
+    scenarios = len(report.scenarios)
+    return (
+        f"{scenarios} scenario{'' if scenarios == 1 else 's'}, "
+        f"{total} assertion{'' if total == 1 else 's'}: {state}"  # "1 scenarios, 1 assertions"
+    )
 
 
 def _scenario_heading(s: ScenarioResult) -> str:

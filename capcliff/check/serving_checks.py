@@ -50,7 +50,9 @@ def serving_assertions(o: Outcome, e: Expectations) -> list[AssertionResult]:
         if entry is None:
             out.append(_missing("replicas_max", "<=", e.replicas_max, "replicas", why))
         else:
-            detail = f"{entry.replicas} x {entry.layout} ({entry.gpus} GPUs, {entry.nodes} nodes)"
+            gpus = f"{entry.gpus} GPU{'' if entry.gpus == 1 else 's'}"  # "1 GPUs, 1 nodes"
+            nodes = f"{entry.nodes} node{'' if entry.nodes == 1 else 's'}"
+            detail = f"{entry.replicas} x {entry.layout} ({gpus}, {nodes})"
             out.append(
                 bound("replicas_max", e.replicas_max, entry.replicas, "replicas",
                       at_least=False, detail=detail)

@@ -13,9 +13,10 @@ def reuse_lines(report: PlanReport) -> list[str]:
     lines = ["Reuse (recommended layout at its cap; TTFT p99, HBM / offload hit rate):"]
     for p in advice.points:
         hit = "-" if p.prefix_cache_hit_rate is None else f"{p.prefix_cache_hit_rate:.0%}"
+        plural = "" if p.preemptions == 1 else "s"  # "1 preemptions" (fuzz_random seed 38)
         lines.append(
             f"  - {p.label}: TTFT p99 {p.ttft_p99_s:,.2f} s, hit {hit} / {p.offload_hit_rate:.0%}"
-            f", {p.output_throughput_tok_s:,.0f} tok/s, {p.preemptions:,} preemptions"
+            f", {p.output_throughput_tok_s:,.0f} tok/s, {p.preemptions:,} preemption{plural}"
         )
     size = advice.recommended_offload_bytes
     pick = "none (it would not pay)"

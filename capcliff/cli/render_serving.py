@@ -185,7 +185,7 @@ def session_lines(report: PlanReport) -> list[str]:
         f"Sessions: one replica carries {s.sessions_per_s:,.3f} sessions/s "
         f"({s.requests_per_session:.2f} requests each) or {s.users:,.0f} users "
         f"(think {s.mean_think_s:.1f} s per request); at the load: prefix-cache hit {hit}, "
-        f"{s.preemptions:,} preemptions",
+        f"{s.preemptions:,} preemption{'' if s.preemptions == 1 else 's'}",
         *reuse_lines(report),
     ]
 

@@ -3,8 +3,11 @@
 An SLO that fails even at light load cannot be met by a lower rate or a lower cap: the step time
 itself is too long. What can change it is a faster step: FP8 weights (half the bytes read per
 decode step), an FP8 KV cache (half the attention reads), more tensor parallelism (the weights
-read in parallel by more GPUs), or another GPU type. Each alternative is simulated with one
-closed-loop user (a batch of one, no queueing): the least TTFT and TPOT it can deliver.
+read in parallel by more GPUs), or another GPU type. Each alternative is simulated at the load
+where the plan's layouts missed the SLO even at their lightest (`LightLoad`: the SLO search's
+light probe, its rate, sample and cap, read as that probe is), so that its figures and the
+plan's "even at light load" are one measure; where the search ran no probe, with one
+closed-loop user (a batch of one, no queueing).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.replica_models import replica_models
 from capcliff.analysis.evaluate.solver import Slo, config_at
+from capcliff.analysis.evaluate.steady_state import steady_state
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import CapcliffError
@@ -53,18 +57,46 @@ class LightLatency:
         )
 
 
-def light_latency(alt: Alternative, workload: OnlineWorkload, max_model_len: int) -> LightLatency:
-    """One user's requests on one replica of `alt`: its TTFT and TPOT p99."""
+@dataclass(frozen=True)
+class LightLoad:
+    """The lightest load the plan's SLO search ran a replica at (`rate_search.highest_rate`'s
+    light probe, LIGHT_LOAD x saturation): requests/s per replica, the sample's requests, the
+    cap."""
+
+    rate_rps: float
+    requests: int
+    cap: int
+
+
+def light_latency(
+    alt: Alternative, workload: OnlineWorkload, max_model_len: int, load: LightLoad | None = None
+) -> LightLatency:
+    """One replica of `alt` at `load`, read as the light probe is (steady-state p99s of the
+    same sample at the same rate and cap): its TTFT and TPOT p99. Without a load, one user's
+    LIGHT_REQUESTS requests, one after another.
+
+    fuzz_random seed 40: 4 agentic users of Llama-3.1-8B on an H100 (TRT-LLM, TPOT p99 <= 200 ms)
+    missed it at light load by 270 ms, and "FP8 weights: TPOT p99 6.98 ms" was one user's first
+    30 requests (one session's early turns); the plan with FP8 weights reads 155 ms there."""
     memory = alt.dep.memory(alt.layout, max_model_len)
     if not memory.fits:
         return LightLatency(alt, None, None)
     capacity, steps = replica_models(alt.dep, memory)
-    config = config_at(alt.dep.sim_config(max_model_len), 1, 1)
+    cap = 1 if load is None else load.cap
+    config = config_at(alt.dep.sim_config(max_model_len), cap, 1)
+    requests = (
+        workload.with_clients(LIGHT_REQUESTS, 1)
+        if load is None
+        else workload.at_rate(load.requests, load.rate_rps)
+    )
     try:
-        result = simulate(workload.with_clients(LIGHT_REQUESTS, 1), steps, capacity, config)
+        result = simulate(requests, steps, capacity, config)
     except CapcliffError:  # a request longer than this replica's KV cache
         return LightLatency(alt, None, None)
-    return LightLatency(alt, result.ttft.p99, result.tpot.p99)
+    if load is None:
+        return LightLatency(alt, result.ttft.p99, result.tpot.p99)
+    state = steady_state(result, open_loop=True, mean_output=workload.mean_output_tokens())
+    return LightLatency(alt, state.ttft_p99_s, state.tpot_p99_s)
 
 
 def alternatives(dep: Deployment, gpus: int, catalog: list[HardwareSpec]) -> list[Alternative]:

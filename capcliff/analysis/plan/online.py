@@ -358,11 +358,16 @@ def _overload_note(load: Load, best: LayoutEval, entry: FleetEntry, headroom: fl
     )  # fmt: skip
     lay = best.memory.layout
     return (
-        f"overload: {offered} offered; {lay.name} on {lay.gpus} GPUs sustains "
+        f"overload: {offered} offered; {lay.name} on {_counted(lay.gpus, 'GPU')} sustains "
         f"{best.sustained_rps:,.2f} requests/s within the target. {entry.replicas} x "
-        f"{entry.layout} ({entry.gpus} GPUs, {entry.nodes} nodes) carry it with {headroom:.0%} "
-        "headroom"
+        f"{entry.layout} ({_counted(entry.gpus, 'GPU')}, {_counted(entry.nodes, 'node')}) carry "
+        f"it with {headroom:.0%} headroom"
     )
+
+
+def _counted(n: int, noun: str) -> str:
+    """A count with its noun, singular for one ("tp1 on 1 GPUs", "1 nodes": seeds 37, 38)."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _finite(value: float | None) -> float | None:
@@ -422,7 +427,7 @@ def build_online_plan(
                     "load": _load(ctx, None, None)}
         )  # fmt: skip
     if best is None:
-        return _infeasible(ctx, report, gpus)
+        return _infeasible(ctx, report, gpus, found)
     ranked = [_option(ev) for ev in found.values() if _ranked(ev)]
     chosen, tied, fastest = decide(ranked, ctx.band)
     return _recommend(
@@ -527,9 +532,12 @@ def _limits(slo: Slo) -> str:
     return " and ".join(parts)
 
 
-def _infeasible(ctx: _Context, report: PlanReport, gpus: int) -> PlanReport:
+def _infeasible(
+    ctx: _Context, report: PlanReport, gpus: int, found: dict[str, LayoutEval]
+) -> PlanReport:
     from capcliff.analysis.plan.feasibility import (
         LightLatency,
+        LightLoad,
         alternatives,
         light_latency,
         what_would_meet,
@@ -538,8 +546,12 @@ def _infeasible(ctx: _Context, report: PlanReport, gpus: int) -> PlanReport:
 
     slo = ctx.options.slo
     assert slo is not None
+    # the alternatives at the lightest load any layout missed it at (per replica)
+    probes = [p for ev in found.values() for p in ev.capacity.probes]
+    light = min(probes, key=lambda p: (p.rate_rps, p.cap), default=None)
+    load = None if light is None else LightLoad(light.rate_rps, light.requests, light.cap)
     tried = [
-        light_latency(alt, ctx.workload, ctx.max_model_len)
+        light_latency(alt, ctx.workload, ctx.max_model_len, load)
         for alt in alternatives(ctx.dep, gpus, list(hardware_catalog().values()))
     ]
 
