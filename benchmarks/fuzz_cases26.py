@@ -6,7 +6,8 @@ What the twenty-five campaigns before tried least. Model folders of families tha
 Llama but are not (models26): an MLP of two matrices (Apertus's xIELU, Arcee's ReLU^2: vLLM
 apertus.py, arcee.py), shared experts under keys the `num_experts` branch does not read (Ling's
 bailing_moe `num_shared_experts` and `first_k_dense_replace`, Granite's
-`shared_intermediate_size`), Phi-4-multimodal's towers under `embd_layer`, sliding windows on
+`shared_intermediate_size`), Phi-4-multimodal's towers under `embd_layer`, Nemotron-NAS's layers
+of their own widths (`block_configs`), sliding windows on
 all but every n-th layer where config.json lists no `layer_types` (Cohere 2's pattern of 4,
 EXAONE 4's "LLLG"), and MiniMax-M2 as released (`attn_type_list` of 1s only and
 `"shared_intermediate_size": 0`, which say "no linear layers, no shared expert"). Each valid one
@@ -84,6 +85,13 @@ PHI4MM = {
     "embd_layer": {"embedding_cls": "image_audio", "image_embd_layer": {"crop_size": 448}, "audio_embd_layer": {}},
     "audio_processor": {"name": "cascades", "config": {"attention_dim": 1024, "num_blocks": 24}},
 }  # fmt: skip
+# nvidia/Llama-3_3-Nemotron-Super-49B-v1's shape: one block per layer of its own widths
+NEMOTRON_NAS = {
+    "architectures": ["DeciLMForCausalLM"], "model_type": "nemotron-nas", "hidden_size": 8192, "intermediate_size": 28672,
+    "num_attention_heads": 64, "num_key_value_heads": 8, "num_hidden_layers": 80, "vocab_size": 128256,
+    "max_position_embeddings": 131072, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+    "block_configs": [{"attention": {"n_heads_in_group": 8, "no_op": False}, "ffn": {"ffn_mult": 2.625, "no_op": False}}] * 80,
+}  # fmt: skip
 # MiniMaxAI/MiniMax-M2 config.json, sizing keys (fuzz_cases11's, with the two keys as released)
 MINIMAX_M2 = {
     "architectures": ["MiniMaxM2ForCausalLM"], "model_type": "minimax_m2", "head_dim": 128, "hidden_size": 3072,
@@ -139,6 +147,8 @@ MODELS26: list[tuple[str, dict[str, object], list[str], bool | None, Callable[[s
     ("apertus-by-class-only", _with(APERTUS, model_type=DEL), MEMORY, True, None),
     ("arcee-ungated", ARCEE, MEMORY, True, None),
     ("phi4-multimodal-towers", PHI4MM, MEMORY, True, None),
+    ("nemotron-nas-blocks", NEMOTRON_NAS, MEMORY, True, None),
+    ("nemotron-nas-blocks-no-widths", _with(NEMOTRON_NAS, intermediate_size=DEL, num_key_value_heads=DEL), MEMORY, True, None),
     ("minimax-m2-as-released", MINIMAX_M2, ["memory", "{d}/m", "--gpu", "h200-sxm", "--gpus", "8", "--format", "json"], False, _params(228_689_304_576)),
     ("minimax-attn-types-with-linear", _with(MINIMAX_M2, attn_type_list=[0, 0, 0, 1] * 15 + [0, 1]), MEMORY, True, None),
     ("minimax-attn-types-bool", _with(MINIMAX_M2, attn_type_list=[True] * 62), MEMORY, True, None),

@@ -215,6 +215,22 @@ def test_phi4_multimodal_towers_are_refused(
     assert "embd_layer" in line
 
 
+def test_nemotron_nas_layers_of_their_own_widths_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # vLLM nemotron_nas.py builds each layer from its block_configs entry (an FFN of its own
+    # width, or none; attention or none): Llama-3.3-Nemotron-Super-49B's shape was sized as 80
+    # uniform layers, 70.55B parameters
+    nas = {
+        "architectures": ["DeciLMForCausalLM"], "model_type": "nemotron-nas", "hidden_size": 8192,
+        "intermediate_size": 28672, "num_attention_heads": 64, "num_key_value_heads": 8,
+        "num_hidden_layers": 80, "vocab_size": 128256, "tie_word_embeddings": False,
+        "block_configs": [{"attention": {"no_op": False}, "ffn": {"ffn_mult": 2.625}}] * 80,
+    }  # fmt: skip
+    line = _one_line_error(["memory", _folder(tmp_path, nas), "--gpu", "h100-sxm"], capsys)
+    assert "block_configs:" in line
+
+
 @pytest.mark.parametrize(
     ("text", "release"),
     [

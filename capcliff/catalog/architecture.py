@@ -105,6 +105,9 @@ UNSIZED_FIELDS: dict[str, str] = {
     "num_shared_experts": "shared experts under a key capcliff does not read (Ling's MoE)",
     "shared_intermediate_size": "a shared expert under a key capcliff does not read (Granite)",
     "ffn_config": "experts under a key capcliff does not read (DBRX's MoE)",
+    # Nemotron-NAS / DeciLM (Llama-3.3-Nemotron-Super-49B): each layer's own FFN width and
+    # attention, or none, under block_configs (vLLM nemotron_nas.py); sized as uniform layers
+    "block_configs": "layers of their own widths (Nemotron-NAS block_configs)",
     # Phi-4-multimodal (phi4mm): its image and audio encoders sit under embd_layer, with
     # audio_processor and LoRA adapters beside (vLLM phi4mm.py); no vision_config or
     # audio_config says so, and the towers were left out unsaid
