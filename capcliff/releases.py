@@ -9,7 +9,10 @@ import re
 
 from capcliff.errors import InputError
 
-_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
+# a fourth release part is a hotfix of the third (vLLM published 0.10.1.1 on PyPI and as the
+# image tag v0.10.1.1; PEP 440 release segments take any number of parts): its rules are its
+# third part's; it was no release at all, and a start-up log stating it read as none
+_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?(?:\.\d+)*")
 # what may follow the release number: PEP 440's pre-, post- and dev-release parts (0.5.10rc1,
 # 0.5.10.post1, .dev3) and a local or image-tag tail (+cu129, -cu130); anything else ("0.5.x",
 # "0.5.10.postX") is no release, where reading its leading digits named another one

@@ -42,6 +42,10 @@ _TIE_DEFAULT: dict[str, bool] = {
     "phi3": False,
     "glm4_moe": False,
     "minimax_m2": False,
+    # CohereConfig and Cohere2Config: tie_word_embeddings=True (Command R's lm_head is its
+    # embedding; vLLM commandr.py computes the logits with embed_tokens)
+    "cohere": True,
+    "cohere2": True,
 }
 _ARCH_TO_TYPE: dict[str, str] = {
     "LlamaForCausalLM": "llama",
@@ -92,7 +96,23 @@ UNSIZED_FIELDS: dict[str, str] = {
     "linear_attn_config": "linear-attention layers",
     "altup_num_inputs": "Gemma 3n's AltUp and per-layer embeddings",
     "moe_num_experts": "experts under a key capcliff does not read (ERNIE 4.5's MoE)",
+    # shared experts under keys the num_experts branch does not read (refused where not 0, see
+    # _ZERO_IS_NONE): Ling's bailing_moe (vLLM bailing_moe.py: moe_intermediate_size x
+    # num_shared_experts beside the routed ones, biases on every linear where use_bias) and
+    # Granite's granitemoeshared (vLLM granitemoeshared.py: a shared MLP of
+    # shared_intermediate_size); each was sized without its shared experts (Ling-lite at 16.32B
+    # of its 16.8B)
+    "num_shared_experts": "shared experts under a key capcliff does not read (Ling's MoE)",
+    "shared_intermediate_size": "a shared expert under a key capcliff does not read (Granite)",
     "ffn_config": "experts under a key capcliff does not read (DBRX's MoE)",
+    # Nemotron-NAS / DeciLM (Llama-3.3-Nemotron-Super-49B): each layer's own FFN width and
+    # attention, or none, under block_configs (vLLM nemotron_nas.py); sized as uniform layers
+    "block_configs": "layers of their own widths (Nemotron-NAS block_configs)",
+    # Phi-4-multimodal (phi4mm): its image and audio encoders sit under embd_layer, with
+    # audio_processor and LoRA adapters beside (vLLM phi4mm.py); no vision_config or
+    # audio_config says so, and the towers were left out unsaid
+    "embd_layer": "image and audio encoders under embd_layer (Phi-4-multimodal)",
+    "audio_processor": "an audio encoder (Phi-4-multimodal)",
     # Llama 3.2 Vision's text model (MllamaTextConfig): these layers attend to image tokens, so
     # their KV does not grow with the text (each was sized as a self-attention layer's)
     "cross_attention_layers": "cross-attention layers (their KV holds image tokens, not text)",
@@ -102,11 +122,12 @@ UNSIZED_FIELDS: dict[str, str] = {
 # vLLM model_executor/models/ gpt_neox.py (GPTNeoXMLP dense_h_to_4h, dense_4h_to_h),
 # starcoder2.py (Starcoder2MLP c_fc, c_proj), phi.py (PhiMLP fc1, fc2), nemotron.py (NemotronMLP
 # up_proj, down_proj), falcon.py, gpt_bigcode.py, gpt_j.py, gpt2.py, opt.py, bloom.py, mpt.py,
-# persimmon.py, codegen (GPT-J's layers). Falcon also shares one KV head (multi_query), which
-# num_key_value_heads does not say.
+# persimmon.py, codegen (GPT-J's layers), apertus.py (ApertusMLP up_proj, down_proj, xIELU:
+# Apertus-8B was sized as 10.87B of its 8.05B), arcee.py (ArceeMLP up_proj, down_proj, ReLU^2).
+# Falcon also shares one KV head (multi_query), which num_key_value_heads does not say.
 UNGATED_MLP_FAMILIES = frozenset({
     "gpt_neox", "starcoder2", "phi", "nemotron", "falcon", "gpt_bigcode", "gptj", "gpt2",
-    "opt", "bloom", "mpt", "persimmon", "codegen",
+    "opt", "bloom", "mpt", "persimmon", "codegen", "apertus", "arcee",
 })  # fmt: skip
 # Architectures of those families, for a config that names only its class.
 _UNGATED_ARCHS = {
@@ -115,6 +136,7 @@ _UNGATED_ARCHS = {
     "GPTBigCodeForCausalLM": "gpt_bigcode", "GPTJForCausalLM": "gptj",
     "GPT2LMHeadModel": "gpt2", "OPTForCausalLM": "opt", "BloomForCausalLM": "bloom",
     "MPTForCausalLM": "mpt", "PersimmonForCausalLM": "persimmon", "CodeGenForCausalLM": "codegen",
+    "ApertusForCausalLM": "apertus", "ArceeForCausalLM": "arcee",
 }  # fmt: skip
 # Families whose q, k, v projections always carry a bias (Qwen2Attention: bias=True on q/k/v, none
 # on o).
@@ -123,6 +145,9 @@ _QKV_BIAS_FAMILIES = {"qwen2", "qwen2_moe"}
 _QK_NORM_FAMILIES = {"qwen3", "qwen3_moe", "gemma3_text"}
 # Gemma 2/3 decoder layers hold four RMSNorms (input, post-attention, pre- and post-feedforward).
 _FOUR_NORM_FAMILIES = {"gemma2", "gemma3_text"}
+# Cohere's decoder layer runs attention and the MLP side by side off one input_layernorm (vLLM
+# commandr.py CohereDecoderLayer; a LayerNorm of weights only): one norm a layer, not two.
+_ONE_NORM_FAMILIES = {"cohere", "cohere2"}
 
 
 @dataclass(frozen=True)
@@ -250,9 +275,32 @@ class Architecture:
         return any(w is not None for w in self.sliding_window_per_layer)
 
 
+# UNSIZED_FIELDS whose value may say "none of those layers": a shared width or count of 0
+# (MiniMax-M2's config.json: "shared_intermediate_size": 0), and an attn_type_list of 1s only,
+# every layer softmax attention (MiniMax-Text-01's rule, SGLang configs/minimax: type 0 marks
+# a linear layer; vLLM minimax_m2.py builds softmax attention in every layer and reads no list)
+_ZERO_IS_NONE = frozenset({"num_shared_experts", "shared_intermediate_size"})
+
+
+def _marks_unsized(fields: ConfigFields, field: str) -> bool:
+    """Whether `field` of the config marks layers capcliff does not size (UNSIZED_FIELDS)."""
+    if not fields.has(field):
+        return False
+    value = fields.raw[field]
+    if field in _ZERO_IS_NONE:
+        return value != 0 or isinstance(value, bool)
+    if field == "attn_type_list":
+        return not (
+            isinstance(value, list)
+            and value
+            and all(t == 1 and not isinstance(t, bool) for t in value)
+        )
+    return True
+
+
 def _refuse_unsized(fields: ConfigFields) -> None:
     """Refuse a config holding a field of a layer kind capcliff does not size (UNSIZED_FIELDS)."""
-    field = next((f for f in UNSIZED_FIELDS if fields.has(f)), None)
+    field = next((f for f in UNSIZED_FIELDS if _marks_unsized(fields, f)), None)
     if field is not None:
         raise fields.error(
             field,
@@ -312,6 +360,15 @@ def _refuse_unsized_family(fields: ConfigFields, model_type: str | None) -> None
 
 
 LAYER_TYPES = ("full_attention", "sliding_attention")  # transformers' `layer_types` entries
+# Families whose every `sliding_window_pattern`-th layer attends in full, the rest over the
+# window, where config.json lists no layer_types (transformers' config classes' default
+# pattern): Gemma 3 (6), Gemma 2 (2), Cohere 2 (4: Cohere2Config builds layer_types as
+# "sliding_attention" if (i + 1) % sliding_window_pattern else "full_attention", and vLLM
+# commandr.py slides where layer_types says so). Command R7B's and Command A's full layers
+# were sized as sliding (every layer slid, a quarter of the KV the engine holds past 4,096).
+# EXAONE 4 (4: Exaone4Config's default; vLLM exaone4.py slides where layer_types says) may
+# spell its pattern as letters, "LLLG"
+_SLIDING_PATTERN_DEFAULT = {"gemma3_text": 6, "gemma2": 2, "cohere2": 4, "exaone4": 4}
 
 
 def _window(fields: ConfigFields) -> int | None:
@@ -358,15 +415,30 @@ def _sliding_windows(
         return (None,) * num_layers
     if model_type == "gpt_oss":  # gpt-oss: even layers slide (openai/gpt-oss model.py)
         return tuple(window if i % 2 == 0 else None for i in range(num_layers))
-    if model_type in ("gemma3_text", "gemma2"):
-        pattern = fields.int_("sliding_window_pattern", 6 if model_type == "gemma3_text" else 2)
-        return tuple(None if (i + 1) % pattern == 0 else window for i in range(num_layers))
+    if model_type in _SLIDING_PATTERN_DEFAULT:
+        return _pattern_windows(fields, model_type, window, num_layers)
     if model_type in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe"):
         if not fields.bool_("use_sliding_window", False):
             return (None,) * num_layers
         full_layers = fields.int_("max_window_layers", num_layers, minimum=0)
         return tuple(None if i < full_layers else window for i in range(num_layers))
     return (window,) * num_layers  # Mistral-style: every layer slides
+
+
+def _pattern_windows(
+    fields: ConfigFields, model_type: str, window: int, num_layers: int
+) -> tuple[int | None, ...]:
+    """Per-layer window of a family that attends in full every `sliding_window_pattern`-th
+    layer (_SLIDING_PATTERN_DEFAULT), or by the letters of EXAONE 4's "LLLG"."""
+    letters = fields.raw.get("sliding_window_pattern")
+    if isinstance(letters, str) and letters and set(letters) <= {"L", "G"}:
+        # layer i is Local (sliding) or Global by letter i mod length (LG AI's
+        # modeling_exaone4.py check_is_sliding)
+        return tuple(
+            window if letters[i % len(letters)] == "L" else None for i in range(num_layers)
+        )
+    pattern = fields.int_("sliding_window_pattern", _SLIDING_PATTERN_DEFAULT[model_type])
+    return tuple(None if (i + 1) % pattern == 0 else window for i in range(num_layers))
 
 
 def _moe(fields: ConfigFields, model_type: str, num_layers: int) -> MoE | None:
@@ -402,6 +474,14 @@ def _moe(fields: ConfigFields, model_type: str, num_layers: int) -> MoE | None:
         flags = tuple(i >= first_dense and i % freq == 0 for i in range(num_layers))
         shared = fields.int_("n_shared_experts", 0, minimum=0) * width
     else:
+        if fields.has("first_k_dense_replace"):
+            # Ling-mini-2.0's bailing_moe_v2 keeps its first layers dense under the DeepSeek key
+            # beside num_experts (vLLM bailing_moe.py); every layer was sized as MoE
+            raise fields.error(
+                "first_k_dense_replace",
+                f"beside {expert_field}: dense layers under a key capcliff reads only with "
+                "n_routed_experts (DeepSeek's), refused rather than sized as MoE layers",
+            )
         step = fields.int_("decoder_sparse_step", 1)
         dense_layers = _layer_indices(fields, "mlp_only_layers", num_layers)
         flags = tuple(i not in dense_layers and (i + 1) % step == 0 for i in range(num_layers))
@@ -593,7 +673,9 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
         mlp_bias=fields.bool_("mlp_bias", False),
         qk_norm=family in _QK_NORM_FAMILIES,
         attention_sinks=family == "gpt_oss",
-        norms_per_layer=4 if family in _FOUR_NORM_FAMILIES else 2,
+        norms_per_layer=(
+            4 if family in _FOUR_NORM_FAMILIES else 1 if family in _ONE_NORM_FAMILIES else 2
+        ),
         sliding_window_per_layer=_sliding_windows(fields, family, layers),
         mla=_mla(fields),
         moe=moe,

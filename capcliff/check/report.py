@@ -179,6 +179,13 @@ def baseline_of(report: CheckReport) -> Baseline:
 def parse_baseline(text: str, *, path: Path) -> Baseline:
     """Validate a baseline file's JSON `text`; problems read `path: field: message`."""
     data = parse_json(text, source=str(path), error=CatalogError, unique_keys=True)
+    if isinstance(data, dict) and data.get("kind") != BASELINE_KIND:
+        # another file whole (check's --format json report, a sweep's result): one line for
+        # what it is not, where each of its keys was a line of its own (24 for a sweep's)
+        raise CatalogError(
+            f"{path}: kind: {data.get('kind')!r:.40} is not a baseline's "
+            f"({BASELINE_KIND!r}); write one with `capcliff check SPEC --write-baseline FILE`"
+        )
     problems = validation_lines(Baseline, data)
     if problems:
         raise CatalogError("\n".join(f"{path}: {p}" for p in problems))

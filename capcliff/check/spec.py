@@ -9,6 +9,7 @@ is one line `path: field: message`, all of them at once.
 
 from __future__ import annotations
 
+import difflib
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -482,6 +483,7 @@ def parse_spec(text: str, *, path: Path) -> SpecFile:
     Raises CatalogError listing every problem, one `path: field: message` line each.
     """
     data = _toml(text, path)
+    _refuse_no_scenario(data, path)
     histograms, problems = _read_histograms(data, path.parent)
     # a histogram that could not be read is said once, not again as "was not read"
     said = tuple(p.split(":", 1)[0] + ":" for p in problems)
@@ -495,6 +497,20 @@ def parse_spec(text: str, *, path: Path) -> SpecFile:
     if problems:
         raise CatalogError("\n".join(f"{path}: {p}" for p in problems))
     return SpecFile(path=path, spec=spec, traces=traces, histograms=tuple(histograms))
+
+
+def _refuse_no_scenario(data: dict[str, Any], path: Path) -> None:
+    """One line for a file with no `scenario` table and no key that misspells it (a sweep's or
+    a report's JSON given as the spec): each of its keys was a line of its own."""
+    if "scenario" in data or difflib.get_close_matches(
+        "scenario", map(str.lower, data), cutoff=0.8
+    ):
+        return
+    keys = ", ".join(list(data)[:4]) + (" ..." if len(data) > 4 else "")
+    raise CatalogError(
+        f"{path}: scenario: missing; a spec lists [[scenario]] tables (docs/check.md), this "
+        f"file holds {keys or 'nothing'}"
+    )
 
 
 def _read_histograms(data: dict[str, Any], base_dir: Path) -> tuple[list[Path], list[str]]:
