@@ -295,6 +295,22 @@ def _preset_requests(choice: WorkloadChoice, rng: np.random.Generator) -> Reques
     return generate_requests(spec, rng)
 
 
+def with_arrival(label: str, choice: WorkloadChoice) -> str:
+    """`label` with how the requests arrive, for the headers of `sweep` and `check` (a check's
+    Poisson scenario read "isl 500, osl 200, 30 requests" as if a batch): traces and session
+    presets with users say it in their own label already."""
+    if choice.trace_lines is not None:
+        return label
+    if choice.preset_name in SESSION_PRESETS:
+        users = choice.clients if choice.rate_per_s is None else None
+        return label if users is None else f"{label}, {users:,} user{'' if users == 1 else 's'}"
+    if choice.arrival is Arrival.POISSON and choice.rate_per_s is not None:
+        return f"{label}, Poisson arrivals at {choice.rate_per_s:g} requests/s"
+    if choice.arrival is Arrival.CLIENTS and choice.clients is not None:
+        return f"{label}, {choice.clients:,} closed-loop client{'' if choice.clients == 1 else 's'}"
+    return f"{label}, every request queued at t = 0 (batch)"
+
+
 def plan_workloads(choice: WorkloadChoice, seed: int) -> tuple[str, list[tuple[str, Requests]]]:
     """(label, [(series label, requests)]) for fixed lengths, a preset or a trace."""
     if choice.trace_lines is not None:

@@ -88,7 +88,8 @@ def _scenario_heading(s: ScenarioResult) -> str:
     on = " + ".join(f"{count} x {gpu}" for gpu, count in s.gpus_by_type.items())
     return (
         f"{s.model} on {on}, {layout}{source}, {s.engine}; {s.workload}, "
-        f"{s.num_requests} requests, concurrency {s.concurrency}"
+        f"{s.num_requests} request{'' if s.num_requests == 1 else 's'}, at most "
+        f"{s.concurrency} running (concurrency)"
     )
 
 

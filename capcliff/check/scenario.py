@@ -28,6 +28,7 @@ from capcliff.analysis.workloads import (
     plan_workloads,
     redraw,
     reference_workloads,
+    with_arrival,
 )
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import Layout, parse_layout
@@ -419,6 +420,7 @@ def outcome(dep: Deployment) -> Outcome:
     if layout is not None and memory is not None and memory.fits:
         sims = Simulations(dep, layout, max_len, online)
     grid = concurrency_grid(concurrency, len(requests))
+    label = with_arrival(label, dep.choice(concurrency))
     return Outcome(
         dep=dep, workload=label, num_requests=len(requests), max_model_len=max_len,
         layout=layout, memory=memory, sims=sims, concurrency=concurrency,

@@ -223,6 +223,7 @@ def sweep(
         plan_workloads,
         redraw,
         reference_workloads,
+        with_arrival,
     )
     from capcliff.catalog.catalogs import get_hardware, get_model
     from capcliff.catalog.layout import parse_layout_list
@@ -250,6 +251,7 @@ def sweep(
     )  # fmt: skip
     concurrencies = parse_concurrency(concurrency)
     label, workloads = plan_workloads(choice, seed)
+    label = with_arrival(label, choice)
     repeats = concurrency_past_requests(workloads, concurrencies)  # said once the run is done
     refuse_disagg_only(settings, disagg=disagg is not None)
     if disagg is not None:
