@@ -71,7 +71,7 @@ def check_stated(o: Outcome, name: str, expected: float) -> AssertionResult:
     point = o.sims.stated_point(o.concurrency)
     judged = Judged.of(point)
     detail = (
-        f"at {o.concurrency} running requests, {judged.basis}: peak KV "
+        f"at most {o.concurrency} running requests, {judged.basis}: peak KV "
         f"{point.peak_kv_utilization:.1%}, makespan {point.makespan_s:,.1f} s"
     )
     half = P99_HALF_WIDTH[name](judged) if name in P99_HALF_WIDTH else None
@@ -139,7 +139,7 @@ def check_no_preemption(o: Outcome, at: int) -> AssertionResult:
     if o.sims is None:
         return _unsimulated(name, "==", 0, "preemptions", o)
     point = o.sims.stated_point(at)
-    detail = f"at {at} running requests; peak KV {point.peak_kv_utilization:.1%}"
+    detail = f"at most {at} running requests; peak KV {point.peak_kv_utilization:.1%}"
     if point.admission_blocked:
         detail += "; admission waited for KV"
     return assertion(
