@@ -272,4 +272,6 @@ def test_memory_over_all_layouts_says_another_layouts_calibration(
             str(cal), "--format", "json"]  # fmt: skip
     assert main(args) == 0
     err = capsys.readouterr().err
-    assert f"warning: calibration {cal} applied to another deployment: layout tp1 != tp2" in err
+    # one line for the three other layouts of 2 GPUs (dp2, tp2, pp2), not one each
+    assert f"calibration {cal} applied to another deployment: layout tp1 != dp2, tp2, pp2\n" in err
+    assert err.count("applied to another deployment") == 1

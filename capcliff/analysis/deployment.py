@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from capcliff.analysis.deployment_calibration import calibration_terms
+from capcliff.analysis.deployment_calibration import calibration_terms, merge_layout_mismatches
 from capcliff.analysis.deployment_settings import DeploymentSettings
 from capcliff.analysis.max_model_len import check_model_context, context_length
 from capcliff.analysis.offload import offload_shortfall, offload_tiers, parse_offload
@@ -131,7 +131,8 @@ class Deployment:
         """This deployment with the warnings `others` (re-resolutions of it: a fleet's other GPU
         types, other layouts) give that it does not give itself, each once."""
         extra = [w for other in others for w in other.warnings if w not in self.warnings]
-        return replace(self, warnings=(*self.warnings, *dict.fromkeys(extra)))
+        merged = merge_layout_mismatches((*self.warnings, *dict.fromkeys(extra)))
+        return replace(self, warnings=merged)
 
     @property
     def draft(self) -> DraftModel | None:

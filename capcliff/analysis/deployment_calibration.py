@@ -7,6 +7,8 @@ another deployment is refused unless forced, and a term larger than the device a
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from capcliff.analysis.deployment_settings import DeploymentSettings
@@ -135,3 +137,40 @@ def calibration_terms(
         )
     _refuse_terms_past_the_device(calibration.terms_bytes, path, hardware, settings)
     return calibration.terms_bytes, warnings + spec_note, calibration.step_time_terms, accepted
+
+
+_MISMATCH = re.compile(r"(calibration .* applied to another deployment: )(.*)")
+_LAYOUT = re.compile(r"layout (\S+) != (\S+)")
+
+
+def merge_layout_mismatches(warnings: Sequence[str]) -> tuple[str, ...]:
+    """`warnings` with the "applied to another deployment" lines that differ only in the layout
+    compared merged into one naming the layouts (`memory --layout all` printed one line per
+    layout, 33 for DeepSeek-R1 on 8 GPUs); order kept, at the first of each group."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    keyed: list[tuple[str, str, str] | str] = []
+    for warning in warnings:
+        found = _MISMATCH.fullmatch(warning)
+        parts = [] if found is None else found.group(2).split("; ")
+        layouts = [m for part in parts if (m := _LAYOUT.fullmatch(part)) is not None]
+        if found is None or len(layouts) != 1:
+            keyed.append(warning)
+            continue
+        rest = "; ".join(p for p in parts if _LAYOUT.fullmatch(p) is None)
+        key = (found.group(1), rest, layouts[0].group(1))
+        if key not in groups:
+            keyed.append(key)
+        groups.setdefault(key, []).append(layouts[0].group(2))
+    out: list[str] = []
+    for item in keyed:
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        head, rest, fitted = item
+        others = groups[item]
+        named = ", ".join(others) if len(others) <= 4 else f"{len(others)} other layouts"
+        named += f" ({', '.join(others[:4])}, ...)" if len(others) > 4 else ""
+        layout = f"layout {fitted} != {named}"
+        out.append(f"{head}{rest}; {layout}" if rest else f"{head}{layout}")
+    # the deployment's own line, without a layout, says less than a merged one beside it
+    return tuple(w for w in out if not any(o.startswith(f"{w}; ") for o in out))
