@@ -20,6 +20,10 @@ _TAIL = re.compile(r"(?:\.?(?:post|dev|rc|a|b)\d*)*(?:[+-][\w.+-]*)?\s*")
 # Set: digits in one part of a release number (no engine numbers a release past 9 digits); a
 # longer run is a slip, and past 4,300 digits int() failed with Python's own limit message
 MAX_VERSION_DIGITS = 9
+# Set: the least major a container's YY.MM tag has (NGC's Triton and PyTorch images: 25.01);
+# vLLM, SGLang and TensorRT-LLM number their releases 0.x and 1.x, so 25.01 read as release 25.1
+# of the engine was past every rule's newest release, not the release the container ships
+CONTAINER_YEAR_MIN = 20
 
 
 def parse_version(text: str) -> tuple[int, int, int]:
@@ -30,4 +34,9 @@ def parse_version(text: str) -> tuple[int, int, int]:
     if found is None or too_long is not None or not _TAIL.fullmatch(text[found.end() :]):
         raise InputError(f"engine_version: {text!r:.60} is not a release like 0.4.3")
     major, minor, patch = found.groups()
+    if int(major) >= CONTAINER_YEAR_MIN and len(minor) == 2:
+        raise InputError(
+            f"engine_version: {text!r:.60} reads as a container's YY.MM tag, not an engine "
+            "release; give the release the container ships, like 0.17.0"
+        )
     return int(major), int(minor), int(patch or 0)

@@ -240,3 +240,16 @@ def test_a_release_before_the_engines_first_is_refused(engine: str, version: str
 @pytest.mark.parametrize(("engine", "version"), [("vllm", "0.7.0"), ("vllm-v0", "0.6.3")])
 def test_the_first_releases_are_accepted(engine: str, version: str) -> None:
     assert engine_profile(EngineName(engine), version) is not None
+
+
+def test_a_containers_year_month_tag_is_no_engine_release() -> None:
+    # NGC's tritonserver:25.01-trtllm-python-py3 ships a TensorRT-LLM 0.x; read as release 25.1 it
+    # was past every rule's newest release (h-badin26, left)
+    from capcliff.errors import InputError
+    from capcliff.releases import parse_version
+
+    for tag in ("25.01-trtllm-python-py3", "24.12"):
+        with pytest.raises(InputError, match=r"YY\.MM tag"):
+            parse_version(tag)
+    assert parse_version("1.0.0rc3") == (1, 0, 0)
+    assert parse_version("0.17.0") == (0, 17, 0)
