@@ -41,3 +41,8 @@ def test_a_poisson_check_scenario_says_so_and_its_cap(tmp_path: Path) -> None:
     assert (
         "isl 500, osl 200, Poisson arrivals at 2 requests/s, 30 requests, at most 30 running" in out
     )
+
+
+def test_one_request_per_second_is_singular() -> None:
+    one = WorkloadChoice(num_requests=30, isl=5, osl=(5,), arrival=Arrival.POISSON, rate_per_s=1.0)
+    assert with_arrival("w", one) == "w, Poisson arrivals at 1 request/s"

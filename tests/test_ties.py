@@ -108,3 +108,19 @@ def test_without_sampling_noise_a_choice_is_always_settled(
 ) -> None:
     options = [Option(f"l{i}", v, tp, pp) for i, (v, tp, pp) in enumerate(rows)]
     assert unsettled_reason(options) == ""
+
+
+def test_a_check_on_the_recommended_layout_says_when_the_choice_is_not_settled() -> None:
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    from capcliff.check.runner import check_recommended
+
+    line = "not settled: dp4-tp2 is 8.2% below dp2-tp4, inside the 10% band by less than ..."
+    rec = SimpleNamespace(layout="dp4-tp2", reasons=["sustains 1.31 requests/s", line])
+    result = check_recommended(cast(Any, SimpleNamespace(recommended=rec)), "dp4-tp2")
+    assert result.passed and result.detail == f"sustains 1.31 requests/s; {line}"
+    settled = SimpleNamespace(layout="dp4-tp2", reasons=["sustains 1.31 requests/s"])
+    assert check_recommended(cast(Any, SimpleNamespace(recommended=settled)), "dp4-tp2").detail == (
+        "sustains 1.31 requests/s"
+    )

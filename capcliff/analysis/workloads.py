@@ -305,7 +305,8 @@ def with_arrival(label: str, choice: WorkloadChoice) -> str:
         users = choice.clients if choice.rate_per_s is None else None
         return label if users is None else f"{label}, {users:,} user{'' if users == 1 else 's'}"
     if choice.arrival is Arrival.POISSON and choice.rate_per_s is not None:
-        return f"{label}, Poisson arrivals at {choice.rate_per_s:g} requests/s"
+        unit = "request/s" if choice.rate_per_s == 1 else "requests/s"
+        return f"{label}, Poisson arrivals at {choice.rate_per_s:g} {unit}"
     if choice.arrival is Arrival.CLIENTS and choice.clients is not None:
         return f"{label}, {choice.clients:,} closed-loop client{'' if choice.clients == 1 else 's'}"
     return f"{label}, every request queued at t = 0 (batch)"
