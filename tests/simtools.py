@@ -224,3 +224,13 @@ def benchmark_module(name: str) -> ModuleType:
     sys.modules.setdefault(name, module)  # its dataclasses look their module up
     spec.loader.exec_module(module)
     return module
+
+
+def assert_same_run(got: ReplicaResult, want: ReplicaResult) -> None:
+    """Every field of two replica results equal to the bit (arrays with their dtypes)."""
+    for field in dataclasses.fields(want):
+        a, b = getattr(got, field.name), getattr(want, field.name)
+        if isinstance(b, np.ndarray):
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), field.name
+        else:
+            assert repr(a) == repr(b), field.name

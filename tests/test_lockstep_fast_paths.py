@@ -7,8 +7,8 @@ every settle asking the run's first step)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,7 +24,7 @@ from capcliff.sim.loop.landed import first_tokens_at
 from capcliff.sim.loop.lockstep import FixedStep, LockstepLine, LockstepSim, PendingRun
 from capcliff.sim.loop.replica import ReplicaSim
 from capcliff.sim.simulate import make_policy, route
-from tests.simtools import random_case, toy_model
+from tests.simtools import assert_same_run, random_case, toy_model
 
 _seconds = st.floats(0.0, 0.05, allow_subnormal=False)
 _slopes = st.floats(0.0, 1e-4, allow_subnormal=False)
@@ -212,9 +212,9 @@ def _moe_model(overlap: bool, floor_s: float) -> StepTimeModel:
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("seed", range(12))
-@pytest.mark.parametrize("policy", ["vllm", "sglang", "trtllm-max-util", "kv-aware"])
-def test_lockstep_runs_are_the_old_loops_to_the_bit(seed: int, policy: str) -> None:
+def lockstep_group(seed: int, policy: str) -> Callable[[type[LockstepSim]], LockstepSim]:
+    """A small random attention-DP group (2-4 ranks, `random_case`'s requests), built afresh by
+    each call with the loop class given."""
     arrival = ("poisson", "batch", "clients")[seed % 3]
     requests, capacity, config = random_case(seed, policy, PreemptionMode.RECOMPUTE, arrival)
     model = _moe_model(overlap=seed % 2 == 1, floor_s=0.002 if seed % 4 < 2 else 0.0)
@@ -226,12 +226,14 @@ def test_lockstep_runs_are_the_old_loops_to_the_bit(seed: int, policy: str) -> N
         sims = [ReplicaSim(requests.subset(i), model.local, capacity, config, rule) for i in owned]
         return loop(sims, model, group=ranks)
 
+    return group
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("policy", ["vllm", "sglang", "trtllm-max-util", "kv-aware"])
+def test_lockstep_runs_are_the_old_loops_to_the_bit(seed: int, policy: str) -> None:
+    group = lockstep_group(seed, policy)
     new, old = group(LockstepSim), group(_OldLoop)
     for got, want in zip(new.run(), old.run(), strict=True):
-        for field in dataclasses.fields(want):
-            a, b = getattr(got, field.name), getattr(want, field.name)
-            if isinstance(b, np.ndarray):
-                assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), field.name
-            else:
-                assert repr(a) == repr(b), field.name
+        assert_same_run(got, want)
     assert (new.steps, new.now_s.hex()) == (old.steps, old.now_s.hex())

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from capcliff.sim.loop.head import head_verdict
+from capcliff.sim.loop.head import head_decision, known_admitted_head
 from capcliff.sim.loop.step_plan import PlannedStep, step_load
 
 if TYPE_CHECKING:
@@ -45,7 +45,10 @@ def exclusive_step(sim: ReplicaState, admit: Admit) -> PlannedStep | None:
     budget = sim.config.max_num_batched_tokens
     reserve = sim.cohort.needs_at(sim.step)  # the decoders' next blocks, set aside
     chunk_x, need_x = sim._partial_plan(budget)
-    verdict = head_verdict(sim, step=sim.step, free=sim.free)
+    known = known_admitted_head(sim)
+    verdict, head = (
+        (True, known) if known is not None else head_decision(sim, step=sim.step, free=sim.free)
+    )
     sim.prefill_refused = verdict is not True and verdict is not False
     if sim.partial is None and verdict is not True:
         return None
@@ -54,6 +57,8 @@ def exclusive_step(sim: ReplicaState, admit: Admit) -> PlannedStep | None:
     sim.free -= need_x + reserve
     if sim.partial is not None:
         sim.held[sim.partial] += need_x
+    else:  # `admit` asks first what `head_decision` just asked (the whole budget, `free` less
+        sim.head_cand = head  # the reserve): it takes the answer
     admitted, blocked = admit(budget - chunk_x, False)
     sim.free += reserve
     prefills = admitted

@@ -18,7 +18,7 @@ import numpy as np
 
 from capcliff.sim.config import ARRIVAL_TIE_S
 from capcliff.sim.loop.admit_step import exact_step
-from capcliff.sim.loop.head import head_verdict
+from capcliff.sim.loop.head import head_decision, head_verdict
 from capcliff.sim.loop.thrash import (
     decode_run,
     decode_run_s,
@@ -94,12 +94,14 @@ def plain_decode_run(sim: ReplicaState) -> tuple[int, bool] | None:
     is not such a decode step (a prefill chunk, an admission, a preemption)."""
     co = sim.cohort
     count = co.count
+    sim.known_head = None
     if sim.partial is not None or count == 0 or len(sim.running) != count:
         return None
     if co.needs_at(sim.step) > sim.free:
         return None
-    head = head_verdict(sim, step=sim.step, free=sim.free)
-    if head is True:
+    head, admitted = head_decision(sim, step=sim.step, free=sim.free)
+    if head is True:  # the exact step that follows admits this candidate first
+        sim.known_head = None if admitted is None else (sim.step, sim.free, admitted)
         return None
     limit = _steps_that_fit(sim)
     if head is not False and sim.rule.ratio is not None:

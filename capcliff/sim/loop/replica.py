@@ -22,6 +22,7 @@ from capcliff.sim.config import ARRIVAL_TIE_S
 from capcliff.sim.loop.admission import candidate, head_admissible
 from capcliff.sim.loop.exclusive_prefill import exclusive, exclusive_step
 from capcliff.sim.loop.fast_forward import fast_forward
+from capcliff.sim.loop.head import known_admitted_head
 from capcliff.sim.loop.prefill_only import no_chunking, prefill_step, swap_ins
 from capcliff.sim.loop.state import ReplicaState
 from capcliff.sim.loop.step_plan import Load, PlannedStep, step_load
@@ -130,6 +131,9 @@ class ReplicaSim(ReplicaState):
         cohort = self.cohort
         if self.partial is None and cohort.needs_at(self.step) <= self.free:
             preempted = False  # resolve_exhaustion would give up nobody
+            # `_admit` asks first what a jump's `head_decision` asked just now, if one did
+            # (the budget less the decoders, the blocks free less theirs)
+            self.head_cand = known_admitted_head(self) if budget else None
         else:
             preempted = self.resolve_exhaustion(budget)
         decoders = cohort.count
@@ -197,14 +201,18 @@ class ReplicaSim(ReplicaState):
         """Admit FCFS; returns [(request, context before, chunk)] and whether KV refused one."""
         started: list[tuple[int, int, int]] = []
         cands: list[Candidate] = []
+        known, self.head_cand = self.head_cand, None  # the head, admitted by the caller's ask
         if preempted and not self.rule.admits_after_preemption:
             return started, False
         waiting, running, max_seqs = self.waiting, self.running, self.max_num_seqs
         while waiting and budget > 0 and len(running) < max_seqs:  # room for another
             i = waiting[0]
-            cand = candidate(self, i, budget, free=self.free)
-            if not head_admissible(self, cand, cands, step=self.step, free=self.free):
-                return started, True
+            if known is not None:  # the same question, asked with nothing changed since: True
+                cand, known = known, None
+            else:
+                cand = candidate(self, i, budget, free=self.free)
+                if not head_admissible(self, cand, cands, step=self.step, free=self.free):
+                    return started, True
             waiting.popleft()
             kv, chunk, blocks = cand.kv_tokens, cand.chunk_tokens, cand.blocks_now
             self.free -= blocks

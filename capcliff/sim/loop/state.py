@@ -27,7 +27,7 @@ from capcliff.sim.config import RECV_WEIGHT_EXTEND, KVCapacity, PreemptionMode, 
 from capcliff.sim.loop.clients import ClientLoop
 from capcliff.sim.loop.cohort import DecodeCohort
 from capcliff.sim.loop.timeline import Recorder, ReplicaResult
-from capcliff.sim.policies import Policy, Requeue, RunningState, VictimOrder
+from capcliff.sim.policies import Candidate, Policy, Requeue, RunningState, VictimOrder
 from capcliff.sim.reuse.prefix_reuse import replica_reuse
 from capcliff.sim.reuse.retained_kv import RetainedKV
 from capcliff.sim.traffic.workload import Requests
@@ -100,6 +100,10 @@ class ReplicaState:
         # set by ReplicaSim: the policy's prefill-only steps and inlined thrash/admission steps
         self.prefill_only, self.prefill_refused, self.inline = False, False, False
         self.exclusive_prefill = False  # set by ReplicaSim: prefill steps decode nobody
+        # (step, free blocks, the head of the queue as admitted then): a jump refused for an
+        # admission (`head.known_admitted_head`), and that candidate handed to the admission loop
+        self.known_head: tuple[int, int, Candidate] | None = None
+        self.head_cand: Candidate | None = None
         self.clients = ClientLoop(requests, self.arrival)
         self.arrivals = self.clients.arrivals
         self.reuse = replica_reuse(requests, capacity, model, config, rule)
