@@ -95,7 +95,7 @@ UNSIZED_FIELDS: dict[str, str] = {
     "attn_type_list": "lightning (linear) attention layers",
     "linear_attn_config": "linear-attention layers",
     "altup_num_inputs": "Gemma 3n's AltUp and per-layer embeddings",
-    "moe_num_experts": "experts under a key capcliff does not read (ERNIE 4.5's MoE)",
+    "moe_num_experts": "experts under a key capcliff does not read (ERNIE 4.5's, Step 3's MoE)",
     # shared experts under keys the num_experts branch does not read (refused where not 0, see
     # _ZERO_IS_NONE): Ling's bailing_moe (vLLM bailing_moe.py: moe_intermediate_size x
     # num_shared_experts beside the routed ones, biases on every linear where use_bias) and
@@ -116,6 +116,16 @@ UNSIZED_FIELDS: dict[str, str] = {
     # Llama 3.2 Vision's text model (MllamaTextConfig): these layers attend to image tokens, so
     # their KV does not grow with the text (each was sized as a self-attention layer's)
     "cross_attention_layers": "cross-attention layers (their KV holds image tokens, not text)",
+    # Hunyuan-A13B (hunyuan_v1_moe): shared experts and per-layer widths and top-k as lists
+    # (vLLM hunyuan_v1.py num_shared_expert, moe_intermediate_size, moe_topk); refused for
+    # "num_experts_per_tok: missing" before, which named no cause
+    "num_shared_expert": "shared experts under a key capcliff does not read (Hunyuan's MoE)",
+    # Hunyuan's cross-layer attention: cla_share_factor layers read one layer's KV (vLLM
+    # hunyuan_v1.py, use_cla); each layer's KV was sized as its own (true only, see _TRUE_ONLY)
+    "use_cla": "cross-layer attention (layers sharing one KV cache, Hunyuan's use_cla)",
+    # Grok 2 (vLLM grok1.py, residual_moe): a dense MLP of intermediate_size beside the experts
+    # in every layer, which was left out (true only)
+    "residual_moe": "a dense MLP beside the experts in every layer (Grok 2's residual_moe)",
 }
 # Families whose MLP is two matrices, up and down, with no gate (each was sized as a gated
 # three-matrix MLP: StarCoder2-15B as 22.0B parameters, Pythia-12B as 15.6B, Phi-2 as 3.6B):
@@ -127,7 +137,8 @@ UNSIZED_FIELDS: dict[str, str] = {
 # Falcon also shares one KV head (multi_query), which num_key_value_heads does not say.
 UNGATED_MLP_FAMILIES = frozenset({
     "gpt_neox", "starcoder2", "phi", "nemotron", "falcon", "gpt_bigcode", "gptj", "gpt2",
-    "opt", "bloom", "mpt", "persimmon", "codegen", "apertus", "arcee",
+    "opt", "bloom", "mpt", "persimmon", "codegen", "apertus", "arcee", "jais2",
+    "RefinedWeb", "RefinedWebModel",
 })  # fmt: skip
 # Architectures of those families, for a config that names only its class.
 _UNGATED_ARCHS = {
@@ -136,15 +147,48 @@ _UNGATED_ARCHS = {
     "GPTBigCodeForCausalLM": "gpt_bigcode", "GPTJForCausalLM": "gptj",
     "GPT2LMHeadModel": "gpt2", "OPTForCausalLM": "opt", "BloomForCausalLM": "bloom",
     "MPTForCausalLM": "mpt", "PersimmonForCausalLM": "persimmon", "CodeGenForCausalLM": "codegen",
-    "ApertusForCausalLM": "apertus", "ArceeForCausalLM": "arcee",
+    "ApertusForCausalLM": "apertus", "ArceeForCausalLM": "arcee", "Jais2ForCausalLM": "jais2",
+    "RWForCausalLM": "RefinedWeb",
+}  # fmt: skip
+# Families whose layers are no Llama's in a way no config field says (campaign 27, each sized as
+# Llama's with exit 0 before), by model_type, with why: refused by name, as vLLM's model file
+# for each builds them whatever the keys.
+UNSIZED_FAMILIES: dict[str, str] = {
+    # vLLM ouro.py: every layer runs total_ut_steps times (default 4), each pass with its own
+    # Attention and KV cache; Ouro-1.4B's KV was sized at a quarter
+    "ouro": "a looped model: its layers run total_ut_steps times (4 unless set), each pass "
+    "with a KV cache of its own",
+    # vLLM arctic.py: a dense residual MLP beside the experts (use_residual), MoE only every
+    # moe_layer_frequency-th layer; Snowflake Arctic was sized without its 10B dense part
+    "arctic": "a dense residual MLP beside the experts (use_residual) and MoE every "
+    "moe_layer_frequency-th layer",
+    # vLLM longcat_flash.py: two attention and two MLP blocks a layer, zero-computation experts
+    "longcat_flash": "two attention and MLP blocks a layer and zero-computation experts "
+    "(zero_expert_num)",
+    # vLLM mimo_v2_flash.py: sliding layers with KV heads and head widths of their own
+    # (swa_num_key_value_heads, swa_head_dim, v_head_dim) by hybrid_layer_pattern
+    "mimo_v2_flash": "sliding layers with KV heads and head widths of their own "
+    "(hybrid_layer_pattern, swa_num_key_value_heads)",
+}
+_UNSIZED_ARCHS = {
+    "OuroForCausalLM": "ouro", "ArcticForCausalLM": "arctic",
+    "LongcatFlashForCausalLM": "longcat_flash", "MiMoV2FlashForCausalLM": "mimo_v2_flash",
 }  # fmt: skip
 # Families whose q, k, v projections always carry a bias (Qwen2Attention: bias=True on q/k/v, none
 # on o).
-_QKV_BIAS_FAMILIES = {"qwen2", "qwen2_moe"}
+_QKV_BIAS_FAMILIES = {"qwen2", "qwen2_moe", "seed_oss", "mimo"}
+# Families whose o_proj carries no bias whatever attention_bias says (each config.json sets
+# attention_bias: true, read as biases on q, k, v and o): vLLM seed_oss.py (qkv_proj bias=True,
+# o_proj bias=False; its attention_out_bias: false), mimo.py (Qwen2's layers), glm4.py and
+# glm4_moe.py (qkv_proj bias=attention_bias, o_proj bias=False). Seed-OSS-36B was sized with
+# 64 x 5,120 o biases, GLM-4.5 with 92 x 5,120.
+_NO_O_BIAS_FAMILIES = {"seed_oss", "mimo", "glm4", "glm4_moe"}
 # Families with a per-head RMSNorm on q and k (Qwen3Attention.q_norm/k_norm, Gemma3Attention).
 _QK_NORM_FAMILIES = {"qwen3", "qwen3_moe", "gemma3_text"}
-# Gemma 2/3 decoder layers hold four RMSNorms (input, post-attention, pre- and post-feedforward).
-_FOUR_NORM_FAMILIES = {"gemma2", "gemma3_text"}
+# Gemma 2/3 decoder layers hold four RMSNorms (input, post-attention, pre- and post-feedforward);
+# GLM-4-0414's too (vLLM glm4.py Glm4DecoderLayer: input, post_self_attn, post_attention,
+# post_mlp).
+_FOUR_NORM_FAMILIES = {"gemma2", "gemma3_text", "glm4"}
 # Cohere's decoder layer runs attention and the MLP side by side off one input_layernorm (vLLM
 # commandr.py CohereDecoderLayer; a LayerNorm of weights only): one norm a layer, not two.
 _ONE_NORM_FAMILIES = {"cohere", "cohere2"}
@@ -279,7 +323,9 @@ class Architecture:
 # (MiniMax-M2's config.json: "shared_intermediate_size": 0), and an attn_type_list of 1s only,
 # every layer softmax attention (MiniMax-Text-01's rule, SGLang configs/minimax: type 0 marks
 # a linear layer; vLLM minimax_m2.py builds softmax attention in every layer and reads no list)
-_ZERO_IS_NONE = frozenset({"num_shared_experts", "shared_intermediate_size"})
+_ZERO_IS_NONE = frozenset({"num_shared_experts", "shared_intermediate_size", "num_shared_expert"})
+# UNSIZED_FIELDS that are flags: false (their config classes' default) says "none of those"
+_TRUE_ONLY = frozenset({"use_cla", "residual_moe"})
 
 
 def _marks_unsized(fields: ConfigFields, field: str) -> bool:
@@ -289,6 +335,8 @@ def _marks_unsized(fields: ConfigFields, field: str) -> bool:
     value = fields.raw[field]
     if field in _ZERO_IS_NONE:
         return value != 0 or isinstance(value, bool)
+    if field in _TRUE_ONLY:
+        return value is not False and value is not None
     if field == "attn_type_list":
         return not (
             isinstance(value, list)
@@ -320,7 +368,7 @@ def _model_type(fields: ConfigFields) -> str:
         )
     known = next((_ARCH_TO_TYPE[a] for a in archs if a in _ARCH_TO_TYPE), None)
     if known is None and not model_type:  # a family capcliff refuses, named by its class only
-        named = {**_UNGATED_ARCHS, "QWenLMHeadModel": "qwen"}
+        named = {**_UNGATED_ARCHS, **_UNSIZED_ARCHS, "QWenLMHeadModel": "qwen"}
         model_type = next((named[a] for a in archs if a in named), None)
     _refuse_unsized_family(fields, known or model_type)
     if known:
@@ -332,7 +380,8 @@ def _model_type(fields: ConfigFields) -> str:
 
 def _refuse_unsized_family(fields: ConfigFields, model_type: str | None) -> None:
     """Refuse a family whose layers capcliff would size as Llama's and get wrong: an ungated
-    MLP (UNGATED_MLP_FAMILIES), Qwen-1's half-width MLP, an encoder-decoder."""
+    MLP (UNGATED_MLP_FAMILIES), Qwen-1's half-width MLP, an encoder-decoder, the layers of
+    UNSIZED_FAMILIES."""
     if fields.raw.get("is_encoder_decoder") is True:
         # an encoder-decoder (T5, BART, Whisper) holds two stacks and a cross-attention KV cache;
         # vLLM's ModelConfig.is_encoder_decoder reads this flag whatever the class
@@ -349,6 +398,12 @@ def _refuse_unsized_family(fields: ConfigFields, model_type: str | None) -> None
             "qwen: Qwen-1's intermediate_size counts the gate and up projections together, "
             "which capcliff does not size (refused rather than sized at twice its MLP); Qwen1.5 "
             "and later are qwen2",
+        )
+    if model_type in UNSIZED_FAMILIES:
+        raise fields.error(
+            "model_type",
+            f"{model_type}: {UNSIZED_FAMILIES[model_type]}, which capcliff does not size "
+            "(refused rather than sized as Llama's layers)",
         )
     if model_type in UNGATED_MLP_FAMILIES:
         raise fields.error(
@@ -411,6 +466,7 @@ def _sliding_windows(
                 "give the window in tokens (e.g. 4096)",
             )
         return tuple(window if t == "sliding_attention" else None for t in layer_types)
+    _refuse_unknown_pattern(fields, model_type)
     if not isinstance(window, int) or window <= 0:
         return (None,) * num_layers
     if model_type == "gpt_oss":  # gpt-oss: even layers slide (openai/gpt-oss model.py)
@@ -423,6 +479,20 @@ def _sliding_windows(
         full_layers = fields.int_("max_window_layers", num_layers, minimum=0)
         return tuple(None if i < full_layers else window for i in range(num_layers))
     return (window,) * num_layers  # Mistral-style: every layer slides
+
+
+def _refuse_unknown_pattern(fields: ConfigFields, model_type: str) -> None:
+    """Refuse a `sliding_window_pattern` in a family whose pattern rule capcliff does not know,
+    such as PLaMo 3's (its config class slides all but every 8th layer over window_size, a key
+    read as no window; vLLM plamo3.py slides where layer_types says): every layer was sized
+    alike."""
+    if model_type not in _SLIDING_PATTERN_DEFAULT and fields.has("sliding_window_pattern"):
+        raise fields.error(
+            "sliding_window_pattern",
+            f"{model_type}: a pattern of sliding and full layers capcliff knows only for "
+            f"{', '.join(sorted(_SLIDING_PATTERN_DEFAULT))}; list the layers in layer_types "
+            "(full_attention, sliding_attention) with sliding_window instead",
+        )
 
 
 def _pattern_windows(
@@ -669,7 +739,7 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
         vocab_size=fields.int_("vocab_size", int_default.get("vocab_size")),
         tie_word_embeddings=tie_source.bool_("tie_word_embeddings", tie_default),
         qkv_bias=family in _QKV_BIAS_FAMILIES or attention_bias,
-        o_bias=attention_bias,
+        o_bias=attention_bias and family not in _NO_O_BIAS_FAMILIES,
         mlp_bias=fields.bool_("mlp_bias", False),
         qk_norm=family in _QK_NORM_FAMILIES,
         attention_sinks=family == "gpt_oss",
