@@ -202,33 +202,33 @@ def test_exaone4_letters_other_than_l_and_g_are_refused(
     assert "sliding_window_pattern" in line
 
 
-def test_phi4_multimodal_towers_are_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    phi4mm = {
-        "architectures": ["Phi4MMForCausalLM"], "model_type": "phi4mm", "hidden_size": 3072,
-        "intermediate_size": 8192, "num_attention_heads": 24, "num_key_value_heads": 8,
-        "num_hidden_layers": 32, "vocab_size": 200064, "tie_word_embeddings": True,
-        "embd_layer": {"embedding_cls": "image_audio"}, "audio_processor": {"name": "cascades"},
-    }  # fmt: skip
-    line = _one_line_error(["memory", _folder(tmp_path, phi4mm), "--gpu", "h100-sxm"], capsys)
-    assert "embd_layer" in line
+PHI4MM = {
+    "architectures": ["Phi4MMForCausalLM"], "model_type": "phi4mm", "hidden_size": 3072,
+    "intermediate_size": 8192, "num_attention_heads": 24, "num_key_value_heads": 8,
+    "num_hidden_layers": 32, "vocab_size": 200064, "tie_word_embeddings": True,
+    "embd_layer": {"embedding_cls": "image_audio"}, "audio_processor": {"name": "cascades"},
+}  # fmt: skip
+# vLLM nemotron_nas.py builds each layer from its block_configs entry (an FFN of its own width,
+# or none; attention or none): Llama-3.3-Nemotron-Super-49B's shape was sized as 80 uniform
+# layers, 70.55B parameters
+NEMOTRON_NAS = {
+    "architectures": ["DeciLMForCausalLM"], "model_type": "nemotron-nas", "hidden_size": 8192,
+    "intermediate_size": 28672, "num_attention_heads": 64, "num_key_value_heads": 8,
+    "num_hidden_layers": 80, "vocab_size": 128256, "tie_word_embeddings": False,
+    "block_configs": [{"attention": {"no_op": False}, "ffn": {"ffn_mult": 2.625}}] * 80,
+}  # fmt: skip
 
 
-def test_nemotron_nas_layers_of_their_own_widths_are_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [(PHI4MM, "embd_layer"), (NEMOTRON_NAS, "block_configs:")],
+    ids=["phi4-multimodal-towers", "nemotron-nas-layers-of-their-own-widths"],
+)
+def test_a_family_not_sized_as_llama_is_refused(
+    config: dict[str, object], field: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # vLLM nemotron_nas.py builds each layer from its block_configs entry (an FFN of its own
-    # width, or none; attention or none): Llama-3.3-Nemotron-Super-49B's shape was sized as 80
-    # uniform layers, 70.55B parameters
-    nas = {
-        "architectures": ["DeciLMForCausalLM"], "model_type": "nemotron-nas", "hidden_size": 8192,
-        "intermediate_size": 28672, "num_attention_heads": 64, "num_key_value_heads": 8,
-        "num_hidden_layers": 80, "vocab_size": 128256, "tie_word_embeddings": False,
-        "block_configs": [{"attention": {"no_op": False}, "ffn": {"ffn_mult": 2.625}}] * 80,
-    }  # fmt: skip
-    line = _one_line_error(["memory", _folder(tmp_path, nas), "--gpu", "h100-sxm"], capsys)
-    assert "block_configs:" in line
+    line = _one_line_error(["memory", _folder(tmp_path, config), "--gpu", "h100-sxm"], capsys)
+    assert field in line
 
 
 @pytest.mark.parametrize(
