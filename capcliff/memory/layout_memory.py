@@ -118,6 +118,14 @@ def fit_reason(
             f"does not fit: one request of max_model_len={max_model_len} needs "
             f"{format_bytes(need)} of KV/GPU, {format_bytes(tight.kv_bytes)} is left"
         )
+    if tight.blocks <= 0:
+        # caps_to_pool: SGLang rounds its pool down to whole pages and refuses to start with none
+        # (model_runner.py `init_memory_pool`: "Not enough memory", max_total_num_tokens <= 0)
+        page = tight.block_size * tight.kv_bytes_per_token
+        return (
+            f"does not fit: {format_bytes(tight.kv_bytes)} of KV/GPU holds no page of "
+            f"{tight.block_size} token(s) ({format_bytes(page)}): the engine refuses an empty pool"
+        )
     return ""
 
 
