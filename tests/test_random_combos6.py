@@ -98,3 +98,34 @@ def test_a_large_fleet_without_an_slo_is_not_said_to_miss_its_target(
     assert line["replicas"] == math.ceil(2000 / (0.8 * sustained))
     assert line["meets_slo"] is True
     assert not [n for n in report["notes"] if "still misses the target" in n]
+
+
+SMALL = ["llama-3.1-8b", "--gpus", "8", "--gpu-total-memory", "10GiB", "--num-requests", "40"]
+
+
+def _json(args: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    assert main([*args, "--format", "json"]) == 0
+    return dict(json.loads(capsys.readouterr().out))
+
+
+def test_a_batch_plan_ranks_each_layout_at_the_cap_it_would_serve(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # fuzz_random seed 46 (random): `plan .../llama-3.1-8b/config.json --arrival batch
+    # --gpu-total-memory 10GiB` ranked dp2-tp4 by 40 requests at once (makespan 89.6 s, 2
+    # preemptions: past its simulated cliff), tied it with tp8 (88.9 s) and recommended it at
+    # "max_num_seqs 8 per replica", the largest cap that runs clean (16 in all), and warned that
+    # 8 is "far below the sweet spot (20 per replica)". The same layout at 16 requests takes
+    # what `sweep --concurrency 16` prints, not 89.6 s; tp8 runs the whole batch clean.
+    plan = _json(["plan", *SMALL, "--jobs", "1", "--arrival", "batch"], capsys)
+    sweep = _json(["sweep", *SMALL, "--layout", "dp2-tp4", "--workload", "reasoning",
+                   "--concurrency", "16,40"], capsys)  # fmt: skip
+    at = {p["concurrency"]: p for p in sweep["points"]}
+    assert at[16]["preemptions"] == 0 and at[40]["preemptions"] > 0
+    [row] = [lay for lay in plan["layouts"] if lay["name"] == "dp2-tp4"]
+    assert row["sweet_spot"]["concurrency"] == 16
+    assert row["sweet_spot"]["makespan_s"] == pytest.approx(at[16]["makespan_s"], rel=1e-9)
+    # tp8, 40 at once, runs past dp2-tp4's clean cap by more than the 10 % tie band
+    assert plan["recommended"]["layout"] == "tp8"
+    assert plan["recommended"]["max_num_seqs"] == 40
+    assert not [w for w in plan["flag_warnings"] if "far below the sweet spot" in w]
