@@ -129,3 +129,17 @@ def test_a_batch_plan_ranks_each_layout_at_the_cap_it_would_serve(
     assert plan["recommended"]["layout"] == "tp8"
     assert plan["recommended"]["max_num_seqs"] == 40
     assert not [w for w in plan["flag_warnings"] if "far below the sweet spot" in w]
+
+
+def test_a_session_context_of_0_tokens_is_the_presets_none(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # fuzz_random seeds 42-43 (valid): `--workload agentic --context 0` was refused ("context:
+    # must be an integer >= 1, got 0"). Both presets start a session with no context of its own
+    # (sessions.py: start_context None), so 0 tokens is the preset as shipped: the same answer.
+    args = ["sweep", "gpt-oss-20b", "--gpu", "h100-sxm", "--engine", "trtllm", "--workload",
+            "agentic", "--turns", "2", "--clients", "8", "--num-requests", "40"]  # fmt: skip
+    plain = _json(args, capsys)
+    assert _json([*args, "--context", "0"], capsys) == plain
+    assert main([*args, "--context", "-1"]) == 2
+    assert "context: must be an integer >= 0, got -1" in capsys.readouterr().err
