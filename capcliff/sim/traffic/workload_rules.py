@@ -37,9 +37,7 @@ def check_seconds_bound(where: str, value: float) -> None:
         )
 
 
-def check_count(
-    field: str, value: int | None, *, most: int | None = None, least: int = 1
-) -> None:
+def check_count(field: str, value: int | None, *, most: int | None = None, least: int = 1) -> None:
     """A count (requests, tokens, clients) must be an integer >= `least` (1 unless said) and at
     most `most`; None: not given."""
     bad = isinstance(value, bool) or not isinstance(value, int) or value < least
