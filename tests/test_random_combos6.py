@@ -158,3 +158,13 @@ def test_an_eager_deployment_says_its_steps_are_priced_as_graphed(
     eager = _json([*args, "--enforce-eager"], capsys)
     assert "--enforce-eager: KV without the CUDA-graph pool" in eager["step_profile"]
     assert "enforce-eager" not in graphed["step_profile"]
+
+
+def test_a_fleet_line_of_one_gpu_says_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    # fuzz_random seed 43 (valid): "1 x tp1 (1 GPUs) carries the load for less than 1 x dpa2
+    # (2 GPUs)". One tp1 replica of Llama-3.1-8B carries 1 request/s of 200 + 100 tokens.
+    args = ["plan", "llama-3.1-8b", "--gpus", "2", "--layout", "tp2", "--isl", "200", "--osl",
+            "100", "--rate", "1", "--jobs", "1", "--num-requests", "40"]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "1 x tp1 (1 GPU) carries the load for less than 1 x tp2 (2 GPUs)" in out
