@@ -19,7 +19,8 @@ and GPU count drawn) accepts alone (`valid_case`), so that most cases are answer
 where nonsense hides, so every answer (exit 0) is also read (`answer_problems`): a negative
 throughput, latency, byte or token figure, a nan or inf figure, latency percentiles out of
 order (p50 > p90 > p99), a tie said to be "within B%" of layouts whose rates lie further apart,
-or a recommended layout that is not among the evaluated ones is counted as `nonsense`. A valid
+a recommended layout that is not among the evaluated ones, or recommended at another cap than
+its row was ranked at (seed 46), is counted as `nonsense`. A valid
 JSON sweep also runs again at another --seed (a "~seed" twin, beside the --cases drawn): the
 figures of the deployment and the workload's distribution (`SEED_FREE`: the analytic p99 cliff,
 KV blocks, max_model_len) must not move with it; a JSON sweep of a session preset runs again at
@@ -578,6 +579,7 @@ def _repaired(argv: list[str]) -> list[str]:
     given = dict(itertools.pairwise(argv))
     if "--disagg" in argv:
         drop("--gpus")  # the pools name the GPUs
+    _paired(argv, given)
     if "--random-range-ratio" in argv and "--workload" in argv:
         drop("--random-range-ratio")  # only given lengths are drawn from a range
     elif "--random-range-ratio" in argv:
@@ -597,6 +599,18 @@ def _repaired(argv: list[str]) -> list[str]:
     elif "--objective" in argv:
         drop("--objective")
     return argv
+
+
+def _paired(argv: list[str], given: dict[str, str]) -> None:
+    """`argv` (in place) without --num-requests for a trace, with NVIDIA's GPU under TensorRT-LLM
+    and both lengths where one is given (each refusal a harness artefact of seeds 42-47)."""
+    if given.get("--workload", "").endswith(".jsonl") and "--num-requests" in argv:
+        k = argv.index("--num-requests")  # a trace has as many requests as lines
+        del argv[k : k + 2]
+    if given.get("--engine") == "trtllm" and given.get("--gpu", "").startswith("mi"):
+        argv[argv.index("--gpu") + 1] = "h200-sxm"  # TensorRT-LLM runs on NVIDIA's GPUs only
+    if "--workload" not in argv and ("--isl" in argv) != ("--osl" in argv):
+        argv += ["--osl", "500"] if "--isl" in argv else ["--isl", "1000"]
 
 
 def _sized(argv: list[str]) -> list[str]:
@@ -682,7 +696,28 @@ def answer_problems(stdout: str) -> list[str]:
         chosen = data["recommended"].get("layout")
         if chosen is not None and chosen not in names:
             problems.append(f"recommended {chosen} not among {sorted(map(str, names))}")
+        problems += _cap_problems(data)
     return problems
+
+
+def _cap_problems(data: dict) -> list[str]:
+    """A plan whose recommended cap is not the one its layout's row was ranked at: the row's
+    sweet spot (batch: its concurrency over the replicas) or capacity cap (online). A batch plan
+    ranked dp2-tp4 at 40 requests past its cliff and served it at 16 (seed 46)."""
+    rec = data["recommended"]
+    row = next((r for r in data.get("layouts", []) if r.get("name") == rec.get("layout")), None)
+    if row is None or not isinstance(rec.get("max_num_seqs"), int):
+        return []
+    if isinstance(row.get("capacity"), dict):
+        ranked = row["capacity"].get("max_num_seqs")
+    elif isinstance(row.get("sweet_spot"), dict):
+        ranked = -(-int(row["sweet_spot"]["concurrency"]) // max(1, int(row.get("dp") or 1)))
+    else:
+        return []
+    if ranked is not None and ranked != rec["max_num_seqs"]:
+        return [f"recommended {rec['layout']} at max_num_seqs {rec['max_num_seqs']}, ranked at "
+                f"{ranked} per replica"]  # fmt: skip
+    return []
 
 
 def _text_problems(stdout: str) -> list[str]:

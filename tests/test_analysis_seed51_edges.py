@@ -186,7 +186,7 @@ def _check(
         with_clients=lambda n, c: n + c * 1_000_000,  # marks the clients' draw
     )
     ev: Any = SimpleNamespace(
-        capacity=SimpleNamespace(simulated_requests=6_000),
+        capacity=SimpleNamespace(simulated_requests=4_000),
         replica=SimpleNamespace(config=None, steps=None, capacity=None),
     )
     unit: Any = SimpleNamespace(dp=2, cap=64)  # 2 engines a replica
@@ -198,10 +198,11 @@ def test_the_fleet_check_adds_a_replica_at_most_twice(monkeypatch: pytest.Monkey
     from capcliff.analysis.evaluate.solver import Slo
 
     # never met: 2, 3 and 4 replicas (4, 6 and 8 engines) are simulated (VERIFY_RETRIES = 2
-    # more), and the answer is the last tried, 4, not met. Requests: min(16,000, 6,000 x
-    # replicas): 12,000, then 16,000. max_num_seqs 64 per engine: 256, 384, 512 in all.
+    # more), and the answer is the last tried, 4, not met. Requests: 4,000 (the replica's
+    # sample) x replicas, within 16,000: 8,000, 12,000, 16,000. max_num_seqs 64 per engine:
+    # 256, 384, 512 in all.
     checked, stub = _check(monkeypatch, meets_from=99)
-    assert stub.runs == [(12_000, 4), (16_000, 6), (16_000, 8)]
+    assert stub.runs == [(8_000, 4), (12_000, 6), (16_000, 8)]
     assert stub.caps == [256, 384, 512]
     assert (checked.replicas, checked.meets) == (4, False)
     # a rate is an open loop; without an SLO the limits are unbounded
@@ -219,9 +220,9 @@ def test_the_fleet_check_adds_a_replica_at_most_twice(monkeypatch: pytest.Monkey
 
 
 def test_the_fleet_check_sends_clients_their_own_way(monkeypatch: pytest.MonkeyPatch) -> None:
-    # closed-loop users: with_clients(12,000, 7), marked as 7,012,000 by the stub; a closed loop
+    # closed-loop users: with_clients(8,000, 7), marked as 7,008,000 by the stub; a closed loop
     _, stub = _check(monkeypatch, meets_from=1, clients=True)
-    assert stub.runs == [(7_012_000, 4)]
+    assert stub.runs == [(7_008_000, 4)]
     assert stub.open_loop == [False]
 
 

@@ -186,7 +186,7 @@ def _code_err(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int,
         (["--isl", "100", "--osl", "100", "--random-range-ratio", "0"], "random_range_ratio:"),
         (["--workload", "multiturn-chat", "--clients", "4", "--think-time", "-1"], "think_time:"),
         (["--workload", "agentic", "--clients", "4", "--turns", "0"], "turns:"),
-        (["--workload", "agentic", "--clients", "4", "--context", "0"], "context:"),
+        (["--workload", "agentic", "--clients", "4", "--context", "-5"], "context:"),
     ],
 )
 def test_bad_shape_flags_are_one_line_exit_2(

@@ -118,6 +118,18 @@ def _spec_step(
     )
 
 
+# --enforce-eager (SGLang's --disable-cuda-graph) frees the CUDA-graph pool, which the budget
+# models (memory/engines.py), but no step term prices launching every op of a step from the host:
+# the profiles' curves were measured with graphs. Eager decode is far slower where launches bind
+# (vllm-project/vllm-omni issue #7960: Qwen2.5-Omni-7B on 2 x A800, thinker TPOT 22-23 ms eager
+# against 13 ms graphed); until a step term prices it, the answer says so (fuzz_random seed 43:
+# `plan llama-3.1-8b --enforce-eager` printed graphs' 3.95 requests/s and 17.9 ms).
+EAGER_CAVEAT = (
+    "; --enforce-eager: KV without the CUDA-graph pool, but steps priced as graphed (eager "
+    "launches not modeled: slower decode, e.g. 22-23 vs 13 ms TPOT in vllm-omni #7960)"
+)
+
+
 def step_label(dep: Deployment) -> str:
     """The step-time profile a deployment's predictions assume: engine, release, modeled or
     calibrated (`profiles.profile_label`); or the measured-kernel tables that price them."""
@@ -132,6 +144,8 @@ def step_label(dep: Deployment) -> str:
     label += _moe_rows_label(dep)
     label += _fp8_gemm_label(dep)
     label += _overlap_label(dep)
+    if dep.settings.enforce_eager:
+        label += EAGER_CAVEAT
     every = dep.settings.scheduler_recv_interval or 1
     if every > 1:
         label += f"; new requests received every {every} decode steps (--scheduler-recv-interval)"

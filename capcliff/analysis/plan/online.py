@@ -305,6 +305,11 @@ def _other_fleets(
     return [e for e, _ in found if e is not None], [n for e, n in found if e is None]
 
 
+def _gpus(count: int) -> str:
+    """'1 GPU', '4 GPUs' ("1 x tp1 (1 GPUs)": fuzz_random seed 43)."""
+    return f"{count} GPU{'' if count == 1 else 's'}"
+
+
 def _same_search(ctx: _Context, entry: FleetEntry, gpus: int) -> tuple[FleetEntry, list[str]]:
     """The planned GPU type's fleet line from the search every other type gets (replicas of each
     TP size, as many as the load needs) when that is cheaper than copies of the recommended
@@ -325,9 +330,9 @@ def _same_search(ctx: _Context, entry: FleetEntry, gpus: int) -> tuple[FleetEntr
     ):
         return entry, []
     return alt, [
-        f"{entry.gpu}: {alt.replicas} x {alt.layout} ({alt.gpus} GPUs) carries the load for less "
-        f"than {entry.replicas} x {entry.layout} ({entry.gpus} GPUs), the recommended layout's "
-        "copies: the fleet line is the cheaper"
+        f"{entry.gpu}: {alt.replicas} x {alt.layout} ({_gpus(alt.gpus)}) carries the load for "
+        f"less than {entry.replicas} x {entry.layout} ({_gpus(entry.gpus)}), the recommended "
+        "layout's copies: the fleet line is the cheaper"
     ]
 
 

@@ -136,7 +136,7 @@ class SessionShape:
     isl: int | None = None  # new input tokens per turn
     osl: int | None = None  # output tokens per turn
     think_time_s: float | None = None  # mean think time between turns, s (0: none)
-    context_tokens: int | None = None  # the session's own starting context, tokens
+    context_tokens: int | None = None  # the session's own starting context, tokens (0: none)
     range_ratio: float | None = None
 
     def __post_init__(self) -> None:
@@ -145,7 +145,7 @@ class SessionShape:
         check_range_ratio(self.range_ratio)
         check_count("isl", self.isl, most=MAX_TOKENS_PER_REQUEST)
         check_count("osl", self.osl, most=MAX_TOKENS_PER_REQUEST)
-        check_count("context", self.context_tokens, most=MAX_TOKENS_PER_REQUEST)
+        check_count("context", self.context_tokens, most=MAX_TOKENS_PER_REQUEST, least=0)
 
 
 def rescaled(dist: LengthDist, mean: int, ratio: float | None) -> LengthDist:
@@ -179,7 +179,7 @@ def shaped_session_spec(name: str, shape: SessionShape) -> SessionSpec:
             output=rescaled(base.output, shape.osl, shape.range_ratio),
             max_output_tokens=max(base.max_output_tokens, shape.osl),
         )
-    if shape.context_tokens is not None:
+    if shape.context_tokens:  # 0: none of its own, the presets' start_context
         room = spec.max_context_tokens - spec.prefix_tokens - spec.max_output_tokens
         if shape.context_tokens >= room:
             raise InputError(

@@ -37,11 +37,12 @@ def check_seconds_bound(where: str, value: float) -> None:
         )
 
 
-def check_count(field: str, value: int | None, *, most: int | None = None) -> None:
-    """A count (requests, tokens, clients) must be an integer >= 1 (and at most `most`); None:
-    not given."""
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise InputError(f"{field}: must be an integer >= 1, got {value!r}")
+def check_count(field: str, value: int | None, *, most: int | None = None, least: int = 1) -> None:
+    """A count (requests, tokens, clients) must be an integer >= `least` (1 unless said) and at
+    most `most`; None: not given."""
+    bad = isinstance(value, bool) or not isinstance(value, int) or value < least
+    if value is not None and bad:
+        raise InputError(f"{field}: must be an integer >= {least}, got {value!r}")
     if value is not None and most is not None and value > most:
         raise InputError(f"{field}: {value:,} is past the sanity bound {most:,}")
 
@@ -131,4 +132,5 @@ def check_shape_numbers(
     check_range_ratio(range_ratio)
     check_think_time(think_time)
     check_turns(turns)
-    check_count("context", context, most=MAX_TOKENS_PER_REQUEST)
+    # 0: no context of the session's own, as the presets have (fuzz_random seeds 42-43)
+    check_count("context", context, most=MAX_TOKENS_PER_REQUEST, least=0)
