@@ -152,6 +152,17 @@ class Deployment:
         given = self.settings.gpu_total_memory
         return self.hardware.hbm_driver_bytes if given is None else given
 
+    @property
+    def served_context(self) -> int | None:
+        """The longest context the engine serves, tokens: --max-model-len, else the model's by
+        the engine's rule (None where the config names none)."""
+        given, engine = self.settings.max_model_len, self.settings.engine.value
+        return given if given is not None else self.model.arch.context_for(engine)
+
+    def with_warning(self, line: str) -> Deployment:
+        """This deployment with one more warning (none for an empty `line`)."""
+        return replace(self, warnings=(*self.warnings, line)) if line else self
+
     def context_length(self, requests: Requests, *, bound: int | None = None) -> int:
         """max_model_len for `requests`, of a workload whose requests are at most `bound`
         tokens long (see `context_length`)."""

@@ -165,6 +165,9 @@ class WorkloadChoice:
     # output lengths as a distribution (`sim.traffic.length_spec`), e.g. lognormal:8000:30000;
     # `osl` then holds its max_tokens
     output_lengths: str | None = None
+    # sessions: the context they are kept within where the served one is shorter than the
+    # preset's window (`sessions_within`); None: the preset's
+    session_window: int | None = None
 
     def __post_init__(self) -> None:
         check_workload_numbers(
@@ -202,7 +205,7 @@ class WorkloadChoice:
         shape = SessionShape(
             turns=self.turns, isl=self.isl, osl=self.osl[0] if self.osl else None,
             think_time_s=self.think_time_s, context_tokens=self.context_tokens,
-            range_ratio=self.random_range_ratio,
+            range_ratio=self.random_range_ratio, window_tokens=self.session_window,
         )  # fmt: skip
         return shaped_session_spec(self.preset_name, shape)
 
@@ -293,6 +296,29 @@ def _preset_requests(choice: WorkloadChoice, rng: np.random.Generator) -> Reques
         clients=choice.clients,
     )
     return generate_requests(spec, rng)
+
+
+def sessions_within(
+    choice: WorkloadChoice, served_tokens: int | None
+) -> tuple[WorkloadChoice, str]:
+    """`choice` with a session preset kept within the served context where it is shorter than
+    the preset's window, and a line saying so ("" where nothing changed). A session ends where
+    its next turn and max_tokens would not fit (`sessions._session`), as an agent harness starts
+    anew at the model's limit; the agentic preset's 131,072-token window was refused outright
+    for every model serving 40,960 (the Qwen3 family: fuzz_random seeds 42-47, left)."""
+    if served_tokens is None or choice.trace_lines is not None:
+        return choice, ""
+    if choice.preset_name not in SESSION_PRESETS:
+        return choice, ""
+    window = SESSION_PRESETS[choice.preset_name].max_context_tokens
+    if served_tokens >= window:
+        return choice, ""
+    note = (
+        f"workload {choice.preset_name}: sessions kept within the {served_tokens:,}-token context "
+        f"served (the preset's window is {window:,}): a session ends where its next turn would "
+        "not fit, as a harness starts anew at the model's limit"
+    )
+    return replace(choice, session_window=served_tokens), note
 
 
 def with_arrival(label: str, choice: WorkloadChoice) -> str:

@@ -28,6 +28,7 @@ from capcliff.analysis.workloads import (
     plan_workloads,
     redraw,
     reference_workloads,
+    sessions_within,
     with_arrival,
 )
 from capcliff.catalog.catalogs import get_hardware, get_model
@@ -56,7 +57,7 @@ class Deployment:
         w = self.scenario.workload
         arrival = arrival_pattern(w)
         clients = next((c for c in (w.clients, concurrency, w.concurrency) if c is not None), None)
-        return WorkloadChoice(
+        choice = WorkloadChoice(
             num_requests=len(self.trace or ()) if w.request_count is None else w.request_count,
             isl=w.isl,
             osl=w.output_cut,
@@ -71,6 +72,7 @@ class Deployment:
             turns=w.turns,
             context_tokens=w.context,
         )
+        return sessions_within(choice, self.resolved.served_context)[0]
 
     def requests(self, concurrency: int | None = None) -> tuple[str, Requests]:
         """(label, requests) of the workload (lengths do not depend on `concurrency`)."""
@@ -142,6 +144,11 @@ def deployment(
         said = parse_serve_command(scenario.serve_command, base_dir=spec_file.base_dir).warning()
         if said is not None:
             resolved = replace(resolved, warnings=(*resolved.warnings, said))
+    preset = scenario.workload.preset
+    if preset is not None and scenario.workload.trace is None:  # said once, as plan says it
+        probe = WorkloadChoice(num_requests=1, preset_name=preset, clients=1,
+                               arrival=Arrival.CLIENTS)  # fmt: skip
+        resolved = resolved.with_warning(sessions_within(probe, resolved.served_context)[1])
     return Deployment(
         scenario=scenario,
         resolved=resolved,

@@ -223,6 +223,7 @@ def sweep(
         plan_workloads,
         redraw,
         reference_workloads,
+        sessions_within,
         with_arrival,
     )
     from capcliff.catalog.catalogs import get_hardware, get_model
@@ -249,6 +250,8 @@ def sweep(
         isl, osl, workload, requests, pattern, rate, clients, range_ratio=random_range_ratio,
         think_time=think_time, turns=turns, context=context,
     )  # fmt: skip
+    choice, kept = sessions_within(choice, dep.served_context)
+    dep = dep.with_warning(kept)
     concurrencies = parse_concurrency(concurrency)
     label, workloads = plan_workloads(choice, seed)
     label = with_arrival(label, choice)

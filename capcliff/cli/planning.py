@@ -268,6 +268,7 @@ def plan(
         refuse_disagg_only,
         refuse_total_memory_across_gpus,
     )
+    from capcliff.analysis.workloads import sessions_within
     from capcliff.catalog.catalogs import get_hardware, get_model
 
     figure = _plot_target(
@@ -294,6 +295,8 @@ def plan(
         "batch" if pattern == "online" else pattern, rate, clients,
         range_ratio=random_range_ratio, think_time=think_time, turns=turns, context=context,
     )  # fmt: skip
+    choice, kept = sessions_within(choice, dep.served_context)
+    dep = dep.with_warning(kept)
     given_goal = Objective.MAKESPAN.value if objective is None else objective  # "" is refused
     goal = _choice(Objective, given_goal, "objective").value
     slo = Slo.of(slo_ttft, slo_tpot)

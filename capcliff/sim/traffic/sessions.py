@@ -138,6 +138,9 @@ class SessionShape:
     think_time_s: float | None = None  # mean think time between turns, s (0: none)
     context_tokens: int | None = None  # the session's own starting context, tokens (0: none)
     range_ratio: float | None = None
+    # the context the sessions are kept within, tokens: the served one where it is shorter than
+    # the preset's own window (None: the preset's)
+    window_tokens: int | None = None
 
     def __post_init__(self) -> None:
         check_turns(self.turns)
@@ -160,10 +163,21 @@ def shaped_session_spec(name: str, shape: SessionShape) -> SessionSpec:
     """Preset `name` with what `shape` changes. The output limit grows to a longer asked output
     (the engine's max_tokens); a starting context that leaves no room for a turn is refused."""
     base = SESSION_PRESETS[name]
+    window = base.max_context_tokens
+    if shape.window_tokens is not None and shape.window_tokens < window:
+        window = shape.window_tokens
+        room = window - base.prefix_tokens - base.max_output_tokens
+        if room < 1:
+            raise InputError(
+                f"max_model_len: {name}'s turns need more than {window:,} tokens of context "
+                f"(a shared prefix of {base.prefix_tokens:,} and max_tokens "
+                f"{base.max_output_tokens:,}); serve a longer context or pick another workload"
+            )
     spec = replace(
         base,
         mean_turns=base.mean_turns if shape.turns is None else shape.turns,
         think_time_s=base.think_time_s if shape.think_time_s is None else shape.think_time_s,
+        max_context_tokens=window,
     )
     if shape.isl is not None:
         room = spec.max_context_tokens - spec.prefix_tokens - spec.max_output_tokens
