@@ -487,7 +487,10 @@ def _recommend(
         layout=lay.name, dp=lay.dp, tp=lay.tp, pp=lay.pp, ep=lay.ep,
         max_num_seqs=best.capacity.cap,
         reasons=[
-            *recommendation_reasons_online(best, found), *_tie_lines(tie, ctx.band, unsettled)
+            *recommendation_reasons_online(
+                best, found, None if o.slo is not None else o.headroom
+            ),
+            *_tie_lines(tie, ctx.band, unsettled)
         ],
         tie=[t.name for t in tie[1]], kv_aware_makespan_s=None, kv_aware_gain=None,
     )  # fmt: skip
