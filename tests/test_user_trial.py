@@ -60,3 +60,42 @@ def test_the_cap_memory_note_is_per_replica_like_the_cap_and_the_table() -> None
     assert "holds 1,527,888 KV tokens per replica, not 1,446,144 (+5.7%)" in note
     (note,) = _cap_memory_note(dep, _memory(1_446_144, 1), 168, 33_792)  # type: ignore[arg-type]
     assert "holds 1,527,888 KV tokens, not 1,446,144 (+5.7%)" in note
+
+
+def test_calibrate_to_tighten_is_said_only_where_a_calibration_tightened_the_band() -> None:
+    # error_bands.json (benchmarks/fidelity.py): SGLang on H200, uncalibrated throughput 0.0486,
+    # TPOT 0.0550; calibrated 0.1139, 0.1536: wider, and the plan printed "±5 %, ±6 %
+    # (uncalibrated; calibrate to tighten)" then "±11 %, ±15 % (calibrated)" after a calibration.
+    # SGLang on B200: 0.104 -> 0.0873 and 0.0885 -> 0.0733, narrower: the advice stands.
+    from capcliff.perf.error_band import error_band
+
+    h200 = error_band("sglang", "h200-sxm", calibrated=False).describe()
+    assert "throughput ±5 %, TPOT ±6 %" in h200
+    assert "calibrate to tighten" not in h200
+    assert "did not tighten it in validation: throughput ±11 %, TPOT ±15 %" in h200
+    b200 = error_band("sglang", "b200", calibrated=False).describe()
+    assert "(uncalibrated; calibrate to tighten; sglang on b200" in b200
+
+
+def test_an_offload_given_that_the_advice_would_drop_is_said_beside_the_engine_lines() -> None:
+    # Qwen3-32B tp2, multiturn-chat, 64 users, --offload cpu:256GiB: "recommended host offload:
+    # none (it would not pay)" above engine lines carrying --kv-offloading-size 256.
+    from capcliff.analysis.plan.reuse_advice import given_offload_note
+
+    def dep(offload: str | None) -> SimpleNamespace:
+        return SimpleNamespace(settings=SimpleNamespace(offload=offload))
+
+    def advice(size: int) -> SimpleNamespace:
+        return SimpleNamespace(recommended_offload_bytes=size)
+
+    gib = 2**30
+    (note,) = given_offload_note(dep("cpu:256GiB"), advice(0))  # type: ignore[arg-type]
+    assert note == (
+        "--offload: the engine lines carry the cpu tier given (256 GiB per replica), the "
+        "deployment simulated; the reuse advice recommends none"
+    )
+    (note,) = given_offload_note(dep("cpu:256GiB"), advice(64 * gib))  # type: ignore[arg-type]
+    assert note.endswith("the reuse advice recommends 64 GiB")
+    assert given_offload_note(dep("cpu:256GiB"), advice(256 * gib)) == []  # type: ignore[arg-type]
+    assert given_offload_note(dep(None), advice(64 * gib)) == []  # type: ignore[arg-type]
+    assert given_offload_note(dep("cpu:256GiB"), None) == []  # type: ignore[arg-type]

@@ -44,6 +44,7 @@ from capcliff.analysis.plan.group_note import group_note
 from capcliff.analysis.plan.inputs import PlanInputs
 from capcliff.analysis.plan.online_reuse import mean_think_s, online_reuse
 from capcliff.analysis.plan.online_rows import layout_row, recommendation_reasons_online
+from capcliff.analysis.plan.reuse_advice import given_offload_note
 from capcliff.analysis.plan.runs import SimRuns
 from capcliff.analysis.plan.ties import (
     Option,
@@ -499,6 +500,7 @@ def _recommend(
         served_model(dep, local=o.serve_local_path),
     )  # fmt: skip
     sessions, reuse = online_reuse(dep, best, ctx.workload, o.headroom, ctx.runs)
+    warnings += given_offload_note(dep, reuse)
     if load.saturated:
         notes.insert(0, _overload_note(load, best, entry, o.headroom))
         if reuse is not None:

@@ -26,7 +26,7 @@ from dataclasses import replace
 from pydantic import BaseModel, ConfigDict
 
 from capcliff.analysis.deployment import Deployment
-from capcliff.analysis.offload import offload_tiers
+from capcliff.analysis.offload import offload_tiers, parse_offload
 from capcliff.analysis.plan.runs import SimRuns
 from capcliff.memory.budget import EngineName
 from capcliff.memory.layout_memory import LayoutMemory
@@ -106,6 +106,25 @@ def offload_sizes(dep: Deployment, memory: LayoutMemory) -> list[int]:
         sizes.append(size)
         size *= 2
     return sizes
+
+
+def given_offload_note(dep: Deployment, advice: ReuseAdvice | None) -> list[str]:
+    """When the `--offload` given (its host tier, the one the advice sizes) is not the size the
+    advice recommends: said beside the engine lines, which state the deployment simulated with
+    the size given (2026-12-07, h-user: Qwen3-32B multiturn-chat with --offload cpu:256GiB
+    printed "recommended host offload: none (it would not pay)" above a vLLM line with
+    --kv-offloading-size 256 and an SGLang line with --hicache-size 137, unremarked)."""
+    if advice is None or dep.settings.offload is None:
+        return []
+    given = parse_offload(dep.settings.offload).get("cpu", 0)
+    if given == advice.recommended_offload_bytes:
+        return []
+    pick = advice.recommended_offload_bytes
+    size = f"{pick / GIB:.0f} GiB" if pick else "none"
+    return [
+        f"--offload: the engine lines carry the cpu tier given ({given / GIB:.0f} GiB per "
+        f"replica), the deployment simulated; the reuse advice recommends {size}"
+    ]
 
 
 def total_hit_rate(p: ReusePoint) -> float:
