@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 
 def _no_slo_layout() -> SimpleNamespace:
     """A 2-replica layout sustaining 1.74 requests/s (its saturation: no SLO), at cap 476."""
@@ -99,3 +101,20 @@ def test_an_offload_given_that_the_advice_would_drop_is_said_beside_the_engine_l
     assert given_offload_note(dep("cpu:256GiB"), advice(256 * gib)) == []  # type: ignore[arg-type]
     assert given_offload_note(dep(None), advice(64 * gib)) == []  # type: ignore[arg-type]
     assert given_offload_note(dep("cpu:256GiB"), None) == []  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (4_311.7, "4,310"),  # printed "4.31e+03" beside "504" (llama-3.1-70b --disagg, isl 16000)
+        (504.2, "504"),
+        (12.345, "12.3"),
+        (123_456.0, "123,000"),
+    ],
+)
+def test_a_disagg_makespan_prints_three_figures_without_an_exponent(
+    seconds: float, text: str
+) -> None:
+    from capcliff.analysis.disagg.compare import _seconds
+
+    assert _seconds(seconds) == text
