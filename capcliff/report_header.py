@@ -42,6 +42,9 @@ class ErrorBandOut(BaseModel):
     scope: str
     calibrated: bool
     text: str  # the phrase outputs print
+    # what to do about it: "calibrate to tighten" where the validation's calibrated band of the
+    # same rows is narrower, else what calibrating did; "" on a calibrated band
+    advice: str = ""
 
 
 class SimulationHeader(ReportHeader):

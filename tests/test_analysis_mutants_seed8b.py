@@ -234,7 +234,7 @@ def test_the_users_a_layout_holds_follow_littles_law(monkeypatch: pytest.MonkeyP
 
     requests = SimpleNamespace(has_content=True)
     monkeypatch.setattr(module, "online_requests", lambda w, rps, h: requests)
-    monkeypatch.setattr(module, "reuse_advice", lambda *a: None)
+    monkeypatch.setattr(module, "reuse_advice", lambda *a, **k: None)
     monkeypatch.setattr(module, "requests_per_session", lambda sample: 4.0)
     monkeypatch.setattr(module, "mean_think_s", lambda w: 6.0)
     monkeypatch.setattr(module, "replace", lambda config, **changes: config)

@@ -128,7 +128,7 @@ def test_one_preemption_is_counted_in_the_singular() -> None:
                             preemptions=1)  # fmt: skip
     reuse = SimpleNamespace(points=[point, SimpleNamespace(**{**vars(point), "preemptions": 2})],
                             recommended_offload_bytes=0, flags=[])  # fmt: skip
-    lines = reuse_lines(SimpleNamespace(reuse=reuse))  # type: ignore[arg-type]
+    lines = reuse_lines(SimpleNamespace(reuse=reuse, mode="batch"))  # type: ignore[arg-type]
     # fuzz_random seed 38 printed "hit 85% / 0%, 212 tok/s, 1 preemptions"
     assert lines[1] == "  - caching on: TTFT p99 19.21 s, hit 85% / 0%, 212 tok/s, 1 preemption"
     assert lines[2].endswith(", 2 preemptions")

@@ -113,7 +113,8 @@ def _within_model_error(o: Outcome, name: str, actual: float, limit: float) -> s
     basis = "calibrated" if band.calibrated else "uncalibrated"
     return (
         f"; within the model's held-out error of the limit (±{error:.0%}, {basis}, "
-        f"{band.scope}): a measured run may judge otherwise; calibrate to tighten"
+        f"{band.scope}): a measured run may judge otherwise{'; ' if band.advice else ''}"
+        f"{band.advice}"
     )
 
 

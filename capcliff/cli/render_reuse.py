@@ -10,7 +10,8 @@ def reuse_lines(report: PlanReport) -> list[str]:
     advice = report.reuse
     if advice is None:
         return []
-    lines = ["Reuse (recommended layout at its cap; TTFT p99, HBM / offload hit rate):"]
+    ttft = "TTFT p99 of the steady state" if report.mode == "online" else "TTFT p99"
+    lines = [f"Reuse (recommended layout at its cap; {ttft}, HBM / offload hit rate):"]
     for p in advice.points:
         hit = "-" if p.prefix_cache_hit_rate is None else f"{p.prefix_cache_hit_rate:.0%}"
         plural = "" if p.preemptions == 1 else "s"  # "1 preemptions" (fuzz_random seed 38)

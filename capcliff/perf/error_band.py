@@ -39,6 +39,32 @@ class ErrorBand:
     rows: int  # public benchmark rows behind the figures
     scope: str  # which rows: "sglang on h200-sxm", "sglang, any GPU", "every engine"
     calibrated: bool
+    # the same rows' calibrated band, (throughput, TPOT), on an uncalibrated band: whether a
+    # calibration tightens it is measured, not assumed (2026-12-07, h-user: SGLang on H200
+    # printed "throughput ±5 %, TPOT ±6 % (uncalibrated; calibrate to tighten)", and after a
+    # calibration "±11 %, ±15 % (calibrated)")
+    calibrated_band: tuple[float | None, float | None] | None = None
+
+    @property
+    def calibration_tightens(self) -> bool:
+        """Whether the validation's calibrated band of the same rows is narrower in throughput
+        and TPOT (True when it was not measured: calibrating is then the way to learn it)."""
+        if self.calibrated or self.calibrated_band is None:
+            return True
+        pairs = zip(self.calibrated_band, (self.throughput, self.tpot), strict=True)
+        return all(c is None or u is None or c < u for c, u in pairs)
+
+    def calibration_advice(self) -> str:
+        """'calibrate to tighten', or what calibrating did in validation when it widened."""
+        if self.calibration_tightens:
+            return "calibrate to tighten"
+        assert self.calibrated_band is not None
+        names = ("throughput", "TPOT")
+        wider = ", ".join(
+            f"{n} ±{v * 100:.0f} %" for n, v in zip(names, self.calibrated_band, strict=True)
+            if v is not None
+        )  # fmt: skip
+        return f"a calibration on other runs did not tighten it in validation: {wider}"
 
     def describe(self) -> str:
         """One phrase: 'held-out error (median): throughput ±16 %, TPOT ±9 %, mean TTFT ±43 %
@@ -47,7 +73,7 @@ class ErrorBand:
         parts = [
             f"{names[m]} ±{v * 100:.0f} %" for m in METRICS if (v := getattr(self, m)) is not None
         ]
-        basis = "calibrated" if self.calibrated else "uncalibrated; calibrate to tighten"
+        basis = "calibrated" if self.calibrated else f"uncalibrated; {self.calibration_advice()}"
         return (
             f"held-out error (median): {', '.join(parts) or 'not measured'} "
             f"({basis}; {self.scope}: {self.rows} public rows)"
@@ -99,18 +125,19 @@ def error_band(engine: str, hardware_id: str, *, calibrated: bool) -> ErrorBand:
     for key, scope in ((gpu, f"{engine} on {hardware_id}"), (ANY, f"{engine}, any GPU")):
         entry = bands.get(engine, {}).get(key)
         if entry is not None:
-            figures = entry[basis]
+            figures, fitted = entry[basis], entry.get("calibrated", {})
             return ErrorBand(
                 throughput=figures.get("throughput"), tpot=figures.get("tpot"),
                 ttft=figures.get("ttft"), rows=int(entry["rows"]), scope=scope,
                 calibrated=calibrated,
+                calibrated_band=(fitted.get("throughput"), fitted.get("tpot")),
             )  # fmt: skip
     others = [e for e in (bands.get(ANY, {}).get(gpu), bands.get(ANY, {}).get(ANY)) if e]
     if not others:
         return ErrorBand(None, None, None, 0, "no validation rows", calibrated)
 
-    def widest(metric: str) -> float | None:
-        values = [v for e in others if (v := e[basis].get(metric)) is not None]
+    def widest(metric: str, of: str = basis) -> float | None:
+        values = [v for e in others if (v := e[of].get(metric)) is not None]
         return max(values) if values else None
 
     where = (
@@ -122,4 +149,5 @@ def error_band(engine: str, hardware_id: str, *, calibrated: bool) -> ErrorBand:
         throughput=widest("throughput"), tpot=widest("tpot"), ttft=widest("ttft"),
         rows=max(int(e["rows"]) for e in others), scope=f"no rows for {engine}: {where}",
         calibrated=calibrated,
+        calibrated_band=(widest("throughput", "calibrated"), widest("tpot", "calibrated")),
     )  # fmt: skip

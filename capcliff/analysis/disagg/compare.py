@@ -116,7 +116,7 @@ def comparison_reasons(best: DisaggregatedReport, agg: AggregatedSummary) -> lis
         f"output throughput {s.output_throughput_tok_s:,.0f} vs "
         f"{agg.output_throughput_tok_s:,.0f} tok/s "
         f"({_change(s.output_throughput_tok_s, agg.output_throughput_tok_s)})",
-        f"makespan {s.makespan_s:.3g} s vs {agg.makespan_s:.3g} s",
+        f"makespan {_seconds(s.makespan_s)} s vs {_seconds(agg.makespan_s)} s",
         f"$ per million output tokens {usd_text(s.usd_per_million_output_tokens)} vs "
         f"{usd_text(agg.usd_per_million_output_tokens)} ($ per hour {usd_text(s.usd_per_hour)} vs "
         f"{usd_text(agg.usd_per_hour)}; GPU-hours per million {s.gpu_hours_per_mtok:.2f} vs "
@@ -250,3 +250,11 @@ def best_aggregated(
             a.usd_per_hour,
         ),
     )
+
+
+def _seconds(value: float) -> str:
+    """Three significant figures without an exponent: '504', '4,310', '12.3' (2026-12-07,
+    h-user: 'makespan 504 s vs 4.31e+03 s' beside lines in plain numbers)."""
+    if not math.isfinite(value) or abs(value) < 100:
+        return f"{value:.3g}"
+    return f"{float(f'{value:.3g}'):,.0f}"

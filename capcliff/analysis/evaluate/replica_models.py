@@ -237,6 +237,7 @@ def band_of(dep: Deployment, hardware_id: str | None = None) -> ErrorBandOut:
     return ErrorBandOut(
         throughput=band.throughput, tpot=band.tpot, ttft=band.ttft, rows=band.rows,
         scope=band.scope, calibrated=calibrated,
+        advice="" if calibrated else band.calibration_advice(),
         text=band.describe() + ("; measured for the roofline, not the kernels source"
                                 if dep.kernels is not None else ""),
     )  # fmt: skip

@@ -22,7 +22,7 @@ from capcliff.analysis.evaluate.solver import Slo, SweepPoint, simulated_cliff, 
 from capcliff.analysis.plan.advice import merit, merit_shown, ranked, recommendation_reasons
 from capcliff.analysis.plan.commands import engine_flags, served_model
 from capcliff.analysis.plan.inputs import PlanInputs, resolve_inputs
-from capcliff.analysis.plan.reuse_advice import ReuseAdvice, reuse_advice
+from capcliff.analysis.plan.reuse_advice import ReuseAdvice, given_offload_note, reuse_advice
 from capcliff.analysis.plan.ties import Option, decide, tie_band, tie_reason
 from capcliff.analysis.plan.types import (
     Objective,
@@ -323,6 +323,7 @@ def build_plan_report(
         )  # fmt: skip
         cap = replace(inputs.config, max_num_seqs=rec.max_num_seqs)
         reuse = reuse_advice(dep, ev.memory, inputs.requests, cap)
+        warnings += given_offload_note(dep, reuse)
     header = report_header(
         dep.model, dep.hardware, gpus=gpus, settings=dep.budget, scheme=dep.scheme,
         kv_dtype=dep.kv_dtype, max_model_len=inputs.max_model_len,

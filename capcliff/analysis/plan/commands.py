@@ -206,13 +206,17 @@ def _cap_memory_note(dep: Deployment, memory: LayoutMemory, cap: int, length: in
 
     settings = dep.settings.model_copy(update={"max_num_seqs": cap})
     capped = dep.on(dep.hardware, settings).memory(memory.layout, length)
-    before, after = memory.kv_capacity_tokens_total, capped.kv_capacity_tokens_total
+    # per replica, as the cap and the plan's "KV tok/rep" column are (2026-12-07, h-user: a
+    # dp4-tp2 plan printed the four replicas' 5,784,576 beside a table of 1,446,144 a replica)
+    before = memory.kv_capacity_tokens_per_replica
+    after = capped.kv_capacity_tokens_per_replica
     if before == after or not before:
         return []
+    where = " per replica" if memory.layout.dp > 1 else ""
     return [
         f"--max-num-seqs {cap}: the plan sized KV at the engine's default cap; at {cap} the "
-        f"engine's budget holds {after:,} KV tokens, not {before:,} ({after / before - 1:+.1%}); "
-        "pass --max-num-seqs to plan that pool"
+        f"engine's budget holds {after:,} KV tokens{where}, not {before:,} "
+        f"({after / before - 1:+.1%}); pass --max-num-seqs to plan that pool"
     ]
 
 

@@ -44,6 +44,7 @@ from capcliff.analysis.plan.group_note import group_note
 from capcliff.analysis.plan.inputs import PlanInputs
 from capcliff.analysis.plan.online_reuse import mean_think_s, online_reuse
 from capcliff.analysis.plan.online_rows import layout_row, recommendation_reasons_online
+from capcliff.analysis.plan.reuse_advice import given_offload_note
 from capcliff.analysis.plan.runs import SimRuns
 from capcliff.analysis.plan.ties import (
     Option,
@@ -492,7 +493,10 @@ def _recommend(
         layout=lay.name, dp=lay.dp, tp=lay.tp, pp=lay.pp, ep=lay.ep,
         max_num_seqs=best.capacity.cap,
         reasons=[
-            *recommendation_reasons_online(best, found), *_tie_lines(tie, ctx.band, unsettled)
+            *recommendation_reasons_online(
+                best, found, None if o.slo is not None else o.headroom
+            ),
+            *_tie_lines(tie, ctx.band, unsettled)
         ],
         tie=[t.name for t in tie[1]], kv_aware_makespan_s=None, kv_aware_gain=None,
     )  # fmt: skip
@@ -501,6 +505,7 @@ def _recommend(
         served_model(dep, local=o.serve_local_path),
     )  # fmt: skip
     sessions, reuse = online_reuse(dep, best, ctx.workload, o.headroom, ctx.runs)
+    warnings += given_offload_note(dep, reuse)
     if load.saturated:
         notes.insert(0, _overload_note(load, best, entry, o.headroom))
         if reuse is not None:

@@ -11,8 +11,9 @@ reuse. This module adds what only sessions have:
   size and its flags) simulated on the recommended layout at its cap, at the online load: the
   users or session rate given, or with no load (1 - headroom) x the sustained rate.
   REUSE_REQUESTS requests per run (a set size: each of up to 8 runs costs about 0.1-0.5 s CPU).
-  Its figures are whole-run (a cold cache at the start included), so its hit rate is a slight
-  lower bound of the steady state's.
+  Its hit rates and throughput are whole-run (a cold cache at the start included), so its hit
+  rate is a slight lower bound of the steady state's; its TTFT p99 is the steady state's, warm-up
+  and drain left out (`steady_ttft_p99`: whole-run, the users' first turns sent at once set it).
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def online_reuse(
     if not requests.has_content:
         return None, None
     config = replace(best.replica.config, max_num_seqs=best.capacity.cap)
-    advice = reuse_advice(dep, best.memory, requests, config, runs)
+    advice = reuse_advice(dep, best.memory, requests, config, runs, steady=True)
     per_session = requests_per_session(workload.reference(REFERENCE_REQUESTS))
     think = mean_think_s(workload)
     rate = best.capacity.sustained_rps

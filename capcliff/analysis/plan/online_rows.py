@@ -155,14 +155,27 @@ def _cliff_reason(c: ReplicaCapacity) -> str:
     )
 
 
-def recommendation_reasons_online(best: LayoutEval, found: dict[str, LayoutEval]) -> list[str]:
-    """Why `best`: its sustained rate against the runner-up and the pure data-parallel layout."""
+def recommendation_reasons_online(
+    best: LayoutEval, found: dict[str, LayoutEval], headroom: float | None = None
+) -> list[str]:
+    """Why `best`: its sustained rate against the runner-up and the pure data-parallel layout.
+
+    `headroom`: given when there is no SLO, where `at_sustained` is the run at (1 - headroom) x
+    the saturation rate, not at it; the latencies are said to be there (2026-12-07, h-user:
+    DeepSeek-R1 dp8-ep8 printed "sustains 0.80 requests/s ...; saturation 0.80; there TTFT p99
+    254 s", a TTFT measured at 0.64 requests/s)."""
     lay = best.memory.layout
     c = best.capacity
     at = c.at_sustained
+    there = "there"
+    if headroom is not None:
+        there = (
+            f"at the {headroom:.0%} headroom below it "
+            f"({best.sustained_rps * (1 - headroom):,.2f} requests/s)"
+        )
     reasons = [
         f"sustains {best.sustained_rps:,.2f} requests/s ({best.sustained_rps * 3600:,.0f} an "
-        f"hour) at max_num_seqs {c.cap:,} per replica; {_saturation_text(best)}; there "
+        f"hour) at max_num_seqs {c.cap:,} per replica; {_saturation_text(best)}; {there} "
         f"TTFT p99 {at.ttft_p99_s:,.3g} s{_pm(at.ttft_p99_half_width)}, TPOT p99 "
         f"{at.tpot_p99_s * 1e3:,.3g} ms{_pm(at.tpot_p99_half_width)} (95 % sampling interval "
         "of the p99s: another sample of the same load lands within it)",

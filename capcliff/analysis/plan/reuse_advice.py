@@ -21,12 +21,14 @@ vllm/config/cache.py `kv_offloading_size`); SGLang `--disable-radix-cache` and
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from pydantic import BaseModel, ConfigDict
 
 from capcliff.analysis.deployment import Deployment
-from capcliff.analysis.offload import offload_tiers
+from capcliff.analysis.offload import offload_tiers, parse_offload
 from capcliff.analysis.plan.runs import SimRuns
 from capcliff.memory.budget import EngineName
 from capcliff.memory.layout_memory import LayoutMemory
@@ -70,7 +72,25 @@ class ReuseAdvice(BaseModel):
     ttft_p99_change: float  # recommended size's TTFT p99 / no offload's - 1
 
 
-def _point(label: str, offload: int, r: SimResult) -> ReusePoint:
+def whole_run_ttft_p99(r: SimResult) -> float:
+    """TTFT p99 over every request of the run (s)."""
+    return float(r.ttft.p99)
+
+
+def steady_ttft_p99(r: SimResult, *, open_loop: bool) -> float:
+    """TTFT p99 of the steady state (s), warm-up and drain left out as the online plan measures
+    it (`steady_state`): a session load's users all send their first turn at t = 0, a burst
+    with nothing cached, and over a whole run of REUSE_REQUESTS those first turns are the p99.
+    2026-12-07, h-user: Qwen3-32B tp2 on 2 x H200, multiturn-chat, 64 users: TTFT p99 1.117 s
+    with caching off and on alike, the first wave's; past 120 s 0.800 s off, 0.252 s on."""
+    from capcliff.analysis.evaluate.steady_state import steady_state
+
+    return steady_state(r, open_loop=open_loop).ttft_p99_s
+
+
+def _point(
+    label: str, offload: int, r: SimResult, ttft_p99: Callable[[SimResult], float] | None = None
+) -> ReusePoint:
     tiers = r.reuse.tiers if r.reuse is not None else ()
     queried = r.reuse.queried_tokens if r.reuse is not None else 0
     loaded = sum(t.hit_tokens for t in tiers)
@@ -79,16 +99,18 @@ def _point(label: str, offload: int, r: SimResult) -> ReusePoint:
         offload_bytes=offload,
         prefix_cache_hit_rate=r.prefix_cache_hit_rate,
         offload_hit_rate=loaded / queried if queried else 0.0,
-        ttft_p99_s=r.ttft.p99 if math.isfinite(r.ttft.p99) else 0.0,
+        ttft_p99_s=p99 if math.isfinite(p99 := (ttft_p99 or whole_run_ttft_p99)(r)) else 0.0,
         output_throughput_tok_s=r.output_tokens_per_s,
         preemptions=r.total_preemptions,
     )
 
 
-def _unhit_point(label: str, offload: int, off: SimResult) -> ReusePoint:
+def _unhit_point(
+    label: str, offload: int, off: SimResult, ttft_p99: Callable[[SimResult], float] | None = None
+) -> ReusePoint:
     """The point of a run with caching on that hit nothing and took `off`'s steps: `off`'s
     figures with hit rates of 0 (no lookup hit, in HBM or in a tier)."""
-    return _point(label, offload, off).model_copy(
+    return _point(label, offload, off, ttft_p99).model_copy(
         update={"prefix_cache_hit_rate": 0.0, "offload_hit_rate": 0.0}
     )
 
@@ -106,6 +128,25 @@ def offload_sizes(dep: Deployment, memory: LayoutMemory) -> list[int]:
         sizes.append(size)
         size *= 2
     return sizes
+
+
+def given_offload_note(dep: Deployment, advice: ReuseAdvice | None) -> list[str]:
+    """When the `--offload` given (its host tier, the one the advice sizes) is not the size the
+    advice recommends: said beside the engine lines, which state the deployment simulated with
+    the size given (2026-12-07, h-user: Qwen3-32B multiturn-chat with --offload cpu:256GiB
+    printed "recommended host offload: none (it would not pay)" above a vLLM line with
+    --kv-offloading-size 256 and an SGLang line with --hicache-size 137, unremarked)."""
+    if advice is None or dep.settings.offload is None:
+        return []
+    given = parse_offload(dep.settings.offload).get("cpu", 0)
+    if given == advice.recommended_offload_bytes:
+        return []
+    pick = advice.recommended_offload_bytes
+    size = f"{pick / GIB:.0f} GiB" if pick else "none"
+    return [
+        f"--offload: the engine lines carry the cpu tier given ({given / GIB:.0f} GiB per "
+        f"replica), the deployment simulated; the reuse advice recommends {size}"
+    ]
 
 
 def total_hit_rate(p: ReusePoint) -> float:
@@ -154,9 +195,11 @@ def reuse_advice(
     requests: Requests,
     config: SimConfig,
     runs: SimRuns | None = None,
+    steady: bool = False,
 ) -> ReuseAdvice | None:
     """Caching off / on and each offload size on `memory`'s layout; None where the workload shares
-    no content or the policy has no modelled prefix cache. `runs`: the plan's runs so far."""
+    no content or the policy has no modelled prefix cache. `runs`: the plan's runs so far.
+    `steady`: TTFT p99 of each run's steady state (an online load), else of the whole run."""
     from capcliff.analysis.evaluate.replica_models import replica_models
 
     if not requests.has_content or config.policy not in PREFIX_CACHING_POLICIES:
@@ -174,15 +217,20 @@ def reuse_advice(
         sim = simulate if runs is None else runs.simulate
         return sim(requests, model, cap, replace(config, prefix_caching=caching), dp=dp)
 
+    ttft: Callable[[SimResult], float] | None = None
+    if steady:
+        ttft = partial(steady_ttft_p99, open_loop=not requests.closed_loop)
     off = run(False, 0)
     sizes = [(f"offload {size / GIB:.0f} GiB", size) for size in offload_sizes(dep, memory)]
     if off.total_preemptions == 0 and content_is_private(requests):
         # nothing to hit: every run is the caching-off one (`content_is_private`)
-        unhit = [_unhit_point(label, size, off) for label, size in [("caching on", 0), *sizes]]
-        points = [_point("caching off", 0, off), *unhit]
+        unhit = [
+            _unhit_point(label, size, off, ttft) for label, size in [("caching on", 0), *sizes]
+        ]
+        points = [_point("caching off", 0, off, ttft), *unhit]
     else:
-        points = [_point("caching off", 0, off), _point("caching on", 0, run(True, 0))]
-        points += [_point(label, size, run(True, size)) for label, size in sizes]
+        points = [_point("caching off", 0, off, ttft), _point("caching on", 0, run(True, 0), ttft)]
+        points += [_point(label, size, run(True, size), ttft) for label, size in sizes]
     size = recommended_size(points)
     tp_ranks = max(1, memory.layout.gpus // dp)
     base = points[1]
