@@ -505,11 +505,20 @@ def print_warnings(warnings: tuple[str, ...] | list[str]) -> None:
 
 
 def _resolve_gpus(gpus: int | None, layout: str, gpus_per_node: int) -> int:
-    from capcliff.catalog.layout import parse_layout
+    """The GPUs `memory` lays out: --gpus, else its layouts' (one count for all of them)."""
+    from capcliff.catalog.layout import parse_layout_list
 
     count = DEFAULT_GPUS if gpus is None else gpus
     if layout != "all":
-        from_layout = parse_layout(layout).gpus
+        named = parse_layout_list(layout)
+        counts = dict.fromkeys(lay.gpus for lay in named)
+        if len(counts) > 1:
+            uses = ", ".join(f"{lay.name} uses {lay.gpus}" for lay in named)
+            raise InputError(
+                f"layout: one memory report lays out one GPU count ({uses}); run memory once "
+                "per count"
+            )
+        from_layout = named[0].gpus
         if gpus is not None and gpus != from_layout:
             raise InputError(f"gpus: --gpus {gpus} but layout {layout!r} uses {from_layout} GPUs")
         count = from_layout

@@ -36,7 +36,9 @@ def memory(
         int | None,
         typer.Option(callback=COUNT, help="GPUs to lay out (default 8; multiples of a node)."),
     ] = None,
-    layout: Annotated[str, typer.Option(help="A layout such as dp4-tp2, or 'all'.")] = "all",
+    layout: Annotated[
+        str, typer.Option(help="Layouts such as dp4-tp2 or tp8,dpa8-ep8 (one GPU count), or 'all'.")
+    ] = "all",
     force: ForceOption = False,
     output: FormatOption = OutputFormat.TABLE,
     *,
@@ -46,22 +48,24 @@ def memory(
     from capcliff.analysis.deployment import resolve
     from capcliff.analysis.max_model_len import check_model_context
     from capcliff.catalog.catalogs import get_hardware, get_model
-    from capcliff.catalog.layout import parse_layout
+    from capcliff.catalog.layout import parse_layout_list
     from capcliff.memory.report import build_memory_report
 
     spec = get_hardware(gpu)
     resolved = get_model(model)
     count = _resolve_gpus(gpus, layout, spec.gpus_per_node)
-    one = None if layout == "all" else parse_layout(layout).name
+    named = None if layout == "all" else parse_layout_list(layout)
+    one = named[0].name if named is not None and len(named) == 1 else None
     dep = resolve(resolved, spec, settings, force=force, layout=one)
     if settings.calibration is not None and one is None:
         # --layout all (the default): a calibration made on one layout is applied to every
-        # layout, and each other one is said (it was unsaid); a named layout refuses it unforced
+        # layout, and each other one is said (it was unsaid); named layouts refuse it unforced
         from capcliff.catalog.layout import enumerate_layouts
 
+        every = named is None
         dep = dep.with_warnings_of(
-            resolve(resolved, spec, settings, force=True, layout=lay.name)
-            for lay in enumerate_layouts(count, arch=resolved.arch)
+            resolve(resolved, spec, settings, force=every or force, layout=lay.name)
+            for lay in (enumerate_layouts(count, arch=resolved.arch) if every else named or ())
         )
     resolved = dep.model  # with a --rope-scaling applied
     given = settings.max_model_len
@@ -76,7 +80,7 @@ def memory(
         resolved,
         spec,
         gpus=count,
-        layouts=None if layout == "all" else [parse_layout(layout)],
+        layouts=None if named is None else list(named),
         scheme=dep.scheme,
         kv_dtype=dep.kv_dtype,
         max_model_len=length,
