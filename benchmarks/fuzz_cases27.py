@@ -95,7 +95,9 @@ ARCHS27: list[tuple[str, str, dict[str, object], bool, Callable[[str], str | Non
     ("Dots1ForCausalLM", "dots1", DOTS1, False, _params(142_774_358_016)),
     ("Ernie4_5ForCausalLM", "ernie4_5", {"use_bias": False}, False, None),
     ("Ernie4_5_MoeForCausalLM", "ernie4_5_moe", {"moe_num_experts": 64, "moe_k": 8, "moe_num_shared_experts": 2}, True, None),
-    ("ExaoneForCausalLM", "exaone", {"num_layers": 32, "num_hidden_layers": DEL}, True, None),
+    # sized since campaign 28 (Llama's layers, the count under num_layers: vLLM exaone.py): BASE's
+    # 2 x 128,000 x 4,096 + 32 x (4,096 x 6,144 + 4,096^2 + 3 x 4,096 x 14,336 + 8,192) + 4,096
+    ("ExaoneForCausalLM", "exaone", {"num_layers": 32, "num_hidden_layers": DEL}, False, _params(8_028_164_096)),
     ("Exaone4ForCausalLM", "exaone4", {"sliding_window": 4096, "sliding_window_pattern": "LLLG"}, False, None),
     ("FalconForCausalLM", "falcon", {}, True, None),
     ("RWForCausalLM", "RefinedWeb", {}, True, None),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from capcliff.catalog.config_fields import ConfigFields
+from capcliff.catalog.config_fields import ConfigFields, MissingFieldError
 from capcliff.catalog.context import model_context
 from capcliff.catalog.quantization import (
     Quantization,
@@ -61,7 +61,13 @@ _ARCH_TO_TYPE: dict[str, str] = {
     "Gemma3ForCausalLM": "gemma3_text",
     "Gemma3ForConditionalGeneration": "gemma3_text",
     "Gemma2ForCausalLM": "gemma2",
+    "ExaoneForCausalLM": "exaone",
 }
+# Families that name the layer count otherwise: EXAONE 3.0 / 3.5 (`num_layers`; vLLM's
+# configs/exaone.py ExaoneConfig maps num_hidden_layers onto it). Their layers are Llama's:
+# vLLM exaone.py ExaoneDecoderLayer holds q/k/v/out_proj (biased where attention_bias), a gated
+# MLP of intermediate_size (c_fc_0, c_fc_1, c_proj), RMSNorms ln_1 and ln_2, and ln_f.
+_LAYER_COUNT_KEY: dict[str, str] = {"exaone": "num_layers"}
 # transformers' defaults for sizing fields a released config.json omits, per family: Gemma 3's
 # text_config sets neither (google/gemma-3-27b-it config.json; Gemma3TextConfig(vocab_size=262_208,
 # max_position_embeddings=131_072), transformers models/gemma3/configuration_gemma3.py).
@@ -169,11 +175,53 @@ UNSIZED_FAMILIES: dict[str, str] = {
     # (swa_num_key_value_heads, swa_head_dim, v_head_dim) by hybrid_layer_pattern
     "mimo_v2_flash": "sliding layers with KV heads and head widths of their own "
     "(hybrid_layer_pattern, swa_num_key_value_heads)",
+    # vLLM internlm2_ve.py (Mono-InternVL's text model): InternLM2VEDecoderLayer holds a second
+    # MLP, feed_forward_ve (the visual expert), beside feed_forward; sized as Llama's before,
+    # without it
+    "internlm2_ve": "a visual-expert MLP (feed_forward_ve) beside each layer's MLP",
 }
 _UNSIZED_ARCHS = {
     "OuroForCausalLM": "ouro", "ArcticForCausalLM": "arctic",
     "LongcatFlashForCausalLM": "longcat_flash", "MiMoV2FlashForCausalLM": "mimo_v2_flash",
+    "InternLM2VEForCausalLM": "internlm2_ve",
 }  # fmt: skip
+# Families whose config.json names its sizes under keys of its own (transformers / remote-code
+# config classes; vLLM's model file for each reads them): each was refused for the first Llama
+# key it lacks ("num_hidden_layers: missing"), which did not say why. Refused by name.
+OWN_KEYS_FAMILIES: dict[str, str] = {
+    # vLLM chatglm.py (GLM-4-9B-chat, ChatGLM3): num_layers, ffn_hidden_size (its MLP's width),
+    # multi_query_group_num (KV heads), kv_channels (head width), padded_vocab_size
+    "chatglm": "num_layers, ffn_hidden_size, multi_query_group_num, kv_channels, "
+    "padded_vocab_size (vLLM chatglm.py)",
+    # vLLM jais.py (GPT-2-style names; a gated MLP of n_inner, ALiBi)
+    "jais": "n_embd, n_layer, n_head, n_inner (vLLM jais.py)",
+    # vLLM telechat2.py (TeleChat2's config class: n_layer, n_head, ffn_hidden_size)
+    "telechat": "n_layer, n_head, ffn_hidden_size (vLLM telechat2.py)",
+    # vLLM minicpm3.py: latent q/kv projections with no v_head_dim key (values as wide as
+    # hidden_size / heads there), not DeepSeek's MLA that capcliff sizes
+    "minicpm3": "q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and no "
+    "v_head_dim: a latent attention of its own, not DeepSeek's MLA (vLLM minicpm3.py)",
+}
+# vLLM picks the model class by `architectures` (its registry), whatever model_type says:
+# Mono-InternVL's text model is model_type internlm2 with InternLM2VEForCausalLM
+_FAMILY_ARCHS = {
+    "ChatGLMModel": "chatglm", "ChatGLMForConditionalGeneration": "chatglm",
+    "JAISLMHeadModel": "jais",
+    "TeleChat2ForCausalLM": "telechat", "TeleChatForCausalLM": "telechat",
+    "MiniCPM3ForCausalLM": "minicpm3", "InternLM2VEForCausalLM": "internlm2_ve",
+}  # fmt: skip
+# The model_types capcliff was checked to size (campaign 27, over vLLM's text-generation
+# registry, and the multimodal wrappers it sizes): a required key missing from a config of
+# another family is said to be that family's, whose config may name its sizes otherwise
+SIZED_FAMILIES = frozenset({
+    "llama", "mistral", "mixtral", "aquila", "internlm", "internlm2", "internlm3", "xverse",
+    "cwm", "baichuan", "granite", "granitemoe", "minicpm", "orion", "PanguEmbedded", "phi3",
+    "phimoe", "solar", "stablelm", "teleflm", "ernie4_5", "glm", "glm4", "glm4_moe", "olmo",
+    "olmo2", "olmo3", "olmoe", "flex_olmo", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "gemma",
+    "gemma2", "gemma3", "gemma3_text", "cohere", "cohere2", "exaone4", "hunyuan_v1_dense",
+    "grok-1", "minimax_m2", "gpt_oss", "deepseek", "deepseek_v2", "deepseek_v3",
+    "pangu_ultra_moe", "dots1", "seed_oss", "mimo", "mistral3", "ministral3", "exaone",
+})  # fmt: skip
 # Families whose q, k, v projections always carry a bias (Qwen2Attention: bias=True on q/k/v, none
 # on o).
 _QKV_BIAS_FAMILIES = {"qwen2", "qwen2_moe", "seed_oss", "mimo"}
@@ -366,6 +414,9 @@ def _model_type(fields: ConfigFields) -> str:
         raise fields.error(  # looks it up by name: 7 loads nothing, whatever the class
             "model_type", f"must be a family name such as llama, got {model_type!r:.40}"
         )
+    by_class = next((a for a in archs if a in _FAMILY_ARCHS), None)
+    if by_class is not None:
+        _refuse_unsized_family(fields, _FAMILY_ARCHS[by_class], named_by=by_class)
     known = next((_ARCH_TO_TYPE[a] for a in archs if a in _ARCH_TO_TYPE), None)
     if known is None and not model_type:  # a family capcliff refuses, named by its class only
         named = {**_UNGATED_ARCHS, **_UNSIZED_ARCHS, "QWenLMHeadModel": "qwen"}
@@ -375,13 +426,23 @@ def _model_type(fields: ConfigFields) -> str:
         return known
     if model_type:
         return "gemma3_text" if model_type == "gemma3" else model_type
+    if archs:  # "architectures: missing" although the config named a class
+        raise fields.error(
+            "model_type",
+            f"missing, and architectures {archs!r:.80} names no family capcliff knows; give the "
+            "model_type of a family capcliff sizes (llama, qwen2, mistral, gemma2 ...)",
+        )
     raise fields.error("architectures", "missing; cannot tell the model family")
 
 
-def _refuse_unsized_family(fields: ConfigFields, model_type: str | None) -> None:
+def _refuse_unsized_family(
+    fields: ConfigFields, model_type: str | None, *, named_by: str | None = None
+) -> None:
     """Refuse a family whose layers capcliff would size as Llama's and get wrong: an ungated
     MLP (UNGATED_MLP_FAMILIES), Qwen-1's half-width MLP, an encoder-decoder, the layers of
-    UNSIZED_FAMILIES."""
+    UNSIZED_FAMILIES, the keys of OWN_KEYS_FAMILIES. `named_by`: the architectures class that
+    names the family (the refusal names it rather than model_type)."""
+    field, label = ("architectures", named_by) if named_by else ("model_type", model_type)
     if fields.raw.get("is_encoder_decoder") is True:
         # an encoder-decoder (T5, BART, Whisper) holds two stacks and a cross-attention KV cache;
         # vLLM's ModelConfig.is_encoder_decoder reads this flag whatever the class
@@ -401,9 +462,16 @@ def _refuse_unsized_family(fields: ConfigFields, model_type: str | None) -> None
         )
     if model_type in UNSIZED_FAMILIES:
         raise fields.error(
-            "model_type",
-            f"{model_type}: {UNSIZED_FAMILIES[model_type]}, which capcliff does not size "
+            field,
+            f"{label}: {UNSIZED_FAMILIES[model_type]}, which capcliff does not size "
             "(refused rather than sized as Llama's layers)",
+        )
+    if model_type in OWN_KEYS_FAMILIES:
+        raise fields.error(
+            field,
+            f"{label}: its config names the sizes under keys of its own "
+            f"({OWN_KEYS_FAMILIES[model_type]}), which capcliff does not read (refused rather "
+            "than sized as Llama's layers from the keys it holds or lacks)",
         )
     if model_type in UNGATED_MLP_FAMILIES:
         raise fields.error(
@@ -675,6 +743,32 @@ def _text_family(fields: ConfigFields, model_type: str) -> str:
 
 def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
     """Normalise an HF config dict (the text model of a multimodal config) into an Architecture."""
+    try:
+        return _architecture(raw, path)
+    except MissingFieldError as err:
+        raise _name_unknown_family(raw, err) from err
+
+
+def _name_unknown_family(raw: dict[str, Any], err: MissingFieldError) -> CatalogError:
+    """A required key's refusal, naming the model_type and architectures where capcliff does not
+    know the family (its config may name the sizes under other keys): the bare "hidden_size:
+    missing" said nothing of what was not understood."""
+    text = raw.get("text_config")
+    # the text model's family first (the one whose keys were read), then the wrapper's
+    families = (text.get("model_type") if isinstance(text, dict) else None, raw.get("model_type"))
+    if SIZED_FAMILIES.intersection(families):
+        return err
+    named = next((f for f in families if f is not None), None)
+    return CatalogError(
+        f"{err}; model_type {named!r:.40}, architectures {raw.get('architectures')!r:.80}: "
+        "a family capcliff does not know, which may name its sizes under keys of its own "
+        "(capcliff reads Llama's: hidden_size, num_hidden_layers, num_attention_heads, "
+        "intermediate_size, vocab_size)"
+    )
+
+
+def _architecture(raw: dict[str, Any], path: str) -> Architecture:
+    """architecture_from_config's work."""
     top = raw
     text = raw.get("text_config")
     if text is not None and not isinstance(text, dict):  # read as absent: "hidden_size: missing"
@@ -691,7 +785,7 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
     family = _text_family(fields, model_type)
     _refuse_unsized(fields)
     hidden = fields.int_("hidden_size")
-    layers = fields.int_("num_hidden_layers")
+    layers = _layer_count(fields, family)
     heads = fields.int_("num_attention_heads")
     kv_heads = fields.int_("num_key_value_heads", heads)
     if heads % kv_heads:
@@ -763,6 +857,23 @@ def architecture_from_config(raw: dict[str, Any], *, path: str) -> Architecture:
         engine_contexts=context.engine_contexts,
         engine_refusals=context.engine_refusals,
     )
+
+
+def _layer_count(fields: ConfigFields, family: str) -> int:
+    """The decoder layers: `num_hidden_layers`, or the family's own key (_LAYER_COUNT_KEY)
+    where the config holds it; both, differing, are refused (which one the engine reads
+    depends on the config class's attribute map)."""
+    own = _LAYER_COUNT_KEY.get(family)
+    if own is None or not fields.has(own):
+        return fields.int_("num_hidden_layers")
+    layers = fields.int_(own)
+    if fields.has("num_hidden_layers") and fields.int_("num_hidden_layers") != layers:
+        raise fields.error(
+            own,
+            f"{layers} but num_hidden_layers {fields.raw['num_hidden_layers']}: two layer counts "
+            f"({family} reads {own}); give one",
+        )
+    return layers
 
 
 VISION_TOWERS = ("siglip_vision_model", "pixtral")  # vision_config.model_type values sized

@@ -12,6 +12,7 @@ from capcliff.errors import CatalogError
 # a corrupt or mistyped config trips them, before any calculator allocates per-layer arrays.
 SANITY_MAX: dict[str, int] = {
     "num_hidden_layers": 4_096,
+    "num_layers": 4_096,
     "hidden_size": 1_048_576,
     "num_attention_heads": 16_384,
     "num_key_value_heads": 16_384,
@@ -34,6 +35,11 @@ SANITY_MAX: dict[str, int] = {
 }
 
 
+class MissingFieldError(CatalogError):
+    """A field the sizing needs, absent with no default: the caller may say which family the
+    config named, since a family capcliff does not know often names its sizes otherwise."""
+
+
 class ConfigFields:
     """Typed access to a config dict that reports bad fields as `path: field: message`."""
 
@@ -53,7 +59,9 @@ class ConfigFields:
         value = self.raw.get(field)
         value = default if value is None else value
         if value is None:
-            raise self.error(field, "missing (required to size the model)")
+            raise MissingFieldError(
+                f"{self.path}: {self.prefix}{field}: missing (required to size the model)"
+            )
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.error(field, f"must be an integer, got {value!r}")
         if value < minimum:
