@@ -29,7 +29,8 @@ def disaggregated_lines(report: DisaggregatedReport) -> list[str]:
     links = ", ".join(f"{name}: {count:,}" for name, count in t.links.items())
     cap = "engine default" if s.concurrency is None else f"{s.concurrency:,}"
     return [
-        f"Disaggregated {report.name} on {report.gpus} GPUs (decode cap {cap})",
+        f"Disaggregated {report.name} on {report.gpus} GPUs "
+        f"(decode cap {cap} across the decode pool)",
         "  " + _pool_line("prefill", report.prefill),
         "  " + _pool_line("decode", report.decode),
         f"  KV transfer: {t.bytes_per_request / GB:,.3f} GB per request, "
@@ -65,7 +66,7 @@ def _dollars(per_hour: float | None, per_mtok: float | None) -> str:
 def disagg_plan_view(report: DisaggPlanReport) -> RenderableType:
     """The candidates, the best split in full, the comparison and the engine settings."""
     table = Table(title="disaggregated candidates", title_justify="left")
-    for head in ("split", "decode cap", "tok/s", "TTFT p99", "TPOT p99", "makespan",
+    for head in ("split", "decode cap (pool)", "tok/s", "TTFT p99", "TPOT p99", "makespan",
                  "decode KV headroom", "preempt"):  # fmt: skip
         if head == "split":
             table.add_column(head, no_wrap=True)
