@@ -95,6 +95,16 @@ def format_label(fmt: WeightFormat | None, family: str) -> str:
     return family
 
 
+def mixed_label(targeted: tuple[tuple[tuple[str, ...], WeightFormat | None], ...]) -> str | None:
+    """The label of a checkpoint whose targeted groups hold formats of different families
+    (compressed-tensors W4 MLPs beside FP8 attention, GPTQ's dynamic bits): the families joined
+    in sorted order, e.g. `fp8+int4`; None where they are one family. The first group's family
+    named the whole checkpoint, so one checkpoint read as int4 or fp8 by its groups' order.
+    Modules a target leaves unquantised (None) name no family."""
+    families = {format_label(f, f.name.split("-")[0]) for _, f in targeted if f is not None}
+    return "+".join(sorted(families)) if len(families) > 1 else None
+
+
 @dataclass(frozen=True)
 class Quantization:
     """A checkpoint's quantisation: the format of its quantised linears, experts and what it skips.

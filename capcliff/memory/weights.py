@@ -20,6 +20,7 @@ from capcliff.catalog.quantization import (
     format_label,
     fp8_block,
     int_grouped,
+    mixed_label,
 )
 from capcliff.memory.params import (
     Component,
@@ -84,6 +85,9 @@ class WeightScheme:
         if self.quantization is None or storage is Storage.NATIVE:
             return dtype
         quant = self.quantization
+        mixed = mixed_label(quant.targeted)
+        if mixed is not None:
+            return mixed
         return format_label(quant.expert if storage is Storage.EXPERT else quant.linear, dtype)
 
     def dtype_of(self, storage: Storage) -> WeightDType:
