@@ -71,7 +71,11 @@ def _fleet_line(
     )
     workload = SimpleNamespace(offered_rps=lambda: offered, choice=SimpleNamespace(clients=clients))
     ctx: Any = SimpleNamespace(
-        workload=workload, options=SimpleNamespace(headroom=0.2, prices=None), dep=None
+        # an SLO stands in, so the no-load p99 copy (tests/test_fleet_no_load_p99s.py) is not
+        # asked of these stubs
+        workload=workload,
+        options=SimpleNamespace(headroom=0.2, prices=None, slo=object()),
+        dep=None,
     )
     ev: Any = SimpleNamespace(memory=SimpleNamespace(layout=SimpleNamespace(gpus=layout_gpus)))
     online._fleet_line(ctx, SimpleNamespace(id="h200-sxm"), ev, None)  # type: ignore[arg-type]

@@ -208,11 +208,18 @@ def _fleet_line(
         served = min(clients / (unit.e2e_mean_s + think), replicas * unit.sustained_rps)
     else:
         served = replicas * unit.sustained_rps * (1 - ctx.options.headroom)
-    return fleet_entry(
+    entry = fleet_entry(
         hardware, unit, replicas, price=price_of(hardware, ctx.options.prices),
         served_rps=served, mean_output_tokens=_mean_output(ctx.workload), checked=checked,
         throughput_error=band_of(ctx.dep, hardware.id).throughput,
     )  # fmt: skip
+    if checked is None and offered is None and clients is None and ctx.options.slo is None:
+        # no load and no SLO: each replica runs at the headroom below its saturation, where the
+        # layout's own p99s were measured (`capacity`); the row showed "-" beside them
+        state = ev.capacity.at_sustained
+        p99s = {"ttft_p99_s": state.ttft_p99_s, "tpot_p99_s": state.tpot_p99_s}
+        entry = entry.model_copy(update=p99s)
+    return entry
 
 
 def _type_fleet(job: tuple[_Context, HardwareSpec, int]) -> tuple[FleetEntry | None, str]:
