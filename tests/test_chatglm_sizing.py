@@ -154,6 +154,7 @@ def test_tie_word_embeddings_unset_ties_as_pretrained_config_does() -> None:
         ({"multi_query_group_num": None}, "multi_query_group_num: missing"),
         ({"add_qkv_bias": "yes"}, "add_qkv_bias: must be true or false"),
         ({"padded_vocab_size": 1 << 30}, "padded_vocab_size: 1073741824 is past the sanity"),
+        ({"seq_length": 1 << 31}, "seq_length: 2147483648 is past the sanity bound"),
     ],
     ids=lambda v: str(v)[:30],
 )

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from capcliff.catalog.config_fields import ConfigFields
+from capcliff.catalog.config_fields import SANITY_MAX, ConfigFields
 
 # ChatGLM's key -> the Llama key capcliff reads
 _RENAMED = {
@@ -67,6 +67,15 @@ def chatglm_as_llama(fields: ConfigFields) -> dict[str, Any]:
     bias_linear = fields.bool_("add_bias_linear", False)
     fields.bool_("add_qkv_bias", False)  # read by the caller; checked here, named as ChatGLM's
     renamed = {llama: fields.int_(own) for own, llama in _RENAMED.items()}
+    # seq_length is a context key of every family (capcliff/catalog/context.py bounds it there,
+    # per engine); ChatGLM's is its max_position_embeddings, bounded as that
+    bound = SANITY_MAX["max_position_embeddings"]
+    if renamed["max_position_embeddings"] > bound:
+        raise fields.error(
+            "seq_length",
+            f"{renamed['max_position_embeddings']} is past the sanity bound {bound:,} "
+            "(a corrupt config?)",
+        )
     return {
         **fields.raw,
         **renamed,

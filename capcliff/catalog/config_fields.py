@@ -37,7 +37,6 @@ SANITY_MAX: dict[str, int] = {
     "padded_vocab_size": 16_777_216,
     "multi_query_group_num": 16_384,
     "kv_channels": 65_536,
-    "seq_length": 1 << 30,
 }
 
 
