@@ -11,6 +11,11 @@ multi_query_group_num read as 32, MiniCPM3's attention as DeepSeek's MLA), the c
 model_type), and configs of families capcliff does not know that lack a required key. EXAONE
 3.x, whose layers are Llama's with the count under num_layers, is sized (EXAONE28).
 
+2026-12-07: ChatGLM is sized now (its keys renamed to Llama's, capcliff/catalog/chatglm.py, by
+vLLM chatglm.py's rule): its cases moved from FAMKEYS28 (refused) to CHATGLM28 (sized, GLM-4-9B-
+chat's 9,399,951,360 parameters by hand). EXAONE 3.x takes ExaoneConfig's defaults where a
+config omits them (tie_word_embeddings true, intermediate_size 4 x hidden_size): two cases more.
+
     PYTHONPATH=. python benchmarks/fuzz_cases28.py
 
 prints, for each invalid case, whether its refusal names the family (its model_type or class):
@@ -80,24 +85,20 @@ INTERNLM2_VE = {
 # (name, config.json, what its refusal must name: the class that names the family where the
 # config has one, vLLM's pick); every case is invalid (refused)
 FAMKEYS28: list[tuple[str, dict[str, object], str]] = [
-    ("chatglm", CHATGLM, "ChatGLMModel"),
     ("jais", JAIS, "JAISLMHeadModel"),
     ("telechat2", TELECHAT2, "TeleChat2ForCausalLM"),
     ("minicpm3", MINICPM3, "MiniCPM3ForCausalLM"),
     ("internlm2ve-as-internlm2", INTERNLM2_VE, "InternLM2VEForCausalLM"),
     ("internlm2ve-model-type", {**INTERNLM2_VE, "model_type": "internlm2_ve", "architectures": []}, "internlm2_ve"),
     # Llama's keys beside the family's own: sized as Llama's layers before
-    ("chatglm+llama-keys", {**CHATGLM, **LLAMA_KEYS}, "ChatGLMModel"),
     ("exaone-two-layer-counts", {**EXAONE, "num_hidden_layers": 30}, "num_layers"),
     ("jais+llama-keys", {**JAIS, "hidden_size": 5120, "num_hidden_layers": 40, "num_attention_heads": 40, "intermediate_size": 13653}, "JAISLMHeadModel"),
     ("telechat2+llama-keys", {**TELECHAT2, "num_hidden_layers": 30, "num_attention_heads": 32, "intermediate_size": 12288}, "TeleChat2ForCausalLM"),
     ("minicpm3+v_head_dim", {**MINICPM3, "v_head_dim": 64}, "MiniCPM3ForCausalLM"),
     # the class alone (no model_type): "architectures: missing" before, though it was given
-    ("chatglm-class-only", {k: v for k, v in CHATGLM.items() if k != "model_type"}, "ChatGLMModel"),
     ("jais-class-only", {k: v for k, v in JAIS.items() if k != "model_type"}, "JAISLMHeadModel"),
     ("telechat2-class-only", {k: v for k, v in TELECHAT2.items() if k != "model_type"}, "TeleChat2ForCausalLM"),
     ("minicpm3-class-only", {k: v for k, v in MINICPM3.items() if k != "model_type"}, "MiniCPM3ForCausalLM"),
-    ("chatglm-other-class", {**CHATGLM, "architectures": ["ChatGLMForConditionalGeneration"]}, "ChatGLMForConditionalGeneration"),
     # families capcliff does not know, lacking a required key: the line names them
     ("unknown-family-gpt-keys", {"architectures": ["FooLMHeadModel"], "model_type": "foo", "n_embd": 4096, "n_layer": 32}, "foo"),
     ("unknown-family-no-vocab", {"architectures": ["BarForCausalLM"], "model_type": "bar", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "intermediate_size": 11008}, "bar"),
@@ -116,6 +117,34 @@ EXAONE28: list[tuple[str, dict[str, object]]] = [
     ("exaone-class-only", {k: v for k, v in EXAONE.items() if k != "model_type"}),
     ("exaone-both-layer-counts", {**EXAONE, "num_hidden_layers": 32}),
 ]
+# ExaoneConfig's defaults (vLLM transformers_utils/configs/exaone.py), refused as missing before:
+# tie_word_embeddings true (less the lm_head's 102,400 x 4,096 = 419,430,400), intermediate_size
+# 4 x 4,096 = 16,384 (32 x 3 x 4,096 x (16,384 - 14,336) = 805,306,368 more)
+EXAONE_DEFAULTS28: list[tuple[str, dict[str, object], int]] = [
+    (
+        "exaone-tie-unset",
+        {k: v for k, v in EXAONE.items() if k != "tie_word_embeddings"},
+        7_399_018_496,
+    ),
+    (
+        "exaone-intermediate-unset",
+        {k: v for k, v in EXAONE.items() if k != "intermediate_size"},
+        8_623_755_264,
+    ),
+]
+# ChatGLM is sized (2026-12-07, vLLM chatglm.py; tests/test_chatglm_sizing.py): GLM-4-9B-chat by
+# hand, 2 x 151,552 x 4,096 = 1,241,513,984 (embedding, output_layer) + 40 x (4,096 x (4,096 +
+# 2 x 2 x 128) + 4,608 (q/k/v bias) + 4,096 x 4,096 + 3 x 4,096 x 13,696 + 2 x 4,096) + 4,096 =
+# 9,399,951,360; its model card: 9.4B
+CHATGLM_PARAMS = 9_399_951_360
+CHATGLM28: list[tuple[str, dict[str, object]]] = [
+    ("chatglm", CHATGLM),
+    # Llama's keys beside: ChatGLM's are read (vLLM's ChatGLMConfig overwrites vocab_size and
+    # max_position_embeddings with padded_vocab_size and seq_length)
+    ("chatglm+llama-keys", {**CHATGLM, **LLAMA_KEYS}),
+    ("chatglm-class-only", {k: v for k, v in CHATGLM.items() if k != "model_type"}),
+    ("chatglm-other-class", {**CHATGLM, "architectures": ["ChatGLMForConditionalGeneration"]}),
+]
 
 
 def famkeys28_cases() -> Iterator[Case]:
@@ -124,6 +153,14 @@ def famkeys28_cases() -> Iterator[Case]:
     for name, config in EXAONE28:
         files = {"m/config.json": json.dumps(config)}
         answer = _reading("params_total", lambda d: d["params_total"], EXAONE_PARAMS)
+        yield Case("famkeys28", name, list(MEMORY), files, False, answer=answer)
+    for name, config, params in EXAONE_DEFAULTS28:
+        files = {"m/config.json": json.dumps(config)}
+        answer = _reading("params_total", lambda d: d["params_total"], params)
+        yield Case("famkeys28", name, list(MEMORY), files, False, answer=answer)
+    for name, config in CHATGLM28:
+        files = {"m/config.json": json.dumps(config)}
+        answer = _reading("params_total", lambda d: d["params_total"], CHATGLM_PARAMS)
         yield Case("famkeys28", name, list(MEMORY), files, False, answer=answer)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from capcliff.catalog.chatglm import chatglm_as_llama
 from capcliff.catalog.config_fields import ConfigFields, MissingFieldError
 from capcliff.catalog.context import model_context
 from capcliff.catalog.quantization import (
@@ -46,6 +47,13 @@ _TIE_DEFAULT: dict[str, bool] = {
     # embedding; vLLM commandr.py computes the logits with embed_tokens)
     "cohere": True,
     "cohere2": True,
+    # ExaoneConfig(tie_word_embeddings=True) (vLLM transformers_utils/configs/exaone.py, copied
+    # from LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct's configuration_exaone.py; EXAONE-3.5-2.4B ties)
+    "exaone": True,
+    # vLLM configs/chatglm.py ChatGLMConfig passes tie_word_embeddings on to PretrainedConfig,
+    # whose default is True, and ChatGLMBaseModel ties output_layer to the embedding where it is
+    # set; every released ChatGLM3 / GLM-4 config.json says false
+    "chatglm": True,
 }
 _ARCH_TO_TYPE: dict[str, str] = {
     "LlamaForCausalLM": "llama",
@@ -62,12 +70,16 @@ _ARCH_TO_TYPE: dict[str, str] = {
     "Gemma3ForConditionalGeneration": "gemma3_text",
     "Gemma2ForCausalLM": "gemma2",
     "ExaoneForCausalLM": "exaone",
+    "ChatGLMModel": "chatglm",
+    "ChatGLMForConditionalGeneration": "chatglm",
 }
 # Families that name the layer count otherwise: EXAONE 3.0 / 3.5 (`num_layers`; vLLM's
 # configs/exaone.py ExaoneConfig maps num_hidden_layers onto it). Their layers are Llama's:
 # vLLM exaone.py ExaoneDecoderLayer holds q/k/v/out_proj (biased where attention_bias), a gated
 # MLP of intermediate_size (c_fc_0, c_fc_1, c_proj), RMSNorms ln_1 and ln_2, and ln_f.
-_LAYER_COUNT_KEY: dict[str, str] = {"exaone": "num_layers"}
+# ChatGLM's too (vLLM configs/chatglm.py ChatGLMConfig, attribute_map num_hidden_layers ->
+# num_layers).
+_LAYER_COUNT_KEY: dict[str, str] = {"exaone": "num_layers", "chatglm": "num_layers"}
 # transformers' defaults for sizing fields a released config.json omits, per family: Gemma 3's
 # text_config sets neither (google/gemma-3-27b-it config.json; Gemma3TextConfig(vocab_size=262_208,
 # max_position_embeddings=131_072), transformers models/gemma3/configuration_gemma3.py).
@@ -189,10 +201,6 @@ _UNSIZED_ARCHS = {
 # config classes; vLLM's model file for each reads them): each was refused for the first Llama
 # key it lacks ("num_hidden_layers: missing"), which did not say why. Refused by name.
 OWN_KEYS_FAMILIES: dict[str, str] = {
-    # vLLM chatglm.py (GLM-4-9B-chat, ChatGLM3): num_layers, ffn_hidden_size (its MLP's width),
-    # multi_query_group_num (KV heads), kv_channels (head width), padded_vocab_size
-    "chatglm": "num_layers, ffn_hidden_size, multi_query_group_num, kv_channels, "
-    "padded_vocab_size (vLLM chatglm.py)",
     # vLLM jais.py (GPT-2-style names; a gated MLP of n_inner, ALiBi)
     "jais": "n_embd, n_layer, n_head, n_inner (vLLM jais.py)",
     # vLLM telechat2.py (TeleChat2's config class: n_layer, n_head, ffn_hidden_size)
@@ -205,7 +213,6 @@ OWN_KEYS_FAMILIES: dict[str, str] = {
 # vLLM picks the model class by `architectures` (its registry), whatever model_type says:
 # Mono-InternVL's text model is model_type internlm2 with InternLM2VEForCausalLM
 _FAMILY_ARCHS = {
-    "ChatGLMModel": "chatglm", "ChatGLMForConditionalGeneration": "chatglm",
     "JAISLMHeadModel": "jais",
     "TeleChat2ForCausalLM": "telechat", "TeleChatForCausalLM": "telechat",
     "MiniCPM3ForCausalLM": "minicpm3", "InternLM2VEForCausalLM": "internlm2_ve",
@@ -221,6 +228,7 @@ SIZED_FAMILIES = frozenset({
     "gemma2", "gemma3", "gemma3_text", "cohere", "cohere2", "exaone4", "hunyuan_v1_dense",
     "grok-1", "minimax_m2", "gpt_oss", "deepseek", "deepseek_v2", "deepseek_v3",
     "pangu_ultra_moe", "dots1", "seed_oss", "mimo", "mistral3", "ministral3", "exaone",
+    "chatglm",
 })  # fmt: skip
 # Families whose q, k, v projections always carry a bias (Qwen2Attention: bias=True on q/k/v, none
 # on o).
@@ -784,6 +792,8 @@ def _architecture(raw: dict[str, Any], path: str) -> Architecture:
     model_type = _model_type(ConfigFields(raw, path, ""))
     family = _text_family(fields, model_type)
     _refuse_unsized(fields)
+    if family == "chatglm":  # its own keys, Llama's layers (capcliff/catalog/chatglm.py)
+        fields = ConfigFields(chatglm_as_llama(fields), path, fields.prefix)
     hidden = fields.int_("hidden_size")
     layers = _layer_count(fields, family)
     heads = fields.int_("num_attention_heads")
@@ -829,10 +839,12 @@ def _architecture(raw: dict[str, Any], path: str) -> Architecture:
         num_attention_heads=heads,
         num_kv_heads=kv_heads,
         head_dim=head_dim,
-        intermediate_size=fields.int_("intermediate_size"),
+        intermediate_size=_intermediate_size(fields, family, hidden),
         vocab_size=fields.int_("vocab_size", int_default.get("vocab_size")),
         tie_word_embeddings=tie_source.bool_("tie_word_embeddings", tie_default),
-        qkv_bias=family in _QKV_BIAS_FAMILIES or attention_bias,
+        qkv_bias=family in _QKV_BIAS_FAMILIES
+        or attention_bias
+        or (family == "chatglm" and fields.bool_("add_qkv_bias", False)),
         o_bias=attention_bias and family not in _NO_O_BIAS_FAMILIES,
         mlp_bias=fields.bool_("mlp_bias", False),
         qk_norm=family in _QK_NORM_FAMILIES,
@@ -857,6 +869,16 @@ def _architecture(raw: dict[str, Any], path: str) -> Architecture:
         engine_contexts=context.engine_contexts,
         engine_refusals=context.engine_refusals,
     )
+
+
+def _intermediate_size(fields: ConfigFields, family: str, hidden: int) -> int:
+    """The MLP's width: `intermediate_size`; EXAONE 3.x's config class reads an unset one
+    (absent, null or 0) as 4 x hidden_size (vLLM transformers_utils/configs/exaone.py
+    ExaoneConfig: `if intermediate_size: ... else: hidden_size * 4`), as vLLM serves it."""
+    value = fields.raw.get("intermediate_size")
+    if family == "exaone" and value in (None, 0) and value is not False:  # False == 0: a flag
+        return 4 * hidden
+    return fields.int_("intermediate_size")
 
 
 def _layer_count(fields: ConfigFields, family: str) -> int:

@@ -32,6 +32,11 @@ SANITY_MAX: dict[str, int] = {
     "qk_nope_head_dim": 65_536,
     "v_head_dim": 65_536,
     "num_nextn_predict_layers": 4_096,
+    # ChatGLM's own keys (capcliff/catalog/chatglm.py), bounded as their Llama namesakes
+    "ffn_hidden_size": 16_777_216,
+    "padded_vocab_size": 16_777_216,
+    "multi_query_group_num": 16_384,
+    "kv_channels": 65_536,
 }
 
 
