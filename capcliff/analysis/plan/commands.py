@@ -96,6 +96,26 @@ def online_quantization(dep: Deployment) -> str | None:
     return "fp8" if shipped.linear in (WeightDType.BF16, WeightDType.FP16) else None
 
 
+# vLLM and SGLang cast a checkpoint's 16-bit float weights to the other 16-bit type at load with
+# `--dtype` ("Casting between float16 and bfloat16 is allowed with a warning":
+# `_get_and_verify_dtype`, vllm/config/model.py and python/sglang/srt/configs/model_config.py).
+TORCH_DTYPE = {WeightDType.BF16: "bfloat16", WeightDType.FP16: "float16"}
+
+
+def cast_dtype(dep: Deployment) -> str | None:
+    """The engines' `--dtype` value where the planned weights are the shipped 16-bit float
+    weights cast to the other 16-bit type (bf16 <-> fp16, no quantization either side); None
+    otherwise."""
+    shipped = WeightScheme.as_shipped(dep.model.arch)
+    scheme = dep.scheme
+    if scheme == shipped or shipped.quantization is not None or scheme.quantization is not None:
+        return None
+    widths = {shipped.linear, shipped.expert, scheme.linear, scheme.expert}
+    if not widths <= TORCH_DTYPE.keys() or scheme.linear is not scheme.expert:
+        return None
+    return TORCH_DTYPE[scheme.linear]
+
+
 def engine_flags(
     dep: Deployment,
     chosen: tuple[LayoutMemory, int],
@@ -137,6 +157,7 @@ def engine_flags(
         moe=dep.model.arch.moe is not None,
         mla=dep.model.arch.mla is not None,
         quantization=None if checkpoint is not None else online_quantization(dep),
+        dtype=cast_dtype(dep),
         kv_cache_memory_bytes=dep.settings.kv_cache_memory,
         prefix_caching=None if caching is None else caching == "on",
         offload_cpu_bytes=offload.get("cpu", 0),
@@ -178,7 +199,12 @@ def engine_flags(
             "(a published quantized checkpoint of the model you serve is usually better)"
         )
     shipped = WeightScheme.as_shipped(dep.model.arch)
-    if dep.scheme != shipped and served.quantization is None and checkpoint is None:
+    if (
+        dep.scheme != shipped
+        and served.quantization is None
+        and served.dtype is None
+        and checkpoint is None
+    ):
         warnings.append(
             f"--weight-dtype {dep.scheme.linear.value}: the engines cannot quantize "
             f"{shipped.linear.value} weights to it while loading; serve a checkpoint quantized "
@@ -259,5 +285,8 @@ def _trtllm(served: Served, fraction: float, warnings: list[str]) -> dict[str, s
     if served.kv_cache_dtype == "fp8":
         warnings.append("trtllm-serve: an FP8 KV cache is kv_cache_config.dtype: fp8 in "
                         "--extra_llm_api_options")  # fmt: skip
+    if served.dtype is not None:  # tensorrt_llm/llmapi/llm_args.py BaseLlmArgs.dtype
+        warnings.append(f"trtllm-serve: weights cast to {served.dtype} are dtype: {served.dtype} "
+                        "in --extra_llm_api_options")  # fmt: skip
     key = "trtllm" if lay.dp == 1 else f"trtllm (one server per replica, {lay.dp} of them)"
     return {key: trtllm_command(served, fraction)}
