@@ -220,6 +220,11 @@ def engine_flags(
     commands = {"vllm": vllm_command(served), "sglang": sglang_command(served)}
     if dep.settings.engine is EngineName.TRTLLM:  # the budget planned is TensorRT-LLM's
         commands.update(_trtllm(served, dep.settings.free_gpu_memory_fraction, warnings))
+        if served.dtype is not None:  # tensorrt_llm/llmapi/llm_args.py BaseLlmArgs.dtype
+            warnings.append(
+                f"trtllm-serve: weights cast to {served.dtype} are dtype: {served.dtype} in "
+                "--extra_llm_api_options"
+            )
         warnings += unexpressed(served, "trtllm")
     return commands, warnings
 
@@ -285,8 +290,5 @@ def _trtllm(served: Served, fraction: float, warnings: list[str]) -> dict[str, s
     if served.kv_cache_dtype == "fp8":
         warnings.append("trtllm-serve: an FP8 KV cache is kv_cache_config.dtype: fp8 in "
                         "--extra_llm_api_options")  # fmt: skip
-    if served.dtype is not None:  # tensorrt_llm/llmapi/llm_args.py BaseLlmArgs.dtype
-        warnings.append(f"trtllm-serve: weights cast to {served.dtype} are dtype: {served.dtype} "
-                        "in --extra_llm_api_options")  # fmt: skip
     key = "trtllm" if lay.dp == 1 else f"trtllm (one server per replica, {lay.dp} of them)"
     return {key: trtllm_command(served, fraction)}
