@@ -41,6 +41,7 @@ class Deployment:
     moe: bool
     mla: bool
     quantization: str | None = None  # online quantization at load ("fp8"); None: as shipped
+    dtype: str | None = None  # --dtype: 16-bit weights cast at load ("float16"); None: as shipped
     kv_cache_memory_bytes: int | None = None  # vLLM --kv-cache-memory-bytes, per GPU
     prefix_caching: bool | None = None  # None: the engine's default (on)
     offload_cpu_bytes: int = 0  # host-memory KV offload per replica
@@ -155,6 +156,8 @@ def vllm_command(dep: Deployment) -> str:
         args.append("--enable-expert-parallel")
     if dep.quantization is not None:
         args += ["--quantization", dep.quantization]
+    if dep.dtype is not None:
+        args += ["--dtype", dep.dtype]
     args += [
         "--max-num-seqs", str(dep.max_num_seqs),
         "--max-num-batched-tokens", str(dep.max_num_batched_tokens),
@@ -317,6 +320,8 @@ def sglang_command(dep: Deployment) -> str:
         args += ["--kv-cache-dtype", "fp8_e4m3"]
     if dep.quantization is not None:
         args += ["--quantization", dep.quantization]
+    if dep.dtype is not None:
+        args += ["--dtype", dep.dtype]
     return command_text(args + _sglang_cache_flags(dep) + sglang_speculative_flags(dep.speculative))
 
 

@@ -44,9 +44,11 @@ from capcliff.perf.allreduce_curves import ALLREDUCE_SOURCE
 from capcliff.perf.host_time import VLLM_V1_HOST_PER_SEQ_S, VLLM_V1_HOST_PER_SEQ_SOURCE
 from capcliff.perf.op_curves import (
     AITER_ORIGIN,
+    compute_curve,
     compute_measured_hardware,
     curves_origin,
     measured_hardware,
+    op_curve,
 )
 from capcliff.releases import parse_version
 from capcliff.units import WeightDType
@@ -636,10 +638,13 @@ def profile_label(
     version: str | None = None,
     *,
     hardware_id: str | None = None,
+    formats: Mapping[str, str | None] | None = None,
 ) -> str:
     """What outputs print about the step time: engine, version, modeled or calibrated, and what
     prices the weight reads (measured op curves or the MBU constants) and the compute (measured
-    compute curves or the MFU constant); without `hardware_id`, where each applies."""
+    compute curves or the MFU constant); without `hardware_id`, where each applies; with
+    `formats` (op -> the table format of the model's weights it runs, `model_formats`), only
+    curves of those formats count as pricing them."""
     how = "calibrated" if any(k in FITTED_TERMS for k in terms) else "modeled"
     overridden = (
         " with overrides" if any(k not in (*FITTED_TERMS, *REQUEST_TERMS) for k in terms) else ""
@@ -653,20 +658,60 @@ def profile_label(
         else ""
     )
     return (
-        f"{profile.label}, {how}{overridden}; {weight_read_source(profile, hardware_id)}"
-        + compute_source(profile, hardware_id)
+        f"{profile.label}, {how}{overridden}; "
+        f"{weight_read_source(profile, hardware_id, formats)}"
+        + compute_source(profile, hardware_id, formats)
         + eager
     )
 
 
-def weight_read_source(profile: EngineProfile, hardware_id: str | None = None) -> str:
-    """Which figures price the weight reads of `profile` on `hardware_id` (None: any GPU)."""
+def model_formats(linear: str | None, expert: str | None) -> dict[str, str | None]:
+    """The table formats (`op_curves.table_format`) of a model's dense (`linear`) and expert
+    (`expert`; None: no experts, or none in a tabled format) weights, keyed by the op ("gemm",
+    "moe") whose curves price them."""
+    return {"gemm": linear} | ({} if expert is None else {"moe": expert})
+
+
+def _unmeasured(
+    hardware_id: str, tables: str, formats: Mapping[str, str | None] | None, *, compute: bool
+) -> str:
+    """The names of the model's weight `formats` ("bfloat16", "nvfp4/bfloat16") where they are
+    given and no curve of `hardware_id`'s `tables` (compute lines where `compute`) measures any
+    of them, so that the MBU or MFU constant prices each op (`efficiency.op_curves_for`); ""
+    otherwise."""
+    if formats is None:
+        return ""
+    find = compute_curve if compute else op_curve
+    if any(find(hardware_id, tables, op, fmt) is not None for op, fmt in formats.items()):
+        return ""
+    names = sorted({fmt or "unlisted" for fmt in formats.values()})
+    return "/".join(names)
+
+
+def weight_read_source(
+    profile: EngineProfile,
+    hardware_id: str | None = None,
+    formats: Mapping[str, str | None] | None = None,
+) -> str:
+    """Which figures price the weight reads of `profile` on `hardware_id` (None: any GPU);
+    with `formats` (`model_formats`), the curves of the model's weight formats only: a GPU's
+    tables that measure none of them price nothing of this model."""
     tables = profile.op_tables
     if tables is None:
         return "weight reads at the model's MBU (no measured op tables for this release)"
     if hardware_id is None:
         gpus = ", ".join(measured_hardware(tables))
         return f"weight reads from measured {tables} op curves on {gpus}; MBU elsewhere"
+    missing = (
+        _unmeasured(hardware_id, tables, formats, compute=False)
+        if hardware_id in measured_hardware(tables)
+        else ""
+    )
+    if missing:
+        return (
+            f"weight reads at the model's MBU (no measured {tables} op curve for "
+            f"{missing} weights on {hardware_id})"
+        )
     if hardware_id in measured_hardware(tables):
         origin = curves_origin(hardware_id, tables)
         if origin.startswith(AITER_ORIGIN):
@@ -675,16 +720,27 @@ def weight_read_source(profile: EngineProfile, hardware_id: str | None = None) -
     return f"weight reads at the model's MBU (no measured {tables} op table for {hardware_id})"
 
 
-def compute_source(profile: EngineProfile, hardware_id: str | None = None) -> str:
+def compute_source(
+    profile: EngineProfile,
+    hardware_id: str | None = None,
+    formats: Mapping[str, str | None] | None = None,
+) -> str:
     """The label's "; compute ..." part where `profile` prices GEMM or MoE FLOPs from measured
-    compute curves: on which GPUs (None: any) or, on `hardware_id` without them, at the MFU
-    constant; "" where the profile uses no compute curves (every FLOP at MFU, as before)."""
+    compute curves: on which GPUs (None: any) or, on `hardware_id` without them (or without
+    any for the model's weight `formats`, `model_formats`), at the MFU constant; "" where the
+    profile uses no compute curves (every FLOP at MFU, as before)."""
     tables = profile.op_tables
     if tables is None or not {"gemm_flops", "moe_flops"} & set(profile.op_curve_ops):
         return ""
     gpus = compute_measured_hardware(tables)
     if hardware_id is None:
         return f"; compute from measured {tables} curves on {', '.join(gpus)}; MFU elsewhere"
+    missing = _unmeasured(hardware_id, tables, formats, compute=True) if hardware_id in gpus else ""
+    if missing:
+        return (
+            f"; compute at MFU (no measured {tables} compute curve for {missing} weights on "
+            f"{hardware_id})"
+        )
     if hardware_id in gpus:
         origin = curves_origin(hardware_id, tables)
         if origin.startswith(AITER_ORIGIN):

@@ -22,6 +22,7 @@ from capcliff.perf.profiles import (
     FITTED_TERMS,
     EngineProfile,
     engine_profile,
+    model_formats,
     profile_label,
     step_profile,
 )
@@ -138,8 +139,14 @@ def step_label(dep: Deployment) -> str:
 
         return source_label(dep.kernels)
     terms = dict(dep.budget.step_time_terms)
+    quant = dep.scheme.quantization
+    expert = table_format(dep.scheme.expert, quant) if dep.model.arch.moe is not None else None
     label = profile_label(
-        dep.settings.engine, terms, dep.settings.engine_version, hardware_id=dep.hardware.id
+        dep.settings.engine,
+        terms,
+        dep.settings.engine_version,
+        hardware_id=dep.hardware.id,
+        formats=model_formats(table_format(dep.scheme.linear, quant), expert),
     )
     label += _moe_rows_label(dep)
     label += _fp8_gemm_label(dep)

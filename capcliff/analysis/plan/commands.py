@@ -96,6 +96,26 @@ def online_quantization(dep: Deployment) -> str | None:
     return "fp8" if shipped.linear in (WeightDType.BF16, WeightDType.FP16) else None
 
 
+# vLLM and SGLang cast a checkpoint's 16-bit float weights to the other 16-bit type at load with
+# `--dtype` ("Casting between float16 and bfloat16 is allowed with a warning":
+# `_get_and_verify_dtype`, vllm/config/model.py and python/sglang/srt/configs/model_config.py).
+TORCH_DTYPE = {WeightDType.BF16: "bfloat16", WeightDType.FP16: "float16"}
+
+
+def cast_dtype(dep: Deployment) -> str | None:
+    """The engines' `--dtype` value where the planned weights are the shipped 16-bit float
+    weights cast to the other 16-bit type (bf16 <-> fp16, no quantization either side); None
+    otherwise."""
+    shipped = WeightScheme.as_shipped(dep.model.arch)
+    scheme = dep.scheme
+    if scheme == shipped or shipped.quantization is not None or scheme.quantization is not None:
+        return None
+    widths = {shipped.linear, shipped.expert, scheme.linear, scheme.expert}
+    if not widths <= TORCH_DTYPE.keys() or scheme.linear is not scheme.expert:
+        return None
+    return TORCH_DTYPE[scheme.linear]
+
+
 def engine_flags(
     dep: Deployment,
     chosen: tuple[LayoutMemory, int],
@@ -137,6 +157,7 @@ def engine_flags(
         moe=dep.model.arch.moe is not None,
         mla=dep.model.arch.mla is not None,
         quantization=None if checkpoint is not None else online_quantization(dep),
+        dtype=cast_dtype(dep),
         kv_cache_memory_bytes=dep.settings.kv_cache_memory,
         prefix_caching=None if caching is None else caching == "on",
         offload_cpu_bytes=offload.get("cpu", 0),
@@ -178,7 +199,12 @@ def engine_flags(
             "(a published quantized checkpoint of the model you serve is usually better)"
         )
     shipped = WeightScheme.as_shipped(dep.model.arch)
-    if dep.scheme != shipped and served.quantization is None and checkpoint is None:
+    if (
+        dep.scheme != shipped
+        and served.quantization is None
+        and served.dtype is None
+        and checkpoint is None
+    ):
         warnings.append(
             f"--weight-dtype {dep.scheme.linear.value}: the engines cannot quantize "
             f"{shipped.linear.value} weights to it while loading; serve a checkpoint quantized "
@@ -194,6 +220,11 @@ def engine_flags(
     commands = {"vllm": vllm_command(served), "sglang": sglang_command(served)}
     if dep.settings.engine is EngineName.TRTLLM:  # the budget planned is TensorRT-LLM's
         commands.update(_trtllm(served, dep.settings.free_gpu_memory_fraction, warnings))
+        if served.dtype is not None:  # tensorrt_llm/llmapi/llm_args.py BaseLlmArgs.dtype
+            warnings.append(
+                f"trtllm-serve: weights cast to {served.dtype} are dtype: {served.dtype} in "
+                "--extra_llm_api_options"
+            )
         warnings += unexpressed(served, "trtllm")
     return commands, warnings
 
