@@ -46,3 +46,13 @@ def test_a_poisson_check_scenario_says_so_and_its_cap(tmp_path: Path) -> None:
 def test_one_request_per_second_is_singular() -> None:
     one = WorkloadChoice(num_requests=30, isl=5, osl=(5,), arrival=Arrival.POISSON, rate_per_s=1.0)
     assert with_arrival("w", one) == "w, Poisson arrivals at 1 request/s"
+
+
+def test_a_count_of_one_reads_in_the_singular() -> None:
+    from capcliff.check.output import format_value
+
+    assert format_value(1, "replicas") == "1 replica"
+    assert format_value(2, "replicas") == "2 replicas"
+    assert format_value(1, "preemptions") == "1 preemption"
+    assert format_value(0, "preemptions") == "0 preemptions"
+    assert format_value(1.0, "s") == "1 s"

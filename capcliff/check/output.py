@@ -34,7 +34,13 @@ def format_value(value: Value, unit: str = "") -> str:
     if unit == "fraction":
         return _percent(value)
     text = f"{value:,.0f}" if abs(value) >= 1000 or isinstance(value, int) else f"{value:.4g}"
+    if text == "1" and unit in COUNT_UNITS:  # "1 replicas" (fuzz_random seeds 48-51)
+        unit = unit[:-1]
     return f"{text} {unit}" if unit else text
+
+
+# Units that count things, read in the singular beside exactly 1.
+COUNT_UNITS = ("replicas", "preemptions", "requests", "tokens")
 
 
 # Decimals a percentage may take before it is written in scientific notation.
