@@ -313,11 +313,6 @@ def _other_fleets(
     return [e for e, _ in found if e is not None], [n for e, n in found if e is None]
 
 
-def _gpus(count: int) -> str:
-    """'1 GPU', '4 GPUs' ("1 x tp1 (1 GPUs)": fuzz_random seed 43)."""
-    return f"{count} GPU{'' if count == 1 else 's'}"
-
-
 def _same_search(ctx: _Context, entry: FleetEntry, gpus: int) -> tuple[FleetEntry, list[str]]:
     """The planned GPU type's fleet line from the search every other type gets (replicas of each
     TP size, as many as the load needs) when that is cheaper than copies of the recommended
@@ -338,9 +333,9 @@ def _same_search(ctx: _Context, entry: FleetEntry, gpus: int) -> tuple[FleetEntr
     ):
         return entry, []
     return alt, [
-        f"{entry.gpu}: {alt.replicas} x {alt.layout} ({_gpus(alt.gpus)}) carries the load for "
-        f"less than {entry.replicas} x {entry.layout} ({_gpus(entry.gpus)}), the recommended "
-        "layout's copies: the fleet line is the cheaper"
+        f"{entry.gpu}: {alt.replicas} x {alt.layout} ({_counted(alt.gpus, 'GPU')}) carries the "
+        f"load for less than {entry.replicas} x {entry.layout} ({_counted(entry.gpus, 'GPU')}), "
+        "the recommended layout's copies: the fleet line is the cheaper"
     ]
 
 
@@ -379,7 +374,8 @@ def _overload_note(load: Load, best: LayoutEval, entry: FleetEntry, headroom: fl
 
 
 def _counted(n: int, noun: str) -> str:
-    """A count with its noun, singular for one ("tp1 on 1 GPUs", "1 nodes": seeds 37, 38)."""
+    """A count with its noun, singular for one ("tp1 on 1 GPUs", "1 nodes", "1 x tp1 (1 GPUs)":
+    fuzz_random seeds 37, 38, 43)."""
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
