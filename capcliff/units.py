@@ -225,3 +225,9 @@ def format_bytes(n_bytes: float) -> str:
     if abs(n_bytes) >= KB:
         return f"{n_bytes / KB:.1f} KB"
     return f"{n_bytes:.0f} B"
+
+
+def counted(n: float, noun: str, spec: str = ",") -> str:
+    """`n` with `noun`, singular for exactly one ("1 GPU", "4 GPUs", "2.5 turns"); `spec` is the
+    format of `n` (thousands separators by default)."""
+    return f"{n:{spec}} {noun}{'' if n == 1 else 's'}"

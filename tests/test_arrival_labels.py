@@ -56,3 +56,13 @@ def test_a_count_of_one_reads_in_the_singular() -> None:
     assert format_value(1, "preemptions") == "1 preemption"
     assert format_value(0, "preemptions") == "0 preemptions"
     assert format_value(1.0, "s") == "1 s"
+
+
+def test_counted_is_singular_for_exactly_one() -> None:
+    from capcliff.units import counted
+
+    assert counted(1, "GPU") == "1 GPU"
+    assert counted(1_024, "request") == "1,024 requests"
+    assert counted(1_024, "request", "") == "1024 requests"
+    assert counted(2.54, "turn", "g") == "2.54 turns"
+    assert counted(1.0, "turn", "g") == "1 turn"

@@ -43,6 +43,7 @@ from capcliff.sim.traffic.workload_rules import (
     check_shape_numbers,
     check_workload_numbers,
 )
+from capcliff.units import counted
 
 
 def is_online(requests: Requests) -> bool:
@@ -329,12 +330,12 @@ def with_arrival(label: str, choice: WorkloadChoice) -> str:
         return label
     if choice.preset_name in SESSION_PRESETS:
         users = choice.clients if choice.rate_per_s is None else None
-        return label if users is None else f"{label}, {users:,} user{'' if users == 1 else 's'}"
+        return label if users is None else f"{label}, {counted(users, 'user')}"
     if choice.arrival is Arrival.POISSON and choice.rate_per_s is not None:
         unit = "request/s" if choice.rate_per_s == 1 else "requests/s"
         return f"{label}, Poisson arrivals at {choice.rate_per_s:g} {unit}"
     if choice.arrival is Arrival.CLIENTS and choice.clients is not None:
-        return f"{label}, {choice.clients:,} closed-loop client{'' if choice.clients == 1 else 's'}"
+        return f"{label}, {counted(choice.clients, 'closed-loop client')}"
     return f"{label}, every request queued at t = 0 (batch)"
 
 

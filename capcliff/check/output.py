@@ -18,6 +18,7 @@ from capcliff.check.report import (
     Value,
     baseline_of,
 )
+from capcliff.units import counted
 
 MISSING = "-"
 PASS, FAIL, SKIP = "pass", "FAIL", "skip"
@@ -83,8 +84,8 @@ def summary(report: CheckReport) -> str:
     state = "all hold" if not failed else f"{failed} failed"
     scenarios = len(report.scenarios)
     return (
-        f"{scenarios} scenario{'' if scenarios == 1 else 's'}, "
-        f"{total} assertion{'' if total == 1 else 's'}: {state}"  # "1 scenarios, 1 assertions"
+        f"{counted(scenarios, 'scenario', '')}, "
+        f"{counted(total, 'assertion', '')}: {state}"  # "1 scenarios, 1 assertions"
     )
 
 
@@ -94,7 +95,7 @@ def _scenario_heading(s: ScenarioResult) -> str:
     on = " + ".join(f"{count} x {gpu}" for gpu, count in s.gpus_by_type.items())
     return (
         f"{s.model} on {on}, {layout}{source}, {s.engine}; {s.workload}, "
-        f"{s.num_requests} request{'' if s.num_requests == 1 else 's'}, at most "
+        f"{counted(s.num_requests, 'request', '')}, at most "
         f"{s.concurrency} running (concurrency)"
     )
 

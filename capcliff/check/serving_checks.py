@@ -11,6 +11,7 @@ from capcliff.analysis.plan.types import PlanReport
 from capcliff.check.report import AssertionResult, assertion, bound
 from capcliff.check.scenario import Outcome, online_plan
 from capcliff.check.spec import Expectations
+from capcliff.units import counted
 
 
 def serving_report(o: Outcome) -> PlanReport:
@@ -50,8 +51,8 @@ def serving_assertions(o: Outcome, e: Expectations) -> list[AssertionResult]:
         if entry is None:
             out.append(_missing("replicas_max", "<=", e.replicas_max, "replicas", why))
         else:
-            gpus = f"{entry.gpus} GPU{'' if entry.gpus == 1 else 's'}"  # "1 GPUs, 1 nodes"
-            nodes = f"{entry.nodes} node{'' if entry.nodes == 1 else 's'}"
+            gpus = counted(entry.gpus, "GPU", "")  # "1 GPUs, 1 nodes"
+            nodes = counted(entry.nodes, "node", "")
             detail = f"{entry.replicas} x {entry.layout} ({gpus}, {nodes})"
             out.append(
                 bound("replicas_max", e.replicas_max, entry.replicas, "replicas",

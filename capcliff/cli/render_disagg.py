@@ -10,7 +10,7 @@ from capcliff.analysis.disagg.fleet import CheapestReport
 from capcliff.analysis.disagg.plan import DisaggPlanReport
 from capcliff.analysis.disagg.report import DisaggregatedReport, PoolReport
 from capcliff.analysis.disagg.sweep import DisaggSweepReport
-from capcliff.units import GB
+from capcliff.units import GB, counted
 
 
 def _pool_line(role: str, pool: PoolReport) -> str:
@@ -166,7 +166,7 @@ def cheapest_view(report: CheapestReport) -> RenderableType:
         f"{prices}\nSearch: {report.search}"
     )
     verdict = (
-        f"Cheapest: {report.choice}, {report.gpus:,} GPU{'' if report.gpus == 1 else 's'}, "
+        f"Cheapest: {report.choice}, {counted(report.gpus or 0, 'GPU')}, "
         f"${report.usd_per_hour or 0:,.2f} per hour"
         if report.choice is not None
         else "Nothing tried meets the SLOs"

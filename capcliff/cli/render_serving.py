@@ -8,6 +8,7 @@ from rich.text import Text
 from capcliff.analysis.plan.types import FleetEntry, PlanLayout, PlanReport
 from capcliff.cli.step_text import step_text
 from capcliff.cli.tables import Column, fitted_table
+from capcliff.units import counted
 
 LAYOUT_HEADERS = (
     "layout", "KV tok/rep", "cliff/rep a/s", "cap/rep", "sat rps", "rps", "tok/s", "TTFT p99",
@@ -121,7 +122,8 @@ def _load_text(report: PlanReport) -> str:
         return "no load given: the most each layout sustains"
     if load.offered_rps is not None:
         return f"offered {load.offered_rps:,.2f} requests/s ({load.kind})"
-    return f"{load.clients:,} closed-loop user{'' if load.clients == 1 else 's'}"
+    assert load.clients is not None  # neither a rate nor users returned above
+    return counted(load.clients, "closed-loop user")
 
 
 def online_header(report: PlanReport) -> str:
@@ -185,7 +187,7 @@ def session_lines(report: PlanReport) -> list[str]:
         f"Sessions: one replica carries {s.sessions_per_s:,.3f} sessions/s "
         f"({s.requests_per_session:.2f} requests each) or {s.users:,.0f} users "
         f"(think {s.mean_think_s:.1f} s per request); at the load: prefix-cache hit {hit}, "
-        f"{s.preemptions:,} preemption{'' if s.preemptions == 1 else 's'}",
+        f"{counted(s.preemptions, 'preemption')}",
         *reuse_lines(report),
     ]
 

@@ -68,6 +68,7 @@ from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.report import report_header
+from capcliff.units import counted
 
 FLEET_TP_SIZES = (1, 2, 4, 8)  # the replicas tried on another GPU type (TP only: PP adds latency)
 
@@ -333,8 +334,8 @@ def _same_search(ctx: _Context, entry: FleetEntry, gpus: int) -> tuple[FleetEntr
     ):
         return entry, []
     return alt, [
-        f"{entry.gpu}: {alt.replicas} x {alt.layout} ({_counted(alt.gpus, 'GPU')}) carries the "
-        f"load for less than {entry.replicas} x {entry.layout} ({_counted(entry.gpus, 'GPU')}), "
+        f"{entry.gpu}: {alt.replicas} x {alt.layout} ({counted(alt.gpus, 'GPU')}) carries the "
+        f"load for less than {entry.replicas} x {entry.layout} ({counted(entry.gpus, 'GPU')}), "
         "the recommended layout's copies: the fleet line is the cheaper"
     ]
 
@@ -366,17 +367,11 @@ def _overload_note(load: Load, best: LayoutEval, entry: FleetEntry, headroom: fl
     )  # fmt: skip
     lay = best.memory.layout
     return (
-        f"overload: {offered} offered; {lay.name} on {_counted(lay.gpus, 'GPU')} sustains "
+        f"overload: {offered} offered; {lay.name} on {counted(lay.gpus, 'GPU')} sustains "
         f"{best.sustained_rps:,.2f} requests/s within the target. {entry.replicas} x "
-        f"{entry.layout} ({_counted(entry.gpus, 'GPU')}, {_counted(entry.nodes, 'node')}) carry "
+        f"{entry.layout} ({counted(entry.gpus, 'GPU')}, {counted(entry.nodes, 'node')}) carry "
         f"it with {headroom:.0%} headroom"
     )
-
-
-def _counted(n: int, noun: str) -> str:
-    """A count with its noun, singular for one ("tp1 on 1 GPUs", "1 nodes", "1 x tp1 (1 GPUs)":
-    fuzz_random seeds 37, 38, 43)."""
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _finite(value: float | None) -> float | None:

@@ -63,6 +63,7 @@ from capcliff.sim.traffic.workload_rules import (
     check_think_time,
     check_turns,
 )
+from capcliff.units import counted
 
 
 @dataclass(frozen=True)
@@ -212,7 +213,7 @@ def describe_sessions(spec: SessionSpec) -> str:
     """The session shape in one line, for a report's header: mean turns, new input and output
     tokens per turn, starting context, think time."""
     parts = [
-        f"{spec.mean_turns:g} turn{'' if spec.mean_turns == 1 else 's'}",  # "1 turns" (seed 36)
+        counted(spec.mean_turns, "turn", "g"),  # "1 turns" (seed 36)
         f"isl {_mean_tokens(spec.user_input, spec.max_context_tokens):,.0f}",
         f"osl {_mean_tokens(spec.output, spec.max_output_tokens):,.0f}",
     ]
