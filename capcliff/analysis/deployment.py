@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from capcliff.analysis.deployment_calibration import calibration_terms, merge_layout_mismatches
 from capcliff.analysis.deployment_settings import DeploymentSettings
+from capcliff.analysis.kv_cache_default import checkpoint_kv_note, resolved_kv_dtype
 from capcliff.analysis.max_model_len import check_model_context, context_length
 from capcliff.analysis.offload import offload_shortfall, offload_tiers, parse_offload
 from capcliff.analysis.setting_refusals import (
@@ -50,7 +51,7 @@ from capcliff.perf.speculation import (
 from capcliff.releases import parse_version
 from capcliff.sim.config import KVCapacity, SimConfig, parse_adp_balance
 from capcliff.sim.policy_names import VLLM_FULL_SEQUENCE_RELEASE
-from capcliff.units import KVDType, parse_kv_dtype, parse_weight_dtype
+from capcliff.units import KVDType, parse_weight_dtype
 
 if TYPE_CHECKING:
     from capcliff.perf.measured_kernels import KernelTarget
@@ -414,9 +415,10 @@ def resolve(
         if settings.weight_dtype is None
         else WeightScheme.quantised(arch, parse_weight_dtype(settings.weight_dtype))
     )
+    kv_dtype = resolved_kv_dtype(arch, settings)
     terms, warnings, step_terms, calibrated_acceptance = calibration_terms(
-        settings, model, hardware, weight_dtype=scheme.label_of(Storage.LINEAR), layout=layout,
-        base_dir=base_dir, force=force,
+        settings, model, hardware, weight_dtype=scheme.label_of(Storage.LINEAR),
+        kv_dtype=kv_dtype.value, layout=layout, base_dir=base_dir, force=force,
     )  # fmt: skip
     spec, accepted = _speculation(settings, model)
     budget = BudgetSettings(
@@ -443,9 +445,9 @@ def resolve(
         calibrated_terms=frozenset(terms),
         step_time_terms=step_terms,
     )
-    warnings = [*warnings, *unused, *unused_tiers(settings)]
+    kv_note = checkpoint_kv_note(arch, settings)
+    warnings = [*warnings, *unused, *unused_tiers(settings), *([kv_note] if kv_note else [])]
     accepted = calibrated_acceptance or accepted
-    kv_dtype = parse_kv_dtype(settings.kv_cache_dtype)
     return Deployment(
         model=model, hardware=hardware, settings=settings, budget=budget, scheme=scheme,
         kv_dtype=kv_dtype, warnings=tuple(warnings), speculation=spec, acceptance=accepted,

@@ -16,7 +16,7 @@ from capcliff.catalog.catalogs import Model
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.perf.speculation import Acceptance, parse_speculative
-from capcliff.units import GIB, parse_kv_dtype
+from capcliff.units import GIB
 
 
 def _refuse_terms_past_the_device(
@@ -61,6 +61,7 @@ def calibration_terms(
     hardware: HardwareSpec,
     *,
     weight_dtype: str,
+    kv_dtype: str,
     layout: str | None,
     base_dir: Path | None,
     force: bool,
@@ -82,7 +83,7 @@ def calibration_terms(
         model=model.id,
         gpu=hardware.id,
         weight_dtype=weight_dtype,
-        kv_cache_dtype=parse_kv_dtype(settings.kv_cache_dtype).value,
+        kv_cache_dtype=kv_dtype,
         layout=layout,
         model_shape=model.arch.shape_label,
     )

@@ -58,7 +58,8 @@ class DeploymentSettings(BaseModel):
     engine_version: str | None = None
     policy: str | None = None  # admission policy; default: the engine's (deployment.ENGINE_POLICY)
     weight_dtype: str | None = None  # default: as the checkpoint ships
-    kv_cache_dtype: str = "bf16"
+    # None: the engine's default, `auto` (kv_cache_default.resolved_kv_dtype)
+    kv_cache_dtype: str | None = None
     max_model_len: int | None = Field(default=None, ge=1)  # tokens; default: longest request
     allow_long_max_model_len: bool = False  # vLLM's VLLM_ALLOW_LONG_MAX_MODEL_LEN
     # a RoPE table over config.json's (vLLM --rope-scaling, --hf-overrides '{"rope_scaling":
@@ -237,13 +238,11 @@ class DeploymentSettings(BaseModel):
 
     @field_validator("kv_cache_dtype")
     @classmethod
-    def _kv_dtype(cls, value: str) -> str:
-        # `auto` (the engines' default) is the default's own name: outputs print bf16
-        return (
-            parse_kv_dtype(value).value
-            if value.strip().lower() == "auto"
-            else _accepted(parse_kv_dtype, value)
-        )
+    def _kv_dtype(cls, value: str | None) -> str | None:
+        # `auto` is the engines' default by its own name: left to the engine, as not given
+        if value is None or value.strip().lower() == "auto":
+            return None
+        return _accepted(parse_kv_dtype, value)
 
 
 def _accepted(parse: Any, text: str) -> str:

@@ -124,6 +124,9 @@ class Quantization:
     untargeted_native: bool = False
     # the output head is quantised too (GPTQ's `lm_head: true`, GPTQModel's `lm_head=True`)
     lm_head: bool = False
+    # the KV cache dtype the checkpoint ships scales for and asks its engine to use: ModelOpt's
+    # `kv_cache_quant_algo` ("fp8"); None where it names none (the engines' own default then)
+    kv_cache: str | None = None
 
     def format_of(self, module: str, *, expert: bool) -> WeightFormat | None:
         """The format of the weight of HF module `module`; None: stored in the native dtype."""
@@ -399,7 +402,18 @@ def _modelopt(raw: dict[str, Any], path: str) -> Quantization:
     if algo == "NVFP4" and group != fmt.group_size:
         fmt = WeightFormat(f"nvfp4-g{group}", 4, group, 1, FP8_BITS)
     skipped = _patterns(inner, path, "exclude_modules", "ignore")
-    return Quantization("modelopt", fmt, fmt, skipped)
+    return Quantization("modelopt", fmt, fmt, skipped, kv_cache=_modelopt_kv_cache(inner, path))
+
+
+def _modelopt_kv_cache(inner: dict[str, Any], path: str) -> str | None:
+    """ModelOpt's `kv_cache_quant_algo`: "fp8" for FP8, read as SGLang's
+    configure_kv_cache_dtype reads it (`kv_cache_quant_algo.upper() == "FP8"`); None when absent,
+    null or another algorithm (SGLang's and vLLM's `auto` take FP8 only; TensorRT-LLM's NVFP4 or
+    INT8 caches are not modelled, and are sized at the model's dtype)."""
+    algo = inner.get("kv_cache_quant_algo")
+    if algo is not None and not isinstance(algo, str):
+        raise _error(path, "kv_cache_quant_algo", f"must be a string or null, got {algo!r:.40}")
+    return "fp8" if algo is not None and algo.strip().upper() == "FP8" else None
 
 
 def _compressed_weights(scheme: dict[str, Any], path: str) -> WeightFormat:

@@ -179,7 +179,8 @@ MEMORY_OPTIONS: dict[str, Any] = {
         typer.Option(
             "--kv-cache-dtype",
             "--kv-dtype",
-            help="KV cache dtype: bf16 (default; auto, the engines' name for it), fp16, fp8.",
+            help="KV cache dtype: bf16, fp16, fp8 (default: the engine's auto, the checkpoint's "
+            "kv_cache_quant_algo where the release follows it, else bf16).",
         ),
     ],
     "max_model_len": Annotated[
