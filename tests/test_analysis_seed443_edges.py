@@ -52,4 +52,9 @@ def test_the_cap_grid_is_the_half_octave_factors_times_the_base() -> None:
 
     assert sweep_caps(replica(4096), 1000) == [500, 710, 1000, 1410, 2000]
     assert sweep_caps(replica(256), 1000) == [500, 710, 1000]
-    assert sweep_caps(replica(1500), 1000) == [500, 710, 1000, 1410, 1500]
+    # 2,000 clipped to a limit of 1,500: 1,410 lies within half a grid step (1.19) below it
+    # (1,500 / 1,410 = 1.06) and is the limit again; 1,800 / 1,410 = 1.28 keeps it
+    assert sweep_caps(replica(1500), 1000) == [500, 710, 1000, 1500]
+    assert sweep_caps(replica(1800), 1000) == [500, 710, 1000, 1410, 1800]
+    # the trial's case: a base of 45 under --max-num-seqs 64 tried 63 and 64 (64 / 63 = 1.02)
+    assert sweep_caps(replica(64), 45) == [22, 32, 45, 64]

@@ -89,6 +89,7 @@ SETTLE_FROM = 4
 MAX_DOUBLINGS = 3  # ... doubled at most three times (8 x the first)
 CLIFF_PERCENTILE = 99.0
 KNEE_GRID_FACTOR = 1.41  # the knee sits one grid step above the base, so the grid spans it
+HALF_GRID_STEP = 1.19  # sqrt(1.41): caps closer than this to the engine's limit are the limit
 
 
 @dataclass
@@ -339,9 +340,14 @@ def _extended_point(
 
 
 def sweep_caps(replica: Replica, base: int) -> list[int]:
-    """The cap grid of `saturation_sweep`: CAP_FACTORS x base, within the engine's limit."""
+    """The cap grid of `saturation_sweep`: CAP_FACTORS x base, within the engine's limit. Where
+    a factor is clipped to the limit, a cap within half a grid step below it is dropped: 63
+    beside a `--max-num-seqs` of 64 is the limit again, and the plan would name it as a choice."""
     limit = max(base, replica.config.max_num_seqs)
-    return sorted({max(1, min(limit, round(base * f))) for f in CAP_FACTORS})
+    caps = sorted({max(1, min(limit, round(base * f))) for f in CAP_FACTORS})
+    if any(round(base * f) > limit for f in CAP_FACTORS):
+        caps = [c for c in caps if c == limit or limit / c >= HALF_GRID_STEP]
+    return caps
 
 
 def saturation_sweep(
