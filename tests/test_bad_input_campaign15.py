@@ -427,8 +427,8 @@ def test_calibrate_refuses_a_kv_dtype_the_log_did_not_run(
 ) -> None:
     line = _one_line_error(["calibrate", str(V16), "--kv-dtype", kv], capsys)
     assert line == (
-        f"error: kv-cache-dtype: the log ran kv_cache_dtype=auto, not {kv} (the flag stands in "
-        "only where a log omits it)"
+        "error: kv-cache-dtype: the log ran kv_cache_dtype=auto, which stored bf16 for "
+        "llama-3.1-8b, not fp8 (the flag stands in only where a log omits it)"
     )
 
 

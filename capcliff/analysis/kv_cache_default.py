@@ -1,62 +1,27 @@
-"""The KV cache dtype an engine stores when `--kv-cache-dtype` is left at its default.
-
-Each engine's default is `auto`. Where the checkpoint names a KV cache quantisation of its own
-(ModelOpt's `kv_cache_quant_algo: FP8` in hf_quant_config.json, shipped with the k/v scales, as
-NVIDIA's FP4 and FP8 exports do), `auto` takes it at these releases:
-
-- TensorRT-LLM (PyTorch backend, every modelled release): `validate_and_set_kv_cache_quant`
-  leaves the checkpoint's quantisation in place for `auto` (start-up log line: 'KV cache
-  quantization set to "auto". Using checkpoint KV quantization.').
-- SGLang from 0.4.3: ModelRunner.configure_kv_cache_dtype maps `auto` to float8_e4m3fn (fnuz on
-  ROCm) when the model's quant_config has `kv_cache_quant_algo` "FP8"; added with ModelOpt's FP8
-  KV cache (sgl-project/sglang PR 3223, merged 2025-01-30, first in 0.4.3).
-- vLLM V1 from 0.14: the KV dtype is read from hf_quant_config.json when none is given
-  (vllm-project/vllm PR 30785, merged 2025-12-16; 0.14.0 is the first release cut wholly after
-  it, 0.13.0 may hold it too). Earlier releases, and V0, store the model's dtype.
-
-Elsewhere `auto` is the model's activation dtype: BF16 or FP16, 2 bytes an element alike
-(units.parse_kv_dtype).
-"""
+"""The KV cache dtype a deployment stores: the one given, else its engine's default
+(memory/kv_default.py: the checkpoint's own KV quantisation where the release follows it)."""
 
 from __future__ import annotations
 
 from capcliff.analysis.deployment_settings import DeploymentSettings
 from capcliff.catalog.architecture import Architecture
-from capcliff.memory.budget import EngineName
+from capcliff.memory.kv_default import checkpoint_kv_dtype
 from capcliff.releases import parse_version
 from capcliff.units import KVDType, parse_kv_dtype, parse_weight_dtype
 
-SGLANG_CHECKPOINT_KV_FROM = (0, 4, 3)
-VLLM_CHECKPOINT_KV_FROM = (0, 14, 0)
 
-
-def engine_takes_checkpoint_kv(engine: EngineName, version: str | None) -> bool:
-    """Whether `engine` at release `version` (None: the latest modelled) stores the KV cache in
-    the checkpoint's own KV quantisation when `--kv-cache-dtype` is not given."""
-    release = None if version is None else parse_version(version)
-    if engine is EngineName.TRTLLM:
-        return True
-    if engine is EngineName.SGLANG:
-        return release is None or release >= SGLANG_CHECKPOINT_KV_FROM
-    if engine is EngineName.VLLM:
-        return release is None or release >= VLLM_CHECKPOINT_KV_FROM
-    return False
-
-
-def checkpoint_kv_dtype(arch: Architecture, settings: DeploymentSettings) -> KVDType | None:
-    """The KV dtype the engine takes from the checkpoint when none is given; None where it
-    takes the model's dtype (no directive, an engine release that ignores it, a KV dtype given,
-    or weights quantised to another format than the checkpoint ships: another checkpoint)."""
-    quant = arch.quantization
-    if settings.kv_cache_dtype is not None or quant is None or quant.kv_cache is None:
+def _taken(arch: Architecture, settings: DeploymentSettings) -> KVDType | None:
+    """The checkpoint's KV dtype where the engine takes it for these settings: none given, and
+    the weights as shipped (weights quantised to another format are another checkpoint)."""
+    if settings.kv_cache_dtype is not None:
         return None
     if settings.weight_dtype is not None and (
         parse_weight_dtype(settings.weight_dtype) is not arch.linear_dtype
     ):
         return None
-    if not engine_takes_checkpoint_kv(settings.engine, settings.engine_version):
-        return None
-    return KVDType(quant.kv_cache)
+    version = settings.engine_version
+    release = None if version is None else parse_version(version)
+    return checkpoint_kv_dtype(arch, settings.engine, release)
 
 
 def resolved_kv_dtype(arch: Architecture, settings: DeploymentSettings) -> KVDType:
@@ -64,12 +29,12 @@ def resolved_kv_dtype(arch: Architecture, settings: DeploymentSettings) -> KVDTy
     engine takes it, else the model's (BF16)."""
     if settings.kv_cache_dtype is not None:
         return parse_kv_dtype(settings.kv_cache_dtype)
-    return checkpoint_kv_dtype(arch, settings) or KVDType.BF16
+    return _taken(arch, settings) or KVDType.BF16
 
 
 def checkpoint_kv_note(arch: Architecture, settings: DeploymentSettings) -> str | None:
     """One line saying the KV cache is the checkpoint's FP8, not a 16-bit one (None elsewhere)."""
-    taken = checkpoint_kv_dtype(arch, settings)
+    taken = _taken(arch, settings)
     if taken is None:
         return None
     return (

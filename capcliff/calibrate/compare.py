@@ -17,6 +17,7 @@ from capcliff.catalog.layout import Layout, parse_layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.memory.budget import BudgetSettings, EngineName
+from capcliff.memory.kv_default import checkpoint_kv_dtype
 from capcliff.memory.layout_memory import LayoutMemory, layout_memory
 from capcliff.memory.overheads import DEFAULT_CUDA_CONTEXT_BYTES, vllm_graphs_in_budget
 from capcliff.memory.params import Storage
@@ -105,9 +106,31 @@ def stated_max_model_len(log: StartupLog) -> int | None:
 
 
 def log_kv_dtype(log: StartupLog, default: KVDType) -> KVDType:
-    """The KV cache dtype the log names ('auto' keeps the model's)."""
+    """The KV cache dtype the log names; `default` where it says 'auto' or nothing."""
     value = str(log.config.get("kv_cache_dtype", "auto"))
     return KVDType.FP8 if value.startswith("fp8") else default
+
+
+def _auto_kv_dtype(
+    log: StartupLog, model: Model, engine: EngineName, given: KVDType | None, as_shipped: bool
+) -> KVDType:
+    """What the log's `auto` (or silence) stored: the flag given, else the checkpoint's KV
+    quantisation where the log's engine release takes it (memory/kv_default.py), else the
+    model's 16-bit dtype. A flag of another width than a vLLM or SGLang `auto` is refused."""
+    taken = checkpoint_kv_dtype(model.arch, engine, _release(log)) if as_shipped else None
+    auto = taken or KVDType.BF16
+    stated = log.config.get("kv_cache_dtype")
+    if (
+        given is not None
+        and str(stated) == "auto"
+        and engine is not EngineName.TRTLLM  # its log names no dtype of its own: the flag says it
+        and (given is KVDType.FP8) != (auto is KVDType.FP8)
+    ):
+        raise InputError(
+            f"kv-cache-dtype: the log ran kv_cache_dtype=auto, which stored {auto.value} for "
+            f"{model.id}, not {given.value} (the flag stands in only where a log omits it)"
+        )
+    return given or auto
 
 
 def log_scheme(log: StartupLog, model: Model) -> WeightScheme:
@@ -338,7 +361,7 @@ def calibrate(
     hardware: HardwareSpec,
     *,
     base: BudgetSettings,
-    kv_dtype: KVDType = KVDType.BF16,
+    kv_dtype: KVDType | None = None,
     scheme: WeightScheme | None = None,
     max_model_len: int | None = None,
     source: str = "",
@@ -367,7 +390,8 @@ def calibrate(
     fallback = default if max_model_len is None else max_model_len
     length = log_max_model_len(log, fallback)
     weights = log_scheme(log, model) if scheme is None else scheme
-    kv = log_kv_dtype(log, kv_dtype)
+    shipped = scheme is None or scheme == WeightScheme.as_shipped(model.arch)
+    kv = log_kv_dtype(log, _auto_kv_dtype(log, model, settings.engine, kv_dtype, shipped))
 
     def predict(s: BudgetSettings) -> LayoutMemory:
         return layout_memory(

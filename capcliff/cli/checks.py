@@ -179,7 +179,9 @@ def calibrate(
         resolved,
         get_hardware(gpu or DEFAULT_GPU),
         base=BudgetSettings(),
-        kv_dtype=parse_kv_dtype(kv_dtype),
+        kv_dtype=None
+        if (given_kv or "auto").strip().lower() == "auto"
+        else parse_kv_dtype(kv_dtype),
         scheme=None
         if weight_dtype is None
         else WeightScheme.quantised(resolved.arch, parse_weight_dtype(weight_dtype)),
@@ -218,15 +220,16 @@ def _refuse_another_kv_dtype(log: StartupLog, given: str | None) -> None:
     """--kv-cache-dtype (`given`; None: not given) against a log that states its own: the flag
     stood in for the log's `auto` and fitted another cache (`--kv-dtype fp8` on a vLLM log of
     `auto`, a 16-bit cache, sized half the KV bytes per token)."""
-    from capcliff.calibrate.startup_logs import LogFormat
     from capcliff.units import parse_kv_dtype
 
     stated = log.config.get("kv_cache_dtype")
     if given is None or stated is None:
         return
     kv_dtype = parse_kv_dtype(given).value
-    if str(stated) == "auto" and log.format is LogFormat.TRTLLM:
-        return  # TensorRT-LLM's auto takes the checkpoint's KV quantization: the flag says it
+    if str(stated) == "auto":
+        # auto takes the checkpoint's KV quantization where the release does (TensorRT-LLM's:
+        # the flag says it; SGLang's and vLLM's: compare.log_kv_dtype, against the model)
+        return
     try:
         ran = parse_kv_dtype(str(stated)).value  # vLLM's and SGLang's auto: the model's dtype
     except InputError:

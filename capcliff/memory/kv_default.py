@@ -1,0 +1,51 @@
+"""The KV cache dtype an engine stores when `--kv-cache-dtype` is left at its default.
+
+Each engine's default is `auto`. Where the checkpoint names a KV cache quantisation of its own
+(ModelOpt's `kv_cache_quant_algo: FP8` in hf_quant_config.json, shipped with the k/v scales, as
+NVIDIA's FP4 and FP8 exports do), `auto` takes it at these releases:
+
+- TensorRT-LLM (PyTorch backend, every modelled release): `validate_and_set_kv_cache_quant`
+  leaves the checkpoint's quantisation in place for `auto` (start-up log line: 'KV cache
+  quantization set to "auto". Using checkpoint KV quantization.').
+- SGLang from 0.4.3: ModelRunner.configure_kv_cache_dtype maps `auto` to float8_e4m3fn (fnuz on
+  ROCm) when the model's quant_config has `kv_cache_quant_algo` "FP8"; added with ModelOpt's FP8
+  KV cache (sgl-project/sglang PR 3223, merged 2025-01-30, first in 0.4.3).
+- vLLM V1 from 0.14: the KV dtype is read from hf_quant_config.json when none is given
+  (vllm-project/vllm PR 30785, merged 2025-12-16; 0.14.0 is the first release cut wholly after
+  it, 0.13.0 may hold it too). Earlier releases, and V0, store the model's dtype.
+
+Elsewhere `auto` is the model's activation dtype: BF16 or FP16, 2 bytes an element alike
+(units.parse_kv_dtype).
+"""
+
+from __future__ import annotations
+
+from capcliff.catalog.architecture import Architecture
+from capcliff.memory.budget import EngineName
+from capcliff.units import KVDType
+
+SGLANG_CHECKPOINT_KV_FROM = (0, 4, 3)
+VLLM_CHECKPOINT_KV_FROM = (0, 14, 0)
+
+
+def engine_takes_checkpoint_kv(engine: EngineName, release: tuple[int, int, int] | None) -> bool:
+    """Whether `engine` at `release` (None: the latest modelled) stores the KV cache in the
+    checkpoint's own KV quantisation when `--kv-cache-dtype` is not given."""
+    if engine is EngineName.TRTLLM:
+        return True
+    if engine is EngineName.SGLANG:
+        return release is None or release >= SGLANG_CHECKPOINT_KV_FROM
+    if engine is EngineName.VLLM:
+        return release is None or release >= VLLM_CHECKPOINT_KV_FROM
+    return False
+
+
+def checkpoint_kv_dtype(
+    arch: Architecture, engine: EngineName, release: tuple[int, int, int] | None
+) -> KVDType | None:
+    """The KV dtype `engine` at `release` takes from the checkpoint as shipped when none is
+    given; None where it takes the model's dtype (no directive, or a release that ignores it)."""
+    quant = arch.quantization
+    if quant is None or quant.kv_cache is None or not engine_takes_checkpoint_kv(engine, release):
+        return None
+    return KVDType(quant.kv_cache)
