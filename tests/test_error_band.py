@@ -43,10 +43,15 @@ def test_an_engine_without_rows_gets_the_wider_of_every_engines_bands_and_says_s
     for metric in ("throughput", "tpot", "ttft"):
         assert getattr(band, metric) == max(on_gpu[metric], overall[metric])
     assert band.throughput >= on_gpu["throughput"] and band.throughput >= overall["throughput"]
-    # calibrated, the same rule: max(0.1009, 0.0846) and max(0.1235, 0.0850), both wider than
-    # the uncalibrated max(0.0638, 0.0744) and max(0.0751, 0.0731): calibrating is not advised
+    # calibrated, the same rule on the file's calibrated medians; where both are wider than the
+    # uncalibrated ones (they are in the file written after the checkpoint's KV dtype: 0.1178
+    # and 0.146 against 0.0874 and 0.0861), calibrating is not advised
+    cal_on, cal_all = data["all"]["h200"]["calibrated"], data["all"]["all"]["calibrated"]
+    wider = {m: max(cal_on[m], cal_all[m]) for m in ("throughput", "tpot")}
+    assert all(wider[m] > getattr(band, m) for m in wider)
     assert "calibrate to tighten" not in band.describe()
-    assert "did not tighten it in validation: throughput ±10 %, TPOT ±12 %" in band.describe()
+    said = f"throughput ±{wider['throughput'] * 100:.0f} %, TPOT ±{wider['tpot'] * 100:.0f} %"
+    assert f"did not tighten it in validation: {said}" in band.describe()
     unknown = error_band(engine, "no-such-gpu", calibrated=False)  # no rows for the GPU either
     assert unknown.throughput == overall["throughput"]
 
