@@ -1,0 +1,71 @@
+"""A second expert user's trial (2026-12-07, h-user2): figures that contradicted each other."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from capcliff.analysis.deployment import Deployment, resolve
+from capcliff.analysis.deployment_settings import settings_of
+from capcliff.catalog.catalogs import get_hardware, get_model
+from capcliff.catalog.layout import Layout
+from capcliff.cli.main import main
+
+
+def _dep(model: str, gpu: str = "h200-sxm", engine: str = "vllm") -> Deployment:
+    return resolve(get_model(model), get_hardware(gpu), settings_of({"engine": engine}))
+
+
+# --- 1. another GPU type's fleet line is searched over the planned type's unit shapes ----------
+
+
+def test_a_dense_models_fleet_units_are_one_replica_of_each_tp_size() -> None:
+    from capcliff.analysis.plan.online import fleet_units
+
+    # Llama-3.1-8B has no experts: the units are TP 1, 2, 4 and 8 (no PP: it adds latency)
+    units = fleet_units(_dep("llama-3.1-8b"), 8)
+    assert units == [Layout(tp=1), Layout(tp=2), Layout(tp=4), Layout(tp=8)]
+
+
+def test_a_moe_models_fleet_units_include_the_attention_dp_group_and_ep_in_tp() -> None:
+    from capcliff.analysis.plan.online import fleet_units
+
+    # DeepSeek-R1 on 8 GPUs: dp8-ep8 (eight attention ranks in lockstep, one unit of 8 GPUs) and
+    # tp8-ep8 (EP inside one TP8 replica) are layouts `plan` itself evaluates on the planned type
+    units = fleet_units(_dep("deepseek-r1", engine="sglang"), 8)
+    assert Layout(dp=8, ep=8) in units
+    assert Layout(tp=8, ep=8) in units
+    assert all(unit.pp == 1 for unit in units)
+
+
+def test_fleet_units_stop_at_the_gpus_of_a_node() -> None:
+    from capcliff.analysis.plan.online import fleet_units
+
+    # GB200 nodes hold 4 GPUs: no 8-GPU unit; the 4-rank attention-DP group dp4-ep4 is one
+    units = fleet_units(_dep("deepseek-r1", gpu="gb200", engine="sglang"), 4)
+    assert max(unit.gpus for unit in units) == 4
+    assert Layout(dp=4, ep=4) in units
+
+
+def test_a_named_layouts_unit_joins_the_fleet_units() -> None:
+    from capcliff.analysis.plan.online import fleet_units
+
+    # a PP layout is never tried unasked, but one named is (its unit: one tp2-pp2 replica)
+    units = fleet_units(_dep("llama-3.1-70b"), 8, (Layout(dp=2, tp=2, pp=2),))
+    assert Layout(tp=2, pp=2) in units
+
+
+def test_another_gpu_types_fleet_line_of_deepseek_is_its_attention_dp_group(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Before: `--gpu h200-sxm,b200` sized B200's line on TP replicas only (tp8, $3.59 per million
+    # output tokens) beside H200's dp8-ep8 ($2.01), while `--gpu b200` alone recommends dp8-ep8
+    # at 4.36x tp8's rate. B200's line is now the layout its own plan recommends.
+    args = ["plan", "deepseek-r1", "--engine", "sglang", "--gpus", "8", "--layout",
+            "tp8,dp8-ep8", "--workload", "reasoning", "--gpu", "h200-sxm,b200", "--jobs", "1",
+            "--format", "json"]  # fmt: skip
+    assert main(args) == 0
+    fleet = {line["gpu"]: line for line in json.loads(capsys.readouterr().out)["fleet"]}
+    assert fleet["b200"]["layout"] == "dp8-ep8"
+    assert fleet["h200-sxm"]["layout"] == "dp8-ep8"
