@@ -69,3 +69,53 @@ def test_another_gpu_types_fleet_line_of_deepseek_is_its_attention_dp_group(
     fleet = {line["gpu"]: line for line in json.loads(capsys.readouterr().out)["fleet"]}
     assert fleet["b200"]["layout"] == "dp8-ep8"
     assert fleet["h200-sxm"]["layout"] == "dp8-ep8"
+
+
+# --- 2. the past-the-cliff advice agrees with the sweet spot ------------------------------------
+
+
+def _sweep(capsys: pytest.CaptureFixture[str], *extra: str) -> str:
+    # DeepSeek-R1-Distill-Qwen-32B on 8 x H200, dp4-tp2: 1,000 + 16,000 tokens peak at 16,999
+    # tokens = 1,063 blocks of 16; 45,178 blocks per replica hold 42 such requests, 168 over the
+    # 4 replicas (the analytic cliff)
+    args = ["sweep", "deepseek-r1-distill-qwen-32b", "--gpus", "8", "--layout", "dp4-tp2",
+            "--isl", "1000", "--osl", "16000", "--num-requests", "400", *extra]  # fmt: skip
+    assert main(args) == 0
+    return capsys.readouterr().out
+
+
+def test_the_analytic_cliff_of_several_replicas_says_each_ones_share(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = _sweep(capsys, "--concurrency", "128")
+    assert "analytic p99 cliff: 168 concurrent requests over 4 replicas, 42 each" in out
+
+
+def test_past_the_cliff_at_the_sweet_spot_the_advice_does_not_lower_the_cap(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 400 requests at once (cap 400 over 4 replicas, 100 each > 42) preempt, yet finish sooner
+    # than at 128 (32 each, no preemption): the sweet spot is the point past the cliff, so
+    # "lower the cap" would lose throughput
+    out = _sweep(capsys, "--concurrency", "128,400", "--format", "json")
+    series = json.loads(out)["series"][0]
+    assert series["sweet_spot"]["concurrency"] == 400
+    past = series["points"][-1]["past_cliff"]
+    assert past["dominant"] == "preemption"
+    assert "lower the cap" not in past["advice"]
+    assert "no lower cap of this sweep does better" in past["advice"]
+
+
+def test_past_the_sweet_spot_the_advice_still_lowers_the_cap() -> None:
+    from capcliff.analysis.sweep.failure import ADVICE, PastCliff, within_sweet_spot
+
+    past = PastCliff(
+        preemptions_per_request=1.0, peak_waiting=0, mean_waiting=0, mean_wait_s=0,
+        kv_blocked_s=0, hit_rate=None, hit_rate_before_cliff=None, hit_rate_after_cliff=None,
+        recompute_share=0.3, cache_loss_share=0.0, dominant="preemption",
+        advice=ADVICE["preemption"],
+    )  # fmt: skip
+    assert "lower the cap" in past.advice  # a point past the sweet spot keeps it
+    assert "lower the cap" not in within_sweet_spot(past).advice
+    queueing = past.model_copy(update={"dominant": "queueing", "advice": ADVICE["queueing"]})
+    assert within_sweet_spot(queueing).advice == ADVICE["queueing"]
