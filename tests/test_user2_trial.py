@@ -119,3 +119,37 @@ def test_past_the_sweet_spot_the_advice_still_lowers_the_cap() -> None:
     assert "lower the cap" not in within_sweet_spot(past).advice
     queueing = past.model_copy(update={"dominant": "queueing", "advice": ADVICE["queueing"]})
     assert within_sweet_spot(queueing).advice == ADVICE["queueing"]
+
+
+# --- 3. calibrate: a negative figure the log states is not blamed on the modeled weights --------
+
+
+def test_a_negative_graph_figure_in_a_vllm_log_is_said_to_be_the_logs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # the V37 log (vLLM 0.15.0, Llama-3.3-70B FP4, one B200) says "Graph capturing finished in 1
+    # secs, took -8.31 GiB" and "Model loading took 39.89 GiB", above the modeled 39.81 GiB: the
+    # modeled weights are smaller, so they cannot explain the negative figure
+    notes = _calibration_notes(capsys, "vllm_v1_v37_llama33_70b_fp4_b200_tp1.txt", "b200")
+    assert notes == [
+        "note: cudagraph: the log states -8.31 GiB: free memory rose during that stage (memory "
+        "released there, not the term's), so the term is taken as 0"
+    ]
+
+
+def _calibration_notes(capsys: pytest.CaptureFixture[str], log: str, gpu: str) -> list[str]:
+    assert main(["calibrate", f"tests/fixtures/logs/{log}", "--gpu", gpu]) == 0
+    return [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+
+
+def test_a_negative_trtllm_runtime_buffer_is_blamed_on_the_modeled_weights() -> None:
+    from types import SimpleNamespace
+
+    from capcliff.calibrate.compare import _negative_note
+    from capcliff.calibrate.startup_logs import LogFormat
+
+    # TensorRT-LLM's buffers are total - free - modeled weights - context: below 0 only where
+    # the modeled weights exceed what the engine loaded
+    log = SimpleNamespace(format=LogFormat.TRTLLM)
+    note = _negative_note("activation_peak", -1.5, log)  # type: ignore[arg-type]
+    assert "modeled weights are larger" in note
