@@ -153,3 +153,18 @@ def test_a_negative_trtllm_runtime_buffer_is_blamed_on_the_modeled_weights() -> 
     log = SimpleNamespace(format=LogFormat.TRTLLM)
     note = _negative_note("activation_peak", -1.5, log)  # type: ignore[arg-type]
     assert "modeled weights are larger" in note
+
+
+# --- 4. the reuse advice measures the offload size given ----------------------------------------
+
+
+def test_the_offload_sizes_tried_include_the_one_given() -> None:
+    from capcliff.analysis.plan.reuse_advice import offload_sizes
+    from capcliff.units import GIB
+
+    # one H200's share of its node's host DRAM is 2 TB / 8 = 250 GB: 64 GiB (68.7 GB) and
+    # 128 GiB (137.4 GB) fit, 256 GiB (274.9 GB) does not; the 100 GiB given is tried between
+    settings = settings_of({"offload": "cpu:100GiB"})
+    dep = resolve(get_model("llama-3.1-8b"), get_hardware("h200-sxm"), settings)
+    sizes = offload_sizes(dep, dep.memory(Layout(tp=1), 32_768))
+    assert sizes == [64 * GIB, 100 * GIB, 128 * GIB]
