@@ -168,3 +168,21 @@ def test_the_offload_sizes_tried_include_the_one_given() -> None:
     dep = resolve(get_model("llama-3.1-8b"), get_hardware("h200-sxm"), settings)
     sizes = offload_sizes(dep, dep.memory(Layout(tp=1), 32_768))
     assert sizes == [64 * GIB, 100 * GIB, 128 * GIB]
+
+
+# --- 5. counts of one read in the singular ------------------------------------------------------
+
+
+def test_a_one_gpu_pool_reads_one_gpu_and_one_replica() -> None:
+    from types import SimpleNamespace
+
+    from capcliff.cli.render_disagg import _pool_line
+
+    # `plan --disagg` printed "prefill: 1 x tp1 on h200-sxm (1 GPUs, 1 replicas, ..."
+    pool = SimpleNamespace(
+        instances=1, layout="tp1", hardware="h200-sxm", gpus=1, replicas=1,
+        kv_blocks_per_replica=14_777, block_size=16, utilization=0.08, peak_kv_utilization=0.03,
+        mean_kv_utilization=0.0, preemptions=0,
+    )  # fmt: skip
+    line = _pool_line("prefill", pool)  # type: ignore[arg-type]
+    assert line.startswith("prefill: 1 x tp1 on h200-sxm (1 GPU, 1 replica, 14,777 KV blocks")
