@@ -186,3 +186,22 @@ def test_a_one_gpu_pool_reads_one_gpu_and_one_replica() -> None:
     )  # fmt: skip
     line = _pool_line("prefill", pool)  # type: ignore[arg-type]
     assert line.startswith("prefill: 1 x tp1 on h200-sxm (1 GPU, 1 replica, 14,777 KV blocks")
+
+
+# --- 6. plan --disagg at a rate compares the splits with the layout and cap plan recommends -----
+
+
+def test_the_disagg_plans_aggregated_side_at_a_rate_is_the_online_plans_recommendation(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Before: the aggregated side was the batch plan's sweet spot on the same arrivals (dp2 at
+    # 140 running requests, 70 a replica), while `plan` without --disagg recommends dp2 at
+    # max_num_seqs 236 a replica; the two commands now agree: 236 x 2 replicas = 472
+    args = ["plan", "deepseek-r1-distill-llama-8b", "--gpus", "2", "--isl", "2048", "--osl",
+            "1024", "--rate", "8", "--slo-ttft", "2", "--slo-tpot", "0.05", "--jobs", "1",
+            "--format", "json"]  # fmt: skip
+    assert main(args) == 0
+    rec = json.loads(capsys.readouterr().out)["recommended"]
+    assert main([*args, "--disagg"]) == 0
+    agg = json.loads(capsys.readouterr().out)["aggregated"]
+    assert (agg["layout"], agg["concurrency"]) == (rec["layout"], rec["max_num_seqs"] * rec["dp"])

@@ -396,6 +396,29 @@ def _finite(value: float | None) -> float | None:
     return value if value is not None and value != float("inf") else None
 
 
+def _context(
+    dep: Deployment, workload: WorkloadChoice, seed: int, options: OnlineOptions
+) -> _Context:
+    online = OnlineWorkload(workload, seed)
+    reference = online.reference(REFERENCE_REQUESTS)
+    length = dep.context_length(reference, bound=online.choice.longest_request_bound)
+    return _Context(dep, length, online, options)
+
+
+def recommended_layout(
+    dep: Deployment, *, gpus: int, workload: WorkloadChoice, seed: int, options: OnlineOptions
+) -> tuple[Layout, int] | None:
+    """The layout and cap per replica `build_online_plan` recommends (the same search and tie
+    rule), without its fleet, reuse advice and engine lines; None where it recommends none."""
+    ctx = _context(dep, workload, seed, options)
+    _, found = _search(ctx, dep, gpus)
+    if best_layout(found) is None:
+        return None
+    chosen, _, _ = decide([_option(ev) for ev in found.values() if _ranked(ev)], ctx.band)
+    ev = found[chosen.name]
+    return ev.memory.layout, ev.capacity.cap
+
+
 def build_online_plan(
     dep: Deployment,
     *,
@@ -405,10 +428,9 @@ def build_online_plan(
     options: OnlineOptions,
 ) -> PlanReport:
     """Every layout's online capacity on `gpus` GPUs, one recommended, and the fleet."""
-    online = OnlineWorkload(workload, seed)
+    ctx = _context(dep, workload, seed, options)
+    online, length = ctx.workload, ctx.max_model_len
     reference = online.reference(REFERENCE_REQUESTS)
-    length = dep.context_length(reference, bound=online.choice.longest_request_bound)
-    ctx = _Context(dep, length, online, options)
     memories = _memories(ctx, dep, gpus)
     # the other GPU types' fleets run beside this type's search, where a layout fits to size
     # one on (with one worker they wait for `_recommend`, as before)
