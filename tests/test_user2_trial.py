@@ -205,3 +205,38 @@ def test_the_disagg_plans_aggregated_side_at_a_rate_is_the_online_plans_recommen
     assert main([*args, "--disagg"]) == 0
     agg = json.loads(capsys.readouterr().out)["aggregated"]
     assert (agg["layout"], agg["concurrency"]) == (rec["layout"], rec["max_num_seqs"] * rec["dp"])
+
+
+# --- 7. SGLang pools a sliding-window model's KV by its own rule -------------------------------
+
+
+def _memory_kv(capsys: pytest.CaptureFixture[str], model: str, *extra: str) -> dict[str, int]:
+    assert main(["memory", model, "--layout", "tp1", "--gpus", "1", "--format", "json",
+                 *extra]) == 0  # fmt: skip
+    layout = json.loads(capsys.readouterr().out)["layouts"][0]
+    return {k: layout[k] for k in ("kv_bytes_per_token_per_gpu", "kv_capacity_tokens_per_replica")}
+
+
+def test_sglang_pools_gpt_oss_sliding_layers_at_four_fifths_of_the_full_pool(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # gpt-oss-120b: 18 full and 18 sliding layers of 2 x 8 KV heads x 64 x 2 B = 2,048 B a token.
+    # SGLang's hybrid-SWA pool (GptOssForCausalLM): full x 18 + 0.8 full x 18 = the tokens all 36
+    # layers would hold, so a full-pool token costs 2,048 x (18 + 0.8 x 18) = 66,355.2 -> 66,356 B
+    # (before: vLLM's window rule, 2,048 x 18 x (1 + (128 + 8,192) / 32,768) = 46,224 B)
+    kv = _memory_kv(capsys, "gpt-oss-120b", "--engine", "sglang", "--max-model-len", "32768")
+    assert kv["kv_bytes_per_token_per_gpu"] == 66_356
+
+
+def test_sglang_pools_gemma_3_sliding_layers_in_full(capsys: pytest.CaptureFixture[str]) -> None:
+    # Gemma3ForConditionalGeneration is not a hybrid-SWA class in SGLang: one pool for every layer,
+    # 62 x 2 x 16 KV heads x 128 x 2 B = 507,904 B a token
+    kv = _memory_kv(capsys, "gemma-3-27b", "--engine", "sglang")
+    assert kv["kv_bytes_per_token_per_gpu"] == 507_904
+
+
+def test_vllm_still_counts_a_sliding_layer_up_to_its_window_and_chunk(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # vLLM at 131,072 tokens: 18 x 2,048 + 18 x 2,048 x (128 + 8,192) / 131,072 = 39,204 B
+    assert _memory_kv(capsys, "gpt-oss-120b")["kv_bytes_per_token_per_gpu"] == 39_204
