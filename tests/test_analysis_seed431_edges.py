@@ -92,6 +92,6 @@ def test_when_nothing_meets_the_search_is_quoted_up_to_its_dearest_option() -> N
     # less 1 skipped split were simulated
     assert cheapest_reasons(spent, None, (False, None, False)) == [
         f"no option up to {MAX_NODES} nodes of h100-sxm, h200-sxm ($48.50 per hour) meets the "
-        "SLOs at this rate (2 option(s) simulated, 1 split(s) skipped as their prefill pool "
+        "SLOs at this rate (2 options simulated, 1 split skipped as their prefill pool "
         "falls behind)"
     ]

@@ -278,7 +278,7 @@ def test_the_chosen_split_says_how_many_served_and_how_much_room_it_has(
     best, why = plan.chosen_split(None, splits, object(), Slo(ttft_s=2.0, tpot_s=0.05))  # type: ignore[arg-type]
     assert (best.key, best.result, best.state) == (cheap.key, "grown", "settled")
     assert why == [
-        "2 of 3 split(s) serve the rate on the first 400 requests; this one costs the fewest $ "
+        "2 of 3 splits serve the rate on the first 400 requests; this one costs the fewest $ "
         "per hour ($12.00; at equal cost, the most room under the SLOs wins) and uses 50% of "
         "the SLO"
     ]

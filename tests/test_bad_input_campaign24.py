@@ -205,5 +205,6 @@ def test_offload_past_the_host_names_the_tier_that_fits(capsys: pytest.CaptureFi
     answer = json.loads(capsys.readouterr().out)
     assert (code, answer["fits"]) == (0, False)
     assert answer["fixes"] == [
-        "offload tiers its 1 GPU(s) hold: at most --offload cpu:250GB,nvme:3840GB per replica (tp1)"
+        "offload within the host of a replica's 1 GPU: at most --offload "
+        "cpu:250GB,nvme:3840GB per replica (tp1)"
     ]

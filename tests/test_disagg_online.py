@@ -60,10 +60,10 @@ def test_the_reason_counts_the_splits_that_serve_the_rate_even_when_only_one_doe
     # max(2.5 / 5, 0.045 / 0.06) = 75 % of the SLO; "none serves" is said only when none does
     state = _state(2.5, 0.045)
     one = rank_reason(state, SLO, among=1, of=3, first=1000, usd_per_hour=98.0)
-    assert one.startswith("1 of 3 split(s) serve the rate on the first 1,000 requests")
+    assert one.startswith("1 of 3 splits serves the rate on the first 1,000 requests")
     assert "($98.00;" in one and one.endswith("uses 75% of the SLO")
     none = rank_reason(state, SLO, among=0, of=3, first=1000, usd_per_hour=98.0)
-    assert none.startswith("none of the 3 split(s) tried serves the rate")
+    assert none.startswith("none of the 3 splits tried serves the rate")
     assert "(4,096 output tok/s in steady state)" in none
 
 

@@ -11,7 +11,7 @@ from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.perf.step_time import host_link_bytes_per_s
 from capcliff.sim.reuse.kv_tiers import KVTier
-from capcliff.units import GB, GIB, parse_bytes
+from capcliff.units import GB, GIB, counted, parse_bytes
 
 TIER_NAMES = ("cpu", "nvme")  # fastest first
 MICROSECOND = 1e-6
@@ -59,7 +59,7 @@ def offload_shortfall(
             held = have * gpus_per_replica / GB
             return (
                 f"offload {name}: {size / GB:.0f} GB per replica is more than {what} of its "
-                f"{gpus_per_replica} GPU(s) on {hardware.id} ({held:.0f} GB)"
+                f"{counted(gpus_per_replica, 'GPU')} on {hardware.id} ({held:.0f} GB)"
             )
     return None
 

@@ -13,7 +13,7 @@ from capcliff.catalog.layout import Layout, enumerate_layouts
 from capcliff.errors import InputError
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.weights import WeightScheme
-from capcliff.units import GB, KVDType, WeightDType
+from capcliff.units import GB, KVDType, WeightDType, counted
 
 
 def fit_fixes(
@@ -77,8 +77,8 @@ def _offload_fixes(dep: Deployment, gpus: int, max_model_len: int) -> list[str]:
     most = [f"{name}:{int(per_gpu * replica // GB)}GB" for name, per_gpu in held.items()
             if name in parse_offload(dep.settings.offload) and per_gpu is not None]  # fmt: skip
     return [
-        f"offload tiers its {replica} GPU(s) hold: at most --offload {','.join(most)} per "
-        f"replica ({fit[0].layout.name})"
+        f"offload within the host of a replica's {counted(replica, 'GPU')}: at most --offload "
+        f"{','.join(most)} per replica ({fit[0].layout.name})"
     ]
 
 

@@ -220,6 +220,24 @@ def fitted_terms_gib(log: StartupLog, mem: LayoutMemory) -> dict[str, float]:
     return terms
 
 
+def _negative_note(name: str, value: float, log: StartupLog) -> str:
+    """Why a fitted term came out below 0 (it is pinned at 0). Only TensorRT-LLM's runtime
+    buffers are worked out from the modeled weights (`fitted_terms_gib`), so only there does a
+    negative figure mean the modeled weights are too large; elsewhere the log states the figure
+    itself (2026-12-07, h-user2: vLLM 0.15.0 logged "Graph capturing finished in 1 secs, took
+    -8.31 GiB" for Llama-3.3-70B FP4 on a B200, and the note blamed the modeled weights, 39.81
+    GiB against the log's 39.89)."""
+    if name == "activation_peak" and log.format is LogFormat.TRTLLM:
+        return (
+            f"{name}: the log implies {value:.2f} GiB < 0; the modeled weights are larger than "
+            "the engine's (check --weight-dtype)"
+        )
+    return (
+        f"{name}: the log states {value:.2f} GiB: free memory rose during that stage (memory "
+        "released there, not the term's), so the term is taken as 0"
+    )
+
+
 def _predicted(name: str, mem: LayoutMemory) -> float:
     stage = min(mem.stages, key=lambda s: s.blocks)
     block = stage.block_size
@@ -419,12 +437,7 @@ def calibrate(
             "logfile: nothing to fit: the log states no weights, activation, non-PyTorch or "
             "CUDA-graph figure (is it complete?)"
         )
-    notes = [
-        f"{name}: the log implies {value:.2f} GiB < 0; the modeled weights are larger than the "
-        "engine's (check --weight-dtype)"
-        for name, value in terms.items()
-        if value < 0
-    ]
+    notes = [_negative_note(name, value, log) for name, value in terms.items() if value < 0]
     notes += kv_dtype_note(log, modeled, kv)
     terms = {name: max(0.0, value) for name, value in terms.items()}
     version = log.config.get("engine_version")

@@ -369,10 +369,14 @@ _SIMULATED_CLIFF = {
 def series_summary(series: SeriesResult, mode: str = "batch") -> Text:
     """The cliffs, the sweet spot and the collapse of one series in words."""
     simulated = series.cliff.simulated_concurrency
+    analytic = series.cliff.analytic_concurrency
+    # the concurrency is the sweep's, over every replica: with several, each replica's share is
+    # said beside the per-replica blocks (2026-12-07, h-user2: "168 concurrent requests (... vs
+    # 45,178 blocks per replica)" for dp4-tp2, where one replica holds 42)
+    over = f" over {series.dp} replicas, {analytic // series.dp:,} each" if series.dp > 1 else ""
     lines = [
-        f"analytic p99 cliff: {series.cliff.analytic_concurrency:,} concurrent requests "
-        f"(every running request at the p99 peak KV, vs {series.kv_blocks_per_replica:,} "
-        "blocks per replica)",
+        f"analytic p99 cliff: {analytic:,} concurrent requests{over} (every running request at "
+        f"the p99 peak KV, vs {series.kv_blocks_per_replica:,} blocks per replica)",
         _SIMULATED_CLIFF.get(mode, _SIMULATED_CLIFF["batch"])
         + ": "
         + (

@@ -15,8 +15,8 @@ from capcliff.units import GB, counted
 
 def _pool_line(role: str, pool: PoolReport) -> str:
     return (
-        f"{role}: {pool.instances} x {pool.layout} on {pool.hardware} ({pool.gpus} GPUs, "
-        f"{pool.replicas} replicas, "
+        f"{role}: {pool.instances} x {pool.layout} on {pool.hardware} "
+        f"({counted(pool.gpus, 'GPU')}, {counted(pool.replicas, 'replica')}, "
         f"{pool.kv_blocks_per_replica:,} KV blocks of {pool.block_size} each); busy "
         f"{pool.utilization:.0%}, KV peak {pool.peak_kv_utilization:.0%} "
         f"(mean {pool.mean_kv_utilization:.0%}), {pool.preemptions:,} preemptions"

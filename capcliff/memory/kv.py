@@ -3,7 +3,8 @@
 MHA/GQA/MQA layer: 2 (K and V) x kv_heads x head_dim x bytes per element.
 MLA layer (DeepSeek): (kv_lora_rank + qk_rope_head_dim) x bytes: one compressed latent, no separate
 V.
-Sliding-window layers hold at most `window` tokens (plus the prefill chunk in flight) per request.
+Sliding-window layers hold at most `window` tokens (plus the prefill chunk in flight) per request
+under vLLM; SGLang sizes its own pools (`sglang_kv_bytes_per_token_per_gpu`).
 """
 
 from __future__ import annotations
@@ -122,4 +123,35 @@ def kv_bytes_per_token_per_gpu(
                 mla_align_elements=mla_align_elements,
             )
             result.append(-(-total // context_tokens))
+    return result
+
+
+# SGLang pools the sliding-window layers of a hybrid-SWA architecture apart from the full ones
+# (python/sglang/srt/configs/model_config.py `is_hybrid_swa_model`: GptOssForCausalLM is the one
+# capcliff sizes; Llama 4, MiMo-V2, Step-3.5 and Gemma 4 are the others), with a pool of
+# `--swa-full-tokens-ratio` (server_args default 0.8) times the full pool's tokens; any other
+# model's layers share one pool, every layer holding every token (Gemma 3 included).
+SGLANG_HYBRID_SWA_MODEL_TYPES = frozenset({"gpt_oss"})
+SGLANG_SWA_FULL_TOKENS_RATIO = 0.8  # set: SGLang's default --swa-full-tokens-ratio
+
+
+def sglang_kv_bytes_per_token_per_gpu(
+    arch: Architecture, layout: Layout, *, kv_dtype: KVDType
+) -> list[int]:
+    """KV bytes per token of SGLang's full-attention pool on one GPU of each pipeline stage.
+
+    per layer x (full layers + SGLANG_SWA_FULL_TOKENS_RATIO x sliding layers) for a hybrid-SWA
+    model: `ModelRunner.set_num_token_hybrid` solves swa x swa_layers + full x full_layers = the
+    tokens all layers would hold, with swa = ratio x full; per layer x layers for any other model
+    (rounded up to whole bytes).
+    """
+    per_layer = layer_kv_bytes_per_token(arch, kv_dtype=kv_dtype, tp=layout.tp)
+    hybrid = arch.model_type in SGLANG_HYBRID_SWA_MODEL_TYPES
+    result = []
+    for layers in stage_layer_ranges(arch.num_layers, layout.pp):
+        sliding = sum(arch.sliding_window_per_layer[i] is not None for i in layers) if hybrid else 0
+        full = len(layers) - sliding
+        # the ratio is 4/5: 5 x the bytes is an exact integer before the rounding up
+        fifths = per_layer * (5 * full + round(5 * SGLANG_SWA_FULL_TOKENS_RATIO) * sliding)
+        result.append(-(-fifths // 5))
     return result

@@ -19,6 +19,7 @@ from capcliff.memory.engines import engine_defaults, stage_budget
 from capcliff.memory.kv import (
     kv_bytes_per_token_per_gpu,
     kv_heads_replicated,
+    sglang_kv_bytes_per_token_per_gpu,
     vllm_v0_mla_align_elements,
 )
 from capcliff.memory.overheads import (
@@ -207,14 +208,19 @@ def layout_memory(
         tp=layout.tp,
     ).max_num_batched_tokens
     align = vllm_v0_mla_align_elements() if settings.engine is EngineName.VLLM_V0 else 1
-    kv_per_token = kv_bytes_per_token_per_gpu(
-        arch,
-        layout,
-        kv_dtype=kv_dtype,
-        context_tokens=context,
-        chunk_tokens=chunk,
-        mla_align_elements=align,
-    )
+    if settings.engine is EngineName.SGLANG and arch.has_sliding_window:
+        # SGLang's own pools (2026-12-07, h-user2: gpt-oss-120b on one H200 read 1,511,973
+        # tokens by vLLM's window rule where SGLang's 0.8 pool ratio gives 1,053,3xx)
+        kv_per_token = sglang_kv_bytes_per_token_per_gpu(arch, layout, kv_dtype=kv_dtype)
+    else:
+        kv_per_token = kv_bytes_per_token_per_gpu(
+            arch,
+            layout,
+            kv_dtype=kv_dtype,
+            context_tokens=context,
+            chunk_tokens=chunk,
+            mla_align_elements=align,
+        )
     weights = weight_bytes_per_gpu_by_stage(arch, layout, scheme)
     # Only SGLang sees the allocator's rounding (it measures load as free device memory).
     sglang = settings.engine is EngineName.SGLANG

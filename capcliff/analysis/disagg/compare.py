@@ -28,6 +28,7 @@ from capcliff.analysis.workloads import WorkloadChoice
 from capcliff.catalog.layout import parse_layout
 from capcliff.sim.simulate import PausedRun, simulate
 from capcliff.sim.traffic.workload import Arrival
+from capcliff.units import counted
 
 
 class AggregatedSummary(BaseModel):
@@ -123,7 +124,8 @@ def comparison_reasons(best: DisaggregatedReport, agg: AggregatedSummary) -> lis
         f"{agg.gpu_hours_per_mtok:.2f})",
         f"KV headroom at peak {1 - best.decode.peak_kv_utilization:.0%} in the decode pool vs "
         f"{'n/a' if agg.kv_headroom is None else format(agg.kv_headroom, '.0%')} aggregated "
-        f"(decode pool {best.decode.gpus} GPUs, prefill pool {best.prefill.gpus} GPUs, "
+        f"(decode pool {counted(best.decode.gpus, 'GPU')}, prefill pool "
+        f"{counted(best.prefill.gpus, 'GPU')}, "
         f"prefill busy {best.prefill.utilization:.0%}, decode busy {best.decode.utilization:.0%})",
     ]
 
@@ -218,20 +220,48 @@ def aggregated_at(
     grow_behind: bool = True,
 ) -> AggregatedSummary | None:  # fmt: skip
     """`plan`'s recommended layout of `gpus` GPUs of `dep`'s type (None when nothing fits),
-    costed at `price` $/GPU-hour: at an offered rate in its steady state (`aggregated_online`),
-    in a batch at its sweet spot with its KV headroom."""
+    costed at `price` $/GPU-hour: at an offered rate the online plan's layout and cap
+    (`online_pick`; the batch plan's where it recommends none) in its steady state
+    (`aggregated_online`), in a batch the batch plan's at its sweet spot with its KV headroom."""
     inputs = resolve_inputs(dep, workload, seed=seed)
-    report = build_plan_report(dep, gpus=gpus, workload=workload, objective=objective, slo=slo,
-                               seed=seed, progress=progress)  # fmt: skip
     offered = offered_tokens_per_s(workload)
-    agg = aggregated_summary(report, price, offered, slo)
     sample = OnlineSample.of(workload, seed)
+    online = None if sample is None else online_pick(dep, gpus, workload, slo, seed)
+    if online is not None:  # every figure is the steady state's (`aggregated_online`)
+        agg: AggregatedSummary | None = AggregatedSummary(
+            layout=online[0], concurrency=online[1], hardware=dep.hardware.id, gpus=gpus,
+            makespan_s=0.0, output_throughput_tok_s=0.0, ttft_p99_s=0.0, tpot_p99_s=0.0,
+            gpu_hours_per_mtok=0.0, usd_per_hour=0.0, usd_per_million_output_tokens=None,
+        )  # fmt: skip
+    else:
+        report = build_plan_report(dep, gpus=gpus, workload=workload, objective=objective,
+                                   slo=slo, seed=seed, progress=progress)  # fmt: skip
+        agg = aggregated_summary(report, price, offered, slo)
     if agg is None:
         return None
     if sample is None:
         return with_kv_headroom(agg, dep, inputs)
     return aggregated_online(agg, dep, inputs, sample, gpus=gpus, price=price,
                              offered_tok_s=offered, slo=slo, grow_behind=grow_behind)  # fmt: skip
+
+
+def online_pick(
+    dep: Deployment, gpus: int, workload: WorkloadChoice, slo: Slo | None, seed: int
+) -> tuple[str, int] | None:
+    """The layout and cap (all replicas) `plan` recommends at the offered rate: its online search
+    (`recommended_layout`), not the batch plan's sweet spot; None where it recommends none (no
+    layout meets the SLO at any rate). (2026-12-07, h-user2: DeepSeek-R1-Distill-Qwen-32B, isl
+    4,000, osl 16,000, 0.4 requests/s, TTFT 5 s / TPOT 50 ms on 8 x H200: `plan` recommended
+    dp2-tp4 (tie with tp8, 0.35 requests/s within the SLO) while `plan --disagg` compared the
+    splits with dp4-tp2, the batch plan's least makespan, which `plan` ranks third at 0.27.)"""
+    from capcliff.analysis.plan.online import OnlineOptions, recommended_layout
+
+    found = recommended_layout(dep, gpus=gpus, workload=workload, seed=seed,
+                               options=OnlineOptions(slo=slo))  # fmt: skip
+    if found is None:
+        return None
+    layout, cap = found
+    return layout.name, cap * layout.dp
 
 
 def best_aggregated(

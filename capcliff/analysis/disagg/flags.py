@@ -22,7 +22,7 @@ from capcliff.analysis.flags import Deployment as Served
 from capcliff.analysis.flags import command_text, sglang_command, vllm_command
 from capcliff.analysis.plan.inputs import PlanInputs
 from capcliff.catalog.layout import Layout
-from capcliff.units import KVDType
+from capcliff.units import KVDType, counted
 
 # vLLM's NIXL connector: one role for both sides (the proxy decides who prefills).
 VLLM_KV_TRANSFER_CONFIG = {"kv_connector": "NixlConnector", "kv_role": "kv_both"}
@@ -96,8 +96,9 @@ def disagg_engine_settings(
         "vllm prefill": _more(vllm_command(prefill), kv_config),
         "vllm decode": _more(vllm_command(decode), kv_config),
         "dynamo": (
-            f"{spec.prefill_instances} prefill worker(s) x {spec.prefill.gpus} "
-            f"{pre.hardware.id} GPUs ({spec.prefill.name}), {spec.decode_instances} decode "
-            f"worker(s) x {spec.decode.gpus} {dec.hardware.id} GPUs ({spec.decode.name})"
+            f"{counted(spec.prefill_instances, 'prefill worker')} x "
+            f"{counted(spec.prefill.gpus, f'{pre.hardware.id} GPU')} ({spec.prefill.name}), "
+            f"{counted(spec.decode_instances, 'decode worker')} x "
+            f"{counted(spec.decode.gpus, f'{dec.hardware.id} GPU')} ({spec.decode.name})"
         ),
     }

@@ -17,6 +17,7 @@ from capcliff.analysis.disagg.compare import AggregatedSummary, kept_up, usd_tex
 from capcliff.analysis.disagg.options import MAX_NODES, Option, gpu_types
 from capcliff.analysis.disagg.plan import DisaggPlanReport, Evaluated
 from capcliff.analysis.evaluate.solver import Slo
+from capcliff.units import counted
 
 COMPARE_FACTOR = 2.0  # the other kind is walked up to this many times the answer's $ per hour
 
@@ -95,24 +96,26 @@ def cheapest_reasons(spent: Spent, plan: DisaggPlanReport | None, found: Found) 
         top = max((o.usd_per_hour for o in options), default=0.0)
         return [
             f"no option up to {MAX_NODES} nodes of {', '.join(spent.types)} (${top:,.2f} per "
-            f"hour) meets the SLOs at this rate ({len(options) - spent.skipped} option(s) "
-            f"simulated, {spent.skipped} split(s) skipped as their prefill pool falls behind)"
+            f"hour) meets the SLOs at this rate ({counted(len(options) - spent.skipped, 'option')} "
+            f"simulated, {counted(spent.skipped, 'split')} skipped as their prefill pool falls "
+            "behind)"
         ]
     cheaper = [t for t in spent.tried if t.usd_per_hour < stop - 1e-6]
     out = [
-        f"{len(cheaper)} cheaper option(s) (${cheaper[0].usd_per_hour:,.2f} to "
-        f"${cheaper[-1].usd_per_hour:,.2f} per hour) miss the SLOs"
+        f"{counted(len(cheaper), 'cheaper option')} (${cheaper[0].usd_per_hour:,.2f} to "
+        f"${cheaper[-1].usd_per_hour:,.2f} per hour) "
+        f"{'misses' if len(cheaper) == 1 else 'miss'} the SLOs"
         if cheaper
         else "it is the cheapest option of the search space",
         f"the other {sum(o.price_level > stop for o in options)} of the {len(options)} "
         f"options all cost more than ${stop:,.2f} per hour; at {spent.rate_per_s:g} req/s "
         f"every option that meets serves the same {spent.offered_tok_s:,.0f} output tokens/s, "
         f"so they cost more per million tokens too "
-        f"({sum(o.price_level <= stop for o in options)} option(s) up to the answer)",
+        f"({counted(sum(o.price_level <= stop for o in options), 'option')} up to the answer)",
     ]
     if spent.skipped:
         out.append(
-            f"{spent.skipped} split(s) not simulated: a prefill pool of as many or more "
+            f"{counted(spent.skipped, 'split')} not simulated: a prefill pool of as many or more "
             "instances of the same type and layout was seen falling behind the rate (of the N "
             "prompts that arrived in the steady window it finished fewer than N - max(0.2 N, "
             "4 sqrt(2 N))), so they cannot meet any TTFT limit"

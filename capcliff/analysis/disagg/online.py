@@ -56,6 +56,7 @@ from capcliff.sim.disagg.pools import DisaggResult, FloatArray
 from capcliff.sim.result import SimResult
 from capcliff.sim.simulate import PausedRun
 from capcliff.sim.traffic.workload import Arrival, Requests
+from capcliff.units import counted
 
 
 @dataclass
@@ -279,14 +280,16 @@ def rank_reason(
     the `of` candidates served the rate there; the chosen one costs `usd_per_hour`."""
     if among == 0:
         return (
-            f"none of the {of} split(s) tried serves the rate within the SLOs on the first "
+            f"none of the {counted(of, 'split')} tried serves the rate within the SLOs on the "
+            f"first "
             f"{first:,} requests; this one serves the most ({state.output_tok_s:,.0f} output "
             "tok/s in steady state)"
         )
     share = slo_share(state, slo)
     room = f"uses {share:.0%} of the SLO" if slo is not None else f"{share:.3g} s mean E2E"
     return (
-        f"{among} of {of} split(s) serve the rate on the first {first:,} requests; this one "
+        f"{among} of {counted(of, 'split')} {'serves' if among == 1 else 'serve'} the rate on "
+        f"the first {first:,} requests; this one "
         f"costs the fewest $ per hour (${usd_per_hour:,.2f}; at equal cost, the most room "
         f"under the SLOs wins) and {room}"
     )

@@ -11,7 +11,7 @@ of its saturation throughput near the cliff, and the leaders beat it there.
 Searches are pure functions of the replica (its step-time model, KV capacity and engine settings)
 and the search settings, and layouts that differ only in data parallelism share one replica
 (dp2-tp4 and tp4 search the same tp4 replica). A plan that searches several sets of layouts on one
-GPU type (its layouts, then one replica of each TP size for the fleet) passes one `Searched` to
+GPU type (its layouts, then one unit of each shape for the fleet) passes one `Searched` to
 each, and a replica searched before is not searched again: the same figures, once.
 """
 

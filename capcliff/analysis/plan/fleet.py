@@ -67,13 +67,21 @@ class Unit:
         return self.layout.gpus
 
 
+def unit_layout(layout: Layout) -> Layout:
+    """The layout of the unit a fleet of `layout` adds: one TP x PP (x EP) replica, or under
+    attention DP the whole lockstep group (its ranks share the MoE layers: none runs alone)."""
+    if layout.attention_dp:
+        return layout
+    return Layout(tp=layout.tp, pp=layout.pp, ep=layout.ep)
+
+
 def unit_of(ev: LayoutEval, think_s: float = 0.0) -> Unit:
     """The replica a fleet of this layout is built from (`think_s`: users' mean think time)."""
     lay = ev.memory.layout
     state = ev.capacity.at_sustained
     if lay.attention_dp:  # lockstep ranks share the MoE layers: no rank runs alone
         return Unit(lay, lay.dp, ev.sustained_rps, ev.capacity.cap, state.e2e_mean_s, think_s)
-    one = Layout(tp=lay.tp, pp=lay.pp, ep=lay.ep)
+    one = unit_layout(lay)
     return Unit(one, 1, ev.capacity.sustained_rps, ev.capacity.cap, state.e2e_mean_s, think_s)
 
 

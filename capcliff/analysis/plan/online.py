@@ -38,6 +38,7 @@ from capcliff.analysis.plan.fleet import (
     fleet_tie_note,
     price_of,
     replicas_for,
+    unit_layout,
     unit_of,
 )
 from capcliff.analysis.plan.group_note import group_note
@@ -63,14 +64,16 @@ from capcliff.analysis.plan.types import (
 )
 from capcliff.analysis.what_fits import fit_fixes, refuse_impossible
 from capcliff.analysis.workloads import REFERENCE_REQUESTS, WorkloadChoice
-from capcliff.catalog.layout import Layout
+from capcliff.catalog.layout import Layout, enumerate_layouts
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.report import report_header
 from capcliff.units import counted
 
-FLEET_TP_SIZES = (1, 2, 4, 8)  # the replicas tried on another GPU type (TP only: PP adds latency)
+# the TP replicas tried on another GPU type (no PP: it adds latency); a MoE model's EP and
+# attention-DP units are tried beside them (`fleet_units`)
+FLEET_TP_SIZES = (1, 2, 4, 8)
 
 
 @dataclass(frozen=True)
@@ -110,16 +113,31 @@ def _memories(
     ctx: _Context, dep: Deployment, gpus: int, *, replicas_only: bool = False
 ) -> list[LayoutMemory]:
     """Every layout of `gpus` GPUs of `dep` (only those named, when some are), or, with
-    `replicas_only`, one replica of each TP size up to `gpus`."""
+    `replicas_only`, one unit of each shape up to `gpus` (`fleet_units`)."""
     o = ctx.options
     if replicas_only:
-        return [
-            dep.memory(Layout(tp=size), ctx.max_model_len) for size in FLEET_TP_SIZES
-            if size <= gpus
-        ]  # fmt: skip
+        return [dep.memory(unit, ctx.max_model_len) for unit in fleet_units(dep, gpus, o.layouts)]
     if o.layouts:
         return [dep.memory(lay, ctx.max_model_len) for lay in o.layouts]
     return layout_memories(dep, gpus, ctx.max_model_len)
+
+
+def fleet_units(dep: Deployment, gpus: int, named: tuple[Layout, ...] = ()) -> list[Layout]:
+    """The units a fleet on one GPU type is built of, up to `gpus` GPUs each: a replica of each
+    TP size, the units of the layouts named (`--layout`) and, for a MoE model, the unit of each
+    EP or attention-DP layout without pipeline stages, so that every GPU type's fleet line is
+    searched over the shapes the planned type's layouts have. (2026-12-07, h-user2: DeepSeek-R1
+    on SGLang, `--gpu h200-sxm,b200 --layout tp8,dp8-ep8`, no load: H200's line was dp8-ep8 at
+    $2.01 per million output tokens, B200's tp8 at $3.59, so B200 read the dearer; B200's own
+    plan gives dp8-ep8 at $0.82.)"""
+    units = [Layout(tp=size) for size in FLEET_TP_SIZES]
+    units += [unit_layout(lay) for lay in named]
+    if dep.model.arch.moe is not None:
+        units += [
+            unit_layout(lay) for lay in enumerate_layouts(gpus, arch=dep.model.arch)
+            if lay.pp == 1 and (lay.ep > 1 or lay.attention_dp)
+        ]  # fmt: skip
+    return [unit for unit in dict.fromkeys(units) if unit.gpus <= gpus]
 
 
 def _search(
@@ -131,8 +149,8 @@ def _search(
     rank: Rank | None = None,
     memories: list[LayoutMemory] | None = None,
 ) -> tuple[list[LayoutMemory], dict[str, LayoutEval]]:
-    """Every layout of `gpus` GPUs of `dep` (or, `replicas_only`, one replica of each TP size
-    up to `gpus`), searched coarse-to-fine (`rank`: only the first-ranked is wanted);
+    """Every layout of `gpus` GPUs of `dep` (or, `replicas_only`, one unit of each shape up to
+    `gpus`, `fleet_units`), searched coarse-to-fine (`rank`: only the first-ranked is wanted);
     `memories`: those layouts' memories (`_memories`), when already worked out."""
     o = ctx.options
     search = SearchSettings(
@@ -224,7 +242,7 @@ def _fleet_line(
 
 
 def _type_fleet(job: tuple[_Context, HardwareSpec, int]) -> tuple[FleetEntry | None, str]:
-    """The cheapest fleet line on one GPU type: one replica of each TP size up to `gpus`, each
+    """The cheapest fleet line on one GPU type: one unit of each shape up to `gpus`, each
     sized for the load (or a note saying why there is none)."""
     ctx, hardware, gpus = job
     dep = ctx.dep.on(hardware)
@@ -378,6 +396,29 @@ def _finite(value: float | None) -> float | None:
     return value if value is not None and value != float("inf") else None
 
 
+def _context(
+    dep: Deployment, workload: WorkloadChoice, seed: int, options: OnlineOptions
+) -> _Context:
+    online = OnlineWorkload(workload, seed)
+    reference = online.reference(REFERENCE_REQUESTS)
+    length = dep.context_length(reference, bound=online.choice.longest_request_bound)
+    return _Context(dep, length, online, options)
+
+
+def recommended_layout(
+    dep: Deployment, *, gpus: int, workload: WorkloadChoice, seed: int, options: OnlineOptions
+) -> tuple[Layout, int] | None:
+    """The layout and cap per replica `build_online_plan` recommends (the same search and tie
+    rule), without its fleet, reuse advice and engine lines; None where it recommends none."""
+    ctx = _context(dep, workload, seed, options)
+    _, found = _search(ctx, dep, gpus)
+    if best_layout(found) is None:
+        return None
+    chosen, _, _ = decide([_option(ev) for ev in found.values() if _ranked(ev)], ctx.band)
+    ev = found[chosen.name]
+    return ev.memory.layout, ev.capacity.cap
+
+
 def build_online_plan(
     dep: Deployment,
     *,
@@ -387,10 +428,9 @@ def build_online_plan(
     options: OnlineOptions,
 ) -> PlanReport:
     """Every layout's online capacity on `gpus` GPUs, one recommended, and the fleet."""
-    online = OnlineWorkload(workload, seed)
+    ctx = _context(dep, workload, seed, options)
+    online, length = ctx.workload, ctx.max_model_len
     reference = online.reference(REFERENCE_REQUESTS)
-    length = dep.context_length(reference, bound=online.choice.longest_request_bound)
-    ctx = _Context(dep, length, online, options)
     memories = _memories(ctx, dep, gpus)
     # the other GPU types' fleets run beside this type's search, where a layout fits to size
     # one on (with one worker they wait for `_recommend`, as before)

@@ -116,8 +116,11 @@ def _unhit_point(
 
 
 def offload_sizes(dep: Deployment, memory: LayoutMemory) -> list[int]:
-    """Sizes per replica to try: 64 GiB doubling while within the replica's host DRAM; none on
-    vLLM V0, which has no KV offloading flag (`--kv-offloading-size` is V1's, vLLM 0.11)."""
+    """Sizes per replica to try: 64 GiB doubling while within the replica's host DRAM, and the
+    host tier `--offload` gives (the deployment simulated and printed), ascending; none on vLLM
+    V0, which has no KV offloading flag (`--kv-offloading-size` is V1's, vLLM 0.11).
+    (2026-12-07, h-user2: Llama-3.3-70B FP8 on tp2 with --offload cpu:400GiB listed 64, 128 and
+    256 GiB, not the 400 GiB its engine lines carried.)"""
     if dep.settings.engine is EngineName.VLLM_V0:
         return []
     layout = memory.layout
@@ -127,7 +130,10 @@ def offload_sizes(dep: Deployment, memory: LayoutMemory) -> list[int]:
     while size <= host:
         sizes.append(size)
         size *= 2
-    return sizes
+    given = parse_offload(dep.settings.offload).get("cpu", 0) if dep.settings.offload else 0
+    if 0 < given <= host:
+        sizes.append(given)
+    return sorted(set(sizes))
 
 
 def given_offload_note(dep: Deployment, advice: ReuseAdvice | None) -> list[str]:

@@ -35,6 +35,20 @@ ADVICE = {
     "tier (--offload), or lower the cap so cached prefixes survive between turns",
 }
 
+# The advice where no lower cap of the sweep does better by its sweet spot's measure (the point is
+# at or below the sweet spot): lowering the cap would cost more than the recompute or lost hits do
+# (2026-12-07, h-user2: DeepSeek-R1-Distill-Qwen-32B dp4-tp2, 16k answers, 400 requests: the
+# sweet spot was 512, 7,305 tok/s with 0.58 preemptions a request, above 5,134 tok/s at 128 where
+# the KV cache held the running set, and the line beside it said to lower the cap).
+ADVICE_AT_SWEET_SPOT = {
+    "preemption": "recomputing preempted requests costs throughput, but no lower cap of this "
+    "sweep does better (the sweet spot is at or past this point): keep the cap, or add KV (a "
+    "layout with more KV per replica, FP8 KV) to keep its throughput without the recompute",
+    "prefix-cache loss": "the running set evicts the cached sessions, but no lower cap of this "
+    "sweep does better (the sweet spot is at or past this point): add KV or a CPU offload tier "
+    "(--offload) to keep the cached prefixes",
+}
+
 
 class PastCliff(BaseModel):
     """A point past the cliff, as the engine fails there."""
@@ -108,3 +122,10 @@ def past_cliff(r: SimResult) -> PastCliff | None:
         dominant=dominant,
         advice=ADVICE[dominant],
     )
+
+
+def within_sweet_spot(past: PastCliff) -> PastCliff:
+    """`past` at a point no lower cap of its sweep beats (at or below the sweet spot): the advice
+    keeps the cap rather than lowering it (ADVICE_AT_SWEET_SPOT; queueing's already does)."""
+    advice = ADVICE_AT_SWEET_SPOT.get(past.dominant, past.advice)
+    return past.model_copy(update={"advice": advice})

@@ -42,7 +42,7 @@ from capcliff.analysis.evaluate.steady_state import (
     timed,
 )
 from capcliff.analysis.evaluate.sweet_spot import SweetSpotResult, sweet_spot_result
-from capcliff.analysis.sweep.failure import PastCliff, past_cliff
+from capcliff.analysis.sweep.failure import PastCliff, past_cliff, within_sweet_spot
 from capcliff.analysis.sweep.speculation_gain import SpeculationGain, speculation_gain
 from capcliff.analysis.sweep.timelines import hit_rate_over_time, kv_over_time
 from capcliff.analysis.what_fits import fit_fixes, refuse_impossible
@@ -305,6 +305,12 @@ def _series(
     sweet = sweet_spot_result(
         points, plan.slo, online=is_online(requests), open_loop=not requests.closed_loop
     )
+    results = [
+        r.model_copy(update={"past_cliff": within_sweet_spot(r.past_cliff)})
+        if r.past_cliff is not None and r.concurrency <= sweet.concurrency
+        else r
+        for r in results
+    ]
     return SeriesResult(
         layout=layout.name,
         dp=layout.dp,
