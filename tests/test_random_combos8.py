@@ -3,6 +3,7 @@ each value worked by hand or read from the engines' source."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,78 @@ def test_a_calibration_is_still_replaced_with_force_keeping_its_step_time(
     text = target.read_text()
     assert "[step_time]" in text  # the benchmark's section, kept
     assert 'source = "' + str(LOG) + '"' in text  # the log's start-up terms, written
+
+
+def _plan(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
+    args = ["plan", *argv, "--isl", "1000", "--osl", "200", "--num-requests", "40", "--jobs", "1"]
+    assert main([*args, "--format", "json"]) == 0
+    data: dict[str, object] = json.loads(capsys.readouterr().out)
+    return data
+
+
+# vLLM loads a quantized checkpoint in its own quantization_config's method only: another
+# --quantization is refused ("Quantization method specified in the model config (...) does not
+# match the quantization method specified in the `quantization` argument (...)",
+# `_verify_quantization` in vllm/config/model.py; SGLang's model_config.py says the same). Seed 56
+# (random: `plan deepseek-r1-0528-fp4 --weight-dtype fp16`, 8 x H200): nothing fits, since FP16
+# weights are 671B x 2 B = 1.34 TB against 8 x 135.7 GB usable, and the fixes said "FP8 weights
+# (--weight-dtype fp8) fit as dpa8", weights no engine makes from NVFP4 ones, not that the
+# checkpoint's own NVFP4 weights fit (4 GPUs hold them as dpa4, seed 56's case 3).
+def test_a_wider_dtype_than_the_checkpoints_is_answered_with_its_own_weights(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    plan = _plan(capsys, "deepseek-r1-0528-fp4", "--weight-dtype", "fp16", "--gpus", "8")
+    assert plan["recommended"] is None
+    assert plan["reason"] == "no layout fits"
+    fixes = [str(f) for f in plan["fixes"]]  # type: ignore[attr-defined]
+    assert fixes[0].startswith("the checkpoint's own nvfp4 weights (--weight-dtype left out) fit")
+    assert not any("--weight-dtype fp8" in f for f in fixes)
+
+
+# The same rule for gpt-oss (BF16 attention, MXFP4 experts under a quantization_config): vLLM and
+# SGLang refuse `--quantization fp8` there, so `--weight-dtype fp8` is a checkpoint to find, not a
+# flag; the line carried `--quantization fp8`.
+def test_fp8_weights_of_an_mxfp4_checkpoint_are_not_quantized_while_loading(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    plan = _plan(capsys, "gpt-oss-120b", "--weight-dtype", "fp8", "--gpus", "1", "--layout", "tp1")
+    flags = plan["engine_flags"]
+    assert isinstance(flags, dict)
+    assert "--quantization" not in flags["vllm"]
+    assert "--quantization" not in flags["sglang"]
+    assert (
+        "--weight-dtype fp8: the engines cannot quantize bf16 (experts mxfp4) weights to it while "
+        "loading; serve a checkpoint quantized to fp8"
+    ) in plan["flag_warnings"]  # type: ignore[operator]
+
+
+# `--weight-dtype fp8` of a checkpoint shipped in FP8 is the checkpoint as shipped (vLLM's
+# `--quantization fp8` on it is its own method): the plan said "the engines cannot quantize fp8
+# weights to it while loading; serve a checkpoint quantized to fp8", and sized every linear weight
+# in FP8 where the checkpoint's quantization_config keeps some modules wider.
+def test_the_checkpoints_own_dtype_named_is_the_checkpoint_as_shipped(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["memory", "llama-3.3-70b-fp8", "--gpus", "2", "--layout", "tp2", "--format", "json"]
+    assert main(argv) == 0
+    bare = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--weight-dtype", "fp8"]) == 0
+    named = json.loads(capsys.readouterr().out)
+    assert named["layouts"] == bare["layouts"]
+    plan = _plan(
+        capsys, "llama-3.3-70b-fp8", "--weight-dtype", "fp8", "--gpus", "2", "--layout", "tp2"
+    )
+    assert not any("cannot quantize" in w for w in plan["flag_warnings"])  # type: ignore[attr-defined]
+
+
+# Llama 3.3 70B in BF16 is 70.6B x 2 B = 141 GB, past one H200's 135.7 GB usable; its FP8
+# checkpoint's 70.6 GB fit. The fix names the checkpoint's own weights once (not again as "FP8
+# weights (--weight-dtype fp8)", the same weights).
+def test_the_checkpoints_own_fp8_weights_are_named_once(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    plan = _plan(capsys, "llama-3.3-70b-fp8", "--weight-dtype", "bf16", "--gpus", "1")
+    assert plan["reason"] == "no layout fits"
+    fixes = [str(f) for f in plan["fixes"]]  # type: ignore[attr-defined]
+    assert fixes[0] == "the checkpoint's own fp8 weights (--weight-dtype left out) fit as tp1"
+    assert not any("(--weight-dtype fp8)" in f for f in fixes)

@@ -184,7 +184,7 @@ def calibrate(
         kv_dtype=parse_kv_dtype(kv_dtype),
         scheme=None
         if weight_dtype is None
-        else WeightScheme.quantised(resolved.arch, parse_weight_dtype(weight_dtype)),
+        else WeightScheme.planned(resolved.arch, parse_weight_dtype(weight_dtype)),
         max_model_len=max_model_len,
         source=logfile,
         gpu=gpu,
