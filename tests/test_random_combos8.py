@@ -130,3 +130,23 @@ def test_the_checkpoints_own_fp8_weights_are_named_once(
     fixes = [str(f) for f in plan["fixes"]]  # type: ignore[attr-defined]
     assert fixes[0] == "the checkpoint's own fp8 weights (--weight-dtype left out) fit as tp1"
     assert not any("(--weight-dtype fp8)" in f for f in fixes)
+
+
+# A 40-request trace is the whole sample: too small for a 95 % interval of the p99s (JSON
+# `ttft_p99_half_width: null`; a note says so). Seed 55 (valid: `plan llama-3.1-8b --gpus 2
+# --workload trace.jsonl`) printed "TTFT p99 0.0246 s, TPOT p99 5.2 ms (95 % sampling interval of
+# the p99s: another sample of the same load lands within it)", explaining an interval it did not
+# print.
+def test_no_interval_is_explained_where_none_is_printed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    trace = str(FIXTURES / "checks" / "traces" / "short.jsonl")
+    argv = ["plan", "llama-3.1-8b", "--gpu", "h200-sxm", "--gpus", "2", "--workload", trace]
+    assert main([*argv, "--layout", "dp2", "--jobs", "1", "--format", "json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["layouts"][0]["capacity"]["ttft_p99_half_width"] is None
+    first = plan["recommended"]["reasons"][0]
+    assert "TTFT p99" in first
+    assert "±" not in first
+    assert "sampling interval" not in first
+    assert any("too small for a 5 % confidence interval" in n for n in plan["notes"])
