@@ -150,3 +150,42 @@ def test_no_interval_is_explained_where_none_is_printed(
     assert "±" not in first
     assert "sampling interval" not in first
     assert any("too small for a 5 % confidence interval" in n for n in plan["notes"])
+
+
+ONLINE_SPEC = """[[scenario]]
+name = "online"
+model = "llama-3.1-8b"
+gpu = "h100-sxm"
+layout = "tp1"
+[scenario.workload]
+isl = 200
+osl = 100
+num_requests = 30
+arrival = "poisson"
+rate = 2
+[scenario.expect]
+sustained_rps_min = 0.1
+usd_per_million_tokens_max = 100
+"""
+
+
+# Seed 53 (valid: `check checks/online.toml`, no ttft_p99_max_s / tpot_p99_max_s) said the
+# sustained rate was the "steady state within the SLO": without either limit it is the saturation
+# rate (docs/check.md). The cost's detail read "1 GPUs". One H100 at $3.00 an hour serving 2
+# requests/s x 100 output tokens = 0.72 M tokens an hour costs 3 / 0.72 = $4.1667 per million.
+@pytest.mark.parametrize(
+    ("slo", "said"),
+    [("", "its saturation rate (no SLO set)"), ("ttft_p99_max_s = 30\n", "within the SLO")],
+)
+def test_the_sustained_rate_names_an_slo_only_where_the_spec_sets_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, slo: str, said: str
+) -> None:
+    spec = tmp_path / "online.toml"
+    spec.write_text(ONLINE_SPEC + slo)
+    assert main(["check", str(spec), "--format", "json"]) == 0
+    found = json.loads(capsys.readouterr().out)["scenarios"][0]["assertions"]
+    by_name = {a["name"]: a for a in found}
+    assert by_name["sustained_rps_min"]["detail"].endswith(said)
+    cost = by_name["usd_per_million_tokens_max"]
+    assert cost["detail"] == "1 GPU at $3.00/GPU-hour"
+    assert cost["actual"] == pytest.approx(3.0 / 0.72, rel=1e-4)
