@@ -189,3 +189,18 @@ def test_the_sustained_rate_names_an_slo_only_where_the_spec_sets_one(
     cost = by_name["usd_per_million_tokens_max"]
     assert cost["detail"] == "1 GPU at $3.00/GPU-hour"
     assert cost["actual"] == pytest.approx(3.0 / 0.72, rel=1e-4)
+
+
+# A layout that cannot exist for the model is bad input, as `plan` and `sweep` refuse it
+# (`what_fits.refuse_impossible`). Seed 60 (random: `memory llama-3.1-405b --layout dpa8-ep8`,
+# a dense model) answered exit 0, "no layout of 8 GPUs fits; see the reasons per layout", though
+# its 811.7 GB of BF16 weights fit 8 H200s as tp8 (101.5 GB a GPU against 135.7 usable).
+def test_memory_refuses_a_layout_that_cannot_exist_as_plan_and_sweep_do(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["memory", "llama-3.1-405b", "--layout", "dpa8-ep8"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1
+    assert "attention DP applies only to MoE models" in err
+    assert "valid: tp8, " in err and "fit these 8 GPUs as they are (--layout tp8)" in err

@@ -1,7 +1,8 @@
 """What would fit when nothing does: FP8 weights, an FP8 KV cache, the longest request that fits,
 more GPUs; or, when the user's layouts cannot be, the layouts of the same GPUs that fit as they are.
 `plan` and `sweep` say it in place of a result (a model that does not fit is an answer); where
-none of the user's layouts can exist for the model, both refuse them (`refuse_impossible`)."""
+none of the user's layouts can exist for the model, they and `memory` refuse them
+(`refuse_impossible`)."""
 
 from __future__ import annotations
 
