@@ -215,7 +215,8 @@ def test_fit_fixes_offers_the_longest_length_any_valid_layout_takes(
         )  # fmt: skip
 
     monkeypatch.setattr(what_fits, "replace", lambda dep, **changes: dep)
-    monkeypatch.setattr(what_fits.WeightScheme, "quantised", staticmethod(lambda *a: None))
+    for name in ("quantised", "planned", "as_shipped"):
+        monkeypatch.setattr(what_fits.WeightScheme, name, staticmethod(lambda *a: None))
     monkeypatch.setattr(capcliff.memory.fit, "largest_max_model_len", lambda m: m.longest)
     # valid layouts take 3,000 and 5,000 tokens (an invalid one 7,000 does not count): 5,000
     dep = memories([(3000, True), (5000, True), (7000, False)])

@@ -48,9 +48,13 @@ def test_fp8_weights_are_offered_only_to_a_model_planned_in_another_dtype(
     )
     monkeypatch.setattr(
         WeightScheme,
-        "quantised",
+        "planned",
         staticmethod(lambda arch, dtype: SimpleNamespace(linear=dtype)),
     )
+    # shipped in BF16, from which the engines quantize to FP8 while loading
+    shipped = SimpleNamespace(linear=WeightDType.BF16)
+    monkeypatch.setattr(WeightScheme, "as_shipped", staticmethod(lambda arch: shipped))
+    monkeypatch.setattr(what_fits, "engines_load", lambda dep: True)
 
     def dep(linear: WeightDType) -> Any:
         return _Dep(

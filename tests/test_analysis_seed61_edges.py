@@ -234,7 +234,9 @@ def test_fit_fixes_offers_up_to_eight_nodes(monkeypatch: pytest.MonkeyPatch) -> 
         )  # fmt: skip
 
     monkeypatch.setattr(what_fits, "replace", lambda dep, **changes: dep)
-    monkeypatch.setattr(what_fits.WeightScheme, "quantised", staticmethod(lambda *a: None))
+    monkeypatch.setattr(what_fits.WeightScheme, "planned", staticmethod(lambda *a: None))
+    shipped = SimpleNamespace(linear=WeightDType.FP8)  # as planned: no dtype to offer
+    monkeypatch.setattr(what_fits.WeightScheme, "as_shipped", staticmethod(lambda arch: shipped))
     assert what_fits.fit_fixes(dep_fitting_from(64), 1, 8192) == ["64 GPUs (8 nodes) fit as tp64"]
     assert what_fits.fit_fixes(dep_fitting_from(3), 1, 8192) == ["4 GPUs (1 node) fit as tp4"]
     assert what_fits.fit_fixes(dep_fitting_from(65), 1, 8192) == [

@@ -197,7 +197,7 @@ def test_a_request_longer_than_max_model_len_is_refused_with_the_numbers(
     )
     assert line == (
         "error: max_model_len: 50 is shorter than the longest request (200 tokens: 100 input + "
-        "100 output)"
+        "100 output); give at least 200 or leave it unset"
     )
 
 

@@ -410,10 +410,8 @@ def resolve(
     unused = refuse_other_engines_settings(settings)
     check_model_context(settings.max_model_len, arch.context_for(settings.engine.value),
                         allow_long=settings.allow_long_max_model_len)  # fmt: skip
-    scheme = (
-        WeightScheme.as_shipped(arch)
-        if settings.weight_dtype is None
-        else WeightScheme.quantised(arch, parse_weight_dtype(settings.weight_dtype))
+    scheme = WeightScheme.planned(
+        arch, None if settings.weight_dtype is None else parse_weight_dtype(settings.weight_dtype)
     )
     kv_dtype = resolved_kv_dtype(arch, settings)
     terms, warnings, step_terms, calibrated_acceptance = calibration_terms(

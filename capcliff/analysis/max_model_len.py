@@ -63,7 +63,10 @@ def context_length(
     if given is not None:
         check_model_context(given, model_context, allow_long=allow_long)
         if longest > given:
-            raise InputError(f"max_model_len: {given} is shorter than {request}")
+            raise InputError(
+                f"max_model_len: {given} is shorter than {request}; give at least {longest} or "
+                "leave it unset"
+            )
         if reach > given:  # a larger sample would hold a request the engine refuses
             raise InputError(
                 f"max_model_len: {given} is shorter than the workload's sessions grow "

@@ -1,7 +1,8 @@
 """What would fit when nothing does: FP8 weights, an FP8 KV cache, the longest request that fits,
 more GPUs; or, when the user's layouts cannot be, the layouts of the same GPUs that fit as they are.
 `plan` and `sweep` say it in place of a result (a model that does not fit is an answer); where
-none of the user's layouts can exist for the model, both refuse them (`refuse_impossible`)."""
+none of the user's layouts can exist for the model, they and `memory` refuse them
+(`refuse_impossible`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import replace
 
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.offload import parse_offload
+from capcliff.analysis.served_weights import engines_load
 from capcliff.catalog.layout import Layout, enumerate_layouts
 from capcliff.errors import InputError
 from capcliff.memory.layout_memory import LayoutMemory
@@ -39,8 +41,19 @@ def fit_fixes(
 
     fixes = _offload_fixes(dep, gpus, max_model_len)
     length = max_model_len
-    fp8 = replace(dep, scheme=WeightScheme.quantised(arch, WeightDType.FP8))
-    if dep.scheme.linear is not WeightDType.FP8 and (ok := fitting(fp8, length, gpus)):
+    shipped = WeightScheme.as_shipped(arch)
+    if dep.scheme != shipped and (ok := fitting(replace(dep, scheme=shipped), length, gpus)):
+        fixes.append(
+            f"the checkpoint's own {shipped.label()} weights (--weight-dtype left out) fit as "
+            f"{ok[0].layout.name}"
+        )
+    fp8 = replace(dep, scheme=WeightScheme.planned(arch, WeightDType.FP8))
+    if (
+        dep.scheme.linear is not WeightDType.FP8
+        and fp8.scheme != shipped  # (said above)
+        and engines_load(fp8)  # not from an NVFP4 or MXFP4 checkpoint (seed 56)
+        and (ok := fitting(fp8, length, gpus))
+    ):
         fixes.append(f"FP8 weights (--weight-dtype fp8) fit as {ok[0].layout.name}")
     fp8_kv = replace(dep, kv_dtype=KVDType.FP8)
     if dep.kv_dtype is not KVDType.FP8 and (ok := fitting(fp8_kv, length, gpus)):

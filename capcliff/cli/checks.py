@@ -148,6 +148,7 @@ def calibrate(
     from capcliff.calibrate.compare import calibrate as run_calibration
     from capcliff.calibrate.startup_logs import parse_startup_log
     from capcliff.catalog.catalogs import get_hardware, get_model, model_catalog
+    from capcliff.cli.calibration.written import check_replaced
     from capcliff.files import check_outputs, read_text, write_text_atomic
     from capcliff.memory.budget import BudgetSettings, EngineName
     from capcliff.memory.weights import WeightScheme
@@ -156,6 +157,7 @@ def calibrate(
     target = output_path(output, flag="--output")
     inputs = [Path(logfile)] + ([Path(model)] if model is not None and Path(model).exists() else [])
     check_outputs([("--output", target)], inputs=inputs, force=force)
+    check_replaced(target)
     log = parse_startup_log(read_text(Path(logfile), field="logfile"))
     _refuse_another_length(log, max_model_len)
     _refuse_another_kv_dtype(log, given_kv)
@@ -184,7 +186,7 @@ def calibrate(
         else parse_kv_dtype(kv_dtype),
         scheme=None
         if weight_dtype is None
-        else WeightScheme.quantised(resolved.arch, parse_weight_dtype(weight_dtype)),
+        else WeightScheme.planned(resolved.arch, parse_weight_dtype(weight_dtype)),
         max_model_len=max_model_len,
         source=logfile,
         gpu=gpu,

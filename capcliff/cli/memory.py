@@ -75,6 +75,13 @@ def memory(
         raise InputError("max_model_len: the model config has no max_position_embeddings; pass one")
     check_model_context(length, resolved.arch.context_for(engine),
                         allow_long=settings.allow_long_max_model_len)  # fmt: skip
+    if named is not None:
+        # named layouts none of which can exist for the model (tp3 on 32 heads, EP or attention
+        # DP on a dense model) are bad input, as `plan` and `sweep` say; `memory` answered "no
+        # layout of 3 GPUs fits", though dp3 and pp3 fit (fuzz_random seed 60)
+        from capcliff.analysis.what_fits import refuse_impossible
+
+        refuse_impossible(dep, tuple(named), length)
     print_warnings(dep.warnings)
     report = build_memory_report(
         resolved,

@@ -11,7 +11,7 @@ from capcliff.memory.budget import BudgetSettings
 from capcliff.memory.fit import largest_max_model_len, utilization_needed
 from capcliff.memory.kv import kv_bytes_per_token
 from capcliff.memory.layout_memory import LayoutMemory, layout_memory
-from capcliff.memory.params import Storage, param_count
+from capcliff.memory.params import param_count
 from capcliff.memory.weights import WeightScheme, total_weight_bytes
 from capcliff.report_header import SCHEMA_VERSION, ReportHeader
 from capcliff.units import KVDType, format_bytes
@@ -179,9 +179,7 @@ def report_header(
     max_model_len: int,
 ) -> ReportHeader:
     """The header fields shared by the memory, sweep and plan reports."""
-    dtype = scheme.label_of(Storage.LINEAR)
-    if scheme.label_of(Storage.EXPERT) != dtype:
-        dtype = f"{dtype} (experts {scheme.label_of(Storage.EXPERT)})"
+    dtype = scheme.label()
     return ReportHeader(
         schema_version=SCHEMA_VERSION,
         model=model.id,

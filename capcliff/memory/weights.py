@@ -78,6 +78,18 @@ class WeightScheme:
         """Every linear and expert weight in `dtype`; embeddings, norms and router stay native."""
         return cls(dtype, dtype, arch.activation_dtype)
 
+    @classmethod
+    def planned(cls, arch: Architecture, dtype: WeightDType | None) -> WeightScheme:
+        """The weights planned for `--weight-dtype dtype`: the checkpoint's own formats where
+        none is given or it names the dtype the checkpoint's linear and expert weights ship in
+        (an engine loads a quantized checkpoint by its own quantization_config: vLLM's
+        `--quantization fp8` on an FP8 checkpoint is the checkpoint's method), else every linear
+        and expert weight in `dtype` (`quantised`)."""
+        shipped = cls.as_shipped(arch)
+        if dtype is None or (shipped.linear, shipped.expert) == (dtype, dtype):
+            return shipped
+        return cls.quantised(arch, dtype)
+
     def label_of(self, storage: Storage) -> str:
         """The dtype name reports give this storage class: `dtype_of`, integer formats by their
         bits (GPTQ at 8 bits is int8, not its int4 compute family)."""
@@ -89,6 +101,13 @@ class WeightScheme:
         if mixed is not None:
             return mixed
         return format_label(quant.expert if storage is Storage.EXPERT else quant.linear, dtype)
+
+    def label(self) -> str:
+        """The dtype name of the linear weights, and of the routed experts where they differ
+        ("bf16 (experts mxfp4)"): the reports' `weight_dtype`."""
+        dtype = self.label_of(Storage.LINEAR)
+        experts = self.label_of(Storage.EXPERT)
+        return dtype if experts == dtype else f"{dtype} (experts {experts})"
 
     def dtype_of(self, storage: Storage) -> WeightDType:
         """The dtype most tensors of this storage class are held in (a summary; see format_of)."""

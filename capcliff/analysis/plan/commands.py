@@ -9,13 +9,18 @@ from typing import TYPE_CHECKING
 from capcliff.analysis.deployment import Deployment
 from capcliff.analysis.offload import parse_offload
 from capcliff.analysis.plan.types import Recommendation
-from capcliff.catalog.catalogs import Model
+from capcliff.analysis.served_weights import (
+    cast_dtype,
+    engines_load,
+    online_quantization,
+    quantized_checkpoint,
+)
 from capcliff.catalog.layout import parse_layout
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.weights import WeightScheme
-from capcliff.units import KVDType, WeightDType
+from capcliff.units import KVDType
 
 if TYPE_CHECKING:
     from capcliff.analysis.flags import Deployment as Served
@@ -34,29 +39,6 @@ def served_model(dep: Deployment, *, local: bool) -> str:
             raise InputError("serve_local_path: give the model as a directory to serve it locally")
         return dep.model.local_path
     return dep.model.hf_repo if dep.model.hf_repo else MODEL_PLACEHOLDER
-
-
-def quantized_checkpoint(dep: Deployment) -> Model | None:
-    """The catalog's checkpoint of the planned model already quantized to the planned weight
-    dtype: the card `<model id>-<dtype>` (e.g. llama-3.1-405b-fp8) with the same architecture
-    (layers, widths, heads, experts). None when the weights are planned as shipped or the catalog
-    holds no such card (a named rule: a card of another release, such as Llama 3.3 for 3.1, is
-    another model and never stands in)."""
-    from capcliff.catalog.catalogs import get_model, model_catalog
-
-    if dep.scheme == WeightScheme.as_shipped(dep.model.arch):
-        return None
-    card_id = f"{dep.model.id}-{dep.scheme.linear.value}"
-    if card_id not in model_catalog():
-        return None
-    card = get_model(card_id)
-    mine, theirs = dep.model.arch, card.arch
-    same = all(
-        getattr(mine, f) == getattr(theirs, f)
-        for f in ("num_layers", "hidden_size", "num_attention_heads", "num_kv_heads", "moe")
-    )
-    shipped = WeightScheme.as_shipped(theirs)
-    return card if same and shipped.linear is dep.scheme.linear and card.hf_repo else None
 
 
 def served_context(dep: Deployment, memory: LayoutMemory, planned: int) -> tuple[int, str]:
@@ -84,36 +66,6 @@ def served_context(dep: Deployment, memory: LayoutMemory, planned: int) -> tuple
         f"{dep.settings.engine.value}'s rule); the workload's longest request needs {planned:,} "
         "and the KV pool is the same at both"
     )
-
-
-def online_quantization(dep: Deployment) -> str | None:
-    """The engines' flag value when the planned weights are FP8 but the checkpoint ships wider:
-    vLLM and SGLang quantize BF16/FP16 weights to FP8 while loading (`--quantization fp8`,
-    dynamic per-tensor scales). None otherwise."""
-    shipped = WeightScheme.as_shipped(dep.model.arch)
-    if dep.scheme == shipped or dep.scheme.linear is not WeightDType.FP8:
-        return None
-    return "fp8" if shipped.linear in (WeightDType.BF16, WeightDType.FP16) else None
-
-
-# vLLM and SGLang cast a checkpoint's 16-bit float weights to the other 16-bit type at load with
-# `--dtype` ("Casting between float16 and bfloat16 is allowed with a warning":
-# `_get_and_verify_dtype`, vllm/config/model.py and python/sglang/srt/configs/model_config.py).
-TORCH_DTYPE = {WeightDType.BF16: "bfloat16", WeightDType.FP16: "float16"}
-
-
-def cast_dtype(dep: Deployment) -> str | None:
-    """The engines' `--dtype` value where the planned weights are the shipped 16-bit float
-    weights cast to the other 16-bit type (bf16 <-> fp16, no quantization either side); None
-    otherwise."""
-    shipped = WeightScheme.as_shipped(dep.model.arch)
-    scheme = dep.scheme
-    if scheme == shipped or shipped.quantization is not None or scheme.quantization is not None:
-        return None
-    widths = {shipped.linear, shipped.expert, scheme.linear, scheme.expert}
-    if not widths <= TORCH_DTYPE.keys() or scheme.linear is not scheme.expert:
-        return None
-    return TORCH_DTYPE[scheme.linear]
 
 
 def engine_flags(
@@ -199,15 +151,10 @@ def engine_flags(
             "(a published quantized checkpoint of the model you serve is usually better)"
         )
     shipped = WeightScheme.as_shipped(dep.model.arch)
-    if (
-        dep.scheme != shipped
-        and served.quantization is None
-        and served.dtype is None
-        and checkpoint is None
-    ):
+    if not engines_load(dep):
         warnings.append(
             f"--weight-dtype {dep.scheme.linear.value}: the engines cannot quantize "
-            f"{shipped.linear.value} weights to it while loading; serve a checkpoint quantized "
+            f"{shipped.label()} weights to it while loading; serve a checkpoint quantized "
             f"to {dep.scheme.linear.value}"
         )
     if model == MODEL_PLACEHOLDER:

@@ -20,6 +20,7 @@ from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.evaluate.replica_models import replica_models
 from capcliff.analysis.evaluate.solver import Slo, config_at
 from capcliff.analysis.evaluate.steady_state import steady_state
+from capcliff.analysis.served_weights import engines_load
 from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import CapcliffError
@@ -104,8 +105,8 @@ def alternatives(dep: Deployment, gpus: int, catalog: list[HardwareSpec]) -> lis
     arch = dep.model.arch
     widest = Layout(tp=min(gpus, dep.hardware.scaleup_domain_gpus))
     out = []
-    if dep.scheme.linear is not WeightDType.FP8:
-        fp8 = replace(dep, scheme=WeightScheme.quantised(arch, WeightDType.FP8))
+    fp8 = replace(dep, scheme=WeightScheme.planned(arch, WeightDType.FP8))
+    if dep.scheme.linear is not WeightDType.FP8 and engines_load(fp8):
         out.append(Alternative("FP8 weights (--weight-dtype fp8)", fp8, widest))
     if dep.kv_dtype is not KVDType.FP8:
         out.append(

@@ -45,6 +45,7 @@ def calibrate_benchmark(args: BenchArgs) -> None:
     from capcliff.calibrate.benchmarks import DeploymentFilter, read_benchmark_file
     from capcliff.catalog.catalogs import get_hardware, get_model
     from capcliff.catalog.layout import parse_layout
+    from capcliff.cli.calibration.written import check_replaced
     from capcliff.files import check_outputs
 
     model_path = [Path(args.model)] if args.model is not None and Path(args.model).exists() else []
@@ -52,6 +53,7 @@ def calibrate_benchmark(args: BenchArgs) -> None:
     check_outputs(
         [("--output", args.output)], inputs=[args.path, *model_path, *given], force=args.force
     )
+    check_replaced(args.output)
     if args.calibration is not None and args.speculative is None:
         raise InputError(
             "calibration: a step-time fit starts from the engine profile; --calibration applies "
