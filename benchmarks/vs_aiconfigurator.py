@@ -32,7 +32,9 @@ all capcliff may spend, imports, models and simulation included, for 20 x.
 where its CPU goes: start-up (interpreter and imports, up to the command), then, per phase of
 the search (the innermost of the functions in `PHASES` running when a replica's event loop
 starts; nested ones joined by /), the replica runs started, the requests they were given, and
-the CPU spent inside their event loops (`ReplicaSim.run_until`), then the rest of the command.
+the CPU spent inside their event loops (`ReplicaSim.run_until`; an attention-DP group's ranks in
+lockstep are one run, its CPU `LockstepSim.run`'s), then the rest of the command.
+`benchmarks/plan_phases.py` prints the same table for any `capcliff plan` command.
 """
 
 from __future__ import annotations
@@ -125,7 +127,7 @@ PHASES = {
     "capcliff.analysis.evaluate.layout_capacity": ("coarse_capacity",),
     "capcliff.analysis.evaluate.capacity": ("sweep_point", "verified"),
     "capcliff.analysis.evaluate.rate_search": (
-        "highest_rate", "highest_rate_above", "highest_rate_below",
+        "highest_rate", "highest_rate_above", "highest_rate_below", "_narrow",
     ),
     "capcliff.analysis.evaluate.dp_group": ("group_capacity",),
     "capcliff.analysis.plan.fleet": ("check_fleet",),
@@ -166,10 +168,10 @@ def _instrument(tally: _Tally) -> None:
                 for attr, value in list(vars(mod).items()):
                     if value is f:
                         setattr(mod, attr, wrapped)
-    from capcliff.sim.core import replica_class
+    from capcliff.sim.core import lockstep_class, replica_class
 
-    cls = replica_class()
-    init, run_until = cls.__init__, cls.run_until
+    cls, group = replica_class(), lockstep_class()
+    init, run_until, group_init, group_run = cls.__init__, cls.run_until, group.__init__, group.run
 
     def started(sim: Any, requests: Any, *args: Any, **kwargs: Any) -> None:
         sim.phase = "/".join(tally.stack) or "other"
@@ -182,13 +184,32 @@ def _instrument(tally: _Tally) -> None:
         run_until(sim, done)
         tally.cpu_s[sim.phase] += time.process_time() - start
 
+    def grouped(sim: Any, ranks: Any, *args: Any, **kwargs: Any) -> None:
+        sim.phase = "/".join(tally.stack) or "other"
+        tally.runs[sim.phase] -= len(ranks) - 1  # its ranks, each counted as started: one run
+        group_init(sim, ranks, *args, **kwargs)
+
+    def ran_together(sim: Any) -> Any:
+        start = time.process_time()
+        try:
+            return group_run(sim)
+        finally:
+            tally.cpu_s[sim.phase] += time.process_time() - start
+
     cls.__init__, cls.run_until = started, ran  # type: ignore[method-assign]
+    group.__init__, group.run = grouped, ran_together  # type: ignore[method-assign]
 
 
 def phases(index: int) -> None:
     """Where the `index`-th question's CPU goes, in this process (the module docstring's
     `--phases`)."""
     question, (command, _) = list(QUESTIONS.items())[index]
+    plan_phases(question, command[command.index("plan") + 1 :])
+
+
+def plan_phases(question: str, plan: list[str]) -> None:
+    """Where `capcliff plan *plan`'s CPU goes, in this process, one worker (the module
+    docstring's `--phases`), printed under `question`."""
     os.environ["CAPCLIFF_SIM_CORE"] = "python"
     # the command's own imports (lazy in the CLI), counted in the start-up
     import capcliff.analysis.plan.online
@@ -199,7 +220,7 @@ def phases(index: int) -> None:
     tally = _Tally([], Counter(), Counter(), Counter())
     _instrument(tally)
     # one worker: a pool's runs would be in other processes, out of the tally
-    sys.argv = ["capcliff", *command[command.index("plan") :], "--jobs", "1"]
+    sys.argv = ["capcliff", "plan", *plan, "--jobs", "1"]
     ran = time.process_time()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
         capcliff_main()
