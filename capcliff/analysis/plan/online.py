@@ -492,7 +492,8 @@ def _ranked(ev: LayoutEval) -> bool:
 
 def _option(ev: LayoutEval) -> Option:
     """A layout's sustained rate with its sampling half-width, for the tie rule."""
-    half = ev.capacity.at_sustained.rps_half_width
+    at = ev.capacity.at_sustained
+    half = at.rps_half_width
     lay = ev.memory.layout
     return Option(
         lay.name,
@@ -501,6 +502,10 @@ def _option(ev: LayoutEval) -> Option:
         lay.pp,
         half if math.isfinite(half) else 0.0,
         shown=f"{ev.sustained_rps:,.2f} requests/s",
+        latencies=(
+            (at.ttft_p99_s, at.ttft_p99_half_width),
+            (at.tpot_p99_s, at.tpot_p99_half_width),
+        ),
     )
 
 

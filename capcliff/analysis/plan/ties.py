@@ -15,6 +15,11 @@ decided by the rule an experienced engineer uses, not by the noise: the simpler 
 - not settled (`unsettled_reason`): a gap within the sum of the two half-widths of the band's
   edge could fall on either side of it in another sample (another --seed, more requests), and
   the recommendation with it; the plan says so rather than present a coin toss as a finding.
+- clearly slower (`slower`): a layout of the tie whose TTFT or TPOT p99 (at the load its rate
+  was read at) is more than LATENCY_FACTOR times another's, beyond both their 95 % sampling
+  intervals, and better on neither, is passed over: the tie is in throughput, and a 45 s TTFT
+  p99 beside 0.04 s (fuzz_random seed 54) is no coin toss. A factor of two lies past the
+  model's held-out TTFT error (about 30 %, perf/error_band.py) on both figures.
 - simpler (`simplicity`): no pipeline parallelism first (a PP layout inside a node pays bubbles
   that an idealised pipeline does not show), then fewer GPUs per replica (more replicas: finer
   scaling, smaller failure domain, and data parallelism for a model that fits one GPU with room
@@ -23,9 +28,11 @@ decided by the rule an experienced engineer uses, not by the noise: the simpler 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 TIE_BAND = 0.10  # set: the least band, see the module docstring
+LATENCY_FACTOR = 2.0  # set: a p99 this many times another's is a resolved difference
 
 
 def tie_band(throughput_error: float | None) -> float:
@@ -43,6 +50,34 @@ class Option:
     pp: int
     half_width: float = 0.0  # relative 95 % half-width of `value` (0: not estimated)
     shown: str = ""  # the figure as a reader knows it, e.g. "1.60 requests/s"
+    # (p99 s, relative 95 % half-width) of TTFT and of TPOT where `value` was read; (): unknown
+    latencies: tuple[tuple[float, float], ...] = ()
+
+
+LATENCY_NAMES = ("TTFT", "TPOT")
+
+
+def _clearly_above(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    """Whether p99 `a` is over LATENCY_FACTOR x p99 `b` beyond both their sampling intervals,
+    each taken as a factor (a p99 is positive): [p99 / (1 + h), p99 x (1 + h)] for a relative
+    half-width h (a 45 s p99 at +-224 % still lies above 14 s)."""
+    (va, ha), (vb, hb) = a, b
+    if not all(math.isfinite(x) for x in (va, ha, vb, hb)) or vb <= 0:
+        return False
+    return va / (1 + ha) > LATENCY_FACTOR * vb * (1 + hb)
+
+
+def slower(o: Option, pool: list[Option]) -> tuple[Option, str] | None:
+    """(an option of `pool` that `o` is clearly slower than, the latency: "TTFT" or "TPOT"), or
+    None: `o` is more than LATENCY_FACTOR times its p99 on one latency and better on neither."""
+    for p in pool:
+        if p is o or not o.latencies or not p.latencies:
+            continue
+        pairs = list(zip(LATENCY_NAMES, o.latencies, p.latencies, strict=False))
+        worse = [name for name, a, b in pairs if _clearly_above(a, b)]
+        if worse and not any(_clearly_above(b, a) for _, a, b in pairs):
+            return p, worse[0]
+    return None
 
 
 def simplicity(o: Option) -> tuple[bool, int, int, int]:
@@ -66,7 +101,9 @@ def decide(
     the one recommended). `options` must not be empty."""
     best = max(options, key=lambda o: (o.value, [-k for k in simplicity(o)]))
     tied = ties(best, options, band)
-    chosen = min([best, *tied], key=lambda o: (simplicity(o), -o.value))
+    pool = [best, *tied]
+    quick = [o for o in pool if slower(o, pool) is None] or pool
+    chosen = min(quick, key=lambda o: (simplicity(o), -o.value))
     rest = [o for o in [best, *tied] if o is not chosen]
     return chosen, rest, (best if chosen is not best else None)
 
@@ -100,10 +137,18 @@ def tie_reason(
             "throughput error but within their sampling noise (95 % half-widths summing to "
             f"{noise:.0%})"
         )
-    line = (
-        f"ties with {names}: {why}, which it cannot resolve; {chosen.name} is the simplest (no "
-        "pipeline stages, fewer GPUs per replica)"
-    )
+    pool = [chosen, *rest]
+    passed = [(o, found) for o in rest if (found := slower(o, pool)) is not None]
+    simplest = "the simplest (no pipeline stages, fewer GPUs per replica)"
+    if any(simplicity(o) < simplicity(chosen) for o, _ in passed):
+        simplest += " of those not clearly slower"
+    line = f"ties with {names}: {why}, which it cannot resolve; {chosen.name} is {simplest}"
+    for o, (than, metric) in passed:
+        if simplicity(o) < simplicity(chosen):
+            line += (
+                f"; {o.name} is passed over: its {metric} p99 is over {LATENCY_FACTOR:g}x "
+                f"{than.name}'s, beyond both sampling intervals"
+            )
     if fastest is not None:
         line += f"; runner-up {fastest.name}, the best as simulated"
     return line
