@@ -573,18 +573,16 @@ def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
     asked_in = cell("random_input_len") if random else None
     asked_out = cell("random_output_len") if random else None
     ratio = _ratio(cell("random_range_ratio") if random else None, row_id)
-    if not (
-        _ran_as_asked(asked_in, ratio, inputs, completed)
-        and _ran_as_asked(asked_out, ratio, outputs, completed)
-    ):  # the requests ran other lengths than asked: the totals' means are the run's
-        asked_in, asked_out, ratio = None, None, 1.0
+    asked_in, asked_out, ratio = _lengths_run(
+        run, (asked_in, asked_out, ratio), (inputs, outputs), completed
+    )
     isl, isl_name = _asked_or_mean(asked_in, inputs / completed, "input")
     osl, osl_name = _asked_or_mean(asked_out, outputs / completed, "output")
     # no cap: all at once; a cap past the requests sent caps nothing (10,000,000 ran for minutes)
     cap = cell("max_concurrency")
     clients = completed if cap is None or completed < cap <= MAX_REQUESTS else cap
     throughput = cell("output_throughput")
-    streamed = _streamed(cell("mean_ttft_ms"), cell("mean_itl_ms"), osl)
+    streamed = _streamed(cell("mean_itl_ms"), osl)
     tpot = _tpot_of(cell("mean_tpot_ms"), osl) if streamed else None
     if throughput is None and tpot is None:  # a fit had nothing to fit (a traceback before)
         raise InputError(
@@ -606,7 +604,7 @@ def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
     )
 
 
-def _streamed(ttft_ms: float | None, itl_ms: float | None, output_len: float) -> bool:
+def _streamed(itl_ms: float | None, output_len: float) -> bool:
     """Whether the run streamed its tokens, so that its TTFT and TPOT were timed. A run without
     streaming times neither: vLLM writes a TTFT of 0 for a backend that does not stream
     (benchmark_serving.py: "ttfts is empty if streaming is not supported by backend",
@@ -614,8 +612,9 @@ def _streamed(ttft_ms: float | None, itl_ms: float | None, output_len: float) ->
     latency (bench_serving.py: "For non-streaming, TTFT = total latency"), so that its TPOT is 0
     or, timed a hair after the latency, a hair below 0; either tool's ITLs are then empty, a mean
     ITL of 0 beside outputs of more than one token. Such a run was refused ("mean_tpot_ms: must
-    be a finite number > 0, got 0") or had its TPOT read as seconds; its throughput stands."""
-    return ttft_ms != 0 and not (itl_ms == 0 and output_len > 1)
+    be a finite number > 0, got 0") or had its TPOT read as seconds; its throughput stands. A TTFT
+    of 0 beside timed ITLs is no run's, and is refused as before."""
+    return not (itl_ms == 0 and output_len > 1)
 
 
 # Set: how far, in standard errors of the mean, a run's mean length (its token totals over the
@@ -627,6 +626,30 @@ def _streamed(ttft_ms: float | None, itl_ms: float | None, output_len: float) ->
 # where the totals said 412.
 LENGTH_SPREAD_SE = 3.0
 LENGTH_SLACK = 0.02
+
+
+def _lengths_run(
+    run: dict[str, Any],
+    asked: tuple[float | None, float | None, float],
+    totals: tuple[float, float],
+    completed: int,
+) -> tuple[float | None, float | None, float]:
+    """(input length, output length, range ratio) the requests ran, of those asked (None: the
+    totals' mean). A random dataset sends the input lengths it draws (SGLang records each
+    prompt_len as drawn), so totals that contradict them are refused downstream as asked; its
+    outputs may stop at EOS short of the length asked: then the outputs' mean, and one range
+    for both lengths no longer holds (the inputs' mean too, unless the lengths were fixed). A
+    row that names no dataset (SGLang 0.2 wrote the random_* defaults on every row) ran the
+    totals' means where either length contradicts them."""
+    asked_in, asked_out, ratio = asked
+    inputs, outputs = totals
+    ran_in = _ran_as_asked(asked_in, ratio, inputs, completed)
+    ran_out = _ran_as_asked(asked_out, ratio, outputs, completed)
+    if run.get("dataset_name") is None and not (ran_in and ran_out):
+        return None, None, 1.0
+    if not ran_out:
+        return (asked_in if ratio == 1 else None), None, 1.0
+    return asked_in, asked_out, ratio
 
 
 def _ran_as_asked(asked: float | None, ratio: float, total: float, completed: int) -> bool:

@@ -150,6 +150,7 @@ class _Scan:
 def detect_format(text: str) -> LogFormat:
     """The engine that wrote `text`, from phrases only that engine logs."""
     scores = {fmt: sum(1 for p in pats if p.search(text)) for fmt, pats in _SIGNATURES.items()}
+    _refuse_two_engines(scores)
     best = max(scores, key=scores.__getitem__)
     if scores[best] == 0:
         printed = next((what for phrase, what in _PRINTED if phrase in text), None)
@@ -165,6 +166,25 @@ def detect_format(text: str) -> LogFormat:
             f" (TensorRT-LLM); {_RESULTS_READ}"
         )
     return best
+
+
+_FAMILIES = {
+    "vLLM": (LogFormat.VLLM_V1, LogFormat.VLLM_V0),
+    "SGLang": (LogFormat.SGLANG,),
+    "TensorRT-LLM": (LogFormat.TRTLLM,),
+}
+
+
+def _refuse_two_engines(scores: Mapping[LogFormat, int]) -> None:
+    """An InputError when two engine families each print two or more of their own phrases: two
+    engines' logs joined (a vLLM log followed by an SGLang one was read as whichever printed
+    more of its phrases, the other's figures dropped unsaid)."""
+    found = [name for name, fmts in _FAMILIES.items() if max(scores[f] for f in fmts) >= 2]
+    if len(found) > 1:
+        raise InputError(
+            f"logfile: holds start-up lines of {' and '.join(found)}: two engines' logs joined; "
+            "cut it to one engine's start"
+        )
 
 
 # A bench tool's printed summary, saved as a log (`... | tee bench.txt`): its headings, in the
