@@ -49,7 +49,13 @@ def test_sglang_run_of_another_dataset_is_fitted_on_its_mean_lengths(
 
 @pytest.mark.parametrize("dataset", ["random", "random-ids", None])
 def test_sglang_random_run_keeps_its_asked_lengths(tmp_path: Path, dataset: str | None) -> None:
-    row = _sglang_row(8, 500.0, 14.0, random_range_ratio=0.5)
+    # totals as the asked lengths give them: uniform in [512, 1,024], 768 a request on average
+    # (200 x 768 = 153,600); totals that contradict the asked lengths are the run's
+    # (test_bad_input_campaign29)
+    row = _sglang_row(
+        8, 500.0, 14.0, random_range_ratio=0.5, total_input_tokens=153_600,
+        total_output_tokens=153_600,
+    )  # fmt: skip
     if dataset is not None:
         row["dataset_name"] = dataset
     (point,) = _points(tmp_path, [row])
@@ -114,7 +120,9 @@ def test_result_of_another_tool_says_what_is_read(
     path = tmp_path / "r.json"
     path.write_text(json.dumps(result))
     line = _one_line_error(["calibrate", str(path), *CAL], capsys)
-    assert "completed: missing, so not a result of `vllm bench serve --save-result`" in line
+    # the line names what is read (and, since campaign 29, the tool where its keys say which)
+    assert "completed: missing" in line
+    assert "`vllm bench serve --save-result`" in line
 
 
 # --- config.json of families capcliff does not size -------------------------------------------

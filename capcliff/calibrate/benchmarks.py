@@ -42,6 +42,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from capcliff.catalog.catalogs import current_repo_name
 from capcliff.catalog.layout import MAX_GPUS
 from capcliff.errors import InputError
 from capcliff.files import (
@@ -122,7 +123,11 @@ _VARIANT = re.compile(r"(-(instruct|chat|hf|it|base|\d{4}))+$")
 
 
 def _base_name(name: str) -> str:
-    return _VARIANT.sub("", name.strip().lower().rstrip("/").split("/")[-1])
+    """A model name's last part, variants (`_VARIANT`) stripped, under the Hub's current name
+    (`Meta-Llama-3.1-8B-Instruct` is `Llama-3.1-8B`'s: a vLLM 0.6 result was refused as another
+    model's)."""
+    last = current_repo_name(name.strip().lower().rstrip("/").split("/")[-1])
+    return _VARIANT.sub("", last)
 
 
 def model_matches(row_model: str, keep: DeploymentFilter) -> bool:
@@ -441,6 +446,7 @@ def _csv_rows(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
                 f"{path}: line {line}: {len(columns) + len(extra)} cells where the header names "
                 f'{len(columns)}; quote a cell that holds a comma ("1,500") or name the column'
             )
+    _refuse_other_csv(path, columns)
     twice = [c for n, c in enumerate(columns) if c.strip() and c in columns[:n]]
     if twice:  # the reader keeps the last cell of a name: the first column's figures were lost
         raise InputError(
@@ -448,6 +454,27 @@ def _csv_rows(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
             "of them holds the run's figures is not said)"
         )
     return columns, rows
+
+
+# Other tools' CSV exports, by their header: genai-perf's profile_export_genai_perf.csv (one row
+# per metric under `Metric`), guidellm's benchmarks.csv (a header of three rows, groups first:
+# "Run Info" named once per column, read as a column named twice).
+_OTHER_CSVS = (
+    (("Metric",), "genai-perf's profile_export_genai_perf.csv (one row per metric)"),
+    (("Run Info", "Benchmark"), "guidellm's benchmarks.csv (a header of three rows)"),
+)
+
+
+def _refuse_other_csv(path: Path, columns: list[str]) -> None:
+    """An InputError naming the tool when the header is another tool's CSV export."""
+    if any(c in columns for c in (*REQUIRED_COLUMNS, *MEASURED_COLUMNS)):
+        return
+    for names, tool in _OTHER_CSVS:
+        if all(n in columns for n in names):
+            raise InputError(
+                f"{path}: column concurrency, input_len, output_len missing: this is {tool}, "
+                f"which capcliff does not read; it reads {READS}"
+            )
 
 
 # The latency columns read, in milliseconds; one named in another unit (mean_tpot_s,
@@ -545,13 +572,18 @@ def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
     random = _random_lengths(run, row_id)
     asked_in = cell("random_input_len") if random else None
     asked_out = cell("random_output_len") if random else None
+    ratio = _ratio(cell("random_range_ratio") if random else None, row_id)
+    asked_in, asked_out, ratio = _lengths_run(
+        run, (asked_in, asked_out, ratio), (inputs, outputs), completed
+    )
     isl, isl_name = _asked_or_mean(asked_in, inputs / completed, "input")
     osl, osl_name = _asked_or_mean(asked_out, outputs / completed, "output")
     # no cap: all at once; a cap past the requests sent caps nothing (10,000,000 ran for minutes)
     cap = cell("max_concurrency")
     clients = completed if cap is None or completed < cap <= MAX_REQUESTS else cap
     throughput = cell("output_throughput")
-    tpot = _tpot_of(cell("mean_tpot_ms"), osl)
+    streamed = _streamed(cell("mean_itl_ms"), osl)
+    tpot = _tpot_of(cell("mean_tpot_ms"), osl) if streamed else None
     if throughput is None and tpot is None:  # a fit had nothing to fit (a traceback before)
         raise InputError(
             f"{row_id}: output_throughput and mean_tpot_ms: both missing; a run needs one to fit"
@@ -562,12 +594,74 @@ def _run_point(run: dict[str, Any], row_id: str) -> BenchmarkPoint:
         input_len=_count(isl, row_id, isl_name, MAX_TOKENS_PER_REQUEST),
         output_len=_count(osl, row_id, osl_name, MAX_TOKENS_PER_REQUEST),
         num_requests=completed,
-        range_ratio=_ratio(cell("random_range_ratio") if random else None, row_id),
+        range_ratio=ratio,
         output_throughput_tok_s=_measure(throughput, row_id, "output_throughput", ms=False),
         mean_tpot_s=_measure(tpot, row_id, "mean_tpot_ms", ms=True),
-        mean_ttft_s=_measure(cell("mean_ttft_ms"), row_id, "mean_ttft_ms", ms=True),
+        mean_ttft_s=_measure(
+            cell("mean_ttft_ms") if streamed else None, row_id, "mean_ttft_ms", ms=True
+        ),
         client_turnaround_s=CLIENT_TURNAROUND_S,
     )
+
+
+def _streamed(itl_ms: float | None, output_len: float) -> bool:
+    """Whether the run streamed its tokens, so that its TTFT and TPOT were timed. A run without
+    streaming times neither: vLLM writes a TTFT of 0 for a backend that does not stream
+    (benchmark_serving.py: "ttfts is empty if streaming is not supported by backend",
+    `np.mean(ttfts or 0)`), and SGLang's `--disable-stream` sets a request's TTFT to its whole
+    latency (bench_serving.py: "For non-streaming, TTFT = total latency"), so that its TPOT is 0
+    or, timed a hair after the latency, a hair below 0; either tool's ITLs are then empty, a mean
+    ITL of 0 beside outputs of more than one token. Such a run was refused ("mean_tpot_ms: must
+    be a finite number > 0, got 0") or had its TPOT read as seconds; its throughput stands. A TTFT
+    of 0 beside timed ITLs is no run's, and is refused as before."""
+    return not (itl_ms == 0 and output_len > 1)
+
+
+# Set: how far, in standard errors of the mean, a run's mean length (its token totals over the
+# finished requests) may sit from the mean of the random lengths it asked, plus 2 % for counts
+# the server and the client tokenize apart, before the asked lengths are taken not to be what
+# ran. Requests of a chat backend (whose payload sends no ignore_eos) or of
+# `--disable-ignore-eos` stop at the model's end of sequence; SGLang 0.2 wrote its random_*
+# defaults on every row, ShareGPT's too, with no dataset_name to say so: fitted at 1,024 tokens out
+# where the totals said 412.
+LENGTH_SPREAD_SE = 3.0
+LENGTH_SLACK = 0.02
+
+
+def _lengths_run(
+    run: dict[str, Any],
+    asked: tuple[float | None, float | None, float],
+    totals: tuple[float, float],
+    completed: int,
+) -> tuple[float | None, float | None, float]:
+    """(input length, output length, range ratio) the requests ran, of those asked (None: the
+    totals' mean). A random dataset sends the input lengths it draws (SGLang records each
+    prompt_len as drawn), so totals that contradict them are refused downstream as asked; its
+    outputs may stop at EOS short of the length asked: then the outputs' mean, and one range
+    for both lengths no longer holds (the inputs' mean too, unless the lengths were fixed). A
+    row that names no dataset (SGLang 0.2 wrote the random_* defaults on every row) ran the
+    totals' means where either length contradicts them."""
+    asked_in, asked_out, ratio = asked
+    inputs, outputs = totals
+    ran_in = _ran_as_asked(asked_in, ratio, inputs, completed)
+    ran_out = _ran_as_asked(asked_out, ratio, outputs, completed)
+    if run.get("dataset_name") is None and not (ran_in and ran_out):
+        return None, None, 1.0
+    if not ran_out:
+        return (asked_in if ratio == 1 else None), None, 1.0
+    return asked_in, asked_out, ratio
+
+
+def _ran_as_asked(asked: float | None, ratio: float, total: float, completed: int) -> bool:
+    """Whether `total` tokens over `completed` requests fit lengths drawn as SGLang's random
+    dataset draws them, uniform integers in [max(int(asked x ratio), 1), asked]
+    (bench_serving.py, sample_random_requests); True where there is nothing to compare."""
+    if asked is None or not total or not math.isfinite(asked) or asked < 1:
+        return True
+    low = max(int(asked * ratio), 1)
+    mean = (low + asked) / 2
+    spread = (asked - low + 1) / math.sqrt(12 * completed)  # a uniform's spread, n / sqrt(12)
+    return abs(total / completed - mean) <= LENGTH_SPREAD_SE * spread + LENGTH_SLACK * mean
 
 
 # SGLang bench_serving's datasets whose lengths are its `--random-input-len`,
@@ -599,12 +693,50 @@ def _random_lengths(run: dict[str, Any], row_id: str) -> bool:
 _RUN_KEYS = ("completed", "num_prompts")
 
 
+# What capcliff reads as benchmark results, for the refusals of what it does not.
+READS = (
+    "`vllm bench serve --save-result` JSON, SGLang `bench_serving --output-file` JSONL, or a CSV "
+    "with concurrency, input_len, output_len and output_throughput_tok_s or mean_tpot_ms"
+)
+# Other tools' result files, told by keys only they write (each tool's source: genai-perf
+# json_exporter.py, AIPerf's export, perf_analyzer's profile_export.json, trtllm-bench
+# reporting.py get_statistics_dict, guidellm's GenerativeBenchmarksReport, llmperf's flattened
+# LLMPerfResults, vllm bench throughput/latency --output-json, SGLang bench_offline_throughput and
+# bench_one_batch_server): the refusal names the file's tool. Their figures are aggregates over a
+# run whose clients the file does not say alike (genai-perf's concurrency sits in a version's
+# own input_config, guidellm's in its strategy, llmperf's per-request throughput beside the
+# overall one, trtllm-bench's measured mean concurrency of an offline run).
+_OTHER_TOOLS: tuple[tuple[frozenset[str], str], ...] = (
+    (frozenset({"records", "input_config"}), "AIPerf's profile_export_aiperf.json"),
+    (frozenset({"input_config"}), "genai-perf's profile_export_genai_perf.json"),
+    (frozenset({"experiments", "service_kind"}), "perf_analyzer's profile_export.json"),
+    (frozenset({"engine", "performance"}), "a `trtllm-bench --report_json` report"),
+    (frozenset({"benchmarks"}), "a guidellm report"),
+    (frozenset({"results_num_completed_requests"}), "an llmperf summary"),
+    (frozenset({"elapsed_time", "requests_per_second"}), "`vllm bench throughput --output-json`"),
+    (frozenset({"avg_latency"}), "`vllm bench latency --output-json`"),
+    (frozenset({"successful_requests"}), "SGLang bench_offline_throughput's result"),
+    (frozenset({"batch_size", "last_ttft"}), "SGLang bench_one_batch_server's result"),
+)
+
+
+def _other_tool(run: dict[str, Any]) -> str | None:
+    """The tool whose result file `run` is (`_OTHER_TOOLS`), None if none is recognised."""
+    return next((name for keys, name in _OTHER_TOOLS if keys <= run.keys()), None)
+
+
 def _refuse_other_tool(run: dict[str, Any], row_id: str) -> None:
     """A result of another tool (genai-perf's profile export, `vllm bench throughput` or `latency`,
     SGLang's bench_one_batch_server or bench_offline_throughput, a trtllm-bench report) read as
     a run with nothing finished: "completed: no finished requests", which named no cause."""
     if any(key in run for key in _RUN_KEYS):
         return
+    tool = _other_tool(run)
+    if tool is not None:
+        raise InputError(
+            f"{row_id}: completed: missing: this is {tool}, which capcliff does not read; it "
+            f"reads {READS}"
+        )
     raise InputError(
         f"{row_id}: completed: missing, so not a result of `vllm bench serve --save-result` or "
         "SGLang `bench_serving --output-file` (genai-perf, offline throughput and latency "
@@ -701,12 +833,29 @@ def _json_objects(path: Path, text: str) -> list[dict[str, Any]]:
             # vLLM writes the string "inf". Both mean no pacing.
             value = {**value, "request_rate": "inf"}
         refuse_non_finite(value, source=source)
-        if not isinstance(value, dict):
-            raise InputError(f"{source}: expected a JSON object per run")
-        out.append(value)
+        out.append(_run_object(value, source))
     if not out:
         raise InputError(f"{path}: no runs in the file")
     return out
+
+
+def _run_object(value: Any, source: str) -> dict[str, Any]:
+    """`value` if it is a JSON object (a run), else an InputError saying what it is."""
+    if isinstance(value, list):  # llmperf's individual responses, vLLM's .pytorch.json
+        raise InputError(f"{source}: {_array_of(value)}, not a run; capcliff reads {READS}")
+    if not isinstance(value, dict):
+        raise InputError(f"{source}: expected a JSON object per run")
+    return value
+
+
+def _array_of(value: list[Any]) -> str:
+    """What a JSON array given as results is, where its first item says (each tool's source)."""
+    first = value[0] if value and isinstance(value[0], dict) else {}
+    if "end_to_end_latency_s" in first or "ttft_s" in first:
+        return "a JSON array of llmperf's individual responses (one per request)"
+    if "benchmark" in first and "metric" in first:
+        return "a JSON array of PyTorch benchmark records (vLLM's .pytorch.json beside a result)"
+    return "a JSON array"
 
 
 def read_benchmark_file(path: Path, keep: DeploymentFilter) -> list[BenchmarkPoint]:

@@ -44,10 +44,11 @@ from pydantic import (
     model_validator,
 )
 
-from capcliff.catalog.catalogs import load_toml
+from capcliff.catalog.catalogs import read_user_text
 from capcliff.catalog.layout import parse_layout
 from capcliff.errors import CatalogError, InputError
 from capcliff.file_fields import refuse_bool_number
+from capcliff.files import parse_toml
 from capcliff.memory.budget import OVERRIDABLE_TERMS, EngineName
 from capcliff.memory.draft import MAX_SPECULATIVE_TOKENS, SpecMethod
 from capcliff.units import GIB, MAX_BYTES, MAX_SLO_TPOT_S, parse_kv_dtype
@@ -250,8 +251,17 @@ class Calibration(BaseModel):
 
 
 def load_calibration(path: Path) -> Calibration:
-    """Read and validate a calibration file; errors read `path: field: message`."""
-    data = load_toml(path)
+    """Read and validate a calibration file; errors read `path: field: message`. A JSON text
+    (a bench tool's results, given where the calibration fitted from them belongs) is refused
+    as such: it read "(toml): Invalid statement", which said neither."""
+    text = read_user_text(path)
+    if text.lstrip("\ufeff \t\r\n").startswith("{"):  # no TOML document starts with `{`
+        raise CatalogError(
+            f"{path}: (toml): holds JSON, not a calibration file (TOML, as `capcliff calibrate "
+            "... -o FILE` writes it); benchmark results are `capcliff calibrate`'s input: fit "
+            "them there and give the file it writes"
+        )
+    data = parse_toml(text, source=str(path), error=CatalogError)
     try:
         return Calibration.model_validate(data)
     except ValidationError as exc:

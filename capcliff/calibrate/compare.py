@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 from capcliff.calibrate.calibration_file import Calibration
 from capcliff.calibrate.startup_logs import LogFormat, StartupLog
-from capcliff.catalog.catalogs import Model
+from capcliff.catalog.catalogs import Model, current_repo_name
 from capcliff.catalog.layout import Layout, parse_layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
@@ -461,8 +461,9 @@ def calibrate(
 
 
 def model_id_from_log(log: StartupLog, catalog_repos: dict[str, str]) -> str | None:
-    """The catalog id whose HF repo the log's model name starts with (longest match wins)."""
-    name = str(log.config.get("model", "")).rstrip("/").split("/")[-1].lower()
+    """The catalog id whose HF repo the log's model name starts with (longest match wins; a
+    repository the Hub renamed under its current name: `current_repo_name`)."""
+    name = current_repo_name(str(log.config.get("model", "")).rstrip("/").split("/")[-1].lower())
     matches = [
         (len(repo), model_id)
         for model_id, repo in catalog_repos.items()

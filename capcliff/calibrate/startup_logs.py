@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Literal
 
@@ -132,7 +132,7 @@ _DEFAULT_UNITS = (  # name suffix -> unit word, for a number its line gives no u
 )
 _RANK = re.compile(
     r"Worker_\w+|VllmWorker(?:Process)? (?:rank|pid)=\d+|\[RANK \d+\]"
-    r"|(?<=[ \[])(?:[DP]P\d+ )*TP\d+(?: EP\d+)?(?=\])"
+    r"|(?<=[ \[])(?:[DP]P\d+ )*TP\d+(?: EP\d+)?(?=\])|\[gpu=\d+\]"  # SGLang 0.2: [gpu=0]
 )
 
 
@@ -150,15 +150,58 @@ class _Scan:
 def detect_format(text: str) -> LogFormat:
     """The engine that wrote `text`, from phrases only that engine logs."""
     scores = {fmt: sum(1 for p in pats if p.search(text)) for fmt, pats in _SIGNATURES.items()}
+    _refuse_two_engines(scores)
     best = max(scores, key=scores.__getitem__)
     if scores[best] == 0:
+        printed = next((what for phrase, what in _PRINTED if phrase in text), None)
+        if printed is not None:
+            raise InputError(
+                f"startup log: no start-up line found: this is {printed}, which capcliff does not "
+                f"read; {_RESULTS_READ}, or an engine's start-up log"
+            )
         raise InputError(
             "startup log: no vLLM, SGLang or TensorRT-LLM start-up line found; expected e.g. "
             "'Available KV cache memory:' (vLLM V1), '# GPU blocks:' (vLLM V0), "
             "'KV Cache is allocated.' (SGLang) or '[MemUsageChange] Allocated ... for max tokens'"
-            " (TensorRT-LLM)"
+            f" (TensorRT-LLM); {_RESULTS_READ}"
         )
     return best
+
+
+_FAMILIES = {
+    "vLLM": (LogFormat.VLLM_V1, LogFormat.VLLM_V0),
+    "SGLang": (LogFormat.SGLANG,),
+    "TensorRT-LLM": (LogFormat.TRTLLM,),
+}
+
+
+def _refuse_two_engines(scores: Mapping[LogFormat, int]) -> None:
+    """An InputError when two engine families each print two or more of their own phrases: two
+    engines' logs joined (a vLLM log followed by an SGLang one was read as whichever printed
+    more of its phrases, the other's figures dropped unsaid)."""
+    found = [name for name, fmts in _FAMILIES.items() if max(scores[f] for f in fmts) >= 2]
+    if len(found) > 1:
+        raise InputError(
+            f"logfile: holds start-up lines of {' and '.join(found)}: two engines' logs joined; "
+            "cut it to one engine's start"
+        )
+
+
+# A bench tool's printed summary, saved as a log (`... | tee bench.txt`): its headings, in the
+# tools' source (vllm/benchmarks/serve.py and SGLang bench_serving.py: " Serving Benchmark Result
+# "; trtllm-bench reporting.py: "PERFORMANCE OVERVIEW").
+_PRINTED = (
+    ("Serving Benchmark Result", "`vllm bench serve` or SGLang `bench_serving`'s printed summary"),
+    (
+        "PERFORMANCE OVERVIEW",
+        "trtllm-bench's printed report (nor is its --report_json read)",
+    ),
+)
+_RESULTS_READ = (
+    "benchmark results are read from a .json, .jsonl or .csv file (`vllm bench serve "
+    "--save-result`, SGLang `bench_serving --output-file`, a CSV of concurrency, input_len, "
+    "output_len and output_throughput_tok_s or mean_tpot_ms)"
+)
 
 
 def parse_startup_log(text: str) -> StartupLog:
@@ -172,6 +215,8 @@ def parse_startup_log(text: str) -> StartupLog:
             if match := rule.search(line):
                 _take(scan, match, line, line_no)
     failure = _take_failure(scan, text)
+    if log_format is LogFormat.SGLANG:
+        _derive_sglang_weights(scan)
     readings = sorted(scan.readings, key=lambda r: r.line_no)
     if failure is None:
         _refuse_negative_kv(readings)
@@ -185,6 +230,33 @@ def parse_startup_log(text: str) -> StartupLog:
         failure=failure,
         readings=tuple(readings),
     )
+
+
+def _derive_sglang_weights(scan: _Scan) -> None:
+    """SGLang's weights figure where its log prints none: before 0.4 "Load weight end." gave the
+    memory free after loading, not the "mem usage=" later releases add, which is the same rank's
+    free memory before loading less after (model_runner.py: `weight_load_mem_usage =
+    before_avail_memory - after_avail_memory`). A log of 0.2 or 0.3 read as stating no weights
+    ("nothing to fit")."""
+    if any(r.name == "weights_gib" for r in scan.readings):
+        return
+    after = next((r for r in scan.readings if r.name == "avail_after_load_gib"), None)
+    if after is None:
+        return
+    rank = scan.rank_by_line.get(after.line_no, "")
+    before = next(
+        (
+            r
+            for r in scan.readings
+            if r.name == "avail_before_load_gib"
+            and r.line_no < after.line_no
+            and scan.rank_by_line.get(r.line_no, "") == rank
+        ),
+        None,
+    )
+    if before is not None:
+        weights = round(before.value - after.value, 6)
+        scan.add(replace(after, name="weights_gib", value=weights))
 
 
 def _refuse_two_starts(text: str) -> None:

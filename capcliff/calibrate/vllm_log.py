@@ -1,7 +1,8 @@
 """The lines of a vLLM start-up log that capcliff reads, and the phrases that tell V1 from V0.
 
 Each line confirmed in vLLM's source:
-- V1: vllm/v1/worker/gpu_worker.py, gpu_model_runner.py, vllm/v1/core/kv_cache_utils.py,
+- V1: vllm/v1/worker/gpu_worker.py, gpu_model_runner.py, vllm/v1/core/kv_cache_utils.py (0.7's
+  `# GPU blocks: N` without CPU blocks),
   vllm/v1/metrics/loggers.py (`num_gpu_blocks is:`), vllm/v1/engine/core.py (engine config).
 - V0: vllm/worker/model_runner.py, vllm/worker/worker.py (three successive layouts of the memory
   profile), vllm/executor/executor_base.py (`# <device> blocks:`, max concurrency).
@@ -41,6 +42,8 @@ LINES = compile_lines(
     r"Maximum concurrency for (?P<max_concurrency_len>NUM) tokens per request: "
     r"(?P<max_concurrency>NUM)x",
     r"\w+ blocks: (?P<gpu_blocks>NUM), # CPU blocks: (?P<cpu_blocks>NUM)",
+    # V1 of 0.7.0-0.7.2 (vllm/v1/core/kv_cache_utils.py): the GPU's blocks alone
+    r"# GPU blocks: (?P<gpu_blocks>NUM)(?![\d,.])",
     r"num_gpu_blocks is: (?P<gpu_blocks>NUM)",
     r"Graph capturing finished in (?P<cudagraph_capture_s>NUM) secs?, took (?P<cudagraph_gib>NUM)",
     r"Free memory on device \((?P<free_at_start_gib>NUM)/(?P<total_memory_gib>NUM) GiB\)",
@@ -75,6 +78,11 @@ V1_SIGNATURES = compile_lines(
     r"\bEngineCore",
     r"Desired GPU memory utilization is",
     r"To serve at least one request with the models?'s max seq len",
+    # V1's own modules, which V0 never had; 0.7.0-0.7.2's V1 (VLLM_USE_V1=1) logged V0's words
+    # ("Initializing an LLM engine", "Loading model weights took") and its blocks alone
+    r"\bgpu_model_runner\.py\b",
+    r"\bkv_cache_utils\.py\b",
+    r"# GPU blocks: \d+(?![\d,.])",
 )
 V0_SIGNATURES = compile_lines(
     r"Initializing an LLM engine|Initializing a V0 LLM engine",

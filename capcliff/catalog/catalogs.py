@@ -489,9 +489,21 @@ def get_model(name: str) -> Model:
     raise _unknown("model", name, list(catalog))
 
 
+# Repositories the Hub renamed and redirects: Meta's Llama 3.1 checkpoints were published as
+# `meta-llama/Meta-Llama-3.1-8B(-Instruct)` (July 2024) and renamed `meta-llama/Llama-3.1-8B`; vLLM
+# and SGLang write the name they were given (a 2024 result or log holds the old one). Llama 3's own
+# `Meta-Llama-3-8B` was never renamed, and 3.2 on were published under `Llama-3.x`.
+_RENAMED_REPO = re.compile(r"(?<![\w.-])meta-(?=llama-3\.1-)", re.IGNORECASE)
+
+
+def current_repo_name(name: str) -> str:
+    """`name` (a repo id, its last part or a folder) under the name the Hub now gives it."""
+    return _RENAMED_REPO.sub("", name)
+
+
 def catalog_id_of_repo(name: str) -> str | None:
     """The id of the model card whose `hf_repo` is `name` (case-insensitive, as the Hub reads
-    repo ids), else None."""
-    query = name.strip().lower()
+    repo ids; a renamed repository's old name too: `current_repo_name`), else None."""
+    query = current_repo_name(name.strip()).lower()
     found = [mid for mid, card in model_catalog().items() if (card.hf_repo or "").lower() == query]
     return found[0] if query and found else None

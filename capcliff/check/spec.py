@@ -466,6 +466,12 @@ def _toml(text: str, path: Path) -> dict[str, Any]:
     """The spec's tables: TOML, or the same tables as a JSON object in a `*.json` file (read as
     TOML, a generated JSON spec failed as "Invalid statement"); _Spec refuses NaN and inf."""
     if path.suffix.lower() != ".json":
+        if text.lstrip("\ufeff \t\r\n").startswith("{"):  # no TOML document starts with `{`
+            raise CatalogError(
+                f"{path}: (toml): holds JSON, not a spec: a spec is TOML, or its tables as one "
+                'JSON object ({"scenario": [...]}) in a *.json file; a bench tool\'s results are '
+                "`capcliff calibrate`'s input"
+            )
         return parse_toml(text, source=str(path), error=CatalogError, finite=False)
     data = parse_json(text, source=str(path), error=CatalogError, finite=False, unique_keys=True)
     if not isinstance(data, dict):

@@ -380,6 +380,16 @@ def refuse_unknown_keys(row: dict[str, object], line: int, known: tuple[str, ...
     """A key the trace format does not have is an error: a misspelt `think_time` for `think_s`,
     or a session row in a plain trace, was dropped unsaid and the row simulated without it."""
     unknown = [key for key in row if key not in known]
+    if unknown and "completed" in row:  # a bench tool's result row, not a request
+        tool = (
+            "`vllm bench serve --save-result`"
+            if "num_prompts" in row
+            else ("SGLang `bench_serving --output-file`")
+        )
+        raise InputError(
+            f"trace line {line}: a {tool} result (a run's totals), not a request; a trace holds "
+            f"one request per line ({', '.join(known)}); results are `capcliff calibrate`'s input"
+        )
     if unknown:
         raise InputError(
             f"trace line {line}: {unknown[0]!r:.40}: unknown key; valid: {', '.join(known)}"
