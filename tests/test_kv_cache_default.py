@@ -121,22 +121,22 @@ def _log(fmt: str, **config: str) -> StartupLog:
 def test_a_log_of_auto_stored_what_its_release_takes_from_the_checkpoint(
     version: str | None, expected: str
 ) -> None:
-    from capcliff.calibrate.compare import _auto_kv_dtype
+    from capcliff.calibrate.compare import auto_kv_dtype
     from capcliff.catalog.catalogs import get_model
     from capcliff.memory.budget import EngineName
 
     config = {"kv_cache_dtype": "auto"} | ({"engine_version": version} if version else {})
     log = _log("sglang", **config)
     model = get_model("llama-3.3-70b-fp4")
-    got = _auto_kv_dtype(log, model, EngineName.SGLANG, None, True)
+    got = auto_kv_dtype(log, model, EngineName.SGLANG, None, True)
     assert got.value == expected
     # weights given in another format are another checkpoint: its auto is 16-bit
-    other = _auto_kv_dtype(log, model, EngineName.SGLANG, None, False)
+    other = auto_kv_dtype(log, model, EngineName.SGLANG, None, False)
     assert other.value == "bf16"
 
 
 def test_a_flag_of_another_width_than_the_logs_auto_is_refused() -> None:
-    from capcliff.calibrate.compare import _auto_kv_dtype
+    from capcliff.calibrate.compare import auto_kv_dtype
     from capcliff.catalog.catalogs import get_model
     from capcliff.errors import InputError
     from capcliff.memory.budget import EngineName
@@ -145,7 +145,7 @@ def test_a_flag_of_another_width_than_the_logs_auto_is_refused() -> None:
     log = _log("sglang", kv_cache_dtype="auto", engine_version="0.5.9")
     model = get_model("llama-3.3-70b-fp4")
     with pytest.raises(InputError, match="kv_cache_dtype=auto, which stored fp8"):
-        _auto_kv_dtype(log, model, EngineName.SGLANG, KVDType.BF16, True)
+        auto_kv_dtype(log, model, EngineName.SGLANG, KVDType.BF16, True)
     # the same flag on a checkpoint without the directive agrees with auto's 16 bits
     plain = get_model("llama-3.1-70b")
-    assert _auto_kv_dtype(log, plain, EngineName.SGLANG, KVDType.BF16, True) is KVDType.BF16
+    assert auto_kv_dtype(log, plain, EngineName.SGLANG, KVDType.BF16, True) is KVDType.BF16

@@ -111,7 +111,7 @@ def log_kv_dtype(log: StartupLog, default: KVDType) -> KVDType:
     return KVDType.FP8 if value.startswith("fp8") else default
 
 
-def _auto_kv_dtype(
+def auto_kv_dtype(
     log: StartupLog, model: Model, engine: EngineName, given: KVDType | None, as_shipped: bool
 ) -> KVDType:
     """What the log's `auto` (or silence) stored: the flag given, else the checkpoint's KV
@@ -409,7 +409,7 @@ def calibrate(
     length = log_max_model_len(log, fallback)
     weights = log_scheme(log, model) if scheme is None else scheme
     shipped = scheme is None or scheme == WeightScheme.as_shipped(model.arch)
-    kv = log_kv_dtype(log, _auto_kv_dtype(log, model, settings.engine, kv_dtype, shipped))
+    kv = log_kv_dtype(log, auto_kv_dtype(log, model, settings.engine, kv_dtype, shipped))
 
     def predict(s: BudgetSettings) -> LayoutMemory:
         return layout_memory(
