@@ -134,9 +134,14 @@ def test_a_check_on_the_recommended_layout_says_when_the_choice_is_not_settled()
 # is passed over (fuzz_random seed 54: `plan qwen3-8b --gpu h100-sxm --gpus 4 --arrival
 # clients --clients 16` recommended dp4 at TTFT p99 45.3 s +-224 % beside tp4's 0.042 s).
 def _lat(
-    name: str, value: float, tp: int, ttft: tuple[float, float], tpot: tuple[float, float]
+    name: str,
+    value: float,
+    tp: int,
+    ttft: tuple[float, float],
+    tpot: tuple[float, float],
+    half_width: float = 0.0,
 ) -> Option:
-    return Option(name, value, tp, 1, 0.0, latencies=(ttft, tpot))
+    return Option(name, value, tp, 1, half_width, latencies=(ttft, tpot))
 
 
 def test_a_tied_layout_clearly_slower_in_ttft_is_passed_over() -> None:
@@ -170,3 +175,21 @@ def test_a_p99_without_an_interval_decides_nothing() -> None:
     dp4 = _lat("dp4", 1.0, 1, (100.0, math.inf), (0.02, 0.0))
     tp4 = _lat("tp4", 1.0, 4, (0.5, 0.0), (0.02, 0.0))
     assert decide([dp4, tp4])[0].name == "dp4"
+
+
+def test_a_latency_gap_past_twice_but_within_the_intervals_is_not_settled() -> None:
+    # the agentic plan of llama-3.1-8b on 2 x H200, seed 0: dp2 at TTFT p99 10.6 s +-60 %
+    # beside tp2's 3.06 s +-48 %: 10.6 / 1.6 = 6.6 s is not over 2 x 3.06 x 1.48 = 9.1 s, so dp2
+    # stays; its estimate is 3.5x tp2's, which another sample may resolve. The rates tie by
+    # their noise (22 % apart, half-widths summing to 46 %)
+    dp2 = _lat("dp2", 2.84, 1, (10.6, 0.60), (0.024, 0.13), half_width=0.23)
+    tp2 = _lat("tp2", 3.65, 2, (3.06, 0.48), (0.044, 0.13), half_width=0.23)
+    assert decide([dp2, tp2])[0].name == "dp2"
+    line = unsettled_reason([dp2, tp2])
+    assert line.startswith("not settled: dp2's TTFT p99 is 3.5x tp2's")
+    assert "may pass dp2 over" in line
+    # resolved (+-10 % each): passed over, and nothing is unsettled
+    dp2 = _lat("dp2", 2.84, 1, (10.6, 0.10), (0.024, 0.13), half_width=0.23)
+    tp2 = _lat("tp2", 3.65, 2, (3.06, 0.10), (0.044, 0.13), half_width=0.23)
+    assert decide([dp2, tp2])[0].name == "tp2"
+    assert unsettled_reason([dp2, tp2]) == ""

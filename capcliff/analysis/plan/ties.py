@@ -15,6 +15,8 @@ decided by the rule an experienced engineer uses, not by the noise: the simpler 
 - not settled (`unsettled_reason`): a gap within the sum of the two half-widths of the band's
   edge could fall on either side of it in another sample (another --seed, more requests), and
   the recommendation with it; the plan says so rather than present a coin toss as a finding.
+  So too a chosen layout whose p99 is over LATENCY_FACTOR times a tied one's as estimated, but
+  not beyond their sampling intervals: another sample may pass it over.
 - clearly slower (`slower`): a layout of the tie whose TTFT or TPOT p99 (at the load its rate
   was read at) is more than LATENCY_FACTOR times another's, beyond both their 95 % sampling
   intervals, and better on neither, is passed over: the tie is in throughput, and a 45 s TTFT
@@ -160,7 +162,7 @@ def unsettled_reason(options: list[Option], band: float = TIE_BAND) -> str:
     summed 95 % half-widths, or a simpler one outside it by less than that. Another sample of
     the same load may then land on the other side and recommend the other layout. Gaps where
     the noise alone is as wide as the band are ties already (`ties`), never unsettled."""
-    chosen, _, fastest = decide(options, band)
+    chosen, rest, fastest = decide(options, band)
     best = fastest or chosen
     if best.value <= 0:
         return ""
@@ -178,4 +180,23 @@ def unsettled_reason(options: list[Option], band: float = TIE_BAND) -> str:
             f"by less than their sampling noise (95 % half-widths summing to {noise:.1%}), so "
             f"another --seed or more requests (--num-requests) may recommend {other.name}"
         )
+    return _latency_unsettled(chosen, rest)
+
+
+def _latency_unsettled(chosen: Option, others: list[Option]) -> str:
+    """One line when the chosen layout's TTFT or TPOT p99 is over LATENCY_FACTOR times a tied
+    layout's as estimated, but not beyond their sampling intervals (`slower` keeps it): another
+    sample may resolve the gap and pass it over."""
+    for o in others:
+        if not chosen.latencies or not o.latencies:
+            continue
+        for name, (va, ha), (vb, hb) in zip(
+            LATENCY_NAMES, chosen.latencies, o.latencies, strict=False
+        ):
+            if vb > 0 and math.isfinite(ha) and math.isfinite(hb) and va > LATENCY_FACTOR * vb:
+                return (
+                    f"not settled: {chosen.name}'s {name} p99 is {va / vb:.1f}x {o.name}'s, "
+                    f"within their sampling intervals (+-{ha:.0%}, +-{hb:.0%}), so another --seed "
+                    f"or more requests (--num-requests) may pass {chosen.name} over"
+                )
     return ""
