@@ -1,0 +1,101 @@
+"""Findings of the random-combination campaign's seeds 61-64 (benchmarks/fuzz_random.py, issue 23),
+each value worked by hand or read from the engines' source.
+
+llama-3.3-70b-fp4 (nvidia/Llama-3.3-70B-Instruct-FP4) ships `kv_cache_quant_algo: FP8` in its
+hf_quant_config.json. Its KV cache per token, all layers: 80 layers x 8 KV heads x 128 x 2 (K and
+V) = 163,840 elements, so 163,840 B in FP8 and 327,680 B in BF16.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from capcliff.cli import main
+
+MODEL = "llama-3.3-70b-fp4"
+ON_TWO_B200 = ["--gpu", "b200", "--gpus", "2", "--layout", "tp2"]
+PLAN = ["--num-requests", "40", "--jobs", "1", "--format", "json"]
+
+
+def _plan(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
+    assert main(["plan", *argv, *PLAN]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _kv_flag(line: str) -> str | None:
+    """The value of `--kv-cache-dtype` on an engine's command line (None: not given)."""
+    words = line.replace("\\\n", " ").split()
+    return words[words.index("--kv-cache-dtype") + 1] if "--kv-cache-dtype" in words else None
+
+
+# A 16-bit cache asked over an FP8-KV checkpoint: `auto` stores the checkpoint's FP8 in vLLM
+# >= 0.14 and SGLang >= 0.4.3, so the lines printed `--kv-cache-dtype auto` (vLLM) and nothing
+# (SGLang) for a pool sized at 327,680 B a token: served as printed, each would hold twice the
+# tokens planned, at another precision. vLLM names it `bfloat16` (vllm/config/cache.py
+# CacheDType), SGLang `bf16` (server_args.py --kv-cache-dtype choices). vLLM 0.10's `auto`
+# stores the model's dtype (the checkpoint's KV quantisation is read from 0.14): its line keeps
+# `auto`, while SGLang's line, at its latest release, still names bf16.
+@pytest.mark.parametrize(
+    ("argv", "vllm"),
+    [
+        (["--kv-cache-dtype", "bf16"], "bfloat16"),
+        (["--engine-version", "0.10.1"], "auto"),
+    ],
+    ids=["bf16 asked", "vllm 0.10 default"],
+)
+def test_a_16_bit_cache_over_an_fp8_kv_checkpoint_is_named_on_the_lines(
+    capsys: pytest.CaptureFixture[str], argv: list[str], vllm: str
+) -> None:
+    report = _plan(capsys, MODEL, *ON_TWO_B200, "--engine", "vllm", *argv)
+    assert report["kv_dtype"] == "bf16"
+    flags = report["engine_flags"]
+    assert isinstance(flags, dict)
+    assert _kv_flag(flags["vllm"]) == vllm
+    assert _kv_flag(flags["sglang"]) == "bf16"
+
+
+# A checkpoint without a KV quantisation: `auto` is the model's BF16 everywhere, as before.
+def test_a_checkpoint_without_kv_quantisation_keeps_auto(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    report = _plan(
+        capsys, "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "1", "--layout", "tp1",
+        "--engine", "vllm", "--kv-cache-dtype", "bf16",
+    )  # fmt: skip
+    flags = report["engine_flags"]
+    assert isinstance(flags, dict)
+    assert _kv_flag(flags["vllm"]) == "auto"
+    assert _kv_flag(flags["sglang"]) is None
+
+
+# TensorRT-LLM's validate_and_set_kv_cache_quant accepts only auto/fp8/nvfp4 and raises "You
+# cannot override a checkpoint with a pre-quantized KV cache that doesn't match": a BF16 cache
+# over this checkpoint was planned (327,680 B a token) and its warning told the user to ask for one.
+def test_trtllm_refuses_a_16_bit_cache_over_an_fp8_kv_checkpoint(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["memory", MODEL, *ON_TWO_B200, "--engine", "trtllm", "--kv-cache-dtype", "bf16"]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("error: --kv-cache-dtype: bf16: TensorRT-LLM cannot override")
+
+
+def test_trtllm_keeps_the_checkpoint_fp8_and_says_it_cannot_be_changed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["memory", MODEL, *ON_TWO_B200, "--engine", "trtllm", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    report = json.loads(out)
+    assert report["kv_dtype"] == "fp8"
+    assert report["kv_bytes_per_token"] == 163_840
+    assert "cannot override" in err
+    assert "give --kv-cache-dtype bf16" not in err  # the advice TensorRT-LLM would refuse
+    # the same checkpoint on vLLM may be sized 16-bit: 327,680 B a token
+    bf16 = ["memory", MODEL, *ON_TWO_B200, "--kv-cache-dtype", "bf16", "--format", "json"]
+    assert main(bf16) == 0
+    assert json.loads(capsys.readouterr().out)["kv_bytes_per_token"] == 327_680
