@@ -99,3 +99,25 @@ def test_trtllm_keeps_the_checkpoint_fp8_and_says_it_cannot_be_changed(
     bf16 = ["memory", MODEL, *ON_TWO_B200, "--kv-cache-dtype", "bf16", "--format", "json"]
     assert main(bf16) == 0
     assert json.loads(capsys.readouterr().out)["kv_bytes_per_token"] == 327_680
+
+
+# The tie rule passes over a tied layout whose TTFT or TPOT p99 is over 2x another's beyond both
+# sampling intervals; the "not settled" line did not know it. dpa2 (simpler: one GPU a rank)
+# 9.0 % below tp2 sits inside the 10 % band by 1.0 point, within its 5-point noise; its TTFT
+# p99, 45 s at +-20 %, lies above 45 / 1.2 = 37.5 s > 2 x 1.0 x 1.3 = 2.6 s: passed over, so
+# tp2 is recommended whatever side of the edge dpa2 lands on. The line said "dpa2 is 9.0% below
+# tp2, outside the 10% band ... may recommend dpa2": inside the band, and never recommended.
+def test_a_layout_passed_over_for_its_latency_leaves_the_choice_settled() -> None:
+    from capcliff.analysis.plan.ties import Option, decide, unsettled_reason
+
+    tp2 = Option("tp2", 1.0, tp=2, pp=1, half_width=0.02,
+                 latencies=((1.0, 0.3), (0.02, 0.05)))  # fmt: skip
+    dpa2 = Option("dpa2", 0.91, tp=1, pp=1, half_width=0.03,
+                  latencies=((45.0, 0.2), (0.018, 0.05)))  # fmt: skip
+    assert decide([tp2, dpa2])[0] is tp2
+    assert unsettled_reason([tp2, dpa2]) == ""
+    # the same gap with dpa2 as quick as tp2 is a coin toss, and said so (as before)
+    quick = Option("dpa2", 0.91, tp=1, pp=1, half_width=0.03,
+                   latencies=((1.1, 0.2), (0.018, 0.05)))  # fmt: skip
+    assert decide([tp2, quick])[0] is quick
+    assert unsettled_reason([tp2, quick]).startswith("not settled: dpa2 is 9.0% below tp2, inside")
