@@ -40,15 +40,16 @@ def _kv_flag(line: str) -> str | None:
 @pytest.mark.parametrize(
     ("argv", "vllm"),
     [
-        (["--kv-cache-dtype", "bf16"], "bfloat16"),
-        (["--engine-version", "0.10.1"], "auto"),
+        (["--engine", "vllm", "--kv-cache-dtype", "bf16"], "bfloat16"),
+        (["--engine", "vllm", "--engine-version", "0.10.1"], "auto"),
+        (["--engine", "vllm-v0", "--engine-version", "0.6.3"], "auto"),  # V0: the model's dtype
     ],
-    ids=["bf16 asked", "vllm 0.10 default"],
+    ids=["bf16 asked", "vllm 0.10 default", "vllm V0 default"],
 )
 def test_a_16_bit_cache_over_an_fp8_kv_checkpoint_is_named_on_the_lines(
     capsys: pytest.CaptureFixture[str], argv: list[str], vllm: str
 ) -> None:
-    report = _plan(capsys, MODEL, *ON_TWO_B200, "--engine", "vllm", *argv)
+    report = _plan(capsys, MODEL, *ON_TWO_B200, *argv)
     assert report["kv_dtype"] == "bf16"
     flags = report["engine_flags"]
     assert isinstance(flags, dict)

@@ -82,7 +82,13 @@ def _auto_checkpoint_kv(dep: Deployment, checkpoint: Model | None) -> frozenset[
     else:
         arch, settings = dep.model.arch, dep.settings
     settings = settings.model_copy(update={"kv_cache_dtype": None})
-    return frozenset(e.value for e in EngineName if auto_takes_checkpoint_kv(arch, settings, e))
+    v0 = settings.engine is EngineName.VLLM_V0  # the vllm line is then V0's
+    lines = {
+        "vllm": EngineName.VLLM_V0 if v0 else EngineName.VLLM,
+        "sglang": EngineName.SGLANG,
+        "trtllm": EngineName.TRTLLM,
+    }
+    return frozenset(k for k, e in lines.items() if auto_takes_checkpoint_kv(arch, settings, e))
 
 
 def engine_flags(
