@@ -65,8 +65,10 @@ def test_the_latest_release_of_each_engine_takes_it_for_mla_too(
 def test_a_kv_dtype_given_wins_and_auto_is_the_default(
     capsys: pytest.CaptureFixture[str], given: str, expected: int
 ) -> None:
+    # SGLang (`--kv-cache-dtype bf16`); TensorRT-LLM refuses any dtype but the checkpoint's own
+    # (validate_and_set_kv_cache_quant: tests/test_random_combos9.py)
     report, err = _memory(
-        capsys, "deepseek-r1-0528-fp4", "--gpu", "b200", "--engine", "trtllm",
+        capsys, "deepseek-r1-0528-fp4", "--gpu", "b200", "--engine", "sglang",
         "--kv-cache-dtype", given,
     )  # fmt: skip
     assert report["kv_bytes_per_token"] == expected

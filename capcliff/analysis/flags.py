@@ -40,6 +40,9 @@ class Deployment:
     kv_cache_dtype: str  # "auto" or "fp8"
     moe: bool
     mla: bool
+    # the engines whose "auto" would store the checkpoint's own KV quantisation (FP8) where
+    # "auto" here means a 16-bit cache: their lines name it (memory/kv_default.py)
+    kv_auto_checkpoint: frozenset[str] = frozenset()
     quantization: str | None = None  # online quantization at load ("fp8"); None: as shipped
     dtype: str | None = None  # --dtype: 16-bit weights cast at load ("float16"); None: as shipped
     kv_cache_memory_bytes: int | None = None  # vLLM --kv-cache-memory-bytes, per GPU
@@ -163,7 +166,7 @@ def vllm_command(dep: Deployment) -> str:
         "--max-num-batched-tokens", str(dep.max_num_batched_tokens),
         "--gpu-memory-utilization", f"{dep.gpu_memory_utilization:g}",
         "--max-model-len", str(dep.max_model_len),
-        "--kv-cache-dtype", dep.kv_cache_dtype,
+        "--kv-cache-dtype", _named_kv(dep, "vllm", "bfloat16"),
     ]  # fmt: skip
     args += _rope_flags(dep, "--hf-overrides")
     if dep.kv_cache_memory_bytes is not None:
@@ -244,8 +247,23 @@ def trtllm_adp_balance_config(balance: tuple[int, int] | None) -> str | None:
     )
 
 
+def _named_kv(dep: Deployment, engine: str, sixteen_bit: str) -> str:
+    """`engine`'s --kv-cache-dtype value: `sixteen_bit` (vLLM's `bfloat16`, SGLang's `bf16`) for
+    a 16-bit cache where its `auto` would take the checkpoint's own KV quantisation, else the
+    deployment's."""
+    if dep.kv_cache_dtype == "auto" and engine in dep.kv_auto_checkpoint:
+        return sixteen_bit
+    return dep.kv_cache_dtype
+
+
 def _trtllm_unexpressed(dep: Deployment) -> list[str]:
     said = []
+    if dep.kv_cache_dtype == "auto" and "trtllm" in dep.kv_auto_checkpoint:
+        said.append(
+            "trtllm-serve: stores the checkpoint's own FP8 KV cache, not the 16-bit cache "
+            "planned: TensorRT-LLM cannot override a checkpoint's KV quantisation "
+            "(validate_and_set_kv_cache_quant); its KV pool holds twice the tokens"
+        )
     balance = trtllm_adp_balance_config(dep.adp_balance) if dep.layout.attention_dp else None
     if balance is not None:
         said.append(f"trtllm-serve: the attention-DP balance is `{balance}` in "
@@ -318,6 +336,8 @@ def sglang_command(dep: Deployment) -> str:
     args += _rope_flags(dep, "--json-model-override-args")
     if dep.kv_cache_dtype == "fp8":
         args += ["--kv-cache-dtype", "fp8_e4m3"]
+    elif _named_kv(dep, "sglang", "bf16") == "bf16":
+        args += ["--kv-cache-dtype", "bf16"]
     if dep.quantization is not None:
         args += ["--quantization", dep.quantization]
     if dep.dtype is not None:

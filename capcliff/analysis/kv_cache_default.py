@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from capcliff.analysis.deployment_settings import DeploymentSettings
 from capcliff.catalog.architecture import Architecture
-from capcliff.memory.kv_default import checkpoint_kv_dtype
+from capcliff.errors import InputError
+from capcliff.memory.budget import EngineName
+from capcliff.memory.kv_default import checkpoint_kv_dtype, engine_takes_checkpoint_kv
 from capcliff.releases import parse_version
 from capcliff.units import KVDType, parse_kv_dtype, parse_weight_dtype
 
@@ -13,23 +15,58 @@ from capcliff.units import KVDType, parse_kv_dtype, parse_weight_dtype
 def _taken(arch: Architecture, settings: DeploymentSettings) -> KVDType | None:
     """The checkpoint's KV dtype where the engine takes it for these settings: none given, and
     the weights as shipped (weights quantised to another format are another checkpoint)."""
-    if settings.kv_cache_dtype is not None:
-        return None
-    if settings.weight_dtype is not None and (
-        parse_weight_dtype(settings.weight_dtype) is not arch.linear_dtype
-    ):
+    if settings.kv_cache_dtype is not None or not _as_shipped(arch, settings):
         return None
     version = settings.engine_version
     release = None if version is None else parse_version(version)
     return checkpoint_kv_dtype(arch, settings.engine, release)
 
 
+def _as_shipped(arch: Architecture, settings: DeploymentSettings) -> bool:
+    """Whether the weights are planned as the checkpoint ships them (another weight dtype is
+    another checkpoint, with no KV quantisation of this one)."""
+    return settings.weight_dtype is None or (
+        parse_weight_dtype(settings.weight_dtype) is arch.linear_dtype
+    )
+
+
 def resolved_kv_dtype(arch: Architecture, settings: DeploymentSettings) -> KVDType:
     """The KV cache dtype the deployment stores: the one given, else the checkpoint's where the
-    engine takes it, else the model's (BF16)."""
+    engine takes it, else the model's (BF16). TensorRT-LLM refuses a given dtype other than a
+    checkpoint's own KV quantisation (memory/kv_default.py): refused here as the engine would
+    at start-up."""
     if settings.kv_cache_dtype is not None:
-        return parse_kv_dtype(settings.kv_cache_dtype)
+        given = parse_kv_dtype(settings.kv_cache_dtype)
+        quant = arch.quantization
+        own = None if quant is None or quant.kv_cache is None else KVDType(quant.kv_cache)
+        if (
+            settings.engine is EngineName.TRTLLM
+            and own is not None
+            and given is not own
+            and _as_shipped(arch, settings)
+        ):
+            raise InputError(
+                f"--kv-cache-dtype: {settings.kv_cache_dtype}: TensorRT-LLM cannot override the "
+                f"checkpoint's {own.value} KV cache (kv_cache_quant_algo in hf_quant_config.json; "
+                "validate_and_set_kv_cache_quant refuses it); leave it out or give "
+                f"{own.value}, or plan --engine vllm or sglang"
+            )
+        return given
     return _taken(arch, settings) or KVDType.BF16
+
+
+def auto_takes_checkpoint_kv(
+    arch: Architecture, settings: DeploymentSettings, engine: EngineName
+) -> bool:
+    """Whether `engine`'s `--kv-cache-dtype auto` stores the checkpoint's own KV quantisation for
+    these settings (the planned engine at its --engine-version, another at its latest): a
+    16-bit cache must then be named on its command line."""
+    quant = arch.quantization
+    if quant is None or quant.kv_cache is None or not _as_shipped(arch, settings):
+        return False
+    version = settings.engine_version if engine is settings.engine else None
+    release = None if version is None else parse_version(version)
+    return engine_takes_checkpoint_kv(engine, release)
 
 
 def checkpoint_kv_note(arch: Architecture, settings: DeploymentSettings) -> str | None:
@@ -37,6 +74,13 @@ def checkpoint_kv_note(arch: Architecture, settings: DeploymentSettings) -> str 
     taken = _taken(arch, settings)
     if taken is None:
         return None
+    if settings.engine is EngineName.TRTLLM:
+        # TensorRT-LLM refuses any other KV dtype for such a checkpoint (memory/kv_default.py)
+        return (
+            f"KV cache {taken.value}: the checkpoint's kv_cache_quant_algo, which trtllm follows "
+            "and cannot override (validate_and_set_kv_cache_quant); plan --engine vllm or "
+            "sglang with --kv-cache-dtype bf16 for a 16-bit cache"
+        )
     return (
         f"KV cache {taken.value}: the checkpoint's kv_cache_quant_algo, which "
         f"{settings.engine.value}'s default (--kv-cache-dtype auto) follows; give "

@@ -16,6 +16,13 @@ NVIDIA's FP4 and FP8 exports do), `auto` takes it at these releases:
 
 Elsewhere `auto` is the model's activation dtype: BF16 or FP16, 2 bytes an element alike
 (units.parse_kv_dtype).
+
+A 16-bit cache over such a checkpoint must then be asked for by name: vLLM's `--kv-cache-dtype
+bfloat16` (vllm/config/cache.py `CacheDType`), SGLang's `--kv-cache-dtype bf16`
+(python/sglang/srt/server_args.py). TensorRT-LLM cannot store one: `validate_and_set_kv_cache_quant`
+(tensorrt_llm/_torch/pyexecutor/model_loader.py) accepts only `auto`, `fp8` and `nvfp4`, and raises
+"You cannot override a checkpoint with a pre-quantized KV cache that doesn't match" for any
+other than the checkpoint's own.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from capcliff.analysis.deployment import Deployment
+from capcliff.analysis.kv_cache_default import auto_takes_checkpoint_kv
 from capcliff.analysis.offload import parse_offload
 from capcliff.analysis.plan.types import Recommendation
 from capcliff.analysis.served_weights import (
@@ -25,6 +26,7 @@ from capcliff.units import KVDType
 if TYPE_CHECKING:
     from capcliff.analysis.flags import Deployment as Served
     from capcliff.analysis.plan.inputs import PlanInputs
+    from capcliff.catalog.catalogs import Model
 
 
 # Stands in for the model in engine command lines when a user's config.json names no HF repo.
@@ -68,6 +70,27 @@ def served_context(dep: Deployment, memory: LayoutMemory, planned: int) -> tuple
     )
 
 
+def _auto_checkpoint_kv(dep: Deployment, checkpoint: Model | None) -> frozenset[str]:
+    """The engines (vllm, sglang, trtllm) whose `--kv-cache-dtype auto` would store the served
+    checkpoint's own KV quantisation where the plan sized a 16-bit cache: their lines must name
+    the 16-bit dtype (memory/kv_default.py). A catalog checkpoint served for quantized weights
+    counts as shipped (its own card's KV quantisation, at the engines' latest releases)."""
+    if dep.kv_dtype is KVDType.FP8:
+        return frozenset()
+    if checkpoint is not None:
+        arch, settings = checkpoint.arch, dep.settings.model_copy(update={"weight_dtype": None})
+    else:
+        arch, settings = dep.model.arch, dep.settings
+    settings = settings.model_copy(update={"kv_cache_dtype": None})
+    v0 = settings.engine is EngineName.VLLM_V0  # the vllm line is then V0's
+    lines = {
+        "vllm": EngineName.VLLM_V0 if v0 else EngineName.VLLM,
+        "sglang": EngineName.SGLANG,
+        "trtllm": EngineName.TRTLLM,
+    }
+    return frozenset(k for k, e in lines.items() if auto_takes_checkpoint_kv(arch, settings, e))
+
+
 def engine_flags(
     dep: Deployment,
     chosen: tuple[LayoutMemory, int],
@@ -106,6 +129,7 @@ def engine_flags(
         if dep.settings.mem_fraction_static is None
         else dep.settings.mem_fraction_static,
         kv_cache_dtype="fp8" if dep.kv_dtype is KVDType.FP8 else "auto",
+        kv_auto_checkpoint=_auto_checkpoint_kv(dep, checkpoint),
         moe=dep.model.arch.moe is not None,
         mla=dep.model.arch.mla is not None,
         quantization=None if checkpoint is not None else online_quantization(dep),
