@@ -8,6 +8,7 @@ import pytest
 from capcliff.errors import InputError
 from capcliff.sim.reuse.prefix_cache import PrefixCache
 from capcliff.sim.traffic.workload_rules import check_workload_numbers
+from tests.simtools import two_decoding_and_a_long_arrival
 
 
 def test_a_cached_prefix_frees_only_the_blocks_no_running_request_still_reads() -> None:
@@ -39,3 +40,20 @@ def test_the_lowest_rate_taken_is_one_request_in_ten_thousand_seconds() -> None:
     check_workload_numbers(rate=1e-4)
     with pytest.raises(InputError, match=r"^rate: 9\.9e-05 requests/s is under 0\.0001 "):
         check_workload_numbers(rate=9.9e-5)
+
+
+def test_a_prefill_step_of_its_own_sets_the_decoders_blocks_aside_and_gives_them_back() -> None:
+    # SGLang without mixed chunks (exclusive_prefill): 1-token blocks, 1,000 of them, 8 tokens a
+    # step. A and B (4-token prompts, 5 out) prefill in step 0 (8 blocks); steps 1-2 each write
+    # the KV of one generated token apiece (6 + 6 = 12 blocks). C (12-token prompt, 2 out)
+    # arrives at 2.5 s: steps 3 and 4 run its chunks of 8 and 4 alone (20, then 24 blocks held).
+    # Each of those steps sets A's and B's next block aside while it admits (SGLang's
+    # PrefillAdder takes the running requests' tokens out of what it may admit first) and hands
+    # the 2 blocks back, unused, as the step only prefills: they are never free twice over.
+    # Step 5 writes A's and B's third generated token (7 each) and C's first (13): 27 blocks,
+    # the peak; step 6 writes A's and B's fourth (8 each) with C's 13 freed at 6 s: 16. Every
+    # block is free at the end.
+    sim = two_decoding_and_a_long_arrival(mixed=False)
+    result = sim.run()
+    assert (result.steps, result.peak_used_blocks) == (7, 27)
+    assert (sim.free, sim.total) == (1000, 1000)
