@@ -3,12 +3,24 @@ sim --sample 40 --seed 626). Every expected value is worked out by hand in the c
 
 from __future__ import annotations
 
+import dataclasses
+
+import numpy as np
 import pytest
 
 from capcliff.errors import InputError
+from capcliff.perf.attention_dp import MoEGroup
+from capcliff.perf.communication import ExchangeCost
+from capcliff.sim.config import KVCapacity, SimConfig
+from capcliff.sim.core import core_name
+from capcliff.sim.disagg.closed_loop import Round, simulate_clients
+from capcliff.sim.disagg.kv_transfer import Fabric, Path
+from capcliff.sim.disagg.pools import DisaggResult, Pool, simulate_disaggregated
+from capcliff.sim.disagg.resume import ResumedRounds
 from capcliff.sim.reuse.prefix_cache import PrefixCache
+from capcliff.sim.traffic.workload import Requests
 from capcliff.sim.traffic.workload_rules import check_workload_numbers
-from tests.simtools import two_decoding_and_a_long_arrival
+from tests.simtools import toy_model, two_decoding_and_a_long_arrival
 
 
 def test_a_cached_prefix_frees_only_the_blocks_no_running_request_still_reads() -> None:
@@ -57,3 +69,46 @@ def test_a_prefill_step_of_its_own_sets_the_decoders_blocks_aside_and_gives_them
     result = sim.run()
     assert (result.steps, result.peak_used_blocks) == (7, 27)
     assert (sim.free, sim.total) == (1000, 1000)
+
+
+def test_a_moe_pool_whose_replicas_step_alone_resumes_its_replicas() -> None:
+    # ResumedRounds copies a replica that steps alone; only attention-DP ranks in lockstep (an
+    # MoE model with lockstep_ranks > 1) are run from t = 0 each round. An MoE model with one
+    # rank per instance steps alone: one client, 30 requests one after another, each round
+    # settling one more, so from the second round on both pools' replica resumes (rounds 2-30,
+    # 2 x 28), as a dense model's does (test_disagg_resume's long loop). Two ranks in lockstep
+    # over 2 replicas: never resumed.
+    n = 30
+    outputs = np.full(n, 20, dtype=np.int64)
+    requests = Requests(
+        np.full(n, 40, dtype=np.int64), outputs, outputs,
+        np.where(np.arange(n) < 1, 0.0, np.nan), np.zeros(n, dtype=np.int64),
+        closed_loop=True, think_s=np.full(n, 0.2),
+    )  # fmt: skip
+    fabric = Fabric(Path("nvlink", 100e9, 1e-6), Path("rdma", 50e9, 5e-6), domain_gpus=8,
+                    overhead_s=1e-3)  # fmt: skip
+    for ranks, replicas in ((1, 1), (2, 2)):
+        group = MoEGroup(
+            ranks=ranks, expert_bytes=0.0, expert_choice_fraction=0.0,
+            expert_flops_per_token=0.0, moe_layers=0, exchange=ExchangeCost(0.0, 0.0),
+        )  # fmt: skip
+        pool = Pool(
+            model=dataclasses.replace(toy_model(), moe=group),
+            capacity=KVCapacity(blocks=400, block_size=4),
+            config=SimConfig(policy="vllm", max_num_seqs=8, max_num_batched_tokens=256),
+            replicas=replicas, gpus_per_replica=4, lockstep_ranks=ranks,
+        )  # fmt: skip
+        rounds = ResumedRounds(requests)
+
+        def run(
+            timed: Requests, rnd: Round, pool: Pool = pool, rounds: ResumedRounds = rounds
+        ) -> DisaggResult:
+            return simulate_disaggregated(timed, np.full(len(timed), 1e8), prefill=pool,
+                                          decode=pool, fabric=fabric,
+                                          pool_runner=rounds.runner(rnd))  # fmt: skip
+
+        simulate_clients(requests, run)
+        if ranks > 1 or core_name() == "compiled":  # a compiled state is never copied
+            assert rounds.resumed == 0
+        else:
+            assert rounds.resumed >= 2 * 28
