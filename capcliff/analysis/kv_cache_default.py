@@ -7,7 +7,7 @@ from capcliff.analysis.deployment_settings import DeploymentSettings
 from capcliff.catalog.architecture import Architecture
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
-from capcliff.memory.kv_default import checkpoint_kv_dtype, engine_takes_checkpoint_kv
+from capcliff.memory.kv_default import engine_takes_checkpoint_kv
 from capcliff.releases import parse_version
 from capcliff.units import KVDType, parse_kv_dtype, parse_weight_dtype
 
@@ -15,11 +15,19 @@ from capcliff.units import KVDType, parse_kv_dtype, parse_weight_dtype
 def _taken(arch: Architecture, settings: DeploymentSettings) -> KVDType | None:
     """The checkpoint's KV dtype where the engine takes it for these settings: none given, and
     the weights as shipped (weights quantised to another format are another checkpoint)."""
-    if settings.kv_cache_dtype is not None or not _as_shipped(arch, settings):
+    if settings.kv_cache_dtype is not None:
         return None
-    version = settings.engine_version
-    release = None if version is None else parse_version(version)
-    return checkpoint_kv_dtype(arch, settings.engine, release)
+    return (
+        _own(arch, settings) if auto_takes_checkpoint_kv(arch, settings, settings.engine) else None
+    )
+
+
+def _own(arch: Architecture, settings: DeploymentSettings) -> KVDType | None:
+    """The checkpoint's own KV quantisation, where the weights are planned as it ships them."""
+    quant = arch.quantization
+    if quant is None or quant.kv_cache is None or not _as_shipped(arch, settings):
+        return None
+    return KVDType(quant.kv_cache)
 
 
 def _as_shipped(arch: Architecture, settings: DeploymentSettings) -> bool:
@@ -37,14 +45,8 @@ def resolved_kv_dtype(arch: Architecture, settings: DeploymentSettings) -> KVDTy
     at start-up."""
     if settings.kv_cache_dtype is not None:
         given = parse_kv_dtype(settings.kv_cache_dtype)
-        quant = arch.quantization
-        own = None if quant is None or quant.kv_cache is None else KVDType(quant.kv_cache)
-        if (
-            settings.engine is EngineName.TRTLLM
-            and own is not None
-            and given is not own
-            and _as_shipped(arch, settings)
-        ):
+        own = _own(arch, settings)
+        if settings.engine is EngineName.TRTLLM and own is not None and given is not own:
             raise InputError(
                 f"--kv-cache-dtype: {settings.kv_cache_dtype}: TensorRT-LLM cannot override the "
                 f"checkpoint's {own.value} KV cache (kv_cache_quant_algo in hf_quant_config.json; "
@@ -61,8 +63,7 @@ def auto_takes_checkpoint_kv(
     """Whether `engine`'s `--kv-cache-dtype auto` stores the checkpoint's own KV quantisation for
     these settings (the planned engine at its --engine-version, another at its latest): a
     16-bit cache must then be named on its command line."""
-    quant = arch.quantization
-    if quant is None or quant.kv_cache is None or not _as_shipped(arch, settings):
+    if _own(arch, settings) is None:
         return False
     version = settings.engine_version if engine is settings.engine else None
     release = None if version is None else parse_version(version)
