@@ -115,9 +115,15 @@ def test_trtllm_yaml_overrides_the_flags(tmp_path: Path) -> None:
         "tensor_parallel_size: 2\nkv_cache_config: {free_gpu_memory_fraction: 0.5}\n"
     )
     line = f"{T8} --tp_size 4 --kv_cache_free_gpu_memory_fraction 0.9 --config x.yml"
-    command = parse_serve_command(line, base_dir=tmp_path)
+    command = parse_serve_command(line, base_dir=tmp_path, release="1.1.0")
     assert command.layout == Layout(tp=2)
     assert command.settings["free_gpu_memory_fraction"] == 0.5
+    # from 1.2 the typed flags win (NVIDIA/TensorRT-LLM PR 14812), the YAML fills the rest
+    (tmp_path / "x.yml").write_text("tensor_parallel_size: 2\nmax_batch_size: 64\n")
+    command = parse_serve_command(line, base_dir=tmp_path, release="1.2.0")
+    assert command.layout == Layout(tp=4)
+    assert command.settings["free_gpu_memory_fraction"] == 0.9
+    assert command.settings["max_num_seqs"] == 64
 
 
 def test_trtllm_long_option_names_are_its_short_ones() -> None:

@@ -118,25 +118,28 @@ def test_vllm_native_offload_is_the_replicas_total() -> None:
 
 
 def test_trtllm_serve_flags(tmp_path: Path) -> None:
-    # the YAML overrides the flags (tensorrt_llm/commands/serve.py: update_llm_args_with_extra_dict
-    # after get_llm_args): the KV share is the file's 0.8, not the flag's 0.85; CUDA graph
-    # capture sizes nothing capcliff models
+    # Before 1.2 the YAML overrides the flags (tensorrt_llm/commands/serve.py:
+    # update_llm_args_with_extra_dict after get_llm_args): the KV share is the file's 0.8, not
+    # the flag's 0.85. From 1.2 (NVIDIA/TensorRT-LLM PR 14812) a typed flag wins: 0.85. CUDA
+    # graph capture sizes nothing capcliff models.
     (tmp_path / "extra.yaml").write_text(
         "cuda_graph_config:\n  enable_padding: true\n"
         "kv_cache_config:\n  free_gpu_memory_fraction: 0.8\n"
     )
-    command = parse_serve_command(
+    line = (
         "trtllm-serve meta-llama/Llama-3.1-8B --backend pytorch --tp_size 2 --pp_size 1 "
         "--max_batch_size 128 --max_num_tokens 8192 --max_seq_len 4096 "
-        "--kv_cache_free_gpu_memory_fraction 0.85 --extra_llm_api_options extra.yaml",
-        base_dir=tmp_path,
+        "--kv_cache_free_gpu_memory_fraction 0.85 --extra_llm_api_options extra.yaml"
     )
-    assert command.engine == "trtllm" and command.layout == Layout(tp=2)
-    assert command.settings == {
+    expected = {
         "engine": "trtllm", "max_num_seqs": 128, "max_num_batched_tokens": 8192,
-        "max_model_len": 4096, "free_gpu_memory_fraction": 0.8,
+        "max_model_len": 4096,
     }  # fmt: skip
-    assert command.unmodelled == ()
+    for release, share in (("1.1.0", 0.8), ("1.2.0", 0.85), ("1.3.0rc20", 0.85), (None, 0.85)):
+        command = parse_serve_command(line, base_dir=tmp_path, release=release)
+        assert command.engine == "trtllm" and command.layout == Layout(tp=2)
+        assert command.settings == {**expected, "free_gpu_memory_fraction": share}, release
+        assert command.unmodelled == ()
 
 
 def test_flags_not_modelled_are_named_in_one_line() -> None:
@@ -397,3 +400,17 @@ def test_vllms_async_scheduling_is_the_overlap_setting() -> None:
         parse_serve_command(line + " --no-async-scheduling").settings["overlap_schedule"] is False
     )
     assert "overlap_schedule" not in parse_serve_command(line).settings
+
+
+def test_memory_lays_out_the_trtllm_release_s_winner(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --tp_size 2 typed, tensor_parallel_size: 4 in the YAML: TensorRT-LLM 1.1 runs tp4 (the YAML
+    # overrides), 1.2 runs tp2 (NVIDIA/TensorRT-LLM PR 14812: typed flags win)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.yml").write_text("tensor_parallel_size: 4\n")
+    line = "trtllm-serve meta-llama/Llama-3.1-8B --tp_size 2 --config x.yml"
+    for release, layout in (("1.1.0", "tp4"), ("1.2.0", "tp2")):
+        args = ("memory", "--serve-command", line, "--engine-version", release)
+        report = _json(capsys, *args, "--format", "json")
+        assert [lay["name"] for lay in report["layouts"]] == [layout], release

@@ -478,7 +478,7 @@ def _read_serve_command(
         parse_serve_command,
     )
 
-    command = parse_serve_command(text)
+    command = parse_serve_command(text, release=values.get("engine_version"))
     merged = merged_settings(command, values)
 
     def given(name: str) -> Any:

@@ -52,15 +52,31 @@ def dotted_json(options: list[tuple[str, str | None]], flag: str) -> list[tuple[
 # the flags that name an engine's YAML options file: vLLM's FlexibleArgumentParser `--config`;
 # trtllm-serve's `--config`, alias `--extra_llm_api_options` (tensorrt_llm/commands/serve.py)
 _CONFIG_FLAGS = {"vllm": ("config",), "trtllm": ("config", "extra_llm_api_options")}
+# the first TensorRT-LLM release whose typed flags win over its YAML: NVIDIA/TensorRT-LLM PR
+# 14812 (merged 2026-06-01; "explicit CLI flags now take precedence over values in --config /
+# --extra_llm_api_options YAML files", release notes of 1.2). Its release candidates read as
+# 1.2.0 (releases.parse_version) and so follow the 1.2 rule.
+TRTLLM_FLAGS_WIN_FROM = (1, 2, 0)
+
+
+def yaml_overrides_flags(engine: str, release: tuple[int, int, int] | None) -> bool:
+    """Whether `engine` at `release` (None: the latest modelled) lets its YAML file override
+    the flags typed on its command line: trtllm-serve before 1.2 only."""
+    return engine == "trtllm" and release is not None and release < TRTLLM_FLAGS_WIN_FROM
 
 
 def with_config_file(
-    engine: str, options: list[tuple[str, str | None]], base_dir: Path | None
+    engine: str,
+    options: list[tuple[str, str | None]],
+    base_dir: Path | None,
+    release: tuple[int, int, int] | None = None,
 ) -> list[tuple[str, str | None]]:
-    """`options` with the named YAML file's options in: vLLM inserts them before the command
-    line's, which win (`_pull_args_from_config`, vllm/utils/argparse_utils.py, refuses a second
-    `--config`); trtllm-serve's YAML overrides the flags (`update_llm_args_with_extra_dict`
-    after `get_llm_args`, tensorrt_llm/commands/serve.py), its last `--config` counting."""
+    """`options` with the named YAML file's options in, so that the last of a setting given
+    twice is the one the engine keeps. vLLM inserts them before the command line's, which win
+    (`_pull_args_from_config`, vllm/utils/argparse_utils.py, refuses a second `--config`).
+    trtllm-serve before 1.2 lets the YAML override the flags (`update_llm_args_with_extra_dict`
+    after `get_llm_args`, tensorrt_llm/commands/serve.py); from 1.2 the flags typed win and the
+    YAML fills the rest (`yaml_overrides_flags`). Its last `--config` counts."""
     names = _CONFIG_FLAGS.get(engine, ())
     at = [i for i, (name, _) in enumerate(options) if name in names]
     if not at:
@@ -75,7 +91,9 @@ def with_config_file(
     rest = [option for i, option in enumerate(options) if i not in at]
     if engine == "vllm":
         return [*_flat_options(data, nested=False), *rest]
-    return [*rest, *_flat_options(data, nested=True)]
+    if yaml_overrides_flags(engine, release):
+        return [*rest, *_flat_options(data, nested=True)]
+    return [*_flat_options(data, nested=True), *rest]
 
 
 def _config_mapping(flag: str, value: str | None, base_dir: Path | None) -> dict[Any, Any]:

@@ -135,7 +135,12 @@ def read_into(
     """A spec scenario's keys (`keys`, with `serve_command`) with the command's model, layout
     and settings (`settings`: the DeploymentSettings keys) filled in; conflicts are errors. A
     model folder the command names may lie in `base_dir` (the spec's folder)."""
-    command = parse_serve_command(str(keys["serve_command"]), base_dir=base_dir)
+    release = keys.get("engine_version")
+    command = parse_serve_command(
+        str(keys["serve_command"]),
+        base_dir=base_dir,
+        release=None if release is None else str(release),
+    )
     merged = merged_settings(command, {k: keys.get(k) for k in settings})
     layout = keys.get("layout")
     model, name = merged_target(

@@ -19,12 +19,16 @@ from capcliff.analysis.serve_command.shell import (
 )
 from capcliff.errors import InputError
 from capcliff.files import is_file
+from capcliff.releases import parse_version
 
 
-def parse_serve_command(text: str, *, base_dir: Path | None = None) -> ServeCommand:
+def parse_serve_command(
+    text: str, *, base_dir: Path | None = None, release: str | None = None
+) -> ServeCommand:
     """The deployment an engine command line launches (see the package docstring). A YAML file
     the line names (`--config`, trtllm-serve's `--extra_llm_api_options`) is read from
-    `base_dir` (a spec's folder) where it lies there, else from the current folder."""
+    `base_dir` (a spec's folder) where it lies there, else from the current folder; whether it
+    or the typed flags win follows the engine's `release` (None: the latest modelled)."""
     words = command_words(text)
     env = take_assignments(words)
     if not words:
@@ -33,7 +37,8 @@ def parse_serve_command(text: str, *, base_dir: Path | None = None) -> ServeComm
     reading = Reading(engine)
     read_environment(reading, env)
     positional, options = split_options(rest, MANY_VALUES.get(engine, frozenset()))
-    options = with_config_file(engine, options, base_dir)
+    version = None if release is None else parse_version(release)
+    options = with_config_file(engine, options, base_dir, version)
     if engine == "vllm":
         options = dotted_json(options, "speculative-config")
     read_options(reading, options)
