@@ -11,6 +11,7 @@ Bytes per token are worked out by hand from the model cards:
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -151,3 +152,78 @@ def test_a_flag_of_another_width_than_the_logs_auto_is_refused() -> None:
     # the same flag on a checkpoint without the directive agrees with auto's 16 bits
     plain = get_model("llama-3.1-70b")
     assert auto_kv_dtype(log, plain, EngineName.SGLANG, KVDType.BF16, True) is KVDType.BF16
+
+
+# --- compressed-tensors: vLLM >= 0.15 stores a kv_cache_scheme in FP8, whatever is given --------
+# vllm/model_executor/layers/attention/attention.py (vllm-project/vllm PR 30141): the Attention
+# layer sets cache_dtype "fp8" when the quant config has a kv_cache_scheme. Llama-3.3-70B's
+# shape (80 layers, 8 KV heads of 128): 163,840 B a token at FP8, 327,680 B at BF16.
+
+CT_FP8_KV = {
+    "quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["lm_head"],
+    "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+        "num_bits": 8, "type": "float", "strategy": "channel", "symmetric": True}}},
+    "kv_cache_scheme": {"num_bits": 8, "type": "float", "strategy": "tensor", "symmetric": True},
+}  # fmt: skip
+
+
+def _ct_model(tmp_path: Path, **scheme: object) -> str:
+    from test_bad_input_campaign12 import LLAMA_70B
+
+    quant = {**CT_FP8_KV, "kv_cache_scheme": {**CT_FP8_KV["kv_cache_scheme"], **scheme}}  # type: ignore[dict-item]
+    (tmp_path / "config.json").write_text(json.dumps({**LLAMA_70B, "quantization_config": quant}))
+    return str(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("engine", "version", "given", "expected"),
+    [
+        ("vllm", None, None, LLAMA_FP8),
+        ("vllm", "0.15.0", None, LLAMA_FP8),
+        ("vllm", "0.15.0", "bfloat16", LLAMA_FP8),  # overridden: the layer sets fp8
+        ("vllm", "0.13.0", None, LLAMA_BF16),  # before PR 30141: the flag decides
+        ("vllm", "0.13.0", "fp8", LLAMA_FP8),
+        ("sglang", None, None, LLAMA_BF16),  # no rule of SGLang's read: the model's dtype
+        ("trtllm", None, "bf16", LLAMA_BF16),  # not ModelOpt's: no refusal either
+    ],
+)
+def test_vllm_from_0_15_stores_a_compressed_tensors_kv_scheme_in_fp8(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    engine: str,
+    version: str | None,
+    given: str | None,
+    expected: int,
+) -> None:
+    args = [_ct_model(tmp_path), "--gpus", "8", "--gpu", "h200-sxm", "--engine", engine]
+    args += [] if version is None else ["--engine-version", version]
+    args += [] if given is None else ["--kv-cache-dtype", given]
+    report, err = _memory(capsys, *args)
+    assert report["kv_bytes_per_token"] == expected
+    assert ("kv_cache_scheme" in err) is (
+        engine == "vllm" and expected == LLAMA_FP8 and given != "fp8"
+    )
+    assert ("overridden" in err) is (given == "bfloat16" and expected == LLAMA_FP8)
+
+
+def test_a_per_attention_head_kv_scheme_loads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # vLLM 0.15 loads per-attention-head KV scales (PR 30141); per-channel ones it refuses
+    report, _ = _memory(capsys, _ct_model(tmp_path, strategy="attn_head"), "--gpu", "h200-sxm")
+    assert report["kv_bytes_per_token"] == LLAMA_FP8
+    assert main(["memory", _ct_model(tmp_path, strategy="channel"), "--gpu", "h200-sxm"]) == 2
+    assert "kv_cache_scheme.strategy" in capsys.readouterr().err
+
+
+def test_an_sglang_plan_says_vllm_would_store_the_scheme_in_fp8(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # SGLang sizes a 16-bit cache; the vllm line beside it cannot ask for one (a
+    # --kv-cache-dtype bfloat16 there would be overridden), so it keeps auto and says so
+    args = ["plan", _ct_model(tmp_path), "--gpu", "h200-sxm", "--engine", "sglang"]
+    args += ["--isl", "1000", "--osl", "500", "--arrival", "batch", "--num-requests", "60"]
+    assert main(args) == 0
+    out = capsys.readouterr()
+    assert "--kv-cache-dtype auto" in out.out and "bfloat16" not in out.out
+    assert "vllm: stores the checkpoint's FP8 KV cache (its kv_cache_scheme)" in out.out

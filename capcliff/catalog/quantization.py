@@ -125,7 +125,9 @@ class Quantization:
     # the output head is quantised too (GPTQ's `lm_head: true`, GPTQModel's `lm_head=True`)
     lm_head: bool = False
     # the KV cache dtype the checkpoint ships scales for and asks its engine to use: ModelOpt's
-    # `kv_cache_quant_algo` ("fp8"); None where it names none (the engines' own default then)
+    # `kv_cache_quant_algo` ("fp8"), compressed-tensors' `kv_cache_scheme` ("fp8": vLLM stores
+    # any scheme it loads in FP8); None where it names none (the engines' own default then).
+    # Which engine release takes it: memory/kv_default.py, by `method`
     kv_cache: str | None = None
 
     def format_of(self, module: str, *, expert: bool) -> WeightFormat | None:
@@ -446,7 +448,8 @@ def _compressed_weights(scheme: dict[str, Any], path: str) -> WeightFormat:
 
 def _compressed_tensors(raw: dict[str, Any], path: str) -> Quantization:
     _refuse_sparse(raw, path)
-    _check_kv_cache_scheme(raw.get("kv_cache_scheme"), path)
+    kv_scheme = raw.get("kv_cache_scheme")
+    _check_kv_cache_scheme(kv_scheme, path)
     groups = raw.get("config_groups")
     if groups is not None and not isinstance(groups, dict):
         kind = type(groups).__name__
@@ -468,15 +471,21 @@ def _compressed_tensors(raw: dict[str, Any], path: str) -> Quantization:
     return Quantization(
         "compressed-tensors", first, first, _patterns(raw, path, "ignore"),
         targeted=tuple(formats) if mixed else (), untargeted_native=mixed,
+        kv_cache=None if kv_scheme is None else "fp8",
     )  # fmt: skip
+
+
+# the scale strategies of a compressed-tensors KV cache scheme vLLM loads: per tensor, and from
+# 0.15 per attention head (vllm-project/vllm PR 30141, merged in the week to 2026-01-23)
+KV_SCHEME_STRATEGIES = ("tensor", "attn_head")
 
 
 def _check_kv_cache_scheme(scheme: object, path: str) -> None:
     """A compressed-tensors `kv_cache_scheme` is null or what vLLM's
     CompressedTensorsKVCacheMethod.validate_kv_cache_scheme (compressed_tensors.py) loads: an
-    object of 8-bit (or float) per-tensor scales. It holds the scales only: the cache's dtype is
-    the engine's --kv-cache-dtype, so capcliff reads nothing else from it; a list or another
-    strategy (which vLLM refuses at load) was ignored unsaid."""
+    object of 8-bit (or float) scales per tensor, or per attention head (`attn_head`, from
+    vLLM 0.15: PR 30141). vLLM from 0.15 then stores the cache in FP8 (memory/kv_default.py);
+    a list or another strategy (which vLLM refuses at load) was ignored unsaid."""
     if scheme is None:
         return
     if not isinstance(scheme, dict):
@@ -487,10 +496,10 @@ def _check_kv_cache_scheme(scheme: object, path: str) -> None:
             path, "kv_cache_scheme.num_bits", f"{bits!r:.20} of type {kind!r:.20}; vLLM loads a "
             "KV cache scheme of num_bits 8 or type float",
         )  # fmt: skip
-    if scheme.get("strategy") != "tensor":
+    if scheme.get("strategy") not in KV_SCHEME_STRATEGIES:
         raise _error(
             path, "kv_cache_scheme.strategy", f"{scheme.get('strategy')!r:.20}; vLLM loads "
-            'per-tensor KV cache scales only (strategy "tensor")',
+            'KV cache scales per tensor ("tensor") or per attention head ("attn_head")',
         )  # fmt: skip
 
 

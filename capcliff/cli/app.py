@@ -180,7 +180,7 @@ MEMORY_OPTIONS: dict[str, Any] = {
             "--kv-cache-dtype",
             "--kv-dtype",
             help="KV cache dtype: bf16, fp16, fp8 (default: the engine's auto, the checkpoint's "
-            "kv_cache_quant_algo where the release follows it, else bf16).",
+            "kv_cache_quant_algo or kv_cache_scheme where the release follows it, else bf16).",
         ),
     ],
     "max_model_len": Annotated[

@@ -14,6 +14,14 @@ NVIDIA's FP4 and FP8 exports do), `auto` takes it at these releases:
   (vllm-project/vllm PR 30785, merged 2025-12-16; 0.14.0 is the first release cut wholly after
   it, 0.13.0 may hold it too). Earlier releases, and V0, store the model's dtype.
 
+A compressed-tensors checkpoint (llm-compressor) with a `kv_cache_scheme` is stored in FP8 by
+vLLM from 0.15, whatever `--kv-cache-dtype` says: the Attention layer sets its cache dtype to
+"fp8" when the quant config has a kv_cache_scheme ("llm-compressor mdls need to set cache_dtype
+to fp8 manually", vllm/model_executor/layers/attention/attention.py; vllm-project/vllm PR
+30141, merged in the week to 2026-01-23; 0.15.0 is the first release cut wholly after it, 0.14
+may hold it too). SGLang and TensorRT-LLM are sized at the model's dtype for such a checkpoint
+(not modelled: no rule of theirs read).
+
 Elsewhere `auto` is the model's activation dtype: BF16 or FP16, 2 bytes an element alike
 (units.parse_kv_dtype).
 
@@ -33,11 +41,18 @@ from capcliff.units import KVDType
 
 SGLANG_CHECKPOINT_KV_FROM = (0, 4, 3)
 VLLM_CHECKPOINT_KV_FROM = (0, 14, 0)
+VLLM_COMPRESSED_KV_FROM = (0, 15, 0)
+COMPRESSED_TENSORS = "compressed-tensors"
 
 
-def engine_takes_checkpoint_kv(engine: EngineName, release: tuple[int, int, int] | None) -> bool:
+def engine_takes_checkpoint_kv(
+    engine: EngineName, release: tuple[int, int, int] | None, method: str = "modelopt"
+) -> bool:
     """Whether `engine` at `release` (None: the latest modelled) stores the KV cache in the
-    checkpoint's own KV quantisation when `--kv-cache-dtype` is not given."""
+    checkpoint's own KV quantisation when `--kv-cache-dtype` is not given; `method` is the
+    checkpoint's quantisation method (Quantization.method)."""
+    if method == COMPRESSED_TENSORS:
+        return engine_forces_checkpoint_kv(engine, release, method)
     if engine is EngineName.TRTLLM:
         return True
     if engine is EngineName.SGLANG:
@@ -47,12 +62,26 @@ def engine_takes_checkpoint_kv(engine: EngineName, release: tuple[int, int, int]
     return False
 
 
+def engine_forces_checkpoint_kv(
+    engine: EngineName, release: tuple[int, int, int] | None, method: str
+) -> bool:
+    """Whether `engine` at `release` stores the checkpoint's KV quantisation whatever dtype
+    `--kv-cache-dtype` names: vLLM from 0.15 for a compressed-tensors kv_cache_scheme."""
+    return (
+        method == COMPRESSED_TENSORS
+        and engine is EngineName.VLLM
+        and (release is None or release >= VLLM_COMPRESSED_KV_FROM)
+    )
+
+
 def checkpoint_kv_dtype(
     arch: Architecture, engine: EngineName, release: tuple[int, int, int] | None
 ) -> KVDType | None:
     """The KV dtype `engine` at `release` takes from the checkpoint as shipped when none is
     given; None where it takes the model's dtype (no directive, or a release that ignores it)."""
     quant = arch.quantization
-    if quant is None or quant.kv_cache is None or not engine_takes_checkpoint_kv(engine, release):
+    if quant is None or quant.kv_cache is None:
+        return None
+    if not engine_takes_checkpoint_kv(engine, release, quant.method):
         return None
     return KVDType(quant.kv_cache)

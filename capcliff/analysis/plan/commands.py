@@ -19,8 +19,10 @@ from capcliff.analysis.served_weights import (
 from capcliff.catalog.layout import parse_layout
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
+from capcliff.memory.kv_default import engine_forces_checkpoint_kv
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.weights import WeightScheme
+from capcliff.releases import parse_version
 from capcliff.units import KVDType
 
 if TYPE_CHECKING:
@@ -91,6 +93,18 @@ def _auto_checkpoint_kv(dep: Deployment, checkpoint: Model | None) -> frozenset[
     return frozenset(k for k, e in lines.items() if auto_takes_checkpoint_kv(arch, settings, e))
 
 
+def _forced_checkpoint_kv(dep: Deployment, checkpoint: Model | None) -> frozenset[str]:
+    """Of `_auto_checkpoint_kv`'s engines, those that store the checkpoint's KV quantisation
+    whatever --kv-cache-dtype names (memory/kv_default.py: vLLM >= 0.15, compressed-tensors)."""
+    arch = checkpoint.arch if checkpoint is not None else dep.model.arch
+    method = arch.quantization.method if arch.quantization is not None else ""
+    v0 = dep.settings.engine is EngineName.VLLM_V0
+    own = dep.settings.engine_version if dep.settings.engine is EngineName.VLLM else None
+    release = None if own is None else parse_version(own)
+    forced = not v0 and engine_forces_checkpoint_kv(EngineName.VLLM, release, method)
+    return frozenset({"vllm"}) & _auto_checkpoint_kv(dep, checkpoint) if forced else frozenset()
+
+
 def engine_flags(
     dep: Deployment,
     chosen: tuple[LayoutMemory, int],
@@ -130,6 +144,7 @@ def engine_flags(
         else dep.settings.mem_fraction_static,
         kv_cache_dtype="fp8" if dep.kv_dtype is KVDType.FP8 else "auto",
         kv_auto_checkpoint=_auto_checkpoint_kv(dep, checkpoint),
+        kv_forced_checkpoint=_forced_checkpoint_kv(dep, checkpoint),
         moe=dep.model.arch.moe is not None,
         mla=dep.model.arch.mla is not None,
         quantization=None if checkpoint is not None else online_quantization(dep),
