@@ -19,8 +19,9 @@ vLLM from 0.15, whatever `--kv-cache-dtype` says: the Attention layer sets its c
 "fp8" when the quant config has a kv_cache_scheme ("llm-compressor mdls need to set cache_dtype
 to fp8 manually", vllm/model_executor/layers/attention/attention.py; vllm-project/vllm PR
 30141, merged in the week to 2026-01-23; 0.15.0 is the first release cut wholly after it, 0.14
-may hold it too). SGLang and TensorRT-LLM are sized at the model's dtype for such a checkpoint
-(not modelled: no rule of theirs read).
+may hold it too). SGLang's configure_kv_cache_dtype reads only a `kv_cache_quant_algo`, which a
+compressed-tensors config lacks: its `auto` stays the model's dtype. TensorRT-LLM is sized at the
+model's dtype for such a checkpoint too (not modelled: no rule of its read).
 
 Elsewhere `auto` is the model's activation dtype: BF16 or FP16, 2 bytes an element alike
 (units.parse_kv_dtype).
