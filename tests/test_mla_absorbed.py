@@ -16,7 +16,7 @@ import pytest
 
 from capcliff.catalog.catalogs import get_hardware, get_model
 from capcliff.catalog.layout import parse_layout
-from capcliff.memory.budget import BudgetSettings, EngineName
+from capcliff.memory.budget import BudgetSettings, EngineName, StageBudget
 from capcliff.memory.layout_memory import layout_memory
 from capcliff.memory.overheads import mla_absorbed_bytes, vllm_v0_materialises_mla
 from capcliff.memory.weights import WeightScheme
@@ -68,9 +68,9 @@ def test_releases_that_materialise(release: tuple[int, int, int] | None, absorbs
     assert vllm_v0_materialises_mla(release) is absorbs
 
 
-def _weights_overhead(release: tuple[int, int, int] | None) -> int:
+def _stage(release: tuple[int, int, int] | None) -> StageBudget:
     arch = get_model("deepseek-r1").arch
-    mem = layout_memory(
+    return layout_memory(
         arch,
         get_hardware("h200-sxm"),
         parse_layout("tp8"),
@@ -78,8 +78,19 @@ def _weights_overhead(release: tuple[int, int, int] | None) -> int:
         kv_dtype=KVDType.BF16,
         max_model_len=32_768,
         settings=BudgetSettings(engine=EngineName.VLLM_V0, engine_release=release),
-    )
-    return mem.stages[0].term("weights_overhead")
+    ).stages[0]
+
+
+def _weights_overhead(release: tuple[int, int, int] | None) -> int:
+    return _stage(release).term("weights_overhead")
+
+
+def test_v0_pads_the_mla_cache_entry_in_0_7_2_to_0_7_x_only() -> None:
+    # 576 elements -> 640 (256 B of BF16) x 2 B x 61 layers = 78,080 B, unpadded 70,272 B
+    # (PR #12676 to PR #14842: test_kv.py)
+    assert _stage((0, 7, 3)).kv_bytes_per_token == 640 * 2 * LAYERS == 78_080
+    for release in ((0, 7, 1), (0, 8, 0), None):
+        assert _stage(release).kv_bytes_per_token == 576 * 2 * LAYERS == 70_272
 
 
 def test_v0_0_7_budget_holds_the_absorbed_matrices_too() -> None:

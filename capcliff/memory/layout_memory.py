@@ -209,7 +209,8 @@ def layout_memory(
         mla=arch.mla is not None,
         tp=layout.tp,
     ).max_num_batched_tokens
-    align = vllm_v0_mla_align_elements() if settings.engine is EngineName.VLLM_V0 else 1
+    v0 = settings.engine is EngineName.VLLM_V0
+    align = vllm_v0_mla_align_elements(settings.engine_release) if v0 else 1
     if settings.engine is EngineName.SGLANG and arch.has_sliding_window:
         # SGLang's own pools (2026-12-07, h-user2: gpt-oss-120b on one H200 read 1,511,973
         # tokens by vLLM's window rule where SGLang's 0.8 pool ratio gives 1,053,3xx)
