@@ -295,7 +295,9 @@ def mla_absorbed_bytes(
     W_O), (N x Lkv) x H, "absorbed weights for decode and another copy of raw weights for prefill";
     FP8 checkpoints requantise both with the group shapes the weights were quantised with
     (`scaled_quantize(..., self.reqaunt_weight_group_shape)` unless
-    VLLM_MLA_DISABLE_REQUANTIZATION), others keep the activation dtype; W_QR, q_proj's rope
+    VLLM_MLA_DISABLE_REQUANTIZATION), others keep the activation dtype (those releases refuse
+    MLA over any other quantisation, "Only FP8 and UnquantizedLinearMethod are supported for
+    MLA": such a checkpoint is counted in the activation dtype here); W_QR, q_proj's rope
     columns, is copied to the activation dtype ("W_QR is small so for simplicity we dont bother
     requantizing it"). Decode (`_q_proj_and_k_up_proj`, `_v_up_proj_and_o_proj`) reads W_Q_UK,
     W_QR and W_UV_O instead of q_proj, kv_b_proj and o_proj. The BF16 W_UK/W_UV views of a
