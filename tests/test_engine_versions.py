@@ -54,8 +54,9 @@ def test_sglang_before_0_4_8_gets_the_dp_attention_profile() -> None:
     first = engine_profile(EngineName.SGLANG, "0.4.8")
     assert first.label == PROFILES[EngineName.SGLANG].label
     assert first.dp_attention_host_overhead_s is None and first.dp_eager_op_s == 0.0
-    # engines with one modelled profile accept any release
-    assert engine_profile(EngineName.VLLM_V0, "0.7.4") is PROFILES[EngineName.VLLM_V0]
+    # V0 outside 0.7.1-0.7.x (its absorbed MLA decode, test_mla_absorbed.py) keeps one profile
+    for version in ("0.6.3", "0.7.0", "0.8.0", "0.10.1"):
+        assert engine_profile(EngineName.VLLM_V0, version) is PROFILES[EngineName.VLLM_V0]
     assert "0.4.0 - 0.4.3" in profile_label(EngineName.SGLANG, {}, OLD)
     # 0.4.4 and 0.4.5 keep the Triton MLA extend figure but not the 0.4.0-0.4.3 kernel cost
     mid = engine_profile(EngineName.SGLANG, "0.4.5")

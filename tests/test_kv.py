@@ -140,13 +140,27 @@ def test_vllm_v0_pads_deepseek_mla_entries_to_256_bytes_of_bf16() -> None:
     # elements; 576 -> 5 x 128). BF16 cache: 61 x 640 x 2 = 78,080 B/token, 11.1 % above 70,272.
     arch = arch_of("deepseek-r1")
     padded = kv_bytes_per_token_per_gpu(
-        arch, Layout(tp=8), kv_dtype=BF16, mla_align_elements=vllm_v0_mla_align_elements()
+        arch, Layout(tp=8), kv_dtype=BF16, mla_align_elements=vllm_v0_mla_align_elements((0, 7, 3))
     )
     assert padded == [61 * 640 * 2]
     assert padded[0] / kv_bytes_per_token(arch, kv_dtype=BF16) == pytest.approx(640 / 576)
     # The padding is counted in the model dtype's elements, so an FP8 cache pads to 640 B.
     fp8 = kv_bytes_per_token_per_gpu(arch, Layout(tp=8), kv_dtype=FP8, mla_align_elements=128)
     assert fp8 == [61 * 640]
+
+
+@pytest.mark.parametrize(
+    ("release", "elements"),
+    [((0, 7, 1), 1), ((0, 7, 2), 128), ((0, 7, 4), 128), ((0, 8, 0), 1), ((0, 10, 1), 1),
+     (None, 1)],
+)  # fmt: skip
+def test_vllm_v0_pads_mla_only_from_pr_12676_to_pr_14842(
+    release: tuple[int, int, int] | None, elements: int
+) -> None:
+    # #12676 merged 2025-02-04 (after 0.7.1, so first in 0.7.2); #14842 merged 2025-03-15
+    # (0.8.0), whose two logs of R1 at TP 8 on V0 read 4,739 blocks padded and 5,266 without:
+    # 5,266 / 4,739 = 1.1112, 640 / 576 = 1.1111
+    assert vllm_v0_mla_align_elements(release) == elements
 
 
 def test_alignment_leaves_gqa_entries_alone() -> None:

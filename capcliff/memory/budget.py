@@ -178,7 +178,8 @@ class StageDemand:
     max_model_len: int
     weights_provenance: Provenance = Provenance.MODELED
     nvls_channels: int = 0  # NCCL NVLS channels of the GPU's NVSwitch fabric (0: no NVLS)
-    mla_weight_copies_bytes: int = 0  # BF16 W_UK/W_UV vLLM builds from a quantised kv_b_proj
+    # BF16 W_UK/W_UV vLLM builds from a quantised kv_b_proj (V0 0.7.1-0.7.x: + W_Q_UK, W_UV_O, W_QR)
+    mla_weight_copies_bytes: int = 0
     allocator_rounding_bytes: int = 0  # caching-allocator segment rounding of the weight tensors
     draft_weights_bytes: int = 0  # a speculative draft's weights on this GPU (memory/draft.py)
     gpu_vendor: str = "NVIDIA"  # the GPU's vendor (SGLang turns piecewise graphs off on HIP)

@@ -47,6 +47,7 @@ from capcliff.memory.overheads import (
     sglang_capture_sizes,
     v1_activation_peak_bytes,
     vllm_graphs_in_budget,
+    vllm_v0_materialises_mla,
 )
 from capcliff.units import GIB, MIB
 
@@ -332,6 +333,10 @@ def _weights_terms(demand: StageDemand, settings: BudgetSettings) -> list[Budget
     extra = demand.mla_weight_copies_bytes if _vllm(settings) else 0
     if extra:
         source += " + BF16 W_UK/W_UV copies of the quantised kv_b_proj (vLLM MLA common.py)"
+        if settings.engine is EngineName.VLLM_V0 and vllm_v0_materialises_mla(
+            settings.engine_release
+        ):
+            source += " + absorbed W_Q_UK, W_UV_O and W_QR (V0 0.7.1-0.7.x, overheads.py)"
     if settings.engine is EngineName.SGLANG and demand.allocator_rounding_bytes:
         # SGLang measures load as free device memory, so it sees the allocator's rounding.
         extra += demand.allocator_rounding_bytes

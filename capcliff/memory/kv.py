@@ -31,12 +31,22 @@ def kv_heads_replicated(arch: Architecture, tp: int) -> bool:
 # bf16), whatever the cache dtype: vllm/worker/cache_engine.py `get_cache_block_size` applies
 # `align_to_256bytes(num_heads * head_size, model_config.dtype)` when `_align_cache` (MLA on CUDA,
 # VLLM_CUDA_MEM_ALIGN_KV_CACHE, on by default). DeepSeek's 576-element latent becomes 640: +11 %.
+# Only in the releases between PR #12676 "[Perf] Mem align KV caches for CUDA devices (MLA perf
+# improvement)" (merged 2025-02-04, after 0.7.1 of 2025-02-01) and PR #14842 "[Attention] Get rid
+# of mla cache alignment" (merged 2025-03-15, in 0.8.0: "rip this out reclaiming the memory lost
+# to padding"; its R1 TP 8 V0 logs: 4,739 cuda blocks padded, 5,266 without, 5,266 / 4,739 =
+# 1.111 = 640 / 576).
 VLLM_V0_MLA_ALIGN_BYTES = 256
+VLLM_V0_MLA_ALIGN_RELEASES = ((0, 7, 2), (0, 8, 0))
 MODEL_DTYPE_BYTES = 2  # bf16/fp16 models
 
 
-def vllm_v0_mla_align_elements() -> int:
-    """Elements an MLA cache entry is rounded up to in vLLM V0: 256 B / 2 B = 128."""
+def vllm_v0_mla_align_elements(release: tuple[int, int, int] | None) -> int:
+    """Elements an MLA cache entry is rounded up to in vLLM V0 at `release` (None: its latest):
+    256 B / 2 B = 128 in the releases VLLM_V0_MLA_ALIGN_RELEASES names, else 1 (no padding)."""
+    first, until = VLLM_V0_MLA_ALIGN_RELEASES
+    if release is None or not first <= release < until:
+        return 1
     return VLLM_V0_MLA_ALIGN_BYTES // MODEL_DTYPE_BYTES
 
 

@@ -24,8 +24,10 @@ from capcliff.memory.kv import (
 )
 from capcliff.memory.overheads import (
     allocator_rounding_bytes,
+    mla_absorbed_bytes,
     mla_dequantized_bytes,
     nvls_channels,
+    vllm_v0_materialises_mla,
 )
 from capcliff.memory.weights import (
     WeightScheme,
@@ -207,7 +209,8 @@ def layout_memory(
         mla=arch.mla is not None,
         tp=layout.tp,
     ).max_num_batched_tokens
-    align = vllm_v0_mla_align_elements() if settings.engine is EngineName.VLLM_V0 else 1
+    v0 = settings.engine is EngineName.VLLM_V0
+    align = vllm_v0_mla_align_elements(settings.engine_release) if v0 else 1
     if settings.engine is EngineName.SGLANG and arch.has_sliding_window:
         # SGLang's own pools (2026-12-07, h-user2: gpt-oss-120b on one H200 read 1,511,973
         # tokens by vLLM's window rule where SGLang's 0.8 pool ratio gives 1,053,3xx)
@@ -229,6 +232,10 @@ def layout_memory(
             w - dense_split_saving_bytes(arch, layout, scheme, i) for i, w in enumerate(weights)
         ]
     channels = nvls_channels(hardware)
+    # vLLM 0.7.1-0.7.x V0 also holds MLA's absorbed decode matrices (overheads.mla_absorbed_bytes)
+    absorbed = settings.engine is EngineName.VLLM_V0 and vllm_v0_materialises_mla(
+        settings.engine_release
+    )
     draft = draft or DraftMemory()
     last = layout.pp - 1
     kv_per_token = [k + (draft.kv_bytes_per_token if i == last else 0)
@@ -245,7 +252,8 @@ def layout_memory(
                 max_model_len=max_model_len,
                 weights_provenance=weights_provenance,
                 nvls_channels=channels,
-                mla_weight_copies_bytes=mla_dequantized_bytes(arch, layout, scheme, i),
+                mla_weight_copies_bytes=mla_dequantized_bytes(arch, layout, scheme, i)
+                + (mla_absorbed_bytes(arch, layout, scheme, i).held_bytes if absorbed else 0),
                 allocator_rounding_bytes=(
                     allocator_rounding_bytes(arch, layout, scheme, i) if sglang else 0
                 ),

@@ -6,8 +6,13 @@ logs in `shared/reference/` (row ids cited) and can be overridden or calibrated 
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
 from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
+from capcliff.catalog.quantization import FP8_BITS
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.memory.params import Storage, layer_param_groups
 from capcliff.memory.weights import (
@@ -248,6 +253,87 @@ def mla_dequantized_bytes(
     ]
     quantised = [g for g in kv_b if scheme.format_of(g).element_bits < BF16_BITS]
     return sum(int(elements_per_rank(g, layout)) for g in quantised) * ACTIVATION_BYTES
+
+
+# vLLM V0 releases that keep MLA's absorbed decode matrices in memory: from 0.7.1 (PR #12528
+# "[Attention] MLA decode optimizations"; Neural Magic, "Enhancing DeepSeek Models with MLA and
+# FP8 Optimizations in vLLM", 2025-02-04: MLA and its "matrix absorption" in vLLM v0.7.1) until
+# 0.8.0, whose PR #14770 "[Attention] MLA get rid of materialization" (merged
+# 2025-03-13: "It's actually better to just not materialize the absorbed `W_Q_UK` and `W_UV_O`
+# as it reduces memory usage (and total flops)") removed them and the switch,
+# VLLM_MLA_PERFORM_MATRIX_ABSORPTION.
+# 0.7.4 was never released: its dev builds (0.7.4.devN) stand before 0.8.0 here; those up to
+# 2025-03-13 (dev181 is of 2025-03-03) still materialise.
+VLLM_V0_MLA_ABSORBED_RELEASES = ((0, 7, 1), (0, 8, 0))
+
+
+def vllm_v0_materialises_mla(release: tuple[int, int, int] | None) -> bool:
+    """Whether vLLM V0 at `release` (None: its latest, 0.10) keeps the absorbed MLA matrices
+    (VLLM_V0_MLA_ABSORBED_RELEASES)."""
+    first, until = VLLM_V0_MLA_ABSORBED_RELEASES
+    return release is not None and first <= release < until
+
+
+@dataclass(frozen=True)
+class AbsorbedMLA:
+    """What vLLM 0.7.1-0.7.x's MLA decode holds and reads per GPU on one stage (bytes)."""
+
+    held_bytes: int  # W_Q_UK, W_UV_O and W_QR, built at load beside the raw weights
+    replaced_bytes: int  # the raw q (or q_b), kv_b and o projections the decode does not read
+
+
+def mla_absorbed_bytes(
+    arch: Architecture, layout: Layout, scheme: WeightScheme, stage: int
+) -> AbsorbedMLA:
+    """The absorbed decode matrices vLLM V0 builds from each MLA layer of `stage`, per GPU, in
+    the releases VLLM_V0_MLA_ABSORBED_RELEASES names.
+
+    vllm/attention/backends/mla/ (utils.py, later common.py),
+    `MLACommonImpl.process_weights_after_loading` with VLLM_MLA_PERFORM_MATRIX_ABSORPTION
+    (default on): W_Q_UK = einsum("qnd,lnd -> qnl", W_Q, W_UK), Lq x (N x Lkv) per rank (Lq:
+    q_lora_rank, or the hidden size without it), and W_UV_O = einsum("lnd,hnd -> nlh", W_UV,
+    W_O), (N x Lkv) x H, "absorbed weights for decode and another copy of raw weights for prefill";
+    FP8 checkpoints requantise both with the group shapes the weights were quantised with
+    (`scaled_quantize(..., self.reqaunt_weight_group_shape)` unless
+    VLLM_MLA_DISABLE_REQUANTIZATION), others keep the activation dtype (those releases refuse
+    MLA over any other quantisation, "Only FP8 and UnquantizedLinearMethod are supported for
+    MLA": such a checkpoint is counted in the activation dtype here); W_QR, q_proj's rope
+    columns, is copied to the activation dtype ("W_QR is small so for simplicity we dont bother
+    requantizing it"). Decode (`_q_proj_and_k_up_proj`, `_v_up_proj_and_o_proj`) reads W_Q_UK,
+    W_QR and W_UV_O instead of q_proj, kv_b_proj and o_proj. The BF16 W_UK/W_UV views of a
+    quantised kv_b_proj are `mla_dequantized_bytes`. Zero for a model without MLA.
+    """
+    mla = arch.mla
+    if mla is None:
+        return AbsorbedMLA(0, 0)
+    held, replaced = Fraction(0), Fraction(0)
+    lq = mla.q_lora_rank or arch.hidden_size
+    for layer in stage_layer_ranges(arch.num_layers, layout.pp)[stage]:
+        groups = {
+            g.module.rsplit(".", 1)[-1]: g
+            for g in layer_param_groups(arch, layer)
+            if g.storage is Storage.LINEAR
+        }
+        kv_b = groups["kv_b_proj"]
+        q = groups["q_b_proj" if mla.q_lora_rank else "q_proj"]
+        o = groups["o_proj"]
+        # heads per rank: kv_b_proj is Lkv x (N x (P + V)) split by heads
+        heads = elements_per_rank(kv_b, layout) / (
+            mla.kv_lora_rank * (mla.qk_nope_head_dim + mla.v_head_dim)
+        )
+        fmt = scheme.format_of(kv_b)
+        fp8 = fmt.element_bits == FP8_BITS and fmt.name.startswith("fp8")
+        q_uk = lq * heads * mla.kv_lora_rank
+        uv_o = heads * mla.kv_lora_rank * arch.hidden_size
+        if fp8:
+            held += q_uk * fmt.bytes_per_element(lq)
+            held += uv_o * fmt.bytes_per_element(int(heads * mla.kv_lora_rank))
+        else:
+            held += (q_uk + uv_o) * ACTIVATION_BYTES
+        held += lq * heads * mla.qk_rope_head_dim * ACTIVATION_BYTES  # W_QR
+        for g in (q, kv_b, o):
+            replaced += elements_per_rank(g, layout) * scheme.bytes_per_element(g)
+    return AbsorbedMLA(math.floor(held), math.floor(replaced))
 
 
 def cudagraph_capture_sizes(

@@ -40,6 +40,7 @@ from capcliff.catalog.architecture import Architecture
 from capcliff.catalog.layout import Layout
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
+from capcliff.memory.overheads import VLLM_V0_MLA_ABSORBED_RELEASES
 from capcliff.perf.allreduce_curves import ALLREDUCE_SOURCE
 from capcliff.perf.host_time import VLLM_V1_HOST_PER_SEQ_S, VLLM_V1_HOST_PER_SEQ_SOURCE
 from capcliff.perf.op_curves import (
@@ -398,6 +399,9 @@ class EngineProfile:
     # (what SGL_ENABLE_JIT_DEEPGEMM=false selects on sm100) prices those GEMMs' FLOPs at
     # FlashInfer's measured line (perf/flashinfer_gemm.py); None: the tables' DeepGEMM.
     fp8_gemm_backend: str | None = None
+    # MLA models: the decode reads the absorbed W_Q_UK, W_UV_O and W_QR in place of the q, kv_b
+    # and o projections (vLLM V0 0.7.1-0.7.x, memory.overheads.mla_absorbed_bytes).
+    mla_absorbed_decode: bool = False
 
     @property
     def label(self) -> str:
@@ -543,14 +547,24 @@ PROFILES[EngineName.SGLANG] = dataclasses.replace(
         ("aiter_mla_decode_floor_s", AITER_MLA_DECODE_SOURCE),
     ),
 )
-_SGLANG_0_5_6_TO_0_5_9 = dataclasses.replace(
+
+
+def _with_term(
+    base: EngineProfile, version: str, term: str, value: Any, source: str
+) -> EngineProfile:
+    """`base` for the releases `version` describes, with profile term `term` set to `value` and
+    its source added."""
+    return dataclasses.replace(
+        base, version=version, **{term: value}, sources=(*base.sources, (term, source))
+    )
+
+
+_SGLANG_0_5_6_TO_0_5_9 = _with_term(
     PROFILES[EngineName.SGLANG],
-    version="0.5.6 - 0.5.9 (gfx942: aiter's Triton block-FP8 GEMMs without gfx942 configs)",
-    gfx942_mla_gemm_extra_s=AITER_UNTUNED_MLA_GEMM_S,
-    sources=(
-        *PROFILES[EngineName.SGLANG].sources,
-        ("gfx942_mla_gemm_extra_s", AITER_UNTUNED_MLA_GEMM_SOURCE),
-    ),
+    "0.5.6 - 0.5.9 (gfx942: aiter's Triton block-FP8 GEMMs without gfx942 configs)",
+    "gfx942_mla_gemm_extra_s",
+    AITER_UNTUNED_MLA_GEMM_S,
+    AITER_UNTUNED_MLA_GEMM_SOURCE,
 )
 # vLLM V1 before 0.14 schedules between steps unless `--async-scheduling`
 # (SchedulerConfig.async_scheduling = False); 0.14.0 turned async scheduling on by default ("Async
@@ -569,8 +583,27 @@ PROFILES[EngineName.VLLM] = dataclasses.replace(
     overlap_schedule=True,
     sources=(*_VLLM_V1_SERIAL.sources, ("overlap_schedule", VLLM_ASYNC_DEFAULT_SOURCE)),
 )
+# vLLM V0 0.7.1-0.7.x materialise MLA's absorbed decode matrices and read them in each decode
+# step (memory.overheads.VLLM_V0_MLA_ABSORBED_RELEASES, PR #12528 to PR #14770).
+VLLM_V0_MLA_ABSORBED_SOURCE = (
+    "vLLM V0 0.7.1-0.7.x vllm/attention/backends/mla (utils.py, common.py) "
+    "process_weights_after_loading: W_Q_UK and W_UV_O materialised (VLLM_MLA_PERFORM_MATRIX_"
+    "ABSORPTION) and read by the decode; removed by PR #14770 (0.8.0)"
+)
+_VLLM_V0_MLA_ABSORBED = _with_term(
+    PROFILES[EngineName.VLLM_V0],
+    "V0 0.7.1 - 0.7.x (MLA decode reads the absorbed W_Q_UK / W_UV_O)",
+    "mla_absorbed_decode",
+    True,
+    VLLM_V0_MLA_ABSORBED_SOURCE,
+)
+_V0_ABSORBED_FROM, _V0_ABSORBED_UNTIL = VLLM_V0_MLA_ABSORBED_RELEASES
 OLDER_PROFILES: dict[EngineName, tuple[tuple[tuple[int, ...], EngineProfile], ...]] = {
     EngineName.VLLM: (((0, 14, 0), _VLLM_V1_SERIAL),),
+    EngineName.VLLM_V0: (
+        (_V0_ABSORBED_FROM, PROFILES[EngineName.VLLM_V0]),
+        (_V0_ABSORBED_UNTIL, _VLLM_V0_MLA_ABSORBED),
+    ),
     EngineName.SGLANG: (
         ((0, 4, 4), _SGLANG_PRE_0_4_4),
         ((0, 4, 6), _SGLANG_PRE_0_4_6),

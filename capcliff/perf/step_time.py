@@ -30,6 +30,7 @@ from capcliff.catalog.layout import Layout
 from capcliff.catalog.specs import HardwareSpec
 from capcliff.memory.budget import EngineName
 from capcliff.memory.kv import kv_bytes_per_token_per_gpu
+from capcliff.memory.overheads import mla_absorbed_bytes
 from capcliff.memory.weights import WeightScheme, dense_split_saving_bytes, stage_layer_ranges
 from capcliff.perf.attention_dp import MoEGroup, moe_group
 from capcliff.perf.communication import ACTIVATION_BYTES as ACTIVATION_BYTES  # re-exported
@@ -731,6 +732,11 @@ def step_time_model(
         # SGLang's dense MLPs span the MoE group under DP attention: each rank reads its share
         # (the FLOPs stay: it runs them on every rank's gathered tokens)
         read_bytes -= dense_split_saving_bytes(arch, layout, scheme, stage)
+    if profile is not None and profile.mla_absorbed_decode:
+        # vLLM V0 0.7.1-0.7.x: the decode reads the absorbed MLA matrices in place of the raw q,
+        # kv_b and o projections (a prefill step reads the raw ones: its bytes barely count)
+        absorbed = mla_absorbed_bytes(arch, layout, scheme, stage)
+        read_bytes += absorbed.held_bytes - absorbed.replaced_bytes
     model = StepTimeModel(
         pp=layout.pp,
         weight_bytes=read_bytes,
