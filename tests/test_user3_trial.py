@@ -1,0 +1,101 @@
+"""A third expert user's trial (2026-12-08, h-user3): reasoning models on 8 x H200 under vLLM,
+SGLang and TensorRT-LLM; figures that contradicted each other or the engine."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from capcliff.analysis.evaluate.cap_base import reserved_cliff
+from capcliff.analysis.evaluate.capacity import cap_grid
+from capcliff.analysis.plan.online_rows import _cliff_reason
+from capcliff.cli.main import main
+from capcliff.sim.policies import policy
+from capcliff.sim.traffic.workload import Requests
+
+# --- 1. TensorRT-LLM's GUARANTEED_NO_EVICT: the cap grid starts where reservations fill KV -------
+
+
+def _requests(inputs: list[int], output: int, max_output: int) -> Requests:
+    n = len(inputs)
+    return Requests(
+        input_tokens=np.array(inputs), output_tokens=np.full(n, output),
+        max_output_tokens=np.full(n, max_output), arrival_s=np.zeros(n),
+    )  # fmt: skip
+
+
+def test_only_the_no_evict_policy_reserves_each_requests_whole_sequence() -> None:
+    # capacityScheduler.cpp GuaranteedNoEvictScheduler: a request's prompt + max_new blocks are
+    # set aside at admission; vLLM, SGLang and MAX_UTILIZATION allocate as they go and preempt
+    assert policy("trtllm-no-evict").reserves_full_sequence
+    for name in ("vllm", "vllm-v0", "sglang", "trtllm-max-util"):
+        assert not policy(name).reserves_full_sequence
+
+
+def test_the_reserved_cliff_is_the_blocks_over_a_mean_reservation() -> None:
+    # prompts 100 and 132 with max output 1,000 at 16-token blocks: ceil(1,100 / 16) = 69 and
+    # ceil(1,132 / 16) = 71 blocks, 70 on average; 7,000 blocks hold 100 such reservations
+    capacity: Any = SimpleNamespace(blocks=7_000, block_size=16)
+    assert reserved_cliff(_requests([100, 132], 10, 1_000), capacity) == 100
+    assert reserved_cliff(_requests([100, 132], 10, 1_000), SimpleNamespace(
+        blocks=6_999, block_size=16)) == 99  # fmt: skip
+
+
+def _grid_replica(policy_name: str) -> Any:
+    # a step of B sequences takes (10 + B) ms (as tests/test_analysis_seed151_edges.py)
+    return SimpleNamespace(
+        capacity=SimpleNamespace(blocks=7_550, block_size=2, tokens=15_100),
+        steps=SimpleNamespace(step_time_s=lambda _tokens, seqs, *_: 1e-3 * (10 + seqs)),
+        config=SimpleNamespace(max_num_seqs=1_024, policy=policy_name),
+    )
+
+
+def test_a_no_evict_grid_starts_at_the_reservations_not_the_mean_kv_held() -> None:
+    # 1,000 requests of 100 + 100 tokens with max output 1,000, 2-token blocks, 7,550 blocks.
+    # vLLM: they hold 100 + 100 / 2 = 150 tokens on average (+1 for half a block): 15,100 / 151
+    # = 100, and the knee (up to 200) gives round(70 / 1.41) = 50, so the base is 50.
+    # No-evict: each reserves ceil(1,100 / 2) = 550 blocks; 7,550 / 550 = 13.7 -> 13 ever run.
+    # Its knee up to 26: B / (10 + B) first reaches 90 % of 26 / 36 on round(26 / 1.19^k) at 22
+    # (22 / 32 = 0.69 >= 0.65; 18 / 28 = 0.64 is not): round(22 / 1.41) = 16 > 13.
+    workload: Any = SimpleNamespace(reference=lambda _: _requests([100] * 1_000, 100, 1_000))
+    assert cap_grid(workload, _grid_replica("vllm"))[1] == 50
+    assert cap_grid(workload, _grid_replica("trtllm-no-evict"))[1] == 13
+
+
+def _plan_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
+    assert main(["plan", *args, "--jobs", "1", "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
+
+
+def test_trtllm_recommends_no_more_requests_than_its_reservations_hold(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Before: Qwen3-235B-A22B tp4-pp2 under TensorRT-LLM, reasoning preset, recommended
+    # max_batch_size 230 ("burst cliff 230 ... requests are preempted (0.00 per request)") while
+    # no more than 101 ever ran (the sweep's rows at 115 and 230 were the same run). By hand:
+    # 94 layers / PP2 = 47 a GPU, 4 KV heads / TP4 = 1: 2 x 47 x 128 x 2 B = 24,064 B a token a
+    # GPU; the pool is 3,331,392 tokens = 104,106 blocks of 32. A request reserves its prompt
+    # (110 mean) + 32,768 tokens: ceil(32,878 / 32) = 1,028 blocks; 104,106 / 1,028 = 101.3.
+    plan = _plan_json(
+        capsys, "qwen3-235b-a22b", "--engine", "trtllm", "--gpus", "8", "--layout", "tp4-pp2",
+        "--workload", "reasoning", "--slo-ttft", "10", "--slo-tpot", "0.05",
+    )  # fmt: skip
+    [row] = plan["layouts"]
+    assert row["kv_capacity_tokens_per_replica"] == 3_331_392
+    assert 99 <= row["capacity"]["max_num_seqs"] <= 101
+    assert row["cliff"]["simulated_concurrency"] > row["capacity"]["max_num_seqs"]
+    assert "--max_batch_size 230" not in plan["engine_flags"]["trtllm"]
+    assert not any("preempted" in reason for reason in plan["recommended"]["reasons"])
+
+
+def test_past_the_burst_cliff_a_no_evict_engine_is_said_to_queue_not_preempt() -> None:
+    c: Any = SimpleNamespace(simulated_cliff=18, analytic_cliff=17, sustained=None, points=(),
+                             cap=24)  # fmt: skip
+    text = _cliff_reason(c, preempts=False)
+    assert "the cap is at or past the burst cliff" in text
+    assert "requests wait for KV blocks" in text
+    assert "preempt" not in text.replace("never preempts", "")
