@@ -12,6 +12,7 @@ import pytest
 
 from capcliff.analysis.evaluate.cap_base import reserved_cliff
 from capcliff.analysis.evaluate.capacity import cap_grid
+from capcliff.analysis.plan import fleet
 from capcliff.analysis.plan.online_rows import _cliff_reason
 from capcliff.cli.main import main
 from capcliff.sim.policies import policy
@@ -99,3 +100,40 @@ def test_past_the_burst_cliff_a_no_evict_engine_is_said_to_queue_not_preempt() -
     assert "the cap is at or past the burst cliff" in text
     assert "requests wait for KV blocks" in text
     assert "preempt" not in text.replace("never preempts", "")
+
+
+# --- 2. a users' fleet is priced on the whole fleet's requests, not the units simulated ---------
+
+
+def test_a_fleet_checked_on_a_share_of_its_users_serves_that_share_scaled_up() -> None:
+    # 64 users on 6 x tp2; the check simulated 2 units with round(64 x 2 / 6) = 21 users, which
+    # served 2.77 requests/s: the fleet serves 2.77 x 64 / 21 = 8.44
+    state: Any = SimpleNamespace(throughput_rps=2.77)
+    checked = fleet.Checked(6, state, True, 21 / 64)
+    assert checked.fleet_rps == pytest.approx(8.442, abs=1e-3)
+
+
+def test_the_fleet_check_records_the_share_of_the_users_it_simulated(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a replica's sample of 10,000 requests: 16,000 // 10,000 = 1 unit of 4 simulated, with
+    # round(64 x 1 / 4) = 16 of the 64 users: a quarter of the load
+    from capcliff.analysis.evaluate.online_load import LoadKind
+
+    seen: list[int] = []
+    state = SimpleNamespace(throughput_rps=3.0, ttft_p99_s=1.0, tpot_p99_s=0.02)
+    monkeypatch.setattr(fleet, "config_at", lambda *a: None)
+    monkeypatch.setattr(fleet, "_fleet_run", lambda *a: None)
+    monkeypatch.setattr(fleet, "steady_state", lambda *a, **k: state)
+    monkeypatch.setattr(fleet, "meets_slo", lambda *a: True)
+    workload: Any = SimpleNamespace(
+        kind=LoadKind.CLIENTS, choice=SimpleNamespace(clients=64),
+        with_clients=lambda n, share: seen.append(share),
+    )  # fmt: skip
+    ev: Any = SimpleNamespace(capacity=SimpleNamespace(simulated_requests=10_000),
+                              replica=SimpleNamespace(config=None))  # fmt: skip
+    unit: Any = SimpleNamespace(cap=33, dp=1)
+    checked = fleet.check_fleet(ev, unit, 4, workload, None)
+    assert seen == [16]
+    assert checked.load_share == 16 / 64
+    assert checked.fleet_rps == 12.0  # 3.0 / 0.25
