@@ -137,3 +137,19 @@ def test_the_fleet_check_records_the_share_of_the_users_it_simulated(
     assert seen == [16]
     assert checked.load_share == 16 / 64
     assert checked.fleet_rps == 12.0  # 3.0 / 0.25
+
+
+# --- 3. a sweep's concurrency counts every replica --------------------------------------------
+
+
+def test_a_dp_sweeps_table_says_its_concurrency_is_all_replicas_together(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # `plan` prints max_num_seqs per replica (dp2-tp4: 166); `sweep --concurrency 166` runs 83
+    # on each replica: the table says so
+    args = ["sweep", "qwen3-32b", "--gpus", "8", "--layout", "dp2-tp4,tp8", "--isl", "100",
+            "--osl", "100", "--num-requests", "40", "--concurrency", "8"]  # fmt: skip
+    assert main(args) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "conc: all 2 replicas together, conc / 2 each" in out
+    assert out.count("conc: all") == 1  # tp8 has one replica
