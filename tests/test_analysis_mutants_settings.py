@@ -55,7 +55,10 @@ def test_only_a_moe_models_independent_replicas_are_separate_vllm_servers(
 
     from capcliff.analysis.flags import vllm_separate_replicas
 
-    dep = SimpleNamespace(moe=moe, layout=SimpleNamespace(dp=dp, attention_dp=attention_dp))
+    dep = SimpleNamespace(
+        moe=moe, layout=SimpleNamespace(dp=dp, attention_dp=attention_dp), vllm_v0=False,
+        vllm_release=None,
+    )  # fmt: skip
     assert vllm_separate_replicas(cast(Any, dep)) is separate
 
 

@@ -153,3 +153,70 @@ def test_a_dp_sweeps_table_says_its_concurrency_is_all_replicas_together(
     out = " ".join(capsys.readouterr().out.split())
     assert "conc: all 2 replicas together, conc / 2 each" in out
     assert out.count("conc: all") == 1  # tp8 has one replica
+
+
+# --- 4. `vllm serve --data-parallel-size` by release ------------------------------------------
+
+
+def _served(layout: str, **changes: Any) -> Any:
+    from capcliff.analysis.flags import Deployment
+    from capcliff.catalog.layout import parse_layout
+
+    base: dict[str, Any] = dict(
+        model="meta-llama/Llama-3.1-70B", layout=parse_layout(layout), max_num_seqs=36,
+        max_num_batched_tokens=8192, max_model_len=40960, gpu_memory_utilization=0.9,
+        mem_fraction_static=0.9, kv_cache_dtype="auto", moe=False, mla=False,
+    )  # fmt: skip
+    return Deployment(**{**base, **changes})
+
+
+def _flag_words(line: str) -> list[str]:
+    return line.replace("\\\n", " ").split()
+
+
+def test_vllm_serve_takes_data_parallel_size_from_0_8_3() -> None:
+    # vLLM v0.8.3's release notes: "Single node data parallel with API server support (#13923)";
+    # on 0.8.2 a dense dp4-tp2 is four `vllm serve --tensor-parallel-size 2` behind a balancer
+    from capcliff.analysis.flags import vllm_command, vllm_separate_replicas
+
+    new = _served("dp4-tp2", vllm_release=(0, 8, 3))
+    old = _served("dp4-tp2", vllm_release=(0, 8, 2))
+    words = _flag_words(vllm_command(new))
+    assert words[words.index("--data-parallel-size") + 1] == "4"
+    assert not vllm_separate_replicas(new)
+    assert "--data-parallel-size" not in _flag_words(vllm_command(old))
+    assert vllm_separate_replicas(old)
+    v0 = _served("dp4-tp2", vllm_v0=True)
+    assert "--data-parallel-size" not in _flag_words(vllm_command(v0))
+
+
+def test_an_old_vllm_releases_dp_line_is_one_replica_of_several() -> None:
+    from capcliff.analysis.flags import flag_warnings
+
+    old = _served("dp4-tp2", vllm_release=(0, 7, 3))
+    [said] = [w for w in flag_warnings(old, sweet_spot=36, one_request_fits=True,
+                                       graphs_fit=True) if w.startswith("vllm:")]  # fmt: skip
+    assert "run 4 of them behind a load balancer" in said
+    assert "vLLM 0.7.3 takes no --data-parallel-size" in said
+    latest = _served("dp4-tp2")
+    assert not any(w.startswith("vllm:") for w in flag_warnings(
+        latest, sweet_spot=36, one_request_fits=True, graphs_fit=True))  # fmt: skip
+
+
+def test_an_attention_dp_layout_before_0_8_3_is_said_to_need_a_later_vllm() -> None:
+    from capcliff.analysis.flags import flag_warnings
+
+    dep = _served("dpa8-ep8", moe=True, vllm_release=(0, 8, 0))
+    said = [w for w in flag_warnings(dep, sweet_spot=8, one_request_fits=True, graphs_fit=True)]
+    assert any("vLLM 0.8.0 serves no attention-DP layout" in w for w in said)
+
+
+def test_plan_reads_the_vllm_release_of_the_line_from_engine_version(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    plan = _plan_json(
+        capsys, "llama-3.1-8b", "--gpus", "2", "--layout", "dp2", "--isl", "512", "--osl",
+        "256", "--arrival", "batch", "--num-requests", "40", "--engine-version", "0.7.3",
+    )  # fmt: skip
+    assert "--data-parallel-size" not in plan["engine_flags"]["vllm"]
+    assert any("run 2 of them behind a load balancer" in w for w in plan["flag_warnings"])

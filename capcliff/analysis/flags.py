@@ -61,6 +61,8 @@ class Deployment:
     adp_balance: tuple[int, int] | None = None
     # vLLM's V0 engine (--engine vllm-v0, releases 0.6 - 0.7): it has no KV offloading flags
     vllm_v0: bool = False
+    # the vLLM V1 release the line is for (--engine vllm --engine-version); None: the latest
+    vllm_release: tuple[int, int, int] | None = None
     # a RoPE table over config.json's (canonical JSON; None: the config's own)
     rope_scaling: str | None = None
 
@@ -123,14 +125,31 @@ def sglang_speculative_flags(spec: tuple[str, int, str | None] | None) -> list[s
     ]  # fmt: skip
 
 
+# `vllm serve --data-parallel-size`: single-node data parallelism behind the API server came with
+# V1's AsyncLLM data parallel (vllm-project/vllm PR #13923, vLLM v0.8.3 release notes, "Single
+# node data parallel with API server support"); V0 and earlier V1 releases serve one replica a
+# process.
+VLLM_SERVE_DP_RELEASE = (0, 8, 3)
+
+
+def vllm_serves_dp(dep: Deployment) -> bool:
+    """Whether the line's vLLM release takes `--data-parallel-size` in `vllm serve`."""
+    if dep.vllm_v0:
+        return False
+    return dep.vllm_release is None or dep.vllm_release >= VLLM_SERVE_DP_RELEASE
+
+
 def vllm_separate_replicas(dep: Deployment) -> bool:
     """Whether the layout's DP replicas must be separate `vllm serve` processes: a MoE model's
-    independent replicas. vLLM's `--data-parallel-size` runs a MoE model's DP ranks in lockstep
-    (dummy forward passes on idle ranks) with its MoE layers over all `dp x tp` ranks of a
-    stage, TP-sharded by default (docs.vllm.ai, serving/data_parallel_deployment), which is
-    attention DP (`dpa`), not independent replicas."""
+    independent replicas, and any model's before `vllm serve` took `--data-parallel-size`
+    (`VLLM_SERVE_DP_RELEASE`). vLLM's `--data-parallel-size` runs a MoE model's DP ranks in
+    lockstep (dummy forward passes on idle ranks) with its MoE layers over all `dp x tp` ranks
+    of a stage, TP-sharded by default (docs.vllm.ai, serving/data_parallel_deployment), which
+    is attention DP (`dpa`), not independent replicas."""
     lay = dep.layout
-    return dep.moe and lay.dp > 1 and not lay.attention_dp
+    if lay.dp <= 1 or lay.attention_dp:
+        return False
+    return dep.moe or not vllm_serves_dp(dep)
 
 
 def _rope_flags(dep: Deployment, overrides: str) -> list[str]:
@@ -144,16 +163,23 @@ def _rope_flags(dep: Deployment, overrides: str) -> list[str]:
     return [overrides, f'{{"rope_scaling": {dep.rope_scaling}}}']
 
 
+def _vllm_dp_flag(dep: Deployment) -> list[str]:
+    """`--data-parallel-size N` (1 for one replica of separate servers); none where the
+    release has no such flag to set to 1 (`vllm_serves_dp`)."""
+    if not vllm_serves_dp(dep):
+        return []
+    return ["--data-parallel-size", str(1 if vllm_separate_replicas(dep) else dep.layout.dp)]
+
+
 def vllm_command(dep: Deployment) -> str:
     """`vllm serve MODEL ...` for the deployment (for one replica where the replicas must be
     separate servers, `vllm_separate_replicas`)."""
     lay = dep.layout
-    dp = 1 if vllm_separate_replicas(dep) else lay.dp
     args = [
         "vllm", "serve", dep.model,
         "--tensor-parallel-size", str(lay.tp),
         "--pipeline-parallel-size", str(lay.pp),
-        "--data-parallel-size", str(dp),
+        *_vllm_dp_flag(dep),
     ]  # fmt: skip
     if dep.moe and lay.ep > 1:
         args.append("--enable-expert-parallel")
@@ -429,11 +455,31 @@ def flag_warnings(
             "graphs and the CUDA context: lower it or add --enforce-eager"
         )
     lay = dep.layout
-    if vllm_separate_replicas(dep):
+    if vllm_separate_replicas(dep) and dep.moe:
         warnings.append(
             f"vllm: the line is one replica of {lay.name}: run {lay.dp} of them behind a load "
             f"balancer. vLLM's --data-parallel-size {lay.dp} would run this MoE model's "
             f"replicas in lockstep with its MoE layers over all {lay.dp * lay.tp} ranks "
             f"({lay.in_lockstep().name}), another deployment than the one simulated"
         )
+    elif vllm_separate_replicas(dep):
+        warnings.append(
+            f"vllm: the line is one replica of {lay.name}: run {lay.dp} of them behind a load "
+            f"balancer; {_vllm_line_release(dep)} takes no --data-parallel-size in `vllm serve` "
+            "(from 0.8.3, vllm-project/vllm PR #13923)"
+        )
+    if lay.dp > 1 and lay.attention_dp and not vllm_serves_dp(dep):
+        warnings.append(
+            f"vllm: {_vllm_line_release(dep)} serves no attention-DP layout ({lay.name}): "
+            "`vllm serve --data-parallel-size` came in 0.8.3 (vllm-project/vllm PR #13923); "
+            "serve a later release"
+        )
     return warnings
+
+
+def _vllm_line_release(dep: Deployment) -> str:
+    """The vLLM release a line is for, in words."""
+    if dep.vllm_v0:
+        return "vLLM V0"
+    assert dep.vllm_release is not None  # only asked where the release is known and old
+    return "vLLM " + ".".join(str(part) for part in dep.vllm_release)

@@ -21,6 +21,7 @@ from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.weights import WeightScheme
+from capcliff.releases import parse_version
 from capcliff.units import KVDType
 
 if TYPE_CHECKING:
@@ -144,6 +145,7 @@ def engine_flags(
         all2all_backend=dep.settings.all2all_backend.value,
         adp_balance=dep.adp_balance,
         vllm_v0=dep.settings.engine is EngineName.VLLM_V0,
+        vllm_release=_vllm_release(dep),
         rope_scaling=dep.settings.rope_scaling,
         speculative=None
         if dep.speculation is None
@@ -198,6 +200,15 @@ def engine_flags(
             )
         warnings += unexpressed(served, "trtllm")
     return commands, warnings
+
+
+def _vllm_release(dep: Deployment) -> tuple[int, int, int] | None:
+    """The vLLM V1 release the vllm line is for: the one planned (`--engine vllm
+    --engine-version`); None (the latest) where the plan is another engine's."""
+    version = dep.settings.engine_version
+    if dep.settings.engine is not EngineName.VLLM or version is None:
+        return None
+    return parse_version(version)
 
 
 def _cap_memory_note(dep: Deployment, memory: LayoutMemory, cap: int, length: int) -> list[str]:
