@@ -287,6 +287,6 @@ def test_hicache_size_is_whole_gb_per_rank_and_at_least_one() -> None:
     # 100 GiB on one rank is 107.37 GB, said as 107: 107 GB = 99.65 GiB
     said = unexpressed(_flags_dep(Layout(), offload_cpu_bytes=100 * GIB), "sglang")  # type: ignore[arg-type]
     assert said == [
-        "sglang: --hicache-size is whole GB per rank: 107 GB x 1 ranks = 99.65 GiB per replica "
+        "sglang: --hicache-size is whole GB per rank: 107 GB x 1 rank = 99.65 GiB per replica "
         "against the 100.00 GiB simulated"
     ]

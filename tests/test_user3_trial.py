@@ -220,3 +220,28 @@ def test_plan_reads_the_vllm_release_of_the_line_from_engine_version(
     )  # fmt: skip
     assert "--data-parallel-size" not in plan["engine_flags"]["vllm"]
     assert any("run 2 of them behind a load balancer" in w for w in plan["flag_warnings"])
+
+
+# --- 5. counts and empty lists said in words ---------------------------------------------------
+
+
+def test_sglangs_hicache_note_counts_one_rank_in_the_singular() -> None:
+    # 64 GiB = 68.72 GB on one rank, said as 69 GB: 69 x 10^9 / 2^30 = 64.26 GiB
+    from capcliff.analysis.flags import unexpressed
+    from capcliff.units import GIB
+
+    [said] = unexpressed(_served("tp1", offload_cpu_bytes=64 * GIB), "sglang")
+    assert "69 GB x 1 rank = 64.26 GiB per replica" in said
+
+
+def test_the_offload_advice_says_when_no_flag_is_needed() -> None:
+    # SGLang's radix cache is on unless --disable-radix-cache: with no offload there is no flag
+    from capcliff.analysis.plan.reuse_advice import reuse_flags
+    from capcliff.cli.render_reuse import reuse_lines
+    from capcliff.memory.budget import EngineName
+
+    assert reuse_flags(EngineName.SGLANG, 0, 2) == []
+    advice = SimpleNamespace(points=[], recommended_offload_bytes=0, flags=[])
+    [_, line] = reuse_lines(SimpleNamespace(reuse=advice, mode="online"))  # type: ignore[arg-type]
+    assert line.endswith("recommended host offload: none (it would not pay); flags: none (the "
+                         "engine's defaults)")  # fmt: skip

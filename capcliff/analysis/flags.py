@@ -23,7 +23,7 @@ import shlex
 from dataclasses import dataclass
 
 from capcliff.catalog.layout import Layout
-from capcliff.units import GB, GIB
+from capcliff.units import GB, GIB, counted
 
 
 @dataclass(frozen=True)
@@ -246,7 +246,8 @@ def unexpressed(dep: Deployment, engine: str) -> list[str]:
         and hicache_gb(dep) * ranks * GB != (dep.offload_cpu_bytes)
     ):
         said.append(
-            f"sglang: --hicache-size is whole GB per rank: {hicache_gb(dep)} GB x {ranks} ranks "
+            f"sglang: --hicache-size is whole GB per rank: {hicache_gb(dep)} GB x "
+            f"{counted(ranks, 'rank')} "
             f"= {hicache_gb(dep) * ranks * GB / GIB:,.2f} GiB per replica against the "
             f"{dep.offload_cpu_bytes / GIB:,.2f} GiB simulated"
         )
