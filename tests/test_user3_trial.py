@@ -245,3 +245,19 @@ def test_the_offload_advice_says_when_no_flag_is_needed() -> None:
     [_, line] = reuse_lines(SimpleNamespace(reuse=advice, mode="online"))  # type: ignore[arg-type]
     assert line.endswith("recommended host offload: none (it would not pay); flags: none (the "
                          "engine's defaults)")  # fmt: skip
+
+
+# --- 6. offload tiers no simulated prefix cache looks up ---------------------------------------
+
+
+def test_offload_where_no_prefix_cache_is_simulated_is_said_to_change_nothing() -> None:
+    from capcliff.analysis.deployment_settings import settings_of
+    from capcliff.analysis.setting_refusals import unused_tiers
+
+    trt = settings_of({"engine": "trtllm", "offload": "cpu:64GiB"})
+    [said] = unused_tiers(trt, policy="trtllm-no-evict")
+    assert "no prefix cache is simulated under policy trtllm-no-evict" in said
+    assert "they change no figure" in said
+    vllm = settings_of({"engine": "vllm", "offload": "cpu:64GiB"})
+    assert unused_tiers(vllm, policy="vllm") == []
+    assert unused_tiers(settings_of({"engine": "trtllm"}), policy="trtllm-no-evict") == []
