@@ -261,3 +261,32 @@ def test_offload_where_no_prefix_cache_is_simulated_is_said_to_change_nothing() 
     vllm = settings_of({"engine": "vllm", "offload": "cpu:64GiB"})
     assert unused_tiers(vllm, policy="vllm") == []
     assert unused_tiers(settings_of({"engine": "trtllm"}), policy="trtllm-no-evict") == []
+
+
+# --- 7. TensorRT-LLM's attention-DP line -------------------------------------------------------
+
+
+def test_a_trtllm_attention_dp_plan_prints_its_server_and_reads_back(
+    capsys: pytest.CaptureFixture[str], tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before: DeepSeek-R1 dp8-ep8 under TensorRT-LLM printed vLLM's and SGLang's lines and none
+    # for the engine planned. TensorRT-LLM's R1 recipe: one server of --tp_size 8 --ep_size 8,
+    # `enable_attention_dp: true` in its --extra_llm_api_options file, --max_batch_size a rank.
+    plan = _plan_json(
+        capsys, "deepseek-r1", "--engine", "trtllm", "--gpus", "8", "--layout", "dp8-ep8",
+        "--workload", "reasoning",
+    )  # fmt: skip
+    line = plan["engine_flags"]["trtllm"]
+    words = _flag_words(line)
+    cap = plan["recommended"]["max_num_seqs"]
+    assert words[words.index("--tp_size") + 1] == "8"
+    assert words[words.index("--ep_size") + 1] == "8"
+    assert words[words.index("--max_batch_size") + 1] == str(cap)
+    assert words[words.index("--extra_llm_api_options") + 1] == "extra-llm-api-config.yml"
+    assert any("`enable_attention_dp: true`" in w for w in plan["flag_warnings"])
+    # the line read back with that file beside it is the same group and cap
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "extra-llm-api-config.yml").write_text("enable_attention_dp: true\n")
+    assert main(["memory", "--serve-command", line, "--format", "json"]) == 0
+    memory = json.loads(capsys.readouterr().out)
+    assert [row["name"] for row in memory["layouts"]] == ["dp8-ep8"]

@@ -414,13 +414,24 @@ def _sglang_max_running_requests(dep: Deployment) -> int:
     return dep.max_num_seqs * (lay.dp if lay.attention_dp else 1)
 
 
+# The options file an attention-DP line names: TensorRT-LLM sets attention DP only in the LLM
+# API's options (`enable_attention_dp`, tensorrt_llm/llmapi/llm_args.py), as its DeepSeek-R1
+# recipes do (`--extra_llm_api_options ./extra-llm-api-config.yml` holding
+# `enable_attention_dp: true`, with --tp_size and --ep_size the group's ranks).
+TRTLLM_OPTIONS_FILE = "extra-llm-api-config.yml"
+
+
 def trtllm_command(dep: Deployment, free_gpu_memory_fraction: float) -> str:
     """`trtllm-serve MODEL ...` for one replica of the deployment (PyTorch backend): TP, PP and
-    EP, the admission cap as `--max_batch_size`, and the KV share of free memory."""
+    EP, the admission cap as `--max_batch_size`, and the KV share of free memory. An
+    attention-DP group is one server of `--tp_size` ranks (attention TP 1 on each,
+    tensorrt_llm/mapping.py), `--max_batch_size` per rank, its options file naming
+    `enable_attention_dp` (`TRTLLM_OPTIONS_FILE`)."""
     lay = dep.layout
+    ranks = lay.tp * (lay.dp if lay.attention_dp else 1)
     args = [
         "trtllm-serve", dep.model, "--backend", "pytorch",
-        "--tp_size", str(lay.tp), "--pp_size", str(lay.pp),
+        "--tp_size", str(ranks), "--pp_size", str(lay.pp),
     ]  # fmt: skip
     if dep.moe and lay.ep > 1:
         args += ["--ep_size", str(lay.ep)]
@@ -430,6 +441,8 @@ def trtllm_command(dep: Deployment, free_gpu_memory_fraction: float) -> str:
         "--max_seq_len", str(dep.max_model_len),
         "--kv_cache_free_gpu_memory_fraction", f"{free_gpu_memory_fraction:g}",
     ]  # fmt: skip
+    if lay.attention_dp:
+        args += ["--extra_llm_api_options", TRTLLM_OPTIONS_FILE]
     return command_text(args)
 
 

@@ -258,19 +258,22 @@ def _simulated_only(dep: Deployment) -> list[str]:
 
 
 def _trtllm(served: Served, fraction: float, warnings: list[str]) -> dict[str, str]:
-    """The TensorRT-LLM server of one replica (none for attention DP, which its options file
-    sets), and what its flags cannot say."""
-    from capcliff.analysis.flags import trtllm_command
+    """The TensorRT-LLM server of one replica (an attention-DP group: one server, its options
+    file setting `enable_attention_dp`), and what its flags cannot say."""
+    from capcliff.analysis.flags import TRTLLM_OPTIONS_FILE, trtllm_command
 
     lay = served.layout
     if lay.attention_dp:
+        # 2026-12-08, h-user3: DeepSeek-R1's recommended dp8-ep8 under TensorRT-LLM printed
+        # vLLM and SGLang lines and none for the engine planned
         warnings.append(
-            "TensorRT-LLM attention DP: set enable_attention_dp in --extra_llm_api_options; "
-            "no trtllm-serve line is printed for it"
+            f"trtllm-serve: {TRTLLM_OPTIONS_FILE} (--extra_llm_api_options) holds "
+            f"`enable_attention_dp: true`: the {lay.dp} ranks run attention on their own "
+            f"requests, --max_batch_size {served.max_num_seqs} each"
         )
-        return {}
     if served.kv_cache_dtype == "fp8":
         warnings.append("trtllm-serve: an FP8 KV cache is kv_cache_config.dtype: fp8 in "
                         "--extra_llm_api_options")  # fmt: skip
-    key = "trtllm" if lay.dp == 1 else f"trtllm (one server per replica, {lay.dp} of them)"
+    one_server = lay.dp == 1 or lay.attention_dp
+    key = "trtllm" if one_server else f"trtllm (one server per replica, {lay.dp} of them)"
     return {key: trtllm_command(served, fraction)}
