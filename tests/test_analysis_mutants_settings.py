@@ -55,7 +55,10 @@ def test_only_a_moe_models_independent_replicas_are_separate_vllm_servers(
 
     from capcliff.analysis.flags import vllm_separate_replicas
 
-    dep = SimpleNamespace(moe=moe, layout=SimpleNamespace(dp=dp, attention_dp=attention_dp))
+    dep = SimpleNamespace(
+        moe=moe, layout=SimpleNamespace(dp=dp, attention_dp=attention_dp), vllm_v0=False,
+        vllm_release=None,
+    )  # fmt: skip
     assert vllm_separate_replicas(cast(Any, dep)) is separate
 
 
@@ -284,6 +287,6 @@ def test_hicache_size_is_whole_gb_per_rank_and_at_least_one() -> None:
     # 100 GiB on one rank is 107.37 GB, said as 107: 107 GB = 99.65 GiB
     said = unexpressed(_flags_dep(Layout(), offload_cpu_bytes=100 * GIB), "sglang")  # type: ignore[arg-type]
     assert said == [
-        "sglang: --hicache-size is whole GB per rank: 107 GB x 1 ranks = 99.65 GiB per replica "
+        "sglang: --hicache-size is whole GB per rank: 107 GB x 1 rank = 99.65 GiB per replica "
         "against the 100.00 GiB simulated"
     ]

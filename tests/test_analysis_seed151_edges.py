@@ -181,7 +181,7 @@ def test_the_cap_grid_looks_for_the_knee_up_to_twice_the_steady_cliff() -> None:
     replica = SimpleNamespace(
         capacity=SimpleNamespace(blocks=7550, block_size=2, tokens=15100),
         steps=SimpleNamespace(step_time_s=lambda _tokens, seqs, *_: 1e-3 * (10 + seqs)),
-        config=SimpleNamespace(max_num_seqs=1024),
+        config=SimpleNamespace(max_num_seqs=1024, policy="vllm"),
     )
     assert cap_grid(workload, replica) == (75, 50)  # type: ignore[arg-type]
 

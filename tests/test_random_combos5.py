@@ -109,15 +109,15 @@ def test_an_overload_note_counts_one_gpu_in_the_singular(
 ) -> None:
     # fuzz_random seed 37: "tp1 on 1 GPUs sustains 0.18 requests/s"; seed 38: "5 x tp1 (5 GPUs,
     # 1 nodes)". 2 requests/s over 0.18 sustained with 20 % headroom: 2 / (0.8 x 0.18) = 13.9,
-    # 14 replicas of one GPU. The fleet check runs 16,000 // 2,120 (the replica's sample) = 7 of
-    # them at 7/14 of the rate (h-rand6, seed 42): the queue grows at 14 and 15 replicas, not at
-    # 16 (VERIFY_RETRIES = 2 more); 8 to a node: 2 nodes.
+    # 14 replicas of one GPU; 8 to a node: 2 nodes. (Until 2026-12-08 the replica's cap was 26,
+    # past the 13 requests TensorRT-LLM's no-evict reservations hold (457,184 tokens / 32,896 a
+    # request, h-user3), and the fleet check's queue grew at 14 and 15 replicas: 16.)
     args = ["plan", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "1", "--engine", "trtllm",
             "--arrival", "poisson", "--rate", "2", "--num-requests", "40",
             "--jobs", "1"]  # fmt: skip
     [note] = _plan(args, capsys)["notes"]
     assert "; tp1 on 1 GPU sustains " in note
-    assert "16 x tp1 (16 GPUs, 2 nodes) carry it" in note
+    assert "14 x tp1 (14 GPUs, 2 nodes) carry it" in note
 
 
 def test_one_preemption_is_counted_in_the_singular() -> None:

@@ -444,7 +444,9 @@ def resolve(
         step_time_terms=step_terms,
     )
     kv_note = checkpoint_kv_note(arch, settings)
-    warnings = [*warnings, *unused, *unused_tiers(settings), *([kv_note] if kv_note else [])]
+    policy = settings.policy or engine_policy(settings.engine, settings.engine_version)
+    tiers = unused_tiers(settings, policy=policy)
+    warnings = [*warnings, *unused, *tiers, *([kv_note] if kv_note else [])]
     accepted = calibrated_acceptance or accepted
     return Deployment(
         model=model, hardware=hardware, settings=settings, budget=budget, scheme=scheme,

@@ -23,7 +23,7 @@ import shlex
 from dataclasses import dataclass
 
 from capcliff.catalog.layout import Layout
-from capcliff.units import GB, GIB
+from capcliff.units import GB, GIB, counted
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,8 @@ class Deployment:
     adp_balance: tuple[int, int] | None = None
     # vLLM's V0 engine (--engine vllm-v0, releases 0.6 - 0.7): it has no KV offloading flags
     vllm_v0: bool = False
+    # the vLLM V1 release the line is for (--engine vllm --engine-version); None: the latest
+    vllm_release: tuple[int, int, int] | None = None
     # a RoPE table over config.json's (canonical JSON; None: the config's own)
     rope_scaling: str | None = None
 
@@ -126,14 +128,31 @@ def sglang_speculative_flags(spec: tuple[str, int, str | None] | None) -> list[s
     ]  # fmt: skip
 
 
+# `vllm serve --data-parallel-size`: single-node data parallelism behind the API server came with
+# V1's AsyncLLM data parallel (vllm-project/vllm PR #13923, vLLM v0.8.3 release notes, "Single
+# node data parallel with API server support"); V0 and earlier V1 releases serve one replica a
+# process.
+VLLM_SERVE_DP_RELEASE = (0, 8, 3)
+
+
+def vllm_serves_dp(dep: Deployment) -> bool:
+    """Whether the line's vLLM release takes `--data-parallel-size` in `vllm serve`."""
+    if dep.vllm_v0:
+        return False
+    return dep.vllm_release is None or dep.vllm_release >= VLLM_SERVE_DP_RELEASE
+
+
 def vllm_separate_replicas(dep: Deployment) -> bool:
     """Whether the layout's DP replicas must be separate `vllm serve` processes: a MoE model's
-    independent replicas. vLLM's `--data-parallel-size` runs a MoE model's DP ranks in lockstep
-    (dummy forward passes on idle ranks) with its MoE layers over all `dp x tp` ranks of a
-    stage, TP-sharded by default (docs.vllm.ai, serving/data_parallel_deployment), which is
-    attention DP (`dpa`), not independent replicas."""
+    independent replicas, and any model's before `vllm serve` took `--data-parallel-size`
+    (`VLLM_SERVE_DP_RELEASE`). vLLM's `--data-parallel-size` runs a MoE model's DP ranks in
+    lockstep (dummy forward passes on idle ranks) with its MoE layers over all `dp x tp` ranks
+    of a stage, TP-sharded by default (docs.vllm.ai, serving/data_parallel_deployment), which
+    is attention DP (`dpa`), not independent replicas."""
     lay = dep.layout
-    return dep.moe and lay.dp > 1 and not lay.attention_dp
+    if lay.dp <= 1 or lay.attention_dp:
+        return False
+    return dep.moe or not vllm_serves_dp(dep)
 
 
 def _rope_flags(dep: Deployment, overrides: str) -> list[str]:
@@ -147,16 +166,23 @@ def _rope_flags(dep: Deployment, overrides: str) -> list[str]:
     return [overrides, f'{{"rope_scaling": {dep.rope_scaling}}}']
 
 
+def _vllm_dp_flag(dep: Deployment) -> list[str]:
+    """`--data-parallel-size N` (1 for one replica of separate servers); none where the
+    release has no such flag to set to 1 (`vllm_serves_dp`)."""
+    if not vllm_serves_dp(dep):
+        return []
+    return ["--data-parallel-size", str(1 if vllm_separate_replicas(dep) else dep.layout.dp)]
+
+
 def vllm_command(dep: Deployment) -> str:
     """`vllm serve MODEL ...` for the deployment (for one replica where the replicas must be
     separate servers, `vllm_separate_replicas`)."""
     lay = dep.layout
-    dp = 1 if vllm_separate_replicas(dep) else lay.dp
     args = [
         "vllm", "serve", dep.model,
         "--tensor-parallel-size", str(lay.tp),
         "--pipeline-parallel-size", str(lay.pp),
-        "--data-parallel-size", str(dp),
+        *_vllm_dp_flag(dep),
     ]  # fmt: skip
     if dep.moe and lay.ep > 1:
         args.append("--enable-expert-parallel")
@@ -229,7 +255,8 @@ def unexpressed(dep: Deployment, engine: str) -> list[str]:
         and hicache_gb(dep) * ranks * GB != (dep.offload_cpu_bytes)
     ):
         said.append(
-            f"sglang: --hicache-size is whole GB per rank: {hicache_gb(dep)} GB x {ranks} ranks "
+            f"sglang: --hicache-size is whole GB per rank: {hicache_gb(dep)} GB x "
+            f"{counted(ranks, 'rank')} "
             f"= {hicache_gb(dep) * ranks * GB / GIB:,.2f} GiB per replica against the "
             f"{dep.offload_cpu_bytes / GIB:,.2f} GiB simulated"
         )
@@ -398,13 +425,24 @@ def _sglang_max_running_requests(dep: Deployment) -> int:
     return dep.max_num_seqs * (lay.dp if lay.attention_dp else 1)
 
 
+# The options file an attention-DP line names: TensorRT-LLM sets attention DP only in the LLM
+# API's options (`enable_attention_dp`, tensorrt_llm/llmapi/llm_args.py), as its DeepSeek-R1
+# recipes do (`--extra_llm_api_options ./extra-llm-api-config.yml` holding
+# `enable_attention_dp: true`, with --tp_size and --ep_size the group's ranks).
+TRTLLM_OPTIONS_FILE = "extra-llm-api-config.yml"
+
+
 def trtllm_command(dep: Deployment, free_gpu_memory_fraction: float) -> str:
     """`trtllm-serve MODEL ...` for one replica of the deployment (PyTorch backend): TP, PP and
-    EP, the admission cap as `--max_batch_size`, and the KV share of free memory."""
+    EP, the admission cap as `--max_batch_size`, and the KV share of free memory. An
+    attention-DP group is one server of `--tp_size` ranks (attention TP 1 on each,
+    tensorrt_llm/mapping.py), `--max_batch_size` per rank, its options file naming
+    `enable_attention_dp` (`TRTLLM_OPTIONS_FILE`)."""
     lay = dep.layout
+    ranks = lay.tp * (lay.dp if lay.attention_dp else 1)
     args = [
         "trtllm-serve", dep.model, "--backend", "pytorch",
-        "--tp_size", str(lay.tp), "--pp_size", str(lay.pp),
+        "--tp_size", str(ranks), "--pp_size", str(lay.pp),
     ]  # fmt: skip
     if dep.moe and lay.ep > 1:
         args += ["--ep_size", str(lay.ep)]
@@ -414,6 +452,8 @@ def trtllm_command(dep: Deployment, free_gpu_memory_fraction: float) -> str:
         "--max_seq_len", str(dep.max_model_len),
         "--kv_cache_free_gpu_memory_fraction", f"{free_gpu_memory_fraction:g}",
     ]  # fmt: skip
+    if lay.attention_dp:
+        args += ["--extra_llm_api_options", TRTLLM_OPTIONS_FILE]
     return command_text(args)
 
 
@@ -440,11 +480,31 @@ def flag_warnings(
             "graphs and the CUDA context: lower it or add --enforce-eager"
         )
     lay = dep.layout
-    if vllm_separate_replicas(dep):
+    if vllm_separate_replicas(dep) and dep.moe:
         warnings.append(
             f"vllm: the line is one replica of {lay.name}: run {lay.dp} of them behind a load "
             f"balancer. vLLM's --data-parallel-size {lay.dp} would run this MoE model's "
             f"replicas in lockstep with its MoE layers over all {lay.dp * lay.tp} ranks "
             f"({lay.in_lockstep().name}), another deployment than the one simulated"
         )
+    elif vllm_separate_replicas(dep):
+        warnings.append(
+            f"vllm: the line is one replica of {lay.name}: run {lay.dp} of them behind a load "
+            f"balancer; {_vllm_line_release(dep)} takes no --data-parallel-size in `vllm serve` "
+            "(from 0.8.3, vllm-project/vllm PR #13923)"
+        )
+    if lay.dp > 1 and lay.attention_dp and not vllm_serves_dp(dep):
+        warnings.append(
+            f"vllm: {_vllm_line_release(dep)} serves no attention-DP layout ({lay.name}): "
+            "`vllm serve --data-parallel-size` came in 0.8.3 (vllm-project/vllm PR #13923); "
+            "serve a later release"
+        )
     return warnings
+
+
+def _vllm_line_release(dep: Deployment) -> str:
+    """The vLLM release a line is for, in words."""
+    if dep.vllm_v0:
+        return "vLLM V0"
+    assert dep.vllm_release is not None  # only asked where the release is known and old
+    return "vLLM " + ".".join(str(part) for part in dep.vllm_release)

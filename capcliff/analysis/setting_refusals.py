@@ -17,7 +17,7 @@ from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
 from capcliff.memory.deepep import AllToAllBackend
-from capcliff.sim.config import PreemptionMode
+from capcliff.sim.config import PREFIX_CACHING_POLICIES, PreemptionMode
 
 # Memory settings one engine family reads and the others ignore (memory/engines.py): given for
 # another engine they were dropped unsaid (`--engine sglang --gpu-memory-utilization 0.5` sized
@@ -97,11 +97,21 @@ def check_adp_balance(settings: DeploymentSettings, layout: str | None) -> None:
         )
 
 
-def unused_tiers(settings: DeploymentSettings) -> list[str]:
-    """A warning for offload tiers with prefix caching turned off: the tiers extend the prefix
-    cache (a lookup finds a block there after HBM evicted it), so with no lookups they change no
-    figure."""
-    if settings.offload is None or settings.prefix_caching != "off":
+def unused_tiers(settings: DeploymentSettings, *, policy: str) -> list[str]:
+    """A warning for offload tiers with prefix caching turned off, or under an admission
+    `policy` whose engine's prefix cache is not simulated: the tiers extend the prefix cache (a
+    lookup finds a block there after HBM evicted it), so with no lookups they change no figure
+    (2026-12-08, h-user3: a TensorRT-LLM plan with --offload cpu:64GiB printed
+    `kv_cache_config.host_cache_size` beside figures no tier or block reuse had touched)."""
+    if settings.offload is None:
+        return []
+    if policy not in PREFIX_CACHING_POLICIES:
+        return [
+            f"offload: the tiers hold the prefix cache's evicted blocks, and no prefix cache is "
+            f"simulated under policy {policy} (TensorRT-LLM's KV block reuse and vLLM V0's "
+            "prefix caching are not modelled), so they change no figure"
+        ]
+    if settings.prefix_caching != "off":
         return []
     return [
         "offload: the tiers hold the prefix cache's evicted blocks and prefix caching is off, so "

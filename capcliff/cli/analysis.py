@@ -193,8 +193,10 @@ def sweep(
     concurrency: Annotated[
         str,
         typer.Option(
-            help="64,128,256; 64..8192 (doubling); or 64..8192:16, where 16 is a count of "
-            "points, log-spaced between the ends (not a step)."
+            help="Requests running at once over all of a layout's replicas (a DP layout's "
+            "max_num_seqs x DP; `plan` prints its cap per replica): 64,128,256; 64..8192 "
+            "(doubling); or 64..8192:16, where 16 is a count of points, log-spaced between the "
+            "ends (not a step)."
         ),
     ] = "32..2048",
     slo_ttft: SloTtftOption = None,

@@ -299,7 +299,8 @@ def online_series_table(series: SeriesResult) -> RenderableType:
     came from (the stopping rule may grow it per point), and whether its queue grows."""
     title = (
         f"{series.layout}, {series.output_tokens_label}: {series.kv_blocks_per_replica:,} blocks "
-        f"x {series.block_size} per replica (steady state; requests: the sample of each point)"
+        f"x {series.block_size} per replica (steady state; requests: the sample of each point"
+        f"{_conc_note(series)})"
     )
     heads = ["conc", "req/s", "tok/s", "TTFT p99 s", "TPOT p99 ms", "preempt", "KV peak"]
     caching = any(p.prefix_cache_hit_rate is not None for p in series.points)
@@ -320,13 +321,23 @@ def online_series_table(series: SeriesResult) -> RenderableType:
     return fitted_table(title, columns, rows, droppable=("requests",))
 
 
+def _conc_note(series: SeriesResult) -> str:
+    """Where a layout has several DP replicas: that `conc` counts them all, so that the cap
+    `plan` prints per replica is not typed into a sweep as the total (2026-12-08, h-user3:
+    Qwen3-32B dp2-tp4 at `plan`'s max_num_seqs 166 swept as `--concurrency 166` ran 83 a
+    replica, TTFT p99 28 s against the plan's 0.09 s)."""
+    if series.dp <= 1:
+        return ""
+    return f"; conc: all {series.dp} replicas together, conc / {series.dp} each"
+
+
 def series_table(series: SeriesResult) -> RenderableType:
     """One series: throughput (with a bar), latency percentiles, preemptions, peak KV, marks."""
     if series.points and all(p.steady is not None for p in series.points):
         return online_series_table(series)
     title = (
         f"{series.layout}, {series.output_tokens_label}: {series.kv_blocks_per_replica:,} blocks "
-        f"x {series.block_size} per replica (latencies p50/p99)"
+        f"x {series.block_size} per replica (latencies p50/p99{_conc_note(series)})"
     )
     columns = [Column("conc"), Column("tok/s"), Column("tok/s bar", "left")]
     columns += [Column(h) for h in ("TTFT s", "TPOT ms", "makespan s", "preempt", "KV peak")]

@@ -26,5 +26,7 @@ def reuse_lines(report: PlanReport) -> list[str]:
             f"{size / 2**30:.0f} GiB per replica: hit rate {advice.hit_rate_without:.0%} -> "
             f"{advice.hit_rate_with:.0%}, TTFT p99 {advice.ttft_p99_change:+.0%}"
         )
-    lines.append(f"  - recommended host offload: {pick}; flags: {' '.join(advice.flags)}")
+    # SGLang's radix cache is on by default: no flag at all read "flags: " (h-user3)
+    flags = " ".join(advice.flags) or "none (the engine's defaults)"
+    lines.append(f"  - recommended host offload: {pick}; flags: {flags}")
     return lines

@@ -435,6 +435,9 @@ class Policy:
     # admits only when the whole sequence's blocks are free (allocating one chunk at a time)
     admits_whole_sequence: bool = False
     ratio: NewTokenRatio | None = None
+    # reserves every admitted request's prompt + max output blocks and never preempts: the most
+    # it runs at once is the KV blocks over a request's reservation, whatever the cap
+    reserves_full_sequence: bool = False
 
 
 def policy(
@@ -481,6 +484,7 @@ _ENGINE_POLICIES = {
     "trtllm-no-evict": Policy(
         "trtllm-no-evict", trtllm_no_evict_admit, VictimOrder.NONE,
         admits_after_preemption=False, requeue=Requeue.FRONT, whole_prompt_blocks=False,
+        reserves_full_sequence=True,
     ),
     # `MaxUtilizationScheduler` pauses the last started request and drops the requests after it
     # from the step; a context request needs its whole context's blocks.

@@ -1,6 +1,8 @@
 """The base of the saturation search's cap grid, and when a session sample stops saturating.
 
 - `steady_cliff`: the requests that fill the KV cache in steady state (modeled);
+- `reserved_cliff`: the requests whose whole reservations fill it, the most a policy that
+  reserves prompt + max output at admission (TensorRT-LLM GUARANTEED_NO_EVICT) runs at once;
 - `throughput_knee`: the decode batch past which more concurrency adds latency, not throughput
   (the step-time model);
 - `users_end`: when the users of a session saturation sample can no longer keep the cap busy.
@@ -47,6 +49,22 @@ def steady_cliff(requests: Requests, capacity: KVCapacity) -> int:
     """
     per_request = held_tokens(requests) + capacity.block_size / 2
     return max(1, int(capacity.tokens // per_request))
+
+
+def reserved_cliff(requests: Requests, capacity: KVCapacity) -> int:
+    """Blocks / E[ceil((I + O_max) / B)]: requests whose reservations fill the KV cache.
+
+    A policy that admits a request only when the blocks of its prompt plus its max output are
+    free beside every running request's (TensorRT-LLM GUARANTEED_NO_EVICT,
+    cpp/tensorrt_llm/batch_manager/capacityScheduler.cpp, `getRemainingBlocksToCompletion`)
+    holds at most this many requests whatever the cap, and never preempts: this is where its
+    admission blocks, the steady-state cliff of such a policy (2026-12-08, h-user3: at the
+    reasoning preset's 32,768-token max output, `steady_cliff`'s 461 for Qwen3-235B tp4-pp2 on
+    TensorRT-LLM, where no more than 101 ever ran, put every cap of the grid past it).
+    """
+    size = capacity.block_size
+    per_request = -(-(requests.input_tokens + requests.max_output_tokens) // size)
+    return max(1, int(capacity.blocks // float(per_request.mean())))
 
 
 def users_end(client: IntArray, finish_s: FloatArray, cap: int) -> float | None:

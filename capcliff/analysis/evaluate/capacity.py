@@ -39,6 +39,7 @@ import numpy as np
 
 from capcliff.analysis.evaluate.cap_base import (
     held_tokens,
+    reserved_cliff,
     steady_cliff,
     throughput_knee,
     users_end,
@@ -206,7 +207,10 @@ def cap_grid(workload: OnlineWorkload, replica: Replica) -> tuple[int, int]:
         reference, blocks_per_replica=capacity.blocks, block_size=capacity.block_size,
         percentile=CLIFF_PERCENTILE,
     )  # fmt: skip
-    steady = steady_cliff(reference, capacity)
+    if policy(replica.config.policy).reserves_full_sequence:
+        steady = reserved_cliff(reference, capacity)
+    else:
+        steady = steady_cliff(reference, capacity)
     knee = throughput_knee(replica.steps, held_tokens(reference), 2 * steady)
     base = min(steady, round(knee / KNEE_GRID_FACTOR), replica.config.max_num_seqs)
     return cliff, max(1, base)

@@ -159,6 +159,7 @@ def engine_flags(
         all2all_backend=dep.settings.all2all_backend.value,
         adp_balance=dep.adp_balance,
         vllm_v0=dep.settings.engine is EngineName.VLLM_V0,
+        vllm_release=_vllm_release(dep),
         rope_scaling=dep.settings.rope_scaling,
         speculative=None
         if dep.speculation is None
@@ -215,6 +216,15 @@ def engine_flags(
     return commands, warnings
 
 
+def _vllm_release(dep: Deployment) -> tuple[int, int, int] | None:
+    """The vLLM V1 release the vllm line is for: the one planned (`--engine vllm
+    --engine-version`); None (the latest) where the plan is another engine's."""
+    version = dep.settings.engine_version
+    if dep.settings.engine is not EngineName.VLLM or version is None:
+        return None
+    return parse_version(version)
+
+
 def _cap_memory_note(dep: Deployment, memory: LayoutMemory, cap: int, length: int) -> list[str]:
     """When the engine's memory budget at `--max-num-seqs cap` (its profile run and CUDA-graph
     batch sizes follow it) holds another KV pool than the default cap the plan sized: said."""
@@ -262,19 +272,22 @@ def _simulated_only(dep: Deployment) -> list[str]:
 
 
 def _trtllm(served: Served, fraction: float, warnings: list[str]) -> dict[str, str]:
-    """The TensorRT-LLM server of one replica (none for attention DP, which its options file
-    sets), and what its flags cannot say."""
-    from capcliff.analysis.flags import trtllm_command
+    """The TensorRT-LLM server of one replica (an attention-DP group: one server, its options
+    file setting `enable_attention_dp`), and what its flags cannot say."""
+    from capcliff.analysis.flags import TRTLLM_OPTIONS_FILE, trtllm_command
 
     lay = served.layout
     if lay.attention_dp:
+        # 2026-12-08, h-user3: DeepSeek-R1's recommended dp8-ep8 under TensorRT-LLM printed
+        # vLLM and SGLang lines and none for the engine planned
         warnings.append(
-            "TensorRT-LLM attention DP: set enable_attention_dp in --extra_llm_api_options; "
-            "no trtllm-serve line is printed for it"
+            f"trtllm-serve: {TRTLLM_OPTIONS_FILE} (--extra_llm_api_options) holds "
+            f"`enable_attention_dp: true`: the {lay.dp} ranks run attention on their own "
+            f"requests, --max_batch_size {served.max_num_seqs} each"
         )
-        return {}
     if served.kv_cache_dtype == "fp8":
         warnings.append("trtllm-serve: an FP8 KV cache is kv_cache_config.dtype: fp8 in "
                         "--extra_llm_api_options")  # fmt: skip
-    key = "trtllm" if lay.dp == 1 else f"trtllm (one server per replica, {lay.dp} of them)"
+    one_server = lay.dp == 1 or lay.attention_dp
+    key = "trtllm" if one_server else f"trtllm (one server per replica, {lay.dp} of them)"
     return {key: trtllm_command(served, fraction)}

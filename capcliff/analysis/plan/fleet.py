@@ -151,8 +151,18 @@ class Checked:
     """The fleet simulated at the load."""
 
     replicas: int
-    state: SteadyState
+    state: SteadyState  # of the units simulated, at their share of the load
     meets: bool
+    # the share of the fleet's load simulated: all of it, or past VERIFY_MAX_REQUESTS that of
+    # `simulated_units` units (a rate's units / replicas, users' share / clients)
+    load_share: float = 1.0
+
+    @property
+    def fleet_rps(self) -> float:
+        """Requests/s the whole fleet serves: the simulated units' throughput over their share
+        (2026-12-08, h-user3: 64 agentic users on 6 x tp2, one unit simulated with 11 of them,
+        priced the six replicas' dollars on that one unit's 2.77 requests/s, 6 x too dear)."""
+        return self.state.throughput_rps / self.load_share
 
 
 # What `check_fleet` simulates: the replica, its search's sample size, the cap and DP ranks of a
@@ -190,17 +200,19 @@ def check_fleet(
             assert workload.choice.clients is not None
             share = max(1, round(workload.choice.clients * units / count))
             requests = workload.with_clients(n, share)
+            load_share = share / workload.choice.clients
         else:
             offered = workload.offered_rps()
             assert offered is not None
             requests = workload.at_rate(n, offered * units / count)
+            load_share = units / count
         config = config_at(ev.replica.config, unit.cap * engines, engines)
         result = _fleet_run(ev.replica, requests, config, (engines, units), runs)
         state = steady_state(result, open_loop=workload.kind is not LoadKind.CLIENTS)
         if meets_slo(state, limits):
-            return Checked(count, state, True)
+            return Checked(count, state, True, load_share)
         count += 1
-    return Checked(count - 1, state, False)
+    return Checked(count - 1, state, False, load_share)
 
 
 def simulated_units(replicas: int, sample: int) -> int:

@@ -222,7 +222,7 @@ def _fleet_line(
         # the users' own rate, simulated at their load: their cycle is think + their latency
         # there, not the latency at the replicas' sustained rate (8 users thinking 10 s on a
         # replica that answers in 2.3 s send 0.65 requests/s, not 8 / (10 + 13.5) = 0.34)
-        served = checked.state.throughput_rps
+        served = checked.fleet_rps
     elif clients is not None and unit.e2e_mean_s + think > 0:
         served = min(clients / (unit.e2e_mean_s + think), replicas * unit.sustained_rps)
     else:

@@ -17,6 +17,7 @@ from capcliff.analysis.plan.types import (
 from capcliff.analysis.sweep.failure import past_cliff
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.report import summary_fields
+from capcliff.sim.policies import policy
 
 
 def _capacity(ev: LayoutEval, *, within_slo: bool) -> LayoutCapacity:
@@ -112,10 +113,12 @@ def layout_row(
     )
 
 
-def _cliff_reason(c: ReplicaCapacity) -> str:
+def _cliff_reason(c: ReplicaCapacity, *, preempts: bool = True) -> str:
     """The three cliffs of the cap recommended, each named for what it is: the analytic p99
     cliff (every running request at the p99 length), the burst cliff (a backlog: every request
-    waiting at once, as after a restart), and what serving the planned rate did at the cap."""
+    waiting at once, as after a restart), and what serving the planned rate did at the cap.
+    `preempts`: False for a policy that reserves each request's whole sequence and never
+    preempts (TensorRT-LLM GUARANTEED_NO_EVICT), where a backlog past the cliff waits."""
     cliff = c.simulated_cliff
     where = (
         f"cliffs per replica: analytic p99 {c.analytic_cliff:,} (every running request at the "
@@ -135,6 +138,12 @@ def _cliff_reason(c: ReplicaCapacity) -> str:
         where += f"; at the burst cliff, {failing.statement()}"
     if cliff is None or c.cap < cliff:
         return f"{where}{steady}; the cap is below the burst cliff"
+    if not preempts:
+        return (
+            f"{where}{steady}; the cap is at or past the burst cliff, so with a backlog requests "
+            "wait for KV blocks: the engine reserves each request's prompt + max output blocks "
+            "at admission and never preempts"
+        )
     point = next(p for p in c.points if p.cap == c.cap)
     per_request = point.result.total_preemptions / max(1, len(point.result.finish_s))
     why = (
@@ -188,7 +197,8 @@ def recommendation_reasons_online(
         f"{tpot_pm}{interval}",
     ]
     if c.simulated_cliff is not None:
-        reasons.append(_cliff_reason(c))
+        preempts = not policy(best.replica.config.policy).reserves_full_sequence
+        reasons.append(_cliff_reason(c, preempts=preempts))
     others = sorted(
         (ev for ev in found.values() if ev is not best and ev.refined and ev.capacity.meets_slo),
         key=lambda ev: -ev.sustained_rps,
