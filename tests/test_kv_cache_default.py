@@ -94,11 +94,14 @@ def test_models_without_the_directive_keep_a_16_bit_cache(
 
 
 @pytest.mark.parametrize(
-    ("algo", "expected"), [("FP8", "fp8"), ("fp8", "fp8"), (None, None), ("NVFP4", None)]
+    ("algo", "expected"),
+    [("FP8", "FP8"), ("fp8", "fp8"), (None, None), ("NVFP4", "NVFP4"), ("none", None), ("", None)],
 )
-def test_modelopt_kv_cache_quant_algo_is_read_as_sglang_reads_it(
+def test_modelopt_kv_cache_quant_algo_is_kept_as_written_for_each_engine_to_read(
     algo: str | None, expected: str | None
 ) -> None:
+    # SGLang upper-cases it, vLLM lower-cases it, TensorRT-LLM takes QuantAlgo's exact names
+    # (memory/kv_default.py); "none" and "" are no quantisation (TensorRT-LLM's _algo_or_none)
     raw = {"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_quant_algo": algo}
     assert quantization_from_config(raw, path="config.json").kv_cache == expected
     nested = {"quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": algo}}

@@ -43,6 +43,9 @@ class Deployment:
     # the engines whose "auto" would store the checkpoint's own KV quantisation (FP8) where
     # "auto" here means a 16-bit cache: their lines name it (memory/kv_default.py)
     kv_auto_checkpoint: frozenset[str] = frozenset()
+    # the checkpoint names a compressed-tensors kv_cache_scheme: vLLM stores FP8 whatever its
+    # --kv-cache-dtype (memory/kv_default.py), where "auto" here means a 16-bit cache
+    kv_vllm_forced_fp8: bool = False
     quantization: str | None = None  # online quantization at load ("fp8"); None: as shipped
     dtype: str | None = None  # --dtype: 16-bit weights cast at load ("float16"); None: as shipped
     kv_cache_memory_bytes: int | None = None  # vLLM --kv-cache-memory-bytes, per GPU
@@ -229,6 +232,12 @@ def unexpressed(dep: Deployment, engine: str) -> list[str]:
             "sglang: --kv-cache-memory was simulated (vLLM's flag); SGLang has no KV-bytes "
             "flag: its pool is what --mem-fraction-static leaves after the weights"
         )
+    if engine == "vllm" and dep.kv_vllm_forced_fp8 and dep.kv_cache_dtype == "auto":
+        said.append(
+            "vllm: stores the checkpoint's FP8 KV cache whatever --kv-cache-dtype says (its "
+            "config.json names a compressed-tensors kv_cache_scheme, and vLLM's Attention sets "
+            "fp8 for it), not the 16-bit cache planned: its KV pool holds twice the tokens"
+        )
     if engine == "trtllm":
         said += _trtllm_unexpressed(dep)
     return said
@@ -260,9 +269,10 @@ def _trtllm_unexpressed(dep: Deployment) -> list[str]:
     said = []
     if dep.kv_cache_dtype == "auto" and "trtllm" in dep.kv_auto_checkpoint:
         said.append(
-            "trtllm-serve: stores the checkpoint's own FP8 KV cache, not the 16-bit cache "
-            "planned: TensorRT-LLM cannot override a checkpoint's KV quantisation "
-            "(validate_and_set_kv_cache_quant); its KV pool holds twice the tokens"
+            "trtllm-serve: stores the checkpoint's own quantised KV cache (its "
+            "kv_cache_quant_algo: FP8, NVFP4 or INT8), not the 16-bit cache planned: "
+            "TensorRT-LLM cannot override a checkpoint's KV quantisation "
+            "(validate_and_set_kv_cache_quant); its KV pool holds more tokens"
         )
     balance = trtllm_adp_balance_config(dep.adp_balance) if dep.layout.attention_dp else None
     if balance is not None:

@@ -106,9 +106,26 @@ def stated_max_model_len(log: StartupLog) -> int | None:
 
 
 def log_kv_dtype(log: StartupLog, default: KVDType) -> KVDType:
-    """The KV cache dtype the log names; `default` where it says 'auto' or nothing."""
-    value = str(log.config.get("kv_cache_dtype", "auto"))
-    return KVDType.FP8 if value.startswith("fp8") else default
+    """The KV cache dtype the log names; `default` where it says 'auto' or nothing. An FP8
+    variant (vLLM's fp8, fp8_e4m3, fp8_e5m2, fp8_inc; SGLang's fp8_e4m3, fp8_e5m2) is FP8, a
+    16-bit name (vLLM's bfloat16, SGLang's bf16) the model's 16 bits even over a checkpoint whose
+    `auto` is FP8; another (vLLM's nvfp4 or int8_per_token_head, SGLang's fp4_e2m1) is refused:
+    it read as `auto`, a 16-bit pool that held 3.5 times the bytes per token."""
+    value = str(log.config.get("kv_cache_dtype", "auto")).strip().strip("'\"").lower()
+    value = value.removeprefix("torch.")
+    if value in ("auto", "none", ""):  # unset: the engine's default
+        return default
+    if value.startswith(("fp8", "float8")):
+        return KVDType.FP8
+    if value in LOG_16_BIT_KV:
+        return KVDType.FP16 if value in ("float16", "fp16", "half") else KVDType.BF16
+    raise InputError(
+        f"kv_cache_dtype: the log ran {value!r:.40}, a KV cache capcliff does not size (auto, "
+        "16-bit and fp8 caches are); calibrate from a log of one of those"
+    )
+
+
+LOG_16_BIT_KV = ("bfloat16", "bf16", "float16", "fp16", "half")  # vLLM, SGLang and torch names
 
 
 def auto_kv_dtype(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from capcliff.analysis.deployment import Deployment
-from capcliff.analysis.kv_cache_default import auto_takes_checkpoint_kv
+from capcliff.analysis.kv_cache_default import auto_takes_checkpoint_kv, vllm_forces_fp8
 from capcliff.analysis.offload import parse_offload
 from capcliff.analysis.plan.types import Recommendation
 from capcliff.analysis.served_weights import (
@@ -88,7 +88,21 @@ def _auto_checkpoint_kv(dep: Deployment, checkpoint: Model | None) -> frozenset[
         "sglang": EngineName.SGLANG,
         "trtllm": EngineName.TRTLLM,
     }
+    if vllm_forces_fp8(arch, settings):  # its line cannot name a 16-bit cache (unexpressed)
+        del lines["vllm"]
     return frozenset(k for k, e in lines.items() if auto_takes_checkpoint_kv(arch, settings, e))
+
+
+def _vllm_forced_fp8(dep: Deployment, checkpoint: Model | None) -> bool:
+    """Whether the vllm line stores the checkpoint's FP8 KV cache whatever its flag, where the
+    plan sized a 16-bit cache (a compressed-tensors kv_cache_scheme: memory/kv_default.py)."""
+    if dep.kv_dtype is KVDType.FP8:
+        return False
+    arch = dep.model.arch if checkpoint is None else checkpoint.arch
+    settings = dep.settings.model_copy(update={"kv_cache_dtype": None})
+    if checkpoint is not None:
+        settings = settings.model_copy(update={"weight_dtype": None})
+    return vllm_forces_fp8(arch, settings)
 
 
 def engine_flags(
@@ -130,6 +144,7 @@ def engine_flags(
         else dep.settings.mem_fraction_static,
         kv_cache_dtype="fp8" if dep.kv_dtype is KVDType.FP8 else "auto",
         kv_auto_checkpoint=_auto_checkpoint_kv(dep, checkpoint),
+        kv_vllm_forced_fp8=_vllm_forced_fp8(dep, checkpoint),
         moe=dep.model.arch.moe is not None,
         mla=dep.model.arch.mla is not None,
         quantization=None if checkpoint is not None else online_quantization(dep),
