@@ -42,6 +42,7 @@ import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from fuzz_cases23 import _cal
 from fuzz_harness import Case, FileSpec
 from fuzz_surfaces import SPEC
 
@@ -452,16 +453,7 @@ SG046 = """[2025-05-01 10:00:00] server_args=ServerArgs(model_path='meta-llama/M
 [2025-05-01 10:00:20 TP0] Memory pool end. avail mem=12.37 GB
 [2025-05-01 10:00:41 TP0] max_total_num_tokens=TOKENS, chunked_prefill_size=8192, max_prefill_tokens=16384, max_running_requests=4097, context_len=131072, available_gpu_mem=11.05 GB
 """
-CAL_SG = [
-    "calibrate",
-    "{d}/server.log",
-    "--model",
-    "llama-3.1-8b",
-    "--gpu",
-    "h100-sxm",
-    "--format",
-    "json",
-]
+CAL_SG = _cal("server.log")
 
 
 def _sg(kv: str, tokens: int) -> str:
@@ -704,19 +696,17 @@ def _classes() -> None:
     findings = []
     for o in run_all(cases, jobs=1):
         first = (o.stderr.strip().splitlines() or [""])[0]
-        kind = {"refused-valid": "refused-valid", "nonsense": "nonsense", "traceback": "traceback",
-                "hang": "hang", "lines": "unclear", "lost": "lost"}.get(o.kind)  # fmt: skip
+        kind = o.kind if o.kind in counts else "unclear" if o.kind == "lines" else None
         need = words.get((o.case.surface, o.case.name), ())
         if kind is None and o.code == 2 and not all(w.lower() in first.lower() for w in need):
             kind = "unclear"
         if kind:
             counts[kind] += 1
             findings.append(
-                f"{kind:<13} {o.case.surface}/{o.case.name}: {(first or o.stderr.strip()[-300:])[:300]}"
+                f"{kind:<13} {o.case.surface}/{o.case.name}: {(first or o.stderr[-300:])[:300]}"
             )
     print(f"{len(cases)} cases: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
-    for line in findings:
-        print(line)
+    print("\n".join(findings))
 
 
 if __name__ == "__main__":

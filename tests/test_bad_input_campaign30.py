@@ -93,6 +93,16 @@ def test_an_nvfp4_kv_cache_is_16_bit_where_the_release_maps_fp8_alone(
     assert _kv_bytes(capsys, model, "--engine", engine, *extra) == SIXTEEN
 
 
+def test_trtllm_given_fp8_over_an_nvfp4_kv_checkpoint_names_what_is_not_sized(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "give nvfp4" was advised, a dtype capcliff refuses
+    model = _modelopt(tmp_path, kv_cache_quant_algo="NVFP4")
+    args = ["memory", model, "--gpu", "b200", "--engine", "trtllm", "--kv-cache-dtype", "fp8"]
+    line = _one_line_error(args, capsys)
+    assert "NVFP4" in line and "does not size" in line
+
+
 def test_an_int8_kv_cache_is_refused_on_trtllm_and_16_bit_on_vllm(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

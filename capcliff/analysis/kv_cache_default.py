@@ -9,7 +9,6 @@ from capcliff.catalog.quantization import Quantization
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
 from capcliff.memory.kv_default import (
-    UNREADABLE,
     auto_kv_format,
     checkpoint_kv_dtype,
     scheme_forces_fp8,
@@ -62,8 +61,10 @@ def _refuse_given(arch: Architecture, settings: DeploymentSettings, given: KVDTy
     quant = _shipped(arch, settings)
     engine, release = settings.engine, _release(settings, settings.engine)
     own = auto_kv_format(quant, engine, release)
-    if engine is EngineName.TRTLLM and own == UNREADABLE:
-        checkpoint_kv_dtype(arch, engine, release)  # raises, naming the checkpoint's field
+    if engine is EngineName.TRTLLM and own not in (None, "fp8"):
+        # a name it cannot load, or an NVFP4 or INT8 cache capcliff does not size: refused
+        # naming the checkpoint's field
+        checkpoint_kv_dtype(arch, engine, release)
     if engine is EngineName.TRTLLM and own is not None and given.value != own:
         raise InputError(
             f"--kv-cache-dtype: {settings.kv_cache_dtype}: TensorRT-LLM cannot override the "
