@@ -8,7 +8,7 @@ quantization configs, safetensors headers, older numeric flags, output paths; th
 fourth campaign, every option of every command at 13 boundary values, contradicting flags, paths,
 trace, spec, calibration-file and config.json shapes: every-flag, combos, paths, traces4,
 check4, calfiles, configs4; the sixth, in `fuzz_cases6.py`: combos6, cards6, configs6, spec6,
-files6, outputs6, env6; campaigns 7 to 29 in `fuzz_cases7.py` to `fuzz_cases29.py`) and is
+files6, outputs6, env6; campaigns 7 to 30 in `fuzz_cases7.py` to `fuzz_cases30.py`) and is
 classed by
 `fuzz_harness`: traceback, hang (past 20 s or out of memory), nonsense (exit 0 on invalid
 input), lost (an input file changed), lines (exit 2 but not one `error:` line), refused-valid.
@@ -1652,6 +1652,7 @@ def main() -> None:
     from fuzz_cases27 import SURFACES27
     from fuzz_cases28 import SURFACES28
     from fuzz_cases29 import SURFACES29
+    from fuzz_cases30 import SURFACES30
 
     SURFACES.update(SURFACES6)
     SURFACES.update(SURFACES7)
@@ -1677,6 +1678,7 @@ def main() -> None:
     SURFACES.update(SURFACES27)
     SURFACES.update(SURFACES28)
     SURFACES.update(SURFACES29)
+    SURFACES.update(SURFACES30)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("surfaces", nargs="*", default=list(SURFACES))
     parser.add_argument("--jobs", type=int, default=2)

@@ -95,11 +95,14 @@ def test_models_without_the_directive_keep_a_16_bit_cache(
 
 
 @pytest.mark.parametrize(
-    ("algo", "expected"), [("FP8", "fp8"), ("fp8", "fp8"), (None, None), ("NVFP4", None)]
+    ("algo", "expected"),
+    [("FP8", "FP8"), ("fp8", "fp8"), (None, None), ("NVFP4", "NVFP4"), ("none", None), ("", None)],
 )
-def test_modelopt_kv_cache_quant_algo_is_read_as_sglang_reads_it(
+def test_modelopt_kv_cache_quant_algo_is_kept_as_written_for_each_engine_to_read(
     algo: str | None, expected: str | None
 ) -> None:
+    # SGLang upper-cases it, vLLM lower-cases it, TensorRT-LLM takes QuantAlgo's exact names
+    # (memory/kv_default.py); "none" and "" are no quantisation (TensorRT-LLM's _algo_or_none)
     raw = {"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_quant_algo": algo}
     assert quantization_from_config(raw, path="config.json").kv_cache == expected
     nested = {"quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": algo}}
@@ -154,7 +157,7 @@ def test_a_flag_of_another_width_than_the_logs_auto_is_refused() -> None:
     assert auto_kv_dtype(log, plain, EngineName.SGLANG, KVDType.BF16, True) is KVDType.BF16
 
 
-# --- compressed-tensors: vLLM >= 0.15 stores a kv_cache_scheme in FP8, whatever is given --------
+# --- compressed-tensors: vLLM >= 0.15 stores a kv_cache_scheme in FP8 (a 16-bit flag is refused)
 # vllm/model_executor/layers/attention/attention.py (vllm-project/vllm PR 30141): the Attention
 # layer sets cache_dtype "fp8" when the quant config has a kv_cache_scheme. Llama-3.3-70B's
 # shape (80 layers, 8 KV heads of 128): 163,840 B a token at FP8, 327,680 B at BF16.
@@ -180,9 +183,8 @@ def _ct_model(tmp_path: Path, **scheme: object) -> str:
     [
         ("vllm", None, None, LLAMA_FP8),
         ("vllm", "0.15.0", None, LLAMA_FP8),
-        ("vllm", "0.15.0", "bfloat16", LLAMA_FP8),  # overridden: the layer sets fp8
-        ("vllm", "0.13.0", None, LLAMA_BF16),  # before PR 30141: the flag decides
-        ("vllm", "0.13.0", "fp8", LLAMA_FP8),
+        ("vllm", "0.14.0", None, LLAMA_BF16),  # before PR 30141: the flag decides
+        ("vllm", "0.14.0", "fp8", LLAMA_FP8),
         ("sglang", None, None, LLAMA_BF16),  # no rule of SGLang's read: the model's dtype
         ("trtllm", None, "bf16", LLAMA_BF16),  # not ModelOpt's: no refusal either
     ],
@@ -203,7 +205,6 @@ def test_vllm_from_0_15_stores_a_compressed_tensors_kv_scheme_in_fp8(
     assert ("kv_cache_scheme" in err) is (
         engine == "vllm" and expected == LLAMA_FP8 and given != "fp8"
     )
-    assert ("overridden" in err) is (given == "bfloat16" and expected == LLAMA_FP8)
 
 
 def test_a_per_attention_head_kv_scheme_loads(
@@ -226,4 +227,16 @@ def test_an_sglang_plan_says_vllm_would_store_the_scheme_in_fp8(
     assert main(args) == 0
     out = capsys.readouterr()
     assert "--kv-cache-dtype auto" in out.out and "bfloat16" not in out.out
-    assert "vllm: stores the checkpoint's FP8 KV cache (its kv_cache_scheme)" in out.out
+    assert "vllm: stores the checkpoint's FP8 KV cache whatever --kv-cache-dtype says" in out.out
+
+
+def test_a_16_bit_flag_over_a_compressed_tensors_scheme_is_refused_on_vllm_0_15(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # vLLM 0.15 would store FP8 whatever the flag; 0.14 stores what it names (before PR 30141)
+    model = _ct_model(tmp_path)
+    args = ["memory", model, "--gpu", "h200-sxm", "--engine", "vllm", "--kv-cache-dtype", "bf16"]
+    assert main([*args, "--engine-version", "0.15.0"]) == 2
+    assert "kv_cache_scheme" in capsys.readouterr().err
+    report, _ = _memory(capsys, *args[1:], "--engine-version", "0.14.0")
+    assert report["kv_bytes_per_token"] == LLAMA_BF16

@@ -43,9 +43,9 @@ class Deployment:
     # the engines whose "auto" would store the checkpoint's own KV quantisation (FP8) where
     # "auto" here means a 16-bit cache: their lines name it (memory/kv_default.py)
     kv_auto_checkpoint: frozenset[str] = frozenset()
-    # ... and those that store it whatever --kv-cache-dtype names (vLLM >= 0.15 for a
-    # compressed-tensors kv_cache_scheme: memory/kv_default.py)
-    kv_forced_checkpoint: frozenset[str] = frozenset()
+    # the checkpoint names a compressed-tensors kv_cache_scheme: vLLM stores FP8 whatever its
+    # --kv-cache-dtype (memory/kv_default.py), where "auto" here means a 16-bit cache
+    kv_vllm_forced_fp8: bool = False
     quantization: str | None = None  # online quantization at load ("fp8"); None: as shipped
     dtype: str | None = None  # --dtype: 16-bit weights cast at load ("float16"); None: as shipped
     kv_cache_memory_bytes: int | None = None  # vLLM --kv-cache-memory-bytes, per GPU
@@ -240,12 +240,6 @@ def unexpressed(dep: Deployment, engine: str) -> list[str]:
             "vllm: --offload-policy write-back was simulated; vLLM's offloading connector "
             "stores finished requests' blocks (write-through) and has no flag for write-back"
         )
-    if engine in dep.kv_forced_checkpoint and dep.kv_cache_dtype == "auto":
-        said.append(
-            f"{engine}: stores the checkpoint's FP8 KV cache (its kv_cache_scheme) whatever "
-            "--kv-cache-dtype names, not the 16-bit cache planned; its KV pool holds twice "
-            "the tokens"
-        )
     if engine == "vllm" and dep.all2all_backend == "deepep":
         said.append("vllm: --all2all-backend deepep is SGLang's auto mode; vLLM names a mode")
     ranks = max(1, dep.layout.gpus_per_replica)
@@ -264,6 +258,12 @@ def unexpressed(dep: Deployment, engine: str) -> list[str]:
         said.append(
             "sglang: --kv-cache-memory was simulated (vLLM's flag); SGLang has no KV-bytes "
             "flag: its pool is what --mem-fraction-static leaves after the weights"
+        )
+    if engine == "vllm" and dep.kv_vllm_forced_fp8 and dep.kv_cache_dtype == "auto":
+        said.append(
+            "vllm: stores the checkpoint's FP8 KV cache whatever --kv-cache-dtype says (its "
+            "config.json names a compressed-tensors kv_cache_scheme, and vLLM's Attention sets "
+            "fp8 for it), not the 16-bit cache planned: its KV pool holds twice the tokens"
         )
     if engine == "trtllm":
         said += _trtllm_unexpressed(dep)
@@ -287,8 +287,6 @@ def _named_kv(dep: Deployment, engine: str, sixteen_bit: str) -> str:
     """`engine`'s --kv-cache-dtype value: `sixteen_bit` (vLLM's `bfloat16`, SGLang's `bf16`) for
     a 16-bit cache where its `auto` would take the checkpoint's own KV quantisation, else the
     deployment's."""
-    if engine in dep.kv_forced_checkpoint:  # a flag it would not follow
-        return dep.kv_cache_dtype
     if dep.kv_cache_dtype == "auto" and engine in dep.kv_auto_checkpoint:
         return sixteen_bit
     return dep.kv_cache_dtype
@@ -298,9 +296,10 @@ def _trtllm_unexpressed(dep: Deployment) -> list[str]:
     said = []
     if dep.kv_cache_dtype == "auto" and "trtllm" in dep.kv_auto_checkpoint:
         said.append(
-            "trtllm-serve: stores the checkpoint's own FP8 KV cache, not the 16-bit cache "
-            "planned: TensorRT-LLM cannot override a checkpoint's KV quantisation "
-            "(validate_and_set_kv_cache_quant); its KV pool holds twice the tokens"
+            "trtllm-serve: stores the checkpoint's own quantised KV cache (its "
+            "kv_cache_quant_algo: FP8, NVFP4 or INT8), not the 16-bit cache planned: "
+            "TensorRT-LLM cannot override a checkpoint's KV quantisation "
+            "(validate_and_set_kv_cache_quant); its KV pool holds more tokens"
         )
     balance = trtllm_adp_balance_config(dep.adp_balance) if dep.layout.attention_dp else None
     if balance is not None:

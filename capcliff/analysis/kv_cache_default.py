@@ -5,76 +5,80 @@ from __future__ import annotations
 
 from capcliff.analysis.deployment_settings import DeploymentSettings
 from capcliff.catalog.architecture import Architecture
+from capcliff.catalog.quantization import Quantization
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
-from capcliff.memory.kv_default import engine_forces_checkpoint_kv, engine_takes_checkpoint_kv
+from capcliff.memory.kv_default import (
+    auto_kv_format,
+    checkpoint_kv_dtype,
+    scheme_forces_fp8,
+)
 from capcliff.releases import parse_version
 from capcliff.units import KVDType, parse_kv_dtype, parse_weight_dtype
 
 
-def _taken(arch: Architecture, settings: DeploymentSettings) -> KVDType | None:
-    """The checkpoint's KV dtype where the engine takes it for these settings: none given (or
-    one the engine overrides: `_forced`), and the weights as shipped (weights quantised to
-    another format are another checkpoint)."""
-    if _forced(arch, settings):
-        return _own(arch, settings)
-    if settings.kv_cache_dtype is not None:
-        return None
-    return (
-        _own(arch, settings) if auto_takes_checkpoint_kv(arch, settings, settings.engine) else None
-    )
+def _release(settings: DeploymentSettings, engine: EngineName) -> tuple[int, int, int] | None:
+    """The release of `engine` the settings plan: the planned engine's --engine-version, another
+    engine's latest (None)."""
+    version = settings.engine_version if engine is settings.engine else None
+    return None if version is None else parse_version(version)
 
 
-def _own(arch: Architecture, settings: DeploymentSettings) -> KVDType | None:
-    """The checkpoint's own KV quantisation, where the weights are planned as it ships them."""
-    quant = arch.quantization
-    if quant is None or quant.kv_cache is None or not _as_shipped(arch, settings):
-        return None
-    return KVDType(quant.kv_cache)
-
-
-def _forced(arch: Architecture, settings: DeploymentSettings) -> bool:
-    """Whether the planned engine release stores the checkpoint's own KV quantisation whatever
-    --kv-cache-dtype names (vLLM from 0.15 for compressed-tensors; memory/kv_default.py)."""
-    quant = arch.quantization
-    if quant is None or _own(arch, settings) is None:
-        return False
-    version = settings.engine_version
-    release = None if version is None else parse_version(version)
-    return engine_forces_checkpoint_kv(settings.engine, release, quant.method)
-
-
-def _as_shipped(arch: Architecture, settings: DeploymentSettings) -> bool:
-    """Whether the weights are planned as the checkpoint ships them (another weight dtype is
-    another checkpoint, with no KV quantisation of this one)."""
-    return settings.weight_dtype is None or (
+def _shipped(arch: Architecture, settings: DeploymentSettings) -> Quantization | None:
+    """The checkpoint's quantisation where the weights are planned as it ships them (another
+    weight dtype is another checkpoint, with no KV quantisation of this one)."""
+    as_shipped = settings.weight_dtype is None or (
         parse_weight_dtype(settings.weight_dtype) is arch.linear_dtype
     )
+    return arch.quantization if as_shipped else None
+
+
+def _taken(arch: Architecture, settings: DeploymentSettings) -> KVDType | None:
+    """The checkpoint's KV dtype where the engine takes it for these settings: none given, and
+    the weights as shipped. NVFP4, INT8 or a name the engine cannot load is refused
+    (memory/kv_default.checkpoint_kv_dtype)."""
+    if settings.kv_cache_dtype is not None or _shipped(arch, settings) is None:
+        return None
+    return checkpoint_kv_dtype(arch, settings.engine, _release(settings, settings.engine))
 
 
 def resolved_kv_dtype(arch: Architecture, settings: DeploymentSettings) -> KVDType:
     """The KV cache dtype the deployment stores: the one given, else the checkpoint's where the
-    engine takes it, else the model's (BF16). vLLM from 0.15 stores a compressed-tensors
-    checkpoint's KV scheme whatever is given (`_forced`). TensorRT-LLM refuses a given dtype
-    other than a ModelOpt checkpoint's own KV quantisation (memory/kv_default.py): refused here
-    as the engine would at start-up."""
-    if _forced(arch, settings):
-        return _own(arch, settings) or KVDType.BF16
+    engine takes it, else the model's (BF16). A given dtype the engine would not store is
+    refused as the engine would refuse it, or would store another (`_refuse_given`)."""
     if settings.kv_cache_dtype is not None:
         given = parse_kv_dtype(settings.kv_cache_dtype)
-        own = _own(arch, settings)
-        trtllm_own = settings.engine is EngineName.TRTLLM and auto_takes_checkpoint_kv(
-            arch, settings, EngineName.TRTLLM
-        )
-        if trtllm_own and own is not None and given is not own:
-            raise InputError(
-                f"--kv-cache-dtype: {settings.kv_cache_dtype}: TensorRT-LLM cannot override the "
-                f"checkpoint's {own.value} KV cache (kv_cache_quant_algo in hf_quant_config.json; "
-                "validate_and_set_kv_cache_quant refuses it); leave it out or give "
-                f"{own.value}, or plan --engine vllm or sglang"
-            )
+        _refuse_given(arch, settings, given)
         return given
     return _taken(arch, settings) or KVDType.BF16
+
+
+def _refuse_given(arch: Architecture, settings: DeploymentSettings, given: KVDType) -> None:
+    """TensorRT-LLM refuses a given dtype other than a checkpoint's own KV quantisation
+    (validate_and_set_kv_cache_quant: "You cannot override a checkpoint with a pre-quantized KV
+    cache that doesn't match"), and cannot load a KV name QuantAlgo lacks whatever is given;
+    vLLM stores a compressed-tensors kv_cache_scheme's FP8 whatever is given."""
+    quant = _shipped(arch, settings)
+    engine, release = settings.engine, _release(settings, settings.engine)
+    own = auto_kv_format(quant, engine, release)
+    if engine is EngineName.TRTLLM and own not in (None, "fp8"):
+        # a name it cannot load, or an NVFP4 or INT8 cache capcliff does not size: refused
+        # naming the checkpoint's field
+        checkpoint_kv_dtype(arch, engine, release)
+    if engine is EngineName.TRTLLM and own is not None and given.value != own:
+        raise InputError(
+            f"--kv-cache-dtype: {settings.kv_cache_dtype}: TensorRT-LLM cannot override the "
+            f"checkpoint's {own} KV cache (kv_cache_quant_algo in hf_quant_config.json; "
+            "validate_and_set_kv_cache_quant refuses it); leave it out or give "
+            f"{own}, or plan --engine vllm or sglang"
+        )
+    if scheme_forces_fp8(quant, engine, release) and given is not KVDType.FP8:
+        raise InputError(
+            f"--kv-cache-dtype: {settings.kv_cache_dtype}: vLLM stores this checkpoint's FP8 KV "
+            "cache whatever the flag (its config.json names a compressed-tensors "
+            "kv_cache_scheme, and vLLM's Attention sets fp8 for it); leave it out or give fp8, "
+            "or plan --engine sglang for a 16-bit cache"
+        )
 
 
 def auto_takes_checkpoint_kv(
@@ -83,12 +87,17 @@ def auto_takes_checkpoint_kv(
     """Whether `engine`'s `--kv-cache-dtype auto` stores the checkpoint's own KV quantisation for
     these settings (the planned engine at its --engine-version, another at its latest): a
     16-bit cache must then be named on its command line."""
-    quant = arch.quantization
-    if quant is None or _own(arch, settings) is None:
+    return auto_kv_format(_shipped(arch, settings), engine, _release(settings, engine)) is not None
+
+
+def vllm_forces_fp8(arch: Architecture, settings: DeploymentSettings) -> bool:
+    """Whether vLLM (V1, at the planned release where it is the planned engine, else its latest)
+    stores the checkpoint's FP8 KV cache whatever its --kv-cache-dtype (a compressed-tensors
+    kv_cache_scheme). A V0 plan's vllm line is V0's, which reads no KV dtype from the scheme."""
+    if settings.engine is EngineName.VLLM_V0:
         return False
-    version = settings.engine_version if engine is settings.engine else None
-    release = None if version is None else parse_version(version)
-    return engine_takes_checkpoint_kv(engine, release, quant.method)
+    release = _release(settings, EngineName.VLLM)
+    return scheme_forces_fp8(_shipped(arch, settings), EngineName.VLLM, release)
 
 
 def checkpoint_kv_note(arch: Architecture, settings: DeploymentSettings) -> str | None:
@@ -96,17 +105,12 @@ def checkpoint_kv_note(arch: Architecture, settings: DeploymentSettings) -> str 
     taken = _taken(arch, settings)
     if taken is None:
         return None
-    if _forced(arch, settings):
-        given = settings.kv_cache_dtype
-        overridden = (
-            f"; the --kv-cache-dtype {given} given is overridden"
-            if given is not None and parse_kv_dtype(given) is not taken
-            else ""
-        )
+    quant = _shipped(arch, settings)
+    if scheme_forces_fp8(quant, settings.engine, _release(settings, settings.engine)):
         return (
-            f"KV cache {taken.value}: the checkpoint's kv_cache_scheme (compressed-tensors), "
-            "which vLLM from 0.15 applies whatever --kv-cache-dtype names (Attention layer: "
-            f"cache_dtype fp8){overridden}; plan --engine sglang for a 16-bit cache"
+            f"KV cache {taken.value}: the checkpoint's compressed-tensors kv_cache_scheme, which "
+            "vLLM's Attention follows whatever --kv-cache-dtype says; plan --engine sglang for a "
+            "16-bit cache"
         )
     if settings.engine is EngineName.TRTLLM:
         # TensorRT-LLM refuses any other KV dtype for such a checkpoint (memory/kv_default.py)

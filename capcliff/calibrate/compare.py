@@ -106,9 +106,33 @@ def stated_max_model_len(log: StartupLog) -> int | None:
 
 
 def log_kv_dtype(log: StartupLog, default: KVDType) -> KVDType:
-    """The KV cache dtype the log names; `default` where it says 'auto' or nothing."""
-    value = str(log.config.get("kv_cache_dtype", "auto"))
-    return KVDType.FP8 if value.startswith("fp8") else default
+    """The KV cache dtype the log names; `default` where it says 'auto' or nothing. An FP8
+    variant (vLLM's fp8, fp8_e4m3, fp8_e5m2, fp8_inc; SGLang's fp8_e4m3, fp8_e5m2) is FP8, a
+    16-bit name (vLLM's bfloat16, SGLang's bf16) the model's 16 bits even over a checkpoint whose
+    `auto` is FP8; another (vLLM's nvfp4 or int8_per_token_head, SGLang's fp4_e2m1) is refused:
+    it read as `auto`, a 16-bit pool that held 3.5 times the bytes per token."""
+    value = _kv_name(log.config.get("kv_cache_dtype"))
+    if value in LOG_UNSET_KV:  # unset: the engine's default
+        return default
+    if value.startswith(("fp8", "float8")):
+        return KVDType.FP8
+    if value in LOG_16_BIT_KV:
+        return KVDType.FP16 if value in ("float16", "fp16", "half") else KVDType.BF16
+    raise InputError(
+        f"kv_cache_dtype: the log ran {value!r:.40}, a KV cache capcliff does not size (auto, "
+        "16-bit and fp8 caches are); calibrate from a log of one of those"
+    )
+
+
+LOG_16_BIT_KV = ("bfloat16", "bf16", "float16", "fp16", "half")  # vLLM, SGLang and torch names
+LOG_UNSET_KV = ("auto", "none", "")
+
+
+def _kv_name(stated: object) -> str:
+    """A log's kv_cache_dtype as a bare lower-case name (`'fp8_e4m3'`, `torch.bfloat16`; None:
+    `auto`)."""
+    text = "auto" if stated is None else str(stated)
+    return text.strip().strip("'\"").lower().removeprefix("torch.")
 
 
 def auto_kv_dtype(
@@ -117,15 +141,14 @@ def auto_kv_dtype(
     """What the log's `auto` (or silence) stored: the flag given, else the checkpoint's KV
     quantisation where the log's engine release takes it (memory/kv_default.py), else the
     model's 16-bit dtype. A flag of another width than a vLLM or SGLang `auto` is refused."""
+    stated = log.config.get("kv_cache_dtype")
+    if _kv_name(stated) not in LOG_UNSET_KV:
+        return given or KVDType.BF16  # the log names its own: log_kv_dtype reads it
+    if given is not None and (stated is None or engine is EngineName.TRTLLM):
+        return given  # the log names none (TensorRT-LLM's never does): the flag says it
     taken = checkpoint_kv_dtype(model.arch, engine, _release(log)) if as_shipped else None
     auto = taken or KVDType.BF16
-    stated = log.config.get("kv_cache_dtype")
-    if (
-        given is not None
-        and str(stated) == "auto"
-        and engine is not EngineName.TRTLLM  # its log names no dtype of its own: the flag says it
-        and (given is KVDType.FP8) != (auto is KVDType.FP8)
-    ):
+    if given is not None and (given is KVDType.FP8) != (auto is KVDType.FP8):
         raise InputError(
             f"kv-cache-dtype: the log ran kv_cache_dtype=auto, which stored {auto.value} for "
             f"{model.id}, not {given.value} (the flag stands in only where a log omits it)"

@@ -124,10 +124,10 @@ class Quantization:
     untargeted_native: bool = False
     # the output head is quantised too (GPTQ's `lm_head: true`, GPTQModel's `lm_head=True`)
     lm_head: bool = False
-    # the KV cache dtype the checkpoint ships scales for and asks its engine to use: ModelOpt's
-    # `kv_cache_quant_algo` ("fp8"), compressed-tensors' `kv_cache_scheme` ("fp8": vLLM stores
-    # any scheme it loads in FP8); None where it names none (the engines' own default then).
-    # Which engine release takes it: memory/kv_default.py, by `method`
+    # the KV cache quantisation the checkpoint ships scales for, as written: ModelOpt's
+    # `kv_cache_quant_algo` ("FP8", "NVFP4", "INT8", or another string, which each engine reads
+    # by its own rule: memory/kv_default.py) or its 1.x `kv_cache_scheme` as that name, FP8 for
+    # a compressed-tensors `kv_cache_scheme`; None where it names none
     kv_cache: str | None = None
 
     def format_of(self, module: str, *, expert: bool) -> WeightFormat | None:
@@ -404,18 +404,54 @@ def _modelopt(raw: dict[str, Any], path: str) -> Quantization:
     if algo == "NVFP4" and group != fmt.group_size:
         fmt = WeightFormat(f"nvfp4-g{group}", 4, group, 1, FP8_BITS)
     skipped = _patterns(inner, path, "exclude_modules", "ignore")
-    return Quantization("modelopt", fmt, fmt, skipped, kv_cache=_modelopt_kv_cache(inner, path))
+    kv = _modelopt_kv_cache(inner, raw, path)
+    return Quantization("modelopt", fmt, fmt, skipped, kv_cache=kv)
 
 
-def _modelopt_kv_cache(inner: dict[str, Any], path: str) -> str | None:
-    """ModelOpt's `kv_cache_quant_algo`: "fp8" for FP8, read as SGLang's
-    configure_kv_cache_dtype reads it (`kv_cache_quant_algo.upper() == "FP8"`); None when absent,
-    null or another algorithm (SGLang's and vLLM's `auto` take FP8 only; TensorRT-LLM's NVFP4 or
-    INT8 caches are not modelled, and are sized at the model's dtype)."""
+def _modelopt_kv_cache(inner: dict[str, Any], raw: dict[str, Any], path: str) -> str | None:
+    """ModelOpt's KV cache quantisation: `kv_cache_quant_algo` as written (stripped of nothing:
+    SGLang compares `.upper()` with "FP8", vLLM `.lower()` with its map, TensorRT-LLM takes
+    QuantAlgo's exact names; memory/kv_default.py), else ModelOpt 1.x's flat `kv_cache_scheme`
+    as its algorithm's name; None when absent, null, "" or "none" (TensorRT-LLM's
+    `_algo_or_none`: no KV quantisation)."""
     algo = inner.get("kv_cache_quant_algo")
+    if algo is None and "quantization" not in raw:
+        return _modelopt_kv_scheme(raw.get("kv_cache_scheme"), path)
     if algo is not None and not isinstance(algo, str):
         raise _error(path, "kv_cache_quant_algo", f"must be a string or null, got {algo!r:.40}")
-    return "fp8" if algo is not None and algo.strip().upper() == "FP8" else None
+    if algo is None or algo.strip().lower() in MODELOPT_NO_KV:
+        return None
+    return algo
+
+
+MODELOPT_NO_KV = ("", "none", "null")
+# ModelOpt 1.x's flat config.json writes the KV quantisation as `kv_cache_scheme`: an FP8 cache as
+# {"type": "float", "num_bits": 8}, NVFP4 and INT8 as the strings "NVFP4" / "INT8" (TensorRT-LLM
+# tensorrt_llm/quantization/modelopt_config.py `_KV_SCHEME_DICT_MAP`, `_KV_SCHEME_STRING_ALGOS`;
+# vLLM's get_kv_cache_quant_algo_string reads the same dicts).
+MODELOPT_KV_SCHEMES: dict[tuple[object, object], str] = {
+    ("float", 8): "FP8",
+    ("float", 4): "NVFP4",
+    ("int", 8): "INT8",
+}
+
+
+def _modelopt_kv_scheme(scheme: object, path: str) -> str | None:
+    """A ModelOpt 1.x `kv_cache_scheme` as its algorithm's name (FP8, NVFP4, INT8); None where
+    null, or an object of another type and width (TensorRT-LLM: "Unrecognized 'kv_cache_scheme';
+    KV-cache quant disabled"; vLLM falls back to `auto`). It was not read: an FP8 cache of such a
+    checkpoint was sized at 16 bits where every engine's `auto` stores FP8."""
+    if scheme is None:
+        return None
+    if isinstance(scheme, str):
+        name = scheme.strip().upper()
+        return name if name in MODELOPT_KV_SCHEMES.values() else None
+    if isinstance(scheme, dict):
+        return MODELOPT_KV_SCHEMES.get((scheme.get("type"), scheme.get("num_bits")))
+    raise _error(
+        path, "kv_cache_scheme", f"must be an object such as {{\"type\": \"float\", \"num_bits\": "
+        f"8}}, FP8, NVFP4, INT8 or null, got {scheme!r:.40}",
+    )  # fmt: skip
 
 
 def _compressed_weights(scheme: dict[str, Any], path: str) -> WeightFormat:
@@ -448,8 +484,7 @@ def _compressed_weights(scheme: dict[str, Any], path: str) -> WeightFormat:
 
 def _compressed_tensors(raw: dict[str, Any], path: str) -> Quantization:
     _refuse_sparse(raw, path)
-    kv_scheme = raw.get("kv_cache_scheme")
-    _check_kv_cache_scheme(kv_scheme, path)
+    kv = _check_kv_cache_scheme(raw.get("kv_cache_scheme"), path)
     groups = raw.get("config_groups")
     if groups is not None and not isinstance(groups, dict):
         kind = type(groups).__name__
@@ -470,24 +505,19 @@ def _compressed_tensors(raw: dict[str, Any], path: str) -> Quantization:
     mixed = len({fmt for _, fmt in formats}) > 1
     return Quantization(
         "compressed-tensors", first, first, _patterns(raw, path, "ignore"),
-        targeted=tuple(formats) if mixed else (), untargeted_native=mixed,
-        kv_cache=None if kv_scheme is None else "fp8",
+        targeted=tuple(formats) if mixed else (), untargeted_native=mixed, kv_cache=kv,
     )  # fmt: skip
 
 
-# the scale strategies of a compressed-tensors KV cache scheme vLLM loads: per tensor, and from
-# 0.15 per attention head (vllm-project/vllm PR 30141, merged in the week to 2026-01-23)
-KV_SCHEME_STRATEGIES = ("tensor", "attn_head")
-
-
-def _check_kv_cache_scheme(scheme: object, path: str) -> None:
-    """A compressed-tensors `kv_cache_scheme` is null or what vLLM's
+def _check_kv_cache_scheme(scheme: object, path: str) -> str | None:
+    """A compressed-tensors `kv_cache_scheme`: null, or what vLLM's
     CompressedTensorsKVCacheMethod.validate_kv_cache_scheme (compressed_tensors.py) loads: an
-    object of 8-bit (or float) scales per tensor, or per attention head (`attn_head`, from
-    vLLM 0.15: PR 30141). vLLM from 0.15 then stores the cache in FP8 (memory/kv_default.py);
-    a list or another strategy (which vLLM refuses at load) was ignored unsaid."""
+    object of num_bits 8 or type float, with per-tensor or (from PR 30141, per-attention-head
+    FP8 scales) per-head scales. Such a checkpoint's KV cache is FP8 where its engine follows the
+    scheme (vLLM's Attention sets `fp8` for any: memory/kv_default.py); "FP8", else None. A list
+    or another strategy (which vLLM refuses at load) was ignored unsaid."""
     if scheme is None:
-        return
+        return None
     if not isinstance(scheme, dict):
         raise _error(path, "kv_cache_scheme", f"must be an object or null, got {scheme!r:.40}")
     kind, bits = scheme.get("type"), scheme.get("num_bits")
@@ -496,11 +526,18 @@ def _check_kv_cache_scheme(scheme: object, path: str) -> None:
             path, "kv_cache_scheme.num_bits", f"{bits!r:.20} of type {kind!r:.20}; vLLM loads a "
             "KV cache scheme of num_bits 8 or type float",
         )  # fmt: skip
-    if scheme.get("strategy") not in KV_SCHEME_STRATEGIES:
+    if scheme.get("strategy") not in COMPRESSED_KV_STRATEGIES:
         raise _error(
             path, "kv_cache_scheme.strategy", f"{scheme.get('strategy')!r:.20}; vLLM loads "
-            'KV cache scales per tensor ("tensor") or per attention head ("attn_head")',
+            'per-tensor or per-attention-head KV cache scales only (strategy "tensor" or '
+            '"attn_head")',
         )  # fmt: skip
+    return "FP8"
+
+
+# The KV scale strategies vLLM's validate_kv_cache_scheme loads: "tensor", and "attn_head" since
+# PR 30141 ("Add llmcompressor fp8 kv-cache quant (per-tensor and per-attn_head)").
+COMPRESSED_KV_STRATEGIES = ("tensor", "attn_head")
 
 
 def _refuse_sparse(raw: dict[str, Any], path: str) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from capcliff.analysis.deployment import Deployment
-from capcliff.analysis.kv_cache_default import auto_takes_checkpoint_kv
+from capcliff.analysis.kv_cache_default import auto_takes_checkpoint_kv, vllm_forces_fp8
 from capcliff.analysis.offload import parse_offload
 from capcliff.analysis.plan.types import Recommendation
 from capcliff.analysis.served_weights import (
@@ -19,7 +19,6 @@ from capcliff.analysis.served_weights import (
 from capcliff.catalog.layout import parse_layout
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
-from capcliff.memory.kv_default import engine_forces_checkpoint_kv
 from capcliff.memory.layout_memory import LayoutMemory
 from capcliff.memory.weights import WeightScheme
 from capcliff.releases import parse_version
@@ -90,19 +89,21 @@ def _auto_checkpoint_kv(dep: Deployment, checkpoint: Model | None) -> frozenset[
         "sglang": EngineName.SGLANG,
         "trtllm": EngineName.TRTLLM,
     }
+    if vllm_forces_fp8(arch, settings):  # its line cannot name a 16-bit cache (unexpressed)
+        del lines["vllm"]
     return frozenset(k for k, e in lines.items() if auto_takes_checkpoint_kv(arch, settings, e))
 
 
-def _forced_checkpoint_kv(dep: Deployment, checkpoint: Model | None) -> frozenset[str]:
-    """Of `_auto_checkpoint_kv`'s engines, those that store the checkpoint's KV quantisation
-    whatever --kv-cache-dtype names (memory/kv_default.py: vLLM >= 0.15, compressed-tensors)."""
-    arch = checkpoint.arch if checkpoint is not None else dep.model.arch
-    method = arch.quantization.method if arch.quantization is not None else ""
-    v0 = dep.settings.engine is EngineName.VLLM_V0
-    own = dep.settings.engine_version if dep.settings.engine is EngineName.VLLM else None
-    release = None if own is None else parse_version(own)
-    forced = not v0 and engine_forces_checkpoint_kv(EngineName.VLLM, release, method)
-    return frozenset({"vllm"}) & _auto_checkpoint_kv(dep, checkpoint) if forced else frozenset()
+def _vllm_forced_fp8(dep: Deployment, checkpoint: Model | None) -> bool:
+    """Whether the vllm line stores the checkpoint's FP8 KV cache whatever its flag, where the
+    plan sized a 16-bit cache (a compressed-tensors kv_cache_scheme: memory/kv_default.py)."""
+    if dep.kv_dtype is KVDType.FP8:
+        return False
+    arch = dep.model.arch if checkpoint is None else checkpoint.arch
+    settings = dep.settings.model_copy(update={"kv_cache_dtype": None})
+    if checkpoint is not None:
+        settings = settings.model_copy(update={"weight_dtype": None})
+    return vllm_forces_fp8(arch, settings)
 
 
 def engine_flags(
@@ -144,7 +145,7 @@ def engine_flags(
         else dep.settings.mem_fraction_static,
         kv_cache_dtype="fp8" if dep.kv_dtype is KVDType.FP8 else "auto",
         kv_auto_checkpoint=_auto_checkpoint_kv(dep, checkpoint),
-        kv_forced_checkpoint=_forced_checkpoint_kv(dep, checkpoint),
+        kv_vllm_forced_fp8=_vllm_forced_fp8(dep, checkpoint),
         moe=dep.model.arch.moe is not None,
         mla=dep.model.arch.mla is not None,
         quantization=None if checkpoint is not None else online_quantization(dep),
