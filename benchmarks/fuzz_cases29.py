@@ -602,33 +602,15 @@ SURFACES29: dict[str, Callable[[], Iterator[Case]]] = {
 
 def _classes() -> None:
     """Run every case; print the campaign's four classes and one line per finding."""
-    from fuzz_harness import run_all
+    from fuzz_harness import print_classes, run_all
 
     tables = {"tools29": TOOLS29, "logs29": LOGS29, "check29": CHECK29}
     words = {(s, row[0]): row[4] for s, t in tables.items() for row in t if not callable(row[4])}
     cases = [c for s in tables for c in SURFACES29[s]()]
     counts = {"refused-valid": 0, "nonsense": 0, "traceback": 0, "unclear": 0}
-    findings = []
-    for o in run_all(cases, jobs=1):
-        first = (o.stderr.strip().splitlines() or [""])[0]
-        kind = {
-            "refused-valid": "refused-valid",
-            "nonsense": "nonsense",
-            "traceback": "traceback",
-            "hang": "traceback",
-            "lines": "unclear",
-        }.get(o.kind)
-        need = words.get((o.case.surface, o.case.name), ())
-        if kind is None and o.code == 2 and not all(w.lower() in first.lower() for w in need):
-            kind = "unclear"
-        if kind:
-            counts[kind] += 1
-            findings.append(
-                f"{kind:<13} {o.case.surface}/{o.case.name}: {(first or o.stderr.strip()[-300:])[:300]}"
-            )
-    print(f"{len(cases)} cases: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
-    for line in findings:
-        print(line)
+    kinds = {"refused-valid": "refused-valid", "nonsense": "nonsense", "traceback": "traceback",
+             "hang": "traceback", "lines": "unclear"}  # fmt: skip
+    print_classes(run_all(cases, jobs=1), counts, kinds.get, words)
 
 
 if __name__ == "__main__":

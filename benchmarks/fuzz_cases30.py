@@ -688,25 +688,17 @@ def _words() -> dict[tuple[str, str], tuple[str, ...]]:
 
 def _classes() -> None:
     """Run every case; print the campaign's classes and one line per finding."""
-    from fuzz_harness import run_all
+    from fuzz_harness import print_classes, run_all
 
     words = _words()
     cases = [c for s in SURFACES30 for c in SURFACES30[s]()]
     counts = dict.fromkeys(("traceback", "hang", "refused-valid", "nonsense", "unclear", "lost"), 0)
-    findings = []
-    for o in run_all(cases, jobs=1):
-        first = (o.stderr.strip().splitlines() or [""])[0]
-        kind = o.kind if o.kind in counts else "unclear" if o.kind == "lines" else None
-        need = words.get((o.case.surface, o.case.name), ())
-        if kind is None and o.code == 2 and not all(w.lower() in first.lower() for w in need):
-            kind = "unclear"
-        if kind:
-            counts[kind] += 1
-            findings.append(
-                f"{kind:<13} {o.case.surface}/{o.case.name}: {(first or o.stderr[-300:])[:300]}"
-            )
-    print(f"{len(cases)} cases: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
-    print("\n".join(findings))
+    print_classes(
+        run_all(cases, jobs=1),
+        counts,
+        lambda kind: kind if kind in counts else "unclear" if kind == "lines" else None,
+        words,
+    )
 
 
 if __name__ == "__main__":

@@ -275,3 +275,27 @@ def report(outcomes: Sequence[Outcome], *, show: int = 400) -> None:
         text = tail if isinstance(tail, str) else tail[0]
         name = f"{o.case.surface}/{o.case.name}"
         print(f"[{o.kind}] {name} rc={o.code} {o.seconds:.1f}s :: {text[:220]}")
+
+
+def print_classes(
+    outcomes: Sequence[Outcome],
+    counts: dict[str, int],
+    kind_of: Callable[[str], str | None],
+    words: dict[tuple[str, str], Sequence[str]],
+) -> None:
+    """Count each outcome in its class (`kind_of` of its kind; an exit 2 whose first line misses
+    a word its case needs is unclear) and print the counts, then one line per finding."""
+    findings = []
+    for o in outcomes:
+        first = (o.stderr.strip().splitlines() or [""])[0]
+        kind = kind_of(o.kind)
+        need = words.get((o.case.surface, o.case.name), ())
+        if kind is None and o.code == 2 and not all(w.lower() in first.lower() for w in need):
+            kind = "unclear"
+        if kind:
+            counts[kind] += 1
+            detail = (first or o.stderr.strip()[-300:])[:300]
+            findings.append(f"{kind:<13} {o.case.surface}/{o.case.name}: {detail}")
+    print(f"{len(outcomes)} cases: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    for line in findings:
+        print(line)

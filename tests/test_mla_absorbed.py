@@ -12,6 +12,8 @@ blocks with one fp32 scale each).
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from capcliff.catalog.catalogs import get_hardware, get_model
@@ -68,14 +70,18 @@ def test_releases_that_materialise(release: tuple[int, int, int] | None, absorbs
     assert vllm_v0_materialises_mla(release) is absorbs
 
 
-def _stage(release: tuple[int, int, int] | None) -> StageBudget:
+def _r1_tp8() -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """DeepSeek-R1 tp8 on H200 with BF16 KV: the arguments both models below share."""
     arch = get_model("deepseek-r1").arch
+    args = (arch, get_hardware("h200-sxm"), parse_layout("tp8"))
+    return args, {"scheme": WeightScheme.as_shipped(arch), "kv_dtype": KVDType.BF16}
+
+
+def _stage(release: tuple[int, int, int] | None) -> StageBudget:
+    args, shared = _r1_tp8()
     return layout_memory(
-        arch,
-        get_hardware("h200-sxm"),
-        parse_layout("tp8"),
-        scheme=WeightScheme.as_shipped(arch),
-        kv_dtype=KVDType.BF16,
+        *args,
+        **shared,
         max_model_len=32_768,
         settings=BudgetSettings(engine=EngineName.VLLM_V0, engine_release=release),
     ).stages[0]
@@ -100,13 +106,10 @@ def test_v0_0_7_budget_holds_the_absorbed_matrices_too() -> None:
 
 
 def _decode_weight_bytes(version: str) -> float:
-    arch = get_model("deepseek-r1").arch
+    args, shared = _r1_tp8()
     return step_time_model(
-        arch,
-        get_hardware("h200-sxm"),
-        parse_layout("tp8"),
-        scheme=WeightScheme.as_shipped(arch),
-        kv_dtype=KVDType.BF16,
+        *args,
+        **shared,
         profile=engine_profile(EngineName.VLLM_V0, version),
     ).weight_bytes
 
