@@ -4,7 +4,8 @@ MHA/GQA/MQA layer: 2 (K and V) x kv_heads x head_dim x bytes per element.
 MLA layer (DeepSeek): (kv_lora_rank + qk_rope_head_dim) x bytes: one compressed latent, no separate
 V.
 Sliding-window layers hold at most `window` tokens (plus the prefill chunk in flight) per request
-under vLLM; SGLang sizes its own pools (`sglang_kv_bytes_per_token_per_gpu`).
+under vLLM; SGLang sizes its own pools (`sglang_kv_bytes_per_token_per_gpu`); TensorRT-LLM's pool
+holds every token on every layer (`layout_memory.sliding_context_tokens`).
 """
 
 from __future__ import annotations

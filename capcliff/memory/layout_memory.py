@@ -175,6 +175,29 @@ def headroom_warning(stages: tuple[StageBudget, ...]) -> str | None:
     )
 
 
+def sliding_context_tokens(
+    arch: Architecture, engine: EngineName, max_model_len: int
+) -> int | None:
+    """The context at which sliding layers are averaged into the KV bytes a token (tokens), or
+    None where every layer is charged in full: a model with no window, or TensorRT-LLM.
+
+    TensorRT-LLM sizes its pool by `kv_cache_config.max_attention_window`, whose default (None) is
+    one window of max_seq_len for every layer (tensorrt_llm/_torch/pyexecutor/resource_manager.py
+    `KVCacheManager.__init__`, "Use max_seq_len as default max_attention_window"; the V2 manager,
+    kv_cache/kv_cache_manager_v2.py, [None]: no window). The model's window only masks the kernel
+    (modeling_gpt_oss.py `AttentionBlock.sliding_window`, even layers, passed as
+    `attention_window_size` at each forward; Gemma 3 likewise) and is read into
+    max_attention_window for Gemma 4 alone (`_util._create_kv_cache_manager`), so one pool holds
+    every layer's KV for every token and `calculateWindowSizeToShare` sees one window (share 1.0).
+    So in every release read, from the PyTorch VSWA manager (PR #5151, June 2025) to gpt-oss on
+    the V2 manager by default (PR #16942, July 2026). A max_attention_window the user sets (VSWA:
+    a pool per window, memory split in proportion to window x bytes a token) is not modelled.
+    """
+    if not arch.has_sliding_window or engine is EngineName.TRTLLM:
+        return None
+    return max_model_len
+
+
 def layout_memory(
     arch: Architecture,
     hardware: HardwareSpec,
@@ -199,7 +222,7 @@ def layout_memory(
         return LayoutMemory(layout=layout, valid=False, reason=reason, max_model_len=max_model_len)
     given = settings.gpu_total_memory_bytes
     total_memory = hardware.hbm_driver_bytes if given is None else given
-    context = max_model_len if arch.has_sliding_window else None
+    context = sliding_context_tokens(arch, settings.engine, max_model_len)
     # A sliding-window layer keeps its window plus the prefill chunk in flight (vLLM's
     # SlidingWindowSpec.max_memory_usage_bytes: min(window - 1 + max_num_batched_tokens, L)).
     chunk = engine_defaults(

@@ -181,6 +181,17 @@ def _block_reuse(r: Reading, flag: str, value: str | None) -> None:
         r.settings["prefix_caching"] = "off"
 
 
+def _attention_window(r: Reading, flag: str, value: str | None) -> None:
+    """kv_cache_config.max_attention_window: a window vector gives each window size a pool of its
+    own, the memory split in proportion to window x bytes a token (kvCacheManager.cpp
+    `calculateWindowSizeToShare`); capcliff sizes the default, every layer over max_seq_len
+    (memory.layout_memory.sliding_context_tokens): named, not refused."""
+    r.unmodelled.append(
+        f"{flag}: {value} (a KV pool per window size; sized as TensorRT-LLM's default, every "
+        "layer holding every token)"
+    )
+
+
 # trtllm-serve's --backend choices and alias (ChoiceWithAlias, tensorrt_llm/commands/serve.py)
 _TRTLLM_BACKENDS = frozenset({"pytorch", "tensorrt", "trt", "_autodeploy"})
 
@@ -305,6 +316,7 @@ _TRTLLM: dict[str, Callable[..., None]] = {
     "kv_cache_config.free_gpu_memory_fraction": _setting("free_gpu_memory_fraction", _number),
     "kv_cache_config.dtype": _kv_dtype,
     "kv_cache_config.enable_block_reuse": _block_reuse,
+    "kv_cache_config.max_attention_window": _attention_window,
     "enable_attention_dp": _attention_dp,
     "backend": _trtllm_backend,
     "speculative_config.decoding_type": _setting("trt_spec_type", _text),
