@@ -21,6 +21,7 @@ from capcliff.analysis.max_model_len import check_model_context, context_length
 from capcliff.analysis.offload import offload_shortfall, offload_tiers, parse_offload
 from capcliff.analysis.setting_refusals import (
     check_adp_balance,
+    refuse_chunked_prefill_switch,
     refuse_engine_on_vendor,
     refuse_moe_settings_on_dense,
     refuse_other_engines_settings,
@@ -396,8 +397,7 @@ def resolve(
             f"kv_cache_memory: {settings.kv_cache_memory / 2**30:.2f} GiB per GPU is more than "
             f"the device's {total / 2**30:.2f} GiB"
         )
-    if settings.enable_chunked_prefill is not None and settings.engine is not EngineName.VLLM_V0:
-        raise InputError(f"enable_chunked_prefill: modelled for vllm-v0, not {settings.engine}")
+    refuse_chunked_prefill_switch(settings.engine, settings.enable_chunked_prefill)
     if settings.scheduler_recv_interval is not None and settings.engine is not EngineName.SGLANG:
         raise InputError(
             f"scheduler_recv_interval: SGLang's --scheduler-recv-interval, not a "

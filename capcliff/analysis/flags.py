@@ -389,7 +389,11 @@ def _sglang_max_running_requests(dep: Deployment) -> int:
 
 def trtllm_command(dep: Deployment, free_gpu_memory_fraction: float) -> str:
     """`trtllm-serve MODEL ...` for one replica of the deployment (PyTorch backend): TP, PP and
-    EP, the admission cap as `--max_batch_size`, and the KV share of free memory."""
+    EP, the admission cap as `--max_batch_size`, the KV share of free memory, and chunked
+    prefill, which capcliff simulates on every engine but vLLM V0 and TensorRT-LLM leaves off
+    unless told (`enable_chunked_prefill` defaults to False in tensorrt_llm/llmapi/llm_args.py;
+    trtllm-serve's `--enable_chunked_prefill` switch, tensorrt_llm/commands/serve.py): without
+    it a prompt runs whole in one step, within --max_num_tokens."""
     lay = dep.layout
     args = [
         "trtllm-serve", dep.model, "--backend", "pytorch",
@@ -402,6 +406,7 @@ def trtllm_command(dep: Deployment, free_gpu_memory_fraction: float) -> str:
         "--max_num_tokens", str(dep.max_num_batched_tokens),
         "--max_seq_len", str(dep.max_model_len),
         "--kv_cache_free_gpu_memory_fraction", f"{free_gpu_memory_fraction:g}",
+        "--enable_chunked_prefill",
     ]  # fmt: skip
     return command_text(args)
 

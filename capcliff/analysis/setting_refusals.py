@@ -5,7 +5,8 @@ A setting another engine reads (`refuse_other_engines_settings`), an MoE setting
 attention DP (`check_adp_balance`), a KV transfer cost without disagg (`refuse_disagg_only`), and
 the warning for offload tiers nothing looks up (`unused_tiers`), and a driver-reported memory
 given for more than one GPU type (`refuse_total_memory_across_gpus`), an engine on GPUs it does not
-run on (`refuse_engine_on_vendor`). Each refusal is one line naming the field.
+run on (`refuse_engine_on_vendor`), a chunked-prefill switch the engine is not simulated with
+(`refuse_chunked_prefill_switch`). Each refusal is one line naming the field.
 """
 
 from __future__ import annotations
@@ -145,4 +146,28 @@ def refuse_engine_on_vendor(settings: DeploymentSettings, hardware: HardwareSpec
         raise InputError(
             f"engine: {settings.engine.value} runs on {vendor} GPUs only, and {hardware.id} is "
             f"{hardware.vendor}'s; use vllm or sglang there, or one of {vendor}'s GPUs"
+        )
+
+
+def refuse_chunked_prefill_switch(engine: EngineName, enabled: bool | None) -> None:
+    """Refuse `--[no-]enable-chunked-prefill` where it is not a setting capcliff simulates.
+
+    vLLM V0 takes either (its default depends on the context, `engines.vllm_v0_chunked_prefill`).
+    vLLM V1 always chunks prefills unless told not to (vllm/config/scheduler.py
+    `enable_chunked_prefill`), and TensorRT-LLM is simulated chunking them (its line sets
+    trtllm-serve's `--enable_chunked_prefill`): on is what both are simulated as, off is not
+    modelled for them. SGLang has no such switch: `--chunked-prefill-size` sizes its chunks."""
+    if enabled is None or engine is EngineName.VLLM_V0:
+        return
+    if engine is EngineName.SGLANG:
+        raise InputError(
+            "enable_chunked_prefill: vLLM's and TensorRT-LLM's switch, not a sglang setting; "
+            "SGLang chunks prefills by --chunked-prefill-size (--max-num-batched-tokens): "
+            "leave it unset"
+        )
+    if not enabled:
+        raise InputError(
+            f"enable_chunked_prefill: off is modelled for vllm-v0 only; {engine.value} is "
+            "simulated chunking prefills (its scheduler's mode, which --enable-chunked-prefill "
+            "names): leave it unset or on, or plan --engine vllm-v0"
         )
