@@ -23,6 +23,8 @@ import json
 import pytest
 
 from capcliff.cli import main
+from capcliff.errors import InputError
+from capcliff.sim.config import SimConfig
 
 PLAN = ["--num-requests", "40", "--jobs", "1", "--isl", "1000", "--osl", "500"]
 
@@ -88,3 +90,80 @@ def test_the_trtllm_line_turns_on_the_chunked_prefill_simulated(
     flags = report["engine_flags"]
     assert isinstance(flags, dict)
     assert "--enable_chunked_prefill" in _words(flags["trtllm"])
+
+
+# --- a token budget below the running cap ---------------------------------------------------
+
+
+def test_sglang_plans_its_own_default_chunk_on_a_smaller_gpu(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # server_args.py: a GPU of 20 to 35 GiB gets --chunked-prefill-size 2048; the model runner
+    # allows at least 2,048 running requests (4,096 here): refused before, as vLLM refuses it
+    report = _plan(capsys, "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "1", "--engine",
+                   "sglang", "--gpu-total-memory", "30GiB")  # fmt: skip
+    flags = report["engine_flags"]
+    assert isinstance(flags, dict)
+    assert _flag(flags["sglang"], "--chunked-prefill-size") == "2048"
+
+
+def test_an_sglang_chunk_below_the_cap_is_served_as_given(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    report = _plan(capsys, "qwen3-8b", "--gpu", "h200-sxm", "--gpus", "1", "--engine", "sglang",
+                   "--max-num-batched-tokens", "256")  # fmt: skip
+    rec = report["recommended"]
+    assert isinstance(rec, dict)
+    flags = report["engine_flags"]
+    assert isinstance(flags, dict)
+    # the chunk simulated, not raised to the cap as vLLM's budget is
+    assert _flag(flags["sglang"], "--chunked-prefill-size") == "256"
+    assert rec["max_num_seqs"] > 256
+    # vLLM's line, which vLLM would refuse below its cap, takes the budget up to it
+    vllm = flags["vllm"]
+    assert _flag(vllm, "--max-num-batched-tokens") == _flag(vllm, "--max-num-seqs")
+    assert _flag(flags["sglang"], "--max-running-requests") == str(rec["max_num_seqs"])
+
+
+def test_vllm_refuses_a_budget_below_its_default_cap_with_the_fix(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # vLLM's default max_num_seqs on a GPU of 70 GiB or more is 1,024 (arg_utils.py); its
+    # SchedulerConfig raises "max_num_batched_tokens (512) must be greater than or equal to
+    # max_num_seqs (1024)"
+    argv = ["plan", "qwen3-8b", "--gpu", "h200-sxm", "--gpus", "1", "--engine", "vllm",
+            "--max-num-batched-tokens", "512", *PLAN]  # fmt: skip
+    assert _refusal(capsys, argv) == (
+        "error: max_num_batched_tokens: 512 is below max_num_seqs 1024 (vllm's default cap), "
+        "which vLLM refuses (every running request takes a token of each step's budget); give "
+        "--max-num-batched-tokens 1024 or more, or --max-num-seqs 512 or less"
+    )
+
+
+def test_trtllm_below_its_default_batch_is_refused_naming_its_scheduler(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # TensorRT-LLM's default max_batch_size is 2,048 (BaseLlmArgs)
+    argv = ["plan", "qwen3-8b", "--gpu", "h200-sxm", "--gpus", "1", "--engine", "trtllm",
+            "--max-num-batched-tokens", "1024", *PLAN]  # fmt: skip
+    line = _refusal(capsys, argv)
+    assert line.startswith(
+        "error: max_num_batched_tokens: 1024 is below max_num_seqs 2048 (trtllm's default cap): "
+        "TensorRT-LLM then schedules at most 1024 tokens a step"
+    )
+    assert line.endswith(
+        "give --max-num-batched-tokens 2048 or more, or --max-num-seqs 1024 or less"
+    )
+
+
+def test_the_simulator_budgets_decodes_only_where_they_share_the_step() -> None:
+    from capcliff.analysis.evaluate.solver import config_at
+
+    with pytest.raises(InputError, match=r"max_num_batched_tokens \(512\) must be >="):
+        SimConfig(max_num_seqs=1024, max_num_batched_tokens=512)
+    alone = SimConfig(policy="sglang", max_num_seqs=1024, max_num_batched_tokens=512,
+                      mixed_prefill=False)  # fmt: skip
+    # a sweep point of 2,048 keeps SGLang's 512-token chunk, and raises vLLM's budget to it
+    assert config_at(alone, 2048, 1).max_num_batched_tokens == 512
+    mixed = SimConfig(max_num_seqs=256, max_num_batched_tokens=512)
+    assert config_at(mixed, 2048, 1).max_num_batched_tokens == 2048

@@ -21,6 +21,7 @@ from capcliff.analysis.max_model_len import check_model_context, context_length
 from capcliff.analysis.offload import offload_shortfall, offload_tiers, parse_offload
 from capcliff.analysis.setting_refusals import (
     check_adp_balance,
+    refuse_budget_below_seats,
     refuse_chunked_prefill_switch,
     refuse_engine_on_vendor,
     refuse_moe_settings_on_dense,
@@ -246,6 +247,10 @@ class Deployment:
         if self.speculation is not None and self.settings.max_num_seqs is None:
             engine_cap = speculative_max_num_seqs(self.settings.engine)
             max_num_seqs = engine_cap or max_num_seqs
+        refuse_budget_below_seats(
+            self.settings.engine, batched=defaults.max_num_batched_tokens, seqs=max_num_seqs,
+            seqs_given=self.settings.max_num_seqs is not None,
+        )  # fmt: skip
         return SimConfig(
             policy=policy,
             max_num_seqs=max_num_seqs,

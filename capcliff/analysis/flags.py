@@ -63,6 +63,10 @@ class Deployment:
     vllm_v0: bool = False
     # a RoPE table over config.json's (canonical JSON; None: the config's own)
     rope_scaling: str | None = None
+    # SGLang's --chunked-prefill-size where the simulated chunk is below max_num_batched_tokens
+    # (vLLM's budget, raised to the cap as vLLM requires; SGLang's chunk does not bound its
+    # decode batch); None: max_num_batched_tokens
+    chunked_prefill_size: int | None = None
 
 
 # vLLM's `--speculative-config` method names (vllm/config/speculative.py `SpeculativeMethod`):
@@ -331,7 +335,7 @@ def sglang_command(dep: Deployment) -> str:
         "--mem-fraction-static", f"{dep.mem_fraction_static:g}",
         "--max-running-requests", str(_sglang_max_running_requests(dep)),
         "--context-length", str(dep.max_model_len),
-        "--chunked-prefill-size", str(dep.max_num_batched_tokens),
+        "--chunked-prefill-size", str(dep.chunked_prefill_size or dep.max_num_batched_tokens),
     ]  # fmt: skip
     args += _rope_flags(dep, "--json-model-override-args")
     if dep.kv_cache_dtype == "fp8":

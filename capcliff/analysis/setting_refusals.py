@@ -6,7 +6,8 @@ attention DP (`check_adp_balance`), a KV transfer cost without disagg (`refuse_d
 the warning for offload tiers nothing looks up (`unused_tiers`), and a driver-reported memory
 given for more than one GPU type (`refuse_total_memory_across_gpus`), an engine on GPUs it does not
 run on (`refuse_engine_on_vendor`), a chunked-prefill switch the engine is not simulated with
-(`refuse_chunked_prefill_switch`). Each refusal is one line naming the field.
+(`refuse_chunked_prefill_switch`), a token budget below the running cap where the decodes share
+it (`refuse_budget_below_seats`). Each refusal is one line naming the field.
 """
 
 from __future__ import annotations
@@ -171,3 +172,29 @@ def refuse_chunked_prefill_switch(engine: EngineName, enabled: bool | None) -> N
             "simulated chunking prefills (its scheduler's mode, which --enable-chunked-prefill "
             "names): leave it unset or on, or plan --engine vllm-v0"
         )
+
+
+def refuse_budget_below_seats(
+    engine: EngineName, *, batched: int, seqs: int, seqs_given: bool
+) -> None:
+    """Refuse a token budget per step (`batched`) below the cap on running requests (`seqs`)
+    where the decodes share the step's budget. vLLM raises "max_num_batched_tokens (B) must be
+    greater than or equal to max_num_seqs (S)" (SchedulerConfig, vllm/config/scheduler.py), at
+    its default cap too; TensorRT-LLM's scheduler then runs at most B requests' tokens a step,
+    which the simulator, where every running request decodes in each step, does not model.
+    SGLang's prefill steps run alone: --chunked-prefill-size bounds the chunk, not the decode
+    batch (its own default on a GPU under 35 GiB is 2,048 beside at least 2,048 requests)."""
+    if batched >= seqs or engine is EngineName.SGLANG:
+        return
+    which = "given" if seqs_given else f"{engine.value}'s default cap"
+    fix = f"give --max-num-batched-tokens {seqs} or more, or --max-num-seqs {batched} or less"
+    if engine is EngineName.TRTLLM:
+        raise InputError(
+            f"max_num_batched_tokens: {batched} is below max_num_seqs {seqs} ({which}): "
+            f"TensorRT-LLM then schedules at most {batched} tokens a step, so not every running "
+            f"request decodes in each, which capcliff does not simulate; {fix}"
+        )
+    raise InputError(
+        f"max_num_batched_tokens: {batched} is below max_num_seqs {seqs} ({which}), which vLLM "
+        f"refuses (every running request takes a token of each step's budget); {fix}"
+    )
