@@ -167,3 +167,55 @@ def test_the_simulator_budgets_decodes_only_where_they_share_the_step() -> None:
     assert config_at(alone, 2048, 1).max_num_batched_tokens == 512
     mixed = SimConfig(max_num_seqs=256, max_num_batched_tokens=512)
     assert config_at(mixed, 2048, 1).max_num_batched_tokens == 2048
+
+
+# --- SGLang and NVFP4 weights below compute capability 10.0 --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("gpu", "capability"),
+    [("h100-sxm", 9.0), ("h200-sxm", 9.0), ("b200", 10.0), ("gb200", 10.0), ("b300", 10.3),
+     ("mi300x", 9.4), ("mi325x", 9.4), ("mi355x", 9.5)],
+)  # fmt: skip
+def test_each_gpu_carries_the_capability_the_engines_gate_on(gpu: str, capability: float) -> None:
+    from capcliff.catalog.catalogs import get_hardware
+
+    assert get_hardware(gpu).compute_capability == capability
+
+
+@pytest.mark.parametrize("gpu", ["h200-sxm", "mi300x"])
+def test_sglang_is_refused_nvfp4_weights_below_blackwell(
+    capsys: pytest.CaptureFixture[str], gpu: str
+) -> None:
+    argv = ["memory", "deepseek-r1-0528-fp4", "--gpu", gpu, "--engine", "sglang"]
+    line = _refusal(capsys, argv)
+    assert line.startswith(
+        "error: engine: SGLang loads nvfp4 weights only on GPUs of compute capability 10.0 or more"
+    )
+    assert f"{gpu} is 9." in line
+
+
+def test_sglang_sizes_nvfp4_weights_on_blackwell(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["memory", "deepseek-r1-0528-fp4", "--gpu", "b200", "--gpus", "4", "--layout", "tp4",
+            "--engine", "sglang", "--format", "json"]  # fmt: skip
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["weight_dtype"].startswith("nvfp4")
+
+
+def test_a_vllm_plan_of_nvfp4_weights_on_hopper_prints_no_sglang_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    report = _plan(capsys, "llama-3.3-70b-fp4", "--gpu", "h200-sxm", "--gpus", "2", "--layout",
+                   "tp2")  # fmt: skip
+    flags = report["engine_flags"]
+    assert isinstance(flags, dict)
+    assert set(flags) == {"vllm"}
+    warnings = report["flag_warnings"]
+    assert isinstance(warnings, list)
+    assert any(w.startswith("sglang: no line: SGLang loads nvfp4 weights") for w in warnings)
+    # on B200 the same plan prints both
+    blackwell = _plan(capsys, "llama-3.3-70b-fp4", "--gpu", "b200", "--gpus", "2", "--layout",
+                      "tp2")  # fmt: skip
+    flags = blackwell["engine_flags"]
+    assert isinstance(flags, dict)
+    assert set(flags) == {"vllm", "sglang"}

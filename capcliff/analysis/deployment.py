@@ -26,6 +26,7 @@ from capcliff.analysis.setting_refusals import (
     refuse_engine_on_vendor,
     refuse_moe_settings_on_dense,
     refuse_other_engines_settings,
+    sglang_fp4_refusal,
     unused_tiers,
 )
 from capcliff.catalog.catalogs import Model, with_rope_scaling
@@ -418,6 +419,11 @@ def resolve(
     scheme = WeightScheme.planned(
         arch, None if settings.weight_dtype is None else parse_weight_dtype(settings.weight_dtype)
     )
+    if settings.engine is EngineName.SGLANG and (why := sglang_fp4_refusal(scheme, hardware)):
+        raise InputError(
+            f"engine: {why}: use --engine vllm (FP4 weights through Marlin there), or a "
+            "Blackwell GPU"
+        )
     kv_dtype = resolved_kv_dtype(arch, settings)
     terms, warnings, step_terms, calibrated_acceptance = calibration_terms(
         settings, model, hardware, weight_dtype=scheme.label_of(Storage.LINEAR),

@@ -7,7 +7,8 @@ the warning for offload tiers nothing looks up (`unused_tiers`), and a driver-re
 given for more than one GPU type (`refuse_total_memory_across_gpus`), an engine on GPUs it does not
 run on (`refuse_engine_on_vendor`), a chunked-prefill switch the engine is not simulated with
 (`refuse_chunked_prefill_switch`), a token budget below the running cap where the decodes share
-it (`refuse_budget_below_seats`). Each refusal is one line naming the field.
+it (`refuse_budget_below_seats`), and why SGLang cannot load FP4 weights on a GPU
+(`sglang_fp4_refusal`). Each refusal is one line naming the field.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
 from capcliff.memory.deepep import AllToAllBackend
+from capcliff.memory.weights import WeightScheme
 from capcliff.sim.config import PreemptionMode
+from capcliff.units import WeightDType
 
 # Memory settings one engine family reads and the others ignore (memory/engines.py): given for
 # another engine they were dropped unsaid (`--engine sglang --gpu-memory-utilization 0.5` sized
@@ -197,4 +200,28 @@ def refuse_budget_below_seats(
     raise InputError(
         f"max_num_batched_tokens: {batched} is below max_num_seqs {seqs} ({which}), which vLLM "
         f"refuses (every running request takes a token of each step's budget); {fix}"
+    )
+
+
+# SGLang's NVFP4 (ModelOpt FP4) weights need compute capability 10.0: ModelOptFp4Config's
+# get_min_capability() returns 100 (python/sglang/srt/layers/quantization/modelopt_quant.py),
+# which the loader checks before it builds the model (`_get_quantization_config`,
+# python/sglang/srt/model_loader/loader.py: "The quantization method ... is not supported for
+# the current GPU. Minimum capability: 100"). Hopper (9.0) and AMD's GPUs (9.4, 9.5) are refused;
+# vLLM's ModelOptNvFp4Config asks for 7.5 and runs FP4 weights there through Marlin.
+SGLANG_FP4_MIN_CAPABILITY = 10.0
+
+
+def sglang_fp4_refusal(scheme: WeightScheme, hardware: HardwareSpec) -> str | None:
+    """Why SGLang refuses to load `scheme`'s NVFP4 weights on `hardware` (below compute
+    capability 10.0); None where it loads them, or the GPU's capability is not known."""
+    capability = hardware.compute_capability
+    if WeightDType.NVFP4 not in (scheme.linear, scheme.expert) or capability is None:
+        return None
+    if capability >= SGLANG_FP4_MIN_CAPABILITY:
+        return None
+    return (
+        f"SGLang loads nvfp4 weights only on GPUs of compute capability "
+        f"{SGLANG_FP4_MIN_CAPABILITY:.1f} or more (ModelOptFp4Config.get_min_capability() is "
+        f"100, which its model loader checks); {hardware.id} is {capability:.1f}"
     )

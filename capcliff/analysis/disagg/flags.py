@@ -21,6 +21,7 @@ from capcliff.analysis.disagg.pools import DisaggSpec, PoolPlan
 from capcliff.analysis.flags import Deployment as Served
 from capcliff.analysis.flags import command_text, sglang_command, vllm_command
 from capcliff.analysis.plan.inputs import PlanInputs
+from capcliff.analysis.setting_refusals import sglang_fp4_refusal
 from capcliff.catalog.layout import Layout
 from capcliff.units import KVDType, counted
 
@@ -86,7 +87,8 @@ def disagg_engine_settings(
     router = ["python", "-m", "sglang_router.launch_router", "--pd-disaggregation"]
     router += [w for i in range(spec.prefill_instances) for w in ("--prefill", _url("prefill", i))]
     router += [w for i in range(spec.decode_instances) for w in ("--decode", _url("decode", i))]
-    return {
+    refused = [why for p in pools if (why := sglang_fp4_refusal(dep.scheme, p.hardware))]
+    sglang = {
         "sglang prefill": _more(
             sglang_command(prefill), ["--disaggregation-mode", "prefill", *transfer]
         ),
@@ -94,6 +96,9 @@ def disagg_engine_settings(
             sglang_command(decode), ["--disaggregation-mode", "decode", *transfer]
         ),
         "sglang router": command_text(router),
+    }
+    return {
+        **({"sglang": f"no line: {refused[0]}"} if refused else sglang),
         "vllm prefill": _more(vllm_command(prefill), kv_config),
         "vllm decode": _more(vllm_command(decode), kv_config),
         "dynamo": (

@@ -16,6 +16,7 @@ from capcliff.analysis.served_weights import (
     online_quantization,
     quantized_checkpoint,
 )
+from capcliff.analysis.setting_refusals import sglang_fp4_refusal
 from capcliff.catalog.layout import parse_layout
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
@@ -189,7 +190,11 @@ def engine_flags(
         )
     warnings += unexpressed(served, "vllm") + unexpressed(served, "sglang")
     warnings += _simulated_only(dep)
-    commands = {"vllm": vllm_command(served), "sglang": sglang_command(served)}
+    commands = {"vllm": vllm_command(served)}
+    if (refused := sglang_fp4_refusal(dep.scheme, dep.hardware)) is None:
+        commands["sglang"] = sglang_command(served)
+    else:
+        warnings.append(f"sglang: no line: {refused}")
     if dep.settings.engine is EngineName.TRTLLM:  # the budget planned is TensorRT-LLM's
         commands.update(_trtllm(served, dep.settings.free_gpu_memory_fraction, warnings))
         if served.dtype is not None:  # tensorrt_llm/llmapi/llm_args.py BaseLlmArgs.dtype
