@@ -219,3 +219,77 @@ def test_a_vllm_plan_of_nvfp4_weights_on_hopper_prints_no_sglang_line(
     flags = blackwell["engine_flags"]
     assert isinstance(flags, dict)
     assert set(flags) == {"vllm", "sglang"}
+
+
+# --- lines past one node --------------------------------------------------------------------
+# Seed 71 (`plan deepseek-r1 --nodes 2 ...`, dp16-ep16) printed `vllm serve ...
+# --data-parallel-size 16` and `sglang.launch_server --tp 16 --dp 16` with no node flags, as one
+# server of 16 GPUs on nodes of 8 (`gpus_per_node = 8`, hardware/h200-sxm.toml).
+
+
+def test_independent_replicas_past_a_node_are_one_nodes_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # dp16 of Llama-3.1-8B on 2 x 8 H200: 16 replicas of 1 GPU, 16 / 8 = 2 nodes of 8 replicas
+    report = _plan(capsys, "llama-3.1-8b", "--gpu", "h200-sxm", "--gpus", "16", "--layout",
+                   "dp16")  # fmt: skip
+    flags = report["engine_flags"]
+    assert isinstance(flags, dict)
+    assert _flag(flags["vllm"], "--data-parallel-size") == "8"
+    assert _flag(flags["sglang"], "--dp") == "8"
+    assert "--nnodes" not in _words(flags["sglang"])
+    warnings = report["flag_warnings"]
+    assert isinstance(warnings, list)
+    assert (
+        "sglang: the line is one node's 8 replicas: run it on each of the 2 nodes, behind a "
+        "load balancer"
+    ) in warnings
+
+
+def test_a_lockstep_group_or_a_replica_past_a_node_gets_the_engines_node_flags() -> None:
+    from capcliff.analysis.node_span import node_span, sglang_node_flags, vllm_node_flags
+
+    # attention DP over 16 GPUs of 8 a node: one group on 2 nodes, 8 DP ranks on each
+    group = node_span(dp=16, tp=1, pp=1, attention_dp=True, gpus_per_node=8)
+    assert group is not None
+    assert (group.nodes, group.local_dp) == (2, None)
+    assert vllm_node_flags(group, 1, 1) == [
+        "--data-parallel-size-local", "8", "--data-parallel-address", "HEAD_NODE_IP",
+        "--data-parallel-rpc-port", "13345",
+    ]  # fmt: skip
+    assert sglang_node_flags(group) == [
+        "--nnodes", "2", "--node-rank", "0", "--dist-init-addr", "HEAD_NODE_IP:20000",
+    ]  # fmt: skip
+    # tp8-pp2: one replica of 16 GPUs; vLLM runs it over Ray
+    wide = node_span(dp=1, tp=8, pp=2, attention_dp=False, gpus_per_node=8)
+    assert wide is not None
+    assert vllm_node_flags(wide, 8, 2) == ["--distributed-executor-backend", "ray"]
+    # dp2-tp4 on 8 GPUs a node fits: nothing to add
+    assert node_span(dp=2, tp=4, pp=1, attention_dp=False, gpus_per_node=8) is None
+
+
+def test_three_replicas_of_four_gpus_say_what_the_second_node_runs() -> None:
+    from capcliff.analysis.node_span import node_span, node_warning
+
+    # 12 GPUs: two 4-GPU replicas fill a node of 8, the third runs alone on a second node
+    span = node_span(dp=3, tp=4, pp=1, attention_dp=False, gpus_per_node=8)
+    assert span is not None
+    assert (span.nodes, span.local_dp) == (2, 2)
+    assert node_warning("vllm", span, 4, 1) == (
+        "vllm: the line is one node's 2 replicas: run it on 1 node and, with "
+        "--data-parallel-size 1, on one more, behind a load balancer"
+    )
+
+
+def test_the_node_flags_read_back_as_the_same_deployment(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    line = (
+        "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-R1 --tp 16 --dp 16 "
+        "--nnodes 2 --node-rank 0 --dist-init-addr HEAD_NODE_IP:20000 --enable-dp-attention "
+        "--ep-size 16"
+    )
+    assert main(["memory", "--gpus", "16", "--serve-command", line, "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert "does not model" not in err  # launch flags, inert as --host and --port are
+    assert json.loads(out)["layouts"][0]["name"] == "dp16-ep16"

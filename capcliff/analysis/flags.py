@@ -22,6 +22,13 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
+from capcliff.analysis.node_span import (
+    NodeSpan,
+    node_span,
+    node_warning,
+    sglang_node_flags,
+    vllm_node_flags,
+)
 from capcliff.catalog.layout import Layout
 from capcliff.units import GB, GIB
 
@@ -67,6 +74,7 @@ class Deployment:
     # (vLLM's budget, raised to the cap as vLLM requires; SGLang's chunk does not bound its
     # decode batch); None: max_num_batched_tokens
     chunked_prefill_size: int | None = None
+    gpus_per_node: int | None = None  # the GPU's node; None: not known (no node flags)
 
 
 # vLLM's `--speculative-config` method names (vllm/config/speculative.py `SpeculativeMethod`):
@@ -152,13 +160,15 @@ def vllm_command(dep: Deployment) -> str:
     """`vllm serve MODEL ...` for the deployment (for one replica where the replicas must be
     separate servers, `vllm_separate_replicas`)."""
     lay = dep.layout
-    dp = 1 if vllm_separate_replicas(dep) else lay.dp
+    span = line_span(dep, "vllm")
+    dp = line_dp(dep, "vllm")
     args = [
         "vllm", "serve", dep.model,
         "--tensor-parallel-size", str(lay.tp),
         "--pipeline-parallel-size", str(lay.pp),
         "--data-parallel-size", str(dp),
     ]  # fmt: skip
+    args += vllm_node_flags(span, lay.tp, lay.pp)
     if dep.moe and lay.ep > 1:
         args.append("--enable-expert-parallel")
     if dep.quantization is not None:
@@ -190,9 +200,34 @@ def vllm_command(dep: Deployment) -> str:
     return command_text(args + vllm_speculative_flags(dep.speculative))
 
 
+def line_span(dep: Deployment, engine: str) -> NodeSpan | None:
+    """How `engine`'s line's GPUs lie over nodes: vLLM's separate replicas and TensorRT-LLM's
+    line are one replica; the other lines run every DP rank (`node_span`)."""
+    if dep.gpus_per_node is None:
+        return None
+    lay = dep.layout
+    one = (engine == "vllm" and vllm_separate_replicas(dep)) or engine == "trtllm"
+    return node_span(
+        dp=1 if one else lay.dp, tp=lay.tp, pp=lay.pp, attention_dp=lay.attention_dp,
+        gpus_per_node=dep.gpus_per_node,
+    )  # fmt: skip
+
+
+def line_dp(dep: Deployment, engine: str) -> int:
+    """The DP ranks `engine`'s (vllm, sglang) line runs: one node's independent replicas where
+    they pass a node, one replica for vLLM's separate replicas, else all of the layout's."""
+    span = line_span(dep, engine)
+    if span is not None and span.local_dp is not None:
+        return span.local_dp
+    return 1 if engine == "vllm" and vllm_separate_replicas(dep) else dep.layout.dp
+
+
 def unexpressed(dep: Deployment, engine: str) -> list[str]:
     """What `engine`'s line (vllm, sglang, trtllm) cannot say about the deployment simulated."""
     said: list[str] = []
+    span = line_span(dep, engine)
+    if span is not None and (nodes := node_warning(engine, span, dep.layout.tp, dep.layout.pp)):
+        said.append(nodes)
     if dep.offload_nvme_bytes:
         said.append(
             f"{engine}: the NVMe offload tier ({dep.offload_nvme_bytes / GIB:g} GiB per replica) "
@@ -323,10 +358,11 @@ def sglang_command(dep: Deployment) -> str:
         *env, "python", "-m", "sglang.launch_server",
         "--model-path", dep.model,
         "--tp", str(lay.tp * lay.dp if lay.attention_dp else lay.tp),
-        "--dp", str(lay.dp),
+        "--dp", str(line_dp(dep, "sglang")),
     ]  # fmt: skip
     if lay.pp > 1:
         args += ["--pp-size", str(lay.pp)]
+    args += sglang_node_flags(line_span(dep, "sglang"))
     if lay.attention_dp:
         args.append("--enable-dp-attention")
     if dep.moe and lay.ep > 1:

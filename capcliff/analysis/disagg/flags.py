@@ -41,6 +41,7 @@ def _served(dep: Deployment, plan: PoolPlan, inputs: PlanInputs, max_num_seqs: i
         max_num_seqs=max_num_seqs,
         max_num_batched_tokens=max(inputs.config.max_num_batched_tokens, max_num_seqs),
         chunked_prefill_size=inputs.config.max_num_batched_tokens,
+        gpus_per_node=plan.hardware.gpus_per_node,
         max_model_len=inputs.max_model_len,
         gpu_memory_utilization=dep.settings.gpu_memory_utilization,
         mem_fraction_static=given

@@ -125,6 +125,7 @@ def engine_flags(
         max_num_seqs=rec.max_num_seqs,
         max_num_batched_tokens=max(inputs.config.max_num_batched_tokens, rec.max_num_seqs),
         chunked_prefill_size=inputs.config.max_num_batched_tokens,
+        gpus_per_node=dep.hardware.gpus_per_node,
         max_model_len=context,
         gpu_memory_utilization=dep.settings.gpu_memory_utilization,
         mem_fraction_static=sglang_default_fraction(dep, layout, stage.total_memory_bytes)
