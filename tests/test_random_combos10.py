@@ -293,3 +293,44 @@ def test_the_node_flags_read_back_as_the_same_deployment(
     out, err = capsys.readouterr()
     assert "does not model" not in err  # launch flags, inert as --host and --port are
     assert json.loads(out)["layouts"][0]["name"] == "dp16-ep16"
+
+
+# --- wording -------------------------------------------------------------------------------
+
+
+def test_an_nvme_tier_alone_says_the_lines_set_no_offload_tier() -> None:
+    # seed 67 `plan gpt-oss-120b --offload nvme:1TiB`: "the line above sets the CPU tier only",
+    # with no CPU tier and no offload flag on either line
+    from capcliff.analysis.flags import Deployment, unexpressed
+    from capcliff.catalog.layout import Layout
+    from capcliff.units import GIB
+
+    def dep(cpu_gib: int) -> Deployment:
+        return Deployment(
+            model="org/m", layout=Layout(), max_num_seqs=64, max_num_batched_tokens=8192,
+            max_model_len=8192, gpu_memory_utilization=0.9, mem_fraction_static=0.85,
+            kv_cache_dtype="auto", moe=False, mla=False, offload_cpu_bytes=cpu_gib * GIB,
+            offload_nvme_bytes=1024 * GIB,
+        )  # fmt: skip
+
+    assert unexpressed(dep(0), "vllm")[0].endswith("the line above sets no offload tier")
+    assert unexpressed(dep(64), "vllm")[0].endswith("the line above sets the CPU tier only")
+
+
+def test_a_fleet_line_cheaper_at_the_same_gpus_says_by_how_much(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # seed 67 `plan deepseek-r1 --clients 1 --think-time 0`: "1 x dp4-tp2-ep8 (8 GPUs) carries
+    # the load for less than 1 x dpa8 (8 GPUs)": the same $32 an hour, so "less" is per million
+    # output tokens (one user waits on each answer: the quicker layout serves more tokens)
+    argv = ["plan", "deepseek-r1", "--clients", "1", "--think-time", "0", "--num-requests",
+            "40", "--jobs", "1", "--format", "json"]  # fmt: skip
+    assert main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    fleet = report["fleet"][0]
+    notes = [n for n in report["notes"] if "carries the load for less" in n]
+    assert len(notes) == 1
+    cheaper = f"(${fleet['usd_per_million_output_tokens']:,.2f} against $"
+    assert cheaper in notes[0]
+    dearer = float(notes[0].split(" against $")[1].split(" per million")[0].replace(",", ""))
+    assert dearer > fleet["usd_per_million_output_tokens"]

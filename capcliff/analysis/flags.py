@@ -233,7 +233,8 @@ def unexpressed(dep: Deployment, engine: str) -> list[str]:
             f"{engine}: the NVMe offload tier ({dep.offload_nvme_bytes / GIB:g} GiB per replica) "
             "has no flag here: vLLM offloads natively to CPU memory only (an LMCache "
             "--kv-transfer-config with a disk backend holds it), SGLang's is a "
-            "--hicache-storage-backend; the line above sets the CPU tier only"
+            "--hicache-storage-backend; the line above sets "
+            + ("the CPU tier only" if dep.offload_cpu_bytes else "no offload tier")
         )
     if engine == "vllm" and dep.offload_cpu_bytes and dep.vllm_v0:
         # `--kv-offloading-backend/--kv-offloading-size` are V1's OffloadingConnector
