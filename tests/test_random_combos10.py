@@ -19,6 +19,7 @@ each value worked by hand or read from the engines' source.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -334,3 +335,27 @@ def test_a_fleet_line_cheaper_at_the_same_gpus_says_by_how_much(
     assert cheaper in notes[0]
     dearer = float(notes[0].split(" against $")[1].split(" per million")[0].replace(",", ""))
     assert dearer > fleet["usd_per_million_output_tokens"]
+
+
+# Seed 73 `plan {d}/hf/qwen3-30b-a3b --disagg`: a config.json naming no HF repo printed
+# `vllm serve qwen3-30b-a3b` and `--model-path qwen3-30b-a3b` (the folder's name, which no hub
+# holds), where the aggregated plan prints HF_REPO_ID and says why; --serve-local-path was ignored.
+def test_disagg_lines_of_a_config_without_a_repo_name_the_placeholder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import tomllib
+
+    card = tomllib.loads(Path("model_cards/llama-3.1-8b.toml").read_text())
+    assert "_name_or_path" not in card["config"]
+    folder = tmp_path / "llama-3.1-8b"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(card["config"]))
+    argv = ["plan", str(folder), "--gpus", "2", "--disagg", "--num-requests", "1", "--jobs", "1",
+            "--format", "json"]  # fmt: skip
+    assert main(argv) == 0
+    settings = json.loads(capsys.readouterr().out)["engine_settings"]
+    assert _flag(settings["vllm prefill"], "serve") == "HF_REPO_ID"
+    assert _flag(settings["sglang decode"], "--model-path") == "HF_REPO_ID"
+    assert settings["model"].startswith("HF_REPO_ID in the lines: the config names no HF repo")
+    line = _refusal(capsys, [*argv, "--serve-local-path"])
+    assert line.startswith("error: serve_local_path: not with --disagg")
