@@ -359,3 +359,19 @@ def test_disagg_lines_of_a_config_without_a_repo_name_the_placeholder(
     assert settings["model"].startswith("HF_REPO_ID in the lines: the config names no HF repo")
     line = _refusal(capsys, [*argv, "--serve-local-path"])
     assert line.startswith("error: serve_local_path: not with --disagg")
+
+
+# vLLM V0 turns chunked prefill on by itself above 32K context (arg_utils.py, 0.6-0.7): a plan
+# simulated with it off at 65,536 tokens printed a line without the flag, which V0 would run
+# chunked. V0's --enable-chunked-prefill takes a value (StoreBoolean, nargs="?").
+def test_a_v0_line_carries_the_chunked_prefill_simulated(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    report = _plan(capsys, "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "1", "--engine",
+                   "vllm-v0", "--no-enable-chunked-prefill", "--max-model-len", "65536",
+                   "--arrival", "batch")  # fmt: skip
+    flags = report["engine_flags"]
+    assert isinstance(flags, dict)
+    assert _flag(flags["vllm"], "--enable-chunked-prefill") == "False"
+    # V0's 2,048-token budget is raised to max_model_len without chunked prefill
+    assert _flag(flags["vllm"], "--max-num-batched-tokens") == "65536"

@@ -75,6 +75,9 @@ class Deployment:
     # decode batch); None: max_num_batched_tokens
     chunked_prefill_size: int | None = None
     gpus_per_node: int | None = None  # the GPU's node; None: not known (no node flags)
+    # vLLM V0's chunked prefill as given (its default, by context, when None): V0's
+    # `--enable-chunked-prefill` takes a value (StoreBoolean, vllm/engine/arg_utils.py 0.6-0.7)
+    v0_chunked_prefill: bool | None = None
 
 
 # vLLM's `--speculative-config` method names (vllm/config/speculative.py `SpeculativeMethod`):
@@ -188,16 +191,24 @@ def vllm_command(dep: Deployment) -> str:
     if dep.prefix_caching is not None:
         caching = "--enable-prefix-caching" if dep.prefix_caching else "--no-enable-prefix-caching"
         args.append(caching)
+    return command_text(args + _vllm_engine_flags(dep) + vllm_speculative_flags(dep.speculative))
+
+
+def _vllm_engine_flags(dep: Deployment) -> list[str]:
+    """vLLM's offload, block, chunked-prefill (V0), eager and all-to-all flags."""
+    args = []
     if dep.offload_cpu_bytes and not dep.vllm_v0:
         size = dep.offload_cpu_bytes / GIB
         args += ["--kv-offloading-backend", "native", "--kv-offloading-size", f"{size:g}"]
     if dep.block_size is not None:
         args += ["--block-size", str(dep.block_size)]
+    if dep.vllm_v0 and dep.v0_chunked_prefill is not None:
+        args += ["--enable-chunked-prefill", str(dep.v0_chunked_prefill)]
     if dep.enforce_eager:
         args.append("--enforce-eager")
     if dep.all2all_backend in ("deepep_high_throughput", "deepep_low_latency"):
         args += ["--all2all-backend", dep.all2all_backend]
-    return command_text(args + vllm_speculative_flags(dep.speculative))
+    return args
 
 
 def line_span(dep: Deployment, engine: str) -> NodeSpan | None:
