@@ -375,3 +375,14 @@ def test_a_v0_line_carries_the_chunked_prefill_simulated(
     assert _flag(flags["vllm"], "--enable-chunked-prefill") == "False"
     # V0's 2,048-token budget is raised to max_model_len without chunked prefill
     assert _flag(flags["vllm"], "--max-num-batched-tokens") == "65536"
+
+
+# Seed 74 `memory {d}/hf/llama-3.1-8b/config.json --max-num-batched-tokens 16` answered (a budget
+# sized with a 16-token profile pass) where plan and sweep refuse it, as vLLM refuses to start
+def test_memory_refuses_the_budget_vllm_refuses(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["memory", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "1",
+            "--max-num-batched-tokens", "16"]  # fmt: skip
+    line = _refusal(capsys, argv)
+    assert line.startswith("error: max_num_batched_tokens: 16 is below max_num_seqs 1024")
+    assert main([*argv, "--max-num-seqs", "16"]) == 0  # vLLM accepts tokens == seqs
+    capsys.readouterr()

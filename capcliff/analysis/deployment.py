@@ -454,6 +454,12 @@ def resolve(
         calibrated_terms=frozenset(terms),
         step_time_terms=step_terms,
     )
+    if settings.engine in (EngineName.VLLM, EngineName.TRTLLM):  # defaults free of the context
+        seats = engine_defaults(budget, total_memory_bytes=total, max_model_len=1, mla=False, tp=1)
+        refuse_budget_below_seats(
+            settings.engine, batched=seats.max_num_batched_tokens, seqs=seats.max_num_seqs,
+            seqs_given=settings.max_num_seqs is not None,
+        )  # fmt: skip
     kv_note = checkpoint_kv_note(arch, settings)
     warnings = [*warnings, *unused, *unused_tiers(settings), *([kv_note] if kv_note else [])]
     accepted = calibrated_acceptance or accepted
