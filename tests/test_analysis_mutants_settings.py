@@ -167,6 +167,7 @@ def test_a_trtllm_line_is_one_replica_with_its_experts_and_the_kv_share() -> Non
         "trtllm-serve", "org/m", "--backend", "pytorch", "--tp_size", "4", "--pp_size", "2",
         "--ep_size", "4", "--max_batch_size", "128", "--max_num_tokens", "8192",
         "--max_seq_len", "16384", "--kv_cache_free_gpu_memory_fraction", "0.85",
+        "--enable_chunked_prefill",  # simulated chunking; TensorRT-LLM's default is off
     ]  # fmt: skip
     # a dense model's ep is not said
     assert "--ep_size" not in _words(trtllm_command(_flags_dep(Layout(tp=4, ep=4)), 0.85))  # type: ignore[arg-type]

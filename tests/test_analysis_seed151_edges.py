@@ -195,6 +195,7 @@ def test_only_vllms_line_says_it_cannot_name_deepeps_auto_mode() -> None:
             offload_nvme_bytes=0, offload_write_back=False, all2all_backend=backend,
             layout=SimpleNamespace(gpus_per_replica=1), offload_cpu_bytes=0,
             kv_cache_memory_bytes=None, kv_vllm_forced_fp8=False, kv_cache_dtype="auto",
+            gpus_per_node=None,
         )  # fmt: skip
 
     deepep, plain = dep(AllToAllBackend.DEEPEP), dep(AllToAllBackend.NONE)

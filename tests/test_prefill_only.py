@@ -182,12 +182,18 @@ def test_another_policy_on_v0_keeps_chunking() -> None:
     assert _sim_config("llama-3.1-8b", policy="vllm").chunked_prefill
 
 
-def test_enable_chunked_prefill_is_refused_for_other_engines() -> None:
-    settings = settings_of({"engine": "sglang", "enable_chunked_prefill": False})
-    with pytest.raises(
-        InputError, match="enable_chunked_prefill: modelled for vllm-v0, not sglang"
-    ):
-        resolve(get_model("llama-3.1-8b"), get_hardware("h200-sxm"), settings)
+def test_enable_chunked_prefill_is_refused_for_sglang_and_off_for_other_engines() -> None:
+    # SGLang has no such switch; vLLM V1 and TensorRT-LLM are simulated chunking (on is taken:
+    # tests/test_random_combos10.py), off is modelled for V0 only
+    refusals = [
+        ("sglang", True, "enable_chunked_prefill: vLLM's and TensorRT-LLM's switch, not a sglang"),
+        ("vllm", False, "enable_chunked_prefill: off is modelled for vllm-v0 only; vllm is"),
+        ("trtllm", False, "enable_chunked_prefill: off is modelled for vllm-v0 only; trtllm is"),
+    ]
+    for engine, enabled, message in refusals:
+        settings = settings_of({"engine": engine, "enable_chunked_prefill": enabled})
+        with pytest.raises(InputError, match=message):
+            resolve(get_model("llama-3.1-8b"), get_hardware("h200-sxm"), settings)
 
 
 def test_v0_without_chunked_prefill_refuses_a_budget_below_max_model_len() -> None:

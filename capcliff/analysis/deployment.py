@@ -21,9 +21,12 @@ from capcliff.analysis.max_model_len import check_model_context, context_length
 from capcliff.analysis.offload import offload_shortfall, offload_tiers, parse_offload
 from capcliff.analysis.setting_refusals import (
     check_adp_balance,
+    refuse_budget_below_seats,
+    refuse_chunked_prefill_switch,
     refuse_engine_on_vendor,
     refuse_moe_settings_on_dense,
     refuse_other_engines_settings,
+    sglang_fp4_refusal,
     unused_tiers,
 )
 from capcliff.catalog.catalogs import Model, with_rope_scaling
@@ -245,6 +248,10 @@ class Deployment:
         if self.speculation is not None and self.settings.max_num_seqs is None:
             engine_cap = speculative_max_num_seqs(self.settings.engine)
             max_num_seqs = engine_cap or max_num_seqs
+        refuse_budget_below_seats(
+            self.settings.engine, batched=defaults.max_num_batched_tokens, seqs=max_num_seqs,
+            seqs_given=self.settings.max_num_seqs is not None,
+        )  # fmt: skip
         return SimConfig(
             policy=policy,
             max_num_seqs=max_num_seqs,
@@ -396,8 +403,7 @@ def resolve(
             f"kv_cache_memory: {settings.kv_cache_memory / 2**30:.2f} GiB per GPU is more than "
             f"the device's {total / 2**30:.2f} GiB"
         )
-    if settings.enable_chunked_prefill is not None and settings.engine is not EngineName.VLLM_V0:
-        raise InputError(f"enable_chunked_prefill: modelled for vllm-v0, not {settings.engine}")
+    refuse_chunked_prefill_switch(settings.engine, settings.enable_chunked_prefill)
     if settings.scheduler_recv_interval is not None and settings.engine is not EngineName.SGLANG:
         raise InputError(
             f"scheduler_recv_interval: SGLang's --scheduler-recv-interval, not a "
@@ -413,6 +419,11 @@ def resolve(
     scheme = WeightScheme.planned(
         arch, None if settings.weight_dtype is None else parse_weight_dtype(settings.weight_dtype)
     )
+    if settings.engine is EngineName.SGLANG and (why := sglang_fp4_refusal(scheme, hardware)):
+        raise InputError(
+            f"engine: {why}: use --engine vllm (FP4 weights through Marlin there), or a "
+            "Blackwell GPU"
+        )
     kv_dtype = resolved_kv_dtype(arch, settings)
     terms, warnings, step_terms, calibrated_acceptance = calibration_terms(
         settings, model, hardware, weight_dtype=scheme.label_of(Storage.LINEAR),
@@ -443,6 +454,12 @@ def resolve(
         calibrated_terms=frozenset(terms),
         step_time_terms=step_terms,
     )
+    if settings.engine in (EngineName.VLLM, EngineName.TRTLLM):  # defaults free of the context
+        seats = engine_defaults(budget, total_memory_bytes=total, max_model_len=1, mla=False, tp=1)
+        refuse_budget_below_seats(
+            settings.engine, batched=seats.max_num_batched_tokens, seqs=seats.max_num_seqs,
+            seqs_given=settings.max_num_seqs is not None,
+        )  # fmt: skip
     kv_note = checkpoint_kv_note(arch, settings)
     policy = settings.policy or engine_policy(settings.engine, settings.engine_version)
     tiers = unused_tiers(settings, policy=policy)

@@ -22,6 +22,13 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
+from capcliff.analysis.node_span import (
+    NodeSpan,
+    node_span,
+    node_warning,
+    sglang_node_flags,
+    vllm_node_flags,
+)
 from capcliff.catalog.layout import Layout
 from capcliff.units import GB, GIB, counted
 
@@ -68,6 +75,14 @@ class Deployment:
     vllm_release: tuple[int, int, int] | None = None
     # a RoPE table over config.json's (canonical JSON; None: the config's own)
     rope_scaling: str | None = None
+    # SGLang's --chunked-prefill-size where the simulated chunk is below max_num_batched_tokens
+    # (vLLM's budget, raised to the cap as vLLM requires; SGLang's chunk does not bound its
+    # decode batch); None: max_num_batched_tokens
+    chunked_prefill_size: int | None = None
+    gpus_per_node: int | None = None  # the GPU's node; None: not known (no node flags)
+    # vLLM V0's chunked prefill as given (its default, by context, when None): V0's
+    # `--enable-chunked-prefill` takes a value (StoreBoolean, vllm/engine/arg_utils.py 0.6-0.7)
+    v0_chunked_prefill: bool | None = None
 
 
 # vLLM's `--speculative-config` method names (vllm/config/speculative.py `SpeculativeMethod`):
@@ -167,23 +182,26 @@ def _rope_flags(dep: Deployment, overrides: str) -> list[str]:
 
 
 def _vllm_dp_flag(dep: Deployment) -> list[str]:
-    """`--data-parallel-size N` (1 for one replica of separate servers); none where the
-    release has no such flag to set to 1 (`vllm_serves_dp`)."""
+    """`--data-parallel-size N` (`line_dp`: 1 for one replica of separate servers, one node's
+    replicas where they pass a node); none where the release has no such flag
+    (`vllm_serves_dp`)."""
     if not vllm_serves_dp(dep):
         return []
-    return ["--data-parallel-size", str(1 if vllm_separate_replicas(dep) else dep.layout.dp)]
+    return ["--data-parallel-size", str(line_dp(dep, "vllm"))]
 
 
 def vllm_command(dep: Deployment) -> str:
     """`vllm serve MODEL ...` for the deployment (for one replica where the replicas must be
     separate servers, `vllm_separate_replicas`)."""
     lay = dep.layout
+    span = line_span(dep, "vllm")
     args = [
         "vllm", "serve", dep.model,
         "--tensor-parallel-size", str(lay.tp),
         "--pipeline-parallel-size", str(lay.pp),
         *_vllm_dp_flag(dep),
     ]  # fmt: skip
+    args += vllm_node_flags(span, lay.tp, lay.pp)
     if dep.moe and lay.ep > 1:
         args.append("--enable-expert-parallel")
     if dep.quantization is not None:
@@ -203,27 +221,61 @@ def vllm_command(dep: Deployment) -> str:
     if dep.prefix_caching is not None:
         caching = "--enable-prefix-caching" if dep.prefix_caching else "--no-enable-prefix-caching"
         args.append(caching)
+    return command_text(args + _vllm_engine_flags(dep) + vllm_speculative_flags(dep.speculative))
+
+
+def _vllm_engine_flags(dep: Deployment) -> list[str]:
+    """vLLM's offload, block, chunked-prefill (V0), eager and all-to-all flags."""
+    args = []
     if dep.offload_cpu_bytes and not dep.vllm_v0:
         size = dep.offload_cpu_bytes / GIB
         args += ["--kv-offloading-backend", "native", "--kv-offloading-size", f"{size:g}"]
     if dep.block_size is not None:
         args += ["--block-size", str(dep.block_size)]
+    if dep.vllm_v0 and dep.v0_chunked_prefill is not None:
+        args += ["--enable-chunked-prefill", str(dep.v0_chunked_prefill)]
     if dep.enforce_eager:
         args.append("--enforce-eager")
     if dep.all2all_backend in ("deepep_high_throughput", "deepep_low_latency"):
         args += ["--all2all-backend", dep.all2all_backend]
-    return command_text(args + vllm_speculative_flags(dep.speculative))
+    return args
+
+
+def line_span(dep: Deployment, engine: str) -> NodeSpan | None:
+    """How `engine`'s line's GPUs lie over nodes: vLLM's separate replicas and TensorRT-LLM's
+    line are one replica; the other lines run every DP rank (`node_span`)."""
+    if dep.gpus_per_node is None:
+        return None
+    lay = dep.layout
+    one = (engine == "vllm" and vllm_separate_replicas(dep)) or engine == "trtllm"
+    return node_span(
+        dp=1 if one else lay.dp, tp=lay.tp, pp=lay.pp, attention_dp=lay.attention_dp,
+        gpus_per_node=dep.gpus_per_node,
+    )  # fmt: skip
+
+
+def line_dp(dep: Deployment, engine: str) -> int:
+    """The DP ranks `engine`'s (vllm, sglang) line runs: one node's independent replicas where
+    they pass a node, one replica for vLLM's separate replicas, else all of the layout's."""
+    span = line_span(dep, engine)
+    if span is not None and span.local_dp is not None:
+        return span.local_dp
+    return 1 if engine == "vllm" and vllm_separate_replicas(dep) else dep.layout.dp
 
 
 def unexpressed(dep: Deployment, engine: str) -> list[str]:
     """What `engine`'s line (vllm, sglang, trtllm) cannot say about the deployment simulated."""
     said: list[str] = []
+    span = line_span(dep, engine)
+    if span is not None and (nodes := node_warning(engine, span, dep.layout.tp, dep.layout.pp)):
+        said.append(nodes)
     if dep.offload_nvme_bytes:
         said.append(
             f"{engine}: the NVMe offload tier ({dep.offload_nvme_bytes / GIB:g} GiB per replica) "
             "has no flag here: vLLM offloads natively to CPU memory only (an LMCache "
             "--kv-transfer-config with a disk backend holds it), SGLang's is a "
-            "--hicache-storage-backend; the line above sets the CPU tier only"
+            "--hicache-storage-backend; the line above sets "
+            + ("the CPU tier only" if dep.offload_cpu_bytes else "no offload tier")
         )
     if engine == "vllm" and dep.offload_cpu_bytes and dep.vllm_v0:
         # `--kv-offloading-backend/--kv-offloading-size` are V1's OffloadingConnector
@@ -356,10 +408,11 @@ def sglang_command(dep: Deployment) -> str:
         *env, "python", "-m", "sglang.launch_server",
         "--model-path", dep.model,
         "--tp", str(lay.tp * lay.dp if lay.attention_dp else lay.tp),
-        "--dp", str(lay.dp),
+        "--dp", str(line_dp(dep, "sglang")),
     ]  # fmt: skip
     if lay.pp > 1:
         args += ["--pp-size", str(lay.pp)]
+    args += sglang_node_flags(line_span(dep, "sglang"))
     if lay.attention_dp:
         args.append("--enable-dp-attention")
     if dep.moe and lay.ep > 1:
@@ -368,7 +421,7 @@ def sglang_command(dep: Deployment) -> str:
         "--mem-fraction-static", f"{dep.mem_fraction_static:g}",
         "--max-running-requests", str(_sglang_max_running_requests(dep)),
         "--context-length", str(dep.max_model_len),
-        "--chunked-prefill-size", str(dep.max_num_batched_tokens),
+        "--chunked-prefill-size", str(dep.chunked_prefill_size or dep.max_num_batched_tokens),
     ]  # fmt: skip
     args += _rope_flags(dep, "--json-model-override-args")
     if dep.kv_cache_dtype == "fp8":
@@ -433,10 +486,14 @@ TRTLLM_OPTIONS_FILE = "extra-llm-api-config.yml"
 
 def trtllm_command(dep: Deployment, free_gpu_memory_fraction: float) -> str:
     """`trtllm-serve MODEL ...` for one replica of the deployment (PyTorch backend): TP, PP and
-    EP, the admission cap as `--max_batch_size`, and the KV share of free memory. An
-    attention-DP group is one server of `--tp_size` ranks (attention TP 1 on each,
-    tensorrt_llm/mapping.py), `--max_batch_size` per rank, its options file naming
-    `enable_attention_dp` (`TRTLLM_OPTIONS_FILE`)."""
+    EP, the admission cap as `--max_batch_size`, the KV share of free memory, and chunked
+    prefill, which capcliff simulates on every engine but vLLM V0 and TensorRT-LLM leaves off
+    unless told (`enable_chunked_prefill` defaults to False in tensorrt_llm/llmapi/llm_args.py;
+    trtllm-serve's `--enable_chunked_prefill` switch, tensorrt_llm/commands/serve.py): without
+    it a prompt runs whole in one step, within --max_num_tokens. An attention-DP group is one
+    server of `--tp_size` ranks (attention TP 1 on each, tensorrt_llm/mapping.py),
+    `--max_batch_size` per rank, its options file naming `enable_attention_dp`
+    (`TRTLLM_OPTIONS_FILE`)."""
     lay = dep.layout
     ranks = lay.tp * (lay.dp if lay.attention_dp else 1)
     args = [
@@ -450,6 +507,7 @@ def trtllm_command(dep: Deployment, free_gpu_memory_fraction: float) -> str:
         "--max_num_tokens", str(dep.max_num_batched_tokens),
         "--max_seq_len", str(dep.max_model_len),
         "--kv_cache_free_gpu_memory_fraction", f"{free_gpu_memory_fraction:g}",
+        "--enable_chunked_prefill",
     ]  # fmt: skip
     if lay.attention_dp:
         args += ["--extra_llm_api_options", TRTLLM_OPTIONS_FILE]

@@ -5,7 +5,10 @@ A setting another engine reads (`refuse_other_engines_settings`), an MoE setting
 attention DP (`check_adp_balance`), a KV transfer cost without disagg (`refuse_disagg_only`), and
 the warning for offload tiers nothing looks up (`unused_tiers`), and a driver-reported memory
 given for more than one GPU type (`refuse_total_memory_across_gpus`), an engine on GPUs it does not
-run on (`refuse_engine_on_vendor`). Each refusal is one line naming the field.
+run on (`refuse_engine_on_vendor`), a chunked-prefill switch the engine is not simulated with
+(`refuse_chunked_prefill_switch`), a token budget below the running cap where the decodes share
+it (`refuse_budget_below_seats`), and why SGLang cannot load FP4 weights on a GPU
+(`sglang_fp4_refusal`). Each refusal is one line naming the field.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ from capcliff.catalog.specs import HardwareSpec
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
 from capcliff.memory.deepep import AllToAllBackend
+from capcliff.memory.weights import WeightScheme
 from capcliff.sim.config import PREFIX_CACHING_POLICIES, PreemptionMode
+from capcliff.units import WeightDType
 
 # Memory settings one engine family reads and the others ignore (memory/engines.py): given for
 # another engine they were dropped unsaid (`--engine sglang --gpu-memory-utilization 0.5` sized
@@ -156,3 +161,77 @@ def refuse_engine_on_vendor(settings: DeploymentSettings, hardware: HardwareSpec
             f"engine: {settings.engine.value} runs on {vendor} GPUs only, and {hardware.id} is "
             f"{hardware.vendor}'s; use vllm or sglang there, or one of {vendor}'s GPUs"
         )
+
+
+def refuse_chunked_prefill_switch(engine: EngineName, enabled: bool | None) -> None:
+    """Refuse `--[no-]enable-chunked-prefill` where it is not a setting capcliff simulates.
+
+    vLLM V0 takes either (its default depends on the context, `engines.vllm_v0_chunked_prefill`).
+    vLLM V1 always chunks prefills unless told not to (vllm/config/scheduler.py
+    `enable_chunked_prefill`), and TensorRT-LLM is simulated chunking them (its line sets
+    trtllm-serve's `--enable_chunked_prefill`): on is what both are simulated as, off is not
+    modelled for them. SGLang has no such switch: `--chunked-prefill-size` sizes its chunks."""
+    if enabled is None or engine is EngineName.VLLM_V0:
+        return
+    if engine is EngineName.SGLANG:
+        raise InputError(
+            "enable_chunked_prefill: vLLM's and TensorRT-LLM's switch, not a sglang setting; "
+            "SGLang chunks prefills by --chunked-prefill-size (--max-num-batched-tokens): "
+            "leave it unset"
+        )
+    if not enabled:
+        raise InputError(
+            f"enable_chunked_prefill: off is modelled for vllm-v0 only; {engine.value} is "
+            "simulated chunking prefills (its scheduler's mode, which --enable-chunked-prefill "
+            "names): leave it unset or on, or plan --engine vllm-v0"
+        )
+
+
+def refuse_budget_below_seats(
+    engine: EngineName, *, batched: int, seqs: int, seqs_given: bool
+) -> None:
+    """Refuse a token budget per step (`batched`) below the cap on running requests (`seqs`)
+    where the decodes share the step's budget. vLLM raises "max_num_batched_tokens (B) must be
+    greater than or equal to max_num_seqs (S)" (SchedulerConfig, vllm/config/scheduler.py), at
+    its default cap too; TensorRT-LLM's scheduler then runs at most B requests' tokens a step,
+    which the simulator, where every running request decodes in each step, does not model.
+    SGLang's prefill steps run alone: --chunked-prefill-size bounds the chunk, not the decode
+    batch (its own default on a GPU under 35 GiB is 2,048 beside at least 2,048 requests)."""
+    if batched >= seqs or engine is EngineName.SGLANG:
+        return
+    which = "given" if seqs_given else f"{engine.value}'s default cap"
+    fix = f"give --max-num-batched-tokens {seqs} or more, or --max-num-seqs {batched} or less"
+    if engine is EngineName.TRTLLM:
+        raise InputError(
+            f"max_num_batched_tokens: {batched} is below max_num_seqs {seqs} ({which}): "
+            f"TensorRT-LLM then schedules at most {batched} tokens a step, so not every running "
+            f"request decodes in each, which capcliff does not simulate; {fix}"
+        )
+    raise InputError(
+        f"max_num_batched_tokens: {batched} is below max_num_seqs {seqs} ({which}), which vLLM "
+        f"refuses (every running request takes a token of each step's budget); {fix}"
+    )
+
+
+# SGLang's NVFP4 (ModelOpt FP4) weights need compute capability 10.0: ModelOptFp4Config's
+# get_min_capability() returns 100 (python/sglang/srt/layers/quantization/modelopt_quant.py),
+# which the loader checks before it builds the model (`_get_quantization_config`,
+# python/sglang/srt/model_loader/loader.py: "The quantization method ... is not supported for
+# the current GPU. Minimum capability: 100"). Hopper (9.0) and AMD's GPUs (9.4, 9.5) are refused;
+# vLLM's ModelOptNvFp4Config asks for 7.5 and runs FP4 weights there through Marlin.
+SGLANG_FP4_MIN_CAPABILITY = 10.0
+
+
+def sglang_fp4_refusal(scheme: WeightScheme, hardware: HardwareSpec) -> str | None:
+    """Why SGLang refuses to load `scheme`'s NVFP4 weights on `hardware` (below compute
+    capability 10.0); None where it loads them, or the GPU's capability is not known."""
+    capability = hardware.compute_capability
+    if WeightDType.NVFP4 not in (scheme.linear, scheme.expert) or capability is None:
+        return None
+    if capability >= SGLANG_FP4_MIN_CAPABILITY:
+        return None
+    return (
+        f"SGLang loads nvfp4 weights only on GPUs of compute capability "
+        f"{SGLANG_FP4_MIN_CAPABILITY:.1f} or more (ModelOptFp4Config.get_min_capability() is "
+        f"100, which its model loader checks); {hardware.id} is {capability:.1f}"
+    )

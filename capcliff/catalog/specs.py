@@ -43,6 +43,9 @@ class HardwareSpec(_Frozen):
     dense_tflops_bf16: float = Field(gt=0)
     dense_tflops_fp8: float = Field(gt=0)
     dense_tflops_fp4: float | None = Field(default=None, gt=0)
+    # The device capability the engines' quantization gates read (torch's major.minor: the
+    # CUDA SM version, or on ROCm the gfx target's, gfx942 -> 9.4); None: not known, no gate.
+    compute_capability: float | None = Field(default=None, gt=0)
     scaleup_fabric: str
     scaleup_bw_gb_s_bidir: float = Field(gt=0)
     scaleup_domain_gpus: int = Field(gt=0)

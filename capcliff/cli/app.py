@@ -230,7 +230,8 @@ MEMORY_OPTIONS: dict[str, Any] = {
             "--enable-chunked-prefill/--no-enable-chunked-prefill",
             help="vLLM V0: chunked prefill on or off (default: V0's, on above 32K context "
             "except for MLA models). Off: prefills run in steps of their own and the budget "
-            "and profile run cover max_model_len tokens.",
+            "and profile run cover max_model_len tokens. vLLM V1 and TensorRT-LLM are "
+            "simulated with it on (off is refused); SGLang has no such switch.",
         ),
     ],
     "block_size": Annotated[int | None, typer.Option(help="KV block (page) size, tokens.")],

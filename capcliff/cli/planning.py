@@ -312,8 +312,7 @@ def plan(
         from capcliff.analysis.disagg.options import NoSplitError
         from capcliff.cli.disagg import plan_cheapest, plan_disagg
 
-        if named:
-            raise InputError("layout: not with --disagg (it searches the pools' layouts)")
+        _refuse_with_disagg(named=bool(named), serve_local_path=serve_local_path)
 
         prices = _prices(price_gpu_hour, gpu_ids)
         others = tuple(gpu_ids[1:])  # GPU types either pool may also run on
@@ -446,3 +445,15 @@ def _print_plan(report: PlanReport, output: PlanFormat) -> None:
         from capcliff.cli.render_plan import plan_view
 
         make_console().print(plan_view(report))
+
+
+def _refuse_with_disagg(*, named: bool, serve_local_path: bool) -> None:
+    """Refuse what `plan --disagg` does not take: layouts to evaluate (it searches the pools'
+    layouts) and --serve-local-path (its worker lines load the HF repo id)."""
+    if named:
+        raise InputError("layout: not with --disagg (it searches the pools' layouts)")
+    if serve_local_path:
+        raise InputError(
+            "serve_local_path: not with --disagg (its worker lines load the HF repo id); "
+            "plan without --disagg to serve the model directory"
+        )

@@ -144,8 +144,10 @@ class SimConfig:
             raise InputError(
                 f"engine_max_num_seqs: must be >= 1 or None, got {self.engine_max_num_seqs}"
             )
-        if self.max_num_batched_tokens < self.max_num_seqs:
-            # vLLM's SchedulerConfig refuses this too: every running request must fit one step.
+        if self.mixed_prefill and self.max_num_batched_tokens < self.max_num_seqs:
+            # every running request decodes within the step's token budget, as vLLM's
+            # SchedulerConfig requires; where prefill steps run alone (SGLang), the budget
+            # bounds the prefill chunk only and the decode batch is not budgeted
             raise InputError(
                 f"max_num_batched_tokens ({self.max_num_batched_tokens}) must be >= "
                 f"max_num_seqs ({self.max_num_seqs})"

@@ -20,7 +20,9 @@ from capcliff.analysis.deployment import Deployment, sglang_default_fraction
 from capcliff.analysis.disagg.pools import DisaggSpec, PoolPlan
 from capcliff.analysis.flags import Deployment as Served
 from capcliff.analysis.flags import command_text, sglang_command, vllm_command
+from capcliff.analysis.plan.commands import MODEL_PLACEHOLDER, served_model
 from capcliff.analysis.plan.inputs import PlanInputs
+from capcliff.analysis.setting_refusals import sglang_fp4_refusal
 from capcliff.catalog.layout import Layout
 from capcliff.units import KVDType, counted
 
@@ -35,10 +37,12 @@ def _served(dep: Deployment, plan: PoolPlan, inputs: PlanInputs, max_num_seqs: i
     stage = plan.memory.stages[0]
     given = dep.settings.mem_fraction_static
     return Served(
-        model=dep.model.hf_repo or dep.model.id,
+        model=served_model(dep, local=False),
         layout=layout,
         max_num_seqs=max_num_seqs,
         max_num_batched_tokens=max(inputs.config.max_num_batched_tokens, max_num_seqs),
+        chunked_prefill_size=inputs.config.max_num_batched_tokens,
+        gpus_per_node=plan.hardware.gpus_per_node,
         max_model_len=inputs.max_model_len,
         gpu_memory_utilization=dep.settings.gpu_memory_utilization,
         mem_fraction_static=given
@@ -50,6 +54,13 @@ def _served(dep: Deployment, plan: PoolPlan, inputs: PlanInputs, max_num_seqs: i
         moe=dep.model.arch.moe is not None,
         mla=dep.model.arch.mla is not None,
     )
+
+
+# the entry beside the lines when the config names no HF repo: the workers load the placeholder
+PLACEHOLDER_NOTE = (
+    f"{MODEL_PLACEHOLDER} in the lines: the config names no HF repo (_name_or_path); replace it "
+    "with the repo id or the model directory on each worker"
+)
 
 
 def _url(role: str, index: int) -> str:
@@ -85,7 +96,8 @@ def disagg_engine_settings(
     router = ["python", "-m", "sglang_router.launch_router", "--pd-disaggregation"]
     router += [w for i in range(spec.prefill_instances) for w in ("--prefill", _url("prefill", i))]
     router += [w for i in range(spec.decode_instances) for w in ("--decode", _url("decode", i))]
-    return {
+    refused = [why for p in pools if (why := sglang_fp4_refusal(dep.scheme, p.hardware))]
+    sglang = {
         "sglang prefill": _more(
             sglang_command(prefill), ["--disaggregation-mode", "prefill", *transfer]
         ),
@@ -93,6 +105,10 @@ def disagg_engine_settings(
             sglang_command(decode), ["--disaggregation-mode", "decode", *transfer]
         ),
         "sglang router": command_text(router),
+    }
+    return {
+        **({"sglang": f"no line: {refused[0]}"} if refused else sglang),
+        **({"model": PLACEHOLDER_NOTE} if prefill.model == MODEL_PLACEHOLDER else {}),
         "vllm prefill": _more(vllm_command(prefill), kv_config),
         "vllm decode": _more(vllm_command(decode), kv_config),
         "dynamo": (

@@ -85,16 +85,19 @@ class SweepPoint:
 
 def config_at(config: SimConfig, concurrency: int, dp: int) -> SimConfig:
     """`config` with max_num_seqs = min(ceil(concurrency / dp), the engine's own cap) per
-    replica (and the token budget raised to it where it was lower, as vLLM requires). The
-    engine's cap (`SimConfig.engine_max_num_seqs`, set only where the user gave no cap) holds
-    whatever the clients: SGLang with speculation runs at most 48 and the rest wait."""
+    replica (and the token budget raised to it where it was lower, as vLLM requires, where the
+    decodes share the step's budget; SGLang's prefill chunk does not bound its decode batch and
+    keeps its size). The engine's cap (`SimConfig.engine_max_num_seqs`, set only where the user
+    gave no cap) holds whatever the clients: SGLang with speculation runs at most 48 and the
+    rest wait."""
     seqs = ceil_div(concurrency, dp)
     if config.engine_max_num_seqs is not None:
         seqs = min(seqs, config.engine_max_num_seqs)
+    budget = config.max_num_batched_tokens
     return replace(
         config,
         max_num_seqs=seqs,
-        max_num_batched_tokens=max(config.max_num_batched_tokens, seqs),
+        max_num_batched_tokens=max(budget, seqs) if config.mixed_prefill else budget,
     )
 
 

@@ -16,6 +16,7 @@ from capcliff.analysis.served_weights import (
     online_quantization,
     quantized_checkpoint,
 )
+from capcliff.analysis.setting_refusals import sglang_fp4_refusal
 from capcliff.catalog.layout import parse_layout
 from capcliff.errors import InputError
 from capcliff.memory.budget import EngineName
@@ -138,6 +139,8 @@ def engine_flags(
         layout=layout,
         max_num_seqs=rec.max_num_seqs,
         max_num_batched_tokens=max(inputs.config.max_num_batched_tokens, rec.max_num_seqs),
+        chunked_prefill_size=inputs.config.max_num_batched_tokens,
+        gpus_per_node=dep.hardware.gpus_per_node,
         max_model_len=context,
         gpu_memory_utilization=dep.settings.gpu_memory_utilization,
         mem_fraction_static=sglang_default_fraction(dep, layout, stage.total_memory_bytes)
@@ -161,6 +164,7 @@ def engine_flags(
         adp_balance=dep.adp_balance,
         vllm_v0=dep.settings.engine is EngineName.VLLM_V0,
         vllm_release=_vllm_release(dep),
+        v0_chunked_prefill=dep.settings.enable_chunked_prefill,
         rope_scaling=dep.settings.rope_scaling,
         speculative=None
         if dep.speculation is None
@@ -205,7 +209,11 @@ def engine_flags(
         )
     warnings += unexpressed(served, "vllm") + unexpressed(served, "sglang")
     warnings += _simulated_only(dep)
-    commands = {"vllm": vllm_command(served), "sglang": sglang_command(served)}
+    commands = {"vllm": vllm_command(served)}
+    if (refused := sglang_fp4_refusal(dep.scheme, dep.hardware)) is None:
+        commands["sglang"] = sglang_command(served)
+    else:
+        warnings.append(f"sglang: no line: {refused}")
     if dep.settings.engine is EngineName.TRTLLM:  # the budget planned is TensorRT-LLM's
         commands.update(_trtllm(served, dep.settings.free_gpu_memory_fraction, warnings))
         if served.dtype is not None:  # tensorrt_llm/llmapi/llm_args.py BaseLlmArgs.dtype

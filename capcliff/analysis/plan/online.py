@@ -354,7 +354,9 @@ def _same_search(ctx: _Context, entry: FleetEntry, gpus: int) -> tuple[FleetEntr
     return alt, [
         f"{entry.gpu}: {alt.replicas} x {alt.layout} ({counted(alt.gpus, 'GPU')}) carries the "
         f"load for less than {entry.replicas} x {entry.layout} ({counted(entry.gpus, 'GPU')}), "
-        "the recommended layout's copies: the fleet line is the cheaper"
+        f"the recommended layout's copies (${alt.usd_per_million_output_tokens:,.2f} against "
+        f"${entry.usd_per_million_output_tokens:,.2f} per million output tokens): the fleet "
+        "line is the cheaper"
     ]
 
 

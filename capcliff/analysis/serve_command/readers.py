@@ -50,6 +50,11 @@ _INERT = frozenset(
         "host", "port", "served-model-name", "trust-remote-code", "api-key", "disable-log-requests",
         "disable-log-stats", "uvicorn-log-level", "log-level", "download-dir", "tokenizer",
         "revision", "seed", "enable-chunked-prefill", "backend", "log_level", "trust_remote_code",
+        # where a line's GPUs lie over nodes (capcliff/analysis/node_span.py: the lines it prints
+        # past one node carry them): SGLang's and vLLM's multi-node launch, and vLLM's Ray
+        "nnodes", "node-rank", "dist-init-addr", "data-parallel-size-local",
+        "data-parallel-address", "data-parallel-rpc-port", "data-parallel-start-rank", "headless",
+        "distributed-executor-backend",
     }
 )  # fmt: skip
 

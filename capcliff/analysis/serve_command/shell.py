@@ -20,7 +20,7 @@ _BOOLEAN = frozenset(
         "enforce-eager", "enable-dp-attention", "disable-radix-cache", "enable-hierarchical-cache",
         "disable-cuda-graph", "trust-remote-code", "disable-log-requests", "disable-log-stats",
         "enable-chunked-prefill", "no-enable-chunked-prefill", "disable-overlap-schedule",
-        "async-scheduling", "no-async-scheduling",
+        "async-scheduling", "no-async-scheduling", "headless",
     }
 )  # fmt: skip
 
