@@ -105,6 +105,24 @@ def _forced_checkpoint_kv(dep: Deployment, checkpoint: Model | None) -> frozense
     return frozenset({"vllm"}) & _auto_checkpoint_kv(dep, checkpoint) if forced else frozenset()
 
 
+# the engine line each engine's releases are printed on
+LINE_OF_ENGINE = {
+    EngineName.VLLM: "vllm",
+    EngineName.VLLM_V0: "vllm",
+    EngineName.SGLANG: "sglang",
+    EngineName.TRTLLM: "trtllm",
+}
+
+
+def line_releases(dep: Deployment) -> tuple[tuple[str, tuple[int, int, int]], ...]:
+    """The release the planned engine's line is for (`--engine-version`); the other engines'
+    lines are for their latest modelled releases."""
+    version = dep.settings.engine_version
+    if version is None:
+        return ()
+    return ((LINE_OF_ENGINE[dep.settings.engine], parse_version(version)),)
+
+
 def engine_flags(
     dep: Deployment,
     chosen: tuple[LayoutMemory, int],
@@ -122,6 +140,7 @@ def engine_flags(
         unexpressed,
         vllm_command,
     )
+    from capcliff.analysis.line_gaps import line_gaps
 
     memory, sweet_spot = chosen
     layout = parse_layout(rec.layout)
@@ -168,6 +187,7 @@ def engine_flags(
             dep.speculation.draft,
         ),
         spec_overlap=bool(dep.settings.spec_overlap),
+        releases=line_releases(dep),
     )
     warnings = flag_warnings(
         served,
@@ -202,6 +222,7 @@ def engine_flags(
             "commands, or pass --serve-local-path with a model directory"
         )
     warnings += unexpressed(served, "vllm") + unexpressed(served, "sglang")
+    warnings += line_gaps(served, "vllm") + line_gaps(served, "sglang")
     warnings += _simulated_only(dep)
     commands = {"vllm": vllm_command(served), "sglang": sglang_command(served)}
     if dep.settings.engine is EngineName.TRTLLM:  # the budget planned is TensorRT-LLM's

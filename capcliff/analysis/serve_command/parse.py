@@ -34,10 +34,10 @@ def parse_serve_command(
     if not words:
         raise InputError(f"{FIELD}: empty; give the engine command line, e.g. 'vllm serve MODEL'")
     engine, rest = split_engine(words)
-    reading = Reading(engine)
+    version = None if release is None else parse_version(release)
+    reading = Reading(engine, release=version)
     read_environment(reading, env)
     positional, options = split_options(rest, MANY_VALUES.get(engine, frozenset()))
-    version = None if release is None else parse_version(release)
     options = with_config_file(engine, options, base_dir, version)
     if engine == "vllm":
         options = dotted_json(options, "speculative-config")
