@@ -313,3 +313,22 @@ def test_every_boundary_the_code_names_is_in_the_table() -> None:
         keys |= set(re.findall(r'(?:takes\([^,]+|first\()\s*"(\w+)", "([^"]+)"', text))
     assert keys and all(what in table[engine] for engine, what in keys)
     assert table["vllm"]["--data-parallel-size"] == (0, 8, 3)
+
+
+def test_v0_line_carries_the_chunked_prefill_simulated() -> None:
+    # --enable-chunked-prefill was dropped from V0 lines: V0 chunks only past 32K tokens
+    # (arg_utils.py 0.6.6), and unchunked it refuses max_num_batched_tokens 2048 below a
+    # max_model_len of 5120 (config.py 0.6.6 SchedulerConfig._verify_args: "is smaller than
+    # max_model_len"). StoreBoolean takes `=False` to 0.8.4; 0.8.5 has --no-enable-chunked-prefill.
+    on = _dep(vllm_v0=True, enable_chunked_prefill=True)
+    assert "--enable-chunked-prefill" in shlex.split(vllm_command(on))
+    off = _dep(vllm_v0=True, enable_chunked_prefill=False)
+    assert "--enable-chunked-prefill=False" in _vllm(off, (0, 8, 4))
+    assert "--no-enable-chunked-prefill" in _vllm(off, (0, 8, 5))
+    assert "chunked" not in vllm_command(_dep(vllm_v0=True))
+    read = parse_serve_command(vllm_command(replace(off, releases=(("vllm", (0, 7, 3)),))))
+    assert read.settings["enable_chunked_prefill"] is False
+    assert (
+        "enable_chunked_prefill"
+        not in parse_serve_command("vllm serve org/m --enable-chunked-prefill").settings
+    )  # V1 always chunks

@@ -71,6 +71,8 @@ class Deployment:
     adp_balance: tuple[int, int] | None = None
     # vLLM's V0 engine (--engine vllm-v0, releases 0.6 - 0.7): it has no KV offloading flags
     vllm_v0: bool = False
+    # V0's chunked prefill as given (None: V0's default at max_model_len, which the line keeps)
+    enable_chunked_prefill: bool | None = None
     # a RoPE table over config.json's (canonical JSON; None: the config's own)
     rope_scaling: str | None = None
     # the release each engine's line is for ("vllm", "sglang", "trtllm"; one absent: the latest
@@ -216,6 +218,7 @@ def vllm_command(dep: Deployment) -> str:
     args += _rope_flags(dep, "--hf-overrides") + _vllm_cache_flags(dep, release)
     if dep.enforce_eager:
         args.append("--enforce-eager")
+    args += _vllm_v0_chunked_prefill(dep, release)
     if dep.all2all_backend in VLLM_DEEPEP_MODES and takes(release, "vllm", "--all2all-backend"):
         args += ["--all2all-backend", dep.all2all_backend]
     return command_text(args + vllm_speculative_flags(dep.speculative, release))
@@ -248,6 +251,21 @@ def _vllm_environment(dep: Deployment, release: Release | None) -> list[str]:
     ):
         env.append(f"VLLM_ALL2ALL_BACKEND={dep.all2all_backend}")
     return env
+
+
+def _vllm_v0_chunked_prefill(dep: Deployment, release: Release | None) -> list[str]:
+    """V0's chunked prefill where one was given: on is `--enable-chunked-prefill`; off is
+    `--no-enable-chunked-prefill` where the release's flag is a BooleanOptionalAction, else
+    StoreBoolean's `--enable-chunked-prefill=False`. Left out, V0 chunks only past 32K tokens
+    (arg_utils.py), and without chunking it refuses a --max-num-batched-tokens below
+    --max-model-len (config.py SchedulerConfig._verify_args, 0.6.6)."""
+    if not dep.vllm_v0 or dep.enable_chunked_prefill is None:
+        return []
+    if dep.enable_chunked_prefill:
+        return ["--enable-chunked-prefill"]
+    if takes(release, "vllm", "--no-enable-chunked-prefill"):
+        return ["--no-enable-chunked-prefill"]
+    return ["--enable-chunked-prefill=False"]
 
 
 def _vllm_cache_flags(dep: Deployment, release: Release | None) -> list[str]:

@@ -178,6 +178,7 @@ def engine_flags(
         all2all_backend=dep.settings.all2all_backend.value,
         adp_balance=dep.adp_balance,
         vllm_v0=dep.settings.engine is EngineName.VLLM_V0,
+        enable_chunked_prefill=dep.settings.enable_chunked_prefill,
         rope_scaling=dep.settings.rope_scaling,
         speculative=None
         if dep.speculation is None

@@ -71,6 +71,9 @@ def finish(r: Reading, layout: Layout) -> None:
     offload backend and all-to-all, the engine itself."""
     s = r.settings
     s["engine"] = "vllm-v0" if r.vllm_v0 else r.engine
+    chunked = s.pop("v0_chunked_prefill", None)
+    if r.vllm_v0 and chunked is not None:  # V1 always chunks: the flag changes nothing there
+        s["enable_chunked_prefill"] = chunked
     running = s.pop("max_running_requests", None)
     if running is not None:
         s["max_num_seqs"] = _running_per_replica(running, layout)

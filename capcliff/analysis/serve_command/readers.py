@@ -168,6 +168,17 @@ def _text(flag: str, value: str | None) -> str:
     return value or ""
 
 
+def _chunked_prefill_v0(flag: str, value: str | None) -> bool:
+    """vLLM's --enable-chunked-prefill (StoreBoolean to 0.8.4: bare or `=true`/`=false`, any
+    case; BooleanOptionalAction from 0.8.5, with --no-enable-chunked-prefill): it changes only
+    V0, where `finish` keeps it (V1 always chunks)."""
+    if flag == "no-enable-chunked-prefill":
+        return False
+    if value is None or value.lower() in ("true", "false"):
+        return value is None or value.lower() == "true"
+    raise InputError(f"{FIELD}: --enable-chunked-prefill wants true or false, got {value!r:.20}")
+
+
 def _yaml_bool(flag: str, value: str | None) -> bool:
     """A boolean of trtllm-serve's YAML (written back as `true`/`false` by `_flat_options`)."""
     if value not in ("true", "false"):
@@ -255,6 +266,8 @@ _VLLM: dict[str, Callable[..., None]] = {
     "hf-overrides": _config_override,
     # vLLM V1's AsyncScheduler is its overlap scheduler (perf/host_time.py)
     "async-scheduling": _setting("overlap_schedule", lambda f, v: True),
+    "enable-chunked-prefill": _setting("v0_chunked_prefill", _chunked_prefill_v0),
+    "no-enable-chunked-prefill": _setting("v0_chunked_prefill", _chunked_prefill_v0),
     "no-async-scheduling": _setting("overlap_schedule", lambda f, v: False),
 }  # fmt: skip
 
