@@ -14,7 +14,7 @@ from capcliff.analysis.flags import flag_warnings
 def _dep(max_num_seqs: int, dp: int) -> Any:
     return SimpleNamespace(
         max_num_seqs=max_num_seqs, moe=False, layout=SimpleNamespace(dp=dp, attention_dp=False),
-        vllm_v0=False, vllm_release=None,
+        vllm_v0=False, releases=(),
     )  # fmt: skip
 
 

@@ -57,7 +57,7 @@ def test_only_a_moe_models_independent_replicas_are_separate_vllm_servers(
 
     dep = SimpleNamespace(
         moe=moe, layout=SimpleNamespace(dp=dp, attention_dp=attention_dp), vllm_v0=False,
-        vllm_release=None,
+        releases=(),
     )  # fmt: skip
     assert vllm_separate_replicas(cast(Any, dep)) is separate
 

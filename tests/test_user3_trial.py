@@ -179,8 +179,8 @@ def test_vllm_serve_takes_data_parallel_size_from_0_8_3() -> None:
     # on 0.8.2 a dense dp4-tp2 is four `vllm serve --tensor-parallel-size 2` behind a balancer
     from capcliff.analysis.flags import vllm_command, vllm_separate_replicas
 
-    new = _served("dp4-tp2", vllm_release=(0, 8, 3))
-    old = _served("dp4-tp2", vllm_release=(0, 8, 2))
+    new = _served("dp4-tp2", releases=(("vllm", (0, 8, 3)),))
+    old = _served("dp4-tp2", releases=(("vllm", (0, 8, 2)),))
     words = _flag_words(vllm_command(new))
     assert words[words.index("--data-parallel-size") + 1] == "4"
     assert not vllm_separate_replicas(new)
@@ -193,7 +193,7 @@ def test_vllm_serve_takes_data_parallel_size_from_0_8_3() -> None:
 def test_an_old_vllm_releases_dp_line_is_one_replica_of_several() -> None:
     from capcliff.analysis.flags import flag_warnings
 
-    old = _served("dp4-tp2", vllm_release=(0, 7, 3))
+    old = _served("dp4-tp2", releases=(("vllm", (0, 7, 3)),))
     [said] = [w for w in flag_warnings(old, sweet_spot=36, one_request_fits=True,
                                        graphs_fit=True) if w.startswith("vllm:")]  # fmt: skip
     assert "run 4 of them behind a load balancer" in said
@@ -206,7 +206,7 @@ def test_an_old_vllm_releases_dp_line_is_one_replica_of_several() -> None:
 def test_an_attention_dp_layout_before_0_8_3_is_said_to_need_a_later_vllm() -> None:
     from capcliff.analysis.flags import flag_warnings
 
-    dep = _served("dpa8-ep8", moe=True, vllm_release=(0, 8, 0))
+    dep = _served("dpa8-ep8", moe=True, releases=(("vllm", (0, 8, 0)),))
     said = [w for w in flag_warnings(dep, sweet_spot=8, one_request_fits=True, graphs_fit=True)]
     assert any("vLLM 0.8.0 serves no attention-DP layout" in w for w in said)
 

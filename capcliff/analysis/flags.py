@@ -22,6 +22,13 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
+from capcliff.analysis.flag_releases import (
+    VLLM_V0_LINE_RELEASE,
+    Release,
+    first,
+    takes,
+    vllm_block_sizes,
+)
 from capcliff.analysis.node_span import (
     NodeSpan,
     node_span,
@@ -71,8 +78,8 @@ class Deployment:
     adp_balance: tuple[int, int] | None = None
     # vLLM's V0 engine (--engine vllm-v0, releases 0.6 - 0.7): it has no KV offloading flags
     vllm_v0: bool = False
-    # the vLLM V1 release the line is for (--engine vllm --engine-version); None: the latest
-    vllm_release: tuple[int, int, int] | None = None
+    # V0's chunked prefill as given (None: V0's default at max_model_len, which the line keeps)
+    enable_chunked_prefill: bool | None = None
     # a RoPE table over config.json's (canonical JSON; None: the config's own)
     rope_scaling: str | None = None
     # SGLang's --chunked-prefill-size where the simulated chunk is below max_num_batched_tokens
@@ -80,9 +87,17 @@ class Deployment:
     # decode batch); None: max_num_batched_tokens
     chunked_prefill_size: int | None = None
     gpus_per_node: int | None = None  # the GPU's node; None: not known (no node flags)
-    # vLLM V0's chunked prefill as given (its default, by context, when None): V0's
-    # `--enable-chunked-prefill` takes a value (StoreBoolean, vllm/engine/arg_utils.py 0.6-0.7)
-    v0_chunked_prefill: bool | None = None
+    # the release each engine's line is for ("vllm", "sglang", "trtllm"; one absent: the latest
+    # modelled, or V0's VLLM_V0_LINE_RELEASE for a V0 line): the line names only its flags
+    releases: tuple[tuple[str, Release], ...] = ()
+
+
+def line_release(dep: Deployment, engine: str) -> Release | None:
+    """The release `engine`'s line (vllm, sglang, trtllm) is for; None: the latest modelled."""
+    for name, release in dep.releases:
+        if name == engine:
+            return release
+    return VLLM_V0_LINE_RELEASE if engine == "vllm" and dep.vllm_v0 else None
 
 
 # vLLM's `--speculative-config` method names (vllm/config/speculative.py `SpeculativeMethod`):
@@ -98,40 +113,61 @@ DRAFT_PLACEHOLDER = "<EAGLE-3 draft checkpoint>"
 TRTLLM_SPEC_DECODING_TYPE = {"mtp": "MTP", "eagle": "Eagle3", "ngram": "NGram"}
 
 
-def trtllm_speculative_config(spec: tuple[str, int, str | None] | None) -> str | None:
+def trtllm_speculative_config(
+    spec: tuple[str, int, str | None] | None, release: Release | None = None
+) -> str | None:
     """The `speculative_config` of trtllm-serve's --extra_llm_api_options YAML, in flow style:
     MTP counts its draft layers (num_nextn_predict_layers), EAGLE-3 and n-gram their draft
-    length (max_draft_len); None without speculation."""
+    length (max_draft_len); None without speculation. Before the release that names
+    "decoding_type Eagle3" (flag_releases), EAGLE-3 is decoding_type Eagle (its
+    eagle3_one_model on by default) with `speculative_model_dir`."""
     if spec is None:
         return None
     method, k, draft = spec
-    fields = [f"decoding_type: {TRTLLM_SPEC_DECODING_TYPE[method]}"]
+    eagle3 = takes(release, "trtllm", "decoding_type Eagle3")
+    kind = TRTLLM_SPEC_DECODING_TYPE[method] if method != "eagle" or eagle3 else "Eagle"
+    fields = [f"decoding_type: {kind}"]
     if method == "mtp":
         fields.append(f"num_nextn_predict_layers: {k}")
     else:
         fields.append(f"max_draft_len: {k}")
     if method == "eagle":
-        fields.append(f"speculative_model: {draft or DRAFT_PLACEHOLDER}")
+        key = "speculative_model" if eagle3 else "speculative_model_dir"
+        fields.append(f"{key}: {draft or DRAFT_PLACEHOLDER}")
     return "speculative_config: {" + ", ".join(fields) + "}"
 
 
-def vllm_speculative_flags(spec: tuple[str, int, str | None] | None) -> list[str]:
-    """`--speculative-config '{"method": ..., "num_speculative_tokens": K[, "model": DRAFT]}'`."""
-    if spec is None:
+def vllm_speculative_flags(
+    spec: tuple[str, int, str | None] | None, release: Release | None = None
+) -> list[str]:
+    """`--speculative-config '{"method": ..., "num_speculative_tokens": K[, "model": DRAFT]}'`;
+    none where vLLM `release` has no such config or method (`line_gaps` says so). Before
+    "method mtp" (flag_releases) MTP names no method: vLLM takes the draft from the model's
+    own layers."""
+    if spec is None or not takes(release, "vllm", "--speculative-config"):
         return []
     method, k, draft = spec
+    if method == "eagle" and not takes(release, "vllm", "method eagle3"):
+        return []
+    if method == "mtp" and not takes(release, "vllm", "method mtp"):
+        return ["--speculative-config", f'{{"num_speculative_tokens": {k}}}']
     config = f'{{"method": "{VLLM_SPEC_METHOD[method]}", "num_speculative_tokens": {k}'
     if method == "eagle":
         config += f', "model": "{draft or DRAFT_PLACEHOLDER}"'
     return ["--speculative-config", config + "}"]
 
 
-def sglang_speculative_flags(spec: tuple[str, int, str | None] | None) -> list[str]:
+def sglang_speculative_flags(
+    spec: tuple[str, int, str | None] | None, release: Release | None = None
+) -> list[str]:
     """`--speculative-algorithm A --speculative-num-steps K --speculative-eagle-topk 1
-    --speculative-num-draft-tokens K+1` (a chain of K drafts; NGRAM takes the draft count)."""
+    --speculative-num-draft-tokens K+1` (a chain of K drafts; NGRAM takes the draft count);
+    none where SGLang `release` lacks the algorithm (`line_gaps` says so)."""
     if spec is None:
         return []
     method, k, draft = spec
+    if not takes(release, "sglang", f"--speculative-algorithm {SGLANG_SPEC_ALGORITHM[method]}"):
+        return []
     args = ["--speculative-algorithm", SGLANG_SPEC_ALGORITHM[method]]
     if method == "ngram":
         return [*args, "--speculative-num-draft-tokens", str(k + 1)]
@@ -143,24 +179,17 @@ def sglang_speculative_flags(spec: tuple[str, int, str | None] | None) -> list[s
     ]  # fmt: skip
 
 
-# `vllm serve --data-parallel-size`: single-node data parallelism behind the API server came with
-# V1's AsyncLLM data parallel (vllm-project/vllm PR #13923, vLLM v0.8.3 release notes, "Single
-# node data parallel with API server support"); V0 and earlier V1 releases serve one replica a
-# process.
-VLLM_SERVE_DP_RELEASE = (0, 8, 3)
-
-
 def vllm_serves_dp(dep: Deployment) -> bool:
-    """Whether the line's vLLM release takes `--data-parallel-size` in `vllm serve`."""
-    if dep.vllm_v0:
-        return False
-    return dep.vllm_release is None or dep.vllm_release >= VLLM_SERVE_DP_RELEASE
+    """Whether the line's vLLM release takes `--data-parallel-size` in `vllm serve`: V1 from
+    0.8.3 (vllm-project/vllm PR #13923, v0.8.3 release notes, "Single node data parallel with
+    API server support"; data/flag_releases.toml); V0 runs no DP of its own."""
+    return not dep.vllm_v0 and takes(line_release(dep, "vllm"), "vllm", "--data-parallel-size")
 
 
 def vllm_separate_replicas(dep: Deployment) -> bool:
     """Whether the layout's DP replicas must be separate `vllm serve` processes: a MoE model's
     independent replicas, and any model's before `vllm serve` took `--data-parallel-size`
-    (`VLLM_SERVE_DP_RELEASE`). vLLM's `--data-parallel-size` runs a MoE model's DP ranks in
+    (`vllm_serves_dp`). vLLM's `--data-parallel-size` runs a MoE model's DP ranks in
     lockstep (dummy forward passes on idle ranks) with its MoE layers over all `dp x tp` ranks
     of a stage, TP-sharded by default (docs.vllm.ai, serving/data_parallel_deployment), which
     is attention DP (`dpa`), not independent replicas."""
@@ -173,7 +202,7 @@ def vllm_separate_replicas(dep: Deployment) -> bool:
 def _rope_flags(dep: Deployment, overrides: str) -> list[str]:
     """The engine's flag laying the RoPE table over config.json: `overrides` (vLLM's
     --hf-overrides, SGLang's --json-model-override-args) with {"rope_scaling": table}; vLLM V0's
-    releases (0.6 - 0.7) take --rope-scaling, which vLLM dropped before 0.11."""
+    releases (0.6 - 0.7) take --rope-scaling, which vLLM dropped in 0.11.1."""
     if dep.rope_scaling is None:
         return []
     if dep.vllm_v0:
@@ -192,17 +221,19 @@ def _vllm_dp_flag(dep: Deployment) -> list[str]:
 
 def vllm_command(dep: Deployment) -> str:
     """`vllm serve MODEL ...` for the deployment (for one replica where the replicas must be
-    separate servers, `vllm_separate_replicas`)."""
+    separate servers, `vllm_separate_replicas`, or where its release has no
+    --data-parallel-size), with only the flags its release parses (`line_release`)."""
     lay = dep.layout
     span = line_span(dep, "vllm")
+    release = line_release(dep, "vllm")
     args = [
-        "vllm", "serve", dep.model,
+        *_vllm_environment(dep, release), "vllm", "serve", dep.model,
         "--tensor-parallel-size", str(lay.tp),
         "--pipeline-parallel-size", str(lay.pp),
         *_vllm_dp_flag(dep),
     ]  # fmt: skip
     args += vllm_node_flags(span, lay.tp, lay.pp)
-    if dep.moe and lay.ep > 1:
+    if dep.moe and lay.ep > 1 and takes(release, "vllm", "--enable-expert-parallel"):
         args.append("--enable-expert-parallel")
     if dep.quantization is not None:
         args += ["--quantization", dep.quantization]
@@ -213,31 +244,73 @@ def vllm_command(dep: Deployment) -> str:
         "--max-num-batched-tokens", str(dep.max_num_batched_tokens),
         "--gpu-memory-utilization", f"{dep.gpu_memory_utilization:g}",
         "--max-model-len", str(dep.max_model_len),
-        "--kv-cache-dtype", _named_kv(dep, "vllm", "bfloat16"),
+        "--kv-cache-dtype", named_kv(dep, "vllm", "bfloat16"),
     ]  # fmt: skip
-    args += _rope_flags(dep, "--hf-overrides")
-    if dep.kv_cache_memory_bytes is not None:
+    args += _rope_flags(dep, "--hf-overrides") + _vllm_cache_flags(dep, release)
+    if dep.enforce_eager:
+        args.append("--enforce-eager")
+    args += _vllm_v0_chunked_prefill(dep, release)
+    if dep.all2all_backend in VLLM_DEEPEP_MODES and takes(release, "vllm", "--all2all-backend"):
+        args += ["--all2all-backend", dep.all2all_backend]
+    return command_text(args + vllm_speculative_flags(dep.speculative, release))
+
+
+# capcliff's all2all backends that name one of vLLM's DeepEP kernels
+VLLM_DEEPEP_MODES = ("deepep_high_throughput", "deepep_low_latency")
+
+
+def _vllm_environment(dep: Deployment, release: Release | None) -> list[str]:
+    """The variables the vllm line sets: the engine where the release's default is the other
+    one (V0 under VLLM_USE_V1=0, harmless before 0.8; V1 under VLLM_USE_V1=1 before 0.8) and
+    the DeepEP kernels where only VLLM_ALL2ALL_BACKEND names them (0.9.1 - 0.11.0)."""
+    env = []
+    if dep.vllm_v0:
+        env.append("VLLM_USE_V1=0")
+    elif release is not None and release < first("vllm", "V1 by default"):
+        env.append("VLLM_USE_V1=1")
+    deepep = dep.all2all_backend in VLLM_DEEPEP_MODES
+    if (
+        deepep
+        and takes(release, "vllm", "VLLM_ALL2ALL_BACKEND=deepep")
+        and not takes(release, "vllm", "--all2all-backend")
+    ):
+        env.append(f"VLLM_ALL2ALL_BACKEND={dep.all2all_backend}")
+    return env
+
+
+def _vllm_v0_chunked_prefill(dep: Deployment, release: Release | None) -> list[str]:
+    """V0's chunked prefill where one was given: on is `--enable-chunked-prefill`; off is
+    `--no-enable-chunked-prefill` where the release's flag is a BooleanOptionalAction, else
+    StoreBoolean's `--enable-chunked-prefill=False`. Left out, V0 chunks only past 32K tokens
+    (arg_utils.py), and without chunking it refuses a --max-num-batched-tokens below
+    --max-model-len (config.py SchedulerConfig._verify_args, 0.6.6)."""
+    if not dep.vllm_v0 or dep.enable_chunked_prefill is None:
+        return []
+    if dep.enable_chunked_prefill:
+        return ["--enable-chunked-prefill"]
+    if takes(release, "vllm", "--no-enable-chunked-prefill"):
+        return ["--no-enable-chunked-prefill"]
+    return ["--enable-chunked-prefill=False"]
+
+
+def _vllm_cache_flags(dep: Deployment, release: Release | None) -> list[str]:
+    """The KV bytes, prefix caching, CPU offload and block size flags release `release` takes."""
+    args = []
+    if dep.kv_cache_memory_bytes is not None and takes(release, "vllm", "--kv-cache-memory-bytes"):
         args += ["--kv-cache-memory-bytes", str(dep.kv_cache_memory_bytes)]
     if dep.prefix_caching is not None:
         caching = "--enable-prefix-caching" if dep.prefix_caching else "--no-enable-prefix-caching"
         args.append(caching)
-    return command_text(args + _vllm_engine_flags(dep) + vllm_speculative_flags(dep.speculative))
-
-
-def _vllm_engine_flags(dep: Deployment) -> list[str]:
-    """vLLM's offload, block, chunked-prefill (V0), eager and all-to-all flags."""
-    args = []
-    if dep.offload_cpu_bytes and not dep.vllm_v0:
+    if (
+        dep.offload_cpu_bytes
+        and not dep.vllm_v0
+        and takes(release, "vllm", "--kv-offloading-backend")
+    ):
         size = dep.offload_cpu_bytes / GIB
         args += ["--kv-offloading-backend", "native", "--kv-offloading-size", f"{size:g}"]
-    if dep.block_size is not None:
+    sizes = vllm_block_sizes(release)
+    if dep.block_size is not None and (sizes is None or dep.block_size in sizes):
         args += ["--block-size", str(dep.block_size)]
-    if dep.vllm_v0 and dep.v0_chunked_prefill is not None:
-        args += ["--enable-chunked-prefill", str(dep.v0_chunked_prefill)]
-    if dep.enforce_eager:
-        args.append("--enforce-eager")
-    if dep.all2all_backend in ("deepep_high_throughput", "deepep_low_latency"):
-        args += ["--all2all-backend", dep.all2all_backend]
     return args
 
 
@@ -279,13 +352,13 @@ def unexpressed(dep: Deployment, engine: str) -> list[str]:
         )
     if engine == "vllm" and dep.offload_cpu_bytes and dep.vllm_v0:
         # `--kv-offloading-backend/--kv-offloading-size` are V1's OffloadingConnector
-        # (vllm/config/cache.py `kv_offloading_size`, vllm-project/vllm PR #24498, vLLM 0.11,
+        # (vllm/config/cache.py `kv_offloading_size`, vllm-project/vllm PR #24498, vLLM 0.11.1,
         # after V0's removal); V0's --swap-space holds preempted requests only and
         # --cpu-offload-gb holds weights, not KV
         said.append(
             f"vllm: the CPU offload tier ({dep.offload_cpu_bytes / GIB:g} GiB per replica) has "
             "no flag on vLLM V0 (--engine vllm-v0): --kv-offloading-backend came with V1 "
-            "(vLLM 0.11); an LMCache --kv-transfer-config holds it, or serve on V1"
+            "(vLLM 0.11.1); an LMCache --kv-transfer-config holds it, or serve on V1"
         )
     if engine == "vllm" and dep.offload_write_back:
         said.append(
@@ -335,7 +408,7 @@ def trtllm_adp_balance_config(balance: tuple[int, int] | None) -> str | None:
     )
 
 
-def _named_kv(dep: Deployment, engine: str, sixteen_bit: str) -> str:
+def named_kv(dep: Deployment, engine: str, sixteen_bit: str) -> str:
     """`engine`'s --kv-cache-dtype value: `sixteen_bit` (vLLM's `bfloat16`, SGLang's `bf16`) for
     a 16-bit cache where its `auto` would take the checkpoint's own KV quantisation, else the
     deployment's."""
@@ -367,7 +440,7 @@ def _trtllm_unexpressed(dep: Deployment) -> list[str]:
             "trtllm-serve: prefix caching off is kv_cache_config.enable_block_reuse: false in "
             "--extra_llm_api_options"
         )
-    config = trtllm_speculative_config(dep.speculative)
+    config = trtllm_speculative_config(dep.speculative, line_release(dep, "trtllm"))
     if config is not None:
         said.append(f"trtllm-serve: speculative decoding is `{config}` in --extra_llm_api_options")
     if dep.offload_cpu_bytes:
@@ -393,69 +466,135 @@ def command_text(args: list[str]) -> str:
 
 def sglang_command(dep: Deployment) -> str:
     """`python -m sglang.launch_server ...` for the deployment (prefixed by
-    `SGLANG_ENABLE_SPEC_V2=1` when speculation was simulated under the overlap scheduler).
+    `SGLANG_ENABLE_SPEC_V2=1` when speculation was simulated under the overlap scheduler), with
+    only the flags its release parses (`line_release`).
 
-    Pipeline stages map to `--pp-size` (SGLang >= 0.4.9). An attention-DP layout maps to
-    `--enable-dp-attention` with `--tp` = all dp x tp ranks of the lockstep group (SGLang's
-    `--tp` counts them; `--dp` divides it) and `--ep-size` dividing `--tp`.
+    Pipeline stages map to `--pp-size`. An attention-DP layout maps to `--enable-dp-attention`
+    with `--tp` = all dp x tp ranks of the lockstep group (SGLang's `--tp` counts them; `--dp`
+    divides it) and `--ep-size` dividing `--tp`.
     """
     lay = dep.layout
+    release = line_release(dep, "sglang")
     # SGLang 0.5.x runs EAGLE/NEXTN speculation without its overlap scheduler unless this
     # variable is set (python/sglang/srt/environ.py SGLANG_ENABLE_SPEC_V2); it must reach the
     # server's environment, so it prefixes the command rather than being set on a line before.
-    env = ["SGLANG_ENABLE_SPEC_V2=1"] if dep.spec_overlap and dep.speculative else []
+    overlap = (
+        dep.spec_overlap and dep.speculative and takes(release, "sglang", "SGLANG_ENABLE_SPEC_V2")
+    )
     args = [
-        *env, "python", "-m", "sglang.launch_server",
+        *(["SGLANG_ENABLE_SPEC_V2=1"] if overlap else []), "python", "-m", "sglang.launch_server",
         "--model-path", dep.model,
-        "--tp", str(lay.tp * lay.dp if lay.attention_dp else lay.tp),
+        "--tp", str(sglang_tp(dep)),
         "--dp", str(line_dp(dep, "sglang")),
     ]  # fmt: skip
-    if lay.pp > 1:
+    if lay.pp > 1 and takes(release, "sglang", "--pp-size"):
         args += ["--pp-size", str(lay.pp)]
     args += sglang_node_flags(line_span(dep, "sglang"))
     if lay.attention_dp:
         args.append("--enable-dp-attention")
-    if dep.moe and lay.ep > 1:
-        args += ["--ep-size", str(lay.ep)]
+    args += _sglang_ep_flags(dep, release)
     args += [
         "--mem-fraction-static", f"{dep.mem_fraction_static:g}",
         "--max-running-requests", str(_sglang_max_running_requests(dep)),
         "--context-length", str(dep.max_model_len),
         "--chunked-prefill-size", str(dep.chunked_prefill_size or dep.max_num_batched_tokens),
     ]  # fmt: skip
-    args += _rope_flags(dep, "--json-model-override-args")
-    if dep.kv_cache_dtype == "fp8":
-        args += ["--kv-cache-dtype", "fp8_e4m3"]
-    elif _named_kv(dep, "sglang", "bf16") == "bf16":
-        args += ["--kv-cache-dtype", "bf16"]
+    args += _rope_flags(dep, "--json-model-override-args") + _sglang_kv_flags(dep, release)
     if dep.quantization is not None:
         args += ["--quantization", dep.quantization]
     if dep.dtype is not None:
         args += ["--dtype", dep.dtype]
-    return command_text(args + _sglang_cache_flags(dep) + sglang_speculative_flags(dep.speculative))
+    args += _sglang_cache_flags(dep, release)
+    return command_text(args + sglang_speculative_flags(dep.speculative, release))
 
 
-def _sglang_cache_flags(dep: Deployment) -> list[str]:
+def sglang_tp(dep: Deployment) -> int:
+    """SGLang's `--tp`: the layout's TP, or all dp x tp ranks of an attention-DP group."""
+    lay = dep.layout
+    return lay.tp * lay.dp if lay.attention_dp else lay.tp
+
+
+def sglang_ep_expressible(dep: Deployment) -> bool:
+    """Whether the SGLang line can run the layout's expert parallelism: from the release that
+    reads "--ep-size without --enable-ep-moe" any `--ep-size`; before it (from "--ep-size")
+    only EP over the whole --tp group, which `--enable-ep-moe` (or `--enable-deepep-moe`)
+    sets."""
+    release = line_release(dep, "sglang")
+    if takes(release, "sglang", "--ep-size without --enable-ep-moe"):
+        return True
+    return takes(release, "sglang", "--ep-size") and dep.layout.ep == sglang_tp(dep)
+
+
+def _sglang_ep_flags(dep: Deployment, release: Release | None) -> list[str]:
+    """`--ep-size` (with `--enable-ep-moe` before "--ep-size without --enable-ep-moe", where
+    DeepEP's own switch does not set it), or nothing where the release cannot run the layout's
+    EP."""
+    if not (dep.moe and dep.layout.ep > 1) or not sglang_ep_expressible(dep):
+        return []
+    args = ["--ep-size", str(dep.layout.ep)]
+    if not takes(
+        release, "sglang", "--ep-size without --enable-ep-moe"
+    ) and not sglang_deepep_expressible(dep):
+        args.insert(0, "--enable-ep-moe")
+    return args
+
+
+def sglang_deepep_expressible(dep: Deployment) -> bool:
+    """Whether the SGLang line can run the DeepEP all-to-all simulated: from "--deepep-mode", with
+    the layout's EP expressible, and its auto mode beside DP attention only from "--deepep-mode
+    auto with --enable-dp-attention" (flag_releases)."""
+    release = line_release(dep, "sglang")
+    mode = SGLANG_DEEPEP_MODES.get(dep.all2all_backend)
+    if (
+        mode is None
+        or not takes(release, "sglang", "--deepep-mode")
+        or not sglang_ep_expressible(dep)
+    ):
+        return False
+    auto_dpa = mode == "auto" and dep.layout.attention_dp
+    return not auto_dpa or takes(release, "sglang", "--deepep-mode auto with --enable-dp-attention")
+
+
+def _sglang_kv_flags(dep: Deployment, release: Release | None) -> list[str]:
+    """`--kv-cache-dtype`: FP8 as fp8_e4m3 (fp8_e5m2, the same bytes, where the release has no
+    e4m3), or bf16 where `auto` would take the checkpoint's FP8 and the release names bf16."""
+    if dep.kv_cache_dtype == "fp8":
+        fp8 = "fp8_e4m3" if takes(release, "sglang", "--kv-cache-dtype fp8_e4m3") else "fp8_e5m2"
+        return ["--kv-cache-dtype", fp8]
+    if named_kv(dep, "sglang", "bf16") == "bf16" and takes(
+        release, "sglang", "--kv-cache-dtype bf16"
+    ):
+        return ["--kv-cache-dtype", "bf16"]
+    return []
+
+
+# capcliff's all2all backends as SGLang's --deepep-mode names them
+SGLANG_DEEPEP_MODES = {"deepep": "auto", "deepep_high_throughput": "normal",
+                       "deepep_low_latency": "low_latency"}  # fmt: skip
+
+
+def _sglang_cache_flags(dep: Deployment, release: Release | None) -> list[str]:
     """The radix cache off, HiCache (host offload, GB per rank), page size, CUDA graphs off and
-    the DeepEP all-to-all."""
+    the DeepEP all-to-all, as release `release` names them."""
     args = []
     if dep.prefix_caching is False:
         args.append("--disable-radix-cache")
-    if dep.offload_cpu_bytes:
+    if dep.offload_cpu_bytes and takes(release, "sglang", "--hicache-size"):
         policy = "write_back" if dep.offload_write_back else "write_through"
         args += [
             "--enable-hierarchical-cache", "--hicache-size", str(hicache_gb(dep)),
             "--hicache-write-policy", policy,
         ]  # fmt: skip
-    if dep.block_size is not None:
+    if dep.block_size is not None and takes(release, "sglang", "--page-size"):
         args += ["--page-size", str(dep.block_size)]
     if dep.enforce_eager:
         args.append("--disable-cuda-graph")
-    modes = {"deepep": "auto", "deepep_high_throughput": "normal",
-             "deepep_low_latency": "low_latency"}  # fmt: skip
-    if dep.all2all_backend in modes:
-        args += ["--moe-a2a-backend", "deepep", "--deepep-mode", modes[dep.all2all_backend]]
-    return args
+    mode = SGLANG_DEEPEP_MODES.get(dep.all2all_backend)
+    if mode is None or not sglang_deepep_expressible(dep):
+        return args
+    if takes(release, "sglang", "--moe-a2a-backend"):
+        return [*args, "--moe-a2a-backend", "deepep", "--deepep-mode", mode]
+    return [*args, "--enable-deepep-moe", "--deepep-mode", mode]
 
 
 def hicache_gb(dep: Deployment) -> int:
@@ -563,5 +702,6 @@ def _vllm_line_release(dep: Deployment) -> str:
     """The vLLM release a line is for, in words."""
     if dep.vllm_v0:
         return "vLLM V0"
-    assert dep.vllm_release is not None  # only asked where the release is known and old
-    return "vLLM " + ".".join(str(part) for part in dep.vllm_release)
+    release = line_release(dep, "vllm")
+    assert release is not None  # only asked where the release is known and old
+    return "vLLM " + ".".join(str(part) for part in release)

@@ -267,7 +267,8 @@ MEMORY_OPTIONS: dict[str, Any] = {
         typer.Option(
             help="The engine's release, e.g. 0.4.3, for its step-time profile and vLLM's "
             "CUDA-graph rule: capture sizes, and from 0.20.0 (0.26.0 on AMD) the graphs out of "
-            "the KV budget (default: the latest modelled release; outputs print which)."
+            "the KV budget, and the flags its printed engine line names (default: the latest "
+            "modelled release; outputs print which)."
         ),
     ],
 }

@@ -107,6 +107,24 @@ def _vllm_forced_fp8(dep: Deployment, checkpoint: Model | None) -> bool:
     return vllm_forces_fp8(arch, settings)
 
 
+# the engine line each engine's releases are printed on
+LINE_OF_ENGINE = {
+    EngineName.VLLM: "vllm",
+    EngineName.VLLM_V0: "vllm",
+    EngineName.SGLANG: "sglang",
+    EngineName.TRTLLM: "trtllm",
+}
+
+
+def line_releases(dep: Deployment) -> tuple[tuple[str, tuple[int, int, int]], ...]:
+    """The release the planned engine's line is for (`--engine-version`); the other engines'
+    lines are for their latest modelled releases."""
+    version = dep.settings.engine_version
+    if version is None:
+        return ()
+    return ((LINE_OF_ENGINE[dep.settings.engine], parse_version(version)),)
+
+
 def engine_flags(
     dep: Deployment,
     chosen: tuple[LayoutMemory, int],
@@ -124,6 +142,7 @@ def engine_flags(
         unexpressed,
         vllm_command,
     )
+    from capcliff.analysis.line_gaps import line_gaps
 
     memory, sweet_spot = chosen
     layout = parse_layout(rec.layout)
@@ -163,8 +182,7 @@ def engine_flags(
         all2all_backend=dep.settings.all2all_backend.value,
         adp_balance=dep.adp_balance,
         vllm_v0=dep.settings.engine is EngineName.VLLM_V0,
-        vllm_release=_vllm_release(dep),
-        v0_chunked_prefill=dep.settings.enable_chunked_prefill,
+        enable_chunked_prefill=dep.settings.enable_chunked_prefill,
         rope_scaling=dep.settings.rope_scaling,
         speculative=None
         if dep.speculation is None
@@ -174,6 +192,7 @@ def engine_flags(
             dep.speculation.draft,
         ),
         spec_overlap=bool(dep.settings.spec_overlap),
+        releases=line_releases(dep),
     )
     warnings = flag_warnings(
         served,
@@ -208,6 +227,7 @@ def engine_flags(
             "commands, or pass --serve-local-path with a model directory"
         )
     warnings += unexpressed(served, "vllm") + unexpressed(served, "sglang")
+    warnings += line_gaps(served, "vllm") + line_gaps(served, "sglang")
     warnings += _simulated_only(dep)
     commands = {"vllm": vllm_command(served)}
     if (refused := sglang_fp4_refusal(dep.scheme, dep.hardware)) is None:
@@ -223,15 +243,6 @@ def engine_flags(
             )
         warnings += unexpressed(served, "trtllm")
     return commands, warnings
-
-
-def _vllm_release(dep: Deployment) -> tuple[int, int, int] | None:
-    """The vLLM V1 release the vllm line is for: the one planned (`--engine vllm
-    --engine-version`); None (the latest) where the plan is another engine's."""
-    version = dep.settings.engine_version
-    if dep.settings.engine is not EngineName.VLLM or version is None:
-        return None
-    return parse_version(version)
 
 
 def _cap_memory_note(dep: Deployment, memory: LayoutMemory, cap: int, length: int) -> list[str]:

@@ -32,6 +32,8 @@ def read_layout(r: Reading) -> Layout:
     if r.engine == "vllm":
         return Layout(dp=dp, tp=tp, pp=pp, ep=tp * dp if "ep" in r.switches else 1)
     ep = r.sizes.get("ep", 1)
+    if r.engine == "sglang" and r.switches & {"ep_moe", "deepep_moe"}:
+        ep = tp  # server_args.py (0.4.x): `self.ep_size = self.tp_size` under either switch
     if ep > tp > 0 or (ep > 0 and tp > 0 and tp % ep):
         # trtllm: moe_tp_size x moe_ep_size must equal tp_size (tensorrt_llm/mapping.py);
         # SGLang: each rank's EP rank is tp_rank // (tp_size // ep_size)
@@ -69,6 +71,9 @@ def finish(r: Reading, layout: Layout) -> None:
     offload backend and all-to-all, the engine itself."""
     s = r.settings
     s["engine"] = "vllm-v0" if r.vllm_v0 else r.engine
+    chunked = s.pop("v0_chunked_prefill", None)
+    if r.vllm_v0 and chunked is not None:  # V1 always chunks: the flag changes nothing there
+        s["enable_chunked_prefill"] = chunked
     running = s.pop("max_running_requests", None)
     if running is not None:
         s["max_num_seqs"] = _running_per_replica(running, layout)
@@ -95,6 +100,8 @@ def _all_to_all(r: Reading) -> None:
     `all2all_backend`; a backend it does not model is named."""
     s = r.settings
     a2a, mode = s.pop("a2a", None), s.pop("deepep_mode", None)
+    if "deepep_moe" in r.switches:  # SGLang 0.4.5 - 0.4.x's switch for --moe-a2a-backend deepep
+        a2a = "deepep"
     if mode is not None and mode not in _DEEPEP_MODES:
         raise InputError(
             f"{FIELD}: --deepep-mode {mode!r} is not one of SGLang's {', '.join(_DEEPEP_MODES)}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from capcliff.analysis.flag_releases import first
 from capcliff.analysis.serve_command.command import FIELD, ServeCommand
 from capcliff.analysis.serve_command.config_files import dotted_json, with_config_file
 from capcliff.analysis.serve_command.finish import check_visible, finish, read_layout
@@ -34,10 +35,12 @@ def parse_serve_command(
     if not words:
         raise InputError(f"{FIELD}: empty; give the engine command line, e.g. 'vllm serve MODEL'")
     engine, rest = split_engine(words)
-    reading = Reading(engine)
-    read_environment(reading, env)
-    positional, options = split_options(rest, MANY_VALUES.get(engine, frozenset()))
     version = None if release is None else parse_version(release)
+    reading = Reading(engine, release=version)
+    read_environment(reading, env)
+    positional, options = split_options(
+        rest, MANY_VALUES.get(engine, frozenset()), _valued_switches(reading, version)
+    )
     options = with_config_file(engine, options, base_dir, version)
     if engine == "vllm":
         options = dotted_json(options, "speculative-config")
@@ -60,6 +63,16 @@ def parse_serve_command(
         engine=engine, model=reading.model, layout=layout, settings=reading.settings,
         unmodelled=tuple(reading.unmodelled),
     )  # fmt: skip
+
+
+def _valued_switches(reading: Reading, version: tuple[int, int, int] | None) -> frozenset[str]:
+    """The switches that take `=value` on the command's release: vLLM's --enable-chunked-prefill
+    is a StoreBoolean (`--enable-chunked-prefill=False`) before its BooleanOptionalAction (0.8.5,
+    flag_releases), so on a release before it or a V0 command whose release is not given."""
+    if reading.engine != "vllm":
+        return frozenset()
+    older = version < first("vllm", "--no-enable-chunked-prefill") if version else reading.vllm_v0
+    return frozenset({"enable-chunked-prefill"}) if older else frozenset()
 
 
 def named_files(text: str, folders: Iterable[Path]) -> list[Path]:

@@ -105,6 +105,7 @@ class Reading:
     spec_v2: bool | None = None  # SGLANG_ENABLE_SPEC_V2 from the environment
     visible_gpus: int | None = None  # CUDA_VISIBLE_DEVICES: the GPUs the server sees
     vllm_v0: bool = False  # VLLM_USE_V1=0: vLLM's V0 engine (capcliff's vllm-v0)
+    release: tuple[int, int, int] | None = None  # the engine's release (None: latest modelled)
 
 
 def _kv_dtype(r: Reading, flag: str, value: str | None) -> None:
@@ -170,6 +171,17 @@ def _model(r: Reading, flag: str, value: str | None) -> None:
 
 def _text(flag: str, value: str | None) -> str:
     return value or ""
+
+
+def _chunked_prefill_v0(flag: str, value: str | None) -> bool:
+    """vLLM's --enable-chunked-prefill (StoreBoolean to 0.8.4: bare or `=true`/`=false`, any
+    case; BooleanOptionalAction from 0.8.5, with --no-enable-chunked-prefill): it changes only
+    V0, where `finish` keeps it (V1 always chunks)."""
+    if flag == "no-enable-chunked-prefill":
+        return False
+    if value is None or value.lower() in ("true", "false"):
+        return value is None or value.lower() == "true"
+    raise InputError(f"{FIELD}: --enable-chunked-prefill wants true or false, got {value!r:.20}")
 
 
 def _yaml_bool(flag: str, value: str | None) -> bool:
@@ -270,6 +282,8 @@ _VLLM: dict[str, Callable[..., None]] = {
     "hf-overrides": _config_override,
     # vLLM V1's AsyncScheduler is its overlap scheduler (perf/host_time.py)
     "async-scheduling": _setting("overlap_schedule", lambda f, v: True),
+    "enable-chunked-prefill": _setting("v0_chunked_prefill", _chunked_prefill_v0),
+    "no-enable-chunked-prefill": _setting("v0_chunked_prefill", _chunked_prefill_v0),
     "no-async-scheduling": _setting("overlap_schedule", lambda f, v: False),
 }  # fmt: skip
 
@@ -281,6 +295,10 @@ _SGLANG: dict[str, Callable[..., None]] = {
     "dp": _size("dp"), "dp-size": _size("dp"), "data-parallel-size": _size("dp"),
     "pp-size": _size("pp"), "pipeline-parallel-size": _size("pp"),
     "ep-size": _size("ep"), "ep": _size("ep"), "expert-parallel-size": _size("ep"),
+    # SGLang < 0.5.5: EP over the whole --tp group (`self.ep_size = self.tp_size`), the only EP
+    # before 0.4.10; --enable-deepep-moe (0.4.5 - 0.4.x) does the same with DeepEP
+    "enable-ep-moe": _switch("ep_moe"),
+    "enable-deepep-moe": _switch("deepep_moe"),
     "enable-dp-attention": _switch("dpa"),
     "mem-fraction-static": _setting("mem_fraction_static", _number),
     "max-running-requests": _setting("max_running_requests", _plain_int),
@@ -375,6 +393,9 @@ def read_environment(r: Reading, assignments: list[str]) -> None:
         elif name == "VLLM_ALLOW_LONG_MAX_MODEL_LEN":  # vllm/envs.py: "1" or "true", else off
             if value.strip().lower() in ("1", "true"):
                 r.settings["allow_long_max_model_len"] = True
+        elif r.engine == "vllm" and name == "VLLM_ALL2ALL_BACKEND":
+            # vllm/envs.py 0.9.1 - 0.11.0, before --all2all-backend (which wins when given)
+            r.settings.setdefault("all2all_backend", value.strip())
         elif r.engine == "sglang" and assignment in _SPEC_V2:
             r.spec_v2 = _SPEC_V2[assignment]
         elif name == "CUDA_VISIBLE_DEVICES":

@@ -113,10 +113,11 @@ MANY_VALUES = {"vllm": frozenset({"served-model-name", "lora-modules"})}
 
 
 def split_options(
-    words: list[str], many: frozenset[str] = frozenset()
+    words: list[str], many: frozenset[str] = frozenset(), valued: frozenset[str] = frozenset()
 ) -> tuple[list[str], list[tuple[str, str | None]]]:
     """Positional words and (flag name without dashes, value or None for a switch); a flag of
-    `many` takes every word up to the next flag (joined by spaces)."""
+    `many` takes every word up to the next flag (joined by spaces); a switch of `valued` takes
+    an `=value` (the release's parser has it as an optional-value flag)."""
     positional: list[str] = []
     options: list[tuple[str, str | None]] = []
     i = 0
@@ -132,7 +133,7 @@ def split_options(
                 f"{FIELD}: {word!r:.40} is not a flag the engine reads; write --name or "
                 "--name=value"
             )
-        if eq and name.replace("_", "-") in _BOOLEAN:
+        if eq and name.replace("_", "-") in _BOOLEAN - valued:
             # argparse refuses a value after a switch ("ignored explicit argument")
             raise InputError(
                 f"{FIELD}: --{name} is a switch and takes no value, got {word!r}; give --{name} "

@@ -10,6 +10,7 @@ import math
 import re
 
 from capcliff.analysis.engine_yaml import scalar
+from capcliff.analysis.flag_releases import first
 from capcliff.analysis.serve_command.command import FIELD
 from capcliff.analysis.serve_command.readers import Reading
 from capcliff.errors import InputError
@@ -90,10 +91,21 @@ def _vllm_speculation(r: Reading, config: str) -> str | None:
         )
     method = _VLLM_METHODS.get(str(data.get("method")))
     k, model = _speculative_tokens(data.get("num_speculative_tokens")), data.get("model")
+    if "method" not in data and model is None and _takes_model_mtp(r.release):
+        method = "mtp"
     if method is not None and k is not None:
         return f"{method}:{k}" + (f":{model}" if method == "eagle" and model else "")
     r.unmodelled.append(f"--speculative-config {config}")
     return None
+
+
+def _takes_model_mtp(release: tuple[int, int, int] | None) -> bool:
+    """Whether vLLM `release` reads a --speculative-config with neither method nor model as the
+    model's own MTP layers: 0.8.x - 0.10.x (`if self.model is None and
+    self.num_speculative_tokens is not None:` ... `self.model = self.target_model_config.model`,
+    config.py / config/__init__.py); from the release with "method mtp" (flag_releases) it
+    wants "method": "mtp"."""
+    return release is not None and release < first("vllm", "method mtp")
 
 
 # trtllm-serve's speculative_config decoding types (tensorrt_llm/llmapi/llm_args.py
