@@ -128,6 +128,7 @@ def test_without_an_slo_the_latencies_are_read_at_the_headroom_below_saturation(
         monkeypatch.setattr(capacity, "cap_grid", lambda w, r: (70, 8))
         monkeypatch.setattr(capacity, "chosen_cap", lambda points: top)
         monkeypatch.setattr(capacity, "steady_state", lambda *a, **k: at_rate)
+        monkeypatch.setattr(capacity, "last_start", lambda requests: None)  # not sessions
         return capacity.replica_capacity(replica, workload, slo=None, headroom=0.2, points=(top,))
 
     got = run_at(10.0)
@@ -242,13 +243,16 @@ def test_the_users_a_layout_holds_follow_littles_law(monkeypatch: pytest.MonkeyP
     best: Any = SimpleNamespace(
         sustained_rps=2.0, replica=SimpleNamespace(config=None), memory=None,
         capacity=SimpleNamespace(cap=8, sustained_rps=2.0,
-                                 at_sustained=SimpleNamespace(e2e_mean_s=4.0)),
+                                 at_sustained=SimpleNamespace(e2e_mean_s=4.0,
+                                                              throughput_rps=1.6)),
     )  # fmt: skip
     workload: Any = SimpleNamespace(reference=lambda n: None)
     sessions, advice = module.online_reuse(None, best, workload, 0.2)  # type: ignore[arg-type]
     assert advice is None and sessions is not None
-    # 2 requests/s x (4 s end to end + 6 s thinking) = 20 users; 2 / 4 = 0.5 sessions/s
-    assert sessions.users == pytest.approx(20.0)
+    # the operating state's 1.6 requests/s x (4 s end to end + 6 s thinking) = 16 users (not
+    # the sustained 2.0 beside that state's latency); 2 / 4 = 0.5 sessions/s
+    assert sessions.users == pytest.approx(16.0)
+    assert (sessions.users_rps, sessions.cycle_s) == (1.6, 10.0)
     assert sessions.sessions_per_s == pytest.approx(0.5)
     assert sessions.mean_think_s == 6.0 and sessions.preemptions == 0
 

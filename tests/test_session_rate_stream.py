@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from capcliff.analysis.evaluate.online_load import OnlineWorkload
 from capcliff.analysis.workloads import WorkloadChoice
-from capcliff.sim.traffic.sessions import SESSION_PRESETS, SessionStream
+from capcliff.sim.traffic.sessions import SESSION_PRESETS, SessionStream, requests_per_session
 from capcliff.sim.traffic.workload import Arrival, Requests
 
 SPECS = {
@@ -70,10 +70,10 @@ def test_a_stream_taken_at_another_rate_is_the_stream_drawn_at_it(
 @pytest.mark.parametrize("rate", [0.5, 7.0, 1234.5])
 def test_the_first_session_starts_after_numpys_exponential_gap(rate: float) -> None:
     # the first draw of a stream at a rate is the first session's start gap, of mean
-    # mean turns / rate (sessions start at rate / mean turns per second)
+    # E[requests per session] / rate (sessions start at rate / that per second)
     spec = SPECS["chat"]
     stream = SessionStream(spec, np.random.default_rng(11), rate_per_s=1.0)
-    gap = np.random.default_rng(11).exponential(spec.mean_turns / rate)
+    gap = np.random.default_rng(11).exponential(requests_per_session(spec) / rate)
     assert stream.take(5, rate_per_s=rate).arrival_s[0] == gap
 
 

@@ -185,8 +185,10 @@ def session_lines(report: PlanReport) -> list[str]:
     hit = "-" if s.prefix_cache_hit_rate is None else f"{s.prefix_cache_hit_rate:.0%}"
     return [
         f"Sessions: one replica carries {s.sessions_per_s:,.3f} sessions/s "
-        f"({s.requests_per_session:.2f} requests each) or {s.users:,.0f} users "
-        f"(think {s.mean_think_s:.1f} s per request); at the load: prefix-cache hit {hit}, "
+        f"({s.requests_per_session:.2f} requests each); at its operating load "
+        f"{s.users:,.1f} users send {s.users_rps:,.2f} requests/s (a {s.cycle_s:.2f} s cycle "
+        f"per request: think {s.mean_think_s:.2f} s + end to end "
+        f"{s.cycle_s - s.mean_think_s:.2f} s); at the load: prefix-cache hit {hit}, "
         f"{counted(s.preemptions, 'preemption')}",
         *reuse_lines(report),
     ]

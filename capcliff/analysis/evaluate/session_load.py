@@ -34,7 +34,11 @@ class SessionCapacity(BaseModel):
     requests_per_session: float  # turns plus fan-out branches, reference sample
     mean_think_s: float  # before a request is sent (0 for a session's first turn)
     sessions_per_s: float  # per replica, within the SLO (or at saturation without one)
-    users: float  # per replica: sustained requests/s x (E[e2e] + E[think])
+    # per replica: the users of its operating state (within the SLO, or the headroom below
+    # saturation), users_rps x cycle_s (Little's law on one run)
+    users: float
+    users_rps: float  # requests/s those users send (the state's measured throughput)
+    cycle_s: float  # a user's cycle per request: E[think] + E[e2e] in that state
     prefix_cache_hit_rate: float | None  # at the online load, caching on (token-weighted)
     preemptions: int  # at the online load, caching on, whole layout
 

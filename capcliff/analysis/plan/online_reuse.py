@@ -6,7 +6,11 @@ reuse. This module adds what only sessions have:
 - capacity per replica in sessions/s = sustained requests/s / requests per session (turns plus
   fan-out branches, counted in the reference sample), and in users: a user's cycle per request is
   its end-to-end latency plus the mean think time before the request is sent, so by Little's law
-  users = sustained requests/s x (E[e2e] + E[think]);
+  users = X x (E[e2e] + E[think]), X and E[e2e] of one run: the replica's operating state
+  (`at_sustained`: within the SLO, or without one at the headroom below saturation). Until
+  2026-12-08 X was the saturation rate beside the e2e of a run at a lighter load, which no
+  closed loop of that many users reaches (15 agentic users "at 2.52 requests/s", where 15
+  users send 1.67);
 - the reuse advice (`reuse_advice`: caching off vs on, each host-offload size, the recommended
   size and its flags) simulated on the recommended layout at its cap, at the online load: the
   users or session rate given, or with no load (1 - headroom) x the sustained rate.
@@ -33,18 +37,22 @@ REUSE_REQUESTS = 2000  # set: requests per reuse-advice run (the whole layout)
 
 
 def mean_think_s(workload: OnlineWorkload) -> float:
-    """The mean think time before a request of a reference sample at the load is sent (s): the
-    users given, else sessions at a rate (a session's first turn waits none); without sessions,
-    the users' --think-time (or a session trace's own), 0 at a rate."""
+    """The mean think time before a request is sent (s): session users', the preset's mean
+    (every request in steady state follows one); sessions at a rate, a reference sample's (a
+    session's first turn waits none); without sessions, the users' --think-time (or a session
+    trace's own), 0 at a rate."""
     clients = workload.choice.clients
     if not workload.sessions:
         if clients is None or workload.choice.rate_per_s is not None:
             return 0.0
         return float(workload.with_clients(REFERENCE_REQUESTS, clients).think_s.mean())
     if clients is not None and workload.choice.rate_per_s is None:
-        sample = workload.with_clients(REFERENCE_REQUESTS, clients)
-    else:
-        sample = workload.at_rate(REFERENCE_REQUESTS, 1.0)  # think times do not depend on it
+        # in steady state every request of a user follows one think of the preset's mean
+        # (between turns, before a fan-out wave, before the user's next session); only each
+        # user's very first request waits none, which a reference sample of 1,000 requests from
+        # 64 users counted 64 times (1.72 s for agentic's 2 s)
+        return workload.choice.session_spec().think_time_s
+    sample = workload.at_rate(REFERENCE_REQUESTS, 1.0)  # think times do not depend on it
     return float(sample.think_s.mean())
 
 
@@ -77,13 +85,16 @@ def online_reuse(
     per_session = requests_per_session(workload.reference(REFERENCE_REQUESTS))
     think = mean_think_s(workload)
     rate = best.capacity.sustained_rps
-    cycle = best.capacity.at_sustained.e2e_mean_s + think
+    state = best.capacity.at_sustained
+    cycle = state.e2e_mean_s + think
     on = None if advice is None else next(p for p in advice.points if p.label == "caching on")
     sessions = SessionCapacity(
         requests_per_session=per_session,
         mean_think_s=think,
         sessions_per_s=rate / per_session,
-        users=rate * cycle,
+        users=state.throughput_rps * cycle,
+        users_rps=state.throughput_rps,
+        cycle_s=cycle,
         prefix_cache_hit_rate=None if on is None else on.prefix_cache_hit_rate,
         preemptions=0 if on is None else on.preemptions,
     )

@@ -10,8 +10,11 @@ outputs come back into the next turn's input.
 
 Arrivals: with `clients` N, N users each run sessions back to back (a closed loop: turn k + 1 is
 sent a think time after turn k finishes); with a rate, sessions start as a Poisson process at
-rate / mean turns per session, so requests are offered at about `rate` per second, and each
-session is its own closed loop.
+rate / E[requests per session] (`requests_per_session`: the turns that fit the context limit
+plus the fan-out branches), so requests are offered at `rate` per second, and each session is
+its own closed loop. (Until 2026-12-08 the divisor was the preset's mean turns: agentic sessions
+cut at a 40,960-token context send 14.9 requests, not 30, so a plan's "2.02 requests/s" ran at
+0.87 and its latencies were a lighter load's.)
 
 Sources of the presets (every figure either cited or a named assumption):
 - `multiturn-chat`: WildChat-1M statistics (Zhao et al., "WildChat: 1M ChatGPT Interaction Logs
@@ -34,6 +37,7 @@ Sources of the presets (every figure either cited or a named assumption):
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -360,6 +364,35 @@ def _session(
     return made
 
 
+# set: sessions drawn (fixed seed, a Generator of its own) to estimate requests per session
+MEAN_SESSIONS = 2_000
+MEAN_SEED = 20_261_208
+
+
+@functools.lru_cache(maxsize=64)
+def requests_per_session(spec: SessionSpec) -> float:
+    """E[requests a session sends] (turns that fit the context plus fan-out branches), as a
+    ratio estimator over MEAN_SESSIONS sessions drawn with MEAN_SEED: mean_turns x (requests
+    sent / turns drawn). The geometric turns' own noise cancels in the ratio, and where no turn
+    is cut and no branch is sent it is mean_turns exactly."""
+    draws = _CountedDraws(spec, np.random.default_rng(MEAN_SEED))
+    b = _Builder()
+    sent = sum(_session(b, draws, prefix_node=-1, client=0, first_arrival_s=0.0)
+               for _ in range(MEAN_SESSIONS))  # fmt: skip
+    return spec.mean_turns * (sent / draws.drawn) if sent != draws.drawn else spec.mean_turns
+
+
+class _CountedDraws(_Draws):
+    """`_Draws` that count the turns drawn (before the context limit cuts a session)."""
+
+    drawn = 0
+
+    def turns(self) -> int:
+        count = super().turns()
+        self.drawn += count
+        return count
+
+
 class SessionStream:
     """Sessions drawn whole, one after another, from one Generator, and extended on demand: a
     sample of n requests is the first n requests generated (the last session cut at n), so the
@@ -371,9 +404,10 @@ class SessionStream:
     serves any (`take`'s `clients`); with a think time, a user's next session starts after one,
     drawn for the sessions past the first `clients`, so the stream is its users'. At a rate the
     draws do not depend on the rate either: a session's start gap is numpy's exponential of
-    scale mean turns / rate, which is that scale times one standard exponential draw, bit for
-    bit and taking the same bits of the Generator. The stream keeps those draws, so one stream
-    serves every rate (`take`'s `rate_per_s`), its sessions' starts summed in the same order."""
+    scale E[requests per session] / rate, which is that scale times one standard exponential
+    draw, bit for bit and taking the same bits of the Generator. The stream keeps those draws,
+    so one stream serves every rate (`take`'s `rate_per_s`), its sessions' starts summed in
+    the same order."""
 
     def __init__(
         self,
@@ -399,8 +433,9 @@ class SessionStream:
         # never sent anything, and its later sessions waited forever)
         self._session: list[int] = []
         self._sessions, self._started, self._start_s = 0, 0, 0.0
-        # at a rate: each session's start gap over mean turns / rate (a standard exponential),
-        # and, for each session that sent a turn, (its first request, its session's draw index)
+        # at a rate: each session's start gap over E[requests per session] / rate (a standard
+        # exponential), and, for each session that sent a turn, (its first request, its
+        # session's draw index)
         self._gaps: list[float] = []
         self._firsts: list[tuple[int, int]] = []
 
@@ -417,7 +452,7 @@ class SessionStream:
                 # random_exponential), the same value and the same draws
                 gap = float(d.rng.standard_exponential())
                 self._gaps.append(gap)
-                self._start_s += spec.mean_turns / self.rate_per_s * gap
+                self._start_s += requests_per_session(spec) / self.rate_per_s * gap
                 arrival = self._start_s
             first = len(b.inputs)
             count = _session(b, d, prefix_node=prefix, client=k, first_arrival_s=arrival)
@@ -460,9 +495,10 @@ class SessionStream:
 
     def _starts(self, n: int, rate_per_s: float) -> npt.NDArray[np.float64]:
         """The first `n` requests' arrivals with sessions started at `rate_per_s`: each
-        session's first turn at its start (the gaps times mean turns / rate, summed in order as
-        `_extend` sums them: numpy's cumulative sum adds one after another), NaN after."""
-        starts = np.cumsum(np.asarray(self._gaps) * (self.spec.mean_turns / rate_per_s))
+        session's first turn at its start (the gaps times E[requests per session] / rate,
+        summed in order as `_extend` sums them: numpy's cumulative sum adds one after another),
+        NaN after."""
+        starts = np.cumsum(np.asarray(self._gaps) * (requests_per_session(self.spec) / rate_per_s))
         arrival = np.full(n, np.nan)
         firsts = np.asarray(self._firsts, dtype=np.int64).reshape(-1, 2)
         firsts = firsts[firsts[:, 0] < n]
