@@ -44,6 +44,13 @@ def _plan(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
     return json.loads(capsys.readouterr().out)
 
 
+def _flags(report: dict[str, object]) -> dict[str, str]:
+    """A plan's engine lines by engine."""
+    flags = report["engine_flags"]
+    assert isinstance(flags, dict)
+    return flags
+
+
 def _refusal(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
     """The one line a refused command prints (exit 2, nothing on stdout)."""
     assert main(argv) == 2
@@ -86,11 +93,9 @@ def test_chunked_prefill_off_is_refused_outside_vllm_v0(
 def test_the_trtllm_line_turns_on_the_chunked_prefill_simulated(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    report = _plan(capsys, "llama-3.1-8b", "--gpu", "h200-sxm", "--gpus", "1", "--engine",
-                   "trtllm")  # fmt: skip
-    flags = report["engine_flags"]
-    assert isinstance(flags, dict)
-    assert "--enable_chunked_prefill" in _words(flags["trtllm"])
+    argv = ("llama-3.1-8b", "--gpu", "h200-sxm", "--gpus", "1", "--engine", "trtllm")
+    trtllm = _flags(_plan(capsys, *argv))
+    assert "--enable_chunked_prefill" in _words(trtllm["trtllm"])
 
 
 # --- a token budget below the running cap ---------------------------------------------------
@@ -103,8 +108,7 @@ def test_sglang_plans_its_own_default_chunk_on_a_smaller_gpu(
     # allows at least 2,048 running requests (4,096 here): refused before, as vLLM refuses it
     report = _plan(capsys, "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "1", "--engine",
                    "sglang", "--gpu-total-memory", "30GiB")  # fmt: skip
-    flags = report["engine_flags"]
-    assert isinstance(flags, dict)
+    flags = _flags(report)
     assert _flag(flags["sglang"], "--chunked-prefill-size") == "2048"
 
 
@@ -115,8 +119,7 @@ def test_an_sglang_chunk_below_the_cap_is_served_as_given(
                    "--max-num-batched-tokens", "256")  # fmt: skip
     rec = report["recommended"]
     assert isinstance(rec, dict)
-    flags = report["engine_flags"]
-    assert isinstance(flags, dict)
+    flags = _flags(report)
     # the chunk simulated, not raised to the cap as vLLM's budget is
     assert _flag(flags["sglang"], "--chunked-prefill-size") == "256"
     assert rec["max_num_seqs"] > 256
@@ -208,18 +211,14 @@ def test_a_vllm_plan_of_nvfp4_weights_on_hopper_prints_no_sglang_line(
 ) -> None:
     report = _plan(capsys, "llama-3.3-70b-fp4", "--gpu", "h200-sxm", "--gpus", "2", "--layout",
                    "tp2")  # fmt: skip
-    flags = report["engine_flags"]
-    assert isinstance(flags, dict)
+    flags = _flags(report)
     assert set(flags) == {"vllm"}
     warnings = report["flag_warnings"]
     assert isinstance(warnings, list)
     assert any(w.startswith("sglang: no line: SGLang loads nvfp4 weights") for w in warnings)
     # on B200 the same plan prints both
-    blackwell = _plan(capsys, "llama-3.3-70b-fp4", "--gpu", "b200", "--gpus", "2", "--layout",
-                      "tp2")  # fmt: skip
-    flags = blackwell["engine_flags"]
-    assert isinstance(flags, dict)
-    assert set(flags) == {"vllm", "sglang"}
+    argv = ("llama-3.3-70b-fp4", "--gpu", "b200", "--gpus", "2", "--layout", "tp2")
+    assert set(_flags(_plan(capsys, *argv))) == {"vllm", "sglang"}
 
 
 # --- lines past one node --------------------------------------------------------------------
@@ -232,10 +231,9 @@ def test_independent_replicas_past_a_node_are_one_nodes_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # dp16 of Llama-3.1-8B on 2 x 8 H200: 16 replicas of 1 GPU, 16 / 8 = 2 nodes of 8 replicas
-    report = _plan(capsys, "llama-3.1-8b", "--gpu", "h200-sxm", "--gpus", "16", "--layout",
-                   "dp16")  # fmt: skip
-    flags = report["engine_flags"]
-    assert isinstance(flags, dict)
+    argv = ("llama-3.1-8b", "--gpu", "h200-sxm", "--gpus", "16", "--layout", "dp16")
+    report = _plan(capsys, *argv)
+    flags = _flags(report)
     assert _flag(flags["vllm"], "--data-parallel-size") == "8"
     assert _flag(flags["sglang"], "--dp") == "8"
     assert "--nnodes" not in _words(flags["sglang"])
@@ -370,8 +368,7 @@ def test_a_v0_line_carries_the_chunked_prefill_simulated(
     report = _plan(capsys, "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "1", "--engine",
                    "vllm-v0", "--no-enable-chunked-prefill", "--max-model-len", "65536",
                    "--arrival", "batch")  # fmt: skip
-    flags = report["engine_flags"]
-    assert isinstance(flags, dict)
+    flags = _flags(report)
     # V0 releases before 0.8.5 spell off `--enable-chunked-prefill=False` (StoreBoolean)
     assert "--enable-chunked-prefill=False" in flags["vllm"].split()
     # V0's 2,048-token budget is raised to max_model_len without chunked prefill
