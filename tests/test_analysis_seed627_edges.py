@@ -48,3 +48,31 @@ def test_a_settled_part_of_exactly_the_smallest_sample_is_read(
     if early is not None:
         assert len(early.result.finish_s) == MIN_FIRST
         assert early.state.tpot_p99_s * (1 - early.state.tpot_p99_half_width) > 0.001
+
+
+def test_a_negative_sexagesimal_yaml_integer_is_read_whole() -> None:
+    # YAML 1.1 (PyYAML's resolver) reads 1:30 as base 60: 1 x 60 + 30 = 90, and -1:30 as -90;
+    # the sign belongs to the whole number, not to its first part (-1 x 60 + 30 = -30 is wrong).
+    assert read_mapping("x: -1:30\ny: 1:30\nz: +2:00:01\n") == {"x": -90, "y": 90, "z": 7201}
+
+
+@pytest.mark.parametrize(
+    ("caching", "flag"), [("on", "--enable-prefix-caching"), ("off", "--no-enable-prefix-caching")]
+)
+def test_the_vllm_line_says_the_prefix_caching_simulated(
+    capsys: pytest.CaptureFixture[str], caching: str, flag: str
+) -> None:
+    # `--prefix-caching on` is vLLM V1's --enable-prefix-caching, off its negation
+    # (BooleanOptionalAction, vllm/engine/arg_utils.py): the line must carry the one simulated.
+    import json
+
+    from capcliff.cli import main
+
+    argv = ["plan", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpus", "1", "--rate", "2",
+            "--isl", "256", "--osl", "64", "--prefix-caching", caching,
+            "--format", "json"]  # fmt: skip
+    assert main(argv) == 0
+    words = json.loads(capsys.readouterr().out)["engine_flags"]["vllm"].split()
+    assert flag in words
+    other = "--no-enable-prefix-caching" if caching == "on" else "--enable-prefix-caching"
+    assert other not in words
