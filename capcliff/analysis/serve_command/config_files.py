@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from capcliff.analysis.flag_releases import takes
 from capcliff.analysis.serve_command.command import FIELD
 from capcliff.errors import InputError
 from capcliff.files import is_file
@@ -52,17 +53,14 @@ def dotted_json(options: list[tuple[str, str | None]], flag: str) -> list[tuple[
 # the flags that name an engine's YAML options file: vLLM's FlexibleArgumentParser `--config`;
 # trtllm-serve's `--config`, alias `--extra_llm_api_options` (tensorrt_llm/commands/serve.py)
 _CONFIG_FLAGS = {"vllm": ("config",), "trtllm": ("config", "extra_llm_api_options")}
-# the first TensorRT-LLM release whose typed flags win over its YAML: NVIDIA/TensorRT-LLM PR
-# 14812 (merged 2026-06-01; "explicit CLI flags now take precedence over values in --config /
-# --extra_llm_api_options YAML files", release notes of 1.2). Its release candidates read as
-# 1.2.0 (releases.parse_version) and so follow the 1.2 rule.
-TRTLLM_FLAGS_WIN_FROM = (1, 2, 0)
+# the first TensorRT-LLM release whose typed flags win over its YAML (data/flag_releases.toml)
+TRTLLM_FLAGS_OVER_YAML = "typed flags over the --config YAML"
 
 
 def yaml_overrides_flags(engine: str, release: tuple[int, int, int] | None) -> bool:
     """Whether `engine` at `release` (None: the latest modelled) lets its YAML file override
     the flags typed on its command line: trtllm-serve before 1.2 only."""
-    return engine == "trtllm" and release is not None and release < TRTLLM_FLAGS_WIN_FROM
+    return engine == "trtllm" and not takes(release, "trtllm", TRTLLM_FLAGS_OVER_YAML)
 
 
 def with_config_file(
